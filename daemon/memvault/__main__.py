@@ -1,0 +1,3 @@
+from memvault.cli import main
+
+main()

@@ -1,0 +1,177 @@
+"""The public Python API: ``Vault``.
+
+    from memvault import Vault
+    with Vault.open("~/memory") as vault:      # takes the writer lock
+        report = vault.sync()
+        hits = vault.search("database schema", k=10, folder="decisions")
+        ctx = vault.context("What did we decide about the database schema?", budget=2000)
+
+``read_only=True`` opens without the writer lock (searching while a daemon
+writes, for instance); writes then raise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from memvault.config import STATE_DIR, VaultConfig
+from memvault.core.changes import Seen, diff, suspects
+from memvault.embedder import Embedder
+from memvault.engine import Engine, Progress
+from memvault.errors import MemvaultError, VaultNotFound
+from memvault.report import LinkProblem, SyncReport
+from memvault.vault import WriterLock
+
+
+class Vault:
+    """One memory vault, opened in this process."""
+
+    def __init__(self, engine: Engine, lock: WriterLock | None) -> None:
+        self.engine = engine
+        self._lock = lock
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        read_only: bool = False,
+        embedder: Embedder | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Vault:
+        """Open the vault at ``path`` (a folder; created state lives in ``.memvault/``)."""
+        root = Path(path).expanduser()
+        if not root.is_dir():
+            raise VaultNotFound(f"no vault at {root}: not a folder (create one with `memvault init {root}`)")
+        config = VaultConfig.load(root, env=env, overrides=overrides)
+        lock = None
+        if not read_only:
+            lock = WriterLock(config.state_dir / "lock")
+            lock.acquire()
+        try:
+            engine = Engine(config, embedder, read_only=read_only)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
+        return cls(engine, lock)
+
+    @property
+    def root(self) -> Path:
+        return self.engine.root
+
+    @property
+    def config(self) -> VaultConfig:
+        return self.engine.config
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.engine.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+    def _writable(self) -> None:
+        if self._lock is None:
+            raise MemvaultError("this vault was opened read-only")
+
+    # -- operations --------------------------------------------------------------------
+
+    def sync(
+        self,
+        paths: Iterable[str] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> SyncReport:
+        """Reconcile the index and MEMORY.md with the files (all, or just ``paths``)."""
+        self._writable()
+        return self.engine.sync(paths, progress)
+
+    def links_check(self) -> list[LinkProblem]:
+        """Unresolved, ambiguous and alias-only links, with file and line."""
+        return self.engine.link_problems()
+
+    def status(self) -> dict[str, Any]:
+        """What is indexed, how big MEMORY.md is against its budget, what is stale."""
+        e = self.engine
+        store = e.store
+        cfg = self.config
+        memory_path = self.root / cfg.memory.file
+        memory: dict[str, Any] = {"file": cfg.memory.file, "exists": memory_path.is_file()}
+        if memory_path.is_file():
+            text = memory_path.read_text(encoding="utf-8-sig", errors="replace")
+            lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+            try:
+                tokens: int | None = e.count_tokens(text)
+            except MemvaultError:
+                tokens = None  # the configured model's tokenizer is not available
+            memory.update(
+                lines=lines, tokens=tokens, max_lines=cfg.memory.max_lines,
+                max_tokens=cfg.memory.max_tokens,
+                over_budget=lines > cfg.memory.max_lines or (tokens or 0) > cfg.memory.max_tokens,
+            )
+        memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
+        problems = e.link_problems()
+        counts = store.counts()
+        scan = e.fs.scan()
+        known = store.manifest()
+        seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
+        pending = suspects(known, seen) + sorted(set(known) - set(seen))
+        last = store.meta("last_sync")
+        state = self.root / STATE_DIR
+        size = sum(
+            (state / n).stat().st_size
+            for n in ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
+            if (state / n).exists()
+        )
+        model = store.meta("model_id")
+        return {
+            "vault": str(self.root),
+            "notes": counts["notes"],
+            "folders": store.folder_counts(),
+            "skipped": counts["skipped"],
+            "memory": memory,
+            "links": {
+                "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
+                "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
+                "alias_only": sum(1 for p in problems if p.verdict == "alias"),
+            },
+            "index": {
+                "chunks": counts["chunks"],
+                "embedded": store.cache_count(model) if model else 0,
+                "model": model,
+                "size_bytes": size,
+                "matches_disk": not pending,
+                "pending": pending[:50],
+                "pending_count": len(pending),
+            },
+            "last_sync": json.loads(last) if last else None,
+            "last_sync_at": float(store.meta("last_sync_at") or 0) or None,
+        }
+
+
+def vault_from_env(start: Path | None = None) -> Path | None:
+    """``$MEMVAULT_VAULT``, else the nearest vault at or above ``start``."""
+    from memvault.vault import find_vault
+
+    env = os.environ.get("MEMVAULT_VAULT")
+    if env:
+        return Path(env).expanduser()
+    return find_vault(start or Path.cwd())
+
+
+__all__ = ["Vault", "diff"]

@@ -1,0 +1,297 @@
+"""VaultConfig: defaults < .memvault/config.toml < environment < flags, read once.
+
+Every setting lives in one frozen dataclass below with its default; the
+template's ``.memvault/config.toml`` documents each of them. Environment
+variables override scalars as ``MEMVAULT_<SECTION>_<KEY>`` (for example
+``MEMVAULT_DAEMON_PORT=8765``). Unknown keys and wrong types are a
+ConfigError naming the key, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.errors import ConfigError
+
+STATE_DIR = ".memvault"
+CONFIG_FILE = "config.toml"
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+ORDERS = ("date", "updated", "mtime", "title")
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRule:
+    """One managed section of MEMORY.md."""
+
+    name: str
+    title: str
+    folder: str
+    filter: Mapping[str, str] = field(default_factory=dict)
+    order: str = "date"
+    limit: int = 10
+
+
+DEFAULT_SECTIONS = (
+    SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
+    SectionRule("people", "Key People", "people", {}, "updated", 8),
+    SectionRule("decisions", "Recent Decisions", "decisions", {}, "date", 8),
+    SectionRule("logs", "Daily Logs", "logs", {}, "date", 7),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class VaultSettings:
+    ignore: tuple[str, ...] = ("templates/**",)
+    max_note_bytes: int = 2_000_000
+    update_links_on_rename: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class MemorySettings:
+    file: str = "MEMORY.md"
+    max_lines: int = 60
+    max_tokens: int = 1500
+    restore_deleted_sections: bool = False
+    sections: tuple[SectionRule, ...] = DEFAULT_SECTIONS
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSettings:
+    model: str = DEFAULT_MODEL
+    device: str = "cpu"
+    batch_size: int = 32
+    max_chunk_tokens: int = 256
+    chunk_target_tokens: int = 96
+    embed_context: tuple[str, ...] = ("title", "headings", "date")
+    hnsw_m: int = 16
+    ef_construction: int = 200
+    ef_search: int = 100
+    compact_ratio: float = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class SearchSettings:
+    k: int = 10
+    rrf_k: int = 60
+    lexical_weight: float = 1.0
+    vector_weight: float = 1.0
+    candidates: int = 100
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSettings:
+    budget: int = 2000
+    index_share: float = 0.2
+    link_hops: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class DaemonSettings:
+    host: str = "127.0.0.1"
+    port: int = 0
+    debounce_ms: int = 300
+    reconcile_seconds: int = 300
+    save_seconds: int = 30
+    observer: str = "auto"
+    log_max_bytes: int = 5_000_000
+    log_backups: int = 3
+    max_request_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class VaultConfig:
+    root: Path
+    vault: VaultSettings = VaultSettings()
+    memory: MemorySettings = MemorySettings()
+    index: IndexSettings = IndexSettings()
+    search: SearchSettings = SearchSettings()
+    context: ContextSettings = ContextSettings()
+    daemon: DaemonSettings = DaemonSettings()
+
+    @property
+    def state_dir(self) -> Path:
+        return self.root / STATE_DIR
+
+    @classmethod
+    def load(
+        cls,
+        root: str | Path,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> VaultConfig:
+        """Resolve the configuration of the vault at ``root``."""
+        root = Path(root).expanduser().resolve()
+        data: dict[str, dict[str, Any]] = {}
+        path = root / STATE_DIR / CONFIG_FILE
+        if path.is_file():
+            try:
+                loaded = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+            except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+                raise ConfigError(f"{path}: {exc}") from None
+            for name, value in loaded.items():
+                if not isinstance(value, dict):
+                    raise ConfigError(f"{path}: '{name}' must be a [table]")
+                data[name] = dict(value)
+        _apply_env(data, os.environ if env is None else env)
+        for section, values in (overrides or {}).items():
+            data.setdefault(section, {}).update(values)
+        return cls(root=root, **_build(data, str(path)))
+
+
+_SECTIONS: dict[str, type] = {
+    "vault": VaultSettings,
+    "memory": MemorySettings,
+    "index": IndexSettings,
+    "search": SearchSettings,
+    "context": ContextSettings,
+    "daemon": DaemonSettings,
+}
+
+
+def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
+    for section, kind in _SECTIONS.items():
+        for f in dataclasses.fields(kind):
+            raw = env.get(f"MEMVAULT_{section}_{f.name}".upper())
+            if raw is None:
+                continue
+            default = f.default
+            value: Any = raw
+            if isinstance(default, bool):
+                value = raw.strip().lower() in ("1", "true", "yes", "on")
+            elif isinstance(default, (int, float)):
+                try:
+                    value = type(default)(raw)
+                except ValueError:
+                    raise ConfigError(f"${f'MEMVAULT_{section}_{f.name}'.upper()}: {raw!r} is not a number") from None
+            elif isinstance(default, tuple):
+                value = [part.strip() for part in raw.split(",") if part.strip()]
+            data.setdefault(section, {})[f.name] = value
+
+
+def _build(data: dict[str, dict[str, Any]], where: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for section, values in data.items():
+        kind = _SECTIONS.get(section)
+        if kind is None:
+            raise ConfigError(f"{where}: unknown section [{section}] (known: {', '.join(_SECTIONS)})")
+        out[section] = _settings(kind, section, values, where)
+    return out
+
+
+def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> Any:
+    known = {f.name: f for f in dataclasses.fields(kind)}
+    kwargs: dict[str, Any] = {}
+    for name, value in values.items():
+        f = known.get(name)
+        if f is None:
+            raise ConfigError(f"{where}: unknown setting {section}.{name} (known: {', '.join(known)})")
+        default = f.default if f.default is not dataclasses.MISSING else None
+        if name == "sections":
+            kwargs[name] = _sections(value, where)
+            continue
+        kwargs[name] = _typed(default, value, f"{section}.{name}", where)
+    settings = kind(**kwargs)
+    _validate(section, settings, where)
+    return settings
+
+
+def _typed(default: Any, value: Any, name: str, where: str) -> Any:
+    if isinstance(default, bool):
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}: {name} must be true or false, not {value!r}")
+        return value
+    if isinstance(default, int):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{where}: {name} must be a whole number, not {value!r}")
+        return value
+    if isinstance(default, float):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{where}: {name} must be a number, not {value!r}")
+        return float(value)
+    if isinstance(default, str):
+        if not isinstance(value, str):
+            raise ConfigError(f"{where}: {name} must be a string, not {value!r}")
+        return value
+    if isinstance(default, tuple):
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{where}: {name} must be a list of strings, not {value!r}")
+        return tuple(value)
+    return value
+
+
+def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
+    if not isinstance(value, list):
+        raise ConfigError(f"{where}: memory.sections must be a list of [[memory.sections]] tables")
+    rules = []
+    known = {f.name for f in dataclasses.fields(SectionRule)}
+    for i, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where}: memory.sections[{i}] must be a table")
+        unknown = set(item) - known
+        if unknown:
+            raise ConfigError(f"{where}: memory.sections[{i}]: unknown setting {sorted(unknown)[0]}")
+        missing = {"name", "title", "folder"} - set(item)
+        if missing:
+            raise ConfigError(f"{where}: memory.sections[{i}] needs {', '.join(sorted(missing))}")
+        flt = item.get("filter", {})
+        if not isinstance(flt, dict):
+            raise ConfigError(f"{where}: memory.sections[{i}].filter must be a table of field = value")
+        rule = SectionRule(
+            name=str(item["name"]),
+            title=str(item["title"]),
+            folder=str(item["folder"]).strip("/"),
+            filter={str(k): str(v) for k, v in flt.items()},
+            order=str(item.get("order", "date")),
+            limit=item.get("limit", 10),
+        )
+        if rule.order not in ORDERS:
+            raise ConfigError(f"{where}: memory.sections[{i}].order must be one of {', '.join(ORDERS)}")
+        if not isinstance(rule.limit, int) or rule.limit < 0:
+            raise ConfigError(f"{where}: memory.sections[{i}].limit must be a whole number >= 0")
+        if not rule.name.replace("-", "").replace("_", "").isalnum():
+            raise ConfigError(f"{where}: memory.sections[{i}].name must be letters, digits, - or _")
+        rules.append(rule)
+    names = [r.name for r in rules]
+    if len(set(names)) != len(names):
+        raise ConfigError(f"{where}: memory.sections names must be unique")
+    return tuple(rules)
+
+
+def _validate(section: str, settings: Any, where: str) -> None:
+    problems: list[str] = []
+    if section == "index":
+        if not 16 <= settings.max_chunk_tokens <= 8192:
+            problems.append("index.max_chunk_tokens must be between 16 and 8192")
+        if not 8 <= settings.chunk_target_tokens <= settings.max_chunk_tokens:
+            problems.append("index.chunk_target_tokens must be between 8 and index.max_chunk_tokens")
+        unknown = set(settings.embed_context) - {"title", "headings", "date"}
+        if unknown:
+            problems.append(f"index.embed_context: unknown part {sorted(unknown)[0]!r}")
+        if settings.batch_size < 1 or settings.ef_search < 1 or settings.hnsw_m < 2:
+            problems.append("index: batch_size, ef_search and hnsw_m must be positive")
+        if not 0.0 < settings.compact_ratio < 1.0:
+            problems.append("index.compact_ratio must be between 0 and 1")
+    elif section == "daemon":
+        if not 0 <= settings.port <= 65535:
+            problems.append("daemon.port must be between 0 and 65535 (0: pick a free one)")
+        if settings.observer not in ("auto", "native", "polling"):
+            problems.append("daemon.observer must be auto, native or polling")
+        if settings.host not in ("127.0.0.1", "localhost", "::1"):
+            problems.append("daemon.host must be a loopback address (127.0.0.1, localhost or ::1)")
+        if settings.debounce_ms < 0 or settings.reconcile_seconds < 1:
+            problems.append("daemon.debounce_ms must be >= 0 and daemon.reconcile_seconds >= 1")
+    elif section == "context":
+        if not 0.0 <= settings.index_share <= 1.0:
+            problems.append("context.index_share must be between 0 and 1")
+        if settings.budget < 1:
+            problems.append("context.budget must be positive")
+    elif section == "memory" and ("/" in settings.file or not settings.file.endswith(".md")):
+        problems.append("memory.file must be a .md file name at the vault root")
+    if problems:
+        raise ConfigError(f"{where}: " + "; ".join(problems))

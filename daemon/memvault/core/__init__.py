@@ -1,0 +1,1 @@
+"""The pure core: parsing, resolving, planning. No file I/O, threads or clocks."""

@@ -1,0 +1,391 @@
+"""Split a note into chunks that fit the embedding model's window.
+
+A chunk is a run of whole lines of one section (the text under one heading),
+or a piece of one oversize paragraph. How a note is cut:
+
+1. The body (frontmatter excluded) is cut at ATX headings outside fenced code.
+   A heading line belongs to the chunk that follows it, so its words are
+   searchable; a heading with no body still makes a chunk of its own.
+2. Each section is cut into paragraphs: blocks of non-blank lines. A fenced
+   code block is one paragraph whatever blank lines it holds; a list without
+   blank lines between its items is one paragraph.
+3. Consecutive paragraphs of one section are merged greedily while their
+   tokens stay within ``target_tokens``. Nothing merges across a heading.
+4. A paragraph whose embedded text would exceed ``max_tokens`` is cut into
+   pieces of about ``target_tokens``, preferring line ends, then sentence ends,
+   then spaces, then (a run of text with no space at all) characters.
+
+The guarantee: ``count_tokens(embed_text(note, chunk, parts)) <= max_tokens``
+for every chunk, and a chunk holds at most ``max_tokens * MAX_CHARS_PER_TOKEN``
+characters. The character cap exists because a word-piece tokenizer turns a
+long run without spaces (a 5 MB base64 line) into a handful of ``[UNK]``
+tokens: such a chunk is "within the window" while the model sees nothing of
+it, and it would defeat token budgeting downstream.
+
+``count_tokens`` may be a real tokenizer (tens of microseconds per call), so
+it is only ever called on texts of bounded size, a small constant number of
+times per chunk: the work is linear in the note's length.
+
+``heading_path`` holds every heading above the chunk, outermost first,
+including an H1 title heading; ``context_prefix`` drops a leading heading that
+repeats the title, so the embedded header does not say the title twice.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from memvault.core.notes import Note
+from memvault.core.text import split_lines
+
+CONTEXT_PARTS = ("title", "headings", "date")
+MAX_CHARS_PER_TOKEN = 10
+PREFIX_PART_CHARS = 60  # one title or heading in the header, at most
+PREFIX_MAX_CHARS = 160  # the whole header, at most: it must leave room for the text
+_HEADING_SEP = " › "
+# First guess of a piece's length in characters per token of budget (English
+# averages ~4.5 characters per word piece); later guesses use the ratio the
+# previous piece had, so most pieces cost one tokenizer call.
+_GUESS_CHARS_PER_TOKEN = 4.0
+_FULL_ENOUGH = 0.75  # a piece this full of its budget is not grown further
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # the same rule as wikilinks.mask_code
+_SENTENCE_END = re.compile(r"[.!?…。！？][)\]\"'»”’]*(?=\s)")
+_LAST_SPACE = re.compile(r"\s(?=\S*\Z)")  # with endpos: the last whitespace before it
+_NON_SPACE = re.compile(r"\S")
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One searchable piece of a note.
+
+    ``line_start``/``line_end`` are 1-based, inclusive line numbers of the
+    file (frontmatter lines counted). ``text`` is the markdown exactly as in
+    the file (carriage returns stripped): those lines joined by ``\\n`` when
+    the chunk is whole paragraphs, a substring of them when it is a piece of
+    an oversize paragraph.
+    """
+
+    ord: int
+    heading_path: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+
+
+def context_prefix(note: Note, chunk: Chunk, parts: Sequence[str]) -> str:
+    """The context header embedded before a chunk's text ('' when ``parts`` is empty).
+
+    ``parts`` is a subset of ``("title", "headings", "date")``; the order is
+    always title, headings, date: ``"Why we chose PostgreSQL › Decision (2024-03-12)"``.
+    """
+    return _prefix(note, chunk.heading_path, parts)
+
+
+def embed_text(note: Note, chunk: Chunk, parts: Sequence[str]) -> str:
+    """The text that gets embedded: the context header, a newline, the chunk text."""
+    return _join(_prefix(note, chunk.heading_path, parts), chunk.text)
+
+
+def chunk_note(
+    note: Note,
+    count_tokens: Callable[[str], int],
+    *,
+    target_tokens: int,
+    max_tokens: int,
+    parts: Sequence[str] = (),
+) -> list[Chunk]:
+    """Cut ``note`` into chunks; ``[]`` when the body holds nothing to embed.
+
+    ``count_tokens`` counts word pieces without special tokens; ``max_tokens``
+    is the model window minus its special tokens (254 for all-MiniLM-L6-v2).
+    ``parts`` must be the context parts the caller embeds with, so the header
+    is counted against the window too. Raises ValueError only when
+    ``max_tokens`` leaves no room for a single character after the header.
+    """
+    if target_tokens < 1 or max_tokens < 1:
+        raise ValueError("target_tokens and max_tokens must be positive")
+    lines = split_lines(note.body)
+    if not any(line.strip() for line in lines):
+        return []
+    body = "\n".join(lines)
+    starts = _line_starts(lines)
+    fenced = _fenced(lines)
+    chunks: list[Chunk] = []
+    for path, first, last, has_heading in _sections(note, lines):
+        cutter = _SectionCutter(
+            body, _prefix(note, path, parts), count_tokens, min(target_tokens, max_tokens), max_tokens
+        )
+        units: list[_Unit] = []
+        for start, end in _paragraphs(lines, starts, fenced, first, last, has_heading):
+            units += cutter.units(start, end)
+        for start, end in cutter.pack(units):
+            chunks.append(
+                Chunk(
+                    ord=len(chunks),
+                    heading_path=path,
+                    line_start=note.body_line + bisect.bisect_right(starts, start) - 1,
+                    line_end=note.body_line + bisect.bisect_right(starts, end - 1) - 1,
+                    text=body[start:end],
+                )
+            )
+    return chunks
+
+
+def _prefix(note: Note, heading_path: Sequence[str], parts: Sequence[str]) -> str:
+    unknown = set(parts) - set(CONTEXT_PARTS)
+    if unknown:
+        raise ValueError(f"unknown context part {sorted(unknown)[0]!r} (known: {CONTEXT_PARTS})")
+    pieces: list[str] = []
+    headings = list(heading_path)
+    if "title" in parts:
+        title = _clip(note.title, PREFIX_PART_CHARS)
+        if title:
+            pieces.append(title)
+        if headings and headings[0].casefold() == note.title.strip().casefold():
+            headings = headings[1:]
+    if "headings" in parts:
+        pieces += [_clip(h, PREFIX_PART_CHARS) for h in headings if h.strip()]
+    text = _HEADING_SEP.join(pieces)
+    if "date" in parts and note.date:
+        date = f"({_clip(note.date, 24)})"
+        text = f"{text} {date}" if text else date
+    return _clip(text, PREFIX_MAX_CHARS)
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())  # a header is one line
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _join(prefix: str, text: str) -> str:
+    return f"{prefix}\n{text}" if prefix else text
+
+
+def _line_starts(lines: list[str]) -> list[int]:
+    starts, pos = [], 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    return starts
+
+
+def _fenced(lines: list[str]) -> list[bool]:
+    """Per line: inside a fenced code block (fence lines included)."""
+    out: list[bool] = []
+    fence: tuple[str, int] | None = None
+    for line in lines:
+        m = _FENCE.match(line)
+        if fence is None:
+            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+                fence = (m.group(1)[0], len(m.group(1)))
+            out.append(fence is not None)
+        else:
+            out.append(True)
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1]:
+                if not m.group(2).strip():
+                    fence = None
+    return out
+
+
+def _sections(
+    note: Note, lines: list[str]
+) -> list[tuple[tuple[str, ...], int, int, bool]]:
+    """(heading path, first line, end line (exclusive), starts with a heading), 0-based."""
+    heads = [
+        (h.line - note.body_line, h)
+        for h in note.headings
+        if 0 <= h.line - note.body_line < len(lines)
+    ]
+    out: list[tuple[tuple[str, ...], int, int, bool]] = []
+    first = heads[0][0] if heads else len(lines)
+    if any(line.strip() for line in lines[:first]):
+        out.append(((), 0, first, False))
+    stack: list[tuple[int, str]] = []
+    for i, (index, heading) in enumerate(heads):
+        while stack and stack[-1][0] >= heading.level:
+            stack.pop()
+        stack.append((heading.level, heading.text))
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(lines)
+        out.append((tuple(text for _, text in stack), index, end, True))
+    return out
+
+
+def _paragraphs(
+    lines: list[str],
+    starts: list[int],
+    fenced: list[bool],
+    first: int,
+    last: int,
+    has_heading: bool,
+) -> list[tuple[int, int]]:
+    """Character spans of the section's paragraphs; a lone heading line joins the next one."""
+    blocks: list[list[int]] = []
+    open_block = False
+    for i in range(first, last):
+        if not lines[i].strip() and not fenced[i]:
+            open_block = False
+        elif open_block:
+            blocks[-1][1] = i + 1
+        else:
+            blocks.append([i, i + 1])
+            open_block = True
+    if has_heading and len(blocks) > 1 and blocks[0][1] - blocks[0][0] == 1:
+        blocks[0:2] = [[blocks[0][0], blocks[1][1]]]
+    return [(starts[a], starts[b - 1] + len(lines[b - 1])) for a, b in blocks]
+
+
+@dataclass(frozen=True, slots=True)
+class _Unit:
+    start: int
+    end: int
+    tokens: int  # tokens of the text alone (header excluded), as measured
+
+
+class _SectionCutter:
+    """Sizes, splits and packs the paragraphs of one section (one header)."""
+
+    def __init__(
+        self,
+        body: str,
+        prefix: str,
+        count_tokens: Callable[[str], int],
+        target: int,
+        max_tokens: int,
+    ) -> None:
+        self.body = body
+        self.prefix = prefix
+        self.count = count_tokens
+        self.max_tokens = max_tokens
+        self.prefix_tokens = count_tokens(prefix) if prefix else 0
+        self.size = min(target, max_tokens - self.prefix_tokens)  # a split piece's text
+        if self.size < 1:
+            raise ValueError(
+                f"max_tokens={max_tokens} leaves no room for text after the context "
+                f"header {prefix!r} ({self.prefix_tokens} tokens)"
+            )
+        self.target = target
+        self.cap = max_tokens * MAX_CHARS_PER_TOKEN
+        self.chars_per_token: float = _GUESS_CHARS_PER_TOKEN
+
+    def measure(self, start: int, end: int) -> int:
+        """Tokens of the embedded text (header included) of body[start:end]."""
+        return self.count(_join(self.prefix, self.body[start:end]))
+
+    def units(self, start: int, end: int) -> list[_Unit]:
+        """One paragraph as one unit, or as pieces when it does not fit the window."""
+        if end - start <= self.cap:
+            n = self.measure(start, end)
+            if n <= self.max_tokens:
+                return [_Unit(start, end, max(0, n - self.prefix_tokens))]
+        return self.split(start, end)
+
+    def pack(self, units: list[_Unit]) -> list[tuple[int, int]]:
+        """Merge consecutive units greedily while their tokens stay within the target."""
+        spans: list[tuple[int, int]] = []
+        i = 0
+        while i < len(units):
+            j, total = i + 1, units[i].tokens
+            while (
+                j < len(units)
+                and total + units[j].tokens <= self.target
+                and units[j].end - units[i].start <= self.cap
+            ):
+                total += units[j].tokens
+                j += 1
+            # Token counts are not exactly additive (the text between units,
+            # word pieces merging): verify the merged text, give back units.
+            while j - i > 1 and self.measure(units[i].start, units[j - 1].end) > self.max_tokens:
+                j -= 1
+            spans.append((units[i].start, units[j - 1].end))
+            i = j
+        return spans
+
+    def split(self, start: int, end: int) -> list[_Unit]:
+        """Cut body[start:end] into pieces of about ``size`` tokens that fit the window."""
+        out: list[_Unit] = []
+        limit = self.prefix_tokens + self.size
+        pos = self._next_start(start, end)
+        while pos < end:
+            guess = int(self.size * self.chars_per_token * 0.9)
+            length = max(1, min(end - pos, self.cap, guess))
+            best: tuple[int, int, int] | None = None  # (piece end, next start, tokens)
+            grown, last_cut = 0, end + 1
+            while True:
+                cut = self._cut(pos, pos + length, end)
+                piece_end = self._rstrip(pos, cut)
+                n = self.measure(pos, piece_end)
+                if n <= limit:
+                    if best is None or piece_end > best[0]:
+                        best = (piece_end, self._next_start(cut, end), n)
+                    text_tokens = n - self.prefix_tokens
+                    if cut >= end or length >= self.cap or grown >= 3:
+                        break
+                    if text_tokens >= _FULL_ENOUGH * self.size:
+                        break
+                    longer = min(end - pos, self.cap, length * self.size // max(1, text_tokens))
+                    if longer <= length:
+                        break
+                    length, grown = longer, grown + 1
+                elif best is not None:
+                    break  # grew past the budget: keep the last piece that fitted
+                else:
+                    if cut >= last_cut or length <= 1:
+                        raise ValueError(
+                            f"max_tokens={self.max_tokens}: one character does not fit "
+                            f"after the context header {self.prefix!r}"
+                        )
+                    # Shrink in proportion to the overshoot, and by a quarter at least.
+                    over = max(1, n - self.prefix_tokens)
+                    guess = (cut - pos) * self.size * 9 // (10 * over)
+                    length = max(1, min(guess, (cut - pos) * 3 // 4))
+                    last_cut = cut
+            piece_end, next_pos, n = best
+            out.append(_Unit(pos, piece_end, n - self.prefix_tokens))
+            # The next piece is most likely text of the same kind: guess its
+            # length from this one, so most pieces cost one tokenizer call.
+            self.chars_per_token = (piece_end - pos) / max(1, n - self.prefix_tokens)
+            pos = next_pos
+        return out
+
+    def _cut(self, pos: int, hi: int, end: int) -> int:
+        """Where to end a piece starting at ``pos`` no later than ``hi``."""
+        if hi >= end:
+            return end
+        lo = pos + max(1, (hi - pos) // 2)  # a boundary this early makes too small a piece
+        newline = self.body.rfind("\n", lo, hi + 1)
+        if newline > pos:
+            return newline
+        sentence = None
+        for m in _SENTENCE_END.finditer(self.body, lo, hi + 1):
+            if m.end() <= hi:
+                sentence = m.end()
+        if sentence is not None and sentence > pos:
+            return sentence
+        space = _LAST_SPACE.search(self.body, lo, hi + 1)
+        if space is not None and space.start() > pos:
+            return space.start()
+        # No space at all: cut between characters, never before a combining mark.
+        first_text = _NON_SPACE.search(self.body, pos, end)
+        floor = first_text.start() + 1 if first_text else pos + 1
+        cut = max(hi, floor)
+        while cut > floor and unicodedata.combining(self.body[cut]):
+            cut -= 1
+        return cut
+
+    def _rstrip(self, pos: int, cut: int) -> int:
+        while cut > pos + 1 and self.body[cut - 1].isspace():
+            cut -= 1
+        return cut
+
+    def _next_start(self, cut: int, end: int) -> int:
+        """The next piece starts at the next text, keeping its line's indentation."""
+        m = _NON_SPACE.search(self.body, cut, end)
+        if m is None:
+            return end
+        newline = self.body.rfind("\n", cut, m.start())
+        return newline + 1 if newline >= 0 else m.start()

@@ -1,0 +1,319 @@
+"""Parse a note's text into what the rest of memvault reads from it.
+
+Tolerant by design: a note whose frontmatter is not valid YAML (an unquoted
+``C:\\``, ``title: *Italic*``, ``---`` used as a rule, ``- [[link]]x``) stays
+indexable as plain text, with a warning recorded. Dates stay exactly as written:
+the YAML loader here knows no timestamps (``2024-01-01`` stays a string, never
+becomes ``2024-01-01T00:00:00``) and no YAML 1.1 sexagesimals (``10:00`` stays
+``"10:00"``, not ``600``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from memvault.core.text import split_lines
+from memvault.core.wikilinks import Link, find_links, mask_code
+
+SUMMARY_MAX = 160
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader with YAML 1.2-style scalars: no timestamps, no sexagesimals,
+    no yes/no/on/off booleans."""
+
+
+_Loader.yaml_implicit_resolvers = {}
+for _tag, _regex, _first in (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN\0"),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+):
+    _Loader.add_implicit_resolver(_tag, re.compile(_regex), list(_first))
+_Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
+
+
+@dataclass(frozen=True, slots=True)
+class Heading:
+    level: int
+    text: str
+    line: int  # 1-based line in the file
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What memvault reads from one note. ``path`` is vault-relative, posix."""
+
+    path: str
+    title: str
+    summary: str
+    frontmatter: dict[str, Any]
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    headings: tuple[Heading, ...]
+    links: tuple[Link, ...]
+    body: str  # the text after the frontmatter block
+    body_line: int  # 1-based line where the body starts
+    warnings: tuple[str, ...] = field(default=())
+
+    @property
+    def category(self) -> str:
+        """The top folder ('' for notes at the vault root)."""
+        return self.path.split("/", 1)[0] if "/" in self.path else ""
+
+    @property
+    def date(self) -> str | None:
+        return _scalar(self.frontmatter.get("date"))
+
+    @property
+    def updated(self) -> str | None:
+        return _scalar(self.frontmatter.get("updated"))
+
+    @property
+    def status(self) -> str | None:
+        return _scalar(self.frontmatter.get("status"))
+
+    @property
+    def type(self) -> str | None:
+        return _scalar(self.frontmatter.get("type"))
+
+
+def _scalar(value: Any) -> str | None:
+    if value is None or isinstance(value, (list, dict)):
+        return None
+    text = str(value).strip()
+    return text or None
+
+
+def split_frontmatter(text: str) -> tuple[str | None, str, int]:
+    """(raw YAML or None, body, 1-based line where the body starts)."""
+    if not (text.startswith("---\n") or text.startswith("---\r\n")):
+        return None, text, 1
+    lines = text.split("\n")
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r").rstrip() in ("---", "..."):
+            raw = "\n".join(lines[1:i])
+            body = "\n".join(lines[i + 1 :])
+            return raw, body, i + 2
+    return None, text, 1
+
+
+def load_yaml(raw: str) -> Any:
+    return yaml.load(raw, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+def parse_note(path: str, text: str) -> Note:
+    """Parse a note (text already decoded, BOM removed). Never raises on content."""
+    warnings: list[str] = []
+    raw, body, body_line = split_frontmatter(text)
+    summary_body = body
+    fm: dict[str, Any] = {}
+    if raw is not None:
+        try:
+            loaded = load_yaml(raw)
+        except yaml.YAMLError as exc:
+            loaded = exc
+        if isinstance(loaded, dict):
+            fm = {str(k): _jsonable(v) for k, v in loaded.items()}
+        elif loaded is None:
+            fm = {}
+        else:
+            reason = (
+                _yaml_error(loaded)
+                if isinstance(loaded, yaml.YAMLError)
+                else "not a mapping of fields"
+            )
+            warnings.append(f"frontmatter ignored: {reason}")
+            summary_body = body  # the prose after the block, not the broken YAML
+            body, body_line = text, 1
+    masked = mask_code(text)
+    headings = _headings(text, masked)
+    body_headings = [h for h in headings if h.line >= body_line]
+    title = _title(path, fm, body_headings)
+    return Note(
+        path=path,
+        title=title,
+        summary=_summary(fm, summary_body) or _summary(fm, body),
+        frontmatter=fm,
+        tags=_tags(fm, masked, body_line, text),
+        aliases=_aliases(fm),
+        headings=tuple(body_headings),
+        links=tuple(find_links(text)),
+        body=body,
+        body_line=body_line,
+        warnings=tuple(warnings),
+    )
+
+
+def _yaml_error(exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).split("\n", 1)[0]
+    where = f" (frontmatter line {mark.line + 1})" if mark is not None else ""
+    return f"invalid YAML: {problem}{where}"
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple, set)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)
+
+
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
+
+def _headings(text: str, masked: str) -> list[Heading]:
+    out: list[Heading] = []
+    for i, (line, mline) in enumerate(zip(split_lines(text), split_lines(masked), strict=True)):
+        if not mline.lstrip().startswith("#"):
+            continue
+        m = _ATX.match(line)
+        if m and m.group(2) is not None and m.group(2).strip():
+            out.append(Heading(len(m.group(1)), m.group(2).strip(), i + 1))
+    return out
+
+
+def _title(path: str, fm: dict[str, Any], headings: list[Heading]) -> str:
+    value = fm.get("title")
+    if isinstance(value, (str, int, float)) and str(value).strip():
+        return str(value).strip()
+    for h in headings:
+        if h.level == 1:
+            return h.text
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+_WIKI_DISPLAY = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
+_MD_DISPLAY = re.compile(r"!?\[([^\[\]\n]*)\]\([^)\n]*\)")
+_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|==|`)(?=\S)(.+?)(?<=\S)\1")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+_BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
+
+
+def plain_text(markdown: str) -> str:
+    """Inline markdown reduced to what a reader sees (links -> their text)."""
+
+    def wiki(m: re.Match[str]) -> str:
+        return m.group(2) or posixpath.basename(m.group(1).strip())
+
+    text = _WIKI_DISPLAY.sub(wiki, markdown)
+    text = _MD_DISPLAY.sub(lambda m: m.group(1), text)
+    for _ in range(2):
+        text = _EMPHASIS.sub(lambda m: m.group(2), text)
+    return " ".join(text.split())
+
+
+def _summary(fm: dict[str, Any], body: str) -> str:
+    for name in ("summary", "description"):
+        value = fm.get(name)
+        if isinstance(value, (str, int, float)) and str(value).strip():
+            return _clip(" ".join(str(value).split()))
+    paragraph = first_paragraph(body)
+    if not paragraph:
+        return ""
+    text = plain_text(paragraph)
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
+    return _clip(sentence)
+
+
+def first_paragraph(body: str) -> str:
+    """The first paragraph of prose: no headings, code, comments, tables, rules."""
+    masked = mask_code(body)
+    para: list[str] = []
+    in_comment = False
+    for line, mline in zip(split_lines(body), split_lines(masked), strict=True):
+        stripped = line.strip()
+        if in_comment:
+            in_comment = "-->" not in stripped
+            continue
+        if stripped.startswith("<!--"):
+            in_comment = "-->" not in stripped
+            if para:
+                break
+            continue
+        skip = (
+            not stripped
+            or not mline.strip()  # code
+            or stripped.startswith(("#", "|", "![[", "%%"))
+            or set(stripped) <= set("-*_= ")
+        )
+        if skip:
+            if para:
+                break
+            continue
+        stripped = re.sub(r"^(?:[-*+]|\d+[.)])\s+(?:\[.\]\s+)?", "", stripped)
+        stripped = re.sub(r"^>\s*(?:\[![^\]]*\]\s*)?", "", stripped)
+        para.append(_BLOCK_ID.sub("", stripped))
+        if line.lstrip().startswith(("-", "*", "+")) or re.match(r"\s*\d+[.)]\s", line):
+            break  # a list item is a paragraph of its own
+    return " ".join(para)
+
+
+def _clip(text: str) -> str:
+    if len(text) <= SUMMARY_MAX:
+        return text
+    cut = text[: SUMMARY_MAX - 1]
+    space = cut.rfind(" ")
+    if space > SUMMARY_MAX // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:-") + "…"
+
+
+_INLINE_TAG = re.compile(r"(?<![\w/&#\]\[])#([^\s#!-/:-@\[-^`{-~][^\s!-,./:-@\[-^`{-~]*(?:/[^\s!-,./:-@\[-^`{-~]+)*)")
+
+
+def _tags(fm: dict[str, Any], masked: str, body_line: int, text: str) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in ("tags", "tag"):
+        value = fm.get(name)
+        if isinstance(value, str):
+            found += [t for t in re.split(r"[,\s]+", value) if t]
+        elif isinstance(value, list):
+            found += [str(t).strip() for t in value if t is not None and str(t).strip()]
+    body_masked = "\n".join(split_lines(masked)[body_line - 1 :])
+    # links are not tags: [[note#heading]] and [text](#anchor)
+    body_masked = _WIKI_DISPLAY.sub(lambda m: " " * len(m.group(0)), body_masked)
+    body_masked = _MD_DISPLAY.sub(lambda m: " " * len(m.group(0)), body_masked)
+    for m in _INLINE_TAG.finditer(body_masked):
+        tag = m.group(1)
+        if not tag.replace("/", "").isdigit():
+            found.append(tag)
+    seen: dict[str, str] = {}
+    for tag in found:
+        tag = tag.lstrip("#").strip()
+        if tag and tag.casefold() not in seen:
+            seen[tag.casefold()] = tag
+    return tuple(seen.values())
+
+
+def _aliases(fm: dict[str, Any]) -> tuple[str, ...]:
+    out: list[str] = []
+    for name in ("aliases", "alias"):
+        value = fm.get(name)
+        if isinstance(value, str):
+            out += [a.strip() for a in value.split(",") if a.strip()]
+        elif isinstance(value, list):
+            out += [str(a).strip() for a in value if a is not None and str(a).strip()]
+    return tuple(dict.fromkeys(out))
+
+
+def tag_matches(tag: str, wanted: str) -> bool:
+    """Tag filters are case-insensitive and nested: 'project' matches 'project/alpha'."""
+    t, w = tag.casefold().lstrip("#"), wanted.casefold().lstrip("#")
+    return t == w or t.startswith(w + "/")

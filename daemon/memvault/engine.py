@@ -1,0 +1,658 @@
+"""The one orchestrator: vault files, store, vectors and embedder meet here only.
+
+``sync`` is the single code path for the start-up reconcile, a watcher's batch
+of paths and the periodic timer:
+
+1. scan (everything, or just the given paths) and stat;
+2. hash only what the size+mtime fast path cannot vouch for; diff -> ChangeSet;
+3. moves: rename rows (vectors stay), then re-target links that no longer
+   lead where they did (``update_links_on_rename``);
+4. deletes: drop rows, FTS entries and vectors;
+5. created + modified (+ relinked): parse, chunk, embed only chunks whose
+   embedded text is new (the cache answers the rest), commit per batch;
+6. MEMORY.md and folder notes, compare-and-swap, only when something changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from memvault.config import VaultConfig
+from memvault.core import memory_md
+from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
+from memvault.core.chunks import Chunk, chunk_note, embed_text
+from memvault.core.notes import Note, parse_note
+from memvault.core.text import NotText, sha256_text, split_lines
+from memvault.core.wikilinks import LinkIndex, relink
+from memvault.embedder import Embedder, Tokenizer, make_embedder
+from memvault.errors import IndexCorrupt, MemoryFileError, NoteNotFound, WriteConflict
+from memvault.report import LinkProblem, SkippedFile, SyncReport
+from memvault.store import LinkRow, NewChunk, NoteRow, Store
+from memvault.vault import VaultFS
+from memvault.vectors import VectorIndex
+
+log = logging.getLogger("memvault")
+
+BATCH_CHUNKS = 256  # chunks embedded per model call batch / commit
+BATCH_NOTES = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    done: int
+    total: int
+    embedded: int
+
+
+@dataclass(slots=True)
+class _Prepared:
+    path: str
+    row: NoteRow
+    links: list[LinkRow]
+    chunks: list[NewChunk]
+
+
+class Engine:
+    """Everything memvault does to one vault. Thread-safe; one writer per vault."""
+
+    def __init__(
+        self, config: VaultConfig, embedder: Embedder | None = None, *, read_only: bool = False
+    ) -> None:
+        self.config = config
+        self.root = config.root
+        self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
+        self._lock = threading.RLock()
+        self._embedder = embedder
+        self._vectors: VectorIndex | None = None
+        self._attachments: set[str] = set()
+        self._link_index: LinkIndex | None = None
+        self._last_save = time.monotonic()
+        self.listeners: list[Callable[[SyncReport], None]] = []
+        self._tokenizer: Callable[[str], int] | None = None
+        config.state_dir.mkdir(parents=True, exist_ok=True)
+        if not read_only:
+            self.fs.remove_temp_files()  # left by a write that was killed midway
+        self.store = self._open_store()
+
+    # -- opening ---------------------------------------------------------------------
+
+    def _open_store(self) -> Store:
+        index, cache = self.config.state_dir / "index.db", self.config.state_dir / "cache.db"
+        try:
+            return Store(index, cache)
+        except IndexCorrupt as exc:
+            log.warning("%s; rebuilding the index from the vault", exc)
+            bad = Path(str(exc).split(":", 1)[0])
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{bad}{suffix}").unlink(missing_ok=True)
+            (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+            return Store(index, cache)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = make_embedder(self.config.index)
+        return self._embedder
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of the embedding model, counted without loading the model."""
+        if self._tokenizer is None:
+            if self._embedder is not None:
+                self._tokenizer = self._embedder.count_tokens
+            else:
+                self._tokenizer = Tokenizer.for_model(self.config.index.model).count
+        return self._tokenizer(text)
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector index, opened (and reconciled with the db) on first use."""
+        with self._lock:
+            if self._vectors is None:
+                self._check_model()
+                emb = self.embedder
+                vi = VectorIndex(
+                    self.config.state_dir / "vectors.bin",
+                    emb.dim,
+                    m=self.config.index.hnsw_m,
+                    ef_construction=self.config.index.ef_construction,
+                    ef_search=self.config.index.ef_search,
+                )
+                report = vi.open(self.store.meta("vectors_sha"), self.store.labels(), self._vectors_for)
+                if report.rebuilt_reason or report.added or report.removed:
+                    log.info("vector index: %s", report)
+                self._vectors = vi
+            return self._vectors
+
+    def _vectors_for(self, labels: Sequence[int]) -> object:
+        found, matrix = self.store.vectors_for(self.embedder.model_id, labels, self.embedder.dim)
+        if len(found) != len(labels):
+            # cached vectors lost: re-embed those chunks from their stored text
+            missing = sorted(set(labels) - set(found))
+            rows = self.store.chunk_rows(missing)
+            notes = {r.path for r in rows.values()}
+            log.warning("re-embedding %d chunks whose cached vectors are gone", len(missing))
+            self._embed_missing(notes)
+            found, matrix = self.store.vectors_for(self.embedder.model_id, labels, self.embedder.dim)
+        return matrix
+
+    def _embed_missing(self, paths: Iterable[str]) -> None:
+        emb = self.embedder
+        for path in paths:
+            note_row = self.store.note(path)
+            chunks = self.store.chunks_of(path)
+            if note_row is None or not chunks:
+                continue
+            texts = {c.sha: self._embed_text_for(note_row, c.heading, c.text, c.line_start) for c in chunks}
+            missing = {s: t for s, t in texts.items() if s not in self.store.cached(emb.model_id, [s])}
+            if missing:
+                vecs = emb.embed(list(missing.values()))
+                self.store.put_embeddings(emb.model_id, dict(zip(missing, vecs, strict=True)))
+
+    def _embed_text_for(self, row: NoteRow, heading: tuple[str, ...], text: str, line: int) -> str:
+        # rebuild the exact embedded text of a stored chunk (same as at index time)
+        note = Note(row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
+                    (), (), "", 1)
+        return embed_text(note, Chunk(0, heading, line, line, text), self.config.index.embed_context)
+
+    def _check_model(self) -> None:
+        """A different model than the index was built with means a full re-embed."""
+        model = self.embedder.model_id
+        previous = self.store.meta("model_id")
+        if previous == model:
+            return
+        if previous is not None:
+            log.warning("embedding model changed from %s to %s: re-embedding every note", previous, model)
+            with self.store.transaction() as conn:
+                labels = [r[0] for r in conn.execute("SELECT label FROM chunks")]
+                self.store.delete_chunks(conn, labels)
+                conn.execute("UPDATE notes SET sha256 = '' WHERE kind = 'note'")
+                self.store.set_meta("model_changed", f"{previous} -> {model}", conn)
+            (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+            self.store.set_meta("vectors_sha", "")
+        self.store.set_meta("model_id", model)
+        self.store.set_meta("dim", str(self.embedder.dim))
+
+    def close(self) -> None:
+        with self._lock:
+            self.save_vectors()
+            self.store.close()
+
+    def save_vectors(self) -> None:
+        with self._lock:
+            if self._vectors is None or not self._vectors.dirty:
+                return
+            sha = self._vectors.save()
+            if sha:
+                self.store.set_meta("vectors_sha", sha)
+            self._last_save = time.monotonic()
+
+    # -- the link graph ------------------------------------------------------------------
+
+    def link_index(self) -> LinkIndex:
+        with self._lock:
+            if self._link_index is None:
+                notes = self.store.notes()
+                self._link_index = LinkIndex(
+                    [n.path for n in notes] + sorted(self._attachments),
+                    {n.path: n.aliases for n in notes if n.aliases},
+                )
+            return self._link_index
+
+    # -- sync ------------------------------------------------------------------------------
+
+    def sync(
+        self,
+        paths: Iterable[str] | None = None,
+        progress: Callable[[Progress], None] | None = None,
+    ) -> SyncReport:
+        """Bring the index and MEMORY.md in line with the files (all, or ``paths``)."""
+        with self._lock:
+            started = time.perf_counter()
+            full = paths is None
+            if self.store.meta("model_id") is not None:
+                self._check_model()  # a new model means every note is re-embedded now
+            seen, scope, skipped = self._observe(paths)
+            known = self.store.manifest()
+            if scope is not None:
+                known = {p: k for p, k in known.items() if p in scope}
+            hashes = self._hash(suspects(known, seen))
+            changes = diff(known, seen, hashes, scope)
+            for path in changes.touched:
+                self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
+            report = self._apply(changes, seen, progress)
+            report = _with(report, skipped=tuple(skipped) + report.skipped, full=full,
+                           seconds=time.perf_counter() - started)
+            if report.changed:
+                self.store.set_meta("last_sync", json.dumps(report.to_dict()))
+                for listener in list(self.listeners):
+                    listener(report)
+            self.store.set_meta("last_sync_at", str(time.time()))
+            if time.monotonic() - self._last_save >= self.config.daemon.save_seconds or full:
+                self.save_vectors()
+            return report
+
+    def _observe(
+        self, paths: Iterable[str] | None
+    ) -> tuple[dict[str, Seen], set[str] | None, list[SkippedFile]]:
+        if paths is None:
+            scan = self.fs.scan()
+            if set(scan.attachments) != self._attachments:
+                self._attachments = set(scan.attachments)
+                self._link_index = None
+            seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
+            return seen, None, [SkippedFile(s.path, s.reason) for s in scan.skipped]
+        scope: set[str] = set()
+        seen = {}
+        known = None
+        for raw in paths:
+            path = raw.strip("/")
+            if not path or self.fs.is_ignored(path):
+                continue
+            if not path.lower().endswith(".md"):
+                # a folder (moved or deleted as a whole), or an attachment
+                known = known if known is not None else self.store.manifest()
+                inside = [p for p in known if p.startswith(path + "/")]
+                full_dir = self.root / path
+                if inside or full_dir.is_dir():
+                    scope |= set(inside)
+                    if full_dir.is_dir():
+                        for p, s in self.fs.scan(path).notes.items():
+                            scope.add(p)
+                            seen[p] = Seen(s.size, s.mtime_ns)
+                    continue
+                before = path in self._attachments
+                now = (self.root / path).is_file()
+                if before != now:
+                    (self._attachments.add if now else self._attachments.discard)(path)
+                    self._link_index = None
+                continue
+            scope.add(path)
+            st = self.fs.stat(path)
+            if st is not None:
+                seen[path] = Seen(st.size, st.mtime_ns)
+        return seen, scope, []
+
+    def _hash(self, paths: Sequence[str]) -> dict[str, str]:
+        out = {}
+        for path in paths:
+            try:
+                out[path] = self.fs.read(path, cap=0).sha256
+            except (NoteNotFound, OSError, NotText):
+                continue
+        return out
+
+    def _apply(
+        self, changes: ChangeSet, seen: dict[str, Seen], progress: Callable[[Progress], None] | None
+    ) -> SyncReport:
+        memory_file = self.config.memory.file
+        relinked: list[str] = []
+        warnings: list[str] = []
+        moves = dict(changes.moved)
+        before = after = None
+        if moves:
+            before = self.link_index()
+            with self.store.transaction() as conn:
+                for old, new in changes.moved:
+                    self.store.rename_note(conn, old, new)
+            self._link_index = None
+            after = self.link_index()
+            if self.config.vault.update_links_on_rename:
+                relinked, problems = self._relink(moves, before, after)
+                warnings += problems
+        deleted_labels: list[int] = []
+        if changes.deleted:
+            with self.store.transaction() as conn:
+                for path in changes.deleted:
+                    deleted_labels += self.store.delete_note(conn, path)
+            self._link_index = None
+        if deleted_labels and self.store.meta("model_id"):
+            self.vectors.delete(deleted_labels)
+        todo = sorted(set(changes.created) | set(changes.modified) | set(moves.values()) | set(relinked))
+        embedded, reused, skipped, index_warnings = self._index(todo, progress)
+        warnings += index_warnings
+        if changes.created or changes.deleted or moves:
+            self._link_index = None
+        memory_written, folder_written, problems = False, (), []
+        if changes or not self.store.meta("memory_synced"):
+            memory_written, folder_written, problems = self._update_memory(moves, before, after)
+        if deleted_labels or embedded:
+            self._maybe_compact()
+        return SyncReport(
+            created=changes.created,
+            modified=tuple(p for p in changes.modified if p != memory_file),
+            deleted=changes.deleted,
+            moved=changes.moved,
+            embedded_chunks=embedded,
+            reused_chunks=reused,
+            relinked=tuple(relinked),
+            memory_written=memory_written,
+            folder_notes_written=folder_written,
+            skipped=tuple(skipped),
+            warnings=tuple(warnings),
+            problems=tuple(problems),
+        )
+
+    # -- relinking after moves -----------------------------------------------------------------
+
+    def _relink(
+        self, moves: dict[str, str], before: LinkIndex, after: LinkIndex
+    ) -> tuple[list[str], list[str]]:
+        names = set()
+        for old, new in moves.items():
+            for p in (old, new):
+                base = p.rsplit("/", 1)[-1]
+                names |= {base, base.removesuffix(".md")}
+        candidates = self.store.sources_linking(moves, names) | set(moves.values())
+        candidates.discard(self.config.memory.file)  # MEMORY.md: _update_memory re-targets it
+        reverse = {new: old for old, new in moves.items()}
+        changed, problems = [], []
+        for source in sorted(candidates):
+            src_old = reverse.get(source, source)
+            try:
+                written, _ = self.fs.update_text(
+                    source, lambda text, s=source, o=src_old: relink(text, o, s, before, after, moves)
+                )
+            except (NoteNotFound, NotText):
+                continue
+            except WriteConflict as exc:
+                problems.append(str(exc))
+                continue
+            if written:
+                changed.append(source)
+        return changed, problems
+
+    # -- indexing notes ----------------------------------------------------------------------------
+
+    def _index(
+        self, paths: Sequence[str], progress: Callable[[Progress], None] | None
+    ) -> tuple[int, int, list[SkippedFile], list[str]]:
+        embedded = reused = 0
+        skipped: list[SkippedFile] = []
+        warnings: list[str] = []
+        batch: list[_Prepared] = []
+        pending = 0
+        done = 0
+        for path in paths:
+            prepared, skip, warns = self._prepare(path)
+            warnings += warns
+            if skip is not None:
+                skipped.append(skip)
+            if prepared is not None:
+                batch.append(prepared)
+                pending += len(prepared.chunks)
+            done += 1
+            if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
+                e, r = self._commit(batch)
+                embedded, reused = embedded + e, reused + r
+                batch, pending = [], 0
+            if progress is not None:
+                progress(Progress(done, len(paths), embedded))
+        if batch:
+            e, r = self._commit(batch)
+            embedded, reused = embedded + e, reused + r
+        if progress is not None and paths:
+            progress(Progress(len(paths), len(paths), embedded))
+        return embedded, reused, skipped, warnings
+
+    def _prepare(self, path: str) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
+        try:
+            result = self.fs.read(path)
+        except NoteNotFound:
+            return None, None, []
+        except NotText as exc:
+            row = self._skipped_row(path, str(exc))
+            return _Prepared(path, row, [], []) if row else None, SkippedFile(path, str(exc)), []
+        except OSError as exc:
+            return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
+        note = parse_note(path, result.decoded.text)
+        warnings = [f"{path}: {w}" for w in note.warnings]
+        if result.truncated:
+            warnings.append(
+                f"{path}: {result.size / 1e6:.1f} MB; only the first "
+                f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
+            )
+        kind = "index" if self._is_index_note(path) else "note"
+        lines = split_lines(result.decoded.text)
+        row = NoteRow(
+            path, result.size, result.mtime_ns, result.sha256, kind, None, note.title,
+            note.summary, note.category, note.date, note.updated, note.tags, note.aliases,
+            note.frontmatter, tuple((h.level, h.text, h.line) for h in note.headings),
+            tuple(note.warnings), len(lines),
+        )
+        idx = self.link_index()
+        links = []
+        for link in note.links:
+            res = idx.resolve(link.target, path)
+            links.append(LinkRow(path, link.line, link.target, link.anchor, link.kind, link.embed,
+                                 res.verdict, res.path, res.candidates))
+        chunks: list[NewChunk] = []
+        if kind == "note":
+            chunks = self._chunks(note)
+            if not chunks:
+                warnings.append(f"{path}: nothing to embed (empty note)")
+        return _Prepared(path, row, links, chunks), None, warnings
+
+    def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
+        """A file that is not text still gets a row, so its hash is not recomputed
+        on every sync (the size+mtime fast path applies to it too)."""
+        st = self.fs.stat(path)
+        sha = self._hash([path]).get(path)
+        if st is None or sha is None:
+            return None
+        category = path.split("/", 1)[0] if "/" in path else ""
+        return NoteRow(path, st.size, st.mtime_ns, sha, "skipped", reason, "", "", category,
+                       None, None, (), (), {}, (), (), 0)
+
+    def _is_index_note(self, path: str) -> bool:
+        if path == self.config.memory.file:
+            return True
+        return memory_md.is_folder_note(path) and any(
+            path == memory_md.folder_note_path(r.folder) for r in self.config.memory.sections
+        )
+
+    def _chunks(self, note: Note) -> list[NewChunk]:
+        settings = self.config.index
+        emb = self.embedder
+        parts = settings.embed_context
+        max_tokens = min(settings.max_chunk_tokens, emb.max_tokens)
+        out = []
+        for c in chunk_note(note, emb.count_tokens, target_tokens=min(settings.chunk_target_tokens, max_tokens),
+                            max_tokens=max_tokens, parts=parts):
+            text = embed_text(note, c, parts)
+            out.append(NewChunk(c.ord, c.heading_path, c.line_start, c.line_end, c.text,
+                                sha256_text(text), emb.count_tokens(c.text), note.title))
+        return out
+
+    def _commit(self, batch: list[_Prepared]) -> tuple[int, int]:
+        """Embed what the cache lacks, then write the batch in one transaction."""
+        emb = self.embedder if any(p.chunks for p in batch) else None
+        embedded = reused = 0
+        if emb is not None:
+            self._check_model()
+            shas = list(dict.fromkeys(c.sha for p in batch for c in p.chunks))
+            have = self.store.cached(emb.model_id, shas)
+            need = [s for s in shas if s not in have]
+            if need:
+                wanted = set(need)
+                by_sha = {}
+                for p in batch:
+                    for c in p.chunks:
+                        if c.sha in wanted and c.sha not in by_sha:
+                            by_sha[c.sha] = self._embed_text_for(p.row, c.heading, c.text, c.line_start)
+                vectors = emb.embed([by_sha[s] for s in need])
+                self.store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
+                embedded = len(need)
+        added: list[int] = []
+        removed: list[int] = []
+        with self.store.transaction() as conn:
+            for p in batch:
+                old = {}
+                for r in conn.execute("SELECT label, sha FROM chunks WHERE path = ?", (p.path,)):
+                    old.setdefault(r[1], []).append(r[0])
+                fresh = []
+                for c in p.chunks:
+                    if old.get(c.sha):
+                        self.store.move_chunk(conn, old[c.sha].pop(0), c)
+                        reused += 1
+                    else:
+                        fresh.append(c)
+                stale = [label for labels in old.values() for label in labels]
+                self.store.delete_chunks(conn, stale)
+                removed += stale
+                added += self.store.insert_chunks(conn, p.path, fresh)
+                self.store.put_note(conn, p.row)
+                self.store.put_links(conn, p.path, p.links)
+        if emb is not None and (added or removed):
+            vi = self.vectors
+            if removed:
+                vi.delete(removed)
+            if added:
+                labels, matrix = self.store.vectors_for(emb.model_id, added, emb.dim)
+                vi.add(labels, matrix)
+            reused += max(0, len(added) - embedded)
+        elif removed and self.store.meta("model_id"):
+            self.vectors.delete(removed)
+        return embedded, reused
+
+    def _maybe_compact(self) -> None:
+        vi = self._vectors
+        if vi is not None and vi.deleted_ratio() > self.config.index.compact_ratio:
+            vi.compact(self._vectors_for)
+            self.save_vectors()
+            self.store.prune_cache(self.embedder.model_id)
+
+    # -- MEMORY.md -----------------------------------------------------------------------------
+
+    def _update_memory(
+        self, moves: dict[str, str], before: LinkIndex | None, after: LinkIndex | None
+    ) -> tuple[bool, tuple[str, ...], list[str]]:
+        cfg = self.config.memory
+        rel = cfg.file
+        idx = self.link_index()
+        owned = self.store.owned_lines()
+        seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
+        catalogue = self.store.catalogue()
+
+        def resolve(target: str) -> str | None:
+            res = idx.resolve(target, rel)
+            return res.path if res.verdict in ("resolved", "alias") else None
+
+        rewrite = None
+        if moves and before is not None and after is not None:
+            def rewrite(text: str) -> str:
+                return relink(text, rel, rel, before, after, moves)
+
+        results: list[memory_md.MemoryUpdate] = []
+
+        def change(text: str | None) -> str:
+            update = memory_md.update_memory(
+                text, catalogue, cfg.sections, owned, seen, resolve=resolve, rewrite=rewrite,
+                restore_deleted=cfg.restore_deleted_sections,
+            )
+            results.append(update)
+            return update.text
+
+        problems: list[str] = []
+        written = False
+        try:
+            if self.fs.stat(rel) is None:
+                text = change(None)
+                self.fs.create(rel, text)
+                written = True
+            else:
+                written, _ = self.fs.update_text(rel, change)
+        except MemoryFileError as exc:
+            return False, (), [f"{rel} left untouched: {exc}"]
+        except (WriteConflict, NotText) as exc:
+            return False, (), [f"{rel} left untouched: {exc}"]
+        update = results[-1]
+        problems += list(update.problems)
+        self.store.set_owned_lines(update.owned)
+        self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
+        self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
+        self.store.set_meta("memory_synced", "1")
+        folder_written = self._update_folder_notes(update.overflow, catalogue)
+        reindex = ([rel] if written else []) + list(folder_written)
+        if reindex:
+            self._index(reindex, None)
+        return written, tuple(folder_written), problems
+
+    def _update_folder_notes(
+        self, overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
+        catalogue: list[memory_md.CatalogueEntry],
+    ) -> list[str]:
+        written = []
+        for rule in self.config.memory.sections:
+            path = memory_md.folder_note_path(rule.folder)
+            exists = self.fs.stat(path) is not None
+            if rule.folder not in overflow and not exists:
+                continue
+            # the folder note lists every note of the folder, whatever the filter
+            entries = memory_md.sort_entries(
+                [e for e in catalogue
+                 if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)],
+                rule.order,
+            )
+            label = rule.folder.rsplit("/", 1)[-1]
+            try:
+                if not exists:
+                    self.fs.create(path, memory_md.render_folder_note(None, rule.folder, entries, label))
+                    written.append(path)
+                else:
+                    changed, _ = self.fs.update_text(
+                        path, lambda t, r=rule, e=entries, lb=label: memory_md.render_folder_note(t, r.folder, e, lb)
+                    )
+                    if changed:
+                        written.append(path)
+            except (MemoryFileError, WriteConflict, NotText) as exc:
+                log.warning("%s left untouched: %s", path, exc)
+        return written
+
+    # -- links -----------------------------------------------------------------------------------
+
+    def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
+        """Unresolved and ambiguous links (and alias-only ones), true to the disk now.
+
+        Notes the index holds unchanged are read from the links table; notes
+        changed since the last sync are parsed afresh, so the answer never
+        depends on whether a sync ran.
+        """
+        scan = self.fs.scan()
+        known = self.store.manifest()
+        seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
+        stale = set(suspects(known, seen))
+        rows = {n.path: n for n in self.store.notes() if n.path in seen and n.path not in stale}
+        aliases = {p: n.aliases for p, n in rows.items() if n.aliases}
+        fresh: dict[str, list[tuple[int, str]]] = {}
+        for path in sorted(stale):
+            try:
+                note = parse_note(path, self.fs.read(path).decoded.text)
+            except (NoteNotFound, NotText, OSError):
+                continue
+            if note.aliases:
+                aliases[path] = note.aliases
+            fresh[path] = [(link.line, link.target) for link in note.links]
+        idx = LinkIndex(list(seen) + sorted(scan.attachments), aliases)
+        links = [(r.source, r.line, r.target) for r in self.store.links() if r.source in rows]
+        links += [(src, line, target) for src, items in fresh.items() for line, target in items]
+        out = []
+        for source, line, target in sorted(links):
+            res = idx.resolve(target, source)
+            if res.verdict == "resolved" or (res.verdict == "alias" and not include_alias):
+                continue
+            out.append(LinkProblem(source, line, target, res.verdict, res.candidates))
+        return out
+
+
+def _with(report: SyncReport, **changes: object) -> SyncReport:
+    return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
+
+
+__all__ = ["Engine", "Progress", "Known"]

@@ -1,0 +1,76 @@
+"""One exception tree for memvault.
+
+    MemvaultError                 base: every error memvault raises on purpose
+    ├── ConfigError               .memvault/config.toml or a flag is invalid
+    ├── VaultNotFound             no vault at or above the given folder
+    ├── UnsafePath                a path leaves the vault (.., absolute, NUL, symlink, drive)
+    ├── NoteNotFound              a note or heading that does not exist
+    ├── NoteExists                a write would overwrite an existing note
+    ├── WriteConflict             compare-and-swap kept failing: the file keeps changing
+    ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
+    ├── ModelError                the embedding model cannot be loaded
+    ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
+    ├── LockHeld                  another process holds the vault's writer lock
+    └── DaemonError               the daemon cannot be reached or answered an error
+
+CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
+errors; anything else escaping is a bug.
+"""
+
+from __future__ import annotations
+
+
+class MemvaultError(Exception):
+    """Base of every error memvault raises on purpose."""
+
+
+class ConfigError(MemvaultError):
+    """The configuration file or a flag holds an invalid value."""
+
+
+class VaultNotFound(MemvaultError):
+    """No vault was found at or above the given folder."""
+
+
+class UnsafePath(MemvaultError):
+    """A path that would leave the vault, or is not a valid note path."""
+
+
+class NoteNotFound(MemvaultError):
+    """The requested note (or heading, or line range) does not exist."""
+
+
+class NoteExists(MemvaultError):
+    """Creating a note would overwrite an existing one."""
+
+
+class WriteConflict(MemvaultError):
+    """A compare-and-swap write kept losing the race against another writer."""
+
+
+class MemoryFileError(MemvaultError):
+    """MEMORY.md cannot be parsed safely; it is left untouched."""
+
+
+class ModelError(MemvaultError):
+    """The configured embedding model cannot be loaded."""
+
+
+class IndexCorrupt(MemvaultError):
+    """The index files are damaged and must be rebuilt from the vault."""
+
+
+class LockHeld(MemvaultError):
+    """Another process holds the vault's writer lock."""
+
+    def __init__(self, message: str, pid: int | None = None) -> None:
+        super().__init__(message)
+        self.pid = pid
+
+
+class DaemonError(MemvaultError):
+    """The daemon could not be reached, or it answered with an error."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status

@@ -1,0 +1,131 @@
+"""Results the engine hands back: SyncReport, Hit, Context, LinkProblem.
+
+Plain frozen dataclasses with ``to_dict`` for the JSON adapters (CLI
+``--json``, HTTP, MCP).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    return value
+
+
+class _Dict:
+    def to_dict(self) -> dict[str, Any]:
+        out = _plain(self)
+        assert isinstance(out, dict)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile(_Dict):
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport(_Dict):
+    """What one sync did. Counts are of notes unless named otherwise."""
+
+    created: tuple[str, ...] = ()
+    modified: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    moved: tuple[tuple[str, str], ...] = ()
+    embedded_chunks: int = 0  # chunks that went through the model
+    reused_chunks: int = 0  # chunks whose vectors came from the cache or stayed
+    relinked: tuple[str, ...] = ()  # notes whose links were re-targeted after a move
+    memory_written: bool = False
+    folder_notes_written: tuple[str, ...] = ()
+    skipped: tuple[SkippedFile, ...] = ()
+    warnings: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
+    full: bool = True  # a full reconcile (not just a watcher batch)
+    seconds: float = 0.0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.modified or self.deleted or self.moved
+                    or self.memory_written or self.folder_notes_written or self.relinked)
+
+    def summary(self) -> str:
+        parts = [
+            f"{len(self.created)} created",
+            f"{len(self.modified)} modified",
+            f"{len(self.deleted)} deleted",
+            f"{len(self.moved)} moved",
+            f"{self.embedded_chunks} chunks embedded",
+        ]
+        if self.relinked:
+            parts.append(f"{len(self.relinked)} notes relinked")
+        if self.memory_written:
+            parts.append("MEMORY.md updated")
+        if self.skipped:
+            parts.append(f"{len(self.skipped)} skipped")
+        return ", ".join(parts) + f" in {self.seconds:.2f}s"
+
+
+@dataclass(frozen=True, slots=True)
+class Hit(_Dict):
+    """One search result: a chunk of a note."""
+
+    path: str
+    title: str
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    snippet: str
+    score: float
+    text: str = field(repr=False, default="")
+    label: int = field(repr=False, default=0)
+
+    @property
+    def address(self) -> str:
+        """``[[path#heading]]``: paste it into a note or feed it to ``get``."""
+        link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        return f"[[{link}#{self.heading[-1]}]]" if self.heading else f"[[{link}]]"
+
+    def to_dict(self) -> dict[str, Any]:
+        out = _plain(self)
+        out["address"] = self.address
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Source(_Dict):
+    """One piece that went into a context."""
+
+    path: str
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    tokens: int
+    why: str  # index | hit | linked
+
+
+@dataclass(frozen=True, slots=True)
+class Context(_Dict):
+    query: str
+    budget: int
+    tokens: int
+    text: str
+    sources: tuple[Source, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class LinkProblem(_Dict):
+    source: str
+    line: int
+    target: str
+    verdict: str  # unresolved | ambiguous | alias
+    candidates: tuple[str, ...] = ()

@@ -1,0 +1,515 @@
+"""SQLite state: what is indexed (notes, chunks, links, FTS5) and the embedding cache.
+
+Two files under ``.memvault/``:
+
+- ``index.db`` (WAL): notes, chunks, links, an FTS5 table over chunk text,
+  title and headings, the lines the daemon wrote into MEMORY.md, and meta
+  (schema version, model identity, the vectors file's hash, the last report).
+- ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
+  text). Kept apart so a damaged index is rebuilt without re-running the model.
+
+Chunk labels come from ``AUTOINCREMENT``: SQLite never hands out a label
+twice, which is exactly what hnswlib needs (a re-used label corrupts it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memvault.core.changes import Known
+from memvault.core.memory_md import CatalogueEntry
+from memvault.errors import IndexCorrupt
+
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,          -- note | index (MEMORY.md, folder notes) | skipped
+    skip_reason TEXT,
+    title TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    category TEXT NOT NULL DEFAULT '',
+    date TEXT,
+    updated TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    headings TEXT NOT NULL DEFAULT '[]',
+    warnings TEXT NOT NULL DEFAULT '[]',
+    lines INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS notes_category ON notes(category);
+CREATE TABLE IF NOT EXISTS chunks(
+    label INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    heading TEXT NOT NULL,       -- JSON list: the heading path
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    sha TEXT NOT NULL,           -- sha256 of the embedded text (cache key)
+    tokens INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, title, headings, tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TABLE IF NOT EXISTS links(
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    resolved TEXT,
+    candidates TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
+"""
+
+_CACHE_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings(
+    model TEXT NOT NULL, sha TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (model, sha)
+) WITHOUT ROWID;
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRow:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    kind: str
+    skip_reason: str | None
+    title: str
+    summary: str
+    category: str
+    date: str | None
+    updated: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    frontmatter: dict[str, Any]
+    headings: tuple[tuple[int, str, int], ...]  # (level, text, line)
+    warnings: tuple[str, ...]
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    label: int
+    path: str
+    ord: int
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+    sha: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    ord: int
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+    sha: str
+    tokens: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    source: str
+    line: int
+    target: str
+    anchor: str | None
+    kind: str
+    embed: bool
+    verdict: str
+    resolved: str | None
+    candidates: tuple[str, ...]
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=OFF")
+    return conn
+
+
+class Store:
+    """Both databases of one vault. Thread-safe: one lock around each call."""
+
+    def __init__(self, index_path: Path, cache_path: Path) -> None:
+        self.index_path = index_path
+        self.cache_path = cache_path
+        self._lock = threading.RLock()
+        try:
+            self._db = _connect(index_path)
+            self._check(self._db)
+            self._db.executescript(_SCHEMA)
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"{index_path}: {exc}") from None
+        try:
+            self._cache = _connect(cache_path)
+            self._check(self._cache)
+            self._cache.executescript(_CACHE_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"{cache_path}: {exc}") from None
+
+    @staticmethod
+    def _check(conn: sqlite3.Connection) -> None:
+        row = conn.execute("PRAGMA quick_check").fetchone()
+        if row is None or row[0] != "ok":
+            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else 'no answer'}")
+
+    def _migrate(self) -> None:
+        version = self.meta("schema_version")
+        if version is None:
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        elif int(version) > SCHEMA_VERSION:
+            raise IndexCorrupt(
+                f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
+            )
+        # future migrations: `if int(version) < 2: ...` then bump schema_version
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in (self._db, self._cache):
+                try:
+                    conn.execute("PRAGMA optimize")
+                    conn.close()
+                except sqlite3.Error:
+                    pass
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    # -- meta ----------------------------------------------------------------------
+
+    def meta(self, key: str) -> str | None:
+        with self._lock:
+            row = self._db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        with self._lock:
+            (conn or self._db).execute(
+                "INSERT INTO meta(key, value) VALUES(?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- notes ---------------------------------------------------------------------
+
+    def manifest(self) -> dict[str, Known]:
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns, sha256 FROM notes").fetchall()
+        return {p: Known(s, m, h) for p, s, m, h in rows}
+
+    def note(self, path: str) -> NoteRow | None:
+        with self._lock:
+            row = self._db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE path = ?", (path,)).fetchone()
+        return _note_row(row) if row else None
+
+    def notes(self, kind: str | None = None) -> list[NoteRow]:
+        query = f"SELECT {_NOTE_COLS} FROM notes"
+        args: tuple[Any, ...] = ()
+        if kind:
+            query += " WHERE kind = ?"
+            args = (kind,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY path", args).fetchall()
+        return [_note_row(r) for r in rows]
+
+    def catalogue(self) -> list[CatalogueEntry]:
+        return [
+            CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
+            for n in self.notes("note")
+        ]
+
+    def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
+        conn.execute(
+            f"INSERT OR REPLACE INTO notes({_NOTE_COLS}) VALUES({','.join('?' * 17)})",
+            (
+                row.path, row.size, row.mtime_ns, row.sha256, row.kind, row.skip_reason,
+                row.title, row.summary, row.category, row.date, row.updated,
+                json.dumps(list(row.tags)), json.dumps(list(row.aliases)),
+                json.dumps(row.frontmatter, ensure_ascii=False, default=str),
+                json.dumps([list(h) for h in row.headings]), json.dumps(list(row.warnings)),
+                row.lines,
+            ),
+        )
+
+    def touch_note(self, path: str, size: int, mtime_ns: int) -> None:
+        with self.transaction() as conn:
+            conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+
+    def delete_note(self, conn: sqlite3.Connection, path: str) -> list[int]:
+        """Remove a note and everything derived from it; return its chunk labels."""
+        labels = [r[0] for r in conn.execute("SELECT label FROM chunks WHERE path = ?", (path,))]
+        self.delete_chunks(conn, labels)
+        conn.execute("DELETE FROM links WHERE source = ?", (path,))
+        conn.execute("DELETE FROM notes WHERE path = ?", (path,))
+        return labels
+
+    def rename_note(self, conn: sqlite3.Connection, old: str, new: str) -> None:
+        conn.execute("DELETE FROM notes WHERE path = ?", (new,))
+        conn.execute("UPDATE notes SET path = ? WHERE path = ?", (new, old))
+        conn.execute("UPDATE chunks SET path = ? WHERE path = ?", (new, old))
+        conn.execute("UPDATE links SET source = ? WHERE source = ?", (new, old))
+
+    # -- chunks --------------------------------------------------------------------
+
+    def chunks_of(self, path: str) -> list[ChunkRow]:
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT {_CHUNK_COLS} FROM chunks WHERE path = ? ORDER BY ord", (path,)
+            ).fetchall()
+        return [_chunk_row(r) for r in rows]
+
+    def chunk_rows(self, labels: Sequence[int]) -> dict[int, ChunkRow]:
+        out: dict[int, ChunkRow] = {}
+        with self._lock:
+            for part in _parts(list(labels)):
+                q = f"SELECT {_CHUNK_COLS} FROM chunks WHERE label IN ({','.join('?' * len(part))})"
+                for r in self._db.execute(q, part):
+                    out[r[0]] = _chunk_row(r)
+        return out
+
+    def labels(self) -> set[int]:
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT label FROM chunks")}
+
+    def label_shas(self) -> dict[int, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT label, sha FROM chunks").fetchall())
+
+    def insert_chunks(self, conn: sqlite3.Connection, path: str, chunks: Sequence[NewChunk]) -> list[int]:
+        labels = []
+        for c in chunks:
+            cur = conn.execute(
+                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens) "
+                "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                (path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
+                 c.line_end, c.text, c.sha, c.tokens),
+            )
+            label = int(cur.lastrowid or 0)
+            conn.execute(
+                "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, ?, ?)",
+                (label, c.text, c.title, " ".join(c.heading)),
+            )
+            labels.append(label)
+        return labels
+
+    def move_chunk(self, conn: sqlite3.Connection, label: int, c: NewChunk) -> None:
+        """Keep a chunk (and its vector) whose embedded text did not change."""
+        conn.execute(
+            "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ? "
+            "WHERE label = ?",
+            (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
+             c.text, label),
+        )
+
+    def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
+        for part in _parts(list(labels)):
+            marks = ",".join("?" * len(part))
+            conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+            conn.execute(f"DELETE FROM chunks WHERE label IN ({marks})", part)
+
+    def counts(self) -> dict[str, int]:
+        with self._lock:
+            notes = dict(self._db.execute("SELECT kind, COUNT(*) FROM notes GROUP BY kind").fetchall())
+            chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+        return {"notes": notes.get("note", 0), "index_notes": notes.get("index", 0),
+                "skipped": notes.get("skipped", 0), "chunks": chunks}
+
+    def folder_counts(self) -> dict[str, int]:
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT category, COUNT(*) FROM notes WHERE kind = 'note' GROUP BY category"
+            ).fetchall()
+        return {c or "(root)": n for c, n in rows}
+
+    # -- full-text search ------------------------------------------------------------
+
+    def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """(label, bm25 score: higher is better) for an FTS5 MATCH expression."""
+        if not match:
+            return []
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT rowid, bm25(chunks_fts, 1.0, 2.0, 1.5) AS s FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
+                (match, limit),
+            ).fetchall()
+        return [(int(label), -float(score)) for label, score in rows]
+
+    # -- links ---------------------------------------------------------------------
+
+    def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
+        conn.execute("DELETE FROM links WHERE source = ?", (source,))
+        conn.executemany(
+            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [(source, r.line, r.target, r.anchor, r.kind, int(r.embed), r.verdict, r.resolved,
+              json.dumps(list(r.candidates))) for r in links],
+        )
+
+    def links(self, source: str | None = None) -> list[LinkRow]:
+        q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
+        args: tuple[Any, ...] = ()
+        if source is not None:
+            q += " WHERE source = ?"
+            args = (source,)
+        with self._lock:
+            rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
+        return [LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
+                for s, ln, t, a, k, e, v, r, c in rows]
+
+    def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
+        """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
+        out: set[str] = set()
+        with self._lock:
+            for part in _parts(list(targets)):
+                q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+            wanted = {n.casefold() for n in names}
+            if wanted:
+                for source, target in self._db.execute("SELECT source, target FROM links"):
+                    name = target.rsplit("/", 1)[-1].casefold()
+                    if name in wanted or name.removesuffix(".md") in wanted:
+                        out.add(source)
+        return out
+
+    # -- MEMORY.md ownership -------------------------------------------------------------
+
+    def owned_lines(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for section, line in self._db.execute("SELECT section, line FROM memory_owned ORDER BY rowid"):
+                out.setdefault(section, []).append(line)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def set_owned_lines(self, owned: Mapping[str, Sequence[str]]) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM memory_owned")
+            conn.executemany(
+                "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                [(s, line) for s, lines in owned.items() for line in lines],
+            )
+
+    # -- embedding cache -------------------------------------------------------------
+
+    def cached(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for part in _parts(list(dict.fromkeys(shas))):
+                q = f"SELECT sha, vector FROM embeddings WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
+                for sha, blob in self._cache.execute(q, (model, *part)):
+                    out[sha] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def put_embeddings(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        with self._lock:
+            self._cache.execute("BEGIN IMMEDIATE")
+            try:
+                self._cache.executemany(
+                    "INSERT OR REPLACE INTO embeddings(model, sha, vector) VALUES(?, ?, ?)",
+                    [(model, sha, np.asarray(v, dtype=np.float32).tobytes()) for sha, v in items.items()],
+                )
+            except BaseException:
+                self._cache.execute("ROLLBACK")
+                raise
+            self._cache.execute("COMMIT")
+
+    def vectors_for(self, model: str, labels: Sequence[int], dim: int) -> tuple[list[int], np.ndarray]:
+        """Cached vectors of chunks; returns (labels found, matrix). Missing ones are left out."""
+        shas = self.chunk_shas(labels)
+        cache = self.cached(model, shas.values())
+        found = [label for label in labels if shas.get(label) in cache]
+        matrix = np.zeros((len(found), dim), dtype=np.float32)
+        for i, label in enumerate(found):
+            matrix[i] = cache[shas[label]]
+        return found, matrix
+
+    def chunk_shas(self, labels: Sequence[int]) -> dict[int, str]:
+        out: dict[int, str] = {}
+        with self._lock:
+            for part in _parts(list(labels)):
+                q = f"SELECT label, sha FROM chunks WHERE label IN ({','.join('?' * len(part))})"
+                out.update(self._db.execute(q, part).fetchall())
+        return out
+
+    def prune_cache(self, model: str) -> int:
+        """Drop cached vectors no chunk uses any more (and other models' vectors)."""
+        live = set(self.label_shas().values())
+        with self._lock:
+            rows = self._cache.execute("SELECT model, sha FROM embeddings").fetchall()
+            dead = [(m, s) for m, s in rows if m != model or s not in live]
+            if dead:
+                self._cache.execute("BEGIN IMMEDIATE")
+                self._cache.executemany("DELETE FROM embeddings WHERE model = ? AND sha = ?", dead)
+                self._cache.execute("COMMIT")
+        return len(dead)
+
+    def cache_count(self, model: str) -> int:
+        with self._lock:
+            return int(self._cache.execute(
+                "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0])
+
+
+_NOTE_COLS = (
+    "path, size, mtime_ns, sha256, kind, skip_reason, title, summary, category, date, updated, "
+    "tags, aliases, frontmatter, headings, warnings, lines"
+)
+_CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, tokens"
+
+
+def _note_row(r: Sequence[Any]) -> NoteRow:
+    return NoteRow(
+        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
+        tuple(json.loads(r[11])), tuple(json.loads(r[12])), json.loads(r[13]),
+        tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
+        tuple(json.loads(r[15])), r[16],
+    )
+
+
+def _chunk_row(r: Sequence[Any]) -> ChunkRow:
+    return ChunkRow(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
+
+
+def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

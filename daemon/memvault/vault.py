@@ -1,0 +1,439 @@
+"""The filesystem edge: scan, read, hash, safe paths, atomic compare-and-swap writes.
+
+Every path that comes from outside (a CLI argument, an HTTP request, an MCP
+tool call, a link) reaches the disk through ``safe_join``. Every write to a
+file a person may be editing goes through ``update_text`` / ``write_cas``:
+write a temp file in the same folder, fsync, check the file still has the
+hash that was read, then ``os.replace``; nothing is written when nothing
+changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import os
+import re
+import secrets
+import unicodedata
+import urllib.parse
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
+from memvault.errors import NoteExists, NoteNotFound, UnsafePath, WriteConflict
+
+CONFLICT_COPY = re.compile(r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE)
+TEMP_MARK = ".memvault-tmp-"
+_WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
+_READ_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class FileStat:
+    size: int
+    mtime_ns: int
+    disk: str  # the name on disk (may differ from the key in Unicode form)
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    notes: dict[str, FileStat]
+    attachments: frozenset[str]
+    skipped: tuple[Skipped, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReadResult:
+    decoded: Decoded
+    sha256: str  # of the whole file, even when only a prefix was decoded
+    size: int
+    mtime_ns: int
+    truncated: bool
+
+
+def normalize_rel(rel: str) -> str:
+    """Validate a vault-relative path from outside and return its clean posix form.
+
+    Refuses absolute paths, ``..``, NUL, backslashes, Windows drive and UNC
+    forms, percent-encoded escapes and hidden (dot) folders such as
+    ``.memvault`` or ``.git``.
+    """
+    if not isinstance(rel, str) or not rel.strip():
+        raise UnsafePath("empty path")
+    for form in {rel, urllib.parse.unquote(rel)}:
+        if "\x00" in form:
+            raise UnsafePath("path contains a NUL byte")
+        if "\\" in form:
+            raise UnsafePath(f"backslashes are not allowed in vault paths: {rel!r}")
+        if form.startswith("/") or _WINDOWS_ABS.match(form):
+            raise UnsafePath(f"absolute paths are not allowed: {rel!r}")
+        parts = form.split("/")
+        if any(p == ".." for p in parts):
+            raise UnsafePath(f"'..' is not allowed in vault paths: {rel!r}")
+        if any(p.startswith(".") and p != "." for p in parts):
+            raise UnsafePath(f"hidden files and folders are not reachable: {rel!r}")
+    if urllib.parse.unquote(rel) != rel and re.search(r"%(?:2e|2f|5c|00)", rel, re.IGNORECASE):
+        raise UnsafePath(f"percent-encoded path separators are not allowed: {rel!r}")
+    clean = "/".join(p for p in rel.split("/") if p not in ("", "."))
+    if not clean:
+        raise UnsafePath(f"not a file path: {rel!r}")
+    return unicodedata.normalize("NFC", clean)
+
+
+def safe_join(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing anything that leaves the vault (symlinks included)."""
+    clean = normalize_rel(rel)
+    real_root = os.path.realpath(root)
+    candidate = os.path.join(real_root, *clean.split("/"))
+    real = os.path.realpath(candidate)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise UnsafePath(f"{rel!r} leads outside the vault")
+    return Path(candidate)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """gitignore-like globs: ``**`` crosses folders, a pattern without ``/``
+    matches a name anywhere, a trailing ``/`` means the folder and below."""
+    pat = pattern.strip().lstrip("/")
+    anywhere = "/" not in pat.rstrip("/")
+    if pat.endswith("/"):
+        pat += "**"
+    out = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    prefix = "(?:.*/)?" if anywhere else ""
+    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE)
+
+
+class VaultFS:
+    """File access for one vault root."""
+
+    def __init__(
+        self,
+        root: Path,
+        ignore: Iterable[str] = (),
+        max_note_bytes: int = 2_000_000,
+    ) -> None:
+        self.root = Path(root)
+        self._real_root = os.path.realpath(self.root)
+        self._ignore = [glob_regex(p) for p in ignore if p.strip()]
+        self.max_note_bytes = max_note_bytes
+        self._disk: dict[str, str] = {}
+
+    # -- what belongs to the vault ------------------------------------------------
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether a vault-relative path is outside what memvault indexes."""
+        parts = rel.split("/")
+        if any(p.startswith(".") for p in parts):
+            return True
+        if CONFLICT_COPY.search(parts[-1]) or TEMP_MARK in parts[-1]:
+            return True
+        return any(rx.match(rel) for rx in self._ignore)
+
+    def scan(self, folder: str = "") -> Scan:
+        """Every note (and other file) at or below ``folder`` ('' = the whole vault)."""
+        notes: dict[str, FileStat] = {}
+        attachments: set[str] = set()
+        skipped: list[Skipped] = []
+        stack = [folder.strip("/")]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = list(os.scandir(os.path.join(self.root, folder) if folder else self.root))
+            except OSError as exc:
+                skipped.append(Skipped(folder or ".", f"cannot list folder: {exc.strerror}"))
+                continue
+            for entry in sorted(entries, key=lambda e: e.name):
+                rel = f"{folder}/{entry.name}" if folder else entry.name
+                if entry.name.startswith(".") or self.is_ignored(rel):
+                    continue
+                try:
+                    if entry.is_symlink():
+                        real = os.path.realpath(entry.path)
+                        if os.path.commonpath([self._real_root, real]) != self._real_root:
+                            skipped.append(Skipped(rel, "symlink leads outside the vault"))
+                            continue
+                        if os.path.isdir(real):
+                            skipped.append(Skipped(rel, "symlinked folder (its notes are indexed where they really are)"))
+                            continue
+                    if entry.is_dir():
+                        stack.append(rel)
+                        continue
+                    if not entry.is_file():
+                        continue
+                    st = entry.stat()
+                except OSError as exc:
+                    skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+                    continue
+                key = unicodedata.normalize("NFC", rel)
+                if not rel.lower().endswith(".md"):
+                    attachments.add(key)
+                    continue
+                if key in notes:
+                    skipped.append(Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form"))
+                    continue
+                notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
+        self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
+        return Scan(notes, frozenset(attachments), tuple(skipped))
+
+    def stat(self, rel: str) -> FileStat | None:
+        """Stat one note path; None if it is gone or not a regular file."""
+        disk = self._disk.get(rel, rel)
+        try:
+            st = os.stat(os.path.join(self.root, disk))
+        except OSError:
+            return None
+        if not os.path.isfile(os.path.join(self.root, disk)):
+            return None
+        return FileStat(st.st_size, st.st_mtime_ns, disk)
+
+    def path(self, rel: str) -> Path:
+        """The on-disk path of a vault-relative path (validated)."""
+        safe = safe_join(self.root, rel)
+        disk = self._disk.get(normalize_rel(rel))
+        return safe_join(self.root, disk) if disk else safe
+
+    # -- reading -----------------------------------------------------------------
+
+    def read(self, rel: str, cap: int | None = None) -> ReadResult:
+        """Read a note: hash the whole file, decode at most ``cap`` bytes of it.
+
+        Raises NoteNotFound, or NotText for binary / non-UTF-8 files.
+        """
+        cap = self.max_note_bytes if cap is None else cap
+        path = self.path(rel)
+        digest = hashlib.sha256()
+        head = bytearray()
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                while block := fh.read(_READ_BLOCK):
+                    digest.update(block)
+                    if len(head) < cap:
+                        head += block[: cap - len(head)]
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {rel}") from None
+        except IsADirectoryError:
+            raise NoteNotFound(f"{rel} is a folder") from None
+        truncated = st.st_size > len(head)
+        data = bytes(head)
+        if truncated:
+            cut = data.rfind(b"\n")
+            data = data[: cut + 1] if cut > 0 else data
+            while data:
+                try:
+                    data.decode("utf-8")
+                    break
+                except UnicodeDecodeError as exc:
+                    if exc.start < len(data) - 4:
+                        break
+                    data = data[: exc.start]
+        return ReadResult(decode(data), digest.hexdigest(), st.st_size, st.st_mtime_ns, truncated)
+
+    def read_bytes(self, rel: str) -> bytes:
+        try:
+            return self.path(rel).read_bytes()
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {rel}") from None
+
+    # -- writing -----------------------------------------------------------------
+
+    def write_cas(self, rel: str, data: bytes, expected_sha: str | None) -> bool:
+        """Atomically replace ``rel`` with ``data`` if it still has ``expected_sha``.
+
+        ``expected_sha=None`` means the file must not exist yet (create).
+        Returns False when the file changed under us (nothing written).
+        """
+        path = self.path(rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            if expected_sha is None:
+                try:
+                    os.link(tmp, path)  # fails if the name exists: never overwrites
+                except FileExistsError:
+                    return False
+                return True
+            try:
+                st = os.stat(path)
+                current = sha256_bytes(path.read_bytes())
+            except FileNotFoundError:
+                return False
+            if current != expected_sha:
+                return False
+            os.chmod(tmp, st.st_mode & 0o7777)
+            os.replace(tmp, path)
+            _fsync_dir(path.parent)
+            return True
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def update_text(
+        self, rel: str, change: Callable[[str], str], attempts: int = 20
+    ) -> tuple[bool, str]:
+        """Apply ``change`` to a note's text with compare-and-swap; retry on races.
+
+        The BOM is kept; ``change`` sees and returns text with the file's own
+        line endings. Returns (written, sha256 of the file now).
+        """
+        for _ in range(attempts):
+            try:
+                raw = self.read_bytes(rel)
+            except NoteNotFound:
+                raise
+            decoded = decode(raw)
+            new_text = change(decoded.text)
+            if new_text == decoded.text:
+                return False, sha256_bytes(raw)
+            data = encode(Decoded(new_text, decoded.bom))
+            if self.write_cas(rel, data, sha256_bytes(raw)):
+                return True, sha256_bytes(data)
+        raise WriteConflict(f"{rel} kept changing while memvault tried to update it; left as is")
+
+    def create(self, rel: str, text: str) -> str:
+        """Create a new note; never overwrites. Returns its sha256."""
+        data = text.encode("utf-8")
+        if not self.write_cas(rel, data, None):
+            raise NoteExists(f"{rel} already exists")
+        return sha256_bytes(data)
+
+    def remove_temp_files(self) -> list[str]:
+        """Delete temp files left by a write that was killed midway."""
+        removed = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d not in (".git", ".obsidian", ".trash")]
+            for name in filenames:
+                if TEMP_MARK in name and name.startswith("."):
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(dirpath, name))
+                        removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
+        return removed
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some filesystems refuse fsync on folders
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.EACCES):
+            raise
+    finally:
+        os.close(fd)
+
+
+__all__ = [
+    "FileStat",
+    "NotText",
+    "ReadResult",
+    "Scan",
+    "Skipped",
+    "VaultFS",
+    "WriterLock",
+    "find_vault",
+    "glob_regex",
+    "normalize_rel",
+    "safe_join",
+]
+
+
+def find_vault(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.memvault/`` or ``MEMORY.md``."""
+    here = Path(start).expanduser().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".memvault").is_dir() or (folder / "MEMORY.md").is_file():
+            return folder
+    return None
+
+
+class WriterLock:
+    """The single-writer lock: an exclusive ``flock`` on ``.memvault/lock``.
+
+    The kernel drops it when the process dies (even on ``kill -9``), so a stale
+    lock never blocks a restart. The holder's pid is written into the file so
+    the refusal can name it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        from memvault.errors import LockHeld
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = self.holder_pid()
+            os.close(fd)
+            who = f"process {pid}" if pid else "another process"
+            raise LockHeld(
+                f"{who} is already writing to this vault (lock {self.path}); "
+                "stop it or use it (the CLI talks to a running daemon)",
+                pid,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.fsync(fd)
+        self._fd = fd
+
+    def holder_pid(self) -> int | None:
+        try:
+            text = self.path.read_text(encoding="ascii").strip()
+            return int(text) if text else None
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        import fcntl
+
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None

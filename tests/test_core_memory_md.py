@@ -1,0 +1,260 @@
+"""core/memory_md.py: MEMORY.md stays a small, true index and keeps a person's words."""
+
+from __future__ import annotations
+
+import datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memvault.config import DEFAULT_SECTIONS, SectionRule
+from memvault.core.memory_md import (
+    CatalogueEntry,
+    entry_line,
+    render_folder_note,
+    select,
+    update_memory,
+)
+from memvault.core.notes import parse_note
+from memvault.core.wikilinks import LinkIndex
+from memvault.errors import MemoryFileError
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
+
+
+def entry(path: str, summary: str = "", mtime: int = 0, **fields: object) -> CatalogueEntry:
+    title = path.rsplit("/", 1)[-1].removesuffix(".md")
+    return CatalogueEntry(path, title, summary, dict(fields), mtime)
+
+
+def run(text, catalogue, owned=None, seen=(), rules=DEFAULT_SECTIONS, **kw):
+    idx = LinkIndex([e.path for e in catalogue] + ["MEMORY.md"])
+
+    def resolve(target: str) -> str | None:
+        res = idx.resolve(target, "MEMORY.md")
+        return res.path if res.verdict == "resolved" else None
+
+    return update_memory(text, catalogue, rules, owned or {}, seen, resolve=resolve, **kw)
+
+
+def template_catalogue() -> list[CatalogueEntry]:
+    out = []
+    for p in sorted(TEMPLATE.rglob("*.md")):
+        rel = p.relative_to(TEMPLATE).as_posix()
+        if rel == "MEMORY.md" or rel.startswith("templates/"):
+            continue
+        n = parse_note(rel, p.read_text(encoding="utf-8"))
+        out.append(CatalogueEntry(rel, n.title, n.summary, n.frontmatter, 0))
+    return out
+
+
+def test_the_template_is_adopted_as_is() -> None:
+    text = (TEMPLATE / "MEMORY.md").read_text(encoding="utf-8")
+    update = run(text, template_catalogue())
+    assert update.text == text
+    assert update.owned["projects"] == ("- [[projects/ai-assistant-refactor]] - " +
+                                        next(e.summary for e in template_catalogue() if e.path.startswith("projects/")),)
+
+
+def test_new_notes_are_listed_newest_first() -> None:
+    cat = [entry("decisions/a.md", "A", date="2024-01-01"), entry("decisions/b.md", "B", date="2024-02-01")]
+    text = "# Memory\n\n## Recent Decisions\n<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n"
+    out = run(text, cat, rules=[DEFAULT_SECTIONS[2]]).text
+    assert out == ("# Memory\n\n## Recent Decisions\n<!-- memvault:begin decisions -->\n"
+                   "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n")
+
+
+def test_text_outside_sections_is_kept_byte_for_byte() -> None:
+    text = ("# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n"
+            "<!-- memvault:end logs -->\ntrailing without newline")
+    out = run(text, [entry("logs/2024-01-01.md", "day")], rules=[DEFAULT_SECTIONS[3]]).text
+    assert out.startswith("# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n")
+    assert out.endswith("<!-- memvault:end logs -->\ntrailing without newline")
+    assert "- [[logs/2024-01-01]] - day" in out
+
+
+def test_a_persons_line_inside_a_section_stays_where_it_is() -> None:
+    rules = [DEFAULT_SECTIONS[2]]
+    cat = [entry("decisions/a.md", "A", date="2024-01-01")]
+    first = run("<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=rules)
+    edited = first.text.replace("- [[decisions/a]] - A\n", "> Ask Sarah before adding here.\n- [[decisions/a]] - A\n")
+    cat.append(entry("decisions/b.md", "B", date="2024-02-01"))
+    out = run(edited, cat, owned=first.owned, rules=rules).text
+    assert out == ("<!-- memvault:begin decisions -->\n> Ask Sarah before adding here.\n"
+                   "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n")
+
+
+def test_a_description_edited_by_a_person_is_kept_and_not_duplicated() -> None:
+    rules = [DEFAULT_SECTIONS[1]]
+    cat = [entry("people/ana.md", "Data lead", updated="2024-01-01")]
+    first = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n", cat, rules=rules)
+    edited = first.text.replace("Data lead", "Data lead — call before noon!")
+    cat = [entry("people/ana.md", "Data lead, Berlin", updated="2024-02-01")]
+    out = run(edited, cat, owned=first.owned, rules=rules).text
+    assert out.count("[[people/ana]]") == 1
+    assert "Data lead — call before noon!" in out
+
+
+def test_a_summary_change_updates_the_daemons_own_line() -> None:
+    rules = [DEFAULT_SECTIONS[1]]
+    first = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+                [entry("people/ana.md", "Old")], rules=rules)
+    out = run(first.text, [entry("people/ana.md", "New")], owned=first.owned, rules=rules).text
+    assert "- [[people/ana]] - New\n" in out and "Old" not in out
+
+
+def test_delete_removes_the_daemons_entry_but_not_a_persons_line() -> None:
+    rules = [DEFAULT_SECTIONS[1]]
+    cat = [entry("people/ana.md", "A"), entry("people/bo.md", "B")]
+    first = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n", cat, rules=rules)
+    edited = first.text.replace("<!-- memvault:end", "- [[people/bo]] my own words\n<!-- memvault:end")
+    out = run(edited, [], owned=first.owned, rules=rules).text
+    assert out == "<!-- memvault:begin people -->\n- [[people/bo]] my own words\n<!-- memvault:end people -->\n"
+
+
+def test_overflow_links_the_folder_note_and_keeps_the_section_short() -> None:
+    rule = SectionRule("decisions", "Recent Decisions", "decisions", {}, "date", 3)
+    cat = [entry(f"decisions/d{i:02}.md", f"D{i}", date=f"2024-01-{i:02}") for i in range(1, 41)]
+    update = run("<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=[rule])
+    lines = update.text.splitlines()
+    assert lines[1:4] == ["- [[decisions/d40]] - D40", "- [[decisions/d39]] - D39", "- [[decisions/d38]] - D38"]
+    assert lines[4] == "- [[decisions/decisions|37 more decisions]]"
+    assert len(update.overflow["decisions"]) == 40
+    again = run(update.text, cat, owned=update.owned, rules=[rule])
+    assert again.text == update.text
+
+
+def test_filter_and_order_rules() -> None:
+    rule = DEFAULT_SECTIONS[0]  # projects with status = active, newest updated first
+    cat = [
+        entry("projects/a.md", "A", status="active", updated="2024-01-01"),
+        entry("projects/b.md", "B", status="done", updated="2024-05-01"),
+        entry("projects/c.md", "C", status="Active", updated="2024-03-01"),
+        entry("projects/projects.md", "folder note", status="active"),
+    ]
+    assert [e.path for e in select(rule, cat)] == ["projects/c.md", "projects/a.md"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<!-- memvault:begin people -->\n- x\n",
+        "<!-- memvault:end people -->\n",
+        "<!-- memvault:begin people -->\n<!-- memvault:begin logs -->\n",
+        "<!-- memvault:begin people -->\n<!-- memvault:end logs -->\n",
+        "<!-- memvault:begin a -->\n<!-- memvault:end a -->\n<!-- memvault:begin a -->\n<!-- memvault:end a -->\n",
+    ],
+)
+def test_markers_that_do_not_pair_up_are_an_error_never_a_repair(text: str) -> None:
+    with pytest.raises(MemoryFileError):
+        run(text, [entry("people/ana.md", "A")])
+
+
+def test_a_section_a_person_deleted_is_not_re_added_unless_asked() -> None:
+    text = "# Memory\nmy notes\n"
+    update = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]])
+    assert update.text == text
+    assert update.missing == ("people",)
+    restored = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]],
+                   restore_deleted=True)
+    assert "<!-- memvault:begin people -->\n- [[people/ana]] - A\n" in restored.text
+
+
+def test_a_section_never_seen_is_appended_with_the_files_line_endings() -> None:
+    out = run("# Memory\r\nmine\r\n", [entry("people/ana.md", "A")], rules=[DEFAULT_SECTIONS[1]]).text
+    assert out == ("# Memory\r\nmine\r\n\r\n## Key People\r\n<!-- memvault:begin people -->\r\n"
+                   "- [[people/ana]] - A\r\n<!-- memvault:end people -->\r\n")
+
+
+def test_no_memory_file_starts_a_fresh_index() -> None:
+    out = run(None, template_catalogue(), seen={"people", "logs"}).text
+    assert out.startswith("# Memory Index\n")
+    assert all(f"<!-- memvault:begin {r.name} -->" in out for r in DEFAULT_SECTIONS)
+
+
+def test_two_notes_with_the_same_summary_are_both_listed() -> None:
+    cat = [entry("people/a/x.md", "Same"), entry("people/b/x.md", "Same")]
+    out = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n", cat,
+              rules=[DEFAULT_SECTIONS[1]]).text
+    assert "[[people/a/x]] - Same" in out and "[[people/b/x]] - Same" in out
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("people/Ana López.md", "- [[people/Ana López]] - s"),
+        ("people/with space.md", "- [[people/with space]] - s"),
+        ("people/C# fan.md", "- `people/C# fan.md` - s"),
+        ("people/a|b.md", "- `people/a|b.md` - s"),
+        ("people/[x].md", "- `people/[x].md` - s"),
+    ],
+)
+def test_entry_lines_for_awkward_names(path: str, line: str) -> None:
+    assert entry_line(entry(path, "s")) == line
+
+
+def test_unlinkable_names_are_reported() -> None:
+    update = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+                 [entry("people/C# fan.md", "s")], rules=[DEFAULT_SECTIONS[1]])
+    assert update.problems and "cannot link" in update.problems[0]
+
+
+def test_500_notes_keep_memory_md_under_60_lines() -> None:
+    cat = template_catalogue()
+    for i in range(124):
+        day = datetime.date(2023, 1, 1) + datetime.timedelta(days=i)
+        cat.append(entry(f"projects/p{i}.md", f"P{i}", status="active", updated=day.isoformat()))
+        cat.append(entry(f"people/person-{i}.md", f"Person {i}"))
+        cat.append(entry(f"decisions/d{i}.md", f"D{i}", date=day.isoformat()))
+        cat.append(entry(f"logs/{day.isoformat()}.md", f"Log {i}"))
+    text = (TEMPLATE / "MEMORY.md").read_text(encoding="utf-8")
+    assert len({e.path for e in cat}) == 500
+    out = run(text, cat).text
+    assert len(out.splitlines()) < 60
+
+
+def test_folder_note_keeps_a_persons_text_around_its_list() -> None:
+    cat = [entry("decisions/a.md", "A"), entry("decisions/b.md", "B")]
+    first = render_folder_note(None, "decisions", cat, "decisions")
+    edited = first.replace("# Decisions\n", "# Decisions\nMy intro.\n") + "My outro.\n"
+    out = render_folder_note(edited, "decisions", cat[:1], "decisions")
+    assert "My intro." in out and out.endswith("My outro.\n")
+    assert "[[decisions/b]]" not in out and "[[decisions/a]] - A" in out
+
+
+human_line = st.text(alphabet=st.sampled_from(list("abc XYZ-*[]#>|\t")), min_size=1, max_size=30).filter(
+    lambda s: "memvault:" not in s and s.strip() != "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(["add", "remove", "human", "human_in"]),
+                              st.integers(0, 30), human_line), max_size=25))
+def test_human_bytes_survive_any_sequence_of_edits_and_syncs(ops: list) -> None:
+    rules = [SectionRule("people", "Key People", "people", {}, "title", 5)]
+    text = "# Memory\n\n## Key People\n<!-- memvault:begin people -->\n<!-- memvault:end people -->\n"
+    notes: dict[str, CatalogueEntry] = {}
+    owned: dict = {}
+    human: list[str] = []
+    for op, n, words in ops:
+        if op == "add":
+            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", f"Person {n}")
+        elif op == "remove":
+            notes.pop(f"people/p{n}.md", None)
+        else:
+            line = f"{words} h{len(human)}"
+            lines = text.split("\n")
+            if op == "human":
+                lines.insert(n % len(lines), line)
+            else:
+                begin = next(i for i, ln in enumerate(lines) if "memvault:begin" in ln)
+                lines.insert(begin + 1, line)
+            text = "\n".join(lines)
+            human.append(line)
+        update = run(text, list(notes.values()), owned=owned, rules=rules)
+        text, owned = update.text, update.owned
+        for line in human:
+            assert line in text.split("\n")
+    listed = [ln for ln in text.split("\n") if ln.startswith("- [[people/")]
+    assert len(listed) <= 5 + 1

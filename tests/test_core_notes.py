@@ -1,0 +1,133 @@
+"""core/notes.py: tolerant frontmatter, titles, summaries, tags, headings."""
+
+from __future__ import annotations
+
+import pytest
+
+from memvault.core.notes import first_paragraph, parse_note, plain_text, tag_matches
+
+
+@pytest.mark.parametrize(
+    ("text", "fields", "warned"),
+    [
+        ("---\ntitle: Plain\n---\nbody", {"title": "Plain"}, False),
+        ("---\ndate: 2024-01-01\n---\n", {"date": "2024-01-01"}, False),
+        ("---\nupdated: 2024-01-01T10:00:00Z\n---\n", {"updated": "2024-01-01T10:00:00Z"}, False),
+        ("---\ntime: 10:00\n---\n", {"time": "10:00"}, False),
+        ("---\nanswer: yes\ncount: 3\nok: true\n---\n", {"answer": "yes", "count": 3, "ok": True}, False),
+        ("---\npath: C:\\Users\\me\n---\n", {"path": "C:\\Users\\me"}, False),
+        ('---\npath: "C:\\"\n---\nbody', {}, True),
+        ("---\ntitle: *Italic*\n---\nbody", {}, True),
+        ("---\n- [[link]]x\n---\nbody", {}, True),
+        ("---\nJust a rule used as a separator\n---\nbody", {}, True),
+        ("---\n---\nbody", {}, False),
+        ("---\nno closing fence\n\nbody", {}, False),
+        ("\n---\ntitle: not frontmatter\n---\n", {}, False),
+    ],
+)
+def test_frontmatter_is_tolerant_and_keeps_values_as_written(text: str, fields: dict, warned: bool) -> None:
+    note = parse_note("n.md", text)
+    for key, value in fields.items():
+        assert note.frontmatter[key] == value
+    if not fields:
+        assert not {k for k in note.frontmatter if k != "title"} or warned is False
+    assert bool(note.warnings) is warned
+
+
+def test_invalid_frontmatter_leaves_the_note_indexable_as_text() -> None:
+    note = parse_note("people/ana.md", "---\ntitle: *Italic*\n---\nAna leads the data team.\n")
+    assert note.frontmatter == {}
+    assert "Ana leads the data team." in note.body
+    assert note.title == "ana"
+    assert note.summary == "Ana leads the data team."
+    assert note.warnings and "invalid YAML" in note.warnings[0]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "title"),
+    [
+        ("a/x.md", "---\ntitle: From FM\n---\n# From H1\n", "From FM"),
+        ("a/x.md", "# From H1\n## Sub\n", "From H1"),
+        ("a/x.md", "## Only H2\ntext", "x"),
+        ("a/My Note.md", "text", "My Note"),
+        ("a/x.md", "```\n# not a heading\n```\n", "x"),
+        ("a/x.md", "---\ntitle: 2024\n---\n", "2024"),
+    ],
+)
+def test_title_prefers_frontmatter_then_h1_then_file_name(path: str, text: str, title: str) -> None:
+    assert parse_note(path, text).title == title
+
+
+@pytest.mark.parametrize(
+    ("text", "summary"),
+    [
+        ("---\nsummary: Given.\n---\nBody text.", "Given."),
+        ("---\ndescription: Described\n---\nBody.", "Described"),
+        ("# T\n\nFirst sentence here. Second one.", "First sentence here."),
+        ("# T\n\n- 09:30 standup with [[people/sarah-chen|Sarah]]\n- more", "09:30 standup with Sarah"),
+        ("# T\n\n```\ncode first\n```\n\nThen **bold** prose.", "Then bold prose."),
+        ("# T\n\n<!-- comment -->\nProse with [[people/ana]].", "Prose with ana."),
+        ("# T\n\n| a | b |\n|---|---|\n\nAfter table.", "After table."),
+        ("", ""),
+    ],
+)
+def test_summary_is_frontmatter_or_first_sentence(text: str, summary: str) -> None:
+    assert parse_note("x.md", text).summary == summary
+
+
+def test_summary_is_clipped_to_160_characters_at_a_word() -> None:
+    note = parse_note("x.md", "word " * 100)
+    assert len(note.summary) <= 160
+    assert note.summary.endswith("…")
+    assert " wor…" not in note.summary
+
+
+@pytest.mark.parametrize(
+    ("text", "tags"),
+    [
+        ("---\ntags: [a, b]\n---\n", ("a", "b")),
+        ("---\ntags: a, b c\n---\n", ("a", "b", "c")),
+        ("---\ntags:\n  - '#hashy'\n---\n", ("hashy",)),
+        ("text #inline and #nested/tag.", ("inline", "nested/tag")),
+        ("# Heading\n## Also #intitle", ("intitle",)),
+        ("`#code` and\n```\n#fenced\n```\n", ()),
+        ("#123 is not a tag, #y2024 is", ("y2024",)),
+        ("a link [[note#heading]] and url http://x.y/#frag", ()),
+        ("#Dup and #dup", ("Dup",)),
+        ("unicode #café", ("café",)),
+    ],
+)
+def test_tags_from_frontmatter_and_inline_but_not_code_or_links(text: str, tags: tuple) -> None:
+    assert parse_note("x.md", text).tags == tags
+
+
+def test_headings_have_file_line_numbers_and_skip_code() -> None:
+    text = "---\na: 1\n---\n# One\ntext\n```\n# no\n```\n## Two ##\n"
+    heads = parse_note("x.md", text).headings
+    assert [(h.level, h.text, h.line) for h in heads] == [(1, "One", 4), (2, "Two", 9)]
+
+
+def test_crlf_notes_parse_like_lf_notes() -> None:
+    lf = parse_note("x.md", "---\ntitle: T\ntags: [a]\n---\n# H\n\nBody [[l]].\n")
+    crlf = parse_note("x.md", "---\r\ntitle: T\r\ntags: [a]\r\n---\r\n# H\r\n\r\nBody [[l]].\r\n")
+    assert (lf.title, lf.tags, lf.summary, [h.line for h in lf.headings]) == (
+        crlf.title, crlf.tags, crlf.summary, [h.line for h in crlf.headings])
+    assert [link.line for link in crlf.links] == [7]
+
+
+def test_aliases_list_or_comma_string() -> None:
+    assert parse_note("x.md", "---\naliases: [A, B]\n---\n").aliases == ("A", "B")
+    assert parse_note("x.md", "---\nalias: A, B\n---\n").aliases == ("A", "B")
+
+
+def test_plain_text_and_first_paragraph() -> None:
+    assert plain_text("see [[a/b#c|alias]] and [[a/b]] and [t](u.md) **x**") == "see alias and b and t x"
+    assert first_paragraph("# h\n\n---\n\nreal text ^block-1\n") == "real text"
+
+
+@pytest.mark.parametrize(
+    ("tag", "wanted", "ok"),
+    [("project/alpha", "project", True), ("Project", "project", True), ("projects", "project", False)],
+)
+def test_tag_filter_is_nested_and_case_insensitive(tag: str, wanted: str, ok: bool) -> None:
+    assert tag_matches(tag, wanted) is ok
