@@ -24,7 +24,7 @@ from memvault.core.changes import Seen, diff, suspects
 from memvault.embedder import Embedder
 from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.report import LinkProblem, SyncReport
+from memvault.core.report import LinkProblem, SyncReport
 from memvault.vault import WriterLock
 
 

@@ -32,8 +32,9 @@ from memvault.core.notes import Note, parse_note
 from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.wikilinks import LinkIndex, relink
 from memvault.embedder import Embedder, Tokenizer, make_embedder
+from memvault.engine_reads import ReadMixin
 from memvault.errors import IndexCorrupt, MemoryFileError, NoteNotFound, WriteConflict
-from memvault.report import LinkProblem, SkippedFile, SyncReport
+from memvault.core.report import LinkProblem, SkippedFile, SyncReport
 from memvault.store import LinkRow, NewChunk, NoteRow, Store
 from memvault.vault import VaultFS
 from memvault.vectors import VectorIndex
@@ -59,7 +60,7 @@ class _Prepared:
     chunks: list[NewChunk]
 
 
-class Engine:
+class Engine(ReadMixin):
     """Everything memvault does to one vault. Thread-safe; one writer per vault."""
 
     def __init__(
@@ -76,6 +77,9 @@ class Engine:
         self._last_save = time.monotonic()
         self.listeners: list[Callable[[SyncReport], None]] = []
         self._tokenizer: Callable[[str], int] | None = None
+        self._generation = 0  # bumped whenever indexed notes change (read caches key on it)
+        self._meta_cache = None
+        self._read_lock = threading.Lock()
         config.state_dir.mkdir(parents=True, exist_ok=True)
         if not read_only:
             self.fs.remove_temp_files()  # left by a write that was killed midway
@@ -307,6 +311,8 @@ class Engine:
                 relinked, problems = self._relink(moves, before, after)
                 warnings += problems
         deleted_labels: list[int] = []
+        if changes.deleted or moves:
+            self._generation += 1
         if changes.deleted:
             with self.store.transaction() as conn:
                 for path in changes.deleted:
@@ -491,6 +497,9 @@ class Engine:
                 embedded = len(need)
         added: list[int] = []
         removed: list[int] = []
+        if emb is not None:
+            _ = self.vectors  # opened (and reconciled) before the new rows exist
+        self._generation += 1
         with self.store.transaction() as conn:
             for p in batch:
                 old = {}

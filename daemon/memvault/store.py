@@ -308,6 +308,24 @@ class Store:
                     out[r[0]] = _chunk_row(r)
         return out
 
+    def labels_of(self, paths: Iterable[str]) -> set[int]:
+        out: set[int] = set()
+        with self._lock:
+            for part in _parts(list(paths)):
+                q = f"SELECT label FROM chunks WHERE path IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+        return out
+
+    def note_tokens(self, paths: Iterable[str]) -> dict[str, int]:
+        """Total chunk tokens per note (how big a note is, in model word pieces)."""
+        out: dict[str, int] = {}
+        with self._lock:
+            for part in _parts(list(dict.fromkeys(paths))):
+                q = (f"SELECT path, SUM(tokens) FROM chunks WHERE path IN ({','.join('?' * len(part))}) "
+                     "GROUP BY path")
+                out.update(self._db.execute(q, part).fetchall())
+        return out
+
     def labels(self) -> set[int]:
         with self._lock:
             return {r[0] for r in self._db.execute("SELECT label FROM chunks")}

@@ -8,7 +8,7 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from memvault.report import _Dict
+from memvault.core.report import _Dict
 
 
 @dataclass(frozen=True, slots=True)

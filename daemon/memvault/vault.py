@@ -83,15 +83,20 @@ def normalize_rel(rel: str) -> str:
             raise UnsafePath(f"hidden files and folders are not reachable: {rel!r}")
     if urllib.parse.unquote(rel) != rel and re.search(r"%(?:2e|2f|5c|00)", rel, re.IGNORECASE):
         raise UnsafePath(f"percent-encoded path separators are not allowed: {rel!r}")
+    return unicodedata.normalize("NFC", _clean(rel))
+
+
+def _clean(rel: str) -> str:
     clean = "/".join(p for p in rel.split("/") if p not in ("", "."))
-    if not clean:
+    if not clean.strip():
         raise UnsafePath(f"not a file path: {rel!r}")
-    return unicodedata.normalize("NFC", clean)
+    return clean
 
 
 def safe_join(root: Path, rel: str) -> Path:
     """``root / rel``, refusing anything that leaves the vault (symlinks included)."""
-    clean = normalize_rel(rel)
+    normalize_rel(rel)  # validates
+    clean = _clean(rel)  # joined as given: the name on disk may be NFD
     real_root = os.path.realpath(root)
     candidate = os.path.join(real_root, *clean.split("/"))
     real = os.path.realpath(candidate)

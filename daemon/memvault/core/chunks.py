@@ -234,6 +234,9 @@ def _paragraphs(
         else:
             blocks.append([i, i + 1])
             open_block = True
+    for block in blocks:  # an unclosed fence swallows trailing blank lines: not text
+        while not lines[block[1] - 1].strip():
+            block[1] -= 1
     if has_heading and len(blocks) > 1 and blocks[0][1] - blocks[0][0] == 1:
         blocks[0:2] = [[blocks[0][0], blocks[1][1]]]
     return [(starts[a], starts[b - 1] + len(lines[b - 1])) for a, b in blocks]
@@ -353,25 +356,31 @@ class _SectionCutter:
         return out
 
     def _cut(self, pos: int, hi: int, end: int) -> int:
-        """Where to end a piece starting at ``pos`` no later than ``hi``."""
+        """Where to end a piece starting at ``pos`` no later than ``hi``.
+
+        The piece always holds a non-space character (``pos`` may sit on a
+        line's indentation), and a boundary in the first half of the window
+        is not taken: it would make too small a piece.
+        """
         if hi >= end:
             return end
-        lo = pos + max(1, (hi - pos) // 2)  # a boundary this early makes too small a piece
-        newline = self.body.rfind("\n", lo, hi + 1)
-        if newline > pos:
-            return newline
-        sentence = None
-        for m in _SENTENCE_END.finditer(self.body, lo, hi + 1):
-            if m.end() <= hi:
-                sentence = m.end()
-        if sentence is not None and sentence > pos:
-            return sentence
-        space = _LAST_SPACE.search(self.body, lo, hi + 1)
-        if space is not None and space.start() > pos:
-            return space.start()
-        # No space at all: cut between characters, never before a combining mark.
         first_text = _NON_SPACE.search(self.body, pos, end)
         floor = first_text.start() + 1 if first_text else pos + 1
+        lo = max(floor, pos + (hi - pos) // 2)
+        if lo <= hi:
+            newline = self.body.rfind("\n", lo, hi + 1)
+            if newline >= 0:
+                return newline
+            sentence = None
+            for m in _SENTENCE_END.finditer(self.body, lo, hi + 1):
+                if lo <= m.end() <= hi:
+                    sentence = m.end()
+            if sentence is not None:
+                return sentence
+            space = _LAST_SPACE.search(self.body, lo, hi + 1)
+            if space is not None:
+                return space.start()
+        # No space at all: cut between characters, never before a combining mark.
         cut = max(hi, floor)
         while cut > floor and unicodedata.combining(self.body[cut]):
             cut -= 1

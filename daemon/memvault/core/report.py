@@ -88,6 +88,7 @@ class Hit(_Dict):
     score: float
     text: str = field(repr=False, default="")
     label: int = field(repr=False, default=0)
+    ord: int = field(repr=False, default=0)
 
     @property
     def address(self) -> str:

@@ -1,0 +1,182 @@
+"""Assemble a cited context under a token budget (pure).
+
+What goes in, in this order, until the budget is spent:
+
+1. MEMORY.md whole when it fits in ``index_share`` of the budget; otherwise
+   its headings and the lines that link a hit note or mention a query word,
+   as far as that share allows;
+2. the best chunks, best first, each note's chunks grouped under one
+   ``[[path#heading]]`` header with line ranges, in reading order within the
+   note; adjacent chunks merge into one block; repeated text is dropped; a
+   small note goes in whole;
+3. if budget remains, notes linked from the best notes (one hop).
+
+Groups appear in the order of their best chunk, so a reader (or a scorer
+cutting the text short) meets the most relevant material first. The token
+count is exact: every part is counted with the caller's tokenizer and the
+final text is counted again; it never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from memvault.core.wikilinks import find_links
+from memvault.core.report import Context, Source
+
+SEPARATOR = "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """A candidate: one chunk (or a whole small note) of one note."""
+
+    path: str
+    ord: int
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+    whole: bool = False  # the whole note (``ord`` is then -1)
+
+
+@dataclass(slots=True)
+class _Group:
+    path: str
+    rank: int
+    why: str
+    pieces: list[Piece] = field(default_factory=list)
+    tokens: int = 0
+
+    def blocks(self) -> list[list[Piece]]:
+        """Pieces in reading order, adjacent ones merged into blocks."""
+        out: list[list[Piece]] = []
+        for p in sorted(self.pieces, key=lambda p: (p.line_start, p.ord)):
+            if out and not p.whole and not out[-1][-1].whole and p.ord == out[-1][-1].ord + 1:
+                out[-1].append(p)
+            else:
+                out.append([p])
+        return out
+
+    def render(self) -> str:
+        blocks = self.blocks()
+        first = blocks[0][0]
+        link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        anchor = f"#{first.heading[-1]}" if first.heading and not first.whole else ""
+        ranges = ", ".join(_lines(b[0].line_start, b[-1].line_end) for b in blocks)
+        lines = [f"### [[{link}{anchor}]] {ranges}"]
+        for i, block in enumerate(blocks):
+            if i:
+                lines.append(SEPARATOR)
+            lines.append("\n".join(p.text.strip("\n") for p in block))
+        return "\n".join(lines)
+
+
+def _lines(start: int, end: int) -> str:
+    return f"L{start}" if start == end else f"L{start}-{end}"
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def index_part(
+    memory: str, budget: int, count: Callable[[str], int], terms: Sequence[str], hit_paths: set[str],
+    resolve: Callable[[str], str | None],
+) -> str:
+    """MEMORY.md whole if it fits ``budget`` tokens, else its relevant lines."""
+    if not memory.strip() or budget <= 0:
+        return ""
+    if count(memory) <= budget:
+        return memory.strip("\n")
+    lines = memory.replace("\r\n", "\n").split("\n")
+    words = [t for t in terms if len(t) > 2]
+    keep: list[str] = []
+    used = 0
+    for line in lines:
+        stripped = line.strip()
+        if not stripped or stripped.startswith("<!--"):
+            continue
+        relevant = stripped.startswith("#") and not keep  # the title
+        if not relevant:
+            for link in find_links(line):
+                if link.target and resolve(link.target) in hit_paths:
+                    relevant = True
+                    break
+        if not relevant and words:
+            low = stripped.lower()
+            relevant = any(re.search(rf"\b{re.escape(w)}", low) for w in words)
+        if not relevant:
+            continue
+        cost = count(line) + 1
+        if used + cost > budget:
+            break
+        keep.append(line)
+        used += cost
+    return "\n".join(keep)
+
+
+def assemble(
+    query: str,
+    budget: int,
+    count: Callable[[str], int],
+    index_text: str,
+    hits: Sequence[Piece],
+    linked: Sequence[Piece] = (),
+) -> Context:
+    """The context: ``index_text`` (already cut to its share), then hits, then linked notes."""
+    parts: list[str] = []
+    sources: list[Source] = []
+    used = 0
+    if index_text:
+        cost = count(index_text)
+        if cost <= budget:
+            parts.append(index_text)
+            sources.append(Source("MEMORY.md", (), 0, 0, cost, "index"))
+            used = cost + 1
+    groups: dict[str, _Group] = {}
+    seen_text: set[str] = set()
+
+    def add(piece: Piece, why: str, rank: int) -> None:
+        nonlocal used
+        key = _norm(piece.text)
+        if not key or key in seen_text:
+            return
+        group = groups.get(piece.path)
+        if group is not None and any(p.whole for p in group.pieces):
+            return  # the whole note is already in
+        if group is not None and piece.whole:
+            return  # keep the chunks already chosen; no second copy of the note
+        trial = group or _Group(piece.path, rank, why)
+        before = trial.tokens if group else 0
+        trial.pieces.append(piece)
+        after = count(trial.render())
+        extra = after - before + (0 if group else 2)  # a blank line between groups
+        if used + extra > budget:
+            trial.pieces.pop()
+            return
+        trial.tokens = after
+        used += extra
+        groups[piece.path] = trial
+        seen_text.add(key)
+        sources.append(Source(piece.path, piece.heading, piece.line_start, piece.line_end,
+                              count(piece.text), why))
+
+    for rank, piece in enumerate(hits):
+        add(piece, "hit", rank)
+    for rank, piece in enumerate(linked):
+        add(piece, "linked", len(hits) + rank)
+
+    ordered = sorted(groups.values(), key=lambda g: g.rank)
+    text = "\n\n".join(parts + [g.render() for g in ordered])
+    tokens = count(text)
+    while tokens > budget and ordered:  # never over budget, whatever the tokenizer does at joins
+        dropped = ordered.pop()
+        sources = [s for s in sources if s.path != dropped.path or s.why == "index"]
+        text = "\n\n".join(parts + [g.render() for g in ordered])
+        tokens = count(text)
+    if tokens > budget:
+        text, tokens, sources = "", 0, []
+    return Context(query, budget, tokens, text, tuple(sources))

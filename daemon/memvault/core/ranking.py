@@ -1,0 +1,131 @@
+"""Pure pieces of hybrid search: the FTS5 query, rank fusion, filters, snippets.
+
+Fusion is weighted reciprocal-rank fusion: a chunk's score is the sum over
+the two rankings (BM25 and vector) of ``weight / (rrf_k + rank)``. Ranks, not
+raw scores, are fused because BM25 and cosine live on unrelated scales; the
+weights and ``rrf_k`` were chosen on the LoCoMo dev split (bench/RESULTS.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memvault.core.notes import tag_matches
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+# Words too common to help a keyword ranking (questions are full of them).
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further had
+    has have having he her here hers herself him himself his how i if in into is it its itself just
+    me more most my myself no nor not now of off on once only or other our ours ourselves out over
+    own same she should so some such than that the their theirs them themselves then there these
+    they this those through to too under until up very was we were what when where which while who
+    whom why will with would you your yours yourself yourselves""".split()
+)
+
+
+def query_terms(query: str) -> list[str]:
+    """Distinct words of a query, stopwords dropped (all of them kept if that leaves none)."""
+    words = [w.lower() for w in _WORD.findall(query)]
+    kept = [w for w in words if w not in STOPWORDS]
+    return list(dict.fromkeys(kept or words))
+
+
+def fts_query(query: str) -> str:
+    """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection)."""
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in query_terms(query))
+
+
+def fuse(
+    lexical: Sequence[int],
+    vector: Sequence[int],
+    *,
+    rrf_k: int = 60,
+    lexical_weight: float = 1.0,
+    vector_weight: float = 1.0,
+) -> list[tuple[int, float]]:
+    """Weighted reciprocal-rank fusion of two best-first label lists."""
+    scores: dict[int, float] = {}
+    for weight, ranking in ((lexical_weight, lexical), (vector_weight, vector)):
+        for rank, label in enumerate(ranking):
+            scores[label] = scores.get(label, 0.0) + weight / (rrf_k + rank + 1)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """What a search may return. Empty filters allow everything."""
+
+    folder: str | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    where: Mapping[str, str] | None = None
+    path: str | None = None  # a glob over the note path
+
+    def __bool__(self) -> bool:
+        return bool(self.folder or self.tags or self.since or self.until or self.where or self.path)
+
+
+def parse_day(value: str, name: str) -> str:
+    """Validate a --since/--until value: YYYY-MM-DD (or a longer ISO stamp)."""
+    text = value.strip()
+    try:
+        dt.date.fromisoformat(text[:10])
+    except ValueError:
+        raise ValueError(f"{name} must be a date like 2024-01-31, not {value!r}") from None
+    return text[:10]
+
+
+def note_day(fields: Mapping[str, Any], path: str) -> str | None:
+    """The date a note is about: frontmatter date, else updated, else one in its file name."""
+    for name in ("date", "updated"):
+        value = fields.get(name)
+        if value is not None and re.match(r"^\d{4}-\d{2}-\d{2}", str(value).strip()):
+            return str(value).strip()[:10]
+    m = re.search(r"(\d{4}-\d{2}-\d{2})", path.rsplit("/", 1)[-1])
+    return m.group(1) if m else None
+
+
+def allows(f: Filters, path: str, tags: Sequence[str], fields: Mapping[str, Any]) -> bool:
+    if f.folder:
+        folder = f.folder.strip("/")
+        if not (path.startswith(folder + "/")):
+            return False
+    if f.tags and not all(any(tag_matches(t, want) for t in tags) for want in f.tags):
+        return False
+    if f.since or f.until:
+        day = note_day(fields, path)
+        if day is None or (f.since and day < f.since) or (f.until and day > f.until):
+            return False
+    for name, value in (f.where or {}).items():
+        have = fields.get(name)
+        values = have if isinstance(have, list) else [have]
+        if not any(v is not None and str(v).casefold() == value.casefold() for v in values):
+            return False
+    return not (f.path and not fnmatch.fnmatchcase(path, f.path))
+
+
+def snippet(text: str, terms: Sequence[str], width: int = 220) -> str:
+    """A one-line excerpt around the first query term found."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    low = flat.lower()
+    hits = [low.find(t) for t in terms if t and low.find(t) >= 0]
+    start = max(0, min(hits) - width // 4) if hits else 0
+    if start:
+        space = flat.rfind(" ", 0, start)
+        start = space + 1 if space >= 0 else start
+    piece = flat[start : start + width]
+    cut = piece.rfind(" ")
+    if start + width < len(flat) and cut > width // 2:
+        piece = piece[:cut]
+    return ("…" if start else "") + piece + ("…" if start + len(piece) < len(flat) else "")

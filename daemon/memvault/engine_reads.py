@@ -1,0 +1,298 @@
+"""The engine's read side: hybrid search, budgeted context, get, related notes.
+
+A mixin of ``Engine`` (kept in its own file so neither half passes ~600
+lines); it uses the same store, vectors and embedder, and writes nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from memvault.core.context import Piece, assemble, index_part
+from memvault.core.ranking import Filters, allows, fts_query, fuse, query_terms, snippet
+from memvault.core.report import Context, Hit
+from memvault.core.text import split_lines
+from memvault.core.wikilinks import heading_key
+from memvault.errors import NoteNotFound
+from memvault.store import NoteRow
+
+if TYPE_CHECKING:
+    from memvault.config import VaultConfig
+    from memvault.core.wikilinks import LinkIndex
+    from memvault.embedder import Embedder
+    from memvault.store import Store
+    from memvault.vault import VaultFS
+    from memvault.vectors import VectorIndex
+
+SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
+
+
+@dataclass(frozen=True, slots=True)
+class NoteText:
+    """A note, or one section or line range of it (``memvault get``)."""
+
+    path: str
+    title: str
+    line_start: int
+    line_end: int
+    text: str
+    heading: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "line_start": self.line_start,
+                "line_end": self.line_end, "heading": self.heading, "text": self.text}
+
+
+class ReadMixin:
+    """Search, context, get and related — over the parts the Engine owns."""
+
+    config: VaultConfig
+    store: Store
+    fs: VaultFS
+    _generation: int
+    _meta_cache: tuple[int, dict[str, NoteRow]] | None
+    _read_lock: threading.Lock
+
+    # provided by Engine
+    @property
+    def embedder(self) -> Embedder: ...  # pragma: no cover
+    @property
+    def vectors(self) -> VectorIndex: ...  # pragma: no cover
+    def count_tokens(self, text: str) -> int: ...  # pragma: no cover
+    def link_index(self) -> LinkIndex: ...  # pragma: no cover
+
+    def _note_meta(self) -> dict[str, NoteRow]:
+        """Note rows by path, cached until the next sync changes them."""
+        cached = self._meta_cache
+        if cached is not None and cached[0] == self._generation:
+            return cached[1]
+        rows = {n.path: n for n in self.store.notes("note")}
+        self._meta_cache = (self._generation, rows)
+        return rows
+
+    def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
+        if not filters:
+            return None
+        meta = self._note_meta()
+        ok = {p for p, n in meta.items() if allows(filters, p, n.tags, n.frontmatter)}
+        return ok.__contains__
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        filters: Filters = Filters(),
+        group: bool = False,
+    ) -> list[Hit]:
+        """Hybrid BM25 + vector search, fused by weighted reciprocal rank."""
+        if not query.strip():
+            raise ValueError("the query is empty")
+        cfg = self.config.search
+        k = k or cfg.k
+        pool = max(cfg.candidates, k * (4 if group else 1))
+        allowed_path = self._allowed(filters)
+        label_ok: Callable[[int], bool] | None = None
+        if allowed_path is not None:
+            allowed_labels = self.store.labels_of(p for p in self._note_meta() if allowed_path(p))
+            label_ok = allowed_labels.__contains__
+            if not allowed_labels:
+                return []
+        lexical = [lab for lab, _ in self.store.fts(fts_query(query), pool * 3 if label_ok else pool)]
+        if label_ok is not None:
+            lexical = [lab for lab in lexical if label_ok(lab)][:pool]
+        emb = self.embedder
+        vector: list[int] = []
+        if self.store.meta("model_id"):
+            qv = emb.embed([query])[0]
+            vector = [lab for lab, _ in self.vectors.query(qv, pool, allowed=label_ok)]
+        fused = fuse(lexical, vector, rrf_k=cfg.rrf_k, lexical_weight=cfg.lexical_weight,
+                     vector_weight=cfg.vector_weight)
+        rows = self.store.chunk_rows([lab for lab, _ in fused[: pool]])
+        meta = self._note_meta()
+        terms = query_terms(query)
+        hits: list[Hit] = []
+        seen_notes: set[str] = set()
+        for label, score in fused:
+            row = rows.get(label)
+            if row is None:
+                continue
+            if group:
+                if row.path in seen_notes:
+                    continue
+                seen_notes.add(row.path)
+            note = meta.get(row.path)
+            hits.append(Hit(row.path, note.title if note else row.path, row.heading, row.line_start,
+                            row.line_end, snippet(row.text, terms), round(score, 6), row.text, label, row.ord))
+            if len(hits) >= k:
+                break
+        return hits
+
+    def context(self, query: str, budget: int | None = None, filters: Filters = Filters()) -> Context:
+        """The index, then the best sections of the best notes, cited, within ``budget`` tokens."""
+        cfg = self.config
+        budget = budget or cfg.context.budget
+        if budget < 1:
+            raise ValueError("the budget must be at least 1 token")
+        hits = self.search(query, k=cfg.search.candidates, filters=filters)
+        count = self.count_tokens
+        memory = self._memory_text()
+        idx = self.link_index()
+        memory_file = cfg.memory.file
+
+        def resolve(target: str) -> str | None:
+            res = idx.resolve(target, memory_file)
+            return res.path if res.verdict in ("resolved", "alias") else None
+
+        hit_paths = list(dict.fromkeys(h.path for h in hits))
+        index_text = index_part(memory, int(budget * cfg.context.index_share), count,
+                                query_terms(query), set(hit_paths[:10]), resolve)
+        sizes = self.store.note_tokens(hit_paths)
+        pieces = [self._piece(h, sizes.get(h.path, 0)) for h in hits]
+        linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
+        return assemble(query, budget, count, index_text, pieces, linked)
+
+    def _memory_text(self) -> str:
+        try:
+            return self.fs.read(self.config.memory.file).decoded.text
+        except (NoteNotFound, OSError, ValueError):
+            return ""
+
+    def _piece(self, hit: Hit, note_tokens: int) -> Piece:
+        if note_tokens <= SMALL_NOTE_TOKENS:
+            whole = self._whole_piece(hit.path)
+            if whole is not None:
+                return whole
+        return Piece(hit.path, hit.ord, hit.heading, hit.line_start, hit.line_end, hit.text)
+
+    def _whole_piece(self, path: str) -> Piece | None:
+        chunks = self.store.chunks_of(path)
+        if not chunks:
+            return None
+        text = "\n".join(c.text for c in chunks)
+        return Piece(path, -1, (), chunks[0].line_start, chunks[-1].line_end, text, whole=True)
+
+    def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
+        out: list[Piece] = []
+        idx = self.link_index()
+        sizes: dict[str, int] = {}
+        for source in sources:
+            targets = []
+            for link in self.store.links(source):
+                res = idx.resolve(link.target, source)
+                if res.verdict in ("resolved", "alias") and res.path and res.path.endswith(".md"):
+                    targets.append(res.path)
+            sizes.update(self.store.note_tokens(targets))
+            for target in dict.fromkeys(targets):
+                if target in already or target == self.config.memory.file:
+                    continue
+                already.add(target)
+                piece = self._whole_piece(target) if sizes.get(target, 0) <= SMALL_NOTE_TOKENS else None
+                if piece is None:
+                    first = self.store.chunks_of(target)[:1]
+                    if first:
+                        c = first[0]
+                        piece = Piece(target, c.ord, c.heading, c.line_start, c.line_end, c.text)
+                if piece is not None:
+                    out.append(piece)
+        return out
+
+    def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
+        """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
+        result = self.fs.read(path)
+        rel = path.strip("/")
+        all_lines = split_lines(result.decoded.text)
+        if all_lines and all_lines[-1] == "":
+            all_lines.pop()
+        row = self._note_meta().get(rel) or self.store.note(rel)
+        title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
+        start, end = 1, len(all_lines)
+        found_heading = None
+        if heading:
+            start, end, found_heading = _section(all_lines, heading, rel)
+        if lines:
+            a, b = _line_range(lines, len(all_lines), rel)
+            if heading:  # a line range inside the section
+                a, b = max(a, start), min(b, end)
+                if a > b:
+                    raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
+            start, end = a, b
+        text = "\n".join(all_lines[start - 1 : end])
+        return NoteText(rel, title, start, end, text, found_heading)
+
+    def related(self, path: str, k: int = 10) -> list[Hit]:
+        """Notes most like a given note (its chunks' mean vector), best first."""
+        import numpy as np
+
+        chunks = self.store.chunks_of(path.strip("/"))
+        if not chunks:
+            raise NoteNotFound(f"{path} is not indexed (or has nothing to embed)")
+        emb = self.embedder
+        _, matrix = self.store.vectors_for(emb.model_id, [c.label for c in chunks], emb.dim)
+        if not len(matrix):
+            return []
+        centre = matrix.mean(axis=0)
+        centre = centre / (np.linalg.norm(centre) or 1.0)
+        own = path.strip("/")
+        results = self.vectors.query(centre, max(k * 8, 40), allowed=lambda lab: True)
+        rows = self.store.chunk_rows([lab for lab, _ in results])
+        meta = self._note_meta()
+        hits: list[Hit] = []
+        seen = {own}
+        for label, sim in results:
+            row = rows.get(label)
+            if row is None or row.path in seen:
+                continue
+            seen.add(row.path)
+            note = meta.get(row.path)
+            hits.append(Hit(row.path, note.title if note else row.path, row.heading, row.line_start,
+                            row.line_end, snippet(row.text, []), round(float(sim), 6), row.text, label, row.ord))
+            if len(hits) >= k:
+                break
+        return hits
+
+
+def _section(lines: list[str], wanted: str, path: str) -> tuple[int, int, str]:
+    import re
+
+    atx = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+    target = heading_key(wanted.lstrip("#").strip())
+    in_code = False
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith(("```", "~~~")):
+            in_code = not in_code
+            continue
+        m = None if in_code else atx.match(line)
+        if m and heading_key(m.group(2)) == target:
+            level = len(m.group(1))
+            end = len(lines)
+            inner_code = False
+            for j in range(i + 1, len(lines)):
+                if lines[j].lstrip().startswith(("```", "~~~")):
+                    inner_code = not inner_code
+                    continue
+                n = None if inner_code else atx.match(lines[j])
+                if n and len(n.group(1)) <= level:
+                    end = j
+                    break
+            return i + 1, end, m.group(2).strip()
+    raise NoteNotFound(f"{path} has no heading {wanted!r}")
+
+
+def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
+    text = spec.strip()
+    a_text, sep, b_text = text.partition(":")
+    if not sep:
+        a_text, sep, b_text = text.partition("-")
+    try:
+        a = int(a_text) if a_text.strip() else 1
+        b = int(b_text) if sep and b_text.strip() else (a if not sep else total)
+    except ValueError:
+        raise ValueError(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
+    if a < 1 or b < a:
+        raise ValueError(f"lines {spec!r}: the range must start at 1 or later and not run backwards")
+    if a > total:
+        raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
+    return a, min(b, total)

@@ -1,0 +1,408 @@
+"""The hnswlib vector index: fresh labels, growth, compaction, atomic saves, one lock.
+
+Rules this wrapper enforces (DESIGN.md, "The index"):
+
+- Labels are never reused, not even after a delete: re-adding a deleted label
+  with ``replace_deleted=True`` corrupts hnswlib 0.8's label map, so
+  ``allow_replace_deleted`` is never used and ``add`` refuses any label this
+  object has seen since ``open`` (labels read from the file count as seen).
+- One ``threading.Lock`` around every call: hnswlib is not safe for queries
+  during inserts.
+- A file is handed to hnswlib only when its sha256 is the one recorded at the
+  last save *and* its structure checks out (header fields against the
+  dimension, sizes against the file length, every graph link in range):
+  ``load_index`` trusts the file and can crash the process on a truncated or
+  foreign one. Anything else is rebuilt from the embedding cache.
+- ``save`` writes a temp file in the same folder, fsyncs it, then
+  ``os.replace`` it over the index, so a crash leaves the old or the new file.
+
+hnswlib's ``get_ids_list`` includes deleted labels and it has no call listing
+them, so deletions are tracked here, and read from the file's element flags
+on open.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import threading
+import uuid
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from memvault.errors import IndexCorrupt
+
+# hnswlib 0.8 HierarchicalNSW::saveIndex header: offsetLevel0, max_elements,
+# cur_element_count, size_data_per_element, label_offset, offsetData (size_t),
+# maxlevel (int), enterpoint_node (uint32), maxM, maxM0, M (size_t),
+# mult (double), ef_construction (size_t).
+HEADER = struct.Struct("<QQQQQQiIQQQdQ")
+_MIN_CAPACITY = 1024
+_BATCH = 4096  # vectors fetched and inserted per step when (re)building
+_DELETE_MARK = 0x01  # bit of the third byte of an element's level-0 link header
+
+
+@dataclass(frozen=True, slots=True)
+class OpenReport:
+    """What ``VectorIndex.open`` did: loaded the file, or rebuilt it and why."""
+
+    loaded: bool
+    rebuilt_reason: str | None  # None when the file was loaded
+    added: int  # vectors inserted (all of them on a rebuild)
+    removed: int  # labels the file held that the db does not (marked deleted)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexFileInfo:
+    """What ``inspect_index_file`` read from a saved index."""
+
+    labels: np.ndarray  # uint64, one per element
+    deleted: np.ndarray  # bool, one per element
+    m: int
+    max_elements: int
+
+
+def inspect_index_file(data: bytes, dim: int) -> IndexFileInfo:
+    """Check a saved hnswlib 0.8 index (cosine/ip, float32) without loading it.
+
+    Raises IndexCorrupt with the reason when it is not a well-formed index of
+    ``dim``-dimensional vectors.
+    """
+    if len(data) < HEADER.size:
+        raise IndexCorrupt(f"vectors file too short ({len(data)} bytes)")
+    (offset0, max_elements, count, per_element, label_offset, data_offset,
+     max_level, entry, max_m, max_m0, m, _mult, _efc) = HEADER.unpack_from(data)
+    if offset0 != 0 or not 2 <= m <= 4096 or max_m != m or max_m0 != 2 * m:
+        raise IndexCorrupt("vectors file header is not an hnswlib 0.8 index")
+    if data_offset != max_m0 * 4 + 4 or label_offset != data_offset + dim * 4:
+        raise IndexCorrupt(f"vectors file does not hold {dim}-dimensional float32 vectors")
+    if per_element != label_offset + 8 or count > max_elements:
+        raise IndexCorrupt("vectors file header sizes are inconsistent")
+    level0_end = HEADER.size + count * per_element
+    if level0_end + 4 * count > len(data):
+        raise IndexCorrupt(f"vectors file truncated ({len(data)} bytes for {count} vectors)")
+    if count and (entry >= count or not 0 <= max_level < 64):
+        raise IndexCorrupt("vectors file entry point out of range")
+    level0 = np.frombuffer(data, np.uint8, count * per_element, HEADER.size).reshape(count, per_element)
+    sizes = level0[:, 0:2].copy().view("<u2").ravel()
+    links = level0[:, 4:data_offset].copy().view("<u4")
+    used = np.arange(max_m0)[None, :] < sizes[:, None]
+    if (sizes > max_m0).any() or (links[used] >= count).any():
+        raise IndexCorrupt("vectors file graph links out of range")
+    labels = level0[:, label_offset:per_element].copy().view("<u8").ravel()
+    if len(np.unique(labels)) != count:
+        raise IndexCorrupt("vectors file holds duplicate labels")
+    deleted = (level0[:, 2] & _DELETE_MARK).astype(bool)
+    _check_upper_levels(data, level0_end, count, max_m, max_level)
+    return IndexFileInfo(labels=labels, deleted=deleted, m=int(m), max_elements=int(max_elements))
+
+
+def _check_upper_levels(data: bytes, pos: int, count: int, max_m: int, max_level: int) -> None:
+    per_level = max_m * 4 + 4
+    for _ in range(count):
+        if pos + 4 > len(data):
+            raise IndexCorrupt("vectors file truncated in the upper graph levels")
+        (size,) = struct.unpack_from("<I", data, pos)
+        pos += 4
+        if size % per_level or size // per_level > max_level or pos + size > len(data):
+            raise IndexCorrupt("vectors file upper graph levels are inconsistent")
+        for level in range(size // per_level):
+            start = pos + level * per_level
+            (n,) = struct.unpack_from("<H", data, start)
+            ids = struct.unpack_from(f"<{n}I", data, start + 4) if n <= max_m else (count,)
+            if n > max_m or any(i >= count for i in ids):
+                raise IndexCorrupt("vectors file graph links out of range")
+        pos += size
+    if pos != len(data):
+        raise IndexCorrupt("vectors file has trailing bytes")
+
+
+class VectorIndex:
+    """A cosine hnswlib index at ``path`` whose labels mirror the db's chunk labels.
+
+    Call ``open`` before anything else. ``query`` returns cosine similarity
+    (``1 - distance``), best first.
+    """
+
+    def __init__(
+        self, path: Path, dim: int, *, m: int = 16, ef_construction: int = 200, ef_search: int = 100
+    ) -> None:
+        self.path = Path(path)
+        self.dim = dim
+        self.m = m
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self._lock = threading.Lock()
+        self._index: hnswlib.Index | None = None
+        self._live: set[int] = set()
+        self._deleted: set[int] = set()  # marked deleted in the current hnswlib index
+        self._ever: set[int] = set()  # every label seen since open: never accepted again
+        self._dirty = False
+
+    # --- opening -------------------------------------------------------------
+
+    def open(
+        self,
+        expected_sha: str | None,
+        labels: Collection[int],
+        vectors_for: Callable[[Sequence[int]], np.ndarray],
+    ) -> OpenReport:
+        """Load the saved index if it is the one last saved, else rebuild; then reconcile.
+
+        ``labels`` is the db's truth; ``vectors_for(labels)`` returns their
+        vectors (from the embedding cache) as a (len(labels), dim) array.
+        Labels the index lacks are added, labels the db lacks are deleted.
+        """
+        wanted = {int(label) for label in labels}
+        with self._lock:
+            try:
+                index, info = self._load(expected_sha)
+            except IndexCorrupt as exc:
+                return self._rebuild(sorted(wanted), vectors_for, str(exc))
+            in_file = {int(x) for x in info.labels}
+            dead = {int(x) for x in info.labels[info.deleted]}
+            revived = wanted & dead
+            if revived:
+                # A deleted label cannot be revived (never reuse labels): rebuild.
+                reason = f"{len(revived)} labels the db holds are deleted in the vectors file"
+                return self._rebuild(sorted(wanted), vectors_for, reason)
+            live = in_file - dead
+            missing = sorted(wanted - live)
+            extra = live - wanted
+            for batch in _batches(missing):
+                vectors = _checked(vectors_for(batch), len(batch), self.dim)
+                _grow(index, len(batch))
+                index.add_items(vectors, np.asarray(batch, dtype=np.uint64))
+            for label in extra:
+                index.mark_deleted(label)
+            self._index = index
+            self._live = (live - extra) | set(missing)
+            self._deleted = dead | extra
+            self._ever = in_file | set(missing)
+            self._dirty = bool(missing or extra)
+            return OpenReport(loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra))
+
+    def _load(self, expected_sha: str | None) -> tuple[hnswlib.Index, IndexFileInfo]:
+        if not self.path.exists():
+            raise IndexCorrupt("no vectors file")
+        if expected_sha is None:
+            raise IndexCorrupt("no checksum recorded for the vectors file")
+        try:
+            data = self.path.read_bytes()
+        except OSError as exc:
+            raise IndexCorrupt(f"vectors file unreadable: {exc.strerror or exc}") from None
+        if hashlib.sha256(data).hexdigest() != expected_sha:
+            raise IndexCorrupt("vectors file checksum mismatch (not the file last saved)")
+        info = inspect_index_file(data, self.dim)
+        if info.m != self.m:
+            raise IndexCorrupt(f"vectors file built with M={info.m}, configured M={self.m}")
+        del data
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        # max_elements >= the count: hnswlib allocates this many slots, not the header's.
+        index.load_index(str(self.path), max_elements=max(len(info.labels), _MIN_CAPACITY))
+        index.set_ef(self.ef_search)
+        return index, info
+
+    def _rebuild(
+        self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray], reason: str
+    ) -> OpenReport:
+        self._install(self._build(labels, vectors_for), labels)
+        self._ever = set(labels)
+        return OpenReport(loaded=False, rebuilt_reason=reason, added=len(labels), removed=0)
+
+    def _build(
+        self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray]
+    ) -> hnswlib.Index:
+        index = hnswlib.Index(space="cosine", dim=self.dim)
+        capacity = max(len(labels) + len(labels) // 4, _MIN_CAPACITY)
+        index.init_index(max_elements=capacity, ef_construction=self.ef_construction, M=self.m)
+        index.set_ef(self.ef_search)
+        for batch in _batches(labels):
+            vectors = _checked(vectors_for(batch), len(batch), self.dim)
+            index.add_items(vectors, np.asarray(batch, dtype=np.uint64))
+        return index
+
+    def _install(self, index: hnswlib.Index, labels: list[int]) -> None:
+        self._index = index
+        self._live = set(labels)
+        self._deleted = set()
+        self._dirty = True
+
+    # --- changes -------------------------------------------------------------
+
+    def add(self, labels: Sequence[int], vectors: np.ndarray) -> None:
+        """Insert vectors under fresh labels, growing the index as needed.
+
+        Raises ValueError for a label seen before (even a deleted one), a
+        duplicate in ``labels``, a negative label, or a zero / non-finite vector.
+        """
+        batch = [int(label) for label in labels]
+        array = _checked(vectors, len(batch), self.dim)
+        if not batch:
+            return
+        if len(set(batch)) != len(batch):
+            raise ValueError("duplicate labels in one add")
+        if min(batch) < 0:
+            raise ValueError("labels must be >= 0")
+        with self._lock:
+            index = self._require_open()
+            reused = [label for label in batch if label in self._ever]
+            if reused:
+                raise ValueError(f"label {reused[0]} was used before; labels are never reused")
+            _grow(index, len(batch))
+            index.add_items(array, np.asarray(batch, dtype=np.uint64))
+            self._live.update(batch)
+            self._ever.update(batch)
+            self._dirty = True
+
+    def delete(self, labels: Iterable[int]) -> int:
+        """Mark labels deleted; unknown or already deleted ones are ignored. Returns how many."""
+        with self._lock:
+            index = self._require_open()
+            done = 0
+            for label in labels:
+                label = int(label)
+                if label in self._live:
+                    index.mark_deleted(label)
+                    self._live.discard(label)
+                    self._deleted.add(label)
+                    done += 1
+            self._dirty = self._dirty or done > 0
+            return done
+
+    def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
+        """Rebuild with the live labels only (same labels), dropping deleted slots."""
+        with self._lock:
+            self._require_open()
+            labels = sorted(self._live)
+            self._install(self._build(labels, vectors_for), labels)
+
+    def deleted_ratio(self) -> float:
+        """Deleted slots / all slots: compact when it passes ``index.compact_ratio``."""
+        with self._lock:
+            total = len(self._live) + len(self._deleted)
+            return len(self._deleted) / total if total else 0.0
+
+    # --- queries -------------------------------------------------------------
+
+    def query(
+        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` nearest live labels as (label, cosine similarity), best first.
+
+        ``allowed(label)`` restricts the candidates. When hnswlib cannot return
+        ``k`` hits (a filter allowing fewer labels), the allowed labels are
+        searched exactly instead.
+        """
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape != (self.dim,):
+            raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
+        with self._lock:
+            index = self._require_open()
+            if k <= 0 or not self._live:
+                return []
+            k = min(k, len(self._live))
+            index.set_ef(max(self.ef_search, k))
+            try:
+                found, distances = index.knn_query(q, k=k, num_threads=1, filter=allowed)
+            except RuntimeError:
+                return self._exact(index, q, k, allowed)
+            return [(int(label), 1.0 - float(d)) for label, d in zip(found[0], distances[0], strict=True)]
+
+    def _exact(
+        self, index: hnswlib.Index, q: np.ndarray, k: int, allowed: Callable[[int], bool] | None
+    ) -> list[tuple[int, float]]:
+        candidates = sorted(x for x in self._live if allowed is None or allowed(x))
+        if not candidates:
+            return []
+        norm = float(np.linalg.norm(q))
+        stored = np.asarray(index.get_items(candidates), dtype=np.float32)  # normalized by hnswlib
+        sims = stored @ (q / norm if norm else q)
+        order = np.argsort(-sims, kind="stable")[:k]
+        return [(candidates[i], float(sims[i])) for i in order]
+
+    # --- persistence ---------------------------------------------------------
+
+    def save(self) -> str | None:
+        """Write the index atomically if it changed; its sha256, or None if unchanged."""
+        with self._lock:
+            index = self._require_open()
+            if not self._dirty:
+                return None
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f".{self.path.name}.memvault-tmp-{uuid.uuid4().hex[:12]}")
+            try:
+                index.save_index(str(tmp))
+                with tmp.open("rb") as f:
+                    sha = hashlib.file_digest(f, "sha256").hexdigest()
+                    os.fsync(f.fileno())
+                os.replace(tmp, self.path)
+            except BaseException:
+                tmp.unlink(missing_ok=True)
+                raise
+            _fsync_dir(self.path.parent)
+            self._dirty = False
+            return sha
+
+    # --- state ---------------------------------------------------------------
+
+    @property
+    def live_count(self) -> int:
+        with self._lock:
+            return len(self._live)
+
+    @property
+    def dirty(self) -> bool:
+        """True when the index changed since the last open or save."""
+        with self._lock:
+            return self._dirty
+
+    def labels(self) -> set[int]:
+        """The live labels (a copy)."""
+        with self._lock:
+            return set(self._live)
+
+    def _require_open(self) -> hnswlib.Index:
+        if self._index is None:
+            raise RuntimeError("VectorIndex.open() has not been called")
+        return self._index
+
+
+def _batches(labels: list[int]) -> Iterable[list[int]]:
+    for start in range(0, len(labels), _BATCH):
+        yield labels[start : start + _BATCH]
+
+
+def _checked(vectors: np.ndarray, rows: int, dim: int) -> np.ndarray:
+    array = np.ascontiguousarray(vectors, dtype=np.float32)
+    if array.shape != (rows, dim):
+        raise ValueError(f"expected vectors of shape ({rows}, {dim}), got {array.shape}")
+    # hnswlib normalizes for cosine: a zero or NaN row would poison the graph.
+    if rows and (not np.isfinite(array).all() or (np.linalg.norm(array, axis=1) == 0).any()):
+        raise ValueError("vectors must be finite and non-zero")
+    return array
+
+
+def _grow(index: hnswlib.Index, extra: int) -> None:
+    needed = index.get_current_count() + extra  # deleted slots still take room
+    capacity = index.get_max_elements()
+    if needed > capacity:
+        index.resize_index(max(needed, 2 * capacity))
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return  # not possible on every platform; the rename itself is atomic
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,74 @@
+"""The CLI's conventions: --version, --help without torch, init, exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from memvault import __version__
+from memvault.cli import app
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_version() -> None:
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0 and __version__ in result.output
+
+
+def test_help_does_not_import_torch_or_the_model() -> None:
+    code = (
+        "import sys; from memvault.cli import app\n"
+        "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = [m for m in ('torch', 'sentence_transformers', 'hnswlib', 'watchdog', 'mcp', 'uvicorn') if m in sys.modules]\n"
+        "print('HEAVY', heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                         env={"PYTHONPATH": str(ROOT / "daemon"), "PATH": "/usr/bin:/bin"}, check=True)
+    assert "HEAVY []" in out.stdout
+    assert "init" in out.stdout and "links" in out.stdout
+
+
+def test_init_lays_the_template_down(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path / "mem"), "--json"])
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert "MEMORY.md" in report["created"] and ".memvault/config.toml" in report["created"]
+    for rel in ("people/sarah-chen.md", "projects/ai-assistant-refactor.md",
+                "decisions/2024-03-12-why-postgresql.md", "logs/2024-03-15.md", "templates/decision.md",
+                ".obsidian/app.json", ".memvault/.gitignore"):
+        assert (tmp_path / "mem" / rel).is_file(), rel
+    assert report["skipped"] == []
+
+
+def test_init_on_a_non_empty_folder_adds_only_what_is_missing(tmp_path: Path) -> None:
+    (tmp_path / "people").mkdir()
+    (tmp_path / "MEMORY.md").write_text("# Mine\nkeep me\n", encoding="utf-8")
+    (tmp_path / "people" / "sarah-chen.md").write_text("my own sarah", encoding="utf-8")
+    result = runner.invoke(app, ["init", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == "# Mine\nkeep me\n"
+    assert (tmp_path / "people" / "sarah-chen.md").read_text(encoding="utf-8") == "my own sarah"
+    assert "MEMORY.md" in result.output and "people/sarah-chen.md" in result.output
+    assert (tmp_path / "logs" / "2024-03-15.md").is_file()
+
+
+def test_no_vault_is_exit_3_with_a_hint(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["links", "check"])
+    assert result.exit_code == 3
+    assert "memvault init" in result.output
+
+
+def test_vault_comes_from_the_environment(tmp_path: Path, monkeypatch) -> None:
+    runner.invoke(app, ["init", str(tmp_path / "v")])
+    monkeypatch.setenv("MEMVAULT_VAULT", str(tmp_path / "v"))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["links", "check", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["count"] == 0

@@ -1,0 +1,72 @@
+"""config.py: defaults < file < environment < flags; bad values are clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memvault.config import VaultConfig
+from memvault.errors import ConfigError
+
+TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / ".memvault").mkdir(exist_ok=True)
+    (tmp_path / ".memvault" / "config.toml").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_the_template_documents_exactly_the_defaults() -> None:
+    assert VaultConfig.load(TEMPLATE, env={}) == VaultConfig(root=TEMPLATE.resolve())
+
+
+def test_every_setting_is_documented_in_the_template() -> None:
+    import dataclasses
+
+    text = (TEMPLATE / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    cfg = VaultConfig(root=TEMPLATE)
+    for section in ("vault", "memory", "index", "search", "context", "daemon"):
+        assert f"[{section}]" in text
+        for f in dataclasses.fields(getattr(cfg, section)):
+            assert f"\n{f.name} = " in text or f.name == "sections", f"{section}.{f.name} undocumented"
+
+
+def test_precedence_file_env_flags(tmp_path: Path) -> None:
+    root = write(tmp_path, "[daemon]\nport = 1111\ndebounce_ms = 50\n[index]\nembed_context = ['title']\n")
+    cfg = VaultConfig.load(root, env={"MEMVAULT_DAEMON_PORT": "2222"}, overrides={"daemon": {"debounce_ms": 7}})
+    assert (cfg.daemon.port, cfg.daemon.debounce_ms, cfg.index.embed_context) == (2222, 7, ("title",))
+
+
+def test_custom_sections(tmp_path: Path) -> None:
+    root = write(tmp_path, '[[memory.sections]]\nname = "ideas"\ntitle = "Ideas"\nfolder = "ideas/"\n'
+                           'filter = { status = "open" }\norder = "title"\nlimit = 3\n')
+    (rule,) = VaultConfig.load(root, env={}).memory.sections
+    assert (rule.name, rule.folder, dict(rule.filter), rule.order, rule.limit) == ("ideas", "ideas", {"status": "open"}, "title", 3)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[deamon]\nport = 1\n", "unknown section [deamon]"),
+        ("[daemon]\nprot = 1\n", "unknown setting daemon.prot"),
+        ("[daemon]\nport = 'x'\n", "daemon.port must be a whole number"),
+        ("[daemon]\nport = 70000\n", "daemon.port must be between"),
+        ("[daemon]\nhost = '0.0.0.0'\n", "loopback"),
+        ("[vault]\nupdate_links_on_rename = 'yes'\n", "must be true or false"),
+        ("[index]\nembed_context = ['title', 'colour']\n", "unknown part 'colour'"),
+        ("[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = 'x'\norder = 'random'\n", "order must be one of"),
+        ("[[memory.sections]]\nname = 'x'\n", "needs folder, title"),
+        ("not toml = = =", "config.toml"),
+    ],
+)
+def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:
+    root = write(tmp_path, text)
+    with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("(", r"\(")):
+        VaultConfig.load(root, env={})
+
+
+def test_env_numbers_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="MEMVAULT_DAEMON_PORT"):
+        VaultConfig.load(tmp_path, env={"MEMVAULT_DAEMON_PORT": "eighty"})

@@ -1,0 +1,41 @@
+"""core/changes.py: the size+mtime fast path and hash-based move detection."""
+
+from __future__ import annotations
+
+from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
+
+
+def test_only_new_or_restatted_files_are_suspects() -> None:
+    known = {"a.md": Known(1, 10, "h1"), "b.md": Known(2, 20, "h2")}
+    seen = {"a.md": Seen(1, 10), "b.md": Seen(2, 21), "c.md": Seen(3, 30)}
+    assert suspects(known, seen) == ["b.md", "c.md"]
+
+
+def test_modified_touched_created_deleted() -> None:
+    known = {"a.md": Known(1, 10, "h1"), "b.md": Known(2, 20, "h2"), "gone.md": Known(5, 5, "h5")}
+    seen = {"a.md": Seen(1, 11), "b.md": Seen(3, 20), "c.md": Seen(3, 30)}
+    out = diff(known, seen, {"a.md": "h1", "b.md": "h2x", "c.md": "h3"})
+    assert out == ChangeSet(created=("c.md",), modified=("b.md",), deleted=("gone.md",), touched=("a.md",))
+
+
+def test_a_delete_plus_create_with_the_same_content_is_a_move() -> None:
+    known = {"people/ana.md": Known(1, 10, "same")}
+    seen = {"team/ana.md": Seen(1, 99)}
+    out = diff(known, seen, {"team/ana.md": "same"})
+    assert out.moved == (("people/ana.md", "team/ana.md"),)
+    assert not out.created and not out.deleted
+
+
+def test_identical_files_pair_by_name_first() -> None:
+    known = {"a/x.md": Known(0, 1, "empty"), "a/y.md": Known(0, 1, "empty")}
+    seen = {"b/y.md": Seen(0, 2), "b/x.md": Seen(0, 2), "b/z.md": Seen(0, 2)}
+    out = diff(known, seen, {"b/x.md": "empty", "b/y.md": "empty", "b/z.md": "empty"})
+    assert set(out.moved) == {("a/x.md", "b/x.md"), ("a/y.md", "b/y.md")}
+    assert out.created == ("b/z.md",)
+
+
+def test_scope_limits_the_comparison_to_a_batch() -> None:
+    known = {"a.md": Known(1, 1, "h"), "b.md": Known(1, 1, "h2")}
+    out = diff(known, {"a.md": Seen(2, 2)}, {"a.md": "hx"}, scope={"a.md"})
+    assert out == ChangeSet(modified=("a.md",))
+    assert not ChangeSet()
