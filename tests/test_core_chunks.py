@@ -70,9 +70,14 @@ def assert_lines_exact(text: str, chunks: list[Chunk]) -> None:
 @pytest.mark.parametrize(
     ("text", "paths"),
     [
-        pytest.param("# T\nintro\n## A\na\n### B\nb\n## C\nc\n",
-                     [("T",), ("T", "A"), ("T", "A", "B"), ("T", "C")], id="nested"),
-        pytest.param("before\n## A\na\n# B\nb\n", [(), ("A",), ("B",)], id="preamble-and-shallower"),
+        pytest.param(
+            "# T\nintro\n## A\na\n### B\nb\n## C\nc\n",
+            [("T",), ("T", "A"), ("T", "A", "B"), ("T", "C")],
+            id="nested",
+        ),
+        pytest.param(
+            "before\n## A\na\n# B\nb\n", [(), ("A",), ("B",)], id="preamble-and-shallower"
+        ),
         pytest.param("### Deep\nd\n## Up\nu\n", [("Deep",), ("Up",)], id="deep-first"),
         pytest.param("# T\n## A\n## B\nb\n", [("T",), ("T", "A"), ("T", "B")], id="empty-sections"),
         pytest.param("## A ##\nx\n", [("A",)], id="closing-hashes"),
@@ -214,8 +219,11 @@ def test_empty_and_frontmatter_only_notes_have_no_chunks(text: str) -> None:
 
 def test_unicode_text_keeps_its_characters_and_lines() -> None:
     text = "# Café ☕\n\nnaïve résumé — 東京で会議 🎉\n\nZ\u0301alg\u0300o ok\n"
-    note, chunks = chunks_of(text, target=1, count=chars, max_tokens=254)
-    assert [c.text for c in chunks] == ["# Café ☕\n\nnaïve résumé — 東京で会議 🎉", "Z\u0301alg\u0300o ok"]
+    _, chunks = chunks_of(text, target=1, count=chars, max_tokens=254)
+    assert [c.text for c in chunks] == [
+        "# Café ☕\n\nnaïve résumé — 東京で会議 🎉",
+        "Z\u0301alg\u0300o ok",
+    ]
     assert chunks[0].heading_path == ("Café ☕",)
     assert_lines_exact(text, chunks)
 
@@ -224,7 +232,7 @@ def test_character_cuts_never_separate_a_combining_mark() -> None:
     text = ("e\u0301" * 400) + "\n"
     _, chunks = chunks_of(text, target=8, max_tokens=16, count=chars)
     assert "".join(c.text for c in chunks) == text.strip()
-    assert all(not c.text[0] == "\u0301" for c in chunks)
+    assert all(c.text[0] != "\u0301" for c in chunks)
 
 
 @pytest.mark.parametrize(
@@ -276,7 +284,9 @@ def test_a_window_too_small_for_the_header_is_an_error() -> None:
 
 def test_chunks_are_deterministic() -> None:
     text = "# T\n" + "\n\n".join(" ".join(f"w{i}{j}" for j in range(i % 30)) for i in range(60))
-    assert chunks_of(text, target=20, max_tokens=40)[1] == chunks_of(text, target=20, max_tokens=40)[1]
+    assert (
+        chunks_of(text, target=20, max_tokens=40)[1] == chunks_of(text, target=20, max_tokens=40)[1]
+    )
 
 
 def test_a_huge_single_line_chunks_in_linear_time_and_respects_the_char_cap() -> None:
@@ -320,8 +330,9 @@ _note = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(
     text=_note,
     count=st.sampled_from([words, chars, pieces]),
@@ -364,8 +375,11 @@ def test_no_chunk_exceeds_the_real_model_window() -> None:
     text = (
         "---\ntitle: Incident review for the replication outage of March\ndate: 2024-03-12\n---\n"
         "# Incident review\n\n## Timeline\n" + prose + "\n\n"
-        "## Evidence\n```\n" + "\n".join(f"log line {i}: ERR_CONN_RESET at 0x{i:08x}" for i in range(200))
-        + "\n```\n\n## Blob\n" + "QUJD" * 20_000 + "\n"
+        "## Evidence\n```\n"
+        + "\n".join(f"log line {i}: ERR_CONN_RESET at 0x{i:08x}" for i in range(200))
+        + "\n```\n\n## Blob\n"
+        + "QUJD" * 20_000
+        + "\n"
     )
     note = parse_note("logs/review.md", text)
     chunks = chunk_note(note, tokenizer.count, target_tokens=96, max_tokens=254, parts=ALL_PARTS)

@@ -163,7 +163,7 @@ def _from_hf_cache(model: str) -> Path:
     try:
         # local_files_only: never touch the network (HF_HUB_OFFLINE semantics).
         folder = Path(snapshot_download(repo_id=model, local_files_only=True))
-    except Exception:  # noqa: BLE001 - not cached, invalid id, broken cache: all the same to the user
+    except Exception:  # not cached, an invalid id, a broken cache: the same to the user
         raise not_installed from None
     if not (folder / "config.json").is_file() and not (folder / "modules.json").is_file():
         raise not_installed
@@ -183,7 +183,9 @@ def model_identity(model: str, path: Path) -> str:
         raise ModelError(f"no model weights ({', '.join(_WEIGHT_FILES)}) in {path}")
     if digests[0] == BUNDLED_SHA256:
         return f"{DEFAULT_MODEL}@{BUNDLED_SHA256[:12]}"
-    digest = digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+    digest = (
+        digests[0] if len(digests) == 1 else hashlib.sha256("".join(digests).encode()).hexdigest()
+    )
     name = model if model in BUNDLED_IDS or not Path(model).expanduser().is_dir() else path.name
     return f"{name}@{digest[:12]}"
 
@@ -211,7 +213,7 @@ class Tokenizer:
         file = folder / "tokenizer.json"
         try:
             tok = tokenizers.Tokenizer.from_file(str(file))
-        except Exception as exc:  # noqa: BLE001 - missing or unreadable: one message
+        except Exception as exc:  # missing or unreadable: one message
             raise ModelError(f"cannot load the tokenizer {file}: {exc}") from None
         return cls(tok, _window(folder))
 
@@ -244,8 +246,10 @@ class Tokenizer:
 
 def _window(folder: Path) -> int:
     """The model's max sequence length, read from its config files."""
-    for name, key in (("sentence_bert_config.json", "max_seq_length"),
-                      ("tokenizer_config.json", "model_max_length")):
+    for name, key in (
+        ("sentence_bert_config.json", "max_seq_length"),
+        ("tokenizer_config.json", "model_max_length"),
+    ):
         try:
             value = json.loads((folder / name).read_text(encoding="utf-8")).get(key)
         except (OSError, ValueError, AttributeError):
@@ -268,15 +272,18 @@ class SentenceTransformerEmbedder:
     them to batch similar lengths together, and returns rows in input order.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32) -> None:
+    def __init__(
+        self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32
+    ) -> None:
         if batch_size < 1:
             raise ValueError("batch_size must be positive")
         self.path = resolve_model_path(model)
         self.batch_size = batch_size
         self._model = _load_sentence_transformer(model, self.path, device)
-        dim_of = getattr(self._model, "get_embedding_dimension", None) or getattr(
-            self._model, "get_sentence_embedding_dimension"
-        )
+        # sentence-transformers 6 renamed get_sentence_embedding_dimension (a FutureWarning).
+        dim_of = getattr(self._model, "get_embedding_dimension", None)
+        if dim_of is None:
+            dim_of = self._model.get_sentence_embedding_dimension
         self.dim = int(dim_of())
         window = int(self._model.max_seq_length or _window(self.path))
         # Count with the fast Rust tokenizer when the folder has one; it is the
@@ -318,14 +325,18 @@ def _load_sentence_transformer(model: str, path: Path, device: str) -> Any:
     except ImportError as exc:
         raise ModelError(f"sentence-transformers cannot be imported: {exc}") from None
     try:
+        import tqdm
         from transformers.utils import logging as hf_logging
 
         hf_logging.disable_progress_bar()  # "Loading weights" bars would garble the CLI
+        # encode() creates a (disabled) tqdm bar per call, and tqdm starts a
+        # monitor thread for it that never ends; memvault shows no tqdm bars.
+        tqdm.tqdm.monitor_interval = 0
     except ImportError:
         pass
     try:
         return SentenceTransformer(str(path), device=device, local_files_only=True)
-    except Exception as exc:  # noqa: BLE001 - any failure to load is the same error to the user
+    except Exception as exc:  # any failure to load is the same error to the user
         raise ModelError(f"cannot load the embedding model {model!r} from {path}: {exc}") from None
 
 

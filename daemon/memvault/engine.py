@@ -165,23 +165,27 @@ class Engine(ReadMixin):
                     (), (), "", 1)
         return embed_text(note, Chunk(0, heading, line, line, text), self.config.index.embed_context)
 
-    def _check_model(self) -> None:
+    def _check_model(self) -> str | None:
         """A different model than the index was built with means a full re-embed."""
         model = self.embedder.model_id
         previous = self.store.meta("model_id")
         if previous == model:
-            return
+            return None
+        message = None
         if previous is not None:
-            log.warning("embedding model changed from %s to %s: re-embedding every note", previous, model)
+            message = f"embedding model changed from {previous} to {model}: re-embedding every note"
+            log.warning("%s", message)
             with self.store.transaction() as conn:
                 labels = [r[0] for r in conn.execute("SELECT label FROM chunks")]
                 self.store.delete_chunks(conn, labels)
-                conn.execute("UPDATE notes SET sha256 = '' WHERE kind = 'note'")
+                # stale hash and mtime: every note is a suspect, hashed, and re-indexed
+                conn.execute("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'")
                 self.store.set_meta("model_changed", f"{previous} -> {model}", conn)
             (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
             self.store.set_meta("vectors_sha", "")
         self.store.set_meta("model_id", model)
         self.store.set_meta("dim", str(self.embedder.dim))
+        return message
 
     def close(self) -> None:
         with self._lock:
@@ -220,8 +224,9 @@ class Engine(ReadMixin):
         with self._lock:
             started = time.perf_counter()
             full = paths is None
+            model_note = None
             if self.store.meta("model_id") is not None:
-                self._check_model()  # a new model means every note is re-embedded now
+                model_note = self._check_model()  # a new model: every note is re-embedded now
             seen, scope, skipped = self._observe(paths)
             known = self.store.manifest()
             if scope is not None:
@@ -232,6 +237,7 @@ class Engine(ReadMixin):
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             report = self._apply(changes, seen, progress)
             report = _with(report, skipped=tuple(skipped) + report.skipped, full=full,
+                           warnings=((model_note,) if model_note else ()) + report.warnings,
                            seconds=time.perf_counter() - started)
             if report.changed:
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
@@ -583,7 +589,7 @@ class Engine(ReadMixin):
             return False, (), [f"{rel} left untouched: {exc}"]
         update = results[-1]
         problems += list(update.problems)
-        self.store.set_owned_lines(update.owned)
+        self.store.add_owned_lines(update.owned)
         self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")

@@ -434,19 +434,30 @@ class Store:
     # -- MEMORY.md ownership -------------------------------------------------------------
 
     def owned_lines(self) -> dict[str, tuple[str, ...]]:
+        """Lines the daemon wrote into MEMORY.md, per section, oldest first."""
         out: dict[str, list[str]] = {}
         with self._lock:
             for section, line in self._db.execute("SELECT section, line FROM memory_owned ORDER BY rowid"):
                 out.setdefault(section, []).append(line)
         return {k: tuple(v) for k, v in out.items()}
 
-    def set_owned_lines(self, owned: Mapping[str, Sequence[str]]) -> None:
+    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
+        """Remember lines the daemon wrote; the newest ``keep`` per section are kept.
+
+        A history, not just the last write: an editor that saves a stale buffer
+        brings back an older line of ours, which must still count as ours.
+        """
         with self.transaction() as conn:
-            conn.execute("DELETE FROM memory_owned")
-            conn.executemany(
-                "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
-                [(s, line) for s, lines in owned.items() for line in lines],
-            )
+            for section, lines in owned.items():
+                conn.executemany("DELETE FROM memory_owned WHERE section = ? AND line = ?",
+                                 [(section, line) for line in lines])
+                conn.executemany("INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                                 [(section, line) for line in lines])
+                conn.execute(
+                    "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
+                    "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
+                    (section, section, keep),
+                )
 
     # -- embedding cache -------------------------------------------------------------
 

@@ -16,6 +16,7 @@ import hashlib
 import os
 import re
 import secrets
+import time
 import unicodedata
 import urllib.parse
 from collections.abc import Callable, Iterable
@@ -271,10 +272,22 @@ class VaultFS:
     # -- writing -----------------------------------------------------------------
 
     def write_cas(self, rel: str, data: bytes, expected_sha: str | None) -> bool:
-        """Atomically replace ``rel`` with ``data`` if it still has ``expected_sha``.
+        """Atomically put ``data`` at ``rel`` if the file still has ``expected_sha``.
 
         ``expected_sha=None`` means the file must not exist yet (create).
-        Returns False when the file changed under us (nothing written).
+        Returns False when someone else's version is there; it stays there.
+        """
+        return self._swap(rel, data, expected_sha)[0]
+
+    def _swap(self, rel: str, data: bytes, expected_sha: str | None) -> tuple[bool, bytes | None]:
+        """One compare-and-swap: (done, the version that is there instead).
+
+        The slow part (writing and fsyncing the temp file) happens first; then
+        the file is checked and swapped at once. On Linux the swap is
+        ``renameat2(RENAME_EXCHANGE)``, so the version we displaced is checked
+        *after* the swap too: if a save slipped in between check and swap, it
+        is swapped straight back before anything else happens, and returned.
+        Elsewhere the swap is ``os.replace`` right after the check.
         """
         path = self.path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -289,43 +302,70 @@ class VaultFS:
                 try:
                     os.link(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
-                    return False
-                return True
+                    return False, None
+                _fsync_dir(path.parent)
+                return True, None
             try:
-                st = os.stat(path)
-                current = sha256_bytes(path.read_bytes())
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                current = path.read_bytes()
             except FileNotFoundError:
-                return False
-            if current != expected_sha:
-                return False
-            os.chmod(tmp, st.st_mode & 0o7777)
-            os.replace(tmp, path)
-            _fsync_dir(path.parent)
-            return True
+                return False, None
+            if sha256_bytes(current) != expected_sha:
+                return False, _read_settled(path)
+            if not _exchange(tmp, path):
+                os.replace(tmp, path)
+                _fsync_dir(path.parent)
+                return True, None
+            displaced = tmp.read_bytes()
+            if sha256_bytes(displaced) == expected_sha:
+                _fsync_dir(path.parent)
+                return True, None
+            self._put_back(tmp, path, data)
+            return False, _read_settled(path)
+        except FileNotFoundError:
+            return False, None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
 
+    @staticmethod
+    def _put_back(tmp: Path, path: Path, ours: bytes) -> None:
+        """A save landed between our check and our swap: give it its place back.
+
+        ``tmp`` holds that save, ``path`` ours. Swap again; if what comes back
+        is not ours, a still newer save came in meanwhile: it goes back too
+        (the older one is then superseded, as the person's own editor would have).
+        """
+        for _ in range(100):
+            _exchange(tmp, path)
+            if tmp.read_bytes() == ours:
+                return
+        raise WriteConflict(f"{path.name} keeps changing; memvault stopped touching it")
+
     def update_text(
-        self, rel: str, change: Callable[[str], str], attempts: int = 20
+        self, rel: str, change: Callable[[str], str], attempts: int = 50
     ) -> tuple[bool, str]:
-        """Apply ``change`` to a note's text with compare-and-swap; retry on races.
+        """Apply ``change`` to a note's text with compare-and-swap; never lose a save.
 
         The BOM is kept; ``change`` sees and returns text with the file's own
-        line endings. Returns (written, sha256 of the file now).
+        line endings. When a person saves mid-way, ``change`` is redone on top
+        of their version. Returns (written, sha256 of the file now).
         """
+        try:
+            base = _read_settled(self.path(rel))
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {rel}") from None
         for _ in range(attempts):
-            try:
-                raw = self.read_bytes(rel)
-            except NoteNotFound:
-                raise
-            decoded = decode(raw)
-            new_text = change(decoded.text)
-            if new_text == decoded.text:
-                return False, sha256_bytes(raw)
-            data = encode(Decoded(new_text, decoded.bom))
-            if self.write_cas(rel, data, sha256_bytes(raw)):
+            decoded = decode(base)
+            data = encode(Decoded(change(decoded.text), decoded.bom))
+            if data == base:
+                return False, sha256_bytes(base)
+            ok, other = self._swap(rel, data, sha256_bytes(base))
+            if ok:
                 return True, sha256_bytes(data)
+            if other is None:
+                raise NoteNotFound(f"{rel} was removed while memvault updated it")
+            base = other
         raise WriteConflict(f"{rel} kept changing while memvault tried to update it; left as is")
 
     def create(self, rel: str, text: str) -> str:
@@ -346,6 +386,67 @@ class VaultFS:
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
+
+
+SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
+
+
+def _read_settled(path: Path, tries: int = 100) -> bytes:
+    """Read a file once it has stopped changing.
+
+    An editor saving in place truncates then writes; reading in between would
+    see half a file. Wait until the file is unchanged across the read and was
+    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it).
+    """
+    data = b""
+    for _ in range(tries):
+        before = os.stat(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        after = os.stat(path)
+        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (after.st_ino, after.st_size, after.st_mtime_ns)
+        if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
+            return data
+        time.sleep(0.01)
+    return data
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+_RENAMEAT2 = _load_renameat2() if os.name == "posix" else None
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2). False where unsupported."""
+    global _RENAMEAT2
+    if _RENAMEAT2 is None:
+        return False
+    import ctypes
+
+    rc = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        if err != errno.EXDEV:
+            _RENAMEAT2 = None  # this filesystem or kernel cannot: use the fallback from now on
+        return False
+    if err == errno.ENOENT:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(b))
+    raise OSError(err, os.strerror(err), str(b))
 
 
 def _fsync_dir(folder: Path) -> None:

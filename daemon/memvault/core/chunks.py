@@ -118,7 +118,11 @@ def chunk_note(
     chunks: list[Chunk] = []
     for path, first, last, has_heading in _sections(note, lines):
         cutter = _SectionCutter(
-            body, _prefix(note, path, parts), count_tokens, min(target_tokens, max_tokens), max_tokens
+            body,
+            _prefix(note, path, parts),
+            count_tokens,
+            min(target_tokens, max_tokens),
+            max_tokens,
         )
         units: list[_Unit] = []
         for start, end in _paragraphs(lines, starts, fenced, first, last, has_heading):
@@ -186,15 +190,17 @@ def _fenced(lines: list[str]) -> list[bool]:
             out.append(fence is not None)
         else:
             out.append(True)
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1]:
-                if not m.group(2).strip():
-                    fence = None
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= fence[1]
+                and not m.group(2).strip()
+            ):
+                fence = None
     return out
 
 
-def _sections(
-    note: Note, lines: list[str]
-) -> list[tuple[tuple[str, ...], int, int, bool]]:
+def _sections(note: Note, lines: list[str]) -> list[tuple[tuple[str, ...], int, int, bool]]:
     """(heading path, first line, end line (exclusive), starts with a heading), 0-based."""
     heads = [
         (h.line - note.body_line, h)
@@ -311,49 +317,58 @@ class _SectionCutter:
     def split(self, start: int, end: int) -> list[_Unit]:
         """Cut body[start:end] into pieces of about ``size`` tokens that fit the window."""
         out: list[_Unit] = []
-        limit = self.prefix_tokens + self.size
         pos = self._next_start(start, end)
         while pos < end:
-            guess = int(self.size * self.chars_per_token * 0.9)
-            length = max(1, min(end - pos, self.cap, guess))
-            best: tuple[int, int, int] | None = None  # (piece end, next start, tokens)
-            grown, last_cut = 0, end + 1
-            while True:
-                cut = self._cut(pos, pos + length, end)
-                piece_end = self._rstrip(pos, cut)
-                n = self.measure(pos, piece_end)
-                if n <= limit:
-                    if best is None or piece_end > best[0]:
-                        best = (piece_end, self._next_start(cut, end), n)
-                    text_tokens = n - self.prefix_tokens
-                    if cut >= end or length >= self.cap or grown >= 3:
-                        break
-                    if text_tokens >= _FULL_ENOUGH * self.size:
-                        break
-                    longer = min(end - pos, self.cap, length * self.size // max(1, text_tokens))
-                    if longer <= length:
-                        break
-                    length, grown = longer, grown + 1
-                elif best is not None:
-                    break  # grew past the budget: keep the last piece that fitted
-                else:
-                    if cut >= last_cut or length <= 1:
-                        raise ValueError(
-                            f"max_tokens={self.max_tokens}: one character does not fit "
-                            f"after the context header {self.prefix!r}"
-                        )
-                    # Shrink in proportion to the overshoot, and by a quarter at least.
-                    over = max(1, n - self.prefix_tokens)
-                    guess = (cut - pos) * self.size * 9 // (10 * over)
-                    length = max(1, min(guess, (cut - pos) * 3 // 4))
-                    last_cut = cut
-            piece_end, next_pos, n = best
+            piece = self._piece(pos, end)
+            if piece is None:
+                text = _NON_SPACE.search(self.body, pos, end)
+                if text is not None and text.start() > pos:
+                    pos = text.start()  # even the indentation does not fit: drop it
+                    continue
+                raise ValueError(
+                    f"max_tokens={self.max_tokens}: one character does not fit "
+                    f"after the context header {self.prefix!r}"
+                )
+            piece_end, next_pos, n = piece
             out.append(_Unit(pos, piece_end, n - self.prefix_tokens))
             # The next piece is most likely text of the same kind: guess its
             # length from this one, so most pieces cost one tokenizer call.
             self.chars_per_token = (piece_end - pos) / max(1, n - self.prefix_tokens)
             pos = next_pos
         return out
+
+    def _piece(self, pos: int, end: int) -> tuple[int, int, int] | None:
+        """(piece end, next start, tokens) of the piece starting at ``pos``; None if none fits."""
+        limit = self.prefix_tokens + self.size
+        length = max(1, min(end - pos, self.cap, int(self.size * self.chars_per_token * 0.9)))
+        best: tuple[int, int, int] | None = None
+        grown, last_cut = 0, end + 1
+        while True:
+            cut = self._cut(pos, pos + length, end)
+            piece_end = self._rstrip(pos, cut)
+            n = self.measure(pos, piece_end)
+            if n <= limit:
+                if best is None or piece_end > best[0]:
+                    best = (piece_end, self._next_start(cut, end), n)
+                text_tokens = n - self.prefix_tokens
+                if cut >= end or length >= self.cap or grown >= 3:
+                    return best
+                if text_tokens >= _FULL_ENOUGH * self.size:
+                    return best
+                longer = min(end - pos, self.cap, length * self.size // max(1, text_tokens))
+                if longer <= length:
+                    return best
+                length, grown = longer, grown + 1
+            elif best is not None:
+                return best  # grew past the budget: keep the last piece that fitted
+            elif cut >= last_cut or length <= 1:
+                return None
+            else:
+                # Shrink in proportion to the overshoot, and by a quarter at least.
+                over = max(1, n - self.prefix_tokens)
+                guess = (cut - pos) * self.size * 9 // (10 * over)
+                length = max(1, min(guess, (cut - pos) * 3 // 4))
+                last_cut = cut
 
     def _cut(self, pos: int, hi: int, end: int) -> int:
         """Where to end a piece starting at ``pos`` no later than ``hi``.

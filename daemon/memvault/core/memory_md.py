@@ -12,8 +12,9 @@ Rules, all decided here and nowhere else:
 - Every byte outside the markers is kept (links in it are only re-targeted
   when a note they point at moved, through the ``rewrite`` callable).
 - Inside a section, a line is the daemon's only if it is exactly a line the
-  daemon wrote last time (``owned``), or exactly what it would write now for
-  a note it lists (so a fresh template is adopted, not duplicated). Every other
+  daemon wrote (``owned``: its recent writes, so a stale editor buffer that
+  brings an old line back does not freeze it), or exactly what it would write
+  now for a note it lists (so a fresh template is adopted, not duplicated). Every other
   line is a person's: it stays at its position, and a note it links to is not
   listed a second time.
 - The daemon's lines are the top ``limit`` notes of the rule (folder, filter,

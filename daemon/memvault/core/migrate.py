@@ -6,8 +6,8 @@ CLAUDE.md dump, plus ``memory/YYYY-MM-DD.md`` files with ``date_hint``) and retu
 
 Invariant: every non-blank source line lands in exactly one note body, verbatim (heading
 lines included), where ``PlannedNote.segments`` says. A body adds only blank lines between
-separate segments and a ``link_line()`` in place of each decision taken out of it
-(``PlannedNote.extracted``).
+separate segments and, in place of each decision taken out of it (``extracted``), one
+``link_line()``: ``- Decision: [[decisions/2024-01-02-use-postgres|Use Postgres]]``.
 
 Rules, by precedence:
 
@@ -150,7 +150,8 @@ _MON = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
 )
 _DATE_CORE = (
-    r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?[\[(]?"
+    r"(?:(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|mon|tues?|wed|thu|thurs|fri|sat|sun)"
+    r"\.?,?\s+)?[\[(]?"
     r"(?:(?P<y>\d{4})[-/.](?P<m>\d{1,2})[-/.](?P<d>\d{1,2})"
     rf"|(?P<mon1>{_MON})\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?,?\s+(?P<y1>\d{{4}})"
     rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?P<mon2>{_MON}),?\s+(?P<y2>\d{{4}}))"
@@ -456,7 +457,7 @@ class _Planner:
     def _classify(self, si: int, i: int, level: int, raw: str, stack: list[_Frame]) -> _Key:
         """The note a heading's section goes to; pushes the heading's frame."""
         self.headings += 1
-        parent, text = stack[-1], _clean(raw)
+        parent, text = stack[-1], _clean(raw[:300])  # bounded: the regexes below stay linear
         m = _HEAD_DATE.match(text)
         date = _match_date(m) if m else None
         if m and date is None:
@@ -750,5 +751,5 @@ def render_note(note: PlannedNote, archive_link: str | Mapping[str, str]) -> str
         word = "line" if len(rs) == 1 and rs[0][0] == rs[0][1] else "lines"
         alias = _LINK_UNSAFE.sub(" ", name)
         refs.append(f"[[{target.removesuffix('.md')}|{alias}]] {word} {spans}{more}")
-    back = "; ".join(refs) or "a migrated dump"
+    back = "; ".join(refs) or "a dump (this note only links to what was taken out of it)"
     return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}\n\n---\n*Migrated from {back}.*\n"

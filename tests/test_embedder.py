@@ -1,0 +1,294 @@
+"""embedder.py: the Embedder protocol, the hashing and real embedders, the tokenizer, resolution."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memvault.config import DEFAULT_MODEL, IndexSettings
+from memvault.embedder import (
+    BUNDLED_SHA256,
+    Embedder,
+    HashEmbedder,
+    SentenceTransformerEmbedder,
+    Tokenizer,
+    make_embedder,
+    resolve_model_path,
+    verify_weights,
+)
+from memvault.errors import ModelError
+
+DAEMON = Path(__file__).resolve().parents[1] / "daemon"
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Any attempt to open a connection fails the test."""
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("network access attempted")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def run_python(code: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+# --- lazy imports -----------------------------------------------------------------
+
+
+def test_importing_the_module_and_counting_tokens_does_not_import_torch() -> None:
+    result = run_python(
+        "import sys, memvault.embedder as e\n"
+        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules\n"
+        "t = e.Tokenizer.for_model(e.DEFAULT_MODEL)\n"
+        "assert t.count('hello world') == 2\n"
+        "e.HashEmbedder().embed(['x'])\n"
+        "assert 'torch' not in sys.modules, 'torch imported'\n"
+        "assert 'sentence_transformers' not in sys.modules\n"
+    )
+    assert result.returncode == 0, result.stderr
+
+
+# --- the hashing embedder -----------------------------------------------------------
+
+
+def test_hash_embedder_is_deterministic_normalized_and_shaped() -> None:
+    texts = ["PostgreSQL replication lag", "", "!!!", "naïve 東京"]
+    a = HashEmbedder().embed(texts)
+    b = HashEmbedder().embed(texts)
+    assert a.shape == (4, 64) and a.dtype == np.float32
+    assert np.array_equal(a, b)
+    assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
+
+
+def test_hash_embedder_is_stable_across_processes() -> None:
+    code = "import memvault.embedder as e; print(*e.HashEmbedder().embed(['stable text'])[0][:4])"
+    result = run_python(code)
+    here = HashEmbedder().embed(["stable text"])[0][:4]
+    assert result.returncode == 0, result.stderr
+    assert np.allclose([float(x) for x in result.stdout.split()], here)
+
+
+def test_hash_embedder_gives_similar_texts_similar_vectors() -> None:
+    v = HashEmbedder(dim=256).embed(
+        ["database schema migration", "migrating the database schema", "birthday cake recipe"]
+    )
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+
+
+def test_hash_embedder_of_nothing_is_an_empty_matrix() -> None:
+    out = HashEmbedder(dim=32).embed([])
+    assert out.shape == (0, 32) and out.dtype == np.float32
+
+
+def test_hash_embedder_identity_and_protocol() -> None:
+    e = HashEmbedder(dim=32)
+    assert e.model_id == "hash-32"
+    assert e.max_tokens == 254
+    assert e.count_tokens("Hello, world!") == 4
+    assert isinstance(e, Embedder)
+
+
+@pytest.mark.parametrize(("model", "dim"), [("hash", 64), ("hash-16", 16)])
+def test_make_embedder_builds_the_hash_embedder(model: str, dim: int) -> None:
+    e = make_embedder(IndexSettings(model=model))
+    assert isinstance(e, HashEmbedder) and e.dim == dim
+
+
+# --- the tokenizer ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizer() -> Tokenizer:
+    return Tokenizer.for_model(DEFAULT_MODEL)
+
+
+def test_tokenizer_reads_the_window_from_the_model_folder(tokenizer: Tokenizer) -> None:
+    assert tokenizer.window == 256
+    assert tokenizer.special_tokens == 2
+    assert tokenizer.max_tokens == 254
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [("", 0), ("hello world", 2), ("Hello, world!", 4), ("unbelievable", 1), ("東京", 2)],
+)
+def test_tokenizer_counts_word_pieces_without_special_tokens(
+    tokenizer: Tokenizer, text: str, count: int
+) -> None:
+    assert tokenizer.count(text) == count
+
+
+def test_tokenizer_is_not_truncated_at_the_files_128(tokenizer: Tokenizer) -> None:
+    assert tokenizer.count("word " * 1000) == 1000
+
+
+@pytest.mark.parametrize("limit", [0, 1, 3, 10, 50])
+def test_truncate_returns_a_prefix_within_the_limit(tokenizer: Tokenizer, limit: int) -> None:
+    text = "The PostgreSQL decision: unbelievably, naïve 東京 replicas won't lag. " * 5
+    cut = tokenizer.truncate(text, limit)
+    assert text.startswith(cut)
+    assert tokenizer.count(cut) <= limit
+    assert tokenizer.count(cut) >= limit - 1  # cut at the boundary, not far before it
+
+
+def test_truncate_keeps_short_text_whole(tokenizer: Tokenizer) -> None:
+    assert tokenizer.truncate("short text", 10) == "short text"
+
+
+# --- resolution ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("model", [DEFAULT_MODEL, "all-MiniLM-L6-v2"])
+def test_the_default_id_resolves_to_the_bundled_verified_weights(model: str) -> None:
+    path = resolve_model_path(model)
+    assert (path / "model.safetensors").is_file()
+    assert (path / "tokenizer.json").is_file()
+
+
+def test_a_model_folder_path_is_used_as_is(tmp_path: Path) -> None:
+    assert resolve_model_path(str(tmp_path)) == tmp_path.resolve()
+
+
+@pytest.mark.parametrize("model", ["/no/such/model", "./no-such-model", "~/no/such/model", "a/b/c"])
+def test_a_missing_model_folder_is_a_model_error(model: str) -> None:
+    with pytest.raises(ModelError, match="does not exist"):
+        resolve_model_path(model)
+
+
+def test_a_file_is_not_a_model_folder(tmp_path: Path) -> None:
+    file = tmp_path / "model.bin"
+    file.write_bytes(b"x")
+    with pytest.raises(ModelError, match="is a file"):
+        resolve_model_path(str(file))
+
+
+@pytest.mark.usefixtures("no_network")
+@pytest.mark.parametrize("model", ["memvault-tests/no-such-model", "no-such-model-xyz"])
+def test_an_unknown_hub_id_is_a_model_error_without_network(
+    model: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    with pytest.raises(ModelError, match="not installed locally") as info:
+        resolve_model_path(model)
+    assert model in str(info.value)
+    assert "set index.model" in str(info.value)
+
+
+def test_a_configured_model_that_cannot_be_resolved_never_falls_back() -> None:
+    with pytest.raises(ModelError):
+        SentenceTransformerEmbedder("/no/such/model")
+    with pytest.raises(ModelError):
+        make_embedder(IndexSettings(model="/no/such/model"))
+
+
+def test_verify_weights_accepts_the_bundled_weights() -> None:
+    verify_weights(resolve_model_path(DEFAULT_MODEL) / "model.safetensors", BUNDLED_SHA256)
+
+
+def test_damaged_weights_are_a_model_error_naming_the_file(tmp_path: Path) -> None:
+    copy = tmp_path / "model.safetensors"
+    shutil.copyfile(resolve_model_path(DEFAULT_MODEL) / "model.safetensors", copy)
+    with copy.open("r+b") as f:
+        f.seek(1_000_000)
+        byte = f.read(1)
+        f.seek(1_000_000)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(ModelError, match="damaged") as info:
+        verify_weights(copy, BUNDLED_SHA256)
+    assert str(copy) in str(info.value)
+
+
+def test_missing_weights_are_a_model_error(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="missing"):
+        verify_weights(tmp_path / "model.safetensors", BUNDLED_SHA256)
+
+
+# --- the real model ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def model() -> SentenceTransformerEmbedder:
+    return SentenceTransformerEmbedder()
+
+
+@pytest.mark.model
+def test_real_embedder_identity_and_window(model: SentenceTransformerEmbedder) -> None:
+    assert model.dim == 384
+    assert model.max_tokens == 254
+    assert model.model_id == f"{DEFAULT_MODEL}@{BUNDLED_SHA256[:12]}"
+    assert SentenceTransformerEmbedder("all-MiniLM-L6-v2").model_id == model.model_id
+    assert isinstance(model, Embedder)
+
+
+@pytest.mark.model
+def test_real_embedder_returns_normalized_float32_rows(model: SentenceTransformerEmbedder) -> None:
+    out = model.embed(["one", "two words", "a somewhat longer third sentence"])
+    assert out.shape == (3, 384) and out.dtype == np.float32
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.model
+def test_real_embedder_of_nothing_is_an_empty_matrix(model: SentenceTransformerEmbedder) -> None:
+    out = model.embed([])
+    assert out.shape == (0, 384) and out.dtype == np.float32
+
+
+@pytest.mark.model
+def test_real_embedder_places_close_sentences_closer(model: SentenceTransformerEmbedder) -> None:
+    v = model.embed(
+        [
+            "We chose PostgreSQL as the main database.",
+            "Postgres was picked for our data store.",
+            "My cat likes to sleep in the sun.",
+        ]
+    )
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.3
+
+
+@pytest.mark.model
+def test_real_embedder_rows_follow_input_order(model: SentenceTransformerEmbedder) -> None:
+    texts = ["a much longer sentence about the database migration plan", "short", "mid length"]
+    together = model.embed(texts)
+    alone = np.vstack([model.embed([t]) for t in texts])
+    assert np.allclose(together, alone, atol=1e-5)
+
+
+@pytest.mark.model
+def test_token_counts_match_the_models_own_tokenizer(model: SentenceTransformerEmbedder) -> None:
+    from sentence_transformers import SentenceTransformer
+
+    reference = SentenceTransformer(str(model.path), device="cpu", local_files_only=True).tokenizer
+    tokenizer = Tokenizer.for_model(DEFAULT_MODEL)
+    texts = [
+        "",
+        "Hello, world!",
+        "naïve café résumé — 東京 🎉 ERR_CONN_RESET 0x0000dead",
+        "```python\nx = {'a': [1, 2]}\n```",
+        "word " * 600,
+        "QUJD" * 500,
+    ]
+    for text in texts:
+        expected = len(reference(text, add_special_tokens=False)["input_ids"])
+        assert tokenizer.count(text) == expected
+        assert model.count_tokens(text) == expected
+
+
+@pytest.mark.model
+def test_a_folder_that_is_not_a_model_is_a_model_error(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(ModelError, match="cannot load"):
+        SentenceTransformerEmbedder(str(tmp_path))

@@ -1,0 +1,257 @@
+"""Engine.sync: MEMORY.md upkeep, relinking and incremental indexing, end to end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.embedder import HashEmbedder
+from memvault.errors import MemvaultError
+from memvault.core.ranking import Filters
+
+
+def mtimes(root: Path) -> dict[str, int]:
+    return {p.relative_to(root).as_posix(): p.stat().st_mtime_ns
+            for p in root.rglob("*.md") if ".memvault" not in p.parts}
+
+
+def section(text: str, name: str) -> list[str]:
+    lines = text.splitlines()
+    a = lines.index(f"<!-- memvault:begin {name} -->")
+    b = lines.index(f"<!-- memvault:end {name} -->")
+    return lines[a + 1 : b]
+
+
+def test_first_sync_adopts_the_template_and_writes_nothing(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    before = mtimes(root)
+    with open_vault(root) as v:
+        report = v.sync()
+        assert sorted(report.created) == sorted(p for p in before if not p.startswith("templates/"))
+        assert not report.memory_written and report.embedded_chunks > 0
+        again = v.sync()
+    assert mtimes(root) == before
+    assert not again.changed and again.embedded_chunks == 0
+
+
+def test_create_modify_delete_keep_memory_md_true(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        write(root, "decisions/2024-05-01-use-kafka.md",
+              note("Use Kafka", "Events go through Kafka.", date="2024-05-01", status="accepted"))
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert section(memory, "decisions")[0] == "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka."
+
+        write(root, "decisions/2024-05-01-use-kafka.md",
+              note("Use Kafka", "Events go through Kafka, not RabbitMQ.", date="2024-05-01"))
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka, not RabbitMQ." in memory
+
+        (root / "decisions/2024-05-01-use-kafka.md").unlink()
+        report = v.sync()
+        assert report.deleted == ("decisions/2024-05-01-use-kafka.md",)
+        assert "use-kafka" not in (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert not v.engine.store.chunks_of("decisions/2024-05-01-use-kafka.md")
+
+
+def test_rename_retargets_links_everywhere_keeping_anchor_and_alias(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "projects/notes-on-sarah.md",
+          note("Notes on Sarah", body="Ask [[people/sarah-chen#Working with Sarah|Sarah]] first. See [[sarah-chen]]."))
+    with open_vault(root) as v:
+        v.sync()
+        os.rename(root / "people/sarah-chen.md", root / "people/sarah-chen-lead.md")
+        report = v.sync()
+        assert report.moved == (("people/sarah-chen.md", "people/sarah-chen-lead.md"),)
+        # the renamed note costs nothing; the notes whose links were rewritten changed
+        assert set(report.relinked) >= {"projects/notes-on-sarah.md", "projects/ai-assistant-refactor.md"}
+    text = (root / "projects/notes-on-sarah.md").read_text(encoding="utf-8")
+    assert "[[sarah-chen-lead#Working with Sarah|Sarah]] first. See [[sarah-chen-lead]]." in text
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "[[people/sarah-chen-lead]]" in memory and "[[people/sarah-chen]]" not in memory
+    for rel in ("projects/ai-assistant-refactor.md", "decisions/2024-03-12-why-postgresql.md", "logs/2024-03-15.md"):
+        body = (root / rel).read_text(encoding="utf-8")
+        assert "sarah-chen]]" not in body and "sarah-chen|" not in body, rel
+
+
+def test_renaming_a_titled_note_embeds_nothing(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "decisions/lonely.md", note("Lonely decision", "Nobody links here.", date="2020-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+        shutil.move(root / "decisions/lonely.md", root / "decisions/archive-lonely.md")
+        report = v.sync()
+    assert report.moved == (("decisions/lonely.md", "decisions/archive-lonely.md"),)
+    assert report.embedded_chunks == 0 and not report.relinked
+
+
+def test_a_folder_rename_is_followed(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "projects/x.md", note("X", body="[[people/sarah-chen]] and [[people/sarah-chen|S]]"))
+    with open_vault(root) as v:
+        v.sync()
+        os.rename(root / "people", root / "team")
+        report = v.sync()
+        assert ("people/sarah-chen.md", "team/sarah-chen.md") in report.moved
+    assert (root / "projects/x.md").read_text(encoding="utf-8").endswith(
+        "[[sarah-chen]] and [[sarah-chen|S]]\n")
+
+
+def test_links_are_left_alone_when_the_setting_is_off(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "projects/x.md", note("X", body="[[people/sarah-chen]]"))
+    with open_vault(root, overrides={"vault": {"update_links_on_rename": False}}) as v:
+        v.sync()
+        os.rename(root / "people/sarah-chen.md", root / "people/sc.md")
+        v.sync()
+    assert "[[people/sarah-chen]]" in (root / "projects/x.md").read_text(encoding="utf-8")
+
+
+def test_a_rename_while_nothing_ran_is_still_followed(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    os.rename(root / "people/sarah-chen.md", root / "people/sarah.md")
+    with open_vault(root) as v:
+        report = v.sync()
+    assert report.moved == (("people/sarah-chen.md", "people/sarah.md"),)
+    assert "[[people/sarah]]" in (root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_a_persons_words_in_memory_md_survive(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        text = text.replace("## Key People\n", "## Key People\nCall Sarah on Tuesdays.\n")
+        text = text.replace("<!-- memvault:begin people -->\n", "<!-- memvault:begin people -->\n* my pinned line\n")
+        text = text.replace("Backend lead on the platform team", "My own words about Sarah")
+        mem.write_text(text + "\nA closing thought.\n", encoding="utf-8")
+        write(root, "people/ana.md", note("Ana", "Data lead.", updated="2099-01-01"))
+        v.sync()
+    out = mem.read_text(encoding="utf-8")
+    for words in ("Call Sarah on Tuesdays.", "* my pinned line", "My own words about Sarah", "A closing thought."):
+        assert words in out
+    people = section(out, "people")
+    assert people[0] == "* my pinned line" and "- [[people/ana]] - Data lead." in people
+    assert sum("[[people/sarah-chen]]" in ln for ln in people) == 1
+
+
+def test_an_unparsable_memory_md_is_left_untouched_and_reported(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        broken = mem.read_text(encoding="utf-8").replace("<!-- memvault:end logs -->\n", "")
+        mem.write_text(broken, encoding="utf-8")
+        write(root, "logs/2024-03-16.md", note("2024-03-16", "Next day.", date="2024-03-16"))
+        report = v.sync()
+    assert mem.read_text(encoding="utf-8") == broken
+    assert any("never closed" in p for p in report.problems)
+
+
+def test_unchanged_restart_embeds_nothing(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    with open_vault(root) as v:
+        report = v.sync()
+    assert report.embedded_chunks == 0 and not report.changed
+
+
+def test_editing_one_paragraph_re_embeds_only_its_chunks(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    for i in range(500):
+        body = "\n\n".join(f"## Part {j}\n\nParagraph {j} of note {i} about topic {i % 17}." for j in range(4))
+        write(root, f"projects/p{i:03}.md", note(f"P{i}", f"Project {i}.", body=body))
+    with open_vault(root) as v:
+        v.sync()
+        path = root / "projects/p123.md"
+        path.write_text(path.read_text(encoding="utf-8").replace("Paragraph 2 of", "Paragraph two of"), encoding="utf-8")
+        report = v.sync()
+        assert report.modified == ("projects/p123.md",)
+        assert report.embedded_chunks == 1
+        hits = v.engine.search("Paragraph two of note 123", k=3)
+        assert hits[0].path == "projects/p123.md"
+
+
+def test_delete_removes_chunks_from_fts_and_vectors(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "decisions/zebra.md", note("Zebra crossings", "Unique zebra words."))
+    with open_vault(root) as v:
+        v.sync()
+        labels = {c.label for c in v.engine.store.chunks_of("decisions/zebra.md")}
+        assert labels and labels <= v.engine.vectors.labels()
+        (root / "decisions/zebra.md").unlink()
+        v.sync()
+        assert not labels & v.engine.vectors.labels()
+        assert v.engine.store.fts('"zebra"', 10) == []
+        assert all(h.path != "decisions/zebra.md" for h in v.engine.search("zebra crossings"))
+
+
+def test_a_model_change_re_embeds_everything_and_says_so(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        first = v.sync()
+    with open_vault(root, embedder=HashEmbedder(dim=32)) as v:
+        report = v.sync()
+        assert report.embedded_chunks == first.embedded_chunks
+        assert v.engine.store.meta("model_changed") == "hash-64 -> hash-32"
+        assert any("model changed" in w for w in report.warnings)
+        assert v.engine.vectors.labels() == v.engine.store.labels()
+
+
+def test_after_any_sequence_the_index_equals_a_rebuild(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        write(root, "people/ana.md", note("Ana", "Data lead.", body="Works with [[sarah-chen]]."))
+        v.sync()
+        os.rename(root / "people/ana.md", root / "people/ana-lopez.md")
+        write(root, "logs/2024-04-01.md", note("2024-04-01", "April.", body="Met [[ana-lopez]]."))
+        v.sync()
+        shutil.move(root / "decisions", root / "adr")
+        (root / "logs/2024-03-15.md").unlink()
+        v.sync()
+        mine = snapshot(v)
+    assert mine == rebuilt_snapshot(root, tmp_path)
+
+
+def test_binary_notes_are_skipped_with_a_reason_and_not_rehashed(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / "logs/broken.md").write_bytes(b"\x00\x01\x02 not text")
+    (root / "logs/latin1.md").write_bytes("caf\xe9".encode("latin-1"))
+    with open_vault(root) as v:
+        report = v.sync()
+        reasons = {s.path: s.reason for s in report.skipped}
+        assert "binary" in reasons["logs/broken.md"] and "UTF-8" in reasons["logs/latin1.md"]
+        assert not v.sync().skipped
+
+
+def test_filters_and_grouping(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        hits = v.engine.search("PostgreSQL", filters=Filters(folder="decisions"))
+        assert hits and {h.path for h in hits} == {"decisions/2024-03-12-why-postgresql.md"}
+        assert v.engine.search("PostgreSQL", filters=Filters(tags=("postgresql",)))
+        assert not v.engine.search("PostgreSQL", filters=Filters(since="2030-01-01"))
+        grouped = v.engine.search("Sarah", group=True, k=10)
+        assert len({h.path for h in grouped}) == len(grouped)
+
+
+def test_read_only_vaults_refuse_to_sync(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root, read_only=True) as v:
+        try:
+            v.sync()
+        except MemvaultError as exc:
+            assert "read-only" in str(exc)
+        else:
+            raise AssertionError("a read-only vault synced")

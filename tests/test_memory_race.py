@@ -1,0 +1,64 @@
+"""A person keeps saving MEMORY.md while the daemon keeps syncing: no edit is lost."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from helpers import make_vault, note, open_vault, write
+
+
+@pytest.mark.slow
+def test_no_human_edit_is_lost_to_concurrent_syncs(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    rounds = 1000
+    errors: list[BaseException] = []
+    done = threading.Event()
+
+    def person() -> None:
+        rng = random.Random(7)
+        try:
+            for i in range(rounds):
+                time.sleep(rng.uniform(0.005, 0.05))  # a very fast typist: ~40 saves a second
+                text = mem.read_text(encoding="utf-8")
+                lines = text.split("\n")
+                lines.insert(1, f"human edit {i}")  # right under the title: outside every section
+                new = "\n".join(lines)
+                if i % 2:  # save in place, like many editors
+                    with open(mem, "w", encoding="utf-8") as fh:
+                        fh.write(new)
+                else:  # write a temp file, then rename it over, like others (and Obsidian)
+                    tmp = root / f".MEMORY.md.edit-{i}"
+                    tmp.write_text(new, encoding="utf-8")
+                    os.replace(tmp, mem)
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+        finally:
+            done.set()
+
+    writes = 0
+    with open_vault(root) as v:
+        v.sync()
+        worker = threading.Thread(target=person, name="person-editing")
+        worker.start()
+        n = 0
+        while not done.is_set():
+            n += 1
+            # each round changes a summary, so MEMORY.md needs rewriting each time
+            write(root, "people/sarah-chen.md", note("Sarah Chen", f"Backend lead, version {n}."))
+            report = v.sync(paths=["people/sarah-chen.md"])
+            writes += report.memory_written
+        worker.join()
+        v.sync()
+    assert not errors
+    text = mem.read_text(encoding="utf-8")
+    lost = [i for i in range(rounds) if f"human edit {i}\n" not in text]
+    assert lost == [], f"{len(lost)} human edits lost (first: {lost[:5]})"
+    assert writes > 50, f"the race was hardly exercised ({writes} MEMORY.md writes)"
+    assert "Backend lead, version" in text
