@@ -14,17 +14,20 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from memvault.config import STATE_DIR, VaultConfig
-from memvault.core.changes import Seen, diff, suspects
+from memvault.core.changes import Seen, suspects
 from memvault.embedder import Embedder
 from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.core.report import LinkProblem, SyncReport
+from memvault.core.ranking import Filters, parse_day
+from memvault.core.report import Context, Hit, LinkProblem, SyncReport
+from memvault.engine_reads import NoteText
+from memvault.engine_writes import WriteResult
 from memvault.vault import WriterLock
 
 
@@ -101,6 +104,55 @@ class Vault:
         self._writable()
         return self.engine.sync(paths, progress)
 
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        folder: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        where: Mapping[str, str] | None = None,
+        path: str | None = None,
+        group: bool = False,
+    ) -> list[Hit]:
+        """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields."""
+        filters = make_filters(folder, tags, since, until, where, path)
+        return self.engine.search(query, k, filters, group=group)
+
+    def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
+        """MEMORY.md, then the best sections of the best notes, cited, within ``budget`` tokens."""
+        return self.engine.context(query, budget, make_filters(**filters))
+
+    def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
+        """A note, one section of it, or a line range (``lines="10:20"``)."""
+        return self.engine.get(path, lines=lines, heading=heading)
+
+    def related(self, path: str, k: int = 10) -> list[Hit]:
+        """Notes most like ``path`` (the "related notes" pane)."""
+        return self.engine.related(path, k)
+
+    def add(
+        self,
+        category: str,
+        title: str,
+        *,
+        summary: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        body: str | None = None,
+        update: bool = False,
+    ) -> WriteResult:
+        """Create a note from the vault's template; MEMORY.md and the index follow at once."""
+        self._writable()
+        return self.engine.add_note(category, title, summary=summary, fields=fields, body=body,
+                                    update=update)
+
+    def log(self, text: str) -> WriteResult:
+        """Append a timestamped line to today's log."""
+        self._writable()
+        return self.engine.append_log(text)
+
     def links_check(self) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links, with file and line."""
         return self.engine.link_problems()
@@ -164,6 +216,27 @@ class Vault:
         }
 
 
+def make_filters(
+    folder: str | None = None,
+    tags: Sequence[str] | str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    where: Mapping[str, str] | None = None,
+    path: str | None = None,
+) -> Filters:
+    """Validate search filters from any interface into one ``Filters``."""
+    if isinstance(tags, str):
+        tags = [tags]
+    return Filters(
+        folder=folder.strip("/") if folder else None,
+        tags=tuple(t.lstrip("#") for t in tags or () if t),
+        since=parse_day(since, "since") if since else None,
+        until=parse_day(until, "until") if until else None,
+        where=dict(where) if where else None,
+        path=path or None,
+    )
+
+
 def vault_from_env(start: Path | None = None) -> Path | None:
     """``$MEMVAULT_VAULT``, else the nearest vault at or above ``start``."""
     from memvault.vault import find_vault
@@ -174,4 +247,4 @@ def vault_from_env(start: Path | None = None) -> Path | None:
     return find_vault(start or Path.cwd())
 
 
-__all__ = ["Vault", "diff"]
+__all__ = ["Vault", "make_filters", "vault_from_env"]

@@ -228,6 +228,17 @@ def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     raise typer.Exit(1 if bad else 0)
 
 
+def _register_more() -> None:
+    # Kept in their own modules so this file stays a table of contents.
+    from memvault import cli_agent, cli_daemon
+
+    cli_daemon.register(app)
+    cli_agent.register(app)
+
+
+_register_more()
+
+
 def main() -> None:
     app()
 

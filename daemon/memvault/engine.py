@@ -16,6 +16,7 @@ of paths and the periodic timer:
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 import logging
 import threading
@@ -29,12 +30,14 @@ from memvault.core import memory_md
 from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
 from memvault.core.chunks import Chunk, chunk_note, embed_text
 from memvault.core.notes import Note, parse_note
+from memvault.core.report import SkippedFile, SyncReport
 from memvault.core.text import NotText, sha256_text, split_lines
-from memvault.core.wikilinks import LinkIndex, relink
+from memvault.core.wikilinks import LinkIndex
 from memvault.embedder import Embedder, Tokenizer, make_embedder
+from memvault.engine_links import LinkMixin
 from memvault.engine_reads import ReadMixin
-from memvault.errors import IndexCorrupt, MemoryFileError, NoteNotFound, WriteConflict
-from memvault.core.report import LinkProblem, SkippedFile, SyncReport
+from memvault.engine_writes import WriteMixin
+from memvault.errors import IndexCorrupt, NoteNotFound
 from memvault.store import LinkRow, NewChunk, NoteRow, Store
 from memvault.vault import VaultFS
 from memvault.vectors import VectorIndex
@@ -60,13 +63,19 @@ class _Prepared:
     chunks: list[NewChunk]
 
 
-class Engine(ReadMixin):
+class Engine(LinkMixin, ReadMixin, WriteMixin):
     """Everything memvault does to one vault. Thread-safe; one writer per vault."""
 
     def __init__(
-        self, config: VaultConfig, embedder: Embedder | None = None, *, read_only: bool = False
+        self,
+        config: VaultConfig,
+        embedder: Embedder | None = None,
+        *,
+        read_only: bool = False,
+        clock: Callable[[], dt.datetime] | None = None,
     ) -> None:
         self.config = config
+        self.clock = clock or (lambda: dt.datetime.now().astimezone())
         self.root = config.root
         self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
         self._lock = threading.RLock()
@@ -351,35 +360,6 @@ class Engine(ReadMixin):
             problems=tuple(problems),
         )
 
-    # -- relinking after moves -----------------------------------------------------------------
-
-    def _relink(
-        self, moves: dict[str, str], before: LinkIndex, after: LinkIndex
-    ) -> tuple[list[str], list[str]]:
-        names = set()
-        for old, new in moves.items():
-            for p in (old, new):
-                base = p.rsplit("/", 1)[-1]
-                names |= {base, base.removesuffix(".md")}
-        candidates = self.store.sources_linking(moves, names) | set(moves.values())
-        candidates.discard(self.config.memory.file)  # MEMORY.md: _update_memory re-targets it
-        reverse = {new: old for old, new in moves.items()}
-        changed, problems = [], []
-        for source in sorted(candidates):
-            src_old = reverse.get(source, source)
-            try:
-                written, _ = self.fs.update_text(
-                    source, lambda text, s=source, o=src_old: relink(text, o, s, before, after, moves)
-                )
-            except (NoteNotFound, NotText):
-                continue
-            except WriteConflict as exc:
-                problems.append(str(exc))
-                continue
-            if written:
-                changed.append(source)
-        return changed, problems
-
     # -- indexing notes ----------------------------------------------------------------------------
 
     def _index(
@@ -543,131 +523,8 @@ class Engine(ReadMixin):
             self.save_vectors()
             self.store.prune_cache(self.embedder.model_id)
 
-    # -- MEMORY.md -----------------------------------------------------------------------------
-
-    def _update_memory(
-        self, moves: dict[str, str], before: LinkIndex | None, after: LinkIndex | None
-    ) -> tuple[bool, tuple[str, ...], list[str]]:
-        cfg = self.config.memory
-        rel = cfg.file
-        idx = self.link_index()
-        owned = self.store.owned_lines()
-        seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
-        catalogue = self.store.catalogue()
-
-        def resolve(target: str) -> str | None:
-            res = idx.resolve(target, rel)
-            return res.path if res.verdict in ("resolved", "alias") else None
-
-        rewrite = None
-        if moves and before is not None and after is not None:
-            def rewrite(text: str) -> str:
-                return relink(text, rel, rel, before, after, moves)
-
-        results: list[memory_md.MemoryUpdate] = []
-
-        def change(text: str | None) -> str:
-            update = memory_md.update_memory(
-                text, catalogue, cfg.sections, owned, seen, resolve=resolve, rewrite=rewrite,
-                restore_deleted=cfg.restore_deleted_sections,
-            )
-            results.append(update)
-            return update.text
-
-        problems: list[str] = []
-        written = False
-        try:
-            if self.fs.stat(rel) is None:
-                text = change(None)
-                self.fs.create(rel, text)
-                written = True
-            else:
-                written, _ = self.fs.update_text(rel, change)
-        except MemoryFileError as exc:
-            return False, (), [f"{rel} left untouched: {exc}"]
-        except (WriteConflict, NotText) as exc:
-            return False, (), [f"{rel} left untouched: {exc}"]
-        update = results[-1]
-        problems += list(update.problems)
-        self.store.add_owned_lines(update.owned)
-        self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
-        self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
-        self.store.set_meta("memory_synced", "1")
-        folder_written = self._update_folder_notes(update.overflow, catalogue)
-        reindex = ([rel] if written else []) + list(folder_written)
-        if reindex:
-            self._index(reindex, None)
-        return written, tuple(folder_written), problems
-
-    def _update_folder_notes(
-        self, overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
-        catalogue: list[memory_md.CatalogueEntry],
-    ) -> list[str]:
-        written = []
-        for rule in self.config.memory.sections:
-            path = memory_md.folder_note_path(rule.folder)
-            exists = self.fs.stat(path) is not None
-            if rule.folder not in overflow and not exists:
-                continue
-            # the folder note lists every note of the folder, whatever the filter
-            entries = memory_md.sort_entries(
-                [e for e in catalogue
-                 if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)],
-                rule.order,
-            )
-            label = rule.folder.rsplit("/", 1)[-1]
-            try:
-                if not exists:
-                    self.fs.create(path, memory_md.render_folder_note(None, rule.folder, entries, label))
-                    written.append(path)
-                else:
-                    changed, _ = self.fs.update_text(
-                        path, lambda t, r=rule, e=entries, lb=label: memory_md.render_folder_note(t, r.folder, e, lb)
-                    )
-                    if changed:
-                        written.append(path)
-            except (MemoryFileError, WriteConflict, NotText) as exc:
-                log.warning("%s left untouched: %s", path, exc)
-        return written
-
-    # -- links -----------------------------------------------------------------------------------
-
-    def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
-        """Unresolved and ambiguous links (and alias-only ones), true to the disk now.
-
-        Notes the index holds unchanged are read from the links table; notes
-        changed since the last sync are parsed afresh, so the answer never
-        depends on whether a sync ran.
-        """
-        scan = self.fs.scan()
-        known = self.store.manifest()
-        seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
-        stale = set(suspects(known, seen))
-        rows = {n.path: n for n in self.store.notes() if n.path in seen and n.path not in stale}
-        aliases = {p: n.aliases for p, n in rows.items() if n.aliases}
-        fresh: dict[str, list[tuple[int, str]]] = {}
-        for path in sorted(stale):
-            try:
-                note = parse_note(path, self.fs.read(path).decoded.text)
-            except (NoteNotFound, NotText, OSError):
-                continue
-            if note.aliases:
-                aliases[path] = note.aliases
-            fresh[path] = [(link.line, link.target) for link in note.links]
-        idx = LinkIndex(list(seen) + sorted(scan.attachments), aliases)
-        links = [(r.source, r.line, r.target) for r in self.store.links() if r.source in rows]
-        links += [(src, line, target) for src, items in fresh.items() for line, target in items]
-        out = []
-        for source, line, target in sorted(links):
-            res = idx.resolve(target, source)
-            if res.verdict == "resolved" or (res.verdict == "alias" and not include_alias):
-                continue
-            out.append(LinkProblem(source, line, target, res.verdict, res.candidates))
-        return out
-
-
 def _with(report: SyncReport, **changes: object) -> SyncReport:
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]
 
 
-__all__ = ["Engine", "Progress", "Known"]
+__all__ = ["Engine", "Known", "Progress"]

@@ -150,7 +150,8 @@ class ReadMixin:
         index_text = index_part(memory, int(budget * cfg.context.index_share), count,
                                 query_terms(query), set(hit_paths[:10]), resolve)
         sizes = self.store.note_tokens(hit_paths)
-        pieces = [self._piece(h, sizes.get(h.path, 0)) for h in hits]
+        meta = self._note_meta()
+        pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
         linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
         return assemble(query, budget, count, index_text, pieces, linked)
 
@@ -160,19 +161,23 @@ class ReadMixin:
         except (NoteNotFound, OSError, ValueError):
             return ""
 
-    def _piece(self, hit: Hit, note_tokens: int) -> Piece:
+    def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
         if note_tokens <= SMALL_NOTE_TOKENS:
             whole = self._whole_piece(hit.path)
             if whole is not None:
                 return whole
-        return Piece(hit.path, hit.ord, hit.heading, hit.line_start, hit.line_end, hit.text)
+        title, date = (note.title, note.date) if note else ("", None)
+        return Piece(hit.path, hit.ord, hit.heading, hit.line_start, hit.line_end, hit.text,
+                     title=title, date=date)
 
     def _whole_piece(self, path: str) -> Piece | None:
         chunks = self.store.chunks_of(path)
         if not chunks:
             return None
         text = "\n".join(c.text for c in chunks)
-        return Piece(path, -1, (), chunks[0].line_start, chunks[-1].line_end, text, whole=True)
+        note = self._note_meta().get(path)
+        return Piece(path, -1, (), chunks[0].line_start, chunks[-1].line_end, text, whole=True,
+                     title=note.title if note else "", date=note.date if note else None)
 
     def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
         out: list[Piece] = []

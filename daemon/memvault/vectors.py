@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import hnswlib
 import numpy as np
@@ -64,62 +65,89 @@ class IndexFileInfo:
     labels: np.ndarray  # uint64, one per element
     deleted: np.ndarray  # bool, one per element
     m: int
+
+
+class _Header(NamedTuple):
+    offset_level0: int
     max_elements: int
+    elements: int
+    per_element: int
+    label_offset: int
+    data_offset: int
+    max_level: int
+    entry: int
+    max_m: int
+    max_m0: int
+    m: int
+    mult: float
+    ef_construction: int
 
 
 def inspect_index_file(data: bytes, dim: int) -> IndexFileInfo:
     """Check a saved hnswlib 0.8 index (cosine/ip, float32) without loading it.
 
     Raises IndexCorrupt with the reason when it is not a well-formed index of
-    ``dim``-dimensional vectors.
+    ``dim``-dimensional vectors: every size must agree with the file length,
+    and every graph link must name an element that exists at that level
+    (hnswlib follows links unchecked: a bad one is a segfault, not an error).
     """
     if len(data) < HEADER.size:
         raise IndexCorrupt(f"vectors file too short ({len(data)} bytes)")
-    (offset0, max_elements, count, per_element, label_offset, data_offset,
-     max_level, entry, max_m, max_m0, m, _mult, _efc) = HEADER.unpack_from(data)
-    if offset0 != 0 or not 2 <= m <= 4096 or max_m != m or max_m0 != 2 * m:
+    h = _Header._make(HEADER.unpack_from(data))
+    if h.offset_level0 != 0 or not 2 <= h.m <= 4096 or (h.max_m, h.max_m0) != (h.m, 2 * h.m):
         raise IndexCorrupt("vectors file header is not an hnswlib 0.8 index")
-    if data_offset != max_m0 * 4 + 4 or label_offset != data_offset + dim * 4:
+    if h.data_offset != h.max_m0 * 4 + 4 or h.label_offset != h.data_offset + dim * 4:
         raise IndexCorrupt(f"vectors file does not hold {dim}-dimensional float32 vectors")
-    if per_element != label_offset + 8 or count > max_elements:
+    if h.per_element != h.label_offset + 8 or h.elements > h.max_elements:
         raise IndexCorrupt("vectors file header sizes are inconsistent")
-    level0_end = HEADER.size + count * per_element
-    if level0_end + 4 * count > len(data):
-        raise IndexCorrupt(f"vectors file truncated ({len(data)} bytes for {count} vectors)")
-    if count and (entry >= count or not 0 <= max_level < 64):
+    level0_end = HEADER.size + h.elements * h.per_element
+    if level0_end + 4 * h.elements > len(data):
+        raise IndexCorrupt(f"vectors file truncated ({len(data)} bytes for {h.elements} vectors)")
+    if h.elements and (h.entry >= h.elements or not 0 <= h.max_level < 64):
         raise IndexCorrupt("vectors file entry point out of range")
-    level0 = np.frombuffer(data, np.uint8, count * per_element, HEADER.size).reshape(count, per_element)
+    level0 = np.frombuffer(data, np.uint8, h.elements * h.per_element, HEADER.size)
+    level0 = level0.reshape(h.elements, h.per_element)
     sizes = level0[:, 0:2].copy().view("<u2").ravel()
-    links = level0[:, 4:data_offset].copy().view("<u4")
-    used = np.arange(max_m0)[None, :] < sizes[:, None]
-    if (sizes > max_m0).any() or (links[used] >= count).any():
+    links = level0[:, 4 : h.data_offset].copy().view("<u4")
+    used = np.arange(h.max_m0)[None, :] < sizes[:, None]
+    if (sizes > h.max_m0).any() or (links[used] >= h.elements).any():
         raise IndexCorrupt("vectors file graph links out of range")
-    labels = level0[:, label_offset:per_element].copy().view("<u8").ravel()
-    if len(np.unique(labels)) != count:
+    labels = level0[:, h.label_offset : h.per_element].copy().view("<u8").ravel()
+    if len(np.unique(labels)) != h.elements:
         raise IndexCorrupt("vectors file holds duplicate labels")
+    _check_upper_levels(data, level0_end, h)
     deleted = (level0[:, 2] & _DELETE_MARK).astype(bool)
-    _check_upper_levels(data, level0_end, count, max_m, max_level)
-    return IndexFileInfo(labels=labels, deleted=deleted, m=int(m), max_elements=int(max_elements))
+    return IndexFileInfo(labels=labels, deleted=deleted, m=h.m)
 
 
-def _check_upper_levels(data: bytes, pos: int, count: int, max_m: int, max_level: int) -> None:
-    per_level = max_m * 4 + 4
-    for _ in range(count):
+def _check_upper_levels(data: bytes, pos: int, h: _Header) -> None:
+    per_level = h.max_m * 4 + 4
+    levels = [0] * h.elements
+    lists: list[tuple[int, int]] = []  # (element, offset of its level-1 list)
+    for element in range(h.elements):
         if pos + 4 > len(data):
             raise IndexCorrupt("vectors file truncated in the upper graph levels")
         (size,) = struct.unpack_from("<I", data, pos)
         pos += 4
-        if size % per_level or size // per_level > max_level or pos + size > len(data):
+        if size % per_level or size // per_level > h.max_level or pos + size > len(data):
             raise IndexCorrupt("vectors file upper graph levels are inconsistent")
-        for level in range(size // per_level):
-            start = pos + level * per_level
-            (n,) = struct.unpack_from("<H", data, start)
-            ids = struct.unpack_from(f"<{n}I", data, start + 4) if n <= max_m else (count,)
-            if n > max_m or any(i >= count for i in ids):
-                raise IndexCorrupt("vectors file graph links out of range")
+        if size:
+            levels[element] = size // per_level
+            lists.append((element, pos))
         pos += size
     if pos != len(data):
         raise IndexCorrupt("vectors file has trailing bytes")
+    if h.elements and levels[h.entry] != h.max_level:
+        raise IndexCorrupt("vectors file entry point is not on the top level")
+    for element, offset in lists:
+        for level in range(1, levels[element] + 1):
+            start = offset + (level - 1) * per_level
+            (n,) = struct.unpack_from("<H", data, start)
+            if n > h.max_m:
+                raise IndexCorrupt("vectors file graph links out of range")
+            for target in struct.unpack_from(f"<{n}I", data, start + 4):
+                if target >= h.elements or levels[target] < level:
+                    raise IndexCorrupt("vectors file graph links out of range")
 
 
 class VectorIndex:
@@ -185,7 +213,9 @@ class VectorIndex:
             self._deleted = dead | extra
             self._ever = in_file | set(missing)
             self._dirty = bool(missing or extra)
-            return OpenReport(loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra))
+            return OpenReport(
+                loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra)
+            )
 
     def _load(self, expected_sha: str | None) -> tuple[hnswlib.Index, IndexFileInfo]:
         if not self.path.exists():
@@ -203,8 +233,11 @@ class VectorIndex:
             raise IndexCorrupt(f"vectors file built with M={info.m}, configured M={self.m}")
         del data
         index = hnswlib.Index(space="cosine", dim=self.dim)
-        # max_elements >= the count: hnswlib allocates this many slots, not the header's.
-        index.load_index(str(self.path), max_elements=max(len(info.labels), _MIN_CAPACITY))
+        try:
+            # max_elements >= the count: hnswlib allocates this many slots, not the header's.
+            index.load_index(str(self.path), max_elements=max(len(info.labels), _MIN_CAPACITY))
+        except RuntimeError as exc:  # hnswlib's own checks (none expected after ours)
+            raise IndexCorrupt(f"vectors file refused by hnswlib: {exc}") from None
         index.set_ef(self.ef_search)
         return index, info
 
@@ -312,7 +345,10 @@ class VectorIndex:
                 found, distances = index.knn_query(q, k=k, num_threads=1, filter=allowed)
             except RuntimeError:
                 return self._exact(index, q, k, allowed)
-            return [(int(label), 1.0 - float(d)) for label, d in zip(found[0], distances[0], strict=True)]
+            return [
+                (int(label), 1.0 - float(d))
+                for label, d in zip(found[0], distances[0], strict=True)
+            ]
 
     def _exact(
         self, index: hnswlib.Index, q: np.ndarray, k: int, allowed: Callable[[int], bool] | None
@@ -396,13 +432,12 @@ def _grow(index: hnswlib.Index, extra: int) -> None:
 
 
 def _fsync_dir(folder: Path) -> None:
+    """Make the rename durable; not possible on every platform (the rename is atomic anyway)."""
     try:
         fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return  # not possible on every platform; the rename itself is atomic
-    try:
-        os.fsync(fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
     except OSError:
         pass
-    finally:
-        os.close(fd)

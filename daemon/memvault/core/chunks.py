@@ -22,9 +22,11 @@ long run without spaces (a 5 MB base64 line) into a handful of ``[UNK]``
 tokens: such a chunk is "within the window" while the model sees nothing of
 it, and it would defeat token budgeting downstream.
 
-``count_tokens`` may be a real tokenizer (tens of microseconds per call), so
-it is only ever called on texts of bounded size, a small constant number of
-times per chunk: the work is linear in the note's length.
+``count_tokens`` may be a real tokenizer (the MiniLM one takes ~0.8 µs per
+character here), so it is only ever called on texts of bounded size, about
+twice per chunk: the work is linear in the note's length (a 5 MB line of
+prose: ~2.4 characters counted per character of text, ~13 s, while embedding
+its ~19,000 chunks takes minutes).
 
 ``heading_path`` holds every heading above the chunk, outermost first,
 including an H1 title heading; ``context_prefix`` drops a leading heading that

@@ -40,6 +40,8 @@ class Piece:
     line_end: int
     text: str
     whole: bool = False  # the whole note (``ord`` is then -1)
+    title: str = ""  # the note's title: an anchor to it would be redundant
+    date: str | None = None  # the note's date, shown when its path does not hold it
 
 
 @dataclass(slots=True)
@@ -64,9 +66,12 @@ class _Group:
         blocks = self.blocks()
         first = blocks[0][0]
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
-        anchor = f"#{first.heading[-1]}" if first.heading and not first.whole else ""
+        anchor = ""
+        if first.heading and not first.whole and first.heading != (first.title,):
+            anchor = f"#{first.heading[-1]}"
         ranges = ", ".join(_lines(b[0].line_start, b[-1].line_end) for b in blocks)
-        lines = [f"### [[{link}{anchor}]] {ranges}"]
+        date = f" ({first.date})" if first.date and first.date not in link else ""
+        lines = [f"### [[{link}{anchor}]]{date} {ranges}"]
         for i, block in enumerate(blocks):
             if i:
                 lines.append(SEPARATOR)

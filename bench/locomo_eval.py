@@ -1,0 +1,155 @@
+"""LoCoMo evidence recall through memvault, on the dev split only.
+
+    python bench/locomo_eval.py                         # Vault.context at 1000 and 2000 tokens
+    python bench/locomo_eval.py --mode search           # Vault.search hits concatenated best-first
+    python bench/locomo_eval.py --set index.chunk_target_tokens=64 --set search.vector_weight=2
+
+The data and the scorer are read from ../shared/bench/locomo (never copied
+here). For each conversation the kit writes a vault; memvault indexes it with
+the real bundled model and answers every question; the kit's scorer measures
+the share of evidence turns inside the context cut to the budget.
+
+Embeddings are memoised in-process by text, so trying another fusion or
+context setting does not re-run the model; chunking settings do.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "daemon"))
+KIT = ROOT.parent / "shared" / "bench" / "locomo"
+sys.path.insert(0, str(KIT))
+
+import locomo_kit  # noqa: E402
+
+from memvault.api import Vault  # noqa: E402
+from memvault.embedder import SentenceTransformerEmbedder  # noqa: E402
+
+
+class MemoEmbedder:
+    """The real model, with a per-process memo of text -> vector."""
+
+    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.dim = inner.dim
+        self.max_tokens = inner.max_tokens
+        self.memo: dict[str, np.ndarray] = {}
+        self.encoded = 0
+        self.encode_seconds = 0.0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self.memo]
+        if missing:
+            started = time.perf_counter()
+            for text, vec in zip(missing, self.inner.embed(missing), strict=True):
+                self.memo[text] = vec
+            self.encode_seconds += time.perf_counter() - started
+            self.encoded += len(missing)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self.memo[t] for t in texts])
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+def parse_sets(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        key, _, raw = item.partition("=")
+        section, _, name = key.partition(".")
+        value: Any
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        if isinstance(value, list):
+            value = list(value)
+        out.setdefault(section, {})[name] = value
+    return out
+
+
+def run(
+    embedder: MemoEmbedder,
+    overrides: dict[str, dict[str, Any]],
+    budgets: Sequence[int],
+    mode: str,
+    convs: list[dict],
+) -> dict[str, Any]:
+    results: dict[str, Any] = {"recall": {}, "by_category": {}}
+    timings: dict[str, float] = {"sync": 0.0, "query": 0.0}
+    questions = 0
+    for budget in budgets:
+        def make(root: Path, budget: int = budget) -> Callable[[str], str]:
+            vault = Vault.open(root, embedder=embedder, overrides=overrides)
+            started = time.perf_counter()
+            vault.sync()
+            timings["sync"] += time.perf_counter() - started
+
+            def answer(question: str) -> str:
+                nonlocal questions
+                started = time.perf_counter()
+                if mode == "search":
+                    hits = vault.engine.search(question, k=100)
+                    text = "\n".join(h.text for h in hits)
+                else:
+                    text = vault.engine.context(question, budget=budget).text
+                timings["query"] += time.perf_counter() - started
+                questions += 1
+                return text
+
+            make.vaults.append(vault)  # type: ignore[attr-defined]
+            return answer
+
+        make.vaults = []  # type: ignore[attr-defined]
+        scored = locomo_kit.evaluate(convs, make, budgets=(budget,))
+        for vault in make.vaults:  # type: ignore[attr-defined]
+            vault.close()
+        results["recall"][budget] = round(scored["recall"][budget], 4)
+        results["by_category"][budget] = {
+            c: round(v, 4) for c, v in scored["recall_by_category_at_first_budget"].items()
+        }
+        results["questions"] = scored["questions"]
+    results["ms_per_query"] = round(1000 * timings["query"] / max(questions, 1), 1)
+    results["sync_seconds"] = round(timings["sync"], 1)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", action="append", default=[], help="section.key=value (JSON values)")
+    parser.add_argument("--budgets", default="1000,2000")
+    parser.add_argument("--mode", choices=("context", "search"), default="context")
+    parser.add_argument("--convs", type=int, default=0, help="only the first N conversations (0: all)")
+    parser.add_argument("--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn")
+    args = parser.parse_args(argv)
+
+    convs = locomo_kit.load(KIT / "locomo10_dev.json")
+    if args.convs:
+        convs = convs[: args.convs]
+    budgets = [int(b) for b in args.budgets.split(",")]
+    embedder = MemoEmbedder(SentenceTransformerEmbedder())
+    configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
+    for config in configs:
+        started = time.perf_counter()
+        result = run(embedder, parse_sets(config["set"]), budgets, args.mode, convs)
+        result["config"] = config
+        result["mode"] = args.mode
+        result["seconds"] = round(time.perf_counter() - started, 1)
+        print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
