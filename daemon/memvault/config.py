@@ -69,6 +69,7 @@ class IndexSettings:
     max_chunk_tokens: int = 256
     chunk_target_tokens: int = 96
     embed_context: tuple[str, ...] = ("title", "headings", "date")
+    context_overlap_tokens: int = 64
     hnsw_m: int = 16
     ef_construction: int = 200
     ef_search: int = 100
@@ -273,6 +274,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
         unknown = set(settings.embed_context) - {"title", "headings", "date"}
         if unknown:
             problems.append(f"index.embed_context: unknown part {sorted(unknown)[0]!r}")
+        if not 0 <= settings.context_overlap_tokens <= settings.max_chunk_tokens:
+            problems.append("index.context_overlap_tokens must be between 0 and index.max_chunk_tokens")
         if settings.batch_size < 1 or settings.ef_search < 1 or settings.hnsw_m < 2:
             problems.append("index: batch_size, ef_search and hnsw_m must be positive")
         if not 0.0 < settings.compact_ratio < 1.0:

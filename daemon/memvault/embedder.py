@@ -265,11 +265,13 @@ def _window(folder: Path) -> int:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded when constructed.
 
-    torch keeps its default thread count (one per physical core): measured on
-    a 2-core machine, fewer threads only made encoding slower. ``embed`` holds
-    a lock: one encode at a time, so a query and a sync do not oversubscribe
-    the cores. Inputs are not sorted by length here: ``encode`` already sorts
-    them to batch similar lengths together, and returns rows in input order.
+    torch keeps its default thread count (one per core): on the shared 2-core
+    machine this was measured on, 1 and 2 threads were within noise of each
+    other (9 vs 7-8 texts/s while other processes loaded the CPU), so nothing
+    justifies an override. ``embed`` holds a lock: one encode at a time, so a
+    query and a sync do not oversubscribe the cores. Inputs are not sorted by
+    length here: ``encode`` already sorts them to batch similar lengths
+    together, and returns rows in input order.
     """
 
     def __init__(
@@ -402,3 +404,16 @@ def make_embedder(settings: IndexSettings) -> Embedder:
     if m:
         return HashEmbedder(int(m.group(1) or 64))
     return SentenceTransformerEmbedder(settings.model, settings.device, settings.batch_size)
+
+
+def model_id_for(settings: IndexSettings) -> str:
+    """The identity ``make_embedder(settings)`` would report, without loading the model.
+
+    Hashing the weights (once per process) costs a fraction of a second;
+    loading torch and the model costs seconds. A sync that finds nothing to
+    embed only needs the identity, to notice a change of model.
+    """
+    m = _HASH_MODEL.fullmatch(settings.model)
+    if m:
+        return f"hash-{int(m.group(1) or 64)}"
+    return model_identity(settings.model, resolve_model_path(settings.model))

@@ -28,12 +28,12 @@ from pathlib import Path
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
-from memvault.core.chunks import Chunk, chunk_note, embed_text
+from memvault.core.chunks import Chunk, chunk_note, embed_texts
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile, SyncReport
 from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.wikilinks import LinkIndex
-from memvault.embedder import Embedder, Tokenizer, make_embedder
+from memvault.embedder import Embedder, Tokenizer, make_embedder, model_id_for
 from memvault.engine_links import LinkMixin
 from memvault.engine_reads import ReadMixin
 from memvault.engine_writes import WriteMixin
@@ -61,6 +61,7 @@ class _Prepared:
     row: NoteRow
     links: list[LinkRow]
     chunks: list[NewChunk]
+    texts: dict[str, str]  # sha256 -> the text embedded for it
 
 
 class Engine(LinkMixin, ReadMixin, WriteMixin):
@@ -86,6 +87,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         self._last_save = time.monotonic()
         self.listeners: list[Callable[[SyncReport], None]] = []
         self._tokenizer: Callable[[str], int] | None = None
+        self._model_id: str | None = None
         self._generation = 0  # bumped whenever indexed notes change (read caches key on it)
         self._meta_cache = None
         self._read_lock = threading.Lock()
@@ -110,8 +112,11 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
 
     @property
     def embedder(self) -> Embedder:
+        """The embedding model, loaded on first use (seconds: only when needed)."""
         if self._embedder is None:
             self._embedder = make_embedder(self.config.index)
+        if self.store.meta("dim") != str(self._embedder.dim):
+            self.store.set_meta("dim", str(self._embedder.dim))
         return self._embedder
 
     def count_tokens(self, text: str) -> int:
@@ -129,10 +134,11 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         with self._lock:
             if self._vectors is None:
                 self._check_model()
-                emb = self.embedder
+                # the dimension is recorded, so deleting vectors never needs the model
+                dim = self.store.meta("dim")
                 vi = VectorIndex(
                     self.config.state_dir / "vectors.bin",
-                    emb.dim,
+                    int(dim) if dim else self.embedder.dim,
                     m=self.config.index.hnsw_m,
                     ef_construction=self.config.index.ef_construction,
                     ef_search=self.config.index.ef_search,
@@ -144,7 +150,8 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             return self._vectors
 
     def _vectors_for(self, labels: Sequence[int]) -> object:
-        found, matrix = self.store.vectors_for(self.embedder.model_id, labels, self.embedder.dim)
+        dim = int(self.store.meta("dim") or self.embedder.dim)
+        found, matrix = self.store.vectors_for(self.model_id(), labels, dim)
         if len(found) != len(labels):
             # cached vectors lost: re-embed those chunks from their stored text
             missing = sorted(set(labels) - set(found))
@@ -152,7 +159,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             notes = {r.path for r in rows.values()}
             log.warning("re-embedding %d chunks whose cached vectors are gone", len(missing))
             self._embed_missing(notes)
-            found, matrix = self.store.vectors_for(self.embedder.model_id, labels, self.embedder.dim)
+            found, matrix = self.store.vectors_for(self.model_id(), labels, dim)
         return matrix
 
     def _embed_missing(self, paths: Iterable[str]) -> None:
@@ -162,21 +169,35 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             chunks = self.store.chunks_of(path)
             if note_row is None or not chunks:
                 continue
-            texts = {c.sha: self._embed_text_for(note_row, c.heading, c.text, c.line_start) for c in chunks}
-            missing = {s: t for s, t in texts.items() if s not in self.store.cached(emb.model_id, [s])}
+            note = Note(note_row.path, note_row.title, note_row.summary, note_row.frontmatter,
+                        note_row.tags, note_row.aliases, (), (), "", 1)
+            texts = self._embed_texts(note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text)
+                                             for c in chunks])
+            have = self.store.cached(emb.model_id, [sha256_text(t) for t in texts])
+            missing = {sha256_text(t): t for t in texts if sha256_text(t) not in have}
             if missing:
                 vecs = emb.embed(list(missing.values()))
                 self.store.put_embeddings(emb.model_id, dict(zip(missing, vecs, strict=True)))
 
-    def _embed_text_for(self, row: NoteRow, heading: tuple[str, ...], text: str, line: int) -> str:
-        # rebuild the exact embedded text of a stored chunk (same as at index time)
-        note = Note(row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
-                    (), (), "", 1)
-        return embed_text(note, Chunk(0, heading, line, line, text), self.config.index.embed_context)
+    def _embed_texts(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
+        """The exact texts embedded for a note's chunks (context header + overlap)."""
+        settings = self.config.index
+        emb = self.embedder
+        return embed_texts(note, chunks, settings.embed_context, emb.count_tokens,
+                           max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
+                           overlap_tokens=settings.context_overlap_tokens)
+
+    def model_id(self) -> str:
+        """The embedding model's identity, known without loading the model."""
+        if self._embedder is not None:
+            return self._embedder.model_id
+        if self._model_id is None:
+            self._model_id = model_id_for(self.config.index)
+        return self._model_id
 
     def _check_model(self) -> str | None:
         """A different model than the index was built with means a full re-embed."""
-        model = self.embedder.model_id
+        model = self.model_id()
         previous = self.store.meta("model_id")
         if previous == model:
             return None
@@ -192,8 +213,8 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
                 self.store.set_meta("model_changed", f"{previous} -> {model}", conn)
             (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
             self.store.set_meta("vectors_sha", "")
+            self.store.set_meta("dim", "")  # the new model's dimension is learnt when it loads
         self.store.set_meta("model_id", model)
-        self.store.set_meta("dim", str(self.embedder.dim))
         return message
 
     def close(self) -> None:
@@ -400,7 +421,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             return None, None, []
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
-            return _Prepared(path, row, [], []) if row else None, SkippedFile(path, str(exc)), []
+            return _Prepared(path, row, [], [], {}) if row else None, SkippedFile(path, str(exc)), []
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
         note = parse_note(path, result.decoded.text)
@@ -425,11 +446,12 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             links.append(LinkRow(path, link.line, link.target, link.anchor, link.kind, link.embed,
                                  res.verdict, res.path, res.candidates))
         chunks: list[NewChunk] = []
+        texts: dict[str, str] = {}
         if kind == "note":
-            chunks = self._chunks(note)
+            chunks, texts = self._chunks(note)
             if not chunks:
                 warnings.append(f"{path}: nothing to embed (empty note)")
-        return _Prepared(path, row, links, chunks), None, warnings
+        return _Prepared(path, row, links, chunks, texts), None, warnings
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed
@@ -449,18 +471,21 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             path == memory_md.folder_note_path(r.folder) for r in self.config.memory.sections
         )
 
-    def _chunks(self, note: Note) -> list[NewChunk]:
+    def _chunks(self, note: Note) -> tuple[list[NewChunk], dict[str, str]]:
+        """A note's chunks, and the text to embed for each (by its sha256)."""
         settings = self.config.index
         emb = self.embedder
-        parts = settings.embed_context
         max_tokens = min(settings.max_chunk_tokens, emb.max_tokens)
-        out = []
-        for c in chunk_note(note, emb.count_tokens, target_tokens=min(settings.chunk_target_tokens, max_tokens),
-                            max_tokens=max_tokens, parts=parts):
-            text = embed_text(note, c, parts)
+        chunks = chunk_note(note, emb.count_tokens,
+                            target_tokens=min(settings.chunk_target_tokens, max_tokens),
+                            max_tokens=max_tokens, parts=settings.embed_context)
+        out, texts = [], {}
+        for c, text in zip(chunks, self._embed_texts(note, chunks), strict=True):
+            sha = sha256_text(text)
+            texts[sha] = text
             out.append(NewChunk(c.ord, c.heading_path, c.line_start, c.line_end, c.text,
-                                sha256_text(text), emb.count_tokens(c.text), note.title))
-        return out
+                                sha, emb.count_tokens(c.text), note.title))
+        return out, texts
 
     def _commit(self, batch: list[_Prepared]) -> tuple[int, int]:
         """Embed what the cache lacks, then write the batch in one transaction."""
@@ -472,12 +497,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             have = self.store.cached(emb.model_id, shas)
             need = [s for s in shas if s not in have]
             if need:
-                wanted = set(need)
-                by_sha = {}
-                for p in batch:
-                    for c in p.chunks:
-                        if c.sha in wanted and c.sha not in by_sha:
-                            by_sha[c.sha] = self._embed_text_for(p.row, c.heading, c.text, c.line_start)
+                by_sha = {sha: text for p in batch for sha, text in p.texts.items()}
                 vectors = emb.embed([by_sha[s] for s in need])
                 self.store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
                 embedded = len(need)
@@ -521,7 +541,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         if vi is not None and vi.deleted_ratio() > self.config.index.compact_ratio:
             vi.compact(self._vectors_for)
             self.save_vectors()
-            self.store.prune_cache(self.embedder.model_id)
+            self.store.prune_cache(self.model_id())
 
 def _with(report: SyncReport, **changes: object) -> SyncReport:
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]

@@ -66,7 +66,7 @@ CREATE TABLE IF NOT EXISTS chunks(
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, headings, tokenize = 'unicode61 remove_diacritics 2'
+    text, title, headings, tokenize = 'porter unicode61 remove_diacritics 2'
 );
 CREATE TABLE IF NOT EXISTS links(
     source TEXT NOT NULL,

@@ -88,9 +88,54 @@ def context_prefix(note: Note, chunk: Chunk, parts: Sequence[str]) -> str:
     return _prefix(note, chunk.heading_path, parts)
 
 
-def embed_text(note: Note, chunk: Chunk, parts: Sequence[str]) -> str:
-    """The text that gets embedded: the context header, a newline, the chunk text."""
-    return _join(_prefix(note, chunk.heading_path, parts), chunk.text)
+def embed_text(note: Note, chunk: Chunk, parts: Sequence[str], before: str = "") -> str:
+    """The text that gets embedded: the context header, the tail of the text
+    before the chunk (``before``, already cut to size), then the chunk text."""
+    return _join(_prefix(note, chunk.heading_path, parts), _join(before, chunk.text))
+
+
+def embed_texts(
+    note: Note,
+    chunks: Sequence[Chunk],
+    parts: Sequence[str],
+    count_tokens: Callable[[str], int],
+    *,
+    max_tokens: int,
+    overlap_tokens: int,
+) -> list[str]:
+    """The embedded text of every chunk of a note, each with up to
+    ``overlap_tokens`` of the chunk before it as context.
+
+    A paragraph alone ("Yes, we went there yesterday") often says little; with
+    the end of what precedes it, its embedding says what it is about. Measured
+    on the LoCoMo dev split (bench/RESULTS.md). The window is never exceeded:
+    the overlap is what gives way.
+    """
+    out: list[str] = []
+    for i, chunk in enumerate(chunks):
+        before = ""
+        if overlap_tokens > 0 and i > 0:
+            room = min(overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1)
+            before = _tail(chunks[i - 1].text, room, count_tokens)
+        out.append(embed_text(note, chunk, parts, before))
+    return out
+
+
+def _tail(text: str, tokens: int, count_tokens: Callable[[str], int]) -> str:
+    """The end of ``text`` holding at most ``tokens`` word pieces, cut at a space."""
+    if tokens <= 0:
+        return ""
+    text = " ".join(text.split())
+    size = min(len(text), int(tokens * _GUESS_CHARS_PER_TOKEN))
+    while size > 0:
+        piece = text[len(text) - size :]
+        space = piece.find(" ")
+        if 0 <= space < len(piece) - 1 and size < len(text):
+            piece = piece[space + 1 :]
+        if count_tokens(piece) <= tokens:
+            return piece
+        size = int(size * 0.8)
+    return ""
 
 
 def chunk_note(

@@ -1,0 +1,434 @@
+"""Talk to a running daemon over its local HTTP API (docs/HTTP.md).
+
+    client = DaemonClient.find(vault_root)     # None when no daemon answers
+    if client is not None:
+        with client:
+            hits = client.search("database schema", k=5)
+
+``DaemonClient`` mirrors ``Vault``'s operations and hands back the same result
+types (``Hit``, ``Context``, ``NoteText``, ``WriteResult``, ``SyncReport``,
+the status dict), so an adapter prints the same thing whether a daemon is up
+or the vault is opened in-process. An error the daemon reports comes back as
+the exception the library would have raised (``UnsafePath``, ``NoteNotFound``,
+``NoteExists``, ...; a ``BadRequest`` as ``ValueError``, like the library's
+own argument checks); anything else, and a daemon that cannot be reached, is
+a ``DaemonError``.
+
+The wire is the standard library's ``http.client``: one short loopback
+connection per request, no proxies, no TLS. httpx (with its httpcore, trio
+and certifi imports) costs a CLI call more than the search it makes — ~0.3 s
+of a budget of 0.3 s — so it is used only when a caller passes its own
+``httpx.Client`` (tests pass a ``starlette.testclient.TestClient``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import http.client
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeGuard
+from urllib.parse import quote, urlencode, urlsplit
+
+from memvault import errors as E
+from memvault.config import STATE_DIR
+from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
+
+if TYPE_CHECKING:
+    import httpx
+
+    from memvault.engine_reads import NoteText
+    from memvault.engine_writes import WriteResult
+
+DAEMON_FILE = "daemon.json"
+HEALTH_TIMEOUT = 0.5  # a daemon that does not answer /health this fast is treated as absent
+READ_TIMEOUT = 30.0  # search, context, get, related, status, writes
+SYNC_TIMEOUT = 600.0  # a full reconcile may embed a whole vault
+FILTER_KEYS = frozenset({"folder", "tags", "since", "until", "where", "path"})
+
+# (method, url, headers, body, timeout) -> (status, body); raises TimeoutError when the
+# daemon is too slow and ConnectionError when it cannot be reached.
+Send = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int, bytes]]
+
+# error.type -> the exception the library raises for it
+_ERRORS: dict[str, type[E.MemvaultError]] = {
+    name: kind
+    for name, kind in vars(E).items()
+    if isinstance(kind, type) and issubclass(kind, E.MemvaultError)
+}
+
+
+class DaemonClient:
+    """A running daemon's HTTP API, with ``Vault``'s methods and result types."""
+
+    def __init__(
+        self,
+        base_url: str,
+        token: str,
+        *,
+        pid: int | None = None,
+        http: httpx.Client | None = None,
+    ) -> None:
+        """``base_url`` like ``http://127.0.0.1:51234``; ``http``, an ``httpx.Client``,
+        replaces the standard-library wire (tests pass a ``TestClient``); it stays the
+        caller's to close."""
+        self.base_url = base_url.rstrip("/")
+        self.pid = pid
+        self._token = token
+        self._send: Send = _send_stdlib if http is None else _httpx_sender(http)
+
+    # -- finding a daemon ----------------------------------------------------------
+
+    @classmethod
+    def find(cls, root: str | Path) -> DaemonClient | None:
+        """The daemon serving the vault at ``root``, or None.
+
+        None when ``.memvault/daemon.json`` is absent or unreadable, its pid is
+        not alive, or ``/health`` does not answer within ~0.5 s (a stale file).
+        """
+        info = read_daemon_file(Path(root))
+        if info is None or not pid_alive(info["pid"]):
+            return None
+        client = cls(_base_url(info["host"], info["port"]), info["token"], pid=info["pid"])
+        if not client.healthy(HEALTH_TIMEOUT):
+            client.close()
+            return None
+        return client
+
+    def healthy(self, timeout: float = HEALTH_TIMEOUT) -> bool:
+        """Whether ``GET /health`` answers ``{"ok": true}`` within ``timeout`` seconds."""
+        try:
+            status, content = self._send("GET", f"{self.base_url}/health", {}, None, timeout)
+            return status == 200 and json.loads(content).get("ok") is True
+        except (OSError, ValueError, AttributeError):
+            return False
+
+    # -- the operations (same names and results as Vault) ------------------------
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        folder: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        where: Mapping[str, str] | None = None,
+        path: str | None = None,
+        group: bool = False,
+    ) -> list[Hit]:
+        """Hybrid search, answered by the daemon."""
+        body = {"query": query, "k": k, "group": group or None}
+        body.update(
+            _filters(folder=folder, tags=tags, since=since, until=until, where=where, path=path)
+        )
+        data = self._request("POST", "/search", body=body)
+        return [hit_from_dict(h) for h in data["hits"]]
+
+    def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
+        """MEMORY.md plus the best sections, cited, within ``budget`` tokens."""
+        unknown = set(filters) - FILTER_KEYS
+        if unknown:
+            raise TypeError(f"context() got unexpected filters: {', '.join(sorted(unknown))}")
+        body = {"query": query, "budget": budget, **_filters(**filters)}
+        return context_from_dict(self._request("POST", "/context", body=body))
+
+    def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
+        """A note, one section of it, or a line range."""
+        from memvault.engine_reads import NoteText
+        from memvault.vault import normalize_rel
+
+        normalize_rel(path)  # refuse here exactly as in-process; the daemon checks again
+        params = {k: v for k, v in (("lines", lines), ("heading", heading)) if v is not None}
+        # Every "/" encoded too, so no URL normalisation can turn a segment into "..".
+        data = self._request("GET", f"/notes/{quote(path, safe='')}", params=params)
+        return NoteText(
+            path=data["path"],
+            title=data["title"],
+            line_start=data["line_start"],
+            line_end=data["line_end"],
+            text=data["text"],
+            heading=data.get("heading"),
+        )
+
+    def related(self, path: str, k: int = 10) -> list[Hit]:
+        """Notes most like ``path``."""
+        data = self._request("GET", "/related", params={"path": path, "k": k})
+        return [hit_from_dict(h) for h in data["hits"]]
+
+    def add(
+        self,
+        category: str,
+        title: str,
+        *,
+        summary: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        body: str | None = None,
+        update: bool = False,
+    ) -> WriteResult:
+        """Create (or, with ``update``, change) a note through the daemon, the one writer."""
+        payload = {
+            "category": category,
+            "title": title,
+            "summary": summary,
+            "fields": dict(fields) if fields else None,
+            "body": body,
+            "update": update or None,
+        }
+        return write_result_from_dict(self._request("POST", "/notes", body=payload))
+
+    def log(self, text: str) -> WriteResult:
+        """Append a timestamped line to today's log through the daemon."""
+        return write_result_from_dict(self._request("POST", "/log", body={"text": text}))
+
+    def status(self) -> dict[str, Any]:
+        """``Vault.status()`` plus the daemon's own state under ``"daemon"``."""
+        data = self._request("GET", "/status")
+        if not isinstance(data, dict):
+            raise E.DaemonError("the daemon's /status answer is not an object")
+        return data
+
+    def sync(self, paths: Iterable[str] | None = None) -> SyncReport:
+        """Ask the daemon to reconcile now (all files, or just ``paths``)."""
+        body = {} if paths is None else {"paths": list(paths)}
+        return sync_report_from_dict(
+            self._request("POST", "/sync", body=body, timeout=SYNC_TIMEOUT)
+        )
+
+    # -- plumbing --------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Nothing stays open between requests; kept for ``with`` and symmetry with Vault."""
+
+    def __enter__(self) -> DaemonClient:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def _request(
+        self,
+        method: str,
+        route: str,
+        *,
+        body: Mapping[str, Any] | None = None,
+        params: Mapping[str, Any] | None = None,
+        timeout: float = READ_TIMEOUT,
+    ) -> Any:
+        payload = None if body is None else {k: v for k, v in body.items() if v is not None}
+        url = f"{self.base_url}{route}"
+        if params:
+            url += "?" + urlencode(params)
+        headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
+        data = None
+        if payload is not None:
+            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+            headers["Content-Type"] = "application/json"
+        try:
+            status, content = self._send(method, url, headers, data, timeout)
+        except TimeoutError:
+            raise E.DaemonError(
+                f"the daemon at {self.base_url} did not answer {method} {route} "
+                f"within {timeout:g} s"
+            ) from None
+        except OSError as exc:
+            raise E.DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}") from None
+        if status >= 400:
+            raise error_from_response(status, content)
+        try:
+            return json.loads(content)
+        except ValueError:
+            raise E.DaemonError(
+                f"the daemon answered {method} {route} with something other than JSON", status
+            ) from None
+
+
+# -- the wire ----------------------------------------------------------------------------
+
+
+def _send_stdlib(
+    method: str, url: str, headers: dict[str, str], body: bytes | None, timeout: float
+) -> tuple[int, bytes]:
+    """One request on a fresh loopback connection (no proxy, no TLS: plain HTTP only)."""
+    parts = urlsplit(url)
+    if parts.scheme != "http" or not parts.hostname:
+        raise ConnectionError(f"not a daemon URL: {url}")
+    target = parts.path + (f"?{parts.query}" if parts.query else "")
+    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    try:
+        conn.request(method, target, body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read()
+    except http.client.HTTPException as exc:  # a malformed or cut-off answer
+        raise ConnectionError(f"{type(exc).__name__}: {exc}") from None
+    finally:
+        conn.close()
+
+
+def _httpx_sender(client: httpx.Client) -> Send:
+    import httpx
+
+    def send(
+        method: str, url: str, headers: dict[str, str], body: bytes | None, timeout: float
+    ) -> tuple[int, bytes]:
+        try:
+            # The per-request timeout as httpx passes it to its transport; a TestClient
+            # refuses the ``timeout=`` argument itself.
+            r = client.request(
+                method,
+                url,
+                content=body,
+                headers=headers,
+                extensions={"timeout": httpx.Timeout(timeout).as_dict()},
+            )
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(str(exc)) from None
+        except httpx.HTTPError as exc:
+            raise ConnectionError(str(exc)) from None
+        return r.status_code, r.content
+
+    return send
+
+
+# -- the daemon file ------------------------------------------------------------------
+
+
+def read_daemon_file(root: Path) -> dict[str, Any] | None:
+    """``.memvault/daemon.json`` if it is there and well formed, else None."""
+    try:
+        data = json.loads((root / STATE_DIR / DAEMON_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    pid, host, port, token = (data.get(k) for k in ("pid", "host", "port", "token"))
+    if not (_is_int(pid) and _is_int(port) and isinstance(host, str) and isinstance(token, str)):
+        return None
+    if pid <= 0 or not 0 < port < 65536 or not host or not token:
+        return None
+    return data
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this pid exists (it may belong to another user)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    return True
+
+
+def _is_int(value: Any) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _base_url(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
+
+
+# -- wire -> library types ------------------------------------------------------------
+
+
+def error_from_response(status: int, content: bytes) -> Exception:
+    """The exception the library would have raised for a daemon's error answer."""
+    kind, message = None, None
+    try:
+        error = json.loads(content)["error"]
+        kind, message = str(error["type"]), str(error["message"])
+    except (ValueError, KeyError, TypeError):
+        pass
+    if message is None:
+        text = content.decode("utf-8", "replace").strip()[:200]
+        return E.DaemonError(f"the daemon answered HTTP {status}: {text or 'no details'}", status)
+    if kind == "BadRequest":
+        return ValueError(message)
+    known = _ERRORS.get(kind or "")
+    if known is None or known is E.DaemonError:
+        return E.DaemonError(f"the daemon answered HTTP {status} ({kind}): {message}", status)
+    return known(message)
+
+
+def _filters(**filters: Any) -> dict[str, Any]:
+    out = {k: v for k, v in filters.items() if v is not None}
+    if isinstance(out.get("tags"), str):
+        out["tags"] = [out["tags"]]
+    elif "tags" in out:
+        out["tags"] = list(out["tags"])
+    if "where" in out:
+        out["where"] = dict(out["where"])
+    return out
+
+
+def hit_from_dict(data: Mapping[str, Any]) -> Hit:
+    return Hit(
+        path=data["path"],
+        title=data["title"],
+        heading=tuple(data.get("heading") or ()),
+        line_start=data["line_start"],
+        line_end=data["line_end"],
+        snippet=data["snippet"],
+        score=data["score"],
+        text=data.get("text", ""),
+        label=data.get("label", 0),
+        ord=data.get("ord", 0),
+    )
+
+
+def context_from_dict(data: Mapping[str, Any]) -> Context:
+    sources = tuple(
+        Source(
+            path=s["path"],
+            heading=tuple(s.get("heading") or ()),
+            line_start=s["line_start"],
+            line_end=s["line_end"],
+            tokens=s["tokens"],
+            why=s["why"],
+        )
+        for s in data.get("sources", ())
+    )
+    return Context(
+        query=data["query"],
+        budget=data["budget"],
+        tokens=data["tokens"],
+        text=data["text"],
+        sources=sources,
+    )
+
+
+def sync_report_from_dict(data: Mapping[str, Any]) -> SyncReport:
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(SyncReport):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name == "moved":
+            value = tuple((str(a), str(b)) for a, b in value)
+        elif f.name == "skipped":
+            value = tuple(SkippedFile(path=s["path"], reason=s["reason"]) for s in value)
+        elif isinstance(value, list):
+            value = tuple(value)
+        values[f.name] = value
+    return SyncReport(**values)
+
+
+def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
+    from memvault.engine_writes import WriteResult
+
+    return WriteResult(
+        path=data["path"],
+        created=bool(data["created"]),
+        report=sync_report_from_dict(data.get("report") or {}),
+    )
+
+
+__all__ = ["DaemonClient", "pid_alive", "read_daemon_file"]

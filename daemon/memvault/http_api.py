@@ -1,0 +1,581 @@
+"""The daemon's local HTTP API (docs/HTTP.md): a Starlette app over one open ``Vault``.
+
+Every request passes ``Guard`` first, a plain ASGI middleware (so streaming
+responses stay untouched): the Host header must name loopback with the
+daemon's port (DNS rebinding), an Origin other than ``app://obsidian.md`` is
+refused, a bearer token is required (except ``GET /health``), and bodies are
+capped by Content-Length *and* by the bytes actually received. Routes are a
+few lines each: validate the JSON against a small schema (unknown fields and
+wrong types are a 400), call the library in a worker thread (engine calls
+block), and map memvault's errors to statuses. Anything unexpected is a JSON
+500 and the daemon carries on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memvault import __version__
+from memvault import errors as E
+from memvault.api import Vault
+from memvault.core.report import SyncReport
+from memvault.vault import normalize_rel, safe_join
+
+log = logging.getLogger("memvault.http")
+
+OBSIDIAN_ORIGIN = "app://obsidian.md"
+CATEGORIES = ("people", "projects", "decisions", "logs")
+KEEPALIVE_SECONDS = 15.0
+EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
+
+# (exception, status) — first match wins, so subclasses come before MemvaultError.
+ERROR_STATUS: list[tuple[type[BaseException], int]] = [
+    (E.UnsafePath, 400),
+    (E.NoteNotFound, 404),
+    (E.NoteExists, 409),
+    (E.WriteConflict, 409),
+    (E.MemoryFileError, 409),
+    (E.ModelError, 503),
+    (E.IndexCorrupt, 503),
+    (E.MemvaultError, 400),
+    (ValueError, 400),
+]
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+def error_response(status: int, kind: str, message: str,
+                   headers: Mapping[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"type": kind, "message": message}}, status, headers=headers)
+
+
+# -- request schemas ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    kind: str  # str | int | bool | strlist | strmap
+    required: bool = False
+    lo: int | None = None
+    hi: int | None = None
+    doc: str = ""
+
+
+FILTERS = {
+    "folder": Field("str", doc="top folder, e.g. decisions"),
+    "tags": Field("strlist", doc="every tag must be present"),
+    "since": Field("str", doc="YYYY-MM-DD"),
+    "until": Field("str", doc="YYYY-MM-DD"),
+    "where": Field("strmap", doc="frontmatter field = value"),
+    "path": Field("str", doc="glob over note paths"),
+}
+SCHEMAS: dict[str, dict[str, Field]] = {
+    "sync": {"paths": Field("strlist", doc="vault-relative paths; omitted: everything")},
+    "search": {"query": Field("str", True), "k": Field("int", lo=1, hi=100),
+               "group": Field("bool", doc="one hit per note"), **FILTERS},
+    "context": {"query": Field("str", True), "budget": Field("int", lo=1, hi=100_000), **FILTERS},
+    "add": {"category": Field("str", True, doc=" | ".join(CATEGORIES)), "title": Field("str", True),
+            "summary": Field("str"), "fields": Field("strmap"), "body": Field("str"),
+            "update": Field("bool", doc="change an existing note instead of refusing")},
+    "log": {"text": Field("str", True)},
+    "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},
+    "related": {"path": Field("str", True), "k": Field("int", lo=1, hi=100)},
+}
+
+
+def _check(value: Any, field: Field, name: str) -> Any:
+    ok = {
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "strmap": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+    }[field.kind]
+    if not ok:
+        wanted = {"str": "a string", "int": "a whole number", "bool": "true or false",
+                  "strlist": "a list of strings", "strmap": "an object of strings"}[field.kind]
+        raise ApiError(400, "BadRequest", f"'{name}' must be {wanted}")
+    out_of_range = field.kind == "int" and (
+        (field.lo is not None and value < field.lo) or (field.hi is not None and value > field.hi))
+    if out_of_range:
+        raise ApiError(400, "BadRequest", f"'{name}' must be between {field.lo} and {field.hi}")
+    return value
+
+
+def validate(data: Any, schema: str) -> dict[str, Any]:
+    """Check a decoded body (or query) against ``SCHEMAS[schema]``; 400 on any mismatch."""
+    spec = SCHEMAS[schema]
+    if not isinstance(data, dict):
+        raise ApiError(400, "BadRequest", "the body must be a JSON object")
+    unknown = sorted(set(data) - set(spec))
+    if unknown:
+        raise ApiError(400, "BadRequest",
+                       f"unknown field '{unknown[0]}' (known: {', '.join(spec) or 'none'})")
+    missing = [n for n, f in spec.items() if f.required and data.get(n) is None]
+    if missing:
+        raise ApiError(400, "BadRequest", f"missing field '{missing[0]}'")
+    return {n: _check(v, spec[n], n) for n, v in data.items() if v is not None}
+
+
+def _query(request: Request, schema: str) -> dict[str, Any]:
+    spec = SCHEMAS[schema]
+    data: dict[str, Any] = dict(request.query_params)
+    for name, value in list(data.items()):
+        if name in spec and spec[name].kind == "int":
+            try:
+                data[name] = int(value)
+            except ValueError:
+                raise ApiError(400, "BadRequest", f"'{name}' must be a whole number") from None
+    return validate(data, schema)
+
+
+async def _body(request: Request, schema: str) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        data: Any = {}
+    else:
+        try:
+            data = json.loads(raw, parse_constant=_no_constant)
+        except (ValueError, RecursionError) as exc:
+            raise ApiError(400, "BadRequest", f"the body is not valid JSON: {exc}") from None
+    return validate(data, schema)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _safe(root: Path, path: str) -> str:
+    """Refuse an unsafe path (symlinks leading out included) before the library
+    sees it; the library checks again wherever it touches the disk."""
+    safe_join(root, path)
+    return normalize_rel(path)
+
+
+def _filters(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: data[k] for k in FILTERS if k in data}
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _endpoint(fn: Handler) -> Handler:
+    """Map errors to JSON responses: known ones to their status, the rest to 500."""
+
+    async def wrapper(request: Request) -> Response:
+        try:
+            return await fn(request)
+        except ApiError as exc:
+            return error_response(exc.status, exc.kind, exc.message)
+        except Exception as exc:
+            for kind, status in ERROR_STATUS:
+                if isinstance(exc, kind):
+                    name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"
+                    return error_response(status, name, str(exc))
+            log.exception("http: %s %s failed", request.method, request.url.path)
+            return error_response(500, "InternalError",
+                                  f"internal error ({type(exc).__name__}); see the daemon log")
+
+    wrapper.__name__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    return wrapper
+
+
+# -- server-sent events -------------------------------------------------------------------
+
+
+class EventHub:
+    """Fans ``SyncReport``s out to SSE clients; each has its own bounded queue.
+
+    ``publish`` runs on whatever thread synced (an engine listener) and only
+    schedules a put on each client's event loop, so a slow client never
+    holds up a sync.
+    """
+
+    def __init__(self, maxsize: int = EVENT_QUEUE) -> None:
+        self.maxsize = maxsize
+        self._lock = threading.Lock()
+        self._subs: dict[asyncio.Queue[str | None], asyncio.AbstractEventLoop] = {}
+        self._closed = False
+
+    def subscribe(self) -> asyncio.Queue[str | None]:
+        q: asyncio.Queue[str | None] = asyncio.Queue(self.maxsize)
+        with self._lock:
+            if self._closed:
+                q.put_nowait(None)
+            self._subs[q] = asyncio.get_running_loop()
+        return q
+
+    def unsubscribe(self, q: asyncio.Queue[str | None]) -> None:
+        with self._lock:
+            self._subs.pop(q, None)
+
+    @property
+    def clients(self) -> int:
+        with self._lock:
+            return len(self._subs)
+
+    def publish(self, report: SyncReport) -> None:
+        self._send(json.dumps(report.to_dict(), ensure_ascii=False, default=str))
+
+    def close(self) -> None:
+        """End every stream (at shutdown)."""
+        with self._lock:
+            self._closed = True
+        self._send(None)
+
+    def _send(self, item: str | None) -> None:
+        with self._lock:
+            subs = list(self._subs.items())
+        for q, loop in subs:
+            try:
+                loop.call_soon_threadsafe(_offer, q, item)
+            except RuntimeError:  # that client's loop is gone
+                self.unsubscribe(q)
+
+
+def _offer(q: asyncio.Queue[str | None], item: str | None) -> None:
+    if q.full():
+        q.get_nowait()  # a lagging client loses the oldest event, never blocks a sync
+    q.put_nowait(item)
+
+
+# -- the guard ------------------------------------------------------------------------------
+
+
+class Guard:
+    """Host, Origin, token and body-size checks in front of every route."""
+
+    def __init__(self, app: ASGIApp, *, token: str, port: Callable[[], int | None],
+                 max_body: int) -> None:
+        self.app = app
+        self.token = f"Bearer {token}".encode()
+        self.port = port
+        self.max_body = max_body
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if origin == OBSIDIAN_ORIGIN:
+            send = _with_cors(send)
+
+        async def refuse(status: int, kind: str, message: str, **extra: str) -> None:
+            await error_response(status, kind, message, extra or None)(scope, receive, send)
+
+        if not self._host_ok(headers.get("host", "")):
+            return await refuse(403, "Forbidden", "the Host header must name this daemon on "
+                                "loopback (127.0.0.1, localhost or [::1] with its port)")
+        if origin is not None and origin != OBSIDIAN_ORIGIN:
+            return await refuse(403, "Forbidden", f"requests from origin {origin!r} are refused")
+        method = scope["method"]
+        if method == "OPTIONS" and origin and "access-control-request-method" in headers:
+            await Response(status_code=204, headers={
+                "Access-Control-Allow-Methods": "GET, POST",
+                "Access-Control-Allow-Headers": "Authorization, Content-Type",
+                "Access-Control-Max-Age": "600",
+            })(scope, receive, send)
+            return
+        if not (scope["path"] == "/health" and method in ("GET", "HEAD")):
+            given = headers.get("authorization", "").encode()
+            if not secrets.compare_digest(given, self.token):
+                return await refuse(401, "Unauthorized", "missing or wrong bearer token "
+                                    "(it is in .memvault/daemon.json)", **{
+                                        "WWW-Authenticate": "Bearer"})
+        length = headers.get("content-length")
+        if length is not None:
+            if not length.isdigit():
+                return await refuse(400, "BadRequest", "bad Content-Length")
+            if int(length) > self.max_body:
+                return await refuse(413, "RequestTooLarge",
+                                    f"the body is larger than {self.max_body} bytes")
+        if method in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                return await refuse(413, "RequestTooLarge",
+                                    f"the body is larger than {self.max_body} bytes")
+            if not message.get("more_body", False):
+                break
+        await self.app(scope, _replay(bytes(body), receive), send)
+
+    def _host_ok(self, host: str) -> bool:
+        port = self.port()
+        host = host.lower()
+        names = ("127.0.0.1", "localhost", "[::1]")
+        if port is None:
+            return any(host == n or host.startswith(n + ":") for n in names)
+        return host in {f"{n}:{port}" for n in names}
+
+
+def _with_cors(send: Send) -> Send:
+    async def wrapped(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            headers += [(b"access-control-allow-origin", OBSIDIAN_ORIGIN.encode()),
+                        (b"vary", b"Origin")]
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return wrapped
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()  # later calls: wait for the disconnect as usual
+
+    return replay
+
+
+# -- the app ----------------------------------------------------------------------------------
+
+
+def create_app(
+    vault: Vault,
+    token: str,
+    daemon_info: Callable[[], dict[str, Any]],
+    *,
+    port: int | None = None,
+    max_request_bytes: int | None = None,
+    keepalive_seconds: float = KEEPALIVE_SECONDS,
+) -> Starlette:
+    """The HTTP API over ``vault``. ``port`` (default: ``daemon_info()['port']``) is the
+    one the Host header must name. ``app.state.hub`` feeds /events; call its
+    ``close()`` at shutdown (it also stops listening to the engine)."""
+    hub = EventHub()
+    vault.engine.listeners.append(hub.publish)
+    limit = max_request_bytes or vault.config.daemon.max_request_bytes
+
+    def current_port() -> int | None:
+        return port if port is not None else daemon_info().get("port")
+
+    async def health(request: Request) -> Response:
+        return JSONResponse({"ok": True, "version": __version__})
+
+    async def status(request: Request) -> Response:
+        data = await run_in_threadpool(vault.status)
+        data["daemon"] = daemon_info()
+        return JSONResponse(data)
+
+    async def sync(request: Request) -> Response:
+        data = await _body(request, "sync")
+        paths = [_safe(vault.root, p) for p in data["paths"]] if "paths" in data else None
+        report = await run_in_threadpool(vault.sync, paths)
+        return JSONResponse(report.to_dict())
+
+    async def search(request: Request) -> Response:
+        data = await _body(request, "search")
+        hits = await run_in_threadpool(lambda: vault.search(
+            data["query"], data.get("k"), group=data.get("group", False), **_filters(data)))
+        return JSONResponse({"hits": [h.to_dict() for h in hits]})
+
+    async def context(request: Request) -> Response:
+        data = await _body(request, "context")
+        ctx = await run_in_threadpool(
+            lambda: vault.context(data["query"], data.get("budget"), **_filters(data)))
+        return JSONResponse(ctx.to_dict())
+
+    async def get_note(request: Request) -> Response:
+        path = _safe(vault.root, request.path_params["path"])
+        q = _query(request, "get")
+        note = await run_in_threadpool(vault.get, path, q.get("lines"), q.get("heading"))
+        return JSONResponse(note.to_dict())
+
+    async def add_note(request: Request) -> Response:
+        data = await _body(request, "add")
+        if data["category"] not in CATEGORIES:
+            raise ApiError(400, "BadRequest", f"category must be one of {', '.join(CATEGORIES)}")
+        result = await run_in_threadpool(lambda: vault.add(
+            data["category"], data["title"], summary=data.get("summary"),
+            fields=data.get("fields"), body=data.get("body"), update=data.get("update", False)))
+        return JSONResponse(result.to_dict(), 201 if result.created else 200)
+
+    async def log_entry(request: Request) -> Response:
+        data = await _body(request, "log")
+        result = await run_in_threadpool(vault.log, data["text"])
+        return JSONResponse(result.to_dict())
+
+    async def related(request: Request) -> Response:
+        q = _query(request, "related")
+        path = _safe(vault.root, q["path"])
+        hits = await run_in_threadpool(vault.related, path, q.get("k", 10))
+        return JSONResponse({"hits": [h.to_dict() for h in hits]})
+
+    async def events(request: Request) -> Response:
+        async def stream() -> Any:
+            q = hub.subscribe()
+            try:
+                yield ": connected\n\n"  # once seen, the client is subscribed
+                while True:
+                    try:
+                        item = await asyncio.wait_for(q.get(), keepalive_seconds)
+                    except TimeoutError:
+                        yield ": keep-alive\n\n"
+                        continue
+                    if item is None:
+                        return
+                    yield f"event: sync\ndata: {item}\n\n"
+            finally:
+                hub.unsubscribe(q)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    async def openapi(request: Request) -> Response:
+        return JSONResponse(openapi_schema())
+
+    routes = [
+        Route("/health", _endpoint(health), methods=["GET"]),
+        Route("/status", _endpoint(status), methods=["GET"]),
+        Route("/sync", _endpoint(sync), methods=["POST"]),
+        Route("/search", _endpoint(search), methods=["POST"]),
+        Route("/context", _endpoint(context), methods=["POST"]),
+        Route("/notes/{path:path}", _endpoint(get_note), methods=["GET"]),
+        Route("/notes", _endpoint(add_note), methods=["POST"]),
+        Route("/log", _endpoint(log_entry), methods=["POST"]),
+        Route("/related", _endpoint(related), methods=["GET"]),
+        Route("/events", _endpoint(events), methods=["GET"]),
+        Route("/openapi.json", _endpoint(openapi), methods=["GET"]),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={HTTPException: _http_error},  # type: ignore[dict-item]
+        middleware=[Middleware(Guard, token=token, port=current_port, max_body=limit)],
+    )
+    app.state.hub = hub
+
+    def close() -> None:
+        hub.close()
+        if hub.publish in vault.engine.listeners:
+            vault.engine.listeners.remove(hub.publish)
+
+    app.state.close = close
+    return app
+
+
+async def _http_error(request: Request, exc: HTTPException) -> Response:
+    kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "BadRequest")
+    message = {404: f"no route {request.url.path}",
+               405: f"{request.method} is not allowed on {request.url.path}"}.get(
+        exc.status_code, str(exc.detail))
+    return error_response(exc.status_code, kind, message, exc.headers)
+
+
+# -- OpenAPI -----------------------------------------------------------------------------------
+
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"}, "int": {"type": "integer"}, "bool": {"type": "boolean"},
+    "strlist": {"type": "array", "items": {"type": "string"}},
+    "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
+}
+
+
+def _object(schema: str) -> dict[str, Any]:
+    props = {}
+    for name, f in SCHEMAS[schema].items():
+        prop: dict[str, Any] = dict(_JSON_TYPES[f.kind])
+        if f.lo is not None:
+            prop.update(minimum=f.lo, maximum=f.hi)
+        if f.doc:
+            prop["description"] = f.doc
+        props[name] = prop
+    required = [n for n, f in SCHEMAS[schema].items() if f.required]
+    return {"type": "object", "properties": props, "additionalProperties": False,
+            **({"required": required} if required else {})}
+
+
+def _params(schema: str) -> list[dict[str, Any]]:
+    return [{"name": n, "in": "query", "required": f.required, "schema": _JSON_TYPES[f.kind]}
+            for n, f in SCHEMAS[schema].items()]
+
+
+def openapi_schema() -> dict[str, Any]:
+    """An OpenAPI 3.1 description generated from the same schemas the routes check."""
+    error = {"description": "error", "content": {"application/json": {"schema": {
+        "type": "object", "properties": {"error": {"type": "object", "properties": {
+            "type": {"type": "string"}, "message": {"type": "string"}}}}}}}}
+    ok = {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}
+
+    def post(schema: str, summary: str, created: bool = False) -> dict[str, Any]:
+        responses = {"200": ok, "400": error, "401": error, "409": error, "413": error,
+                     "503": error}
+        if created:
+            responses["201"] = ok
+        return {"post": {"summary": summary, "requestBody": {"required": True, "content": {
+            "application/json": {"schema": _object(schema)}}}, "responses": responses}}
+
+    def get(summary: str, params: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        op: dict[str, Any] = {"summary": summary, "responses": {
+            "200": ok, "400": error, "401": error, "404": error}}
+        if params:
+            op["parameters"] = params
+        return {"get": op}
+
+    path_param = {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}}
+    health = get("liveness; no token needed")
+    health["get"]["security"] = []
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "memvault daemon", "version": __version__},
+        "servers": [{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "0"}}}],
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/health": health,
+            "/status": get("Vault.status() plus the daemon's own state"),
+            "/sync": post("sync", "reconcile the index with the files (all, or some paths)"),
+            "/search": post("search", "hybrid search"),
+            "/context": post("context", "a cited context within a token budget"),
+            "/notes/{path}": get("a note, a section or a line range",
+                                 [path_param, *_params("get")]),
+            "/notes": post("add", "create (201) or update (200) a note from its template", True),
+            "/log": post("log", "append a timestamped line to today's log"),
+            "/related": get("notes most like a given note", _params("related")),
+            "/events": {"get": {"summary": "server-sent events: `event: sync` per index change",
+                                "responses": {"200": {"description": "text/event-stream",
+                                                      "content": {"text/event-stream": {}}}}}},
+            "/openapi.json": get("this document"),
+        },
+    }
+
+
+__all__ = ["ERROR_STATUS", "EventHub", "Guard", "create_app", "openapi_schema", "validate"]

@@ -1,0 +1,585 @@
+"""Watch the vault: watchdog events -> a bounded queue -> debounced batches -> sync.
+
+    observer thread (watchdog)        worker thread (ours)
+    handler.dispatch: map + enqueue   take a due batch -> sync(paths) -> repeat
+                                      timers: periodic reconcile, idle save, supervisor
+
+The handler does no I/O and never syncs: it turns an absolute path into a
+vault-relative posix path (NFC), drops what the vault ignores, and puts it
+in ``ChangeQueue``. The worker flushes a batch when the queue has been quiet
+for ``debounce_ms`` or, under a continuous stream, when its oldest change is
+``max_wait`` old (so a busy vault still converges). More pending paths than
+``limit`` collapse into one "full reconcile" request instead of growing the
+queue without bound. Sync compares hashes, so the events of the daemon's own
+writes cost one cheap no-op batch and never a loop.
+
+Native events need inotify (or FSEvents / ReadDirectoryChangesW). When the
+inotify limits are exhausted, or the vault is on a network or FUSE mount
+whose changes inotify does not see, the watcher polls instead and says so
+once. An exception in the handler or in sync is logged and kept in
+``last_error``; neither kills the watcher. A dead observer is restarted and
+followed by a full reconcile, since events were lost while it was down.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import math
+import os
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from watchdog.events import (
+    DirCreatedEvent,
+    DirDeletedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
+    FileCreatedEvent,
+    FileDeletedEvent,
+    FileModifiedEvent,
+    FileMovedEvent,
+    FileSystemEvent,
+    FileSystemEventHandler,
+)
+from watchdog.observers.api import BaseObserver
+from watchdog.observers.polling import PollingObserver
+
+log = logging.getLogger("memvault.watcher")
+
+# Only what can change a note; opens and no-write closes (our own reads) are not asked for.
+EVENT_FILTER: list[type[FileSystemEvent]] = [
+    FileCreatedEvent, DirCreatedEvent, FileModifiedEvent, FileDeletedEvent, DirDeletedEvent,
+    FileMovedEvent, DirMovedEvent, FileClosedEvent,
+]
+# inotify does not see changes made by other machines on these (nor by the host on 9p/virtiofs).
+NETWORK_FS = frozenset({
+    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ncpfs", "ceph", "glusterfs", "lustre",
+    "gpfs", "davfs", "vboxsf", "virtiofs", "fuse",
+})
+POLL_SECONDS = 2.0
+SUPERVISE_SECONDS = 2.0
+MAX_WAIT_SECONDS = 2.0
+DEFAULT_LIMIT = 4096
+
+
+class SyncCancelled(Exception):
+    """Raised from the progress callback to end a long sync early at shutdown."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batch:
+    """What the worker hands to sync: some paths, or ``None`` for a full reconcile."""
+
+    paths: frozenset[str] | None
+    reason: str
+    oldest: float  # monotonic time of the oldest change it covers
+
+
+class ChangeQueue:
+    """Pending vault-relative paths, coalesced, bounded, with debounce deadlines.
+
+    Thread-safe; ``put`` and ``request_full`` only take a lock and notify, so
+    the observer thread never waits on disk or on a sync.
+    """
+
+    def __init__(
+        self,
+        quiet: float,
+        max_wait: float = MAX_WAIT_SECONDS,
+        limit: int = DEFAULT_LIMIT,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.quiet = quiet
+        self.max_wait = max_wait
+        self.limit = limit
+        self.clock = clock
+        self.cond = threading.Condition()
+        self._paths: dict[str, float] = {}
+        self._first: float | None = None  # oldest change not yet taken
+        self._last: float | None = None  # newest change (for the quiet period)
+        self._full: str | None = None  # reason, when a full reconcile is wanted
+        self._full_now = False  # due at once (not debounced)
+        self._not_before = 0.0  # retry back-off after a failed sync
+        self.overflows = 0
+
+    def put(self, paths: Iterable[str]) -> None:
+        now = self.clock()
+        with self.cond:
+            for path in paths:
+                if self._full is None and path not in self._paths:
+                    if len(self._paths) >= self.limit:
+                        self._overflow()
+                    else:
+                        self._paths[path] = now
+                self._first = now if self._first is None else self._first
+                self._last = now
+            self.cond.notify_all()
+
+    def _overflow(self) -> None:
+        # Too many paths to remember one by one: one full reconcile covers them all.
+        self.overflows += 1
+        self._paths.clear()
+        self._full = f"more than {self.limit} paths changed at once"
+        log.info("change queue overflow: %s; a full reconcile follows", self._full)
+
+    def request_full(self, reason: str, *, debounce: bool = False) -> None:
+        """Ask for a full reconcile: at once, or after the quiet period (``debounce``)."""
+        now = self.clock()
+        with self.cond:
+            self._full = self._full or reason
+            self._paths.clear()
+            if debounce:
+                self._first = now if self._first is None else self._first
+                self._last = now
+            else:
+                self._full_now = True
+            self.cond.notify_all()
+
+    def retry_after(self, seconds: float) -> None:
+        with self.cond:
+            self._not_before = self.clock() + seconds
+
+    def __len__(self) -> int:
+        with self.cond:
+            return len(self._paths)
+
+    @property
+    def oldest(self) -> float | None:
+        with self.cond:
+            return self._first
+
+    def due_in(self) -> float | None:
+        """Seconds until a batch is due (0: now), or None when nothing is pending."""
+        with self.cond:
+            return self._due_in(self.clock())
+
+    def _due_in(self, now: float) -> float | None:
+        if self._full is None and not self._paths:
+            return None
+        if self._full_now:
+            wait = 0.0
+        else:
+            assert self._first is not None and self._last is not None
+            wait = min(self._last + self.quiet, self._first + self.max_wait) - now
+        return max(wait, self._not_before - now, 0.0)
+
+    def take(self) -> Batch | None:
+        """The due batch, removed from the queue; None when nothing is due yet."""
+        with self.cond:
+            now = self.clock()
+            if self._due_in(now) != 0.0:
+                return None
+            oldest = self._first if self._first is not None else now
+            if self._full is not None:
+                batch = Batch(None, self._full, oldest)
+            else:
+                batch = Batch(frozenset(self._paths), "changes", oldest)
+            self._paths.clear()
+            self._full, self._full_now = None, False
+            self._first = self._last = None
+            return batch
+
+    def wait(self, timeout: float) -> None:
+        with self.cond:
+            self.cond.wait(timeout)
+
+    def wake(self) -> None:
+        with self.cond:
+            self.cond.notify_all()
+
+
+class PathMapper:
+    """Absolute event paths -> vault-relative posix paths the engine can sync."""
+
+    def __init__(self, root: Path, is_ignored: Callable[[str], bool]) -> None:
+        self.root = os.path.realpath(root)
+        self.is_ignored = is_ignored
+
+    def __call__(self, raw: str | bytes) -> str | None:
+        """The path to sync for ``raw``; '' means "reconcile everything"; None: nothing."""
+        path = os.fsdecode(raw)
+        if not path:
+            return None
+        if path != self.root and not path.startswith(self.root + os.sep):
+            return None
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel == ".":
+            return None
+        nfc = unicodedata.normalize("NFC", rel)
+        if self.is_ignored(nfc):
+            return None
+        if nfc != rel:
+            # Not NFC on disk: the engine learns the disk name from a folder scan.
+            parent = nfc.rsplit("/", 1)[0] if "/" in nfc else ""
+            return parent
+        return nfc
+
+
+class _Handler(FileSystemEventHandler):
+    """Runs on watchdog's thread: map and enqueue, nothing else, never raise."""
+
+    def __init__(self, owner: Watcher) -> None:
+        super().__init__()
+        self.owner = owner
+
+    def dispatch(self, event: FileSystemEvent) -> None:
+        try:
+            if event.is_directory and event.event_type == "modified":
+                return  # a folder's listing changed: the entry's own event says what
+            raws = [event.src_path]
+            if event.dest_path:
+                raws.append(event.dest_path)  # both sides of a move
+            paths = [p for p in (self.owner.mapper(r) for r in raws) if p is not None]
+            if "" in paths:
+                self.owner.queue.request_full("a change the watcher cannot place", debounce=True)
+            elif paths:
+                self.owner.queue.put(paths)
+        except Exception as exc:  # the observer thread must survive anything
+            self.owner.record_error(f"event handler: {exc!r}")
+            log.exception("watcher: failed to handle %r", event)
+
+
+class _OverflowHook(logging.Handler):
+    """watchdog reports a kernel queue overflow only in its log: turn it into a reconcile."""
+
+    def __init__(self, queue: ChangeQueue) -> None:
+        super().__init__(logging.WARNING)
+        self.queue = queue
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if "overflow" in record.getMessage().lower():
+            self.queue.request_full("inotify event queue overflowed", debounce=True)
+
+
+def mount_fs_type(path: Path, mounts: str = "/proc/mounts") -> str | None:
+    """The filesystem type of the mount holding ``path`` (Linux), or None."""
+    try:
+        lines = Path(mounts).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return None
+    real = os.path.realpath(path)
+    best, kind = "", None
+    for line in lines:
+        parts = line.split()
+        if len(parts) < 3:
+            continue
+        point = parts[1].encode().decode("unicode_escape")  # \040 for spaces
+        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
+            best, kind = point, parts[2]
+    return kind
+
+
+def is_network_fs(kind: str | None) -> bool:
+    return kind is not None and (kind in NETWORK_FS or kind.startswith("fuse."))
+
+
+def _native_observer() -> BaseObserver:
+    from watchdog.observers import Observer
+
+    return Observer()
+
+
+def limit_advice(exc: OSError) -> str:
+    if exc.errno == errno.EMFILE:
+        return ("the inotify instance limit is reached; raise it with "
+                "`sudo sysctl fs.inotify.max_user_instances=1024` "
+                "(persist it in /etc/sysctl.d/)")
+    return ("the inotify watch limit is reached (one watch per folder); raise it with "
+            "`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/)")
+
+
+class Watcher:
+    """Keeps ``sync`` fed with what changed under ``root``; owns its threads.
+
+    ``sync(paths, progress)`` gets a list of vault-relative paths, or None for
+    a full reconcile. ``save`` (optional) is called once the vault has been
+    quiet for ``idle_save_seconds`` after a sync, so a burst's vectors reach
+    disk even when no further event comes.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        sync: Callable[[list[str] | None, Callable[[Any], None]], Any],
+        *,
+        is_ignored: Callable[[str], bool],
+        debounce_ms: int = 300,
+        observer: str = "auto",
+        reconcile_seconds: float = 300.0,
+        save: Callable[[], None] | None = None,
+        idle_save_seconds: float = 5.0,
+        limit: int = DEFAULT_LIMIT,
+        max_wait: float = MAX_WAIT_SECONDS,
+        on_progress: Callable[[Any], None] | None = None,
+    ) -> None:
+        if observer not in ("auto", "native", "polling"):
+            raise ValueError(f"observer must be auto, native or polling, not {observer!r}")
+        self.root = Path(root)
+        self._sync = sync
+        self._save = save
+        self._on_progress = on_progress
+        self.mapper = PathMapper(self.root, is_ignored)
+        self.queue = ChangeQueue(debounce_ms / 1000, max_wait, limit)
+        self.setting = observer
+        self.reconcile_seconds = reconcile_seconds
+        self.idle_save_seconds = idle_save_seconds
+        self.observer_kind = "none"
+        self.restarts = 0
+        self.batches = 0
+        self.batches_failed = 0  # consecutive, for the retry back-off
+        self.last_error: str | None = None
+        self.last_batch: dict[str, Any] | None = None
+        self._observer: BaseObserver | None = None
+        self._handler = _Handler(self)
+        self._hook = _OverflowHook(self.queue)
+        self._warned = False
+        self._retry_observer_at = 0.0
+        self._stopping = threading.Event()
+        self._busy_since: float | None = None
+        self._needs_save = False
+        self._last_sync = time.monotonic()
+        self._worker: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    # -- life cycle ---------------------------------------------------------------------
+
+    def start(self, initial_reconcile: bool = True) -> None:
+        """Start observing (events queue up from now on), then the worker."""
+        logging.getLogger("watchdog.observers.inotify_c").addHandler(self._hook)
+        try:
+            self._start_observer()
+        except BaseException:
+            logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
+            raise
+        if initial_reconcile:
+            self.queue.request_full("start-up reconcile")
+        self._worker = threading.Thread(target=self._run, name="memvault-watcher", daemon=True)
+        self._worker.start()
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Stop observing, let the batch in flight finish (a long one is cancelled
+        between notes), join. False if the worker is still busy after ``timeout``."""
+        self._stopping.set()
+        self._stop_observer()
+        self.queue.wake()
+        if self._worker is not None:
+            self._worker.join(timeout)
+            if self._worker.is_alive():
+                log.warning("watcher: the batch in flight did not finish within %s s", timeout)
+                return False
+            self._worker = None
+        self._stop_observer()  # one the supervisor may have restarted meanwhile
+        logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
+        return True
+
+    def __enter__(self) -> Watcher:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stopping.is_set()
+
+    # -- observers ----------------------------------------------------------------------
+
+    def _start_observer(self) -> None:
+        kind = self.setting
+        if kind == "auto":
+            fs = mount_fs_type(self.root)
+            if is_network_fs(fs):
+                self._warn(f"the vault is on a {fs} filesystem, where native file events miss "
+                           f"changes made elsewhere: polling every {POLL_SECONDS:g} s instead")
+                kind = "polling"
+        if kind != "polling":
+            try:
+                self._observer = self._launch(_native_observer(), "native")
+                return
+            except OSError as exc:
+                if self.setting == "native" or exc.errno not in (errno.ENOSPC, errno.EMFILE):
+                    raise
+                self._warn(f"native file events are unavailable: {limit_advice(exc)}; "
+                           f"polling every {POLL_SECONDS:g} s instead")
+        self._observer = self._launch(PollingObserver(timeout=POLL_SECONDS), "polling")
+
+    def _launch(self, observer: BaseObserver, kind: str) -> BaseObserver:
+        try:
+            observer.schedule(self._handler, str(self.mapper.root), recursive=True,
+                              event_filter=EVENT_FILTER)
+            observer.start()
+        except BaseException:
+            _halt(observer)
+            raise
+        name = type(observer).__name__.removesuffix("Observer").lower()
+        self.observer_kind = name if kind == "native" else "polling"
+        for i, thread in enumerate([observer, *observer.emitters]):
+            thread.name = f"memvault-observer-{i}"
+        inner = getattr(observer, "_inotify_fd", None)
+        if isinstance(inner, threading.Thread):
+            inner.name = "memvault-inotify"
+        return observer
+
+    def _stop_observer(self) -> None:
+        with self._lock:
+            observer, self._observer = self._observer, None
+        if observer is not None:
+            _halt(observer)
+
+    def _warn(self, message: str) -> None:
+        if not self._warned:  # one clear warning, not one per restart
+            log.warning("watcher: %s", message)
+            self._warned = True
+
+    def observer_alive(self) -> bool:
+        observer = self._observer
+        return (observer is not None and observer.is_alive()
+                and all(e.is_alive() for e in observer.emitters))
+
+    def _supervise(self) -> None:
+        if self.stopping or self.observer_alive() or time.monotonic() < self._retry_observer_at:
+            return
+        self.restarts += 1
+        self.record_error("the file observer stopped; restarted it")
+        log.warning("watcher: the file observer died; restarting it and reconciling")
+        self._stop_observer()
+        try:
+            self._start_observer()
+        except Exception as exc:  # e.g. the vault folder is gone: try again later, quietly
+            self.record_error(f"cannot restart the file observer: {exc!r}")
+            log.exception("watcher: cannot restart the file observer; retrying in 30 s")
+            self._retry_observer_at = time.monotonic() + 30
+            return
+        self.queue.request_full("the file observer was restarted")
+
+    # -- the worker -----------------------------------------------------------------------
+
+    def _run(self) -> None:
+        next_reconcile = time.monotonic() + self.reconcile_seconds
+        next_check = time.monotonic() + SUPERVISE_SECONDS
+        while not self.stopping:
+            now = time.monotonic()
+            if now >= next_check:
+                self._supervise()
+                next_check = now + SUPERVISE_SECONDS
+            if now >= next_reconcile:
+                self.queue.request_full("periodic reconcile")
+                next_reconcile = now + self.reconcile_seconds
+            batch = self.queue.take()
+            if batch is not None:
+                self._run_batch(batch)
+                if batch.paths is None:
+                    next_reconcile = time.monotonic() + self.reconcile_seconds
+                continue
+            if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
+                self._idle_save()
+            due = self.queue.due_in()
+            waits = [next_check - now, next_reconcile - now, math.inf if due is None else due]
+            if self._needs_save:
+                waits.append(self._last_sync + self.idle_save_seconds - now)
+            self.queue.wait(max(0.0, min(waits)))
+
+    def _run_batch(self, batch: Batch) -> None:
+        paths = None if batch.paths is None else sorted(batch.paths)
+        self._busy_since = batch.oldest
+        started = time.monotonic()
+        try:
+            report = self._sync(paths, self._progress)
+        except SyncCancelled:
+            log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
+            return
+        except Exception as exc:
+            self.record_error(f"sync failed: {exc!r}")
+            log.exception("watcher: sync of %s failed; retrying",
+                          "everything" if paths is None else f"{len(paths)} paths")
+            if paths is None:
+                self.queue.request_full(batch.reason)
+            else:
+                self.queue.put(paths)
+            self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
+            self.batches_failed += 1
+            return
+        finally:
+            self._busy_since = None
+            self._last_sync = time.monotonic()
+        self.batches_failed = 0
+        self.batches += 1
+        self._needs_save = self._save is not None
+        changed = bool(getattr(report, "changed", True))
+        self.last_batch = {
+            "paths": None if paths is None else len(paths), "reason": batch.reason,
+            "changed": changed, "seconds": round(time.monotonic() - started, 3),
+        }
+        if changed or paths is None:
+            log.info("watcher: synced %s (%s): %s", "everything" if paths is None else
+                     f"{len(paths)} paths", batch.reason,
+                     report.summary() if hasattr(report, "summary") else report)
+
+    def _progress(self, progress: Any) -> None:
+        if self._on_progress is not None:
+            self._on_progress(progress)
+        if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
+            raise SyncCancelled()
+
+    def _idle_save(self) -> None:
+        self._needs_save = False
+        if self._save is None:
+            return
+        try:
+            self._save()
+        except Exception as exc:
+            self.record_error(f"saving the vector index failed: {exc!r}")
+            log.exception("watcher: saving the vector index failed")
+
+    def record_error(self, message: str) -> None:
+        self.last_error = message
+
+    # -- what status shows --------------------------------------------------------------
+
+    def lag_seconds(self) -> float | None:
+        """Age of the oldest change not yet synced (queued or in flight), or None."""
+        times = [t for t in (self.queue.oldest, self._busy_since) if t is not None]
+        return round(time.monotonic() - min(times), 3) if times else None
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "observer": self.observer_kind,
+            "observer_alive": self.observer_alive(),
+            "queue": len(self.queue),
+            "lag_seconds": self.lag_seconds(),
+            "last_error": self.last_error,
+            "restarts": self.restarts,
+            "overflows": self.queue.overflows,
+            "batches": self.batches,
+            "last_batch": self.last_batch,
+        }
+
+
+def _halt(observer: BaseObserver) -> None:
+    """Stop an observer and its emitters, started or not, without raising."""
+    try:
+        observer.stop()
+    except Exception:  # a half-started observer may fail to stop cleanly
+        log.debug("watcher: stopping the observer failed", exc_info=True)
+    if observer.is_alive():
+        observer.join(5)
+    for emitter in list(observer.emitters):
+        if emitter.is_alive():
+            emitter.join(5)
+    inner = getattr(observer, "_inotify_fd", None)
+    if isinstance(inner, threading.Thread) and inner.is_alive():
+        inner.stop()  # type: ignore[attr-defined]
+        inner.join(5)
+
+
+__all__ = [
+    "Batch", "ChangeQueue", "PathMapper", "SyncCancelled", "Watcher", "is_network_fs",
+    "limit_advice", "mount_fs_type",
+]

@@ -1,0 +1,315 @@
+"""DaemonClient against the real HTTP API: same answers and errors as the library."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from attacks import ATTACKS
+from helpers import make_vault, note, open_vault, write
+from memvault.api import Vault
+from memvault.client import DaemonClient, error_from_response, read_daemon_file
+from memvault.core.report import Context, Hit, SyncReport
+from memvault.errors import DaemonError, NoteExists, NoteNotFound, UnsafePath
+
+http_api = pytest.importorskip("memvault.http_api")
+
+TOKEN = "t" * 43
+PORT = 50123  # only named in Host headers: the TestClient never opens a socket
+
+
+def daemon_info(port: int) -> dict[str, Any]:
+    return {
+        "state": "running",
+        "pid": os.getpid(),
+        "port": port,
+        "uptime_seconds": 0.0,
+        "observer": "none",
+        "queue": 0,
+        "lag_seconds": None,
+        "last_error": None,
+    }
+
+
+@contextmanager
+def running_daemon(vault: Vault, token: str = TOKEN) -> Iterator[int]:
+    """The HTTP API on a real loopback socket in a thread, with a daemon.json naming it."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = http_api.create_app(vault, token, lambda: daemon_info(port), port=port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="test-daemon")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    info = vault.root / ".memvault" / "daemon.json"
+    info.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": "127.0.0.1",
+                "port": port,
+                "token": token,
+                "started_at": time.time(),
+                "version": "0.1.0",
+            }
+        ),
+        encoding="utf-8",
+    )
+    try:
+        yield port
+    finally:
+        info.unlink(missing_ok=True)
+        server.should_exit = True
+        thread.join(10)
+        app.state.close()
+        sock.close()
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    root = make_vault(tmp_path)
+    write(
+        root,
+        "people/ana-lopez.md",
+        note(
+            "Ana Lopez",
+            "Runs the billing team",
+            "## Role\n\nAna owns invoicing and the billing "
+            "pipeline.\n\n## Likes\n\nShort meetings.",
+            tags="[billing]",
+        ),
+    )
+    with open_vault(root) as v:
+        v.sync()
+        yield v
+
+
+@pytest.fixture(params=["testclient", "loopback"])
+def client(request: pytest.FixtureRequest, vault: Vault) -> Iterator[DaemonClient]:
+    """The app in-process through an injected TestClient, and on a real loopback socket
+    through the client's own standard-library wire."""
+    if request.param == "loopback":
+        with running_daemon(vault) as port, DaemonClient(f"http://127.0.0.1:{port}", TOKEN) as c:
+            yield c
+        return
+    from starlette.testclient import TestClient
+
+    app = http_api.create_app(vault, TOKEN, lambda: daemon_info(PORT), port=PORT)
+    base = f"http://127.0.0.1:{PORT}"
+    with TestClient(app, base_url=base) as http, DaemonClient(base, TOKEN, http=http) as c:
+        yield c
+    app.state.close()
+
+
+# -- same answers as the library -------------------------------------------------------------
+
+
+def test_search_returns_the_hits_the_library_returns(vault: Vault, client: DaemonClient) -> None:
+    hits = client.search("billing pipeline", k=5, folder="people", tags=["billing"])
+    assert hits and all(isinstance(h, Hit) for h in hits)
+    assert [h.to_dict() for h in hits] == [
+        h.to_dict() for h in vault.search("billing pipeline", k=5, folder="people", tags="billing")
+    ]
+    assert hits[0].address == "[[people/ana-lopez#Role]]"
+
+
+def test_search_filters_travel(client: DaemonClient) -> None:
+    assert client.search("billing", where={"title": "Ana Lopez"}, path="people/**")
+    assert client.search("billing", until="2000-01-01") == []
+    assert len(client.search("PostgreSQL", k=10, group=True)) == len(
+        {h.path for h in client.search("PostgreSQL", k=10, group=True)}
+    )
+
+
+def test_context_is_the_librarys_context(vault: Vault, client: DaemonClient) -> None:
+    ctx = client.context("Who runs billing?", budget=300, folder="people")
+    assert isinstance(ctx, Context)
+    assert ctx.to_dict() == vault.context("Who runs billing?", 300, folder="people").to_dict()
+    assert ctx.tokens <= 300 and ctx.sources
+
+
+def test_get_a_note_a_section_and_lines(vault: Vault, client: DaemonClient) -> None:
+    assert client.get("people/ana-lopez.md").to_dict() == vault.get("people/ana-lopez.md").to_dict()
+    section = client.get("people/ana-lopez.md", heading="Likes")
+    assert section.heading == "Likes" and "Short meetings." in section.text
+    assert client.get("people/ana-lopez.md", lines="1:2").text.startswith("---\ntitle: Ana Lopez")
+
+
+def test_add_log_and_sync_write_through_the_daemon(vault: Vault, client: DaemonClient) -> None:
+    made = client.add(
+        "people",
+        "José Núñez",
+        summary="Joins in May",
+        fields={"role": "SRE"},
+        body="José runs the on-call rota.",
+    )
+    assert (made.path, made.created) == ("people/josé-núñez.md", True)
+    assert isinstance(made.report, SyncReport) and made.report.created == ("people/josé-núñez.md",)
+    assert "role: SRE" in (vault.root / made.path).read_text(encoding="utf-8")
+    with pytest.raises(NoteExists):
+        client.add("people", "José Núñez")
+    assert client.add("people", "José Núñez", summary="Joined in May", update=True).created is False
+
+    logged = client.log("Deployed the billing fix")
+    assert logged.path == f"logs/{dt.date.today().isoformat()}.md"
+    assert "Deployed the billing fix" in (vault.root / logged.path).read_text(encoding="utf-8")
+
+    write(vault.root, "projects/apollo.md", note("Apollo", "Moon shot"))
+    report = client.sync(["projects/apollo.md"])
+    assert report.created == ("projects/apollo.md",)
+    assert client.sync().changed is False
+
+
+def test_status_and_related(client: DaemonClient) -> None:
+    status = client.status()
+    assert status["notes"] >= 5 and status["daemon"]["pid"] == os.getpid()
+    related = client.related("people/ana-lopez.md", k=3)
+    assert related and all(h.path != "people/ana-lopez.md" for h in related)
+
+
+# -- the same errors as the library ----------------------------------------------------------
+
+
+def test_missing_note_and_heading_are_note_not_found(client: DaemonClient) -> None:
+    with pytest.raises(NoteNotFound):
+        client.get("people/nobody.md")
+    with pytest.raises(NoteNotFound):
+        client.get("people/ana-lopez.md", heading="No such heading")
+
+
+def add_secrets(root: Path) -> None:
+    """A secret beside the vault, a sibling 'vault-evil', symlinks inside leading out."""
+    (root.parent / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root.parent / "vault-evil").mkdir()
+    (root.parent / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root / "escape").symlink_to(root.parent / "vault-evil")
+    (root / "escape-file.md").symlink_to(root.parent / "secret.md")
+
+
+def test_traversal_is_refused_and_mapped_back(vault: Vault, client: DaemonClient) -> None:
+    add_secrets(vault.root)
+    assert len(ATTACKS) >= 30
+    for attack in ATTACKS:
+        with pytest.raises(UnsafePath):
+            client.get(attack)
+        # /related takes the path as a query parameter: the daemon refuses it (a symlink
+        # leading out is never indexed, so it is not found); nothing is read either way.
+        with pytest.raises((UnsafePath, NoteNotFound)):
+            client.related(attack)
+
+
+def test_bad_values_are_value_errors(client: DaemonClient) -> None:
+    with pytest.raises(ValueError, match="since"):
+        client.search("x", since="last tuesday")
+    with pytest.raises(ValueError, match="'k'"):
+        client.search("x", k=0)
+    with pytest.raises(ValueError, match="category"):
+        client.add("pets", "Rex")
+
+
+def test_a_wrong_token_is_a_daemon_error_with_the_status(vault: Vault) -> None:
+    from starlette.testclient import TestClient
+
+    app = http_api.create_app(vault, TOKEN, lambda: daemon_info(PORT), port=PORT)
+    base = f"http://127.0.0.1:{PORT}"
+    with TestClient(app, base_url=base) as http, DaemonClient(base, "wrong", http=http) as c:
+        with pytest.raises(DaemonError) as caught:
+            c.status()
+        assert caught.value.status == 401 and "token" in str(caught.value)
+        assert c.healthy()  # /health needs no token
+    app.state.close()
+
+
+@pytest.mark.parametrize(
+    ("status", "body", "kind"),
+    [
+        (404, b'{"error": {"type": "NoteNotFound", "message": "gone"}}', NoteNotFound),
+        (400, b'{"error": {"type": "BadRequest", "message": "bad"}}', ValueError),
+        (500, b'{"error": {"type": "InternalError", "message": "oops"}}', DaemonError),
+        (418, b'{"error": {"type": "Teapot", "message": "short and stout"}}', DaemonError),
+        (502, b"<html>bad gateway</html>", DaemonError),
+    ],
+)
+def test_error_types_map_back_to_exceptions(status: int, body: bytes, kind: type) -> None:
+    exc = error_from_response(status, body)
+    assert type(exc) is kind
+    if isinstance(exc, DaemonError):
+        assert exc.status == status
+
+
+def test_an_unreachable_daemon_is_a_daemon_error() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # closed again: nothing listens there
+    with DaemonClient(f"http://127.0.0.1:{port}", TOKEN) as c, pytest.raises(DaemonError) as caught:
+        c.search("anything")
+    assert "cannot reach the daemon" in str(caught.value) and caught.value.status is None
+
+
+# -- finding a daemon ------------------------------------------------------------------------
+
+
+def dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        None,
+        "not json",
+        "[]",
+        '{"pid": 1}',
+        '{"pid": "1", "host": "127.0.0.1", "port": 1, "token": "t"}',
+    ],
+)
+def test_find_is_none_without_a_well_formed_daemon_file(
+    tmp_path: Path, content: str | None
+) -> None:
+    if content is not None:
+        write(tmp_path, ".memvault/daemon.json", content)
+    assert read_daemon_file(tmp_path) is None
+    assert DaemonClient.find(tmp_path) is None
+
+
+def test_find_is_none_for_a_dead_pid_or_a_silent_port(tmp_path: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    info = {"pid": dead_pid(), "host": "127.0.0.1", "port": port, "token": TOKEN}
+    write(tmp_path, ".memvault/daemon.json", json.dumps(info))
+    assert DaemonClient.find(tmp_path) is None
+    info["pid"] = os.getpid()  # alive, but nothing answers /health
+    write(tmp_path, ".memvault/daemon.json", json.dumps(info))
+    started = time.monotonic()
+    assert DaemonClient.find(tmp_path) is None
+    assert time.monotonic() - started < 2
+
+
+def test_find_a_real_daemon_on_loopback(vault: Vault) -> None:
+    with running_daemon(vault) as port:
+        client = DaemonClient.find(vault.root)
+        assert client is not None and client.base_url == f"http://127.0.0.1:{port}"
+        with client:
+            assert client.search("billing pipeline", k=1)[0].path == "people/ana-lopez.md"
+            assert client.get("people/ana-lopez.md", heading="Role").heading == "Role"
+    assert DaemonClient.find(vault.root) is None  # daemon.json removed at exit

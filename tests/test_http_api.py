@@ -1,0 +1,400 @@
+"""The HTTP API (docs/HTTP.md), in-process, plus one round trip over real uvicorn."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from starlette.testclient import TestClient
+
+from attacks import ATTACKS
+from helpers import make_vault, note, open_vault, write
+from memvault import __version__
+from memvault import errors as E
+from memvault.api import Vault
+from memvault.http_api import create_app, openapi_schema
+from memvault.service import HttpServer
+
+PORT = 48123
+TOKEN = "t0k3n-for-tests-" + "x" * 27
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+INFO = {"state": "watching", "pid": 1, "port": PORT, "queue": 0, "lag_seconds": None}
+
+
+def files_outside(tmp_path: Path, vault_root: Path) -> dict[str, bytes]:
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(tmp_path):
+        if Path(dirpath) == tmp_path:
+            dirnames[:] = [d for d in dirnames if d != vault_root.name]
+        for name in filenames:
+            p = Path(dirpath) / name
+            out[str(p)] = p.read_bytes()
+    return out
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    """A vault with a secret beside it, a sibling 'vault-evil' and symlinks leading out."""
+    root = make_vault(tmp_path)
+    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
+    (tmp_path / "vault-evil").mkdir()
+    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root / "escape").symlink_to(tmp_path / "vault-evil")
+    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    write(root, "people/ana.md", note("Ana Lopez", "our designer", "## Work\n\nDraws kiwis."))
+    with open_vault(root) as v:
+        v.sync()
+        yield v
+
+
+@pytest.fixture
+def app(vault: Vault) -> Any:
+    app = create_app(vault, TOKEN, lambda: dict(INFO), port=PORT, max_request_bytes=10_000,
+                     keepalive_seconds=0.05)
+    yield app
+    app.state.close()
+
+
+@pytest.fixture
+def client(app: Any) -> Iterator[TestClient]:
+    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}", headers=AUTH) as c:
+        yield c
+
+
+def err(response: httpx.Response) -> tuple[int, str]:
+    body = response.json()
+    assert set(body) == {"error"} and set(body["error"]) == {"type", "message"}
+    return response.status_code, body["error"]["type"]
+
+
+# -- routes ---------------------------------------------------------------------------------------
+
+
+def test_health_needs_no_token(app: Any) -> None:
+    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}") as c:
+        r = c.get("/health")
+    assert r.status_code == 200 and r.json() == {"ok": True, "version": __version__}
+
+
+def test_status_has_the_vault_and_the_daemon(client: TestClient) -> None:
+    data = client.get("/status").json()
+    assert data["notes"] >= 5 and data["daemon"] == INFO and "index" in data
+
+
+def test_search_returns_hits_with_addresses(client: TestClient) -> None:
+    r = client.post("/search", json={"query": "kiwis", "k": 3, "folder": "people"})
+    assert r.status_code == 200
+    hits = r.json()["hits"]
+    assert hits and hits[0]["path"] == "people/ana.md"
+    assert {"path", "title", "heading", "line_start", "line_end", "snippet", "score", "text",
+            "address"} <= set(hits[0])
+    assert hits[0]["address"].startswith("[[people/ana")
+
+
+def test_search_filters_and_group(client: TestClient) -> None:
+    r = client.post("/search", json={"query": "postgres", "group": True, "tags": [],
+                                     "since": "2000-01-01", "where": {}, "path": "decisions/*"})
+    assert r.status_code == 200
+    paths = [h["path"] for h in r.json()["hits"]]
+    assert paths and all(p.startswith("decisions/") for p in paths)
+    assert len(paths) == len(set(paths))
+
+
+def test_context_stays_within_budget(client: TestClient) -> None:
+    r = client.post("/context", json={"query": "who draws kiwis", "budget": 300})
+    body = r.json()
+    assert r.status_code == 200 and body["tokens"] <= 300 and body["budget"] == 300
+    assert {"query", "budget", "tokens", "text", "sources"} <= set(body)
+
+
+def test_get_note_whole_section_and_lines(client: TestClient) -> None:
+    whole = client.get("/notes/people/ana.md").json()
+    assert whole["path"] == "people/ana.md" and "Draws kiwis." in whole["text"]
+    section = client.get("/notes/people/ana.md", params={"heading": "Work"}).json()
+    assert section["heading"] == "Work" and "kiwis" in section["text"]
+    lines = client.get("/notes/people/ana.md", params={"lines": "1:2"}).json()
+    assert (lines["line_start"], lines["line_end"]) == (1, 2)
+
+
+def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None:
+    body = {"category": "people", "title": "Bo Li", "summary": "runs ops",
+            "fields": {"role": "ops"}, "body": "Keeps the lights on."}
+    r = client.post("/notes", json=body)
+    assert r.status_code == 201 and r.json()["created"] and r.json()["path"] == "people/bo-li.md"
+    assert "[[people/bo-li]]" in (vault.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert err(client.post("/notes", json=body)) == (409, "NoteExists")
+    r = client.post("/notes", json={**body, "summary": "runs infra", "update": True})
+    assert r.status_code == 200 and not r.json()["created"]
+
+
+def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
+    r = client.post("/log", json={"text": "met the wombat team"})
+    assert r.status_code == 200
+    path = r.json()["path"]
+    assert path.startswith("logs/") and "wombat" in (vault.root / path).read_text(encoding="utf-8")
+
+
+def test_sync_all_and_some_paths(client: TestClient, vault: Vault) -> None:
+    write(vault.root, "people/cy.md", note("Cy"))
+    r = client.post("/sync", json={"paths": ["people/cy.md"]})
+    assert r.status_code == 200 and r.json()["created"] == ["people/cy.md"]
+    (vault.root / "people/cy.md").unlink()
+    r = client.post("/sync", content=b"")
+    assert r.status_code == 200 and r.json()["deleted"] == ["people/cy.md"] and r.json()["full"]
+
+
+def test_related_notes(client: TestClient) -> None:
+    r = client.get("/related", params={"path": "people/ana.md", "k": 2})
+    assert r.status_code == 200
+    hits = r.json()["hits"]
+    assert 0 < len(hits) <= 2 and all(h["path"] != "people/ana.md" for h in hits)
+
+
+def test_openapi_describes_exactly_the_routes(client: TestClient, app: Any) -> None:
+    doc = client.get("/openapi.json").json()
+    assert doc == json.loads(json.dumps(openapi_schema()))
+    assert doc["openapi"].startswith("3.1")
+    routes = {r.path.replace("{path:path}", "{path}") for r in app.routes}
+    assert set(doc["paths"]) == routes
+    assert doc["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"][
+        "schema"]["additionalProperties"] is False
+
+
+# -- errors ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("body", "needle"), [
+    (b"{not json", "not valid JSON"),
+    (b"[1, 2]", "JSON object"),
+    (b'{"query": NaN}', "not valid JSON"),
+    (b'{"query": "x", "colour": "red"}', "unknown field 'colour'"),
+    (b'{"k": 3}', "missing field 'query'"),
+    (b'{"query": 1}', "'query' must be a string"),
+    (b'{"query": "x", "k": "5"}', "'k' must be a whole number"),
+    (b'{"query": "x", "k": true}', "'k' must be a whole number"),
+    (b'{"query": "x", "k": 0}', "between 1 and 100"),
+    (b'{"query": "x", "k": 101}', "between 1 and 100"),
+    (b'{"query": "x", "tags": "a"}', "list of strings"),
+    (b'{"query": "x", "where": {"a": 1}}', "object of strings"),
+    (b'{"query": "x", "group": "yes"}', "true or false"),
+    (b'{"query": "x", "since": "last week"}', "date like"),
+    (b'{"query": "   "}', "empty"),
+    (b"\xff\xfe", "not valid JSON"),
+])
+def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, needle: str) -> None:
+    r = client.post("/search", content=body, headers={"Content-Type": "application/json"})
+    assert err(r) == (400, "BadRequest")
+    assert needle in r.json()["error"]["message"]
+
+
+def test_unknown_query_parameter_is_400(client: TestClient) -> None:
+    assert err(client.get("/notes/people/ana.md", params={"colour": "red"}))[0] == 400
+    assert err(client.get("/related", params={"path": "people/ana.md", "k": "many"}))[0] == 400
+
+
+def test_not_found_unknown_route_and_wrong_method(client: TestClient) -> None:
+    assert err(client.get("/notes/people/nobody.md")) == (404, "NoteNotFound")
+    assert err(client.get("/notes/people/ana.md", params={"heading": "Nope"})) == (
+        404, "NoteNotFound")
+    assert err(client.get("/nowhere")) == (404, "NotFound")
+    r = client.get("/search")
+    assert err(r) == (405, "MethodNotAllowed") and "POST" in r.headers["allow"]
+
+
+@pytest.mark.parametrize(("exc", "status"), [
+    (E.ModelError("no model"), 503), (E.IndexCorrupt("bad index"), 503),
+    (E.WriteConflict("busy"), 409), (E.MemoryFileError("unclosed section"), 409),
+    (RuntimeError("a bug"), 500),
+])
+def test_library_errors_map_to_statuses_and_the_app_survives(
+    client: TestClient, vault: Vault, monkeypatch: pytest.MonkeyPatch,
+    exc: Exception, status: int,
+) -> None:
+    def broken(*a: Any, **k: Any) -> Any:
+        raise exc
+
+    monkeypatch.setattr(vault, "search", broken)
+    r = client.post("/search", json={"query": "x"})
+    kind = "InternalError" if status == 500 else type(exc).__name__
+    assert err(r) == (status, kind)
+    if status == 500:
+        assert "a bug" not in r.json()["error"]["message"]  # details go to the log
+    monkeypatch.undo()
+    assert client.post("/search", json={"query": "kiwis"}).status_code == 200
+
+
+# -- the guard ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"},
+                                     {"Authorization": TOKEN}, {"Authorization": f"Basic {TOKEN}"},
+                                     {"Authorization": f"Bearer {TOKEN}x"}])
+def test_missing_or_wrong_token_is_401(app: Any, headers: dict[str, str]) -> None:
+    with TestClient(app, base_url=f"http://127.0.0.1:{PORT}", headers=headers) as c:
+        for r in (c.get("/status"), c.post("/search", json={"query": "x"}), c.get("/events"),
+                  c.get("/nowhere"), c.get("/openapi.json")):
+            assert err(r) == (401, "Unauthorized")
+            assert r.headers["www-authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize("host", ["evil.com", "127.0.0.1.evil.com", f"127.0.0.1.evil.com:{PORT}",
+                                  "127.0.0.1", f"127.0.0.1:{PORT + 1}", f"evil.com:{PORT}",
+                                  f"localhost.evil.com:{PORT}", ""])
+def test_foreign_host_is_403_even_for_health(client: TestClient, host: str) -> None:
+    for r in (client.get("/health", headers={"Host": host}),
+              client.post("/search", json={"query": "x"}, headers={"Host": host})):
+        assert err(r) == (403, "Forbidden")
+
+
+@pytest.mark.parametrize("host", [f"127.0.0.1:{PORT}", f"localhost:{PORT}", f"[::1]:{PORT}",
+                                  f"LOCALHOST:{PORT}"])
+def test_loopback_hosts_are_allowed(client: TestClient, host: str) -> None:
+    assert client.get("/status", headers={"Host": host}).status_code == 200
+
+
+@pytest.mark.parametrize("origin", ["https://evil.com", "null", "http://127.0.0.1", "app://obsidian.md.evil.com",
+                                    "APP://OBSIDIAN.MD"])
+def test_foreign_origin_is_403(client: TestClient, origin: str) -> None:
+    r = client.post("/search", json={"query": "x"}, headers={"Origin": origin})
+    assert err(r) == (403, "Forbidden")
+    assert "access-control-allow-origin" not in r.headers
+
+
+def test_obsidian_origin_is_allowed_and_echoed_never_star(client: TestClient) -> None:
+    r = client.post("/search", json={"query": "kiwis"}, headers={"Origin": "app://obsidian.md"})
+    assert r.status_code == 200
+    assert r.headers["access-control-allow-origin"] == "app://obsidian.md"
+    plain = client.post("/search", json={"query": "kiwis"})
+    assert "access-control-allow-origin" not in plain.headers
+    pre = client.options("/search", headers={"Origin": "app://obsidian.md",
+                                             "Access-Control-Request-Method": "POST"})
+    assert pre.status_code == 204
+    assert pre.headers["access-control-allow-origin"] == "app://obsidian.md"
+    assert "Authorization" in pre.headers["access-control-allow-headers"]
+    bad = client.get("/health", headers={"Origin": "app://obsidian.md"})
+    assert bad.headers["access-control-allow-origin"] != "*"
+
+
+def test_oversized_body_is_413_by_length_and_by_stream(client: TestClient) -> None:
+    big = json.dumps({"query": "x" * 20_000}).encode()
+    assert err(client.post("/search", content=big)) == (413, "RequestTooLarge")
+
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it arrives
+        for _ in range(30):
+            yield b" " * 1000
+
+    assert err(client.post("/search", content=chunks())) == (413, "RequestTooLarge")
+    assert client.post("/search", json={"query": "kiwis"}).status_code == 200
+
+
+# -- path traversal -------------------------------------------------------------------------------
+
+
+def test_traversal_attacks_are_refused_everywhere(client: TestClient, vault: Vault,
+                                                  tmp_path: Path) -> None:
+    before = files_outside(tmp_path, vault.root)
+    for attack in ATTACKS:
+        # every byte escaped, dots too: a client would otherwise fold "/notes/.." to "/"
+        quoted = urllib.parse.quote(attack, safe="").replace(".", "%2E")
+        responses = [
+            client.get(f"/notes/{quoted}"),
+            client.get("/related", params={"path": attack}),
+            client.post("/sync", json={"paths": [attack]}),
+        ]
+        for r in responses:
+            assert r.status_code == 400, (attack, r.status_code, r.text)
+            assert err(r)[1] in ("UnsafePath", "BadRequest"), (attack, r.text)
+            assert "SECRET" not in r.text
+    for category in ["../people", "/etc", "people/../..", "people\x00", ".memvault", ""]:
+        r = client.post("/notes", json={"category": category, "title": "x"})
+        assert err(r) == (400, "BadRequest"), category
+    for name in ["../x", "a\nb", "a: b", "x/y", "", "title\n---"]:
+        r = client.post("/notes", json={"category": "people", "title": f"F {len(name)}",
+                                        "fields": {name: "v"}})
+        assert err(r)[0] == 400, name
+    r = client.post("/notes", json={"category": "people", "title": "../../../secret"})
+    assert r.status_code == 201 and r.json()["path"] == "people/secret.md"
+    r = client.post("/notes", json={"category": "people", "title": "Val",
+                                    "fields": {"note": "a\n---\nowned: yes"}})
+    assert r.status_code == 201
+    text = (vault.root / r.json()["path"]).read_text(encoding="utf-8")
+    assert "\nowned: yes" not in text  # the value stayed one YAML scalar
+    assert files_outside(tmp_path, vault.root) == before
+
+
+# -- server-sent events ---------------------------------------------------------------------------
+
+
+async def _sse(app: Any, vault: Vault, until: str, write: bool) -> tuple[list[bytes], Any]:
+    """Drive GET /events as a raw ASGI call; disconnect once ``until`` is seen."""
+    disconnect = asyncio.Event()
+    chunks: list[bytes] = []
+    done = asyncio.Event()
+    loop = asyncio.get_running_loop()
+
+    async def receive() -> dict[str, Any]:
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            assert message["status"] == 200
+        elif message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            joined = b"".join(chunks)
+            if b": connected" in joined and write and not done.is_set():
+                done.set()
+                loop.run_in_executor(None, lambda: vault.add("people", "Sse Sam"))
+            if until.encode() in joined:
+                disconnect.set()
+
+    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
+             "http_version": "1.1", "method": "GET", "scheme": "http", "path": "/events",
+             "raw_path": b"/events", "query_string": b"", "root_path": "",
+             "headers": [(b"host", f"127.0.0.1:{PORT}".encode()),
+                         (b"authorization", f"Bearer {TOKEN}".encode())],
+             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", PORT)}
+    await asyncio.wait_for(app(scope, receive, send), 20)
+    return chunks, app.state.hub
+
+
+def test_events_stream_a_sync_and_clean_up_on_disconnect(app: Any, vault: Vault) -> None:
+    chunks, hub = asyncio.run(_sse(app, vault, "event: sync", write=True))
+    text = b"".join(chunks).decode()
+    event = next(block for block in text.split("\n\n") if block.startswith("event: sync"))
+    report = json.loads(event.split("data: ", 1)[1])
+    assert report["created"] == ["people/sse-sam.md"]
+    assert hub.clients == 0
+
+
+def test_events_keep_alive_comments(app: Any, vault: Vault) -> None:
+    chunks, hub = asyncio.run(_sse(app, vault, ": keep-alive", write=False))
+    assert b": keep-alive\n\n" in b"".join(chunks) and hub.clients == 0
+
+
+# -- one real server ------------------------------------------------------------------------------
+
+
+def test_real_uvicorn_on_loopback(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]})
+    server = HttpServer(app, "127.0.0.1", 0)
+    server_port.append(server.port)
+    server.start()
+    try:
+        base = f"http://127.0.0.1:{server.port}"
+        with httpx.Client(base_url=base, trust_env=False, timeout=10) as c:
+            assert c.get("/health").json() == {"ok": True, "version": __version__}
+            assert c.post("/search", json={"query": "kiwis"}).status_code == 401
+            r = c.post("/search", json={"query": "kiwis"}, headers=AUTH)
+            assert r.status_code == 200 and r.json()["hits"][0]["path"] == "people/ana.md"
+    finally:
+        app.state.close()
+        server.stop()

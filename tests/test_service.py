@@ -1,0 +1,397 @@
+"""The daemon's life cycle: real subprocesses (hash embedder) and one in-process daemon."""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from typer.testing import CliRunner
+
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.cli import app as cli_app
+from memvault.embedder import HashEmbedder
+from memvault.service import (
+    Daemon,
+    daemon_json_path,
+    install_service,
+    lock_holder,
+    read_daemon_json,
+    running_daemon,
+)
+
+DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
+FIELDS = {"pid", "host", "port", "token", "started_at", "version"}
+
+
+def eventually(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        threading.Event().wait(0.05)
+
+
+def env_for(tmp_path: Path, model: str | None = "hash") -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(DAEMON_DIR), HOME=str(tmp_path / "home"))
+    if model:
+        env["MEMVAULT_INDEX_MODEL"] = model
+    return env
+
+
+def cli(
+    tmp_path: Path, *args: str, timeout: float = 60, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "memvault", *args], env=env_for(tmp_path, **kw),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+class Proc:
+    """A `memvault daemon run` subprocess, its stderr in a file."""
+
+    def __init__(self, tmp_path: Path, root: Path, *args: str, model: str | None = "hash") -> None:
+        self.root = root
+        self.err_path = tmp_path / f"stderr-{time.monotonic_ns()}.txt"
+        self.err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
+        args = args or ("daemon", "run", "--vault", str(root))
+        argv = [sys.executable, "-m", "memvault", *args]
+        self.p = subprocess.Popen(argv, env=env_for(tmp_path, model), stdout=subprocess.PIPE,
+                                  stderr=self.err, text=True)
+
+    @property
+    def stderr(self) -> str:
+        return self.err_path.read_text(encoding="utf-8", errors="replace")
+
+    def info(self, timeout: float = 30) -> dict[str, Any]:
+        def up() -> dict[str, Any] | None:
+            assert self.p.poll() is None, f"daemon exited {self.p.returncode}: {self.stderr}"
+            info = read_daemon_json(self.root)
+            if info is None or info["pid"] != self.p.pid:
+                return None
+            try:
+                httpx.get(url(info, "/health"), timeout=1, trust_env=False).raise_for_status()
+            except httpx.HTTPError:
+                return None
+            return info
+
+        return eventually(up, timeout, "the daemon to answer")
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            self.p.send_signal(signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                self.p.kill()
+                self.p.wait()
+        if self.p.stdout:
+            self.p.stdout.close()
+        self.err.close()
+
+
+def url(info: dict[str, Any], path: str) -> str:
+    return f"http://127.0.0.1:{info['port']}{path}"
+
+
+def api(info: dict[str, Any], method: str, path: str, **kw: Any) -> httpx.Response:
+    return httpx.request(method, url(info, path), trust_env=False, timeout=30,
+                         headers={"Authorization": f"Bearer {info['token']}"}, **kw)
+
+
+def settled(info: dict[str, Any]) -> dict[str, Any] | None:
+    d = api(info, "GET", "/status").json()["daemon"]
+    ok = d["state"] == "watching" and d["lag_seconds"] is None and d["queue"] == 0
+    return d if ok else None
+
+
+@pytest.fixture
+def running(tmp_path: Path) -> Iterator[tuple[Proc, dict[str, Any]]]:
+    root = make_vault(tmp_path)
+    proc = Proc(tmp_path, root)
+    try:
+        yield proc, proc.info()
+    finally:
+        proc.stop()
+
+
+def test_daemon_starts_with_a_private_daemon_json_and_answers(
+    running: tuple[Proc, dict[str, Any]],
+) -> None:
+    proc, info = running
+    path = daemon_json_path(proc.root)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert set(info) == FIELDS and info["host"] == "127.0.0.1" and len(info["token"]) == 43
+    assert info["version"] == httpx.get(url(info, "/health"), trust_env=False).json()["version"]
+    d = eventually(lambda: settled(info), what="the start-up reconcile")
+    assert d["pid"] == proc.p.pid and d["observer"] == "inotify" and d["last_error"] is None
+    assert not list(path.parent.glob(".daemon.json.tmp-*"))
+
+
+def test_a_second_daemon_refuses_naming_the_pid(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    proc, info = running
+    second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
+    assert second.returncode == 1
+    assert str(proc.p.pid) in second.stderr and "already running" in second.stderr
+    assert read_daemon_json(proc.root) == info  # the running daemon's file is untouched
+
+
+def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    proc, info = running
+    eventually(lambda: settled(info))
+    for i in range(60):
+        write(proc.root, f"burst/n{i}.md", note(f"Burst {i}", body=f"word{i}"))
+    started = time.monotonic()
+    proc.p.send_signal(signal.SIGTERM)
+    assert proc.p.wait(5) == 0, proc.stderr
+    assert time.monotonic() - started < 5
+    assert not daemon_json_path(proc.root).exists()
+    assert lock_holder(proc.root) is None
+    with open_vault(proc.root) as v:  # the lock is free; catching up converges
+        v.sync()
+        assert snapshot(v) == rebuilt_snapshot(proc.root, tmp_path)
+
+
+def test_sigint_exits_cleanly(running: tuple[Proc, dict[str, Any]]) -> None:
+    proc, _ = running
+    proc.p.send_signal(signal.SIGINT)
+    assert proc.p.wait(5) == 0
+    assert not daemon_json_path(proc.root).exists()
+
+
+def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    first = Proc(tmp_path, root)
+    first.info()
+    first.p.kill()
+    first.p.wait()
+    first.stop()
+    write(root, "people/offline.md", note("Offline", body="written while down: ocelot"))
+    second = Proc(tmp_path, root)
+    try:
+        info = second.info()  # the stale daemon.json of the killed one is replaced
+        assert info["pid"] == second.p.pid
+        hits = eventually(lambda: [h for h in api(info, "POST", "/search", json={
+            "query": "ocelot"}).json()["hits"] if "ocelot" in h["text"]])
+        assert hits[0]["path"] == "people/offline.md"
+    finally:
+        second.stop()
+
+
+def _tree(root: Path) -> dict[str, tuple[int, int]]:
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            st = os.stat(os.path.join(dirpath, name))
+            out[os.path.join(dirpath, name)] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+@pytest.mark.slow
+def test_an_idle_daemon_writes_nothing(running: tuple[Proc, dict[str, Any]]) -> None:
+    proc, info = running
+    eventually(lambda: settled(info))
+    vectors = proc.root / ".memvault" / "vectors.bin"
+    saved = vectors.stat().st_mtime_ns
+    write(proc.root, "people/last.md", note("Last", body="the last change: narwhal"))
+    eventually(lambda: "narwhal" in json.dumps(api(info, "POST", "/search", json={
+        "query": "narwhal"}).json()))
+    # the burst's vectors are saved once the vault is quiet, not only at the next event
+    eventually(lambda: vectors.stat().st_mtime_ns != saved, 15, "the idle save")
+    eventually(lambda: settled(info))
+    before = _tree(proc.root)
+    threading.Event().wait(10)  # the observation window itself
+    assert _tree(proc.root) == before
+    assert proc.p.poll() is None
+
+
+def test_events_stream_reports_a_file_written_on_disk(
+    running: tuple[Proc, dict[str, Any]],
+) -> None:
+    proc, info = running
+    eventually(lambda: settled(info))
+    headers = {"Authorization": f"Bearer {info['token']}"}
+    with httpx.stream("GET", url(info, "/events"), headers=headers, trust_env=False,
+                      timeout=20) as r:
+        assert r.headers["content-type"].startswith("text/event-stream")
+        lines = r.iter_lines()
+        assert next(lines) == ": connected"
+        write(proc.root, "people/sse.md", note("Sse"))
+        for line in lines:
+            if line.startswith("data: "):
+                assert json.loads(line[6:])["created"] == ["people/sse.md"]
+                break
+
+
+def test_start_status_stop_round_trip(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    vault = str(root)
+    try:
+        r = cli(tmp_path, "daemon", "status", "--vault", vault)
+        assert r.returncode == 1 and "no memvault daemon" in r.stdout
+        r = cli(tmp_path, "daemon", "start", "--vault", vault)
+        assert r.returncode == 0, r.stderr
+        info = read_daemon_json(root)
+        assert info is not None and str(info["pid"]) in r.stdout
+        r = cli(tmp_path, "daemon", "status", "--vault", vault, "--json")
+        data = json.loads(r.stdout)
+        assert r.returncode == 0 and data["running"] and data["healthy"]
+        assert data["pid"] == info["pid"] and data["port"] == info["port"]
+        assert "uptime_seconds" in data and "lag_seconds" in data
+        r = cli(tmp_path, "daemon", "start", "--vault", vault)
+        assert r.returncode == 1 and str(info["pid"]) in r.stderr
+        r = cli(tmp_path, "daemon", "stop", "--vault", vault)
+        assert r.returncode == 0 and "stopped" in r.stdout
+        assert running_daemon(root) is None and not daemon_json_path(root).exists()
+        assert "memvault daemon stopped" in (root / ".memvault" / "daemon.log").read_text()
+        assert cli(tmp_path, "daemon", "stop", "--vault", vault).returncode == 1
+        assert cli(tmp_path, "daemon", "status", "--vault", vault).returncode == 1
+    finally:
+        left = running_daemon(root)
+        if left is not None:
+            os.kill(left["pid"], signal.SIGKILL)
+
+
+def test_start_shows_the_log_when_the_daemon_dies(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / ".memvault" / "config.toml").write_text("[daemon]\nport = 'many'\n")
+    r = cli(tmp_path, "daemon", "start", "--vault", str(root))
+    assert r.returncode == 1
+    assert "exited at start" in r.stderr and "daemon.port" in r.stderr
+
+
+def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    proc = Proc(tmp_path, root, "up", str(root))
+    try:
+        info = proc.info()
+        assert (root / "MEMORY.md").is_file()
+        assert api(info, "POST", "/search", json={"query": "postgres"}).json()["hits"]
+        eventually(lambda: str(daemon_json_path(root)) in proc.stderr and
+                   f":{info['port']}" in proc.stderr)
+        proc.p.send_signal(signal.SIGINT)
+        assert proc.p.wait(5) == 0
+        assert proc.p.stdout is not None and "files created" in proc.p.stdout.read()
+    finally:
+        proc.stop()
+
+
+# -- install --------------------------------------------------------------------------------------
+
+
+def test_install_writes_a_systemd_user_unit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path, "My Vault")
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    runner = CliRunner()
+    r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
+    assert r.exit_code == 0, r.output
+    unit = home / ".config" / "systemd" / "user" / "memvault-my-vault.service"
+    text = unit.read_text()
+    assert f'ExecStart="{Path(sys.executable).absolute()}" "-m" "memvault" "daemon" "run" ' \
+           f'"--vault" "{root.resolve()}"' in text
+    assert "Restart=on-failure" in text and "WantedBy=default.target" in text
+    assert "systemctl --user daemon-reload && systemctl --user enable --now " \
+           "memvault-my-vault.service" in r.output
+    r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
+    assert r.exit_code == 0 and "already up to date" in r.output
+    unit.write_text("[Service]\nExecStart=/bin/other\n")
+    r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
+    assert r.exit_code != 0 and "--force" in r.output
+    assert unit.read_text() == "[Service]\nExecStart=/bin/other\n"
+    r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root), "--force"])
+    assert r.exit_code == 0 and unit.read_text() == text
+
+
+def test_install_respects_xdg_config_home_and_writes_a_launchd_plist(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    xdg = tmp_path / "xdg"
+    got = install_service(root, platform="linux", env={"HOME": str(tmp_path / "h"),
+                                                       "XDG_CONFIG_HOME": str(xdg)})
+    assert got.path == xdg / "systemd" / "user" / "memvault-vault.service" and got.written
+    mac = install_service(root, platform="darwin", env={"HOME": str(tmp_path / "h")})
+    assert mac.path.parent == tmp_path / "h" / "Library" / "LaunchAgents"
+    plist = plistlib.loads(mac.path.read_bytes())
+    assert plist["ProgramArguments"][1:] == ["-m", "memvault", "daemon", "run", "--vault",
+                                             str(root.resolve()), "--log-file"]
+    assert plist["RunAtLoad"] is True and "launchctl" in mac.enable
+
+
+# -- in process -----------------------------------------------------------------------------------
+
+
+def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    try:
+        info = read_daemon_json(root)
+        assert info is not None and info["pid"] == os.getpid() and info["token"] == daemon.token
+        write(root, "people/inproc.md", note("Inproc", body="capybara"))
+        eventually(lambda: any("capybara" in h["text"] for h in api(
+            info, "POST", "/search", json={"query": "capybara"}).json()["hits"]))
+        d = eventually(lambda: daemon.info()["batches"] >= 2 and daemon.info())
+        assert d["state"] == "watching" and d["port"] == info["port"]
+    finally:
+        daemon.shutdown()
+    assert not daemon_json_path(root).exists() and lock_holder(root) is None
+
+
+def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    started = threading.Event()
+    result: list[int] = []
+    t = threading.Thread(target=lambda: result.append(daemon.run(lambda d: started.set())))
+    t.start()
+    assert started.wait(20)
+    daemon.request_stop()
+    t.join(10)
+    assert result == [0] and not daemon_json_path(root).exists()
+
+
+# -- the real model -------------------------------------------------------------------------------
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_daemon_with_the_real_model_finds_an_edit_by_meaning(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    proc = Proc(tmp_path, root, model=None)
+    try:
+        info = proc.info(120)
+        eventually(lambda: settled(info), 120)
+        write(root, "people/kim.md", note("Kim Park", body="Kim repairs old sailing boats."))
+
+        def found() -> bool:
+            hits = api(info, "POST", "/search", json={"query": "who fixes vessels", "k": 3})
+            return any(h["path"] == "people/kim.md" for h in hits.json()["hits"])
+
+        eventually(found, 60, "a semantic hit")
+        ctx = api(info, "POST", "/context", json={"query": "boat repair", "budget": 400}).json()
+        assert ctx["tokens"] <= 400 and "people/kim.md" in {s["path"] for s in ctx["sources"]}
+        status = api(info, "GET", "/status").json()
+        assert "MiniLM" in status["index"]["model"]
+    finally:
+        proc.stop()

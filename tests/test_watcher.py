@@ -1,0 +1,533 @@
+"""The watcher: real watchdog observers on temp vaults, through a real Vault.
+
+Every wait polls a condition with a deadline; no fixed sleep is an assertion.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import random
+import shutil
+import threading
+import time
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault import watcher as W
+from memvault.api import Vault
+from memvault.watcher import ChangeQueue, PathMapper, Watcher
+
+# watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
+# under filterwarnings=error that warning would be raised inside watchdog's thread.
+pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+
+
+def eventually(check: Callable[[], Any], timeout: float = 15.0, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        threading.Event().wait(0.02)
+
+
+@dataclass
+class Watched:
+    root: Path
+    vault: Vault
+    watcher: Watcher
+    batches: list[list[str] | None] = field(default_factory=list)
+    fail: Callable[[list[str] | None], None] | None = None
+
+    def batched(self, path: str) -> bool:
+        return any(b is not None and path in b for b in list(self.batches))
+
+    def memory(self) -> str:
+        return (self.root / "MEMORY.md").read_text(encoding="utf-8")
+
+    def indexed(self) -> set[str]:
+        return {n.path for n in self.vault.engine.store.notes()}
+
+    def found(self, word: str) -> set[str]:
+        """Notes whose hit text holds ``word`` (vector hits alone always fill k)."""
+        return {h.path for h in self.vault.search(word, k=20) if word in h.text.lower()}
+
+    def settle(self, quiet: float = 0.6, timeout: float = 30.0) -> None:
+        """Until nothing is pending or in flight for ``quiet`` seconds."""
+        deadline = time.monotonic() + timeout
+        calm_since: float | None = None
+        while True:
+            now = time.monotonic()
+            idle = self.watcher.lag_seconds() is None and not len(self.watcher.queue)
+            if idle and self.watcher.observer_alive():
+                calm_since = calm_since or now
+                if now - calm_since >= quiet:
+                    return
+            else:
+                calm_since = None
+            assert now < deadline, "the watcher never settled"
+            threading.Event().wait(0.02)
+
+
+def start_watching(tmp_path: Path, **kw: Any) -> Watched:
+    root = make_vault(tmp_path)
+    vault = open_vault(root)
+    vault.sync()
+    w = Watched(root, vault, None)  # type: ignore[arg-type]
+
+    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+        w.batches.append(paths)
+        if w.fail is not None:
+            w.fail(paths)
+        return vault.sync(paths, progress)
+
+    kw.setdefault("debounce_ms", 100)
+    w.watcher = Watcher(vault.root, sync, is_ignored=vault.engine.fs.is_ignored,
+                        save=vault.engine.save_vectors, **kw)
+    w.watcher.start(initial_reconcile=False)
+    return w
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[Watched]:
+    w = start_watching(tmp_path)
+    try:
+        yield w
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+# -- each kind of change -------------------------------------------------------------------
+
+
+def test_created_note_is_batched_listed_in_memory_and_searchable(watched: Watched) -> None:
+    write(watched.root, "people/bob.md", note("Bob Stone", "a builder", "Builds quokka sheds."))
+    eventually(lambda: watched.batched("people/bob.md"))
+    eventually(lambda: "[[people/bob]]" in watched.memory(), what="MEMORY.md entry")
+    assert "people/bob.md" in watched.found("quokka")
+
+
+def test_modified_note_is_reindexed(watched: Watched) -> None:
+    path = watched.root / "people/sarah-chen.md"
+    path.write_text(path.read_text(encoding="utf-8") + "\nLoves zanzibarite.\n", encoding="utf-8")
+    eventually(lambda: "people/sarah-chen.md" in watched.found("zanzibarite"))
+
+
+def test_deleted_note_leaves_memory_and_index(watched: Watched) -> None:
+    (watched.root / "people/sarah-chen.md").unlink()
+    eventually(lambda: "[[people/sarah-chen]]" not in watched.memory())
+    assert "people/sarah-chen.md" not in watched.indexed()
+
+
+def test_moved_note_batches_both_sides_and_links_follow(watched: Watched) -> None:
+    write(watched.root, "projects/ref.md", note("Ref", body="See [[people/sarah-chen]]."))
+    eventually(lambda: "projects/ref.md" in watched.indexed())
+    os.rename(watched.root / "people/sarah-chen.md", watched.root / "people/sarah.md")
+    eventually(lambda: watched.batched("people/sarah.md"))
+    assert any(b and {"people/sarah.md", "people/sarah-chen.md"} <= set(b)
+               for b in watched.batches)
+    eventually(lambda: "[[people/sarah]]" in watched.memory())
+    ref = watched.root / "projects/ref.md"
+    eventually(lambda: "sarah-chen" not in ref.read_text(encoding="utf-8"), what="relink")
+    assert "[[sarah]]" in ref.read_text(encoding="utf-8")  # Obsidian's shortest form
+    assert "people/sarah-chen.md" not in watched.indexed()
+
+
+def test_case_only_rename(watched: Watched) -> None:
+    write(watched.root, "people/Bob.md", note("Bob", "a ferrier"))
+    eventually(lambda: "people/Bob.md" in watched.indexed())
+    os.rename(watched.root / "people/Bob.md", watched.root / "people/bob.md")
+    eventually(lambda: "people/bob.md" in watched.indexed() and
+               "people/Bob.md" not in watched.indexed())
+    eventually(lambda: "[[people/bob]]" in watched.memory())
+
+
+def test_folder_moved_within_the_vault(watched: Watched) -> None:
+    for i in range(3):
+        write(watched.root, f"topics/old/n{i}.md", note(f"Note {i}", body=f"nebula{i} text"))
+    eventually(lambda: {f"topics/old/n{i}.md" for i in range(3)} <= watched.indexed())
+    os.rename(watched.root / "topics/old", watched.root / "topics/new")
+    eventually(lambda: watched.batched("topics/new"))
+    assert any(b and {"topics/old", "topics/new"} <= set(b) for b in watched.batches)
+    eventually(lambda: {f"topics/new/n{i}.md" for i in range(3)} <= watched.indexed())
+    assert not any(p.startswith("topics/old/") for p in watched.indexed())
+    assert watched.found("nebula1") == {"topics/new/n1.md"}
+
+
+def test_folder_moved_out_of_the_vault(watched: Watched, tmp_path: Path) -> None:
+    for i in range(3):
+        write(watched.root, f"topics/gone/n{i}.md", note(f"Gone {i}"))
+    eventually(lambda: "topics/gone/n2.md" in watched.indexed())
+    shutil.move(watched.root / "topics/gone", tmp_path / "outside")
+    eventually(lambda: watched.batched("topics/gone"))
+    eventually(lambda: not any(p.startswith("topics/gone/") for p in watched.indexed()))
+
+
+def test_folder_moved_into_the_vault(watched: Watched, tmp_path: Path) -> None:
+    outside = tmp_path / "incoming"
+    for i in range(3):
+        write(outside, f"n{i}.md", note(f"Incoming {i}", body=f"pelican{i}"))
+    shutil.move(outside, watched.root / "topics" / "incoming")
+    eventually(lambda: watched.batched("topics/incoming"))
+    eventually(lambda: {f"topics/incoming/n{i}.md" for i in range(3)} <= watched.indexed())
+    assert watched.found("pelican2") == {"topics/incoming/n2.md"}
+
+
+def test_folder_created_and_filled_at_once(watched: Watched) -> None:
+    folder = watched.root / "ideas" / "deep" / "er"
+    folder.mkdir(parents=True)
+    for i in range(8):
+        (folder / f"i{i}.md").write_text(note(f"Idea {i}"), encoding="utf-8")
+    eventually(lambda: {f"ideas/deep/er/i{i}.md" for i in range(8)} <= watched.indexed())
+
+
+def test_atomic_save_with_temp_file_and_rename(watched: Watched) -> None:
+    target = watched.root / "people/sarah-chen.md"
+    for tmp_name in (".sarah-chen.md.swp-1", "sarah-chen.md.tmp.4242"):
+        tmp = target.with_name(tmp_name)
+        tmp.write_text(note("Sarah Chen", body=f"now likes {tmp_name[-4:]}marmot"),
+                       encoding="utf-8")
+        os.replace(tmp, target)
+        word = f"{tmp_name[-4:]}marmot"
+        eventually(lambda word=word: "people/sarah-chen.md" in watched.found(word))
+    assert not any("tmp" in p or "swp" in p for p in watched.indexed())
+
+
+def test_vim_backup_rename_save(watched: Watched) -> None:
+    target = watched.root / "people/sarah-chen.md"
+    backup = target.with_name("sarah-chen.md~")
+    os.rename(target, backup)  # :w with backupcopy=no
+    target.write_text(note("Sarah Chen", body="vim wrote okapi here"), encoding="utf-8")
+    backup.unlink()
+    eventually(lambda: "people/sarah-chen.md" in watched.found("okapi"))
+    watched.settle()
+    assert "[[people/sarah-chen]]" in watched.memory()
+    assert not any(p.endswith("~") for p in watched.indexed())
+    assert not any(b and any(p.endswith("~") for p in b) for b in watched.batches)
+
+
+def test_ignored_paths_never_reach_a_batch(watched: Watched) -> None:
+    for rel in (".obsidian/workspace.json", ".memvault/scratch", "templates/t.md",
+                "people/x.sync-conflict-20240101-1.md", ".trash/old.md", "people/.hidden.md"):
+        write(watched.root, rel, "x")
+    write(watched.root, "people/marker.md", note("Marker"))
+    eventually(lambda: watched.batched("people/marker.md"))
+    watched.settle()
+    seen = {p for b in watched.batches if b for p in b}
+    assert not seen & {".obsidian/workspace.json", ".memvault/scratch", "templates/t.md",
+                       "people/x.sync-conflict-20240101-1.md", ".trash/old.md",
+                       "people/.hidden.md"}
+
+
+def test_own_writes_cost_at_most_a_no_op_batch_then_quiet(watched: Watched) -> None:
+    write(watched.root, "people/eve.md", note("Eve", "reviews things"))
+    eventually(lambda: "[[people/eve]]" in watched.memory())
+    watched.settle()
+    count = len(watched.batches)
+    memory = (watched.root / "MEMORY.md").stat().st_mtime_ns
+    threading.Event().wait(1.0)  # an observation window, not synchronisation
+    assert len(watched.batches) == count
+    assert (watched.root / "MEMORY.md").stat().st_mtime_ns == memory
+
+
+# -- faults ----------------------------------------------------------------------------------
+
+
+def test_an_exception_in_the_handler_does_not_kill_the_watcher(
+    watched: Watched, caplog: pytest.LogCaptureFixture
+) -> None:
+    real = watched.watcher.mapper
+
+    def flaky(raw: str | bytes) -> str | None:
+        if "boom" in os.fsdecode(raw):
+            raise RuntimeError("boom")
+        return real(raw)
+
+    watched.watcher.mapper = flaky  # type: ignore[assignment]
+    with caplog.at_level(logging.ERROR, "memvault.watcher"):
+        write(watched.root, "people/boom.md", note("Boom"))
+        eventually(lambda: watched.watcher.last_error and "boom" in watched.watcher.last_error)
+    write(watched.root, "people/fine.md", note("Fine", "still watching"))
+    eventually(lambda: "people/fine.md" in watched.indexed())
+    assert watched.watcher.observer_alive()
+
+
+def test_a_failing_sync_is_recorded_and_retried(watched: Watched) -> None:
+    failures = []
+
+    def fail_once(paths: list[str] | None) -> None:
+        if paths and "people/retry.md" in paths and not failures:
+            failures.append(paths)
+            raise OSError(errno.EIO, "disk hiccup")
+
+    watched.fail = fail_once
+    write(watched.root, "people/retry.md", note("Retry"))
+    eventually(lambda: "people/retry.md" in watched.indexed())
+    assert failures and "disk hiccup" in (watched.watcher.last_error or "")
+
+
+def test_overflow_becomes_one_full_reconcile(tmp_path: Path) -> None:
+    w = start_watching(tmp_path, limit=5)
+    try:
+        for i in range(40):
+            write(w.root, f"bulk/n{i:02}.md", note(f"Bulk {i}"))
+        eventually(lambda: {f"bulk/n{i:02}.md" for i in range(40)} <= w.indexed())
+        assert None in w.batches  # a full reconcile, not 40 paths
+        assert w.watcher.queue.overflows >= 1
+        assert all(b is None or len(b) <= 5 for b in w.batches)
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched) -> None:
+    observer = watched.watcher._observer
+    assert observer is not None
+    observer.stop()  # as if it had crashed
+    observer.join()
+    write(watched.root, "people/while-down.md", note("While Down"))  # no event for this
+    eventually(lambda: watched.watcher.restarts == 1, what="a restart")
+    eventually(lambda: "people/while-down.md" in watched.indexed())
+    assert watched.watcher.observer_alive()
+    write(watched.root, "people/after.md", note("After"))
+    eventually(lambda: watched.batched("people/after.md"))
+
+
+# -- observer choice ------------------------------------------------------------------------
+
+
+def test_polling_observer_selected_by_config(tmp_path: Path) -> None:
+    w = start_watching(tmp_path, observer="polling")
+    try:
+        assert w.watcher.observer_kind == "polling"
+        write(w.root, "people/poll.md", note("Poll", "seen by polling"))
+        eventually(lambda: "[[people/poll]]" in w.memory())
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+@pytest.mark.parametrize(("code", "advice"), [(errno.ENOSPC, "max_user_watches"),
+                                               (errno.EMFILE, "max_user_instances")])
+def test_inotify_limits_fall_back_to_polling_with_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
+    code: int, advice: str,
+) -> None:
+    def exhausted() -> Any:
+        raise OSError(code, "inotify limit reached")
+
+    monkeypatch.setattr(W, "_native_observer", exhausted)
+    with caplog.at_level(logging.WARNING, "memvault.watcher"):
+        w = start_watching(tmp_path)
+    try:
+        assert w.watcher.observer_kind == "polling"
+        warnings = [r for r in caplog.records if r.name == "memvault.watcher"]
+        assert len(warnings) == 1 and advice in warnings[0].getMessage()
+        assert "sysctl" in warnings[0].getMessage()
+        write(w.root, "people/limited.md", note("Limited"))
+        eventually(lambda: "people/limited.md" in w.indexed())
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_native_setting_does_not_fall_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def exhausted() -> Any:
+        raise OSError(errno.ENOSPC, "inotify watch limit reached")
+
+    monkeypatch.setattr(W, "_native_observer", exhausted)
+    root = make_vault(tmp_path)
+    with open_vault(root) as vault:
+        watcher = Watcher(vault.root, lambda p, pr: None, is_ignored=vault.engine.fs.is_ignored,
+                          observer="native")
+        with pytest.raises(OSError, match="limit"):
+            watcher.start()
+
+
+def test_network_mount_uses_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(W, "mount_fs_type", lambda path: "nfs4")
+    with caplog.at_level(logging.WARNING, "memvault.watcher"):
+        w = start_watching(tmp_path)
+    try:
+        assert w.watcher.observer_kind == "polling"
+        assert any("nfs4" in r.getMessage() for r in caplog.records)
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_mount_fs_type_reads_the_longest_mount_prefix(tmp_path: Path) -> None:
+    mounts = tmp_path / "mounts"
+    mounts.write_text(
+        "/dev/vda / ext4 rw 0 0\n"
+        f"server:/x {tmp_path}/net nfs4 rw 0 0\n"
+        f"sshfs#me@h: {tmp_path}/my\\040drive fuse.sshfs rw 0 0\n", encoding="utf-8")
+    assert W.mount_fs_type(tmp_path / "net" / "vault", str(mounts)) == "nfs4"
+    assert W.mount_fs_type(tmp_path / "my drive" / "v", str(mounts)) == "fuse.sshfs"
+    assert W.mount_fs_type(tmp_path / "local", str(mounts)) == "ext4"
+    assert W.is_network_fs("fuse.sshfs") and W.is_network_fs("cifs")
+    assert not W.is_network_fs("ext4") and not W.is_network_fs(None)
+
+
+# -- the pieces, without threads --------------------------------------------------------------
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_queue_waits_for_quiet_then_flushes_coalesced_paths() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, max_wait=2.0, limit=10, clock=clock)
+    q.put(["a.md", "b.md"])
+    clock.now += 0.2
+    q.put(["a.md"])
+    assert q.take() is None and q.due_in() == pytest.approx(0.3)
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.paths == {"a.md", "b.md"} and batch.oldest == 100.0
+    assert q.take() is None and q.due_in() is None
+
+
+def test_queue_flushes_a_continuous_stream_every_max_wait() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, max_wait=2.0, limit=100, clock=clock)
+    for i in range(21):
+        q.put([f"n{i}.md"])
+        if i < 20:
+            assert q.take() is None
+        clock.now += 0.1
+    batch = q.take()
+    assert batch is not None and batch.paths is not None and len(batch.paths) == 21
+
+
+def test_queue_overflow_collapses_to_a_full_reconcile() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q.put([f"n{i}.md" for i in range(10)])
+    assert len(q) == 0 and q.overflows == 1
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.paths is None and "more than 3" in batch.reason
+
+
+def test_queue_full_request_is_due_at_once_and_covers_paths() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, clock=clock)
+    q.put(["a.md"])
+    q.request_full("periodic reconcile")
+    batch = q.take()
+    assert batch is not None and batch.paths is None and batch.reason == "periodic reconcile"
+
+
+def test_path_mapper(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as vault:
+        m = PathMapper(vault.root, vault.engine.fs.is_ignored)
+        base = os.path.realpath(root)
+        assert m(f"{base}/people/ana.md") == "people/ana.md"
+        assert m(f"{base}/people".encode()) == "people"
+        assert m(f"{base}/.obsidian/app.json") is None
+        assert m(f"{base}/people/ana.md~") is None
+        assert m(f"{base}-evil/people/ana.md") is None
+        assert m(base) is None
+        nfd = unicodedata.normalize("NFD", "José.md")
+        assert m(f"{base}/people/{nfd}") == "people"  # the folder scan learns the disk name
+        assert m(f"{base}/{nfd}") == ""  # at the root: reconcile everything
+
+
+def test_nfd_file_name_is_indexed_under_its_nfc_key(watched: Watched) -> None:
+    nfd = unicodedata.normalize("NFD", "Zoë.md")
+    (watched.root / "people" / nfd).write_text(note("Zoë", "spelt in NFD"), encoding="utf-8")
+    eventually(lambda: "people/Zoë.md" in watched.indexed())
+
+
+# -- randomized sequences ------------------------------------------------------------------------
+
+
+def _random_ops(rng: random.Random, root: Path, count: int) -> None:
+    words = ["alpha", "bravo", "cobalt", "delta", "ember", "fjord", "garnet", "harbor"]
+    folders = ["people", "projects", "decisions", "topics/a", "topics/b"]
+
+    def notes() -> list[Path]:
+        return sorted(p for p in root.rglob("*.md") if ".memvault" not in p.parts
+                      and "templates" not in p.parts and p.name != "MEMORY.md"
+                      and not p.name.endswith(("decisions.md", "people.md", "projects.md",
+                                                "logs.md")))
+
+    for i in range(count):
+        existing = notes()
+        op = rng.choice(["create", "create", "modify", "delete", "move", "folder", "atomic"])
+        if op == "create" or not existing:
+            title = f"{rng.choice(words)} {i}"
+            body = f"{rng.choice(words)} and [[{existing[0].stem}]]" if existing else "x"
+            rel = f"{rng.choice(folders)}/n{i}-{rng.randrange(1000)}.md"
+            write(root, rel, note(title, body=body))
+        elif op == "modify":
+            path = rng.choice(existing)
+            with open(path, "a", encoding="utf-8") as fh:
+                fh.write(f"\nmore {rng.choice(words)} {i}\n")
+        elif op == "delete":
+            rng.choice(existing).unlink()
+        elif op == "move":
+            path = rng.choice(existing)
+            dest = root / rng.choice(folders) / f"m{i}-{path.name}"
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(path, dest)
+        elif op == "folder":
+            src = root / "topics" / rng.choice(["a", "b"])
+            if src.is_dir():
+                os.rename(src, root / "topics" / f"f{i}")
+                if rng.random() < 0.5:  # and straight back: a move the watcher may see whole
+                    os.rename(root / "topics" / f"f{i}", src)
+        else:
+            path = rng.choice(existing)
+            tmp = path.with_name(f".{path.name}.tmp{i}")
+            tmp.write_text(path.read_text(encoding="utf-8") + f"\natomic {i}\n", encoding="utf-8")
+            os.replace(tmp, path)
+        if rng.random() < 0.3:
+            threading.Event().wait(rng.uniform(0.0, 0.25))  # let some batches cut in between
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_random_sequences_end_equal_to_a_rebuild(tmp_path: Path, seed: int) -> None:
+    w = start_watching(tmp_path)
+    try:
+        _random_ops(random.Random(seed), w.root, 20)
+        w.settle()
+        ours, rebuilt = snapshot(w.vault), rebuilt_snapshot(w.root, tmp_path)
+        assert ours == rebuilt, _explain(ours, rebuilt, w)
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def _explain(ours: dict[str, Any], rebuilt: dict[str, Any], w: Watched) -> str:
+    lines = [f"only ours: {sorted(set(ours['notes']) - set(rebuilt['notes']))}",
+             f"only rebuilt: {sorted(set(rebuilt['notes']) - set(ours['notes']))}"]
+    for path in sorted(set(ours["notes"]) & set(rebuilt["notes"])):
+        if ours["notes"][path] != rebuilt["notes"][path]:
+            lines.append(f"note differs: {path}")
+        if ours["chunks"][path] != rebuilt["chunks"][path]:
+            lines.append(f"chunks differ: {path}")
+    lines.append(f"links: {sorted(set(ours['links']) ^ set(rebuilt['links']))[:6]}")
+    lines += [f"batch: {b}" for b in w.batches]
+    lines.append(f"watcher: {w.watcher.info()}")
+    return "\n".join(lines)
