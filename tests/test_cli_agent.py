@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 import unicodedata
@@ -43,12 +44,14 @@ def as_json(*args: str | Path) -> dict:
 
 
 def test_search_prints_address_score_and_snippet(vault: Path) -> None:
-    code, out, _ = run("search", "PostgreSQL pgvector", "--vault", vault)
+    code, out, _ = run("search", "PostgreSQL pgvector", "--vault", vault, "--k", "3")
     assert code == 0
-    first = out.splitlines()[0]
-    assert first.startswith(" 1. [[decisions/2024-03-12-why-postgresql")
-    assert f"{DECISION}:" in first
-    assert "pgvector" in out.lower()
+    lines = out.splitlines()
+    assert len(lines) == 6  # a header line and a snippet line per hit
+    for rank, (header, snippet) in enumerate(zip(lines[::2], lines[1::2], strict=True), 1):
+        assert re.fullmatch(rf" {rank}\. \[\[[^\]]+\]\]  \d\.\d{{4}}  \S+\.md:\d+-\d+", header)
+        assert snippet.startswith("    ") and snippet.strip()
+    assert "[[decisions/2024-03-12-why-postgresql#" in out and f"  {DECISION}:" in out
 
 
 def test_search_json_is_the_hit_dicts(vault: Path) -> None:

@@ -15,6 +15,7 @@ from memvault.core.chunks import (
     chunk_note,
     context_prefix,
     embed_text,
+    embed_texts,
 )
 from memvault.core.notes import parse_note
 from memvault.core.text import split_lines
@@ -357,6 +358,27 @@ def test_no_chunk_exceeds_the_window(text, count, parts, max_tokens, target_frac
     # nothing lost: every non-space character of the body is in some chunk, in order
     body = re.sub(r"\s", "", note.body)
     assert re.sub(r"\s", "", "".join(c.text for c in chunks)) == body
+
+
+@settings(
+    max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
+@given(
+    text=_note,
+    count=st.sampled_from([words, chars, pieces]),
+    overlap=st.integers(0, 80),
+    max_tokens=st.integers(200, 300),
+)
+def test_overlapping_embed_texts_stay_within_the_window(text, count, overlap, max_tokens) -> None:
+    note = parse_note("n.md", text)
+    chunks = chunk_note(note, count, target_tokens=40, max_tokens=max_tokens, parts=ALL_PARTS)
+    texts = embed_texts(
+        note, chunks, ALL_PARTS, count, max_tokens=max_tokens, overlap_tokens=overlap
+    )
+    assert len(texts) == len(chunks)
+    for chunk, embedded in zip(chunks, texts, strict=True):
+        assert count(embedded) <= max_tokens
+        assert embedded.endswith(chunk.text)
 
 
 # --- with the real tokenizer ----------------------------------------------------

@@ -140,6 +140,9 @@ def test_rewriting_a_link_changes_no_other_byte(
     text = f"{before}\n{link}\n{after}"
     out = rewrite_links(text, lambda lk: new if lk.target == target.strip() and lk.start == len(before) + 1 else None)
     start = len(before) + 1
+    if not any(lk.start == start for lk in find_links(text)):
+        assert out == text  # the link sits inside code (a backtick span around it): not a link
+        return
     assert out[:start] == text[:start]
     assert out[start:].startswith(f"[[{new}{anchor}{alias}]]")
     assert out[start + len(f"[[{new}{anchor}{alias}]]"):] == text[start + len(link):]

@@ -292,3 +292,16 @@ def test_a_folder_that_is_not_a_model_is_a_model_error(tmp_path: Path) -> None:
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(ModelError, match="cannot load"):
         SentenceTransformerEmbedder(str(tmp_path))
+
+
+@pytest.mark.model
+def test_threads_sets_torchs_thread_count(model: SentenceTransformerEmbedder) -> None:
+    import torch
+
+    before = torch.get_num_threads()
+    try:
+        one = SentenceTransformerEmbedder(threads=1)
+        assert torch.get_num_threads() == 1
+        assert np.allclose(one.embed(["same text"]), model.embed(["same text"]), atol=1e-5)
+    finally:
+        torch.set_num_threads(before)

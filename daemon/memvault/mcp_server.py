@@ -12,6 +12,7 @@ Tools ``memory_search``, ``memory_context``, ``memory_get``, ``memory_write``,
   and sync first; when another process holds it they read the index as it
   is. Writes take the lock for the call and release it afterwards, so a
   long agent session never keeps the daemon, the CLI or another agent out.
+  ``memory_status`` reports the index as it is (read-only, no sync).
 
 A refused request (unsafe path, missing note, existing note, bad argument)
 is a tool error (``isError``) carrying the reason, never a crash. Note text

@@ -257,7 +257,7 @@ class Daemon:
             debounce_ms=settings.debounce_ms, observer=settings.observer,
             reconcile_seconds=settings.reconcile_seconds, save=vault.engine.save_vectors,
             idle_save_seconds=min(5.0, float(settings.save_seconds)),
-            on_progress=self._on_progress,
+            on_progress=self._on_progress, after_first=self._warm_up,
         )
 
     @classmethod
@@ -302,6 +302,18 @@ class Daemon:
             self.progress = None
             if self.state == "indexing":
                 self.state = "watching"
+
+    def _warm_up(self) -> None:
+        """Load the model after the start-up reconcile, so the first agent's query does
+        not pay for importing torch (seconds); a model that cannot load shows in status."""
+        started = time.monotonic()
+        try:
+            self.vault.search("memvault warm-up", k=1)
+        except Exception as exc:
+            self.watcher.record_error(f"warming up the model failed: {exc}")
+            log.warning("warming up the model failed: %s", exc)
+            return
+        log.info("model ready in %.1f s", time.monotonic() - started)
 
     def _on_progress(self, p: Any) -> None:
         self.progress = {"done": p.done, "total": p.total, "embedded": p.embedded}

@@ -300,7 +300,8 @@ class Watcher:
     ``sync(paths, progress)`` gets a list of vault-relative paths, or None for
     a full reconcile. ``save`` (optional) is called once the vault has been
     quiet for ``idle_save_seconds`` after a sync, so a burst's vectors reach
-    disk even when no further event comes.
+    disk even when no further event comes. ``after_first`` runs once, after the
+    first successful batch, outside the lag accounting (the daemon loads the model).
     """
 
     def __init__(
@@ -317,6 +318,7 @@ class Watcher:
         limit: int = DEFAULT_LIMIT,
         max_wait: float = MAX_WAIT_SECONDS,
         on_progress: Callable[[Any], None] | None = None,
+        after_first: Callable[[], None] | None = None,
     ) -> None:
         if observer not in ("auto", "native", "polling"):
             raise ValueError(f"observer must be auto, native or polling, not {observer!r}")
@@ -324,6 +326,7 @@ class Watcher:
         self._sync = sync
         self._save = save
         self._on_progress = on_progress
+        self._after_first = after_first  # run once after the first good batch (a warm-up)
         self.mapper = PathMapper(self.root, is_ignored)
         self.queue = ChangeQueue(debounce_ms / 1000, max_wait, limit)
         self.setting = observer
@@ -521,6 +524,13 @@ class Watcher:
             log.info("watcher: synced %s (%s): %s", "everything" if paths is None else
                      f"{len(paths)} paths", batch.reason,
                      report.summary() if hasattr(report, "summary") else report)
+        if self._after_first is not None:
+            hook, self._after_first = self._after_first, None
+            try:
+                hook()
+            except Exception as exc:
+                self.record_error(f"after the first sync: {exc!r}")
+                log.exception("watcher: the after-first-sync hook failed")
 
     def _progress(self, progress: Any) -> None:
         if self._on_progress is not None:

@@ -115,7 +115,9 @@ def embed_texts(
     for i, chunk in enumerate(chunks):
         before = ""
         if overlap_tokens > 0 and i > 0:
-            room = min(overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1)
+            room = min(
+                overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1
+            )
             before = _tail(chunks[i - 1].text, room, count_tokens)
         out.append(embed_text(note, chunk, parts, before))
     return out

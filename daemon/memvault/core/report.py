@@ -130,3 +130,29 @@ class LinkProblem(_Dict):
     target: str
     verdict: str  # unresolved | ambiguous | alias
     candidates: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class NoteText:
+    """A note, or one section or line range of it (``memvault get``)."""
+
+    path: str
+    title: str
+    line_start: int
+    line_end: int
+    text: str
+    heading: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "title": self.title, "line_start": self.line_start,
+                "line_end": self.line_end, "heading": self.heading, "text": self.text}
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    path: str
+    created: bool
+    report: SyncReport
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "created": self.created, "report": self.report.to_dict()}
