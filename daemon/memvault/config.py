@@ -65,6 +65,7 @@ class MemorySettings:
 class IndexSettings:
     model: str = DEFAULT_MODEL
     device: str = "cpu"
+    threads: int = 0
     batch_size: int = 32
     max_chunk_tokens: int = 256
     chunk_target_tokens: int = 96
@@ -79,6 +80,7 @@ class IndexSettings:
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
     k: int = 10
+    fusion: str = "rrf"
     rrf_k: int = 60
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
@@ -289,6 +291,11 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("daemon.host must be a loopback address (127.0.0.1, localhost or ::1)")
         if settings.debounce_ms < 0 or settings.reconcile_seconds < 1:
             problems.append("daemon.debounce_ms must be >= 0 and daemon.reconcile_seconds >= 1")
+    elif section == "search":
+        if settings.fusion not in ("rrf", "convex"):
+            problems.append("search.fusion must be rrf or convex")
+        if settings.lexical_weight < 0 or settings.vector_weight < 0 or settings.candidates < 1:
+            problems.append("search: weights must be >= 0 and candidates >= 1")
     elif section == "context":
         if not 0.0 <= settings.index_share <= 1.0:
             problems.append("context.index_share must be between 0 and 1")

@@ -416,7 +416,9 @@ def make_embedder(settings: IndexSettings) -> Embedder:
     m = _HASH_MODEL.fullmatch(settings.model)
     if m:
         return HashEmbedder(int(m.group(1) or 64))
-    return SentenceTransformerEmbedder(settings.model, settings.device, settings.batch_size)
+    return SentenceTransformerEmbedder(
+        settings.model, settings.device, settings.batch_size, threads=settings.threads or None
+    )
 
 
 def model_id_for(settings: IndexSettings) -> str:

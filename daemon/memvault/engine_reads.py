@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part
-from memvault.core.ranking import Filters, allows, fts_query, fuse, query_terms, snippet
+from memvault.core.ranking import Filters, allows, convex, fts_query, fuse, query_terms, snippet
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
@@ -83,16 +83,19 @@ class ReadMixin:
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return []
-        lexical = [lab for lab, _ in self.store.fts(fts_query(query), pool * 3 if label_ok else pool)]
+        lexical = self.store.fts(fts_query(query), pool * 3 if label_ok else pool)
         if label_ok is not None:
-            lexical = [lab for lab in lexical if label_ok(lab)][:pool]
-        emb = self.embedder
-        vector: list[int] = []
+            lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
+        vector: list[tuple[int, float]] = []
         if self.store.meta("model_id"):
-            qv = emb.embed([query])[0]
-            vector = [lab for lab, _ in self.vectors.query(qv, pool, allowed=label_ok)]
-        fused = fuse(lexical, vector, rrf_k=cfg.rrf_k, lexical_weight=cfg.lexical_weight,
-                     vector_weight=cfg.vector_weight)
+            qv = self.embedder.embed([query])[0]
+            vector = self.vectors.query(qv, pool, allowed=label_ok)
+        if cfg.fusion == "convex":
+            fused = convex(lexical, vector, lexical_weight=cfg.lexical_weight,
+                           vector_weight=cfg.vector_weight)
+        else:
+            fused = fuse([lab for lab, _ in lexical], [lab for lab, _ in vector], rrf_k=cfg.rrf_k,
+                         lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight)
         rows = self.store.chunk_rows([lab for lab, _ in fused[: pool]])
         meta = self._note_meta()
         terms = query_terms(query)

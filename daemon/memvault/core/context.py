@@ -71,7 +71,7 @@ class _Group:
             anchor = f"#{first.heading[-1]}"
         ranges = ", ".join(_lines(b[0].line_start, b[-1].line_end) for b in blocks)
         date = f" ({first.date})" if first.date and first.date not in link else ""
-        lines = [f"### [[{link}{anchor}]]{date} {ranges}"]
+        lines = [f"[[{link}{anchor}]]{date} {ranges}"]
         for i, block in enumerate(blocks):
             if i:
                 lines.append(SEPARATOR)

@@ -1,9 +1,9 @@
 """Pure pieces of hybrid search: the FTS5 query, rank fusion, filters, snippets.
 
-Fusion is weighted reciprocal-rank fusion: a chunk's score is the sum over
-the two rankings (BM25 and vector) of ``weight / (rrf_k + rank)``. Ranks, not
-raw scores, are fused because BM25 and cosine live on unrelated scales; the
-weights and ``rrf_k`` were chosen on the LoCoMo dev split (bench/RESULTS.md).
+Two fusions of the BM25 and vector rankings are offered: weighted
+reciprocal-rank fusion (``weight / (rrf_k + rank)`` summed over the rankings)
+and a convex combination of normalised scores. Which one is the default, and
+with what weights, was decided on the LoCoMo dev split (bench/RESULTS.md).
 """
 
 from __future__ import annotations
@@ -56,6 +56,33 @@ def fuse(
     for weight, ranking in ((lexical_weight, lexical), (vector_weight, vector)):
         for rank, label in enumerate(ranking):
             scores[label] = scores.get(label, 0.0) + weight / (rrf_k + rank + 1)
+    return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+
+
+def convex(
+    lexical: Sequence[tuple[int, float]],
+    vector: Sequence[tuple[int, float]],
+    *,
+    lexical_weight: float = 1.0,
+    vector_weight: float = 1.0,
+) -> list[tuple[int, float]]:
+    """Convex combination of normalised scores (Bruch et al., 2023, "An Analysis
+    of Fusion Functions for Hybrid Retrieval"): BM25 divided by the best BM25
+    of the query, cosine min-max scaled over the candidates, then
+    ``a * lexical + (1 - a) * vector`` with ``a = w_lex / (w_lex + w_vec)``.
+    A chunk missing from one list scores 0 there."""
+    total = lexical_weight + vector_weight
+    a = lexical_weight / total if total > 0 else 0.5
+    scores: dict[int, float] = {}
+    best = max((s for _, s in lexical), default=0.0)
+    for label, s in lexical:
+        scores[label] = a * (s / best if best > 0 else 0.0)
+    if vector:
+        sims = [s for _, s in vector]
+        lo, hi = min(sims), max(sims)
+        for label, s in vector:
+            scaled = (s - lo) / (hi - lo) if hi > lo else 1.0
+            scores[label] = scores.get(label, 0.0) + (1 - a) * scaled
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
