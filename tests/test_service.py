@@ -139,6 +139,7 @@ def test_daemon_starts_with_a_private_daemon_json_and_answers(
     assert info["version"] == httpx.get(url(info, "/health"), trust_env=False).json()["version"]
     d = eventually(lambda: settled(info), what="the start-up reconcile")
     assert d["pid"] == proc.p.pid and d["observer"] == "inotify" and d["last_error"] is None
+    eventually(lambda: api(info, "GET", "/status").json()["daemon"]["model"] == "ready")
     assert not list(path.parent.glob(".daemon.json.tmp-*"))
 
 

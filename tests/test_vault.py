@@ -56,7 +56,8 @@ def test_scan_ignores_what_design_says(tmp_path: Path) -> None:
         (tmp_path / rel).write_text(text, encoding="utf-8")
     scan = VaultFS(tmp_path, ignore=["templates/**"]).scan()
     assert sorted(scan.notes) == ["MEMORY.md", "people/ana.md"]
-    assert scan.attachments == {"assets/img.png"}
+    # ignored by config: not indexed, but links to it resolve (Obsidian sees it)
+    assert scan.attachments == {"assets/img.png", "templates/person.md"}
 
 
 def test_scan_skips_symlinks_leading_out_with_a_reason(vault_with_secrets: Path) -> None:

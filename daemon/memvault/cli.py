@@ -231,6 +231,41 @@ def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     raise typer.Exit(1 if bad else 0)
 
 
+@app.command()
+def migrate(
+    source: Annotated[Path, typer.Argument(help="A dump (MEMORY.md, CLAUDE.md) or an OpenClaw-style "
+                                                "workspace folder (MEMORY.md + memory/YYYY-MM-DD.md).")],
+    into: Annotated[Path | None, typer.Option("--into", help="The vault to migrate into "
+                                              "(default: the dump's own folder).")] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and sizes; write nothing.")] = False,
+    no_index: Annotated[bool, typer.Option("--no-index", help="Write the notes but leave indexing "
+                                           "to the next sync or the daemon.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Split a giant memory dump into people/, projects/, decisions/, logs/ notes and a small index."""
+    from memvault.migration import migrate as run_migration
+    from memvault.migration_view import render_migration
+
+    with handled(), progress_bar("indexing") as bar:
+        report = run_migration(source, into, dry_run=dry_run, index=not no_index,
+                               count_tokens=_token_counter(), progress=bar)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    render_migration(out, report)
+
+
+def _token_counter() -> Callable[[str], int] | None:
+    """The default model's tokenizer (no torch), or None if it cannot load."""
+    from memvault.config import DEFAULT_MODEL
+    from memvault.embedder import Tokenizer
+
+    try:
+        return Tokenizer.for_model(DEFAULT_MODEL).count
+    except E.MemvaultError:
+        return None
+
+
 def _register_more() -> None:
     # Kept in their own modules so this file stays a table of contents.
     from memvault import cli_agent, cli_daemon

@@ -47,7 +47,7 @@ DEFAULT_SECTIONS = (
 
 @dataclass(frozen=True, slots=True)
 class VaultSettings:
-    ignore: tuple[str, ...] = ("templates/**",)
+    ignore: tuple[str, ...] = ("templates/**", "archive/**")
     max_note_bytes: int = 2_000_000
     update_links_on_rename: bool = True
 

@@ -35,7 +35,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -432,3 +432,11 @@ def model_id_for(settings: IndexSettings) -> str:
     if m:
         return f"hash-{int(m.group(1) or 64)}"
     return model_identity(settings.model, resolve_model_path(settings.model))
+
+
+def token_counter_for(settings: IndexSettings) -> Callable[[str], int]:
+    """Count tokens the way the configured model does, without loading it."""
+    m = _HASH_MODEL.fullmatch(settings.model)
+    if m:
+        return HashEmbedder(int(m.group(1) or 64)).count_tokens
+    return Tokenizer.for_model(settings.model).count

@@ -33,7 +33,7 @@ from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile, SyncReport
 from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.wikilinks import LinkIndex
-from memvault.embedder import Embedder, Tokenizer, make_embedder, model_id_for
+from memvault.embedder import Embedder, make_embedder, model_id_for, token_counter_for
 from memvault.engine_links import LinkMixin
 from memvault.engine_reads import ReadMixin
 from memvault.engine_writes import WriteMixin
@@ -125,7 +125,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             if self._embedder is not None:
                 self._tokenizer = self._embedder.count_tokens
             else:
-                self._tokenizer = Tokenizer.for_model(self.config.index.model).count
+                self._tokenizer = token_counter_for(self.config.index)
         return self._tokenizer(text)
 
     @property

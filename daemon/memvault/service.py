@@ -247,6 +247,7 @@ class Daemon:
         self._started_mono = time.monotonic()
         self.state = "starting"
         self.progress: dict[str, int] | None = None
+        self.model_state = "not loaded"  # loading | ready | failed
         self._last_progress_log = 0.0
         self._stop = threading.Event()
         self._closed = False
@@ -307,12 +308,15 @@ class Daemon:
         """Load the model after the start-up reconcile, so the first agent's query does
         not pay for importing torch (seconds); a model that cannot load shows in status."""
         started = time.monotonic()
+        self.model_state = "loading"
         try:
             self.vault.search("memvault warm-up", k=1)
         except Exception as exc:
+            self.model_state = "failed"
             self.watcher.record_error(f"warming up the model failed: {exc}")
             log.warning("warming up the model failed: %s", exc)
             return
+        self.model_state = "ready"
         log.info("model ready in %.1f s", time.monotonic() - started)
 
     def _on_progress(self, p: Any) -> None:
@@ -334,7 +338,7 @@ class Daemon:
             "host": server.host if server else None, "port": server.port if server else None,
             "started_at": self.started_at,
             "uptime_seconds": round(time.monotonic() - self._started_mono, 3),
-            "progress": self.progress,
+            "progress": self.progress, "model": self.model_state,
             "events_clients": hub.clients if hub is not None else 0,
             **self.watcher.info(),
         }

@@ -40,12 +40,21 @@ def _files(folder: Traversable, prefix: str = "") -> list[tuple[str, Traversable
     return out
 
 
-def init_vault(path: str | Path) -> InitReport:
-    """Create the template's files under ``path``; existing files are kept as they are."""
+EXAMPLES = ("MEMORY.md", "people/", "projects/", "decisions/", "logs/")
+
+
+def init_vault(path: str | Path, *, examples: bool = True) -> InitReport:
+    """Create the template's files under ``path``; existing files are kept as they are.
+
+    ``examples=False`` leaves out the example notes and the example MEMORY.md
+    (a migration brings its own).
+    """
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
     created, skipped = [], []
     for rel, item in _files(template_root()):
+        if not examples and rel.startswith(EXAMPLES):
+            continue
         target = root.joinpath(*rel.split("/"))
         if target.exists() or target.is_symlink():
             skipped.append(rel)

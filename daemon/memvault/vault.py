@@ -156,11 +156,17 @@ class VaultFS:
 
     def is_ignored(self, rel: str) -> bool:
         """Whether a vault-relative path is outside what memvault indexes."""
+        return self._hidden(rel) or self._ignored_by_config(rel)
+
+    @staticmethod
+    def _hidden(rel: str) -> bool:
+        """Dot-files and dot-folders, conflict copies, our temp files: never seen."""
         parts = rel.split("/")
-        if any(p.startswith(".") for p in parts):
-            return True
-        if CONFLICT_COPY.search(parts[-1]) or TEMP_MARK in parts[-1]:
-            return True
+        return any(p.startswith(".") for p in parts) or bool(
+            CONFLICT_COPY.search(parts[-1]) or TEMP_MARK in parts[-1]
+        )
+
+    def _ignored_by_config(self, rel: str) -> bool:
         return any(rx.match(rel) for rx in self._ignore)
 
     def scan(self, folder: str = "") -> Scan:
@@ -178,7 +184,14 @@ class VaultFS:
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.name.startswith(".") or self.is_ignored(rel):
+                if entry.name.startswith(".") or self._hidden(rel):
+                    continue
+                if self._ignored_by_config(rel):
+                    # not indexed, but Obsidian sees it: links to it must resolve
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(rel)
+                    elif entry.is_file(follow_symlinks=False):
+                        attachments.add(unicodedata.normalize("NFC", rel))
                     continue
                 try:
                     if entry.is_symlink():
@@ -279,7 +292,9 @@ class VaultFS:
         """
         return self._swap(rel, data, expected_sha)[0]
 
-    def _swap(self, rel: str, data: bytes, expected_sha: str | None) -> tuple[bool, bytes | None]:
+    def _swap(
+        self, rel: str, data: bytes, expected_sha: str | None, durable: bool = True
+    ) -> tuple[bool, bytes | None]:
         """One compare-and-swap: (done, the version that is there instead).
 
         The slow part (writing and fsyncing the temp file) happens first; then
@@ -296,14 +311,16 @@ class VaultFS:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
-                fh.flush()
-                os.fsync(fh.fileno())
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
             if expected_sha is None:
                 try:
                     os.link(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
                     return False, None
-                _fsync_dir(path.parent)
+                if durable:
+                    _fsync_dir(path.parent)
                 return True, None
             try:
                 os.chmod(tmp, os.stat(path).st_mode & 0o7777)
@@ -368,10 +385,14 @@ class VaultFS:
             base = other
         raise WriteConflict(f"{rel} kept changing while memvault tried to update it; left as is")
 
-    def create(self, rel: str, text: str) -> str:
-        """Create a new note; never overwrites. Returns its sha256."""
+    def create(self, rel: str, text: str, durable: bool = True) -> str:
+        """Create a new note; never overwrites. Returns its sha256.
+
+        ``durable=False`` skips the fsyncs, for bulk creation that is followed
+        by one ``os.sync()`` (and is safe to redo if interrupted).
+        """
         data = text.encode("utf-8")
-        if not self.write_cas(rel, data, None):
+        if not self._swap(rel, data, None, durable)[0]:
             raise NoteExists(f"{rel} already exists")
         return sha256_bytes(data)
 

@@ -1,0 +1,269 @@
+"""``memvault migrate``: turn a giant MEMORY.md (or an OpenClaw workspace) into a vault.
+
+The pure planner (``core/migrate.py``) decides where every line goes; this
+module does the I/O around it:
+
+1. read the sources (a dump file, or a workspace: ``MEMORY.md`` plus
+   ``memory/YYYY-MM-DD.md``), decoding invalid UTF-8 as U+FFFD and counting it;
+2. keep each original untouched under ``archive/`` (copied; a workspace's daily
+   files are moved there, since their text now lives in ``logs/``);
+3. create the planned notes — never overwriting: a note already there with the
+   same text is "unchanged" (a re-run), one with other text is "kept";
+4. put a fresh index where the dump was (compare-and-swap on the dump's hash);
+5. sync: MEMORY.md's sections and the search index follow.
+
+Idempotent: ``.memvault/migrations.json`` remembers, per source hash, the
+archive name and the notes made, so a second run plans the same paths and
+writes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memvault.config import VaultConfig
+from memvault.core import memory_md
+from memvault.core.migrate import MigrationPlan, Source, plan_migration, render_note
+from memvault.core.report import _Dict
+from memvault.core.text import sha256_bytes
+from memvault.errors import MemvaultError, VaultNotFound
+from memvault.template import init_vault
+from memvault.vault import VaultFS
+
+MANIFEST = "migrations.json"
+_DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
+FRESH_INDEX = (
+    "# Memory Index\n\n"
+    "This file is the index of this memory vault: one line per note. memvault keeps the "
+    "sections below; write anything you like outside them.\n"
+    "The original dump is kept untouched in [[{archive}]].\n"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow(_Dict):
+    path: str
+    kind: str
+    lines: str  # e.g. "MEMORY.md#L120-L184" (first range, and how many more)
+    action: str  # create | unchanged | kept (exists with other text)
+
+
+@dataclass(frozen=True, slots=True)
+class Size(_Dict):
+    lines: int
+    tokens: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class MigrationReport(_Dict):
+    vault: str
+    dry_run: bool
+    sources: tuple[str, ...]
+    archive: tuple[str, ...]
+    plan: tuple[PlanRow, ...]
+    created: tuple[str, ...]
+    unchanged: tuple[str, ...]
+    kept: tuple[str, ...]
+    notes_by_kind: dict[str, int]
+    uncertain: tuple[dict[str, Any], ...]
+    replaced_bytes: int  # invalid UTF-8 sequences kept as U+FFFD
+    before: Size
+    after: Size
+    plan_seconds: float
+    write_seconds: float
+    index_seconds: float = 0.0
+    sync: dict[str, Any] | None = field(default=None)
+
+
+def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Path], int]:
+    """(sources, raw bytes by name, files to move into the archive, replaced bytes)."""
+    if source.is_file():
+        files = [(source.name, source, None)]
+        movable: list[Path] = []
+    elif source.is_dir():
+        files = []
+        for name in ("MEMORY.md", "CLAUDE.md"):
+            if (source / name).is_file():
+                files.append((name, source / name, None))
+        daily = sorted((p for p in (source / "memory").glob("*.md") if _DAILY.match(p.name)),
+                       key=lambda p: p.name) if (source / "memory").is_dir() else []
+        files += [(f"memory/{p.name}", p, _DAILY.match(p.name).group(1)) for p in daily]  # type: ignore[union-attr]
+        movable = daily
+        if not files:
+            raise MemvaultError(f"{source} holds no MEMORY.md, CLAUDE.md or memory/YYYY-MM-DD.md to migrate")
+    else:
+        raise VaultNotFound(f"nothing to migrate at {source}")
+    sources, raw, replaced = [], {}, 0
+    for name, path, hint in files:
+        data = path.read_bytes()
+        raw[name] = data
+        text = data.decode("utf-8", errors="replace")
+        replaced += text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
+        sources.append(Source(name, text.removeprefix("\ufeff"), hint))
+    return sources, raw, movable, replaced
+
+
+def migrate(
+    source: Path,
+    into: Path | None = None,
+    *,
+    dry_run: bool = False,
+    index: bool = True,
+    today: dt.date | None = None,
+    count_tokens: Callable[[str], int] | None = None,
+    progress: Callable[[Any], None] | None = None,
+) -> MigrationReport:
+    source = source.expanduser().resolve()
+    root = (into or (source.parent if source.is_file() else source)).expanduser().resolve()
+    today = today or dt.date.today()
+    started = time.perf_counter()
+    sources, raw, movable, replaced = read_sources(source)
+    manifest_path = root / ".memvault" / MANIFEST
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
+    fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
+    ours: set[str] = set()
+    archive: dict[str, str] = {}
+    for name, data in raw.items():
+        entry = manifest.get(sha256_bytes(data))
+        if entry:
+            ours |= set(entry["notes"])
+            archive[name] = entry["archive"]
+        else:
+            archive[name] = _archive_name(name, today, root, data)
+    existing = set(fs.scan().notes) if root.is_dir() else set()
+    plan = plan_migration(sources, existing_paths=frozenset(existing - ours))
+    plan_seconds = time.perf_counter() - started
+
+    links = {name: path.removesuffix(".md") for name, path in archive.items()}
+    rows, texts = [], {}
+    for note in plan.notes:
+        text = render_note(note, links)
+        texts[note.path] = text
+        target = root / note.path
+        action = "create"
+        if target.exists():
+            action = "unchanged" if target.read_bytes() == text.encode("utf-8") else "kept"
+        rows.append(PlanRow(note.path, note.kind, _ranges(note.segments), action))
+    count = count_tokens or (lambda text: len(text.split()))
+    dump = next((s.text for s in sources if s.name in ("MEMORY.md", "CLAUDE.md")), sources[0].text)
+    before = Size(dump.count("\n") + (not dump.endswith("\n")), count(dump))
+    fresh = _fresh_index(plan, archive, config)
+    after = Size(fresh.count("\n"), count(fresh))
+
+    created: list[str] = []
+    write_started = time.perf_counter()
+    if not dry_run:
+        if not (root / ".memvault").is_dir():
+            init_vault(root, examples=False)
+        for name, data in raw.items():
+            _keep_original(root / archive[name], data)
+        for row in rows:
+            if row.action == "create":
+                try:  # no fsync per note: one os.sync() below; a re-run finishes an interrupted one
+                    fs.create(row.path, texts[row.path], durable=False)
+                    created.append(row.path)
+                except MemvaultError:
+                    pass  # appeared meanwhile: never overwritten
+        os.sync()
+        for path in movable:  # a workspace's daily files now live in logs/ and archive/
+            if path.is_relative_to(root):
+                path.unlink(missing_ok=True)
+        _replace_index(root, source, raw, archive, config)
+        for name, data in raw.items():
+            manifest[sha256_bytes(data)] = {"archive": archive[name], "source": name,
+                                            "notes": sorted(texts)}
+        manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = manifest_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, manifest_path)
+    write_seconds = time.perf_counter() - write_started
+    report = MigrationReport(
+        vault=str(root), dry_run=dry_run, sources=tuple(raw), archive=tuple(archive.values()),
+        plan=tuple(rows), created=tuple(created),
+        unchanged=tuple(r.path for r in rows if r.action == "unchanged"),
+        kept=tuple(r.path for r in rows if r.action == "kept"),
+        notes_by_kind=dict(Counter(r.kind for r in rows)),
+        uncertain=tuple({"source": u.source, "line": u.line, "kind": u.kind, "message": u.message,
+                         "path": u.path} for u in plan.uncertainties),
+        replaced_bytes=replaced, before=before, after=after,
+        plan_seconds=round(plan_seconds, 3), write_seconds=round(write_seconds, 3),
+    )
+    if dry_run or not index:
+        return report
+    from dataclasses import replace
+
+    from memvault.api import Vault
+
+    index_started = time.perf_counter()
+    with Vault.open(root) as vault:
+        sync = vault.sync(progress=progress)
+        text = (root / config.memory.file).read_text(encoding="utf-8")
+        after = Size(text.count("\n"), vault.engine.count_tokens(text))
+    return replace(report, index_seconds=round(time.perf_counter() - index_started, 3),
+                   sync=sync.to_dict(), after=after)
+
+
+def _archive_name(name: str, today: dt.date, root: Path, data: bytes) -> str:
+    stem = name.removesuffix(".md").replace("/", "-")
+    base = f"archive/{stem}-{today.isoformat()}" if not _DAILY.match(name.rsplit("/", 1)[-1]) \
+        else f"archive/{name.removesuffix('.md')}"
+    candidate, n = f"{base}.md", 2
+    while (root / candidate).exists() and (root / candidate).read_bytes() != data:
+        candidate, n = f"{base}-{n}.md", n + 1
+    return candidate
+
+
+def _keep_original(target: Path, data: bytes) -> None:
+    if target.exists():
+        return  # the same bytes (see _archive_name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target, "xb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def _replace_index(root: Path, source: Path, raw: dict[str, bytes], archive: dict[str, str],
+                   config: VaultConfig) -> None:
+    """Put a fresh index where the dump was (only when the dump is the vault's index)."""
+    memory = root / config.memory.file
+    name = config.memory.file
+    fresh = FRESH_INDEX.format(archive=archive.get(name, next(iter(archive.values()))).removesuffix(".md"))
+    fs = VaultFS(root)
+    if not memory.exists():
+        fs.create(name, fresh)
+        return
+    if name in raw and memory.resolve() in (source, source / name) and memory.read_bytes() == raw[name]:
+        # compare-and-swap against the dump we read: a concurrent edit is never clobbered
+        fs.write_cas(name, fresh.encode("utf-8"), sha256_bytes(raw[name]))
+
+
+def _fresh_index(plan: MigrationPlan, archive: dict[str, str], config: VaultConfig) -> str:
+    """What MEMORY.md will read once synced (for the dry run's before/after)."""
+    catalogue = [memory_md.CatalogueEntry(n.path, n.title, str(n.frontmatter.get("summary", "")),
+                                          dict(n.frontmatter)) for n in plan.notes]
+    head = FRESH_INDEX.format(archive=next(iter(archive.values()), "archive").removesuffix(".md"))
+    update = memory_md.update_memory(head, catalogue, config.memory.sections, {}, (),
+                                     resolve=lambda t: None)
+    return update.text
+
+
+def _ranges(segments: tuple[tuple[str, int, int], ...]) -> str:
+    if not segments:
+        return ""
+    name, a, b = segments[0]
+    more = f" +{len(segments) - 1}" if len(segments) > 1 else ""
+    return f"{name}#L{a}-L{b}{more}"
+
+
+__all__ = ["MigrationReport", "migrate", "read_sources"]
