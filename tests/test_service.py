@@ -21,11 +21,11 @@ from typer.testing import CliRunner
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.cli import app as cli_app
+from memvault.cli_daemon import install_service
 from memvault.embedder import HashEmbedder
 from memvault.service import (
     Daemon,
     daemon_json_path,
-    install_service,
     lock_holder,
     read_daemon_json,
     running_daemon,

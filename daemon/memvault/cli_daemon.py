@@ -2,7 +2,8 @@
 
 Thin: parse, call ``memvault.service``, print, map errors. The service (and so
 watchdog, uvicorn, the engine) is imported inside each command, so
-``memvault --help`` stays light.
+``memvault --help`` stays light. ``daemon install`` renders its unit file here:
+it is about how the CLI is launched, not about the daemon's life cycle.
 
 Exit codes: 0 ok; 1 a daemon is already running (run, start, up) or none is
 running (stop, status); 3 no vault; 6 another process holds the vault's lock
@@ -13,7 +14,10 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -185,8 +189,6 @@ def install(
     ] = False,
 ) -> None:
     """Write a systemd user unit (Linux) or a launchd agent (macOS) that runs the daemon."""
-    from memvault.service import install_service
-
     cli = _base()
     with cli.handled():
         root = cli.resolve_vault(vault)
@@ -221,6 +223,118 @@ def up(
             raise
         cli.out.print(report.summary())
         _serve(opened, port, log_file=False, announce=True)
+
+
+# -- `daemon install`: a systemd user unit or a launchd agent ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    path: Path
+    written: bool  # False: an identical file was already there
+    enable: str  # the commands that turn it on
+
+
+def service_name(root: Path) -> str:
+    name = re.sub(r"[^a-z0-9_-]+", "-", Path(root).resolve().name.lower()).strip("-")
+    return name or "vault"
+
+
+def _systemd_quote(arg: str) -> str:
+    escaped = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
+    return f'"{escaped}"'
+
+
+def render_unit(root: Path, python: str, pythonpath: str | None) -> str:
+    root = Path(root).resolve()
+    cmd = " ".join(_systemd_quote(a) for a in (python, "-m", "memvault", "daemon", "run",
+                                                "--vault", str(root)))
+    env = f"Environment={_systemd_quote('PYTHONPATH=' + pythonpath)}\n" if pythonpath else ""
+    return (
+        "[Unit]\n"
+        f"Description=memvault daemon for {root}\n"
+        "Documentation=https://github.com/memvault/memvault\n\n"
+        "[Service]\n"
+        "Type=simple\n"
+        f"ExecStart={cmd}\n"
+        f"{env}"
+        "Restart=on-failure\n"
+        "RestartSec=5\n"
+        "# 1: already running, 3: no vault / bad config - restarting would not help\n"
+        "RestartPreventExitStatus=1 3\n\n"
+        "[Install]\n"
+        "WantedBy=default.target\n"
+    )
+
+
+def render_plist(root: Path, python: str, label: str, pythonpath: str | None) -> str:
+    from xml.sax.saxutils import escape
+
+    root = Path(root).resolve()
+    args = "".join(f"    <string>{escape(a)}</string>\n" for a in (
+        python, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"))
+    env = (f"  <key>EnvironmentVariables</key>\n  <dict>\n    <key>PYTHONPATH</key>\n"
+           f"    <string>{escape(pythonpath)}</string>\n  </dict>\n") if pythonpath else ""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
+        '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
+        '<plist version="1.0">\n<dict>\n'
+        f"  <key>Label</key>\n  <string>{escape(label)}</string>\n"
+        f"  <key>ProgramArguments</key>\n  <array>\n{args}  </array>\n{env}"
+        "  <key>RunAtLoad</key>\n  <true/>\n"
+        "  <key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>\n"
+        "  </dict>\n"
+        "</dict>\n</plist>\n"
+    )
+
+
+def install_service(root: Path, *, force: bool = False, platform: str | None = None,
+                    env: Mapping[str, str] | None = None) -> Installed:
+    """Write a systemd user unit (Linux) or a launchd agent (macOS) for ``root``.
+
+    Never replaces a different existing file unless ``force``.
+    """
+    import secrets
+    import site
+
+    from memvault.errors import DaemonError
+    from memvault.service import package_parent
+
+    env = os.environ if env is None else env
+    platform = platform or sys.platform
+    home = Path(env.get("HOME") or Path.home())
+    python = str(Path(sys.executable).absolute())
+    parent = package_parent()
+
+    sites = [*site.getsitepackages(), site.getusersitepackages()]
+    installed = {str(Path(p).resolve()) for p in sites}
+    pythonpath = None if parent in installed else parent
+    name = service_name(root)
+    if platform == "darwin":
+        label = f"io.memvault.{name}"
+        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
+        text = render_plist(root, python, label, pythonpath)
+        enable = f"launchctl bootstrap gui/$(id -u) {path}"
+    elif platform.startswith("linux"):
+        config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
+        path = config_home / "systemd" / "user" / f"memvault-{name}.service"
+        text = render_unit(root, python, pythonpath)
+        enable = f"systemctl --user daemon-reload && systemctl --user enable --now {path.name}"
+    else:
+        raise DaemonError(f"`daemon install` supports Linux (systemd) and macOS (launchd), "
+                          f"not {platform}")
+    if path.exists():
+        if path.read_text(encoding="utf-8", errors="replace") == text:
+            return Installed(path, False, enable)
+        if not force:
+            raise DaemonError(f"{path} exists and differs (another vault of the same name?); "
+                              "pass --force to replace it")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return Installed(path, True, enable)
 
 
 def register(app: typer.Typer) -> None:

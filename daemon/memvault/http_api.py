@@ -374,18 +374,21 @@ def create_app(
     token: str,
     daemon_info: Callable[[], dict[str, Any]],
     *,
-    port: int | None = None,
+    port: int | Callable[[], int | None] | None = None,
     max_request_bytes: int | None = None,
     keepalive_seconds: float = KEEPALIVE_SECONDS,
 ) -> Starlette:
-    """The HTTP API over ``vault``. ``port`` (default: ``daemon_info()['port']``) is the
-    one the Host header must name. ``app.state.hub`` feeds /events; call its
-    ``close()`` at shutdown (it also stops listening to the engine)."""
+    """The HTTP API over ``vault``. ``port`` (a number, or a function giving it once the
+    socket is bound; default: ``daemon_info()['port']``) is the one the Host header
+    must name. Call ``app.state.close()`` at shutdown: it ends /events streams and
+    stops listening to the engine."""
     hub = EventHub()
     vault.engine.listeners.append(hub.publish)
     limit = max_request_bytes or vault.config.daemon.max_request_bytes
 
     def current_port() -> int | None:
+        if callable(port):
+            return port()
         return port if port is not None else daemon_info().get("port")
 
     async def health(request: Request) -> Response:

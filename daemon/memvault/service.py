@@ -7,9 +7,8 @@ and the idle save) and an HTTP server (uvicorn on loopback, in a thread).
 written 0600 from the first byte and removed at a clean exit, *before* the
 lock is released, so a successor's file is never deleted by its predecessor.
 
-The functions below ``Daemon`` are what ``memvault daemon start|stop|status|
-install`` call: spawn a detached ``daemon run``, signal it, ask it how it
-is, write a systemd user unit or a launchd agent.
+The functions below ``Daemon`` are what ``memvault daemon start|stop|status``
+call: spawn a detached ``daemon run``, signal it, ask it how it is.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ import json
 import logging
 import logging.handlers
 import os
-import re
 import secrets
 import signal
 import socket
@@ -29,7 +27,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -281,7 +278,8 @@ class Daemon:
         for stale in self.json_path.parent.glob(f".{DAEMON_JSON}.tmp-*"):
             stale.unlink(missing_ok=True)  # left by a predecessor killed mid-write
         try:
-            self.app = create_app(self.vault, self.token, self.info)
+            self.app = create_app(self.vault, self.token, self.info,
+                                  port=lambda: self.server.port if self.server else None)
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
             write_private_json(self.json_path, {
@@ -412,10 +410,11 @@ def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
     return handler
 
 
-# -- start / stop / status / install ---------------------------------------------------------------
+# -- start / stop / status ---------------------------------------------------------------
 
 
-def _package_parent() -> str:
+def package_parent() -> str:
+    """The folder holding the ``memvault`` package (for PYTHONPATH in spawned daemons)."""
     import memvault
 
     return str(Path(memvault.__file__).resolve().parents[1])
@@ -447,7 +446,7 @@ def start_background(root: Path, timeout: float = 60.0) -> dict[str, Any]:
     root = Path(root).resolve()
     (root / STATE_DIR).mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (_package_parent(), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent(), env.get("PYTHONPATH")) if p)
     argv = [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"]
     log_path = root / STATE_DIR / LOG_FILE
     actions = [
@@ -512,112 +511,8 @@ def daemon_status(root: Path) -> dict[str, Any]:
     return out
 
 
-@dataclass(frozen=True, slots=True)
-class Installed:
-    path: Path
-    written: bool  # False: an identical file was already there
-    enable: str  # the commands that turn it on
-
-
-def service_name(root: Path) -> str:
-    name = re.sub(r"[^a-z0-9_-]+", "-", Path(root).resolve().name.lower()).strip("-")
-    return name or "vault"
-
-
-def _systemd_quote(arg: str) -> str:
-    escaped = arg.replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%").replace("$", "$$")
-    return f'"{escaped}"'
-
-
-def render_unit(root: Path, python: str, pythonpath: str | None) -> str:
-    root = Path(root).resolve()
-    cmd = " ".join(_systemd_quote(a) for a in (python, "-m", "memvault", "daemon", "run",
-                                                "--vault", str(root)))
-    env = f"Environment={_systemd_quote('PYTHONPATH=' + pythonpath)}\n" if pythonpath else ""
-    return (
-        "[Unit]\n"
-        f"Description=memvault daemon for {root}\n"
-        "Documentation=https://github.com/memvault/memvault\n\n"
-        "[Service]\n"
-        "Type=simple\n"
-        f"ExecStart={cmd}\n"
-        f"{env}"
-        "Restart=on-failure\n"
-        "RestartSec=5\n"
-        "# 1: already running, 3: no vault / bad config - restarting would not help\n"
-        "RestartPreventExitStatus=1 3\n\n"
-        "[Install]\n"
-        "WantedBy=default.target\n"
-    )
-
-
-def render_plist(root: Path, python: str, label: str, pythonpath: str | None) -> str:
-    from xml.sax.saxutils import escape
-
-    root = Path(root).resolve()
-    args = "".join(f"    <string>{escape(a)}</string>\n" for a in (
-        python, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"))
-    env = (f"  <key>EnvironmentVariables</key>\n  <dict>\n    <key>PYTHONPATH</key>\n"
-           f"    <string>{escape(pythonpath)}</string>\n  </dict>\n") if pythonpath else ""
-    return (
-        '<?xml version="1.0" encoding="UTF-8"?>\n'
-        '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
-        '"http://www.apple.com/DTDs/PropertyList-1.0.dtd">\n'
-        '<plist version="1.0">\n<dict>\n'
-        f"  <key>Label</key>\n  <string>{escape(label)}</string>\n"
-        f"  <key>ProgramArguments</key>\n  <array>\n{args}  </array>\n{env}"
-        "  <key>RunAtLoad</key>\n  <true/>\n"
-        "  <key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>\n"
-        "  </dict>\n"
-        "</dict>\n</plist>\n"
-    )
-
-
-def install_service(root: Path, *, force: bool = False, platform: str | None = None,
-                    env: Mapping[str, str] | None = None) -> Installed:
-    """Write a systemd user unit (Linux) or a launchd agent (macOS) for ``root``.
-
-    Never replaces a different existing file unless ``force``.
-    """
-    env = os.environ if env is None else env
-    platform = platform or sys.platform
-    home = Path(env.get("HOME") or Path.home())
-    python = str(Path(sys.executable).absolute())
-    parent = _package_parent()
-    import site
-
-    sites = [*site.getsitepackages(), site.getusersitepackages()]
-    installed = {str(Path(p).resolve()) for p in sites}
-    pythonpath = None if parent in installed else parent
-    name = service_name(root)
-    if platform == "darwin":
-        label = f"io.memvault.{name}"
-        path = home / "Library" / "LaunchAgents" / f"{label}.plist"
-        text = render_plist(root, python, label, pythonpath)
-        enable = f"launchctl bootstrap gui/$(id -u) {path}"
-    elif platform.startswith("linux"):
-        config_home = Path(env.get("XDG_CONFIG_HOME") or home / ".config")
-        path = config_home / "systemd" / "user" / f"memvault-{name}.service"
-        text = render_unit(root, python, pythonpath)
-        enable = f"systemctl --user daemon-reload && systemctl --user enable --now {path.name}"
-    else:
-        raise DaemonError(f"`daemon install` supports Linux (systemd) and macOS (launchd), "
-                          f"not {platform}")
-    if path.exists():
-        if path.read_text(encoding="utf-8", errors="replace") == text:
-            return Installed(path, False, enable)
-        if not force:
-            raise DaemonError(f"{path} exists and differs (another vault of the same name?); "
-                              "pass --force to replace it")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-    return Installed(path, True, enable)
-
-
 __all__ = [
-    "Daemon", "HttpServer", "Installed", "configure_logging", "daemon_json_path",
-    "daemon_status", "install_service", "pid_alive", "read_daemon_json", "running_daemon",
-    "start_background", "stop_daemon", "write_private_json",
+    "Daemon", "HttpServer", "configure_logging", "daemon_json_path", "daemon_status",
+    "lock_holder", "pid_alive", "read_daemon_json", "running_daemon", "start_background",
+    "stop_daemon", "write_private_json",
 ]
