@@ -211,7 +211,9 @@ class Vault:
                 "pending_count": len(pending),
             },
             "last_sync": json.loads(last) if last else None,
-            "last_sync_at": float(store.meta("last_sync_at") or 0) or None,
+            # when a sync last ran (this process), and when one last changed something
+            "last_sync_at": e.last_sync_at or float(store.meta("last_sync_at") or 0) or None,
+            "last_change_at": float(store.meta("last_sync_at") or 0) or None,
         }
 
 

@@ -68,7 +68,7 @@ class IndexSettings:
     threads: int = 0
     batch_size: int = 32
     max_chunk_tokens: int = 256
-    chunk_target_tokens: int = 96
+    chunk_target_tokens: int = 128
     embed_context: tuple[str, ...] = ("title", "headings", "date")
     context_overlap_tokens: int = 64
     hnsw_m: int = 16
@@ -81,7 +81,7 @@ class IndexSettings:
 class SearchSettings:
     k: int = 10
     fusion: str = "rrf"
-    rrf_k: int = 60
+    rrf_k: int = 10
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     candidates: int = 100
@@ -90,7 +90,7 @@ class SearchSettings:
 @dataclass(frozen=True, slots=True)
 class ContextSettings:
     budget: int = 2000
-    index_share: float = 0.2
+    index_share: float = 0.1
     link_hops: int = 1
 
 

@@ -79,7 +79,10 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         self.clock = clock or (lambda: dt.datetime.now().astimezone())
         self.root = config.root
         self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # one sync or write at a time
+        # Lazy opening (model, vectors, link index) has its own lock, so searches
+        # are never stuck behind a long sync holding ``_lock``.
+        self._open_lock = threading.RLock()
         self._embedder = embedder
         self._vectors: VectorIndex | None = None
         self._attachments: set[str] = set()
@@ -88,9 +91,10 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         self.listeners: list[Callable[[SyncReport], None]] = []
         self._tokenizer: Callable[[str], int] | None = None
         self._model_id: str | None = None
-        self._generation = 0  # bumped whenever indexed notes change (read caches key on it)
-        self._meta_cache = None
+        self._meta_cache: dict[str, NoteRow] | None = None  # read side: note rows by path
+        self._meta_dirty: set[str] = set()  # paths whose rows changed since the cache was read
         self._read_lock = threading.Lock()
+        self.last_sync_at: float | None = None
         config.state_dir.mkdir(parents=True, exist_ok=True)
         if not read_only:
             self.fs.remove_temp_files()  # left by a write that was killed midway
@@ -112,11 +116,14 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
 
     @property
     def embedder(self) -> Embedder:
-        """The embedding model, loaded on first use (seconds: only when needed)."""
+        """The embedding model, loaded once, on first use (seconds: only when needed)."""
         if self._embedder is None:
-            self._embedder = make_embedder(self.config.index)
-        if self.store.meta("dim") != str(self._embedder.dim):
-            self.store.set_meta("dim", str(self._embedder.dim))
+            with self._open_lock:
+                if self._embedder is None:
+                    emb = make_embedder(self.config.index)
+                    if self.store.meta("dim") != str(emb.dim):
+                        self.store.set_meta("dim", str(emb.dim))
+                    self._embedder = emb
         return self._embedder
 
     def count_tokens(self, text: str) -> int:
@@ -131,7 +138,9 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
     @property
     def vectors(self) -> VectorIndex:
         """The vector index, opened (and reconciled with the db) on first use."""
-        with self._lock:
+        if self._vectors is not None:
+            return self._vectors
+        with self._open_lock:
             if self._vectors is None:
                 self._check_model()
                 # the dimension is recorded, so deleting vectors never needs the model
@@ -223,7 +232,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             self.store.close()
 
     def save_vectors(self) -> None:
-        with self._lock:
+        with self._open_lock:
             if self._vectors is None or not self._vectors.dirty:
                 return
             sha = self._vectors.save()
@@ -234,14 +243,17 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
     # -- the link graph ------------------------------------------------------------------
 
     def link_index(self) -> LinkIndex:
-        with self._lock:
+        """Every file of the vault for link resolution; rebuilt only when files come or go."""
+        with self._open_lock:
             if self._link_index is None:
-                notes = self.store.notes()
-                self._link_index = LinkIndex(
-                    [n.path for n in notes] + sorted(self._attachments),
-                    {n.path: n.aliases for n in notes if n.aliases},
-                )
+                paths, aliases = self.store.paths_and_aliases()
+                self._link_index = LinkIndex(paths + sorted(self._attachments), aliases)
             return self._link_index
+
+    def _changed_rows(self, paths: Iterable[str]) -> None:
+        """Tell the read side's cache which note rows changed."""
+        with self._read_lock:
+            self._meta_dirty.update(paths)
 
     # -- sync ------------------------------------------------------------------------------
 
@@ -269,11 +281,12 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             report = _with(report, skipped=tuple(skipped) + report.skipped, full=full,
                            warnings=((model_note,) if model_note else ()) + report.warnings,
                            seconds=time.perf_counter() - started)
-            if report.changed:
+            self.last_sync_at = time.time()
+            if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
+                self.store.set_meta("last_sync_at", str(self.last_sync_at))
                 for listener in list(self.listeners):
                     listener(report)
-            self.store.set_meta("last_sync_at", str(time.time()))
             if time.monotonic() - self._last_save >= self.config.daemon.save_seconds or full:
                 self.save_vectors()
             return report
@@ -335,6 +348,9 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         relinked: list[str] = []
         warnings: list[str] = []
         moves = dict(changes.moved)
+        if changes:
+            # cleared until MEMORY.md is brought up to date: a kill in between is healed
+            self.store.set_meta("memory_synced", "")
         before = after = None
         if moves:
             before = self.link_index()
@@ -347,8 +363,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
                 relinked, problems = self._relink(moves, before, after)
                 warnings += problems
         deleted_labels: list[int] = []
-        if changes.deleted or moves:
-            self._generation += 1
+        self._changed_rows(set(changes.deleted) | set(moves) | set(moves.values()))
         if changes.deleted:
             with self.store.transaction() as conn:
                 for path in changes.deleted:
@@ -505,7 +520,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         removed: list[int] = []
         if emb is not None:
             _ = self.vectors  # opened (and reconciled) before the new rows exist
-        self._generation += 1
+        self._changed_rows(p.path for p in batch)
         with self.store.transaction() as conn:
             for p in batch:
                 old = {}

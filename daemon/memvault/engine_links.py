@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from memvault.config import VaultConfig
     from memvault.core.report import SkippedFile
-    from memvault.store import Store
+    from memvault.store import NoteRow, Store
     from memvault.vault import VaultFS
 
 log = logging.getLogger("memvault")
@@ -34,10 +34,15 @@ class LinkMixin:
     store: Store
     fs: VaultFS
 
-    def link_index(self) -> LinkIndex: ...  # pragma: no cover - provided by Engine
+    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
 
-    def _index(self, paths: Sequence[str], progress: object) -> tuple[int, int, list[SkippedFile], list[str]]:
-        ...  # pragma: no cover - provided by Engine
+        def link_index(self) -> LinkIndex: ...
+
+        def _note_meta(self) -> dict[str, NoteRow]: ...
+
+        def _index(
+            self, paths: Sequence[str], progress: object
+        ) -> tuple[int, int, list[SkippedFile], list[str]]: ...
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -78,7 +83,10 @@ class LinkMixin:
         idx = self.link_index()
         owned = self.store.owned_lines()
         seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
-        catalogue = self.store.catalogue()
+        catalogue = [
+            memory_md.CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
+            for n in self._note_meta().values()
+        ]
 
         def resolve(target: str) -> str | None:
             res = idx.resolve(target, rel)

@@ -35,26 +35,37 @@ class ReadMixin:
     config: VaultConfig
     store: Store
     fs: VaultFS
-    _generation: int
-    _meta_cache: tuple[int, dict[str, NoteRow]] | None
+    _meta_cache: dict[str, NoteRow] | None
+    _meta_dirty: set[str]
     _read_lock: threading.Lock
 
-    # provided by Engine
-    @property
-    def embedder(self) -> Embedder: ...  # pragma: no cover
-    @property
-    def vectors(self) -> VectorIndex: ...  # pragma: no cover
-    def count_tokens(self, text: str) -> int: ...  # pragma: no cover
-    def link_index(self) -> LinkIndex: ...  # pragma: no cover
+    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
+
+        @property
+        def embedder(self) -> Embedder: ...
+
+        @property
+        def vectors(self) -> VectorIndex: ...
+
+        def count_tokens(self, text: str) -> int: ...
+
+        def link_index(self) -> LinkIndex: ...
 
     def _note_meta(self) -> dict[str, NoteRow]:
-        """Note rows by path, cached until the next sync changes them."""
-        cached = self._meta_cache
-        if cached is not None and cached[0] == self._generation:
-            return cached[1]
-        rows = {n.path: n for n in self.store.notes("note")}
-        self._meta_cache = (self._generation, rows)
-        return rows
+        """Note rows by path, kept current row by row (never all re-read after an edit)."""
+        with self._read_lock:
+            if self._meta_cache is None:
+                self._meta_dirty.clear()
+                self._meta_cache = {n.path: n for n in self.store.notes("note")}
+            elif self._meta_dirty:
+                for path in self._meta_dirty:
+                    row = self.store.note(path)
+                    if row is not None and row.kind == "note":
+                        self._meta_cache[path] = row
+                    else:
+                        self._meta_cache.pop(path, None)
+                self._meta_dirty.clear()
+            return self._meta_cache
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:

@@ -32,8 +32,9 @@ class WriteMixin:
     _lock: threading.RLock
     clock: Callable[[], dt.datetime]
 
-    def sync(self, paths: Iterable[str] | None = None, progress: Any = None) -> SyncReport:
-        ...  # pragma: no cover - provided by Engine
+    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
+
+        def sync(self, paths: Iterable[str] | None = None, progress: Any = None) -> SyncReport: ...
 
     def _template(self, kind: str) -> str:
         for root in (self.fs.root / "templates", None):

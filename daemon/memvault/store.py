@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 
 from memvault.core.changes import Known
-from memvault.core.memory_md import CatalogueEntry
 from memvault.errors import IndexCorrupt
 
 SCHEMA_VERSION = 1
@@ -253,11 +252,13 @@ class Store:
             rows = self._db.execute(query + " ORDER BY path", args).fetchall()
         return [_note_row(r) for r in rows]
 
-    def catalogue(self) -> list[CatalogueEntry]:
-        return [
-            CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
-            for n in self.notes("note")
-        ]
+    def paths_and_aliases(self) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+        """Every known file path, and the aliases of the notes that have some (lean query)."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, aliases FROM notes").fetchall()
+        paths = [p for p, _ in rows]
+        aliases = {p: tuple(json.loads(a)) for p, a in rows if a != "[]"}
+        return paths, aliases
 
     def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
         conn.execute(
