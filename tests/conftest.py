@@ -32,7 +32,8 @@ def _no_thread_leaks() -> Iterator[None]:
     deadline = time.monotonic() + 5
     while True:
         leaked = [
-            t for t in threading.enumerate()
+            t
+            for t in threading.enumerate()
             if t not in before and t.is_alive() and not t.name.startswith(_LIBRARY_THREADS)
         ]
         if not leaked or time.monotonic() > deadline:

@@ -34,7 +34,9 @@ def write(root: Path, rel: str, text: str) -> Path:
 def note(title: str, summary: str = "", body: str = "", **fields: str) -> str:
     fm = [f"title: {title}"] + ([f"summary: {summary}"] if summary else [])
     fm += [f"{k}: {v}" for k, v in fields.items()]
-    return "---\n" + "\n".join(fm) + "\n---\n# " + title + "\n\n" + (body or f"About {title}.") + "\n"
+    return (
+        "---\n" + "\n".join(fm) + "\n---\n# " + title + "\n\n" + (body or f"About {title}.") + "\n"
+    )
 
 
 def snapshot(vault: Vault) -> dict[str, Any]:
@@ -43,11 +45,18 @@ def snapshot(vault: Vault) -> dict[str, Any]:
     notes = {n.path: (n.sha256, n.kind, n.title, n.summary, n.tags) for n in store.notes()}
     chunks = {}
     for path in notes:
-        chunks[path] = [(c.ord, c.heading, c.line_start, c.line_end, c.text, c.sha) for c in store.chunks_of(path)]
+        chunks[path] = [
+            (c.ord, c.heading, c.line_start, c.line_end, c.text, c.sha)
+            for c in store.chunks_of(path)
+        ]
     vectors = vault.engine.vectors
     labels = store.labels()
     assert vectors.labels() == labels, "vector index and db disagree"
-    return {"notes": notes, "chunks": chunks, "links": sorted((r.source, r.line, r.target) for r in store.links())}
+    return {
+        "notes": notes,
+        "chunks": chunks,
+        "links": sorted((r.source, r.line, r.target) for r in store.links()),
+    }
 
 
 def rebuilt_snapshot(root: Path, tmp_path: Path) -> dict[str, Any]:

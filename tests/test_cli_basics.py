@@ -25,11 +25,18 @@ def test_help_does_not_import_torch_or_the_model() -> None:
     code = (
         "import sys; from memvault.cli import app\n"
         "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
-        "heavy = [m for m in ('torch', 'sentence_transformers', 'hnswlib', 'watchdog', 'mcp', 'uvicorn') if m in sys.modules]\n"
+        "names = ('torch', 'sentence_transformers', 'hnswlib', 'watchdog', 'mcp', 'uvicorn')\n"
+        "heavy = [m for m in names if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                         env={"PYTHONPATH": str(ROOT / "daemon"), "PATH": "/usr/bin:/bin"}, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT / "daemon"), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     assert "HEAVY []" in out.stdout
     assert "init" in out.stdout and "links" in out.stdout
 
@@ -39,9 +46,15 @@ def test_init_lays_the_template_down(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert "MEMORY.md" in report["created"] and ".memvault/config.toml" in report["created"]
-    for rel in ("people/sarah-chen.md", "projects/ai-assistant-refactor.md",
-                "decisions/2024-03-12-why-postgresql.md", "logs/2024-03-15.md", "templates/decision.md",
-                ".obsidian/app.json", ".memvault/.gitignore"):
+    for rel in (
+        "people/sarah-chen.md",
+        "projects/ai-assistant-refactor.md",
+        "decisions/2024-03-12-why-postgresql.md",
+        "logs/2024-03-15.md",
+        "templates/decision.md",
+        ".obsidian/app.json",
+        ".memvault/.gitignore",
+    ):
         assert (tmp_path / "mem" / rel).is_file(), rel
     assert report["skipped"] == []
 

@@ -30,20 +30,39 @@ def test_every_setting_is_documented_in_the_template() -> None:
     for section in ("vault", "memory", "index", "search", "context", "daemon"):
         assert f"[{section}]" in text
         for f in dataclasses.fields(getattr(cfg, section)):
-            assert f"\n{f.name} = " in text or f.name == "sections", f"{section}.{f.name} undocumented"
+            assert f"\n{f.name} = " in text or f.name == "sections", (
+                f"{section}.{f.name} undocumented"
+            )
 
 
 def test_precedence_file_env_flags(tmp_path: Path) -> None:
-    root = write(tmp_path, "[daemon]\nport = 1111\ndebounce_ms = 50\n[index]\nembed_context = ['title']\n")
-    cfg = VaultConfig.load(root, env={"MEMVAULT_DAEMON_PORT": "2222"}, overrides={"daemon": {"debounce_ms": 7}})
-    assert (cfg.daemon.port, cfg.daemon.debounce_ms, cfg.index.embed_context) == (2222, 7, ("title",))
+    root = write(
+        tmp_path, "[daemon]\nport = 1111\ndebounce_ms = 50\n[index]\nembed_context = ['title']\n"
+    )
+    cfg = VaultConfig.load(
+        root, env={"MEMVAULT_DAEMON_PORT": "2222"}, overrides={"daemon": {"debounce_ms": 7}}
+    )
+    assert (cfg.daemon.port, cfg.daemon.debounce_ms, cfg.index.embed_context) == (
+        2222,
+        7,
+        ("title",),
+    )
 
 
 def test_custom_sections(tmp_path: Path) -> None:
-    root = write(tmp_path, '[[memory.sections]]\nname = "ideas"\ntitle = "Ideas"\nfolder = "ideas/"\n'
-                           'filter = { status = "open" }\norder = "title"\nlimit = 3\n')
+    root = write(
+        tmp_path,
+        '[[memory.sections]]\nname = "ideas"\ntitle = "Ideas"\nfolder = "ideas/"\n'
+        'filter = { status = "open" }\norder = "title"\nlimit = 3\n',
+    )
     (rule,) = VaultConfig.load(root, env={}).memory.sections
-    assert (rule.name, rule.folder, dict(rule.filter), rule.order, rule.limit) == ("ideas", "ideas", {"status": "open"}, "title", 3)
+    assert (rule.name, rule.folder, dict(rule.filter), rule.order, rule.limit) == (
+        "ideas",
+        "ideas",
+        {"status": "open"},
+        "title",
+        3,
+    )
 
 
 @pytest.mark.parametrize(
@@ -56,7 +75,10 @@ def test_custom_sections(tmp_path: Path) -> None:
         ("[daemon]\nhost = '0.0.0.0'\n", "loopback"),
         ("[vault]\nupdate_links_on_rename = 'yes'\n", "must be true or false"),
         ("[index]\nembed_context = ['title', 'colour']\n", "unknown part 'colour'"),
-        ("[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = 'x'\norder = 'random'\n", "order must be one of"),
+        (
+            "[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = 'x'\norder = 'random'\n",
+            "order must be one of",
+        ),
         ("[[memory.sections]]\nname = 'x'\n", "needs folder, title"),
         ("not toml = = =", "config.toml"),
     ],

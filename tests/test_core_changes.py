@@ -15,7 +15,9 @@ def test_modified_touched_created_deleted() -> None:
     known = {"a.md": Known(1, 10, "h1"), "b.md": Known(2, 20, "h2"), "gone.md": Known(5, 5, "h5")}
     seen = {"a.md": Seen(1, 11), "b.md": Seen(3, 20), "c.md": Seen(3, 30)}
     out = diff(known, seen, {"a.md": "h1", "b.md": "h2x", "c.md": "h3"})
-    assert out == ChangeSet(created=("c.md",), modified=("b.md",), deleted=("gone.md",), touched=("a.md",))
+    assert out == ChangeSet(
+        created=("c.md",), modified=("b.md",), deleted=("gone.md",), touched=("a.md",)
+    )
 
 
 def test_a_delete_plus_create_with_the_same_content_is_a_move() -> None:

@@ -54,23 +54,34 @@ def test_the_template_is_adopted_as_is() -> None:
     text = (TEMPLATE / "MEMORY.md").read_text(encoding="utf-8")
     update = run(text, template_catalogue())
     assert update.text == text
-    assert update.owned["projects"] == ("- [[projects/ai-assistant-refactor]] - " +
-                                        next(e.summary for e in template_catalogue() if e.path.startswith("projects/")),)
+    assert update.owned["projects"] == (
+        "- [[projects/ai-assistant-refactor]] - "
+        + next(e.summary for e in template_catalogue() if e.path.startswith("projects/")),
+    )
 
 
 def test_new_notes_are_listed_newest_first() -> None:
-    cat = [entry("decisions/a.md", "A", date="2024-01-01"), entry("decisions/b.md", "B", date="2024-02-01")]
+    cat = [
+        entry("decisions/a.md", "A", date="2024-01-01"),
+        entry("decisions/b.md", "B", date="2024-02-01"),
+    ]
     text = "# Memory\n\n## Recent Decisions\n<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n"
     out = run(text, cat, rules=[DEFAULT_SECTIONS[2]]).text
-    assert out == ("# Memory\n\n## Recent Decisions\n<!-- memvault:begin decisions -->\n"
-                   "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n")
+    assert out == (
+        "# Memory\n\n## Recent Decisions\n<!-- memvault:begin decisions -->\n"
+        "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n"
+    )
 
 
 def test_text_outside_sections_is_kept_byte_for_byte() -> None:
-    text = ("# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n"
-            "<!-- memvault:end logs -->\ntrailing without newline")
+    text = (
+        "# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n"
+        "<!-- memvault:end logs -->\ntrailing without newline"
+    )
     out = run(text, [entry("logs/2024-01-01.md", "day")], rules=[DEFAULT_SECTIONS[3]]).text
-    assert out.startswith("# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n")
+    assert out.startswith(
+        "# Memory  \r\n\todd   spacing [[x]] ~~~\n\n<!-- memvault:begin logs -->\n"
+    )
     assert out.endswith("<!-- memvault:end logs -->\ntrailing without newline")
     assert "- [[logs/2024-01-01]] - day" in out
 
@@ -78,12 +89,18 @@ def test_text_outside_sections_is_kept_byte_for_byte() -> None:
 def test_a_persons_line_inside_a_section_stays_where_it_is() -> None:
     rules = [DEFAULT_SECTIONS[2]]
     cat = [entry("decisions/a.md", "A", date="2024-01-01")]
-    first = run("<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=rules)
-    edited = first.text.replace("- [[decisions/a]] - A\n", "> Ask Sarah before adding here.\n- [[decisions/a]] - A\n")
+    first = run(
+        "<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=rules
+    )
+    edited = first.text.replace(
+        "- [[decisions/a]] - A\n", "> Ask Sarah before adding here.\n- [[decisions/a]] - A\n"
+    )
     cat.append(entry("decisions/b.md", "B", date="2024-02-01"))
     out = run(edited, cat, owned=first.owned, rules=rules).text
-    assert out == ("<!-- memvault:begin decisions -->\n> Ask Sarah before adding here.\n"
-                   "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n")
+    assert out == (
+        "<!-- memvault:begin decisions -->\n> Ask Sarah before adding here.\n"
+        "- [[decisions/b]] - B\n- [[decisions/a]] - A\n<!-- memvault:end decisions -->\n"
+    )
 
 
 def test_a_description_edited_by_a_person_is_kept_and_not_duplicated() -> None:
@@ -99,8 +116,11 @@ def test_a_description_edited_by_a_person_is_kept_and_not_duplicated() -> None:
 
 def test_a_summary_change_updates_the_daemons_own_line() -> None:
     rules = [DEFAULT_SECTIONS[1]]
-    first = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
-                [entry("people/ana.md", "Old")], rules=rules)
+    first = run(
+        "<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+        [entry("people/ana.md", "Old")],
+        rules=rules,
+    )
     out = run(first.text, [entry("people/ana.md", "New")], owned=first.owned, rules=rules).text
     assert "- [[people/ana]] - New\n" in out and "Old" not in out
 
@@ -109,17 +129,28 @@ def test_delete_removes_the_daemons_entry_but_not_a_persons_line() -> None:
     rules = [DEFAULT_SECTIONS[1]]
     cat = [entry("people/ana.md", "A"), entry("people/bo.md", "B")]
     first = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n", cat, rules=rules)
-    edited = first.text.replace("<!-- memvault:end", "- [[people/bo]] my own words\n<!-- memvault:end")
+    edited = first.text.replace(
+        "<!-- memvault:end", "- [[people/bo]] my own words\n<!-- memvault:end"
+    )
     out = run(edited, [], owned=first.owned, rules=rules).text
-    assert out == "<!-- memvault:begin people -->\n- [[people/bo]] my own words\n<!-- memvault:end people -->\n"
+    assert (
+        out
+        == "<!-- memvault:begin people -->\n- [[people/bo]] my own words\n<!-- memvault:end people -->\n"
+    )
 
 
 def test_overflow_links_the_folder_note_and_keeps_the_section_short() -> None:
     rule = SectionRule("decisions", "Recent Decisions", "decisions", {}, "date", 3)
     cat = [entry(f"decisions/d{i:02}.md", f"D{i}", date=f"2024-01-{i:02}") for i in range(1, 41)]
-    update = run("<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=[rule])
+    update = run(
+        "<!-- memvault:begin decisions -->\n<!-- memvault:end decisions -->\n", cat, rules=[rule]
+    )
     lines = update.text.splitlines()
-    assert lines[1:4] == ["- [[decisions/d40]] - D40", "- [[decisions/d39]] - D39", "- [[decisions/d38]] - D38"]
+    assert lines[1:4] == [
+        "- [[decisions/d40]] - D40",
+        "- [[decisions/d39]] - D39",
+        "- [[decisions/d38]] - D38",
+    ]
     assert lines[4] == "- [[decisions/decisions|37 more decisions]]"
     assert len(update.overflow["decisions"]) == 40
     again = run(update.text, cat, owned=update.owned, rules=[rule])
@@ -157,15 +188,24 @@ def test_a_section_a_person_deleted_is_not_re_added_unless_asked() -> None:
     update = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]])
     assert update.text == text
     assert update.missing == ("people",)
-    restored = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]],
-                   restore_deleted=True)
+    restored = run(
+        text,
+        [entry("people/ana.md", "A")],
+        seen={"people"},
+        rules=[DEFAULT_SECTIONS[1]],
+        restore_deleted=True,
+    )
     assert "<!-- memvault:begin people -->\n- [[people/ana]] - A\n" in restored.text
 
 
 def test_a_section_never_seen_is_appended_with_the_files_line_endings() -> None:
-    out = run("# Memory\r\nmine\r\n", [entry("people/ana.md", "A")], rules=[DEFAULT_SECTIONS[1]]).text
-    assert out == ("# Memory\r\nmine\r\n\r\n## Key People\r\n<!-- memvault:begin people -->\r\n"
-                   "- [[people/ana]] - A\r\n<!-- memvault:end people -->\r\n")
+    out = run(
+        "# Memory\r\nmine\r\n", [entry("people/ana.md", "A")], rules=[DEFAULT_SECTIONS[1]]
+    ).text
+    assert out == (
+        "# Memory\r\nmine\r\n\r\n## Key People\r\n<!-- memvault:begin people -->\r\n"
+        "- [[people/ana]] - A\r\n<!-- memvault:end people -->\r\n"
+    )
 
 
 def test_no_memory_file_starts_a_fresh_index() -> None:
@@ -176,8 +216,11 @@ def test_no_memory_file_starts_a_fresh_index() -> None:
 
 def test_two_notes_with_the_same_summary_are_both_listed() -> None:
     cat = [entry("people/a/x.md", "Same"), entry("people/b/x.md", "Same")]
-    out = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n", cat,
-              rules=[DEFAULT_SECTIONS[1]]).text
+    out = run(
+        "<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+        cat,
+        rules=[DEFAULT_SECTIONS[1]],
+    ).text
     assert "[[people/a/x]] - Same" in out and "[[people/b/x]] - Same" in out
 
 
@@ -196,8 +239,11 @@ def test_entry_lines_for_awkward_names(path: str, line: str) -> None:
 
 
 def test_unlinkable_names_are_reported() -> None:
-    update = run("<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
-                 [entry("people/C# fan.md", "s")], rules=[DEFAULT_SECTIONS[1]])
+    update = run(
+        "<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+        [entry("people/C# fan.md", "s")],
+        rules=[DEFAULT_SECTIONS[1]],
+    )
     assert update.problems and "cannot link" in update.problems[0]
 
 
@@ -224,16 +270,25 @@ def test_folder_note_keeps_a_persons_text_around_its_list() -> None:
     assert "[[decisions/b]]" not in out and "[[decisions/a]] - A" in out
 
 
-human_line = st.text(alphabet=st.sampled_from(list("abc XYZ-*[]#>|\t")), min_size=1, max_size=30).filter(
-    lambda s: "memvault:" not in s and s.strip() != "")
+human_line = st.text(
+    alphabet=st.sampled_from(list("abc XYZ-*[]#>|\t")), min_size=1, max_size=30
+).filter(lambda s: "memvault:" not in s and s.strip() != "")
 
 
 @settings(max_examples=150, deadline=None)
-@given(ops=st.lists(st.tuples(st.sampled_from(["add", "remove", "human", "human_in"]),
-                              st.integers(0, 30), human_line), max_size=25))
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "remove", "human", "human_in"]), st.integers(0, 30), human_line
+        ),
+        max_size=25,
+    )
+)
 def test_human_bytes_survive_any_sequence_of_edits_and_syncs(ops: list) -> None:
     rules = [SectionRule("people", "Key People", "people", {}, "title", 5)]
-    text = "# Memory\n\n## Key People\n<!-- memvault:begin people -->\n<!-- memvault:end people -->\n"
+    text = (
+        "# Memory\n\n## Key People\n<!-- memvault:begin people -->\n<!-- memvault:end people -->\n"
+    )
     notes: dict[str, CatalogueEntry] = {}
     owned: dict = {}
     human: list[str] = []

@@ -14,7 +14,11 @@ from memvault.core.notes import first_paragraph, parse_note, plain_text, tag_mat
         ("---\ndate: 2024-01-01\n---\n", {"date": "2024-01-01"}, False),
         ("---\nupdated: 2024-01-01T10:00:00Z\n---\n", {"updated": "2024-01-01T10:00:00Z"}, False),
         ("---\ntime: 10:00\n---\n", {"time": "10:00"}, False),
-        ("---\nanswer: yes\ncount: 3\nok: true\n---\n", {"answer": "yes", "count": 3, "ok": True}, False),
+        (
+            "---\nanswer: yes\ncount: 3\nok: true\n---\n",
+            {"answer": "yes", "count": 3, "ok": True},
+            False,
+        ),
         ("---\npath: C:\\Users\\me\n---\n", {"path": "C:\\Users\\me"}, False),
         ('---\npath: "C:\\"\n---\nbody', {}, True),
         ("---\ntitle: *Italic*\n---\nbody", {}, True),
@@ -25,7 +29,9 @@ from memvault.core.notes import first_paragraph, parse_note, plain_text, tag_mat
         ("\n---\ntitle: not frontmatter\n---\n", {}, False),
     ],
 )
-def test_frontmatter_is_tolerant_and_keeps_values_as_written(text: str, fields: dict, warned: bool) -> None:
+def test_frontmatter_is_tolerant_and_keeps_values_as_written(
+    text: str, fields: dict, warned: bool
+) -> None:
     note = parse_note("n.md", text)
     for key, value in fields.items():
         assert note.frontmatter[key] == value
@@ -64,7 +70,10 @@ def test_title_prefers_frontmatter_then_h1_then_file_name(path: str, text: str, 
         ("---\nsummary: Given.\n---\nBody text.", "Given."),
         ("---\ndescription: Described\n---\nBody.", "Described"),
         ("# T\n\nFirst sentence here. Second one.", "First sentence here."),
-        ("# T\n\n- 09:30 standup with [[people/sarah-chen|Sarah]]\n- more", "09:30 standup with Sarah"),
+        (
+            "# T\n\n- 09:30 standup with [[people/sarah-chen|Sarah]]\n- more",
+            "09:30 standup with Sarah",
+        ),
         ("# T\n\n```\ncode first\n```\n\nThen **bold** prose.", "Then bold prose."),
         ("# T\n\n<!-- comment -->\nProse with [[people/ana]].", "Prose with ana."),
         ("# T\n\n| a | b |\n|---|---|\n\nAfter table.", "After table."),
@@ -111,7 +120,11 @@ def test_crlf_notes_parse_like_lf_notes() -> None:
     lf = parse_note("x.md", "---\ntitle: T\ntags: [a]\n---\n# H\n\nBody [[l]].\n")
     crlf = parse_note("x.md", "---\r\ntitle: T\r\ntags: [a]\r\n---\r\n# H\r\n\r\nBody [[l]].\r\n")
     assert (lf.title, lf.tags, lf.summary, [h.line for h in lf.headings]) == (
-        crlf.title, crlf.tags, crlf.summary, [h.line for h in crlf.headings])
+        crlf.title,
+        crlf.tags,
+        crlf.summary,
+        [h.line for h in crlf.headings],
+    )
     assert [link.line for link in crlf.links] == [7]
 
 
@@ -121,13 +134,20 @@ def test_aliases_list_or_comma_string() -> None:
 
 
 def test_plain_text_and_first_paragraph() -> None:
-    assert plain_text("see [[a/b#c|alias]] and [[a/b]] and [t](u.md) **x**") == "see alias and b and t x"
+    assert (
+        plain_text("see [[a/b#c|alias]] and [[a/b]] and [t](u.md) **x**")
+        == "see alias and b and t x"
+    )
     assert first_paragraph("# h\n\n---\n\nreal text ^block-1\n") == "real text"
 
 
 @pytest.mark.parametrize(
     ("tag", "wanted", "ok"),
-    [("project/alpha", "project", True), ("Project", "project", True), ("projects", "project", False)],
+    [
+        ("project/alpha", "project", True),
+        ("Project", "project", True),
+        ("projects", "project", False),
+    ],
 )
 def test_tag_filter_is_nested_and_case_insensitive(tag: str, wanted: str, ok: bool) -> None:
     assert tag_matches(tag, wanted) is ok

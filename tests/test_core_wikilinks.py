@@ -104,7 +104,9 @@ def test_resolution_like_obsidian(target: str, source: str, verdict: str, path: 
 
 def test_ambiguous_links_name_their_candidates() -> None:
     res = LinkIndex(VAULT).resolve("notes", "MEMORY.md")
-    assert res == Resolution("ambiguous", None, ("projects/alpha/notes.md", "projects/beta/notes.md"))
+    assert res == Resolution(
+        "ambiguous", None, ("projects/alpha/notes.md", "projects/beta/notes.md")
+    )
 
 
 @pytest.mark.parametrize(
@@ -130,22 +132,30 @@ def test_rewrite_changes_only_the_target_bytes() -> None:
 _text = st.text(alphabet=st.sampled_from(list("ab [](){}#|^!`\n-.md/")), max_size=80)
 
 
-@given(before=_text, target=st.text(alphabet="abcxyz/ -", min_size=1, max_size=12),
-       anchor=st.sampled_from(["", "#Heading", "#^blk"]), alias=st.sampled_from(["", "|Shown"]),
-       after=_text, new=st.text(alphabet="pqrs/ -", min_size=1, max_size=12))
+@given(
+    before=_text,
+    target=st.text(alphabet="abcxyz/ -", min_size=1, max_size=12),
+    anchor=st.sampled_from(["", "#Heading", "#^blk"]),
+    alias=st.sampled_from(["", "|Shown"]),
+    after=_text,
+    new=st.text(alphabet="pqrs/ -", min_size=1, max_size=12),
+)
 def test_rewriting_a_link_changes_no_other_byte(
     before: str, target: str, anchor: str, alias: str, after: str, new: str
 ) -> None:
     link = f"[[{target}{anchor}{alias}]]"
     text = f"{before}\n{link}\n{after}"
-    out = rewrite_links(text, lambda lk: new if lk.target == target.strip() and lk.start == len(before) + 1 else None)
+    out = rewrite_links(
+        text,
+        lambda lk: new if lk.target == target.strip() and lk.start == len(before) + 1 else None,
+    )
     start = len(before) + 1
     if not any(lk.start == start for lk in find_links(text)):
         assert out == text  # the link sits inside code (a backtick span around it): not a link
         return
     assert out[:start] == text[:start]
     assert out[start:].startswith(f"[[{new}{anchor}{alias}]]")
-    assert out[start + len(f"[[{new}{anchor}{alias}]]"):] == text[start + len(link):]
+    assert out[start + len(f"[[{new}{anchor}{alias}]]") :] == text[start + len(link) :]
 
 
 def test_relink_follows_a_move_and_keeps_anchor_and_alias() -> None:
@@ -153,15 +163,26 @@ def test_relink_follows_a_move_and_keeps_anchor_and_alias() -> None:
     after_files = ["archive/note-renamed.md", "b/other.md"]
     moves = {"a/note.md": "archive/note-renamed.md"}
     text = "x [[a/note#H|Shown]] y [[note]] z [md](../a/note.md#H) [[other]]"
-    out = relink(text, "b/other.md", "b/other.md", LinkIndex(before_files), LinkIndex(after_files), moves)
-    assert out == ("x [[note-renamed#H|Shown]] y [[note-renamed]] z "
-                   "[md](../archive/note-renamed.md#H) [[other]]")
+    out = relink(
+        text, "b/other.md", "b/other.md", LinkIndex(before_files), LinkIndex(after_files), moves
+    )
+    assert out == (
+        "x [[note-renamed#H|Shown]] y [[note-renamed]] z "
+        "[md](../archive/note-renamed.md#H) [[other]]"
+    )
 
 
 def test_relink_leaves_links_that_still_resolve() -> None:
     moves = {"a/note.md": "b/note.md"}
     text = "[[note]] [[missing]]"
-    out = relink(text, "x.md", "x.md", LinkIndex(["a/note.md", "x.md"]), LinkIndex(["b/note.md", "x.md"]), moves)
+    out = relink(
+        text,
+        "x.md",
+        "x.md",
+        LinkIndex(["a/note.md", "x.md"]),
+        LinkIndex(["b/note.md", "x.md"]),
+        moves,
+    )
     assert out == text
 
 

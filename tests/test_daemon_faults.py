@@ -48,11 +48,18 @@ def eventually(
 
 def spawn(root: Path, tmp_path: Path, **settings: str) -> subprocess.Popen[bytes]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env.update(PYTHONPATH=str(DAEMON_DIR), HOME=str(tmp_path / "home"),
-               MEMVAULT_INDEX_MODEL="hash", **settings)
-    return subprocess.Popen([sys.executable, "-m", "memvault", "daemon", "run", "--vault",
-                             str(root)], env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    env.update(
+        PYTHONPATH=str(DAEMON_DIR),
+        HOME=str(tmp_path / "home"),
+        MEMVAULT_INDEX_MODEL="hash",
+        **settings,
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def wait_json(root: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
@@ -65,16 +72,24 @@ def wait_json(root: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def status(info: dict[str, Any]) -> dict[str, Any]:
-    r = httpx.get(f"http://127.0.0.1:{info['port']}/status", trust_env=False, timeout=60,
-                  headers={"Authorization": f"Bearer {info['token']}"})
+    r = httpx.get(
+        f"http://127.0.0.1:{info['port']}/status",
+        trust_env=False,
+        timeout=60,
+        headers={"Authorization": f"Bearer {info['token']}"},
+    )
     r.raise_for_status()
     data: dict[str, Any] = r.json()
     return data
 
 
 def temp_files(root: Path) -> list[str]:
-    return [os.path.join(d, n) for d, _, names in os.walk(root) for n in names
-            if TEMP_MARK in n or ".daemon.json.tmp-" in n]
+    return [
+        os.path.join(d, n)
+        for d, _, names in os.walk(root)
+        for n in names
+        if TEMP_MARK in n or ".daemon.json.tmp-" in n
+    ]
 
 
 def assert_memory_whole(root: Path) -> None:
@@ -87,17 +102,23 @@ def assert_memory_whole(root: Path) -> None:
 def burst(rng: random.Random, root: Path, run: int) -> None:
     """Creates, edits, renames and a delete, the way an editor or git would."""
     folders = ["people", "projects", "decisions", "topics"]
-    existing = sorted(p for f in folders for p in (root / f).glob("*.md")
-                      if p.stem != p.parent.name)
+    existing = sorted(
+        p for f in folders for p in (root / f).glob("*.md") if p.stem != p.parent.name
+    )
     for i in range(rng.randint(4, 12)):
         kind = rng.random()
         if kind < 0.4 or len(existing) < 5:
             folder = rng.choice(folders)
             path = root / folder / f"r{run}-{i}.md"
             path.parent.mkdir(exist_ok=True)
-            path.write_text(note(f"Run {run} note {i}", f"made in run {run}",
-                                 "\n\n".join(f"Para {j} of run {run}." for j in range(3))),
-                            encoding="utf-8")
+            path.write_text(
+                note(
+                    f"Run {run} note {i}",
+                    f"made in run {run}",
+                    "\n\n".join(f"Para {j} of run {run}." for j in range(3)),
+                ),
+                encoding="utf-8",
+            )
             existing.append(path)
         elif kind < 0.7:
             path = rng.choice(existing)
@@ -123,8 +144,11 @@ def converge(root: Path, tmp_path: Path) -> None:
 
         def settled() -> bool:
             d = status(info)
-            return bool(d["daemon"]["state"] == "watching" and d["daemon"]["lag_seconds"] is None
-                        and d["index"]["matches_disk"])
+            return bool(
+                d["daemon"]["state"] == "watching"
+                and d["daemon"]["lag_seconds"] is None
+                and d["index"]["matches_disk"]
+            )
 
         eventually(settled, what="the restarted daemon to settle")
     finally:
@@ -172,16 +196,24 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
             folder.mkdir(parents=True)
             for i in range(500):
                 (folder / f"n{i:03}.md").write_text(
-                    f"# Bulk {d}-{i}\n\nNote {i} of folder {d}, word w{d}x{i}.\n",
-                    encoding="utf-8")
+                    f"# Bulk {d}-{i}\n\nNote {i} of folder {d}, word w{d}x{i}.\n", encoding="utf-8"
+                )
         seen: list[dict[str, Any]] = []
 
         def done() -> bool:
             data = status(info)
-            seen.append({**data["daemon"], "notes": data["notes"],
-                         "at": round(time.monotonic() - started, 1)})
-            return bool(data["notes"] == 10_000 + template_notes
-                        and data["index"]["matches_disk"] and data["daemon"]["lag_seconds"] is None)
+            seen.append(
+                {
+                    **data["daemon"],
+                    "notes": data["notes"],
+                    "at": round(time.monotonic() - started, 1),
+                }
+            )
+            return bool(
+                data["notes"] == 10_000 + template_notes
+                and data["index"]["matches_disk"]
+                and data["daemon"]["lag_seconds"] is None
+            )
 
         try:
             eventually(done, 150, "10,000 notes indexed", every=2.0)  # /status scans the vault
@@ -194,9 +226,13 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
         assert daemon["batches"] < 100, daemon
         assert elapsed < 150
         assert any(d["lag_seconds"] for d in seen[:-1])  # the lag was visible meanwhile
-        r = httpx.post(f"http://127.0.0.1:{info['port']}/search", trust_env=False, timeout=30,
-                       json={"query": "w13x250"},
-                       headers={"Authorization": f"Bearer {info['token']}"})
+        r = httpx.post(
+            f"http://127.0.0.1:{info['port']}/search",
+            trust_env=False,
+            timeout=30,
+            json={"query": "w13x250"},
+            headers={"Authorization": f"Bearer {info['token']}"},
+        )
         assert r.json()["hits"][0]["path"] == "bulk/d13/n250.md"
     finally:
         proc.send_signal(signal.SIGTERM)

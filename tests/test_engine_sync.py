@@ -7,14 +7,17 @@ import shutil
 from pathlib import Path
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.core.ranking import Filters
 from memvault.embedder import HashEmbedder
 from memvault.errors import MemvaultError
-from memvault.core.ranking import Filters
 
 
 def mtimes(root: Path) -> dict[str, int]:
-    return {p.relative_to(root).as_posix(): p.stat().st_mtime_ns
-            for p in root.rglob("*.md") if ".memvault" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): p.stat().st_mtime_ns
+        for p in root.rglob("*.md")
+        if ".memvault" not in p.parts
+    }
 
 
 def section(text: str, name: str) -> list[str]:
@@ -40,17 +43,29 @@ def test_create_modify_delete_keep_memory_md_true(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     with open_vault(root) as v:
         v.sync()
-        write(root, "decisions/2024-05-01-use-kafka.md",
-              note("Use Kafka", "Events go through Kafka.", date="2024-05-01", status="accepted"))
+        write(
+            root,
+            "decisions/2024-05-01-use-kafka.md",
+            note("Use Kafka", "Events go through Kafka.", date="2024-05-01", status="accepted"),
+        )
         v.sync()
         memory = (root / "MEMORY.md").read_text(encoding="utf-8")
-        assert section(memory, "decisions")[0] == "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka."
+        assert (
+            section(memory, "decisions")[0]
+            == "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka."
+        )
 
-        write(root, "decisions/2024-05-01-use-kafka.md",
-              note("Use Kafka", "Events go through Kafka, not RabbitMQ.", date="2024-05-01"))
+        write(
+            root,
+            "decisions/2024-05-01-use-kafka.md",
+            note("Use Kafka", "Events go through Kafka, not RabbitMQ.", date="2024-05-01"),
+        )
         v.sync()
         memory = (root / "MEMORY.md").read_text(encoding="utf-8")
-        assert "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka, not RabbitMQ." in memory
+        assert (
+            "- [[decisions/2024-05-01-use-kafka]] - Events go through Kafka, not RabbitMQ."
+            in memory
+        )
 
         (root / "decisions/2024-05-01-use-kafka.md").unlink()
         report = v.sync()
@@ -61,27 +76,44 @@ def test_create_modify_delete_keep_memory_md_true(tmp_path: Path) -> None:
 
 def test_rename_retargets_links_everywhere_keeping_anchor_and_alias(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    write(root, "projects/notes-on-sarah.md",
-          note("Notes on Sarah", body="Ask [[people/sarah-chen#Working with Sarah|Sarah]] first. See [[sarah-chen]]."))
+    write(
+        root,
+        "projects/notes-on-sarah.md",
+        note(
+            "Notes on Sarah",
+            body="Ask [[people/sarah-chen#Working with Sarah|Sarah]] first. See [[sarah-chen]].",
+        ),
+    )
     with open_vault(root) as v:
         v.sync()
         os.rename(root / "people/sarah-chen.md", root / "people/sarah-chen-lead.md")
         report = v.sync()
         assert report.moved == (("people/sarah-chen.md", "people/sarah-chen-lead.md"),)
         # the renamed note costs nothing; the notes whose links were rewritten changed
-        assert set(report.relinked) >= {"projects/notes-on-sarah.md", "projects/ai-assistant-refactor.md"}
+        assert set(report.relinked) >= {
+            "projects/notes-on-sarah.md",
+            "projects/ai-assistant-refactor.md",
+        }
     text = (root / "projects/notes-on-sarah.md").read_text(encoding="utf-8")
     assert "[[sarah-chen-lead#Working with Sarah|Sarah]] first. See [[sarah-chen-lead]]." in text
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     assert "[[people/sarah-chen-lead]]" in memory and "[[people/sarah-chen]]" not in memory
-    for rel in ("projects/ai-assistant-refactor.md", "decisions/2024-03-12-why-postgresql.md", "logs/2024-03-15.md"):
+    for rel in (
+        "projects/ai-assistant-refactor.md",
+        "decisions/2024-03-12-why-postgresql.md",
+        "logs/2024-03-15.md",
+    ):
         body = (root / rel).read_text(encoding="utf-8")
         assert "sarah-chen]]" not in body and "sarah-chen|" not in body, rel
 
 
 def test_renaming_a_titled_note_embeds_nothing(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    write(root, "decisions/lonely.md", note("Lonely decision", "Nobody links here.", date="2020-01-01"))
+    write(
+        root,
+        "decisions/lonely.md",
+        note("Lonely decision", "Nobody links here.", date="2020-01-01"),
+    )
     with open_vault(root) as v:
         v.sync()
         shutil.move(root / "decisions/lonely.md", root / "decisions/archive-lonely.md")
@@ -92,14 +124,19 @@ def test_renaming_a_titled_note_embeds_nothing(tmp_path: Path) -> None:
 
 def test_a_folder_rename_is_followed(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    write(root, "projects/x.md", note("X", body="[[people/sarah-chen]] and [[people/sarah-chen|S]]"))
+    write(
+        root, "projects/x.md", note("X", body="[[people/sarah-chen]] and [[people/sarah-chen|S]]")
+    )
     with open_vault(root) as v:
         v.sync()
         os.rename(root / "people", root / "team")
         report = v.sync()
         assert ("people/sarah-chen.md", "team/sarah-chen.md") in report.moved
-    assert (root / "projects/x.md").read_text(encoding="utf-8").endswith(
-        "[[sarah-chen]] and [[sarah-chen|S]]\n")
+    assert (
+        (root / "projects/x.md")
+        .read_text(encoding="utf-8")
+        .endswith("[[sarah-chen]] and [[sarah-chen|S]]\n")
+    )
 
 
 def test_links_are_left_alone_when_the_setting_is_off(tmp_path: Path) -> None:
@@ -130,13 +167,20 @@ def test_a_persons_words_in_memory_md_survive(tmp_path: Path) -> None:
         v.sync()
         text = mem.read_text(encoding="utf-8")
         text = text.replace("## Key People\n", "## Key People\nCall Sarah on Tuesdays.\n")
-        text = text.replace("<!-- memvault:begin people -->\n", "<!-- memvault:begin people -->\n* my pinned line\n")
+        text = text.replace(
+            "<!-- memvault:begin people -->\n", "<!-- memvault:begin people -->\n* my pinned line\n"
+        )
         text = text.replace("Backend lead on the platform team", "My own words about Sarah")
         mem.write_text(text + "\nA closing thought.\n", encoding="utf-8")
         write(root, "people/ana.md", note("Ana", "Data lead.", updated="2099-01-01"))
         v.sync()
     out = mem.read_text(encoding="utf-8")
-    for words in ("Call Sarah on Tuesdays.", "* my pinned line", "My own words about Sarah", "A closing thought."):
+    for words in (
+        "Call Sarah on Tuesdays.",
+        "* my pinned line",
+        "My own words about Sarah",
+        "A closing thought.",
+    ):
         assert words in out
     people = section(out, "people")
     assert people[0] == "* my pinned line" and "- [[people/ana]] - Data lead." in people
@@ -168,12 +212,17 @@ def test_unchanged_restart_embeds_nothing(tmp_path: Path) -> None:
 def test_editing_one_paragraph_re_embeds_only_its_chunks(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     for i in range(500):
-        body = "\n\n".join(f"## Part {j}\n\nParagraph {j} of note {i} about topic {i % 17}." for j in range(4))
+        body = "\n\n".join(
+            f"## Part {j}\n\nParagraph {j} of note {i} about topic {i % 17}." for j in range(4)
+        )
         write(root, f"projects/p{i:03}.md", note(f"P{i}", f"Project {i}.", body=body))
     with open_vault(root) as v:
         v.sync()
         path = root / "projects/p123.md"
-        path.write_text(path.read_text(encoding="utf-8").replace("Paragraph 2 of", "Paragraph two of"), encoding="utf-8")
+        path.write_text(
+            path.read_text(encoding="utf-8").replace("Paragraph 2 of", "Paragraph two of"),
+            encoding="utf-8",
+        )
         report = v.sync()
         assert report.modified == ("projects/p123.md",)
         # the edited chunk, and the one after it (embedded with the edited text as context)

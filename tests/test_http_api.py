@@ -56,8 +56,14 @@ def vault(tmp_path: Path) -> Iterator[Vault]:
 
 @pytest.fixture
 def app(vault: Vault) -> Any:
-    app = create_app(vault, TOKEN, lambda: dict(INFO), port=PORT, max_request_bytes=10_000,
-                     keepalive_seconds=0.05)
+    app = create_app(
+        vault,
+        TOKEN,
+        lambda: dict(INFO),
+        port=PORT,
+        max_request_bytes=10_000,
+        keepalive_seconds=0.05,
+    )
     yield app
     app.state.close()
 
@@ -93,14 +99,32 @@ def test_search_returns_hits_with_addresses(client: TestClient) -> None:
     assert r.status_code == 200
     hits = r.json()["hits"]
     assert hits and hits[0]["path"] == "people/ana.md"
-    assert {"path", "title", "heading", "line_start", "line_end", "snippet", "score", "text",
-            "address"} <= set(hits[0])
+    assert {
+        "path",
+        "title",
+        "heading",
+        "line_start",
+        "line_end",
+        "snippet",
+        "score",
+        "text",
+        "address",
+    } <= set(hits[0])
     assert hits[0]["address"].startswith("[[people/ana")
 
 
 def test_search_filters_and_group(client: TestClient) -> None:
-    r = client.post("/search", json={"query": "postgres", "group": True, "tags": [],
-                                     "since": "2000-01-01", "where": {}, "path": "decisions/*"})
+    r = client.post(
+        "/search",
+        json={
+            "query": "postgres",
+            "group": True,
+            "tags": [],
+            "since": "2000-01-01",
+            "where": {},
+            "path": "decisions/*",
+        },
+    )
     assert r.status_code == 200
     paths = [h["path"] for h in r.json()["hits"]]
     assert paths and all(p.startswith("decisions/") for p in paths)
@@ -124,8 +148,13 @@ def test_get_note_whole_section_and_lines(client: TestClient) -> None:
 
 
 def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None:
-    body = {"category": "people", "title": "Bo Li", "summary": "runs ops",
-            "fields": {"role": "ops"}, "body": "Keeps the lights on."}
+    body = {
+        "category": "people",
+        "title": "Bo Li",
+        "summary": "runs ops",
+        "fields": {"role": "ops"},
+        "body": "Keeps the lights on.",
+    }
     r = client.post("/notes", json=body)
     assert r.status_code == 201 and r.json()["created"] and r.json()["path"] == "people/bo-li.md"
     assert "[[people/bo-li]]" in (vault.root / "MEMORY.md").read_text(encoding="utf-8")
@@ -163,31 +192,38 @@ def test_openapi_describes_exactly_the_routes(client: TestClient, app: Any) -> N
     assert doc["openapi"].startswith("3.1")
     routes = {r.path.replace("{path:path}", "{path}") for r in app.routes}
     assert set(doc["paths"]) == routes
-    assert doc["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"][
-        "schema"]["additionalProperties"] is False
+    assert (
+        doc["paths"]["/search"]["post"]["requestBody"]["content"]["application/json"]["schema"][
+            "additionalProperties"
+        ]
+        is False
+    )
 
 
 # -- errors ---------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("body", "needle"), [
-    (b"{not json", "not valid JSON"),
-    (b"[1, 2]", "JSON object"),
-    (b'{"query": NaN}', "not valid JSON"),
-    (b'{"query": "x", "colour": "red"}', "unknown field 'colour'"),
-    (b'{"k": 3}', "missing field 'query'"),
-    (b'{"query": 1}', "'query' must be a string"),
-    (b'{"query": "x", "k": "5"}', "'k' must be a whole number"),
-    (b'{"query": "x", "k": true}', "'k' must be a whole number"),
-    (b'{"query": "x", "k": 0}', "between 1 and 100"),
-    (b'{"query": "x", "k": 101}', "between 1 and 100"),
-    (b'{"query": "x", "tags": "a"}', "list of strings"),
-    (b'{"query": "x", "where": {"a": 1}}', "object of strings"),
-    (b'{"query": "x", "group": "yes"}', "true or false"),
-    (b'{"query": "x", "since": "last week"}', "date like"),
-    (b'{"query": "   "}', "empty"),
-    (b"\xff\xfe", "not valid JSON"),
-])
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (b"{not json", "not valid JSON"),
+        (b"[1, 2]", "JSON object"),
+        (b'{"query": NaN}', "not valid JSON"),
+        (b'{"query": "x", "colour": "red"}', "unknown field 'colour'"),
+        (b'{"k": 3}', "missing field 'query'"),
+        (b'{"query": 1}', "'query' must be a string"),
+        (b'{"query": "x", "k": "5"}', "'k' must be a whole number"),
+        (b'{"query": "x", "k": true}', "'k' must be a whole number"),
+        (b'{"query": "x", "k": 0}', "between 1 and 100"),
+        (b'{"query": "x", "k": 101}', "between 1 and 100"),
+        (b'{"query": "x", "tags": "a"}', "list of strings"),
+        (b'{"query": "x", "where": {"a": 1}}', "object of strings"),
+        (b'{"query": "x", "group": "yes"}', "true or false"),
+        (b'{"query": "x", "since": "last week"}', "date like"),
+        (b'{"query": "   "}', "empty"),
+        (b"\xff\xfe", "not valid JSON"),
+    ],
+)
 def test_bad_requests_are_400_with_a_message(client: TestClient, body: bytes, needle: str) -> None:
     r = client.post("/search", content=body, headers={"Content-Type": "application/json"})
     assert err(r) == (400, "BadRequest")
@@ -202,20 +238,30 @@ def test_unknown_query_parameter_is_400(client: TestClient) -> None:
 def test_not_found_unknown_route_and_wrong_method(client: TestClient) -> None:
     assert err(client.get("/notes/people/nobody.md")) == (404, "NoteNotFound")
     assert err(client.get("/notes/people/ana.md", params={"heading": "Nope"})) == (
-        404, "NoteNotFound")
+        404,
+        "NoteNotFound",
+    )
     assert err(client.get("/nowhere")) == (404, "NotFound")
     r = client.get("/search")
     assert err(r) == (405, "MethodNotAllowed") and "POST" in r.headers["allow"]
 
 
-@pytest.mark.parametrize(("exc", "status"), [
-    (E.ModelError("no model"), 503), (E.IndexCorrupt("bad index"), 503),
-    (E.WriteConflict("busy"), 409), (E.MemoryFileError("unclosed section"), 409),
-    (RuntimeError("a bug"), 500),
-])
+@pytest.mark.parametrize(
+    ("exc", "status"),
+    [
+        (E.ModelError("no model"), 503),
+        (E.IndexCorrupt("bad index"), 503),
+        (E.WriteConflict("busy"), 409),
+        (E.MemoryFileError("unclosed section"), 409),
+        (RuntimeError("a bug"), 500),
+    ],
+)
 def test_library_errors_map_to_statuses_and_the_app_survives(
-    client: TestClient, vault: Vault, monkeypatch: pytest.MonkeyPatch,
-    exc: Exception, status: int,
+    client: TestClient,
+    vault: Vault,
+    monkeypatch: pytest.MonkeyPatch,
+    exc: Exception,
+    status: int,
 ) -> None:
     def broken(*a: Any, **k: Any) -> Any:
         raise exc
@@ -233,34 +279,67 @@ def test_library_errors_map_to_statuses_and_the_app_survives(
 # -- the guard ------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"},
-                                     {"Authorization": TOKEN}, {"Authorization": f"Basic {TOKEN}"},
-                                     {"Authorization": f"Bearer {TOKEN}x"}])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": TOKEN},
+        {"Authorization": f"Basic {TOKEN}"},
+        {"Authorization": f"Bearer {TOKEN}x"},
+    ],
+)
 def test_missing_or_wrong_token_is_401(app: Any, headers: dict[str, str]) -> None:
     with TestClient(app, base_url=f"http://127.0.0.1:{PORT}", headers=headers) as c:
-        for r in (c.get("/status"), c.post("/search", json={"query": "x"}), c.get("/events"),
-                  c.get("/nowhere"), c.get("/openapi.json")):
+        for r in (
+            c.get("/status"),
+            c.post("/search", json={"query": "x"}),
+            c.get("/events"),
+            c.get("/nowhere"),
+            c.get("/openapi.json"),
+        ):
             assert err(r) == (401, "Unauthorized")
             assert r.headers["www-authenticate"] == "Bearer"
 
 
-@pytest.mark.parametrize("host", ["evil.com", "127.0.0.1.evil.com", f"127.0.0.1.evil.com:{PORT}",
-                                  "127.0.0.1", f"127.0.0.1:{PORT + 1}", f"evil.com:{PORT}",
-                                  f"localhost.evil.com:{PORT}", ""])
+@pytest.mark.parametrize(
+    "host",
+    [
+        "evil.com",
+        "127.0.0.1.evil.com",
+        f"127.0.0.1.evil.com:{PORT}",
+        "127.0.0.1",
+        f"127.0.0.1:{PORT + 1}",
+        f"evil.com:{PORT}",
+        f"localhost.evil.com:{PORT}",
+        "",
+    ],
+)
 def test_foreign_host_is_403_even_for_health(client: TestClient, host: str) -> None:
-    for r in (client.get("/health", headers={"Host": host}),
-              client.post("/search", json={"query": "x"}, headers={"Host": host})):
+    for r in (
+        client.get("/health", headers={"Host": host}),
+        client.post("/search", json={"query": "x"}, headers={"Host": host}),
+    ):
         assert err(r) == (403, "Forbidden")
 
 
-@pytest.mark.parametrize("host", [f"127.0.0.1:{PORT}", f"localhost:{PORT}", f"[::1]:{PORT}",
-                                  f"LOCALHOST:{PORT}"])
+@pytest.mark.parametrize(
+    "host", [f"127.0.0.1:{PORT}", f"localhost:{PORT}", f"[::1]:{PORT}", f"LOCALHOST:{PORT}"]
+)
 def test_loopback_hosts_are_allowed(client: TestClient, host: str) -> None:
     assert client.get("/status", headers={"Host": host}).status_code == 200
 
 
-@pytest.mark.parametrize("origin", ["https://evil.com", "null", "http://127.0.0.1", "app://obsidian.md.evil.com",
-                                    "APP://OBSIDIAN.MD"])
+@pytest.mark.parametrize(
+    "origin",
+    [
+        "https://evil.com",
+        "null",
+        "http://127.0.0.1",
+        "app://obsidian.md.evil.com",
+        "APP://OBSIDIAN.MD",
+    ],
+)
 def test_foreign_origin_is_403(client: TestClient, origin: str) -> None:
     r = client.post("/search", json={"query": "x"}, headers={"Origin": origin})
     assert err(r) == (403, "Forbidden")
@@ -273,8 +352,9 @@ def test_obsidian_origin_is_allowed_and_echoed_never_star(client: TestClient) ->
     assert r.headers["access-control-allow-origin"] == "app://obsidian.md"
     plain = client.post("/search", json={"query": "kiwis"})
     assert "access-control-allow-origin" not in plain.headers
-    pre = client.options("/search", headers={"Origin": "app://obsidian.md",
-                                             "Access-Control-Request-Method": "POST"})
+    pre = client.options(
+        "/search", headers={"Origin": "app://obsidian.md", "Access-Control-Request-Method": "POST"}
+    )
     assert pre.status_code == 204
     assert pre.headers["access-control-allow-origin"] == "app://obsidian.md"
     assert "Authorization" in pre.headers["access-control-allow-headers"]
@@ -297,8 +377,9 @@ def test_oversized_body_is_413_by_length_and_by_stream(client: TestClient) -> No
 # -- path traversal -------------------------------------------------------------------------------
 
 
-def test_traversal_attacks_are_refused_everywhere(client: TestClient, vault: Vault,
-                                                  tmp_path: Path) -> None:
+def test_traversal_attacks_are_refused_everywhere(
+    client: TestClient, vault: Vault, tmp_path: Path
+) -> None:
     before = files_outside(tmp_path, vault.root)
     for attack in ATTACKS:
         # every byte escaped, dots too: a client would otherwise fold "/notes/.." to "/"
@@ -316,13 +397,16 @@ def test_traversal_attacks_are_refused_everywhere(client: TestClient, vault: Vau
         r = client.post("/notes", json={"category": category, "title": "x"})
         assert err(r) == (400, "BadRequest"), category
     for name in ["../x", "a\nb", "a: b", "x/y", "", "title\n---"]:
-        r = client.post("/notes", json={"category": "people", "title": f"F {len(name)}",
-                                        "fields": {name: "v"}})
+        r = client.post(
+            "/notes", json={"category": "people", "title": f"F {len(name)}", "fields": {name: "v"}}
+        )
         assert err(r)[0] == 400, name
     r = client.post("/notes", json={"category": "people", "title": "../../../secret"})
     assert r.status_code == 201 and r.json()["path"] == "people/secret.md"
-    r = client.post("/notes", json={"category": "people", "title": "Val",
-                                    "fields": {"note": "a\n---\nowned: yes"}})
+    r = client.post(
+        "/notes",
+        json={"category": "people", "title": "Val", "fields": {"note": "a\n---\nowned: yes"}},
+    )
     assert r.status_code == 201
     text = (vault.root / r.json()["path"]).read_text(encoding="utf-8")
     assert "\nowned: yes" not in text  # the value stayed one YAML scalar
@@ -355,12 +439,23 @@ async def _sse(app: Any, vault: Vault, until: str, write: bool) -> tuple[list[by
             if until.encode() in joined:
                 disconnect.set()
 
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"},
-             "http_version": "1.1", "method": "GET", "scheme": "http", "path": "/events",
-             "raw_path": b"/events", "query_string": b"", "root_path": "",
-             "headers": [(b"host", f"127.0.0.1:{PORT}".encode()),
-                         (b"authorization", f"Bearer {TOKEN}".encode())],
-             "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", PORT)}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/events",
+        "raw_path": b"/events",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", f"127.0.0.1:{PORT}".encode()),
+            (b"authorization", f"Bearer {TOKEN}".encode()),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", PORT),
+    }
     await asyncio.wait_for(app(scope, receive, send), 20)
     return chunks, app.state.hub
 

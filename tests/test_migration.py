@@ -14,7 +14,7 @@ from memvault.cli import app
 from memvault.migration import migrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
-from make_dump import make_dump  # noqa: E402
+from make_dump import make_dump
 
 runner = CliRunner()
 NOTE_FOLDERS = ("people", "projects", "decisions", "logs", "inbox")
@@ -36,7 +36,9 @@ def migrated_lines(root: Path) -> Counter[str]:
                 continue  # the generated list of a folder, not a migrated note
             body = text.split("\n---\n", 1)[1]
             body = body.rsplit("\n---\n*Migrated from", 1)[0]
-            lines.update(ln for ln in body.split("\n") if ln.strip() and not ln.startswith("- Decision: [["))
+            lines.update(
+                ln for ln in body.split("\n") if ln.strip() and not ln.startswith("- Decision: [[")
+            )
     return lines
 
 
@@ -45,12 +47,17 @@ def source_lines(text: str) -> Counter[str]:
 
 
 def snapshot_files(root: Path) -> dict[str, tuple[int, int]]:
-    return {p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
-            for p in root.rglob("*") if p.is_file() and ".memvault" not in p.parts}
+    return {
+        p.relative_to(root).as_posix(): (p.stat().st_size, p.stat().st_mtime_ns)
+        for p in root.rglob("*")
+        if p.is_file() and ".memvault" not in p.parts
+    }
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
-def test_every_line_lands_in_exactly_one_note_and_reruns_change_nothing(tmp_path: Path, seed: int) -> None:
+def test_every_line_lands_in_exactly_one_note_and_reruns_change_nothing(
+    tmp_path: Path, seed: int
+) -> None:
     dump_text = make_dump(3000, seed)
     dump = tmp_path / "old" / "MEMORY.md"
     dump.parent.mkdir()
@@ -87,8 +94,12 @@ def test_in_place_migration_archives_the_dump_and_leaves_a_small_index(tmp_path:
 def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
-    (ws / "MEMORY.md").write_text("# Memory\n\n## 2024-01-02\n\n- met Ana about billing\n", encoding="utf-8")
-    (ws / "memory" / "2024-01-02.md").write_text("- later: we decided to drop the v1 API\n", encoding="utf-8")
+    (ws / "MEMORY.md").write_text(
+        "# Memory\n\n## 2024-01-02\n\n- met Ana about billing\n", encoding="utf-8"
+    )
+    (ws / "memory" / "2024-01-02.md").write_text(
+        "- later: we decided to drop the v1 API\n", encoding="utf-8"
+    )
     (ws / "memory" / "2024-01-03.md").write_text("- quiet day\n", encoding="utf-8")
     report = migrate(ws)
     log = (ws / "logs" / "2024-01-02.md").read_text(encoding="utf-8")
@@ -96,11 +107,17 @@ def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path)
     assert (ws / "logs" / "2024-01-03.md").is_file()
     assert any(p.startswith("decisions/2024-01-02-") for p in report.created)
     assert not (ws / "memory" / "2024-01-02.md").exists()
-    assert (ws / "archive" / "memory" / "2024-01-02.md").read_text(encoding="utf-8").startswith("- later")
+    assert (
+        (ws / "archive" / "memory" / "2024-01-02.md")
+        .read_text(encoding="utf-8")
+        .startswith("- later")
+    )
 
 
 def test_a_dump_without_headings_becomes_dated_logs_or_one_inbox_note(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("2024-01-02: shipped the thing\n\n2024-01-05: fixed it\n", encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "2024-01-02: shipped the thing\n\n2024-01-05: fixed it\n", encoding="utf-8"
+    )
     report = migrate(tmp_path / "a.md", tmp_path / "v1", index=False)
     assert {r.path for r in report.plan} == {"logs/2024-01-02.md", "logs/2024-01-05.md"}
     assert any(u["kind"] == "no-headings" for u in report.uncertain)

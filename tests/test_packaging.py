@@ -15,12 +15,29 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(ROOT)],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--wheel",
+            "--no-isolation",
+            "--outdir",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+        capture_output=True,
+    )
     (wheel,) = tmp_path.glob("memvault-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for rel in ("MEMORY.md", ".memvault/config.toml", "templates/decision.md", ".obsidian/app.json",
-                "people/sarah-chen.md"):
+    for rel in (
+        "MEMORY.md",
+        ".memvault/config.toml",
+        "templates/decision.md",
+        ".obsidian/app.json",
+        "people/sarah-chen.md",
+    ):
         assert f"memvault/vault-template/{rel}" in names, rel
     assert "memvault/cli.py" in names and "memvault/core/notes.py" in names
 

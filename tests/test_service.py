@@ -57,8 +57,13 @@ def env_for(tmp_path: Path, model: str | None = "hash") -> dict[str, str]:
 def cli(
     tmp_path: Path, *args: str, timeout: float = 60, **kw: Any
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "memvault", *args], env=env_for(tmp_path, **kw),
-                          capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args],
+        env=env_for(tmp_path, **kw),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 class Proc:
@@ -70,8 +75,9 @@ class Proc:
         self.err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
         args = args or ("daemon", "run", "--vault", str(root))
         argv = [sys.executable, "-m", "memvault", *args]
-        self.p = subprocess.Popen(argv, env=env_for(tmp_path, model), stdout=subprocess.PIPE,
-                                  stderr=self.err, text=True)
+        self.p = subprocess.Popen(
+            argv, env=env_for(tmp_path, model), stdout=subprocess.PIPE, stderr=self.err, text=True
+        )
 
     @property
     def stderr(self) -> str:
@@ -109,8 +115,14 @@ def url(info: dict[str, Any], path: str) -> str:
 
 
 def api(info: dict[str, Any], method: str, path: str, **kw: Any) -> httpx.Response:
-    return httpx.request(method, url(info, path), trust_env=False, timeout=30,
-                         headers={"Authorization": f"Bearer {info['token']}"}, **kw)
+    return httpx.request(
+        method,
+        url(info, path),
+        trust_env=False,
+        timeout=30,
+        headers={"Authorization": f"Bearer {info['token']}"},
+        **kw,
+    )
 
 
 def settled(info: dict[str, Any]) -> dict[str, Any] | None:
@@ -190,8 +202,13 @@ def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> 
     try:
         info = second.info()  # the stale daemon.json of the killed one is replaced
         assert info["pid"] == second.p.pid
-        hits = eventually(lambda: [h for h in api(info, "POST", "/search", json={
-            "query": "ocelot"}).json()["hits"] if "ocelot" in h["text"]])
+        hits = eventually(
+            lambda: [
+                h
+                for h in api(info, "POST", "/search", json={"query": "ocelot"}).json()["hits"]
+                if "ocelot" in h["text"]
+            ]
+        )
         assert hits[0]["path"] == "people/offline.md"
     finally:
         second.stop()
@@ -213,8 +230,11 @@ def test_an_idle_daemon_writes_nothing(running: tuple[Proc, dict[str, Any]]) -> 
     vectors = proc.root / ".memvault" / "vectors.bin"
     saved = vectors.stat().st_mtime_ns
     write(proc.root, "people/last.md", note("Last", body="the last change: narwhal"))
-    eventually(lambda: "narwhal" in json.dumps(api(info, "POST", "/search", json={
-        "query": "narwhal"}).json()))
+    eventually(
+        lambda: (
+            "narwhal" in json.dumps(api(info, "POST", "/search", json={"query": "narwhal"}).json())
+        )
+    )
     # the burst's vectors are saved once the vault is quiet, not only at the next event
     eventually(lambda: vectors.stat().st_mtime_ns != saved, 15, "the idle save")
     eventually(lambda: settled(info))
@@ -230,8 +250,9 @@ def test_events_stream_reports_a_file_written_on_disk(
     proc, info = running
     eventually(lambda: settled(info))
     headers = {"Authorization": f"Bearer {info['token']}"}
-    with httpx.stream("GET", url(info, "/events"), headers=headers, trust_env=False,
-                      timeout=20) as r:
+    with httpx.stream(
+        "GET", url(info, "/events"), headers=headers, trust_env=False, timeout=20
+    ) as r:
         assert r.headers["content-type"].startswith("text/event-stream")
         lines = r.iter_lines()
         assert next(lines) == ": connected"
@@ -286,8 +307,9 @@ def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
         info = proc.info()
         assert (root / "MEMORY.md").is_file()
         assert api(info, "POST", "/search", json={"query": "postgres"}).json()["hits"]
-        eventually(lambda: str(daemon_json_path(root)) in proc.stderr and
-                   f":{info['port']}" in proc.stderr)
+        eventually(
+            lambda: str(daemon_json_path(root)) in proc.stderr and f":{info['port']}" in proc.stderr
+        )
         proc.p.send_signal(signal.SIGINT)
         assert proc.p.wait(5) == 0
         assert proc.p.stdout is not None and "files created" in proc.p.stdout.read()
@@ -310,11 +332,15 @@ def test_install_writes_a_systemd_user_unit(
     assert r.exit_code == 0, r.output
     unit = home / ".config" / "systemd" / "user" / "memvault-my-vault.service"
     text = unit.read_text()
-    assert f'ExecStart="{Path(sys.executable).absolute()}" "-m" "memvault" "daemon" "run" ' \
-           f'"--vault" "{root.resolve()}"' in text
+    assert (
+        f'ExecStart="{Path(sys.executable).absolute()}" "-m" "memvault" "daemon" "run" '
+        f'"--vault" "{root.resolve()}"' in text
+    )
     assert "Restart=on-failure" in text and "WantedBy=default.target" in text
-    assert "systemctl --user daemon-reload && systemctl --user enable --now " \
-           "memvault-my-vault.service" in r.output
+    assert (
+        "systemctl --user daemon-reload && systemctl --user enable --now "
+        "memvault-my-vault.service" in r.output
+    )
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
     assert r.exit_code == 0 and "already up to date" in r.output
     unit.write_text("[Service]\nExecStart=/bin/other\n")
@@ -328,14 +354,22 @@ def test_install_writes_a_systemd_user_unit(
 def test_install_respects_xdg_config_home_and_writes_a_launchd_plist(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     xdg = tmp_path / "xdg"
-    got = install_service(root, platform="linux", env={"HOME": str(tmp_path / "h"),
-                                                       "XDG_CONFIG_HOME": str(xdg)})
+    got = install_service(
+        root, platform="linux", env={"HOME": str(tmp_path / "h"), "XDG_CONFIG_HOME": str(xdg)}
+    )
     assert got.path == xdg / "systemd" / "user" / "memvault-vault.service" and got.written
     mac = install_service(root, platform="darwin", env={"HOME": str(tmp_path / "h")})
     assert mac.path.parent == tmp_path / "h" / "Library" / "LaunchAgents"
     plist = plistlib.loads(mac.path.read_bytes())
-    assert plist["ProgramArguments"][1:] == ["-m", "memvault", "daemon", "run", "--vault",
-                                             str(root.resolve()), "--log-file"]
+    assert plist["ProgramArguments"][1:] == [
+        "-m",
+        "memvault",
+        "daemon",
+        "run",
+        "--vault",
+        str(root.resolve()),
+        "--log-file",
+    ]
     assert plist["RunAtLoad"] is True and "launchctl" in mac.enable
 
 
@@ -350,8 +384,12 @@ def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> Non
         info = read_daemon_json(root)
         assert info is not None and info["pid"] == os.getpid() and info["token"] == daemon.token
         write(root, "people/inproc.md", note("Inproc", body="capybara"))
-        eventually(lambda: any("capybara" in h["text"] for h in api(
-            info, "POST", "/search", json={"query": "capybara"}).json()["hits"]))
+        eventually(
+            lambda: any(
+                "capybara" in h["text"]
+                for h in api(info, "POST", "/search", json={"query": "capybara"}).json()["hits"]
+            )
+        )
         d = eventually(lambda: daemon.info()["batches"] >= 2 and daemon.info())
         assert d["state"] == "watching" and d["port"] == info["port"]
     finally:
@@ -405,8 +443,9 @@ def test_up_with_the_real_model_serves_context_and_exits_fast(tmp_path: Path) ->
     proc = Proc(tmp_path, root, "up", str(root), model=None)
     try:
         info = proc.info(180)
-        ctx = api(info, "POST", "/context", json={"query": "why did we pick PostgreSQL?",
-                                                  "budget": 500}).json()
+        ctx = api(
+            info, "POST", "/context", json={"query": "why did we pick PostgreSQL?", "budget": 500}
+        ).json()
         assert ctx["tokens"] <= 500
         assert any(s["path"].startswith("decisions/") for s in ctx["sources"])
         started = time.monotonic()

@@ -36,8 +36,12 @@ def test_every_traversal_attack_is_refused(vault_with_secrets: Path, attack: str
 
 @pytest.mark.parametrize(
     ("rel", "clean"),
-    [("people/ana.md", "people/ana.md"), ("./people//ana.md", "people/ana.md"),
-     ("people/Ana Lo\u0301pez.md", "people/Ana López.md"), ("a b/c%20d.md", "a b/c%20d.md")],
+    [
+        ("people/ana.md", "people/ana.md"),
+        ("./people//ana.md", "people/ana.md"),
+        ("people/Ana Lo\u0301pez.md", "people/Ana López.md"),
+        ("a b/c%20d.md", "a b/c%20d.md"),
+    ],
 )
 def test_normal_paths_are_cleaned(rel: str, clean: str) -> None:
     assert normalize_rel(rel) == clean
@@ -45,10 +49,18 @@ def test_normal_paths_are_cleaned(rel: str, clean: str) -> None:
 
 def test_scan_ignores_what_design_says(tmp_path: Path) -> None:
     files = {
-        "MEMORY.md": "# M", "people/ana.md": "a", ".obsidian/x.md": "x", ".git/y.md": "y",
-        ".trash/z.md": "z", ".memvault/c.md": "c", "people/.hidden.md": "h",
-        "people/ana.sync-conflict-20240101-1234.md": "c", "people/ana (conflicted copy).md": "c",
-        "people/ana.md.orig": "o", "templates/person.md": "t", "assets/img.png": "png",
+        "MEMORY.md": "# M",
+        "people/ana.md": "a",
+        ".obsidian/x.md": "x",
+        ".git/y.md": "y",
+        ".trash/z.md": "z",
+        ".memvault/c.md": "c",
+        "people/.hidden.md": "h",
+        "people/ana.sync-conflict-20240101-1234.md": "c",
+        "people/ana (conflicted copy).md": "c",
+        "people/ana.md.orig": "o",
+        "templates/person.md": "t",
+        "assets/img.png": "png",
         "people/.ana.md.memvault-tmp-abcd": "tmp",
     }
     for rel, text in files.items():
@@ -92,7 +104,9 @@ def test_nfc_and_nfd_names_are_one_note(tmp_path: Path) -> None:
     ("data", "message"),
     [(b"\x00\x01binary", "binary"), ("caf\u00e9".encode("latin-1"), "not UTF-8")],
 )
-def test_binary_and_non_utf8_notes_are_refused_with_a_reason(tmp_path: Path, data: bytes, message: str) -> None:
+def test_binary_and_non_utf8_notes_are_refused_with_a_reason(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
     (tmp_path / "x.md").write_bytes(data)
     with pytest.raises(NotText, match=message):
         VaultFS(tmp_path).read("x.md")
@@ -187,9 +201,14 @@ def test_find_vault_walks_up(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("pattern", "path", "hit"),
-    [("templates/**", "templates/a.md", True), ("templates/**", "x/templates/a.md", False),
-     ("*.draft.md", "a/b/c.draft.md", True), ("drafts/", "drafts/x/y.md", True),
-     ("**/private/*", "a/private/x.md", True), ("a?.md", "ab.md", True)],
+    [
+        ("templates/**", "templates/a.md", True),
+        ("templates/**", "x/templates/a.md", False),
+        ("*.draft.md", "a/b/c.draft.md", True),
+        ("drafts/", "drafts/x/y.md", True),
+        ("**/private/*", "a/private/x.md", True),
+        ("a?.md", "ab.md", True),
+    ],
 )
 def test_ignore_globs(pattern: str, path: str, hit: bool) -> None:
     assert bool(glob_regex(pattern).match(path)) is hit

@@ -92,8 +92,13 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
         return vault.sync(paths, progress)
 
     kw.setdefault("debounce_ms", 100)
-    w.watcher = Watcher(vault.root, sync, is_ignored=vault.engine.fs.is_ignored,
-                        save=vault.engine.save_vectors, **kw)
+    w.watcher = Watcher(
+        vault.root,
+        sync,
+        is_ignored=vault.engine.fs.is_ignored,
+        save=vault.engine.save_vectors,
+        **kw,
+    )
     w.watcher.start(initial_reconcile=False)
     return w
 
@@ -135,8 +140,7 @@ def test_moved_note_batches_both_sides_and_links_follow(watched: Watched) -> Non
     eventually(lambda: "projects/ref.md" in watched.indexed())
     os.rename(watched.root / "people/sarah-chen.md", watched.root / "people/sarah.md")
     eventually(lambda: watched.batched("people/sarah.md"))
-    assert any(b and {"people/sarah.md", "people/sarah-chen.md"} <= set(b)
-               for b in watched.batches)
+    assert any(b and {"people/sarah.md", "people/sarah-chen.md"} <= set(b) for b in watched.batches)
     eventually(lambda: "[[people/sarah]]" in watched.memory())
     ref = watched.root / "projects/ref.md"
     eventually(lambda: "sarah-chen" not in ref.read_text(encoding="utf-8"), what="relink")
@@ -148,8 +152,9 @@ def test_case_only_rename(watched: Watched) -> None:
     write(watched.root, "people/Bob.md", note("Bob", "a ferrier"))
     eventually(lambda: "people/Bob.md" in watched.indexed())
     os.rename(watched.root / "people/Bob.md", watched.root / "people/bob.md")
-    eventually(lambda: "people/bob.md" in watched.indexed() and
-               "people/Bob.md" not in watched.indexed())
+    eventually(
+        lambda: "people/bob.md" in watched.indexed() and "people/Bob.md" not in watched.indexed()
+    )
     eventually(lambda: "[[people/bob]]" in watched.memory())
 
 
@@ -196,8 +201,9 @@ def test_atomic_save_with_temp_file_and_rename(watched: Watched) -> None:
     target = watched.root / "people/sarah-chen.md"
     for tmp_name in (".sarah-chen.md.swp-1", "sarah-chen.md.tmp.4242"):
         tmp = target.with_name(tmp_name)
-        tmp.write_text(note("Sarah Chen", body=f"now likes {tmp_name[-4:]}marmot"),
-                       encoding="utf-8")
+        tmp.write_text(
+            note("Sarah Chen", body=f"now likes {tmp_name[-4:]}marmot"), encoding="utf-8"
+        )
         os.replace(tmp, target)
         word = f"{tmp_name[-4:]}marmot"
         eventually(lambda word=word: "people/sarah-chen.md" in watched.found(word))
@@ -218,16 +224,27 @@ def test_vim_backup_rename_save(watched: Watched) -> None:
 
 
 def test_ignored_paths_never_reach_a_batch(watched: Watched) -> None:
-    for rel in (".obsidian/workspace.json", ".memvault/scratch", "templates/t.md",
-                "people/x.sync-conflict-20240101-1.md", ".trash/old.md", "people/.hidden.md"):
+    for rel in (
+        ".obsidian/workspace.json",
+        ".memvault/scratch",
+        "templates/t.md",
+        "people/x.sync-conflict-20240101-1.md",
+        ".trash/old.md",
+        "people/.hidden.md",
+    ):
         write(watched.root, rel, "x")
     write(watched.root, "people/marker.md", note("Marker"))
     eventually(lambda: watched.batched("people/marker.md"))
     watched.settle()
     seen = {p for b in watched.batches if b for p in b}
-    assert not seen & {".obsidian/workspace.json", ".memvault/scratch", "templates/t.md",
-                       "people/x.sync-conflict-20240101-1.md", ".trash/old.md",
-                       "people/.hidden.md"}
+    assert not seen & {
+        ".obsidian/workspace.json",
+        ".memvault/scratch",
+        "templates/t.md",
+        "people/x.sync-conflict-20240101-1.md",
+        ".trash/old.md",
+        "people/.hidden.md",
+    }
 
 
 def test_own_writes_cost_at_most_a_no_op_batch_then_quiet(watched: Watched) -> None:
@@ -318,11 +335,15 @@ def test_polling_observer_selected_by_config(tmp_path: Path) -> None:
         w.vault.close()
 
 
-@pytest.mark.parametrize(("code", "advice"), [(errno.ENOSPC, "max_user_watches"),
-                                               (errno.EMFILE, "max_user_instances")])
+@pytest.mark.parametrize(
+    ("code", "advice"), [(errno.ENOSPC, "max_user_watches"), (errno.EMFILE, "max_user_instances")]
+)
 def test_inotify_limits_fall_back_to_polling_with_one_warning(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture,
-    code: int, advice: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    code: int,
+    advice: str,
 ) -> None:
     def exhausted() -> Any:
         raise OSError(code, "inotify limit reached")
@@ -349,8 +370,9 @@ def test_native_setting_does_not_fall_back(tmp_path: Path, monkeypatch: pytest.M
     monkeypatch.setattr(W, "_native_observer", exhausted)
     root = make_vault(tmp_path)
     with open_vault(root) as vault:
-        watcher = Watcher(vault.root, lambda p, pr: None, is_ignored=vault.engine.fs.is_ignored,
-                          observer="native")
+        watcher = Watcher(
+            vault.root, lambda p, pr: None, is_ignored=vault.engine.fs.is_ignored, observer="native"
+        )
         with pytest.raises(OSError, match="limit"):
             watcher.start()
 
@@ -374,7 +396,9 @@ def test_mount_fs_type_reads_the_longest_mount_prefix(tmp_path: Path) -> None:
     mounts.write_text(
         "/dev/vda / ext4 rw 0 0\n"
         f"server:/x {tmp_path}/net nfs4 rw 0 0\n"
-        f"sshfs#me@h: {tmp_path}/my\\040drive fuse.sshfs rw 0 0\n", encoding="utf-8")
+        f"sshfs#me@h: {tmp_path}/my\\040drive fuse.sshfs rw 0 0\n",
+        encoding="utf-8",
+    )
     assert W.mount_fs_type(tmp_path / "net" / "vault", str(mounts)) == "nfs4"
     assert W.mount_fs_type(tmp_path / "my drive" / "v", str(mounts)) == "fuse.sshfs"
     assert W.mount_fs_type(tmp_path / "local", str(mounts)) == "ext4"
@@ -467,10 +491,14 @@ def _random_ops(rng: random.Random, root: Path, count: int) -> None:
     folders = ["people", "projects", "decisions", "topics/a", "topics/b"]
 
     def notes() -> list[Path]:
-        return sorted(p for p in root.rglob("*.md") if ".memvault" not in p.parts
-                      and "templates" not in p.parts and p.name != "MEMORY.md"
-                      and not p.name.endswith(("decisions.md", "people.md", "projects.md",
-                                                "logs.md")))
+        return sorted(
+            p
+            for p in root.rglob("*.md")
+            if ".memvault" not in p.parts
+            and "templates" not in p.parts
+            and p.name != "MEMORY.md"
+            and not p.name.endswith(("decisions.md", "people.md", "projects.md", "logs.md"))
+        )
 
     for i in range(count):
         existing = notes()
@@ -520,8 +548,10 @@ def test_random_sequences_end_equal_to_a_rebuild(tmp_path: Path, seed: int) -> N
 
 
 def _explain(ours: dict[str, Any], rebuilt: dict[str, Any], w: Watched) -> str:
-    lines = [f"only ours: {sorted(set(ours['notes']) - set(rebuilt['notes']))}",
-             f"only rebuilt: {sorted(set(rebuilt['notes']) - set(ours['notes']))}"]
+    lines = [
+        f"only ours: {sorted(set(ours['notes']) - set(rebuilt['notes']))}",
+        f"only rebuilt: {sorted(set(rebuilt['notes']) - set(ours['notes']))}",
+    ]
     for path in sorted(set(ours["notes"]) & set(rebuilt["notes"])):
         if ours["notes"][path] != rebuilt["notes"][path]:
             lines.append(f"note differs: {path}")

@@ -29,9 +29,18 @@ _WHERE = {
     **{
         name: "memvault.errors"
         for name in (
-            "ConfigError", "DaemonError", "IndexCorrupt", "LockHeld", "MemoryFileError",
-            "MemvaultError", "ModelError", "NoteExists", "NoteNotFound", "UnsafePath",
-            "VaultNotFound", "WriteConflict",
+            "ConfigError",
+            "DaemonError",
+            "IndexCorrupt",
+            "LockHeld",
+            "MemoryFileError",
+            "MemvaultError",
+            "ModelError",
+            "NoteExists",
+            "NoteNotFound",
+            "UnsafePath",
+            "VaultNotFound",
+            "WriteConflict",
         )
     },
 }
@@ -53,21 +62,61 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:
-    from memvault.api import Vault
-    from memvault.core.report import Context, Hit, LinkProblem, Source, SyncReport
-    from memvault.core.report import NoteText
-    from memvault.core.report import WriteResult
+    from memvault.api import Vault as Vault
+    from memvault.core.report import (
+        Context as Context,
+    )
+    from memvault.core.report import (
+        Hit as Hit,
+    )
+    from memvault.core.report import (
+        LinkProblem as LinkProblem,
+    )
+    from memvault.core.report import (
+        NoteText as NoteText,
+    )
+    from memvault.core.report import (
+        Source as Source,
+    )
+    from memvault.core.report import (
+        SyncReport as SyncReport,
+    )
+    from memvault.core.report import (
+        WriteResult as WriteResult,
+    )
     from memvault.errors import (
-        ConfigError,
-        DaemonError,
-        IndexCorrupt,
-        LockHeld,
-        MemoryFileError,
-        MemvaultError,
-        ModelError,
-        NoteExists,
-        NoteNotFound,
-        UnsafePath,
-        VaultNotFound,
-        WriteConflict,
+        ConfigError as ConfigError,
+    )
+    from memvault.errors import (
+        DaemonError as DaemonError,
+    )
+    from memvault.errors import (
+        IndexCorrupt as IndexCorrupt,
+    )
+    from memvault.errors import (
+        LockHeld as LockHeld,
+    )
+    from memvault.errors import (
+        MemoryFileError as MemoryFileError,
+    )
+    from memvault.errors import (
+        MemvaultError as MemvaultError,
+    )
+    from memvault.errors import (
+        ModelError as ModelError,
+    )
+    from memvault.errors import (
+        NoteExists as NoteExists,
+    )
+    from memvault.errors import (
+        NoteNotFound as NoteNotFound,
+    )
+    from memvault.errors import (
+        UnsafePath as UnsafePath,
+    )
+    from memvault.errors import (
+        VaultNotFound as VaultNotFound,
+    )
+    from memvault.errors import (
+        WriteConflict as WriteConflict,
     )

@@ -20,13 +20,11 @@ from typing import Any
 
 from memvault.config import STATE_DIR, VaultConfig
 from memvault.core.changes import Seen, suspects
+from memvault.core.ranking import Filters, parse_day
+from memvault.core.report import Context, Hit, LinkProblem, NoteText, SyncReport, WriteResult
 from memvault.embedder import Embedder
 from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.core.ranking import Filters, parse_day
-from memvault.core.report import Context, Hit, LinkProblem, SyncReport
-from memvault.core.report import NoteText
-from memvault.core.report import WriteResult
 from memvault.vault import WriterLock
 
 
@@ -50,7 +48,9 @@ class Vault:
         """Open the vault at ``path`` (a folder; created state lives in ``.memvault/``)."""
         root = Path(path).expanduser()
         if not root.is_dir():
-            raise VaultNotFound(f"no vault at {root}: not a folder (create one with `memvault init {root}`)")
+            raise VaultNotFound(
+                f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
+            )
         config = VaultConfig.load(root, env=env, overrides=overrides)
         lock = None
         if not read_only:
@@ -144,8 +144,9 @@ class Vault:
     ) -> WriteResult:
         """Create a note from the vault's template; MEMORY.md and the index follow at once."""
         self._writable()
-        return self.engine.add_note(category, title, summary=summary, fields=fields, body=body,
-                                    update=update)
+        return self.engine.add_note(
+            category, title, summary=summary, fields=fields, body=body, update=update
+        )
 
     def log(self, text: str) -> WriteResult:
         """Append a timestamped line to today's log."""
@@ -171,7 +172,9 @@ class Vault:
             except MemvaultError:
                 tokens = None  # the configured model's tokenizer is not available
             memory.update(
-                lines=lines, tokens=tokens, max_lines=cfg.memory.max_lines,
+                lines=lines,
+                tokens=tokens,
+                max_lines=cfg.memory.max_lines,
                 max_tokens=cfg.memory.max_tokens,
                 over_budget=lines > cfg.memory.max_lines or (tokens or 0) > cfg.memory.max_tokens,
             )

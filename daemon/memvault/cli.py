@@ -40,7 +40,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-links_app = typer.Typer(help="Check the vault's links the way Obsidian resolves them.", no_args_is_help=True)
+links_app = typer.Typer(
+    help="Check the vault's links the way Obsidian resolves them.", no_args_is_help=True
+)
 app.add_typer(links_app, name="links")
 
 out = Console(soft_wrap=True, highlight=False)
@@ -91,7 +93,9 @@ def resolve_vault(vault: Path | None) -> Path:
     from memvault.vault import find_vault  # light: no engine, no numpy
 
     env = os.environ.get("MEMVAULT_VAULT")
-    found = vault if vault is not None else Path(env).expanduser() if env else find_vault(Path.cwd())
+    found = (
+        vault if vault is not None else Path(env).expanduser() if env else find_vault(Path.cwd())
+    )
     if found is None:
         raise E.VaultNotFound(
             "no vault here: pass --vault PATH, set MEMVAULT_VAULT, or run inside a vault "
@@ -125,8 +129,14 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
         if bar is None:
             if p.total < 20 or not err.is_terminal:
                 return
-            bar = Progress("[progress.description]{task.description}", BarColumn(),
-                           MofNCompleteColumn(), TimeRemainingColumn(), console=err, transient=True)
+            bar = Progress(
+                "[progress.description]{task.description}",
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
             bar.start()
             task = bar.add_task(label, total=p.total)
         assert task is not None
@@ -148,7 +158,10 @@ def version_callback(value: bool) -> None:
 @app.callback()
 def main_callback(
     version: Annotated[
-        bool, typer.Option("--version", callback=version_callback, is_eager=True, help="Show the version.")
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Show the version."
+        ),
     ] = False,
 ) -> None:
     """memvault: long-term memory for AI agents that people can read and edit."""
@@ -156,7 +169,9 @@ def main_callback(
 
 @app.command()
 def init(
-    path: Annotated[Path, typer.Argument(help="Folder for the vault (created if missing).")] = Path("."),
+    path: Annotated[Path, typer.Argument(help="Folder for the vault (created if missing).")] = Path(
+        "."
+    ),
     as_json: JsonOpt = False,
 ) -> None:
     """Lay the vault template down. Existing files are never overwritten."""
@@ -224,7 +239,9 @@ def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             if p.verdict == "ambiguous":
                 out.print(f"{where}: [[{p.target}]] is ambiguous: {', '.join(p.candidates)}")
             elif p.verdict == "alias":
-                out.print(f"{where}: [[{p.target}]] only matches an alias (Obsidian shows it unresolved)")
+                out.print(
+                    f"{where}: [[{p.target}]] only matches an alias (Obsidian shows it unresolved)"
+                )
             else:
                 out.print(f"{where}: [[{p.target}]] does not resolve")
         out.print(f"{len(bad)} broken links" if bad else "all links resolve")
@@ -233,13 +250,26 @@ def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 @app.command()
 def migrate(
-    source: Annotated[Path, typer.Argument(help="A dump (MEMORY.md, CLAUDE.md) or an OpenClaw-style "
-                                                "workspace folder (MEMORY.md + memory/YYYY-MM-DD.md).")],
-    into: Annotated[Path | None, typer.Option("--into", help="The vault to migrate into "
-                                              "(default: the dump's own folder).")] = None,
-    dry_run: Annotated[bool, typer.Option("--dry-run", help="Show the plan and sizes; write nothing.")] = False,
-    no_index: Annotated[bool, typer.Option("--no-index", help="Write the notes but leave indexing "
-                                           "to the next sync or the daemon.")] = False,
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A dump (MEMORY.md, CLAUDE.md) or an OpenClaw-style "
+            "workspace folder (MEMORY.md + memory/YYYY-MM-DD.md)."
+        ),
+    ],
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="The vault to migrate into (default: the dump's own folder)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan and sizes; write nothing.")
+    ] = False,
+    no_index: Annotated[
+        bool,
+        typer.Option(
+            "--no-index", help="Write the notes but leave indexing to the next sync or the daemon."
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Split a giant memory dump into people/, projects/, decisions/, logs/ notes and a small index."""
@@ -247,8 +277,14 @@ def migrate(
     from memvault.migration_view import render_migration
 
     with handled(), progress_bar("indexing") as bar:
-        report = run_migration(source, into, dry_run=dry_run, index=not no_index,
-                               count_tokens=_token_counter(), progress=bar)
+        report = run_migration(
+            source,
+            into,
+            dry_run=dry_run,
+            index=not no_index,
+            count_tokens=_token_counter(),
+            progress=bar,
+        )
     if as_json:
         emit_json(report.to_dict())
         return

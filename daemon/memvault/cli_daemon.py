@@ -35,14 +35,21 @@ daemon_app = typer.Typer(
 
 VaultOpt = Annotated[
     Path | None,
-    typer.Option("--vault", help="The vault folder (default: $MEMVAULT_VAULT, else the "
-                 "nearest vault at or above the current folder).", show_default=False),
+    typer.Option(
+        "--vault",
+        help="The vault folder (default: $MEMVAULT_VAULT, else the "
+        "nearest vault at or above the current folder).",
+        show_default=False,
+    ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs and agents.")]
 PortOpt = Annotated[
     int | None,
-    typer.Option("--port", help="Port on 127.0.0.1 (default: daemon.port; 0 picks a free one).",
-                 show_default=False),
+    typer.Option(
+        "--port",
+        help="Port on 127.0.0.1 (default: daemon.port; 0 picks a free one).",
+        show_default=False,
+    ),
 ]
 
 
@@ -57,8 +64,11 @@ def _refuse_if_running(root: Path) -> None:
 
     info = running_daemon(root)
     if info is not None:
-        _base().fail(f"a memvault daemon is already running for {root.resolve()} "
-                     f"(pid {info['pid']}, {url_of(info)})", 1)
+        _base().fail(
+            f"a memvault daemon is already running for {root.resolve()} "
+            f"(pid {info['pid']}, {url_of(info)})",
+            1,
+        )
 
 
 def _open_writable(root: Path) -> Any:
@@ -78,8 +88,10 @@ def _announce(daemon: Daemon) -> None:
 
     cli = _base()
     info = daemon.info()
-    cli.err.print(f"memvault daemon serving {daemon.vault.root} at {url_of(info)} "
-                  f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it")
+    cli.err.print(
+        f"memvault daemon serving {daemon.vault.root} at {url_of(info)} "
+        f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it"
+    )
 
 
 def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None:
@@ -100,8 +112,10 @@ def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None
 def run(
     vault: VaultOpt = None,
     port: PortOpt = None,
-    log_file: Annotated[bool, typer.Option(
-        "--log-file", help="Log to .memvault/daemon.log (rotated) instead of stderr.")] = False,
+    log_file: Annotated[
+        bool,
+        typer.Option("--log-file", help="Log to .memvault/daemon.log (rotated) instead of stderr."),
+    ] = False,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C."""
     cli = _base()
@@ -133,8 +147,10 @@ def start(
     if as_json:
         cli.emit_json({k: v for k, v in info.items() if k != "token"} | {"url": url_of(info)})
         return
-    cli.out.print(f"memvault daemon started: pid {info['pid']}, {url_of(info)} "
-                  f"(log: {root.resolve() / '.memvault' / 'daemon.log'})")
+    cli.out.print(
+        f"memvault daemon started: pid {info['pid']}, {url_of(info)} "
+        f"(log: {root.resolve() / '.memvault' / 'daemon.log'})"
+    )
 
 
 @daemon_app.command("stop")
@@ -199,9 +215,9 @@ def install(
 
 
 def up(
-    path: Annotated[
-        Path, typer.Argument(help="The vault folder (created if missing).")
-    ] = Path("."),
+    path: Annotated[Path, typer.Argument(help="The vault folder (created if missing).")] = Path(
+        "."
+    ),
     port: PortOpt = None,
 ) -> None:
     """Init the vault if needed, index it (with progress), then watch and serve (foreground)."""
@@ -247,8 +263,9 @@ def _systemd_quote(arg: str) -> str:
 
 def render_unit(root: Path, python: str, pythonpath: str | None) -> str:
     root = Path(root).resolve()
-    cmd = " ".join(_systemd_quote(a) for a in (python, "-m", "memvault", "daemon", "run",
-                                                "--vault", str(root)))
+    cmd = " ".join(
+        _systemd_quote(a) for a in (python, "-m", "memvault", "daemon", "run", "--vault", str(root))
+    )
     env = f"Environment={_systemd_quote('PYTHONPATH=' + pythonpath)}\n" if pythonpath else ""
     return (
         "[Unit]\n"
@@ -271,10 +288,18 @@ def render_plist(root: Path, python: str, label: str, pythonpath: str | None) ->
     from xml.sax.saxutils import escape
 
     root = Path(root).resolve()
-    args = "".join(f"    <string>{escape(a)}</string>\n" for a in (
-        python, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"))
-    env = (f"  <key>EnvironmentVariables</key>\n  <dict>\n    <key>PYTHONPATH</key>\n"
-           f"    <string>{escape(pythonpath)}</string>\n  </dict>\n") if pythonpath else ""
+    args = "".join(
+        f"    <string>{escape(a)}</string>\n"
+        for a in (python, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file")
+    )
+    env = (
+        (
+            f"  <key>EnvironmentVariables</key>\n  <dict>\n    <key>PYTHONPATH</key>\n"
+            f"    <string>{escape(pythonpath)}</string>\n  </dict>\n"
+        )
+        if pythonpath
+        else ""
+    )
     return (
         '<?xml version="1.0" encoding="UTF-8"?>\n'
         '<!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" '
@@ -289,8 +314,13 @@ def render_plist(root: Path, python: str, label: str, pythonpath: str | None) ->
     )
 
 
-def install_service(root: Path, *, force: bool = False, platform: str | None = None,
-                    env: Mapping[str, str] | None = None) -> Installed:
+def install_service(
+    root: Path,
+    *,
+    force: bool = False,
+    platform: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Installed:
     """Write a systemd user unit (Linux) or a launchd agent (macOS) for ``root``.
 
     Never replaces a different existing file unless ``force``.
@@ -322,14 +352,17 @@ def install_service(root: Path, *, force: bool = False, platform: str | None = N
         text = render_unit(root, python, pythonpath)
         enable = f"systemctl --user daemon-reload && systemctl --user enable --now {path.name}"
     else:
-        raise DaemonError(f"`daemon install` supports Linux (systemd) and macOS (launchd), "
-                          f"not {platform}")
+        raise DaemonError(
+            f"`daemon install` supports Linux (systemd) and macOS (launchd), not {platform}"
+        )
     if path.exists():
         if path.read_text(encoding="utf-8", errors="replace") == text:
             return Installed(path, False, enable)
         if not force:
-            raise DaemonError(f"{path} exists and differs (another vault of the same name?); "
-                              "pass --force to replace it")
+            raise DaemonError(
+                f"{path} exists and differs (another vault of the same name?); "
+                "pass --force to replace it"
+            )
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
     tmp.write_text(text, encoding="utf-8")

@@ -40,8 +40,7 @@ from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
 if TYPE_CHECKING:
     import httpx
 
-    from memvault.core.report import NoteText
-    from memvault.core.report import WriteResult
+    from memvault.core.report import NoteText, WriteResult
 
 DAEMON_FILE = "daemon.json"
 HEALTH_TIMEOUT = 0.5  # a daemon that does not answer /health this fast is treated as absent

@@ -171,7 +171,9 @@ def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
                 try:
                     value = type(default)(raw)
                 except ValueError:
-                    raise ConfigError(f"${f'MEMVAULT_{section}_{f.name}'.upper()}: {raw!r} is not a number") from None
+                    raise ConfigError(
+                        f"${f'MEMVAULT_{section}_{f.name}'.upper()}: {raw!r} is not a number"
+                    ) from None
             elif isinstance(default, tuple):
                 value = [part.strip() for part in raw.split(",") if part.strip()]
             data.setdefault(section, {})[f.name] = value
@@ -182,7 +184,9 @@ def _build(data: dict[str, dict[str, Any]], where: str) -> dict[str, Any]:
     for section, values in data.items():
         kind = _SECTIONS.get(section)
         if kind is None:
-            raise ConfigError(f"{where}: unknown section [{section}] (known: {', '.join(_SECTIONS)})")
+            raise ConfigError(
+                f"{where}: unknown section [{section}] (known: {', '.join(_SECTIONS)})"
+            )
         out[section] = _settings(kind, section, values, where)
     return out
 
@@ -193,7 +197,9 @@ def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> A
     for name, value in values.items():
         f = known.get(name)
         if f is None:
-            raise ConfigError(f"{where}: unknown setting {section}.{name} (known: {', '.join(known)})")
+            raise ConfigError(
+                f"{where}: unknown setting {section}.{name} (known: {', '.join(known)})"
+            )
         default = f.default if f.default is not dataclasses.MISSING else None
         if name == "sections":
             kwargs[name] = _sections(value, where)
@@ -238,13 +244,17 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
             raise ConfigError(f"{where}: memory.sections[{i}] must be a table")
         unknown = set(item) - known
         if unknown:
-            raise ConfigError(f"{where}: memory.sections[{i}]: unknown setting {sorted(unknown)[0]}")
+            raise ConfigError(
+                f"{where}: memory.sections[{i}]: unknown setting {sorted(unknown)[0]}"
+            )
         missing = {"name", "title", "folder"} - set(item)
         if missing:
             raise ConfigError(f"{where}: memory.sections[{i}] needs {', '.join(sorted(missing))}")
         flt = item.get("filter", {})
         if not isinstance(flt, dict):
-            raise ConfigError(f"{where}: memory.sections[{i}].filter must be a table of field = value")
+            raise ConfigError(
+                f"{where}: memory.sections[{i}].filter must be a table of field = value"
+            )
         rule = SectionRule(
             name=str(item["name"]),
             title=str(item["title"]),
@@ -254,7 +264,9 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
             limit=item.get("limit", 10),
         )
         if rule.order not in ORDERS:
-            raise ConfigError(f"{where}: memory.sections[{i}].order must be one of {', '.join(ORDERS)}")
+            raise ConfigError(
+                f"{where}: memory.sections[{i}].order must be one of {', '.join(ORDERS)}"
+            )
         if not isinstance(rule.limit, int) or rule.limit < 0:
             raise ConfigError(f"{where}: memory.sections[{i}].limit must be a whole number >= 0")
         if not rule.name.replace("-", "").replace("_", "").isalnum():
@@ -272,12 +284,16 @@ def _validate(section: str, settings: Any, where: str) -> None:
         if not 16 <= settings.max_chunk_tokens <= 8192:
             problems.append("index.max_chunk_tokens must be between 16 and 8192")
         if not 8 <= settings.chunk_target_tokens <= settings.max_chunk_tokens:
-            problems.append("index.chunk_target_tokens must be between 8 and index.max_chunk_tokens")
+            problems.append(
+                "index.chunk_target_tokens must be between 8 and index.max_chunk_tokens"
+            )
         unknown = set(settings.embed_context) - {"title", "headings", "date"}
         if unknown:
             problems.append(f"index.embed_context: unknown part {sorted(unknown)[0]!r}")
         if not 0 <= settings.context_overlap_tokens <= settings.max_chunk_tokens:
-            problems.append("index.context_overlap_tokens must be between 0 and index.max_chunk_tokens")
+            problems.append(
+                "index.context_overlap_tokens must be between 0 and index.max_chunk_tokens"
+            )
         if settings.batch_size < 1 or settings.ef_search < 1 or settings.hnsw_m < 2:
             problems.append("index: batch_size, ef_search and hnsw_m must be positive")
         if not 0.0 < settings.compact_ratio < 1.0:

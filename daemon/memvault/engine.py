@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
@@ -152,13 +154,15 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
                     ef_construction=self.config.index.ef_construction,
                     ef_search=self.config.index.ef_search,
                 )
-                report = vi.open(self.store.meta("vectors_sha"), self.store.labels(), self._vectors_for)
+                report = vi.open(
+                    self.store.meta("vectors_sha"), self.store.labels(), self._vectors_for
+                )
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
                 self._vectors = vi
             return self._vectors
 
-    def _vectors_for(self, labels: Sequence[int]) -> object:
+    def _vectors_for(self, labels: Sequence[int]) -> np.ndarray:
         dim = int(self.store.meta("dim") or self.embedder.dim)
         found, matrix = self.store.vectors_for(self.model_id(), labels, dim)
         if len(found) != len(labels):
@@ -178,10 +182,21 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             chunks = self.store.chunks_of(path)
             if note_row is None or not chunks:
                 continue
-            note = Note(note_row.path, note_row.title, note_row.summary, note_row.frontmatter,
-                        note_row.tags, note_row.aliases, (), (), "", 1)
-            texts = self._embed_texts(note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text)
-                                             for c in chunks])
+            note = Note(
+                note_row.path,
+                note_row.title,
+                note_row.summary,
+                note_row.frontmatter,
+                note_row.tags,
+                note_row.aliases,
+                (),
+                (),
+                "",
+                1,
+            )
+            texts = self._embed_texts(
+                note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
+            )
             have = self.store.cached(emb.model_id, [sha256_text(t) for t in texts])
             missing = {sha256_text(t): t for t in texts if sha256_text(t) not in have}
             if missing:
@@ -192,9 +207,14 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         """The exact texts embedded for a note's chunks (context header + overlap)."""
         settings = self.config.index
         emb = self.embedder
-        return embed_texts(note, chunks, settings.embed_context, emb.count_tokens,
-                           max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
-                           overlap_tokens=settings.context_overlap_tokens)
+        return embed_texts(
+            note,
+            chunks,
+            settings.embed_context,
+            emb.count_tokens,
+            max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
+            overlap_tokens=settings.context_overlap_tokens,
+        )
 
     def model_id(self) -> str:
         """The embedding model's identity, known without loading the model."""
@@ -278,9 +298,13 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             report = self._apply(changes, seen, progress)
-            report = _with(report, skipped=tuple(skipped) + report.skipped, full=full,
-                           warnings=((model_note,) if model_note else ()) + report.warnings,
-                           seconds=time.perf_counter() - started)
+            report = _with(
+                report,
+                skipped=tuple(skipped) + report.skipped,
+                full=full,
+                warnings=((model_note,) if model_note else ()) + report.warnings,
+                seconds=time.perf_counter() - started,
+            )
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
@@ -371,12 +395,15 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             self._link_index = None
         if deleted_labels and self.store.meta("model_id"):
             self.vectors.delete(deleted_labels)
-        todo = sorted(set(changes.created) | set(changes.modified) | set(moves.values()) | set(relinked))
+        todo = sorted(
+            set(changes.created) | set(changes.modified) | set(moves.values()) | set(relinked)
+        )
         embedded, reused, skipped, index_warnings = self._index(todo, progress)
         warnings += index_warnings
         if changes.created or changes.deleted or moves:
             self._link_index = None
-        memory_written, folder_written, problems = False, (), []
+        memory_written, problems = False, []
+        folder_written: tuple[str, ...] = ()
         if changes or not self.store.meta("memory_synced"):
             memory_written, folder_written, problems = self._update_memory(moves, before, after)
         if deleted_labels or embedded:
@@ -406,8 +433,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         warnings: list[str] = []
         batch: list[_Prepared] = []
         pending = 0
-        done = 0
-        for path in paths:
+        for done, path in enumerate(paths, 1):
             prepared, skip, warns = self._prepare(path)
             warnings += warns
             if skip is not None:
@@ -415,7 +441,6 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             if prepared is not None:
                 batch.append(prepared)
                 pending += len(prepared.chunks)
-            done += 1
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
                 e, r = self._commit(batch)
                 embedded, reused = embedded + e, reused + r
@@ -436,7 +461,11 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             return None, None, []
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
-            return _Prepared(path, row, [], [], {}) if row else None, SkippedFile(path, str(exc)), []
+            return (
+                _Prepared(path, row, [], [], {}) if row else None,
+                SkippedFile(path, str(exc)),
+                [],
+            )
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
         note = parse_note(path, result.decoded.text)
@@ -449,17 +478,41 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         kind = "index" if self._is_index_note(path) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
-            path, result.size, result.mtime_ns, result.sha256, kind, None, note.title,
-            note.summary, note.category, note.date, note.updated, note.tags, note.aliases,
-            note.frontmatter, tuple((h.level, h.text, h.line) for h in note.headings),
-            tuple(note.warnings), len(lines),
+            path,
+            result.size,
+            result.mtime_ns,
+            result.sha256,
+            kind,
+            None,
+            note.title,
+            note.summary,
+            note.category,
+            note.date,
+            note.updated,
+            note.tags,
+            note.aliases,
+            note.frontmatter,
+            tuple((h.level, h.text, h.line) for h in note.headings),
+            tuple(note.warnings),
+            len(lines),
         )
         idx = self.link_index()
         links = []
         for link in note.links:
             res = idx.resolve(link.target, path)
-            links.append(LinkRow(path, link.line, link.target, link.anchor, link.kind, link.embed,
-                                 res.verdict, res.path, res.candidates))
+            links.append(
+                LinkRow(
+                    path,
+                    link.line,
+                    link.target,
+                    link.anchor,
+                    link.kind,
+                    link.embed,
+                    res.verdict,
+                    res.path,
+                    res.candidates,
+                )
+            )
         chunks: list[NewChunk] = []
         texts: dict[str, str] = {}
         if kind == "note":
@@ -476,8 +529,25 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         if st is None or sha is None:
             return None
         category = path.split("/", 1)[0] if "/" in path else ""
-        return NoteRow(path, st.size, st.mtime_ns, sha, "skipped", reason, "", "", category,
-                       None, None, (), (), {}, (), (), 0)
+        return NoteRow(
+            path,
+            st.size,
+            st.mtime_ns,
+            sha,
+            "skipped",
+            reason,
+            "",
+            "",
+            category,
+            None,
+            None,
+            (),
+            (),
+            {},
+            (),
+            (),
+            0,
+        )
 
     def _is_index_note(self, path: str) -> bool:
         if path == self.config.memory.file:
@@ -491,15 +561,29 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         settings = self.config.index
         emb = self.embedder
         max_tokens = min(settings.max_chunk_tokens, emb.max_tokens)
-        chunks = chunk_note(note, emb.count_tokens,
-                            target_tokens=min(settings.chunk_target_tokens, max_tokens),
-                            max_tokens=max_tokens, parts=settings.embed_context)
+        chunks = chunk_note(
+            note,
+            emb.count_tokens,
+            target_tokens=min(settings.chunk_target_tokens, max_tokens),
+            max_tokens=max_tokens,
+            parts=settings.embed_context,
+        )
         out, texts = [], {}
         for c, text in zip(chunks, self._embed_texts(note, chunks), strict=True):
             sha = sha256_text(text)
             texts[sha] = text
-            out.append(NewChunk(c.ord, c.heading_path, c.line_start, c.line_end, c.text,
-                                sha, emb.count_tokens(c.text), note.title))
+            out.append(
+                NewChunk(
+                    c.ord,
+                    c.heading_path,
+                    c.line_start,
+                    c.line_end,
+                    c.text,
+                    sha,
+                    emb.count_tokens(c.text),
+                    note.title,
+                )
+            )
         return out, texts
 
     def _commit(self, batch: list[_Prepared]) -> tuple[int, int]:
@@ -523,7 +607,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         self._changed_rows(p.path for p in batch)
         with self.store.transaction() as conn:
             for p in batch:
-                old = {}
+                old: dict[str, list[int]] = {}
                 for r in conn.execute("SELECT label, sha FROM chunks WHERE path = ?", (p.path,)):
                     old.setdefault(r[1], []).append(r[0])
                 fresh = []
@@ -557,6 +641,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
             vi.compact(self._vectors_for)
             self.save_vectors()
             self.store.prune_cache(self.model_id())
+
 
 def _with(report: SyncReport, **changes: object) -> SyncReport:
     return dataclasses.replace(report, **changes)  # type: ignore[arg-type]

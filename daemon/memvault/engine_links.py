@@ -4,8 +4,10 @@ orchestrator, kept in files under ~600 lines)."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
@@ -17,10 +19,9 @@ from memvault.core.wikilinks import LinkIndex, relink
 from memvault.errors import MemoryFileError, NoteNotFound, WriteConflict
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from memvault.config import VaultConfig
     from memvault.core.report import SkippedFile
+    from memvault.engine import Progress
     from memvault.store import NoteRow, Store
     from memvault.vault import VaultFS
 
@@ -41,7 +42,7 @@ class LinkMixin:
         def _note_meta(self) -> dict[str, NoteRow]: ...
 
         def _index(
-            self, paths: Sequence[str], progress: object
+            self, paths: Sequence[str], progress: Callable[[Progress], None] | None
         ) -> tuple[int, int, list[SkippedFile], list[str]]: ...
 
     # -- relinking after moves -----------------------------------------------------------------
@@ -62,7 +63,7 @@ class LinkMixin:
             src_old = reverse.get(source, source)
             try:
                 written, _ = self.fs.update_text(
-                    source, lambda text, s=source, o=src_old: relink(text, o, s, before, after, moves)
+                    source, _relinker(src_old, source, before, after, moves)
                 )
             except (NoteNotFound, NotText):
                 continue
@@ -94,6 +95,7 @@ class LinkMixin:
 
         rewrite = None
         if moves and before is not None and after is not None:
+
             def rewrite(text: str) -> str:
                 return relink(text, rel, rel, before, after, moves)
 
@@ -101,7 +103,13 @@ class LinkMixin:
 
         def change(text: str | None) -> str:
             update = memory_md.update_memory(
-                text, catalogue, cfg.sections, owned, seen, resolve=resolve, rewrite=rewrite,
+                text,
+                catalogue,
+                cfg.sections,
+                owned,
+                seen,
+                resolve=resolve,
+                rewrite=rewrite,
                 restore_deleted=cfg.restore_deleted_sections,
             )
             results.append(update)
@@ -133,7 +141,8 @@ class LinkMixin:
         return written, tuple(folder_written), problems
 
     def _update_folder_notes(
-        self, overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
+        self,
+        overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
         catalogue: list[memory_md.CatalogueEntry],
     ) -> list[str]:
         written = []
@@ -144,18 +153,23 @@ class LinkMixin:
                 continue
             # the folder note lists every note of the folder, whatever the filter
             entries = memory_md.sort_entries(
-                [e for e in catalogue
-                 if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)],
+                [
+                    e
+                    for e in catalogue
+                    if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)
+                ],
                 rule.order,
             )
             label = rule.folder.rsplit("/", 1)[-1]
             try:
                 if not exists:
-                    self.fs.create(path, memory_md.render_folder_note(None, rule.folder, entries, label))
+                    self.fs.create(
+                        path, memory_md.render_folder_note(None, rule.folder, entries, label)
+                    )
                     written.append(path)
                 else:
                     changed, _ = self.fs.update_text(
-                        path, lambda t, r=rule, e=entries, lb=label: memory_md.render_folder_note(t, r.folder, e, lb)
+                        path, functools.partial(_render_folder, rule.folder, entries, label)
                     )
                     if changed:
                         written.append(path)
@@ -197,3 +211,18 @@ class LinkMixin:
                 continue
             out.append(LinkProblem(source, line, target, res.verdict, res.candidates))
         return out
+
+
+def _relinker(
+    old: str, new: str, before: LinkIndex, after: LinkIndex, moves: dict[str, str]
+) -> Callable[[str], str]:
+    def change(text: str) -> str:
+        return relink(text, old, new, before, after, moves)
+
+    return change
+
+
+def _render_folder(
+    folder: str, entries: Sequence[memory_md.CatalogueEntry], label: str, text: str
+) -> str:
+    return memory_md.render_folder_note(text, folder, entries, label)

@@ -26,7 +26,8 @@ if TYPE_CHECKING:
     from memvault.vault import VaultFS
     from memvault.vectors import VectorIndex
 
-SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
+SMALL_NOTE_TOKENS = 160
+NO_FILTERS = Filters()  # a hit in a note this small brings the whole note
 
 
 class ReadMixin:
@@ -78,7 +79,7 @@ class ReadMixin:
         self,
         query: str,
         k: int | None = None,
-        filters: Filters = Filters(),
+        filters: Filters = NO_FILTERS,
         group: bool = False,
     ) -> list[Hit]:
         """Hybrid BM25 + vector search, fused by weighted reciprocal rank."""
@@ -102,12 +103,18 @@ class ReadMixin:
             qv = self.embedder.embed([query])[0]
             vector = self.vectors.query(qv, pool, allowed=label_ok)
         if cfg.fusion == "convex":
-            fused = convex(lexical, vector, lexical_weight=cfg.lexical_weight,
-                           vector_weight=cfg.vector_weight)
+            fused = convex(
+                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
+            )
         else:
-            fused = fuse([lab for lab, _ in lexical], [lab for lab, _ in vector], rrf_k=cfg.rrf_k,
-                         lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight)
-        rows = self.store.chunk_rows([lab for lab, _ in fused[: pool]])
+            fused = fuse(
+                [lab for lab, _ in lexical],
+                [lab for lab, _ in vector],
+                rrf_k=cfg.rrf_k,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+            )
+        rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         meta = self._note_meta()
         terms = query_terms(query)
         hits: list[Hit] = []
@@ -121,13 +128,27 @@ class ReadMixin:
                     continue
                 seen_notes.add(row.path)
             note = meta.get(row.path)
-            hits.append(Hit(row.path, note.title if note else row.path, row.heading, row.line_start,
-                            row.line_end, snippet(row.text, terms), round(score, 6), row.text, label, row.ord))
+            hits.append(
+                Hit(
+                    row.path,
+                    note.title if note else row.path,
+                    row.heading,
+                    row.line_start,
+                    row.line_end,
+                    snippet(row.text, terms),
+                    round(score, 6),
+                    row.text,
+                    label,
+                    row.ord,
+                )
+            )
             if len(hits) >= k:
                 break
         return hits
 
-    def context(self, query: str, budget: int | None = None, filters: Filters = Filters()) -> Context:
+    def context(
+        self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
+    ) -> Context:
         """The index, then the best sections of the best notes, cited, within ``budget`` tokens."""
         cfg = self.config
         budget = budget or cfg.context.budget
@@ -144,8 +165,14 @@ class ReadMixin:
             return res.path if res.verdict in ("resolved", "alias") else None
 
         hit_paths = list(dict.fromkeys(h.path for h in hits))
-        index_text = index_part(memory, int(budget * cfg.context.index_share), count,
-                                query_terms(query), set(hit_paths[:10]), resolve)
+        index_text = index_part(
+            memory,
+            int(budget * cfg.context.index_share),
+            count,
+            query_terms(query),
+            set(hit_paths[:10]),
+            resolve,
+        )
         sizes = self.store.note_tokens(hit_paths)
         meta = self._note_meta()
         pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
@@ -164,8 +191,16 @@ class ReadMixin:
             if whole is not None:
                 return whole
         title, date = (note.title, note.date) if note else ("", None)
-        return Piece(hit.path, hit.ord, hit.heading, hit.line_start, hit.line_end, hit.text,
-                     title=title, date=date)
+        return Piece(
+            hit.path,
+            hit.ord,
+            hit.heading,
+            hit.line_start,
+            hit.line_end,
+            hit.text,
+            title=title,
+            date=date,
+        )
 
     def _whole_piece(self, path: str) -> Piece | None:
         chunks = self.store.chunks_of(path)
@@ -173,8 +208,17 @@ class ReadMixin:
             return None
         text = "\n".join(c.text for c in chunks)
         note = self._note_meta().get(path)
-        return Piece(path, -1, (), chunks[0].line_start, chunks[-1].line_end, text, whole=True,
-                     title=note.title if note else "", date=note.date if note else None)
+        return Piece(
+            path,
+            -1,
+            (),
+            chunks[0].line_start,
+            chunks[-1].line_end,
+            text,
+            whole=True,
+            title=note.title if note else "",
+            date=note.date if note else None,
+        )
 
     def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
         out: list[Piece] = []
@@ -191,7 +235,9 @@ class ReadMixin:
                 if target in already or target == self.config.memory.file:
                     continue
                 already.add(target)
-                piece = self._whole_piece(target) if sizes.get(target, 0) <= SMALL_NOTE_TOKENS else None
+                piece = (
+                    self._whole_piece(target) if sizes.get(target, 0) <= SMALL_NOTE_TOKENS else None
+                )
                 if piece is None:
                     first = self.store.chunks_of(target)[:1]
                     if first:
@@ -249,8 +295,20 @@ class ReadMixin:
                 continue
             seen.add(row.path)
             note = meta.get(row.path)
-            hits.append(Hit(row.path, note.title if note else row.path, row.heading, row.line_start,
-                            row.line_end, snippet(row.text, []), round(float(sim), 6), row.text, label, row.ord))
+            hits.append(
+                Hit(
+                    row.path,
+                    note.title if note else row.path,
+                    row.heading,
+                    row.line_start,
+                    row.line_end,
+                    snippet(row.text, []),
+                    round(float(sim), 6),
+                    row.text,
+                    label,
+                    row.ord,
+                )
+            )
             if len(hits) >= k:
                 break
         return hits
@@ -294,7 +352,9 @@ def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
     except ValueError:
         raise ValueError(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
     if a < 1 or b < a:
-        raise ValueError(f"lines {spec!r}: the range must start at 1 or later and not run backwards")
+        raise ValueError(
+            f"lines {spec!r}: the range must start at 1 or later and not run backwards"
+        )
     if a > total:
         raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
     return a, min(b, total)

@@ -58,7 +58,9 @@ class WriteMixin:
     ) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         if category not in compose.CATEGORIES:
-            raise ValueError(f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}")
+            raise ValueError(
+                f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
+            )
         title = " ".join((title or "").split())
         if not title:
             raise ValueError("a note needs a title")

@@ -66,8 +66,9 @@ class ApiError(Exception):
         self.status, self.kind, self.message = status, kind, message
 
 
-def error_response(status: int, kind: str, message: str,
-                   headers: Mapping[str, str] | None = None) -> JSONResponse:
+def error_response(
+    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse({"error": {"type": kind, "message": message}}, status, headers=headers)
 
 
@@ -93,12 +94,21 @@ FILTERS = {
 }
 SCHEMAS: dict[str, dict[str, Field]] = {
     "sync": {"paths": Field("strlist", doc="vault-relative paths; omitted: everything")},
-    "search": {"query": Field("str", True), "k": Field("int", lo=1, hi=100),
-               "group": Field("bool", doc="one hit per note"), **FILTERS},
+    "search": {
+        "query": Field("str", True),
+        "k": Field("int", lo=1, hi=100),
+        "group": Field("bool", doc="one hit per note"),
+        **FILTERS,
+    },
     "context": {"query": Field("str", True), "budget": Field("int", lo=1, hi=100_000), **FILTERS},
-    "add": {"category": Field("str", True, doc=" | ".join(CATEGORIES)), "title": Field("str", True),
-            "summary": Field("str"), "fields": Field("strmap"), "body": Field("str"),
-            "update": Field("bool", doc="change an existing note instead of refusing")},
+    "add": {
+        "category": Field("str", True, doc=" | ".join(CATEGORIES)),
+        "title": Field("str", True),
+        "summary": Field("str"),
+        "fields": Field("strmap"),
+        "body": Field("str"),
+        "update": Field("bool", doc="change an existing note instead of refusing"),
+    },
     "log": {"text": Field("str", True)},
     "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},
     "related": {"path": Field("str", True), "k": Field("int", lo=1, hi=100)},
@@ -114,11 +124,17 @@ def _check(value: Any, field: Field, name: str) -> Any:
         "strmap": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
     }[field.kind]
     if not ok:
-        wanted = {"str": "a string", "int": "a whole number", "bool": "true or false",
-                  "strlist": "a list of strings", "strmap": "an object of strings"}[field.kind]
+        wanted = {
+            "str": "a string",
+            "int": "a whole number",
+            "bool": "true or false",
+            "strlist": "a list of strings",
+            "strmap": "an object of strings",
+        }[field.kind]
         raise ApiError(400, "BadRequest", f"'{name}' must be {wanted}")
     out_of_range = field.kind == "int" and (
-        (field.lo is not None and value < field.lo) or (field.hi is not None and value > field.hi))
+        (field.lo is not None and value < field.lo) or (field.hi is not None and value > field.hi)
+    )
     if out_of_range:
         raise ApiError(400, "BadRequest", f"'{name}' must be between {field.lo} and {field.hi}")
     return value
@@ -131,8 +147,9 @@ def validate(data: Any, schema: str) -> dict[str, Any]:
         raise ApiError(400, "BadRequest", "the body must be a JSON object")
     unknown = sorted(set(data) - set(spec))
     if unknown:
-        raise ApiError(400, "BadRequest",
-                       f"unknown field '{unknown[0]}' (known: {', '.join(spec) or 'none'})")
+        raise ApiError(
+            400, "BadRequest", f"unknown field '{unknown[0]}' (known: {', '.join(spec) or 'none'})"
+        )
     missing = [n for n, f in spec.items() if f.required and data.get(n) is None]
     if missing:
         raise ApiError(400, "BadRequest", f"missing field '{missing[0]}'")
@@ -195,8 +212,9 @@ def _endpoint(fn: Handler) -> Handler:
                     name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"
                     return error_response(status, name, str(exc))
             log.exception("http: %s %s failed", request.method, request.url.path)
-            return error_response(500, "InternalError",
-                                  f"internal error ({type(exc).__name__}); see the daemon log")
+            return error_response(
+                500, "InternalError", f"internal error ({type(exc).__name__}); see the daemon log"
+            )
 
     wrapper.__name__ = fn.__name__
     wrapper.__doc__ = fn.__doc__
@@ -268,8 +286,9 @@ def _offer(q: asyncio.Queue[str | None], item: str | None) -> None:
 class Guard:
     """Host, Origin, token and body-size checks in front of every route."""
 
-    def __init__(self, app: ASGIApp, *, token: str, port: Callable[[], int | None],
-                 max_body: int) -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: str, port: Callable[[], int | None], max_body: int
+    ) -> None:
         self.app = app
         self.token = f"Bearer {token}".encode()
         self.port = port
@@ -291,31 +310,42 @@ class Guard:
             await error_response(status, kind, message, extra or None)(scope, receive, send)
 
         if not self._host_ok(headers.get("host", "")):
-            return await refuse(403, "Forbidden", "the Host header must name this daemon on "
-                                "loopback (127.0.0.1, localhost or [::1] with its port)")
+            return await refuse(
+                403,
+                "Forbidden",
+                "the Host header must name this daemon on "
+                "loopback (127.0.0.1, localhost or [::1] with its port)",
+            )
         if origin is not None and origin != OBSIDIAN_ORIGIN:
             return await refuse(403, "Forbidden", f"requests from origin {origin!r} are refused")
         method = scope["method"]
         if method == "OPTIONS" and origin and "access-control-request-method" in headers:
-            await Response(status_code=204, headers={
-                "Access-Control-Allow-Methods": "GET, POST",
-                "Access-Control-Allow-Headers": "Authorization, Content-Type",
-                "Access-Control-Max-Age": "600",
-            })(scope, receive, send)
+            await Response(
+                status_code=204,
+                headers={
+                    "Access-Control-Allow-Methods": "GET, POST",
+                    "Access-Control-Allow-Headers": "Authorization, Content-Type",
+                    "Access-Control-Max-Age": "600",
+                },
+            )(scope, receive, send)
             return
         if not (scope["path"] == "/health" and method in ("GET", "HEAD")):
             given = headers.get("authorization", "").encode()
             if not secrets.compare_digest(given, self.token):
-                return await refuse(401, "Unauthorized", "missing or wrong bearer token "
-                                    "(it is in .memvault/daemon.json)", **{
-                                        "WWW-Authenticate": "Bearer"})
+                return await refuse(
+                    401,
+                    "Unauthorized",
+                    "missing or wrong bearer token (it is in .memvault/daemon.json)",
+                    **{"WWW-Authenticate": "Bearer"},
+                )
         length = headers.get("content-length")
         if length is not None:
             if not length.isdigit():
                 return await refuse(400, "BadRequest", "bad Content-Length")
             if int(length) > self.max_body:
-                return await refuse(413, "RequestTooLarge",
-                                    f"the body is larger than {self.max_body} bytes")
+                return await refuse(
+                    413, "RequestTooLarge", f"the body is larger than {self.max_body} bytes"
+                )
         if method in ("GET", "HEAD", "OPTIONS"):
             await self.app(scope, receive, send)
             return
@@ -326,8 +356,9 @@ class Guard:
                 return
             body += message.get("body", b"")
             if len(body) > self.max_body:
-                return await refuse(413, "RequestTooLarge",
-                                    f"the body is larger than {self.max_body} bytes")
+                return await refuse(
+                    413, "RequestTooLarge", f"the body is larger than {self.max_body} bytes"
+                )
             if not message.get("more_body", False):
                 break
         await self.app(scope, _replay(bytes(body), receive), send)
@@ -345,8 +376,10 @@ def _with_cors(send: Send) -> Send:
     async def wrapped(message: Message) -> None:
         if message["type"] == "http.response.start":
             headers = list(message.get("headers", []))
-            headers += [(b"access-control-allow-origin", OBSIDIAN_ORIGIN.encode()),
-                        (b"vary", b"Origin")]
+            headers += [
+                (b"access-control-allow-origin", OBSIDIAN_ORIGIN.encode()),
+                (b"vary", b"Origin"),
+            ]
             message = {**message, "headers": headers}
         await send(message)
 
@@ -407,14 +440,18 @@ def create_app(
 
     async def search(request: Request) -> Response:
         data = await _body(request, "search")
-        hits = await run_in_threadpool(lambda: vault.search(
-            data["query"], data.get("k"), group=data.get("group", False), **_filters(data)))
+        hits = await run_in_threadpool(
+            lambda: vault.search(
+                data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
+            )
+        )
         return JSONResponse({"hits": [h.to_dict() for h in hits]})
 
     async def context(request: Request) -> Response:
         data = await _body(request, "context")
         ctx = await run_in_threadpool(
-            lambda: vault.context(data["query"], data.get("budget"), **_filters(data)))
+            lambda: vault.context(data["query"], data.get("budget"), **_filters(data))
+        )
         return JSONResponse(ctx.to_dict())
 
     async def get_note(request: Request) -> Response:
@@ -427,9 +464,16 @@ def create_app(
         data = await _body(request, "add")
         if data["category"] not in CATEGORIES:
             raise ApiError(400, "BadRequest", f"category must be one of {', '.join(CATEGORIES)}")
-        result = await run_in_threadpool(lambda: vault.add(
-            data["category"], data["title"], summary=data.get("summary"),
-            fields=data.get("fields"), body=data.get("body"), update=data.get("update", False)))
+        result = await run_in_threadpool(
+            lambda: vault.add(
+                data["category"],
+                data["title"],
+                summary=data.get("summary"),
+                fields=data.get("fields"),
+                body=data.get("body"),
+                update=data.get("update", False),
+            )
+        )
         return JSONResponse(result.to_dict(), 201 if result.created else 200)
 
     async def log_entry(request: Request) -> Response:
@@ -460,8 +504,11 @@ def create_app(
             finally:
                 hub.unsubscribe(q)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
-                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+        return StreamingResponse(
+            stream(),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
 
     async def openapi(request: Request) -> Response:
         return JSONResponse(openapi_schema())
@@ -497,16 +544,19 @@ def create_app(
 
 async def _http_error(request: Request, exc: HTTPException) -> Response:
     kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "BadRequest")
-    message = {404: f"no route {request.url.path}",
-               405: f"{request.method} is not allowed on {request.url.path}"}.get(
-        exc.status_code, str(exc.detail))
+    message = {
+        404: f"no route {request.url.path}",
+        405: f"{request.method} is not allowed on {request.url.path}",
+    }.get(exc.status_code, str(exc.detail))
     return error_response(exc.status_code, kind, message, exc.headers)
 
 
 # -- OpenAPI -----------------------------------------------------------------------------------
 
 _JSON_TYPES: dict[str, dict[str, Any]] = {
-    "str": {"type": "string"}, "int": {"type": "integer"}, "bool": {"type": "boolean"},
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "bool": {"type": "boolean"},
     "strlist": {"type": "array", "items": {"type": "string"}},
     "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
 }
@@ -522,33 +572,71 @@ def _object(schema: str) -> dict[str, Any]:
             prop["description"] = f.doc
         props[name] = prop
     required = [n for n, f in SCHEMAS[schema].items() if f.required]
-    return {"type": "object", "properties": props, "additionalProperties": False,
-            **({"required": required} if required else {})}
+    return {
+        "type": "object",
+        "properties": props,
+        "additionalProperties": False,
+        **({"required": required} if required else {}),
+    }
 
 
 def _params(schema: str) -> list[dict[str, Any]]:
-    return [{"name": n, "in": "query", "required": f.required, "schema": _JSON_TYPES[f.kind]}
-            for n, f in SCHEMAS[schema].items()]
+    return [
+        {"name": n, "in": "query", "required": f.required, "schema": _JSON_TYPES[f.kind]}
+        for n, f in SCHEMAS[schema].items()
+    ]
 
 
 def openapi_schema() -> dict[str, Any]:
     """An OpenAPI 3.1 description generated from the same schemas the routes check."""
-    error = {"description": "error", "content": {"application/json": {"schema": {
-        "type": "object", "properties": {"error": {"type": "object", "properties": {
-            "type": {"type": "string"}, "message": {"type": "string"}}}}}}}}
+    error = {
+        "description": "error",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "type": {"type": "string"},
+                                "message": {"type": "string"},
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
     ok = {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}
 
     def post(schema: str, summary: str, created: bool = False) -> dict[str, Any]:
-        responses = {"200": ok, "400": error, "401": error, "409": error, "413": error,
-                     "503": error}
+        responses = {
+            "200": ok,
+            "400": error,
+            "401": error,
+            "409": error,
+            "413": error,
+            "503": error,
+        }
         if created:
             responses["201"] = ok
-        return {"post": {"summary": summary, "requestBody": {"required": True, "content": {
-            "application/json": {"schema": _object(schema)}}}, "responses": responses}}
+        return {
+            "post": {
+                "summary": summary,
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _object(schema)}},
+                },
+                "responses": responses,
+            }
+        }
 
     def get(summary: str, params: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-        op: dict[str, Any] = {"summary": summary, "responses": {
-            "200": ok, "400": error, "401": error, "404": error}}
+        op: dict[str, Any] = {
+            "summary": summary,
+            "responses": {"200": ok, "400": error, "401": error, "404": error},
+        }
         if params:
             op["parameters"] = params
         return {"get": op}
@@ -568,14 +656,23 @@ def openapi_schema() -> dict[str, Any]:
             "/sync": post("sync", "reconcile the index with the files (all, or some paths)"),
             "/search": post("search", "hybrid search"),
             "/context": post("context", "a cited context within a token budget"),
-            "/notes/{path}": get("a note, a section or a line range",
-                                 [path_param, *_params("get")]),
+            "/notes/{path}": get(
+                "a note, a section or a line range", [path_param, *_params("get")]
+            ),
             "/notes": post("add", "create (201) or update (200) a note from its template", True),
             "/log": post("log", "append a timestamped line to today's log"),
             "/related": get("notes most like a given note", _params("related")),
-            "/events": {"get": {"summary": "server-sent events: `event: sync` per index change",
-                                "responses": {"200": {"description": "text/event-stream",
-                                                      "content": {"text/event-stream": {}}}}}},
+            "/events": {
+                "get": {
+                    "summary": "server-sent events: `event: sync` per index change",
+                    "responses": {
+                        "200": {
+                            "description": "text/event-stream",
+                            "content": {"text/event-stream": {}},
+                        }
+                    },
+                }
+            },
             "/openapi.json": get("this document"),
         },
     }

@@ -87,19 +87,27 @@ class MigrationReport(_Dict):
 def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Path], int]:
     """(sources, raw bytes by name, files to move into the archive, replaced bytes)."""
     if source.is_file():
-        files = [(source.name, source, None)]
+        files: list[tuple[str, Path, str | None]] = [(source.name, source, None)]
         movable: list[Path] = []
     elif source.is_dir():
         files = []
-        for name in ("MEMORY.md", "CLAUDE.md"):
+        for name in ("MEMORY.md", "CLAUDE.md"):  # the dump(s), then the daily files in date order
             if (source / name).is_file():
                 files.append((name, source / name, None))
-        daily = sorted((p for p in (source / "memory").glob("*.md") if _DAILY.match(p.name)),
-                       key=lambda p: p.name) if (source / "memory").is_dir() else []
-        files += [(f"memory/{p.name}", p, _DAILY.match(p.name).group(1)) for p in daily]  # type: ignore[union-attr]
+        daily = (
+            sorted(
+                (p for p in (source / "memory").glob("*.md") if _DAILY.match(p.name)),
+                key=lambda p: p.name,
+            )
+            if (source / "memory").is_dir()
+            else []
+        )
+        files += [(f"memory/{p.name}", p, p.name.removesuffix(".md")) for p in daily]
         movable = daily
         if not files:
-            raise MemvaultError(f"{source} holds no MEMORY.md, CLAUDE.md or memory/YYYY-MM-DD.md to migrate")
+            raise MemvaultError(
+                f"{source} holds no MEMORY.md, CLAUDE.md or memory/YYYY-MM-DD.md to migrate"
+            )
     else:
         raise VaultNotFound(f"nothing to migrate at {source}")
     sources, raw, replaced = [], {}, 0
@@ -128,7 +136,9 @@ def migrate(
     started = time.perf_counter()
     sources, raw, movable, replaced = read_sources(source)
     manifest_path = root / ".memvault" / MANIFEST
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    manifest = (
+        json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
+    )
     config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
     fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
     ours: set[str] = set()
@@ -180,23 +190,41 @@ def migrate(
                 path.unlink(missing_ok=True)
         _replace_index(root, source, raw, archive, config)
         for name, data in raw.items():
-            manifest[sha256_bytes(data)] = {"archive": archive[name], "source": name,
-                                            "notes": sorted(texts)}
+            manifest[sha256_bytes(data)] = {
+                "archive": archive[name],
+                "source": name,
+                "notes": sorted(texts),
+            }
         manifest_path.parent.mkdir(parents=True, exist_ok=True)
         tmp = manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, manifest_path)
     write_seconds = time.perf_counter() - write_started
     report = MigrationReport(
-        vault=str(root), dry_run=dry_run, sources=tuple(raw), archive=tuple(archive.values()),
-        plan=tuple(rows), created=tuple(created),
+        vault=str(root),
+        dry_run=dry_run,
+        sources=tuple(raw),
+        archive=tuple(archive.values()),
+        plan=tuple(rows),
+        created=tuple(created),
         unchanged=tuple(r.path for r in rows if r.action == "unchanged"),
         kept=tuple(r.path for r in rows if r.action == "kept"),
         notes_by_kind=dict(Counter(r.kind for r in rows)),
-        uncertain=tuple({"source": u.source, "line": u.line, "kind": u.kind, "message": u.message,
-                         "path": u.path} for u in plan.uncertainties),
-        replaced_bytes=replaced, before=before, after=after,
-        plan_seconds=round(plan_seconds, 3), write_seconds=round(write_seconds, 3),
+        uncertain=tuple(
+            {
+                "source": u.source,
+                "line": u.line,
+                "kind": u.kind,
+                "message": u.message,
+                "path": u.path,
+            }
+            for u in plan.uncertainties
+        ),
+        replaced_bytes=replaced,
+        before=before,
+        after=after,
+        plan_seconds=round(plan_seconds, 3),
+        write_seconds=round(write_seconds, 3),
     )
     if dry_run or not index:
         return report
@@ -209,14 +237,21 @@ def migrate(
         sync = vault.sync(progress=progress)
         text = (root / config.memory.file).read_text(encoding="utf-8")
         after = Size(text.count("\n"), vault.engine.count_tokens(text))
-    return replace(report, index_seconds=round(time.perf_counter() - index_started, 3),
-                   sync=sync.to_dict(), after=after)
+    return replace(
+        report,
+        index_seconds=round(time.perf_counter() - index_started, 3),
+        sync=sync.to_dict(),
+        after=after,
+    )
 
 
 def _archive_name(name: str, today: dt.date, root: Path, data: bytes) -> str:
     stem = name.removesuffix(".md").replace("/", "-")
-    base = f"archive/{stem}-{today.isoformat()}" if not _DAILY.match(name.rsplit("/", 1)[-1]) \
+    base = (
+        f"archive/{stem}-{today.isoformat()}"
+        if not _DAILY.match(name.rsplit("/", 1)[-1])
         else f"archive/{name.removesuffix('.md')}"
+    )
     candidate, n = f"{base}.md", 2
     while (root / candidate).exists() and (root / candidate).read_bytes() != data:
         candidate, n = f"{base}-{n}.md", n + 1
@@ -233,28 +268,40 @@ def _keep_original(target: Path, data: bytes) -> None:
         os.fsync(fh.fileno())
 
 
-def _replace_index(root: Path, source: Path, raw: dict[str, bytes], archive: dict[str, str],
-                   config: VaultConfig) -> None:
+def _replace_index(
+    root: Path, source: Path, raw: dict[str, bytes], archive: dict[str, str], config: VaultConfig
+) -> None:
     """Put a fresh index where the dump was (only when the dump is the vault's index)."""
     memory = root / config.memory.file
     name = config.memory.file
-    fresh = FRESH_INDEX.format(archive=archive.get(name, next(iter(archive.values()))).removesuffix(".md"))
+    fresh = FRESH_INDEX.format(
+        archive=archive.get(name, next(iter(archive.values()))).removesuffix(".md")
+    )
     fs = VaultFS(root)
     if not memory.exists():
         fs.create(name, fresh)
         return
-    if name in raw and memory.resolve() in (source, source / name) and memory.read_bytes() == raw[name]:
+    if (
+        name in raw
+        and memory.resolve() in (source, source / name)
+        and memory.read_bytes() == raw[name]
+    ):
         # compare-and-swap against the dump we read: a concurrent edit is never clobbered
         fs.write_cas(name, fresh.encode("utf-8"), sha256_bytes(raw[name]))
 
 
 def _fresh_index(plan: MigrationPlan, archive: dict[str, str], config: VaultConfig) -> str:
     """What MEMORY.md will read once synced (for the dry run's before/after)."""
-    catalogue = [memory_md.CatalogueEntry(n.path, n.title, str(n.frontmatter.get("summary", "")),
-                                          dict(n.frontmatter)) for n in plan.notes]
+    catalogue = [
+        memory_md.CatalogueEntry(
+            n.path, n.title, str(n.frontmatter.get("summary", "")), dict(n.frontmatter)
+        )
+        for n in plan.notes
+    ]
     head = FRESH_INDEX.format(archive=next(iter(archive.values()), "archive").removesuffix(".md"))
-    update = memory_md.update_memory(head, catalogue, config.memory.sections, {}, (),
-                                     resolve=lambda t: None)
+    update = memory_md.update_memory(
+        head, catalogue, config.memory.sections, {}, (), resolve=lambda t: None
+    )
     return update.text
 
 

@@ -21,12 +21,16 @@ def render_migration(console: Console, r: MigrationReport) -> None:
     if len(r.plan) > SHOWN:
         console.print(f"… and {len(r.plan) - SHOWN} more notes (--json lists them all)")
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(r.notes_by_kind.items()))
-    console.print(f"{len(r.plan)} notes planned ({kinds}); {verb} "
-                  f"{len(r.created) if not r.dry_run else sum(x.action == 'create' for x in r.plan)}, "
-                  f"{len(r.unchanged)} already there, {len(r.kept)} kept as they are (changed since)")
+    console.print(
+        f"{len(r.plan)} notes planned ({kinds}); {verb} "
+        f"{len(r.created) if not r.dry_run else sum(x.action == 'create' for x in r.plan)}, "
+        f"{len(r.unchanged)} already there, {len(r.kept)} kept as they are (changed since)"
+    )
     tokens = lambda s: f", {s.tokens} tokens" if s.tokens is not None else ""  # noqa: E731
-    console.print(f"MEMORY.md before: {r.before.lines} lines{tokens(r.before)}; "
-                  f"after: {r.after.lines} lines{tokens(r.after)}")
+    console.print(
+        f"MEMORY.md before: {r.before.lines} lines{tokens(r.before)}; "
+        f"after: {r.after.lines} lines{tokens(r.after)}"
+    )
     console.print(f"originals kept untouched in: {', '.join(r.archive)}")
     if r.replaced_bytes:
         console.print(f"{r.replaced_bytes} invalid UTF-8 byte sequences were kept as \ufffd")
@@ -39,5 +43,7 @@ def render_migration(console: Console, r: MigrationReport) -> None:
             console.print(f"  … and {len(r.uncertain) - SHOWN} more (--json)")
     timing = f"planned in {r.plan_seconds:.2f}s, written in {r.write_seconds:.2f}s"
     if r.sync:
-        timing += f", indexed in {r.index_seconds:.1f}s ({r.sync['embedded_chunks']} chunks embedded)"
+        timing += (
+            f", indexed in {r.index_seconds:.1f}s ({r.sync['embedded_chunks']} chunks embedded)"
+        )
     console.print(timing)

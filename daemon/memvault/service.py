@@ -144,8 +144,9 @@ def ask(info: Mapping[str, Any], path: str, timeout: float = 2.0) -> dict[str, A
     import urllib.request
 
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(url_of(info) + path, headers={
-        "Authorization": f"Bearer {info.get('token', '')}"})
+    request = urllib.request.Request(
+        url_of(info) + path, headers={"Authorization": f"Bearer {info.get('token', '')}"}
+    )
     try:
         with opener.open(request, timeout=timeout) as response:
             data = json.loads(response.read())
@@ -176,8 +177,14 @@ class HttpServer:
             raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
         self.host = host
         self.port: int = self.sock.getsockname()[1]
-        config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="off",
-                                timeout_graceful_shutdown=1, log_level="warning")
+        config = uvicorn.Config(
+            app,
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            log_level="warning",
+        )
         self.server = _quiet_server(uvicorn.Server)(config)
         self._thread = threading.Thread(target=self._serve, name="memvault-http", daemon=True)
 
@@ -251,17 +258,27 @@ class Daemon:
         self.server: HttpServer | None = None
         self.app: Any = None
         self.watcher = Watcher(
-            vault.root, self._sync, is_ignored=vault.engine.fs.is_ignored,
-            debounce_ms=settings.debounce_ms, observer=settings.observer,
-            reconcile_seconds=settings.reconcile_seconds, save=vault.engine.save_vectors,
+            vault.root,
+            self._sync,
+            is_ignored=vault.engine.fs.is_ignored,
+            debounce_ms=settings.debounce_ms,
+            observer=settings.observer,
+            reconcile_seconds=settings.reconcile_seconds,
+            save=vault.engine.save_vectors,
             idle_save_seconds=min(5.0, float(settings.save_seconds)),
-            on_progress=self._on_progress, after_first=self._warm_up,
+            on_progress=self._on_progress,
+            after_first=self._warm_up,
         )
 
     @classmethod
-    def open(cls, root: str | Path, *, embedder: Embedder | None = None,
-             overrides: Mapping[str, Mapping[str, Any]] | None = None,
-             port: int | None = None) -> Daemon:
+    def open(
+        cls,
+        root: str | Path,
+        *,
+        embedder: Embedder | None = None,
+        overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        port: int | None = None,
+    ) -> Daemon:
         """Open the vault (taking the writer lock: ``LockHeld`` if it is taken)."""
         from memvault.api import Vault
 
@@ -278,21 +295,37 @@ class Daemon:
         for stale in self.json_path.parent.glob(f".{DAEMON_JSON}.tmp-*"):
             stale.unlink(missing_ok=True)  # left by a predecessor killed mid-write
         try:
-            self.app = create_app(self.vault, self.token, self.info,
-                                  port=lambda: self.server.port if self.server else None)
+            self.app = create_app(
+                self.vault,
+                self.token,
+                self.info,
+                port=lambda: self.server.port if self.server else None,
+            )
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
-            write_private_json(self.json_path, {
-                "pid": self.pid, "host": self.server.host, "port": self.server.port,
-                "token": self.token, "started_at": self.started_at, "version": __version__,
-            })
+            write_private_json(
+                self.json_path,
+                {
+                    "pid": self.pid,
+                    "host": self.server.host,
+                    "port": self.server.port,
+                    "token": self.token,
+                    "started_at": self.started_at,
+                    "version": __version__,
+                },
+            )
             self.state = "indexing" if self.initial_reconcile else "watching"
             self.watcher.start(initial_reconcile=self.initial_reconcile)
         except BaseException:
             self.shutdown()
             raise
-        log.info("memvault daemon %s for %s on %s (pid %d)", __version__, self.vault.root,
-                 url_of({"host": self.server.host, "port": self.server.port}), self.pid)
+        log.info(
+            "memvault daemon %s for %s on %s (pid %d)",
+            __version__,
+            self.vault.root,
+            url_of({"host": self.server.host, "port": self.server.port}),
+            self.pid,
+        )
 
     def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
         try:
@@ -332,11 +365,15 @@ class Daemon:
         server = self.server
         hub = getattr(getattr(self.app, "state", None), "hub", None)
         return {
-            "state": state, "pid": self.pid, "version": __version__,
-            "host": server.host if server else None, "port": server.port if server else None,
+            "state": state,
+            "pid": self.pid,
+            "version": __version__,
+            "host": server.host if server else None,
+            "port": server.port if server else None,
             "started_at": self.started_at,
             "uptime_seconds": round(time.monotonic() - self._started_mono, 3),
-            "progress": self.progress, "model": self.model_state,
+            "progress": self.progress,
+            "model": self.model_state,
             "events_clients": hub.clients if hub is not None else 0,
             **self.watcher.info(),
         }
@@ -395,8 +432,11 @@ def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
     handler: logging.Handler
     if to_file:
         handler = logging.handlers.RotatingFileHandler(
-            config.state_dir / LOG_FILE, maxBytes=config.daemon.log_max_bytes,
-            backupCount=config.daemon.log_backups, encoding="utf-8")
+            config.state_dir / LOG_FILE,
+            maxBytes=config.daemon.log_max_bytes,
+            backupCount=config.daemon.log_backups,
+            encoding="utf-8",
+        )
     else:
         handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -468,10 +508,13 @@ def start_background(root: Path, timeout: float = 60.0) -> dict[str, Any]:
         if pid_alive(pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
-            raise DaemonError(f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
-                              f"last lines of {log_path}:\n{log_tail(root)}")
-        raise DaemonError(f"the daemon exited at start; last lines of {log_path}:\n"
-                          f"{log_tail(root)}")
+            raise DaemonError(
+                f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
+                f"last lines of {log_path}:\n{log_tail(root)}"
+            )
+        raise DaemonError(
+            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}"
+        )
     return found
 
 
@@ -494,25 +537,46 @@ def daemon_status(root: Path) -> dict[str, Any]:
     """Whether a daemon runs for ``root`` and how it is doing."""
     root = Path(root).resolve()
     info = running_daemon(root)
-    out: dict[str, Any] = {"running": False, "vault": str(root),
-                           "daemon_json": str(daemon_json_path(root))}
+    out: dict[str, Any] = {
+        "running": False,
+        "vault": str(root),
+        "daemon_json": str(daemon_json_path(root)),
+    }
     if info is None:
         return out
     health = ask(info, "/health", 2.0)
     status = ask(info, "/status", 5.0) if health is not None else None
     daemon = (status or {}).get("daemon") or {}
     started = float(info.get("started_at") or time.time())
-    out.update(running=True, healthy=health is not None, pid=info["pid"], url=url_of(info),
-               port=info["port"], version=info.get("version"),
-               uptime_seconds=daemon.get("uptime_seconds", round(time.time() - started, 1)),
-               state=daemon.get("state"), lag_seconds=daemon.get("lag_seconds"),
-               queue=daemon.get("queue"), observer=daemon.get("observer"),
-               last_error=daemon.get("last_error"), notes=(status or {}).get("notes"))
+    out.update(
+        running=True,
+        healthy=health is not None,
+        pid=info["pid"],
+        url=url_of(info),
+        port=info["port"],
+        version=info.get("version"),
+        uptime_seconds=daemon.get("uptime_seconds", round(time.time() - started, 1)),
+        state=daemon.get("state"),
+        lag_seconds=daemon.get("lag_seconds"),
+        queue=daemon.get("queue"),
+        observer=daemon.get("observer"),
+        last_error=daemon.get("last_error"),
+        notes=(status or {}).get("notes"),
+    )
     return out
 
 
 __all__ = [
-    "Daemon", "HttpServer", "configure_logging", "daemon_json_path", "daemon_status",
-    "lock_holder", "pid_alive", "read_daemon_json", "running_daemon", "start_background",
-    "stop_daemon", "write_private_json",
+    "Daemon",
+    "HttpServer",
+    "configure_logging",
+    "daemon_json_path",
+    "daemon_status",
+    "lock_holder",
+    "pid_alive",
+    "read_daemon_json",
+    "running_daemon",
+    "start_background",
+    "stop_daemon",
+    "write_private_json",
 ]

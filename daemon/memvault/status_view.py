@@ -24,36 +24,55 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(f"{mem['file']}: missing (a sync creates it)")
     else:
         tokens = mem["tokens"] if mem["tokens"] is not None else "?"
-        line = (f"{mem['file']}: {mem['lines']} lines (budget {mem['max_lines']}), "
-                f"{tokens} tokens (budget {mem['max_tokens']})")
+        line = (
+            f"{mem['file']}: {mem['lines']} lines (budget {mem['max_lines']}), "
+            f"{tokens} tokens (budget {mem['max_tokens']})"
+        )
         if mem.get("over_budget"):
             line += "  OVER BUDGET: move detail into notes; keep MEMORY.md an index"
         console.print(line)
     for name in mem.get("sections_missing", []):
-        console.print(f"  section '{name}' was removed from {mem['file']} and is not re-added "
-                      "(set memory.restore_deleted_sections = true to bring it back)")
+        console.print(
+            f"  section '{name}' was removed from {mem['file']} and is not re-added "
+            "(set memory.restore_deleted_sections = true to bring it back)"
+        )
 
     links = data["links"]
-    console.print(f"links: {links['unresolved']} unresolved, {links['ambiguous']} ambiguous, "
-                  f"{links['alias_only']} alias-only  (details: memvault links check)")
+    console.print(
+        f"links: {links['unresolved']} unresolved, {links['ambiguous']} ambiguous, "
+        f"{links['alias_only']} alias-only  (details: memvault links check)"
+    )
 
     idx = data["index"]
-    console.print(f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
-                  f"{idx['size_bytes'] / 1e6:.1f} MB on disk")
+    console.print(
+        f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
+        f"{idx['size_bytes'] / 1e6:.1f} MB on disk"
+    )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
     else:
-        console.print(f"index is behind the files: {idx['pending_count']} notes changed since the last sync")
+        console.print(
+            f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
+        )
     if data.get("skipped"):
         console.print(f"skipped files: {data['skipped']} (see memvault sync)")
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:
         ago = time.time() - when
-        console.print(f"last sync: {ago:.0f}s ago" + (
-            f"; last change: {len(last['created'])} created, {len(last['modified'])} modified, "
-            f"{len(last['deleted'])} deleted, {len(last['moved'])} moved, "
-            f"{last['embedded_chunks']} chunks embedded" if last else ""))
+        console.print(
+            f"last sync: {ago:.0f}s ago"
+            + (
+                f"; last change: {len(last['created'])} created, {len(last['modified'])} modified, "
+                f"{len(last['deleted'])} deleted, {len(last['moved'])} moved, "
+                f"{last['embedded_chunks']} chunks embedded"
+                if last
+                else ""
+            )
+        )
     daemon = data.get("daemon")
     if daemon:
-        console.print(f"daemon: {daemon.get('state')}" + (f", pid {daemon['pid']}" if daemon.get("pid") else ""))
+        console.print(
+            f"daemon: {daemon.get('state')}"
+            + (f", pid {daemon['pid']}" if daemon.get("pid") else "")
+        )

@@ -239,7 +239,9 @@ class Store:
 
     def note(self, path: str) -> NoteRow | None:
         with self._lock:
-            row = self._db.execute(f"SELECT {_NOTE_COLS} FROM notes WHERE path = ?", (path,)).fetchone()
+            row = self._db.execute(
+                f"SELECT {_NOTE_COLS} FROM notes WHERE path = ?", (path,)
+            ).fetchone()
         return _note_row(row) if row else None
 
     def notes(self, kind: str | None = None) -> list[NoteRow]:
@@ -264,18 +266,31 @@ class Store:
         conn.execute(
             f"INSERT OR REPLACE INTO notes({_NOTE_COLS}) VALUES({','.join('?' * 17)})",
             (
-                row.path, row.size, row.mtime_ns, row.sha256, row.kind, row.skip_reason,
-                row.title, row.summary, row.category, row.date, row.updated,
-                json.dumps(list(row.tags)), json.dumps(list(row.aliases)),
+                row.path,
+                row.size,
+                row.mtime_ns,
+                row.sha256,
+                row.kind,
+                row.skip_reason,
+                row.title,
+                row.summary,
+                row.category,
+                row.date,
+                row.updated,
+                json.dumps(list(row.tags)),
+                json.dumps(list(row.aliases)),
                 json.dumps(row.frontmatter, ensure_ascii=False, default=str),
-                json.dumps([list(h) for h in row.headings]), json.dumps(list(row.warnings)),
+                json.dumps([list(h) for h in row.headings]),
+                json.dumps(list(row.warnings)),
                 row.lines,
             ),
         )
 
     def touch_note(self, path: str, size: int, mtime_ns: int) -> None:
         with self.transaction() as conn:
-            conn.execute("UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path))
+            conn.execute(
+                "UPDATE notes SET size = ?, mtime_ns = ? WHERE path = ?", (size, mtime_ns, path)
+            )
 
     def delete_note(self, conn: sqlite3.Connection, path: str) -> list[int]:
         """Remove a note and everything derived from it; return its chunk labels."""
@@ -322,8 +337,10 @@ class Store:
         out: dict[str, int] = {}
         with self._lock:
             for part in _parts(list(dict.fromkeys(paths))):
-                q = (f"SELECT path, SUM(tokens) FROM chunks WHERE path IN ({','.join('?' * len(part))}) "
-                     "GROUP BY path")
+                q = (
+                    f"SELECT path, SUM(tokens) FROM chunks WHERE path IN ({','.join('?' * len(part))}) "
+                    "GROUP BY path"
+                )
                 out.update(self._db.execute(q, part).fetchall())
         return out
 
@@ -335,14 +352,24 @@ class Store:
         with self._lock:
             return dict(self._db.execute("SELECT label, sha FROM chunks").fetchall())
 
-    def insert_chunks(self, conn: sqlite3.Connection, path: str, chunks: Sequence[NewChunk]) -> list[int]:
+    def insert_chunks(
+        self, conn: sqlite3.Connection, path: str, chunks: Sequence[NewChunk]
+    ) -> list[int]:
         labels = []
         for c in chunks:
             cur = conn.execute(
                 "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens) "
                 "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
-                (path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
-                 c.line_end, c.text, c.sha, c.tokens),
+                (
+                    path,
+                    c.ord,
+                    json.dumps(list(c.heading), ensure_ascii=False),
+                    c.line_start,
+                    c.line_end,
+                    c.text,
+                    c.sha,
+                    c.tokens,
+                ),
             )
             label = int(cur.lastrowid or 0)
             conn.execute(
@@ -357,8 +384,14 @@ class Store:
         conn.execute(
             "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ? "
             "WHERE label = ?",
-            (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
-             c.text, label),
+            (
+                c.ord,
+                json.dumps(list(c.heading), ensure_ascii=False),
+                c.line_start,
+                c.line_end,
+                c.text,
+                label,
+            ),
         )
 
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
@@ -369,10 +402,16 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         with self._lock:
-            notes = dict(self._db.execute("SELECT kind, COUNT(*) FROM notes GROUP BY kind").fetchall())
+            notes = dict(
+                self._db.execute("SELECT kind, COUNT(*) FROM notes GROUP BY kind").fetchall()
+            )
             chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-        return {"notes": notes.get("note", 0), "index_notes": notes.get("index", 0),
-                "skipped": notes.get("skipped", 0), "chunks": chunks}
+        return {
+            "notes": notes.get("note", 0),
+            "index_notes": notes.get("index", 0),
+            "skipped": notes.get("skipped", 0),
+            "chunks": chunks,
+        }
 
     def folder_counts(self) -> dict[str, int]:
         with self._lock:
@@ -402,8 +441,20 @@ class Store:
         conn.executemany(
             "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
             "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(source, r.line, r.target, r.anchor, r.kind, int(r.embed), r.verdict, r.resolved,
-              json.dumps(list(r.candidates))) for r in links],
+            [
+                (
+                    source,
+                    r.line,
+                    r.target,
+                    r.anchor,
+                    r.kind,
+                    int(r.embed),
+                    r.verdict,
+                    r.resolved,
+                    json.dumps(list(r.candidates)),
+                )
+                for r in links
+            ],
         )
 
     def links(self, source: str | None = None) -> list[LinkRow]:
@@ -414,8 +465,10 @@ class Store:
             args = (source,)
         with self._lock:
             rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
-        return [LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-                for s, ln, t, a, k, e, v, r, c in rows]
+        return [
+            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
+            for s, ln, t, a, k, e, v, r, c in rows
+        ]
 
     def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
         """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
@@ -438,7 +491,9 @@ class Store:
         """Lines the daemon wrote into MEMORY.md, per section, oldest first."""
         out: dict[str, list[str]] = {}
         with self._lock:
-            for section, line in self._db.execute("SELECT section, line FROM memory_owned ORDER BY rowid"):
+            for section, line in self._db.execute(
+                "SELECT section, line FROM memory_owned ORDER BY rowid"
+            ):
                 out.setdefault(section, []).append(line)
         return {k: tuple(v) for k, v in out.items()}
 
@@ -450,10 +505,14 @@ class Store:
         """
         with self.transaction() as conn:
             for section, lines in owned.items():
-                conn.executemany("DELETE FROM memory_owned WHERE section = ? AND line = ?",
-                                 [(section, line) for line in lines])
-                conn.executemany("INSERT INTO memory_owned(section, line) VALUES(?, ?)",
-                                 [(section, line) for line in lines])
+                conn.executemany(
+                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
+                    [(section, line) for line in lines],
+                )
+                conn.executemany(
+                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                    [(section, line) for line in lines],
+                )
                 conn.execute(
                     "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
                     "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
@@ -477,14 +536,19 @@ class Store:
             try:
                 self._cache.executemany(
                     "INSERT OR REPLACE INTO embeddings(model, sha, vector) VALUES(?, ?, ?)",
-                    [(model, sha, np.asarray(v, dtype=np.float32).tobytes()) for sha, v in items.items()],
+                    [
+                        (model, sha, np.asarray(v, dtype=np.float32).tobytes())
+                        for sha, v in items.items()
+                    ],
                 )
             except BaseException:
                 self._cache.execute("ROLLBACK")
                 raise
             self._cache.execute("COMMIT")
 
-    def vectors_for(self, model: str, labels: Sequence[int], dim: int) -> tuple[list[int], np.ndarray]:
+    def vectors_for(
+        self, model: str, labels: Sequence[int], dim: int
+    ) -> tuple[list[int], np.ndarray]:
         """Cached vectors of chunks; returns (labels found, matrix). Missing ones are left out."""
         shas = self.chunk_shas(labels)
         cache = self.cached(model, shas.values())
@@ -516,8 +580,11 @@ class Store:
 
     def cache_count(self, model: str) -> int:
         with self._lock:
-            return int(self._cache.execute(
-                "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)).fetchone()[0])
+            return int(
+                self._cache.execute(
+                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
+                ).fetchone()[0]
+            )
 
 
 _NOTE_COLS = (
@@ -529,10 +596,23 @@ _CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, token
 
 def _note_row(r: Sequence[Any]) -> NoteRow:
     return NoteRow(
-        r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10],
-        tuple(json.loads(r[11])), tuple(json.loads(r[12])), json.loads(r[13]),
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        r[7],
+        r[8],
+        r[9],
+        r[10],
+        tuple(json.loads(r[11])),
+        tuple(json.loads(r[12])),
+        json.loads(r[13]),
         tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
-        tuple(json.loads(r[15])), r[16],
+        tuple(json.loads(r[15])),
+        r[16],
     )
 
 

@@ -26,7 +26,9 @@ from pathlib import Path
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import NoteExists, NoteNotFound, UnsafePath, WriteConflict
 
-CONFLICT_COPY = re.compile(r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE)
+CONFLICT_COPY = re.compile(
+    r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
+)
 TEMP_MARK = ".memvault-tmp-"
 _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
 _READ_BLOCK = 1 << 20
@@ -200,7 +202,12 @@ class VaultFS:
                             skipped.append(Skipped(rel, "symlink leads outside the vault"))
                             continue
                         if os.path.isdir(real):
-                            skipped.append(Skipped(rel, "symlinked folder (its notes are indexed where they really are)"))
+                            skipped.append(
+                                Skipped(
+                                    rel,
+                                    "symlinked folder (its notes are indexed where they really are)",
+                                )
+                            )
                             continue
                     if entry.is_dir():
                         stack.append(rel)
@@ -216,7 +223,9 @@ class VaultFS:
                     attachments.add(key)
                     continue
                 if key in notes:
-                    skipped.append(Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form"))
+                    skipped.append(
+                        Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form")
+                    )
                     continue
                 notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
@@ -425,7 +434,11 @@ def _read_settled(path: Path, tries: int = 100) -> bytes:
         with open(path, "rb") as fh:
             data = fh.read()
         after = os.stat(path)
-        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (after.st_ino, after.st_size, after.st_mtime_ns)
+        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (
+            after.st_ino,
+            after.st_size,
+            after.st_mtime_ns,
+        )
         if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
             return data
         time.sleep(0.01)
@@ -442,7 +455,7 @@ def _load_renameat2() -> Callable[..., int] | None:
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
     fn.restype = ctypes.c_int
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 _RENAMEAT2 = _load_renameat2() if os.name == "posix" else None

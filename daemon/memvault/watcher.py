@@ -54,14 +54,36 @@ log = logging.getLogger("memvault.watcher")
 
 # Only what can change a note; opens and no-write closes (our own reads) are not asked for.
 EVENT_FILTER: list[type[FileSystemEvent]] = [
-    FileCreatedEvent, DirCreatedEvent, FileModifiedEvent, FileDeletedEvent, DirDeletedEvent,
-    FileMovedEvent, DirMovedEvent, FileClosedEvent,
+    FileCreatedEvent,
+    DirCreatedEvent,
+    FileModifiedEvent,
+    FileDeletedEvent,
+    DirDeletedEvent,
+    FileMovedEvent,
+    DirMovedEvent,
+    FileClosedEvent,
 ]
 # inotify does not see changes made by other machines on these (nor by the host on 9p/virtiofs).
-NETWORK_FS = frozenset({
-    "nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ncpfs", "ceph", "glusterfs", "lustre",
-    "gpfs", "davfs", "vboxsf", "virtiofs", "fuse",
-})
+NETWORK_FS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "afs",
+        "ncpfs",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "gpfs",
+        "davfs",
+        "vboxsf",
+        "virtiofs",
+        "fuse",
+    }
+)
 POLL_SECONDS = 2.0
 SUPERVISE_SECONDS = 2.0
 MAX_WAIT_SECONDS = 2.0
@@ -287,11 +309,15 @@ def _native_observer() -> BaseObserver:
 
 def limit_advice(exc: OSError) -> str:
     if exc.errno == errno.EMFILE:
-        return ("the inotify instance limit is reached; raise it with "
-                "`sudo sysctl fs.inotify.max_user_instances=1024` "
-                "(persist it in /etc/sysctl.d/)")
-    return ("the inotify watch limit is reached (one watch per folder); raise it with "
-            "`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/)")
+        return (
+            "the inotify instance limit is reached; raise it with "
+            "`sudo sysctl fs.inotify.max_user_instances=1024` "
+            "(persist it in /etc/sysctl.d/)"
+        )
+    return (
+        "the inotify watch limit is reached (one watch per folder); raise it with "
+        "`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/)"
+    )
 
 
 class Watcher:
@@ -399,8 +425,10 @@ class Watcher:
         if kind == "auto":
             fs = mount_fs_type(self.root)
             if is_network_fs(fs):
-                self._warn(f"the vault is on a {fs} filesystem, where native file events miss "
-                           f"changes made elsewhere: polling every {POLL_SECONDS:g} s instead")
+                self._warn(
+                    f"the vault is on a {fs} filesystem, where native file events miss "
+                    f"changes made elsewhere: polling every {POLL_SECONDS:g} s instead"
+                )
                 kind = "polling"
         if kind != "polling":
             try:
@@ -409,14 +437,17 @@ class Watcher:
             except OSError as exc:
                 if self.setting == "native" or exc.errno not in (errno.ENOSPC, errno.EMFILE):
                     raise
-                self._warn(f"native file events are unavailable: {limit_advice(exc)}; "
-                           f"polling every {POLL_SECONDS:g} s instead")
+                self._warn(
+                    f"native file events are unavailable: {limit_advice(exc)}; "
+                    f"polling every {POLL_SECONDS:g} s instead"
+                )
         self._observer = self._launch(PollingObserver(timeout=POLL_SECONDS), "polling")
 
     def _launch(self, observer: BaseObserver, kind: str) -> BaseObserver:
         try:
-            observer.schedule(self._handler, str(self.mapper.root), recursive=True,
-                              event_filter=EVENT_FILTER)
+            observer.schedule(
+                self._handler, str(self.mapper.root), recursive=True, event_filter=EVENT_FILTER
+            )
             observer.start()
         except BaseException:
             _halt(observer)
@@ -443,8 +474,11 @@ class Watcher:
 
     def observer_alive(self) -> bool:
         observer = self._observer
-        return (observer is not None and observer.is_alive()
-                and all(e.is_alive() for e in observer.emitters))
+        return (
+            observer is not None
+            and observer.is_alive()
+            and all(e.is_alive() for e in observer.emitters)
+        )
 
     def _supervise(self) -> None:
         if self.stopping or self.observer_alive() or time.monotonic() < self._retry_observer_at:
@@ -500,8 +534,10 @@ class Watcher:
             return
         except Exception as exc:
             self.record_error(f"sync failed: {exc!r}")
-            log.exception("watcher: sync of %s failed; retrying",
-                          "everything" if paths is None else f"{len(paths)} paths")
+            log.exception(
+                "watcher: sync of %s failed; retrying",
+                "everything" if paths is None else f"{len(paths)} paths",
+            )
             if paths is None:
                 self.queue.request_full(batch.reason)
             else:
@@ -517,13 +553,18 @@ class Watcher:
         self._needs_save = self._save is not None
         changed = bool(getattr(report, "changed", True))
         self.last_batch = {
-            "paths": None if paths is None else len(paths), "reason": batch.reason,
-            "changed": changed, "seconds": round(time.monotonic() - started, 3),
+            "paths": None if paths is None else len(paths),
+            "reason": batch.reason,
+            "changed": changed,
+            "seconds": round(time.monotonic() - started, 3),
         }
         if changed or paths is None:
-            log.info("watcher: synced %s (%s): %s", "everything" if paths is None else
-                     f"{len(paths)} paths", batch.reason,
-                     report.summary() if hasattr(report, "summary") else report)
+            log.info(
+                "watcher: synced %s (%s): %s",
+                "everything" if paths is None else f"{len(paths)} paths",
+                batch.reason,
+                report.summary() if hasattr(report, "summary") else report,
+            )
         if self._after_first is not None:
             hook, self._after_first = self._after_first, None
             try:
@@ -590,6 +631,12 @@ def _halt(observer: BaseObserver) -> None:
 
 
 __all__ = [
-    "Batch", "ChangeQueue", "PathMapper", "SyncCancelled", "Watcher", "is_network_fs",
-    "limit_advice", "mount_fs_type",
+    "Batch",
+    "ChangeQueue",
+    "PathMapper",
+    "SyncCancelled",
+    "Watcher",
+    "is_network_fs",
+    "limit_advice",
+    "mount_fs_type",
 ]

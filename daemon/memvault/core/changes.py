@@ -75,7 +75,8 @@ def diff(
     paths = set(known) | set(seen) if scope is None else set(scope)
     gone = sorted(p for p in paths if p in known and p not in seen)
     new = sorted(p for p in paths if p in seen and p not in known)
-    modified, touched = [], []
+    modified: list[str] = []
+    touched: list[str] = []
     for p in sorted(paths):
         if p in known and p in seen and p in hashes:
             (modified if hashes[p] != known[p].sha256 else touched).append(p)

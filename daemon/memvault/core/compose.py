@@ -15,7 +15,12 @@ from collections.abc import Mapping
 from memvault.core.notes import split_frontmatter
 from memvault.core.text import newline_of
 
-CATEGORIES = {"people": "person", "projects": "project", "decisions": "decision", "logs": "daily-log"}
+CATEGORIES = {
+    "people": "person",
+    "projects": "project",
+    "decisions": "decision",
+    "logs": "daily-log",
+}
 
 # Characters that cannot stand in a note name (Obsidian's list plus path separators).
 _UNSAFE = re.compile(r'[\\/#|^\[\]:*?"<>\x00-\x1f\x7f]+')
@@ -23,12 +28,12 @@ _FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 _SIMPLE = re.compile(r"^[\w][\w .,/@+-]*$", re.UNICODE)
 
 FALLBACK_TEMPLATES = {
-    "person": "---\ntitle: \"{{title}}\"\ntype: person\ndate: \"{{date}}\"\nsummary: \"\"\ntags: []\n---\n# {{title}}\n",
-    "project": "---\ntitle: \"{{title}}\"\ntype: project\nstatus: active\ndate: \"{{date}}\"\nsummary: \"\"\n"
+    "person": '---\ntitle: "{{title}}"\ntype: person\ndate: "{{date}}"\nsummary: ""\ntags: []\n---\n# {{title}}\n',
+    "project": '---\ntitle: "{{title}}"\ntype: project\nstatus: active\ndate: "{{date}}"\nsummary: ""\n'
     "tags: []\n---\n# {{title}}\n",
-    "decision": "---\ntitle: \"{{title}}\"\ntype: decision\nstatus: proposed\ndate: \"{{date}}\"\nsummary: \"\"\n"
+    "decision": '---\ntitle: "{{title}}"\ntype: decision\nstatus: proposed\ndate: "{{date}}"\nsummary: ""\n'
     "tags: []\n---\n# {{title}}\n\n## Context\n\n## Decision\n\n## Consequences\n",
-    "daily-log": "---\ntitle: \"{{date}}\"\ntype: log\ndate: \"{{date}}\"\nsummary: \"\"\ntags: []\n---\n# {{date}}\n",
+    "daily-log": '---\ntitle: "{{date}}"\ntype: log\ndate: "{{date}}"\nsummary: ""\ntags: []\n---\n# {{date}}\n',
 }
 
 
@@ -58,7 +63,11 @@ def note_path(category: str, title: str, day: str) -> str:
 
 def yaml_value(value: str) -> str:
     """A YAML scalar that reads back as exactly ``value`` (a string)."""
-    if value and _SIMPLE.match(value) and not re.match(r"^(?:true|false|null|~|yes|no|on|off|[-+\d.])", value, re.I):
+    if (
+        value
+        and _SIMPLE.match(value)
+        and not re.match(r"^(?:true|false|null|~|yes|no|on|off|[-+\d.])", value, re.I)
+    ):
         return value
     return json.dumps(value, ensure_ascii=False)  # JSON strings are valid YAML
 

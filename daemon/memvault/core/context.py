@@ -23,8 +23,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from memvault.core.wikilinks import find_links
 from memvault.core.report import Context, Source
+from memvault.core.wikilinks import find_links
 
 SEPARATOR = "…"
 
@@ -88,7 +88,11 @@ def _norm(text: str) -> str:
 
 
 def index_part(
-    memory: str, budget: int, count: Callable[[str], int], terms: Sequence[str], hit_paths: set[str],
+    memory: str,
+    budget: int,
+    count: Callable[[str], int],
+    terms: Sequence[str],
+    hit_paths: set[str],
     resolve: Callable[[str], str | None],
 ) -> str:
     """MEMORY.md whole if it fits ``budget`` tokens, else its relevant lines."""
@@ -166,8 +170,11 @@ def assemble(
         used += extra
         groups[piece.path] = trial
         seen_text.add(key)
-        sources.append(Source(piece.path, piece.heading, piece.line_start, piece.line_end,
-                              count(piece.text), why))
+        sources.append(
+            Source(
+                piece.path, piece.heading, piece.line_start, piece.line_end, count(piece.text), why
+            )
+        )
 
     for rank, piece in enumerate(hits):
         add(piece, "hit", rank)

@@ -179,10 +179,8 @@ def entry_line(entry: CatalogueEntry) -> str:
     if not description and entry.title != posixpath.basename(entry.link):
         description = entry.title
     description = " ".join(description.split())
-    if link_safe(entry.link):
-        head = f"- [[{entry.link}]]"
-    else:  # Obsidian cannot link a name holding # | ^ [ ]
-        head = f"- `{entry.path}`"
+    # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text
+    head = f"- [[{entry.link}]]" if link_safe(entry.link) else f"- `{entry.path}`"
     return f"{head} - {description}" if description else head
 
 
@@ -295,7 +293,9 @@ def _section(
     person_links: set[str] = set()
     for line in body:
         content = line.rstrip("\r\n")
-        daemons = content in owned_set or content in would_write or _is_overflow(content, rule.folder)
+        daemons = (
+            content in owned_set or content in would_write or _is_overflow(content, rule.folder)
+        )
         if daemons and content.strip():
             slots.append(len(kept))
             kept.append("")
@@ -310,7 +310,9 @@ def _section(
     wanted = [rendered[e.path] for e in shown if e.path not in person_links]
     for e in shown:
         if not link_safe(e.link):
-            problems.append(f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text")
+            problems.append(
+                f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
+            )
     hidden = len(everything) - len(shown)
     if hidden > 0:
         label = rule.folder.rsplit("/", 1)[-1]
@@ -366,8 +368,12 @@ def render_folder_note(
             nl,
         ]
         return "".join(
-            [*head, f"<!-- memvault:begin {FOLDER_SECTION} -->{nl}", *body,
-             f"<!-- memvault:end {FOLDER_SECTION} -->{nl}"]
+            [
+                *head,
+                f"<!-- memvault:begin {FOLDER_SECTION} -->{nl}",
+                *body,
+                f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
+            ]
         )
     lines = lines_with_ends(text)
     blocks = {b.name: b for b in parse_blocks(lines)}
@@ -376,7 +382,12 @@ def render_folder_note(
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += nl
         return "".join(
-            [*lines, nl, f"<!-- memvault:begin {FOLDER_SECTION} -->{nl}", *body,
-             f"<!-- memvault:end {FOLDER_SECTION} -->{nl}"]
+            [
+                *lines,
+                nl,
+                f"<!-- memvault:begin {FOLDER_SECTION} -->{nl}",
+                *body,
+                f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
+            ]
         )
     return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])

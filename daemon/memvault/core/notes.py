@@ -32,7 +32,11 @@ _Loader.yaml_implicit_resolvers = {}
 for _tag, _regex, _first in (
     ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
     ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN\0"),
-    ("tag:yaml.org,2002:int", r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:int",
+        r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$",
+        "-+0123456789",
+    ),
     (
         "tag:yaml.org,2002:float",
         r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
@@ -109,7 +113,7 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 
 
 def load_yaml(raw: str) -> Any:
-    return yaml.load(raw, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(raw, Loader=_Loader)
 
 
 def parse_note(path: str, text: str) -> Note:
@@ -275,7 +279,9 @@ def _clip(text: str) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
-_INLINE_TAG = re.compile(r"(?<![\w/&#\]\[])#([^\s#!-/:-@\[-^`{-~][^\s!-,./:-@\[-^`{-~]*(?:/[^\s!-,./:-@\[-^`{-~]+)*)")
+_INLINE_TAG = re.compile(
+    r"(?<![\w/&#\]\[])#([^\s#!-/:-@\[-^`{-~][^\s!-,./:-@\[-^`{-~]*(?:/[^\s!-,./:-@\[-^`{-~]+)*)"
+)
 
 
 def _tags(fm: dict[str, Any], masked: str, body_line: int, text: str) -> tuple[str, ...]:

@@ -55,8 +55,15 @@ class SyncReport(_Dict):
 
     @property
     def changed(self) -> bool:
-        return bool(self.created or self.modified or self.deleted or self.moved
-                    or self.memory_written or self.folder_notes_written or self.relinked)
+        return bool(
+            self.created
+            or self.modified
+            or self.deleted
+            or self.moved
+            or self.memory_written
+            or self.folder_notes_written
+            or self.relinked
+        )
 
     def summary(self) -> str:
         parts = [
@@ -144,8 +151,14 @@ class NoteText:
     heading: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "title": self.title, "line_start": self.line_start,
-                "line_end": self.line_end, "heading": self.heading, "text": self.text}
+        return {
+            "path": self.path,
+            "title": self.title,
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "heading": self.heading,
+            "text": self.text,
+        }
 
 
 @dataclass(frozen=True, slots=True)

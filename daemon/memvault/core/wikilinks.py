@@ -33,11 +33,13 @@ from typing import Literal
 Verdict = Literal["resolved", "alias", "ambiguous", "unresolved"]
 
 # Characters Obsidian refuses in linkable file names.
-LINK_UNSAFE_CHARS = frozenset('#|^[]')
+LINK_UNSAFE_CHARS = frozenset("#|^[]")
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]*?)\]\]")
-_MD = re.compile(r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)")
+_MD = re.compile(
+    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)"
+)
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 
 
@@ -86,7 +88,12 @@ def mask_code(text: str) -> str:
                 fence = (m.group(1)[0], len(m.group(1)))
                 fence_start = pos
         else:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= fence[1] and not m.group(2).strip():
+            if (
+                m
+                and m.group(1)[0] == fence[0]
+                and len(m.group(1)) >= fence[1]
+                and not m.group(2).strip()
+            ):
                 _blank(out, fence_start, end)
                 fence = None
         pos = end + 1
