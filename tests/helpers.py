@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from memvault import http_api
 from memvault.api import Vault
 from memvault.embedder import HashEmbedder
 from memvault.template import init_vault
@@ -66,3 +74,58 @@ def rebuilt_snapshot(root: Path, tmp_path: Path) -> dict[str, Any]:
     with open_vault(copy) as v:
         v.sync()
         return snapshot(v)
+
+
+TOKEN = "t" * 43
+
+
+def daemon_info(port: int) -> dict[str, Any]:
+    return {
+        "state": "running",
+        "pid": os.getpid(),
+        "port": port,
+        "uptime_seconds": 0.0,
+        "observer": "none",
+        "queue": 0,
+        "lag_seconds": None,
+        "last_error": None,
+    }
+
+
+@contextmanager
+def running_daemon(vault: Vault, token: str = TOKEN) -> Iterator[int]:
+    """The HTTP API on a real loopback socket in a thread, with a daemon.json naming it."""
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    app = http_api.create_app(vault, token, lambda: daemon_info(port), port=port)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="test-daemon")
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started and thread.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    info = vault.root / ".memvault" / "daemon.json"
+    info.write_text(
+        json.dumps(
+            {
+                "pid": os.getpid(),
+                "host": "127.0.0.1",
+                "port": port,
+                "token": token,
+                "started_at": time.time(),
+                "version": "0.1.0",
+            }
+        ),
+        encoding="utf-8",
+    )
+    try:
+        yield port
+    finally:
+        info.unlink(missing_ok=True)
+        server.should_exit = True
+        thread.join(10)
+        app.state.close()
+        sock.close()

@@ -312,7 +312,7 @@ def test_a_daemon_file_with_a_dead_pid_falls_back_to_in_process(vault: Path) -> 
 
 
 def test_with_a_daemon_up_commands_go_through_it_and_print_the_same(vault: Path) -> None:
-    from test_client import running_daemon
+    from helpers import running_daemon
 
     run("search", "x", "--vault", vault)  # index built in-process first
     queries = [

@@ -85,3 +85,20 @@ def test_vault_comes_from_the_environment(tmp_path: Path, monkeypatch) -> None:
     result = runner.invoke(app, ["links", "check", "--json"])
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["count"] == 0
+
+
+def test_sync_and_status_go_through_a_running_daemon(tmp_path: Path) -> None:
+    from helpers import make_vault, open_vault, running_daemon, write
+
+    root = make_vault(tmp_path)
+    with open_vault(root) as v, running_daemon(v):
+        v.sync()
+        write(root, "people/ana.md", "---\ntitle: Ana\nsummary: Data lead.\n---\n# Ana\n")
+        # the daemon holds the writer lock in real life; the CLI must ask it, not open the vault
+        result = runner.invoke(app, ["sync", "--vault", str(root), "--json"])
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["created"] == ["people/ana.md"]
+        status = runner.invoke(app, ["status", "--vault", str(root), "--json"])
+        assert status.exit_code == 0, status.output
+        data = json.loads(status.output)
+        assert data["daemon"]["state"] == "running" and data["index"]["matches_disk"]

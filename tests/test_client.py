@@ -8,78 +8,21 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from attacks import ATTACKS
-from helpers import make_vault, note, open_vault, write
+from helpers import TOKEN, daemon_info, make_vault, note, open_vault, running_daemon, write
+from memvault import http_api
 from memvault.api import Vault
 from memvault.client import DaemonClient, error_from_response, read_daemon_file
 from memvault.core.report import Context, Hit, SyncReport
 from memvault.errors import DaemonError, NoteExists, NoteNotFound, UnsafePath
 
-http_api = pytest.importorskip("memvault.http_api")
-
-TOKEN = "t" * 43
 PORT = 50123  # only named in Host headers: the TestClient never opens a socket
-
-
-def daemon_info(port: int) -> dict[str, Any]:
-    return {
-        "state": "running",
-        "pid": os.getpid(),
-        "port": port,
-        "uptime_seconds": 0.0,
-        "observer": "none",
-        "queue": 0,
-        "lag_seconds": None,
-        "last_error": None,
-    }
-
-
-@contextmanager
-def running_daemon(vault: Vault, token: str = TOKEN) -> Iterator[int]:
-    """The HTTP API on a real loopback socket in a thread, with a daemon.json naming it."""
-    import uvicorn
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    app = http_api.create_app(vault, token, lambda: daemon_info(port), port=port)
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="test-daemon")
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and thread.is_alive() and time.monotonic() < deadline:
-        time.sleep(0.01)
-    info = vault.root / ".memvault" / "daemon.json"
-    info.write_text(
-        json.dumps(
-            {
-                "pid": os.getpid(),
-                "host": "127.0.0.1",
-                "port": port,
-                "token": token,
-                "started_at": time.time(),
-                "version": "0.1.0",
-            }
-        ),
-        encoding="utf-8",
-    )
-    try:
-        yield port
-    finally:
-        info.unlink(missing_ok=True)
-        server.should_exit = True
-        thread.join(10)
-        app.state.close()
-        sock.close()
 
 
 @pytest.fixture

@@ -261,8 +261,7 @@ def test_tool_results_are_json_for_the_model(server: Server) -> None:
 
 
 def test_with_a_daemon_up_calls_go_through_it(server: Server) -> None:
-    from helpers import open_vault
-    from test_client import running_daemon
+    from helpers import open_vault, running_daemon
 
     with open_vault(server.vault) as daemon_vault, running_daemon(daemon_vault):
         # This test process holds the writer lock: the server can only write through

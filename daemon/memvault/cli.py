@@ -192,8 +192,17 @@ def init(
 @app.command()
 def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Reconcile MEMORY.md and the search index with the files, then report."""
-    with handled(), open_vault(vault) as v, progress_bar("indexing") as bar:
-        report = v.sync(progress=bar)
+    from memvault.client import DaemonClient
+
+    with handled():
+        root = resolve_vault(vault)
+        client = DaemonClient.find(root)
+        if client is not None:  # the daemon is the one writer: ask it
+            with client:
+                report = client.sync()
+        else:
+            with open_vault(root) as v, progress_bar("indexing") as bar:
+                report = v.sync(progress=bar)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -213,8 +222,17 @@ def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 @app.command()
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Notes per folder, MEMORY.md against its budget, links, index health."""
-    with handled(), open_vault(vault, read_only=True) as v:
-        data = v.status()
+    from memvault.client import DaemonClient
+
+    with handled():
+        root = resolve_vault(vault)
+        client = DaemonClient.find(root)
+        if client is not None:  # includes the daemon's own state (lag, observer, model)
+            with client:
+                data = client.status()
+        else:
+            with open_vault(root, read_only=True) as v:
+                data = v.status()
     if as_json:
         emit_json(data)
         return

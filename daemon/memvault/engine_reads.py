@@ -16,6 +16,7 @@ from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
+from memvault.vault import normalize_rel
 from memvault.store import NoteRow
 
 if TYPE_CHECKING:
@@ -274,7 +275,8 @@ class ReadMixin:
         """Notes most like a given note (its chunks' mean vector), best first."""
         import numpy as np
 
-        chunks = self.store.chunks_of(path.strip("/"))
+        self.fs.path(path)  # the same safe-join as every path from outside (raises UnsafePath)
+        chunks = self.store.chunks_of(normalize_rel(path))
         if not chunks:
             raise NoteNotFound(f"{path} is not indexed (or has nothing to embed)")
         emb = self.embedder
@@ -283,7 +285,7 @@ class ReadMixin:
             return []
         centre = matrix.mean(axis=0)
         centre = centre / (np.linalg.norm(centre) or 1.0)
-        own = path.strip("/")
+        own = normalize_rel(path)
         results = self.vectors.query(centre, max(k * 8, 40), allowed=lambda lab: True)
         rows = self.store.chunk_rows([lab for lab, _ in results])
         meta = self._note_meta()
