@@ -80,7 +80,7 @@ class IndexSettings:
 @dataclass(frozen=True, slots=True)
 class SearchSettings:
     k: int = 10
-    fusion: str = "rrf"
+    fusion: str = "convex"
     rrf_k: int = 10
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
