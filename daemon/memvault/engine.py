@@ -97,6 +97,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
         self._meta_dirty: set[str] = set()  # paths whose rows changed since the cache was read
         self._read_lock = threading.Lock()
         self.last_sync_at: float | None = None
+        self.store_rebuilt: str | None = None  # a damaged database found on open
         config.state_dir.mkdir(parents=True, exist_ok=True)
         if not read_only:
             self.fs.remove_temp_files()  # left by a write that was killed midway
@@ -105,16 +106,26 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
     # -- opening ---------------------------------------------------------------------
 
     def _open_store(self) -> Store:
+        """Open the databases; a damaged one is deleted and rebuilt from the vault.
+
+        A damaged index.db takes vectors.bin with it (its labels mean nothing
+        any more); a damaged cache.db only costs re-embedding. Each is retried
+        once: a second failure is a real error, not a damaged file.
+        """
         index, cache = self.config.state_dir / "index.db", self.config.state_dir / "cache.db"
-        try:
-            return Store(index, cache)
-        except IndexCorrupt as exc:
-            log.warning("%s; rebuilding the index from the vault", exc)
-            bad = Path(str(exc).split(":", 1)[0])
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{bad}{suffix}").unlink(missing_ok=True)
-            (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
-            return Store(index, cache)
+        for _ in range(3):
+            try:
+                return Store(index, cache)
+            except IndexCorrupt as exc:
+                if exc.path is None:
+                    raise
+                log.warning("%s; it is rebuilt from the vault", exc)
+                self.store_rebuilt = exc.path
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{exc.path}{suffix}").unlink(missing_ok=True)
+                if Path(exc.path) == index:
+                    (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+        return Store(index, cache)
 
     @property
     def embedder(self) -> Embedder:

@@ -59,6 +59,10 @@ class ModelError(MemvaultError):
 class IndexCorrupt(MemvaultError):
     """The index files are damaged and must be rebuilt from the vault."""
 
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
 
 class LockHeld(MemvaultError):
     """Another process holds the vault's writer lock."""

@@ -171,13 +171,14 @@ class Store:
             self._db.executescript(_SCHEMA)
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(f"{index_path}: {exc}") from None
+            raise IndexCorrupt(f"{index_path}: {exc}", str(index_path)) from None
         try:
             self._cache = _connect(cache_path)
             self._check(self._cache)
             self._cache.executescript(_CACHE_SCHEMA)
         except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(f"{cache_path}: {exc}") from None
+            self._db.close()
+            raise IndexCorrupt(f"{cache_path}: {exc}", str(cache_path)) from None
 
     @staticmethod
     def _check(conn: sqlite3.Connection) -> None:
