@@ -40,9 +40,11 @@ from memvault.api import Vault  # noqa: E402
 from memvault.service import read_daemon_json  # noqa: E402
 from memvault.template import init_vault  # noqa: E402
 
-_TEXT = ("planning retrieval schema latency budget review cache index migration vector "
-         "release onboarding pricing roadmap incident backup storage queue worker search "
-         "design feedback hiring contract security audit metrics dashboard alert deploy")
+_TEXT = (
+    "planning retrieval schema latency budget review cache index migration vector "
+    "release onboarding pricing roadmap incident backup storage queue worker search "
+    "design feedback hiring contract security audit metrics dashboard alert deploy"
+)
 WORDS = _TEXT.split()
 FOLDERS = ("people", "projects", "decisions", "logs", "topics/eng", "topics/ops", "topics/biz")
 
@@ -55,8 +57,10 @@ def build_vault(root: Path, notes: int, model: str | None) -> float:
         folder = FOLDERS[i % len(FOLDERS)]
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(25, 45)))
         title = f"{rng.choice(WORDS).title()} {rng.choice(WORDS)} {i}"
-        text = (f"---\ntitle: {title}\nsummary: note {i} about {rng.choice(WORDS)}\n"
-                f"date: 2024-{1 + i % 12:02}-{1 + i % 28:02}\n---\n# {title}\n\n{words}.\n")
+        text = (
+            f"---\ntitle: {title}\nsummary: note {i} about {rng.choice(WORDS)}\n"
+            f"date: 2024-{1 + i % 12:02}-{1 + i % 28:02}\n---\n# {title}\n\n{words}.\n"
+        )
         path = root / folder / f"n{i:05}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
@@ -67,8 +71,9 @@ def build_vault(root: Path, notes: int, model: str | None) -> float:
         def progress(p: Any) -> None:
             if time.monotonic() - last[0] > 10:
                 last[0] = time.monotonic()
-                print(f"  indexing {p.done}/{p.total} notes, {p.embedded} chunks embedded",
-                      flush=True)
+                print(
+                    f"  indexing {p.done}/{p.total} notes, {p.embedded} chunks embedded", flush=True
+                )
 
         report = vault.sync(progress=progress)
     seconds = time.perf_counter() - started
@@ -91,7 +96,10 @@ class Daemon:
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
-            env=env, stdout=subprocess.DEVNULL, stderr=self.log)
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=self.log,
+        )
         self.info = self._wait_json()
         self.up_seconds = time.perf_counter() - self.started
 
@@ -109,9 +117,14 @@ class Daemon:
 
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            f"http://127.0.0.1:{self.info['port']}{path}", data=data, method=method,
-            headers={"Authorization": f"Bearer {self.info['token']}",
-                     "Content-Type": "application/json"})
+            f"http://127.0.0.1:{self.info['port']}{path}",
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.info['token']}",
+                "Content-Type": "application/json",
+            },
+        )
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(req, timeout=timeout) as r:
             return json.loads(r.read())
@@ -181,8 +194,9 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--idle-seconds", type=float, default=60.0)
     ap.add_argument("--model", default=None, help="index.model (default: the bundled MiniLM)")
-    ap.add_argument("--workdir", type=Path,
-                    default=Path(tempfile.gettempdir()) / "memvault-daemon-bench")
+    ap.add_argument(
+        "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-daemon-bench"
+    )
     ap.add_argument("--rebuild", action="store_true")
     args = ap.parse_args()
 
@@ -217,16 +231,21 @@ def main() -> None:
     finally:
         stop_seconds = d.stop()
     result = {
-        "notes": args.notes, "model": args.model or "sentence-transformers/all-MiniLM-L6-v2",
-        "build_seconds": build_seconds, "daemon_up_seconds": round(d.up_seconds, 2),
-        "startup_reconcile": reconcile, "model_ready_seconds": round(ready_seconds, 2),
+        "notes": args.notes,
+        "model": args.model or "sentence-transformers/all-MiniLM-L6-v2",
+        "build_seconds": build_seconds,
+        "daemon_up_seconds": round(d.up_seconds, 2),
+        "startup_reconcile": reconcile,
+        "model_ready_seconds": round(ready_seconds, 2),
         "first_search_seconds": round(warm, 2),
         "edits": len(latencies),
         "latency_p50_ms": round(statistics.median(latencies) * 1000),
         "latency_p95_ms": round(pct(latencies, 0.95) * 1000),
         "latency_max_ms": round(max(latencies) * 1000),
-        "idle_cpu_percent": round(idle_cpu * 100, 3), "idle_seconds": round(wall, 1),
-        "peak_rss_mb": round(hwm / 1024, 1), "rss_mb_at_end": round(rss / 1024, 1),
+        "idle_cpu_percent": round(idle_cpu * 100, 3),
+        "idle_seconds": round(wall, 1),
+        "peak_rss_mb": round(hwm / 1024, 1),
+        "rss_mb_at_end": round(rss / 1024, 1),
         "sigterm_to_exit_seconds": round(stop_seconds, 2),
     }
     print(json.dumps(result, indent=2))

@@ -91,6 +91,7 @@ def run(
     timings: dict[str, float] = {"sync": 0.0, "query": 0.0}
     questions = 0
     for budget in budgets:
+
         def make(root: Path, budget: int = budget) -> Callable[[str], str]:
             vault = Vault.open(root, embedder=embedder, overrides=overrides)
             started = time.perf_counter()
@@ -127,12 +128,20 @@ def run(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--set", action="append", default=[], help="section.key=value (JSON values)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--set", action="append", default=[], help="section.key=value (JSON values)"
+    )
     parser.add_argument("--budgets", default="1000,2000")
     parser.add_argument("--mode", choices=("context", "search"), default="context")
-    parser.add_argument("--convs", type=int, default=0, help="only the first N conversations (0: all)")
-    parser.add_argument("--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn")
+    parser.add_argument(
+        "--convs", type=int, default=0, help="only the first N conversations (0: all)"
+    )
+    parser.add_argument(
+        "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
+    )
     args = parser.parse_args(argv)
 
     convs = locomo_kit.load(KIT / "locomo10_dev.json")

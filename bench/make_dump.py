@@ -16,32 +16,87 @@ import random
 import sys
 from pathlib import Path
 
-PEOPLE = ["Sarah Chen", "Marcus Webb", "Priya Raman", "Tom Okafor", "Lena Vogel", "Diego Alvarez",
-          "Aiko Tanaka", "Noah Fischer"]
-ROLES = ["backend lead", "product manager", "SRE", "data scientist", "designer", "CTO",
-         "frontend engineer", "security lead"]
-PROJECTS = ["Billing v2", "Assistant Refactor", "Search Revamp", "Mobile App", "Data Platform",
-            "User Service"]
-TOPICS = ["the deploy pipeline", "flaky integration tests", "the on-call rotation", "latency in search",
-          "the quarterly roadmap", "customer onboarding", "the retry policy", "error budgets",
-          "the cache layer", "feature flags", "the schema migration", "rate limiting"]
+PEOPLE = [
+    "Sarah Chen",
+    "Marcus Webb",
+    "Priya Raman",
+    "Tom Okafor",
+    "Lena Vogel",
+    "Diego Alvarez",
+    "Aiko Tanaka",
+    "Noah Fischer",
+]
+ROLES = [
+    "backend lead",
+    "product manager",
+    "SRE",
+    "data scientist",
+    "designer",
+    "CTO",
+    "frontend engineer",
+    "security lead",
+]
+PROJECTS = [
+    "Billing v2",
+    "Assistant Refactor",
+    "Search Revamp",
+    "Mobile App",
+    "Data Platform",
+    "User Service",
+]
+TOPICS = [
+    "the deploy pipeline",
+    "flaky integration tests",
+    "the on-call rotation",
+    "latency in search",
+    "the quarterly roadmap",
+    "customer onboarding",
+    "the retry policy",
+    "error budgets",
+    "the cache layer",
+    "feature flags",
+    "the schema migration",
+    "rate limiting",
+]
 DECISIONS = [
-    ("use PostgreSQL for the user service database schema", "one table per aggregate, JSONB for "
-     "preferences, and migrations run with the service"),
+    (
+        "use PostgreSQL for the user service database schema",
+        "one table per aggregate, JSONB for preferences, and migrations run with the service",
+    ),
     ("adopt Kafka for domain events", "the outbox pattern keeps events and rows consistent"),
     ("move CI to self-hosted runners", "build minutes cost more than two runners"),
     ("keep the monorepo", "shared tooling outweighs slower checkouts"),
     ("ship feature flags through LaunchDarkly", "rollouts need per-customer targeting"),
-    ("split the user service schema into accounts and profiles", "profile writes were locking logins"),
+    (
+        "split the user service schema into accounts and profiles",
+        "profile writes were locking logins",
+    ),
     ("deprecate the v1 API by June", "three customers still call it; they agreed to migrate"),
     ("use UUIDv7 keys in new tables", "time-ordered ids keep indexes compact"),
 ]
-FOLLOW_UPS = ["agreed to revisit", "I need to write up", "they will send notes on", "open question about",
-              "next step is to measure", "follow up next week on"]
-WHEN = ["before the next release", "by Friday", "after the offsite", "once the metrics are in",
-        "in the next planning meeting", "when Sarah is back"]
-DATE_FORMATS = ["## {d:%Y-%m-%d}", "## {d:%b} {d.day}, {d:%Y}", "### {d:%Y-%m-%d} — standup",
-                "## {d:%Y-%m-%d}T09:30:00Z", "## {d.day} {d:%B} {d:%Y}"]
+FOLLOW_UPS = [
+    "agreed to revisit",
+    "I need to write up",
+    "they will send notes on",
+    "open question about",
+    "next step is to measure",
+    "follow up next week on",
+]
+WHEN = [
+    "before the next release",
+    "by Friday",
+    "after the offsite",
+    "once the metrics are in",
+    "in the next planning meeting",
+    "when Sarah is back",
+]
+DATE_FORMATS = [
+    "## {d:%Y-%m-%d}",
+    "## {d:%b} {d.day}, {d:%Y}",
+    "### {d:%Y-%m-%d} — standup",
+    "## {d:%Y-%m-%d}T09:30:00Z",
+    "## {d.day} {d:%B} {d:%Y}",
+]
 
 
 def make_dump(lines: int, seed: int = 7) -> str:
@@ -53,15 +108,23 @@ def make_dump(lines: int, seed: int = 7) -> str:
         roll = rng.random()
         if roll < 0.04:
             person = rng.choice(PEOPLE)
-            out += [f"## {person} ({rng.choice(ROLES)})", "",
-                    f"- prefers {rng.choice(['async updates', 'short calls', 'written specs'])}",
-                    f"- owns {rng.choice(PROJECTS)}; ask about {rng.choice(TOPICS)}", ""]
+            out += [
+                f"## {person} ({rng.choice(ROLES)})",
+                "",
+                f"- prefers {rng.choice(['async updates', 'short calls', 'written specs'])}",
+                f"- owns {rng.choice(PROJECTS)}; ask about {rng.choice(TOPICS)}",
+                "",
+            ]
             continue
         if roll < 0.07:
             project = rng.choice(PROJECTS)
-            out += [f"## Project: {project}", "",
-                    f"Goal for {day:%B %Y}: finish {rng.choice(TOPICS)}.",
-                    f"- status: {rng.choice(['on track', 'at risk', 'blocked on review'])}", ""]
+            out += [
+                f"## Project: {project}",
+                "",
+                f"Goal for {day:%B %Y}: finish {rng.choice(TOPICS)}.",
+                f"- status: {rng.choice(['on track', 'at risk', 'blocked on review'])}",
+                "",
+            ]
             continue
         out.append(rng.choice(DATE_FORMATS).format(d=day))
         out.append("")
@@ -69,8 +132,10 @@ def make_dump(lines: int, seed: int = 7) -> str:
             r = rng.random()
             if r < 0.025:
                 what, why = rng.choice(DECISIONS)
-                out.append(f"- {rng.randint(9, 17):02}:{rng.choice(['00', '15', '30', '45'])} "
-                           f"We decided to {what}: {why}.")
+                out.append(
+                    f"- {rng.randint(9, 17):02}:{rng.choice(['00', '15', '30', '45'])} "
+                    f"We decided to {what}: {why}."
+                )
             elif r < 0.035:
                 what, why = rng.choice(DECISIONS)
                 out += ["", f"Decision: {what[0].upper()}{what[1:]}. Reason: {why}.", ""]
@@ -78,10 +143,12 @@ def make_dump(lines: int, seed: int = 7) -> str:
                 out += ["```", f"## {day:%Y-%m-%d} this is code, not a heading", "SELECT 1;", "```"]
             else:
                 who = rng.choice(PEOPLE)
-                out.append(f"- {rng.randint(8, 18):02}:{rng.choice(['00', '20', '40'])} "
-                           f"{rng.choice(['Talked with', 'Paired with', 'Reviewed a PR from', 'Synced with'])} "
-                           f"{who} about {rng.choice(TOPICS)} for {rng.choice(PROJECTS)}; "
-                           f"{rng.choice(FOLLOW_UPS)} {rng.choice(TOPICS)} {rng.choice(WHEN)}.")
+                out.append(
+                    f"- {rng.randint(8, 18):02}:{rng.choice(['00', '20', '40'])} "
+                    f"{rng.choice(['Talked with', 'Paired with', 'Reviewed a PR from', 'Synced with'])} "
+                    f"{who} about {rng.choice(TOPICS)} for {rng.choice(PROJECTS)}; "
+                    f"{rng.choice(FOLLOW_UPS)} {rng.choice(TOPICS)} {rng.choice(WHEN)}."
+                )
         out.append("")
     return "\n".join(out[:lines]) + "\n"
 

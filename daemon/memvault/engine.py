@@ -302,8 +302,13 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
                 model_note = self._check_model()  # a new model: every note is re-embedded now
             seen, scope, skipped = self._observe(paths)
             known = self.store.manifest()
+            vanished: tuple[str, ...] = ()
             if scope is not None:
                 known = {p: k for p, k in known.items() if p in scope}
+                # named by an event, yet neither on disk nor indexed: created and gone
+                # within one batch, or an event under a stale path (a folder renamed
+                # while the observer caught up) -- the caller may want a full reconcile
+                vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
             hashes = self._hash(suspects(known, seen))
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
@@ -313,6 +318,7 @@ class Engine(LinkMixin, ReadMixin, WriteMixin):
                 report,
                 skipped=tuple(skipped) + report.skipped,
                 full=full,
+                vanished=vanished,
                 warnings=((model_note,) if model_note else ()) + report.warnings,
                 seconds=time.perf_counter() - started,
             )

@@ -551,6 +551,12 @@ class Watcher:
         self.batches_failed = 0
         self.batches += 1
         self._needs_save = self._save is not None
+        if paths is not None and getattr(report, "vanished", ()):
+            # An event named a note that is neither there nor indexed. Usually a file
+            # created and gone within one batch; but a folder renamed and its old name
+            # reused before the observer caught up makes watchdog report later events
+            # under the old path. A full reconcile (size+mtime, cheap) settles both.
+            self.queue.request_full("events named notes that are not there", debounce=True)
         changed = bool(getattr(report, "changed", True))
         self.last_batch = {
             "paths": None if paths is None else len(paths),

@@ -51,6 +51,7 @@ class SyncReport(_Dict):
     warnings: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     full: bool = True  # a full reconcile (not just a watcher batch)
+    vanished: tuple[str, ...] = ()  # paths a batch named that are neither on disk nor indexed
     seconds: float = 0.0
 
     @property
