@@ -170,7 +170,6 @@ def test_folder_moved_within_the_vault(watched: Watched) -> None:
     assert watched.found("nebula1") == {"topics/new/n1.md"}
 
 
-
 def test_event_under_a_stale_folder_name_is_healed_by_a_reconcile(watched: Watched) -> None:
     # Seen in CI: topics/b renamed to topics/f4, a new topics/b made at once, and a
     # later move out of topics/f4 reported by watchdog under the old name topics/b.
@@ -195,6 +194,7 @@ def test_event_under_a_stale_folder_name_is_healed_by_a_reconcile(watched: Watch
     finally:
         watched.watcher.mapper = real
     assert watched.found("quasar") == {"topics/c/moved.md"}
+
 
 def test_folder_moved_out_of_the_vault(watched: Watched, tmp_path: Path) -> None:
     for i in range(3):

@@ -551,7 +551,7 @@ class Watcher:
         self.batches_failed = 0
         self.batches += 1
         self._needs_save = self._save is not None
-        if paths is not None and getattr(report, "vanished", ()):
+        if paths is not None and getattr(report, "vanished", None):
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
             # reused before the observer caught up makes watchdog report later events
