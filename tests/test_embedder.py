@@ -136,6 +136,19 @@ def test_tokenizer_is_not_truncated_at_the_files_128(tokenizer: Tokenizer) -> No
     assert tokenizer.count("word " * 1000) == 1000
 
 
+def test_a_long_text_is_counted_in_blocks_with_the_same_total(tokenizer: Tokenizer) -> None:
+    import memvault.embedder as e
+
+    lines = [
+        f"## 2024-01-{d % 28 + 1:02} standup\nWe decided décor-{d} naïvely, 東京 {d}."
+        for d in range(9000)
+    ]
+    text = "\n".join(lines) + "\nno newline at the end " * 50
+    assert len(text) > 4 * e._COUNT_BLOCK  # several blocks
+    whole = len(tokenizer._tokenizer.encode(text, add_special_tokens=False).ids)
+    assert tokenizer.count(text) == whole
+
+
 @pytest.mark.parametrize("limit", [0, 1, 3, 10, 50])
 def test_truncate_returns_a_prefix_within_the_limit(tokenizer: Tokenizer, limit: int) -> None:
     text = "The PostgreSQL decision: unbelievably, naïve 東京 replicas won't lag. " * 5
