@@ -102,3 +102,57 @@ def test_sync_and_status_go_through_a_running_daemon(tmp_path: Path) -> None:
         assert status.exit_code == 0, status.output
         data = json.loads(status.output)
         assert data["daemon"]["state"] == "running" and data["index"]["matches_disk"]
+
+
+def test_links_check_gives_obsidians_verdicts_on_a_vault_with_every_link_form(
+    tmp_path: Path,
+) -> None:
+    """Every link form on disk, before any sync: only the links Obsidian cannot
+    follow are reported, each with file:line, and the exit code says so."""
+    root = tmp_path / "v"
+    files = {
+        "MEMORY.md": "# Memory\n\n- [[people/sarah-chen]]\n",
+        "people/sarah-chen.md": "---\naliases: [Sarah]\n---\n# Sarah Chen\n\n## Role\n\ntext ^role\n",
+        "projects/alpha/notes.md": "# Alpha notes\n\nSee [[plan]] and [[notes]].\n",
+        "projects/alpha/plan.md": "# Plan\n",
+        "projects/beta/notes.md": "# Beta notes\n",
+        "assets/diagram.png": "",
+        "logs/2024-03-15.md": (
+            "# Log\n"
+            "[[sarah-chen#Role]] [[sarah-chen#^role]] [[Sarah-Chen|the lead]] ![[diagram.png]]\n"
+            "[[#Log]] [markdown](../people/sarah-chen.md) [[../projects/beta/notes]]\n"
+            "[[notes]]\n"  # line 4: two notes.md, neither in logs/: ambiguous
+            "[[Sarah]]\n"  # line 5: an alias only; Obsidian shows it unresolved
+            "[[nobody]] and [[people/ghost#Heading|Ghost]]\n"  # line 6: unresolved twice
+            "`[[in inline code]]`\n"
+            "```\n[[in a code block]]\n```\n"
+        ),
+    }
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (root / ".memvault").mkdir()
+    result = runner.invoke(app, ["links", "check", "--vault", str(root), "--json"])
+    assert result.exit_code == 1, result.output
+    data = json.loads(result.output)
+    found = sorted(
+        (p["source"], p["line"], p["target"], p["verdict"], tuple(p["candidates"]))
+        for p in data["problems"]
+    )
+    assert found == [
+        (
+            "logs/2024-03-15.md",
+            4,
+            "notes",
+            "ambiguous",
+            ("projects/alpha/notes.md", "projects/beta/notes.md"),
+        ),
+        ("logs/2024-03-15.md", 5, "Sarah", "alias", ()),
+        ("logs/2024-03-15.md", 6, "nobody", "unresolved", ()),
+        ("logs/2024-03-15.md", 6, "people/ghost", "unresolved", ()),
+    ]
+    assert data["count"] == 3  # the alias-only link is listed, but not counted as broken
+    text = runner.invoke(app, ["links", "check", "--vault", str(root)])
+    assert "logs/2024-03-15.md:4: [[notes]] is ambiguous" in text.output
+    assert "3 broken links" in text.output

@@ -23,7 +23,8 @@ import pytest
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault import watcher as W
 from memvault.api import Vault
-from memvault.watcher import ChangeQueue, PathMapper, Watcher
+from memvault.watch_queue import ChangeQueue, PathMapper
+from memvault.watcher import Watcher
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.

@@ -25,6 +25,7 @@ from typing import Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from memvault import __version__
 from memvault import errors as E
@@ -45,8 +46,10 @@ links_app = typer.Typer(
 )
 app.add_typer(links_app, name="links")
 
-out = Console(soft_wrap=True, highlight=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False)
+# No markup or emoji codes by default: note titles, paths and links (``[[...]]``) are
+# printed as they are; the few styled messages ask for markup and escape what they embed.
+out = Console(soft_wrap=True, highlight=False, markup=False, emoji=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
 
 EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (E.VaultNotFound, 3),
@@ -74,7 +77,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs a
 
 
 def fail(message: str, code: int) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

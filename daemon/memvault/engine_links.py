@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from memvault.config import VaultConfig
     from memvault.core.report import SkippedFile
     from memvault.engine import Progress
-    from memvault.store import NoteRow, Store
+    from memvault.store import Store
+    from memvault.store_rows import NoteRow
     from memvault.vault import VaultFS
 
 log = logging.getLogger("memvault")

@@ -16,7 +16,7 @@ from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
-from memvault.store import NoteRow
+from memvault.store_rows import NoteRow
 from memvault.vault import normalize_rel
 
 if TYPE_CHECKING:

@@ -19,7 +19,6 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,16 @@ import numpy as np
 
 from memvault.core.changes import Known
 from memvault.errors import IndexCorrupt
+from memvault.store_rows import (
+    CHUNK_COLS,
+    NOTE_COLS,
+    ChunkRow,
+    LinkRow,
+    NewChunk,
+    NoteRow,
+    chunk_row,
+    note_row,
+)
 
 SCHEMA_VERSION = 1
 
@@ -89,65 +98,6 @@ CREATE TABLE IF NOT EXISTS embeddings(
     PRIMARY KEY (model, sha)
 ) WITHOUT ROWID;
 """
-
-
-@dataclass(frozen=True, slots=True)
-class NoteRow:
-    path: str
-    size: int
-    mtime_ns: int
-    sha256: str
-    kind: str
-    skip_reason: str | None
-    title: str
-    summary: str
-    category: str
-    date: str | None
-    updated: str | None
-    tags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    frontmatter: dict[str, Any]
-    headings: tuple[tuple[int, str, int], ...]  # (level, text, line)
-    warnings: tuple[str, ...]
-    lines: int
-
-
-@dataclass(frozen=True, slots=True)
-class ChunkRow:
-    label: int
-    path: str
-    ord: int
-    heading: tuple[str, ...]
-    line_start: int
-    line_end: int
-    text: str
-    sha: str
-    tokens: int
-
-
-@dataclass(frozen=True, slots=True)
-class NewChunk:
-    ord: int
-    heading: tuple[str, ...]
-    line_start: int
-    line_end: int
-    text: str
-    sha: str
-    tokens: int
-    title: str
-
-
-@dataclass(frozen=True, slots=True)
-class LinkRow:
-    source: str
-    line: int
-    target: str
-    anchor: str | None
-    kind: str
-    embed: bool
-    verdict: str
-    resolved: str | None
-    candidates: tuple[str, ...]
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -241,19 +191,19 @@ class Store:
     def note(self, path: str) -> NoteRow | None:
         with self._lock:
             row = self._db.execute(
-                f"SELECT {_NOTE_COLS} FROM notes WHERE path = ?", (path,)
+                f"SELECT {NOTE_COLS} FROM notes WHERE path = ?", (path,)
             ).fetchone()
-        return _note_row(row) if row else None
+        return note_row(row) if row else None
 
     def notes(self, kind: str | None = None) -> list[NoteRow]:
-        query = f"SELECT {_NOTE_COLS} FROM notes"
+        query = f"SELECT {NOTE_COLS} FROM notes"
         args: tuple[Any, ...] = ()
         if kind:
             query += " WHERE kind = ?"
             args = (kind,)
         with self._lock:
             rows = self._db.execute(query + " ORDER BY path", args).fetchall()
-        return [_note_row(r) for r in rows]
+        return [note_row(r) for r in rows]
 
     def paths_and_aliases(self) -> tuple[list[str], dict[str, tuple[str, ...]]]:
         """Every known file path, and the aliases of the notes that have some (lean query)."""
@@ -265,7 +215,7 @@ class Store:
 
     def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
         conn.execute(
-            f"INSERT OR REPLACE INTO notes({_NOTE_COLS}) VALUES({','.join('?' * 17)})",
+            f"INSERT OR REPLACE INTO notes({NOTE_COLS}) VALUES({','.join('?' * 17)})",
             (
                 row.path,
                 row.size,
@@ -312,17 +262,17 @@ class Store:
     def chunks_of(self, path: str) -> list[ChunkRow]:
         with self._lock:
             rows = self._db.execute(
-                f"SELECT {_CHUNK_COLS} FROM chunks WHERE path = ? ORDER BY ord", (path,)
+                f"SELECT {CHUNK_COLS} FROM chunks WHERE path = ? ORDER BY ord", (path,)
             ).fetchall()
-        return [_chunk_row(r) for r in rows]
+        return [chunk_row(r) for r in rows]
 
     def chunk_rows(self, labels: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
         with self._lock:
             for part in _parts(list(labels)):
-                q = f"SELECT {_CHUNK_COLS} FROM chunks WHERE label IN ({','.join('?' * len(part))})"
+                q = f"SELECT {CHUNK_COLS} FROM chunks WHERE label IN ({','.join('?' * len(part))})"
                 for r in self._db.execute(q, part):
-                    out[r[0]] = _chunk_row(r)
+                    out[r[0]] = chunk_row(r)
         return out
 
     def labels_of(self, paths: Iterable[str]) -> set[int]:
@@ -588,39 +538,9 @@ class Store:
             )
 
 
-_NOTE_COLS = (
-    "path, size, mtime_ns, sha256, kind, skip_reason, title, summary, category, date, updated, "
-    "tags, aliases, frontmatter, headings, warnings, lines"
-)
-_CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, tokens"
-
-
-def _note_row(r: Sequence[Any]) -> NoteRow:
-    return NoteRow(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        r[7],
-        r[8],
-        r[9],
-        r[10],
-        tuple(json.loads(r[11])),
-        tuple(json.loads(r[12])),
-        json.loads(r[13]),
-        tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
-        tuple(json.loads(r[15])),
-        r[16],
-    )
-
-
-def _chunk_row(r: Sequence[Any]) -> ChunkRow:
-    return ChunkRow(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
-
-
 def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+__all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]

@@ -29,9 +29,7 @@ import math
 import os
 import threading
 import time
-import unicodedata
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +47,14 @@ from watchdog.events import (
 )
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
+
+from memvault.watch_queue import (
+    DEFAULT_LIMIT,
+    MAX_WAIT_SECONDS,
+    Batch,
+    ChangeQueue,
+    PathMapper,
+)
 
 log = logging.getLogger("memvault.watcher")
 
@@ -86,161 +92,10 @@ NETWORK_FS = frozenset(
 )
 POLL_SECONDS = 2.0
 SUPERVISE_SECONDS = 2.0
-MAX_WAIT_SECONDS = 2.0
-DEFAULT_LIMIT = 4096
 
 
 class SyncCancelled(Exception):
     """Raised from the progress callback to end a long sync early at shutdown."""
-
-
-@dataclass(frozen=True, slots=True)
-class Batch:
-    """What the worker hands to sync: some paths, or ``None`` for a full reconcile."""
-
-    paths: frozenset[str] | None
-    reason: str
-    oldest: float  # monotonic time of the oldest change it covers
-
-
-class ChangeQueue:
-    """Pending vault-relative paths, coalesced, bounded, with debounce deadlines.
-
-    Thread-safe; ``put`` and ``request_full`` only take a lock and notify, so
-    the observer thread never waits on disk or on a sync.
-    """
-
-    def __init__(
-        self,
-        quiet: float,
-        max_wait: float = MAX_WAIT_SECONDS,
-        limit: int = DEFAULT_LIMIT,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.quiet = quiet
-        self.max_wait = max_wait
-        self.limit = limit
-        self.clock = clock
-        self.cond = threading.Condition()
-        self._paths: dict[str, float] = {}
-        self._first: float | None = None  # oldest change not yet taken
-        self._last: float | None = None  # newest change (for the quiet period)
-        self._full: str | None = None  # reason, when a full reconcile is wanted
-        self._full_now = False  # due at once (not debounced)
-        self._not_before = 0.0  # retry back-off after a failed sync
-        self.overflows = 0
-
-    def put(self, paths: Iterable[str]) -> None:
-        now = self.clock()
-        with self.cond:
-            for path in paths:
-                if self._full is None and path not in self._paths:
-                    if len(self._paths) >= self.limit:
-                        self._overflow()
-                    else:
-                        self._paths[path] = now
-                self._first = now if self._first is None else self._first
-                self._last = now
-            self.cond.notify_all()
-
-    def _overflow(self) -> None:
-        # Too many paths to remember one by one: one full reconcile covers them all.
-        self.overflows += 1
-        self._paths.clear()
-        self._full = f"more than {self.limit} paths changed at once"
-        log.info("change queue overflow: %s; a full reconcile follows", self._full)
-
-    def request_full(self, reason: str, *, debounce: bool = False) -> None:
-        """Ask for a full reconcile: at once, or after the quiet period (``debounce``)."""
-        now = self.clock()
-        with self.cond:
-            self._full = self._full or reason
-            self._paths.clear()
-            if debounce:
-                self._first = now if self._first is None else self._first
-                self._last = now
-            else:
-                self._full_now = True
-            self.cond.notify_all()
-
-    def retry_after(self, seconds: float) -> None:
-        with self.cond:
-            self._not_before = self.clock() + seconds
-
-    def __len__(self) -> int:
-        with self.cond:
-            return len(self._paths)
-
-    @property
-    def oldest(self) -> float | None:
-        with self.cond:
-            return self._first
-
-    def due_in(self) -> float | None:
-        """Seconds until a batch is due (0: now), or None when nothing is pending."""
-        with self.cond:
-            return self._due_in(self.clock())
-
-    def _due_in(self, now: float) -> float | None:
-        if self._full is None and not self._paths:
-            return None
-        if self._full_now:
-            wait = 0.0
-        else:
-            assert self._first is not None and self._last is not None
-            wait = min(self._last + self.quiet, self._first + self.max_wait) - now
-        return max(wait, self._not_before - now, 0.0)
-
-    def take(self) -> Batch | None:
-        """The due batch, removed from the queue; None when nothing is due yet."""
-        with self.cond:
-            now = self.clock()
-            if self._due_in(now) != 0.0:
-                return None
-            oldest = self._first if self._first is not None else now
-            if self._full is not None:
-                batch = Batch(None, self._full, oldest)
-            else:
-                batch = Batch(frozenset(self._paths), "changes", oldest)
-            self._paths.clear()
-            self._full, self._full_now = None, False
-            self._first = self._last = None
-            return batch
-
-    def wait(self, timeout: float) -> None:
-        with self.cond:
-            self.cond.wait(timeout)
-
-    def wake(self) -> None:
-        with self.cond:
-            self.cond.notify_all()
-
-
-class PathMapper:
-    """Absolute event paths -> vault-relative posix paths the engine can sync."""
-
-    def __init__(self, root: Path, is_ignored: Callable[[str], bool]) -> None:
-        self.root = os.path.realpath(root)
-        self.is_ignored = is_ignored
-
-    def __call__(self, raw: str | bytes) -> str | None:
-        """The path to sync for ``raw``; '' means "reconcile everything"; None: nothing."""
-        path = os.fsdecode(raw)
-        if not path:
-            return None
-        if path != self.root and not path.startswith(self.root + os.sep):
-            return None
-        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel == ".":
-            return None
-        nfc = unicodedata.normalize("NFC", rel)
-        if self.is_ignored(nfc):
-            return None
-        if nfc != rel:
-            # Not NFC on disk: the engine learns the disk name from a folder scan.
-            parent = nfc.rsplit("/", 1)[0] if "/" in nfc else ""
-            return parent
-        return nfc
 
 
 class _Handler(FileSystemEventHandler):
@@ -637,9 +492,6 @@ def _halt(observer: BaseObserver) -> None:
 
 
 __all__ = [
-    "Batch",
-    "ChangeQueue",
-    "PathMapper",
     "SyncCancelled",
     "Watcher",
     "is_network_fs",

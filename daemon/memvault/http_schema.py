@@ -1,0 +1,237 @@
+"""The HTTP API's request schemas: validation and the OpenAPI document, from one table.
+
+``SCHEMAS`` names each operation's fields with their type, range and doc;
+``validate`` checks a decoded JSON body (or a query string) against it —
+unknown fields, missing ones and wrong types are a 400 with a message — and
+``openapi_schema`` describes the same fields, so the document cannot drift
+from what the routes accept. Pure: no Starlette, no I/O.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from memvault import __version__
+
+CATEGORIES = ("people", "projects", "decisions", "logs")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.kind, self.message = status, kind, message
+
+
+# -- request schemas ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Field:
+    kind: str  # str | int | bool | strlist | strmap
+    required: bool = False
+    lo: int | None = None
+    hi: int | None = None
+    doc: str = ""
+
+
+FILTERS = {
+    "folder": Field("str", doc="top folder, e.g. decisions"),
+    "tags": Field("strlist", doc="every tag must be present"),
+    "since": Field("str", doc="YYYY-MM-DD"),
+    "until": Field("str", doc="YYYY-MM-DD"),
+    "where": Field("strmap", doc="frontmatter field = value"),
+    "path": Field("str", doc="glob over note paths"),
+}
+SCHEMAS: dict[str, dict[str, Field]] = {
+    "sync": {"paths": Field("strlist", doc="vault-relative paths; omitted: everything")},
+    "search": {
+        "query": Field("str", True),
+        "k": Field("int", lo=1, hi=100),
+        "group": Field("bool", doc="one hit per note"),
+        **FILTERS,
+    },
+    "context": {"query": Field("str", True), "budget": Field("int", lo=1, hi=100_000), **FILTERS},
+    "add": {
+        "category": Field("str", True, doc=" | ".join(CATEGORIES)),
+        "title": Field("str", True),
+        "summary": Field("str"),
+        "fields": Field("strmap"),
+        "body": Field("str"),
+        "update": Field("bool", doc="change an existing note instead of refusing"),
+    },
+    "log": {"text": Field("str", True)},
+    "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},
+    "related": {"path": Field("str", True), "k": Field("int", lo=1, hi=100)},
+}
+
+
+def _check(value: Any, field: Field, name: str) -> Any:
+    ok = {
+        "str": isinstance(value, str),
+        "int": isinstance(value, int) and not isinstance(value, bool),
+        "bool": isinstance(value, bool),
+        "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
+        "strmap": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+    }[field.kind]
+    if not ok:
+        wanted = {
+            "str": "a string",
+            "int": "a whole number",
+            "bool": "true or false",
+            "strlist": "a list of strings",
+            "strmap": "an object of strings",
+        }[field.kind]
+        raise ApiError(400, "BadRequest", f"'{name}' must be {wanted}")
+    out_of_range = field.kind == "int" and (
+        (field.lo is not None and value < field.lo) or (field.hi is not None and value > field.hi)
+    )
+    if out_of_range:
+        raise ApiError(400, "BadRequest", f"'{name}' must be between {field.lo} and {field.hi}")
+    return value
+
+
+def validate(data: Any, schema: str) -> dict[str, Any]:
+    """Check a decoded body (or query) against ``SCHEMAS[schema]``; 400 on any mismatch."""
+    spec = SCHEMAS[schema]
+    if not isinstance(data, dict):
+        raise ApiError(400, "BadRequest", "the body must be a JSON object")
+    unknown = sorted(set(data) - set(spec))
+    if unknown:
+        raise ApiError(
+            400, "BadRequest", f"unknown field '{unknown[0]}' (known: {', '.join(spec) or 'none'})"
+        )
+    missing = [n for n, f in spec.items() if f.required and data.get(n) is None]
+    if missing:
+        raise ApiError(400, "BadRequest", f"missing field '{missing[0]}'")
+    return {n: _check(v, spec[n], n) for n, v in data.items() if v is not None}
+
+
+# -- OpenAPI -----------------------------------------------------------------------------------
+
+_JSON_TYPES: dict[str, dict[str, Any]] = {
+    "str": {"type": "string"},
+    "int": {"type": "integer"},
+    "bool": {"type": "boolean"},
+    "strlist": {"type": "array", "items": {"type": "string"}},
+    "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
+}
+
+
+def _object(schema: str) -> dict[str, Any]:
+    props = {}
+    for name, f in SCHEMAS[schema].items():
+        prop: dict[str, Any] = dict(_JSON_TYPES[f.kind])
+        if f.lo is not None:
+            prop.update(minimum=f.lo, maximum=f.hi)
+        if f.doc:
+            prop["description"] = f.doc
+        props[name] = prop
+    required = [n for n, f in SCHEMAS[schema].items() if f.required]
+    return {
+        "type": "object",
+        "properties": props,
+        "additionalProperties": False,
+        **({"required": required} if required else {}),
+    }
+
+
+def _params(schema: str) -> list[dict[str, Any]]:
+    return [
+        {"name": n, "in": "query", "required": f.required, "schema": _JSON_TYPES[f.kind]}
+        for n, f in SCHEMAS[schema].items()
+    ]
+
+
+def openapi_schema() -> dict[str, Any]:
+    """An OpenAPI 3.1 description generated from the same schemas the routes check."""
+    error = {
+        "description": "error",
+        "content": {
+            "application/json": {
+                "schema": {
+                    "type": "object",
+                    "properties": {
+                        "error": {
+                            "type": "object",
+                            "properties": {
+                                "type": {"type": "string"},
+                                "message": {"type": "string"},
+                            },
+                        }
+                    },
+                }
+            }
+        },
+    }
+    ok = {"description": "OK", "content": {"application/json": {"schema": {"type": "object"}}}}
+
+    def post(schema: str, summary: str, created: bool = False) -> dict[str, Any]:
+        responses = {
+            "200": ok,
+            "400": error,
+            "401": error,
+            "409": error,
+            "413": error,
+            "503": error,
+        }
+        if created:
+            responses["201"] = ok
+        return {
+            "post": {
+                "summary": summary,
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _object(schema)}},
+                },
+                "responses": responses,
+            }
+        }
+
+    def get(summary: str, params: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+        op: dict[str, Any] = {
+            "summary": summary,
+            "responses": {"200": ok, "400": error, "401": error, "404": error},
+        }
+        if params:
+            op["parameters"] = params
+        return {"get": op}
+
+    path_param = {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}}
+    health = get("liveness; no token needed")
+    health["get"]["security"] = []
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "memvault daemon", "version": __version__},
+        "servers": [{"url": "http://127.0.0.1:{port}", "variables": {"port": {"default": "0"}}}],
+        "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+        "security": [{"bearer": []}],
+        "paths": {
+            "/health": health,
+            "/status": get("Vault.status() plus the daemon's own state"),
+            "/sync": post("sync", "reconcile the index with the files (all, or some paths)"),
+            "/search": post("search", "hybrid search"),
+            "/context": post("context", "a cited context within a token budget"),
+            "/notes/{path}": get(
+                "a note, a section or a line range", [path_param, *_params("get")]
+            ),
+            "/notes": post("add", "create (201) or update (200) a note from its template", True),
+            "/log": post("log", "append a timestamped line to today's log"),
+            "/related": get("notes most like a given note", _params("related")),
+            "/events": {
+                "get": {
+                    "summary": "server-sent events: `event: sync` per index change",
+                    "responses": {
+                        "200": {
+                            "description": "text/event-stream",
+                            "content": {"text/event-stream": {}},
+                        }
+                    },
+                }
+            },
+            "/openapi.json": get("this document"),
+        },
+    }
+
+
+__all__ = ["CATEGORIES", "FILTERS", "SCHEMAS", "ApiError", "Field", "openapi_schema", "validate"]

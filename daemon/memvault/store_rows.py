@@ -1,0 +1,108 @@
+"""The store's row types and their mapping from SQL rows (columns in ``NOTE_COLS`` order).
+
+Plain frozen dataclasses: what the engine reads and writes through ``Store``;
+JSON-encoded columns (tags, aliases, frontmatter, headings, warnings, heading
+paths) are decoded here, once.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRow:
+    path: str
+    size: int
+    mtime_ns: int
+    sha256: str
+    kind: str
+    skip_reason: str | None
+    title: str
+    summary: str
+    category: str
+    date: str | None
+    updated: str | None
+    tags: tuple[str, ...]
+    aliases: tuple[str, ...]
+    frontmatter: dict[str, Any]
+    headings: tuple[tuple[int, str, int], ...]  # (level, text, line)
+    warnings: tuple[str, ...]
+    lines: int
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRow:
+    label: int
+    path: str
+    ord: int
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+    sha: str
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    ord: int
+    heading: tuple[str, ...]
+    line_start: int
+    line_end: int
+    text: str
+    sha: str
+    tokens: int
+    title: str
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRow:
+    source: str
+    line: int
+    target: str
+    anchor: str | None
+    kind: str
+    embed: bool
+    verdict: str
+    resolved: str | None
+    candidates: tuple[str, ...]
+
+
+NOTE_COLS = (
+    "path, size, mtime_ns, sha256, kind, skip_reason, title, summary, category, date, updated, "
+    "tags, aliases, frontmatter, headings, warnings, lines"
+)
+CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, tokens"
+
+
+def note_row(r: Sequence[Any]) -> NoteRow:
+    return NoteRow(
+        r[0],
+        r[1],
+        r[2],
+        r[3],
+        r[4],
+        r[5],
+        r[6],
+        r[7],
+        r[8],
+        r[9],
+        r[10],
+        tuple(json.loads(r[11])),
+        tuple(json.loads(r[12])),
+        json.loads(r[13]),
+        tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
+        tuple(json.loads(r[15])),
+        r[16],
+    )
+
+
+def chunk_row(r: Sequence[Any]) -> ChunkRow:
+    return ChunkRow(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
+
+
+__all__ = ["ChunkRow", "LinkRow", "NewChunk", "NoteRow"]
