@@ -1,0 +1,113 @@
+"""The budgeted context never exceeds its budget: as a pure function over any
+pieces and tokenizer, and through the engine with the real model's tokenizer
+over many queries and budgets."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from helpers import make_vault, note, write
+from memvault.api import Vault
+from memvault.core.context import Piece, assemble, index_part
+
+WORD = re.compile(r"\w+|[^\w\s]")
+
+
+def count(text: str) -> int:
+    """A stand-in tokenizer: words and punctuation marks (joins can change the count)."""
+    return len(WORD.findall(text))
+
+
+texts = st.text(alphabet=st.sampled_from(list("abc xyz.,#|[]\n\n-é漢😀")), min_size=0, max_size=120)
+
+
+@st.composite
+def pieces(draw: st.DrawFn) -> list[Piece]:
+    out = []
+    for i in range(draw(st.integers(0, 12))):
+        path = draw(st.sampled_from(["a.md", "b.md", "people/c.md", "logs/2024-01-02.md"]))
+        start = draw(st.integers(1, 50))
+        whole = draw(st.booleans()) and i % 4 == 0
+        out.append(
+            Piece(
+                path,
+                -1 if whole else draw(st.integers(0, 6)),
+                tuple(draw(st.lists(st.sampled_from(["Intro", "Plan", "Why"]), max_size=2))),
+                start,
+                start + draw(st.integers(0, 9)),
+                draw(texts),
+                whole=whole,
+                title=draw(st.sampled_from(["", "A", "Plan"])),
+                date=draw(st.sampled_from([None, "2024-01-02"])),
+            )
+        )
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    hits=pieces(),
+    linked=pieces(),
+    budget=st.integers(0, 400),
+    memory=texts,
+    share=st.floats(0, 1),
+)
+def test_assemble_never_exceeds_the_budget(
+    hits: list[Piece], linked: list[Piece], budget: int, memory: str, share: float
+) -> None:
+    index = index_part(memory, int(budget * share), count, ["abc"], {"a.md"}, lambda t: t)
+    ctx = assemble("q", budget, count, index, hits, linked)
+    assert ctx.tokens == count(ctx.text) <= budget
+    chosen = [p for p in (*hits, *linked) if p.text.strip("\n")]
+    for source in ctx.sources:  # everything cited is in the text, nothing else is cited
+        if source.why == "index":
+            assert index and index in ctx.text
+        else:
+            assert source.path in {p.path for p in chosen}
+            assert f"[[{source.path.removesuffix('.md')}" in ctx.text
+
+
+# -- through the engine, with the real model's tokenizer ------------------------------------
+
+QUERIES = [
+    "What did we decide about the database?",
+    "Who prefers async communication?",
+    "assistant refactor status",
+    "PostgreSQL pgvector",
+    "what happened on 2024-03-15",
+    "kafka",
+    "Sarah Chen",
+    "[[people/sarah-chen]] | # ^ unicode é 漢字",
+    "a",
+    "why " * 200,
+]
+BUDGETS = [1, 5, 20, 60, 150, 400, 1000, 2000, 5000]
+
+
+@pytest.mark.model
+def test_context_within_budget_for_many_queries_and_budgets_with_the_real_model(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    for i in range(30):
+        body = "\n\n".join(
+            f"## Part {j}\n\nNote {i} talks about topic {j}: the database, the team, "
+            f"Sarah Chen's updates and the refactor, paragraph {j} of note {i}." * (1 + j % 3)
+            for j in range(5)
+        )
+        folder = ("projects", "decisions", "people", "logs")[i % 4]
+        write(root, f"{folder}/n{i:02}.md", note(f"Note {i}", f"Summary {i}.", body))
+    with Vault.open(root) as vault:
+        vault.sync()
+        tokens = vault.engine.count_tokens
+        for query in QUERIES:
+            for budget in BUDGETS:
+                ctx = vault.context(query, budget=budget)
+                assert ctx.tokens == tokens(ctx.text) <= budget, (query, budget)
+                if budget >= 150:
+                    assert ctx.sources, (query, budget)  # something useful fits
