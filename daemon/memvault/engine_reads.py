@@ -11,7 +11,16 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part
-from memvault.core.ranking import Filters, allows, convex, fts_query, fuse, query_terms, snippet
+from memvault.core.ranking import (
+    Filters,
+    allows,
+    convex,
+    fts_query,
+    fuse,
+    informative_terms,
+    query_terms,
+    snippet,
+)
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
@@ -96,7 +105,10 @@ class ReadMixin:
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return []
-        lexical = self.store.fts(fts_query(query), pool * 3 if label_ok else pool)
+        terms = query_terms(query)
+        total, docs = self.store.term_docs(terms)
+        match = fts_query(informative_terms(terms, docs, total))
+        lexical = self.store.fts(match, pool * 3 if label_ok else pool)
         if label_ok is not None:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
         vector: list[tuple[int, float]] = []
@@ -117,7 +129,6 @@ class ReadMixin:
             )
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         meta = self._note_meta()
-        terms = query_terms(query)
         hits: list[Hit] = []
         seen_notes: set[str] = set()
         for label, score in fused:

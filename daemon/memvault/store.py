@@ -373,6 +373,21 @@ class Store:
 
     # -- full-text search ------------------------------------------------------------
 
+    def term_docs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(chunks in the FTS index, chunks matching each term): cheap, nothing is scored."""
+        with self._lock:
+            total = int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            docs = {
+                t: int(
+                    self._db.execute(
+                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
+                        ('"' + t.replace('"', '""') + '"',),
+                    ).fetchone()[0]
+                )
+                for t in terms
+            }
+        return total, docs
+
     def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
         """(label, bm25 score: higher is better) for an FTS5 MATCH expression."""
         if not match:

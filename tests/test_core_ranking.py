@@ -1,0 +1,112 @@
+"""Pure pieces of hybrid search: query terms, the FTS5 query (against real SQLite
+FTS5), dropping terms too common to score, and the two fusions."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from memvault.core.ranking import (
+    convex,
+    fts_query,
+    fuse,
+    informative_terms,
+    query_terms,
+)
+
+
+def fts_table(docs: list[str]) -> sqlite3.Connection:
+    """An FTS5 table with the tokenizer the store uses."""
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE VIRTUAL TABLE t USING fts5(text, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+    db.executemany("INSERT INTO t(text) VALUES (?)", [(d,) for d in docs])
+    return db
+
+
+@pytest.mark.parametrize(
+    ("query", "terms"),
+    [
+        ("What did we decide about the database?", ["decide", "database"]),
+        ("Who is he?", ["who", "is", "he"]),  # only stopwords: all of them are kept
+        ("Kafka kafka KAFKA", ["kafka"]),
+        ("café — naïve", ["café", "naïve"]),
+        ("", []),
+    ],
+)
+def test_query_terms(query: str, terms: list[str]) -> None:
+    assert query_terms(query) == terms
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'he said "hi',
+        "NEAR(a b) OR c*",
+        "-x AND ^y",
+        "col:value",
+        "a'b; DROP TABLE t; --",
+        '"" "',
+        "{a b} : + ( )",
+    ],
+)
+def test_fts_query_is_never_syntax(query: str) -> None:
+    db = fts_table(["he said hi", "near a b or c", "value of col", "x and y"])
+    match = fts_query(query_terms(query))
+    if match:
+        db.execute("SELECT rowid FROM t WHERE t MATCH ?", (match,)).fetchall()  # no error
+
+
+def test_a_term_in_half_the_chunks_has_no_bm25_weight() -> None:
+    """The premise of informative_terms, checked on real FTS5: a term in at least
+    half the rows gets FTS5's floor IDF, so its scores are ~1e-6 and it does not
+    change the order a rare term gives."""
+    docs = [f"common filler {i}" + (" rare" if i % 200 == 0 else "") for i in range(2000)]
+    db = fts_table(docs)
+    common = db.execute(
+        "SELECT bm25(t) FROM t WHERE t MATCH ?", (fts_query(["common"]),)
+    ).fetchall()
+    assert len(common) == 2000 and max(abs(s) for (s,) in common) < 1e-5
+    both = db.execute(
+        "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10",
+        (fts_query(["common", "rare"]),),
+    ).fetchall()
+    rare = db.execute(
+        "SELECT rowid FROM t WHERE t MATCH ? ORDER BY bm25(t) LIMIT 10", (fts_query(["rare"]),)
+    ).fetchall()
+    assert both == rare
+
+
+@pytest.mark.parametrize(
+    ("docs", "total", "min_docs", "kept"),
+    [
+        ({"common": 40_000, "rare": 12}, 60_000, 1000, ["rare"]),
+        ({"common": 30_000, "rare": 12}, 60_000, 1000, ["rare"]),  # exactly half
+        ({"common": 29_999, "rare": 12}, 60_000, 1000, ["common", "rare"]),
+        ({"common": 3, "rare": 1}, 4, 1000, ["common", "rare"]),  # a small vault keeps all
+        ({"common": 900, "rare": 1}, 1000, 1000, ["common", "rare"]),
+        ({"common": 1000, "rare": 1}, 1000, 1000, ["rare"]),
+        ({"common": 50_000, "rare": 40_000}, 60_000, 1000, []),
+        ({}, 0, 1000, ["common", "rare"]),  # an empty index
+    ],
+)
+def test_informative_terms(docs: dict[str, int], total: int, min_docs: int, kept: list) -> None:
+    assert informative_terms(["common", "rare"], docs, total, min_docs) == kept
+
+
+def test_rrf_rewards_agreement_and_breaks_ties_by_label() -> None:
+    fused = fuse([1, 2, 3], [3, 4], rrf_k=10)
+    assert fused[0][0] == 3  # in both lists
+    assert [label for label, _ in fused[1:]] == [1, 2, 4]  # 1 and 4 tie on rank: label order
+
+
+def test_convex_normalises_each_side_and_weights_them() -> None:
+    lexical = [(1, 8.0), (2, 4.0)]
+    vector = [(2, 0.9), (3, 0.5)]
+    fused = dict(convex(lexical, vector))
+    assert fused == pytest.approx({1: 0.5, 2: 0.5 * 0.5 + 0.5 * 1.0, 3: 0.0})
+    only_vector = dict(convex([], vector, lexical_weight=1, vector_weight=3))
+    assert only_vector == pytest.approx({2: 0.75, 3: 0.0})
+    assert convex([], []) == []
