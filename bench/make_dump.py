@@ -104,7 +104,8 @@ def make_dump(lines: int, seed: int = 7) -> str:
     out: list[str] = ["# MEMORY", "", "Everything I need to remember, appended as it happens.", ""]
     day = dt.date(2021, 3, 1)
     while len(out) < lines:
-        day += dt.timedelta(days=rng.choice([1, 1, 1, 2, 3]))
+        # several sections on many days (a morning entry, a standup, an evening note)
+        day += dt.timedelta(days=rng.choice([0, 0, 1, 1, 1]))
         roll = rng.random()
         if roll < 0.04:
             person = rng.choice(PEOPLE)
@@ -128,7 +129,7 @@ def make_dump(lines: int, seed: int = 7) -> str:
             continue
         out.append(rng.choice(DATE_FORMATS).format(d=day))
         out.append("")
-        for _ in range(rng.randint(2, 7)):
+        for _ in range(rng.randint(6, 24)):
             r = rng.random()
             if r < 0.025:
                 what, why = rng.choice(DECISIONS)

@@ -72,6 +72,25 @@ def test_assemble_never_exceeds_the_budget(
             assert f"[[{source.path.removesuffix('.md')}" in ctx.text
 
 
+def test_a_fact_logged_again_elsewhere_goes_in_once() -> None:
+    fact = "Decision: Use PostgreSQL for the user service database schema, one table per aggregate."
+    hits = [
+        Piece("decisions/a.md", 0, (), 11, 14, f"{fact}\n*Migrated from line 343.*"),
+        Piece("decisions/b.md", 0, (), 11, 14, f"{fact}\n*Migrated from line 2653.*"),
+        Piece("decisions/c.md", 0, (), 3, 5, "We chose Kafka for domain events; ordering per key."),
+        Piece("logs/d.md", 0, (), 1, 1, "Short line."),
+        Piece("logs/e.md", 0, (), 1, 1, "Short line!"),  # too short to call a near duplicate
+    ]
+    ctx = assemble("q", 1000, count, "", hits)
+    assert [s.path for s in ctx.sources] == [
+        "decisions/a.md",
+        "decisions/c.md",
+        "logs/d.md",
+        "logs/e.md",
+    ]
+    assert ctx.text.count("PostgreSQL") == 1
+
+
 # -- through the engine, with the real model's tokenizer ------------------------------------
 
 QUERIES = [

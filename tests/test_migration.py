@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from memvault.cli import app
+from memvault.errors import MemvaultError
 from memvault.migration import migrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
@@ -89,6 +90,25 @@ def test_in_place_migration_archives_the_dump_and_leaves_a_small_index(tmp_path:
     assert (tmp_path / report.archive[0]).read_text(encoding="utf-8") == dump_text
     assert f"[[{report.archive[0].removesuffix('.md')}]]" in index
     assert migrated_lines(tmp_path) == source_lines(dump_text)
+
+
+def test_after_an_in_place_migration_re_runs_write_nothing(tmp_path: Path) -> None:
+    """Running the same command again refuses the index it made; migrating the
+    archived original again (from inside the vault) finds the vault and its notes."""
+    dump_text = make_dump(2000, 4)
+    (tmp_path / "MEMORY.md").write_text(dump_text, encoding="utf-8")
+    first = migrate(tmp_path / "MEMORY.md", index=False)
+    before = snapshot_files(tmp_path)
+    with pytest.raises(MemvaultError, match="already this vault's memvault index"):
+        migrate(tmp_path / "MEMORY.md", index=False)
+    result = runner.invoke(app, ["migrate", str(tmp_path / "MEMORY.md"), "--no-index"])
+    assert result.exit_code == 1 and "nothing to migrate" in result.output
+    again = migrate(tmp_path / first.archive[0], index=False)
+    assert again.vault == str(tmp_path)
+    assert again.created == () and again.kept == ()
+    assert len(again.unchanged) == len(first.plan)
+    assert snapshot_files(tmp_path) == before, "a re-run changed files"
+    assert not (tmp_path / "archive" / "archive").exists()
 
 
 def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path) -> None:

@@ -194,6 +194,10 @@ def model_identity(model: str, path: Path) -> str:
 
 
 _COUNT_BLOCK = 64 * 1024  # characters per encode() when counting a long text
+# Chunking counts the same short texts more than once (a paragraph, the chunk it
+# lands in, the chunk again for its row): recent counts of texts this short are kept.
+_COUNT_CACHE = 4096
+_CACHED_CHARS = 2048
 
 
 class Tokenizer:
@@ -207,6 +211,7 @@ class Tokenizer:
         self.special_tokens = processor.num_special_tokens_to_add(False) if processor else 0
         self.window = window
         self.max_tokens = window - self.special_tokens  # 254 for all-MiniLM-L6-v2
+        self._count_short = lru_cache(maxsize=_COUNT_CACHE)(self._count)
 
     @classmethod
     def from_folder(cls, folder: Path) -> Tokenizer:
@@ -232,6 +237,11 @@ class Tokenizer:
         4 MB dump holds ids, offsets and masks for a million tokens (~700 MB);
         a line break is a word boundary, so the sum is the same.
         """
+        if len(text) <= _CACHED_CHARS:
+            return self._count_short(text)
+        return self._count(text)
+
+    def _count(self, text: str) -> int:
         if len(text) <= _COUNT_BLOCK:
             return len(self._tokenizer.encode(text, add_special_tokens=False).ids)
         total, start = 0, 0

@@ -26,7 +26,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -131,7 +131,7 @@ def migrate(
     progress: Callable[[Any], None] | None = None,
 ) -> MigrationReport:
     source = source.expanduser().resolve()
-    root = (into or (source.parent if source.is_file() else source)).expanduser().resolve()
+    root = (into or _default_vault(source)).expanduser().resolve()
     today = today or dt.date.today()
     started = time.perf_counter()
     sources, raw, movable, replaced = read_sources(source)
@@ -140,6 +140,8 @@ def migrate(
         json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     )
     config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
+    _refuse_an_index(source, root, raw, config)
+    sources, raw = _as_first_migrated(sources, raw, manifest)
     fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
     ours: set[str] = set()
     archive: dict[str, str] = {}
@@ -228,8 +230,6 @@ def migrate(
     )
     if dry_run or not index:
         return report
-    from dataclasses import replace
-
     from memvault.api import Vault
 
     index_started = time.perf_counter()
@@ -243,6 +243,49 @@ def migrate(
         sync=sync.to_dict(),
         after=after,
     )
+
+
+def _default_vault(source: Path) -> Path:
+    """The vault a dump lies in (a folder above it holding ``.memvault/``: re-running
+    on ``archive/MEMORY-<date>.md`` finds its vault), else the dump's own folder."""
+    start = source.parent if source.is_file() else source
+    for folder in (start, *start.parents):
+        if (folder / ".memvault").is_dir():
+            return folder
+    return start
+
+
+def _refuse_an_index(source: Path, root: Path, raw: dict[str, bytes], config: VaultConfig) -> None:
+    """A vault's MEMORY.md that memvault already keeps is not a dump: migrating it
+    would file the index itself away as an inbox note."""
+    memory = root / config.memory.file
+    name = config.memory.file
+    if name not in raw or memory.resolve() not in (source, source / name):
+        return
+    text = raw[name].decode("utf-8", errors="replace")
+    if memory_md.has_sections(text) or text.startswith(FRESH_INDEX.split("{", 1)[0]):
+        raise MemvaultError(
+            f"{memory} is already this vault's memvault index, not a dump; nothing to migrate"
+            " (to migrate an archived original again: memvault migrate archive/<file>.md)"
+        )
+
+
+def _as_first_migrated(
+    sources: list[Source], raw: dict[str, bytes], manifest: dict[str, Any]
+) -> tuple[list[Source], dict[str, bytes]]:
+    """A source migrated before under another name (the dump, now re-run from its
+    archived copy) takes its first name again, so the notes render byte for byte
+    the same and the re-run writes nothing."""
+    out_sources, out_raw = [], {}
+    for src in sources:
+        data = raw[src.name]
+        entry = manifest.get(sha256_bytes(data))
+        name = entry["source"] if entry and entry.get("source") else src.name
+        if name in out_raw and name != src.name:
+            name = src.name  # two files with the same bytes: keep them apart
+        out_sources.append(replace(src, name=name))
+        out_raw[name] = data
+    return out_sources, out_raw
 
 
 def _archive_name(name: str, today: dt.date, root: Path, data: bytes) -> str:

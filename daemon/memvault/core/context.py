@@ -7,8 +7,9 @@ What goes in, in this order, until the budget is spent:
    as far as that share allows;
 2. the best chunks, best first, each note's chunks grouped under one
    ``[[path#heading]]`` header with line ranges, in reading order within the
-   note; adjacent chunks merge into one block; repeated text is dropped; a
-   small note goes in whole;
+   note; adjacent chunks merge into one block; repeated text is dropped, and
+   so is a near duplicate (the same fact logged again elsewhere); a small
+   note goes in whole;
 3. if budget remains, notes linked from the best notes (one hop).
 
 Groups appear in the order of their best chunk, so a reader (or a scorer
@@ -27,6 +28,12 @@ from memvault.core.report import Context, Source
 from memvault.core.wikilinks import find_links
 
 SEPARATOR = "…"
+# A piece sharing this share of its word 3-grams with one already in (Jaccard) is
+# the same fact recorded again — a dump's decision re-logged on another day —
+# and would only spend the budget twice.
+NEAR_DUPLICATE = 0.8
+NEAR_MIN_WORDS = 8
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +92,18 @@ def _lines(start: int, end: int) -> str:
 
 def _norm(text: str) -> str:
     return " ".join(text.split()).casefold()
+
+
+def _shingles(key: str) -> frozenset[tuple[str, ...]]:
+    """Word 3-grams of a normalised text; empty when it is too short to compare."""
+    words = _WORD.findall(key)
+    if len(words) < NEAR_MIN_WORDS:
+        return frozenset()
+    return frozenset(zip(words, words[1:], words[2:], strict=False))
+
+
+def _near_duplicate(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]) -> bool:
+    return bool(a and b) and len(a & b) >= NEAR_DUPLICATE * len(a | b)
 
 
 def index_part(
@@ -147,11 +166,15 @@ def assemble(
             used = cost + 1
     groups: dict[str, _Group] = {}
     seen_text: set[str] = set()
+    seen_shingles: list[frozenset[tuple[str, ...]]] = []
 
     def add(piece: Piece, why: str, rank: int) -> None:
         nonlocal used
         key = _norm(piece.text)
         if not key or key in seen_text:
+            return
+        shingles = _shingles(key)
+        if any(_near_duplicate(shingles, other) for other in seen_shingles):
             return
         group = groups.get(piece.path)
         if group is not None and any(p.whole for p in group.pieces):
@@ -170,6 +193,7 @@ def assemble(
         used += extra
         groups[piece.path] = trial
         seen_text.add(key)
+        seen_shingles.append(shingles)
         sources.append(
             Source(
                 piece.path, piece.heading, piece.line_start, piece.line_end, count(piece.text), why

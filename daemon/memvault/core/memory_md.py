@@ -75,6 +75,11 @@ class _Block:
     end: int  # index of the end marker line
 
 
+def has_sections(text: str) -> bool:
+    """Whether ``text`` holds a managed-section marker (a MEMORY.md memvault keeps)."""
+    return any(_MARKER.match(line) for line in text.splitlines())
+
+
 def folder_note_path(folder: str) -> str:
     """The generated folder note (Folder Notes convention): decisions/decisions.md."""
     return f"{folder}/{posixpath.basename(folder)}.md"

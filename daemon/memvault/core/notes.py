@@ -23,9 +23,9 @@ from memvault.core.wikilinks import Link, find_links, mask_code
 SUMMARY_MAX = 160
 
 
-class _Loader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2-style scalars: no timestamps, no sexagesimals,
-    no yes/no/on/off booleans."""
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """SafeLoader (libyaml's parser when PyYAML has it: ~8x faster) with YAML
+    1.2-style scalars: no timestamps, no sexagesimals, no yes/no/on/off booleans."""
 
 
 _Loader.yaml_implicit_resolvers = {}
