@@ -424,18 +424,22 @@ def test_names_mentioned_in_text_are_reported_but_get_no_note() -> None:
 
 
 @pytest.mark.parametrize(
-    ("heading", "path", "title"),
+    ("heading", "path", "title", "status"),
     [
-        ("## Project: Billing v2", "projects/billing-v2.md", "Billing v2"),
-        ("## Projects / Billing v2", "projects/billing-v2.md", "Billing v2"),
-        ("## Billing v2 (project)", "projects/billing-v2.md", "Billing v2"),
-        ("## Project - Atlas (paused)", "projects/atlas.md", "Atlas"),
+        ("## Project: Billing v2", "projects/billing-v2.md", "Billing v2", "active"),
+        ("## Projects / Billing v2", "projects/billing-v2.md", "Billing v2", "active"),
+        ("## Billing v2 (project)", "projects/billing-v2.md", "Billing v2", "active"),
+        ("## Project - Atlas (paused)", "projects/atlas.md", "Atlas", "paused"),
+        ("## Project: Atlas (Done)", "projects/atlas.md", "Atlas", "done"),
     ],
 )
-def test_project_headings_become_project_notes(heading: str, path: str, title: str) -> None:
+def test_project_headings_become_project_notes(
+    heading: str, path: str, title: str, status: str
+) -> None:
     plan = plan_one(f"{heading}\n- status: green\n### Notes\nmore\n")
     note = note_at(plan, path)
     assert (note.kind, note.title) == ("project", title)
+    assert note.frontmatter["status"] == status  # Active Projects lists the active ones
     assert note.body == f"{heading}\n- status: green\n### Notes\nmore"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import socket
 import subprocess
@@ -19,6 +20,7 @@ from memvault.embedder import (
     HashEmbedder,
     SentenceTransformerEmbedder,
     Tokenizer,
+    _release_freed_memory,
     make_embedder,
     resolve_model_path,
     verify_weights,
@@ -318,3 +320,21 @@ def test_threads_sets_torchs_thread_count(model: SentenceTransformerEmbedder) ->
         assert np.allclose(one.embed(["same text"]), model.embed(["same text"]), atol=1e-5)
     finally:
         torch.set_num_threads(before)
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="malloc_trim is glibc's")
+def test_freed_heap_memory_is_handed_back() -> None:
+    """What embed() does after a large batch: freed heap pages go back to the system."""
+
+    def resident_mb() -> float:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+    blocks = [bytearray(20_000) for _ in range(10_000)]  # ~200 MB in malloc'd pieces
+    keep = blocks[::100]  # a few survivors, so the heap cannot simply shrink from the top
+    del blocks
+    before = resident_mb()
+    _release_freed_memory()
+    after = resident_mb()
+    assert before - after > 100, (before, after)
+    del keep

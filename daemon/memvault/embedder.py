@@ -351,6 +351,8 @@ class SentenceTransformerEmbedder:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+            if len(texts) >= _TRIM_AFTER:
+                _release_freed_memory()
         return np.ascontiguousarray(vectors, dtype=np.float32)
 
     def count_tokens(self, text: str) -> int:
@@ -358,6 +360,32 @@ class SentenceTransformerEmbedder:
         if self._tokenizer is not None:
             return self._tokenizer.count(text)
         return len(self._model.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+
+_TRIM_AFTER = 16  # texts in one embed() call after which freed memory is handed back
+
+
+@lru_cache(maxsize=1)
+def _malloc_trim() -> Callable[[int], int] | None:
+    try:
+        import ctypes
+
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc (macOS, Windows, musl)
+        return None
+
+
+def _release_freed_memory() -> None:
+    """Give the heap torch freed back to the system (glibc ``malloc_trim``).
+
+    Tensors of every batch shape leave the per-thread arenas fragmented, so a
+    process that embeds for months creeps upward: 10 batches of long texts end
+    at 750 MB resident without a trim and 516 MB with one (bench/RESULTS.md).
+    A trim costs well under a millisecond.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def _load_sentence_transformer(model: str, path: Path, device: str) -> Any:

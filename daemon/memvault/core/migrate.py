@@ -19,7 +19,8 @@ Rules, by precedence:
   not negated — "not decided yet" — nor a question), or any heading under a ``Decisions``
   container, is ``decisions/<date>-<slug>.md`` (``status: accepted``), dated by itself,
   else its enclosing section, else ``date_hint``; undated ones are reported. Inside a log,
-  person or project it leaves a link there.
+  person or project it leaves a link there. A project note gets ``status: active`` (the
+  dump was tracking it), so MEMORY.md's Active Projects lists it until a person changes it.
 - Inside a person or project, everything else stays there (its history).
 - Inside a day's log, everything else stays, except a heading with another date, which
   starts that day's log. Person- or project-like headings there are only reported.
@@ -87,6 +88,7 @@ from memvault.core.migrate_rules import (
     _match_date,
     _person_name,
     _project_name,
+    _project_status,
     _reads_as_decision,
     _shorten,
     _slug,
@@ -481,6 +483,9 @@ class _Planner:
             fm["date"] = d.date
         if d.kind == "decision":
             fm["status"] = "accepted"
+        elif d.kind == "project":
+            # the dump was tracking it: Active Projects lists it until a person says otherwise
+            fm["status"] = _project_status(out[0] if out else "")
         fm["summary"], fm["tags"] = _summary(out, d.title), ["migrated"]
         refs = [f"{name}#L{a}" + (f"-L{b}" if b != a else "") for name, a, b in segs]
         if refs:

@@ -213,3 +213,14 @@ def link_line(path: str, title: str) -> str:
     """The line that stands in a body where the decision at ``path`` was taken out."""
     alias = " ".join(_LINK_UNSAFE.sub(" ", title).split())
     return f"{_LINK_PREFIX}{path.removesuffix('.md')}|{alias}]]"
+
+
+_PROJECT_STATE = re.compile(r"\((paused|on hold|done|completed|finished|archived)\)", re.IGNORECASE)
+
+
+def _project_status(heading: str) -> str:
+    """``active``, unless the project's heading says ``(paused)`` or ``(done)``."""
+    m = _PROJECT_STATE.search(heading)
+    if m is None:
+        return "active"
+    return "paused" if m.group(1).lower() in ("paused", "on hold") else "done"
