@@ -92,7 +92,7 @@ class ReadMixin:
         filters: Filters = NO_FILTERS,
         group: bool = False,
     ) -> list[Hit]:
-        """Hybrid BM25 + vector search, fused by weighted reciprocal rank."""
+        """Hybrid BM25 + vector search, fused (convex combination by default, or RRF)."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
