@@ -132,6 +132,15 @@ def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path)
         .read_text(encoding="utf-8")
         .startswith("- later")
     )
+    # the agent keeps writing daily files; a re-run takes them and leaves the index alone
+    index = (ws / "MEMORY.md").read_bytes()
+    inbox = sorted(p.name for p in (ws / "inbox").iterdir())
+    (ws / "memory" / "2024-01-04.md").write_text("- shipped billing v2\n", encoding="utf-8")
+    again = migrate(ws)
+    assert again.created == ("logs/2024-01-04.md",)
+    assert (ws / "MEMORY.md").read_bytes() != index  # re-synced: the new log is listed
+    assert "[[logs/2024-01-04]]" in (ws / "MEMORY.md").read_text(encoding="utf-8")
+    assert sorted(p.name for p in (ws / "inbox").iterdir()) == inbox  # the index is no dump
 
 
 def test_a_dump_without_headings_becomes_dated_logs_or_one_inbox_note(tmp_path: Path) -> None:

@@ -140,7 +140,7 @@ def migrate(
         json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.is_file() else {}
     )
     config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
-    _refuse_an_index(source, root, raw, config)
+    sources, raw = _without_the_index(source, root, sources, raw, config)
     sources, raw = _as_first_migrated(sources, raw, manifest)
     fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
     ours: set[str] = set()
@@ -255,19 +255,26 @@ def _default_vault(source: Path) -> Path:
     return start
 
 
-def _refuse_an_index(source: Path, root: Path, raw: dict[str, bytes], config: VaultConfig) -> None:
-    """A vault's MEMORY.md that memvault already keeps is not a dump: migrating it
-    would file the index itself away as an inbox note."""
+def _without_the_index(
+    source: Path, root: Path, sources: list[Source], raw: dict[str, bytes], config: VaultConfig
+) -> tuple[list[Source], dict[str, bytes]]:
+    """Leave out a vault's MEMORY.md that memvault already keeps: it is the index,
+    not a dump (migrating it would file the index away as an inbox note). A
+    workspace's new daily files still migrate; with nothing else, it is an error."""
     memory = root / config.memory.file
     name = config.memory.file
     if name not in raw or memory.resolve() not in (source, source / name):
-        return
+        return sources, raw
     text = raw[name].decode("utf-8", errors="replace")
-    if memory_md.has_sections(text) or text.startswith(FRESH_INDEX.split("{", 1)[0]):
+    if not (memory_md.has_sections(text) or text.startswith(FRESH_INDEX.split("{", 1)[0])):
+        return sources, raw
+    rest = [s for s in sources if s.name != name]
+    if not rest:
         raise MemvaultError(
             f"{memory} is already this vault's memvault index, not a dump; nothing to migrate"
             " (to migrate an archived original again: memvault migrate archive/<file>.md)"
         )
+    return rest, {k: v for k, v in raw.items() if k != name}
 
 
 def _as_first_migrated(
