@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import make_vault, note, write
+from helpers import make_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.context import Piece, assemble, index_part
 
@@ -89,6 +89,32 @@ def test_a_fact_logged_again_elsewhere_goes_in_once() -> None:
         "logs/e.md",
     ]
     assert ctx.text.count("PostgreSQL") == 1
+
+
+def test_when_duplicates_use_up_the_candidates_the_context_looks_further(
+    tmp_path: Path,
+) -> None:
+    """A dump logged one decision on 150 days: the first 100 candidates are copies,
+    which go in once; the context then looks further and finds the other decision."""
+    root = make_vault(tmp_path)
+    fact = (
+        "We decided to use PostgreSQL for the user service database schema: one table "
+        "per aggregate, JSONB for preferences."
+    )
+    for i in range(150):
+        write(root, f"decisions/d{i:03}.md", note(f"Decision {i}", body=fact))
+    write(
+        root,
+        "decisions/split.md",
+        note("Split", body="Later we split the user service schema into accounts and profiles."),
+    )
+    with open_vault(root) as vault:
+        vault.sync()
+        ctx = vault.context("user service database schema decision", budget=1000)
+    paths = [s.path for s in ctx.sources]
+    assert "decisions/split.md" in paths
+    assert sum(p.startswith("decisions/d") for p in paths) == 1  # the copies went in once
+    assert ctx.tokens <= 1000
 
 
 # -- through the engine, with the real model's tokenizer ------------------------------------

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
     from memvault.vectors import VectorIndex
 
 SMALL_NOTE_TOKENS = 160
+FULL_ENOUGH = 0.9  # a context this full of its budget does not look for more candidates
+WIDEN = 4  # ...otherwise it looks this many times further, once
 NO_FILTERS = Filters()  # a hit in a note this small brings the whole note
 
 
@@ -166,7 +168,22 @@ class ReadMixin:
         budget = budget or cfg.context.budget
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
-        hits = self.search(query, k=cfg.search.candidates, filters=filters)
+        k = cfg.search.candidates
+        hits = self.search(query, k=k, filters=filters)
+        ctx = self._assemble(query, budget, hits)
+        if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
+            # The candidates ran out before the budget did — most were near
+            # duplicates of what is in (a fact logged on many days): look further,
+            # keeping the first ranking and adding what lies beyond it.
+            seen = {(h.path, h.ord) for h in hits}
+            more = self.search(query, k=k * WIDEN, filters=filters)
+            ctx = self._assemble(
+                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
+            )
+        return ctx
+
+    def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
+        cfg = self.config
         count = self.count_tokens
         memory = self._memory_text()
         idx = self.link_index()
