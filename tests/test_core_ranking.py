@@ -93,7 +93,15 @@ def test_a_term_in_half_the_chunks_has_no_bm25_weight() -> None:
     ],
 )
 def test_informative_terms(docs: dict[str, int], total: int, min_docs: int, kept: list) -> None:
-    assert informative_terms(["common", "rare"], docs, total, min_docs) == kept
+    asked: list[str] = []
+
+    def docs_of(term: str) -> int:
+        asked.append(term)
+        return docs.get(term, 0)
+
+    assert informative_terms(["common", "rare"], total, docs_of, min_docs) == kept
+    if total < min_docs:
+        assert asked == []  # a small index is not counted at all
 
 
 def test_rrf_rewards_agreement_and_breaks_ties_by_label() -> None:

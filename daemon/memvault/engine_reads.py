@@ -108,8 +108,7 @@ class ReadMixin:
             if not allowed_labels:
                 return []
         terms = query_terms(query)
-        total, docs = self.store.term_docs(terms)
-        match = fts_query(informative_terms(terms, docs, total))
+        match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
         lexical = self.store.fts(match, pool * 3 if label_ok else pool)
         if label_ok is not None:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]

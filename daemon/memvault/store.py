@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from memvault.core.changes import Known
+from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.store_rows import (
     CHUNK_COLS,
@@ -373,20 +374,17 @@ class Store:
 
     # -- full-text search ------------------------------------------------------------
 
-    def term_docs(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(chunks in the FTS index, chunks matching each term): cheap, nothing is scored."""
+    def chunk_count(self) -> int:
         with self._lock:
-            total = int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
-            docs = {
-                t: int(
-                    self._db.execute(
-                        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?",
-                        ('"' + t.replace('"', '""') + '"',),
-                    ).fetchone()[0]
-                )
-                for t in terms
-            }
-        return total, docs
+            return int(self._db.execute("SELECT count(*) FROM chunks").fetchone()[0])
+
+    def term_docs(self, term: str) -> int:
+        """Chunks holding ``term``: a doclist count, nothing is scored."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_query([term]),)
+            ).fetchone()
+        return int(row[0])
 
     def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
         """(label, bm25 score: higher is better) for an FTS5 MATCH expression."""

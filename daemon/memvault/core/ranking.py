@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,7 +48,10 @@ def fts_query(terms: Sequence[str]) -> str:
 
 
 def informative_terms(
-    terms: Sequence[str], docs: Mapping[str, int], total: int, min_docs: int = COMMON_DOCS
+    terms: Sequence[str],
+    total: int,
+    docs_of: Callable[[str], int],
+    min_docs: int = COMMON_DOCS,
 ) -> list[str]:
     """The terms worth a BM25 ranking: all but those in at least half of the
     ``total`` chunks and in at least ``min_docs`` of them.
@@ -59,9 +62,17 @@ def informative_terms(
     large vault (~80 ms for a term in 40,000 of 60,000 chunks). In a small
     vault scoring is cheap and even a floored term still orders its few
     chunks, so it is kept there. A query left with no term has no lexical
-    side; the vectors answer alone.
+    side; the vectors answer alone. ``docs_of(term)`` (chunks holding the term) is
+    asked only when the index is large enough for a term to be dropped.
     """
-    return [t for t in terms if not (2 * docs.get(t, 0) >= total and docs.get(t, 0) >= min_docs)]
+    if total < min_docs:
+        return list(terms)
+    out = []
+    for term in terms:
+        docs = docs_of(term)
+        if not (2 * docs >= total and docs >= min_docs):
+            out.append(term)
+    return out
 
 
 def fuse(
