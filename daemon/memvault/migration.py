@@ -255,6 +255,14 @@ def _default_vault(source: Path) -> Path:
     return start
 
 
+def _dump_is_the_index(
+    root: Path, source: Path, raw: dict[str, bytes], config: VaultConfig
+) -> bool:
+    """Whether the dump read is the vault's own MEMORY.md (in place, or a workspace's)."""
+    name = config.memory.file
+    return name in raw and (root / name).resolve() in (source, source / name)
+
+
 def _without_the_index(
     source: Path, root: Path, sources: list[Source], raw: dict[str, bytes], config: VaultConfig
 ) -> tuple[list[Source], dict[str, bytes]]:
@@ -263,7 +271,7 @@ def _without_the_index(
     workspace's new daily files still migrate; with nothing else, it is an error."""
     memory = root / config.memory.file
     name = config.memory.file
-    if name not in raw or memory.resolve() not in (source, source / name):
+    if not _dump_is_the_index(root, source, raw, config):
         return sources, raw
     text = raw[name].decode("utf-8", errors="replace")
     if not (memory_md.has_sections(text) or text.startswith(FRESH_INDEX.split("{", 1)[0])):
@@ -331,11 +339,7 @@ def _replace_index(
     if not memory.exists():
         fs.create(name, fresh)
         return
-    if (
-        name in raw
-        and memory.resolve() in (source, source / name)
-        and memory.read_bytes() == raw[name]
-    ):
+    if _dump_is_the_index(root, source, raw, config) and memory.read_bytes() == raw[name]:
         # compare-and-swap against the dump we read: a concurrent edit is never clobbered
         fs.write_cas(name, fresh.encode("utf-8"), sha256_bytes(raw[name]))
 
