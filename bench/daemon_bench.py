@@ -37,8 +37,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.service import read_daemon_json  # noqa: E402
-from memvault.template import init_vault  # noqa: E402
+from memvault.daemon.service import read_daemon_json  # noqa: E402
+from memvault.vault.template import init_vault  # noqa: E402
 
 _TEXT = (
     "planning retrieval schema latency budget review cache index migration vector "

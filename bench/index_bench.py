@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT / "daemon"))
 from memvault.api import Vault  # noqa: E402
 from memvault.core.chunks import chunk_note  # noqa: E402
 from memvault.core.notes import parse_note  # noqa: E402
-from memvault.embedder import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
+from memvault.index.embedder import HashEmbedder, SentenceTransformerEmbedder  # noqa: E402
 
 WORDS = """
     alpha beta gamma delta schema migration latency cache deploy review budget team
@@ -99,7 +99,7 @@ def throughput(emb: SentenceTransformerEmbedder, runs: int = 4) -> dict[str, Any
                         max_tokens=emb.max_tokens,
                         parts=settings.embed_context,
                     )
-                    texts += probe.engine._embed_texts(note, cs)
+                    texts += probe.engine.embedding.texts_for(note, cs)
             shutil.rmtree(root / ".memvault")
             # alternate which goes first, so a burst of load elsewhere hits both alike
             for which in ("sync", "bare") if run % 2 else ("bare", "sync"):

@@ -33,7 +33,7 @@ sys.path.insert(0, str(KIT))
 import locomo_kit  # noqa: E402
 
 from memvault.api import Vault  # noqa: E402
-from memvault.embedder import SentenceTransformerEmbedder  # noqa: E402
+from memvault.index.embedder import SentenceTransformerEmbedder  # noqa: E402
 
 
 class MemoEmbedder:

@@ -38,7 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
-from memvault.template import init_vault  # noqa: E402
+from memvault.vault.template import init_vault  # noqa: E402
 
 QUERIES = [
     "Why did we choose PostgreSQL?",
@@ -120,7 +120,7 @@ def timed(argv: list[str], runs: int, vary: bool = False) -> tuple[list[float], 
 def answer_times(root: Path, runs: int) -> tuple[list[float], list[float]]:
     """The HTTP round trip of a search from an already running process: the part of
     the CLI's wall time that the daemon spends (query embedding, search, JSON)."""
-    from memvault.client import DaemonClient
+    from memvault.interfaces.client import DaemonClient
 
     client = DaemonClient.find(root)
     assert client is not None, "the daemon does not answer"

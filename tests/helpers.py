@@ -13,10 +13,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memvault import http_api
 from memvault.api import Vault
-from memvault.embedder import HashEmbedder
-from memvault.template import init_vault
+from memvault.daemon import http_api, runfile
+from memvault.index.embedder import HashEmbedder
+from memvault.vault.template import init_vault
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 
@@ -57,7 +57,7 @@ def snapshot(vault: Vault) -> dict[str, Any]:
             (c.ord, c.heading, c.line_start, c.line_end, c.text, c.sha)
             for c in store.chunks_of(path)
         ]
-    vectors = vault.engine.vectors
+    vectors = vault.engine.embedding.vectors
     labels = store.labels()
     assert vectors.labels() == labels, "vector index and db disagree"
     return {
@@ -77,6 +77,14 @@ def rebuilt_snapshot(root: Path, tmp_path: Path) -> dict[str, Any]:
 
 
 TOKEN = "t" * 43
+
+
+def daemon_json(root: Path) -> dict[str, Any] | None:
+    """The daemon file's JSON as written, if ``runfile.read`` finds it well formed."""
+    if runfile.read(root) is None:
+        return None
+    data: dict[str, Any] = json.loads(runfile.daemon_file(root).read_text(encoding="utf-8"))
+    return data
 
 
 def daemon_info(port: int) -> dict[str, Any]:

@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from attacks import ATTACKS
 from helpers import make_vault, open_vault, write
-from memvault.cli import app
-from memvault.template import init_vault
-from memvault.vault import WriterLock
+from memvault.interfaces.cli import app
+from memvault.vault.lock import WriterLock
+from memvault.vault.template import init_vault
 
 runner = CliRunner()
 DECISION = "decisions/2024-03-12-why-postgresql.md"
@@ -368,10 +368,10 @@ def test_end_to_end_with_the_real_model(tmp_path: Path) -> None:
 
 def test_agent_commands_are_listed_and_help_imports_nothing_heavy() -> None:
     code = (
-        "import sys; from memvault.cli import app\n"
+        "import sys; from memvault.interfaces.cli import app\n"
         "for args in (['--help'], ['search', '--help'], ['add', '--help']):\n"
         "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('httpx', 'memvault.client', 'memvault.api', 'mcp', 'numpy')"
+        "heavy = [m for m in ('httpx', 'memvault.interfaces.client', 'memvault.api', 'mcp', 'numpy')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from memvault import __version__
-from memvault.cli import app
+from memvault.interfaces.cli import app
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,7 +23,7 @@ def test_version() -> None:
 
 def test_help_does_not_import_torch_or_the_model() -> None:
     code = (
-        "import sys; from memvault.cli import app\n"
+        "import sys; from memvault.interfaces.cli import app\n"
         "try:\n    app(['--help'])\nexcept SystemExit:\n    pass\n"
         "names = ('torch', 'sentence_transformers', 'hnswlib', 'watchdog', 'mcp', 'uvicorn')\n"
         "heavy = [m for m in names if m in sys.modules]\n"

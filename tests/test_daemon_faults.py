@@ -21,10 +21,9 @@ from typing import Any
 import httpx
 import pytest
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot
+from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot
 from memvault.core.memory_md import parse_blocks
-from memvault.service import read_daemon_json
-from memvault.vault import TEMP_MARK
+from memvault.vault.files import TEMP_MARK
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 KILL_RUNS = 50
@@ -65,7 +64,7 @@ def spawn(root: Path, tmp_path: Path, **settings: str) -> subprocess.Popen[bytes
 def wait_json(root: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     def ready() -> dict[str, Any] | None:
         assert proc.poll() is None, f"the daemon exited with {proc.returncode}"
-        info = read_daemon_json(root)
+        info = daemon_json(root)
         return info if info is not None and info["pid"] == proc.pid else None
 
     return eventually(ready, what="daemon.json")

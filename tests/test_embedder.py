@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 from memvault.config import DEFAULT_MODEL, IndexSettings
-from memvault.embedder import (
+from memvault.errors import ModelError
+from memvault.index.embedder import (
     BUNDLED_SHA256,
     Embedder,
     HashEmbedder,
@@ -25,7 +26,6 @@ from memvault.embedder import (
     resolve_model_path,
     verify_weights,
 )
-from memvault.errors import ModelError
 
 DAEMON = Path(__file__).resolve().parents[1] / "daemon"
 
@@ -53,7 +53,7 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_importing_the_module_and_counting_tokens_does_not_import_torch() -> None:
     result = run_python(
-        "import sys, memvault.embedder as e\n"
+        "import sys, memvault.index.embedder as e\n"
         "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules\n"
         "t = e.Tokenizer.for_model(e.DEFAULT_MODEL)\n"
         "assert t.count('hello world') == 2\n"
@@ -77,7 +77,7 @@ def test_hash_embedder_is_deterministic_normalized_and_shaped() -> None:
 
 
 def test_hash_embedder_is_stable_across_processes() -> None:
-    code = "import memvault.embedder as e; print(*e.HashEmbedder().embed(['stable text'])[0][:4])"
+    code = "import memvault.index.embedder as e; print(*e.HashEmbedder().embed(['stable text'])[0][:4])"
     result = run_python(code)
     here = HashEmbedder().embed(["stable text"])[0][:4]
     assert result.returncode == 0, result.stderr
@@ -139,7 +139,7 @@ def test_tokenizer_is_not_truncated_at_the_files_128(tokenizer: Tokenizer) -> No
 
 
 def test_a_long_text_is_counted_in_blocks_with_the_same_total(tokenizer: Tokenizer) -> None:
-    import memvault.embedder as e
+    import memvault.index.embedder as e
 
     lines = [
         f"## 2024-01-{d % 28 + 1:02} standup\nWe decided décor-{d} naïvely, 東京 {d}."

@@ -54,8 +54,8 @@ def test_a_damaged_cache_db_costs_re_embedding_only(tmp_path: Path) -> None:
         assert v.engine.store_rebuilt and v.engine.store_rebuilt.endswith("cache.db")
         assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
         # vectors whose cache is gone are re-embedded from the stored text when needed
-        v.engine.vectors.compact(v.engine._vectors_for)
-        assert v.engine.vectors.labels() == v.engine.store.labels()
+        v.engine.embedding.vectors.compact(v.engine.embedding.vectors_for)
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "zeroed-header"])
@@ -76,7 +76,7 @@ def test_a_damaged_vectors_file_is_rebuilt_from_the_cache_never_loaded(
         report = v.sync()
         assert report.embedded_chunks == 0
         assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
-        assert v.engine.vectors.labels() == v.engine.store.labels()
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
 
 
 def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.core.ranking import Filters
-from memvault.embedder import HashEmbedder
 from memvault.errors import MemvaultError
+from memvault.index.embedder import HashEmbedder
 
 
 def mtimes(root: Path) -> dict[str, int]:
@@ -238,10 +238,10 @@ def test_delete_removes_chunks_from_fts_and_vectors(tmp_path: Path) -> None:
     with open_vault(root) as v:
         v.sync()
         labels = {c.label for c in v.engine.store.chunks_of("decisions/zebra.md")}
-        assert labels and labels <= v.engine.vectors.labels()
+        assert labels and labels <= v.engine.embedding.vectors.labels()
         (root / "decisions/zebra.md").unlink()
         v.sync()
-        assert not labels & v.engine.vectors.labels()
+        assert not labels & v.engine.embedding.vectors.labels()
         assert v.engine.store.fts('"zebra"', 10) == []
         assert all(h.path != "decisions/zebra.md" for h in v.engine.search("zebra crossings"))
 
@@ -255,7 +255,7 @@ def test_a_model_change_re_embeds_everything_and_says_so(tmp_path: Path) -> None
         assert report.embedded_chunks == first.embedded_chunks
         assert v.engine.store.meta("model_changed") == "hash-64 -> hash-32"
         assert any("model changed" in w for w in report.warnings)
-        assert v.engine.vectors.labels() == v.engine.store.labels()
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
 
 
 def test_after_any_sequence_the_index_equals_a_rebuild(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ from helpers import make_vault, note, open_vault, write
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.http_api import create_app
-from memvault.http_schema import openapi_schema
-from memvault.service import HttpServer
+from memvault.daemon.http_api import create_app
+from memvault.daemon.http_schema import openapi_schema
+from memvault.daemon.service import HttpServer
 
 PORT = 48123
 TOKEN = "t0k3n-for-tests-" + "x" * 27

@@ -18,7 +18,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from attacks import ATTACKS
-from memvault.template import init_vault
+from memvault.vault.template import init_vault
 
 ROOT = Path(__file__).resolve().parents[1]
 TOOLS = {

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from memvault.cli import app
 from memvault.errors import MemvaultError
+from memvault.interfaces.cli import app
 from memvault.migration import migrate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))

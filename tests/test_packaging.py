@@ -39,7 +39,7 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
         "people/sarah-chen.md",
     ):
         assert f"memvault/vault-template/{rel}" in names, rel
-    assert "memvault/cli.py" in names and "memvault/core/notes.py" in names
+    assert "memvault/interfaces/cli/app.py" in names and "memvault/core/notes.py" in names
 
 
 def test_ci_runs_the_readmes_test_command_word_for_word() -> None:

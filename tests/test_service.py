@@ -19,17 +19,14 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
-from memvault.cli import app as cli_app
-from memvault.cli_daemon import install_service
-from memvault.embedder import HashEmbedder
-from memvault.service import (
-    Daemon,
-    daemon_json_path,
-    lock_holder,
-    read_daemon_json,
-    running_daemon,
-)
+from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.daemon import runfile
+from memvault.daemon.runfile import daemon_file
+from memvault.daemon.service import Daemon
+from memvault.index.embedder import HashEmbedder
+from memvault.interfaces.cli import app as cli_app
+from memvault.interfaces.cli.daemon import install_service
+from memvault.vault.lock import lock_holder
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 FIELDS = {"pid", "host", "port", "token", "started_at", "version"}
@@ -86,7 +83,7 @@ class Proc:
     def info(self, timeout: float = 30) -> dict[str, Any]:
         def up() -> dict[str, Any] | None:
             assert self.p.poll() is None, f"daemon exited {self.p.returncode}: {self.stderr}"
-            info = read_daemon_json(self.root)
+            info = daemon_json(self.root)
             if info is None or info["pid"] != self.p.pid:
                 return None
             try:
@@ -145,7 +142,7 @@ def test_daemon_starts_with_a_private_daemon_json_and_answers(
     running: tuple[Proc, dict[str, Any]],
 ) -> None:
     proc, info = running
-    path = daemon_json_path(proc.root)
+    path = daemon_file(proc.root)
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert set(info) == FIELDS and info["host"] == "127.0.0.1" and len(info["token"]) == 43
     assert info["version"] == httpx.get(url(info, "/health"), trust_env=False).json()["version"]
@@ -162,7 +159,7 @@ def test_a_second_daemon_refuses_naming_the_pid(
     second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
     assert second.returncode == 1
     assert str(proc.p.pid) in second.stderr and "already running" in second.stderr
-    assert read_daemon_json(proc.root) == info  # the running daemon's file is untouched
+    assert daemon_json(proc.root) == info  # the running daemon's file is untouched
 
 
 def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
@@ -176,7 +173,7 @@ def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
     proc.p.send_signal(signal.SIGTERM)
     assert proc.p.wait(5) == 0, proc.stderr
     assert time.monotonic() - started < 5
-    assert not daemon_json_path(proc.root).exists()
+    assert not daemon_file(proc.root).exists()
     assert lock_holder(proc.root) is None
     with open_vault(proc.root) as v:  # the lock is free; catching up converges
         v.sync()
@@ -187,7 +184,7 @@ def test_sigint_exits_cleanly(running: tuple[Proc, dict[str, Any]]) -> None:
     proc, _ = running
     proc.p.send_signal(signal.SIGINT)
     assert proc.p.wait(5) == 0
-    assert not daemon_json_path(proc.root).exists()
+    assert not daemon_file(proc.root).exists()
 
 
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
@@ -271,7 +268,7 @@ def test_start_status_stop_round_trip(tmp_path: Path) -> None:
         assert r.returncode == 1 and "no memvault daemon" in r.stdout
         r = cli(tmp_path, "daemon", "start", "--vault", vault)
         assert r.returncode == 0, r.stderr
-        info = read_daemon_json(root)
+        info = daemon_json(root)
         assert info is not None and str(info["pid"]) in r.stdout
         r = cli(tmp_path, "daemon", "status", "--vault", vault, "--json")
         data = json.loads(r.stdout)
@@ -282,14 +279,14 @@ def test_start_status_stop_round_trip(tmp_path: Path) -> None:
         assert r.returncode == 1 and str(info["pid"]) in r.stderr
         r = cli(tmp_path, "daemon", "stop", "--vault", vault)
         assert r.returncode == 0 and "stopped" in r.stdout
-        assert running_daemon(root) is None and not daemon_json_path(root).exists()
+        assert runfile.running(root) is None and not daemon_file(root).exists()
         assert "memvault daemon stopped" in (root / ".memvault" / "daemon.log").read_text()
         assert cli(tmp_path, "daemon", "stop", "--vault", vault).returncode == 1
         assert cli(tmp_path, "daemon", "status", "--vault", vault).returncode == 1
     finally:
-        left = running_daemon(root)
+        left = runfile.running(root)
         if left is not None:
-            os.kill(left["pid"], signal.SIGKILL)
+            os.kill(left.pid, signal.SIGKILL)
 
 
 def test_start_shows_the_log_when_the_daemon_dies(tmp_path: Path) -> None:
@@ -308,7 +305,7 @@ def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
         assert (root / "MEMORY.md").is_file()
         assert api(info, "POST", "/search", json={"query": "postgres"}).json()["hits"]
         eventually(
-            lambda: str(daemon_json_path(root)) in proc.stderr and f":{info['port']}" in proc.stderr
+            lambda: str(daemon_file(root)) in proc.stderr and f":{info['port']}" in proc.stderr
         )
         proc.p.send_signal(signal.SIGINT)
         assert proc.p.wait(5) == 0
@@ -381,7 +378,7 @@ def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> Non
     daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
     daemon.start()
     try:
-        info = read_daemon_json(root)
+        info = daemon_json(root)
         assert info is not None and info["pid"] == os.getpid() and info["token"] == daemon.token
         write(root, "people/inproc.md", note("Inproc", body="capybara"))
         eventually(
@@ -394,7 +391,7 @@ def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> Non
         assert d["state"] == "watching" and d["port"] == info["port"]
     finally:
         daemon.shutdown()
-    assert not daemon_json_path(root).exists() and lock_holder(root) is None
+    assert not daemon_file(root).exists() and lock_holder(root) is None
 
 
 def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:
@@ -407,7 +404,7 @@ def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:
     assert started.wait(20)
     daemon.request_stop()
     t.join(10)
-    assert result == [0] and not daemon_json_path(root).exists()
+    assert result == [0] and not daemon_file(root).exists()
 
 
 # -- the real model -------------------------------------------------------------------------------
@@ -452,6 +449,6 @@ def test_up_with_the_real_model_serves_context_and_exits_fast(tmp_path: Path) ->
         proc.p.send_signal(signal.SIGTERM)
         assert proc.p.wait(5) == 0  # torch loaded: the interpreter's teardown is skipped
         assert time.monotonic() - started < 5
-        assert not daemon_json_path(root).exists()
+        assert not daemon_file(root).exists()
     finally:
         proc.stop()

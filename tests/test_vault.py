@@ -11,7 +11,8 @@ import pytest
 from attacks import ATTACKS
 from memvault.core.text import NotText
 from memvault.errors import LockHeld, NoteExists, UnsafePath
-from memvault.vault import VaultFS, WriterLock, find_vault, glob_regex, normalize_rel, safe_join
+from memvault.vault.files import VaultFS, glob_regex, normalize_rel, safe_join
+from memvault.vault.lock import WriterLock, find_vault
 
 
 @pytest.fixture

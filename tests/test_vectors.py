@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from memvault.errors import IndexCorrupt
-from memvault.vectors import HEADER, VectorIndex, inspect_index_file
+from memvault.index.vectors import HEADER, VectorIndex, inspect_index_file
 
 DIM = 16
 

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
-from memvault import watcher as W
 from memvault.api import Vault
-from memvault.watch_queue import ChangeQueue, PathMapper
-from memvault.watcher import Watcher
+from memvault.daemon import watcher as W
+from memvault.daemon.watch_queue import ChangeQueue, PathMapper
+from memvault.daemon.watcher import Watcher
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.
@@ -96,8 +96,8 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
     w.watcher = Watcher(
         vault.root,
         sync,
-        is_ignored=vault.engine.fs.is_ignored,
-        save=vault.engine.save_vectors,
+        is_ignored=vault.is_ignored,
+        save=vault.save,
         **kw,
     )
     w.watcher.start(initial_reconcile=False)
@@ -299,7 +299,7 @@ def test_an_exception_in_the_handler_does_not_kill_the_watcher(
         return real(raw)
 
     watched.watcher.mapper = flaky  # type: ignore[assignment]
-    with caplog.at_level(logging.ERROR, "memvault.watcher"):
+    with caplog.at_level(logging.ERROR, "memvault.daemon.watcher"):
         write(watched.root, "people/boom.md", note("Boom"))
         eventually(lambda: watched.watcher.last_error and "boom" in watched.watcher.last_error)
     write(watched.root, "people/fine.md", note("Fine", "still watching"))
@@ -376,11 +376,11 @@ def test_inotify_limits_fall_back_to_polling_with_one_warning(
         raise OSError(code, "inotify limit reached")
 
     monkeypatch.setattr(W, "_native_observer", exhausted)
-    with caplog.at_level(logging.WARNING, "memvault.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
         assert w.watcher.observer_kind == "polling"
-        warnings = [r for r in caplog.records if r.name == "memvault.watcher"]
+        warnings = [r for r in caplog.records if r.name == "memvault.daemon.watcher"]
         assert len(warnings) == 1 and advice in warnings[0].getMessage()
         assert "sysctl" in warnings[0].getMessage()
         write(w.root, "people/limited.md", note("Limited"))
@@ -398,7 +398,7 @@ def test_native_setting_does_not_fall_back(tmp_path: Path, monkeypatch: pytest.M
     root = make_vault(tmp_path)
     with open_vault(root) as vault:
         watcher = Watcher(
-            vault.root, lambda p, pr: None, is_ignored=vault.engine.fs.is_ignored, observer="native"
+            vault.root, lambda p, pr: None, is_ignored=vault.is_ignored, observer="native"
         )
         with pytest.raises(OSError, match="limit"):
             watcher.start()
@@ -408,7 +408,7 @@ def test_network_mount_uses_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(W, "mount_fs_type", lambda path: "nfs4")
-    with caplog.at_level(logging.WARNING, "memvault.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
         assert w.watcher.observer_kind == "polling"
@@ -491,7 +491,7 @@ def test_queue_full_request_is_due_at_once_and_covers_paths() -> None:
 def test_path_mapper(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     with open_vault(root) as vault:
-        m = PathMapper(vault.root, vault.engine.fs.is_ignored)
+        m = PathMapper(vault.root, vault.is_ignored)
         base = os.path.realpath(root)
         assert m(f"{base}/people/ana.md") == "people/ana.md"
         assert m(f"{base}/people".encode()) == "people"

@@ -1,3 +1,3 @@
-from memvault.cli import main
+from memvault.interfaces.cli import main
 
 main()

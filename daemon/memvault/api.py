@@ -12,20 +12,18 @@ writes, for instance); writes then raise.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from memvault.config import STATE_DIR, VaultConfig
-from memvault.core.changes import Seen, suspects
+from memvault.config import VaultConfig
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.report import Context, Hit, LinkProblem, NoteText, SyncReport, WriteResult
-from memvault.embedder import Embedder
 from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.vault import WriterLock
+from memvault.index.embedder import Embedder
+from memvault.vault.lock import WriterLock
 
 
 class Vault:
@@ -159,65 +157,28 @@ class Vault:
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale."""
-        e = self.engine
-        store = e.store
-        cfg = self.config
-        memory_path = self.root / cfg.memory.file
-        memory: dict[str, Any] = {"file": cfg.memory.file, "exists": memory_path.is_file()}
-        if memory_path.is_file():
-            text = memory_path.read_text(encoding="utf-8-sig", errors="replace")
-            lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-            try:
-                tokens: int | None = e.count_tokens(text)
-            except MemvaultError:
-                tokens = None  # the configured model's tokenizer is not available
-            memory.update(
-                lines=lines,
-                tokens=tokens,
-                max_lines=cfg.memory.max_lines,
-                max_tokens=cfg.memory.max_tokens,
-                over_budget=lines > cfg.memory.max_lines or (tokens or 0) > cfg.memory.max_tokens,
-            )
-        memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
-        problems = e.link_problems()
-        counts = store.counts()
-        scan = e.fs.scan()
-        known = store.manifest()
-        seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
-        pending = suspects(known, seen) + sorted(set(known) - set(seen))
-        last = store.meta("last_sync")
-        state = self.root / STATE_DIR
-        size = sum(
-            (state / n).stat().st_size
-            for n in ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
-            if (state / n).exists()
-        )
-        model = store.meta("model_id")
-        return {
-            "vault": str(self.root),
-            "notes": counts["notes"],
-            "folders": store.folder_counts(),
-            "skipped": counts["skipped"],
-            "memory": memory,
-            "links": {
-                "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
-                "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
-                "alias_only": sum(1 for p in problems if p.verdict == "alias"),
-            },
-            "index": {
-                "chunks": counts["chunks"],
-                "embedded": store.cache_count(model) if model else 0,
-                "model": model,
-                "size_bytes": size,
-                "matches_disk": not pending,
-                "pending": pending[:50],
-                "pending_count": len(pending),
-            },
-            "last_sync": json.loads(last) if last else None,
-            # when a sync last ran (this process), and when one last changed something
-            "last_sync_at": e.last_sync_at or float(store.meta("last_sync_at") or 0) or None,
-            "last_change_at": float(store.meta("last_sync_at") or 0) or None,
-        }
+        return self.engine.status()
+
+    # -- for the daemon and the tools around it ----------------------------------------
+
+    def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
+        """Call ``listener`` with the report of every sync that changed something."""
+        self.engine.subscribe(listener)
+
+    def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:
+        self.engine.unsubscribe(listener)
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether memvault ignores this vault-relative path (dot-folders, conflict copies...)."""
+        return self.engine.fs.is_ignored(rel)
+
+    def save(self) -> None:
+        """Save the vector index if it changed (the daemon does this when idle)."""
+        self.engine.save()
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of the embedding model in ``text`` (the unit of every budget)."""
+        return self.engine.count_tokens(text)
 
 
 def make_filters(

@@ -33,11 +33,11 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.migrate import MigrationPlan, Source, plan_migration, render_note
-from memvault.core.report import _Dict
+from memvault.core.report import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.template import init_vault
-from memvault.vault import VaultFS
+from memvault.vault.files import VaultFS
+from memvault.vault.template import init_vault
 
 MANIFEST = "migrations.json"
 _DAILY = re.compile(r"^(\d{4}-\d{2}-\d{2})\.md$")
@@ -50,7 +50,7 @@ FRESH_INDEX = (
 
 
 @dataclass(frozen=True, slots=True)
-class PlanRow(_Dict):
+class PlanRow(Record):
     path: str
     kind: str
     lines: str  # e.g. "MEMORY.md#L120-L184" (first range, and how many more)
@@ -58,13 +58,13 @@ class PlanRow(_Dict):
 
 
 @dataclass(frozen=True, slots=True)
-class Size(_Dict):
+class Size(Record):
     lines: int
     tokens: int | None
 
 
 @dataclass(frozen=True, slots=True)
-class MigrationReport(_Dict):
+class MigrationReport(Record):
     vault: str
     dry_run: bool
     sources: tuple[str, ...]
@@ -236,7 +236,7 @@ def migrate(
     with Vault.open(root) as vault:
         sync = vault.sync(progress=progress)
         text = (root / config.memory.file).read_text(encoding="utf-8")
-        after = Size(text.count("\n"), vault.engine.count_tokens(text))
+        after = Size(text.count("\n"), vault.count_tokens(text))
     return replace(
         report,
         index_seconds=round(time.perf_counter() - index_started, 3),

@@ -21,7 +21,9 @@ def _plain(value: Any) -> Any:
     return value
 
 
-class _Dict:
+class Record:
+    """A frozen dataclass that turns into plain JSON-ready data (tuples become lists)."""
+
     def to_dict(self) -> dict[str, Any]:
         out = _plain(self)
         assert isinstance(out, dict)
@@ -29,13 +31,13 @@ class _Dict:
 
 
 @dataclass(frozen=True, slots=True)
-class SkippedFile(_Dict):
+class SkippedFile(Record):
     path: str
     reason: str
 
 
 @dataclass(frozen=True, slots=True)
-class SyncReport(_Dict):
+class SyncReport(Record):
     """What one sync did. Counts are of notes unless named otherwise."""
 
     created: tuple[str, ...] = ()
@@ -84,7 +86,7 @@ class SyncReport(_Dict):
 
 
 @dataclass(frozen=True, slots=True)
-class Hit(_Dict):
+class Hit(Record):
     """One search result: a chunk of a note."""
 
     path: str
@@ -111,7 +113,7 @@ class Hit(_Dict):
 
 
 @dataclass(frozen=True, slots=True)
-class Source(_Dict):
+class Source(Record):
     """One piece that went into a context."""
 
     path: str
@@ -123,7 +125,7 @@ class Source(_Dict):
 
 
 @dataclass(frozen=True, slots=True)
-class Context(_Dict):
+class Context(Record):
     query: str
     budget: int
     tokens: int
@@ -132,7 +134,7 @@ class Context(_Dict):
 
 
 @dataclass(frozen=True, slots=True)
-class LinkProblem(_Dict):
+class LinkProblem(Record):
     source: str
     line: int
     target: str

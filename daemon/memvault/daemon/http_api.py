@@ -36,7 +36,7 @@ from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.core.report import SyncReport
-from memvault.http_schema import (
+from memvault.daemon.http_schema import (
     CATEGORIES,
     FILTERS,
     SCHEMAS,
@@ -44,7 +44,7 @@ from memvault.http_schema import (
     openapi_schema,
     validate,
 )
-from memvault.vault import normalize_rel, safe_join
+from memvault.vault.files import normalize_rel, safe_join
 
 log = logging.getLogger("memvault.http")
 
@@ -332,7 +332,7 @@ def create_app(
     must name. Call ``app.state.close()`` at shutdown: it ends /events streams and
     stops listening to the engine."""
     hub = EventHub()
-    vault.engine.listeners.append(hub.publish)
+    vault.subscribe(hub.publish)
     limit = max_request_bytes or vault.config.daemon.max_request_bytes
 
     def current_port() -> int | None:
@@ -451,8 +451,7 @@ def create_app(
 
     def close() -> None:
         hub.close()
-        if hub.publish in vault.engine.listeners:
-            vault.engine.listeners.remove(hub.publish)
+        vault.unsubscribe(hub.publish)
 
     app.state.close = close
     return app

@@ -5,17 +5,15 @@ start-up reconcile is its first batch, then events, the periodic reconcile
 and the idle save) and an HTTP server (uvicorn on loopback, in a thread).
 ``.memvault/daemon.json`` says where it listens and holds the token; it is
 written 0600 from the first byte and removed at a clean exit, *before* the
-lock is released, so a successor's file is never deleted by its predecessor.
-
-The functions below ``Daemon`` are what ``memvault daemon start|stop|status``
-call: spawn a detached ``daemon run``, signal it, ask it how it is.
+lock is released, so a successor's file is never deleted by its predecessor
+(``runfile``). Starting, stopping and asking after a daemon from another
+process is ``interfaces.daemon_control``'s.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import logging.handlers
 import os
@@ -31,128 +29,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
-from memvault.config import STATE_DIR, VaultConfig
+from memvault.config import VaultConfig
+from memvault.daemon import runfile
+from memvault.daemon.runfile import LOG_FILE
 from memvault.errors import DaemonError
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
-    from memvault.embedder import Embedder
+    from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.daemon")
 
-DAEMON_JSON = "daemon.json"
-LOG_FILE = "daemon.log"
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
-
-
-# -- daemon.json -------------------------------------------------------------------------------
-
-
-def daemon_json_path(root: Path) -> Path:
-    return Path(root) / STATE_DIR / DAEMON_JSON
-
-
-def write_private_json(path: Path, data: Mapping[str, Any]) -> None:
-    """Atomically write ``data`` with mode 0600; the temp file is 0600 from creation."""
-    tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(dict(data), fh)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-
-
-def read_daemon_json(root: Path) -> dict[str, Any] | None:
-    try:
-        data = json.loads(daemon_json_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    ok = isinstance(data, dict) and isinstance(data.get("pid"), int) and "port" in data
-    return data if ok else None
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie child of ours is reaped and counts as gone)."""
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def lock_holder(root: Path) -> int | None:
-    """The pid holding the vault's writer lock, or None when nobody holds it.
-
-    Linux: from /proc/locks (the kernel's word, immune to a stale pid in the
-    lock file after kill -9 and to pid reuse). Elsewhere: the pid the lock file
-    names, if that process is alive.
-    """
-    lock = Path(root) / STATE_DIR / "lock"
-    try:
-        st = os.stat(lock)
-        named = lock.read_text(encoding="ascii").strip()
-    except OSError:
-        return None
-    try:
-        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return int(named) if named.isdigit() and pid_alive(int(named)) else None
-    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    for line in table.splitlines():  # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2147128 0 EOF"
-        parts = line.split()
-        if parts[1:4] == ["FLOCK", "ADVISORY", "WRITE"] and parts[5:6] == [key]:
-            return int(parts[4]) if parts[4].isdigit() else None
-    return None
-
-
-def running_daemon(root: Path) -> dict[str, Any] | None:
-    """daemon.json of a daemon that really runs: its pid is alive and holds the lock."""
-    info = read_daemon_json(root)
-    if info is None or not pid_alive(info["pid"]) or lock_holder(root) != info["pid"]:
-        return None
-    return info
-
-
-def url_of(info: Mapping[str, Any]) -> str:
-    host = info.get("host", "127.0.0.1")
-    host = f"[{host}]" if ":" in host else host
-    return f"http://{host}:{info['port']}"
-
-
-def ask(info: Mapping[str, Any], path: str, timeout: float = 2.0) -> dict[str, Any] | None:
-    """GET ``path`` from the daemon ``info`` describes; None when it does not answer.
-
-    urllib, not httpx: `daemon status` should not pay httpx's import time, and
-    no proxy may ever see the token.
-    """
-    import urllib.error
-    import urllib.request
-
-    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-    request = urllib.request.Request(
-        url_of(info) + path, headers={"Authorization": f"Bearer {info.get('token', '')}"}
-    )
-    try:
-        with opener.open(request, timeout=timeout) as response:
-            data = json.loads(response.read())
-    except (OSError, ValueError):  # URLError and timeouts are OSErrors
-        return None
-    return data if isinstance(data, dict) else None
 
 
 # -- the HTTP server -----------------------------------------------------------------------------
@@ -238,7 +126,7 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
-        from memvault.watcher import Watcher
+        from memvault.daemon.watcher import Watcher
 
         self.vault = vault
         self.config: VaultConfig = vault.config
@@ -260,11 +148,11 @@ class Daemon:
         self.watcher = Watcher(
             vault.root,
             self._sync,
-            is_ignored=vault.engine.fs.is_ignored,
+            is_ignored=vault.is_ignored,
             debounce_ms=settings.debounce_ms,
             observer=settings.observer,
             reconcile_seconds=settings.reconcile_seconds,
-            save=vault.engine.save_vectors,
+            save=vault.save,
             idle_save_seconds=min(5.0, float(settings.save_seconds)),
             on_progress=self._on_progress,
             after_first=self._warm_up,
@@ -286,14 +174,13 @@ class Daemon:
 
     @property
     def json_path(self) -> Path:
-        return daemon_json_path(self.vault.root)
+        return runfile.daemon_file(self.vault.root)
 
     def start(self) -> None:
         """Serve first (so `daemon start` sees it up at once), then watch and reconcile."""
-        from memvault.http_api import create_app
+        from memvault.daemon.http_api import create_app
 
-        for stale in self.json_path.parent.glob(f".{DAEMON_JSON}.tmp-*"):
-            stale.unlink(missing_ok=True)  # left by a predecessor killed mid-write
+        runfile.remove_stale_temp_files(self.vault.root)
         try:
             self.app = create_app(
                 self.vault,
@@ -303,17 +190,7 @@ class Daemon:
             )
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
-            write_private_json(
-                self.json_path,
-                {
-                    "pid": self.pid,
-                    "host": self.server.host,
-                    "port": self.server.port,
-                    "token": self.token,
-                    "started_at": self.started_at,
-                    "version": __version__,
-                },
-            )
+            runfile.write(self.vault.root, self.runfile_info())
             self.state = "indexing" if self.initial_reconcile else "watching"
             self.watcher.start(initial_reconcile=self.initial_reconcile)
         except BaseException:
@@ -323,8 +200,15 @@ class Daemon:
             "memvault daemon %s for %s on %s (pid %d)",
             __version__,
             self.vault.root,
-            url_of({"host": self.server.host, "port": self.server.port}),
+            self.runfile_info().url,
             self.pid,
+        )
+
+    def runfile_info(self) -> runfile.DaemonInfo:
+        """What daemon.json says about this daemon (once it listens)."""
+        assert self.server is not None
+        return runfile.DaemonInfo(
+            self.pid, self.server.host, self.server.port, self.token, self.started_at, __version__
         )
 
     def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
@@ -416,9 +300,7 @@ class Daemon:
         if self.server is not None:
             self.server.stop(timeout=1.5)
         finished = self.watcher.stop(timeout=STOP_SECONDS)
-        info = read_daemon_json(self.vault.root)
-        if info is not None and info.get("pid") == self.pid and info.get("token") == self.token:
-            self.json_path.unlink(missing_ok=True)
+        runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if not finished:
             log.warning("memvault daemon stopped without waiting for the sync in flight")
             return False
@@ -450,133 +332,4 @@ def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
     return handler
 
 
-# -- start / stop / status ---------------------------------------------------------------
-
-
-def package_parent() -> str:
-    """The folder holding the ``memvault`` package (for PYTHONPATH in spawned daemons)."""
-    import memvault
-
-    return str(Path(memvault.__file__).resolve().parents[1])
-
-
-def _until(check: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
-    """Poll ``check`` until true or ``timeout``: waiting on another *process*, which
-    offers nothing to block on."""
-    deadline = time.monotonic() + timeout
-    while True:
-        if check():
-            return True
-        if time.monotonic() >= deadline:
-            return False
-        threading.Event().wait(interval)
-
-
-def log_tail(root: Path, lines: int = 20) -> str:
-    try:
-        text = (Path(root) / STATE_DIR / LOG_FILE).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
-
-
-def start_background(root: Path, timeout: float = 60.0) -> dict[str, Any]:
-    """Spawn ``memvault daemon run --log-file`` detached; return its daemon.json once
-    /health answers. DaemonError (with the log's tail) if it dies or never answers."""
-    root = Path(root).resolve()
-    (root / STATE_DIR).mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent(), env.get("PYTHONPATH")) if p)
-    argv = [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"]
-    log_path = root / STATE_DIR / LOG_FILE
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 2, str(log_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
-    ]
-    pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
-    found: dict[str, Any] = {}
-
-    def up() -> bool:
-        info = read_daemon_json(root)
-        if info is not None and info["pid"] == pid and ask(info, "/health", 1.0) is not None:
-            found.update(info)
-            return True
-        return not pid_alive(pid)
-
-    if not _until(up, timeout) or not found:
-        if pid_alive(pid):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
-            raise DaemonError(
-                f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
-                f"last lines of {log_path}:\n{log_tail(root)}"
-            )
-        raise DaemonError(
-            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}"
-        )
-    return found
-
-
-def stop_daemon(root: Path, timeout: float = 10.0) -> dict[str, Any] | None:
-    """SIGTERM the running daemon and wait for it; None if none was running."""
-    info = running_daemon(root)
-    if info is None:
-        return None
-    pid = info["pid"]
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return info
-    if not _until(lambda: not pid_alive(pid), timeout):
-        raise DaemonError(f"the daemon (pid {pid}) did not stop within {timeout:.0f} s")
-    return info
-
-
-def daemon_status(root: Path) -> dict[str, Any]:
-    """Whether a daemon runs for ``root`` and how it is doing."""
-    root = Path(root).resolve()
-    info = running_daemon(root)
-    out: dict[str, Any] = {
-        "running": False,
-        "vault": str(root),
-        "daemon_json": str(daemon_json_path(root)),
-    }
-    if info is None:
-        return out
-    health = ask(info, "/health", 2.0)
-    status = ask(info, "/status", 5.0) if health is not None else None
-    daemon = (status or {}).get("daemon") or {}
-    started = float(info.get("started_at") or time.time())
-    out.update(
-        running=True,
-        healthy=health is not None,
-        pid=info["pid"],
-        url=url_of(info),
-        port=info["port"],
-        version=info.get("version"),
-        uptime_seconds=daemon.get("uptime_seconds", round(time.time() - started, 1)),
-        state=daemon.get("state"),
-        lag_seconds=daemon.get("lag_seconds"),
-        queue=daemon.get("queue"),
-        observer=daemon.get("observer"),
-        last_error=daemon.get("last_error"),
-        notes=(status or {}).get("notes"),
-    )
-    return out
-
-
-__all__ = [
-    "Daemon",
-    "HttpServer",
-    "configure_logging",
-    "daemon_json_path",
-    "daemon_status",
-    "lock_holder",
-    "pid_alive",
-    "read_daemon_json",
-    "running_daemon",
-    "start_background",
-    "stop_daemon",
-    "write_private_json",
-]
+__all__ = ["Daemon", "HttpServer", "configure_logging"]

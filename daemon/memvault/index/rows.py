@@ -9,29 +9,32 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class NoteRow:
+    """One file the index knows: a note, an index note (MEMORY.md, a folder note), or a
+    file skipped with a reason (so its hash is not recomputed on every sync)."""
+
     path: str
     size: int
     mtime_ns: int
     sha256: str
-    kind: str
-    skip_reason: str | None
-    title: str
-    summary: str
-    category: str
-    date: str | None
-    updated: str | None
-    tags: tuple[str, ...]
-    aliases: tuple[str, ...]
-    frontmatter: dict[str, Any]
-    headings: tuple[tuple[int, str, int], ...]  # (level, text, line)
-    warnings: tuple[str, ...]
-    lines: int
+    kind: str  # note | index | skipped
+    skip_reason: str | None = None
+    title: str = ""
+    summary: str = ""
+    category: str = ""
+    date: str | None = None
+    updated: str | None = None
+    tags: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    frontmatter: dict[str, Any] = field(default_factory=dict)
+    headings: tuple[tuple[int, str, int], ...] = ()  # (level, text, line)
+    warnings: tuple[str, ...] = ()
+    lines: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,23 +84,23 @@ CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, tokens
 
 def note_row(r: Sequence[Any]) -> NoteRow:
     return NoteRow(
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        r[7],
-        r[8],
-        r[9],
-        r[10],
-        tuple(json.loads(r[11])),
-        tuple(json.loads(r[12])),
-        json.loads(r[13]),
-        tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
-        tuple(json.loads(r[15])),
-        r[16],
+        path=r[0],
+        size=r[1],
+        mtime_ns=r[2],
+        sha256=r[3],
+        kind=r[4],
+        skip_reason=r[5],
+        title=r[6],
+        summary=r[7],
+        category=r[8],
+        date=r[9],
+        updated=r[10],
+        tags=tuple(json.loads(r[11])),
+        aliases=tuple(json.loads(r[12])),
+        frontmatter=json.loads(r[13]),
+        headings=tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
+        warnings=tuple(json.loads(r[15])),
+        lines=r[16],
     )
 
 

@@ -1,6 +1,6 @@
 """CLI commands for the daemon: ``memvault daemon run|start|stop|status|install`` and ``up``.
 
-Thin: parse, call ``memvault.service``, print, map errors. The service (and so
+Thin: parse, call ``memvault.daemon.service``, print, map errors. The service (and so
 watchdog, uvicorn, the engine) is imported inside each command, so
 ``memvault --help`` stays light. ``daemon install`` renders its unit file here:
 it is about how the CLI is launched, not about the daemon's life cycle.
@@ -23,26 +23,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from memvault.interfaces.cli import common
+from memvault.interfaces.cli.common import JsonOpt, VaultOpt
+
 if TYPE_CHECKING:
-    from memvault.service import Daemon
+    from memvault.daemon.service import Daemon
 
-daemon_app = typer.Typer(
-    name="daemon",
-    help="The background service: watch the vault, keep MEMORY.md and the index current, "
-    "serve the local HTTP API.",
-    no_args_is_help=True,
-)
-
-VaultOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--vault",
-        help="The vault folder (default: $MEMVAULT_VAULT, else the "
-        "nearest vault at or above the current folder).",
-        show_default=False,
-    ),
-]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs and agents.")]
 PortOpt = Annotated[
     int | None,
     typer.Option(
@@ -53,20 +39,14 @@ PortOpt = Annotated[
 ]
 
 
-def _base() -> Any:
-    from memvault import cli
-
-    return cli
-
-
 def _refuse_if_running(root: Path) -> None:
-    from memvault.service import running_daemon, url_of
+    from memvault.daemon import runfile
 
-    info = running_daemon(root)
+    info = runfile.running(root)
     if info is not None:
-        _base().fail(
+        common.fail(
             f"a memvault daemon is already running for {root.resolve()} "
-            f"(pid {info['pid']}, {url_of(info)})",
+            f"(pid {info.pid}, {info.url})",
             1,
         )
 
@@ -84,18 +64,14 @@ def _open_writable(root: Path) -> Any:
 
 
 def _announce(daemon: Daemon) -> None:
-    from memvault.service import url_of
-
-    cli = _base()
-    info = daemon.info()
-    cli.err.print(
-        f"memvault daemon serving {daemon.vault.root} at {url_of(info)} "
+    common.err.print(
+        f"memvault daemon serving {daemon.vault.root} at {daemon.runfile_info().url} "
         f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it"
     )
 
 
 def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None:
-    from memvault.service import Daemon, configure_logging
+    from memvault.daemon.service import Daemon, configure_logging
 
     configure_logging(vault.config, to_file=log_file)
     daemon = Daemon(vault, port=port)
@@ -108,7 +84,6 @@ def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None
     os._exit(code)
 
 
-@daemon_app.command("run")
 def run(
     vault: VaultOpt = None,
     port: PortOpt = None,
@@ -118,15 +93,13 @@ def run(
     ] = False,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C."""
-    cli = _base()
-    with cli.handled():
-        root = cli.resolve_vault(vault)
+    with common.handled():
+        root = common.resolve_vault(vault)
         opened = _open_writable(root)
-    with cli.handled():
+    with common.handled():
         _serve(opened, port, log_file, announce=not log_file)
 
 
-@daemon_app.command("start")
 def start(
     vault: VaultOpt = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for it to answer.")] = 60.0,
@@ -134,70 +107,65 @@ def start(
 ) -> None:
     """Start the daemon in the background (log in .memvault/daemon.log)."""
     from memvault.errors import DaemonError
-    from memvault.service import start_background, url_of
+    from memvault.interfaces.daemon_control import start_background
 
-    cli = _base()
-    with cli.handled():
-        root = cli.resolve_vault(vault)
+    with common.handled():
+        root = common.resolve_vault(vault)
         _refuse_if_running(root)
         try:
             info = start_background(root, timeout)
         except DaemonError as exc:  # it died or never answered: exit 1 with the log's tail
-            cli.fail(str(exc).replace("[", "\\["), 1)
+            common.fail(str(exc).replace("[", "\\["), 1)
     if as_json:
-        cli.emit_json({k: v for k, v in info.items() if k != "token"} | {"url": url_of(info)})
+        data = {k: v for k, v in info.to_dict().items() if k != "token"}
+        common.emit_json(data | {"url": info.url})
         return
-    cli.out.print(
-        f"memvault daemon started: pid {info['pid']}, {url_of(info)} "
+    common.out.print(
+        f"memvault daemon started: pid {info.pid}, {info.url} "
         f"(log: {root.resolve() / '.memvault' / 'daemon.log'})"
     )
 
 
-@daemon_app.command("stop")
 def stop(
     vault: VaultOpt = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for it to exit.")] = 10.0,
 ) -> None:
     """Stop the running daemon (SIGTERM; it finishes its batch and saves)."""
-    from memvault.service import stop_daemon
+    from memvault.interfaces.daemon_control import stop_daemon
 
-    cli = _base()
-    with cli.handled():
-        root = cli.resolve_vault(vault)
+    with common.handled():
+        root = common.resolve_vault(vault)
         info = stop_daemon(root, timeout)
     if info is None:
-        cli.fail(f"no memvault daemon is running for {root.resolve()}", 1)
+        common.fail(f"no memvault daemon is running for {root.resolve()}", 1)
     else:
-        cli.out.print(f"memvault daemon stopped (pid {info['pid']})")
+        common.out.print(f"memvault daemon stopped (pid {info.pid})")
 
 
-@daemon_app.command("status")
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Is a daemon running for this vault: pid, URL, uptime, index lag. Exit 1 if not."""
-    from memvault.service import daemon_status
+    from memvault.interfaces.daemon_control import daemon_status
 
-    cli = _base()
-    with cli.handled():
-        root = cli.resolve_vault(vault)
+    with common.handled():
+        root = common.resolve_vault(vault)
         data = daemon_status(root)
     if as_json:
-        cli.emit_json(data)
+        common.emit_json(data)
     elif not data["running"]:
-        cli.out.print(f"no memvault daemon is running for {data['vault']}")
+        common.out.print(f"no memvault daemon is running for {data['vault']}")
     else:
         lag = data.get("lag_seconds")
-        cli.out.print(
+        common.out.print(
             f"running: pid {data['pid']}, {data['url']}, up {data['uptime_seconds']:.0f} s, "
             f"{'answering' if data['healthy'] else 'NOT answering'}"
             f", state {data.get('state') or '?'}, observer {data.get('observer') or '?'}"
             f", index lag {'none' if lag is None else f'{lag:.1f} s'}"
         )
         if data.get("last_error"):
-            cli.out.print(f"last error: {data['last_error']}")
+            common.out.print(f"last error: {data['last_error']}")
     raise typer.Exit(0 if data["running"] else 1)
 
 
-@daemon_app.command("install")
 def install(
     vault: VaultOpt = None,
     force: Annotated[
@@ -205,13 +173,12 @@ def install(
     ] = False,
 ) -> None:
     """Write a systemd user unit (Linux) or a launchd agent (macOS) that runs the daemon."""
-    cli = _base()
-    with cli.handled():
-        root = cli.resolve_vault(vault)
+    with common.handled():
+        root = common.resolve_vault(vault)
         result = install_service(root, force=force)
     verb = "wrote" if result.written else "already up to date:"
-    cli.out.print(f"{verb} {result.path}")
-    cli.out.print(f"enable it with:\n  {result.enable}")
+    common.out.print(f"{verb} {result.path}")
+    common.out.print(f"enable it with:\n  {result.enable}")
 
 
 def up(
@@ -221,23 +188,22 @@ def up(
     port: PortOpt = None,
 ) -> None:
     """Init the vault if needed, index it (with progress), then watch and serve (foreground)."""
-    from memvault.template import init_vault
+    from memvault.vault.template import init_vault
 
-    cli = _base()
     root = path.expanduser()
-    with cli.handled():
+    with common.handled():
         if not ((root / ".memvault").is_dir() or (root / "MEMORY.md").is_file()):
             report = init_vault(root)
-            cli.out.print(f"new vault at {report.root}: {len(report.created)} files created")
+            common.out.print(f"new vault at {report.root}: {len(report.created)} files created")
         opened = _open_writable(root)
-    with cli.handled():
+    with common.handled():
         try:
-            with cli.progress_bar("indexing") as bar:
+            with common.progress_bar("indexing") as bar:
                 report = opened.sync(progress=bar)
         except BaseException:
             opened.close()
             raise
-        cli.out.print(report.summary())
+        common.out.print(report.summary())
         _serve(opened, port, log_file=False, announce=True)
 
 
@@ -329,7 +295,7 @@ def install_service(
     import site
 
     from memvault.errors import DaemonError
-    from memvault.service import package_parent
+    from memvault.interfaces.daemon_control import package_parent
 
     env = os.environ if env is None else env
     platform = platform or sys.platform
@@ -368,9 +334,3 @@ def install_service(
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return Installed(path, True, enable)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the daemon's commands to the ``memvault`` app."""
-    app.add_typer(daemon_app, name="daemon")
-    app.command("up")(up)

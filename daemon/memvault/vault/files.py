@@ -285,6 +285,16 @@ class VaultFS:
                     data = data[: exc.start]
         return ReadResult(decode(data), digest.hexdigest(), st.st_size, st.st_mtime_ns, truncated)
 
+    def hashes(self, rels: Iterable[str]) -> dict[str, str]:
+        """sha256 of each readable file (whatever its size); the unreadable are left out."""
+        out = {}
+        for rel in rels:
+            try:
+                out[rel] = self.read(rel, cap=0).sha256
+            except (NoteNotFound, OSError, NotText):
+                continue
+        return out
+
     def read_bytes(self, rel: str) -> bytes:
         try:
             return self.path(rel).read_bytes()
@@ -504,76 +514,7 @@ __all__ = [
     "Scan",
     "Skipped",
     "VaultFS",
-    "WriterLock",
-    "find_vault",
     "glob_regex",
     "normalize_rel",
     "safe_join",
 ]
-
-
-def find_vault(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``.memvault/`` or ``MEMORY.md``."""
-    here = Path(start).expanduser().resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".memvault").is_dir() or (folder / "MEMORY.md").is_file():
-            return folder
-    return None
-
-
-class WriterLock:
-    """The single-writer lock: an exclusive ``flock`` on ``.memvault/lock``.
-
-    The kernel drops it when the process dies (even on ``kill -9``), so a stale
-    lock never blocks a restart. The holder's pid is written into the file so
-    the refusal can name it.
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._fd: int | None = None
-
-    def acquire(self) -> None:
-        import fcntl
-
-        from memvault.errors import LockHeld
-
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            pid = self.holder_pid()
-            os.close(fd)
-            who = f"process {pid}" if pid else "another process"
-            raise LockHeld(
-                f"{who} is already writing to this vault (lock {self.path}); "
-                "stop it or use it (the CLI talks to a running daemon)",
-                pid,
-            ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        os.fsync(fd)
-        self._fd = fd
-
-    def holder_pid(self) -> int | None:
-        try:
-            text = self.path.read_text(encoding="ascii").strip()
-            return int(text) if text else None
-        except (OSError, ValueError):
-            return None
-
-    def release(self) -> None:
-        if self._fd is None:
-            return
-        import fcntl
-
-        with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, 0)
-        fcntl.flock(self._fd, fcntl.LOCK_UN)
-        os.close(self._fd)
-        self._fd = None
-
-    @property
-    def held(self) -> bool:
-        return self._fd is not None

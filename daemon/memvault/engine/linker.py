@@ -1,6 +1,9 @@
-"""The engine's MEMORY.md and link upkeep: relinking after moves, the index
-file and folder notes, and the link check. A mixin of ``Engine`` (one
-orchestrator, kept in files under ~600 lines)."""
+"""Links and the index files: relinking after moves, MEMORY.md and folder notes, the
+link check.
+
+``Linker`` writes only through ``VaultFS``'s compare-and-swap; it reports which
+files it wrote, and the engine has them re-indexed.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +11,7 @@ import functools
 import json
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
@@ -20,35 +24,34 @@ from memvault.errors import MemoryFileError, NoteNotFound, WriteConflict
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
-    from memvault.core.report import SkippedFile
-    from memvault.engine import Progress
-    from memvault.store import Store
-    from memvault.store_rows import NoteRow
-    from memvault.vault import VaultFS
+    from memvault.engine.catalogue import Catalogue
+    from memvault.index.store import Store
+    from memvault.vault.files import VaultFS
 
 log = logging.getLogger("memvault")
 
 
-class LinkMixin:
-    """MEMORY.md, folder notes and links, over the parts the Engine owns."""
+@dataclass(frozen=True, slots=True)
+class MemoryWritten:
+    """What one MEMORY.md update did."""
 
-    config: VaultConfig
-    store: Store
-    fs: VaultFS
+    memory: bool = False  # MEMORY.md was written
+    folder_notes: tuple[str, ...] = ()
+    problems: tuple[str, ...] = ()
 
-    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
 
-        def link_index(self) -> LinkIndex: ...
+class Linker:
+    """Keeps links true and MEMORY.md (with its folder notes) in line with the catalogue."""
 
-        def _note_meta(self) -> dict[str, NoteRow]: ...
-
-        def _index(
-            self, paths: Sequence[str], progress: Callable[[Progress], None] | None
-        ) -> tuple[int, int, list[SkippedFile], list[str]]: ...
+    def __init__(self, config: VaultConfig, fs: VaultFS, store: Store, catalogue: Catalogue):
+        self.config = config
+        self.fs = fs
+        self.store = store
+        self.catalogue = catalogue
 
     # -- relinking after moves -----------------------------------------------------------------
 
-    def _relink(
+    def relink(
         self, moves: dict[str, str], before: LinkIndex, after: LinkIndex
     ) -> tuple[list[str], list[str]]:
         names = set()
@@ -57,7 +60,7 @@ class LinkMixin:
                 base = p.rsplit("/", 1)[-1]
                 names |= {base, base.removesuffix(".md")}
         candidates = self.store.sources_linking(moves, names) | set(moves.values())
-        candidates.discard(self.config.memory.file)  # MEMORY.md: _update_memory re-targets it
+        candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
         changed, problems = [], []
         for source in sorted(candidates):
@@ -77,22 +80,19 @@ class LinkMixin:
 
     # -- MEMORY.md -----------------------------------------------------------------------------
 
-    def _update_memory(
+    def update_memory(
         self, moves: dict[str, str], before: LinkIndex | None, after: LinkIndex | None
-    ) -> tuple[bool, tuple[str, ...], list[str]]:
+    ) -> MemoryWritten:
+        """Recompute MEMORY.md and the folder notes; write them (CAS) only if they change."""
         cfg = self.config.memory
         rel = cfg.file
-        idx = self.link_index()
         owned = self.store.owned_lines()
         seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
         catalogue = [
             memory_md.CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
-            for n in self._note_meta().values()
+            for n in self.catalogue.notes().values()
         ]
-
-        def resolve(target: str) -> str | None:
-            res = idx.resolve(target, rel)
-            return res.path if res.verdict in ("resolved", "alias") else None
+        resolve = self.catalogue.resolver(rel)
 
         rewrite = None
         if moves and before is not None and after is not None:
@@ -125,10 +125,8 @@ class LinkMixin:
                 written = True
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except MemoryFileError as exc:
-            return False, (), [f"{rel} left untouched: {exc}"]
-        except (WriteConflict, NotText) as exc:
-            return False, (), [f"{rel} left untouched: {exc}"]
+        except (MemoryFileError, WriteConflict, NotText) as exc:
+            return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
         self.store.add_owned_lines(update.owned)
@@ -136,10 +134,7 @@ class LinkMixin:
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")
         folder_written = self._update_folder_notes(update.overflow, catalogue)
-        reindex = ([rel] if written else []) + list(folder_written)
-        if reindex:
-            self._index(reindex, None)
-        return written, tuple(folder_written), problems
+        return MemoryWritten(written, tuple(folder_written), tuple(problems))
 
     def _update_folder_notes(
         self,

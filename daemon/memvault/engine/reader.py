@@ -1,12 +1,12 @@
-"""The engine's read side: hybrid search, budgeted context, get, related notes.
+"""The read side: hybrid search, budgeted context, get, related notes.
 
-A mixin of ``Engine`` (kept in its own file so neither half passes ~600
-lines); it uses the same store, vectors and embedder, and writes nothing.
+``Reader`` writes nothing and takes no engine lock: a search answers while a
+long sync embeds. It reads the store, the catalogue's note rows and link
+index, and the vectors.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -25,65 +25,43 @@ from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
-from memvault.store_rows import NoteRow
-from memvault.vault import normalize_rel
+from memvault.index.rows import NoteRow
+from memvault.vault.files import normalize_rel
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
-    from memvault.core.wikilinks import LinkIndex
-    from memvault.embedder import Embedder
-    from memvault.store import Store
-    from memvault.vault import VaultFS
-    from memvault.vectors import VectorIndex
+    from memvault.engine.catalogue import Catalogue
+    from memvault.engine.embedding import Embedding
+    from memvault.index.store import Store
+    from memvault.vault.files import VaultFS
 
-SMALL_NOTE_TOKENS = 160
+SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
 FULL_ENOUGH = 0.9  # a context this full of its budget does not look for more candidates
 WIDEN = 4  # ...otherwise it looks this many times further, once
-NO_FILTERS = Filters()  # a hit in a note this small brings the whole note
+NO_FILTERS = Filters()
 
 
-class ReadMixin:
-    """Search, context, get and related — over the parts the Engine owns."""
+class Reader:
+    """Search, context, get and related over one vault's index."""
 
-    config: VaultConfig
-    store: Store
-    fs: VaultFS
-    _meta_cache: dict[str, NoteRow] | None
-    _meta_dirty: set[str]
-    _read_lock: threading.Lock
-
-    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
-
-        @property
-        def embedder(self) -> Embedder: ...
-
-        @property
-        def vectors(self) -> VectorIndex: ...
-
-        def count_tokens(self, text: str) -> int: ...
-
-        def link_index(self) -> LinkIndex: ...
-
-    def _note_meta(self) -> dict[str, NoteRow]:
-        """Note rows by path, kept current row by row (never all re-read after an edit)."""
-        with self._read_lock:
-            if self._meta_cache is None:
-                self._meta_dirty.clear()
-                self._meta_cache = {n.path: n for n in self.store.notes("note")}
-            elif self._meta_dirty:
-                for path in self._meta_dirty:
-                    row = self.store.note(path)
-                    if row is not None and row.kind == "note":
-                        self._meta_cache[path] = row
-                    else:
-                        self._meta_cache.pop(path, None)
-                self._meta_dirty.clear()
-            return self._meta_cache
+    def __init__(
+        self,
+        config: VaultConfig,
+        fs: VaultFS,
+        store: Store,
+        catalogue: Catalogue,
+        embedding: Embedding,
+    ) -> None:
+        self.config = config
+        self.fs = fs
+        self.store = store
+        self.catalogue = catalogue
+        self.embedding = embedding
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
             return None
-        meta = self._note_meta()
+        meta = self.catalogue.notes()
         ok = {p for p, n in meta.items() if allows(filters, p, n.tags, n.frontmatter)}
         return ok.__contains__
 
@@ -103,7 +81,9 @@ class ReadMixin:
         allowed_path = self._allowed(filters)
         label_ok: Callable[[int], bool] | None = None
         if allowed_path is not None:
-            allowed_labels = self.store.labels_of(p for p in self._note_meta() if allowed_path(p))
+            allowed_labels = self.store.labels_of(
+                p for p in self.catalogue.notes() if allowed_path(p)
+            )
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return []
@@ -113,9 +93,9 @@ class ReadMixin:
         if label_ok is not None:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
         vector: list[tuple[int, float]] = []
-        if self.store.meta("model_id"):
-            qv = self.embedder.embed([query])[0]
-            vector = self.vectors.query(qv, pool, allowed=label_ok)
+        if self.embedding.indexed_with:
+            qv = self.embedding.embedder.embed([query])[0]
+            vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         if cfg.fusion == "convex":
             fused = convex(
                 lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
@@ -129,7 +109,7 @@ class ReadMixin:
                 vector_weight=cfg.vector_weight,
             )
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
-        meta = self._note_meta()
+        meta = self.catalogue.notes()
         hits: list[Hit] = []
         seen_notes: set[str] = set()
         for label, score in fused:
@@ -183,14 +163,9 @@ class ReadMixin:
 
     def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
         cfg = self.config
-        count = self.count_tokens
+        count = self.embedding.count_tokens
         memory = self._memory_text()
-        idx = self.link_index()
-        memory_file = cfg.memory.file
-
-        def resolve(target: str) -> str | None:
-            res = idx.resolve(target, memory_file)
-            return res.path if res.verdict in ("resolved", "alias") else None
+        resolve = self.catalogue.resolver(cfg.memory.file)
 
         hit_paths = list(dict.fromkeys(h.path for h in hits))
         index_text = index_part(
@@ -202,7 +177,7 @@ class ReadMixin:
             resolve,
         )
         sizes = self.store.note_tokens(hit_paths)
-        meta = self._note_meta()
+        meta = self.catalogue.notes()
         pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
         linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
         return assemble(query, budget, count, index_text, pieces, linked)
@@ -235,7 +210,7 @@ class ReadMixin:
         if not chunks:
             return None
         text = "\n".join(c.text for c in chunks)
-        note = self._note_meta().get(path)
+        note = self.catalogue.notes().get(path)
         return Piece(
             path,
             -1,
@@ -250,7 +225,7 @@ class ReadMixin:
 
     def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
         out: list[Piece] = []
-        idx = self.link_index()
+        idx = self.catalogue.link_index()
         sizes: dict[str, int] = {}
         for source in sources:
             targets = []
@@ -282,7 +257,7 @@ class ReadMixin:
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
             all_lines.pop()
-        row = self._note_meta().get(rel) or self.store.note(rel)
+        row = self.catalogue.note(rel)
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None
@@ -306,16 +281,16 @@ class ReadMixin:
         chunks = self.store.chunks_of(normalize_rel(path))
         if not chunks:
             raise NoteNotFound(f"{path} is not indexed (or has nothing to embed)")
-        emb = self.embedder
+        emb = self.embedding.embedder
         _, matrix = self.store.vectors_for(emb.model_id, [c.label for c in chunks], emb.dim)
         if not len(matrix):
             return []
         centre = matrix.mean(axis=0)
         centre = centre / (np.linalg.norm(centre) or 1.0)
         own = normalize_rel(path)
-        results = self.vectors.query(centre, max(k * 8, 40), allowed=lambda lab: True)
+        results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=lambda lab: True)
         rows = self.store.chunk_rows([lab for lab, _ in results])
-        meta = self._note_meta()
+        meta = self.catalogue.notes()
         hits: list[Hit] = []
         seen = {own}
         for label, sim in results:

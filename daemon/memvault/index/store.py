@@ -27,7 +27,7 @@ import numpy as np
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
-from memvault.store_rows import (
+from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
     ChunkRow,
@@ -345,6 +345,23 @@ class Store:
                 label,
             ),
         )
+
+    def chunk_labels_by_sha(self, conn: sqlite3.Connection, path: str) -> dict[str, list[int]]:
+        """A note's chunk labels by the sha256 of their embedded text (in label order)."""
+        out: dict[str, list[int]] = {}
+        for label, sha in conn.execute(
+            "SELECT label, sha FROM chunks WHERE path = ? ORDER BY label", (path,)
+        ):
+            out.setdefault(sha, []).append(label)
+        return out
+
+    def drop_all_chunks(self, reason: str) -> None:
+        """A new embedding model: every chunk goes, and every note becomes stale (hashed
+        and re-indexed by the next sync). ``reason`` is kept as meta ``model_changed``."""
+        with self.transaction() as conn:
+            self.delete_chunks(conn, [r[0] for r in conn.execute("SELECT label FROM chunks")])
+            conn.execute("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'")
+            self.set_meta("model_changed", reason, conn)
 
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for part in _parts(list(labels)):

@@ -48,7 +48,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from memvault.watch_queue import (
+from memvault.daemon.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
     Batch,
@@ -56,7 +56,7 @@ from memvault.watch_queue import (
     PathMapper,
 )
 
-log = logging.getLogger("memvault.watcher")
+log = logging.getLogger("memvault.daemon.watcher")
 
 # Only what can change a note; opens and no-write closes (our own reads) are not asked for.
 EVENT_FILTER: list[type[FileSystemEvent]] = [

@@ -1,7 +1,6 @@
-"""The engine's indexing of notes: read, parse, chunk, embed what is new, commit.
+"""Indexing notes: read, parse, chunk, embed what is new, commit.
 
-A mixin of ``Engine`` (kept in its own file so neither half passes ~600
-lines). ``_index`` walks the paths ``sync`` found created or modified:
+``Indexer.index`` walks the paths a sync found created or modified:
 ``_prepare`` turns one file into its note row, link rows and chunks (a file
 that is not text still gets a row, so it is not re-hashed on every sync);
 ``_commit`` embeds only the chunk texts the cache lacks and writes a batch in
@@ -10,25 +9,24 @@ one transaction, keeping the labels of chunks whose text did not change.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.core.chunks import Chunk, chunk_note, embed_texts
+from memvault.core.chunks import chunk_note
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.errors import NoteNotFound
-from memvault.store_rows import LinkRow, NewChunk, NoteRow
+from memvault.index.rows import LinkRow, NewChunk, NoteRow
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
-    from memvault.core.wikilinks import LinkIndex
-    from memvault.embedder import Embedder
-    from memvault.store import Store
-    from memvault.vault import VaultFS
-    from memvault.vectors import VectorIndex
+    from memvault.engine.catalogue import Catalogue
+    from memvault.engine.embedding import Embedding
+    from memvault.index.store import Store
+    from memvault.vault.files import VaultFS
 
 BATCH_CHUNKS = 256  # chunks embedded per model call batch / commit
 BATCH_NOTES = 200
@@ -50,36 +48,38 @@ class _Prepared:
     texts: dict[str, str]  # sha256 -> the text embedded for it
 
 
-class IndexMixin:
-    """Indexing created and modified notes, over the parts the Engine owns."""
+@dataclass(frozen=True, slots=True)
+class Indexed:
+    """What one ``Indexer.index`` call did."""
 
-    config: VaultConfig
-    fs: VaultFS
-    store: Store
+    embedded: int = 0
+    reused: int = 0
+    skipped: tuple[SkippedFile, ...] = ()
+    warnings: tuple[str, ...] = ()
 
-    if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
 
-        @property
-        def embedder(self) -> Embedder: ...
+class Indexer:
+    """Turns note files into store rows, chunks and vectors."""
 
-        @property
-        def vectors(self) -> VectorIndex: ...
-
-        def link_index(self) -> LinkIndex: ...
-
-        def model_id(self) -> str: ...
-
-        def _check_model(self) -> str | None: ...
-
-        def _hash(self, paths: Sequence[str]) -> dict[str, str]: ...
-
-        def _changed_rows(self, paths: Iterable[str]) -> None: ...
+    def __init__(
+        self,
+        config: VaultConfig,
+        fs: VaultFS,
+        store: Store,
+        catalogue: Catalogue,
+        embedding: Embedding,
+    ) -> None:
+        self.config = config
+        self.fs = fs
+        self.store = store
+        self.catalogue = catalogue
+        self.embedding = embedding
 
     # -- indexing notes ----------------------------------------------------------------------------
 
-    def _index(
-        self, paths: Sequence[str], progress: Callable[[Progress], None] | None
-    ) -> tuple[int, int, list[SkippedFile], list[str]]:
+    def index(
+        self, paths: Sequence[str], progress: Callable[[Progress], None] | None = None
+    ) -> Indexed:
         embedded = reused = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
@@ -104,7 +104,7 @@ class IndexMixin:
             embedded, reused = embedded + e, reused + r
         if progress is not None and paths:
             progress(Progress(len(paths), len(paths), embedded))
-        return embedded, reused, skipped, warnings
+        return Indexed(embedded, reused, tuple(skipped), tuple(warnings))
 
     def _prepare(self, path: str) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
         try:
@@ -130,39 +130,38 @@ class IndexMixin:
         kind = "index" if self._is_index_note(path) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
-            path,
-            result.size,
-            result.mtime_ns,
-            result.sha256,
-            kind,
-            None,
-            note.title,
-            note.summary,
-            note.category,
-            note.date,
-            note.updated,
-            note.tags,
-            note.aliases,
-            note.frontmatter,
-            tuple((h.level, h.text, h.line) for h in note.headings),
-            tuple(note.warnings),
-            len(lines),
+            path=path,
+            size=result.size,
+            mtime_ns=result.mtime_ns,
+            sha256=result.sha256,
+            kind=kind,
+            title=note.title,
+            summary=note.summary,
+            category=note.category,
+            date=note.date,
+            updated=note.updated,
+            tags=note.tags,
+            aliases=note.aliases,
+            frontmatter=note.frontmatter,
+            headings=tuple((h.level, h.text, h.line) for h in note.headings),
+            warnings=tuple(note.warnings),
+            lines=len(lines),
         )
-        idx = self.link_index()
+        idx = self.catalogue.link_index()
         links = []
         for link in note.links:
             res = idx.resolve(link.target, path)
             links.append(
                 LinkRow(
-                    path,
-                    link.line,
-                    link.target,
-                    link.anchor,
-                    link.kind,
-                    link.embed,
-                    res.verdict,
-                    res.path,
-                    res.candidates,
+                    source=path,
+                    line=link.line,
+                    target=link.target,
+                    anchor=link.anchor,
+                    kind=link.kind,
+                    embed=link.embed,
+                    verdict=res.verdict,
+                    resolved=res.path,
+                    candidates=res.candidates,
                 )
             )
         chunks: list[NewChunk] = []
@@ -177,28 +176,17 @@ class IndexMixin:
         """A file that is not text still gets a row, so its hash is not recomputed
         on every sync (the size+mtime fast path applies to it too)."""
         st = self.fs.stat(path)
-        sha = self._hash([path]).get(path)
+        sha = self.fs.hashes([path]).get(path)
         if st is None or sha is None:
             return None
-        category = path.split("/", 1)[0] if "/" in path else ""
         return NoteRow(
-            path,
-            st.size,
-            st.mtime_ns,
-            sha,
-            "skipped",
-            reason,
-            "",
-            "",
-            category,
-            None,
-            None,
-            (),
-            (),
-            {},
-            (),
-            (),
-            0,
+            path=path,
+            size=st.size,
+            mtime_ns=st.mtime_ns,
+            sha256=sha,
+            kind="skipped",
+            skip_reason=reason,
+            category=path.split("/", 1)[0] if "/" in path else "",
         )
 
     def _is_index_note(self, path: str) -> bool:
@@ -211,7 +199,7 @@ class IndexMixin:
     def _chunks(self, note: Note) -> tuple[list[NewChunk], dict[str, str]]:
         """A note's chunks, and the text to embed for each (by its sha256)."""
         settings = self.config.index
-        emb = self.embedder
+        emb = self.embedding.embedder
         max_tokens = min(settings.max_chunk_tokens, emb.max_tokens)
         chunks = chunk_note(
             note,
@@ -221,7 +209,7 @@ class IndexMixin:
             parts=settings.embed_context,
         )
         out, texts = [], {}
-        for c, text in zip(chunks, self._embed_texts(note, chunks), strict=True):
+        for c, text in zip(chunks, self.embedding.texts_for(note, chunks), strict=True):
             sha = sha256_text(text)
             texts[sha] = text
             out.append(
@@ -240,28 +228,20 @@ class IndexMixin:
 
     def _commit(self, batch: list[_Prepared]) -> tuple[int, int]:
         """Embed what the cache lacks, then write the batch in one transaction."""
-        emb = self.embedder if any(p.chunks for p in batch) else None
+        embedding = self.embedding if any(p.chunks for p in batch) else None
         embedded = reused = 0
-        if emb is not None:
-            self._check_model()
-            shas = list(dict.fromkeys(c.sha for p in batch for c in p.chunks))
-            have = self.store.cached(emb.model_id, shas)
-            need = [s for s in shas if s not in have]
-            if need:
-                by_sha = {sha: text for p in batch for sha, text in p.texts.items()}
-                vectors = emb.embed([by_sha[s] for s in need])
-                self.store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
-                embedded = len(need)
+        if embedding is not None:
+            embedding.check_model()
+            embedded = embedding.embed_new(
+                {sha: text for p in batch for sha, text in p.texts.items()}
+            )
+            _ = embedding.vectors  # opened (and reconciled) before the new rows exist
         added: list[int] = []
         removed: list[int] = []
-        if emb is not None:
-            _ = self.vectors  # opened (and reconciled) before the new rows exist
-        self._changed_rows(p.path for p in batch)
+        self.catalogue.changed(p.path for p in batch)
         with self.store.transaction() as conn:
             for p in batch:
-                old: dict[str, list[int]] = {}
-                for r in conn.execute("SELECT label, sha FROM chunks WHERE path = ?", (p.path,)):
-                    old.setdefault(r[1], []).append(r[0])
+                old = self.store.chunk_labels_by_sha(conn, p.path)
                 fresh = []
                 for c in p.chunks:
                     if old.get(c.sha):
@@ -275,58 +255,11 @@ class IndexMixin:
                 added += self.store.insert_chunks(conn, p.path, fresh)
                 self.store.put_note(conn, p.row)
                 self.store.put_links(conn, p.path, p.links)
-        if emb is not None and (added or removed):
-            vi = self.vectors
-            if removed:
-                vi.delete(removed)
-            if added:
-                labels, matrix = self.store.vectors_for(emb.model_id, added, emb.dim)
-                vi.add(labels, matrix)
+        self.embedding.forget(removed)
+        if embedding is not None and added:
+            embedding.add(added)
             reused += max(0, len(added) - embedded)
-        elif removed and self.store.meta("model_id"):
-            self.vectors.delete(removed)
         return embedded, reused
 
-    def _embed_missing(self, paths: Iterable[str]) -> None:
-        emb = self.embedder
-        for path in paths:
-            note_row = self.store.note(path)
-            chunks = self.store.chunks_of(path)
-            if note_row is None or not chunks:
-                continue
-            note = Note(
-                note_row.path,
-                note_row.title,
-                note_row.summary,
-                note_row.frontmatter,
-                note_row.tags,
-                note_row.aliases,
-                (),
-                (),
-                "",
-                1,
-            )
-            texts = self._embed_texts(
-                note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
-            )
-            have = self.store.cached(emb.model_id, [sha256_text(t) for t in texts])
-            missing = {sha256_text(t): t for t in texts if sha256_text(t) not in have}
-            if missing:
-                vecs = emb.embed(list(missing.values()))
-                self.store.put_embeddings(emb.model_id, dict(zip(missing, vecs, strict=True)))
 
-    def _embed_texts(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
-        """The exact texts embedded for a note's chunks (context header + overlap)."""
-        settings = self.config.index
-        emb = self.embedder
-        return embed_texts(
-            note,
-            chunks,
-            settings.embed_context,
-            emb.count_tokens,
-            max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
-            overlap_tokens=settings.context_overlap_tokens,
-        )
-
-
-__all__ = ["BATCH_CHUNKS", "IndexMixin", "Progress"]
+__all__ = ["BATCH_CHUNKS", "Indexed", "Indexer", "Progress"]

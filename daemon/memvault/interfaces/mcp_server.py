@@ -34,13 +34,13 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from memvault import __version__
-from memvault.client import DaemonClient
 from memvault.config import VaultConfig
 from memvault.core.report import Hit
 from memvault.errors import LockHeld, MemvaultError
+from memvault.interfaces.client import DaemonClient
 
 if TYPE_CHECKING:
-    from memvault.embedder import Embedder
+    from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.mcp")
 T = TypeVar("T")
@@ -84,7 +84,7 @@ class Memory:
         from memvault.api import Vault
 
         if self._embedder is None and mode != "peek":
-            from memvault.embedder import make_embedder
+            from memvault.index.embedder import make_embedder
 
             self._embedder = make_embedder(self.config.index)  # loaded once per session
         writable = mode != "peek"

@@ -26,23 +26,21 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json
-import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memvault import errors as E
-from memvault.config import STATE_DIR
 from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
+from memvault.daemon import runfile
 
 if TYPE_CHECKING:
     import httpx
 
     from memvault.core.report import NoteText, WriteResult
 
-DAEMON_FILE = "daemon.json"
 HEALTH_TIMEOUT = 0.5  # a daemon that does not answer /health this fast is treated as absent
 READ_TIMEOUT = 30.0  # search, context, get, related, status, writes
 SYNC_TIMEOUT = 600.0  # a full reconcile may embed a whole vault
@@ -82,16 +80,22 @@ class DaemonClient:
     # -- finding a daemon ----------------------------------------------------------
 
     @classmethod
+    def of(cls, info: runfile.DaemonInfo) -> DaemonClient:
+        """A client for the daemon that ``info`` (its daemon.json) describes."""
+        return cls(info.url, info.token, pid=info.pid)
+
+    @classmethod
     def find(cls, root: str | Path) -> DaemonClient | None:
         """The daemon serving the vault at ``root``, or None.
 
-        None when ``.memvault/daemon.json`` is absent or unreadable, its pid is
-        not alive, or ``/health`` does not answer within ~0.5 s (a stale file).
+        None when no daemon runs (``runfile.running``: daemon.json well formed, its
+        pid alive and holding the vault's lock) or when it does not answer
+        ``/health`` within ~0.5 s.
         """
-        info = read_daemon_file(Path(root))
-        if info is None or not pid_alive(info["pid"]):
+        info = runfile.running(Path(root))
+        if info is None:
             return None
-        client = cls(_base_url(info["host"], info["port"]), info["token"], pid=info["pid"])
+        client = cls.of(info)
         if not client.healthy(HEALTH_TIMEOUT):
             client.close()
             return None
@@ -139,7 +143,7 @@ class DaemonClient:
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range."""
         from memvault.core.report import NoteText
-        from memvault.vault import normalize_rel
+        from memvault.vault.files import normalize_rel
 
         normalize_rel(path)  # refuse here exactly as in-process; the daemon checks again
         params = {k: v for k, v in (("lines", lines), ("heading", heading)) if v is not None}
@@ -184,9 +188,9 @@ class DaemonClient:
         """Append a timestamped line to today's log through the daemon."""
         return write_result_from_dict(self._request("POST", "/log", body={"text": text}))
 
-    def status(self) -> dict[str, Any]:
+    def status(self, *, timeout: float = READ_TIMEOUT) -> dict[str, Any]:
         """``Vault.status()`` plus the daemon's own state under ``"daemon"``."""
-        data = self._request("GET", "/status")
+        data = self._request("GET", "/status", timeout=timeout)
         if not isinstance(data, dict):
             raise E.DaemonError("the daemon's /status answer is not an object")
         return data
@@ -295,46 +299,6 @@ def _httpx_sender(client: httpx.Client) -> Send:
     return send
 
 
-# -- the daemon file ------------------------------------------------------------------
-
-
-def read_daemon_file(root: Path) -> dict[str, Any] | None:
-    """``.memvault/daemon.json`` if it is there and well formed, else None."""
-    try:
-        data = json.loads((root / STATE_DIR / DAEMON_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(data, dict):
-        return None
-    pid, host, port, token = (data.get(k) for k in ("pid", "host", "port", "token"))
-    if not (_is_int(pid) and _is_int(port) and isinstance(host, str) and isinstance(token, str)):
-        return None
-    if pid <= 0 or not 0 < port < 65536 or not host or not token:
-        return None
-    return data
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this pid exists (it may belong to another user)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    except (OSError, OverflowError):
-        return False
-    return True
-
-
-def _is_int(value: Any) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _base_url(host: str, port: int) -> str:
-    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-
-
 # -- wire -> library types ------------------------------------------------------------
 
 
@@ -430,4 +394,4 @@ def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
     )
 
 
-__all__ = ["DaemonClient", "pid_alive", "read_daemon_file"]
+__all__ = ["DaemonClient"]

@@ -8,11 +8,11 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from memvault.core.report import _Dict
+from memvault.core.report import Record
 
 
 @dataclass(frozen=True, slots=True)
-class InitReport(_Dict):
+class InitReport(Record):
     root: str
     created: tuple[str, ...]
     skipped: tuple[str, ...]  # already there: left exactly as they were
@@ -23,7 +23,7 @@ def template_root() -> Traversable:
     packaged = resources.files("memvault") / "vault-template"
     if packaged.is_dir():
         return packaged
-    checkout = Path(__file__).resolve().parents[2] / "vault-template"
+    checkout = Path(__file__).resolve().parents[3] / "vault-template"
     if checkout.is_dir():
         return checkout
     raise FileNotFoundError("the vault template is missing from this installation of memvault")

@@ -1,0 +1,107 @@
+"""The catalogue: what is in the vault, as readers and writers both need it.
+
+It owns the two caches every collaborator shares, so each has one owner:
+
+- the note rows by path (title, summary, tags, frontmatter, dates...), read
+  from the store once and then kept current row by row: a sync says which
+  paths changed (``changed``), and the next reader refreshes only those, so
+  an edit never makes the next search re-read every note;
+- the link index (every note and attachment, with aliases) that resolves a
+  link the way Obsidian does; rebuilt only when files come or go
+  (``files_changed``), which also covers the attachments it tracks.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable
+
+from memvault.core.wikilinks import LinkIndex
+from memvault.index.rows import NoteRow
+from memvault.index.store import Store
+
+
+class Catalogue:
+    """Note rows and the link index, derived from the store and kept current."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._lock = threading.RLock()
+        self._rows: dict[str, NoteRow] | None = None
+        self._dirty: set[str] = set()  # paths whose rows changed since ``_rows`` was read
+        self._attachments: set[str] = set()
+        self._links: LinkIndex | None = None
+
+    # -- note rows ---------------------------------------------------------------------
+
+    def notes(self) -> dict[str, NoteRow]:
+        """Rows of the indexed notes (not MEMORY.md, folder notes or skipped files) by path."""
+        with self._lock:
+            if self._rows is None:
+                self._dirty.clear()
+                self._rows = {n.path: n for n in self._store.notes("note")}
+            elif self._dirty:
+                for path in self._dirty:
+                    row = self._store.note(path)
+                    if row is not None and row.kind == "note":
+                        self._rows[path] = row
+                    else:
+                        self._rows.pop(path, None)
+                self._dirty.clear()
+            return self._rows
+
+    def note(self, path: str) -> NoteRow | None:
+        """One row, whatever its kind (an index note or a skipped file too)."""
+        return self.notes().get(path) or self._store.note(path)
+
+    def changed(self, paths: Iterable[str]) -> None:
+        """These paths' rows were written or deleted: re-read them on the next ``notes``."""
+        with self._lock:
+            self._dirty.update(paths)
+
+    # -- files and links ------------------------------------------------------------------
+
+    @property
+    def attachments(self) -> frozenset[str]:
+        return frozenset(self._attachments)
+
+    def set_attachments(self, paths: Iterable[str]) -> None:
+        """The attachments a full scan found."""
+        found = set(paths)
+        with self._lock:
+            if found != self._attachments:
+                self._attachments = found
+                self._links = None
+
+    def attachment_seen(self, path: str, exists: bool) -> None:
+        """An event for one non-note file: it appeared or went away."""
+        with self._lock:
+            if (path in self._attachments) != exists:
+                (self._attachments.add if exists else self._attachments.discard)(path)
+                self._links = None
+
+    def files_changed(self) -> None:
+        """Notes came, went or moved: the link index is rebuilt on its next use."""
+        with self._lock:
+            self._links = None
+
+    def link_index(self) -> LinkIndex:
+        """Every file of the vault for link resolution (rebuilt only when files change)."""
+        with self._lock:
+            if self._links is None:
+                paths, aliases = self._store.paths_and_aliases()
+                self._links = LinkIndex(paths + sorted(self._attachments), aliases)
+            return self._links
+
+    def resolver(self, source: str) -> Callable[[str], str | None]:
+        """``target -> path`` for links written in ``source`` (aliases count; None if not)."""
+        idx = self.link_index()
+
+        def resolve(target: str) -> str | None:
+            res = idx.resolve(target, source)
+            return res.path if res.verdict in ("resolved", "alias") else None
+
+        return resolve
+
+
+__all__ = ["Catalogue"]

@@ -1,0 +1,210 @@
+"""Meaning: the embedding model, what it is given to read, and the vector index.
+
+``Embedding`` owns everything that needs (or may need) the model: loading it
+on first use, its identity (a different model than the index was built with
+means a full re-embed, said out loud), the exact text each chunk is embedded
+as, the hnswlib index (opened and reconciled with the store on first use,
+saved, compacted) and re-embedding chunks whose cached vectors were lost.
+Counting tokens never loads the model (the tokenizer is read on its own).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from memvault.config import VaultConfig
+from memvault.core.chunks import Chunk, embed_texts
+from memvault.core.notes import Note
+from memvault.core.text import sha256_text
+from memvault.index.embedder import Embedder, make_embedder, model_id_for, token_counter_for
+from memvault.index.store import Store
+from memvault.index.vectors import VectorIndex
+
+log = logging.getLogger("memvault")
+
+
+class Embedding:
+    """The model and the vectors of one vault; each opened on first use, thread-safe."""
+
+    def __init__(self, config: VaultConfig, store: Store, embedder: Embedder | None = None):
+        self.config = config
+        self._store = store
+        self._embedder = embedder
+        # Lazy opening has its own lock, so searches are never stuck behind a long
+        # sync that holds the engine's.
+        self._open_lock = threading.RLock()
+        self._vectors: VectorIndex | None = None
+        self._tokenizer: Callable[[str], int] | None = None
+        self._model_id: str | None = None
+        self.last_save = time.monotonic()
+
+    # -- the model -------------------------------------------------------------------
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedding model, loaded once, on first use (seconds: only when needed)."""
+        if self._embedder is None:
+            with self._open_lock:
+                if self._embedder is None:
+                    emb = make_embedder(self.config.index)
+                    if self._store.meta("dim") != str(emb.dim):
+                        self._store.set_meta("dim", str(emb.dim))
+                    self._embedder = emb
+        return self._embedder
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces of the embedding model, counted without loading the model."""
+        if self._tokenizer is None:
+            if self._embedder is not None:
+                self._tokenizer = self._embedder.count_tokens
+            else:
+                self._tokenizer = token_counter_for(self.config.index)
+        return self._tokenizer(text)
+
+    def model_id(self) -> str:
+        """The embedding model's identity, known without loading the model."""
+        if self._embedder is not None:
+            return self._embedder.model_id
+        if self._model_id is None:
+            self._model_id = model_id_for(self.config.index)
+        return self._model_id
+
+    @property
+    def indexed_with(self) -> str | None:
+        """The model the index was built with (None before the first embedding)."""
+        return self._store.meta("model_id")
+
+    def check_model(self) -> str | None:
+        """A different model than the index was built with means a full re-embed:
+        every chunk is dropped and every note becomes stale. Returns the warning."""
+        model = self.model_id()
+        previous = self.indexed_with
+        if previous == model:
+            return None
+        message = None
+        if previous is not None:
+            message = f"embedding model changed from {previous} to {model}: re-embedding every note"
+            log.warning("%s", message)
+            self._store.drop_all_chunks(reason=f"{previous} -> {model}")
+            with self._open_lock:
+                self._vectors = None
+            (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+            self._store.set_meta("vectors_sha", "")
+            self._store.set_meta("dim", "")  # the new model's dimension is learnt when it loads
+        self._store.set_meta("model_id", model)
+        return message
+
+    def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
+        """The exact texts embedded for a note's chunks (context header + overlap)."""
+        settings = self.config.index
+        emb = self.embedder
+        return embed_texts(
+            note,
+            chunks,
+            settings.embed_context,
+            emb.count_tokens,
+            max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
+            overlap_tokens=settings.context_overlap_tokens,
+        )
+
+    def embed_new(self, texts: dict[str, str]) -> int:
+        """Embed the texts (by sha256) the cache lacks and cache them; how many were."""
+        emb = self.embedder
+        have = self._store.cached(emb.model_id, list(texts))
+        need = [s for s in texts if s not in have]
+        if need:
+            vectors = emb.embed([texts[s] for s in need])
+            self._store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
+        return len(need)
+
+    # -- the vectors -----------------------------------------------------------------
+
+    @property
+    def vectors(self) -> VectorIndex:
+        """The vector index, opened (and reconciled with the db) on first use."""
+        if self._vectors is not None:
+            return self._vectors
+        with self._open_lock:
+            if self._vectors is None:
+                self.check_model()
+                # the dimension is recorded, so deleting vectors never needs the model
+                dim = self._store.meta("dim")
+                vi = VectorIndex(
+                    self.config.state_dir / "vectors.bin",
+                    int(dim) if dim else self.embedder.dim,
+                    m=self.config.index.hnsw_m,
+                    ef_construction=self.config.index.ef_construction,
+                    ef_search=self.config.index.ef_search,
+                )
+                report = vi.open(
+                    self._store.meta("vectors_sha"), self._store.labels(), self.vectors_for
+                )
+                if report.rebuilt_reason or report.added or report.removed:
+                    log.info("vector index: %s", report)
+                self._vectors = vi
+            return self._vectors
+
+    def vectors_for(self, labels: Sequence[int]) -> np.ndarray:
+        """Cached vectors of these chunks; lost ones are re-embedded from the stored text."""
+        dim = int(self._store.meta("dim") or self.embedder.dim)
+        found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
+        if len(found) != len(labels):
+            missing = sorted(set(labels) - set(found))
+            rows = self._store.chunk_rows(missing)
+            log.warning("re-embedding %d chunks whose cached vectors are gone", len(missing))
+            self._embed_notes({r.path for r in rows.values()})
+            found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
+        return matrix
+
+    def _embed_notes(self, paths: Iterable[str]) -> None:
+        for path in paths:
+            row = self._store.note(path)
+            chunks = self._store.chunks_of(path)
+            if row is None or not chunks:
+                continue
+            note = Note(
+                row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
+                (), (), "", 1,
+            )  # fmt: skip
+            texts = self.texts_for(
+                note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
+            )
+            self.embed_new({sha256_text(t): t for t in texts})
+
+    def add(self, labels: Sequence[int]) -> None:
+        """Put these new chunks' cached vectors into the index."""
+        if labels:
+            emb = self.embedder
+            found, matrix = self._store.vectors_for(emb.model_id, labels, emb.dim)
+            self.vectors.add(found, matrix)
+
+    def forget(self, labels: Sequence[int]) -> None:
+        """Take deleted chunks out of the index (nothing to do before the first embedding)."""
+        if labels and self.indexed_with:
+            self.vectors.delete(labels)
+
+    def save(self) -> None:
+        """Save the vector index if it changed, recording its hash in the store."""
+        with self._open_lock:
+            if self._vectors is None or not self._vectors.dirty:
+                return
+            sha = self._vectors.save()
+            if sha:
+                self._store.set_meta("vectors_sha", sha)
+            self.last_save = time.monotonic()
+
+    def maybe_compact(self) -> None:
+        """Rebuild the index from the cache once deleted slots pass ``compact_ratio``."""
+        vi = self._vectors
+        if vi is not None and vi.deleted_ratio() > self.config.index.compact_ratio:
+            vi.compact(self.vectors_for)
+            self.save()
+            self._store.prune_cache(self.model_id())
+
+
+__all__ = ["Embedding"]

@@ -1,0 +1,114 @@
+"""Writes for agents and people: add a note from a template, append to today's log.
+
+``Writer`` only writes the file (compare-and-swap, never overwriting unless
+asked); the engine runs it under its lock and syncs the path at once, so
+MEMORY.md and the index are current when the call returns.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
+
+from memvault.core import compose
+from memvault.errors import NoteExists, NoteNotFound
+from memvault.vault.files import normalize_rel
+from memvault.vault.template import template_root
+
+if TYPE_CHECKING:
+    from memvault.config import VaultConfig
+    from memvault.vault.files import VaultFS
+
+MAX_TEXT = 1_000_000  # characters accepted for a note body or a log line
+
+
+class Writer:
+    """add_note and append_log over the vault's files."""
+
+    def __init__(self, config: VaultConfig, fs: VaultFS, clock: Callable[[], dt.datetime]):
+        self.config = config
+        self.fs = fs
+        self.clock = clock
+
+    def _template(self, kind: str) -> str:
+        for root in (self.fs.root / "templates", None):
+            try:
+                if root is not None:
+                    return (root / f"{kind}.md").read_text(encoding="utf-8-sig")
+                return (template_root() / "templates" / f"{kind}.md").read_text(encoding="utf-8")
+            except (OSError, FileNotFoundError):
+                continue
+        return compose.FALLBACK_TEMPLATES[kind]
+
+    def add_note(
+        self,
+        category: str,
+        title: str,
+        *,
+        summary: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        body: str | None = None,
+        update: bool = False,
+    ) -> tuple[str, bool]:
+        """Create a note from the vault's template (never overwrites unless ``update``);
+        return its path and whether it was created."""
+        if category not in compose.CATEGORIES:
+            raise ValueError(
+                f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
+            )
+        title = " ".join((title or "").split())
+        if not title:
+            raise ValueError("a note needs a title")
+        if len(title) > 200:
+            raise ValueError("the title is longer than 200 characters")
+        if body is not None and len(body) > MAX_TEXT:
+            raise ValueError(f"the body is longer than {MAX_TEXT} characters")
+        now = self.clock()
+        day = now.date().isoformat()
+        path = normalize_rel(compose.note_path(category, title, day))
+        values = dict(fields or {})
+        if summary is not None:
+            values["summary"] = " ".join(summary.split())
+        if self.fs.stat(path) is not None:
+            if not update:
+                raise NoteExists(f"{path} already exists (pass update to change it)")
+
+            def change(text: str) -> str:
+                text = compose.set_fields(text, values)
+                return compose.replace_body(text, title, body) if body is not None else text
+
+            self.fs.update_text(path, change)
+            return path, False
+        kind = compose.CATEGORIES[category]
+        text = compose.fill(self._template(kind), title, day, now.strftime("%H:%M"))
+        text = compose.set_fields(text, values)
+        if body is not None:
+            text = compose.replace_body(text, title, body)
+        self.fs.create(path, text)
+        return path, True
+
+    def append_log(self, text: str) -> tuple[str, bool]:
+        """Append ``- HH:MM text`` to today's log (created from the template); return its
+        path and whether it was created."""
+        line = " ".join((text or "").split())
+        if not line:
+            raise ValueError("nothing to log")
+        if len(line) > MAX_TEXT:
+            raise ValueError(f"the log entry is longer than {MAX_TEXT} characters")
+        now = self.clock()
+        day = now.date().isoformat()
+        path = f"logs/{day}.md"
+        entry = f"- {now:%H:%M} {line}"
+        if self.fs.stat(path) is None:
+            base = compose.fill(self._template("daily-log"), day, day, now.strftime("%H:%M"))
+            try:
+                self.fs.create(path, compose.append_line(base.rstrip("\n") + "\n", entry))
+                return path, True
+            except NoteExists:
+                pass  # created meanwhile: append below
+        try:
+            self.fs.update_text(path, lambda t: compose.append_line(t, entry))
+        except NoteNotFound:
+            raise NoteNotFound(f"{path} vanished while memvault appended to it") from None
+        return path, False

@@ -1,0 +1,266 @@
+"""The commands agents use: search, context, get, add, log, mcp.
+
+One writer per vault: each command asks ``open_memory`` where to go — a
+running daemon (no model load per call) or the vault opened in this process
+(see ``memvault.interfaces.memory``). Heavy modules (the engine, mcp) are
+imported inside the commands, so ``memvault --help`` stays light.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from memvault.interfaces.cli.common import (
+    JsonOpt,
+    VaultOpt,
+    emit_json,
+    err,
+    handled,
+    out,
+    progress_bar,
+    resolve_vault,
+)
+
+if TYPE_CHECKING:
+    from memvault.core.report import Context, Hit
+    from memvault.interfaces.memory import Memory, Mode
+
+
+class Category(StrEnum):
+    people = "people"
+    projects = "projects"
+    decisions = "decisions"
+    logs = "logs"
+
+
+FolderOpt = Annotated[
+    str | None, typer.Option("--folder", help="Only notes under this folder, e.g. decisions.")
+]
+TagOpt = Annotated[
+    list[str] | None,
+    typer.Option("--tag", help="Only notes carrying this tag (repeat: all of them)."),
+]
+SinceOpt = Annotated[
+    str | None, typer.Option("--since", help="Only notes dated on or after YYYY-MM-DD.")
+]
+UntilOpt = Annotated[
+    str | None, typer.Option("--until", help="Only notes dated on or before YYYY-MM-DD.")
+]
+WhereOpt = Annotated[
+    list[str] | None,
+    typer.Option("--where", help="Only notes whose frontmatter has key=value (repeatable)."),
+]
+PathOpt = Annotated[
+    str | None, typer.Option("--path", help="Only notes whose path matches this glob.")
+]
+
+
+def parse_pairs(values: Sequence[str] | None, option: str) -> dict[str, str] | None:
+    """``["status=active", ...]`` -> ``{"status": "active"}``; bad syntax is a usage error."""
+    pairs: dict[str, str] = {}
+    for item in values or ():
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"expected key=value, got {item!r}", param_hint=option)
+        pairs[key.strip()] = value
+    return pairs or None
+
+
+def filters_of(
+    folder: str | None,
+    tags: Sequence[str] | None,
+    since: str | None,
+    until: str | None,
+    where: Sequence[str] | None,
+    path: str | None,
+) -> dict[str, Any]:
+    return {
+        "folder": folder,
+        "tags": list(tags) if tags else None,
+        "since": since,
+        "until": until,
+        "where": parse_pairs(where, "--where"),
+        "path": path,
+    }
+
+
+@contextmanager
+def bad_arguments() -> Iterator[None]:
+    """The library rejects bad argument values with ValueError: a usage error (exit 2)."""
+    try:
+        yield
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+
+
+@contextmanager
+def memory(vault: Path | None, mode: Mode) -> Iterator[Memory]:
+    """``open_memory`` for the vault ``--vault`` names, with a progress bar on its sync."""
+    from memvault.interfaces.memory import open_memory
+
+    with (
+        progress_bar("indexing") as bar,
+        open_memory(resolve_vault(vault), mode, progress=bar) as m,
+    ):
+        yield m
+
+
+# -- printing -------------------------------------------------------------------------
+
+
+def print_hits(hits: Sequence[Hit]) -> None:
+    if not hits:
+        err.print("no matches", markup=False)
+        return
+    for i, h in enumerate(hits, 1):
+        out.print(
+            f"{i:>2}. {h.address}  {h.score:.4f}  {h.path}:{h.line_start}-{h.line_end}",
+            markup=False,
+            emoji=False,
+        )
+        out.print(f"    {' '.join(h.snippet.split())}", markup=False, emoji=False)
+
+
+def print_context(ctx: Context) -> None:
+    sys.stdout.write(ctx.text if ctx.text.endswith("\n") else ctx.text + "\n")
+    err.print(f"{ctx.tokens}/{ctx.budget} tokens from {len(ctx.sources)} sources", markup=False)
+
+
+def write_text(text: str) -> None:
+    """Note text exactly as it is: no markup, emoji codes or tab expansion."""
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+# -- the commands ----------------------------------------------------------------------
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("--k", "-k", min=1, max=100, help="How many hits.")] = 10,
+    folder: FolderOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    where: WhereOpt = None,
+    path: PathOpt = None,
+    group: Annotated[bool, typer.Option("--group", help="At most one hit per note.")] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Hybrid (keyword + meaning) search: address, score and snippet per hit."""
+    filters = filters_of(folder, tag, since, until, where, path)
+    with handled(), bad_arguments(), memory(vault, "read") as m:
+        hits = m.search(query, k, group=group, **filters)
+    if as_json:
+        emit_json({"hits": [h.to_dict() for h in hits]})
+    else:
+        print_hits(hits)
+
+
+def context(
+    query: Annotated[str, typer.Argument(help="The question to gather memory for.")],
+    budget: Annotated[
+        int | None,
+        typer.Option(
+            "--budget", min=1, max=100_000, help="Token budget (default: context.budget, 2000)."
+        ),
+    ] = None,
+    folder: FolderOpt = None,
+    tag: TagOpt = None,
+    since: SinceOpt = None,
+    until: UntilOpt = None,
+    where: WhereOpt = None,
+    path: PathOpt = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """MEMORY.md plus the most relevant note sections, cited, within a token budget."""
+    filters = filters_of(folder, tag, since, until, where, path)
+    with handled(), bad_arguments(), memory(vault, "read") as m:
+        ctx = m.context(query, budget, **filters)
+    if as_json:
+        emit_json(ctx.to_dict())
+    else:
+        print_context(ctx)
+
+
+def get(
+    path: Annotated[str, typer.Argument(help="Vault-relative note path, e.g. people/ana.md.")],
+    lines: Annotated[
+        str | None, typer.Option("--lines", help="A line range: 10:20, 10: or :20.")
+    ] = None,
+    heading: Annotated[
+        str | None, typer.Option("--heading", help="Only the section under this heading.")
+    ] = None,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Print a note, one section of it, or a line range."""
+    with handled(), bad_arguments(), memory(vault, "read") as m:
+        note = m.get(path, lines=lines, heading=heading)
+    if as_json:
+        emit_json(note.to_dict())
+    else:
+        write_text(note.text)
+
+
+def add(
+    category: Annotated[Category, typer.Argument(help="Where the note goes.")],
+    title: Annotated[str, typer.Option("--title", help="The note's title (its file name).")],
+    summary: Annotated[
+        str | None, typer.Option("--summary", help="One line for MEMORY.md and search.")
+    ] = None,
+    field: Annotated[
+        list[str] | None,
+        typer.Option("--field", help="A frontmatter field key=value (repeatable)."),
+    ] = None,
+    body: Annotated[
+        str | None, typer.Option("--body", help="The note's body; '-' reads it from stdin.")
+    ] = None,
+    update: Annotated[
+        bool, typer.Option("--update", help="Change the note if it exists already.")
+    ] = False,
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Create a note from the vault's template (never overwrites without --update)."""
+    fields = parse_pairs(field, "--field")
+    text = sys.stdin.read() if body == "-" else body
+    with handled(), bad_arguments(), memory(vault, "write") as m:
+        result = m.add(
+            category.value, title, summary=summary, fields=fields, body=text, update=update
+        )
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        out.print(f"{'created' if result.created else 'updated'} {result.path}", markup=False)
+
+
+def log(
+    text: Annotated[str, typer.Argument(help="What happened (one line).")],
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Append a timestamped line to today's log (logs/YYYY-MM-DD.md)."""
+    with handled(), bad_arguments(), memory(vault, "write") as m:
+        result = m.log(text)
+    if as_json:
+        emit_json(result.to_dict())
+    else:
+        out.print(f"logged to {result.path}", markup=False)
+
+
+def mcp(vault: VaultOpt = None) -> None:
+    """Serve the vault to an AI agent over MCP (stdio): search, context, get, write, log."""
+    with handled():
+        root = resolve_vault(vault)
+        from memvault.interfaces.mcp_server import serve
+
+        serve(root)

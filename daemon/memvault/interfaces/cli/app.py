@@ -1,0 +1,81 @@
+"""The ``memvault`` command: a table of contents.
+
+The commands live in three modules by what they work on — ``vault_commands``
+(init, sync, status, links, migrate), ``agent`` (search, context, get, add,
+log, mcp) and ``daemon`` (daemon run|start|stop|status|install, up) — as
+plain functions over ``common``. This module only builds the Typer app from
+them; nothing imports it but ``memvault.interfaces.cli`` itself, so there is
+no import circle.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from memvault import __version__
+from memvault.interfaces.cli import agent, daemon, vault_commands
+from memvault.interfaces.cli.common import out
+
+app = typer.Typer(
+    name="memvault",
+    help="An agent's long-term memory as a markdown vault: a small MEMORY.md index, "
+    "one-topic notes, hybrid search, a daemon that keeps it all true.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+links_app = typer.Typer(
+    help="Check the vault's links the way Obsidian resolves them.", no_args_is_help=True
+)
+daemon_app = typer.Typer(
+    name="daemon",
+    help="The background service: watch the vault, keep MEMORY.md and the index current, "
+    "serve the local HTTP API.",
+    no_args_is_help=True,
+)
+
+
+def version_callback(value: bool) -> None:
+    if value:
+        out.print(f"memvault {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def main_callback(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=version_callback, is_eager=True, help="Show the version."
+        ),
+    ] = False,
+) -> None:
+    """memvault: long-term memory for AI agents that people can read and edit."""
+
+
+app.command()(vault_commands.init)
+app.command()(vault_commands.sync)
+app.command()(vault_commands.status)
+app.add_typer(links_app, name="links")
+links_app.command("check")(vault_commands.links_check)
+app.command()(vault_commands.migrate)
+app.add_typer(daemon_app, name="daemon")
+daemon_app.command("run")(daemon.run)
+daemon_app.command("start")(daemon.start)
+daemon_app.command("stop")(daemon.stop)
+daemon_app.command("status")(daemon.status)
+daemon_app.command("install")(daemon.install)
+app.command("up")(daemon.up)
+app.command()(agent.search)
+app.command()(agent.context)
+app.command()(agent.get)
+app.command()(agent.add)
+app.command()(agent.log)
+app.command()(agent.mcp)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,174 @@
+"""The commands about the vault itself: init, sync, status, links check, migrate.
+
+Plain functions; ``app.py`` registers them. Each parses, calls the library,
+prints, and maps errors to exit codes (``common.handled``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memvault import errors as E
+from memvault.interfaces.cli.common import (
+    JsonOpt,
+    VaultOpt,
+    emit_json,
+    err,
+    handled,
+    open_vault,
+    out,
+    progress_bar,
+    resolve_vault,
+)
+
+
+def init(
+    path: Annotated[Path, typer.Argument(help="Folder for the vault (created if missing).")] = Path(
+        "."
+    ),
+    as_json: JsonOpt = False,
+) -> None:
+    """Lay the vault template down. Existing files are never overwritten."""
+    from memvault.vault.template import init_vault
+
+    with handled():
+        report = init_vault(path)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    out.print(f"vault at {report.root}: {len(report.created)} files created")
+    if report.skipped:
+        out.print(f"kept {len(report.skipped)} existing files untouched:")
+        for rel in report.skipped:
+            out.print(f"  {rel}")
+
+
+def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Reconcile MEMORY.md and the search index with the files, then report."""
+    from memvault.interfaces.client import DaemonClient
+
+    with handled():
+        root = resolve_vault(vault)
+        client = DaemonClient.find(root)
+        if client is not None:  # the daemon is the one writer: ask it
+            with client:
+                report = client.sync()
+        else:
+            with open_vault(root) as v, progress_bar("indexing") as bar:
+                report = v.sync(progress=bar)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    out.print(report.summary())
+    for old, new in report.moved:
+        out.print(f"  moved {old} -> {new}")
+    for path in report.relinked:
+        out.print(f"  relinked {path}")
+    for s in report.skipped:
+        out.print(f"  skipped {s.path}: {s.reason}")
+    for w in report.warnings:
+        out.print(f"  warning: {w}")
+    for p in report.problems:
+        err.print(f"  problem: {p}")
+
+
+def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """Notes per folder, MEMORY.md against its budget, links, index health."""
+    from memvault.interfaces.client import DaemonClient
+
+    with handled():
+        root = resolve_vault(vault)
+        client = DaemonClient.find(root)
+        if client is not None:  # includes the daemon's own state (lag, observer, model)
+            with client:
+                data = client.status()
+        else:
+            with open_vault(root, read_only=True) as v:
+                data = v.status()
+    if as_json:
+        emit_json(data)
+        return
+    from memvault.interfaces.cli.status_view import render_status
+
+    render_status(out, data)
+    if data["memory"].get("over_budget"):
+        raise typer.Exit(1)
+
+
+def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
+    """List unresolved and ambiguous links with file:line. Exit 1 if there are any."""
+    with handled(), open_vault(vault, read_only=True) as v:
+        problems = v.links_check()
+    bad = [p for p in problems if p.verdict != "alias"]
+    if as_json:
+        emit_json({"problems": [p.to_dict() for p in problems], "count": len(bad)})
+    else:
+        for p in problems:
+            where = f"{p.source}:{p.line}"
+            if p.verdict == "ambiguous":
+                out.print(f"{where}: [[{p.target}]] is ambiguous: {', '.join(p.candidates)}")
+            elif p.verdict == "alias":
+                out.print(
+                    f"{where}: [[{p.target}]] only matches an alias (Obsidian shows it unresolved)"
+                )
+            else:
+                out.print(f"{where}: [[{p.target}]] does not resolve")
+        out.print(f"{len(bad)} broken links" if bad else "all links resolve")
+    raise typer.Exit(1 if bad else 0)
+
+
+def migrate(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="A dump (MEMORY.md, CLAUDE.md) or an OpenClaw-style "
+            "workspace folder (MEMORY.md + memory/YYYY-MM-DD.md)."
+        ),
+    ],
+    into: Annotated[
+        Path | None,
+        typer.Option("--into", help="The vault to migrate into (default: the dump's own folder)."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show the plan and sizes; write nothing.")
+    ] = False,
+    no_index: Annotated[
+        bool,
+        typer.Option(
+            "--no-index", help="Write the notes but leave indexing to the next sync or the daemon."
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Split a giant memory dump into people/, projects/, decisions/, logs/ notes and a small index."""
+    from memvault.interfaces.cli.migration_view import render_migration
+    from memvault.migration import migrate as run_migration
+
+    with handled(), progress_bar("indexing") as bar:
+        report = run_migration(
+            source,
+            into,
+            dry_run=dry_run,
+            index=not no_index,
+            count_tokens=_token_counter(),
+            progress=bar,
+        )
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    render_migration(out, report)
+
+
+def _token_counter() -> Callable[[str], int] | None:
+    """The default model's tokenizer (no torch), or None if it cannot load."""
+    from memvault.config import DEFAULT_MODEL
+    from memvault.index.embedder import Tokenizer
+
+    try:
+        return Tokenizer.for_model(DEFAULT_MODEL).count
+    except E.MemvaultError:
+        return None

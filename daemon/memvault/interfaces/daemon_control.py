@@ -1,0 +1,144 @@
+"""Starting, stopping and asking after a daemon from another process.
+
+What ``memvault daemon start|stop|status`` call: spawn a detached ``daemon
+run``, signal it, ask it how it is. Whether one runs is ``runfile.running``'s
+answer (the one rule); talking to it is ``DaemonClient``'s (the one wire).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from memvault.config import STATE_DIR
+from memvault.daemon import runfile
+from memvault.daemon.runfile import LOG_FILE
+from memvault.errors import DaemonError, MemvaultError
+from memvault.interfaces.client import DaemonClient
+from memvault.vault.lock import pid_alive
+
+
+def package_parent() -> str:
+    """The folder holding the ``memvault`` package (for PYTHONPATH in spawned daemons)."""
+    import memvault
+
+    return str(Path(memvault.__file__).resolve().parents[1])
+
+
+def _until(check: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
+    """Poll ``check`` until true or ``timeout``: waiting on another *process*, which
+    offers nothing to block on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if check():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        threading.Event().wait(interval)
+
+
+def log_tail(root: Path, lines: int = 20) -> str:
+    try:
+        text = (Path(root) / STATE_DIR / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
+    """Spawn ``memvault daemon run --log-file`` detached; return its daemon.json once
+    /health answers. DaemonError (with the log's tail) if it dies or never answers."""
+    root = Path(root).resolve()
+    (root / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent(), env.get("PYTHONPATH")) if p)
+    argv = [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"]
+    log_path = root / STATE_DIR / LOG_FILE
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
+        (os.POSIX_SPAWN_OPEN, 2, str(log_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
+    ]
+    pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
+    found: list[runfile.DaemonInfo] = []
+
+    def up() -> bool:
+        info = runfile.running(root)
+        if info is not None and info.pid == pid and DaemonClient.of(info).healthy(1.0):
+            found.append(info)
+            return True
+        return not pid_alive(pid)
+
+    if not _until(up, timeout) or not found:
+        if pid_alive(pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            raise DaemonError(
+                f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
+                f"last lines of {log_path}:\n{log_tail(root)}"
+            )
+        raise DaemonError(
+            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}"
+        )
+    return found[0]
+
+
+def stop_daemon(root: Path, timeout: float = 10.0) -> runfile.DaemonInfo | None:
+    """SIGTERM the running daemon and wait for it; None if none was running."""
+    info = runfile.running(root)
+    if info is None:
+        return None
+    try:
+        os.kill(info.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return info
+    if not _until(lambda: not pid_alive(info.pid), timeout):
+        raise DaemonError(f"the daemon (pid {info.pid}) did not stop within {timeout:.0f} s")
+    return info
+
+
+def daemon_status(root: Path) -> dict[str, Any]:
+    """Whether a daemon runs for ``root`` and how it is doing."""
+    root = Path(root).resolve()
+    info = runfile.running(root)
+    out: dict[str, Any] = {
+        "running": False,
+        "vault": str(root),
+        "daemon_json": str(runfile.daemon_file(root)),
+    }
+    if info is None:
+        return out
+    client = DaemonClient.of(info)
+    healthy = client.healthy(2.0)
+    status: dict[str, Any] = {}
+    if healthy:
+        with contextlib.suppress(MemvaultError):
+            status = client.status(timeout=5.0)
+    daemon = status.get("daemon") or {}
+    started = info.started_at or time.time()
+    out.update(
+        running=True,
+        healthy=healthy,
+        pid=info.pid,
+        url=info.url,
+        port=info.port,
+        version=info.version,
+        uptime_seconds=daemon.get("uptime_seconds", round(time.time() - started, 1)),
+        state=daemon.get("state"),
+        lag_seconds=daemon.get("lag_seconds"),
+        queue=daemon.get("queue"),
+        observer=daemon.get("observer"),
+        last_error=daemon.get("last_error"),
+        notes=status.get("notes"),
+    )
+    return out
+
+
+__all__ = ["daemon_status", "log_tail", "package_parent", "start_background", "stop_daemon"]

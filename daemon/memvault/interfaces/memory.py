@@ -1,0 +1,115 @@
+"""One memory interface for every adapter, and the one place that decides where a
+call goes.
+
+``Memory`` is what the CLI and the MCP server may ask of a vault; both ``Vault``
+(the vault opened in this process) and ``DaemonClient`` (a running daemon)
+satisfy it, and ``tests/test_memory.py`` fails if their signatures drift apart.
+
+``open_memory(root, mode)`` picks one:
+
+- a daemon serves the vault (``DaemonClient.find``): every call goes to it — it
+  is the one writer, and its model is already loaded;
+- otherwise the vault is opened here. ``"write"`` takes the writer lock (another
+  holder is ``LockHeld``). ``"read"`` takes it too when it is free and syncs
+  first, so answers are true to the files; when another process holds it, the
+  index is read as it is (read-only). ``"peek"`` reads the index as it is,
+  without the lock and without a sync (``status``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from memvault.core.report import Context, Hit, NoteText, SyncReport, WriteResult
+
+if TYPE_CHECKING:
+    from memvault.index.embedder import Embedder
+
+Mode = Literal["read", "write", "peek"]
+
+
+class Memory(Protocol):
+    """The operations an adapter uses, with ``Vault``'s names and result types."""
+
+    def search(
+        self,
+        query: str,
+        k: int | None = None,
+        *,
+        folder: str | None = None,
+        tags: Sequence[str] | str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        where: Mapping[str, str] | None = None,
+        path: str | None = None,
+        group: bool = False,
+    ) -> list[Hit]: ...
+
+    def context(self, query: str, budget: int | None = None, **filters: Any) -> Context: ...
+
+    def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText: ...
+
+    def related(self, path: str, k: int = 10) -> list[Hit]: ...
+
+    def add(
+        self,
+        category: str,
+        title: str,
+        *,
+        summary: str | None = None,
+        fields: Mapping[str, str] | None = None,
+        body: str | None = None,
+        update: bool = False,
+    ) -> WriteResult: ...
+
+    def log(self, text: str) -> WriteResult: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def sync(self, paths: Iterable[str] | None = None) -> SyncReport: ...
+
+    def close(self) -> None: ...
+
+
+@contextmanager
+def open_memory(
+    root: Path,
+    mode: Mode = "read",
+    *,
+    embedder: Embedder | None = None,
+    progress: Callable[[Any], None] | None = None,
+) -> Iterator[Memory]:
+    """The running daemon's client, or the vault opened in this process (module doc).
+
+    ``embedder`` lets a long-lived caller (the MCP server) load the model once for
+    many calls; ``progress`` sees the sync a ``"read"`` runs first.
+    """
+    from memvault.interfaces.client import DaemonClient
+
+    client = DaemonClient.find(root)
+    if client is not None:
+        with client:
+            yield client
+        return
+
+    from memvault.api import Vault
+    from memvault.errors import LockHeld
+
+    writable = mode != "peek"
+    try:
+        vault = Vault.open(root, read_only=not writable, embedder=embedder)
+    except LockHeld:
+        if mode == "write":
+            raise
+        writable = False
+        vault = Vault.open(root, read_only=True, embedder=embedder)
+    with vault:
+        if writable:
+            vault.sync(progress=progress)
+        yield vault
+
+
+__all__ = ["Memory", "Mode", "open_memory"]

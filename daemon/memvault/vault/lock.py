@@ -1,0 +1,133 @@
+"""Who may write to a vault: the single-writer lock, and finding a vault's folder.
+
+One writer per vault (DESIGN.md, "Processes"): the process holding an
+exclusive ``flock`` on ``.memvault/lock`` — the daemon, or a CLI/MCP process
+when no daemon runs. ``lock_holder`` asks the kernel who that is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+
+from memvault.config import STATE_DIR
+
+LOCK_FILE = "lock"
+
+
+def find_vault(start: Path) -> Path | None:
+    """The nearest folder at or above ``start`` holding ``.memvault/`` or ``MEMORY.md``."""
+    here = Path(start).expanduser().resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".memvault").is_dir() or (folder / "MEMORY.md").is_file():
+            return folder
+    return None
+
+
+class WriterLock:
+    """The single-writer lock: an exclusive ``flock`` on ``.memvault/lock``.
+
+    The kernel drops it when the process dies (even on ``kill -9``), so a stale
+    lock never blocks a restart. The holder's pid is written into the file so
+    the refusal can name it.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._fd: int | None = None
+
+    def acquire(self) -> None:
+        import fcntl
+
+        from memvault.errors import LockHeld
+
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            pid = self.holder_pid()
+            os.close(fd)
+            who = f"process {pid}" if pid else "another process"
+            raise LockHeld(
+                f"{who} is already writing to this vault (lock {self.path}); "
+                "stop it or use it (the CLI talks to a running daemon)",
+                pid,
+            ) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        os.fsync(fd)
+        self._fd = fd
+
+    def holder_pid(self) -> int | None:
+        try:
+            text = self.path.read_text(encoding="ascii").strip()
+            return int(text) if text else None
+        except (OSError, ValueError):
+            return None
+
+    def release(self) -> None:
+        if self._fd is None:
+            return
+        import fcntl
+
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
+        fcntl.flock(self._fd, fcntl.LOCK_UN)
+        os.close(self._fd)
+        self._fd = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (it may belong to another user; a zombie child of ours is
+    reaped and counts as gone)."""
+    with contextlib.suppress(ChildProcessError, OSError, OverflowError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    except (OSError, OverflowError):
+        return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return True
+
+
+def lock_holder(root: Path) -> int | None:
+    """The pid holding the vault's writer lock, or None when nobody holds it.
+
+    Linux: from /proc/locks (the kernel's word, immune to a stale pid in the
+    lock file after kill -9 and to pid reuse). Elsewhere: the pid the lock file
+    names, if that process is alive.
+    """
+    lock = Path(root) / STATE_DIR / LOCK_FILE
+    try:
+        st = os.stat(lock)
+        named = lock.read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    try:
+        table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return int(named) if named.isdigit() and pid_alive(int(named)) else None
+    key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():  # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2147128 0 EOF"
+        parts = line.split()
+        if parts[1:4] == ["FLOCK", "ADVISORY", "WRITE"] and parts[5:6] == [key]:
+            return int(parts[4]) if parts[4].isdigit() else None
+    return None
+
+
+__all__ = ["LOCK_FILE", "WriterLock", "find_vault", "lock_holder", "pid_alive"]
