@@ -8,7 +8,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -77,6 +77,21 @@ def rebuilt_snapshot(root: Path, tmp_path: Path) -> dict[str, Any]:
 
 
 TOKEN = "t" * 43
+
+
+def eventually(
+    check: Callable[[], Any], timeout: float = 20.0, what: str = "", every: float = 0.05
+) -> Any:
+    """Poll ``check`` until it gives something true (returned) or ``timeout`` passes:
+    waiting on another thread or process, which offers nothing to block on."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or check}")
+        threading.Event().wait(every)
 
 
 def daemon_json(root: Path) -> dict[str, Any] | None:

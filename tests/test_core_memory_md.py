@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from memvault.config import DEFAULT_SECTIONS, SectionRule
 from memvault.core.memory_md import (
     CatalogueEntry,
+    MarkerError,
     entry_line,
     render_folder_note,
     select,
@@ -19,7 +20,6 @@ from memvault.core.memory_md import (
 )
 from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
-from memvault.errors import MemoryFileError
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 
@@ -179,7 +179,7 @@ def test_filter_and_order_rules() -> None:
     ],
 )
 def test_markers_that_do_not_pair_up_are_an_error_never_a_repair(text: str) -> None:
-    with pytest.raises(MemoryFileError):
+    with pytest.raises(MarkerError):
         run(text, [entry("people/ana.md", "A")])
 
 

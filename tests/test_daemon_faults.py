@@ -21,28 +21,24 @@ from typing import Any
 import httpx
 import pytest
 
+import helpers
 from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot
 from memvault.core.memory_md import parse_blocks
 from memvault.vault.files import TEMP_MARK
+
+
+def eventually(
+    check: Callable[[], Any], timeout: float = 60.0, what: str = "", every: float = 0.05
+) -> Any:
+    """``helpers.eventually`` with this module's waits."""
+    return helpers.eventually(check, timeout, what, every)
+
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 KILL_RUNS = 50
 CHECK_EVERY = 10
 
 pytestmark = pytest.mark.slow
-
-
-def eventually(
-    check: Callable[[], Any], timeout: float = 60.0, what: str = "", every: float = 0.05
-) -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        threading.Event().wait(every)
 
 
 def spawn(root: Path, tmp_path: Path, **settings: str) -> subprocess.Popen[bytes]:

@@ -19,6 +19,7 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
+import helpers
 from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.daemon import runfile
 from memvault.daemon.runfile import daemon_file
@@ -28,19 +29,16 @@ from memvault.interfaces.cli import app as cli_app
 from memvault.interfaces.cli.daemon import install_service
 from memvault.vault.lock import lock_holder
 
+
+def eventually(
+    check: Callable[[], Any], timeout: float = 20.0, what: str = "", every: float = 0.05
+) -> Any:
+    """``helpers.eventually`` with this module's waits."""
+    return helpers.eventually(check, timeout, what, every)
+
+
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 FIELDS = {"pid", "host", "port", "token", "started_at", "version"}
-
-
-def eventually(check: Callable[[], Any], timeout: float = 20.0, what: str = "") -> Any:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what or check}")
-        threading.Event().wait(0.05)
 
 
 def env_for(tmp_path: Path, model: str | None = "hash") -> dict[str, str]:

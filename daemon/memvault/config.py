@@ -13,30 +13,16 @@ import dataclasses
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from memvault.core.memory_md import ORDERS, SectionRule
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"
 CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
-ORDERS = ("date", "updated", "mtime", "title")
-
-
-@dataclass(frozen=True, slots=True)
-class SectionRule:
-    """One managed section of MEMORY.md."""
-
-    name: str
-    title: str
-    folder: str
-    filter: Mapping[str, str] = field(default_factory=dict)
-    order: str = "date"
-    limit: int = 10
-
-
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
     SectionRule("people", "Key People", "people", {}, "updated", 8),

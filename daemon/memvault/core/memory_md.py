@@ -21,7 +21,7 @@ Rules, all decided here and nowhere else:
   order), then one overflow line linking the folder note when more exist.
 - A configured section a person deleted (it was seen before) is reported and
   not re-added unless ``restore_deleted``; one never seen is appended.
-- Markers that do not pair up raise MemoryFileError: the file is left alone.
+- Markers that do not pair up raise ``MarkerError``: the file is left alone.
 """
 
 from __future__ import annotations
@@ -32,15 +32,30 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from memvault.config import SectionRule
 from memvault.core.text import lines_with_ends, newline_of
 from memvault.core.wikilinks import find_links, link_safe
-from memvault.errors import MemoryFileError
 
 _MARKER = re.compile(r"^\s*<!--\s*memvault:(begin|end)\s+([A-Za-z0-9_-]+)\s*-->\s*$")
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
 FOLDER_SECTION = "folder"
+ORDERS = ("date", "updated", "mtime", "title")
+
+
+class MarkerError(ValueError):
+    """MEMORY.md's section markers do not pair up (a marker deleted or repeated by hand)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRule:
+    """One managed section of MEMORY.md (configured in ``memory.sections``)."""
+
+    name: str
+    title: str
+    folder: str
+    filter: Mapping[str, str] = field(default_factory=dict)
+    order: str = "date"  # one of ORDERS
+    limit: int = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +106,7 @@ def is_folder_note(path: str) -> bool:
 
 
 def parse_blocks(lines: Sequence[str]) -> list[_Block]:
-    """Find the managed sections; raise MemoryFileError if markers do not pair."""
+    """Find the managed sections; raise MarkerError if markers do not pair."""
     blocks: list[_Block] = []
     open_name: str | None = None
     open_at = 0
@@ -103,18 +118,18 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
         kind, name = m.groups()
         if kind == "begin":
             if open_name is not None:
-                raise MemoryFileError(
+                raise MarkerError(
                     f"line {i + 1}: section '{name}' begins inside '{open_name}' "
                     f"(begun on line {open_at + 1}) — close it first"
                 )
             if name in names:
-                raise MemoryFileError(f"line {i + 1}: section '{name}' appears twice")
+                raise MarkerError(f"line {i + 1}: section '{name}' appears twice")
             open_name, open_at = name, i
         else:
             if open_name is None:
-                raise MemoryFileError(f"line {i + 1}: 'end {name}' without a matching begin")
+                raise MarkerError(f"line {i + 1}: 'end {name}' without a matching begin")
             if name != open_name:
-                raise MemoryFileError(
+                raise MarkerError(
                     f"line {i + 1}: 'end {name}' closes section '{open_name}' "
                     f"(begun on line {open_at + 1})"
                 )
@@ -122,7 +137,7 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
             names.add(name)
             open_name = None
     if open_name is not None:
-        raise MemoryFileError(f"line {open_at + 1}: section '{open_name}' is never closed")
+        raise MarkerError(f"line {open_at + 1}: section '{open_name}' is never closed")
     return blocks
 
 

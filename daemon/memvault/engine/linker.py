@@ -20,7 +20,7 @@ from memvault.core.notes import parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkIndex, relink
-from memvault.errors import MemoryFileError, NoteNotFound, WriteConflict
+from memvault.errors import NoteNotFound, WriteConflict
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -125,7 +125,7 @@ class Linker:
                 written = True
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except (MemoryFileError, WriteConflict, NotText) as exc:
+        except (memory_md.MarkerError, WriteConflict, NotText) as exc:
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
@@ -169,7 +169,7 @@ class Linker:
                     )
                     if changed:
                         written.append(path)
-            except (MemoryFileError, WriteConflict, NotText) as exc:
+            except (memory_md.MarkerError, WriteConflict, NotText) as exc:
                 log.warning("%s left untouched: %s", path, exc)
         return written
 

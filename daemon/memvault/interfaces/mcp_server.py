@@ -2,7 +2,7 @@
 
 Tools ``memory_search``, ``memory_context``, ``memory_get``, ``memory_write``,
 ``memory_log``, ``memory_status`` and the resource ``memory://index``
-(MEMORY.md). Each tool is a few lines over ``Vault`` or ``DaemonClient``:
+(MEMORY.md). Each tool is a few lines over ``Memory`` (``open_memory``):
 
 - a daemon serving the vault is looked for on every call (a file read and a
   loopback ``/health``), so the server follows a daemon that starts or stops
@@ -36,15 +36,14 @@ from pydantic import Field
 from memvault import __version__
 from memvault.config import VaultConfig
 from memvault.core.report import Hit
-from memvault.errors import LockHeld, MemvaultError
-from memvault.interfaces.client import DaemonClient
+from memvault.errors import MemvaultError
+from memvault.interfaces.memory import Memory, Mode, open_memory
 
 if TYPE_CHECKING:
     from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.mcp")
 T = TypeVar("T")
-Mode = Literal["read", "write", "peek"]
 
 INSTRUCTIONS = """\
 memvault is the user's long-term memory: a markdown vault with a small index (MEMORY.md) \
@@ -63,42 +62,26 @@ WRITES = ToolAnnotations(
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
 
-class Memory:
-    """Where tool calls go: the running daemon, or the vault in this process."""
+class Calls:
+    """Where tool calls go: ``open_memory`` per call (a daemon, or the vault here), with
+    one embedding model loaded for the whole session when no daemon serves."""
 
     def __init__(self, root: Path, config: VaultConfig) -> None:
         self.root = root
         self.config = config
         self._embedder: Embedder | None = None
-        self._local = threading.Lock()  # one in-process call at a time
+        self._local = threading.Lock()  # one call at a time: one writer in this process
 
-    def call(self, op: Callable[[Any], T], mode: Mode) -> T:
-        client = DaemonClient.find(self.root)
-        if client is not None:
-            with client:
-                return op(client)
-        with self._local:
-            return self._in_process(op, mode)
-
-    def _in_process(self, op: Callable[[Any], T], mode: Mode) -> T:
-        from memvault.api import Vault
-
-        if self._embedder is None and mode != "peek":
+    def _model(self) -> Embedder:
+        if self._embedder is None:
             from memvault.index.embedder import make_embedder
 
-            self._embedder = make_embedder(self.config.index)  # loaded once per session
-        writable = mode != "peek"
-        try:
-            vault = Vault.open(self.root, read_only=not writable, embedder=self._embedder)
-        except LockHeld:
-            if mode == "write":
-                raise
-            writable = False
-            vault = Vault.open(self.root, read_only=True, embedder=self._embedder)
-        with vault:
-            if writable:
-                vault.sync()
-            return op(vault)
+            self._embedder = make_embedder(self.config.index)
+        return self._embedder
+
+    def call(self, op: Callable[[Memory], T], mode: Mode) -> T:
+        with self._local, open_memory(self.root, mode, embedder=self._model) as memory:
+            return op(memory)
 
 
 def refused(exc: Exception) -> ToolError:
@@ -128,11 +111,11 @@ def link_of(path: str) -> str:
 def build_server(root: Path) -> MCPServer:
     """The MCP server for the vault at ``root`` (its configuration is read now)."""
     config = VaultConfig.load(root)
-    memory = Memory(root, config)
+    calls = Calls(root, config)
 
-    def run(op: Callable[[Any], T], mode: Mode) -> T:
+    def run(op: Callable[[Memory], T], mode: Mode) -> T:
         try:
-            return memory.call(op, mode)
+            return calls.call(op, mode)
         except (MemvaultError, ValueError) as exc:
             raise refused(exc) from exc
 

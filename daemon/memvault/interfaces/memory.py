@@ -79,13 +79,15 @@ def open_memory(
     root: Path,
     mode: Mode = "read",
     *,
-    embedder: Embedder | None = None,
+    embedder: Callable[[], Embedder] | None = None,
     progress: Callable[[Any], None] | None = None,
 ) -> Iterator[Memory]:
     """The running daemon's client, or the vault opened in this process (module doc).
 
-    ``embedder`` lets a long-lived caller (the MCP server) load the model once for
-    many calls; ``progress`` sees the sync a ``"read"`` runs first.
+    ``embedder`` gives the model to use in this process — called only when no daemon
+    serves the vault and the call is not a peek — so a long-lived caller (the MCP
+    server) loads it once for many calls; ``progress`` sees the sync a ``"read"`` or
+    ``"write"`` runs first.
     """
     from memvault.interfaces.client import DaemonClient
 
@@ -99,13 +101,14 @@ def open_memory(
     from memvault.errors import LockHeld
 
     writable = mode != "peek"
+    model = embedder() if embedder is not None and writable else None
     try:
-        vault = Vault.open(root, read_only=not writable, embedder=embedder)
+        vault = Vault.open(root, read_only=not writable, embedder=model)
     except LockHeld:
         if mode == "write":
             raise
         writable = False
-        vault = Vault.open(root, read_only=True, embedder=embedder)
+        vault = Vault.open(root, read_only=True, embedder=model)
     with vault:
         if writable:
             vault.sync(progress=progress)

@@ -4,8 +4,10 @@ Every path that comes from outside (a CLI argument, an HTTP request, an MCP
 tool call, a link) reaches the disk through ``safe_join``. Every write to a
 file a person may be editing goes through ``update_text`` / ``write_cas``:
 write a temp file in the same folder, fsync, check the file still has the
-hash that was read, then ``os.replace``; nothing is written when nothing
-changes.
+hash that was read, then swap it in — on Linux with ``renameat2
+(RENAME_EXCHANGE)``, so a save that slipped in between check and swap is seen
+and swapped straight back; elsewhere with ``os.replace`` right after the
+check. Nothing is written when nothing changes.
 """
 
 from __future__ import annotations
