@@ -32,7 +32,14 @@ from memvault.core.wikilinks import (
         ("[text](folder/note.md)", [("markdown", "folder/note.md", None, "text", False)]),
         ("[t](My%20Note.md#Sec)", [("markdown", "My Note.md", "Sec", "t", False)]),
         ("[t](<My Note.md>)", [("markdown", "My Note.md", None, "t", False)]),
-        ("[t](https://x.y/a.md) [t](#anchor) [t](file.pdf)", []),
+        ("[t](https://x.y/a.md) [t](#anchor) [t](mailto:a@b.c)", []),
+        (
+            "[t](file.pdf) ![](<img/a b.png>)",
+            [
+                ("markdown", "file.pdf", None, "t", False),
+                ("markdown", "img/a b.png", None, "", True),
+            ],
+        ),
         ("`[[in code]]` ``[[also]]``", []),
         ("```\n[[fenced]]\n```\n[[after]]", [("wiki", "after", None, None, False)]),
         ("~~~~\n[[fenced]]\n~~~\n[[still fenced]]\n~~~~\n", []),
@@ -158,18 +165,40 @@ def test_rewriting_a_link_changes_no_other_byte(
     assert out[start + len(f"[[{new}{anchor}{alias}]]") :] == text[start + len(link) :]
 
 
-def test_relink_follows_a_move_and_keeps_anchor_and_alias() -> None:
+@pytest.mark.parametrize(
+    ("link_format", "expected"),
+    [
+        (
+            "shortest",
+            "x [[note-renamed#H|Shown]] y [[note-renamed]] z [md](note-renamed.md#H) [[other]]",
+        ),
+        (
+            "relative",
+            "x [[../archive/note-renamed#H|Shown]] y [[../archive/note-renamed]] z "
+            "[md](../archive/note-renamed.md#H) [[other]]",
+        ),
+        (
+            "absolute",
+            "x [[archive/note-renamed#H|Shown]] y [[archive/note-renamed]] z "
+            "[md](archive/note-renamed.md#H) [[other]]",
+        ),
+    ],
+)
+def test_relink_follows_a_move_and_keeps_anchor_and_alias(link_format: str, expected: str) -> None:
     before_files = ["a/note.md", "b/other.md"]
     after_files = ["archive/note-renamed.md", "b/other.md"]
     moves = {"a/note.md": "archive/note-renamed.md"}
     text = "x [[a/note#H|Shown]] y [[note]] z [md](../a/note.md#H) [[other]]"
     out = relink(
-        text, "b/other.md", "b/other.md", LinkIndex(before_files), LinkIndex(after_files), moves
+        text,
+        "b/other.md",
+        "b/other.md",
+        LinkIndex(before_files),
+        LinkIndex(after_files),
+        moves,
+        link_format,  # type: ignore[arg-type]
     )
-    assert out == (
-        "x [[note-renamed#H|Shown]] y [[note-renamed]] z "
-        "[md](../archive/note-renamed.md#H) [[other]]"
-    )
+    assert out == expected
 
 
 def test_relink_leaves_links_that_still_resolve() -> None:
