@@ -228,107 +228,101 @@ def _escaped(text: str, at: int) -> bool:
 
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
-
-
-def _paragraph_end(text: str, start: int) -> int:
-    """Where the paragraph holding ``start`` ends: the next blank (or blanked) line."""
-    m = _BLANK_LINE.search(text, start)
-    return m.start() if m else len(text)
-
-
-def _mask_inline(text: str) -> str:
-    out = list(text)
-    i = 0
-    n = len(text)
-    limit = -1  # end of the current paragraph, found lazily
-    while i < n:
-        ch = text[i]
-        if ch not in "\\`[]<$":
-            i += 1
-            continue
-        if i >= limit:
-            limit = _paragraph_end(text, i)
-        if ch == "\\":
-            i += 2
-            continue
-        if ch == "`":
-            i = _code_span(text, out, i, limit)
-        elif ch == "[":
-            i = _skip_wikilink(text, i)
-        elif ch == "]":
-            i = _skip_destination(text, i)
-        elif ch == "<":
-            i = _span(text, out, i, "<!--", "-->", limit, escapes=False)
-        elif text.startswith("$$", i):
-            i = _span(text, out, i, "$$", "$$", limit, escapes=True)
-        else:
-            i = _inline_math(text, out, i, limit)
-    return "".join(out)
-
-
-def _code_span(text: str, out: list[str], i: int, limit: int) -> int:
-    j = i
-    while j < len(text) and text[j] == "`":
-        j += 1
-    run = j - i
-    k = j
-    while True:
-        at = text.find("`" * run, k, limit)
-        if at < 0:
-            return j  # no closing run: the backticks are text
-        stop = at + run
-        if stop >= len(text) or text[stop] != "`":
-            _blank(out, i, stop)
-            return stop
-        while stop < len(text) and text[stop] == "`":
-            stop += 1
-        k = stop
-
-
-def _skip_wikilink(text: str, i: int) -> int:
-    """Past a wikilink that opens at ``i`` (it is a link, not code or math); else past ``[``."""
-    if not text.startswith("[[", i):
-        return i + 1
-    end = text.find("]]", i + 2)
-    line_end = text.find("\n", i)
-    if end < 0 or (0 <= line_end < end) or "[[" in text[i + 2 : end]:
-        return i + 1
-    return end + 2
-
-
-def _skip_destination(text: str, i: int) -> int:
-    """Past the ``(destination)`` of a markdown link whose text closes at ``i``: a path is
-    not math (``[a](x$y.md)``)."""
-    m = _DESTINATION.match(text, i)
-    return m.end() if m else i + 1
-
-
 _DESTINATION = re.compile(r"\]\(\s*(?:<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)")
 
 
-def _span(
-    text: str, out: list[str], i: int, opener: str, closer: str, limit: int, *, escapes: bool
-) -> int:
-    if not text.startswith(opener, i):
-        return i + 1
-    start = i + len(opener)
-    at = _find_unescaped(text, closer, start, limit) if escapes else text.find(closer, start, limit)
-    if at < 0:
-        return i + len(opener)
-    _blank(out, i, at + len(closer))
-    return at + len(closer)
+def _mask_inline(text: str) -> str:
+    return _Inline(text).run()
 
 
-def _inline_math(text: str, out: list[str], i: int, limit: int) -> int:
-    if i + 1 >= limit or text[i + 1] in " \t\r\n$":
-        return i + 1
-    k = i + 1
-    while True:
-        at = _find_unescaped(text, "$", k, limit)
-        if at < 0:
+class _Inline:
+    """Left-to-right scan for code spans, comments, math and wikilinks (leftmost wins).
+
+    Searches for a closer remember where they found one (or that there was
+    none), so a paragraph of a thousand unmatched openers costs one pass, not
+    a thousand.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.out = list(text)
+        self.found: dict[str, tuple[int, int]] = {}  # what -> (searched from, found at or len)
+
+    def next(self, what: str, pos: int) -> int:
+        """Where the next ``what`` at or after ``pos`` starts (``len(text)`` when none)."""
+        cached = self.found.get(what)
+        if cached and cached[0] <= pos <= cached[1]:
+            return cached[1]
+        text, n = self.text, len(self.text)
+        if what.startswith("`"):  # a run of exactly that many backticks
+            at = text.find(what, pos)
+            while at >= 0:
+                stop = at + len(what)
+                if (stop >= n or text[stop] != "`") and (at == 0 or text[at - 1] != "`"):
+                    break
+                while stop < n and text[stop] == "`":
+                    stop += 1
+                at = text.find(what, stop)
+        elif what == "$":  # a dollar that can close inline math
+            at = _find_unescaped(text, "$", pos, n)
+            while at >= 0 and (text[at - 1] in " \t\r\n" or text[at + 1 : at + 2].isdigit()):
+                at = _find_unescaped(text, "$", at + 1, n)
+        elif what == "$$":
+            at = _find_unescaped(text, "$$", pos, n)
+        else:
+            at = text.find(what, pos)
+        found = n if at < 0 else at
+        self.found[what] = (pos, found)
+        return found
+
+    def run(self) -> str:
+        text, n = self.text, len(self.text)
+        i, limit = 0, -1  # limit: where the current paragraph ends, found lazily
+        while i < n:
+            ch = text[i]
+            if ch not in "\\`[]<$":
+                i += 1
+                continue
+            if i >= limit:
+                m = _BLANK_LINE.search(text, i)
+                limit = m.start() if m else n
+            if ch == "\\":
+                i += 2
+            elif ch == "`":
+                j = i
+                while j < n and text[j] == "`":
+                    j += 1
+                i = self.span(i, j, "`" * (j - i), limit) if j - i else j
+            elif ch == "[":
+                i = self.wikilink(i)
+            elif ch == "]":
+                m = _DESTINATION.match(text, i)  # [a](x$y.md): a path is not math
+                i = m.end() if m else i + 1
+            elif text.startswith("<!--", i):
+                i = self.span(i, i + 4, "-->", limit)
+            elif text.startswith("$$", i):
+                i = self.span(i, i + 2, "$$", limit)
+            elif ch == "$" and i + 1 < n and text[i + 1] not in " \t\r\n$":
+                i = self.span(i, i + 1, "$", limit)
+            else:
+                i += 1
+        return "".join(self.out)
+
+    def span(self, start: int, inner: int, closer: str, limit: int) -> int:
+        """Blank from ``start`` through ``closer`` when it comes before ``limit``; else skip the opener."""
+        at = self.next(closer, inner)
+        if at >= limit:
+            return inner
+        stop = at + len(closer)
+        _blank(self.out, start, stop)
+        return stop
+
+    def wikilink(self, i: int) -> int:
+        """Past a wikilink that opens at ``i`` (it is a link, not code or math); else past ``[``."""
+        text = self.text
+        if not text.startswith("[[", i):
             return i + 1
-        after = text[at + 1] if at + 1 < len(text) else ""
-        if text[at - 1] not in " \t\r\n" and not after.isdigit():
-            _blank(out, i, at + 1)
-            return at + 1
-        k = at + 1
+        end = self.next("]]", i + 2)
+        if end >= min(self.next("\n", i), self.next("[[", i + 2)):
+            return i + 1  # not closed on its line, or holds another [[: not a link
+        return end + 2
