@@ -102,13 +102,15 @@ class Section:
     block: str | None = None  # the block id as written (kind == "block")
 
 
-def outline(text: str) -> Outline:
-    """The headings and block ids of a note (text decoded, BOM removed)."""
+def outline(text: str, masked: str | None = None) -> Outline:
+    """The headings and block ids of a note (text decoded, BOM removed).
+
+    ``masked`` is ``markup.mask_inert(text)`` when the caller has it already."""
     lines = split_lines(text)
-    masked = split_lines(mask_inert(text))
+    masked_lines = split_lines(mask_inert(text) if masked is None else masked)
     first = text[: frontmatter_end(text)].count("\n")  # lines of frontmatter to skip
     contents: list[str | None] = []  # each line without quote prefix; None = inert
-    for i, (line, mline) in enumerate(zip(lines, masked, strict=True)):
+    for i, (line, mline) in enumerate(zip(lines, masked_lines, strict=True)):
         if i < first or not mline.strip():
             contents.append(None if i < first or line.strip() else "")
             continue

@@ -19,6 +19,7 @@ from typing import Any
 import yaml
 
 from memvault.core import frontmatter_yaml
+from memvault.core.anchors import Outline, outline
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
@@ -48,6 +49,7 @@ class Note:
     body: str  # the text after the frontmatter block
     body_line: int  # 1-based line where the body starts
     warnings: tuple[str, ...] = field(default=())
+    outline: Outline | None = None  # headings and block ids, for #anchors (anchors.outline)
 
     @property
     def category(self) -> str:
@@ -124,6 +126,7 @@ def parse_note(path: str, text: str) -> Note:
             body, body_line = text, 1
     masked = mask_code(text)
     headings = _headings(text, masked)
+    links = find_links(text, masked)
     body_headings = [h for h in headings if h.line >= body_line]
     title = _title(path, fm, body_headings)
     return Note(
@@ -134,10 +137,11 @@ def parse_note(path: str, text: str) -> Note:
         tags=_tags(fm, masked, body_line, text),
         aliases=_aliases(fm),
         headings=tuple(body_headings),
-        links=tuple(find_links(text)),
+        links=tuple(links),
         body=body,
         body_line=body_line,
         warnings=tuple(warnings),
+        outline=outline(text, masked),
     )
 
 

@@ -89,9 +89,12 @@ def mask_code(text: str) -> str:
     return mask_inert(text)
 
 
-def find_links(text: str) -> list[Link]:
-    """Every link in the text, in order; none from inside code, math or comments."""
-    masked = mask_inert(text)
+def find_links(text: str, masked: str | None = None) -> list[Link]:
+    """Every link in the text, in order; none from inside code, math or comments.
+
+    ``masked`` is ``mask_inert(text)`` when the caller has it already."""
+    if masked is None:
+        masked = mask_inert(text)
     found: list[Link] = []
     line_starts = _line_starts(text)
     for m in _WIKI.finditer(masked):
