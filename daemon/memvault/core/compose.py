@@ -130,38 +130,34 @@ def check_fields(fields: Mapping[str, str]) -> dict[str, str]:
 def fill(template: str, title: str, day: str, time: str) -> str:
     """The template with ``{{title}}``, ``{{date}}`` and ``{{time}}`` filled in.
 
-    In the frontmatter, a value that is one placeholder (``title: "{{title}}"``)
-    is filled so that YAML reads back exactly the text put in — a title with
-    quotes, ``: `` or ``#`` cannot break the block.
+    One pass: text put in is never read again for placeholders (a title may say
+    ``{{date}}``). In the frontmatter, a value that is one placeholder
+    (``title: "{{title}}"``) is filled so that YAML reads back exactly the text
+    put in, in the template's own quoting: a title with quotes, ``: `` or ``#``
+    cannot break the block.
     """
-    values = {"{{title}}": title, "{{date}}": day, "{{time}}": time}
-
-    def plain(text: str) -> str:
-        for placeholder, value in values.items():
-            text = text.replace(placeholder, value)
-        return text
-
+    values = {"title": title, "date": day, "time": time}
     raw, _, body_line = split_frontmatter(template)
-    if raw is None:
-        return plain(template)
     lines = template.split("\n")
-    for i in range(1, body_line - 2):
-        m = _PLACEHOLDER_LINE.match(lines[i])
-        if m:
-            value = values[m.group("ph")]
-            quote = m.group("q")
-            if quote == '"':
-                scalar = _double_quoted(value)
-            elif quote == "'":
-                scalar = "'" + value.replace("'", "''") + "'"
-            else:
-                scalar = yaml_value(value)
-            lines[i] = f"{m.group('key')}{scalar}{m.group('cr')}"
-    return plain("\n".join(lines))
+    for i, line in enumerate(lines):
+        m = _PLACEHOLDER_LINE.match(line) if raw is not None and 0 < i < body_line - 2 else None
+        if m is None:
+            lines[i] = _PLACEHOLDER.sub(lambda p: values[p.group(1)], line)
+            continue
+        value = values[m.group("ph")]
+        if m.group("q") == '"':
+            scalar = _double_quoted(value)
+        elif m.group("q") == "'":
+            scalar = "'" + value.replace("'", "''") + "'"
+        else:
+            scalar = yaml_value(value)
+        lines[i] = f"{m.group('key')}{scalar}{m.group('cr')}"
+    return "\n".join(lines)
 
 
+_PLACEHOLDER = re.compile(r"\{\{(title|date|time)\}\}")
 _PLACEHOLDER_LINE = re.compile(
-    r"""^(?P<key>[^\s#:][^:]*:[ \t]+)(?P<q>["']?)(?P<ph>\{\{(?:title|date|time)\}\})(?P=q)[ \t]*(?P<cr>\r?)$"""
+    r"""^(?P<key>[^\s#:][^:]*:[ \t]+)(?P<q>["']?)\{\{(?P<ph>title|date|time)\}\}(?P=q)[ \t]*(?P<cr>\r?)$"""
 )
 
 

@@ -356,7 +356,7 @@ def markdown_target(path: str, source: str, relative: bool) -> str:
     return urllib.parse.quote(target, safe="/")
 
 
-_CONTROL = re.compile(r"[\\\x00-\x1f\x7f ]")
+_CONTROL = re.compile(r"[\\\x00-\x1f\x7f %]")
 _ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
@@ -364,15 +364,17 @@ def encode_markdown_target(target: str, *, angle: bool, like: str = "") -> str:
     """How a markdown link's target is written, in the style of the link it replaces.
 
     In angle brackets the path stays literal (spaces and all). Otherwise it is
-    encoded the way Obsidian encodes it (only spaces, backslashes and control
-    characters: ``My%20note.md``, ``Café.md``), or fully percent-encoded when
-    the old target ``like`` escaped more than spaces (``Caf%C3%A9.md``).
-    Parentheses that would end the link early are escaped either way.
+    encoded the way Obsidian encodes it (spaces, backslashes, control
+    characters and ``%``: ``My%20note.md``, ``Café.md``), or fully
+    percent-encoded when the old target ``like`` escaped more than spaces
+    (``Caf%C3%A9.md``). Parentheses that would end the link early are escaped
+    either way. ``decode_uri`` of the result is ``target``.
     """
     if angle:
-        return target.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
+        encoded = _ESCAPED.sub(lambda m: "%25" + m.group(0)[1:], target)
+        return encoded.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
     if any(m.group(0) != "%20" for m in _ESCAPED.finditer(like)):
-        return urllib.parse.quote(target, safe="/!$&'()*+,;=@~")
+        return urllib.parse.quote(target, safe="/!$&'()*+,;=:?@~")
     encoded = _CONTROL.sub(lambda m: urllib.parse.quote(m.group(0)), target)
     encoded = encoded.replace("<", "%3C").replace(">", "%3E")
     if encoded.count("(") != encoded.count(")") or "((" in encoded or "))" in encoded:
@@ -427,10 +429,15 @@ def relink_note(
         raw = text[link.target_start : link.target_end]
         target = _new_target(link, expected, source_new, after, link_format)
         if link.kind == "wiki" and not link_safe(target):
-            skipped.append((raw, f"{expected} has a character ([]#^|) a wikilink cannot hold"))
+            skipped.append((raw, f"{expected}: a wikilink cannot hold any of # | ^ [ ]"))
             return None
         if link.kind == "markdown":
-            target = encode_markdown_target(target, angle=link.angle, like=raw)
+            encoded = encode_markdown_target(target, angle=link.angle, like=raw)
+            back = unicodedata.normalize("NFC", decode_uri(encoded))
+            if "#" in target or back != unicodedata.normalize("NFC", target):
+                skipped.append((raw, f"{expected}: a markdown link cannot lead to this name"))
+                return None
+            target = encoded
         if target != raw:
             rewritten.append((raw, target))
         return target
