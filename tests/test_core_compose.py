@@ -181,7 +181,7 @@ def test_a_title_cannot_break_the_templates_frontmatter(title: str) -> None:
         expected = "2024-03-12" if kind == "daily-log" else title
         assert note.frontmatter["title"] == expected
         assert note.frontmatter["date"] == "2024-03-12"
-        assert [h.text for h in note.headings][0] == expected.strip()  # filled once, not twice
+        assert note.headings[0].text == expected.strip()  # filled once, not twice
 
 
 @pytest.mark.parametrize(
