@@ -6,10 +6,11 @@ plugin reads the same files), with ``{{title}}``, ``{{date}}`` and ``{{time}}``.
 
 Frontmatter is written line by line, never by re-serialising a person's YAML.
 So that an agent's field can never break the block: a field name must be
-letters, digits, ``-`` and ``_`` (a letter or ``_`` first); a value may hold
-no control character (no line break, no tab, no U+2028); a value is quoted
-when YAML would read it otherwise; and every line written is read back and
-must give exactly the name and value asked for. Anything else raises
+letters, digits, ``-`` and ``_`` (a letter or ``_`` first), matched in full (no
+trailing line break); a value is written plain only when YAML reads it back
+unchanged, else double-quoted with every line break and control character
+escaped, so it stays one line; and every line written is read back and must
+give exactly the name and value asked for. Anything else raises
 ``InvalidField`` (a ``ValueError``: the adapters answer 400 / exit 2 / a tool
 error) before the note is touched.
 """
@@ -39,7 +40,7 @@ _UNSAFE = re.compile(r'[\\/#|^\[\]:*?"<>\x00-\x1f\x7f]+')
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # matched in full
 _SIMPLE = re.compile(r"[\w][\w .,/@+-]*", re.UNICODE)  # matched in full
 _RESERVED_START = re.compile(r"(?:true|false|null|~|yes|no|on|off|[-+\d.])", re.I)
-# characters YAML would not keep as they are inside double quotes: escaped
+# characters YAML would not keep as they are inside double quotes (JSON escapes C0): escaped
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
 MAX_FIELD_NAME = 64
 MAX_FIELD_VALUE = 10_000
@@ -107,10 +108,9 @@ def field_line(name: object, value: object) -> str:
     if len(value) > MAX_FIELD_VALUE:
         raise InvalidField(f"the value of {name!r} is longer than {MAX_FIELD_VALUE} characters")
     for ch in value:
-        if unicodedata.category(ch) in ("Cc", "Cs", "Zl", "Zp"):
+        if unicodedata.category(ch) == "Cs":
             raise InvalidField(
-                f"the value of {name!r} holds a control character (U+{ord(ch):04X}); "
-                "fields are one line of text"
+                f"the value of {name!r} holds a lone surrogate (U+{ord(ch):04X}), not text"
             )
     line = f"{name}: {yaml_value(value)}"
     try:
