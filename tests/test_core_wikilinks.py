@@ -585,3 +585,28 @@ def test_relinking_changes_only_link_targets(
     for link in find_links(result.text):
         res = after.resolve(link.target, "src.md")
         assert res.verdict == "resolved" and res.path in moves.values()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[[Old name]] [[Old name#Part|p]] [[#Part]]",
+            "[[New name]] [[New name#Part|p]] [[#Part]]",
+        ),
+        ("[[old NAME.md#Part]]", "[[New name.md#Part]]"),
+        ("[[ Old name ]]", "[[New name]]"),
+        ("[s](Old%20name.md#Part)", "[s](New%20name.md#Part)"),
+    ],
+)
+def test_a_renamed_note_follows_its_links_to_itself(text: str, expected: str) -> None:
+    moves = {"notes/Old name.md": "notes/New name.md"}
+    out = relink(
+        text,
+        "notes/Old name.md",
+        "notes/New name.md",
+        LinkIndex(["notes/Old name.md"]),
+        LinkIndex(["notes/New name.md"]),
+        moves,
+    )
+    assert out == expected

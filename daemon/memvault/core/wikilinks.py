@@ -29,6 +29,7 @@ anchor and alias untouched.
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import unicodedata
@@ -99,10 +100,11 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
     line_starts = _line_starts(text)
     for m in _WIKI.finditer(masked):
         found.append(_wiki_link(text, m, line_starts))
-    wiki_spans = [(link.start, link.end) for link in found]
+    starts = [link.start for link in found]  # wikilinks are found in order and never overlap
     for m in _MD.finditer(masked):
-        if any(s <= m.start() < e for s, e in wiki_spans):
-            continue
+        k = bisect.bisect_right(starts, m.start()) - 1
+        if k >= 0 and m.start() < found[k].end:
+            continue  # a markdown link inside a wikilink
         link = _md_link(text, m, line_starts)
         if link is not None:
             found.append(link)
