@@ -37,6 +37,8 @@ def targets(text: str) -> list[str]:
             "10. item\n\n    [[paragraph of a wide ordered item]]",
             ["paragraph of a wide ordered item"],
         ),
+        ("-\titem\n\n\t[[paragraph after a tab marker]]", ["paragraph after a tab marker"]),
+        ("- item\n\n\t- [[tab-nested item]]", ["tab-nested item"]),
         ("> quote\n>\n>     [[code in a quote]]", []),
         # math
         ("$$\n[[a]]\n$$\n[[b]]", ["b"]),

@@ -155,10 +155,12 @@ class _Blocks:
         if rel <= 3:
             item = _LIST_ITEM.match(content)
             if item and not _THEMATIC.match(content):
-                base = (self.items[-1] if self.items else 0) + rel
-                gap = len(item.group(2).expandtabs(4))
-                width = len(item.group(1)) + (gap if 1 <= gap <= 4 else 1)
-                self.items.append(base + width)
+                marker_end = (self.items[-1] if self.items else 0) + rel + len(item.group(1))
+                col = marker_end
+                for ch in item.group(2):  # the gap, in columns (a tab runs to the next stop)
+                    col = col + 4 - col % 4 if ch == "\t" else col + 1
+                gap = col - marker_end
+                self.items.append(marker_end + (gap if 1 <= gap <= 4 else 1))
                 self.paragraph = False
                 inner = start + item.end()
                 if inner < end:
