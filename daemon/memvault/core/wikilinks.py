@@ -352,12 +352,6 @@ def rewrite_links(text: str, replace: Callable[[Link], str | None]) -> str:
     return "".join(pieces)
 
 
-def markdown_target(path: str, source: str, relative: bool) -> str:
-    """The raw (URL-encoded) target of a markdown link to ``path``."""
-    target = posixpath.relpath(path, posixpath.dirname(source) or ".") if relative else path
-    return urllib.parse.quote(target, safe="/")
-
-
 _CONTROL = re.compile(r"[\\\x00-\x1f\x7f %]")
 _ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}")
 
