@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
+from memvault.core.changes import ChangeSet, Known, Seen, diff, stat_moves, suspects
 
 
 def test_only_new_or_restatted_files_are_suspects() -> None:
@@ -41,3 +41,31 @@ def test_scope_limits_the_comparison_to_a_batch() -> None:
     out = diff(known, {"a.md": Seen(2, 2)}, {"a.md": "hx"}, scope={"a.md"})
     assert out == ChangeSet(modified=("a.md",))
     assert not ChangeSet()
+
+
+def test_a_renamed_attachment_keeps_its_size_and_mtime() -> None:
+    before = {"Attachments/Engelbart.jpg": Seen(52_133, 17), "a.png": Seen(10, 1)}
+    after = {"Attachments/people/Douglas Engelbart.jpg": Seen(52_133, 17), "a.png": Seen(10, 1)}
+    assert stat_moves(before, after) == {
+        "Attachments/Engelbart.jpg": "Attachments/people/Douglas Engelbart.jpg"
+    }
+
+
+def test_a_moved_folder_of_attachments_pairs_file_by_file() -> None:
+    before = {"img/a.png": Seen(1, 5), "img/b.png": Seen(1, 5), "img/c.pdf": Seen(9, 5)}
+    after = {"media/a.png": Seen(1, 5), "media/b.png": Seen(1, 5), "media/c.pdf": Seen(9, 5)}
+    assert stat_moves(before, after) == {
+        "img/a.png": "media/a.png",
+        "img/b.png": "media/b.png",
+        "img/c.pdf": "media/c.pdf",
+    }
+
+
+def test_attachment_moves_are_not_guessed() -> None:
+    # one vanished file, two identical new ones with other names: which is it?
+    before = {"a.png": Seen(1, 5), "kept.png": Seen(2, 2)}
+    after = {"x.png": Seen(1, 5), "y.png": Seen(1, 5), "kept.png": Seen(2, 2)}
+    assert stat_moves(before, after) == {}
+    # a changed file (another size or time) is a delete and a create, not a move
+    assert stat_moves({"a.png": Seen(1, 5)}, {"b.png": Seen(1, 6)}) == {}
+    assert stat_moves({"a.png": Seen(1, 5)}, {"a.png": Seen(1, 5)}) == {}

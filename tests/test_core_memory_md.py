@@ -313,3 +313,24 @@ def test_human_bytes_survive_any_sequence_of_edits_and_syncs(ops: list) -> None:
             assert line in text.split("\n")
     listed = [ln for ln in text.split("\n") if ln.startswith("- [[people/")]
     assert len(listed) <= 5 + 1
+
+
+def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
+    # read alone, "    - [[notes/alpha]]" would be indented code; under a list item it is a
+    # nested item, and Obsidian (and the rename) follow its link
+    from memvault.core.wikilinks import relink
+
+    before = LinkIndex(["notes/alpha.md", "MEMORY.md"])
+    after = LinkIndex(["notes/beta.md", "MEMORY.md"])
+    moves = {"notes/alpha.md": "notes/beta.md"}
+    text = (
+        "# Memory\n\n<!-- memvault:begin logs -->\n- mine\n    - [[notes/alpha]]\n"
+        "<!-- memvault:end logs -->\n"
+    )
+    update = run(
+        text,
+        [],
+        rules=[DEFAULT_SECTIONS[3]],
+        rewrite=lambda t: relink(t, "MEMORY.md", "MEMORY.md", before, after, moves),
+    )
+    assert "- mine\n    - [[beta]]\n" in update.text

@@ -6,14 +6,17 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memvault.core.linkcheck import link_format
 from memvault.core.wikilinks import (
     LinkIndex,
     Resolution,
+    decode_uri,
     find_links,
     heading_key,
     link_safe,
     mask_code,
     relink,
+    relink_note,
     rewrite_links,
 )
 
@@ -32,7 +35,14 @@ from memvault.core.wikilinks import (
         ("[text](folder/note.md)", [("markdown", "folder/note.md", None, "text", False)]),
         ("[t](My%20Note.md#Sec)", [("markdown", "My Note.md", "Sec", "t", False)]),
         ("[t](<My Note.md>)", [("markdown", "My Note.md", None, "t", False)]),
-        ("[t](https://x.y/a.md) [t](#anchor) [t](file.pdf)", []),
+        ("[t](https://x.y/a.md) [t](#anchor) [t](mailto:a@b.c)", []),
+        (
+            "[t](file.pdf) ![](<img/a b.png>)",
+            [
+                ("markdown", "file.pdf", None, "t", False),
+                ("markdown", "img/a b.png", None, "", True),
+            ],
+        ),
         ("`[[in code]]` ``[[also]]``", []),
         ("```\n[[fenced]]\n```\n[[after]]", [("wiki", "after", None, None, False)]),
         ("~~~~\n[[fenced]]\n~~~\n[[still fenced]]\n~~~~\n", []),
@@ -158,18 +168,40 @@ def test_rewriting_a_link_changes_no_other_byte(
     assert out[start + len(f"[[{new}{anchor}{alias}]]") :] == text[start + len(link) :]
 
 
-def test_relink_follows_a_move_and_keeps_anchor_and_alias() -> None:
+@pytest.mark.parametrize(
+    ("link_format", "expected"),
+    [
+        (
+            "shortest",
+            "x [[note-renamed#H|Shown]] y [[note-renamed]] z [md](note-renamed.md#H) [[other]]",
+        ),
+        (
+            "relative",
+            "x [[../archive/note-renamed#H|Shown]] y [[../archive/note-renamed]] z "
+            "[md](../archive/note-renamed.md#H) [[other]]",
+        ),
+        (
+            "absolute",
+            "x [[archive/note-renamed#H|Shown]] y [[archive/note-renamed]] z "
+            "[md](archive/note-renamed.md#H) [[other]]",
+        ),
+    ],
+)
+def test_relink_follows_a_move_and_keeps_anchor_and_alias(link_format: str, expected: str) -> None:
     before_files = ["a/note.md", "b/other.md"]
     after_files = ["archive/note-renamed.md", "b/other.md"]
     moves = {"a/note.md": "archive/note-renamed.md"}
     text = "x [[a/note#H|Shown]] y [[note]] z [md](../a/note.md#H) [[other]]"
     out = relink(
-        text, "b/other.md", "b/other.md", LinkIndex(before_files), LinkIndex(after_files), moves
+        text,
+        "b/other.md",
+        "b/other.md",
+        LinkIndex(before_files),
+        LinkIndex(after_files),
+        moves,
+        link_format,  # type: ignore[arg-type]
     )
-    assert out == (
-        "x [[note-renamed#H|Shown]] y [[note-renamed]] z "
-        "[md](../archive/note-renamed.md#H) [[other]]"
-    )
+    assert out == expected
 
 
 def test_relink_leaves_links_that_still_resolve() -> None:
@@ -202,3 +234,379 @@ def test_link_safe_names() -> None:
 
 def test_heading_key_ignores_case_space_and_unsafe_characters() -> None:
     assert heading_key("Why: the  Database") == heading_key("why the database")
+
+
+# -- link formats: Obsidian's fileToLinktext -------------------------------------------------
+
+HELP = [
+    "Obsidian Sync/Security and privacy.md",
+    "Obsidian Publish/Security and privacy.md",
+    "Obsidian Sync/Version history.md",
+    "Obsidian Sync/Collaborate on a shared vault.md",
+    "Attachments/Engelbart.jpg",
+    "a/b/c/deep.md",
+    "a/x.md",
+    "a/y.md",
+    "README.md",
+    "docs/README.md",
+]
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "link_format", "omit_md", "expected"),
+    [
+        ("Obsidian Sync/Version history.md", "a/x.md", "shortest", True, "Version history"),
+        ("Obsidian Sync/Version history.md", "a/x.md", "shortest", False, "Version history.md"),
+        # a name two files share is written in full, even from the target's own folder
+        (
+            "Obsidian Sync/Security and privacy.md",
+            "Obsidian Sync/Collaborate on a shared vault.md",
+            "shortest",
+            True,
+            "Obsidian Sync/Security and privacy",
+        ),
+        (
+            "README.md",
+            "docs/README.md",
+            "shortest",
+            True,
+            "README",
+        ),  # root: the full path is the name
+        ("docs/README.md", "README.md", "shortest", True, "docs/README"),
+        ("Attachments/Engelbart.jpg", "a/x.md", "shortest", True, "Engelbart.jpg"),
+        ("a/b/c/deep.md", "a/x.md", "relative", True, "b/c/deep"),
+        ("a/x.md", "a/b/c/deep.md", "relative", True, "../../x"),
+        ("a/y.md", "a/x.md", "relative", True, "y"),
+        ("a/x.md", "README.md", "relative", True, "a/x"),
+        ("README.md", "a/x.md", "relative", True, "../README"),
+        (
+            "Attachments/Engelbart.jpg",
+            "a/b/c/deep.md",
+            "relative",
+            True,
+            "../../../Attachments/Engelbart.jpg",
+        ),
+        (
+            "Obsidian Sync/Version history.md",
+            "a/x.md",
+            "absolute",
+            True,
+            "Obsidian Sync/Version history",
+        ),
+        (
+            "Obsidian Sync/Version history.md",
+            "a/x.md",
+            "absolute",
+            False,
+            "Obsidian Sync/Version history.md",
+        ),
+    ],
+)
+def test_link_text_is_obsidians_file_to_linktext(
+    path: str, source: str, link_format: str, omit_md: bool, expected: str
+) -> None:
+    idx = LinkIndex(HELP)
+    assert idx.link_text(path, source, link_format, omit_md=omit_md) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("app_json", "expected"),
+    [
+        (None, "shortest"),
+        ("", "shortest"),
+        ("{}", "shortest"),
+        ('{"newLinkFormat": "relative"}', "relative"),
+        ('{"newLinkFormat": "absolute", "useMarkdownLinks": true}', "absolute"),
+        ('{"newLinkFormat": "shortest"}', "shortest"),
+        ('{"newLinkFormat": "Relative"}', "shortest"),
+        ('{"newLinkFormat": 3}', "shortest"),
+        ("[1, 2]", "shortest"),
+        ("{not json", "shortest"),
+    ],
+)
+def test_the_link_format_comes_from_app_json(app_json: str | None, expected: str) -> None:
+    assert link_format(app_json) == expected
+
+
+# -- relinking after renames: the cases from a real vault ---------------------------------------
+
+
+def test_a_folder_rename_keeps_a_path_where_the_name_is_not_unique() -> None:
+    # issue 12.3: these became [[Security and privacy#Encryption|...]], which only resolved by a
+    # same-folder tie-break; Obsidian writes the full path when the name is not unique
+    before = LinkIndex(HELP)
+    moves = {
+        "Obsidian Sync/Security and privacy.md": "Sync/Security and privacy.md",
+        "Obsidian Sync/Version history.md": "Sync/Version history.md",
+        "Obsidian Sync/Collaborate on a shared vault.md": "Sync/Collaborate on a shared vault.md",
+    }
+    after = LinkIndex(moves.get(p, p) for p in HELP)
+    text = (
+        "If the vault is [[Obsidian Sync/Security and privacy#Encryption|end-to-end encrypted]], "
+        "see [[Version history]] and [[Obsidian Sync/Version history#^version-history-image]]."
+    )
+    out = relink(
+        text,
+        "Obsidian Sync/Collaborate on a shared vault.md",
+        "Sync/Collaborate on a shared vault.md",
+        before,
+        after,
+        moves,
+    )
+    assert out == (
+        "If the vault is [[Sync/Security and privacy#Encryption|end-to-end encrypted]], "
+        "see [[Version history]] and [[Version history#^version-history-image]]."
+    )
+    assert after.resolve("Sync/Security and privacy", "Sync/x.md").path == (
+        "Sync/Security and privacy.md"
+    )
+
+
+@pytest.mark.parametrize(
+    ("link_format", "written", "expected"),
+    [
+        # issue 12.3: the angle-bracket link came back as <../Sync/Version%20log.md>
+        ("relative", "[v](<../Sync/Version history.md>)", "[v](<../Sync/Version log.md>)"),
+        ("shortest", "[v](<../Sync/Version history.md>)", "[v](<Version log.md>)"),
+        ("absolute", "[v](<../Sync/Version history.md>)", "[v](<Sync/Version log.md>)"),
+        ("relative", "[v](../Sync/Version%20history.md)", "[v](../Sync/Version%20log.md)"),
+        ("shortest", "[v](../Sync/Version%20history.md#Restore)", "[v](Version%20log.md#Restore)"),
+        ("shortest", "![v](<../Sync/Version history.md>)", "![v](<Version log.md>)"),
+        ("shortest", "[v](../Sync/Version%20history)", "[v](Version%20log)"),  # no .md: none added
+        ("shortest", "[[Sync/Version history.md|v]]", "[[Version log.md|v]]"),  # .md kept
+        ("shortest", "[[Sync/Version history|v]]", "[[Version log|v]]"),
+        ("relative", "| [[Sync/Version history\\|v]] |", "| [[../Sync/Version log\\|v]] |"),
+    ],
+)
+def test_a_renamed_link_keeps_its_authors_style(
+    link_format: str, written: str, expected: str
+) -> None:
+    files = ["Sync/Version history.md", "Publish/Guide.md"]
+    moves = {"Sync/Version history.md": "Sync/Version log.md"}
+    out = relink(
+        written,
+        "Publish/Guide.md",
+        "Publish/Guide.md",
+        LinkIndex(files),
+        LinkIndex(moves.get(p, p) for p in files),
+        moves,
+        link_format,  # type: ignore[arg-type]
+    )
+    assert out == expected
+
+
+@pytest.mark.parametrize(
+    ("written", "new_name", "expected"),
+    [
+        ("[c](Caf%C3%A9.md)", "Crème brûlée.md", "[c](Cr%C3%A8me%20br%C3%BBl%C3%A9e.md)"),
+        ("[c](Café.md)", "Crème brûlée.md", "[c](Crème%20brûlée.md)"),
+        ("[c](<Café.md>)", "Crème brûlée.md", "[c](<Crème brûlée.md>)"),
+        ("[c](Café.md)", "100% (final.md", "[c](100%25%20%28final.md)"),
+        ("[c](<Café.md>)", "50%20off.md", "[c](<50%2520off.md>)"),
+        ("[c](Café.md)", "Q&A; notes (v2).md", "[c](Q&A;%20notes%20(v2).md)"),
+    ],
+)
+def test_markdown_targets_are_encoded_as_the_author_encoded_them(
+    written: str, new_name: str, expected: str
+) -> None:
+    files = ["Café.md", "x.md"]
+    moves = {"Café.md": new_name}
+    out = relink(written, "x.md", "x.md", LinkIndex(files), LinkIndex([new_name, "x.md"]), moves)
+    assert out == expected
+    (link,) = find_links(out)
+    assert link.target == new_name  # the link as rewritten leads to the file
+
+
+def test_a_link_whose_form_still_works_is_left_as_written() -> None:
+    # Obsidian rewrites a link only when it no longer leads where it led
+    files = ["Sync/Version history.md", "Sync/Guide.md", "Other/x.md"]
+    text = "[[Sync/Version history]] [[Version history]] [[version HISTORY]] [v](../Sync/Version%20history.md)"
+    # the note itself moves: its vault paths and names still work, the relative one does not
+    moves = {"Sync/Guide.md": "Other/Deep/Guide.md"}
+    out = relink(
+        text,
+        "Sync/Guide.md",
+        "Other/Deep/Guide.md",
+        LinkIndex(files),
+        LinkIndex(moves.get(p, p) for p in files),
+        moves,
+    )
+    assert out == (
+        "[[Sync/Version history]] [[Version history]] [[version HISTORY]] [v](Version%20history.md)"
+    )
+
+
+def test_a_name_a_wikilink_cannot_hold_is_reported_not_written() -> None:
+    files = ["notes/tips.md", "x.md"]
+    moves = {"notes/tips.md": "notes/C# tips.md"}
+    result = relink_note(
+        "[[tips]] and [t](notes/tips.md)",
+        "x.md",
+        "x.md",
+        LinkIndex(files),
+        LinkIndex(["notes/C# tips.md", "x.md"]),
+        moves,
+    )
+    assert result.text == "[[tips]] and [t](notes/tips.md)"
+    assert [raw for raw, _ in result.skipped] == ["tips", "notes/tips.md"]
+    assert result.rewritten == ()
+
+
+def test_links_in_code_math_and_comments_are_never_edited() -> None:
+    # issue 11.12: renaming notes/alpha.md rewrote [[alpha]] in all of these
+    text = (
+        "Real: [[alpha]]\n\n"
+        "    indented code [[alpha]]\n\n"
+        "$$\nmath [[alpha]]\n$$\n"
+        "<!-- comment [[alpha]] -->\n"
+        "`inline [[alpha]]` and $inline [[alpha]]$\n"
+        "```\nfenced [[alpha]]\n```\n"
+        "%% Obsidian comment [[alpha]] %%\n"
+    )
+    moves = {"notes/alpha.md": "notes/beta.md"}
+    out = relink(
+        text,
+        "x.md",
+        "x.md",
+        LinkIndex(["notes/alpha.md", "x.md"]),
+        LinkIndex(["notes/beta.md", "x.md"]),
+        moves,
+    )
+    assert out == text.replace("Real: [[alpha]]", "Real: [[beta]]").replace(
+        "%% Obsidian comment [[alpha]]", "%% Obsidian comment [[beta]]"
+    )
+
+
+# -- attachments -------------------------------------------------------------------------------
+
+ATTACHMENT_TYPES = [
+    "jpg", "png", "svg", "webp", "avif", "gif", "mp3", "ogg", "m4a", "flac", "mp4", "webm",
+    "mov", "mkv", "pdf", "canvas", "base", "excalidraw", "docx",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("ext", ATTACHMENT_TYPES)
+def test_renamed_attachments_are_followed_like_notes(ext: str) -> None:
+    old, new = f"Attachments/Engelbart.{ext}", f"Attachments/people/Douglas Engelbart.{ext}"
+    files = [old, "Notes/Demo.md"]
+    text = (
+        f"![[Engelbart.{ext}]] ![[Engelbart.{ext}|100x145]] ![[Engelbart.{ext}#page=3]] "
+        f"[[Attachments/Engelbart.{ext}|the file]] ![alt](../Attachments/Engelbart.{ext}) "
+        f"[f](<../Attachments/Engelbart.{ext}>)"
+    )
+    out = relink(
+        text,
+        "Notes/Demo.md",
+        "Notes/Demo.md",
+        LinkIndex(files),
+        LinkIndex([new, "Notes/Demo.md"]),
+        {old: new},
+    )
+    assert out == (
+        f"![[Douglas Engelbart.{ext}]] ![[Douglas Engelbart.{ext}|100x145]] "
+        f"![[Douglas Engelbart.{ext}#page=3]] [[Douglas Engelbart.{ext}|the file]] "
+        f"![alt](Douglas%20Engelbart.{ext}) [f](<Douglas Engelbart.{ext}>)"
+    )
+
+
+def test_a_moved_folder_of_attachments_is_followed() -> None:
+    files = ["Attachments/a.png", "Attachments/a.pdf", "Media/a.png", "n.md"]
+    moves = {"Attachments/a.png": "Archive/img/a.png", "Attachments/a.pdf": "Archive/img/a.pdf"}
+    after = LinkIndex(moves.get(p, p) for p in files)
+    text = "![[Attachments/a.png]] ![[a.pdf]] ![[Media/a.png]] ![](Attachments/a.png)"
+    out = relink(text, "n.md", "n.md", LinkIndex(files), after, moves)
+    # a.png exists twice, so its links need the full path; a.pdf is unique
+    assert out == "![[Archive/img/a.png]] ![[a.pdf]] ![[Media/a.png]] ![](Archive/img/a.png)"
+
+
+@pytest.mark.parametrize(
+    ("raw", "decoded"),
+    [
+        ("My%20Note.md", "My Note.md"),
+        ("Caf%C3%A9.md", "Café.md"),
+        ("%E2%82%AC", "€"),
+        ("a%2Fb%23c%3F", "a%2Fb%23c%3F"),  # reserved characters stay escaped, as in decodeURI
+        ("%E2%82", "%E2%82"),  # a cut sequence: the text as written
+        ("%zz.md", "%zz.md"),
+        ("100%", "100%"),
+        ("%+1", "%+1"),
+        ("plain", "plain"),
+    ],
+)
+def test_decode_uri_is_javascripts(raw: str, decoded: str) -> None:
+    assert decode_uri(raw) == decoded
+
+
+_word = st.text(alphabet="abcxyz -", min_size=1, max_size=8).map(str.strip).filter(bool)
+
+
+@given(
+    pieces=st.lists(
+        st.tuples(
+            st.text(alphabet=st.sampled_from(list("ab \n-.:#")), max_size=12),
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(
+                ["[[{}]]", "[[{}#H|x]]", "![[{}.md]]", "[t](<{}.md>)", "[t]({}.md#^b)"]
+            ),
+        ),
+        max_size=6,
+    ),
+    new_names=st.tuples(_word, _word, _word),
+    link_format=st.sampled_from(["shortest", "relative", "absolute"]),
+)
+def test_relinking_changes_only_link_targets(
+    pieces: list[tuple[str, str, str]], new_names: tuple[str, str, str], link_format: str
+) -> None:
+    files = ["d/a.md", "d/b.md", "e/c.md", "src.md"]
+    moves = {f: f"moved/{n}.md" for f, n in zip(files[:3], new_names, strict=True)}
+    if len(set(moves.values())) < 3:
+        return
+    text = "".join(prose + form.format(name) for prose, name, form in pieces)
+    result = relink_note(
+        text,
+        "src.md",
+        "src.md",
+        LinkIndex(files),
+        LinkIndex([*moves.values(), "src.md"]),
+        moves,
+        link_format,  # type: ignore[arg-type]
+    )
+
+    def skeleton(s: str) -> list[str]:
+        out, pos = [], 0
+        for link in find_links(s):
+            out.append(s[pos : link.target_start])
+            pos = link.target_end
+        return [*out, s[pos:]]
+
+    assert skeleton(result.text) == skeleton(text)
+    assert len(find_links(result.text)) == len(find_links(text))
+    after = LinkIndex([*moves.values(), "src.md"])
+    for link in find_links(result.text):
+        res = after.resolve(link.target, "src.md")
+        assert res.verdict == "resolved" and res.path in moves.values()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "[[Old name]] [[Old name#Part|p]] [[#Part]]",
+            "[[New name]] [[New name#Part|p]] [[#Part]]",
+        ),
+        ("[[old NAME.md#Part]]", "[[New name.md#Part]]"),
+        ("[[ Old name ]]", "[[New name]]"),
+        ("[s](Old%20name.md#Part)", "[s](New%20name.md#Part)"),
+    ],
+)
+def test_a_renamed_note_follows_its_links_to_itself(text: str, expected: str) -> None:
+    moves = {"notes/Old name.md": "notes/New name.md"}
+    out = relink(
+        text,
+        "notes/Old name.md",
+        "notes/New name.md",
+        LinkIndex(["notes/Old name.md"]),
+        LinkIndex(["notes/New name.md"]),
+        moves,
+    )
+    assert out == expected

@@ -100,3 +100,34 @@ def diff(
     moved_from = {old for old, _ in moved}
     deleted = [p for p in gone if p not in moved_from]
     return ChangeSet(tuple(created), tuple(modified), tuple(deleted), tuple(moved), tuple(touched))
+
+
+def stat_moves(before: Mapping[str, Seen], after: Mapping[str, Seen]) -> dict[str, str]:
+    """Attachments that moved between two scans, without reading them.
+
+    A rename keeps a file's size and modification time, so a path that vanished
+    and a new path with the same (size, mtime) is a move: one attachment, or each
+    file of a moved folder. Several candidates pair by file name; when the name
+    does not decide (two identical new files for one vanished one), nothing is
+    guessed and those paths are left out. Hashing large media to confirm is the
+    caller's choice.
+    """
+    gone: dict[tuple[int, int], list[str]] = {}
+    for path in sorted(set(before) - set(after)):
+        gone.setdefault((before[path].size, before[path].mtime_ns), []).append(path)
+    new: dict[tuple[int, int], list[str]] = {}
+    for path in sorted(set(after) - set(before)):
+        new.setdefault((after[path].size, after[path].mtime_ns), []).append(path)
+    moves: dict[str, str] = {}
+    for stamp, olds in gone.items():
+        news = new.get(stamp, [])
+        if len(olds) == 1 and len(news) == 1:
+            moves[olds[0]] = news[0]
+            continue
+        for old in olds:
+            name = posixpath.basename(old).casefold()
+            same = [p for p in news if posixpath.basename(p).casefold() == name]
+            rivals = [o for o in olds if posixpath.basename(o).casefold() == name]
+            if len(same) == 1 and len(rivals) == 1:
+                moves[old] = same[0]
+    return moves

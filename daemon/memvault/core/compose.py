@@ -3,6 +3,16 @@
 Used by ``memvault add`` / ``memvault log`` and the MCP/HTTP writes. The
 template is the vault's own ``templates/<kind>.md`` (Obsidian's Templates
 plugin reads the same files), with ``{{title}}``, ``{{date}}`` and ``{{time}}``.
+
+Frontmatter is written line by line, never by re-serialising a person's YAML.
+So that an agent's field can never break the block: a field name must be
+letters, digits, ``-`` and ``_`` (a letter or ``_`` first), matched in full (no
+trailing line break); a value is written plain only when YAML reads it back
+unchanged, else double-quoted with every line break and control character
+escaped, so it stays one line; and every line written is read back and must
+give exactly the name and value asked for. Anything else raises
+``InvalidField`` (a ``ValueError``: the adapters answer 400 / exit 2 / a tool
+error) before the note is touched.
 """
 
 from __future__ import annotations
@@ -12,7 +22,10 @@ import re
 import unicodedata
 from collections.abc import Mapping
 
-from memvault.core.notes import split_frontmatter
+import yaml
+
+from memvault.core.frontmatter_yaml import FrontmatterRejected
+from memvault.core.notes import load_yaml, split_frontmatter
 from memvault.core.text import newline_of
 
 CATEGORIES = {
@@ -24,8 +37,18 @@ CATEGORIES = {
 
 # Characters that cannot stand in a note name (Obsidian's list plus path separators).
 _UNSAFE = re.compile(r'[\\/#|^\[\]:*?"<>\x00-\x1f\x7f]+')
-_FIELD = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
-_SIMPLE = re.compile(r"^[\w][\w .,/@+-]*$", re.UNICODE)
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")  # matched in full
+_SIMPLE = re.compile(r"[\w][\w .,/@+-]*", re.UNICODE)  # matched in full
+_RESERVED_START = re.compile(r"(?:true|false|null|~|yes|no|on|off|[-+\d.])", re.I)
+# characters YAML would not keep as they are inside double quotes (JSON escapes C0): escaped
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+MAX_FIELD_NAME = 64
+MAX_FIELD_VALUE = 10_000
+
+
+class InvalidField(ValueError):
+    """A frontmatter field name or value memvault refuses to write."""
+
 
 FALLBACK_TEMPLATES = {
     "person": '---\ntitle: "{{title}}"\ntype: person\ndate: "{{date}}"\nsummary: ""\ntags: []\n---\n# {{title}}\n',
@@ -63,48 +86,108 @@ def note_path(category: str, title: str, day: str) -> str:
 
 def yaml_value(value: str) -> str:
     """A YAML scalar that reads back as exactly ``value`` (a string)."""
-    if (
-        value
-        and _SIMPLE.match(value)
-        and not re.match(r"^(?:true|false|null|~|yes|no|on|off|[-+\d.])", value, re.I)
-    ):
+    if _SIMPLE.fullmatch(value) and value == value.rstrip() and not _RESERVED_START.match(value):
         return value
-    return json.dumps(value, ensure_ascii=False)  # JSON strings are valid YAML
+    return _double_quoted(value)
+
+
+def _double_quoted(value: str) -> str:
+    quoted = json.dumps(value, ensure_ascii=False)  # a JSON string is YAML's double-quoted form
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", quoted)
+
+
+def field_line(name: object, value: object) -> str:
+    """The frontmatter line ``name: value``, or ``InvalidField`` saying why not."""
+    if not isinstance(name, str) or not _FIELD.fullmatch(name) or len(name) > MAX_FIELD_NAME:
+        raise InvalidField(
+            f"{name!r} is not a valid field name: use letters, digits, - and _, "
+            f"starting with a letter or _ (at most {MAX_FIELD_NAME} characters)"
+        )
+    if not isinstance(value, str):
+        raise InvalidField(f"the value of {name!r} must be text, not {type(value).__name__}")
+    if len(value) > MAX_FIELD_VALUE:
+        raise InvalidField(f"the value of {name!r} is longer than {MAX_FIELD_VALUE} characters")
+    for ch in value:
+        if unicodedata.category(ch) == "Cs":
+            raise InvalidField(
+                f"the value of {name!r} holds a lone surrogate (U+{ord(ch):04X}), not text"
+            )
+    line = f"{name}: {yaml_value(value)}"
+    try:
+        back = load_yaml(line)
+    except (yaml.YAMLError, FrontmatterRejected):
+        back = None
+    if back != {name: value}:
+        raise InvalidField(f"{name!r} cannot be written so that it reads back as the same field")
+    return line
+
+
+def check_fields(fields: Mapping[str, str]) -> dict[str, str]:
+    """Every field's line, or ``InvalidField`` for the first bad one (nothing is written)."""
+    return {name: field_line(name, value) for name, value in fields.items()}
 
 
 def fill(template: str, title: str, day: str, time: str) -> str:
-    return template.replace("{{title}}", title).replace("{{date}}", day).replace("{{time}}", time)
+    """The template with ``{{title}}``, ``{{date}}`` and ``{{time}}`` filled in.
+
+    One pass: text put in is never read again for placeholders (a title may say
+    ``{{date}}``). In the frontmatter, a value that is one placeholder
+    (``title: "{{title}}"``) is filled so that YAML reads back exactly the text
+    put in, in the template's own quoting: a title with quotes, ``: `` or ``#``
+    cannot break the block.
+    """
+    values = {"title": title, "date": day, "time": time}
+    raw, _, body_line = split_frontmatter(template)
+    lines = template.split("\n")
+    for i, line in enumerate(lines):
+        m = _PLACEHOLDER_LINE.match(line) if raw is not None and 0 < i < body_line - 2 else None
+        if m is None:
+            lines[i] = _PLACEHOLDER.sub(lambda p: values[p.group(1)], line)
+            continue
+        value = values[m.group("ph")]
+        if m.group("q") == '"':
+            scalar = _double_quoted(value)
+        elif m.group("q") == "'":
+            scalar = "'" + value.replace("'", "''") + "'"
+        else:
+            scalar = yaml_value(value)
+        lines[i] = f"{m.group('key')}{scalar}{m.group('cr')}"
+    return "\n".join(lines)
+
+
+_PLACEHOLDER = re.compile(r"\{\{(title|date|time)\}\}")
+_PLACEHOLDER_LINE = re.compile(
+    r"""^(?P<key>[^\s#:][^:]*:[ \t]+)(?P<q>["']?)\{\{(?P<ph>title|date|time)\}\}(?P=q)[ \t]*(?P<cr>\r?)$"""
+)
 
 
 def set_fields(text: str, fields: Mapping[str, str]) -> str:
     """Set frontmatter fields, editing lines in place (other lines untouched);
-    adds a frontmatter block when the note has none."""
-    for name in fields:
-        if not _FIELD.match(name):
-            raise ValueError(f"{name!r} is not a valid field name (letters, digits, - and _)")
-    if not fields:
+    adds a frontmatter block when the note has none. Every field is checked
+    first (``field_line``): one bad field and nothing changes."""
+    written = check_fields(fields)
+    if not written:
         return text
     nl = newline_of(text)
     raw, _, body_line = split_frontmatter(text)
     lines = text.split("\n")
     if raw is None:
-        block = [f"{k}: {yaml_value(v)}" for k, v in fields.items()]
-        return nl.join(["---", *block, "---"]) + nl + text
+        return nl.join(["---", *written.values(), "---"]) + nl + text
     end = body_line - 2  # index of the closing fence
-    todo = dict(fields)
-    for i in range(1, end):
+    todo = dict(written)
+    i = 1
+    while i < end:  # ``end`` moves up as old block values are dropped
         m = re.match(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:", lines[i])
         if m and m.group(1) in todo:
             cr = "\r" if lines[i].endswith("\r") else ""
-            lines[i] = f"{m.group(1)}: {yaml_value(todo.pop(m.group(1)))}{cr}"
+            lines[i] = todo.pop(m.group(1)) + cr
             # drop a block value that belonged to the old field (indented lines / list items)
-            j = i + 1
-            while j < end and (lines[j].startswith((" ", "\t")) or lines[j].startswith("- ")):
-                del lines[j]
+            while i + 1 < end and lines[i + 1].startswith((" ", "\t", "- ")):
+                del lines[i + 1]
                 end -= 1
+        i += 1
     cr = "\r" if nl == "\r\n" else ""
-    extra = [f"{k}: {yaml_value(v)}{cr}" for k, v in todo.items()]
-    lines[end:end] = extra
+    lines[end:end] = [line + cr for line in todo.values()]
     return "\n".join(lines)
 
 

@@ -119,18 +119,22 @@ def index_part(
         return ""
     if count(memory) <= budget:
         return memory.strip("\n")
-    lines = memory.replace("\r\n", "\n").split("\n")
+    text = memory.replace("\r\n", "\n")
+    lines = text.split("\n")
+    linked: dict[int, list[str]] = {}  # line -> link targets, read with the whole file's context
+    for link in find_links(text):
+        linked.setdefault(link.line, []).append(link.target)
     words = [t for t in terms if len(t) > 2]
     keep: list[str] = []
     used = 0
-    for line in lines:
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("<!--"):
             continue
         relevant = stripped.startswith("#") and not keep  # the title
         if not relevant:
-            for link in find_links(line):
-                if link.target and resolve(link.target) in hit_paths:
+            for target in linked.get(number, ()):
+                if target and resolve(target) in hit_paths:
                     relevant = True
                     break
         if not relevant and words:

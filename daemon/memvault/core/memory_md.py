@@ -311,7 +311,15 @@ def _section(
     slots: list[int] = []  # positions of daemon lines
     kept: list[str] = []
     person_links: set[str] = set()
-    for line in body:
+    # links are re-targeted and read in the section as a whole, so a line is judged in
+    # its context (a nested list item is not indented code); only whole lines change
+    rewritten = _rewrite_lines(body, rewrite)
+    if len(rewritten) != len(body):
+        rewritten = [_rewrite_lines([line], rewrite)[0] for line in body]
+    links_on: dict[int, list[str]] = {}
+    for link in find_links("".join(rewritten)):
+        links_on.setdefault(link.line - 1, []).append(link.target)
+    for i, line in enumerate(body):
         content = line.rstrip("\r\n")
         daemons = (
             content in owned_set or content in would_write or _is_overflow(content, rule.folder)
@@ -320,10 +328,9 @@ def _section(
             slots.append(len(kept))
             kept.append("")
             continue
-        line = _rewrite_lines([line], rewrite)[0] if rewrite else line
-        kept.append(line)
-        for link in find_links(line):
-            target = resolve(link.target) if link.target else None
+        kept.append(rewritten[i])
+        for link_target in links_on.get(i, ()):
+            target = resolve(link_target) if link_target else None
             if target:
                 person_links.add(target)
 

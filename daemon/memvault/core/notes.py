@@ -1,8 +1,9 @@
 """Parse a note's text into what the rest of memvault reads from it.
 
 Tolerant by design: a note whose frontmatter is not valid YAML (an unquoted
-``C:\\``, ``title: *Italic*``, ``---`` used as a rule, ``- [[link]]x``) stays
-indexable as plain text, with a warning recorded. Dates stay exactly as written:
+``C:\\``, ``title: *Italic*``, ``---`` used as a rule, ``- [[link]]x``), or is
+YAML too costly to load (an alias bomb, absurd nesting: ``frontmatter_yaml``),
+stays indexable as plain text, with a warning recorded. Dates stay exactly as written:
 the YAML loader here knows no timestamps (``2024-01-01`` stays a string, never
 becomes ``2024-01-01T00:00:00``) and no YAML 1.1 sexagesimals (``10:00`` stays
 ``"10:00"``, not ``600``).
@@ -17,34 +18,13 @@ from typing import Any
 
 import yaml
 
+from memvault.core import frontmatter_yaml
+from memvault.core.anchors import Outline, outline
+from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
 
 SUMMARY_MAX = 160
-
-
-class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """SafeLoader (libyaml's parser when PyYAML has it: ~8x faster) with YAML
-    1.2-style scalars: no timestamps, no sexagesimals, no yes/no/on/off booleans."""
-
-
-_Loader.yaml_implicit_resolvers = {}
-for _tag, _regex, _first in (
-    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", "~nN\0"),
-    (
-        "tag:yaml.org,2002:int",
-        r"^(?:[-+]?(?:0|[1-9][0-9]*)|0x[0-9a-fA-F]+|0o[0-7]+)$",
-        "-+0123456789",
-    ),
-    (
-        "tag:yaml.org,2002:float",
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*|[0-9]+)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-):
-    _Loader.add_implicit_resolver(_tag, re.compile(_regex), list(_first))
-_Loader.add_implicit_resolver("tag:yaml.org,2002:null", re.compile(r"^$"), [""])
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +49,7 @@ class Note:
     body: str  # the text after the frontmatter block
     body_line: int  # 1-based line where the body starts
     warnings: tuple[str, ...] = field(default=())
+    outline: Outline | None = None  # headings and block ids, for #anchors (anchors.outline)
 
     @property
     def category(self) -> str:
@@ -113,7 +94,8 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int]:
 
 
 def load_yaml(raw: str) -> Any:
-    return yaml.load(raw, Loader=_Loader)
+    """Frontmatter YAML, bounded (``frontmatter_yaml.load``)."""
+    return frontmatter_yaml.load(raw)
 
 
 def parse_note(path: str, text: str) -> Note:
@@ -125,7 +107,7 @@ def parse_note(path: str, text: str) -> Note:
     if raw is not None:
         try:
             loaded = load_yaml(raw)
-        except yaml.YAMLError as exc:
+        except (yaml.YAMLError, FrontmatterRejected) as exc:
             loaded = exc
         if isinstance(loaded, dict):
             fm = {str(k): _jsonable(v) for k, v in loaded.items()}
@@ -135,6 +117,8 @@ def parse_note(path: str, text: str) -> Note:
             reason = (
                 _yaml_error(loaded)
                 if isinstance(loaded, yaml.YAMLError)
+                else str(loaded)
+                if isinstance(loaded, FrontmatterRejected)
                 else "not a mapping of fields"
             )
             warnings.append(f"frontmatter ignored: {reason}")
@@ -142,6 +126,7 @@ def parse_note(path: str, text: str) -> Note:
             body, body_line = text, 1
     masked = mask_code(text)
     headings = _headings(text, masked)
+    links = find_links(text, masked)
     body_headings = [h for h in headings if h.line >= body_line]
     title = _title(path, fm, body_headings)
     return Note(
@@ -152,10 +137,11 @@ def parse_note(path: str, text: str) -> Note:
         tags=_tags(fm, masked, body_line, text),
         aliases=_aliases(fm),
         headings=tuple(body_headings),
-        links=tuple(find_links(text)),
+        links=tuple(links),
         body=body,
         body_line=body_line,
         warnings=tuple(warnings),
+        outline=outline(text, masked),
     )
 
 

@@ -138,8 +138,11 @@ class LinkProblem(Record):
     source: str
     line: int
     target: str
-    verdict: str  # unresolved | ambiguous | alias
+    verdict: (
+        str  # unresolved | ambiguous | alias | anchor (the file exists, the #heading / #^block not)
+    )
     candidates: tuple[str, ...] = ()
+    anchor: str | None = None  # the link's #heading or #^block, as written
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,9 +1,11 @@
 """Find, resolve and rewrite links the way Obsidian does.
 
 Forms found: ``[[target]]``, ``[[target|alias]]``, ``[[target#heading]]``,
-``[[target#^block]]``, ``[[#heading]]``, ``![[embed]]`` and markdown links to
-notes ``[text](folder/note.md#heading)``. Nothing inside fenced code blocks or
-inline code counts.
+``[[target#^block]]``, ``[[#heading]]``, ``![[embed]]`` and markdown links
+``[text](folder/note.md#heading)`` / ``![alt](<Attachments/a b.png>)`` to any
+file (a target with a URL scheme or only ``#anchor`` is not an internal link).
+Nothing inside code, math or HTML comments counts (``core/markup.py``; what
+Obsidian reads where, with sources: docs/LINKS.md).
 
 Resolution (``LinkIndex.resolve``), for a link written in note ``source``:
 
@@ -17,10 +19,17 @@ Resolution (``LinkIndex.resolve``), for a link written in note ``source``:
    the link unresolved), so the verdict is ``alias``, reported separately.
 
 Ambiguous and unresolved links are reported as such, never resolved to a guess.
+
+After a rename (``relink``), a link is rewritten only when it no longer leads
+where it led, and then in the vault's ``newLinkFormat`` (``link_text``:
+Obsidian's ``fileToLinktext``), in the author's style: angle brackets stay,
+``%20`` only where the link was percent-encoded, ``.md`` as written, the
+anchor and alias untouched.
 """
 
 from __future__ import annotations
 
+import bisect
 import posixpath
 import re
 import unicodedata
@@ -30,12 +39,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from memvault.core.anchors import heading_key as heading_key
+from memvault.core.markup import mask_inert
+
 Verdict = Literal["resolved", "alias", "ambiguous", "unresolved"]
+LinkFormat = Literal["shortest", "relative", "absolute"]
+LINK_FORMATS: tuple[LinkFormat, ...] = ("shortest", "relative", "absolute")
 
 # Characters Obsidian refuses in linkable file names.
 LINK_UNSAFE_CHARS = frozenset("#|^[]")
 
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _WIKI = re.compile(r"(!?)\[\[([^\[\]\n]*?)\]\]")
 _MD = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)"
@@ -57,6 +70,7 @@ class Link:
     end: int
     target_start: int  # the raw bytes a rewrite replaces
     target_end: int
+    angle: bool = False  # a markdown link written <with literal spaces>
 
     @property
     def is_block(self) -> bool:
@@ -71,88 +85,26 @@ class Resolution:
 
 
 def mask_code(text: str) -> str:
-    """The text with fenced code and inline code spans blanked out.
-
-    Lengths and newlines are kept, so offsets found in the result index the
-    original text.
-    """
-    out = list(text)
-    pos = 0
-    fence: tuple[str, int] | None = None
-    fence_start = 0
-    for line in text.split("\n"):
-        end = pos + len(line)
-        m = _FENCE.match(line)
-        if fence is None:
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
-                fence = (m.group(1)[0], len(m.group(1)))
-                fence_start = pos
-        else:
-            if (
-                m
-                and m.group(1)[0] == fence[0]
-                and len(m.group(1)) >= fence[1]
-                and not m.group(2).strip()
-            ):
-                _blank(out, fence_start, end)
-                fence = None
-        pos = end + 1
-    if fence is not None:
-        _blank(out, fence_start, len(text))
-    masked = "".join(out)
-    return _mask_inline(masked)
+    """The text with code, math and HTML comments blanked, offsets kept
+    (``markup.mask_inert``; kept under this name for its callers)."""
+    return mask_inert(text)
 
 
-def _mask_inline(text: str) -> str:
-    out = list(text)
-    i = 0
-    n = len(text)
-    while i < n:
-        if text[i] != "`":
-            i += 1
-            continue
-        j = i
-        while j < n and text[j] == "`":
-            j += 1
-        run = j - i
-        k = j
-        close = -1
-        while k < n:
-            nxt = text.find("`" * run, k)
-            if nxt < 0:
-                break
-            stop = nxt + run
-            if (stop >= n or text[stop] != "`") and text[nxt - 1] != "`":
-                close = nxt
-                break
-            while nxt < n and text[nxt] == "`":
-                nxt += 1
-            k = nxt
-        if close < 0 or "\n\n" in text[j:close] or "\n\r\n" in text[j:close]:
-            i = j
-            continue
-        _blank(out, i, close + run)
-        i = close + run
-    return "".join(out)
+def find_links(text: str, masked: str | None = None) -> list[Link]:
+    """Every link in the text, in order; none from inside code, math or comments.
 
-
-def _blank(out: list[str], start: int, end: int) -> None:
-    for k in range(start, end):
-        if out[k] not in "\r\n":
-            out[k] = " "
-
-
-def find_links(text: str) -> list[Link]:
-    """Every link in the text, in order; none from inside code."""
-    masked = mask_code(text)
+    ``masked`` is ``mask_inert(text)`` when the caller has it already."""
+    if masked is None:
+        masked = mask_inert(text)
     found: list[Link] = []
     line_starts = _line_starts(text)
     for m in _WIKI.finditer(masked):
         found.append(_wiki_link(text, m, line_starts))
-    wiki_spans = [(link.start, link.end) for link in found]
+    starts = [link.start for link in found]  # wikilinks are found in order and never overlap
     for m in _MD.finditer(masked):
-        if any(s <= m.start() < e for s, e in wiki_spans):
-            continue
+        k = bisect.bisect_right(starts, m.start()) - 1
+        if k >= 0 and m.start() < found[k].end:
+            continue  # a markdown link inside a wikilink
         link = _md_link(text, m, line_starts)
         if link is not None:
             found.append(link)
@@ -212,16 +164,15 @@ def _wiki_link(text: str, m: re.Match[str], line_starts: list[int]) -> Link:
 def _md_link(text: str, m: re.Match[str], line_starts: list[int]) -> Link | None:
     raw_start, raw_end = m.start(3), m.end(3)
     raw = text[raw_start:raw_end]
-    if raw.startswith("<"):
+    angle = raw.startswith("<")
+    if angle:
         raw_start, raw_end = raw_start + 1, raw_end - 1
         raw = raw[1:-1]
-    if _SCHEME.match(raw) or raw.startswith("#"):
-        return None
+    if _SCHEME.match(raw) or not raw or raw.startswith("#"):
+        return None  # a URL, or an anchor in this note
     path_raw, _, anchor_raw = raw.partition("#")
-    path = urllib.parse.unquote(path_raw)
-    if not path.lower().endswith(".md"):
-        return None
-    anchor = urllib.parse.unquote(anchor_raw) if anchor_raw else None
+    path = unicodedata.normalize("NFC", decode_uri(path_raw))
+    anchor = decode_uri(anchor_raw) if anchor_raw else None
     return Link(
         kind="markdown",
         target=path,
@@ -233,7 +184,52 @@ def _md_link(text: str, m: re.Match[str], line_starts: list[int]) -> Link | None
         end=m.end(),
         target_start=raw_start,
         target_end=raw_start + len(path_raw),
+        angle=angle,
     )
+
+
+_URI_RESERVED = frozenset(";/?:@&=+$,#")
+
+
+def decode_uri(raw: str) -> str:
+    """JavaScript's ``decodeURI``, which Obsidian applies to markdown link targets:
+    ``%XX`` sequences of UTF-8 are decoded, except those of ``;/?:@&=+$,#``; a
+    malformed sequence leaves the text as written."""
+    if "%" not in raw:
+        return raw
+    out: list[str] = []
+    i, n = 0, len(raw)
+    while i < n:
+        if raw[i] != "%":
+            out.append(raw[i])
+            i += 1
+            continue
+        first = _hex_byte(raw, i)
+        if first is None:
+            return raw
+        size = 1 if first < 0x80 else 2 if first >> 5 == 6 else 3 if first >> 4 == 14 else 4
+        data = bytearray([first])
+        for k in range(1, size):
+            nxt = _hex_byte(raw, i + 3 * k)
+            if nxt is None:
+                return raw
+            data.append(nxt)
+        try:
+            ch = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+        out.append(raw[i : i + 3] if ch in _URI_RESERVED else ch)
+        i += 3 * size
+    return "".join(out)
+
+
+def _hex_byte(raw: str, i: int) -> int | None:
+    if i + 3 > len(raw) or raw[i] != "%" or not _HEX2.fullmatch(raw, i + 1, i + 3):
+        return None
+    return int(raw[i + 1 : i + 3], 16)
+
+
+_HEX2 = re.compile(r"[0-9A-Fa-f]{2}")
 
 
 def key(path: str) -> str:
@@ -302,24 +298,44 @@ class LinkIndex:
                 return Resolution("ambiguous", None, tuple(owners))
         return Resolution("unresolved")
 
-    def shortest_link(self, path: str, source: str) -> str:
-        """The shortest wikilink target that leads from ``source`` to ``path``.
+    def name_matches(self, name: str) -> list[str]:
+        """Files a bare name leads to (Obsidian's ``getLinkpathDest`` for a link with
+        no folder): files named exactly ``name``, else ``name.md``; case-insensitive."""
+        return list(self._by_name.get(key(name)) or self._by_name.get(key(name + ".md")) or [])
 
-        The file name alone when it is unique in the vault (Obsidian's
-        "shortest path when possible"), else the full vault path.
+    def link_text(
+        self, path: str, source: str, link_format: LinkFormat = "shortest", *, omit_md: bool = True
+    ) -> str:
+        """The link Obsidian writes from ``source`` to ``path`` (``fileToLinktext``).
+
+        ``shortest``: the file name when no other file in the vault has it
+        (case-insensitively), else the full vault path — never a partial path,
+        and never a name that only resolves by a same-folder tie-break;
+        ``relative``: ``../`` steps up from the source's folder, then down;
+        ``absolute``: the full vault path. ``omit_md`` drops a note's ``.md``
+        (wikilinks); markdown links keep it.
         """
-        stem = path[:-3] if path.lower().endswith(".md") else path
-        name = stem.rsplit("/", 1)[-1]
-        if self.resolve(name, source) == Resolution("resolved", path):
-            return name
-        return stem
+        full = path[:-3] if omit_md and path.lower().endswith(".md") else path
+        if link_format == "absolute":
+            return full
+        if link_format == "relative":
+            prefix, folder = "", posixpath.dirname(source)
+            while folder and not full.startswith(folder + "/"):
+                prefix, folder = "../" + prefix, posixpath.dirname(folder)
+            return prefix + (full[len(folder) + 1 :] if folder else full)
+        name = posixpath.basename(full)
+        return name if self.name_matches(name) == [path] else full
+
+    def shortest_link(self, path: str, source: str) -> str:
+        """``link_text`` in the shortest format, for a wikilink."""
+        return self.link_text(path, source, "shortest")
 
 
 def rewrite_links(text: str, replace: Callable[[Link], str | None]) -> str:
     """Replace link targets; every byte outside the replaced targets is kept.
 
     ``replace`` returns the new raw target (for markdown links: already
-    URL-encoded) or None to leave the link alone.
+    encoded as it should be written) or None to leave the link alone.
     """
     pieces: list[str] = []
     pos = 0
@@ -336,35 +352,65 @@ def rewrite_links(text: str, replace: Callable[[Link], str | None]) -> str:
     return "".join(pieces)
 
 
-def markdown_target(path: str, source: str, relative: bool) -> str:
-    """The raw (URL-encoded) target of a markdown link to ``path``."""
-    target = posixpath.relpath(path, posixpath.dirname(source) or ".") if relative else path
-    return urllib.parse.quote(target, safe="/")
+_CONTROL = re.compile(r"[\\\x00-\x1f\x7f %]")
+_ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}")
 
 
-def heading_key(text: str) -> str:
-    """How heading anchors compare: case- and space-insensitive, link-unsafe
-    characters dropped (Obsidian strips them when it writes a heading link)."""
-    cleaned = "".join(" " if ch in "#|^:%[]" else ch for ch in unicodedata.normalize("NFC", text))
-    return " ".join(cleaned.split()).casefold()
+def encode_markdown_target(target: str, *, angle: bool, like: str = "") -> str:
+    """How a markdown link's target is written, in the style of the link it replaces.
+
+    In angle brackets the path stays literal (spaces and all). Otherwise it is
+    encoded the way Obsidian encodes it (spaces, backslashes, control
+    characters and ``%``: ``My%20note.md``, ``Café.md``), or fully
+    percent-encoded when the old target ``like`` escaped more than spaces
+    (``Caf%C3%A9.md``). Parentheses that would end the link early are escaped
+    either way. ``decode_uri`` of the result is ``target``.
+    """
+    if angle:
+        encoded = _ESCAPED.sub(lambda m: "%25" + m.group(0)[1:], target)
+        return encoded.replace("<", "%3C").replace(">", "%3E").replace("\n", "%0A")
+    if any(m.group(0) != "%20" for m in _ESCAPED.finditer(like)):
+        return urllib.parse.quote(target, safe="/!$&'()*+,;=:?@~")
+    encoded = _CONTROL.sub(lambda m: urllib.parse.quote(m.group(0)), target)
+    encoded = encoded.replace("<", "%3C").replace(">", "%3E")
+    if encoded.count("(") != encoded.count(")") or "((" in encoded or "))" in encoded:
+        encoded = encoded.replace("(", "%28").replace(")", "%29")
+    return encoded
 
 
-def relink(
+@dataclass(frozen=True, slots=True)
+class Relinked:
+    """One note's text after ``relink_note``, and what changed in it."""
+
+    text: str
+    rewritten: tuple[tuple[str, str], ...] = ()  # (old raw target, new raw target)
+    skipped: tuple[tuple[str, str], ...] = ()  # (raw target, why it was left broken)
+
+
+def relink_note(
     text: str,
     source_old: str,
     source_new: str,
     before: LinkIndex,
     after: LinkIndex,
     moves: Mapping[str, str],
-) -> str:
-    """Re-target the links of one note after files moved.
+    link_format: LinkFormat = "shortest",
+) -> Relinked:
+    """Re-target the links of one note after files (notes or attachments) moved.
 
-    A link is rewritten only when it led somewhere before the move and no
-    longer leads to the same file (or to where that file went) after it; the
-    new target is the shortest one that resolves uniquely, like Obsidian's
-    "automatically update internal links". Anchors, aliases and every other
-    byte stay as they are.
+    ``moves`` maps old vault paths to new ones, for every file that moved —
+    notes, images, PDFs, canvases, whole folders of them; ``before``/``after``
+    index the vault's files before and after. A link is rewritten only when it
+    led to a file before the moves and no longer leads to that file (or where
+    it went) after them — a link whose form still works is kept as written,
+    as Obsidian does. The new target is ``after.link_text`` in ``link_format``
+    (the vault's ``newLinkFormat``), checked to resolve back to the file (else
+    the full vault path), written in the style of the old one: ``.md`` kept or
+    left out as written, angle brackets kept, percent-encoding as before. The
+    anchor, alias and every other byte stay as they are.
     """
+    rewritten: list[tuple[str, str]] = []
+    skipped: list[tuple[str, str]] = []
 
     def replace(link: Link) -> str | None:
         if not link.target:
@@ -376,12 +422,50 @@ def relink(
         new = after.resolve(link.target, source_new)
         if (new.verdict == "resolved" and new.path == expected) or expected not in after:
             return None
-        if link.kind == "wiki":
-            target = after.shortest_link(expected, source_new)
-            if link.target.lower().endswith(".md") and not target.lower().endswith(".md"):
-                target += ".md"
-            return target
-        absolute = key(posixpath.normpath(link.target.lstrip("/"))) == key(old.path)
-        return markdown_target(expected, source_new, relative=not absolute)
+        raw = text[link.target_start : link.target_end]
+        target = _new_target(link, expected, source_new, after, link_format)
+        if link.kind == "wiki" and not link_safe(target):
+            skipped.append((raw, f"{expected}: a wikilink cannot hold any of # | ^ [ ]"))
+            return None
+        if link.kind == "markdown":
+            encoded = encode_markdown_target(target, angle=link.angle, like=raw)
+            back = unicodedata.normalize("NFC", decode_uri(encoded))
+            if "#" in target or back != unicodedata.normalize("NFC", target):
+                skipped.append((raw, f"{expected}: a markdown link cannot lead to this name"))
+                return None
+            target = encoded
+        if target != raw:
+            rewritten.append((raw, target))
+        return target
 
-    return rewrite_links(text, replace)
+    out = rewrite_links(text, replace)
+    return Relinked(out, tuple(rewritten), tuple(skipped))
+
+
+def _new_target(
+    link: Link, path: str, source: str, index: LinkIndex, link_format: LinkFormat
+) -> str:
+    """The decoded target a re-targeted link gets (before any encoding)."""
+    is_note = path.lower().endswith(".md")
+    keep_md = link.target.lower().endswith(".md") or not is_note
+    target = index.link_text(path, source, link_format, omit_md=True)
+    if is_note and keep_md:
+        target += ".md"
+    if index.resolve(target, source) != Resolution("resolved", path):
+        # Obsidian's own form would not lead back here (a relative path that a
+        # same-named file at the root shadows): write the full vault path
+        target = path if keep_md else path[:-3]
+    return target
+
+
+def relink(
+    text: str,
+    source_old: str,
+    source_new: str,
+    before: LinkIndex,
+    after: LinkIndex,
+    moves: Mapping[str, str],
+    link_format: LinkFormat = "shortest",
+) -> str:
+    """``relink_note``'s text alone."""
+    return relink_note(text, source_old, source_new, before, after, moves, link_format).text
