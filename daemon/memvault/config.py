@@ -71,6 +71,7 @@ class IndexSettings:
     chunk_target_tokens: int = 128
     embed_context: tuple[str, ...] = ("title", "headings", "date")
     context_overlap_tokens: int = 64
+    line_vectors: bool = True  # embed each line of a chunk too (context ranks lines by it)
     hnsw_m: int = 16
     ef_construction: int = 200
     ef_search: int = 100
@@ -92,6 +93,7 @@ class ContextSettings:
     budget: int = 2000
     index_share: float = 0.1
     link_hops: int = 1
+    excerpts: bool = True  # pack the best lines of the hits, not whole chunks
 
 
 @dataclass(frozen=True, slots=True)

@@ -383,7 +383,8 @@ class Engine(IndexMixin, LinkMixin, ReadMixin, WriteMixin):
         if vi is not None and vi.deleted_ratio() > self.config.index.compact_ratio:
             vi.compact(self._vectors_for)
             self.save_vectors()
-            self.store.prune_cache(self.model_id())
+            units = self._unit_texts(self.store.chunk_texts())
+            self.store.prune_cache(self.model_id(), keep=units)
 
 
 def _with(report: SyncReport, **changes: object) -> SyncReport:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
 from memvault.core.chunks import Chunk, chunk_note, embed_texts
+from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
@@ -48,6 +49,7 @@ class _Prepared:
     links: list[LinkRow]
     chunks: list[NewChunk]
     texts: dict[str, str]  # sha256 -> the text embedded for it
+    units: dict[str, str]  # sha256 -> the text of a line embedded on its own (core/excerpts)
 
 
 class IndexMixin:
@@ -114,7 +116,7 @@ class IndexMixin:
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
             return (
-                _Prepared(path, row, [], [], {}) if row else None,
+                _Prepared(path, row, [], [], {}, {}) if row else None,
                 SkippedFile(path, str(exc)),
                 [],
             )
@@ -171,7 +173,14 @@ class IndexMixin:
             chunks, texts = self._chunks(note)
             if not chunks:
                 warnings.append(f"{path}: nothing to embed (empty note)")
-        return _Prepared(path, row, links, chunks, texts), None, warnings
+        units = self._unit_texts(c.text for c in chunks)
+        return _Prepared(path, row, links, chunks, texts, units), None, warnings
+
+    def _unit_texts(self, chunk_texts: Iterable[str]) -> dict[str, str]:
+        """sha256 -> text of every line embedded on its own (none when line_vectors is off)."""
+        if not self.config.index.line_vectors:
+            return {}
+        return {sha256_text(t): t for text in chunk_texts for t in unit_texts(text)}
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed
@@ -245,13 +254,19 @@ class IndexMixin:
         if emb is not None:
             self._check_model()
             shas = list(dict.fromkeys(c.sha for p in batch for c in p.chunks))
-            have = self.store.cached(emb.model_id, shas)
+            chunk_shas = set(shas)
+            unit_shas = [s for s in dict.fromkeys(s for p in batch for s in p.units)]
+            unit_shas = [s for s in unit_shas if s not in chunk_shas]
+            have = self.store.cached(emb.model_id, shas + unit_shas)
             need = [s for s in shas if s not in have]
-            if need:
+            need_units = [s for s in unit_shas if s not in have]
+            if need or need_units:
                 by_sha = {sha: text for p in batch for sha, text in p.texts.items()}
-                vectors = emb.embed([by_sha[s] for s in need])
-                self.store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
-                embedded = len(need)
+                by_sha.update((sha, text) for p in batch for sha, text in p.units.items())
+                todo = need + need_units
+                vectors = emb.embed([by_sha[s] for s in todo])
+                self.store.put_embeddings(emb.model_id, dict(zip(todo, vectors, strict=True)))
+                embedded = len(need)  # chunks; the lines embedded with them are not counted
         added: list[int] = []
         removed: list[int] = []
         if emb is not None:
@@ -309,6 +324,7 @@ class IndexMixin:
             texts = self._embed_texts(
                 note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
             )
+            texts += self._unit_texts(c.text for c in chunks).values()
             have = self.store.cached(emb.model_id, [sha256_text(t) for t in texts])
             missing = {sha256_text(t): t for t in texts if sha256_text(t) not in have}
             if missing:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part
+from memvault.core.excerpts import best_first, split_units, unit_scores, unit_text
 from memvault.core.ranking import (
     Filters,
     allows,
@@ -22,13 +23,15 @@ from memvault.core.ranking import (
     snippet,
 )
 from memvault.core.report import Context, Hit, NoteText
-from memvault.core.text import split_lines
+from memvault.core.text import sha256_text, split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
 from memvault.store_rows import NoteRow
 from memvault.vault import normalize_rel
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memvault.config import VaultConfig
     from memvault.core.wikilinks import LinkIndex
     from memvault.embedder import Embedder
@@ -40,6 +43,7 @@ SMALL_NOTE_TOKENS = 160
 FULL_ENOUGH = 0.9  # a context this full of its budget does not look for more candidates
 WIDEN = 4  # ...otherwise it looks this many times further, once
 NO_FILTERS = Filters()  # a hit in a note this small brings the whole note
+UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
 class ReadMixin:
@@ -51,6 +55,8 @@ class ReadMixin:
     _meta_cache: dict[str, NoteRow] | None
     _meta_dirty: set[str]
     _read_lock: threading.Lock
+    # The last query search embedded, and its vector (context ranks lines with it).
+    _last_query: tuple[str, np.ndarray] | None = None
 
     if TYPE_CHECKING:  # provided by Engine; declared for the type checker only
 
@@ -115,6 +121,7 @@ class ReadMixin:
         vector: list[tuple[int, float]] = []
         if self.store.meta("model_id"):
             qv = self.embedder.embed([query])[0]
+            self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
             vector = self.vectors.query(qv, pool, allowed=label_ok)
         if cfg.fusion == "convex":
             fused = convex(
@@ -203,9 +210,53 @@ class ReadMixin:
         )
         sizes = self.store.note_tokens(hit_paths)
         meta = self._note_meta()
-        pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
+        if cfg.context.excerpts:
+            pieces = self._unit_pieces(query, hits, sizes, meta)
+        else:
+            pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
         linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
         return assemble(query, budget, count, index_text, pieces, linked)
+
+    def _unit_pieces(
+        self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
+    ) -> list[Piece]:
+        """The lines of the hits (core/excerpts), best first; a small note stays whole."""
+        pieces: list[Piece] = []
+        scores: list[float] = []
+        keys: list[str | None] = []
+        for hit in hits:
+            note = meta.get(hit.path)
+            if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
+                pieces.append(self._piece(hit, sizes.get(hit.path, 0), note))
+                scores.append(hit.score)
+                keys.append(None)
+                continue
+            title, date = (note.title, note.date) if note else ("", None)
+            for unit in split_units(hit.text, hit.line_start):
+                pieces.append(
+                    Piece(
+                        hit.path,
+                        hit.ord * UNIT_ORD + unit.seq,
+                        hit.heading,
+                        unit.line_start,
+                        unit.line_end,
+                        unit.text,
+                        title=title,
+                        date=date,
+                    )
+                )
+                scores.append(hit.score)
+                keys.append(sha256_text(unit_text(unit.text)))
+        sims: list[float | None] = [None] * len(pieces)
+        last = self._last_query
+        if self.config.index.line_vectors and last is not None and last[0] == query:
+            qv = last[1]
+            cached = self.store.cached(self.embedder.model_id, [k for k in keys if k])
+            for i, key in enumerate(keys):
+                vec = cached.get(key) if key else None
+                if vec is not None:
+                    sims[i] = float(vec @ qv)
+        return [pieces[i] for i in best_first(unit_scores(scores, sims))]
 
     def _memory_text(self) -> str:
         try:
