@@ -171,7 +171,7 @@ class ReadMixin:
     ) -> Context:
         """The index, then the best sections of the best notes, cited, within ``budget`` tokens."""
         cfg = self.config
-        budget = budget or cfg.context.budget
+        budget = cfg.context.budget if budget is None else budget  # 0 is a budget, not "default"
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
         k = cfg.search.candidates
