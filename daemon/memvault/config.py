@@ -94,6 +94,7 @@ class ContextSettings:
     index_share: float = 0.1
     link_hops: int = 1
     excerpts: bool = True  # pack the best lines of the hits, not whole chunks
+    candidates: int = 100  # chunks searched for a context (their lines are the candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,6 +320,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("context.index_share must be between 0 and 1")
         if settings.budget < 1:
             problems.append("context.budget must be positive")
+        if settings.candidates < 1:
+            problems.append("context.candidates must be positive")
     elif section == "memory" and ("/" in settings.file or not settings.file.endswith(".md")):
         problems.append("memory.file must be a .md file name at the vault root")
     if problems:

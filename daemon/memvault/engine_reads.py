@@ -174,7 +174,7 @@ class ReadMixin:
         budget = cfg.context.budget if budget is None else budget  # 0 is a budget, not "default"
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
-        k = cfg.search.candidates
+        k = cfg.context.candidates
         hits = self.search(query, k=k, filters=filters)
         ctx = self._assemble(query, budget, hits)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
@@ -220,16 +220,18 @@ class ReadMixin:
     def _unit_pieces(
         self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
     ) -> list[Piece]:
-        """The lines of the hits (core/excerpts), best first; a small note stays whole."""
+        """The lines of the hits (core/excerpts), best first; a small note stays whole,
+        ranked by its best line."""
         pieces: list[Piece] = []
         scores: list[float] = []
-        keys: list[str | None] = []
+        keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
         for hit in hits:
             note = meta.get(hit.path)
             if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
-                pieces.append(self._piece(hit, sizes.get(hit.path, 0), note))
+                piece = self._piece(hit, sizes.get(hit.path, 0), note)
+                pieces.append(piece)
                 scores.append(hit.score)
-                keys.append(None)
+                keys.append([sha256_text(unit_text(u.text)) for u in split_units(piece.text, 1)])
                 continue
             title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
@@ -246,16 +248,15 @@ class ReadMixin:
                     )
                 )
                 scores.append(hit.score)
-                keys.append(sha256_text(unit_text(unit.text)))
+                keys.append([sha256_text(unit_text(unit.text))])
         sims: list[float | None] = [None] * len(pieces)
         last = self._last_query
         if self.config.index.line_vectors and last is not None and last[0] == query:
             qv = last[1]
-            cached = self.store.cached(self.embedder.model_id, [k for k in keys if k])
-            for i, key in enumerate(keys):
-                vec = cached.get(key) if key else None
-                if vec is not None:
-                    sims[i] = float(vec @ qv)
+            cached = self.store.cached(self.embedder.model_id, [k for ks in keys for k in ks])
+            for i, ks in enumerate(keys):
+                found = [float(cached[k] @ qv) for k in ks if k in cached]
+                sims[i] = max(found) if found else None
         return [pieces[i] for i in best_first(unit_scores(scores, sims))]
 
     def _memory_text(self) -> str:
