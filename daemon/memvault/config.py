@@ -94,7 +94,7 @@ class ContextSettings:
     index_share: float = 0.1
     link_hops: int = 1
     excerpts: bool = True  # pack the best lines of the hits, not whole chunks
-    candidates: int = 100  # chunks searched for a context (their lines are the candidates)
+    candidates: int = 300  # chunks searched for a context (their lines are the candidates)
 
 
 @dataclass(frozen=True, slots=True)
