@@ -22,6 +22,9 @@ from memvault.core.excerpts import (
     [
         ("", 1, []),
         ("\n\n  \n", 5, []),
+        ("\t\n \t \n", 5, []),
+        ("\tindented text", 2, [(2, 2, "\tindented text")]),
+        ("    # indented four: not a heading", 1, [(1, 1, "    # indented four: not a heading")]),
         ("one line", 7, [(7, 7, "one line")]),
         (
             "**Ann**: hello\n\n**Bob**: hi there",
@@ -64,6 +67,7 @@ def test_units_are_the_lines_they_claim_in_order(text: str, first: int) -> None:
         ("```\ncode\n```", "``` code ```"),
         ("x" * (UNIT_MAX_CHARS + 50), "x" * UNIT_MAX_CHARS),
         ("   ", ""),
+        ("\t \t", ""),
     ],
 )
 def test_unit_text(text: str, embedded: str) -> None:

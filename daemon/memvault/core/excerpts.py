@@ -56,6 +56,12 @@ def split_units(text: str, line_start: int) -> list[Unit]:
     i = 0
     while i < len(lines):
         line = lines[i]
+        lead = line.lstrip(" ")[:1]
+        if lead not in ("`", "~", "#"):  # most lines: no regex needed
+            if line.strip():
+                out.append(Unit(line_start + i, line_start + i, line, len(out)))
+            i += 1
+            continue
         fence = _FENCE.match(line)
         if fence:
             marker = fence.group(1)
