@@ -384,7 +384,7 @@ class Engine(IndexMixin, LinkMixin, ReadMixin, WriteMixin):
             vi.compact(self._vectors_for)
             self.save_vectors()
             units = self._unit_texts(self.store.chunk_texts())
-            self.store.prune_cache(self.model_id(), keep=units)
+            self.store.prune_cache(self.model_id(), keep=units.keys())
 
 
 def _with(report: SyncReport, **changes: object) -> SyncReport:

@@ -174,7 +174,7 @@ class ReadMixin:
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
-        """The index, then the best sections of the best notes, cited, within ``budget`` tokens."""
+        """The index, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
         cfg = self.config
         budget = cfg.context.budget if budget is None else budget  # 0 is a budget, not "default"
         if budget < 1:
