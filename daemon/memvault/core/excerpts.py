@@ -18,7 +18,7 @@ vector (the vector lane is behind, or no model) scores on its chunk alone.
 Measured on LoCoMo with cross-validation (bench/RESULTS.md).
 
 A unit's vector is the embedding of ``unit_text(unit)``: the line with its
-whitespace collapsed and its bold markers dropped, cut near ``UNIT_MAX_CHARS``. Indexing embeds it next to
+whitespace collapsed, cut to ``UNIT_MAX_CHARS``. Indexing embeds it next to
 the chunk's own text and keeps it in the same cache, keyed by the sha256 of
 that text.
 """
@@ -29,8 +29,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-UNIT_MAX_CHARS = 240  # a unit's embedded text, at most (about 55 word pieces)
-_EMPHASIS = re.compile(r"[*_]{2,}")  # bold markers (and runs of them)
+UNIT_MAX_CHARS = 1000  # a unit's embedded text, at most (the model reads ~256 word pieces)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
@@ -84,17 +83,9 @@ def split_units(text: str, line_start: int) -> list[Unit]:
 
 
 def unit_text(text: str) -> str:
-    """What gets embedded for a unit: its text on one line without emphasis markers
-    (``**Ann**:`` reads ``Ann:``), cut at a space near ``UNIT_MAX_CHARS``.
-
-    Both keep indexing cheap: embedding every line costs model time on top of the
-    chunks', and on LoCoMo the markers were a tenth of the lines' word pieces; a
-    line's opening says what it is about (its chunk's vector has the rest)."""
-    flat = " ".join(_EMPHASIS.sub("", text).split())
-    if len(flat) <= UNIT_MAX_CHARS:
-        return flat
-    cut = flat.rfind(" ", UNIT_MAX_CHARS // 2, UNIT_MAX_CHARS + 1)
-    return flat[: cut if cut > 0 else UNIT_MAX_CHARS]
+    """What gets embedded for a unit: its text on one line, cut to ``UNIT_MAX_CHARS``."""
+    flat = " ".join(text.split())
+    return flat[:UNIT_MAX_CHARS]
 
 
 def unit_texts(chunk_text: str) -> list[str]:
