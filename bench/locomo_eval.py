@@ -3,6 +3,9 @@
     python bench/locomo_eval.py                         # Vault.context at 1000 and 2000 tokens
     python bench/locomo_eval.py --mode search           # Vault.search hits concatenated best-first
     python bench/locomo_eval.py --set index.chunk_target_tokens=64 --set search.vector_weight=2
+    python bench/locomo_eval.py --convs 0,1,2           # one fold of the dev split (tune here,
+    python bench/locomo_eval.py --convs 3,4             #  check there, and the other way round)
+    python bench/locomo_eval.py --memo /tmp/embeddings.pkl   # keep embeddings across runs
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
 here). For each conversation the kit writes a vault; memvault indexes it with
@@ -10,13 +13,19 @@ the real bundled model and answers every question; the kit's scorer measures
 the share of evidence turns inside the context cut to the budget.
 
 Embeddings are memoised in-process by text, so trying another fusion or
-context setting does not re-run the model; chunking settings do.
+context setting does not re-run the model; chunking settings do. ``--memo``
+keeps the memo in a file between runs (for one's own iterations: it holds
+vectors of the dataset's text, so keep it out of the repository).
+
+Each result line gives recall per budget, recall per question category per
+budget (the dataset's ``category`` field, 1-4), and the conversations used.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import pickle
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -80,6 +89,20 @@ def parse_sets(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def parse_convs(spec: str, total: int) -> list[int]:
+    """``"0,1,2"``, ``"3-4"`` or ``""`` (all) -> conversation indices."""
+    if not spec.strip():
+        return list(range(total))
+    out: list[int] = []
+    for part in spec.split(","):
+        first, _, last = part.strip().partition("-")
+        out += range(int(first), int(last or first) + 1)
+    bad = [i for i in out if not 0 <= i < total]
+    if bad:
+        raise SystemExit(f"--convs: no conversation {bad[0]} (the dev split has 0-{total - 1})")
+    return list(dict.fromkeys(out))
+
+
 def run(
     embedder: MemoEmbedder,
     overrides: dict[str, dict[str, Any]],
@@ -137,26 +160,34 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budgets", default="1000,2000")
     parser.add_argument("--mode", choices=("context", "search"), default="context")
     parser.add_argument(
-        "--convs", type=int, default=0, help="only the first N conversations (0: all)"
+        "--convs",
+        default="",
+        help="conversations of the dev split to use, e.g. 0,1,2 or 3-4 (default: all)",
     )
+    parser.add_argument("--memo", type=Path, help="a pickle file memoising embeddings across runs")
     parser.add_argument(
         "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
     )
     args = parser.parse_args(argv)
 
     convs = locomo_kit.load(KIT / "locomo10_dev.json")
-    if args.convs:
-        convs = convs[: args.convs]
+    chosen = parse_convs(args.convs, len(convs))
+    convs = [convs[i] for i in chosen]
     budgets = [int(b) for b in args.budgets.split(",")]
     embedder = MemoEmbedder(SentenceTransformerEmbedder())
+    if args.memo and args.memo.is_file():
+        embedder.memo = pickle.loads(args.memo.read_bytes())
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     for config in configs:
         started = time.perf_counter()
         result = run(embedder, parse_sets(config["set"]), budgets, args.mode, convs)
         result["config"] = config
+        result["convs"] = chosen
         result["mode"] = args.mode
         result["seconds"] = round(time.perf_counter() - started, 1)
         print(json.dumps(result), flush=True)
+        if args.memo and embedder.encoded:
+            args.memo.write_bytes(pickle.dumps(embedder.memo))
     return 0
 
 

@@ -156,3 +156,76 @@ def test_context_within_budget_for_many_queries_and_budgets_with_the_real_model(
                 assert ctx.tokens == tokens(ctx.text) <= budget, (query, budget)
                 if budget >= 150:
                     assert ctx.sources, (query, budget)  # something useful fits
+
+
+# -- bad input: a clear error or an empty context, never a crash, never over budget ---------
+
+
+@pytest.fixture
+def talk_vault(tmp_path: Path) -> Path:
+    root = make_vault(tmp_path)
+    for i in range(12):
+        body = "\n\n".join(
+            f"**Ann**: on day {j} we talked about the database and kafka, note {i}"
+            for j in range(20)
+        )
+        write(root, f"logs/2024-01-{i + 1:02}.md", note(f"Day {i + 1}", body=body))
+    return root
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n\t"])
+def test_an_empty_question_is_a_clear_error(talk_vault: Path, query: str) -> None:
+    with open_vault(talk_vault) as vault:
+        vault.sync()
+        with pytest.raises(ValueError, match="empty"):
+            vault.context(query, budget=500)
+
+
+@pytest.mark.parametrize("budget", [0, -5])
+def test_a_budget_below_one_is_a_clear_error(talk_vault: Path, budget: int) -> None:
+    with open_vault(talk_vault) as vault:
+        vault.sync()
+        with pytest.raises(ValueError, match="at least 1 token"):
+            vault.context("database", budget=budget)
+
+
+@pytest.mark.parametrize(
+    ("query", "budget"),
+    [
+        ("database", 1),
+        ("database", 2),
+        ("the of and is what who", 300),  # only stopwords
+        ("?!... ;; — …", 300),  # only punctuation
+        ("database " * 5000, 400),  # 5,000 words, one of them
+        (" ".join(f"word{i}" for i in range(5000)), 400),  # 5,000 distinct words
+    ],
+)
+def test_odd_questions_and_tiny_budgets_give_a_context_within_budget(
+    talk_vault: Path, query: str, budget: int
+) -> None:
+    with open_vault(talk_vault) as vault:
+        vault.sync()
+        ctx = vault.context(query, budget=budget)
+        assert ctx.tokens == vault.engine.count_tokens(ctx.text) <= budget
+        if budget < 5:
+            assert ctx.text == "" and ctx.sources == ()
+
+
+def test_context_packs_the_lines_that_answer_with_their_citation(tmp_path: Path) -> None:
+    """With excerpts on, the line that answers comes in cited with its note and line,
+    where its whole chunk would not fit the budget; with them off, it does not come in."""
+    root = make_vault(tmp_path)
+    filler = [f"**Bob**: nothing much happened on walk {j} around the lake" for j in range(12)]
+    lines = [*filler[:6], "**Ann**: my sister Carla adopted a grey cat named Pixel", *filler[6:]]
+    write(root, "logs/2024-02-03.md", note("Walks", body="\n\n".join(lines)))
+    texts = {}
+    for excerpts in (True, False):
+        with open_vault(root, overrides={"context": {"excerpts": excerpts}}) as vault:
+            vault.sync()
+            ctx = vault.context("Carla adopted a cat: Pixel?", budget=60)
+        assert ctx.tokens <= 60
+        texts[excerpts] = ctx.text
+    # frontmatter (lines 1-3), heading (4), blank (5), then a turn every other line: L18
+    assert re.search(r"^\[\[logs/2024-02-03\]\] [L0-9, -]*\bL18\b", texts[True], re.M)
+    assert "named Pixel" in texts[True]
+    assert "Pixel" not in texts[False]  # the whole chunk (~150 tokens) does not fit

@@ -8,6 +8,7 @@ import sqlite3
 import pytest
 
 from memvault.core.ranking import (
+    MAX_QUERY_TERMS,
     convex,
     fts_query,
     fuse,
@@ -118,3 +119,9 @@ def test_convex_normalises_each_side_and_weights_them() -> None:
     only_vector = dict(convex([], vector, lexical_weight=1, vector_weight=3))
     assert only_vector == pytest.approx({2: 0.75, 3: 0.0})
     assert convex([], []) == []
+
+
+def test_a_very_long_query_keeps_its_first_distinct_terms() -> None:
+    query = " ".join(f"word{i}" for i in range(5000)) + " the of"
+    terms = query_terms(query)
+    assert terms == [f"word{i}" for i in range(MAX_QUERY_TERMS)]

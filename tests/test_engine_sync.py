@@ -7,7 +7,9 @@ import shutil
 from pathlib import Path
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.core.excerpts import unit_texts
 from memvault.core.ranking import Filters
+from memvault.core.text import sha256_text
 from memvault.errors import MemvaultError
 from memvault.index.embedder import HashEmbedder
 
@@ -306,3 +308,35 @@ def test_read_only_vaults_refuse_to_sync(tmp_path: Path) -> None:
             assert "read-only" in str(exc)
         else:
             raise AssertionError("a read-only vault synced")
+
+
+def test_line_vectors_are_cached_with_their_chunks_and_pruned_with_them(tmp_path: Path) -> None:
+    """Each line of a chunk is embedded on its own (core/excerpts) into the same cache;
+    pruning after a compaction keeps the live notes' lines and drops the deleted ones'."""
+    root = make_vault(tmp_path)
+    for i in range(8):
+        body = "\n\n".join(f"**Ann**: note {i} fact {j} about topic {i * 10 + j}" for j in range(4))
+        write(root, f"logs/2024-01-0{i + 1}.md", note(f"Day {i}", body=body))
+    with open_vault(root) as v:
+        v.sync()
+        store, model = v.engine.store, v.engine.embedding.embedder.model_id
+
+        def line_shas(path: str) -> set[str]:
+            return {sha256_text(t) for c in store.chunks_of(path) for t in unit_texts(c.text)}
+
+        kept, gone = line_shas("logs/2024-01-01.md"), line_shas("logs/2024-01-08.md")
+        assert len(kept) == 4 and len(store.cached(model, kept)) == 4
+        for i in range(1, 8):
+            (root / f"logs/2024-01-0{i + 1}.md").unlink()
+        v.sync()  # most vectors deleted: the index is compacted and the cache pruned
+        assert len(store.cached(model, kept)) == 4
+        assert store.cached(model, gone) == {}
+
+
+def test_line_vectors_off_embeds_only_chunks(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    write(root, "logs/2024-01-01.md", note("Day", body="first line\n\nsecond line"))
+    with open_vault(root, overrides={"index": {"line_vectors": False}}) as v:
+        v.sync()
+        store, model = v.engine.store, v.engine.embedding.embedder.model_id
+        assert store.cache_count(model) == len(store.labels())

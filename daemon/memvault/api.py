@@ -119,7 +119,7 @@ class Vault:
         return self.engine.search(query, k, filters, group=group)
 
     def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
-        """MEMORY.md, then the best sections of the best notes, cited, within ``budget`` tokens."""
+        """MEMORY.md, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
         return self.engine.context(query, budget, make_filters(**filters))
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:

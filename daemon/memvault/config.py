@@ -57,6 +57,7 @@ class IndexSettings:
     chunk_target_tokens: int = 128
     embed_context: tuple[str, ...] = ("title", "headings", "date")
     context_overlap_tokens: int = 64
+    line_vectors: bool = True  # embed each line of a chunk too (context ranks lines by it)
     hnsw_m: int = 16
     ef_construction: int = 200
     ef_search: int = 100
@@ -78,6 +79,8 @@ class ContextSettings:
     budget: int = 2000
     index_share: float = 0.1
     link_hops: int = 1
+    excerpts: bool = True  # pack the best lines of the hits, not whole chunks
+    candidates: int = 300  # chunks searched for a context (their lines are the candidates)
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,6 +306,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("context.index_share must be between 0 and 1")
         if settings.budget < 1:
             problems.append("context.budget must be positive")
+        if settings.candidates < 1:
+            problems.append("context.candidates must be positive")
     elif section == "memory" and ("/" in settings.file or not settings.file.endswith(".md")):
         problems.append("memory.file must be a .md file name at the vault root")
     if problems:

@@ -174,11 +174,13 @@ def assemble(
 
     def add(piece: Piece, why: str, rank: int) -> None:
         nonlocal used
+        if used + count(piece.text) > budget:
+            return  # its text alone does not fit what is left (checked first: it is cheap)
         key = _norm(piece.text)
         if not key or key in seen_text:
             return
         shingles = _shingles(key)
-        if any(_near_duplicate(shingles, other) for other in seen_shingles):
+        if shingles and any(_near_duplicate(shingles, other) for other in seen_shingles):
             return
         group = groups.get(piece.path)
         if group is not None and any(p.whole for p in group.pieces):

@@ -46,6 +46,7 @@ class _Prepared:
     links: list[LinkRow]
     chunks: list[NewChunk]
     texts: dict[str, str]  # sha256 -> the text embedded for it
+    lines: dict[str, str]  # sha256 -> a line embedded on its own (core/excerpts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,7 +115,7 @@ class Indexer:
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
             return (
-                _Prepared(path, row, [], [], {}) if row else None,
+                _Prepared(path, row, [], [], {}, {}) if row else None,
                 SkippedFile(path, str(exc)),
                 [],
             )
@@ -170,7 +171,8 @@ class Indexer:
             chunks, texts = self._chunks(note)
             if not chunks:
                 warnings.append(f"{path}: nothing to embed (empty note)")
-        return _Prepared(path, row, links, chunks, texts), None, warnings
+        line_texts = self.embedding.line_texts(c.text for c in chunks)
+        return _Prepared(path, row, links, chunks, texts, line_texts), None, warnings
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed
@@ -232,9 +234,10 @@ class Indexer:
         embedded = reused = 0
         if embedding is not None:
             embedding.check_model()
-            embedded = embedding.embed_new(
-                {sha: text for p in batch for sha, text in p.texts.items()}
-            )
+            wanted = {sha: text for p in batch for sha, text in p.lines.items()}
+            wanted.update((sha, text) for p in batch for sha, text in p.texts.items())
+            # chunks are counted; the lines embedded in the same call are not
+            embedded = len(embedding.embed_new(wanted) & {c.sha for p in batch for c in p.chunks})
             _ = embedding.vectors  # opened (and reconciled) before the new rows exist
         added: list[int] = []
         removed: list[int] = []

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part
+from memvault.core.excerpts import best_first, split_units, unit_scores, unit_text
 from memvault.core.ranking import (
     Filters,
     allows,
@@ -22,13 +23,15 @@ from memvault.core.ranking import (
     snippet,
 )
 from memvault.core.report import Context, Hit, NoteText
-from memvault.core.text import split_lines
+from memvault.core.text import sha256_text, split_lines
 from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
 from memvault.index.rows import NoteRow
 from memvault.vault.files import normalize_rel
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from memvault.config import VaultConfig
     from memvault.engine.catalogue import Catalogue
     from memvault.engine.embedding import Embedding
@@ -39,6 +42,7 @@ SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
 FULL_ENOUGH = 0.9  # a context this full of its budget does not look for more candidates
 WIDEN = 4  # ...otherwise it looks this many times further, once
 NO_FILTERS = Filters()
+UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
 class Reader:
@@ -57,6 +61,8 @@ class Reader:
         self.store = store
         self.catalogue = catalogue
         self.embedding = embedding
+        # The last query search embedded, and its vector (context ranks lines with it).
+        self._last_query: tuple[str, np.ndarray] | None = None
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
@@ -95,6 +101,7 @@ class Reader:
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
             qv = self.embedding.embedder.embed([query])[0]
+            self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         if cfg.fusion == "convex":
             fused = convex(
@@ -142,12 +149,13 @@ class Reader:
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
-        """The index, then the best sections of the best notes, cited, within ``budget`` tokens."""
+        """The index, then the lines of the best notes that answer it, cited, within
+        ``budget`` tokens."""
         cfg = self.config
-        budget = budget or cfg.context.budget
+        budget = cfg.context.budget if budget is None else budget  # 0 is a budget, not "default"
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
-        k = cfg.search.candidates
+        k = cfg.context.candidates
         hits = self.search(query, k=k, filters=filters)
         ctx = self._assemble(query, budget, hits)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
@@ -178,9 +186,54 @@ class Reader:
         )
         sizes = self.store.note_tokens(hit_paths)
         meta = self.catalogue.notes()
-        pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
+        if cfg.context.excerpts:
+            pieces = self._unit_pieces(query, hits, sizes, meta)
+        else:
+            pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
         linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
         return assemble(query, budget, count, index_text, pieces, linked)
+
+    def _unit_pieces(
+        self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
+    ) -> list[Piece]:
+        """The lines of the hits (core/excerpts), best first; a small note stays whole,
+        ranked by its best line."""
+        pieces: list[Piece] = []
+        scores: list[float] = []
+        keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
+        for hit in hits:
+            note = meta.get(hit.path)
+            if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
+                piece = self._piece(hit, sizes.get(hit.path, 0), note)
+                pieces.append(piece)
+                scores.append(hit.score)
+                keys.append([sha256_text(unit_text(u.text)) for u in split_units(piece.text, 1)])
+                continue
+            title, date = (note.title, note.date) if note else ("", None)
+            for unit in split_units(hit.text, hit.line_start):
+                pieces.append(
+                    Piece(
+                        hit.path,
+                        hit.ord * UNIT_ORD + unit.seq,
+                        hit.heading,
+                        unit.line_start,
+                        unit.line_end,
+                        unit.text,
+                        title=title,
+                        date=date,
+                    )
+                )
+                scores.append(hit.score)
+                keys.append([sha256_text(unit_text(unit.text))])
+        sims: list[float | None] = [None] * len(pieces)
+        last = self._last_query
+        if self.config.index.line_vectors and last is not None and last[0] == query:
+            qv = last[1]
+            cached = self.embedding.line_vectors([k for ks in keys for k in ks])
+            for i, ks in enumerate(keys):
+                found = [float(cached[k] @ qv) for k in ks if k in cached]
+                sims[i] = max(found) if found else None
+        return [pieces[i] for i in best_first(unit_scores(scores, sims))]
 
     def _memory_text(self) -> str:
         try:

@@ -547,9 +547,17 @@ class Store:
                 out.update(self._db.execute(q, part).fetchall())
         return out
 
-    def prune_cache(self, model: str) -> int:
-        """Drop cached vectors no chunk uses any more (and other models' vectors)."""
-        live = set(self.label_shas().values())
+    def chunk_texts(self) -> Iterator[str]:
+        """The text of every chunk (for what is derived from it, like line vectors)."""
+        with self._lock:
+            rows = self._db.execute("SELECT text FROM chunks").fetchall()
+        for (text,) in rows:
+            yield text
+
+    def prune_cache(self, model: str, keep: Iterable[str] = ()) -> int:
+        """Drop cached vectors no chunk uses any more (and other models' vectors);
+        ``keep``: other live shas (the lines embedded on their own)."""
+        live = set(self.label_shas().values()) | set(keep)
         with self._lock:
             rows = self._cache.execute("SELECT model, sha FROM embeddings").fetchall()
             dead = [(m, s) for m, s in rows if m != model or s not in live]

@@ -1,0 +1,107 @@
+"""Excerpts: the units of a chunk (lines; a fenced code block whole; no headings)
+and their ranking by chunk score plus their own similarity."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memvault.core.excerpts import (
+    UNIT_MAX_CHARS,
+    best_first,
+    split_units,
+    unit_scores,
+    unit_text,
+    unit_texts,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "first", "units"),
+    [
+        ("", 1, []),
+        ("\n\n  \n", 5, []),
+        ("\t\n \t \n", 5, []),
+        ("\tindented text", 2, [(2, 2, "\tindented text")]),
+        ("    # indented four: not a heading", 1, [(1, 1, "    # indented four: not a heading")]),
+        ("one line", 7, [(7, 7, "one line")]),
+        (
+            "**Ann**: hello\n\n**Bob**: hi there",
+            10,
+            [(10, 10, "**Ann**: hello"), (12, 12, "**Bob**: hi there")],
+        ),
+        ("## Plan\nfirst step\nsecond step", 3, [(4, 4, "first step"), (5, 5, "second step")]),
+        ("#hashtag is text, not a heading", 1, [(1, 1, "#hashtag is text, not a heading")]),
+        (
+            "intro\n```python\nx = 1\n\ny = 2\n```\nafter",
+            1,
+            [(1, 1, "intro"), (2, 6, "```python\nx = 1\n\ny = 2\n```"), (7, 7, "after")],
+        ),
+        ("~~~\n# not a heading\n~~~", 1, [(1, 3, "~~~\n# not a heading\n~~~")]),
+        ("```\nunclosed\n\nfence", 2, [(2, 5, "```\nunclosed\n\nfence")]),
+        ("- item one\n- item two", 1, [(1, 1, "- item one"), (2, 2, "- item two")]),
+    ],
+)
+def test_split_units(text: str, first: int, units: list[tuple[int, int, str]]) -> None:
+    got = split_units(text, first)
+    assert [(u.line_start, u.line_end, u.text) for u in got] == units
+    assert [u.seq for u in got] == list(range(len(units)))
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab #`~\n-*")), max_size=200), st.integers(1, 500))
+def test_units_are_the_lines_they_claim_in_order(text: str, first: int) -> None:
+    lines = text.split("\n")
+    previous_end = first - 1
+    for unit in split_units(text, first):
+        assert unit.line_start > previous_end and unit.line_end >= unit.line_start
+        assert unit.text == "\n".join(lines[unit.line_start - first : unit.line_end - first + 1])
+        assert unit.text.strip()
+        previous_end = unit.line_end
+
+
+@pytest.mark.parametrize(
+    ("text", "embedded"),
+    [
+        ("  **Ann**:\tgood   morning ", "**Ann**: good morning"),
+        ("```\ncode\n```", "``` code ```"),
+        ("x" * (UNIT_MAX_CHARS + 50), "x" * UNIT_MAX_CHARS),
+        ("   ", ""),
+        ("\t \t", ""),
+    ],
+)
+def test_unit_text(text: str, embedded: str) -> None:
+    assert unit_text(text) == embedded
+
+
+def test_unit_texts_are_distinct_and_skip_headings() -> None:
+    assert unit_texts("# Title\nsame\n\nsame\nother") == ["same", "other"]
+
+
+@pytest.mark.parametrize(
+    ("chunk", "sims", "expected"),
+    [
+        ([0.9, 0.9, 0.1], [0.2, 0.8, 0.5], [0.0 + 1.0, 1.0 + 1.0, 0.0 + 0.5]),
+        ([0.5, 0.5], [None, None], [1.0, 1.0]),  # no vectors: chunk score alone
+        ([1.0, 0.0], [None, 0.3], [1.0, 1.0]),  # one vector: it scales to 1, the other 0
+        ([], [], []),
+    ],
+)
+def test_unit_scores(chunk: list[float], sims: list[float | None], expected: list[float]) -> None:
+    assert unit_scores(chunk, sims) == pytest.approx(expected)
+
+
+def test_a_line_that_answers_beats_its_neighbours_in_a_better_chunk() -> None:
+    """The point of ranking lines: the chunk says where, the line's own vector says which."""
+    chunk = [0.8, 0.8, 0.7, 0.2]  # two lines of the best chunk, one of the next, one far off
+    sims = [0.10, 0.12, 0.70, 0.30]
+    assert best_first(unit_scores(chunk, sims)) == [2, 1, 0, 3]
+
+
+def test_unit_scores_need_one_similarity_per_unit() -> None:
+    with pytest.raises(ValueError, match="one chunk score"):
+        unit_scores([1.0], [])
+
+
+def test_best_first_keeps_search_order_on_ties() -> None:
+    assert best_first([0.5, 1.0, 0.5, 1.0]) == [1, 3, 0, 2]
