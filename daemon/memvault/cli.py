@@ -325,10 +325,11 @@ def _token_counter() -> Callable[[str], int] | None:
 
 def _register_more() -> None:
     # Kept in their own modules so this file stays a table of contents.
-    from memvault import cli_agent, cli_daemon
+    from memvault import cli_agent, cli_daemon, cli_obsidian
 
     cli_daemon.register(app)
     cli_agent.register(app)
+    cli_obsidian.register(app)
 
 
 _register_more()
