@@ -6,12 +6,21 @@
  */
 
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, openSync, closeSync } from "node:fs";
 import * as http from "node:http";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 
-export const REPO = resolve(__dirname, "..", "..", "..", "..");
+/** The checkout: the nearest folder above this test bundle holding pyproject.toml. */
+export const REPO = (() => {
+  let d = resolve(__dirname);
+  while (!existsSync(join(d, "pyproject.toml"))) {
+    const up = dirname(d);
+    if (up === d) throw new Error(`no pyproject.toml above ${__dirname}`);
+    d = up;
+  }
+  return d;
+})();
 export const PYTHON = process.env.MEMVAULT_PYTHON || "python3";
 
 function env(): NodeJS.ProcessEnv {
