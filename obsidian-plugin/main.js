@@ -238,10 +238,9 @@ var Connection = class {
       if (e.kind === "timeout") {
         return this.fail({ kind: "unreachable", detail: `${found.url} did not answer within ${this.opts.timeoutMs()} ms` });
       }
-      return this.fail({
-        kind: "not-running",
-        detail: e.kind === "refused" ? `the daemon is not running (nothing listens on ${found.url}; ${found.source} is stale)` : `cannot reach ${found.url}: ${e.message}`
-      });
+      const why = e.kind === "refused" ? "nothing listens on" : "no answer from";
+      const stale = found.source === "daemon.json" ? "; .memvault/daemon.json is stale" : "";
+      return this.fail({ kind: "not-running", detail: `the daemon is not running (${why} ${found.url}${stale})` });
     }
     if (gen !== this.generation || this.stopped) return;
     if (!isMemvaultHealth(health.status, health.text)) {
@@ -563,6 +562,22 @@ function shellQuote(s) {
 // src/related-view.ts
 var import_obsidian3 = require("obsidian");
 
+// src/display.ts
+function headingTrail(hit) {
+  const h = hit.heading[0]?.trim() === hit.title.trim() ? hit.heading.slice(1) : hit.heading;
+  return h.join(" \u203A ");
+}
+function cleanSnippet(hit) {
+  let s = hit.snippet.trim();
+  const last = hit.heading[hit.heading.length - 1];
+  const m = /^#{1,6}\s+/.exec(s);
+  if (m) {
+    s = s.slice(m[0].length);
+    if (last && s.startsWith(last)) s = s.slice(last.length);
+  }
+  return s.trim() || hit.snippet.trim();
+}
+
 // src/navigation.ts
 var import_obsidian2 = require("obsidian");
 function fileOf(app, path) {
@@ -746,8 +761,9 @@ var RelatedView = class extends import_obsidian3.ItemView {
       });
       (0, import_obsidian3.setIcon)(button, "link");
       item.createDiv({ cls: "memvault-hit-folder", text: folderOf(hit.path) });
-      if (hit.heading.length) item.createDiv({ cls: "memvault-hit-heading", text: hit.heading.join(" \u203A ") });
-      item.createDiv({ cls: "memvault-hit-snippet", text: hit.snippet });
+      const trail = headingTrail(hit);
+      if (trail) item.createDiv({ cls: "memvault-hit-heading", text: trail });
+      item.createDiv({ cls: "memvault-hit-snippet", text: cleanSnippet(hit) });
       item.addEventListener("click", (evt) => {
         if (evt.target.closest(".memvault-insert")) return;
         void openHit(this.host.app, hit, evt.ctrlKey || evt.metaKey);
@@ -881,8 +897,9 @@ var SearchModal = class extends import_obsidian4.SuggestModal {
     const head = el.createDiv({ cls: "memvault-hit-head" });
     head.createSpan({ cls: "memvault-hit-title", text: hit.title || hit.path });
     head.createSpan({ cls: "memvault-hit-folder", text: folderOf(hit.path) });
-    if (hit.heading.length) el.createDiv({ cls: "memvault-hit-heading", text: hit.heading.join(" \u203A ") });
-    el.createDiv({ cls: "memvault-hit-snippet", text: hit.snippet });
+    const trail = headingTrail(hit);
+    if (trail) el.createDiv({ cls: "memvault-hit-heading", text: trail });
+    el.createDiv({ cls: "memvault-hit-snippet", text: cleanSnippet(hit) });
   }
   onChooseSuggestion(hit, evt) {
     if (import_obsidian4.Keymap.isModifier(evt, "Mod")) {

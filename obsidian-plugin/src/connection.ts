@@ -239,13 +239,10 @@ export class Connection {
       if (e.kind === "timeout") {
         return this.fail({ kind: "unreachable", detail: `${found.url} did not answer within ${this.opts.timeoutMs()} ms` });
       }
-      return this.fail({
-        kind: "not-running",
-        detail:
-          e.kind === "refused"
-            ? `the daemon is not running (nothing listens on ${found.url}; ${found.source} is stale)`
-            : `cannot reach ${found.url}: ${e.message}`,
-      });
+      // refused (Node's http) or a failed fetch: either way nothing answers there
+      const why = e.kind === "refused" ? "nothing listens on" : "no answer from";
+      const stale = found.source === "daemon.json" ? "; .memvault/daemon.json is stale" : "";
+      return this.fail({ kind: "not-running", detail: `the daemon is not running (${why} ${found.url}${stale})` });
     }
     if (gen !== this.generation || this.stopped) return;
     if (!isMemvaultHealth(health.status, health.text)) {

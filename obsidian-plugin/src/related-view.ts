@@ -10,6 +10,7 @@
 import { FileView, ItemView, MarkdownView, setIcon, type TFile, type WorkspaceLeaf } from "obsidian";
 import { related } from "./api";
 import { DaemonError } from "./connection";
+import { cleanSnippet, headingTrail } from "./display";
 import type { Host } from "./host";
 import { folderOf, insertAtCursor, linkTo, openHit } from "./navigation";
 import type { Hit } from "./types";
@@ -175,8 +176,9 @@ export class RelatedView extends ItemView {
       });
       setIcon(button, "link");
       item.createDiv({ cls: "memvault-hit-folder", text: folderOf(hit.path) });
-      if (hit.heading.length) item.createDiv({ cls: "memvault-hit-heading", text: hit.heading.join(" › ") });
-      item.createDiv({ cls: "memvault-hit-snippet", text: hit.snippet });
+      const trail = headingTrail(hit);
+      if (trail) item.createDiv({ cls: "memvault-hit-heading", text: trail });
+      item.createDiv({ cls: "memvault-hit-snippet", text: cleanSnippet(hit) });
       item.addEventListener("click", (evt) => {
         if ((evt.target as HTMLElement).closest(".memvault-insert")) return;
         void openHit(this.host.app, hit, evt.ctrlKey || evt.metaKey);

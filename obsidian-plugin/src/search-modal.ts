@@ -8,6 +8,7 @@
 import { type App, type Editor, Keymap, SuggestModal } from "obsidian";
 import { search } from "./api";
 import { DaemonError } from "./connection";
+import { cleanSnippet, headingTrail } from "./display";
 import type { Host } from "./host";
 import { folderOf, insertAtCursor, linkTo, openHit } from "./navigation";
 import { filtersOf, parseQuery } from "./query";
@@ -93,8 +94,9 @@ export class SearchModal extends SuggestModal<Hit> {
     const head = el.createDiv({ cls: "memvault-hit-head" });
     head.createSpan({ cls: "memvault-hit-title", text: hit.title || hit.path });
     head.createSpan({ cls: "memvault-hit-folder", text: folderOf(hit.path) });
-    if (hit.heading.length) el.createDiv({ cls: "memvault-hit-heading", text: hit.heading.join(" › ") });
-    el.createDiv({ cls: "memvault-hit-snippet", text: hit.snippet });
+    const trail = headingTrail(hit);
+    if (trail) el.createDiv({ cls: "memvault-hit-heading", text: trail });
+    el.createDiv({ cls: "memvault-hit-snippet", text: cleanSnippet(hit) });
   }
 
   onChooseSuggestion(hit: Hit, evt: MouseEvent | KeyboardEvent): void {

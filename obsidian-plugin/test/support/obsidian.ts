@@ -101,11 +101,17 @@ export class Notice {
   }
 }
 
+// Lucide's paths for the icons the plugin names (Obsidian ships Lucide).
+const ICONS: Record<string, string> = {
+  link: '<path d="M10 13a5 5 0 0 0 7.54.54l3-3a5 5 0 0 0-7.07-7.07l-1.72 1.71"/><path d="M14 11a5 5 0 0 0-7.54-.54l-3 3a5 5 0 0 0 7.07 7.07l1.71-1.71"/>',
+  search: '<circle cx="11" cy="11" r="8"/><path d="m21 21-4.3-4.3"/>',
+  library: '<path d="m16 6 4 14"/><path d="M12 6v14"/><path d="M8 8v12"/><path d="M4 4v16"/>',
+};
+
 export function setIcon(el: HTMLElement, name: string): void {
   el.empty();
   el.dataset.icon = name;
-  const glyph = ({ link: "🔗", search: "⌕", library: "▤" } as Record<string, string>)[name] ?? "•";
-  (el as any).createSpan({ cls: "svg-icon", text: glyph });
+  el.innerHTML = `<svg class="svg-icon" xmlns="http://www.w3.org/2000/svg" width="16" height="16" viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round">${ICONS[name] ?? '<circle cx="12" cy="12" r="4"/>'}</svg>`;
 }
 
 export type Modifier = "Mod" | "Ctrl" | "Meta" | "Shift" | "Alt";
@@ -433,6 +439,7 @@ export class WorkspaceLeaf extends Events {
     }
     view.file = file;
     this.view = view;
+    this.app.workspace.attach(this);
     (this as any).lastEState = state?.eState;
     this.app.workspace.trigger("file-open", file);
     if (state?.active !== false) this.app.workspace.setActiveLeaf(this);

@@ -8,6 +8,7 @@ import { checkDaemonUrl, normalizeSettings, parseFolders } from "../../src/setti
 import { SseParser } from "../../src/sse";
 import { formatUptime } from "../../src/status-modal";
 import { leadingDebounce } from "../../src/timing";
+import { cleanSnippet, headingTrail } from "../../src/display";
 import type { DaemonState } from "../../src/types";
 
 describe("SseParser", () => {
@@ -180,5 +181,18 @@ describe("leadingDebounce", () => {
     } finally {
       mock.timers.reset();
     }
+  });
+});
+
+describe("how a hit reads", () => {
+  const base = { path: "p/a.md", title: "Garden app", line_start: 1, line_end: 2, score: 1, address: "" };
+  it("drops a heading path's repeated title and the snippet's heading markup", () => {
+    const h = { ...base, heading: ["Garden app", "Database"], snippet: "## Database PostgreSQL schema" };
+    assert.equal(headingTrail(h), "Database");
+    assert.equal(cleanSnippet(h), "PostgreSQL schema");
+    const other = { ...base, heading: ["Plan", "Risks"], snippet: "…middle of a section" };
+    assert.equal(headingTrail(other), "Plan › Risks");
+    assert.equal(cleanSnippet(other), "…middle of a section");
+    assert.equal(cleanSnippet({ ...base, heading: ["Garden app"], snippet: "# Garden app" }), "# Garden app");
   });
 });
