@@ -12,18 +12,16 @@
  * saying how to install it.
  */
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
-import * as net from "node:net";
-import { join, resolve } from "node:path";
+import { mkdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type Browser, type BrowserContext, type Page, chromium } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
+import { freePort, openPluginPage, PLUGIN } from "../support/chromium";
 import { headingTrail } from "../../src/display";
 import type { Hit } from "../../src/types";
 import { cleanup, Daemon, makeVault, note, REPO, tempDir } from "../support/daemon";
 
-const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
-const HERE = resolve(REPO, "obsidian-plugin");
-const SHOTS = process.env.MEMVAULT_UPDATE_SCREENSHOTS ? join(REPO, "docs", "img") : join(HERE, ".build", "screenshots");
+const SHOTS = process.env.MEMVAULT_UPDATE_SCREENSHOTS ? join(REPO, "docs", "img") : join(PLUGIN, ".build", "screenshots");
 
 export const DEMO: Record<string, string> = {
   "people/ana-lopez.md": note(
@@ -65,29 +63,9 @@ let root: string;
 let daemon: Daemon;
 let port: number;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
-const problems: string[] = [];
-let daemonDown = false;
-
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = net.createServer();
-    s.listen(0, "127.0.0.1", () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => res(p));
-    });
-    s.on("error", rej);
-  });
-}
-
-function html(): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>memvault plugin</title>
-<link rel="stylesheet" href="obsidian-like.css"><link rel="stylesheet" href="styles.css"></head>
-<body><div class="side-dock-ribbon"></div><div class="memvault-test-main"><div class="memvault-test-editor"></div></div>
-<div class="memvault-test-side"><div class="view-header">Related notes</div></div><div class="status-bar"></div>
-<script src="page.js"></script></body></html>`;
-}
+let problems: string[];
+let daemonDown: { value: boolean };
 
 async function shot(name: string): Promise<void> {
   mkdirSync(SHOTS, { recursive: true });
@@ -100,77 +78,19 @@ async function shot(name: string): Promise<void> {
 }
 
 before(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(
-      `Chromium is not at ${CHROMIUM}: install Debian's package (apt-get update && apt-get install -y chromium) or set CHROMIUM_PATH`,
-    );
-  }
   dir = tempDir();
   root = makeVault(dir, DEMO);
   port = await freePort();
   daemon = new Daemon(root, port);
   await daemon.start();
   await daemon.settled();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      "--no-sandbox",
-      "--headless",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--disable-quic",
-      "--no-first-run",
-      // and a fresh profile: Playwright launches each browser with a new temp user-data-dir
-    ],
-  });
-  const origin = `http://127.0.0.1:${port}`;
-  context = await browser.newContext({ viewport: { width: 1280, height: 760 }, deviceScaleFactor: 1 });
-  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin });
-  const files: Record<string, [string, string]> = {
-    "index.html": [html(), "text/html"],
-    "page.js": [readFileSync(join(HERE, ".build", "browser", "page.js"), "utf8"), "text/javascript"],
-    "styles.css": [readFileSync(join(HERE, "styles.css"), "utf8"), "text/css"],
-    "obsidian-like.css": [readFileSync(join(HERE, "test", "browser", "obsidian-like.css"), "utf8"), "text/css"],
-  };
-  await context.route(`${origin}/**`, async (route) => {
-    const url = new URL(route.request().url());
-    if (url.pathname.startsWith("/__memvault_test__/")) {
-      const [body, contentType] = files[url.pathname.slice("/__memvault_test__/".length)] ?? ["", "text/plain"];
-      return route.fulfill({ status: body ? 200 : 404, body, contentType });
-    }
-    const headers = route.request().headers();
-    if (!headers.origin) return route.continue(); // same-origin GETs (and /events, streamed)
-    // Chromium sends this page's own origin on a POST and will not let it be rewritten;
-    // Playwright makes the request from Node instead, with the Origin Obsidian's page has
-    headers.origin = "app://obsidian.md";
-    const response = await route.fetch({ headers });
-    return route.fulfill({ response });
-  });
-  page = await context.newPage();
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("console", (msg) => {
-    if (msg.type() !== "error" && msg.type() !== "warning") return;
-    // Chromium itself logs a refused fetch while the daemon is down (a network-level line,
-    // not the plugin's; Obsidian desktop uses Node's http and logs nothing)
-    if (daemonDown && /ERR_CONNECTION_REFUSED/.test(msg.text())) return;
-    problems.push(`console ${msg.type()}: ${msg.text()}`);
-  });
-  await page.exposeFunction("memvaultReadFile", (p: string) => {
-    try {
-      return readFileSync(join(root, p), "utf8");
-    } catch {
-      return null;
-    }
-  });
-  await page.goto(`${origin}/__memvault_test__/index.html`);
-  const contents = Object.fromEntries(Object.entries(DEMO));
-  await page.evaluate(
-    ([vaultPath, files, contents]) => window.memvaultPage.start(vaultPath, files, contents, { resultCount: 6 }),
-    [root, Object.keys(DEMO), contents] as const,
-  );
+  ({ browser, page, problems, daemonDown } = await openPluginPage({
+    root,
+    port,
+    files: Object.keys(DEMO),
+    contents: DEMO,
+    settings: { resultCount: 6 },
+  }));
   await page.waitForSelector('.status-bar-item:text("memvault: watching")', { timeout: 20000 });
 });
 
@@ -303,7 +223,7 @@ describe("in Chromium, against a real daemon", () => {
 
   it("shows the not-running state when the daemon stops, and comes back when it restarts", async () => {
     await page.evaluate(() => document.querySelectorAll(".notice").forEach((n) => n.remove()));
-    daemonDown = true;
+    daemonDown.value = true;
     await daemon.stop();
     await page.waitForSelector('.status-bar-item:text("memvault: not running")', { timeout: 10000 });
     await page.waitForSelector('.memvault-related[data-state="error"] .memvault-command');
@@ -315,7 +235,7 @@ describe("in Chromium, against a real daemon", () => {
     daemon = new Daemon(root, port);
     await daemon.start();
     await page.waitForSelector('.memvault-related[data-state="hits"]', { timeout: 20000 });
-    daemonDown = false;
+    daemonDown.value = false;
     await daemon.settled();
     await page.waitForSelector('.status-bar-item:text("memvault: watching")', { timeout: 20000 });
   });

@@ -23,11 +23,13 @@ export const REPO = (() => {
 })();
 export const PYTHON = process.env.MEMVAULT_PYTHON || "python3";
 
-function env(): NodeJS.ProcessEnv {
+/** The daemon's environment: this checkout's package, and the hash embedder unless
+ *  ``model`` is null (then the vault's own config: the real model by default). */
+function env(model: string | null = "hash"): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("MEMVAULT_")) e[k] = v;
   e.PYTHONPATH = join(REPO, "daemon");
-  e.MEMVAULT_INDEX_MODEL = "hash";
+  if (model !== null) e.MEMVAULT_INDEX_MODEL = model;
   e.HF_HUB_OFFLINE = "1";
   return e;
 }
@@ -106,6 +108,7 @@ export class Daemon {
   constructor(
     readonly root: string,
     private readonly port: number | null = null,
+    private readonly model: string | null = "hash",
   ) {
     this.logPath = join(dirname(root), `daemon-${Date.now()}.log`);
   }
@@ -114,7 +117,7 @@ export class Daemon {
     const args = ["-m", "memvault", "daemon", "run", "--vault", this.root];
     if (this.port !== null) args.push("--port", String(this.port));
     const log = openSync(this.logPath, "a");
-    this.proc = spawn(PYTHON, args, { env: env(), stdio: ["ignore", "ignore", log] });
+    this.proc = spawn(PYTHON, args, { env: env(this.model), stdio: ["ignore", "ignore", log] });
     closeSync(log);
     const proc = this.proc;
     this.info = await until(
