@@ -238,9 +238,8 @@ var Connection = class {
       if (e.kind === "timeout") {
         return this.fail({ kind: "unreachable", detail: `${found.url} did not answer within ${this.opts.timeoutMs()} ms` });
       }
-      const why = e.kind === "refused" ? "nothing listens on" : "no answer from";
-      const stale = found.source === "daemon.json" ? "; .memvault/daemon.json is stale" : "";
-      return this.fail({ kind: "not-running", detail: `the daemon is not running (${why} ${found.url}${stale})` });
+      const where = found.source === "daemon.json" ? "the address in .memvault/daemon.json" : "the address in the settings";
+      return this.fail({ kind: "not-running", detail: `the daemon is not running (nothing answers at ${found.url}, ${where})` });
     }
     if (gen !== this.generation || this.stopped) return;
     if (!isMemvaultHealth(health.status, health.text)) {
@@ -967,8 +966,8 @@ function checkDaemonUrl(url) {
 // src/settings-tab.ts
 var import_obsidian5 = require("obsidian");
 var MemvaultSettingTab = class extends import_obsidian5.PluginSettingTab {
-  constructor(app, owner) {
-    super(app, owner);
+  constructor(app, plugin, owner) {
+    super(app, plugin);
     this.owner = owner;
   }
   display() {
@@ -1379,7 +1378,7 @@ var MemvaultPlugin = class extends import_obsidian7.Plugin {
     this.registerEvent(
       this.app.workspace.on("file-open", () => follow(this.app.workspace.getMostRecentLeaf()))
     );
-    this.addSettingTab(new MemvaultSettingTab(this.app, this));
+    this.addSettingTab(new MemvaultSettingTab(this.app, this, this));
     this.app.workspace.onLayoutReady(() => {
       this.connection.start();
       void this.activateRelated(false);

@@ -18,7 +18,7 @@ if (!suites.length || suites.some((s) => !["unit", "integration", "browser"].inc
   process.exit(2);
 }
 const alias = { obsidian: join(here, "test/support/obsidian.ts") };
-const external = ["happy-dom", "playwright-core", ...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
+const external = ["happy-dom", "playwright-core", "typescript", ...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 const files = [];
 for (const suite of suites) {
   const dir = join(here, "test", suite);

@@ -240,9 +240,8 @@ export class Connection {
         return this.fail({ kind: "unreachable", detail: `${found.url} did not answer within ${this.opts.timeoutMs()} ms` });
       }
       // refused (Node's http) or a failed fetch: either way nothing answers there
-      const why = e.kind === "refused" ? "nothing listens on" : "no answer from";
-      const stale = found.source === "daemon.json" ? "; .memvault/daemon.json is stale" : "";
-      return this.fail({ kind: "not-running", detail: `the daemon is not running (${why} ${found.url}${stale})` });
+      const where = found.source === "daemon.json" ? "the address in .memvault/daemon.json" : "the address in the settings";
+      return this.fail({ kind: "not-running", detail: `the daemon is not running (nothing answers at ${found.url}, ${where})` });
     }
     if (gen !== this.generation || this.stopped) return;
     if (!isMemvaultHealth(health.status, health.text)) {

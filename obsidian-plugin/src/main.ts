@@ -84,7 +84,7 @@ export default class MemvaultPlugin extends Plugin implements Host {
       this.app.workspace.on("file-open", () => follow(this.app.workspace.getMostRecentLeaf())),
     );
 
-    this.addSettingTab(new MemvaultSettingTab(this.app, this));
+    this.addSettingTab(new MemvaultSettingTab(this.app, this, this));
     this.app.workspace.onLayoutReady(() => {
       this.connection.start();
       void this.activateRelated(false);

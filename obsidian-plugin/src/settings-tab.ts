@@ -1,7 +1,7 @@
 /** The settings tab: context budget, number of results, folders left out of the related
  *  pane, and an explicit daemon URL/token (empty: read .memvault/daemon.json). */
 
-import { type App, PluginSettingTab, Setting } from "obsidian";
+import { type App, type Plugin, PluginSettingTab, Setting } from "obsidian";
 import { checkDaemonUrl, normalizeSettings, parseFolders, type MemvaultSettings } from "./settings";
 
 export interface SettingsOwner {
@@ -12,9 +12,10 @@ export interface SettingsOwner {
 export class MemvaultSettingTab extends PluginSettingTab {
   constructor(
     app: App,
-    private readonly owner: SettingsOwner & ConstructorParameters<typeof PluginSettingTab>[1],
+    plugin: Plugin,
+    private readonly owner: SettingsOwner,
   ) {
-    super(app, owner);
+    super(app, plugin);
   }
 
   display(): void {
