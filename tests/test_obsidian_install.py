@@ -20,7 +20,9 @@ BUILT = ROOT / "obsidian-plugin"
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.mark.parametrize(
@@ -46,7 +48,7 @@ def test_enable_in_changes_nothing_when_already_enabled() -> None:
 
 @pytest.mark.parametrize("bad", [b"{", b'{"memvault": true}', b'["ok", 3]', b"\xff\xfe"])
 def test_enable_in_refuses_what_is_not_a_list_of_ids(bad: bytes) -> None:
-    with pytest.raises(E.ConfigError, match="community-plugins.json"):
+    with pytest.raises(E.ConfigError, match=r"community-plugins\.json"):
         enable_in(bad)
 
 
@@ -116,7 +118,9 @@ def test_a_broken_community_plugins_json_is_refused_and_left_alone(tmp_path: Pat
     assert enabled.read_text() == '["dataview",'
 
 
-def test_a_change_made_while_enabling_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_change_made_while_enabling_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Obsidian saves the list between memvault's read and its write: memvault starts over."""
     root = make_vault(tmp_path)
     enabled = root / ".obsidian" / "community-plugins.json"
@@ -146,7 +150,7 @@ def test_install_refuses_a_plugin_build_that_is_incomplete(tmp_path: Path) -> No
     src = tmp_path / "built"
     src.mkdir()
     (src / "manifest.json").write_text('{"id": "memvault", "version": "9"}')
-    with pytest.raises(E.MemvaultError, match="lacks main.js, styles.css"):
+    with pytest.raises(E.MemvaultError, match=r"lacks main\.js, styles\.css"):
         install_plugin(root, source=src)
     assert not (root / ".obsidian" / "plugins" / "memvault").exists()
 
@@ -156,7 +160,9 @@ def test_cli_installs_into_the_vault_and_says_so(tmp_path: Path) -> None:
     result = CliRunner().invoke(cli_app, ["obsidian", "install", "--vault", str(root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert data["enabled"] is True and data["plugin_dir"].endswith(os.path.join(".obsidian", "plugins", "memvault"))
+    assert data["enabled"] is True and data["plugin_dir"].endswith(
+        os.path.join(".obsidian", "plugins", "memvault")
+    )
     again = CliRunner().invoke(cli_app, ["obsidian", "install", "--vault", str(root)])
     assert again.exit_code == 0
     assert "files up to date" in again.output and "already enabled" in again.output

@@ -46,7 +46,10 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
         for name in ("main.js", "manifest.json", "styles.css"):
             shipped = zf.read(f"memvault/obsidian-plugin/{name}")
             assert shipped == (ROOT / "obsidian-plugin" / name).read_bytes(), name
-        assert not [n for n in names if "node_modules" in n or "/src/" in n and "plugin" in n]
+        shipped_plugin = sorted(n for n in names if n.startswith("memvault/obsidian-plugin/"))
+        assert shipped_plugin == [
+            f"memvault/obsidian-plugin/{n}" for n in ("main.js", "manifest.json", "styles.css")
+        ]  # not its sources, not node_modules
         unpacked = tmp_path / "unpacked"
         zf.extractall(unpacked)
     vault = tmp_path / "vault"

@@ -130,7 +130,9 @@ def install_plugin(vault: str | Path, source: Traversable | None = None) -> Inst
         )
     manifest = json.loads(files["manifest.json"])
     if manifest.get("id") != PLUGIN_ID:
-        raise ConfigError(f"the plugin's manifest says id {manifest.get('id')!r}, not {PLUGIN_ID!r}")
+        raise ConfigError(
+            f"the plugin's manifest says id {manifest.get('id')!r}, not {PLUGIN_ID!r}"
+        )
     config = root / CONFIG_DIR
     if config.exists() and not config.is_dir():
         raise ConfigError(f"{config} is not a folder")

@@ -294,3 +294,45 @@ describe("ask your memory", () => {
     assert.match(shownNotices.at(-1)!, /copied a context of 42\/777 tokens from 1 note/);
   });
 });
+
+describe("dragging and settings", () => {
+  it("dragging a hit carries its link as text (dropped into a note by the editor)", async () => {
+    const mm = await start();
+    await until(() => mm.plugin.connection.connected, 5000, "connected");
+    await mm.open("people/ana.md");
+    await until(() => state(mm) === "hits", 5000, "hits");
+    const item = mm.related().contentEl.querySelector(".memvault-hit") as HTMLElement;
+    assert.equal(item.getAttribute("draggable"), "true");
+    const dt = new DataTransfer();
+    const evt = new Event("dragstart", { bubbles: true });
+    Object.defineProperty(evt, "dataTransfer", { value: dt });
+    item.dispatchEvent(evt);
+    assert.equal(dt.getData("text/plain"), "[[kiwi#Drawings]]");
+    assert.equal(mm.adapter.writes, 0);
+  });
+
+  it("the settings tab saves what is typed, and a daemon URL only for this machine", async () => {
+    const mm = await start();
+    await until(() => mm.plugin.connection.connected, 5000, "connected");
+    const plugin = mm.plugin as unknown as { settingTabs: { containerEl: HTMLElement; display(): void }[]; data: unknown; saved: number };
+    const tab = plugin.settingTabs[0];
+    tab.display();
+    const inputs = [...tab.containerEl.querySelectorAll("input, textarea")] as HTMLInputElement[];
+    const type = (el: HTMLInputElement, v: string) => {
+      el.value = v;
+      el.dispatchEvent(new Event("input"));
+    };
+    type(inputs[0], "3500"); // context budget
+    type(inputs[1], "abc"); // number of results: not a number, ignored
+    type(inputs[2] as HTMLInputElement, "logs\narchive/2023"); // excluded folders
+    await until(() => plugin.saved >= 2, 2000, "saved");
+    assert.deepEqual(
+      { b: mm.plugin.settings.contextBudget, k: mm.plugin.settings.resultCount, x: mm.plugin.settings.excludedFolders },
+      { b: 3500, k: 10, x: ["logs", "archive/2023"] },
+    );
+    assert.equal((plugin.data as { contextBudget: number }).contextBudget, 3500);
+    type(inputs[4], "http://example.com:80");
+    assert.match(tab.containerEl.querySelector(".memvault-problem")?.textContent ?? "", /on this machine/);
+    assert.equal(mm.plugin.settings.daemonUrl, "");
+  });
+});
