@@ -659,7 +659,9 @@ var RelatedView = class extends import_obsidian3.ItemView {
   /** The editor's note may have changed (active leaf changed, or a file opened in it). */
   follow(leaf) {
     if (leaf === this.leaf) return;
-    if (leaf && leaf.getRoot() !== this.host.app.workspace.rootSplit) return;
+    const ws = this.host.app.workspace;
+    const root = leaf?.getRoot();
+    if (root && (root === ws.leftSplit || root === ws.rightSplit)) return;
     const view = leaf?.view;
     const file = view instanceof import_obsidian3.FileView ? view.file : null;
     this.sourceLeaf = leaf;
@@ -675,6 +677,7 @@ var RelatedView = class extends import_obsidian3.ItemView {
     const seq = ++this.seq;
     if (!file) return this.show({ kind: "empty" });
     if (file.extension !== "md") return this.show({ kind: "not-markdown", file });
+    if (this.host.connection.state.kind === "starting") return this.show({ kind: "connecting", file });
     if (!this.host.connection.connected) {
       const s2 = this.host.connection.state;
       const detail = "detail" in s2 ? s2.detail : "connecting to the daemon";
@@ -716,6 +719,8 @@ var RelatedView = class extends import_obsidian3.ItemView {
         );
       case "loading":
         return this.message("Looking for related notes\u2026", "memvault-muted");
+      case "connecting":
+        return this.message("Connecting to the memvault daemon\u2026", "memvault-muted");
       case "error":
         return this.renderError(state.error);
       case "hits":
@@ -1440,10 +1445,11 @@ var MemvaultPlugin = class extends import_obsidian7.Plugin {
     } else if (state.kind !== "starting" && !this.warnedNotRunning) {
       this.warnedNotRunning = true;
       const [up, start] = this.startCommands();
-      new import_obsidian7.Notice(`memvault: ${"detail" in state ? state.detail : "the daemon is not running"}.
-Start it with:
+      const next = state.kind === "unauthorized" ? "Check the token in memvault's settings (or clear it), or restart the daemon." : state.kind === "unreachable" ? "It may be busy; memvault keeps trying." : `Start it with:
 ${up}
-or: ${start}`, 15e3);
+or: ${start}`;
+      new import_obsidian7.Notice(`memvault: ${state.detail}.
+${next}`, 15e3);
     }
     this.relatedViews().forEach((v) => v.refresh());
   }

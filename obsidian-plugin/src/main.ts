@@ -163,7 +163,13 @@ export default class MemvaultPlugin extends Plugin implements Host {
     } else if (state.kind !== "starting" && !this.warnedNotRunning) {
       this.warnedNotRunning = true; // once per outage, not once per retry
       const [up, start] = this.startCommands();
-      new Notice(`memvault: ${"detail" in state ? state.detail : "the daemon is not running"}.\nStart it with:\n${up}\nor: ${start}`, 15000);
+      const next =
+        state.kind === "unauthorized"
+          ? "Check the token in memvault's settings (or clear it), or restart the daemon."
+          : state.kind === "unreachable"
+            ? "It may be busy; memvault keeps trying."
+            : `Start it with:\n${up}\nor: ${start}`;
+      new Notice(`memvault: ${state.detail}.\n${next}`, 15000);
     }
     this.relatedViews().forEach((v) => v.refresh());
   }

@@ -21,6 +21,7 @@ type PaneState =
   | { kind: "empty" }
   | { kind: "not-markdown"; file: TFile }
   | { kind: "loading"; file: TFile }
+  | { kind: "connecting"; file: TFile }
   | { kind: "hits"; file: TFile; hits: Hit[] }
   | { kind: "error"; file: TFile | null; error: DaemonError };
 
@@ -70,7 +71,9 @@ export class RelatedView extends ItemView {
   /** The editor's note may have changed (active leaf changed, or a file opened in it). */
   follow(leaf: WorkspaceLeaf | null): void {
     if (leaf === this.leaf) return; // clicking into the pane itself changes nothing
-    if (leaf && leaf.getRoot() !== this.host.app.workspace.rootSplit) return; // a sidebar
+    const ws = this.host.app.workspace;
+    const root = leaf?.getRoot();
+    if (root && (root === ws.leftSplit || root === ws.rightSplit)) return; // a sidebar view
     const view = leaf?.view;
     const file = view instanceof FileView ? view.file : null;
     this.sourceLeaf = leaf;
@@ -87,6 +90,7 @@ export class RelatedView extends ItemView {
     const seq = ++this.seq;
     if (!file) return this.show({ kind: "empty" });
     if (file.extension !== "md") return this.show({ kind: "not-markdown", file });
+    if (this.host.connection.state.kind === "starting") return this.show({ kind: "connecting", file });
     if (!this.host.connection.connected) {
       const s = this.host.connection.state;
       const detail = "detail" in s ? s.detail : "connecting to the daemon";
@@ -129,6 +133,8 @@ export class RelatedView extends ItemView {
         );
       case "loading":
         return this.message("Looking for related notes…", "memvault-muted");
+      case "connecting":
+        return this.message("Connecting to the memvault daemon…", "memvault-muted");
       case "error":
         return this.renderError(state.error);
       case "hits":
