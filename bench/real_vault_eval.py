@@ -28,10 +28,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
-from memvault.embedder import SentenceTransformerEmbedder  # noqa: E402
-from memvault.template import init_vault  # noqa: E402
-
 from memvault.api import Vault  # noqa: E402
+from memvault.index.embedder import SentenceTransformerEmbedder  # noqa: E402
+from memvault.vault.template import init_vault  # noqa: E402
 
 NOTES = ROOT / "bench" / "realvault"
 CONFIGS: dict[str, dict[str, dict[str, Any]]] = {

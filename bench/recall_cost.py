@@ -33,10 +33,10 @@ KIT = ROOT.parent / "shared" / "bench" / "locomo"
 sys.path.insert(0, str(KIT))
 
 import locomo_kit  # noqa: E402
-from memvault.embedder import SentenceTransformerEmbedder  # noqa: E402
 
 from locomo_eval import parse_convs  # noqa: E402
 from memvault.api import Vault  # noqa: E402
+from memvault.index.embedder import SentenceTransformerEmbedder  # noqa: E402
 
 SIDES: dict[str, dict[str, dict[str, Any]]] = {
     "today": {

@@ -6,7 +6,7 @@ import asyncio
 import json
 import os
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,7 @@ from helpers import make_vault, note, open_vault, write
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
+from memvault.daemon.http_api import STATUS_FIELDS, create_app
 from memvault.daemon.http_schema import openapi_schema
 from memvault.daemon.service import HttpServer
 
@@ -185,6 +185,41 @@ def test_related_notes(client: TestClient) -> None:
     assert r.status_code == 200
     hits = r.json()["hits"]
     assert 0 < len(hits) <= 2 and all(h["path"] != "people/ana.md" for h in hits)
+
+
+def test_related_hits_name_the_heading_and_lines_and_leave_out_excluded_folders(
+    vault: Vault, client: TestClient
+) -> None:
+    body = "## Kiwi drawings\n\nDraws kiwis and ferns for the {} team.\n"
+    write(vault.root, "projects/kiwi.md", note("Kiwi", "kiwi art", body.format("project")))
+    write(vault.root, "logs/2024-01-02.md", note("Log", "kiwi log", body.format("log")))
+    write(vault.root, "logs/deep/old.md", note("Old", "old kiwi", body.format("old")))
+    vault.sync()
+    everything = client.get("/related", params={"path": "people/ana.md", "k": 10}).json()["hits"]
+    assert {h["path"] for h in everything} >= {"projects/kiwi.md", "logs/2024-01-02.md"}
+    kiwi = next(h for h in everything if h["path"] == "projects/kiwi.md")
+    lines = (vault.root / "projects/kiwi.md").read_text(encoding="utf-8").splitlines()
+    assert (
+        kiwi["heading"][-1] == "Kiwi drawings"
+        and kiwi["address"] == "[[projects/kiwi#Kiwi drawings]]"
+    )
+    assert lines[kiwi["line_start"] - 1] == "## Kiwi drawings"  # 1-based, as in the file
+
+    r = client.get("/related", params=[("path", "people/ana.md"), ("exclude", "logs")])
+    assert r.status_code == 200
+    paths = {h["path"] for h in r.json()["hits"]}
+    assert "projects/kiwi.md" in paths and not any(p.startswith("logs/") for p in paths)
+    two = [("path", "people/ana.md"), ("exclude", "logs/"), ("exclude", "projects")]
+    paths = {h["path"] for h in client.get("/related", params=two).json()["hits"]}
+    assert not any(p.startswith(("logs/", "projects/")) for p in paths)
+    # a folder name is matched whole: "log" does not leave out "logs/"
+    paths = {
+        h["path"]
+        for h in client.get("/related", params=[*two[:1], ("exclude", "log")]).json()["hits"]
+    }
+    assert "logs/2024-01-02.md" in paths
+    bad = client.get("/related", params=[("path", "people/ana.md"), ("exclude", "../x")])
+    assert err(bad) == (400, "UnsafePath")
 
 
 def test_openapi_describes_exactly_the_routes(client: TestClient, app: Any) -> None:
@@ -461,6 +496,43 @@ async def _sse(app: Any, vault: Vault, until: str, write: bool) -> tuple[list[by
     return chunks, app.state.hub
 
 
+async def _drive(app: Any, on_text: Callable[[str], bool]) -> str:
+    """GET /events as a raw ASGI call; ``on_text(all text so far)`` -> True disconnects."""
+    received = ""
+    disconnect = asyncio.Event()
+
+    async def receive() -> dict[str, Any]:
+        await disconnect.wait()
+        return {"type": "http.disconnect"}
+
+    async def send(message: dict[str, Any]) -> None:
+        nonlocal received
+        if message["type"] == "http.response.body":
+            received += message.get("body", b"").decode()
+            if on_text(received):
+                disconnect.set()
+
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "method": "GET",
+        "scheme": "http",
+        "path": "/events",
+        "raw_path": b"/events",
+        "query_string": b"",
+        "root_path": "",
+        "headers": [
+            (b"host", f"127.0.0.1:{PORT}".encode()),
+            (b"authorization", f"Bearer {TOKEN}".encode()),
+        ],
+        "client": ("127.0.0.1", 5000),
+        "server": ("127.0.0.1", PORT),
+    }
+    await asyncio.wait_for(app(scope, receive, send), 20)
+    return received
+
+
 def test_events_stream_a_sync_and_clean_up_on_disconnect(app: Any, vault: Vault) -> None:
     chunks, hub = asyncio.run(_sse(app, vault, "event: sync", write=True))
     text = b"".join(chunks).decode()
@@ -473,6 +545,73 @@ def test_events_stream_a_sync_and_clean_up_on_disconnect(app: Any, vault: Vault)
 def test_events_keep_alive_comments(app: Any, vault: Vault) -> None:
     chunks, hub = asyncio.run(_sse(app, vault, ": keep-alive", write=False))
     assert b": keep-alive\n\n" in b"".join(chunks) and hub.clients == 0
+
+
+def _events(text: str, kind: str) -> list[dict[str, Any]]:
+    blocks = [b for b in text.split("\n\n") if b.startswith(f"event: {kind}\n")]
+    return [json.loads(b.split("data: ", 1)[1]) for b in blocks]
+
+
+def test_events_start_with_the_daemons_status(app: Any, vault: Vault) -> None:
+    chunks, hub = asyncio.run(_sse(app, vault, "event: status", write=False))
+    text = b"".join(chunks).decode()
+    assert text.startswith(": connected\n\nevent: status\n")
+    [status] = _events(text, "status")
+    assert set(status) == set(STATUS_FIELDS)
+    assert status["state"] == "watching" and status["queue"] == 0 and status["lag_seconds"] is None
+    assert hub.clients == 0
+
+
+def test_events_send_status_on_a_nudge_only_when_it_changed(vault: Vault) -> None:
+    info: dict[str, Any] = {"state": "watching", "queue": 0, "lag_seconds": None, "port": PORT}
+    app = create_app(vault, TOKEN, lambda: dict(info), port=PORT, keepalive_seconds=0.3)
+    hub = app.state.hub
+    steps: list[str] = []
+
+    def on_text(text: str) -> bool:
+        statuses = text.count("event: status")
+        if statuses == 1 and not steps:
+            steps.append("same")
+            hub.nudge()  # nothing changed: nothing is sent (the keep-alive comes next)
+        elif ": keep-alive" in text and steps == ["same"]:
+            steps.append("changed")
+            assert statuses == 1
+            info.update(state="indexing", progress={"done": 3, "total": 120, "embedded": 9})
+            hub.nudge()
+            hub.nudge()  # two nudges before the stream reads them: one status
+        elif statuses == 2 and steps == ["same", "changed"]:
+            steps.append("idle")
+            info.update(state="watching", progress=None)
+            hub.nudge()
+        return statuses == 3
+
+    try:
+        text = asyncio.run(_drive(app, on_text))
+    finally:
+        app.state.close()
+    statuses = _events(text, "status")
+    assert [s["state"] for s in statuses] == ["watching", "indexing", "watching"]
+    assert statuses[1]["progress"] == {"done": 3, "total": 120, "embedded": 9}
+    assert text.count("event: status") == 3 and hub.clients == 0
+
+
+def test_events_resend_the_status_while_the_daemon_is_busy(vault: Vault) -> None:
+    """Lag grows without anything happening: a busy daemon's status is re-read each tick."""
+    ticks = iter(range(1, 1000))
+    app = create_app(
+        vault,
+        TOKEN,
+        lambda: {"state": "watching", "queue": 1, "lag_seconds": float(next(ticks))},
+        port=PORT,
+        keepalive_seconds=30,
+        busy_seconds=0.02,
+    )
+    try:
+        chunks, _ = asyncio.run(_sse(app, vault, '"lag_seconds": 4.0', write=False))
+    finally:
+        app.state.close()
+    lags = [s["lag_seconds"] for s in _events(b"".join(chunks).decode(), "status")]
+    assert lags[:4] == [1.0, 2.0, 3.0, 4.0]
 
 
 # -- one real server ------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -40,6 +41,31 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
     ):
         assert f"memvault/vault-template/{rel}" in names, rel
     assert "memvault/interfaces/cli/app.py" in names and "memvault/core/notes.py" in names
+    # the built Obsidian plugin, byte for byte, so `memvault obsidian install` needs no Node
+    with zipfile.ZipFile(wheel) as zf:
+        for name in ("main.js", "manifest.json", "styles.css"):
+            shipped = zf.read(f"memvault/obsidian-plugin/{name}")
+            assert shipped == (ROOT / "obsidian-plugin" / name).read_bytes(), name
+        shipped_plugin = sorted(n for n in names if n.startswith("memvault/obsidian-plugin/"))
+        assert shipped_plugin == [
+            f"memvault/obsidian-plugin/{n}" for n in ("main.js", "manifest.json", "styles.css")
+        ]  # not its sources, not node_modules
+        unpacked = tmp_path / "unpacked"
+        zf.extractall(unpacked)
+    vault = tmp_path / "vault"
+    vault.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(unpacked)  # the wheel's package, not the checkout's
+    r = subprocess.run(
+        [sys.executable, "-m", "memvault", "obsidian", "install", "--vault", str(vault), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    installed = vault / ".obsidian" / "plugins" / "memvault" / "main.js"
+    assert installed.read_bytes() == (ROOT / "obsidian-plugin" / "main.js").read_bytes()
 
 
 def test_ci_runs_the_readmes_test_command_word_for_word() -> None:

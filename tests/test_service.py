@@ -252,10 +252,57 @@ def test_events_stream_reports_a_file_written_on_disk(
         lines = r.iter_lines()
         assert next(lines) == ": connected"
         write(proc.root, "people/sse.md", note("Sse"))
+        kind = None
         for line in lines:
-            if line.startswith("data: "):
+            if line.startswith("event: "):
+                kind = line[7:]
+            if line.startswith("data: ") and kind == "sync":
                 assert json.loads(line[6:])["created"] == ["people/sse.md"]
                 break
+
+
+def _sse_events(lines: Iterator[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    kind = ""
+    for line in lines:
+        if line.startswith("event: "):
+            kind = line[7:]
+        elif line.startswith("data: "):
+            yield kind, json.loads(line[6:])
+
+
+def test_events_report_indexing_progress_then_watching(
+    running: tuple[Proc, dict[str, Any]],
+) -> None:
+    """What a status bar shows, live: a burst of notes is `indexing` with its counts,
+    while it lasts, then `watching` with nothing pending."""
+    proc, info = running
+    eventually(lambda: settled(info))
+    headers = {"Authorization": f"Bearer {info['token']}"}
+    burst = 1500
+    statuses: list[dict[str, Any]] = []
+    with httpx.stream(
+        "GET", url(info, "/events"), headers=headers, trust_env=False, timeout=60
+    ) as r:
+        events = _sse_events(r.iter_lines())
+        kind, first = next(events)
+        assert kind == "status" and first["state"] == "watching" and first["progress"] is None
+        assert first["failed_batches"] == 0 and first["observer_alive"] is True
+        for i in range(burst):
+            write(proc.root, f"projects/burst-{i:04d}.md", note(f"Burst {i}", body=f"item {i}"))
+        created = 0  # the burst may come in more than one batch
+        for kind, data in events:
+            if kind == "sync":
+                created += len(data["created"])
+            elif kind == "status":
+                statuses.append(data)
+                idle = data["state"] == "watching" and data["lag_seconds"] is None
+                if created == burst and idle:
+                    break
+    indexing = [s for s in statuses if s["state"] == "indexing"]
+    assert indexing, statuses
+    assert all(0 < s["progress"]["done"] <= s["progress"]["total"] <= burst for s in indexing)
+    assert any(s["lag_seconds"] is not None for s in statuses)
+    assert statuses[-1]["progress"] is None and statuses[-1]["queue"] == 0
 
 
 def test_start_status_stop_round_trip(tmp_path: Path) -> None:

@@ -126,9 +126,10 @@ class Vault:
         """A note, one section of it, or a line range (``lines="10:20"``)."""
         return self.engine.get(path, lines=lines, heading=heading)
 
-    def related(self, path: str, k: int = 10) -> list[Hit]:
-        """Notes most like ``path`` (the "related notes" pane)."""
-        return self.engine.related(path, k)
+    def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        """Notes most like ``path`` (the "related notes" pane), none from the ``exclude``
+        folders."""
+        return self.engine.related(path, k, exclude)
 
     def add(
         self,

@@ -50,7 +50,20 @@ log = logging.getLogger("memvault.http")
 
 OBSIDIAN_ORIGIN = "app://obsidian.md"
 KEEPALIVE_SECONDS = 15.0
+BUSY_SECONDS = 1.0  # while the daemon is busy, /events re-sends its status this often (lag grows)
 EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
+STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have changed"
+# The daemon's state as `event: status` carries it: what a status bar shows.
+STATUS_FIELDS = (
+    "state",
+    "progress",
+    "queue",
+    "lag_seconds",
+    "last_error",
+    "model",
+    "observer_alive",
+    "failed_batches",
+)
 
 # (exception, status) — first match wins, so subclasses come before MemvaultError.
 ERROR_STATUS: list[tuple[type[BaseException], int]] = [
@@ -76,7 +89,9 @@ def _query(request: Request, schema: str) -> dict[str, Any]:
     spec = SCHEMAS[schema]
     data: dict[str, Any] = dict(request.query_params)
     for name, value in list(data.items()):
-        if name in spec and spec[name].kind == "int":
+        if name in spec and spec[name].kind == "strlist":
+            data[name] = request.query_params.getlist(name)  # ?exclude=a&exclude=b
+        elif name in spec and spec[name].kind == "int":
             try:
                 data[name] = int(value)
             except ValueError:
@@ -140,29 +155,62 @@ def _endpoint(fn: Handler) -> Handler:
 # -- server-sent events -------------------------------------------------------------------
 
 
+class _Events(asyncio.Queue[str | None]):
+    """One SSE client's queue; ``nudged`` while a status nudge waits in it."""
+
+    nudged = False
+
+
+def _offer(q: _Events, item: str | None) -> None:
+    if item == STATUS_NUDGE:
+        if q.nudged or q.full():
+            return  # one pending nudge is enough, and a nudge never pushes out a sync
+        q.nudged = True
+    if q.full() and q.get_nowait() == STATUS_NUDGE:
+        q.nudged = False  # a lagging client loses the oldest event, never blocks a sync
+    q.put_nowait(item)
+
+
+def status_event(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The part of the daemon's state that `event: status` carries."""
+    return {name: info.get(name) for name in STATUS_FIELDS}
+
+
+def busy(status: Mapping[str, Any]) -> bool:
+    """Whether the daemon has work in hand (then its lag grows and is worth re-sending)."""
+    return bool(
+        status.get("state") in ("starting", "indexing")
+        or status.get("progress")
+        or status.get("queue")
+        or status.get("lag_seconds") is not None
+    )
+
+
 class EventHub:
     """Fans ``SyncReport``s out to SSE clients; each has its own bounded queue.
 
     ``publish`` runs on whatever thread synced (an engine listener) and only
     schedules a put on each client's event loop, so a slow client never
-    holds up a sync.
+    holds up a sync. ``nudge`` says the daemon's state may have changed: each
+    stream then reads it once and sends `event: status` if it differs from the
+    last one that stream sent (nudges are cheap; the daemon throttles its own).
     """
 
     def __init__(self, maxsize: int = EVENT_QUEUE) -> None:
         self.maxsize = maxsize
         self._lock = threading.Lock()
-        self._subs: dict[asyncio.Queue[str | None], asyncio.AbstractEventLoop] = {}
+        self._subs: dict[_Events, asyncio.AbstractEventLoop] = {}
         self._closed = False
 
-    def subscribe(self) -> asyncio.Queue[str | None]:
-        q: asyncio.Queue[str | None] = asyncio.Queue(self.maxsize)
+    def subscribe(self) -> _Events:
+        q = _Events(self.maxsize)
         with self._lock:
             if self._closed:
                 q.put_nowait(None)
             self._subs[q] = asyncio.get_running_loop()
         return q
 
-    def unsubscribe(self, q: asyncio.Queue[str | None]) -> None:
+    def unsubscribe(self, q: _Events) -> None:
         with self._lock:
             self._subs.pop(q, None)
 
@@ -173,6 +221,10 @@ class EventHub:
 
     def publish(self, report: SyncReport) -> None:
         self._send(json.dumps(report.to_dict(), ensure_ascii=False, default=str))
+
+    def nudge(self) -> None:
+        """The daemon's state may have changed (a batch began or ended, progress, an error)."""
+        self._send(STATUS_NUDGE)
 
     def close(self) -> None:
         """End every stream (at shutdown)."""
@@ -188,12 +240,6 @@ class EventHub:
                 loop.call_soon_threadsafe(_offer, q, item)
             except RuntimeError:  # that client's loop is gone
                 self.unsubscribe(q)
-
-
-def _offer(q: asyncio.Queue[str | None], item: str | None) -> None:
-    if q.full():
-        q.get_nowait()  # a lagging client loses the oldest event, never blocks a sync
-    q.put_nowait(item)
 
 
 # -- the guard ------------------------------------------------------------------------------
@@ -326,6 +372,7 @@ def create_app(
     port: int | Callable[[], int | None] | None = None,
     max_request_bytes: int | None = None,
     keepalive_seconds: float = KEEPALIVE_SECONDS,
+    busy_seconds: float = BUSY_SECONDS,
 ) -> Starlette:
     """The HTTP API over ``vault``. ``port`` (a number, or a function giving it once the
     socket is bound; default: ``daemon_info()['port']``) is the one the Host header
@@ -400,23 +447,40 @@ def create_app(
     async def related(request: Request) -> Response:
         q = _query(request, "related")
         path = _safe(vault.root, q["path"])
-        hits = await run_in_threadpool(vault.related, path, q.get("k", 10))
+        hits = await run_in_threadpool(vault.related, path, q.get("k", 10), q.get("exclude", ()))
         return JSONResponse({"hits": [h.to_dict() for h in hits]})
 
     async def events(request: Request) -> Response:
         async def stream() -> Any:
             q = hub.subscribe()
+            sent: dict[str, Any] | None = None
+
+            def status_if_changed() -> str:
+                nonlocal sent
+                now = status_event(daemon_info())
+                if now == sent:
+                    return ""
+                sent = now
+                return f"event: status\ndata: {json.dumps(now, ensure_ascii=False)}\n\n"
+
             try:
-                yield ": connected\n\n"  # once seen, the client is subscribed
+                # once seen, the client is subscribed; then the state as it is now
+                yield ": connected\n\n" + status_if_changed()
                 while True:
+                    wait = busy_seconds if sent is not None and busy(sent) else keepalive_seconds
                     try:
-                        item = await asyncio.wait_for(q.get(), keepalive_seconds)
+                        item = await asyncio.wait_for(q.get(), wait)
                     except TimeoutError:
-                        yield ": keep-alive\n\n"
+                        yield status_if_changed() or ": keep-alive\n\n"
                         continue
                     if item is None:
                         return
-                    yield f"event: sync\ndata: {item}\n\n"
+                    if item == STATUS_NUDGE:
+                        q.nudged = False
+                        if text := status_if_changed():
+                            yield text
+                        continue
+                    yield f"event: sync\ndata: {item}\n\n" + status_if_changed()
             finally:
                 hub.unsubscribe(q)
 
@@ -466,4 +530,4 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
     return error_response(exc.status_code, kind, message, exc.headers)
 
 
-__all__ = ["ERROR_STATUS", "EventHub", "Guard", "create_app"]
+__all__ = ["ERROR_STATUS", "STATUS_FIELDS", "EventHub", "Guard", "create_app", "status_event"]

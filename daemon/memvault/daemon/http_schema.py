@@ -62,7 +62,11 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     },
     "log": {"text": Field("str", True)},
     "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},
-    "related": {"path": Field("str", True), "k": Field("int", lo=1, hi=100)},
+    "related": {
+        "path": Field("str", True),
+        "k": Field("int", lo=1, hi=100),
+        "exclude": Field("strlist", doc="folders whose notes are left out (repeat the parameter)"),
+    },
 }
 
 
@@ -138,7 +142,13 @@ def _object(schema: str) -> dict[str, Any]:
 
 def _params(schema: str) -> list[dict[str, Any]]:
     return [
-        {"name": n, "in": "query", "required": f.required, "schema": _JSON_TYPES[f.kind]}
+        {
+            "name": n,
+            "in": "query",
+            "required": f.required,
+            "schema": _JSON_TYPES[f.kind],
+            **({"explode": True} if f.kind == "strlist" else {}),
+        }
         for n, f in SCHEMAS[schema].items()
     ]
 
@@ -220,7 +230,9 @@ def openapi_schema() -> dict[str, Any]:
             "/related": get("notes most like a given note", _params("related")),
             "/events": {
                 "get": {
-                    "summary": "server-sent events: `event: sync` per index change",
+                    "summary": "server-sent events: `event: status` (the daemon's state: "
+                    "watching, indexing with progress, lag, errors) and `event: sync` per "
+                    "index change",
                     "responses": {
                         "200": {
                             "description": "text/event-stream",

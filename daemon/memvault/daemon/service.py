@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon ru
 log = logging.getLogger("memvault.daemon")
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
+PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
 
 
 # -- the HTTP server -----------------------------------------------------------------------------
@@ -141,6 +142,7 @@ class Daemon:
         self.progress: dict[str, int] | None = None
         self.model_state = "not loaded"  # loading | ready | failed
         self._last_progress_log = 0.0
+        self._last_progress_nudge = 0.0
         self._stop = threading.Event()
         self._closed = False
         self.server: HttpServer | None = None
@@ -156,6 +158,7 @@ class Daemon:
             idle_save_seconds=min(5.0, float(settings.save_seconds)),
             on_progress=self._on_progress,
             after_first=self._warm_up,
+            on_change=self._nudge,
         )
 
     @classmethod
@@ -219,11 +222,18 @@ class Daemon:
             if self.state == "indexing":
                 self.state = "watching"
 
+    def _nudge(self) -> None:
+        """Tell /events clients that what ``info()`` shows may have changed."""
+        hub = getattr(getattr(self.app, "state", None), "hub", None)
+        if hub is not None:
+            hub.nudge()
+
     def _warm_up(self) -> None:
         """Load the model after the start-up reconcile, so the first agent's query does
         not pay for importing torch (seconds); a model that cannot load shows in status."""
         started = time.monotonic()
         self.model_state = "loading"
+        self._nudge()
         try:
             self.vault.search("memvault warm-up", k=1)
         except Exception as exc:
@@ -232,11 +242,15 @@ class Daemon:
             log.warning("warming up the model failed: %s", exc)
             return
         self.model_state = "ready"
+        self._nudge()
         log.info("model ready in %.1f s", time.monotonic() - started)
 
     def _on_progress(self, p: Any) -> None:
         self.progress = {"done": p.done, "total": p.total, "embedded": p.embedded}
         now = time.monotonic()
+        if now - self._last_progress_nudge >= PROGRESS_EVENT_SECONDS or p.done == p.total:
+            self._last_progress_nudge = now
+            self._nudge()
         if p.total >= 200 and (now - self._last_progress_log >= 5 or p.done == p.total):
             self._last_progress_log = now
             log.info("indexing: %d/%d notes, %d chunks embedded", p.done, p.total, p.embedded)

@@ -183,6 +183,8 @@ class Watcher:
     quiet for ``idle_save_seconds`` after a sync, so a burst's vectors reach
     disk even when no further event comes. ``after_first`` runs once, after the
     first successful batch, outside the lag accounting (the daemon loads the model).
+    ``on_change`` (optional, cheap, must not raise) is told when a batch begins and
+    ends and when an error is recorded: what `info()` shows may have changed.
     """
 
     def __init__(
@@ -200,6 +202,7 @@ class Watcher:
         max_wait: float = MAX_WAIT_SECONDS,
         on_progress: Callable[[Any], None] | None = None,
         after_first: Callable[[], None] | None = None,
+        on_change: Callable[[], None] | None = None,
     ) -> None:
         if observer not in ("auto", "native", "polling"):
             raise ValueError(f"observer must be auto, native or polling, not {observer!r}")
@@ -208,6 +211,7 @@ class Watcher:
         self._save = save
         self._on_progress = on_progress
         self._after_first = after_first  # run once after the first good batch (a warm-up)
+        self._on_change = on_change or (lambda: None)
         self.mapper = PathMapper(self.root, is_ignored)
         self.queue = ChangeQueue(debounce_ms / 1000, max_wait, limit)
         self.setting = observer
@@ -382,13 +386,13 @@ class Watcher:
         paths = None if batch.paths is None else sorted(batch.paths)
         self._busy_since = batch.oldest
         started = time.monotonic()
+        self._on_change()
         try:
             report = self._sync(paths, self._progress)
         except SyncCancelled:
             log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
             return
         except Exception as exc:
-            self.record_error(f"sync failed: {exc!r}")
             log.exception(
                 "watcher: sync of %s failed; retrying",
                 "everything" if paths is None else f"{len(paths)} paths",
@@ -399,6 +403,8 @@ class Watcher:
                 self.queue.put(paths)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
+            self._busy_since = None
+            self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count
             return
         finally:
             self._busy_since = None
@@ -426,6 +432,7 @@ class Watcher:
                 batch.reason,
                 report.summary() if hasattr(report, "summary") else report,
             )
+        self._on_change()
         if self._after_first is not None:
             hook, self._after_first = self._after_first, None
             try:
@@ -452,6 +459,7 @@ class Watcher:
 
     def record_error(self, message: str) -> None:
         self.last_error = message
+        self._on_change()
 
     # -- what status shows --------------------------------------------------------------
 
@@ -470,6 +478,7 @@ class Watcher:
             "restarts": self.restarts,
             "overflows": self.queue.overflows,
             "batches": self.batches,
+            "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
             "last_batch": self.last_batch,
         }
 

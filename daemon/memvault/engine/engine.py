@@ -31,7 +31,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -311,8 +311,8 @@ class Engine:
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         return self.reader.get(path, lines=lines, heading=heading)
 
-    def related(self, path: str, k: int = 10) -> list[Hit]:
-        return self.reader.related(path, k)
+    def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        return self.reader.related(path, k, exclude)
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
         return self.linker.link_problems(include_alias)

@@ -326,8 +326,9 @@ class Reader:
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
 
-    def related(self, path: str, k: int = 10) -> list[Hit]:
-        """Notes most like a given note (its chunks' mean vector), best first."""
+    def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        """Notes most like a given note (its chunks' mean vector), best first; none
+        from the ``exclude`` folders (vault-relative, with their subfolders)."""
         import numpy as np
 
         self.fs.path(path)  # the same safe-join as every path from outside (raises UnsafePath)
@@ -341,7 +342,12 @@ class Reader:
         centre = matrix.mean(axis=0)
         centre = centre / (np.linalg.norm(centre) or 1.0)
         own = normalize_rel(path)
-        results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=lambda lab: True)
+        prefixes = tuple(f"{normalize_rel(f).strip('/')}/" for f in exclude if f.strip("/ "))
+        label_ok: Callable[[int], bool] = lambda lab: True  # noqa: E731
+        if prefixes:
+            kept = (p for p in self.catalogue.notes() if not p.startswith(prefixes))
+            label_ok = self.store.labels_of(kept).__contains__
+        results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=label_ok)
         rows = self.store.chunk_rows([lab for lab, _ in results])
         meta = self.catalogue.notes()
         hits: list[Hit] = []

@@ -158,9 +158,10 @@ class DaemonClient:
             heading=data.get("heading"),
         )
 
-    def related(self, path: str, k: int = 10) -> list[Hit]:
-        """Notes most like ``path``."""
-        data = self._request("GET", "/related", params={"path": path, "k": k})
+    def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        """Notes most like ``path``, none from the ``exclude`` folders."""
+        params = {"path": path, "k": k, "exclude": list(exclude)}
+        data = self._request("GET", "/related", params=params)
         return [hit_from_dict(h) for h in data["hits"]]
 
     def add(
@@ -227,7 +228,7 @@ class DaemonClient:
         payload = None if body is None else {k: v for k, v in body.items() if v is not None}
         url = f"{self.base_url}{route}"
         if params:
-            url += "?" + urlencode(params)
+            url += "?" + urlencode(params, doseq=True)  # a list: the parameter repeated
         headers = {"Authorization": f"Bearer {self._token}", "Accept": "application/json"}
         data = None
         if payload is not None:

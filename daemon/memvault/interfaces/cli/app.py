@@ -15,7 +15,7 @@ from typing import Annotated
 import typer
 
 from memvault import __version__
-from memvault.interfaces.cli import agent, daemon, vault_commands
+from memvault.interfaces.cli import agent, daemon, obsidian, vault_commands
 from memvault.interfaces.cli.common import out
 
 app = typer.Typer(
@@ -29,6 +29,11 @@ app = typer.Typer(
 )
 links_app = typer.Typer(
     help="Check the vault's links the way Obsidian resolves them.", no_args_is_help=True
+)
+obsidian_app = typer.Typer(
+    name="obsidian",
+    help="The Obsidian plugin: related notes, semantic search and index health inside Obsidian.",
+    no_args_is_help=True,
 )
 daemon_app = typer.Typer(
     name="daemon",
@@ -75,6 +80,8 @@ app.command()(agent.get)
 app.command()(agent.add)
 app.command()(agent.log)
 app.command()(agent.mcp)
+app.add_typer(obsidian_app, name="obsidian")
+obsidian_app.command("install")(obsidian.install)
 
 
 def main() -> None:
