@@ -14,14 +14,21 @@ import pytest
 _LIBRARY_THREADS = ("ThreadPoolExecutor", "asyncio_", "AnyIO", "Dummy-", "pydevd")
 
 
+@pytest.fixture(scope="session")
+def user_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The session's user cache folder: the ONNX model is built there once per test run."""
+    return tmp_path_factory.mktemp("user-cache")
+
+
 @pytest.fixture(autouse=True)
-def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """No test reads the developer's vault, config or Hugging Face cache."""
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, user_cache: Path) -> None:
+    """No test reads the developer's vault, config, model cache or Hugging Face cache."""
     for name in list(os.environ):
         if name.startswith("MEMVAULT_"):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "1")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user_cache))
 
 
 @pytest.fixture(autouse=True)

@@ -111,9 +111,8 @@ class OnnxEmbedder:
         if len(texts) == 0:
             return out
         with self._lock:
-            # sentence-transformers strips each text before tokenizing
-            encodings = self._tokenizer.encode_batch([t.strip() for t in texts])
-            lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64)
+            pieces = self.token_ids(texts)
+            lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
             order = np.argsort(lengths, kind="stable")  # similar lengths share a batch
             for start in range(0, len(order), self.batch_size):
                 rows = order[start : start + self.batch_size]
@@ -121,9 +120,8 @@ class OnnxEmbedder:
                 ids = np.zeros((len(rows), width), dtype=np.int64)
                 mask = np.zeros((len(rows), width), dtype=np.int64)
                 for i, row in enumerate(rows):
-                    piece = encodings[row].ids
-                    ids[i, : len(piece)] = piece
-                    mask[i, : len(piece)] = 1
+                    ids[i, : lengths[row]] = pieces[row]
+                    mask[i, : lengths[row]] = 1
                 feed = {
                     "input_ids": ids,
                     "attention_mask": mask,
@@ -136,6 +134,11 @@ class OnnxEmbedder:
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
         return out
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids the model runs on: special tokens added, truncated at the window."""
+        # sentence-transformers strips each text before tokenizing
+        return [e.ids for e in self._tokenizer.encode_batch([t.strip() for t in texts])]
 
     def count_tokens(self, text: str) -> int:
         """Word pieces without special tokens (the tokenizer the model runs)."""
