@@ -148,6 +148,8 @@ def ensure_built(spec: ModelSpec, folder: Path, *, timeout: float = BUILD_TIMEOU
     cached = look(folder, spec)
     if cached.model is not None:
         return cached
+    if cached.damaged:
+        log.warning("the cached ONNX model is not usable: %s; it is rebuilt", cached.damaged)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -162,8 +164,6 @@ def ensure_built(spec: ModelSpec, folder: Path, *, timeout: float = BUILD_TIMEOU
                 f"the last build of the ONNX model failed (its output is in {failed}); "
                 'delete that file to try again, or set index.backend = "torch"'
             )
-        if cached.damaged:
-            log.warning("the cached ONNX model is not usable: %s; rebuilding it", cached.damaged)
         return _build(spec, folder, timeout, lock_fd)
 
 
