@@ -588,3 +588,58 @@ def test_two_processes_never_build_at_once(tmp_path: Path) -> None:
     said = [e.read_text() for e in errs]
     assert sum("building the int8 ONNX embedding model" in text for text in said) == 1, said
     assert look(folder, spec()).model is not None
+
+
+# --- the engine: vectors of two backends never meet --------------------------------------------
+
+
+@pytest.mark.model
+def test_a_switch_of_backend_re_embeds_every_note(built: Path, tmp_path: Path) -> None:
+    from helpers import make_vault, note, write
+    from memvault.api import Vault
+
+    root = make_vault(tmp_path)
+    write(root, "people/kim.md", note("Kim Park", body="Kim repairs old sailing boats."))
+    with Vault.open(root, overrides={"index": {"backend": "torch"}}) as v:
+        first = v.sync()
+        chunks = v.engine.store.counts()["chunks"]
+    with Vault.open(root, overrides={"index": {"model_cache": str(built)}}) as v:
+        report = v.sync()
+        assert v.engine.store.meta("model_id") == ONNX_ID
+        assert any("embedding model changed" in w for w in report.warnings)
+        assert report.embedded_chunks == chunks == first.embedded_chunks
+        assert [h.path for h in v.search("who fixes vessels", k=1)] == ["people/kim.md"]
+
+
+@pytest.mark.model
+def test_a_fallback_found_when_the_model_loads_never_mixes_vectors(
+    monkeypatch: pytest.MonkeyPatch, built: Path, tmp_path: Path
+) -> None:
+    from helpers import make_vault, note, write
+    from memvault.api import Vault
+
+    root = make_vault(tmp_path)
+    write(root, "people/kim.md", note("Kim Park", body="Kim repairs old sailing boats."))
+    write(root, "people/ana.md", note("Ana Lima", body="Ana bakes sourdough bread at dawn."))
+    with Vault.open(root, overrides={"index": {"model_cache": str(built)}}) as v:
+        v.sync()
+        assert v.engine.store.meta("model_id") == ONNX_ID
+    # an empty cache whose build will fail: the engine expects ONNX, the embedder is torch
+    monkeypatch.setenv("PYTHONPATH", str(fake_torch(tmp_path)))
+    broken = {"index": {"model_cache": str(tmp_path / "empty-cache")}}
+    with Vault.open(root, overrides=broken) as v:
+        store = v.engine.store
+        assert v.engine.model_id() == ONNX_ID  # the guess, before anything loads
+        onnx_labels = v.engine.vectors.labels()  # opened: the ONNX vectors
+        assert onnx_labels == store.labels() and onnx_labels
+        v.search("bread baking")  # the query loads the model: torch, not ONNX
+        assert isinstance(v.engine.embedder, SentenceTransformerEmbedder)
+        assert store.meta("model_id") == TORCH_ID  # said, and the index reset for it
+        assert not v.engine.vectors.labels() & onnx_labels, "ONNX vectors met a torch query"
+        report = v.sync()  # everything is embedded again, with torch
+        assert report.embedded_chunks == len(store.labels())
+        shas = set(store.label_shas().values())
+        assert set(store.cached(TORCH_ID, shas)) == shas
+        assert v.engine.vectors.labels() == store.labels()
+        assert [h.path for h in v.search("who fixes vessels", k=1)] == ["people/kim.md"]
+        assert [h.path for h in v.search("bread baking", k=1)] == ["people/ana.md"]
