@@ -3,6 +3,7 @@
     python bench/locomo_eval.py                         # Vault.context at 1000 and 2000 tokens
     python bench/locomo_eval.py --mode search           # Vault.search hits concatenated best-first
     python bench/locomo_eval.py --set index.chunk_target_tokens=64 --set search.vector_weight=2
+    python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
 here). For each conversation the kit writes a vault; memvault indexes it with
@@ -33,13 +34,14 @@ sys.path.insert(0, str(KIT))
 import locomo_kit  # noqa: E402
 
 from memvault.api import Vault  # noqa: E402
-from memvault.embedder import SentenceTransformerEmbedder  # noqa: E402
+from memvault.config import IndexSettings  # noqa: E402
+from memvault.embedder import Embedder, make_embedder  # noqa: E402
 
 
 class MemoEmbedder:
     """The real model, with a per-process memo of text -> vector."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
@@ -142,13 +144,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
     )
+    parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
     args = parser.parse_args(argv)
 
     convs = locomo_kit.load(KIT / "locomo10_dev.json")
     if args.convs:
         convs = convs[: args.convs]
     budgets = [int(b) for b in args.budgets.split(",")]
-    embedder = MemoEmbedder(SentenceTransformerEmbedder())
+    embedder = MemoEmbedder(make_embedder(IndexSettings(backend=args.backend)))
+    print(json.dumps({"backend": args.backend, "model_id": embedder.model_id}), flush=True)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     for config in configs:
         started = time.perf_counter()
