@@ -35,6 +35,7 @@ from memvault.embedder import (
 )
 from memvault.embedder_onnx import (
     OnnxEmbedder,
+    _batches,
     load_onnx_embedder,
     onnx_model_id_for,
     support_problem,
@@ -149,6 +150,27 @@ def test_other_kinds_of_model_are_named_and_left_to_torch(
     problem = support_problem(tmp_path)
     assert problem is not None and str(tmp_path) in problem
     assert 'index.backend = "torch"' in problem
+
+
+# --- batching -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("lengths", "size", "tokens", "expected"),
+    [
+        ([3, 3, 3, 3], 32, 512, [[0, 1, 2, 3]]),
+        ([3, 3, 3, 3], 2, 512, [[0, 1], [2, 3]]),
+        ([100, 100, 200, 256, 256], 32, 512, [[0, 1], [2, 3], [4]]),  # padded to the longest
+        ([600], 32, 512, [[0]]),  # a text past the budget still runs, alone
+        ([], 32, 512, []),
+    ],
+)
+def test_batches_keep_to_the_size_and_the_padded_token_budget(
+    lengths: list[int], size: int, tokens: int, expected: list[list[int]]
+) -> None:
+    lens = np.array(lengths, dtype=np.int64)
+    order = np.argsort(lens, kind="stable")
+    assert [b.tolist() for b in _batches(order, lens, size, tokens)] == expected
 
 
 # --- the identity the engine expects, before anything loads -------------------------------------
@@ -643,3 +665,40 @@ def test_a_fallback_found_when_the_model_loads_never_mixes_vectors(
         assert v.engine.vectors.labels() == store.labels()
         assert [h.path for h in v.search("who fixes vessels", k=1)] == ["people/kim.md"]
         assert [h.path for h in v.search("bread baking", k=1)] == ["people/ana.md"]
+
+
+@pytest.mark.model
+def test_the_model_can_be_built_ahead_of_time_from_the_command_line(
+    built: Path, tmp_path: Path
+) -> None:
+    vault = tmp_path / "v"
+    (vault / ".memvault").mkdir(parents=True)
+    (vault / ".memvault" / "config.toml").write_text(f"[index]\nmodel_cache = {str(built)!r}\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "memvault.onnx_model", "--vault", str(vault)],
+        env={**os.environ, "PYTHONPATH": str(DAEMON)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    said = json.loads(result.stdout)
+    assert said["model_id"] == ONNX_ID and said["path"] == str(built / f"{STEM}.onnx")
+    assert said["sha256"] == file_sha256(built / f"{STEM}.onnx")
+
+
+def test_the_command_line_build_says_why_it_cannot_run(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("in the way")
+    result = subprocess.run(
+        [sys.executable, "-m", "memvault.onnx_model", "--vault", str(tmp_path)],
+        env={
+            **os.environ,
+            "PYTHONPATH": str(DAEMON),
+            "MEMVAULT_INDEX_MODEL_CACHE": str(tmp_path / "file" / "onnx"),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 7
+    assert "is not writable" in result.stderr and "index.model_cache" in result.stderr
