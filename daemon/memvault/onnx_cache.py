@@ -225,6 +225,14 @@ def _build(spec: ModelSpec, folder: Path, timeout: float, lock_fd: int) -> Cache
         time.perf_counter() - started,
         cached.manifest.get("min_cosine"),
     )
+    fusion = cached.manifest.get("fusion")
+    if not isinstance(fusion, dict) or "Attention" not in fusion:
+        # measured: onnxruntime 1.20-1.30 leave transformers 5's attention unfused
+        log.warning(
+            "onnxruntime did not fuse the attention layers: the model is right but slower; "
+            "onnxruntime >= 1.31 fuses them (after updating, delete %s to rebuild)",
+            cached.model,
+        )
     return cached
 
 
