@@ -4,6 +4,8 @@
     python bench/locomo_eval.py --mode search           # Vault.search hits concatenated best-first
     python bench/locomo_eval.py --set index.chunk_target_tokens=64 --set search.vector_weight=2
     python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
+    python bench/locomo_eval.py --onnx-model x.onnx     # another ONNX graph of the model (a variant)
+    python bench/locomo_eval.py --per-conv              # also each conversation on its own
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
 here). For each conversation the kit writes a vault; memvault indexes it with
@@ -145,13 +147,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
     )
     parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
+    parser.add_argument(
+        "--per-conv", action="store_true", help="also score each conversation on its own"
+    )
     args = parser.parse_args(argv)
 
     convs = locomo_kit.load(KIT / "locomo10_dev.json")
     if args.convs:
         convs = convs[: args.convs]
     budgets = [int(b) for b in args.budgets.split(",")]
-    embedder = MemoEmbedder(make_embedder(IndexSettings(backend=args.backend)))
+    if args.onnx_model:
+        from memvault.embedder import resolve_model_path
+        from memvault.embedder_onnx import OnnxEmbedder
+
+        folder = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
+        inner: Embedder = OnnxEmbedder(args.onnx_model, folder, f"variant:{args.onnx_model.name}")
+    else:
+        inner = make_embedder(IndexSettings(backend=args.backend))
+    embedder = MemoEmbedder(inner)
     print(json.dumps({"backend": args.backend, "model_id": embedder.model_id}), flush=True)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     for config in configs:
@@ -160,6 +174,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["config"] = config
         result["mode"] = args.mode
         result["seconds"] = round(time.perf_counter() - started, 1)
+        if args.per_conv:  # the embeddings are memoised: only the queries run again
+            result["per_conv"] = [
+                run(embedder, parse_sets(config["set"]), budgets, args.mode, [conv])["recall"]
+                for conv in convs
+            ]
         print(json.dumps(result), flush=True)
     return 0
 

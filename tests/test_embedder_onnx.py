@@ -189,10 +189,17 @@ def test_the_identity_is_known_without_importing_onnxruntime_or_torch(tmp_path: 
     assert result.stdout.strip() == ONNX_ID
 
 
-def test_the_backend_is_part_of_the_identity(tmp_path: Path) -> None:
+def test_the_backend_and_the_precision_are_part_of_the_identity(tmp_path: Path) -> None:
     onnx = IndexSettings(model_cache=str(tmp_path))
     torch = IndexSettings(backend="torch")
     assert (model_id_for(onnx), model_id_for(torch)) == (ONNX_ID, TORCH_ID)
+    ids = {
+        p: model_id_for(IndexSettings(model_cache=str(tmp_path), onnx_precision=p))
+        for p in ("int8", "mixed", "fp32")
+    }
+    assert ids == {p: f"{TORCH_ID}+onnx-{p}-v1" for p in ids}
+    stems = {ModelSpec(spec().source, TORCH_ID, p).stem for p in ids}
+    assert len(stems) == 3  # three files: a precision never reads another's model
 
 
 def test_the_identity_expects_torch_when_onnxruntime_is_not_installed(
@@ -702,3 +709,19 @@ def test_the_command_line_build_says_why_it_cannot_run(tmp_path: Path) -> None:
     )
     assert result.returncode == 7
     assert "is not writable" in result.stderr and "index.model_cache" in result.stderr
+
+
+@pytest.mark.model
+@pytest.mark.slow
+@pytest.mark.parametrize(("precision", "min_cosine"), [("mixed", 0.98), ("fp32", 0.9999)])
+def test_the_other_precisions_build_and_stay_close_to_pytorch(
+    torch_model: SentenceTransformerEmbedder, tmp_path: Path, precision: str, min_cosine: float
+) -> None:
+    settings = IndexSettings(model_cache=str(tmp_path), onnx_precision=precision)
+    emb = load_onnx_embedder(settings)
+    assert emb.model_id == f"{TORCH_ID}+onnx-{precision}-v1"
+    assert emb.model_file.name == f"all-MiniLM-L6-v2-{BUNDLED_SHA256[:12]}-onnx-{precision}-v1.onnx"
+    manifest = json.loads(emb.model_file.with_suffix(".json").read_text())
+    assert len(manifest["kept_fp32"]) == (6 if precision == "mixed" else 0)
+    cosines = (emb.embed(TEXTS) * torch_model.embed(TEXTS)).sum(axis=1)
+    assert cosines.min() > min_cosine, cosines

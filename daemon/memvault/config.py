@@ -24,6 +24,7 @@ CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ORDERS = ("date", "updated", "mtime", "title")
 BACKENDS = ("onnx", "torch")
+ONNX_PRECISIONS = ("int8", "mixed", "fp32")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +67,7 @@ class MemorySettings:
 class IndexSettings:
     model: str = DEFAULT_MODEL
     backend: str = "onnx"
+    onnx_precision: str = "int8"
     model_cache: str = ""
     device: str = "cpu"
     threads: int = 0
@@ -308,6 +310,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
                 "index.device applies to the torch backend; the onnx backend runs on the CPU "
                 '(set index.backend = "torch" to use another device)'
             )
+        if settings.onnx_precision not in ONNX_PRECISIONS:
+            problems.append(f"index.onnx_precision must be one of {', '.join(ONNX_PRECISIONS)}")
         cache = settings.model_cache
         if cache and not (cache.startswith("~") or os.path.isabs(cache)):
             problems.append("index.model_cache must be an absolute path (or start with ~)")

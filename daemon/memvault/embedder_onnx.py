@@ -15,9 +15,10 @@
   PyTorch backend (a different model identity: vectors never mix).
 - ``onnx_model_id_for``: the identity the engine should expect, without loading.
 
-Model identity: ``<weights identity>+onnx-int8-v1``. int8 vectors differ from
-fp32 ones (cosine ~0.99), so the backend is part of the identity: switching
-backends re-embeds the vault, and the cache keys never mix the two.
+Model identity: ``<weights identity>+onnx-<precision>-v1`` (``index.onnx_precision``:
+int8, mixed or fp32). int8 vectors differ from fp32 ones (cosine ~0.99), so the
+backend and the precision are part of the identity: switching re-embeds the
+vault, and the cache keys never mix them.
 """
 
 from __future__ import annotations
@@ -45,13 +46,13 @@ from memvault.embedder import (
     verify_weights,
 )
 from memvault.onnx_cache import (
-    RECIPE,
     ModelSpec,
     OnnxUnavailable,
     cache_dir,
     ensure_built,
     likely_usable,
     look,
+    recipe,
 )
 
 if TYPE_CHECKING:
@@ -201,8 +202,8 @@ def base_identity(model: str, path: Path) -> str:
     return model_identity(model, path)
 
 
-def onnx_identity(base: str) -> str:
-    return f"{base}+{RECIPE}"
+def onnx_identity(base: str, precision: str = "int8") -> str:
+    return f"{base}+{recipe(precision)}"
 
 
 def support_problem(folder: Path) -> str | None:
@@ -275,7 +276,7 @@ def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
         raise OnnxUnavailable(problem)
     _import_onnxruntime()
     base = base_identity(settings.model, path)
-    spec = ModelSpec(path, base)
+    spec = ModelSpec(path, base, settings.onnx_precision)
     folder = cache_dir(settings.model_cache)
     cached = look(folder, spec)
     if cached.model is None:
@@ -286,7 +287,7 @@ def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
     return OnnxEmbedder(
         cached.model,
         path,
-        onnx_identity(base),
+        onnx_identity(base, settings.onnx_precision),
         batch_size=settings.batch_size,
         threads=settings.threads or None,
     )
@@ -317,9 +318,11 @@ def onnx_model_id_for(settings: IndexSettings) -> str:
     if (
         support_problem(path) is None
         and importlib.util.find_spec("onnxruntime") is not None
-        and likely_usable(cache_dir(settings.model_cache), ModelSpec(path, base))
+        and likely_usable(
+            cache_dir(settings.model_cache), ModelSpec(path, base, settings.onnx_precision)
+        )
     ):
-        return onnx_identity(base)
+        return onnx_identity(base, settings.onnx_precision)
     return base
 
 

@@ -3,7 +3,8 @@
 Layout of the cache folder (``index.model_cache``, else ``$XDG_CACHE_HOME/memvault/onnx``,
 else ``~/.cache/memvault/onnx``; ``~/Library/Caches/memvault/onnx`` on macOS)::
 
-    all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.onnx    the model (23 MB)
+    all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.onnx    the model (23 MB; -onnx-mixed-v1 33 MB,
+                                                        -onnx-fp32-v1 90 MB: index.onnx_precision)
     all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.json    its sha256, recipe, versions, self-check
     all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.lock    held while one process builds
     ....failed.log      the output of a build that failed (not one that was killed): while
@@ -38,12 +39,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from memvault.config import ONNX_PRECISIONS as PRECISIONS
 from memvault.embedder import file_sha256
 from memvault.errors import ModelError
 
 log = logging.getLogger("memvault")
 
-RECIPE = "onnx-int8-v1"  # export opset 17 + BERT fusion + per-channel int8: see onnx_export
+# export opset 17 + BERT fusion + (per-channel int8 | int8 but the FFN output | none):
+# see onnx_export. Bump the version when a step changes: it is part of the model identity.
+RECIPE_VERSION = "v1"
+RECIPE = f"onnx-int8-{RECIPE_VERSION}"  # the default precision's
+
+
+def recipe(precision: str) -> str:
+    """The recipe name for ``precision`` (``onnx-int8-v1``, ``onnx-mixed-v1``, ``onnx-fp32-v1``)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown ONNX precision {precision!r}")
+    return f"onnx-{precision}-{RECIPE_VERSION}"
+
+
 BUILD_TIMEOUT = 900.0  # seconds; a build takes ~20-60 s on two busy cores
 LOCK_TIMEOUT = 1200.0  # waiting for another process's build
 
@@ -58,12 +72,17 @@ class ModelSpec:
 
     source: Path
     base_id: str  # model_identity() of the weights, e.g. "sentence-transformers/...@53aa51172d14"
+    precision: str = "int8"
+
+    @property
+    def recipe(self) -> str:
+        return recipe(self.precision)
 
     @property
     def stem(self) -> str:
         name, _, digest = self.base_id.rpartition("@")
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", name.rsplit("/", 1)[-1]).strip("-") or "model"
-        return f"{name}-{digest}-{RECIPE}"
+        return f"{name}-{digest}-{self.recipe}"
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
@@ -113,7 +132,7 @@ def look(folder: Path, spec: ModelSpec) -> Cached:
         return Cached(None, manifest, f"{model} is missing")
     expected = manifest.get("sha256")
     actual = file_sha256(model)
-    if actual != expected or manifest.get("recipe") != RECIPE:
+    if actual != expected or manifest.get("recipe") != spec.recipe:
         return Cached(
             None, manifest, f"{model} failed its sha256 check ({actual} is not {expected})"
         )
@@ -183,19 +202,20 @@ def _build(spec: ModelSpec, folder: Path, timeout: float, lock_fd: int) -> Cache
         raise _unwritable(folder, exc) from None
     out, report_file = work / "model.onnx", work / "report.json"
     log.warning(
-        "building the int8 ONNX embedding model once into %s (about a minute; torch runs "
+        "building the %s ONNX embedding model once into %s (about a minute; torch runs "
         "in a child process)",
+        spec.precision,
         folder,
     )
     started = time.perf_counter()
     try:
         with log_file:
-            returncode = _run_child(spec.source, out, report_file, log_file, timeout, lock_fd)
+            returncode = _run_child(spec, out, report_file, log_file, timeout, lock_fd)
         if returncode != 0:
             raise _build_failed(spec, folder, work, returncode)
         report = json.loads(report_file.read_text(encoding="utf-8"))
         manifest = {
-            "recipe": RECIPE,
+            "recipe": spec.recipe,
             "model_id": spec.base_id,
             "source": str(spec.source),
             "sha256": file_sha256(out),
@@ -237,7 +257,7 @@ def _build(spec: ModelSpec, folder: Path, timeout: float, lock_fd: int) -> Cache
 
 
 def _run_child(
-    source: Path, out: Path, report: Path, log_file: BinaryIO, timeout: float, lock_fd: int
+    spec: ModelSpec, out: Path, report: Path, log_file: BinaryIO, timeout: float, lock_fd: int
 ) -> int:
     import memvault
 
@@ -247,7 +267,8 @@ def _run_child(
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)
     env.setdefault("HF_HUB_OFFLINE", "1")
     env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    cmd = [sys.executable, "-m", "memvault.onnx_export", str(source), str(out), str(report)]
+    cmd = [sys.executable, "-m", "memvault.onnx_export"]
+    cmd += [str(spec.source), str(out), str(report), spec.precision]
     child = subprocess.Popen(
         cmd,
         env=env,
@@ -362,6 +383,7 @@ def _fsync_dir(folder: Path) -> None:
 
 
 __all__ = [
+    "PRECISIONS",
     "RECIPE",
     "Cached",
     "ModelSpec",
@@ -372,4 +394,5 @@ __all__ = [
     "failed_log",
     "likely_usable",
     "look",
+    "recipe",
 ]
