@@ -81,7 +81,7 @@ def test_custom_sections(tmp_path: Path) -> None:
         ),
         ("[[memory.sections]]\nname = 'x'\n", "needs folder, title"),
         ("[index]\nbackend = 'tensorflow'\n", "index.backend must be one of onnx, torch"),
-        ("[index]\nonnx_precision = 'int4'\n", "index.onnx_precision must be one of int8, mixed"),
+        ("[index]\nonnx_precision = 'int4'\n", "index.onnx_precision must be one of int8, fp32"),
         ("[index]\ndevice = 'cuda'\n", "index.device applies to the torch backend"),
         ("[index]\nmodel_cache = 'models/onnx'\n", "index.model_cache must be an absolute path"),
         ("not toml = = =", "config.toml"),

@@ -24,7 +24,7 @@ CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 ORDERS = ("date", "updated", "mtime", "title")
 BACKENDS = ("onnx", "torch")
-ONNX_PRECISIONS = ("int8", "mixed", "fp32")
+ONNX_PRECISIONS = ("int8", "fp32")
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@
 - ``onnx_model_id_for``: the identity the engine should expect, without loading.
 
 Model identity: ``<weights identity>+onnx-<precision>-v1`` (``index.onnx_precision``:
-int8, mixed or fp32). int8 vectors differ from fp32 ones (cosine ~0.99), so the
+int8 or fp32). int8 vectors differ from fp32 ones (cosine ~0.99), so the
 backend and the precision are part of the identity: switching re-embeds the
 vault, and the cache keys never mix them.
 """

@@ -3,8 +3,8 @@
 Layout of the cache folder (``index.model_cache``, else ``$XDG_CACHE_HOME/memvault/onnx``,
 else ``~/.cache/memvault/onnx``; ``~/Library/Caches/memvault/onnx`` on macOS)::
 
-    all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.onnx    the model (23 MB; -onnx-mixed-v1 33 MB,
-                                                        -onnx-fp32-v1 90 MB: index.onnx_precision)
+    all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.onnx    the model (25 MB; -onnx-fp32-v1: 90 MB,
+                                                        with index.onnx_precision = "fp32")
     all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.json    its sha256, recipe, versions, self-check
     all-MiniLM-L6-v2-53aa51172d14-onnx-int8-v1.lock    held while one process builds
     ....failed.log      the output of a build that failed (not one that was killed): while
@@ -45,14 +45,14 @@ from memvault.errors import ModelError
 
 log = logging.getLogger("memvault")
 
-# export opset 17 + BERT fusion + (per-channel int8 | int8 but the FFN output | none):
+# export opset 17 + BERT fusion + (per-channel int8 but layer 0's FFN output | nothing):
 # see onnx_export. Bump the version when a step changes: it is part of the model identity.
 RECIPE_VERSION = "v1"
 RECIPE = f"onnx-int8-{RECIPE_VERSION}"  # the default precision's
 
 
 def recipe(precision: str) -> str:
-    """The recipe name for ``precision`` (``onnx-int8-v1``, ``onnx-mixed-v1``, ``onnx-fp32-v1``)."""
+    """The recipe name for ``precision`` (``onnx-int8-v1`` or ``onnx-fp32-v1``)."""
     if precision not in PRECISIONS:
         raise ValueError(f"unknown ONNX precision {precision!r}")
     return f"onnx-{precision}-{RECIPE_VERSION}"
