@@ -4,6 +4,7 @@
     python bench/locomo_eval.py --mode search           # Vault.search hits concatenated best-first
     python bench/locomo_eval.py --set index.chunk_target_tokens=64 --set search.vector_weight=2
     python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
+    python bench/locomo_eval.py --onnx-precision fp32   # the float32 ONNX model (default: int8)
     python bench/locomo_eval.py --onnx-model x.onnx     # another ONNX graph of the model (a variant)
     python bench/locomo_eval.py --per-conv              # also each conversation on its own
 
@@ -147,6 +148,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
     )
     parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    parser.add_argument("--onnx-precision", choices=("int8", "fp32"), default="int8")
     parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
     parser.add_argument(
         "--per-conv", action="store_true", help="also score each conversation on its own"
@@ -164,7 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         folder = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
         inner: Embedder = OnnxEmbedder(args.onnx_model, folder, f"variant:{args.onnx_model.name}")
     else:
-        inner = make_embedder(IndexSettings(backend=args.backend))
+        inner = make_embedder(
+            IndexSettings(backend=args.backend, onnx_precision=args.onnx_precision)
+        )
     embedder = MemoEmbedder(inner)
     print(json.dumps({"backend": args.backend, "model_id": embedder.model_id}), flush=True)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
