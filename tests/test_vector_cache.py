@@ -301,3 +301,17 @@ def test_a_vault_indexed_with_the_old_cache_opens_without_re_embedding(tmp_path:
     assert set(got) == set(by_sha)
     assert all(np.abs(got[s] - by_sha[s]).max() < 5e-4 for s in by_sha)
     assert tables(state / "cache.db") == {"models", "vectors"}
+
+
+def test_a_model_number_is_never_reused_after_a_prune(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    writer, reader = VectorCache(path), VectorCache(path)
+    key = shas(1)[0]
+    old, new = unit_vectors(2)
+    writer.put("model-a", {key: old})
+    assert set(reader.get("model-a", [key])) == {key}  # the reader now knows model-a's number
+    writer.prune("model-b", set())  # model-a's vectors and its number go
+    writer.put("model-b", {key: new})
+    assert reader.get("model-a", [key]) == {}  # a miss, never model-b's vector
+    writer.close()
+    reader.close()

@@ -16,8 +16,8 @@ Steps (the recipe ``onnx_cache.recipe()`` names; bump its version when they chan
 2. onnxruntime's BERT optimizer: embedding + layer norms, attention, GELU fused;
 3. ``quantize_dynamic``: int8 weights, **per channel** (per tensor costs
    ~0.04 of mean cosine to the PyTorch vectors: 0.95 instead of 0.99), except
-   the first layer's FFN output projection, the most sensitive of the 18
-   matrices: kept in float32 it lifts the mean cosine to PyTorch from 0.9934
+   the first layer's FFN output projection, the most sensitive matrix found:
+   kept in float32 it lifts the mean cosine to PyTorch from 0.9934
    to 0.9947 and LoCoMo recall @2000 from -0.009 to -0.004 of PyTorch's, at no
    measurable speed cost (bench/RESULTS.md). Precision ``fp32`` quantizes nothing;
 4. a self-check: the runtime's own code (``OnnxEmbedder``) against

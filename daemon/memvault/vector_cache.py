@@ -2,7 +2,7 @@
 
 Layout (``PRAGMA user_version = 2``)::
 
-    models(id INTEGER PRIMARY KEY, name TEXT UNIQUE)          -- one row per model identity
+    models(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE)  -- one per model identity
     vectors(id INTEGER PRIMARY KEY, model INTEGER, sha BLOB, vector BLOB)
     UNIQUE INDEX vectors_key ON vectors(model, sha)
 
@@ -43,7 +43,10 @@ _VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM
 _PART = 500  # keys per IN (...) list
 
 _SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS models(id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)",
+    # AUTOINCREMENT: a model number is never reused, so a process holding an old
+    # name -> number mapping can only miss, never read another model's vectors
+    "CREATE TABLE IF NOT EXISTS models("
+    "id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
     # sha: the 32 bytes of sha256(embedded text); vector: float16, little-endian
     "CREATE TABLE IF NOT EXISTS vectors("
     "id INTEGER PRIMARY KEY, model INTEGER NOT NULL, sha BLOB NOT NULL, vector BLOB NOT NULL)",
