@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,3 +48,34 @@ def _no_thread_leaks() -> Iterator[None]:
             break
         time.sleep(0.05)
     assert not leaked, f"threads leaked: {[t.name for t in leaked]}"
+
+
+# --- the ONNX backend's model, built once per session ---------------------------------------
+
+
+@pytest.fixture(scope="session")
+def built(user_cache: Path) -> Path:
+    """The session's cache folder, holding the model built from the bundled weights."""
+    from memvault.config import IndexSettings
+    from memvault.embedder_onnx import load_onnx_embedder
+
+    folder = user_cache / "memvault" / "onnx"
+    load_onnx_embedder(IndexSettings(model_cache=str(folder)))
+    return folder
+
+
+@pytest.fixture(scope="session")
+def onnx(built: Path) -> Any:
+    """The default (int8) ONNX embedder."""
+    from memvault.config import IndexSettings
+    from memvault.embedder_onnx import load_onnx_embedder
+
+    return load_onnx_embedder(IndexSettings(model_cache=str(built)))
+
+
+@pytest.fixture(scope="session")
+def torch_model() -> Any:
+    """The PyTorch embedder of the bundled model (the reference)."""
+    from memvault.embedder import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder()

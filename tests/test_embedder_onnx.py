@@ -1,23 +1,16 @@
-"""embedder_onnx.py + onnx_cache.py: the int8 ONNX backend, its cache, its fallback to torch.
+"""embedder_onnx.py: the int8 ONNX backend, its identity, its fallback to torch.
 
 Tests marked ``model`` run the real onnxruntime on the model built from the
 bundled weights; the session's user cache (conftest) holds the build, so the
-first such test pays for it once (~15-60 s). Tests that must build again
-(a damaged file, interrupted builds, two processes) are also marked ``slow``.
+first such test pays for it once (~15-60 s). The cache, the build and its
+failures are tested in test_onnx_cache.py.
 """
 
 from __future__ import annotations
 
 import json
-import logging
-import os
 import shutil
-import signal
-import subprocess
 import sys
-import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -41,93 +34,21 @@ from memvault.embedder_onnx import (
     support_problem,
 )
 from memvault.onnx_cache import (
-    RECIPE,
     ModelSpec,
-    cache_dir,
-    default_cache_dir,
     failed_log,
-    likely_usable,
-    look,
 )
-
-DAEMON = Path(__file__).resolve().parents[1] / "daemon"
-TORCH_ID = f"{DEFAULT_MODEL}@{BUNDLED_SHA256[:12]}"
-ONNX_ID = f"{TORCH_ID}+{RECIPE}"
-STEM = f"all-MiniLM-L6-v2-{BUNDLED_SHA256[:12]}-{RECIPE}"
-TEXTS = [
-    "We chose PostgreSQL as the main database for the user service.",
-    "Postgres was picked for our data store.",
-    "My cat likes to sleep in the sun.",
-    "short",
-    "naïve café résumé — 東京 🎉 ERR_CONN_RESET 0x0000dead",
-    "```python\nx = {'a': [1, 2]}\n```",
-    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.",
-    "word " * 600,  # past the window of 256 word pieces
-]
-
-
-def spec() -> ModelSpec:
-    return ModelSpec(resolve_model_path(DEFAULT_MODEL, verify=False), TORCH_ID)
-
-
-def run_python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    full = {**os.environ, "PYTHONPATH": str(DAEMON), **env}
-    return subprocess.run(
-        [sys.executable, "-c", code], env=full, capture_output=True, text=True, timeout=600
-    )
-
-
-@contextmanager
-def read_only(folder: Path) -> Iterator[None]:
-    """``folder`` cannot be written, even by root (chattr +i where chmod does not bind)."""
-    folder.chmod(0o555)
-    immutable = os.geteuid() == 0
-    if immutable:
-        subprocess.run(["chattr", "+i", str(folder)], check=True)
-    try:
-        with pytest.raises(OSError):
-            (folder / "probe").write_text("x")
-        yield
-    finally:
-        if immutable:
-            subprocess.run(["chattr", "-i", str(folder)], check=True)
-        folder.chmod(0o755)
-
-
-def fallback_messages(caplog: pytest.LogCaptureFixture) -> str:
-    return "\n".join(r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING)
-
-
-# --- where the model lives, what it is called (no model needed) --------------------------------
-
-
-def test_the_file_stem_names_the_model_its_weights_and_the_recipe() -> None:
-    assert spec().stem == STEM
-    assert ModelSpec(Path("/m"), "my model/with:odd*chars@0123456789ab").stem == (
-        f"with-odd-chars-0123456789ab-{RECIPE}"
-    )
-
-
-def test_the_default_cache_folder_follows_xdg_then_the_home_folder(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setattr(sys, "platform", "linux")
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    xdg = str(tmp_path / "xdg")
-    assert default_cache_dir({"XDG_CACHE_HOME": xdg}) == Path(xdg) / "memvault" / "onnx"
-    home = tmp_path / "home" / ".cache" / "memvault" / "onnx"
-    assert default_cache_dir({}) == home
-    assert default_cache_dir({"XDG_CACHE_HOME": "relative/ignored"}) == home
-    monkeypatch.setattr(sys, "platform", "darwin")
-    assert default_cache_dir({}) == tmp_path / "home" / "Library" / "Caches" / "memvault" / "onnx"
-
-
-def test_a_configured_cache_folder_wins_and_expands_the_home_folder(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("HOME", str(tmp_path))
-    assert cache_dir("~/models", {"XDG_CACHE_HOME": "/elsewhere"}) == tmp_path / "models"
-    assert cache_dir("", {"XDG_CACHE_HOME": "/elsewhere"}) == Path("/elsewhere/memvault/onnx")
+from onnx_helpers import (
+    ONNX_ID,
+    STEM,
+    TEXTS,
+    TORCH_ID,
+    copy_built,
+    fake_torch,
+    fallback_messages,
+    read_only,
+    run_python,
+    spec,
+)
 
 
 def test_the_bundled_model_is_one_the_onnx_backend_runs() -> None:
@@ -152,9 +73,6 @@ def test_other_kinds_of_model_are_named_and_left_to_torch(
     assert 'index.backend = "torch"' in problem
 
 
-# --- batching -----------------------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(
     ("lengths", "size", "tokens", "expected"),
     [
@@ -171,9 +89,6 @@ def test_batches_keep_to_the_size_and_the_padded_token_budget(
     lens = np.array(lengths, dtype=np.int64)
     order = np.argsort(lens, kind="stable")
     assert [b.tolist() for b in _batches(order, lens, size, tokens)] == expected
-
-
-# --- the identity the engine expects, before anything loads -------------------------------------
 
 
 def test_the_identity_is_known_without_importing_onnxruntime_or_torch(tmp_path: Path) -> None:
@@ -231,48 +146,6 @@ def test_the_identity_expects_torch_after_a_failed_build(tmp_path: Path) -> None
     assert onnx_model_id_for(settings) == ONNX_ID
     failed_log(tmp_path, spec()).write_text("Traceback ...")
     assert onnx_model_id_for(settings) == TORCH_ID
-
-
-# --- the real model --------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def built(user_cache: Path) -> Path:
-    """The session's cache folder, holding the model built from the bundled weights."""
-    folder = user_cache / "memvault" / "onnx"
-    load_onnx_embedder(IndexSettings(model_cache=str(folder)))
-    return folder
-
-
-@pytest.fixture(scope="module")
-def onnx(built: Path) -> OnnxEmbedder:
-    return load_onnx_embedder(IndexSettings(model_cache=str(built)))
-
-
-@pytest.fixture(scope="module")
-def torch_model() -> SentenceTransformerEmbedder:
-    return SentenceTransformerEmbedder()
-
-
-def copy_built(built: Path, to: Path) -> Path:
-    to.mkdir(parents=True, exist_ok=True)
-    for suffix in (".onnx", ".json"):
-        shutil.copy(built / f"{STEM}{suffix}", to / f"{STEM}{suffix}")
-    return to
-
-
-@pytest.mark.model
-def test_the_built_model_is_recorded_with_its_sha256(built: Path) -> None:
-    cached = look(built, spec())
-    assert cached.model == built / f"{STEM}.onnx" and cached.damaged is None
-    manifest = json.loads((built / f"{STEM}.json").read_text())
-    assert manifest["sha256"] == file_sha256(built / f"{STEM}.onnx")
-    assert manifest["recipe"] == RECIPE and manifest["model_id"] == TORCH_ID
-    assert manifest["min_cosine"] >= 0.95  # the build's own check against sentence-transformers
-    assert manifest["fusion"]["Attention"] == 6  # all six layers fused
-    assert 15e6 < manifest["bytes"] < 30e6  # int8: a quarter of the 90 MB float32 weights
-    assert manifest["kept_fp32"] == ["/encoder/encoder/layer.0/output/dense/MatMul"]
-    assert likely_usable(built, spec())
 
 
 @pytest.mark.model
@@ -354,17 +227,6 @@ def test_the_torch_backend_is_still_there(built: Path) -> None:
 
 
 @pytest.mark.model
-def test_a_read_only_cache_holding_the_model_is_used(built: Path, tmp_path: Path) -> None:
-    folder = copy_built(built, tmp_path / "ro")
-    with read_only(folder):
-        emb = load_onnx_embedder(IndexSettings(model_cache=str(folder)))
-        assert emb.model_id == ONNX_ID and emb.embed(["works"]).shape == (1, 384)
-
-
-# --- bad input: a clear message, the PyTorch backend, never wrong vectors --------------------------
-
-
-@pytest.mark.model
 def test_without_onnxruntime_torch_is_used_and_the_fix_is_named(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, built: Path
 ) -> None:
@@ -394,47 +256,6 @@ def test_an_onnxruntime_that_cannot_load_falls_back_to_torch(
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("how", ["read-only folder", "a file in the way"])
-def test_an_unwritable_cache_folder_falls_back_to_torch_naming_it(
-    caplog: pytest.LogCaptureFixture, tmp_path: Path, how: str
-) -> None:
-    if how == "a file in the way":
-        (tmp_path / "cache").write_text("not a folder")
-        folder, guard = tmp_path / "cache" / "onnx", read_only_not_needed()
-    else:
-        folder = tmp_path / "cache"
-        folder.mkdir()
-        guard = read_only(folder)
-    with guard:
-        emb = make_embedder(IndexSettings(model_cache=str(folder)))
-    assert isinstance(emb, SentenceTransformerEmbedder) and emb.model_id == TORCH_ID
-    said = fallback_messages(caplog)
-    assert f"the model cache folder {folder}" in said and "is not writable" in said
-    assert "index.model_cache" in said and "PyTorch backend" in said
-
-
-@contextmanager
-def read_only_not_needed() -> Iterator[None]:
-    yield
-
-
-@pytest.mark.model
-def test_a_damaged_model_in_a_read_only_cache_is_never_used(
-    caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
-) -> None:
-    folder = copy_built(built, tmp_path / "ro")
-    model = folder / f"{STEM}.onnx"
-    data = bytearray(model.read_bytes())
-    data[len(data) // 2] ^= 0xFF  # one bit pattern in the weights: still a loadable graph
-    model.write_bytes(bytes(data))
-    with read_only(folder):
-        emb = make_embedder(IndexSettings(model_cache=str(folder)))
-    assert isinstance(emb, SentenceTransformerEmbedder)
-    said = fallback_messages(caplog)
-    assert "failed its sha256 check" in said and "is not writable" in said
-
-
-@pytest.mark.model
 def test_a_model_onnxruntime_cannot_load_falls_back_and_says_how_to_fix(
     caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
 ) -> None:
@@ -448,179 +269,6 @@ def test_a_model_onnxruntime_cannot_load_falls_back_and_says_how_to_fix(
     assert isinstance(emb, SentenceTransformerEmbedder)
     said = fallback_messages(caplog)
     assert f"onnxruntime cannot load {model}" in said and "delete it to have it rebuilt" in said
-
-
-def fake_torch(tmp_path: Path) -> Path:
-    """A folder that, first on PYTHONPATH, makes ``import torch`` fail in a child process."""
-    site = tmp_path / "no-torch"
-    (site / "torch").mkdir(parents=True)
-    (site / "torch" / "__init__.py").write_text("raise ImportError('no torch here')\n")
-    return site
-
-
-@pytest.mark.model
-def test_a_failed_build_is_kept_reported_and_not_tried_again(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
-) -> None:
-    monkeypatch.setenv("PYTHONPATH", str(fake_torch(tmp_path)))  # the build child's torch
-    folder = tmp_path / "cache"
-    settings = IndexSettings(model_cache=str(folder))
-    emb = make_embedder(settings)
-    assert isinstance(emb, SentenceTransformerEmbedder) and emb.model_id == TORCH_ID
-    kept = failed_log(folder, spec())
-    assert "no torch here" in kept.read_text()
-    said = fallback_messages(caplog)
-    assert "building the ONNX model failed (exit status 1: ImportError: no torch here)" in said
-    assert str(kept) in said and "PyTorch backend" in said
-    assert not list(folder.glob("*.build-*")) and not (folder / f"{STEM}.onnx").exists()
-
-    caplog.clear()
-    started = time.monotonic()
-    assert isinstance(make_embedder(settings), SentenceTransformerEmbedder)
-    assert "the last build of the ONNX model failed" in fallback_messages(caplog)
-    assert "building the int8" not in fallback_messages(caplog)  # not tried again
-    assert model_id_for(settings) == TORCH_ID
-    assert time.monotonic() - started < 60  # a torch load, no build
-    kept.unlink()
-    assert model_id_for(settings) == ONNX_ID  # deleting the log is how to try again
-
-
-@pytest.mark.model
-@pytest.mark.slow
-def test_a_damaged_model_file_is_rebuilt_never_used(
-    caplog: pytest.LogCaptureFixture, built: Path, onnx: OnnxEmbedder, tmp_path: Path
-) -> None:
-    folder = copy_built(built, tmp_path / "c")
-    model = folder / f"{STEM}.onnx"
-    data = bytearray(model.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    model.write_bytes(bytes(data))
-    rebuilt = load_onnx_embedder(IndexSettings(model_cache=str(folder)))
-    assert "failed its sha256 check" in fallback_messages(caplog)
-    assert look(folder, spec()).model == model
-    # the build is deterministic: the same vectors as the session's model, bit for bit
-    assert np.array_equal(rebuilt.embed(TEXTS), onnx.embed(TEXTS))
-
-
-def children_of(pid: int) -> list[int]:
-    found: list[int] = []
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        text = (task / "children").read_text().split()
-        found += [int(c) for c in text]
-    return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
-
-
-LOADER = (
-    "import logging, sys\n"
-    "logging.basicConfig(level=logging.WARNING)\n"
-    "from memvault.config import IndexSettings\n"
-    "from memvault.embedder import make_embedder\n"
-    "emb = make_embedder(IndexSettings(model_cache=sys.argv[1]))\n"
-    "print(type(emb).__name__, emb.model_id, flush=True)\n"
-)
-
-
-def start_loader(folder: Path, stderr: Path | None = None) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
-    with stderr.open("w") if stderr else open(os.devnull, "w") as err_file:
-        return subprocess.Popen(
-            [sys.executable, "-c", LOADER, str(folder)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=err_file if stderr else subprocess.PIPE,
-            text=True,
-        )
-
-
-def wait_for_export(folder: Path, proc: subprocess.Popen[str]) -> Path:
-    """The build folder, once the child has started writing the model into it."""
-    deadline = time.monotonic() + 300
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        for work in folder.glob("*.build-*"):
-            if any(work.glob("*.onnx")):
-                return work
-        time.sleep(0.05)
-    raise AssertionError("the build never started writing")
-
-
-@pytest.mark.model
-@pytest.mark.slow
-def test_interrupted_builds_leave_nothing_used_and_the_next_load_resumes(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    folder = tmp_path / "cache"
-    # 1. SIGTERM to the build child: its parent says so and uses torch for now
-    proc = start_loader(folder)
-    wait_for_export(folder, proc)
-    (child,) = children_of(proc.pid)
-    os.kill(child, signal.SIGTERM)
-    out, err = proc.communicate(timeout=300)
-    assert proc.returncode == 0, err
-    assert out.split() == ["SentenceTransformerEmbedder", TORCH_ID]
-    assert "interrupted (signal 15)" in err and "PyTorch backend" in err
-    assert not (folder / f"{STEM}.json").exists() and not (folder / f"{STEM}.onnx").exists()
-    assert not failed_log(folder, spec()).exists()  # killed is not failed: it is tried again
-
-    # 2. kill -9 of the loading process itself: the child dies with it
-    proc = start_loader(folder)
-    work = wait_for_export(folder, proc)
-    (child,) = children_of(proc.pid)
-    proc.kill()
-    proc.communicate()
-    deadline = time.monotonic() + 10
-    while alive(child) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not alive(child), "the build outlived the process that started it"
-    assert work.exists()  # a leftover; the next build removes it
-    assert not (folder / f"{STEM}.json").exists()
-
-    # 3. the next load builds from scratch, and cleans up
-    emb = load_onnx_embedder(IndexSettings(model_cache=str(folder)))
-    assert emb.model_id == ONNX_ID and emb.embed(["resumed"]).shape == (1, 384)
-    assert look(folder, spec()).model is not None
-    assert not list(folder.glob("*.build-*"))
-
-
-@pytest.mark.model
-@pytest.mark.slow
-def test_two_processes_never_build_at_once(tmp_path: Path) -> None:
-    import fcntl
-
-    folder = tmp_path / "cache"
-    folder.mkdir()
-    # hold the build lock, as a builder would, until both loaders are waiting for it
-    fd = os.open(folder / f"{STEM}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    errs = [tmp_path / f"stderr-{i}" for i in range(2)]
-    procs = [start_loader(folder, err) for err in errs]
-    try:
-        deadline = time.monotonic() + 120
-        while not all("waiting for another process" in e.read_text() for e in errs):
-            assert all(p.poll() is None for p in procs), [e.read_text() for e in errs]
-            assert time.monotonic() < deadline, "the loaders never waited for the lock"
-            time.sleep(0.1)
-        assert not list(folder.glob("*.build-*"))  # nobody builds while the lock is held
-    finally:
-        os.close(fd)  # releases the lock: one of them builds, the other waits and uses it
-    for p in procs:
-        out, _ = p.communicate(timeout=600)
-        assert p.returncode == 0, [e.read_text() for e in errs]
-        assert out.split() == ["OnnxEmbedder", ONNX_ID]
-    said = [e.read_text() for e in errs]
-    assert sum("building the int8 ONNX embedding model" in text for text in said) == 1, said
-    assert look(folder, spec()).model is not None
-
-
-# --- the engine: vectors of two backends never meet --------------------------------------------
 
 
 @pytest.mark.model
@@ -673,43 +321,6 @@ def test_a_fallback_found_when_the_model_loads_never_mixes_vectors(
         assert v.engine.vectors.labels() == store.labels()
         assert [h.path for h in v.search("who fixes vessels", k=1)] == ["people/kim.md"]
         assert [h.path for h in v.search("bread baking", k=1)] == ["people/ana.md"]
-
-
-@pytest.mark.model
-def test_the_model_can_be_built_ahead_of_time_from_the_command_line(
-    built: Path, tmp_path: Path
-) -> None:
-    vault = tmp_path / "v"
-    (vault / ".memvault").mkdir(parents=True)
-    (vault / ".memvault" / "config.toml").write_text(f"[index]\nmodel_cache = {str(built)!r}\n")
-    result = subprocess.run(
-        [sys.executable, "-m", "memvault.onnx_model", "--vault", str(vault)],
-        env={**os.environ, "PYTHONPATH": str(DAEMON)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr
-    said = json.loads(result.stdout)
-    assert said["model_id"] == ONNX_ID and said["path"] == str(built / f"{STEM}.onnx")
-    assert said["sha256"] == file_sha256(built / f"{STEM}.onnx")
-
-
-def test_the_command_line_build_says_why_it_cannot_run(tmp_path: Path) -> None:
-    (tmp_path / "file").write_text("in the way")
-    result = subprocess.run(
-        [sys.executable, "-m", "memvault.onnx_model", "--vault", str(tmp_path)],
-        env={
-            **os.environ,
-            "PYTHONPATH": str(DAEMON),
-            "MEMVAULT_INDEX_MODEL_CACHE": str(tmp_path / "file" / "onnx"),
-        },
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 7
-    assert "is not writable" in result.stderr and "index.model_cache" in result.stderr
 
 
 @pytest.mark.model
