@@ -85,9 +85,14 @@ class Embedding:
             with self._open_lock:
                 if self._embedder is None:
                     emb = make_embedder(self.config.index)
+                    expected, self._embedder = self._model_id, emb
+                    if expected is not None and expected != emb.model_id:
+                        # the configured backend could not run (ONNX fell back to torch):
+                        # vectors of the expected model must never meet this one's
+                        self._vectors = None
+                        self.check_model()
                     if self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
-                    self._embedder = emb
         return self._embedder
 
     def count_tokens(self, text: str) -> int:

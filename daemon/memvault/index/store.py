@@ -6,7 +6,8 @@ Two files under ``.memvault/``:
   title and headings, the lines the daemon wrote into MEMORY.md, and meta
   (schema version, model identity, the vectors file's hash, the last report).
 - ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
-  text). Kept apart so a damaged index is rebuilt without re-running the model.
+  text), float16 (``vector_cache``). Kept apart so a damaged index is rebuilt
+  without re-running the model.
 
 Chunk labels come from ``AUTOINCREMENT``: SQLite never hands out a label
 twice, which is exactly what hnswlib needs (a re-used label corrupts it).
@@ -38,6 +39,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
+from memvault.index.vector_cache import VectorCache
 
 SCHEMA_VERSION = 2  # 2: the pending table (vectors not yet in the index)
 
@@ -100,13 +102,6 @@ CREATE TABLE IF NOT EXISTS pending(
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
 """
 
-_CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings(
-    model TEXT NOT NULL, sha TEXT NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY (model, sha)
-) WITHOUT ROWID;
-"""
-
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
@@ -131,12 +126,10 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"{index_path}: {exc}", str(index_path)) from None
         try:
-            self._cache = _connect(cache_path)
-            self._check(self._cache)
-            self._cache.executescript(_CACHE_SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            self._cache = VectorCache(cache_path)
+        except BaseException:
             self._db.close()
-            raise IndexCorrupt(f"{cache_path}: {exc}", str(cache_path)) from None
+            raise
 
     @staticmethod
     def _check(conn: sqlite3.Connection) -> None:
@@ -159,12 +152,12 @@ class Store:
 
     def close(self) -> None:
         with self._lock:
-            for conn in (self._db, self._cache):
-                try:
-                    conn.execute("PRAGMA optimize")
-                    conn.close()
-                except sqlite3.Error:
-                    pass
+            try:
+                self._db.execute("PRAGMA optimize")
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._cache.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -576,29 +569,10 @@ class Store:
     # -- embedding cache -------------------------------------------------------------
 
     def cached(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        with self._lock:
-            for part in _parts(list(dict.fromkeys(shas))):
-                q = f"SELECT sha, vector FROM embeddings WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
-                for sha, blob in self._cache.execute(q, (model, *part)):
-                    out[sha] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self._cache.get(model, shas)
 
     def put_embeddings(self, model: str, items: Mapping[str, np.ndarray]) -> None:
-        with self._lock:
-            self._cache.execute("BEGIN IMMEDIATE")
-            try:
-                self._cache.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model, sha, vector) VALUES(?, ?, ?)",
-                    [
-                        (model, sha, np.asarray(v, dtype=np.float32).tobytes())
-                        for sha, v in items.items()
-                    ],
-                )
-            except BaseException:
-                self._cache.execute("ROLLBACK")
-                raise
-            self._cache.execute("COMMIT")
+        self._cache.put(model, items)
 
     def vectors_for(
         self, model: str, labels: Sequence[int], dim: int
@@ -630,23 +604,10 @@ class Store:
     def prune_cache(self, model: str, keep: Iterable[str] = ()) -> int:
         """Drop cached vectors no chunk uses any more (and other models' vectors);
         ``keep``: other live shas (the lines embedded on their own)."""
-        live = set(self.label_shas().values()) | set(keep)
-        with self._lock:
-            rows = self._cache.execute("SELECT model, sha FROM embeddings").fetchall()
-            dead = [(m, s) for m, s in rows if m != model or s not in live]
-            if dead:
-                self._cache.execute("BEGIN IMMEDIATE")
-                self._cache.executemany("DELETE FROM embeddings WHERE model = ? AND sha = ?", dead)
-                self._cache.execute("COMMIT")
-        return len(dead)
+        return self._cache.prune(model, set(self.label_shas().values()) | set(keep))
 
     def cache_count(self, model: str) -> int:
-        with self._lock:
-            return int(
-                self._cache.execute(
-                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
-                ).fetchone()[0]
-            )
+        return self._cache.count(model)
 
 
 def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
