@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 
 from helpers import make_vault, note, open_vault, write
-from memvault.index import vector_cache
 from memvault.errors import IndexCorrupt
+from memvault.index import vector_cache
 from memvault.index.embedder import HashEmbedder
 from memvault.index.vector_cache import CACHE_VERSION, VectorCache
 
