@@ -7,19 +7,22 @@ files it wrote, and the engine has them re-indexed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
+from memvault.core.anchors import Outline
 from memvault.core.changes import Seen, suspects
-from memvault.core.notes import parse_note
+from memvault.core.linkcheck import link_format, link_problem
+from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkIndex, relink
+from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
 from memvault.errors import NoteNotFound, WriteConflict
 
 if TYPE_CHECKING:
@@ -38,6 +41,7 @@ class MemoryWritten:
     memory: bool = False  # MEMORY.md was written
     folder_notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
 
 
 class Linker:
@@ -52,8 +56,12 @@ class Linker:
     # -- relinking after moves -----------------------------------------------------------------
 
     def relink(
-        self, moves: dict[str, str], before: LinkIndex, after: LinkIndex
+        self, moves: Mapping[str, str], before: LinkIndex, after: LinkIndex
     ) -> tuple[list[str], list[str]]:
+        """Re-target, in every note that may link a moved file, the links that no longer
+        lead where they led, in the vault's ``newLinkFormat``. Returns the notes
+        written, and warnings (a link left as it was, a note that kept changing)."""
+        fmt = self.link_format()
         names = set()
         for old, new in moves.items():
             for p in (old, new):
@@ -64,19 +72,39 @@ class Linker:
         reverse = {new: old for old, new in moves.items()}
         changed, problems = [], []
         for source in sorted(candidates):
+            if not source.lower().endswith(".md"):
+                continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
             src_old = reverse.get(source, source)
+            left: list[tuple[str, str]] = []
+
+            def change(
+                text: str,
+                src_old: str = src_old,
+                source: str = source,
+                left: list[tuple[str, str]] = left,
+            ) -> str:
+                result = relink_note(text, src_old, source, before, after, moves, fmt)
+                left[:] = result.skipped
+                return result.text
+
             try:
-                written, _ = self.fs.update_text(
-                    source, _relinker(src_old, source, before, after, moves)
-                )
+                written, _ = self.fs.update_text(source, change)
             except (NoteNotFound, NotText):
                 continue
             except WriteConflict as exc:
                 problems.append(str(exc))
                 continue
+            problems += [
+                f"{source}: a link to {raw!r} was left as it is: {why}" for raw, why in left
+            ]
             if written:
                 changed.append(source)
         return changed, problems
+
+    def link_format(self) -> LinkFormat:
+        """How Obsidian writes new links in this vault (``.obsidian/app.json``), read
+        afresh each time: a change in Obsidian's settings applies at once."""
+        return link_format(self.fs.obsidian_app_json())
 
     # -- MEMORY.md -----------------------------------------------------------------------------
 
@@ -95,10 +123,14 @@ class Linker:
         resolve = self.catalogue.resolver(rel)
 
         rewrite = None
+        left: set[tuple[str, str]] = set()
         if moves and before is not None and after is not None:
+            fmt = self.link_format()
 
             def rewrite(text: str) -> str:
-                return relink(text, rel, rel, before, after, moves)
+                result = relink_note(text, rel, rel, before, after, moves, fmt)
+                left.update(result.skipped)
+                return result.text
 
         results: list[memory_md.MemoryUpdate] = []
 
@@ -134,7 +166,10 @@ class Linker:
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")
         folder_written = self._update_folder_notes(update.overflow, catalogue)
-        return MemoryWritten(written, tuple(folder_written), tuple(problems))
+        warnings = tuple(
+            f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
+        )
+        return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
 
     def _update_folder_notes(
         self,
@@ -176,11 +211,12 @@ class Linker:
     # -- links -----------------------------------------------------------------------------------
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
-        """Unresolved and ambiguous links (and alias-only ones), true to the disk now.
+        """Unresolved, ambiguous and alias-only links and anchors that find nothing, true
+        to the disk now, each with its line, column and text as written.
 
-        Notes the index holds unchanged are read from the links table; notes
-        changed since the last sync are parsed afresh, so the answer never
-        depends on whether a sync ran.
+        Notes the index holds unchanged are judged from the links table first; only
+        notes with a problem (and notes changed since the last sync) are parsed, so
+        the answer never depends on whether a sync ran.
         """
         scan = self.fs.scan()
         known = self.store.manifest()
@@ -188,34 +224,61 @@ class Linker:
         stale = set(suspects(known, seen))
         rows = {n.path: n for n in self.store.notes() if n.path in seen and n.path not in stale}
         aliases = {p: n.aliases for p, n in rows.items() if n.aliases}
-        fresh: dict[str, list[tuple[int, str]]] = {}
+        parsed: dict[str, tuple[str, Note]] = {}
         for path in sorted(stale):
-            try:
-                note = parse_note(path, self.fs.read(path).decoded.text)
-            except (NoteNotFound, NotText, OSError):
-                continue
-            if note.aliases:
-                aliases[path] = note.aliases
-            fresh[path] = [(link.line, link.target) for link in note.links]
+            note = self._parse(path)
+            if note is not None:
+                parsed[path] = note
+                if note[1].aliases:
+                    aliases[path] = note[1].aliases
         idx = LinkIndex(list(seen) + sorted(scan.attachments), aliases)
-        links = [(r.source, r.line, r.target) for r in self.store.links() if r.source in rows]
-        links += [(src, line, target) for src, items in fresh.items() for line, target in items]
+        outlines: dict[str, Outline | None] = {}
+
+        def outline_of(path: str) -> Outline | None:
+            if path in parsed:
+                return parsed[path][1].outline
+            if path not in outlines:
+                got = self._parse(path)
+                outlines[path] = got[1].outline if got else None
+            return outlines[path]
+
+        def judge(source: str, line: int, target: str, anchor: str | None) -> LinkProblem | None:
+            problem = link_problem(source, line, target, anchor, idx, outline_of)
+            if problem is None or (problem.verdict == "alias" and not include_alias):
+                return None
+            return problem
+
+        # the links table says which unchanged notes have a problem; those are read
+        flagged = {
+            r.source
+            for r in self.store.links()
+            if r.source in rows and judge(r.source, r.line, r.target, r.anchor)
+        }
+        for path in sorted(flagged):
+            got = self._parse(path)
+            if got is not None:
+                parsed[path] = got
         out = []
-        for source, line, target in sorted(links):
-            res = idx.resolve(target, source)
-            if res.verdict == "resolved" or (res.verdict == "alias" and not include_alias):
-                continue
-            out.append(LinkProblem(source, line, target, res.verdict, res.candidates))
+        for source, (text, parsed_note) in sorted(parsed.items()):
+            for link in parsed_note.links:
+                problem = judge(source, link.line, link.target, link.anchor)
+                if problem is not None:
+                    line_start = text.rfind("\n", 0, link.start) + 1
+                    out.append(
+                        dataclasses.replace(
+                            problem,
+                            column=link.start - line_start + 1,
+                            text=text[link.start : link.end],
+                        )
+                    )
         return out
 
-
-def _relinker(
-    old: str, new: str, before: LinkIndex, after: LinkIndex, moves: dict[str, str]
-) -> Callable[[str], str]:
-    def change(text: str) -> str:
-        return relink(text, old, new, before, after, moves)
-
-    return change
+    def _parse(self, path: str) -> tuple[str, Note] | None:
+        try:
+            text = self.fs.read(path).decoded.text
+        except (NoteNotFound, NotText, OSError):
+            return None
+        return text, parse_note(path, text)
 
 
 def _render_folder(

@@ -45,6 +45,7 @@ def describe(
             "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
             "alias_only": sum(1 for p in problems if p.verdict == "alias"),
+            "missing_anchor": sum(1 for p in problems if p.verdict == "anchor"),
         },
         "index": {
             "chunks": counts["chunks"],

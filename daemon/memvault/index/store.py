@@ -5,6 +5,11 @@ Two files under ``.memvault/``:
 - ``index.db`` (WAL): notes, chunks, links, an FTS5 table over chunk text,
   title and headings, the lines the daemon wrote into MEMORY.md, and meta
   (schema version, model identity, the vectors file's hash, the last report).
+- the attachments (every file that is not a note: linked, not indexed) with their
+  size and mtime, so a renamed attachment is recognised (``changes.stat_moves``);
+- the relink journal: moves whose links are being re-targeted, written in the
+  same transaction that renames the rows and cleared once every link follows,
+  so a relink that a kill interrupts is finished by the next sync;
 - ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
   text). Kept apart so a damaged index is rebuilt without re-running the model.
 
@@ -24,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from memvault.core.changes import Known
+from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index.rows import (
@@ -91,6 +96,10 @@ CREATE TABLE IF NOT EXISTS links(
 CREATE INDEX IF NOT EXISTS links_source ON links(source);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attachments(
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
 """
 
 _CACHE_SCHEMA = """
@@ -465,6 +474,43 @@ class Store:
                     if name in wanted or name.removesuffix(".md") in wanted:
                         out.add(source)
         return out
+
+    # -- attachments ---------------------------------------------------------------
+
+    def attachment_manifest(self) -> dict[str, Seen]:
+        """Every attachment the index knows, with the size and mtime it had."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns FROM attachments").fetchall()
+        return {p: Seen(s, m) for p, s, m in rows}
+
+    def attachment_paths(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT path FROM attachments ORDER BY path")]
+
+    def put_attachments(
+        self, conn: sqlite3.Connection, seen: Mapping[str, Seen], gone: Iterable[str]
+    ) -> None:
+        conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        conn.executemany(
+            "INSERT OR REPLACE INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?)",
+            [(p, s.size, s.mtime_ns) for p, s in seen.items()],
+        )
+
+    # -- the relink journal ----------------------------------------------------------
+
+    def pending_relink(self) -> dict[str, str]:
+        """Moves whose links a relink has not finished re-targeting (old -> new)."""
+        with self._lock:
+            return dict(self._db.execute("SELECT old, new FROM relink_pending").fetchall())
+
+    def journal_relink(self, conn: sqlite3.Connection, moves: Mapping[str, str]) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO relink_pending(old, new) VALUES(?, ?)", list(moves.items())
+        )
+
+    def clear_relink(self) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM relink_pending")
 
     # -- MEMORY.md ownership -------------------------------------------------------------
 

@@ -40,6 +40,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
     links = data["links"]
     console.print(
         f"links: {links['unresolved']} unresolved, {links['ambiguous']} ambiguous, "
+        f"{links.get('missing_anchor', 0)} missing anchors, "
         f"{links['alias_only']} alias-only  (details: memvault links check)"
     )
 
