@@ -55,10 +55,11 @@ from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import describe
 from memvault.engine.writer import Writer
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
+from memvault.vault.state import ensure_state_dir
 
 log = logging.getLogger("memvault")
 
@@ -91,10 +92,14 @@ class Engine:
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
-        config.state_dir.mkdir(parents=True, exist_ok=True)
+        # A vault never indexed, opened to read: nothing is written, not even .memvault/;
+        # the index lives in memory and is empty (``indexed`` says so).
+        self.indexed = (config.state_dir / "index.db").exists()
         if not read_only:
+            ensure_state_dir(config.state_dir)
             self.fs.remove_temp_files()  # left by a write that was killed midway
-        self.store = self._open_store()
+            self.indexed = True
+        self.store = self._open_store() if self.indexed else Store.in_memory()
         self.catalogue = Catalogue(self.store)
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(config, self.store, embedder)
@@ -363,17 +368,28 @@ class Engine:
     def search(
         self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
+        self._needs_index("search")
         return self.reader.search(query, k, filters, group=group)
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
+        self._needs_index("context")
         return self.reader.context(query, budget, filters)
+
+    def _needs_index(self, what: str) -> None:
+        if not self.indexed:
+            raise NotIndexed(
+                f"{self.root} is not indexed yet, so there is nothing to {what} "
+                f"(nothing was written): `memvault sync --vault {self.root}` indexes it "
+                "(and keeps MEMORY.md), `memvault up` also keeps it current"
+            )
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         return self.reader.get(path, lines=lines, heading=heading)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        self._needs_index("compare")
         return self.reader.related(path, k, exclude)
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
@@ -388,7 +404,7 @@ class Engine:
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale."""
-        return describe(
+        data = describe(
             self.config,
             self.fs,
             self.store,
@@ -396,6 +412,8 @@ class Engine:
             self.linker.link_problems(),
             self.last_sync_at,
         )
+        data["indexed"] = self.indexed
+        return data
 
 
 __all__ = ["Engine", "Progress"]

@@ -24,6 +24,7 @@ from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
 from memvault.errors import NoteNotFound, WriteConflict
+from memvault.vault.state import MemoryDecisions, load_decisions, save_decisions
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -115,11 +116,22 @@ class Linker:
         cfg = self.config.memory
         rel = cfg.file
         owned = self.store.owned_lines()
-        seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
+        state = self.config.state_dir
+        # a person's decisions live in their own file: index.db may be lost and rebuilt
+        decisions = load_decisions(state) or MemoryDecisions(
+            tuple(json.loads(self.store.meta("sections_seen") or "[]"))  # before that file
+        )
+        seen = set(decisions.sections_seen)
+        last_written = json.loads(self.store.meta("memory_last_written") or "null")
         catalogue = [
             memory_md.CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
             for n in self.catalogue.notes().values()
         ]
+        unlinked = {
+            rule.folder: path
+            for rule in cfg.sections
+            if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
+        }
         resolve = self.catalogue.resolver(rel)
 
         rewrite = None
@@ -144,6 +156,9 @@ class Linker:
                 resolve=resolve,
                 rewrite=rewrite,
                 restore_deleted=cfg.restore_deleted_sections,
+                hidden=decisions.hidden,
+                last_written=last_written,
+                unlinked_folders=set(unlinked),
             )
             results.append(update)
             return update.text
@@ -162,34 +177,52 @@ class Linker:
         update = results[-1]
         problems += list(update.problems)
         self.store.add_owned_lines(update.owned)
-        self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
+        save_decisions(
+            state, MemoryDecisions(tuple(sorted(seen | set(update.present))), update.hidden)
+        )
+        self.store.set_meta("memory_last_written", json.dumps(update.owned))
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")
-        folder_written = self._update_folder_notes(update.overflow, catalogue)
-        warnings = tuple(
+        folder_written = self._update_folder_notes(update.overflow, catalogue, set(unlinked))
+        warnings = [
             f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
-        )
-        return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
+        ]
+        warnings += [
+            f"{path} is a note of yours, so memvault does not list the {folder}/ folder in "
+            "it (MEMORY.md says how many more there are); put the lines "
+            f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
+            f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
+            for folder, path in sorted(unlinked.items())
+            if folder in update.overflow
+        ]
+        return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
+
+    def _persons_note(self, path: str) -> bool:
+        """A note at a folder note's path that memvault may not write into: it holds no
+        folder markers (a person wrote it; memvault's own always has them)."""
+        if self.fs.stat(path) is None:
+            return False
+        try:
+            return not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
+        except (NoteNotFound, NotText, OSError):
+            return True
 
     def _update_folder_notes(
         self,
         overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
         catalogue: list[memory_md.CatalogueEntry],
+        persons: set[str],
     ) -> list[str]:
+        """Create or update the folder notes memvault keeps, never a person's note."""
         written = []
         for rule in self.config.memory.sections:
             path = memory_md.folder_note_path(rule.folder)
             exists = self.fs.stat(path) is not None
-            if rule.folder not in overflow and not exists:
+            if rule.folder in persons or (rule.folder not in overflow and not exists):
                 continue
             # the folder note lists every note of the folder, whatever the filter
             entries = memory_md.sort_entries(
-                [
-                    e
-                    for e in catalogue
-                    if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)
-                ],
-                rule.order,
+                [e for e in catalogue if e.path.startswith(rule.folder + "/")], rule.order
             )
             label = rule.folder.rsplit("/", 1)[-1]
             try:
@@ -284,4 +317,7 @@ class Linker:
 def _render_folder(
     folder: str, entries: Sequence[memory_md.CatalogueEntry], label: str, text: str
 ) -> str:
+    if not memory_md.is_managed_folder_note(text):
+        # its markers were taken out since it was looked at: a person's note now
+        raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
     return memory_md.render_folder_note(text, folder, entries, label)

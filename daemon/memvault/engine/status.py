@@ -13,6 +13,7 @@ from memvault.core.report import LinkProblem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
+from memvault.vault.state import load_decisions
 
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
@@ -84,4 +85,6 @@ def _memory(
             over_budget=lines > cfg.max_lines or (tokens or 0) > cfg.max_tokens,
         )
     memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
+    decisions = load_decisions(config.state_dir)
+    memory["hidden"] = {k: list(v) for k, v in decisions.hidden.items()} if decisions else {}
     return memory

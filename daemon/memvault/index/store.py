@@ -140,6 +140,11 @@ class Store:
             self._db.close()
             raise IndexCorrupt(f"{cache_path}: {exc}", str(cache_path)) from None
 
+    @classmethod
+    def in_memory(cls) -> Store:
+        """An empty store that touches no file (a never-indexed vault opened to read)."""
+        return cls(Path(":memory:"), Path(":memory:"))
+
     @staticmethod
     def _check(conn: sqlite3.Connection) -> None:
         row = conn.execute("PRAGMA quick_check").fetchone()

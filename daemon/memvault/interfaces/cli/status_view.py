@@ -37,6 +37,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             "(set memory.restore_deleted_sections = true to bring it back)"
         )
 
+    for name, paths in sorted(mem.get("hidden", {}).items()):
+        for path in paths:
+            console.print(
+                f"  {path} is kept out of section '{name}': its line was deleted by hand "
+                "(link it in that section again to have it listed)"
+            )
+
     links = data["links"]
     console.print(
         f"links: {links['unresolved']} unresolved, {links['ambiguous']} ambiguous, "
@@ -45,6 +52,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
     )
 
     idx = data["index"]
+    if data.get("indexed") is False:
+        console.print(
+            f"index: not indexed yet ({idx['pending_count']} notes on disk; nothing was "
+            "written); `memvault sync` builds the index "
+            "and keeps MEMORY.md, `memvault up` also keeps them current"
+        )
+        return
     console.print(
         f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
         f"{idx['size_bytes'] / 1e6:.1f} MB on disk"
