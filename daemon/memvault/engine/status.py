@@ -31,6 +31,8 @@ def describe(
     known = store.manifest()
     seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
     pending = suspects(known, seen) + sorted(set(known) - set(seen))
+    # moves whose links a killed sync had not finished re-targeting (the next sync does)
+    relinking = store.pending_relink()
     counts = store.counts()
     last = store.meta("last_sync")
     model = store.meta("model_id")
@@ -53,7 +55,8 @@ def describe(
             "embedded": store.cache_count(model) if model else 0,
             "model": model,
             "size_bytes": size,
-            "matches_disk": not pending,
+            "matches_disk": not pending and not relinking,
+            "relink_pending": len(relinking),
             "pending": pending[:50],
             "pending_count": len(pending),
         },

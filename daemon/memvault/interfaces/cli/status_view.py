@@ -63,6 +63,11 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
         f"{idx['size_bytes'] / 1e6:.1f} MB on disk"
     )
+    if idx.get("relink_pending"):
+        console.print(
+            f"link repair interrupted: links to {idx['relink_pending']} moved files are not "
+            "all re-targeted yet; the next sync (or the daemon's start) finishes it"
+        )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
     else:
