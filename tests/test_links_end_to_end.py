@@ -317,3 +317,51 @@ def test_an_attachment_moved_while_the_index_was_closed_is_followed(tmp_path: Pa
         report = v.sync()
     assert report.attachments_moved == (("Attachments/video/Video clip.mp4", "Media/Clip.mp4"),)
     assert "![[Clip.mp4]]" in (root / "Home.md").read_text(encoding="utf-8")
+
+
+# -- the daemon's watcher ----------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+def test_the_watcher_follows_an_attachment_renamed_and_a_folder_of_them_moved(
+    tmp_path: Path,
+) -> None:
+    """Real inotify events for files that are not notes: each rename re-targets links."""
+    from test_watcher import eventually, start_watching
+
+    w = start_watching(tmp_path)
+    try:
+        (w.root / "assets").mkdir()
+        (w.root / "assets" / "diagram.png").write_bytes(b"\x89PNG fake")
+        note = w.root / "projects" / "ai-assistant-refactor.md"
+        note.write_text(
+            note.read_text(encoding="utf-8")
+            + "\n![[diagram.png]] and ![plan](../assets/diagram.png)\n",
+            encoding="utf-8",
+        )
+        w.settle()
+        os.rename(w.root / "assets" / "diagram.png", w.root / "assets" / "architecture.png")
+        # newLinkFormat unset: shortest, the name alone (no other file has it)
+        eventually(
+            lambda: (
+                "![[architecture.png]] and ![plan](architecture.png)"
+                in note.read_text(encoding="utf-8")
+            ),
+            what="the renamed image followed",
+        )
+        w.settle()
+        with note.open("a", encoding="utf-8") as fh:
+            fh.write("[[assets/architecture.png|by its path]]\n")
+        w.settle()
+        os.rename(w.root / "assets", w.root / "media")
+        eventually(
+            lambda: "[[architecture.png|by its path]]" in note.read_text(encoding="utf-8"),
+            what="the moved folder followed",
+        )
+        # the links that still lead to the picture are left as they are
+        assert "![[architecture.png]] and ![plan](architecture.png)" in note.read_text(
+            encoding="utf-8"
+        )
+    finally:
+        w.watcher.stop()
+        w.vault.close()

@@ -11,13 +11,15 @@ from rich.table import Table
 
 def render_status(console: Console, data: dict[str, Any]) -> None:
     console.print(f"vault: {data['vault']}")
+    indexed = data.get("indexed") is not False
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("folder")
     table.add_column("notes", justify="right")
     for folder, count in sorted(data["folders"].items()):
         table.add_row(folder, str(count))
     table.add_row("total", str(data["notes"]))
-    console.print(table)
+    if indexed:  # before the first index there is nothing to count by folder
+        console.print(table)
 
     mem = data["memory"]
     if not mem.get("exists"):
