@@ -4,6 +4,7 @@
 others only through the arguments they are given:
 
     Catalogue   note rows and the link index (the caches everyone shares)
+    Attachments the manifest of files that are not notes (linked, not indexed)
     Embedding   the model, the text it embeds, the vector index
     Indexer     files -> rows, chunks, vectors
     Linker      relinking after moves, MEMORY.md and folder notes, link check
@@ -15,8 +16,12 @@ of paths and the periodic timer:
 
 1. scan (everything, or just the given paths) and stat;
 2. hash only what the size+mtime fast path cannot vouch for; diff -> ChangeSet;
-3. moves: rename rows (vectors stay), then re-target links that no longer
-   lead where they did (``update_links_on_rename``);
+3. moves of notes (by content hash) and of attachments (by size and mtime,
+   ``Attachments``): rename rows (vectors stay) and journal the moves in the same
+   transaction, then re-target links that no longer lead where they did
+   (``update_links_on_rename``, in the vault's ``newLinkFormat``); the journal is
+   cleared once MEMORY.md is relinked too, and a sync that finds it (a kill
+   midway) finishes that relink first;
 4. deletes: drop rows, FTS entries and vectors;
 5. created + modified (+ relinked): parse, chunk, embed only chunks whose
    embedded text is new (the cache answers the rest), commit per batch;
@@ -326,6 +331,9 @@ class Engine:
         moves): the notes that still link the old paths, and MEMORY.md."""
         pending = self.store.pending_relink()
         if not pending:
+            return Relinked()
+        if not self.config.vault.update_links_on_rename:  # switched off since: drop it
+            self.store.clear_relink()
             return Relinked()
         log.warning(
             "finishing the link repair of %d moved files that was interrupted", len(pending)
