@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.core.anchors import Outline
+from memvault.core.anchors import Outline, outline
 from memvault.core.changes import Seen, suspects
 from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
@@ -255,8 +255,9 @@ class Linker:
         known = self.store.manifest()
         seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
         stale = set(suspects(known, seen))
-        rows = {n.path: n for n in self.store.notes() if n.path in seen and n.path not in stale}
-        aliases = {p: n.aliases for p, n in rows.items() if n.aliases}
+        rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
+        _, indexed_aliases = self.store.paths_and_aliases()
+        aliases = {p: a for p, a in indexed_aliases.items() if p in rows}
         parsed: dict[str, tuple[str, Note]] = {}
         for path in sorted(stale):
             note = self._parse(path)
@@ -270,9 +271,11 @@ class Linker:
         def outline_of(path: str) -> Outline | None:
             if path in parsed:
                 return parsed[path][1].outline
-            if path not in outlines:
-                got = self._parse(path)
-                outlines[path] = got[1].outline if got else None
+            if path not in outlines:  # the outline alone: cheaper than a whole parse
+                try:
+                    outlines[path] = outline(self.fs.read(path).decoded.text)
+                except (NoteNotFound, NotText, OSError):
+                    outlines[path] = None
             return outlines[path]
 
         def judge(source: str, line: int, target: str, anchor: str | None) -> LinkProblem | None:
