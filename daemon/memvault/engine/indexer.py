@@ -136,7 +136,7 @@ class Indexer:
                 f"{path}: {result.size / 1e6:.1f} MB; only the first "
                 f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
             )
-        kind = "index" if self._is_index_note(path) else "note"
+        kind = "index" if self._is_index_note(path, result.decoded.text) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
             path=path,
@@ -199,12 +199,14 @@ class Indexer:
             category=path.split("/", 1)[0] if "/" in path else "",
         )
 
-    def _is_index_note(self, path: str) -> bool:
+    def _is_index_note(self, path: str, text: str) -> bool:
+        """MEMORY.md, or a folder note memvault keeps (never a person's note named like
+        its folder: that one is listed and searched like any other)."""
         if path == self.config.memory.file:
             return True
-        return memory_md.is_folder_note(path) and any(
+        return any(
             path == memory_md.folder_note_path(r.folder) for r in self.config.memory.sections
-        )
+        ) and memory_md.is_managed_folder_note(text)
 
     def _chunks(self, note: Note) -> tuple[list[NewChunk], dict[str, str]]:
         """A note's chunks, and the text to embed for each (by its sha256)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from memvault.core.anchors import find_anchor, outline
 from memvault.core.context import Piece, assemble, index_part
 from memvault.core.excerpts import best_first, split_units, unit_scores, unit_text
 from memvault.core.ranking import (
@@ -24,7 +25,6 @@ from memvault.core.ranking import (
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
-from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
 from memvault.index.rows import NoteRow
 from memvault.vault.files import normalize_rel
@@ -325,7 +325,7 @@ class Reader:
         start, end = 1, len(all_lines)
         found_heading = None
         if heading:
-            start, end, found_heading = _section(all_lines, heading, rel)
+            start, end, found_heading = _section(result.decoded.text, heading, rel)
         if lines:
             a, b = _line_range(lines, len(all_lines), rel)
             if heading:  # a line range inside the section
@@ -389,31 +389,14 @@ class Reader:
         return hits
 
 
-def _section(lines: list[str], wanted: str, path: str) -> tuple[int, int, str]:
-    import re
-
-    atx = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-    target = heading_key(wanted.lstrip("#").strip())
-    in_code = False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-            continue
-        m = None if in_code else atx.match(line)
-        if m and heading_key(m.group(2)) == target:
-            level = len(m.group(1))
-            end = len(lines)
-            inner_code = False
-            for j in range(i + 1, len(lines)):
-                if lines[j].lstrip().startswith(("```", "~~~")):
-                    inner_code = not inner_code
-                    continue
-                n = None if inner_code else atx.match(lines[j])
-                if n and len(n.group(1)) <= level:
-                    end = j
-                    break
-            return i + 1, end, m.group(2).strip()
-    raise NoteNotFound(f"{path} has no heading {wanted!r}")
+def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
+    """The lines ``wanted`` leads to, matched as Obsidian matches a link's anchor
+    (``anchors.find_anchor``): ``Heading``, ``#Heading``, ``A#B`` (nested), ``^block``."""
+    found = find_anchor(outline(text), wanted)
+    if found is None:
+        what = "block" if wanted.lstrip("#").startswith("^") else "heading"
+        raise NoteNotFound(f"{path} has no {what} {wanted!r}")
+    return found.start, found.end, found.heading or f"^{found.block}"
 
 
 def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:

@@ -5,9 +5,17 @@ Two files under ``.memvault/``:
 - ``index.db`` (WAL): notes, chunks, links, an FTS5 table over chunk text,
   title and headings, the lines the daemon wrote into MEMORY.md, and meta
   (schema version, model identity, the vectors file's hash, the last report).
+- the attachments (every file that is not a note: linked, not indexed) with their
+  size and mtime, so a renamed attachment is recognised (``changes.stat_moves``);
+- the relink journal: moves whose links are being re-targeted, written in the
+  same transaction that renames the rows and cleared once every link follows,
+  so a relink that a kill interrupts is finished by the next sync;
 - ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
   text), float16 (``vector_cache``). Kept apart so a damaged index is rebuilt
   without re-running the model.
+
+The link state (links, attachments, the relink journal, MEMORY.md's owned lines)
+is queried in ``link_tables.py``; its tables are created here with the rest.
 
 Chunk labels come from ``AUTOINCREMENT``: SQLite never hands out a label
 twice, which is exactly what hnswlib needs (a re-used label corrupts it).
@@ -28,6 +36,7 @@ import numpy as np
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
+from memvault.index.link_tables import LinkTables
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -100,6 +109,10 @@ CREATE TABLE IF NOT EXISTS pending(
     since REAL NOT NULL          -- when it became pending (unix time)
 );
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attachments(
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
 """
 
 
@@ -111,7 +124,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class Store:
+class Store(LinkTables):
     """Both databases of one vault. Thread-safe: one lock around each call."""
 
     def __init__(self, index_path: Path, cache_path: Path) -> None:
@@ -130,6 +143,11 @@ class Store:
         except BaseException:
             self._db.close()
             raise
+
+    @classmethod
+    def in_memory(cls) -> Store:
+        """An empty store that touches no file (a never-indexed vault opened to read)."""
+        return cls(Path(":memory:"), Path(":memory:"))
 
     @staticmethod
     def _check(conn: sqlite3.Connection) -> None:
@@ -480,91 +498,6 @@ class Store:
                 (match, limit),
             ).fetchall()
         return [(int(label), -float(score)) for label, score in rows]
-
-    # -- links ---------------------------------------------------------------------
-
-    def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
-        conn.execute("DELETE FROM links WHERE source = ?", (source,))
-        conn.executemany(
-            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    source,
-                    r.line,
-                    r.target,
-                    r.anchor,
-                    r.kind,
-                    int(r.embed),
-                    r.verdict,
-                    r.resolved,
-                    json.dumps(list(r.candidates)),
-                )
-                for r in links
-            ],
-        )
-
-    def links(self, source: str | None = None) -> list[LinkRow]:
-        q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
-        args: tuple[Any, ...] = ()
-        if source is not None:
-            q += " WHERE source = ?"
-            args = (source,)
-        with self._lock:
-            rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
-        return [
-            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-            for s, ln, t, a, k, e, v, r, c in rows
-        ]
-
-    def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
-        """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
-        out: set[str] = set()
-        with self._lock:
-            for part in _parts(list(targets)):
-                q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-            wanted = {n.casefold() for n in names}
-            if wanted:
-                for source, target in self._db.execute("SELECT source, target FROM links"):
-                    name = target.rsplit("/", 1)[-1].casefold()
-                    if name in wanted or name.removesuffix(".md") in wanted:
-                        out.add(source)
-        return out
-
-    # -- MEMORY.md ownership -------------------------------------------------------------
-
-    def owned_lines(self) -> dict[str, tuple[str, ...]]:
-        """Lines the daemon wrote into MEMORY.md, per section, oldest first."""
-        out: dict[str, list[str]] = {}
-        with self._lock:
-            for section, line in self._db.execute(
-                "SELECT section, line FROM memory_owned ORDER BY rowid"
-            ):
-                out.setdefault(section, []).append(line)
-        return {k: tuple(v) for k, v in out.items()}
-
-    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
-        """Remember lines the daemon wrote; the newest ``keep`` per section are kept.
-
-        A history, not just the last write: an editor that saves a stale buffer
-        brings back an older line of ours, which must still count as ours.
-        """
-        with self.transaction() as conn:
-            for section, lines in owned.items():
-                conn.executemany(
-                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
-                    [(section, line) for line in lines],
-                )
-                conn.executemany(
-                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
-                    [(section, line) for line in lines],
-                )
-                conn.execute(
-                    "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
-                    "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
-                    (section, section, keep),
-                )
 
     # -- embedding cache -------------------------------------------------------------
 

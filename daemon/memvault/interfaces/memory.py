@@ -13,7 +13,10 @@ satisfy it, and ``tests/test_memory.py`` fails if their signatures drift apart.
   holder is ``LockHeld``). ``"read"`` takes it too when it is free and syncs
   first, so answers are true to the files; when another process holds it, the
   index is read as it is (read-only). ``"peek"`` reads the index as it is,
-  without the lock and without a sync (``status``).
+  without the lock and without a sync (``status``). A vault that was never
+  indexed is only ever peeked at by a read: nothing is written into it (``get``
+  and the link check read the files; ``search`` and ``context`` say that it is
+  not indexed yet).
 
 The sync here is the structure lane only (DESIGN.md, "Two lanes"): MEMORY.md,
 links and keyword search are current, and the model is never loaded for it.
@@ -109,9 +112,12 @@ def open_memory(
         return
 
     from memvault.api import Vault
+    from memvault.config import STATE_DIR
     from memvault.errors import LockHeld
 
-    writable = mode != "peek"
+    # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
+    never_indexed = not (root / STATE_DIR / "index.db").exists()
+    writable = mode == "write" or (mode in ("read", "query") and not never_indexed)
     model = embedder() if embedder is not None and mode == "query" else None  # others: no model
     try:
         vault = Vault.open(root, read_only=not writable, embedder=model)
