@@ -397,10 +397,11 @@ class Watcher:
                 "watcher: sync of %s failed; retrying",
                 "everything" if paths is None else f"{len(paths)} paths",
             )
+            # put back with the time of its first change: the lag stays true
             if paths is None:
-                self.queue.request_full(batch.reason)
+                self.queue.request_full(batch.reason, since=batch.oldest)
             else:
-                self.queue.put(paths)
+                self.queue.put(paths, since=batch.oldest)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
             self._busy_since = None

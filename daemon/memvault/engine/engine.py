@@ -57,7 +57,7 @@ from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
-from memvault.vault.files import VaultFS
+from memvault.vault.files import VaultFS, display_path, is_utf8
 
 log = logging.getLogger("memvault")
 
@@ -189,10 +189,20 @@ class Engine:
             return seen, None, [SkippedFile(s.path, s.reason) for s in scan.skipped]
         scope: set[str] = set()
         seen = {}
+        skipped: list[SkippedFile] = []
         known: dict[str, Known] | None = None
         for raw in paths:
             path = raw.strip("/")
             if not path or self.fs.is_ignored(path):
+                continue
+            refusal = self.fs.refusal(path)
+            if refusal is not None:
+                # skipped and reported; the rest of the batch goes on. Whatever was
+                # indexed under this name (a note since replaced by a symlink) leaves.
+                skipped.append(SkippedFile(display_path(path), refusal))
+                if is_utf8(path):
+                    known = known if known is not None else self.store.manifest()
+                    scope |= {p for p in known if p == path or p.startswith(path + "/")}
                 continue
             if not path.lower().endswith(".md"):
                 # a folder (moved or deleted as a whole), or an attachment
@@ -202,7 +212,9 @@ class Engine:
                 if inside or full_dir.is_dir():
                     scope |= set(inside)
                     if full_dir.is_dir():
-                        for p, s in self.fs.scan(path).notes.items():
+                        found = self.fs.scan(path)
+                        skipped += [SkippedFile(s.path, s.reason) for s in found.skipped]
+                        for p, s in found.notes.items():
                             scope.add(p)
                             seen[p] = Seen(s.size, s.mtime_ns)
                     continue
@@ -212,7 +224,7 @@ class Engine:
             st = self.fs.stat(path)
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
-        return seen, scope, []
+        return seen, scope, skipped
 
     def _apply(self, changes: ChangeSet, progress: Callable[[Progress], None] | None) -> SyncReport:
         memory_file = self.config.memory.file

@@ -34,6 +34,11 @@ CONFLICT_COPY = re.compile(
 TEMP_MARK = ".memvault-tmp-"
 _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
 _READ_BLOCK = 1 << 20
+# Longer names make the kernel answer ENAMETOOLONG: refuse them as bad paths up front.
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4000
+_PATH_MAX = 4096  # Linux's limit for a whole path, the vault's folder included
+NOT_UTF8 = "the name is not valid UTF-8 (rename it to have it indexed)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,37 @@ def normalize_rel(rel: str) -> str:
             raise UnsafePath(f"hidden files and folders are not reachable: {rel!r}")
     if urllib.parse.unquote(rel) != rel and re.search(r"%(?:2e|2f|5c|00)", rel, re.IGNORECASE):
         raise UnsafePath(f"percent-encoded path separators are not allowed: {rel!r}")
-    return unicodedata.normalize("NFC", _clean(rel))
+    if not is_utf8(rel):
+        raise UnsafePath(f"the path is not valid UTF-8: {display_path(rel)!r}")
+    clean = _clean(rel)
+    if len(clean.encode("utf-8")) > MAX_PATH_BYTES:
+        raise UnsafePath(f"the path is too long ({len(clean)} characters): {clean[:60]!r}...")
+    for part in clean.split("/"):
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise UnsafePath(
+                f"a file or folder name is too long ({len(part.encode('utf-8'))} bytes; "
+                f"at most {MAX_NAME_BYTES}): {part[:60]!r}..."
+            )
+    return unicodedata.normalize("NFC", clean)
+
+
+def is_utf8(name: str) -> bool:
+    """Whether a name read from the disk is valid UTF-8 (Python keeps invalid bytes as
+    lone surrogates, which SQLite, JSON and terminals refuse)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display_path(name: str) -> str:
+    """A name that can be printed and stored whatever its bytes: invalid UTF-8 bytes
+    are shown as ``\\xff`` escapes."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that did not come from the disk
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def _clean(rel: str) -> str:
@@ -104,6 +139,8 @@ def safe_join(root: Path, rel: str) -> Path:
     clean = _clean(rel)  # joined as given: the name on disk may be NFD
     real_root = os.path.realpath(root)
     candidate = os.path.join(real_root, *clean.split("/"))
+    if len(os.fsencode(candidate)) >= _PATH_MAX:
+        raise UnsafePath(f"the path is too long for this system: {clean[:60]!r}...")
     real = os.path.realpath(candidate)
     if os.path.commonpath([real_root, real]) != real_root:
         raise UnsafePath(f"{rel!r} leads outside the vault")
@@ -190,6 +227,9 @@ class VaultFS:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
                 if entry.name.startswith(".") or self._hidden(rel):
                     continue
+                if not is_utf8(entry.name):
+                    skipped.append(Skipped(display_path(rel), NOT_UTF8))
+                    continue
                 if self._ignored_by_config(rel):
                     # not indexed, but Obsidian sees it: links to it must resolve
                     if entry.is_dir(follow_symlinks=False):
@@ -232,6 +272,28 @@ class VaultFS:
                 notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
         return Scan(notes, frozenset(attachments), tuple(skipped))
+
+    def refusal(self, rel: str) -> str | None:
+        """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
+        ``scan`` follows; None when it may be one (or is simply not there)."""
+        if not is_utf8(rel):
+            return NOT_UTF8
+        disk = self._disk.get(rel, rel)
+        expected = os.path.join(self._real_root, *disk.split("/"))
+        try:
+            real = os.path.realpath(os.path.join(self.root, disk))
+        except OSError as exc:  # a symlink loop, a name too long
+            return f"cannot resolve: {exc.strerror}"
+        if real == expected:
+            return None
+        if os.path.commonpath([self._real_root, real]) != self._real_root:
+            return "symlink leads outside the vault"
+        parent = os.path.dirname(expected)
+        if os.path.realpath(parent) != parent:
+            return "inside a symlinked folder (its notes are indexed where they really are)"
+        if os.path.isdir(real):
+            return "symlinked folder (its notes are indexed where they really are)"
+        return None  # a symlink to a file inside the vault: indexed, as scan does
 
     def stat(self, rel: str) -> FileStat | None:
         """Stat one note path; None if it is gone or not a regular file."""
