@@ -450,3 +450,30 @@ def test_a_path_too_long_only_with_the_vault_folder_in_front_is_refused(tmp_path
     rel = "/".join(["f" * 250] * 15) + ".md"  # < 4000 bytes alone, > 4096 under the root
     with open_vault(root) as v, pytest.raises(E.UnsafePath, match="too long"):
         v.get(rel)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["status", "--vault", LONG], 3),
+        (["search", "x", "--vault", LONG], 3),
+        (["daemon", "status", "--vault", LONG], 3),
+        (["obsidian", "install", "--vault", LONG], 3),
+        (["init", LONG], 2),
+        (["migrate", LONG], 2),
+    ],
+    ids=["status", "search", "daemon-status", "obsidian", "init", "migrate"],
+)
+def test_an_over_long_vault_path_is_an_error_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], code: int
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(cli_app, args)
+    assert result.exit_code == code, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "File name too long" in result.stderr and "Traceback" not in result.output
+
+
+def test_opening_an_over_long_vault_path_is_vault_not_found() -> None:
+    with pytest.raises(E.VaultNotFound, match="File name too long"):
+        Vault.open("a" * 5000)
