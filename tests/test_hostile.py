@@ -477,3 +477,39 @@ def test_an_over_long_vault_path_is_an_error_message_not_a_traceback(
 def test_opening_an_over_long_vault_path_is_vault_not_found() -> None:
     with pytest.raises(E.VaultNotFound, match="File name too long"):
         Vault.open("a" * 5000)
+
+
+# -- 8: a symlinked MEMORY.md ---------------------------------------------------------------------
+
+
+def test_a_symlinked_memory_md_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / "docs").mkdir()
+    os.replace(root / "MEMORY.md", root / "docs" / "index.md")
+    (root / "MEMORY.md").symlink_to(Path("docs") / "index.md")
+    with open_vault(root) as v:
+        v.sync()
+        write(root, "people/zed.md", note("Zed Park", "a welder"))
+        report = v.sync()
+        assert report.memory_written
+        v.add("people", "Yan Li", summary="a potter")
+    assert (root / "MEMORY.md").is_symlink()
+    assert os.readlink(root / "MEMORY.md") == os.path.join("docs", "index.md")
+    target = (root / "docs" / "index.md").read_text(encoding="utf-8")
+    assert "[[people/zed-park]]" in target or "[[people/zed]]" in target
+    assert "[[people/yan-li]]" in target
+    assert not [p for p in (root / "docs").iterdir() if p.name != "index.md"]  # no temp left
+
+
+def test_a_memory_md_linked_out_of_the_vault_is_left_alone_and_reported(tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    outside.write_text("# Memory Index\n\nmine\n", encoding="utf-8")
+    root = make_vault(tmp_path)
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").symlink_to(outside)
+    with open_vault(root) as v:
+        write(root, "people/zed.md", note("Zed Park", "a welder"))
+        report = v.sync()
+    assert any("MEMORY.md left untouched" in p and "outside" in p for p in report.problems)
+    assert outside.read_text(encoding="utf-8") == "# Memory Index\n\nmine\n"
+    assert (root / "MEMORY.md").is_symlink()

@@ -20,7 +20,7 @@ from memvault.core.notes import parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkIndex, relink
-from memvault.errors import NoteNotFound, WriteConflict
+from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -71,8 +71,8 @@ class Linker:
                 )
             except (NoteNotFound, NotText):
                 continue
-            except WriteConflict as exc:
-                problems.append(str(exc))
+            except (WriteConflict, UnsafePath) as exc:
+                problems.append(f"{source}: {exc}")
                 continue
             if written:
                 changed.append(source)
@@ -125,7 +125,7 @@ class Linker:
                 written = True
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+        except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
@@ -169,7 +169,7 @@ class Linker:
                     )
                     if changed:
                         written.append(path)
-            except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+            except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
                 log.warning("%s left untouched: %s", path, exc)
         return written
 

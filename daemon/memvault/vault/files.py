@@ -388,6 +388,10 @@ class VaultFS:
         Elsewhere the swap is ``os.replace`` right after the check.
         """
         path = self.path(rel)
+        if expected_sha is not None and path.is_symlink():
+            # a symlinked note (MEMORY.md -> docs/index.md): the write goes to the file it
+            # names (inside the vault: ``path`` checked that), and the link stays a link
+            path = Path(os.path.realpath(path))
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
