@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -513,3 +515,40 @@ def test_a_memory_md_linked_out_of_the_vault_is_left_alone_and_reported(tmp_path
     assert any("MEMORY.md left untouched" in p and "outside" in p for p in report.problems)
     assert outside.read_text(encoding="utf-8") == "# Memory Index\n\nmine\n"
     assert (root / "MEMORY.md").is_symlink()
+
+
+# -- 1: a slow in-place save of MEMORY.md ----------------------------------------------------------
+
+SAVE_ROUNDS = 200
+
+
+@pytest.mark.slow
+def test_a_slow_in_place_save_of_memory_md_never_loses_its_tail(
+    tmp_path: Path, daemon_for: Callable[..., Daemon]
+) -> None:
+    """``( cat MEMORY.md; sleep; echo TAIL ) > MEMORY.md`` while a note is created: the
+    shell truncates MEMORY.md and holds it open while it sleeps; a daemon that swapped
+    its own version in then would send the tail to a file no longer there."""
+    rng = random.Random(11)
+    root = make_vault(tmp_path)
+    mem, snap = root / "MEMORY.md", tmp_path / "snapshot.md"
+    d = daemon_for(root, MEMVAULT_DAEMON_DEBOUNCE_MS="30")
+    eventually(d.settled, what="the start-up reconcile")
+    tails = ""
+    for i in range(SAVE_ROUNDS):
+        # mostly short pauses; every 20th as long as the report's (past memvault's wait)
+        pause = 1.5 if i % 20 == 19 else rng.uniform(0.05, 0.4)
+        snap.write_bytes(mem.read_bytes())
+        writer = subprocess.Popen(
+            ["sh", "-c", f'( cat "{snap}"; sleep {pause:.2f}; echo "tail {i}" ) > "{mem}"']
+        )
+        threading.Event().wait(rng.uniform(0.0, 0.05))
+        write(root, f"people/p{i}.md", note(f"Person {i}", f"person number {i}"))
+        assert writer.wait(30) == 0
+        tails += f"tail {i}\n"
+        eventually(lambda: d.settled() and d.status()["index"]["matches_disk"], 60, "a sync")
+        text = mem.read_text(encoding="utf-8")
+        assert text.endswith(tails), f"round {i} lost the person's words:\n{text[-400:]}"
+    listed = mem.read_text(encoding="utf-8") + (root / "people/people.md").read_text("utf-8")
+    assert f"[[people/p{SAVE_ROUNDS - 1}]]" in listed  # the update was redone on top
+    assert d.status()["daemon"]["failed_batches"] == 0

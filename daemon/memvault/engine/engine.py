@@ -77,7 +77,13 @@ class Engine:
     ) -> None:
         self.config = config
         self.root = config.root
-        self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
+        self.fs = VaultFS(
+            config.root,
+            config.vault.ignore,
+            config.vault.max_note_bytes,
+            # a file saved within the watcher's quiet period may be a save in progress
+            quiet_seconds=config.daemon.debounce_ms / 1000,
+        )
         self._lock = threading.RLock()  # one sync or write at a time
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
