@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import resource
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -552,3 +554,43 @@ def test_a_slow_in_place_save_of_memory_md_never_loses_its_tail(
     listed = mem.read_text(encoding="utf-8") + (root / "people/people.md").read_text("utf-8")
     assert f"[[people/p{SAVE_ROUNDS - 1}]]" in listed  # the update was redone on top
     assert d.status()["daemon"]["failed_batches"] == 0
+
+
+# -- 11: idle unauthenticated connections --------------------------------------------------------
+
+IDLE_SOCKETS = 1100
+
+
+def _cap_open_files() -> None:  # in the daemon's child process: a common default, no room to raise
+    resource.setrlimit(resource.RLIMIT_NOFILE, (1024, 1024))
+
+
+@pytest.mark.slow
+def test_a_thousand_idle_connections_do_not_starve_the_daemon(
+    tmp_path: Path, daemon_for: Callable[..., Daemon]
+) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = IDLE_SOCKETS + 200
+    assert hard == resource.RLIM_INFINITY or hard >= need, f"raise `ulimit -Hn` to {need}"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need), hard))
+    root = make_vault(tmp_path)
+    d = daemon_for(root, preexec=_cap_open_files, MEMVAULT_DAEMON_DEBOUNCE_MS="50")
+    eventually(d.settled, what="the start-up reconcile")
+    socks: list[socket.socket] = []
+    try:
+        for _ in range(IDLE_SOCKETS):  # each sends half a request and waits
+            s = socket.create_connection(("127.0.0.1", d.info["port"]), timeout=30)
+            s.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            socks.append(s)
+        assert d.get("/health", timeout=10).status_code == 200
+        write(root, "notes/after.md", note("After", body="pangolin"))
+        eventually(lambda: d.indexed("notes/after.md"), 20, "a note saved meanwhile")
+        hits = d.post("/search", {"query": "pangolin", "k": 20}, timeout=10).json()["hits"]
+        assert {h["path"] for h in hits if "pangolin" in h["text"]} == {"notes/after.md"}
+        assert d.status()["daemon"]["last_error"] is None
+    finally:
+        for s in socks:
+            s.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    log = (tmp_path / "daemon.log").read_text(encoding="utf-8", errors="replace")
+    assert "Too many open files" not in log
