@@ -594,3 +594,77 @@ def test_a_thousand_idle_connections_do_not_starve_the_daemon(
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
     log = (tmp_path / "daemon.log").read_text(encoding="utf-8", errors="replace")
     assert "Too many open files" not in log
+
+
+# -- 2: a YAML alias bomb in a note's frontmatter ------------------------------------------------
+
+BOMB_LEVELS = "\n".join(  # the 9x9 bomb
+    ["a: &a [" + ",".join(["lol"] * 9) + "]"]
+    + [
+        f"{c}: &{c} [" + ",".join([f"*{p}"] * 9) + "]"
+        for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+    ]
+)
+BOMB = f"---\n{BOMB_LEVELS}\n---\n# Bomb\n\nThe body is still read: axolotl.\n"
+CAP_SYNC = 512 << 20  # address space: the bomb expanded needs gigabytes (9^9 strings)
+CAP_DAEMON = 1536 << 20  # a daemon reserves more (uvicorn, watchdog, thread stacks)
+
+
+def _cap_memory(limit: int) -> Callable[[], None]:
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    return cap
+
+
+def test_the_bomb_is_nine_anchors_of_nine_aliases_in_a_few_hundred_bytes() -> None:
+    assert len(f"---\n{BOMB_LEVELS}\n---\n".encode()) <= 362 and BOMB_LEVELS.count("*") == 72
+
+
+def test_memvault_sync_on_a_bomb_stays_small_reports_it_and_indexes_the_body(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    write(root, "notes/bomb.md", BOMB)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(DAEMON_DIR), MEMVAULT_INDEX_MODEL="hash", HOME=str(tmp_path))
+
+    def memvault(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memvault", *args, "--vault", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=_cap_memory(CAP_SYNC),
+            check=False,
+        )
+
+    sync = memvault("sync")
+    assert sync.returncode == 0, sync.stderr[-2000:]
+    assert "warning: notes/bomb.md: frontmatter ignored: aliases expand" in sync.stdout
+    found = json.loads(memvault("search", "axolotl", "--json").stdout)["hits"]
+    assert "notes/bomb.md" in {h["path"] for h in found if "axolotl" in h["text"]}
+    got = memvault("get", "notes/bomb.md")
+    assert got.returncode == 0 and "axolotl" in got.stdout
+    assert memvault("sync").returncode == 0  # and again: nothing left to choke on
+
+
+@pytest.mark.slow
+def test_a_daemon_capped_in_memory_indexes_a_bomb_and_carries_on(
+    tmp_path: Path, daemon_for: Callable[..., Daemon]
+) -> None:
+    root = make_vault(tmp_path)
+    write(root, "notes/first.md", BOMB)  # there at start-up: the reconcile meets it
+    d = daemon_for(root, preexec=_cap_memory(CAP_DAEMON), MEMVAULT_DAEMON_DEBOUNCE_MS="50")
+    eventually(d.settled, 60, "the start-up reconcile")
+    write(root, "notes/second.md", BOMB.replace("axolotl", "quetzal"))  # and a watcher batch
+    eventually(lambda: d.indexed("notes/second.md"), 30, "the bomb saved later")
+    status = d.status()
+    assert status["daemon"]["last_error"] is None and status["daemon"]["failed_batches"] == 0
+    warnings = status["last_sync"]["warnings"]
+    assert any(w.startswith("notes/second.md: frontmatter ignored: aliases") for w in warnings)
+    for word, path in (("axolotl", "notes/first.md"), ("quetzal", "notes/second.md")):
+        hits = d.post("/search", {"query": word, "k": 20}).json()["hits"]
+        assert path in {h["path"] for h in hits if word in h["text"]}
+    assert d.proc.poll() is None
