@@ -668,3 +668,46 @@ def test_a_daemon_capped_in_memory_indexes_a_bomb_and_carries_on(
         hits = d.post("/search", {"query": word, "k": 20}).json()["hits"]
         assert path in {h["path"] for h in hits if word in h["text"]}
     assert d.proc.poll() is None
+
+
+# -- 12: link repair leaves code, math and comments alone ----------------------------------------
+
+LINKER = """---
+title: Linker
+---
+# Linker
+
+The real link: [[alpha]], and [[alpha|with an alias]].
+
+    [[alpha]] in an indented code block
+
+$$
+[[alpha]] in display math
+$$
+
+Inline $[[alpha]]$ math, and <!-- [[alpha]] in a comment --> beside it.
+
+<!--
+[[alpha]] in a block comment
+-->
+"""
+
+
+@pytest.mark.slow
+def test_a_rename_through_the_daemon_retargets_only_real_links(
+    tmp_path: Path, daemon_for: Callable[..., Daemon]
+) -> None:
+    root = make_vault(tmp_path)
+    write(root, "notes/alpha.md", note("Alpha", body="the first letter"))
+    write(root, "notes/linker.md", LINKER)
+    d = daemon_for(root, MEMVAULT_DAEMON_DEBOUNCE_MS="50")
+    eventually(d.settled, what="the start-up reconcile")
+    os.rename(root / "notes/alpha.md", root / "notes/beta.md")  # as Obsidian or `mv` would
+    expected = LINKER.replace(
+        "The real link: [[alpha]], and [[alpha|with", "The real link: [[beta]], and [[beta|with"
+    )
+    linker = root / "notes/linker.md"
+    eventually(lambda: "[[beta]]" in linker.read_text(encoding="utf-8"), 30, "the relink")
+    eventually(d.settled, what="the rename's batch")
+    assert linker.read_text(encoding="utf-8") == expected  # code, math, comments: byte for byte
+    assert d.status()["links"]["unresolved"] == 0
