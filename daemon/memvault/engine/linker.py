@@ -72,7 +72,7 @@ class Linker:
             except (NoteNotFound, NotText):
                 continue
             except (WriteConflict, UnsafePath) as exc:
-                problems.append(f"{source}: {exc}")
+                problems.append(str(exc))
                 continue
             if written:
                 changed.append(source)
