@@ -99,6 +99,8 @@ class Hit(Record):
     text: str = field(repr=False, default="")
     label: int = field(repr=False, default=0)
     ord: int = field(repr=False, default=0)
+    # its vector is still being computed: found by keywords only (DESIGN.md, "Two lanes")
+    pending: bool = False
 
     @property
     def address(self) -> str:

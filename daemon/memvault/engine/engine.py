@@ -142,8 +142,14 @@ class Engine:
         self,
         paths: Iterable[str] | None = None,
         progress: Callable[[Progress], None] | None = None,
+        *,
+        vectors: bool = True,
     ) -> SyncReport:
-        """Bring the index and MEMORY.md in line with the files (all, or ``paths``)."""
+        """Bring the index and MEMORY.md in line with the files (all, or ``paths``).
+
+        The structure lane always runs; with ``vectors`` the vector lane then runs
+        here until nothing is pending (the daemon passes False and runs it in the
+        background instead; writes pass False and leave it to the next sync)."""
         with self._lock:
             started = time.perf_counter()
             full = paths is None
@@ -164,6 +170,13 @@ class Engine:
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             report = self._apply(changes, progress)
+            if vectors:
+                embedded, indexed = self.embed_pending(progress)
+                report = dataclasses.replace(
+                    report,
+                    embedded_chunks=embedded,
+                    reused_chunks=report.reused_chunks + indexed - embedded,
+                )
             report = dataclasses.replace(
                 report,
                 skipped=tuple(skipped) + report.skipped,
@@ -272,15 +285,15 @@ class Engine:
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:
                 self.indexer.index(reindex)
-        if deleted_labels or indexed.embedded:
+        if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(
             created=changes.created,
             modified=tuple(p for p in changes.modified if p != memory_file),
             deleted=changes.deleted,
             moved=changes.moved,
-            embedded_chunks=indexed.embedded,
-            reused_chunks=indexed.reused,
+            embedded_chunks=0,
+            reused_chunks=indexed.kept,
             relinked=tuple(relinked),
             memory_written=written.memory,
             folder_notes_written=written.folder_notes,
@@ -288,6 +301,51 @@ class Engine:
             warnings=tuple(warnings),
             problems=written.problems,
         )
+
+    # -- the vector lane -------------------------------------------------------------
+
+    def embed_pending(
+        self,
+        progress: Callable[[Progress], None] | None = None,
+        *,
+        steps: int | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> tuple[int, int]:
+        """Give pending chunks their vectors, a bounded step at a time, until none is
+        pending (or ``steps`` ran, or ``stop()`` says so). The model runs outside the
+        engine's lock: syncs and writes go on meanwhile. Returns (chunks the model
+        embedded, chunks indexed)."""
+        embedded = indexed = 0
+        total, _ = self.store.pending_state()
+        done = 0
+        while total and (steps is None or steps > 0) and not (stop and stop()):
+            step = self.embedding.embed_pending(self._lock)
+            if not step.indexed and not step.remaining:
+                break
+            embedded, indexed, done = (
+                embedded + step.embedded,
+                indexed + step.indexed,
+                done + step.indexed,
+            )
+            total = max(total, done + step.remaining)
+            if progress is not None:
+                progress(Progress(done, total, embedded, "vectors"))
+            if not step.remaining:
+                break
+            steps = None if steps is None else steps - 1
+        if indexed:
+            self.embedding.maybe_compact()
+        return embedded, indexed
+
+    def warm_up(self) -> None:
+        """Load the model and open the vector index (each otherwise loads on first use)."""
+        _ = self.embedding.embedder
+        if self.embedding.indexed_with:
+            _ = self.embedding.vectors
+
+    def pending_vectors(self) -> tuple[int, float | None]:
+        """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
+        return self.store.pending_state()
 
     # -- writes ----------------------------------------------------------------------
 
@@ -306,13 +364,14 @@ class Engine:
             path, created = self.writer.add_note(
                 category, title, summary=summary, fields=fields, body=body, update=update
             )
-            return WriteResult(path, created, self.sync(paths=[path]))
+            # the structure at once; the vectors are the next sync's (or the daemon's lane)
+            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     def append_log(self, text: str) -> WriteResult:
         """Append ``- HH:MM text`` to today's log (created from the template)."""
         with self._lock:
             path, created = self.writer.append_log(text)
-            return WriteResult(path, created, self.sync(paths=[path]))
+            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     # -- reads -----------------------------------------------------------------------
 

@@ -103,9 +103,15 @@ class Reader:
             qv = self.embedding.embedder.embed([query])[0]
             self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
+        # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
+        waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         if cfg.fusion == "convex":
             fused = convex(
-                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
+                lexical,
+                vector,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+                unembedded=waiting,
             )
         else:
             fused = fuse(
@@ -114,8 +120,11 @@ class Reader:
                 rrf_k=cfg.rrf_k,
                 lexical_weight=cfg.lexical_weight,
                 vector_weight=cfg.vector_weight,
+                unembedded=waiting,
             )
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
+        if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
+            waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
         hits: list[Hit] = []
         seen_notes: set[str] = set()
@@ -140,6 +149,7 @@ class Reader:
                     row.text,
                     label,
                     row.ord,
+                    pending=label in waiting,
                 )
             )
             if len(hits) >= k:
@@ -335,8 +345,10 @@ class Reader:
         chunks = self.store.chunks_of(normalize_rel(path))
         if not chunks:
             raise NoteNotFound(f"{path} is not indexed (or has nothing to embed)")
-        emb = self.embedding.embedder
-        _, matrix = self.store.vectors_for(emb.model_id, [c.label for c in chunks], emb.dim)
+        if not self.embedding.indexed_with:
+            return []  # nothing has a vector yet
+        labels = [c.label for c in chunks]
+        _, matrix = self.store.vectors_for(self.embedding.model_id(), labels, self.embedding.dim())
         if not len(matrix):
             return []
         centre = matrix.mean(axis=0)

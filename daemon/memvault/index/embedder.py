@@ -488,6 +488,15 @@ def model_id_for(settings: IndexSettings) -> str:
     return model_identity(settings.model, resolve_model_path(settings.model))
 
 
+def window_for(settings: IndexSettings) -> int:
+    """The configured model's window in word pieces (special tokens not counted), without
+    loading it: chunking needs it, and chunking must not wait for the model."""
+    m = _HASH_MODEL.fullmatch(settings.model)
+    if m:
+        return HashEmbedder(int(m.group(1) or 64)).max_tokens
+    return Tokenizer.for_model(settings.model).max_tokens
+
+
 def token_counter_for(settings: IndexSettings) -> Callable[[str], int]:
     """Count tokens the way the configured model does, without loading it."""
     m = _HASH_MODEL.fullmatch(settings.model)

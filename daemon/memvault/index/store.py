@@ -34,11 +34,12 @@ from memvault.index.rows import (
     LinkRow,
     NewChunk,
     NoteRow,
+    PendingChunk,
     chunk_row,
     note_row,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the pending table (vectors not yet in the index)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,6 +91,12 @@ CREATE TABLE IF NOT EXISTS links(
 );
 CREATE INDEX IF NOT EXISTS links_source ON links(source);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS pending(
+    label INTEGER PRIMARY KEY,   -- a chunk whose vector is not in the index yet
+    sha TEXT NOT NULL,           -- its embedded text's sha256 (the cache key)
+    text TEXT NOT NULL,          -- the exact text to embed (the chunk with its context header)
+    since REAL NOT NULL          -- when it became pending (unix time)
+);
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
 """
 
@@ -145,7 +152,10 @@ class Store:
             raise IndexCorrupt(
                 f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
             )
-        # future migrations: `if int(version) < 2: ...` then bump schema_version
+        elif int(version) < SCHEMA_VERSION:
+            # 1 -> 2: the pending table, created empty above; every chunk of a version-1
+            # index was embedded before it was written, so none is pending
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
         with self._lock:
@@ -366,8 +376,71 @@ class Store:
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for part in _parts(list(labels)):
             marks = ",".join("?" * len(part))
+            conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks WHERE label IN ({marks})", part)
+
+    # -- pending vectors (the vector lane's queue) ---------------------------------------
+
+    def add_pending(
+        self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
+    ) -> None:
+        """New chunks ``(label, sha, embedded text)`` whose vectors are still to come."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?)",
+            [(label, sha, text, since) for label, sha, text in items],
+        )
+
+    def pending(self, limit: int) -> list[PendingChunk]:
+        """The oldest pending chunks, with their embedded text and their own text."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT p.label, p.sha, p.text, c.text FROM pending p JOIN chunks c USING(label) "
+                "ORDER BY p.label LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [PendingChunk(*r) for r in rows]
+
+    def finish_pending(self, labels: Sequence[int]) -> list[int]:
+        """Take these labels off the queue; return those that were still on it (a chunk
+        deleted meanwhile is not)."""
+        done: list[int] = []
+        with self.transaction() as conn:
+            for part in _parts(list(labels)):
+                marks = ",".join("?" * len(part))
+                done += [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT label FROM pending WHERE label IN ({marks})", part
+                    )
+                ]
+                conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
+        return sorted(done)
+
+    def pending_state(self) -> tuple[int, float | None]:
+        """How many chunks wait for their vector, and since when the oldest has."""
+        with self._lock:
+            count, since = self._db.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+        return int(count), since
+
+    def pending_among(self, labels: Iterable[int]) -> set[int]:
+        """Which of these labels still wait for their vector."""
+        out: set[int] = set()
+        with self._lock:
+            for part in _parts(list(labels)):
+                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+        return out
+
+    def embedded_labels(self) -> set[int]:
+        """Labels of the chunks whose vectors belong in the index (all but the pending)."""
+        with self._lock:
+            return {
+                r[0]
+                for r in self._db.execute(
+                    "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
+                )
+            }
 
     def counts(self) -> dict[str, int]:
         with self._lock:
