@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -630,6 +632,84 @@ def test_real_uvicorn_on_loopback(vault: Vault) -> None:
             assert c.post("/search", json={"query": "kiwis"}).status_code == 401
             r = c.post("/search", json={"query": "kiwis"}, headers=AUTH)
             assert r.status_code == 200 and r.json()["hits"][0]["path"] == "people/ana.md"
+    finally:
+        app.state.close()
+        server.stop()
+
+
+def _closed_by_server(sock: socket.socket, timeout: float = 10.0) -> bool:
+    """Whether the server ends this connection within ``timeout`` (EOF or reset)."""
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]})
+    server = HttpServer(app, "127.0.0.1", 0, header_seconds=0.5)
+    server_port.append(server.port)
+    server.start()
+    try:
+        slow = socket.create_connection(("127.0.0.1", server.port))
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more
+        assert _closed_by_server(slow)
+        slow.close()
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", trust_env=False) as c:
+            assert c.get("/health").status_code == 200  # a whole request is served as ever
+            threading.Event().wait(0.8)  # kept alive past the header deadline: still fine
+            assert c.get("/health").status_code == 200
+    finally:
+        app.state.close()
+        server.stop()
+
+
+def test_past_the_connection_cap_the_oldest_idle_connection_makes_room(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]})
+    server = HttpServer(app, "127.0.0.1", 0, max_connections=8)
+    server_port.append(server.port)
+    server.start()
+    idle = []
+    try:
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            s.sendall(b"GET /health HTTP/1.1\r\n")
+            idle.append(s)
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", trust_env=False) as c:
+            assert c.get("/health", timeout=10).status_code == 200
+        assert _closed_by_server(idle[0])  # the oldest went
+        assert not _closed_by_server(idle[-1], timeout=0.2)  # the newest stays
+    finally:
+        for s in idle:
+            s.close()
+        app.state.close()
+        server.stop()
+
+
+def test_a_body_that_trickles_is_refused_with_408(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]}, body_seconds=0.5)
+    server = HttpServer(app, "127.0.0.1", 0)
+    server_port.append(server.port)
+    server.start()
+    try:
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(
+            f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            'Content-Length: 100\r\n\r\n{"query":'.encode()
+        )
+        s.settimeout(10)
+        answer = b""
+        while b"RequestTimeout" not in answer and (chunk := s.recv(4096)):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408") and b"RequestTimeout" in answer
+        s.close()
     finally:
         app.state.close()
         server.stop()

@@ -45,7 +45,11 @@ class Vault:
     ) -> Vault:
         """Open the vault at ``path`` (a folder; created state lives in ``.memvault/``)."""
         root = Path(path).expanduser()
-        if not root.is_dir():
+        try:
+            is_dir = root.is_dir()
+        except OSError as exc:  # a name too long, a symlink loop
+            raise VaultNotFound(f"no vault at {str(root)[:80]}: {exc.strerror}") from None
+        if not is_dir:
             raise VaultNotFound(
                 f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
             )

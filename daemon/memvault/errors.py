@@ -8,6 +8,7 @@
     ├── NoteNotFound              a note or heading that does not exist
     ├── NoteExists                a write would overwrite an existing note
     ├── WriteConflict             compare-and-swap kept failing: the file keeps changing
+    │   └── FileBusy              another program has the file open for writing (or just saved it)
     ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
     ├── ModelError                the embedding model cannot be loaded
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
@@ -52,6 +53,11 @@ class NoteExists(MemvaultError):
 
 class WriteConflict(MemvaultError):
     """A compare-and-swap write kept losing the race against another writer."""
+
+
+class FileBusy(WriteConflict):
+    """Another program has the file open for writing, or saved it a moment ago; memvault
+    does not replace it now (it would write over a save in progress)."""
 
 
 class MemoryFileError(MemvaultError):

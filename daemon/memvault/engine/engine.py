@@ -63,7 +63,7 @@ from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
-from memvault.vault.files import VaultFS
+from memvault.vault.files import VaultFS, display_path, is_utf8
 from memvault.vault.state import ensure_state_dir
 
 log = logging.getLogger("memvault")
@@ -92,7 +92,13 @@ class Engine:
     ) -> None:
         self.config = config
         self.root = config.root
-        self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
+        self.fs = VaultFS(
+            config.root,
+            config.vault.ignore,
+            config.vault.max_note_bytes,
+            # a file saved within the watcher's quiet period may be a save in progress
+            quiet_seconds=config.daemon.debounce_ms / 1000,
+        )
         self._lock = threading.RLock()  # one sync or write at a time
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
@@ -222,16 +228,29 @@ class Engine:
             scan = self.fs.scan()
             seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
             found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
-            skipped = [SkippedFile(s.path, s.reason) for s in scan.skipped]
-            return seen, None, skipped, self.attachments.observe(found, None)
+            refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
+            return seen, None, refused, self.attachments.observe(found, None)
         scope: set[str] = set()
         seen = {}
         att_scope: set[str] = set()
         att_seen: dict[str, Seen] = {}
+        skipped: list[SkippedFile] = []
         known: set[str] | None = None
         for raw in paths:
             path = raw.strip("/")
             if not path or self.fs.is_ignored(path):
+                continue
+            refusal = self.fs.refusal(path)
+            if refusal is not None:
+                # skipped and reported; the rest of the batch goes on. Whatever was
+                # indexed under this name (a note since replaced by a symlink) leaves.
+                skipped.append(SkippedFile(display_path(path), refusal))
+                if is_utf8(path):
+                    if known is None:
+                        known = set(self.store.manifest()) | set(self.store.attachment_paths())
+                    gone = {p for p in known if p == path or p.startswith(path + "/")}
+                    scope |= {p for p in gone if p.lower().endswith(".md")}
+                    att_scope |= {p for p in gone if not p.lower().endswith(".md")}
                 continue
             if not path.lower().endswith(".md"):
                 # a folder (moved or deleted as a whole), or an attachment
@@ -244,6 +263,7 @@ class Engine:
                     att_scope |= {p for p in inside if not p.lower().endswith(".md")}
                     if full_dir.is_dir():
                         scan = self.fs.scan(path)
+                        skipped += [SkippedFile(s.path, s.reason) for s in scan.skipped]
                         for p, s in scan.notes.items():
                             scope.add(p)
                             seen[p] = Seen(s.size, s.mtime_ns)
@@ -260,7 +280,7 @@ class Engine:
             st = self.fs.stat(path)
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
-        return seen, scope, [], self.attachments.observe(att_seen, att_scope)
+        return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
 
     def _apply(
         self,

@@ -22,7 +22,7 @@ from memvault.core.chunks import chunk_note
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
-from memvault.errors import NoteNotFound
+from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
 
 if TYPE_CHECKING:
@@ -127,6 +127,8 @@ class Indexer:
                 SkippedFile(path, str(exc)),
                 [],
             )
+        except UnsafePath as exc:  # one bad path never fails the batch it came in
+            return None, SkippedFile(path, str(exc)), []
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
         note = parse_note(path, result.decoded.text)

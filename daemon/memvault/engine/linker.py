@@ -23,7 +23,7 @@ from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
-from memvault.errors import NoteNotFound, WriteConflict
+from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.state import MemoryDecisions, load_decisions, save_decisions
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class Linker:
                 written, _ = self.fs.update_text(source, change)
             except (NoteNotFound, NotText):
                 continue
-            except WriteConflict as exc:
+            except (WriteConflict, UnsafePath) as exc:
                 problems.append(str(exc))
                 continue
             problems += [
@@ -172,7 +172,7 @@ class Linker:
                 written = True
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+        except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
@@ -237,7 +237,7 @@ class Linker:
                     )
                     if changed:
                         written.append(path)
-            except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+            except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
                 log.warning("%s left untouched: %s", path, exc)
         return written
 

@@ -15,6 +15,7 @@ from memvault.index.store import Store
 from memvault.vault.files import VaultFS
 from memvault.vault.state import load_decisions
 
+SKIPPED_LISTED = 50
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
 
@@ -38,11 +39,17 @@ def describe(
     model = store.meta("model_id")
     state = config.state_dir
     size = sum((state / n).stat().st_size for n in STATE_FILES if (state / n).exists())
+    # what is not indexed and why: names and symlinks the scan passes over, files not text
+    skipped = [{"path": s.path, "reason": s.reason} for s in scan.skipped]
+    skipped += [
+        {"path": n.path, "reason": n.skip_reason or "not indexed"} for n in store.notes("skipped")
+    ]
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
         "folders": store.folder_counts(),
-        "skipped": counts["skipped"],
+        "skipped": len(skipped),
+        "skipped_files": skipped[:SKIPPED_LISTED],
         "memory": _memory(config, store, count_tokens),
         "links": {
             "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),

@@ -69,6 +69,10 @@ def parse_pairs(values: Sequence[str] | None, option: str) -> dict[str, str] | N
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise typer.BadParameter(f"expected key=value, got {item!r}", param_hint=option)
+        if any(c < " " or c == "\x7f" for c in key):  # never silently "fixed" into another name
+            raise typer.BadParameter(
+                f"{key!r} is not a field name: it holds a control character", param_hint=option
+            )
         pairs[key.strip()] = value
     return pairs or None
 

@@ -16,6 +16,7 @@ Exit codes (also in the README):
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
@@ -50,6 +51,9 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (E.MemvaultError, 1),
 ]
 
+# a path argument the system refuses as such: a usage error (exit 2), not a failure
+BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EINVAL})
+
 VaultOpt = Annotated[
     Path | None,
     typer.Option(
@@ -75,6 +79,11 @@ def handled() -> Iterator[None]:
     except E.MemvaultError as exc:
         code = next(c for kind, c in EXIT_CODES if isinstance(exc, kind))
         fail(str(exc).replace("[", "\\["), code)
+    except OSError as exc:  # a path the system refuses (too long, a loop), a folder we cannot write
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
+        code = 2 if exc.errno in BAD_PATH_ERRNOS else 1
+        fail(f"{shown}: {exc.strerror or exc}".replace("[", "\\["), code)
 
 
 def resolve_vault(vault: Path | None) -> Path:
@@ -90,7 +99,12 @@ def resolve_vault(vault: Path | None) -> Path:
             "no vault here: pass --vault PATH, set MEMVAULT_VAULT, or run inside a vault "
             "(a folder with .memvault/ or MEMORY.md); `memvault init PATH` creates one"
         )
-    if not found.is_dir():
+    try:
+        is_dir = found.is_dir()
+    except OSError as exc:  # a name too long, a symlink loop
+        shown = str(found) if len(str(found)) <= 80 else f"{str(found)[:60]}..."
+        raise E.VaultNotFound(f"no vault at {shown}: {exc.strerror}") from None
+    if not is_dir:
         raise E.VaultNotFound(f"no vault at {found}: not a folder")
     return found
 

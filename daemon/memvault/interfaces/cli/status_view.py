@@ -77,7 +77,11 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
         )
     if data.get("skipped"):
-        console.print(f"skipped files: {data['skipped']} (see memvault sync)")
+        console.print(f"files not indexed: {data['skipped']}")
+        for item in data.get("skipped_files", []):
+            console.print(f"  {item['path']}: {item['reason']}")
+        if data["skipped"] > len(data.get("skipped_files", [])):
+            console.print("  ... (memvault status --json lists the first 50)")
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:
