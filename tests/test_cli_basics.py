@@ -41,34 +41,108 @@ def test_help_does_not_import_torch_or_the_model() -> None:
     assert "init" in out.stdout and "links" in out.stdout
 
 
-def test_init_lays_the_template_down(tmp_path: Path) -> None:
+EXAMPLE_NOTES = (
+    "people/sarah-chen.md",
+    "projects/ai-assistant-refactor.md",
+    "decisions/2024-03-12-why-postgresql.md",
+    "logs/2024-03-15.md",
+)
+
+
+def test_init_lays_down_structure_templates_and_settings_but_no_notes(tmp_path: Path) -> None:
     result = runner.invoke(app, ["init", str(tmp_path / "mem"), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert "MEMORY.md" in report["created"] and ".memvault/config.toml" in report["created"]
-    for rel in (
-        "people/sarah-chen.md",
-        "projects/ai-assistant-refactor.md",
-        "decisions/2024-03-12-why-postgresql.md",
-        "logs/2024-03-15.md",
-        "templates/decision.md",
-        ".obsidian/app.json",
-        ".memvault/.gitignore",
-    ):
+    for rel in ("templates/decision.md", ".obsidian/app.json", ".memvault/.gitignore"):
         assert (tmp_path / "mem" / rel).is_file(), rel
-    assert report["skipped"] == []
+    for folder in ("people", "projects", "decisions", "logs"):
+        assert (tmp_path / "mem" / folder).is_dir() and not any(
+            (tmp_path / "mem" / folder).iterdir()
+        )
+    # issue 13: the fictional Sarah Chen became a user's memory
+    notes = [p for p in (tmp_path / "mem").rglob("*.md") if "templates" not in p.parts]
+    assert [p.name for p in notes] == ["MEMORY.md"]
+    assert "[[" not in (tmp_path / "mem" / "MEMORY.md").read_text(encoding="utf-8")
+    assert report["skipped"] == [] and report["notes"] == 0
+
+
+def test_init_example_adds_the_example_notes(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["init", str(tmp_path / "demo"), "--example"])
+    assert result.exit_code == 0, result.output
+    for rel in EXAMPLE_NOTES:
+        assert (tmp_path / "demo" / rel).is_file(), rel
+    assert "[[people/sarah-chen]]" in (tmp_path / "demo" / "MEMORY.md").read_text(encoding="utf-8")
 
 
 def test_init_on_a_non_empty_folder_adds_only_what_is_missing(tmp_path: Path) -> None:
     (tmp_path / "people").mkdir()
     (tmp_path / "MEMORY.md").write_text("# Mine\nkeep me\n", encoding="utf-8")
-    (tmp_path / "people" / "sarah-chen.md").write_text("my own sarah", encoding="utf-8")
+    (tmp_path / "people" / "ana.md").write_text("my own ana", encoding="utf-8")
+    (tmp_path / "ideas.md").write_text("an idea", encoding="utf-8")
+    (tmp_path / ".obsidian").mkdir()
+    (tmp_path / ".obsidian" / "app.json").write_text("{}", encoding="utf-8")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
     result = runner.invoke(app, ["init", str(tmp_path)])
     assert result.exit_code == 0, result.output
-    assert (tmp_path / "MEMORY.md").read_text(encoding="utf-8") == "# Mine\nkeep me\n"
-    assert (tmp_path / "people" / "sarah-chen.md").read_text(encoding="utf-8") == "my own sarah"
-    assert "MEMORY.md" in result.output and "people/sarah-chen.md" in result.output
-    assert (tmp_path / "logs" / "2024-03-15.md").is_file()
+    assert {p: p.read_bytes() for p in before} == before  # every file kept byte for byte
+    added = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    added -= {p.relative_to(tmp_path).as_posix() for p in before}
+    assert added == {
+        ".memvault/config.toml",
+        ".memvault/.gitignore",
+        "templates/daily-log.md",
+        "templates/decision.md",
+        "templates/person.md",
+        "templates/project.md",
+    }  # no example notes, nothing added into a person's Obsidian settings
+    # and it says so
+    assert "2 notes were already here, kept as they are" in result.output
+    assert "+ templates/decision.md" in result.output and "= MEMORY.md" in result.output
+    assert "kept your Obsidian settings (.obsidian/)" in result.output
+
+
+OLD_DECISION = """---
+title: "{{title}}"
+type: decision
+status: proposed
+date: "{{date}}"
+deciders: []
+summary: ""
+tags: []
+---
+# {{title}}
+
+## Context
+
+*The problem, the constraints, and the options that were considered.*
+
+## Decision
+
+*What was decided, by whom, in one or two sentences.*
+
+## Consequences
+
+*What becomes easier or harder; what must be done next; when to revisit.*
+
+## Status
+
+*Proposed, accepted or superseded, with the date and a link to any replacement.*
+"""  # memvault's decision template before hints were marked (issue 13)
+
+
+def test_init_brings_an_unchanged_old_template_up_to_date_and_keeps_an_edited_one(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    runner.invoke(app, ["init", str(root)])
+    (root / "templates" / "decision.md").write_text(OLD_DECISION)  # as an earlier init left it
+    (root / "templates" / "person.md").write_bytes(b"# my own person template\n")
+    result = runner.invoke(app, ["init", str(root), "--json"])
+    report = json.loads(result.output)
+    assert report["updated"] == ["templates/decision.md"]
+    assert b"%%" in (root / "templates" / "decision.md").read_bytes()
+    assert (root / "templates" / "person.md").read_bytes() == b"# my own person template\n"
 
 
 def test_no_vault_is_exit_3_with_a_hint(tmp_path: Path, monkeypatch) -> None:

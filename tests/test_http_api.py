@@ -77,7 +77,9 @@ def client(app: Any) -> Iterator[TestClient]:
 
 def err(response: httpx.Response) -> tuple[int, str]:
     body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"type", "message"}
+    assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
+    # more only where a client can act on it: the note that exists, and that update changes it
+    assert set(body["error"]) - {"type", "message"} <= {"path", "updatable"}
     return response.status_code, body["error"]["type"]
 
 
@@ -159,7 +161,15 @@ def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None
     r = client.post("/notes", json=body)
     assert r.status_code == 201 and r.json()["created"] and r.json()["path"] == "people/bo-li.md"
     assert "[[people/bo-li]]" in (vault.root / "MEMORY.md").read_text(encoding="utf-8")
-    assert err(client.post("/notes", json=body)) == (409, "NoteExists")
+    again = client.post("/notes", json=body)
+    assert err(again) == (409, "NoteExists")
+    # says how to change it in the API's own terms (it said "pass update": issue 13)
+    assert again.json()["error"] == {
+        "type": "NoteExists",
+        "message": 'people/bo-li.md already exists (send "update": true to change it)',
+        "path": "people/bo-li.md",
+        "updatable": True,
+    }
     r = client.post("/notes", json={**body, "summary": "runs infra", "update": True})
     assert r.status_code == 200 and not r.json()["created"]
 

@@ -85,7 +85,7 @@ def text_of(result: types.CallToolResult) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("mcp")
     vault = base / "vault"
-    init_vault(vault)
+    init_vault(vault, example=True)
     (base / "secret.md").write_text("SECRET", encoding="utf-8")
     (base / "vault-evil").mkdir()
     (base / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")

@@ -37,9 +37,11 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
         ".memvault/config.toml",
         "templates/decision.md",
         ".obsidian/app.json",
-        "people/sarah-chen.md",
     ):
         assert f"memvault/vault-template/{rel}" in names, rel
+    # a new vault gets no notes; `memvault init --example` takes them from here
+    assert not any(n.startswith("memvault/vault-template/people/") for n in names)
+    assert "memvault/vault-example/people/sarah-chen.md" in names
     assert "memvault/interfaces/cli/app.py" in names and "memvault/core/notes.py" in names
     # the built Obsidian plugin, byte for byte, so `memvault obsidian install` needs no Node
     with zipfile.ZipFile(wheel) as zf:

@@ -21,13 +21,13 @@ from typer.testing import CliRunner
 
 import helpers
 from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
-from memvault.daemon import runfile
-from memvault.daemon.runfile import daemon_file
 from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 from memvault.interfaces.cli.daemon import install_service
+from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
+from memvault.vault.runfile import daemon_file
 
 
 def eventually(
@@ -343,18 +343,22 @@ def test_start_shows_the_log_when_the_daemon_dies(tmp_path: Path) -> None:
 
 
 def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
-    root = tmp_path / "fresh"
+    root = tmp_path / "fresh"  # a folder of a person's notes, not yet a vault
+    write(root, "decisions/db.md", note("Database", body="We chose postgres for the users."))
     proc = Proc(tmp_path, root, "up", str(root))
     try:
         info = proc.info()
         assert (root / "MEMORY.md").is_file()
-        assert api(info, "POST", "/search", json={"query": "postgres"}).json()["hits"]
+        hits = api(info, "POST", "/search", json={"query": "postgres"}).json()["hits"]
+        assert [h["path"] for h in hits] == ["decisions/db.md"]  # theirs, no example notes
         eventually(
             lambda: str(daemon_file(root)) in proc.stderr and f":{info['port']}" in proc.stderr
         )
         proc.p.send_signal(signal.SIGINT)
         assert proc.p.wait(5) == 0
-        assert proc.p.stdout is not None and "files created" in proc.p.stdout.read()
+        assert proc.p.stdout is not None
+        said = proc.p.stdout.read()
+        assert "1 note was already here, kept as it is" in said and "+ MEMORY.md" in said
     finally:
         proc.stop()
 

@@ -52,7 +52,7 @@ from memvault.engine.embedding import Embedding
 from memvault.engine.indexer import Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
-from memvault.engine.status import describe
+from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt
 from memvault.index.embedder import Embedder
@@ -77,6 +77,7 @@ class Engine:
     ) -> None:
         self.config = config
         self.root = config.root
+        self.read_only = read_only
         self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
         self._lock = threading.RLock()  # one sync or write at a time
         self._listeners: list[Listener] = []
@@ -117,7 +118,8 @@ class Engine:
 
     def close(self) -> None:
         with self._lock:
-            self.embedding.save()
+            if not self.read_only:  # the writer's vectors.bin is not a reader's to replace
+                self.embedding.save()
             self.store.close()
 
     # -- listeners -------------------------------------------------------------------
@@ -166,6 +168,7 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + report.warnings,
                 seconds=time.perf_counter() - started,
             )
+            self._tell_problems(report, skipped if full else None)
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
@@ -176,6 +179,19 @@ class Engine:
             if full or since_save >= self.config.daemon.save_seconds:
                 self.embedding.save()
             return report
+
+    def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
+        """Keep what a full scan skipped; log each problem once, when it appears (and
+        when it is resolved). Problems are state: ``status`` lists them (engine.status)."""
+        if scanned is not None:
+            keep_scan_skipped(self.store, [(s.path, s.reason) for s in scanned])
+        if not (report.changed or report.skipped or report.problems or report.warnings):
+            return  # nothing can have appeared or gone
+        appeared, resolved = changed_problems(self.store)
+        for p in appeared:
+            log.warning("problem: %s: %s", p.path, p.reason)
+        for p in resolved:
+            log.info("resolved: %s: %s", p.path, p.reason)
 
     def _observe(
         self, paths: Iterable[str] | None

@@ -122,12 +122,13 @@ class Indexer:
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
         note = parse_note(path, result.decoded.text)
-        warnings = [f"{path}: {w}" for w in note.warnings]
+        kept = list(note.warnings)  # kept in its row: listed by status until it changes
         if result.truncated:
-            warnings.append(
-                f"{path}: {result.size / 1e6:.1f} MB; only the first "
+            kept.append(
+                f"{result.size / 1e6:.1f} MB; only the first "
                 f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
             )
+        warnings = [f"{path}: {w}" for w in kept]
         kind = "index" if self._is_index_note(path) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
@@ -145,7 +146,7 @@ class Indexer:
             aliases=note.aliases,
             frontmatter=note.frontmatter,
             headings=tuple((h.level, h.text, h.line) for h in note.headings),
-            warnings=tuple(note.warnings),
+            warnings=tuple(kept),
             lines=len(lines),
         )
         idx = self.catalogue.link_index()

@@ -126,15 +126,25 @@ class Linker:
             else:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText) as exc:
-            return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
+            problem = f"{rel} left untouched: {exc}"
+            self._keep_problems([(rel, problem, "memory")])
+            return MemoryWritten(problems=(problem,))
         update = results[-1]
         problems += list(update.problems)
+        self._keep_problems([(rel, p, "note") for p in problems])
         self.store.add_owned_lines(update.owned)
         self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")
         folder_written = self._update_folder_notes(update.overflow, catalogue)
         return MemoryWritten(written, tuple(folder_written), tuple(problems))
+
+    def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
+        """Keep MEMORY.md's problems until the next update (written only when they
+        change: an idle sync writes nothing)."""
+        value = json.dumps(problems)
+        if (self.store.meta("memory_problems") or "[]") != value:
+            self.store.set_meta("memory_problems", value)
 
     def _update_folder_notes(
         self,

@@ -10,13 +10,14 @@ no import circle.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from memvault import __version__
 from memvault.interfaces.cli import agent, daemon, obsidian, vault_commands
-from memvault.interfaces.cli.common import out
+from memvault.interfaces.cli.common import emit_json, out
 
 app = typer.Typer(
     name="memvault",
@@ -85,4 +86,20 @@ obsidian_app.command("install")(obsidian.install)
 
 
 def main() -> None:
-    app()
+    """The console script. With ``--json`` on the line, a usage error (an unknown option,
+    a bad value: exit 2) is also JSON on stdout, like every other error."""
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    import click
+
+    try:
+        code = app(standalone_mode=False)
+    except click.ClickException as exc:
+        emit_json({"error": exc.format_message(), "code": exc.exit_code})
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.Abort:
+        emit_json({"error": "aborted", "code": 1})
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
