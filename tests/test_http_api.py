@@ -178,7 +178,10 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     r = client.post("/log", json={"text": "met the wombat team"})
     assert r.status_code == 200
     path = r.json()["path"]
-    assert path.startswith("logs/") and "wombat" in (vault.root / path).read_text(encoding="utf-8")
+    text = (vault.root / path).read_text(encoding="utf-8")
+    assert path.startswith("logs/") and "wombat" in text
+    # under the day's date, not under "## Follow-ups"; no template hint (issue 13)
+    assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 
 def test_sync_all_and_some_paths(client: TestClient, vault: Vault) -> None:
@@ -643,3 +646,14 @@ def test_real_uvicorn_on_loopback(vault: Vault) -> None:
     finally:
         app.state.close()
         server.stop()
+
+
+def test_status_serves_the_problems_kept_until_fixed(client: TestClient, vault: Vault) -> None:
+    (vault.root / "notes").mkdir()
+    (vault.root / "notes" / "binary.md").write_bytes(b"\x00\x01 binary")
+    client.post("/sync", json={})
+    client.post("/sync", json={})
+    problems = {p["path"]: p for p in client.get("/status").json()["problems"]}
+    assert problems["notes/binary.md"]["kind"] == "skipped"
+    assert "binary" in problems["notes/binary.md"]["reason"]
+    assert problems["escape-file.md"]["reason"] == "symlink leads outside the vault"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import plistlib
+import re
 import signal
 import stat
 import subprocess
@@ -158,6 +159,31 @@ def test_a_second_daemon_refuses_naming_the_pid(
     assert second.returncode == 1
     assert str(proc.p.pid) in second.stderr and "already running" in second.stderr
     assert daemon_json(proc.root) == info  # the running daemon's file is untouched
+
+
+@pytest.mark.slow
+def test_200_parallel_logs_with_the_daemon_up_all_succeed_each_once(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """Issue 11.10: under load a 0.5 s /health probe timed out, the CLI fell back to an
+    in-process writer, and 14-17 of 200 exited 6 ("already writing")."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    proc, _ = running
+
+    def log(i: int) -> subprocess.CompletedProcess[str]:
+        return cli(
+            tmp_path, "log", f"load entry {i:03} done", "--vault", str(proc.root), timeout=600
+        )
+
+    with ThreadPoolExecutor(50) as pool:
+        results = list(pool.map(log, range(200)))
+    failed = [(r.returncode, r.stderr[-300:]) for r in results if r.returncode != 0]
+    assert failed == []
+    text = "".join(p.read_text(encoding="utf-8") for p in (proc.root / "logs").glob("*.md"))
+    counts = [text.count(f"load entry {i:03} done") for i in range(200)]
+    assert counts == [1] * 200  # each once: a write that reached the daemon is never resent
+    assert proc.p.poll() is None  # and the daemon is still the one writer
 
 
 def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
@@ -361,6 +387,35 @@ def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
         assert "1 note was already here, kept as it is" in said and "+ MEMORY.md" in said
     finally:
         proc.stop()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
+    tmp_path: Path, sig: signal.Signals
+) -> None:
+    """Issue 13: SIGTERM during the first indexing exited 143 with no message."""
+    root = tmp_path / "many"
+    for i in range(2000):
+        write(root, f"notes/n{i:04}.md", note(f"Note {i}", body=f"Paragraph about topic {i}."))
+    proc = Proc(tmp_path, root, "up", str(root))
+    try:
+        eventually(lambda: (root / ".memvault" / "index.db").exists(), what="indexing to start")
+        time.sleep(1.0)
+        proc.p.send_signal(sig)
+        assert proc.p.wait(30) == 0, proc.stderr
+    finally:
+        proc.stop()
+    said = re.search(
+        r"stopped \((\w+)\) while indexing, at note [\d,]+ of 2,001; what is indexed stays",
+        proc.stderr,
+    )
+    assert said and said.group(1) == sig.name, proc.stderr
+    assert not daemon_file(root).exists() and lock_holder(root) is None
+    done = cli(tmp_path, "sync", "--vault", str(root), "--json")  # the rest, at the next run
+    assert done.returncode == 0, done.stderr
+    status = json.loads(cli(tmp_path, "status", "--vault", str(root), "--json").stdout)
+    assert status["notes"] == 2000 and status["index"]["matches_disk"]
 
 
 # -- install --------------------------------------------------------------------------------------

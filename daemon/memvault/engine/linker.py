@@ -126,9 +126,8 @@ class Linker:
             else:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText) as exc:
-            problem = f"{rel} left untouched: {exc}"
-            self._keep_problems([(rel, problem, "memory")])
-            return MemoryWritten(problems=(problem,))
+            self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
+            return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
         self._keep_problems([(rel, p, "note") for p in problems])

@@ -101,7 +101,7 @@ def _memory(
         try:
             memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
-            memory["problem"] = f"{cfg.file} left untouched: {exc}"
+            memory["problem"] = f"left untouched: {exc}"
     memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
     return memory
 

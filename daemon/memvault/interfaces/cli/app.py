@@ -91,15 +91,18 @@ def main() -> None:
     if "--json" not in sys.argv[1:]:
         app()
         return
-    import click
-
+    # click's base of usage errors, whether typer vendors click (0.28) or depends on it
+    click_exception: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
     try:
         code = app(standalone_mode=False)
-    except click.ClickException as exc:
-        emit_json({"error": exc.format_message(), "code": exc.exit_code})
-        exc.show()
-        sys.exit(exc.exit_code)
-    except click.Abort:
+    except click_exception as exc:
+        code = getattr(exc, "exit_code", 2)
+        emit_json({"error": exc.format_message(), "code": code})  # type: ignore[attr-defined]
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(code)
+    except typer.Abort:
         emit_json({"error": "aborted", "code": 1})
         sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

@@ -202,7 +202,7 @@ def up(
         if not is_vault(root):
             from memvault.interfaces.cli.vault_commands import print_init
 
-            print_init(init_vault(root))
+            print_init(init_vault(root), next_step=False)
         opened = _open_writable(root)
         try:
             with common.progress_bar("indexing") as bar:
@@ -211,8 +211,8 @@ def up(
             done, total = stop.progress
             opened.close()
             common.err.print(
-                f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
-                f"indexed; the rest is indexed when memvault up (or sync) runs again"
+                f"stopped ({stop.signal_name}) while indexing, at note {done:,} of {total:,}; "
+                "what is indexed stays, the rest is indexed when memvault up (or sync) runs again"
             )
             _exit(0)
         except BaseException:

@@ -55,7 +55,7 @@ def init(
     print_init(report)
 
 
-def print_init(report: InitReport) -> None:
+def print_init(report: InitReport, next_step: bool = True) -> None:
     """What ``init`` did, for a person: what it added, what it kept, what to run next."""
     if report.notes:
         were = (
