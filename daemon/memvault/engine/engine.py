@@ -307,7 +307,8 @@ class Engine:
             return WriteResult(path, created, self.sync(paths=[path]))
 
     def append_log(self, text: str) -> WriteResult:
-        """Append ``- HH:MM text`` to today's log (created from the template)."""
+        """Add ``- HH:MM text`` to today's log (created from the template, without its
+        hints), after the day's last entry."""
         with self._lock:
             path, created = self.writer.append_log(text)
             return WriteResult(path, created, self.sync(paths=[path]))

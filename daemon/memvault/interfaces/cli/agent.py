@@ -258,7 +258,7 @@ def log(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append a timestamped line to today's log (logs/YYYY-MM-DD.md)."""
+    """Add a timestamped line to today's log (logs/YYYY-MM-DD.md), after its last entry."""
     with handled(as_json), bad_arguments(as_json), memory(vault, "write") as m:
         result = m.log(text)
     if as_json:

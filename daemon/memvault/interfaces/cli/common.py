@@ -56,7 +56,7 @@ VaultOpt = Annotated[
     typer.Option(
         "--vault",
         help="The vault folder. Default: $MEMVAULT_VAULT, else the nearest folder at or "
-        "above the current one holding .memvault/ or MEMORY.md.",
+        "above the current one holding .memvault/ (a vault: `memvault init` makes one).",
         show_default=False,
     ),
 ]
