@@ -34,7 +34,7 @@ BATCH_NOTES = 200
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    done: int
+    done: int  # notes committed (with their vectors) so far
     total: int
     embedded: int
 
@@ -86,6 +86,9 @@ class Indexer:
         warnings: list[str] = []
         batch: list[_Prepared] = []
         pending = 0
+        # progress counts notes committed, not read: reading is fast and the model's
+        # time comes at the commit, so a count of notes read runs ahead of the work
+        committed = 0
         for done, path in enumerate(paths, 1):
             prepared, skip, warns = self._prepare(path)
             warnings += warns
@@ -97,9 +100,9 @@ class Indexer:
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
                 e, r = self._commit(batch)
                 embedded, reused = embedded + e, reused + r
-                batch, pending = [], 0
+                batch, pending, committed = [], 0, done
             if progress is not None:
-                progress(Progress(done, len(paths), embedded))
+                progress(Progress(committed, len(paths), embedded))
         if batch:
             e, r = self._commit(batch)
             embedded, reused = embedded + e, reused + r

@@ -211,7 +211,7 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
                 transient=True,
             )
             bar.start()
-            task = bar.add_task(label, total=p.total, embedded=0, left="")
+            task = bar.add_task(label, total=p.total, embedded=0, left="…")
         assert task is not None
         left = duration(rate.left(p.done, p.total)).replace("estimating time left", "…")
         bar.update(task, completed=p.done, embedded=f"{p.embedded:,}", left=left)

@@ -191,8 +191,8 @@ def up(
 ) -> None:
     """Init the vault if needed, index it (with progress), then watch and serve (foreground).
 
-    SIGTERM or Ctrl-C while it indexes stops it between notes: what is indexed
-    stays, the rest is indexed at the next start; exit 0."""
+    SIGTERM or Ctrl-C while it indexes stops it once the batch in hand is committed:
+    what is indexed stays, the rest is indexed at the next start; exit 0."""
     from memvault.vault.lock import is_vault
     from memvault.vault.template import init_vault
 
@@ -211,8 +211,8 @@ def up(
             done, total = stop.progress
             opened.close()
             common.err.print(
-                f"stopped ({stop.signal_name}) while indexing, at note {done:,} of {total:,}; "
-                "what is indexed stays, the rest is indexed when memvault up (or sync) runs again"
+                f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
+                "indexed; the rest is indexed when memvault up (or sync) runs again"
             )
             _exit(0)
         except BaseException:
@@ -225,7 +225,8 @@ def up(
 
 class _StopRequest:
     """SIGTERM/SIGINT during ``up``'s first indexing: remembered by the handler, acted
-    on by the progress callback between notes (the batch in hand is committed)."""
+    on by the progress callback once the batch in hand is committed (progress counts
+    committed notes, so a change of count is a commit)."""
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
@@ -247,10 +248,11 @@ class _StopRequest:
 
     def checked(self, bar: Callable[[Any], None]) -> Callable[[Any], None]:
         def progress(p: Any) -> None:
+            committed = p.done != self.progress[0] or p.done >= p.total
             self.progress = (p.done, p.total)
             bar(p)
-            if self.signal_name is not None:
-                raise _Stopped()
+            if self.signal_name is not None and committed:
+                raise _Stopped()  # right after a batch was committed: nothing half done
 
         return progress
 

@@ -78,9 +78,10 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
-    out.print(
-        f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
-    )
+    if next_step:
+        out.print(
+            f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
+        )
 
 
 def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
