@@ -62,6 +62,7 @@ from memvault.vault.files import VaultFS
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
+TOLD_AT_ONCE = 20  # problems logged one by one per sync; the rest as a count
 
 
 class Engine:
@@ -188,10 +189,14 @@ class Engine:
         if not (report.changed or report.skipped or report.problems or report.warnings):
             return  # nothing can have appeared or gone
         appeared, resolved = changed_problems(self.store)
-        for p in appeared:
+        for p in appeared[:TOLD_AT_ONCE]:
             log.warning("problem: %s: %s", p.path, p.reason)
-        for p in resolved:
+        if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
+            log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
+        for p in resolved[:TOLD_AT_ONCE]:
             log.info("resolved: %s: %s", p.path, p.reason)
+        if len(resolved) > TOLD_AT_ONCE:
+            log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
 
     def _observe(
         self, paths: Iterable[str] | None
