@@ -4,10 +4,10 @@ vault, turning library errors into exit codes, JSON output and the progress bar.
 Exit codes (also in the README):
 
     0  success
-    1  the command ran and found problems (broken links, MEMORY.md over budget
-       with --strict, a daemon already running, ...)
+    1  the command ran and found problems (broken links; status: MEMORY.md over
+       budget or with an unclosed section; a daemon already running, ...)
     2  usage error (unknown option, bad argument)
-    3  no vault / invalid configuration
+    3  no vault (a folder without .memvault/) / invalid configuration
     4  not found (note, heading, line range)
     5  refused (unsafe path, note exists, read-only)
     6  another process holds the vault, or the daemon cannot be reached
