@@ -229,3 +229,27 @@ def test_context_packs_the_lines_that_answer_with_their_citation(tmp_path: Path)
     assert re.search(r"^\[\[logs/2024-02-03\]\] [L0-9, -]*\bL18\b", texts[True], re.M)
     assert "named Pixel" in texts[True]
     assert "Pixel" not in texts[False]  # the whole chunk (~150 tokens) does not fit
+
+
+@pytest.mark.model
+def test_an_empty_template_note_does_not_outrank_a_real_one_with_the_real_model(
+    tmp_path: Path,
+) -> None:
+    """Issue 13: a decision added with no body ranked 2nd, above the real PostgreSQL
+    decision, and its four placeholder lines took context budget."""
+    root = make_vault(tmp_path)
+    query = "What did we decide about the database schema?"
+    with Vault.open(root) as vault:
+        vault.sync()
+        for title in ("Use Kafka for events", "Pick a feature flag service", "Adopt gRPC"):
+            vault.add("decisions", title)
+        vault.sync()  # their vectors too (a write leaves them to the vector lane)
+        hits = vault.search(query, k=10, group=True)
+        ctx = vault.context(query, budget=1000)
+    paths = [h.path for h in hits]
+    real = paths.index("decisions/2024-03-12-why-postgresql.md")
+    empty = [i for i, p in enumerate(paths) if p.startswith("decisions/") and "postgresql" not in p]
+    assert empty and all(i > real for i in empty), paths
+    for hint in ("constraints", "in one or two sentences", "easier or harder", "%%"):
+        assert hint not in ctx.text, hint
+    assert "pgvector" in ctx.text

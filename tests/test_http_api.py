@@ -79,7 +79,9 @@ def client(app: Any) -> Iterator[TestClient]:
 
 def err(response: httpx.Response) -> tuple[int, str]:
     body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"type", "message"}
+    assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
+    # more only where a client can act on it: the note that exists, and that update changes it
+    assert set(body["error"]) - {"type", "message"} <= {"path", "updatable"}
     return response.status_code, body["error"]["type"]
 
 
@@ -161,7 +163,15 @@ def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None
     r = client.post("/notes", json=body)
     assert r.status_code == 201 and r.json()["created"] and r.json()["path"] == "people/bo-li.md"
     assert "[[people/bo-li]]" in (vault.root / "MEMORY.md").read_text(encoding="utf-8")
-    assert err(client.post("/notes", json=body)) == (409, "NoteExists")
+    again = client.post("/notes", json=body)
+    assert err(again) == (409, "NoteExists")
+    # says how to change it in the API's own terms (it said "pass update": issue 13)
+    assert again.json()["error"] == {
+        "type": "NoteExists",
+        "message": 'people/bo-li.md already exists (send "update": true to change it)',
+        "path": "people/bo-li.md",
+        "updatable": True,
+    }
     r = client.post("/notes", json={**body, "summary": "runs infra", "update": True})
     assert r.status_code == 200 and not r.json()["created"]
 
@@ -170,7 +180,10 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     r = client.post("/log", json={"text": "met the wombat team"})
     assert r.status_code == 200
     path = r.json()["path"]
-    assert path.startswith("logs/") and "wombat" in (vault.root / path).read_text(encoding="utf-8")
+    text = (vault.root / path).read_text(encoding="utf-8")
+    assert path.startswith("logs/") and "wombat" in text
+    # under the day's date, not under "## Follow-ups"; no template hint (issue 13)
+    assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 
 def test_sync_all_and_some_paths(client: TestClient, vault: Vault) -> None:
@@ -713,3 +726,14 @@ def test_a_body_that_trickles_is_refused_with_408(vault: Vault) -> None:
     finally:
         app.state.close()
         server.stop()
+
+
+def test_status_serves_the_problems_kept_until_fixed(client: TestClient, vault: Vault) -> None:
+    (vault.root / "notes").mkdir()
+    (vault.root / "notes" / "binary.md").write_bytes(b"\x00\x01 binary")
+    client.post("/sync", json={})
+    client.post("/sync", json={})
+    problems = {p["path"]: p for p in client.get("/status").json()["problems"]}
+    assert problems["notes/binary.md"]["kind"] == "skipped"
+    assert "binary" in problems["notes/binary.md"]["reason"]
+    assert problems["escape-file.md"]["reason"] == "symlink leads outside the vault"

@@ -85,7 +85,7 @@ def text_of(result: types.CallToolResult) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("mcp")
     vault = base / "vault"
-    init_vault(vault)
+    init_vault(vault, example=True)
     (base / "secret.md").write_text("SECRET", encoding="utf-8")
     (base / "vault-evil").mkdir()
     (base / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
@@ -246,6 +246,11 @@ def test_every_traversal_attack_is_a_tool_error(server: Server) -> None:
         ("memory_context", {"query": "x", "budget": 0}, "budget"),
         ("memory_log", {"text": "   "}, "nothing to log"),
         ("memory_nope", {}, "memory_nope"),
+        (
+            "memory_write",
+            {"category": "people", "title": "Sarah Chen"},
+            "NoteExists: people/sarah-chen.md already exists (pass update=true to change it)",
+        ),
     ],
 )
 def test_refused_requests_are_tool_errors(

@@ -48,7 +48,16 @@ class NoteNotFound(MemvaultError):
 
 
 class NoteExists(MemvaultError):
-    """Creating a note would overwrite an existing one."""
+    """Creating a note would overwrite an existing one.
+
+    ``updatable``: asking again with ``update`` would change it (``memvault add``); each
+    adapter says how in its own words (``--update``, ``update=true``, ``"update": true``).
+    """
+
+    def __init__(self, message: str, path: str | None = None, updatable: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.updatable = updatable
 
 
 class WriteConflict(MemvaultError):

@@ -82,9 +82,14 @@ ERROR_STATUS: list[tuple[type[BaseException], int]] = [
 
 
 def error_response(
-    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    **details: Any,
 ) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message}}, status, headers=headers)
+    error = {"type": kind, "message": message, **details}
+    return JSONResponse({"error": error}, status, headers=headers)
 
 
 def _query(request: Request, schema: str) -> dict[str, Any]:
@@ -140,6 +145,14 @@ def _endpoint(fn: Handler) -> Handler:
         except ApiError as exc:
             return error_response(exc.status, exc.kind, exc.message)
         except Exception as exc:
+            if isinstance(exc, E.NoteExists) and exc.updatable:
+                return error_response(
+                    409,
+                    "NoteExists",
+                    f'{exc} (send "update": true to change it)',
+                    path=exc.path,
+                    updatable=True,
+                )
             for kind, status in ERROR_STATUS:
                 if isinstance(exc, kind):
                     name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"

@@ -27,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import VaultConfig
-from memvault.daemon import runfile
 from memvault.daemon.http_server import HttpServer
-from memvault.daemon.runfile import LOG_FILE
+from memvault.vault import runfile
+from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
@@ -105,7 +105,8 @@ class Daemon:
         """Open the vault (taking the writer lock: ``LockHeld`` if it is taken)."""
         from memvault.api import Vault
 
-        return cls(Vault.open(root, embedder=embedder, overrides=overrides), port=port)
+        vault = Vault.open(root, through_daemon=False, embedder=embedder, overrides=overrides)
+        return cls(vault, port=port)
 
     @property
     def json_path(self) -> Path:

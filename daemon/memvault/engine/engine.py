@@ -58,7 +58,7 @@ from memvault.engine.embedding import Embedding
 from memvault.engine.indexer import Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
-from memvault.engine.status import describe
+from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
@@ -69,6 +69,7 @@ from memvault.vault.state import ensure_state_dir
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
+TOLD_AT_ONCE = 20  # problems logged one by one per sync; the rest as a count
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,6 +93,7 @@ class Engine:
     ) -> None:
         self.config = config
         self.root = config.root
+        self.read_only = read_only
         self.fs = VaultFS(
             config.root,
             config.vault.ignore,
@@ -143,7 +145,8 @@ class Engine:
 
     def close(self) -> None:
         with self._lock:
-            self.embedding.save()
+            if not self.read_only:  # the writer's vectors.bin is not a reader's to replace
+                self.embedding.save()
             self.store.close()
 
     # -- listeners -------------------------------------------------------------------
@@ -207,6 +210,7 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
+            self._tell_problems(report, skipped if full else None)
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
@@ -217,6 +221,23 @@ class Engine:
             if full or since_save >= self.config.daemon.save_seconds:
                 self.embedding.save()
             return report
+
+    def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
+        """Keep what a full scan skipped; log each problem once, when it appears (and
+        when it is resolved). Problems are state: ``status`` lists them (engine.status)."""
+        if scanned is not None:
+            keep_scan_skipped(self.store, [(s.path, s.reason) for s in scanned])
+        if not (report.changed or report.skipped or report.problems or report.warnings):
+            return  # nothing can have appeared or gone
+        appeared, resolved = changed_problems(self.store)
+        for p in appeared[:TOLD_AT_ONCE]:
+            log.warning("problem: %s: %s", p.path, p.reason)
+        if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
+            log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
+        for p in resolved[:TOLD_AT_ONCE]:
+            log.info("resolved: %s: %s", p.path, p.reason)
+        if len(resolved) > TOLD_AT_ONCE:
+            log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
 
     def _observe(
         self, paths: Iterable[str] | None
@@ -445,7 +466,8 @@ class Engine:
             return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     def append_log(self, text: str) -> WriteResult:
-        """Append ``- HH:MM text`` to today's log (created from the template)."""
+        """Add ``- HH:MM text`` to today's log (created from the template, without its
+        hints), after the day's last entry."""
         with self._lock:
             path, created = self.writer.append_log(text)
             return WriteResult(path, created, self.sync(paths=[path], vectors=False))

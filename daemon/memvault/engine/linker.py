@@ -173,9 +173,11 @@ class Linker:
             else:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
+            self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
+        self._keep_problems([(rel, p, "note") for p in problems])
         self.store.add_owned_lines(update.owned)
         save_decisions(
             state, MemoryDecisions(tuple(sorted(seen | set(update.present))), update.hidden)
@@ -206,6 +208,13 @@ class Linker:
             return not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
         except (NoteNotFound, NotText, OSError):
             return True
+
+    def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
+        """Keep MEMORY.md's problems until the next update (written only when they
+        change: an idle sync writes nothing)."""
+        value = json.dumps(problems)
+        if (self.store.meta("memory_problems") or "[]") != value:
+            self.store.set_meta("memory_problems", value)
 
     def _update_folder_notes(
         self,
