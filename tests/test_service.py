@@ -326,8 +326,15 @@ def test_events_report_indexing_progress_then_watching(
                     break
     indexing = [s for s in statuses if s["state"] == "indexing"]
     assert indexing, statuses
-    # done counts notes committed: 0 until the first batch is in
-    assert all(0 <= s["progress"]["done"] <= s["progress"]["total"] <= burst for s in indexing)
+    # indexing is either lane at work: the structure's notes (done counts notes committed:
+    # 0 until the first batch is in), or the vector lane's chunks
+    for s in indexing:
+        notes, vectors = s["progress"], s["vectors"]["progress"]
+        assert notes is not None or vectors is not None, s
+        if notes is not None:
+            assert 0 <= notes["done"] <= notes["total"] <= burst
+        if vectors is not None:
+            assert vectors["stage"] == "vectors" and 0 <= vectors["done"] <= vectors["total"]
     assert any(s["lag_seconds"] is not None for s in statuses)
     assert statuses[-1]["progress"] is None and statuses[-1]["queue"] == 0
 
