@@ -353,7 +353,13 @@ class Store(LinkTables):
         return labels
 
     def move_chunk(self, conn: sqlite3.Connection, label: int, c: NewChunk) -> None:
-        """Keep a chunk (and its vector) whose embedded text did not change."""
+        """Keep a chunk (and its vector) whose embedded text did not change.
+
+        Its keyword row follows its title and heading path all the same: when
+        ``index.embed_context`` leaves them out of the embedded text, a retitled note
+        keeps its vectors, yet must be found by the new title and not by the old one.
+        The row is rewritten only when it differs (most edits move chunks unchanged).
+        """
         conn.execute(
             "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ? "
             "WHERE label = ?",
@@ -365,6 +371,12 @@ class Store(LinkTables):
                 c.text,
                 label,
             ),
+        )
+        fts = (c.text, c.title, " ".join(c.heading))
+        conn.execute(
+            "UPDATE chunks_fts SET text = ?, title = ?, headings = ? WHERE rowid = ? "
+            "AND (text IS NOT ? OR title IS NOT ? OR headings IS NOT ?)",
+            (*fts, label, *fts),
         )
 
     def chunk_labels_by_sha(self, conn: sqlite3.Connection, path: str) -> dict[str, list[int]]:
