@@ -125,7 +125,14 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class Store(LinkTables):
-    """Both databases of one vault. Thread-safe: one lock around each call."""
+    """Both databases of one vault. Thread-safe: one lock around each call.
+
+    Size: past ~400 lines as one subject, the SQL of the index: notes, chunks, their
+    FTS5 rows and the pending queue are written together in one transaction (a
+    delete takes a chunk's keyword row and its queue entry with it), and every SQL
+    statement lives under index/ (tests/test_architecture.py). What stands alone is
+    apart already: the link tables (link_tables.py), the cache's SQL (vector_cache.py).
+    """
 
     def __init__(self, index_path: Path, cache_path: Path) -> None:
         self.index_path = index_path
