@@ -432,6 +432,19 @@ def test_deleting_a_note_takes_its_chunks_fts_rows_links_and_queue_with_it(tmp_p
     store.close()
 
 
+def test_replacing_some_chunks_of_a_note_removes_only_those(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    old, kept = add_note(store, "a.md", "stale paragraph", "kept paragraph", pending=True)
+    with store.transaction() as conn:
+        store.delete_chunks(conn, [old])
+        [new] = store.insert_chunks(conn, "a.md", [chunk("fresh paragraph", 2)])
+    assert [c.label for c in store.chunks_of("a.md")] == [kept, new]
+    assert search(store, "stale") == [] and search(store, "fresh") == [new]
+    assert set(search(store, "paragraph")) == {kept, new}
+    assert store.pending_among([old, kept, new]) == {kept}
+    store.close()
+
+
 def test_renaming_a_note_moves_its_chunks_and_links_and_replaces_the_target(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     labels = add_note(store, "a.md", "moving words")
