@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.daemon.service import read_daemon_json  # noqa: E402
+from memvault.daemon import runfile  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402
 
 _TEXT = (
@@ -103,12 +103,12 @@ class Daemon:
         self.info = self._wait_json()
         self.up_seconds = time.perf_counter() - self.started
 
-    def _wait_json(self) -> dict[str, Any]:
+    def _wait_json(self) -> runfile.DaemonInfo:
         while True:
             if self.proc.poll() is not None:
                 raise SystemExit(f"the daemon exited: see {self.log.name}")
-            info = read_daemon_json(self.root)
-            if info is not None and info["pid"] == self.proc.pid:
+            info = runfile.read(self.root)
+            if info is not None and info.pid == self.proc.pid:
                 return info
             time.sleep(0.05)
 
@@ -117,11 +117,11 @@ class Daemon:
 
         data = None if body is None else json.dumps(body).encode()
         req = urllib.request.Request(
-            f"http://127.0.0.1:{self.info['port']}{path}",
+            f"{self.info.url}{path}",
             data=data,
             method=method,
             headers={
-                "Authorization": f"Bearer {self.info['token']}",
+                "Authorization": f"Bearer {self.info.token}",
                 "Content-Type": "application/json",
             },
         )

@@ -1,5 +1,6 @@
 """The shape of the code, checked: imports flow one way, core is pure, SQL lives in
-the store, and no module-level import circle exists (docs/ARCHITECTURE.md)."""
+the store, no module-level import circle exists (docs/ARCHITECTURE.md), and nothing
+grows past ~600 lines a module or ~400 a class without a reason (docs/sizes.py)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,11 @@ _spec = importlib.util.spec_from_file_location("import_graph", ROOT / "docs" / "
 assert _spec is not None and _spec.loader is not None
 graph_tool = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(graph_tool)
+_spec = importlib.util.spec_from_file_location("sizes", ROOT / "docs" / "sizes.py")
+assert _spec is not None and _spec.loader is not None
+sizes_tool = importlib.util.module_from_spec(_spec)
+sys.modules["sizes"] = sizes_tool  # (its dataclass looks its module up)
+_spec.loader.exec_module(sizes_tool)
 
 # part -> the parts it may import (each below it); anything else is a layer leak
 ALLOWED = {
@@ -100,3 +106,31 @@ def test_sql_is_written_only_in_the_store() -> None:
         if p.parent.name != "index" and (".execute(" in p.read_text(encoding="utf-8"))
     ]
     assert outside == []
+
+
+def test_no_module_past_600_lines_or_class_past_400_without_a_reason_at_its_top() -> None:
+    unexplained = [
+        f"{s.name}: {s.lines} lines" for s in sizes_tool.sizes() if s.over and not s.reason
+    ]
+    assert unexplained == [], "split it, or say why not in a 'Size:' paragraph of its docstring"
+
+
+def test_the_size_check_sees_a_long_module_and_class_and_reads_their_reasons(
+    tmp_path: Path,
+) -> None:
+    package = tmp_path / "memvault"
+    package.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(sizes_tool.CLASS_LINES))
+    (package / "long.py").write_text(
+        '"""A module.\n\nSize: one parser, cut anywhere it reads worse."""\n\n\n'
+        + "class Long:\n"
+        + body
+        + "\n" * (sizes_tool.MODULE_LINES - sizes_tool.CLASS_LINES),
+        encoding="utf-8",
+    )
+    (package / "short.py").write_text("class Short:\n    pass\n", encoding="utf-8")
+    found = {s.name: s for s in sizes_tool.sizes(package)}
+    assert found["memvault.long"].over
+    assert found["memvault.long"].reason == "Size: one parser, cut anywhere it reads worse."
+    assert found["memvault.long.Long"].over and found["memvault.long.Long"].reason is None
+    assert not found["memvault.short"].over and not found["memvault.short.Short"].over

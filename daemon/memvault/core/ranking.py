@@ -47,8 +47,9 @@ def query_terms(query: str) -> list[str]:
 
 
 def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection)."""
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection).
+    A NUL ends an FTS5 string early ("unterminated string"): it is dropped."""
+    return " OR ".join('"' + t.replace("\x00", "").replace('"', '""') + '"' for t in terms)
 
 
 def informative_terms(

@@ -81,7 +81,12 @@ class Relinked:
 
 
 class Engine:
-    """Everything memvault does to one vault. Thread-safe; one writer per vault."""
+    """Everything memvault does to one vault. Thread-safe; one writer per vault.
+
+    Size: ~450 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
+    the vector lane and the write paths, each step a call to a collaborator; the
+    reads are one-line delegations kept here so adapters see one object.
+    """
 
     def __init__(
         self,

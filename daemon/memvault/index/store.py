@@ -125,7 +125,14 @@ def _connect(path: Path) -> sqlite3.Connection:
 
 
 class Store(LinkTables):
-    """Both databases of one vault. Thread-safe: one lock around each call."""
+    """Both databases of one vault. Thread-safe: one lock around each call.
+
+    Size: past ~400 lines as one subject, the SQL of the index: notes, chunks, their
+    FTS5 rows and the pending queue are written together in one transaction (a
+    delete takes a chunk's keyword row and its queue entry with it), and every SQL
+    statement lives under index/ (tests/test_architecture.py). What stands alone is
+    apart already: the link tables (link_tables.py), the cache's SQL (vector_cache.py).
+    """
 
     def __init__(self, index_path: Path, cache_path: Path) -> None:
         self.index_path = index_path
@@ -353,7 +360,13 @@ class Store(LinkTables):
         return labels
 
     def move_chunk(self, conn: sqlite3.Connection, label: int, c: NewChunk) -> None:
-        """Keep a chunk (and its vector) whose embedded text did not change."""
+        """Keep a chunk (and its vector) whose embedded text did not change.
+
+        Its keyword row follows its title and heading path all the same: when
+        ``index.embed_context`` leaves them out of the embedded text, a retitled note
+        keeps its vectors, yet must be found by the new title and not by the old one.
+        The row is rewritten only when it differs (most edits move chunks unchanged).
+        """
         conn.execute(
             "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ? "
             "WHERE label = ?",
@@ -365,6 +378,12 @@ class Store(LinkTables):
                 c.text,
                 label,
             ),
+        )
+        fts = (c.text, c.title, " ".join(c.heading))
+        conn.execute(
+            "UPDATE chunks_fts SET text = ?, title = ?, headings = ? WHERE rowid = ? "
+            "AND (text IS NOT ? OR title IS NOT ? OR headings IS NOT ?)",
+            (*fts, label, *fts),
         )
 
     def chunk_labels_by_sha(self, conn: sqlite3.Connection, path: str) -> dict[str, list[int]]:
