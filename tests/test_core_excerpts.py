@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from memvault.core.excerpts import (
     UNIT_MAX_CHARS,
     best_first,
+    common_terms,
+    focus_query,
     split_units,
     unit_scores,
     unit_text,
@@ -105,3 +107,43 @@ def test_unit_scores_need_one_similarity_per_unit() -> None:
 
 def test_best_first_keeps_search_order_on_ties() -> None:
     assert best_first([0.5, 1.0, 0.5, 1.0]) == [1, 3, 0, 2]
+
+
+@pytest.mark.parametrize(
+    ("terms", "texts", "common"),
+    [
+        (
+            ["melanie", "camped"],
+            ["**Melanie**: hi", "Melanie's tent", "we camped", "ok"],
+            {"melanie"},
+        ),
+        (["melanie"], ["**Melanie**: hi", "ok", "fine"], set()),  # one of three: not half
+        (["mel"], ["Melanie", "Melanie"], set()),  # whole words only
+        (["melanie"], ["MELANIE", "x"], {"melanie"}),  # half, any case
+        (["café"], ["un café", "le café noir", "thé"], {"café"}),
+        (["a.b"], ["a.b", "axb"], {"a.b"}),  # a term is matched literally, not as a pattern
+        (["x"], [], set()),
+        ([], ["x"], set()),
+    ],
+)
+def test_common_terms(terms: list[str], texts: list[str], common: set[str]) -> None:
+    assert common_terms(terms, texts) == common
+
+
+def test_a_term_counts_once_per_text_however_often_it_is_there() -> None:
+    assert common_terms(["ann"], ["ann ann ann ann", "bob", "carl"]) == set()
+
+
+@pytest.mark.parametrize(
+    ("query", "common", "focus"),
+    [
+        ("Where has Melanie camped?", {"melanie"}, "Where has camped?"),
+        ("What did Melanie's kids paint?", {"melanie"}, "What did kids paint?"),
+        ("Where has Melanie camped?", set(), ""),  # nothing common: no second query
+        ("Where has Ann camped?", {"melanie"}, ""),  # nothing removed
+        ("Melanie?", {"melanie"}, ""),  # nothing left
+        ("Melanie ???", {"melanie"}, ""),  # only punctuation left
+    ],
+)
+def test_focus_query(query: str, common: set[str], focus: str) -> None:
+    assert focus_query(query, common) == focus

@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.excerpts import split_units
+from memvault.core.markup import mask_inert
 from memvault.core.report import Context, Source
 from memvault.core.wikilinks import find_links
 
@@ -82,8 +84,23 @@ class _Group:
         for i, block in enumerate(blocks):
             if i:
                 lines.append(SEPARATOR)
-            lines.append("\n".join(p.text.strip("\n") for p in block))
+            lines.append(join_spans([(p.line_start, p.line_end, p.text) for p in block]))
         return "\n".join(lines)
+
+
+def join_spans(spans: Sequence[tuple[int, int, str]]) -> str:
+    """Texts of consecutive parts of one file (line_start, line_end, text), joined with
+    the blank line the file has between them (a heading keeps the blank line before
+    it); blank lines cost no tokens."""
+    out: list[str] = []
+    previous_end: int | None = None
+    for start, end, text in spans:
+        text = text.strip("\n")
+        if previous_end is not None:
+            out.append("\n\n" if start - previous_end > 1 else "\n")
+        out.append(text)
+        previous_end = end
+    return "".join(out)
 
 
 def _lines(start: int, end: int) -> str:
@@ -106,6 +123,52 @@ def _near_duplicate(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]
     return bool(a and b) and len(a & b) >= NEAR_DUPLICATE * len(a | b)
 
 
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class _IndexLine:
+    number: int  # 1-based line of MEMORY.md
+    text: str
+    headings: tuple[int, ...]  # the lines of the headings it sits under, outermost first
+
+
+def _index_lines(text: str) -> tuple[list[str], list[_IndexLine]]:
+    """MEMORY.md's lines that say something (not blank, not a heading, not only an
+    HTML comment such as a section marker, not code), each with its headings."""
+    lines = text.split("\n")
+    masked = mask_inert(text).split("\n")
+    stack: list[tuple[int, int]] = []  # (level, line number)
+    out: list[_IndexLine] = []
+    for number, (line, bare) in enumerate(zip(lines, masked, strict=True), 1):
+        if not bare.strip():
+            continue
+        heading = _ATX.match(bare)
+        if heading:
+            level = len(heading.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, number))
+            continue
+        out.append(_IndexLine(number, line, tuple(n for _, n in stack)))
+    return lines, out
+
+
+def _render_index(lines: list[str], kept: Sequence[_IndexLine]) -> str:
+    """The kept lines in file order, each under its headings (each heading once)."""
+    out: list[str] = []
+    shown: set[int] = set()
+    for entry in kept:
+        for number in entry.headings:
+            if number not in shown:
+                shown.add(number)
+                if out:
+                    out.append("")  # a blank line before a heading, as in the file
+                out.append(lines[number - 1])
+        out.append(entry.text)
+    return "\n".join(out)
+
+
 def index_part(
     memory: str,
     budget: int,
@@ -114,40 +177,55 @@ def index_part(
     hit_paths: set[str],
     resolve: Callable[[str], str | None],
 ) -> str:
-    """MEMORY.md whole if it fits ``budget`` tokens, else its relevant lines."""
+    """What of MEMORY.md goes in a context of ``budget`` tokens for this question.
+
+    Only lines that say something go in, each under its headings: no section
+    markers, blank lines or headings left without a line (an index with nothing
+    to say gives ``""``, not a bare ``# Memory Index``). All of them when they
+    fit ``budget``; otherwise those that concern the question, in file order
+    while they fit — a line holding a query word, or one that links a note the
+    context cites (``hit_paths``) *and describes it* (a bare link would only
+    repeat the citation).
+    """
     if not memory.strip() or budget <= 0:
         return ""
-    if count(memory) <= budget:
-        return memory.strip("\n")
-    text = memory.replace("\r\n", "\n")
-    lines = text.split("\n")
-    linked: dict[int, list[str]] = {}  # line -> link targets, read with the whole file's context
+    lines, entries = _index_lines(memory.replace("\r\n", "\n"))
+    if not entries:
+        return ""
+    whole = _render_index(lines, entries)
+    if count(whole) <= budget:
+        return whole
+    text = "\n".join(lines)
+    linked: dict[int, list[tuple[str, int, int]]] = {}  # line -> (target, start, end) of links
     for link in find_links(text):
-        linked.setdefault(link.line, []).append(link.target)
+        linked.setdefault(link.line, []).append((link.target, link.start, link.end))
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
     words = [t for t in terms if len(t) > 2]
-    keep: list[str] = []
+    kept: list[_IndexLine] = []
+    shown: set[int] = set()
     used = 0
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("<!--"):
-            continue
-        relevant = stripped.startswith("#") and not keep  # the title
-        if not relevant:
-            for target in linked.get(number, ()):
-                if target and resolve(target) in hit_paths:
-                    relevant = True
-                    break
-        if not relevant and words:
-            low = stripped.lower()
-            relevant = any(re.search(rf"\b{re.escape(w)}", low) for w in words)
+    for entry in entries:
+        low = entry.text.lower()
+        relevant = any(re.search(rf"\b{re.escape(w)}", low) for w in words)
+        links = linked.get(entry.number, ())
+        if not relevant and any(target and resolve(target) in hit_paths for target, _, _ in links):
+            rest = entry.text
+            for _, start, end in sorted(links, key=lambda x: -x[1]):  # cut the links out
+                a, b = start - starts[entry.number - 1], end - starts[entry.number - 1]
+                rest = rest[:a] + rest[b:]
+            relevant = bool(_WORD.search(rest))
         if not relevant:
             continue
-        cost = count(line) + 1
+        heads = [lines[n - 1] for n in entry.headings if n not in shown]
+        cost = sum(count(h) + 1 for h in heads) + count(entry.text) + 1
         if used + cost > budget:
             break
-        keep.append(line)
+        kept.append(entry)
+        shown.update(entry.headings)
         used += cost
-    return "\n".join(keep)
+    return _render_index(lines, kept)
 
 
 def assemble(
@@ -179,6 +257,8 @@ def assemble(
         key = _norm(piece.text)
         if not key or key in seen_text:
             return
+        if not split_units(piece.text, 1):
+            return  # only headings: nothing to say
         shingles = _shingles(key)
         if shingles and any(_near_duplicate(shingles, other) for other in seen_shingles):
             return

@@ -10,8 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from memvault.core.context import Piece, assemble, index_part
-from memvault.core.excerpts import best_first, split_units, unit_scores, unit_text
+from memvault.core.context import Piece, assemble, index_part, join_spans
+from memvault.core.excerpts import (
+    common_terms,
+    focus_query,
+    split_units,
+    unit_scores,
+    unit_text,
+    worth_a_place,
+)
 from memvault.core.ranking import (
     Filters,
     allows,
@@ -184,20 +191,31 @@ class Reader:
             set(hit_paths[:10]),
             resolve,
         )
-        sizes = self.store.note_tokens(hit_paths)
+        linked_hits = (
+            self._linked_hits(hit_paths[:3], set(hit_paths), hits) if cfg.context.link_hops else []
+        )
+        candidates = [*hits, *linked_hits]
+        sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
-            pieces = self._unit_pieces(query, hits, sizes, meta)
-        else:
-            pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
-        linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
+            ranked = self._unit_pieces(query, candidates, sizes, meta)
+        else:  # whole chunks, by their search score (a linked note's is 0: never used)
+            ranked = [
+                self._piece(
+                    candidates[i], sizes.get(candidates[i].path, 0), meta.get(candidates[i].path)
+                )
+                for i in worth_a_place([h.score for h in candidates])
+            ]
+        from_links = {h.path for h in linked_hits}
+        pieces = [p for p in ranked if p.path not in from_links]
+        linked = [p for p in ranked if p.path in from_links]
         return assemble(query, budget, count, index_text, pieces, linked)
 
     def _unit_pieces(
         self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
     ) -> list[Piece]:
-        """The lines of the hits (core/excerpts), best first; a small note stays whole,
-        ranked by its best line."""
+        """The lines of the hits (core/excerpts), best first, without filler; a small
+        note stays whole, ranked by the best line of the chunk that found it."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
@@ -207,7 +225,9 @@ class Reader:
                 piece = self._piece(hit, sizes.get(hit.path, 0), note)
                 pieces.append(piece)
                 scores.append(hit.score)
-                keys.append([sha256_text(unit_text(u.text)) for u in split_units(piece.text, 1)])
+                # ranked by the best line of the chunk that found it (not of the whole
+                # note: a chunk found by one word must not borrow another part's meaning)
+                keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 continue
             title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
@@ -229,11 +249,15 @@ class Reader:
         last = self._last_query
         if self.config.index.line_vectors and last is not None and last[0] == query:
             qv = last[1]
+            common = common_terms(query_terms(query), [p.text for p in pieces])
+            focus = focus_query(query, common)
+            if focus:  # see core/excerpts: terms in most candidates do not rank them
+                qv = (qv + self.embedding.embedder.embed([focus])[0]) / 2
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
             for i, ks in enumerate(keys):
                 found = [float(cached[k] @ qv) for k in ks if k in cached]
                 sims[i] = max(found) if found else None
-        return [pieces[i] for i in best_first(unit_scores(scores, sims))]
+        return [pieces[i] for i in worth_a_place(unit_scores(scores, sims))]
 
     def _memory_text(self) -> str:
         try:
@@ -262,7 +286,7 @@ class Reader:
         chunks = self.store.chunks_of(path)
         if not chunks:
             return None
-        text = "\n".join(c.text for c in chunks)
+        text = join_spans([(c.line_start, c.line_end, c.text) for c in chunks])
         note = self.catalogue.notes().get(path)
         return Piece(
             path,
@@ -276,31 +300,46 @@ class Reader:
             date=note.date if note else None,
         )
 
-    def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
-        out: list[Piece] = []
+    def _linked_hits(
+        self, sources: Sequence[str], already: set[str], hits: Sequence[Hit]
+    ) -> list[Hit]:
+        """The first chunk of each note linked from ``sources`` that search did not
+        find, as a candidate ranked below every hit (its own lines may still lift it
+        past the filler bar; with whole chunks nothing does)."""
+        floor = min((h.score for h in hits), default=0.0) if self.config.context.excerpts else 0.0
+        out: list[Hit] = []
         idx = self.catalogue.link_index()
-        sizes: dict[str, int] = {}
+        seen = set(already)
         for source in sources:
-            targets = []
             for link in self.store.links(source):
                 res = idx.resolve(link.target, source)
-                if res.verdict in ("resolved", "alias") and res.path and res.path.endswith(".md"):
-                    targets.append(res.path)
-            sizes.update(self.store.note_tokens(targets))
-            for target in dict.fromkeys(targets):
-                if target in already or target == self.config.memory.file:
+                if res.verdict not in ("resolved", "alias") or not res.path:
                     continue
-                already.add(target)
-                piece = (
-                    self._whole_piece(target) if sizes.get(target, 0) <= SMALL_NOTE_TOKENS else None
-                )
-                if piece is None:
-                    first = self.store.chunks_of(target)[:1]
-                    if first:
-                        c = first[0]
-                        piece = Piece(target, c.ord, c.heading, c.line_start, c.line_end, c.text)
-                if piece is not None:
-                    out.append(piece)
+                target = res.path
+                if (
+                    not target.endswith(".md")
+                    or target in seen
+                    or target == self.config.memory.file
+                ):
+                    continue
+                seen.add(target)
+                first = self.store.chunks_of(target)[:1]
+                if first:
+                    c = first[0]
+                    out.append(
+                        Hit(
+                            target,
+                            "",
+                            c.heading,
+                            c.line_start,
+                            c.line_end,
+                            "",
+                            floor,
+                            c.text,
+                            c.label,
+                            c.ord,
+                        )
+                    )
         return out
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
