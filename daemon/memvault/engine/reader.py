@@ -7,6 +7,7 @@ index, and the vectors.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -179,18 +180,15 @@ class Reader:
     def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
-        memory = self._memory_text()
-        resolve = self.catalogue.resolver(cfg.memory.file)
-
         hit_paths = list(dict.fromkeys(h.path for h in hits))
-        index_text = index_part(
-            memory,
-            int(budget * cfg.context.index_share),
-            count,
-            query_terms(query),
-            set(hit_paths[:10]),
-            resolve,
-        )
+        # Query words found in most candidates (a name in a chat log) tell none of them
+        # apart (core/excerpts): the candidates are ranked against the question with
+        # and without them, and they mark no line of the index as relevant.
+        terms = query_terms(query)
+        common = common_terms(terms, [u.text for h in hits for u in split_units(h.text, 1)])
+        qv = self._query_vector(query, common)
+        if qv is not None and common:
+            hits = self._rescored(query, hits, qv)
         linked_hits = (
             self._linked_hits(hit_paths[:3], set(hit_paths), hits) if cfg.context.link_hops else []
         )
@@ -198,7 +196,7 @@ class Reader:
         sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
-            ranked = self._unit_pieces(query, candidates, sizes, meta)
+            ranked = self._unit_pieces(candidates, sizes, meta, qv)
         else:  # whole chunks, by their search score (a linked note's is 0: never used)
             ranked = [
                 self._piece(
@@ -206,13 +204,59 @@ class Reader:
                 )
                 for i in worth_a_place([h.score for h in candidates])
             ]
+        index_text = index_part(
+            self._memory_text(),
+            int(budget * cfg.context.index_share),
+            count,
+            [t for t in terms if t not in common],
+            set(hit_paths[:10]),
+            self.catalogue.resolver(cfg.memory.file),
+        )
         from_links = {h.path for h in linked_hits}
         pieces = [p for p in ranked if p.path not in from_links]
         linked = [p for p in ranked if p.path in from_links]
         return assemble(query, budget, count, index_text, pieces, linked)
 
+    def _query_vector(self, query: str, common: set[str]) -> np.ndarray | None:
+        """The vector the candidates are ranked with: the question's, averaged with
+        that of the question without its ``common`` terms; None without vectors."""
+        last = self._last_query
+        if last is None or last[0] != query:
+            return None
+        focus = focus_query(query, common)
+        if not focus:
+            return last[1]
+        return (last[1] + self.embedding.embedder.embed([focus])[0]) / 2
+
+    def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
+        """The hits with the score search would give them for the vector ``qv``."""
+        cfg = self.config.search
+        terms = query_terms(query)
+        match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
+        pool = len(hits)
+        lexical = self.store.fts(match, pool) if match else []
+        vector = self.embedding.vectors.query(qv, pool)
+        if cfg.fusion == "convex":
+            fused = convex(
+                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
+            )
+        else:
+            fused = fuse(
+                [lab for lab, _ in lexical],
+                [lab for lab, _ in vector],
+                rrf_k=cfg.rrf_k,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+            )
+        scores = dict(fused)
+        return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
+
     def _unit_pieces(
-        self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
+        self,
+        hits: Sequence[Hit],
+        sizes: dict[str, int],
+        meta: dict[str, NoteRow],
+        qv: np.ndarray | None,
     ) -> list[Piece]:
         """The lines of the hits (core/excerpts), best first, without filler; a small
         note stays whole, ranked by the best line of the chunk that found it."""
@@ -246,13 +290,7 @@ class Reader:
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
         sims: list[float | None] = [None] * len(pieces)
-        last = self._last_query
-        if self.config.index.line_vectors and last is not None and last[0] == query:
-            qv = last[1]
-            common = common_terms(query_terms(query), [p.text for p in pieces])
-            focus = focus_query(query, common)
-            if focus:  # see core/excerpts: terms in most candidates do not rank them
-                qv = (qv + self.embedding.embedder.embed([focus])[0]) / 2
+        if self.config.index.line_vectors and qv is not None:
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
             for i, ks in enumerate(keys):
                 found = [float(cached[k] @ qv) for k in ks if k in cached]
