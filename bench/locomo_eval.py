@@ -6,6 +6,10 @@
     python bench/locomo_eval.py --convs 0,1,2           # one fold of the dev split (tune here,
     python bench/locomo_eval.py --convs 3,4             #  check there, and the other way round)
     python bench/locomo_eval.py --memo /tmp/embeddings.pkl   # keep embeddings across runs
+    python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
+    python bench/locomo_eval.py --onnx-precision fp32   # the float32 ONNX model (default: int8)
+    python bench/locomo_eval.py --onnx-model x.onnx     # another ONNX graph of the model (a variant)
+    python bench/locomo_eval.py --per-conv              # also each conversation on its own
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
 here). For each conversation the kit writes a vault; memvault indexes it with
@@ -42,13 +46,14 @@ sys.path.insert(0, str(KIT))
 import locomo_kit  # noqa: E402
 
 from memvault.api import Vault  # noqa: E402
-from memvault.index.embedder import SentenceTransformerEmbedder  # noqa: E402
+from memvault.config import IndexSettings  # noqa: E402
+from memvault.index.embedder import Embedder, make_embedder  # noqa: E402
 
 
 class MemoEmbedder:
     """The real model, with a per-process memo of text -> vector."""
 
-    def __init__(self, inner: SentenceTransformerEmbedder) -> None:
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
         self.model_id = inner.model_id
         self.dim = inner.dim
@@ -168,15 +173,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--grid", type=Path, help="a JSON list of {name, set: [...]} to run in turn"
     )
+    parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
+    parser.add_argument("--onnx-precision", choices=("int8", "fp32"), default="int8")
+    parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
+    parser.add_argument(
+        "--per-conv", action="store_true", help="also score each conversation on its own"
+    )
     args = parser.parse_args(argv)
 
     convs = locomo_kit.load(KIT / "locomo10_dev.json")
     chosen = parse_convs(args.convs, len(convs))
     convs = [convs[i] for i in chosen]
     budgets = [int(b) for b in args.budgets.split(",")]
-    embedder = MemoEmbedder(SentenceTransformerEmbedder())
-    if args.memo and args.memo.is_file():
-        embedder.memo = pickle.loads(args.memo.read_bytes())
+    if args.onnx_model:
+        from memvault.index.embedder import resolve_model_path
+        from memvault.index.embedder_onnx import OnnxEmbedder
+
+        folder = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
+        inner: Embedder = OnnxEmbedder(args.onnx_model, folder, f"variant:{args.onnx_model.name}")
+    else:
+        inner = make_embedder(
+            IndexSettings(backend=args.backend, onnx_precision=args.onnx_precision)
+        )
+    embedder = MemoEmbedder(inner)
+    if args.memo and args.memo.is_file():  # one memo per model: backends never mix
+        memos = pickle.loads(args.memo.read_bytes())
+        embedder.memo = memos.get(embedder.model_id, {}) if isinstance(memos, dict) else {}
+    print(json.dumps({"backend": args.backend, "model_id": embedder.model_id}), flush=True)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     for config in configs:
         started = time.perf_counter()
@@ -185,9 +208,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         result["convs"] = chosen
         result["mode"] = args.mode
         result["seconds"] = round(time.perf_counter() - started, 1)
+        if args.per_conv:  # the embeddings are memoised: only the queries run again
+            result["per_conv"] = [
+                run(embedder, parse_sets(config["set"]), budgets, args.mode, [conv])["recall"]
+                for conv in convs
+            ]
         print(json.dumps(result), flush=True)
         if args.memo and embedder.encoded:
-            args.memo.write_bytes(pickle.dumps(embedder.memo))
+            memos = pickle.loads(args.memo.read_bytes()) if args.memo.is_file() else {}
+            memos = memos if isinstance(memos, dict) else {}
+            memos[embedder.model_id] = embedder.memo
+            args.memo.write_bytes(pickle.dumps(memos))
     return 0
 
 

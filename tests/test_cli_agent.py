@@ -26,7 +26,10 @@ DECISION = "decisions/2024-03-12-why-postgresql.md"
 @pytest.fixture
 def vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")  # config reads it at Vault.open
-    return make_vault(tmp_path)
+    root = make_vault(tmp_path)
+    # indexed once, as `memvault up` does: a read never indexes a vault by itself
+    assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    return root
 
 
 def run(*args: str | Path, input: str | None = None) -> tuple[int, str, str]:

@@ -154,5 +154,6 @@ def test_links_check_gives_obsidians_verdicts_on_a_vault_with_every_link_form(
     ]
     assert data["count"] == 3  # the alias-only link is listed, but not counted as broken
     text = runner.invoke(app, ["links", "check", "--vault", str(root)])
-    assert "logs/2024-03-15.md:4: [[notes]] is ambiguous" in text.output
-    assert "3 broken links" in text.output
+    assert "logs/2024-03-15.md:4:1: [[notes]] is ambiguous" in text.output
+    assert "logs/2024-03-15.md:6:16: [[people/ghost#Heading|Ghost]] does not resolve" in text.output
+    assert "2 unresolved, 1 ambiguous (1 alias-only, not counted)" in text.output

@@ -80,6 +80,10 @@ def test_custom_sections(tmp_path: Path) -> None:
             "order must be one of",
         ),
         ("[[memory.sections]]\nname = 'x'\n", "needs folder, title"),
+        ("[index]\nbackend = 'tensorflow'\n", "index.backend must be one of onnx, torch"),
+        ("[index]\nonnx_precision = 'int4'\n", "index.onnx_precision must be one of int8, fp32"),
+        ("[index]\ndevice = 'cuda'\n", "index.device applies to the torch backend"),
+        ("[index]\nmodel_cache = 'models/onnx'\n", "index.model_cache must be an absolute path"),
         ("not toml = = =", "config.toml"),
     ],
 )
@@ -92,3 +96,18 @@ def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: 
 def test_env_numbers_are_checked(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="MEMVAULT_DAEMON_PORT"):
         VaultConfig.load(tmp_path, env={"MEMVAULT_DAEMON_PORT": "eighty"})
+
+
+def test_the_backend_is_onnx_unless_configured(tmp_path: Path) -> None:
+    assert VaultConfig.load(tmp_path, env={}).index.backend == "onnx"
+    root = write(tmp_path, "[index]\nbackend = 'torch'\ndevice = 'cuda'\n")
+    index = VaultConfig.load(root, env={}).index
+    assert (index.backend, index.device) == ("torch", "cuda")
+
+
+def test_backend_and_model_cache_come_from_the_environment(tmp_path: Path) -> None:
+    env = {"MEMVAULT_INDEX_BACKEND": "torch", "MEMVAULT_INDEX_MODEL_CACHE": "~/models"}
+    index = VaultConfig.load(tmp_path, env=env).index
+    assert (index.backend, index.model_cache) == ("torch", "~/models")
+    with pytest.raises(ConfigError, match=r"index\.backend"):
+        VaultConfig.load(tmp_path, env={"MEMVAULT_INDEX_BACKEND": "gpu"})

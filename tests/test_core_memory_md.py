@@ -151,9 +151,22 @@ def test_overflow_links_the_folder_note_and_keeps_the_section_short() -> None:
         "- [[decisions/d39]] - D39",
         "- [[decisions/d38]] - D38",
     ]
-    assert lines[4] == "- [[decisions/decisions|37 more decisions]]"
+    assert lines[4] == "- [[decisions/decisions|37 more]]"
     assert len(update.overflow["decisions"]) == 40
     again = run(update.text, cat, owned=update.owned, rules=[rule])
+    assert again.text == update.text
+    # the overflow line as earlier versions wrote it is still the daemon's
+    old = update.text.replace("|37 more]]", "|37 more decisions]]")
+    assert run(old, cat, owned={}, rules=[rule]).text == update.text
+
+
+def test_without_a_folder_note_to_keep_the_overflow_line_links_nothing() -> None:
+    rule = SectionRule("people", "Key People", "people", {}, "title", 1)
+    cat = [entry("people/ana.md", "Ana"), entry("people/bo.md", "Bo")]
+    text = "<!-- memvault:begin people -->\n<!-- memvault:end people -->\n"
+    update = run(text, cat, rules=[rule], unlinked_folders={"people"})
+    assert update.text.splitlines()[1:3] == ["- [[people/ana]] - Ana", "- 1 more in people/"]
+    again = run(update.text, cat, rules=[rule], unlinked_folders={"people"})
     assert again.text == update.text
 
 
@@ -163,9 +176,16 @@ def test_filter_and_order_rules() -> None:
         entry("projects/a.md", "A", status="active", updated="2024-01-01"),
         entry("projects/b.md", "B", status="done", updated="2024-05-01"),
         entry("projects/c.md", "C", status="Active", updated="2024-03-01"),
-        entry("projects/projects.md", "folder note", status="active"),
     ]
     assert [e.path for e in select(rule, cat)] == ["projects/c.md", "projects/a.md"]
+
+
+def test_a_note_named_like_its_folder_is_listed_like_any_other() -> None:
+    """The catalogue holds notes only (the engine leaves out the folder notes memvault
+    keeps); a person's `projects/projects.md` is a note like the others."""
+    rule = DEFAULT_SECTIONS[0]
+    cat = [entry("projects/projects.md", "All my projects", status="active")]
+    assert [e.path for e in select(rule, cat)] == ["projects/projects.md"]
 
 
 @pytest.mark.parametrize(
@@ -334,3 +354,64 @@ def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
         rewrite=lambda t: relink(t, "MEMORY.md", "MEMORY.md", before, after, moves),
     )
     assert "- mine\n    - [[beta]]\n" in update.text
+
+
+# -- entries a person deleted --------------------------------------------------------------
+
+PEOPLE = SectionRule("people", "Key People", "people", {}, "title", 3)
+FOUR = [entry(f"people/{n}.md", n.title()) for n in ("ana", "bo", "cy", "di")]
+
+
+def people_section(*lines: str) -> str:
+    return (
+        "\n".join(["<!-- memvault:begin people -->", *lines, "<!-- memvault:end people -->"]) + "\n"
+    )
+
+
+def test_an_entry_a_person_deleted_stays_out_and_the_next_note_moves_up() -> None:
+    first = run(people_section(), FOUR, rules=[PEOPLE])
+    assert "- [[people/bo]] - Bo" in first.text
+    edited = first.text.replace("- [[people/bo]] - Bo\n", "")
+    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
+    assert update.hidden == {"people": ("people/bo.md",)}
+    body = update.text.splitlines()[1:-1]
+    assert body == [
+        "- [[people/ana]] - Ana",
+        "- [[people/cy]] - Cy",
+        "- [[people/di]] - Di",
+    ]
+    # and it stays out on the next updates (the lines written last are now these)
+    again = run(
+        update.text,
+        FOUR,
+        owned=update.owned,
+        rules=[PEOPLE],
+        last_written=update.owned,
+        hidden=update.hidden,
+    )
+    assert again.text == update.text and again.hidden == update.hidden
+
+
+def test_a_hidden_entry_comes_back_when_a_person_links_it_in_the_section_again() -> None:
+    text = people_section("- [[people/ana]] - Ana", "- [[people/bo]] - Bo")
+    update = run(text, FOUR, rules=[PEOPLE], hidden={"people": ["people/bo.md"]})
+    assert update.hidden == {}
+    assert "- [[people/bo]] - Bo" in update.text
+
+
+def test_an_entry_that_left_because_of_the_limit_or_a_deleted_note_is_not_hidden() -> None:
+    first = run(people_section(), FOUR, rules=[PEOPLE])
+    newer = [entry("people/al.md", "Al"), *FOUR]  # pushes Cy out of the top 3
+    update = run(first.text, newer, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
+    assert update.hidden == {}
+    gone = [e for e in FOUR if e.path != "people/ana.md"]
+    update = run(first.text, gone, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
+    assert update.hidden == {} and "people/ana" not in update.text
+
+
+def test_an_entry_a_person_rewrote_is_theirs_not_hidden() -> None:
+    first = run(people_section(), FOUR, rules=[PEOPLE])
+    edited = first.text.replace("- [[people/bo]] - Bo", "- [[people/bo]] - Bo, who owns billing")
+    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
+    assert update.hidden == {}
+    assert update.text.count("people/bo") == 1 and "who owns billing" in update.text

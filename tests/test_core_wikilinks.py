@@ -610,3 +610,22 @@ def test_a_renamed_note_follows_its_links_to_itself(text: str, expected: str) ->
         moves,
     )
     assert out == expected
+
+
+def test_parentheses_in_a_new_name_never_end_a_markdown_link_early() -> None:
+    """Found by bench/links_bench.py on the fixture vault: `Functions.md` renamed to
+    `Functions (renamed).md` under `[functions](Functions.md#%60hasTag()%60)` gave a link
+    with two groups of parentheses, which no longer read as a link at all."""
+    text = "From the root: [functions](Functions.md#%60hasTag()%60) and [plain](Functions.md).\n"
+    moves = {"Functions.md": "Functions (renamed).md"}
+    before = LinkIndex(["Functions.md", "note.md"])
+    after = LinkIndex(["Functions (renamed).md", "note.md"])
+    result = relink_note(text, "note.md", "note.md", before, after, moves)
+    links = find_links(result.text)
+    assert len(links) == 2 and result.skipped == ()
+    assert [after.resolve(link.target, "note.md").path for link in links] == [
+        "Functions (renamed).md",
+        "Functions (renamed).md",
+    ]
+    assert links[0].anchor == "`hasTag()`"
+    assert "[plain](Functions%20(renamed).md)" in result.text  # one group alone reads fine

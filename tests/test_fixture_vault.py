@@ -2,7 +2,7 @@
 finds exactly the planted problems, and renames of notes, attachments and folders keep
 every link working, in each newLinkFormat, changing no byte outside link targets.
 
-The engine's end-to-end tests can use the same vault once it is rewired (see its README).
+tests/test_links_end_to_end.py runs the same vault and renames through the engine.
 """
 
 from __future__ import annotations

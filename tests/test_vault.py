@@ -70,7 +70,16 @@ def test_scan_ignores_what_design_says(tmp_path: Path) -> None:
     scan = VaultFS(tmp_path, ignore=["templates/**"]).scan()
     assert sorted(scan.notes) == ["MEMORY.md", "people/ana.md"]
     # ignored by config: not indexed, but links to it resolve (Obsidian sees it)
-    assert scan.attachments == {"assets/img.png", "templates/person.md"}
+    assert set(scan.attachments) == {"assets/img.png", "templates/person.md"}
+    # with the size and mtime a rename keeps (attachment moves are found by them)
+    img = (tmp_path / "assets/img.png").stat()
+    assert (
+        scan.attachments["assets/img.png"].size,
+        scan.attachments["assets/img.png"].mtime_ns,
+    ) == (
+        img.st_size,
+        img.st_mtime_ns,
+    )
 
 
 def test_scan_skips_symlinks_leading_out_with_a_reason(vault_with_secrets: Path) -> None:

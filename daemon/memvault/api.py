@@ -96,10 +96,16 @@ class Vault:
         self,
         paths: Iterable[str] | None = None,
         progress: Callable[[Progress], None] | None = None,
+        *,
+        vectors: bool = True,
     ) -> SyncReport:
-        """Reconcile the index and MEMORY.md with the files (all, or just ``paths``)."""
+        """Reconcile the index and MEMORY.md with the files (all, or just ``paths``).
+
+        MEMORY.md, links and keyword search are current when the structure is; with
+        ``vectors=False`` new chunks' vectors are left pending (searched by keywords
+        meanwhile) for a later sync, ``embed_pending`` or the daemon."""
         self._writable()
-        return self.engine.sync(paths, progress)
+        return self.engine.sync(paths, progress, vectors=vectors)
 
     def search(
         self,
@@ -161,6 +167,26 @@ class Vault:
         return self.engine.status()
 
     # -- for the daemon and the tools around it ----------------------------------------
+
+    def embed_pending(
+        self,
+        progress: Callable[[Progress], None] | None = None,
+        *,
+        steps: int | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> tuple[int, int]:
+        """Give pending chunks their vectors (all, or ``steps`` bounded steps); returns
+        (chunks the model embedded, chunks indexed)."""
+        self._writable()
+        return self.engine.embed_pending(progress, steps=steps, stop=stop)
+
+    def pending_vectors(self) -> tuple[int, float | None]:
+        """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
+        return self.engine.pending_vectors()
+
+    def warm_up(self) -> None:
+        """Load the embedding model and open the vector index now, not on first use."""
+        self.engine.warm_up()
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""

@@ -23,6 +23,8 @@ from memvault.errors import ConfigError
 STATE_DIR = ".memvault"
 CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+BACKENDS = ("onnx", "torch")
+ONNX_PRECISIONS = ("int8", "fp32")
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
     SectionRule("people", "Key People", "people", {}, "updated", 8),
@@ -50,6 +52,9 @@ class MemorySettings:
 @dataclass(frozen=True, slots=True)
 class IndexSettings:
     model: str = DEFAULT_MODEL
+    backend: str = "onnx"
+    onnx_precision: str = "int8"
+    model_cache: str = ""
     device: str = "cpu"
     threads: int = 0
     batch_size: int = 32
@@ -287,6 +292,18 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("index: batch_size, ef_search and hnsw_m must be positive")
         if not 0.0 < settings.compact_ratio < 1.0:
             problems.append("index.compact_ratio must be between 0 and 1")
+        if settings.backend not in BACKENDS:
+            problems.append(f"index.backend must be one of {', '.join(BACKENDS)}")
+        elif settings.backend == "onnx" and settings.device != "cpu":
+            problems.append(
+                "index.device applies to the torch backend; the onnx backend runs on the CPU "
+                '(set index.backend = "torch" to use another device)'
+            )
+        if settings.onnx_precision not in ONNX_PRECISIONS:
+            problems.append(f"index.onnx_precision must be one of {', '.join(ONNX_PRECISIONS)}")
+        cache = settings.model_cache
+        if cache and not (cache.startswith("~") or os.path.isabs(cache)):
+            problems.append("index.model_cache must be an absolute path (or start with ~)")
     elif section == "daemon":
         if not 0 <= settings.port <= 65535:
             problems.append("daemon.port must be between 0 and 65535 (0: pick a free one)")

@@ -3,6 +3,7 @@
     MemvaultError                 base: every error memvault raises on purpose
     ├── ConfigError               .memvault/config.toml or a flag is invalid
     ├── VaultNotFound             no vault at or above the given folder
+    │   └── NotIndexed            the vault was never indexed (search, context need it)
     ├── UnsafePath                a path leaves the vault (.., absolute, NUL, symlink, drive)
     ├── NoteNotFound              a note or heading that does not exist
     ├── NoteExists                a write would overwrite an existing note
@@ -30,6 +31,11 @@ class ConfigError(MemvaultError):
 
 class VaultNotFound(MemvaultError):
     """No vault was found at or above the given folder."""
+
+
+class NotIndexed(VaultNotFound):
+    """The vault has no index yet, and the command only reads: it writes nothing to
+    build one (``memvault sync`` or ``memvault up`` does)."""
 
 
 class UnsafePath(MemvaultError):

@@ -37,6 +37,7 @@ from memvault.core.report import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.vault.files import VaultFS
+from memvault.vault.state import ensure_state_dir
 from memvault.vault.template import init_vault
 
 MANIFEST = "migrations.json"
@@ -197,7 +198,7 @@ def migrate(
                 "source": name,
                 "notes": sorted(texts),
             }
-        manifest_path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(manifest_path.parent)
         tmp = manifest_path.with_suffix(".tmp")
         tmp.write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, manifest_path)

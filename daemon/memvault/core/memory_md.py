@@ -4,7 +4,7 @@ A person owns MEMORY.md; memvault owns only its managed sections::
 
     <!-- memvault:begin decisions -->
     - [[decisions/2024-03-12-why-postgresql]] - Use PostgreSQL for ...
-    - [[decisions/decisions|37 more decisions]]
+    - [[decisions/decisions|37 more]]
     <!-- memvault:end decisions -->
 
 Rules, all decided here and nowhere else:
@@ -18,9 +18,16 @@ Rules, all decided here and nowhere else:
   line is a person's: it stays at its position, and a note it links to is not
   listed a second time.
 - The daemon's lines are the top ``limit`` notes of the rule (folder, filter,
-  order), then one overflow line linking the folder note when more exist.
+  order), then one overflow line linking the folder note when more exist (plain
+  text when the folder note's path is a person's own note: memvault writes folder
+  notes only where it created them, or where a person put its markers).
 - A configured section a person deleted (it was seen before) is reported and
   not re-added unless ``restore_deleted``; one never seen is appended.
+- An entry a person deleted from a section (a line the daemon wrote last time,
+  for a note it would still list, gone from the section with no other line
+  linking that note) is *hidden*: not listed in that section again (nor counted
+  in its "N more") until a line in the section links the note once more. The
+  folder note still lists every note of its folder.
 - Markers that do not pair up raise ``MarkerError``: the file is left alone.
 """
 
@@ -81,6 +88,7 @@ class MemoryUpdate:
     missing: tuple[str, ...]  # configured sections a person removed (not re-added)
     overflow: dict[str, tuple[CatalogueEntry, ...]]  # folder -> every note, for its folder note
     problems: tuple[str, ...]
+    hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # section -> notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,8 +109,18 @@ def folder_note_path(folder: str) -> str:
 
 
 def is_folder_note(path: str) -> bool:
+    """Named like its folder (``people/people.md``): where a folder note would go."""
     folder, name = posixpath.split(path)
     return bool(folder) and name.lower() == posixpath.basename(folder).lower() + ".md"
+
+
+def is_managed_folder_note(text: str) -> bool:
+    """A folder note memvault keeps: it holds the ``folder`` section's markers (memvault
+    created it, or a person added them). Any other note is a person's, whatever its name."""
+    return any(
+        (m := _MARKER.match(line)) is not None and m.group(2) == FOLDER_SECTION
+        for line in text.splitlines()
+    )
 
 
 def parse_blocks(lines: Sequence[str]) -> list[_Block]:
@@ -144,11 +162,7 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
 def select(rule: SectionRule, catalogue: Sequence[CatalogueEntry]) -> list[CatalogueEntry]:
     """Every note the rule lists, in its order (before the limit)."""
     prefix = rule.folder.strip("/") + "/"
-    chosen = [
-        e
-        for e in catalogue
-        if e.path.startswith(prefix) and not is_folder_note(e.path) and _matches(e, rule.filter)
-    ]
+    chosen = [e for e in catalogue if e.path.startswith(prefix) and _matches(e, rule.filter)]
     return sort_entries(chosen, rule.order)
 
 
@@ -204,14 +218,19 @@ def entry_line(entry: CatalogueEntry) -> str:
     return f"{head} - {description}" if description else head
 
 
-def overflow_line(folder: str, count: int, label: str) -> str:
-    link = folder_note_path(folder)[:-3]
-    return f"- [[{link}|{count} more {label}]]"
+def overflow_line(folder: str, count: int, linked: bool = True) -> str:
+    """``- [[people/people|3 more]]``; ``- 3 more in people/`` when there is no folder
+    note memvault may keep."""
+    if not linked:
+        return f"- {count} more in {folder}/"
+    return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
 
 
 def _is_overflow(line: str, folder: str) -> bool:
     link = re.escape(folder_note_path(folder)[:-3])
-    return re.fullmatch(rf"- \[\[{link}\|\d+ more [^\]]*\]\]", line) is not None
+    # "N more <label>" is how earlier versions wrote it: still the daemon's line
+    linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
+    return re.fullmatch(rf"{linked}|- \d+ more in {re.escape(folder)}/", line) is not None
 
 
 def update_memory(
@@ -225,10 +244,17 @@ def update_memory(
     rewrite: Callable[[str], str] | None = None,
     restore_deleted: bool = False,
     title: str = "Memory Index",
+    hidden: Mapping[str, Collection[str]] | None = None,
+    last_written: Mapping[str, Collection[str]] | None = None,
+    unlinked_folders: Collection[str] = (),
 ) -> MemoryUpdate:
     """Recompute MEMORY.md. ``resolve`` maps a link target written in MEMORY.md to
     a note path (or None); ``rewrite`` re-targets links in a person's text after
-    a move (applied to everything but the daemon's own lines)."""
+    a move (applied to everything but the daemon's own lines). ``hidden``: per
+    section, the notes a person took out of it; ``last_written``: per section, the
+    lines of the daemon's previous update (to notice an entry a person deleted);
+    ``unlinked_folders``: folders whose folder-note path is a person's own note (the
+    overflow line then links nothing)."""
     if text is None:  # no MEMORY.md at all: start afresh with every section
         text = f"# {title}\n"
         seen = ()
@@ -238,20 +264,36 @@ def update_memory(
     by_name = {b.name: b for b in blocks}
     problems: list[str] = []
     new_owned: dict[str, tuple[str, ...]] = {}
+    new_hidden: dict[str, tuple[str, ...]] = {}
     overflow: dict[str, tuple[CatalogueEntry, ...]] = {}
     replaced: dict[str, list[str]] = {}
-    for rule in rules:
-        if rule.name not in by_name:
-            continue
-        block = by_name[rule.name]
-        body = lines[block.begin + 1 : block.end]
-        new_body, wrote, everything = _section(
-            rule, body, catalogue, owned.get(rule.name, ()), resolve, rewrite, nl, problems
+
+    def section(rule: SectionRule, body: list[str], fresh: bool) -> list[str]:
+        result = _section(
+            _Section(
+                rule,
+                catalogue,
+                () if fresh else owned.get(rule.name, ()),
+                resolve,
+                None if fresh else rewrite,
+                nl,
+                frozenset((hidden or {}).get(rule.name, ())),
+                () if fresh or last_written is None else tuple(last_written.get(rule.name, ())),
+                rule.folder not in unlinked_folders,
+            ),
+            body,
+            problems,
         )
-        replaced[rule.name] = new_body
-        new_owned[rule.name] = wrote
-        if len(everything) > rule.limit:
-            overflow[rule.folder] = tuple(everything)
+        new_owned[rule.name] = result.wrote
+        new_hidden[rule.name] = result.hidden
+        if len(result.everything) > rule.limit:
+            overflow[rule.folder] = tuple(result.everything)
+        return result.lines
+
+    for rule in rules:
+        if rule.name in by_name:
+            block = by_name[rule.name]
+            replaced[rule.name] = section(rule, lines[block.begin + 1 : block.end], False)
 
     out: list[str] = []
     i = 0
@@ -270,19 +312,25 @@ def update_memory(
             continue
         if rule.name in seen and not restore_deleted:
             missing.append(rule.name)
+            new_hidden[rule.name] = tuple(sorted((hidden or {}).get(rule.name, ())))
             continue
         if out and not out[-1].endswith("\n"):
             out[-1] += nl
         if out and out[-1].strip():
             out.append(nl)
-        body, wrote, everything = _section(rule, [], catalogue, (), resolve, None, nl, problems)
+        body = section(rule, [], True)
         out += [f"## {rule.title}{nl}", f"<!-- memvault:begin {rule.name} -->{nl}", *body]
         out.append(f"<!-- memvault:end {rule.name} -->{nl}")
-        new_owned[rule.name] = wrote
-        if len(everything) > rule.limit:
-            overflow[rule.folder] = tuple(everything)
     present = tuple(r.name for r in rules if r.name not in missing)
-    return MemoryUpdate("".join(out), new_owned, present, tuple(missing), overflow, tuple(problems))
+    return MemoryUpdate(
+        "".join(out),
+        new_owned,
+        present,
+        tuple(missing),
+        overflow,
+        tuple(problems),
+        {k: v for k, v in new_hidden.items() if v},
+    )
 
 
 def _rewrite_lines(lines: list[str], rewrite: Callable[[str], str] | None) -> list[str]:
@@ -291,34 +339,67 @@ def _rewrite_lines(lines: list[str], rewrite: Callable[[str], str] | None) -> li
     return lines_with_ends(rewrite("".join(lines)))
 
 
-def _section(
-    rule: SectionRule,
-    body: list[str],
-    catalogue: Sequence[CatalogueEntry],
-    owned: Collection[str],
-    resolve: Callable[[str], str | None],
-    rewrite: Callable[[str], str] | None,
-    nl: str,
-    problems: list[str],
-) -> tuple[list[str], tuple[str, ...], list[CatalogueEntry]]:
-    everything = select(rule, catalogue)
-    shown = everything[: rule.limit]
+@dataclass(frozen=True, slots=True)
+class _Section:
+    """What recomputing one managed section needs besides its lines."""
+
+    rule: SectionRule
+    catalogue: Sequence[CatalogueEntry]
+    owned: Collection[str]
+    resolve: Callable[[str], str | None]
+    rewrite: Callable[[str], str] | None
+    nl: str
+    hidden: frozenset[str]
+    last_written: tuple[str, ...]
+    folder_note: bool  # the overflow line may link the folder note
+
+
+@dataclass(frozen=True, slots=True)
+class _SectionResult:
+    lines: list[str]
+    wrote: tuple[str, ...]
+    everything: list[CatalogueEntry]
+    hidden: tuple[str, ...]
+
+
+def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResult:
+    rule = s.rule
+    everything = select(rule, s.catalogue)
+    # links are re-targeted and read in the section as a whole, so a line is judged in
+    # its context (a nested list item is not indented code); only whole lines change
+    rewritten = _rewrite_lines(body, s.rewrite)
+    if len(rewritten) != len(body):
+        rewritten = [_rewrite_lines([line], s.rewrite)[0] for line in body]
+    links_on: dict[int, list[str]] = {}
+    for link in find_links("".join(rewritten)):
+        if link.target:
+            target = s.resolve(link.target)
+            if target:
+                links_on.setdefault(link.line - 1, []).append(target)
+    linked = {p for targets in links_on.values() for p in targets}
+
+    # Hidden: notes a person took out of the section. A link to one in the section
+    # (the person put it back) lists it again; a note that is gone is forgotten.
+    existing = {e.path for e in s.catalogue}
+    hidden = {p for p in s.hidden if p in existing and p not in linked}
+    listed = [e for e in everything if e.path not in hidden][: rule.limit]
+    present = {line.rstrip("\r\n") for line in body}
+    for line in s.last_written:
+        if line in present or _is_overflow(line, rule.folder):
+            continue
+        gone = next((link.target for link in find_links(line) if link.target), None)
+        path = s.resolve(gone) if gone else None
+        if path and path not in linked and any(e.path == path for e in listed):
+            hidden.add(path)  # the daemon's line for a note it still lists was deleted
+    shown = [e for e in everything if e.path not in hidden][: rule.limit]
     rendered = {e.path: entry_line(e) for e in shown}
     would_write = set(rendered.values())
-    owned_set = set(owned)
+    owned_set = set(s.owned)
 
     # Which lines are the daemon's, which a person's (and which notes those name).
     slots: list[int] = []  # positions of daemon lines
     kept: list[str] = []
     person_links: set[str] = set()
-    # links are re-targeted and read in the section as a whole, so a line is judged in
-    # its context (a nested list item is not indented code); only whole lines change
-    rewritten = _rewrite_lines(body, rewrite)
-    if len(rewritten) != len(body):
-        rewritten = [_rewrite_lines([line], rewrite)[0] for line in body]
-    links_on: dict[int, list[str]] = {}
-    for link in find_links("".join(rewritten)):
-        links_on.setdefault(link.line - 1, []).append(link.target)
     for i, line in enumerate(body):
         content = line.rstrip("\r\n")
         daemons = (
@@ -329,10 +410,7 @@ def _section(
             kept.append("")
             continue
         kept.append(rewritten[i])
-        for link_target in links_on.get(i, ()):
-            target = resolve(link_target) if link_target else None
-            if target:
-                person_links.add(target)
+        person_links.update(links_on.get(i, ()))
 
     wanted = [rendered[e.path] for e in shown if e.path not in person_links]
     for e in shown:
@@ -340,13 +418,13 @@ def _section(
             problems.append(
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
-    hidden = len(everything) - len(shown)
-    if hidden > 0:
-        label = rule.folder.rsplit("/", 1)[-1]
-        wanted.append(overflow_line(rule.folder, hidden, label))
+    more = len([e for e in everything if e.path not in hidden]) - len(shown)
+    if more > 0:
+        wanted.append(overflow_line(rule.folder, more, s.folder_note))
 
     # Fill the daemon's old slots in order; extra lines go after the last slot
     # (or at the end of the section); unused slots disappear.
+    nl = s.nl
     result: list[str] = []
     it = iter(wanted)
     last_slot = slots[-1] if slots else None
@@ -368,7 +446,7 @@ def _section(
         result[cut:cut] = rest
     if result and not result[-1].endswith("\n"):
         result[-1] += nl
-    return result, tuple(wanted), everything
+    return _SectionResult(result, tuple(wanted), everything, tuple(sorted(hidden)))
 
 
 def render_folder_note(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -86,12 +86,19 @@ def fuse(
     rrf_k: int = 60,
     lexical_weight: float = 1.0,
     vector_weight: float = 1.0,
+    unembedded: Collection[int] = (),
 ) -> list[tuple[int, float]]:
-    """Weighted reciprocal-rank fusion of two best-first label lists."""
+    """Weighted reciprocal-rank fusion of two best-first label lists. A label in
+    ``unembedded`` (its vector is still pending) could not be in the vector list:
+    its lexical part stands for both, rather than counting it as dissimilar."""
     scores: dict[int, float] = {}
     for weight, ranking in ((lexical_weight, lexical), (vector_weight, vector)):
         for rank, label in enumerate(ranking):
             scores[label] = scores.get(label, 0.0) + weight / (rrf_k + rank + 1)
+    if unembedded and lexical_weight > 0:
+        for label in unembedded:
+            if label in scores:
+                scores[label] *= (lexical_weight + vector_weight) / lexical_weight
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
@@ -101,18 +108,23 @@ def convex(
     *,
     lexical_weight: float = 1.0,
     vector_weight: float = 1.0,
+    unembedded: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """Convex combination of normalised scores (Bruch et al., 2023, "An Analysis
     of Fusion Functions for Hybrid Retrieval"): BM25 divided by the best BM25
     of the query, cosine min-max scaled over the candidates, then
     ``a * lexical + (1 - a) * vector`` with ``a = w_lex / (w_lex + w_vec)``.
-    A chunk missing from one list scores 0 there."""
+    A chunk missing from one list scores 0 there — except a chunk in
+    ``unembedded`` (its vector is still pending: it cannot be in the vector list),
+    scored on its lexical part alone, with the weights renormalised over the one
+    signal it has."""
     total = lexical_weight + vector_weight
     a = lexical_weight / total if total > 0 else 0.5
     scores: dict[int, float] = {}
     best = max((s for _, s in lexical), default=0.0)
     for label, s in lexical:
-        scores[label] = a * (s / best if best > 0 else 0.0)
+        share = 1.0 if label in unembedded else a
+        scores[label] = share * (s / best if best > 0 else 0.0)
     if vector:
         sims = [s for _, s in vector]
         lo, hi = min(sims), max(sims)

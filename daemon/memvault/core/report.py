@@ -44,6 +44,7 @@ class SyncReport(Record):
     modified: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     moved: tuple[tuple[str, str], ...] = ()
+    attachments_moved: tuple[tuple[str, str], ...] = ()  # images, PDFs...: links follow them
     embedded_chunks: int = 0  # chunks that went through the model
     reused_chunks: int = 0  # chunks whose vectors came from the cache or stayed
     relinked: tuple[str, ...] = ()  # notes whose links were re-targeted after a move
@@ -63,6 +64,7 @@ class SyncReport(Record):
             or self.modified
             or self.deleted
             or self.moved
+            or self.attachments_moved
             or self.memory_written
             or self.folder_notes_written
             or self.relinked
@@ -76,6 +78,8 @@ class SyncReport(Record):
             f"{len(self.moved)} moved",
             f"{self.embedded_chunks} chunks embedded",
         ]
+        if self.attachments_moved:
+            parts.append(f"{len(self.attachments_moved)} attachments moved")
         if self.relinked:
             parts.append(f"{len(self.relinked)} notes relinked")
         if self.memory_written:
@@ -99,6 +103,8 @@ class Hit(Record):
     text: str = field(repr=False, default="")
     label: int = field(repr=False, default=0)
     ord: int = field(repr=False, default=0)
+    # its vector is still being computed: found by keywords only (DESIGN.md, "Two lanes")
+    pending: bool = False
 
     @property
     def address(self) -> str:
@@ -143,6 +149,8 @@ class LinkProblem(Record):
     )
     candidates: tuple[str, ...] = ()
     anchor: str | None = None  # the link's #heading or #^block, as written
+    column: int = 0  # 1-based column where the link starts (0: not known)
+    text: str = ""  # the link as written: [[target#anchor|alias]], ![alt](path)
 
 
 @dataclass(frozen=True, slots=True)

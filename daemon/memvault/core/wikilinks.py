@@ -429,6 +429,10 @@ def relink_note(
             return None
         if link.kind == "markdown":
             encoded = encode_markdown_target(target, angle=link.angle, like=raw)
+            if not link.angle and not _still_one_link(text, link, encoded):
+                # balanced parentheses in the name, with more in the anchor or title after
+                # it (``Functions%20(renamed).md#%60hasTag()%60``), end the link early
+                encoded = encoded.replace("(", "%28").replace(")", "%29")
             back = unicodedata.normalize("NFC", decode_uri(encoded))
             if "#" in target or back != unicodedata.normalize("NFC", target):
                 skipped.append((raw, f"{expected}: a markdown link cannot lead to this name"))
@@ -440,6 +444,14 @@ def relink_note(
 
     out = rewrite_links(text, replace)
     return Relinked(out, tuple(rewritten), tuple(skipped))
+
+
+def _still_one_link(text: str, link: Link, raw: str) -> bool:
+    """Whether ``link`` with its target bytes replaced by ``raw`` still reads as one
+    whole link (the rest of it — anchor, title, closing parenthesis — unchanged)."""
+    new = text[link.start : link.target_start] + raw + text[link.target_end : link.end]
+    found = find_links(new)
+    return len(found) == 1 and found[0].start == 0 and found[0].end == len(new)
 
 
 def _new_target(

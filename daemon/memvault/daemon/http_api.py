@@ -63,6 +63,7 @@ STATUS_FIELDS = (
     "model",
     "observer_alive",
     "failed_batches",
+    "vectors",  # the vector lane: pending chunks, their lag, its progress
 )
 
 # (exception, status) — first match wins, so subclasses come before MemvaultError.
@@ -183,6 +184,7 @@ def busy(status: Mapping[str, Any]) -> bool:
         or status.get("progress")
         or status.get("queue")
         or status.get("lag_seconds") is not None
+        or bool((status.get("vectors") or {}).get("busy"))
     )
 
 

@@ -127,6 +127,7 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
+        from memvault.daemon.vector_lane import VectorLane
         from memvault.daemon.watcher import Watcher
 
         self.vault = vault
@@ -139,7 +140,8 @@ class Daemon:
         self.started_at = time.time()
         self._started_mono = time.monotonic()
         self.state = "starting"
-        self.progress: dict[str, int] | None = None
+        self.progress: dict[str, Any] | None = None  # the sync in flight (structure lane)
+        self.vector_progress: dict[str, Any] | None = None  # the vector lane's last step
         self.model_state = "not loaded"  # loading | ready | failed
         self._last_progress_log = 0.0
         self._last_progress_nudge = 0.0
@@ -157,9 +159,18 @@ class Daemon:
             save=vault.save,
             idle_save_seconds=min(5.0, float(settings.save_seconds)),
             on_progress=self._on_progress,
-            after_first=self._warm_up,
+            after_first=self._start_vectors,
             on_change=self._nudge,
         )
+        # The vector lane starts once the start-up reconcile is done (MEMORY.md never
+        # waits for the model), then follows every sync that queued new chunks.
+        self.vectors = VectorLane(
+            vault,
+            on_progress=self._on_progress,
+            on_model=self._model_state,
+            on_error=self.watcher.record_error,
+        )
+        vault.subscribe(lambda report: self.vectors.wake())
 
     @classmethod
     def open(
@@ -215,8 +226,8 @@ class Daemon:
         )
 
     def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
-        try:
-            return self.vault.sync(paths, progress=progress)
+        try:  # the structure lane; the vector lane follows in its own thread
+            return self.vault.sync(paths, progress=progress, vectors=False)
         finally:
             self.progress = None
             if self.state == "indexing":
@@ -228,37 +239,39 @@ class Daemon:
         if hub is not None:
             hub.nudge()
 
-    def _warm_up(self) -> None:
-        """Load the model after the start-up reconcile, so the first agent's query does
-        not pay for importing torch (seconds); a model that cannot load shows in status."""
-        started = time.monotonic()
-        self.model_state = "loading"
+    def _start_vectors(self) -> None:
+        """After the start-up reconcile: load the model and embed what is pending."""
+        self.vectors.start()
+        self.vectors.wake()
+
+    def _model_state(self, state: str) -> None:
+        self.model_state = state
         self._nudge()
-        try:
-            self.vault.search("memvault warm-up", k=1)
-        except Exception as exc:
-            self.model_state = "failed"
-            self.watcher.record_error(f"warming up the model failed: {exc}")
-            log.warning("warming up the model failed: %s", exc)
-            return
-        self.model_state = "ready"
-        self._nudge()
-        log.info("model ready in %.1f s", time.monotonic() - started)
 
     def _on_progress(self, p: Any) -> None:
-        self.progress = {"done": p.done, "total": p.total, "embedded": p.embedded}
+        progress = {"done": p.done, "total": p.total, "embedded": p.embedded, "stage": p.stage}
+        if p.stage == "vectors":
+            self.vector_progress = progress
+        else:
+            self.progress = progress
         now = time.monotonic()
         if now - self._last_progress_nudge >= PROGRESS_EVENT_SECONDS or p.done == p.total:
             self._last_progress_nudge = now
             self._nudge()
         if p.total >= 200 and (now - self._last_progress_log >= 5 or p.done == p.total):
             self._last_progress_log = now
-            log.info("indexing: %d/%d notes, %d chunks embedded", p.done, p.total, p.embedded)
+            what = "chunks given vectors" if p.stage == "vectors" else "notes"
+            log.info("indexing: %d/%d %s, %d chunks embedded", p.done, p.total, what, p.embedded)
 
     def info(self) -> dict[str, Any]:
         """The daemon's part of /status."""
         state = self.state
-        if state == "watching" and self.progress and self.progress["total"] >= 50:
+        progress = self.progress  # the sync in flight (structure lane)
+        vectors = self.vectors.info()
+        lane = self.vector_progress if self.vectors.busy else None
+        vectors["progress"] = lane
+        big = [p for p in (progress, lane) if p and p["total"] >= 50]
+        if state == "watching" and big:
             state = "indexing"
         server = self.server
         hub = getattr(getattr(self.app, "state", None), "hub", None)
@@ -270,8 +283,9 @@ class Daemon:
             "port": server.port if server else None,
             "started_at": self.started_at,
             "uptime_seconds": round(time.monotonic() - self._started_mono, 3),
-            "progress": self.progress,
+            "progress": progress,
             "model": self.model_state,
+            "vectors": vectors,
             "events_clients": hub.clients if hub is not None else 0,
             **self.watcher.info(),
         }
@@ -313,7 +327,10 @@ class Daemon:
             self.app.state.close()  # ends /events streams so the server can stop
         if self.server is not None:
             self.server.stop(timeout=1.5)
-        finished = self.watcher.stop(timeout=STOP_SECONDS)
+        started = time.monotonic()
+        finished = self.vectors.stop(timeout=STOP_SECONDS)
+        left = max(0.5, STOP_SECONDS - (time.monotonic() - started))
+        finished = self.watcher.stop(timeout=left) and finished
         runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if not finished:
             log.warning("memvault daemon stopped without waiting for the sync in flight")

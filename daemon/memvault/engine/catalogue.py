@@ -8,13 +8,13 @@ It owns the two caches every collaborator shares, so each has one owner:
   an edit never makes the next search re-read every note;
 - the link index (every note and attachment, with aliases) that resolves a
   link the way Obsidian does; rebuilt only when files come or go
-  (``files_changed``), which also covers the attachments it tracks.
+  (``files_changed``). Attachments come from the store's manifest.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from memvault.core.wikilinks import LinkIndex
 from memvault.index.rows import NoteRow
@@ -29,7 +29,6 @@ class Catalogue:
         self._lock = threading.RLock()
         self._rows: dict[str, NoteRow] | None = None
         self._dirty: set[str] = set()  # paths whose rows changed since ``_rows`` was read
-        self._attachments: set[str] = set()
         self._links: LinkIndex | None = None
 
     # -- note rows ---------------------------------------------------------------------
@@ -61,27 +60,9 @@ class Catalogue:
 
     # -- files and links ------------------------------------------------------------------
 
-    @property
-    def attachments(self) -> frozenset[str]:
-        return frozenset(self._attachments)
-
-    def set_attachments(self, paths: Iterable[str]) -> None:
-        """The attachments a full scan found."""
-        found = set(paths)
-        with self._lock:
-            if found != self._attachments:
-                self._attachments = found
-                self._links = None
-
-    def attachment_seen(self, path: str, exists: bool) -> None:
-        """An event for one non-note file: it appeared or went away."""
-        with self._lock:
-            if (path in self._attachments) != exists:
-                (self._attachments.add if exists else self._attachments.discard)(path)
-                self._links = None
-
     def files_changed(self) -> None:
-        """Notes came, went or moved: the link index is rebuilt on its next use."""
+        """Notes or attachments came, went or moved: the link index is rebuilt on its
+        next use."""
         with self._lock:
             self._links = None
 
@@ -90,8 +71,16 @@ class Catalogue:
         with self._lock:
             if self._links is None:
                 paths, aliases = self._store.paths_and_aliases()
-                self._links = LinkIndex(paths + sorted(self._attachments), aliases)
+                self._links = LinkIndex(paths + self._store.attachment_paths(), aliases)
             return self._links
+
+    def link_index_before(self, moves: Mapping[str, str]) -> LinkIndex:
+        """The link index as it was before ``moves`` (old -> new) happened: each moved
+        file back at its old path, aliases with it (to finish a relink a kill cut short)."""
+        back = {new: old for old, new in moves.items()}
+        paths, aliases = self._store.paths_and_aliases()
+        files = [back.get(p, p) for p in paths + self._store.attachment_paths()]
+        return LinkIndex(files, {back.get(p, p): a for p, a in aliases.items()})
 
     def resolver(self, source: str) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not)."""

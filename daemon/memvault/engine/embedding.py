@@ -5,7 +5,15 @@ on first use, its identity (a different model than the index was built with
 means a full re-embed, said out loud), the exact text each chunk is embedded
 as, the hnswlib index (opened and reconciled with the store on first use,
 saved, compacted) and re-embedding chunks whose cached vectors were lost.
-Counting tokens never loads the model (the tokenizer is read on its own).
+Counting tokens and knowing the model's window never load the model (the
+tokenizer is read on its own), so the structure lane never waits for it.
+
+The vector lane (DESIGN.md, "Two lanes") is ``embed_pending``: the structure
+lane queues new chunks in the store's pending table with their exact text;
+each step takes a bounded batch off it, embeds what the cache lacks *without*
+the engine's lock, then, briefly under the lock, puts the vectors of the
+chunks still pending into the index. A kill at any point leaves the queue as
+it was: the next step (or the next start) takes it up again.
 """
 
 from __future__ import annotations
@@ -14,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,7 +31,13 @@ from memvault.core.chunks import Chunk, embed_texts
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
-from memvault.index.embedder import Embedder, make_embedder, model_id_for, token_counter_for
+from memvault.index.embedder import (
+    Embedder,
+    make_embedder,
+    model_id_for,
+    token_counter_for,
+    window_for,
+)
 from memvault.index.store import Store
 from memvault.index.vectors import VectorIndex
 
@@ -32,6 +47,16 @@ log = logging.getLogger("memvault")
 # from cache.db for every context took ~15 ms of a ~40 ms call. Keyed by content hash,
 # so they never go stale.
 LINE_VECTORS_KEPT = 32_768
+PENDING_BATCH = 32  # chunks per vector-lane step: a step is ~0.5 s of model time, not minutes
+
+
+@dataclass(frozen=True, slots=True)
+class VectorStep:
+    """What one step of the vector lane did."""
+
+    embedded: int  # chunk texts the model embedded (the rest came from the cache)
+    indexed: int  # chunks whose vectors went into the index
+    remaining: int  # chunks still pending after it
 
 
 class Embedding:
@@ -46,6 +71,7 @@ class Embedding:
         self._open_lock = threading.RLock()
         self._vectors: VectorIndex | None = None
         self._tokenizer: Callable[[str], int] | None = None
+        self._window: int | None = None
         self._model_id: str | None = None
         self._lines_kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
         self.last_save = time.monotonic()
@@ -59,9 +85,14 @@ class Embedding:
             with self._open_lock:
                 if self._embedder is None:
                     emb = make_embedder(self.config.index)
+                    expected, self._embedder = self._model_id, emb
+                    if expected is not None and expected != emb.model_id:
+                        # the configured backend could not run (ONNX fell back to torch):
+                        # vectors of the expected model must never meet this one's
+                        self._vectors = None
+                        self.check_model()
                     if self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
-                    self._embedder = emb
         return self._embedder
 
     def count_tokens(self, text: str) -> int:
@@ -72,6 +103,25 @@ class Embedding:
             else:
                 self._tokenizer = token_counter_for(self.config.index)
         return self._tokenizer(text)
+
+    @property
+    def max_tokens(self) -> int:
+        """The model's window in word pieces, known without loading the model."""
+        if self._embedder is not None:
+            return self._embedder.max_tokens
+        if self._window is None:
+            self._window = window_for(self.config.index)
+        return self._window
+
+    def dim(self) -> int:
+        """The vectors' dimension: recorded in the store once the model has loaded."""
+        recorded = self._store.meta("dim")
+        return int(recorded) if recorded else self.embedder.dim
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded (no call here ever loads it)."""
+        return self._embedder is not None
 
     def model_id(self) -> str:
         """The embedding model's identity, known without loading the model."""
@@ -109,13 +159,12 @@ class Embedding:
     def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
         """The exact texts embedded for a note's chunks (context header + overlap)."""
         settings = self.config.index
-        emb = self.embedder
         return embed_texts(
             note,
             chunks,
             settings.embed_context,
-            emb.count_tokens,
-            max_tokens=min(settings.max_chunk_tokens, emb.max_tokens),
+            self.count_tokens,
+            max_tokens=min(settings.max_chunk_tokens, self.max_tokens),
             overlap_tokens=settings.context_overlap_tokens,
         )
 
@@ -128,19 +177,38 @@ class Embedding:
 
     def embed_new(self, texts: dict[str, str]) -> set[str]:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache
-        them; return the shas that were embedded."""
-        emb = self.embedder
-        have = self._store.cached(emb.model_id, list(texts))
+        them; return the shas that were embedded. The model loads only if one is new."""
+        have = self._store.cached(self.model_id(), list(texts))
         need = [s for s in texts if s not in have]
         if need:
+            emb = self.embedder
             vectors = emb.embed([texts[s] for s in need])
             self._store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
         return set(need)
 
+    def embed_pending(self, lock: threading.RLock, limit: int = PENDING_BATCH) -> VectorStep:
+        """One step of the vector lane: embed up to ``limit`` pending chunks (and their
+        lines) outside ``lock`` — the engine's, so the structure lane never waits for the
+        model — then index those still pending, under it."""
+        batch = self._store.pending(limit)
+        if not batch:
+            return VectorStep(0, 0, 0)
+        wanted = self.line_texts(p.text for p in batch)
+        wanted.update((p.sha, p.embed_text) for p in batch)
+        embedded = len(self.embed_new(wanted) & {p.sha for p in batch})
+        with lock:
+            if self.indexed_with != self.model_id():
+                self.check_model()  # a first embedding: the index is for this model now
+            _ = self.vectors  # opened (and reconciled) before the queue changes
+            done = self._store.finish_pending([p.label for p in batch])
+            self.add(done)
+        remaining, _ = self._store.pending_state()
+        return VectorStep(embedded, len(done), remaining)
+
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
         the cache (a line not embedded yet is left out)."""
-        model = self.embedder.model_id
+        model = self.model_id()
         kept = self._lines_kept
         if kept is None or kept[0] != model:
             kept = self._lines_kept = (model, {})
@@ -165,16 +233,18 @@ class Embedding:
             if self._vectors is None:
                 self.check_model()
                 # the dimension is recorded, so deleting vectors never needs the model
-                dim = self._store.meta("dim")
                 vi = VectorIndex(
                     self.config.state_dir / "vectors.bin",
-                    int(dim) if dim else self.embedder.dim,
+                    self.dim(),
                     m=self.config.index.hnsw_m,
                     ef_construction=self.config.index.ef_construction,
                     ef_search=self.config.index.ef_search,
                 )
+                # pending chunks have no vector yet: the lane adds them, not the reconcile
                 report = vi.open(
-                    self._store.meta("vectors_sha"), self._store.labels(), self.vectors_for
+                    self._store.meta("vectors_sha"),
+                    self._store.embedded_labels(),
+                    self.vectors_for,
                 )
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
@@ -183,7 +253,7 @@ class Embedding:
 
     def vectors_for(self, labels: Sequence[int]) -> np.ndarray:
         """Cached vectors of these chunks; lost ones are re-embedded from the stored text."""
-        dim = int(self._store.meta("dim") or self.embedder.dim)
+        dim = self.dim()
         found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
         if len(found) != len(labels):
             missing = sorted(set(labels) - set(found))
@@ -213,8 +283,7 @@ class Embedding:
     def add(self, labels: Sequence[int]) -> None:
         """Put these new chunks' cached vectors into the index."""
         if labels:
-            emb = self.embedder
-            found, matrix = self._store.vectors_for(emb.model_id, labels, emb.dim)
+            found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
             self.vectors.add(found, matrix)
 
     def forget(self, labels: Sequence[int]) -> None:

@@ -4,6 +4,7 @@
 others only through the arguments they are given:
 
     Catalogue   note rows and the link index (the caches everyone shares)
+    Attachments the manifest of files that are not notes (linked, not indexed)
     Embedding   the model, the text it embeds, the vector index
     Indexer     files -> rows, chunks, vectors
     Linker      relinking after moves, MEMORY.md and folder notes, link check
@@ -15,8 +16,12 @@ of paths and the periodic timer:
 
 1. scan (everything, or just the given paths) and stat;
 2. hash only what the size+mtime fast path cannot vouch for; diff -> ChangeSet;
-3. moves: rename rows (vectors stay), then re-target links that no longer
-   lead where they did (``update_links_on_rename``);
+3. moves of notes (by content hash) and of attachments (by size and mtime,
+   ``Attachments``): rename rows (vectors stay) and journal the moves in the same
+   transaction, then re-target links that no longer lead where they did
+   (``update_links_on_rename``, in the vault's ``newLinkFormat``); the journal is
+   cleared once MEMORY.md is relinked too, and a sync that finds it (a kill
+   midway) finishes that relink first;
 4. deletes: drop rows, FTS entries and vectors;
 5. created + modified (+ relinked): parse, chunk, embed only chunks whose
    embedded text is new (the cache answers the rest), commit per batch;
@@ -36,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects
+from memvault.core.changes import ChangeSet, Seen, diff, suspects
 from memvault.core.ranking import Filters
 from memvault.core.report import (
     Context,
@@ -47,6 +52,7 @@ from memvault.core.report import (
     SyncReport,
     WriteResult,
 )
+from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
 from memvault.engine.indexer import Indexer, Progress
@@ -54,14 +60,23 @@ from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import describe
 from memvault.engine.writer import Writer
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
+from memvault.vault.state import ensure_state_dir
 
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Relinked:
+    """What finishing an interrupted relink did."""
+
+    relinked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 class Engine:
@@ -82,11 +97,16 @@ class Engine:
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
-        config.state_dir.mkdir(parents=True, exist_ok=True)
+        # A vault never indexed, opened to read: nothing is written, not even .memvault/;
+        # the index lives in memory and is empty (``indexed`` says so).
+        self.indexed = (config.state_dir / "index.db").exists()
         if not read_only:
+            ensure_state_dir(config.state_dir)
             self.fs.remove_temp_files()  # left by a write that was killed midway
-        self.store = self._open_store()
+            self.indexed = True
+        self.store = self._open_store() if self.indexed else Store.in_memory()
         self.catalogue = Catalogue(self.store)
+        self.attachments = Attachments(self.store)
         self.embedding = Embedding(config, self.store, embedder)
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
@@ -136,15 +156,22 @@ class Engine:
         self,
         paths: Iterable[str] | None = None,
         progress: Callable[[Progress], None] | None = None,
+        *,
+        vectors: bool = True,
     ) -> SyncReport:
-        """Bring the index and MEMORY.md in line with the files (all, or ``paths``)."""
+        """Bring the index and MEMORY.md in line with the files (all, or ``paths``).
+
+        The structure lane always runs; with ``vectors`` the vector lane then runs
+        here until nothing is pending (the daemon passes False and runs it in the
+        background instead; writes pass False and leave it to the next sync)."""
         with self._lock:
             started = time.perf_counter()
             full = paths is None
             model_note = None
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
-            seen, scope, skipped = self._observe(paths)
+            resumed = self._finish_interrupted_relink()
+            seen, scope, skipped, attachments = self._observe(paths)
             known = self.store.manifest()
             vanished: tuple[str, ...] = ()
             if scope is not None:
@@ -157,13 +184,21 @@ class Engine:
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
-            report = self._apply(changes, progress)
+            report = self._apply(changes, progress, attachments)
+            if vectors:
+                embedded, indexed = self.embed_pending(progress)
+                report = dataclasses.replace(
+                    report,
+                    embedded_chunks=embedded,
+                    reused_chunks=report.reused_chunks + indexed - embedded,
+                )
             report = dataclasses.replace(
                 report,
+                relinked=tuple(sorted(set(resumed.relinked) | set(report.relinked))),
                 skipped=tuple(skipped) + report.skipped,
                 full=full,
                 vanished=vanished,
-                warnings=((model_note,) if model_note else ()) + report.warnings,
+                warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
             self.last_sync_at = time.time()
@@ -179,60 +214,87 @@ class Engine:
 
     def _observe(
         self, paths: Iterable[str] | None
-    ) -> tuple[dict[str, Seen], set[str] | None, list[SkippedFile]]:
-        """What is on disk: everything (``paths`` None), or the named paths (and the notes
-        inside any of them that is a folder). Attachments are tracked for links."""
+    ) -> tuple[dict[str, Seen], set[str] | None, list[SkippedFile], AttachmentChanges]:
+        """What is on disk: everything (``paths`` None), or the named paths (and the files
+        inside any of them that is a folder). Notes are compared by the caller;
+        attachments (every other file: linked, not indexed) here."""
         if paths is None:
             scan = self.fs.scan()
-            self.catalogue.set_attachments(scan.attachments)
             seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
-            return seen, None, [SkippedFile(s.path, s.reason) for s in scan.skipped]
+            found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
+            skipped = [SkippedFile(s.path, s.reason) for s in scan.skipped]
+            return seen, None, skipped, self.attachments.observe(found, None)
         scope: set[str] = set()
         seen = {}
-        known: dict[str, Known] | None = None
+        att_scope: set[str] = set()
+        att_seen: dict[str, Seen] = {}
+        known: set[str] | None = None
         for raw in paths:
             path = raw.strip("/")
             if not path or self.fs.is_ignored(path):
                 continue
             if not path.lower().endswith(".md"):
                 # a folder (moved or deleted as a whole), or an attachment
-                known = known if known is not None else self.store.manifest()
+                if known is None:
+                    known = set(self.store.manifest()) | set(self.store.attachment_paths())
                 inside = [p for p in known if p.startswith(path + "/")]
                 full_dir = self.root / path
                 if inside or full_dir.is_dir():
-                    scope |= set(inside)
+                    scope |= {p for p in inside if p.lower().endswith(".md")}
+                    att_scope |= {p for p in inside if not p.lower().endswith(".md")}
                     if full_dir.is_dir():
-                        for p, s in self.fs.scan(path).notes.items():
+                        scan = self.fs.scan(path)
+                        for p, s in scan.notes.items():
                             scope.add(p)
                             seen[p] = Seen(s.size, s.mtime_ns)
+                        for p, s in scan.attachments.items():
+                            att_scope.add(p)
+                            att_seen[p] = Seen(s.size, s.mtime_ns)
                     continue
-                self.catalogue.attachment_seen(path, (self.root / path).is_file())
+                att_scope.add(path)
+                st = self.fs.stat(path)
+                if st is not None:
+                    att_seen[path] = Seen(st.size, st.mtime_ns)
                 continue
             scope.add(path)
             st = self.fs.stat(path)
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
-        return seen, scope, []
+        return seen, scope, [], self.attachments.observe(att_seen, att_scope)
 
-    def _apply(self, changes: ChangeSet, progress: Callable[[Progress], None] | None) -> SyncReport:
+    def _apply(
+        self,
+        changes: ChangeSet,
+        progress: Callable[[Progress], None] | None,
+        attachments: AttachmentChanges | None = None,
+    ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
         warnings: list[str] = []
-        moves = dict(changes.moved)
+        attachments = attachments or AttachmentChanges()
+        moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
         if changes:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")
         before = after = None
         if moves:
             before = self.catalogue.link_index()
+            relinking = self.config.vault.update_links_on_rename
             with self.store.transaction() as conn:
                 for old, new in changes.moved:
                     self.store.rename_note(conn, old, new)
+                self.attachments.record(conn, attachments)
+                if relinking:  # journalled with the renames, before the first rewrite
+                    self.store.journal_relink(conn, moves)
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
-            if self.config.vault.update_links_on_rename:
+            if relinking:
                 relinked, problems = self.linker.relink(moves, before, after)
                 warnings += problems
+        elif attachments:
+            with self.store.transaction() as conn:
+                self.attachments.record(conn, attachments)
+            self.catalogue.files_changed()
         deleted_labels: list[int] = []
         self.catalogue.changed(set(changes.deleted) | set(moves) | set(moves.values()))
         if changes.deleted:
@@ -242,34 +304,105 @@ class Engine:
             self.catalogue.files_changed()
         self.embedding.forget(deleted_labels)
         todo = sorted(
-            set(changes.created) | set(changes.modified) | set(moves.values()) | set(relinked)
+            set(changes.created)
+            | set(changes.modified)
+            | {new for _, new in changes.moved}
+            | set(relinked)
         )
         indexed = self.indexer.index(todo, progress)
         warnings += indexed.warnings
         if changes.created or changes.deleted or moves:
             self.catalogue.files_changed()
         written = MemoryWritten()
-        if changes or not self.store.meta("memory_synced"):
+        if changes or moves or not self.store.meta("memory_synced"):
             written = self.linker.update_memory(moves, before, after)
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:
                 self.indexer.index(reindex)
-        if deleted_labels or indexed.embedded:
+        if moves and self.store.pending_relink():
+            self.store.clear_relink()  # every link follows, MEMORY.md's too
+        if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(
             created=changes.created,
             modified=tuple(p for p in changes.modified if p != memory_file),
             deleted=changes.deleted,
             moved=changes.moved,
-            embedded_chunks=indexed.embedded,
-            reused_chunks=indexed.reused,
+            attachments_moved=tuple(sorted(attachments.moves.items())),
+            embedded_chunks=0,
+            reused_chunks=indexed.kept,
             relinked=tuple(relinked),
             memory_written=written.memory,
             folder_notes_written=written.folder_notes,
             skipped=indexed.skipped,
-            warnings=tuple(warnings),
+            warnings=tuple(warnings) + written.warnings,
             problems=written.problems,
         )
+
+    def _finish_interrupted_relink(self) -> Relinked:
+        """Finish a relink that a kill cut short (the journal in the store says which
+        moves): the notes that still link the old paths, and MEMORY.md."""
+        pending = self.store.pending_relink()
+        if not pending:
+            return Relinked()
+        if not self.config.vault.update_links_on_rename:  # switched off since: drop it
+            self.store.clear_relink()
+            return Relinked()
+        log.warning(
+            "finishing the link repair of %d moved files that was interrupted", len(pending)
+        )
+        before = self.catalogue.link_index_before(pending)
+        after = self.catalogue.link_index()
+        relinked, warnings = self.linker.relink(pending, before, after)
+        # the files written here differ from their rows: this sync's diff indexes them
+        written = self.linker.update_memory(pending, before, after)
+        self.store.clear_relink()
+        return Relinked(tuple(relinked), tuple(warnings) + written.warnings + written.problems)
+
+    # -- the vector lane -------------------------------------------------------------
+
+    def embed_pending(
+        self,
+        progress: Callable[[Progress], None] | None = None,
+        *,
+        steps: int | None = None,
+        stop: Callable[[], bool] | None = None,
+    ) -> tuple[int, int]:
+        """Give pending chunks their vectors, a bounded step at a time, until none is
+        pending (or ``steps`` ran, or ``stop()`` says so). The model runs outside the
+        engine's lock: syncs and writes go on meanwhile. Returns (chunks the model
+        embedded, chunks indexed)."""
+        embedded = indexed = 0
+        total, _ = self.store.pending_state()
+        done = 0
+        while total and (steps is None or steps > 0) and not (stop and stop()):
+            step = self.embedding.embed_pending(self._lock)
+            if not step.indexed and not step.remaining:
+                break
+            embedded, indexed, done = (
+                embedded + step.embedded,
+                indexed + step.indexed,
+                done + step.indexed,
+            )
+            total = max(total, done + step.remaining)
+            if progress is not None:
+                progress(Progress(done, total, embedded, "vectors"))
+            if not step.remaining:
+                break
+            steps = None if steps is None else steps - 1
+        if indexed:
+            self.embedding.maybe_compact()
+        return embedded, indexed
+
+    def warm_up(self) -> None:
+        """Load the model and open the vector index (each otherwise loads on first use)."""
+        _ = self.embedding.embedder
+        if self.embedding.indexed_with:
+            _ = self.embedding.vectors
+
+    def pending_vectors(self) -> tuple[int, float | None]:
+        """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
+        return self.store.pending_state()
 
     # -- writes ----------------------------------------------------------------------
 
@@ -288,30 +421,42 @@ class Engine:
             path, created = self.writer.add_note(
                 category, title, summary=summary, fields=fields, body=body, update=update
             )
-            return WriteResult(path, created, self.sync(paths=[path]))
+            # the structure at once; the vectors are the next sync's (or the daemon's lane)
+            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     def append_log(self, text: str) -> WriteResult:
         """Append ``- HH:MM text`` to today's log (created from the template)."""
         with self._lock:
             path, created = self.writer.append_log(text)
-            return WriteResult(path, created, self.sync(paths=[path]))
+            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     # -- reads -----------------------------------------------------------------------
 
     def search(
         self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
+        self._needs_index("search")
         return self.reader.search(query, k, filters, group=group)
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
+        self._needs_index("context")
         return self.reader.context(query, budget, filters)
+
+    def _needs_index(self, what: str) -> None:
+        if not self.indexed:
+            raise NotIndexed(
+                f"{self.root} is not indexed yet, so there is nothing to {what} "
+                f"(nothing was written): `memvault sync --vault {self.root}` indexes it "
+                "(and keeps MEMORY.md), `memvault up` also keeps it current"
+            )
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         return self.reader.get(path, lines=lines, heading=heading)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
+        self._needs_index("compare")
         return self.reader.related(path, k, exclude)
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
@@ -326,7 +471,7 @@ class Engine:
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale."""
-        return describe(
+        data = describe(
             self.config,
             self.fs,
             self.store,
@@ -334,6 +479,8 @@ class Engine:
             self.linker.link_problems(),
             self.last_sync_at,
         )
+        data["indexed"] = self.indexed
+        return data
 
 
 __all__ = ["Engine", "Progress"]

@@ -1,14 +1,18 @@
-"""Indexing notes: read, parse, chunk, embed what is new, commit.
+"""Indexing notes — the structure lane: read, parse, chunk, commit; never the model.
 
 ``Indexer.index`` walks the paths a sync found created or modified:
 ``_prepare`` turns one file into its note row, link rows and chunks (a file
 that is not text still gets a row, so it is not re-hashed on every sync);
-``_commit`` embeds only the chunk texts the cache lacks and writes a batch in
-one transaction, keeping the labels of chunks whose text did not change.
+``_commit`` writes a batch in one transaction — rows, links, chunks, FTS —
+keeping the labels (and vectors) of chunks whose embedded text did not change
+and queueing the new ones, with the exact text to embed, for the vector lane
+(``Embedding.embed_pending``). Chunking counts word pieces with the tokenizer
+alone, so nothing here waits for the model.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -34,9 +38,13 @@ BATCH_NOTES = 200
 
 @dataclass(frozen=True, slots=True)
 class Progress:
+    """How far a long sync is: notes written (``stage="notes"``), then chunks given their
+    vectors (``stage="vectors"``); ``embedded`` counts the model's work so far."""
+
     done: int
     total: int
     embedded: int
+    stage: str = "notes"
 
 
 @dataclass(slots=True)
@@ -51,10 +59,10 @@ class _Prepared:
 
 @dataclass(frozen=True, slots=True)
 class Indexed:
-    """What one ``Indexer.index`` call did."""
+    """What one ``Indexer.index`` call did (the structure lane: no vectors)."""
 
-    embedded: int = 0
-    reused: int = 0
+    kept: int = 0  # chunks whose embedded text did not change: label and vector kept
+    queued: int = 0  # new chunks, queued for the vector lane
     skipped: tuple[SkippedFile, ...] = ()
     warnings: tuple[str, ...] = ()
 
@@ -81,7 +89,7 @@ class Indexer:
     def index(
         self, paths: Sequence[str], progress: Callable[[Progress], None] | None = None
     ) -> Indexed:
-        embedded = reused = 0
+        kept = queued = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
         batch: list[_Prepared] = []
@@ -95,17 +103,17 @@ class Indexer:
                 batch.append(prepared)
                 pending += len(prepared.chunks)
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
-                e, r = self._commit(batch)
-                embedded, reused = embedded + e, reused + r
+                k, q = self._commit(batch)
+                kept, queued = kept + k, queued + q
                 batch, pending = [], 0
             if progress is not None:
-                progress(Progress(done, len(paths), embedded))
+                progress(Progress(done, len(paths), 0))
         if batch:
-            e, r = self._commit(batch)
-            embedded, reused = embedded + e, reused + r
+            k, q = self._commit(batch)
+            kept, queued = kept + k, queued + q
         if progress is not None and paths:
-            progress(Progress(len(paths), len(paths), embedded))
-        return Indexed(embedded, reused, tuple(skipped), tuple(warnings))
+            progress(Progress(len(paths), len(paths), 0))
+        return Indexed(kept, queued, tuple(skipped), tuple(warnings))
 
     def _prepare(self, path: str) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
         try:
@@ -128,7 +136,7 @@ class Indexer:
                 f"{path}: {result.size / 1e6:.1f} MB; only the first "
                 f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
             )
-        kind = "index" if self._is_index_note(path) else "note"
+        kind = "index" if self._is_index_note(path, result.decoded.text) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
             path=path,
@@ -191,21 +199,23 @@ class Indexer:
             category=path.split("/", 1)[0] if "/" in path else "",
         )
 
-    def _is_index_note(self, path: str) -> bool:
+    def _is_index_note(self, path: str, text: str) -> bool:
+        """MEMORY.md, or a folder note memvault keeps (never a person's note named like
+        its folder: that one is listed and searched like any other)."""
         if path == self.config.memory.file:
             return True
-        return memory_md.is_folder_note(path) and any(
+        return any(
             path == memory_md.folder_note_path(r.folder) for r in self.config.memory.sections
-        )
+        ) and memory_md.is_managed_folder_note(text)
 
     def _chunks(self, note: Note) -> tuple[list[NewChunk], dict[str, str]]:
         """A note's chunks, and the text to embed for each (by its sha256)."""
         settings = self.config.index
-        emb = self.embedding.embedder
-        max_tokens = min(settings.max_chunk_tokens, emb.max_tokens)
+        count = self.embedding.count_tokens  # the tokenizer, never the model
+        max_tokens = min(settings.max_chunk_tokens, self.embedding.max_tokens)
         chunks = chunk_note(
             note,
-            emb.count_tokens,
+            count,
             target_tokens=min(settings.chunk_target_tokens, max_tokens),
             max_tokens=max_tokens,
             parts=settings.embed_context,
@@ -222,26 +232,20 @@ class Indexer:
                     c.line_end,
                     c.text,
                     sha,
-                    emb.count_tokens(c.text),
+                    count(c.text),
                     note.title,
                 )
             )
         return out, texts
 
     def _commit(self, batch: list[_Prepared]) -> tuple[int, int]:
-        """Embed what the cache lacks, then write the batch in one transaction."""
-        embedding = self.embedding if any(p.chunks for p in batch) else None
-        embedded = reused = 0
-        if embedding is not None:
-            embedding.check_model()
-            wanted = {sha: text for p in batch for sha, text in p.lines.items()}
-            wanted.update((sha, text) for p in batch for sha, text in p.texts.items())
-            # chunks are counted; the lines embedded in the same call are not
-            embedded = len(embedding.embed_new(wanted) & {c.sha for p in batch for c in p.chunks})
-            _ = embedding.vectors  # opened (and reconciled) before the new rows exist
-        added: list[int] = []
+        """Write a batch in one transaction: rows, links, chunks and their FTS entries. A
+        chunk whose embedded text did not change keeps its label (and its vector); a new
+        one is queued for the vector lane. Returns (chunks kept, chunks queued)."""
+        kept = queued = 0
         removed: list[int] = []
         self.catalogue.changed(p.path for p in batch)
+        now = time.time()
         with self.store.transaction() as conn:
             for p in batch:
                 old = self.store.chunk_labels_by_sha(conn, p.path)
@@ -249,20 +253,26 @@ class Indexer:
                 for c in p.chunks:
                     if old.get(c.sha):
                         self.store.move_chunk(conn, old[c.sha].pop(0), c)
-                        reused += 1
+                        kept += 1
                     else:
                         fresh.append(c)
                 stale = [label for labels in old.values() for label in labels]
                 self.store.delete_chunks(conn, stale)
                 removed += stale
-                added += self.store.insert_chunks(conn, p.path, fresh)
+                labels = self.store.insert_chunks(conn, p.path, fresh)
+                self.store.add_pending(
+                    conn,
+                    (
+                        (label, c.sha, p.texts[c.sha])
+                        for label, c in zip(labels, fresh, strict=True)
+                    ),
+                    now,
+                )
+                queued += len(fresh)
                 self.store.put_note(conn, p.row)
                 self.store.put_links(conn, p.path, p.links)
         self.embedding.forget(removed)
-        if embedding is not None and added:
-            embedding.add(added)
-            reused += max(0, len(added) - embedded)
-        return embedded, reused
+        return kept, queued
 
 
 __all__ = ["BATCH_CHUNKS", "Indexed", "Indexer", "Progress"]

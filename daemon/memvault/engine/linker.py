@@ -7,20 +7,24 @@ files it wrote, and the engine has them re-indexed.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
+from memvault.core.anchors import Outline, outline
 from memvault.core.changes import Seen, suspects
-from memvault.core.notes import parse_note
+from memvault.core.linkcheck import link_format, link_problem
+from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkIndex, relink
+from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
 from memvault.errors import NoteNotFound, WriteConflict
+from memvault.vault.state import MemoryDecisions, load_decisions, save_decisions
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -38,6 +42,7 @@ class MemoryWritten:
     memory: bool = False  # MEMORY.md was written
     folder_notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
 
 
 class Linker:
@@ -52,8 +57,12 @@ class Linker:
     # -- relinking after moves -----------------------------------------------------------------
 
     def relink(
-        self, moves: dict[str, str], before: LinkIndex, after: LinkIndex
+        self, moves: Mapping[str, str], before: LinkIndex, after: LinkIndex
     ) -> tuple[list[str], list[str]]:
+        """Re-target, in every note that may link a moved file, the links that no longer
+        lead where they led, in the vault's ``newLinkFormat``. Returns the notes
+        written, and warnings (a link left as it was, a note that kept changing)."""
+        fmt = self.link_format()
         names = set()
         for old, new in moves.items():
             for p in (old, new):
@@ -64,19 +73,39 @@ class Linker:
         reverse = {new: old for old, new in moves.items()}
         changed, problems = [], []
         for source in sorted(candidates):
+            if not source.lower().endswith(".md"):
+                continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
             src_old = reverse.get(source, source)
+            left: list[tuple[str, str]] = []
+
+            def change(
+                text: str,
+                src_old: str = src_old,
+                source: str = source,
+                left: list[tuple[str, str]] = left,
+            ) -> str:
+                result = relink_note(text, src_old, source, before, after, moves, fmt)
+                left[:] = result.skipped
+                return result.text
+
             try:
-                written, _ = self.fs.update_text(
-                    source, _relinker(src_old, source, before, after, moves)
-                )
+                written, _ = self.fs.update_text(source, change)
             except (NoteNotFound, NotText):
                 continue
             except WriteConflict as exc:
                 problems.append(str(exc))
                 continue
+            problems += [
+                f"{source}: a link to {raw!r} was left as it is: {why}" for raw, why in left
+            ]
             if written:
                 changed.append(source)
         return changed, problems
+
+    def link_format(self) -> LinkFormat:
+        """How Obsidian writes new links in this vault (``.obsidian/app.json``), read
+        afresh each time: a change in Obsidian's settings applies at once."""
+        return link_format(self.fs.obsidian_app_json())
 
     # -- MEMORY.md -----------------------------------------------------------------------------
 
@@ -87,18 +116,33 @@ class Linker:
         cfg = self.config.memory
         rel = cfg.file
         owned = self.store.owned_lines()
-        seen = set(json.loads(self.store.meta("sections_seen") or "[]"))
+        state = self.config.state_dir
+        # a person's decisions live in their own file: index.db may be lost and rebuilt
+        decisions = load_decisions(state) or MemoryDecisions(
+            tuple(json.loads(self.store.meta("sections_seen") or "[]"))  # before that file
+        )
+        seen = set(decisions.sections_seen)
+        last_written = json.loads(self.store.meta("memory_last_written") or "null")
         catalogue = [
             memory_md.CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
             for n in self.catalogue.notes().values()
         ]
+        unlinked = {
+            rule.folder: path
+            for rule in cfg.sections
+            if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
+        }
         resolve = self.catalogue.resolver(rel)
 
         rewrite = None
+        left: set[tuple[str, str]] = set()
         if moves and before is not None and after is not None:
+            fmt = self.link_format()
 
             def rewrite(text: str) -> str:
-                return relink(text, rel, rel, before, after, moves)
+                result = relink_note(text, rel, rel, before, after, moves, fmt)
+                left.update(result.skipped)
+                return result.text
 
         results: list[memory_md.MemoryUpdate] = []
 
@@ -112,6 +156,9 @@ class Linker:
                 resolve=resolve,
                 rewrite=rewrite,
                 restore_deleted=cfg.restore_deleted_sections,
+                hidden=decisions.hidden,
+                last_written=last_written,
+                unlinked_folders=set(unlinked),
             )
             results.append(update)
             return update.text
@@ -130,31 +177,52 @@ class Linker:
         update = results[-1]
         problems += list(update.problems)
         self.store.add_owned_lines(update.owned)
-        self.store.set_meta("sections_seen", json.dumps(sorted(seen | set(update.present))))
+        save_decisions(
+            state, MemoryDecisions(tuple(sorted(seen | set(update.present))), update.hidden)
+        )
+        self.store.set_meta("memory_last_written", json.dumps(update.owned))
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
         self.store.set_meta("memory_synced", "1")
-        folder_written = self._update_folder_notes(update.overflow, catalogue)
-        return MemoryWritten(written, tuple(folder_written), tuple(problems))
+        folder_written = self._update_folder_notes(update.overflow, catalogue, set(unlinked))
+        warnings = [
+            f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
+        ]
+        warnings += [
+            f"{path} is a note of yours, so memvault does not list the {folder}/ folder in "
+            "it (MEMORY.md says how many more there are); put the lines "
+            f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
+            f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
+            for folder, path in sorted(unlinked.items())
+            if folder in update.overflow
+        ]
+        return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
+
+    def _persons_note(self, path: str) -> bool:
+        """A note at a folder note's path that memvault may not write into: it holds no
+        folder markers (a person wrote it; memvault's own always has them)."""
+        if self.fs.stat(path) is None:
+            return False
+        try:
+            return not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
+        except (NoteNotFound, NotText, OSError):
+            return True
 
     def _update_folder_notes(
         self,
         overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
         catalogue: list[memory_md.CatalogueEntry],
+        persons: set[str],
     ) -> list[str]:
+        """Create or update the folder notes memvault keeps, never a person's note."""
         written = []
         for rule in self.config.memory.sections:
             path = memory_md.folder_note_path(rule.folder)
             exists = self.fs.stat(path) is not None
-            if rule.folder not in overflow and not exists:
+            if rule.folder in persons or (rule.folder not in overflow and not exists):
                 continue
             # the folder note lists every note of the folder, whatever the filter
             entries = memory_md.sort_entries(
-                [
-                    e
-                    for e in catalogue
-                    if e.path.startswith(rule.folder + "/") and not memory_md.is_folder_note(e.path)
-                ],
-                rule.order,
+                [e for e in catalogue if e.path.startswith(rule.folder + "/")], rule.order
             )
             label = rule.folder.rsplit("/", 1)[-1]
             try:
@@ -176,49 +244,83 @@ class Linker:
     # -- links -----------------------------------------------------------------------------------
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
-        """Unresolved and ambiguous links (and alias-only ones), true to the disk now.
+        """Unresolved, ambiguous and alias-only links and anchors that find nothing, true
+        to the disk now, each with its line, column and text as written.
 
-        Notes the index holds unchanged are read from the links table; notes
-        changed since the last sync are parsed afresh, so the answer never
-        depends on whether a sync ran.
+        Notes the index holds unchanged are judged from the links table first; only
+        notes with a problem (and notes changed since the last sync) are parsed, so
+        the answer never depends on whether a sync ran.
         """
         scan = self.fs.scan()
         known = self.store.manifest()
         seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
         stale = set(suspects(known, seen))
-        rows = {n.path: n for n in self.store.notes() if n.path in seen and n.path not in stale}
-        aliases = {p: n.aliases for p, n in rows.items() if n.aliases}
-        fresh: dict[str, list[tuple[int, str]]] = {}
+        rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
+        _, indexed_aliases = self.store.paths_and_aliases()
+        aliases = {p: a for p, a in indexed_aliases.items() if p in rows}
+        parsed: dict[str, tuple[str, Note]] = {}
         for path in sorted(stale):
-            try:
-                note = parse_note(path, self.fs.read(path).decoded.text)
-            except (NoteNotFound, NotText, OSError):
-                continue
-            if note.aliases:
-                aliases[path] = note.aliases
-            fresh[path] = [(link.line, link.target) for link in note.links]
+            note = self._parse(path)
+            if note is not None:
+                parsed[path] = note
+                if note[1].aliases:
+                    aliases[path] = note[1].aliases
         idx = LinkIndex(list(seen) + sorted(scan.attachments), aliases)
-        links = [(r.source, r.line, r.target) for r in self.store.links() if r.source in rows]
-        links += [(src, line, target) for src, items in fresh.items() for line, target in items]
+        outlines: dict[str, Outline | None] = {}
+
+        def outline_of(path: str) -> Outline | None:
+            if path in parsed:
+                return parsed[path][1].outline
+            if path not in outlines:  # the outline alone: cheaper than a whole parse
+                try:
+                    outlines[path] = outline(self.fs.read(path).decoded.text)
+                except (NoteNotFound, NotText, OSError):
+                    outlines[path] = None
+            return outlines[path]
+
+        def judge(source: str, line: int, target: str, anchor: str | None) -> LinkProblem | None:
+            problem = link_problem(source, line, target, anchor, idx, outline_of)
+            if problem is None or (problem.verdict == "alias" and not include_alias):
+                return None
+            return problem
+
+        # the links table says which unchanged notes have a problem; those are read
+        flagged = {
+            r.source
+            for r in self.store.links()
+            if r.source in rows and judge(r.source, r.line, r.target, r.anchor)
+        }
+        for path in sorted(flagged):
+            got = self._parse(path)
+            if got is not None:
+                parsed[path] = got
         out = []
-        for source, line, target in sorted(links):
-            res = idx.resolve(target, source)
-            if res.verdict == "resolved" or (res.verdict == "alias" and not include_alias):
-                continue
-            out.append(LinkProblem(source, line, target, res.verdict, res.candidates))
+        for source, (text, parsed_note) in sorted(parsed.items()):
+            for link in parsed_note.links:
+                problem = judge(source, link.line, link.target, link.anchor)
+                if problem is not None:
+                    line_start = text.rfind("\n", 0, link.start) + 1
+                    out.append(
+                        dataclasses.replace(
+                            problem,
+                            column=link.start - line_start + 1,
+                            text=text[link.start : link.end],
+                        )
+                    )
         return out
 
-
-def _relinker(
-    old: str, new: str, before: LinkIndex, after: LinkIndex, moves: dict[str, str]
-) -> Callable[[str], str]:
-    def change(text: str) -> str:
-        return relink(text, old, new, before, after, moves)
-
-    return change
+    def _parse(self, path: str) -> tuple[str, Note] | None:
+        try:
+            text = self.fs.read(path).decoded.text
+        except (NoteNotFound, NotText, OSError):
+            return None
+        return text, parse_note(path, text)
 
 
 def _render_folder(
     folder: str, entries: Sequence[memory_md.CatalogueEntry], label: str, text: str
 ) -> str:
+    if not memory_md.is_managed_folder_note(text):
+        # its markers were taken out since it was looked at: a person's note now
+        raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
     return memory_md.render_folder_note(text, folder, entries, label)

@@ -11,6 +11,7 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from memvault.core.anchors import find_anchor, outline
 from memvault.core.context import Piece, assemble, index_part, join_spans
 from memvault.core.excerpts import (
     common_terms,
@@ -32,7 +33,6 @@ from memvault.core.ranking import (
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
-from memvault.core.wikilinks import heading_key
 from memvault.errors import NoteNotFound
 from memvault.index.rows import NoteRow
 from memvault.vault.files import normalize_rel
@@ -111,9 +111,15 @@ class Reader:
             qv = self.embedding.embedder.embed([query])[0]
             self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
+        # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
+        waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         if cfg.fusion == "convex":
             fused = convex(
-                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
+                lexical,
+                vector,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+                unembedded=waiting,
             )
         else:
             fused = fuse(
@@ -122,8 +128,11 @@ class Reader:
                 rrf_k=cfg.rrf_k,
                 lexical_weight=cfg.lexical_weight,
                 vector_weight=cfg.vector_weight,
+                unembedded=waiting,
             )
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
+        if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
+            waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
         hits: list[Hit] = []
         seen_notes: set[str] = set()
@@ -148,6 +157,7 @@ class Reader:
                     row.text,
                     label,
                     row.ord,
+                    pending=label in waiting,
                 )
             )
             if len(hits) >= k:
@@ -392,7 +402,7 @@ class Reader:
         start, end = 1, len(all_lines)
         found_heading = None
         if heading:
-            start, end, found_heading = _section(all_lines, heading, rel)
+            start, end, found_heading = _section(result.decoded.text, heading, rel)
         if lines:
             a, b = _line_range(lines, len(all_lines), rel)
             if heading:  # a line range inside the section
@@ -412,8 +422,10 @@ class Reader:
         chunks = self.store.chunks_of(normalize_rel(path))
         if not chunks:
             raise NoteNotFound(f"{path} is not indexed (or has nothing to embed)")
-        emb = self.embedding.embedder
-        _, matrix = self.store.vectors_for(emb.model_id, [c.label for c in chunks], emb.dim)
+        if not self.embedding.indexed_with:
+            return []  # nothing has a vector yet
+        labels = [c.label for c in chunks]
+        _, matrix = self.store.vectors_for(self.embedding.model_id(), labels, self.embedding.dim())
         if not len(matrix):
             return []
         centre = matrix.mean(axis=0)
@@ -454,31 +466,14 @@ class Reader:
         return hits
 
 
-def _section(lines: list[str], wanted: str, path: str) -> tuple[int, int, str]:
-    import re
-
-    atx = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
-    target = heading_key(wanted.lstrip("#").strip())
-    in_code = False
-    for i, line in enumerate(lines):
-        if line.lstrip().startswith(("```", "~~~")):
-            in_code = not in_code
-            continue
-        m = None if in_code else atx.match(line)
-        if m and heading_key(m.group(2)) == target:
-            level = len(m.group(1))
-            end = len(lines)
-            inner_code = False
-            for j in range(i + 1, len(lines)):
-                if lines[j].lstrip().startswith(("```", "~~~")):
-                    inner_code = not inner_code
-                    continue
-                n = None if inner_code else atx.match(lines[j])
-                if n and len(n.group(1)) <= level:
-                    end = j
-                    break
-            return i + 1, end, m.group(2).strip()
-    raise NoteNotFound(f"{path} has no heading {wanted!r}")
+def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
+    """The lines ``wanted`` leads to, matched as Obsidian matches a link's anchor
+    (``anchors.find_anchor``): ``Heading``, ``#Heading``, ``A#B`` (nested), ``^block``."""
+    found = find_anchor(outline(text), wanted)
+    if found is None:
+        what = "block" if wanted.lstrip("#").startswith("^") else "heading"
+        raise NoteNotFound(f"{path} has no {what} {wanted!r}")
+    return found.start, found.end, found.heading or f"^{found.block}"
 
 
 def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:

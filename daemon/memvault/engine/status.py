@@ -13,6 +13,7 @@ from memvault.core.report import LinkProblem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
+from memvault.vault.state import load_decisions
 
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
@@ -30,6 +31,8 @@ def describe(
     known = store.manifest()
     seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
     pending = suspects(known, seen) + sorted(set(known) - set(seen))
+    # moves whose links a killed sync had not finished re-targeting (the next sync does)
+    relinking = store.pending_relink()
     counts = store.counts()
     last = store.meta("last_sync")
     model = store.meta("model_id")
@@ -45,13 +48,15 @@ def describe(
             "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
             "alias_only": sum(1 for p in problems if p.verdict == "alias"),
+            "missing_anchor": sum(1 for p in problems if p.verdict == "anchor"),
         },
         "index": {
             "chunks": counts["chunks"],
             "embedded": store.cache_count(model) if model else 0,
             "model": model,
             "size_bytes": size,
-            "matches_disk": not pending,
+            "matches_disk": not pending and not relinking,
+            "relink_pending": len(relinking),
             "pending": pending[:50],
             "pending_count": len(pending),
         },
@@ -83,4 +88,6 @@ def _memory(
             over_budget=lines > cfg.max_lines or (tokens or 0) > cfg.max_tokens,
         )
     memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
+    decisions = load_decisions(config.state_dir)
+    memory["hidden"] = {k: list(v) for k, v in decisions.hidden.items()} if decisions else {}
     return memory

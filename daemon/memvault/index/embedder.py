@@ -466,10 +466,18 @@ _HASH_MODEL = re.compile(r"hash(?:-(\d+))?")
 
 
 def make_embedder(settings: IndexSettings) -> Embedder:
-    """The embedder ``settings`` configure: ``hash`` / ``hash-<dim>`` or a real model."""
+    """The embedder ``settings`` configure: ``hash`` / ``hash-<dim>`` or a real model.
+
+    A real model runs on ``index.backend``: "onnx" (``embedder_onnx``, falling
+    back to torch with a warning when it cannot run here) or "torch".
+    """
     m = _HASH_MODEL.fullmatch(settings.model)
     if m:
         return HashEmbedder(int(m.group(1) or 64))
+    if settings.backend == "onnx":
+        from memvault.index.embedder_onnx import make_onnx_embedder
+
+        return make_onnx_embedder(settings)
     return SentenceTransformerEmbedder(
         settings.model, settings.device, settings.batch_size, threads=settings.threads or None
     )
@@ -485,7 +493,20 @@ def model_id_for(settings: IndexSettings) -> str:
     m = _HASH_MODEL.fullmatch(settings.model)
     if m:
         return f"hash-{int(m.group(1) or 64)}"
+    if settings.backend == "onnx":
+        from memvault.index.embedder_onnx import onnx_model_id_for
+
+        return onnx_model_id_for(settings)
     return model_identity(settings.model, resolve_model_path(settings.model))
+
+
+def window_for(settings: IndexSettings) -> int:
+    """The configured model's window in word pieces (special tokens not counted), without
+    loading it: chunking needs it, and chunking must not wait for the model."""
+    m = _HASH_MODEL.fullmatch(settings.model)
+    if m:
+        return HashEmbedder(int(m.group(1) or 64)).max_tokens
+    return Tokenizer.for_model(settings.model).max_tokens
 
 
 def token_counter_for(settings: IndexSettings) -> Callable[[str], int]:

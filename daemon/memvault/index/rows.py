@@ -75,6 +75,16 @@ class LinkRow:
     candidates: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class PendingChunk:
+    """A chunk waiting for its vector: the text to embed, and its own text (for its lines)."""
+
+    label: int
+    sha: str
+    embed_text: str
+    text: str
+
+
 NOTE_COLS = (
     "path, size, mtime_ns, sha256, kind, skip_reason, title, summary, category, date, updated, "
     "tags, aliases, frontmatter, headings, warnings, lines"
@@ -108,4 +118,4 @@ def chunk_row(r: Sequence[Any]) -> ChunkRow:
     return ChunkRow(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
 
 
-__all__ = ["ChunkRow", "LinkRow", "NewChunk", "NoteRow"]
+__all__ = ["ChunkRow", "LinkRow", "NewChunk", "NoteRow", "PendingChunk"]

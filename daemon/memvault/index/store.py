@@ -5,8 +5,17 @@ Two files under ``.memvault/``:
 - ``index.db`` (WAL): notes, chunks, links, an FTS5 table over chunk text,
   title and headings, the lines the daemon wrote into MEMORY.md, and meta
   (schema version, model identity, the vectors file's hash, the last report).
+- the attachments (every file that is not a note: linked, not indexed) with their
+  size and mtime, so a renamed attachment is recognised (``changes.stat_moves``);
+- the relink journal: moves whose links are being re-targeted, written in the
+  same transaction that renames the rows and cleared once every link follows,
+  so a relink that a kill interrupts is finished by the next sync;
 - ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
-  text). Kept apart so a damaged index is rebuilt without re-running the model.
+  text), float16 (``vector_cache``). Kept apart so a damaged index is rebuilt
+  without re-running the model.
+
+The link state (links, attachments, the relink journal, MEMORY.md's owned lines)
+is queried in ``link_tables.py``; its tables are created here with the rest.
 
 Chunk labels come from ``AUTOINCREMENT``: SQLite never hands out a label
 twice, which is exactly what hnswlib needs (a re-used label corrupts it).
@@ -27,6 +36,7 @@ import numpy as np
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
+from memvault.index.link_tables import LinkTables
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -34,11 +44,13 @@ from memvault.index.rows import (
     LinkRow,
     NewChunk,
     NoteRow,
+    PendingChunk,
     chunk_row,
     note_row,
 )
+from memvault.index.vector_cache import VectorCache
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: the pending table (vectors not yet in the index)
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -90,14 +102,17 @@ CREATE TABLE IF NOT EXISTS links(
 );
 CREATE INDEX IF NOT EXISTS links_source ON links(source);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS pending(
+    label INTEGER PRIMARY KEY,   -- a chunk whose vector is not in the index yet
+    sha TEXT NOT NULL,           -- its embedded text's sha256 (the cache key)
+    text TEXT NOT NULL,          -- the exact text to embed (the chunk with its context header)
+    since REAL NOT NULL          -- when it became pending (unix time)
+);
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
-"""
-
-_CACHE_SCHEMA = """
-CREATE TABLE IF NOT EXISTS embeddings(
-    model TEXT NOT NULL, sha TEXT NOT NULL, vector BLOB NOT NULL,
-    PRIMARY KEY (model, sha)
-) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS attachments(
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
 """
 
 
@@ -109,7 +124,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class Store:
+class Store(LinkTables):
     """Both databases of one vault. Thread-safe: one lock around each call."""
 
     def __init__(self, index_path: Path, cache_path: Path) -> None:
@@ -124,12 +139,15 @@ class Store:
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"{index_path}: {exc}", str(index_path)) from None
         try:
-            self._cache = _connect(cache_path)
-            self._check(self._cache)
-            self._cache.executescript(_CACHE_SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            self._cache = VectorCache(cache_path)
+        except BaseException:
             self._db.close()
-            raise IndexCorrupt(f"{cache_path}: {exc}", str(cache_path)) from None
+            raise
+
+    @classmethod
+    def in_memory(cls) -> Store:
+        """An empty store that touches no file (a never-indexed vault opened to read)."""
+        return cls(Path(":memory:"), Path(":memory:"))
 
     @staticmethod
     def _check(conn: sqlite3.Connection) -> None:
@@ -145,16 +163,19 @@ class Store:
             raise IndexCorrupt(
                 f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
             )
-        # future migrations: `if int(version) < 2: ...` then bump schema_version
+        elif int(version) < SCHEMA_VERSION:
+            # 1 -> 2: the pending table, created empty above; every chunk of a version-1
+            # index was embedded before it was written, so none is pending
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def close(self) -> None:
         with self._lock:
-            for conn in (self._db, self._cache):
-                try:
-                    conn.execute("PRAGMA optimize")
-                    conn.close()
-                except sqlite3.Error:
-                    pass
+            try:
+                self._db.execute("PRAGMA optimize")
+                self._db.close()
+            except sqlite3.Error:
+                pass
+            self._cache.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -366,8 +387,71 @@ class Store:
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for part in _parts(list(labels)):
             marks = ",".join("?" * len(part))
+            conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks WHERE label IN ({marks})", part)
+
+    # -- pending vectors (the vector lane's queue) ---------------------------------------
+
+    def add_pending(
+        self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
+    ) -> None:
+        """New chunks ``(label, sha, embedded text)`` whose vectors are still to come."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?)",
+            [(label, sha, text, since) for label, sha, text in items],
+        )
+
+    def pending(self, limit: int) -> list[PendingChunk]:
+        """The oldest pending chunks, with their embedded text and their own text."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT p.label, p.sha, p.text, c.text FROM pending p JOIN chunks c USING(label) "
+                "ORDER BY p.label LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [PendingChunk(*r) for r in rows]
+
+    def finish_pending(self, labels: Sequence[int]) -> list[int]:
+        """Take these labels off the queue; return those that were still on it (a chunk
+        deleted meanwhile is not)."""
+        done: list[int] = []
+        with self.transaction() as conn:
+            for part in _parts(list(labels)):
+                marks = ",".join("?" * len(part))
+                done += [
+                    r[0]
+                    for r in conn.execute(
+                        f"SELECT label FROM pending WHERE label IN ({marks})", part
+                    )
+                ]
+                conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
+        return sorted(done)
+
+    def pending_state(self) -> tuple[int, float | None]:
+        """How many chunks wait for their vector, and since when the oldest has."""
+        with self._lock:
+            count, since = self._db.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+        return int(count), since
+
+    def pending_among(self, labels: Iterable[int]) -> set[int]:
+        """Which of these labels still wait for their vector."""
+        out: set[int] = set()
+        with self._lock:
+            for part in _parts(list(labels)):
+                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+        return out
+
+    def embedded_labels(self) -> set[int]:
+        """Labels of the chunks whose vectors belong in the index (all but the pending)."""
+        with self._lock:
+            return {
+                r[0]
+                for r in self._db.execute(
+                    "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
+                )
+            }
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -415,117 +499,13 @@ class Store:
             ).fetchall()
         return [(int(label), -float(score)) for label, score in rows]
 
-    # -- links ---------------------------------------------------------------------
-
-    def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
-        conn.execute("DELETE FROM links WHERE source = ?", (source,))
-        conn.executemany(
-            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    source,
-                    r.line,
-                    r.target,
-                    r.anchor,
-                    r.kind,
-                    int(r.embed),
-                    r.verdict,
-                    r.resolved,
-                    json.dumps(list(r.candidates)),
-                )
-                for r in links
-            ],
-        )
-
-    def links(self, source: str | None = None) -> list[LinkRow]:
-        q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
-        args: tuple[Any, ...] = ()
-        if source is not None:
-            q += " WHERE source = ?"
-            args = (source,)
-        with self._lock:
-            rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
-        return [
-            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-            for s, ln, t, a, k, e, v, r, c in rows
-        ]
-
-    def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
-        """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
-        out: set[str] = set()
-        with self._lock:
-            for part in _parts(list(targets)):
-                q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-            wanted = {n.casefold() for n in names}
-            if wanted:
-                for source, target in self._db.execute("SELECT source, target FROM links"):
-                    name = target.rsplit("/", 1)[-1].casefold()
-                    if name in wanted or name.removesuffix(".md") in wanted:
-                        out.add(source)
-        return out
-
-    # -- MEMORY.md ownership -------------------------------------------------------------
-
-    def owned_lines(self) -> dict[str, tuple[str, ...]]:
-        """Lines the daemon wrote into MEMORY.md, per section, oldest first."""
-        out: dict[str, list[str]] = {}
-        with self._lock:
-            for section, line in self._db.execute(
-                "SELECT section, line FROM memory_owned ORDER BY rowid"
-            ):
-                out.setdefault(section, []).append(line)
-        return {k: tuple(v) for k, v in out.items()}
-
-    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
-        """Remember lines the daemon wrote; the newest ``keep`` per section are kept.
-
-        A history, not just the last write: an editor that saves a stale buffer
-        brings back an older line of ours, which must still count as ours.
-        """
-        with self.transaction() as conn:
-            for section, lines in owned.items():
-                conn.executemany(
-                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
-                    [(section, line) for line in lines],
-                )
-                conn.executemany(
-                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
-                    [(section, line) for line in lines],
-                )
-                conn.execute(
-                    "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
-                    "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
-                    (section, section, keep),
-                )
-
     # -- embedding cache -------------------------------------------------------------
 
     def cached(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
-        out: dict[str, np.ndarray] = {}
-        with self._lock:
-            for part in _parts(list(dict.fromkeys(shas))):
-                q = f"SELECT sha, vector FROM embeddings WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
-                for sha, blob in self._cache.execute(q, (model, *part)):
-                    out[sha] = np.frombuffer(blob, dtype=np.float32)
-        return out
+        return self._cache.get(model, shas)
 
     def put_embeddings(self, model: str, items: Mapping[str, np.ndarray]) -> None:
-        with self._lock:
-            self._cache.execute("BEGIN IMMEDIATE")
-            try:
-                self._cache.executemany(
-                    "INSERT OR REPLACE INTO embeddings(model, sha, vector) VALUES(?, ?, ?)",
-                    [
-                        (model, sha, np.asarray(v, dtype=np.float32).tobytes())
-                        for sha, v in items.items()
-                    ],
-                )
-            except BaseException:
-                self._cache.execute("ROLLBACK")
-                raise
-            self._cache.execute("COMMIT")
+        self._cache.put(model, items)
 
     def vectors_for(
         self, model: str, labels: Sequence[int], dim: int
@@ -557,23 +537,10 @@ class Store:
     def prune_cache(self, model: str, keep: Iterable[str] = ()) -> int:
         """Drop cached vectors no chunk uses any more (and other models' vectors);
         ``keep``: other live shas (the lines embedded on their own)."""
-        live = set(self.label_shas().values()) | set(keep)
-        with self._lock:
-            rows = self._cache.execute("SELECT model, sha FROM embeddings").fetchall()
-            dead = [(m, s) for m, s in rows if m != model or s not in live]
-            if dead:
-                self._cache.execute("BEGIN IMMEDIATE")
-                self._cache.executemany("DELETE FROM embeddings WHERE model = ? AND sha = ?", dead)
-                self._cache.execute("COMMIT")
-        return len(dead)
+        return self._cache.prune(model, set(self.label_shas().values()) | set(keep))
 
     def cache_count(self, model: str) -> int:
-        with self._lock:
-            return int(
-                self._cache.execute(
-                    "SELECT COUNT(*) FROM embeddings WHERE model = ?", (model,)
-                ).fetchone()[0]
-            )
+        return self._cache.count(model)
 
 
 def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:

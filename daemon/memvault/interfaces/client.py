@@ -345,6 +345,7 @@ def hit_from_dict(data: Mapping[str, Any]) -> Hit:
         text=data.get("text", ""),
         label=data.get("label", 0),
         ord=data.get("ord", 0),
+        pending=bool(data.get("pending", False)),
     )
 
 

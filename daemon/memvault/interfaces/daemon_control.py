@@ -23,6 +23,7 @@ from memvault.daemon.runfile import LOG_FILE
 from memvault.errors import DaemonError, MemvaultError
 from memvault.interfaces.client import DaemonClient
 from memvault.vault.lock import pid_alive
+from memvault.vault.state import ensure_state_dir
 
 
 def package_parent() -> str:
@@ -56,7 +57,7 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
     """Spawn ``memvault daemon run --log-file`` detached; return its daemon.json once
     /health answers. DaemonError (with the log's tail) if it dies or never answers."""
     root = Path(root).resolve()
-    (root / STATE_DIR).mkdir(parents=True, exist_ok=True)
+    ensure_state_dir(root / STATE_DIR)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent(), env.get("PYTHONPATH")) if p)
     argv = [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root), "--log-file"]

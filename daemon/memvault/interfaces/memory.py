@@ -13,7 +13,17 @@ satisfy it, and ``tests/test_memory.py`` fails if their signatures drift apart.
   holder is ``LockHeld``). ``"read"`` takes it too when it is free and syncs
   first, so answers are true to the files; when another process holds it, the
   index is read as it is (read-only). ``"peek"`` reads the index as it is,
-  without the lock and without a sync (``status``).
+  without the lock and without a sync (``status``). A vault that was never
+  indexed is only ever peeked at by a read: nothing is written into it (``get``
+  and the link check read the files; ``search`` and ``context`` say that it is
+  not indexed yet).
+
+The sync here is the structure lane only (DESIGN.md, "Two lanes"): MEMORY.md,
+links and keyword search are current, and the model is never loaded for it.
+New chunks' vectors stay pending — searched by keywords meanwhile, marked
+``pending`` in hits — until ``memvault sync`` or a daemon embeds them; a
+``"query"`` (which loads the model for its own vector anyway) first embeds a
+few pending chunks itself (``QUERY_CATCH_UP``).
 """
 
 from __future__ import annotations
@@ -28,7 +38,12 @@ from memvault.core.report import Context, Hit, NoteText, SyncReport, WriteResult
 if TYPE_CHECKING:
     from memvault.index.embedder import Embedder
 
-Mode = Literal["read", "write", "peek"]
+Mode = Literal["query", "read", "write", "peek"]
+# A query (search, context) opened here embeds this many pending chunks at most before
+# it answers — a note just written by `memvault add` is then found by meaning (a second
+# or less); more than that (a migration's thousands) is left to `memvault sync` or a
+# daemon, and the query answers from keywords for those, marking them ``pending``.
+QUERY_CATCH_UP = 64
 
 
 class Memory(Protocol):
@@ -84,10 +99,9 @@ def open_memory(
 ) -> Iterator[Memory]:
     """The running daemon's client, or the vault opened in this process (module doc).
 
-    ``embedder`` gives the model to use in this process — called only when no daemon
-    serves the vault and the call is not a peek — so a long-lived caller (the MCP
-    server) loads it once for many calls; ``progress`` sees the sync a ``"read"`` or
-    ``"write"`` runs first.
+    ``embedder`` gives the model to use in this process — called only for a
+    ``"query"`` when no daemon serves the vault — so a long-lived caller (the MCP
+    server) loads it once for many calls; ``progress`` sees the sync run first.
     """
     from memvault.interfaces.client import DaemonClient
 
@@ -98,10 +112,13 @@ def open_memory(
         return
 
     from memvault.api import Vault
+    from memvault.config import STATE_DIR
     from memvault.errors import LockHeld
 
-    writable = mode != "peek"
-    model = embedder() if embedder is not None and writable else None
+    # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
+    never_indexed = not (root / STATE_DIR / "index.db").exists()
+    writable = mode == "write" or (mode in ("read", "query") and not never_indexed)
+    model = embedder() if embedder is not None and mode == "query" else None  # others: no model
     try:
         vault = Vault.open(root, read_only=not writable, embedder=model)
     except LockHeld:
@@ -110,9 +127,11 @@ def open_memory(
         writable = False
         vault = Vault.open(root, read_only=True, embedder=model)
     with vault:
-        if writable:
-            vault.sync(progress=progress)
+        if writable:  # the structure only: MEMORY.md, links, keyword search; never the model
+            vault.sync(progress=progress, vectors=False)
+            if mode == "query" and 0 < vault.pending_vectors()[0] <= QUERY_CATCH_UP:
+                vault.embed_pending()
         yield vault
 
 
-__all__ = ["Memory", "Mode", "open_memory"]
+__all__ = ["QUERY_CATCH_UP", "Memory", "Mode", "open_memory"]

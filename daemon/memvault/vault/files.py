@@ -52,7 +52,7 @@ class Skipped:
 @dataclass(frozen=True, slots=True)
 class Scan:
     notes: dict[str, FileStat]
-    attachments: frozenset[str]
+    attachments: dict[str, FileStat]  # every other file (linked, not indexed): size+mtime
     skipped: tuple[Skipped, ...]
 
 
@@ -176,7 +176,7 @@ class VaultFS:
     def scan(self, folder: str = "") -> Scan:
         """Every note (and other file) at or below ``folder`` ('' = the whole vault)."""
         notes: dict[str, FileStat] = {}
-        attachments: set[str] = set()
+        attachments: dict[str, FileStat] = {}
         skipped: list[Skipped] = []
         stack = [folder.strip("/")]
         while stack:
@@ -195,7 +195,11 @@ class VaultFS:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(rel)
                     elif entry.is_file(follow_symlinks=False):
-                        attachments.add(unicodedata.normalize("NFC", rel))
+                        with contextlib.suppress(OSError):
+                            st = entry.stat(follow_symlinks=False)
+                            attachments[unicodedata.normalize("NFC", rel)] = FileStat(
+                                st.st_size, st.st_mtime_ns, rel
+                            )
                     continue
                 try:
                     if entry.is_symlink():
@@ -222,7 +226,7 @@ class VaultFS:
                     continue
                 key = unicodedata.normalize("NFC", rel)
                 if not rel.lower().endswith(".md"):
-                    attachments.add(key)
+                    attachments[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
                     continue
                 if key in notes:
                     skipped.append(
@@ -231,7 +235,7 @@ class VaultFS:
                     continue
                 notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
-        return Scan(notes, frozenset(attachments), tuple(skipped))
+        return Scan(notes, attachments, tuple(skipped))
 
     def stat(self, rel: str) -> FileStat | None:
         """Stat one note path; None if it is gone or not a regular file."""
@@ -243,6 +247,14 @@ class VaultFS:
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
         return FileStat(st.st_size, st.st_mtime_ns, disk)
+
+    def obsidian_app_json(self) -> str | None:
+        """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
+        None when there is none or it cannot be read."""
+        try:
+            return (self.root / ".obsidian" / "app.json").read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def path(self, rel: str) -> Path:
         """The on-disk path of a vault-relative path (validated)."""

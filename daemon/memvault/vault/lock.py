@@ -41,8 +41,9 @@ class WriterLock:
         import fcntl
 
         from memvault.errors import LockHeld
+        from memvault.vault.state import ensure_state_dir
 
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_state_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

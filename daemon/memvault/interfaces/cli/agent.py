@@ -156,7 +156,7 @@ def search(
 ) -> None:
     """Hybrid (keyword + meaning) search: address, score and snippet per hit."""
     filters = filters_of(folder, tag, since, until, where, path)
-    with handled(), bad_arguments(), memory(vault, "read") as m:
+    with handled(), bad_arguments(), memory(vault, "query") as m:
         hits = m.search(query, k, group=group, **filters)
     if as_json:
         emit_json({"hits": [h.to_dict() for h in hits]})
@@ -183,7 +183,7 @@ def context(
 ) -> None:
     """MEMORY.md plus the most relevant note sections, cited, within a token budget."""
     filters = filters_of(folder, tag, since, until, where, path)
-    with handled(), bad_arguments(), memory(vault, "read") as m:
+    with handled(), bad_arguments(), memory(vault, "query") as m:
         ctx = m.context(query, budget, **filters)
     if as_json:
         emit_json(ctx.to_dict())

@@ -11,13 +11,15 @@ from rich.table import Table
 
 def render_status(console: Console, data: dict[str, Any]) -> None:
     console.print(f"vault: {data['vault']}")
+    indexed = data.get("indexed") is not False
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("folder")
     table.add_column("notes", justify="right")
     for folder, count in sorted(data["folders"].items()):
         table.add_row(folder, str(count))
     table.add_row("total", str(data["notes"]))
-    console.print(table)
+    if indexed:  # before the first index there is nothing to count by folder
+        console.print(table)
 
     mem = data["memory"]
     if not mem.get("exists"):
@@ -37,17 +39,37 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             "(set memory.restore_deleted_sections = true to bring it back)"
         )
 
+    for name, paths in sorted(mem.get("hidden", {}).items()):
+        for path in paths:
+            console.print(
+                f"  {path} is kept out of section '{name}': its line was deleted by hand "
+                "(link it in that section again to have it listed)"
+            )
+
     links = data["links"]
     console.print(
         f"links: {links['unresolved']} unresolved, {links['ambiguous']} ambiguous, "
+        f"{links.get('missing_anchor', 0)} missing anchors, "
         f"{links['alias_only']} alias-only  (details: memvault links check)"
     )
 
     idx = data["index"]
+    if data.get("indexed") is False:
+        console.print(
+            f"index: not indexed yet ({idx['pending_count']} notes on disk; nothing was "
+            "written); `memvault sync` builds the index "
+            "and keeps MEMORY.md, `memvault up` also keeps them current"
+        )
+        return
     console.print(
         f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
         f"{idx['size_bytes'] / 1e6:.1f} MB on disk"
     )
+    if idx.get("relink_pending"):
+        console.print(
+            f"link repair interrupted: links to {idx['relink_pending']} moved files are not "
+            "all re-targeted yet; the next sync (or the daemon's start) finishes it"
+        )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
     else:

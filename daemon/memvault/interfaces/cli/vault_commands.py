@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from memvault import errors as E
+from memvault.core.report import LinkProblem
 from memvault.interfaces.cli.common import (
     JsonOpt,
     VaultOpt,
@@ -100,25 +101,50 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 
 def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """List unresolved and ambiguous links with file:line. Exit 1 if there are any."""
+    """List links Obsidian cannot follow (unresolved, ambiguous, a #heading or #^block
+    that is not there) with file:line:column. Exit 1 if there are any."""
     with handled(), open_vault(vault, read_only=True) as v:
         problems = v.links_check()
-    bad = [p for p in problems if p.verdict != "alias"]
+    counts = {verdict: sum(1 for p in problems if p.verdict == verdict) for verdict in VERDICTS}
+    bad = len(problems) - counts["alias"]
     if as_json:
-        emit_json({"problems": [p.to_dict() for p in problems], "count": len(bad)})
+        emit_json({"problems": [p.to_dict() for p in problems], "count": bad, "counts": counts})
     else:
         for p in problems:
-            where = f"{p.source}:{p.line}"
-            if p.verdict == "ambiguous":
-                out.print(f"{where}: [[{p.target}]] is ambiguous: {', '.join(p.candidates)}")
-            elif p.verdict == "alias":
-                out.print(
-                    f"{where}: [[{p.target}]] only matches an alias (Obsidian shows it unresolved)"
-                )
-            else:
-                out.print(f"{where}: [[{p.target}]] does not resolve")
-        out.print(f"{len(bad)} broken links" if bad else "all links resolve")
+            out.print(f"{p.source}:{p.line}:{p.column}: {p.text or p.target} {_verdict(p)}")
+        out.print(links_summary(counts))
     raise typer.Exit(1 if bad else 0)
+
+
+VERDICTS = ("unresolved", "ambiguous", "anchor", "alias")
+
+
+def _verdict(p: LinkProblem) -> str:
+    if p.verdict == "ambiguous":
+        return f"is ambiguous: {', '.join(p.candidates)}"
+    if p.verdict == "alias":
+        return "only matches an alias (Obsidian shows it unresolved)"
+    if p.verdict == "anchor":
+        where = p.candidates[0] if p.candidates else p.target
+        kind = "block" if (p.anchor or "").lstrip("#").startswith("^") else "heading"
+        return f"leads to no {kind} in {where}: #{p.anchor}"
+    return "does not resolve"
+
+
+def links_summary(counts: dict[str, int]) -> str:
+    """``2 unresolved, 1 ambiguous, 1 missing anchor (1 alias-only, not counted)``."""
+    parts = []
+    if counts["unresolved"]:
+        parts.append(f"{counts['unresolved']} unresolved")
+    if counts["ambiguous"]:
+        parts.append(f"{counts['ambiguous']} ambiguous")
+    if counts["anchor"]:
+        n = counts["anchor"]
+        parts.append(f"{n} missing {'anchor' if n == 1 else 'anchors'}")
+    text = ", ".join(parts) if parts else "all links resolve"
+    if counts["alias"]:
+        text += f" ({counts['alias']} alias-only, not counted)"
+    return text
 
 
 def migrate(

@@ -1,0 +1,144 @@
+"""The daemon's vector lane: a thread that gives pending chunks their vectors.
+
+The structure lane (the watcher's syncs, the HTTP writes) writes rows, FTS and
+MEMORY.md at once and queues new chunks; this thread loads the model (after
+the start-up reconcile, never before it) and then works the queue in bounded
+steps (``Vault.embed_pending(steps=1)``), each a fraction of a second of model
+time, so a 5 MB note being embedded never holds back a note saved meanwhile:
+the model runs outside the engine's lock. Woken by every sync that changed
+something; a step that fails is logged, shown in status, and retried with
+back-off. Stopping lets the step in flight finish (or abandons it: the queue
+is in the store, and the next start takes it up).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memvault.api import Vault
+
+log = logging.getLogger("memvault.daemon")
+
+RETRY_SECONDS = (2.0, 10.0, 60.0)  # back-off after a failing step
+SAVE_EVERY = 30.0  # seconds between saves of the vector index during a long catch-up
+
+
+class VectorLane:
+    """One thread, owned by the daemon, with ``start``/``wake``/``stop``."""
+
+    def __init__(
+        self,
+        vault: Vault,
+        *,
+        on_progress: Callable[[Any], None] | None = None,
+        on_model: Callable[[str], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        self.vault = vault
+        self._on_progress = on_progress
+        self._on_model = on_model  # "loading" | "ready" | "failed"
+        self._on_error = on_error
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memvault-vectors", daemon=True)
+        self.busy = False
+        self.embedded = 0  # chunks the model embedded since start
+        self.last_error: str | None = None
+        self._failures = 0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def wake(self) -> None:
+        """There may be new work (a sync queued chunks)."""
+        self._wake.set()
+
+    def stop(self, timeout: float) -> bool:
+        """Stop after the step in flight; False if it did not finish within ``timeout``."""
+        self._stopping.set()
+        self._wake.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    def info(self) -> dict[str, Any]:
+        """The lane's part of /status: how many chunks wait, and for how long."""
+        pending, since = self.vault.pending_vectors()
+        return {
+            "pending": pending,
+            "lag_seconds": round(time.time() - since, 3) if pending and since else None,
+            "busy": self.busy,
+            "embedded": self.embedded,
+            "last_error": self.last_error,
+        }
+
+    # -- the thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        if not self._load_model():
+            return
+        while not self._stopping.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            if self._stopping.is_set():
+                return
+            self._catch_up()
+
+    def _load_model(self) -> bool:
+        """Load the model first thing (so the first query does not wait for it), after
+        the start-up reconcile: the watcher starts this thread once that is done."""
+        started = time.monotonic()
+        self._model("loading")
+        try:
+            self.vault.warm_up()
+        except Exception as exc:
+            self._model("failed")
+            self._error(f"loading the embedding model failed: {exc}")
+            return False
+        self._model("ready")
+        log.info("model ready in %.1f s", time.monotonic() - started)
+        return True
+
+    def _catch_up(self) -> None:
+        last_save = time.monotonic()
+        self.busy = True
+        try:
+            while not self._stopping.is_set():
+                try:
+                    embedded, indexed = self.vault.embed_pending(
+                        self._on_progress, steps=1, stop=self._stopping.is_set
+                    )
+                except Exception as exc:
+                    self._error(f"embedding failed: {exc}")
+                    delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS)) - 1]
+                    self._stopping.wait(delay)
+                    continue
+                self._failures, self.last_error = 0, None
+                self.embedded += embedded
+                if not indexed:
+                    break  # nothing (more) pending
+                if time.monotonic() - last_save >= SAVE_EVERY:
+                    self.vault.save()
+                    last_save = time.monotonic()
+            self.vault.save()
+        finally:
+            self.busy = False
+
+    def _model(self, state: str) -> None:
+        if self._on_model is not None:
+            self._on_model(state)
+
+    def _error(self, message: str) -> None:
+        self._failures += 1
+        self.last_error = message
+        log.warning("%s", message)
+        if self._on_error is not None:
+            self._on_error(message)
+
+
+__all__ = ["VectorLane"]

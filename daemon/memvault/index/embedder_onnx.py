@@ -1,0 +1,337 @@
+"""The ONNX Runtime backend: an int8 graph of the model, with no torch on the embedding path.
+
+``index.backend = "onnx"`` (the default) embeds with onnxruntime and the
+``tokenizers`` library; ``"torch"`` keeps ``SentenceTransformerEmbedder``.
+
+- ``OnnxEmbedder``: the same pipeline as sentence-transformers (word pieces
+  truncated at the model's window of 256, mean pooling over the attention
+  mask inside the graph, L2 normalisation here), texts sorted by length and
+  padded per batch.
+- ``make_onnx_embedder``: the built model from the user cache (``onnx_cache``),
+  built on first use from the weights the torch backend would load. When the
+  ONNX backend cannot be used here — onnxruntime missing or failing to load, a
+  cache folder that cannot be written, a model that is not a mean-pooled BERT,
+  a failed build — it says why and how to fix it, and falls back to the
+  PyTorch backend (a different model identity: vectors never mix).
+- ``onnx_model_id_for``: the identity the engine should expect, without loading.
+
+Model identity: ``<weights identity>+onnx-<precision>-v1`` (``index.onnx_precision``:
+int8 or fp32). int8 vectors differ from fp32 ones (cosine ~0.99), so the
+backend and the precision are part of the identity: switching re-embeds the
+vault, and the cache keys never mix them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import threading
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memvault.config import DEFAULT_MODEL, IndexSettings
+from memvault.index.embedder import (
+    BUNDLED_IDS,
+    BUNDLED_SHA256,
+    BUNDLED_WEIGHTS,
+    Embedder,
+    SentenceTransformerEmbedder,
+    Tokenizer,
+    model_identity,
+    resolve_model_path,
+    verify_weights,
+)
+from memvault.index.onnx_cache import (
+    ModelSpec,
+    OnnxUnavailable,
+    cache_dir,
+    ensure_built,
+    likely_usable,
+    look,
+    recipe,
+)
+
+if TYPE_CHECKING:
+    import onnxruntime
+
+log = logging.getLogger("memvault")
+
+# Padded word pieces per run. onnxruntime keeps the memory of its largest run for
+# the session's life (attention grows with batch x length^2): after 600 LoCoMo chunks
+# a process held 458 MB with batches of 32 texts, 185 MB with 1,024 pieces a run.
+# Runs this small were no slower on LoCoMo chunks (1.1-1.2x faster than 32 texts);
+# short texts still share a run (questions: 1.5x faster than one text a run).
+BATCH_TOKENS = 512
+FALLBACK = (
+    "using the PyTorch backend (sentence-transformers) instead; its vectors are another model's, "
+    "so the index is re-embedded with it"
+)
+
+
+class OnnxEmbedder:
+    """A mean-pooled BERT model as an ONNX graph on onnxruntime's CPU provider.
+
+    ``threads`` sets onnxruntime's intra-op threads (None or 0: one per
+    physical core). ``embed`` holds a lock: one run at a time, so a query and
+    a sync never oversubscribe the cores.
+    """
+
+    backend = "onnx"
+
+    def __init__(
+        self,
+        model_file: Path,
+        folder: Path,
+        model_id: str,
+        *,
+        batch_size: int = 32,
+        threads: int | None = None,
+    ) -> None:
+        if batch_size < 1 or (threads is not None and threads < 0):
+            raise ValueError("batch_size must be positive and threads >= 0")
+        import tokenizers
+
+        self.model_file = model_file
+        self.model_id = model_id
+        self.batch_size = batch_size
+        self.batch_tokens = BATCH_TOKENS
+        self._session = _session(model_file, threads or 0)
+        self._inputs = {i.name for i in self._session.get_inputs()}
+        self._output = self._session.get_outputs()[0].name
+        self.dim = int(self._session.get_outputs()[0].shape[-1])
+        self._counter = Tokenizer.from_folder(folder)
+        self.max_tokens = self._counter.max_tokens
+        # a second tokenizer, truncating at the window exactly as sentence-transformers
+        # does (the counting one must not truncate)
+        tok = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tok.no_padding()
+        tok.enable_truncation(max_length=self._counter.window)
+        self._tokenizer = tok
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """float32 (n, dim), L2-normalized rows in input order; (0, dim) for no texts."""
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        if len(texts) == 0:
+            return out
+        with self._lock:
+            pieces = self.token_ids(texts)
+            lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
+            order = np.argsort(lengths, kind="stable")  # similar lengths share a batch
+            for rows in _batches(order, lengths, self.batch_size, self.batch_tokens):
+                width = int(lengths[rows].max())
+                ids = np.zeros((len(rows), width), dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                for i, row in enumerate(rows):
+                    ids[i, : lengths[row]] = pieces[row]
+                    mask[i, : lengths[row]] = 1
+                feed = {
+                    "input_ids": ids,
+                    "attention_mask": mask,
+                    "token_type_ids": np.zeros_like(ids),
+                }
+                (pooled,) = self._session.run(
+                    [self._output], {k: v for k, v in feed.items() if k in self._inputs}
+                )
+                out[rows] = pooled
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        out /= np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
+        return out
+
+    def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids the model runs on: special tokens added, truncated at the window."""
+        # sentence-transformers strips each text before tokenizing
+        return [e.ids for e in self._tokenizer.encode_batch([t.strip() for t in texts])]
+
+    def count_tokens(self, text: str) -> int:
+        """Word pieces without special tokens (the tokenizer the model runs)."""
+        return self._counter.count(text)
+
+
+def _batches(
+    order: np.ndarray, lengths: np.ndarray, size: int, tokens: int
+) -> Iterator[np.ndarray]:
+    """Rows in ``order`` (shortest first), at most ``size`` a batch and ``tokens`` padded pieces."""
+    start = 0
+    while start < len(order):
+        end = start + 1
+        while (
+            end < len(order)
+            and end - start < size
+            and (end - start + 1) * lengths[order[end]] <= tokens
+        ):
+            end += 1
+        yield order[start:end]
+        start = end
+
+
+def _session(model_file: Path, threads: int) -> onnxruntime.InferenceSession:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
+    options.log_severity_level = 3  # errors only: onnxruntime's warnings would garble the CLI
+    # Idle pool threads sleep instead of spinning: on two cores shared with other work
+    # (load ~4) spinning halved throughput (22-26 vs 46-47 texts/s) and tripled query
+    # latency (6.5-6.9 vs 2.6-2.8 ms), interleaved in one process (bench/RESULTS.md).
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    try:
+        return onnxruntime.InferenceSession(
+            str(model_file), options, providers=["CPUExecutionProvider"]
+        )
+    except Exception as exc:  # any failure to load is the same to the user
+        raise OnnxUnavailable(
+            f"onnxruntime cannot load {model_file} ({exc}); delete it to have it rebuilt, "
+            "or update onnxruntime"
+        ) from None
+
+
+# --- which model, which identity --------------------------------------------------------------
+
+
+def base_identity(model: str, path: Path) -> str:
+    """The weights' identity (the torch backend's model id), hashing only when it must."""
+    if model in BUNDLED_IDS:
+        return f"{DEFAULT_MODEL}@{BUNDLED_SHA256[:12]}"  # verified before any build from them
+    return model_identity(model, path)
+
+
+def onnx_identity(base: str, precision: str = "int8") -> str:
+    return f"{base}+{recipe(precision)}"
+
+
+def support_problem(folder: Path) -> str | None:
+    """Why the model in ``folder`` cannot run on this backend, or None.
+
+    The export reproduces a BERT encoder with sentence-transformers' mean
+    pooling and normalisation; anything else stays on the torch backend.
+    """
+
+    def read(name: str) -> object:
+        try:
+            return json.loads((folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+
+    config = read("config.json")
+    modules = read("modules.json")
+    pooling = read("1_Pooling/config.json")
+    kind = config.get("model_type") if isinstance(config, dict) else None
+    types = (
+        [m.get("type", "") for m in modules if isinstance(m, dict)]
+        if isinstance(modules, list)
+        else []
+    )
+    mean_only = (
+        isinstance(pooling, dict)
+        and pooling.get("pooling_mode_mean_tokens") is True
+        and not any(
+            v is True
+            for k, v in pooling.items()
+            if k.startswith("pooling_mode_") and k != "pooling_mode_mean_tokens"
+        )
+    )
+    if kind != "bert" or not mean_only or not any(t.endswith("Normalize") for t in types):
+        return (
+            f"the ONNX backend runs BERT models with mean pooling and normalised vectors "
+            f"(like the default {DEFAULT_MODEL}); the model in {folder} is not one "
+            '(set index.backend = "torch" for it)'
+        )
+    if not (folder / "tokenizer.json").is_file():
+        return f"the ONNX backend needs {folder / 'tokenizer.json'}"
+    return None
+
+
+def _import_onnxruntime() -> None:
+    try:
+        import onnxruntime  # noqa: F401
+    except ModuleNotFoundError as exc:
+        if exc.name and exc.name.split(".")[0] == "onnxruntime":
+            raise OnnxUnavailable(
+                "onnxruntime is not installed (pip install onnxruntime)"
+            ) from None
+        raise OnnxUnavailable(_cannot_load(exc)) from None
+    except Exception as exc:  # a broken install, a missing system library, an old CPU
+        raise OnnxUnavailable(_cannot_load(exc)) from None
+
+
+def _cannot_load(exc: BaseException) -> str:
+    return (
+        f"onnxruntime cannot be loaded on this machine ({type(exc).__name__}: {exc}); "
+        'reinstall it (pip install --force-reinstall onnxruntime) or set index.backend = "torch"'
+    )
+
+
+def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
+    """The ONNX embedder of ``settings``, building the model if needed; OnnxUnavailable if not."""
+    path = resolve_model_path(settings.model, verify=False)
+    problem = support_problem(path)
+    if problem:
+        raise OnnxUnavailable(problem)
+    _import_onnxruntime()
+    base = base_identity(settings.model, path)
+    spec = ModelSpec(path, base, settings.onnx_precision)
+    folder = cache_dir(settings.model_cache)
+    cached = look(folder, spec)
+    if cached.model is None:
+        if settings.model in BUNDLED_IDS:
+            verify_weights(path / BUNDLED_WEIGHTS, BUNDLED_SHA256)  # ModelError: no fallback helps
+        cached = ensure_built(spec, folder)
+    assert cached.model is not None
+    return OnnxEmbedder(
+        cached.model,
+        path,
+        onnx_identity(base, settings.onnx_precision),
+        batch_size=settings.batch_size,
+        threads=settings.threads or None,
+    )
+
+
+def make_onnx_embedder(settings: IndexSettings) -> Embedder:
+    """The ONNX embedder, or — saying why and how to fix it — the PyTorch one."""
+    try:
+        return load_onnx_embedder(settings)
+    except OnnxUnavailable as exc:
+        log.warning("the ONNX backend cannot be used: %s. Now %s.", exc, FALLBACK)
+    return SentenceTransformerEmbedder(
+        settings.model, settings.device, settings.batch_size, threads=settings.threads or None
+    )
+
+
+def onnx_model_id_for(settings: IndexSettings) -> str:
+    """The identity ``make_onnx_embedder`` will most likely report, without loading anything.
+
+    Cheap checks only (no import, no hashing of the built model): onnxruntime
+    installed, a supported model, the model built or its cache folder
+    writable. A failure only loading finds (a failed build, a damaged file
+    that cannot be rebuilt) changes the identity then; the engine checks it
+    again once the embedder is made.
+    """
+    path = resolve_model_path(settings.model, verify=False)
+    base = base_identity(settings.model, path)
+    if (
+        support_problem(path) is None
+        and importlib.util.find_spec("onnxruntime") is not None
+        and likely_usable(
+            cache_dir(settings.model_cache), ModelSpec(path, base, settings.onnx_precision)
+        )
+    ):
+        return onnx_identity(base, settings.onnx_precision)
+    return base
+
+
+__all__ = [
+    "OnnxEmbedder",
+    "OnnxUnavailable",
+    "base_identity",
+    "load_onnx_embedder",
+    "make_onnx_embedder",
+    "onnx_model_id_for",
+    "support_problem",
+]

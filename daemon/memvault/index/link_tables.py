@@ -1,0 +1,156 @@
+"""The store's link state: the links table, the attachment manifest, the relink
+journal and the lines the daemon wrote into MEMORY.md (``Store`` inherits these).
+
+Kept apart from ``store.py`` (notes, chunks, FTS5, the embedding cache) so each
+file stays one subject; the tables themselves are created with the rest of the
+schema there.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from memvault.core.changes import Seen
+from memvault.index.rows import LinkRow
+
+
+class LinkTables:
+    """Methods over the link tables; ``Store`` supplies the connection and the lock."""
+
+    _db: sqlite3.Connection
+    _lock: threading.RLock
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    # -- links ---------------------------------------------------------------------
+
+    def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
+        conn.execute("DELETE FROM links WHERE source = ?", (source,))
+        conn.executemany(
+            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
+            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    source,
+                    r.line,
+                    r.target,
+                    r.anchor,
+                    r.kind,
+                    int(r.embed),
+                    r.verdict,
+                    r.resolved,
+                    json.dumps(list(r.candidates)),
+                )
+                for r in links
+            ],
+        )
+
+    def links(self, source: str | None = None) -> list[LinkRow]:
+        q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
+        args: tuple[Any, ...] = ()
+        if source is not None:
+            q += " WHERE source = ?"
+            args = (source,)
+        with self._lock:
+            rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
+        return [
+            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
+            for s, ln, t, a, k, e, v, r, c in rows
+        ]
+
+    def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
+        """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
+        out: set[str] = set()
+        with self._lock:
+            for part in _parts(list(targets)):
+                q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+            wanted = {n.casefold() for n in names}
+            if wanted:
+                for source, target in self._db.execute("SELECT source, target FROM links"):
+                    name = target.rsplit("/", 1)[-1].casefold()
+                    if name in wanted or name.removesuffix(".md") in wanted:
+                        out.add(source)
+        return out
+
+    # -- attachments ---------------------------------------------------------------
+
+    def attachment_manifest(self) -> dict[str, Seen]:
+        """Every attachment the index knows, with the size and mtime it had."""
+        with self._lock:
+            rows = self._db.execute("SELECT path, size, mtime_ns FROM attachments").fetchall()
+        return {p: Seen(s, m) for p, s, m in rows}
+
+    def attachment_paths(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT path FROM attachments ORDER BY path")]
+
+    def put_attachments(
+        self, conn: sqlite3.Connection, seen: Mapping[str, Seen], gone: Iterable[str]
+    ) -> None:
+        conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        conn.executemany(
+            "INSERT OR REPLACE INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?)",
+            [(p, s.size, s.mtime_ns) for p, s in seen.items()],
+        )
+
+    # -- the relink journal ----------------------------------------------------------
+
+    def pending_relink(self) -> dict[str, str]:
+        """Moves whose links a relink has not finished re-targeting (old -> new)."""
+        with self._lock:
+            return dict(self._db.execute("SELECT old, new FROM relink_pending").fetchall())
+
+    def journal_relink(self, conn: sqlite3.Connection, moves: Mapping[str, str]) -> None:
+        conn.executemany(
+            "INSERT OR REPLACE INTO relink_pending(old, new) VALUES(?, ?)", list(moves.items())
+        )
+
+    def clear_relink(self) -> None:
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM relink_pending")
+
+    # -- MEMORY.md ownership -------------------------------------------------------------
+
+    def owned_lines(self) -> dict[str, tuple[str, ...]]:
+        """Lines the daemon wrote into MEMORY.md, per section, oldest first."""
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for section, line in self._db.execute(
+                "SELECT section, line FROM memory_owned ORDER BY rowid"
+            ):
+                out.setdefault(section, []).append(line)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
+        """Remember lines the daemon wrote; the newest ``keep`` per section are kept.
+
+        A history, not just the last write: an editor that saves a stale buffer
+        brings back an older line of ours, which must still count as ours.
+        """
+        with self.transaction() as conn:
+            for section, lines in owned.items():
+                conn.executemany(
+                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
+                    [(section, line) for line in lines],
+                )
+                conn.executemany(
+                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                    [(section, line) for line in lines],
+                )
+                conn.execute(
+                    "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
+                    "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
+                    (section, section, keep),
+                )
+
+
+def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

@@ -1,0 +1,261 @@
+"""cache.db: embeddings kept by (model identity, sha256 of the embedded text), lean.
+
+Layout (``PRAGMA user_version = 2``)::
+
+    models(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE)  -- one per model identity
+    vectors(id INTEGER PRIMARY KEY, model INTEGER, sha BLOB, vector BLOB)
+    UNIQUE INDEX vectors_key ON vectors(model, sha)
+
+- ``sha`` is the 32 raw bytes of the text's sha256, not 64 hex characters, and
+  the model is a small integer, not its 60-character name in every row;
+- ``vector`` is float16 (768 bytes for 384 dimensions). Measured on LoCoMo
+  chunk vectors (bench/RESULTS.md): top-10 neighbours identical to float32,
+  cosine to the float32 vector > 0.99999;
+- a rowid table: rows are appended in id order, so pages stay full. The old
+  layout — a ``WITHOUT ROWID`` table with a 1.6 KB row — pushed each row's
+  tail into an overflow page of its own: 4.7 KB per vector. This one takes
+  ~0.87 KB.
+
+Version 1 (memvault 0.1: ``embeddings(model, sha, vector)``, float32) is
+migrated in place on open, in one transaction (a kill in the middle leaves
+the old table whole, and the next open migrates again), then ``VACUUM`` gives
+the space back.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from memvault.errors import IndexCorrupt
+
+log = logging.getLogger("memvault")
+
+CACHE_VERSION = 2
+STORED = np.float16  # what a vector is kept as; rows come back as float32
+_VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM on open
+_PART = 500  # keys per IN (...) list
+
+_SCHEMA = (
+    # AUTOINCREMENT: a model number is never reused, so a process holding an old
+    # name -> number mapping can only miss, never read another model's vectors
+    "CREATE TABLE IF NOT EXISTS models("
+    "id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
+    # sha: the 32 bytes of sha256(embedded text); vector: float16, little-endian
+    "CREATE TABLE IF NOT EXISTS vectors("
+    "id INTEGER PRIMARY KEY, model INTEGER NOT NULL, sha BLOB NOT NULL, vector BLOB NOT NULL)",
+    "CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(model, sha)",
+)
+
+
+def encode(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype="<f2").tobytes()
+
+
+def decode(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def _key(sha: str) -> bytes:
+    return bytes.fromhex(sha)
+
+
+class VectorCache:
+    """The embedding cache of one vault. Thread-safe: one lock around each call."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._models: dict[str, int] = {}
+        try:
+            self._db = sqlite3.connect(
+                path, check_same_thread=False, isolation_level=None, timeout=30
+            )
+            try:
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                row = self._db.execute("PRAGMA quick_check").fetchone()
+                if row is None or row[0] != "ok":
+                    raise sqlite3.DatabaseError(
+                        f"integrity check failed: {row[0] if row else 'no answer'}"
+                    )
+                self._open()
+            except BaseException:
+                self._db.close()
+                raise
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(f"{path}: {exc}", str(path)) from None
+
+    def _open(self) -> None:
+        version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+        if version > CACHE_VERSION:
+            raise IndexCorrupt(
+                f"{self.path}: cache format {version} is newer than this memvault "
+                f"({CACHE_VERSION}); upgrade memvault"
+            )
+        if self._has_table("embeddings") or version < CACHE_VERSION:
+            self._migrate()
+        self._maybe_vacuum()
+
+    def _has_table(self, name: str) -> bool:
+        row = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
+        ).fetchone()
+        return row is not None
+
+    def _migrate(self) -> None:
+        """Version 1 (or none) -> 2, in one transaction; then VACUUM gives the space back."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            for statement in _SCHEMA:  # (executescript would commit first)
+                self._db.execute(statement)
+            moved = 0
+            if self._has_table("embeddings"):  # re-checked under the write lock
+                moved = self._move_v1_rows()
+                self._db.execute("DROP TABLE embeddings")
+            self._db.execute(f"PRAGMA user_version = {CACHE_VERSION}")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+        if moved:
+            log.info("%s: %d cached vectors moved to the float16 layout", self.path, moved)
+            self._vacuum()
+
+    def _move_v1_rows(self) -> int:
+        moved = 0
+        rows = self._db.execute("SELECT model, sha, vector FROM embeddings")
+        while batch := rows.fetchmany(2000):
+            out = []
+            for model, sha, blob in batch:
+                if not isinstance(blob, bytes) or len(blob) % 4 or not _is_sha(sha):
+                    continue  # not a row memvault wrote: dropped (it is only a cache)
+                out.append(
+                    (self._model_id(str(model)), _key(sha), encode(np.frombuffer(blob, "<f4")))
+                )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO vectors(model, sha, vector) VALUES(?, ?, ?)", out
+            )
+            moved += len(out)
+        return moved
+
+    def _maybe_vacuum(self) -> None:
+        free = int(self._db.execute("PRAGMA freelist_count").fetchone()[0])
+        pages = int(self._db.execute("PRAGMA page_count").fetchone()[0])
+        size = int(self._db.execute("PRAGMA page_size").fetchone()[0])
+        if free * size >= 1 << 20 and free > _VACUUM_SHARE * pages:
+            self._vacuum()
+
+    def _vacuum(self) -> None:
+        try:
+            self._db.execute("VACUUM")
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        except sqlite3.OperationalError as exc:  # another connection reading: next time
+            log.info("%s: VACUUM postponed (%s)", self.path, exc)
+
+    def _model_id(self, name: str, create: bool = True) -> int | None:
+        known = self._models.get(name)
+        if known is not None:
+            return known
+        row = self._db.execute("SELECT id FROM models WHERE name = ?", (name,)).fetchone()
+        if row is None:
+            if not create:
+                return None
+            cur = self._db.execute("INSERT INTO models(name) VALUES(?)", (name,))
+            row = (int(cur.lastrowid or 0),)
+        self._models[name] = int(row[0])
+        return int(row[0])
+
+    # -- the cache's API (what Store delegates) --------------------------------------------
+
+    def get(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
+        """float32 vectors for the given text hashes that are cached (missing ones left out)."""
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            mid = self._model_id(model, create=False)
+            if mid is None:
+                return out
+            for part in _parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
+                q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
+                for key, blob in self._db.execute(q, (mid, *map(_key, part))):
+                    out[key.hex()] = decode(blob)
+        return out
+
+    def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                mid = self._model_id(model)
+                self._db.executemany(
+                    "INSERT INTO vectors(model, sha, vector) VALUES(?, ?, ?) "
+                    "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
+                    [(mid, _key(sha), encode(v)) for sha, v in items.items()],
+                )
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                self._models.clear()  # a model row created in the rolled-back transaction
+                raise
+            self._db.execute("COMMIT")
+
+    def prune(self, model: str, live: set[str]) -> int:
+        """Drop vectors of other models and of texts not in ``live``; return how many."""
+        with self._lock:
+            mid = self._model_id(model, create=False)
+            rows = self._db.execute("SELECT id, model, sha FROM vectors").fetchall()
+            dead = [(i,) for i, m, sha in rows if m != mid or sha.hex() not in live]
+            if dead:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.executemany("DELETE FROM vectors WHERE id = ?", dead)
+                    self._db.execute(
+                        "DELETE FROM models WHERE id NOT IN (SELECT DISTINCT model FROM vectors)"
+                    )
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                self._models.clear()
+        return len(dead)
+
+    def count(self, model: str) -> int:
+        with self._lock:
+            mid = self._model_id(model, create=False)
+            if mid is None:
+                return 0
+            return int(
+                self._db.execute("SELECT COUNT(*) FROM vectors WHERE model = ?", (mid,)).fetchone()[
+                    0
+                ]
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            try:
+                self._db.execute("PRAGMA optimize")
+                self._db.close()
+            except sqlite3.Error:
+                pass
+
+
+def _is_sha(value: Any) -> bool:
+    if not isinstance(value, str) or len(value) != 64:
+        return False
+    try:
+        bytes.fromhex(value)
+    except ValueError:
+        return False
+    return True
+
+
+def _parts(items: list[Any], size: int = _PART) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+__all__ = ["CACHE_VERSION", "VectorCache", "decode", "encode"]

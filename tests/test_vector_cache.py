@@ -1,0 +1,317 @@
+"""vector_cache.py: float16 rows keyed by (model, sha bytes), migrated in place from the float32 table."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import make_vault, note, open_vault, write
+from memvault.errors import IndexCorrupt
+from memvault.index import vector_cache
+from memvault.index.embedder import HashEmbedder
+from memvault.index.vector_cache import CACHE_VERSION, VectorCache
+
+DAEMON = Path(__file__).resolve().parents[1] / "daemon"
+MODEL = "sentence-transformers/all-MiniLM-L6-v2@53aa51172d14+onnx-int8-v1"
+# memvault 0.1's cache.db, verbatim
+V1_SCHEMA = """
+CREATE TABLE IF NOT EXISTS embeddings(
+    model TEXT NOT NULL, sha TEXT NOT NULL, vector BLOB NOT NULL,
+    PRIMARY KEY (model, sha)
+) WITHOUT ROWID;
+"""
+
+
+def unit_vectors(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal((n, dim)).astype(np.float32)
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+def shas(n: int, salt: str = "") -> list[str]:
+    return [hashlib.sha256(f"{salt}{i}".encode()).hexdigest() for i in range(n)]
+
+
+def write_v1(path: Path, rows: Sequence[tuple[str, str, bytes]]) -> None:
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.executescript(V1_SCHEMA)
+    conn.execute("BEGIN")
+    conn.executemany("INSERT INTO embeddings(model, sha, vector) VALUES(?, ?, ?)", rows)
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def tables(path: Path) -> set[str]:
+    conn = sqlite3.connect(path)
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+        )
+        return {r[0] for r in rows}
+    finally:
+        conn.close()
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def file_bytes(path: Path) -> int:
+    return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
+
+
+# --- the layout ------------------------------------------------------------------------------
+
+
+def test_vectors_come_back_as_float32_within_float16_precision(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path / "cache.db")
+    vectors, keys = unit_vectors(50), shas(50)
+    cache.put(MODEL, dict(zip(keys, vectors, strict=True)))
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert set(got) == set(keys)
+    for key, vector in zip(keys, vectors, strict=True):
+        assert got[key].dtype == np.float32 and got[key].shape == (384,)
+        assert np.abs(got[key] - vector).max() < 5e-4  # float16: 11 significant bits
+        assert cosine(got[key], vector) > 0.999999
+
+
+def test_a_cached_vector_takes_under_2_kb(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    cache = VectorCache(path)
+    n = 3000
+    for start in range(0, n, 256):  # the engine writes a batch at a time
+        keys = shas(n)[start : start + 256]
+        cache.put(MODEL, dict(zip(keys, unit_vectors(len(keys), seed=start), strict=True)))
+    cache.close()  # checkpoints the WAL into the file
+    assert file_bytes(path) / n < 1000, file_bytes(path) / n
+
+
+def test_models_are_kept_apart_and_unknown_keys_are_misses(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path / "cache.db")
+    key = shas(1)[0]
+    fp32_like, int8_like = unit_vectors(2)
+    cache.put("model@fp32", {key: fp32_like})
+    cache.put("model@int8", {key: int8_like})
+    assert np.allclose(cache.get("model@fp32", [key])[key], fp32_like, atol=5e-4)
+    assert np.allclose(cache.get("model@int8", [key])[key], int8_like, atol=5e-4)
+    assert cache.get("never-seen", [key]) == {}
+    assert cache.get("model@fp32", ["not-a-sha", shas(2)[1]]) == {}
+    assert (cache.count("model@fp32"), cache.count("model@int8"), cache.count("x")) == (1, 1, 0)
+    cache.close()
+
+
+def test_putting_a_key_again_replaces_its_vector(tmp_path: Path) -> None:
+    cache = VectorCache(tmp_path / "cache.db")
+    key = shas(1)[0]
+    first, second = unit_vectors(2)
+    cache.put(MODEL, {key: first})
+    cache.put(MODEL, {key: second})
+    assert cache.count(MODEL) == 1
+    assert np.allclose(cache.get(MODEL, [key])[key], second, atol=5e-4)
+    cache.close()
+
+
+def test_prune_drops_other_models_and_dead_texts_and_space_comes_back(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    cache = VectorCache(path)
+    keys = shas(2000)
+    cache.put(MODEL, dict(zip(keys, unit_vectors(2000), strict=True)))
+    cache.put("old-model", dict(zip(keys[:10], unit_vectors(10, seed=1), strict=True)))
+    assert cache.prune(MODEL, set(keys[:100])) == 1900 + 10
+    assert cache.count(MODEL) == 100 and cache.count("old-model") == 0
+    assert set(cache.get(MODEL, keys)) == set(keys[:100])
+    cache.close()
+    before = file_bytes(path)
+    VectorCache(path).close()  # mostly free pages: VACUUM on open
+    assert file_bytes(path) < before / 4, (before, file_bytes(path))
+
+
+def test_a_cache_from_a_newer_memvault_is_refused_not_rebuilt(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    VectorCache(path).close()
+    conn = sqlite3.connect(path)
+    conn.execute(f"PRAGMA user_version = {CACHE_VERSION + 1}")
+    conn.close()
+    with pytest.raises(IndexCorrupt, match="newer than this memvault") as info:
+        VectorCache(path)
+    assert info.value.path is None  # None: the engine does not delete it
+
+
+# --- migration from memvault 0.1's table ----------------------------------------------------------
+
+
+def test_v1_rows_are_migrated_in_place_and_the_file_shrinks(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(1500), unit_vectors(1500)
+    other = shas(20, salt="other")
+    rows = [(MODEL, k, v.tobytes()) for k, v in zip(keys, vectors, strict=True)]
+    rows += [("hash-64", k, unit_vectors(1, 64, seed=i)[0].tobytes()) for i, k in enumerate(other)]
+    write_v1(path, rows)
+    before = file_bytes(path)
+    assert before / len(rows) > 4000  # the old layout: a page of overflow per row
+
+    cache = VectorCache(path)
+    got = cache.get(MODEL, keys)
+    assert set(got) == set(keys)
+    assert max(float(np.abs(got[k] - v).max()) for k, v in zip(keys, vectors, strict=True)) < 5e-4
+    assert cache.count("hash-64") == 20 and cache.get("hash-64", other)[other[3]].shape == (64,)
+    cache.close()
+    assert tables(path) == {"models", "vectors"}
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == CACHE_VERSION
+    conn.close()
+    assert file_bytes(path) / len(rows) < 1000, file_bytes(path) / len(rows)
+
+
+def test_rows_memvault_did_not_write_are_dropped_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    good = shas(1)[0]
+    write_v1(
+        path,
+        [
+            (MODEL, good, unit_vectors(1)[0].tobytes()),
+            (MODEL, "not-hex", unit_vectors(1)[0].tobytes()),
+            (MODEL, shas(2)[1], b"\x00\x01\x02"),  # not float32s
+        ],
+    )
+    cache = VectorCache(path)
+    assert cache.count(MODEL) == 1 and set(cache.get(MODEL, [good])) == {good}
+    cache.close()
+
+
+def test_a_failed_migration_leaves_the_old_table_whole_and_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(5000), unit_vectors(5000)
+    write_v1(path, [(MODEL, k, v.tobytes()) for k, v in zip(keys, vectors, strict=True)])
+    calls = 0
+    real = vector_cache.encode
+
+    def failing(vector: np.ndarray) -> bytes:
+        nonlocal calls
+        calls += 1
+        if calls > 2500:
+            raise OSError("disk full")
+        return real(vector)
+
+    monkeypatch.setattr(vector_cache, "encode", failing)
+    with pytest.raises(OSError, match="disk full"):
+        VectorCache(path)
+    assert tables(path) == {"embeddings"}  # the new tables were rolled back with the rows
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 5000
+    conn.close()
+    monkeypatch.setattr(vector_cache, "encode", real)
+    cache = VectorCache(path)
+    assert cache.count(MODEL) == 5000
+    cache.close()
+
+
+def test_kill_9_during_the_migration_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(4000), unit_vectors(4000)
+    write_v1(path, [(MODEL, k, v.tobytes()) for k, v in zip(keys, vectors, strict=True)])
+    ready = tmp_path / "halfway"
+    # a real process, stopped for good halfway through the rows (the clock plays no part)
+    code = (
+        "import sys, time, pathlib\n"
+        "from memvault.index import vector_cache\n"
+        "real, calls = vector_cache.encode, [0]\n"
+        "def slow(v):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] == 2000:\n"
+        f"        pathlib.Path({str(ready)!r}).write_text('x')\n"
+        "        time.sleep(600)\n"
+        "    return real(v)\n"
+        "vector_cache.encode = slow\n"
+        f"vector_cache.VectorCache(pathlib.Path({str(path)!r}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never got halfway"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -9
+    cache = VectorCache(path)
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert len(got) == 4000
+    assert max(float(np.abs(got[k] - v).max()) for k, v in zip(keys, vectors, strict=True)) < 5e-4
+
+
+class Recording:
+    """The hash embedder, keeping every vector it produced (float32), by text."""
+
+    def __init__(self) -> None:
+        self.inner = HashEmbedder()
+        self.model_id, self.dim, self.max_tokens = "hash-64", 64, 254
+        self.made: dict[str, np.ndarray] = {}
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = self.inner.embed(texts)
+        self.made.update(zip(texts, out, strict=True))
+        return out
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+
+def test_a_vault_indexed_with_the_old_cache_opens_without_re_embedding(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    for i in range(12):
+        write(root, f"decisions/d{i}.md", note(f"Decision {i}", body=f"Zebra {i} crossing talk."))
+    recorder = Recording()
+    with open_vault(root, embedder=recorder) as v:
+        v.sync()
+        labels = v.engine.store.label_shas()
+    assert labels and recorder.made
+    # today's cache.db: the float32 vectors the model gave, in memvault 0.1's table
+    state = root / ".memvault"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{state / 'cache.db'}{suffix}").unlink(missing_ok=True)
+    by_sha = {hashlib.sha256(t.encode()).hexdigest(): v for t, v in recorder.made.items()}
+    assert set(labels.values()) <= set(by_sha)
+    write_v1(state / "cache.db", [("hash-64", s, v.tobytes()) for s, v in by_sha.items()])
+    (state / "vectors.bin").unlink()  # the vector index must be rebuilt from the cache
+
+    again = Recording()
+    with open_vault(root, embedder=again) as v:
+        report = v.sync()
+        assert v.engine.embedding.vectors.labels() == set(labels)
+        assert report.embedded_chunks == 0 and again.made == {}, "no chunk was embedded again"
+        got = v.engine.store.cached("hash-64", by_sha)
+        assert [h.path for h in v.search("zebra 7 crossing", k=1)] == ["decisions/d7.md"]
+    assert set(got) == set(by_sha)
+    assert all(np.abs(got[s] - by_sha[s]).max() < 5e-4 for s in by_sha)
+    assert tables(state / "cache.db") == {"models", "vectors"}
+
+
+def test_a_model_number_is_never_reused_after_a_prune(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    writer, reader = VectorCache(path), VectorCache(path)
+    key = shas(1)[0]
+    old, new = unit_vectors(2)
+    writer.put("model-a", {key: old})
+    assert set(reader.get("model-a", [key])) == {key}  # the reader now knows model-a's number
+    writer.prune("model-b", set())  # model-a's vectors and its number go
+    writer.put("model-b", {key: new})
+    assert reader.get("model-a", [key]) == {}  # a miss, never model-b's vector
+    writer.close()
+    reader.close()
