@@ -147,3 +147,24 @@ def test_a_term_counts_once_per_text_however_often_it_is_there() -> None:
 )
 def test_focus_query(query: str, common: set[str], focus: str) -> None:
     assert focus_query(query, common) == focus
+
+
+def test_a_line_of_a_day_the_question_names_counts_a_third_part() -> None:
+    chunk, sims = [0.9, 0.5, 0.1], [0.9, 0.5, 0.1]
+    assert unit_scores(chunk, sims, [False, False, True]) == pytest.approx([2.0, 1.0, 1.0])
+    assert best_first(unit_scores([0.9, 0.8, 0.1], [0.9, 0.8, 0.1], [False, True, False])) == [
+        1,
+        0,
+        2,
+    ]
+
+
+def test_no_line_of_a_named_day_changes_nothing() -> None:
+    chunk, sims = [0.9, 0.5, 0.1], [0.2, 0.5, None]
+    assert unit_scores(chunk, sims, [False, False, False]) == unit_scores(chunk, sims)
+    assert unit_scores(chunk, sims, None) == unit_scores(chunk, sims)
+
+
+def test_unit_scores_need_one_time_match_per_unit() -> None:
+    with pytest.raises(ValueError, match="one time match"):
+        unit_scores([1.0], [None], [True, False])

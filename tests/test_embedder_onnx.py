@@ -313,7 +313,9 @@ def test_a_fallback_found_when_the_model_loads_never_mixes_vectors(
         v.search("bread baking")  # the query loads the model: torch, not ONNX
         assert isinstance(v.engine.embedding.embedder, SentenceTransformerEmbedder)
         assert store.meta("model_id") == TORCH_ID  # said, and the index reset for it
-        assert not v.engine.embedding.vectors.labels() & onnx_labels, "ONNX vectors met a torch query"
+        assert not v.engine.embedding.vectors.labels() & onnx_labels, (
+            "ONNX vectors met a torch query"
+        )
         report = v.sync()  # everything is embedded again, with torch
         assert report.embedded_chunks == len(store.labels())
         shas = set(store.label_shas().values())

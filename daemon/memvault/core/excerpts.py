@@ -152,12 +152,26 @@ def _scaled(values: Sequence[float | None]) -> list[float]:
     return [0.0 if v is None else ((v - lo) / (hi - lo) if hi > lo else 1.0) for v in values]
 
 
-def unit_scores(chunk_scores: Sequence[float], similarities: Sequence[float | None]) -> list[float]:
+def unit_scores(
+    chunk_scores: Sequence[float],
+    similarities: Sequence[float | None],
+    timely: Sequence[bool] | None = None,
+) -> list[float]:
     """Each unit's score: its chunk's fused score and its own cosine to the query,
-    each min-max scaled over the candidates, summed. ``None``: no vector."""
+    each min-max scaled over the candidates, summed. ``None``: no vector.
+
+    ``timely`` (one per unit): whether the unit's note is dated on a day the
+    question names (core/timeref). When some are, that is a third piece of
+    evidence with the same weight as the other two: 1 for those units, 0 for
+    the rest; when none is (or the question names no day), nothing changes."""
     if len(chunk_scores) != len(similarities):
         raise ValueError("one chunk score and one similarity per unit")
-    return [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    if timely is not None and len(timely) != len(chunk_scores):
+        raise ValueError("one chunk score and one time match per unit")
+    scores = [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    if timely is not None and any(timely):
+        scores = [s + (1.0 if t else 0.0) for s, t in zip(scores, timely, strict=True)]
+    return scores
 
 
 def best_first(scores: Sequence[float]) -> list[int]:

@@ -8,6 +8,7 @@ index, and the vectors.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from memvault.core.ranking import (
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
+from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.errors import NoteNotFound
 from memvault.index.rows import NoteRow
 from memvault.vault.files import normalize_rel
@@ -206,7 +208,8 @@ class Reader:
         sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
-            ranked = self._unit_pieces(candidates, sizes, meta, qv)
+            spans = single_days(question_days(query, dt.date.today()))
+            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans)
         else:  # whole chunks, by their search score (a linked note's is 0: never used)
             ranked = [
                 self._piece(
@@ -267,9 +270,11 @@ class Reader:
         sizes: dict[str, int],
         meta: dict[str, NoteRow],
         qv: np.ndarray | None,
+        spans: Sequence[Span] = (),
     ) -> list[Piece]:
         """The lines of the hits (core/excerpts), best first, without filler; a small
-        note stays whole, ranked by the best line of the chunk that found it."""
+        note stays whole, ranked by the best line of the chunk that found it. A line
+        of a note dated on one of ``spans`` (the days the question names) ranks higher."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
@@ -305,7 +310,8 @@ class Reader:
             for i, ks in enumerate(keys):
                 found = [float(cached[k] @ qv) for k in ks if k in cached]
                 sims[i] = max(found) if found else None
-        return [pieces[i] for i in worth_a_place(unit_scores(scores, sims))]
+        timely = [note_in(p.date, spans) for p in pieces] if spans else None
+        return [pieces[i] for i in worth_a_place(unit_scores(scores, sims, timely))]
 
     def _memory_text(self) -> str:
         try:
