@@ -36,8 +36,8 @@ Kept small; details live in the notes.
 """
 
 
-def part(memory: str, budget: int, terms: list[str], hits: set[str] = frozenset()) -> str:  # type: ignore[assignment]
-    return index_part(memory, budget, count, terms, set(hits), lambda t: f"{t}.md")
+def part(memory: str, budget: int, terms: list[str]) -> str:
+    return index_part(memory, budget, count, terms)
 
 
 def test_the_whole_index_when_it_fits_without_markers_or_empty_sections() -> None:
@@ -62,10 +62,13 @@ def test_too_big_for_its_share_only_lines_about_the_question_each_under_its_head
     )
 
 
-def test_a_line_linking_a_cited_note_goes_in_when_it_describes_it() -> None:
-    got = part(MEMORY, 30, ["nothing"], {"logs/2024-03-15.md", "logs/2024-03-16.md"})
-    assert "- [[logs/2024-03-16]] - Kafka consumer lag fixed." in got
-    assert "- [[logs/2024-03-15]]\n" not in got + "\n"  # a bare link repeats the citation
+def test_a_line_that_only_links_a_cited_note_stays_out() -> None:
+    """The cited note's own lines follow; its index line would say it twice."""
+    assert part(MEMORY, 30, ["nothing"]) == ""
+    got = part(MEMORY, 30, ["kafka"])
+    assert (
+        got == "# Memory Index\n\n## Daily Logs\n- [[logs/2024-03-16]] - Kafka consumer lag fixed."
+    )
 
 
 @pytest.mark.parametrize(

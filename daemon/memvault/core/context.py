@@ -3,8 +3,8 @@
 What goes in, in this order, until the budget is spent:
 
 1. MEMORY.md whole when it fits in ``index_share`` of the budget; otherwise
-   its headings and the lines that link a hit note or mention a query word,
-   as far as that share allows;
+   the lines that hold a word of the question, under their headings, as far as
+   that share allows (nothing when none does);
 2. the best chunks, best first, each note's chunks grouped under one
    ``[[path#heading]]`` header with line ranges, in reading order within the
    note; adjacent chunks merge into one block; repeated text is dropped, and
@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.report import Context, Source
-from memvault.core.wikilinks import find_links
 
 SEPARATOR = "…"
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
@@ -174,18 +173,17 @@ def index_part(
     budget: int,
     count: Callable[[str], int],
     terms: Sequence[str],
-    hit_paths: set[str],
-    resolve: Callable[[str], str | None],
 ) -> str:
     """What of MEMORY.md goes in a context of ``budget`` tokens for this question.
 
     Only lines that say something go in, each under its headings: no section
     markers, blank lines or headings left without a line (an index with nothing
     to say gives ``""``, not a bare ``# Memory Index``). All of them when they
-    fit ``budget``; otherwise those that concern the question, in file order
-    while they fit — a line holding a query word, or one that links a note the
-    context cites (``hit_paths``) *and describes it* (a bare link would only
-    repeat the citation).
+    fit ``budget``; otherwise, in file order while they fit, the lines holding a
+    word of the question (``terms``: pass those that tell notes apart). A line
+    that only links or describes a note the context cites is left out: the
+    note's own lines follow, and on LoCoMo such lines cost recall on both folds
+    (bench/RESULTS.md). What the index does not use goes to the evidence.
     """
     if not memory.strip() or budget <= 0:
         return ""
@@ -195,28 +193,13 @@ def index_part(
     whole = _render_index(lines, entries)
     if count(whole) <= budget:
         return whole
-    text = "\n".join(lines)
-    linked: dict[int, list[tuple[str, int, int]]] = {}  # line -> (target, start, end) of links
-    for link in find_links(text):
-        linked.setdefault(link.line, []).append((link.target, link.start, link.end))
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
     words = [t for t in terms if len(t) > 2]
     kept: list[_IndexLine] = []
     shown: set[int] = set()
     used = 0
     for entry in entries:
         low = entry.text.lower()
-        relevant = any(re.search(rf"\b{re.escape(w)}", low) for w in words)
-        links = linked.get(entry.number, ())
-        if not relevant and any(target and resolve(target) in hit_paths for target, _, _ in links):
-            rest = entry.text
-            for _, start, end in sorted(links, key=lambda x: -x[1]):  # cut the links out
-                a, b = start - starts[entry.number - 1], end - starts[entry.number - 1]
-                rest = rest[:a] + rest[b:]
-            relevant = bool(_WORD.search(rest))
-        if not relevant:
+        if not any(re.search(rf"\b{re.escape(w)}", low) for w in words):
             continue
         heads = [lines[n - 1] for n in entry.headings if n not in shown]
         cost = sum(count(h) + 1 for h in heads) + count(entry.text) + 1

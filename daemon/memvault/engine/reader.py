@@ -222,8 +222,6 @@ class Reader:
             int(budget * cfg.context.index_share),
             count,
             [t for t in terms if t not in common],
-            set(hit_paths[:10]),
-            self.catalogue.resolver(cfg.memory.file),
         )
         from_links = {h.path for h in linked_hits}
         pieces = [p for p in ranked if p.path not in from_links]
