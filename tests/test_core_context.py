@@ -134,3 +134,18 @@ def test_lines_of_one_chunk_keep_their_blank_lines() -> None:
     ]
     ctx = assemble("q", 200, count, "", pieces)
     assert ctx.text == "[[logs/d]] L7-9\n**Ann**: one\n\n**Bob**: two"
+
+
+def test_each_block_of_a_note_opens_with_its_own_lines() -> None:
+    """One header per note; a later block (lines apart from the one before) opens
+    with its range on a line of its own: no list of ranges, no separator line."""
+    pieces = [
+        Piece("logs/d.md", 10_000, (), 7, 7, "**Ann**: one"),
+        Piece("logs/d.md", 30_002, (), 40, 41, "**Bob**: two\nmore"),
+        Piece("logs/d.md", 10_001, (), 9, 9, "**Bob**: three"),
+    ]
+    ctx = assemble("q", 200, count, "", pieces)
+    assert ctx.text == (
+        "[[logs/d]] L7-9\n**Ann**: one\n\n**Bob**: three\n\nL40-41\n**Bob**: two\nmore"
+    )
+    assert [(s.line_start, s.line_end) for s in ctx.sources] == [(7, 7), (40, 41), (9, 9)]

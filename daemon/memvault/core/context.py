@@ -6,8 +6,9 @@ What goes in, in this order, until the budget is spent:
    the lines that hold a word of the question, under their headings, as far as
    that share allows (nothing when none does);
 2. the best chunks, best first, each note's chunks grouped under one
-   ``[[path#heading]]`` header with line ranges, in reading order within the
-   note; adjacent chunks merge into one block; repeated text is dropped, and
+   ``[[path#heading]] L7-9`` header, in reading order within the note, each
+   later block opening with its own ``L12-14`` line; adjacent chunks merge
+   into one block; repeated text is dropped, and
    so is a near duplicate (the same fact logged again elsewhere); a small
    note goes in whole;
 3. if budget remains, notes linked from the best notes (one hop).
@@ -28,7 +29,6 @@ from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.report import Context, Source
 
-SEPARATOR = "…"
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
 # the same fact recorded again — a dump's decision re-logged on another day —
 # and would only spend the budget twice.
@@ -71,18 +71,21 @@ class _Group:
         return out
 
     def render(self) -> str:
+        """The note's link (and heading, and date when its path does not hold it)
+        with the line range of its first block, then each block; a later block
+        opens with its own range on a line of its own (one token, not a list of
+        ranges in the header plus a separator line per block)."""
         blocks = self.blocks()
         first = blocks[0][0]
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
         anchor = ""
         if first.heading and not first.whole and first.heading != (first.title,):
             anchor = f"#{first.heading[-1]}"
-        ranges = ", ".join(_lines(b[0].line_start, b[-1].line_end) for b in blocks)
         date = f" ({first.date})" if first.date and first.date not in link else ""
-        lines = [f"[[{link}{anchor}]]{date} {ranges}"]
+        lines: list[str] = []
         for i, block in enumerate(blocks):
-            if i:
-                lines.append(SEPARATOR)
+            where = _lines(block[0].line_start, block[-1].line_end)
+            lines.append(f"[[{link}{anchor}]]{date} {where}" if i == 0 else f"\n{where}")
             lines.append(join_spans([(p.line_start, p.line_end, p.text) for p in block]))
         return "\n".join(lines)
 
