@@ -3,6 +3,8 @@ and their ranking by chunk score plus their own similarity."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -168,3 +170,16 @@ def test_no_line_of_a_named_day_changes_nothing() -> None:
 def test_unit_scores_need_one_time_match_per_unit() -> None:
     with pytest.raises(ValueError, match="one time match"):
         unit_scores([1.0], [None], [True, False])
+
+
+@given(
+    st.lists(st.sampled_from(["ann", "an", "bob", "o"]), max_size=4),
+    st.lists(st.text(alphabet=st.sampled_from(list("anbo* :\n")), max_size=20), max_size=9),
+)
+def test_common_terms_is_the_whole_word_count_over_half(terms: list[str], texts: list[str]) -> None:
+    expected = {
+        t
+        for t in terms
+        if 2 * sum(1 for x in texts if t in re.findall(r"\w+", x.lower())) >= len(texts)
+    }
+    assert common_terms(terms, texts) == (expected if texts else set())

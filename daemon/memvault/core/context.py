@@ -105,6 +105,14 @@ def join_spans(spans: Sequence[tuple[int, int, str]]) -> str:
     return "".join(out)
 
 
+def _count_lines(count: Callable[[str], int], text: str) -> int:
+    """``text``'s tokens counted a line at a time: a line break is a word boundary
+    for the tokenizers used here, and a caching counter then encodes only the
+    lines it has not seen (a group is re-counted each time a piece joins it). A
+    tokenizer that merges across lines is caught by the final count."""
+    return sum(count(line) for line in text.split("\n") if line)
+
+
 def _lines(start: int, end: int) -> str:
     return f"L{start}" if start == end else f"L{start}-{end}"
 
@@ -196,13 +204,15 @@ def index_part(
     whole = _render_index(lines, entries)
     if count(whole) <= budget:
         return whole
-    words = [t for t in terms if len(t) > 2]
+    words = [re.escape(t) for t in terms if len(t) > 2]
+    if not words:
+        return ""
+    wanted = re.compile(r"\b(?:" + "|".join(words) + ")")
     kept: list[_IndexLine] = []
     shown: set[int] = set()
     used = 0
     for entry in entries:
-        low = entry.text.lower()
-        if not any(re.search(rf"\b{re.escape(w)}", low) for w in words):
+        if not wanted.search(entry.text.lower()):
             continue
         heads = [lines[n - 1] for n in entry.headings if n not in shown]
         cost = sum(count(h) + 1 for h in heads) + count(entry.text) + 1
@@ -256,7 +266,7 @@ def assemble(
         trial = group or _Group(piece.path, rank, why)
         before = trial.tokens if group else 0
         trial.pieces.append(piece)
-        after = count(trial.render())
+        after = _count_lines(count, trial.render())
         extra = after - before + (0 if group else 2)  # a blank line between groups
         if used + extra > budget:
             trial.pieces.pop()

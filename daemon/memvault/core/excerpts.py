@@ -34,7 +34,6 @@ that text.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -114,16 +113,18 @@ def common_terms(terms: Sequence[str], texts: Sequence[str]) -> set[str]:
     the ``texts`` (case-insensitively)."""
     if not texts or not terms:
         return set()
-    joined = "\x00".join(texts).lower()
-    starts = [0]
-    for text in texts[:-1]:
-        starts.append(starts[-1] + len(text) + 1)
+    lowered = [text.lower() for text in texts]
+    need = (len(texts) + 1) // 2
     out: set[str] = set()
     for term in dict.fromkeys(terms):
         pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
-        found = {bisect.bisect_right(starts, m.start()) - 1 for m in pattern.finditer(joined)}
-        if 2 * len(found) >= len(texts):
-            out.add(term)
+        found = 0
+        for text in lowered:  # a substring test first: most texts lack the term
+            if term in text and pattern.search(text):
+                found += 1
+                if found >= need:
+                    out.add(term)
+                    break
     return out
 
 
