@@ -120,7 +120,7 @@ def timed(argv: list[str], runs: int, vary: bool = False) -> tuple[list[float], 
 def answer_times(root: Path, runs: int) -> tuple[list[float], list[float]]:
     """The HTTP round trip of a search from an already running process: the part of
     the CLI's wall time that the daemon spends (query embedding, search, JSON)."""
-    from memvault.interfaces.client import DaemonClient
+    from memvault.client import DaemonClient
 
     client = DaemonClient.find(root)
     assert client is not None, "the daemon does not answer"

@@ -14,21 +14,34 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api import Vault
-from memvault.daemon import http_api, runfile
+from memvault.daemon import http_api
 from memvault.index.embedder import HashEmbedder
+from memvault.vault import runfile
 from memvault.vault.template import init_vault
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 
 
 def make_vault(tmp_path: Path, name: str = "vault") -> Path:
+    """A vault holding the example notes (Sarah Chen, the PostgreSQL decision, ...):
+    what `memvault init --example` lays down. Never what a user gets from `init`."""
+    root = tmp_path / name
+    init_vault(root, example=True)
+    return root
+
+
+def new_vault(tmp_path: Path, name: str = "vault") -> Path:
+    """A vault as `memvault init` makes it: structure, templates, settings; no notes."""
     root = tmp_path / name
     init_vault(root)
     return root
 
 
 def open_vault(root: Path, **kw: Any) -> Vault:
+    """``Vault.open`` with the hash embedder; a plain folder of notes is made a vault
+    first (its .memvault/ only, so the test's own files stay as they are)."""
     kw.setdefault("embedder", HashEmbedder())
+    (root / ".memvault").mkdir(parents=True, exist_ok=True)
     return Vault.open(root, **kw)
 
 

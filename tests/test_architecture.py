@@ -24,12 +24,15 @@ ALLOWED = {
     "config": {"core", "errors"},
     "vault": {"config", "core", "errors"},
     "index": {"config", "core", "errors"},
+    # a running daemon's HTTP API, for Vault (writes go to the daemon) and the adapters
+    "client": {"config", "core", "errors", "vault"},
     "engine": {"config", "core", "errors", "index", "vault"},
-    "api": {"config", "core", "engine", "errors", "index", "vault"},
+    "api": {"client", "config", "core", "engine", "errors", "index", "vault"},
     "migration": {"api", "config", "core", "errors", "vault"},
     "daemon": {"api", "config", "core", "engine", "errors", "index", "vault"},
     "interfaces": {
-        "api", "config", "core", "daemon", "engine", "errors", "index", "migration", "vault"
+        "api", "client", "config", "core", "daemon", "engine", "errors", "index", "migration",
+        "vault",
     },
     "__main__": {"interfaces"},
     "memvault": {"api", "core", "errors"},  # the package's lazy re-exports

@@ -183,7 +183,11 @@ def test_every_traversal_attack_is_refused_with_exit_5(vault_with_secrets: Path)
         for extra in ([], ["--json"]):
             code, out, err = run("get", attack, "--vault", vault_with_secrets, *extra)
             assert code == 5, (attack, code, err)
-            assert out == "" and "SECRET" not in err, attack
+            assert "SECRET" not in out and "SECRET" not in err, attack
+            if extra:  # with --json the refusal is JSON on stdout too
+                assert json.loads(out)["code"] == 5, attack
+            else:
+                assert out == "", attack
 
 
 # -- writes ----------------------------------------------------------------------------------
@@ -374,7 +378,7 @@ def test_agent_commands_are_listed_and_help_imports_nothing_heavy() -> None:
         "import sys; from memvault.interfaces.cli import app\n"
         "for args in (['--help'], ['search', '--help'], ['add', '--help']):\n"
         "    try:\n        app(args)\n    except SystemExit:\n        pass\n"
-        "heavy = [m for m in ('httpx', 'memvault.interfaces.client', 'memvault.api', 'mcp', 'numpy')"
+        "heavy = [m for m in ('httpx', 'memvault.client', 'memvault.api', 'mcp', 'numpy')"
         " if m in sys.modules]\n"
         "print('HEAVY', heavy)"
     )
@@ -390,3 +394,153 @@ def test_agent_commands_are_listed_and_help_imports_nothing_heavy() -> None:
     for command in ("search", "context", "get", "add", "log", "mcp"):
         assert command in out.stdout
     assert "--where" in out.stdout and "--field" in out.stdout
+
+
+# -- a person's first day (issue 13) -------------------------------------------------------------
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault as `memvault init` makes it."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = tmp_path / "mem"
+    assert run("init", root)[0] == 0
+    return root
+
+
+def test_log_on_a_new_day_goes_under_the_date_and_becomes_the_summary(fresh: Path) -> None:
+    code, _, err = run("log", "Deployed the retrieval stage to staging", "--vault", fresh)
+    assert code == 0, err
+    (day,) = (fresh / "logs").iterdir()
+    text = day.read_text(encoding="utf-8")
+    body = text.split("---\n", 2)[2]
+    assert re.fullmatch(
+        r"# \d{4}-\d\d-\d\d\n\n- \d\d:\d\d Deployed the retrieval stage to staging\n\n"
+        r"## Follow-ups\n",
+        body,
+    ), body  # not under "## Follow-ups", and no template hint left in it
+    code, _, _ = run("log", "Second entry", "--vault", fresh)
+    assert code == 0
+    lines = day.read_text(encoding="utf-8").split("\n")
+    assert lines.index("## Follow-ups") > next(i for i, x in enumerate(lines) if "Second" in x)
+    memory = (fresh / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"[[logs/{day.stem}]] - " in memory and "Deployed the retrieval stage" in memory
+    assert "Timestamped" not in memory and "What happened" not in memory
+
+
+def test_add_without_a_summary_takes_no_placeholder_for_one(fresh: Path) -> None:
+    code, _, err = run("add", "decisions", "--title", "Use Kafka for events", "--vault", fresh)
+    assert code == 0, err
+    (path,) = (fresh / "decisions").glob("*use-kafka-for-events.md")
+    text = path.read_text(encoding="utf-8")
+    assert "## Context" in text and "## Decision" in text  # the headings...
+    assert "%%" not in text and "constraints" not in text  # ...not the hints
+    memory = (fresh / "MEMORY.md").read_text(encoding="utf-8")
+    line = next(x for x in memory.splitlines() if "use-kafka-for-events" in x)
+    assert "constraints" not in line and "problem" not in line
+    # a person's note made from the template in Obsidian keeps its hints on disk, and
+    # memvault neither indexes nor summarises them
+    hints = (fresh / "templates" / "decision.md").read_text(encoding="utf-8")
+    write(fresh, "decisions/by-hand.md", hints.replace("{{title}}", "By hand"))
+    data = as_json("search", "constraints options considered", "--vault", fresh)
+    assert not any("constraints" in h["text"] or "%%" in h["text"] for h in data["hits"])
+    ctx = as_json("context", "What are the constraints and the options?", "--vault", fresh)
+    assert "constraints" not in ctx["text"].replace("What are the constraints", "")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["status"],
+        ["sync"],
+        ["log", "hi"],
+        ["add", "people", "--title", "Ana"],
+        ["search", "x"],
+        ["context", "x"],
+        ["get", "MEMORY.md"],
+        ["links", "check"],
+        ["mcp"],
+        ["daemon", "start"],
+        ["obsidian", "install"],
+    ],
+)
+def test_a_folder_that_is_not_a_vault_is_refused_and_left_as_it_was(
+    tmp_path: Path, command: list[str]
+) -> None:
+    folder = tmp_path / "some" / "folder"
+    folder.mkdir(parents=True)
+    write(folder, "MEMORY.md", "# my agent's own memory\n")
+    write(folder, "notes/a.md", "a note\n")
+    before = sorted(
+        (p.relative_to(folder), p.read_bytes()) for p in folder.rglob("*") if p.is_file()
+    )
+    code, out, err = run(*command, "--vault", folder)
+    assert code == 3, (command, code, out, err)
+    assert f"memvault init {folder}" in err and f"memvault migrate {folder / 'MEMORY.md'}" in err
+    after = sorted(
+        (p.relative_to(folder), p.read_bytes()) for p in folder.rglob("*") if p.is_file()
+    )
+    assert after == before and not (folder / ".memvault").exists()
+
+
+def test_daemon_run_on_a_folder_that_is_not_a_vault_is_refused(tmp_path: Path) -> None:
+    # a subprocess with a timeout: on a folder taken for a vault it would serve forever
+    out = subprocess.run(
+        [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "daemon"),
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    assert out.returncode == 3 and f"memvault init {tmp_path}" in out.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_memvault_vault_env_naming_a_plain_folder_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_VAULT", str(tmp_path))
+    code, _, err = run("status")
+    assert code == 3 and "(MEMVAULT_VAULT) is not a memvault vault" in err
+    assert not (tmp_path / ".memvault").exists()
+
+
+def test_json_errors_are_json_on_stdout_with_the_same_exit_code(vault: Path) -> None:
+    code, out, err = run("get", "decisions/nope.md", "--vault", vault, "--json")
+    assert code == 4 and json.loads(out) == {"error": json.loads(out)["error"], "code": 4}
+    assert "decisions/nope.md" in json.loads(out)["error"] and "nope" in err
+    code, out, _ = run("search", "x", "--since", "soon", "--vault", vault, "--json")
+    assert code == 2 and json.loads(out)["code"] == 2 and "since" in json.loads(out)["error"]
+    code, out, _ = run(
+        "add", "people", "--title", "T", "--field", "nokey", "--vault", vault, "--json"
+    )
+    assert code == 2 and "key=value" in json.loads(out)["error"]
+    code, out, _ = run("status", "--vault", vault / "nope", "--json")
+    assert code == 3 and json.loads(out)["code"] == 3
+    code, out, _ = run("add", "people", "--title", "Sarah Chen", "--vault", vault, "--json")
+    assert code == 5 and json.loads(out)["code"] == 5
+
+
+def test_a_usage_error_with_json_is_json_too(vault: Path) -> None:
+    # click parses the options before any command runs: the console script answers
+    out = subprocess.run(
+        [sys.executable, "-m", "memvault", "search", "x", "--k", "0", "--json", "--vault", vault],
+        capture_output=True,
+        text=True,
+        env={
+            "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "daemon"),
+            "PATH": "/usr/bin:/bin",
+        },
+    )
+    assert out.returncode == 2
+    data = json.loads(out.stdout)
+    assert data["code"] == 2 and "--k" in data["error"]
+
+
+def test_a_note_that_exists_names_the_update_flag(vault: Path) -> None:
+    code, _, err = run("add", "people", "--title", "Sarah Chen", "--vault", vault)
+    assert code == 5
+    assert "people/sarah-chen.md already exists (pass --update to change it)" in err

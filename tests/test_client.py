@@ -17,11 +17,11 @@ import pytest
 from attacks import ATTACKS
 from helpers import TOKEN, daemon_info, make_vault, note, open_vault, running_daemon, write
 from memvault.api import Vault
+from memvault.client import DaemonClient, error_from_response
 from memvault.core.report import Context, Hit, SyncReport
 from memvault.daemon import http_api
-from memvault.daemon.runfile import read as read_daemon_file
 from memvault.errors import DaemonError, NoteExists, NoteNotFound, UnsafePath
-from memvault.interfaces.client import DaemonClient, error_from_response
+from memvault.vault.runfile import read as read_daemon_file
 
 PORT = 50123  # only named in Host headers: the TestClient never opens a socket
 

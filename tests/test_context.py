@@ -289,7 +289,7 @@ def test_a_context_spends_nothing_on_an_empty_index(tmp_path: Path) -> None:
     )
     write(root, "Embed files.md", EMBED_FILES)
     write(root, "Credits.md", CREDITS)
-    with Vault.open(root) as vault:
+    with Vault.open(root, create=True) as vault:
         vault.sync()
         ctx = vault.context("how do I embed a PDF", budget=800)
     assert ctx.tokens <= 800
@@ -331,3 +331,27 @@ def test_a_piece_far_below_the_best_is_not_filler_even_with_room(tmp_path: Path)
     # (the index may name it: MEMORY.md fits its share whole)
     assert "[[logs/2024-02-04]] L" not in ctx.text
     assert "logs/2024-02-04.md" not in {s.path for s in ctx.sources}
+
+
+@pytest.mark.model
+def test_an_empty_template_note_does_not_outrank_a_real_one_with_the_real_model(
+    tmp_path: Path,
+) -> None:
+    """Issue 13: a decision added with no body ranked 2nd, above the real PostgreSQL
+    decision, and its four placeholder lines took context budget."""
+    root = make_vault(tmp_path)
+    query = "What did we decide about the database schema?"
+    with Vault.open(root) as vault:
+        vault.sync()
+        for title in ("Use Kafka for events", "Pick a feature flag service", "Adopt gRPC"):
+            vault.add("decisions", title)
+        vault.sync()  # their vectors too (a write leaves them to the vector lane)
+        hits = vault.search(query, k=10, group=True)
+        ctx = vault.context(query, budget=1000)
+    paths = [h.path for h in hits]
+    real = paths.index("decisions/2024-03-12-why-postgresql.md")
+    empty = [i for i, p in enumerate(paths) if p.startswith("decisions/") and "postgresql" not in p]
+    assert empty and all(i > real for i in empty), paths
+    for hint in ("constraints", "in one or two sentences", "easier or harder", "%%"):
+        assert hint not in ctx.text, hint
+    assert "pgvector" in ctx.text

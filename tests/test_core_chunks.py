@@ -410,3 +410,16 @@ def test_no_chunk_exceeds_the_real_model_window() -> None:
         assert tokenizer.count(embed_text(note, c, ALL_PARTS)) <= 254
         assert len(c.text) <= 254 * MAX_CHARS_PER_TOKEN
     assert_lines_exact(text, chunks)
+
+
+def test_template_hints_are_never_in_a_chunk_and_line_numbers_stay_true() -> None:
+    text = (
+        "---\ntitle: Use Kafka\n---\n# Use Kafka\n\n## Context\n\n"
+        "%% The problem, the constraints, and the options that were considered. %%\n\n"
+        "## Decision\n\n%%\nWhat was decided,\nby whom.\n%%\nWe use Kafka for events.\n"
+    )
+    _, chunks = chunks_of(text)
+    assert chunks and not any("%%" in c.text or "constraints" in c.text for c in chunks)
+    decided = next(c for c in chunks if "Kafka for events" in c.text)
+    lines = text.split("\n")
+    assert lines[decided.line_end - 1] == "We use Kafka for events."

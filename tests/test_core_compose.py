@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memvault.core import compose
 from memvault.core.compose import (
     FALLBACK_TEMPLATES,
     InvalidField,
@@ -16,6 +19,8 @@ from memvault.core.compose import (
     yaml_value,
 )
 from memvault.core.notes import load_yaml, parse_note
+
+ROOT = Path(__file__).resolve().parents[1]
 
 NOTE = (
     "---\ntitle: Sarah Chen\nrole: CTO\ntags:\n  - people\n  - leadership\n---\n"
@@ -200,3 +205,69 @@ def test_a_title_cannot_break_the_templates_frontmatter(title: str) -> None:
 def test_fill_quotes_in_the_templates_own_style(line: str, filled: str) -> None:
     out = fill(f"---\n{line}\n---\n# {{{{title}}}}\n", 'A "quoted" title', "2024-03-12", "09:30")
     assert out == f'---\n{filled}\n---\n# A "quoted" title\n'
+
+
+# -- notes memvault writes from a template: headings, not hints; log entries (issue 13) -----------
+
+DAY_TEMPLATE = (ROOT / "vault-template" / "templates" / "daily-log.md").read_text(encoding="utf-8")
+
+
+def day(template: str = DAY_TEMPLATE) -> str:
+    return compose.fill(template, "2026-11-30", "2026-11-30", "10:00")
+
+
+def test_a_note_memvault_writes_keeps_the_headings_and_drops_the_hints() -> None:
+    decision = (ROOT / "vault-template" / "templates" / "decision.md").read_text(encoding="utf-8")
+    text = compose.strip_hints(compose.fill(decision, "Use Kafka", "2026-11-30", "10:00"))
+    assert "%%" not in text and "constraints" not in text
+    body = text.split("---\n", 2)[2]
+    assert body == "# Use Kafka\n\n## Context\n\n## Decision\n\n## Consequences\n\n## Status\n"
+
+
+def test_strip_hints_leaves_a_person_s_inline_comment_and_code() -> None:
+    text = "# T\n\nmine %% keep %% here\n\n```\n%% code %%\n```\n"
+    assert compose.strip_hints(text) == text
+
+
+def test_the_first_entry_of_a_new_day_goes_under_the_date_not_under_follow_ups() -> None:
+    text = compose.insert_log_entry(compose.strip_hints(day()), "- 10:00 Deployed")
+    body = text.split("---\n", 2)[2]
+    assert body == "# 2026-11-30\n\n- 10:00 Deployed\n\n## Follow-ups\n"
+
+
+def test_entries_follow_the_last_entry_of_the_day() -> None:
+    text = (
+        "# D\n\n- 09:00 one\n  more about one\n- 09:30 two\n\n## Follow-ups\n\n- [ ] 11:00 call\n"
+    )
+    assert compose.insert_log_entry(text, "- 10:00 three") == (
+        "# D\n\n- 09:00 one\n  more about one\n- 09:30 two\n- 10:00 three\n\n"
+        "## Follow-ups\n\n- [ ] 11:00 call\n"
+    )  # a task with a time in it is no entry
+
+
+def test_an_entry_after_a_continuation_line_and_at_the_end_of_a_file() -> None:
+    assert compose.insert_log_entry("- 09:00 one\n  more", "- 10:00 two") == (
+        "- 09:00 one\n  more\n- 10:00 two\n"
+    )
+    assert compose.insert_log_entry("", "- 10:00 x") == "- 10:00 x\n"
+    assert compose.insert_log_entry("# D\n", "- 10:00 x") == "# D\n\n- 10:00 x\n"
+
+
+def test_a_day_a_person_made_from_the_template_loses_only_the_entries_hint() -> None:
+    hints = compose.hint_texts(day())
+    text = compose.insert_log_entry(day(), "- 10:00 Deployed", hints)
+    body = text.split("---\n", 2)[2]
+    assert body == (
+        "# 2026-11-30\n\n- 10:00 Deployed\n\n## Follow-ups\n\n"
+        "%% Open tasks as checkboxes: `- [ ] send the summary`. %%\n"
+    )
+    own = "# D\n\n%% my own reminder %%\n\n## Follow-ups\n"
+    assert "%% my own reminder %%" in compose.insert_log_entry(own, "- 10:00 x", hints)
+
+
+def test_log_entries_keep_crlf() -> None:
+    text = "# D\r\n\r\n## Follow-ups\r\n"
+    assert (
+        compose.insert_log_entry(text, "- 10:00 x")
+        == "# D\r\n\r\n- 10:00 x\r\n\r\n## Follow-ups\r\n"
+    )

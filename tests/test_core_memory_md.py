@@ -22,6 +22,7 @@ from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
+EXAMPLE = Path(__file__).resolve().parents[1] / "vault-example"
 
 
 def entry(path: str, summary: str = "", mtime: int = 0, **fields: object) -> CatalogueEntry:
@@ -40,9 +41,10 @@ def run(text, catalogue, owned=None, seen=(), rules=DEFAULT_SECTIONS, **kw):
 
 
 def template_catalogue() -> list[CatalogueEntry]:
+    """The example vault's notes (memvault init --example)."""
     out = []
-    for p in sorted(TEMPLATE.rglob("*.md")):
-        rel = p.relative_to(TEMPLATE).as_posix()
+    for p in sorted(EXAMPLE.rglob("*.md")):
+        rel = p.relative_to(EXAMPLE).as_posix()
         if rel == "MEMORY.md" or rel.startswith("templates/"):
             continue
         n = parse_note(rel, p.read_text(encoding="utf-8"))
@@ -50,8 +52,13 @@ def template_catalogue() -> list[CatalogueEntry]:
     return out
 
 
-def test_the_template_is_adopted_as_is() -> None:
+def test_a_new_vaults_memory_md_stays_as_it_is_until_there_are_notes() -> None:
     text = (TEMPLATE / "MEMORY.md").read_text(encoding="utf-8")
+    assert run(text, []).text == text
+
+
+def test_the_example_is_adopted_as_is() -> None:
+    text = (EXAMPLE / "MEMORY.md").read_text(encoding="utf-8")
     update = run(text, template_catalogue())
     assert update.text == text
     assert update.owned["projects"] == (

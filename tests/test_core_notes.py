@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from memvault.core.notes import first_paragraph, parse_note, plain_text, tag_matches
+
+TEMPLATES = Path(__file__).resolve().parents[1] / "vault-template" / "templates"
 
 
 @pytest.mark.parametrize(
@@ -151,3 +155,54 @@ def test_plain_text_and_first_paragraph() -> None:
 )
 def test_tag_filter_is_nested_and_case_insensitive(tag: str, wanted: str, ok: bool) -> None:
     assert tag_matches(tag, wanted) is ok
+
+
+# -- hints: template text that is not memory (issue 13) -------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "summary"),
+    [
+        ("%% The problem and the options. %%\n\nWe chose Postgres.\n", "We chose Postgres."),
+        ("%%\nThe problem,\nthe options.\n%%\nWe chose Postgres.\n", "We chose Postgres."),
+        ("  %% indented hint %%\n\nWe chose Postgres.\n", "We chose Postgres."),
+        ("%% only a hint %%\n", ""),
+        # not hints: a comment inside a line of text, code, an unclosed comment
+        ("We chose %% not sure %% Postgres.\n", "We chose %% not sure %% Postgres."),
+        ("```\n%% code %%\n```\nAfter.\n", "After."),
+        ("%% never closed\nWe chose Postgres.\n", "We chose Postgres."),
+    ],
+)
+def test_a_hint_is_never_a_summary(body: str, summary: str) -> None:
+    note = parse_note("decisions/d.md", '---\ntitle: D\nsummary: ""\n---\n# D\n\n' + body)
+    assert note.summary == summary
+
+
+def test_hint_lines_are_the_comments_on_lines_of_their_own() -> None:
+    text = (
+        "---\na: 1\n---\n# T\n%% one %%\ntext %% inline %%\n%%\ntwo\n%%\n"
+        "```\n%% code %%\n```\n%% unclosed\n"
+    )
+    note = parse_note("t.md", text)
+    assert note.hints == frozenset({5, 7, 8, 9})
+
+
+def test_a_heading_inside_a_hint_is_no_heading() -> None:
+    note = parse_note("t.md", "# T\n%%\n## Example heading\n%%\n## Real\n")
+    assert [h.text for h in note.headings] == ["T", "Real"]
+
+
+def test_the_template_hints_are_hints() -> None:
+    from memvault.core.compose import fill
+
+    for path in sorted((TEMPLATES).glob("*.md")):
+        text = fill(path.read_text(encoding="utf-8"), "Ana", "2026-01-02", "09:00")
+        note = parse_note(f"x/{path.name}", text)
+        lines = text.split("\n")
+        prose = [
+            n
+            for n, line in enumerate(lines, 1)
+            if n >= note.body_line and line.strip() and not line.lstrip().startswith("#")
+        ]
+        assert prose and set(prose) <= note.hints, path.name  # every line of guidance
+        assert note.summary == "", path.name

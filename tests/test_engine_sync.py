@@ -340,3 +340,65 @@ def test_line_vectors_off_embeds_only_chunks(tmp_path: Path) -> None:
         v.sync()
         store, model = v.engine.store, v.engine.embedding.embedder.model_id
         assert store.cache_count(model) == len(store.labels())
+
+
+# -- problems are state, not events (issue 13) -----------------------------------------------------
+
+
+def problems(v) -> list[tuple[str, str, str]]:
+    return [(p["path"], p["kind"], p["reason"]) for p in v.status()["problems"]]
+
+
+def test_an_unclosed_memory_md_section_stays_a_problem_until_it_is_fixed(
+    tmp_path: Path, caplog
+) -> None:
+    root = make_vault(tmp_path)
+    memory = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        good = memory.read_text(encoding="utf-8")
+        broken = good.replace("<!-- memvault:end logs -->\n", "")  # a marker deleted by hand
+        memory.write_text(broken, encoding="utf-8")
+        with caplog.at_level("INFO", logger="memvault"):
+            v.sync()
+            write(root, "people/ana.md", note("Ana", "Data lead."))  # the next sync...
+            v.sync()
+            v.sync(paths=["people/ana.md"])
+        # ...does not wipe it: it is listed with the file and the reason until fixed
+        ((path, _, reason),) = [p for p in problems(v) if p[1] == "memory"]
+        assert path == "MEMORY.md" and "section 'logs' is never closed" in reason
+        told = [r for r in caplog.records if "never closed" in r.getMessage()]
+        assert len(told) == 1 and told[0].levelname == "WARNING"  # logged once, when it appeared
+        assert memory.read_text(encoding="utf-8") == broken  # left alone, as promised
+        caplog.clear()
+        with caplog.at_level("INFO", logger="memvault"):
+            memory.write_text(good, encoding="utf-8")
+            v.sync()
+        assert not [p for p in problems(v) if p[1] == "memory"]
+        assert any("resolved" in r.getMessage() for r in caplog.records)
+        assert "[[people/ana]]" in memory.read_text(encoding="utf-8")
+
+
+def test_skipped_files_bad_frontmatter_and_cut_notes_are_listed_with_file_and_reason(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    (root / "notes").mkdir()
+    (root / "notes" / "binary.md").write_bytes(b"\x00\x01\x02 not text")
+    write(root, "notes/yaml.md", "---\ntitle: [unclosed\n---\n# Yaml\n\nBody.\n")
+    write(root, "notes/huge.md", "# Huge\n\n" + "word " * 60_000)
+    with open_vault(root, overrides={"vault": {"max_note_bytes": 200_000}}) as v:
+        v.sync()
+        write(root, "people/ana.md", note("Ana", "Data lead."))
+        v.sync()  # an unrelated sync later: still there
+        found = {p[0]: (p[1], p[2]) for p in problems(v)}
+    assert found["notes/binary.md"][0] == "skipped" and "binary" in found["notes/binary.md"][1]
+    assert found["notes/yaml.md"][0] == "note" and "YAML" in found["notes/yaml.md"][1]
+    assert found["notes/huge.md"][0] == "note" and "max_note_bytes" in found["notes/huge.md"][1]
+    with open_vault(root, read_only=True) as v:  # another process reads the same state
+        assert {p[0] for p in problems(v)} >= {"notes/binary.md", "notes/yaml.md", "notes/huge.md"}
+    write(root, "notes/yaml.md", "---\ntitle: Fixed\n---\n# Yaml\n\nBody.\n")
+    (root / "notes" / "binary.md").unlink()
+    with open_vault(root) as v:
+        v.sync()
+        assert {p[0] for p in problems(v)} == {"notes/huge.md"}

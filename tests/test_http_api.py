@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
+import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -77,7 +79,9 @@ def client(app: Any) -> Iterator[TestClient]:
 
 def err(response: httpx.Response) -> tuple[int, str]:
     body = response.json()
-    assert set(body) == {"error"} and set(body["error"]) == {"type", "message"}
+    assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
+    # more only where a client can act on it: the note that exists, and that update changes it
+    assert set(body["error"]) - {"type", "message"} <= {"path", "updatable"}
     return response.status_code, body["error"]["type"]
 
 
@@ -159,7 +163,15 @@ def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None
     r = client.post("/notes", json=body)
     assert r.status_code == 201 and r.json()["created"] and r.json()["path"] == "people/bo-li.md"
     assert "[[people/bo-li]]" in (vault.root / "MEMORY.md").read_text(encoding="utf-8")
-    assert err(client.post("/notes", json=body)) == (409, "NoteExists")
+    again = client.post("/notes", json=body)
+    assert err(again) == (409, "NoteExists")
+    # says how to change it in the API's own terms (it said "pass update": issue 13)
+    assert again.json()["error"] == {
+        "type": "NoteExists",
+        "message": 'people/bo-li.md already exists (send "update": true to change it)',
+        "path": "people/bo-li.md",
+        "updatable": True,
+    }
     r = client.post("/notes", json={**body, "summary": "runs infra", "update": True})
     assert r.status_code == 200 and not r.json()["created"]
 
@@ -168,7 +180,10 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     r = client.post("/log", json={"text": "met the wombat team"})
     assert r.status_code == 200
     path = r.json()["path"]
-    assert path.startswith("logs/") and "wombat" in (vault.root / path).read_text(encoding="utf-8")
+    text = (vault.root / path).read_text(encoding="utf-8")
+    assert path.startswith("logs/") and "wombat" in text
+    # under the day's date, not under "## Follow-ups"; no template hint (issue 13)
+    assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 
 def test_sync_all_and_some_paths(client: TestClient, vault: Vault) -> None:
@@ -633,3 +648,92 @@ def test_real_uvicorn_on_loopback(vault: Vault) -> None:
     finally:
         app.state.close()
         server.stop()
+
+
+def _closed_by_server(sock: socket.socket, timeout: float = 10.0) -> bool:
+    """Whether the server ends this connection within ``timeout`` (EOF or reset)."""
+    sock.settimeout(timeout)
+    try:
+        return sock.recv(1024) == b""
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_connection_that_never_finishes_its_headers_is_closed(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]})
+    server = HttpServer(app, "127.0.0.1", 0, header_seconds=0.5)
+    server_port.append(server.port)
+    server.start()
+    try:
+        slow = socket.create_connection(("127.0.0.1", server.port))
+        slow.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n")  # and nothing more
+        assert _closed_by_server(slow)
+        slow.close()
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", trust_env=False) as c:
+            assert c.get("/health").status_code == 200  # a whole request is served as ever
+            threading.Event().wait(0.8)  # kept alive past the header deadline: still fine
+            assert c.get("/health").status_code == 200
+    finally:
+        app.state.close()
+        server.stop()
+
+
+def test_past_the_connection_cap_the_oldest_idle_connection_makes_room(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]})
+    server = HttpServer(app, "127.0.0.1", 0, max_connections=8)
+    server_port.append(server.port)
+    server.start()
+    idle = []
+    try:
+        for _ in range(8):
+            s = socket.create_connection(("127.0.0.1", server.port))
+            s.sendall(b"GET /health HTTP/1.1\r\n")
+            idle.append(s)
+        with httpx.Client(base_url=f"http://127.0.0.1:{server.port}", trust_env=False) as c:
+            assert c.get("/health", timeout=10).status_code == 200
+        assert _closed_by_server(idle[0])  # the oldest went
+        assert not _closed_by_server(idle[-1], timeout=0.2)  # the newest stays
+    finally:
+        for s in idle:
+            s.close()
+        app.state.close()
+        server.stop()
+
+
+def test_a_body_that_trickles_is_refused_with_408(vault: Vault) -> None:
+    server_port: list[int] = []
+    app = create_app(vault, TOKEN, lambda: {"port": server_port[0]}, body_seconds=0.5)
+    server = HttpServer(app, "127.0.0.1", 0)
+    server_port.append(server.port)
+    server.start()
+    try:
+        s = socket.create_connection(("127.0.0.1", server.port))
+        s.sendall(
+            f"POST /search HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+            f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+            'Content-Length: 100\r\n\r\n{"query":'.encode()
+        )
+        s.settimeout(10)
+        answer = b""
+        while b"RequestTimeout" not in answer and (chunk := s.recv(4096)):
+            answer += chunk
+        assert answer.startswith(b"HTTP/1.1 408") and b"RequestTimeout" in answer
+        s.close()
+    finally:
+        app.state.close()
+        server.stop()
+
+
+def test_status_serves_the_problems_kept_until_fixed(client: TestClient, vault: Vault) -> None:
+    (vault.root / "notes").mkdir()
+    (vault.root / "notes" / "binary.md").write_bytes(b"\x00\x01 binary")
+    client.post("/sync", json={})
+    client.post("/sync", json={})
+    problems = {p["path"]: p for p in client.get("/status").json()["problems"]}
+    assert problems["notes/binary.md"]["kind"] == "skipped"
+    assert "binary" in problems["notes/binary.md"]["reason"]
+    assert problems["escape-file.md"]["reason"] == "symlink leads outside the vault"

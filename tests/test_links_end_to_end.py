@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 from helpers import open_vault
 from memvault.core.wikilinks import find_links
 from memvault.interfaces.cli import app
+from memvault.vault.template import init_vault
 from test_fixture_vault import PLANTED, SCENARIOS, load_vault, rename, skeleton
 
 FIXTURE = Path(__file__).parent / "fixtures" / "obsidian-vault"
@@ -172,6 +173,7 @@ def test_get_heading_matches_as_obsidian_does(
     tmp_path: Path, note: str, heading: str, first_line: str, shown: str
 ) -> None:
     root = copy_fixture(tmp_path)
+    init_vault(root)  # a vault, never indexed: get reads the file
     result = runner.invoke(app, ["get", note, "--heading", heading, "--vault", str(root), "--json"])
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
@@ -181,6 +183,7 @@ def test_get_heading_matches_as_obsidian_does(
 
 def test_get_heading_that_is_not_there_is_exit_4(tmp_path: Path) -> None:
     root = copy_fixture(tmp_path)
+    init_vault(root)  # a vault, never indexed: get reads the file
     result = runner.invoke(
         app, ["get", "Functions.md", "--heading", "hasTags", "--vault", str(root)]
     )

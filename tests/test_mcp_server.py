@@ -85,7 +85,7 @@ def text_of(result: types.CallToolResult) -> str:
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     base = tmp_path_factory.mktemp("mcp")
     vault = base / "vault"
-    init_vault(vault)
+    init_vault(vault, example=True)
     (base / "secret.md").write_text("SECRET", encoding="utf-8")
     (base / "vault-evil").mkdir()
     (base / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
@@ -246,6 +246,11 @@ def test_every_traversal_attack_is_a_tool_error(server: Server) -> None:
         ("memory_context", {"query": "x", "budget": 0}, "budget"),
         ("memory_log", {"text": "   "}, "nothing to log"),
         ("memory_nope", {}, "memory_nope"),
+        (
+            "memory_write",
+            {"category": "people", "title": "Sarah Chen"},
+            "NoteExists: people/sarah-chen.md already exists (pass update=true to change it)",
+        ),
     ],
 )
 def test_refused_requests_are_tool_errors(
@@ -253,6 +258,32 @@ def test_refused_requests_are_tool_errors(
 ) -> None:
     assert expected in server.refused(tool, **arguments)
     assert server.portal.call(server.session.send_ping) is not None
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["a" * 5000 + ".md", "/".join(["b" * 200] * 30) + ".md", "x" * 300 + ".md"],
+    ids=["5000-name", "6000-path", "300-name"],
+)
+def test_an_over_long_path_is_a_tool_error(server: Server, path: str) -> None:
+    message = server.refused("memory_get", path=path)
+    assert (
+        "UnsafePath: the path is too long" in message
+        or "UnsafePath: a file or folder name is too long" in message
+    )
+
+
+@pytest.mark.parametrize("fields", [{"role\n": "x"}, {"status\n": "x"}, {"a b": "x"}])
+def test_a_bad_field_name_is_a_tool_error_and_writes_nothing(server: Server, fields: dict) -> None:
+    sarah = server.vault / "people" / "sarah-chen.md"
+    before = sarah.read_bytes()
+    message = server.refused(
+        "memory_write", category="people", title="Sarah Chen", fields=fields, update=True
+    )
+    assert "BadArgument:" in message and "field name" in message
+    assert sarah.read_bytes() == before
+    message = server.refused("memory_write", category="people", title="Newcomer", fields=fields)
+    assert not (server.vault / "people" / "newcomer.md").exists()
 
 
 def test_tool_results_are_json_for_the_model(server: Server) -> None:

@@ -14,8 +14,8 @@ import pytest
 
 from helpers import make_vault, open_vault, running_daemon
 from memvault.api import Vault
+from memvault.client import DaemonClient
 from memvault.errors import LockHeld
-from memvault.interfaces.client import DaemonClient
 from memvault.interfaces.memory import Memory, open_memory
 
 OPERATIONS = sorted(

@@ -37,9 +37,11 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
         ".memvault/config.toml",
         "templates/decision.md",
         ".obsidian/app.json",
-        "people/sarah-chen.md",
     ):
         assert f"memvault/vault-template/{rel}" in names, rel
+    # a new vault gets no notes; `memvault init --example` takes them from here
+    assert not any(n.startswith("memvault/vault-template/people/") for n in names)
+    assert "memvault/vault-example/people/sarah-chen.md" in names
     assert "memvault/interfaces/cli/app.py" in names and "memvault/core/notes.py" in names
     # the built Obsidian plugin, byte for byte, so `memvault obsidian install` needs no Node
     with zipfile.ZipFile(wheel) as zf:
@@ -53,9 +55,18 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
         unpacked = tmp_path / "unpacked"
         zf.extractall(unpacked)
     vault = tmp_path / "vault"
-    vault.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
     env["PYTHONPATH"] = str(unpacked)  # the wheel's package, not the checkout's
+    for example in ([], ["--example"]):  # the template, then the example notes, from the wheel
+        made = subprocess.run(
+            [sys.executable, "-m", "memvault", "init", str(vault), *example],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+        )
+        assert made.returncode == 0, made.stderr
+        assert (vault / "people" / "sarah-chen.md").is_file() == bool(example)
     r = subprocess.run(
         [sys.executable, "-m", "memvault", "obsidian", "install", "--vault", str(vault), "--json"],
         env=env,

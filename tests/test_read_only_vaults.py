@@ -37,10 +37,12 @@ def tree(root: Path) -> dict[str, tuple[bytes, int]]:
 
 @pytest.fixture(params=["obsidian", "template"])
 def never_indexed(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """An Obsidian vault memvault has never seen, or a vault `init` laid down."""
+    """An Obsidian vault made a memvault vault by `init` but never indexed, or a vault
+    `init` laid down."""
     root = tmp_path / "vault"
     if request.param == "obsidian":
         shutil.copytree(FIXTURE, root)
+        init_vault(root)  # only init, up and migrate make a folder a vault
     else:
         init_vault(root)
         (root / "Functions.md").write_text("# Functions\n\n## `hasTag()`\n\nYes.\n")
@@ -73,6 +75,8 @@ def test_a_read_on_a_vault_never_indexed_writes_nothing(
 def test_links_check_on_a_vault_never_indexed_reads_it_in_memory(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     shutil.copytree(FIXTURE, root)
+    init_vault(root)
+    state = sorted(p.name for p in (root / ".memvault").iterdir())
     result = runner.invoke(app, ["links", "check", "--vault", str(root), "--json"])
     assert result.exit_code == 1
     assert json.loads(result.output)["counts"] == {
@@ -81,12 +85,13 @@ def test_links_check_on_a_vault_never_indexed_reads_it_in_memory(tmp_path: Path)
         "anchor": 3,
         "alias": 1,
     }
-    assert not (root / ".memvault").exists()
+    assert sorted(p.name for p in (root / ".memvault").iterdir()) == state  # no index.db
 
 
 def test_the_python_api_reads_a_vault_never_indexed_without_writing(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     shutil.copytree(FIXTURE, root)
+    init_vault(root)
     before = tree(root)
     with Vault.open(root, read_only=True) as v:
         assert v.get("Functions.md", heading="hasTag").text.startswith("## `hasTag()`")
@@ -101,6 +106,7 @@ def test_once_indexed_a_read_sees_the_index(tmp_path: Path, monkeypatch) -> None
     monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
     root = tmp_path / "vault"
     shutil.copytree(FIXTURE, root)
+    init_vault(root)
     assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
     result = runner.invoke(app, ["search", "hasTag", "--vault", str(root), "--json"])
     assert result.exit_code == 0, result.output

@@ -204,9 +204,16 @@ def test_the_writer_lock_is_exclusive_and_names_the_holder(tmp_path: Path) -> No
 
 
 def test_find_vault_walks_up(tmp_path: Path) -> None:
-    (tmp_path / "MEMORY.md").write_text("# M", encoding="utf-8")
+    (tmp_path / ".memvault").mkdir()
     (tmp_path / "people" / "deep").mkdir(parents=True)
     assert find_vault(tmp_path / "people" / "deep") == tmp_path.resolve()
+
+
+def test_a_memory_md_alone_does_not_make_a_vault(tmp_path: Path) -> None:
+    # an agent's own MEMORY.md (or CLAUDE.md's neighbour) must not be taken over (issue 13)
+    (tmp_path / "MEMORY.md").write_text("# M", encoding="utf-8")
+    (tmp_path / "deep").mkdir()
+    assert find_vault(tmp_path / "deep") is None
 
 
 @pytest.mark.parametrize(

@@ -31,6 +31,7 @@ _WHERE = {
         for name in (
             "ConfigError",
             "DaemonError",
+            "FileBusy",
             "IndexCorrupt",
             "LockHeld",
             "MemoryFileError",
@@ -89,6 +90,9 @@ if TYPE_CHECKING:
     )
     from memvault.errors import (
         DaemonError as DaemonError,
+    )
+    from memvault.errors import (
+        FileBusy as FileBusy,
     )
     from memvault.errors import (
         IndexCorrupt as IndexCorrupt,

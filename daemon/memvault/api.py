@@ -1,13 +1,22 @@
 """The public Python API: ``Vault``.
 
     from memvault import Vault
-    with Vault.open("~/memory") as vault:      # takes the writer lock
+    with Vault.open("~/memory") as vault:      # the writer lock, or the running daemon
         report = vault.sync()
         hits = vault.search("database schema", k=10, folder="decisions")
         ctx = vault.context("What did we decide about the database schema?", budget=2000)
 
-``read_only=True`` opens without the writer lock (searching while a daemon
-writes, for instance); writes then raise.
+One writer per vault. ``Vault.open`` takes the writer lock; when a daemon holds it
+(``memvault up``, ``memvault daemon start``), the vault is opened through that
+daemon instead, as the CLI does: writes (``sync``, ``add``, ``log``) must go to the
+one writer, and reads go there too (its model is loaded, its index current); what
+the daemon does not serve (``links_check``, ``count_tokens``) is read here, without
+the lock. Another holder that is not a daemon (a CLI sync, a migration) is
+``LockHeld``. ``read_only=True`` opens in this process without the lock; writes
+then raise.
+
+Only ``memvault init``/``up``/``migrate`` (or ``create=True``) make a folder a
+vault; opening a folder without ``.memvault/`` is ``VaultNotFound``.
 """
 
 from __future__ import annotations
@@ -17,21 +26,26 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from memvault.client import DaemonClient
 from memvault.config import VaultConfig
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.report import Context, Hit, LinkProblem, NoteText, SyncReport, WriteResult
 from memvault.engine import Engine, Progress
-from memvault.errors import MemvaultError, VaultNotFound
+from memvault.errors import LockHeld, MemvaultError, VaultNotFound
 from memvault.index.embedder import Embedder
-from memvault.vault.lock import WriterLock
+from memvault.vault import runfile
+from memvault.vault.lock import WriterLock, is_vault
 
 
 class Vault:
     """One memory vault, opened in this process."""
 
-    def __init__(self, engine: Engine, lock: WriterLock | None) -> None:
+    def __init__(
+        self, engine: Engine, lock: WriterLock | None, daemon: DaemonClient | None = None
+    ) -> None:
         self.engine = engine
         self._lock = lock
+        self.daemon = daemon  # the running daemon this vault's operations go to, if any
 
     @classmethod
     def open(
@@ -39,28 +53,53 @@ class Vault:
         path: str | Path,
         *,
         read_only: bool = False,
+        create: bool = False,
+        through_daemon: bool = True,
         embedder: Embedder | None = None,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Vault:
-        """Open the vault at ``path`` (a folder; created state lives in ``.memvault/``)."""
+        """Open the vault at ``path``: take the writer lock, or go through the daemon that
+        holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
+        the daemon itself). ``create=True`` first makes the folder a vault, as
+        ``memvault init`` does (no notes; nothing overwritten)."""
         root = Path(path).expanduser()
-        if not root.is_dir():
+        if create:
+            from memvault.vault.template import init_vault
+
+            init_vault(root)
+        try:
+            is_dir = root.is_dir()
+        except OSError as exc:  # a name too long, a symlink loop
+            raise VaultNotFound(f"no vault at {str(root)[:80]}: {exc.strerror}") from None
+        if not is_dir:
             raise VaultNotFound(
                 f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
             )
+        if not is_vault(root):
+            raise VaultNotFound(
+                f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {root}` "
+                "or Vault.open(path, create=True) makes it one"
+            )
         config = VaultConfig.load(root, env=env, overrides=overrides)
         lock = None
+        daemon = None
         if not read_only:
             lock = WriterLock(config.state_dir / "lock")
-            lock.acquire()
+            try:
+                lock.acquire()
+            except LockHeld:
+                info = runfile.running(root) if through_daemon else None
+                if info is None:
+                    raise  # a short-lived writer (a sync, a migration), not a daemon
+                lock, daemon = None, DaemonClient.of(info)
         try:
-            engine = Engine(config, embedder, read_only=read_only)
+            engine = Engine(config, embedder, read_only=lock is None)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
-        return cls(engine, lock)
+        return cls(engine, lock, daemon)
 
     @property
     def root(self) -> Path:
@@ -87,7 +126,7 @@ class Vault:
                 self._lock = None
 
     def _writable(self) -> None:
-        if self._lock is None:
+        if self._lock is None and self.daemon is None:
             raise MemvaultError("this vault was opened read-only")
 
     # -- operations --------------------------------------------------------------------
@@ -105,6 +144,8 @@ class Vault:
         ``vectors=False`` new chunks' vectors are left pending (searched by keywords
         meanwhile) for a later sync, ``embed_pending`` or the daemon."""
         self._writable()
+        if self.daemon is not None:
+            return self.daemon.sync(paths)
         return self.engine.sync(paths, progress, vectors=vectors)
 
     def search(
@@ -122,19 +163,38 @@ class Vault:
     ) -> list[Hit]:
         """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields."""
         filters = make_filters(folder, tags, since, until, where, path)
+        if self.daemon is not None:
+            return self.daemon.search(
+                query,
+                k,
+                folder=folder,
+                tags=tags,
+                since=since,
+                until=until,
+                where=where,
+                path=path,
+                group=group,
+            )
         return self.engine.search(query, k, filters, group=group)
 
     def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
         """MEMORY.md, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
-        return self.engine.context(query, budget, make_filters(**filters))
+        checked = make_filters(**filters)
+        if self.daemon is not None:
+            return self.daemon.context(query, budget, **filters)
+        return self.engine.context(query, budget, checked)
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range (``lines="10:20"``)."""
+        if self.daemon is not None:
+            return self.daemon.get(path, lines=lines, heading=heading)
         return self.engine.get(path, lines=lines, heading=heading)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path`` (the "related notes" pane), none from the ``exclude``
         folders."""
+        if self.daemon is not None:
+            return self.daemon.related(path, k, exclude)
         return self.engine.related(path, k, exclude)
 
     def add(
@@ -149,13 +209,19 @@ class Vault:
     ) -> WriteResult:
         """Create a note from the vault's template; MEMORY.md and the index follow at once."""
         self._writable()
+        if self.daemon is not None:
+            return self.daemon.add(
+                category, title, summary=summary, fields=fields, body=body, update=update
+            )
         return self.engine.add_note(
             category, title, summary=summary, fields=fields, body=body, update=update
         )
 
     def log(self, text: str) -> WriteResult:
-        """Append a timestamped line to today's log."""
+        """Add a timestamped line to today's log (after the day's last entry)."""
         self._writable()
+        if self.daemon is not None:
+            return self.daemon.log(text)
         return self.engine.append_log(text)
 
     def links_check(self) -> list[LinkProblem]:
@@ -163,7 +229,10 @@ class Vault:
         return self.engine.link_problems()
 
     def status(self) -> dict[str, Any]:
-        """What is indexed, how big MEMORY.md is against its budget, what is stale."""
+        """What is indexed, how big MEMORY.md is against its budget, what is stale (and,
+        through a daemon, the daemon's own state under ``"daemon"``)."""
+        if self.daemon is not None:
+            return self.daemon.status()
         return self.engine.status()
 
     # -- for the daemon and the tools around it ----------------------------------------

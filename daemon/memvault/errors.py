@@ -8,6 +8,7 @@
     ├── NoteNotFound              a note or heading that does not exist
     ├── NoteExists                a write would overwrite an existing note
     ├── WriteConflict             compare-and-swap kept failing: the file keeps changing
+    │   └── FileBusy              another program has the file open for writing (or just saved it)
     ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
     ├── ModelError                the embedding model cannot be loaded
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
@@ -47,11 +48,25 @@ class NoteNotFound(MemvaultError):
 
 
 class NoteExists(MemvaultError):
-    """Creating a note would overwrite an existing one."""
+    """Creating a note would overwrite an existing one.
+
+    ``updatable``: asking again with ``update`` would change it (``memvault add``); each
+    adapter says how in its own words (``--update``, ``update=true``, ``"update": true``).
+    """
+
+    def __init__(self, message: str, path: str | None = None, updatable: bool = False) -> None:
+        super().__init__(message)
+        self.path = path
+        self.updatable = updatable
 
 
 class WriteConflict(MemvaultError):
     """A compare-and-swap write kept losing the race against another writer."""
+
+
+class FileBusy(WriteConflict):
+    """Another program has the file open for writing, or saved it a moment ago; memvault
+    does not replace it now (it would write over a save in progress)."""
 
 
 class MemoryFileError(MemvaultError):

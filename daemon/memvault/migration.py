@@ -177,7 +177,7 @@ def migrate(
     write_started = time.perf_counter()
     if not dry_run:
         if not (root / ".memvault").is_dir():
-            init_vault(root, examples=False)
+            init_vault(root, memory=False)
         for name, data in raw.items():
             _keep_original(root / archive[name], data)
         for row in rows:

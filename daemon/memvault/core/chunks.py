@@ -3,7 +3,8 @@
 A chunk is a run of whole lines of one section (the text under one heading),
 or a piece of one oversize paragraph. How a note is cut:
 
-1. The body (frontmatter excluded) is cut at ATX headings outside fenced code.
+1. The body (frontmatter excluded, template hints blanked: ``notes``) is cut at
+   ATX headings outside fenced code.
    A heading line belongs to the chunk that follows it, so its words are
    searchable; a heading with no body still makes a chunk of its own.
 2. Each section is cut into paragraphs: blocks of non-blank lines. A fenced
@@ -41,7 +42,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from memvault.core.notes import Note
+from memvault.core.notes import Note, blank_lines
 from memvault.core.text import split_lines
 
 CONTEXT_PARTS = ("title", "headings", "date")
@@ -158,7 +159,8 @@ def chunk_note(
     """
     if target_tokens < 1 or max_tokens < 1:
         raise ValueError("target_tokens and max_tokens must be positive")
-    lines = split_lines(note.body)
+    # template hints are not memory: blanked, so line numbers stay true (notes.py)
+    lines = split_lines(blank_lines(note.body, note.hints, note.body_line))
     if not any(line.strip() for line in lines):
         return []
     body = "\n".join(lines)

@@ -3,6 +3,14 @@
 Used by ``memvault add`` / ``memvault log`` and the MCP/HTTP writes. The
 template is the vault's own ``templates/<kind>.md`` (Obsidian's Templates
 plugin reads the same files), with ``{{title}}``, ``{{date}}`` and ``{{time}}``.
+A note memvault writes gets the template's frontmatter and headings, never its
+hints (``%% … %%`` on lines of their own: the rule is in ``notes``), which are
+there for a person filling the template in Obsidian.
+
+Where a log entry goes: after the day's last timestamped entry
+(``- HH:MM …``); in a day without one, at the end of the part above its first
+``##`` heading (under ``# <date>``, before ``## Follow-ups``), where the
+template's hint for entries — if a person's copy still holds it — gives way.
 
 Frontmatter is written line by line, never by re-serialising a person's YAML.
 So that an agent's field can never break the block: a field name must be
@@ -25,8 +33,9 @@ from collections.abc import Mapping
 import yaml
 
 from memvault.core.frontmatter_yaml import FrontmatterRejected
-from memvault.core.notes import load_yaml, split_frontmatter
-from memvault.core.text import newline_of
+from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
+from memvault.core.text import newline_of, split_lines
+from memvault.core.wikilinks import mask_code
 
 CATEGORIES = {
     "people": "person",
@@ -201,9 +210,85 @@ def replace_body(text: str, title: str, body: str) -> str:
     return f"{head}{heading}{body}{nl}"
 
 
-def append_line(text: str, line: str) -> str:
-    """Append a line at the end of a note, with the note's line endings."""
+def strip_hints(text: str) -> str:
+    """``text`` without its hints (and without the blank line each leaves behind)."""
+    _, _, body_line = split_frontmatter(text)
+    hints = hint_lines(text, first=body_line)
+    if not hints:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    for n, line in enumerate(lines, 1):
+        if n in hints:
+            continue
+        if not line.strip() and out and not out[-1].strip() and n - 1 in hints:
+            continue  # the blank lines that framed a hint collapse into one
+        out.append(line)
+    while len(out) > 1 and not out[-1].strip() and not out[-2].strip():
+        out.pop()  # no blank tail where a last hint stood
+    return "\n".join(out)
+
+
+_ENTRY = re.compile(r"^[ \t]{0,3}[-*+][ \t]+\d{1,2}:\d{2}\b")  # - 09:30 ...; not a task
+_SUBHEADING = re.compile(r"^ {0,3}#{2,6}(?:[ \t]|$)")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+
+
+def insert_log_entry(text: str, entry: str, template_hints: frozenset[str] = frozenset()) -> str:
+    """Put ``entry`` (one line) where a day's entries go (the module docstring's rule).
+
+    ``template_hints``: the hint lines of the vault's daily-log template; such a
+    line in the part the first entry goes into is removed with it (a hint a
+    person wrote themselves is not in the template, and stays).
+    """
     nl = newline_of(text) if text else "\n"
-    if text and not text.endswith("\n"):
-        text += nl
-    return f"{text}{line}{nl}"
+    cr = nl[:-1]  # lines keep their "\r" when the file uses CRLF
+    _, _, body_line = split_frontmatter(text)
+    lines = text.split("\n")
+    plain = split_lines(text)
+    code = split_lines(mask_code(text))
+    hints = hint_lines(text, first=body_line)
+    start = body_line - 1
+
+    def text_at(i: int) -> bool:  # a line of prose: not blank, not code, not a hint
+        return bool(plain[i].strip()) and bool(code[i].strip()) and i + 1 not in hints
+
+    entries = [i for i in range(start, len(lines)) if text_at(i) and _ENTRY.match(plain[i])]
+    if entries:
+        at = entries[-1] + 1
+        while at < len(lines) and plain[at].strip() and plain[at][:1] in " \t":
+            at += 1  # past the last entry's continuation lines
+        lines.insert(at, entry + cr)
+        return _ending("\n".join(lines), nl)
+    end = next(
+        (i for i in range(start, len(lines)) if text_at(i) and _SUBHEADING.match(plain[i])),
+        len(lines),
+    )
+    for i in range(end - 1, start - 1, -1):  # the template's own hint gives way
+        if i + 1 in hints and plain[i].strip() in template_hints:
+            del lines[i], plain[i]
+            end -= 1
+            if 0 < i < end and not plain[i].strip() and not plain[i - 1].strip():
+                del lines[i], plain[i]  # with one of the blank lines around it
+                end -= 1
+    at = end
+    while at > start and not plain[at - 1].strip():
+        at -= 1  # right after the last line of text above the heading
+    new = [entry + cr]
+    if at > start and _HEADING.match(plain[at - 1]):
+        new.insert(0, cr)  # a blank line between a heading and the first entry
+    if at < len(lines) and plain[at].strip():
+        new.append(cr)  # and one before what follows
+    lines[at:at] = new
+    return _ending("\n".join(lines), nl)
+
+
+def _ending(text: str, nl: str) -> str:
+    return text if text.endswith("\n") else text + nl
+
+
+def hint_texts(template: str) -> frozenset[str]:
+    """The hint lines of a template, stripped (for ``insert_log_entry``)."""
+    _, _, body_line = split_frontmatter(template)
+    lines = split_lines(template)
+    return frozenset(lines[n - 1].strip() for n in hint_lines(template, first=body_line))

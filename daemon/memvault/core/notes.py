@@ -7,6 +7,16 @@ stays indexable as plain text, with a warning recorded. Dates stay exactly as wr
 the YAML loader here knows no timestamps (``2024-01-01`` stays a string, never
 becomes ``2024-01-01T00:00:00``) and no YAML 1.1 sexagesimals (``10:00`` stays
 ``"10:00"``, not ``600``).
+
+Hints. A template tells whoever fills it in what goes where; that text is not
+memory. The rule that tells a hint from a person's words: **a hint is an
+Obsidian comment that stands on lines of its own** — a line that starts with
+``%%`` opens it, and the first line that ends with ``%%`` (the same line when it
+holds both) closes it; in a code block it is code, and an unclosed ``%%`` is
+not a hint. Obsidian hides such comments in its reading view, and memvault
+never takes a hint for a summary, never indexes it, and leaves hints out of
+the notes it writes (``compose``). A ``%%`` comment inside a line of text is
+left alone.
 """
 
 from __future__ import annotations
@@ -50,6 +60,7 @@ class Note:
     body_line: int  # 1-based line where the body starts
     warnings: tuple[str, ...] = field(default=())
     outline: Outline | None = None  # headings and block ids, for #anchors (anchors.outline)
+    hints: frozenset[int] = frozenset()  # 1-based lines that are template hints (module doc)
 
     @property
     def category(self) -> str:
@@ -102,7 +113,7 @@ def parse_note(path: str, text: str) -> Note:
     """Parse a note (text already decoded, BOM removed). Never raises on content."""
     warnings: list[str] = []
     raw, body, body_line = split_frontmatter(text)
-    summary_body = body
+    summary_body, summary_line = body, body_line
     fm: dict[str, Any] = {}
     if raw is not None:
         try:
@@ -125,14 +136,16 @@ def parse_note(path: str, text: str) -> Note:
             summary_body = body  # the prose after the block, not the broken YAML
             body, body_line = text, 1
     masked = mask_code(text)
+    hints = hint_lines(text, masked, first=body_line)
     headings = _headings(text, masked)
     links = find_links(text, masked)
-    body_headings = [h for h in headings if h.line >= body_line]
+    body_headings = [h for h in headings if h.line >= body_line and h.line not in hints]
     title = _title(path, fm, body_headings)
     return Note(
         path=path,
         title=title,
-        summary=_summary(fm, summary_body) or _summary(fm, body),
+        summary=_summary(fm, blank_lines(summary_body, hints, summary_line))
+        or _summary(fm, blank_lines(body, hints, body_line)),
         frontmatter=fm,
         tags=_tags(fm, masked, body_line, text),
         aliases=_aliases(fm),
@@ -142,7 +155,48 @@ def parse_note(path: str, text: str) -> Note:
         body_line=body_line,
         warnings=tuple(warnings),
         outline=outline(text, masked),
+        hints=hints,
     )
+
+
+def hint_lines(text: str, masked: str | None = None, first: int = 1) -> frozenset[int]:
+    """The 1-based numbers of the lines of ``text`` (from line ``first`` on) that are
+    hints: Obsidian comments on lines of their own (the module docstring's rule)."""
+    if "%%" not in text:
+        return frozenset()
+    lines = split_lines(text)
+    code = split_lines(masked if masked is not None else mask_code(text))
+    out: set[int] = set()
+    i = first - 1
+    while i < len(lines):
+        line = lines[i].strip()
+        if not line.startswith("%%") or not code[i].strip():
+            i += 1
+            continue
+        end = i if len(line) >= 4 and line.endswith("%%") else None
+        j = i + 1
+        while end is None and j < len(lines):
+            if lines[j].rstrip().endswith("%%") and code[j].strip():
+                end = j
+            j += 1
+        if end is None:
+            break  # unclosed: Obsidian hides the rest, memvault keeps it as text
+        out.update(range(i + 1, end + 2))
+        i = end + 1
+    return frozenset(out)
+
+
+def blank_lines(text: str, lines: frozenset[int], first: int) -> str:
+    """``text`` (whose first line is line ``first`` of its file) with the given 1-based
+    lines emptied: line numbers and line endings stay where they were."""
+    if not lines:
+        return text
+    out = text.split("\n")
+    for n in lines:
+        i = n - first
+        if 0 <= i < len(out):
+            out[i] = "\r" if out[i].endswith("\r") else ""
+    return "\n".join(out)
 
 
 def _yaml_error(exc: yaml.YAMLError) -> str:

@@ -37,6 +37,18 @@ class SkippedFile(Record):
 
 
 @dataclass(frozen=True, slots=True)
+class Problem(Record):
+    """Something memvault cannot do for a file, kept (and listed by ``status``) until
+    the file changes so that it can: state, not an event."""
+
+    path: str
+    reason: str
+    # memory: MEMORY.md is left untouched (``status`` exits 1) | skipped: the file is not
+    # indexed | note: the note is indexed, but not all of it as written
+    kind: str
+
+
+@dataclass(frozen=True, slots=True)
 class SyncReport(Record):
     """What one sync did. Counts are of notes unless named otherwise."""
 

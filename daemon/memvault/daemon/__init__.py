@@ -1,2 +1,2 @@
-"""The daemon: its life cycle (service), the watcher and its queue, the HTTP API, and the
-daemon file that says where it listens (runfile)."""
+"""The daemon: its life cycle (service), the watcher and its queue, and the HTTP API.
+Where it listens (daemon.json) is ``memvault.vault.runfile``: the client reads it too."""

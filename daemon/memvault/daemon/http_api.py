@@ -50,6 +50,7 @@ log = logging.getLogger("memvault.http")
 
 OBSIDIAN_ORIGIN = "app://obsidian.md"
 KEEPALIVE_SECONDS = 15.0
+BODY_SECONDS = 30.0  # for a request's body to arrive, once its headers have
 BUSY_SECONDS = 1.0  # while the daemon is busy, /events re-sends its status this often (lag grows)
 EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
 STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have changed"
@@ -81,9 +82,14 @@ ERROR_STATUS: list[tuple[type[BaseException], int]] = [
 
 
 def error_response(
-    status: int, kind: str, message: str, headers: Mapping[str, str] | None = None
+    status: int,
+    kind: str,
+    message: str,
+    headers: Mapping[str, str] | None = None,
+    **details: Any,
 ) -> JSONResponse:
-    return JSONResponse({"error": {"type": kind, "message": message}}, status, headers=headers)
+    error = {"type": kind, "message": message, **details}
+    return JSONResponse({"error": error}, status, headers=headers)
 
 
 def _query(request: Request, schema: str) -> dict[str, Any]:
@@ -139,6 +145,14 @@ def _endpoint(fn: Handler) -> Handler:
         except ApiError as exc:
             return error_response(exc.status, exc.kind, exc.message)
         except Exception as exc:
+            if isinstance(exc, E.NoteExists) and exc.updatable:
+                return error_response(
+                    409,
+                    "NoteExists",
+                    f'{exc} (send "update": true to change it)',
+                    path=exc.path,
+                    updatable=True,
+                )
             for kind, status in ERROR_STATUS:
                 if isinstance(exc, kind):
                     name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"
@@ -251,12 +265,19 @@ class Guard:
     """Host, Origin, token and body-size checks in front of every route."""
 
     def __init__(
-        self, app: ASGIApp, *, token: str, port: Callable[[], int | None], max_body: int
+        self,
+        app: ASGIApp,
+        *,
+        token: str,
+        port: Callable[[], int | None],
+        max_body: int,
+        body_seconds: float = BODY_SECONDS,
     ) -> None:
         self.app = app
         self.token = f"Bearer {token}".encode()
         self.port = port
         self.max_body = max_body
+        self.body_seconds = body_seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -314,8 +335,16 @@ class Guard:
             await self.app(scope, receive, send)
             return
         body = bytearray()
+        deadline = asyncio.get_running_loop().time() + self.body_seconds
         while True:
-            message = await receive()
+            try:  # a body that trickles in would hold a connection and a task forever
+                message = await asyncio.wait_for(
+                    receive(), deadline - asyncio.get_running_loop().time()
+                )
+            except TimeoutError:
+                return await refuse(
+                    408, "RequestTimeout", f"the body did not arrive within {self.body_seconds:g} s"
+                )
             if message["type"] == "http.disconnect":
                 return
             body += message.get("body", b"")
@@ -375,6 +404,7 @@ def create_app(
     max_request_bytes: int | None = None,
     keepalive_seconds: float = KEEPALIVE_SECONDS,
     busy_seconds: float = BUSY_SECONDS,
+    body_seconds: float = BODY_SECONDS,
 ) -> Starlette:
     """The HTTP API over ``vault``. ``port`` (a number, or a function giving it once the
     socket is bound; default: ``daemon_info()['port']``) is the one the Host header
@@ -511,7 +541,11 @@ def create_app(
     app = Starlette(
         routes=routes,
         exception_handlers={HTTPException: _http_error},  # type: ignore[dict-item]
-        middleware=[Middleware(Guard, token=token, port=current_port, max_body=limit)],
+        middleware=[
+            Middleware(
+                Guard, token=token, port=current_port, max_body=limit, body_seconds=body_seconds
+            )
+        ],
     )
     app.state.hub = hub
 

@@ -226,7 +226,7 @@ def openapi_schema() -> dict[str, Any]:
                 "a note, a section or a line range", [path_param, *_params("get")]
             ),
             "/notes": post("add", "create (201) or update (200) a note from its template", True),
-            "/log": post("log", "append a timestamped line to today's log"),
+            "/log": post("log", "add a timestamped line to today's log, after its last entry"),
             "/related": get("notes most like a given note", _params("related")),
             "/events": {
                 "get": {

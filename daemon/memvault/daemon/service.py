@@ -12,14 +12,11 @@ process is ``interfaces.daemon_control``'s.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import logging.handlers
 import os
 import secrets
 import signal
-import socket
 import sys
 import threading
 import time
@@ -30,9 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import VaultConfig
-from memvault.daemon import runfile
-from memvault.daemon.runfile import LOG_FILE
-from memvault.errors import DaemonError
+from memvault.daemon.http_server import HttpServer
+from memvault.vault import runfile
+from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
@@ -42,82 +39,6 @@ log = logging.getLogger("memvault.daemon")
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
-
-
-# -- the HTTP server -----------------------------------------------------------------------------
-
-
-class HttpServer:
-    """uvicorn in a thread. The socket is bound (and listening) in ``__init__``, so
-    the port is known before daemon.json is written and early clients just wait
-    in the backlog until uvicorn accepts them."""
-
-    def __init__(self, app: Any, host: str = "127.0.0.1", port: int = 0) -> None:
-        import uvicorn
-
-        family = socket.AF_INET6 if ":" in host else socket.AF_INET
-        self.sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            self.sock.bind(("localhost" if host == "localhost" else host, port))
-            self.sock.listen(128)
-        except OSError as exc:
-            self.sock.close()
-            raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-        self.host = host
-        self.port: int = self.sock.getsockname()[1]
-        config = uvicorn.Config(
-            app,
-            log_config=None,
-            access_log=False,
-            lifespan="off",
-            timeout_graceful_shutdown=1,
-            log_level="warning",
-        )
-        self.server = _quiet_server(uvicorn.Server)(config)
-        self._thread = threading.Thread(target=self._serve, name="memvault-http", daemon=True)
-
-    def _serve(self) -> None:
-        try:
-            self.server.run(sockets=[self.sock])
-        except Exception:
-            log.exception("http: the server stopped with an error")
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def stop(self, timeout: float = 3.0) -> None:
-        self.server.should_exit = True
-        self.server.wake()
-        if self._thread.is_alive():
-            self._thread.join(timeout)
-        self.sock.close()
-
-
-def _quiet_server(base: type) -> Any:
-    """uvicorn's main loop wakes ten times a second to look at ``should_exit``; an idle
-    daemon should not. This one ticks once a second (the Date header's resolution)
-    and is woken at once by ``wake()`` to stop."""
-
-    class QuietServer(base):
-        _loop: asyncio.AbstractEventLoop | None = None
-        _wake: asyncio.Event | None = None
-
-        async def main_loop(self) -> None:
-            self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
-            counter = 0  # a multiple of 10: on_tick refreshes the Date header every call
-            while not await self.on_tick(counter):
-                counter = (counter + 10) % 864000
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), 1.0)
-
-        def wake(self) -> None:
-            loop, event = self._loop, self._wake
-            if loop is not None and event is not None:
-                with contextlib.suppress(RuntimeError):  # the loop already closed
-                    loop.call_soon_threadsafe(event.set)
-
-    return QuietServer
 
 
 # -- the daemon ------------------------------------------------------------------------------------
@@ -184,7 +105,8 @@ class Daemon:
         """Open the vault (taking the writer lock: ``LockHeld`` if it is taken)."""
         from memvault.api import Vault
 
-        return cls(Vault.open(root, embedder=embedder, overrides=overrides), port=port)
+        vault = Vault.open(root, through_daemon=False, embedder=embedder, overrides=overrides)
+        return cls(vault, port=port)
 
     @property
     def json_path(self) -> Path:

@@ -61,16 +61,19 @@ class ChangeQueue:
         self._not_before = 0.0  # retry back-off after a failed sync
         self.overflows = 0
 
-    def put(self, paths: Iterable[str]) -> None:
+    def put(self, paths: Iterable[str], since: float | None = None) -> None:
+        """Queue paths that changed now (or, for a batch put back after a failed
+        sync, at ``since``: the lag keeps counting from the first change)."""
         now = self.clock()
+        when = now if since is None else min(since, now)
         with self.cond:
             for path in paths:
                 if self._full is None and path not in self._paths:
                     if len(self._paths) >= self.limit:
                         self._overflow()
                     else:
-                        self._paths[path] = now
-                self._first = now if self._first is None else self._first
+                        self._paths[path] = when
+                self._first = when if self._first is None else min(self._first, when)
                 self._last = now
             self.cond.notify_all()
 
@@ -81,12 +84,17 @@ class ChangeQueue:
         self._full = f"more than {self.limit} paths changed at once"
         log.info("change queue overflow: %s; a full reconcile follows", self._full)
 
-    def request_full(self, reason: str, *, debounce: bool = False) -> None:
-        """Ask for a full reconcile: at once, or after the quiet period (``debounce``)."""
+    def request_full(
+        self, reason: str, *, debounce: bool = False, since: float | None = None
+    ) -> None:
+        """Ask for a full reconcile: at once, or after the quiet period (``debounce``).
+        ``since``: when the changes it stands for began (a retry keeps its lag)."""
         now = self.clock()
         with self.cond:
             self._full = self._full or reason
             self._paths.clear()
+            if since is not None:
+                self._first = since if self._first is None else min(self._first, since)
             if debounce:
                 self._first = now if self._first is None else self._first
                 self._last = now

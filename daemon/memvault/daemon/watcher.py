@@ -112,6 +112,8 @@ class _Handler(FileSystemEventHandler):
             raws = [event.src_path]
             if event.dest_path:
                 raws.append(event.dest_path)  # both sides of a move
+            if event.is_directory and event.event_type in ("created", "moved"):
+                self.owner.folders_arrived()
             paths = [p for p in (self.owner.mapper(r) for r in raws) if p is not None]
             if "" in paths:
                 self.owner.queue.request_full("a change the watcher cannot place", debounce=True)
@@ -229,6 +231,8 @@ class Watcher:
         self._warned = False
         self._retry_observer_at = 0.0
         self._stopping = threading.Event()
+        self._folders_arrived = threading.Event()  # watches to renew after this batch
+        self.renewals = 0
         self._busy_since: float | None = None
         self._needs_save = False
         self._last_sync = time.monotonic()
@@ -339,6 +343,40 @@ class Watcher:
             and all(e.is_alive() for e in observer.emitters)
         )
 
+    def folders_arrived(self) -> None:
+        """A folder was created or moved in (observer thread: only a flag)."""
+        self._folders_arrived.set()
+
+    def _renew_watches(self) -> None:
+        """Watch every folder afresh, then reconcile what the old watches may have missed.
+
+        inotify watches a tree one folder at a time, and watchdog adds the watches of
+        a folder that arrives by walking it while it may still be changing: a
+        subfolder renamed during the walk (and its name reused) leaves the renamed
+        folder unwatched or watched under another's name, and every later change in
+        it is lost or misnamed. Nothing in the events tells; so after any batch in
+        which folders were created or moved in, the native observer is started again
+        (a fresh walk of the tree as it is now) and a full reconcile (size and mtime,
+        cheap) covers whatever happened before the new watches were in place.
+        """
+        self._folders_arrived.clear()
+        if self.observer_kind in ("polling", "none") or self.stopping:
+            return  # polling compares snapshots: nothing to renew
+        self.renewals += 1
+        with self._lock:
+            old, self._observer = self._observer, None
+        try:
+            self._start_observer()  # the new watches first: no moment without any
+        except Exception as exc:
+            with self._lock:
+                self._observer = old
+            self.record_error(f"cannot renew the file watches: {exc!r}")
+            log.exception("watcher: cannot renew the file watches")
+            return
+        if old is not None:
+            _halt(old)  # meanwhile both saw events: a path synced twice is a no-op
+        self.queue.request_full("folders were created or moved: watches renewed")
+
     def _supervise(self) -> None:
         if self.stopping or self.observer_alive() or time.monotonic() < self._retry_observer_at:
             return
@@ -397,10 +435,11 @@ class Watcher:
                 "watcher: sync of %s failed; retrying",
                 "everything" if paths is None else f"{len(paths)} paths",
             )
+            # put back with the time of its first change: the lag stays true
             if paths is None:
-                self.queue.request_full(batch.reason)
+                self.queue.request_full(batch.reason, since=batch.oldest)
             else:
-                self.queue.put(paths)
+                self.queue.put(paths, since=batch.oldest)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
             self._busy_since = None
@@ -412,6 +451,8 @@ class Watcher:
         self.batches_failed = 0
         self.batches += 1
         self._needs_save = self._save is not None
+        if self._folders_arrived.is_set():
+            self._renew_watches()
         if paths is not None and getattr(report, "vanished", None):
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
@@ -476,6 +517,7 @@ class Watcher:
             "lag_seconds": self.lag_seconds(),
             "last_error": self.last_error,
             "restarts": self.restarts,
+            "watch_renewals": self.renewals,
             "overflows": self.queue.overflows,
             "batches": self.batches,
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds

@@ -58,17 +58,18 @@ from memvault.engine.embedding import Embedding
 from memvault.engine.indexer import Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
-from memvault.engine.status import describe
+from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
-from memvault.vault.files import VaultFS
+from memvault.vault.files import VaultFS, display_path, is_utf8
 from memvault.vault.state import ensure_state_dir
 
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
+TOLD_AT_ONCE = 20  # problems logged one by one per sync; the rest as a count
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,7 +93,14 @@ class Engine:
     ) -> None:
         self.config = config
         self.root = config.root
-        self.fs = VaultFS(config.root, config.vault.ignore, config.vault.max_note_bytes)
+        self.read_only = read_only
+        self.fs = VaultFS(
+            config.root,
+            config.vault.ignore,
+            config.vault.max_note_bytes,
+            # a file saved within the watcher's quiet period may be a save in progress
+            quiet_seconds=config.daemon.debounce_ms / 1000,
+        )
         self._lock = threading.RLock()  # one sync or write at a time
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
@@ -137,7 +145,8 @@ class Engine:
 
     def close(self) -> None:
         with self._lock:
-            self.embedding.save()
+            if not self.read_only:  # the writer's vectors.bin is not a reader's to replace
+                self.embedding.save()
             self.store.close()
 
     # -- listeners -------------------------------------------------------------------
@@ -201,6 +210,7 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
+            self._tell_problems(report, skipped if full else None)
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", json.dumps(report.to_dict()))
@@ -212,6 +222,23 @@ class Engine:
                 self.embedding.save()
             return report
 
+    def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
+        """Keep what a full scan skipped; log each problem once, when it appears (and
+        when it is resolved). Problems are state: ``status`` lists them (engine.status)."""
+        if scanned is not None:
+            keep_scan_skipped(self.store, [(s.path, s.reason) for s in scanned])
+        if not (report.changed or report.skipped or report.problems or report.warnings):
+            return  # nothing can have appeared or gone
+        appeared, resolved = changed_problems(self.store)
+        for p in appeared[:TOLD_AT_ONCE]:
+            log.warning("problem: %s: %s", p.path, p.reason)
+        if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
+            log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
+        for p in resolved[:TOLD_AT_ONCE]:
+            log.info("resolved: %s: %s", p.path, p.reason)
+        if len(resolved) > TOLD_AT_ONCE:
+            log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
+
     def _observe(
         self, paths: Iterable[str] | None
     ) -> tuple[dict[str, Seen], set[str] | None, list[SkippedFile], AttachmentChanges]:
@@ -222,16 +249,29 @@ class Engine:
             scan = self.fs.scan()
             seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
             found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
-            skipped = [SkippedFile(s.path, s.reason) for s in scan.skipped]
-            return seen, None, skipped, self.attachments.observe(found, None)
+            refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
+            return seen, None, refused, self.attachments.observe(found, None)
         scope: set[str] = set()
         seen = {}
         att_scope: set[str] = set()
         att_seen: dict[str, Seen] = {}
+        skipped: list[SkippedFile] = []
         known: set[str] | None = None
         for raw in paths:
             path = raw.strip("/")
             if not path or self.fs.is_ignored(path):
+                continue
+            refusal = self.fs.refusal(path)
+            if refusal is not None:
+                # skipped and reported; the rest of the batch goes on. Whatever was
+                # indexed under this name (a note since replaced by a symlink) leaves.
+                skipped.append(SkippedFile(display_path(path), refusal))
+                if is_utf8(path):
+                    if known is None:
+                        known = set(self.store.manifest()) | set(self.store.attachment_paths())
+                    gone = {p for p in known if p == path or p.startswith(path + "/")}
+                    scope |= {p for p in gone if p.lower().endswith(".md")}
+                    att_scope |= {p for p in gone if not p.lower().endswith(".md")}
                 continue
             if not path.lower().endswith(".md"):
                 # a folder (moved or deleted as a whole), or an attachment
@@ -244,6 +284,7 @@ class Engine:
                     att_scope |= {p for p in inside if not p.lower().endswith(".md")}
                     if full_dir.is_dir():
                         scan = self.fs.scan(path)
+                        skipped += [SkippedFile(s.path, s.reason) for s in scan.skipped]
                         for p, s in scan.notes.items():
                             scope.add(p)
                             seen[p] = Seen(s.size, s.mtime_ns)
@@ -260,7 +301,7 @@ class Engine:
             st = self.fs.stat(path)
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
-        return seen, scope, [], self.attachments.observe(att_seen, att_scope)
+        return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
 
     def _apply(
         self,
@@ -425,7 +466,8 @@ class Engine:
             return WriteResult(path, created, self.sync(paths=[path], vectors=False))
 
     def append_log(self, text: str) -> WriteResult:
-        """Append ``- HH:MM text`` to today's log (created from the template)."""
+        """Add ``- HH:MM text`` to today's log (created from the template, without its
+        hints), after the day's last entry."""
         with self._lock:
             path, created = self.writer.append_log(text)
             return WriteResult(path, created, self.sync(paths=[path], vectors=False))

@@ -22,7 +22,7 @@ from memvault.core.chunks import chunk_note
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
-from memvault.errors import NoteNotFound
+from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
 
 if TYPE_CHECKING:
@@ -38,8 +38,8 @@ BATCH_NOTES = 200
 
 @dataclass(frozen=True, slots=True)
 class Progress:
-    """How far a long sync is: notes written (``stage="notes"``), then chunks given their
-    vectors (``stage="vectors"``); ``embedded`` counts the model's work so far."""
+    """How far a long sync is: notes committed (``stage="notes"``), then chunks given
+    their vectors (``stage="vectors"``); ``embedded`` counts the model's work so far."""
 
     done: int
     total: int
@@ -94,6 +94,9 @@ class Indexer:
         warnings: list[str] = []
         batch: list[_Prepared] = []
         pending = 0
+        # progress counts notes committed, not read: reading is fast and the model's
+        # time comes at the commit, so a count of notes read runs ahead of the work
+        committed = 0
         for done, path in enumerate(paths, 1):
             prepared, skip, warns = self._prepare(path)
             warnings += warns
@@ -105,9 +108,9 @@ class Indexer:
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
                 k, q = self._commit(batch)
                 kept, queued = kept + k, queued + q
-                batch, pending = [], 0
+                batch, pending, committed = [], 0, done
             if progress is not None:
-                progress(Progress(done, len(paths), 0))
+                progress(Progress(committed, len(paths), 0))
         if batch:
             k, q = self._commit(batch)
             kept, queued = kept + k, queued + q
@@ -127,15 +130,18 @@ class Indexer:
                 SkippedFile(path, str(exc)),
                 [],
             )
+        except UnsafePath as exc:  # one bad path never fails the batch it came in
+            return None, SkippedFile(path, str(exc)), []
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
         note = parse_note(path, result.decoded.text)
-        warnings = [f"{path}: {w}" for w in note.warnings]
+        kept = list(note.warnings)  # kept in its row: listed by status until it changes
         if result.truncated:
-            warnings.append(
-                f"{path}: {result.size / 1e6:.1f} MB; only the first "
+            kept.append(
+                f"{result.size / 1e6:.1f} MB; only the first "
                 f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
             )
+        warnings = [f"{path}: {w}" for w in kept]
         kind = "index" if self._is_index_note(path, result.decoded.text) else "note"
         lines = split_lines(result.decoded.text)
         row = NoteRow(
@@ -153,7 +159,7 @@ class Indexer:
             aliases=note.aliases,
             frontmatter=note.frontmatter,
             headings=tuple((h.level, h.text, h.line) for h in note.headings),
-            warnings=tuple(note.warnings),
+            warnings=tuple(kept),
             lines=len(lines),
         )
         idx = self.catalogue.link_index()

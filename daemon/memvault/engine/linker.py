@@ -23,7 +23,7 @@ from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
-from memvault.errors import NoteNotFound, WriteConflict
+from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.state import MemoryDecisions, load_decisions, save_decisions
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ class Linker:
                 written, _ = self.fs.update_text(source, change)
             except (NoteNotFound, NotText):
                 continue
-            except WriteConflict as exc:
+            except (WriteConflict, UnsafePath) as exc:
                 problems.append(str(exc))
                 continue
             problems += [
@@ -172,10 +172,12 @@ class Linker:
                 written = True
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+        except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
+            self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems += list(update.problems)
+        self._keep_problems([(rel, p, "note") for p in problems])
         self.store.add_owned_lines(update.owned)
         save_decisions(
             state, MemoryDecisions(tuple(sorted(seen | set(update.present))), update.hidden)
@@ -207,6 +209,13 @@ class Linker:
         except (NoteNotFound, NotText, OSError):
             return True
 
+    def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
+        """Keep MEMORY.md's problems until the next update (written only when they
+        change: an idle sync writes nothing)."""
+        value = json.dumps(problems)
+        if (self.store.meta("memory_problems") or "[]") != value:
+            self.store.set_meta("memory_problems", value)
+
     def _update_folder_notes(
         self,
         overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
@@ -237,7 +246,7 @@ class Linker:
                     )
                     if changed:
                         written.append(path)
-            except (memory_md.MarkerError, WriteConflict, NotText) as exc:
+            except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
                 log.warning("%s left untouched: %s", path, exc)
         return written
 

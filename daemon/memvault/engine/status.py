@@ -1,5 +1,15 @@
 """How a vault stands: what is indexed, MEMORY.md against its budget, links, what is
-stale. ``describe`` reads and never writes; the engine hands it what it needs."""
+stale, and the problems memvault has with files. ``describe`` reads and never writes;
+the engine hands it what it needs.
+
+Problems are state, not events: each is kept where its cause is — a note's row
+(a skipped file's reason, a note's warnings: bad frontmatter, a note cut at
+``max_note_bytes``), meta ``memory_problems`` (MEMORY.md left untouched),
+meta ``scan_skipped`` (files the last full scan could not take) — until a sync
+finds the file changed so that the problem is gone. ``status`` lists them all;
+``changed_problems`` tells the engine which appeared or went away since it last
+looked, so each is logged once.
+"""
 
 from __future__ import annotations
 
@@ -8,13 +18,15 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memvault.config import VaultConfig
+from memvault.core import memory_md
 from memvault.core.changes import Seen, suspects
-from memvault.core.report import LinkProblem
+from memvault.core.report import LinkProblem, Problem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
 from memvault.vault.state import load_decisions
 
+SKIPPED_LISTED = 50
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
 
@@ -38,12 +50,23 @@ def describe(
     model = store.meta("model_id")
     state = config.state_dir
     size = sum((state / n).stat().st_size for n in STATE_FILES if (state / n).exists())
+    # what is not indexed and why: names and symlinks the scan passes over, files not text
+    skipped = [{"path": s.path, "reason": s.reason} for s in scan.skipped]
+    skipped += [
+        {"path": n.path, "reason": n.skip_reason or "not indexed"} for n in store.notes("skipped")
+    ]
+    memory = _memory(config, store, count_tokens)
+    kept = [p for p in problems_of(store) if p.kind != "memory"]
+    if memory.get("problem"):  # read from the file now: true whether or not a sync ran
+        kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
         "folders": store.folder_counts(),
-        "skipped": counts["skipped"],
-        "memory": _memory(config, store, count_tokens),
+        "skipped": len(skipped),
+        "skipped_files": skipped[:SKIPPED_LISTED],
+        "problems": [p.to_dict() for p in kept],
+        "memory": memory,
         "links": {
             "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
@@ -87,7 +110,44 @@ def _memory(
             max_tokens=cfg.max_tokens,
             over_budget=lines > cfg.max_lines or (tokens or 0) > cfg.max_tokens,
         )
+        try:
+            memory_md.parse_blocks(text.splitlines(keepends=True))
+        except memory_md.MarkerError as exc:
+            memory["problem"] = f"left untouched: {exc}"
     memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
     decisions = load_decisions(config.state_dir)
     memory["hidden"] = {k: list(v) for k, v in decisions.hidden.items()} if decisions else {}
     return memory
+
+
+def problems_of(store: Store) -> list[Problem]:
+    """Every problem the store keeps (the module docstring says where)."""
+    out = [Problem(p, r, k) for p, r, k in json.loads(store.meta("memory_problems") or "[]")]
+    out += [Problem(p, r, "skipped") for p, r in json.loads(store.meta("scan_skipped") or "[]")]
+    for path, kind, reason, warnings in store.problem_rows():
+        if kind == "skipped":
+            out.append(Problem(path, f"not indexed: {reason}", "skipped"))
+        out += [Problem(path, w, "note") for w in warnings]
+    return out
+
+
+def keep_scan_skipped(store: Store, skipped: Sequence[tuple[str, str]]) -> None:
+    """What a full scan could not take (a symlink out of the vault, a name that is not
+    text), kept until the next full scan; written only when it changes."""
+    value = json.dumps(sorted(skipped))
+    if (store.meta("scan_skipped") or "[]") != value:
+        store.set_meta("scan_skipped", value)
+
+
+def changed_problems(store: Store) -> tuple[list[Problem], list[Problem]]:
+    """(appeared, resolved) since the last call, for any process: the problems already
+    told are kept in meta ``problems_told``, so each is logged once."""
+    now = {f"{p.path}\0{p.reason}": p for p in problems_of(store)}
+    told = json.loads(store.meta("problems_told") or "{}")
+    appeared = [p for key, p in now.items() if key not in told]
+    resolved = [Problem(*told[key]) for key in told if key not in now]
+    if appeared or resolved:
+        store.set_meta(
+            "problems_told", json.dumps({k: [p.path, p.reason, p.kind] for k, p in now.items()})
+        )
+    return appeared, resolved

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from memvault.core import compose
 from memvault.errors import NoteExists, NoteNotFound
 from memvault.vault.files import normalize_rel
-from memvault.vault.template import template_root
+from memvault.vault.template import shipped_template
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -32,14 +32,16 @@ class Writer:
         self.clock = clock
 
     def _template(self, kind: str) -> str:
-        for root in (self.fs.root / "templates", None):
-            try:
-                if root is not None:
-                    return (root / f"{kind}.md").read_text(encoding="utf-8-sig")
-                return (template_root() / "templates" / f"{kind}.md").read_text(encoding="utf-8")
-            except (OSError, FileNotFoundError):
-                continue
-        return compose.FALLBACK_TEMPLATES[kind]
+        """The vault's template for ``kind`` (memvault's own when the vault's is one
+        memvault shipped before, unchanged, or is missing)."""
+        try:
+            data = (self.fs.root / "templates" / f"{kind}.md").read_bytes()
+        except OSError:
+            data = None
+        text = shipped_template(f"templates/{kind}.md", data)
+        if text is None:
+            return compose.FALLBACK_TEMPLATES[kind]
+        return text
 
     def add_note(
         self,
@@ -72,7 +74,7 @@ class Writer:
             values["summary"] = " ".join(summary.split())
         if self.fs.stat(path) is not None:
             if not update:
-                raise NoteExists(f"{path} already exists (pass update to change it)")
+                raise NoteExists(f"{path} already exists", path, updatable=True)
 
             def change(text: str) -> str:
                 text = compose.set_fields(text, values)
@@ -82,15 +84,16 @@ class Writer:
             return path, False
         kind = compose.CATEGORIES[category]
         text = compose.fill(self._template(kind), title, day, now.strftime("%H:%M"))
-        text = compose.set_fields(text, values)
+        text = compose.set_fields(compose.strip_hints(text), values)
         if body is not None:
             text = compose.replace_body(text, title, body)
         self.fs.create(path, text)
         return path, True
 
     def append_log(self, text: str) -> tuple[str, bool]:
-        """Append ``- HH:MM text`` to today's log (created from the template); return its
-        path and whether it was created."""
+        """Add ``- HH:MM text`` to today's log (created from the template, without its
+        hints), after the day's last entry (``compose.insert_log_entry``); return its path
+        and whether it was created."""
         line = " ".join((text or "").split())
         if not line:
             raise ValueError("nothing to log")
@@ -100,15 +103,17 @@ class Writer:
         day = now.date().isoformat()
         path = f"logs/{day}.md"
         entry = f"- {now:%H:%M} {line}"
+        template = self._template("daily-log")
         if self.fs.stat(path) is None:
-            base = compose.fill(self._template("daily-log"), day, day, now.strftime("%H:%M"))
+            base = compose.strip_hints(compose.fill(template, day, day, now.strftime("%H:%M")))
             try:
-                self.fs.create(path, compose.append_line(base.rstrip("\n") + "\n", entry))
+                self.fs.create(path, compose.insert_log_entry(base, entry))
                 return path, True
             except NoteExists:
                 pass  # created meanwhile: append below
+        hints = compose.hint_texts(compose.fill(template, day, day, now.strftime("%H:%M")))
         try:
-            self.fs.update_text(path, lambda t: compose.append_line(t, entry))
+            self.fs.update_text(path, lambda t: compose.insert_log_entry(t, entry, hints))
         except NoteNotFound:
             raise NoteNotFound(f"{path} vanished while memvault appended to it") from None
         return path, False

@@ -466,6 +466,15 @@ class Store(LinkTables):
             "chunks": chunks,
         }
 
+    def problem_rows(self) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
+        """(path, kind, skip reason, warnings) of the files skipped or indexed with warnings."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, kind, skip_reason, warnings FROM notes "
+                "WHERE kind = 'skipped' OR warnings != '[]' ORDER BY path"
+            ).fetchall()
+        return [(p, k, r, tuple(json.loads(w))) for p, k, r, w in rows]
+
     def folder_counts(self) -> dict[str, int]:
         with self._lock:
             rows = self._db.execute(

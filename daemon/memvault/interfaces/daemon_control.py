@@ -17,12 +17,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from memvault.client import DaemonClient
 from memvault.config import STATE_DIR
-from memvault.daemon import runfile
-from memvault.daemon.runfile import LOG_FILE
 from memvault.errors import DaemonError, MemvaultError
-from memvault.interfaces.client import DaemonClient
+from memvault.vault import runfile
 from memvault.vault.lock import pid_alive
+from memvault.vault.runfile import LOG_FILE
 from memvault.vault.state import ensure_state_dir
 
 

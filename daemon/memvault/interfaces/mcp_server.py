@@ -87,7 +87,8 @@ class Calls:
 def refused(exc: Exception) -> ToolError:
     """A request memvault refuses, as a tool error the model can read and act on."""
     kind = "BadArgument" if isinstance(exc, ValueError) else type(exc).__name__
-    return ToolError(f"{kind}: {exc}")
+    hint = " (pass update=true to change it)" if getattr(exc, "updatable", False) else ""
+    return ToolError(f"{kind}: {exc}{hint}")
 
 
 def hit_for_model(hit: Hit) -> dict[str, Any]:

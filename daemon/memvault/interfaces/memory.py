@@ -7,8 +7,11 @@ satisfy it, and ``tests/test_memory.py`` fails if their signatures drift apart.
 
 ``open_memory(root, mode)`` picks one:
 
-- a daemon serves the vault (``DaemonClient.find``): every call goes to it — it
-  is the one writer, and its model is already loaded;
+- a daemon serves the vault (``runfile.running``: it holds the writer lock): a
+  ``"write"`` always goes to it, however busy it is — it is the one writer, and
+  an in-process writer could only fail on its lock; a read goes to it when it
+  answers ``/health`` within ``ANSWER_TIMEOUT`` (its model is loaded), else the
+  index is read here as it is (read-only);
 - otherwise the vault is opened here. ``"write"`` takes the writer lock (another
   holder is ``LockHeld``). ``"read"`` takes it too when it is free and syncs
   first, so answers are true to the files; when another process holds it, the
@@ -103,10 +106,10 @@ def open_memory(
     ``"query"`` when no daemon serves the vault — so a long-lived caller (the MCP
     server) loads it once for many calls; ``progress`` sees the sync run first.
     """
-    from memvault.interfaces.client import DaemonClient
+    from memvault.client import ANSWER_TIMEOUT, DaemonClient
 
-    client = DaemonClient.find(root)
-    if client is not None:
+    client = DaemonClient.running(root)
+    if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
         with client:
             yield client
         return
@@ -116,8 +119,11 @@ def open_memory(
     from memvault.errors import LockHeld
 
     # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
+    # A daemon that does not answer a read: read here, never competing for its lock.
     never_indexed = not (root / STATE_DIR / "index.db").exists()
-    writable = mode == "write" or (mode in ("read", "query") and not never_indexed)
+    writable = client is None and (
+        mode == "write" or (mode in ("read", "query") and not never_indexed)
+    )
     model = embedder() if embedder is not None and mode == "query" else None  # others: no model
     try:
         vault = Vault.open(root, read_only=not writable, embedder=model)
@@ -126,6 +132,11 @@ def open_memory(
             raise
         writable = False
         vault = Vault.open(root, read_only=True, embedder=model)
+    if vault.daemon is not None:  # a daemon started meanwhile: it serves the calls
+        vault.close()
+        with vault.daemon as started:
+            yield started
+        return
     with vault:
         if writable:  # the structure only: MEMORY.md, links, keyword search; never the model
             vault.sync(progress=progress, vectors=False)

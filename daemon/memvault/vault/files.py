@@ -1,39 +1,42 @@
-"""The filesystem edge: scan, read, hash, safe paths, atomic compare-and-swap writes.
+"""The filesystem edge: scan, read, hash, and compare-and-swap writes for one vault.
 
-Every path that comes from outside (a CLI argument, an HTTP request, an MCP
-tool call, a link) reaches the disk through ``safe_join``. Every write to a
-file a person may be editing goes through ``update_text`` / ``write_cas``:
-write a temp file in the same folder, fsync, check the file still has the
-hash that was read, then swap it in — on Linux with ``renameat2
-(RENAME_EXCHANGE)``, so a save that slipped in between check and swap is seen
-and swapped straight back; elsewhere with ``os.replace`` right after the
-check. Nothing is written when nothing changes.
+Paths from outside are validated in ``paths`` (``safe_join``); every write to a
+file a person may be editing goes through ``update_text`` / ``write_cas``,
+which ``swap.Swapper`` makes atomic and compare-and-swap, and which never
+replace a file another program still has open for writing (``writers``) or
+saved within the quiet period. Nothing is written when nothing changes.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 import os
 import re
-import secrets
 import time
 import unicodedata
-import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
-from memvault.errors import NoteExists, NoteNotFound, UnsafePath, WriteConflict
+from memvault.errors import FileBusy, NoteExists, NoteNotFound, WriteConflict
+from memvault.vault.paths import (
+    NOT_UTF8,
+    display_path,
+    glob_regex,
+    is_utf8,
+    normalize_rel,
+    safe_join,
+)
+from memvault.vault.swap import TEMP_MARK, Swapper, read_settled
 
 CONFLICT_COPY = re.compile(
     r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
 )
-TEMP_MARK = ".memvault-tmp-"
-_WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
 _READ_BLOCK = 1 << 20
+BUSY_WAIT_SECONDS = 1.0  # how long an update waits for a file open for writing elsewhere
+BUSY_POLL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,82 +68,6 @@ class ReadResult:
     truncated: bool
 
 
-def normalize_rel(rel: str) -> str:
-    """Validate a vault-relative path from outside and return its clean posix form.
-
-    Refuses absolute paths, ``..``, NUL, backslashes, Windows drive and UNC
-    forms, percent-encoded escapes and hidden (dot) folders such as
-    ``.memvault`` or ``.git``.
-    """
-    if not isinstance(rel, str) or not rel.strip():
-        raise UnsafePath("empty path")
-    for form in {rel, urllib.parse.unquote(rel)}:
-        if "\x00" in form:
-            raise UnsafePath("path contains a NUL byte")
-        if "\\" in form:
-            raise UnsafePath(f"backslashes are not allowed in vault paths: {rel!r}")
-        if form.startswith("/") or _WINDOWS_ABS.match(form):
-            raise UnsafePath(f"absolute paths are not allowed: {rel!r}")
-        parts = form.split("/")
-        if any(p == ".." for p in parts):
-            raise UnsafePath(f"'..' is not allowed in vault paths: {rel!r}")
-        if any(p.startswith(".") and p != "." for p in parts):
-            raise UnsafePath(f"hidden files and folders are not reachable: {rel!r}")
-    if urllib.parse.unquote(rel) != rel and re.search(r"%(?:2e|2f|5c|00)", rel, re.IGNORECASE):
-        raise UnsafePath(f"percent-encoded path separators are not allowed: {rel!r}")
-    return unicodedata.normalize("NFC", _clean(rel))
-
-
-def _clean(rel: str) -> str:
-    clean = "/".join(p for p in rel.split("/") if p not in ("", "."))
-    if not clean.strip():
-        raise UnsafePath(f"not a file path: {rel!r}")
-    return clean
-
-
-def safe_join(root: Path, rel: str) -> Path:
-    """``root / rel``, refusing anything that leaves the vault (symlinks included)."""
-    normalize_rel(rel)  # validates
-    clean = _clean(rel)  # joined as given: the name on disk may be NFD
-    real_root = os.path.realpath(root)
-    candidate = os.path.join(real_root, *clean.split("/"))
-    real = os.path.realpath(candidate)
-    if os.path.commonpath([real_root, real]) != real_root:
-        raise UnsafePath(f"{rel!r} leads outside the vault")
-    return Path(candidate)
-
-
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """gitignore-like globs: ``**`` crosses folders, a pattern without ``/``
-    matches a name anywhere, a trailing ``/`` means the folder and below."""
-    pat = pattern.strip().lstrip("/")
-    anywhere = "/" not in pat.rstrip("/")
-    if pat.endswith("/"):
-        pat += "**"
-    out = []
-    i = 0
-    while i < len(pat):
-        c = pat[i]
-        if pat.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif pat.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif c == "*":
-            out.append("[^/]*")
-            i += 1
-        elif c == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(c))
-            i += 1
-    body = "".join(out)
-    prefix = "(?:.*/)?" if anywhere else ""
-    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE)
-
-
 class VaultFS:
     """File access for one vault root."""
 
@@ -149,11 +76,15 @@ class VaultFS:
         root: Path,
         ignore: Iterable[str] = (),
         max_note_bytes: int = 2_000_000,
+        quiet_seconds: float = 0.3,
+        busy_wait: float = BUSY_WAIT_SECONDS,
     ) -> None:
         self.root = Path(root)
         self._real_root = os.path.realpath(self.root)
         self._ignore = [glob_regex(p) for p in ignore if p.strip()]
         self.max_note_bytes = max_note_bytes
+        self.busy_wait = busy_wait
+        self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
 
     # -- what belongs to the vault ------------------------------------------------
@@ -189,6 +120,9 @@ class VaultFS:
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
                 if entry.name.startswith(".") or self._hidden(rel):
+                    continue
+                if not is_utf8(entry.name):
+                    skipped.append(Skipped(display_path(rel), NOT_UTF8))
                     continue
                 if self._ignored_by_config(rel):
                     # not indexed, but Obsidian sees it: links to it must resolve
@@ -236,6 +170,28 @@ class VaultFS:
                 notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
         return Scan(notes, attachments, tuple(skipped))
+
+    def refusal(self, rel: str) -> str | None:
+        """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
+        ``scan`` follows; None when it may be one (or is simply not there)."""
+        if not is_utf8(rel):
+            return NOT_UTF8
+        disk = self._disk.get(rel, rel)
+        expected = os.path.join(self._real_root, *disk.split("/"))
+        try:
+            real = os.path.realpath(os.path.join(self.root, disk))
+        except OSError as exc:  # a symlink loop, a name too long
+            return f"cannot resolve: {exc.strerror}"
+        if real == expected:
+            return None
+        if os.path.commonpath([self._real_root, real]) != self._real_root:
+            return "symlink leads outside the vault"
+        parent = os.path.dirname(expected)
+        if os.path.realpath(parent) != parent:
+            return "inside a symlinked folder (its notes are indexed where they really are)"
+        if os.path.isdir(real):
+            return "symlinked folder (its notes are indexed where they really are)"
+        return None  # a symlink to a file inside the vault: indexed, as scan does
 
     def stat(self, rel: str) -> FileStat | None:
         """Stat one note path; None if it is gone or not a regular file."""
@@ -322,75 +278,25 @@ class VaultFS:
 
         ``expected_sha=None`` means the file must not exist yet (create).
         Returns False when someone else's version is there; it stays there.
+        Raises ``FileBusy`` while another program has the file open for writing.
         """
-        return self._swap(rel, data, expected_sha)[0]
-
-    def _swap(
-        self, rel: str, data: bytes, expected_sha: str | None, durable: bool = True
-    ) -> tuple[bool, bytes | None]:
-        """One compare-and-swap: (done, the version that is there instead).
-
-        The slow part (writing and fsyncing the temp file) happens first; then
-        the file is checked and swapped at once. On Linux the swap is
-        ``renameat2(RENAME_EXCHANGE)``, so the version we displaced is checked
-        *after* the swap too: if a save slipped in between check and swap, it
-        is swapped straight back before anything else happens, and returned.
-        Elsewhere the swap is ``os.replace`` right after the check.
-        """
-        path = self.path(rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(data)
-                if durable:
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            if expected_sha is None:
-                try:
-                    os.link(tmp, path)  # fails if the name exists: never overwrites
-                except FileExistsError:
-                    return False, None
-                if durable:
-                    _fsync_dir(path.parent)
-                return True, None
+        path = self._target(rel, expected_sha)
+        deadline = time.monotonic() + self.busy_wait
+        while True:
             try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-                current = path.read_bytes()
-            except FileNotFoundError:
-                return False, None
-            if sha256_bytes(current) != expected_sha:
-                return False, _read_settled(path)
-            if not _exchange(tmp, path):
-                os.replace(tmp, path)
-                _fsync_dir(path.parent)
-                return True, None
-            displaced = tmp.read_bytes()
-            if sha256_bytes(displaced) == expected_sha:
-                _fsync_dir(path.parent)
-                return True, None
-            self._put_back(tmp, path, data)
-            return False, _read_settled(path)
-        except FileNotFoundError:
-            return False, None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+                return self._swapper.swap(path, data, expected_sha)[0]
+            except FileBusy as exc:
+                if time.monotonic() >= deadline:
+                    raise FileBusy(f"{rel} left as it is: {_reason(exc)}") from None
+                time.sleep(BUSY_POLL)
 
-    @staticmethod
-    def _put_back(tmp: Path, path: Path, ours: bytes) -> None:
-        """A save landed between our check and our swap: give it its place back.
-
-        ``tmp`` holds that save, ``path`` ours. Swap again; if what comes back
-        is not ours, a still newer save came in meanwhile: it goes back too
-        (the older one is then superseded, as the person's own editor would have).
-        """
-        for _ in range(100):
-            _exchange(tmp, path)
-            if tmp.read_bytes() == ours:
-                return
-        raise WriteConflict(f"{path.name} keeps changing; memvault stopped touching it")
+    def _target(self, rel: str, expected_sha: str | None) -> Path:
+        path = self.path(rel)
+        if expected_sha is not None and path.is_symlink():
+            # a symlinked note (MEMORY.md -> docs/index.md): the write goes to the file it
+            # names (inside the vault: ``path`` checked that), and the link stays a link
+            path = Path(os.path.realpath(path))
+        return path
 
     def update_text(
         self, rel: str, change: Callable[[str], str], attempts: int = 50
@@ -399,24 +305,46 @@ class VaultFS:
 
         The BOM is kept; ``change`` sees and returns text with the file's own
         line endings. When a person saves mid-way, ``change`` is redone on top
-        of their version. Returns (written, sha256 of the file now).
+        of their version. While the file is open for writing elsewhere (or was
+        saved within the quiet period) it waits up to ``busy_wait`` seconds, then
+        raises ``FileBusy`` and leaves the file as it is.
+        Returns (written, sha256 of the file now).
         """
+        path = self._target(rel, "")
         try:
-            base = _read_settled(self.path(rel))
+            base = read_settled(path)
         except FileNotFoundError:
             raise NoteNotFound(f"no note at {rel}") from None
-        for _ in range(attempts):
-            decoded = decode(base)
-            data = encode(Decoded(change(decoded.text), decoded.bom))
+        busy_until: float | None = None
+        conflicts = 0
+        computed: tuple[bytes, bytes] | None = None  # (base, data): not recomputed while waiting
+        while True:
+            if computed is None or computed[0] != base:
+                decoded = decode(base)
+                computed = base, encode(Decoded(change(decoded.text), decoded.bom))
+            data = computed[1]
             if data == base:
                 return False, sha256_bytes(base)
-            ok, other = self._swap(rel, data, sha256_bytes(base))
-            if ok:
-                return True, sha256_bytes(data)
+            try:
+                ok, other = self._swapper.swap(path, data, sha256_bytes(base))
+            except FileBusy as exc:
+                now = time.monotonic()
+                busy_until = busy_until if busy_until is not None else now + self.busy_wait
+                if now >= busy_until:
+                    raise FileBusy(f"{rel} left as it is: {_reason(exc)}") from None
+                time.sleep(BUSY_POLL)
+                other = read_settled(path) if path.exists() else None
+            else:
+                if ok:
+                    return True, sha256_bytes(data)
+                conflicts += 1
             if other is None:
                 raise NoteNotFound(f"{rel} was removed while memvault updated it")
+            if conflicts >= attempts:
+                raise WriteConflict(
+                    f"{rel} kept changing while memvault tried to update it; left as is"
+                )
             base = other
-        raise WriteConflict(f"{rel} kept changing while memvault tried to update it; left as is")
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:
         """Create a new note; never overwrites. Returns its sha256.
@@ -425,7 +353,7 @@ class VaultFS:
         by one ``os.sync()`` (and is safe to redo if interrupted).
         """
         data = text.encode("utf-8")
-        if not self._swap(rel, data, None, durable)[0]:
+        if not self._swapper.swap(self.path(rel), data, None, durable)[0]:
             raise NoteExists(f"{rel} already exists")
         return sha256_bytes(data)
 
@@ -442,93 +370,21 @@ class VaultFS:
         return removed
 
 
-SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
-
-
-def _read_settled(path: Path, tries: int = 100) -> bytes:
-    """Read a file once it has stopped changing.
-
-    An editor saving in place truncates then writes; reading in between would
-    see half a file. Wait until the file is unchanged across the read and was
-    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it).
-    """
-    data = b""
-    for _ in range(tries):
-        before = os.stat(path)
-        with open(path, "rb") as fh:
-            data = fh.read()
-        after = os.stat(path)
-        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (
-            after.st_ino,
-            after.st_size,
-            after.st_mtime_ns,
-        )
-        if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
-            return data
-        time.sleep(0.01)
-    return data
-
-
-def _load_renameat2() -> Callable[..., int] | None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_RENAMEAT2 = _load_renameat2() if os.name == "posix" else None
-_AT_FDCWD = -100
-_RENAME_EXCHANGE = 2
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Atomically swap two paths (Linux renameat2). False where unsupported."""
-    global _RENAMEAT2
-    if _RENAMEAT2 is None:
-        return False
-    import ctypes
-
-    rc = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    if rc == 0:
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
-        if err != errno.EXDEV:
-            _RENAMEAT2 = None  # this filesystem or kernel cannot: use the fallback from now on
-        return False
-    if err == errno.ENOENT:
-        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(b))
-    raise OSError(err, os.strerror(err), str(b))
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError as exc:  # some filesystems refuse fsync on folders
-        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.EACCES):
-            raise
-    finally:
-        os.close(fd)
+def _reason(exc: FileBusy) -> str:
+    return str(exc).split(": ", 1)[-1]
 
 
 __all__ = [
+    "TEMP_MARK",
     "FileStat",
     "NotText",
     "ReadResult",
     "Scan",
     "Skipped",
     "VaultFS",
+    "display_path",
     "glob_regex",
+    "is_utf8",
     "normalize_rel",
     "safe_join",
 ]

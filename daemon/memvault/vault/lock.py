@@ -16,11 +16,19 @@ from memvault.config import STATE_DIR
 LOCK_FILE = "lock"
 
 
+def is_vault(root: Path) -> bool:
+    """Whether ``root`` is a vault: a folder holding ``.memvault/``, which only
+    ``init``, ``up`` and ``migrate`` create (a clone of a vault's git repository
+    brings it along with its config). A ``MEMORY.md`` alone does not make one: any
+    agent's memory file would be taken over."""
+    return (Path(root) / STATE_DIR).is_dir()
+
+
 def find_vault(start: Path) -> Path | None:
-    """The nearest folder at or above ``start`` holding ``.memvault/`` or ``MEMORY.md``."""
+    """The nearest folder at or above ``start`` that is a vault (``is_vault``)."""
     here = Path(start).expanduser().resolve()
     for folder in (here, *here.parents):
-        if (folder / ".memvault").is_dir() or (folder / "MEMORY.md").is_file():
+        if is_vault(folder):
             return folder
     return None
 
@@ -131,4 +139,4 @@ def lock_holder(root: Path) -> int | None:
     return None
 
 
-__all__ = ["LOCK_FILE", "WriterLock", "find_vault", "lock_holder", "pid_alive"]
+__all__ = ["LOCK_FILE", "WriterLock", "find_vault", "is_vault", "lock_holder", "pid_alive"]

@@ -1,7 +1,22 @@
-"""``memvault init``: lay the vault template down, never overwriting a file."""
+"""``memvault init``: lay the vault template down, never overwriting a person's file.
+
+A new vault holds structure, templates and settings only — ``MEMORY.md`` with
+its empty managed sections, ``templates/``, ``.obsidian/``, ``.memvault/config.toml``
+and the four note folders — never notes: an agent must not "remember" an example
+as a fact. The example notes (Sarah Chen and her PostgreSQL decision) live in a
+vault of their own, ``vault-example/``, laid on top with ``example=True``
+(``memvault init --example``) for a demo or a test.
+
+On a folder that already holds notes, ``init`` adds only what is missing and
+keeps everything else as it is: an existing ``.obsidian/`` is a person's Obsidian
+settings, so nothing is added into it. A template memvault shipped before and
+nobody changed since (its sha256 is listed below) is brought up to date; a
+template a person edited is theirs and is kept.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -10,23 +25,71 @@ from pathlib import Path
 
 from memvault.core.report import Record
 
+CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
+
+# sha256 of templates memvault shipped before (with italic placeholder lines where a
+# hint now is): the same file, untouched since init, is replaced by today's template.
+PREVIOUS_TEMPLATES: dict[str, frozenset[str]] = {
+    "templates/daily-log.md": frozenset(
+        {"8c813c897ddee40973cb297b777700958761c79a38f0fc5f7117a89f61652293"}
+    ),
+    "templates/decision.md": frozenset(
+        {"c4baf858d65400efb9959500c01be19e571f4434f7ef994860f4f7b852b78331"}
+    ),
+    "templates/person.md": frozenset(
+        {"18ec2c9fdeffc3b4b2f32e26ffd6cdde647e0c0a3e356fa5d33f1f0157203765"}
+    ),
+    "templates/project.md": frozenset(
+        {"d445cdb8ff05c34a6f374599d935fe94f4b8c85b7111d8ded0a2c5738c4a1e1c"}
+    ),
+}
+
 
 @dataclass(frozen=True, slots=True)
 class InitReport(Record):
     root: str
-    created: tuple[str, ...]
+    created: tuple[str, ...]  # files and folders (ending in "/") laid down
     skipped: tuple[str, ...]  # already there: left exactly as they were
+    updated: tuple[str, ...] = ()  # templates memvault shipped before, unchanged: replaced
+    notes: int = 0  # notes the folder held already (kept as they are)
+    kept_obsidian: bool = False  # .obsidian/ was there: nothing added into it
+
+
+def _shipped(name: str) -> Traversable:
+    packaged = resources.files("memvault") / name
+    if packaged.is_dir():
+        return packaged
+    checkout = Path(__file__).resolve().parents[3] / name
+    if checkout.is_dir():
+        return checkout
+    raise FileNotFoundError(f"{name}/ is missing from this installation of memvault")
 
 
 def template_root() -> Traversable:
     """The template shipped inside the wheel, or the checkout's vault-template/."""
-    packaged = resources.files("memvault") / "vault-template"
-    if packaged.is_dir():
-        return packaged
-    checkout = Path(__file__).resolve().parents[3] / "vault-template"
-    if checkout.is_dir():
-        return checkout
-    raise FileNotFoundError("the vault template is missing from this installation of memvault")
+    return _shipped("vault-template")
+
+
+def example_root() -> Traversable:
+    """The example vault (notes only) shipped inside the wheel, or the checkout's."""
+    return _shipped("vault-example")
+
+
+def shipped_template(rel: str, data: bytes | None) -> str | None:
+    """The text to use for the vault's template ``rel`` whose bytes are ``data`` (None:
+    missing): the vault's own, or memvault's current one when the vault's is missing
+    or is a previous one of memvault's, unchanged. None if neither exists."""
+    if data is not None and _sha(data) not in PREVIOUS_TEMPLATES.get(rel, frozenset()):
+        return data.decode("utf-8", "replace").removeprefix("\ufeff")
+    item = template_root().joinpath(*rel.split("/"))
+    try:
+        return item.read_text(encoding="utf-8")
+    except (OSError, FileNotFoundError):
+        return None
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def _files(folder: Traversable, prefix: str = "") -> list[tuple[str, Traversable]]:
@@ -34,39 +97,98 @@ def _files(folder: Traversable, prefix: str = "") -> list[tuple[str, Traversable
     for item in sorted(folder.iterdir(), key=lambda t: t.name):
         rel = f"{prefix}{item.name}"
         if item.is_dir():
-            out += _files(item, rel + "/")
-        elif item.name not in ("__pycache__",) and not item.name.endswith(".pyc"):
+            if item.name != "__pycache__":
+                out += _files(item, rel + "/")
+        elif not item.name.endswith(".pyc"):
             out.append((rel, item))
     return out
 
 
-EXAMPLES = ("MEMORY.md", "people/", "projects/", "decisions/", "logs/")
+def _create(target: Path, data: bytes) -> bool:
+    """Write a new file; False if one is there (never overwritten, even one that
+    appeared meanwhile)."""
+    if target.exists() or target.is_symlink():
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+    return True
 
 
-def init_vault(path: str | Path, *, examples: bool = True) -> InitReport:
-    """Create the template's files under ``path``; existing files are kept as they are.
+def _replace_if_unchanged(target: Path, old: bytes, new: bytes) -> bool:
+    """Replace a file still holding ``old`` with ``new`` (temp + rename; a file that
+    changed meanwhile is kept)."""
+    tmp = target.with_name(f".{target.name}.memvault-tmp-init")
+    tmp.write_bytes(new)
+    try:
+        if target.read_bytes() != old:
+            return False
+        os.replace(tmp, target)
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
 
-    ``examples=False`` leaves out the example notes and the example MEMORY.md
-    (a migration brings its own).
+
+def count_notes(root: Path) -> int:
+    """Markdown files already under ``root`` (dot-folders and templates/ left out)."""
+    n = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        if Path(folder) == root:
+            dirs[:] = [d for d in dirs if d != "templates"]
+            files = [f for f in files if f != "MEMORY.md"]
+        n += sum(1 for f in files if f.lower().endswith(".md"))
+    return n
+
+
+def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) -> InitReport:
+    """Make ``path`` a vault: lay down what is missing of the template; keep the rest.
+
+    ``example=True`` adds the example notes (and their MEMORY.md, when there is
+    none yet). ``memory=False`` leaves MEMORY.md out (a migration writes its own).
     """
     root = Path(path).expanduser()
     root.mkdir(parents=True, exist_ok=True)
-    created, skipped = [], []
-    for rel, item in _files(template_root()):
-        if not examples and rel.startswith(EXAMPLES):
+    notes = count_notes(root)
+    kept_obsidian = (root / ".obsidian").is_dir()
+    created: list[str] = []
+    skipped: list[str] = []
+    updated: list[str] = []
+    files = dict(_files(template_root()))
+    if example:
+        files.update(_files(example_root()))  # its MEMORY.md lists its notes
+    for rel, item in files.items():
+        if rel == "MEMORY.md" and not memory:
+            continue
+        if kept_obsidian and rel.startswith(".obsidian/"):
             continue
         target = root.joinpath(*rel.split("/"))
-        if target.exists() or target.is_symlink():
-            skipped.append(rel)
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
         data = item.read_bytes()
-        try:
-            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:  # appeared meanwhile: still never overwritten
-            skipped.append(rel)
+        if _create(target, data):
+            created.append(rel)
             continue
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        created.append(rel)
-    return InitReport(str(root.resolve()), tuple(created), tuple(skipped))
+        try:
+            old = target.read_bytes() if target.is_file() else None
+        except OSError:
+            old = None
+        previous = PREVIOUS_TEMPLATES.get(rel, frozenset())
+        if old is not None and _sha(old) in previous and _replace_if_unchanged(target, old, data):
+            updated.append(rel)
+        else:
+            skipped.append(rel)
+    for folder in CATEGORY_FOLDERS:
+        if not (root / folder).exists():
+            (root / folder).mkdir()
+            created.append(f"{folder}/")
+    return InitReport(
+        str(root.resolve()),
+        tuple(created),
+        tuple(skipped),
+        tuple(updated),
+        notes,
+        kept_obsidian,
+    )

@@ -22,6 +22,7 @@ from memvault.interfaces.cli.common import (
     VaultOpt,
     emit_json,
     err,
+    fail,
     handled,
     out,
     progress_bar,
@@ -69,6 +70,10 @@ def parse_pairs(values: Sequence[str] | None, option: str) -> dict[str, str] | N
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise typer.BadParameter(f"expected key=value, got {item!r}", param_hint=option)
+        if any(c < " " or c == "\x7f" for c in key):  # never silently "fixed" into another name
+            raise typer.BadParameter(
+                f"{key!r} is not a field name: it holds a control character", param_hint=option
+            )
         pairs[key.strip()] = value
     return pairs or None
 
@@ -92,11 +97,17 @@ def filters_of(
 
 
 @contextmanager
-def bad_arguments() -> Iterator[None]:
+def bad_arguments(as_json: bool = False) -> Iterator[None]:
     """The library rejects bad argument values with ValueError: a usage error (exit 2)."""
     try:
         yield
+    except typer.BadParameter as exc:
+        if as_json:
+            fail(exc.format_message(), 2, as_json=True)
+        raise
     except ValueError as exc:
+        if as_json:
+            fail(str(exc), 2, as_json=True)
         raise typer.BadParameter(str(exc)) from None
 
 
@@ -155,9 +166,10 @@ def search(
     as_json: JsonOpt = False,
 ) -> None:
     """Hybrid (keyword + meaning) search: address, score and snippet per hit."""
-    filters = filters_of(folder, tag, since, until, where, path)
-    with handled(), bad_arguments(), memory(vault, "query") as m:
-        hits = m.search(query, k, group=group, **filters)
+    with handled(as_json), bad_arguments(as_json):
+        filters = filters_of(folder, tag, since, until, where, path)
+        with memory(vault, "query") as m:
+            hits = m.search(query, k, group=group, **filters)
     if as_json:
         emit_json({"hits": [h.to_dict() for h in hits]})
     else:
@@ -182,9 +194,10 @@ def context(
     as_json: JsonOpt = False,
 ) -> None:
     """MEMORY.md plus the most relevant note sections, cited, within a token budget."""
-    filters = filters_of(folder, tag, since, until, where, path)
-    with handled(), bad_arguments(), memory(vault, "query") as m:
-        ctx = m.context(query, budget, **filters)
+    with handled(as_json), bad_arguments(as_json):
+        filters = filters_of(folder, tag, since, until, where, path)
+        with memory(vault, "query") as m:
+            ctx = m.context(query, budget, **filters)
     if as_json:
         emit_json(ctx.to_dict())
     else:
@@ -203,7 +216,7 @@ def get(
     as_json: JsonOpt = False,
 ) -> None:
     """Print a note, one section of it, or a line range."""
-    with handled(), bad_arguments(), memory(vault, "read") as m:
+    with handled(as_json), bad_arguments(as_json), memory(vault, "read") as m:
         note = m.get(path, lines=lines, heading=heading)
     if as_json:
         emit_json(note.to_dict())
@@ -231,12 +244,13 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a note from the vault's template (never overwrites without --update)."""
-    fields = parse_pairs(field, "--field")
     text = sys.stdin.read() if body == "-" else body
-    with handled(), bad_arguments(), memory(vault, "write") as m:
-        result = m.add(
-            category.value, title, summary=summary, fields=fields, body=text, update=update
-        )
+    with handled(as_json), bad_arguments(as_json):
+        fields = parse_pairs(field, "--field")
+        with memory(vault, "write") as m:
+            result = m.add(
+                category.value, title, summary=summary, fields=fields, body=text, update=update
+            )
     if as_json:
         emit_json(result.to_dict())
     else:
@@ -248,8 +262,8 @@ def log(
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Append a timestamped line to today's log (logs/YYYY-MM-DD.md)."""
-    with handled(), bad_arguments(), memory(vault, "write") as m:
+    """Add a timestamped line to today's log (logs/YYYY-MM-DD.md), after its last entry."""
+    with handled(as_json), bad_arguments(as_json), memory(vault, "write") as m:
         result = m.log(text)
     if as_json:
         emit_json(result.to_dict())

@@ -10,13 +10,14 @@ no import circle.
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from memvault import __version__
 from memvault.interfaces.cli import agent, daemon, obsidian, vault_commands
-from memvault.interfaces.cli.common import out
+from memvault.interfaces.cli.common import emit_json, out
 
 app = typer.Typer(
     name="memvault",
@@ -85,4 +86,23 @@ obsidian_app.command("install")(obsidian.install)
 
 
 def main() -> None:
-    app()
+    """The console script. With ``--json`` on the line, a usage error (an unknown option,
+    a bad value: exit 2) is also JSON on stdout, like every other error."""
+    if "--json" not in sys.argv[1:]:
+        app()
+        return
+    # click's base of usage errors, whether typer vendors click (0.28) or depends on it
+    click_exception: type[Exception] = next(
+        c for c in typer.BadParameter.__mro__ if c.__name__ == "ClickException"
+    )
+    try:
+        code = app(standalone_mode=False)
+    except click_exception as exc:
+        code = getattr(exc, "exit_code", 2)
+        emit_json({"error": exc.format_message(), "code": code})  # type: ignore[attr-defined]
+        exc.show()  # type: ignore[attr-defined]
+        sys.exit(code)
+    except typer.Abort:
+        emit_json({"error": "aborted", "code": 1})
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -4,10 +4,10 @@ vault, turning library errors into exit codes, JSON output and the progress bar.
 Exit codes (also in the README):
 
     0  success
-    1  the command ran and found problems (broken links, MEMORY.md over budget
-       with --strict, a daemon already running, ...)
+    1  the command ran and found problems (broken links; status: MEMORY.md over
+       budget or with an unclosed section; a daemon already running, ...)
     2  usage error (unknown option, bad argument)
-    3  no vault / invalid configuration
+    3  no vault (a folder without .memvault/) / invalid configuration
     4  not found (note, heading, line range)
     5  refused (unsafe path, note exists, read-only)
     6  another process holds the vault, or the daemon cannot be reached
@@ -16,9 +16,11 @@ Exit codes (also in the README):
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sys
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -50,49 +52,94 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (E.MemvaultError, 1),
 ]
 
+# a path argument the system refuses as such: a usage error (exit 2), not a failure
+BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EINVAL})
+
 VaultOpt = Annotated[
     Path | None,
     typer.Option(
         "--vault",
         help="The vault folder. Default: $MEMVAULT_VAULT, else the nearest folder at or "
-        "above the current one holding .memvault/ or MEMORY.md.",
+        "above the current one holding .memvault/ (a vault: `memvault init` makes one).",
         show_default=False,
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs and agents.")]
 
 
-def fail(message: str, code: int) -> NoReturn:
+def fail(message: str, code: int, as_json: bool = False) -> NoReturn:
+    """Say what went wrong and exit with ``code``; with ``--json`` the error is also JSON
+    on stdout, ``{"error": message, "code": code}``, so a program reads every outcome
+    from one place."""
+    if as_json:
+        emit_json({"error": message, "code": code})
     err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 
+def exit_code(exc: BaseException) -> int:
+    """The documented exit code of a library error."""
+    return next((c for kind, c in EXIT_CODES if isinstance(exc, kind)), 1)
+
+
 @contextmanager
-def handled() -> Iterator[None]:
-    """Turn library errors into a message and a documented exit code."""
+def handled(as_json: bool = False) -> Iterator[None]:
+    """Turn library errors into a message (and, with ``--json``, a JSON error on stdout)
+    and a documented exit code."""
     try:
         yield
     except E.MemvaultError as exc:
-        code = next(c for kind, c in EXIT_CODES if isinstance(exc, kind))
-        fail(str(exc).replace("[", "\\["), code)
+        message = str(exc)
+        if isinstance(exc, E.NoteExists) and exc.updatable:
+            message += " (pass --update to change it)"
+        fail(message, exit_code(exc), as_json)
+    except OSError as exc:  # a path the system refuses (too long, a loop), a folder we cannot write
+        name = str(exc.filename or "")
+        shown = name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
+        code = 2 if exc.errno in BAD_PATH_ERRNOS else 1
+        fail(f"{shown}: {exc.strerror or exc}", code, as_json)
 
 
 def resolve_vault(vault: Path | None) -> Path:
-    """--vault, else $MEMVAULT_VAULT, else the nearest vault at or above here."""
-    from memvault.vault.lock import find_vault  # light: no engine, no numpy
+    """--vault, else $MEMVAULT_VAULT, else the nearest vault at or above here.
+
+    Only ``init``, ``up`` and ``migrate`` make a folder a vault; every other command
+    on a folder that is not one is ``VaultNotFound`` (exit 3), saying which command
+    would make it one, and leaves the folder exactly as it was.
+    """
+    from memvault.vault.lock import find_vault, is_vault  # light: no engine, no numpy
 
     env = os.environ.get("MEMVAULT_VAULT")
-    found = (
-        vault if vault is not None else Path(env).expanduser() if env else find_vault(Path.cwd())
-    )
-    if found is None:
+    if vault is not None or env:
+        found = vault if vault is not None else Path(env or "").expanduser()
+        how = "--vault" if vault is not None else "MEMVAULT_VAULT"
+        try:
+            is_dir = found.is_dir()
+        except OSError as exc:  # a name too long, a symlink loop
+            shown = str(found) if len(str(found)) <= 80 else f"{str(found)[:60]}..."
+            raise E.VaultNotFound(f"no vault at {shown} ({how}): {exc.strerror}") from None
+        if not is_dir:
+            raise E.VaultNotFound(
+                f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
+            )
+        if not is_vault(found):
+            raise E.VaultNotFound(not_a_vault(found, how))
+        return found
+    here = find_vault(Path.cwd())
+    if here is None:
         raise E.VaultNotFound(
             "no vault here: pass --vault PATH, set MEMVAULT_VAULT, or run inside a vault "
-            "(a folder with .memvault/ or MEMORY.md); `memvault init PATH` creates one"
+            "(a folder with .memvault/); `memvault init PATH` creates one"
         )
-    if not found.is_dir():
-        raise E.VaultNotFound(f"no vault at {found}: not a folder")
-    return found
+    return here
+
+
+def not_a_vault(folder: Path, how: str = "--vault") -> str:
+    """Why ``folder`` is refused, and the command that would make it a vault."""
+    hint = f"`memvault init {folder}` makes it one (no notes are changed)"
+    if (folder / "MEMORY.md").is_file():
+        hint += f", or `memvault migrate {folder / 'MEMORY.md'}` splits a long MEMORY.md into notes"
+    return f"{folder} ({how}) is not a memvault vault (no .memvault/ folder): {hint}"
 
 
 def emit_json(data: Any) -> None:
@@ -105,31 +152,83 @@ def open_vault(vault: Path | None, read_only: bool = False) -> Any:
     return Vault.open(resolve_vault(vault), read_only=read_only)
 
 
+PROGRESS_LINE_SECONDS = 10.0  # not on a terminal: one line this often while indexing
+
+
+class Rate:
+    """Time left from the average rate since the work began: indexing is bursty (notes
+    are read fast, then a batch waits for the model), so a short window misleads."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.started = clock()
+
+    def left(self, done: int, total: int) -> float | None:
+        """Seconds left, or None until there is a rate to go by."""
+        elapsed = self.clock() - self.started
+        if done <= 0 or elapsed < 2.0 or done >= total:
+            return None
+        return elapsed * (total - done) / done
+
+
+def duration(seconds: float | None) -> str:
+    """'about 3 min left' — rounded as a person would say it."""
+    if seconds is None:
+        return "estimating time left"
+    if seconds < 60:
+        return f"about {max(5, round(seconds / 5) * 5):.0f} s left"
+    if seconds < 3600:
+        return f"about {round(seconds / 60):.0f} min left"
+    return f"about {seconds / 3600:.1f} h left"
+
+
+def progress_line(label: str, p: Any, rate: Rate) -> str:
+    """One line of progress: 'indexing: 1,200/2,984 notes, 5,310 chunks embedded, about
+    3 min left'."""
+    return (
+        f"{label}: {p.done:,}/{p.total:,} notes, {p.embedded:,} chunks embedded, "
+        f"{duration(rate.left(p.done, p.total))}"
+    )
+
+
 @contextmanager
 def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
-    """A rich progress bar that appears only when there is real work."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+    """Progress of long work, only when there is real work (20 notes or more).
+
+    On a terminal: a bar with the notes done, the chunks embedded and the time left
+    (from the average rate), fitting 80 columns. Not on a terminal (a log file,
+    nohup, a service): one line on stderr every ``PROGRESS_LINE_SECONDS``."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     bar: Progress | None = None
     task = None
+    rate = Rate()
+    last_line = rate.started
 
     def update(p: Any) -> None:
-        nonlocal bar, task
+        nonlocal bar, task, last_line
+        if p.total < 20:
+            return
+        if not err.is_terminal:
+            now = rate.clock()
+            if now - last_line >= PROGRESS_LINE_SECONDS and p.done < p.total:
+                last_line = now
+                err.print(progress_line(label, p, rate), markup=False)
+            return
         if bar is None:
-            if p.total < 20 or not err.is_terminal:
-                return
             bar = Progress(
-                "[progress.description]{task.description}",
-                BarColumn(),
+                TextColumn("{task.description}", markup=False),
+                BarColumn(bar_width=16),
                 MofNCompleteColumn(),
-                TimeRemainingColumn(),
+                TextColumn("notes, {task.fields[embedded]} chunks, {task.fields[left]}"),
                 console=err,
                 transient=True,
             )
             bar.start()
-            task = bar.add_task(label, total=p.total)
+            task = bar.add_task(label, total=p.total, embedded=0, left="…")
         assert task is not None
-        bar.update(task, completed=p.done, description=f"{label} ({p.embedded} chunks embedded)")
+        left = duration(rate.left(p.done, p.total)).replace("estimating time left", "…")
+        bar.update(task, completed=p.done, embedded=f"{p.embedded:,}", left=left)
 
     try:
         yield update

@@ -16,10 +16,11 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -39,8 +40,8 @@ PortOpt = Annotated[
 ]
 
 
-def _refuse_if_running(root: Path) -> None:
-    from memvault.daemon import runfile
+def _refuse_if_running(root: Path, as_json: bool = False) -> None:
+    from memvault.vault import runfile
 
     info = runfile.running(root)
     if info is not None:
@@ -48,6 +49,7 @@ def _refuse_if_running(root: Path) -> None:
             f"a memvault daemon is already running for {root.resolve()} "
             f"(pid {info.pid}, {info.url})",
             1,
+            as_json,
         )
 
 
@@ -57,7 +59,7 @@ def _open_writable(root: Path) -> Any:
     from memvault.errors import LockHeld
 
     try:
-        return Vault.open(root)
+        return Vault.open(root, through_daemon=False)
     except LockHeld:
         _refuse_if_running(root)
         raise
@@ -76,12 +78,8 @@ def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None
     configure_logging(vault.config, to_file=log_file)
     daemon = Daemon(vault, port=port)
     code = daemon.run(on_started=_announce if announce else None)
-    # Everything is saved and closed (or, past the deadline, as safe as a kill -9);
-    # skip the interpreter's teardown, which takes seconds once torch is loaded.
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
+    # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
+    _exit(code)
 
 
 def run(
@@ -109,13 +107,13 @@ def start(
     from memvault.errors import DaemonError
     from memvault.interfaces.daemon_control import start_background
 
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
-        _refuse_if_running(root)
+        _refuse_if_running(root, as_json)
         try:
             info = start_background(root, timeout)
         except DaemonError as exc:  # it died or never answered: exit 1 with the log's tail
-            common.fail(str(exc).replace("[", "\\["), 1)
+            common.fail(str(exc), 1, as_json)
     if as_json:
         data = {k: v for k, v in info.to_dict().items() if k != "token"}
         common.emit_json(data | {"url": info.url})
@@ -146,7 +144,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Is a daemon running for this vault: pid, URL, uptime, index lag. Exit 1 if not."""
     from memvault.interfaces.daemon_control import daemon_status
 
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
         data = daemon_status(root)
     if as_json:
@@ -181,30 +179,90 @@ def install(
     common.out.print(f"enable it with:\n  {result.enable}")
 
 
+class _Stopped(Exception):
+    """Raised from the progress callback: a signal asked ``up`` to stop while indexing."""
+
+
 def up(
     path: Annotated[Path, typer.Argument(help="The vault folder (created if missing).")] = Path(
         "."
     ),
     port: PortOpt = None,
 ) -> None:
-    """Init the vault if needed, index it (with progress), then watch and serve (foreground)."""
+    """Init the vault if needed, index it (with progress), then watch and serve (foreground).
+
+    SIGTERM or Ctrl-C while it indexes stops it once the batch in hand is committed:
+    what is indexed stays, the rest is indexed at the next start; exit 0."""
+    from memvault.vault.lock import is_vault
     from memvault.vault.template import init_vault
 
     root = path.expanduser()
-    with common.handled():
-        if not ((root / ".memvault").is_dir() or (root / "MEMORY.md").is_file()):
-            report = init_vault(root)
-            common.out.print(f"new vault at {report.root}: {len(report.created)} files created")
+    stop = _StopRequest()
+    with stop.installed(), common.handled():
+        if not is_vault(root):
+            from memvault.interfaces.cli.vault_commands import print_init
+
+            print_init(init_vault(root), next_step=False)
         opened = _open_writable(root)
-    with common.handled():
         try:
             with common.progress_bar("indexing") as bar:
-                report = opened.sync(progress=bar)
+                report = opened.sync(progress=stop.checked(bar))
+        except _Stopped:
+            done, total = stop.progress
+            opened.close()
+            common.err.print(
+                f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
+                "indexed; the rest is indexed when memvault up (or sync) runs again"
+            )
+            _exit(0)
         except BaseException:
             opened.close()
             raise
         common.out.print(report.summary())
+    with common.handled():
         _serve(opened, port, log_file=False, announce=True)
+
+
+class _StopRequest:
+    """SIGTERM/SIGINT during ``up``'s first indexing: remembered by the handler, acted
+    on by the progress callback once the batch in hand is committed (progress counts
+    committed notes, so a change of count is a commit)."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+        self.progress = (0, 0)
+
+    @contextmanager
+    def installed(self) -> Iterator[None]:
+        import signal
+
+        def handler(signum: int, frame: object) -> None:
+            self.signal_name = signal.Signals(signum).name
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def checked(self, bar: Callable[[Any], None]) -> Callable[[Any], None]:
+        def progress(p: Any) -> None:
+            committed = p.done != self.progress[0] or p.done >= p.total
+            self.progress = (p.done, p.total)
+            bar(p)
+            if self.signal_name is not None and committed:
+                raise _Stopped()  # right after a batch was committed: nothing half done
+
+        return progress
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit now: everything is closed; skip the interpreter's teardown (seconds with torch)."""
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 # -- `daemon install`: a systemd user unit or a launchd agent ------------------------------

@@ -19,7 +19,7 @@ def install(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """
     from memvault.vault.obsidian_plugin import install_plugin
 
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
         report = install_plugin(root)
     if as_json:

@@ -8,6 +8,14 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+SHOWN_PROBLEMS = 20  # the rest: status --json
+
+
+def status_exit_code(data: dict[str, Any]) -> int:
+    """1 when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
+    mem = data["memory"]
+    return 1 if mem.get("over_budget") or mem.get("problem") else 0
+
 
 def render_status(console: Console, data: dict[str, Any]) -> None:
     console.print(f"vault: {data['vault']}")
@@ -76,8 +84,21 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(
             f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
         )
-    if data.get("skipped"):
-        console.print(f"skipped files: {data['skipped']} (see memvault sync)")
+    problems = data.get("problems") or []
+    listed = {p["path"] for p in problems if p.get("kind") == "skipped"}
+    unlisted = [s for s in data.get("skipped_files", []) if s["path"] not in listed]
+    if unlisted:  # seen by this status's scan, not yet by a sync
+        console.print(f"files not indexed: {len(unlisted)}")
+        for item in unlisted:
+            console.print(f"  {item['path']}: {item['reason']}")
+    if problems:
+        console.print(f"problems ({len(problems)}), kept until the file is fixed:")
+        for p in problems[:SHOWN_PROBLEMS]:
+            console.print(f"  {p['path']}: {p['reason']}")
+        if len(problems) > SHOWN_PROBLEMS:
+            console.print(
+                f"  ... and {len(problems) - SHOWN_PROBLEMS} more (memvault status --json)"
+            )
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -26,36 +26,73 @@ from memvault.interfaces.cli.common import (
     resolve_vault,
 )
 
+if TYPE_CHECKING:
+    from memvault.vault.template import InitReport
+
 
 def init(
     path: Annotated[Path, typer.Argument(help="Folder for the vault (created if missing).")] = Path(
         "."
     ),
+    example: Annotated[
+        bool,
+        typer.Option(
+            "--example",
+            help="Add the example notes (a fictional team: people, a project, a decision, "
+            "a day's log) to try memvault on. Not for a vault you keep.",
+        ),
+    ] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Lay the vault template down. Existing files are never overwritten."""
+    """Make a folder a vault: MEMORY.md, templates and settings. No notes, and an existing
+    file is never overwritten."""
     from memvault.vault.template import init_vault
 
-    with handled():
-        report = init_vault(path)
+    with handled(as_json):
+        report = init_vault(path, example=example)
     if as_json:
         emit_json(report.to_dict())
         return
-    out.print(f"vault at {report.root}: {len(report.created)} files created")
+    print_init(report)
+
+
+def print_init(report: InitReport, next_step: bool = True) -> None:
+    """What ``init`` did, for a person: what it added, what it kept, what to run next."""
+    if report.notes:
+        were = (
+            "1 note was already here, kept as it is"
+            if report.notes == 1
+            else (f"{report.notes} notes were already here, kept as they are")
+        )
+        out.print(
+            f"vault at {report.root}: {were}; added only what was missing ({len(report.created)}):"
+        )
+    else:
+        out.print(f"vault at {report.root}: {len(report.created)} files and folders created:")
+    for rel in report.created:
+        out.print(f"  + {rel}")
+    for rel in report.updated:
+        out.print(f"  ~ {rel} (memvault's previous template, unchanged: brought up to date)")
     if report.skipped:
         out.print(f"kept {len(report.skipped)} existing files untouched:")
         for rel in report.skipped:
-            out.print(f"  {rel}")
+            out.print(f"  = {rel}")
+    if report.kept_obsidian:
+        out.print("kept your Obsidian settings (.obsidian/) as they are")
+    if next_step:
+        out.print(
+            f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
+        )
 
 
 def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Reconcile MEMORY.md and the search index with the files, then report."""
-    from memvault.interfaces.client import DaemonClient
+    from memvault.client import DaemonClient
 
-    with handled():
+    with handled(as_json):
         root = resolve_vault(vault)
-        client = DaemonClient.find(root)
-        if client is not None:  # the daemon is the one writer: ask it
+        client = DaemonClient.running(root)
+        if client is not None:  # the daemon is the one writer: ask it, however busy it is
             with client:
                 report = client.sync()
         else:
@@ -78,32 +115,32 @@ def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
-    """Notes per folder, MEMORY.md against its budget, links, index health."""
-    from memvault.interfaces.client import DaemonClient
+    """Notes per folder, MEMORY.md against its budget, links, index health, problems.
+    Exit 1 when MEMORY.md needs you: a section left unclosed, or over its budget."""
+    from memvault.client import ANSWER_TIMEOUT, DaemonClient
 
-    with handled():
+    with handled(as_json):
         root = resolve_vault(vault)
-        client = DaemonClient.find(root)
+        client = DaemonClient.find(root, ANSWER_TIMEOUT)
         if client is not None:  # includes the daemon's own state (lag, observer, model)
             with client:
                 data = client.status()
         else:
             with open_vault(root, read_only=True) as v:
                 data = v.status()
+    from memvault.interfaces.cli.status_view import render_status, status_exit_code
+
     if as_json:
         emit_json(data)
-        return
-    from memvault.interfaces.cli.status_view import render_status
-
-    render_status(out, data)
-    if data["memory"].get("over_budget"):
-        raise typer.Exit(1)
+    else:
+        render_status(out, data)
+    raise typer.Exit(status_exit_code(data))
 
 
 def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """List links Obsidian cannot follow (unresolved, ambiguous, a #heading or #^block
     that is not there) with file:line:column. Exit 1 if there are any."""
-    with handled(), open_vault(vault, read_only=True) as v:
+    with handled(as_json), open_vault(vault, read_only=True) as v:
         problems = v.links_check()
     counts = {verdict: sum(1 for p in problems if p.verdict == verdict) for verdict in VERDICTS}
     bad = len(problems) - counts["alias"]
@@ -174,7 +211,7 @@ def migrate(
     from memvault.interfaces.cli.migration_view import render_migration
     from memvault.migration import migrate as run_migration
 
-    with handled(), progress_bar("indexing") as bar:
+    with handled(as_json), progress_bar("indexing") as bar:
         report = run_migration(
             source,
             into,

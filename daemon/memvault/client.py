@@ -34,15 +34,19 @@ from urllib.parse import quote, urlencode, urlsplit
 
 from memvault import errors as E
 from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
-from memvault.daemon import runfile
+from memvault.vault import runfile
 
 if TYPE_CHECKING:
     import httpx
 
     from memvault.core.report import NoteText, WriteResult
 
-HEALTH_TIMEOUT = 0.5  # a daemon that does not answer /health this fast is treated as absent
-READ_TIMEOUT = 30.0  # search, context, get, related, status, writes
+HEALTH_TIMEOUT = 0.5  # ``find``: a daemon that does not answer /health this fast is passed over
+ANSWER_TIMEOUT = 5.0  # a reader waits this long for a busy daemon before reading in-process
+READ_TIMEOUT = 30.0  # search, context, get, related, status
+# A write waits for the one writer however busy it is (it queues behind a sync): a
+# write that timed out may still be done by the daemon, so it is never sent twice.
+WRITE_TIMEOUT = 300.0
 SYNC_TIMEOUT = 600.0  # a full reconcile may embed a whole vault
 FILTER_KEYS = frozenset({"folder", "tags", "since", "until", "where", "path"})
 
@@ -85,19 +89,20 @@ class DaemonClient:
         return cls(info.url, info.token, pid=info.pid)
 
     @classmethod
-    def find(cls, root: str | Path) -> DaemonClient | None:
-        """The daemon serving the vault at ``root``, or None.
-
-        None when no daemon runs (``runfile.running``: daemon.json well formed, its
-        pid alive and holding the vault's lock) or when it does not answer
-        ``/health`` within ~0.5 s.
-        """
+    def running(cls, root: str | Path) -> DaemonClient | None:
+        """A client for the daemon serving the vault at ``root``, or None when none runs
+        (``runfile.running``: daemon.json well formed, its pid alive and holding the
+        vault's lock). Asks the daemon nothing: a write goes to it however busy it is,
+        since it holds the lock and no other process can do the write."""
         info = runfile.running(Path(root))
-        if info is None:
-            return None
-        client = cls.of(info)
-        if not client.healthy(HEALTH_TIMEOUT):
-            client.close()
+        return None if info is None else cls.of(info)
+
+    @classmethod
+    def find(cls, root: str | Path, timeout: float = HEALTH_TIMEOUT) -> DaemonClient | None:
+        """The daemon serving the vault at ``root`` if it answers ``/health`` within
+        ``timeout`` seconds, else None (for callers that can do without it)."""
+        client = cls.running(root)
+        if client is None or not client.healthy(timeout):
             return None
         return client
 
@@ -183,11 +188,15 @@ class DaemonClient:
             "body": body,
             "update": update or None,
         }
-        return write_result_from_dict(self._request("POST", "/notes", body=payload))
+        return write_result_from_dict(
+            self._request("POST", "/notes", body=payload, timeout=WRITE_TIMEOUT)
+        )
 
     def log(self, text: str) -> WriteResult:
-        """Append a timestamped line to today's log through the daemon."""
-        return write_result_from_dict(self._request("POST", "/log", body={"text": text}))
+        """Add a timestamped line to today's log through the daemon."""
+        return write_result_from_dict(
+            self._request("POST", "/log", body={"text": text}, timeout=WRITE_TIMEOUT)
+        )
 
     def status(self, *, timeout: float = READ_TIMEOUT) -> dict[str, Any]:
         """``Vault.status()`` plus the daemon's own state under ``"daemon"``."""
@@ -237,9 +246,10 @@ class DaemonClient:
         try:
             status, content = self._send(method, url, headers, data, timeout)
         except TimeoutError:
+            maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
                 f"the daemon at {self.base_url} did not answer {method} {route} "
-                f"within {timeout:g} s"
+                f"within {timeout:g} s{maybe if method == 'POST' and route != '/search' else ''}"
             ) from None
         except OSError as exc:
             raise E.DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}") from None
@@ -306,11 +316,15 @@ def _httpx_sender(client: httpx.Client) -> Send:
 def error_from_response(status: int, content: bytes) -> Exception:
     """The exception the library would have raised for a daemon's error answer."""
     kind, message = None, None
+    error: Any = None
     try:
         error = json.loads(content)["error"]
         kind, message = str(error["type"]), str(error["message"])
     except (ValueError, KeyError, TypeError):
         pass
+    if kind == "NoteExists" and error.get("updatable") and isinstance(error.get("path"), str):
+        # the library's own words: each adapter says how to update in its own terms
+        return E.NoteExists(f"{error['path']} already exists", error["path"], updatable=True)
     if message is None:
         text = content.decode("utf-8", "replace").strip()[:200]
         return E.DaemonError(f"the daemon answered HTTP {status}: {text or 'no details'}", status)

@@ -1,0 +1,214 @@
+"""The HTTP server under the daemon's API: uvicorn in a thread, bounded.
+
+Anyone on the machine can open a connection to the daemon's port, token or not.
+An idle or trickling connection costs a file handle, and the daemon has a fixed
+number of them (often 1,024) that the watcher, SQLite and the index also need.
+So the server:
+
+- holds at most ``max_connections`` connections; a new one past the cap pushes
+  out the oldest connection that has no request in flight (an idle keep-alive,
+  or one still sending its headers), so a real client always gets in;
+- closes a connection whose request headers are not complete ``header_seconds``
+  after it opened, or after its previous response (uvicorn itself has no such
+  limit); the body has its own limit in ``http_api.Guard``;
+- caps the headers' size (h11's incomplete-event limit) and idle keep-alive time;
+- accepts at most ``BACKLOG`` connections per wake-up (asyncio accepts that many
+  before any is handled), so a burst cannot use up the files before the cap acts;
+- raises the process's soft limit on open files to its hard limit at start.
+
+uvicorn's main loop is also made quiet: it ticks once a second instead of ten
+times, and is woken at once to stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import resource
+import socket
+import threading
+import time
+from typing import Any
+
+from memvault.errors import DaemonError
+
+log = logging.getLogger("memvault.daemon")
+
+MAX_CONNECTIONS = 256
+HEADER_SECONDS = 10.0  # to send a request's headers, from connect or the last response
+KEEPALIVE_SECONDS = 5  # an idle connection between requests
+MAX_HEADER_BYTES = 16_384
+# asyncio accepts up to ``backlog`` connections per wake-up before any is handled (or
+# pushed out): the listen queue is kept short so that a burst cannot run out the files
+BACKLOG = 128
+FILES_RESERVED = 256  # open files kept for the vault (SQLite, inotify, logs, threads)
+
+
+def raise_open_file_limit() -> int:
+    """Raise the soft limit on open files to the hard one; return the soft limit now."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY:
+        hard = max(soft, 65_536) if soft != resource.RLIM_INFINITY else 65_536
+    if soft == resource.RLIM_INFINITY or soft >= hard:
+        return int(hard)
+    with contextlib.suppress(ValueError, OSError):
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        soft = hard
+    return int(soft)
+
+
+def connection_cap(open_files: int, wanted: int = MAX_CONNECTIONS) -> int:
+    """How many connections fit beside what the vault itself needs."""
+    return max(8, min(wanted, open_files - FILES_RESERVED - BACKLOG))
+
+
+def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> type:
+    """uvicorn's HTTP protocol with the connection cap and the header deadline."""
+
+    class Guarded(base):  # type: ignore[valid-type, misc]
+        _deadline: asyncio.TimerHandle | None = None
+        _since = 0.0
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._since = time.monotonic()
+            self._arm()
+            if len(self.connections) > cap:
+                self._make_room()
+
+        def data_received(self, data: bytes) -> None:
+            super().data_received(data)
+            if self._in_request():
+                self._disarm()  # the headers are complete: the app has it now
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            self._since = time.monotonic()
+            self._arm()  # the next request's headers have the same deadline
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def _in_request(self) -> bool:
+            cycle = self.cycle
+            return cycle is not None and not cycle.response_complete
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._deadline = self.loop.call_later(header_seconds, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._deadline is not None:
+                self._deadline.cancel()
+                self._deadline = None
+
+        def _too_slow(self) -> None:
+            self._deadline = None
+            if not self._in_request() and not self.transport.is_closing():
+                self.transport.close()
+
+        def _make_room(self) -> None:
+            """Past the cap: close the oldest connection with no request in flight
+            (this new one if every other is busy)."""
+            open_ = [c for c in self.connections if not c.transport.is_closing()]
+            if len(open_) <= cap:
+                return  # the ones over the cap are closing already
+            idle = [c for c in open_ if isinstance(c, Guarded) and not c._in_request()]
+            victim = min(idle, key=lambda c: c._since) if idle else self
+            victim._disarm()
+            victim.transport.abort()  # no goodbye: it sent no complete request
+
+    Guarded.__name__ = f"Guarded{base.__name__}"
+    return Guarded
+
+
+class HttpServer:
+    """uvicorn in a thread. The socket is bound (and listening) in ``__init__``, so
+    the port is known before daemon.json is written and early clients just wait
+    in the backlog until uvicorn accepts them."""
+
+    def __init__(
+        self,
+        app: Any,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+        header_seconds: float = HEADER_SECONDS,
+    ) -> None:
+        import uvicorn
+        from uvicorn.protocols.http.h11_impl import H11Protocol
+
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        self.sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            self.sock.bind(("localhost" if host == "localhost" else host, port))
+            self.sock.listen(BACKLOG)
+        except OSError as exc:
+            self.sock.close()
+            raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+        self.host = host
+        self.port: int = self.sock.getsockname()[1]
+        self.max_connections = connection_cap(raise_open_file_limit(), max_connections)
+        config = uvicorn.Config(
+            app,
+            http=guarded(H11Protocol, self.max_connections, header_seconds),
+            log_config=None,
+            access_log=False,
+            lifespan="off",
+            backlog=BACKLOG,
+            timeout_graceful_shutdown=1,
+            timeout_keep_alive=KEEPALIVE_SECONDS,
+            h11_max_incomplete_event_size=MAX_HEADER_BYTES,
+            log_level="warning",
+        )
+        self.server = _quiet_server(uvicorn.Server)(config)
+        self._thread = threading.Thread(target=self._serve, name="memvault-http", daemon=True)
+
+    def _serve(self) -> None:
+        try:
+            self.server.run(sockets=[self.sock])
+        except Exception:
+            log.exception("http: the server stopped with an error")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 3.0) -> None:
+        self.server.should_exit = True
+        self.server.wake()
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+        self.sock.close()
+
+
+def _quiet_server(base: type) -> Any:
+    """uvicorn's main loop wakes ten times a second to look at ``should_exit``; an idle
+    daemon should not. This one ticks once a second (the Date header's resolution)
+    and is woken at once by ``wake()`` to stop."""
+
+    class QuietServer(base):
+        _loop: asyncio.AbstractEventLoop | None = None
+        _wake: asyncio.Event | None = None
+
+        async def main_loop(self) -> None:
+            self._loop, self._wake = asyncio.get_running_loop(), asyncio.Event()
+            counter = 0  # a multiple of 10: on_tick refreshes the Date header every call
+            while not await self.on_tick(counter):
+                counter = (counter + 10) % 864000
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), 1.0)
+
+        def wake(self) -> None:
+            loop, event = self._loop, self._wake
+            if loop is not None and event is not None:
+                with contextlib.suppress(RuntimeError):  # the loop already closed
+                    loop.call_soon_threadsafe(event.set)
+
+    return QuietServer
+
+
+__all__ = ["HttpServer", "connection_cap", "guarded", "raise_open_file_limit"]

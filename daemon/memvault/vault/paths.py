@@ -1,0 +1,144 @@
+"""Vault-relative paths from outside: validated, cleaned, joined without leaving the vault.
+
+Every path that comes from outside (a CLI argument, an HTTP request, an MCP
+tool call, a link) reaches the disk through ``safe_join``; ``normalize_rel``
+refuses traversal, absolute and Windows forms, hidden folders, names the
+kernel would refuse as too long (ENAMETOOLONG) and names that are not UTF-8.
+Names read from the disk that are not UTF-8 are shown with ``display_path``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+import urllib.parse
+from pathlib import Path
+
+from memvault.errors import UnsafePath
+
+_WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
+# Longer names make the kernel answer ENAMETOOLONG: refuse them as bad paths up front.
+MAX_NAME_BYTES = 255
+MAX_PATH_BYTES = 4000
+_PATH_MAX = 4096  # Linux's limit for a whole path, the vault's folder included
+NOT_UTF8 = "the name is not valid UTF-8 (rename it to have it indexed)"
+
+
+def normalize_rel(rel: str) -> str:
+    """Validate a vault-relative path from outside and return its clean posix form.
+
+    Refuses absolute paths, ``..``, NUL, backslashes, Windows drive and UNC
+    forms, percent-encoded escapes and hidden (dot) folders such as
+    ``.memvault`` or ``.git``.
+    """
+    if not isinstance(rel, str) or not rel.strip():
+        raise UnsafePath("empty path")
+    for form in {rel, urllib.parse.unquote(rel)}:
+        if "\x00" in form:
+            raise UnsafePath("path contains a NUL byte")
+        if "\\" in form:
+            raise UnsafePath(f"backslashes are not allowed in vault paths: {rel!r}")
+        if form.startswith("/") or _WINDOWS_ABS.match(form):
+            raise UnsafePath(f"absolute paths are not allowed: {rel!r}")
+        parts = form.split("/")
+        if any(p == ".." for p in parts):
+            raise UnsafePath(f"'..' is not allowed in vault paths: {rel!r}")
+        if any(p.startswith(".") and p != "." for p in parts):
+            raise UnsafePath(f"hidden files and folders are not reachable: {rel!r}")
+    if urllib.parse.unquote(rel) != rel and re.search(r"%(?:2e|2f|5c|00)", rel, re.IGNORECASE):
+        raise UnsafePath(f"percent-encoded path separators are not allowed: {rel!r}")
+    if not is_utf8(rel):
+        raise UnsafePath(f"the path is not valid UTF-8: {display_path(rel)!r}")
+    clean = _clean(rel)
+    if len(clean.encode("utf-8")) > MAX_PATH_BYTES:
+        raise UnsafePath(f"the path is too long ({len(clean)} characters): {clean[:60]!r}...")
+    for part in clean.split("/"):
+        if len(part.encode("utf-8")) > MAX_NAME_BYTES:
+            raise UnsafePath(
+                f"a file or folder name is too long ({len(part.encode('utf-8'))} bytes; "
+                f"at most {MAX_NAME_BYTES}): {part[:60]!r}..."
+            )
+    return unicodedata.normalize("NFC", clean)
+
+
+def is_utf8(name: str) -> bool:
+    """Whether a name read from the disk is valid UTF-8 (Python keeps invalid bytes as
+    lone surrogates, which SQLite, JSON and terminals refuse)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def display_path(name: str) -> str:
+    """A name that can be printed and stored whatever its bytes: invalid UTF-8 bytes
+    are shown as ``\\xff`` escapes."""
+    try:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that did not come from the disk
+        return name.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _clean(rel: str) -> str:
+    clean = "/".join(p for p in rel.split("/") if p not in ("", "."))
+    if not clean.strip():
+        raise UnsafePath(f"not a file path: {rel!r}")
+    return clean
+
+
+def safe_join(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing anything that leaves the vault (symlinks included)."""
+    normalize_rel(rel)  # validates
+    clean = _clean(rel)  # joined as given: the name on disk may be NFD
+    real_root = os.path.realpath(root)
+    candidate = os.path.join(real_root, *clean.split("/"))
+    if len(os.fsencode(candidate)) >= _PATH_MAX:
+        raise UnsafePath(f"the path is too long for this system: {clean[:60]!r}...")
+    real = os.path.realpath(candidate)
+    if os.path.commonpath([real_root, real]) != real_root:
+        raise UnsafePath(f"{rel!r} leads outside the vault")
+    return Path(candidate)
+
+
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """gitignore-like globs: ``**`` crosses folders, a pattern without ``/``
+    matches a name anywhere, a trailing ``/`` means the folder and below."""
+    pat = pattern.strip().lstrip("/")
+    anywhere = "/" not in pat.rstrip("/")
+    if pat.endswith("/"):
+        pat += "**"
+    out = []
+    i = 0
+    while i < len(pat):
+        c = pat[i]
+        if pat.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif pat.startswith("**", i):
+            out.append(".*")
+            i += 2
+        elif c == "*":
+            out.append("[^/]*")
+            i += 1
+        elif c == "?":
+            out.append("[^/]")
+            i += 1
+        else:
+            out.append(re.escape(c))
+            i += 1
+    body = "".join(out)
+    prefix = "(?:.*/)?" if anywhere else ""
+    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE)
+
+
+__all__ = [
+    "MAX_NAME_BYTES",
+    "NOT_UTF8",
+    "display_path",
+    "glob_regex",
+    "is_utf8",
+    "normalize_rel",
+    "safe_join",
+]

@@ -1,0 +1,228 @@
+"""One atomic compare-and-swap of a file a person may be editing, never over a save in
+progress.
+
+``Swapper.swap(path, data, expected_sha)``:
+
+1. write ``data`` to a temp file beside ``path`` and fsync it (the slow part, first);
+2. refuse (``FileBusy``) while another process holds ``path`` open for writing
+   (``writers.open_for_writing``: a read lease, else /proc) or while it was
+   changed within the quiet period by someone other than memvault: a save may
+   be in progress, in pieces;
+3. check ``path`` still has ``expected_sha`` and swap at once: on Linux with
+   ``renameat2(RENAME_EXCHANGE)``, which leaves the version we displaced at the
+   temp name, so it can be looked at *after* the swap: if a writer opened it
+   between our check and our swap (it would go on writing into a file that is
+   no longer there), or a save landed in between, the person's version is
+   swapped straight back; elsewhere with ``os.replace`` right after the check;
+4. fsync the folder.
+
+An editor saving in place truncates, then writes; ``read_settled`` reads a file
+only once it has stopped changing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from memvault.core.text import sha256_bytes
+from memvault.errors import FileBusy, WriteConflict
+from memvault.vault.writers import open_for_writing
+
+TEMP_MARK = ".memvault-tmp-"
+SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
+_OURS_KEPT = 4096  # how many of our own writes are remembered (to tell them from a person's)
+
+
+class Swapper:
+    """Compare-and-swap writes; remembers its own last writes so that they do not count
+    as "changed moments ago" by someone else."""
+
+    def __init__(self, quiet_seconds: float = 0.3) -> None:
+        self.quiet_ns = int(quiet_seconds * 1e9)
+        self._ours: dict[str, tuple[int, int, int]] = {}  # path -> (inode, mtime_ns, size)
+
+    def busy(self, path: Path) -> str | None:
+        """Why ``path`` must not be replaced now, or None."""
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return None
+        if open_for_writing(path):
+            return "it is open for writing in another program"
+        age = time.time_ns() - st.st_mtime_ns
+        if 0 <= age < self.quiet_ns and self._ours.get(str(path)) != _identity(st):
+            return "it was saved moments ago; a save may be in progress"
+        return None
+
+    def swap(
+        self, path: Path, data: bytes, expected_sha: str | None, durable: bool = True
+    ) -> tuple[bool, bytes | None]:
+        """(done, the version that is there instead). ``expected_sha=None`` creates
+        (never overwrites). Raises ``FileBusy`` when the file must not be replaced now."""
+        if expected_sha is not None:
+            try:
+                if sha256_bytes(path.read_bytes()) != expected_sha:
+                    return False, read_settled(path)
+            except FileNotFoundError:
+                return False, None
+            self._refuse_if_busy(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                if durable:
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            if expected_sha is None:
+                try:
+                    os.link(tmp, path)  # fails if the name exists: never overwrites
+                except FileExistsError:
+                    return False, None
+                if durable:
+                    fsync_dir(path.parent)
+                self._remember(path)
+                return True, None
+            try:
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                self._refuse_if_busy(path)  # again, now that the slow part is done
+                current = path.read_bytes()
+            except FileNotFoundError:
+                return False, None
+            if sha256_bytes(current) != expected_sha:
+                return False, read_settled(path)
+            if not exchange(tmp, path):
+                os.replace(tmp, path)
+                fsync_dir(path.parent)
+                self._remember(path)
+                return True, None
+            # ``tmp`` now holds the version we displaced: did anyone keep writing to it?
+            if open_for_writing(tmp):
+                put_back(tmp, path, data)
+                raise FileBusy(f"{path.name}: it was opened for writing as memvault saved it")
+            if sha256_bytes(tmp.read_bytes()) != expected_sha:
+                put_back(tmp, path, data)
+                return False, read_settled(path)
+            fsync_dir(path.parent)
+            self._remember(path)
+            return True, None
+        except FileNotFoundError:
+            return False, None
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+
+    def _refuse_if_busy(self, path: Path) -> None:
+        reason = self.busy(path)
+        if reason is not None:
+            raise FileBusy(f"{path.name}: {reason}")
+
+    def _remember(self, path: Path) -> None:
+        with contextlib.suppress(OSError):
+            if len(self._ours) >= _OURS_KEPT:
+                self._ours.clear()
+            self._ours[str(path)] = _identity(os.stat(path))
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int]:
+    return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def put_back(tmp: Path, path: Path, ours: bytes) -> None:
+    """A person's version was displaced by our swap: give it its place back.
+
+    ``tmp`` holds that version, ``path`` ours. Swap again; if what comes back
+    is not ours, a still newer save came in meanwhile: it goes back too
+    (the older one is then superseded, as the person's own editor would have).
+    """
+    for _ in range(100):
+        exchange(tmp, path)
+        if tmp.read_bytes() == ours:
+            return
+    raise WriteConflict(f"{path.name} keeps changing; memvault stopped touching it")
+
+
+def read_settled(path: Path, tries: int = 100) -> bytes:
+    """Read a file once it has stopped changing.
+
+    An editor saving in place truncates then writes; reading in between would
+    see half a file. Wait until the file is unchanged across the read and was
+    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it).
+    """
+    data = b""
+    for _ in range(tries):
+        before = os.stat(path)
+        with open(path, "rb") as fh:
+            data = fh.read()
+        after = os.stat(path)
+        same = (before.st_ino, before.st_size, before.st_mtime_ns) == (
+            after.st_ino,
+            after.st_size,
+            after.st_mtime_ns,
+        )
+        if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
+            return data
+        time.sleep(0.01)
+    return data
+
+
+def _load_renameat2() -> Callable[..., int] | None:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        fn = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_RENAMEAT2 = _load_renameat2() if os.name == "posix" else None
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+def exchange(a: Path, b: Path) -> bool:
+    """Atomically swap two paths (Linux renameat2). False where unsupported."""
+    global _RENAMEAT2
+    if _RENAMEAT2 is None:
+        return False
+    import ctypes
+
+    rc = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    if rc == 0:
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
+        if err != errno.EXDEV:
+            _RENAMEAT2 = None  # this filesystem or kernel cannot: use the fallback from now on
+        return False
+    if err == errno.ENOENT:
+        raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(b))
+    raise OSError(err, os.strerror(err), str(b))
+
+
+def fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as exc:  # some filesystems refuse fsync on folders
+        if exc.errno not in (errno.EINVAL, errno.EBADF, errno.EACCES):
+            raise
+    finally:
+        os.close(fd)
+
+
+__all__ = ["SETTLE_NS", "TEMP_MARK", "Swapper", "exchange", "put_back", "read_settled"]
