@@ -49,6 +49,7 @@ def side(root: Path, convs: list[int], memo: Path | None) -> dict[str, float]:
             vault_root = Path(tmp) / "vault"
             kit.build_vault(data[index], vault_root)
             embedder.memo = dict(stored)
+            (vault_root / ".memvault").mkdir(exist_ok=True)  # a vault: the kit's files only
             with Vault.open(vault_root, embedder=embedder) as vault:
                 vault.sync()
                 questions = [q["question"] for q in kit.questions(data[index])]
