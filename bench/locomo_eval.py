@@ -121,6 +121,7 @@ def run(
     for budget in budgets:
 
         def make(root: Path, budget: int = budget) -> Callable[[str], str]:
+            (root / ".memvault").mkdir(exist_ok=True)  # a vault: the kit's files only
             vault = Vault.open(root, embedder=embedder, overrides=overrides)
             started = time.perf_counter()
             vault.sync()

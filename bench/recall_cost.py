@@ -65,6 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                 root = Path(tmp) / f"{ci}-{side}"
                 locomo_kit.build_vault(conv, root)
                 started = time.perf_counter()
+                (root / ".memvault").mkdir(exist_ok=True)  # a vault: the kit's files only
                 vault = Vault.open(root, embedder=embedder, overrides=SIDES[side])
                 vault.sync()
                 index_s[side] += time.perf_counter() - started

@@ -3,6 +3,8 @@ and their ranking by chunk score plus their own similarity."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,8 @@ from hypothesis import strategies as st
 from memvault.core.excerpts import (
     UNIT_MAX_CHARS,
     best_first,
+    common_terms,
+    focus_query,
     split_units,
     unit_scores,
     unit_text,
@@ -105,3 +109,77 @@ def test_unit_scores_need_one_similarity_per_unit() -> None:
 
 def test_best_first_keeps_search_order_on_ties() -> None:
     assert best_first([0.5, 1.0, 0.5, 1.0]) == [1, 3, 0, 2]
+
+
+@pytest.mark.parametrize(
+    ("terms", "texts", "common"),
+    [
+        (
+            ["melanie", "camped"],
+            ["**Melanie**: hi", "Melanie's tent", "we camped", "ok"],
+            {"melanie"},
+        ),
+        (["melanie"], ["**Melanie**: hi", "ok", "fine"], set()),  # one of three: not half
+        (["mel"], ["Melanie", "Melanie"], set()),  # whole words only
+        (["melanie"], ["MELANIE", "x"], {"melanie"}),  # half, any case
+        (["café"], ["un café", "le café noir", "thé"], {"café"}),
+        (["a.b"], ["a.b", "axb"], {"a.b"}),  # a term is matched literally, not as a pattern
+        (["x"], [], set()),
+        ([], ["x"], set()),
+    ],
+)
+def test_common_terms(terms: list[str], texts: list[str], common: set[str]) -> None:
+    assert common_terms(terms, texts) == common
+
+
+def test_a_term_counts_once_per_text_however_often_it_is_there() -> None:
+    assert common_terms(["ann"], ["ann ann ann ann", "bob", "carl"]) == set()
+
+
+@pytest.mark.parametrize(
+    ("query", "common", "focus"),
+    [
+        ("Where has Melanie camped?", {"melanie"}, "Where has camped?"),
+        ("What did Melanie's kids paint?", {"melanie"}, "What did kids paint?"),
+        ("Where has Melanie camped?", set(), ""),  # nothing common: no second query
+        ("Where has Ann camped?", {"melanie"}, ""),  # nothing removed
+        ("Melanie?", {"melanie"}, ""),  # nothing left
+        ("Melanie ???", {"melanie"}, ""),  # only punctuation left
+    ],
+)
+def test_focus_query(query: str, common: set[str], focus: str) -> None:
+    assert focus_query(query, common) == focus
+
+
+def test_a_line_of_a_day_the_question_names_counts_a_third_part() -> None:
+    chunk, sims = [0.9, 0.5, 0.1], [0.9, 0.5, 0.1]
+    assert unit_scores(chunk, sims, [False, False, True]) == pytest.approx([2.0, 1.0, 1.0])
+    assert best_first(unit_scores([0.9, 0.8, 0.1], [0.9, 0.8, 0.1], [False, True, False])) == [
+        1,
+        0,
+        2,
+    ]
+
+
+def test_no_line_of_a_named_day_changes_nothing() -> None:
+    chunk, sims = [0.9, 0.5, 0.1], [0.2, 0.5, None]
+    assert unit_scores(chunk, sims, [False, False, False]) == unit_scores(chunk, sims)
+    assert unit_scores(chunk, sims, None) == unit_scores(chunk, sims)
+
+
+def test_unit_scores_need_one_time_match_per_unit() -> None:
+    with pytest.raises(ValueError, match="one time match"):
+        unit_scores([1.0], [None], [True, False])
+
+
+@given(
+    st.lists(st.sampled_from(["ann", "an", "bob", "o"]), max_size=4),
+    st.lists(st.text(alphabet=st.sampled_from(list("anbo* :\n")), max_size=20), max_size=9),
+)
+def test_common_terms_is_the_whole_word_count_over_half(terms: list[str], texts: list[str]) -> None:
+    expected = {
+        t
+        for t in terms
+        if 2 * sum(1 for x in texts if t in re.findall(r"\w+", x.lower())) >= len(texts)
+    }
+    assert common_terms(terms, texts) == (expected if texts else set())

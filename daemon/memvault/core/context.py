@@ -3,11 +3,12 @@
 What goes in, in this order, until the budget is spent:
 
 1. MEMORY.md whole when it fits in ``index_share`` of the budget; otherwise
-   its headings and the lines that link a hit note or mention a query word,
-   as far as that share allows;
+   the lines that hold a word of the question, under their headings, as far as
+   that share allows (nothing when none does);
 2. the best chunks, best first, each note's chunks grouped under one
-   ``[[path#heading]]`` header with line ranges, in reading order within the
-   note; adjacent chunks merge into one block; repeated text is dropped, and
+   ``[[path#heading]] L7-9`` header, in reading order within the note, each
+   later block opening with its own ``L12-14`` line; adjacent chunks merge
+   into one block; repeated text is dropped, and
    so is a near duplicate (the same fact logged again elsewhere); a small
    note goes in whole;
 3. if budget remains, notes linked from the best notes (one hop).
@@ -24,10 +25,10 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.excerpts import split_units
+from memvault.core.markup import mask_inert
 from memvault.core.report import Context, Source
-from memvault.core.wikilinks import find_links
 
-SEPARATOR = "…"
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
 # the same fact recorded again — a dump's decision re-logged on another day —
 # and would only spend the budget twice.
@@ -70,20 +71,46 @@ class _Group:
         return out
 
     def render(self) -> str:
+        """The note's link (and heading, and date when its path does not hold it)
+        with the line range of its first block, then each block; a later block
+        opens with its own range on a line of its own (one token, not a list of
+        ranges in the header plus a separator line per block)."""
         blocks = self.blocks()
         first = blocks[0][0]
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
         anchor = ""
         if first.heading and not first.whole and first.heading != (first.title,):
             anchor = f"#{first.heading[-1]}"
-        ranges = ", ".join(_lines(b[0].line_start, b[-1].line_end) for b in blocks)
         date = f" ({first.date})" if first.date and first.date not in link else ""
-        lines = [f"[[{link}{anchor}]]{date} {ranges}"]
+        lines: list[str] = []
         for i, block in enumerate(blocks):
-            if i:
-                lines.append(SEPARATOR)
-            lines.append("\n".join(p.text.strip("\n") for p in block))
+            where = _lines(block[0].line_start, block[-1].line_end)
+            lines.append(f"[[{link}{anchor}]]{date} {where}" if i == 0 else f"\n{where}")
+            lines.append(join_spans([(p.line_start, p.line_end, p.text) for p in block]))
         return "\n".join(lines)
+
+
+def join_spans(spans: Sequence[tuple[int, int, str]]) -> str:
+    """Texts of consecutive parts of one file (line_start, line_end, text), joined with
+    the blank line the file has between them (a heading keeps the blank line before
+    it); blank lines cost no tokens."""
+    out: list[str] = []
+    previous_end: int | None = None
+    for start, end, text in spans:
+        text = text.strip("\n")
+        if previous_end is not None:
+            out.append("\n\n" if start - previous_end > 1 else "\n")
+        out.append(text)
+        previous_end = end
+    return "".join(out)
+
+
+def _count_lines(count: Callable[[str], int], text: str) -> int:
+    """``text``'s tokens counted a line at a time: a line break is a word boundary
+    for the tokenizers used here, and a caching counter then encodes only the
+    lines it has not seen (a group is re-counted each time a piece joins it). A
+    tokenizer that merges across lines is caught by the final count."""
+    return sum(count(line) for line in text.split("\n") if line)
 
 
 def _lines(start: int, end: int) -> str:
@@ -106,48 +133,95 @@ def _near_duplicate(a: frozenset[tuple[str, ...]], b: frozenset[tuple[str, ...]]
     return bool(a and b) and len(a & b) >= NEAR_DUPLICATE * len(a | b)
 
 
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class _IndexLine:
+    number: int  # 1-based line of MEMORY.md
+    text: str
+    headings: tuple[int, ...]  # the lines of the headings it sits under, outermost first
+
+
+def _index_lines(text: str) -> tuple[list[str], list[_IndexLine]]:
+    """MEMORY.md's lines that say something (not blank, not a heading, not only an
+    HTML comment such as a section marker, not code), each with its headings."""
+    lines = text.split("\n")
+    masked = mask_inert(text).split("\n")
+    stack: list[tuple[int, int]] = []  # (level, line number)
+    out: list[_IndexLine] = []
+    for number, (line, bare) in enumerate(zip(lines, masked, strict=True), 1):
+        if not bare.strip():
+            continue
+        heading = _ATX.match(bare)
+        if heading:
+            level = len(heading.group(1))
+            while stack and stack[-1][0] >= level:
+                stack.pop()
+            stack.append((level, number))
+            continue
+        out.append(_IndexLine(number, line, tuple(n for _, n in stack)))
+    return lines, out
+
+
+def _render_index(lines: list[str], kept: Sequence[_IndexLine]) -> str:
+    """The kept lines in file order, each under its headings (each heading once)."""
+    out: list[str] = []
+    shown: set[int] = set()
+    for entry in kept:
+        for number in entry.headings:
+            if number not in shown:
+                shown.add(number)
+                if out:
+                    out.append("")  # a blank line before a heading, as in the file
+                out.append(lines[number - 1])
+        out.append(entry.text)
+    return "\n".join(out)
+
+
 def index_part(
     memory: str,
     budget: int,
     count: Callable[[str], int],
     terms: Sequence[str],
-    hit_paths: set[str],
-    resolve: Callable[[str], str | None],
 ) -> str:
-    """MEMORY.md whole if it fits ``budget`` tokens, else its relevant lines."""
+    """What of MEMORY.md goes in a context of ``budget`` tokens for this question.
+
+    Only lines that say something go in, each under its headings: no section
+    markers, blank lines or headings left without a line (an index with nothing
+    to say gives ``""``, not a bare ``# Memory Index``). All of them when they
+    fit ``budget``; otherwise, in file order while they fit, the lines holding a
+    word of the question (``terms``: pass those that tell notes apart). A line
+    that only links or describes a note the context cites is left out: the
+    note's own lines follow, and on LoCoMo such lines cost recall on both folds
+    (bench/RESULTS.md). What the index does not use goes to the evidence.
+    """
     if not memory.strip() or budget <= 0:
         return ""
-    if count(memory) <= budget:
-        return memory.strip("\n")
-    text = memory.replace("\r\n", "\n")
-    lines = text.split("\n")
-    linked: dict[int, list[str]] = {}  # line -> link targets, read with the whole file's context
-    for link in find_links(text):
-        linked.setdefault(link.line, []).append(link.target)
-    words = [t for t in terms if len(t) > 2]
-    keep: list[str] = []
+    lines, entries = _index_lines(memory.replace("\r\n", "\n"))
+    if not entries:
+        return ""
+    whole = _render_index(lines, entries)
+    if count(whole) <= budget:
+        return whole
+    words = [re.escape(t) for t in terms if len(t) > 2]
+    if not words:
+        return ""
+    wanted = re.compile(r"\b(?:" + "|".join(words) + ")")
+    kept: list[_IndexLine] = []
+    shown: set[int] = set()
     used = 0
-    for number, line in enumerate(lines, 1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("<!--"):
+    for entry in entries:
+        if not wanted.search(entry.text.lower()):
             continue
-        relevant = stripped.startswith("#") and not keep  # the title
-        if not relevant:
-            for target in linked.get(number, ()):
-                if target and resolve(target) in hit_paths:
-                    relevant = True
-                    break
-        if not relevant and words:
-            low = stripped.lower()
-            relevant = any(re.search(rf"\b{re.escape(w)}", low) for w in words)
-        if not relevant:
-            continue
-        cost = count(line) + 1
+        heads = [lines[n - 1] for n in entry.headings if n not in shown]
+        cost = sum(count(h) + 1 for h in heads) + count(entry.text) + 1
         if used + cost > budget:
             break
-        keep.append(line)
+        kept.append(entry)
+        shown.update(entry.headings)
         used += cost
-    return "\n".join(keep)
+    return _render_index(lines, kept)
 
 
 def assemble(
@@ -179,6 +253,8 @@ def assemble(
         key = _norm(piece.text)
         if not key or key in seen_text:
             return
+        if not split_units(piece.text, 1):
+            return  # only headings: nothing to say
         shingles = _shingles(key)
         if shingles and any(_near_duplicate(shingles, other) for other in seen_shingles):
             return
@@ -190,7 +266,7 @@ def assemble(
         trial = group or _Group(piece.path, rank, why)
         before = trial.tokens if group else 0
         trial.pieces.append(piece)
-        after = count(trial.render())
+        after = _count_lines(count, trial.render())
         extra = after - before + (0 if group else 2)  # a blank line between groups
         if used + extra > budget:
             trial.pieces.pop()

@@ -17,6 +17,15 @@ same convex combination search uses for BM25 and vectors); a unit without a
 vector (the vector lane is behind, or no model) scores on its chunk alone.
 Measured on LoCoMo with cross-validation (bench/RESULTS.md).
 
+A term of the question found in at least half of the candidate units cannot
+tell them apart (BM25 gives such a term an IDF of at most zero: the rule
+``ranking.informative_terms`` applies to chunks), yet in the vector of a short
+line it weighs as much as the line's content: asked "Where has Melanie
+camped?", every "**Melanie**: Wow, did you join in?" looks close. So the
+units are compared with the mean of the question's vector and the vector of
+the question without those terms (``focus_query``); the plain question
+alone, when no term is that common.
+
 A unit's vector is the embedding of ``unit_text(unit)``: the line with its
 whitespace collapsed, cut to ``UNIT_MAX_CHARS``. Indexing embeds it next to
 the chunk's own text and keeps it in the same cache, keyed by the sha256 of
@@ -26,12 +35,17 @@ that text.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+# A unit scoring under this share of the best unit's score is filler, not evidence: it
+# stays out even when the budget has room (1/3: the largest share of 0.25, 1/3, 0.4, 0.5
+# that lost nothing on either LoCoMo fold, with room to spare; bench/RESULTS.md).
+FILLER_SHARE = 1 / 3
 UNIT_MAX_CHARS = 1000  # a unit's embedded text, at most (the model reads ~256 word pieces)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,6 +108,42 @@ def unit_texts(chunk_text: str) -> list[str]:
     return list(dict.fromkeys(unit_text(u.text) for u in units if unit_text(u.text)))
 
 
+def common_terms(terms: Sequence[str], texts: Sequence[str]) -> set[str]:
+    """The ``terms`` (lower-case words) found, as whole words, in at least half of
+    the ``texts`` (case-insensitively)."""
+    if not texts or not terms:
+        return set()
+    lowered = [text.lower() for text in texts]
+    need = (len(texts) + 1) // 2
+    out: set[str] = set()
+    for term in dict.fromkeys(terms):
+        pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+        found = 0
+        for text in lowered:  # a substring test first: most texts lack the term
+            if term in text and pattern.search(text):
+                found += 1
+                if found >= need:
+                    out.add(term)
+                    break
+    return out
+
+
+def focus_query(query: str, common: Collection[str]) -> str:
+    """The query without its words that hold a ``common`` term; ``""`` when that
+    removes nothing or leaves no word."""
+    if not common:
+        return ""
+    kept: list[str] = []
+    dropped = False
+    for word in query.split():
+        if any(w.lower() in common for w in _WORD.findall(word)):
+            dropped = True
+        else:
+            kept.append(word)
+    focus = " ".join(kept)
+    return focus if dropped and _WORD.search(focus) else ""
+
+
 def _scaled(values: Sequence[float | None]) -> list[float]:
     """Min-max scaled to [0, 1] over the values present; absent (None) -> 0; all equal -> 1."""
     present = [v for v in values if v is not None]
@@ -103,12 +153,26 @@ def _scaled(values: Sequence[float | None]) -> list[float]:
     return [0.0 if v is None else ((v - lo) / (hi - lo) if hi > lo else 1.0) for v in values]
 
 
-def unit_scores(chunk_scores: Sequence[float], similarities: Sequence[float | None]) -> list[float]:
+def unit_scores(
+    chunk_scores: Sequence[float],
+    similarities: Sequence[float | None],
+    timely: Sequence[bool] | None = None,
+) -> list[float]:
     """Each unit's score: its chunk's fused score and its own cosine to the query,
-    each min-max scaled over the candidates, summed. ``None``: no vector."""
+    each min-max scaled over the candidates, summed. ``None``: no vector.
+
+    ``timely`` (one per unit): whether the unit's note is dated on a day the
+    question names (core/timeref). When some are, that is a third piece of
+    evidence with the same weight as the other two: 1 for those units, 0 for
+    the rest; when none is (or the question names no day), nothing changes."""
     if len(chunk_scores) != len(similarities):
         raise ValueError("one chunk score and one similarity per unit")
-    return [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    if timely is not None and len(timely) != len(chunk_scores):
+        raise ValueError("one chunk score and one time match per unit")
+    scores = [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    if timely is not None and any(timely):
+        scores = [s + (1.0 if t else 0.0) for s, t in zip(scores, timely, strict=True)]
+    return scores
 
 
 def best_first(scores: Sequence[float]) -> list[int]:
@@ -116,12 +180,26 @@ def best_first(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
+def worth_a_place(scores: Sequence[float], share: float = FILLER_SHARE) -> list[int]:
+    """Indices by score, best first, without the filler: those scoring under ``share``
+    of the best score. Scores are >= 0 (min-max scaled sums)."""
+    order = best_first(scores)
+    if not order:
+        return []
+    floor = share * scores[order[0]]
+    return [i for i in order if scores[i] >= floor]
+
+
 __all__ = [
+    "FILLER_SHARE",
     "UNIT_MAX_CHARS",
     "Unit",
     "best_first",
+    "common_terms",
+    "focus_query",
     "split_units",
     "unit_scores",
     "unit_text",
     "unit_texts",
+    "worth_a_place",
 ]

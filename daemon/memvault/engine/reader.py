@@ -7,12 +7,21 @@ index, and the vectors.
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.anchors import find_anchor, outline
-from memvault.core.context import Piece, assemble, index_part
-from memvault.core.excerpts import best_first, split_units, unit_scores, unit_text
+from memvault.core.context import Piece, assemble, index_part, join_spans
+from memvault.core.excerpts import (
+    common_terms,
+    focus_query,
+    split_units,
+    unit_scores,
+    unit_text,
+    worth_a_place,
+)
 from memvault.core.ranking import (
     Filters,
     allows,
@@ -25,6 +34,7 @@ from memvault.core.ranking import (
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
+from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.errors import NoteNotFound
 from memvault.index.rows import NoteRow
 from memvault.vault.files import normalize_rel
@@ -182,32 +192,87 @@ class Reader:
     def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
-        memory = self._memory_text()
-        resolve = self.catalogue.resolver(cfg.memory.file)
-
         hit_paths = list(dict.fromkeys(h.path for h in hits))
-        index_text = index_part(
-            memory,
-            int(budget * cfg.context.index_share),
-            count,
-            query_terms(query),
-            set(hit_paths[:10]),
-            resolve,
+        # Query words found in most candidates (a name in a chat log) tell none of them
+        # apart (core/excerpts): the candidates are ranked against the question with
+        # and without them, and they mark no line of the index as relevant.
+        terms = query_terms(query)
+        common = common_terms(terms, [u.text for h in hits for u in split_units(h.text, 1)])
+        qv = self._query_vector(query, common)
+        if qv is not None and common:
+            hits = self._rescored(query, hits, qv)
+        linked_hits = (
+            self._linked_hits(hit_paths[:3], set(hit_paths), hits) if cfg.context.link_hops else []
         )
-        sizes = self.store.note_tokens(hit_paths)
+        candidates = [*hits, *linked_hits]
+        sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
-            pieces = self._unit_pieces(query, hits, sizes, meta)
-        else:
-            pieces = [self._piece(h, sizes.get(h.path, 0), meta.get(h.path)) for h in hits]
-        linked = self._linked_pieces(hit_paths[:3], set(hit_paths)) if cfg.context.link_hops else []
+            spans = single_days(question_days(query, dt.date.today()))
+            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans)
+        else:  # whole chunks, by their search score (a linked note's is 0: never used)
+            ranked = [
+                self._piece(
+                    candidates[i], sizes.get(candidates[i].path, 0), meta.get(candidates[i].path)
+                )
+                for i in worth_a_place([h.score for h in candidates])
+            ]
+        index_text = index_part(
+            self._memory_text(),
+            int(budget * cfg.context.index_share),
+            count,
+            [t for t in terms if t not in common],
+        )
+        from_links = {h.path for h in linked_hits}
+        pieces = [p for p in ranked if p.path not in from_links]
+        linked = [p for p in ranked if p.path in from_links]
         return assemble(query, budget, count, index_text, pieces, linked)
 
+    def _query_vector(self, query: str, common: set[str]) -> np.ndarray | None:
+        """The vector the candidates are ranked with: the question's, averaged with
+        that of the question without its ``common`` terms; None without vectors."""
+        last = self._last_query
+        if last is None or last[0] != query:
+            return None
+        focus = focus_query(query, common)
+        if not focus:
+            return last[1]
+        return (last[1] + self.embedding.embedder.embed([focus])[0]) / 2
+
+    def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
+        """The hits with the score search would give them for the vector ``qv``."""
+        cfg = self.config.search
+        terms = query_terms(query)
+        match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
+        pool = len(hits)
+        lexical = self.store.fts(match, pool) if match else []
+        vector = self.embedding.vectors.query(qv, pool)
+        if cfg.fusion == "convex":
+            fused = convex(
+                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
+            )
+        else:
+            fused = fuse(
+                [lab for lab, _ in lexical],
+                [lab for lab, _ in vector],
+                rrf_k=cfg.rrf_k,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+            )
+        scores = dict(fused)
+        return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
+
     def _unit_pieces(
-        self, query: str, hits: Sequence[Hit], sizes: dict[str, int], meta: dict[str, NoteRow]
+        self,
+        hits: Sequence[Hit],
+        sizes: dict[str, int],
+        meta: dict[str, NoteRow],
+        qv: np.ndarray | None,
+        spans: Sequence[Span] = (),
     ) -> list[Piece]:
-        """The lines of the hits (core/excerpts), best first; a small note stays whole,
-        ranked by its best line."""
+        """The lines of the hits (core/excerpts), best first, without filler; a small
+        note stays whole, ranked by the best line of the chunk that found it. A line
+        of a note dated on one of ``spans`` (the days the question names) ranks higher."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
@@ -217,7 +282,9 @@ class Reader:
                 piece = self._piece(hit, sizes.get(hit.path, 0), note)
                 pieces.append(piece)
                 scores.append(hit.score)
-                keys.append([sha256_text(unit_text(u.text)) for u in split_units(piece.text, 1)])
+                # ranked by the best line of the chunk that found it (not of the whole
+                # note: a chunk found by one word must not borrow another part's meaning)
+                keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 continue
             title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
@@ -236,14 +303,13 @@ class Reader:
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
         sims: list[float | None] = [None] * len(pieces)
-        last = self._last_query
-        if self.config.index.line_vectors and last is not None and last[0] == query:
-            qv = last[1]
+        if self.config.index.line_vectors and qv is not None:
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
             for i, ks in enumerate(keys):
                 found = [float(cached[k] @ qv) for k in ks if k in cached]
                 sims[i] = max(found) if found else None
-        return [pieces[i] for i in best_first(unit_scores(scores, sims))]
+        timely = [note_in(p.date, spans) for p in pieces] if spans else None
+        return [pieces[i] for i in worth_a_place(unit_scores(scores, sims, timely))]
 
     def _memory_text(self) -> str:
         try:
@@ -272,7 +338,7 @@ class Reader:
         chunks = self.store.chunks_of(path)
         if not chunks:
             return None
-        text = "\n".join(c.text for c in chunks)
+        text = join_spans([(c.line_start, c.line_end, c.text) for c in chunks])
         note = self.catalogue.notes().get(path)
         return Piece(
             path,
@@ -286,31 +352,46 @@ class Reader:
             date=note.date if note else None,
         )
 
-    def _linked_pieces(self, sources: Sequence[str], already: set[str]) -> list[Piece]:
-        out: list[Piece] = []
+    def _linked_hits(
+        self, sources: Sequence[str], already: set[str], hits: Sequence[Hit]
+    ) -> list[Hit]:
+        """The first chunk of each note linked from ``sources`` that search did not
+        find, as a candidate ranked below every hit (its own lines may still lift it
+        past the filler bar; with whole chunks nothing does)."""
+        floor = min((h.score for h in hits), default=0.0) if self.config.context.excerpts else 0.0
+        out: list[Hit] = []
         idx = self.catalogue.link_index()
-        sizes: dict[str, int] = {}
+        seen = set(already)
         for source in sources:
-            targets = []
             for link in self.store.links(source):
                 res = idx.resolve(link.target, source)
-                if res.verdict in ("resolved", "alias") and res.path and res.path.endswith(".md"):
-                    targets.append(res.path)
-            sizes.update(self.store.note_tokens(targets))
-            for target in dict.fromkeys(targets):
-                if target in already or target == self.config.memory.file:
+                if res.verdict not in ("resolved", "alias") or not res.path:
                     continue
-                already.add(target)
-                piece = (
-                    self._whole_piece(target) if sizes.get(target, 0) <= SMALL_NOTE_TOKENS else None
-                )
-                if piece is None:
-                    first = self.store.chunks_of(target)[:1]
-                    if first:
-                        c = first[0]
-                        piece = Piece(target, c.ord, c.heading, c.line_start, c.line_end, c.text)
-                if piece is not None:
-                    out.append(piece)
+                target = res.path
+                if (
+                    not target.endswith(".md")
+                    or target in seen
+                    or target == self.config.memory.file
+                ):
+                    continue
+                seen.add(target)
+                first = self.store.chunks_of(target)[:1]
+                if first:
+                    c = first[0]
+                    out.append(
+                        Hit(
+                            target,
+                            "",
+                            c.heading,
+                            c.line_start,
+                            c.line_end,
+                            "",
+                            floor,
+                            c.text,
+                            c.label,
+                            c.ord,
+                        )
+                    )
         return out
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
