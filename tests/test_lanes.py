@@ -1,0 +1,129 @@
+"""The two lanes, in order: the structure never waits behind the model.
+
+A real in-process daemon (watchdog observer, HTTP API, vector lane thread) whose
+embedder blocks inside ``embed`` on an Event while it holds a big note's text.
+What must happen while it is blocked is asserted, not timed: a note saved
+meanwhile is in MEMORY.md and found by keywords; status says the lane is busy
+with chunks pending and a true lag. Then the embedder is released and the
+vectors arrive. If the lane held the engine's lock while the model ran, the
+small note's sync would wait for the Event and the first assertion would time out.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+from helpers import daemon_json, eventually, make_vault, note, write
+from memvault.daemon.service import Daemon
+from memvault.index.embedder import HashEmbedder
+
+MARKER = "zeppelin"  # a word only the big note holds
+
+
+class GatedEmbedder(HashEmbedder):
+    """The hash embedder, except that a batch holding ``MARKER`` waits for ``release``:
+    the model busy with a big note for as long as the test likes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entered = threading.Event()  # a batch of the big note is being "embedded"
+        self.release = threading.Event()
+        self.blocked_batches = 0
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if any(MARKER in t for t in texts):
+            self.blocked_batches += 1
+            self.entered.set()
+            if not self.release.wait(120):
+                raise RuntimeError("the test never released the embedder")
+        return super().embed(texts)
+
+
+def _api(info: dict[str, Any], method: str, path: str, **kw: Any) -> httpx.Response:
+    return httpx.request(
+        method,
+        f"http://127.0.0.1:{info['port']}{path}",
+        trust_env=False,
+        timeout=30,
+        headers={"Authorization": f"Bearer {info['token']}"},
+        **kw,
+    )
+
+
+def _big_note() -> str:
+    # ~300 paragraphs: several of the lane's bounded steps, every chunk holding MARKER
+    paragraphs = [
+        f"## Part {i}\n\nThe {MARKER} survey, leg {i}: wind {i % 17} knots, hull check {i}."
+        for i in range(300)
+    ]
+    return note("Airship survey", "A long survey log.", "\n\n".join(paragraphs))
+
+
+def test_a_note_saved_while_the_model_is_busy_is_in_memory_md_and_found_at_once(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    embedder = GatedEmbedder()
+    daemon = Daemon.open(root, embedder=embedder, port=0)
+    daemon.start()
+    try:
+        info = daemon_json(root)
+        assert info is not None
+        eventually(
+            lambda: daemon.model_state == "ready" and daemon.info()["vectors"]["pending"] == 0,
+            what="the example notes embedded",
+        )
+        write(root, "projects/airship-survey.md", _big_note())
+        assert embedder.entered.wait(30), "the lane never started on the big note"
+        blocked_at = time.time()
+
+        write(
+            root,
+            "people/ada-quill.md",
+            note("Ada Quill", "Keeper of ledgers.", "Ada keeps the capybara ledger."),
+        )
+
+        # the structure lane went on: MEMORY.md and keyword search have the small note
+        memory = root / "MEMORY.md"
+        eventually(
+            lambda: "[[people/ada-quill]]" in memory.read_text(encoding="utf-8"),
+            what="the small note in MEMORY.md while the model is blocked",
+        )
+        hits = _api(info, "POST", "/search", json={"query": "capybara ledger"}).json()["hits"]
+        assert hits and hits[0]["path"] == "people/ada-quill.md"
+        assert hits[0]["pending"] is True  # found by its words; its vector is still queued
+        assert not embedder.release.is_set()  # all of the above while the model was blocked
+
+        # status tells the truth about the lag
+        status = _api(info, "GET", "/status").json()["daemon"]
+        vectors = status["vectors"]
+        assert vectors["busy"] is True
+        # the big note's chunks and the small note's wait (nothing of them indexed yet)
+        assert vectors["pending"] >= 300 + 1
+        waited = time.time() - blocked_at
+        assert vectors["lag_seconds"] is not None and vectors["lag_seconds"] >= waited
+        assert status["model"] == "ready"
+
+        embedder.release.set()
+        done = eventually(
+            lambda: (v := daemon.info()["vectors"])["pending"] == 0 and not v["busy"] and v,
+            60,
+            "the vectors to arrive",
+        )
+        assert done["lag_seconds"] is None and done["last_error"] is None
+        assert embedder.blocked_batches > 1  # the big note went in bounded steps
+
+        store = daemon.vault.engine.store
+        assert daemon.vault.engine.embedding.vectors.labels() == store.labels()
+        hits = daemon.vault.search("capybara ledger")
+        assert hits[0].path == "people/ada-quill.md" and hits[0].pending is False
+    finally:
+        embedder.release.set()
+        daemon.shutdown()
