@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.daemon.service import read_daemon_json  # noqa: E402
+from memvault.vault import runfile  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402
 
 _TEXT = (
@@ -79,6 +79,12 @@ def build_vault(root: Path, notes: int, model: str | None) -> float:
     seconds = time.perf_counter() - started
     print(f"built: {report.summary()}", flush=True)
     return seconds
+
+
+def read_daemon_json(root: Path) -> dict[str, Any] | None:
+    """daemon.json as the bench uses it (pid, port, token), if it is there."""
+    info = runfile.read(root)
+    return None if info is None else {"pid": info.pid, "port": info.port, "token": info.token}
 
 
 def _overrides(model: str | None) -> dict[str, dict[str, Any]] | None:
