@@ -127,3 +127,39 @@ def test_a_note_saved_while_the_model_is_busy_is_in_memory_md_and_found_at_once(
     finally:
         embedder.release.set()
         daemon.shutdown()
+
+
+def test_the_vector_lane_waits_for_the_structure_lanes_batch_before_a_step(
+    tmp_path: Path,
+) -> None:
+    """While changes are queued or being synced the lane starts no step (the model
+    would take the cores a save's sync needs); once they are done it catches up."""
+    from helpers import open_vault
+    from memvault.daemon.vector_lane import VectorLane
+
+    root = make_vault(tmp_path)
+    with open_vault(root) as vault:
+        vault.sync(vectors=False)
+        pending, _ = vault.pending_vectors()
+        assert pending > 0
+        structure = threading.Event()  # set: a batch is queued or in flight
+        structure.set()
+        asked = threading.Semaphore(0)
+
+        def busy() -> bool:
+            asked.release()
+            return structure.is_set()
+
+        lane = VectorLane(vault, structure_busy=busy)
+        lane.start()
+        lane.wake()
+        try:
+            for _ in range(5):  # the lane asked five times, and each time held back
+                assert asked.acquire(timeout=30)
+            assert vault.pending_vectors()[0] == pending and lane.embedded == 0
+            structure.clear()
+            eventually(lambda: vault.pending_vectors()[0] == 0, what="the lane to catch up")
+            eventually(lambda: lane.embedded > 0, what="the lane's count")  # set after the step
+        finally:
+            structure.clear()
+            assert lane.stop(10)
