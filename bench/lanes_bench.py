@@ -117,7 +117,9 @@ def big_note(args: argparse.Namespace) -> dict[str, Any]:
         p = " ".join(rng.choice(WORDS) for _ in range(rng.randint(40, 90))) + "."
         paragraphs.append(p)
         size += len(p) + 2
-    d = Daemon(root, None)
+    for p in (*root.glob("decisions/lane-*.md"), *root.glob("projects/big-*.md")):
+        p.unlink()  # an interrupted run's: its dates would hide this run's saves
+    d = Daemon(root, None, args.debounce_ms)
     try:
         d.settle()
         started = time.perf_counter()
@@ -144,10 +146,11 @@ def big_note(args: argparse.Namespace) -> dict[str, Any]:
         hwm = d.status_kb("VmHWM")
     finally:
         d.stop()
-        for p in root.glob("projects/big-*.md"):
+        for p in (*root.glob("decisions/lane-*.md"), *root.glob("projects/big-*.md")):
             p.unlink()
     return {
         "what": f"save -> MEMORY.md while a {args.mb} MB note is embedded",
+        "debounce_ms": args.debounce_ms or "the vault's",
         **summary(latencies),
         "pending_at_saves_min": min(pending),
         "big_note_vectors_done_seconds": round(embedded_in, 1),
@@ -166,7 +169,9 @@ def first_index(args: argparse.Namespace) -> dict[str, Any]:
             continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, root / rel)
-    d = Daemon(root, None)  # answers at once; the start-up reconcile runs behind it
+    d = Daemon(
+        root, None, args.debounce_ms
+    )  # answers at once; the start-up reconcile runs behind it
     try:
 
         def busy() -> bool:
@@ -254,6 +259,9 @@ def main() -> None:
     ap.add_argument("--saves", type=int, default=40)
     ap.add_argument("--chunks", type=int, default=60_000)
     ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument(
+        "--debounce-ms", type=int, help="daemon.debounce_ms (default: the vault's config.toml)"
+    )
     args = ap.parse_args()
     load = os.getloadavg()
     fn = {"big-note": big_note, "first-index": first_index, "query": query}[args.what]
