@@ -11,6 +11,9 @@ small note's sync would wait for the Event and the first assertion would time ou
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Sequence
@@ -19,6 +22,7 @@ from typing import Any
 
 import httpx
 import numpy as np
+import pytest
 
 from helpers import daemon_json, eventually, make_vault, note, write
 from memvault.daemon.service import Daemon
@@ -163,3 +167,51 @@ def test_the_vector_lane_waits_for_the_structure_lanes_batch_before_a_step(
         finally:
             structure.clear()
             assert lane.stop(10)
+
+
+@pytest.mark.model
+def test_writes_and_reads_without_a_daemon_never_load_the_model(
+    tmp_path: Path, built: Path
+) -> None:
+    """On a vault indexed with the real default model (ONNX), `log` (twice: the second
+    edits an indexed note, whose old chunks leave the vector index), `add`, `get`,
+    `links check` and `status` import neither onnxruntime nor torch, in a process of
+    their own; the new chunks wait for their vectors."""
+    root = make_vault(tmp_path)
+    code = (
+        "import sys; from memvault.interfaces.cli import app\n"
+        "def run(*args):\n"
+        "    try:\n        app([*args, '--vault', sys.argv[1]])\n"
+        "    except SystemExit as e:\n        assert not e.code, (args, e.code)\n"
+        "run('sync')\n"  # the real model: this process may load it
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+
+    def python(source: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", source, str(root)],
+            capture_output=True, text=True, env=env, timeout=600,
+        )  # fmt: skip
+
+    indexed = python(code)
+    assert indexed.returncode == 0, indexed.stderr
+    writes = code.replace("run('sync')\n", "") + (
+        "run('log', 'met Ada about the capybara ledger')\n"
+        "run('log', 'and again')\n"
+        "run('add', 'people', '--title', 'Ada Quill', '--summary', 'Keeps the ledger.')\n"
+        "run('get', 'people/ada-quill.md')\n"
+        "run('links', 'check')\n"
+        "run('status')\n"
+        "heavy = [m for m in ('onnxruntime', 'torch', 'sentence_transformers')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = python(writes)
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stdout
+    assert "[[people/ada-quill]]" in (root / "MEMORY.md").read_text(encoding="utf-8")
+    from memvault.api import Vault
+
+    with Vault.open(root, read_only=True) as vault:
+        assert vault.pending_vectors()[0] >= 2  # the log's new chunk and Ada's
