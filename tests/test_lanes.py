@@ -12,6 +12,8 @@ small note's sync would wait for the Event and the first assertion would time ou
 from __future__ import annotations
 
 import os
+import re
+import signal
 import subprocess
 import sys
 import threading
@@ -215,3 +217,43 @@ def test_writes_and_reads_without_a_daemon_never_load_the_model(
 
     with Vault.open(root, read_only=True) as vault:
         assert vault.pending_vectors()[0] >= 2  # the log's new chunk and Ada's
+
+
+@pytest.mark.model
+def test_up_stopped_while_embedding_says_every_note_is_indexed(tmp_path: Path, built: Path) -> None:
+    """`up` indexes the structure first (MEMORY.md is written before any embedding), then
+    embeds; a Ctrl-C during the embedding was reported as "96 of 300 notes indexed",
+    counting chunks as notes. The real model makes the embedding the long part."""
+    root = tmp_path / "notes"
+    for i in range(300):
+        write(root, f"notes/n{i:03}.md", note(f"Note {i}", body=f"Paragraph about topic {i}."))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memvault", "up", str(root)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        from memvault.api import Vault
+
+        def notes_in() -> int:
+            try:
+                with Vault.open(root, read_only=True) as vault:
+                    return len(vault.engine.store.manifest())
+            except Exception:  # not a vault yet, or the index not created yet
+                return 0
+
+        eventually(lambda: notes_in() == 301, 120, "every note indexed before the vectors", 0.2)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    said = re.search(r"while embedding: every note is indexed .*; ([\d,]+) of ([\d,]+) chunks", err)
+    assert said, err
+    with Vault.open(root, read_only=True) as vault:
+        assert len(vault.engine.store.manifest()) == 301  # every note, and MEMORY.md
+        done, total = (int(said.group(i).replace(",", "")) for i in (1, 2))
+        assert vault.pending_vectors()[0] == total - done > 0
