@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.daemon import runfile  # noqa: E402
+from memvault.vault import runfile  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402
 
 _TEXT = (
@@ -81,16 +81,24 @@ def build_vault(root: Path, notes: int, model: str | None) -> float:
     return seconds
 
 
+def read_daemon_json(root: Path) -> dict[str, Any] | None:
+    """daemon.json as the bench uses it (pid, port, token), if it is there."""
+    info = runfile.read(root)
+    return None if info is None else {"pid": info.pid, "port": info.port, "token": info.token}
+
+
 def _overrides(model: str | None) -> dict[str, dict[str, Any]] | None:
     return {"index": {"model": model}} if model else None
 
 
 class Daemon:
-    def __init__(self, root: Path, model: str | None) -> None:
+    def __init__(self, root: Path, model: str | None, debounce_ms: int | None = None) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
         env["PYTHONPATH"] = str(ROOT / "daemon")
         if model:
             env["MEMVAULT_INDEX_MODEL"] = model
+        if debounce_ms is not None:  # the vault's config.toml holds the default of its day
+            env["MEMVAULT_DAEMON_DEBOUNCE_MS"] = str(debounce_ms)
         self.root = root
         self.log = open(root.parent / "daemon-bench.log", "w")  # noqa: SIM115
         self.started = time.perf_counter()
@@ -198,6 +206,9 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-daemon-bench"
     )
     ap.add_argument("--rebuild", action="store_true")
+    ap.add_argument(
+        "--debounce-ms", type=int, help="daemon.debounce_ms (default: the vault's config.toml)"
+    )
     args = ap.parse_args()
 
     tag = (args.model or "minilm").replace("/", "_")
@@ -211,7 +222,7 @@ def main() -> None:
         root.parent.mkdir(parents=True, exist_ok=True)
         build_seconds = build_vault(root, args.notes, args.model)
 
-    d = Daemon(root, args.model)
+    d = Daemon(root, args.model, args.debounce_ms)
     try:
         print(f"daemon pid {d.proc.pid} answering after {d.up_seconds:.2f} s", flush=True)
         ready = d.settle()
@@ -233,6 +244,7 @@ def main() -> None:
     result = {
         "notes": args.notes,
         "model": args.model or "sentence-transformers/all-MiniLM-L6-v2",
+        "debounce_ms": args.debounce_ms or "the vault's",
         "build_seconds": build_seconds,
         "daemon_up_seconds": round(d.up_seconds, 2),
         "startup_reconcile": reconcile,

@@ -121,7 +121,9 @@ def run(
     for budget in budgets:
 
         def make(root: Path, budget: int = budget) -> Callable[[str], str]:
-            (root / ".memvault").mkdir(exist_ok=True)  # a vault: the kit's files only
+            # the kit's folder of notes, made a vault by its .memvault/ alone (as before
+            # Vault.open required one): no template files join the conversation's notes
+            (root / ".memvault").mkdir(exist_ok=True)
             vault = Vault.open(root, embedder=embedder, overrides=overrides)
             started = time.perf_counter()
             vault.sync()

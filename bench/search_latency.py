@@ -2,6 +2,7 @@
 
     python bench/search_latency.py                  # 12 runs per mode, a 60-note vault
     python bench/search_latency.py --runs 20 --notes 200 --keep /tmp/bench-vault
+    python bench/search_latency.py --runs 9 --notes 500    # issue 14's figures (+ `log`)
 
 Builds a small vault (the template plus generated notes), indexes it once with
 the real bundled model (`memvault sync`), then times complete
@@ -12,6 +13,8 @@ queries:
   syncs (nothing to do) and loads the model to embed the query;
 - with a daemon (`memvault daemon start`): each process finds daemon.json,
   checks /health and asks the daemon over loopback HTTP — no model load;
+- `memvault log TEXT` without a daemon: the line, MEMORY.md and FTS at once, the
+  model never loaded (the chunk's vector is left pending);
 - the daemon's answer alone: the same request from a warm process, to split
   the wall time into interpreter + CLI start-up and the daemon's work.
 
@@ -84,6 +87,9 @@ def make_vault(root: Path, notes: int) -> None:
 
 def env() -> dict[str, str]:
     e = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    # an installed memvault has its bytecode compiled; without it every process compiles
+    # the package's sources again (~0.3 s of CPU: more than a `log` needs)
+    e.pop("PYTHONDONTWRITEBYTECODE", None)
     e["PYTHONPATH"] = str(ROOT / "daemon")
     e.setdefault("HF_HUB_OFFLINE", "1")
     e.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -153,6 +159,9 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="memvault-bench-"))
     root = opts.keep or tmp / "vault"
     try:
+        subprocess.run(
+            [sys.executable, "-m", "compileall", "-q", str(ROOT / "daemon")], env=env(), check=True
+        )
         make_vault(root, opts.notes)
         started = time.perf_counter()
         memvault("sync", "--vault", str(root))
@@ -173,11 +182,15 @@ def main() -> None:
             "--vault",
             str(root),
         ]
+        log = [sys.executable, "-m", "memvault", "log", "benchmark entry", "--vault", str(root)]
         results = {
             "python -c pass (floor)": timed([sys.executable, "-c", "pass"], opts.runs),
             "memvault --version": timed([sys.executable, "-m", "memvault", "--version"], opts.runs),
             "memvault search --help": timed([*search[:4], "--help"], opts.runs),
             "search, no daemon": timed(search, opts.runs, vary=True),
+            # after the searches: each log leaves its chunk's vector pending (no model
+            # loaded), which the next search without a daemon would embed first
+            "log, no daemon": timed(log, opts.runs),
         }
         memvault("daemon", "start", "--vault", str(root))
         try:

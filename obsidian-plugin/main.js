@@ -527,6 +527,16 @@ Last error: ${d.last_error}` : ""}`
     };
   }
   const p = d.progress;
+  const v = d.vectors;
+  if (!p && v && v.pending > 0 && (d.state === "indexing" || d.state === "watching")) {
+    const lane = v.progress;
+    const count = lane && lane.total ? ` ${lane.done.toLocaleString("en-US")}/${lane.total.toLocaleString("en-US")}` : "";
+    return {
+      kind: "indexing",
+      text: count ? `memvault: embedding${count}` : `memvault: ${v.pending.toLocaleString("en-US")} to embed`,
+      tooltip: vectorsTooltip(v)
+    };
+  }
   if (d.state === "indexing" || d.state === "starting") {
     const count = p && p.total ? ` ${p.done.toLocaleString("en-US")}/${p.total.toLocaleString("en-US")}` : "";
     return {
@@ -548,6 +558,13 @@ Last error: ${d.last_error}` : ""}`
     text: "memvault: watching",
     tooltip: `The index is up to date${d.model && d.model !== "ready" ? ` (model ${d.model})` : ""}`
   };
+}
+function vectorsTooltip(v) {
+  const n = v.pending.toLocaleString("en-US");
+  const waited = v.lag_seconds !== null ? ` (the oldest for ${Math.round(v.lag_seconds)} s)` : "";
+  const error = v.last_error ? `
+Last error: ${v.last_error}` : "";
+  return `MEMORY.md, links and keyword search are up to date; ${n} chunk${v.pending === 1 ? "" : "s"} wait${v.pending === 1 ? "s" : ""} for ${v.pending === 1 ? "its" : "their"} vectors${waited}, found by their words meanwhile${error}`;
 }
 function startCommands(vaultPath) {
   const q = vaultPath ? ` ${shellQuote(vaultPath)}` : " PATH-TO-VAULT";
@@ -1070,6 +1087,12 @@ var StatusModal = class extends import_obsidian6.Modal {
     row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)`);
     const d = s.daemon;
     row("Daemon", `${d.state}, pid ${d.pid ?? "?"}, up ${formatUptime(d.uptime_seconds ?? 0)}, model ${d.model ?? "?"}`);
+    const v = d.vectors;
+    if (v) {
+      const waited = v.pending && v.lag_seconds !== null ? `, the oldest for ${Math.round(v.lag_seconds)} s` : "";
+      const lane = v.progress && v.busy ? ` (embedding ${n(v.progress.done)}/${n(v.progress.total)})` : "";
+      row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
+    }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
     const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -187,3 +189,75 @@ def test_a_50000_line_dump_plans_and_writes_in_seconds(tmp_path: Path) -> None:
     report = migrate(dump, tmp_path / "vault", index=False)
     assert migrated_lines(tmp_path / "vault") == source_lines(dump.read_text(encoding="utf-8"))
     assert report.after.lines < 60
+
+
+# -- migrate --no-index: the structure now, the vectors later (issue 14) ---------------------------
+
+
+def test_no_index_writes_the_whole_memory_md_and_keyword_index_without_the_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMORY.md from the notes' metadata, as the full migration writes it, and keyword
+    search at once; the model is never loaded (its factory raises) and the vectors
+    wait for the next sync, which gives them."""
+    from memvault.api import Vault
+    from memvault.engine import embedding
+
+    dump = make_dump(3000, 7)
+    for name in ("full", "lean"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "MEMORY.md").write_text(dump, encoding="utf-8")
+    full = migrate(tmp_path / "full" / "MEMORY.md")  # the hash model: indexes everything
+    assert full.pending_vectors == 0 and full.sync and full.sync["embedded_chunks"] > 0
+
+    monkeypatch.delenv("MEMVAULT_INDEX_MODEL")  # the real default model, were it loaded
+
+    def no_model(*_: object) -> None:
+        raise AssertionError("migrate --no-index loaded the embedding model")
+
+    monkeypatch.setattr(embedding, "make_embedder", no_model)
+    result = runner.invoke(app, ["migrate", str(tmp_path / "lean" / "MEMORY.md"), "--no-index"])
+    assert result.exit_code == 0, result.output
+    assert "left for the next sync or the daemon" in result.output
+    lean, whole = (tmp_path / d / "MEMORY.md" for d in ("lean", "full"))
+    text = lean.read_text(encoding="utf-8")
+    assert text == whole.read_text(encoding="utf-8")  # every section, as with the model
+    assert "[[people/" in text and "[[decisions/" in text and "[[projects/" in text
+    with Vault.open(tmp_path / "lean") as vault:
+        pending, since = vault.pending_vectors()
+        assert pending == vault.engine.store.chunk_count() > 0  # every chunk waits
+        assert since is not None
+        hits = vault.search("PostgreSQL", k=3)  # keywords alone: no model for the query either
+        assert hits and all(h.pending for h in hits)
+
+    monkeypatch.undo()  # the hash model again: the next sync gives the vectors
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    with Vault.open(tmp_path / "lean") as vault:
+        report = vault.sync()
+        assert report.embedded_chunks > 0 and vault.pending_vectors()[0] == 0
+        assert not report.created and not report.modified  # the structure was already there
+        assert lean.read_text(encoding="utf-8") == text
+
+
+def test_migrate_no_index_imports_no_model_runtime(tmp_path: Path) -> None:
+    """In a process of its own, with the default (ONNX) backend configured: neither
+    onnxruntime nor torch is imported by `migrate --no-index`."""
+    (tmp_path / "MEMORY.md").write_text(make_dump(400, 2), encoding="utf-8")
+    code = (
+        "import sys; from memvault.interfaces.cli import app\n"
+        f"try:\n    app(['migrate', {str(tmp_path / 'MEMORY.md')!r}, '--no-index', '--json'])\n"
+        "except SystemExit as e:\n    assert not e.code, e.code\n"
+        "heavy = [m for m in ('onnxruntime', 'torch', 'sentence_transformers')"
+        " if m in sys.modules]\n"
+        "print('HEAVY', heavy)"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stdout
+    report = json.loads(out.stdout[: out.stdout.rindex("HEAVY")])
+    assert report["pending_vectors"] > 0 and report["sync"]["created"]
+    assert "<!-- memvault:end logs -->" in (tmp_path / "MEMORY.md").read_text(encoding="utf-8")

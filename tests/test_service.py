@@ -419,11 +419,24 @@ def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
         r"stopped \((\w+)\) while indexing: ([\d,]+) of 2,001 notes indexed; the rest",
         proc.stderr,
     )
-    assert said and said.group(1) == sig.name, proc.stderr
+    # on a busy machine the signal may come once the notes are in and only their
+    # vectors are being made: said as such, never as a count of notes
+    embedding = re.search(
+        r"stopped \((\w+)\) while embedding: every note is indexed .*; ([\d,]+) of "
+        r"([\d,]+) chunks have their vectors",
+        proc.stderr,
+    )
+    assert said or embedding, proc.stderr
+    assert (said or embedding).group(1) == sig.name  # type: ignore[union-attr]
     assert not daemon_file(root).exists() and lock_holder(root) is None
     with open_vault(root, read_only=True) as v:  # what it said is what the index holds
         files = len(v.engine.store.manifest())  # notes and MEMORY.md
-        assert files == int(said.group(2).replace(",", "")) > 0
+        if said:
+            assert files == int(said.group(2).replace(",", "")) > 0
+        else:
+            assert embedding is not None and files == 2001
+            done, total = (int(embedding.group(i).replace(",", "")) for i in (2, 3))
+            assert v.pending_vectors()[0] == total - done > 0
     done = cli(tmp_path, "sync", "--vault", str(root), "--json")  # the rest, at the next run
     assert done.returncode == 0, done.stderr
     status = json.loads(cli(tmp_path, "status", "--vault", str(root), "--json").stdout)

@@ -92,7 +92,9 @@ class ContextSettings:
 class DaemonSettings:
     host: str = "127.0.0.1"
     port: int = 0
-    debounce_ms: int = 300
+    # a save's events arrive within a few ms; 100 ms coalesces them and keeps save ->
+    # searchable under 300 ms (bench/RESULTS.md, "Two lanes"); 2 s caps a stream
+    debounce_ms: int = 100
     reconcile_seconds: int = 300
     save_seconds: int = 30
     observer: str = "auto"

@@ -10,7 +10,10 @@ module does the I/O around it:
 3. create the planned notes — never overwriting: a note already there with the
    same text is "unchanged" (a re-run), one with other text is "kept";
 4. put a fresh index where the dump was (compare-and-swap on the dump's hash);
-5. sync: MEMORY.md's sections and the search index follow.
+5. sync: MEMORY.md's sections and the search index follow. With ``index=False``
+   (``migrate --no-index``) only the structure lane runs — MEMORY.md from the
+   notes' metadata, links, keyword search — and the model is never loaded: the
+   vectors stay pending for the next sync or the daemon.
 
 Idempotent: ``.memvault/migrations.json`` remembers, per source hash, the
 archive name and the notes made, so a second run plans the same paths and
@@ -83,6 +86,7 @@ class MigrationReport(Record):
     write_seconds: float
     index_seconds: float = 0.0
     sync: dict[str, Any] | None = field(default=None)
+    pending_vectors: int = 0  # chunks left for the next sync or the daemon (--no-index)
 
 
 def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Path], int]:
@@ -229,20 +233,24 @@ def migrate(
         plan_seconds=round(plan_seconds, 3),
         write_seconds=round(write_seconds, 3),
     )
-    if dry_run or not index:
+    if dry_run:
         return report
     from memvault.api import Vault
 
     index_started = time.perf_counter()
     with Vault.open(root) as vault:
-        sync = vault.sync(progress=progress)
+        # MEMORY.md is the point of a migration, and it needs no model: without
+        # ``index`` the vectors are queued, not made (minutes on a big dump)
+        sync = vault.sync(progress=progress, vectors=index)
         text = (root / config.memory.file).read_text(encoding="utf-8")
         after = Size(text.count("\n"), vault.count_tokens(text))
+        pending, _ = vault.pending_vectors()
     return replace(
         report,
         index_seconds=round(time.perf_counter() - index_started, 3),
         sync=sync.to_dict(),
         after=after,
+        pending_vectors=pending,
     )
 
 

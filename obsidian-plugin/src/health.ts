@@ -1,7 +1,7 @@
 /** What the status bar says, from the connection and the daemon's last `event: status`. Pure. */
 
 import type { ConnectionState } from "./connection";
-import type { DaemonState } from "./types";
+import type { DaemonState, VectorLane } from "./types";
 
 export type HealthKind = "watching" | "indexing" | "lag" | "error" | "off" | "connecting";
 
@@ -41,6 +41,17 @@ export function describeHealth(conn: ConnectionState, d: DaemonState | null): He
     };
   }
   const p = d.progress;
+  const v = d.vectors;
+  if (!p && v && v.pending > 0 && (d.state === "indexing" || d.state === "watching")) {
+    // only the vectors are behind: MEMORY.md, links and keyword search are current
+    const lane = v.progress;
+    const count = lane && lane.total ? ` ${lane.done.toLocaleString("en-US")}/${lane.total.toLocaleString("en-US")}` : "";
+    return {
+      kind: "indexing",
+      text: count ? `memvault: embedding${count}` : `memvault: ${v.pending.toLocaleString("en-US")} to embed`,
+      tooltip: vectorsTooltip(v),
+    };
+  }
   if (d.state === "indexing" || d.state === "starting") {
     const count = p && p.total ? ` ${p.done.toLocaleString("en-US")}/${p.total.toLocaleString("en-US")}` : "";
     return {
@@ -62,6 +73,17 @@ export function describeHealth(conn: ConnectionState, d: DaemonState | null): He
     text: "memvault: watching",
     tooltip: `The index is up to date${d.model && d.model !== "ready" ? ` (model ${d.model})` : ""}`,
   };
+}
+
+function vectorsTooltip(v: VectorLane): string {
+  const n = v.pending.toLocaleString("en-US");
+  const waited = v.lag_seconds !== null ? ` (the oldest for ${Math.round(v.lag_seconds)} s)` : "";
+  const error = v.last_error ? `\nLast error: ${v.last_error}` : "";
+  return (
+    `MEMORY.md, links and keyword search are up to date; ${n} chunk${v.pending === 1 ? "" : "s"} ` +
+    `wait${v.pending === 1 ? "s" : ""} for ${v.pending === 1 ? "its" : "their"} vectors${waited}, ` +
+    `found by their words meanwhile${error}`
+  );
 }
 
 /** The exact commands that start the daemon for this vault. Pure. */

@@ -58,6 +58,12 @@ export class StatusModal extends Modal {
     row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)`);
     const d = s.daemon;
     row("Daemon", `${d.state}, pid ${d.pid ?? "?"}, up ${formatUptime(d.uptime_seconds ?? 0)}, model ${d.model ?? "?"}`);
+    const v = d.vectors;
+    if (v) {
+      const waited = v.pending && v.lag_seconds !== null ? `, the oldest for ${Math.round(v.lag_seconds)} s` : "";
+      const lane = v.progress && v.busy ? ` (embedding ${n(v.progress.done)}/${n(v.progress.total)})` : "";
+      row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
+    }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
     const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());

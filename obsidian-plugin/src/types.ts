@@ -25,6 +25,16 @@ export interface Progress {
   embedded: number;
 }
 
+/** The vector lane: chunks whose vectors are still being made (searched by keywords meanwhile). */
+export interface VectorLane {
+  pending: number;
+  lag_seconds: number | null; // how long the oldest pending chunk has waited
+  busy: boolean;
+  embedded: number;
+  last_error: string | null;
+  progress: Progress | null; // the lane's catch-up in flight
+}
+
 /** `event: status` on /events, and the same fields of /status's `daemon`. */
 export interface DaemonState {
   state: string; // starting | indexing | watching | stopping
@@ -35,6 +45,7 @@ export interface DaemonState {
   model: string | null;
   observer_alive: boolean | null;
   failed_batches: number | null;
+  vectors?: VectorLane | null; // daemons before the two lanes leave it out
 }
 
 export interface VaultStatus {

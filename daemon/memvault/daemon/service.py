@@ -90,6 +90,7 @@ class Daemon:
             on_progress=self._on_progress,
             on_model=self._model_state,
             on_error=self.watcher.record_error,
+            structure_busy=lambda: self.watcher.lag_seconds() is not None,
         )
         vault.subscribe(lambda report: self.vectors.wake())
 

@@ -5,7 +5,11 @@ MEMORY.md at once and queues new chunks; this thread loads the model (after
 the start-up reconcile, never before it) and then works the queue in bounded
 steps (``Vault.embed_pending(steps=1)``), each a fraction of a second of model
 time, so a 5 MB note being embedded never holds back a note saved meanwhile:
-the model runs outside the engine's lock. Woken by every sync that changed
+the model runs outside the engine's lock. Between steps it yields to the
+structure lane: while a batch of changes is queued or being synced it waits
+(up to ``YIELD_SECONDS``, so a vault that never stops changing still gets its
+vectors), so on a laptop's two cores a save's sync does not share them with
+the model. Woken by every sync that changed
 something; a step that fails is logged, shown in status, and retried with
 back-off. Stopping lets the step in flight finish (or abandons it: the queue
 is in the store, and the next start takes it up).
@@ -26,6 +30,8 @@ log = logging.getLogger("memvault.daemon")
 
 RETRY_SECONDS = (2.0, 10.0, 60.0)  # back-off after a failing step
 SAVE_EVERY = 30.0  # seconds between saves of the vector index during a long catch-up
+YIELD_SECONDS = 2.0  # longest wait for the structure lane before a step goes anyway
+YIELD_POLL = 0.02
 
 
 class VectorLane:
@@ -38,8 +44,10 @@ class VectorLane:
         on_progress: Callable[[Any], None] | None = None,
         on_model: Callable[[str], None] | None = None,
         on_error: Callable[[str], None] | None = None,
+        structure_busy: Callable[[], bool] | None = None,
     ) -> None:
         self.vault = vault
+        self._structure_busy = structure_busy  # changes queued or being synced
         self._on_progress = on_progress
         self._on_model = on_model  # "loading" | "ready" | "failed"
         self._on_error = on_error
@@ -109,6 +117,7 @@ class VectorLane:
         self.busy = True
         try:
             while not self._stopping.is_set():
+                self._yield_to_structure()
                 try:
                     embedded, indexed = self.vault.embed_pending(
                         self._on_progress, steps=1, stop=self._stopping.is_set
@@ -128,6 +137,15 @@ class VectorLane:
             self.vault.save()
         finally:
             self.busy = False
+
+    def _yield_to_structure(self) -> None:
+        """Let the structure lane's batch in flight (or due) go first."""
+        busy = self._structure_busy
+        if busy is None:
+            return
+        deadline = time.monotonic() + YIELD_SECONDS
+        while busy() and time.monotonic() < deadline and not self._stopping.is_set():
+            self._stopping.wait(YIELD_POLL)
 
     def _model(self, state: str) -> None:
         if self._on_model is not None:

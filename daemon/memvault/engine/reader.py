@@ -56,7 +56,15 @@ UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the
 
 
 class Reader:
-    """Search, context, get and related over one vault's index."""
+    """Search, context, get and related over one vault's index.
+
+    Size: ~410 lines: the four reads share the same reads of the store, the
+    catalogue and the vectors, and the context's steps (common terms, the mixed
+    query vector, re-scoring, line pieces, linked notes, the index part) each need
+    them; the scoring and packing themselves are pure (core/excerpts, core/context).
+    When it grows, the context assembly is the part to move out as its own
+    collaborator.
+    """
 
     def __init__(
         self,

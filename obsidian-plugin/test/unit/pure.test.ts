@@ -143,6 +143,25 @@ describe("describeHealth", () => {
     assert.equal(describeHealth(connected, d({ observer_alive: false })).kind, "error");
     // an old error that the daemon got over is not an error state
     assert.equal(describeHealth(connected, d({ last_error: "old" })).kind, "watching");
+    // only the vectors behind (the daemon's two lanes): said as such, with the lane's counts
+    const lane = { pending: 2500, lag_seconds: 41.6, busy: true, embedded: 900, last_error: null };
+    const embedding = describeHealth(
+      connected,
+      d({ state: "indexing", vectors: { ...lane, progress: { done: 900, total: 3400, embedded: 900 } } }),
+    );
+    assert.equal(embedding.kind, "indexing");
+    assert.equal(embedding.text, "memvault: embedding 900/3,400");
+    assert.match(embedding.tooltip, /keyword search are up to date; 2,500 chunks wait for their vectors \(the oldest for 42 s\)/);
+    const queued = describeHealth(connected, d({ vectors: { ...lane, pending: 1, busy: false, progress: null } }));
+    assert.equal(queued.text, "memvault: 1 to embed");
+    assert.match(queued.tooltip, /1 chunk waits for its vectors/);
+    const none = { ...lane, pending: 0, lag_seconds: null, busy: false, progress: null };
+    assert.equal(describeHealth(connected, d({ vectors: none })).text, "memvault: watching");
+    // the structure lane's own progress comes first
+    assert.equal(
+      describeHealth(connected, d({ state: "indexing", progress: { done: 5, total: 50, embedded: 0 }, vectors: { ...lane, progress: null } })).text,
+      "memvault: indexing 5/50",
+    );
     assert.equal(describeHealth({ kind: "not-running", detail: "x" }, null).text, "memvault: not running");
     assert.equal(describeHealth({ kind: "unauthorized", detail: "x" }, null).text, "memvault: token refused");
   });

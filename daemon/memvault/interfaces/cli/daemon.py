@@ -208,12 +208,19 @@ def up(
             with common.progress_bar("indexing") as bar:
                 report = opened.sync(progress=stop.checked(bar))
         except _Stopped:
-            done, total = stop.progress
+            done, total, stage = stop.progress
             opened.close()
-            common.err.print(
-                f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
-                "indexed; the rest is indexed when memvault up (or sync) runs again"
-            )
+            if stage == "vectors":  # the structure was done: only vectors are missing
+                common.err.print(
+                    f"stopped ({stop.signal_name}) while embedding: every note is indexed "
+                    f"(MEMORY.md and keyword search are current); {done:,} of {total:,} chunks "
+                    "have their vectors, the rest get them when memvault up (or sync) runs again"
+                )
+            else:
+                common.err.print(
+                    f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
+                    "indexed; the rest is indexed when memvault up (or sync) runs again"
+                )
             _exit(0)
         except BaseException:
             opened.close()
@@ -230,7 +237,7 @@ class _StopRequest:
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
-        self.progress = (0, 0)
+        self.progress: tuple[int, int, str] = (0, 0, "")  # done, total, stage
 
     @contextmanager
     def installed(self) -> Iterator[None]:
@@ -249,7 +256,8 @@ class _StopRequest:
     def checked(self, bar: Callable[[Any], None]) -> Callable[[Any], None]:
         def progress(p: Any) -> None:
             committed = p.done != self.progress[0] or p.done >= p.total
-            self.progress = (p.done, p.total)
+            # the vector lane's steps count chunks, not notes: the stage tells them apart
+            self.progress = (p.done, p.total, p.stage)
             bar(p)
             if self.signal_name is not None and committed:
                 raise _Stopped()  # right after a batch was committed: nothing half done

@@ -44,6 +44,8 @@ def render_migration(console: Console, r: MigrationReport) -> None:
     timing = f"planned in {r.plan_seconds:.2f}s, written in {r.write_seconds:.2f}s"
     if r.sync:
         timing += (
-            f", indexed in {r.index_seconds:.1f}s ({r.sync['embedded_chunks']} chunks embedded)"
+            f", indexed in {r.index_seconds:.1f}s ({r.sync['embedded_chunks']} chunks embedded"
         )
+        pending = r.pending_vectors
+        timing += f"; {pending} left for the next sync or the daemon)" if pending else ")"
     console.print(timing)

@@ -202,7 +202,9 @@ def migrate(
     no_index: Annotated[
         bool,
         typer.Option(
-            "--no-index", help="Write the notes but leave indexing to the next sync or the daemon."
+            "--no-index",
+            help="Write the notes, MEMORY.md and the keyword index without loading the "
+            "model; the vectors are left to the next sync or the daemon.",
         ),
     ] = False,
     as_json: JsonOpt = False,
