@@ -409,8 +409,9 @@ def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
         write(root, f"notes/n{i:04}.md", note(f"Note {i}", body=f"Paragraph about topic {i}."))
     proc = Proc(tmp_path, root, "up", str(root))
     try:
+        # at once: 2,000 notes take longer to index than this takes to notice index.db
+        # (a pause here let a quiet machine finish indexing and serve before the signal)
         eventually(lambda: (root / ".memvault" / "index.db").exists(), what="indexing to start")
-        time.sleep(1.0)
         proc.p.send_signal(sig)
         assert proc.p.wait(30) == 0, proc.stderr
     finally:

@@ -16,8 +16,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn
@@ -72,11 +71,17 @@ def _announce(daemon: Daemon) -> None:
     )
 
 
-def _serve(vault: Any, port: int | None, log_file: bool, announce: bool) -> None:
+def _serve(
+    vault: Any, port: int | None, log_file: bool, announce: bool, stop: _StopRequest | None = None
+) -> None:
     from memvault.daemon.service import Daemon, configure_logging
 
     configure_logging(vault.config, to_file=log_file)
     daemon = Daemon(vault, port=port)
+    if stop is not None:  # up: a signal from here on stops the daemon (run handles later ones)
+        stop.forward = daemon.request_stop
+        if stop.signal_name is not None:
+            daemon.request_stop()
     code = daemon.run(on_started=_announce if announce else None)
     # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
     _exit(code)
@@ -198,7 +203,8 @@ def up(
 
     root = path.expanduser()
     stop = _StopRequest()
-    with stop.installed(), common.handled():
+    stop.install()  # until the daemon's own handlers take over: no moment without one
+    with common.handled():
         if not is_vault(root):
             from memvault.interfaces.cli.vault_commands import print_init
 
@@ -226,8 +232,15 @@ def up(
             opened.close()
             raise
         common.out.print(report.summary())
+        if stop.signal_name is not None:  # it came with the last batch: do not serve
+            opened.close()
+            common.err.print(
+                f"stopped ({stop.signal_name}) after indexing: every note is indexed; "
+                "memvault up serves the vault when it runs again"
+            )
+            _exit(0)
     with common.handled():
-        _serve(opened, port, log_file=False, announce=True)
+        _serve(opened, port, log_file=False, announce=True, stop=stop)
 
 
 class _StopRequest:
@@ -239,19 +252,21 @@ class _StopRequest:
         self.signal_name: str | None = None
         self.progress: tuple[int, int, str] = (0, 0, "")  # done, total, stage
 
-    @contextmanager
-    def installed(self) -> Iterator[None]:
+        self.forward: Callable[[], None] | None = None  # the daemon's stop, once it exists
+
+    def install(self) -> None:
+        """Handle SIGTERM/SIGINT from now on; the daemon's ``run`` replaces the handlers
+        with its own, and until then a signal is remembered (and forwarded to the
+        daemon once it is made), so there is no moment in which one kills ``up``."""
         import signal
 
         def handler(signum: int, frame: object) -> None:
             self.signal_name = signal.Signals(signum).name
+            if self.forward is not None:
+                self.forward()
 
-        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGTERM, signal.SIGINT)}
-        try:
-            yield
-        finally:
-            for sig, old in previous.items():
-                signal.signal(sig, old)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, handler)
 
     def checked(self, bar: Callable[[Any], None]) -> Callable[[Any], None]:
         def progress(p: Any) -> None:
