@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.anchors import find_anchor, outline
@@ -36,7 +36,7 @@ from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.errors import NoteNotFound
-from memvault.index.rows import NoteRow
+from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
 
 if TYPE_CHECKING:
@@ -56,15 +56,7 @@ UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the
 
 
 class Reader:
-    """Search, context, get and related over one vault's index.
-
-    Size: ~410 lines: the four reads share the same reads of the store, the
-    catalogue and the vectors, and the context's steps (common terms, the mixed
-    query vector, re-scoring, line pieces, linked notes, the index part) each need
-    them; the scoring and packing themselves are pure (core/excerpts, core/context).
-    When it grows, the context assembly is the part to move out as its own
-    collaborator.
-    """
+    """Search, context, get and related over one vault's index."""
 
     def __init__(
         self,
@@ -123,23 +115,7 @@ class Reader:
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
-        if cfg.fusion == "convex":
-            fused = convex(
-                lexical,
-                vector,
-                lexical_weight=cfg.lexical_weight,
-                vector_weight=cfg.vector_weight,
-                unembedded=waiting,
-            )
-        else:
-            fused = fuse(
-                [lab for lab, _ in lexical],
-                [lab for lab, _ in vector],
-                rrf_k=cfg.rrf_k,
-                lexical_weight=cfg.lexical_weight,
-                vector_weight=cfg.vector_weight,
-                unembedded=waiting,
-            )
+        fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
@@ -154,25 +130,36 @@ class Reader:
                 if row.path in seen_notes:
                     continue
                 seen_notes.add(row.path)
-            note = meta.get(row.path)
-            hits.append(
-                Hit(
-                    row.path,
-                    note.title if note else row.path,
-                    row.heading,
-                    row.line_start,
-                    row.line_end,
-                    snippet(row.text, terms),
-                    round(score, 6),
-                    row.text,
-                    label,
-                    row.ord,
-                    pending=label in waiting,
-                )
-            )
+            hits.append(_hit(label, row, meta.get(row.path), terms, score, label in waiting))
             if len(hits) >= k:
                 break
         return hits
+
+    def _fuse(
+        self,
+        lexical: list[tuple[int, float]],
+        vector: list[tuple[int, float]],
+        waiting: Collection[int] = (),
+    ) -> list[tuple[int, float]]:
+        """The configured fusion of keyword and vector hits (``waiting``: labels whose
+        vectors are pending, ranked on keywords alone)."""
+        cfg = self.config.search
+        if cfg.fusion == "convex":
+            return convex(
+                lexical,
+                vector,
+                lexical_weight=cfg.lexical_weight,
+                vector_weight=cfg.vector_weight,
+                unembedded=waiting,
+            )
+        return fuse(
+            [lab for lab, _ in lexical],
+            [lab for lab, _ in vector],
+            rrf_k=cfg.rrf_k,
+            lexical_weight=cfg.lexical_weight,
+            vector_weight=cfg.vector_weight,
+            unembedded=waiting,
+        )
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
@@ -249,25 +236,12 @@ class Reader:
 
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
-        cfg = self.config.search
         terms = query_terms(query)
         match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
         pool = len(hits)
         lexical = self.store.fts(match, pool) if match else []
         vector = self.embedding.vectors.query(qv, pool)
-        if cfg.fusion == "convex":
-            fused = convex(
-                lexical, vector, lexical_weight=cfg.lexical_weight, vector_weight=cfg.vector_weight
-            )
-        else:
-            fused = fuse(
-                [lab for lab, _ in lexical],
-                [lab for lab, _ in vector],
-                rrf_k=cfg.rrf_k,
-                lexical_weight=cfg.lexical_weight,
-                vector_weight=cfg.vector_weight,
-            )
-        scores = dict(fused)
+        scores = dict(self._fuse(lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
 
     def _unit_pieces(
@@ -458,21 +432,7 @@ class Reader:
             if row is None or row.path in seen:
                 continue
             seen.add(row.path)
-            note = meta.get(row.path)
-            hits.append(
-                Hit(
-                    row.path,
-                    note.title if note else row.path,
-                    row.heading,
-                    row.line_start,
-                    row.line_end,
-                    snippet(row.text, []),
-                    round(float(sim), 6),
-                    row.text,
-                    label,
-                    row.ord,
-                )
-            )
+            hits.append(_hit(label, row, meta.get(row.path), [], float(sim)))
             if len(hits) >= k:
                 break
         return hits
@@ -505,3 +465,27 @@ def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
     if a > total:
         raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
     return a, min(b, total)
+
+
+def _hit(
+    label: int,
+    row: ChunkRow,
+    note: NoteRow | None,
+    terms: Sequence[str],
+    score: float,
+    pending: bool = False,
+) -> Hit:
+    """A search or related hit for one chunk row."""
+    return Hit(
+        row.path,
+        note.title if note else row.path,
+        row.heading,
+        row.line_start,
+        row.line_end,
+        snippet(row.text, terms),
+        round(score, 6),
+        row.text,
+        label,
+        row.ord,
+        pending=pending,
+    )
