@@ -2,8 +2,9 @@
 
     python bench/real_vault_eval.py
 
-The vault is `memvault init`'s template plus the notes under bench/realvault/
-(people, projects, decisions, topics, day logs, written for this check);
+The vault is `memvault init --example`'s template and example notes plus the
+notes under bench/realvault/ (people, projects, decisions, topics, day logs,
+written for this check; two questions are about example notes);
 bench/realvault/questions.json pairs 42 questions with the note that answers
 each. Reported per configuration, with the real bundled model:
 
@@ -40,7 +41,11 @@ CONFIGS: dict[str, dict[str, dict[str, Any]]] = {
 
 
 def build(root: Path) -> None:
-    init_vault(root)
+    init_vault(root, example=True)
+    missing = [w for _, w in json.loads((NOTES / "questions.json").read_text())]
+    missing = [w for w in missing if not (NOTES / w).is_file() and not (root / w).is_file()]
+    if missing:  # a question whose note is gone would count as a miss, silently
+        raise SystemExit(f"no note for questions about: {', '.join(sorted(set(missing)))}")
     for path in NOTES.rglob("*.md"):
         target = root / path.relative_to(NOTES)
         target.parent.mkdir(parents=True, exist_ok=True)

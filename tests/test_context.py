@@ -225,11 +225,18 @@ def test_context_packs_the_lines_that_answer_with_their_citation(tmp_path: Path)
             ctx = vault.context("Carla adopted a cat: Pixel?", budget=60)
         assert ctx.tokens <= 60
         texts[excerpts] = ctx.text
-    # frontmatter (lines 1-3), heading (4), blank (5), then a turn every other line: L18
-    # cited by the note's header, on its line or on a block's own range line
+    # frontmatter (lines 1-3), heading (4), blank (5), then a turn every other line: L18,
+    # cited by the note's header, and inside the line range of its block (the header's
+    # or the block's own range line) -- a block may start with the line before it
     assert re.match(r"\[\[logs/2024-02-03\]\] L\d", texts[True])
-    assert re.search(r"^(?:\[\[logs/2024-02-03\]\] )?L18$", texts[True], re.M)
-    assert "named Pixel" in texts[True]
+    blocks = re.split(r"^(?:\[\[logs/2024-02-03\]\] )?(L\d+(?:-\d+)?)$", texts[True], flags=re.M)
+    ranges = {where: body for where, body in zip(blocks[1::2], blocks[2::2], strict=True)}
+    answer = [where for where, body in ranges.items() if "named Pixel" in body]
+    assert len(answer) == 1
+    first, _, last = answer[0][1:].partition("-")
+    assert int(first) <= 18 <= int(last or first)
+    lines_of_block = [n for n in range(int(first), int(last or first) + 1) if n % 2 == 0]
+    assert ranges[answer[0]].strip().split("\n\n")[lines_of_block.index(18)].endswith("Pixel")
     assert "Pixel" not in texts[False]  # the whole chunk (~150 tokens) does not fit
 
 
@@ -355,3 +362,27 @@ def test_an_empty_template_note_does_not_outrank_a_real_one_with_the_real_model(
     for hint in ("constraints", "in one or two sentences", "easier or harder", "%%"):
         assert hint not in ctx.text, hint
     assert "pgvector" in ctx.text
+
+
+def test_the_line_of_the_one_asked_about_wins_a_tie(tmp_path: Path) -> None:
+    """Two lines alike but for who says them: asked about Bob, Bob's own line comes in
+    (a line led by a bold label that names a word of the question is about it); asked
+    about Ann, Ann's. Before, the tie went to whichever came first in the note."""
+    root = make_vault(tmp_path)
+    filler = [
+        f"**{'Ann' if i % 2 else 'Bob'}**: the weather on day {i} was grey and windy"
+        for i in range(16)
+    ]
+    lines = [
+        *filler[:8],
+        "**Ann**: Bob, guess what, I adopted a kitten",
+        "**Bob**: Ann, guess what, I adopted a puppy",
+        *filler[8:],
+    ]
+    write(root, "logs/2024-02-03.md", note("Chat", body="\n\n".join(lines)))
+    with open_vault(root) as vault:
+        vault.sync()
+        bob = vault.context("What did Bob adopt?", budget=30)
+        ann = vault.context("What did Ann adopt?", budget=30)
+    assert "puppy" in bob.text and "kitten" not in bob.text
+    assert "kitten" in ann.text and "puppy" not in ann.text

@@ -10,14 +10,19 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memvault.core.excerpts import (
+    NOTE_WEIGHT,
+    SUBJECT_WEIGHT,
     UNIT_MAX_CHARS,
+    WINDOW_WEIGHT,
     best_first,
     common_terms,
     focus_query,
     split_units,
+    subject_words,
     unit_scores,
     unit_text,
     unit_texts,
+    windows,
 )
 
 
@@ -183,3 +188,68 @@ def test_common_terms_is_the_whole_word_count_over_half(terms: list[str], texts:
         if 2 * sum(1 for x in texts if t in re.findall(r"\w+", x.lower())) >= len(texts)
     }
     assert common_terms(terms, texts) == (expected if texts else set())
+
+
+# -- the note, the window and the subject (bench/RESULTS.md, "Passage evidence") ----------
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("**Caroline**: I went to a support group", {"caroline"}),
+        ("  - **Owner**: Ann", {"owner"}),
+        ("**Decision:** use PostgreSQL", {"decision"}),
+        ("**Mary Ann**:hello", {"mary", "ann"}),
+        ("I said **Caroline**: hi", set()),  # not where the line opens
+        ("**bold** words, then: a colon", set()),  # bold, but not a label
+        ("**unclosed: label", set()),
+        ("", set()),
+        ("Caroline: plain text is not a label", set()),
+    ],
+)
+def test_subject_words(text: str, words: set[str]) -> None:
+    assert subject_words(text) == words
+
+
+def test_windows_join_lines_with_nothing_between_them() -> None:
+    places: list[tuple[str, int, int] | None] = [
+        ("a.md", 0, 5),  # 0
+        ("a.md", 0, 7),  # 1: next to 0 in one chunk
+        ("a.md", 1, 9),  # 2: first line of the next chunk: next to 1
+        ("a.md", 3, 20),  # 3: chunk 2 was not found: nothing next to it
+        ("b.md", 0, 6),  # 4: another note
+        None,  # 5: a whole note: alone
+        ("a.md", 3, 22),  # 6: after 3, given out of order
+    ]
+    assert windows(places) == [[0, 1], [1, 0, 2], [2, 1], [3, 6], [4], [5], [6, 3]]
+
+
+def test_windows_of_nothing() -> None:
+    assert windows([]) == []
+
+
+def test_the_note_the_window_and_the_subject_add_their_weights() -> None:
+    chunk, sims = [1.0, 0.0, 0.0], [1.0, 0.0, 0.5]
+    base = unit_scores(chunk, sims)
+    assert base == pytest.approx([2.0, 0.0, 0.5])
+    # the note: its best line's sum, scaled; units 0 and 1 share a note
+    with_notes = unit_scores(chunk, sims, notes=["a", "a", "b"])
+    assert with_notes == pytest.approx([2.0 + NOTE_WEIGHT, NOTE_WEIGHT, 0.5])
+    with_window = unit_scores(chunk, sims, window_similarities=[0.2, 0.6, None])
+    assert with_window == pytest.approx([2.0, WINDOW_WEIGHT, 0.5])
+    with_subject = unit_scores(chunk, sims, on_subject=[False, True, False])
+    assert with_subject == pytest.approx([2.0, SUBJECT_WEIGHT, 0.5])
+
+
+def test_a_line_of_the_note_asked_about_beats_a_line_as_good_elsewhere() -> None:
+    # two lines alike on their own; the first's note holds the best line of all
+    chunk, sims = [0.9, 0.5, 0.5], [0.9, 0.4, 0.4]
+    assert best_first(unit_scores(chunk, sims, notes=["a", "a", "b"])) == [0, 1, 2]
+    assert best_first(unit_scores(chunk, sims)) == [0, 1, 2]  # a tie kept in search order
+    assert best_first(unit_scores(chunk, sims, notes=["a", "b", "a"])) == [0, 2, 1]
+
+
+@pytest.mark.parametrize("name", ["notes", "window_similarities", "on_subject"])
+def test_each_signal_needs_one_value_per_unit(name: str) -> None:
+    with pytest.raises(ValueError, match="one chunk score and one"):
+        unit_scores([1.0, 0.5], [None, None], **{name: [0.1]})  # type: ignore[arg-type]

@@ -30,10 +30,30 @@ A unit's vector is the embedding of ``unit_text(unit)``: the line with its
 whitespace collapsed, cut to ``UNIT_MAX_CHARS``. Indexing embeds it next to
 the chunk's own text and keeps it in the same cache, keyed by the sha256 of
 that text.
+
+Three more pieces of evidence join those two (``unit_scores``), each chosen
+from principle and weighed by cross-validation on the two LoCoMo folds
+(bench/RESULTS.md, "Passage evidence"):
+
+- the note: the best score of a line of the same note. A line of the note
+  that is about the question is likelier to be evidence than a line as good
+  on its own in a note that is not (a passage's document is evidence about
+  the passage, the old lesson of passage retrieval);
+- the window: the line's vector summed with those of the lines next to it,
+  compared with the question. A chunk's fixed boundaries are arbitrary; the
+  window is the line's own neighbourhood ("What flavour did you make?" /
+  "Chocolate and vanilla swirl." answer together);
+- the subject: a line led by a bold label (``**Caroline**: ...``,
+  ``**Owner**: Ann``) is about what the label names; when the label holds a
+  word of the question, the line is about what is asked. In a conversation
+  that is the speaker: asked about Caroline, Caroline's own lines hold the
+  answer far more often than the lines said to her.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -42,10 +62,19 @@ from dataclasses import dataclass
 # stays out even when the budget has room (1/3: the largest share of 0.25, 1/3, 0.4, 0.5
 # that lost nothing on either LoCoMo fold, with room to spare; bench/RESULTS.md).
 FILLER_SHARE = 1 / 3
+# The weights of the note's best line, the window and the subject, against 1 for each of
+# the chunk and the line (bench/RESULTS.md, "Passage evidence": the note's weight is the
+# mean of the two folds' choices, 0.6 on one and 1.0 on the other; the window's and the
+# subject's were the choice of both folds).
+NOTE_WEIGHT = 0.8
+WINDOW_WEIGHT = 0.5
+SUBJECT_WEIGHT = 0.3
 UNIT_MAX_CHARS = 1000  # a unit's embedded text, at most (the model reads ~256 word pieces)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _WORD = re.compile(r"\w+")
+# A line led by a bold label: "**Caroline**: ...", "- **Owner**: Ann", "**Decision:** ..."
+_LABEL = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)(?::\*\*|\*\*[ \t]*:)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,23 +182,84 @@ def _scaled(values: Sequence[float | None]) -> list[float]:
     return [0.0 if v is None else ((v - lo) / (hi - lo) if hi > lo else 1.0) for v in values]
 
 
+@functools.lru_cache(maxsize=4096)  # the same lines come back question after question
+def subject_words(text: str) -> frozenset[str]:
+    """The words (lower-case) of the bold label a line opens with (``**Caroline**: hi``
+    gives ``{"caroline"}``); empty when it opens with none."""
+    label = _LABEL.match(text)
+    return frozenset(w.lower() for w in _WORD.findall(label.group(1))) if label else frozenset()
+
+
+def windows(places: Sequence[tuple[str, int, int] | None]) -> list[list[int]]:
+    """For each unit, itself and the units next to it in its note: ``places`` holds
+    each unit's (note, chunk ordinal, first line), or None for a unit with no
+    neighbours (a whole note). Units are next to each other when nothing lies
+    between them: consecutive in their note's line order, in one chunk or in two
+    consecutive chunks (a chunk search did not find leaves a gap)."""
+    out = [[i] for i in range(len(places))]
+    by_note: dict[str, list[tuple[int, int, int]]] = {}  # note -> (first line, chunk, index)
+    for i, place in enumerate(places):
+        if place is not None:
+            note, chunk, line = place
+            by_note.setdefault(note, []).append((line, chunk, i))
+    for members in by_note.values():
+        members.sort()
+        for (_, chunk_a, a), (_, chunk_b, b) in itertools.pairwise(members):
+            if chunk_b - chunk_a <= 1:
+                out[a].append(b)
+                out[b].append(a)
+    return out
+
+
 def unit_scores(
     chunk_scores: Sequence[float],
     similarities: Sequence[float | None],
     timely: Sequence[bool] | None = None,
+    *,
+    notes: Sequence[str] | None = None,
+    window_similarities: Sequence[float | None] | None = None,
+    on_subject: Sequence[bool] | None = None,
 ) -> list[float]:
     """Each unit's score: its chunk's fused score and its own cosine to the query,
     each min-max scaled over the candidates, summed. ``None``: no vector.
 
+    With ``notes`` (each unit's note), the best such sum among the units of the
+    same note, scaled, weighs ``NOTE_WEIGHT``; with ``window_similarities`` (the
+    cosine of the unit's window, see ``windows``), that, scaled, weighs
+    ``WINDOW_WEIGHT``; with ``on_subject`` (whether the unit's label names a word
+    of the question, see ``subject_words``), ``SUBJECT_WEIGHT`` is added to those
+    that do.
+
     ``timely`` (one per unit): whether the unit's note is dated on a day the
-    question names (core/timeref). When some are, that is a third piece of
-    evidence with the same weight as the other two: 1 for those units, 0 for
-    the rest; when none is (or the question names no day), nothing changes."""
-    if len(chunk_scores) != len(similarities):
+    question names (core/timeref). When some are, that is one more piece of
+    evidence with the weight of the chunk's or the line's: 1 for those units, 0
+    for the rest; when none is (or the question names no day), nothing changes."""
+    n = len(chunk_scores)
+    if len(similarities) != n:
         raise ValueError("one chunk score and one similarity per unit")
-    if timely is not None and len(timely) != len(chunk_scores):
-        raise ValueError("one chunk score and one time match per unit")
-    scores = [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    for name, given in (
+        ("time match", timely),
+        ("note", notes),
+        ("window similarity", window_similarities),
+        ("subject match", on_subject),
+    ):
+        if given is not None and len(given) != n:
+            raise ValueError(f"one chunk score and one {name} per unit")
+    base = [a + b for a, b in zip(_scaled(chunk_scores), _scaled(similarities), strict=True)]
+    scores = list(base)
+    if notes is not None:
+        best: dict[str, float] = {}
+        for note, score in zip(notes, base, strict=True):
+            best[note] = max(score, best.get(note, score))
+        of_note = _scaled([best[note] for note in notes])
+        scores = [s + NOTE_WEIGHT * b for s, b in zip(scores, of_note, strict=True)]
+    if window_similarities is not None:
+        window = _scaled(window_similarities)
+        scores = [s + WINDOW_WEIGHT * w for s, w in zip(scores, window, strict=True)]
+    if on_subject is not None:
+        scores = [
+            s + (SUBJECT_WEIGHT if o else 0.0) for s, o in zip(scores, on_subject, strict=True)
+        ]
     if timely is not None and any(timely):
         scores = [s + (1.0 if t else 0.0) for s, t in zip(scores, timely, strict=True)]
     return scores
@@ -192,14 +282,19 @@ def worth_a_place(scores: Sequence[float], share: float = FILLER_SHARE) -> list[
 
 __all__ = [
     "FILLER_SHARE",
+    "NOTE_WEIGHT",
+    "SUBJECT_WEIGHT",
     "UNIT_MAX_CHARS",
+    "WINDOW_WEIGHT",
     "Unit",
     "best_first",
     "common_terms",
     "focus_query",
     "split_units",
+    "subject_words",
     "unit_scores",
     "unit_text",
     "unit_texts",
+    "windows",
     "worth_a_place",
 ]

@@ -18,8 +18,10 @@ from memvault.core.excerpts import (
     common_terms,
     focus_query,
     split_units,
+    subject_words,
     unit_scores,
     unit_text,
+    windows,
     worth_a_place,
 )
 from memvault.core.ranking import (
@@ -204,7 +206,7 @@ class Reader:
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))
-            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans)
+            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans, frozenset(terms))
         else:  # whole chunks, by their search score (a linked note's is 0: never used)
             ranked = [
                 self._piece(
@@ -251,13 +253,17 @@ class Reader:
         meta: dict[str, NoteRow],
         qv: np.ndarray | None,
         spans: Sequence[Span] = (),
+        subject: frozenset[str] = frozenset(),
     ) -> list[Piece]:
         """The lines of the hits (core/excerpts), best first, without filler; a small
-        note stays whole, ranked by the best line of the chunk that found it. A line
-        of a note dated on one of ``spans`` (the days the question names) ranks higher."""
+        note stays whole, ranked by the best line of the chunk that found it. Each
+        line is ranked by its chunk, itself, its note's best line, its window and
+        whether its label names a word of ``subject``; a line of a note dated on one
+        of ``spans`` (the days the question names) ranks higher."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
+        places: list[tuple[str, int, int] | None] = []  # where a line sits, for its window
         for hit in hits:
             note = meta.get(hit.path)
             if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
@@ -267,6 +273,7 @@ class Reader:
                 # ranked by the best line of the chunk that found it (not of the whole
                 # note: a chunk found by one word must not borrow another part's meaning)
                 keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
+                places.append(None)
                 continue
             title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
@@ -284,14 +291,36 @@ class Reader:
                 )
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
+                places.append((hit.path, hit.ord, unit.line_start))
         sims: list[float | None] = [None] * len(pieces)
+        window_sims: list[float | None] | None = None
         if self.config.index.line_vectors and qv is not None:
+            import numpy as np
+
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
+            row = {sha: i for i, sha in enumerate(cached)}
+            matrix = np.stack(list(cached.values())).astype(np.float32) if cached else None
+            line_sims = matrix @ qv.astype(np.float32) if matrix is not None else None
+            rows: list[int | None] = [None] * len(pieces)  # each piece's line vector
             for i, ks in enumerate(keys):
-                found = [float(cached[k] @ qv) for k in ks if k in cached]
-                sims[i] = max(found) if found else None
+                found = [row[k] for k in ks if k in row]
+                if found and line_sims is not None:
+                    best = max(found, key=lambda r: line_sims[r])
+                    sims[i] = float(line_sims[best])
+                    rows[i] = best
+            if matrix is not None:
+                window_sims = _window_similarities(windows(places), rows, matrix, qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
-        return [pieces[i] for i in worth_a_place(unit_scores(scores, sims, timely))]
+        on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
+        ranked = unit_scores(
+            scores,
+            sims,
+            timely,
+            notes=[p.path for p in pieces],
+            window_similarities=window_sims,
+            on_subject=on_subject,
+        )
+        return [pieces[i] for i in worth_a_place(ranked)]
 
     def _memory_text(self) -> str:
         try:
@@ -465,6 +494,28 @@ def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
     if a > total:
         raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
     return a, min(b, total)
+
+
+def _window_similarities(
+    members: Sequence[Sequence[int]],
+    rows: Sequence[int | None],
+    matrix: np.ndarray,
+    qv: np.ndarray,
+) -> list[float | None]:
+    """Each line's window (``members``: its own index first) compared with the query:
+    the cosine of the sum of the window's line vectors (``rows``: each line's row of
+    ``matrix``); None without the line's own."""
+    import numpy as np
+
+    n, blank = len(rows), len(matrix)  # a row of zeros after the last: "no line there"
+    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
+    width = max((len(window) for window in members), default=1)
+    row_of = [blank if r is None else r for r in rows]
+    index = np.array([[row_of[j] for j in w] + [blank] * (width - len(w)) for w in members])
+    total = padded[index].sum(axis=1)
+    norms = np.linalg.norm(total, axis=1)
+    sims = (total @ qv.astype(np.float32)) / np.where(norms > 0, norms, 1.0)
+    return [None if rows[i] is None or not norms[i] > 0 else float(sims[i]) for i in range(n)]
 
 
 def _hit(
