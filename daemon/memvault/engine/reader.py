@@ -295,21 +295,8 @@ class Reader:
         sims: list[float | None] = [None] * len(pieces)
         window_sims: list[float | None] | None = None
         if self.config.index.line_vectors and qv is not None:
-            import numpy as np
-
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
-            row = {sha: i for i, sha in enumerate(cached)}
-            matrix = np.stack(list(cached.values())).astype(np.float32) if cached else None
-            line_sims = matrix @ qv.astype(np.float32) if matrix is not None else None
-            rows: list[int | None] = [None] * len(pieces)  # each piece's line vector
-            for i, ks in enumerate(keys):
-                found = [row[k] for k in ks if k in row]
-                if found and line_sims is not None:
-                    best = max(found, key=lambda r: line_sims[r])
-                    sims[i] = float(line_sims[best])
-                    rows[i] = best
-            if matrix is not None:
-                window_sims = _window_similarities(windows(places), rows, matrix, qv)
+            sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
         ranked = unit_scores(
@@ -494,6 +481,33 @@ def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
     if a > total:
         raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
     return a, min(b, total)
+
+
+def _line_similarities(
+    cached: dict[str, np.ndarray],
+    keys: Sequence[Sequence[str]],
+    members: Sequence[Sequence[int]],
+    qv: np.ndarray,
+) -> tuple[list[float | None], list[float | None] | None]:
+    """Each piece's similarity to the query (the best of its lines' vectors, ``keys``
+    into ``cached``) and its window's (``members``: ``windows``); None where a piece
+    has no vector yet. One matrix product for all the lines."""
+    import numpy as np
+
+    sims: list[float | None] = [None] * len(keys)
+    if not cached:
+        return sims, None
+    row = {sha: i for i, sha in enumerate(cached)}
+    matrix = np.stack(list(cached.values())).astype(np.float32)
+    line_sims = matrix @ qv.astype(np.float32)
+    rows: list[int | None] = [None] * len(keys)  # each piece's line vector
+    for i, ks in enumerate(keys):
+        found = [row[k] for k in ks if k in row]
+        if found:
+            best = max(found, key=lambda r: line_sims[r])
+            sims[i] = float(line_sims[best])
+            rows[i] = best
+    return sims, _window_similarities(members, rows, matrix, qv)
 
 
 def _window_similarities(
