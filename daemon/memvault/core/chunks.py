@@ -149,21 +149,28 @@ def embed_texts(
 
 
 def _head(text: str, tokens: int, count_tokens: Callable[[str], int]) -> str:
-    """The start of ``text`` holding at most ``tokens`` word pieces, cut at a space."""
+    """The start of ``text`` holding at most ``tokens`` word pieces, cut at a space
+    (from a first guess of its length: shrunk until it fits, then grown once)."""
     if tokens <= 0:
         return ""
-    size = int(tokens * _GUESS_CHARS_PER_TOKEN)
-    text = " ".join(text[: size * MAX_CHARS_PER_TOKEN].split())  # bounded: never the whole
-    size = min(len(text), size)
+    text = " ".join(text[: tokens * MAX_CHARS_PER_TOKEN].split())  # never the whole of it
+    best, size, grown = "", min(len(text), int(tokens * _GUESS_CHARS_PER_TOKEN)), False
     while size > 0:
         piece = text[:size]
-        space = piece.rfind(" ")
-        if size < len(text) and text[size] != " " and space > 0:
-            piece = piece[:space]
-        if count_tokens(piece) <= tokens:
-            return piece
-        size = int(size * 0.8)
-    return ""
+        if size < len(text) and text[size] != " " and " " in piece:
+            piece = piece[: piece.rfind(" ")]
+        n = count_tokens(piece)
+        if n <= tokens:
+            if len(piece) > len(best):
+                best = piece
+            if grown or size >= len(text) or n >= tokens * _FULL_ENOUGH:
+                return best
+            size, grown = min(len(text), size * tokens // max(1, n)), True
+        elif best:
+            return best  # grew past the budget: keep the piece that fitted
+        else:
+            size = int(size * 0.8)
+    return best
 
 
 def _tail(text: str, tokens: int, count_tokens: Callable[[str], int]) -> str:
