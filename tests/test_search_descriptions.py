@@ -306,21 +306,24 @@ def test_an_index_of_version_2_is_migrated_and_reindexed_by_the_next_sync(tmp_pa
 
 
 @pytest.mark.model
-def test_a_summary_only_note_is_found_by_meaning_with_the_real_model(tmp_path: Path) -> None:
+def test_a_note_is_found_by_the_meaning_of_its_summary_with_the_real_model(tmp_path: Path) -> None:
+    """The titles and bodies say nothing of it: only the summaries carry the meaning."""
     root = new_vault(tmp_path)
-    write(root, "projects/garden.md", "# Garden\n\nTomatoes need sun and water every day.\n")
-    write(root, "projects/cars.md", "# Cars\n\nThe van needs new tyres before winter.\n")
+    for name, body in (
+        ("garden", "Tomatoes need sun and water every day."),
+        ("cars", "The van needs new tyres before winter."),
+        ("party", "Ana brings the cake, Bo the music."),
+        ("office", "The plants on the third floor are dying."),
+        ("travel", "Trains to Lyon leave at seven."),
+    ):
+        write(root, f"projects/{name}.md", f"# {name.title()}\n\n{body}\n")
     with Vault.open(root) as vault:
-        rel = vault.add("decisions", "Use PostgreSQL", summary=SUMMARY).path
-        described = "projects/billing.md"
-        write(root, described, "---\nsummary: invoices are emailed monthly\n---\n# Billing\n\n"
-              "Run by Ana.\n")  # fmt: skip
+        chosen = vault.add("decisions", "Choice 7", summary="Events live in PostgreSQL").path
+        write(root, "projects/alpha.md", "---\nsummary: invoices are emailed to customers "
+              "monthly\n---\n# Alpha\n\nRun by Ana.\n")  # fmt: skip
         vault.sync()
-        # no query word is in the note: only the meaning of its summary finds it
-        assert (
-            vault.search("which relational database holds our events?", k=3, group=True)[0].path
-            == rel
-        )
-        assert (
-            vault.search("how do customers get their bills?", k=3, group=True)[0].path == described
-        )
+        for query, want in (
+            ("which relational database holds our events?", chosen),
+            ("how do customers get their bills?", "projects/alpha.md"),
+        ):
+            assert vault.search(query, k=3, group=True)[0].path == want, query
