@@ -19,7 +19,10 @@ old index, and the next open migrates again.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+
+log = logging.getLogger("memvault")
 
 SCHEMA_VERSION = 3
 
@@ -106,7 +109,12 @@ def migrate(conn: sqlite3.Connection, version: int | None) -> None:
             conn.executemany(
                 "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, ?, ?)", rows
             )
-        conn.execute("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'")
+        stale = conn.execute(
+            "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
+        ).rowcount
+        log.info(
+            "index schema %d -> 3: the %d notes are read again by the next sync", version, stale
+        )
 
 
 __all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "migrate"]
