@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
+from memvault.index.schema import FTS_TABLE, SCHEMA
 from memvault.index.store import SCHEMA_VERSION, Store
 
 MODEL = "test-model"
@@ -251,6 +254,40 @@ def test_a_version_2_index_gets_the_about_column_keeping_its_rows_and_its_notes_
     assert again.manifest()["projects/x.md"] == Known(5, 8, "abd")
     assert search(again, "postgres") == [1]
     again.close()
+
+
+def test_an_index_another_process_migrates_meanwhile_is_not_migrated_twice(
+    tmp_path: Path,
+) -> None:
+    """Two processes open a version-2 index at once: the one that waits for the write
+    lock must not make stale again the notes the other has since read anew."""
+    path = tmp_path / "index.db"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(SCHEMA)  # every table of today but the keyword one of version 2
+        db.execute("DROP TABLE chunks_fts")
+        db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, "
+                   "tokenize = 'porter unicode61 remove_diacritics 2')")  # fmt: skip
+        db.execute("INSERT INTO meta VALUES('schema_version', '2')")
+        db.execute("INSERT INTO notes(path, size, mtime_ns, sha256, kind) "
+                   "VALUES('x.md', 5, 7, 'abc', 'note')")  # fmt: skip
+    db.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the other process holds the write lock...
+    opened: list[Store] = []
+    thread = threading.Thread(target=lambda: opened.append(open_store(tmp_path)))
+    thread.start()
+    time.sleep(1.0)  # ...while this one reads version 2 and waits for the lock
+    other.execute("DROP TABLE chunks_fts")  # ...and migrates, then reads x.md again
+    other.execute(FTS_TABLE)
+    other.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    other.execute("UPDATE notes SET sha256 = 'fresh', mtime_ns = 9 WHERE path = 'x.md'")
+    other.execute("COMMIT")
+    other.close()
+    thread.join(timeout=60)
+    (store,) = opened
+    assert store.manifest() == {"x.md": Known(5, 9, "fresh")}
+    store.close()
 
 
 def test_a_first_chunk_is_found_by_its_notes_description_and_a_kept_chunk_follows_it(

@@ -107,8 +107,12 @@ class Store(LinkTables):
             )
         if version is None or int(version) < SCHEMA_VERSION:
             with self.transaction() as conn:
-                migrate(conn, None if version is None else int(version))
-                self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
+                # read again under the write lock: another process may have just migrated
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+                current = row.fetchone()
+                if current is None or int(current[0]) < SCHEMA_VERSION:
+                    migrate(conn, None if current is None else int(current[0]))
+                    self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
 
     def close(self) -> None:
         with self._lock:
