@@ -82,9 +82,9 @@ def test_a_damaged_vectors_file_is_rebuilt_from_the_cache_never_loaded(
 def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     write(root, "logs/empty.md", "")
-    write(
-        root, "logs/only-frontmatter.md", "---\ntitle: Nothing here\nsummary: Just fields.\n---\n"
-    )
+    write(root, "logs/only-frontmatter.md", "---\ndate: 2024-01-01\ntype: log\n---\n")
+    # fields that describe it are what it says: searched (tests/test_search_descriptions.py)
+    write(root, "logs/only-fields.md", "---\ntitle: Nothing here\nsummary: Just fields.\n---\n")
     big = "Firstwordsunique " + ("lorem ipsum dolor sit amet " * 200_000)  # ~5.4 MB, one line
     write(root, "logs/huge.md", big)
     with open_vault(root, overrides={"vault": {"max_note_bytes": 200_000}}) as v:
@@ -92,6 +92,10 @@ def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: P
         warnings = "\n".join(report.warnings)
         assert "logs/empty.md: nothing to embed" in warnings
         assert "logs/only-frontmatter.md: nothing to embed" in warnings
+        assert "logs/only-fields.md" not in warnings
+        assert [c.text for c in v.engine.store.chunks_of("logs/only-fields.md")] == [
+            "summary: Just fields."
+        ]
         assert "logs/huge.md" in warnings and "only the first" in warnings
         assert not report.problems
         assert v.search("Firstwordsunique", k=1)[0].path == "logs/huge.md"

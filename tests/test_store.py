@@ -11,6 +11,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import sqlite3
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -20,6 +22,7 @@ from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
+from memvault.index.schema import FTS_TABLE, SCHEMA
 from memvault.index.store import SCHEMA_VERSION, Store
 
 MODEL = "test-model"
@@ -185,8 +188,9 @@ def test_a_version_1_index_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     assert store.meta("schema_version") == str(SCHEMA_VERSION)
     assert store.meta("model_id") == "old-model"
+    # stale (version 3 cuts notes differently): the next sync reads it again
     assert store.note("projects/x.md") == NoteRow(
-        path="projects/x.md", size=5, mtime_ns=7, sha256="abc", kind="note", title="Project X"
+        path="projects/x.md", size=5, mtime_ns=-1, sha256="", kind="note", title="Project X"
     )
     assert [(c.label, c.heading, c.text) for c in store.chunks_of("projects/x.md")] == [
         (1, ("Intro",), "postgres migration plan")
@@ -197,6 +201,109 @@ def test_a_version_1_index_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     assert store.embedded_labels() == {1}
     store.close()
     assert {"pending", "attachments", "relink_pending"} <= tables(path)
+
+
+def test_a_version_2_index_gets_the_about_column_keeping_its_rows_and_its_notes_go_stale(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "index.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA_V1)
+        db.execute("CREATE TABLE pending(label INTEGER PRIMARY KEY, sha TEXT NOT NULL, "
+                   "text TEXT NOT NULL, since REAL NOT NULL)")  # fmt: skip
+        db.execute("INSERT INTO meta VALUES('schema_version', '2')")
+        db.execute(
+            "INSERT INTO notes(path, size, mtime_ns, sha256, kind, title) VALUES"
+            "('projects/x.md', 5, 7, 'abc', 'note', 'Project X'),"
+            "('MEMORY.md', 3, 4, 'def', 'index', 'Memory')"
+        )
+        for label, text in ((1, "postgres migration plan"), (2, "## Context")):
+            db.execute(
+                "INSERT INTO chunks(label, path, ord, heading, line_start, line_end, text, sha, "
+                "tokens) VALUES(?, 'projects/x.md', ?, '[\"Intro\"]', ?, ?, ?, ?, 4)",
+                (label, label - 1, label, label, text, sha(text)),
+            )
+            db.execute(
+                "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, 'Project X', "
+                "'Intro')",
+                (label, text),
+            )
+        db.execute("INSERT INTO pending VALUES(2, ?, 'E ## Context', 9.0)", (sha("## Context"),))
+    db.close()
+    store = open_store(tmp_path)
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "3"
+    with sqlite3.connect(path) as db:
+        columns = [r[1] for r in db.execute("PRAGMA table_info(chunks_fts)")]
+    db.close()
+    assert columns == ["text", "title", "headings", "about"]
+    # every keyword row came across, by text, title and heading
+    assert search(store, "postgres") == [1]
+    assert sorted(search(store, "project")) == [1, 2]
+    assert search(store, "intro", "context") == [2, 1]
+    assert store.pending_state() == (1, 9.0)
+    # notes (not MEMORY.md, which has no chunks) are read again by the next sync
+    assert store.manifest() == {
+        "projects/x.md": Known(5, -1, ""),
+        "MEMORY.md": Known(3, 4, "def"),
+    }
+    with store.transaction() as conn:  # the next sync read it again
+        store.put_note(conn, row("projects/x.md", size=5, mtime_ns=8, sha256="abd"))
+    store.close()
+    # once migrated, opening again migrates nothing
+    again = open_store(tmp_path)
+    assert again.manifest()["projects/x.md"] == Known(5, 8, "abd")
+    assert search(again, "postgres") == [1]
+    again.close()
+
+
+def test_an_index_another_process_migrates_meanwhile_is_not_migrated_twice(
+    tmp_path: Path,
+) -> None:
+    """Two processes open a version-2 index at once: the one that waits for the write
+    lock must not make stale again the notes the other has since read anew."""
+    path = tmp_path / "index.db"
+    with sqlite3.connect(path) as db:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.executescript(SCHEMA)  # every table of today but the keyword one of version 2
+        db.execute("DROP TABLE chunks_fts")
+        db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, "
+                   "tokenize = 'porter unicode61 remove_diacritics 2')")  # fmt: skip
+        db.execute("INSERT INTO meta VALUES('schema_version', '2')")
+        db.execute("INSERT INTO notes(path, size, mtime_ns, sha256, kind) "
+                   "VALUES('x.md', 5, 7, 'abc', 'note')")  # fmt: skip
+    db.close()
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # the other process holds the write lock...
+    opened: list[Store] = []
+    thread = threading.Thread(target=lambda: opened.append(open_store(tmp_path)))
+    thread.start()
+    time.sleep(1.0)  # ...while this one reads version 2 and waits for the lock
+    other.execute("DROP TABLE chunks_fts")  # ...and migrates, then reads x.md again
+    other.execute(FTS_TABLE)
+    other.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    other.execute("UPDATE notes SET sha256 = 'fresh', mtime_ns = 9 WHERE path = 'x.md'")
+    other.execute("COMMIT")
+    other.close()
+    thread.join(timeout=60)
+    (store,) = opened
+    assert store.manifest() == {"x.md": Known(5, 9, "fresh")}
+    store.close()
+
+
+def test_a_first_chunk_is_found_by_its_notes_description_and_a_kept_chunk_follows_it(
+    tmp_path: Path,
+) -> None:
+    store = open_store(tmp_path)
+    first = NewChunk(0, (), 1, 1, "body words", sha("b"), 2, "T", "the event store\nledger")
+    with store.transaction() as conn:
+        store.put_note(conn, row("a.md"))
+        (label,) = store.insert_chunks(conn, "a.md", [first])
+    assert search(store, "ledger") == [label]
+    with store.transaction() as conn:  # the description changed, the chunk's text did not
+        store.move_chunk(conn, label, NewChunk(0, (), 1, 1, "body words", sha("b"), 2, "T", "x"))
+    assert search(store, "ledger") == []
+    assert search(store, "x") == [label]
+    store.close()
 
 
 def test_an_index_from_a_newer_memvault_is_refused_and_left_alone(tmp_path: Path) -> None:

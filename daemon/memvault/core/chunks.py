@@ -6,7 +6,10 @@ or a piece of one oversize paragraph. How a note is cut:
 1. The body (frontmatter excluded, template hints blanked: ``notes``) is cut at
    ATX headings outside fenced code.
    A heading line belongs to the chunk that follows it, so its words are
-   searchable; a heading with no body still makes a chunk of its own.
+   searchable. A heading with nothing under it (blank lines, hints, or only
+   the next heading) makes no chunk: it is no memory, and as a hit of its own
+   it is noise an agent must skip; its text still opens the heading path of
+   the sections below it.
 2. Each section is cut into paragraphs: blocks of non-blank lines. A fenced
    code block is one paragraph whatever blank lines it holds; a list without
    blank lines between its items is one paragraph.
@@ -29,6 +32,19 @@ twice per chunk: the work is linear in the note's length (a 5 MB line of
 prose: ~2.4 characters counted per character of text, ~13 s, while embedding
 its ~19,000 chunks takes minutes).
 
+A note whose body holds no text (``memvault add --summary`` writes headings
+only; a person may fill in only the properties) is searched by the lines of
+its frontmatter that describe it (``describing_lines``): its summary or
+description, aliases and tags, else its title. Every chunk's lines are lines
+of the file, so a context quoting them quotes the file.
+
+The note's own description (``about_text``: the frontmatter's summary or
+description, aliases and tags, which the body never repeats word for word) is
+searched with its first chunk: the indexer gives it to that chunk's keyword
+row, and ``embed_texts`` embeds its head before that chunk's text, whatever
+context ``parts`` are configured (they say what frames each chunk; this is the
+note's own words). The chunk's text and lines stay those of the file.
+
 ``heading_path`` holds every heading above the chunk, outermost first,
 including an H1 title heading; ``context_prefix`` drops a leading heading that
 repeats the title, so the embedded header does not say the title twice.
@@ -42,10 +58,14 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memvault.core.about import about_text, describing_lines
 from memvault.core.notes import Note, blank_lines
 from memvault.core.text import split_lines
 
 CONTEXT_PARTS = ("title", "headings", "date")
+# The description embedded before a note's first chunk, at most: it frames the
+# chunk, it must not drown it (a summary may be a page long).
+ABOUT_TOKENS = 64
 MAX_CHARS_PER_TOKEN = 10
 PREFIX_PART_CHARS = 60  # one title or heading in the header, at most
 PREFIX_MAX_CHARS = 160  # the whole header, at most: it must leave room for the text
@@ -113,8 +133,12 @@ def embed_texts(
     the overlap is what gives way.
     """
     out: list[str] = []
+    about = about_text(note)
     for i, chunk in enumerate(chunks):
         before = ""
+        if i == 0 and about:
+            room = min(ABOUT_TOKENS, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1)
+            before = _head(about, room, count_tokens)
         if overlap_tokens > 0 and i > 0:
             room = min(
                 overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1
@@ -122,6 +146,31 @@ def embed_texts(
             before = _tail(chunks[i - 1].text, room, count_tokens)
         out.append(embed_text(note, chunk, parts, before))
     return out
+
+
+def _head(text: str, tokens: int, count_tokens: Callable[[str], int]) -> str:
+    """The start of ``text`` holding at most ``tokens`` word pieces, cut at a space
+    (from a first guess of its length: shrunk until it fits, then grown once)."""
+    if tokens <= 0:
+        return ""
+    text = " ".join(text[: tokens * MAX_CHARS_PER_TOKEN].split())  # never the whole of it
+    best, size, grown = "", min(len(text), int(tokens * _GUESS_CHARS_PER_TOKEN)), False
+    while size > 0:
+        piece = text[:size]
+        if size < len(text) and text[size] != " " and " " in piece:
+            piece = piece[: piece.rfind(" ")]
+        n = count_tokens(piece)
+        if n <= tokens:
+            if len(piece) > len(best):
+                best = piece
+            if grown or size >= len(text) or n >= tokens * _FULL_ENOUGH:
+                return best
+            size, grown = min(len(text), size * tokens // max(1, n)), True
+        elif best:
+            return best  # grew past the budget: keep the piece that fitted
+        else:
+            size = int(size * 0.8)
+    return best
 
 
 def _tail(text: str, tokens: int, count_tokens: Callable[[str], int]) -> str:
@@ -161,18 +210,43 @@ def chunk_note(
         raise ValueError("target_tokens and max_tokens must be positive")
     # template hints are not memory: blanked, so line numbers stay true (notes.py)
     lines = split_lines(blank_lines(note.body, note.hints, note.body_line))
+    size = (count_tokens, min(target_tokens, max_tokens), max_tokens, parts)
+    chunks = _cut(note, lines, note.body_line, _sections(note, lines), *size)
+    if not chunks and note.raw_frontmatter:
+        # nothing but properties: the lines that describe the note (file line 2 on)
+        head = split_lines(note.raw_frontmatter)
+        runs: list[tuple[tuple[str, ...], int, int, bool]] = [
+            ((), a, b, False) for a, b in describing_lines(note)
+        ]
+        chunks = _cut(note, head, 2, runs, *size)
+    return chunks
+
+
+def _cut(
+    note: Note,
+    lines: list[str],
+    first_line: int,
+    sections: list[tuple[tuple[str, ...], int, int, bool]],
+    count_tokens: Callable[[str], int],
+    target_tokens: int,
+    max_tokens: int,
+    parts: Sequence[str],
+) -> list[Chunk]:
+    """The chunks of ``sections`` of ``lines`` (``lines[0]`` is line ``first_line``)."""
     if not any(line.strip() for line in lines):
         return []
     body = "\n".join(lines)
     starts = _line_starts(lines)
     fenced = _fenced(lines)
     chunks: list[Chunk] = []
-    for path, first, last, has_heading in _sections(note, lines):
+    for path, first, last, has_heading in sections:
+        if has_heading and not any(line.strip() for line in lines[first + 1 : last]):
+            continue  # a heading with nothing under it (module docstring)
         cutter = _SectionCutter(
             body,
             _prefix(note, path, parts),
             count_tokens,
-            min(target_tokens, max_tokens),
+            target_tokens,
             max_tokens,
         )
         units: list[_Unit] = []
@@ -183,8 +257,8 @@ def chunk_note(
                 Chunk(
                     ord=len(chunks),
                     heading_path=path,
-                    line_start=note.body_line + bisect.bisect_right(starts, start) - 1,
-                    line_end=note.body_line + bisect.bisect_right(starts, end - 1) - 1,
+                    line_start=first_line + bisect.bisect_right(starts, start) - 1,
+                    line_end=first_line + bisect.bisect_right(starts, end - 1) - 1,
                     text=body[start:end],
                 )
             )

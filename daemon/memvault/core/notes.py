@@ -61,6 +61,9 @@ class Note:
     warnings: tuple[str, ...] = field(default=())
     outline: Outline | None = None  # headings and block ids, for #anchors (anchors.outline)
     hints: frozenset[int] = frozenset()  # 1-based lines that are template hints (module doc)
+    # the frontmatter's YAML as written (file lines 2 on; '' when there is none or it was
+    # ignored): a note that is only its properties is searched by their lines (chunks)
+    raw_frontmatter: str = ""
 
     @property
     def category(self) -> str:
@@ -156,6 +159,7 @@ def parse_note(path: str, text: str) -> Note:
         warnings=tuple(warnings),
         outline=outline(text, masked),
         hints=hints,
+        raw_frontmatter=raw if raw is not None and body_line > 1 else "",
     )
 
 

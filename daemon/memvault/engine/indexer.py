@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.core.chunks import chunk_note
+from memvault.core.chunks import about_text, chunk_note
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
@@ -240,6 +240,7 @@ class Indexer:
                     sha,
                     count(c.text),
                     note.title,
+                    about_text(note) if c.ord == 0 else "",
                 )
             )
         return out, texts

@@ -60,6 +60,7 @@ class NewChunk:
     sha: str
     tokens: int
     title: str
+    about: str = ""  # the note's description, on its first chunk only (chunks.about_text)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,9 @@
 
 Two files under ``.memvault/``:
 
-- ``index.db`` (WAL): notes, chunks, links, an FTS5 table over chunk text,
-  title and headings, the lines the daemon wrote into MEMORY.md, and meta
+- ``index.db`` (WAL; its tables and their migrations: ``schema.py``): notes,
+  chunks, links, an FTS5 table over chunk text, title, headings and the note's
+  description (first chunks only), the lines the daemon wrote into MEMORY.md, and meta
   (schema version, model identity, the vectors file's hash, the last report).
 - the attachments (every file that is not a note: linked, not indexed) with their
   size and mtime, so a renamed attachment is recognised (``changes.stat_moves``);
@@ -48,72 +49,8 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
+from memvault.index.schema import SCHEMA, SCHEMA_VERSION, migrate
 from memvault.index.vector_cache import VectorCache
-
-SCHEMA_VERSION = 2  # 2: the pending table (vectors not yet in the index)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes(
-    path TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    sha256 TEXT NOT NULL,
-    kind TEXT NOT NULL,          -- note | index (MEMORY.md, folder notes) | skipped
-    skip_reason TEXT,
-    title TEXT NOT NULL DEFAULT '',
-    summary TEXT NOT NULL DEFAULT '',
-    category TEXT NOT NULL DEFAULT '',
-    date TEXT,
-    updated TEXT,
-    tags TEXT NOT NULL DEFAULT '[]',
-    aliases TEXT NOT NULL DEFAULT '[]',
-    frontmatter TEXT NOT NULL DEFAULT '{}',
-    headings TEXT NOT NULL DEFAULT '[]',
-    warnings TEXT NOT NULL DEFAULT '[]',
-    lines INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS notes_category ON notes(category);
-CREATE TABLE IF NOT EXISTS chunks(
-    label INTEGER PRIMARY KEY AUTOINCREMENT,
-    path TEXT NOT NULL,
-    ord INTEGER NOT NULL,
-    heading TEXT NOT NULL,       -- JSON list: the heading path
-    line_start INTEGER NOT NULL,
-    line_end INTEGER NOT NULL,
-    text TEXT NOT NULL,
-    sha TEXT NOT NULL,           -- sha256 of the embedded text (cache key)
-    tokens INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, headings, tokenize = 'porter unicode61 remove_diacritics 2'
-);
-CREATE TABLE IF NOT EXISTS links(
-    source TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    anchor TEXT,
-    kind TEXT NOT NULL,
-    embed INTEGER NOT NULL,
-    verdict TEXT NOT NULL,
-    resolved TEXT,
-    candidates TEXT NOT NULL DEFAULT '[]'
-);
-CREATE INDEX IF NOT EXISTS links_source ON links(source);
-CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
-CREATE TABLE IF NOT EXISTS pending(
-    label INTEGER PRIMARY KEY,   -- a chunk whose vector is not in the index yet
-    sha TEXT NOT NULL,           -- its embedded text's sha256 (the cache key)
-    text TEXT NOT NULL,          -- the exact text to embed (the chunk with its context header)
-    since REAL NOT NULL          -- when it became pending (unix time)
-);
-CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS attachments(
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
-"""
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -141,7 +78,7 @@ class Store(LinkTables):
         try:
             self._db = _connect(index_path)
             self._check(self._db)
-            self._db.executescript(_SCHEMA)
+            self._db.executescript(SCHEMA)
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(f"{index_path}: {exc}", str(index_path)) from None
@@ -164,16 +101,18 @@ class Store(LinkTables):
 
     def _migrate(self) -> None:
         version = self.meta("schema_version")
-        if version is None:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
-        elif int(version) > SCHEMA_VERSION:
+        if version is not None and int(version) > SCHEMA_VERSION:
             raise IndexCorrupt(
                 f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
             )
-        elif int(version) < SCHEMA_VERSION:
-            # 1 -> 2: the pending table, created empty above; every chunk of a version-1
-            # index was embedded before it was written, so none is pending
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        if version is None or int(version) < SCHEMA_VERSION:
+            with self.transaction() as conn:
+                # read again under the write lock: another process may have just migrated
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+                current = row.fetchone()
+                if current is None or int(current[0]) < SCHEMA_VERSION:
+                    migrate(conn, None if current is None else int(current[0]))
+                    self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
 
     def close(self) -> None:
         with self._lock:
@@ -353,8 +292,8 @@ class Store(LinkTables):
             )
             label = int(cur.lastrowid or 0)
             conn.execute(
-                "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, ?, ?)",
-                (label, c.text, c.title, " ".join(c.heading)),
+                "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
+                (label, c.text, c.title, " ".join(c.heading), c.about),
             )
             labels.append(label)
         return labels
@@ -362,9 +301,11 @@ class Store(LinkTables):
     def move_chunk(self, conn: sqlite3.Connection, label: int, c: NewChunk) -> None:
         """Keep a chunk (and its vector) whose embedded text did not change.
 
-        Its keyword row follows its title and heading path all the same: when
-        ``index.embed_context`` leaves them out of the embedded text, a retitled note
-        keeps its vectors, yet must be found by the new title and not by the old one.
+        Its keyword row follows its title, heading path and description all the same:
+        when ``index.embed_context`` leaves the title out of the embedded text, a
+        retitled note keeps its vectors, yet must be found by the new title and not by
+        the old one (and a first chunk too full to embed any of its note's description
+        must still be found by a new one).
         The row is rewritten only when it differs (most edits move chunks unchanged).
         """
         conn.execute(
@@ -379,10 +320,10 @@ class Store(LinkTables):
                 label,
             ),
         )
-        fts = (c.text, c.title, " ".join(c.heading))
+        fts = (c.text, c.title, " ".join(c.heading), c.about)
         conn.execute(
-            "UPDATE chunks_fts SET text = ?, title = ?, headings = ? WHERE rowid = ? "
-            "AND (text IS NOT ? OR title IS NOT ? OR headings IS NOT ?)",
+            "UPDATE chunks_fts SET text = ?, title = ?, headings = ?, about = ? WHERE rowid = ? "
+            "AND (text IS NOT ? OR title IS NOT ? OR headings IS NOT ? OR about IS NOT ?)",
             (*fts, label, *fts),
         )
 
@@ -521,7 +462,7 @@ class Store(LinkTables):
             return []
         with self._lock:
             rows = self._db.execute(
-                "SELECT rowid, bm25(chunks_fts, 1.0, 2.0, 1.5) AS s FROM chunks_fts "
+                "SELECT rowid, bm25(chunks_fts, 1.0, 2.0, 1.5, 1.0) AS s FROM chunks_fts "
                 "WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
                 (match, limit),
             ).fetchall()

@@ -1,0 +1,120 @@
+"""The tables of index.db, and how an index an older memvault wrote becomes one of today.
+
+Versions (meta ``schema_version``):
+
+1. the first;
+2. the pending table (vectors not yet in the index): created empty, since every
+   chunk of a version-1 index was embedded before it was written;
+3. the keyword column ``about`` (a note's summary or description, aliases and
+   tags, on its first chunk: ``chunks.about_text``). FTS5 cannot add a column,
+   so the keyword table is made again with its rows; and every note is made stale,
+   so the next sync cuts it again (version 3 cuts differently: no chunk for a
+   heading with nothing under it, the describing frontmatter lines of a note with
+   no body). Chunks whose embedded text did not change keep their labels and
+   vectors: the model runs only for what is new (a first chunk with a description).
+
+A migration runs in one transaction with the version's update: a kill leaves the
+old index, and the next open migrates again.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+
+log = logging.getLogger("memvault")
+
+SCHEMA_VERSION = 3
+
+FTS_TABLE = """
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, title, headings, about, tokenize = 'porter unicode61 remove_diacritics 2'
+)"""
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,          -- note | index (MEMORY.md, folder notes) | skipped
+    skip_reason TEXT,
+    title TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    category TEXT NOT NULL DEFAULT '',
+    date TEXT,
+    updated TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    headings TEXT NOT NULL DEFAULT '[]',
+    warnings TEXT NOT NULL DEFAULT '[]',
+    lines INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS notes_category ON notes(category);
+CREATE TABLE IF NOT EXISTS chunks(
+    label INTEGER PRIMARY KEY AUTOINCREMENT,
+    path TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    heading TEXT NOT NULL,       -- JSON list: the heading path
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    sha TEXT NOT NULL,           -- sha256 of the embedded text (cache key)
+    tokens INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
+CREATE TABLE IF NOT EXISTS links(
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    resolved TEXT,
+    candidates TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
+CREATE TABLE IF NOT EXISTS pending(
+    label INTEGER PRIMARY KEY,   -- a chunk whose vector is not in the index yet
+    sha TEXT NOT NULL,           -- its embedded text's sha256 (the cache key)
+    text TEXT NOT NULL,          -- the exact text to embed (the chunk with its context header)
+    since REAL NOT NULL          -- when it became pending (unix time)
+);
+CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS attachments(
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
+"""
+    + FTS_TABLE
+    + ";"
+)
+
+
+def migrate(conn: sqlite3.Connection, version: int | None) -> None:
+    """Bring an index at ``version`` (None: just created) to ``SCHEMA_VERSION``,
+    inside the caller's transaction (which also records the new version)."""
+    if version is None:
+        return
+    if version < 3:
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(chunks_fts)")]
+        if "about" not in columns:
+            rows = conn.execute("SELECT rowid, text, title, headings FROM chunks_fts").fetchall()
+            conn.execute("DROP TABLE chunks_fts")
+            conn.execute(FTS_TABLE)
+            conn.executemany(
+                "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, ?, ?)", rows
+            )
+        stale = conn.execute(
+            "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
+        ).rowcount
+        log.info(
+            "index schema %d -> 3: the %d notes are read again by the next sync", version, stale
+        )
+
+
+__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "migrate"]
