@@ -205,6 +205,9 @@ def test_common_terms_is_the_whole_word_count_over_half(terms: list[str], texts:
         ("**unclosed: label", set()),
         ("", set()),
         ("Caroline: plain text is not a label", set()),
+        ("****: an empty label", set()),
+        ("**" + "a" * 10_000 + "**: a label too long to be one", set()),
+        ("**Ann** **Bob**: two bold words", set()),
     ],
 )
 def test_subject_words(text: str, words: set[str]) -> None:
