@@ -3,6 +3,7 @@
     observer thread (watchdog)        worker thread (ours)
     handler.dispatch: map + enqueue   take a due batch -> sync(paths) -> repeat
                                       timers: periodic reconcile, idle save, supervisor
+                                      a full reconcile -> the reconcile thread (ours)
 
 The handler does no I/O and never syncs: it turns an absolute path into a
 vault-relative posix path (NFC), drops what the vault ignores, and puts it
@@ -12,6 +13,12 @@ for ``debounce_ms`` or, under a continuous stream, when its oldest change is
 ``limit`` collapse into one "full reconcile" request instead of growing the
 queue without bound. Sync compares hashes, so the events of the daemon's own
 writes cost one cheap no-op batch and never a loop.
+
+A full reconcile (at start, after a lost observer, on the timer) runs in a
+thread of its own, one at a time, while the worker goes on taking the batches
+of paths that come meanwhile: the engine's reconcile steps aside for them
+between its batches, so a person's save waits for one batch of the reconcile,
+not for all of it (engine.turns). Only the reconcile reports progress.
 
 Native events need inotify (or FSEvents / ReadDirectoryChangesW). When the
 inotify limits are exhausted, or the vault is on a network or FUSE mount
@@ -233,7 +240,10 @@ class Watcher:
         self._stopping = threading.Event()
         self._folders_arrived = threading.Event()  # watches to renew after this batch
         self.renewals = 0
-        self._busy_since: float | None = None
+        self._busy_since: float | None = None  # a batch of paths in flight, since
+        self._reconcile_since: float | None = None  # a full reconcile in flight, since
+        self._reconciler: threading.Thread | None = None
+        self.let_through = 0  # batches synced while a full reconcile was in flight
         self._needs_save = False
         self._last_sync = time.monotonic()
         self._worker: threading.Thread | None = None
@@ -260,12 +270,14 @@ class Watcher:
         self._stopping.set()
         self._stop_observer()
         self.queue.wake()
-        if self._worker is not None:
-            self._worker.join(timeout)
-            if self._worker.is_alive():
-                log.warning("watcher: the batch in flight did not finish within %s s", timeout)
-                return False
-            self._worker = None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in (self._worker, self._reconciler):
+            if thread is not None:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    log.warning("watcher: the batch in flight did not finish within %s s", timeout)
+                    return False
+        self._worker = self._reconciler = None
         self._stop_observer()  # one the supervisor may have restarted meanwhile
         logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
         return True
@@ -406,27 +418,51 @@ class Watcher:
             if now >= next_reconcile:
                 self.queue.request_full("periodic reconcile")
                 next_reconcile = now + self.reconcile_seconds
-            batch = self.queue.take()
+            reconciling = self._reconciler is not None
+            batch = self.queue.take(paths_only=reconciling)
             if batch is not None:
-                self._run_batch(batch)
                 if batch.paths is None:
+                    self._start_reconcile(batch)
                     next_reconcile = time.monotonic() + self.reconcile_seconds
+                else:
+                    self._run_batch(batch)
                 continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
-            due = self.queue.due_in()
+            due = self.queue.due_in(paths_only=reconciling)
             waits = [next_check - now, next_reconcile - now, math.inf if due is None else due]
             if self._needs_save:
                 waits.append(self._last_sync + self.idle_save_seconds - now)
             self.queue.wait(max(0.0, min(waits)))
 
+    @property
+    def reconciling(self) -> bool:
+        """A full reconcile is in flight (batches of paths are let through meanwhile)."""
+        return self._reconciler is not None
+
+    def _start_reconcile(self, batch: Batch) -> None:
+        def run() -> None:
+            try:
+                self._run_batch(batch)
+            finally:
+                self._reconciler = None
+                self.queue.wake()  # the worker may start the next one
+
+        self._reconciler = threading.Thread(target=run, name="memvault-reconcile", daemon=True)
+        self._reconciler.start()
+
     def _run_batch(self, batch: Batch) -> None:
         paths = None if batch.paths is None else sorted(batch.paths)
-        self._busy_since = batch.oldest
+        let_through = paths is not None and self.reconciling
+        if paths is None:
+            self._reconcile_since = batch.oldest
+        else:
+            self._busy_since = batch.oldest
         started = time.monotonic()
         self._on_change()
         try:
-            report = self._sync(paths, self._progress)
+            # only the reconcile reports progress (a batch let through would clobber it)
+            report = self._sync(paths, self._cancel_only if let_through else self._progress)
         except SyncCancelled:
             log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
             return
@@ -442,17 +478,20 @@ class Watcher:
                 self.queue.put(paths, since=batch.oldest)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
-            self._busy_since = None
             self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count
             return
         finally:
-            self._busy_since = None
+            if paths is None:
+                self._reconcile_since = None
+            else:
+                self._busy_since = None
             self._last_sync = time.monotonic()
         self.batches_failed = 0
         self.batches += 1
+        self.let_through += let_through
         self._needs_save = self._save is not None
-        if self._folders_arrived.is_set():
-            self._renew_watches()
+        if self._folders_arrived.is_set() and threading.current_thread() is self._worker:
+            self._renew_watches()  # the worker's alone: it owns the observer
         if paths is not None and getattr(report, "vanished", None):
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
@@ -474,8 +513,11 @@ class Watcher:
                 report.summary() if hasattr(report, "summary") else report,
             )
         self._on_change()
-        if self._after_first is not None:
-            hook, self._after_first = self._after_first, None
+        if self._after_first is not None and not let_through:  # after the reconcile's end
+            with self._lock:
+                hook, self._after_first = self._after_first, None
+            if hook is None:
+                return
             try:
                 hook()
             except Exception as exc:
@@ -485,6 +527,10 @@ class Watcher:
     def _progress(self, progress: Any) -> None:
         if self._on_progress is not None:
             self._on_progress(progress)
+        if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
+            raise SyncCancelled()
+
+    def _cancel_only(self, progress: Any) -> None:
         if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
             raise SyncCancelled()
 
@@ -506,7 +552,9 @@ class Watcher:
 
     def lag_seconds(self) -> float | None:
         """Age of the oldest change not yet synced (queued or in flight), or None."""
-        times = [t for t in (self.queue.oldest, self._busy_since) if t is not None]
+        times = [
+            t for t in (self.queue.oldest, self._busy_since, self._reconcile_since) if t is not None
+        ]
         return round(time.monotonic() - min(times), 3) if times else None
 
     def info(self) -> dict[str, Any]:
@@ -520,6 +568,8 @@ class Watcher:
             "watch_renewals": self.renewals,
             "overflows": self.queue.overflows,
             "batches": self.batches,
+            "reconciling": self.reconciling,
+            "let_through": self.let_through,  # batches synced during a full reconcile
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
             "last_batch": self.last_batch,
         }
