@@ -1,0 +1,157 @@
+"""A save does not wait behind the start-up reconcile of a big vault.
+
+The daemon's first sync of a vault of thousands of notes (a first index, a restart
+after a `git pull` changed thousands of notes) indexes them in bounded batches and
+steps aside between batches for the syncs waiting (engine.turns). The tests hold the
+reconcile mid-way for as long as they like, at its progress report between two
+batches (``HeldDaemon``): what must happen meanwhile is asserted, never timed. A note
+saved meanwhile is in MEMORY.md and found by keywords before the reconcile goes on;
+MEMORY.md holds no link to a file that is not there and drops no line of a note that
+is; once released, every file is what a sync of the same vault from scratch makes;
+a kill -9 while held leaves a state the next start finishes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from pathlib import Path
+from typing import Any
+
+from helpers import eventually, new_vault, note, open_vault, write
+from memvault.daemon.service import Daemon
+from memvault.index.embedder import HashEmbedder
+
+ROOT = Path(__file__).resolve().parents[1]
+NOTES = 2400  # 12 batches of 200 at least
+HOLD_AT = 600  # notes committed when the reconcile is held
+SAVED = "decisions/zz-saved-meanwhile.md"
+WORD = "quokkaledger"  # only the saved note holds it
+
+
+def generated_vault(root: Path, notes: int = NOTES) -> None:
+    """A vault as `memvault init` makes it, with ``notes`` notes across the managed
+    folders, each with its own date (MEMORY.md's order depends on nothing else)."""
+    new_vault(root.parent, root.name)
+    folders = ("decisions", "projects", "people", "logs", "notes")
+    for i in range(notes):
+        folder = folders[i % len(folders)]
+        day = f"20{10 + i // 336:02}-{1 + i // 28 % 12:02}-{1 + i % 28:02}"
+        fields = {"date": day, "updated": day}
+        if folder == "projects":
+            fields["status"] = "active" if i % 3 else "done"
+        write(
+            root,
+            f"{folder}/{folder[:-1]}-{i:05}.md",
+            note(
+                f"{folder.title()} {i}",
+                f"summary of {i}",
+                f"Body {i}, see [[notes/note-{(i * 7) % notes:05}]].",
+                **fields,
+            ),
+        )
+
+
+def saved_note() -> str:
+    return note(
+        "Saved meanwhile", "written during the reconcile", f"The {WORD} entry.", date="2099-01-01"
+    )
+
+
+def links_in(text: str) -> list[str]:
+    return [m.group(1) for m in re.finditer(r"\[\[([^\]|#]+)", text)]
+
+
+def dangling(root: Path) -> list[str]:
+    """Links of MEMORY.md that lead to no file."""
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    return [t for t in links_in(text) if not (root / f"{t}.md").exists()]
+
+
+class HeldDaemon(Daemon):
+    """A daemon whose first reconcile is held at its progress report once ``HOLD_AT``
+    notes are committed, until ``release`` (a test's seam: the report is made
+    between two batches)."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.held = threading.Event()
+        self.release = threading.Event()
+
+    def _on_progress(self, p: Any) -> None:
+        super()._on_progress(p)
+        if p.stage == "notes" and HOLD_AT <= p.done < p.total and not self.release.is_set():
+            self.held.set()
+            if not self.release.wait(120):
+                raise RuntimeError("the test never released the reconcile")
+
+
+def reference(tmp_path: Path, pristine: Path) -> Path:
+    """The vault as it should end: a copy of it, the saved note added, synced at once."""
+    ref = tmp_path / "reference"
+    shutil.copytree(pristine, ref)
+    write(ref, SAVED, saved_note())
+    with open_vault(ref) as v:
+        v.sync()
+    return ref
+
+
+def managed_files(root: Path) -> dict[str, str]:
+    """MEMORY.md and the folder notes memvault keeps."""
+    out = {"MEMORY.md": (root / "MEMORY.md").read_text(encoding="utf-8")}
+    for folder in ("decisions", "projects", "people", "logs"):
+        path = root / folder / f"{folder}.md"
+        if path.exists():
+            out[path.name] = path.read_text(encoding="utf-8")
+    return out
+
+
+def test_a_note_saved_during_the_start_up_reconcile_is_in_memory_md_and_found_before_it_ends(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    generated_vault(root)
+    pristine = tmp_path / "pristine"
+    shutil.copytree(root, pristine)
+    daemon = HeldDaemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    try:
+        assert daemon.held.wait(60), "the reconcile never reached the hold"
+        write(root, SAVED, saved_note())
+        memory = root / "MEMORY.md"
+        eventually(
+            lambda: "[[decisions/zz-saved-meanwhile]]" in memory.read_text(encoding="utf-8"),
+            20,
+            "the saved note in MEMORY.md while the reconcile is held",
+        )
+        hits = daemon.vault.search(WORD, k=5)
+        assert hits and hits[0].path == SAVED
+        # all of that while the reconcile was held mid-way, and status says so
+        info = daemon.info()
+        assert not daemon.release.is_set() and info["reconciling"] is True
+        assert info["state"] == "indexing"
+        assert HOLD_AT <= info["progress"]["done"] < info["progress"]["total"]
+        assert info["progress"]["stage"] == "notes"
+        eventually(lambda: daemon.info()["let_through"] >= 1, what="the batch counted")
+        # the provisional MEMORY.md links nothing that is not there
+        assert dangling(root) == []
+        assert daemon.vault.engine.store.meta("memory_synced") == ""  # not the final word
+
+        daemon.release.set()
+        eventually(
+            lambda: not daemon.watcher.reconciling and daemon.info()["state"] == "watching",
+            120,
+            "the reconcile to end",
+        )
+        eventually(lambda: daemon.watcher.lag_seconds() is None, 30, "the last batches")
+        assert daemon.vault.status()["index"]["matches_disk"]
+    finally:
+        daemon.release.set()
+        daemon.shutdown()
+    # the end is what a sync of the same vault at once makes, byte for byte
+    ref = reference(tmp_path, pristine)
+    assert managed_files(root) == managed_files(ref)
+    with open_vault(root) as v, open_vault(ref) as r:
+        assert v.search(WORD, k=5)[0].path == SAVED
+        assert set(v.engine.store.manifest()) == set(r.engine.store.manifest())
