@@ -13,6 +13,7 @@ a kill -9 while held leaves a state the next start finishes.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
@@ -155,3 +156,70 @@ def test_a_note_saved_during_the_start_up_reconcile_is_in_memory_md_and_found_be
     with open_vault(root) as v, open_vault(ref) as r:
         assert v.search(WORD, k=5)[0].path == SAVED
         assert set(v.engine.store.manifest()) == set(r.engine.store.manifest())
+
+
+def test_a_sync_let_in_mid_reconcile_keeps_lines_of_notes_not_indexed_yet_and_the_journal(
+    tmp_path: Path,
+) -> None:
+    """No daemon: a full ``sync`` held in one thread, a save's ``sync(paths)`` in another.
+    A note MEMORY.md lists that the reconcile has not reached keeps its line (a checkout
+    of an older commit brought the note and MEMORY.md back), and the reconcile's relink
+    journal is left to it, so MEMORY.md's link to a renamed note follows at its end."""
+    root = tmp_path / "vault"
+    new_vault(tmp_path, "vault")
+    kept = "projects/zz-kept.md"
+    write(root, kept, note("Kept", "listed all along", status="active", updated="2099-01-01"))
+    write(root, "notes/target.md", note("Target"))
+    memory = root / "MEMORY.md"
+    memory.write_text(
+        memory.read_text(encoding="utf-8") + "\nSee [[notes/target]].\n", encoding="utf-8"
+    )
+    with open_vault(root) as v:
+        v.sync()
+    listed = memory.read_text(encoding="utf-8")
+    assert "[[projects/zz-kept]]" in listed
+    shutil.move(root / kept, tmp_path / "away.md")
+    with open_vault(root) as v:
+        v.sync()
+    assert "[[projects/zz-kept]]" not in memory.read_text(encoding="utf-8")
+    # back, with MEMORY.md as it was; a pull adds 800 notes and renames the target
+    shutil.move(tmp_path / "away.md", root / kept)
+    memory.write_text(listed, encoding="utf-8")
+    for i in range(800):
+        write(root, f"logs/2020-01-{i:04}.md", note(f"Log {i}", body=f"Entry {i}."))
+    os.rename(root / "notes/target.md", root / "notes/goal.md")
+
+    held, release = threading.Event(), threading.Event()
+
+    def hold(p: Any) -> None:
+        if 200 <= p.done < p.total and not release.is_set():
+            held.set()
+            release.wait(60)
+
+    v = open_vault(root)
+    reconcile = threading.Thread(target=lambda: v.sync(progress=hold, vectors=False))
+    try:
+        reconcile.start()
+        assert held.wait(60), "the reconcile never reached the hold"
+        write(root, SAVED, saved_note())
+        saving = threading.Thread(target=lambda: v.sync(paths=[SAVED], vectors=False))
+        saving.start()
+        saving.join(20)
+        assert not saving.is_alive(), "the save waited for the whole reconcile"
+        text = memory.read_text(encoding="utf-8")
+        assert "[[decisions/zz-saved-meanwhile]]" in text
+        assert "[[projects/zz-kept]]" in text  # not indexed yet: its line stays
+        assert "See [[notes/target]]." in text  # the reconcile's to re-target, at its end
+        assert v.engine.store.pending_relink() == {"notes/target.md": "notes/goal.md"}
+        assert v.engine.store.meta("memory_synced") == ""
+    finally:
+        release.set()
+        reconcile.join(60)
+    assert not reconcile.is_alive()
+    text = memory.read_text(encoding="utf-8")
+    assert "See [[goal]]." in text and "[[projects/zz-kept]]" in text  # the shortest name
+    assert "[[decisions/zz-saved-meanwhile]]" in text
+    assert v.engine.store.pending_relink() == {}
+    assert v.engine.store.meta("memory_synced") == "1"
+    assert v.status()["index"]["matches_disk"]
+    v.close()
