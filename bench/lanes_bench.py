@@ -3,6 +3,7 @@ query at 60,000 chunks.
 
     python bench/lanes_bench.py big-note                # a 5 MB note being embedded
     python bench/lanes_bench.py first-index             # the first index of 5,000 notes
+    python bench/lanes_bench.py first-index --code /path/to/main --work /tmp/x  # main's daemon
     python bench/lanes_bench.py query --chunks 60000    # hybrid query p50 incl. embedding
 
 ``big-note`` and ``first-index`` run a real daemon (`python -m memvault daemon run`,
@@ -15,7 +16,12 @@ use) and writes one note of ``--mb`` MB of prose (memvault indexes the first
 ``vault.max_note_bytes`` of it, 2 MB by default, and says so); ``first-index``
 copies that vault's notes into a new vault that was never indexed and starts the
 daemon on it. Each also reports how many chunks were pending at each save, so
-the figures are known to be taken while the model was busy.
+the figures are known to be taken while the model was busy. ``first-index`` also
+tells apart the saves made while the start-up reconcile (the structure lane's
+first sync of all 5,000 notes) was in flight, by the daemon's status at the save,
+and how long that reconcile took; ``--code`` runs another checkout's daemon (main's,
+for a before/after in the same sitting) and ``--work`` keeps the copied vault apart
+from another bench's.
 
 ``query`` indexes generated notes up to ``--chunks`` chunks, embedding the
 documents with the hash embedder at 384 dimensions (embedding 60,000 chunks with
@@ -35,6 +41,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -74,8 +81,19 @@ def indexed_vault(notes: int) -> Path:
     return root
 
 
+def reconciling(status: dict[str, Any]) -> bool:
+    """The structure lane's full sync is in flight (main's daemon shows it as progress)."""
+    p = status.get("progress")
+    return bool(p and p.get("stage") == "notes" and p["done"] < p["total"])
+
+
 def saves_into_memory_md(
-    d: Daemon, root: Path, every: float, count: int, busy: Any = None
+    d: Daemon,
+    root: Path,
+    every: float,
+    count: int,
+    busy: Any = None,
+    during: list[bool] | None = None,
 ) -> tuple[list[float], list[int]]:
     """Create ``count`` small decisions ``every`` seconds apart; for each, the seconds
     from the file's close until MEMORY.md names it, and the chunks pending at the save.
@@ -92,7 +110,10 @@ def saves_into_memory_md(
             f"# Lane {run} {i}\n\nSaved while the vector lane works.\n"
         )
         path = root / "decisions" / f"{name}.md"
-        left = d.call("GET", "/status")["daemon"]["vectors"]["pending"]
+        status = d.call("GET", "/status")["daemon"]
+        left = status["vectors"]["pending"]
+        if during is not None:
+            during.append(reconciling(status))
         path.write_text(text, encoding="utf-8")
         saved = time.perf_counter()
         link = f"[[decisions/{name}]]"
@@ -102,7 +123,11 @@ def saves_into_memory_md(
             time.sleep(0.01)
         latencies.append(time.perf_counter() - saved)
         pending.append(left)
-        print(f"  save {i + 1}: {latencies[-1] * 1000:.0f} ms ({left} chunks pending)", flush=True)
+        mid = " during the reconcile" if during and during[-1] else ""
+        print(
+            f"  save {i + 1}: {latencies[-1] * 1000:.0f} ms ({left} chunks pending){mid}",
+            flush=True,
+        )
         if busy is not None and not busy():
             break
         time.sleep(max(0.0, every - (time.perf_counter() - saved)))
@@ -160,7 +185,7 @@ def big_note(args: argparse.Namespace) -> dict[str, Any]:
 
 def first_index(args: argparse.Namespace) -> dict[str, Any]:
     source = indexed_vault(args.notes)
-    root = WORK / f"first-index-{args.notes}"
+    root = (args.work or WORK) / f"first-index-{args.notes}"
     shutil.rmtree(root, ignore_errors=True)
     init_vault(root)
     for path in source.rglob("n*.md"):
@@ -169,21 +194,43 @@ def first_index(args: argparse.Namespace) -> dict[str, Any]:
             continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, root / rel)
-    d = Daemon(
-        root, None, args.debounce_ms
-    )  # answers at once; the start-up reconcile runs behind it
+    started = time.perf_counter()
+    # answers at once; the start-up reconcile runs behind it
+    d = Daemon(root, None, args.debounce_ms, code=args.code)
+    reconciled: list[float] = []
+
+    def watch() -> None:  # when the start-up reconcile ends (status polled every 50 ms)
+        while not reconciled:
+            try:
+                status = d.call("GET", "/status")["daemon"]
+            except OSError:
+                return
+            if status["state"] == "watching" and status["progress"] is None:
+                reconciled.append(time.perf_counter() - started)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
 
         def busy() -> bool:
             return bool(d.call("GET", "/status")["daemon"]["vectors"]["pending"])
 
-        latencies, pending = saves_into_memory_md(d, root, args.every, args.saves, busy=busy)
+        during: list[bool] = []
+        latencies, pending = saves_into_memory_md(
+            d, root, args.every, args.saves, busy=busy, during=during
+        )
         hwm = d.status_kb("VmHWM")
     finally:
+        reconciled.append(-1.0)  # ends the watch if it has not seen the end
         d.stop()
+    mid = [t for t, m in zip(latencies, during, strict=True) if m]
     return {
         "what": f"save -> MEMORY.md during the first index of {args.notes} notes",
+        "code": str(args.code or ROOT),
         **summary(latencies),
+        "during_reconcile": summary(mid) if mid else {"saves": 0},
+        "reconcile_seconds": round(reconciled[0], 1) if reconciled[0] >= 0 else None,
         "pending_at_saves_min": min(pending),
         "peak_rss_mb": round(hwm / 1024, 1),
     }
@@ -262,6 +309,8 @@ def main() -> None:
     ap.add_argument(
         "--debounce-ms", type=int, help="daemon.debounce_ms (default: the vault's config.toml)"
     )
+    ap.add_argument("--code", type=Path, help="a checkout whose daemon runs (default: this one)")
+    ap.add_argument("--work", type=Path, help=f"where first-index copies the vault ({WORK})")
     args = ap.parse_args()
     load = os.getloadavg()
     fn = {"big-note": big_note, "first-index": first_index, "query": query}[args.what]

@@ -33,7 +33,6 @@ from __future__ import annotations
 import errno
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -55,6 +54,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
 from memvault.daemon.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
@@ -76,27 +76,6 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     FileClosedEvent,
 ]
-# inotify does not see changes made by other machines on these (nor by the host on 9p/virtiofs).
-NETWORK_FS = frozenset(
-    {
-        "nfs",
-        "nfs4",
-        "cifs",
-        "smb3",
-        "smbfs",
-        "9p",
-        "afs",
-        "ncpfs",
-        "ceph",
-        "glusterfs",
-        "lustre",
-        "gpfs",
-        "davfs",
-        "vboxsf",
-        "virtiofs",
-        "fuse",
-    }
-)
 POLL_SECONDS = 2.0
 SUPERVISE_SECONDS = 2.0
 
@@ -143,45 +122,10 @@ class _OverflowHook(logging.Handler):
             self.queue.request_full("inotify event queue overflowed", debounce=True)
 
 
-def mount_fs_type(path: Path, mounts: str = "/proc/mounts") -> str | None:
-    """The filesystem type of the mount holding ``path`` (Linux), or None."""
-    try:
-        lines = Path(mounts).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    real = os.path.realpath(path)
-    best, kind = "", None
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 3:
-            continue
-        point = parts[1].encode().decode("unicode_escape")  # \040 for spaces
-        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
-            best, kind = point, parts[2]
-    return kind
-
-
-def is_network_fs(kind: str | None) -> bool:
-    return kind is not None and (kind in NETWORK_FS or kind.startswith("fuse."))
-
-
 def _native_observer() -> BaseObserver:
     from watchdog.observers import Observer
 
     return Observer()
-
-
-def limit_advice(exc: OSError) -> str:
-    if exc.errno == errno.EMFILE:
-        return (
-            "the inotify instance limit is reached; raise it with "
-            "`sudo sysctl fs.inotify.max_user_instances=1024` "
-            "(persist it in /etc/sysctl.d/)"
-        )
-    return (
-        "the inotify watch limit is reached (one watch per folder); raise it with "
-        "`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/)"
-    )
 
 
 class Watcher:
@@ -592,10 +536,4 @@ def _halt(observer: BaseObserver) -> None:
         inner.join(5)
 
 
-__all__ = [
-    "SyncCancelled",
-    "Watcher",
-    "is_network_fs",
-    "limit_advice",
-    "mount_fs_type",
-]
+__all__ = ["SyncCancelled", "Watcher", "is_network_fs", "limit_advice", "mount_fs_type"]
