@@ -24,10 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import eventually, new_vault, note, open_vault, write
 from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
+from memvault.interfaces.cli import app
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = 2400  # 12 batches of 200 at least
@@ -143,6 +145,8 @@ def test_a_note_saved_during_the_start_up_reconcile_is_in_memory_md_and_found_be
         assert info["state"] == "indexing"
         assert HOLD_AT <= info["progress"]["done"] < info["progress"]["total"]
         assert info["progress"]["stage"] == "notes"
+        shown = CliRunner().invoke(app, ["status", "--vault", str(root)])
+        assert re.search(r"reconciling: [\d,]+/[\d,]+ notes indexed", shown.output), shown.output
         eventually(lambda: daemon.info()["let_through"] >= 1, what="the batch counted")
         # the provisional MEMORY.md links nothing that is not there
         assert dangling(root) == []
