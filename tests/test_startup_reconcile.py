@@ -350,3 +350,52 @@ def test_kill_9_mid_reconcile_after_a_pull_is_finished_by_the_next_start(tmp_pat
         )
         == 300
     )
+
+
+def test_a_note_saved_while_a_folder_of_notes_moved_in_is_indexed_goes_first(
+    tmp_path: Path,
+) -> None:
+    """The same with the daemon up: a folder of 1,200 notes moved into the vault at once
+    (a pull, an unzip) is one long sync; it is held mid-way and the save goes first."""
+    root = tmp_path / "vault"
+    generated_vault(root, 100)
+    daemon = HeldDaemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    try:
+        eventually(
+            lambda: daemon.info()["state"] == "watching" and daemon.watcher.lag_seconds() is None,
+            60,
+            "the start-up reconcile of 100 notes",
+        )
+        pulled = tmp_path / "pulled"
+        for i in range(1200):
+            write(pulled, f"p{i:05}.md", note(f"Pulled {i}", body=f"Pulled entry {i}."))
+        os.rename(pulled, root / "pulled")
+        assert daemon.held.wait(60), "the folder's sync never reached the hold"
+        write(root, SAVED, saved_note())
+        eventually(
+            lambda: (
+                "[[decisions/zz-saved-meanwhile]]"
+                in (root / "MEMORY.md").read_text(encoding="utf-8")
+            ),
+            20,
+            "the saved note in MEMORY.md while the folder's sync is held",
+        )
+        assert found(daemon.vault) == {SAVED}
+        assert not daemon.release.is_set() and daemon.watcher.reconciling
+        assert dangling(root) == []
+        daemon.release.set()
+        eventually(
+            lambda: not daemon.watcher.reconciling and daemon.watcher.lag_seconds() is None,
+            120,
+            "the folder's sync to end",
+        )
+        assert daemon.info()["progress"] is None and daemon.info()["state"] == "watching"
+        assert daemon.vault.status()["index"]["matches_disk"]
+        assert (
+            len([p for p in daemon.vault.engine.store.manifest() if p.startswith("pulled/")])
+            == 1200
+        )
+    finally:
+        daemon.release.set()
+        daemon.shutdown()

@@ -150,7 +150,7 @@ class Daemon:
 
     def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
         # a batch let through mid-reconcile leaves the reconcile's progress and state
-        let_through = paths is not None and self.watcher.reconciling
+        let_through = self.watcher.lets_through()
         try:  # the structure lane; the vector lane follows in its own thread
             return self.vault.sync(paths, progress=progress, vectors=False)
         finally:

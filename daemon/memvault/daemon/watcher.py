@@ -14,9 +14,11 @@ for ``debounce_ms`` or, under a continuous stream, when its oldest change is
 queue without bound. Sync compares hashes, so the events of the daemon's own
 writes cost one cheap no-op batch and never a loop.
 
-A full reconcile (at start, after a lost observer, on the timer) runs in a
-thread of its own, one at a time, while the worker goes on taking the batches
-of paths that come meanwhile: the engine's reconcile steps aside for them
+A full reconcile (at start, after a lost observer, on the timer) and a long
+batch (more than ``BIG_BATCH`` paths, as a `git pull` makes, or a folder moved
+in: its notes are all synced) run in a thread of their own,
+one at a time, while the worker goes on taking the batches of paths that come
+meanwhile: the engine's reconcile steps aside for them
 between its batches, so a person's save waits for one batch of the reconcile,
 not for all of it (engine.turns). Only the reconcile reports progress.
 
@@ -77,6 +79,7 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
     FileClosedEvent,
 ]
 POLL_SECONDS = 2.0
+BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 SUPERVISE_SECONDS = 2.0
 
 
@@ -365,11 +368,12 @@ class Watcher:
             reconciling = self._reconciler is not None
             batch = self.queue.take(paths_only=reconciling)
             if batch is not None:
-                if batch.paths is None:
+                if batch.paths is None or (not reconciling and self._long(batch.paths)):
                     self._start_reconcile(batch)
-                    next_reconcile = time.monotonic() + self.reconcile_seconds
+                    if batch.paths is None:
+                        next_reconcile = time.monotonic() + self.reconcile_seconds
                 else:
-                    self._run_batch(batch)
+                    self._run_batch(batch, let_through=reconciling)
                 continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
@@ -381,13 +385,23 @@ class Watcher:
 
     @property
     def reconciling(self) -> bool:
-        """A full reconcile is in flight (batches of paths are let through meanwhile)."""
+        """A full reconcile (or a big batch) is in flight: small batches are let through."""
         return self._reconciler is not None
+
+    def _long(self, paths: frozenset[str]) -> bool:
+        """Many paths, or a folder: a sync that may index thousands of notes."""
+        if len(paths) > BIG_BATCH:
+            return True
+        return any(not p.lower().endswith(".md") and (self.root / p).is_dir() for p in paths)
+
+    def lets_through(self) -> bool:
+        """Whether the batch this thread syncs is one let through a reconcile in flight."""
+        return self.reconciling and threading.current_thread() is not self._reconciler
 
     def _start_reconcile(self, batch: Batch) -> None:
         def run() -> None:
             try:
-                self._run_batch(batch)
+                self._run_batch(batch, let_through=False)
             finally:
                 self._reconciler = None
                 self.queue.wake()  # the worker may start the next one
@@ -395,10 +409,10 @@ class Watcher:
         self._reconciler = threading.Thread(target=run, name="memvault-reconcile", daemon=True)
         self._reconciler.start()
 
-    def _run_batch(self, batch: Batch) -> None:
+    def _run_batch(self, batch: Batch, let_through: bool) -> None:
         paths = None if batch.paths is None else sorted(batch.paths)
-        let_through = paths is not None and self.reconciling
-        if paths is None:
+        own_thread = threading.current_thread() is self._reconciler
+        if own_thread:
             self._reconcile_since = batch.oldest
         else:
             self._busy_since = batch.oldest
@@ -425,7 +439,7 @@ class Watcher:
             self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count
             return
         finally:
-            if paths is None:
+            if own_thread:
                 self._reconcile_since = None
             else:
                 self._busy_since = None

@@ -27,7 +27,8 @@ of paths and the periodic timer:
    embedded text is new (the cache answers the rest), commit per batch;
 6. MEMORY.md and folder notes, compare-and-swap, only when something changed.
 
-A full reconcile steps aside between its batches (``TurnLock``): a sync or a
+A full reconcile (or a sync of more notes than one batch) steps aside between
+its batches (``TurnLock``): a sync or a
 write waiting for the lock (a person's save) goes first, with the reconcile's
 moves, deletes and relinks already done and only notes left to index (their
 paths are ``_pending``). Such a sync writes MEMORY.md provisionally: what is
@@ -64,7 +65,7 @@ from memvault.core.report import (
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
-from memvault.engine.indexer import Indexed, Indexer, Progress
+from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
@@ -371,7 +372,9 @@ class Engine:
         )
         # a sync let in by a reconcile stepping aside sees the notes it has still to index
         pending = frozenset(self._pending or ()) if not full else frozenset()
-        indexed = self._index(todo, progress) if full else self.indexer.index(todo, progress)
+        # a long one (a full reconcile, a pull's batch) steps aside between its batches
+        long = full or len(todo) > BATCH_NOTES
+        indexed = self._index(todo, progress) if long else self.indexer.index(todo, progress)
         warnings += indexed.warnings
         if changes.created or changes.deleted or moves:
             self.catalogue.files_changed()
@@ -403,7 +406,7 @@ class Engine:
         )
 
     def _index(self, todo: list[str], progress: Callable[[Progress], None] | None) -> Indexed:
-        """A full reconcile's indexing: batch by batch, stepping aside between batches
+        """A long sync's indexing: batch by batch, stepping aside between batches
         (progress is reported there, outside the lock) for the syncs and writes waiting."""
         outer, self._pending = self._pending, set(todo)
 

@@ -293,4 +293,4 @@ class Indexer:
         return kept, queued
 
 
-__all__ = ["BATCH_CHUNKS", "Indexed", "Indexer", "Progress"]
+__all__ = ["BATCH_CHUNKS", "BATCH_NOTES", "Indexed", "Indexer", "Progress"]
