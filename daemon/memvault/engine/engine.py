@@ -27,16 +27,15 @@ of paths and the periodic timer:
    embedded text is new (the cache answers the rest), commit per batch;
 6. MEMORY.md and folder notes, compare-and-swap, only when something changed.
 
-A full reconcile (or a sync of more notes than one batch) steps aside between
-its batches (``TurnLock``): a sync or a
-write waiting for the lock (a person's save) goes first, with the reconcile's
-moves, deletes and relinks already done and only notes left to index (their
-paths are ``_pending``). Such a sync writes MEMORY.md provisionally: what is
-indexed so far plus its own change, never dropping a line for a pending note
-(core.memory_md); the reconcile's last step writes it whole. It leaves the
-relink journal to the reconcile that wrote it. A kill meanwhile leaves
-committed batches, the journal and ``memory_synced`` cleared: the next sync's
-diff finds the rest.
+A long sync (a full reconcile, or more notes than one batch) steps aside
+between its batches (``TurnLock``): a sync or a write waiting for the lock (a
+person's save) goes first, with the long sync's moves, deletes and relinks
+already done and only notes left to index (``_pending``). Such a sync writes
+MEMORY.md provisionally: what is indexed so far plus its own change, never
+dropping a line for a pending note (core.memory_md); the long sync's last step
+writes it whole. It leaves the relink journal to the sync that wrote it. A kill
+meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
+the next sync's diff finds the rest.
 """
 
 from __future__ import annotations
@@ -118,7 +117,7 @@ class Engine:
             quiet_seconds=config.daemon.debounce_ms / 1000,
         )
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
-        self._pending: set[str] | None = None  # notes a full reconcile has still to index
+        self._pending: set[str] | None = None  # notes a long sync has still to index
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
@@ -196,8 +195,11 @@ class Engine:
             model_note = None
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
-            # a reconcile stepping aside for this sync owns the journal it wrote
-            resumed = self._finish_interrupted_relink() if self._pending is None else Relinked()
+            resumed = Relinked()
+            if self._pending is None:
+                resumed = self._finish_interrupted_relink()
+            else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
+                self.catalogue.files_changed()
             seen, scope, skipped, attachments = self._observe(paths)
             known = self.store.manifest()
             vanished: tuple[str, ...] = ()
@@ -413,7 +415,6 @@ class Engine:
         def pause(done: Sequence[str], p: Progress) -> None:
             assert self._pending is not None
             self._pending.difference_update(done)
-            self.catalogue.files_changed()  # the notes just committed resolve links now
             self._lock.step_aside(None if progress is None else lambda: progress(p))
 
         try:
