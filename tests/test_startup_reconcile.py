@@ -399,3 +399,59 @@ def test_a_note_saved_while_a_folder_of_notes_moved_in_is_indexed_goes_first(
     finally:
         daemon.release.set()
         daemon.shutdown()
+
+
+def test_two_long_syncs_that_interleave_each_finish_whole(tmp_path: Path) -> None:
+    """A reconcile held mid-way lets in a pull's long sync, which steps aside in turn;
+    the reconcile then ends first. Each keeps its own notes still to index (the second
+    once failed with an AssertionError when the first, ending, cleared them)."""
+    root = tmp_path / "vault"
+    generated_vault(root, 50)
+    with open_vault(root) as v:
+        v.sync()
+    for i in range(800):
+        write(root, f"logs/2020-01-{i:04}.md", note(f"Log {i}", body=f"Entry {i}."))
+    pulled = [f"pulled/p{i:04}.md" for i in range(500)]
+    for p in pulled:
+        write(root, p, note(p, body="Pulled."))
+
+    def holder(at: int) -> tuple[threading.Event, threading.Event, Any]:
+        held, release = threading.Event(), threading.Event()
+
+        def hold(p: Any) -> None:
+            if at <= p.done < p.total and not release.is_set():
+                held.set()
+                release.wait(60)
+
+        return held, release, hold
+
+    a_held, a_release, a_hold = holder(200)
+    b_held, b_release, b_hold = holder(200)
+    errors: list[BaseException] = []
+
+    def run(**kw: Any) -> None:
+        try:
+            v.sync(vectors=False, **kw)
+        except BaseException as exc:  # reported by the test
+            errors.append(exc)
+
+    v = open_vault(root)
+    a = threading.Thread(target=run, kwargs={"progress": a_hold})
+    b = threading.Thread(target=run, kwargs={"paths": pulled, "progress": b_hold})
+    try:
+        a.start()
+        assert a_held.wait(60)
+        b.start()  # let in by the held reconcile, and held in its turn
+        assert b_held.wait(60)
+        a_release.set()
+        a.join(60)
+        assert not a.is_alive()
+        b_release.set()
+        b.join(60)
+        assert not b.is_alive() and errors == []
+        assert v.status()["index"]["matches_disk"]
+        assert v.engine.store.meta("memory_synced") == "1"
+    finally:
+        a_release.set()
+        b_release.set()
+        v.close()

@@ -30,7 +30,7 @@ of paths and the periodic timer:
 A long sync (a full reconcile, or more notes than one batch) steps aside
 between its batches (``TurnLock``): a sync or a write waiting for the lock (a
 person's save) goes first, with the long sync's moves, deletes and relinks
-already done and only notes left to index (``_pending``). Such a sync writes
+already done and only notes left to index (``_long_syncs``). Such a sync writes
 MEMORY.md provisionally: what is indexed so far plus its own change, never
 dropping a line for a pending note (core.memory_md); the long sync's last step
 writes it whole. It leaves the relink journal to the sync that wrote it. A kill
@@ -117,7 +117,8 @@ class Engine:
             quiet_seconds=config.daemon.debounce_ms / 1000,
         )
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
-        self._pending: set[str] | None = None  # notes a long sync has still to index
+        # per long sync in flight (they may interleave), the notes it has still to index
+        self._long_syncs: list[set[str]] = []
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
@@ -196,7 +197,7 @@ class Engine:
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
             resumed = Relinked()
-            if self._pending is None:
+            if not self._long_syncs:
                 resumed = self._finish_interrupted_relink()
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
@@ -373,7 +374,7 @@ class Engine:
             | set(relinked)
         )
         # a sync let in by a reconcile stepping aside sees the notes it has still to index
-        pending = frozenset(self._pending or ()) if not full else frozenset()
+        pending = frozenset().union(*self._long_syncs) if not full else frozenset()
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
         indexed = self._index(todo, progress) if long else self.indexer.index(todo, progress)
@@ -410,17 +411,17 @@ class Engine:
     def _index(self, todo: list[str], progress: Callable[[Progress], None] | None) -> Indexed:
         """A long sync's indexing: batch by batch, stepping aside between batches
         (progress is reported there, outside the lock) for the syncs and writes waiting."""
-        outer, self._pending = self._pending, set(todo)
+        mine = set(todo)
+        self._long_syncs.append(mine)
 
         def pause(done: Sequence[str], p: Progress) -> None:
-            assert self._pending is not None
-            self._pending.difference_update(done)
+            mine.difference_update(done)
             self._lock.step_aside(None if progress is None else lambda: progress(p))
 
         try:
             return self.indexer.index(todo, progress, pause=pause)
         finally:
-            self._pending = outer
+            self._long_syncs = [s for s in self._long_syncs if s is not mine]  # not by value
 
     def _finish_interrupted_relink(self) -> Relinked:
         """Finish a relink that a kill cut short (the journal in the store says which
