@@ -92,9 +92,15 @@ def _overrides(model: str | None) -> dict[str, dict[str, Any]] | None:
 
 
 class Daemon:
-    def __init__(self, root: Path, model: str | None, debounce_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        model: str | None,
+        debounce_ms: int | None = None,
+        code: Path | None = None,  # a checkout whose daemon/ runs (another branch's, say)
+    ) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-        env["PYTHONPATH"] = str(ROOT / "daemon")
+        env["PYTHONPATH"] = str((code or ROOT) / "daemon")
         if model:
             env["MEMVAULT_INDEX_MODEL"] = model
         if debounce_ms is not None:  # the vault's config.toml holds the default of its day

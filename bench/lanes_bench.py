@@ -3,6 +3,7 @@ query at 60,000 chunks.
 
     python bench/lanes_bench.py big-note                # a 5 MB note being embedded
     python bench/lanes_bench.py first-index             # the first index of 5,000 notes
+    python bench/lanes_bench.py first-index --code /path/to/main --work /tmp/x  # main's daemon
     python bench/lanes_bench.py query --chunks 60000    # hybrid query p50 incl. embedding
 
 ``big-note`` and ``first-index`` run a real daemon (`python -m memvault daemon run`,
@@ -15,7 +16,12 @@ use) and writes one note of ``--mb`` MB of prose (memvault indexes the first
 ``vault.max_note_bytes`` of it, 2 MB by default, and says so); ``first-index``
 copies that vault's notes into a new vault that was never indexed and starts the
 daemon on it. Each also reports how many chunks were pending at each save, so
-the figures are known to be taken while the model was busy.
+the figures are known to be taken while the model was busy. ``first-index`` also
+tells apart the saves made while the start-up reconcile (the structure lane's
+first sync of all 5,000 notes) was in flight, by the daemon's status at the save,
+and how long that reconcile took; ``--code`` runs another checkout's daemon (main's,
+for a before/after in the same sitting) and ``--work`` keeps the copied vault apart
+from another bench's.
 
 ``query`` indexes generated notes up to ``--chunks`` chunks, embedding the
 documents with the hash embedder at 384 dimensions (embedding 60,000 chunks with
@@ -35,6 +41,7 @@ import shutil
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -75,7 +82,13 @@ def indexed_vault(notes: int) -> Path:
 
 
 def saves_into_memory_md(
-    d: Daemon, root: Path, every: float, count: int, busy: Any = None
+    d: Daemon,
+    root: Path,
+    every: float,
+    count: int,
+    busy: Any = None,
+    saved_at: list[float] | None = None,
+    status_every: int = 1,
 ) -> tuple[list[float], list[int]]:
     """Create ``count`` small decisions ``every`` seconds apart; for each, the seconds
     from the file's close until MEMORY.md names it, and the chunks pending at the save.
@@ -92,9 +105,12 @@ def saves_into_memory_md(
             f"# Lane {run} {i}\n\nSaved while the vector lane works.\n"
         )
         path = root / "decisions" / f"{name}.md"
-        left = d.call("GET", "/status")["daemon"]["vectors"]["pending"]
+        if i % status_every == 0:  # /status checks every link: not free mid-index
+            left = d.call("GET", "/status")["daemon"]["vectors"]["pending"]
         path.write_text(text, encoding="utf-8")
         saved = time.perf_counter()
+        if saved_at is not None:
+            saved_at.append(saved)
         link = f"[[decisions/{name}]]"
         while link not in memory.read_text(encoding="utf-8"):
             if time.perf_counter() - saved > 120:
@@ -160,7 +176,7 @@ def big_note(args: argparse.Namespace) -> dict[str, Any]:
 
 def first_index(args: argparse.Namespace) -> dict[str, Any]:
     source = indexed_vault(args.notes)
-    root = WORK / f"first-index-{args.notes}"
+    root = (args.work or WORK) / f"first-index-{args.notes}"
     shutil.rmtree(root, ignore_errors=True)
     init_vault(root)
     for path in source.rglob("n*.md"):
@@ -169,21 +185,46 @@ def first_index(args: argparse.Namespace) -> dict[str, Any]:
             continue
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, root / rel)
-    d = Daemon(
-        root, None, args.debounce_ms
-    )  # answers at once; the start-up reconcile runs behind it
+    started = time.perf_counter()
+    # answers at once; the start-up reconcile runs behind it
+    d = Daemon(root, None, args.debounce_ms, code=args.code)
+    reconciled: list[float] = []
+
+    def watch() -> None:
+        # the reconcile's end, from the daemon's log line (polling /status would load it)
+        log = root.parent / "daemon-bench.log"
+        while not reconciled:
+            if "synced everything (start-up reconcile)" in log.read_text(errors="replace"):
+                reconciled.append(time.perf_counter())
+            time.sleep(0.02)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
 
         def busy() -> bool:
             return bool(d.call("GET", "/status")["daemon"]["vectors"]["pending"])
 
-        latencies, pending = saves_into_memory_md(d, root, args.every, args.saves, busy=busy)
+        saved_at: list[float] = []
+        latencies, pending = saves_into_memory_md(
+            d, root, args.every, args.saves, busy, saved_at, args.status_every
+        )
         hwm = d.status_kb("VmHWM")
     finally:
+        reconciled.append(-1.0)  # ends the watch if it has not seen the end
         d.stop()
+    end = reconciled[0] if reconciled[0] > 0 else None
+    # a save made before the reconcile ended, and seen in MEMORY.md before or after it
+    mid = [t for t, at in zip(latencies, saved_at, strict=True) if end is None or at < end]
+    for i, at in enumerate(saved_at):
+        if end is None or at < end:
+            print(f"  save {i + 1} was made during the start-up reconcile", flush=True)
     return {
         "what": f"save -> MEMORY.md during the first index of {args.notes} notes",
+        "code": str(args.code or ROOT),
         **summary(latencies),
+        "during_reconcile": summary(mid) if mid else {"saves": 0},
+        "reconcile_seconds": round(end - started, 1) if end else None,
         "pending_at_saves_min": min(pending),
         "peak_rss_mb": round(hwm / 1024, 1),
     }
@@ -262,6 +303,9 @@ def main() -> None:
     ap.add_argument(
         "--debounce-ms", type=int, help="daemon.debounce_ms (default: the vault's config.toml)"
     )
+    ap.add_argument("--status-every", type=int, default=1, help="saves per /status call")
+    ap.add_argument("--code", type=Path, help="a checkout whose daemon runs (default: this one)")
+    ap.add_argument("--work", type=Path, help=f"where first-index copies the vault ({WORK})")
     args = ap.parse_args()
     load = os.getloadavg()
     fn = {"big-note": big_note, "first-index": first_index, "query": query}[args.what]

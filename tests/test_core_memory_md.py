@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from pathlib import Path
 
@@ -422,3 +423,65 @@ def test_an_entry_a_person_rewrote_is_theirs_not_hidden() -> None:
     update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
     assert update.hidden == {}
     assert update.text.count("people/bo") == 1 and "who owns billing" in update.text
+
+
+# -- mid-reconcile: notes on disk not indexed yet ----------------------------------------------
+
+DECISIONS = (
+    "## Recent Decisions\n<!-- memvault:begin decisions -->\n{}<!-- memvault:end decisions -->\n"
+)
+
+
+def run_pending(text, catalogue, pending, owned=None, **kw):
+    """``run`` with the resolver seeing the pending notes too (they are on disk)."""
+    idx = LinkIndex([e.path for e in catalogue] + list(pending) + ["MEMORY.md"])
+
+    def resolve(target: str) -> str | None:
+        res = idx.resolve(target, "MEMORY.md")
+        return res.path if res.verdict == "resolved" else None
+
+    rules = [dataclasses.replace(DEFAULT_SECTIONS[2], limit=2)]
+    return update_memory(
+        text, catalogue, rules, owned or {}, (), resolve=resolve, pending=pending, **kw
+    )
+
+
+def test_mid_reconcile_a_daemon_line_for_a_note_not_indexed_yet_stays_where_it_is() -> None:
+    old = "- [[decisions/old]] - the daemon's line\n"
+    text = DECISIONS.format(old)
+    owned = {"decisions": ("- [[decisions/old]] - the daemon's line",)}
+    cat = [entry("decisions/new.md", "New", date="2024-05-01")]
+    kept = run_pending(text, cat, {"decisions/old.md"}, owned).text
+    assert kept == DECISIONS.format(old + "- [[decisions/new]] - New\n")
+    # once it is indexed (or known gone) the same inputs drop it: the rule is what kept it
+    assert run_pending(text, cat, set(), owned).text == DECISIONS.format(
+        "- [[decisions/new]] - New\n"
+    )
+
+
+def test_mid_reconcile_a_folders_count_waits_and_its_folder_note_is_not_rewritten() -> None:
+    more = "- [[decisions/decisions|40 more]]\n"
+    text = DECISIONS.format("- [[decisions/a]] - A\n" + more)
+    cat = [
+        entry(f"decisions/{c}.md", c.upper(), date=f"2024-0{i + 1}-01")
+        for i, c in enumerate("abcd")
+    ]
+    owned = {"decisions": ("- [[decisions/a]] - A",)}
+    update = run_pending(text, cat, {"decisions/zz.md"}, owned)
+    assert update.text == DECISIONS.format("- [[decisions/d]] - D\n- [[decisions/c]] - C\n" + more)
+    assert "decisions" not in update.overflow  # the folder note waits for the whole folder
+    # no count was there: none is made up
+    bare = run_pending(DECISIONS.format(""), cat, {"decisions/zz.md"}).text
+    assert bare == DECISIONS.format("- [[decisions/d]] - D\n- [[decisions/c]] - C\n")
+    # pending notes elsewhere do not hold this folder's count back
+    counted = run_pending(text, cat, {"people/zz.md"}, owned)
+    assert "[[decisions/decisions|2 more]]" in counted.text and "decisions" in counted.overflow
+
+
+def test_mid_reconcile_a_hidden_note_not_indexed_yet_stays_hidden() -> None:
+    cat = [entry("decisions/a.md", "A", date="2024-01-01")]
+    hidden = {"decisions": ("decisions/b.md",)}
+    kept = run_pending(DECISIONS.format(""), cat, {"decisions/b.md"}, hidden=hidden)
+    assert kept.hidden == {"decisions": ("decisions/b.md",)}
+    forgotten = run_pending(DECISIONS.format(""), cat, set(), hidden=hidden)
+    assert forgotten.hidden == {}

@@ -634,3 +634,28 @@ def test_a_folder_renamed_while_watchdog_registers_it_is_still_followed(
     finally:
         w.watcher.stop()
         w.vault.close()
+
+
+def test_queue_keeps_paths_apart_while_a_full_reconcile_waits_for_the_one_in_flight() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, clock=clock)
+    q.request_full("folders were created")
+    q.put(["saved.md"])
+    assert q.due_in(paths_only=True) == pytest.approx(0.3) and q.take(paths_only=True) is None
+    clock.now += 0.3
+    batch = q.take(paths_only=True)  # a reconcile is in flight: the save goes now
+    assert batch is not None and batch.paths == {"saved.md"}
+    assert q.take(paths_only=True) is None
+    full = q.take()  # the queued full reconcile is still there for afterwards
+    assert full is not None and full.paths is None and full.reason == "folders were created"
+    assert q.take() is None
+
+
+def test_queue_overflow_drops_paths_even_for_paths_only() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q.put([f"n{i}.md" for i in range(10)])
+    clock.now += 0.3
+    assert q.take(paths_only=True) is None and len(q) == 0
+    q.put(["late.md"])  # the full reconcile covers it
+    assert len(q) == 0

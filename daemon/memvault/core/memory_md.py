@@ -29,6 +29,12 @@ Rules, all decided here and nowhere else:
   in its "N more") until a line in the section links the note once more. The
   folder note still lists every note of its folder.
 - Markers that do not pair up raise ``MarkerError``: the file is left alone.
+- Mid-reconcile (``pending``: notes on disk a reconcile has still to index) an
+  update is provisional: it lists what is indexed so far (a note saved meanwhile
+  too), keeps every line naming a pending note as it is (an entry is never
+  dropped for a note that exists), keeps a pending note hidden, and leaves a
+  folder's "N more" line alone until all its notes are indexed (the count is not
+  known yet: none is added, an old one is not changed).
 """
 
 from __future__ import annotations
@@ -247,6 +253,7 @@ def update_memory(
     hidden: Mapping[str, Collection[str]] | None = None,
     last_written: Mapping[str, Collection[str]] | None = None,
     unlinked_folders: Collection[str] = (),
+    pending: Collection[str] = (),
 ) -> MemoryUpdate:
     """Recompute MEMORY.md. ``resolve`` maps a link target written in MEMORY.md to
     a note path (or None); ``rewrite`` re-targets links in a person's text after
@@ -254,7 +261,8 @@ def update_memory(
     section, the notes a person took out of it; ``last_written``: per section, the
     lines of the daemon's previous update (to notice an entry a person deleted);
     ``unlinked_folders``: folders whose folder-note path is a person's own note (the
-    overflow line then links nothing)."""
+    overflow line then links nothing). ``pending``: notes on disk that a reconcile in
+    flight has not indexed yet (see ``waits_for``): the update is provisional."""
     if text is None:  # no MEMORY.md at all: start afresh with every section
         text = f"# {title}\n"
         seen = ()
@@ -280,13 +288,14 @@ def update_memory(
                 frozenset((hidden or {}).get(rule.name, ())),
                 () if fresh or last_written is None else tuple(last_written.get(rule.name, ())),
                 rule.folder not in unlinked_folders,
+                frozenset(pending),
             ),
             body,
             problems,
         )
         new_owned[rule.name] = result.wrote
         new_hidden[rule.name] = result.hidden
-        if len(result.everything) > rule.limit:
+        if len(result.everything) > rule.limit and not waits_for(rule.folder, pending):
             overflow[rule.folder] = tuple(result.everything)
         return result.lines
 
@@ -333,6 +342,13 @@ def update_memory(
     )
 
 
+def waits_for(folder: str, pending: Collection[str]) -> bool:
+    """Whether a note of ``folder`` is still to be indexed: until it is, MEMORY.md does
+    not know how many more the folder holds, and its folder note is not rewritten."""
+    prefix = folder.strip("/") + "/"
+    return any(p.startswith(prefix) for p in pending)
+
+
 def _rewrite_lines(lines: list[str], rewrite: Callable[[str], str] | None) -> list[str]:
     if rewrite is None or not lines:
         return list(lines)
@@ -352,6 +368,7 @@ class _Section:
     hidden: frozenset[str]
     last_written: tuple[str, ...]
     folder_note: bool  # the overflow line may link the folder note
+    pending: frozenset[str] = frozenset()  # on disk, not indexed yet (a reconcile in flight)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,7 +398,9 @@ def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResul
     # Hidden: notes a person took out of the section. A link to one in the section
     # (the person put it back) lists it again; a note that is gone is forgotten.
     existing = {e.path for e in s.catalogue}
-    hidden = {p for p in s.hidden if p in existing and p not in linked}
+    waiting = s.pending - existing
+    folder_waits = waits_for(rule.folder, s.pending)
+    hidden = {p for p in s.hidden if (p in existing or p in waiting) and p not in linked}
     listed = [e for e in everything if e.path not in hidden][: rule.limit]
     present = {line.rstrip("\r\n") for line in body}
     for line in s.last_written:
@@ -402,10 +421,12 @@ def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResul
     person_links: set[str] = set()
     for i, line in enumerate(body):
         content = line.rstrip("\r\n")
-        daemons = (
-            content in owned_set or content in would_write or _is_overflow(content, rule.folder)
-        )
-        if daemons and content.strip():
+        overflow = _is_overflow(content, rule.folder)
+        daemons = content in owned_set or content in would_write or overflow
+        # mid-reconcile: a line naming a note not indexed yet, and the count of a
+        # folder not all indexed, stay as they are (they are not known to be wrong)
+        unknown = (overflow and folder_waits) or not waiting.isdisjoint(links_on.get(i, ()))
+        if daemons and content.strip() and not unknown:
             slots.append(len(kept))
             kept.append("")
             continue
@@ -419,7 +440,7 @@ def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResul
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
     more = len([e for e in everything if e.path not in hidden]) - len(shown)
-    if more > 0:
+    if more > 0 and not folder_waits:
         wanted.append(overflow_line(rule.folder, more, s.folder_note))
 
     # Fill the daemon's old slots in order; extra lines go after the last slot

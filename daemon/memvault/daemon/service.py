@@ -149,12 +149,15 @@ class Daemon:
         )
 
     def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+        # a batch let through mid-reconcile leaves the reconcile's progress and state
+        let_through = self.watcher.lets_through()
         try:  # the structure lane; the vector lane follows in its own thread
             return self.vault.sync(paths, progress=progress, vectors=False)
         finally:
-            self.progress = None
-            if self.state == "indexing":
-                self.state = "watching"
+            if not let_through:
+                self.progress = None
+                if self.state == "indexing":
+                    self.state = "watching"
 
     def _nudge(self) -> None:
         """Tell /events clients that what ``info()`` shows may have changed."""

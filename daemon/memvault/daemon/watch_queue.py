@@ -5,7 +5,10 @@ path into the vault-relative posix path the engine syncs (or drops it);
 ``ChangeQueue`` coalesces paths per batch, bounds itself (past ``limit`` paths
 one full reconcile stands for them all) and says when a batch is due — after
 ``quiet`` seconds without a change, or ``max_wait`` after the oldest one under
-a continuous stream. The clock is injected, so the tests drive time.
+a continuous stream. A full reconcile asked for while one is running waits for
+it; the paths changed meanwhile are kept apart (``take(paths_only=True)``), so
+a save is not held back by a reconcile in flight nor by the one queued behind
+it. The clock is injected, so the tests drive time.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class ChangeQueue:
         self._full: str | None = None  # reason, when a full reconcile is wanted
         self._full_now = False  # due at once (not debounced)
         self._not_before = 0.0  # retry back-off after a failed sync
+        self._swamped = False  # overflowed: paths are no longer kept until the full is taken
         self.overflows = 0
 
     def put(self, paths: Iterable[str], since: float | None = None) -> None:
@@ -68,7 +72,7 @@ class ChangeQueue:
         when = now if since is None else min(since, now)
         with self.cond:
             for path in paths:
-                if self._full is None and path not in self._paths:
+                if not self._swamped and path not in self._paths:
                     if len(self._paths) >= self.limit:
                         self._overflow()
                     else:
@@ -81,7 +85,8 @@ class ChangeQueue:
         # Too many paths to remember one by one: one full reconcile covers them all.
         self.overflows += 1
         self._paths.clear()
-        self._full = f"more than {self.limit} paths changed at once"
+        self._swamped = True
+        self._full = self._full or f"more than {self.limit} paths changed at once"
         log.info("change queue overflow: %s; a full reconcile follows", self._full)
 
     def request_full(
@@ -91,8 +96,7 @@ class ChangeQueue:
         ``since``: when the changes it stands for began (a retry keeps its lag)."""
         now = self.clock()
         with self.cond:
-            self._full = self._full or reason
-            self._paths.clear()
+            self._full = self._full or reason  # the paths stay: see take(paths_only)
             if since is not None:
                 self._first = since if self._first is None else min(self._first, since)
             if debounce:
@@ -115,10 +119,18 @@ class ChangeQueue:
         with self.cond:
             return self._first
 
-    def due_in(self) -> float | None:
-        """Seconds until a batch is due (0: now), or None when nothing is pending."""
+    def due_in(self, paths_only: bool = False) -> float | None:
+        """Seconds until a batch is due (0: now), or None when nothing is pending
+        (``paths_only``: a batch of paths, while a full reconcile cannot start)."""
         with self.cond:
-            return self._due_in(self.clock())
+            now = self.clock()
+            return self._paths_due_in(now) if paths_only else self._due_in(now)
+
+    def _paths_due_in(self, now: float) -> float | None:
+        if not self._paths or self._last is None:
+            return None
+        wait = min(self._last + self.quiet, min(self._paths.values()) + self.max_wait) - now
+        return max(wait, self._not_before - now, 0.0)
 
     def _due_in(self, now: float) -> float | None:
         if self._full is None and not self._paths:
@@ -130,10 +142,20 @@ class ChangeQueue:
             wait = min(self._last + self.quiet, self._first + self.max_wait) - now
         return max(wait, self._not_before - now, 0.0)
 
-    def take(self) -> Batch | None:
-        """The due batch, removed from the queue; None when nothing is due yet."""
+    def take(self, paths_only: bool = False) -> Batch | None:
+        """The due batch, removed from the queue; None when nothing is due yet. A full
+        reconcile covers the paths queued with it; ``paths_only`` (one is running) leaves
+        a full reconcile queued and takes the paths changed meanwhile."""
         with self.cond:
             now = self.clock()
+            if paths_only:
+                if self._paths_due_in(now) != 0.0:
+                    return None
+                batch = Batch(frozenset(self._paths), "changes", min(self._paths.values()))
+                self._paths.clear()
+                if self._full is None:
+                    self._first = self._last = None
+                return batch
             if self._due_in(now) != 0.0:
                 return None
             oldest = self._first if self._first is not None else now
@@ -142,7 +164,7 @@ class ChangeQueue:
             else:
                 batch = Batch(frozenset(self._paths), "changes", oldest)
             self._paths.clear()
-            self._full, self._full_now = None, False
+            self._full, self._full_now, self._swamped = None, False, False
             self._first = self._last = None
             return batch
 

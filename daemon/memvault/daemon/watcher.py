@@ -3,6 +3,7 @@
     observer thread (watchdog)        worker thread (ours)
     handler.dispatch: map + enqueue   take a due batch -> sync(paths) -> repeat
                                       timers: periodic reconcile, idle save, supervisor
+                                      a full reconcile -> the reconcile thread (ours)
 
 The handler does no I/O and never syncs: it turns an absolute path into a
 vault-relative posix path (NFC), drops what the vault ignores, and puts it
@@ -12,6 +13,14 @@ for ``debounce_ms`` or, under a continuous stream, when its oldest change is
 ``limit`` collapse into one "full reconcile" request instead of growing the
 queue without bound. Sync compares hashes, so the events of the daemon's own
 writes cost one cheap no-op batch and never a loop.
+
+A full reconcile (at start, after a lost observer, on the timer) and a long
+batch (more than ``BIG_BATCH`` paths, as a `git pull` makes, or a folder moved
+in: its notes are all synced) run in a thread of their own,
+one at a time, while the worker goes on taking the batches of paths that come
+meanwhile: the engine's reconcile steps aside for them
+between its batches, so a person's save waits for one batch of the reconcile,
+not for all of it (engine.turns). Only the reconcile reports progress.
 
 Native events need inotify (or FSEvents / ReadDirectoryChangesW). When the
 inotify limits are exhausted, or the vault is on a network or FUSE mount
@@ -26,7 +35,6 @@ from __future__ import annotations
 import errno
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -48,6 +56,7 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
+from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
 from memvault.daemon.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
@@ -69,28 +78,8 @@ EVENT_FILTER: list[type[FileSystemEvent]] = [
     DirMovedEvent,
     FileClosedEvent,
 ]
-# inotify does not see changes made by other machines on these (nor by the host on 9p/virtiofs).
-NETWORK_FS = frozenset(
-    {
-        "nfs",
-        "nfs4",
-        "cifs",
-        "smb3",
-        "smbfs",
-        "9p",
-        "afs",
-        "ncpfs",
-        "ceph",
-        "glusterfs",
-        "lustre",
-        "gpfs",
-        "davfs",
-        "vboxsf",
-        "virtiofs",
-        "fuse",
-    }
-)
 POLL_SECONDS = 2.0
+BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 SUPERVISE_SECONDS = 2.0
 
 
@@ -136,45 +125,10 @@ class _OverflowHook(logging.Handler):
             self.queue.request_full("inotify event queue overflowed", debounce=True)
 
 
-def mount_fs_type(path: Path, mounts: str = "/proc/mounts") -> str | None:
-    """The filesystem type of the mount holding ``path`` (Linux), or None."""
-    try:
-        lines = Path(mounts).read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
-        return None
-    real = os.path.realpath(path)
-    best, kind = "", None
-    for line in lines:
-        parts = line.split()
-        if len(parts) < 3:
-            continue
-        point = parts[1].encode().decode("unicode_escape")  # \040 for spaces
-        if (real == point or real.startswith(point.rstrip("/") + "/")) and len(point) >= len(best):
-            best, kind = point, parts[2]
-    return kind
-
-
-def is_network_fs(kind: str | None) -> bool:
-    return kind is not None and (kind in NETWORK_FS or kind.startswith("fuse."))
-
-
 def _native_observer() -> BaseObserver:
     from watchdog.observers import Observer
 
     return Observer()
-
-
-def limit_advice(exc: OSError) -> str:
-    if exc.errno == errno.EMFILE:
-        return (
-            "the inotify instance limit is reached; raise it with "
-            "`sudo sysctl fs.inotify.max_user_instances=1024` "
-            "(persist it in /etc/sysctl.d/)"
-        )
-    return (
-        "the inotify watch limit is reached (one watch per folder); raise it with "
-        "`sudo sysctl fs.inotify.max_user_watches=524288` (persist it in /etc/sysctl.d/)"
-    )
 
 
 class Watcher:
@@ -233,7 +187,10 @@ class Watcher:
         self._stopping = threading.Event()
         self._folders_arrived = threading.Event()  # watches to renew after this batch
         self.renewals = 0
-        self._busy_since: float | None = None
+        self._busy_since: float | None = None  # a batch of paths in flight, since
+        self._reconcile_since: float | None = None  # a full reconcile in flight, since
+        self._reconciler: threading.Thread | None = None
+        self.let_through = 0  # batches synced while a full reconcile was in flight
         self._needs_save = False
         self._last_sync = time.monotonic()
         self._worker: threading.Thread | None = None
@@ -260,12 +217,14 @@ class Watcher:
         self._stopping.set()
         self._stop_observer()
         self.queue.wake()
-        if self._worker is not None:
-            self._worker.join(timeout)
-            if self._worker.is_alive():
-                log.warning("watcher: the batch in flight did not finish within %s s", timeout)
-                return False
-            self._worker = None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        for thread in (self._worker, self._reconciler):
+            if thread is not None:
+                thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if thread.is_alive():
+                    log.warning("watcher: the batch in flight did not finish within %s s", timeout)
+                    return False
+        self._worker = self._reconciler = None
         self._stop_observer()  # one the supervisor may have restarted meanwhile
         logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
         return True
@@ -406,27 +365,62 @@ class Watcher:
             if now >= next_reconcile:
                 self.queue.request_full("periodic reconcile")
                 next_reconcile = now + self.reconcile_seconds
-            batch = self.queue.take()
+            reconciling = self._reconciler is not None
+            batch = self.queue.take(paths_only=reconciling)
             if batch is not None:
-                self._run_batch(batch)
-                if batch.paths is None:
-                    next_reconcile = time.monotonic() + self.reconcile_seconds
+                if batch.paths is None or (not reconciling and self._long(batch.paths)):
+                    self._start_reconcile(batch)
+                    if batch.paths is None:
+                        next_reconcile = time.monotonic() + self.reconcile_seconds
+                else:
+                    self._run_batch(batch, let_through=reconciling)
                 continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
-            due = self.queue.due_in()
+            due = self.queue.due_in(paths_only=reconciling)
             waits = [next_check - now, next_reconcile - now, math.inf if due is None else due]
             if self._needs_save:
                 waits.append(self._last_sync + self.idle_save_seconds - now)
             self.queue.wait(max(0.0, min(waits)))
 
-    def _run_batch(self, batch: Batch) -> None:
+    @property
+    def reconciling(self) -> bool:
+        """A full reconcile (or a big batch) is in flight: small batches are let through."""
+        return self._reconciler is not None
+
+    def _long(self, paths: frozenset[str]) -> bool:
+        """Many paths, or a folder: a sync that may index thousands of notes."""
+        if len(paths) > BIG_BATCH:
+            return True
+        return any(not p.lower().endswith(".md") and (self.root / p).is_dir() for p in paths)
+
+    def lets_through(self) -> bool:
+        """Whether the batch this thread syncs is one let through a reconcile in flight."""
+        return self.reconciling and threading.current_thread() is not self._reconciler
+
+    def _start_reconcile(self, batch: Batch) -> None:
+        def run() -> None:
+            try:
+                self._run_batch(batch, let_through=False)
+            finally:
+                self._reconciler = None
+                self.queue.wake()  # the worker may start the next one
+
+        self._reconciler = threading.Thread(target=run, name="memvault-reconcile", daemon=True)
+        self._reconciler.start()
+
+    def _run_batch(self, batch: Batch, let_through: bool) -> None:
         paths = None if batch.paths is None else sorted(batch.paths)
-        self._busy_since = batch.oldest
+        own_thread = threading.current_thread() is self._reconciler
+        if own_thread:
+            self._reconcile_since = batch.oldest
+        else:
+            self._busy_since = batch.oldest
         started = time.monotonic()
         self._on_change()
         try:
-            report = self._sync(paths, self._progress)
+            # only the reconcile reports progress (a batch let through would clobber it)
+            report = self._sync(paths, self._cancel_only if let_through else self._progress)
         except SyncCancelled:
             log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
             return
@@ -442,17 +436,20 @@ class Watcher:
                 self.queue.put(paths, since=batch.oldest)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
-            self._busy_since = None
             self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count
             return
         finally:
-            self._busy_since = None
+            if own_thread:
+                self._reconcile_since = None
+            else:
+                self._busy_since = None
             self._last_sync = time.monotonic()
         self.batches_failed = 0
         self.batches += 1
+        self.let_through += let_through
         self._needs_save = self._save is not None
-        if self._folders_arrived.is_set():
-            self._renew_watches()
+        if self._folders_arrived.is_set() and threading.current_thread() is self._worker:
+            self._renew_watches()  # the worker's alone: it owns the observer
         if paths is not None and getattr(report, "vanished", None):
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
@@ -474,8 +471,11 @@ class Watcher:
                 report.summary() if hasattr(report, "summary") else report,
             )
         self._on_change()
-        if self._after_first is not None:
-            hook, self._after_first = self._after_first, None
+        if self._after_first is not None and not let_through:  # after the reconcile's end
+            with self._lock:
+                hook, self._after_first = self._after_first, None
+            if hook is None:
+                return
             try:
                 hook()
             except Exception as exc:
@@ -485,6 +485,10 @@ class Watcher:
     def _progress(self, progress: Any) -> None:
         if self._on_progress is not None:
             self._on_progress(progress)
+        if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
+            raise SyncCancelled()
+
+    def _cancel_only(self, progress: Any) -> None:
         if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
             raise SyncCancelled()
 
@@ -506,7 +510,9 @@ class Watcher:
 
     def lag_seconds(self) -> float | None:
         """Age of the oldest change not yet synced (queued or in flight), or None."""
-        times = [t for t in (self.queue.oldest, self._busy_since) if t is not None]
+        times = [
+            t for t in (self.queue.oldest, self._busy_since, self._reconcile_since) if t is not None
+        ]
         return round(time.monotonic() - min(times), 3) if times else None
 
     def info(self) -> dict[str, Any]:
@@ -520,6 +526,8 @@ class Watcher:
             "watch_renewals": self.renewals,
             "overflows": self.queue.overflows,
             "batches": self.batches,
+            "reconciling": self.reconciling,
+            "let_through": self.let_through,  # batches synced during a full reconcile
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
             "last_batch": self.last_batch,
         }
@@ -542,10 +550,4 @@ def _halt(observer: BaseObserver) -> None:
         inner.join(5)
 
 
-__all__ = [
-    "SyncCancelled",
-    "Watcher",
-    "is_network_fs",
-    "limit_advice",
-    "mount_fs_type",
-]
+__all__ = ["SyncCancelled", "Watcher", "is_network_fs", "limit_advice", "mount_fs_type"]

@@ -82,9 +82,14 @@ class Catalogue:
         files = [back.get(p, p) for p in paths + self._store.attachment_paths()]
         return LinkIndex(files, {back.get(p, p): a for p, a in aliases.items()})
 
-    def resolver(self, source: str) -> Callable[[str], str | None]:
-        """``target -> path`` for links written in ``source`` (aliases count; None if not)."""
+    def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
+        """``target -> path`` for links written in ``source`` (aliases count; None if not).
+        ``extra``: files on disk not in the store yet (a reconcile in flight)."""
         idx = self.link_index()
+        more = [p for p in extra if p not in idx]
+        if more:
+            paths, aliases = self._store.paths_and_aliases()
+            idx = LinkIndex(paths + self._store.attachment_paths() + more, aliases)
 
         def resolve(target: str) -> str | None:
             res = idx.resolve(target, source)

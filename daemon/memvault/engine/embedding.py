@@ -22,6 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
@@ -186,7 +187,9 @@ class Embedding:
             self._store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
         return set(need)
 
-    def embed_pending(self, lock: threading.RLock, limit: int = PENDING_BATCH) -> VectorStep:
+    def embed_pending(
+        self, lock: AbstractContextManager[object], limit: int = PENDING_BATCH
+    ) -> VectorStep:
         """One step of the vector lane: embed up to ``limit`` pending chunks (and their
         lines) outside ``lock`` — the engine's, so the structure lane never waits for the
         model — then index those still pending, under it."""

@@ -26,6 +26,16 @@ of paths and the periodic timer:
 5. created + modified (+ relinked): parse, chunk, embed only chunks whose
    embedded text is new (the cache answers the rest), commit per batch;
 6. MEMORY.md and folder notes, compare-and-swap, only when something changed.
+
+A long sync (a full reconcile, or more notes than one batch) steps aside
+between its batches (``TurnLock``): a sync or a write waiting for the lock (a
+person's save) goes first, with the long sync's moves, deletes and relinks
+already done and only notes left to index (``_long_syncs``). Such a sync writes
+MEMORY.md provisionally: what is indexed so far plus its own change, never
+dropping a line for a pending note (core.memory_md); the long sync's last step
+writes it whole. It leaves the relink journal to the sync that wrote it. A kill
+meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
+the next sync's diff finds the rest.
 """
 
 from __future__ import annotations
@@ -34,7 +44,6 @@ import dataclasses
 import datetime as dt
 import json
 import logging
-import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -55,10 +64,11 @@ from memvault.core.report import (
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
-from memvault.engine.indexer import Indexer, Progress
+from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
+from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, NotIndexed
 from memvault.index.embedder import Embedder
@@ -106,7 +116,9 @@ class Engine:
             # a file saved within the watcher's quiet period may be a save in progress
             quiet_seconds=config.daemon.debounce_ms / 1000,
         )
-        self._lock = threading.RLock()  # one sync or write at a time
+        self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
+        # per long sync in flight (they may interleave), the notes it has still to index
+        self._long_syncs: list[set[str]] = []
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
@@ -184,7 +196,11 @@ class Engine:
             model_note = None
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
-            resumed = self._finish_interrupted_relink()
+            resumed = Relinked()
+            if not self._long_syncs:
+                resumed = self._finish_interrupted_relink()
+            else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
+                self.catalogue.files_changed()
             seen, scope, skipped, attachments = self._observe(paths)
             known = self.store.manifest()
             vanished: tuple[str, ...] = ()
@@ -198,7 +214,7 @@ class Engine:
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
-            report = self._apply(changes, progress, attachments)
+            report = self._apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
                 report = dataclasses.replace(
@@ -313,6 +329,8 @@ class Engine:
         changes: ChangeSet,
         progress: Callable[[Progress], None] | None,
         attachments: AttachmentChanges | None = None,
+        *,
+        full: bool = False,
     ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
@@ -355,18 +373,23 @@ class Engine:
             | {new for _, new in changes.moved}
             | set(relinked)
         )
-        indexed = self.indexer.index(todo, progress)
+        # a sync let in by a reconcile stepping aside sees the notes it has still to index
+        pending = frozenset().union(*self._long_syncs) if not full else frozenset()
+        # a long one (a full reconcile, a pull's batch) steps aside between its batches
+        long = full or len(todo) > BATCH_NOTES
+        indexed = self._index(todo, progress) if long else self.indexer.index(todo, progress)
         warnings += indexed.warnings
         if changes.created or changes.deleted or moves:
             self.catalogue.files_changed()
         written = MemoryWritten()
-        if changes or moves or not self.store.meta("memory_synced"):
-            written = self.linker.update_memory(moves, before, after)
+        # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
+        if changes or moves or (not pending and not self.store.meta("memory_synced")):
+            written = self.linker.update_memory(moves, before, after, pending)
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:
                 self.indexer.index(reindex)
         if moves and self.store.pending_relink():
-            self.store.clear_relink()  # every link follows, MEMORY.md's too
+            self.store.clear_relink(moves)  # every link follows, MEMORY.md's too
         if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(
@@ -384,6 +407,21 @@ class Engine:
             warnings=tuple(warnings) + written.warnings,
             problems=written.problems,
         )
+
+    def _index(self, todo: list[str], progress: Callable[[Progress], None] | None) -> Indexed:
+        """A long sync's indexing: batch by batch, stepping aside between batches
+        (progress is reported there, outside the lock) for the syncs and writes waiting."""
+        mine = set(todo)
+        self._long_syncs.append(mine)
+
+        def pause(done: Sequence[str], p: Progress) -> None:
+            mine.difference_update(done)
+            self._lock.step_aside(None if progress is None else lambda: progress(p))
+
+        try:
+            return self.indexer.index(todo, progress, pause=pause)
+        finally:
+            self._long_syncs = [s for s in self._long_syncs if s is not mine]  # not by value
 
     def _finish_interrupted_relink(self) -> Relinked:
         """Finish a relink that a kill cut short (the journal in the store says which

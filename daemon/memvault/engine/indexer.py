@@ -87,8 +87,16 @@ class Indexer:
     # -- indexing notes ----------------------------------------------------------------------------
 
     def index(
-        self, paths: Sequence[str], progress: Callable[[Progress], None] | None = None
+        self,
+        paths: Sequence[str],
+        progress: Callable[[Progress], None] | None = None,
+        *,
+        pause: Callable[[Sequence[str], Progress], None] | None = None,
     ) -> Indexed:
+        """Index ``paths`` in batches, each committed in one transaction. With ``pause``,
+        progress is reported through it, after each commit but the last, with the
+        paths that batch committed: the engine steps aside there (a long reconcile lets
+        a person's save through between two batches)."""
         kept = queued = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
@@ -97,6 +105,7 @@ class Indexer:
         # progress counts notes committed, not read: reading is fast and the model's
         # time comes at the commit, so a count of notes read runs ahead of the work
         committed = 0
+        start = 0  # index in ``paths`` of the batch being read
         for done, path in enumerate(paths, 1):
             prepared, skip, warns = self._prepare(path)
             warnings += warns
@@ -109,7 +118,10 @@ class Indexer:
                 k, q = self._commit(batch)
                 kept, queued = kept + k, queued + q
                 batch, pending, committed = [], 0, done
-            if progress is not None:
+                if pause is not None and done < len(paths):
+                    pause(paths[start:done], Progress(committed, len(paths), 0))
+                start = done
+            if progress is not None and pause is None:
                 progress(Progress(committed, len(paths), 0))
         if batch:
             k, q = self._commit(batch)
@@ -282,4 +294,4 @@ class Indexer:
         return kept, queued
 
 
-__all__ = ["BATCH_CHUNKS", "Indexed", "Indexer", "Progress"]
+__all__ = ["BATCH_CHUNKS", "BATCH_NOTES", "Indexed", "Indexer", "Progress"]

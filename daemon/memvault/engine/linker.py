@@ -110,9 +110,17 @@ class Linker:
     # -- MEMORY.md -----------------------------------------------------------------------------
 
     def update_memory(
-        self, moves: dict[str, str], before: LinkIndex | None, after: LinkIndex | None
+        self,
+        moves: dict[str, str],
+        before: LinkIndex | None,
+        after: LinkIndex | None,
+        pending: frozenset[str] = frozenset(),
     ) -> MemoryWritten:
-        """Recompute MEMORY.md and the folder notes; write them (CAS) only if they change."""
+        """Recompute MEMORY.md and the folder notes; write them (CAS) only if they change.
+
+        ``pending``: notes on disk that a reconcile in flight has not indexed yet. The
+        update is then provisional (core.memory_md says what it keeps); the folder notes
+        of their folders wait, and MEMORY.md is not marked in line with the index."""
         cfg = self.config.memory
         rel = cfg.file
         owned = self.store.owned_lines()
@@ -132,7 +140,7 @@ class Linker:
             for rule in cfg.sections
             if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
         }
-        resolve = self.catalogue.resolver(rel)
+        resolve = self.catalogue.resolver(rel, pending)
 
         rewrite = None
         left: set[tuple[str, str]] = set()
@@ -159,6 +167,7 @@ class Linker:
                 hidden=decisions.hidden,
                 last_written=last_written,
                 unlinked_folders=set(unlinked),
+                pending=pending,
             )
             results.append(update)
             return update.text
@@ -184,8 +193,12 @@ class Linker:
         )
         self.store.set_meta("memory_last_written", json.dumps(update.owned))
         self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
-        self.store.set_meta("memory_synced", "1")
-        folder_written = self._update_folder_notes(update.overflow, catalogue, set(unlinked))
+        if not pending:  # a provisional MEMORY.md is not in line with the index yet
+            self.store.set_meta("memory_synced", "1")
+        waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
+        folder_written = self._update_folder_notes(
+            update.overflow, catalogue, set(unlinked) | waiting
+        )
         warnings = [
             f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
         ]
@@ -220,14 +233,15 @@ class Linker:
         self,
         overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
         catalogue: list[memory_md.CatalogueEntry],
-        persons: set[str],
+        skip: set[str],
     ) -> list[str]:
-        """Create or update the folder notes memvault keeps, never a person's note."""
+        """Create or update the folder notes memvault keeps, never a person's note (nor,
+        mid-reconcile, one whose folder is not all indexed: ``skip``)."""
         written = []
         for rule in self.config.memory.sections:
             path = memory_md.folder_note_path(rule.folder)
             exists = self.fs.stat(path) is not None
-            if rule.folder in persons or (rule.folder not in overflow and not exists):
+            if rule.folder in skip or (rule.folder not in overflow and not exists):
                 continue
             # the folder note lists every note of the folder, whatever the filter
             entries = memory_md.sort_entries(

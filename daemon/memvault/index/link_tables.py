@@ -112,9 +112,15 @@ class LinkTables:
             "INSERT OR REPLACE INTO relink_pending(old, new) VALUES(?, ?)", list(moves.items())
         )
 
-    def clear_relink(self) -> None:
+    def clear_relink(self, moves: Mapping[str, str] | None = None) -> None:
+        """Drop the journal (all of it, or just ``moves``: another sync's stay)."""
         with self.transaction() as conn:
-            conn.execute("DELETE FROM relink_pending")
+            if moves is None:
+                conn.execute("DELETE FROM relink_pending")
+            else:
+                conn.executemany(
+                    "DELETE FROM relink_pending WHERE old = ? AND new = ?", list(moves.items())
+                )
 
     # -- MEMORY.md ownership -------------------------------------------------------------
 

@@ -115,7 +115,15 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         )
     daemon = data.get("daemon")
     if daemon:
+        progress = daemon.get("progress") or {}
         console.print(
             f"daemon: {daemon.get('state')}"
             + (f", pid {daemon['pid']}" if daemon.get("pid") else "")
+            + (
+                # a full reconcile in flight: how far, and the saves it let go first
+                f"; reconciling: {progress['done']:,}/{progress['total']:,} notes indexed, "
+                f"{daemon.get('let_through', 0)} saves let through meanwhile"
+                if daemon.get("reconciling") and progress.get("stage") == "notes"
+                else ""
+            )
         )
