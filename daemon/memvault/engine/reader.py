@@ -525,7 +525,9 @@ def _window_similarities(
     padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
     width = max((len(window) for window in members), default=1)
     row_of = [blank if r is None else r for r in rows]
-    index = np.array([[row_of[j] for j in w] + [blank] * (width - len(w)) for w in members])
+    index = np.array(
+        [[row_of[j] for j in w] + [blank] * (width - len(w)) for w in members], dtype=np.intp
+    ).reshape(n, width)
     total = padded[index].sum(axis=1)
     norms = np.linalg.norm(total, axis=1)
     sims = (total @ qv.astype(np.float32)) / np.where(norms > 0, norms, 1.0)
