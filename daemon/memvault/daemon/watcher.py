@@ -365,7 +365,7 @@ class Watcher:
             if now >= next_reconcile:
                 self.queue.request_full("periodic reconcile")
                 next_reconcile = now + self.reconcile_seconds
-            reconciling = self._reconciler is not None
+            reconciling = self.reconciling
             batch = self.queue.take(paths_only=reconciling)
             if batch is not None:
                 if batch.paths is None or (not reconciling and self._long(batch.paths)):
@@ -485,10 +485,10 @@ class Watcher:
     def _progress(self, progress: Any) -> None:
         if self._on_progress is not None:
             self._on_progress(progress)
-        if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
-            raise SyncCancelled()
+        self._cancel_only(progress)
 
     def _cancel_only(self, progress: Any) -> None:
+        """Stop a sync at shutdown (the next start reconciles what it left)."""
         if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
             raise SyncCancelled()
 

@@ -66,21 +66,26 @@ class Catalogue:
         with self._lock:
             self._links = None
 
+    def _files(self) -> tuple[list[str], dict[str, tuple[str, ...]]]:
+        """Every indexed note and attachment, and the notes' aliases."""
+        paths, aliases = self._store.paths_and_aliases()
+        return paths + self._store.attachment_paths(), aliases
+
     def link_index(self) -> LinkIndex:
         """Every file of the vault for link resolution (rebuilt only when files change)."""
         with self._lock:
             if self._links is None:
-                paths, aliases = self._store.paths_and_aliases()
-                self._links = LinkIndex(paths + self._store.attachment_paths(), aliases)
+                self._links = LinkIndex(*self._files())
             return self._links
 
     def link_index_before(self, moves: Mapping[str, str]) -> LinkIndex:
         """The link index as it was before ``moves`` (old -> new) happened: each moved
         file back at its old path, aliases with it (to finish a relink a kill cut short)."""
         back = {new: old for old, new in moves.items()}
-        paths, aliases = self._store.paths_and_aliases()
-        files = [back.get(p, p) for p in paths + self._store.attachment_paths()]
-        return LinkIndex(files, {back.get(p, p): a for p, a in aliases.items()})
+        files, aliases = self._files()
+        return LinkIndex(
+            [back.get(p, p) for p in files], {back.get(p, p): a for p, a in aliases.items()}
+        )
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
@@ -88,8 +93,8 @@ class Catalogue:
         idx = self.link_index()
         more = [p for p in extra if p not in idx]
         if more:
-            paths, aliases = self._store.paths_and_aliases()
-            idx = LinkIndex(paths + self._store.attachment_paths() + more, aliases)
+            files, aliases = self._files()
+            idx = LinkIndex(files + more, aliases)
 
         def resolve(target: str) -> str | None:
             res = idx.resolve(target, source)
