@@ -66,6 +66,17 @@ def wait_json(root: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
     return eventually(ready, what="daemon.json")
 
 
+def terminate(proc: subprocess.Popen[bytes], within: float) -> int | None:
+    """SIGTERM, and the exit code within ``within`` seconds (None: it was killed)."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        return proc.wait(within)
+    except subprocess.TimeoutExpired:
+        proc.kill()  # not left running into the next test
+        proc.wait()
+        return None
+
+
 def status(info: dict[str, Any]) -> dict[str, Any]:
     r = httpx.get(
         f"http://127.0.0.1:{info['port']}/status",
@@ -147,8 +158,7 @@ def converge(root: Path, tmp_path: Path) -> None:
 
         eventually(settled, what="the restarted daemon to settle")
     finally:
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(10) == 0
+        assert terminate(proc, 10) == 0
     assert_memory_whole(root)
     with open_vault(root) as v:
         ours = snapshot(v)  # what the daemon left, before any sync of ours
@@ -230,6 +240,5 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
         )
         assert r.json()["hits"][0]["path"] == "bulk/d13/n250.md"
     finally:
-        proc.send_signal(signal.SIGTERM)
         # a terminates bound: the final save of 10,000 vectors on a loaded machine
-        assert proc.wait(30) == 0
+        assert terminate(proc, 30) == 0

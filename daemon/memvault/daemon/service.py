@@ -12,11 +12,14 @@ process is ``interfaces.daemon_control``'s.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import logging.handlers
 import os
 import secrets
+import select
 import signal
+import socket
 import sys
 import threading
 import time
@@ -39,6 +42,45 @@ log = logging.getLogger("memvault.daemon")
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class SignalWait:
+    """The main thread's wait for SIGTERM/SIGINT, or for ``wake()`` from any thread.
+
+    The kernel hands a signal sent to the process to any of its threads that does
+    not block it: uvicorn's, the watcher's, a BLAS or hnswlib worker. CPython's C
+    handler then only flags it for the main thread, which, asleep in a lock's wait,
+    never looks: the SIGTERM is lost and the daemon runs on (CI saw it 30 s later).
+    The C handler also writes the signal's number to the wakeup fd from whichever
+    thread took it, so the main thread sleeps in select() on that fd and reads the
+    number itself. Main thread only (``signal.set_wakeup_fd``'s rule).
+    """
+
+    def __init__(self) -> None:
+        self._reader, self._writer = socket.socketpair()
+        self._reader.setblocking(False)
+        self._writer.setblocking(False)
+        self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+
+    def wake(self) -> None:
+        """End ``wait`` (safe from any thread, and after ``close``)."""
+        with contextlib.suppress(OSError):
+            self._writer.send(b"\0")
+
+    def wait(self, done: threading.Event) -> None:
+        """Until ``done`` is set, or a stop signal comes (which sets it)."""
+        stops = {int(s) for s in STOP_SIGNALS}
+        while not done.is_set():
+            select.select([self._reader], [], [])
+            with contextlib.suppress(BlockingIOError):
+                if stops.intersection(self._reader.recv(4096)):
+                    done.set()
+
+    def close(self) -> None:
+        signal.set_wakeup_fd(self._previous)
+        self._reader.close()
+        self._writer.close()
 
 
 # -- the daemon ------------------------------------------------------------------------------------
@@ -67,6 +109,7 @@ class Daemon:
         self._last_progress_log = 0.0
         self._last_progress_nudge = 0.0
         self._stop = threading.Event()
+        self._signals: SignalWait | None = None  # while run() waits in the main thread
         self._closed = False
         self.server: HttpServer | None = None
         self.app: Any = None
@@ -219,23 +262,33 @@ class Daemon:
     def request_stop(self, *_: object) -> None:
         """Ask ``run`` to shut down; safe from a signal handler or any thread."""
         self._stop.set()
+        waiting = self._signals
+        if waiting is not None:
+            waiting.wake()
 
     def run(self, on_started: Callable[[Daemon], None] | None = None) -> int:
         """Start, wait for SIGTERM/SIGINT (or ``request_stop``), shut down; return 0."""
         previous: dict[signal.Signals, Any] = {}
         if threading.current_thread() is threading.main_thread():
-            for sig in (signal.SIGTERM, signal.SIGINT):
+            self._signals = SignalWait()
+            for sig in STOP_SIGNALS:
                 previous[sig] = signal.signal(sig, self.request_stop)
         try:
             self.start()
             if on_started is not None:
                 on_started(self)
-            self._stop.wait()
+            if self._signals is not None:
+                self._signals.wait(self._stop)
+            else:
+                self._stop.wait()
             log.info("memvault daemon stopping")
         finally:
             self.shutdown()
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
+            if self._signals is not None:
+                self._signals.close()
+                self._signals = None
         return 0
 
     def shutdown(self) -> bool:
@@ -289,4 +342,4 @@ def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
     return handler
 
 
-__all__ = ["Daemon", "HttpServer", "configure_logging"]
+__all__ = ["Daemon", "HttpServer", "SignalWait", "configure_logging"]
