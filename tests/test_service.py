@@ -232,6 +232,53 @@ def test_a_stop_signal_taken_by_another_thread_still_stops_the_daemon(
     assert lock_holder(proc.root) is None
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="tgkill(2) is Linux's")
+def test_signal_wait_reads_the_signal_whichever_thread_took_it() -> None:
+    """In-process: the handler here does nothing, so only the wakeup fd can end the wait."""
+    import ctypes
+
+    from memvault.daemon.service import SignalWait
+
+    done, timed_out = threading.Event(), threading.Event()
+    tid: list[int] = []
+    asleep = threading.Event()
+
+    def sleeper() -> None:
+        tid.append(threading.get_native_id())
+        asleep.set()
+        done.wait(30)
+
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    waiting = SignalWait()
+    guard = threading.Timer(20, lambda: (timed_out.set(), done.set(), waiting.wake()))
+    try:
+        threading.Thread(target=sleeper, daemon=True).start()
+        assert asleep.wait(10)
+        guard.start()
+        assert ctypes.CDLL(None).tgkill(os.getpid(), tid[0], int(signal.SIGTERM)) == 0
+        waiting.wait(done)
+        assert done.is_set() and not timed_out.is_set()
+    finally:
+        guard.cancel()
+        waiting.close()
+        signal.signal(signal.SIGTERM, previous)
+        done.set()
+
+
+def test_signal_wait_ends_when_another_thread_asks() -> None:
+    from memvault.daemon.service import SignalWait
+
+    done = threading.Event()
+    waiting = SignalWait()
+    try:
+        threading.Timer(0.1, lambda: (done.set(), waiting.wake())).start()
+        waiting.wait(done)  # returns: the wake byte ends select(), and done is set
+        assert done.is_set()
+    finally:
+        waiting.close()
+    waiting.wake()  # after close: a no-op, never an error
+
+
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)
