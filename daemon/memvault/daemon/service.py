@@ -17,7 +17,7 @@ import logging
 import logging.handlers
 import os
 import secrets
-import select
+import selectors
 import signal
 import socket
 import sys
@@ -53,8 +53,8 @@ class SignalWait:
     handler then only flags it for the main thread, which, asleep in a lock's wait,
     never looks: the SIGTERM is lost and the daemon runs on (CI saw it 30 s later).
     The C handler also writes the signal's number to the wakeup fd from whichever
-    thread took it, so the main thread sleeps in select() on that fd and reads the
-    number itself. Main thread only (``signal.set_wakeup_fd``'s rule).
+    thread took it, so the main thread sleeps on that fd (a selector: epoll, so any
+    fd number) and reads the number itself. Main thread only (``set_wakeup_fd``'s rule).
     """
 
     def __init__(self) -> None:
@@ -71,11 +71,13 @@ class SignalWait:
     def wait(self, done: threading.Event) -> None:
         """Until ``done`` is set, or a stop signal comes (which sets it)."""
         stops = {int(s) for s in STOP_SIGNALS}
-        while not done.is_set():
-            select.select([self._reader], [], [])
-            with contextlib.suppress(BlockingIOError):
-                if stops.intersection(self._reader.recv(4096)):
-                    done.set()
+        with selectors.DefaultSelector() as selector:
+            selector.register(self._reader, selectors.EVENT_READ)
+            while not done.is_set():
+                selector.select()
+                with contextlib.suppress(BlockingIOError):
+                    if stops.intersection(self._reader.recv(4096)):
+                        done.set()
 
     def close(self) -> None:
         signal.set_wakeup_fd(self._previous)
