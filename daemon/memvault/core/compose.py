@@ -136,6 +136,22 @@ def check_fields(fields: Mapping[str, str]) -> dict[str, str]:
     return {name: field_line(name, value) for name, value in fields.items()}
 
 
+def check_text(what: str, value: str, *, controls: bool = False) -> None:
+    """``ValueError`` when ``value`` cannot go into a note as it is: a NUL character (a
+    file holding one is binary to memvault and to editors, so the note, the day's log or
+    MEMORY.md would be lost to the index and to every later write), a lone surrogate
+    (not text: it cannot be written as UTF-8), or — ``controls``, for a title, which
+    becomes a heading and a file name — any other control character."""
+    for ch in value:
+        kind = unicodedata.category(ch)
+        if ch == "\x00":
+            raise ValueError(f"the {what} holds a NUL character (U+0000): it is not text")
+        if kind == "Cs":
+            raise ValueError(f"the {what} holds a lone surrogate (U+{ord(ch):04X}): not text")
+        if controls and kind == "Cc":
+            raise ValueError(f"the {what} holds a control character (U+{ord(ch):04X})")
+
+
 def fill(template: str, title: str, day: str, time: str) -> str:
     """The template with ``{{title}}``, ``{{date}}`` and ``{{time}}`` filled in.
 

@@ -66,6 +66,9 @@ class Writer:
             raise ValueError("the title is longer than 200 characters")
         if body is not None and len(body) > MAX_TEXT:
             raise ValueError(f"the body is longer than {MAX_TEXT} characters")
+        compose.check_text("title", title, controls=True)
+        compose.check_text("summary", summary or "")
+        compose.check_text("body", body or "")
         now = self.clock()
         day = now.date().isoformat()
         path = normalize_rel(compose.note_path(category, title, day))
@@ -99,6 +102,7 @@ class Writer:
             raise ValueError("nothing to log")
         if len(line) > MAX_TEXT:
             raise ValueError(f"the log entry is longer than {MAX_TEXT} characters")
+        compose.check_text("log entry", line)
         now = self.clock()
         day = now.date().isoformat()
         path = f"logs/{day}.md"
