@@ -7,6 +7,9 @@ SQLite and the HTTP app in-process; the hash embedder (the model is not the poin
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,8 +22,11 @@ from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
 from memvault.daemon.http_api import create_app
+from memvault.errors import MemvaultError, VaultNotFound
+from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 
+DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 PORT = 48131
 TOKEN = "field-writes-token-" + "x" * 24
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -110,3 +116,97 @@ def test_a_summary_holding_a_nul_in_a_persons_note_keeps_memory_md_text(tmp_path
     assert "- [[people/ana]] - Ana Lopez runs ops" in text.splitlines()
     assert "[[projects/gamma]]" in text  # MEMORY.md is still kept
     readable(root)
+
+
+# -- the Python API used carelessly ---------------------------------------------------------
+
+
+def test_a_closed_vault_says_it_is_closed(tmp_path: Path) -> None:
+    # was: sqlite3.ProgrammingError ("Cannot operate on a closed database") for a read,
+    # and "this vault was opened read-only" for a write on a vault opened for writing
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    calls = {
+        "search": lambda: v.search("anything"),
+        "context": lambda: v.context("anything"),
+        "get": lambda: v.get("MEMORY.md"),
+        "status": v.status,
+        "links_check": v.links_check,
+        "add": lambda: v.add("people", "Ana"),
+        "log": lambda: v.log("an entry"),
+        "sync": v.sync,
+    }
+    for name, call in calls.items():
+        with pytest.raises(MemvaultError, match="is closed") as caught:
+            call()
+        assert type(caught.value) is MemvaultError, name
+    v.close()  # a second close is harmless
+    assert list((root / "people").iterdir()) == [] and not list((root / "logs").iterdir())
+    with open_vault(root) as again:  # and the vault opens again
+        assert again.get("MEMORY.md").text.startswith("# Memory Index")
+
+
+def test_opening_a_file_of_a_vault_names_the_vault(tmp_path: Path) -> None:
+    # was: "not a folder (create one with `memvault init <vault>/MEMORY.md`)"
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana"))
+    for path in (root / "MEMORY.md", root / "people/ana.md"):
+        with pytest.raises(VaultNotFound) as caught:
+            Vault.open(path, embedder=HashEmbedder())
+        message = str(caught.value)
+        assert f"the vault is the folder holding it, {root}" in message
+        assert "memvault init" not in message
+    loose = write(tmp_path, "loose/MEMORY.md", "# an agent's own memory\n")
+    with pytest.raises(VaultNotFound, match="is a file, not a folder: a vault is a folder"):
+        Vault.open(loose, embedder=HashEmbedder())
+
+
+# -- a vault inside a vault -----------------------------------------------------------------
+#
+# `memvault init people` run in a vault (or `up`, or following the CLI's own advice for
+# `--vault people`: "`memvault init people` makes it one") made people/ a vault of its own:
+# its MEMORY.md and four templates were then indexed as people of the outer vault and
+# listed under MEMORY.md's Key People, and Obsidian found a vault inside its vault.
+
+
+@pytest.mark.parametrize("command", ["init", "up"])
+def test_init_inside_a_vault_is_refused_and_names_the_vault(tmp_path: Path, command: str) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana"))
+    # a subprocess: `up` that does not refuse serves in the foreground until killed
+    env = {**os.environ, "PYTHONPATH": str(DAEMON_DIR), "MEMVAULT_INDEX_MODEL": "hash"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "memvault", command, str(root / "people")],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"`memvault {command}` inside a vault ran on instead of refusing")
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"inside the vault {root}" in result.stderr
+    assert sorted(p.name for p in (root / "people").iterdir()) == ["ana.md"]
+    with open_vault(root) as v:
+        v.sync()
+        assert [n for n in v.status()["folders"]] == ["people"]
+        assert v.status()["folders"]["people"] == 1
+
+
+def test_the_cli_names_the_vault_for_a_folder_or_file_inside_it(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana"))
+    for inside in (root / "people", root / "MEMORY.md", root / "people/ana.md"):
+        result = CliRunner().invoke(cli_app, ["status", "--vault", str(inside)])
+        assert result.exit_code == 3, result.output
+        assert str(root) in result.stderr and "memvault init" not in result.stderr
+    assert not (root / "people" / ".memvault").exists()
+
+
+def test_create_inside_a_vault_is_refused(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    with pytest.raises(VaultNotFound, match=f"inside the vault {root}"):
+        Vault.open(root / "projects" / "new", create=True, embedder=HashEmbedder())
+    assert list((root / "projects").iterdir()) == []

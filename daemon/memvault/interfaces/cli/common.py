@@ -107,7 +107,7 @@ def resolve_vault(vault: Path | None) -> Path:
     on a folder that is not one is ``VaultNotFound`` (exit 3), saying which command
     would make it one, and leaves the folder exactly as it was.
     """
-    from memvault.vault.lock import find_vault, is_vault  # light: no engine, no numpy
+    from memvault.vault.lock import find_vault, is_vault, misplaced  # light: no engine, no numpy
 
     env = os.environ.get("MEMVAULT_VAULT")
     if vault is not None or env:
@@ -120,10 +120,13 @@ def resolve_vault(vault: Path | None) -> Path:
             raise E.VaultNotFound(f"no vault at {shown} ({how}): {exc.strerror}") from None
         if not is_dir:
             raise E.VaultNotFound(
-                f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
+                f"{misplaced(found)} ({how})"
+                if misplaced(found)
+                else f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
             )
         if not is_vault(found):
-            raise E.VaultNotFound(not_a_vault(found, how))
+            wrong = misplaced(found)
+            raise E.VaultNotFound(f"{wrong} ({how})" if wrong else not_a_vault(found, how))
         return found
     here = find_vault(Path.cwd())
     if here is None:
