@@ -22,7 +22,7 @@ from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
 from memvault.daemon.http_api import create_app
-from memvault.errors import MemvaultError, VaultNotFound
+from memvault.errors import MemvaultError, NoteExists, VaultNotFound
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 
@@ -210,3 +210,40 @@ def test_create_inside_a_vault_is_refused(tmp_path: Path) -> None:
     with pytest.raises(VaultNotFound, match=f"inside the vault {root}"):
         Vault.open(root / "projects" / "new", create=True, embedder=HashEmbedder())
     assert list((root / "projects").iterdir()) == []
+
+
+# -- a note a person named in Obsidian --------------------------------------------------------
+#
+# Obsidian names a note by its title: "people/Sarah Chen.md". An agent asked to record
+# Sarah Chen (`memvault add people --title "Sarah Chen"`) got a second note about her,
+# people/sarah-chen.md, listed twice in MEMORY.md, because only the slug's own path was
+# checked; `--update` changed the copy, not her note. On Linux "people/Alice.md" and an
+# agent's "alice" made two notes that no Mac or Windows disk can hold side by side.
+
+
+@pytest.mark.parametrize(
+    ("existing", "category", "title"),
+    [
+        ("people/Sarah Chen.md", "people", "Sarah Chen"),
+        ("people/Alice.md", "people", "alice"),
+        ("projects/team/Apollo Launch.md", "projects", "apollo launch"),
+    ],
+)
+def test_add_finds_the_note_a_person_named_by_its_title(
+    tmp_path: Path, existing: str, category: str, title: str
+) -> None:
+    root = new_vault(tmp_path)
+    mine = "---\nstatus: active\n---\n# Mine\n\nWhat I wrote myself.\n"
+    write(root, existing, mine)
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(NoteExists) as caught:
+            v.add(category, title, summary="from the agent")
+        assert caught.value.path == existing and caught.value.updatable
+        assert existing in str(caught.value)
+        result = v.add(category, title, summary="from the agent", update=True)
+        assert result.path == existing and not result.created
+    files = sorted(str(p.relative_to(root)) for p in (root / category).rglob("*.md"))
+    assert [f for f in files if not f.endswith(f"{category}.md")] == [existing]
+    text = (root / existing).read_text(encoding="utf-8")
+    assert "summary: from the agent" in text and "What I wrote myself." in text

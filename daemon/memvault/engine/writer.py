@@ -8,6 +8,7 @@ MEMORY.md and the index are current when the call returns.
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -71,7 +72,7 @@ class Writer:
         compose.check_text("body", body or "")
         now = self.clock()
         day = now.date().isoformat()
-        path = normalize_rel(compose.note_path(category, title, day))
+        path = self._named(category, normalize_rel(compose.note_path(category, title, day)))
         values = dict(fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
@@ -92,6 +93,21 @@ class Writer:
             text = compose.replace_body(text, title, body)
         self.fs.create(path, text)
         return path, True
+
+    def _named(self, category: str, path: str) -> str:
+        """The note ``path`` names: in people/ and projects/ (one note per person or
+        project), the one already there under another spelling of its name — the title
+        as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"), or
+        in a subfolder — so that ``add`` finds it instead of making a second note."""
+        if category not in ("people", "projects") or self.fs.stat(path) is not None:
+            return path
+        want = posixpath.basename(path)[:-3]
+        same = [
+            rel
+            for rel in sorted(self.fs.scan(category).notes)
+            if compose.slug(posixpath.basename(rel)[:-3]) == want
+        ]
+        return same[0] if same else path
 
     def append_log(self, text: str) -> tuple[str, bool]:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
