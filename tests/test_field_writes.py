@@ -247,3 +247,75 @@ def test_add_finds_the_note_a_person_named_by_its_title(
     assert [f for f in files if not f.endswith(f"{category}.md")] == [existing]
     text = (root / existing).read_text(encoding="utf-8")
     assert "summary: from the agent" in text and "What I wrote myself." in text
+
+
+# -- a long file name a person chose ----------------------------------------------------------
+#
+# A note's name may take 255 bytes (ext4, APFS): 81 Chinese characters. memvault's temp
+# file for a write was "." + the name + ".memvault-tmp-" + 8 hex digits, 23 bytes more:
+# no note whose name passed 232 bytes could be written. Renaming a note such a note
+# links to made every sync fail ("File name too long") and the link repair never ended.
+
+
+def test_a_note_with_a_name_of_255_bytes_is_relinked(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    name = "長" * 84  # 252 bytes, + ".md" = 255
+    write(root, f"projects/{name}.md", "# Long\n\nSee [[bob]] and [[people/bob|Bob]].\n")
+    write(root, "people/bob.md", note("Bob"))
+    with open_vault(root) as v:
+        v.sync()
+        (root / "people/bob.md").rename(root / "people/robert.md")
+        report = v.sync()
+        assert f"projects/{name}.md" in report.relinked
+        assert v.links_check() == []
+        assert v.add("people", "長" * 81).created  # 243 bytes: its temp file's name fits too
+    text = (root / "projects" / f"{name}.md").read_text(encoding="utf-8")
+    assert "See [[robert]] and [[robert|Bob]]." in text
+    assert sorted(p.name for p in (root / "projects").iterdir()) == [f"{name}.md"]
+
+
+@pytest.mark.parametrize("category", ["people", "projects", "decisions"])
+@pytest.mark.parametrize("title", ["😀" * 100, "𝓐" * 79, "長" * 80 + " next", "é " * 98 + "é"])
+def test_add_makes_a_name_that_fits_from_a_long_title(
+    tmp_path: Path, category: str, title: str
+) -> None:
+    # was: "a file or folder name is too long (323 bytes; at most 255)" for 80 emoji
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        path = v.add(category, title).path
+    assert path.startswith(f"{category}/") and len(path.split("/")[-1].encode()) <= 255
+    assert (root / path).read_text(encoding="utf-8").count(title) >= 1
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("Con", "con_"),
+        ("NUL", "nul_"),
+        ("aux.txt", "aux_.txt"),
+        ("COM1", "com1_"),
+        ("Lpt9", "lpt9_"),
+        ("Console", "console"),  # not a device: kept
+        ("Con Artist", "con-artist"),
+        ("Nullable", "nullable"),
+    ],
+)
+def test_a_name_windows_keeps_for_a_device_is_not_made(
+    tmp_path: Path, title: str, name: str
+) -> None:
+    # people/con.md cannot be checked out by git for Windows nor made by Obsidian there:
+    # a vault synced to a Windows machine lost the note ("Con" is a first name)
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        assert v.add("people", title).path == f"people/{name}.md"
+        with pytest.raises(NoteExists):
+            v.add("people", title)
+
+
+def test_a_note_made_as_con_before_is_still_found_by_its_title(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/con.md", note("Con"))
+    with open_vault(root) as v:
+        v.sync()
+        assert v.add("people", "Con", summary="Con O'Neill", update=True).path == "people/con.md"
+    assert sorted(p.name for p in (root / "people").iterdir()) == ["con.md"]

@@ -69,16 +69,28 @@ FALLBACK_TEMPLATES = {
 }
 
 
-def slug(title: str, max_len: int = 80) -> str:
+def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     """A readable, safe file name: unicode letters kept, unsafe characters and
-    spaces become '-', lower case, no leading dot, at most ``max_len`` chars."""
+    spaces become '-', lower case, no leading dot, at most ``max_len`` chars and
+    ``max_bytes`` bytes of UTF-8 (80 emoji are 320: past the 255 a name may take).
+    A name Windows reserves for a device (``con``, ``nul``, ``com1``...; with any
+    extension) gets a ``_``: such a note could not be checked out or synced there."""
     text = unicodedata.normalize("NFC", title).strip().lower()
     text = _UNSAFE.sub("-", text)
     text = re.sub(r"\s+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("-. ")
     if len(text) > max_len:
         text = text[:max_len].rsplit("-", 1)[0] or text[:max_len]
-    return text
+    if len(text.encode("utf-8")) > max_bytes:
+        cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+        text = (cut.rsplit("-", 1)[0] or cut).strip("-. ")
+    return _WINDOWS_DEVICE.sub(r"\1_", text)
+
+
+# names Windows keeps for devices, alone or before an extension (git for Windows refuses them)
+_WINDOWS_DEVICE = re.compile(
+    r"^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
+)
 
 
 def note_path(category: str, title: str, day: str) -> str:
