@@ -319,3 +319,37 @@ def test_a_note_made_as_con_before_is_still_found_by_its_title(tmp_path: Path) -
         v.sync()
         assert v.add("people", "Con", summary="Con O'Neill", update=True).path == "people/con.md"
     assert sorted(p.name for p in (root / "people").iterdir()) == ["con.md"]
+
+
+# -- a day's log is not replaced ----------------------------------------------------------------
+#
+# memory_write(category="logs", title="Deploy", body="Deployed v2") answered 409 "send
+# update: true to change it"; an agent that did so replaced today's log with its body:
+# every entry of the day gone, a person's lines among them, and "# <date>" turned "# Deploy".
+
+
+def test_writing_a_body_over_todays_log_is_refused_and_the_day_is_kept(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        log = v.log("the agent's entry").path
+        with (root / log).open("a", encoding="utf-8") as fh:
+            fh.write("- 23:59 what the person typed in Obsidian\n")
+        v.sync()
+        before = (root / log).read_bytes()
+        with http(v) as client:
+            asked = {"category": "logs", "title": "Deploy", "body": "Deployed v2"}
+            r = client.post("/notes", json=asked)
+            assert r.status_code == 409, r.text
+            assert "update" not in r.json()["error"]["message"].split("already exists")[1]
+            r = client.post("/notes", json={**asked, "update": True})
+            assert r.status_code == 409, r.text
+            assert "log" in r.json()["error"]["message"]
+        with pytest.raises(NoteExists) as caught:
+            v.add("logs", "Deploy", body="Deployed v2", update=True)
+        assert not caught.value.updatable
+        assert (root / log).read_bytes() == before
+        # what is not a body still goes through: a field of the day's log
+        assert not v.add("logs", "Deploy", fields={"mood": "calm"}, update=True).created
+    text = (root / log).read_text(encoding="utf-8")
+    assert "mood: calm" in text and "what the person typed in Obsidian" in text
+    assert "the agent's entry" in text

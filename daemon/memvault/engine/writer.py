@@ -77,6 +77,14 @@ class Writer:
         if summary is not None:
             values["summary"] = " ".join(summary.split())
         if self.fs.stat(path) is not None:
+            if category == "logs" and body is not None:
+                # the day's entries (a person's among them) would all give way to the body
+                raise NoteExists(
+                    f"{path} already exists and holds the day's entries, which a body would "
+                    "replace: add to it a line at a time (`memvault log`, MCP memory_log, "
+                    "POST /log)",
+                    path,
+                )
             if not update:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
 
