@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -212,6 +213,10 @@ def test_create_inside_a_vault_is_refused(tmp_path: Path) -> None:
     assert list((root / "projects").iterdir()) == []
 
 
+def key(path: str) -> str:
+    return unicodedata.normalize("NFC", path)
+
+
 # -- a note a person named in Obsidian --------------------------------------------------------
 #
 # Obsidian names a note by its title: "people/Sarah Chen.md". An agent asked to record
@@ -227,6 +232,8 @@ def test_create_inside_a_vault_is_refused(tmp_path: Path) -> None:
         ("people/Sarah Chen.md", "people", "Sarah Chen"),
         ("people/Alice.md", "people", "alice"),
         ("projects/team/Apollo Launch.md", "projects", "apollo launch"),
+        # cloned from a Mac: the name on disk decomposed (NFD), the title typed composed
+        (unicodedata.normalize("NFD", "people/José Café.md"), "people", "José Café"),
     ],
 )
 def test_add_finds_the_note_a_person_named_by_its_title(
@@ -239,10 +246,12 @@ def test_add_finds_the_note_a_person_named_by_its_title(
         v.sync()
         with pytest.raises(NoteExists) as caught:
             v.add(category, title, summary="from the agent")
-        assert caught.value.path == existing and caught.value.updatable
-        assert existing in str(caught.value)
+        found = caught.value.path
+        assert found is not None and unicodedata.normalize("NFC", found) == key(existing)
+        assert caught.value.updatable
+        assert found in str(caught.value)
         result = v.add(category, title, summary="from the agent", update=True)
-        assert result.path == existing and not result.created
+        assert result.path == found and not result.created
     files = sorted(str(p.relative_to(root)) for p in (root / category).rglob("*.md"))
     assert [f for f in files if not f.endswith(f"{category}.md")] == [existing]
     text = (root / existing).read_text(encoding="utf-8")
