@@ -362,3 +362,39 @@ def test_writing_a_body_over_todays_log_is_refused_and_the_day_is_kept(tmp_path:
     text = (root / log).read_text(encoding="utf-8")
     assert "mood: calm" in text and "what the person typed in Obsidian" in text
     assert "the agent's entry" in text
+
+
+# -- invisible characters in a title ------------------------------------------------------------
+#
+# A zero-width space pasted from a web page, or bidi marks, went into the file name as
+# they were: a title of only such characters made "people/\u200b.md", a note whose name
+# looks empty in Obsidian and in MEMORY.md ("[[people/\u200b]]"); "Sarah\u200bChen"
+# made a name that looks like "sarahchen" but is not it; U+202E made one read backwards.
+
+
+@pytest.mark.parametrize("title", ["\u200b", "\u200f\u200e", "\ufeff", "\u200d"])
+def test_a_title_of_invisible_characters_only_is_refused(tmp_path: Path, title: str) -> None:
+    root = new_vault(tmp_path)
+    with open_vault(root) as v, pytest.raises(ValueError, match="no characters usable"):
+        v.add("people", title)
+    assert list((root / "people").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("title", "name"),
+    [
+        ("Sarah\u200bChen", "sarahchen"),
+        ("\u202eevil", "evil"),
+        ("\ufeffAna", "ana"),
+        ("می\u200cخواهم", "می\u200cخواهم"),  # the joiners a word is spelt with stay
+        ("👨\u200d👩\u200d👧 family", "👨\u200d👩\u200d👧-family"),
+    ],
+)
+def test_invisible_characters_stay_out_of_the_file_name(
+    tmp_path: Path, title: str, name: str
+) -> None:
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        path = v.add("people", title).path
+    assert path == f"people/{name}.md"
+    assert f"# {title}\n" in (root / path).read_text(encoding="utf-8")  # the title as given
