@@ -23,7 +23,7 @@ from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
 from memvault.daemon.http_api import create_app
-from memvault.errors import MemvaultError, NoteExists, VaultNotFound
+from memvault.errors import MemvaultError, NoteExists, NoteNotFound, UnsafePath, VaultNotFound
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 
@@ -398,3 +398,38 @@ def test_invisible_characters_stay_out_of_the_file_name(
         path = v.add("people", title).path
     assert path == f"people/{name}.md"
     assert f"# {title}\n" in (root / path).read_text(encoding="utf-8")  # the title as given
+
+
+# -- reading a note by the link MEMORY.md shows -----------------------------------------------
+#
+# MEMORY.md lists "[[people/ana-lopez]]"; an agent that asked for "people/ana-lopez"
+# (memory_get, GET /notes/..., `memvault get`) got "no note at people/ana-lopez", and so
+# did "people/Ana-Lopez.md" on Linux, which Obsidian opens. A path that names no file is
+# now read the way Obsidian resolves it as a link, and the answer says which note it is.
+
+
+@pytest.mark.parametrize(
+    "asked", ["people/ana-lopez", "people/Ana-Lopez.md", "PEOPLE/ana-lopez", "ana-lopez"]
+)
+def test_get_reads_a_note_by_the_link_that_names_it(tmp_path: Path, asked: str) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana-lopez.md", note("Ana Lopez", "Runs ops"))
+    with open_vault(root) as v:
+        v.sync()
+        got = v.get(asked, heading="Ana Lopez")
+        assert got.path == "people/ana-lopez.md" and "About Ana Lopez." in got.text
+        with http(v) as client:
+            r = client.get(f"/notes/{asked}")
+            assert r.status_code == 200, r.text
+            assert r.json()["path"] == "people/ana-lopez.md"
+
+
+def test_get_of_a_name_two_notes_share_or_none_has_is_still_not_found(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/sam.md", note("Sam"))
+    write(root, "projects/sam.md", note("Sam", status="active"))
+    with open_vault(root) as v:
+        v.sync()
+        for asked in ("sam", "people/nobody", "../people/sam", "people"):
+            with pytest.raises((NoteNotFound, UnsafePath)):
+                v.get(asked)

@@ -393,8 +393,18 @@ class Reader:
         return out
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
-        """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
-        result = self.fs.read(path)
+        """A note, one section of it (``heading``), or a line range (``lines='a:b'``).
+
+        A path that names no file is read as Obsidian resolves ``[[path]]`` from the
+        vault's root: MEMORY.md's ``people/ana`` (no ``.md``), another case, a name
+        only one note has. The answer's ``path`` is the note's."""
+        try:
+            result = self.fs.read(path)
+        except NoteNotFound:
+            found = self._linked(path)
+            if found is None:
+                raise
+            path, result = found, self.fs.read(found)
         rel = path.strip("/")
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
@@ -414,6 +424,16 @@ class Reader:
             start, end = a, b
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
+
+    def _linked(self, path: str) -> str | None:
+        """The note ``[[path]]`` leads to, when it leads to exactly one (aliases and
+        ambiguous names do not count: a read must name its note)."""
+        if "#" in path or "|" in path:
+            return None  # an anchor or an alias is not part of a path
+        res = self.catalogue.link_index().resolve(path.strip("/"), "")
+        return (
+            res.path if res.verdict == "resolved" and res.path in self.catalogue.notes() else None
+        )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like a given note (its chunks' mean vector), best first; none
