@@ -23,7 +23,14 @@ from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
 from memvault.daemon.http_api import create_app
-from memvault.errors import MemvaultError, NoteExists, NoteNotFound, UnsafePath, VaultNotFound
+from memvault.errors import (
+    LockHeld,
+    MemvaultError,
+    NoteExists,
+    NoteNotFound,
+    UnsafePath,
+    VaultNotFound,
+)
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 
@@ -433,3 +440,18 @@ def test_get_of_a_name_two_notes_share_or_none_has_is_still_not_found(tmp_path: 
         for asked in ("sam", "people/nobody", "../people/sam", "people"):
             with pytest.raises((NoteNotFound, UnsafePath)):
                 v.get(asked)
+
+
+def test_opening_a_vault_this_process_has_open_says_so(tmp_path: Path) -> None:
+    # a notebook cell `v = Vault.open(...)` run twice: the refusal named this very
+    # process as "already writing to this vault" and said "stop it"
+    root = new_vault(tmp_path)
+    with open_vault(root) as first:
+        with pytest.raises(LockHeld) as caught:
+            open_vault(root)
+        message = str(caught.value)
+        assert "this process (pid" in message and "close() it first" in message
+        assert "stop it" not in message
+        first.log("still the writer")
+    with open_vault(root) as again:  # closed: it opens again
+        again.log("and again")

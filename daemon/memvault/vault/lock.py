@@ -83,6 +83,15 @@ class WriterLock:
         except OSError:
             pid = self.holder_pid()
             os.close(fd)
+            if (
+                pid == os.getpid()
+            ):  # a Vault opened before and not closed (a notebook cell run twice)
+                raise LockHeld(
+                    f"this process (pid {pid}) is already writing to this vault: a Vault "
+                    f"opened and not closed yet (lock {self.path}); use that Vault, or "
+                    "close() it first",
+                    pid,
+                ) from None
             who = f"process {pid}" if pid else "another process"
             raise LockHeld(
                 f"{who} is already writing to this vault (lock {self.path}); "
