@@ -74,7 +74,8 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     spaces become '-', lower case, no leading dot, at most ``max_len`` chars and
     ``max_bytes`` bytes of UTF-8 (80 emoji are 320: past the 255 a name may take).
     A name Windows reserves for a device (``con``, ``nul``, ``com1``...; with any
-    extension) gets a ``_``: such a note could not be checked out or synced there.
+    extension) gets ``-note``, as ``memvault migrate`` names it: such a note could not
+    be checked out or synced there.
     Invisible format characters (a zero-width space pasted from the web, bidi marks
     and overrides) are left out — kept, they made names that look empty, or like
     another note's, or read backwards; the joiners words need (U+200C, U+200D) stay.
@@ -92,7 +93,7 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
         text = (cut.rsplit("-", 1)[0] or cut).strip("-. ")
     if not any(unicodedata.category(c)[0] in "LNS" for c in text):
         return ""
-    return _WINDOWS_DEVICE.sub(r"\1_", text)
+    return _WINDOWS_DEVICE.sub(r"\1-note", text)
 
 
 _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words are spelt
