@@ -239,6 +239,9 @@ def key(path: str) -> str:
         ("people/Sarah Chen.md", "people", "Sarah Chen"),
         ("people/Alice.md", "people", "alice"),
         ("projects/team/Apollo Launch.md", "projects", "apollo launch"),
+        # the names `memvault migrate` gives: punctuation dropped
+        ("people/con-oneill.md", "people", "Con O'Neill"),
+        ("people/dr-smith.md", "people", "Dr. Smith"),
         # cloned from a Mac: the name on disk decomposed (NFD), the title typed composed
         (unicodedata.normalize("NFD", "people/José Café.md"), "people", "José Café"),
     ],
@@ -456,3 +459,11 @@ def test_opening_a_vault_this_process_has_open_says_so(tmp_path: Path) -> None:
         first.log("still the writer")
     with open_vault(root) as again:  # closed: it opens again
         again.log("and again")
+
+
+def test_names_that_differ_by_a_symbol_stay_two_notes(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "projects/c.md", note("C", status="active"))
+    with open_vault(root) as v:
+        v.sync()
+        assert v.add("projects", "C++").path == "projects/c++.md"

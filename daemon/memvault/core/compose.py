@@ -96,6 +96,21 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     return _WINDOWS_DEVICE.sub(r"\1-note", text)
 
 
+def name_key(name: str) -> str:
+    """What two spellings of one note's name share: the slug's runs of letters, digits
+    and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
+    ``con-oneill`` that ``memvault migrate`` makes, or ``Dr. Smith`` and ``dr-smith``,
+    are one name, while ``C++`` and ``C`` stay two."""
+    words, word = [], ""
+    for ch in slug(name).replace("'", "").replace("\u2019", ""):
+        if unicodedata.category(ch)[0] in "LNMS" or ch in _JOINERS:
+            word += ch
+        elif word:
+            words.append(word)
+            word = ""
+    return "-".join([*words, word] if word else words)
+
+
 _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words are spelt
 
 

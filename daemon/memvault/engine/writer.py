@@ -105,15 +105,16 @@ class Writer:
     def _named(self, category: str, path: str) -> str:
         """The note ``path`` names: in people/ and projects/ (one note per person or
         project), the one already there under another spelling of its name — the title
-        as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"), or
-        in a subfolder — so that ``add`` finds it instead of making a second note."""
+        as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"),
+        the name ``memvault migrate`` made ("con-oneill.md" for "Con O'Neill"), or in a
+        subfolder — so that ``add`` finds it instead of making a second note."""
         if category not in ("people", "projects") or self.fs.stat(path) is not None:
             return path
-        want = posixpath.basename(path)[:-3]
+        want = compose.name_key(posixpath.basename(path)[:-3])
         same = [
             rel
             for rel in sorted(self.fs.scan(category).notes)
-            if compose.slug(posixpath.basename(rel)[:-3]) == want
+            if compose.name_key(posixpath.basename(rel)[:-3]) == want
         ]
         return same[0] if same else path
 
