@@ -131,7 +131,7 @@ class Vault:
                 self._lock.release()
                 self._lock = None
 
-    def _open(self) -> None:
+    def _not_closed(self) -> None:
         # a closed vault's index is closed (sqlite3.ProgrammingError) and its lock let go
         # (a write was "read-only"): say what happened instead
         if self._closed:
@@ -141,7 +141,7 @@ class Vault:
             )
 
     def _writable(self) -> None:
-        self._open()
+        self._not_closed()
         if self._lock is None and self.daemon is None:
             raise MemvaultError("this vault was opened read-only")
 
@@ -178,7 +178,7 @@ class Vault:
         group: bool = False,
     ) -> list[Hit]:
         """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields."""
-        self._open()
+        self._not_closed()
         filters = make_filters(folder, tags, since, until, where, path)
         if self.daemon is not None:
             return self.daemon.search(
@@ -196,7 +196,7 @@ class Vault:
 
     def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
         """MEMORY.md, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
-        self._open()
+        self._not_closed()
         checked = make_filters(**filters)
         if self.daemon is not None:
             return self.daemon.context(query, budget, **filters)
@@ -204,7 +204,7 @@ class Vault:
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range (``lines="10:20"``)."""
-        self._open()
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.get(path, lines=lines, heading=heading)
         return self.engine.get(path, lines=lines, heading=heading)
@@ -212,7 +212,7 @@ class Vault:
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path`` (the "related notes" pane), none from the ``exclude``
         folders."""
-        self._open()
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.related(path, k, exclude)
         return self.engine.related(path, k, exclude)
@@ -246,13 +246,13 @@ class Vault:
 
     def links_check(self) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links, with file and line."""
-        self._open()
+        self._not_closed()
         return self.engine.link_problems()
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale (and,
         through a daemon, the daemon's own state under ``"daemon"``)."""
-        self._open()
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.status()
         return self.engine.status()
@@ -273,17 +273,17 @@ class Vault:
 
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
-        self._open()
+        self._not_closed()
         return self.engine.pending_vectors()
 
     def warm_up(self) -> None:
         """Load the embedding model and open the vector index now, not on first use."""
-        self._open()
+        self._not_closed()
         self.engine.warm_up()
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
-        self._open()
+        self._not_closed()
         self.engine.subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:
@@ -291,17 +291,17 @@ class Vault:
 
     def is_ignored(self, rel: str) -> bool:
         """Whether memvault ignores this vault-relative path (dot-folders, conflict copies...)."""
-        self._open()
+        self._not_closed()
         return self.engine.fs.is_ignored(rel)
 
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""
-        self._open()
+        self._not_closed()
         self.engine.save()
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of the embedding model in ``text`` (the unit of every budget)."""
-        self._open()
+        self._not_closed()
         return self.engine.count_tokens(text)
 
 

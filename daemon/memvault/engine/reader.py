@@ -393,16 +393,11 @@ class Reader:
         return out
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
-        """A note, one section of it (``heading``), or a line range (``lines='a:b'``).
-
-        A path that names no file is read as Obsidian resolves ``[[path]]`` from the
-        vault's root: MEMORY.md's ``people/ana`` (no ``.md``), another case, a name
-        only one note has. The answer's ``path`` is the note's."""
+        """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
         try:
             result = self.fs.read(path)
-        except NoteNotFound:
-            found = self._linked(path)
-            if found is None:
+        except NoteNotFound:  # a path naming no file: read where [[path]] leads, if it does
+            if not (found := self.catalogue.linked(path)):
                 raise
             path, result = found, self.fs.read(found)
         rel = path.strip("/")
@@ -424,16 +419,6 @@ class Reader:
             start, end = a, b
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
-
-    def _linked(self, path: str) -> str | None:
-        """The note ``[[path]]`` leads to, when it leads to exactly one (aliases and
-        ambiguous names do not count: a read must name its note)."""
-        if "#" in path or "|" in path:
-            return None  # an anchor or an alias is not part of a path
-        res = self.catalogue.link_index().resolve(path.strip("/"), "")
-        return (
-            res.path if res.verdict == "resolved" and res.path in self.catalogue.notes() else None
-        )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like a given note (its chunks' mean vector), best first; none

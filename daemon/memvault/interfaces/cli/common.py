@@ -118,15 +118,15 @@ def resolve_vault(vault: Path | None) -> Path:
         except OSError as exc:  # a name too long, a symlink loop
             shown = str(found) if len(str(found)) <= 80 else f"{str(found)[:60]}..."
             raise E.VaultNotFound(f"no vault at {shown} ({how}): {exc.strerror}") from None
+        wrong = None if is_vault(found) else misplaced(found)  # a file, a folder of a vault
+        if wrong:
+            raise E.VaultNotFound(f"{wrong} ({how})")
         if not is_dir:
             raise E.VaultNotFound(
-                f"{misplaced(found)} ({how})"
-                if misplaced(found)
-                else f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
+                f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
             )
         if not is_vault(found):
-            wrong = misplaced(found)
-            raise E.VaultNotFound(f"{wrong} ({how})" if wrong else not_a_vault(found, how))
+            raise E.VaultNotFound(not_a_vault(found, how))
         return found
     here = find_vault(Path.cwd())
     if here is None:
