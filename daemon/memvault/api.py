@@ -34,7 +34,7 @@ from memvault.engine import Engine, Progress
 from memvault.errors import LockHeld, MemvaultError, VaultNotFound
 from memvault.index.embedder import Embedder
 from memvault.vault import runfile
-from memvault.vault.lock import WriterLock, is_vault
+from memvault.vault.lock import WriterLock, is_vault, misplaced
 
 
 class Vault:
@@ -46,6 +46,7 @@ class Vault:
         self.engine = engine
         self._lock = lock
         self.daemon = daemon  # the running daemon this vault's operations go to, if any
+        self._closed = False
 
     @classmethod
     def open(
@@ -74,11 +75,13 @@ class Vault:
             raise VaultNotFound(f"no vault at {str(root)[:80]}: {exc.strerror}") from None
         if not is_dir:
             raise VaultNotFound(
-                f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
+                misplaced(root)
+                or f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
             )
         if not is_vault(root):
             raise VaultNotFound(
-                f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {root}` "
+                misplaced(root)
+                or f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {root}` "
                 "or Vault.open(path, create=True) makes it one"
             )
         config = VaultConfig.load(root, env=env, overrides=overrides)
@@ -118,6 +121,9 @@ class Vault:
         self.close()
 
     def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
         try:
             self.engine.close()
         finally:
@@ -125,7 +131,17 @@ class Vault:
                 self._lock.release()
                 self._lock = None
 
+    def _not_closed(self) -> None:
+        # a closed vault's index is closed (sqlite3.ProgrammingError) and its lock let go
+        # (a write was "read-only"): say what happened instead
+        if self._closed:
+            raise MemvaultError(
+                f"this Vault ({self.root}) is closed: open it again with Vault.open "
+                "(a `with Vault.open(...)` block closes it at its end)"
+            )
+
     def _writable(self) -> None:
+        self._not_closed()
         if self._lock is None and self.daemon is None:
             raise MemvaultError("this vault was opened read-only")
 
@@ -162,6 +178,7 @@ class Vault:
         group: bool = False,
     ) -> list[Hit]:
         """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields."""
+        self._not_closed()
         filters = make_filters(folder, tags, since, until, where, path)
         if self.daemon is not None:
             return self.daemon.search(
@@ -179,6 +196,7 @@ class Vault:
 
     def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
         """MEMORY.md, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
+        self._not_closed()
         checked = make_filters(**filters)
         if self.daemon is not None:
             return self.daemon.context(query, budget, **filters)
@@ -186,6 +204,7 @@ class Vault:
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range (``lines="10:20"``)."""
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.get(path, lines=lines, heading=heading)
         return self.engine.get(path, lines=lines, heading=heading)
@@ -193,6 +212,7 @@ class Vault:
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path`` (the "related notes" pane), none from the ``exclude``
         folders."""
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.related(path, k, exclude)
         return self.engine.related(path, k, exclude)
@@ -226,11 +246,13 @@ class Vault:
 
     def links_check(self) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links, with file and line."""
+        self._not_closed()
         return self.engine.link_problems()
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale (and,
         through a daemon, the daemon's own state under ``"daemon"``)."""
+        self._not_closed()
         if self.daemon is not None:
             return self.daemon.status()
         return self.engine.status()
@@ -251,14 +273,17 @@ class Vault:
 
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
+        self._not_closed()
         return self.engine.pending_vectors()
 
     def warm_up(self) -> None:
         """Load the embedding model and open the vector index now, not on first use."""
+        self._not_closed()
         self.engine.warm_up()
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
+        self._not_closed()
         self.engine.subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:
@@ -266,14 +291,17 @@ class Vault:
 
     def is_ignored(self, rel: str) -> bool:
         """Whether memvault ignores this vault-relative path (dot-folders, conflict copies...)."""
+        self._not_closed()
         return self.engine.fs.is_ignored(rel)
 
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""
+        self._not_closed()
         self.engine.save()
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of the embedding model in ``text`` (the unit of every budget)."""
+        self._not_closed()
         return self.engine.count_tokens(text)
 
 

@@ -69,16 +69,55 @@ FALLBACK_TEMPLATES = {
 }
 
 
-def slug(title: str, max_len: int = 80) -> str:
+def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     """A readable, safe file name: unicode letters kept, unsafe characters and
-    spaces become '-', lower case, no leading dot, at most ``max_len`` chars."""
-    text = unicodedata.normalize("NFC", title).strip().lower()
+    spaces become '-', lower case, no leading dot, at most ``max_len`` chars and
+    ``max_bytes`` bytes of UTF-8 (80 emoji are 320: past the 255 a name may take).
+    A name Windows reserves for a device (``con``, ``nul``, ``com1``...; with any
+    extension) gets ``-note``, as ``memvault migrate`` names it: such a note could not
+    be checked out or synced there.
+    Invisible format characters (a zero-width space pasted from the web, bidi marks
+    and overrides) are left out — kept, they made names that look empty, or like
+    another note's, or read backwards; the joiners words need (U+200C, U+200D) stay.
+    A name with no letter, digit or symbol left is ``""`` (the caller refuses it)."""
+    text = unicodedata.normalize("NFC", title)
+    text = "".join(c for c in text if unicodedata.category(c) != "Cf" or c in _JOINERS)
+    text = text.strip().lower()
     text = _UNSAFE.sub("-", text)
     text = re.sub(r"\s+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("-. ")
     if len(text) > max_len:
         text = text[:max_len].rsplit("-", 1)[0] or text[:max_len]
-    return text
+    if len(text.encode("utf-8")) > max_bytes:
+        cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+        text = (cut.rsplit("-", 1)[0] or cut).strip("-. ")
+    if not any(unicodedata.category(c)[0] in "LNS" for c in text):
+        return ""
+    return _WINDOWS_DEVICE.sub(r"\1-note", text)
+
+
+def name_key(name: str) -> str:
+    """What two spellings of one note's name share: the slug's runs of letters, digits
+    and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
+    ``con-oneill`` that ``memvault migrate`` makes, or ``Dr. Smith`` and ``dr-smith``,
+    are one name, while ``C++`` and ``C`` stay two."""
+    words, word = [], ""
+    for ch in slug(name).replace("'", "").replace("\u2019", ""):
+        if unicodedata.category(ch)[0] in "LNMS" or ch in _JOINERS:
+            word += ch
+        elif word:
+            words.append(word)
+            word = ""
+    return "-".join([*words, word] if word else words)
+
+
+_JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words are spelt
+
+
+# names Windows keeps for devices, alone or before an extension (git for Windows refuses them)
+_WINDOWS_DEVICE = re.compile(
+    r"^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
+)
 
 
 def note_path(category: str, title: str, day: str) -> str:
@@ -134,6 +173,22 @@ def field_line(name: object, value: object) -> str:
 def check_fields(fields: Mapping[str, str]) -> dict[str, str]:
     """Every field's line, or ``InvalidField`` for the first bad one (nothing is written)."""
     return {name: field_line(name, value) for name, value in fields.items()}
+
+
+def check_text(what: str, value: str, *, controls: bool = False) -> None:
+    """``ValueError`` when ``value`` cannot go into a note as it is: a NUL character (a
+    file holding one is binary to memvault and to editors, so the note, the day's log or
+    MEMORY.md would be lost to the index and to every later write), a lone surrogate
+    (not text: it cannot be written as UTF-8), or — ``controls``, for a title, which
+    becomes a heading and a file name — any other control character."""
+    for ch in value:
+        kind = unicodedata.category(ch)
+        if ch == "\x00":
+            raise ValueError(f"the {what} holds a NUL character (U+0000): it is not text")
+        if kind == "Cs":
+            raise ValueError(f"the {what} holds a lone surrogate (U+{ord(ch):04X}): not text")
+        if controls and kind == "Cc":
+            raise ValueError(f"the {what} holds a control character (U+{ord(ch):04X})")
 
 
 def fill(template: str, title: str, day: str, time: str) -> str:

@@ -213,12 +213,17 @@ def _reverse(path: str) -> str:
     return "".join(chr(0x10FFFF - ord(c)) for c in path)
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def entry_line(entry: CatalogueEntry) -> str:
     """The line the daemon writes for a note (without the line ending)."""
     description = entry.summary.strip()
     if not description and entry.title != posixpath.basename(entry.link):
         description = entry.title
-    description = " ".join(description.split())
+    # one line of text: a control character from a summary ("\0" in YAML) would make
+    # MEMORY.md a binary file that no one, memvault included, could edit again
+    description = " ".join(_CONTROL.sub(" ", description).split())
     # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text
     head = f"- [[{entry.link}]]" if link_safe(entry.link) else f"- `{entry.path}`"
     return f"{head} - {description}" if description else head

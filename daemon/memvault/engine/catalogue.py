@@ -87,6 +87,15 @@ class Catalogue:
             [back.get(p, p) for p in files], {back.get(p, p): a for p, a in aliases.items()}
         )
 
+    def linked(self, path: str) -> str | None:
+        """The note ``[[path]]`` leads to from the vault's root, for a read naming no
+        file: MEMORY.md's ``people/ana`` (no ``.md``), another case, a name only one
+        note has. Not an alias nor an ambiguous name: a read must name its note."""
+        if "#" in path or "|" in path:
+            return None  # an anchor or an alias is not part of a path
+        res = self.link_index().resolve(path.strip("/"), "")
+        return res.path if res.verdict == "resolved" and res.path in self.notes() else None
+
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
         ``extra``: files on disk not in the store yet (a reconcile in flight)."""

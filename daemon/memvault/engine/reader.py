@@ -394,7 +394,12 @@ class Reader:
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
-        result = self.fs.read(path)
+        try:
+            result = self.fs.read(path)
+        except NoteNotFound:  # a path naming no file: read where [[path]] leads, if it does
+            if not (found := self.catalogue.linked(path)):
+                raise
+            path, result = found, self.fs.read(found)
         rel = path.strip("/")
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":

@@ -8,6 +8,7 @@ MEMORY.md and the index are current when the call returns.
 from __future__ import annotations
 
 import datetime as dt
+import posixpath
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -66,13 +67,24 @@ class Writer:
             raise ValueError("the title is longer than 200 characters")
         if body is not None and len(body) > MAX_TEXT:
             raise ValueError(f"the body is longer than {MAX_TEXT} characters")
+        compose.check_text("title", title, controls=True)
+        compose.check_text("summary", summary or "")
+        compose.check_text("body", body or "")
         now = self.clock()
         day = now.date().isoformat()
-        path = normalize_rel(compose.note_path(category, title, day))
+        path = self._named(category, normalize_rel(compose.note_path(category, title, day)))
         values = dict(fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
         if self.fs.stat(path) is not None:
+            if category == "logs" and body is not None:
+                # the day's entries (a person's among them) would all give way to the body
+                raise NoteExists(
+                    f"{path} already exists and holds the day's entries, which a body would "
+                    "replace: add to it a line at a time (`memvault log`, MCP memory_log, "
+                    "POST /log)",
+                    path,
+                )
             if not update:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
 
@@ -90,6 +102,22 @@ class Writer:
         self.fs.create(path, text)
         return path, True
 
+    def _named(self, category: str, path: str) -> str:
+        """The note ``path`` names: in people/ and projects/ (one note per person or
+        project), the one already there under another spelling of its name — the title
+        as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"),
+        the name ``memvault migrate`` made ("con-oneill.md" for "Con O'Neill"), or in a
+        subfolder — so that ``add`` finds it instead of making a second note."""
+        if category not in ("people", "projects") or self.fs.stat(path) is not None:
+            return path
+        want = compose.name_key(posixpath.basename(path)[:-3])
+        same = [
+            rel
+            for rel in sorted(self.fs.scan(category).notes)
+            if compose.name_key(posixpath.basename(rel)[:-3]) == want
+        ]
+        return same[0] if same else path
+
     def append_log(self, text: str) -> tuple[str, bool]:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
         hints), after the day's last entry (``compose.insert_log_entry``); return its path
@@ -99,6 +127,7 @@ class Writer:
             raise ValueError("nothing to log")
         if len(line) > MAX_TEXT:
             raise ValueError(f"the log entry is longer than {MAX_TEXT} characters")
+        compose.check_text("log entry", line)
         now = self.clock()
         day = now.date().isoformat()
         path = f"logs/{day}.md"

@@ -237,7 +237,7 @@ def build_server(root: Path) -> MCPServer:
             Literal["people", "projects", "decisions", "logs"],
             Field(
                 description="people (one note per person), projects, decisions (one per "
-                "decision, dated), logs (one per day)."
+                "decision, dated), logs (one per day: add to today's with memory_log)."
             ),
         ],
         title: Annotated[

@@ -33,6 +33,31 @@ def find_vault(start: Path) -> Path | None:
     return None
 
 
+def misplaced(path: Path) -> str | None:
+    """Why ``path`` cannot be a vault because of where it is, naming the vault meant: a
+    file (``--vault ~/memory/MEMORY.md``), or a folder below a vault's root. A vault
+    there would list the inner MEMORY.md and templates as notes of the outer one, and
+    Obsidian does not support a vault inside a vault. None when neither holds."""
+    path = Path(path).expanduser()
+    try:
+        here = path.resolve()
+        is_file = here.exists() and not here.is_dir()
+    except (OSError, RuntimeError):  # a name too long, a symlink loop: the caller says it
+        return None
+    outer = find_vault(here.parent) if here.parent != here and not is_vault(here) else None
+    if is_file:
+        if outer is not None:
+            return f"{path} is a file: the vault is the folder holding it, {outer}"
+        return f"{path} is a file, not a folder: a vault is a folder"
+    if outer is not None:
+        return (
+            f"{path} is inside the vault {outer}: use that vault (a vault inside a vault "
+            "would list its MEMORY.md and templates as notes of the outer one, and "
+            "Obsidian does not support it)"
+        )
+    return None
+
+
 class WriterLock:
     """The single-writer lock: an exclusive ``flock`` on ``.memvault/lock``.
 
@@ -58,6 +83,15 @@ class WriterLock:
         except OSError:
             pid = self.holder_pid()
             os.close(fd)
+            if (
+                pid == os.getpid()
+            ):  # a Vault opened before and not closed (a notebook cell run twice)
+                raise LockHeld(
+                    f"this process (pid {pid}) is already writing to this vault: a Vault "
+                    f"opened and not closed yet (lock {self.path}); use that Vault, or "
+                    "close() it first",
+                    pid,
+                ) from None
             who = f"process {pid}" if pid else "another process"
             raise LockHeld(
                 f"{who} is already writing to this vault (lock {self.path}); "

@@ -35,6 +35,7 @@ from memvault.errors import FileBusy, WriteConflict
 from memvault.vault.writers import open_for_writing
 
 TEMP_MARK = ".memvault-tmp-"
+_NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS in UTF-16 units: fewer bytes)
 SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
 _OURS_KEPT = 4096  # how many of our own writes are remembered (to tell them from a person's)
 
@@ -73,7 +74,7 @@ class Swapper:
                 return False, None
             self._refuse_if_busy(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
+        tmp = path.parent / temp_name(path.name)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
         try:
             with os.fdopen(fd, "wb") as fh:
@@ -133,6 +134,14 @@ class Swapper:
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:
     return st.st_ino, st.st_mtime_ns, st.st_size
+
+
+def temp_name(name: str) -> str:
+    """The name of a write's temp file beside the note ``name``: hidden, marked, and
+    never longer than a name may be (255 bytes), however long the note's own name."""
+    room = _NAME_MAX - 1 - len(TEMP_MARK) - 8
+    head = name.encode("utf-8", "surrogateescape")[:room].decode("utf-8", "ignore")
+    return f".{head}{TEMP_MARK}{secrets.token_hex(4)}"
 
 
 def put_back(tmp: Path, path: Path, ours: bytes) -> None:

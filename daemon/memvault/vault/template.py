@@ -24,6 +24,8 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from memvault.core.report import Record
+from memvault.errors import VaultNotFound
+from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 
@@ -152,6 +154,9 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     none yet). ``memory=False`` leaves MEMORY.md out (a migration writes its own).
     """
     root = Path(path).expanduser()
+    wrong = misplaced(root)
+    if wrong is not None:
+        raise VaultNotFound(f"no vault made: {wrong}")
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()

@@ -107,7 +107,7 @@ def resolve_vault(vault: Path | None) -> Path:
     on a folder that is not one is ``VaultNotFound`` (exit 3), saying which command
     would make it one, and leaves the folder exactly as it was.
     """
-    from memvault.vault.lock import find_vault, is_vault  # light: no engine, no numpy
+    from memvault.vault.lock import find_vault, is_vault, misplaced  # light: no engine, no numpy
 
     env = os.environ.get("MEMVAULT_VAULT")
     if vault is not None or env:
@@ -118,6 +118,9 @@ def resolve_vault(vault: Path | None) -> Path:
         except OSError as exc:  # a name too long, a symlink loop
             shown = str(found) if len(str(found)) <= 80 else f"{str(found)[:60]}..."
             raise E.VaultNotFound(f"no vault at {shown} ({how}): {exc.strerror}") from None
+        wrong = None if is_vault(found) else misplaced(found)  # a file, a folder of a vault
+        if wrong:
+            raise E.VaultNotFound(f"{wrong} ({how})")
         if not is_dir:
             raise E.VaultNotFound(
                 f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
