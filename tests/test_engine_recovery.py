@@ -102,3 +102,42 @@ def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: P
         assert "logs/only-frontmatter.md" in {n.path for n in v.engine.store.notes()}
         status = v.status()
         assert status["notes"] >= 7
+
+
+# -- the vault folder itself goes away ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["moved", "deleted", "replaced"])
+def test_a_vault_folder_gone_while_open_fails_the_sync_and_changes_nothing(
+    tmp_path: Path, how: str
+) -> None:
+    """Obsidian's "Manage vaults" renames the folder; a person moves or deletes it. Read
+    as an empty vault it would drop every note from the index, and MEMORY.md's write
+    would make a new folder (with a MEMORY.md) at the old path."""
+    import shutil
+
+    from memvault.errors import VaultNotFound
+
+    root = indexed(tmp_path)
+    moved = tmp_path / "moved"
+    with open_vault(root) as v:
+        before = snapshot(v)
+        shutil.move(root, moved)
+        if how == "replaced":  # another folder at the old path is not the vault opened
+            root.mkdir()
+        elif how == "deleted":
+            shutil.rmtree(moved)
+        for paths in (None, ["people/sarah-chen.md"]):
+            with pytest.raises(VaultNotFound, match="gone"):
+                v.sync(paths)
+        with pytest.raises(VaultNotFound, match="gone"):
+            v.add("people", "Ghost", body="written into nowhere")
+        with pytest.raises(VaultNotFound, match="gone"):
+            v.log("a log line with no vault")
+        assert snapshot(v) == before
+    if how == "replaced":
+        assert list(root.iterdir()) == []
+    else:
+        assert not root.exists()
+    if how == "moved":
+        assert "Zebra" in (moved / "decisions" / "zebra.md").read_text(encoding="utf-8")

@@ -232,6 +232,62 @@ def test_a_stop_signal_taken_by_another_thread_still_stops_the_daemon(
     assert lock_holder(proc.root) is None
 
 
+@pytest.mark.parametrize("how", ["renamed", "deleted"])
+def test_a_daemon_whose_vault_folder_goes_stops_and_leaves_no_folder_behind(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]], how: str
+) -> None:
+    """Obsidian's "Manage vaults" renames the vault folder. The daemon went on: its next
+    sync read the vault as empty (every note dropped from the index), wrote a new
+    MEMORY.md and .memvault/ at the old path, and answered for an empty index."""
+    import shutil
+
+    proc, info = running
+    eventually(lambda: settled(info))
+    moved = tmp_path / "renamed-vault"
+    shutil.move(proc.root, moved)
+    if how == "deleted":
+        shutil.rmtree(moved)
+    else:  # a save in the renamed vault: the events still come
+        write(moved, "people/after.md", note("After", body="written after the rename"))
+    assert proc.p.wait(15) == 75, proc.stderr
+    assert "is gone" in proc.stderr
+    assert not proc.root.exists()  # nothing made at the old path
+    if how == "renamed":
+        assert runfile.running(moved) is None  # (its daemon.json, at the new path, is stale)
+        with open_vault(moved) as v:  # the index was left whole: only the new note to add
+            report = v.sync()
+            assert report.created == ("people/after.md",) and report.deleted == ()
+
+
+def test_a_daemon_whose_memvault_folder_is_deleted_starts_afresh_and_stays_the_one_writer(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """`rm -rf .memvault` (or `git clean -fdx`) took the lock file with it: `memvault
+    daemon start` then started a second daemon beside the first, which went on writing
+    MEMORY.md into an index no one could see, invisible to `daemon status` and `stop`."""
+    import shutil
+
+    proc, info = running
+    eventually(lambda: settled(info))
+    shutil.rmtree(proc.root / ".memvault")
+
+    def afresh() -> dict[str, Any] | None:
+        assert proc.p.poll() is None, proc.stderr
+        new = daemon_json(proc.root)
+        return new if new is not None and new["token"] != info["token"] else None
+
+    info2 = eventually(afresh, 30, "the daemon to start afresh")
+    assert "deleted or replaced" in proc.stderr
+    assert info2["pid"] == proc.p.pid == lock_holder(proc.root)  # the same process
+    second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
+    assert second.returncode == 1 and "already running" in second.stderr
+    eventually(lambda: settled(info2))
+    write(proc.root, "people/after.md", note("After", body="okapi"))
+    eventually(lambda: "[[people/after]]" in (proc.root / "MEMORY.md").read_text("utf-8"))
+    hits = api(info2, "POST", "/search", json={"query": "PostgreSQL"}).json()["hits"]
+    assert hits
+
+
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)

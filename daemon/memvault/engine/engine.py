@@ -191,6 +191,8 @@ class Engine:
         here until nothing is pending (the daemon passes False and runs it in the
         background instead; writes pass False and leave it to the next sync)."""
         with self._lock:
+            # a vault folder moved or deleted under us: its notes are not "all deleted"
+            self.fs.check_root()
             started = time.perf_counter()
             full = paths is None
             model_note = None

@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
-from memvault.errors import FileBusy, NoteExists, NoteNotFound, WriteConflict
+from memvault.errors import FileBusy, NoteExists, NoteNotFound, VaultNotFound, WriteConflict
 from memvault.vault.paths import (
     NOT_UTF8,
     display_path,
@@ -86,6 +87,19 @@ class VaultFS:
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
+        self._identity = _folder_identity(self.root)  # the folder opened, to tell if it goes
+
+    def check_root(self) -> None:
+        """Raise ``VaultNotFound`` when the vault folder is no longer the one opened:
+        moved, renamed or deleted (or another folder put at its path) while memvault
+        had it open. Read as a vault with no notes, it would drop every note from the
+        index and MEMORY.md, and a write would make a new folder at the old path."""
+        now = _folder_identity(self.root)
+        if now is None or (self._identity is not None and now != self._identity):
+            raise VaultNotFound(
+                f"the vault folder {self.root} is gone (moved, renamed or deleted while "
+                "memvault had it open); nothing was changed"
+            )
 
     # -- what belongs to the vault ------------------------------------------------
 
@@ -110,12 +124,18 @@ class VaultFS:
         attachments: dict[str, FileStat] = {}
         skipped: list[Skipped] = []
         stack = [folder.strip("/")]
+        self.check_root()
         while stack:
             folder = stack.pop()
             try:
                 entries = list(os.scandir(os.path.join(self.root, folder) if folder else self.root))
             except OSError as exc:
-                skipped.append(Skipped(folder or ".", f"cannot list folder: {exc.strerror}"))
+                if not folder:  # the vault itself: an empty scan would mean "all deleted"
+                    self.check_root()
+                    raise VaultNotFound(
+                        f"cannot list the vault folder {self.root}: {exc.strerror}; nothing was changed"
+                    ) from None
+                skipped.append(Skipped(folder, f"cannot list folder: {exc.strerror}"))
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
@@ -280,6 +300,7 @@ class VaultFS:
         Returns False when someone else's version is there; it stays there.
         Raises ``FileBusy`` while another program has the file open for writing.
         """
+        self.check_root()
         path = self._target(rel, expected_sha)
         deadline = time.monotonic() + self.busy_wait
         while True:
@@ -310,6 +331,7 @@ class VaultFS:
         raises ``FileBusy`` and leaves the file as it is.
         Returns (written, sha256 of the file now).
         """
+        self.check_root()
         path = self._target(rel, "")
         try:
             base = read_settled(path)
@@ -353,6 +375,7 @@ class VaultFS:
         by one ``os.sync()`` (and is safe to redo if interrupted).
         """
         data = text.encode("utf-8")
+        self.check_root()
         if not self._swapper.swap(self.path(rel), data, None, durable)[0]:
             raise NoteExists(f"{rel} already exists")
         return sha256_bytes(data)
@@ -368,6 +391,15 @@ class VaultFS:
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
+
+
+def _folder_identity(folder: Path) -> tuple[int, int] | None:
+    """(device, inode) of a folder, None when it is not there (or not a folder)."""
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _reason(exc: FileBusy) -> str:

@@ -91,6 +91,18 @@ class WriterLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    def intact(self) -> bool:
+        """Whether the lock file held is still the one at ``path``. When ``.memvault/``
+        is deleted (or the file replaced), the lock goes with it: the next process takes
+        a new one at the same path, and two writers would run at once."""
+        if self._fd is None:
+            return False
+        try:
+            held, there = os.fstat(self._fd), os.stat(self.path)
+        except OSError:
+            return False
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
 
 def pid_alive(pid: int) -> bool:
     """Whether ``pid`` runs (it may belong to another user; a zombie child of ours is
