@@ -64,9 +64,11 @@ class WriterLock:
                 "stop it or use it (the CLI talks to a running daemon)",
                 pid,
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        os.fsync(fd)
+        # the pid is only there to name the holder: a full disk must not refuse the lock
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.fsync(fd)
         self._fd = fd
 
     def holder_pid(self) -> int | None:

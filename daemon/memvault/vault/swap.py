@@ -74,7 +74,10 @@ class Swapper:
             self._refuse_if_busy(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise _naming(exc, path, tmp) from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -115,6 +118,8 @@ class Swapper:
             return True, None
         except FileNotFoundError:
             return False, None
+        except OSError as exc:  # the disk full, a folder made read-only...
+            raise _naming(exc, path, tmp) from None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -129,6 +134,14 @@ class Swapper:
             if len(self._ours) >= _OURS_KEPT:
                 self._ours.clear()
             self._ours[str(path)] = _identity(os.stat(path))
+
+
+def _naming(exc: OSError, path: Path, tmp: Path) -> OSError:
+    """``exc`` naming the file a person knows: a failed write to our temp file (the disk
+    full: ``fh.write`` names no file at all) is a failed write to ``path``."""
+    if exc.filename not in (None, str(tmp)):
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))  # (of the errno's subclass)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:
