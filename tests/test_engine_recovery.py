@@ -181,6 +181,9 @@ for what in ("sync", "search"):
         out[what] = None
     except Exception as exc:
         out[what] = [type(exc).__name__, str(exc)]
+cli = subprocess.run([sys.executable, "-m", "memvault", "sync", "--vault", str(root)],
+                     capture_output=True, text=True, env={**os.environ, "MEMVAULT_INDEX_MODEL": "hash"})
+out["cli"] = [cli.returncode, cli.stderr]
 out["kept"] = digests() == before
 filler.unlink()  # space again
 with Vault.open(root, embedder=HashEmbedder()) as v:
@@ -232,6 +235,8 @@ def test_a_full_disk_never_deletes_the_index_and_it_works_again_with_space(
     for what in ("sync", "search"):
         assert out[what] is not None and out[what][0] == "StorageError", out
         assert "nothing was deleted" in out[what][1]
+    # exit 7 ("the index cannot be loaded"), not 1, which a service manager never restarts
+    assert out["cli"][0] == 7 and "nothing was deleted" in out["cli"][1], out["cli"]
     assert out["kept"]  # index.db and vectors.bin byte for byte
     assert out["after"] == [0, 0]  # nothing to rebuild
     assert out["found"]  # the same hits as before the disk filled

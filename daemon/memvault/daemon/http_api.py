@@ -79,6 +79,7 @@ ERROR_STATUS: list[tuple[type[BaseException], int]] = [
     (E.MemoryFileError, 409),
     (E.ModelError, 503),
     (E.IndexCorrupt, 503),
+    (E.StorageError, 503),
     (E.MemvaultError, 400),
     (ValueError, 400),
 ]
