@@ -601,6 +601,35 @@ def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> Non
     assert not daemon_file(root).exists() and lock_holder(root) is None
 
 
+def test_status_says_the_daemon_is_failing_to_sync_and_why_until_it_recovers(
+    tmp_path: Path,
+) -> None:
+    """The disk full (here: the index's files made immutable): the index falls behind,
+    and `memvault status` said only "index is behind" and "daemon: watching" -- the
+    reason was in a log that may be on that same full disk."""
+    root = make_vault(tmp_path)
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    state = root / ".memvault"
+    frozen = [state / "index.db", state / "index.db-wal"]
+    try:
+        eventually(lambda: daemon.info()["state"] == "watching" and daemon.info()["batches"])
+        subprocess.run(["chattr", "+i", *map(str, frozen)], check=True)
+        write(root, "people/stuck.md", note("Stuck", body="waits for the disk"))
+        eventually(lambda: daemon.info()["failed_batches"] >= 1, what="a failed sync")
+        shown = CliRunner().invoke(cli_app, ["status", "--vault", str(root)])
+        assert re.search(
+            r"failing: \d+ syncs in a row, retrying; last error: sync failed", shown.output
+        ), shown.output
+        subprocess.run(["chattr", "-i", *map(str, frozen)], check=True)
+        eventually(lambda: daemon.info()["failed_batches"] == 0, 90, "the retry to succeed")
+        shown = CliRunner().invoke(cli_app, ["status", "--vault", str(root)])
+        assert "syncs in a row" not in shown.output and "index matches the files" in shown.output
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, frozen)], check=False)
+        daemon.shutdown()
+
+
 def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
