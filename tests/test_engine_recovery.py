@@ -244,3 +244,31 @@ def test_a_full_disk_never_deletes_the_index_and_it_works_again_with_space(
     # "error: : No space left on device") and leaves it whole, with no temp file beside
     assert out["log"] == [28, out["log_path"], os.strerror(28)]
     assert out["log_kept"] and out["litter"] == []
+
+
+def test_a_write_whose_indexing_fails_is_reported_written_so_it_is_never_sent_twice(
+    tmp_path: Path,
+) -> None:
+    """The note was on disk, then the index's commit failed (its disk full; here its
+    files made immutable) and the write answered with an error: an agent that retried
+    logged the entry twice. The write is reported done, with a warning; the next sync
+    indexes it."""
+    import subprocess
+
+    root = indexed(tmp_path)
+    state = root / ".memvault"
+    frozen = [str(state / "index.db"), str(state / "index.db-wal")]
+    with open_vault(root) as v:
+        v.sync()
+        subprocess.run(["chattr", "+i", *frozen], check=True)
+        try:
+            result = v.log("met the quokka keepers")
+            added = v.add("people", "Quinn Quokka", body="Keeps quokkas.")
+        finally:
+            subprocess.run(["chattr", "-i", *frozen], check=True)
+        for r in (result, added):
+            assert len(r.report.warnings) == 1 and "not indexed yet" in r.report.warnings[0]
+        assert (root / result.path).read_text(encoding="utf-8").count("quokka keepers") == 1
+        report = v.sync()
+        assert {result.path, added.path} <= set(report.created) | set(report.modified)
+        assert {h.path for h in v.search("quokka", k=5)} >= {result.path, added.path}

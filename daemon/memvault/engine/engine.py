@@ -44,6 +44,7 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -70,7 +71,7 @@ from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
-from memvault.errors import IndexCorrupt, NotIndexed
+from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
@@ -508,14 +509,33 @@ class Engine:
                 category, title, summary=summary, fields=fields, body=body, update=update
             )
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
-            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
+            return WriteResult(path, created, self._index_written(path))
 
     def append_log(self, text: str) -> WriteResult:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
         hints), after the day's last entry."""
         with self._lock:
             path, created = self.writer.append_log(text)
-            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
+            return WriteResult(path, created, self._index_written(path))
+
+    def _index_written(self, path: str) -> SyncReport:
+        """The structure sync after a write that is on disk. If it fails (the index's
+        disk full), the write still happened: an error now would have the caller write
+        it again (a log entry twice), so it is a warning, and the next sync indexes it."""
+        try:
+            return self.sync(paths=[path], vectors=False)
+        except MemvaultError as exc:
+            if isinstance(exc, VaultNotFound):
+                raise
+            failure: Exception = exc
+        except (OSError, sqlite3.Error) as exc:
+            failure = exc
+        log.warning("%s written, but not indexed yet: %s", path, failure)
+        return SyncReport(
+            warnings=(
+                f"{path} is written, but not indexed yet ({failure}); the next sync indexes it",
+            )
+        )
 
     # -- reads -----------------------------------------------------------------------
 
