@@ -36,6 +36,7 @@ from memvault.vault.writers import open_for_writing
 
 TEMP_MARK = ".memvault-tmp-"
 SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
+SKEW_NS = 1_000_000_000  # a modification time further ahead than this is no recent save
 _OURS_KEPT = 4096  # how many of our own writes are remembered (to tell them from a person's)
 
 
@@ -167,7 +168,12 @@ def read_settled(path: Path, tries: int = 100) -> bytes:
 
     An editor saving in place truncates then writes; reading in between would
     see half a file. Wait until the file is unchanged across the read and was
-    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it).
+    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it). A
+    modification time well in the future (the clock stepped back, a file synced from
+    a machine whose clock runs ahead) tells nothing about a save in progress (``busy``
+    does not count it either): unchanged across the read is enough. Waiting for it
+    cost a second per file: a relink of 300 such notes, five minutes. (Within
+    ``SKEW_NS`` ahead, a network filesystem's clock may just run fast: waited for.)
     """
     data = b""
     for _ in range(tries):
@@ -180,7 +186,8 @@ def read_settled(path: Path, tries: int = 100) -> bytes:
             after.st_size,
             after.st_mtime_ns,
         )
-        if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
+        age = time.time_ns() - after.st_mtime_ns
+        if same and len(data) == after.st_size and (age > SETTLE_NS or age < -SKEW_NS):
             return data
         time.sleep(0.01)
     return data
