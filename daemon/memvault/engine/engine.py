@@ -51,7 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Seen, diff, suspects
+from memvault.core.changes import ChangeSet, Seen, diff, suspects, unlisted_kept
 from memvault.core.ranking import Filters
 from memvault.core.report import (
     Context,
@@ -273,6 +273,7 @@ class Engine:
             scan = self.fs.scan()
             seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
             found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
+            self._keep_unlisted(scan.unlisted, seen, found)
             refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
             return seen, None, refused, self.attachments.observe(found, None)
         scope: set[str] = set()
@@ -315,6 +316,7 @@ class Engine:
                         for p, s in scan.attachments.items():
                             att_scope.add(p)
                             att_seen[p] = Seen(s.size, s.mtime_ns)
+                        self._keep_unlisted(scan.unlisted, seen, att_seen)
                     continue
                 att_scope.add(path)
                 st = self.fs.stat(path)
@@ -326,6 +328,16 @@ class Engine:
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
         return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
+
+    def _keep_unlisted(
+        self, folders: tuple[str, ...], notes: dict[str, Seen], attachments: dict[str, Seen]
+    ) -> None:
+        """Files under a folder memvault may not list stay as recorded (``unlisted_kept``)."""
+        if folders:
+            notes.update(unlisted_kept(folders, self.store.manifest(), notes))
+            attachments.update(
+                unlisted_kept(folders, self.store.attachment_manifest(), attachments)
+            )
 
     def _apply(
         self,
@@ -519,23 +531,16 @@ class Engine:
             return WriteResult(path, created, self._index_written(path))
 
     def _index_written(self, path: str) -> SyncReport:
-        """The structure sync after a write that is on disk. If it fails (the index's
-        disk full), the write still happened: an error now would have the caller write
-        it again (a log entry twice), so it is a warning, and the next sync indexes it."""
+        """The structure sync after a write that is on disk. Its failure (the index's disk
+        full) is a warning: an error would have the caller write again (a log entry twice)."""
         try:
             return self.sync(paths=[path], vectors=False)
-        except MemvaultError as exc:
+        except (MemvaultError, OSError, sqlite3.Error) as exc:
             if isinstance(exc, VaultNotFound):
                 raise
-            failure: Exception = exc
-        except (OSError, sqlite3.Error) as exc:
-            failure = exc
-        log.warning("%s written, but not indexed yet: %s", path, failure)
-        return SyncReport(
-            warnings=(
-                f"{path} is written, but not indexed yet ({failure}); the next sync indexes it",
-            )
-        )
+            log.warning("%s written, but not indexed yet: %s", path, exc)
+            why = f"{path} is written, but not indexed yet ({exc}); the next sync indexes it"
+            return SyncReport(warnings=(why,))
 
     # -- reads -----------------------------------------------------------------------
 

@@ -58,6 +58,7 @@ class Scan:
     notes: dict[str, FileStat]
     attachments: dict[str, FileStat]  # every other file (linked, not indexed): size+mtime
     skipped: tuple[Skipped, ...]
+    unlisted: tuple[str, ...] = ()  # folders there but not listable: their files not gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +124,7 @@ class VaultFS:
         notes: dict[str, FileStat] = {}
         attachments: dict[str, FileStat] = {}
         skipped: list[Skipped] = []
+        unlisted: list[str] = []
         stack = [folder.strip("/")]
         self.check_root()
         while stack:
@@ -136,6 +138,8 @@ class VaultFS:
                         f"cannot list the vault folder {self.root}: {exc.strerror}; nothing was changed"
                     ) from None
                 skipped.append(Skipped(folder, f"cannot list folder: {exc.strerror}"))
+                if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                    unlisted.append(folder)  # there, but closed to us (its permissions)
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
@@ -189,7 +193,7 @@ class VaultFS:
                     continue
                 notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
-        return Scan(notes, attachments, tuple(skipped))
+        return Scan(notes, attachments, tuple(skipped), tuple(unlisted))
 
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
