@@ -120,6 +120,7 @@ class Daemon:
         self._closed = False
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
+        self._ground_lost = False  # at the last check
         self.server: HttpServer | None = None
         self.app: Any = None
         self.watcher = Watcher(
@@ -313,8 +314,9 @@ class Daemon:
         daemon again in this process, which rebuilds ``.memvault/``).
         """
         reason = self.vault.ground_lost()
-        if reason is None or self._stop.is_set():
-            return
+        lost, self._ground_lost = self._ground_lost, reason is not None
+        if reason is None or not lost or self._stop.is_set():
+            return  # only when lost at two checks in a row (2 s apart), not a moment
         from memvault.errors import VaultNotFound
 
         try:  # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds

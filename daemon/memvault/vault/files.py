@@ -88,14 +88,20 @@ class VaultFS:
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
-        self._identity = _folder_identity(self.root)  # the folder opened, to tell if it goes
+        try:  # the folder opened, to tell if it goes
+            self._identity: tuple[int, int] | None = _folder_identity(self.root)
+        except OSError:
+            self._identity = None
 
     def check_root(self) -> None:
         """Raise ``VaultNotFound`` when the vault folder is no longer the one opened:
         moved, renamed or deleted (or another folder put at its path) while memvault
         had it open. Read as a vault with no notes, it would drop every note from the
         index and MEMORY.md, and a write would make a new folder at the old path."""
-        now = _folder_identity(self.root)
+        try:
+            now = _folder_identity(self.root)
+        except OSError:  # cannot tell now (a network mount's hiccup): the sync says more
+            return
         if now is None or (self._identity is not None and now != self._identity):
             raise VaultNotFound(
                 f"the vault folder {self.root} is gone (moved, renamed or deleted while "
@@ -398,10 +404,11 @@ class VaultFS:
 
 
 def _folder_identity(folder: Path) -> tuple[int, int] | None:
-    """(device, inode) of a folder, None when it is not there (or not a folder)."""
+    """(device, inode) of a folder, None when it is not there (or not a folder); an
+    error that does not say so (EIO, ESTALE...) is raised."""
     try:
         st = os.stat(folder)
-    except OSError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 

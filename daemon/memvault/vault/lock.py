@@ -101,8 +101,10 @@ class WriterLock:
             return False
         try:
             held, there = os.fstat(self._fd), os.stat(self.path)
-        except OSError:
+        except (FileNotFoundError, NotADirectoryError):
             return False
+        except OSError:  # cannot tell now (a network mount's hiccup)
+            return True
         return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
