@@ -461,3 +461,23 @@ def test_a_folder_that_cannot_be_listed_keeps_its_notes_indexed_and_listed(
     assert out["memory_kept"]
     assert "decisions/2024-03-12-why-postgresql.md" in out["found"]
     assert out["after"] == [[], []]
+
+
+def test_a_file_dated_past_2262_is_indexed_and_holds_up_nothing(tmp_path: Path) -> None:
+    """A modification time past 2262 (a FAT disk's or a sync tool's garbage, `touch -d
+    2400-01-01`) does not fit SQLite's 64-bit integers in ns: every sync of the vault
+    failed (OverflowError) -- the daemon's, and the one each CLI search runs first."""
+    root = make_vault(tmp_path)
+    far = 13_600_000_000  # seconds: the year 2400
+    write(root, "people/far.md", note("Far Future", body="Quasar notes."))
+    write(root, "assets/far.png", "not really a picture")
+    for path in ("people/far.md", "people/sarah-chen.md", "assets/far.png"):
+        os.utime(root / path, (far, far))
+    os.utime(root / "projects/ai-assistant-refactor.md", (-2_208_988_800, -2_208_988_800))  # 1900
+    with open_vault(root) as v:
+        first = v.sync()
+        assert "people/far.md" in first.created and "people/sarah-chen.md" in first.created
+        again = v.sync()
+        assert not again.changed  # the clamped time reads back the same
+        assert [h.path for h in v.search("quasar", k=1)] == ["people/far.md"]
+    assert "[[people/far]]" in (root / "MEMORY.md").read_text(encoding="utf-8")

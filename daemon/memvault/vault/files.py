@@ -162,7 +162,7 @@ class VaultFS:
                         with contextlib.suppress(OSError):
                             st = entry.stat(follow_symlinks=False)
                             attachments[unicodedata.normalize("NFC", rel)] = FileStat(
-                                st.st_size, st.st_mtime_ns, rel
+                                st.st_size, _mtime(st), rel
                             )
                     continue
                 try:
@@ -190,14 +190,14 @@ class VaultFS:
                     continue
                 key = unicodedata.normalize("NFC", rel)
                 if not rel.lower().endswith(".md"):
-                    attachments[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
+                    attachments[key] = FileStat(st.st_size, _mtime(st), rel)
                     continue
                 if key in notes:
                     skipped.append(
                         Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form")
                     )
                     continue
-                notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
+                notes[key] = FileStat(st.st_size, _mtime(st), rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
         return Scan(notes, attachments, tuple(skipped), tuple(unlisted))
 
@@ -232,7 +232,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        return FileStat(st.st_size, st.st_mtime_ns, disk)
+        return FileStat(st.st_size, _mtime(st), disk)
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -283,7 +283,7 @@ class VaultFS:
                     if exc.start < len(data) - 4:
                         break
                     data = data[: exc.start]
-        return ReadResult(decode(data), digest.hexdigest(), st.st_size, st.st_mtime_ns, truncated)
+        return ReadResult(decode(data), digest.hexdigest(), st.st_size, _mtime(st), truncated)
 
     def hashes(self, rels: Iterable[str]) -> dict[str, str]:
         """sha256 of each readable file (whatever its size); the unreadable are left out."""
@@ -401,6 +401,16 @@ class VaultFS:
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _mtime(st: os.stat_result) -> int:
+    """The modification time in ns, within SQLite's 64-bit integers: past 2262 (a
+    timestamp a broken sync tool or a FAT disk wrote, a mistyped ``touch -d``) it
+    failed every sync of the vault, the one note holding up all the others."""
+    return min(max(st.st_mtime_ns, _INT64[0]), _INT64[1])
 
 
 def _folder_identity(folder: Path) -> tuple[int, int] | None:
