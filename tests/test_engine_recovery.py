@@ -102,3 +102,173 @@ def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: P
         assert "logs/only-frontmatter.md" in {n.path for n in v.engine.store.notes()}
         status = v.status()
         assert status["notes"] >= 7
+
+
+# -- the vault folder itself goes away ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("how", ["moved", "deleted", "replaced"])
+def test_a_vault_folder_gone_while_open_fails_the_sync_and_changes_nothing(
+    tmp_path: Path, how: str
+) -> None:
+    """Obsidian's "Manage vaults" renames the folder; a person moves or deletes it. Read
+    as an empty vault it would drop every note from the index, and MEMORY.md's write
+    would make a new folder (with a MEMORY.md) at the old path."""
+    import shutil
+
+    from memvault.errors import VaultNotFound
+
+    root = indexed(tmp_path)
+    moved = tmp_path / "moved"
+    with open_vault(root) as v:
+        before = snapshot(v)
+        shutil.move(root, moved)
+        if how == "replaced":  # another folder at the old path is not the vault opened
+            root.mkdir()
+        elif how == "deleted":
+            shutil.rmtree(moved)
+        for paths in (None, ["people/sarah-chen.md"]):
+            with pytest.raises(VaultNotFound, match="gone"):
+                v.sync(paths)
+        with pytest.raises(VaultNotFound, match="gone"):
+            v.add("people", "Ghost", body="written into nowhere")
+        with pytest.raises(VaultNotFound, match="gone"):
+            v.log("a log line with no vault")
+        assert snapshot(v) == before
+    if how == "replaced":
+        assert list(root.iterdir()) == []
+    else:
+        assert not root.exists()
+    if how == "moved":
+        assert "Zebra" in (moved / "decisions" / "zebra.md").read_text(encoding="utf-8")
+
+
+# -- a full disk ----------------------------------------------------------------------------------
+
+FULL_DISK = r"""
+import errno, hashlib, json, os, subprocess, sys
+from pathlib import Path
+from memvault.api import Vault
+from memvault.index.embedder import HashEmbedder
+from memvault.vault.template import init_vault
+
+disk = Path(sys.argv[1])
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
+root = disk / "vault"
+init_vault(root, example=True)
+with Vault.open(root, embedder=HashEmbedder()) as v:
+    v.sync()
+    found = [h.path for h in v.search("pgvector", k=3)]
+state = root / ".memvault"
+def digests():
+    return {n: hashlib.sha256((state / n).read_bytes()).hexdigest() for n in ("index.db", "vectors.bin")}
+before = digests()
+filler = disk / "filler"
+def fill():
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT)  # the disk full, to the last block
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError as exc:
+        assert exc.errno == errno.ENOSPC, exc
+    os.close(fd)
+fill()
+out = {}
+for what in ("sync", "search"):
+    try:
+        with Vault.open(root, embedder=HashEmbedder(), read_only=what == "search") as v:
+            v.sync() if what == "sync" else v.search("PostgreSQL")
+        out[what] = None
+    except Exception as exc:
+        out[what] = [type(exc).__name__, str(exc)]
+cli = subprocess.run([sys.executable, "-m", "memvault", "sync", "--vault", str(root)],
+                     capture_output=True, text=True, env={**os.environ, "MEMVAULT_INDEX_MODEL": "hash"})
+out["cli"] = [cli.returncode, cli.stderr]
+out["kept"] = digests() == before
+filler.unlink()  # space again
+with Vault.open(root, embedder=HashEmbedder()) as v:
+    report = v.sync()
+    out["after"] = [len(report.created), len(report.deleted)]
+    out["found"] = [h.path for h in v.search("pgvector", k=3)] == found != []
+    log = v.log("the day begins").path
+    text = (root / log).read_bytes()
+    fill()  # while it is open, as a daemon has it
+    try:
+        v.log("an entry the disk has no room for")
+        out["log"] = None
+    except OSError as exc:
+        out["log"] = [exc.errno, exc.filename, exc.strerror]
+    out["log_kept"] = (root / log).read_bytes() == text
+    out["litter"] = [n for n in os.listdir(root / "logs") if n.startswith(".")]
+    out["log_path"] = str(root / log)
+print(json.dumps(out))
+"""
+
+
+def test_a_full_disk_never_deletes_the_index_and_it_works_again_with_space(
+    tmp_path: Path,
+) -> None:
+    """A full disk fails SQLite's open (the -shm file, the WAL): taken for a damaged
+    index, index.db and vectors.bin were deleted -- by any command, even a search -- and
+    the rebuild failed on the same full disk. A real 4 MB tmpfs (a mount namespace of
+    its own, so no root is needed outside it)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    daemon_dir = Path(__file__).resolve().parents[1] / "daemon"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(daemon_dir), HOME=str(tmp_path / "home"))
+    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
+    run = subprocess.run(
+        [*namespace, sys.executable, "-c", FULL_DISK, str(disk)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    for what in ("sync", "search"):
+        assert out[what] is not None and out[what][0] == "StorageError", out
+        assert "nothing was deleted" in out[what][1]
+    # exit 7 ("the index cannot be loaded"), not 1, which a service manager never restarts
+    assert out["cli"][0] == 7 and "nothing was deleted" in out["cli"][1], out["cli"]
+    assert out["kept"]  # index.db and vectors.bin byte for byte
+    assert out["after"] == [0, 0]  # nothing to rebuild
+    assert out["found"]  # the same hits as before the disk filled
+    # a write with the disk full names the note (the temp file's write named no file:
+    # "error: : No space left on device") and leaves it whole, with no temp file beside
+    assert out["log"] == [28, out["log_path"], os.strerror(28)]
+    assert out["log_kept"] and out["litter"] == []
+
+
+def test_a_write_whose_indexing_fails_is_reported_written_so_it_is_never_sent_twice(
+    tmp_path: Path,
+) -> None:
+    """The note was on disk, then the index's commit failed (its disk full; here its
+    files made immutable) and the write answered with an error: an agent that retried
+    logged the entry twice. The write is reported done, with a warning; the next sync
+    indexes it."""
+    import subprocess
+
+    root = indexed(tmp_path)
+    state = root / ".memvault"
+    frozen = [str(state / "index.db"), str(state / "index.db-wal")]
+    with open_vault(root) as v:
+        v.sync()
+        subprocess.run(["chattr", "+i", *frozen], check=True)
+        try:
+            result = v.log("met the quokka keepers")
+            added = v.add("people", "Quinn Quokka", body="Keeps quokkas.")
+        finally:
+            subprocess.run(["chattr", "-i", *frozen], check=True)
+        for r in (result, added):
+            assert len(r.report.warnings) == 1 and "not indexed yet" in r.report.warnings[0]
+        assert (root / result.path).read_text(encoding="utf-8").count("quokka keepers") == 1
+        report = v.sync()
+        assert {result.path, added.path} <= set(report.created) | set(report.modified)
+        assert {h.path for h in v.search("quokka", k=5)} >= {result.path, added.path}

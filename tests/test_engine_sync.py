@@ -402,3 +402,82 @@ def test_skipped_files_bad_frontmatter_and_cut_notes_are_listed_with_file_and_re
     with open_vault(root) as v:
         v.sync()
         assert {p[0] for p in problems(v)} == {"notes/huge.md"}
+
+
+UNLISTABLE = r"""
+import json, os, sys
+from pathlib import Path
+from memvault.api import Vault
+from memvault.index.embedder import HashEmbedder
+
+root = Path(sys.argv[1])
+out = {}
+with Vault.open(root, embedder=HashEmbedder()) as v:
+    v.sync()
+    memory = (root / "MEMORY.md").read_bytes()
+    os.chmod(root / "decisions", 0)  # no longer listable (nor readable) by this user
+    try:
+        for name, paths in (("full", None), ("folder", ["decisions"])):
+            r = v.sync(paths)
+            out[name] = [list(r.deleted), [s.reason for s in r.skipped]]
+        out["memory_kept"] = (root / "MEMORY.md").read_bytes() == memory
+        out["found"] = [h.path for h in v.search("pgvector PostgreSQL", k=10)]
+    finally:
+        os.chmod(root / "decisions", 0o755)
+    r = v.sync()
+    out["after"] = [list(r.created), list(r.deleted)]
+print(json.dumps(out))
+"""
+
+
+def test_a_folder_that_cannot_be_listed_keeps_its_notes_indexed_and_listed(
+    tmp_path: Path,
+) -> None:
+    """A folder's permissions changed (a backup tool, a chmod): a full sync took every
+    note in it for deleted -- out of the index and out of MEMORY.md -- and back again
+    once it could be read. Run as a user without root's override (a user namespace of
+    its own: chmod binds there)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    root = make_vault(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[1] / "daemon"))
+    as_a_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+    run = subprocess.run(
+        [*as_a_user, sys.executable, "-c", UNLISTABLE, str(root)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    for name in ("full", "folder"):
+        deleted, reasons = out[name]
+        assert deleted == [] and reasons == ["cannot list folder: Permission denied"], out
+    assert out["memory_kept"]
+    assert "decisions/2024-03-12-why-postgresql.md" in out["found"]
+    assert out["after"] == [[], []]
+
+
+def test_a_file_dated_past_2262_is_indexed_and_holds_up_nothing(tmp_path: Path) -> None:
+    """A modification time past 2262 (a FAT disk's or a sync tool's garbage, `touch -d
+    2400-01-01`) does not fit SQLite's 64-bit integers in ns: every sync of the vault
+    failed (OverflowError) -- the daemon's, and the one each CLI search runs first."""
+    root = make_vault(tmp_path)
+    far = 13_600_000_000  # seconds: the year 2400
+    write(root, "people/far.md", note("Far Future", body="Quasar notes."))
+    write(root, "assets/far.png", "not really a picture")
+    for path in ("people/far.md", "people/sarah-chen.md", "assets/far.png"):
+        os.utime(root / path, (far, far))
+    os.utime(root / "projects/ai-assistant-refactor.md", (-2_208_988_800, -2_208_988_800))  # 1900
+    with open_vault(root) as v:
+        first = v.sync()
+        assert "people/far.md" in first.created and "people/sarah-chen.md" in first.created
+        again = v.sync()
+        assert not again.changed  # the clamped time reads back the same
+        assert [h.path for h in v.search("quasar", k=1)] == ["people/far.md"]
+    assert "[[people/far]]" in (root / "MEMORY.md").read_text(encoding="utf-8")

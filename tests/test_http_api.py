@@ -186,6 +186,28 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 
+def test_a_write_the_system_refuses_says_which_file_and_why(
+    client: TestClient, vault: Vault
+) -> None:
+    """The disk full, a folder made read-only: the answer was "internal error (OSError);
+    see the daemon log" -- a log that may be on that same full disk."""
+    from onnx_helpers import read_only
+
+    r = client.post("/log", json={"text": "first entry of the day"})
+    path = r.json()["path"]
+    before = (vault.root / path).read_bytes()
+    names = sorted(p.name for p in (vault.root / "logs").iterdir())
+    with read_only(vault.root / "logs"):
+        r = client.post("/log", json={"text": "an entry that cannot be written"})
+    assert err(r) == (500, "OSError")
+    message = r.json()["error"]["message"]
+    assert (
+        message.startswith(f"{path}: ") and os.strerror(1 if os.geteuid() == 0 else 13) in message
+    )
+    assert (vault.root / path).read_bytes() == before  # nothing half written, no temp left
+    assert sorted(p.name for p in (vault.root / "logs").iterdir()) == names
+
+
 def test_sync_all_and_some_paths(client: TestClient, vault: Vault) -> None:
     write(vault.root, "people/cy.md", note("Cy"))
     r = client.post("/sync", json={"paths": ["people/cy.md"]})

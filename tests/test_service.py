@@ -279,6 +279,62 @@ def test_signal_wait_ends_when_another_thread_asks() -> None:
     waiting.wake()  # after close: a no-op, never an error
 
 
+@pytest.mark.parametrize("how", ["renamed", "deleted"])
+def test_a_daemon_whose_vault_folder_goes_stops_and_leaves_no_folder_behind(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]], how: str
+) -> None:
+    """Obsidian's "Manage vaults" renames the vault folder. The daemon went on: its next
+    sync read the vault as empty (every note dropped from the index), wrote a new
+    MEMORY.md and .memvault/ at the old path, and answered for an empty index."""
+    import shutil
+
+    proc, info = running
+    eventually(lambda: settled(info))
+    moved = tmp_path / "renamed-vault"
+    shutil.move(proc.root, moved)
+    if how == "deleted":
+        shutil.rmtree(moved)
+    else:  # a save in the renamed vault: the events still come
+        write(moved, "people/after.md", note("After", body="written after the rename"))
+    assert proc.p.wait(15) == 75, proc.stderr
+    assert "is gone" in proc.stderr
+    assert not proc.root.exists()  # nothing made at the old path
+    if how == "renamed":
+        assert runfile.running(moved) is None  # (its daemon.json, at the new path, is stale)
+        with open_vault(moved) as v:  # the index was left whole: only the new note to add
+            report = v.sync()
+            assert report.created == ("people/after.md",) and report.deleted == ()
+
+
+def test_a_daemon_whose_memvault_folder_is_deleted_starts_afresh_and_stays_the_one_writer(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """`rm -rf .memvault` (or `git clean -fdx`) took the lock file with it: `memvault
+    daemon start` then started a second daemon beside the first, which went on writing
+    MEMORY.md into an index no one could see, invisible to `daemon status` and `stop`."""
+    import shutil
+
+    proc, info = running
+    eventually(lambda: settled(info))
+    shutil.rmtree(proc.root / ".memvault")
+
+    def afresh() -> dict[str, Any] | None:
+        assert proc.p.poll() is None, proc.stderr
+        new = daemon_json(proc.root)
+        return new if new is not None and new["token"] != info["token"] else None
+
+    info2 = eventually(afresh, 30, "the daemon to start afresh")
+    assert "deleted or replaced" in proc.stderr
+    assert info2["pid"] == proc.p.pid == lock_holder(proc.root)  # the same process
+    second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
+    assert second.returncode == 1 and "already running" in second.stderr
+    eventually(lambda: settled(info2))
+    write(proc.root, "people/after.md", note("After", body="okapi"))
+    eventually(lambda: "[[people/after]]" in (proc.root / "MEMORY.md").read_text("utf-8"))
+    hits = api(info2, "POST", "/search", json={"query": "PostgreSQL"}).json()["hits"]
+    assert hits
+
+
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)
@@ -590,6 +646,35 @@ def test_in_process_daemon_serves_watches_and_stops_clean(tmp_path: Path) -> Non
     finally:
         daemon.shutdown()
     assert not daemon_file(root).exists() and lock_holder(root) is None
+
+
+def test_status_says_the_daemon_is_failing_to_sync_and_why_until_it_recovers(
+    tmp_path: Path,
+) -> None:
+    """The disk full (here: the index's files made immutable): the index falls behind,
+    and `memvault status` said only "index is behind" and "daemon: watching" -- the
+    reason was in a log that may be on that same full disk."""
+    root = make_vault(tmp_path)
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    state = root / ".memvault"
+    frozen = [state / "index.db", state / "index.db-wal"]
+    try:
+        eventually(lambda: daemon.info()["state"] == "watching" and daemon.info()["batches"])
+        subprocess.run(["chattr", "+i", *map(str, frozen)], check=True)
+        write(root, "people/stuck.md", note("Stuck", body="waits for the disk"))
+        eventually(lambda: daemon.info()["failed_batches"] >= 1, what="a failed sync")
+        shown = CliRunner().invoke(cli_app, ["status", "--vault", str(root)])
+        assert re.search(
+            r"failing: \d+ syncs in a row, retrying; last error: sync failed", shown.output
+        ), shown.output
+        subprocess.run(["chattr", "-i", *map(str, frozen)], check=True)
+        eventually(lambda: daemon.info()["failed_batches"] == 0, 90, "the retry to succeed")
+        shown = CliRunner().invoke(cli_app, ["status", "--vault", str(root)])
+        assert "syncs in a row" not in shown.output and "index matches the files" in shown.output
+    finally:
+        subprocess.run(["chattr", "-i", *map(str, frozen)], check=False)
+        daemon.shutdown()
 
 
 def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:

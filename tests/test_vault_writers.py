@@ -132,3 +132,33 @@ def test_a_writer_opening_between_check_and_swap_gets_its_file_back(
     t.join(30)
     assert done and done[0][0]
     assert f.read_text(encoding="utf-8") == "# MEMORY INDEX\nTHE TAIL\n"
+
+
+def test_notes_dated_in_the_future_are_relinked_without_waiting_for_them_to_settle(
+    tmp_path: Path,
+) -> None:
+    """The clock stepped back (or the notes came from a machine whose clock runs
+    ahead): every note's mtime is a day ahead. The compare-and-swap read waited for
+    each to be "more than 20 ms old" -- a second a note, then took it anyway: renaming
+    a folder linked from 40 such notes took 40 s. (A generous bound: it terminates.)"""
+    import os
+    import time
+
+    from helpers import open_vault, write
+
+    root = tmp_path / "vault"
+    ahead = time.time() + 86_400
+    for i in range(40):
+        write(root, f"projects/alpha/n{i}.md", f"# Alpha {i}\n")
+        linker = write(root, f"people/p{i}.md", f"# P{i}\n\nSee [[projects/alpha/n{i}]].\n")
+        os.utime(linker, (ahead, ahead))
+    with open_vault(root) as v:
+        v.sync()
+        (root / "projects" / "alpha").rename(root / "projects" / "beta")
+        started = time.monotonic()
+        report = v.sync()
+        took = time.monotonic() - started
+    assert len(report.relinked) == 40
+    texts = [(root / f"people/p{i}.md").read_text(encoding="utf-8") for i in range(40)]
+    assert all("alpha" not in t and f"[[n{i}]]" in t for i, t in enumerate(texts))
+    assert took < 20, f"the relink took {took:.1f} s"

@@ -393,3 +393,39 @@ def test_queries_while_another_thread_adds(path: Path, store: Store) -> None:
     thread.join()
     assert not errors
     assert index.live_count == 4100 - 10 * len(range(500, 4100, 500))
+
+
+def test_months_of_saves_do_not_grow_what_the_index_remembers(path: Path, store: Store) -> None:
+    """A note saved thousands of times a day gives each save's chunks new labels, and
+    every label ever added stays refused. Kept as a set of ints, that cost ~80 bytes a
+    label for as long as the daemon ran (megabytes a week); now one bit."""
+    import tracemalloc
+
+    def vectors_for(labels: Sequence[int]) -> np.ndarray:
+        return store.vectors[[label % len(store.vectors) for label in labels]]
+
+    index = opened(path, store, labels=range(100))
+    label = 100
+
+    def saves(n: int) -> None:  # each: 10 chunks replaced, compacted as the engine does
+        nonlocal label
+        for _ in range(n):
+            batch = list(range(label, label + 10))
+            index.add(batch, vectors_for(batch))
+            index.delete(range(label - 100, label - 90))
+            label += 10
+            if index.deleted_ratio() > 0.25:
+                index.compact(vectors_for)
+
+    saves(1000)
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        saves(3000)  # 30,000 more labels
+        grown = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert grown < 256 * 1024, f"{grown} bytes kept for 30,000 labels"
+    with pytest.raises(ValueError, match="never reused"):  # still refused, every one
+        index.add([150], vectors_for([150]))
+    assert index.labels() == set(range(label - 100, label))

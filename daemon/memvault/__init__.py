@@ -39,6 +39,7 @@ _WHERE = {
             "ModelError",
             "NoteExists",
             "NoteNotFound",
+            "StorageError",
             "UnsafePath",
             "VaultNotFound",
             "WriteConflict",
@@ -114,6 +115,9 @@ if TYPE_CHECKING:
     )
     from memvault.errors import (
         NoteNotFound as NoteNotFound,
+    )
+    from memvault.errors import (
+        StorageError as StorageError,
     )
     from memvault.errors import (
         UnsafePath as UnsafePath,

@@ -140,6 +140,20 @@ class Vault:
                 "(a `with Vault.open(...)` block closes it at its end)"
             )
 
+    def ground_lost(self) -> str | None:
+        """Why this writer can no longer go on, or None: the vault folder moved, renamed or
+        deleted, or its writer lock deleted (``.memvault/`` removed) while it was open."""
+        try:
+            self.engine.fs.check_root()
+        except VaultNotFound as exc:
+            return str(exc)
+        if self._lock is not None and not self._lock.intact():
+            return (
+                f"{self._lock.path} was deleted or replaced (.memvault/ removed?): another "
+                "process could take the vault's writer lock while this one still writes"
+            )
+        return None
+
     def _writable(self) -> None:
         self._not_closed()
         if self._lock is None and self.daemon is None:

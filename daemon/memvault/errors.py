@@ -12,6 +12,8 @@
     ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
     ├── ModelError                the embedding model cannot be loaded
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
+    ├── StorageError              the index files cannot be opened: the disk is full, read-only
+    │                             or failing (nothing deleted; it works again once it can)
     ├── LockHeld                  another process holds the vault's writer lock
     └── DaemonError               the daemon cannot be reached or answered an error
 
@@ -83,6 +85,12 @@ class IndexCorrupt(MemvaultError):
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class StorageError(MemvaultError):
+    """The index files cannot be opened or written for a reason that is not damage: the
+    disk is full, read-only or failing. Nothing is deleted or rebuilt (a full disk is not
+    a damaged index); memvault works again once the disk does."""
 
 
 class LockHeld(MemvaultError):

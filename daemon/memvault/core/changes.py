@@ -61,6 +61,20 @@ def suspects(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
     return sorted(out)
 
 
+def unlisted_kept(
+    folders: Collection[str], recorded: Mapping[str, Known | Seen], seen: Mapping[str, Seen]
+) -> dict[str, Seen]:
+    """What a scan could not see under ``folders`` (there, but not listable: their
+    permissions changed), as recorded: those files are not gone. Taken for deleted,
+    their notes left the index, MEMORY.md, the links and the search."""
+    under = tuple(f"{f}/" for f in folders)
+    return {
+        p: Seen(r.size, r.mtime_ns)
+        for p, r in recorded.items()
+        if p.startswith(under) and p not in seen
+    }
+
+
 def diff(
     known: Mapping[str, Known],
     seen: Mapping[str, Seen],

@@ -14,8 +14,11 @@ block), and map memvault's errors to statuses. Anything unexpected is a JSON
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import json
 import logging
+import os
 import secrets
 import threading
 from collections.abc import Awaitable, Callable, Mapping
@@ -76,6 +79,7 @@ ERROR_STATUS: list[tuple[type[BaseException], int]] = [
     (E.MemoryFileError, 409),
     (E.ModelError, 503),
     (E.IndexCorrupt, 503),
+    (E.StorageError, 503),
     (E.MemvaultError, 400),
     (ValueError, 400),
 ]
@@ -136,6 +140,15 @@ def _filters(data: dict[str, Any]) -> dict[str, Any]:
 Handler = Callable[[Request], Awaitable[Response]]
 
 
+def _os_message(exc: OSError, root: Path) -> str:
+    """``path: No space left on device``, the path relative to the vault when inside it."""
+    name = "" if exc.filename is None else os.fsdecode(exc.filename)
+    with contextlib.suppress(ValueError):
+        rel = os.path.relpath(name, root) if name else ""
+        name = rel if rel and not rel.startswith("..") else name
+    return f"{name}: {exc.strerror}" if name else str(exc.strerror)
+
+
 def _endpoint(fn: Handler) -> Handler:
     """Map errors to JSON responses: known ones to their status, the rest to 500."""
 
@@ -157,6 +170,15 @@ def _endpoint(fn: Handler) -> Handler:
                 if isinstance(exc, kind):
                     name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"
                     return error_response(status, name, str(exc))
+            if isinstance(exc, OSError) and exc.strerror:
+                # the disk full, a folder made read-only: the person can act on it (and
+                # the log the old answer sent them to may be on that full disk)
+                log.warning("http: %s %s failed: %s", request.method, request.url.path, exc)
+                return error_response(
+                    507 if exc.errno in (errno.ENOSPC, errno.EDQUOT) else 500,
+                    "OSError",
+                    _os_message(exc, request.app.state.root),
+                )
             log.exception("http: %s %s failed", request.method, request.url.path)
             return error_response(
                 500, "InternalError", f"internal error ({type(exc).__name__}); see the daemon log"
@@ -548,6 +570,7 @@ def create_app(
         ],
     )
     app.state.hub = hub
+    app.state.root = vault.root  # error messages name files relative to it
 
     def close() -> None:
         hub.close()

@@ -43,6 +43,10 @@ log = logging.getLogger("memvault.daemon")
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+GROUND_SECONDS = 2.0  # how often the daemon checks that its vault and its lock are still there
+# exit code when they are not: EX_TEMPFAIL, which a service manager restarts (the unit's
+# RestartPreventExitStatus=1 3): a new daemon rebuilds .memvault/, or finds no vault (3)
+EXIT_GROUND_LOST = 75
 
 
 class SignalWait:
@@ -68,13 +72,22 @@ class SignalWait:
         with contextlib.suppress(OSError):
             self._writer.send(b"\0")
 
-    def wait(self, done: threading.Event) -> None:
-        """Until ``done`` is set, or a stop signal comes (which sets it)."""
+    def wait(
+        self,
+        done: threading.Event,
+        tick: Callable[[], None] | None = None,
+        every: float | None = None,
+    ) -> None:
+        """Until ``done`` is set, or a stop signal comes (which sets it); ``tick`` every
+        ``every`` seconds meanwhile (with neither, it sleeps until then)."""
         stops = {int(s) for s in STOP_SIGNALS}
         with selectors.DefaultSelector() as selector:
             selector.register(self._reader, selectors.EVENT_READ)
             while not done.is_set():
-                selector.select()
+                if not selector.select(every):
+                    if tick is not None:
+                        tick()
+                    continue
                 with contextlib.suppress(BlockingIOError):
                     if stops.intersection(self._reader.recv(4096)):
                         done.set()
@@ -113,6 +126,9 @@ class Daemon:
         self._stop = threading.Event()
         self._signals: SignalWait | None = None  # while run() waits in the main thread
         self._closed = False
+        self.exit_code = 0
+        self.restart = False  # the ground lost, the vault folder still there: start afresh
+        self._ground_lost = False  # at the last check
         self.server: HttpServer | None = None
         self.app: Any = None
         self.watcher = Watcher(
@@ -269,7 +285,8 @@ class Daemon:
             waiting.wake()
 
     def run(self, on_started: Callable[[Daemon], None] | None = None) -> int:
-        """Start, wait for SIGTERM/SIGINT (or ``request_stop``), shut down; return 0."""
+        """Start, wait for SIGTERM/SIGINT (or ``request_stop``, or the ground lost:
+        ``check_ground``), shut down; return the exit code (0, or ``EXIT_GROUND_LOST``)."""
         previous: dict[signal.Signals, Any] = {}
         if threading.current_thread() is threading.main_thread():
             self._signals = SignalWait()
@@ -280,9 +297,10 @@ class Daemon:
             if on_started is not None:
                 on_started(self)
             if self._signals is not None:
-                self._signals.wait(self._stop)
+                self._signals.wait(self._stop, self.check_ground, GROUND_SECONDS)
             else:
-                self._stop.wait()
+                while not self._stop.wait(GROUND_SECONDS):
+                    self.check_ground()
             log.info("memvault daemon stopping")
         finally:
             self.shutdown()
@@ -291,7 +309,36 @@ class Daemon:
             if self._signals is not None:
                 self._signals.close()
                 self._signals = None
-        return 0
+        return self.exit_code
+
+    def check_ground(self) -> None:
+        """Stop when the vault folder or the writer lock is gone from under the daemon.
+
+        A vault folder renamed (Obsidian's "Manage vaults"), moved or deleted, or
+        ``.memvault/`` deleted: the daemon would go on answering for an index of files
+        it cannot see, and, its lock gone with the folder, a second daemon could start
+        on the vault beside it. It says why and exits ``EXIT_GROUND_LOST``; with
+        ``restart`` set when the vault folder is still there (the CLI then starts the
+        daemon again in this process, which rebuilds ``.memvault/``).
+        """
+        reason = self.vault.ground_lost()
+        lost, self._ground_lost = self._ground_lost, reason is not None
+        if reason is None or not lost or self._stop.is_set():
+            return  # only when lost at two checks in a row (2 s apart), not a moment
+        from memvault.errors import VaultNotFound
+
+        try:  # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds
+            self.vault.engine.fs.check_root()
+            self.restart = True
+        except VaultNotFound:
+            self.restart = False
+        log.error(
+            "memvault daemon stopping: %s%s",
+            reason,
+            "; starting afresh" if self.restart else "",
+        )
+        self.exit_code = EXIT_GROUND_LOST
+        self.request_stop()
 
     def shutdown(self) -> bool:
         """Stop serving and watching, save, remove daemon.json, release the lock.

@@ -299,6 +299,10 @@ class Embedding:
         with self._open_lock:
             if self._vectors is None or not self._vectors.dirty:
                 return
+            if not self.config.state_dir.is_dir():
+                # .memvault/ deleted, or the vault moved away: its index.db (where the
+                # file's hash goes) went with it; a save would only make a stray folder
+                return
             sha = self._vectors.save()
             if sha:
                 self._store.set_meta("vectors_sha", sha)

@@ -44,13 +44,14 @@ import dataclasses
 import datetime as dt
 import json
 import logging
+import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Seen, diff, suspects
+from memvault.core.changes import ChangeSet, Seen, diff, suspects, unlisted_kept
 from memvault.core.ranking import Filters
 from memvault.core.report import (
     Context,
@@ -70,7 +71,7 @@ from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
-from memvault.errors import IndexCorrupt, NotIndexed
+from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
@@ -191,6 +192,8 @@ class Engine:
         here until nothing is pending (the daemon passes False and runs it in the
         background instead; writes pass False and leave it to the next sync)."""
         with self._lock:
+            # a vault folder moved or deleted under us: its notes are not "all deleted"
+            self.fs.check_root()
             started = time.perf_counter()
             full = paths is None
             model_note = None
@@ -270,6 +273,7 @@ class Engine:
             scan = self.fs.scan()
             seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
             found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
+            self._keep_unlisted(scan.unlisted, seen, found)
             refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
             return seen, None, refused, self.attachments.observe(found, None)
         scope: set[str] = set()
@@ -312,6 +316,7 @@ class Engine:
                         for p, s in scan.attachments.items():
                             att_scope.add(p)
                             att_seen[p] = Seen(s.size, s.mtime_ns)
+                        self._keep_unlisted(scan.unlisted, seen, att_seen)
                     continue
                 att_scope.add(path)
                 st = self.fs.stat(path)
@@ -323,6 +328,16 @@ class Engine:
             if st is not None:
                 seen[path] = Seen(st.size, st.mtime_ns)
         return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
+
+    def _keep_unlisted(
+        self, folders: tuple[str, ...], notes: dict[str, Seen], attachments: dict[str, Seen]
+    ) -> None:
+        """Files under a folder memvault may not list stay as recorded (``unlisted_kept``)."""
+        if folders:
+            notes.update(unlisted_kept(folders, self.store.manifest(), notes))
+            attachments.update(
+                unlisted_kept(folders, self.store.attachment_manifest(), attachments)
+            )
 
     def _apply(
         self,
@@ -506,14 +521,26 @@ class Engine:
                 category, title, summary=summary, fields=fields, body=body, update=update
             )
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
-            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
+            return WriteResult(path, created, self._index_written(path))
 
     def append_log(self, text: str) -> WriteResult:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
         hints), after the day's last entry."""
         with self._lock:
             path, created = self.writer.append_log(text)
-            return WriteResult(path, created, self.sync(paths=[path], vectors=False))
+            return WriteResult(path, created, self._index_written(path))
+
+    def _index_written(self, path: str) -> SyncReport:
+        """The structure sync after a write that is on disk. Its failure (the index's disk
+        full) is a warning: an error would have the caller write again (a log entry twice)."""
+        try:
+            return self.sync(paths=[path], vectors=False)
+        except (MemvaultError, OSError, sqlite3.Error) as exc:
+            if isinstance(exc, VaultNotFound):
+                raise
+            log.warning("%s written, but not indexed yet: %s", path, exc)
+            why = f"{path} is written, but not indexed yet ({exc}); the next sync indexes it"
+            return SyncReport(warnings=(why,))
 
     # -- reads -----------------------------------------------------------------------
 

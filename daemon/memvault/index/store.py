@@ -50,7 +50,7 @@ from memvault.index.rows import (
     note_row,
 )
 from memvault.index.schema import SCHEMA, SCHEMA_VERSION, migrate
-from memvault.index.vector_cache import VectorCache
+from memvault.index.vector_cache import VectorCache, opening_error
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -81,7 +81,7 @@ class Store(LinkTables):
             self._db.executescript(SCHEMA)
             self._migrate()
         except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(f"{index_path}: {exc}", str(index_path)) from None
+            raise opening_error(index_path, exc) from None
         try:
             self._cache = VectorCache(cache_path)
         except BaseException:

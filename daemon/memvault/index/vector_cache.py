@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, StorageError
 
 log = logging.getLogger("memvault")
 
@@ -90,7 +90,7 @@ class VectorCache:
                 self._db.close()
                 raise
         except sqlite3.DatabaseError as exc:
-            raise IndexCorrupt(f"{path}: {exc}", str(path)) from None
+            raise opening_error(path, exc) from None
 
     def _open(self) -> None:
         version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
@@ -243,6 +243,17 @@ class VectorCache:
                 pass
 
 
+def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
+    """What a database that failed to open is: damaged (``IndexCorrupt``, with its path:
+    deleted and rebuilt), or on a disk that is full, read-only or failing
+    (``StorageError``: left alone). A full disk fails the open too (the -shm file, the
+    WAL's recovery): taken for damage, it deleted the whole index."""
+    code = getattr(exc, "sqlite_errorcode", None)  # None: our own integrity check failed
+    if code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        return IndexCorrupt(f"{path}: {exc}", str(path))
+    return StorageError(f"cannot open {path}: {exc} (nothing was deleted)")
+
+
 def _is_sha(value: Any) -> bool:
     if not isinstance(value, str) or len(value) != 64:
         return False
@@ -258,4 +269,4 @@ def _parts(items: list[Any], size: int = _PART) -> Iterator[list[Any]]:
         yield items[i : i + size]
 
 
-__all__ = ["CACHE_VERSION", "VectorCache", "decode", "encode"]
+__all__ = ["CACHE_VERSION", "VectorCache", "decode", "encode", "opening_error"]

@@ -44,6 +44,7 @@ from memvault.errors import IndexCorrupt
 # mult (double), ef_construction (size_t).
 HEADER = struct.Struct("<QQQQQQiIQQQdQ")
 _MIN_CAPACITY = 1024
+_DENSE = 1 << 27  # labels below this are kept as bits (at most 16 MB: 134 million chunks)
 _BATCH = 4096  # vectors fetched and inserted per step when (re)building
 _DELETE_MARK = 0x01  # bit of the third byte of an element's level-0 link header
 
@@ -150,6 +151,35 @@ def _check_upper_levels(data: bytes, pos: int, h: _Header) -> None:
                     raise IndexCorrupt("vectors file graph links out of range")
 
 
+class _Labels:
+    """A set of labels that stays small for the daemon's months: one bit per label below
+    ``_DENSE`` (labels come from AUTOINCREMENT, so they are dense), a set above. Every
+    label ever added is kept (never accepted again): as a set of ints, ~80 bytes per
+    chunk ever embedded -- a note saved thousands of times a day grew the daemon by
+    megabytes a week. The bitmap: one byte per 8 labels."""
+
+    def __init__(self, labels: Iterable[int] = ()) -> None:
+        self._bits = bytearray()
+        self._sparse: set[int] = set()
+        self.update(labels)
+
+    def __contains__(self, label: int) -> bool:
+        if label >= _DENSE:
+            return label in self._sparse
+        byte = label >> 3
+        return byte < len(self._bits) and bool(self._bits[byte] & (1 << (label & 7)))
+
+    def update(self, labels: Iterable[int]) -> None:
+        for label in labels:
+            if label >= _DENSE:
+                self._sparse.add(label)
+                continue
+            byte = label >> 3
+            if byte >= len(self._bits):
+                self._bits.extend(bytes(max(byte + 1 - len(self._bits), len(self._bits))))
+            self._bits[byte] |= 1 << (label & 7)
+
+
 class VectorIndex:
     """A cosine hnswlib index at ``path`` whose labels mirror the db's chunk labels.
 
@@ -169,7 +199,7 @@ class VectorIndex:
         self._index: hnswlib.Index | None = None
         self._live: set[int] = set()
         self._deleted: set[int] = set()  # marked deleted in the current hnswlib index
-        self._ever: set[int] = set()  # every label seen since open: never accepted again
+        self._ever = _Labels()  # every label seen since open: never accepted again
         self._dirty = False
 
     # --- opening -------------------------------------------------------------
@@ -211,7 +241,7 @@ class VectorIndex:
             self._index = index
             self._live = (live - extra) | set(missing)
             self._deleted = dead | extra
-            self._ever = in_file | set(missing)
+            self._ever = _Labels(in_file | set(missing))
             self._dirty = bool(missing or extra)
             return OpenReport(
                 loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra)
@@ -245,7 +275,7 @@ class VectorIndex:
         self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray], reason: str
     ) -> OpenReport:
         self._install(self._build(labels, vectors_for), labels)
-        self._ever = set(labels)
+        self._ever = _Labels(labels)
         return OpenReport(loaded=False, rebuilt_reason=reason, added=len(labels), removed=0)
 
     def _build(

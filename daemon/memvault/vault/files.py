@@ -13,6 +13,7 @@ import contextlib
 import hashlib
 import os
 import re
+import stat
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
-from memvault.errors import FileBusy, NoteExists, NoteNotFound, WriteConflict
+from memvault.errors import FileBusy, NoteExists, NoteNotFound, VaultNotFound, WriteConflict
 from memvault.vault.paths import (
     NOT_UTF8,
     display_path,
@@ -57,6 +58,7 @@ class Scan:
     notes: dict[str, FileStat]
     attachments: dict[str, FileStat]  # every other file (linked, not indexed): size+mtime
     skipped: tuple[Skipped, ...]
+    unlisted: tuple[str, ...] = ()  # folders there but not listable: their files not gone
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +88,25 @@ class VaultFS:
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
+        try:  # the folder opened, to tell if it goes
+            self._identity: tuple[int, int] | None = _folder_identity(self.root)
+        except OSError:
+            self._identity = None
+
+    def check_root(self) -> None:
+        """Raise ``VaultNotFound`` when the vault folder is no longer the one opened:
+        moved, renamed or deleted (or another folder put at its path) while memvault
+        had it open. Read as a vault with no notes, it would drop every note from the
+        index and MEMORY.md, and a write would make a new folder at the old path."""
+        try:
+            now = _folder_identity(self.root)
+        except OSError:  # cannot tell now (a network mount's hiccup): the sync says more
+            return
+        if now is None or (self._identity is not None and now != self._identity):
+            raise VaultNotFound(
+                f"the vault folder {self.root} is gone (moved, renamed or deleted while "
+                "memvault had it open); nothing was changed"
+            )
 
     # -- what belongs to the vault ------------------------------------------------
 
@@ -109,13 +130,22 @@ class VaultFS:
         notes: dict[str, FileStat] = {}
         attachments: dict[str, FileStat] = {}
         skipped: list[Skipped] = []
+        unlisted: list[str] = []
         stack = [folder.strip("/")]
+        self.check_root()
         while stack:
             folder = stack.pop()
             try:
                 entries = list(os.scandir(os.path.join(self.root, folder) if folder else self.root))
             except OSError as exc:
-                skipped.append(Skipped(folder or ".", f"cannot list folder: {exc.strerror}"))
+                if not folder:  # the vault itself: an empty scan would mean "all deleted"
+                    self.check_root()
+                    raise VaultNotFound(
+                        f"cannot list the vault folder {self.root}: {exc.strerror}; nothing was changed"
+                    ) from None
+                skipped.append(Skipped(folder, f"cannot list folder: {exc.strerror}"))
+                if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
+                    unlisted.append(folder)  # there, but closed to us (its permissions)
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
@@ -132,7 +162,7 @@ class VaultFS:
                         with contextlib.suppress(OSError):
                             st = entry.stat(follow_symlinks=False)
                             attachments[unicodedata.normalize("NFC", rel)] = FileStat(
-                                st.st_size, st.st_mtime_ns, rel
+                                st.st_size, _mtime(st), rel
                             )
                     continue
                 try:
@@ -160,16 +190,16 @@ class VaultFS:
                     continue
                 key = unicodedata.normalize("NFC", rel)
                 if not rel.lower().endswith(".md"):
-                    attachments[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
+                    attachments[key] = FileStat(st.st_size, _mtime(st), rel)
                     continue
                 if key in notes:
                     skipped.append(
                         Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form")
                     )
                     continue
-                notes[key] = FileStat(st.st_size, st.st_mtime_ns, rel)
+                notes[key] = FileStat(st.st_size, _mtime(st), rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
-        return Scan(notes, attachments, tuple(skipped))
+        return Scan(notes, attachments, tuple(skipped), tuple(unlisted))
 
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
@@ -202,7 +232,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        return FileStat(st.st_size, st.st_mtime_ns, disk)
+        return FileStat(st.st_size, _mtime(st), disk)
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -253,7 +283,7 @@ class VaultFS:
                     if exc.start < len(data) - 4:
                         break
                     data = data[: exc.start]
-        return ReadResult(decode(data), digest.hexdigest(), st.st_size, st.st_mtime_ns, truncated)
+        return ReadResult(decode(data), digest.hexdigest(), st.st_size, _mtime(st), truncated)
 
     def hashes(self, rels: Iterable[str]) -> dict[str, str]:
         """sha256 of each readable file (whatever its size); the unreadable are left out."""
@@ -280,6 +310,7 @@ class VaultFS:
         Returns False when someone else's version is there; it stays there.
         Raises ``FileBusy`` while another program has the file open for writing.
         """
+        self.check_root()
         path = self._target(rel, expected_sha)
         deadline = time.monotonic() + self.busy_wait
         while True:
@@ -310,6 +341,7 @@ class VaultFS:
         raises ``FileBusy`` and leaves the file as it is.
         Returns (written, sha256 of the file now).
         """
+        self.check_root()
         path = self._target(rel, "")
         try:
             base = read_settled(path)
@@ -353,6 +385,7 @@ class VaultFS:
         by one ``os.sync()`` (and is safe to redo if interrupted).
         """
         data = text.encode("utf-8")
+        self.check_root()
         if not self._swapper.swap(self.path(rel), data, None, durable)[0]:
             raise NoteExists(f"{rel} already exists")
         return sha256_bytes(data)
@@ -368,6 +401,26 @@ class VaultFS:
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
+
+
+_INT64 = (-(1 << 63), (1 << 63) - 1)
+
+
+def _mtime(st: os.stat_result) -> int:
+    """The modification time in ns, within SQLite's 64-bit integers: past 2262 (a
+    timestamp a broken sync tool or a FAT disk wrote, a mistyped ``touch -d``) it
+    failed every sync of the vault, the one note holding up all the others."""
+    return min(max(st.st_mtime_ns, _INT64[0]), _INT64[1])
+
+
+def _folder_identity(folder: Path) -> tuple[int, int] | None:
+    """(device, inode) of a folder, None when it is not there (or not a folder); an
+    error that does not say so (EIO, ESTALE...) is raised."""
+    try:
+        st = os.stat(folder)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    return (st.st_dev, st.st_ino) if stat.S_ISDIR(st.st_mode) else None
 
 
 def _reason(exc: FileBusy) -> str:

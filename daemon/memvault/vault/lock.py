@@ -98,9 +98,11 @@ class WriterLock:
                 "stop it or use it (the CLI talks to a running daemon)",
                 pid,
             ) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, f"{os.getpid()}\n".encode())
-        os.fsync(fd)
+        # the pid is only there to name the holder: a full disk must not refuse the lock
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, 0)
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.fsync(fd)
         self._fd = fd
 
     def holder_pid(self) -> int | None:
@@ -124,6 +126,20 @@ class WriterLock:
     @property
     def held(self) -> bool:
         return self._fd is not None
+
+    def intact(self) -> bool:
+        """Whether the lock file held is still the one at ``path``. When ``.memvault/``
+        is deleted (or the file replaced), the lock goes with it: the next process takes
+        a new one at the same path, and two writers would run at once."""
+        if self._fd is None:
+            return False
+        try:
+            held, there = os.fstat(self._fd), os.stat(self.path)
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        except OSError:  # cannot tell now (a network mount's hiccup)
+            return True
+        return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 def pid_alive(pid: int) -> bool:

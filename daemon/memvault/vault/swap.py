@@ -37,6 +37,7 @@ from memvault.vault.writers import open_for_writing
 TEMP_MARK = ".memvault-tmp-"
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS in UTF-16 units: fewer bytes)
 SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
+SKEW_NS = 1_000_000_000  # a modification time further ahead than this is no recent save
 _OURS_KEPT = 4096  # how many of our own writes are remembered (to tell them from a person's)
 
 
@@ -75,7 +76,10 @@ class Swapper:
             self._refuse_if_busy(path)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / temp_name(path.name)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            raise _naming(exc, path, tmp) from None
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
@@ -116,6 +120,8 @@ class Swapper:
             return True, None
         except FileNotFoundError:
             return False, None
+        except OSError as exc:  # the disk full, a folder made read-only...
+            raise _naming(exc, path, tmp) from None
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
@@ -130,6 +136,14 @@ class Swapper:
             if len(self._ours) >= _OURS_KEPT:
                 self._ours.clear()
             self._ours[str(path)] = _identity(os.stat(path))
+
+
+def _naming(exc: OSError, path: Path, tmp: Path) -> OSError:
+    """``exc`` naming the file a person knows: a failed write to our temp file (the disk
+    full: ``fh.write`` names no file at all) is a failed write to ``path``."""
+    if exc.filename not in (None, str(tmp)):
+        return exc
+    return OSError(exc.errno, exc.strerror, str(path))  # (of the errno's subclass)
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int]:
@@ -163,7 +177,12 @@ def read_settled(path: Path, tries: int = 100) -> bytes:
 
     An editor saving in place truncates then writes; reading in between would
     see half a file. Wait until the file is unchanged across the read and was
-    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it).
+    last modified more than ``SETTLE_NS`` ago (at most ~1 s, then take it). A
+    modification time well in the future (the clock stepped back, a file synced from
+    a machine whose clock runs ahead) tells nothing about a save in progress (``busy``
+    does not count it either): unchanged across the read is enough. Waiting for it
+    cost a second per file: a relink of 300 such notes, five minutes. (Within
+    ``SKEW_NS`` ahead, a network filesystem's clock may just run fast: waited for.)
     """
     data = b""
     for _ in range(tries):
@@ -176,7 +195,8 @@ def read_settled(path: Path, tries: int = 100) -> bytes:
             after.st_size,
             after.st_mtime_ns,
         )
-        if same and len(data) == after.st_size and time.time_ns() - after.st_mtime_ns > SETTLE_NS:
+        age = time.time_ns() - after.st_mtime_ns
+        if same and len(data) == after.st_size and (age > SETTLE_NS or age < -SKEW_NS):
             return data
         time.sleep(0.01)
     return data

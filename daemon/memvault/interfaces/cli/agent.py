@@ -255,6 +255,7 @@ def add(
         emit_json(result.to_dict())
     else:
         out.print(f"{'created' if result.created else 'updated'} {result.path}", markup=False)
+        _warn(result.report.warnings)
 
 
 def log(
@@ -269,6 +270,12 @@ def log(
         emit_json(result.to_dict())
     else:
         out.print(f"logged to {result.path}", markup=False)
+        _warn(result.report.warnings)
+
+
+def _warn(warnings: tuple[str, ...]) -> None:
+    for warning in warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False)
 
 
 def mcp(vault: VaultOpt = None) -> None:

@@ -49,6 +49,7 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (E.DaemonError, 6),
     (E.ModelError, 7),
     (E.IndexCorrupt, 7),
+    (E.StorageError, 7),  # not 1: a service manager restarts on it (space may come back)
     (E.MemvaultError, 1),
 ]
 

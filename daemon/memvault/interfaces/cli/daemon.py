@@ -84,7 +84,27 @@ def _serve(
             daemon.request_stop()
     code = daemon.run(on_started=_announce if announce else None)
     # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
+    if daemon.restart:
+        _start_afresh(vault.root)
     _exit(code)
+
+
+def _start_afresh(root: Path) -> None:
+    """``.memvault/`` was deleted under the daemon (its lock with it): run the same
+    command again in this process (same pid), which takes a new lock and rebuilds the
+    index, rather than leave the vault unwatched (or, under a service manager, refused
+    as "not a vault"). Returns only if that cannot be done."""
+    from memvault.config import STATE_DIR
+    from memvault.vault.state import ensure_state_dir
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        ensure_state_dir(root / STATE_DIR)
+        os.execv(sys.executable, sys.orig_argv)
+    except OSError as exc:
+        common.err.print(f"memvault daemon: cannot start again: {exc}")
 
 
 def run(

@@ -127,3 +127,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
                 else ""
             )
         )
+        # syncs failing now (the disk full, say): the index falls behind, and the
+        # daemon's log, where the reason is, may be on that full disk
+        if daemon.get("failed_batches") and daemon.get("last_error"):
+            console.print(
+                f"  failing: {daemon['failed_batches']} syncs in a row, retrying; "
+                f"last error: {daemon['last_error']}"
+            )
+        lane = daemon.get("vectors") or {}
+        if lane.get("last_error"):
+            console.print(f"  vectors failing, retrying: {lane['last_error']}")
