@@ -6,9 +6,11 @@ import json
 import os
 import shutil
 import socket
+import subprocess
+import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,6 +107,28 @@ def eventually(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or check}")
         threading.Event().wait(every)
+
+
+def run_namespaced(
+    namespace: Sequence[str], script: str, *args: str, home: Path | None = None
+) -> dict[str, Any]:
+    """``python -c script args`` under ``namespace`` (an ``unshare`` command line), with
+    memvault from this checkout and no MEMVAULT_ settings; its last line of output read as
+    JSON. For what needs the kernel's own rules: a tiny full disk, chmod binding as a user."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+    if home is not None:
+        env["HOME"] = str(home)
+    run = subprocess.run(
+        [*namespace, sys.executable, "-c", script, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+    return out
 
 
 def daemon_json(root: Path) -> dict[str, Any] | None:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
 
 
 def indexed(tmp_path: Path) -> Path:
@@ -212,26 +213,10 @@ def test_a_full_disk_never_deletes_the_index_and_it_works_again_with_space(
     index, index.db and vectors.bin were deleted -- by any command, even a search -- and
     the rebuild failed on the same full disk. A real 4 MB tmpfs (a mount namespace of
     its own, so no root is needed outside it)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     disk = tmp_path / "disk"
     disk.mkdir()
-    daemon_dir = Path(__file__).resolve().parents[1] / "daemon"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env.update(PYTHONPATH=str(daemon_dir), HOME=str(tmp_path / "home"))
     namespace = ["unshare", "--user", "--map-root-user", "--mount"]
-    run = subprocess.run(
-        [*namespace, sys.executable, "-c", FULL_DISK, str(disk)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = run_namespaced(namespace, FULL_DISK, str(disk), home=tmp_path / "home")
     for what in ("sync", "search"):
         assert out[what] is not None and out[what][0] == "StorageError", out
         assert "nothing was deleted" in out[what][1]

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
 from memvault.core.excerpts import unit_texts
 from memvault.core.ranking import Filters
 from memvault.core.text import sha256_text
@@ -437,24 +437,9 @@ def test_a_folder_that_cannot_be_listed_keeps_its_notes_indexed_and_listed(
     note in it for deleted -- out of the index and out of MEMORY.md -- and back again
     once it could be read. Run as a user without root's override (a user namespace of
     its own: chmod binds there)."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     root = make_vault(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[1] / "daemon"))
     as_a_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
-    run = subprocess.run(
-        [*as_a_user, sys.executable, "-c", UNLISTABLE, str(root)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, run.stderr
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    out = run_namespaced(as_a_user, UNLISTABLE, str(root))
     for name in ("full", "folder"):
         deleted, reasons = out[name]
         assert deleted == [] and reasons == ["cannot list folder: Permission denied"], out
