@@ -435,6 +435,52 @@ def test_get_reads_a_note_by_the_link_that_names_it(tmp_path: Path, asked: str) 
             assert r.json()["path"] == "people/ana-lopez.md"
 
 
+@pytest.mark.parametrize(
+    "asked",
+    [
+        "[[people/ana-lopez#Role|Ana]]",  # a context's citation, pasted whole
+        "people/ana-lopez#Role",
+        "![[people/ana-lopez#Role]]",
+        " [[people/ana-lopez.md#Role]] ",
+    ],
+)
+def test_get_of_a_whole_address_reads_its_section(tmp_path: Path, asked: str) -> None:
+    # memory_get was told to split [[path#heading]] itself; an agent that passed the
+    # address as the context cites it got 404 for a note that is there
+    root = new_vault(tmp_path)
+    write(
+        root,
+        "people/ana-lopez.md",
+        "# Ana Lopez\n\nRuns ops.\n\n## Role\n\nOn call.\n\n## Later\n\nx\n",
+    )
+    with open_vault(root) as v:
+        v.sync()
+        got = v.get(asked)
+        assert (got.path, got.heading, got.text) == (
+            "people/ana-lopez.md",
+            "Role",
+            "## Role\n\nOn call.\n",
+        )
+        with http(v) as client:
+            r = client.get("/notes/people/ana-lopez%23Role")
+            assert r.status_code == 200, r.text
+            assert r.json()["heading"] == "Role"
+
+
+def test_get_of_an_address_whose_section_is_not_there_is_not_found(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana-lopez.md", "# Ana Lopez\n\n## Role\n\nOn call.\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(NoteNotFound, match="no heading 'Nope'"):
+            v.get("[[people/ana-lopez#Nope]]")
+        with pytest.raises(NoteNotFound):  # two sections asked for: which one is not guessed
+            v.get("people/ana-lopez#Role", heading="Ana Lopez")
+        for asked in ("[[#Role]]", "[[people/ana-lopez]] [[x]]", "[[]]", "#"):
+            with pytest.raises((NoteNotFound, UnsafePath)):
+                v.get(asked)
+
+
 def test_get_of_a_name_two_notes_share_or_none_has_is_still_not_found(tmp_path: Path) -> None:
     root = new_vault(tmp_path)
     write(root, "people/sam.md", note("Sam"))

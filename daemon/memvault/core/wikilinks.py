@@ -112,6 +112,19 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
     return found
 
 
+def address_parts(address: str) -> tuple[str, str | None] | None:
+    """A note's address as an agent pastes it from a context or MEMORY.md —
+    ``[[people/ana#Role|Ana]]``, ``![[...]]``, ``people/ana#Role`` — as (target, anchor),
+    read by the same parser as links in notes; None when it is not one link."""
+    text = address.strip().removeprefix("!")
+    if not (text.startswith("[[") and text.endswith("]]")):
+        text = f"[[{text}]]"
+    links = find_links(text)
+    if len(links) != 1 or (links[0].start, links[0].end) != (0, len(text)):
+        return None
+    return links[0].target, links[0].anchor or None
+
+
 def _line_starts(text: str) -> list[int]:
     starts = [0]
     pos = text.find("\n")

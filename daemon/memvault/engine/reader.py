@@ -37,6 +37,7 @@ from memvault.core.ranking import (
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
+from memvault.core.wikilinks import address_parts
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -397,9 +398,11 @@ class Reader:
         try:
             result = self.fs.read(path)
         except NoteNotFound:  # a path naming no file: read where [[path]] leads, if it does
-            if not (found := self.catalogue.linked(path)):
+            # (a whole address pasted from a context, [[people/ana#Role]], names its section)
+            target, anchor = address_parts(path) or (path, None)
+            if (anchor and heading) or not (found := self.catalogue.linked(target)):
                 raise
-            path, result = found, self.fs.read(found)
+            path, result, heading = found, self.fs.read(found), heading or anchor
         rel = path.strip("/")
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
