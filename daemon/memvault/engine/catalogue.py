@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
-from memvault.core.wikilinks import LinkIndex
+from memvault.core.wikilinks import LinkIndex, address_parts
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
 
@@ -87,14 +87,17 @@ class Catalogue:
             [back.get(p, p) for p in files], {back.get(p, p): a for p, a in aliases.items()}
         )
 
-    def linked(self, path: str) -> str | None:
-        """The note ``[[path]]`` leads to from the vault's root, for a read naming no
-        file: MEMORY.md's ``people/ana`` (no ``.md``), another case, a name only one
-        note has. Not an alias nor an ambiguous name: a read must name its note."""
-        if "#" in path or "|" in path:
-            return None  # an anchor or an alias is not part of a path
-        res = self.link_index().resolve(path.strip("/"), "")
-        return res.path if res.verdict == "resolved" and res.path in self.notes() else None
+    def linked(self, address: str) -> tuple[str, str | None] | None:
+        """The note ``[[address]]`` leads to from the vault's root, and the section it
+        names, for a read naming no file: MEMORY.md's ``people/ana`` (no ``.md``), another
+        case, a name only one note has, an address pasted whole from a context
+        (``[[people/ana#Role|Ana]]``: its section). Not an alias nor an ambiguous name: a
+        read must name its note."""
+        if (parts := address_parts(address)) is None:
+            return None
+        res = self.link_index().resolve(parts[0].strip("/"), "")
+        found = res.verdict == "resolved" and res.path in self.notes()
+        return (res.path, parts[1]) if found and res.path else None
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).

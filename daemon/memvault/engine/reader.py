@@ -37,7 +37,6 @@ from memvault.core.ranking import (
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
-from memvault.core.wikilinks import address_parts
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -397,12 +396,10 @@ class Reader:
         """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
         try:
             result = self.fs.read(path)
-        except NoteNotFound:  # a path naming no file: read where [[path]] leads, if it does
-            # (a whole address pasted from a context, [[people/ana#Role]], names its section)
-            target, anchor = address_parts(path) or (path, None)
-            if (anchor and heading) or not (found := self.catalogue.linked(target)):
+        except NoteNotFound:  # no such file: read where [[path]] leads (and its section)
+            if not (found := self.catalogue.linked(path)) or (found[1] and heading):
                 raise
-            path, result, heading = found, self.fs.read(found), heading or anchor
+            path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
         rel = path.strip("/")
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
