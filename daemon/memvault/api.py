@@ -140,17 +140,19 @@ class Vault:
                 "(a `with Vault.open(...)` block closes it at its end)"
             )
 
-    def ground_lost(self) -> str | None:
-        """Why this writer can no longer go on, or None: the vault folder moved, renamed or
-        deleted, or its writer lock deleted (``.memvault/`` removed) while it was open."""
+    def ground_lost(self) -> tuple[str, bool] | None:
+        """Why this writer can no longer go on, and whether the vault folder is still there
+        (only its writer lock went: ``.memvault/`` removed), or None. The vault folder
+        moved, renamed or deleted, or its writer lock deleted, while it was open."""
         try:
             self.engine.fs.check_root()
         except VaultNotFound as exc:
-            return str(exc)
+            return str(exc), False
         if self._lock is not None and not self._lock.intact():
             return (
                 f"{self._lock.path} was deleted or replaced (.memvault/ removed?): another "
-                "process could take the vault's writer lock while this one still writes"
+                "process could take the vault's writer lock while this one still writes",
+                True,
             )
         return None
 

@@ -321,17 +321,12 @@ class Daemon:
         ``restart`` set when the vault folder is still there (the CLI then starts the
         daemon again in this process, which rebuilds ``.memvault/``).
         """
-        reason = self.vault.ground_lost()
-        lost, self._ground_lost = self._ground_lost, reason is not None
-        if reason is None or not lost or self._stop.is_set():
+        lost = self.vault.ground_lost()
+        was_lost, self._ground_lost = self._ground_lost, lost is not None
+        if lost is None or not was_lost or self._stop.is_set():
             return  # only when lost at two checks in a row (2 s apart), not a moment
-        from memvault.errors import VaultNotFound
-
-        try:  # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds
-            self.vault.engine.fs.check_root()
-            self.restart = True
-        except VaultNotFound:
-            self.restart = False
+        # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds
+        reason, self.restart = lost
         log.error(
             "memvault daemon stopping: %s%s",
             reason,
