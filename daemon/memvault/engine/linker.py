@@ -22,7 +22,7 @@ from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
+from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
 from memvault.engine.memory_listing import MemoryListing
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
@@ -153,12 +153,10 @@ class Linker:
         rewrite = None
         left: set[tuple[str, str]] = set()
         if moves and before is not None and after is not None:
-            # MEMORY.md links by vault path (memvault's own lines do): a person's line
-            # re-targeted after a move says it the same way, whatever newLinkFormat says
+            fmt = self.link_format()
+
             def rewrite(text: str) -> str:
-                result = relink_note(text, rel, rel, before, after, moves, "absolute")
-                left.update(result.skipped)
-                return result.text
+                return _relink_in_style(text, rel, before, after, moves, fmt, left)
 
         results: list[memory_md.MemoryUpdate] = []
 
@@ -365,3 +363,27 @@ def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> 
         # its markers were taken out since it was looked at: a person's note now
         raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
     return memory_md.render_folder_note(text, folder, lines, label)
+
+
+def _relink_in_style(
+    text: str,
+    rel: str,
+    before: LinkIndex,
+    after: LinkIndex,
+    moves: Mapping[str, str],
+    fmt: LinkFormat,
+    left: set[tuple[str, str]],
+) -> str:
+    """Re-target MEMORY.md's links after a move in the person's style, line by line: a
+    line whose links name vault paths (``[[people/tom]]``, as memvault's own lines do)
+    gets vault paths again; any other, the vault's ``newLinkFormat``."""
+    short = relink_note(text, rel, rel, before, after, dict(moves), fmt)
+    left.update(short.skipped)
+    if fmt == "absolute" or short.text == text:
+        return short.text
+    full = relink_note(text, rel, rel, before, after, dict(moves), "absolute")
+    old, a, b = text.split("\n"), short.text.split("\n"), full.text.split("\n")
+    if not len(old) == len(a) == len(b):
+        return short.text
+    by_path = [any("/" in link.target for link in find_links(line)) for line in old]
+    return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))
