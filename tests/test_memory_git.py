@@ -91,28 +91,27 @@ def from_files(root: Path) -> str:
         return res.path if res.verdict == "resolved" else None
 
     text = (root / config.memory.file).read_text(encoding="utf-8")
-    return memory_md.update_memory(text, cat, config.memory.sections, resolve=resolve).text
+    rules = config.memory.sections
+    return memory_md.update_memory(text, cat, rules, {}, (), resolve=resolve).text
 
 
 def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
-    """Wait until the daemon is idle and MEMORY.md is what the files say (twice, 0.3 s
-    apart: a batch in flight would change it)."""
+    """Wait until the daemon is idle and MEMORY.md has stopped changing (1 s), then check
+    that it is what the files alone say (an update without any history)."""
     info = proc.info()
+    mem = root / "MEMORY.md"
+    seen: list[str] = []
 
     def quiet() -> str | None:
-        d = api(info, "GET", "/status").json()
-        if d["daemon"].get("queue") or d["daemon"].get("state") not in ("watching", None):
-            return None
-        mem = root / "MEMORY.md"
-        if not mem.exists():
-            return None
-        text = mem.read_text(encoding="utf-8")
-        if from_files(root) != text:
-            return None
-        time.sleep(0.3)
-        return text if mem.read_text(encoding="utf-8") == text else None
+        d = api(info, "GET", "/status").json()["daemon"]
+        busy = d.get("queue") or d.get("state") not in ("watching", None)
+        text = mem.read_text(encoding="utf-8") if mem.exists() else ""
+        seen.append("" if busy else text)
+        recent = seen[-5:]
+        return text if len(recent) == 5 and text and all(t == text for t in recent) else None
 
-    text: str = eventually(quiet, timeout, "MEMORY.md to settle", every=0.2)
+    text: str = eventually(quiet, timeout, "MEMORY.md to settle", every=0.25)
+    assert text == from_files(root), "MEMORY.md is not what the files say"
     return text
 
 

@@ -460,10 +460,16 @@ def render_folder_note(
                 f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
             ]
         )
-    lines = lines_with_ends(text)
-    blocks = {b.name: b for b in parse_blocks(lines)}
-    block = blocks.get(FOLDER_SECTION)
-    if block is None:
+    spans = _marker_spans(text)
+    if spans is None:  # the markers do not pair up: the line by line reading says how
+        lines = lines_with_ends(text)
+        block = {b.name: b for b in parse_blocks(lines)}.get(FOLDER_SECTION)
+        if block is not None:
+            return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])
+        spans = {}
+    span = spans.get(FOLDER_SECTION)
+    if span is None:
+        lines = lines_with_ends(text)
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += nl
         return "".join(
@@ -475,7 +481,37 @@ def render_folder_note(
                 f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
             ]
         )
-    return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])
+    return "".join([text[: span[0]], *body, text[span[1] :]])
+
+
+_MARKER_LINE = re.compile(
+    r"^[ \t]*<!--[ \t]*memvault:(begin|end)[ \t]+([A-Za-z0-9_-]+)[ \t]*-->[ \t]*\r?$",
+    re.MULTILINE,
+)
+
+
+def _marker_spans(text: str) -> dict[str, tuple[int, int]] | None:
+    """Per section, where its body starts (after the begin line) and ends (the end line's
+    start), found by one scan of the whole text (a folder note can hold 100,000 lines);
+    None when the markers do not pair up (``parse_blocks`` says how)."""
+    spans: dict[str, tuple[int, int]] = {}
+    open_name: str | None = None
+    start = 0
+    for m in _MARKER_LINE.finditer(text):
+        kind, name = m.groups()
+        if kind == "begin":
+            if open_name is not None or name in spans:
+                return None
+            open_name = name
+            nl_at = text.find("\n", m.end())
+            start = len(text) if nl_at < 0 else nl_at + 1
+        else:
+            if open_name != name:
+                return None
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            spans[name] = (start, line_start)
+            open_name = None
+    return None if open_name is not None else spans
 
 
 __all__ = [

@@ -41,6 +41,7 @@ class MemoryListing:
         self._out: set[str] = set()  # notes saying memory-index: false
         self._keys = {(r.folder, _order(r.order)) for r in self.rules}
         self._sorted: dict[tuple[str, str], list[tuple[tuple[str, str], str]]] = {}
+        self._folder_lines: dict[tuple[str, str], list[str]] = {}  # in step with _sorted
         self._built = False
 
     def refresh(self, rows: Mapping[str, NoteRow]) -> Refreshed:
@@ -70,13 +71,18 @@ class MemoryListing:
                     continue
                 folders.add(folder)
                 items = self._sorted[(folder, order)]
+                lines = self._folder_lines[(folder, order)]
                 if old is not None:
                     key = (memory_md.sort_key(old, order), path)
                     at = bisect.bisect_left(items, key)
                     if at < len(items) and items[at] == key:
                         del items[at]
+                        del lines[at]
                 if new is not None:
-                    bisect.insort(items, (memory_md.sort_key(new, order), path))
+                    key = (memory_md.sort_key(new, order), path)
+                    at = bisect.bisect_left(items, key)
+                    items.insert(at, key)
+                    lines.insert(at, memory_md.entry_line(new))
             if new is not None:
                 self._add(new)
         return Refreshed(self._entries, frozenset(folders))
@@ -87,11 +93,13 @@ class MemoryListing:
         for row in rows.values():
             self._add(_entry(row))
         for folder, order in self._keys:
-            self._sorted[(folder, order)] = sorted(
+            items = sorted(
                 (memory_md.sort_key(e, order), e.path)
                 for e in self._entries.values()
                 if in_folder(e.path, folder)
             )
+            self._sorted[(folder, order)] = items
+            self._folder_lines[(folder, order)] = [self.line(p) for _, p in items]
         self._built = True
 
     def _add(self, entry: CatalogueEntry) -> None:
@@ -131,9 +139,10 @@ class MemoryListing:
                 top.append(e)
         return Listing(tuple(top), total)
 
-    def folder_lines(self, rule: SectionRule) -> list[str]:
-        """Every note of the rule's folder (whatever the filter), in its order."""
-        return [self.line(p) for _, p in self._sorted[(rule.folder, _order(rule.order))]]
+    def folder_lines(self, rule: SectionRule) -> Sequence[str]:
+        """Every note of the rule's folder (whatever the filter), in its order: the entry
+        lines, kept in step with the sorted notes (do not change the list)."""
+        return self._folder_lines[(rule.folder, _order(rule.order))]
 
 
 class _Lines(Mapping[str, str]):
