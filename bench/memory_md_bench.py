@@ -94,7 +94,7 @@ def write_atomic(path: Path, text: str) -> None:
 def bench_upkeep(n: int, baseline: Path | None, saves: int = 5) -> dict[str, float]:
     base_rows = rows(n)
     rules = DEFAULT_SECTIONS
-    idx = LinkIndex(list(base_rows) + ["MEMORY.md"])
+    idx = LinkIndex([*base_rows, "MEMORY.md"])
 
     def resolve(target: str) -> str | None:
         res = idx.resolve(target, "MEMORY.md")
