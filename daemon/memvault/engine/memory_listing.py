@@ -12,7 +12,7 @@ a fresh index of the same files lists the same notes in the same order.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memvault.core import memory_md
@@ -156,7 +156,7 @@ class _Lines(Mapping[str, str]):
             raise KeyError(path)
         return self._owner.line(path)
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter(self._owner._entries)
 
     def __len__(self) -> int:
