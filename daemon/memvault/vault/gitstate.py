@@ -19,6 +19,9 @@ _MARKERS = (
     ("MERGE_HEAD", "a merge"),
     ("CHERRY_PICK_HEAD", "a cherry-pick"),
     ("REVERT_HEAD", "a revert"),
+    # git is writing the index and the tree this moment (a checkout, a stash, a pop):
+    # a file memvault wrote now could make git refuse to go on
+    ("index.lock", "writing its index"),
 )
 
 
