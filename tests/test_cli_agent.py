@@ -253,9 +253,8 @@ def test_add_json_body_from_stdin_and_the_clash_rule(vault: Path) -> None:
     )
     assert code == 0 and out.strip() == "updated projects/billing-v2.md"
     text = (vault / "projects/billing-v2.md").read_text(encoding="utf-8")
-    assert (
-        "Paused for Q3." in text and "status: paused" in text and "billing** pipeline" not in text
-    )
+    # issue 21 item 1: an update adds its body; the words already there stay
+    assert "Paused for Q3." in text and "status: paused" in text and "billing** pipeline" in text
     hits = as_json("search", "Paused for Q3", "--vault", vault)["hits"]
     assert hits[0]["path"] == "projects/billing-v2.md"
 

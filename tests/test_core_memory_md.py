@@ -160,7 +160,7 @@ def test_overflow_links_the_folder_note_and_keeps_the_section_short() -> None:
         "- [[decisions/d38]] - D38",
     ]
     assert lines[4] == "- [[decisions/decisions|37 more]]"
-    assert len(update.overflow["decisions"]) == 40
+    assert update.overflow["decisions"] == 40  # how many notes: the folder note lists them
     again = run(update.text, cat, owned=update.owned, rules=[rule])
     assert again.text == update.text
     # the overflow line as earlier versions wrote it is still the daemon's
@@ -211,19 +211,15 @@ def test_markers_that_do_not_pair_up_are_an_error_never_a_repair(text: str) -> N
         run(text, [entry("people/ana.md", "A")])
 
 
-def test_a_section_a_person_deleted_is_not_re_added_unless_asked() -> None:
+def test_a_deleted_section_comes_back_while_it_has_notes_to_list() -> None:
+    # issue 21: nothing records "deleted on purpose" apart from the files (git would carry
+    # or lose such a verdict); a section is dropped by removing it from memory.sections
     text = "# Memory\nmy notes\n"
     update = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]])
-    assert update.text == text
-    assert update.missing == ("people",)
-    restored = run(
-        text,
-        [entry("people/ana.md", "A")],
-        seen={"people"},
-        rules=[DEFAULT_SECTIONS[1]],
-        restore_deleted=True,
-    )
-    assert "<!-- memvault:begin people -->\n- [[people/ana]] - A\n" in restored.text
+    assert "<!-- memvault:begin people -->\n- [[people/ana]] - A\n" in update.text
+    assert update.text.startswith(text)
+    # with nothing to list, nothing is appended
+    assert run(text, [], rules=[DEFAULT_SECTIONS[1]]).text == text
 
 
 def test_a_section_never_seen_is_appended_with_the_files_line_endings() -> None:
@@ -239,7 +235,9 @@ def test_a_section_never_seen_is_appended_with_the_files_line_endings() -> None:
 def test_no_memory_file_starts_a_fresh_index() -> None:
     out = run(None, template_catalogue(), seen={"people", "logs"}).text
     assert out.startswith("# Memory Index\n")
-    assert all(f"<!-- memvault:begin {r.name} -->" in out for r in DEFAULT_SECTIONS)
+    # every section with a note to list (the example has no note at the vault root)
+    assert all(f"<!-- memvault:begin {r.name} -->" in out for r in DEFAULT_SECTIONS if r.folder)
+    assert "memvault:begin topics" not in out
 
 
 def test_two_notes_with_the_same_summary_are_both_listed() -> None:
@@ -364,7 +362,7 @@ def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
     assert "- mine\n    - [[beta]]\n" in update.text
 
 
-# -- entries a person deleted --------------------------------------------------------------
+# -- intent from the files alone (issue 21) ---------------------------------------------------
 
 PEOPLE = SectionRule("people", "Key People", "people", {}, "title", 3)
 FOUR = [entry(f"people/{n}.md", n.title()) for n in ("ana", "bo", "cy", "di")]
@@ -376,53 +374,186 @@ def people_section(*lines: str) -> str:
     )
 
 
-def test_an_entry_a_person_deleted_stays_out_and_the_next_note_moves_up() -> None:
-    first = run(people_section(), FOUR, rules=[PEOPLE])
-    assert "- [[people/bo]] - Bo" in first.text
-    edited = first.text.replace("- [[people/bo]] - Bo\n", "")
-    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
-    assert update.hidden == {"people": ("people/bo.md",)}
-    body = update.text.splitlines()[1:-1]
-    assert body == [
+def test_a_note_that_says_memory_index_false_stays_out_and_the_next_moves_up() -> None:
+    notes = [*FOUR]
+    notes[1] = entry("people/bo.md", "Bo", **{"memory-index": False})
+    update = run(people_section(), notes, rules=[PEOPLE])
+    assert update.text.splitlines()[1:-1] == [
         "- [[people/ana]] - Ana",
         "- [[people/cy]] - Cy",
         "- [[people/di]] - Di",
     ]
-    # and it stays out on the next updates (the lines written last are now these)
-    again = run(
-        update.text,
-        FOUR,
-        owned=update.owned,
-        rules=[PEOPLE],
-        last_written=update.owned,
-        hidden=update.hidden,
-    )
-    assert again.text == update.text and again.hidden == update.hidden
+    for value in ("false", "no", "hide", "off"):
+        quiet = [*FOUR[:1], entry("people/bo.md", "Bo", **{"memory-index": value}), *FOUR[2:]]
+        assert "people/bo" not in run(people_section(), quiet, rules=[PEOPLE]).text
+    # a line for it memvault wrote earlier goes; the count leaves it out too
+    more = [*notes, entry("people/ed.md", "Ed")]
+    listed = run(people_section("- [[people/bo]] - Bo"), more, rules=[PEOPLE])
+    assert "people/bo" not in listed.text and "[[people/people|1 more]]" in listed.text
 
 
-def test_a_hidden_entry_comes_back_when_a_person_links_it_in_the_section_again() -> None:
-    text = people_section("- [[people/ana]] - Ana", "- [[people/bo]] - Bo")
-    update = run(text, FOUR, rules=[PEOPLE], hidden={"people": ["people/bo.md"]})
-    assert update.hidden == {}
-    assert "- [[people/bo]] - Bo" in update.text
-
-
-def test_an_entry_that_left_because_of_the_limit_or_a_deleted_note_is_not_hidden() -> None:
+def test_an_entry_deleted_by_hand_comes_back() -> None:
+    # deliberately unlike earlier versions: a deleted line is no verdict (git, a stale
+    # editor buffer or a lost index delete lines too); `memory-index: false` is
     first = run(people_section(), FOUR, rules=[PEOPLE])
-    newer = [entry("people/al.md", "Al"), *FOUR]  # pushes Cy out of the top 3
-    update = run(first.text, newer, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
-    assert update.hidden == {}
+    edited = first.text.replace("- [[people/bo]] - Bo\n", "")
+    again = run(edited, FOUR, owned=first.owned, rules=[PEOPLE])
+    assert again.text == first.text
+
+
+def test_memvaults_lines_are_known_without_any_history_so_limits_hold() -> None:
+    # item 4: the index lost, a new note pushes Cy out of the top 3: Cy's old line is
+    # memvault's (the entry form, a note of the folder), not a person's
+    first = run(people_section(), FOUR, rules=[PEOPLE])
+    newer = [entry("people/al.md", "Al"), *FOUR]
+    update = run(first.text, newer, owned={}, rules=[PEOPLE])
+    body = update.text.splitlines()[1:-1]
+    assert body == [
+        "- [[people/al]] - Al",
+        "- [[people/ana]] - Ana",
+        "- [[people/bo]] - Bo",
+        "- [[people/people|2 more]]",
+    ]
+    # a line for a note that is gone goes too, with or without history
     gone = [e for e in FOUR if e.path != "people/ana.md"]
-    update = run(first.text, gone, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
-    assert update.hidden == {} and "people/ana" not in update.text
+    assert "people/ana" not in run(first.text, gone, owned={}, rules=[PEOPLE]).text
 
 
-def test_an_entry_a_person_rewrote_is_theirs_not_hidden() -> None:
+def test_an_older_memory_md_brought_back_hides_nothing() -> None:
+    # item 2/3: git restore, an editor's stale buffer: whatever older file comes back, the
+    # next update lists every note the rule lists, as a fresh index would
+    old = run(people_section(), FOUR[:2], rules=[PEOPLE])
+    now = [entry("people/al.md", "Al"), *FOUR]
+    current = run(old.text, now, rules=[PEOPLE])
+    restored = run(old.text, now, owned=current.owned, rules=[PEOPLE])
+    assert restored.text == current.text
+    assert "people/al" in current.text and "[[people/people|2 more]]" in current.text
+
+
+def test_an_entry_a_person_rewrote_is_theirs() -> None:
     first = run(people_section(), FOUR, rules=[PEOPLE])
     edited = first.text.replace("- [[people/bo]] - Bo", "- [[people/bo]] - Bo, who owns billing")
-    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE], last_written=first.owned)
-    assert update.hidden == {}
+    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE])
     assert update.text.count("people/bo") == 1 and "who owns billing" in update.text
+    # a fresh index (no history) reads it the same way
+    assert run(edited, FOUR, owned={}, rules=[PEOPLE]).text == update.text
+
+
+def test_a_summary_change_reaches_a_line_memvault_wrote() -> None:
+    first = run(people_section(), FOUR, rules=[PEOPLE])
+    changed = [entry("people/ana.md", "Ana, now CTO"), *FOUR[1:]]
+    update = run(first.text, changed, owned=first.owned, rules=[PEOPLE])
+    assert "- [[people/ana]] - Ana, now CTO" in update.text
+    assert "- [[people/ana]] - Ana\n" not in update.text
+
+
+def test_order_follows_what_git_keeps_never_mtimes() -> None:
+    # item 5: the same files with other mtimes (a fresh clone) order the same
+    rule = SectionRule("decisions", "Recent Decisions", "decisions", {}, "date", 8)
+    names = ["b", "a", "c", "d"]
+    one = [entry(f"decisions/{n}.md", n, mtime=i, date="2024-01-01") for i, n in enumerate(names)]
+    two = [entry(f"decisions/{n}.md", n, mtime=-i, date="2024-01-01") for i, n in enumerate(names)]
+    empty = DECISIONS.format("")
+    assert run(empty, one, rules=[rule]).text == run(empty, two, rules=[rule]).text
+    for order in ("updated", "mtime"):
+        r = dataclasses.replace(rule, order=order)
+        assert run(empty, one, rules=[r]).text == run(empty, two, rules=[r]).text
+    # newest first by date, then by path; a longer stamp before its prefix
+    dated = [
+        entry("decisions/x.md", "x", date="2024-03"),
+        entry("decisions/y.md", "y", date="2024-03-12"),
+        entry("decisions/z.md", "z"),
+        entry("decisions/w.md", "w", date="2024-03-12"),
+    ]
+    assert [e.path for e in select(rule, dated)] == [
+        "decisions/w.md",
+        "decisions/y.md",
+        "decisions/x.md",
+        "decisions/z.md",
+    ]
+
+
+def test_a_persons_line_stays_where_they_put_it_when_the_overflow_line_comes() -> None:
+    # item 6: a person's line below the entries stays below them and above nothing new
+    first = run(people_section(), FOUR[:2], rules=[PEOPLE])
+    edited = first.text.replace("<!-- memvault:end", "> ask Ana first\n<!-- memvault:end")
+    update = run(edited, FOUR, owned=first.owned, rules=[PEOPLE])
+    assert update.text.splitlines()[1:-1] == [
+        "- [[people/ana]] - Ana",
+        "- [[people/bo]] - Bo",
+        "- [[people/cy]] - Cy",
+        "- [[people/people|1 more]]",
+        "> ask Ana first",
+    ]
+    # and a person's line between entries keeps its place among them
+    mid = update.text.replace("- [[people/bo]] - Bo\n", "- [[people/bo]] - Bo\n  my aside\n")
+    again = run(mid, FOUR, rules=[PEOPLE])
+    assert again.text.splitlines()[2:4] == ["- [[people/bo]] - Bo", "  my aside"]
+    assert run(again.text, FOUR, rules=[PEOPLE]).text == again.text
+
+
+def test_notes_at_the_vault_root_have_their_section() -> None:
+    # issue 22 item 4: Claude Code's topic files at the vault root
+    rule = next(r for r in DEFAULT_SECTIONS if r.folder == "")
+    cat = [entry("debugging.md", "How we debug"), entry("api-conventions.md", "API rules")]
+    cat += [entry(f"t{i}.md", f"T{i}") for i in range(7)]
+    cat.append(entry("people/ana.md", "Ana"))
+    update = run("# Memory\n", cat, rules=[rule])
+    body = update.text.split("<!-- memvault:begin topics -->\n")[1].split("<!--")[0]
+    assert body.splitlines()[:2] == [
+        "- [[api-conventions]] - API rules",
+        "- [[debugging]] - How we debug",
+    ]
+    assert body.splitlines()[-1] == "- 3 more at the vault root"
+    assert "people/ana" not in update.text
+    assert run(update.text, cat, rules=[rule]).text == update.text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "remove", "summary", "human_in", "drop_line", "restore"]),
+            st.integers(0, 12),
+        ),
+        max_size=20,
+    )
+)
+def test_a_fresh_index_writes_the_same_memory_md(ops: list) -> None:
+    """Whatever happened (edits, deleted lines, an older file brought back), once updated,
+    MEMORY.md is what an update without any history writes from the same files."""
+    rules = [SectionRule("people", "Key People", "people", {}, "title", 4)]
+    text = people_section()
+    notes: dict[str, CatalogueEntry] = {}
+    owned: dict = {}
+    history = [text]
+    for op, n in ops:
+        if op == "add":
+            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", f"Person {n}")
+        elif op == "remove":
+            notes.pop(f"people/p{n}.md", None)
+        elif op == "summary" and f"people/p{n}.md" in notes:
+            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", f"Person {n} v{len(history)}")
+        elif op == "human_in":
+            text = text.replace("<!-- memvault:end", f"> mine {len(history)}\n<!-- memvault:end")
+        elif op == "drop_line":
+            lines = text.split("\n")
+            entries = [i for i, ln in enumerate(lines) if ln.startswith("- ")]
+            if entries:
+                del lines[entries[n % len(entries)]]
+            text = "\n".join(lines)
+        elif op == "restore":
+            text = history[n % len(history)]
+        update = run(text, list(notes.values()), owned=owned, rules=rules)
+        text = update.text
+        owned = {k: tuple({*owned.get(k, ()), *v}) for k, v in update.owned.items()}
+        history.append(text)
+        fresh = run(text, list(notes.values()), owned={}, rules=rules)
+        assert fresh.text == text
+        listed = [ln for ln in text.split("\n") if ln.startswith("- [[people/")]
+        assert len(listed) <= 4 + 1
+        shown = {p for p in notes if f"[[{p[:-3]}]]" in text}
+        assert len(shown) == min(4, len(notes))  # the top 4, none hidden
 
 
 # -- mid-reconcile: notes on disk not indexed yet ----------------------------------------------
@@ -476,12 +607,3 @@ def test_mid_reconcile_a_folders_count_waits_and_its_folder_note_is_not_rewritte
     # pending notes elsewhere do not hold this folder's count back
     counted = run_pending(text, cat, {"people/zz.md"}, owned)
     assert "[[decisions/decisions|2 more]]" in counted.text and "decisions" in counted.overflow
-
-
-def test_mid_reconcile_a_hidden_note_not_indexed_yet_stays_hidden() -> None:
-    cat = [entry("decisions/a.md", "A", date="2024-01-01")]
-    hidden = {"decisions": ("decisions/b.md",)}
-    kept = run_pending(DECISIONS.format(""), cat, {"decisions/b.md"}, hidden=hidden)
-    assert kept.hidden == {"decisions": ("decisions/b.md",)}
-    forgotten = run_pending(DECISIONS.format(""), cat, set(), hidden=hidden)
-    assert forgotten.hidden == {}

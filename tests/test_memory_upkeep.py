@@ -1,9 +1,8 @@
-"""MEMORY.md upkeep through the engine: what a person decided survives losing the index;
-folder notes are written only where memvault keeps them; deleted entries stay deleted."""
+"""MEMORY.md upkeep through the engine: what a person decided travels with the files and
+survives losing the index; folder notes are written only where memvault keeps them."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -32,67 +31,88 @@ def drop_section(text: str, name: str, title: str) -> str:
     return "\n".join(lines[:start] + lines[end + 1 :])
 
 
-# -- issue 11 item 7: decisions survive losing index.db ----------------------------------------
+# -- issue 21: intent in the files, not inferred (issue 11 item 7 rewritten) ----------------------
 
 
-def test_a_deleted_section_stays_deleted_after_the_index_is_rebuilt(tmp_path: Path) -> None:
+def test_a_section_stays_out_when_the_config_drops_it_not_when_a_line_goes(tmp_path: Path) -> None:
+    # deliberately unlike earlier versions (issue 21): a section deleted from MEMORY.md is
+    # no verdict (git, an editor's stale copy delete it too): it comes back; removing it
+    # from memory.sections (a tracked setting) drops it for good, index or no index
     root = make_vault(tmp_path)
     mem = root / "MEMORY.md"
     with open_vault(root) as v:
         v.sync()
-        mem.write_text(
-            drop_section(mem.read_text(encoding="utf-8"), "decisions", "Recent Decisions"),
+        full = mem.read_text(encoding="utf-8")
+        mem.write_text(drop_section(full, "decisions", "Recent Decisions"), encoding="utf-8")
+        v.sync()
+        assert "<!-- memvault:begin decisions -->" in mem.read_text(encoding="utf-8")
+    config = root / ".memvault" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    rule = (
+        '[[memory.sections]]\nname = "decisions"\ntitle = "Recent Decisions"\n'
+        'folder = "decisions"\norder = "date"\nlimit = 8\n'
+    )
+    assert rule in text
+    config.write_text(text.replace(rule, ""), encoding="utf-8")
+    kept = drop_section(mem.read_text(encoding="utf-8"), "decisions", "Recent Decisions")
+    mem.write_text(kept, encoding="utf-8")
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept
+    assert not (root / ".memvault" / "memory-decisions.json").exists()
+
+
+def test_a_note_kept_out_by_its_frontmatter_stays_out_after_losing_the_index(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    sarah = root / "people" / "sarah-chen.md"
+    with open_vault(root) as v:
+        v.sync()
+        assert "- [[people/sarah-chen]]" in mem.read_text(encoding="utf-8")
+        sarah.write_text(
+            sarah.read_text(encoding="utf-8").replace("---\n", "---\nmemory-index: false\n", 1),
             encoding="utf-8",
         )
         v.sync()
-        kept = mem.read_text(encoding="utf-8")
-        assert "memvault:begin decisions" not in kept
-    lose_the_index(root)
-    with open_vault(root) as v:
-        v.sync()  # rebuilt from the notes
-        assert v.status()["memory"]["sections_missing"] == ["decisions"]
-    assert mem.read_text(encoding="utf-8") == kept
-    decisions = json.loads((root / ".memvault" / "memory-decisions.json").read_text())
-    assert "decisions" in decisions["sections_seen"]
-
-
-def test_a_deleted_entry_stays_deleted_and_survives_losing_the_index(tmp_path: Path) -> None:
-    root = make_vault(tmp_path)
-    mem = root / "MEMORY.md"
-    with open_vault(root) as v:
-        write(root, "people/ana.md", note("Ana", "Data lead.", updated="2099-01-01"))
-        v.sync()
-        line = "- [[people/sarah-chen]]"
-        text = mem.read_text(encoding="utf-8")
-        mine = "\n".join(ln for ln in text.split("\n") if not ln.startswith(line))
-        mem.write_text(mine, encoding="utf-8")
-        v.sync()
-        assert mem.read_text(encoding="utf-8") == mine  # not re-added
+        assert "people/sarah-chen" not in mem.read_text(encoding="utf-8")
         status = runner.invoke(app, ["status", "--vault", str(root)])
-        assert "people/sarah-chen.md is kept out of section 'people'" in status.output
+        assert "kept out of MEMORY.md by 'memory-index: false': people/sarah-chen.md" in (
+            status.output
+        )
         write(root, "people/bo.md", note("Bo", "Billing.", updated="2098-01-01"))
         v.sync()  # other entries still come and go
         assert "- [[people/bo]] - Billing." in section(mem.read_text(encoding="utf-8"), "people")
+        kept = mem.read_text(encoding="utf-8")
+        assert v.search("Sarah Chen backend lead", k=3)[0].path == "people/sarah-chen.md"
     lose_the_index(root)
     with open_vault(root) as v:
         v.sync()
-    assert not any(line in ln for ln in section(mem.read_text(encoding="utf-8"), "people"))
+    assert mem.read_text(encoding="utf-8") == kept
 
 
-def test_linking_a_hidden_entry_again_lists_it_again(tmp_path: Path) -> None:
+def test_an_entry_deleted_by_hand_comes_back_even_after_losing_the_index(tmp_path: Path) -> None:
+    # deliberately unlike earlier versions: deleting a line hides nothing (issue 21 item 2)
     root = make_vault(tmp_path)
     mem = root / "MEMORY.md"
     with open_vault(root) as v:
         v.sync()
         original = mem.read_text(encoding="utf-8")
-        sarah = next(ln for ln in original.split("\n") if ln.startswith("- [[people/sarah-chen]]"))
-        mem.write_text(original.replace(sarah + "\n", ""), encoding="utf-8")
-        v.sync()
-        assert "people/sarah-chen" not in mem.read_text(encoding="utf-8")
-        mem.write_text(original, encoding="utf-8")  # the person puts the line back
+        line = next(ln for ln in original.split("\n") if ln.startswith("- [[people/sarah-chen]]"))
+        mem.write_text(original.replace(line + "\n", ""), encoding="utf-8")
         v.sync()
         assert mem.read_text(encoding="utf-8") == original
-        assert v.status()["memory"]["hidden"] == {}
+        assert "hidden" not in v.status()["memory"]
+    lose_the_index(root)
+    mem.write_text(original.replace(line + "\n", ""), encoding="utf-8")
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == original
 
 
 # -- issue 11 item 9: a person's note named like its folder ------------------------------------

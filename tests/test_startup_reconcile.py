@@ -230,7 +230,9 @@ def test_a_sync_let_in_mid_reconcile_keeps_lines_of_notes_not_indexed_yet_and_th
         reconcile.join(60)
     assert not reconcile.is_alive()
     text = memory.read_text(encoding="utf-8")
-    assert "See [[goal]]." in text and "[[projects/zz-kept]]" in text  # the shortest name
+    # re-targeted in the person's style: a vault path, as memvault's lines are (issue 21
+    # item 6; it was the shortest name, "[[goal]]", beside memvault's "[[notes/goal]]")
+    assert "See [[notes/goal]]." in text and "[[projects/zz-kept]]" in text
     assert "[[decisions/zz-saved-meanwhile]]" in text
     assert v.engine.store.pending_relink() == {}
     assert v.engine.store.meta("memory_synced") == "1"

@@ -242,15 +242,28 @@ class Vault:
         fields: Mapping[str, str] | None = None,
         body: str | None = None,
         update: bool = False,
+        section: str | None = None,
     ) -> WriteResult:
         """Create a note from the vault's template; MEMORY.md and the index follow at once."""
         self._writable()
         if self.daemon is not None:
             return self.daemon.add(
-                category, title, summary=summary, fields=fields, body=body, update=update
+                category,
+                title,
+                summary=summary,
+                fields=fields,
+                body=body,
+                update=update,
+                section=section,
             )
         return self.engine.add_note(
-            category, title, summary=summary, fields=fields, body=body, update=update
+            category,
+            title,
+            summary=summary,
+            fields=fields,
+            body=body,
+            update=update,
+            section=section,
         )
 
     def log(self, text: str) -> WriteResult:

@@ -178,6 +178,7 @@ class DaemonClient:
         fields: Mapping[str, str] | None = None,
         body: str | None = None,
         update: bool = False,
+        section: str | None = None,
     ) -> WriteResult:
         """Create (or, with ``update``, change) a note through the daemon, the one writer."""
         payload = {
@@ -187,6 +188,7 @@ class DaemonClient:
             "fields": dict(fields) if fields else None,
             "body": body,
             "update": update or None,
+            "section": section,
         }
         return write_result_from_dict(
             self._request("POST", "/notes", body=payload, timeout=WRITE_TIMEOUT)

@@ -30,6 +30,8 @@ DEFAULT_SECTIONS = (
     SectionRule("people", "Key People", "people", {}, "updated", 8),
     SectionRule("decisions", "Recent Decisions", "decisions", {}, "date", 8),
     SectionRule("logs", "Daily Logs", "logs", {}, "date", 7),
+    # notes at the vault root, outside the four folders (Claude Code's topic files)
+    SectionRule("topics", "Topics", "", {}, "updated", 6),
 )
 
 
@@ -43,9 +45,9 @@ class VaultSettings:
 @dataclass(frozen=True, slots=True)
 class MemorySettings:
     file: str = "MEMORY.md"
-    max_lines: int = 60
-    max_tokens: int = 1500
-    restore_deleted_sections: bool = False
+    max_lines: int = 80  # all five sections full: ~70 lines (Claude Code loads 200)
+    max_tokens: int = 2000
+    restore_deleted_sections: bool = False  # no longer used (docs/MEMORY.md)
     sections: tuple[SectionRule, ...] = DEFAULT_SECTIONS
 
 

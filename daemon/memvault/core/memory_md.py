@@ -1,4 +1,4 @@
-"""MEMORY.md upkeep: (text, catalogue, what the daemon last wrote) -> new text.
+"""MEMORY.md upkeep: (text, catalogue) -> new text, decided from the files alone.
 
 A person owns MEMORY.md; memvault owns only its managed sections::
 
@@ -7,34 +7,34 @@ A person owns MEMORY.md; memvault owns only its managed sections::
     - [[decisions/decisions|37 more]]
     <!-- memvault:end decisions -->
 
-Rules, all decided here and nowhere else:
+Rules, all decided here and nowhere else (docs/MEMORY.md tells them to a person).
+Nothing depends on what memvault wrote before or on file times, so a fresh index of
+the same files writes the same MEMORY.md byte for byte, and no tool that only
+brings back an older MEMORY.md (git, an editor's stale buffer) can hide a note:
 
 - Every byte outside the markers is kept (links in it are only re-targeted
   when a note they point at moved, through the ``rewrite`` callable).
-- Inside a section, a line is the daemon's only if it is exactly a line the
-  daemon wrote (``owned``: its recent writes, so a stale editor buffer that
-  brings an old line back does not freeze it), or exactly what it would write
-  now for a note it lists (so a fresh template is adopted, not duplicated). Every other
-  line is a person's: it stays at its position, and a note it links to is not
-  listed a second time.
+- Inside a section, memvault's lines are recognised from the file: the overflow
+  line, and *entry lines* — ``- [[target]]`` or ``- [[target]] - description``
+  (`` - `path` `` for a name no link can hold) — for a note of the section's
+  folder when the line is exactly what memvault writes for it now, names a note
+  no longer there, or is a line memvault wrote before (``owned``: so a summary's
+  change or a stale buffer's old line is updated, not frozen; losing that history
+  only makes such a line count as the person's). Every other line is a person's: it
+  stays where it is, and a note it links is not listed a second time.
 - The daemon's lines are the top ``limit`` notes of the rule (folder, filter,
-  order), then one overflow line linking the folder note when more exist (plain
-  text when the folder note's path is a person's own note: memvault writes folder
-  notes only where it created them, or where a person put its markers).
-- A configured section a person deleted (it was seen before) is reported and
-  not re-added unless ``restore_deleted``; one never seen is appended.
-- An entry a person deleted from a section (a line the daemon wrote last time,
-  for a note it would still list, gone from the section with no other line
-  linking that note) is *hidden*: not listed in that section again (nor counted
-  in its "N more") until a line in the section links the note once more. The
-  folder note still lists every note of its folder.
+  order: ``core.memory_order``), then one overflow line linking the folder note
+  when more exist (plain text when the folder note's path is a person's own note).
+  They take the places of memvault's lines already there, in order; more go after
+  the last of them; the overflow line keeps its place (or follows the entries).
+- A note stays out of every section when it says so: ``memory-index: false``.
+- A configured section missing from the file is appended once it has a note to
+  list (to drop a section for good, remove it from ``memory.sections``).
 - Markers that do not pair up raise ``MarkerError``: the file is left alone.
 - Mid-reconcile (``pending``: notes on disk a reconcile has still to index) an
-  update is provisional: it lists what is indexed so far (a note saved meanwhile
-  too), keeps every line naming a pending note as it is (an entry is never
-  dropped for a note that exists), keeps a pending note hidden, and leaves a
-  folder's "N more" line alone until all its notes are indexed (the count is not
-  known yet: none is added, an old one is not changed).
+  update is provisional: it lists what is indexed so far, keeps every line naming
+  a pending note as it is, and leaves a folder's "N more" line alone until all its
+  notes are indexed (none is added, an old one is not changed).
 """
 
 from __future__ import annotations
@@ -43,16 +43,27 @@ import posixpath
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
+from memvault.core.memory_order import (
+    KEEP_OUT_FIELD,
+    ORDERS,
+    CatalogueEntry,
+    Listing,
+    SectionRule,
+    in_folder,
+    keeps_out,
+    listing,
+    matches,
+    select,
+    sort_entries,
+    sort_key,
+)
 from memvault.core.text import lines_with_ends, newline_of
 from memvault.core.wikilinks import find_links, link_safe
 
 _MARKER = re.compile(r"^\s*<!--\s*memvault:(begin|end)\s+([A-Za-z0-9_-]+)\s*-->\s*$")
-_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
-_NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+_ENTRY = re.compile(r"- (?:\[\[([^\[\]|#^\n]+)\]\]|`([^`\n]+)`)(?: - .*)?")
 FOLDER_SECTION = "folder"
-ORDERS = ("date", "updated", "mtime", "title")
 
 
 class MarkerError(ValueError):
@@ -60,41 +71,12 @@ class MarkerError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
-class SectionRule:
-    """One managed section of MEMORY.md (configured in ``memory.sections``)."""
-
-    name: str
-    title: str
-    folder: str
-    filter: Mapping[str, str] = field(default_factory=dict)
-    order: str = "date"  # one of ORDERS
-    limit: int = 10
-
-
-@dataclass(frozen=True, slots=True)
-class CatalogueEntry:
-    """What MEMORY.md needs to know of one note."""
-
-    path: str
-    title: str
-    summary: str
-    fields: Mapping[str, Any] = field(default_factory=dict)
-    mtime_ns: int = 0
-
-    @property
-    def link(self) -> str:
-        return self.path[:-3] if self.path.lower().endswith(".md") else self.path
-
-
-@dataclass(frozen=True, slots=True)
 class MemoryUpdate:
     text: str
     owned: dict[str, tuple[str, ...]]  # section -> the lines the daemon wrote
     present: tuple[str, ...]  # managed sections now in the file
-    missing: tuple[str, ...]  # configured sections a person removed (not re-added)
-    overflow: dict[str, tuple[CatalogueEntry, ...]]  # folder -> every note, for its folder note
+    overflow: dict[str, int]  # folder -> how many notes its section selects (past the limit)
     problems: tuple[str, ...]
-    hidden: dict[str, tuple[str, ...]] = field(default_factory=dict)  # section -> notes
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,8 +92,10 @@ def has_sections(text: str) -> bool:
 
 
 def folder_note_path(folder: str) -> str:
-    """The generated folder note (Folder Notes convention): decisions/decisions.md."""
-    return f"{folder}/{posixpath.basename(folder)}.md"
+    """The generated folder note (Folder Notes convention): decisions/decisions.md
+    (``""`` for the vault root, which has none)."""
+    folder = folder.strip("/")
+    return f"{folder}/{posixpath.basename(folder)}.md" if folder else ""
 
 
 def is_folder_note(path: str) -> bool:
@@ -136,6 +120,8 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
     open_at = 0
     names: set[str] = set()
     for i, line in enumerate(lines):
+        if "memvault:" not in line:
+            continue
         m = _MARKER.match(line.rstrip("\r\n"))
         if not m:
             continue
@@ -165,54 +151,6 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
     return blocks
 
 
-def select(rule: SectionRule, catalogue: Sequence[CatalogueEntry]) -> list[CatalogueEntry]:
-    """Every note the rule lists, in its order (before the limit)."""
-    prefix = rule.folder.strip("/") + "/"
-    chosen = [e for e in catalogue if e.path.startswith(prefix) and _matches(e, rule.filter)]
-    return sort_entries(chosen, rule.order)
-
-
-def _matches(entry: CatalogueEntry, wanted: Mapping[str, str]) -> bool:
-    for name, value in wanted.items():
-        have = entry.fields.get(name)
-        values = have if isinstance(have, list) else [have]
-        if not any(v is not None and str(v).strip().casefold() == value.casefold() for v in values):
-            return False
-    return True
-
-
-def _date_of(entry: CatalogueEntry, name: str) -> str:
-    value = entry.fields.get(name)
-    if value is not None:
-        m = _ISO_DATE.match(str(value).strip())
-        if m:
-            return str(value).strip()
-    if name == "date":
-        m = _NAME_DATE.search(posixpath.basename(entry.path))
-        if m:
-            return m.group(1)
-    return ""
-
-
-def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:
-    if order == "title":
-        return sorted(entries, key=lambda e: (e.title.casefold(), e.path))
-    if order == "mtime":
-        return sorted(entries, key=lambda e: (-e.mtime_ns, e.path))
-    fallbacks = ("updated", "date") if order == "updated" else ("date",)
-
-    def key(e: CatalogueEntry) -> tuple[str, int, str]:
-        stamp = next((d for d in (_date_of(e, f) for f in fallbacks) if d), "")
-        return (stamp, e.mtime_ns, _reverse(e.path))
-
-    return sorted(entries, key=key, reverse=True)
-
-
-def _reverse(path: str) -> str:
-    # ties break by path ascending while the sort runs descending
-    return "".join(chr(0x10FFFF - ord(c)) for c in path)
-
-
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
@@ -229,15 +167,30 @@ def entry_line(entry: CatalogueEntry) -> str:
     return f"{head} - {description}" if description else head
 
 
+def entry_target(line: str) -> tuple[str, bool] | None:
+    """The target of a line in the entry form memvault writes (``- [[x]]``, ``- [[x]] -
+    text``, ``- `path` - text``), and whether it is a path written as text; else None."""
+    m = _ENTRY.fullmatch(line)
+    if m is None:
+        return None
+    return (m.group(1), False) if m.group(1) is not None else (m.group(2), True)
+
+
 def overflow_line(folder: str, count: int, linked: bool = True) -> str:
     """``- [[people/people|3 more]]``; ``- 3 more in people/`` when there is no folder
-    note memvault may keep."""
+    note memvault may keep; ``- 3 more at the vault root`` for the root's section."""
+    if not folder.strip("/"):
+        return f"- {count} more at the vault root"
     if not linked:
         return f"- {count} more in {folder}/"
     return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
 
 
 def _is_overflow(line: str, folder: str) -> bool:
+    if "more" not in line:
+        return False
+    if not folder.strip("/"):
+        return re.fullmatch(r"- \d+ more at the vault root", line) is not None
     link = re.escape(folder_note_path(folder)[:-3])
     # "N more <label>" is how earlier versions wrote it: still the daemon's line
     linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
@@ -246,112 +199,105 @@ def _is_overflow(line: str, folder: str) -> bool:
 
 def update_memory(
     text: str | None,
-    catalogue: Sequence[CatalogueEntry],
+    catalogue: Sequence[CatalogueEntry] | Mapping[str, CatalogueEntry],
     rules: Sequence[SectionRule],
-    owned: Mapping[str, Collection[str]],
-    seen: Collection[str],
+    owned: Mapping[str, Collection[str]] | None = None,
+    _seen: object = None,  # earlier versions' "sections seen": no longer decides anything
     *,
     resolve: Callable[[str], str | None],
     rewrite: Callable[[str], str] | None = None,
-    restore_deleted: bool = False,
     title: str = "Memory Index",
-    hidden: Mapping[str, Collection[str]] | None = None,
-    last_written: Mapping[str, Collection[str]] | None = None,
     unlinked_folders: Collection[str] = (),
     pending: Collection[str] = (),
+    listings: Mapping[str, Listing] | None = None,
+    lines: Mapping[str, str] | None = None,
 ) -> MemoryUpdate:
     """Recompute MEMORY.md. ``resolve`` maps a link target written in MEMORY.md to
     a note path (or None); ``rewrite`` re-targets links in a person's text after
-    a move (applied to everything but the daemon's own lines). ``hidden``: per
-    section, the notes a person took out of it; ``last_written``: per section, the
-    lines of the daemon's previous update (to notice an entry a person deleted);
+    a move (applied to everything but the daemon's own lines). ``owned``: per
+    section, lines memvault wrote before (a hint only: see the module docstring);
     ``unlinked_folders``: folders whose folder-note path is a person's own note (the
     overflow line then links nothing). ``pending``: notes on disk that a reconcile in
-    flight has not indexed yet (see ``waits_for``): the update is provisional."""
+    flight has not indexed yet (see ``waits_for``): the update is provisional.
+    ``listings`` (per section) and ``lines`` (per note) are what the Linker keeps
+    between updates; without them they are computed from ``catalogue``."""
+    notes = catalogue if isinstance(catalogue, Mapping) else {e.path: e for e in catalogue}
     if text is None:  # no MEMORY.md at all: start afresh with every section
         text = f"# {title}\n"
-        seen = ()
     nl = newline_of(text)
-    lines = lines_with_ends(text)
-    blocks = parse_blocks(lines)
+    all_lines = lines_with_ends(text)
+    blocks = parse_blocks(all_lines)
     by_name = {b.name: b for b in blocks}
     problems: list[str] = []
     new_owned: dict[str, tuple[str, ...]] = {}
-    new_hidden: dict[str, tuple[str, ...]] = {}
-    overflow: dict[str, tuple[CatalogueEntry, ...]] = {}
+    overflow: dict[str, int] = {}
     replaced: dict[str, list[str]] = {}
+    waiting = frozenset(p for p in pending if p not in notes)
 
-    def section(rule: SectionRule, body: list[str], fresh: bool) -> list[str]:
-        result = _section(
-            _Section(
-                rule,
-                catalogue,
-                () if fresh else owned.get(rule.name, ()),
-                resolve,
-                None if fresh else rewrite,
-                nl,
-                frozenset((hidden or {}).get(rule.name, ())),
-                () if fresh or last_written is None else tuple(last_written.get(rule.name, ())),
-                rule.folder not in unlinked_folders,
-                frozenset(pending),
-            ),
-            body,
-            problems,
+    def line_of(e: CatalogueEntry) -> str:
+        got = lines.get(e.path) if lines is not None else None
+        return got if got is not None else entry_line(e)
+
+    def section(rule: SectionRule, body: list[str], fresh: bool) -> tuple[list[str], bool]:
+        got = (listings or {}).get(rule.name)
+        if got is None:
+            got = listing(rule, list(notes.values()), presorted=False)
+        s = _Section(
+            rule,
+            got,
+            notes,
+            frozenset(() if fresh or owned is None else owned.get(rule.name, ())),
+            resolve,
+            None if fresh else rewrite,
+            nl,
+            rule.folder not in unlinked_folders,
+            waiting,
+            waits_for(rule.folder, pending),
+            line_of,
         )
-        new_owned[rule.name] = result.wrote
-        new_hidden[rule.name] = result.hidden
-        if len(result.everything) > rule.limit and not waits_for(rule.folder, pending):
-            overflow[rule.folder] = tuple(result.everything)
-        return result.lines
+        out, wrote = _section(s, body, problems)
+        new_owned[rule.name] = wrote
+        if got.total > rule.limit and not s.folder_waits:
+            overflow[rule.folder] = got.total
+        return out, bool(got.total)
 
     for rule in rules:
         if rule.name in by_name:
             block = by_name[rule.name]
-            replaced[rule.name] = section(rule, lines[block.begin + 1 : block.end], False)
+            replaced[rule.name] = section(rule, all_lines[block.begin + 1 : block.end], False)[0]
 
     out: list[str] = []
     i = 0
     for block in blocks:
-        out += _rewrite_lines(lines[i : block.begin + 1], rewrite)
+        out += _rewrite_lines(all_lines[i : block.begin + 1], rewrite)
         if block.name in replaced:
             out += replaced[block.name]
         else:  # a section no rule names: a person's text now
-            out += _rewrite_lines(lines[block.begin + 1 : block.end], rewrite)
+            out += _rewrite_lines(all_lines[block.begin + 1 : block.end], rewrite)
         i = block.end
-    out += _rewrite_lines(lines[i:], rewrite)
+    out += _rewrite_lines(all_lines[i:], rewrite)
 
-    missing: list[str] = []
+    present = [r.name for r in rules if r.name in by_name]
     for rule in rules:
         if rule.name in by_name:
             continue
-        if rule.name in seen and not restore_deleted:
-            missing.append(rule.name)
-            new_hidden[rule.name] = tuple(sorted((hidden or {}).get(rule.name, ())))
-            continue
+        body, any_note = section(rule, [], True)
+        if not any_note:
+            continue  # appended once it has a note to list
+        present.append(rule.name)
         if out and not out[-1].endswith("\n"):
             out[-1] += nl
         if out and out[-1].strip():
             out.append(nl)
-        body = section(rule, [], True)
         out += [f"## {rule.title}{nl}", f"<!-- memvault:begin {rule.name} -->{nl}", *body]
         out.append(f"<!-- memvault:end {rule.name} -->{nl}")
-    present = tuple(r.name for r in rules if r.name not in missing)
-    return MemoryUpdate(
-        "".join(out),
-        new_owned,
-        present,
-        tuple(missing),
-        overflow,
-        tuple(problems),
-        {k: v for k, v in new_hidden.items() if v},
-    )
+    return MemoryUpdate("".join(out), new_owned, tuple(present), overflow, tuple(problems))
 
 
 def waits_for(folder: str, pending: Collection[str]) -> bool:
     """Whether a note of ``folder`` is still to be indexed: until it is, MEMORY.md does
     not know how many more the folder holds, and its folder note is not rewritten."""
-    prefix = folder.strip("/") + "/"
-    return any(p.startswith(prefix) for p in pending)
+    return any(in_folder(p, folder) for p in pending)
 
 
 def _rewrite_lines(lines: list[str], rewrite: Callable[[str], str] | None) -> list[str]:
@@ -365,28 +311,42 @@ class _Section:
     """What recomputing one managed section needs besides its lines."""
 
     rule: SectionRule
-    catalogue: Sequence[CatalogueEntry]
-    owned: Collection[str]
+    listing: Listing
+    notes: Mapping[str, CatalogueEntry]
+    owned: frozenset[str]
     resolve: Callable[[str], str | None]
     rewrite: Callable[[str], str] | None
     nl: str
-    hidden: frozenset[str]
-    last_written: tuple[str, ...]
     folder_note: bool  # the overflow line may link the folder note
-    pending: frozenset[str] = frozenset()  # on disk, not indexed yet (a reconcile in flight)
+    waiting: frozenset[str] = frozenset()  # on disk, not indexed yet (a reconcile in flight)
+    folder_waits: bool = False
+    line_of: Callable[[CatalogueEntry], str] = field(default=entry_line)
 
 
-@dataclass(frozen=True, slots=True)
-class _SectionResult:
-    lines: list[str]
-    wrote: tuple[str, ...]
-    everything: list[CatalogueEntry]
-    hidden: tuple[str, ...]
+_ENTRY_SLOT, _OVERFLOW_SLOT = 0, 1
 
 
-def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResult:
+def _daemons(s: _Section, content: str) -> bool:
+    """Whether a line of the section is memvault's (the module docstring's rule)."""
+    got = entry_target(content)
+    if got is None:
+        return False
+    target, as_text = got
+    path = target if as_text else s.resolve(target)
+    if path is None or (as_text and path not in s.notes):
+        # a note no longer there: memvault's line when it names a path of the folder
+        guess = path or (target if target.lower().endswith(".md") else target + ".md")
+        return in_folder(guess, s.rule.folder) and guess not in s.waiting
+    entry = s.notes.get(path)
+    if entry is None or not in_folder(path, s.rule.folder):
+        return False  # a file memvault does not list (or one a reconcile has still to index)
+    return content == s.line_of(entry) or content in s.owned
+
+
+def _section(
+    s: _Section, body: list[str], problems: list[str]
+) -> tuple[list[str], tuple[str, ...]]:
     rule = s.rule
-    everything = select(rule, s.catalogue)
     # links are re-targeted and read in the section as a whole, so a line is judged in
     # its context (a nested list item is not indented code); only whole lines change
     rewritten = _rewrite_lines(body, s.rewrite)
@@ -398,73 +358,63 @@ def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResul
             target = s.resolve(link.target)
             if target:
                 links_on.setdefault(link.line - 1, []).append(target)
-    linked = {p for targets in links_on.values() for p in targets}
-
-    # Hidden: notes a person took out of the section. A link to one in the section
-    # (the person put it back) lists it again; a note that is gone is forgotten.
-    existing = {e.path for e in s.catalogue}
-    waiting = s.pending - existing
-    folder_waits = waits_for(rule.folder, s.pending)
-    hidden = {p for p in s.hidden if (p in existing or p in waiting) and p not in linked}
-    listed = [e for e in everything if e.path not in hidden][: rule.limit]
-    present = {line.rstrip("\r\n") for line in body}
-    for line in s.last_written:
-        if line in present or _is_overflow(line, rule.folder):
-            continue
-        gone = next((link.target for link in find_links(line) if link.target), None)
-        path = s.resolve(gone) if gone else None
-        if path and path not in linked and any(e.path == path for e in listed):
-            hidden.add(path)  # the daemon's line for a note it still lists was deleted
-    shown = [e for e in everything if e.path not in hidden][: rule.limit]
-    rendered = {e.path: entry_line(e) for e in shown}
-    would_write = set(rendered.values())
-    owned_set = set(s.owned)
 
     # Which lines are the daemon's, which a person's (and which notes those name).
-    slots: list[int] = []  # positions of daemon lines
-    kept: list[str] = []
+    layout: list[str | int] = []
     person_links: set[str] = set()
+    has_overflow = False
     for i, line in enumerate(body):
         content = line.rstrip("\r\n")
-        overflow = _is_overflow(content, rule.folder)
-        daemons = content in owned_set or content in would_write or overflow
-        # mid-reconcile: a line naming a note not indexed yet, and the count of a
-        # folder not all indexed, stay as they are (they are not known to be wrong)
-        unknown = (overflow and folder_waits) or not waiting.isdisjoint(links_on.get(i, ()))
-        if daemons and content.strip() and not unknown:
-            slots.append(len(kept))
-            kept.append("")
+        if _is_overflow(content, rule.folder):
+            if s.folder_waits:  # the count of a folder not all indexed stays as it is
+                layout.append(line)
+            elif not has_overflow:
+                layout.append(_OVERFLOW_SLOT)
+            has_overflow = True
             continue
-        kept.append(rewritten[i])
+        if content.strip() and _daemons(s, content):
+            layout.append(_ENTRY_SLOT)
+            continue
+        layout.append(rewritten[i])
         person_links.update(links_on.get(i, ()))
 
-    wanted = [rendered[e.path] for e in shown if e.path not in person_links]
+    shown = s.listing.top
+    wanted = [s.line_of(e) for e in shown if e.path not in person_links]
     for e in shown:
         if not link_safe(e.link):
             problems.append(
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
-    more = len([e for e in everything if e.path not in hidden]) - len(shown)
-    if more > 0 and not folder_waits:
-        wanted.append(overflow_line(rule.folder, more, s.folder_note))
-
-    # Fill the daemon's old slots in order; extra lines go after the last slot
-    # (or at the end of the section); unused slots disappear.
+    more = s.listing.total - len(shown)
+    tail = (
+        [overflow_line(rule.folder, more, s.folder_note)] if more > 0 and not s.folder_waits else []
+    )
     nl = s.nl
+    slots = [pos for pos, item in enumerate(layout) if item == _ENTRY_SLOT]
+    last_slot = slots[-1] if slots else None
     result: list[str] = []
     it = iter(wanted)
-    last_slot = slots[-1] if slots else None
-    for pos, line in enumerate(kept):
-        if pos in slots:
+    placed_tail = False
+    for pos, item in enumerate(layout):
+        if item == _ENTRY_SLOT:
             nxt = next(it, None)
             if nxt is not None:
                 result.append(nxt + nl)
             if pos == last_slot:
                 result += [w + nl for w in it]
-            continue
-        result.append(line)
-    if last_slot is None:
-        rest = [w + nl for w in it]
+                if not has_overflow or s.folder_waits:
+                    result += [t + nl for t in tail]
+                    placed_tail = True
+        elif item == _OVERFLOW_SLOT:
+            if last_slot is None:
+                result += [w + nl for w in it]
+            result += [t + nl for t in tail]
+            placed_tail = True
+        else:
+            assert isinstance(item, str)
+            result.append(item)
+    if last_slot is None and not placed_tail:
+        rest = [w + nl for w in it] + [t + nl for t in tail]
         # keep a person's trailing blank lines below the daemon's lines
         cut = len(result)
         while cut > 0 and not result[cut - 1].strip():
@@ -472,19 +422,23 @@ def _section(s: _Section, body: list[str], problems: list[str]) -> _SectionResul
         result[cut:cut] = rest
     if result and not result[-1].endswith("\n"):
         result[-1] += nl
-    return _SectionResult(result, tuple(wanted), everything, tuple(sorted(hidden)))
+    return result, tuple(wanted + tail)
 
 
 def render_folder_note(
-    text: str | None, folder: str, entries: Sequence[CatalogueEntry], label: str
+    text: str | None,
+    folder: str,
+    entries: Sequence[CatalogueEntry] | Sequence[str],
+    label: str,
 ) -> str:
-    """The generated folder note listing every note of a folder.
+    """The generated folder note listing every note of a folder (``entries``: the notes,
+    or the lines the Linker keeps for them, in order).
 
     Only the managed ``folder`` section is the daemon's; a person's text around
     it is kept (same markers as MEMORY.md).
     """
     nl = newline_of(text) if text else "\n"
-    body = [entry_line(e) + nl for e in entries]
+    body = [(e if isinstance(e, str) else entry_line(e)) + nl for e in entries]
     if text is None:
         name = posixpath.basename(folder)
         head = [
@@ -506,10 +460,16 @@ def render_folder_note(
                 f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
             ]
         )
-    lines = lines_with_ends(text)
-    blocks = {b.name: b for b in parse_blocks(lines)}
-    block = blocks.get(FOLDER_SECTION)
-    if block is None:
+    spans = _marker_spans(text)
+    if spans is None:  # the markers do not pair up: the line by line reading says how
+        lines = lines_with_ends(text)
+        block = {b.name: b for b in parse_blocks(lines)}.get(FOLDER_SECTION)
+        if block is not None:
+            return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])
+        spans = {}
+    span = spans.get(FOLDER_SECTION)
+    if span is None:
+        lines = lines_with_ends(text)
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += nl
         return "".join(
@@ -521,4 +481,64 @@ def render_folder_note(
                 f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
             ]
         )
-    return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])
+    return "".join([text[: span[0]], *body, text[span[1] :]])
+
+
+_MARKER_LINE = re.compile(
+    r"^[ \t]*<!--[ \t]*memvault:(begin|end)[ \t]+([A-Za-z0-9_-]+)[ \t]*-->[ \t]*\r?$",
+    re.MULTILINE,
+)
+
+
+def _marker_spans(text: str) -> dict[str, tuple[int, int]] | None:
+    """Per section, where its body starts (after the begin line) and ends (the end line's
+    start), found by one scan of the whole text (a folder note can hold 100,000 lines);
+    None when the markers do not pair up (``parse_blocks`` says how)."""
+    spans: dict[str, tuple[int, int]] = {}
+    open_name: str | None = None
+    start = 0
+    for m in _MARKER_LINE.finditer(text):
+        kind, name = m.groups()
+        if kind == "begin":
+            if open_name is not None or name in spans:
+                return None
+            open_name = name
+            nl_at = text.find("\n", m.end())
+            start = len(text) if nl_at < 0 else nl_at + 1
+        else:
+            if open_name != name:
+                return None
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            spans[name] = (start, line_start)
+            open_name = None
+    return None if open_name is not None else spans
+
+
+__all__ = [
+    "FOLDER_SECTION",
+    "KEEP_OUT_FIELD",
+    "ORDERS",
+    "CatalogueEntry",
+    "Listing",
+    "MarkerError",
+    "MemoryUpdate",
+    "SectionRule",
+    "entry_line",
+    "entry_target",
+    "folder_note_path",
+    "has_sections",
+    "in_folder",
+    "is_folder_note",
+    "is_managed_folder_note",
+    "keeps_out",
+    "listing",
+    "matches",
+    "overflow_line",
+    "parse_blocks",
+    "render_folder_note",
+    "select",
+    "sort_entries",
+    "sort_key",
+    "update_memory",
+    "waits_for",
+]

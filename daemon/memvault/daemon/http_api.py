@@ -489,6 +489,7 @@ def create_app(
                 fields=data.get("fields"),
                 body=data.get("body"),
                 update=data.get("update", False),
+                section=data.get("section"),
             )
         )
         return JSONResponse(result.to_dict(), 201 if result.created else 200)

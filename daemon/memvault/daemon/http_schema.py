@@ -58,7 +58,12 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "summary": Field("str"),
         "fields": Field("strmap"),
         "body": Field("str"),
-        "update": Field("bool", doc="change an existing note instead of refusing"),
+        "update": Field(
+            "bool",
+            doc="change an existing note: fields set, `body` added at its end (no word of it "
+            "replaced) unless `section` names the part to replace",
+        ),
+        "section": Field("str", doc="replace only the text under this heading with `body`"),
     },
     "log": {"text": Field("str", True)},
     "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},

@@ -32,6 +32,7 @@ from memvault import __version__
 from memvault.config import VaultConfig
 from memvault.daemon.http_server import HttpServer
 from memvault.vault import runfile
+from memvault.vault.gitstate import git_busy
 from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
@@ -297,10 +298,10 @@ class Daemon:
             if on_started is not None:
                 on_started(self)
             if self._signals is not None:
-                self._signals.wait(self._stop, self.check_ground, GROUND_SECONDS)
+                self._signals.wait(self._stop, self._tick, GROUND_SECONDS)
             else:
                 while not self._stop.wait(GROUND_SECONDS):
-                    self.check_ground()
+                    self._tick()
             log.info("memvault daemon stopping")
         finally:
             self.shutdown()
@@ -310,6 +311,20 @@ class Daemon:
                 self._signals.close()
                 self._signals = None
         return self.exit_code
+
+    def _tick(self) -> None:
+        self.check_ground()
+        self.memory_catch_up()
+
+    def memory_catch_up(self) -> None:
+        """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
+        once git is done, queue it, so it is brought up even when finishing the rebase
+        changed no note the watcher would see (issue 21 item 10)."""
+        memory_file = self.vault.config.memory.file
+        if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
+            return
+        if git_busy(self.vault.root) is None:
+            self.watcher.queue.put([memory_file])
 
     def check_ground(self) -> None:
         """Stop when the vault folder or the writer lock is gone from under the daemon.

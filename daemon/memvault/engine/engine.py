@@ -514,12 +514,12 @@ class Engine:
         fields: Mapping[str, str] | None = None,
         body: str | None = None,
         update: bool = False,
+        section: str | None = None,
     ) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
-            path, created = self.writer.add_note(
-                category, title, summary=summary, fields=fields, body=body, update=update
-            )
+            how = {"summary": summary, "fields": fields, "update": update, "section": section}
+            path, created = self.writer.add_note(category, title, body=body, **how)  # type: ignore[arg-type]
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
             return WriteResult(path, created, self._index_written(path))
 

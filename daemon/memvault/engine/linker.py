@@ -22,9 +22,10 @@ from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
 from memvault.core.report import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkFormat, LinkIndex, relink_note
+from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
+from memvault.engine.memory_listing import MemoryListing
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.state import MemoryDecisions, load_decisions, save_decisions
+from memvault.vault.gitstate import git_busy
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -53,6 +54,10 @@ class Linker:
         self.fs = fs
         self.store = store
         self.catalogue = catalogue
+        self._listing = MemoryListing(config.memory.sections)
+        self._last_owned: dict[str, tuple[str, ...]] | None = None
+        self._folder_seen: dict[str, tuple[int, int]] = {}  # folder note -> (size, mtime)
+        self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -120,27 +125,30 @@ class Linker:
 
         ``pending``: notes on disk that a reconcile in flight has not indexed yet. The
         update is then provisional (core.memory_md says what it keeps); the folder notes
-        of their folders wait, and MEMORY.md is not marked in line with the index."""
+        of their folders wait, and MEMORY.md is not marked in line with the index.
+        While git is mid rebase/merge/cherry-pick/revert nothing is written (the tree is
+        git's): MEMORY.md stays marked out of line, and the next sync brings it up."""
         cfg = self.config.memory
         rel = cfg.file
-        owned = self.store.owned_lines()
-        state = self.config.state_dir
-        # a person's decisions live in their own file: index.db may be lost and rebuilt
-        decisions = load_decisions(state) or MemoryDecisions(
-            tuple(json.loads(self.store.meta("sections_seen") or "[]"))  # before that file
-        )
-        seen = set(decisions.sections_seen)
-        last_written = json.loads(self.store.meta("memory_last_written") or "null")
-        catalogue = [
-            memory_md.CatalogueEntry(n.path, n.title, n.summary, n.frontmatter, n.mtime_ns)
-            for n in self.catalogue.notes().values()
-        ]
+        busy = git_busy(self.fs.root)
+        if busy:
+            self.store.set_meta("memory_synced", "")
+            return MemoryWritten(
+                warnings=(
+                    f"git is in the middle of {busy}: {rel} and the folder notes wait "
+                    "until it is done",
+                )
+            )
+        refreshed = self._listing.refresh(self.catalogue.notes())
+        notes = refreshed.notes
+        listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
         unlinked = {
             rule.folder: path
             for rule in cfg.sections
             if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
         }
         resolve = self.catalogue.resolver(rel, pending)
+        owned = self.store.owned_lines()
 
         rewrite = None
         left: set[tuple[str, str]] = set()
@@ -148,32 +156,26 @@ class Linker:
             fmt = self.link_format()
 
             def rewrite(text: str) -> str:
-                result = relink_note(text, rel, rel, before, after, moves, fmt)
-                left.update(result.skipped)
-                return result.text
+                return _relink_in_style(text, rel, before, after, moves, fmt, left)
 
         results: list[memory_md.MemoryUpdate] = []
 
         def change(text: str | None) -> str:
             update = memory_md.update_memory(
                 text,
-                catalogue,
+                notes,
                 cfg.sections,
                 owned,
-                seen,
                 resolve=resolve,
                 rewrite=rewrite,
-                restore_deleted=cfg.restore_deleted_sections,
-                hidden=decisions.hidden,
-                last_written=last_written,
                 unlinked_folders=set(unlinked),
                 pending=pending,
+                listings=listings,
+                lines=self._listing.lines(),
             )
             results.append(update)
             return update.text
 
-        problems: list[str] = []
-        written = False
         try:
             if self.fs.stat(rel) is None:
                 text = change(None)
@@ -185,19 +187,19 @@ class Linker:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
-        problems += list(update.problems)
+        problems = list(update.problems)
         self._keep_problems([(rel, p, "note") for p in problems])
-        self.store.add_owned_lines(update.owned)
-        save_decisions(
-            state, MemoryDecisions(tuple(sorted(seen | set(update.present))), update.hidden)
-        )
-        self.store.set_meta("memory_last_written", json.dumps(update.owned))
-        self.store.set_meta("sections_missing", json.dumps(list(update.missing)))
+        if update.owned != self._last_owned:
+            self.store.add_owned_lines(update.owned)
+            self._last_owned = update.owned
+        kept_out = json.dumps(sorted(p for p, e in notes.items() if memory_md.keeps_out(e)))
+        if (self.store.meta("memory_kept_out") or "[]") != kept_out:
+            self.store.set_meta("memory_kept_out", kept_out)
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
         waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
         folder_written = self._update_folder_notes(
-            update.overflow, catalogue, set(unlinked) | waiting
+            update.overflow, refreshed.changed_folders, set(unlinked) | waiting
         )
         warnings = [
             f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
@@ -215,12 +217,19 @@ class Linker:
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no
         folder markers (a person wrote it; memvault's own always has them)."""
-        if self.fs.stat(path) is None:
+        st = self.fs.stat(path)
+        if st is None:
             return False
+        seen = (st.size, st.mtime_ns)
+        known = self._persons.get(path)
+        if known is not None and known[0] == seen:
+            return known[1]
         try:
-            return not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
+            theirs = not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
         except (NoteNotFound, NotText, OSError):
-            return True
+            theirs = True
+        self._persons[path] = (seen, theirs)
+        return theirs
 
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
         """Keep MEMORY.md's problems until the next update (written only when they
@@ -230,38 +239,47 @@ class Linker:
             self.store.set_meta("memory_problems", value)
 
     def _update_folder_notes(
-        self,
-        overflow: dict[str, tuple[memory_md.CatalogueEntry, ...]],
-        catalogue: list[memory_md.CatalogueEntry],
-        skip: set[str],
+        self, overflow: Mapping[str, int], changed: frozenset[str], skip: set[str]
     ) -> list[str]:
         """Create or update the folder notes memvault keeps, never a person's note (nor,
-        mid-reconcile, one whose folder is not all indexed: ``skip``)."""
+        mid-reconcile, one whose folder is not all indexed: ``skip``). A folder note is
+        read and rendered again only when a note of its folder changed or the file did
+        (a person's edit, git): a save elsewhere costs it a stat."""
         written = []
         for rule in self.config.memory.sections:
             path = memory_md.folder_note_path(rule.folder)
-            exists = self.fs.stat(path) is not None
-            if rule.folder in skip or (rule.folder not in overflow and not exists):
+            if not path:
+                continue  # the vault root has no folder note
+            st = self.fs.stat(path)
+            if rule.folder in skip or (rule.folder not in overflow and st is None):
+                continue
+            if (
+                st is not None
+                and rule.folder not in changed
+                and self._folder_seen.get(path) == (st.size, st.mtime_ns)
+            ):
                 continue
             # the folder note lists every note of the folder, whatever the filter
-            entries = memory_md.sort_entries(
-                [e for e in catalogue if e.path.startswith(rule.folder + "/")], rule.order
-            )
+            lines = self._listing.folder_lines(rule)
             label = rule.folder.rsplit("/", 1)[-1]
             try:
-                if not exists:
+                if st is None:
                     self.fs.create(
-                        path, memory_md.render_folder_note(None, rule.folder, entries, label)
+                        path, memory_md.render_folder_note(None, rule.folder, lines, label)
                     )
                     written.append(path)
                 else:
-                    changed, _ = self.fs.update_text(
-                        path, functools.partial(_render_folder, rule.folder, entries, label)
+                    changed_now, _ = self.fs.update_text(
+                        path, functools.partial(_render_folder, rule.folder, lines, label)
                     )
-                    if changed:
+                    if changed_now:
                         written.append(path)
             except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
                 log.warning("%s left untouched: %s", path, exc)
+                continue
+            now = self.fs.stat(path)
+            if now is not None:
+                self._folder_seen[path] = (now.size, now.mtime_ns)
         return written
 
     # -- links -----------------------------------------------------------------------------------
@@ -340,10 +358,32 @@ class Linker:
         return text, parse_note(path, text)
 
 
-def _render_folder(
-    folder: str, entries: Sequence[memory_md.CatalogueEntry], label: str, text: str
-) -> str:
+def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now
         raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
-    return memory_md.render_folder_note(text, folder, entries, label)
+    return memory_md.render_folder_note(text, folder, lines, label)
+
+
+def _relink_in_style(
+    text: str,
+    rel: str,
+    before: LinkIndex,
+    after: LinkIndex,
+    moves: Mapping[str, str],
+    fmt: LinkFormat,
+    left: set[tuple[str, str]],
+) -> str:
+    """Re-target MEMORY.md's links after a move in the person's style, line by line: a
+    line whose links name vault paths (``[[people/tom]]``, as memvault's own lines do)
+    gets vault paths again; any other, the vault's ``newLinkFormat``."""
+    short = relink_note(text, rel, rel, before, after, dict(moves), fmt)
+    left.update(short.skipped)
+    if fmt == "absolute" or short.text == text:
+        return short.text
+    full = relink_note(text, rel, rel, before, after, dict(moves), "absolute")
+    old, a, b = text.split("\n"), short.text.split("\n"), full.text.split("\n")
+    if not len(old) == len(a) == len(b):
+        return short.text
+    by_path = [any("/" in link.target for link in find_links(line)) for line in old]
+    return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))

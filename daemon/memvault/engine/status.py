@@ -26,6 +26,9 @@ from memvault.index.store import Store
 from memvault.vault.files import VaultFS
 from memvault.vault.state import load_decisions
 
+CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.md
+CLAUDE_CODE_BYTES = 25 * 1024
+
 SKIPPED_LISTED = 50
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
@@ -109,14 +112,21 @@ def _memory(
             max_lines=cfg.max_lines,
             max_tokens=cfg.max_tokens,
             over_budget=lines > cfg.max_lines or (tokens or 0) > cfg.max_tokens,
+            bytes=len(text.encode("utf-8")),
+            # Claude Code loads only the first 200 lines / 25 KB of a MEMORY.md
+            loaded_limit=lines > CLAUDE_CODE_LINES or len(text.encode("utf-8")) > CLAUDE_CODE_BYTES,
         )
         try:
             memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
             memory["problem"] = f"left untouched: {exc}"
-    memory["sections_missing"] = json.loads(store.meta("sections_missing") or "[]")
+    # what a note says itself (memory-index: false), and what an earlier version's
+    # decisions file once hid (no longer read for MEMORY.md: docs/MEMORY.md)
+    memory["kept_out"] = json.loads(store.meta("memory_kept_out") or "[]")
     decisions = load_decisions(config.state_dir)
-    memory["hidden"] = {k: list(v) for k, v in decisions.hidden.items()} if decisions else {}
+    memory["hidden_before"] = (
+        sorted({p for v in decisions.hidden.values() for p in v}) if decisions else []
+    )
     return memory
 
 

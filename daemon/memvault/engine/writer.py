@@ -3,6 +3,10 @@
 ``Writer`` only writes the file (compare-and-swap, never overwriting unless
 asked); the engine runs it under its lock and syncs the path at once, so
 MEMORY.md and the index are current when the call returns.
+
+An update keeps every word a person wrote unless the agent names the words it
+replaces (``core.note_update``): ``update`` sets the fields given and adds ``body``
+at the note's end; with ``section`` only the text under that heading is replaced.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from memvault.core import compose
+from memvault.core.note_update import append_body, replace_section
 from memvault.errors import NoteExists, NoteNotFound
 from memvault.vault.files import normalize_rel
 from memvault.vault.template import shipped_template
@@ -53,9 +58,12 @@ class Writer:
         fields: Mapping[str, str] | None = None,
         body: str | None = None,
         update: bool = False,
+        section: str | None = None,
     ) -> tuple[str, bool]:
         """Create a note from the vault's template (never overwrites unless ``update``);
-        return its path and whether it was created."""
+        return its path and whether it was created. ``update`` adds ``body`` at the end
+        of the note; ``section`` names the heading whose text ``body`` replaces (the
+        heading is added when the note has none by that name)."""
         if category not in compose.CATEGORIES:
             raise ValueError(
                 f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
@@ -70,6 +78,13 @@ class Writer:
         compose.check_text("title", title, controls=True)
         compose.check_text("summary", summary or "")
         compose.check_text("body", body or "")
+        if section is not None:
+            section = " ".join(section.lstrip("#").split())
+            if not section or len(section) > 200:
+                raise ValueError("a section is a heading of 1 to 200 characters")
+            compose.check_text("section", section, controls=True)
+            if body is None:
+                raise ValueError("a section is replaced by a body: give the body")
         now = self.clock()
         day = now.date().isoformat()
         path = self._named(category, normalize_rel(compose.note_path(category, title, day)))
@@ -85,19 +100,25 @@ class Writer:
                     "POST /log)",
                     path,
                 )
-            if not update:
+            if not update and section is None:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
 
             def change(text: str) -> str:
                 text = compose.set_fields(text, values)
-                return compose.replace_body(text, title, body) if body is not None else text
+                if body is None:
+                    return text
+                if section is not None:
+                    return replace_section(text, section, body)
+                return append_body(text, body)  # every word already there stays
 
             self.fs.update_text(path, change)
             return path, False
         kind = compose.CATEGORIES[category]
         text = compose.fill(self._template(kind), title, day, now.strftime("%H:%M"))
         text = compose.set_fields(compose.strip_hints(text), values)
-        if body is not None:
+        if body is not None and section is not None:
+            text = replace_section(compose.replace_body(text, title, ""), section, body)
+        elif body is not None:
             text = compose.replace_body(text, title, body)
         self.fs.create(path, text)
         return path, True

@@ -59,6 +59,12 @@ WRITES = ToolAnnotations(
     read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False
 )
 
+# memory_write never drops a word it was not told to (an update adds its body at the
+# note's end), but with `section` it replaces the text under that heading: destructive
+WRITES_SECTIONS = ToolAnnotations(
+    read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False
+)
+
 Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
 
@@ -233,7 +239,7 @@ def build_server(root: Path) -> MCPServer:
         """
         return run(lambda m: m.get(path, lines=lines, heading=heading), "read").to_dict()
 
-    @server.tool(annotations=WRITES)
+    @server.tool(annotations=WRITES_SECTIONS)
     def memory_write(
         category: Annotated[
             Literal["people", "projects", "decisions", "logs"],
@@ -254,7 +260,9 @@ def build_server(root: Path) -> MCPServer:
             str | None,
             Field(
                 max_length=1_000_000,
-                description="Markdown body under the title: facts, context, ## sections.",
+                description="Markdown: for a new note, its body under the title; with "
+                "update=true, text added at the end of the note (nothing already in it is "
+                "replaced); with `section`, the new text of that section.",
             ),
         ] = None,
         summary: Annotated[
@@ -272,22 +280,40 @@ def build_server(root: Path) -> MCPServer:
         update: Annotated[
             bool,
             Field(
-                description="Change the note if it exists (its fields, and its body when "
-                "`body` is given). Without it an existing note is refused."
+                description="Change the note if it exists: `summary`/`fields` are set and "
+                "`body` is added at the end of the note; every word already in it stays "
+                "(a person may have written it). Without it an existing note is refused."
             ),
         ] = False,
+        section: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description='A heading of the note (e.g. "Role"): replace only the text '
+                "under it with `body` (added as a new ## section if the note has none). "
+                "Read the note first (memory_get) — the section's old text is replaced.",
+            ),
+        ] = None,
     ) -> dict[str, Any]:
         """Save a durable fact to memory as a note: a person, a project, a decision.
 
-        Keep one note per topic: search first, and pass update=true to change an
-        existing note instead of creating a near-duplicate. The note is created from
-        the vault's template; MEMORY.md and the search index update at once. Returns
-        {path, created, address}; cite the address ([[people/ana-lopez]]) from
-        other notes to link them.
+        Keep one note per topic: search first, and pass update=true to add to an
+        existing note instead of creating a near-duplicate: the body is appended and
+        nothing already in the note is removed. To change what a part of the note
+        says, pass `section` (a heading): only that section's text is replaced. The
+        note is created from the vault's template; MEMORY.md and the search index
+        update at once. Returns {path, created, address}; cite the address
+        ([[people/ana-lopez]]) from other notes to link them.
         """
         result = run(
             lambda m: m.add(
-                category, title, summary=summary, fields=fields, body=body, update=update
+                category,
+                title,
+                summary=summary,
+                fields=fields,
+                body=body,
+                update=update,
+                section=section,
             ),
             "write",
         )

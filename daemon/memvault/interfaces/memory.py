@@ -81,6 +81,7 @@ class Memory(Protocol):
         fields: Mapping[str, str] | None = None,
         body: str | None = None,
         update: bool = False,
+        section: str | None = None,
     ) -> WriteResult: ...
 
     def log(self, text: str) -> WriteResult: ...

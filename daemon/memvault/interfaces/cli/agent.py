@@ -238,8 +238,17 @@ def add(
         str | None, typer.Option("--body", help="The note's body; '-' reads it from stdin.")
     ] = None,
     update: Annotated[
-        bool, typer.Option("--update", help="Change the note if it exists already.")
+        bool,
+        typer.Option(
+            "--update",
+            help="Change the note if it exists already: --body is added at its end "
+            "(nothing in it is replaced) unless --section names the part to replace.",
+        ),
     ] = False,
+    section: Annotated[
+        str | None,
+        typer.Option("--section", help="Replace only the text under this heading with --body."),
+    ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
@@ -249,7 +258,13 @@ def add(
         fields = parse_pairs(field, "--field")
         with memory(vault, "write") as m:
             result = m.add(
-                category.value, title, summary=summary, fields=fields, body=text, update=update
+                category.value,
+                title,
+                summary=summary,
+                fields=fields,
+                body=text,
+                update=update,
+                section=section,
             )
     if as_json:
         emit_json(result.to_dict())

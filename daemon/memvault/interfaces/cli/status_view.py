@@ -41,18 +41,25 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         if mem.get("over_budget"):
             line += "  OVER BUDGET: move detail into notes; keep MEMORY.md an index"
         console.print(line)
-    for name in mem.get("sections_missing", []):
+    if mem.get("loaded_limit"):
         console.print(
-            f"  section '{name}' was removed from {mem['file']} and is not re-added "
-            "(set memory.restore_deleted_sections = true to bring it back)"
+            f"  {mem['file']} is past 200 lines or 25 KB: Claude Code loads only that much of "
+            "it (lower memory.max_lines or a section's limit)"
         )
-
-    for name, paths in sorted(mem.get("hidden", {}).items()):
-        for path in paths:
-            console.print(
-                f"  {path} is kept out of section '{name}': its line was deleted by hand "
-                "(link it in that section again to have it listed)"
-            )
+    kept_out = mem.get("kept_out", [])
+    if kept_out:
+        console.print(
+            f"  {len(kept_out)} note(s) kept out of {mem['file']} by 'memory-index: false': "
+            + ", ".join(kept_out[:5])
+            + (" ..." if len(kept_out) > 5 else "")
+        )
+    before = [p for p in mem.get("hidden_before", []) if p not in kept_out]
+    if before:
+        console.print(
+            f"  .memvault/memory-decisions.json (an earlier version's) hid {len(before)} "
+            "note(s); it is no longer read: put 'memory-index: false' in those to keep out "
+            "(" + ", ".join(before[:5]) + (" ..." if len(before) > 5 else "") + ")"
+        )
 
     links = data["links"]
     console.print(

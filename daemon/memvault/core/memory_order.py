@@ -1,0 +1,165 @@
+"""Which notes a MEMORY.md section lists, and in what order (pure).
+
+Order is computed from what git keeps — frontmatter dates, a date in the file name,
+titles and paths — never from file times: a fresh clone of the same files orders
+them the same way. Each note's key is computed once (``sort_key``); the Linker
+keeps it between updates, so a save re-sorts nothing but the note it changed.
+
+A note says itself that it stays out of MEMORY.md: ``memory-index: false`` in its
+frontmatter (``keeps_out``). It is still indexed, searched and listed in its folder
+note; only MEMORY.md's sections leave it out.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+_ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
+_NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
+# "mtime" is read as "updated" (with the same fallbacks): file times are not in git
+ORDERS = ("date", "updated", "mtime", "title")
+KEEP_OUT_FIELD = "memory-index"
+_KEEP_OUT_VALUES = frozenset({"false", "no", "off", "0", "hide", "hidden", "exclude", "never"})
+# a stamp sorts newest first and a path ascending in one ascending sort: each character
+# of the stamp is mirrored, and a terminator above them all makes a longer stamp
+# ("2024-03-12") come before its prefix ("2024-03")
+_MIRROR = {c: 0x10FFFF - c for c in range(32, 127)}
+_END = "\U0010ffff"
+
+
+@dataclass(frozen=True, slots=True)
+class SectionRule:
+    """One managed section of MEMORY.md (configured in ``memory.sections``).
+    ``folder = ""`` is the vault root: notes outside every folder."""
+
+    name: str
+    title: str
+    folder: str
+    filter: Mapping[str, str] = field(default_factory=dict)
+    order: str = "date"  # one of ORDERS
+    limit: int = 10
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogueEntry:
+    """What MEMORY.md needs to know of one note."""
+
+    path: str
+    title: str
+    summary: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    mtime_ns: int = 0  # not used for order (git does not keep it); kept for callers
+
+    @property
+    def link(self) -> str:
+        return self.path[:-3] if self.path.lower().endswith(".md") else self.path
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """What one section lists: the first ``limit`` notes of its rule, and how many
+    notes the rule selects in all (the rest is the "N more")."""
+
+    top: tuple[CatalogueEntry, ...]
+    total: int
+
+
+def in_folder(path: str, folder: str) -> bool:
+    """Whether ``path`` is under ``folder`` (``""``: a note at the vault root)."""
+    folder = folder.strip("/")
+    if not folder:
+        return "/" not in path
+    return path.startswith(folder + "/")
+
+
+def keeps_out(entry: CatalogueEntry) -> bool:
+    """The note asks to stay out of MEMORY.md (``memory-index: false``)."""
+    value = entry.fields.get(KEEP_OUT_FIELD)
+    if value is None:
+        return False
+    if isinstance(value, bool):
+        return not value
+    return str(value).strip().casefold() in _KEEP_OUT_VALUES
+
+
+def matches(entry: CatalogueEntry, wanted: Mapping[str, str]) -> bool:
+    for name, value in wanted.items():
+        have = entry.fields.get(name)
+        values = have if isinstance(have, list) else [have]
+        if not any(v is not None and str(v).strip().casefold() == value.casefold() for v in values):
+            return False
+    return True
+
+
+def _date_of(entry: CatalogueEntry, name: str) -> str:
+    value = entry.fields.get(name)
+    if value is not None:
+        m = _ISO_DATE.match(str(value).strip())
+        if m:
+            return str(value).strip()
+    if name == "date":
+        m = _NAME_DATE.search(posixpath.basename(entry.path))
+        if m:
+            return m.group(1)
+    return ""
+
+
+def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
+    """The note's place in ``order``, ascending: newest first (by ``date``, or
+    ``updated`` then ``date``), then by path; for ``title``: title, then path."""
+    if order == "title":
+        return (entry.title.casefold(), entry.path)
+    fallbacks = ("date",) if order == "date" else ("updated", "date")
+    stamp = next((d for d in (_date_of(entry, f) for f in fallbacks) if d), "")
+    return (stamp.translate(_MIRROR) + _END, entry.path)
+
+
+def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:
+    return sorted(entries, key=lambda e: sort_key(e, order))
+
+
+def select(rule: SectionRule, catalogue: Sequence[CatalogueEntry]) -> list[CatalogueEntry]:
+    """Every note the rule lists, in its order (before the limit)."""
+    chosen = [
+        e
+        for e in catalogue
+        if in_folder(e.path, rule.folder) and not keeps_out(e) and matches(e, rule.filter)
+    ]
+    return sort_entries(chosen, rule.order)
+
+
+def listing(rule: SectionRule, ordered: Sequence[CatalogueEntry], *, presorted: bool) -> Listing:
+    """The rule's ``Listing`` from the folder's notes (``presorted``: already in the
+    rule's order and all in its folder, as the Linker keeps them)."""
+    if not presorted:
+        chosen = select(rule, ordered)
+        return Listing(tuple(chosen[: rule.limit]), len(chosen))
+    top: list[CatalogueEntry] = []
+    total = 0
+    for e in ordered:
+        if keeps_out(e) or (rule.filter and not matches(e, rule.filter)):
+            continue
+        total += 1
+        if len(top) < rule.limit:
+            top.append(e)
+    return Listing(tuple(top), total)
+
+
+__all__ = [
+    "KEEP_OUT_FIELD",
+    "ORDERS",
+    "CatalogueEntry",
+    "Listing",
+    "SectionRule",
+    "in_folder",
+    "keeps_out",
+    "listing",
+    "matches",
+    "select",
+    "sort_entries",
+    "sort_key",
+]

@@ -1,0 +1,174 @@
+"""What MEMORY.md's sections and the folder notes list, kept between updates.
+
+A save changes one note; re-sorting every note of the vault for it (and rendering
+every folder note again) made a save's cost grow with the vault. ``MemoryListing``
+keeps, per (folder, order), the folder's notes sorted by a key computed once per
+note (``core.memory_order.sort_key``), and each note's entry line; an update looks
+at which catalogue rows are new (by identity: the catalogue re-reads only changed
+rows) and moves just those. What it answers is exactly what sorting afresh would:
+a fresh index of the same files lists the same notes in the same order.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from memvault.core import memory_md
+from memvault.core.memory_order import CatalogueEntry, Listing, SectionRule, in_folder
+from memvault.index.rows import NoteRow
+
+_REBUILD_AT = 2_000  # changed notes past which sorting afresh is cheaper than moving them
+
+
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    """One refresh: the notes, and the folders (of the rules) whose notes changed."""
+
+    notes: Mapping[str, CatalogueEntry]
+    changed_folders: frozenset[str]
+
+
+class MemoryListing:
+    """The sorted notes of each rule's folder, moved note by note as notes change."""
+
+    def __init__(self, rules: Sequence[SectionRule]):
+        self.rules = tuple(rules)
+        self._rows: dict[str, NoteRow] = {}
+        self._entries: dict[str, CatalogueEntry] = {}
+        self._lines: dict[str, str] = {}
+        self._out: set[str] = set()  # notes saying memory-index: false
+        self._keys = {(r.folder, _order(r.order)) for r in self.rules}
+        self._sorted: dict[tuple[str, str], list[tuple[tuple[str, str], str]]] = {}
+        self._folder_lines: dict[tuple[str, str], list[str]] = {}  # in step with _sorted
+        self._built = False
+
+    def refresh(self, rows: Mapping[str, NoteRow]) -> Refreshed:
+        """Bring the lists in line with the catalogue's ``rows``."""
+        changed = [p for p, row in rows.items() if self._rows.get(p) is not row]
+        gone = (
+            [p for p in self._rows if p not in rows]
+            if len(self._rows) != len(rows) or (changed)
+            else []
+        )
+        if not self._built or len(changed) + len(gone) > _REBUILD_AT:
+            self._rebuild(rows)
+            return Refreshed(self._entries, frozenset(f for f, _ in self._keys))
+        folders: set[str] = set()
+        for path in (*changed, *gone):
+            old = self._entries.pop(path, None)
+            self._lines.pop(path, None)
+            self._out.discard(path)
+            row = rows.get(path)
+            new = _entry(row) if row is not None else None
+            if row is None:
+                self._rows.pop(path, None)
+            else:
+                self._rows[path] = row
+            for folder, order in self._keys:
+                if not in_folder(path, folder):
+                    continue
+                folders.add(folder)
+                items = self._sorted[(folder, order)]
+                lines = self._folder_lines[(folder, order)]
+                if old is not None:
+                    key = (memory_md.sort_key(old, order), path)
+                    at = bisect.bisect_left(items, key)
+                    if at < len(items) and items[at] == key:
+                        del items[at]
+                        del lines[at]
+                if new is not None:
+                    key = (memory_md.sort_key(new, order), path)
+                    at = bisect.bisect_left(items, key)
+                    items.insert(at, key)
+                    lines.insert(at, memory_md.entry_line(new))
+            if new is not None:
+                self._add(new)
+        return Refreshed(self._entries, frozenset(folders))
+
+    def _rebuild(self, rows: Mapping[str, NoteRow]) -> None:
+        self._rows = dict(rows)
+        self._entries, self._lines, self._out = {}, {}, set()
+        for row in rows.values():
+            self._add(_entry(row))
+        for folder, order in self._keys:
+            items = sorted(
+                (memory_md.sort_key(e, order), e.path)
+                for e in self._entries.values()
+                if in_folder(e.path, folder)
+            )
+            self._sorted[(folder, order)] = items
+            self._folder_lines[(folder, order)] = [self.line(p) for _, p in items]
+        self._built = True
+
+    def _add(self, entry: CatalogueEntry) -> None:
+        self._entries[entry.path] = entry
+        if memory_md.keeps_out(entry):
+            self._out.add(entry.path)
+
+    def line(self, path: str) -> str:
+        """The entry line memvault writes for a note (computed once per version)."""
+        got = self._lines.get(path)
+        if got is None:
+            got = self._lines[path] = memory_md.entry_line(self._entries[path])
+        return got
+
+    def lines(self) -> Mapping[str, str]:
+        return _Lines(self)
+
+    def listing(self, rule: SectionRule) -> Listing:
+        """The rule's top ``limit`` notes and how many it selects in all."""
+        items = self._sorted[(rule.folder, _order(rule.order))]
+        top: list[CatalogueEntry] = []
+        if not rule.filter:
+            total = len(items) - sum(1 for p in self._out if in_folder(p, rule.folder))
+            for _, path in items:
+                if len(top) >= rule.limit:
+                    break
+                if path not in self._out:
+                    top.append(self._entries[path])
+            return Listing(tuple(top), total)
+        total = 0
+        for _, path in items:
+            e = self._entries[path]
+            if path in self._out or not memory_md.matches(e, rule.filter):
+                continue
+            total += 1
+            if len(top) < rule.limit:
+                top.append(e)
+        return Listing(tuple(top), total)
+
+    def folder_lines(self, rule: SectionRule) -> Sequence[str]:
+        """Every note of the rule's folder (whatever the filter), in its order: the entry
+        lines, kept in step with the sorted notes (do not change the list)."""
+        return self._folder_lines[(rule.folder, _order(rule.order))]
+
+
+class _Lines(Mapping[str, str]):
+    """``path -> entry line`` over a MemoryListing, computed on demand."""
+
+    def __init__(self, owner: MemoryListing):
+        self._owner = owner
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._owner._entries:
+            raise KeyError(path)
+        return self._owner.line(path)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._owner._entries)
+
+    def __len__(self) -> int:
+        return len(self._owner._entries)
+
+
+def _order(order: str) -> str:
+    return "updated" if order == "mtime" else order
+
+
+def _entry(row: NoteRow) -> CatalogueEntry:
+    return CatalogueEntry(row.path, row.title, row.summary, row.frontmatter, row.mtime_ns)
+
+
+__all__ = ["MemoryListing", "Refreshed"]

@@ -1,0 +1,446 @@
+"""MEMORY.md under git with a real daemon (issue 21 items 2, 3, 5, 10 and the git test).
+
+A person's intent travels with the files: nothing git, an editor's stale buffer or a
+lost index does can hide a note; the order is what git keeps (a fresh clone changes
+nothing); while git is mid rebase/merge memvault writes no tracked file.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import eventually, note, open_vault, write
+from memvault.config import VaultConfig
+from memvault.core import memory_md
+from memvault.core.notes import parse_note
+from memvault.core.wikilinks import LinkIndex
+from memvault.vault.template import init_vault
+from test_service import Proc, api
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.org",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.org",
+    "GIT_EDITOR": "true",
+}
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(
+        ["git", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    assert not check or done.returncode == 0, (args, done.stdout, done.stderr)
+    return done
+
+
+def git_vault(tmp_path: Path, name: str = "vault") -> Path:
+    root = tmp_path / name
+    init_vault(root)
+    git(root, "init", "-q", "-b", "main")
+    return root
+
+
+def status(root: Path) -> str:
+    return git(root, "status", "--porcelain").stdout
+
+
+def commit(root: Path, message: str) -> None:
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "--allow-empty", "-m", message)
+
+
+# -- what MEMORY.md must be, computed from the files alone -----------------------------------
+
+
+def catalogue_of(root: Path, config: VaultConfig) -> list[memory_md.CatalogueEntry]:
+    out = []
+    folder_notes = {memory_md.folder_note_path(r.folder) for r in config.memory.sections}
+    for p in sorted(root.rglob("*.md")):
+        rel = p.relative_to(root).as_posix()
+        if rel == config.memory.file or rel.startswith((".", "templates/")):
+            continue
+        text = p.read_text(encoding="utf-8")
+        if rel in folder_notes and memory_md.is_managed_folder_note(text):
+            continue
+        n = parse_note(rel, text)
+        out.append(memory_md.CatalogueEntry(rel, n.title, n.summary, n.frontmatter))
+    return out
+
+
+def from_files(root: Path) -> str:
+    """The MEMORY.md an update with no history at all writes from the files on disk."""
+    config = VaultConfig.load(root)
+    cat = catalogue_of(root, config)
+    idx = LinkIndex([e.path for e in cat] + [config.memory.file])
+
+    def resolve(target: str) -> str | None:
+        res = idx.resolve(target, config.memory.file)
+        return res.path if res.verdict == "resolved" else None
+
+    text = (root / config.memory.file).read_text(encoding="utf-8")
+    rules = config.memory.sections
+    return memory_md.update_memory(text, cat, rules, {}, (), resolve=resolve).text
+
+
+def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
+    """Wait until the daemon is idle and MEMORY.md has stopped changing (1 s), then check
+    that it is what the files alone say (an update without any history)."""
+    info = proc.info()
+    mem = root / "MEMORY.md"
+    seen: list[str] = []
+
+    def quiet() -> str | None:
+        d = api(info, "GET", "/status").json()["daemon"]
+        busy = d.get("queue") or d.get("state") not in ("watching", None)
+        text = mem.read_text(encoding="utf-8") if mem.exists() else ""
+        seen.append("" if busy else text)
+        recent = seen[-5:]
+        return text if len(recent) == 5 and text and all(t == text for t in recent) else None
+
+    text: str = eventually(quiet, timeout, "MEMORY.md to settle", every=0.25)
+    assert text == from_files(root), "MEMORY.md is not what the files say"
+    return text
+
+
+def section(text: str, name: str) -> list[str]:
+    lines = text.splitlines()
+    start = lines.index(f"<!-- memvault:begin {name} -->")
+    return lines[start + 1 : lines.index(f"<!-- memvault:end {name} -->")]
+
+
+ENTRY = re.compile(r"- (?:\[\[[^\[\]|#^]+\]\]|`[^`]+`)(?: - .*)?")  # memvault's entry form
+
+
+def assert_nothing_hidden(root: Path, text: str) -> None:
+    """Every section lists its top notes and counts the rest: none is missing."""
+    config = VaultConfig.load(root)
+    cat = catalogue_of(root, config)
+    for rule in config.memory.sections:
+        chosen = memory_md.select(rule, cat)
+        if not chosen:
+            continue
+        body = section(text, rule.name)
+        listed = [ln for ln in body if ENTRY.fullmatch(ln)]
+        assert listed == [memory_md.entry_line(e) for e in chosen[: rule.limit]], rule.name
+        more = len(chosen) - rule.limit
+        if more > 0:
+            assert body[-1] == memory_md.overflow_line(rule.folder, more), (rule.name, body)
+        else:
+            assert not any("more" in ln for ln in body if not ENTRY.fullmatch(ln))
+    lines = text.count("\n")
+    assert lines <= config.memory.max_lines and len(text.encode()) < 25 * 1024
+
+
+@pytest.fixture
+def daemon(tmp_path: Path):  # type: ignore[no-untyped-def]
+    procs: list[Proc] = []
+
+    def start(root: Path) -> Proc:
+        proc = Proc(tmp_path, root)
+        procs.append(proc)
+        proc.info()
+        return proc
+
+    yield start
+    for p in procs:
+        p.stop()
+
+
+# -- item 2: git hides nothing ---------------------------------------------------------------
+
+
+def test_stash_restore_and_reset_hide_no_note(tmp_path: Path, daemon: Any) -> None:
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    proc = daemon(root)
+    settled(proc, root)
+    commit(root, "bo")
+    write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
+    text = settled(proc, root)
+    assert "- [[people/ana]] - Data lead." in section(text, "people")
+    git(root, "stash", "-u", "-q")
+    text = settled(proc, root)
+    assert "people/ana" not in text and status(root) == ""
+    git(root, "stash", "pop", "-q")
+    text = settled(proc, root)
+    assert "- [[people/ana]] - Data lead." in section(text, "people")
+    # an older MEMORY.md brought back by git: the note comes straight back
+    git(root, "checkout", "--", "MEMORY.md")
+    text = settled(proc, root)
+    assert "- [[people/ana]] - Data lead." in section(text, "people")
+    git(root, "restore", "MEMORY.md")
+    assert "- [[people/ana]] - Data lead." in section(settled(proc, root), "people")
+    commit(root, "ana")
+    write(root, "people/cy.md", note("Cy", "Ops.", updated="2024-03-01"))
+    settled(proc, root)
+    git(root, "reset", "--hard", "-q")
+    git(root, "clean", "-fdq")
+    text = settled(proc, root)
+    assert status(root) == "" and "people/ana" in text and "people/cy" not in text
+    assert not (root / ".memvault" / "memory-decisions.json").exists()
+    d = api(proc.info(), "GET", "/status").json()
+    assert d["memory"]["kept_out"] == [] and "hidden" not in d["memory"]
+
+
+# -- item 5: a fresh clone changes nothing -----------------------------------------------------
+
+
+def test_a_fresh_clone_then_sync_changes_nothing(tmp_path: Path) -> None:
+    root = git_vault(tmp_path)
+    for i in range(30):
+        # the same dates everywhere: order may only fall back on what git keeps
+        write(root, f"decisions/2024-01-01-d{i:02}.md", note(f"D{i}", f"Decision {i}."))
+        write(root, f"people/p{i:02}.md", note(f"P{i}", f"Person {i}.", updated="2024-01-01"))
+    for i, p in enumerate(sorted(root.rglob("*.md"))):
+        os.utime(p, ns=(10**18 + i * 10**9,) * 2)  # mtimes in one order ...
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "vault")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(root), str(clone)], check=True)
+    for i, p in enumerate(sorted(clone.rglob("*.md"), reverse=True)):
+        os.utime(p, ns=(10**18 + i * 10**9,) * 2)  # ... and the other in the clone
+    with open_vault(clone) as v:
+        report = v.sync()
+    assert not report.memory_written and not report.folder_notes_written
+    assert status(clone) == ""
+    assert (clone / "MEMORY.md").read_bytes() == (root / "MEMORY.md").read_bytes()
+
+
+# -- item 3: an editor saving MEMORY.md in a loop hides nothing ----------------------------------
+
+
+def test_an_editor_saving_memory_md_in_a_loop_hides_no_new_note(
+    tmp_path: Path, daemon: Any
+) -> None:
+    root = git_vault(tmp_path)
+    proc = daemon(root)
+    settled(proc, root)
+    mem = root / "MEMORY.md"
+    stop = threading.Event()
+    saves = 0
+
+    def editor() -> None:
+        # reload, keep the buffer a while, save it: every 100 ms (an editor or a plugin
+        # autosaving); whatever the daemon wrote meanwhile is overwritten by the buffer
+        nonlocal saves
+        while not stop.is_set():
+            buffer = mem.read_text(encoding="utf-8")
+            time.sleep(0.06)
+            mem.write_text(buffer, encoding="utf-8")
+            saves += 1
+            time.sleep(0.04)
+
+    thread = threading.Thread(target=editor)
+    thread.start()
+    try:
+        for i in range(25):
+            write(root, f"decisions/2024-05-{i + 1:02}-d{i}.md", note(f"D{i}", f"Decision {i}."))
+            write(root, f"people/p{i:02}.md", note(f"P{i}", f"Person {i}."))  # no dates
+            time.sleep(0.4)
+    finally:
+        stop.set()
+        thread.join()
+    assert saves > 50
+    text = settled(proc, root)
+    assert_nothing_hidden(root, text)
+    assert section(text, "decisions")[-1] == "- [[decisions/decisions|17 more]]"
+    assert section(text, "people")[-1] == "- [[people/people|17 more]]"
+
+
+# -- item 10: nothing tracked written mid-rebase ---------------------------------------------------
+
+
+def test_nothing_tracked_is_written_mid_rebase_and_memory_md_catches_up(
+    tmp_path: Path, daemon: Any
+) -> None:
+    outer = tmp_path / "repo"
+    outer.mkdir()
+    git(outer, "init", "-q", "-b", "main")
+    root = outer / "vault"  # the vault is a folder of the repository
+    init_vault(root)
+    write(root, "people/base.md", note("Base", "Base.", updated="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(outer, "base")
+    git(outer, "checkout", "-q", "-b", "topic")
+    write(root, "people/topic.md", note("Topic", "On topic.", updated="2024-02-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(outer, "topic")
+    git(outer, "checkout", "-q", "main")
+    write(root, "people/mainline.md", note("Mainline", "On main.", updated="2024-03-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(outer, "main")
+    git(outer, "checkout", "-q", "topic")
+    proc = daemon(root)
+    settled(proc, root)
+    rebase = git(outer, "rebase", "main", check=False)
+    assert rebase.returncode != 0 and "MEMORY.md" in rebase.stdout + rebase.stderr
+    # git stopped on the conflict: the daemon sees MEMORY.md with conflict markers and
+    # the notes of both sides, and writes nothing tracked
+    write(root, "people/during.md", note("During", "Saved mid-rebase.", updated="2024-04-01"))
+    conflicted = (root / "MEMORY.md").read_bytes()
+    time.sleep(3)  # a few of the daemon's 2 s ticks and the save's sync
+    assert (root / "MEMORY.md").read_bytes() == conflicted
+    assert not (root / "people" / "people.md").exists()
+    git(outer, "checkout", "--theirs", "vault/MEMORY.md")
+    git(outer, "add", "-A")
+    done = git(outer, "rebase", "--continue", check=False)
+    assert done.returncode == 0, done.stdout + done.stderr  # nothing of memvault's to add
+    text = settled(proc, root)  # picked up after
+    for name in ("base", "topic", "mainline", "during"):
+        assert f"[[people/{name}]]" in text
+
+
+def test_git_dir_is_found_from_a_worktree_file(tmp_path: Path) -> None:
+    from memvault.vault.gitstate import git_busy, git_dir
+
+    main = git_vault(tmp_path, "main-vault")
+    commit(main, "first")
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", str(wt))
+    assert (wt / ".git").is_file()
+    gdir = git_dir(wt)
+    assert gdir is not None and gdir.is_dir() and git_busy(wt) is None
+    (gdir / "MERGE_HEAD").write_text("0" * 40 + "\n", encoding="utf-8")
+    assert git_busy(wt) == "a merge" and git_busy(main) is None
+    assert git_dir(tmp_path / "elsewhere") is None or True  # outside git: None or a parent repo
+
+
+# -- the git test of the issue ----------------------------------------------------------------
+
+
+def resolve_conflicts(root: Path) -> None:
+    """What a person does in a rebase that stops: take either MEMORY.md (memvault fixes
+    it after) and go on."""
+    for _ in range(50):
+        if not any((root / ".git" / d).exists() for d in ("rebase-merge", "rebase-apply")):
+            return
+        files = git(root, "diff", "--name-only", "--diff-filter=U").stdout.split()
+        for path in files:
+            git(root, "checkout", "--theirs", "--", path, check=False)
+            if not (root / path).exists():
+                git(root, "rm", "-q", "--", path, check=False)
+        git(root, "add", "-A")
+        git(root, "rebase", "--continue", check=False)
+    raise AssertionError("the rebase did not finish")
+
+
+@pytest.mark.slow
+def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any) -> None:
+    rng = random.Random(21)
+    root = git_vault(tmp_path)
+    folders = ("people", "projects", "decisions", "logs")
+    for i in range(300):
+        folder = folders[i % 4]
+        name = f"{2024 - i % 3}-0{1 + i % 9}-1{i % 10}-n{i}" if folder != "people" else f"p{i}"
+        fields = {"status": "active"} if folder == "projects" and i % 3 else {}
+        write(root, f"{folder}/{name}.md", note(f"N{i}", f"Note {i}.", **fields))
+    write(root, "debugging.md", note("Debugging", "How we debug."))
+    proc = daemon(root)
+    settled(proc, root, timeout=120)
+    commit(root, "300 notes")
+    branches = ["main"]
+    counter = 0
+
+    def change(k: int) -> None:
+        nonlocal counter
+        branch = git(root, "branch", "--show-current").stdout.strip() or "main"
+        for _ in range(k):
+            counter += 1
+            folder = rng.choice(folders)
+            pool = sorted((root / folder).glob("*.md"))
+            pool = [p for p in pool if p.name != f"{folder}.md"]
+            roll = rng.random()
+            if roll < 0.5 or not pool:  # a new note, named for its branch: no note conflicts
+                date = f"2025-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}"
+                rel = f"{folder}/{date}-{branch}-{counter}.md"
+                write(root, rel, note(f"{branch} {counter}", f"Made on {branch}.", updated=date))
+            elif roll < 0.8:
+                p = rng.choice(pool)
+                if branch in p.name or branch == "main":
+                    p.write_text(
+                        note(p.stem, f"Edited {counter}.", updated="2025-12-01"), encoding="utf-8"
+                    )
+            else:
+                p = rng.choice(pool)
+                if branch in p.name:
+                    p.unlink()
+
+    for seq in range(20):
+        ops = rng.sample(["commit", "branch", "stash", "reset", "rebase"], 3)
+        for op in ops:
+            if op == "commit":
+                change(rng.randint(1, 6))
+                settled(proc, root)
+                commit(root, f"seq {seq}")
+                assert status(root) == ""
+            elif op == "branch":
+                if len(branches) < 3 and rng.random() < 0.5:
+                    name = f"b{len(branches)}"
+                    git(root, "checkout", "-q", "-b", name)
+                    branches.append(name)
+                else:
+                    git(root, "checkout", "-q", rng.choice(branches))
+                settled(proc, root)
+                assert status(root) == "", status(root)
+            elif op == "stash":
+                change(rng.randint(1, 4))
+                settled(proc, root)
+                git(root, "stash", "-u", "-q")
+                settled(proc, root)
+                assert status(root) == "", status(root)
+                if git(root, "stash", "list").stdout.strip():  # (the changes may cancel out)
+                    git(root, "stash", "pop", "-q")
+                    assert_nothing_hidden(root, settled(proc, root))
+                    commit(root, f"seq {seq} popped")
+            elif op == "reset":
+                change(rng.randint(1, 4))
+                settled(proc, root)
+                git(root, "reset", "--hard", "-q")
+                git(root, "clean", "-fdq")
+                settled(proc, root)
+                assert status(root) == "", status(root)
+            elif op == "rebase":
+                here = git(root, "branch", "--show-current").stdout.strip()
+                other = rng.choice([b for b in branches if b != here] or ["main"])
+                if other == here:
+                    continue
+                git(root, "rebase", other, check=False)
+                resolve_conflicts(root)
+                settled(proc, root)
+                commit(root, f"seq {seq}: memvault's MEMORY.md after the rebase")
+                assert status(root) == ""
+            text = settled(proc, root)
+            assert_nothing_hidden(root, text)
+        # the same MEMORY.md as a fresh index of the same files
+        fresh = tmp_path / f"fresh-{seq}"
+        shutil.copytree(root, fresh, ignore=shutil.ignore_patterns(".git", "index.db*", "*.bin"))
+        for p in (fresh / ".memvault").glob("*"):
+            if p.name not in ("config.toml", ".gitignore"):
+                p.unlink() if p.is_file() else shutil.rmtree(p)
+        with open_vault(fresh) as v:
+            v.sync()
+        assert (fresh / "MEMORY.md").read_bytes() == (root / "MEMORY.md").read_bytes()
+        for folder in folders:
+            fn = f"{folder}/{folder}.md"
+            if (root / fn).exists():
+                assert (fresh / fn).read_bytes() == (root / fn).read_bytes(), fn
+        shutil.rmtree(fresh)
+        assert re.search(r"\[\[debugging\]\]", text)
