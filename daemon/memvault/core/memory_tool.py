@@ -229,7 +229,7 @@ def _page(
         out.append(f"No notes in {what}.")
     else:
         last = first - 1
-        lines = []
+        lines: list[str] = []
         chars = FOLDER_CHARS - sum(len(x) + 1 for x in out)
         for e in page:
             line = _entry_line(e)

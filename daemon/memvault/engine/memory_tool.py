@@ -204,7 +204,10 @@ class MemoryCommands:
                 c = counts.setdefault(rel.split("/", 1)[0], [0, 0])
                 c[0] += 1
                 c[1] += st.size
-        folders = [T.FolderCount(f, n, size) for f, (n, size) in sorted(counts.items())]
+        # the folders MEMORY.md has sections for first, then the biggest
+        mains = [r.folder.split("/", 1)[0] for r in self.config.memory.sections]
+        order = sorted(counts, key=lambda f: (f not in mains, -counts[f][0], f))
+        folders = [T.FolderCount(f, *counts[f]) for f in order]
         try:
             memory = self.fs.read(self.memory_file).decoded.text
         except (NoteNotFound, NotText, OSError):
