@@ -30,8 +30,9 @@ from memvault.integrations.anthropic import VaultMemoryTool
 
 class MessagesStandIn:
     """``POST /v1/messages`` answered from scripts: per model name, one assistant turn
-    per step (its tool uses), then a closing text. Stateless like the API: the step is
-    the number of assistant turns in the request. Every request is kept."""
+    per step (its tool uses), then a closing text. The step is read from the request:
+    the thread it continues (``previous_message_id``, as this SDK sends it), else the
+    number of assistant turns in it. Every request is kept."""
 
     def __init__(self, scripts: dict[str, list[list[dict[str, Any]]]]) -> None:
         self.scripts = scripts
@@ -60,7 +61,11 @@ class MessagesStandIn:
 
     def answer(self, body: dict[str, Any]) -> dict[str, Any]:
         model = body["model"]
-        step = sum(1 for m in body["messages"] if m["role"] == "assistant")
+        previous = (body.get("thread") or {}).get("previous_message_id")
+        if previous:  # the SDK continues a thread: only the new messages are sent
+            step = int(previous.rsplit("_", 1)[1]) + 1
+        else:
+            step = sum(1 for m in body["messages"] if m["role"] == "assistant")
         script = self.scripts[model]
         base = {"id": f"msg_{model}_{step}", "type": "message", "role": "assistant",
                 "model": model, "stop_sequence": None,
@@ -84,13 +89,15 @@ class MessagesStandIn:
         self._thread.join(5)
 
     def results(self, model: str) -> list[dict[str, Any]]:
-        """The tool results the runner sent back, in order (from the last request)."""
-        last = [r for r in self.requests if r["model"] == model][-1]
-        out = []
-        for m in last["messages"]:
-            if m["role"] == "user" and isinstance(m["content"], list):
-                out += [b for b in m["content"] if b.get("type") == "tool_result"]
-        return out
+        """The tool results the runner sent back, in order (each once)."""
+        out: dict[str, dict[str, Any]] = {}
+        for request in (r for r in self.requests if r["model"] == model):
+            for m in request["messages"]:
+                if m["role"] == "user" and isinstance(m["content"], list):
+                    for b in m["content"]:
+                        if b.get("type") == "tool_result":
+                            out.setdefault(b["tool_use_id"], b)
+        return list(out.values())
 
 
 def run_agent(stand_in: MessagesStandIn, model: str, tool: VaultMemoryTool) -> Any:
