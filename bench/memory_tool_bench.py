@@ -96,7 +96,9 @@ def main() -> None:
     count = token_counter_for(IndexSettings())
     a, b = measure(ours, count), measure(theirs, count)
     print(f"vault: {notes} files indexed ({args.notes} notes generated), synced in {synced:.1f} s")
-    print(f"{'view /memories':<36}{'lines':>8}{'chars':>10}{'word pieces':>13}{'chars/4':>9}{'ms':>8}")
+    print(
+        f"{'view /memories':<36}{'lines':>8}{'chars':>10}{'word pieces':>13}{'chars/4':>9}{'ms':>8}"
+    )
     for name, m, s in (("memvault VaultMemoryTool", a, ours_s),
                        ("SDK BetaLocalFilesystemMemoryTool", b, theirs_s)):  # fmt: skip
         print(f"{name:<36}{m['lines']:>8}{m['chars']:>10}{m['word_pieces']:>13}"

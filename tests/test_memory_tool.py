@@ -165,7 +165,10 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     assert any(line.startswith("(… ") and "view /memories/MEMORY.md" in line for line in lines)
     at = lines.index("Folders:")
     assert [line.split("\t")[1] for line in lines[at + 1 : at + 5]] == [
-        "/memories/decisions/", "/memories/logs/", "/memories/people/", "/memories/projects/"
+        "/memories/decisions/",
+        "/memories/logs/",
+        "/memories/people/",
+        "/memories/projects/",
     ]  # the folders MEMORY.md has sections for first, then the biggest
     assert "/memories/area-00/\t100 notes" in out
     assert "… and 22 more folders (2200 notes)" in out
@@ -202,7 +205,9 @@ def test_view_of_a_folder_lists_its_notes_newest_first_and_says_how_to_see_the_r
     nxt = call(tool, command="view", path="/memories/people", view_range=[41, 80]).split("\n")
     assert nxt[0].startswith("Notes 41-80 of 102")
     assert nxt[1].split("\t")[1] == "/memories/people/p059.md"
-    assert "Backend lead" in call(tool, command="view", path="/memories/people", view_range=[81, 120])
+    assert "Backend lead" in call(
+        tool, command="view", path="/memories/people", view_range=[81, 120]
+    )
 
 
 def test_view_of_a_file_shows_numbered_lines_and_a_range(tool: VaultMemoryTool) -> None:
@@ -214,9 +219,9 @@ def test_view_of_a_file_shows_numbered_lines_and_a_range(tool: VaultMemoryTool) 
     assert refused(
         tool, command="view", path="/memories/people/sarah-chen.md", view_range=[500, 600]
     ).startswith("Invalid `view_range`: [500, 600]. Its first element `500` should be within")
-    assert refused(
-        tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1]
-    ) == ("Invalid `view_range`. It should be a list of two integers.")
+    assert refused(tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1]) == (
+        "Invalid `view_range`. It should be a list of two integers."
+    )
 
 
 # -- writes keep the vault true ----------------------------------------------------------------
@@ -232,7 +237,7 @@ def test_create_lists_the_note_in_memory_md_and_indexes_it_before_returning(
     )
     assert (vault.root / "people/ana-lopez.md").read_text(encoding="utf-8") == text
     assert "[[people/ana-lopez]] - Leads the data team" in memory_md(vault)
-    assert [h.path for h in vault.search("prefers mornings", k=3)][0] == "people/ana-lopez.md"
+    assert vault.search("prefers mornings", k=3)[0].path == "people/ana-lopez.md"
     assert vault.links_check() == []
 
 

@@ -152,7 +152,10 @@ def assert_vault_true(v: Vault) -> None:
     ]
     for path in notes:
         folder = path.split("/")[0]
-        if folder in ("people", "projects", "decisions", "logs") and path != f"{folder}/{folder}.md":
+        if (
+            folder in ("people", "projects", "decisions", "logs")
+            and path != f"{folder}/{folder}.md"
+        ):
             # listed in MEMORY.md, or past its section's limit in the folder note it links
             folder_note = v.root / folder / f"{folder}.md"
             listed = f"[[{path[:-3]}]]" in memory or (
@@ -204,14 +207,31 @@ def _agent_script(name: str, rounds: int) -> list[list[dict[str, Any]]]:
     for i in range(rounds):
         person = f"/memories/people/{name}-colleague-{i}.md"
         steps += [
-            [{"command": "create", "path": person,
-              "file_text": f"---\ntitle: {name.title()} Colleague {i}\nsummary: Met by agent "
-                           f"{name} in round {i}.\n---\n# {name.title()} Colleague {i}\n\n"
-                           f"- works with [[sarah-chen]]\n"}],
-            [{"command": "str_replace", "path": person,
-              "old_str": f"in round {i}.", "new_str": f"in round {i}; owns topic-{name}-{i}."}],
-            [{"command": "insert", "path": "/memories/projects/ai-assistant-refactor.md",
-              "insert_line": 16, "insert_text": f"<!-- note from {name} {i} -->"}],
+            [
+                {
+                    "command": "create",
+                    "path": person,
+                    "file_text": f"---\ntitle: {name.title()} Colleague {i}\nsummary: Met by agent "
+                    f"{name} in round {i}.\n---\n# {name.title()} Colleague {i}\n\n"
+                    f"- works with [[sarah-chen]]\n",
+                }
+            ],
+            [
+                {
+                    "command": "str_replace",
+                    "path": person,
+                    "old_str": f"in round {i}.",
+                    "new_str": f"in round {i}; owns topic-{name}-{i}.",
+                }
+            ],
+            [
+                {
+                    "command": "insert",
+                    "path": "/memories/projects/ai-assistant-refactor.md",
+                    "insert_line": 16,
+                    "insert_text": f"<!-- note from {name} {i} -->",
+                }
+            ],
             [{"command": "view", "path": "/memories/people"}],
         ]
     steps += [
