@@ -40,6 +40,8 @@ ALLOWED = {
         "api", "client", "config", "core", "daemon", "engine", "errors", "index", "migration",
         "vault",
     },
+    # other tools' memory kept by a vault (memvault.integrations.anthropic): over the API
+    "integrations": {"api", "core", "errors"},
     "__main__": {"interfaces"},
     "memvault": {"api", "core", "errors"},  # the package's lazy re-exports
 }  # fmt: skip

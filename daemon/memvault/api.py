@@ -273,6 +273,19 @@ class Vault:
             return self.daemon.log(text)
         return self.engine.append_log(text)
 
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        """Run one command of Claude's memory tool (``{"command": "view", "path":
+        "/memories"}``, as the Messages API sends it; ``/memories`` is the vault) and
+        return its text; a refusal is ``MemoryToolError`` with the tool's error text.
+        Writes go to the one writer (the daemon, when one runs) and are compare-and-swap;
+        MEMORY.md, links and the index are current when it returns."""
+        self._not_closed()
+        if not (isinstance(command, Mapping) and command.get("command") == "view"):
+            self._writable()
+        if self.daemon is not None:
+            return self.daemon.memory_tool(command)
+        return self.engine.memory_tool(command)
+
     def links_check(self) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links, with file and line."""
         self._not_closed()

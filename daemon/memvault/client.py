@@ -49,6 +49,11 @@ READ_TIMEOUT = 30.0  # search, context, get, related, status
 WRITE_TIMEOUT = 300.0
 SYNC_TIMEOUT = 600.0  # a full reconcile may embed a whole vault
 FILTER_KEYS = frozenset({"folder", "tags", "since", "until", "where", "path"})
+# the fields of the memory tool's commands (tool type memory_20250818)
+MEMORY_TOOL_FIELDS = frozenset(
+    {"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
+     "insert_text", "old_path", "new_path"}
+)  # fmt: skip
 
 # (method, url, headers, body, timeout) -> (status, body); raises TimeoutError when the
 # daemon is too slow and ConnectionError when it cannot be reached.
@@ -199,6 +204,14 @@ class DaemonClient:
         return write_result_from_dict(
             self._request("POST", "/log", body={"text": text}, timeout=WRITE_TIMEOUT)
         )
+
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        """One command of Claude's memory tool, run by the daemon (``POST /memory-tool``);
+        only the fields the tool defines are sent."""
+        body = {k: v for k, v in command.items() if k in MEMORY_TOOL_FIELDS}
+        timeout = READ_TIMEOUT if body.get("command") == "view" else WRITE_TIMEOUT
+        data = self._request("POST", "/memory-tool", body=body, timeout=timeout)
+        return str(data["result"])
 
     def status(self, *, timeout: float = READ_TIMEOUT) -> dict[str, Any]:
         """``Vault.status()`` plus the daemon's own state under ``"daemon"``."""

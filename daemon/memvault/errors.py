@@ -15,6 +15,7 @@
     ├── StorageError              the index files cannot be opened: the disk is full, read-only
     │                             or failing (nothing deleted; it works again once it can)
     ├── LockHeld                  another process holds the vault's writer lock
+    ├── MemoryToolError           a memory-tool command refused (its text is the tool's answer)
     └── DaemonError               the daemon cannot be reached or answered an error
 
 CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
@@ -99,6 +100,11 @@ class LockHeld(MemvaultError):
     def __init__(self, message: str, pid: int | None = None) -> None:
         super().__init__(message)
         self.pid = pid
+
+
+class MemoryToolError(MemvaultError):
+    """A command of Claude's memory tool was refused; the message is the tool's error
+    text, worded as the SDK's reference implementation words it. Nothing was changed."""
 
 
 class DaemonError(MemvaultError):

@@ -499,6 +499,11 @@ def create_app(
         result = await run_in_threadpool(vault.log, data["text"])
         return JSONResponse(result.to_dict())
 
+    async def memory_tool(request: Request) -> Response:
+        data = await _body(request, "memory-tool")
+        result = await run_in_threadpool(vault.memory_tool, data)
+        return JSONResponse({"result": result})
+
     async def related(request: Request) -> Response:
         q = _query(request, "related")
         path = _safe(vault.root, q["path"])
@@ -558,6 +563,7 @@ def create_app(
         Route("/notes", _endpoint(add_note), methods=["POST"]),
         Route("/log", _endpoint(log_entry), methods=["POST"]),
         Route("/related", _endpoint(related), methods=["GET"]),
+        Route("/memory-tool", _endpoint(memory_tool), methods=["POST"]),
         Route("/events", _endpoint(events), methods=["GET"]),
         Route("/openapi.json", _endpoint(openapi), methods=["GET"]),
     ]

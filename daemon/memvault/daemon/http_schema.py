@@ -28,7 +28,7 @@ class ApiError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Field:
-    kind: str  # str | int | bool | strlist | strmap
+    kind: str  # str | int | bool | strlist | strmap | intlist
     required: bool = False
     lo: int | None = None
     hi: int | None = None
@@ -67,6 +67,21 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     },
     "log": {"text": Field("str", True)},
     "get": {"lines": Field("str", doc="a:b"), "heading": Field("str")},
+    # Claude's memory tool (memory_20250818): one command, its fields as the API sends them
+    "memory-tool": {
+        "command": Field("str", True, doc="view | create | str_replace | insert | delete | rename"),
+        "path": Field("str", doc="under /memories (the vault's root); all but rename"),
+        "view_range": Field(
+            "intlist", doc="view: [first, last] line (-1: the end); of a folder, its notes"
+        ),
+        "file_text": Field("str", doc="create"),
+        "old_str": Field("str", doc="str_replace: the text, found exactly once"),
+        "new_str": Field("str", doc="str_replace"),
+        "insert_line": Field("int", doc="insert: after this line (0: at the top)"),
+        "insert_text": Field("str", doc="insert"),
+        "old_path": Field("str", doc="rename"),
+        "new_path": Field("str", doc="rename"),
+    },
     "related": {
         "path": Field("str", True),
         "k": Field("int", lo=1, hi=100),
@@ -82,6 +97,8 @@ def _check(value: Any, field: Field, name: str) -> Any:
         "bool": isinstance(value, bool),
         "strlist": isinstance(value, list) and all(isinstance(v, str) for v in value),
         "strmap": isinstance(value, dict) and all(isinstance(v, str) for v in value.values()),
+        "intlist": isinstance(value, list)
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value),
     }[field.kind]
     if not ok:
         wanted = {
@@ -90,6 +107,7 @@ def _check(value: Any, field: Field, name: str) -> Any:
             "bool": "true or false",
             "strlist": "a list of strings",
             "strmap": "an object of strings",
+            "intlist": "a list of whole numbers",
         }[field.kind]
         raise ApiError(400, "BadRequest", f"'{name}' must be {wanted}")
     out_of_range = field.kind == "int" and (
@@ -124,6 +142,7 @@ _JSON_TYPES: dict[str, dict[str, Any]] = {
     "bool": {"type": "boolean"},
     "strlist": {"type": "array", "items": {"type": "string"}},
     "strmap": {"type": "object", "additionalProperties": {"type": "string"}},
+    "intlist": {"type": "array", "items": {"type": "integer"}},
 }
 
 
@@ -233,6 +252,11 @@ def openapi_schema() -> dict[str, Any]:
             "/notes": post("add", "create (201) or update (200) a note from its template", True),
             "/log": post("log", "add a timestamped line to today's log, after its last entry"),
             "/related": get("notes most like a given note", _params("related")),
+            "/memory-tool": post(
+                "memory-tool",
+                'one command of Claude\'s memory tool on the vault: {"result": text}; a refused '
+                "command is a 400 MemoryToolError whose message is the tool's error text",
+            ),
             "/events": {
                 "get": {
                     "summary": "server-sent events: `event: status` (the daemon's state: "

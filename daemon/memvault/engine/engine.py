@@ -10,6 +10,7 @@ others only through the arguments they are given:
     Linker      relinking after moves, MEMORY.md and folder notes, link check
     Reader      search, context, get, related (writes nothing, takes no lock)
     Writer      add a note, append to today's log
+    MemoryCommands  Claude's memory tool: view, create, str_replace, insert, delete, rename
 
 ``sync`` is the single code path for the start-up reconcile, a watcher's batch
 of paths and the periodic timer:
@@ -36,6 +37,9 @@ dropping a line for a pending note (core.memory_md); the long sync's last step
 writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
+
+Size: a little past 600 lines, the one orchestrator: each write path (add, log, the
+memory tool) is a few lines here around its collaborator, kept with the others.
 """
 
 from __future__ import annotations
@@ -67,6 +71,7 @@ from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
+from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
 from memvault.engine.turns import TurnLock
@@ -138,6 +143,8 @@ class Engine:
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
+        sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
+        self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)
 
     def _open_store(self) -> Store:
         """Open the databases; a damaged one is deleted and rebuilt from the vault.
@@ -529,6 +536,12 @@ class Engine:
         with self._lock:
             path, created = self.writer.append_log(text)
             return WriteResult(path, created, self._index_written(path))
+
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        """One command of Claude's memory tool (engine.memory_tool): the command and
+        the sync after it are one turn of the lock."""
+        with self._lock:
+            return self.memory_commands.run(command)
 
     def _index_written(self, path: str) -> SyncReport:
         """The structure sync after a write that is on disk. Its failure (the index's disk

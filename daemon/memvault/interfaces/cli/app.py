@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from memvault import __version__
-from memvault.interfaces.cli import agent, daemon, obsidian, vault_commands
+from memvault.interfaces.cli import agent, connect, daemon, obsidian, vault_commands
 from memvault.interfaces.cli.common import emit_json, out
 
 app = typer.Typer(
@@ -83,6 +83,20 @@ app.command()(agent.log)
 app.command()(agent.mcp)
 app.add_typer(obsidian_app, name="obsidian")
 obsidian_app.command("install")(obsidian.install)
+connect_app = typer.Typer(
+    name="connect",
+    help="Make the vault a client's memory: write its config, keeping every other setting.",
+    no_args_is_help=True,
+)
+disconnect_app = typer.Typer(
+    name="disconnect", help="Take out what `memvault connect` added.", no_args_is_help=True
+)
+app.add_typer(connect_app, name="connect")
+connect_app.command("claude-code")(connect.claude_code)
+connect_app.command("claude-desktop")(connect.claude_desktop)
+app.add_typer(disconnect_app, name="disconnect")
+disconnect_app.command("claude-code")(connect.disconnect_claude_code)
+disconnect_app.command("claude-desktop")(connect.disconnect_claude_desktop)
 
 
 def main() -> None:

@@ -1,0 +1,408 @@
+"""Claude's memory tool (tool type ``memory_20250818``) over a vault: the pure part.
+
+The Messages API sends commands (``view``, ``create``, ``str_replace``, ``insert``,
+``delete``, ``rename``) on paths under ``/memories``; the application answers with
+text. This module holds everything about those answers that needs no disk: the
+path prefix, the edits (one exact match replaced, a line inserted), the numbered
+views, the refusal of an edit inside a section memvault writes, and the bounded
+listings (``view /memories`` is the index, not the dump: MEMORY.md, then each folder
+with its note count). Texts follow the wording of the SDK's reference
+implementation (``anthropic.lib.tools.BetaLocalFilesystemMemoryTool``) wherever it
+has one: models are trained on it. ``engine.memory_tool`` does the I/O.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memvault.core.memory_md import MarkerError, parse_blocks
+
+ROOT = "/memories"
+LINE_NUMBER_WIDTH = 6  # the reference's width (len("999999"))
+MAX_LINES = 999_999
+# ``view /memories`` stays within these whatever the vault's size: ~1,500-2,000 tokens
+INDEX_LINES = 60
+INDEX_CHARS = 5_000
+INDEX_FOLDERS = 12  # folders listed in the index (the rest counted)
+INDEX_TOP_NOTES = 8  # notes at the vault's top level listed there (newest first)
+FOLDER_PAGE = 40  # notes per page of a folder's view (newest first)
+FOLDER_SUBFOLDERS = 10
+FOLDER_CHARS = 6_000
+SUMMARY_CHARS = 100
+
+
+class Refusal(ValueError):
+    """A command refused; its text is the tool's error answer (nothing was changed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """A note in a listing."""
+
+    rel: str
+    size: int
+    mtime_ns: int
+    about: str = ""  # its summary, else its title
+
+
+@dataclass(frozen=True, slots=True)
+class FolderCount:
+    rel: str
+    notes: int  # notes at or below it
+    size: int  # their bytes
+
+
+# -- paths --------------------------------------------------------------------------------
+
+
+def memory_rel(path: str) -> str:
+    """The vault-relative part of a ``/memories`` path ('' for ``/memories`` itself);
+    it is validated as a vault path by the caller."""
+    if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
+        raise Refusal(f"Path must start with {ROOT}, got: {path}")
+    return path[len(ROOT) :].strip("/")
+
+
+def shown(rel: str) -> str:
+    return f"{ROOT}/{rel}" if rel else ROOT
+
+
+def format_size(size: int) -> str:
+    """4.2K, 12M: the reference's sizes."""
+    if size == 0:
+        return "0B"
+    units = ["B", "K", "M", "G"]
+    i = min((size.bit_length() - 1) // 10, len(units) - 1)
+    value = size / (1024**i)
+    return f"{int(value)}{units[i]}" if value == int(value) else f"{value:.1f}{units[i]}"
+
+
+def check_text(name: str, value: str) -> None:
+    """NUL and lone surrogates are not text: a note holding them is lost to every editor."""
+    for i, ch in enumerate(value):
+        if ch == "\x00":
+            raise Refusal(f"The `{name}` parameter holds a NUL character (at {i}): it is not text")
+        if "\ud800" <= ch <= "\udfff":
+            raise Refusal(
+                f"The `{name}` parameter holds a lone surrogate (U+{ord(ch):04X} at {i}): "
+                "it is not text"
+            )
+
+
+# -- views ----------------------------------------------------------------------------------
+
+
+def numbered(text: str, path: str, view_range: Sequence[int] | None) -> str:
+    """A file's lines, numbered, all or ``view_range`` ([start, end], end -1: to the end)."""
+    lines = text.split("\n")
+    if len(lines) > MAX_LINES:
+        raise Refusal(f"File {path} exceeds maximum line limit of 999,999 lines.")
+    start = 1
+    shown_lines = lines
+    if view_range is not None:
+        if len(view_range) != 2 or not all(
+            isinstance(i, int) and not isinstance(i, bool) for i in view_range
+        ):
+            raise Refusal("Invalid `view_range`. It should be a list of two integers.")
+        first, last = view_range
+        if first > len(lines):
+            raise Refusal(
+                f"Invalid `view_range`: {list(view_range)}. Its first element `{first}` should "
+                f"be within the range of lines of the file: {[1, len(lines)]}"
+            )
+        start = max(1, first)
+        shown_lines = lines[start - 1 : len(lines) if last == -1 else last]
+    body = "\n".join(
+        f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(shown_lines)
+    )
+    return f"Here's the content of {path} with line numbers:\n{body}"
+
+
+def _entry_line(e: Entry) -> str:
+    about = " ".join(e.about.split())
+    if len(about) > SUMMARY_CHARS:
+        about = about[: SUMMARY_CHARS - 1].rstrip() + "…"
+    return f"{format_size(e.size)}\t{shown(e.rel)}" + (f"\t{about}" if about else "")
+
+
+def _count_line(f: FolderCount) -> str:
+    notes = "1 note" if f.notes == 1 else f"{f.notes} notes"
+    return f"{format_size(f.size)}\t{shown(f.rel)}/\t{notes}"
+
+
+def render_index(
+    memory_file: str,
+    memory_text: str | None,
+    folders: Sequence[FolderCount],
+    top_notes: Sequence[Entry],
+) -> str:
+    """``view /memories``: MEMORY.md (numbered, cut to what fits), each folder with its
+    note count, the notes at the top level (newest first); within ``INDEX_LINES`` lines
+    and ``INDEX_CHARS`` characters however big the vault."""
+    head = (
+        f"Here is the index of {ROOT} (a memvault vault): {memory_file} first, then each folder "
+        "with its note count. View a folder to list its notes, newest first; view a note to "
+        "read it."
+    )
+    tail: list[str] = []
+    if folders:
+        tail.append("Folders:")
+        tail += [_count_line(f) for f in folders[:INDEX_FOLDERS]]
+        if len(folders) > INDEX_FOLDERS:
+            rest = folders[INDEX_FOLDERS:]
+            tail.append(
+                f"… and {len(rest)} more folders ({sum(f.notes for f in rest)} notes): "
+                + ", ".join(f"{shown(f.rel)}/" for f in rest[:5])
+                + (", …" if len(rest) > 5 else "")
+            )
+    if top_notes:
+        tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
+        tail += [_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]]
+        if len(top_notes) > INDEX_TOP_NOTES:
+            tail.append(
+                f"… and {len(top_notes) - INDEX_TOP_NOTES} more: view {ROOT} with view_range "
+                f"[{INDEX_TOP_NOTES + 1}, {INDEX_TOP_NOTES + FOLDER_PAGE}] for the next ones"
+            )
+    memory_path = shown(memory_file)
+    out = [head]
+    if memory_text is None:
+        out.append(f"({memory_path} is not there yet: memvault writes it at its next sync)")
+    else:
+        lines = memory_text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        out.append(f"{memory_path}:")
+        room_lines = INDEX_LINES - len(out) - len(tail) - 1  # 1: the "more lines" line
+        room_chars = INDEX_CHARS - sum(len(x) + 1 for x in out + tail) - 80
+        kept = 0
+        for i, line in enumerate(lines):
+            text = f"{str(i + 1).rjust(LINE_NUMBER_WIDTH)}\t{line}"
+            if kept >= room_lines or len(text) + 1 > room_chars:
+                break
+            out.append(text)
+            room_chars -= len(text) + 1
+            kept += 1
+        if kept < len(lines):
+            out.append(f"(… {len(lines) - kept} more lines: view {memory_path})")
+    return "\n".join(out + tail)
+
+
+def render_top_notes(notes: Sequence[Entry], first: int) -> str:
+    """``view /memories`` with a ``view_range``: a page of the notes at the top level."""
+    return _page(ROOT, "the notes at the top level of " + ROOT, notes, first, (), None)
+
+
+def render_folder(
+    rel: str,
+    notes: Sequence[Entry],
+    subfolders: Sequence[FolderCount],
+    first: int = 1,
+    folder_note: str | None = None,
+) -> str:
+    """A folder's view: its subfolders with their counts, then a page of its notes,
+    newest first, each with its summary, ending with how to see the rest."""
+    return _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note)
+
+
+def _page(
+    path: str,
+    what: str,
+    notes: Sequence[Entry],
+    first: int,
+    subfolders: Sequence[FolderCount],
+    folder_note: str | None,
+) -> str:
+    if first < 1 or (notes and first > len(notes)):
+        raise Refusal(
+            f"Invalid `view_range`: its first element `{first}` should be within the range "
+            f"of notes listed: {[1, max(len(notes), 1)]}"
+        )
+    page = list(notes[first - 1 : first - 1 + FOLDER_PAGE])
+    out = []
+    if first == 1 and subfolders:
+        out.append("Folders:")
+        out += [_count_line(f) for f in subfolders[:FOLDER_SUBFOLDERS]]
+        if len(subfolders) > FOLDER_SUBFOLDERS:
+            out.append(f"… and {len(subfolders) - FOLDER_SUBFOLDERS} more folders")
+    if not notes:
+        out.append(f"No notes in {what}.")
+    else:
+        last = first - 1
+        lines: list[str] = []
+        chars = FOLDER_CHARS - sum(len(x) + 1 for x in out)
+        for e in page:
+            line = _entry_line(e)
+            if lines and len(line) + 1 > chars:
+                break
+            lines.append(line)
+            chars -= len(line) + 1
+            last += 1
+        out.append(
+            f"Notes {first}-{last} of {len(notes)} in {what}, newest first (size, path, summary):"
+        )
+        out += lines
+        if last < len(notes):
+            more = (
+                f"({len(notes) - last} more: view {path} with view_range "
+                f"[{last + 1}, {last + FOLDER_PAGE}] for the next ones"
+            )
+            if folder_note:
+                more += f"; {shown(folder_note)} lists every one"
+            out.append(more + ")")
+    return "\n".join(out)
+
+
+# -- edits ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Section:
+    """A section memvault writes (MEMORY.md's, a folder note's): 1-based marker lines."""
+
+    name: str
+    begin: int
+    end: int
+
+
+def sections(text: str) -> list[Section]:
+    """The managed sections of a note; none when its markers do not pair up (memvault
+    leaves such a file alone, so the agent may mend it)."""
+    try:
+        blocks = parse_blocks(text.split("\n"))
+    except MarkerError:
+        return []
+    return [Section(b.name, b.begin + 1, b.end + 1) for b in blocks]
+
+
+def replace_once(text: str, old: str, new: str, path: str) -> tuple[str, int]:
+    """``text`` with the one occurrence of ``old`` replaced; and the 0-based line the
+    change starts on. Zero or several occurrences: refused, in the reference's words."""
+    if not old:
+        raise Refusal(
+            f"No replacement was performed, old_str is empty: give the text to replace in {path}."
+        )
+    count = text.count(old)
+    if count == 0:
+        raise Refusal(
+            f"No replacement was performed, old_str `{old}` did not appear verbatim in {path}."
+        )
+    if count > 1:
+        lines: list[int] = []
+        start = 0
+        while (pos := text.find(old, start)) != -1:
+            lines.append(text[:pos].count("\n") + 1)
+            start = pos + 1
+        raise Refusal(
+            f"No replacement was performed. Multiple occurrences of old_str `{old}` in lines: "
+            f"{', '.join(map(str, lines))}. Please ensure it is unique"
+        )
+    pos = text.find(old)
+    return text[:pos] + new + text[pos + len(old) :], text[:pos].count("\n")
+
+
+def match_lines(text: str, old: str) -> tuple[int, int]:
+    """1-based first and last line of the (one) occurrence of ``old``."""
+    pos = text.find(old)
+    first = text[:pos].count("\n") + 1
+    return first, first + old.count("\n")
+
+
+def snippet(text: str, line: int) -> str:
+    """The reference's answer to a replacement: two lines either side, numbered."""
+    lines = text.split("\n")
+    start, end = max(0, line - 2), min(len(lines), line + 3)
+    body = "\n".join(
+        f"{str(n).rjust(LINE_NUMBER_WIDTH)}\t{lines[n - 1]}" for n in range(start + 1, end + 1)
+    )
+    return (
+        "The memory file has been edited. Here is the snippet showing the change "
+        f"(with line numbers):\n{body}"
+    )
+
+
+def insert_at(text: str, line: int, insert: str) -> str:
+    """``insert`` as new lines after line ``line`` (0: at the top), as the reference does."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    if isinstance(line, bool) or not isinstance(line, int) or line < 0 or line > len(lines):
+        raise Refusal(
+            f"Invalid `insert_line` parameter: {line}. It should be within the range "
+            f"[0, {len(lines)}]."
+        )
+    lines.insert(line, insert.rstrip("\n"))
+    out = "\n".join(lines)
+    return out if out.endswith("\n") else out + "\n"
+
+
+def line_count(text: str) -> int:
+    lines = text.split("\n")
+    return len(lines) - 1 if lines[-1] == "" else len(lines)
+
+
+def touched(spans: Sequence[Section], first: int, last: int) -> Section | None:
+    """The managed section lines ``first``-``last`` (1-based) reach into, if any."""
+    return next((s for s in spans if first <= s.end and last >= s.begin), None)
+
+
+def inside(spans: Sequence[Section], after: int) -> Section | None:
+    """The managed section a line inserted after line ``after`` would land in."""
+    return next((s for s in spans if s.begin <= after < s.end), None)
+
+
+def managed_refusal(
+    path: str, section: Section, notes: Sequence[str], folder: str | None, inserting: bool
+) -> str:
+    """Why an edit inside a managed section is refused, naming the note to change."""
+    where = f"lines {section.begin}-{section.end}"
+    start = "Text was not inserted" if inserting else "No replacement was performed"
+    if notes:
+        instead = (
+            "Change the note instead and this line follows: "
+            + ", ".join(shown(n) for n in notes)
+            + " (its title or the `summary:` line of its frontmatter)"
+        )
+    elif folder:
+        instead = (
+            f"Create or change a note in {shown(folder)}/ instead: memvault lists it here itself"
+        )
+    else:
+        instead = "Change the notes it lists instead: memvault lists them here itself"
+    edit = (
+        f"Insert above line {section.begin} or below line {section.end}, outside it, for text of your own"
+        if inserting
+        else "Text outside the markers is yours to edit"
+    )
+    return (
+        f"{start}: {where} of {path} are memvault's `{section.name}` section (between "
+        f"`<!-- memvault:begin {section.name} -->` and `<!-- memvault:end {section.name} -->`), "
+        f"written from the notes themselves, so an edit there would be undone. {instead}. {edit}."
+    )
+
+
+__all__ = [
+    "FOLDER_PAGE",
+    "INDEX_CHARS",
+    "INDEX_LINES",
+    "ROOT",
+    "Entry",
+    "FolderCount",
+    "Refusal",
+    "Section",
+    "check_text",
+    "format_size",
+    "insert_at",
+    "managed_refusal",
+    "match_lines",
+    "memory_rel",
+    "numbered",
+    "render_folder",
+    "render_index",
+    "render_top_notes",
+    "replace_once",
+    "sections",
+    "shown",
+    "snippet",
+    "touched",
+]

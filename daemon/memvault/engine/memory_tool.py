@@ -1,0 +1,454 @@
+"""Claude's memory tool commands, run by the vault's one writer.
+
+``MemoryCommands.run(command)`` takes a command as the Messages API sends it
+(``{"command": "view", "path": "/memories"}``) and returns the tool's text, or
+raises ``MemoryToolError`` whose message is the tool's error text. The engine runs
+it under its lock (``Engine.memory_tool``): a command and the sync that follows it
+are one turn, so a watcher's batch never sees half a rename. ``/memories`` is the
+vault's root. Every write is the vault's own: a compare-and-swap that redoes an
+edit on top of a person's save (``VaultFS.update_text``), then a sync of the paths
+it touched, so MEMORY.md, the links (a rename re-targets them) and the index are
+current when it returns. What it refuses, and why, is in ``core.memory_tool``
+(texts) and here (paths): hidden folders (``.memvault/``, ``.obsidian/``), files
+that are not notes, paths that leave the vault, MEMORY.md's removal, and edits
+inside the sections memvault writes. ``delete`` moves to ``.trash/`` (Obsidian's
+trash folder): a note an agent deletes can be brought back.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memvault.core import memory_tool as T
+from memvault.core.memory_md import folder_note_path
+from memvault.core.report import SyncReport
+from memvault.core.text import NotText
+from memvault.core.wikilinks import find_links
+from memvault.errors import (
+    FileBusy,
+    MemoryToolError,
+    NoteExists,
+    NoteNotFound,
+    UnsafePath,
+    WriteConflict,
+)
+from memvault.vault.files import normalize_rel
+
+if TYPE_CHECKING:
+    from memvault.config import VaultConfig
+    from memvault.engine.catalogue import Catalogue
+    from memvault.vault.files import VaultFS
+
+COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+TRASH = ".trash"  # Obsidian's own trash folder ("Move to Obsidian trash")
+
+
+class MemoryCommands:
+    """The six commands over one vault (call ``run`` with the engine's lock held)."""
+
+    def __init__(
+        self,
+        config: VaultConfig,
+        fs: VaultFS,
+        catalogue: Catalogue,
+        sync: Callable[[list[str]], SyncReport],
+    ) -> None:
+        self.config = config
+        self.fs = fs
+        self.catalogue = catalogue
+        self._sync = sync
+        self.memory_file = config.memory.file
+
+    def run(self, command: Mapping[str, Any]) -> str:
+        if not isinstance(command, Mapping):
+            raise MemoryToolError("The command must be an object with a `command` field")
+        name = command.get("command")
+        if name not in COMMANDS:
+            raise MemoryToolError(f"Unknown command: {name}")
+        try:
+            return str(getattr(self, f"_{name}")(command))
+        except T.Refusal as exc:
+            raise MemoryToolError(str(exc)) from None
+        except FileBusy as exc:
+            raise MemoryToolError(f"Nothing was changed: {exc}; try again in a moment") from None
+        except WriteConflict as exc:
+            raise MemoryToolError(f"Nothing was changed: {exc}") from None
+
+    # -- arguments and paths --------------------------------------------------------------
+
+    @staticmethod
+    def _arg(command: Mapping[str, Any], name: str) -> str:
+        value = command.get(name)
+        if not isinstance(value, str):
+            raise T.Refusal(f"Missing or invalid `{name}` parameter: it must be a string")
+        return value
+
+    def _rel(self, path: str) -> str:
+        """The vault-relative path of a ``/memories`` path ('' for the root), refused
+        when it leaves the vault or is not memory."""
+        rel = T.memory_rel(path)
+        if not rel:
+            return ""
+        for form in (rel, urllib.parse.unquote(rel)):
+            parts = form.split("/")
+            if ".." in parts or "." in parts or form.startswith("/"):
+                raise T.Refusal(f"Path {path} would escape /memories directory")
+            if any(p.startswith(".") for p in parts):
+                raise T.Refusal(
+                    f"{path} is not memory: hidden files and folders (.memvault/, .obsidian/, "
+                    ".git/, .trash/) belong to memvault, Obsidian and git"
+                )
+        try:
+            clean = normalize_rel(rel)
+            self.fs.path(clean)  # symlinks leading out
+        except UnsafePath as exc:
+            if "outside the vault" in str(exc):
+                raise T.Refusal(
+                    f"Path {path} would escape /memories directory via symlink"
+                ) from None
+            raise T.Refusal(f"Invalid path {path}: {exc}") from None
+        refusal = self.fs.refusal(clean)
+        if refusal is not None:
+            raise T.Refusal(f"Path {path} is not a note of this vault: {refusal}")
+        return clean
+
+    def _note_rel(self, path: str, *, writing: bool = False) -> str:
+        rel = self._rel(path)
+        if not rel:
+            raise T.Refusal(f"The path {path} is a directory, not a file.")
+        if not rel.lower().endswith(".md"):
+            raise T.Refusal(
+                f"{path} is not a note: memvault keeps memory as markdown notes (name it with .md)"
+            )
+        if writing and self.fs.is_ignored(rel):
+            raise T.Refusal(
+                f"{path} is outside what memvault keeps as memory (its settings ignore it: "
+                "vault.ignore, conflict copies); choose another path"
+            )
+        return rel
+
+    def _disk(self, rel: str) -> Path:
+        return self.fs.path(rel) if rel else self.fs.root
+
+    def _text(self, command: Mapping[str, Any], name: str) -> str:
+        value = self._arg(command, name)
+        T.check_text(name, value)
+        return value
+
+    def _fits(self, text: str, path: str) -> None:
+        size = len(text.encode("utf-8"))
+        if size > self.fs.max_note_bytes:
+            raise T.Refusal(
+                f"Nothing was written: {path} would be {size} bytes, more than this vault's "
+                f"notes may be ({self.fs.max_note_bytes} bytes, vault.max_note_bytes); "
+                "split it into several notes"
+            )
+
+    def _after(self, paths: Iterable[str]) -> None:
+        """MEMORY.md, links and the index brought up to date before the answer."""
+        self._sync(list(paths))
+
+    # -- view -------------------------------------------------------------------------------
+
+    def _view(self, command: Mapping[str, Any]) -> str:
+        path = self._arg(command, "path")
+        view_range = command.get("view_range")
+        if view_range is not None and not isinstance(view_range, (list, tuple)):
+            raise T.Refusal("Invalid `view_range`. It should be a list of two integers.")
+        rel = self._rel(path)
+        disk = self._disk(rel)
+        if disk.is_dir():
+            first = _first(view_range)
+            return self._index(first) if not rel else self._folder(rel, first)
+        if not disk.exists():
+            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+        rel = self._note_rel(path)
+        try:
+            read = self.fs.read(rel)
+        except NoteNotFound:
+            raise T.Refusal(
+                f"The path {path} does not exist. Please provide a valid path."
+            ) from None
+        except NotText as exc:
+            raise T.Refusal(f"{path} is not text ({exc})") from None
+        text = T.numbered(read.decoded.text, path, view_range)
+        if read.truncated:
+            text += (
+                f"\n(… cut at {self.fs.max_note_bytes} bytes of {read.size}: vault.max_note_bytes)"
+            )
+        return text
+
+    def _entries(self, notes: Mapping[str, Any]) -> list[T.Entry]:
+        rows = self.catalogue.notes()
+        out = []
+        for rel, st in notes.items():
+            row = rows.get(rel)
+            about = (row.summary or row.title) if row is not None else ""
+            out.append(T.Entry(rel, st.size, st.mtime_ns, about))
+        return sorted(out, key=lambda e: (-e.mtime_ns, e.rel))
+
+    def _index(self, first: int | None) -> str:
+        scan = self.fs.scan()
+        top = {p: s for p, s in scan.notes.items() if "/" not in p and p != self.memory_file}
+        if first is not None:
+            return T.render_top_notes(self._entries(top), first)
+        counts: dict[str, list[int]] = {}
+        for rel, st in scan.notes.items():
+            if "/" in rel:
+                c = counts.setdefault(rel.split("/", 1)[0], [0, 0])
+                c[0] += 1
+                c[1] += st.size
+        # the folders MEMORY.md has sections for first, then the biggest
+        mains = [r.folder.split("/", 1)[0] for r in self.config.memory.sections]
+        order = sorted(counts, key=lambda f: (f not in mains, -counts[f][0], f))
+        folders = [T.FolderCount(f, *counts[f]) for f in order]
+        try:
+            memory = self.fs.read(self.memory_file).decoded.text
+        except (NoteNotFound, NotText, OSError):
+            memory = None
+        return T.render_index(self.memory_file, memory, folders, self._entries(top))
+
+    def _folder(self, rel: str, first: int | None) -> str:
+        scan = self.fs.scan(rel)
+        direct = {p: s for p, s in scan.notes.items() if posixpath.dirname(p) == rel}
+        counts: dict[str, list[int]] = {}
+        for p, st in scan.notes.items():
+            if posixpath.dirname(p) != rel:
+                sub = rel + "/" + p[len(rel) + 1 :].split("/", 1)[0]
+                c = counts.setdefault(sub, [0, 0])
+                c[0] += 1
+                c[1] += st.size
+        subfolders = [T.FolderCount(f, n, size) for f, (n, size) in sorted(counts.items())]
+        note = folder_note_path(rel)
+        return T.render_folder(
+            rel,
+            self._entries(direct),
+            subfolders,
+            first or 1,
+            note if note in direct else None,
+        )
+
+    # -- create, str_replace, insert ----------------------------------------------------------
+
+    def _create(self, command: Mapping[str, Any]) -> str:
+        path = self._arg(command, "path")
+        text = self._text(command, "file_text")
+        rel = self._note_rel(path, writing=True)
+        self._fits(text, path)
+        if self._disk(rel).exists():
+            raise T.Refusal(f"File {path} already exists")
+        try:
+            self.fs.create(rel, text)
+        except NoteExists:
+            raise T.Refusal(f"File {path} already exists") from None
+        except (NotADirectoryError, FileExistsError):
+            raise T.Refusal(f"Cannot create {path}: a part of its path is a file") from None
+        self._after([rel])
+        return f"File created successfully at: {path}"
+
+    def _edit(self, path: str, change: Callable[[str], str]) -> None:
+        rel = self._note_rel(path, writing=True)
+        disk = self._disk(rel)
+        if not disk.exists():
+            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+        if not disk.is_file():
+            raise T.Refusal(f"The path {path} is not a file.")
+
+        def checked(text: str) -> str:
+            new = change(text)
+            self._fits(new, path)
+            return new
+
+        try:
+            written, _ = self.fs.update_text(rel, checked)
+        except NoteNotFound:
+            raise T.Refusal(
+                f"The file {path} no longer exists (may have been deleted or renamed concurrently)."
+            ) from None
+        except NotText as exc:
+            raise T.Refusal(f"{path} is not text ({exc})") from None
+        if written:
+            self._after([rel])
+
+    def _str_replace(self, command: Mapping[str, Any]) -> str:
+        path = self._arg(command, "path")
+        old = self._arg(command, "old_str")
+        new = self._text(command, "new_str")
+        done: list[tuple[str, int]] = []
+
+        def change(text: str) -> str:
+            result, line = T.replace_once(text, old, new, path)
+            first, last = T.match_lines(text, old)
+            self._refuse_managed(text, path, first, last, inserting=False)
+            done[:] = [(result, line)]
+            return result
+
+        self._edit(path, change)
+        return T.snippet(*done[-1])
+
+    def _insert(self, command: Mapping[str, Any]) -> str:
+        path = self._arg(command, "path")
+        text_in = self._text(command, "insert_text")
+        line = command.get("insert_line")
+        if not isinstance(line, int) or isinstance(line, bool):
+            raise T.Refusal(f"Invalid `insert_line` parameter: {line}. It must be a whole number.")
+
+        def change(text: str) -> str:
+            result = T.insert_at(text, line, text_in)
+            self._refuse_managed(text, path, line, line, inserting=True)
+            return result
+
+        self._edit(path, change)
+        return f"The file {path} has been edited."
+
+    def _refuse_managed(
+        self, text: str, path: str, first: int, last: int, *, inserting: bool
+    ) -> None:
+        spans = T.sections(text)
+        section = T.inside(spans, first) if inserting else T.touched(spans, first, last)
+        if section is None:
+            return
+        rel = T.memory_rel(path)
+        lines = text.split("\n")
+        lo, hi = (
+            (section.begin, section.end)
+            if inserting
+            else (max(first, section.begin), min(last, section.end))
+        )
+        resolve = self.catalogue.resolver(rel)
+        notes = []
+        for link in find_links("\n".join(lines[lo - 1 : hi])):
+            target = resolve(link.target)
+            if target and target not in notes:
+                notes.append(target)
+        rule = next((r for r in self.config.memory.sections if r.name == section.name), None)
+        folder = rule.folder if rule is not None else posixpath.dirname(rel) or None
+        raise T.Refusal(T.managed_refusal(path, section, notes, folder, inserting))
+
+    # -- delete, rename -------------------------------------------------------------------------
+
+    def _delete(self, command: Mapping[str, Any]) -> str:
+        path = self._arg(command, "path")
+        rel = self._rel(path)
+        if not rel:
+            raise T.Refusal("Cannot delete the /memories directory itself")
+        if rel == self.memory_file:
+            raise T.Refusal(
+                f"Cannot delete {path}: it is the vault's index, kept by memvault. Edit the "
+                "lines outside its managed sections instead, or delete the notes it lists"
+            )
+        disk = self._disk(rel)
+        if not disk.exists() and not disk.is_symlink():
+            raise T.Refusal(f"The path {path} does not exist")
+        if not disk.is_dir():
+            rel = self._note_rel(path)
+        trash = self._trash_path(rel)
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.rename(disk, trash)
+        except FileNotFoundError:
+            raise T.Refusal(f"The path {path} does not exist") from None
+        self._after([rel])
+        return f"Successfully deleted {path}"
+
+    def _trash_path(self, rel: str) -> Path:
+        base = self.fs.root / TRASH / rel
+        stem, ext = (
+            (base.name[:-3], ".md") if base.name.lower().endswith(".md") else (base.name, "")
+        )
+        n = 1
+        found = base
+        while found.exists() or found.is_symlink():
+            n += 1
+            found = base.with_name(f"{stem} {n}{ext}")
+        return found
+
+    def _rename(self, command: Mapping[str, Any]) -> str:
+        old_path = self._arg(command, "old_path")
+        new_path = self._arg(command, "new_path")
+        old = self._rel(old_path)
+        if not old:
+            raise T.Refusal("Cannot rename the /memories directory itself")
+        new = self._rel(new_path)
+        if not new:
+            raise T.Refusal(f"The destination {new_path} already exists")
+        if self.memory_file in (old, new):
+            raise T.Refusal(
+                f"Cannot rename {shown_of(self.memory_file)}: it is the vault's index, kept by "
+                "memvault under that name"
+            )
+        src, dst = self._disk(old), self._disk(new)
+        if not src.exists():
+            raise T.Refusal(f"The path {old_path} does not exist")
+        if dst.exists() or dst.is_symlink():
+            raise T.Refusal(f"The destination {new_path} already exists")
+        is_dir = src.is_dir()
+        if not is_dir:
+            self._note_rel(old_path)
+            self._note_rel(new_path, writing=True)
+        elif new.startswith(old + "/"):
+            raise T.Refusal(f"Cannot move {old_path} into itself ({new_path})")
+        elif self.fs.is_ignored(new) or new.lower().endswith(".md"):
+            raise T.Refusal(
+                f"{new_path} is not a folder memvault keeps as memory; choose another name"
+            )
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        _move(src, dst, is_dir, new_path)
+        report = self._sync([old, new])
+        answer = f"Successfully renamed {old_path} to {new_path}"
+        relinked = [p for p in report.relinked if p != new and not p.startswith(new + "/")]
+        if relinked:
+            answer += f"\nLinks to it were updated in {len(relinked)} notes: " + ", ".join(
+                shown_of(p) for p in relinked[:10]
+            )
+        return answer
+
+
+def _first(view_range: Any) -> int | None:
+    """A folder's page: view_range [first, last] names the first note listed."""
+    if view_range is None:
+        return None
+    if len(view_range) != 2 or not all(
+        isinstance(i, int) and not isinstance(i, bool) for i in view_range
+    ):
+        raise T.Refusal("Invalid `view_range`. It should be a list of two integers.")
+    return int(view_range[0])
+
+
+def shown_of(rel: str) -> str:
+    return T.shown(rel)
+
+
+def _move(src: Path, dst: Path, is_dir: bool, new_path: str) -> None:
+    """Move without ever replacing what is at ``dst``: a file by a hard link (which
+    fails if the name exists) then unlink; a folder by rename (which fails onto a
+    folder that is not empty)."""
+    if not is_dir:
+        try:
+            os.link(src, dst, follow_symlinks=False)
+        except FileExistsError:
+            raise T.Refusal(f"The destination {new_path} already exists") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EXDEV, errno.ENOTSUP, errno.EMLINK):
+                raise
+            if dst.exists():  # no hard links here (a FAT disk): check, then rename
+                raise T.Refusal(f"The destination {new_path} already exists") from None
+            os.rename(src, dst)
+            return
+        os.unlink(src)
+        return
+    try:
+        os.rename(src, dst)
+    except OSError as exc:
+        if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
+            raise T.Refusal(f"The destination {new_path} already exists") from None
+        raise
+
+
+__all__ = ["COMMANDS", "TRASH", "MemoryCommands"]

@@ -1,0 +1,228 @@
+"""Claude's memory tool, kept by a vault: ``VaultMemoryTool`` / ``AsyncVaultMemoryTool``.
+
+    import anthropic
+    from memvault.integrations.anthropic import VaultMemoryTool
+
+    client = anthropic.Anthropic()
+    with VaultMemoryTool("~/memory") as memory:
+        runner = client.beta.messages.tool_runner(
+            model="claude-sonnet-4-5", max_tokens=2048, tools=[memory],
+            messages=[{"role": "user", "content": "Remember that Ana leads the data team."}],
+        )
+        for message in runner: ...
+
+Subclasses of the SDK's ``BetaAbstractMemoryTool`` / ``BetaAsyncAbstractMemoryTool``
+(``pip install "memvault[anthropic]"``; ``anthropic`` is imported here only).
+``/memories`` is the vault's root. Each command is ``Vault.memory_tool``: it goes to
+the running daemon when there is one, else to the vault opened in this process
+(its writer lock held until ``close``), and the vault's guarantees come with it
+(docs/AGENTS.md): compare-and-swap writes, MEMORY.md and the index current when
+the command returns, links re-targeted on rename, ``view /memories`` bounded. A
+refused command raises the SDK's ``ToolError``: the runner sends its text back to
+the model with ``is_error``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from anthropic.lib.tools import (
+    BetaAbstractMemoryTool,
+    BetaAsyncAbstractMemoryTool,
+    BetaFunctionToolResultType,
+    ToolError,
+)
+from anthropic.types.beta import (
+    BetaCacheControlEphemeralParam,
+    BetaMemoryTool20250818CreateCommand,
+    BetaMemoryTool20250818DeleteCommand,
+    BetaMemoryTool20250818InsertCommand,
+    BetaMemoryTool20250818RenameCommand,
+    BetaMemoryTool20250818StrReplaceCommand,
+    BetaMemoryTool20250818ViewCommand,
+)
+from anyio.to_thread import run_sync
+
+from memvault.api import Vault
+from memvault.errors import MemvaultError
+
+_FIELDS = (
+    "command",
+    "path",
+    "view_range",
+    "file_text",
+    "old_str",
+    "new_str",
+    "insert_line",
+    "insert_text",
+    "old_path",
+    "new_path",
+)
+
+
+class _VaultDoor:
+    """The vault the commands go to: given, or opened on first use (and then closed
+    by ``close``). Opened here without a daemon, it is synced once first, so the
+    listings and MEMORY.md are true to the files as they are."""
+
+    def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
+        self._given = vault if isinstance(vault, Vault) else None
+        self._path = None if isinstance(vault, Vault) else Path(vault).expanduser()
+        self._options = options
+        self._opened: Vault | None = None
+        self._lock = threading.Lock()
+
+    def vault(self) -> Vault:
+        if self._given is not None:
+            return self._given
+        with self._lock:
+            if self._opened is None:
+                assert self._path is not None
+                opened = Vault.open(self._path, **self._options)
+                if opened.daemon is None and not opened.engine.read_only:
+                    opened.sync(vectors=False)
+                self._opened = opened
+            return self._opened
+
+    def run(self, command: dict[str, Any]) -> str:
+        try:
+            return self.vault().memory_tool(command)
+        except (MemvaultError, ValueError) as exc:
+            raise ToolError(str(exc)) from None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._opened is not None:
+                self._opened.close()
+                self._opened = None
+
+
+def _command(command: Any) -> dict[str, Any]:
+    """The command as the API sent it (a field the model left out stays out)."""
+    out = {}
+    for name in _FIELDS:
+        value = getattr(command, name, None)
+        if value is not None:
+            out[name] = value
+    return out
+
+
+class VaultMemoryTool(BetaAbstractMemoryTool):
+    """Claude's memory tool (``memory_20250818``) on a memvault vault.
+
+    ``vault``: the vault's folder (opened on first use: through the running daemon,
+    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
+    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
+
+    def __init__(
+        self,
+        vault: str | Path | Vault,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._door = _VaultDoor(vault, options)
+
+    @property
+    def vault(self) -> Vault:
+        return self._door.vault()
+
+    def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def create(self, command: BetaMemoryTool20250818CreateCommand) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def str_replace(
+        self, command: BetaMemoryTool20250818StrReplaceCommand
+    ) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    def clear_all_memory(self) -> BetaFunctionToolResultType:
+        raise ToolError(
+            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
+        )
+
+    def close(self) -> None:
+        """Close the vault if this tool opened it (its writer lock is let go)."""
+        self._door.close()
+
+    def __enter__(self) -> VaultMemoryTool:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
+    """``VaultMemoryTool`` for the async client: each command runs in a worker thread."""
+
+    def __init__(
+        self,
+        vault: str | Path | Vault,
+        *,
+        cache_control: BetaCacheControlEphemeralParam | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self._door = _VaultDoor(vault, options)
+
+    async def _run(self, command: Any) -> BetaFunctionToolResultType:
+        return await run_sync(self._door.run, _command(command))
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def create(
+        self, command: BetaMemoryTool20250818CreateCommand
+    ) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def str_replace(
+        self, command: BetaMemoryTool20250818StrReplaceCommand
+    ) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def insert(
+        self, command: BetaMemoryTool20250818InsertCommand
+    ) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def delete(
+        self, command: BetaMemoryTool20250818DeleteCommand
+    ) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def rename(
+        self, command: BetaMemoryTool20250818RenameCommand
+    ) -> BetaFunctionToolResultType:
+        return await self._run(command)
+
+    async def clear_all_memory(self) -> BetaFunctionToolResultType:
+        raise ToolError(
+            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
+        )
+
+    async def aclose(self) -> None:
+        await run_sync(self._door.close)
+
+    def close(self) -> None:
+        self._door.close()
+
+
+__all__ = ["AsyncVaultMemoryTool", "VaultMemoryTool"]

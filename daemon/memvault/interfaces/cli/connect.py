@@ -1,0 +1,274 @@
+"""``memvault connect`` / ``disconnect``: write a client's configuration for the vault.
+
+- ``connect claude-code --project DIR``: ``autoMemoryDirectory`` in
+  ``DIR/.claude/settings.local.json`` (Claude Code's auto memory then lives in the
+  vault, or in ``--folder`` of it) and the MCP server in ``DIR/.mcp.json``;
+- ``connect claude-desktop``: the MCP server in Claude Desktop's config (its path per
+  OS, or ``--config``).
+
+Every path written is absolute (Claude Desktop starts servers without your shell's
+PATH or folder). Each file is edited as text (``core.json_edit``): every other byte is
+kept, and ``disconnect`` takes the keys out again. A file that is not a JSON object
+is refused untouched, with the line. Writes are atomic compare-and-swap (re-read and
+redone when the file changed meanwhile); ``--dry-run`` prints the diff and writes
+nothing. Exit codes: 0 done (or nothing to do), 3 no vault or a malformed file, 1 a
+file that kept changing or cannot be written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from memvault.core import json_edit
+from memvault.interfaces.cli import common
+from memvault.interfaces.cli.common import JsonOpt, VaultOpt
+
+SERVER = "memvault"  # the MCP server's name in each client's config
+DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change; write nothing.")]
+ProjectOpt = Annotated[
+    Path, typer.Option("--project", help="The project folder Claude Code runs in.")
+]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", help="Claude Desktop's config file (default: its place on this OS)."),
+]
+FolderOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--folder", help="A folder of the vault for Claude Code's memory (default: the vault)."
+    ),
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """One key to set (value) or remove (value None) in one file."""
+
+    path: Path
+    key: tuple[str, ...]
+    value: Any = None
+    only_if: Any = None  # remove only while it holds this (another vault's stays)
+
+
+def desktop_config(env: dict[str, str] | None = None, platform: str | None = None) -> Path:
+    """Claude Desktop's claude_desktop_config.json on this OS."""
+    env = dict(os.environ if env is None else env)
+    platform = platform or sys.platform
+    home = Path(env.get("HOME") or Path.home())
+    if platform == "darwin":
+        return home / "Library" / "Application Support" / "Claude" / "claude_desktop_config.json"
+    if platform.startswith("win"):
+        base = env.get("APPDATA") or str(home / "AppData" / "Roaming")
+        return Path(base) / "Claude" / "claude_desktop_config.json"
+    base = env.get("XDG_CONFIG_HOME") or str(home / ".config")
+    return Path(base) / "Claude" / "claude_desktop_config.json"
+
+
+def server_entry(vault: Path, stdio_type: bool) -> dict[str, Any]:
+    """How a client starts ``memvault mcp`` on the vault: this Python, absolute paths."""
+    entry: dict[str, Any] = {"type": "stdio"} if stdio_type else {}
+    entry["command"] = sys.executable
+    entry["args"] = ["-m", "memvault", "mcp", "--vault", str(vault)]
+    return entry
+
+
+def _read(path: Path) -> str | None:
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return data.decode("utf-8")
+
+
+def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
+    """(file, text now, text after) per file, every edit of a file applied in turn."""
+    out = []
+    for path in dict.fromkeys(e.path for e in edits):
+        before = _read(path)
+        after = before
+        for e in (e for e in edits if e.path == path):
+            if after is None and e.value is None:
+                continue  # no file: nothing to take out
+            text = after or ""
+            bom = text.startswith("\ufeff")
+            body = text[1:] if bom else text
+            if e.value is not None:
+                body = json_edit.set_key(body, e.key, e.value, str(path))
+            elif e.only_if is None or json_edit.get(body, e.key) == e.only_if:
+                body = json_edit.remove_key(body, e.key, str(path))
+            after = ("\ufeff" if bom else "") + body
+        out.append((path, before, after))
+    return out
+
+
+def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
+    from memvault.core.text import sha256_bytes
+    from memvault.errors import WriteConflict
+    from memvault.vault.swap import Swapper
+
+    shown: list[dict[str, Any]] = []
+    swapper = Swapper(quiet_seconds=0)
+    for _attempt in range(5):
+        try:
+            plan = _planned(edits)
+        except json_edit.JsonEditError as exc:
+            common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
+        except UnicodeDecodeError as exc:
+            common.fail(f"a config file is not UTF-8 text ({exc}); left untouched", 3, as_json)
+        conflict = False
+        shown = []
+        for path, before, after in plan:
+            changed = after is not None and after != before
+            shown.append({"path": str(path), "changed": changed})
+            if not changed:
+                continue
+            assert after is not None
+            if dry_run:
+                diff = difflib.unified_diff(
+                    (before or "").splitlines(keepends=True),
+                    after.splitlines(keepends=True),
+                    f"{path} (now)",
+                    f"{path} (after)",
+                )
+                if not as_json:
+                    common.out.print("".join(diff).rstrip("\n"))
+                continue
+            expected = None if before is None else sha256_bytes(before.encode("utf-8"))
+            try:
+                done, _ = swapper.swap(path, after.encode("utf-8"), expected)
+            except (OSError, WriteConflict) as exc:
+                common.fail(f"{path}: cannot be written: {exc}", 1, as_json)
+            if not done:  # changed meanwhile: read again and redo
+                conflict = True
+                break
+        if not conflict:
+            break
+    else:
+        common.fail("a config file kept changing while memvault edited it; left as is", 1, as_json)
+    if as_json:
+        common.emit_json({"dry_run": dry_run, "files": shown})
+        return
+    for f in shown:
+        if not f["changed"]:
+            common.out.print(f"{f['path']}: already as wanted, left as it is")
+        elif not dry_run:
+            common.out.print(f"{f['path']}: written (every other setting kept)")
+
+
+def _vault(vault: Path | None) -> Path:
+    return common.resolve_vault(vault).resolve()
+
+
+def _memory_dir(root: Path, folder: str | None) -> Path:
+    if not folder:
+        return root
+    from memvault.vault.files import normalize_rel
+
+    with common.handled():
+        return root / normalize_rel(folder)
+
+
+def _project(project: Path, as_json: bool) -> Path:
+    project = project.expanduser().resolve()
+    if not project.is_dir():
+        common.fail(f"{project} is not a folder (--project names the project Claude Code runs in)",
+                    2, as_json)  # fmt: skip
+    return project
+
+
+def claude_code(
+    project: ProjectOpt,
+    folder: FolderOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Make the vault Claude Code's memory in a project: autoMemoryDirectory in
+    .claude/settings.local.json, and the memvault MCP server in .mcp.json."""
+    with common.handled(as_json):
+        root = _vault(vault)
+    project = _project(project, as_json)
+    memory = _memory_dir(root, folder)
+    _apply(
+        [
+            Edit(project / ".claude" / "settings.local.json", ("autoMemoryDirectory",),
+                 str(memory)),
+            Edit(project / ".mcp.json", ("mcpServers", SERVER), server_entry(root, True)),
+        ],
+        dry_run,
+        as_json,
+    )  # fmt: skip
+    if not as_json and not dry_run:
+        common.out.print(
+            f"Claude Code in {project} now keeps its auto memory in {memory} and has the "
+            "memvault MCP tools; `memvault up` keeps MEMORY.md and the index current"
+        )
+
+
+def claude_desktop(
+    config: ConfigOpt = None,
+    vault: VaultOpt = None,
+    dry_run: DryRunOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Add the memvault MCP server for the vault to Claude Desktop's config."""
+    with common.handled(as_json):
+        root = _vault(vault)
+    path = (config or desktop_config()).expanduser().absolute()
+    _apply([Edit(path, ("mcpServers", SERVER), server_entry(root, False))], dry_run, as_json)
+    if not as_json and not dry_run:
+        common.out.print("Restart Claude Desktop to load the memvault server.")
+
+
+def disconnect_claude_code(
+    project: ProjectOpt,
+    dry_run: DryRunOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Take out what `memvault connect claude-code` added (an autoMemoryDirectory
+    outside any vault is left alone)."""
+    project = _project(project, as_json)
+    settings = project / ".claude" / "settings.local.json"
+    edits = [Edit(project / ".mcp.json", ("mcpServers", SERVER))]
+    text = _read(settings)
+    if text is not None:
+        try:
+            current = json_edit.get(text.lstrip("\ufeff"), ("autoMemoryDirectory",))
+        except json_edit.JsonEditError as exc:
+            common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
+        if isinstance(current, str) and _in_a_vault(Path(current)):
+            edits.insert(0, Edit(settings, ("autoMemoryDirectory",), only_if=current))
+    _apply(edits, dry_run, as_json)
+
+
+def disconnect_claude_desktop(
+    config: ConfigOpt = None,
+    dry_run: DryRunOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Take the memvault MCP server out of Claude Desktop's config."""
+    path = (config or desktop_config()).expanduser().absolute()
+    _apply([Edit(path, ("mcpServers", SERVER))], dry_run, as_json)
+
+
+def _in_a_vault(folder: Path) -> bool:
+    from memvault.vault.lock import is_vault
+
+    return any(is_vault(p) for p in (folder, *folder.parents))
+
+
+__all__ = [
+    "claude_code",
+    "claude_desktop",
+    "desktop_config",
+    "disconnect_claude_code",
+    "disconnect_claude_desktop",
+    "server_entry",
+]

@@ -1,0 +1,233 @@
+"""``memvault connect`` / ``disconnect`` (interfaces/cli/connect.py, core/json_edit.py):
+a client's settings kept byte for byte apart from the keys added, HOME in a temp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers import new_vault
+from memvault.core import json_edit
+from memvault.interfaces.cli.connect import desktop_config
+
+ROOT = Path(__file__).resolve().parents[1]
+
+SETTINGS = """{
+    "permissions": {"allow": ["Bash(npm run test:*)", "Read(~/.zshrc)"],
+                    "deny": []},
+    "env": { "FOO": "b\\u00e4r", "N": 1.50e3 },
+    "model": "opus"
+}
+"""
+MCP = """{
+  "mcpServers": {
+    "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}
+  }
+}
+"""
+
+
+def memvault(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "XDG_"))}
+    env["HOME"] = str(home)
+    env["PYTHONPATH"] = str(ROOT / "daemon")
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=home,
+    )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir()
+    return home
+
+
+def project_with_settings(home: Path) -> Path:
+    project = home / "code" / "app"
+    (project / ".claude").mkdir(parents=True)
+    (project / ".claude" / "settings.local.json").write_text(SETTINGS, encoding="utf-8")
+    (project / ".mcp.json").write_text(MCP, encoding="utf-8")
+    return project
+
+
+def test_connect_claude_code_keeps_every_other_setting_byte_for_byte(
+    home: Path, tmp_path: Path
+) -> None:
+    vault = new_vault(tmp_path)
+    project = project_with_settings(home)
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))
+    assert run.returncode == 0, run.stderr
+    settings = (project / ".claude" / "settings.local.json").read_text(encoding="utf-8")
+    added = f',\n    "autoMemoryDirectory": {json.dumps(str(vault.resolve()))}'
+    assert settings == SETTINGS.replace('"opus"', '"opus"' + added)
+    mcp = (project / ".mcp.json").read_text(encoding="utf-8")
+    server = json.loads(mcp)["mcpServers"]["memvault"]
+    assert server == {
+        "type": "stdio",
+        "command": sys.executable,
+        "args": ["-m", "memvault", "mcp", "--vault", str(vault.resolve())],
+    }
+    assert Path(server["command"]).is_absolute()
+    assert mcp.startswith(MCP.rstrip("\n}").rstrip("\n }") + "},\n")  # github's line as it was
+    assert json.loads(mcp)["mcpServers"]["github"]["args"] == [
+        "-y",
+        "@modelcontextprotocol/server-github",
+    ]
+    # again: nothing to do, nothing written
+    before = {p: p.stat().st_mtime_ns for p in (project / ".mcp.json", project / ".claude")}
+    again = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                     str(vault))  # fmt: skip
+    assert again.returncode == 0 and "already as wanted" in again.stdout
+    assert {p: p.stat().st_mtime_ns for p in before} == before
+    # and disconnect gives back the very bytes
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == SETTINGS
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP
+
+
+def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(
+    home: Path, tmp_path: Path
+) -> None:
+    vault = new_vault(tmp_path)
+    project = home / "fresh"
+    project.mkdir()
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--folder", "claude")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text("utf-8"))
+    assert settings == {"autoMemoryDirectory": str(vault.resolve() / "claude")}
+    assert "memvault" in json.loads((project / ".mcp.json").read_text("utf-8"))["mcpServers"]
+    bad = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--folder", "../elsewhere")  # fmt: skip
+    assert bad.returncode == 5 and "'..' is not allowed" in bad.stderr
+
+
+def test_dry_run_prints_the_change_and_writes_nothing(home: Path, tmp_path: Path) -> None:
+    vault = new_vault(tmp_path)
+    project = project_with_settings(home)
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--dry-run")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert f'+    "autoMemoryDirectory": {json.dumps(str(vault.resolve()))}' in run.stdout
+    assert '+    "memvault": {' in run.stdout
+    assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == SETTINGS
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP
+
+
+def test_a_malformed_settings_file_is_refused_untouched_with_its_line(
+    home: Path, tmp_path: Path
+) -> None:
+    vault = new_vault(tmp_path)
+    project = project_with_settings(home)
+    broken = '{\n  "model": "opus"\n  "env": {}\n}\n'
+    (project / ".claude" / "settings.local.json").write_text(broken, encoding="utf-8")
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))
+    assert run.returncode == 3
+    assert "is not valid JSON (line 3, column 3" in run.stderr and "left untouched" in run.stderr
+    assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == broken
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP  # nothing half done
+    (project / ".mcp.json").write_text('{"mcpServers": []}', encoding="utf-8")
+    (project / ".claude" / "settings.local.json").write_text(SETTINGS, encoding="utf-8")
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))
+    assert run.returncode == 3 and "mcpServers is not a JSON object" in run.stderr
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == '{"mcpServers": []}'
+
+
+def test_connect_claude_desktop_writes_its_config_where_claude_desktop_reads_it(
+    home: Path, tmp_path: Path
+) -> None:
+    vault = new_vault(tmp_path)
+    config = desktop_config({"HOME": str(home)}, sys.platform)
+    config.parent.mkdir(parents=True)
+    original = '{\n\t"globalShortcut": "Ctrl+Space",\n\t"mcpServers": {}\n}'
+    config.write_text(original, encoding="utf-8")
+    run = memvault(home, "connect", "claude-desktop", "--vault", str(vault))
+    assert run.returncode == 0, run.stderr
+    data = json.loads(config.read_text(encoding="utf-8"))
+    assert data["globalShortcut"] == "Ctrl+Space"
+    assert data["mcpServers"]["memvault"]["args"][-1] == str(vault.resolve())
+    assert Path(data["mcpServers"]["memvault"]["command"]).is_absolute()
+    assert config.read_text(encoding="utf-8").startswith('{\n\t"globalShortcut": "Ctrl+Space",')
+    off = memvault(home, "disconnect", "claude-desktop")
+    assert off.returncode == 0, off.stderr
+    assert json.loads(config.read_text(encoding="utf-8")) == {"globalShortcut": "Ctrl+Space"}
+
+
+@pytest.mark.parametrize(
+    ("platform", "env", "want"),
+    [
+        ("darwin", {"HOME": "/Users/ana"},
+         "/Users/ana/Library/Application Support/Claude/claude_desktop_config.json"),
+        ("win32", {"HOME": "C:/Users/ana", "APPDATA": "C:/Users/ana/AppData/Roaming"},
+         "C:/Users/ana/AppData/Roaming/Claude/claude_desktop_config.json"),
+        ("linux", {"HOME": "/home/ana"}, "/home/ana/.config/Claude/claude_desktop_config.json"),
+        ("linux", {"HOME": "/home/ana", "XDG_CONFIG_HOME": "/cfg"},
+         "/cfg/Claude/claude_desktop_config.json"),
+    ],
+)  # fmt: skip
+def test_claude_desktops_config_path_per_os(platform: str, env: dict[str, str], want: str) -> None:
+    assert desktop_config(env, platform).as_posix() == want
+
+
+def test_disconnect_leaves_an_auto_memory_directory_that_is_not_a_vault(
+    home: Path, tmp_path: Path
+) -> None:
+    project = home / "p"
+    (project / ".claude").mkdir(parents=True)
+    mine = '{"autoMemoryDirectory": "/somewhere/else"}'
+    (project / ".claude" / "settings.local.json").write_text(mine, encoding="utf-8")
+    run = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert run.returncode == 0, run.stderr
+    assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == mine
+
+
+# -- core/json_edit, directly --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{}",
+        "{}\n",
+        '{"a": 1}',
+        '{\n  "a": [1, {"b": "}"}],\n  "c": "\\"x\\""\n}\n',
+        '{\n\t"a": {\n\t\t"b": true\n\t}\n}',
+        '{ "mcpServers": { "x": {} } }',
+        '\n\n  {"a":1}  \n',
+    ],
+)
+def test_set_then_remove_gives_back_the_original_bytes(text: str) -> None:
+    for key in (("k",), ("mcpServers", "memvault"), ("a", "new")):
+        data = json.loads(text)
+        if key[0] == "a" and not isinstance(data.get("a"), dict):
+            continue
+        value: Any = {"command": "/usr/bin/python3", "args": ["-m", "memvault", "é"]}
+        edited = json_edit.set_key(text, key, value)
+        got = json.loads(edited)
+        for k in key[:-1]:
+            got = got[k]
+        assert got[key[-1]] == value
+        assert json_edit.remove_key(edited, key) == text, (text, key)
+
+
+def test_set_key_replaces_a_value_in_place_and_refuses_what_is_not_an_object() -> None:
+    text = '{"a": 1, "b": "old", "c": 3}'
+    assert json_edit.set_key(text, ("b",), "new") == '{"a": 1, "b": "new", "c": 3}'
+    assert json_edit.set_key(text, ("b",), "old") == text
+    with pytest.raises(json_edit.JsonEditError, match="not an object"):
+        json_edit.set_key("[1, 2]", ("a",), 1)
+    with pytest.raises(json_edit.JsonEditError, match=r"line 1, column 7"):
+        json_edit.set_key('{"a": }', ("a",), 1)

@@ -1,0 +1,578 @@
+"""Claude's memory tool on a vault (memvault.integrations.anthropic, engine.memory_tool):
+the real SDK classes, commands shaped as the Messages API sends them, through ``call()``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
+from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
+
+from attacks import ATTACKS
+from helpers import make_vault, note, open_vault, write
+from memvault.api import Vault
+from memvault.core import memory_tool as T
+from memvault.errors import MemoryToolError
+from memvault.integrations.anthropic import AsyncVaultMemoryTool, VaultMemoryTool
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    """The example vault, a secret beside it and symlinks inside it leading out."""
+    root = make_vault(tmp_path)
+    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
+    (tmp_path / "vault-evil").mkdir()
+    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root / "escape").symlink_to(tmp_path / "vault-evil")
+    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    with open_vault(root, overrides={"vault": {"max_note_bytes": 20_000}}) as v:
+        v.sync()
+        yield v
+
+
+@pytest.fixture
+def tool(vault: Vault) -> VaultMemoryTool:
+    return VaultMemoryTool(vault)
+
+
+def call(tool: VaultMemoryTool, **command: Any) -> str:
+    result = tool.call(command)
+    assert isinstance(result, str)
+    return result
+
+
+def refused(tool: Any, **command: Any) -> str:
+    with pytest.raises(ToolError) as caught:
+        tool.call(command)
+    return str(caught.value)
+
+
+def memory_md(vault: Vault) -> str:
+    return (vault.root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+# -- the SDK's own classes ------------------------------------------------------------------
+
+
+def test_the_tools_are_the_sdks_memory_tools(tool: VaultMemoryTool, vault: Vault) -> None:
+    assert isinstance(tool, BetaAbstractMemoryTool)
+    assert isinstance(AsyncVaultMemoryTool(vault), BetaAsyncAbstractMemoryTool)
+    assert tool.to_dict() == {"type": "memory_20250818", "name": "memory"}
+    assert tool.name == "memory"
+
+
+def test_answers_are_the_reference_tools_answers_word_for_word(
+    tool: VaultMemoryTool, tmp_path: Path
+) -> None:
+    """The same session against the SDK's BetaLocalFilesystemMemoryTool and the vault:
+    the same texts, successes and errors alike (models are trained on them)."""
+    reference = BetaLocalFilesystemMemoryTool(str(tmp_path / "reference"))
+    text = "# Ana\n\nAna leads the data team.\nShe likes tea.\nShe likes tea.\n"
+    session: list[dict[str, Any]] = [
+        {"command": "create", "path": "/memories/people/ana.md", "file_text": text},
+        {"command": "create", "path": "/memories/people/ana.md", "file_text": "again"},
+        {"command": "view", "path": "/memories/people/ana.md"},
+        {"command": "view", "path": "/memories/people/ana.md", "view_range": [2, 3]},
+        {"command": "view", "path": "/memories/people/ana.md", "view_range": [3, -1]},
+        {"command": "str_replace", "path": "/memories/people/ana.md", "old_str": "data team",
+         "new_str": "data platform team"},
+        {"command": "str_replace", "path": "/memories/people/ana.md", "old_str": "coffee",
+         "new_str": "tea"},
+        {"command": "str_replace", "path": "/memories/people/ana.md", "old_str": "She likes tea.",
+         "new_str": "x"},
+        {"command": "insert", "path": "/memories/people/ana.md", "insert_line": 2,
+         "insert_text": "Role: lead\n"},
+        {"command": "insert", "path": "/memories/people/ana.md", "insert_line": 99,
+         "insert_text": "x"},
+        {"command": "insert", "path": "/memories/people/ana.md", "insert_line": -1,
+         "insert_text": "x"},
+        {"command": "view", "path": "/memories/people/nobody.md"},
+        {"command": "str_replace", "path": "/memories/people/nobody.md", "old_str": "a",
+         "new_str": "b"},
+        {"command": "create", "path": "/memories/people/bo.md", "file_text": "# Bo\n"},
+        {"command": "rename", "old_path": "/memories/people/bo.md",
+         "new_path": "/memories/people/ana.md"},
+        {"command": "rename", "old_path": "/memories/people/nobody.md",
+         "new_path": "/memories/people/x.md"},
+        {"command": "rename", "old_path": "/memories/people/bo.md",
+         "new_path": "/memories/people/bob.md"},
+        {"command": "delete", "path": "/memories/people/bob.md"},
+        {"command": "delete", "path": "/memories/people/bob.md"},
+        {"command": "delete", "path": "/memories"},
+        {"command": "rename", "old_path": "/memories", "new_path": "/memories/x"},
+        {"command": "view", "path": "people/ana.md"},
+        {"command": "view", "path": "/memories/../secret.md"},
+        {"command": "view", "path": "/memories/people/ana.md"},
+    ]  # fmt: skip
+    for command in session:
+        want = _answer(reference, command)
+        got = _answer(tool, command)
+        assert got == want, command
+
+
+def _answer(tool: Any, command: dict[str, Any]) -> tuple[bool, str]:
+    try:
+        return True, str(tool.call(command))
+    except ToolError as exc:
+        return False, str(exc)
+
+
+# -- view -----------------------------------------------------------------------------------------
+
+
+def test_view_memories_is_the_index_memory_md_then_folders_with_counts(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    out = call(tool, command="view", path="/memories")
+    lines = out.split("\n")
+    assert lines[1] == "/memories/MEMORY.md:"
+    assert lines[2] == "     1\t# Memory Index"
+    assert "[[people/sarah-chen]]" in out
+    at = lines.index("Folders:")
+    assert [line.split("\t")[1:] for line in lines[at + 1 :]] == [
+        ["/memories/decisions/", "1 note"],
+        ["/memories/logs/", "1 note"],
+        ["/memories/people/", "1 note"],
+        ["/memories/projects/", "1 note"],
+    ]
+    assert "SECRET" not in out and "escape" not in out  # symlinks leading out are not listed
+
+
+def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    root = vault.root
+    for i in range(3000):
+        write(root, f"area-{i % 30:02d}/sub-{i % 7}/note-{i}.md", note(f"Note {i}", f"About {i}."))
+    for i in range(120):  # Claude Code's topic files, at the top level
+        write(root, f"topic-{i}.md", f"# Topic {i}\n")
+    mem = root / "MEMORY.md"
+    mem.write_text(
+        mem.read_text(encoding="utf-8") + "".join(f"- a line of my own {i}\n" for i in range(400)),
+        encoding="utf-8",
+    )
+    out = call(tool, command="view", path="/memories")
+    lines = out.split("\n")
+    assert len(lines) <= T.INDEX_LINES
+    assert len(out) <= T.INDEX_CHARS
+    assert lines[2] == "     1\t# Memory Index"
+    assert any(line.startswith("(… ") and "view /memories/MEMORY.md" in line for line in lines)
+    at = lines.index("Folders:")
+    assert [line.split("\t")[1] for line in lines[at + 1 : at + 5]] == [
+        "/memories/decisions/",
+        "/memories/logs/",
+        "/memories/people/",
+        "/memories/projects/",
+    ]  # the folders MEMORY.md has sections for first, then the biggest
+    assert "/memories/area-00/\t100 notes" in out
+    assert "… and 22 more folders (2200 notes)" in out
+    assert "Notes at the top level (120, newest first):" in out
+    assert "view /memories with view_range [9, 48] for the next ones" in out
+    page = call(tool, command="view", path="/memories", view_range=[9, 48])
+    assert "Notes 9-48 of 120 in the notes at the top level of /memories" in page
+
+
+def test_view_of_a_folder_lists_its_notes_newest_first_and_says_how_to_see_the_rest(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    root = vault.root
+    for i in range(100):
+        path = write(root, f"people/p{i:03d}.md", note(f"Person {i}"))
+        os.utime(path, ns=(1_700_000_000_000_000_000 + i * 10**9,) * 2)
+    write(root, "people/old/friend.md", note("Friend"))
+    write(root, "people/people.md", "# People\n")  # a folder note (a person's, here)
+    os.utime(root / "people/people.md", ns=(1_600_000_000_000_000_000,) * 2)
+    os.utime(root / "people/sarah-chen.md", ns=(1_600_000_000_000_000_000,) * 2)
+    vault.sync()
+    out = call(tool, command="view", path="/memories/people")
+    lines = out.split("\n")
+    size = len(note("Friend"))
+    assert lines[:3] == ["Folders:", f"{size}B\t/memories/people/old/\t1 note", lines[2]]
+    assert lines[2].startswith("Notes 1-40 of 102 in /memories/people, newest first")
+    listed = [line.split("\t")[1] for line in lines[3:-1]]
+    assert listed == [f"/memories/people/p{i:03d}.md" for i in range(99, 59, -1)]
+    assert lines[3].endswith("\tAbout Person 99.")  # its summary (here its first line)
+    assert lines[-1] == (
+        "(62 more: view /memories/people with view_range [41, 80] for the next ones; "
+        "/memories/people/people.md lists every one)"
+    )
+    nxt = call(tool, command="view", path="/memories/people", view_range=[41, 80]).split("\n")
+    assert nxt[0].startswith("Notes 41-80 of 102")
+    assert nxt[1].split("\t")[1] == "/memories/people/p059.md"
+    assert "Backend lead" in call(
+        tool, command="view", path="/memories/people", view_range=[81, 120]
+    )
+
+
+def test_view_of_a_file_shows_numbered_lines_and_a_range(tool: VaultMemoryTool) -> None:
+    out = call(tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1, 2])
+    assert out == (
+        "Here's the content of /memories/people/sarah-chen.md with line numbers:\n"
+        "     1\t---\n     2\ttitle: Sarah Chen"
+    )
+    assert refused(
+        tool, command="view", path="/memories/people/sarah-chen.md", view_range=[500, 600]
+    ).startswith("Invalid `view_range`: [500, 600]. Its first element `500` should be within")
+    assert refused(tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1]) == (
+        "Invalid `view_range`. It should be a list of two integers."
+    )
+
+
+# -- writes keep the vault true ----------------------------------------------------------------
+
+
+def test_create_lists_the_note_in_memory_md_and_indexes_it_before_returning(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    text = note("Ana Lopez", "Leads the data team; prefers mornings.", "Works with [[sarah-chen]].")
+    assert (
+        call(tool, command="create", path="/memories/people/ana-lopez.md", file_text=text)
+        == "File created successfully at: /memories/people/ana-lopez.md"
+    )
+    assert (vault.root / "people/ana-lopez.md").read_text(encoding="utf-8") == text
+    assert "[[people/ana-lopez]] - Leads the data team" in memory_md(vault)
+    assert vault.search("prefers mornings", k=3)[0].path == "people/ana-lopez.md"
+    assert vault.links_check() == []
+
+
+def test_create_over_an_existing_note_is_refused_and_the_note_kept(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    before = (vault.root / "people/sarah-chen.md").read_bytes()
+    assert (
+        refused(tool, command="create", path="/memories/people/sarah-chen.md", file_text="x")
+        == "File /memories/people/sarah-chen.md already exists"
+    )
+    assert refused(tool, command="create", path="/memories/MEMORY.md", file_text="x") == (
+        "File /memories/MEMORY.md already exists"
+    )
+    assert (vault.root / "people/sarah-chen.md").read_bytes() == before
+
+
+def test_str_replace_and_insert_change_the_note_and_memory_md_follows(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    path = "/memories/people/sarah-chen.md"
+    call(tool, command="str_replace", path=path, old_str="summary: Backend lead",
+         new_str="summary: Platform director")  # fmt: skip
+    assert "[[people/sarah-chen]] - Platform director" in memory_md(vault)
+    assert call(tool, command="insert", path=path, insert_line=0, insert_text="") == (
+        f"The file {path} has been edited."
+    )
+    assert vault.search("Platform director", k=1)[0].path == "people/sarah-chen.md"
+
+
+def test_edits_inside_memory_md_sections_are_refused_naming_the_note_to_change(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    before = memory_md(vault)
+    lines = before.split("\n")
+    entry = next(i for i, line in enumerate(lines) if "[[people/sarah-chen]]" in line) + 1
+    why = refused(tool, command="str_replace", path="/memories/MEMORY.md",
+                  old_str="Backend lead on the platform team", new_str="CTO")  # fmt: skip
+    assert why.startswith("No replacement was performed: lines")
+    assert "memvault's `people` section" in why
+    assert "Change the note instead and this line follows: /memories/people/sarah-chen.md" in why
+    why = refused(tool, command="insert", path="/memories/MEMORY.md", insert_line=entry,
+                  insert_text="- [[people/ana]] - a hand-written entry")  # fmt: skip
+    assert why.startswith("Text was not inserted:") and "/memories/people/" in why
+    marker = "<!-- memvault:end projects -->"
+    why = refused(tool, command="str_replace", path="/memories/MEMORY.md", old_str=marker,
+                  new_str="")  # fmt: skip
+    assert "`projects` section" in why
+    assert memory_md(vault) == before
+    # outside the markers the text is the agent's, as a person's
+    call(tool, command="str_replace", path="/memories/MEMORY.md",
+         old_str="Keep it small;", new_str="Keep it small, agent;")  # fmt: skip
+    end = lines.index("<!-- memvault:end people -->") + 1
+    call(tool, command="insert", path="/memories/MEMORY.md", insert_line=end,
+         insert_text="Ask Sarah before schema changes.")  # fmt: skip
+    vault.sync()
+    after = memory_md(vault)
+    assert "Keep it small, agent;" in after
+    assert "<!-- memvault:end people -->\nAsk Sarah before schema changes.\n" in after
+
+
+def test_rename_retargets_links_to_a_note_and_to_a_folder(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    root = vault.root
+    out = call(tool, command="rename", old_path="/memories/people/sarah-chen.md",
+               new_path="/memories/people/sarah.md")  # fmt: skip
+    assert out.split("\n")[0] == (
+        "Successfully renamed /memories/people/sarah-chen.md to /memories/people/sarah.md"
+    )
+    assert "Links to it were updated in" in out
+    assert "[[people/sarah]]" in memory_md(vault)
+    project = (root / "projects/ai-assistant-refactor.md").read_text(encoding="utf-8")
+    assert "sarah-chen" not in project and "[[sarah" in project
+    call(tool, command="rename", old_path="/memories/decisions",
+         new_path="/memories/choices")  # fmt: skip
+    assert (root / "choices/2024-03-12-why-postgresql.md").exists()
+    assert "decisions/2024-03-12" not in (root / "logs/2024-03-15.md").read_text(encoding="utf-8")
+    assert vault.links_check() == []
+    found = [h.path for h in vault.search("pgvector embeddings", k=5)]
+    assert "choices/2024-03-12-why-postgresql.md" in found
+
+
+def test_rename_onto_an_existing_note_or_into_a_hidden_folder_is_refused(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    old = "/memories/people/sarah-chen.md"
+    assert refused(tool, command="rename", old_path=old,
+                   new_path="/memories/projects/ai-assistant-refactor.md") == (
+        "The destination /memories/projects/ai-assistant-refactor.md already exists"
+    )  # fmt: skip
+    for hidden in ("/memories/.obsidian/sarah.md", "/memories/.memvault/x.md",
+                   "/memories/people/.old/sarah.md"):  # fmt: skip
+        assert "is not memory" in refused(tool, command="rename", old_path=old, new_path=hidden)
+    assert "into itself" in refused(
+        tool, command="rename", old_path="/memories/people", new_path="/memories/people/x"
+    )
+    assert refused(tool, command="rename", old_path="/memories/MEMORY.md",
+                   new_path="/memories/INDEX.md").startswith("Cannot rename /memories/MEMORY.md")  # fmt: skip
+    assert (vault.root / "people/sarah-chen.md").exists()
+    assert not (vault.root / ".obsidian/sarah.md").exists()
+
+
+def test_delete_moves_to_the_trash_and_refuses_the_root_and_memory_md(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    root = vault.root
+    text = (root / "logs/2024-03-15.md").read_text(encoding="utf-8")
+    assert call(tool, command="delete", path="/memories/logs/2024-03-15.md") == (
+        "Successfully deleted /memories/logs/2024-03-15.md"
+    )
+    assert not (root / "logs/2024-03-15.md").exists()
+    assert (root / ".trash/logs/2024-03-15.md").read_text(encoding="utf-8") == text
+    assert "[[logs/2024-03-15]]" not in memory_md(vault)
+    assert vault.engine.store.manifest().get("logs/2024-03-15.md") is None
+    assert refused(tool, command="delete", path="/memories") == (
+        "Cannot delete the /memories directory itself"
+    )
+    assert refused(tool, command="delete", path="/memories/").startswith("Cannot delete the")
+    assert refused(tool, command="delete", path="/memories/MEMORY.md").startswith(
+        "Cannot delete /memories/MEMORY.md"
+    )
+    assert (root / "MEMORY.md").exists()
+    call(tool, command="delete", path="/memories/projects")
+    assert (root / ".trash/projects/ai-assistant-refactor.md").exists()
+    assert not any(p.startswith("projects/") for p in vault.engine.store.manifest())
+
+
+# -- bad input -----------------------------------------------------------------------------------
+
+
+def _outside(tmp: Path, root: Path) -> dict[str, bytes]:
+    return {
+        str(p): p.read_bytes()
+        for p in tmp.rglob("*")
+        if p.is_file() and not p.is_symlink() and root not in p.parents
+    }
+
+
+@pytest.mark.parametrize("attack", ATTACKS)
+def test_paths_leaving_the_vault_are_refused_for_every_command(
+    tool: VaultMemoryTool, vault: Vault, attack: str
+) -> None:
+    tmp = vault.root.parent
+    before = _outside(tmp, vault.root)
+    path = f"/memories/{attack}"
+    for command in (
+        {"command": "view", "path": path},
+        {"command": "create", "path": path, "file_text": "pwned"},
+        {"command": "str_replace", "path": path, "old_str": "SECRET", "new_str": "pwned"},
+        {"command": "insert", "path": path, "insert_line": 0, "insert_text": "pwned"},
+        {"command": "delete", "path": path},
+        {"command": "rename", "old_path": path, "new_path": "/memories/stolen.md"},
+        {"command": "rename", "old_path": "/memories/people/sarah-chen.md", "new_path": path},
+    ):
+        if attack.startswith("/") or (attack == "" and command["command"] == "view"):
+            # "/memories//etc/passwd" is etc/passwd in the vault (as the reference reads
+            # it); "/memories/" is the root. Nothing outside changes (checked below).
+            with contextlib.suppress(ToolError):
+                assert "SECRET" not in str(tool.call(command))
+            continue
+        why = refused(tool, **command)
+        assert "SECRET" not in why
+    assert _outside(tmp, vault.root) == before
+    if not attack.startswith("/"):
+        assert (vault.root / "people/sarah-chen.md").exists()
+        assert not (vault.root / "stolen.md").exists()
+
+
+@pytest.mark.parametrize(
+    ("path", "answer"),
+    [
+        ("/memories/../x", "Path /memories/../x would escape /memories directory"),
+        ("/memories/%2e%2e/x.md", "Path /memories/%2e%2e/x.md would escape /memories directory"),
+        ("/etc/passwd", "Path must start with /memories, got: /etc/passwd"),
+        ("/tmp/memories/x.md", "Path must start with /memories, got: /tmp/memories/x.md"),
+        ("people/sarah-chen.md", "Path must start with /memories, got: people/sarah-chen.md"),
+        ("/memoriesx/a.md", "Path must start with /memories, got: /memoriesx/a.md"),
+        ("/memories/escape/secret.md",
+         "Path /memories/escape/secret.md would escape /memories directory via symlink"),
+        ("/memories/escape-file.md",
+         "Path /memories/escape-file.md would escape /memories directory via symlink"),
+    ],
+)  # fmt: skip
+def test_bad_paths_get_the_reference_wording(tool: VaultMemoryTool, path: str, answer: str) -> None:
+    assert refused(tool, command="view", path=path) == answer
+
+
+@pytest.mark.parametrize("hidden", [".memvault", ".memvault/config.toml", ".obsidian",
+                                    ".obsidian/app.json", "people/.drafts/a.md"])  # fmt: skip
+def test_memvault_and_obsidian_folders_are_not_memory(
+    tool: VaultMemoryTool, vault: Vault, hidden: str
+) -> None:
+    (vault.root / ".obsidian").mkdir(exist_ok=True)
+    (vault.root / ".obsidian/app.json").write_text("{}", encoding="utf-8")
+    assert "is not memory" in refused(tool, command="view", path=f"/memories/{hidden}")
+    assert "is not memory" in refused(
+        tool, command="create", path=f"/memories/{hidden}/n.md", file_text="x"
+    )
+    assert "is not memory" in refused(tool, command="delete", path=f"/memories/{hidden}")
+    assert (vault.root / ".obsidian/app.json").read_text(encoding="utf-8") == "{}"
+    assert (vault.root / ".memvault").is_dir()
+
+
+def test_a_file_that_is_not_markdown_is_not_a_note(tool: VaultMemoryTool, vault: Vault) -> None:
+    why = refused(tool, command="create", path="/memories/notes.txt", file_text="hello")
+    assert why.startswith("/memories/notes.txt is not a note")
+    assert not (vault.root / "notes.txt").exists()
+    (vault.root / "picture.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    assert "is not a note" in refused(tool, command="view", path="/memories/picture.png")
+    assert "is not a note" in refused(tool, command="delete", path="/memories/picture.png")
+    assert "is not a note" in refused(tool, command="rename", old_path="/memories/people/sarah-chen.md",
+                                      new_path="/memories/people/sarah.txt")  # fmt: skip
+    assert (vault.root / "picture.png").exists()
+
+
+def test_a_name_over_255_bytes_is_refused(tool: VaultMemoryTool, vault: Vault) -> None:
+    name = "é" * 130 + ".md"  # 263 bytes
+    why = refused(tool, command="create", path=f"/memories/people/{name}", file_text="x")
+    assert "too long" in why
+    assert sorted(p.name for p in (vault.root / "people").iterdir()) == ["sarah-chen.md"]
+
+
+@pytest.mark.parametrize("bad", ["a\x00b", "lone \ud800 surrogate", "\udfff"])
+def test_nul_and_lone_surrogates_are_not_text(
+    tool: VaultMemoryTool, vault: Vault, bad: str
+) -> None:
+    before = (vault.root / "people/sarah-chen.md").read_bytes()
+    assert "is not text" in refused(tool, command="create", path="/memories/n.md", file_text=bad)
+    assert "is not text" in refused(tool, command="str_replace",
+                                    path="/memories/people/sarah-chen.md",
+                                    old_str="Sarah", new_str=bad)  # fmt: skip
+    assert "is not text" in refused(tool, command="insert", path="/memories/people/sarah-chen.md",
+                                    insert_line=1, insert_text=bad)  # fmt: skip
+    assert not (vault.root / "n.md").exists()
+    assert (vault.root / "people/sarah-chen.md").read_bytes() == before
+
+
+def test_str_replace_with_zero_or_two_matches_and_insert_out_of_range_change_nothing(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    path = "/memories/people/sarah-chen.md"
+    before = (vault.root / "people/sarah-chen.md").read_bytes()
+    assert refused(tool, command="str_replace", path=path, old_str="nowhere", new_str="x") == (
+        f"No replacement was performed, old_str `nowhere` did not appear verbatim in {path}."
+    )
+    assert refused(tool, command="str_replace", path=path, old_str="Sarah", new_str="x").startswith(
+        "No replacement was performed. Multiple occurrences of old_str `Sarah` in lines: "
+    )
+    lines = T.line_count(before.decode("utf-8"))
+    for line in (-1, lines + 1, 10**9):
+        assert refused(tool, command="insert", path=path, insert_line=line, insert_text="x") == (
+            f"Invalid `insert_line` parameter: {line}. It should be within the range [0, {lines}]."
+        )
+    assert "whole number" in refused(tool, command="insert", path=path, insert_line="two",
+                                     insert_text="x")  # fmt: skip
+    assert (vault.root / "people/sarah-chen.md").read_bytes() == before
+
+
+def test_text_past_max_note_bytes_is_refused(tool: VaultMemoryTool, vault: Vault) -> None:
+    big = "word " * 5000  # 25,000 bytes; this vault's notes are at most 20,000
+    why = refused(tool, command="create", path="/memories/big.md", file_text=big)
+    assert "vault.max_note_bytes" in why and "20000" in why
+    assert "vault.max_note_bytes" in refused(tool, command="str_replace",
+                                             path="/memories/people/sarah-chen.md",
+                                             old_str="title: Sarah Chen",
+                                             new_str="title: " + big)  # fmt: skip
+    assert not (vault.root / "big.md").exists()
+    assert "word word" not in (vault.root / "people/sarah-chen.md").read_text(encoding="utf-8")
+
+
+def test_malformed_commands_are_refused(tool: VaultMemoryTool) -> None:
+    assert refused(tool, command="view") == (
+        "Missing or invalid `path` parameter: it must be a string"
+    )
+    assert refused(tool, command="create", path="/memories/a.md").startswith(
+        "Missing or invalid `file_text`"
+    )
+    with pytest.raises(MemoryToolError, match="Unknown command: format"):
+        tool.vault.memory_tool({"command": "format", "path": "/memories"})
+
+
+# -- Claude Code's files, the async tool, a vault opened by path ---------------------------------
+
+
+def test_claude_code_topic_files_at_the_vault_root_are_kept_indexed_and_searchable(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    call(tool, command="create", path="/memories/debugging.md",
+         file_text="# Debugging\n\n- flaky websocket tests: raise the ping timeout\n")  # fmt: skip
+    write(vault.root, "api-conventions.md", "# API conventions\n\n- snake_case JSON keys\n")
+    vault.sync()
+    manifest = vault.engine.store.manifest()
+    assert "debugging.md" in manifest and "api-conventions.md" in manifest
+    assert vault.search("websocket ping timeout", k=1)[0].path == "debugging.md"
+    assert vault.search("snake_case JSON keys", k=1)[0].path == "api-conventions.md"
+    index = call(tool, command="view", path="/memories")
+    assert "/memories/debugging.md" in index and "/memories/api-conventions.md" in index
+    assert (vault.root / "debugging.md").read_text(encoding="utf-8").startswith("# Debugging")
+
+
+def test_the_async_tool_runs_the_same_commands(vault: Vault) -> None:
+    import asyncio
+
+    tool = AsyncVaultMemoryTool(vault)
+
+    async def session() -> tuple[Any, str]:
+        created = await tool.call(
+            {"command": "create", "path": "/memories/people/bo.md", "file_text": "# Bo\n"}
+        )
+        try:
+            await tool.call({"command": "create", "path": "/memories/people/bo.md",
+                             "file_text": "x"})  # fmt: skip
+        except ToolError as exc:
+            return created, str(exc)
+        return created, ""
+
+    created, error = asyncio.run(session())
+    assert created == "File created successfully at: /memories/people/bo.md"
+    assert error == "File /memories/people/bo.md already exists"
+    assert "[[people/bo]]" in memory_md(vault)
+
+
+def test_a_tool_given_a_path_opens_the_vault_syncs_it_and_lets_it_go_on_close(
+    tmp_path: Path,
+) -> None:
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Edited while nothing ran."))
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        assert "[[people/ana]]" in call(tool, command="view", path="/memories")
+        assert tool.vault.daemon is None
+    with open_vault(root) as v:  # the lock was let go
+        assert v.search("Edited while nothing ran", k=1)[0].path == "people/ana.md"
+    shutil.rmtree(root / ".memvault")
+    with pytest.raises(ToolError, match="not a memvault vault"):
+        VaultMemoryTool(root).call({"command": "view", "path": "/memories"})
