@@ -73,8 +73,6 @@ class Reader:
         self.store = store
         self.catalogue = catalogue
         self.embedding = embedding
-        # The last query search embedded, and its vector (context ranks lines with it).
-        self._last_query: tuple[str, np.ndarray] | None = None
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
@@ -89,8 +87,11 @@ class Reader:
         k: int | None = None,
         filters: Filters = NO_FILTERS,
         group: bool = False,
-    ) -> list[Hit]:
-        """Hybrid BM25 + vector search, fused (convex combination by default, or RRF)."""
+        qv: np.ndarray | None = None,
+    ) -> tuple[list[Hit], np.ndarray | None]:
+        """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
+        with the query's vector (``qv``, else embedded here; None without vectors),
+        which context ranks lines with: a value, as reads run on many threads at once."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
@@ -104,7 +105,7 @@ class Reader:
             )
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
-                return []
+                return [], qv
         terms = query_terms(query)
         match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
         lexical = self.store.fts(match, pool * 3 if label_ok else pool)
@@ -112,8 +113,7 @@ class Reader:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
-            qv = self.embedding.embedder.embed([query])[0]
-            self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
+            qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
@@ -135,7 +135,7 @@ class Reader:
             hits.append(_hit(label, row, meta.get(row.path), terms, score, label in waiting))
             if len(hits) >= k:
                 break
-        return hits
+        return hits, qv
 
     def _fuse(
         self,
@@ -173,20 +173,22 @@ class Reader:
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
         k = cfg.context.candidates
-        hits = self.search(query, k=k, filters=filters)
-        ctx = self._assemble(query, budget, hits)
+        hits, qv = self.search(query, k=k, filters=filters)
+        ctx = self._assemble(query, budget, hits, qv)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more = self.search(query, k=k * WIDEN, filters=filters)
+            more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv)
             ctx = self._assemble(
-                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
+                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)], qv
             )
         return ctx
 
-    def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
+    def _assemble(
+        self, query: str, budget: int, hits: Sequence[Hit], qv: np.ndarray | None
+    ) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
         hit_paths = list(dict.fromkeys(h.path for h in hits))
@@ -195,7 +197,7 @@ class Reader:
         # and without them, and they mark no line of the index as relevant.
         terms = query_terms(query)
         common = common_terms(terms, [u.text for h in hits for u in split_units(h.text, 1)])
-        qv = self._query_vector(query, common)
+        qv = None if qv is None else self._query_vector(query, common, qv)
         if qv is not None and common:
             hits = self._rescored(query, hits, qv)
         linked_hits = (
@@ -225,16 +227,13 @@ class Reader:
         linked = [p for p in ranked if p.path in from_links]
         return assemble(query, budget, count, index_text, pieces, linked)
 
-    def _query_vector(self, query: str, common: set[str]) -> np.ndarray | None:
-        """The vector the candidates are ranked with: the question's, averaged with
-        that of the question without its ``common`` terms; None without vectors."""
-        last = self._last_query
-        if last is None or last[0] != query:
-            return None
+    def _query_vector(self, query: str, common: set[str], qv: np.ndarray) -> np.ndarray:
+        """The vector the candidates are ranked with: the question's (``qv``), averaged
+        with that of the question without its ``common`` terms."""
         focus = focus_query(query, common)
         if not focus:
-            return last[1]
-        return (last[1] + self.embedding.embedder.embed([focus])[0]) / 2
+            return qv
+        return (qv + self.embedding.embedder.embed([focus])[0]) / 2
 
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
