@@ -77,6 +77,10 @@ class SearchSettings:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     candidates: int = 100
+    note_weight: float = 0.0  # a chunk's note's evidence (core/ranking.with_evidence)
+    note_top: int = 2
+    own_weight: float = 0.0  # a chunk's own lines' evidence
+    lead_weight: float = 0.0  # its note's first chunk (title, description, lead)
 
 
 @dataclass(frozen=True, slots=True)

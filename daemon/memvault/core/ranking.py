@@ -135,6 +135,86 @@ def convex(
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def _scaled(values: Sequence[float]) -> list[float]:
+    """Min-max scaled to [0, 1]; all equal -> 1."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    return [(v - lo) / (hi - lo) if hi > lo else 1.0 for v in values]
+
+
+def note_evidence(scores: Sequence[float], notes: Sequence[str], top: int = 2) -> list[float]:
+    """For each candidate chunk, the evidence its note holds: the sum of the ``top`` best
+    fused ``scores`` among the candidates of the same note (``notes``: each chunk's),
+    min-max scaled over the candidates.
+
+    A note is a unit as well as its chunks: a question about a note is answered by
+    several of its sections at once (a how-to's steps, its caveats), while a chunk of a
+    note that is about something else matches by one turn of phrase. The sum of the
+    best few (not of all: a long note would win by its length) is the classic
+    passage-to-document evidence (CombSUM over the top passages)."""
+    if len(scores) != len(notes):
+        raise ValueError("one note per score")
+    best: dict[str, list[float]] = {}
+    for note, score in zip(notes, scores, strict=True):
+        best.setdefault(note, []).append(score)
+    total = {n: sum(sorted(v, reverse=True)[: max(top, 1)]) for n, v in best.items()}
+    return _scaled([total[n] for n in notes])
+
+
+def with_evidence(
+    fused: Sequence[tuple[int, float]],
+    notes: Mapping[int, str],
+    own: Mapping[int, float] | None = None,
+    *,
+    note_weight: float = 0.0,
+    note_top: int = 2,
+    own_weight: float = 0.0,
+    lead: Mapping[str, float] | None = None,
+    lead_weight: float = 0.0,
+) -> list[tuple[int, float]]:
+    """The fused ranking of the chunks in ``notes`` (label -> its note; a label
+    without one is dropped), each score joined by its note's evidence
+    (``note_evidence``, weight ``note_weight``) and its own text's (``own``: label ->
+    the best cosine of one of the chunk's own lines to the query, min-max scaled over
+    the chunks that have one, weight ``own_weight``; a chunk without one counts 0) and
+    its note's lead (``lead``: note -> the cosine of its first chunk, which is embedded
+    with the note's title, description and opening lines, weight ``lead_weight``),
+    divided by the weights' sum so a score stays in [0, 1]; best first.
+
+    A chunk's vector is embedded with its note's title and headings and the text
+    before it (``core/chunks``): a section with little text of its own ("Accepted on
+    2024-03-12.") takes its meaning from its neighbours and its title, and ranks with
+    them. Its own lines' vectors say what it adds."""
+    kept = [(label, score) for label, score in fused if label in notes]
+    if not kept:
+        return []
+    scores = [s for _, s in kept]
+    total = 1.0
+    if note_weight:
+        ev = note_evidence(scores, [notes[label] for label, _ in kept], note_top)
+        scores = [s + note_weight * e for s, e in zip(scores, ev, strict=True)]
+        total += note_weight
+    if own_weight and own:
+        present = [own[label] for label, _ in kept if label in own]
+        lo, hi = (min(present), max(present)) if present else (0.0, 0.0)
+        for i, (label, _) in enumerate(kept):
+            if label in own:
+                scaled = (own[label] - lo) / (hi - lo) if hi > lo else 1.0
+                scores[i] += own_weight * scaled
+        total += own_weight
+    if lead_weight and lead:
+        present = [lead[notes[label]] for label, _ in kept if notes[label] in lead]
+        lo, hi = (min(present), max(present)) if present else (0.0, 0.0)
+        for i, (label, _) in enumerate(kept):
+            if notes[label] in lead:
+                scaled = (lead[notes[label]] - lo) / (hi - lo) if hi > lo else 1.0
+                scores[i] += lead_weight * scaled
+        total += lead_weight
+    out = [(label, s / total) for (label, _), s in zip(kept, scores, strict=True)]
+    return sorted(out, key=lambda kv: (-kv[1], kv[0]))
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """What a search may return. Empty filters allow everything."""

@@ -21,6 +21,7 @@ from memvault.core.excerpts import (
     subject_words,
     unit_scores,
     unit_text,
+    unit_texts,
     windows,
     worth_a_place,
 )
@@ -33,6 +34,7 @@ from memvault.core.ranking import (
     informative_terms,
     query_terms,
     snippet,
+    with_evidence,
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
@@ -119,6 +121,7 @@ class Reader:
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
+        fused = self._with_evidence(fused, {lab: (r.path, r.text) for lab, r in rows.items()}, qv)
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
@@ -242,8 +245,50 @@ class Reader:
         pool = len(hits)
         lexical = self.store.fts(match, pool) if match else []
         vector = self.embedding.vectors.query(qv, pool)
-        scores = dict(self._fuse(lexical, vector))
+        fused = self._fuse(lexical, vector)
+        scores = dict(self._with_evidence(fused, {h.label: (h.path, h.text) for h in hits}, qv))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
+
+    def _with_evidence(
+        self,
+        fused: list[tuple[int, float]],
+        chunks: dict[int, tuple[str, str]],
+        qv: np.ndarray | None,
+    ) -> list[tuple[int, float]]:
+        """``fused`` joined by each chunk's note's and own lines' evidence (core/ranking
+        ``with_evidence``); ``chunks``: label -> (note, text)."""
+        cfg = self.config.search
+        if not (cfg.note_weight or cfg.own_weight or cfg.lead_weight):
+            return fused
+        own: dict[int, float] = {}
+        if cfg.own_weight and qv is not None and self.config.index.line_vectors:
+            keys = {
+                lab: [sha256_text(t) for t in unit_texts(text)] for lab, (_, text) in chunks.items()
+            }
+            cached = self.embedding.line_vectors([k for ks in keys.values() for k in ks])
+            sims, _ = _line_similarities(
+                cached, list(keys.values()), [[i] for i in range(len(keys))], qv
+            )
+            own = {lab: sim for lab, sim in zip(keys, sims, strict=True) if sim is not None}
+        notes = {lab: path for lab, (path, _) in chunks.items()}
+        lead: dict[str, float] = {}
+        if cfg.lead_weight and qv is not None:
+            first = self.store.first_labels(notes.values())
+            found, matrix = self.store.vectors_for(
+                self.embedding.model_id(), list(first.values()), self.embedding.dim()
+            )
+            path_of = {lab: path for path, lab in first.items()}
+            lead = dict(zip((path_of[lab] for lab in found), (matrix @ qv).tolist(), strict=True))
+        return with_evidence(
+            fused,
+            notes,
+            own,
+            note_weight=cfg.note_weight,
+            note_top=cfg.note_top,
+            own_weight=cfg.own_weight,
+            lead=lead,
+            lead_weight=cfg.lead_weight,
+        )
 
     def _unit_pieces(
         self,
