@@ -81,6 +81,8 @@ class SearchSettings:
     note_top: int = 2
     own_weight: float = 0.0  # a chunk's own lines' evidence
     lead_weight: float = 0.0  # its note's first chunk (title, description, lead)
+    link_weight: float = 0.0  # chunks of other notes linking to its note
+    yield_weight: float = 0.0  # a chunk of lines pointing at other notes yields to them
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +92,7 @@ class ContextSettings:
     link_hops: int = 1
     excerpts: bool = True  # pack the best lines of the hits, not whole chunks
     candidates: int = 300  # chunks searched for a context (their lines are the candidates)
+    own_admits: bool = False  # a line is admitted on its own evidence, not its note's
 
 
 @dataclass(frozen=True, slots=True)

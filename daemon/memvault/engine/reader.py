@@ -21,7 +21,6 @@ from memvault.core.excerpts import (
     subject_words,
     unit_scores,
     unit_text,
-    unit_texts,
     windows,
     worth_a_place,
 )
@@ -34,11 +33,11 @@ from memvault.core.ranking import (
     informative_terms,
     query_terms,
     snippet,
-    with_evidence,
 )
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
+from memvault.engine import evidence
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -90,10 +89,13 @@ class Reader:
         filters: Filters = NO_FILTERS,
         group: bool = False,
         qv: np.ndarray | None = None,
+        evidence: bool = True,
     ) -> tuple[list[Hit], np.ndarray | None]:
         """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
         with the query's vector (``qv``, else embedded here; None without vectors),
-        which context ranks lines with: a value, as reads run on many threads at once."""
+        which context ranks lines with: a value, as reads run on many threads at once.
+        ``evidence``: join each chunk's score with its note's (engine/evidence); context
+        asks without, as it ranks lines by their note and their own vectors itself."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
@@ -121,7 +123,12 @@ class Reader:
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
-        fused = self._with_evidence(fused, {lab: (r.path, r.text) for lab, r in rows.items()}, qv)
+        if evidence:
+            fused = self._with_evidence(
+                fused,
+                {lab: (r.path, r.text, r.line_start, r.line_end) for lab, r in rows.items()},
+                qv,
+            )
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
@@ -176,14 +183,14 @@ class Reader:
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
         k = cfg.context.candidates
-        hits, qv = self.search(query, k=k, filters=filters)
+        hits, qv = self.search(query, k=k, filters=filters, evidence=False)
         ctx = self._assemble(query, budget, hits, qv)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv)
+            more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv, evidence=False)
             ctx = self._assemble(
                 query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)], qv
             )
@@ -245,49 +252,18 @@ class Reader:
         pool = len(hits)
         lexical = self.store.fts(match, pool) if match else []
         vector = self.embedding.vectors.query(qv, pool)
-        fused = self._fuse(lexical, vector)
-        scores = dict(self._with_evidence(fused, {h.label: (h.path, h.text) for h in hits}, qv))
+        scores = dict(self._fuse(lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
 
     def _with_evidence(
         self,
         fused: list[tuple[int, float]],
-        chunks: dict[int, tuple[str, str]],
+        chunks: dict[int, tuple[str, str, int, int]],
         qv: np.ndarray | None,
     ) -> list[tuple[int, float]]:
-        """``fused`` joined by each chunk's note's and own lines' evidence (core/ranking
-        ``with_evidence``); ``chunks``: label -> (note, text)."""
-        cfg = self.config.search
-        if not (cfg.note_weight or cfg.own_weight or cfg.lead_weight):
-            return fused
-        own: dict[int, float] = {}
-        if cfg.own_weight and qv is not None and self.config.index.line_vectors:
-            keys = {
-                lab: [sha256_text(t) for t in unit_texts(text)] for lab, (_, text) in chunks.items()
-            }
-            cached = self.embedding.line_vectors([k for ks in keys.values() for k in ks])
-            sims, _ = _line_similarities(
-                cached, list(keys.values()), [[i] for i in range(len(keys))], qv
-            )
-            own = {lab: sim for lab, sim in zip(keys, sims, strict=True) if sim is not None}
-        notes = {lab: path for lab, (path, _) in chunks.items()}
-        lead: dict[str, float] = {}
-        if cfg.lead_weight and qv is not None:
-            first = self.store.first_labels(notes.values())
-            found, matrix = self.store.vectors_for(
-                self.embedding.model_id(), list(first.values()), self.embedding.dim()
-            )
-            path_of = {lab: path for path, lab in first.items()}
-            lead = dict(zip((path_of[lab] for lab in found), (matrix @ qv).tolist(), strict=True))
-        return with_evidence(
-            fused,
-            notes,
-            own,
-            note_weight=cfg.note_weight,
-            note_top=cfg.note_top,
-            own_weight=cfg.own_weight,
-            lead=lead,
-            lead_weight=cfg.lead_weight,
+        """``fused`` joined by the evidence of each chunk's note (engine/evidence)."""
+        return evidence.joined(
+            self.config, self.store, self.embedding, self.catalogue, fused, chunks, qv
         )
 
     def _unit_pieces(
@@ -343,15 +319,20 @@ class Reader:
             sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
-        ranked = unit_scores(
-            scores,
-            sims,
-            timely,
-            notes=[p.path for p in pieces],
-            window_similarities=window_sims,
-            on_subject=on_subject,
+        ranked, alone = (
+            unit_scores(
+                scores,
+                sims,
+                timely,
+                notes=notes,
+                window_similarities=window_sims,
+                on_subject=on_subject,
+            )
+            # its note's evidence ranks a line; with own_admits, it cannot admit one
+            for notes in ([p.path for p in pieces], None)
         )
-        return [pieces[i] for i in worth_a_place(ranked)]
+        admit = alone if self.config.context.own_admits else None
+        return [pieces[i] for i in worth_a_place(ranked, admit=admit)]
 
     def _memory_text(self) -> str:
         try:

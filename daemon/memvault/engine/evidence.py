@@ -1,0 +1,127 @@
+"""What search weighs beside a chunk's own fused score: its note's evidence.
+
+Gathers, for the candidate chunks of one search, what ``core/ranking.with_evidence``
+ranks them with — their own lines' vectors (from the line cache), each note's first
+chunk's vector, the notes their lines link to — and calls it. Nothing is gathered
+for a weight of 0 (the setting is off).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memvault.core.excerpts import unit_texts
+from memvault.core.ranking import pointer_line, with_evidence
+from memvault.core.text import sha256_text
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from memvault.config import VaultConfig
+    from memvault.engine.catalogue import Catalogue
+    from memvault.engine.embedding import Embedding
+    from memvault.index.store import Store
+
+LINKED = ("resolved", "alias")
+
+
+def joined(
+    config: VaultConfig,
+    store: Store,
+    embedding: Embedding,
+    catalogue: Catalogue,
+    fused: list[tuple[int, float]],
+    chunks: dict[int, tuple[str, str, int, int]],
+    qv: np.ndarray | None,
+) -> list[tuple[int, float]]:
+    """``fused`` re-ranked with the evidence of each chunk's note; ``chunks``: label ->
+    (note, text, first line, last line). Unchanged when every weight is 0."""
+    cfg = config.search
+    if not any(
+        (cfg.note_weight, cfg.own_weight, cfg.lead_weight, cfg.link_weight, cfg.yield_weight)
+    ):
+        return fused
+    notes = {lab: path for lab, (path, *_) in chunks.items()}
+    own: dict[int, float] = {}
+    if cfg.own_weight and qv is not None and config.index.line_vectors:
+        own = _own(embedding, chunks, qv)
+    lead: dict[str, float] = {}
+    if cfg.lead_weight and qv is not None:
+        first = store.first_labels(notes.values())
+        found, matrix = store.vectors_for(
+            embedding.model_id(), list(first.values()), embedding.dim()
+        )
+        path_of = {lab: path for path, lab in first.items()}
+        lead = dict(zip((path_of[lab] for lab in found), (matrix @ qv).tolist(), strict=True))
+    links: dict[int, set[str]] = {}
+    pointers: dict[int, float] = {}
+    if cfg.link_weight or cfg.yield_weight:
+        links, pointers = _links(store, catalogue, chunks)
+    return with_evidence(
+        fused,
+        notes,
+        own,
+        note_weight=cfg.note_weight,
+        note_top=cfg.note_top,
+        own_weight=cfg.own_weight,
+        lead=lead,
+        lead_weight=cfg.lead_weight,
+        links=links,
+        link_weight=cfg.link_weight,
+        pointers=pointers,
+        yield_weight=cfg.yield_weight,
+    )
+
+
+def _own(
+    embedding: Embedding, chunks: dict[int, tuple[str, str, int, int]], qv: np.ndarray
+) -> dict[int, float]:
+    """Each chunk's best cosine of one of its own lines to the query (lines not yet
+    embedded are left out; a chunk with none is left out)."""
+    import numpy as np
+
+    keys = {
+        lab: [sha256_text(t) for t in unit_texts(text)] for lab, (_, text, *_) in chunks.items()
+    }
+    cached = embedding.line_vectors([k for ks in keys.values() for k in ks])
+    if not cached:
+        return {}
+    row = {sha: i for i, sha in enumerate(cached)}
+    sims = np.stack(list(cached.values())).astype(np.float32) @ qv.astype(np.float32)
+    out: dict[int, float] = {}
+    for lab, ks in keys.items():
+        found = [float(sims[row[k]]) for k in ks if k in row]
+        if found:
+            out[lab] = max(found)
+    return out
+
+
+def _links(
+    store: Store, catalogue: Catalogue, chunks: dict[int, tuple[str, str, int, int]]
+) -> tuple[dict[int, set[str]], dict[int, float]]:
+    """The notes each chunk's lines link to (resolved as Obsidian would; not its own
+    note), and the share of its lines that point at one (``ranking.pointer_line``)."""
+    index = catalogue.link_index()
+    by_note: dict[str, list[tuple[int, int, int]]] = {}
+    for lab, (path, _, start, end) in chunks.items():
+        by_note.setdefault(path, []).append((lab, start, end))
+    out: dict[int, set[str]] = {}
+    pointing: dict[int, set[int]] = {}
+    for path, spans in by_note.items():
+        for link in store.links(path):
+            res = index.resolve(link.target, path)
+            target = res.path
+            if res.verdict not in LINKED or not target or target == path:
+                continue
+            for lab, start, end in spans:
+                if start <= link.line <= end:
+                    out.setdefault(lab, set()).add(target)
+                    lines = chunks[lab][1].split("\n")
+                    at = link.line - start
+                    if 0 <= at < len(lines) and pointer_line(lines[at]):
+                        pointing.setdefault(lab, set()).add(link.line)
+    shares: dict[int, float] = {}
+    for lab, pointed in pointing.items():
+        said = sum(1 for line in chunks[lab][1].split("\n") if line.strip())
+        shares[lab] = min(1.0, len(pointed) / max(said, 1))
+    return out, shares
