@@ -170,41 +170,31 @@ def with_evidence(
     note_weight: float = 0.0,
     note_top: int = 2,
     own_weight: float = 0.0,
-    lead: Mapping[str, float] | None = None,
-    lead_weight: float = 0.0,
     links: Mapping[int, Collection[str]] | None = None,
     link_weight: float = 0.0,
-    pointers: Mapping[int, float] | None = None,
-    yield_weight: float = 0.0,
 ) -> list[tuple[int, float]]:
     """The fused ranking of the chunks in ``notes`` (label -> its note; a label
-    without one is dropped), each score joined by its note's evidence
-    (``note_evidence``, weight ``note_weight``) and its own text's (``own``: label ->
-    the best cosine of one of the chunk's own lines to the query, min-max scaled over
-    the chunks that have one, weight ``own_weight``; a chunk without one counts 0) and
-    its note's lead (``lead``: note -> the cosine of its first chunk, which is embedded
-    with the note's title, description and opening lines, weight ``lead_weight``) and
-    the chunks that link to it (``links``: label -> the notes its lines link to; a
-    note gains the best fused score of a chunk of another note linking to it, weight
-    ``link_weight``: "Drove the database choice in [[the decision]]" is about the
-    decision); a chunk whose lines point at other notes (``pointers``: label -> the
-    share of its lines that are ``pointer_line``) yields to them: its fused score
-    loses ``yield_weight`` times that share. Then all is divided by the weights' sum
-    so a score stays in [0, 1]; best first.
+    without one is dropped), each score joined by three pieces of evidence, then
+    divided by the weights' sum so a score stays in [0, 1]; best first:
 
-    A chunk's vector is embedded with its note's title and headings and the text
-    before it (``core/chunks``): a section with little text of its own ("Accepted on
-    2024-03-12.") takes its meaning from its neighbours and its title, and ranks with
-    them. Its own lines' vectors say what it adds."""
+    - its note's (``note_evidence``, weight ``note_weight``): a note is a unit as
+      well as its chunks;
+    - its own text's (``own``: label -> the best cosine of one of the chunk's own
+      lines to the query, min-max scaled over the chunks that have one, weight
+      ``own_weight``; a chunk without one counts 0). A chunk's vector is embedded
+      with its note's title and headings and the text before it (``core/chunks``):
+      a section with little text of its own ("Accepted on 2024-03-12. Supersedes
+      nothing.") takes its meaning from its neighbours and its title, and ranks with
+      them; its own lines' vectors say what it adds;
+    - the chunks that link to its note (``links``: label -> the notes its lines link
+      to): a note gains ``link_weight`` times the best fused score of a chunk of
+      another note that links to it. A line that names a note is about that note
+      ("Drove the database choice in [[the decision]]"), as Obsidian's graph would
+      answer "the decision Sarah drove"."""
     kept = [(label, score) for label, score in fused if label in notes]
     if not kept:
         return []
     scores = [s for _, s in kept]
-    if yield_weight and pointers:
-        scores = [
-            s * (1 - yield_weight * pointers.get(label, 0.0))
-            for (label, _), s in zip(kept, scores, strict=True)
-        ]
     total = 1.0
     if note_weight:
         ev = note_evidence(scores, [notes[label] for label, _ in kept], note_top)
@@ -218,14 +208,6 @@ def with_evidence(
                 scaled = (own[label] - lo) / (hi - lo) if hi > lo else 1.0
                 scores[i] += own_weight * scaled
         total += own_weight
-    if lead_weight and lead:
-        present = [lead[notes[label]] for label, _ in kept if notes[label] in lead]
-        lo, hi = (min(present), max(present)) if present else (0.0, 0.0)
-        for i, (label, _) in enumerate(kept):
-            if notes[label] in lead:
-                scaled = (lead[notes[label]] - lo) / (hi - lo) if hi > lo else 1.0
-                scores[i] += lead_weight * scaled
-        total += lead_weight
     if link_weight and links:
         # a line that links to a note is about that note: the best score of a chunk
         # linking to a note (from another note) is evidence for that note's chunks
@@ -241,18 +223,6 @@ def with_evidence(
         total += link_weight
     out = [(label, s / total) for (label, _), s in zip(kept, scores, strict=True)]
     return sorted(out, key=lambda kv: (-kv[1], kv[0]))
-
-
-_LINK_TEXT = re.compile(r"!?\[\[[^\[\]\n]*\]\]|!?\[[^\]\n]*\]\([^)\n]*\)")
-POINTER_WORDS = 12
-
-
-def pointer_line(line: str) -> bool:
-    """Whether a line that links to a note says little else: at most
-    ``POINTER_WORDS`` words outside its links ("- [[Tabs]] - open notes side by
-    side", "Drove the database choice in [[decisions/...]]"). Such a line is about
-    the note it links to: an index's entry, a mention."""
-    return len(_WORD.findall(_LINK_TEXT.sub(" ", line))) <= POINTER_WORDS
 
 
 @dataclass(frozen=True, slots=True)

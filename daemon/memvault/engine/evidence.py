@@ -1,8 +1,8 @@
 """What search weighs beside a chunk's own fused score: its note's evidence.
 
 Gathers, for the candidate chunks of one search, what ``core/ranking.with_evidence``
-ranks them with — their own lines' vectors (from the line cache), each note's first
-chunk's vector, the notes their lines link to — and calls it. Nothing is gathered
+ranks them with — their own lines' vectors (from the line cache), the notes their
+lines link to — and calls it. Nothing is gathered
 for a weight of 0 (the setting is off).
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memvault.core.excerpts import unit_texts
-from memvault.core.ranking import pointer_line, with_evidence
+from memvault.core.ranking import with_evidence
 from memvault.core.text import sha256_text
 
 if TYPE_CHECKING:
@@ -37,26 +37,15 @@ def joined(
     """``fused`` re-ranked with the evidence of each chunk's note; ``chunks``: label ->
     (note, text, first line, last line). Unchanged when every weight is 0."""
     cfg = config.search
-    if not any(
-        (cfg.note_weight, cfg.own_weight, cfg.lead_weight, cfg.link_weight, cfg.yield_weight)
-    ):
+    if not (cfg.note_weight or cfg.own_weight or cfg.link_weight):
         return fused
     notes = {lab: path for lab, (path, *_) in chunks.items()}
     own: dict[int, float] = {}
     if cfg.own_weight and qv is not None and config.index.line_vectors:
         own = _own(embedding, chunks, qv)
-    lead: dict[str, float] = {}
-    if cfg.lead_weight and qv is not None:
-        first = store.first_labels(notes.values())
-        found, matrix = store.vectors_for(
-            embedding.model_id(), list(first.values()), embedding.dim()
-        )
-        path_of = {lab: path for path, lab in first.items()}
-        lead = dict(zip((path_of[lab] for lab in found), (matrix @ qv).tolist(), strict=True))
     links: dict[int, set[str]] = {}
-    pointers: dict[int, float] = {}
-    if cfg.link_weight or cfg.yield_weight:
-        links, pointers = _links(store, catalogue, chunks)
+    if cfg.link_weight:
+        links = _links(store, catalogue, chunks)
     return with_evidence(
         fused,
         notes,
@@ -64,12 +53,8 @@ def joined(
         note_weight=cfg.note_weight,
         note_top=cfg.note_top,
         own_weight=cfg.own_weight,
-        lead=lead,
-        lead_weight=cfg.lead_weight,
         links=links,
         link_weight=cfg.link_weight,
-        pointers=pointers,
-        yield_weight=cfg.yield_weight,
     )
 
 
@@ -98,15 +83,13 @@ def _own(
 
 def _links(
     store: Store, catalogue: Catalogue, chunks: dict[int, tuple[str, str, int, int]]
-) -> tuple[dict[int, set[str]], dict[int, float]]:
-    """The notes each chunk's lines link to (resolved as Obsidian would; not its own
-    note), and the share of its lines that point at one (``ranking.pointer_line``)."""
+) -> dict[int, set[str]]:
+    """The notes each chunk's lines link to (resolved as Obsidian would; not its own)."""
     index = catalogue.link_index()
     by_note: dict[str, list[tuple[int, int, int]]] = {}
     for lab, (path, _, start, end) in chunks.items():
         by_note.setdefault(path, []).append((lab, start, end))
     out: dict[int, set[str]] = {}
-    pointing: dict[int, set[int]] = {}
     for path, spans in by_note.items():
         for link in store.links(path):
             res = index.resolve(link.target, path)
@@ -116,12 +99,4 @@ def _links(
             for lab, start, end in spans:
                 if start <= link.line <= end:
                     out.setdefault(lab, set()).add(target)
-                    lines = chunks[lab][1].split("\n")
-                    at = link.line - start
-                    if 0 <= at < len(lines) and pointer_line(lines[at]):
-                        pointing.setdefault(lab, set()).add(link.line)
-    shares: dict[int, float] = {}
-    for lab, pointed in pointing.items():
-        said = sum(1 for line in chunks[lab][1].split("\n") if line.strip())
-        shares[lab] = min(1.0, len(pointed) / max(said, 1))
-    return out, shares
+    return out

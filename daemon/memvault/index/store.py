@@ -496,15 +496,6 @@ class Store(LinkTables):
                 out.update(self._db.execute(q, part).fetchall())
         return out
 
-    def first_labels(self, paths: Iterable[str]) -> dict[str, int]:
-        """The label of each note's first chunk (its title, description and lead)."""
-        out: dict[str, int] = {}
-        with self._lock:
-            for part in _parts(list(dict.fromkeys(paths))):
-                q = f"SELECT path, label FROM chunks WHERE ord = 0 AND path IN ({','.join('?' * len(part))})"
-                out.update(self._db.execute(q, part).fetchall())
-        return out
-
     def chunk_texts(self) -> Iterator[str]:
         """The text of every chunk (for what is derived from it, like line vectors)."""
         with self._lock:
