@@ -23,6 +23,10 @@ if TYPE_CHECKING:
     from memvault.index.store import Store
 
 LINKED = ("resolved", "alias")
+# Own lines and links are read for the best this many candidates only (the rest keep
+# their note's evidence): they cost a line-cache and a link-table read per chunk, and
+# a chunk ranked past them does not reach the first page of hits.
+EVIDENCE_TOP = 12
 
 
 def joined(
@@ -40,12 +44,14 @@ def joined(
     if not (cfg.note_weight or cfg.own_weight or cfg.link_weight):
         return fused
     notes = {lab: path for lab, (path, *_) in chunks.items()}
+    top = [lab for lab, _ in fused if lab in chunks][:EVIDENCE_TOP]
+    best = {lab: chunks[lab] for lab in top}
     own: dict[int, float] = {}
     if cfg.own_weight and qv is not None and config.index.line_vectors:
-        own = _own(embedding, chunks, qv)
+        own = _own(embedding, best, qv)
     links: dict[int, set[str]] = {}
     if cfg.link_weight:
-        links = _links(store, catalogue, chunks)
+        links = _links(store, catalogue, best)
     return with_evidence(
         fused,
         notes,
@@ -92,11 +98,13 @@ def _links(
     out: dict[int, set[str]] = {}
     for path, spans in by_note.items():
         for link in store.links(path):
+            inside = [lab for lab, start, end in spans if start <= link.line <= end]
+            if not inside:
+                continue
             res = index.resolve(link.target, path)
             target = res.path
             if res.verdict not in LINKED or not target or target == path:
                 continue
-            for lab, start, end in spans:
-                if start <= link.line <= end:
-                    out.setdefault(lab, set()).add(target)
+            for lab in inside:
+                out.setdefault(lab, set()).add(target)
     return out
