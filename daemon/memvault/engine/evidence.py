@@ -8,6 +8,7 @@ for a weight of 0 (the setting is off).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from memvault.core.excerpts import unit_texts
@@ -17,9 +18,10 @@ from memvault.core.text import sha256_text
 if TYPE_CHECKING:
     import numpy as np
 
-    from memvault.config import VaultConfig
     from memvault.engine.catalogue import Catalogue
     from memvault.engine.embedding import Embedding
+    from memvault.engine.reader import Reader
+    from memvault.index.rows import ChunkRow
     from memvault.index.store import Store
 
 LINKED = ("resolved", "alias")
@@ -30,19 +32,19 @@ EVIDENCE_TOP = 12
 
 
 def joined(
-    config: VaultConfig,
-    store: Store,
-    embedding: Embedding,
-    catalogue: Catalogue,
+    reader: Reader,
     fused: list[tuple[int, float]],
-    chunks: dict[int, tuple[str, str, int, int]],
+    rows: Mapping[int, ChunkRow],
     qv: np.ndarray | None,
 ) -> list[tuple[int, float]]:
-    """``fused`` re-ranked with the evidence of each chunk's note; ``chunks``: label ->
-    (note, text, first line, last line). Unchanged when every weight is 0."""
+    """``fused`` re-ranked with the evidence of each chunk's note (``rows``: the
+    candidates' chunk rows). Unchanged when every weight is 0."""
+    config, store, embedding = reader.config, reader.store, reader.embedding
+    catalogue = reader.catalogue
     cfg = config.search
     if not (cfg.note_weight or cfg.own_weight or cfg.link_weight):
         return fused
+    chunks = {lab: (r.path, r.text, r.line_start, r.line_end) for lab, r in rows.items()}
     notes = {lab: path for lab, (path, *_) in chunks.items()}
     top = [lab for lab, _ in fused if lab in chunks][:EVIDENCE_TOP]
     best = {lab: chunks[lab] for lab in top}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -37,7 +38,7 @@ from memvault.core.ranking import (
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
-from memvault.engine import evidence
+from memvault.engine.evidence import joined as note_evidence
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -94,8 +95,7 @@ class Reader:
         """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
         with the query's vector (``qv``, else embedded here; None without vectors),
         which context ranks lines with: a value, as reads run on many threads at once.
-        ``evidence``: join each chunk's score with its note's (engine/evidence); context
-        asks without, as it ranks lines by their note and their own vectors itself."""
+        ``evidence=False``: context's (it ranks lines by their note and own vectors)."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
@@ -123,12 +123,8 @@ class Reader:
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
-        if evidence:
-            fused = self._with_evidence(
-                fused,
-                {lab: (r.path, r.text, r.line_start, r.line_end) for lab, r in rows.items()},
-                qv,
-            )
+        if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
+            fused = note_evidence(self, fused, rows, qv)
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
@@ -227,7 +223,7 @@ class Reader:
                 for i in worth_a_place([h.score for h in candidates])
             ]
         index_text = index_part(
-            self._memory_text(),
+            _memory_text(self.fs, self.config.memory.file),
             int(budget * cfg.context.index_share),
             count,
             [t for t in terms if t not in common],
@@ -254,17 +250,6 @@ class Reader:
         vector = self.embedding.vectors.query(qv, pool)
         scores = dict(self._fuse(lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
-
-    def _with_evidence(
-        self,
-        fused: list[tuple[int, float]],
-        chunks: dict[int, tuple[str, str, int, int]],
-        qv: np.ndarray | None,
-    ) -> list[tuple[int, float]]:
-        """``fused`` joined by the evidence of each chunk's note (engine/evidence)."""
-        return evidence.joined(
-            self.config, self.store, self.embedding, self.catalogue, fused, chunks, qv
-        )
 
     def _unit_pieces(
         self,
@@ -319,26 +304,17 @@ class Reader:
             sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
-        ranked, alone = (
-            unit_scores(
-                scores,
-                sims,
-                timely,
-                notes=notes,
-                window_similarities=window_sims,
-                on_subject=on_subject,
-            )
-            # its note's evidence ranks a line; with own_admits, it cannot admit one
-            for notes in ([p.path for p in pieces], None)
+        score = functools.partial(
+            unit_scores,
+            scores,
+            sims,
+            timely,
+            window_similarities=window_sims,
+            on_subject=on_subject,
         )
-        admit = alone if self.config.context.own_admits else None
+        ranked = score(notes=[p.path for p in pieces])
+        admit = score() if self.config.context.own_admits else None  # the note can't admit
         return [pieces[i] for i in worth_a_place(ranked, admit=admit)]
-
-    def _memory_text(self) -> str:
-        try:
-            return self.fs.read(self.config.memory.file).decoded.text
-        except (NoteNotFound, OSError, ValueError):
-            return ""
 
     def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
         if note_tokens <= SMALL_NOTE_TOKENS:
@@ -482,6 +458,13 @@ class Reader:
             if len(hits) >= k:
                 break
         return hits
+
+
+def _memory_text(fs: VaultFS, name: str) -> str:
+    try:
+        return fs.read(name).decoded.text
+    except (NoteNotFound, OSError, ValueError):
+        return ""
 
 
 def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
