@@ -42,9 +42,8 @@ sys.path.insert(0, str(ROOT / "daemon"))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from locomo_eval import parse_sets  # noqa: E402
-from real_vault_eval import NOTES, build  # noqa: E402
-
 from memvault.api import Vault  # noqa: E402
+from real_vault_eval import NOTES, build  # noqa: E402
 
 HELP = next(
     (p / "shared" / "bench" / "obsidian-help" for p in ROOT.parents if (p / "shared").is_dir()),
@@ -85,9 +84,7 @@ def prepare(which: str, work: Path, help_vault: Path) -> Path:
     return root
 
 
-def score(
-    vault: Vault, items: Sequence[tuple[str, set[str]]], contexts: bool
-) -> dict[str, Any]:
+def score(vault: Vault, items: Sequence[tuple[str, set[str]]], contexts: bool) -> dict[str, Any]:
     ev = _help_eval()
     folds: dict[str, list[int | None]] = {"A": [], "B": []}
     ctx: dict[str, list[bool]] = {"A": [], "B": []}
