@@ -40,7 +40,11 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
-KIT = ROOT.parent / "shared" / "bench" / "locomo"
+# ../shared beside the checkout (or beside its parent: a worktree under wt/)
+KIT = next(
+    (p / "shared" / "bench" / "locomo" for p in ROOT.parents if (p / "shared" / "bench").is_dir()),
+    ROOT.parent / "shared" / "bench" / "locomo",
+)
 sys.path.insert(0, str(KIT))
 
 import locomo_kit  # noqa: E402

@@ -256,3 +256,21 @@ def test_a_line_of_the_note_asked_about_beats_a_line_as_good_elsewhere() -> None
 def test_each_signal_needs_one_value_per_unit(name: str) -> None:
     with pytest.raises(ValueError, match="one chunk score and one"):
         unit_scores([1.0, 0.5], [None, None], **{name: [0.1]})  # type: ignore[arg-type]
+
+
+def test_a_line_is_admitted_on_its_own_evidence_not_its_notes() -> None:
+    """Issue 24.11: a person's note that answers lends its weight to all its lines, and
+    "Prefers async communication" passed the filler bar on it alone."""
+    from memvault.core.excerpts import unit_scores, worth_a_place
+
+    chunk = [1.0, 0.5, 0.9, 0.2]
+    sims = [0.9, 0.4, 0.8, 0.75]
+    notes = ["people/sarah.md", "people/sarah.md", "decisions/pg.md", "decisions/pg.md"]
+    ranked = unit_scores(chunk, sims, notes=notes)
+    alone = unit_scores(chunk, sims)
+    assert worth_a_place(ranked) == [0, 2, 1]  # 1 lifted over the bar by its note's best line
+    # on their own evidence: 1 is filler; 3 (a weaker note, a line close to the question)
+    # is not; the order stays the note-aware one
+    assert worth_a_place(ranked, admit=alone) == [0, 2, 3]
+    with pytest.raises(ValueError):
+        worth_a_place(ranked, admit=alone[:2])

@@ -125,3 +125,76 @@ def test_a_very_long_query_keeps_its_first_distinct_terms() -> None:
     query = " ".join(f"word{i}" for i in range(5000)) + " the of"
     terms = query_terms(query)
     assert terms == [f"word{i}" for i in range(MAX_QUERY_TERMS)]
+
+
+# -- a chunk's note's evidence (issue 25) --------------------------------------------------
+
+
+def test_note_evidence_is_the_sum_of_a_notes_best_few_candidates_scaled() -> None:
+    from memvault.core.ranking import note_evidence
+
+    scores = [0.9, 0.5, 0.4, 0.3, 0.2]
+    notes = ["a", "b", "b", "b", "c"]
+    # a: 0.9; b: 0.5 + 0.4 (its best two, not all three); c: 0.2 -> scaled over 0.2..0.9
+    got = note_evidence(scores, notes, top=2)
+    assert got == pytest.approx([1.0, 1.0, 1.0, 1.0, 0.0])
+    assert note_evidence(scores, notes, top=3)[1] == pytest.approx(1.0)  # b: 1.2 is the best
+    assert note_evidence(scores, notes, top=3)[0] == pytest.approx((0.9 - 0.2) / (1.2 - 0.2))
+    with pytest.raises(ValueError):
+        note_evidence([0.1], ["a", "b"])
+
+
+def test_a_note_several_of_whose_sections_answer_outranks_a_lone_chunk_that_scores_a_bit_higher() -> (
+    None
+):
+    """A how-to answered by three of its sections vs one turn of phrase in another note."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 0.80), (2, 0.75), (3, 0.70), (4, 0.65), (5, 0.10)]
+    notes = {1: "other.md", 2: "howto.md", 3: "howto.md", 4: "howto.md", 5: "far.md"}
+    plain = with_evidence(fused, notes)
+    assert plain[0][0] == 1  # without the note's evidence: the lone chunk first
+    ranked = with_evidence(fused, notes, note_weight=0.25, note_top=3)
+    assert ranked[0][0] == 2
+    assert all(0.0 <= s <= 1.0 for _, s in ranked)
+
+
+def test_a_section_with_little_text_of_its_own_yields_to_one_whose_own_lines_answer() -> None:
+    """The demo's "postgres migration": the Status chunk ("Accepted on 2024-03-12.
+    Supersedes nothing.") had the best chunk vector (title + the text before it) and
+    ranked above the Decision section, whose own lines name PostgreSQL."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(10, 0.50), (11, 0.40)]  # 10: Status, 11: Decision
+    notes = {10: "decisions/pg.md", 11: "decisions/pg.md"}
+    own = {10: 0.05, 11: 0.45}  # the best cosine of a line of each chunk's own text
+    assert [lab for lab, _ in with_evidence(fused, notes, own)] == [10, 11]  # weight 0: as before
+    assert [lab for lab, _ in with_evidence(fused, notes, own, own_weight=0.25)] == [11, 10]
+    # a chunk with no line vector yet counts 0 there, it is not dropped
+    assert {lab for lab, _ in with_evidence(fused, notes, {11: 0.45}, own_weight=0.25)} == {10, 11}
+
+
+def test_a_note_that_a_strong_hit_links_to_gains_that_hits_evidence() -> None:
+    """ "Drove the database choice in [[decisions/pg]]" in a person's note is about the
+    decision: the decision's chunks gain the linking chunk's score."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 0.90), (2, 0.60), (3, 0.55)]  # 1: the person's line, 2: a log, 3: the decision
+    notes = {1: "people/sarah.md", 2: "logs/day.md", 3: "decisions/pg.md"}
+    links = {1: {"decisions/pg.md"}, 3: {"decisions/pg.md"}}  # its own link counts nothing
+    assert [lab for lab, _ in with_evidence(fused, notes, links=links)] == [1, 2, 3]
+    ranked = with_evidence(fused, notes, links=links, link_weight=0.25)
+    assert [lab for lab, _ in ranked] == [1, 3, 2]
+    # a link to the chunk's own note is no evidence
+    assert [
+        lab
+        for lab, _ in with_evidence(fused, notes, links={3: {"decisions/pg.md"}}, link_weight=0.25)
+    ] == [1, 2, 3]
+
+
+def test_with_evidence_drops_labels_without_a_note_and_keeps_an_empty_ranking_empty() -> None:
+    from memvault.core.ranking import with_evidence
+
+    got = with_evidence([(1, 0.5), (2, 0.4)], {2: "a.md"}, note_weight=0.5)
+    assert got == [(2, pytest.approx((0.4 + 0.5 * 1.0) / 1.5))]  # divided by the weights' sum
+    assert with_evidence([], {}, note_weight=0.5) == []

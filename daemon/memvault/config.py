@@ -79,6 +79,12 @@ class SearchSettings:
     lexical_weight: float = 1.0
     vector_weight: float = 1.0
     candidates: int = 100
+    # a chunk's note's evidence, its own lines', its note's links in (core/ranking
+    # with_evidence; chosen by cross-validation, bench/RESULTS.md "Issue 25")
+    note_weight: float = 0.25
+    note_top: int = 3
+    own_weight: float = 0.25
+    link_weight: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +94,7 @@ class ContextSettings:
     link_hops: int = 1
     excerpts: bool = True  # pack the best lines of the hits, not whole chunks
     candidates: int = 300  # chunks searched for a context (their lines are the candidates)
+    own_admits: bool = True  # a line is admitted on its own evidence, not its note's
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,6 +329,10 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("search.fusion must be rrf or convex")
         if settings.lexical_weight < 0 or settings.vector_weight < 0 or settings.candidates < 1:
             problems.append("search: weights must be >= 0 and candidates >= 1")
+        if min(settings.note_weight, settings.own_weight, settings.link_weight) < 0:
+            problems.append("search: note_weight, own_weight and link_weight must be >= 0")
+        if settings.note_top < 1:
+            problems.append("search.note_top must be at least 1")
     elif section == "context":
         if not 0.0 <= settings.index_share <= 1.0:
             problems.append("context.index_share must be between 0 and 1")

@@ -270,12 +270,28 @@ def best_first(scores: Sequence[float]) -> list[int]:
     return sorted(range(len(scores)), key=lambda i: -scores[i])
 
 
-def worth_a_place(scores: Sequence[float], share: float = FILLER_SHARE) -> list[int]:
+def worth_a_place(
+    scores: Sequence[float],
+    share: float = FILLER_SHARE,
+    admit: Sequence[float] | None = None,
+) -> list[int]:
     """Indices by score, best first, without the filler: those scoring under ``share``
-    of the best score. Scores are >= 0 (min-max scaled sums)."""
+    of the best score. Scores are >= 0 (min-max scaled sums).
+
+    With ``admit`` (each unit's score on its own evidence: ``unit_scores`` without
+    ``notes``), a unit is filler when that score is under ``share`` of the best such
+    score: its note's evidence orders the units, it does not admit one. A note
+    that answers lends its weight to all its lines; "Prefers async communication"
+    in the note of the person who signed off the decision asked about is still not
+    about the decision."""
     order = best_first(scores)
     if not order:
         return []
+    if admit is not None:
+        if len(admit) != len(scores):
+            raise ValueError("one admitting score per unit")
+        bar = share * max(admit)
+        return [i for i in order if admit[i] >= bar]
     floor = share * scores[order[0]]
     return [i for i in order if scores[i] >= floor]
 

@@ -135,6 +135,96 @@ def convex(
     return sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
 
 
+def _scaled(values: Sequence[float]) -> list[float]:
+    """Min-max scaled to [0, 1]; all equal -> 1."""
+    if not values:
+        return []
+    lo, hi = min(values), max(values)
+    return [(v - lo) / (hi - lo) if hi > lo else 1.0 for v in values]
+
+
+def note_evidence(scores: Sequence[float], notes: Sequence[str], top: int = 2) -> list[float]:
+    """For each candidate chunk, the evidence its note holds: the sum of the ``top`` best
+    fused ``scores`` among the candidates of the same note (``notes``: each chunk's),
+    min-max scaled over the candidates.
+
+    A note is a unit as well as its chunks: a question about a note is answered by
+    several of its sections at once (a how-to's steps, its caveats), while a chunk of a
+    note that is about something else matches by one turn of phrase. The sum of the
+    best few (not of all: a long note would win by its length) is the classic
+    passage-to-document evidence (CombSUM over the top passages)."""
+    if len(scores) != len(notes):
+        raise ValueError("one note per score")
+    best: dict[str, list[float]] = {}
+    for note, score in zip(notes, scores, strict=True):
+        best.setdefault(note, []).append(score)
+    total = {n: sum(sorted(v, reverse=True)[: max(top, 1)]) for n, v in best.items()}
+    return _scaled([total[n] for n in notes])
+
+
+def with_evidence(
+    fused: Sequence[tuple[int, float]],
+    notes: Mapping[int, str],
+    own: Mapping[int, float] | None = None,
+    *,
+    note_weight: float = 0.0,
+    note_top: int = 2,
+    own_weight: float = 0.0,
+    links: Mapping[int, Collection[str]] | None = None,
+    link_weight: float = 0.0,
+) -> list[tuple[int, float]]:
+    """The fused ranking of the chunks in ``notes`` (label -> its note; a label
+    without one is dropped), each score joined by three pieces of evidence, then
+    divided by the weights' sum so a score stays in [0, 1]; best first:
+
+    - its note's (``note_evidence``, weight ``note_weight``): a note is a unit as
+      well as its chunks;
+    - its own text's (``own``: label -> the best cosine of one of the chunk's own
+      lines to the query, min-max scaled over the chunks that have one, weight
+      ``own_weight``; a chunk without one counts 0). A chunk's vector is embedded
+      with its note's title and headings and the text before it (``core/chunks``):
+      a section with little text of its own ("Accepted on 2024-03-12. Supersedes
+      nothing.") takes its meaning from its neighbours and its title, and ranks with
+      them; its own lines' vectors say what it adds;
+    - the chunks that link to its note (``links``: label -> the notes its lines link
+      to): a note gains ``link_weight`` times the best fused score of a chunk of
+      another note that links to it. A line that names a note is about that note
+      ("Drove the database choice in [[the decision]]"), as Obsidian's graph would
+      answer "the decision Sarah drove"."""
+    kept = [(label, score) for label, score in fused if label in notes]
+    if not kept:
+        return []
+    scores = [s for _, s in kept]
+    total = 1.0
+    if note_weight:
+        ev = note_evidence(scores, [notes[label] for label, _ in kept], note_top)
+        scores = [s + note_weight * e for s, e in zip(scores, ev, strict=True)]
+        total += note_weight
+    if own_weight and own:
+        present = [own[label] for label, _ in kept if label in own]
+        lo, hi = (min(present), max(present)) if present else (0.0, 0.0)
+        for i, (label, _) in enumerate(kept):
+            if label in own:
+                scaled = (own[label] - lo) / (hi - lo) if hi > lo else 1.0
+                scores[i] += own_weight * scaled
+        total += own_weight
+    if link_weight and links:
+        # a line that links to a note is about that note: the best score of a chunk
+        # linking to a note (from another note) is evidence for that note's chunks
+        fused_score = dict(kept)
+        described: dict[str, float] = {}
+        for label, targets in links.items():
+            if label in fused_score:
+                for target in targets:
+                    if target != notes.get(label):
+                        described[target] = max(described.get(target, 0.0), fused_score[label])
+        for i, (label, _) in enumerate(kept):
+            scores[i] += link_weight * described.get(notes[label], 0.0)
+        total += link_weight
+    out = [(label, s / total) for (label, _), s in zip(kept, scores, strict=True)]
+    return sorted(out, key=lambda kv: (-kv[1], kv[0]))
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """What a search may return. Empty filters allow everything."""

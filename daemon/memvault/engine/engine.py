@@ -561,7 +561,7 @@ class Engine:
         self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
         self._needs_index("search")
-        return self.reader.search(query, k, filters, group=group)
+        return self.reader.search(query, k, filters, group=group)[0]
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import functools
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,7 @@ from memvault.core.ranking import (
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
+from memvault.engine.evidence import joined as note_evidence
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -73,8 +75,6 @@ class Reader:
         self.store = store
         self.catalogue = catalogue
         self.embedding = embedding
-        # The last query search embedded, and its vector (context ranks lines with it).
-        self._last_query: tuple[str, np.ndarray] | None = None
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
@@ -89,8 +89,13 @@ class Reader:
         k: int | None = None,
         filters: Filters = NO_FILTERS,
         group: bool = False,
-    ) -> list[Hit]:
-        """Hybrid BM25 + vector search, fused (convex combination by default, or RRF)."""
+        qv: np.ndarray | None = None,
+        evidence: bool = True,
+    ) -> tuple[list[Hit], np.ndarray | None]:
+        """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
+        with the query's vector (``qv``, else embedded here; None without vectors),
+        which context ranks lines with: a value, as reads run on many threads at once.
+        ``evidence=False``: context's (it ranks lines by their note and own vectors)."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
@@ -104,7 +109,7 @@ class Reader:
             )
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
-                return []
+                return [], qv
         terms = query_terms(query)
         match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
         lexical = self.store.fts(match, pool * 3 if label_ok else pool)
@@ -112,13 +117,14 @@ class Reader:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
-            qv = self.embedding.embedder.embed([query])[0]
-            self._last_query = (query, qv)  # context ranks lines with it: not embedded twice
+            qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
+        if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
+            fused = note_evidence(self, fused, rows, qv)
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
@@ -135,7 +141,7 @@ class Reader:
             hits.append(_hit(label, row, meta.get(row.path), terms, score, label in waiting))
             if len(hits) >= k:
                 break
-        return hits
+        return hits, qv
 
     def _fuse(
         self,
@@ -173,20 +179,22 @@ class Reader:
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
         k = cfg.context.candidates
-        hits = self.search(query, k=k, filters=filters)
-        ctx = self._assemble(query, budget, hits)
+        hits, qv = self.search(query, k=k, filters=filters, evidence=False)
+        ctx = self._assemble(query, budget, hits, qv)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more = self.search(query, k=k * WIDEN, filters=filters)
+            more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv, evidence=False)
             ctx = self._assemble(
-                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
+                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)], qv
             )
         return ctx
 
-    def _assemble(self, query: str, budget: int, hits: Sequence[Hit]) -> Context:
+    def _assemble(
+        self, query: str, budget: int, hits: Sequence[Hit], qv: np.ndarray | None
+    ) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
         hit_paths = list(dict.fromkeys(h.path for h in hits))
@@ -195,7 +203,7 @@ class Reader:
         # and without them, and they mark no line of the index as relevant.
         terms = query_terms(query)
         common = common_terms(terms, [u.text for h in hits for u in split_units(h.text, 1)])
-        qv = self._query_vector(query, common)
+        qv = None if qv is None else self._query_vector(query, common, qv)
         if qv is not None and common:
             hits = self._rescored(query, hits, qv)
         linked_hits = (
@@ -215,7 +223,7 @@ class Reader:
                 for i in worth_a_place([h.score for h in candidates])
             ]
         index_text = index_part(
-            self._memory_text(),
+            _memory_text(self.fs, self.config.memory.file),
             int(budget * cfg.context.index_share),
             count,
             [t for t in terms if t not in common],
@@ -225,16 +233,13 @@ class Reader:
         linked = [p for p in ranked if p.path in from_links]
         return assemble(query, budget, count, index_text, pieces, linked)
 
-    def _query_vector(self, query: str, common: set[str]) -> np.ndarray | None:
-        """The vector the candidates are ranked with: the question's, averaged with
-        that of the question without its ``common`` terms; None without vectors."""
-        last = self._last_query
-        if last is None or last[0] != query:
-            return None
+    def _query_vector(self, query: str, common: set[str], qv: np.ndarray) -> np.ndarray:
+        """The vector the candidates are ranked with: the question's (``qv``), averaged
+        with that of the question without its ``common`` terms."""
         focus = focus_query(query, common)
         if not focus:
-            return last[1]
-        return (last[1] + self.embedding.embedder.embed([focus])[0]) / 2
+            return qv
+        return (qv + self.embedding.embedder.embed([focus])[0]) / 2
 
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
@@ -299,21 +304,17 @@ class Reader:
             sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
-        ranked = unit_scores(
+        score = functools.partial(
+            unit_scores,
             scores,
             sims,
             timely,
-            notes=[p.path for p in pieces],
             window_similarities=window_sims,
             on_subject=on_subject,
         )
-        return [pieces[i] for i in worth_a_place(ranked)]
-
-    def _memory_text(self) -> str:
-        try:
-            return self.fs.read(self.config.memory.file).decoded.text
-        except (NoteNotFound, OSError, ValueError):
-            return ""
+        ranked = score(notes=[p.path for p in pieces])
+        admit = score() if self.config.context.own_admits else None  # the note can't admit
+        return [pieces[i] for i in worth_a_place(ranked, admit=admit)]
 
     def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
         if note_tokens <= SMALL_NOTE_TOKENS:
@@ -457,6 +458,13 @@ class Reader:
             if len(hits) >= k:
                 break
         return hits
+
+
+def _memory_text(fs: VaultFS, name: str) -> str:
+    try:
+        return fs.read(name).decoded.text
+    except (NoteNotFound, OSError, ValueError):
+        return ""
 
 
 def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
