@@ -443,6 +443,30 @@ def test_project_headings_become_project_notes(
     assert note.body == f"{heading}\n- status: green\n### Notes\nmore"
 
 
+@pytest.mark.parametrize(
+    ("line", "status"),
+    [
+        ("- Status: paused.", "paused"),
+        ("- Status: done.", "done"),
+        ("**Status:** on hold since March", "paused"),
+        ("Status - Completed", "done"),
+        ("- status: shipped 2024-05-01", "done"),
+        ("- Status: in progress", "active"),
+        ("- Status: green", "active"),
+    ],
+)
+def test_a_status_line_of_the_project_sets_its_status(line: str, status: str) -> None:
+    # issue 24 item 3: "- Status: paused." / "- Status: done." ended up status: active,
+    # and Active Projects listed a paused and a done project
+    plan = plan_one(f"## Project: Atlas\n- Owner: Ana\n{line}\n### Notes\n- Status: done.\n")
+    assert note_at(plan, "projects/atlas.md").frontmatter["status"] == status
+
+
+def test_a_status_line_under_a_subheading_is_not_the_projects() -> None:
+    plan = plan_one("## Project: Atlas\n- goal: ship\n### Task A\n- Status: done.\n")
+    assert note_at(plan, "projects/atlas.md").frontmatter["status"] == "active"
+
+
 # -- structure, fences, timestamps -----------------------------------------------------------
 
 

@@ -20,7 +20,9 @@ Rules, by precedence:
   container, is ``decisions/<date>-<slug>.md`` (``status: accepted``), dated by itself,
   else its enclosing section, else ``date_hint``; undated ones are reported. Inside a log,
   person or project it leaves a link there. A project note gets ``status: active`` (the
-  dump was tracking it), so MEMORY.md's Active Projects lists it until a person changes it.
+  dump was tracking it), so MEMORY.md's Active Projects lists it until a person changes it,
+  unless its heading (``(paused)``, ``(done)``) or a ``Status:`` line of its own text
+  (``- Status: paused.``, ``**Status:** on hold``, ``Status: shipped``) says otherwise.
 - Inside a person or project, everything else stays there (its history).
 - Inside a day's log, everything else stays, except a heading with another date, which
   starts that day's log. Person- or project-like headings there are only reported.
@@ -485,7 +487,7 @@ class _Planner:
             fm["status"] = "accepted"
         elif d.kind == "project":
             # the dump was tracking it: Active Projects lists it until a person says otherwise
-            fm["status"] = _project_status(out[0] if out else "")
+            fm["status"] = _project_status(out[0] if out else "", out[1:])
         fm["summary"], fm["tags"] = _summary(out, d.title), ["migrated"]
         refs = [f"{name}#L{a}" + (f"-L{b}" if b != a else "") for name, a, b in segs]
         if refs:

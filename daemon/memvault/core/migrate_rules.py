@@ -216,11 +216,51 @@ def link_line(path: str, title: str) -> str:
 
 
 _PROJECT_STATE = re.compile(r"\((paused|on hold|done|completed|finished|archived)\)", re.IGNORECASE)
+# a "Status:" line of the project's own text: "- Status: paused.", "**Status**: done"
+_STATUS_LINE = re.compile(
+    r"[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?status(?:\*\*|__)?[ \t]*(?::|=|[—–-])(?:\*\*|__)?"
+    r"[ \t]*(?:\*\*|__)?([A-Za-z][A-Za-z -]*)",
+    re.IGNORECASE,
+)
+_PAUSED = frozenset(("paused", "on hold", "on-hold", "blocked", "parked", "stalled", "waiting"))
+_DONE = frozenset(
+    (
+        "done",
+        "completed",
+        "complete",
+        "finished",
+        "archived",
+        "shipped",
+        "cancelled",
+        "canceled",
+        "closed",
+        "dropped",
+        "abandoned",
+    )
+)
 
 
-def _project_status(heading: str) -> str:
-    """``active``, unless the project's heading says ``(paused)`` or ``(done)``."""
+def _state_word(word: str) -> str | None:
+    w = " ".join(word.lower().split())
+    if w in _PAUSED:
+        return "paused"
+    if w in _DONE:
+        return "done"
+    return None
+
+
+def _project_status(heading: str, body: tuple[str, ...] | list[str] = ()) -> str:
+    """``active``, unless the project's heading says ``(paused)`` or ``(done)``, or a
+    ``Status:`` line of its own text (before its first subheading) says it is paused
+    (on hold, blocked...) or done (completed, shipped, cancelled...)."""
     m = _PROJECT_STATE.search(heading)
-    if m is None:
-        return "active"
-    return "paused" if m.group(1).lower() in ("paused", "on hold") else "done"
+    if m is not None:
+        return "paused" if m.group(1).lower() in ("paused", "on hold") else "done"
+    for line in body:
+        if line.lstrip().startswith("#"):
+            break  # a subheading: its status lines are about something else
+        if (s := _STATUS_LINE.match(line)) is not None:
+            words = s.group(1).split()
+            found = (_state_word(" ".join(words[:n])) for n in (len(words), 2, 1))
+            return next((f for f in found if f), "active")
+    return "active"
