@@ -74,3 +74,86 @@ def test_a_title_two_notes_share_is_not_guessed(tmp_path: Path) -> None:
 
         with pytest.raises(NoteNotFound):
             v.get("Ana Lopez")
+
+
+# -- item 7: the user's preferences are where MEMORY.md links them ---------------------------
+
+
+def test_migrated_preferences_are_linked_from_memory_md(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.migration import migrate
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    people = "".join(
+        f"### Person{c} Example\n- works on thing {c}\n" for c in "ABCDEFGHIJ"
+    )  # more people than Key People's limit (8)
+    dump = tmp_path / "old" / "MEMORY.md"
+    dump.parent.mkdir()
+    dump.write_text(
+        "# Memory\n## About me\n- I prefer short answers\n"
+        "## Preferences\n- Never email Lena on Fridays\n"
+        f"## People\n{people}"
+        "## 2024-02-01\n- shipped the importer\n",
+        encoding="utf-8",
+    )
+    vault = tmp_path / "vault"
+    report = migrate(dump, vault)
+    assert "people/me.md" in report.created
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert "[[people/me]] - I prefer short answers" in memory
+    me = (vault / "people/me.md").read_text(encoding="utf-8")
+    assert "Never email Lena on Fridays" in me
+    assert not (vault / "inbox").exists() or "prefer" not in "".join(
+        p.read_text(encoding="utf-8") for p in (vault / "inbox").glob("*.md")
+    )
+
+
+# -- item 11 (second half): provenance once, in the frontmatter ------------------------------
+
+
+def test_a_migrated_vaults_context_spends_no_tokens_on_provenance(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.migration import migrate
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    dump = tmp_path / "old" / "MEMORY.md"
+    dump.parent.mkdir()
+    days = "".join(
+        f"## 2024-03-{d:02d}\n- We decided to keep the schema in PostgreSQL, day {d}.\n"
+        f"- standup notes for day {d}\n"
+        for d in range(1, 8)
+    )
+    dump.write_text(days, encoding="utf-8")
+    vault = tmp_path / "vault"
+    migrate(dump, vault)
+    for path in vault.rglob("*.md"):
+        if "archive" not in path.parts and path.name != "MEMORY.md":
+            assert "Migrated from" not in path.read_text(encoding="utf-8"), path
+    text = (vault / "logs/2024-03-01.md").read_text(encoding="utf-8")
+    assert "archive: '[[archive/MEMORY-" in text.split("\n---\n", 1)[0]
+    with open_vault(vault) as v:
+        ctx = v.context("What did we decide about the schema?", budget=800)
+    assert "schema in PostgreSQL" in ctx.text
+    assert "Migrated from" not in ctx.text and "archive/MEMORY" not in ctx.text
+
+
+def test_notes_an_earlier_memvault_migrated_are_still_its_own_on_a_rerun(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.core.migrate import plan_migration, render_note
+    from memvault.migration import migrate, read_sources
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    dump = tmp_path / "old" / "MEMORY.md"
+    dump.parent.mkdir()
+    dump.write_text("## 2024-03-01\n- a\n## Project: Atlas\n- goal\n", encoding="utf-8")
+    vault = tmp_path / "vault"
+    first = migrate(dump, vault)
+    archive = first.archive[0].removesuffix(".md")
+    for planned in plan_migration(read_sources(dump)[0]).notes:  # as memvault wrote them then
+        (vault / planned.path).write_text(render_note(planned, archive, footer=True), "utf-8")
+    again = migrate(dump, vault)
+    assert again.kept == () and again.created == ()
+    assert sorted(again.unchanged) == sorted(first.created)

@@ -169,7 +169,9 @@ def migrate(
         target = root / note.path
         action = "create"
         if target.exists():
-            action = "unchanged" if target.read_bytes() == text.encode("utf-8") else "kept"
+            data = target.read_bytes()
+            ours_then = render_note(note, links, footer=True).encode("utf-8")
+            action = "unchanged" if data in (text.encode("utf-8"), ours_then) else "kept"
         rows.append(PlanRow(note.path, note.kind, _ranges(note.segments), action))
     count = count_tokens or (lambda text: len(text.split()))
     dump = next((s.text for s in sources if s.name in ("MEMORY.md", "CLAUDE.md")), sources[0].text)

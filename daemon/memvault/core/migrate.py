@@ -35,6 +35,9 @@ Rules, by precedence:
   ``People / X``, ``Person: X``, a name-like child of ``People``, or (level 2 and deeper)
   2–3 capitalised words that are not known non-name words (``Sarah Chen (backend lead)``,
   reported as a heuristic) is a person. Names only mentioned in text are only reported.
+- A heading about the user (``About me``, ``Preferences``, ``User profile``...) outside any
+  note is ``people/me.md`` ("Me"), updated as of the dump's last day, so MEMORY.md's Key
+  People lists it first: an agent sees its user's standing preferences. Reported.
 - Anything else goes to ``inbox/<source-slug>.md``, or to the log of a ``date_hint``
   source (a daily file is one day's log throughout).
 - Inbox text is split at top-level lines starting with a date (``2024-01-02:``,
@@ -82,7 +85,10 @@ from memvault.core.migrate_rules import (
     _PLAIN,
     _PUNCT,
     _TITLE_STRIP,
+    _USER_HEADINGS,
     _YAML_WORDS,
+    USER_NOTE,
+    USER_TITLE,
     _clean,
     _decision_title,
     _first_sentence,
@@ -172,6 +178,7 @@ _MESSAGES = {
     "renamed": "{base} is taken; planned as {path}",
     "inbox": "{n} non-blank lines have no date or category; kept in the inbox",
     "name-mentions": "{name!r} is mentioned {n} times without a heading; no people note made",
+    "user-note": "heading {raw!r} is about the user: kept in their own note (MEMORY.md's people)",
 }
 _Key = tuple[str, str]  # (kind, identity: date, full slug, date/slug, or source name)
 _Part = tuple[int, int, int, "_Key | None"]  # source index, first, last (0-based) | a link
@@ -321,8 +328,13 @@ class _Planner:
             return push(parent.target, parent.kind, True, date or parent.date)
         if date:
             return push(self._log(date), "log", True, date)
-        if hint := _CONTAINERS.get(" ".join(_PUNCT.sub("", text.casefold()).split())):
+        folded = " ".join(_PUNCT.sub("", text.casefold()).split())
+        if hint := _CONTAINERS.get(folded):
             return push(parent.target, "container", False, None, hint)
+        if folded in _USER_HEADINGS and parent.kind in ("inbox", "generic"):
+            key = self._note("person", USER_NOTE, USER_TITLE, None)
+            self._report(si, i, "user-note", key, raw=raw)
+            return push(key, "person", True, None)
         if name := _project_name(text, parent.hint == "projects"):
             return push(self._note("project", _slug(name, 0), name, None), "project", True, None)
         name, heuristic = _person_name(text, parent.hint == "people", level)
@@ -488,6 +500,10 @@ class _Planner:
         elif d.kind == "project":
             # the dump was tracking it: Active Projects lists it until a person says otherwise
             fm["status"] = _project_status(out[0] if out else "", out[1:])
+        if key == ("person", USER_NOTE):  # the user's standing facts are current: listed first
+            days = [x.date for x in self.drafts.values() if x.date]
+            if days:
+                fm["updated"] = max(days)
         fm["summary"], fm["tags"] = _summary(out, d.title), ["migrated"]
         refs = [f"{name}#L{a}" + (f"-L{b}" if b != a else "") for name, a, b in segs]
         if refs:
@@ -511,8 +527,17 @@ class _Planner:
                     line, pos = line + joined.count("\n", pos, m.start()), m.start()
                     first[name] = (si, line)
         found = [n for n, c in counts.items() if c >= 3 and _slug(n, 0) not in people]
-        for name in sorted(filter(_is_pair_name, found), key=lambda n: (-counts[n], n))[:20]:
+        texts = ["\n".join(lines) for lines in self.lines]
+        found = [n for n in filter(_is_pair_name, found) if not _common_word(n.split()[0], texts)]
+        for name in sorted(found, key=lambda n: (-counts[n], n))[:20]:
             self._report(*first[name], "name-mentions", name=name, n=counts[name])
+
+
+def _common_word(word: str, texts: list[str]) -> bool:
+    """Whether ``word`` is also written in lower case in the sources: a word ("Prefers
+    Slack" at the start of a line, "prefers email" elsewhere), not a name."""
+    pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
+    return any(pattern.search(t) for t in texts)
 
 
 def _summary(body: list[str], title: str) -> str:
@@ -560,11 +585,17 @@ def _yaml(value: object) -> str:
     return dumped.removesuffix("\n...\n").strip()
 
 
-def render_note(note: PlannedNote, archive_link: str | Mapping[str, str]) -> str:
-    """The file text: frontmatter, body, and a back-link to the archived original.
+def render_note(
+    note: PlannedNote, archive_link: str | Mapping[str, str], *, footer: bool = False
+) -> str:
+    """The file text: frontmatter (its ``archive:`` property links the archived original of
+    each source; ``source:`` has the line ranges) and the body — the provenance once, in
+    the frontmatter, where no search hit or context spends tokens on it.
 
     ``archive_link`` names the archive note (``archive/MEMORY-2024-05-01``) of every
-    source, or maps each source name to its archive note.
+    source, or maps each source name to its archive note. ``footer=True`` renders as
+    memvault did before, with a ``*Migrated from [[...]] lines ...*`` line closing the
+    body (a re-run recognises notes it wrote then as its own, unchanged).
     """
     fm = note.frontmatter
     keys = [k for k in FIELD_ORDER if k in fm] + sorted(k for k in fm if k not in FIELD_ORDER)
@@ -575,7 +606,7 @@ def render_note(note: PlannedNote, archive_link: str | Mapping[str, str]) -> str
     ranges: dict[str, list[tuple[int, int]]] = {}
     for name, a, b in note.segments:
         ranges.setdefault(name, []).append((a, b))
-    refs = []
+    refs, links = [], []
     for name, rs in ranges.items():
         target = archive_link if isinstance(archive_link, str) else archive_link.get(name)
         if not target or re.search(r"[\[\]|#^\n]", target):
@@ -584,6 +615,13 @@ def render_note(note: PlannedNote, archive_link: str | Mapping[str, str]) -> str
         more = f" and {len(rs) - 8} more" if len(rs) > 8 else ""
         word = "line" if len(rs) == 1 and rs[0][0] == rs[0][1] else "lines"
         alias = _LINK_UNSAFE.sub(" ", name)
-        refs.append(f"[[{target.removesuffix('.md')}|{alias}]] {word} {spans}{more}")
-    back = "; ".join(refs) or "a dump (this note only links to what was taken out of it)"
-    return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}\n\n---\n*Migrated from {back}.*\n"
+        link = f"[[{target.removesuffix('.md')}|{alias}]]"
+        refs.append(f"{link} {word} {spans}{more}")
+        links.append(link)
+    if footer:
+        back = "; ".join(refs) or "a dump (this note only links to what was taken out of it)"
+        tail = f"\n\n---\n*Migrated from {back}.*\n"
+        return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}{tail}"
+    if links:  # a property Obsidian shows as links (quoted: YAML reads [[ as a list)
+        head.append("archive: " + _yaml(links[0] if len(links) == 1 else links))
+    return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}\n"

@@ -75,6 +75,35 @@ _CONTAINER_NAMES = {
     "|architecture decisions|architecture decision records",
 }
 _CONTAINERS = {n: kind for kind, names in _CONTAINER_NAMES.items() for n in names.split("|")}
+# Headings about the user themself: their standing facts and preferences go to one person
+# note, ``people/me.md``, which MEMORY.md's Key People lists (an inbox note it never links).
+_USER_HEADINGS = frozenset(
+    [
+        "about me",
+        "about the user",
+        "about user",
+        "me",
+        "myself",
+        "user",
+        "the user",
+        "user profile",
+        "profile",
+        "who i am",
+        "personal info",
+        "personal information",
+        "preferences",
+        "my preferences",
+        "user preferences",
+        "personal preferences",
+        "standing preferences",
+        "standing instructions",
+        "likes and dislikes",
+        "how i work",
+        "working with me",
+        "how to work with me",
+    ]
+)
+USER_NOTE, USER_TITLE = "me", "Me"
 # Capitalised words that are not names: headings made of them are not people.
 _NOT_NAME_WORDS = """
     project projects meeting meetings notes note decisions decision ideas idea todo todos
@@ -98,7 +127,10 @@ _NOT_NAME_WORDS = """
     monday tuesday wednesday thursday friday saturday sunday last first this that these those
     met ask asked call called email emailed tell told ping thanks thank hi hello dear per cc
     via see also then when while after before during since until because if but so or
-    follow up lunch dinner"""
+    follow up lunch dinner
+    prefers prefer likes like dislikes loves hates wants needs uses avoids never always
+    usually often works lives speaks knows owns leads manages runs reports joined left
+    moved wrote said says thinks"""
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 _PARTICLES = frozenset(("van", "von", "de", "da", "del", "der", "di", "du", "la", "le", "al"))
 _NOT_NAME_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ogy", "ics", "ware", "ing")
