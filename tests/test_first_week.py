@@ -157,3 +157,49 @@ def test_notes_an_earlier_memvault_migrated_are_still_its_own_on_a_rerun(
     again = migrate(dump, vault)
     assert again.kept == () and again.created == ()
     assert sorted(again.unchanged) == sorted(first.created)
+
+
+# -- item 4: migrate --into a vault holding the same project: one note per name -----------------
+
+
+def test_migrate_into_a_vault_merges_into_the_note_already_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.migration import migrate
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    vault = new_vault(tmp_path)
+    mine = "---\ntitle: Hermes\nstatus: paused\n---\n# Hermes\r\n\r\nMy own words on Hermes.\r\n"
+    (vault / "projects" / "Hermes.md").write_bytes(mine.encode())
+    write(vault, "people/ana-lópez.md", note("Ana López", "Runs data"))
+    write(vault, "logs/2024-03-01.md", "# 2024-03-01\n- 09:00 my own entry\n")
+    dump = tmp_path / "old" / "MEMORY.md"
+    dump.parent.mkdir()
+    dump.write_text(
+        "## Project: Hermes\n- the dump's words on Hermes\n"
+        "## People\n### Ana Lopez\n- prefers async\n"
+        "## 2024-03-01\n- 10:00 the dump's entry\n",
+        encoding="utf-8",
+    )
+    report = migrate(dump, vault)
+    assert sorted(report.merged) == [
+        "logs/2024-03-01.md",
+        "people/ana-lópez.md",
+        "projects/Hermes.md",
+    ]
+    files = sorted(p.relative_to(vault).as_posix() for p in vault.rglob("*.md"))
+    assert not [f for f in files if f.endswith("-2.md")], files
+    assert "projects/hermes.md" not in files and "people/ana-lopez.md" not in files
+    hermes = (vault / "projects/Hermes.md").read_bytes().decode()
+    assert hermes.startswith(mine)  # their words first, byte for byte; status kept
+    assert "## Project: Hermes\r\n- the dump's words on Hermes\r\n" in hermes
+    assert "%% migrated from [[archive/MEMORY-" in hermes  # a hint: never indexed
+    assert "- prefers async" in (vault / "people/ana-lópez.md").read_text(encoding="utf-8")
+    day = (vault / "logs/2024-03-01.md").read_text(encoding="utf-8")
+    assert day.index("my own entry") < day.index("the dump's entry")
+    memory = (vault / "MEMORY.md").read_text(encoding="utf-8")
+    assert memory.count("[[projects/Hermes]]") + memory.count("[[projects/hermes]]") == 0  # paused
+    before = {f: (vault / f).read_bytes() for f in files}
+    again = migrate(dump, vault)  # a re-run appends nothing
+    assert again.merged == () and again.created == ()
+    assert {f: (vault / f).read_bytes() for f in files} == before
