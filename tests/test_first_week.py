@@ -203,3 +203,55 @@ def test_migrate_into_a_vault_merges_into_the_note_already_there(
     again = migrate(dump, vault)  # a re-run appends nothing
     assert again.merged == () and again.created == ()
     assert {f: (vault / f).read_bytes() for f in files} == before
+
+
+# -- item 1: a person's Archive/ is theirs: indexed, and links repaired in notes moved there --
+
+
+def _atlas_vault(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    write(root, "Attachments/diagram.png", "png bytes")
+    adr = note("ADR 7: event sourcing for Atlas", "We keep Atlas events in an append-only log.")
+    write(root, "Projects/Atlas/adr-7.md", adr + "\n![diagram](../../Attachments/diagram.png)\n")
+    write(
+        root, "Projects/Atlas/atlas.md", note("Atlas", "The Atlas project") + "\nSee [[adr-7]].\n"
+    )
+    return root
+
+
+def test_a_persons_archive_folder_is_indexed_and_moved_notes_keep_their_links(
+    tmp_path: Path,
+) -> None:
+    root = _atlas_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        (root / "Archive/2024").mkdir(parents=True)
+        (root / "Projects/Atlas").rename(root / "Archive/2024/Atlas")
+        report = v.sync()
+        assert not report.deleted, report.deleted  # moved, not gone
+        hits = v.search("append-only log of Atlas events")
+        assert hits and hits[0].path == "Archive/2024/Atlas/adr-7.md"
+        assert v.links_check() == []  # ../../Attachments/... repaired in the moved note
+        status = v.status()
+        assert status["index"]["matches_disk"]
+        assert "Archive/2024/Atlas/adr-7.md" not in str(status["ignored"])
+        text = (root / "Archive/2024/Atlas/adr-7.md").read_text(encoding="utf-8")
+        assert "(../../Attachments/diagram.png)" not in text  # re-targeted (newLinkFormat)
+        assert "![diagram](" in text
+        (root / "Archive/2024/Atlas").rename(root / "Projects/Atlas")  # and back again
+        v.sync()
+        assert v.links_check() == []
+
+
+def test_status_lists_what_is_ignored(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "archive/MEMORY-2024-05-01.md", "# the dump\n")  # what migrate keeps
+    write(root, "archive/old-ideas.md", note("Old ideas"))  # a person's own archive/
+    with open_vault(root) as v:
+        v.sync()
+        status = v.status()
+        assert status["ignored"] == {"archive/MEMORY-2024-05-01.md": 1, "templates/": 4}
+        assert "archive/old-ideas.md" in {n.path for n in v.search("Old ideas")}
+    out = cli("status", "--vault", str(root))
+    assert "not indexed (vault.ignore in .memvault/config.toml): " in out.stdout
+    assert "templates/ (4 notes)" in out.stdout

@@ -25,6 +25,12 @@ CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("onnx", "torch")
 ONNX_PRECISIONS = ("int8", "fp32")
+DEFAULT_IGNORE = (
+    "templates/**",
+    "archive/*-????-??-??.md",
+    "archive/*-????-??-??-*.md",
+    "archive/memory/????-??-??.md",
+)
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
     SectionRule("people", "Key People", "people", {}, "updated", 8),
@@ -35,7 +41,9 @@ DEFAULT_SECTIONS = (
 
 @dataclass(frozen=True, slots=True)
 class VaultSettings:
-    ignore: tuple[str, ...] = ("templates/**", "archive/**")
+    # what memvault itself lays down: the note templates, and the originals `migrate`
+    # keeps (archive/<name>-<date>.md, archive/memory/<date>.md); case as the disk has it
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
     max_note_bytes: int = 2_000_000
     update_links_on_rename: bool = True
 

@@ -63,6 +63,9 @@ def describe(
         "vault": str(config.root),
         "notes": counts["notes"],
         "folders": store.folder_counts(),
+        # what vault.ignore leaves out (folder or file -> its notes): never a silent hole
+        "ignored": dict(sorted((scan.ignored or {}).items())),
+        "ignore_patterns": list(config.vault.ignore),
         "skipped": len(skipped),
         "skipped_files": skipped[:SKIPPED_LISTED],
         "problems": [p.to_dict() for p in kept],
