@@ -255,3 +255,87 @@ def test_status_lists_what_is_ignored(tmp_path: Path) -> None:
     out = cli("status", "--vault", str(root))
     assert "not indexed (vault.ignore in .memvault/config.toml): " in out.stdout
     assert "templates/ (4 notes)" in out.stdout
+
+
+# -- item 2: a vault's own capitalised folders are used -----------------------------------------
+
+
+def _their_notes(tmp_path: Path) -> Path:
+    root = tmp_path / "notes"
+    write(root, "People/Ana López.md", note("Ana López", "Runs the data team"))
+    write(root, "Projects/Atlas.md", note("Atlas", "Event store", status="active"))
+    write(root, "Daily/2024-03-01.md", "# 2024-03-01\n- 09:00 kickoff\n")
+    write(root, "Archive/old.md", note("Old", "An old note"))
+    return root
+
+
+def test_init_on_existing_notes_uses_their_folders_and_says_so(tmp_path: Path) -> None:
+    root = _their_notes(tmp_path)
+    out = cli("init", str(root), check=True).stdout
+    assert "using your folder People/ for people" in out
+    assert "using your folder Projects/ for projects" in out
+    assert "using your folder Daily/ for logs" in out
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    # no people/ projects/ logs/ beside them (decisions: they had none)
+    assert folders == ["Archive", "Daily", "People", "Projects", "decisions", "templates"]
+    config = (root / ".memvault/config.toml").read_text(encoding="utf-8")
+    assert 'folder = "People"' in config and 'folder = "Daily"' in config
+    cli("sync", "--vault", str(root), check=True)
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "[[People/Ana López]] - Runs the data team" in memory
+    assert "[[Projects/Atlas]] - Event store" in memory
+    assert "[[Daily/2024-03-01]]" in memory
+    found = cli("search", "data team", "--folder", "People", "--vault", str(root), "--json")
+    assert "People/Ana López.md" in found.stdout
+    made = cli("add", "people", "--title", "Sarah Chen", "--vault", str(root), check=True)
+    assert "People/sarah-chen.md" in made.stdout
+    assert cli("add", "people", "--title", "Ana Lopez", "--vault", str(root)).returncode == 5
+    cli("log", "an entry", "--vault", str(root), check=True)
+    assert not (root / "people").exists() and not (root / "logs").exists()
+    assert len(list((root / "Daily").glob("*.md"))) >= 1
+
+
+def test_a_daily_notes_folder_from_obsidian_settings_plays_logs(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write(root, "Journal/Daily/2024-03-01.md", "# 2024-03-01\n")
+    write(root, ".obsidian/daily-notes.json", '{"folder": "Journal/Daily", "format": "YYYY-MM-DD"}')
+    write(root, ".obsidian/templates.json", '{"folder": "Meta/Templates"}')
+    write(root, "Meta/Templates/Daily.md", "# {{date}}\n")
+    from memvault.vault.template import init_vault
+
+    report = init_vault(root)
+    assert report.roles == {"logs": "Journal/Daily"}
+    assert report.templates_ignored == "Meta/Templates"
+    assert not (root / "logs").exists()
+    with open_vault(root) as v:
+        v.sync()
+        assert "Meta/Templates/" in v.status()["ignored"]
+        assert "[[Journal/Daily/2024-03-01]]" in (root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_init_with_lowercase_folders_changes_nothing(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write(root, "people/ana.md", note("Ana"))
+    from memvault.vault.template import init_vault
+
+    report = init_vault(root)
+    assert not report.roles
+    shipped = (ROOT / "vault-template/.memvault/config.toml").read_bytes()
+    assert (root / ".memvault/config.toml").read_bytes() == shipped
+
+
+def test_a_change_to_memory_settings_takes_effect_on_restart(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "People/ana.md", note("Ana", "Runs the data team"))
+    with open_vault(root) as v:
+        v.sync()
+    assert "[[People/ana]]" not in (root / "MEMORY.md").read_text(encoding="utf-8")
+    config = root / ".memvault/config.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('folder = "people"', 'folder = "People"', 1), encoding="utf-8")
+    with open_vault(root) as v:  # a restart: no note changed
+        report = v.sync()
+        assert report.memory_written
+    assert "[[People/ana]] - Runs the data team" in (root / "MEMORY.md").read_text(encoding="utf-8")
+    with open_vault(root) as v:  # and nothing more on the next start
+        assert not v.sync().memory_written

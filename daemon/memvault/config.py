@@ -125,6 +125,18 @@ class VaultConfig:
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    def folder(self, category: str) -> str:
+        """The folder notes of ``category`` (people, projects, decisions, logs) go to: the
+        folder of the MEMORY.md section of that name (``folder = "People"``: a vault's own
+        folders, which ``init`` finds), else the category's own name."""
+        rule = next((r for r in self.memory.sections if r.name == category), None)
+        return rule.folder if rule is not None and rule.folder else category
+
+    def memory_fingerprint(self) -> str:
+        """What shapes MEMORY.md in the settings: a change (a section's folder, a filter, a
+        limit) means MEMORY.md is recomputed on the next start, though no note changed."""
+        return repr((self.memory.file, self.memory.restore_deleted_sections, self.memory.sections))
+
     @classmethod
     def load(
         cls,

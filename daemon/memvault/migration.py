@@ -27,6 +27,7 @@ writes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -178,8 +179,8 @@ def migrate(
     for note in plan.notes:
         text = render_note(note, links)
         texts[note.path] = text
-        path = names.get(key, note.path) if (key := _merge_key(note.path)) else note.path
-        target = root / path
+        rel = names.get(key, note.path) if (key := _merge_key(note.path)) else note.path
+        target = root / rel
         action = "create"
         if target.exists():
             data = target.read_bytes()
@@ -187,15 +188,15 @@ def migrate(
             holds = note.body in data.decode("utf-8", "replace").replace("\r\n", "\n")
             if data in (text.encode("utf-8"), ours_then):
                 action = "unchanged"
-            elif path in ours or key is None:
+            elif rel in ours or key is None:
                 # a note this migration made (or merged into) and changed since: left alone
-                action = "unchanged" if path in ours_merged and holds else "kept"
+                action = "unchanged" if rel in ours_merged and holds else "kept"
             elif holds:
                 action = "unchanged"  # the text is there already
             else:
                 action = "merge"
-                merges[path] = merges.get(path, "") + _merged_part(note, links)
-        rows.append(PlanRow(path, note.kind, _ranges(note.segments), action))
+                merges[rel] = merges.get(rel, "") + _merged_part(note, links)
+        rows.append(PlanRow(rel, note.kind, _ranges(note.segments), action))
     count = count_tokens or (lambda text: len(text.split()))
     dump = next((s.text for s in sources if s.name in ("MEMORY.md", "CLAUDE.md")), sources[0].text)
     before = Size(dump.count("\n") + (not dump.endswith("\n")), count(dump))
@@ -218,8 +219,7 @@ def migrate(
                 except MemvaultError:
                     pass  # appeared meanwhile: never overwritten
             elif row.action == "merge" and row.path not in merged:
-                part = merges[row.path]
-                fs.update_text(row.path, lambda t, part=part: _append(t, part))
+                fs.update_text(row.path, functools.partial(_append, part=merges[row.path]))
                 merged.append(row.path)
         os.sync()
         for path in movable:  # a workspace's daily files now live in logs/ and archive/

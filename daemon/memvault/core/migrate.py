@@ -62,13 +62,12 @@ import datetime as _dt
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-import yaml
-
+from memvault.core.migrate_render import FIELD_ORDER, render_note
 from memvault.core.migrate_rules import (
     _CLOSING_HASHES,
     _CONTAINERS,
@@ -78,15 +77,12 @@ from memvault.core.migrate_rules import (
     _ISO,
     _LINE_DATE,
     _LINK_PREFIX,
-    _LINK_UNSAFE,
     _LIST_ITEM,
     _MENTION,
     _PATH,
-    _PLAIN,
     _PUNCT,
     _TITLE_STRIP,
     _USER_HEADINGS,
-    _YAML_WORDS,
     USER_NOTE,
     USER_TITLE,
     _clean,
@@ -105,13 +101,12 @@ from memvault.core.migrate_rules import (
 )
 
 __all__ = ["MigrationPlan", "MigrationStats", "PlannedNote", "Source", "Uncertainty"]
-__all__ += ["link_line", "plan_migration", "render_note"]
+__all__ += ["FIELD_ORDER", "link_line", "plan_migration", "render_note"]  # from migrate_render
 
 Kind = Literal["log", "decision", "person", "project", "inbox"]
 Segment = tuple[str, int, int]  # (source name, first line, last line), 1-based inclusive
 FOLDERS = {"log": "logs", "decision": "decisions", "person": "people", "project": "projects"}
 FOLDERS["inbox"] = "inbox"
-FIELD_ORDER = ("title", "type", "date", "status", "summary", "tags", "source")
 SUMMARY_MAX = 160
 
 
@@ -570,58 +565,3 @@ def plan_migration(
     for si, src in enumerate(sources):
         planner.plan_source(si, src)
     return planner.finish(existing_paths)
-
-
-def _yaml(value: object) -> str:
-    """A YAML value on one line: plain when safe, else quoted (PyYAML for odd cases)."""
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_yaml, value)) + "]"
-    if isinstance(value, str) and value.isprintable():
-        if _PLAIN.fullmatch(value) and " #" not in value and value.lower() not in _YAML_WORDS:
-            return value
-        return "'" + value.replace("'", "''") + "'"
-    style = '"' if isinstance(value, str) else None  # escapes control characters and breaks
-    dumped = yaml.safe_dump(value, allow_unicode=True, default_style=style, width=1 << 30)
-    return dumped.removesuffix("\n...\n").strip()
-
-
-def render_note(
-    note: PlannedNote, archive_link: str | Mapping[str, str], *, footer: bool = False
-) -> str:
-    """The file text: frontmatter (its ``archive:`` property links the archived original of
-    each source; ``source:`` has the line ranges) and the body — the provenance once, in
-    the frontmatter, where no search hit or context spends tokens on it.
-
-    ``archive_link`` names the archive note (``archive/MEMORY-2024-05-01``) of every
-    source, or maps each source name to its archive note. ``footer=True`` renders as
-    memvault did before, with a ``*Migrated from [[...]] lines ...*`` line closing the
-    body (a re-run recognises notes it wrote then as its own, unchanged).
-    """
-    fm = note.frontmatter
-    keys = [k for k in FIELD_ORDER if k in fm] + sorted(k for k in fm if k not in FIELD_ORDER)
-    head = [
-        f"{k}: {fm[k] if k == 'date' and _ISO.fullmatch(str(fm[k])) else _yaml(fm[k])}"
-        for k in keys
-    ]
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for name, a, b in note.segments:
-        ranges.setdefault(name, []).append((a, b))
-    refs, links = [], []
-    for name, rs in ranges.items():
-        target = archive_link if isinstance(archive_link, str) else archive_link.get(name)
-        if not target or re.search(r"[\[\]|#^\n]", target):
-            raise ValueError(f"no usable archive link for {name!r}: {target!r}")
-        spans = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in rs[:8])
-        more = f" and {len(rs) - 8} more" if len(rs) > 8 else ""
-        word = "line" if len(rs) == 1 and rs[0][0] == rs[0][1] else "lines"
-        alias = _LINK_UNSAFE.sub(" ", name)
-        link = f"[[{target.removesuffix('.md')}|{alias}]]"
-        refs.append(f"{link} {word} {spans}{more}")
-        links.append(link)
-    if footer:
-        back = "; ".join(refs) or "a dump (this note only links to what was taken out of it)"
-        tail = f"\n\n---\n*Migrated from {back}.*\n"
-        return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}{tail}"
-    if links:  # a property Obsidian shows as links (quoted: YAML reads [[ as a list)
-        head.append("archive: " + _yaml(links[0] if len(links) == 1 else links))
-    return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}\n"

@@ -69,6 +69,7 @@ from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
+from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
@@ -138,6 +139,7 @@ class Engine:
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
+        read_only or settings_check(self.store, config.memory_fingerprint())  # MEMORY.md config
 
     def _open_store(self) -> Store:
         """Open the databases; a damaged one is deleted and rebuilt from the vault.

@@ -154,3 +154,14 @@ def changed_problems(store: Store) -> tuple[list[Problem], list[Problem]]:
             "problems_told", json.dumps({k: [p.path, p.reason, p.kind] for k, p in now.items()})
         )
     return appeared, resolved
+
+
+def keep_memory_settings(store: Store, fingerprint: str) -> bool:
+    """A change to the settings that shape MEMORY.md (``folder = "People"``, a filter, a
+    limit) takes effect on the next start: ``memory_synced`` is cleared, so the next sync
+    recomputes MEMORY.md though no note changed. True when they changed."""
+    if store.meta("memory_settings") == fingerprint:
+        return False
+    store.set_meta("memory_synced", "")
+    store.set_meta("memory_settings", fingerprint)
+    return True

@@ -79,6 +79,17 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
+    for category, folder in (report.roles or {}).items():
+        out.print(
+            f"using your folder {folder}/ for {category} (not a new {category}/ beside it; "
+            "set in .memvault/config.toml)",
+            markup=False,
+        )
+    if report.templates_ignored:
+        out.print(
+            f"your templates folder {report.templates_ignored}/ is not indexed (vault.ignore)",
+            markup=False,
+        )
     if next_step:
         out.print(
             f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
