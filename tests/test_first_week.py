@@ -339,3 +339,27 @@ def test_a_change_to_memory_settings_takes_effect_on_restart(tmp_path: Path) -> 
     assert "[[People/ana]] - Runs the data team" in (root / "MEMORY.md").read_text(encoding="utf-8")
     with open_vault(root) as v:  # and nothing more on the next start
         assert not v.sync().memory_written
+
+
+def test_migrate_into_a_vault_with_its_own_folders_writes_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.migration import migrate
+    from memvault.vault.template import init_vault
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = _their_notes(tmp_path)
+    init_vault(root)
+    dump = tmp_path / "old" / "MEMORY.md"
+    dump.parent.mkdir()
+    dump.write_text(
+        "## Preferences\n- I prefer short answers\n## 2024-03-02\n- 10:00 We decided to ship.\n",
+        encoding="utf-8",
+    )
+    report = migrate(dump, root)
+    assert "People/me.md" in report.created
+    assert "Daily/2024-03-02.md" in report.created
+    assert any(p.startswith("decisions/2024-03-02-") for p in report.created)
+    assert not (root / "people").exists() and not (root / "logs").exists()
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "[[People/me]] - I prefer short answers" in memory

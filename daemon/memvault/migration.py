@@ -168,9 +168,14 @@ def migrate(
     existing = set(fs.scan().notes) if root.is_dir() else set()
     # one note per name: a person, project or day already in the vault takes the migrated
     # text (appended), never a "-2" copy beside it
-    names = _one_per_name(existing)
+    kinds = {"person": "people", "project": "projects", "decision": "decisions", "log": "logs"}
+    folders = {kind: config.folder(category) for kind, category in kinds.items()}
+    merging = {config.folder(c).casefold(): c for c in ("people", "projects", "logs")}
+    names = _one_per_name(existing, merging)
     plan = plan_migration(
-        sources, existing_paths=frozenset(p for p in existing - ours if _merge_key(p) is None)
+        sources,
+        existing_paths=frozenset(p for p in existing - ours if _merge_key(p, merging) is None),
+        folders=folders,
     )
     plan_seconds = time.perf_counter() - started
 
@@ -179,7 +184,7 @@ def migrate(
     for note in plan.notes:
         text = render_note(note, links)
         texts[note.path] = text
-        rel = names.get(key, note.path) if (key := _merge_key(note.path)) else note.path
+        rel = names.get(key, note.path) if (key := _merge_key(note.path, merging)) else note.path
         target = root / rel
         action = "create"
         if target.exists():
@@ -289,22 +294,33 @@ def migrate(
 _MERGED_FOLDERS = {"people": "people", "projects": "projects", "logs": "logs"}
 
 
-def _merge_key(path: str) -> tuple[str, str] | None:
-    """(folder, name key) for a note that is one per name — a person, a project, a day —
-    whatever the case of its folder and the spelling of its name; None for the others."""
-    folder, _, name = path.partition("/")
-    kind = _MERGED_FOLDERS.get(folder.casefold())
+def _merge_key(path: str, folders: dict[str, str] = _MERGED_FOLDERS) -> tuple[str, str] | None:
+    """(category, name key) for a note that is one per name — a person, a project, a day —
+    whatever the case of its folder (``folders``: the vault's, case-folded -> category)
+    and the spelling of its name; None for the others."""
+    folder, name = _split_folder(path, folders)
+    kind = folders.get(folder.casefold()) or _MERGED_FOLDERS.get(folder.casefold())
     if kind is None or not name.endswith(".md"):
         return None
     key = compose.name_key(name.rsplit("/", 1)[-1][:-3])
     return (kind, key) if key else None
 
 
-def _one_per_name(existing: set[str]) -> dict[tuple[str, str], str]:
+def _split_folder(path: str, folders: dict[str, str]) -> tuple[str, str]:
+    """(the category folder a path is under — ``Journal/Daily`` too —, the rest)."""
+    low = path.casefold()
+    for folder in sorted(folders, key=len, reverse=True):
+        if low.startswith(folder + "/"):
+            return path[: len(folder)], path[len(folder) + 1 :]
+    head, _, rest = path.partition("/")
+    return head, rest
+
+
+def _one_per_name(existing: set[str], folders: dict[str, str]) -> dict[tuple[str, str], str]:
     """The note already there for each person, project and day (the first by path)."""
     out: dict[tuple[str, str], str] = {}
     for path in sorted(existing):
-        if (key := _merge_key(path)) is not None:
+        if (key := _merge_key(path, folders)) is not None:
             out.setdefault(key, path)
     return out
 

@@ -62,7 +62,7 @@ import datetime as _dt
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
@@ -419,16 +419,19 @@ class _Planner:
             yield i, last, " ".join(lead)
             i = last + 1
 
-    def finish(self, existing: AbstractSet[str]) -> MigrationPlan:
+    def finish(
+        self, existing: AbstractSet[str], folders: Mapping[str, str] | None = None
+    ) -> MigrationPlan:
         taken, paths = {p.casefold() for p in existing}, dict[_Key, str]()
+        where = FOLDERS | dict(folders or {})  # a vault's own folders (People/, Daily/)
         for key, d in self.drafts.items():
             if d.kind == "log":
-                base = f"logs/{d.date}.md"
+                base = f"{where['log']}/{d.date}.md"
             elif d.kind == "decision":
-                base = f"decisions/{d.date + '-' if d.date else ''}{_slug(d.title)}.md"
+                base = f"{where['decision']}/{d.date + '-' if d.date else ''}{_slug(d.title)}.md"
             else:
                 name = key[1].removesuffix(".md") if d.kind == "inbox" else d.title
-                base = f"{FOLDERS[d.kind]}/{_slug(name)}.md"
+                base = f"{where[d.kind]}/{_slug(name)}.md"
             path, n = base, 1
             while path.casefold() in taken:
                 n += 1
@@ -546,9 +549,14 @@ def _summary(body: list[str], title: str) -> str:
 
 
 def plan_migration(
-    sources: Sequence[Source], *, existing_paths: AbstractSet[str] = frozenset()
+    sources: Sequence[Source],
+    *,
+    existing_paths: AbstractSet[str] = frozenset(),
+    folders: Mapping[str, str] | None = None,
 ) -> MigrationPlan:
     """Split ``sources`` into planned notes (the rules are in the module docstring).
+    ``folders`` maps a kind (``person``, ``log``...) to the vault's folder for it
+    (``People``, ``Daily``), when it is not memvault's own name.
 
     Raises ValueError for empty or duplicate source names and a ``date_hint`` that is not
     YYYY-MM-DD.
@@ -564,4 +572,4 @@ def plan_migration(
     planner = _Planner(sources)
     for si, src in enumerate(sources):
         planner.plan_source(si, src)
-    return planner.finish(existing_paths)
+    return planner.finish(existing_paths, folders)
