@@ -363,3 +363,22 @@ def test_migrate_into_a_vault_with_its_own_folders_writes_there(
     assert not (root / "people").exists() and not (root / "logs").exists()
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     assert "[[People/me]] - I prefer short answers" in memory
+
+
+def test_links_check_reads_a_folder_that_is_not_a_vault_and_leaves_it_as_it_was(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "some" / "folder"
+    write(folder, "MEMORY.md", "# my agent's own memory\nSee [[notes/a]] and [[gone]].\n")
+    write(folder, "notes/a.md", "a note\n")
+    before = sorted(
+        (p.relative_to(folder), p.read_bytes()) for p in folder.rglob("*") if p.is_file()
+    )
+    proc = cli("links", "check", "--vault", str(folder))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.stdout.splitlines()[0] == "MEMORY.md:2:21: [[gone]] does not resolve"
+    assert (
+        sorted((p.relative_to(folder), p.read_bytes()) for p in folder.rglob("*") if p.is_file())
+        == before
+    )
+    assert not (folder / ".memvault").exists()
