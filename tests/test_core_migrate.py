@@ -443,6 +443,30 @@ def test_project_headings_become_project_notes(
     assert note.body == f"{heading}\n- status: green\n### Notes\nmore"
 
 
+@pytest.mark.parametrize(
+    ("line", "status"),
+    [
+        ("- Status: paused.", "paused"),
+        ("- Status: done.", "done"),
+        ("**Status:** on hold since March", "paused"),
+        ("Status - Completed", "done"),
+        ("- status: shipped 2024-05-01", "done"),
+        ("- Status: in progress", "active"),
+        ("- Status: green", "active"),
+    ],
+)
+def test_a_status_line_of_the_project_sets_its_status(line: str, status: str) -> None:
+    # issue 24 item 3: "- Status: paused." / "- Status: done." ended up status: active,
+    # and Active Projects listed a paused and a done project
+    plan = plan_one(f"## Project: Atlas\n- Owner: Ana\n{line}\n### Notes\n- Status: done.\n")
+    assert note_at(plan, "projects/atlas.md").frontmatter["status"] == status
+
+
+def test_a_status_line_under_a_subheading_is_not_the_projects() -> None:
+    plan = plan_one("## Project: Atlas\n- goal: ship\n### Task A\n- Status: done.\n")
+    assert note_at(plan, "projects/atlas.md").frontmatter["status"] == "active"
+
+
 # -- structure, fences, timestamps -----------------------------------------------------------
 
 
@@ -627,10 +651,16 @@ def test_render_note_writes_frontmatter_body_and_a_back_link() -> None:
         "summary: first\n"
         "tags: [migrated]\n"
         "source: [MEMORY.md#L1-L2, MEMORY.md#L5-L6]\n"
+        "archive: '[[archive/MEMORY-2024-05-01|MEMORY.md]]'\n"
         "---\n\n"
-        "## 2024-01-02\nfirst\n\n## 2024-01-02\nlast\n\n"
-        "---\n"
-        "*Migrated from [[archive/MEMORY-2024-05-01|MEMORY.md]] lines 1–2, 5–6.*\n"
+        "## 2024-01-02\nfirst\n\n## 2024-01-02\nlast\n"
+    )
+    # provenance once, in the frontmatter: the body (what search and context read) holds
+    # no "*Migrated from ...*" line, which cost every block of a context ~15 tokens
+    assert "Migrated from" not in text
+    old = render_note(note_at(plan, "logs/2024-01-02.md"), "archive/MEMORY-2024-05-01", footer=True)
+    assert old.endswith(
+        "last\n\n---\n*Migrated from [[archive/MEMORY-2024-05-01|MEMORY.md]] lines 1–2, 5–6.*\n"
     )
     decision = render_note(
         note_at(plan, "decisions/yes-no-maybe.md"), "archive/MEMORY-2024-05-01.md"
@@ -638,7 +668,8 @@ def test_render_note_writes_frontmatter_body_and_a_back_link() -> None:
     front = yaml.safe_load(decision.split("---\n")[1])
     assert front["title"] == "Yes: no # maybe"
     assert front["status"] == "accepted"
-    assert "[[archive/MEMORY-2024-05-01|MEMORY.md]] lines 3–4" in decision
+    assert front["source"] == "MEMORY.md#L3-L4"
+    assert front["archive"] == "[[archive/MEMORY-2024-05-01|MEMORY.md]]"
 
 
 def test_render_note_links_each_source_to_its_own_archive() -> None:
@@ -650,10 +681,12 @@ def test_render_note_links_each_source_to_its_own_archive() -> None:
     text = render_note(
         note, {"MEMORY.md": "archive/MEMORY-x", "memory/2024-01-02.md": "archive/day-x"}
     )
-    assert text.endswith(
-        "*Migrated from [[archive/MEMORY-x|MEMORY.md]] lines 1–2; "
-        "[[archive/day-x|memory/2024-01-02.md]] line 1.*\n"
-    )
+    front = yaml.safe_load(text.split("---\n")[1])
+    assert front["archive"] == [
+        "[[archive/MEMORY-x|MEMORY.md]]",
+        "[[archive/day-x|memory/2024-01-02.md]]",
+    ]
+    assert front["source"] == ["MEMORY.md#L1-L2", "memory/2024-01-02.md#L1"]
     with pytest.raises(ValueError, match="archive link"):
         render_note(note, {"MEMORY.md": "archive/MEMORY-x"})
 
@@ -914,10 +947,54 @@ def test_property_rendered_frontmatter_reads_back_as_written(
     note = PlannedNote("people/x.md", "person", title, day, fm, "body", (("M.md", 1, 2),), (), "")
     text = render_note(note, "archive/M")
     head, _, rest = text.removeprefix("---\n").partition("\n---\n")
-    assert rest == "\nbody\n\n---\n*Migrated from [[archive/M|M.md]] lines 1–2.*\n"
+    assert rest == "\nbody\n"
     loaded = yaml.safe_load(head)
+    assert loaded.pop("archive") == "[[archive/M|M.md]]"  # last: the provenance property
     assert list(loaded) == [k for k in FIELD_ORDER if k in fm]
     if day:
         assert loaded.pop("date") == dt.date.fromisoformat(day)
         fm.pop("date")
     assert loaded == fm
+
+
+# -- the user's own facts and preferences (issue 24 item 7) ---------------------------------
+
+
+def test_about_me_and_preferences_go_to_the_users_person_note() -> None:
+    text = (
+        "# Memory\n## About me\n- I prefer short answers\n### Work\n- data team\n"
+        "## 2024-01-02\n- shipped\n## Preferences\n- Never email Lena on Fridays\n"
+        "## 2024-03-05\n- more\n"
+    )
+    plan = plan_one(text)
+    me = note_at(plan, "people/me.md")
+    assert (me.kind, me.title) == ("person", "Me")
+    assert me.body.split("\n") == [
+        "## About me",
+        "- I prefer short answers",
+        "### Work",
+        "- data team",
+        "",
+        "## Preferences",
+        "- Never email Lena on Fridays",
+    ]
+    assert me.frontmatter["updated"] == "2024-03-05"  # Key People lists it first
+    assert not any("prefer" in n.body for n in plan.notes if n.kind == "inbox")
+    assert [u.kind for u in plan.uncertainties if u.path == "people/me.md"] == [
+        "user-note",
+        "user-note",
+    ]
+
+
+def test_preferences_inside_a_persons_section_stay_in_it() -> None:
+    plan = plan_one("## People\n### Sarah Chen\n#### Preferences\n- async\n")
+    assert "#### Preferences" in note_at(plan, "people/sarah-chen.md").body
+    assert "people/me.md" not in by_path(plan)
+
+
+def test_a_capitalised_verb_starting_lines_is_not_a_name() -> None:
+    # "Prefers Slack" was reported as a name "mentioned 4 times"
+    text = "## 2024-01-02\n" + "- Prefers Slack over email\n" * 4
+    text += "## 2024-01-03\n" + "- Pings Infra when down\n" * 3 + "- Lena pings infra\n"
+    plan = plan_one(text)
+    assert [u.message for u in plan.uncertainties if u.kind == "name-mentions"] == []

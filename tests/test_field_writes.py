@@ -244,6 +244,10 @@ def key(path: str) -> str:
         ("people/dr-smith.md", "people", "Dr. Smith"),
         # cloned from a Mac: the name on disk decomposed (NFD), the title typed composed
         (unicodedata.normalize("NFD", "people/José Café.md"), "people", "José Café"),
+        # across accents, as Obsidian's quick switcher matches (issue 24 item 5)
+        ("people/ana-lópez.md", "people", "Ana Lopez"),
+        ("people/Ana Lopez.md", "people", "Ana López"),
+        ("projects/Café Über.md", "projects", "cafe uber"),
     ],
 )
 def test_add_finds_the_note_a_person_named_by_its_title(

@@ -25,6 +25,12 @@ CONFIG_FILE = "config.toml"
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("onnx", "torch")
 ONNX_PRECISIONS = ("int8", "fp32")
+DEFAULT_IGNORE = (
+    "templates/**",
+    "archive/*-????-??-??.md",
+    "archive/*-????-??-??-*.md",
+    "archive/memory/????-??-??.md",
+)
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
     SectionRule("people", "Key People", "people", {}, "updated", 8),
@@ -37,7 +43,9 @@ DEFAULT_SECTIONS = (
 
 @dataclass(frozen=True, slots=True)
 class VaultSettings:
-    ignore: tuple[str, ...] = ("templates/**", "archive/**")
+    # what memvault itself lays down: the note templates, and the originals `migrate`
+    # keeps (archive/<name>-<date>.md, archive/memory/<date>.md); case as the disk has it
+    ignore: tuple[str, ...] = DEFAULT_IGNORE
     max_note_bytes: int = 2_000_000
     update_links_on_rename: bool = True
 
@@ -125,6 +133,18 @@ class VaultConfig:
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
+
+    def folder(self, category: str) -> str:
+        """The folder notes of ``category`` (people, projects, decisions, logs) go to: the
+        folder of the MEMORY.md section of that name (``folder = "People"``: a vault's own
+        folders, which ``init`` finds), else the category's own name."""
+        rule = next((r for r in self.memory.sections if r.name == category), None)
+        return rule.folder if rule is not None and rule.folder else category
+
+    def memory_fingerprint(self) -> str:
+        """What shapes MEMORY.md in the settings: a change (a section's folder, a filter, a
+        limit) means MEMORY.md is recomputed on the next start, though no note changed."""
+        return repr((self.memory.file, self.memory.restore_deleted_sections, self.memory.sections))
 
     @classmethod
     def load(

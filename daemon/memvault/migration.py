@@ -8,7 +8,11 @@ module does the I/O around it:
 2. keep each original untouched under ``archive/`` (copied; a workspace's daily
    files are moved there, since their text now lives in ``logs/``);
 3. create the planned notes — never overwriting: a note already there with the
-   same text is "unchanged" (a re-run), one with other text is "kept";
+   same text is "unchanged" (a re-run), one with other text is "kept"; a person, a
+   project or a day the vault already has a note for (any case, any spelling of the
+   name: ``projects/Hermes.md``, ``people/ana-lópez.md``) gets the migrated lines
+   appended, after a ``%% migrated from [[archive/...]] %%`` hint ("merge": one note
+   per name, never a ``hermes-2.md`` beside it; the person's words stay first);
 4. put a fresh index where the dump was (compare-and-swap on the dump's hash);
 5. sync: MEMORY.md's sections and the search index follow. With ``index=False``
    (``migrate --no-index``) only the structure lane runs — MEMORY.md from the
@@ -23,6 +27,7 @@ writes nothing.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import os
 import re
@@ -34,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core import memory_md
-from memvault.core.migrate import MigrationPlan, Source, plan_migration, render_note
+from memvault.core import compose, memory_md
+from memvault.core.migrate import MigrationPlan, PlannedNote, Source, plan_migration, render_note
 from memvault.core.report import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
@@ -87,6 +92,7 @@ class MigrationReport(Record):
     index_seconds: float = 0.0
     sync: dict[str, Any] | None = field(default=None)
     pending_vectors: int = 0  # chunks left for the next sync or the daemon (--no-index)
+    merged: tuple[str, ...] = ()  # notes already there (a person, project, day): text appended
 
 
 def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Path], int]:
@@ -149,28 +155,53 @@ def migrate(
     sources, raw = _as_first_migrated(sources, raw, manifest)
     fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
     ours: set[str] = set()
+    ours_merged: set[str] = set()
     archive: dict[str, str] = {}
     for name, data in raw.items():
         entry = manifest.get(sha256_bytes(data))
         if entry:
             ours |= set(entry["notes"])
+            ours_merged |= set(entry.get("merged", ()))
             archive[name] = entry["archive"]
         else:
             archive[name] = _archive_name(name, today, root, data)
     existing = set(fs.scan().notes) if root.is_dir() else set()
-    plan = plan_migration(sources, existing_paths=frozenset(existing - ours))
+    # one note per name: a person, project or day already in the vault takes the migrated
+    # text (appended), never a "-2" copy beside it
+    kinds = {"person": "people", "project": "projects", "decision": "decisions", "log": "logs"}
+    folders = {kind: config.folder(category) for kind, category in kinds.items()}
+    merging = {config.folder(c).casefold(): c for c in ("people", "projects", "logs")}
+    names = _one_per_name(existing, merging)
+    plan = plan_migration(
+        sources,
+        existing_paths=frozenset(p for p in existing - ours if _merge_key(p, merging) is None),
+        folders=folders,
+    )
     plan_seconds = time.perf_counter() - started
 
     links = {name: path.removesuffix(".md") for name, path in archive.items()}
-    rows, texts = [], {}
+    rows, texts, merges = [], {}, dict[str, str]()
     for note in plan.notes:
         text = render_note(note, links)
         texts[note.path] = text
-        target = root / note.path
+        rel = names.get(key, note.path) if (key := _merge_key(note.path, merging)) else note.path
+        target = root / rel
         action = "create"
         if target.exists():
-            action = "unchanged" if target.read_bytes() == text.encode("utf-8") else "kept"
-        rows.append(PlanRow(note.path, note.kind, _ranges(note.segments), action))
+            data = target.read_bytes()
+            ours_then = render_note(note, links, footer=True).encode("utf-8")
+            holds = note.body in data.decode("utf-8", "replace").replace("\r\n", "\n")
+            if data in (text.encode("utf-8"), ours_then):
+                action = "unchanged"
+            elif rel in ours or key is None:
+                # a note this migration made (or merged into) and changed since: left alone
+                action = "unchanged" if rel in ours_merged and holds else "kept"
+            elif holds:
+                action = "unchanged"  # the text is there already
+            else:
+                action = "merge"
+                merges[rel] = merges.get(rel, "") + _merged_part(note, links)
+        rows.append(PlanRow(rel, note.kind, _ranges(note.segments), action))
     count = count_tokens or (lambda text: len(text.split()))
     dump = next((s.text for s in sources if s.name in ("MEMORY.md", "CLAUDE.md")), sources[0].text)
     before = Size(dump.count("\n") + (not dump.endswith("\n")), count(dump))
@@ -178,6 +209,7 @@ def migrate(
     after = Size(fresh.count("\n"), count(fresh))
 
     created: list[str] = []
+    merged: list[str] = []
     write_started = time.perf_counter()
     if not dry_run:
         if not (root / ".memvault").is_dir():
@@ -191,6 +223,9 @@ def migrate(
                     created.append(row.path)
                 except MemvaultError:
                     pass  # appeared meanwhile: never overwritten
+            elif row.action == "merge" and row.path not in merged:
+                fs.update_text(row.path, functools.partial(_append, part=merges[row.path]))
+                merged.append(row.path)
         os.sync()
         for path in movable:  # a workspace's daily files now live in logs/ and archive/
             if path.is_relative_to(root):
@@ -200,7 +235,8 @@ def migrate(
             manifest[sha256_bytes(data)] = {
                 "archive": archive[name],
                 "source": name,
-                "notes": sorted(texts),
+                "notes": sorted(set(texts) | set(merged) | ours_merged),
+                "merged": sorted(set(merged) | ours_merged),
             }
         ensure_state_dir(manifest_path.parent)
         tmp = manifest_path.with_suffix(".tmp")
@@ -216,6 +252,7 @@ def migrate(
         created=tuple(created),
         unchanged=tuple(r.path for r in rows if r.action == "unchanged"),
         kept=tuple(r.path for r in rows if r.action == "kept"),
+        merged=tuple(merged) if not dry_run else tuple(r.path for r in rows if r.action == "merge"),
         notes_by_kind=dict(Counter(r.kind for r in rows)),
         uncertain=tuple(
             {
@@ -252,6 +289,58 @@ def migrate(
         after=after,
         pending_vectors=pending,
     )
+
+
+_MERGED_FOLDERS = {"people": "people", "projects": "projects", "logs": "logs"}
+
+
+def _merge_key(path: str, folders: dict[str, str] = _MERGED_FOLDERS) -> tuple[str, str] | None:
+    """(category, name key) for a note that is one per name — a person, a project, a day —
+    whatever the case of its folder (``folders``: the vault's, case-folded -> category)
+    and the spelling of its name; None for the others."""
+    folder, name = _split_folder(path, folders)
+    kind = folders.get(folder.casefold()) or _MERGED_FOLDERS.get(folder.casefold())
+    if kind is None or not name.endswith(".md"):
+        return None
+    key = compose.name_key(name.rsplit("/", 1)[-1][:-3])
+    return (kind, key) if key else None
+
+
+def _split_folder(path: str, folders: dict[str, str]) -> tuple[str, str]:
+    """(the category folder a path is under — ``Journal/Daily`` too —, the rest)."""
+    low = path.casefold()
+    for folder in sorted(folders, key=len, reverse=True):
+        if low.startswith(folder + "/"):
+            return path[: len(folder)], path[len(folder) + 1 :]
+    head, _, rest = path.partition("/")
+    return head, rest
+
+
+def _one_per_name(existing: set[str], folders: dict[str, str]) -> dict[tuple[str, str], str]:
+    """The note already there for each person, project and day (the first by path)."""
+    out: dict[tuple[str, str], str] = {}
+    for path in sorted(existing):
+        if (key := _merge_key(path, folders)) is not None:
+            out.setdefault(key, path)
+    return out
+
+
+def _merged_part(note: PlannedNote, links: dict[str, str]) -> str:
+    """What a note already there gets: the migrated lines, verbatim, after a hint line
+    (``%% ... %%``: Obsidian hides it, memvault never indexes it) linking the original."""
+    refs = ", ".join(
+        f"[[{links[name]}|{name}]] line{'s' if a != b else ''} {a}" + (f"–{b}" if a != b else "")
+        for name, a, b in note.segments
+        if name in links
+    )
+    return f"\n%% migrated from {refs or 'a dump'} %%\n{note.body}\n"
+
+
+def _append(text: str, part: str) -> str:
+    """``text`` with ``part`` after it, a blank line between, in the file's line endings."""
+    newline = "\r\n" if "\r\n" in text else "\n"
+    head, part = text.rstrip("\r\n"), part.lstrip("\n")
+    return head + newline * 2 + part.replace("\n", newline) if head else part.replace("\n", newline)
 
 
 def _default_vault(source: Path) -> Path:

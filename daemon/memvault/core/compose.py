@@ -100,9 +100,13 @@ def name_key(name: str) -> str:
     """What two spellings of one note's name share: the slug's runs of letters, digits
     and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
     ``con-oneill`` that ``memvault migrate`` makes, or ``Dr. Smith`` and ``dr-smith``,
-    are one name, while ``C++`` and ``C`` stay two."""
+    are one name, while ``C++`` and ``C`` stay two. Accents are folded as Obsidian's
+    quick switcher folds them (the combining marks U+0300-U+036F of the decomposed
+    name left out): ``Ana López`` and ``Ana Lopez`` are one name; marks that spell a
+    letter in other scripts (Devanagari's vowel signs...) are kept."""
     words, word = [], ""
-    for ch in slug(name).replace("'", "").replace("\u2019", ""):
+    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", slug(name)))
+    for ch in unicodedata.normalize("NFC", folded).replace("'", "").replace("\u2019", ""):
         if unicodedata.category(ch)[0] in "LNMS" or ch in _JOINERS:
             word += ch
         elif word:
@@ -111,6 +115,7 @@ def name_key(name: str) -> str:
     return "-".join([*words, word] if word else words)
 
 
+_DIACRITICS = re.compile("[\u0300-\u036f]")  # what Obsidian's removeDiacritics drops
 _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words are spelt
 
 

@@ -20,7 +20,9 @@ Rules, by precedence:
   container, is ``decisions/<date>-<slug>.md`` (``status: accepted``), dated by itself,
   else its enclosing section, else ``date_hint``; undated ones are reported. Inside a log,
   person or project it leaves a link there. A project note gets ``status: active`` (the
-  dump was tracking it), so MEMORY.md's Active Projects lists it until a person changes it.
+  dump was tracking it), so MEMORY.md's Active Projects lists it until a person changes it,
+  unless its heading (``(paused)``, ``(done)``) or a ``Status:`` line of its own text
+  (``- Status: paused.``, ``**Status:** on hold``, ``Status: shipped``) says otherwise.
 - Inside a person or project, everything else stays there (its history).
 - Inside a day's log, everything else stays, except a heading with another date, which
   starts that day's log. Person- or project-like headings there are only reported.
@@ -33,6 +35,9 @@ Rules, by precedence:
   ``People / X``, ``Person: X``, a name-like child of ``People``, or (level 2 and deeper)
   2–3 capitalised words that are not known non-name words (``Sarah Chen (backend lead)``,
   reported as a heuristic) is a person. Names only mentioned in text are only reported.
+- A heading about the user (``About me``, ``Preferences``, ``User profile``...) outside any
+  note is ``people/me.md`` ("Me"), updated as of the dump's last day, so MEMORY.md's Key
+  People lists it first: an agent sees its user's standing preferences. Reported.
 - Anything else goes to ``inbox/<source-slug>.md``, or to the log of a ``date_hint``
   source (a daily file is one day's log throughout).
 - Inbox text is split at top-level lines starting with a date (``2024-01-02:``,
@@ -62,8 +67,7 @@ from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from typing import Literal
 
-import yaml
-
+from memvault.core.migrate_render import FIELD_ORDER, render_note
 from memvault.core.migrate_rules import (
     _CLOSING_HASHES,
     _CONTAINERS,
@@ -73,14 +77,14 @@ from memvault.core.migrate_rules import (
     _ISO,
     _LINE_DATE,
     _LINK_PREFIX,
-    _LINK_UNSAFE,
     _LIST_ITEM,
     _MENTION,
     _PATH,
-    _PLAIN,
     _PUNCT,
     _TITLE_STRIP,
-    _YAML_WORDS,
+    _USER_HEADINGS,
+    USER_NOTE,
+    USER_TITLE,
     _clean,
     _decision_title,
     _first_sentence,
@@ -97,13 +101,12 @@ from memvault.core.migrate_rules import (
 )
 
 __all__ = ["MigrationPlan", "MigrationStats", "PlannedNote", "Source", "Uncertainty"]
-__all__ += ["link_line", "plan_migration", "render_note"]
+__all__ += ["FIELD_ORDER", "link_line", "plan_migration", "render_note"]  # from migrate_render
 
 Kind = Literal["log", "decision", "person", "project", "inbox"]
 Segment = tuple[str, int, int]  # (source name, first line, last line), 1-based inclusive
 FOLDERS = {"log": "logs", "decision": "decisions", "person": "people", "project": "projects"}
 FOLDERS["inbox"] = "inbox"
-FIELD_ORDER = ("title", "type", "date", "status", "summary", "tags", "source")
 SUMMARY_MAX = 160
 
 
@@ -170,6 +173,7 @@ _MESSAGES = {
     "renamed": "{base} is taken; planned as {path}",
     "inbox": "{n} non-blank lines have no date or category; kept in the inbox",
     "name-mentions": "{name!r} is mentioned {n} times without a heading; no people note made",
+    "user-note": "heading {raw!r} is about the user: kept in their own note (MEMORY.md's people)",
 }
 _Key = tuple[str, str]  # (kind, identity: date, full slug, date/slug, or source name)
 _Part = tuple[int, int, int, "_Key | None"]  # source index, first, last (0-based) | a link
@@ -319,8 +323,13 @@ class _Planner:
             return push(parent.target, parent.kind, True, date or parent.date)
         if date:
             return push(self._log(date), "log", True, date)
-        if hint := _CONTAINERS.get(" ".join(_PUNCT.sub("", text.casefold()).split())):
+        folded = " ".join(_PUNCT.sub("", text.casefold()).split())
+        if hint := _CONTAINERS.get(folded):
             return push(parent.target, "container", False, None, hint)
+        if folded in _USER_HEADINGS and parent.kind in ("inbox", "generic"):
+            key = self._note("person", USER_NOTE, USER_TITLE, None)
+            self._report(si, i, "user-note", key, raw=raw)
+            return push(key, "person", True, None)
         if name := _project_name(text, parent.hint == "projects"):
             return push(self._note("project", _slug(name, 0), name, None), "project", True, None)
         name, heuristic = _person_name(text, parent.hint == "people", level)
@@ -410,16 +419,19 @@ class _Planner:
             yield i, last, " ".join(lead)
             i = last + 1
 
-    def finish(self, existing: AbstractSet[str]) -> MigrationPlan:
+    def finish(
+        self, existing: AbstractSet[str], folders: Mapping[str, str] | None = None
+    ) -> MigrationPlan:
         taken, paths = {p.casefold() for p in existing}, dict[_Key, str]()
+        where = FOLDERS | dict(folders or {})  # a vault's own folders (People/, Daily/)
         for key, d in self.drafts.items():
             if d.kind == "log":
-                base = f"logs/{d.date}.md"
+                base = f"{where['log']}/{d.date}.md"
             elif d.kind == "decision":
-                base = f"decisions/{d.date + '-' if d.date else ''}{_slug(d.title)}.md"
+                base = f"{where['decision']}/{d.date + '-' if d.date else ''}{_slug(d.title)}.md"
             else:
                 name = key[1].removesuffix(".md") if d.kind == "inbox" else d.title
-                base = f"{FOLDERS[d.kind]}/{_slug(name)}.md"
+                base = f"{where[d.kind]}/{_slug(name)}.md"
             path, n = base, 1
             while path.casefold() in taken:
                 n += 1
@@ -485,7 +497,11 @@ class _Planner:
             fm["status"] = "accepted"
         elif d.kind == "project":
             # the dump was tracking it: Active Projects lists it until a person says otherwise
-            fm["status"] = _project_status(out[0] if out else "")
+            fm["status"] = _project_status(out[0] if out else "", out[1:])
+        if key == ("person", USER_NOTE):  # the user's standing facts are current: listed first
+            days = [x.date for x in self.drafts.values() if x.date]
+            if days:
+                fm["updated"] = max(days)
         fm["summary"], fm["tags"] = _summary(out, d.title), ["migrated"]
         refs = [f"{name}#L{a}" + (f"-L{b}" if b != a else "") for name, a, b in segs]
         if refs:
@@ -509,8 +525,17 @@ class _Planner:
                     line, pos = line + joined.count("\n", pos, m.start()), m.start()
                     first[name] = (si, line)
         found = [n for n, c in counts.items() if c >= 3 and _slug(n, 0) not in people]
-        for name in sorted(filter(_is_pair_name, found), key=lambda n: (-counts[n], n))[:20]:
+        texts = ["\n".join(lines) for lines in self.lines]
+        found = [n for n in filter(_is_pair_name, found) if not _common_word(n.split()[0], texts)]
+        for name in sorted(found, key=lambda n: (-counts[n], n))[:20]:
             self._report(*first[name], "name-mentions", name=name, n=counts[name])
+
+
+def _common_word(word: str, texts: list[str]) -> bool:
+    """Whether ``word`` is also written in lower case in the sources: a word ("Prefers
+    Slack" at the start of a line, "prefers email" elsewhere), not a name."""
+    pattern = re.compile(r"(?<!\w)" + re.escape(word.lower()) + r"(?!\w)")
+    return any(pattern.search(t) for t in texts)
 
 
 def _summary(body: list[str], title: str) -> str:
@@ -524,9 +549,14 @@ def _summary(body: list[str], title: str) -> str:
 
 
 def plan_migration(
-    sources: Sequence[Source], *, existing_paths: AbstractSet[str] = frozenset()
+    sources: Sequence[Source],
+    *,
+    existing_paths: AbstractSet[str] = frozenset(),
+    folders: Mapping[str, str] | None = None,
 ) -> MigrationPlan:
     """Split ``sources`` into planned notes (the rules are in the module docstring).
+    ``folders`` maps a kind (``person``, ``log``...) to the vault's folder for it
+    (``People``, ``Daily``), when it is not memvault's own name.
 
     Raises ValueError for empty or duplicate source names and a ``date_hint`` that is not
     YYYY-MM-DD.
@@ -542,46 +572,4 @@ def plan_migration(
     planner = _Planner(sources)
     for si, src in enumerate(sources):
         planner.plan_source(si, src)
-    return planner.finish(existing_paths)
-
-
-def _yaml(value: object) -> str:
-    """A YAML value on one line: plain when safe, else quoted (PyYAML for odd cases)."""
-    if isinstance(value, list):
-        return "[" + ", ".join(map(_yaml, value)) + "]"
-    if isinstance(value, str) and value.isprintable():
-        if _PLAIN.fullmatch(value) and " #" not in value and value.lower() not in _YAML_WORDS:
-            return value
-        return "'" + value.replace("'", "''") + "'"
-    style = '"' if isinstance(value, str) else None  # escapes control characters and breaks
-    dumped = yaml.safe_dump(value, allow_unicode=True, default_style=style, width=1 << 30)
-    return dumped.removesuffix("\n...\n").strip()
-
-
-def render_note(note: PlannedNote, archive_link: str | Mapping[str, str]) -> str:
-    """The file text: frontmatter, body, and a back-link to the archived original.
-
-    ``archive_link`` names the archive note (``archive/MEMORY-2024-05-01``) of every
-    source, or maps each source name to its archive note.
-    """
-    fm = note.frontmatter
-    keys = [k for k in FIELD_ORDER if k in fm] + sorted(k for k in fm if k not in FIELD_ORDER)
-    head = [
-        f"{k}: {fm[k] if k == 'date' and _ISO.fullmatch(str(fm[k])) else _yaml(fm[k])}"
-        for k in keys
-    ]
-    ranges: dict[str, list[tuple[int, int]]] = {}
-    for name, a, b in note.segments:
-        ranges.setdefault(name, []).append((a, b))
-    refs = []
-    for name, rs in ranges.items():
-        target = archive_link if isinstance(archive_link, str) else archive_link.get(name)
-        if not target or re.search(r"[\[\]|#^\n]", target):
-            raise ValueError(f"no usable archive link for {name!r}: {target!r}")
-        spans = ", ".join(f"{a}–{b}" if a != b else str(a) for a, b in rs[:8])
-        more = f" and {len(rs) - 8} more" if len(rs) > 8 else ""
-        word = "line" if len(rs) == 1 and rs[0][0] == rs[0][1] else "lines"
-        alias = _LINK_UNSAFE.sub(" ", name)
-        refs.append(f"[[{target.removesuffix('.md')}|{alias}]] {word} {spans}{more}")
-    back = "; ".join(refs) or "a dump (this note only links to what was taken out of it)"
-    return "---\n" + "\n".join(head) + f"\n---\n\n{note.body}\n\n---\n*Migrated from {back}.*\n"
+    return planner.finish(existing_paths, folders)

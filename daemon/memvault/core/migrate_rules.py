@@ -75,6 +75,35 @@ _CONTAINER_NAMES = {
     "|architecture decisions|architecture decision records",
 }
 _CONTAINERS = {n: kind for kind, names in _CONTAINER_NAMES.items() for n in names.split("|")}
+# Headings about the user themself: their standing facts and preferences go to one person
+# note, ``people/me.md``, which MEMORY.md's Key People lists (an inbox note it never links).
+_USER_HEADINGS = frozenset(
+    [
+        "about me",
+        "about the user",
+        "about user",
+        "me",
+        "myself",
+        "user",
+        "the user",
+        "user profile",
+        "profile",
+        "who i am",
+        "personal info",
+        "personal information",
+        "preferences",
+        "my preferences",
+        "user preferences",
+        "personal preferences",
+        "standing preferences",
+        "standing instructions",
+        "likes and dislikes",
+        "how i work",
+        "working with me",
+        "how to work with me",
+    ]
+)
+USER_NOTE, USER_TITLE = "me", "Me"
 # Capitalised words that are not names: headings made of them are not people.
 _NOT_NAME_WORDS = """
     project projects meeting meetings notes note decisions decision ideas idea todo todos
@@ -98,7 +127,10 @@ _NOT_NAME_WORDS = """
     monday tuesday wednesday thursday friday saturday sunday last first this that these those
     met ask asked call called email emailed tell told ping thanks thank hi hello dear per cc
     via see also then when while after before during since until because if but so or
-    follow up lunch dinner"""
+    follow up lunch dinner
+    prefers prefer likes like dislikes loves hates wants needs uses avoids never always
+    usually often works lives speaks knows owns leads manages runs reports joined left
+    moved wrote said says thinks"""
 _NOT_NAMES = frozenset(_NOT_NAME_WORDS.split())
 _PARTICLES = frozenset(("van", "von", "de", "da", "del", "der", "di", "du", "la", "le", "al"))
 _NOT_NAME_SUFFIXES = ("tion", "sion", "ment", "ness", "ity", "ogy", "ics", "ware", "ing")
@@ -216,11 +248,51 @@ def link_line(path: str, title: str) -> str:
 
 
 _PROJECT_STATE = re.compile(r"\((paused|on hold|done|completed|finished|archived)\)", re.IGNORECASE)
+# a "Status:" line of the project's own text: "- Status: paused.", "**Status**: done"
+_STATUS_LINE = re.compile(
+    r"[ \t]*(?:[-*+][ \t]+)?(?:\*\*|__)?status(?:\*\*|__)?[ \t]*(?::|=|[—–-])(?:\*\*|__)?"
+    r"[ \t]*(?:\*\*|__)?([A-Za-z][A-Za-z -]*)",
+    re.IGNORECASE,
+)
+_PAUSED = frozenset(("paused", "on hold", "on-hold", "blocked", "parked", "stalled", "waiting"))
+_DONE = frozenset(
+    (
+        "done",
+        "completed",
+        "complete",
+        "finished",
+        "archived",
+        "shipped",
+        "cancelled",
+        "canceled",
+        "closed",
+        "dropped",
+        "abandoned",
+    )
+)
 
 
-def _project_status(heading: str) -> str:
-    """``active``, unless the project's heading says ``(paused)`` or ``(done)``."""
+def _state_word(word: str) -> str | None:
+    w = " ".join(word.lower().split())
+    if w in _PAUSED:
+        return "paused"
+    if w in _DONE:
+        return "done"
+    return None
+
+
+def _project_status(heading: str, body: tuple[str, ...] | list[str] = ()) -> str:
+    """``active``, unless the project's heading says ``(paused)`` or ``(done)``, or a
+    ``Status:`` line of its own text (before its first subheading) says it is paused
+    (on hold, blocked...) or done (completed, shipped, cancelled...)."""
     m = _PROJECT_STATE.search(heading)
-    if m is None:
-        return "active"
-    return "paused" if m.group(1).lower() in ("paused", "on hold") else "done"
+    if m is not None:
+        return "paused" if m.group(1).lower() in ("paused", "on hold") else "done"
+    for line in body:
+        if line.lstrip().startswith("#"):
+            break  # a subheading: its status lines are about something else
+        if (s := _STATUS_LINE.match(line)) is not None:
+            words = s.group(1).split()
+            found = (_state_word(" ".join(words[:n])) for n in (len(words), 2, 1))
+            return next((f for f in found if f), "active")
+    return "active"

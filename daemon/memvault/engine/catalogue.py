@@ -16,6 +16,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping
 
+from memvault.core import compose
 from memvault.core.wikilinks import LinkIndex, address_parts
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
@@ -97,7 +98,27 @@ class Catalogue:
             return None
         res = self.link_index().resolve(parts[0].strip("/"), "")
         found = res.verdict == "resolved" and res.path in self.notes()
-        return (res.path, parts[1]) if found and res.path else None
+        if found and res.path:
+            return res.path, parts[1]
+        titled = self.titled(parts[0].strip("/"))
+        return (titled, parts[1]) if titled else None
+
+    def titled(self, name: str) -> str | None:
+        """The one note whose title (or file name) is ``name`` (``folder/name`` for one
+        in that folder) under any spelling —
+        case, punctuation, accents (``Ana Lopez`` finds ``people/ana-lópez.md`` titled
+        "Ana López", as Obsidian's quick switcher does); None if none or several."""
+        folder, _, base = name.removesuffix(".md").rpartition("/")
+        if not (want := compose.name_key(base)):
+            return None
+        found = {
+            path
+            for path, row in self.notes().items()
+            if (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
+            and want
+            in (compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3]))
+        }
+        return found.pop() if len(found) == 1 else None
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).

@@ -74,6 +74,7 @@ from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import changed_problems, describe, keep_scan_skipped
+from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
@@ -145,6 +146,7 @@ class Engine:
         self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
         sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
         self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)
+        read_only or settings_check(self.store, config.memory_fingerprint())  # MEMORY.md config
 
     def _open_store(self) -> Store:
         """Open the databases; a damaged one is deleted and rebuilt from the vault.

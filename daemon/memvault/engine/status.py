@@ -66,6 +66,9 @@ def describe(
         "vault": str(config.root),
         "notes": counts["notes"],
         "folders": store.folder_counts(),
+        # what vault.ignore leaves out (folder or file -> its notes): never a silent hole
+        "ignored": dict(sorted((scan.ignored or {}).items())),
+        "ignore_patterns": list(config.vault.ignore),
         "skipped": len(skipped),
         "skipped_files": skipped[:SKIPPED_LISTED],
         "problems": [p.to_dict() for p in kept],
@@ -161,3 +164,14 @@ def changed_problems(store: Store) -> tuple[list[Problem], list[Problem]]:
             "problems_told", json.dumps({k: [p.path, p.reason, p.kind] for k, p in now.items()})
         )
     return appeared, resolved
+
+
+def keep_memory_settings(store: Store, fingerprint: str) -> bool:
+    """A change to the settings that shape MEMORY.md (``folder = "People"``, a filter, a
+    limit) takes effect on the next start: ``memory_synced`` is cleared, so the next sync
+    recomputes MEMORY.md though no note changed. True when they changed."""
+    if store.meta("memory_settings") == fingerprint:
+        return False
+    store.set_meta("memory_synced", "")
+    store.set_meta("memory_settings", fingerprint)
+    return True

@@ -87,7 +87,9 @@ class Writer:
                 raise ValueError("a section is replaced by a body: give the body")
         now = self.clock()
         day = now.date().isoformat()
-        path = self._named(category, normalize_rel(compose.note_path(category, title, day)))
+        path = compose.note_path(category, title, day)
+        path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
+        path = self._named(category, normalize_rel(path))
         values = dict(fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
@@ -134,7 +136,7 @@ class Writer:
         want = compose.name_key(posixpath.basename(path)[:-3])
         same = [
             rel
-            for rel in sorted(self.fs.scan(category).notes)
+            for rel in sorted(self.fs.scan(self.config.folder(category)).notes)
             if compose.name_key(posixpath.basename(rel)[:-3]) == want
         ]
         return same[0] if same else path
@@ -151,7 +153,7 @@ class Writer:
         compose.check_text("log entry", line)
         now = self.clock()
         day = now.date().isoformat()
-        path = f"logs/{day}.md"
+        path = f"{self.config.folder('logs')}/{day}.md"
         entry = f"- {now:%H:%M} {line}"
         template = self._template("daily-log")
         if self.fs.stat(path) is None:

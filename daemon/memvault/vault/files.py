@@ -25,6 +25,7 @@ from memvault.errors import FileBusy, NoteExists, NoteNotFound, VaultNotFound, W
 from memvault.vault.paths import (
     NOT_UTF8,
     display_path,
+    folds_case,
     glob_regex,
     is_utf8,
     normalize_rel,
@@ -59,6 +60,7 @@ class Scan:
     attachments: dict[str, FileStat]  # every other file (linked, not indexed): size+mtime
     skipped: tuple[Skipped, ...]
     unlisted: tuple[str, ...] = ()  # folders there but not listable: their files not gone
+    ignored: dict[str, int] | None = None  # what vault.ignore leaves out -> its .md files
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +85,8 @@ class VaultFS:
     ) -> None:
         self.root = Path(root)
         self._real_root = os.path.realpath(self.root)
-        self._ignore = [glob_regex(p) for p in ignore if p.strip()]
+        folds = folds_case(self.root)  # an ignore matches case as the disk does
+        self._ignore = [glob_regex(p, folds) for p in ignore if p.strip()]
         self.max_note_bytes = max_note_bytes
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
@@ -125,12 +128,23 @@ class VaultFS:
     def _ignored_by_config(self, rel: str) -> bool:
         return any(rx.match(rel) for rx in self._ignore)
 
+    def _ignored_top(self, rel: str) -> str:
+        """The outermost folder (``templates/``) or file ``vault.ignore`` leaves out that
+        holds ``rel``: what ``status`` lists."""
+        parts = rel.split("/")
+        for n in range(1, len(parts)):
+            folder = "/".join(parts[:n])
+            if self._ignored_by_config(folder) or self._ignored_by_config(folder + "/"):
+                return folder + "/"
+        return rel
+
     def scan(self, folder: str = "") -> Scan:
         """Every note (and other file) at or below ``folder`` ('' = the whole vault)."""
         notes: dict[str, FileStat] = {}
         attachments: dict[str, FileStat] = {}
         skipped: list[Skipped] = []
         unlisted: list[str] = []
+        ignored: dict[str, int] = {}
         stack = [folder.strip("/")]
         self.check_root()
         while stack:
@@ -156,6 +170,12 @@ class VaultFS:
                     continue
                 if self._ignored_by_config(rel):
                     # not indexed, but Obsidian sees it: links to it must resolve
+                    top = self._ignored_top(rel)
+                    if top == rel and entry.is_dir(follow_symlinks=False):
+                        top += "/"
+                    ignored.setdefault(top, 0)
+                    if entry.name.lower().endswith(".md"):
+                        ignored[top] += 1
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(rel)
                     elif entry.is_file(follow_symlinks=False):
@@ -199,7 +219,7 @@ class VaultFS:
                     continue
                 notes[key] = FileStat(st.st_size, _mtime(st), rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
-        return Scan(notes, attachments, tuple(skipped), tuple(unlisted))
+        return Scan(notes, attachments, tuple(skipped), tuple(unlisted), ignored)
 
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules

@@ -102,9 +102,12 @@ def safe_join(root: Path, rel: str) -> Path:
     return Path(candidate)
 
 
-def glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
     """gitignore-like globs: ``**`` crosses folders, a pattern without ``/``
-    matches a name anywhere, a trailing ``/`` means the folder and below."""
+    matches a name anywhere, a trailing ``/`` means the folder and below. Case
+    matters as it does on the vault's filesystem (``ignore_case`` on a disk that
+    folds case, as macOS and Windows do): on Linux ``archive/**`` is memvault's
+    ``archive/``, not a person's ``Archive/``."""
     pat = pattern.strip().lstrip("/")
     anywhere = "/" not in pat.rstrip("/")
     if pat.endswith("/"):
@@ -130,13 +133,36 @@ def glob_regex(pattern: str) -> re.Pattern[str]:
             i += 1
     body = "".join(out)
     prefix = "(?:.*/)?" if anywhere else ""
-    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE)
+    return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE if ignore_case else 0)
+
+
+def folds_case(root: Path) -> bool:
+    """Whether the filesystem holding ``root`` takes ``A`` and ``a`` for one name
+    (APFS and NTFS by default; not ext4): a name with letters, looked up in the other
+    case, is the same file. False when nothing there has a letter to try."""
+    for name in (".memvault", ".obsidian", "MEMORY.md"):
+        here = root / name
+        if here.exists():
+            other = root / name.swapcase()
+            try:
+                return other.exists() and os.path.samefile(here, other)
+            except OSError:
+                return False
+    name = root.name
+    if name.swapcase() != name and root.exists():
+        other = root.with_name(name.swapcase())
+        try:
+            return other.exists() and os.path.samefile(root, other)
+        except OSError:
+            return False
+    return False
 
 
 __all__ = [
     "MAX_NAME_BYTES",
     "NOT_UTF8",
     "display_path",
+    "folds_case",
     "glob_regex",
     "is_utf8",
     "normalize_rel",

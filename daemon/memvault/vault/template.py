@@ -17,6 +17,7 @@ template a person edited is theirs and is kept.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +29,14 @@ from memvault.errors import VaultNotFound
 from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
+# Names a person's vault gives the folders that play these roles (any case; a few other
+# languages' too): `init` on existing notes uses them instead of adding people/ beside People/.
+ROLE_NAMES = {
+    "people": "people persons person contacts team personen leute personnes personas pessoas",
+    "projects": "projects project projekte projets proyectos projetos progetti",
+    "decisions": "decisions decision adr adrs entscheidungen décisions decisiones decisões",
+    "logs": "logs log daily journal diary dailies tagebuch diario registro",
+}
 
 # sha256 of templates memvault shipped before (with italic placeholder lines where a
 # hint now is): the same file, untouched since init, is replaced by today's template.
@@ -55,6 +64,8 @@ class InitReport(Record):
     updated: tuple[str, ...] = ()  # templates memvault shipped before, unchanged: replaced
     notes: int = 0  # notes the folder held already (kept as they are)
     kept_obsidian: bool = False  # .obsidian/ was there: nothing added into it
+    roles: dict[str, str] | None = None  # category -> the vault's own folder, used for it
+    templates_ignored: str | None = None  # the vault's Obsidian templates folder, ignored
 
 
 def _shipped(name: str) -> Traversable:
@@ -147,6 +158,65 @@ def count_notes(root: Path) -> int:
     return n
 
 
+def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
+    """({category: the vault's own folder playing its role}, the Obsidian templates folder
+    when it is not ``templates``). A daily-notes folder named in
+    ``.obsidian/daily-notes.json`` plays ``logs``; else a top-level folder named for a
+    role in any case (``People/``, ``Daily/``). A folder named exactly as memvault names
+    it is not listed: nothing changes for it."""
+    try:
+        top = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
+    except OSError:
+        return {}, None
+    found: dict[str, str] = {}
+    for category, names in ROLE_NAMES.items():
+        if category in top:
+            continue  # memvault's own name is there: used as it is
+        wanted = names.split()
+        match = [name for name in top if name.casefold() in wanted]
+        match.sort(key=lambda name: wanted.index(name.casefold()))
+        if match:
+            found[category] = match[0]
+    daily = _obsidian_folder(root, "daily-notes.json")
+    if daily and daily != "logs" and (root / daily).is_dir():
+        found["logs"] = daily
+    templates = _obsidian_folder(root, "templates.json")
+    templates = templates if templates and (root / templates).is_dir() else None
+    if templates is None:
+        templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
+    return found, (templates if templates != "templates" else None)
+
+
+def _obsidian_folder(root: Path, name: str) -> str | None:
+    """The ``folder`` an Obsidian core plugin's settings name (``Daily``, ``Journal/Daily``)."""
+    try:
+        data = json.loads((root / ".obsidian" / name).read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError):
+        return None
+    folder = data.get("folder") if isinstance(data, dict) else None
+    if not isinstance(folder, str):
+        return None
+    folder = folder.strip().strip("/")
+    parts = folder.split("/")
+    if not folder or any(p in ("", ".", "..") or p.startswith(".") for p in parts):
+        return None
+    if any(c in folder for c in '"\\\n\r'):
+        return None  # kept out of the TOML we write
+    return folder
+
+
+def _config_for(text: str, roles: dict[str, str], templates: str | None) -> str:
+    """The template's config.toml with the vault's own folders in its sections (and its
+    templates folder ignored)."""
+    for category, folder in roles.items():
+        text = text.replace(f'folder = "{category}"\n', f'folder = "{folder}"\n', 1)
+    if templates:
+        text = text.replace(
+            'ignore = ["templates/**", ', f'ignore = ["templates/**", "{templates}/**", ', 1
+        )
+    return text
+
+
 def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) -> InitReport:
     """Make ``path`` a vault: lay down what is missing of the template; keep the rest.
 
@@ -160,6 +230,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()
+    roles, templates = find_roles(root) if notes and not example else ({}, None)
     created: list[str] = []
     skipped: list[str] = []
     updated: list[str] = []
@@ -173,6 +244,8 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             continue
         target = root.joinpath(*rel.split("/"))
         data = item.read_bytes()
+        if rel == ".memvault/config.toml" and (roles or templates):
+            data = _config_for(data.decode("utf-8"), roles, templates).encode("utf-8")
         if _create(target, data):
             created.append(rel)
             continue
@@ -185,8 +258,10 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             updated.append(rel)
         else:
             skipped.append(rel)
+    if ".memvault/config.toml" not in created:
+        roles, templates = {}, None  # the vault's own settings say which folders are which
     for folder in CATEGORY_FOLDERS:
-        if not (root / folder).exists():
+        if folder not in roles and not (root / folder).exists():
             (root / folder).mkdir()
             created.append(f"{folder}/")
     return InitReport(
@@ -196,4 +271,6 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         tuple(updated),
         notes,
         kept_obsidian,
+        roles,
+        templates,
     )

@@ -25,6 +25,7 @@ def render_migration(console: Console, r: MigrationReport) -> None:
         f"{len(r.plan)} notes planned ({kinds}); {verb} "
         f"{len(r.created) if not r.dry_run else sum(x.action == 'create' for x in r.plan)}, "
         f"{len(r.unchanged)} already there, {len(r.kept)} kept as they are (changed since)"
+        + (f", {len(r.merged)} merged into the note already there" if r.merged else "")
     )
     tokens = lambda s: f", {s.tokens} tokens" if s.tokens is not None else ""  # noqa: E731
     console.print(

@@ -28,6 +28,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
     table.add_row("total", str(data["notes"]))
     if indexed:  # before the first index there is nothing to count by folder
         console.print(table)
+    ignored = data.get("ignored") or {}
+    if ignored:
+        shown = ", ".join(
+            f"{path} ({n} note{'s' if n != 1 else ''})" for path, n in list(ignored.items())[:10]
+        )
+        more = f" and {len(ignored) - 10} more" if len(ignored) > 10 else ""
+        console.print(f"not indexed (vault.ignore in .memvault/config.toml): {shown}{more}")
 
     mem = data["memory"]
     if not mem.get("exists"):

@@ -50,10 +50,24 @@ def init(
 
     with handled(as_json):
         report = init_vault(path, example=example)
+        indexed = _index_example(path) if example else None
     if as_json:
-        emit_json(report.to_dict())
+        emit_json(report.to_dict() | ({"indexed": indexed} if indexed is not None else {}))
         return
-    print_init(report)
+    print_init(report, next_step=not example)
+    if indexed is not None:
+        out.print(
+            f"indexed the example notes ({indexed} notes): `memvault context`, `search` and "
+            f"`get` work now; `memvault up {report.root}` keeps it current"
+        )
+
+
+def _index_example(path: Path) -> int:
+    """An example vault is for trying memvault at once: it is indexed, so ``context`` and
+    ``search`` answer right after ``init --example`` (they need an index)."""
+    with open_vault(path) as v, progress_bar("indexing") as bar:
+        v.sync(progress=bar)
+        return int(v.status()["notes"])
 
 
 def print_init(report: InitReport, next_step: bool = True) -> None:
@@ -79,6 +93,17 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
+    for category, folder in (report.roles or {}).items():
+        out.print(
+            f"using your folder {folder}/ for {category} (not a new {category}/ beside it; "
+            "set in .memvault/config.toml)",
+            markup=False,
+        )
+    if report.templates_ignored:
+        out.print(
+            f"your templates folder {report.templates_ignored}/ is not indexed (vault.ignore)",
+            markup=False,
+        )
     if next_step:
         out.print(
             f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
@@ -140,8 +165,11 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """List links Obsidian cannot follow (unresolved, ambiguous, a #heading or #^block
     that is not there) with file:line:column. Exit 1 if there are any."""
-    with handled(as_json), open_vault(vault, read_only=True) as v:
-        problems = v.links_check()
+    with handled(as_json):
+        problems = _folder_links(vault)
+        if problems is None:
+            with open_vault(vault, read_only=True) as v:
+                problems = v.links_check()
     counts = {verdict: sum(1 for p in problems if p.verdict == verdict) for verdict in VERDICTS}
     bad = len(problems) - counts["alias"]
     if as_json:
@@ -154,6 +182,24 @@ def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 
 
 VERDICTS = ("unresolved", "ambiguous", "anchor", "alias")
+
+
+def _folder_links(vault: Path | None) -> list[LinkProblem] | None:
+    """The link check of a folder of notes that is not a vault (an Obsidian vault, before
+    deciding on memvault): read in memory with the default settings, nothing written —
+    no .memvault/, no index. None when ``vault`` is a vault (or names none)."""
+    from memvault.vault.lock import is_vault, misplaced
+
+    if vault is None or not vault.is_dir() or is_vault(vault) or misplaced(vault):
+        return None
+    from memvault.config import VaultConfig
+    from memvault.engine.engine import Engine
+
+    engine = Engine(VaultConfig(root=vault.expanduser().resolve()), read_only=True)
+    try:
+        return engine.link_problems()
+    finally:
+        engine.close()
 
 
 def _verdict(p: LinkProblem) -> str:
