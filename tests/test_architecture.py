@@ -33,12 +33,14 @@ ALLOWED = {
     # a running daemon's HTTP API, for Vault (writes go to the daemon) and the adapters
     "client": {"config", "core", "errors", "vault"},
     "engine": {"config", "core", "errors", "index", "vault"},
-    "api": {"client", "config", "core", "engine", "errors", "index", "vault"},
+    # the two backends a Vault holds (the engine and its lock, or the daemon's client)
+    "backends": {"client", "config", "core", "engine", "errors", "index", "vault"},
+    "api": {"backends", "client", "config", "core", "engine", "errors", "index", "vault"},
     "migration": {"api", "config", "core", "errors", "vault"},
     "daemon": {"api", "config", "core", "engine", "errors", "index", "vault"},
     "interfaces": {
-        "api", "client", "config", "core", "daemon", "engine", "errors", "index", "migration",
-        "vault",
+        "api", "backends", "client", "config", "core", "daemon", "engine", "errors", "index",
+        "migration", "vault",
     },
     "__main__": {"interfaces"},
     "memvault": {"api", "core", "errors"},  # the package's lazy re-exports

@@ -427,11 +427,13 @@ def create_app(
     keepalive_seconds: float = KEEPALIVE_SECONDS,
     busy_seconds: float = BUSY_SECONDS,
     body_seconds: float = BODY_SECONDS,
+    sync_now: Callable[[list[str] | None, bool], SyncReport] | None = None,
 ) -> Starlette:
     """The HTTP API over ``vault``. ``port`` (a number, or a function giving it once the
     socket is bound; default: ``daemon_info()['port']``) is the one the Host header
-    must name. Call ``app.state.close()`` at shutdown: it ends /events streams and
-    stops listening to the engine."""
+    must name. ``sync_now(paths, vectors)`` runs a ``POST /sync`` (the daemon's shows its
+    progress in ``/status``; default: ``vault.sync``). Call ``app.state.close()`` at
+    shutdown: it ends /events streams and stops listening to the engine."""
     hub = EventHub()
     vault.subscribe(hub.publish)
     limit = max_request_bytes or vault.config.daemon.max_request_bytes
@@ -452,7 +454,11 @@ def create_app(
     async def sync(request: Request) -> Response:
         data = await _body(request, "sync")
         paths = [_safe(vault.root, p) for p in data["paths"]] if "paths" in data else None
-        report = await run_in_threadpool(vault.sync, paths)
+        vectors = data.get("vectors", True)
+        if sync_now is None:
+            report = await run_in_threadpool(lambda: vault.sync(paths, vectors=vectors))
+        else:
+            report = await run_in_threadpool(sync_now, paths, vectors)
         return JSONResponse(report.to_dict())
 
     async def search(request: Request) -> Response:

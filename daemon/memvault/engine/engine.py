@@ -46,7 +46,7 @@ import json
 import logging
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +57,7 @@ from memvault.core.report import (
     Context,
     Hit,
     LinkProblem,
+    NoteRequest,
     NoteText,
     SkippedFile,
     SyncReport,
@@ -505,20 +506,16 @@ class Engine:
 
     # -- writes ----------------------------------------------------------------------
 
-    def add_note(
-        self,
-        category: str,
-        title: str,
-        *,
-        summary: str | None = None,
-        fields: Mapping[str, str] | None = None,
-        body: str | None = None,
-        update: bool = False,
-    ) -> WriteResult:
+    def add_note(self, note: NoteRequest) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
             path, created = self.writer.add_note(
-                category, title, summary=summary, fields=fields, body=body, update=update
+                note.category,
+                note.title,
+                summary=note.summary,
+                fields=note.fields,
+                body=note.body,
+                update=note.update,
             )
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
             return WriteResult(path, created, self._index_written(path))

@@ -24,13 +24,16 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
 from rich.markup import escape
 
 from memvault import errors as E
+
+if TYPE_CHECKING:
+    from memvault.api import Mode
 
 T = TypeVar("T")
 
@@ -150,10 +153,11 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def open_vault(vault: Path | None, read_only: bool = False) -> Any:
+def open_vault(vault: Path | None, read_only: bool = False, mode: Mode = "write") -> Any:
+    """``Vault.open`` for ``mode`` (``memvault.backends``): through a running daemon, or here."""
     from memvault.api import Vault
 
-    return Vault.open(resolve_vault(vault), read_only=read_only)
+    return Vault.open(resolve_vault(vault), read_only=read_only, mode=mode)
 
 
 PROGRESS_LINE_SECONDS = 10.0  # not on a terminal: one line this often while indexing
