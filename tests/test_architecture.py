@@ -101,6 +101,15 @@ def test_no_module_level_import_circle() -> None:
         visit(module, ())
 
 
+def test_no_import_circle_even_through_lazy_imports() -> None:
+    assert graph_tool.circles(graph_tool.graph()) == []
+
+
+def test_the_circle_check_sees_a_circle() -> None:
+    modules = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert graph_tool.circles(modules) == [["a", "b", "c"]]
+
+
 def test_sql_is_written_only_in_the_store() -> None:
     outside = [
         str(p.relative_to(PACKAGE))

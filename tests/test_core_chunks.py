@@ -441,7 +441,8 @@ def test_overlapping_embed_texts_stay_within_the_window(text, count, overlap, ma
 
 @pytest.mark.model
 def test_no_chunk_exceeds_the_real_model_window() -> None:
-    from memvault.index.embedder import DEFAULT_MODEL, Tokenizer
+    from memvault.config import DEFAULT_MODEL
+    from memvault.index.tokenizer import Tokenizer
 
     tokenizer = Tokenizer.for_model(DEFAULT_MODEL)
     assert tokenizer.max_tokens == 254

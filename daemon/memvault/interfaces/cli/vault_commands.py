@@ -214,7 +214,7 @@ def migrate(
 def _token_counter() -> Callable[[str], int] | None:
     """The default model's tokenizer (no torch), or None if it cannot load."""
     from memvault.config import DEFAULT_MODEL
-    from memvault.index.embedder import Tokenizer
+    from memvault.index.tokenizer import Tokenizer
 
     try:
         return Tokenizer.for_model(DEFAULT_MODEL).count
