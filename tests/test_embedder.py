@@ -149,19 +149,6 @@ def test_a_long_text_is_counted_in_blocks_with_the_same_total(tokenizer: Tokeniz
     assert tokenizer.count(text) == whole
 
 
-@pytest.mark.parametrize("limit", [0, 1, 3, 10, 50])
-def test_truncate_returns_a_prefix_within_the_limit(tokenizer: Tokenizer, limit: int) -> None:
-    text = "The PostgreSQL decision: unbelievably, naïve 東京 replicas won't lag. " * 5
-    cut = tokenizer.truncate(text, limit)
-    assert text.startswith(cut)
-    assert tokenizer.count(cut) <= limit
-    assert tokenizer.count(cut) >= limit - 1  # cut at the boundary, not far before it
-
-
-def test_truncate_keeps_short_text_whole(tokenizer: Tokenizer) -> None:
-    assert tokenizer.truncate("short text", 10) == "short text"
-
-
 # --- resolution ---------------------------------------------------------------------
 
 

@@ -71,20 +71,3 @@ class Tokenizer:
             total += len(self._tokenizer.encode(text[start:end], add_special_tokens=False).ids)
             start = end
         return total
-
-    def truncate(self, text: str, max_tokens: int) -> str:
-        """The longest prefix of ``text`` ending at a token boundary with <= max_tokens pieces."""
-        if max_tokens <= 0:
-            return ""
-        encoding = self._tokenizer.encode(text, add_special_tokens=False)
-        if len(encoding.ids) <= max_tokens:
-            return text
-        keep = max_tokens
-        while keep > 0:
-            cut = text[: encoding.offsets[keep - 1][1]]
-            # A word cut after one of its pieces re-tokenizes the same way with
-            # WordPiece; check anyway, tokenizers are not all WordPiece.
-            if self.count(cut) <= max_tokens:
-                return cut
-            keep -= 1
-        return ""
