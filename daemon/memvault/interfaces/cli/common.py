@@ -42,20 +42,6 @@ T = TypeVar("T")
 out = Console(soft_wrap=True, highlight=False, markup=False, emoji=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
 
-EXIT_CODES: list[tuple[type[BaseException], int]] = [
-    (E.VaultNotFound, 3),
-    (E.ConfigError, 3),
-    (E.NoteNotFound, 4),
-    (E.UnsafePath, 5),
-    (E.NoteExists, 5),
-    (E.LockHeld, 6),
-    (E.DaemonError, 6),
-    (E.ModelError, 7),
-    (E.IndexCorrupt, 7),
-    (E.StorageError, 7),  # not 1: a service manager restarts on it (space may come back)
-    (E.MemvaultError, 1),
-]
-
 # a path argument the system refuses as such: a usage error (exit 2), not a failure
 BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EINVAL})
 
@@ -82,8 +68,9 @@ def fail(message: str, code: int, as_json: bool = False) -> NoReturn:
 
 
 def exit_code(exc: BaseException) -> int:
-    """The documented exit code of a library error."""
-    return next((c for kind, c in EXIT_CODES if isinstance(exc, kind)), 1)
+    """The documented exit code of a library error (``errors.OUTCOMES``)."""
+    found = E.outcome(exc)
+    return 1 if found is None else found[0]
 
 
 @contextmanager
