@@ -45,13 +45,13 @@ from memvault.core.report import (
     SyncReport,
     WriteResult,
 )
-from memvault.engine import Engine, Progress
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.index.embedder import Embedder
 from memvault.vault.lock import is_vault, misplaced
 
 if TYPE_CHECKING:
     from memvault.client import DaemonClient
+    from memvault.engine import Engine, Progress
+    from memvault.index.embedder import Embedder
 
 
 class FilterArgs(TypedDict, total=False):

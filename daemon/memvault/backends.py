@@ -35,7 +35,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from memvault.client import ANSWER_TIMEOUT, DaemonClient
 from memvault.config import STATE_DIR, VaultConfig
@@ -49,11 +49,14 @@ from memvault.core.report import (
     SyncReport,
     WriteResult,
 )
-from memvault.engine import Engine, Progress
 from memvault.errors import DaemonError, LockHeld
-from memvault.index.embedder import Embedder
 from memvault.vault import runfile
 from memvault.vault.lock import WriterLock
+
+if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to open one here:
+    # a CLI call answered by the daemon never loads it
+    from memvault.engine import Engine, Progress
+    from memvault.index.embedder import Embedder
 
 Mode = Literal["write", "read", "query", "peek"]
 # A query (search, context) opened here embeds this many pending chunks at most before
@@ -193,6 +196,8 @@ class DaemonBackend:
         """The vault's index as it is, read-only (opened on first use)."""
         with self._index_lock:
             if self._index is None:
+                from memvault.engine import Engine
+
                 self._index = Engine(self.config, self._embedder, read_only=True)
             return self._index
 
@@ -230,6 +235,8 @@ class DaemonBackend:
             except DaemonError:
                 continue  # busy: the next poll may answer
             if isinstance(now, dict) and now != shown:
+                from memvault.engine import Progress
+
                 shown = now
                 progress(Progress(now["done"], now["total"], now["embedded"], now["stage"]))
         if failure:
@@ -305,6 +312,8 @@ def open_backend(
                 )
             if mode == "write":
                 raise  # a short-lived writer (a sync, a migration), not a daemon
+    from memvault.engine import Engine
+
     try:
         engine = Engine(config, _model(embedder, mode, local=True), read_only=lock is None)
     except BaseException:
@@ -329,8 +338,8 @@ def _model(
     """The model to use here: the one given; or, given how to load one (the MCP server
     shares one across its calls), loaded now for a query answered here — else none, and
     the engine loads the configured one if it must."""
-    if embedder is None or isinstance(embedder, Embedder):
-        return embedder
+    if embedder is None or hasattr(embedder, "embed"):  # a model (the Embedder protocol)
+        return embedder  # type: ignore[return-value]
     return embedder() if local and mode == "query" else None
 
 
