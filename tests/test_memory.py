@@ -122,3 +122,20 @@ def test_sync_through_the_daemon_streams_its_progress(tmp_path: Path) -> None:
     assert seen, "the daemon's progress never reached the caller"
     assert all(isinstance(p, Progress) and 0 <= p.done <= p.total for p in seen)
     assert {p.stage for p in seen} <= {"notes", "vectors"}
+
+
+def test_the_door_loads_no_engine_until_one_is_opened_here() -> None:
+    """A CLI call a daemon answers imports Vault and the client only: numpy, SQLite's
+    index and the engine cost it ~0.2 s of CPU (bench/search_latency.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, memvault.api, memvault.backends\n"
+        "heavy = {'numpy', 'memvault.engine', 'memvault.index.embedder'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
