@@ -39,8 +39,9 @@ import locomo_kit  # noqa: E402
 
 from memvault.api import Vault  # noqa: E402
 from memvault.config import IndexSettings  # noqa: E402
-from memvault.index.embedder import Embedder, SentenceTransformerEmbedder, Tokenizer  # noqa: E402
+from memvault.index.embedder import Embedder, SentenceTransformerEmbedder  # noqa: E402
 from memvault.index.embedder_onnx import OnnxEmbedder, load_onnx_embedder  # noqa: E402
+from memvault.index.tokenizer import Tokenizer  # noqa: E402
 
 
 class Recorder:

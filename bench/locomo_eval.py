@@ -193,8 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     convs = [convs[i] for i in chosen]
     budgets = [int(b) for b in args.budgets.split(",")]
     if args.onnx_model:
-        from memvault.index.embedder import resolve_model_path
         from memvault.index.embedder_onnx import OnnxEmbedder
+        from memvault.index.model_files import resolve_model_path
 
         folder = resolve_model_path("sentence-transformers/all-MiniLM-L6-v2")
         inner: Embedder = OnnxEmbedder(args.onnx_model, folder, f"variant:{args.onnx_model.name}")

@@ -37,7 +37,8 @@ ROOT = Path(os.environ.get("MEMVAULT_BENCH_ROOT", Path(__file__).resolve().paren
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.index.embedder import HashEmbedder, Tokenizer  # noqa: E402
+from memvault.index.embedder import HashEmbedder  # noqa: E402
+from memvault.index.tokenizer import Tokenizer  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402
 
 MODEL = "sentence-transformers/all-MiniLM-L6-v2"

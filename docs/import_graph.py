@@ -1,6 +1,6 @@
 """Print memvault's import graph between its parts (packages and top-level modules).
 
-    python docs/import_graph.py            # part -> parts it imports, with the modules
+    python docs/import_graph.py            # part -> parts it imports, then any circle
     python docs/import_graph.py --modules  # module -> modules
 
 Every ``import``/``from ... import`` of ``memvault`` anywhere in a module counts,
@@ -66,6 +66,37 @@ def graph(top_level: bool = False) -> dict[str, set[str]]:
     return {module_name(p): imports(p, top_level) for p in sorted(PACKAGE.rglob("*.py"))}
 
 
+def circles(modules: dict[str, set[str]]) -> list[list[str]]:
+    """The modules that import each other round a circle (strongly connected groups of
+    more than one), each group sorted; lazy imports count: a circle is a circle."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for dep in sorted(modules.get(module, ())):
+            if dep not in modules:
+                continue
+            if dep not in order:
+                visit(dep)
+                low[module] = min(low[module], low[dep])
+            elif dep in stack:
+                low[module] = min(low[module], order[dep])
+        if low[module] == order[module]:
+            group = stack[stack.index(module) :]
+            del stack[stack.index(module) :]
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(modules):
+        if module not in order:
+            visit(module)
+    return sorted(found)
+
+
 def main() -> None:
     modules = graph()
     if "--modules" in sys.argv:
@@ -77,6 +108,8 @@ def main() -> None:
         parts[part(mod)] |= {part(d) for d in deps if d != "memvault"} - {part(mod)}
     for name in sorted(parts):
         print(f"{name:<12} -> {', '.join(sorted(parts[name])) or '-'}")
+    found = circles(modules)
+    print("import circles: " + ("; ".join(" <-> ".join(c) for c in found) if found else "none"))
 
 
 if __name__ == "__main__":

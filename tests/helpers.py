@@ -95,10 +95,12 @@ TOKEN = "t" * 43
 
 
 def eventually(
-    check: Callable[[], Any], timeout: float = 20.0, what: str = "", every: float = 0.05
+    check: Callable[[], Any], timeout: float = 60.0, what: str = "", every: float = 0.05
 ) -> Any:
     """Poll ``check`` until it gives something true (returned) or ``timeout`` passes:
-    waiting on another thread or process, which offers nothing to block on."""
+    waiting on another thread or process, which offers nothing to block on. The one
+    wait of the tests: the timeout is generous (a loaded machine), only a failure waits
+    it out."""
     deadline = time.monotonic() + timeout
     while True:
         value = check()

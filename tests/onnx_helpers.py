@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from memvault.config import DEFAULT_MODEL
-from memvault.index.embedder import (
+from memvault.index.model_files import (
     BUNDLED_SHA256,
     resolve_model_path,
 )

@@ -18,7 +18,8 @@ from attacks import ATTACKS
 from helpers import TOKEN, daemon_info, make_vault, note, open_vault, running_daemon, write
 from memvault.api import Vault
 from memvault.client import DaemonClient, error_from_response
-from memvault.core.report import Context, Hit, SyncReport
+from memvault.core.ranking import Filters
+from memvault.core.report import Context, Hit, NoteRequest, SyncReport
 from memvault.daemon import http_api
 from memvault.errors import DaemonError, NoteExists, NoteNotFound, UnsafePath
 from memvault.vault.runfile import read as read_daemon_file
@@ -66,7 +67,7 @@ def client(request: pytest.FixtureRequest, vault: Vault) -> Iterator[DaemonClien
 
 
 def test_search_returns_the_hits_the_library_returns(vault: Vault, client: DaemonClient) -> None:
-    hits = client.search("billing pipeline", k=5, folder="people", tags=["billing"])
+    hits = client.search("billing pipeline", 5, Filters(folder="people", tags=("billing",)))
     assert hits and all(isinstance(h, Hit) for h in hits)
     assert [h.to_dict() for h in hits] == [
         h.to_dict() for h in vault.search("billing pipeline", k=5, folder="people", tags="billing")
@@ -75,15 +76,15 @@ def test_search_returns_the_hits_the_library_returns(vault: Vault, client: Daemo
 
 
 def test_search_filters_travel(client: DaemonClient) -> None:
-    assert client.search("billing", where={"title": "Ana Lopez"}, path="people/**")
-    assert client.search("billing", until="2000-01-01") == []
-    assert len(client.search("PostgreSQL", k=10, group=True)) == len(
-        {h.path for h in client.search("PostgreSQL", k=10, group=True)}
+    assert client.search("billing", None, Filters(where={"title": "Ana Lopez"}, path="people/**"))
+    assert client.search("billing", None, Filters(until="2000-01-01")) == []
+    assert len(client.search("PostgreSQL", 10, group=True)) == len(
+        {h.path for h in client.search("PostgreSQL", 10, group=True)}
     )
 
 
 def test_context_is_the_librarys_context(vault: Vault, client: DaemonClient) -> None:
-    ctx = client.context("Who runs billing?", budget=300, folder="people")
+    ctx = client.context("Who runs billing?", 300, Filters(folder="people"))
     assert isinstance(ctx, Context)
     assert ctx.to_dict() == vault.context("Who runs billing?", 300, folder="people").to_dict()
     assert ctx.tokens <= 300 and ctx.sources
@@ -98,18 +99,21 @@ def test_get_a_note_a_section_and_lines(vault: Vault, client: DaemonClient) -> N
 
 def test_add_log_and_sync_write_through_the_daemon(vault: Vault, client: DaemonClient) -> None:
     made = client.add(
-        "people",
-        "José Núñez",
-        summary="Joins in May",
-        fields={"role": "SRE"},
-        body="José runs the on-call rota.",
+        NoteRequest(
+            "people",
+            "José Núñez",
+            summary="Joins in May",
+            fields={"role": "SRE"},
+            body="José runs the on-call rota.",
+        )
     )
     assert (made.path, made.created) == ("people/josé-núñez.md", True)
     assert isinstance(made.report, SyncReport) and made.report.created == ("people/josé-núñez.md",)
     assert "role: SRE" in (vault.root / made.path).read_text(encoding="utf-8")
     with pytest.raises(NoteExists):
-        client.add("people", "José Núñez")
-    assert client.add("people", "José Núñez", summary="Joined in May", update=True).created is False
+        client.add(NoteRequest("people", "José Núñez"))
+    again = NoteRequest("people", "José Núñez", summary="Joined in May", update=True)
+    assert client.add(again).created is False
 
     logged = client.log("Deployed the billing fix")
     assert logged.path == f"logs/{dt.date.today().isoformat()}.md"
@@ -161,11 +165,11 @@ def test_traversal_is_refused_and_mapped_back(vault: Vault, client: DaemonClient
 
 def test_bad_values_are_value_errors(client: DaemonClient) -> None:
     with pytest.raises(ValueError, match="since"):
-        client.search("x", since="last tuesday")
+        client.search("x", None, Filters(since="last tuesday"))
     with pytest.raises(ValueError, match="'k'"):
         client.search("x", k=0)
     with pytest.raises(ValueError, match="category"):
-        client.add("pets", "Rex")
+        client.add(NoteRequest("pets", "Rex"))
 
 
 def test_a_wrong_token_is_a_daemon_error_with_the_status(vault: Vault) -> None:

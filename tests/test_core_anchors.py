@@ -11,14 +11,12 @@ from memvault.core.anchors import (
     heading_key,
     outline,
     strip_heading,
-    strip_heading_for_link,
 )
 
 
 def test_strip_heading_is_obsidians():
-    # the examples of obsidian-typings' stripHeading / stripHeadingForLink
+    # the example of obsidian-typings' stripHeading
     assert strip_heading('foo!"#$%&()*+,.:;<=>?@^`{|}~/\\[\\]\\\\\r\nbar') == "foo bar"
-    assert strip_heading_for_link("foo:#|^\\\r\n%%[[]]bar") == "foo bar"
 
 
 @pytest.mark.parametrize(

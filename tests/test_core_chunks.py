@@ -13,7 +13,6 @@ from memvault.core.chunks import (
     MAX_CHARS_PER_TOKEN,
     Chunk,
     chunk_note,
-    context_prefix,
     embed_text,
     embed_texts,
 )
@@ -288,20 +287,20 @@ def test_character_cuts_never_separate_a_combining_mark() -> None:
         (("date",), "(2024-03-12)"),
     ],
 )
-def test_context_prefix_names_title_headings_and_date(parts, expected: str) -> None:
+def test_the_context_header_names_title_headings_and_date(parts, expected: str) -> None:
     text = "---\ndate: 2024-03-12\n---\n# Why we chose PostgreSQL\n## Decision\nWe use it.\n"
     note, chunks = chunks_of(text, target=1, parts=parts)
     chunk = chunks[-1]
     assert chunk.heading_path == ("Why we chose PostgreSQL", "Decision")
-    assert context_prefix(note, chunk, parts) == expected
     assert embed_text(note, chunk, parts) == (f"{expected}\n" if expected else "") + chunk.text
 
 
-def test_context_prefix_is_one_clipped_line() -> None:
+def test_the_context_header_is_one_clipped_line() -> None:
     title = "A title\nwith a newline and " + "very " * 100 + "long"
     note = parse_note("n.md", f"---\ntitle: {title!r}\n---\n## {'h' * 300}\nx\n")
     chunk = chunk_note(note, words, target_tokens=10, max_tokens=254, parts=ALL_PARTS)[0]
-    prefix = context_prefix(note, chunk, ALL_PARTS)
+    prefix = embed_text(note, chunk, ALL_PARTS).removesuffix("\n" + chunk.text)
+    assert prefix != embed_text(note, chunk, ALL_PARTS)  # a header was there
     assert "\n" not in prefix and len(prefix) <= 160
 
 
@@ -441,7 +440,8 @@ def test_overlapping_embed_texts_stay_within_the_window(text, count, overlap, ma
 
 @pytest.mark.model
 def test_no_chunk_exceeds_the_real_model_window() -> None:
-    from memvault.index.embedder import DEFAULT_MODEL, Tokenizer
+    from memvault.config import DEFAULT_MODEL
+    from memvault.index.tokenizer import Tokenizer
 
     tokenizer = Tokenizer.for_model(DEFAULT_MODEL)
     assert tokenizer.max_tokens == 254

@@ -129,7 +129,7 @@ def test_ambiguous_links_name_their_candidates() -> None:
 )
 def test_shortest_link_resolves_back_uniquely(path: str, source: str, link: str) -> None:
     idx = LinkIndex(VAULT)
-    assert idx.shortest_link(path, source) == link
+    assert idx.link_text(path, source, "shortest") == link
     assert idx.resolve(link, source) == Resolution("resolved", path)
 
 

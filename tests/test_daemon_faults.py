@@ -14,25 +14,23 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-import helpers
-from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot
+from helpers import (
+    daemon_json,
+    eventually,
+    make_vault,
+    note,
+    open_vault,
+    rebuilt_snapshot,
+    snapshot,
+)
 from memvault.core.memory_md import parse_blocks
 from memvault.vault.files import TEMP_MARK
-
-
-def eventually(
-    check: Callable[[], Any], timeout: float = 60.0, what: str = "", every: float = 0.05
-) -> Any:
-    """``helpers.eventually`` with this module's waits."""
-    return helpers.eventually(check, timeout, what, every)
-
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 KILL_RUNS = 50

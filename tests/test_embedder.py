@@ -16,16 +16,14 @@ import pytest
 from memvault.config import DEFAULT_MODEL, IndexSettings
 from memvault.errors import ModelError
 from memvault.index.embedder import (
-    BUNDLED_SHA256,
     Embedder,
     HashEmbedder,
     SentenceTransformerEmbedder,
-    Tokenizer,
-    _release_freed_memory,
     make_embedder,
-    resolve_model_path,
-    verify_weights,
 )
+from memvault.index.embedder_torch import _release_freed_memory
+from memvault.index.model_files import BUNDLED_SHA256, resolve_model_path, verify_weights
+from memvault.index.tokenizer import Tokenizer
 
 DAEMON = Path(__file__).resolve().parents[1] / "daemon"
 
@@ -53,9 +51,9 @@ def run_python(code: str) -> subprocess.CompletedProcess[str]:
 
 def test_importing_the_module_and_counting_tokens_does_not_import_torch() -> None:
     result = run_python(
-        "import sys, memvault.index.embedder as e\n"
+        "import sys, memvault.index.embedder as e, memvault.index.tokenizer as tok\n"
         "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules\n"
-        "t = e.Tokenizer.for_model(e.DEFAULT_MODEL)\n"
+        "t = tok.Tokenizer.for_model('all-MiniLM-L6-v2')\n"
         "assert t.count('hello world') == 2\n"
         "e.HashEmbedder().embed(['x'])\n"
         "assert 'torch' not in sys.modules, 'torch imported'\n"
@@ -139,7 +137,7 @@ def test_tokenizer_is_not_truncated_at_the_files_128(tokenizer: Tokenizer) -> No
 
 
 def test_a_long_text_is_counted_in_blocks_with_the_same_total(tokenizer: Tokenizer) -> None:
-    import memvault.index.embedder as e
+    import memvault.index.tokenizer as e
 
     lines = [
         f"## 2024-01-{d % 28 + 1:02} standup\nWe decided décor-{d} naïvely, 東京 {d}."
@@ -149,19 +147,6 @@ def test_a_long_text_is_counted_in_blocks_with_the_same_total(tokenizer: Tokeniz
     assert len(text) > 4 * e._COUNT_BLOCK  # several blocks
     whole = len(tokenizer._tokenizer.encode(text, add_special_tokens=False).ids)
     assert tokenizer.count(text) == whole
-
-
-@pytest.mark.parametrize("limit", [0, 1, 3, 10, 50])
-def test_truncate_returns_a_prefix_within_the_limit(tokenizer: Tokenizer, limit: int) -> None:
-    text = "The PostgreSQL decision: unbelievably, naïve 東京 replicas won't lag. " * 5
-    cut = tokenizer.truncate(text, limit)
-    assert text.startswith(cut)
-    assert tokenizer.count(cut) <= limit
-    assert tokenizer.count(cut) >= limit - 1  # cut at the boundary, not far before it
-
-
-def test_truncate_keeps_short_text_whole(tokenizer: Tokenizer) -> None:
-    assert tokenizer.truncate("short text", 10) == "short text"
 
 
 # --- resolution ---------------------------------------------------------------------

@@ -18,13 +18,10 @@ import pytest
 
 from memvault.config import DEFAULT_MODEL, IndexSettings
 from memvault.index.embedder import (
-    BUNDLED_SHA256,
     Embedder,
     SentenceTransformerEmbedder,
-    file_sha256,
     make_embedder,
     model_id_for,
-    resolve_model_path,
 )
 from memvault.index.embedder_onnx import (
     OnnxEmbedder,
@@ -33,6 +30,7 @@ from memvault.index.embedder_onnx import (
     onnx_model_id_for,
     support_problem,
 )
+from memvault.index.model_files import BUNDLED_SHA256, file_sha256, resolve_model_path
 from memvault.index.onnx_cache import (
     ModelSpec,
     failed_log,

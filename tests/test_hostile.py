@@ -26,8 +26,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-import helpers
-from helpers import daemon_json, make_vault, note, open_vault, write
+from helpers import daemon_json, eventually, make_vault, note, open_vault, write
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.daemon.http_api import create_app
@@ -44,10 +43,6 @@ BAD_SHOWN = "notes/name\\xff\\xfe.md"  # how memvault reports it
 LONG = "a" * 5000 + ".md"
 
 runner = CliRunner()
-
-
-def eventually(check: Callable[[], Any], timeout: float = 30.0, what: str = "") -> Any:
-    return helpers.eventually(check, timeout, what, every=0.05)
 
 
 def cli(*args: str | Path) -> tuple[int, str, str]:

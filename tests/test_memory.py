@@ -1,93 +1,141 @@
-"""One memory interface: ``Vault`` and ``DaemonClient`` both satisfy ``Memory``.
-
-The CLI and the MCP server call whatever ``open_memory`` gives them; if one of
-the two implementations drifts (a parameter renamed, a default changed, a
-result type changed), these tests fail before a user's command does.
+"""One door: ``Vault.open(root, mode=...)`` decides once whether a vault's calls go to
+its running daemon or to the vault opened in this process (``memvault.backends``), and
+the CLI, the MCP server and the HTTP API all call that one ``Vault``.
 """
 
 from __future__ import annotations
 
-import inspect
+import os
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from helpers import make_vault, open_vault, running_daemon
+from helpers import make_vault, note, open_vault, running_daemon, write
 from memvault.api import Vault
 from memvault.client import DaemonClient
-from memvault.errors import LockHeld
-from memvault.interfaces.memory import Memory, open_memory
-
-OPERATIONS = sorted(
-    name for name, value in vars(Memory).items() if callable(value) and not name.startswith("_")
-)
+from memvault.daemon.service import Daemon
+from memvault.engine import Progress
+from memvault.errors import LockHeld, MemvaultError
+from memvault.index.embedder import HashEmbedder
 
 
-def test_the_protocol_names_every_operation_adapters_use() -> None:
-    assert OPERATIONS == [
-        "add",
-        "close",
-        "context",
-        "get",
-        "log",
-        "related",
-        "search",
-        "status",
-        "sync",
-    ]
-
-
-@pytest.mark.parametrize("kind", [Vault, DaemonClient])
-@pytest.mark.parametrize("name", OPERATIONS)
-def test_each_implementation_has_the_protocols_signature(kind: type, name: str) -> None:
-    wanted = inspect.signature(getattr(Memory, name))
-    actual = inspect.signature(getattr(kind, name))
-    params = dict(actual.parameters)
-    for p in wanted.parameters.values():
-        assert p.name in params, f"{kind.__name__}.{name} lacks {p.name}"
-        q = params.pop(p.name)
-        assert (q.kind, q.default) == (p.kind, p.default), f"{kind.__name__}.{name}({p.name})"
-        assert q.annotation == p.annotation, f"{kind.__name__}.{name}({p.name}) type"
-    # anything more an implementation takes is optional and comes after the protocol's
-    # positional parameters, so a call written against the protocol means the same
-    for q in params.values():
-        assert q.default is not inspect.Parameter.empty, f"{kind.__name__}.{name}({q.name})"
-    positional = [n for n, p in wanted.parameters.items() if p.kind == p.POSITIONAL_OR_KEYWORD]
-    assert list(actual.parameters)[: len(positional)] == positional, f"{kind.__name__}.{name}"
-    assert actual.return_annotation == wanted.return_annotation, f"{kind.__name__}.{name} returns"
-
-
-def test_a_drifted_signature_is_caught() -> None:
-    class Drifted:
-        def log(self, message: str) -> None: ...
-
-    wanted = inspect.signature(Memory.log)
-    assert list(inspect.signature(Drifted.log).parameters) != list(wanted.parameters)
-
-
-def test_open_memory_goes_to_a_running_daemon(tmp_path: Path) -> None:
+def test_a_write_goes_to_a_running_daemon(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    with open_vault(root) as v, running_daemon(v), open_memory(root, "write") as m:
-        assert isinstance(m, DaemonClient)
+    with open_vault(root) as v, running_daemon(v), Vault.open(root, mode="write") as m:
+        assert isinstance(m.daemon, DaemonClient)
         assert m.log("through the daemon").path.startswith("logs/")
 
 
-def test_open_memory_in_process_reads_and_writes(tmp_path: Path) -> None:
+def test_in_process_reads_and_writes(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    with open_memory(root, "write") as m:
-        assert isinstance(m, Vault)
+    with Vault.open(root, mode="write") as m:
+        assert m.daemon is None
         m.add("people", "Ana Lopez", summary="Runs billing")
-    with open_memory(root, "peek") as m:
-        assert isinstance(m, Vault) and m.status()["notes"] >= 1
+    with Vault.open(root, mode="peek") as m:
+        assert m.daemon is None and m.status()["notes"] >= 1
 
 
-def test_open_memory_reads_while_another_process_writes_but_refuses_writes(
-    tmp_path: Path,
-) -> None:
+def test_reads_while_another_process_writes_but_refuses_writes(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     with open_vault(root) as holder:
         holder.sync()
-        with open_memory(root, "read") as m:  # read-only: the index as it is
+        with Vault.open(root, mode="read") as m:  # read-only: the index as it is
             assert m.get("MEMORY.md").text
-        with pytest.raises(LockHeld), open_memory(root, "write"):
+            with pytest.raises(MemvaultError, match="read-only"):
+                m.log("refused")
+        with pytest.raises(LockHeld), Vault.open(root, mode="write"):
             pass
+
+
+def test_a_read_syncs_first_when_the_lock_is_free(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    write(root, "people/zed.md", note("Zed Quill", "keeps the lighthouse"))
+    with Vault.open(root, mode="read", embedder=HashEmbedder()) as m:
+        assert [h.path for h in m.search("lighthouse", k=1)] == ["people/zed.md"]
+    with Vault.open(root, mode="peek") as m:  # a peek syncs nothing
+        write(root, "people/yan.md", note("Yan Ortiz", "rows the ferry"))
+    with Vault.open(root, mode="peek", embedder=HashEmbedder()) as m:
+        assert all(h.path != "people/yan.md" for h in m.search("ferry", k=5))
+
+
+def open_index_files(root: Path) -> int:
+    """This process's open descriptors on the vault's index.db (and its -wal, -shm)."""
+    index = str(root / ".memvault" / "index.db")
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}").startswith(index)
+        except OSError:
+            continue
+    return count
+
+
+def test_through_a_daemon_the_index_is_opened_here_only_to_read_what_it_does_not_serve(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v, running_daemon(v):
+        v.sync()
+        before = open_index_files(root)
+        with Vault.open(root) as m:
+            assert m.daemon is not None
+            assert m.search("schema", k=3) and m.status()["notes"] >= 1
+            assert open_index_files(root) == before  # the daemon answered: nothing opened here
+            assert m.links_check() == []  # the daemon does not serve it: read here
+            assert open_index_files(root) > before
+            with pytest.raises(MemvaultError, match="served by its daemon"):
+                m.embed_pending()
+
+
+class PacedEmbedder(HashEmbedder):
+    """The hash embedder taking a model's few milliseconds a call: a sync of a few
+    hundred notes lasts seconds, long enough to be seen in progress."""
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        time.sleep(0.004)
+        return super().embed(texts)
+
+
+def test_sync_through_the_daemon_streams_its_progress(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    for i in range(300):
+        write(
+            root, f"logs/2024-01-{i:03}.md", note(f"Day {i}", body=f"Met team {i} about item {i}.")
+        )
+    # files already there, no start-up reconcile: the daemon has them to index on request
+    vault = Vault.open(root, through_daemon=False, embedder=PacedEmbedder())
+    daemon = Daemon(vault, port=0, initial_reconcile=False)
+    daemon.start()
+    seen: list[Progress] = []
+    try:
+        with Vault.open(root) as m:
+            assert m.daemon is not None
+            report = m.sync(progress=seen.append)
+        assert len(report.created) >= 300
+    finally:
+        daemon.shutdown()
+    assert seen, "the daemon's progress never reached the caller"
+    assert all(isinstance(p, Progress) and 0 <= p.done <= p.total for p in seen)
+    assert {p.stage for p in seen} <= {"notes", "vectors"}
+
+
+def test_the_door_loads_no_engine_until_one_is_opened_here() -> None:
+    """A CLI call a daemon answers imports Vault and the client only: numpy, SQLite's
+    index and the engine cost it ~0.2 s of CPU (bench/search_latency.py)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, memvault.api, memvault.backends\n"
+        "heavy = {'numpy', 'memvault.engine', 'memvault.index.embedder'} & set(sys.modules)\n"
+        "assert not heavy, heavy\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[1] / "daemon")
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr

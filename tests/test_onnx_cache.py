@@ -20,7 +20,6 @@ import pytest
 from memvault.config import IndexSettings
 from memvault.index.embedder import (
     SentenceTransformerEmbedder,
-    file_sha256,
     make_embedder,
     model_id_for,
 )
@@ -28,6 +27,7 @@ from memvault.index.embedder_onnx import (
     OnnxEmbedder,
     load_onnx_embedder,
 )
+from memvault.index.model_files import file_sha256
 from memvault.index.onnx_cache import (
     RECIPE,
     ModelSpec,

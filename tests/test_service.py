@@ -12,7 +12,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +20,16 @@ import httpx
 import pytest
 from typer.testing import CliRunner
 
-import helpers
-from helpers import daemon_json, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import (
+    daemon_json,
+    eventually,
+    make_vault,
+    note,
+    open_vault,
+    rebuilt_snapshot,
+    snapshot,
+    write,
+)
 from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
@@ -29,14 +37,6 @@ from memvault.interfaces.cli.daemon import install_service
 from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
 from memvault.vault.runfile import daemon_file
-
-
-def eventually(
-    check: Callable[[], Any], timeout: float = 20.0, what: str = "", every: float = 0.05
-) -> Any:
-    """``helpers.eventually`` with this module's waits."""
-    return helpers.eventually(check, timeout, what, every)
-
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 FIELDS = {"pid", "host", "port", "token", "started_at", "version"}

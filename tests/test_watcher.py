@@ -20,20 +20,11 @@ from typing import Any
 
 import pytest
 
-import helpers
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.api import Vault
 from memvault.daemon import watcher as W
 from memvault.daemon.watch_queue import ChangeQueue, PathMapper
 from memvault.daemon.watcher import Watcher
-
-
-def eventually(
-    check: Callable[[], Any], timeout: float = 15.0, what: str = "", every: float = 0.02
-) -> Any:
-    """``helpers.eventually`` with this module's waits."""
-    return helpers.eventually(check, timeout, what, every)
-
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.

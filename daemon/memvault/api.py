@@ -6,14 +6,21 @@
         hits = vault.search("database schema", k=10, folder="decisions")
         ctx = vault.context("What did we decide about the database schema?", budget=2000)
 
-One writer per vault. ``Vault.open`` takes the writer lock; when a daemon holds it
-(``memvault up``, ``memvault daemon start``), the vault is opened through that
-daemon instead, as the CLI does: writes (``sync``, ``add``, ``log``) must go to the
-one writer, and reads go there too (its model is loaded, its index current); what
-the daemon does not serve (``links_check``, ``count_tokens``) is read here, without
-the lock. Another holder that is not a daemon (a CLI sync, a migration) is
-``LockHeld``. ``read_only=True`` opens in this process without the lock; writes
-then raise.
+One writer per vault. ``Vault.open`` decides once where the calls go and holds
+that one backend (``memvault.backends``): by default it takes the writer lock, or,
+when a daemon holds it (``memvault up``, ``memvault daemon start``), opens the vault
+through that daemon, as the CLI does: writes (``sync``, ``add``, ``log``) must go
+to the one writer, and reads go there too (its model is loaded, its index
+current); what the daemon does not serve (``links_check``, ``count_tokens``) is
+read here from the index as it is, without the lock. Another holder that is not a
+daemon (a CLI sync, a migration) is ``LockHeld``. ``mode`` says what the caller
+means to do (``"read"``, ``"query"``: sync first when the lock is free, else read
+the index as it is; ``"peek"``: the index as it is) — the CLI and the MCP server
+open every call this way. ``read_only=True`` opens in this process without the
+lock and never through a daemon; writes then raise.
+
+Each method checks the vault is open, validates its arguments once into a value
+(``Filters``, a ``NoteRequest``) and hands it to the backend.
 
 Only ``memvault init``/``up``/``migrate`` (or ``create=True``) make a folder a
 vault; opening a folder without ``.memvault/`` is ``VaultNotFound``.
@@ -24,28 +31,45 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from memvault.client import DaemonClient
+from memvault.backends import Backend, DaemonBackend, LocalBackend, Mode, open_backend
 from memvault.config import VaultConfig
 from memvault.core.ranking import Filters, parse_day
-from memvault.core.report import Context, Hit, LinkProblem, NoteText, SyncReport, WriteResult
-from memvault.engine import Engine, Progress
-from memvault.errors import LockHeld, MemvaultError, VaultNotFound
-from memvault.index.embedder import Embedder
-from memvault.vault import runfile
-from memvault.vault.lock import WriterLock, is_vault, misplaced
+from memvault.core.report import (
+    Context,
+    Hit,
+    LinkProblem,
+    NoteRequest,
+    NoteText,
+    SyncReport,
+    WriteResult,
+)
+from memvault.errors import MemvaultError, VaultNotFound
+from memvault.vault.lock import is_vault, misplaced
+
+if TYPE_CHECKING:
+    from memvault.client import DaemonClient
+    from memvault.engine import Engine, Progress
+    from memvault.index.embedder import Embedder
+
+
+class FilterArgs(TypedDict, total=False):
+    """The filters ``search`` and ``context`` take (``make_filters`` checks them)."""
+
+    folder: str | None  # a folder and its subfolders, e.g. "decisions"
+    tags: Sequence[str] | str | None  # every tag must be present
+    since: str | None  # YYYY-MM-DD: notes dated on or after
+    until: str | None  # YYYY-MM-DD: notes dated on or before
+    where: Mapping[str, str] | None  # frontmatter field = value
+    path: str | None  # a glob over the note path
 
 
 class Vault:
-    """One memory vault, opened in this process."""
+    """One memory vault, and the one backend its calls go to (this process, or its daemon)."""
 
-    def __init__(
-        self, engine: Engine, lock: WriterLock | None, daemon: DaemonClient | None = None
-    ) -> None:
-        self.engine = engine
-        self._lock = lock
-        self.daemon = daemon  # the running daemon this vault's operations go to, if any
+    def __init__(self, backend: Backend) -> None:
+        self._backend = backend
         self._closed = False
 
     @classmethod
@@ -53,17 +77,21 @@ class Vault:
         cls,
         path: str | Path,
         *,
+        mode: Mode = "write",
         read_only: bool = False,
         create: bool = False,
         through_daemon: bool = True,
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
+        progress: Callable[[Progress], None] | None = None,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         env: Mapping[str, str] | None = None,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
         the daemon itself). ``create=True`` first makes the folder a vault, as
-        ``memvault init`` does (no notes; nothing overwritten)."""
+        ``memvault init`` does (no notes; nothing overwritten). ``embedder``: the model,
+        or how to load it when a ``"query"`` is answered here; ``progress`` sees the
+        sync a ``"read"`` or ``"query"`` runs first."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -85,32 +113,34 @@ class Vault:
                 "or Vault.open(path, create=True) makes it one"
             )
         config = VaultConfig.load(root, env=env, overrides=overrides)
-        lock = None
-        daemon = None
-        if not read_only:
-            lock = WriterLock(config.state_dir / "lock")
-            try:
-                lock.acquire()
-            except LockHeld:
-                info = runfile.running(root) if through_daemon else None
-                if info is None:
-                    raise  # a short-lived writer (a sync, a migration), not a daemon
-                lock, daemon = None, DaemonClient.of(info)
-        try:
-            engine = Engine(config, embedder, read_only=lock is None)
-        except BaseException:
-            if lock is not None:
-                lock.release()
-            raise
-        return cls(engine, lock, daemon)
+        if read_only:
+            mode, through_daemon = "peek", False
+        return cls(
+            open_backend(
+                config, mode, through_daemon=through_daemon, embedder=embedder, progress=progress
+            )
+        )
 
     @property
     def root(self) -> Path:
-        return self.engine.root
+        return self._backend.root
 
     @property
     def config(self) -> VaultConfig:
-        return self.engine.config
+        return self._backend.config
+
+    @property
+    def engine(self) -> Engine:
+        """The engine over this vault's index here (through a daemon: the index as it is,
+        read-only, opened on first use)."""
+        self._not_closed()
+        return self._backend.engine
+
+    @property
+    def daemon(self) -> DaemonClient | None:
+        """The running daemon this vault's operations go to, if any."""
+        backend = self._backend
+        return backend.client if isinstance(backend, DaemonBackend) else None
 
     def __enter__(self) -> Vault:
         return self
@@ -124,12 +154,7 @@ class Vault:
         if self._closed:
             return
         self._closed = True
-        try:
-            self.engine.close()
-        finally:
-            if self._lock is not None:
-                self._lock.release()
-                self._lock = None
+        self._backend.close()
 
     def _not_closed(self) -> None:
         # a closed vault's index is closed (sqlite3.ProgrammingError) and its lock let go
@@ -144,22 +169,22 @@ class Vault:
         """Why this writer can no longer go on, and whether the vault folder is still there
         (only its writer lock went: ``.memvault/`` removed), or None. The vault folder
         moved, renamed or deleted, or its writer lock deleted, while it was open."""
-        try:
-            self.engine.fs.check_root()
-        except VaultNotFound as exc:
-            return str(exc), False
-        if self._lock is not None and not self._lock.intact():
-            return (
-                f"{self._lock.path} was deleted or replaced (.memvault/ removed?): another "
-                "process could take the vault's writer lock while this one still writes",
-                True,
-            )
-        return None
+        return self._backend.ground_lost()
 
     def _writable(self) -> None:
         self._not_closed()
-        if self._lock is None and self.daemon is None:
+        if not self._backend.writable:
             raise MemvaultError("this vault was opened read-only")
+
+    def _here(self, write: bool = True) -> Engine:
+        """The engine of the vault opened in this process (``write``: with the lock)."""
+        self._writable() if write else self._not_closed()
+        if not isinstance(self._backend, LocalBackend):
+            raise MemvaultError(
+                f"{self.root} is served by its daemon, which does this itself: "
+                "open it with Vault.open(path, through_daemon=False) once the daemon is stopped"
+            )
+        return self._backend.engine
 
     # -- operations --------------------------------------------------------------------
 
@@ -174,64 +199,42 @@ class Vault:
 
         MEMORY.md, links and keyword search are current when the structure is; with
         ``vectors=False`` new chunks' vectors are left pending (searched by keywords
-        meanwhile) for a later sync, ``embed_pending`` or the daemon."""
+        meanwhile) for a later sync, ``embed_pending`` or the daemon. Through a daemon,
+        ``progress`` sees the daemon's sync progress while it runs."""
         self._writable()
-        if self.daemon is not None:
-            return self.daemon.sync(paths)
-        return self.engine.sync(paths, progress, vectors=vectors)
+        return self._backend.sync(paths, progress, vectors)
 
     def search(
         self,
         query: str,
         k: int | None = None,
         *,
-        folder: str | None = None,
-        tags: Sequence[str] | str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        where: Mapping[str, str] | None = None,
-        path: str | None = None,
         group: bool = False,
+        **filters: Unpack[FilterArgs],
     ) -> list[Hit]:
-        """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields."""
+        """Hybrid (BM25 + vector) search; filters narrow it to folders, tags, dates, fields
+        (``FilterArgs``); ``group``: at most one hit per note."""
         self._not_closed()
-        filters = make_filters(folder, tags, since, until, where, path)
-        if self.daemon is not None:
-            return self.daemon.search(
-                query,
-                k,
-                folder=folder,
-                tags=tags,
-                since=since,
-                until=until,
-                where=where,
-                path=path,
-                group=group,
-            )
-        return self.engine.search(query, k, filters, group=group)
+        return self._backend.search(query, k, make_filters(**filters), group)
 
-    def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
-        """MEMORY.md, then the lines of the best notes that answer it, cited, within ``budget`` tokens."""
+    def context(
+        self, query: str, budget: int | None = None, **filters: Unpack[FilterArgs]
+    ) -> Context:
+        """MEMORY.md, then the lines of the best notes that answer it, cited, within
+        ``budget`` tokens; filtered as ``search`` is."""
         self._not_closed()
-        checked = make_filters(**filters)
-        if self.daemon is not None:
-            return self.daemon.context(query, budget, **filters)
-        return self.engine.context(query, budget, checked)
+        return self._backend.context(query, budget, make_filters(**filters))
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range (``lines="10:20"``)."""
         self._not_closed()
-        if self.daemon is not None:
-            return self.daemon.get(path, lines=lines, heading=heading)
-        return self.engine.get(path, lines=lines, heading=heading)
+        return self._backend.get(path, lines, heading)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path`` (the "related notes" pane), none from the ``exclude``
         folders."""
         self._not_closed()
-        if self.daemon is not None:
-            return self.daemon.related(path, k, exclude)
-        return self.engine.related(path, k, exclude)
+        return self._backend.related(path, k, exclude)
 
     def add(
         self,
@@ -246,32 +249,15 @@ class Vault:
     ) -> WriteResult:
         """Create a note from the vault's template; MEMORY.md and the index follow at once."""
         self._writable()
-        if self.daemon is not None:
-            return self.daemon.add(
-                category,
-                title,
-                summary=summary,
-                fields=fields,
-                body=body,
-                update=update,
-                section=section,
-            )
-        return self.engine.add_note(
-            category,
-            title,
-            summary=summary,
-            fields=fields,
-            body=body,
-            update=update,
-            section=section,
+        note = NoteRequest(
+            category, title, summary, dict(fields) if fields else None, body, update, section
         )
+        return self._backend.add(note)
 
     def log(self, text: str) -> WriteResult:
         """Add a timestamped line to today's log (after the day's last entry)."""
         self._writable()
-        if self.daemon is not None:
-            return self.daemon.log(text)
-        return self.engine.append_log(text)
+        return self._backend.log(text)
 
     def memory_tool(self, command: Mapping[str, Any]) -> str:
         """Run one command of Claude's memory tool (``{"command": "view", "path":
@@ -282,22 +268,18 @@ class Vault:
         self._not_closed()
         if not (isinstance(command, Mapping) and command.get("command") == "view"):
             self._writable()
-        if self.daemon is not None:
-            return self.daemon.memory_tool(command)
-        return self.engine.memory_tool(command)
+        return self._backend.memory_tool(command)
 
     def links_check(self) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links, with file and line."""
         self._not_closed()
-        return self.engine.link_problems()
+        return self._backend.links_check()
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale (and,
         through a daemon, the daemon's own state under ``"daemon"``)."""
         self._not_closed()
-        if self.daemon is not None:
-            return self.daemon.status()
-        return self.engine.status()
+        return self._backend.status()
 
     # -- for the daemon and the tools around it ----------------------------------------
 
@@ -310,40 +292,34 @@ class Vault:
     ) -> tuple[int, int]:
         """Give pending chunks their vectors (all, or ``steps`` bounded steps); returns
         (chunks the model embedded, chunks indexed)."""
-        self._writable()
-        return self.engine.embed_pending(progress, steps=steps, stop=stop)
+        return self._here().embed_pending(progress, steps=steps, stop=stop)
 
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
-        self._not_closed()
         return self.engine.pending_vectors()
 
     def warm_up(self) -> None:
         """Load the embedding model and open the vector index now, not on first use."""
-        self._not_closed()
         self.engine.warm_up()
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
-        self._not_closed()
-        self.engine.subscribe(listener)
+        self._here(write=False).subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:
-        self.engine.unsubscribe(listener)
+        if isinstance(self._backend, LocalBackend):
+            self._backend.engine.unsubscribe(listener)
 
     def is_ignored(self, rel: str) -> bool:
         """Whether memvault ignores this vault-relative path (dot-folders, conflict copies...)."""
-        self._not_closed()
         return self.engine.fs.is_ignored(rel)
 
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""
-        self._not_closed()
-        self.engine.save()
+        self._here(write=False).save()
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of the embedding model in ``text`` (the unit of every budget)."""
-        self._not_closed()
         return self.engine.count_tokens(text)
 
 
@@ -368,4 +344,4 @@ def make_filters(
     )
 
 
-__all__ = ["Vault", "make_filters"]
+__all__ = ["FilterArgs", "Mode", "Vault", "make_filters"]

@@ -5,10 +5,11 @@
         with client:
             hits = client.search("database schema", k=5)
 
-``DaemonClient`` mirrors ``Vault``'s operations and hands back the same result
-types (``Hit``, ``Context``, ``NoteText``, ``WriteResult``, ``SyncReport``,
-the status dict), so an adapter prints the same thing whether a daemon is up
-or the vault is opened in-process. An error the daemon reports comes back as
+``DaemonClient`` is the wire of ``Vault``'s daemon backend (``memvault.backends``):
+it takes the values ``Vault`` has already checked (``Filters``, a ``NoteRequest``)
+and hands back the same result types (``Hit``, ``Context``, ``NoteText``,
+``WriteResult``, ``SyncReport``, the status dict), so an adapter prints the same
+thing whether a daemon is up or the vault is opened in-process. An error the daemon reports comes back as
 the exception the library would have raised (``UnsafePath``, ``NoteNotFound``,
 ``NoteExists``, ...; a ``BadRequest`` as ``ValueError``, like the library's
 own argument checks); anything else, and a daemon that cannot be reached, is
@@ -33,7 +34,8 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memvault import errors as E
-from memvault.core.report import Context, Hit, SkippedFile, Source, SyncReport
+from memvault.core.ranking import Filters
+from memvault.core.report import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
 from memvault.vault import runfile
 
 if TYPE_CHECKING:
@@ -48,7 +50,7 @@ READ_TIMEOUT = 30.0  # search, context, get, related, status
 # write that timed out may still be done by the daemon, so it is never sent twice.
 WRITE_TIMEOUT = 300.0
 SYNC_TIMEOUT = 600.0  # a full reconcile may embed a whole vault
-FILTER_KEYS = frozenset({"folder", "tags", "since", "until", "where", "path"})
+NO_FILTERS = Filters()
 # the fields of the memory tool's commands (tool type memory_20250818)
 MEMORY_TOOL_FIELDS = frozenset(
     {"command", "path", "view_range", "file_text", "old_str", "new_str", "insert_line",
@@ -122,32 +124,18 @@ class DaemonClient:
     # -- the operations (same names and results as Vault) ------------------------
 
     def search(
-        self,
-        query: str,
-        k: int | None = None,
-        *,
-        folder: str | None = None,
-        tags: Sequence[str] | str | None = None,
-        since: str | None = None,
-        until: str | None = None,
-        where: Mapping[str, str] | None = None,
-        path: str | None = None,
-        group: bool = False,
+        self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
         """Hybrid search, answered by the daemon."""
-        body = {"query": query, "k": k, "group": group or None}
-        body.update(
-            _filters(folder=folder, tags=tags, since=since, until=until, where=where, path=path)
-        )
+        body = {"query": query, "k": k, "group": group or None, **_filters(filters)}
         data = self._request("POST", "/search", body=body)
         return [hit_from_dict(h) for h in data["hits"]]
 
-    def context(self, query: str, budget: int | None = None, **filters: Any) -> Context:
+    def context(
+        self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
+    ) -> Context:
         """MEMORY.md plus the best sections, cited, within ``budget`` tokens."""
-        unknown = set(filters) - FILTER_KEYS
-        if unknown:
-            raise TypeError(f"context() got unexpected filters: {', '.join(sorted(unknown))}")
-        body = {"query": query, "budget": budget, **_filters(**filters)}
+        body = {"query": query, "budget": budget, **_filters(filters)}
         return context_from_dict(self._request("POST", "/context", body=body))
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
@@ -174,26 +162,16 @@ class DaemonClient:
         data = self._request("GET", "/related", params=params)
         return [hit_from_dict(h) for h in data["hits"]]
 
-    def add(
-        self,
-        category: str,
-        title: str,
-        *,
-        summary: str | None = None,
-        fields: Mapping[str, str] | None = None,
-        body: str | None = None,
-        update: bool = False,
-        section: str | None = None,
-    ) -> WriteResult:
+    def add(self, request: NoteRequest) -> WriteResult:
         """Create (or, with ``update``, change) a note through the daemon, the one writer."""
         payload = {
-            "category": category,
-            "title": title,
-            "summary": summary,
-            "fields": dict(fields) if fields else None,
-            "body": body,
-            "update": update or None,
-            "section": section,
+            "category": request.category,
+            "title": request.title,
+            "summary": request.summary,
+            "fields": dict(request.fields) if request.fields else None,
+            "body": request.body,
+            "update": request.update or None,
+            "section": request.section,
         }
         return write_result_from_dict(
             self._request("POST", "/notes", body=payload, timeout=WRITE_TIMEOUT)
@@ -220,9 +198,12 @@ class DaemonClient:
             raise E.DaemonError("the daemon's /status answer is not an object")
         return data
 
-    def sync(self, paths: Iterable[str] | None = None) -> SyncReport:
-        """Ask the daemon to reconcile now (all files, or just ``paths``)."""
-        body = {} if paths is None else {"paths": list(paths)}
+    def sync(self, paths: Iterable[str] | None = None, *, vectors: bool = True) -> SyncReport:
+        """Ask the daemon to reconcile now (all files, or just ``paths``); ``vectors=False``
+        answers once the structure is current, leaving the vectors to its vector lane."""
+        body: dict[str, Any] = {} if paths is None else {"paths": list(paths)}
+        if not vectors:
+            body["vectors"] = False
         return sync_report_from_dict(
             self._request("POST", "/sync", body=body, timeout=SYNC_TIMEOUT)
         )
@@ -351,15 +332,17 @@ def error_from_response(status: int, content: bytes) -> Exception:
     return known(message)
 
 
-def _filters(**filters: Any) -> dict[str, Any]:
-    out = {k: v for k, v in filters.items() if v is not None}
-    if isinstance(out.get("tags"), str):
-        out["tags"] = [out["tags"]]
-    elif "tags" in out:
-        out["tags"] = list(out["tags"])
-    if "where" in out:
-        out["where"] = dict(out["where"])
-    return out
+def _filters(filters: Filters) -> dict[str, Any]:
+    """``Filters`` as the daemon's routes take them (docs/HTTP.md)."""
+    out: dict[str, Any] = {
+        "folder": filters.folder,
+        "tags": list(filters.tags) or None,
+        "since": filters.since,
+        "until": filters.until,
+        "where": dict(filters.where) if filters.where else None,
+        "path": filters.path,
+    }
+    return {k: v for k, v in out.items() if v is not None}
 
 
 def hit_from_dict(data: Mapping[str, Any]) -> Hit:

@@ -19,7 +19,8 @@
     └── DaemonError               the daemon cannot be reached or answered an error
 
 CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
-errors; anything else escaping is a bug.
+errors — the CLI's exit code and HTTP's status both from ``OUTCOMES``, one table;
+anything else escaping is a bug.
 """
 
 from __future__ import annotations
@@ -113,3 +114,31 @@ class DaemonError(MemvaultError):
     def __init__(self, message: str, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+# What each error is to a person at a terminal and to an HTTP client: (CLI exit code,
+# HTTP status). An error not named takes its nearest named ancestor's (``outcome``).
+OUTCOMES: dict[type[MemvaultError], tuple[int, int]] = {
+    MemvaultError: (1, 400),
+    ConfigError: (3, 400),
+    VaultNotFound: (3, 400),
+    NoteNotFound: (4, 404),
+    UnsafePath: (5, 400),
+    NoteExists: (5, 409),
+    WriteConflict: (1, 409),
+    MemoryFileError: (1, 409),
+    LockHeld: (6, 400),
+    DaemonError: (6, 400),
+    ModelError: (7, 503),
+    IndexCorrupt: (7, 503),
+    StorageError: (7, 503),  # exit 7, not 1: a service manager restarts on it
+}
+
+
+def outcome(exc: BaseException) -> tuple[int, int] | None:
+    """``exc``'s (exit code, HTTP status) from ``OUTCOMES``; None for a non-memvault error."""
+    for kind in type(exc).__mro__:
+        found = OUTCOMES.get(kind)
+        if found is not None:
+            return found
+    return None

@@ -39,7 +39,6 @@ _JS_SPACE_CHARS = (
     + "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 _STRIP = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\\r\n]")
-_STRIP_FOR_LINK = re.compile(r"[:#|^\\\r\n]|%%|\[\[|\]\]")
 
 _QUOTE = re.compile(r"(?: {0,3}>[ \t]?)+")
 _MARKERS = re.compile(r" {0,3}(?:(?:[-+*]|\d{1,9}[.)])[ \t]+)+")
@@ -56,11 +55,6 @@ AnchorKind = Literal["heading", "block"]
 def strip_heading(text: str) -> str:
     """Obsidian's ``stripHeading``: how a heading and a link's heading are compared."""
     return _SPACES.sub(" ", _STRIP.sub(" ", text)).strip(_JS_SPACE_CHARS)
-
-
-def strip_heading_for_link(text: str) -> str:
-    """Obsidian's ``stripHeadingForLink``: what it writes after ``#`` when it links a heading."""
-    return _SPACES.sub(" ", _STRIP_FOR_LINK.sub(" ", text)).strip(_JS_SPACE_CHARS)
 
 
 def heading_key(text: str) -> str:

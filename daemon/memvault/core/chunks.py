@@ -100,15 +100,6 @@ class Chunk:
     text: str
 
 
-def context_prefix(note: Note, chunk: Chunk, parts: Sequence[str]) -> str:
-    """The context header embedded before a chunk's text ('' when ``parts`` is empty).
-
-    ``parts`` is a subset of ``("title", "headings", "date")``; the order is
-    always title, headings, date: ``"Why we chose PostgreSQL › Decision (2024-03-12)"``.
-    """
-    return _prefix(note, chunk.heading_path, parts)
-
-
 def embed_text(note: Note, chunk: Chunk, parts: Sequence[str], before: str = "") -> str:
     """The text that gets embedded: the context header, the tail of the text
     before the chunk (``before``, already cut to size), then the chunk text."""

@@ -1,4 +1,5 @@
-"""Results the engine hands back: SyncReport, Hit, Context, LinkProblem.
+"""Results the engine hands back: SyncReport, Hit, Context, LinkProblem; and the one
+request value a write travels as (NoteRequest).
 
 Plain frozen dataclasses with ``to_dict`` for the JSON adapters (CLI
 ``--json``, HTTP, MCP).
@@ -7,6 +8,7 @@ Plain frozen dataclasses with ``to_dict`` for the JSON adapters (CLI
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -195,3 +197,17 @@ class WriteResult:
 
     def to_dict(self) -> dict[str, Any]:
         return {"path": self.path, "created": self.created, "report": self.report.to_dict()}
+
+
+@dataclass(frozen=True, slots=True)
+class NoteRequest:
+    """A note to add (or, with ``update``, change), as ``Vault.add`` received it: the
+    value the local engine and the daemon's wire both take."""
+
+    category: str
+    title: str
+    summary: str | None = None
+    fields: Mapping[str, str] | None = None
+    body: str | None = None
+    update: bool = False
+    section: str | None = None  # with update: replace only the text under this heading

@@ -72,10 +72,6 @@ class Link:
     target_end: int
     angle: bool = False  # a markdown link written <with literal spaces>
 
-    @property
-    def is_block(self) -> bool:
-        return bool(self.anchor and self.anchor.startswith("^"))
-
 
 @dataclass(frozen=True, slots=True)
 class Resolution:
@@ -338,10 +334,6 @@ class LinkIndex:
             return prefix + (full[len(folder) + 1 :] if folder else full)
         name = posixpath.basename(full)
         return name if self.name_matches(name) == [path] else full
-
-    def shortest_link(self, path: str, source: str) -> str:
-        """``link_text`` in the shortest format, for a wikilink."""
-        return self.link_text(path, source, "shortest")
 
 
 def rewrite_links(text: str, replace: Callable[[Link], str | None]) -> str:

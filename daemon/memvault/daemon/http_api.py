@@ -70,20 +70,6 @@ STATUS_FIELDS = (
     "vectors",  # the vector lane: pending chunks, their lag, its progress
 )
 
-# (exception, status) — first match wins, so subclasses come before MemvaultError.
-ERROR_STATUS: list[tuple[type[BaseException], int]] = [
-    (E.UnsafePath, 400),
-    (E.NoteNotFound, 404),
-    (E.NoteExists, 409),
-    (E.WriteConflict, 409),
-    (E.MemoryFileError, 409),
-    (E.ModelError, 503),
-    (E.IndexCorrupt, 503),
-    (E.StorageError, 503),
-    (E.MemvaultError, 400),
-    (ValueError, 400),
-]
-
 
 def error_response(
     status: int,
@@ -166,10 +152,11 @@ def _endpoint(fn: Handler) -> Handler:
                     path=exc.path,
                     updatable=True,
                 )
-            for kind, status in ERROR_STATUS:
-                if isinstance(exc, kind):
-                    name = type(exc).__name__ if isinstance(exc, E.MemvaultError) else "BadRequest"
-                    return error_response(status, name, str(exc))
+            found = E.outcome(exc)  # the library's errors: one table with the CLI's codes
+            if found is not None:
+                return error_response(found[1], type(exc).__name__, str(exc))
+            if isinstance(exc, ValueError):
+                return error_response(400, "BadRequest", str(exc))
             if isinstance(exc, OSError) and exc.strerror:
                 # the disk full, a folder made read-only: the person can act on it (and
                 # the log the old answer sent them to may be on that full disk)
@@ -427,11 +414,13 @@ def create_app(
     keepalive_seconds: float = KEEPALIVE_SECONDS,
     busy_seconds: float = BUSY_SECONDS,
     body_seconds: float = BODY_SECONDS,
+    sync_now: Callable[[list[str] | None, bool], SyncReport] | None = None,
 ) -> Starlette:
     """The HTTP API over ``vault``. ``port`` (a number, or a function giving it once the
     socket is bound; default: ``daemon_info()['port']``) is the one the Host header
-    must name. Call ``app.state.close()`` at shutdown: it ends /events streams and
-    stops listening to the engine."""
+    must name. ``sync_now(paths, vectors)`` runs a ``POST /sync`` (the daemon's shows its
+    progress in ``/status``; default: ``vault.sync``). Call ``app.state.close()`` at
+    shutdown: it ends /events streams and stops listening to the engine."""
     hub = EventHub()
     vault.subscribe(hub.publish)
     limit = max_request_bytes or vault.config.daemon.max_request_bytes
@@ -452,7 +441,11 @@ def create_app(
     async def sync(request: Request) -> Response:
         data = await _body(request, "sync")
         paths = [_safe(vault.root, p) for p in data["paths"]] if "paths" in data else None
-        report = await run_in_threadpool(vault.sync, paths)
+        vectors = data.get("vectors", True)
+        if sync_now is None:
+            report = await run_in_threadpool(lambda: vault.sync(paths, vectors=vectors))
+        else:
+            report = await run_in_threadpool(sync_now, paths, vectors)
         return JSONResponse(report.to_dict())
 
     async def search(request: Request) -> Response:
@@ -596,4 +589,4 @@ async def _http_error(request: Request, exc: HTTPException) -> Response:
     return error_response(exc.status_code, kind, message, exc.headers)
 
 
-__all__ = ["ERROR_STATUS", "STATUS_FIELDS", "EventHub", "Guard", "create_app", "status_event"]
+__all__ = ["STATUS_FIELDS", "EventHub", "Guard", "create_app", "status_event"]

@@ -186,6 +186,7 @@ class Daemon:
                 self.token,
                 self.info,
                 port=lambda: self.server.port if self.server else None,
+                sync_now=self.sync_requested,
             )
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
@@ -221,6 +222,17 @@ class Daemon:
                 if self.state == "indexing":
                     self.state = "watching"
 
+    def sync_requested(self, paths: list[str] | None, vectors: bool) -> Any:
+        """A ``POST /sync``: its progress (both stages) shows as the daemon's, in
+        ``/status`` and ``/events``, where ``Vault.sync(progress=...)`` reads it."""
+        try:
+            return self.vault.sync(
+                paths, progress=lambda p: self._on_progress(p, requested=True), vectors=vectors
+            )
+        finally:
+            self.progress = None
+            self._nudge()
+
     def _nudge(self) -> None:
         """Tell /events clients that what ``info()`` shows may have changed."""
         hub = getattr(getattr(self.app, "state", None), "hub", None)
@@ -236,9 +248,9 @@ class Daemon:
         self.model_state = state
         self._nudge()
 
-    def _on_progress(self, p: Any) -> None:
+    def _on_progress(self, p: Any, requested: bool = False) -> None:
         progress = {"done": p.done, "total": p.total, "embedded": p.embedded, "stage": p.stage}
-        if p.stage == "vectors":
+        if p.stage == "vectors" and not requested:
             self.vector_progress = progress
         else:
             self.progress = progress

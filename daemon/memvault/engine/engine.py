@@ -61,6 +61,7 @@ from memvault.core.report import (
     Context,
     Hit,
     LinkProblem,
+    NoteRequest,
     NoteText,
     SkippedFile,
     SyncReport,
@@ -514,21 +515,18 @@ class Engine:
 
     # -- writes ----------------------------------------------------------------------
 
-    def add_note(
-        self,
-        category: str,
-        title: str,
-        *,
-        summary: str | None = None,
-        fields: Mapping[str, str] | None = None,
-        body: str | None = None,
-        update: bool = False,
-        section: str | None = None,
-    ) -> WriteResult:
+    def add_note(self, note: NoteRequest) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
-            how = {"summary": summary, "fields": fields, "update": update, "section": section}
-            path, created = self.writer.add_note(category, title, body=body, **how)  # type: ignore[arg-type]
+            path, created = self.writer.add_note(
+                note.category,
+                note.title,
+                summary=note.summary,
+                fields=note.fields,
+                body=note.body,
+                update=note.update,
+                section=note.section,
+            )
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
             return WriteResult(path, created, self._index_written(path))
 

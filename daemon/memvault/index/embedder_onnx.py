@@ -34,13 +34,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memvault.config import DEFAULT_MODEL, IndexSettings
-from memvault.index.embedder import (
+from memvault.index.embedder_torch import SentenceTransformerEmbedder, load_torch_embedder
+from memvault.index.model_files import (
     BUNDLED_IDS,
     BUNDLED_SHA256,
     BUNDLED_WEIGHTS,
-    Embedder,
-    SentenceTransformerEmbedder,
-    Tokenizer,
     model_identity,
     resolve_model_path,
     verify_weights,
@@ -54,6 +52,7 @@ from memvault.index.onnx_cache import (
     look,
     recipe,
 )
+from memvault.index.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -293,15 +292,13 @@ def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
     )
 
 
-def make_onnx_embedder(settings: IndexSettings) -> Embedder:
+def make_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder | SentenceTransformerEmbedder:
     """The ONNX embedder, or — saying why and how to fix it — the PyTorch one."""
     try:
         return load_onnx_embedder(settings)
     except OnnxUnavailable as exc:
         log.warning("the ONNX backend cannot be used: %s. Now %s.", exc, FALLBACK)
-    return SentenceTransformerEmbedder(
-        settings.model, settings.device, settings.batch_size, threads=settings.threads or None
-    )
+    return load_torch_embedder(settings)
 
 
 def onnx_model_id_for(settings: IndexSettings) -> str:

@@ -41,7 +41,7 @@ from typing import BinaryIO
 
 from memvault.config import ONNX_PRECISIONS as PRECISIONS
 from memvault.errors import ModelError
-from memvault.index.embedder import file_sha256
+from memvault.index.model_files import file_sha256
 
 log = logging.getLogger("memvault")
 
@@ -259,9 +259,7 @@ def _build(spec: ModelSpec, folder: Path, timeout: float, lock_fd: int) -> Cache
 def _run_child(
     spec: ModelSpec, out: Path, report: Path, log_file: BinaryIO, timeout: float, lock_fd: int
 ) -> int:
-    import memvault
-
-    package_root = str(Path(memvault.__file__).resolve().parents[1])
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding memvault/
     env = dict(os.environ)
     # the child imports this very memvault, however the parent found it
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

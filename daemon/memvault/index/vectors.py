@@ -418,11 +418,6 @@ class VectorIndex:
     # --- state ---------------------------------------------------------------
 
     @property
-    def live_count(self) -> int:
-        with self._lock:
-            return len(self._live)
-
-    @property
     def dirty(self) -> bool:
         """True when the index changed since the last open or save."""
         with self._lock:

@@ -1,3 +1,3 @@
-"""How people and agents reach a vault: the CLI, the MCP server, and ``open_memory`` —
-the one place that decides between a running daemon (``memvault.client``) and the
-vault opened in this process."""
+"""How people and agents reach a vault: the CLI and the MCP server, each over a
+``Vault`` (``memvault.api``), which decides once between a running daemon and the
+vault opened in this process (``memvault.backends``)."""

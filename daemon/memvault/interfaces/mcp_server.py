@@ -2,7 +2,8 @@
 
 Tools ``memory_search``, ``memory_context``, ``memory_get``, ``memory_write``,
 ``memory_log``, ``memory_status`` and the resource ``memory://index``
-(MEMORY.md). Each tool is a few lines over ``Memory`` (``open_memory``):
+(MEMORY.md). Each tool is a few lines over a ``Vault`` opened for the call
+(``Vault.open(root, mode=...)``, which decides where it goes):
 
 - a daemon serving the vault is looked for on every call (a file read and a
   loopback ``/health``), so the server follows a daemon that starts or stops
@@ -34,10 +35,10 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from memvault import __version__
+from memvault.api import Mode, Vault
 from memvault.config import VaultConfig
 from memvault.core.report import Hit
 from memvault.errors import MemvaultError
-from memvault.interfaces.memory import Memory, Mode, open_memory
 
 if TYPE_CHECKING:
     from memvault.index.embedder import Embedder
@@ -69,7 +70,7 @@ Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 
 
 class Calls:
-    """Where tool calls go: ``open_memory`` per call (a daemon, or the vault here), with
+    """Where tool calls go: ``Vault.open`` per call (a daemon, or the vault here), with
     one embedding model loaded for the whole session when no daemon serves."""
 
     def __init__(self, root: Path, config: VaultConfig) -> None:
@@ -85,9 +86,9 @@ class Calls:
             self._embedder = make_embedder(self.config.index)
         return self._embedder
 
-    def call(self, op: Callable[[Memory], T], mode: Mode) -> T:
-        with self._local, open_memory(self.root, mode, embedder=self._model) as memory:
-            return op(memory)
+    def call(self, op: Callable[[Vault], T], mode: Mode) -> T:
+        with self._local, Vault.open(self.root, mode=mode, embedder=self._model) as vault:
+            return op(vault)
 
 
 def refused(exc: Exception) -> ToolError:
@@ -120,7 +121,7 @@ def build_server(root: Path) -> MCPServer:
     config = VaultConfig.load(root)
     calls = Calls(root, config)
 
-    def run(op: Callable[[Memory], T], mode: Mode) -> T:
+    def run(op: Callable[[Vault], T], mode: Mode) -> T:
         try:
             return calls.call(op, mode)
         except (MemvaultError, ValueError) as exc:

@@ -1,8 +1,8 @@
 """The commands agents use: search, context, get, add, log, mcp.
 
-One writer per vault: each command asks ``open_memory`` where to go — a
-running daemon (no model load per call) or the vault opened in this process
-(see ``memvault.interfaces.memory``). Heavy modules (the engine, mcp) are
+One writer per vault: each command opens the vault with ``Vault.open(root, mode=...)``,
+which decides where it goes — a running daemon (no model load per call) or the vault
+opened in this process (see ``memvault.backends``). Heavy modules (the engine, mcp) are
 imported inside the commands, so ``memvault --help`` stays light.
 """
 
@@ -30,8 +30,8 @@ from memvault.interfaces.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from memvault.api import Mode, Vault
     from memvault.core.report import Context, Hit
-    from memvault.interfaces.memory import Memory, Mode
 
 
 class Category(StrEnum):
@@ -112,13 +112,13 @@ def bad_arguments(as_json: bool = False) -> Iterator[None]:
 
 
 @contextmanager
-def memory(vault: Path | None, mode: Mode) -> Iterator[Memory]:
-    """``open_memory`` for the vault ``--vault`` names, with a progress bar on its sync."""
-    from memvault.interfaces.memory import open_memory
+def memory(vault: Path | None, mode: Mode) -> Iterator[Vault]:
+    """The vault ``--vault`` names, opened for ``mode``, with a progress bar on its sync."""
+    from memvault.api import Vault
 
     with (
         progress_bar("indexing") as bar,
-        open_memory(resolve_vault(vault), mode, progress=bar) as m,
+        Vault.open(resolve_vault(vault), mode=mode, progress=bar) as m,
     ):
         yield m
 

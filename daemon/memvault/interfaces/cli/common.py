@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
 from rich.console import Console
@@ -32,26 +32,15 @@ from rich.markup import escape
 
 from memvault import errors as E
 
+if TYPE_CHECKING:
+    from memvault.api import Mode
+
 T = TypeVar("T")
 
 # No markup or emoji codes by default: note titles, paths and links (``[[...]]``) are
 # printed as they are; the few styled messages ask for markup and escape what they embed.
 out = Console(soft_wrap=True, highlight=False, markup=False, emoji=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
-
-EXIT_CODES: list[tuple[type[BaseException], int]] = [
-    (E.VaultNotFound, 3),
-    (E.ConfigError, 3),
-    (E.NoteNotFound, 4),
-    (E.UnsafePath, 5),
-    (E.NoteExists, 5),
-    (E.LockHeld, 6),
-    (E.DaemonError, 6),
-    (E.ModelError, 7),
-    (E.IndexCorrupt, 7),
-    (E.StorageError, 7),  # not 1: a service manager restarts on it (space may come back)
-    (E.MemvaultError, 1),
-]
 
 # a path argument the system refuses as such: a usage error (exit 2), not a failure
 BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EINVAL})
@@ -79,8 +68,9 @@ def fail(message: str, code: int, as_json: bool = False) -> NoReturn:
 
 
 def exit_code(exc: BaseException) -> int:
-    """The documented exit code of a library error."""
-    return next((c for kind, c in EXIT_CODES if isinstance(exc, kind)), 1)
+    """The documented exit code of a library error (``errors.OUTCOMES``)."""
+    found = E.outcome(exc)
+    return 1 if found is None else found[0]
 
 
 @contextmanager
@@ -150,10 +140,11 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=str) + "\n")
 
 
-def open_vault(vault: Path | None, read_only: bool = False) -> Any:
+def open_vault(vault: Path | None, read_only: bool = False, mode: Mode = "write") -> Any:
+    """``Vault.open`` for ``mode`` (``memvault.backends``): through a running daemon, or here."""
     from memvault.api import Vault
 
-    return Vault.open(resolve_vault(vault), read_only=read_only)
+    return Vault.open(resolve_vault(vault), read_only=read_only, mode=mode)
 
 
 PROGRESS_LINE_SECONDS = 10.0  # not on a terminal: one line this often while indexing

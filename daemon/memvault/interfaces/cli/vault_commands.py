@@ -23,7 +23,6 @@ from memvault.interfaces.cli.common import (
     open_vault,
     out,
     progress_bar,
-    resolve_vault,
 )
 
 if TYPE_CHECKING:
@@ -112,17 +111,9 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
 
 def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Reconcile MEMORY.md and the search index with the files, then report."""
-    from memvault.client import DaemonClient
-
-    with handled(as_json):
-        root = resolve_vault(vault)
-        client = DaemonClient.running(root)
-        if client is not None:  # the daemon is the one writer: ask it, however busy it is
-            with client:
-                report = client.sync()
-        else:
-            with open_vault(root) as v, progress_bar("indexing") as bar:
-                report = v.sync(progress=bar)
+    # through a running daemon (the one writer, however busy it is), or here
+    with handled(as_json), open_vault(vault) as v, progress_bar("indexing") as bar:
+        report = v.sync(progress=bar)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -142,17 +133,9 @@ def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Notes per folder, MEMORY.md against its budget, links, index health, problems.
     Exit 1 when MEMORY.md needs you: a section left unclosed, or over its budget."""
-    from memvault.client import ANSWER_TIMEOUT, DaemonClient
-
-    with handled(as_json):
-        root = resolve_vault(vault)
-        client = DaemonClient.find(root, ANSWER_TIMEOUT)
-        if client is not None:  # includes the daemon's own state (lag, observer, model)
-            with client:
-                data = client.status()
-        else:
-            with open_vault(root, read_only=True) as v:
-                data = v.status()
+    # an answering daemon's status includes its own state (lag, observer, model)
+    with handled(as_json), open_vault(vault, mode="peek") as v:
+        data = v.status()
     from memvault.interfaces.cli.status_view import render_status, status_exit_code
 
     if as_json:
@@ -277,7 +260,7 @@ def migrate(
 def _token_counter() -> Callable[[str], int] | None:
     """The default model's tokenizer (no torch), or None if it cannot load."""
     from memvault.config import DEFAULT_MODEL
-    from memvault.index.embedder import Tokenizer
+    from memvault.index.tokenizer import Tokenizer
 
     try:
         return Tokenizer.for_model(DEFAULT_MODEL).count

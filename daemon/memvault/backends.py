@@ -1,0 +1,361 @@
+"""Where a ``Vault``'s calls go: the one place that decides daemon or in-process.
+
+``open_backend(root, config, mode)`` picks one backend, once, when the vault opens:
+
+- a daemon serves the vault (``runfile.running``: it holds the writer lock): a
+  ``"write"`` always goes to it, however busy it is — it is the one writer, and
+  an in-process writer could only fail on its lock; a read (``"read"``,
+  ``"query"``, ``"peek"``) goes to it when it answers ``/health`` within
+  ``ANSWER_TIMEOUT`` (its model is loaded), else the index is read here as it is
+  (read-only, never competing for its lock);
+- otherwise the vault is opened here. ``"write"`` takes the writer lock (another
+  holder is ``LockHeld``; a daemon that took it meanwhile serves the calls).
+  ``"read"`` and ``"query"`` take it too when it is free and sync first, so
+  answers are true to the files; when another process holds it, the index is
+  read as it is (read-only). ``"peek"`` reads the index as it is, without the
+  lock and without a sync. A vault that was never indexed is only ever peeked at
+  by a read: nothing is written into it (``get`` and the link check read the
+  files; ``search`` and ``context`` say that it is not indexed yet).
+
+The sync before a read is the structure lane only: MEMORY.md, links and keyword
+search are current, and the model is never loaded for it. New chunks' vectors
+stay pending — searched by keywords meanwhile, marked ``pending`` in hits — until
+``memvault sync`` or a daemon embeds them; a ``"query"`` (which loads the model
+for its own vector anyway) first embeds a few pending chunks itself
+(``QUERY_CATCH_UP``).
+
+Both backends take the values ``Vault`` checked (``Filters``, ``NoteRequest``):
+``LocalBackend`` is the engine and the writer lock; ``DaemonBackend`` is the
+daemon's HTTP client, with a read-only index opened here only for what the
+daemon does not serve (the link check, token counts).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+from memvault.client import ANSWER_TIMEOUT, DaemonClient
+from memvault.config import STATE_DIR, VaultConfig
+from memvault.core.ranking import Filters
+from memvault.core.report import (
+    Context,
+    Hit,
+    LinkProblem,
+    NoteRequest,
+    NoteText,
+    SyncReport,
+    WriteResult,
+)
+from memvault.errors import DaemonError, LockHeld
+from memvault.vault import runfile
+from memvault.vault.lock import WriterLock
+
+if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to open one here:
+    # a CLI call answered by the daemon never loads it
+    from memvault.engine import Engine, Progress
+    from memvault.index.embedder import Embedder
+
+Mode = Literal["write", "read", "query", "peek"]
+# A query (search, context) opened here embeds this many pending chunks at most before
+# it answers — a note just written by `memvault add` is then found by meaning (a second
+# or less); more than that (a migration's thousands) is left to `memvault sync` or a
+# daemon, and the query answers from keywords for those, marking them ``pending``.
+QUERY_CATCH_UP = 64
+PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
+
+
+class Backend(Protocol):
+    """What a ``Vault`` delegates to, with the values it checked."""
+
+    root: Path
+    config: VaultConfig
+    writable: bool  # a write can go here (the lock held, or the daemon that holds it)
+
+    @property
+    def engine(self) -> Engine: ...
+
+    def sync(
+        self,
+        paths: Iterable[str] | None,
+        progress: Callable[[Progress], None] | None,
+        vectors: bool,
+    ) -> SyncReport: ...
+
+    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]: ...
+
+    def context(self, query: str, budget: int | None, filters: Filters) -> Context: ...
+
+    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText: ...
+
+    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]: ...
+
+    def add(self, note: NoteRequest) -> WriteResult: ...
+
+    def log(self, text: str) -> WriteResult: ...
+
+    def memory_tool(self, command: Mapping[str, Any]) -> str: ...
+
+    def links_check(self) -> list[LinkProblem]: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+    def ground_lost(self) -> tuple[str, bool] | None: ...
+
+    def close(self) -> None: ...
+
+
+class LocalBackend:
+    """The vault opened in this process: its engine, and the writer lock unless read-only."""
+
+    def __init__(self, engine: Engine, lock: WriterLock | None) -> None:
+        self._engine = engine
+        self._lock = lock
+        self.root = engine.root
+        self.config = engine.config
+        self.writable = lock is not None
+
+    @property
+    def engine(self) -> Engine:
+        return self._engine
+
+    def sync(
+        self,
+        paths: Iterable[str] | None,
+        progress: Callable[[Progress], None] | None,
+        vectors: bool,
+    ) -> SyncReport:
+        return self._engine.sync(paths, progress, vectors=vectors)
+
+    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
+        return self._engine.search(query, k, filters, group=group)
+
+    def context(self, query: str, budget: int | None, filters: Filters) -> Context:
+        return self._engine.context(query, budget, filters)
+
+    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
+        return self._engine.get(path, lines=lines, heading=heading)
+
+    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]:
+        return self._engine.related(path, k, exclude)
+
+    def add(self, note: NoteRequest) -> WriteResult:
+        return self._engine.add_note(note)
+
+    def log(self, text: str) -> WriteResult:
+        return self._engine.append_log(text)
+
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        return self._engine.memory_tool(command)
+
+    def links_check(self) -> list[LinkProblem]:
+        return self._engine.link_problems()
+
+    def status(self) -> dict[str, Any]:
+        return self._engine.status()
+
+    def ground_lost(self) -> tuple[str, bool] | None:
+        from memvault.errors import VaultNotFound
+
+        try:
+            self._engine.fs.check_root()
+        except VaultNotFound as exc:
+            return str(exc), False
+        if self._lock is not None and not self._lock.intact():
+            return (
+                f"{self._lock.path} was deleted or replaced (.memvault/ removed?): another "
+                "process could take the vault's writer lock while this one still writes",
+                True,
+            )
+        return None
+
+    def close(self) -> None:
+        try:
+            self._engine.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
+
+
+class DaemonBackend:
+    """The daemon that serves the vault, over its HTTP API (``client``); the index is
+    opened here, read-only and on first use, only for what the daemon does not serve."""
+
+    writable = True  # the daemon is the one writer
+
+    def __init__(
+        self, client: DaemonClient, config: VaultConfig, embedder: Embedder | None = None
+    ) -> None:
+        self.client = client
+        self.root = config.root
+        self.config = config
+        self._embedder = embedder
+        self._index: Engine | None = None
+        self._index_lock = threading.Lock()
+
+    @property
+    def engine(self) -> Engine:
+        """The vault's index as it is, read-only (opened on first use)."""
+        with self._index_lock:
+            if self._index is None:
+                from memvault.engine import Engine
+
+                self._index = Engine(self.config, self._embedder, read_only=True)
+            return self._index
+
+    def sync(
+        self,
+        paths: Iterable[str] | None,
+        progress: Callable[[Progress], None] | None,
+        vectors: bool,
+    ) -> SyncReport:
+        """The daemon syncs; ``progress`` sees the daemon's sync progress meanwhile (read
+        from its ``/status`` every ``PROGRESS_POLL`` seconds)."""
+        paths = None if paths is None else list(paths)
+        if progress is None:
+            return self.client.sync(paths, vectors=vectors)
+        answer: list[SyncReport] = []
+        failure: list[BaseException] = []
+
+        def request() -> None:
+            try:
+                answer.append(self.client.sync(paths, vectors=vectors))
+            except BaseException as exc:  # handed to the caller below
+                failure.append(exc)
+
+        asking = threading.Thread(target=request, name="memvault-sync-request", daemon=True)
+        asking.start()
+        shown: dict[str, Any] | None = None
+        while True:
+            asking.join(PROGRESS_POLL)
+            if not asking.is_alive():
+                break
+            try:
+                now = (self.client.status(timeout=ANSWER_TIMEOUT).get("daemon") or {}).get(
+                    "progress"
+                )
+            except DaemonError:
+                continue  # busy: the next poll may answer
+            if isinstance(now, dict) and now != shown:
+                from memvault.engine import Progress
+
+                shown = now
+                progress(Progress(now["done"], now["total"], now["embedded"], now["stage"]))
+        if failure:
+            raise failure[0]
+        return answer[0]
+
+    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
+        return self.client.search(query, k, filters, group)
+
+    def context(self, query: str, budget: int | None, filters: Filters) -> Context:
+        return self.client.context(query, budget, filters)
+
+    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
+        return self.client.get(path, lines=lines, heading=heading)
+
+    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]:
+        return self.client.related(path, k, exclude)
+
+    def add(self, note: NoteRequest) -> WriteResult:
+        return self.client.add(note)
+
+    def log(self, text: str) -> WriteResult:
+        return self.client.log(text)
+
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        return self.client.memory_tool(command)
+
+    def links_check(self) -> list[LinkProblem]:
+        return self.engine.link_problems()  # read here: the daemon does not serve it
+
+    def status(self) -> dict[str, Any]:
+        return self.client.status()
+
+    def ground_lost(self) -> tuple[str, bool] | None:
+        return None  # the daemon watches its own ground
+
+    def close(self) -> None:
+        with self._index_lock:
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+
+
+def open_backend(
+    config: VaultConfig,
+    mode: Mode = "write",
+    *,
+    through_daemon: bool = True,
+    embedder: Embedder | Callable[[], Embedder] | None = None,
+    progress: Callable[[Progress], None] | None = None,
+) -> Backend:
+    """The backend for the vault ``config`` describes, by the rules of the module doc
+    (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
+    the index here as it is)."""
+    root = config.root
+    client = DaemonClient.running(root) if through_daemon else None
+    if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
+        return DaemonBackend(client, config, _model(embedder, mode, local=False))
+    # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
+    # A daemon that does not answer a read: read here, never competing for its lock.
+    never_indexed = not (root / STATE_DIR / "index.db").exists()
+    writable = client is None and (
+        mode == "write" or (mode in ("read", "query") and not never_indexed)
+    )
+    lock = None
+    if writable:
+        lock = WriterLock(config.state_dir / "lock")
+        try:
+            lock.acquire()
+        except LockHeld:
+            lock = None
+            info = runfile.running(root) if through_daemon else None
+            if info is not None:  # a daemon took the lock meanwhile: it serves the calls
+                return DaemonBackend(
+                    DaemonClient.of(info), config, _model(embedder, mode, local=False)
+                )
+            if mode == "write":
+                raise  # a short-lived writer (a sync, a migration), not a daemon
+    from memvault.engine import Engine
+
+    try:
+        engine = Engine(config, _model(embedder, mode, local=True), read_only=lock is None)
+    except BaseException:
+        if lock is not None:
+            lock.release()
+        raise
+    backend = LocalBackend(engine, lock)
+    if lock is not None and mode in ("read", "query"):
+        try:  # the structure only: MEMORY.md, links, keyword search; never the model
+            engine.sync(None, progress, vectors=False)
+            if mode == "query" and 0 < engine.pending_vectors()[0] <= QUERY_CATCH_UP:
+                engine.embed_pending()
+        except BaseException:
+            backend.close()
+            raise
+    return backend
+
+
+def _model(
+    embedder: Embedder | Callable[[], Embedder] | None, mode: Mode, *, local: bool
+) -> Embedder | None:
+    """The model to use here: the one given; or, given how to load one (the MCP server
+    shares one across its calls), loaded now for a query answered here — else none, and
+    the engine loads the configured one if it must."""
+    if embedder is None or hasattr(embedder, "embed"):  # a model (the Embedder protocol)
+        return embedder  # type: ignore[return-value]
+    return embedder() if local and mode == "query" else None
+
+
+__all__ = [
+    "QUERY_CATCH_UP",
+    "Backend",
+    "DaemonBackend",
+    "LocalBackend",
+    "Mode",
+    "open_backend",
+]
