@@ -7,15 +7,25 @@ Split out of ``migrate.py`` (the planner); ``render_note`` is re-exported there.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 import yaml
 
 from memvault.core.migrate_rules import _ISO, _LINK_UNSAFE, _PLAIN, _YAML_WORDS
 
-if TYPE_CHECKING:
-    from memvault.core.migrate import PlannedNote
+
+class Planned(Protocol):
+    """What rendering reads of a planned note (``migrate.PlannedNote``, which imports
+    this module: named here by its shape, so the two make no import circle)."""
+
+    @property
+    def frontmatter(self) -> Mapping[str, object]: ...
+    @property
+    def segments(self) -> Sequence[tuple[str, int, int]]: ...
+    @property
+    def body(self) -> str: ...
+
 
 FIELD_ORDER = ("title", "type", "date", "status", "summary", "tags", "source")
 
@@ -34,7 +44,7 @@ def _yaml(value: object) -> str:
 
 
 def render_note(
-    note: PlannedNote, archive_link: str | Mapping[str, str], *, footer: bool = False
+    note: Planned, archive_link: str | Mapping[str, str], *, footer: bool = False
 ) -> str:
     """The file text: frontmatter (its ``archive:`` property links the archived original of
     each source; ``source:`` has the line ranges) and the body — the provenance once, in

@@ -9,7 +9,7 @@ for a weight of 0 (the setting is off).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from memvault.core.excerpts import unit_texts
 from memvault.core.ranking import with_evidence
@@ -18,11 +18,26 @@ from memvault.core.text import sha256_text
 if TYPE_CHECKING:
     import numpy as np
 
+    from memvault.config import VaultConfig
     from memvault.engine.catalogue import Catalogue
     from memvault.engine.embedding import Embedding
-    from memvault.engine.reader import Reader
     from memvault.index.rows import ChunkRow
     from memvault.index.store import Store
+
+
+class Sources(Protocol):
+    """Where the evidence is read (the ``Reader``, which calls ``joined``: named by its
+    shape so the two make no import circle)."""
+
+    @property
+    def config(self) -> VaultConfig: ...
+    @property
+    def store(self) -> Store: ...
+    @property
+    def embedding(self) -> Embedding: ...
+    @property
+    def catalogue(self) -> Catalogue: ...
+
 
 LINKED = ("resolved", "alias")
 # Own lines and links are read for the best this many candidates only (the rest keep
@@ -32,7 +47,7 @@ EVIDENCE_TOP = 12
 
 
 def joined(
-    reader: Reader,
+    reader: Sources,
     fused: list[tuple[int, float]],
     rows: Mapping[int, ChunkRow],
     qv: np.ndarray | None,
