@@ -237,7 +237,10 @@ def test_create_lists_the_note_in_memory_md_and_indexes_it_before_returning(
     )
     assert (vault.root / "people/ana-lopez.md").read_text(encoding="utf-8") == text
     assert "[[people/ana-lopez]] - Leads the data team" in memory_md(vault)
-    assert vault.search("prefers mornings", k=3)[0].path == "people/ana-lopez.md"
+    # indexed before the call returned: found by a word only this note holds (its vector
+    # is still pending, so the first place is not asked: notes with vectors and the note
+    # evidence of search may rank above it until the lane embeds it)
+    assert "people/ana-lopez.md" in [h.path for h in vault.search("mornings", k=5)]
     assert vault.links_check() == []
 
 
