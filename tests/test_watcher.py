@@ -339,6 +339,37 @@ def test_overflow_folds_into_the_folder_one_batch(tmp_path: Path) -> None:
         w.vault.close()
 
 
+def test_memory_is_handed_back_once_quiet_after_bulk_work_not_after_a_save(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    vault = open_vault(root)
+    vault.sync()
+    trims: list[float] = []
+    watcher = Watcher(
+        vault.root,
+        vault.sync,
+        is_ignored=vault.is_ignored,
+        settings=WatchSettings(debounce_ms=100, idle_save_seconds=0.3),
+        hooks=WatchHooks(save=vault.save, after_bulk=lambda: trims.append(time.monotonic())),
+    )
+    watcher.start(initial_reconcile=False)
+    try:
+        write(root, "people/one.md", note("One"))
+        eventually(lambda: watcher.batches >= 1)
+        time.sleep(1.0)  # past the idle save
+        assert trims == []  # one save is no bulk work
+        for i in range(250):  # more notes than BIG_BATCH
+            write(root, f"bulk/n{i:03}.md", note(f"Bulk {i}"))
+        eventually(lambda: "bulk/n249.md" in {n.path for n in vault.engine.store.notes()}, 60)
+        eventually(lambda: trims, 30, "the memory handed back")
+        time.sleep(1.0)
+        assert len(trims) == 1  # once, when quiet: not per batch
+    finally:
+        watcher.stop()
+        vault.close()
+
+
 @pytest.mark.slow
 def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Path) -> None:
     """A folder of 2,500 notes renamed: watchdog (a real inotify observer) reports 5,000

@@ -107,6 +107,7 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
+        from memvault.daemon import heap
         from memvault.daemon.vector_lane import VectorLane
         from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
 
@@ -148,6 +149,7 @@ class Daemon:
                 on_progress=self._on_progress,
                 after_first=self._start_vectors,
                 on_change=self._nudge,
+                after_bulk=heap.trim,
             ),
         )
         # The vector lane starts once the start-up reconcile is done (MEMORY.md never

@@ -85,12 +85,16 @@ class WatchHooks:
     (a burst's vectors reach disk even when no further event comes); ``on_progress``
     gets a long sync's progress; ``after_first`` runs once, after the first good batch,
     outside the lag accounting (the daemon loads the model); ``on_change`` is told when
-    a batch begins and ends and when an error is recorded (what ``info()`` shows)."""
+    a batch begins and ends and when an error is recorded (what ``info()`` shows);
+    ``after_bulk`` runs once the vault is quiet again (with the idle save) after a full
+    reconcile or a batch of more than ``BIG_BATCH`` paths (the daemon gives the memory
+    it freed back to the system: ``heap.trim``)."""
 
     save: Callable[[], None] | None = None
     on_progress: OnProgress | None = None
     after_first: Callable[[], None] | None = None
     on_change: Callable[[], None] | None = None
+    after_bulk: Callable[[], object] | None = None
 
 
 class Watcher:
@@ -132,6 +136,7 @@ class Watcher:
         self._reconciler: threading.Thread | None = None
         self.let_through = 0  # batches synced while a full reconcile was in flight
         self._needs_save = False
+        self._bulk_done = False  # a long batch since the last idle save: after_bulk is due
         self._last_sync = time.monotonic()
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -303,7 +308,10 @@ class Watcher:
         self.batches_failed = 0
         self.batches += 1
         self.let_through += let_through
-        self._needs_save = self._hooks.save is not None
+        self._needs_save = self._hooks.save is not None or self._hooks.after_bulk is not None
+        notes = (report.created, report.modified, report.deleted, report.moved, report.relinked)
+        if paths is None or sum(map(len, notes)) > BIG_BATCH:
+            self._bulk_done = True  # a reconcile, a pull, a folder renamed across many notes
         arrived = self.observers.folders_arrived.is_set() and not self.stopping
         if arrived and threading.current_thread() is self._worker:
             self.observers.renew()  # the worker's alone: it owns the observer
@@ -351,13 +359,18 @@ class Watcher:
 
     def _idle_save(self) -> None:
         self._needs_save = False
-        if self._hooks.save is None:
-            return
-        try:
-            self._hooks.save()
-        except Exception as exc:
-            self.record_error(f"saving the vector index failed: {exc!r}")
-            log.exception("watcher: saving the vector index failed")
+        if self._hooks.save is not None:
+            try:
+                self._hooks.save()
+            except Exception as exc:
+                self.record_error(f"saving the vector index failed: {exc!r}")
+                log.exception("watcher: saving the vector index failed")
+        if self._bulk_done and self._hooks.after_bulk is not None:
+            self._bulk_done = False
+            try:
+                self._hooks.after_bulk()
+            except Exception:
+                log.exception("watcher: the after-bulk hook failed")
 
     def record_error(self, message: str) -> None:
         self.last_error = message
