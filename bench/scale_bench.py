@@ -110,7 +110,9 @@ def generate(root: Path, n: int, seed: int = 27) -> dict[str, int]:
         per = max(1, len(text_words) // sections)
         body: list[str] = []
         for s in range(sections):
-            part = text_words[s * per : (s + 1) * per] if s < sections - 1 else text_words[s * per :]
+            part = (
+                text_words[s * per : (s + 1) * per] if s < sections - 1 else text_words[s * per :]
+            )
             body.append(f"## {' '.join(rng.choices(words, cum_weights=cum, k=2)).title()}\n")
             pos = 0
             while pos < len(part):
@@ -323,7 +325,9 @@ def _export_main(work: Path) -> Path:
     if not (target / "daemon").is_dir():
         target.mkdir(parents=True, exist_ok=True)
         archive = subprocess.run(
-            ["git", "-C", "/work/main", "archive", head, "daemon", "vault-template"], capture_output=True, check=True
+            ["git", "-C", "/work/main", "archive", head, "daemon", "vault-template"],
+            capture_output=True,
+            check=True,
         ).stdout
         subprocess.run(["tar", "-x", "-C", str(target)], input=archive, check=True)
     print(f"main = {head}", flush=True)
@@ -345,7 +349,9 @@ def main() -> None:
     codes: list[tuple[str, Path]] = []
     for spec in args.code or ["main=main", "branch=."]:
         name, _, where = spec.partition("=")
-        codes.append((name, _export_main(args.workdir) if where == "main" else Path(where).resolve()))
+        codes.append(
+            (name, _export_main(args.workdir) if where == "main" else Path(where).resolve())
+        )
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for name, code in codes:
