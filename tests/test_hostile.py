@@ -31,7 +31,7 @@ from memvault import errors as E
 from memvault.api import Vault
 from memvault.daemon.http_api import create_app
 from memvault.daemon.watch_queue import ChangeQueue
-from memvault.daemon.watcher import Watcher
+from memvault.daemon.watcher import Watcher, WatchSettings
 from memvault.interfaces.cli import app as cli_app
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
@@ -223,7 +223,9 @@ def test_http_status_lists_an_invalid_name(tmp_path: Path) -> None:
 
 
 def watching(vault: Vault) -> Watcher:
-    w = Watcher(vault.root, vault.sync, is_ignored=vault.is_ignored, debounce_ms=50)
+    w = Watcher(
+        vault.root, vault.sync, is_ignored=vault.is_ignored, settings=WatchSettings(debounce_ms=50)
+    )
     w.start(initial_reconcile=False)
     return w
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import random
 import sqlite3
 import threading
 import time
@@ -231,7 +232,7 @@ def test_a_version_2_index_gets_the_about_column_keeping_its_rows_and_its_notes_
         db.execute("INSERT INTO pending VALUES(2, ?, 'E ## Context', 9.0)", (sha("## Context"),))
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "3"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "4"
     with sqlite3.connect(path) as db:
         columns = [r[1] for r in db.execute("PRAGMA table_info(chunks_fts)")]
     db.close()
@@ -794,6 +795,71 @@ def test_a_chunk_deleted_while_pending_leaves_the_queue(tmp_path: Path) -> None:
     assert store.finish_pending([p.label for p in batch]) == []  # its vector is not added
     assert store.pending_state() == (0, None)
     assert store.pending(10) == [] and store.pending_among(labels) == set()
+    store.close()
+
+
+def test_the_pending_state_stays_exact_under_a_sequence_of_steps(tmp_path: Path) -> None:
+    """The queue's length is kept, not counted (triggers): after every add, re-queue of a
+    label already waiting, step finished and note deleted, it equals a count of the
+    table, and so does the oldest (read through the index on ``since``)."""
+    store = open_store(tmp_path)
+    rng = random.Random(4)
+    truth = sqlite3.connect(tmp_path / "index.db")
+    notes: dict[str, list[int]] = {}
+    for step in range(300):
+        op = rng.random()
+        if op < 0.45 or not notes:
+            path = f"n{step}.md"
+            with store.transaction() as conn:
+                store.put_note(conn, row(path))
+                new = [chunk(f"text {step} {i}", i) for i in range(rng.randint(1, 4))]
+                labels = store.insert_chunks(conn, path, new)
+                items = [(lb, c.sha, c.text) for lb, c in zip(labels, new, strict=True)]
+                store.add_pending(conn, items, float(step))
+            notes[path] = labels
+        elif op < 0.6:  # queued again (a re-embed): an upsert, counted once
+            path = rng.choice(sorted(notes))
+            with store.transaction() as conn:
+                store.add_pending(conn, [(lb, "s", "t") for lb in notes[path]], float(step))
+        elif op < 0.85:  # a vector-lane step
+            store.finish_pending([p.label for p in store.pending(rng.randint(1, 6))])
+        else:
+            path = rng.choice(sorted(notes))
+            with store.transaction() as conn:
+                store.delete_note(conn, path)
+            del notes[path]
+        count, oldest = truth.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+        assert store.pending_state() == (count, oldest), step
+        assert truth.execute("SELECT n FROM pending_count").fetchone() == (count,), step
+    plan = " ".join(
+        str(r) for r in truth.execute("EXPLAIN QUERY PLAN SELECT MIN(since) FROM pending")
+    )
+    assert "pending_since" in plan  # the oldest is one b-tree step, not a scan
+    truth.close()
+    store.close()
+
+
+def test_a_version_3_index_counts_its_queue_once_and_keeps_the_count(tmp_path: Path) -> None:
+    path = tmp_path / "index.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA)
+        db.executescript("DROP TRIGGER pending_added; DROP TRIGGER pending_removed; "
+                         "DROP TABLE pending_count; DROP INDEX pending_since;")  # fmt: skip
+        db.execute("INSERT INTO meta VALUES('schema_version', '3')")
+        db.execute("INSERT INTO notes(path, size, mtime_ns, sha256, kind) "
+                   "VALUES('a.md', 5, 7, 'abc', 'note')")  # fmt: skip
+        for label in (1, 2, 3):
+            db.execute("INSERT INTO chunks(label, path, ord, heading, line_start, line_end, "
+                       "text, sha, tokens) VALUES(?, 'a.md', ?, '[]', 1, 1, 't', 's', 1)",
+                       (label, label))  # fmt: skip
+            db.execute("INSERT INTO pending VALUES(?, 's', 't', ?)", (label, 50.0 + label))
+    db.close()
+    store = open_store(tmp_path)
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "4"
+    assert store.pending_state() == (3, 51.0)
+    assert store.manifest() == {"a.md": Known(5, 7, "abc")}  # nothing made stale
+    store.finish_pending([1])
+    assert store.pending_state() == (2, 52.0)
     store.close()
 
 

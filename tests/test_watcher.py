@@ -22,9 +22,10 @@ import pytest
 
 from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.api import Vault
+from memvault.daemon import observers as O
 from memvault.daemon import watcher as W
 from memvault.daemon.watch_queue import ChangeQueue, PathMapper
-from memvault.daemon.watcher import Watcher
+from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.
@@ -86,8 +87,8 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
         vault.root,
         sync,
         is_ignored=vault.is_ignored,
-        save=vault.save,
-        **kw,
+        settings=WatchSettings(**kw),
+        hooks=WatchHooks(save=vault.save),
     )
     w.watcher.start(initial_reconcile=False)
     return w
@@ -314,18 +315,98 @@ def test_a_failing_sync_is_recorded_and_retried(watched: Watched) -> None:
     assert failures and "disk hiccup" in (watched.watcher.last_error or "")
 
 
-def test_overflow_becomes_one_full_reconcile(tmp_path: Path) -> None:
+def test_overflow_folds_into_the_folder_one_batch(tmp_path: Path) -> None:
+    """More paths than the limit: queued as their folder (was: a full reconcile)."""
     w = start_watching(tmp_path, limit=5)
     try:
         for i in range(40):
             write(w.root, f"bulk/n{i:02}.md", note(f"Bulk {i}"))
         eventually(lambda: {f"bulk/n{i:02}.md" for i in range(40)} <= w.indexed())
-        assert None in w.batches  # a full reconcile, not 40 paths
+        assert any(b is not None and "bulk" in b for b in w.batches)  # the folder stood for them
         assert w.watcher.queue.overflows >= 1
         assert all(b is None or len(b) <= 5 for b in w.batches)
     finally:
         w.watcher.stop()
         w.vault.close()
+
+
+def test_memory_is_handed_back_once_quiet_after_bulk_work_not_after_a_save(
+    tmp_path: Path,
+) -> None:
+    root = make_vault(tmp_path)
+    vault = open_vault(root)
+    vault.sync()
+    trims: list[float] = []
+    watcher = Watcher(
+        vault.root,
+        vault.sync,
+        is_ignored=vault.is_ignored,
+        settings=WatchSettings(debounce_ms=100, idle_save_seconds=0.3),
+        hooks=WatchHooks(save=vault.save, after_bulk=lambda: trims.append(time.monotonic())),
+    )
+    watcher.start(initial_reconcile=False)
+    try:
+        write(root, "people/one.md", note("One"))
+        eventually(lambda: watcher.batches >= 1)
+        time.sleep(1.0)  # past the idle save
+        assert trims == []  # one save is no bulk work
+        for i in range(250):  # more notes than BIG_BATCH
+            write(root, f"bulk/n{i:03}.md", note(f"Bulk {i}"))
+        eventually(lambda: "bulk/n249.md" in {n.path for n in vault.engine.store.notes()}, 60)
+        eventually(lambda: trims, 30, "the memory handed back")
+        time.sleep(1.0)
+        assert len(trims) == 1  # once, when quiet: not per batch
+    finally:
+        watcher.stop()
+        vault.close()
+
+
+@pytest.mark.slow
+def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Path) -> None:
+    """A folder of 2,500 notes renamed: watchdog (a real inotify observer) reports 5,000
+    paths, more than the queue's 4,096; they fold into their folders and are one batch
+    (no full reconcile for them), which moves every note and rewrites every link."""
+    root = make_vault(tmp_path)
+    (root / ".obsidian").mkdir(exist_ok=True)
+    (root / ".obsidian" / "app.json").write_text('{"newLinkFormat": "absolute"}')
+    for i in range(2500):
+        write(root, f"library/old/n{i:04}.md", f"# N{i}\n\nnote {i}\n")
+    for j in range(30):
+        links = " ".join(f"[[library/old/n{(j * 83 + k) % 2500:04}]]" for k in range(5))
+        write(root, f"topics/linker{j}.md", f"# Linker {j}\n\nSee {links}.\n")
+    vault = open_vault(root)
+    vault.sync()
+    batches: list[list[str] | None] = []
+
+    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+        batches.append(paths)
+        return vault.sync(paths, progress)
+
+    watcher = Watcher(
+        vault.root, sync, is_ignored=vault.is_ignored, settings=WatchSettings(debounce_ms=300)
+    )
+    watcher.start(initial_reconcile=False)
+    try:
+        assert watcher.observer_kind == "inotify"
+        os.rename(root / "library/old", root / "library/new")
+
+        def followed() -> bool:
+            texts = [(root / f"topics/linker{j}.md").read_text() for j in range(30)]
+            return all("[[library/old/" not in t and t.count("[[library/new/") == 5 for t in texts)
+
+        eventually(followed, 120, "every link rewritten")
+        eventually(lambda: "library/new/n2499.md" in {n.path for n in vault.engine.store.notes()},
+                   60, "the notes moved")  # fmt: skip
+        assert watcher.queue.overflows >= 1  # more than 4,096 paths came
+        moved = [b for b in batches if b is not None and any("library" in p for p in b)]
+        assert len(moved) == 1 and len(moved[0]) <= 4096, moved[:1]  # one batch, folded
+        assert None not in batches[: batches.index(moved[0]) + 1]  # no full reconcile for it
+        indexed = {n.path for n in vault.engine.store.notes()}
+        assert not any(p.startswith("library/old/") for p in indexed)
+        assert sum(p.startswith("library/new/") for p in indexed) == 2500
+    finally:
+        watcher.stop()
+        vault.close()
 
 
 def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched) -> None:
@@ -368,7 +449,7 @@ def test_inotify_limits_fall_back_to_polling_with_one_warning(
     def exhausted() -> Any:
         raise OSError(code, "inotify limit reached")
 
-    monkeypatch.setattr(W, "_native_observer", exhausted)
+    monkeypatch.setattr(O, "_native_observer", exhausted)
     with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
@@ -387,11 +468,14 @@ def test_native_setting_does_not_fall_back(tmp_path: Path, monkeypatch: pytest.M
     def exhausted() -> Any:
         raise OSError(errno.ENOSPC, "inotify watch limit reached")
 
-    monkeypatch.setattr(W, "_native_observer", exhausted)
+    monkeypatch.setattr(O, "_native_observer", exhausted)
     root = make_vault(tmp_path)
     with open_vault(root) as vault:
         watcher = Watcher(
-            vault.root, lambda p, pr: None, is_ignored=vault.is_ignored, observer="native"
+            vault.root,
+            vault.sync,
+            is_ignored=vault.is_ignored,
+            settings=WatchSettings(observer="native"),
         )
         with pytest.raises(OSError, match="limit"):
             watcher.start()
@@ -400,7 +484,7 @@ def test_native_setting_does_not_fall_back(tmp_path: Path, monkeypatch: pytest.M
 def test_network_mount_uses_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(W, "mount_fs_type", lambda path: "nfs4")
+    monkeypatch.setattr(O, "mount_fs_type", lambda path: "nfs4")
     with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
@@ -467,6 +551,36 @@ def test_queue_overflow_collapses_to_a_full_reconcile() -> None:
     q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
     q.put([f"n{i}.md" for i in range(10)])
     assert len(q) == 0 and q.overflows == 1
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.paths is None and "more than 3" in batch.reason
+
+
+def test_queue_overflow_in_folders_folds_them_level_by_level() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, limit=4, clock=clock)
+    q.put(["people/a.md", "people/b.md", "logs/x/1.md", "MEMORY.md"])
+    q.put(["logs/x/2.md"])  # the fifth: each path stands as its folder from now on
+    assert q.overflows == 1 and len(q) == 3  # people, logs/x, MEMORY.md (the top: itself)
+    q.put(["people/c.md", "logs/x/3.md"])  # covered by their folders
+    assert len(q) == 3
+    q.put(["logs/y/1.md"])  # a fourth entry fits
+    q.put(["topics/t.md"])  # the limit again: one level up (logs/x and logs/y -> logs)
+    assert len(q) == 4 and q.overflows == 1
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.paths == {"people", "logs", "topics", "MEMORY.md"}
+    assert batch.reason == "changes, by folder"
+    q.put(["people/d.md"])  # a new batch: paths again
+    clock.now += 0.3
+    later = q.take()
+    assert later is not None and later.paths == {"people/d.md"} and later.reason == "changes"
+
+
+def test_queue_overflow_at_the_top_that_cannot_fold_is_a_full_reconcile() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q.put(["a/1.md", "b/1.md", "c/1.md", "d/1.md"])  # four folders at the top: no fold helps
     clock.now += 0.3
     batch = q.take()
     assert batch is not None and batch.paths is None and "more than 3" in batch.reason

@@ -37,6 +37,8 @@ from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
+    from memvault.core.report import SyncReport
+    from memvault.engine.indexer import Progress
     from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.daemon")
@@ -106,8 +108,9 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
+        from memvault.daemon import heap
         from memvault.daemon.vector_lane import VectorLane
-        from memvault.daemon.watcher import Watcher
+        from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
 
         self.vault = vault
         self.config: VaultConfig = vault.config
@@ -136,14 +139,19 @@ class Daemon:
             vault.root,
             self._sync,
             is_ignored=vault.is_ignored,
-            debounce_ms=settings.debounce_ms,
-            observer=settings.observer,
-            reconcile_seconds=settings.reconcile_seconds,
-            save=vault.save,
-            idle_save_seconds=min(5.0, float(settings.save_seconds)),
-            on_progress=self._on_progress,
-            after_first=self._start_vectors,
-            on_change=self._nudge,
+            settings=WatchSettings(
+                debounce_ms=settings.debounce_ms,
+                observer=settings.observer,
+                reconcile_seconds=settings.reconcile_seconds,
+                idle_save_seconds=min(5.0, float(settings.save_seconds)),
+            ),
+            hooks=WatchHooks(
+                save=vault.save,
+                on_progress=self._on_progress,
+                after_first=self._start_vectors,
+                on_change=self._nudge,
+                after_bulk=heap.trim,
+            ),
         )
         # The vector lane starts once the start-up reconcile is done (MEMORY.md never
         # waits for the model), then follows every sync that queued new chunks.
@@ -211,7 +219,7 @@ class Daemon:
             self.pid, self.server.host, self.server.port, self.token, self.started_at, __version__
         )
 
-    def _sync(self, paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+    def _sync(self, paths: list[str] | None, progress: Callable[[Progress], None]) -> SyncReport:
         # a batch let through mid-reconcile leaves the reconcile's progress and state
         let_through = self.watcher.lets_through()
         try:  # the structure lane; the vector lane follows in its own thread

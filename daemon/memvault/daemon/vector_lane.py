@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memvault.daemon import heap
+
 if TYPE_CHECKING:
     from memvault.api import Vault
 
@@ -32,6 +34,7 @@ RETRY_SECONDS = (2.0, 10.0, 60.0)  # back-off after a failing step
 SAVE_EVERY = 30.0  # seconds between saves of the vector index during a long catch-up
 YIELD_SECONDS = 2.0  # longest wait for the structure lane before a step goes anyway
 YIELD_POLL = 0.02
+BULK_CHUNKS = 1000  # a catch-up of this many chunks or more ends with heap.trim
 
 
 class VectorLane:
@@ -114,6 +117,7 @@ class VectorLane:
 
     def _catch_up(self) -> None:
         last_save = time.monotonic()
+        caught_up = 0
         self.busy = True
         try:
             while not self._stopping.is_set():
@@ -131,10 +135,13 @@ class VectorLane:
                 self.embedded += embedded
                 if not indexed:
                     break  # nothing (more) pending
+                caught_up += indexed
                 if time.monotonic() - last_save >= SAVE_EVERY:
                     self.vault.save()
                     last_save = time.monotonic()
             self.vault.save()
+            if caught_up >= BULK_CHUNKS:
+                heap.trim()  # the steps' arrays and texts are freed: give the pages back
         finally:
             self.busy = False
 

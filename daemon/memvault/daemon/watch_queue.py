@@ -3,7 +3,10 @@
 Pure of watchdog and threads' policy: ``PathMapper`` turns an event's absolute
 path into the vault-relative posix path the engine syncs (or drops it);
 ``ChangeQueue`` coalesces paths per batch, bounds itself (past ``limit`` paths
-one full reconcile stands for them all) and says when a batch is due — after
+they fold into their folders, each standing for everything under it — a folder
+of 500 notes renamed, its 6,000 linking notes rewritten, a pull of thousands of
+files: one batch of a few folders; only past ``limit`` folders, or at the vault's
+top level, one full reconcile stands for them all) and says when a batch is due — after
 ``quiet`` seconds without a change, or ``max_wait`` after the oldest one under
 a continuous stream. A full reconcile asked for while one is running waits for
 it; the paths changed meanwhile are kept apart (``take(paths_only=True)``), so
@@ -63,7 +66,8 @@ class ChangeQueue:
         self._full_now = False  # due at once (not debounced)
         self._not_before = 0.0  # retry back-off after a failed sync
         self._swamped = False  # overflowed: paths are no longer kept until the full is taken
-        self.overflows = 0
+        self._folded = False  # past the limit: a path is queued as its folder
+        self.overflows = 0  # times the paths overflowed the limit (folded, or a full reconcile)
 
     def put(self, paths: Iterable[str], since: float | None = None) -> None:
         """Queue paths that changed now (or, for a batch put back after a failed
@@ -72,18 +76,61 @@ class ChangeQueue:
         when = now if since is None else min(since, now)
         with self.cond:
             for path in paths:
-                if not self._swamped and path not in self._paths:
-                    if len(self._paths) >= self.limit:
-                        self._overflow()
-                    else:
-                        self._paths[path] = when
+                if not self._swamped:
+                    self._add(path, when)
                 self._first = when if self._first is None else min(self._first, when)
                 self._last = now
             self.cond.notify_all()
 
+    def _add(self, path: str, when: float) -> None:
+        if self._folded:
+            path = _folder(path) or path  # a file at the top stays itself
+            if self._covered(path):
+                return
+        elif path in self._paths:
+            return
+        if len(self._paths) >= self.limit:
+            self._fold()
+            if not self._swamped:
+                self._add(path, when)
+            return
+        self._paths[path] = when
+
+    def _covered(self, path: str) -> bool:
+        """Whether ``path`` or a folder above it is queued already."""
+        while path:
+            if path in self._paths:
+                return True
+            path = _folder(path)
+        return False
+
+    def _fold(self) -> None:
+        """Too many paths to remember one by one: each stands as its folder from now on
+        (the sync of a folder reconciles what is under it by size and mtime), a level
+        further up while they are still too many; when they cannot fold further (the
+        files at the top of the vault), one full reconcile."""
+        if not self._folded:
+            self.overflows += 1
+            log.info(
+                "change queue: more than %d paths changed at once; queued by folder", self.limit
+            )
+        self._folded = True
+        while len(self._paths) >= self.limit:
+            folded: dict[str, float] = {}
+            for path, when in self._paths.items():
+                folder = _folder(path) or path
+                folded[folder] = min(when, folded.get(folder, when))
+            if len(folded) == len(self._paths):  # nothing folded: too many at the top
+                self._overflow()
+                return
+            self._paths = {}
+            for folder in sorted(folded, key=lambda p: p.count("/")):  # the upper first
+                if not self._covered(folder):
+                    self._paths[folder] = folded[folder]
+
     def _overflow(self) -> None:
-        # Too many paths to remember one by one: one full reconcile covers them all.
-        self.overflows += 1
+        # Too many folders, or a change at the top: one full reconcile covers them all.
+        self.overflows += 0 if self._folded else 1
         self._paths.clear()
         self._swamped = True
         self._full = self._full or f"more than {self.limit} paths changed at once"
@@ -151,8 +198,10 @@ class ChangeQueue:
             if paths_only:
                 if self._paths_due_in(now) != 0.0:
                     return None
-                batch = Batch(frozenset(self._paths), "changes", min(self._paths.values()))
+                reason = "changes, by folder" if self._folded else "changes"
+                batch = Batch(frozenset(self._paths), reason, min(self._paths.values()))
                 self._paths.clear()
+                self._folded = False
                 if self._full is None:
                     self._first = self._last = None
                 return batch
@@ -162,9 +211,10 @@ class ChangeQueue:
             if self._full is not None:
                 batch = Batch(None, self._full, oldest)
             else:
-                batch = Batch(frozenset(self._paths), "changes", oldest)
+                reason = "changes, by folder" if self._folded else "changes"
+                batch = Batch(frozenset(self._paths), reason, oldest)
             self._paths.clear()
-            self._full, self._full_now, self._swamped = None, False, False
+            self._full, self._full_now, self._swamped, self._folded = None, False, False, False
             self._first = self._last = None
             return batch
 
@@ -175,6 +225,11 @@ class ChangeQueue:
     def wake(self) -> None:
         with self.cond:
             self.cond.notify_all()
+
+
+def _folder(path: str) -> str:
+    """The folder a vault path is in ('' at the top)."""
+    return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
 class PathMapper:

@@ -2,17 +2,19 @@
 
     observer thread (watchdog)        worker thread (ours)
     handler.dispatch: map + enqueue   take a due batch -> sync(paths) -> repeat
-                                      timers: periodic reconcile, idle save, supervisor
-                                      a full reconcile -> the reconcile thread (ours)
+    (observers.py)                    timers: periodic reconcile, idle save, supervisor
+                                      a long batch -> the reconcile thread (ours)
 
-The handler does no I/O and never syncs: it turns an absolute path into a
-vault-relative posix path (NFC), drops what the vault ignores, and puts it
-in ``ChangeQueue``. The worker flushes a batch when the queue has been quiet
-for ``debounce_ms`` or, under a continuous stream, when its oldest change is
-``max_wait`` old (so a busy vault still converges). More pending paths than
-``limit`` collapse into one "full reconcile" request instead of growing the
-queue without bound. Sync compares hashes, so the events of the daemon's own
-writes cost one cheap no-op batch and never a loop.
+This module schedules batches; ``observers.Observers`` owns the observers
+(which one, supervised, renewed) and their handler, which does no I/O and never
+syncs: it puts vault-relative paths in ``ChangeQueue``. The worker flushes a
+batch when the queue has been quiet for ``debounce_ms`` or, under a continuous
+stream, when its oldest change is ``max_wait`` old (so a busy vault still
+converges). More pending paths than ``limit`` fold into their folders (a bulk
+rename or a pull of thousands of files is one batch of a few folders, each
+reconciled by size and mtime), and only past ``limit`` folders into one full
+reconcile: the queue never grows without bound. Sync compares hashes, so the
+events of the daemon's own writes cost one cheap no-op batch and never a loop.
 
 A full reconcile (at start, after a lost observer, on the timer) and a long
 batch (more than ``BIG_BATCH`` paths, as a `git pull` makes, or a folder moved
@@ -22,41 +24,25 @@ meanwhile: the engine's reconcile steps aside for them
 between its batches, so a person's save waits for one batch of the reconcile,
 not for all of it (engine.turns). Only the reconcile reports progress.
 
-Native events need inotify (or FSEvents / ReadDirectoryChangesW). When the
-inotify limits are exhausted, or the vault is on a network or FUSE mount
-whose changes inotify does not see, the watcher polls instead and says so
-once. An exception in the handler or in sync is logged and kept in
-``last_error``; neither kills the watcher. A dead observer is restarted and
-followed by a full reconcile, since events were lost while it was down.
+An exception in the handler or in sync is logged and kept in ``last_error``;
+neither kills the watcher. A dead observer is restarted (``Observers.supervise``)
+and followed by a full reconcile, since events were lost while it was down.
 """
 
 from __future__ import annotations
 
-import errno
 import logging
 import math
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from watchdog.events import (
-    DirCreatedEvent,
-    DirDeletedEvent,
-    DirMovedEvent,
-    FileClosedEvent,
-    FileCreatedEvent,
-    FileDeletedEvent,
-    FileModifiedEvent,
-    FileMovedEvent,
-    FileSystemEvent,
-    FileSystemEventHandler,
-)
-from watchdog.observers.api import BaseObserver
-from watchdog.observers.polling import PollingObserver
-
+from memvault.core.report import SyncReport
 from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
+from memvault.daemon.observers import Observers
 from memvault.daemon.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
@@ -64,134 +50,93 @@ from memvault.daemon.watch_queue import (
     ChangeQueue,
     PathMapper,
 )
+from memvault.engine.indexer import Progress
 
 log = logging.getLogger("memvault.daemon.watcher")
 
-# Only what can change a note; opens and no-write closes (our own reads) are not asked for.
-EVENT_FILTER: list[type[FileSystemEvent]] = [
-    FileCreatedEvent,
-    DirCreatedEvent,
-    FileModifiedEvent,
-    FileDeletedEvent,
-    DirDeletedEvent,
-    FileMovedEvent,
-    DirMovedEvent,
-    FileClosedEvent,
-]
-POLL_SECONDS = 2.0
 BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 SUPERVISE_SECONDS = 2.0
+
+OnProgress = Callable[[Progress], None]
+Sync = Callable[[list[str] | None, OnProgress], SyncReport]
 
 
 class SyncCancelled(Exception):
     """Raised from the progress callback to end a long sync early at shutdown."""
 
 
-class _Handler(FileSystemEventHandler):
-    """Runs on watchdog's thread: map and enqueue, nothing else, never raise."""
+@dataclass(frozen=True, slots=True)
+class WatchSettings:
+    """How the watcher batches: the daemon's settings, in the watcher's units."""
 
-    def __init__(self, owner: Watcher) -> None:
-        super().__init__()
-        self.owner = owner
-
-    def dispatch(self, event: FileSystemEvent) -> None:
-        try:
-            if event.is_directory and event.event_type == "modified":
-                return  # a folder's listing changed: the entry's own event says what
-            raws = [event.src_path]
-            if event.dest_path:
-                raws.append(event.dest_path)  # both sides of a move
-            if event.is_directory and event.event_type in ("created", "moved"):
-                self.owner.folders_arrived()
-            paths = [p for p in (self.owner.mapper(r) for r in raws) if p is not None]
-            if "" in paths:
-                self.owner.queue.request_full("a change the watcher cannot place", debounce=True)
-            elif paths:
-                self.owner.queue.put(paths)
-        except Exception as exc:  # the observer thread must survive anything
-            self.owner.record_error(f"event handler: {exc!r}")
-            log.exception("watcher: failed to handle %r", event)
+    debounce_ms: int = 300
+    observer: str = "auto"  # auto | native | polling
+    reconcile_seconds: float = 300.0
+    idle_save_seconds: float = 5.0
+    limit: int = DEFAULT_LIMIT  # paths queued one by one before they fold into folders
+    max_wait: float = MAX_WAIT_SECONDS
 
 
-class _OverflowHook(logging.Handler):
-    """watchdog reports a kernel queue overflow only in its log: turn it into a reconcile."""
+@dataclass(frozen=True, slots=True)
+class WatchHooks:
+    """What the watcher tells its owner; each optional, cheap, and must not raise.
 
-    def __init__(self, queue: ChangeQueue) -> None:
-        super().__init__(logging.WARNING)
-        self.queue = queue
+    ``save`` runs once the vault has been quiet for ``idle_save_seconds`` after a sync
+    (a burst's vectors reach disk even when no further event comes); ``on_progress``
+    gets a long sync's progress; ``after_first`` runs once, after the first good batch,
+    outside the lag accounting (the daemon loads the model); ``on_change`` is told when
+    a batch begins and ends and when an error is recorded (what ``info()`` shows);
+    ``after_bulk`` runs once the vault is quiet again (with the idle save) after a full
+    reconcile or a batch of more than ``BIG_BATCH`` paths (the daemon gives the memory
+    it freed back to the system: ``heap.trim``)."""
 
-    def emit(self, record: logging.LogRecord) -> None:
-        if "overflow" in record.getMessage().lower():
-            self.queue.request_full("inotify event queue overflowed", debounce=True)
-
-
-def _native_observer() -> BaseObserver:
-    from watchdog.observers import Observer
-
-    return Observer()
+    save: Callable[[], None] | None = None
+    on_progress: OnProgress | None = None
+    after_first: Callable[[], None] | None = None
+    on_change: Callable[[], None] | None = None
+    after_bulk: Callable[[], object] | None = None
 
 
 class Watcher:
     """Keeps ``sync`` fed with what changed under ``root``; owns its threads.
 
-    ``sync(paths, progress)`` gets a list of vault-relative paths, or None for
-    a full reconcile. ``save`` (optional) is called once the vault has been
-    quiet for ``idle_save_seconds`` after a sync, so a burst's vectors reach
-    disk even when no further event comes. ``after_first`` runs once, after the
-    first successful batch, outside the lag accounting (the daemon loads the model).
-    ``on_change`` (optional, cheap, must not raise) is told when a batch begins and
-    ends and when an error is recorded: what `info()` shows may have changed.
+    ``sync(paths, progress)`` gets a list of vault-relative paths (a folder stands
+    for everything under it), or None for a full reconcile, and returns its report.
     """
 
     def __init__(
         self,
         root: Path,
-        sync: Callable[[list[str] | None, Callable[[Any], None]], Any],
+        sync: Sync,
         *,
         is_ignored: Callable[[str], bool],
-        debounce_ms: int = 300,
-        observer: str = "auto",
-        reconcile_seconds: float = 300.0,
-        save: Callable[[], None] | None = None,
-        idle_save_seconds: float = 5.0,
-        limit: int = DEFAULT_LIMIT,
-        max_wait: float = MAX_WAIT_SECONDS,
-        on_progress: Callable[[Any], None] | None = None,
-        after_first: Callable[[], None] | None = None,
-        on_change: Callable[[], None] | None = None,
+        settings: WatchSettings = WatchSettings(),
+        hooks: WatchHooks = WatchHooks(),
     ) -> None:
-        if observer not in ("auto", "native", "polling"):
-            raise ValueError(f"observer must be auto, native or polling, not {observer!r}")
         self.root = Path(root)
         self._sync = sync
-        self._save = save
-        self._on_progress = on_progress
-        self._after_first = after_first  # run once after the first good batch (a warm-up)
-        self._on_change = on_change or (lambda: None)
-        self.mapper = PathMapper(self.root, is_ignored)
-        self.queue = ChangeQueue(debounce_ms / 1000, max_wait, limit)
-        self.setting = observer
-        self.reconcile_seconds = reconcile_seconds
-        self.idle_save_seconds = idle_save_seconds
-        self.observer_kind = "none"
-        self.restarts = 0
+        self._hooks = hooks
+        self._after_first = hooks.after_first  # run once after the first good batch
+        self._on_change = hooks.on_change or (lambda: None)
+        self.settings = settings
+        self.queue = ChangeQueue(settings.debounce_ms / 1000, settings.max_wait, settings.limit)
+        mapper = PathMapper(self.root, is_ignored)
+        self.observers = Observers(
+            mapper.root, mapper, self.queue, settings.observer, self.record_error
+        )
+        self.reconcile_seconds = settings.reconcile_seconds
+        self.idle_save_seconds = settings.idle_save_seconds
         self.batches = 0
         self.batches_failed = 0  # consecutive, for the retry back-off
         self.last_error: str | None = None
         self.last_batch: dict[str, Any] | None = None
-        self._observer: BaseObserver | None = None
-        self._handler = _Handler(self)
-        self._hook = _OverflowHook(self.queue)
-        self._warned = False
-        self._retry_observer_at = 0.0
         self._stopping = threading.Event()
-        self._folders_arrived = threading.Event()  # watches to renew after this batch
-        self.renewals = 0
         self._busy_since: float | None = None  # a batch of paths in flight, since
         self._reconcile_since: float | None = None  # a full reconcile in flight, since
         self._reconciler: threading.Thread | None = None
         self.let_through = 0  # batches synced while a full reconcile was in flight
         self._needs_save = False
+        self._bulk_done = False  # a long batch since the last idle save: after_bulk is due
         self._last_sync = time.monotonic()
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -200,12 +145,7 @@ class Watcher:
 
     def start(self, initial_reconcile: bool = True) -> None:
         """Start observing (events queue up from now on), then the worker."""
-        logging.getLogger("watchdog.observers.inotify_c").addHandler(self._hook)
-        try:
-            self._start_observer()
-        except BaseException:
-            logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
-            raise
+        self.observers.start()
         if initial_reconcile:
             self.queue.request_full("start-up reconcile")
         self._worker = threading.Thread(target=self._run, name="memvault-watcher", daemon=True)
@@ -215,7 +155,7 @@ class Watcher:
         """Stop observing, let the batch in flight finish (a long one is cancelled
         between notes), join. False if the worker is still busy after ``timeout``."""
         self._stopping.set()
-        self._stop_observer()
+        self.observers.stop()
         self.queue.wake()
         deadline = None if timeout is None else time.monotonic() + timeout
         for thread in (self._worker, self._reconciler):
@@ -225,8 +165,7 @@ class Watcher:
                     log.warning("watcher: the batch in flight did not finish within %s s", timeout)
                     return False
         self._worker = self._reconciler = None
-        self._stop_observer()  # one the supervisor may have restarted meanwhile
-        logging.getLogger("watchdog.observers.inotify_c").removeHandler(self._hook)
+        self.observers.detach()  # one the supervisor may have restarted meanwhile
         return True
 
     def __enter__(self) -> Watcher:
@@ -240,117 +179,39 @@ class Watcher:
     def stopping(self) -> bool:
         return self._stopping.is_set()
 
-    # -- observers ----------------------------------------------------------------------
+    # -- the observers (observers.py), as status shows them ------------------------------
 
-    def _start_observer(self) -> None:
-        kind = self.setting
-        if kind == "auto":
-            fs = mount_fs_type(self.root)
-            if is_network_fs(fs):
-                self._warn(
-                    f"the vault is on a {fs} filesystem, where native file events miss "
-                    f"changes made elsewhere: polling every {POLL_SECONDS:g} s instead"
-                )
-                kind = "polling"
-        if kind != "polling":
-            try:
-                self._observer = self._launch(_native_observer(), "native")
-                return
-            except OSError as exc:
-                if self.setting == "native" or exc.errno not in (errno.ENOSPC, errno.EMFILE):
-                    raise
-                self._warn(
-                    f"native file events are unavailable: {limit_advice(exc)}; "
-                    f"polling every {POLL_SECONDS:g} s instead"
-                )
-        self._observer = self._launch(PollingObserver(timeout=POLL_SECONDS), "polling")
+    @property
+    def mapper(self) -> Callable[[str | bytes], str | None]:
+        """Event path -> vault path (the handler's, on watchdog's thread)."""
+        return self.observers.mapper
 
-    def _launch(self, observer: BaseObserver, kind: str) -> BaseObserver:
-        try:
-            observer.schedule(
-                self._handler, str(self.mapper.root), recursive=True, event_filter=EVENT_FILTER
-            )
-            observer.start()
-        except BaseException:
-            _halt(observer)
-            raise
-        name = type(observer).__name__.removesuffix("Observer").lower()
-        self.observer_kind = name if kind == "native" else "polling"
-        for i, thread in enumerate([observer, *observer.emitters]):
-            thread.name = f"memvault-observer-{i}"
-        inner = getattr(observer, "_inotify_fd", None)
-        if isinstance(inner, threading.Thread):
-            inner.name = "memvault-inotify"
-        return observer
+    @mapper.setter
+    def mapper(self, mapper: Callable[[str | bytes], str | None]) -> None:
+        self.observers.mapper = mapper
 
-    def _stop_observer(self) -> None:
-        with self._lock:
-            observer, self._observer = self._observer, None
-        if observer is not None:
-            _halt(observer)
+    @property
+    def observer_kind(self) -> str:
+        return self.observers.kind
 
-    def _warn(self, message: str) -> None:
-        if not self._warned:  # one clear warning, not one per restart
-            log.warning("watcher: %s", message)
-            self._warned = True
+    @property
+    def restarts(self) -> int:
+        return self.observers.restarts
+
+    @property
+    def renewals(self) -> int:
+        return self.observers.renewals
+
+    @property
+    def _observer(self) -> Any:
+        return self.observers.observer
 
     def observer_alive(self) -> bool:
-        observer = self._observer
-        return (
-            observer is not None
-            and observer.is_alive()
-            and all(e.is_alive() for e in observer.emitters)
-        )
-
-    def folders_arrived(self) -> None:
-        """A folder was created or moved in (observer thread: only a flag)."""
-        self._folders_arrived.set()
-
-    def _renew_watches(self) -> None:
-        """Watch every folder afresh, then reconcile what the old watches may have missed.
-
-        inotify watches a tree one folder at a time, and watchdog adds the watches of
-        a folder that arrives by walking it while it may still be changing: a
-        subfolder renamed during the walk (and its name reused) leaves the renamed
-        folder unwatched or watched under another's name, and every later change in
-        it is lost or misnamed. Nothing in the events tells; so after any batch in
-        which folders were created or moved in, the native observer is started again
-        (a fresh walk of the tree as it is now) and a full reconcile (size and mtime,
-        cheap) covers whatever happened before the new watches were in place.
-        """
-        self._folders_arrived.clear()
-        if self.observer_kind in ("polling", "none") or self.stopping:
-            return  # polling compares snapshots: nothing to renew
-        self.renewals += 1
-        with self._lock:
-            old, self._observer = self._observer, None
-        try:
-            self._start_observer()  # the new watches first: no moment without any
-        except Exception as exc:
-            with self._lock:
-                self._observer = old
-            self.record_error(f"cannot renew the file watches: {exc!r}")
-            log.exception("watcher: cannot renew the file watches")
-            return
-        if old is not None:
-            _halt(old)  # meanwhile both saw events: a path synced twice is a no-op
-        self.queue.request_full("folders were created or moved: watches renewed")
+        return self.observers.alive()
 
     def _supervise(self) -> None:
-        if self.stopping or self.observer_alive() or time.monotonic() < self._retry_observer_at:
-            return
-        self.restarts += 1
-        self.record_error("the file observer stopped; restarted it")
-        log.warning("watcher: the file observer died; restarting it and reconciling")
-        self._stop_observer()
-        try:
-            self._start_observer()
-        except Exception as exc:  # e.g. the vault folder is gone: try again later, quietly
-            self.record_error(f"cannot restart the file observer: {exc!r}")
-            log.exception("watcher: cannot restart the file observer; retrying in 30 s")
-            self._retry_observer_at = time.monotonic() + 30
-            return
-        self.queue.request_full("the file observer was restarted")
+        if not self.stopping:
+            self.observers.supervise()
 
     # -- the worker -----------------------------------------------------------------------
 
@@ -447,16 +308,20 @@ class Watcher:
         self.batches_failed = 0
         self.batches += 1
         self.let_through += let_through
-        self._needs_save = self._save is not None
-        if self._folders_arrived.is_set() and threading.current_thread() is self._worker:
-            self._renew_watches()  # the worker's alone: it owns the observer
-        if paths is not None and getattr(report, "vanished", None):
+        self._needs_save = self._hooks.save is not None or self._hooks.after_bulk is not None
+        notes = (report.created, report.modified, report.deleted, report.moved, report.relinked)
+        if paths is None or sum(map(len, notes)) > BIG_BATCH:
+            self._bulk_done = True  # a reconcile, a pull, a folder renamed across many notes
+        arrived = self.observers.folders_arrived.is_set() and not self.stopping
+        if arrived and threading.current_thread() is self._worker:
+            self.observers.renew()  # the worker's alone: it owns the observer
+        if paths is not None and report.vanished:
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
             # reused before the observer caught up makes watchdog report later events
             # under the old path. A full reconcile (size+mtime, cheap) settles both.
             self.queue.request_full("events named notes that are not there", debounce=True)
-        changed = bool(getattr(report, "changed", True))
+        changed = report.changed
         self.last_batch = {
             "paths": None if paths is None else len(paths),
             "reason": batch.reason,
@@ -468,7 +333,7 @@ class Watcher:
                 "watcher: synced %s (%s): %s",
                 "everything" if paths is None else f"{len(paths)} paths",
                 batch.reason,
-                report.summary() if hasattr(report, "summary") else report,
+                report.summary(),
             )
         self._on_change()
         if self._after_first is not None and not let_through:  # after the reconcile's end
@@ -482,25 +347,30 @@ class Watcher:
                 self.record_error(f"after the first sync: {exc!r}")
                 log.exception("watcher: the after-first-sync hook failed")
 
-    def _progress(self, progress: Any) -> None:
-        if self._on_progress is not None:
-            self._on_progress(progress)
+    def _progress(self, progress: Progress) -> None:
+        if self._hooks.on_progress is not None:
+            self._hooks.on_progress(progress)
         self._cancel_only(progress)
 
-    def _cancel_only(self, progress: Any) -> None:
+    def _cancel_only(self, progress: Progress) -> None:
         """Stop a sync at shutdown (the next start reconciles what it left)."""
-        if self.stopping and getattr(progress, "done", 0) < getattr(progress, "total", 0):
+        if self.stopping and progress.done < progress.total:
             raise SyncCancelled()
 
     def _idle_save(self) -> None:
         self._needs_save = False
-        if self._save is None:
-            return
-        try:
-            self._save()
-        except Exception as exc:
-            self.record_error(f"saving the vector index failed: {exc!r}")
-            log.exception("watcher: saving the vector index failed")
+        if self._hooks.save is not None:
+            try:
+                self._hooks.save()
+            except Exception as exc:
+                self.record_error(f"saving the vector index failed: {exc!r}")
+                log.exception("watcher: saving the vector index failed")
+        if self._bulk_done and self._hooks.after_bulk is not None:
+            self._bulk_done = False
+            try:
+                self._hooks.after_bulk()
+            except Exception:
+                log.exception("watcher: the after-bulk hook failed")
 
     def record_error(self, message: str) -> None:
         self.last_error = message
@@ -533,21 +403,12 @@ class Watcher:
         }
 
 
-def _halt(observer: BaseObserver) -> None:
-    """Stop an observer and its emitters, started or not, without raising."""
-    try:
-        observer.stop()
-    except Exception:  # a half-started observer may fail to stop cleanly
-        log.debug("watcher: stopping the observer failed", exc_info=True)
-    if observer.is_alive():
-        observer.join(5)
-    for emitter in list(observer.emitters):
-        if emitter.is_alive():
-            emitter.join(5)
-    inner = getattr(observer, "_inotify_fd", None)
-    if isinstance(inner, threading.Thread) and inner.is_alive():
-        inner.stop()  # type: ignore[attr-defined]
-        inner.join(5)
-
-
-__all__ = ["SyncCancelled", "Watcher", "is_network_fs", "limit_advice", "mount_fs_type"]
+__all__ = [
+    "SyncCancelled",
+    "WatchHooks",
+    "WatchSettings",
+    "Watcher",
+    "is_network_fs",
+    "limit_advice",
+    "mount_fs_type",
+]

@@ -12,6 +12,11 @@ Versions (meta ``schema_version``):
    heading with nothing under it, the describing frontmatter lines of a note with
    no body). Chunks whose embedded text did not change keep their labels and
    vectors: the model runs only for what is new (a first chunk with a description).
+4. the vector lane's bookkeeping in O(1) per step: ``pending_count`` (one row, kept by
+   triggers on ``pending``: the queue's length without counting it) and an index on
+   ``pending(since)`` (the oldest in a b-tree step). ``SELECT COUNT(*), MIN(since)``
+   after every 32-chunk step scanned the whole queue, texts and all: 74 % of a 50,000
+   note first sync. The migration counts the queue once, under the write lock.
 
 A migration runs in one transaction with the version's update: a kill leaves the
 old index, and the next open migrates again.
@@ -24,7 +29,7 @@ import sqlite3
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 FTS_TABLE = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -84,6 +89,12 @@ CREATE TABLE IF NOT EXISTS pending(
     text TEXT NOT NULL,          -- the exact text to embed (the chunk with its context header)
     since REAL NOT NULL          -- when it became pending (unix time)
 );
+CREATE INDEX IF NOT EXISTS pending_since ON pending(since);
+CREATE TABLE IF NOT EXISTS pending_count(n INTEGER NOT NULL);  -- one row: COUNT(*) of pending
+CREATE TRIGGER IF NOT EXISTS pending_added AFTER INSERT ON pending
+    BEGIN UPDATE pending_count SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS pending_removed AFTER DELETE ON pending
+    BEGIN UPDATE pending_count SET n = n - 1; END;
 CREATE TABLE IF NOT EXISTS memory_owned(section TEXT NOT NULL, line TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS attachments(
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL
@@ -98,6 +109,12 @@ CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NUL
 def migrate(conn: sqlite3.Connection, version: int | None) -> None:
     """Bring an index at ``version`` (None: just created) to ``SCHEMA_VERSION``,
     inside the caller's transaction (which also records the new version)."""
+    if version is None or version < 4:
+        # the queue's length, counted once here (under the write lock); the triggers
+        # keep it from now on (a REPLACE would not fire the delete trigger: the store
+        # upserts instead)
+        conn.execute("DELETE FROM pending_count")
+        conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
     if version is None:
         return
     if version < 3:

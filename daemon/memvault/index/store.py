@@ -357,8 +357,11 @@ class Store(LinkTables):
         self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
     ) -> None:
         """New chunks ``(label, sha, embedded text)`` whose vectors are still to come."""
+        # an upsert, not INSERT OR REPLACE: a replace deletes without firing the
+        # delete trigger, and pending_count would drift
         conn.executemany(
-            "INSERT OR REPLACE INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?)",
+            "INSERT INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?) ON CONFLICT(label) "
+            "DO UPDATE SET sha = excluded.sha, text = excluded.text, since = excluded.since",
             [(label, sha, text, since) for label, sha, text in items],
         )
 
@@ -389,9 +392,22 @@ class Store(LinkTables):
         return sorted(done)
 
     def pending_state(self) -> tuple[int, float | None]:
-        """How many chunks wait for their vector, and since when the oldest has."""
+        """How many chunks wait for their vector, and since when the oldest has: O(1)
+        (the count kept by triggers, the oldest from the index on ``since``). A count
+        that disagrees with the queue being empty or not (written by something that
+        bypassed the triggers) is counted afresh."""
         with self._lock:
-            count, since = self._db.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+            row = self._db.execute("SELECT n FROM pending_count").fetchone()
+            (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()
+            count = None if row is None else int(row[0])
+            if count is None or count < 0 or (count == 0) != (since is None):
+                (count,) = self._db.execute("SELECT COUNT(*) FROM pending").fetchone()
+                try:
+                    with self.transaction() as conn:
+                        conn.execute("DELETE FROM pending_count")
+                        conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
+                except sqlite3.OperationalError:  # a read-only index: counted, not kept
+                    pass
         return int(count), since
 
     def pending_among(self, labels: Iterable[int]) -> set[int]:
@@ -475,6 +491,10 @@ class Store(LinkTables):
 
     def put_embeddings(self, model: str, items: Mapping[str, np.ndarray]) -> None:
         self._cache.put(model, items)
+
+    def share_embeddings(self, model: str, aliases: Mapping[str, str]) -> None:
+        """Texts whose vector is another text's (``sha -> target sha``): no vector of their own."""
+        self._cache.share(model, aliases)
 
     def vectors_for(
         self, model: str, labels: Sequence[int], dim: int
