@@ -240,6 +240,7 @@ def test_every_traversal_attack_is_a_tool_error(server: Server) -> None:
         ("memory_write", {"category": "pets", "title": "Rex"}, "category"),
         ("memory_write", {"category": "people"}, "title"),
         ("memory_write", {"category": "people", "title": "///"}, "BadArgument"),
+        ("memory_write", {"category": "people", "title": "Evil\nName"}, "control character"),
         ("memory_search", {"query": "x", "k": 0}, "k"),
         ("memory_search", {"query": "x", "since": "last tuesday"}, "since"),
         ("memory_search", {"query": ""}, "query"),
