@@ -34,7 +34,7 @@ from memvault.engine import Engine, Progress
 from memvault.errors import LockHeld, MemvaultError, VaultNotFound
 from memvault.index.embedder import Embedder
 from memvault.vault import runfile
-from memvault.vault.lock import WriterLock, is_vault, misplaced
+from memvault.vault.lock import WriterLock, is_vault, lock_wait, misplaced
 
 
 class Vault:
@@ -59,11 +59,14 @@ class Vault:
         embedder: Embedder | None = None,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         env: Mapping[str, str] | None = None,
+        wait: float | None = None,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
         the daemon itself). ``create=True`` first makes the folder a vault, as
-        ``memvault init`` does (no notes; nothing overwritten)."""
+        ``memvault init`` does (no notes; nothing overwritten). ``wait``: how long to wait
+        for another short-lived writer to let go of the lock (None: ``MEMVAULT_LOCK_WAIT``,
+        else ``vault.lock.LOCK_WAIT``; the daemon never waits)."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -89,8 +92,11 @@ class Vault:
         daemon = None
         if not read_only:
             lock = WriterLock(config.state_dir / "lock")
-            try:
-                lock.acquire()
+            try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
+                lock.acquire(
+                    (lock_wait(env) if wait is None else wait) if through_daemon else 0.0,
+                    give_up=lambda: runfile.running(root) is not None,
+                )
             except LockHeld:
                 info = runfile.running(root) if through_daemon else None
                 if info is None:

@@ -12,9 +12,9 @@ satisfy it, and ``tests/test_memory.py`` fails if their signatures drift apart.
   an in-process writer could only fail on its lock; a read goes to it when it
   answers ``/health`` within ``ANSWER_TIMEOUT`` (its model is loaded), else the
   index is read here as it is (read-only);
-- otherwise the vault is opened here. ``"write"`` takes the writer lock (another
-  holder is ``LockHeld``). ``"read"`` takes it too when it is free and syncs
-  first, so answers are true to the files; when another process holds it, the
+- otherwise the vault is opened here. ``"write"`` takes the writer lock, waiting (bounded,
+  saying so) for another short-lived writer to let go (then ``LockHeld``). ``"read"``
+  takes it too when it is free and syncs first, so answers are true to the files; when another process holds it, the
   index is read as it is (read-only). ``"peek"`` reads the index as it is,
   without the lock and without a sync (``status``). A vault that was never
   indexed is only ever peeked at by a read: nothing is written into it (``get``
@@ -126,7 +126,9 @@ def open_memory(
     )
     model = embedder() if embedder is not None and mode == "query" else None  # others: no model
     try:
-        vault = Vault.open(root, read_only=not writable, embedder=model)
+        # a write waits (bounded) for another short-lived writer; a read reads as it is
+        wait = None if mode == "write" else 0.0
+        vault = Vault.open(root, read_only=not writable, embedder=model, wait=wait)
     except LockHeld:
         if mode == "write":
             raise
