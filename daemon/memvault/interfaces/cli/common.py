@@ -187,12 +187,16 @@ def duration(seconds: float | None) -> str:
 
 
 def progress_line(label: str, p: Any, rate: Rate) -> str:
-    """One line of progress: 'indexing: 1,200/2,984 notes, 5,310 chunks embedded, about
-    3 min left'."""
-    return (
-        f"{label}: {p.done:,}/{p.total:,} notes, {p.embedded:,} chunks embedded, "
-        f"{duration(rate.left(p.done, p.total))}"
-    )
+    """One line of progress: 'indexing: 1,200/2,984 notes, about 3 min left', then, once
+    the notes are in, 'indexing: 384/5,300 chunks given vectors, ...' (the vector lane
+    counts chunks: it was called notes, 5,300 of them in a vault of 3,000)."""
+    if getattr(p, "stage", "notes") == "vectors":
+        what = f"{p.done:,}/{p.total:,} chunks given vectors"
+    else:
+        what = f"{p.done:,}/{p.total:,} notes" + (
+            f", {p.embedded:,} chunks embedded" if p.embedded else ""
+        )
+    return f"{label}: {what}, {duration(rate.left(p.done, p.total))}"
 
 
 @contextmanager
@@ -208,11 +212,17 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
     task = None
     rate = Rate()
     last_line = rate.started
+    stage = "notes"
 
     def update(p: Any) -> None:
-        nonlocal bar, task, last_line
+        nonlocal bar, task, last_line, rate, stage
         if p.total < 20:
             return
+        if getattr(p, "stage", "notes") != stage:  # notes, then chunks: a count of its own
+            stage, rate = p.stage, Rate()
+            if bar is not None:
+                bar.stop()
+                bar = None
         if not err.is_terminal:
             now = rate.clock()
             if now - last_line >= PROGRESS_LINE_SECONDS and p.done < p.total:
@@ -224,7 +234,11 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
                 TextColumn("{task.description}", markup=False),
                 BarColumn(bar_width=16),
                 MofNCompleteColumn(),
-                TextColumn("notes, {task.fields[embedded]} chunks, {task.fields[left]}"),
+                TextColumn(
+                    "chunks given vectors, {task.fields[left]}"
+                    if stage == "vectors"
+                    else "notes, {task.fields[embedded]} chunks, {task.fields[left]}"
+                ),
                 console=err,
                 transient=True,
             )
