@@ -161,6 +161,8 @@ class DaemonClient:
             line_end=data["line_end"],
             text=data["text"],
             heading=data.get("heading"),
+            cut=data.get("cut"),
+            total_lines=data.get("total_lines"),
         )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:

@@ -37,6 +37,7 @@ from memvault.core.ranking import (
 from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
+from memvault.engine.long_notes import past_cap
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -408,15 +409,12 @@ class Reader:
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None
+        if result.truncated:  # past max_note_bytes: say so, and read on by lines
+            return past_cap(self.fs, rel, title, lines, heading, result.decoded.text)
         if heading:
             start, end, found_heading = _section(result.decoded.text, heading, rel)
         if lines:
-            a, b = _line_range(lines, len(all_lines), rel)
-            if heading:  # a line range inside the section
-                a, b = max(a, start), min(b, end)
-                if a > b:
-                    raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
-            start, end = a, b
+            start, end = _lines_in(lines, len(all_lines), rel, heading, start, end)
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
 
@@ -467,6 +465,18 @@ def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
         what = "block" if wanted.lstrip("#").startswith("^") else "heading"
         raise NoteNotFound(f"{path} has no {what} {wanted!r}")
     return found.start, found.end, found.heading or f"^{found.block}"
+
+
+def _lines_in(
+    lines: str, total: int, rel: str, heading: str | None, start: int, end: int
+) -> tuple[int, int]:
+    """The line range ``lines`` asks for; with a ``heading``, inside its section."""
+    a, b = _line_range(lines, total, rel)
+    if heading:  # a line range inside the section
+        a, b = max(a, start), min(b, end)
+        if a > b:
+            raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
+    return a, b
 
 
 def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:

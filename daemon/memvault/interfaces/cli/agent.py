@@ -222,6 +222,8 @@ def get(
         emit_json(note.to_dict())
     else:
         write_text(note.text)
+    if note.cut is not None:  # said on stderr: stdout is the note's text (or the JSON)
+        err.print(f"note: {note.cut}")
 
 
 def add(
