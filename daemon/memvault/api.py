@@ -183,7 +183,7 @@ class Vault:
         meanwhile) for a later sync, ``embed_pending`` or the daemon."""
         self._writable()
         if self.daemon is not None:
-            return self.daemon.sync(paths)
+            return self.daemon.sync(paths, vectors=vectors)
         return self.engine.sync(paths, progress, vectors=vectors)
 
     def search(

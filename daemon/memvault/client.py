@@ -207,9 +207,12 @@ class DaemonClient:
             raise E.DaemonError("the daemon's /status answer is not an object")
         return data
 
-    def sync(self, paths: Iterable[str] | None = None) -> SyncReport:
-        """Ask the daemon to reconcile now (all files, or just ``paths``)."""
-        body = {} if paths is None else {"paths": list(paths)}
+    def sync(self, paths: Iterable[str] | None = None, *, vectors: bool = True) -> SyncReport:
+        """Ask the daemon to reconcile now (all files, or just ``paths``); ``vectors=False``:
+        the structure only, its vector lane embeds the new chunks afterwards."""
+        body: dict[str, Any] = {} if paths is None else {"paths": list(paths)}
+        if not vectors:
+            body["vectors"] = False
         return sync_report_from_dict(
             self._request("POST", "/sync", body=body, timeout=SYNC_TIMEOUT)
         )

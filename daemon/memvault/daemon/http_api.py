@@ -452,7 +452,8 @@ def create_app(
     async def sync(request: Request) -> Response:
         data = await _body(request, "sync")
         paths = [_safe(vault.root, p) for p in data["paths"]] if "paths" in data else None
-        report = await run_in_threadpool(vault.sync, paths)
+        vectors = data.get("vectors", True)  # false: migrate --no-index, the lane embeds later
+        report = await run_in_threadpool(lambda: vault.sync(paths, vectors=vectors))
         return JSONResponse(report.to_dict())
 
     async def search(request: Request) -> Response:

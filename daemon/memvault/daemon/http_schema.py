@@ -44,7 +44,10 @@ FILTERS = {
     "path": Field("str", doc="glob over note paths"),
 }
 SCHEMAS: dict[str, dict[str, Field]] = {
-    "sync": {"paths": Field("strlist", doc="vault-relative paths; omitted: everything")},
+    "sync": {
+        "paths": Field("strlist", doc="vault-relative paths; omitted: everything"),
+        "vectors": Field("bool", doc="false: the structure only; vectors follow in the background"),
+    },
     "search": {
         "query": Field("str", True),
         "k": Field("int", lo=1, hi=100),
