@@ -56,6 +56,11 @@ KEEPALIVE_SECONDS = 15.0
 BODY_SECONDS = 30.0  # for a request's body to arrive, once its headers have
 BUSY_SECONDS = 1.0  # while the daemon is busy, /events re-sends its status this often (lag grows)
 EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
+# Open /events streams at most: a new one past it ends the oldest. Below the server's
+# connection cap (half of it, service.Daemon.start), so streams a plugin leaks by
+# reconnecting can never take every connection: a real client always gets in (256
+# leaked streams locked out /health and `memvault log`, exit 6 "Broken pipe").
+MAX_STREAMS = 128
 STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have changed"
 # The daemon's state as `event: status` carries it: what a status bar shows.
 STATUS_FIELDS = (
@@ -234,18 +239,28 @@ class EventHub:
     last one that stream sent (nudges are cheap; the daemon throttles its own).
     """
 
-    def __init__(self, maxsize: int = EVENT_QUEUE) -> None:
+    def __init__(self, maxsize: int = EVENT_QUEUE, max_streams: int = MAX_STREAMS) -> None:
         self.maxsize = maxsize
+        self.max_streams = max_streams
         self._lock = threading.Lock()
         self._subs: dict[_Events, asyncio.AbstractEventLoop] = {}
         self._closed = False
 
     def subscribe(self) -> _Events:
         q = _Events(self.maxsize)
+        ended: list[tuple[_Events, asyncio.AbstractEventLoop]] = []
         with self._lock:
             if self._closed:
                 q.put_nowait(None)
+            while self._subs and len(self._subs) >= max(1, self.max_streams):
+                oldest = next(iter(self._subs))  # a stream makes room, never a request
+                ended.append((oldest, self._subs.pop(oldest)))
             self._subs[q] = asyncio.get_running_loop()
+        for old, loop in ended:
+            with contextlib.suppress(RuntimeError):  # that client's loop is gone
+                loop.call_soon_threadsafe(_offer, old, None)
+        if ended:
+            log.info("events: %d streams open at most; the oldest was ended", self.max_streams)
         return q
 
     def unsubscribe(self, q: _Events) -> None:
