@@ -15,6 +15,7 @@
     ├── StorageError              the index files cannot be opened: the disk is full, read-only
     │                             or failing (nothing deleted; it works again once it can)
     ├── LockHeld                  another process holds the vault's writer lock
+    ├── ServiceExists             `daemon install`: the service file is another vault's
     └── DaemonError               the daemon cannot be reached or answered an error
 
 CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
@@ -99,6 +100,10 @@ class LockHeld(MemvaultError):
     def __init__(self, message: str, pid: int | None = None) -> None:
         super().__init__(message)
         self.pid = pid
+
+
+class ServiceExists(MemvaultError):
+    """``daemon install``: the service file there runs another vault (or differs)."""
 
 
 class DaemonError(MemvaultError):

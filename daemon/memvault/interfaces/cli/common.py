@@ -9,7 +9,7 @@ Exit codes (also in the README):
     2  usage error (unknown option, bad argument)
     3  no vault (a folder without .memvault/) / invalid configuration
     4  not found (note, heading, line range)
-    5  refused (unsafe path, note exists, read-only)
+    5  refused (unsafe path, note exists, read-only, another vault's service file)
     6  another process holds the vault, or the daemon cannot be reached
     7  the embedding model or the index cannot be loaded
 """
@@ -45,6 +45,7 @@ EXIT_CODES: list[tuple[type[BaseException], int]] = [
     (E.NoteNotFound, 4),
     (E.UnsafePath, 5),
     (E.NoteExists, 5),
+    (E.ServiceExists, 5),
     (E.LockHeld, 6),
     (E.DaemonError, 6),
     (E.ModelError, 7),
