@@ -3,7 +3,8 @@
     MemvaultError                 base: every error memvault raises on purpose
     ├── ConfigError               .memvault/config.toml or a flag is invalid
     ├── VaultNotFound             no vault at or above the given folder
-    │   └── NotIndexed            the vault was never indexed (search, context need it)
+    │   ├── NotIndexed            the vault was never indexed (search, context need it)
+    │   └── VaultInside           init/up in a folder of a vault (a refusal: exit 5)
     ├── UnsafePath                a path leaves the vault (.., absolute, NUL, symlink, drive)
     ├── NoteNotFound              a note or heading that does not exist
     ├── NoteExists                a write would overwrite an existing note
@@ -40,6 +41,10 @@ class VaultNotFound(MemvaultError):
 class NotIndexed(VaultNotFound):
     """The vault has no index yet, and the command only reads: it writes nothing to
     build one (``memvault sync`` or ``memvault up`` does)."""
+
+
+class VaultInside(VaultNotFound):
+    """``init``/``up``/``create=True`` in a folder of a vault, or on a file: refused."""
 
 
 class UnsafePath(MemvaultError):

@@ -40,6 +40,7 @@ out = Console(soft_wrap=True, highlight=False, markup=False, emoji=False)
 err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
 
 EXIT_CODES: list[tuple[type[BaseException], int]] = [
+    (E.VaultInside, 5),  # before VaultNotFound, its base: init in a vault is refused
     (E.VaultNotFound, 3),
     (E.ConfigError, 3),
     (E.NoteNotFound, 4),
@@ -67,6 +68,15 @@ VaultOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs and agents.")]
+
+
+def folder_or_vault(path: Path | None, vault: Path | None, as_json: bool = False) -> Path:
+    """``init``/``up``: the folder given as an argument or as ``--vault`` (every other
+    command takes ``--vault``: `up --vault X` was "No such option"); both and not the
+    same is a usage error; neither is the current folder."""
+    if path is not None and vault is not None and path.expanduser() != vault.expanduser():
+        fail(f"two folders given: {path} and --vault {vault}; give one", 2, as_json)
+    return (path if path is not None else vault) or Path(".")
 
 
 def fail(message: str, code: int, as_json: bool = False) -> NoReturn:

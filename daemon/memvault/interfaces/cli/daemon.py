@@ -153,15 +153,18 @@ def start(
 def stop(
     vault: VaultOpt = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for it to exit.")] = 10.0,
+    as_json: JsonOpt = False,
 ) -> None:
     """Stop the running daemon (SIGTERM; it finishes its batch and saves)."""
     from memvault.interfaces.daemon_control import stop_daemon
 
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
         info = stop_daemon(root, timeout)
     if info is None:
-        common.fail(f"no memvault daemon is running for {root.resolve()}", 1)
+        common.fail(f"no memvault daemon is running for {root.resolve()}", 1, as_json)
+    elif as_json:
+        common.emit_json({"stopped": True, "pid": info.pid})
     else:
         common.out.print(f"memvault daemon stopped (pid {info.pid})")
 
@@ -229,10 +232,16 @@ class _Stopped(Exception):
 
 
 def up(
-    path: Annotated[Path, typer.Argument(help="The vault folder (created if missing).")] = Path(
-        "."
-    ),
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The vault folder (created if missing); or --vault. Default: .", show_default=False
+        ),
+    ] = None,
     port: PortOpt = None,
+    vault: Annotated[
+        Path | None, typer.Option("--vault", help="The same as the folder argument.")
+    ] = None,
 ) -> None:
     """Init the vault if needed, index it (with progress), then watch and serve (foreground).
 
@@ -241,7 +250,7 @@ def up(
     from memvault.vault.lock import is_vault
     from memvault.vault.template import init_vault
 
-    root = path.expanduser()
+    root = common.folder_or_vault(path, vault).expanduser()
     stop = _StopRequest()
     stop.install()  # until the daemon's own handlers take over: no moment without one
     with common.handled():
