@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 from helpers import new_vault, open_vault
@@ -36,27 +35,44 @@ def cli(*args: str, **extra: str) -> subprocess.Popen[str]:
 
 
 HOLD = """
-import sys, time
+import select, sys
 from pathlib import Path
 from memvault.vault.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1]))
 lock.acquire()
 print("held", flush=True)
-time.sleep(float(sys.argv[2]))
+select.select([sys.stdin], [], [], float(sys.argv[2]))  # a line on stdin: let go now
 lock.release()
 """
 
 
 def hold_lock(root: Path, seconds: float) -> subprocess.Popen[str]:
-    """Another process holding the vault's writer lock for ``seconds`` (not a daemon)."""
+    """Another process holding the vault's writer lock (not a daemon) until told to let
+    go (a line on its stdin) or for ``seconds``."""
     proc = subprocess.Popen(
         [sys.executable, "-c", HOLD, str(root / ".memvault" / "lock"), str(seconds)],
         env=env(),
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
+
+
+def let_go_once_waiting(holder: subprocess.Popen[str], proc: subprocess.Popen[str]) -> str:
+    """Read ``proc``'s stderr until it says it waits, then have ``holder`` let go;
+    return all ``proc`` said on stderr (it has exited)."""
+    assert proc.stderr is not None and holder.stdin is not None
+    said = ""
+    while "waiting for" not in said and (line := proc.stderr.readline()):
+        said += line
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+    said += proc.stderr.read()
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    return said
 
 
 def entries(root: Path) -> list[str]:
@@ -76,17 +92,16 @@ def test_four_parallel_logs_without_a_daemon_all_land(tmp_path: Path) -> None:
 
 def test_a_write_waits_for_another_writer_and_says_so(tmp_path: Path) -> None:
     root = new_vault(tmp_path)
-    holder = hold_lock(root, 2.0)
+    holder = hold_lock(root, 60.0)
     try:
-        started = time.monotonic()
         proc = cli("log", "after the sync", "--vault", str(root))
-        _, err = proc.communicate(timeout=120)
-        waited = time.monotonic() - started
+        err = let_go_once_waiting(holder, proc)
+        assert proc.stdout is not None
+        proc.stdout.close()
     finally:
         holder.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert f"waiting for process {holder.pid}, which is writing to this vault" in err
-    assert waited >= 1.0  # it did wait for the holder (which let go after 2 s)
     assert entries(root) == ["after the sync"]
 
 
@@ -95,10 +110,12 @@ def test_a_sync_waits_for_a_search_that_is_syncing_first(tmp_path: Path) -> None
     # it failed with exit 6. The search's hold, made long enough to see, by a holder.
     root = new_vault(tmp_path)
     (root / "people" / "ana.md").write_text("# Ana\n\nRuns ops.\n", "utf-8")
-    holder = hold_lock(root, 1.5)
+    holder = hold_lock(root, 60.0)
     try:
         proc = cli("sync", "--vault", str(root))
-        _, err = proc.communicate(timeout=120)
+        err = let_go_once_waiting(holder, proc)
+        assert proc.stdout is not None
+        proc.stdout.close()
     finally:
         holder.communicate(timeout=30)
     assert proc.returncode == 0, err

@@ -56,11 +56,7 @@ KEEPALIVE_SECONDS = 15.0
 BODY_SECONDS = 30.0  # for a request's body to arrive, once its headers have
 BUSY_SECONDS = 1.0  # while the daemon is busy, /events re-sends its status this often (lag grows)
 EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
-# Open /events streams at most: a new one past it ends the oldest. Below the server's
-# connection cap (half of it, service.Daemon.start), so streams a plugin leaks by
-# reconnecting can never take every connection: a real client always gets in (256
-# leaked streams locked out /health and `memvault log`, exit 6 "Broken pipe").
-MAX_STREAMS = 128
+MAX_STREAMS = 128  # /events at most (HttpServer: half its cap); a new one ends the oldest
 STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have changed"
 # The daemon's state as `event: status` carries it: what a status bar shows.
 STATUS_FIELDS = (
@@ -248,19 +244,14 @@ class EventHub:
 
     def subscribe(self) -> _Events:
         q = _Events(self.maxsize)
-        ended: list[tuple[_Events, asyncio.AbstractEventLoop]] = []
         with self._lock:
             if self._closed:
                 q.put_nowait(None)
             while self._subs and len(self._subs) >= max(1, self.max_streams):
                 oldest = next(iter(self._subs))  # a stream makes room, never a request
-                ended.append((oldest, self._subs.pop(oldest)))
+                with contextlib.suppress(RuntimeError):  # that client's loop is gone
+                    self._subs.pop(oldest).call_soon_threadsafe(_offer, oldest, None)
             self._subs[q] = asyncio.get_running_loop()
-        for old, loop in ended:
-            with contextlib.suppress(RuntimeError):  # that client's loop is gone
-                loop.call_soon_threadsafe(_offer, old, None)
-        if ended:
-            log.info("events: %d streams open at most; the oldest was ended", self.max_streams)
         return q
 
     def unsubscribe(self, q: _Events) -> None:
@@ -467,8 +458,7 @@ def create_app(
     async def sync(request: Request) -> Response:
         data = await _body(request, "sync")
         paths = [_safe(vault.root, p) for p in data["paths"]] if "paths" in data else None
-        vectors = data.get("vectors", True)  # false: migrate --no-index, the lane embeds later
-        report = await run_in_threadpool(lambda: vault.sync(paths, vectors=vectors))
+        report = await run_in_threadpool(vault.sync, paths, vectors=data.get("vectors", True))
         return JSONResponse(report.to_dict())
 
     async def search(request: Request) -> Response:
