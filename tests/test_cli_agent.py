@@ -145,6 +145,9 @@ def test_get_a_section_and_lines(vault: Path) -> None:
         "line_end": 3,
         "heading": None,
         "text": "title: Sarah Chen\ntype: person",
+        "truncated": False,  # a note past vault.max_note_bytes says so (issue 21 item 9)
+        "cut": None,
+        "total_lines": None,
     }
 
 

@@ -194,7 +194,8 @@ def test_init_inside_a_vault_is_refused_and_names_the_vault(tmp_path: Path, comm
         )
     except subprocess.TimeoutExpired:
         pytest.fail(f"`memvault {command}` inside a vault ran on instead of refusing")
-    assert result.returncode == 3, result.stdout + result.stderr
+    # a refusal, exit 5 (it was 3, "no vault": issue 24 item 13)
+    assert result.returncode == 5, result.stdout + result.stderr
     assert f"inside the vault {root}" in result.stderr
     assert sorted(p.name for p in (root / "people").iterdir()) == ["ana.md"]
     with open_vault(root) as v:

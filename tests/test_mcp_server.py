@@ -240,6 +240,7 @@ def test_every_traversal_attack_is_a_tool_error(server: Server) -> None:
         ("memory_write", {"category": "pets", "title": "Rex"}, "category"),
         ("memory_write", {"category": "people"}, "title"),
         ("memory_write", {"category": "people", "title": "///"}, "BadArgument"),
+        ("memory_write", {"category": "people", "title": "Evil\nName"}, "control character"),
         ("memory_search", {"query": "x", "k": 0}, "k"),
         ("memory_search", {"query": "x", "since": "last tuesday"}, "since"),
         ("memory_search", {"query": ""}, "query"),
@@ -305,3 +306,15 @@ def test_with_a_daemon_up_calls_go_through_it(server: Server) -> None:
         assert "UnsafePath" in server.refused("memory_get", path="../secret.md")
     # The daemon is gone: back in-process, taking the lock per call.
     assert server.ok("memory_log", text="after the daemon")["path"].startswith("logs/")
+
+
+def test_memory_get_of_a_note_past_max_note_bytes_says_it_is_cut(server: Server) -> None:
+    # issue 21 item 9: it came back cut with no word (a 4 MB note: 38,680 of 80,006 lines)
+    lines = [f"line {i:06} of a long note, padded to be long enough" for i in range(60_000)]
+    (server.vault / "long.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    got = server.ok("memory_get", path="long.md")
+    assert got["truncated"] is True and got["total_lines"] == 60_000
+    assert f"--lines {got['line_end'] + 1}:" in got["cut"]
+    rest = server.ok("memory_get", path="long.md", lines=f"{got['line_end'] + 1}:")
+    assert rest["text"].split("\n")[0] == lines[got["line_end"]]
+    (server.vault / "long.md").unlink()

@@ -33,7 +33,7 @@ from helpers import (
 from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
-from memvault.interfaces.cli.daemon import install_service
+from memvault.interfaces.cli.daemon import install_service, service_name
 from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
 from memvault.vault.runfile import daemon_file
@@ -541,7 +541,7 @@ def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
     finally:
         proc.stop()
     said = re.search(
-        r"stopped \((\w+)\) while indexing: ([\d,]+) of 2,001 notes indexed; the rest",
+        r"stopped \((\w+)\) while indexing: ([\d,]+) of 2,000 notes indexed; the rest",
         proc.stderr,
     )
     # on a busy machine the signal may come once the notes are in and only their
@@ -581,7 +581,9 @@ def test_install_writes_a_systemd_user_unit(
     runner = CliRunner()
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
     assert r.exit_code == 0, r.output
-    unit = home / ".config" / "systemd" / "user" / "memvault-my-vault.service"
+    # the folder's name and a hash of its path (issue 24 item 12: names collided)
+    unit = home / ".config" / "systemd" / "user" / f"memvault-{service_name(root)}.service"
+    assert unit.name.startswith("memvault-my-vault-")
     text = unit.read_text()
     assert (
         f'ExecStart="{Path(sys.executable).absolute()}" "-m" "memvault" "daemon" "run" '
@@ -589,14 +591,13 @@ def test_install_writes_a_systemd_user_unit(
     )
     assert "Restart=on-failure" in text and "WantedBy=default.target" in text
     assert (
-        "systemctl --user daemon-reload && systemctl --user enable --now "
-        "memvault-my-vault.service" in r.output
+        f"systemctl --user daemon-reload && systemctl --user enable --now {unit.name}" in r.output
     )
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
     assert r.exit_code == 0 and "already up to date" in r.output
     unit.write_text("[Service]\nExecStart=/bin/other\n")
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
-    assert r.exit_code != 0 and "--force" in r.output
+    assert r.exit_code == 5 and "--force" in r.output  # refused: 5, not the lock's 6
     assert unit.read_text() == "[Service]\nExecStart=/bin/other\n"
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root), "--force"])
     assert r.exit_code == 0 and unit.read_text() == text
@@ -608,7 +609,8 @@ def test_install_respects_xdg_config_home_and_writes_a_launchd_plist(tmp_path: P
     got = install_service(
         root, platform="linux", env={"HOME": str(tmp_path / "h"), "XDG_CONFIG_HOME": str(xdg)}
     )
-    assert got.path == xdg / "systemd" / "user" / "memvault-vault.service" and got.written
+    name = f"memvault-{service_name(root)}.service"
+    assert got.path == xdg / "systemd" / "user" / name and got.written
     mac = install_service(root, platform="darwin", env={"HOME": str(tmp_path / "h")})
     assert mac.path.parent == tmp_path / "h" / "Library" / "LaunchAgents"
     plist = plistlib.loads(mac.path.read_bytes())

@@ -85,13 +85,17 @@ class Vault:
         progress: Callable[[Progress], None] | None = None,
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         env: Mapping[str, str] | None = None,
+        wait: float | None = None,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
         the daemon itself). ``create=True`` first makes the folder a vault, as
         ``memvault init`` does (no notes; nothing overwritten). ``embedder``: the model,
         or how to load it when a ``"query"`` is answered here; ``progress`` sees the
-        sync a ``"read"`` or ``"query"`` runs first."""
+        sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
+        write waits for another short-lived writer to let go of the lock (None:
+        ``MEMVAULT_LOCK_WAIT``, else ``vault.lock.LOCK_WAIT``; reads and the daemon never
+        wait)."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -117,7 +121,12 @@ class Vault:
             mode, through_daemon = "peek", False
         return cls(
             open_backend(
-                config, mode, through_daemon=through_daemon, embedder=embedder, progress=progress
+                config,
+                mode,
+                through_daemon=through_daemon,
+                embedder=embedder,
+                progress=progress,
+                wait=wait,
             )
         )
 

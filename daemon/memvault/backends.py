@@ -51,7 +51,7 @@ from memvault.core.report import (
 )
 from memvault.errors import DaemonError, LockHeld
 from memvault.vault import runfile
-from memvault.vault.lock import WriterLock
+from memvault.vault.lock import WriterLock, lock_wait
 
 if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to open one here:
     # a CLI call answered by the daemon never loads it
@@ -292,10 +292,12 @@ def open_backend(
     through_daemon: bool = True,
     embedder: Embedder | Callable[[], Embedder] | None = None,
     progress: Callable[[Progress], None] | None = None,
+    wait: float | None = None,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
-    the index here as it is)."""
+    the index here as it is). A write waits up to ``wait`` seconds (None:
+    ``MEMVAULT_LOCK_WAIT``) for another short-lived writer to let go; a read never waits."""
     root = config.root
     client = DaemonClient.running(root) if through_daemon else None
     if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
@@ -309,8 +311,12 @@ def open_backend(
     lock = None
     if writable:
         lock = WriterLock(config.state_dir / "lock")
-        try:
-            lock.acquire()
+        patience = (lock_wait() if wait is None else wait) if mode == "write" else 0.0
+        try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
+            lock.acquire(
+                patience if through_daemon else 0.0,
+                give_up=lambda: runfile.running(root) is not None,
+            )
         except LockHeld:
             lock = None
             info = runfile.running(root) if through_daemon else None

@@ -154,6 +154,8 @@ class DaemonClient:
             line_end=data["line_end"],
             text=data["text"],
             heading=data.get("heading"),
+            cut=data.get("cut"),
+            total_lines=data.get("total_lines"),
         )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
@@ -199,8 +201,8 @@ class DaemonClient:
         return data
 
     def sync(self, paths: Iterable[str] | None = None, *, vectors: bool = True) -> SyncReport:
-        """Ask the daemon to reconcile now (all files, or just ``paths``); ``vectors=False``
-        answers once the structure is current, leaving the vectors to its vector lane."""
+        """Ask the daemon to reconcile now (all files, or just ``paths``); ``vectors=False``:
+        the structure only, its vector lane embeds the new chunks afterwards."""
         body: dict[str, Any] = {} if paths is None else {"paths": list(paths)}
         if not vectors:
             body["vectors"] = False

@@ -3,7 +3,8 @@
     MemvaultError                 base: every error memvault raises on purpose
     ├── ConfigError               .memvault/config.toml or a flag is invalid
     ├── VaultNotFound             no vault at or above the given folder
-    │   └── NotIndexed            the vault was never indexed (search, context need it)
+    │   ├── NotIndexed            the vault was never indexed (search, context need it)
+    │   └── VaultInside           init/up in a folder of a vault (a refusal: exit 5)
     ├── UnsafePath                a path leaves the vault (.., absolute, NUL, symlink, drive)
     ├── NoteNotFound              a note or heading that does not exist
     ├── NoteExists                a write would overwrite an existing note
@@ -16,6 +17,7 @@
     │                             or failing (nothing deleted; it works again once it can)
     ├── LockHeld                  another process holds the vault's writer lock
     ├── MemoryToolError           a memory-tool command refused (its text is the tool's answer)
+    ├── ServiceExists             `daemon install`: the service file is another vault's
     └── DaemonError               the daemon cannot be reached or answered an error
 
 CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
@@ -41,6 +43,10 @@ class VaultNotFound(MemvaultError):
 class NotIndexed(VaultNotFound):
     """The vault has no index yet, and the command only reads: it writes nothing to
     build one (``memvault sync`` or ``memvault up`` does)."""
+
+
+class VaultInside(VaultNotFound):
+    """``init``/``up``/``create=True`` in a folder of a vault, or on a file: refused."""
 
 
 class UnsafePath(MemvaultError):
@@ -108,6 +114,10 @@ class MemoryToolError(MemvaultError):
     text, worded as the SDK's reference implementation words it. Nothing was changed."""
 
 
+class ServiceExists(MemvaultError):
+    """``daemon install``: the service file there runs another vault (or differs)."""
+
+
 class DaemonError(MemvaultError):
     """The daemon could not be reached, or it answered with an error."""
 
@@ -122,9 +132,11 @@ OUTCOMES: dict[type[MemvaultError], tuple[int, int]] = {
     MemvaultError: (1, 400),
     ConfigError: (3, 400),
     VaultNotFound: (3, 400),
+    VaultInside: (5, 400),  # init in a vault is refused, not "no vault here"
     NoteNotFound: (4, 404),
     UnsafePath: (5, 400),
     NoteExists: (5, 409),
+    ServiceExists: (5, 409),
     WriteConflict: (1, 409),
     MemoryFileError: (1, 409),
     LockHeld: (6, 400),

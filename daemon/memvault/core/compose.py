@@ -196,6 +196,20 @@ def check_text(what: str, value: str, *, controls: bool = False) -> None:
             raise ValueError(f"the {what} holds a control character (U+{ord(ch):04X})")
 
 
+def clean_title(title: str) -> str:
+    """``title`` as a note is named by: its runs of spaces made one, refused (``ValueError``)
+    when it is empty, too long, or holds a control character. A line break or a tab is
+    refused before spaces are folded: folding turned ``"Evil\\nName"`` into ``"Evil Name"``
+    and the README promises a title with a control character is refused."""
+    check_text("title", title or "", controls=True)
+    title = " ".join((title or "").split())
+    if not title:
+        raise ValueError("a note needs a title")
+    if len(title) > 200:
+        raise ValueError("the title is longer than 200 characters")
+    return title
+
+
 def fill(template: str, title: str, day: str, time: str) -> str:
     """The template with ``{{title}}``, ``{{date}}`` and ``{{time}}`` filled in.
 

@@ -177,6 +177,10 @@ class NoteText:
     line_end: int
     text: str
     heading: str | None = None
+    # past ``vault.max_note_bytes`` the text stops short: ``cut`` says where and how to
+    # read on (``--lines``), ``total_lines`` is the whole file's; None when it is whole
+    cut: str | None = None
+    total_lines: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -186,6 +190,9 @@ class NoteText:
             "line_end": self.line_end,
             "heading": self.heading,
             "text": self.text,
+            "truncated": self.cut is not None,
+            "cut": self.cut,
+            "total_lines": self.total_lines,
         }
 
 

@@ -56,6 +56,7 @@ KEEPALIVE_SECONDS = 15.0
 BODY_SECONDS = 30.0  # for a request's body to arrive, once its headers have
 BUSY_SECONDS = 1.0  # while the daemon is busy, /events re-sends its status this often (lag grows)
 EVENT_QUEUE = 256  # per SSE client; the oldest event is dropped when a client lags
+MAX_STREAMS = 128  # /events at most (HttpServer: half its cap); a new one ends the oldest
 STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have changed"
 # The daemon's state as `event: status` carries it: what a status bar shows.
 STATUS_FIELDS = (
@@ -221,8 +222,9 @@ class EventHub:
     last one that stream sent (nudges are cheap; the daemon throttles its own).
     """
 
-    def __init__(self, maxsize: int = EVENT_QUEUE) -> None:
+    def __init__(self, maxsize: int = EVENT_QUEUE, max_streams: int = MAX_STREAMS) -> None:
         self.maxsize = maxsize
+        self.max_streams = max_streams
         self._lock = threading.Lock()
         self._subs: dict[_Events, asyncio.AbstractEventLoop] = {}
         self._closed = False
@@ -232,6 +234,10 @@ class EventHub:
         with self._lock:
             if self._closed:
                 q.put_nowait(None)
+            while self._subs and len(self._subs) >= max(1, self.max_streams):
+                oldest = next(iter(self._subs))  # a stream makes room, never a request
+                with contextlib.suppress(RuntimeError):  # that client's loop is gone
+                    self._subs.pop(oldest).call_soon_threadsafe(_offer, oldest, None)
             self._subs[q] = asyncio.get_running_loop()
         return q
 

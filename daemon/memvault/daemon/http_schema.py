@@ -46,7 +46,7 @@ FILTERS = {
 SCHEMAS: dict[str, dict[str, Field]] = {
     "sync": {
         "paths": Field("strlist", doc="vault-relative paths; omitted: everything"),
-        "vectors": Field("bool", doc="false: answer once the structure is current"),
+        "vectors": Field("bool", doc="false: the structure only; vectors follow in the background"),
     },
     "search": {
         "query": Field("str", True),

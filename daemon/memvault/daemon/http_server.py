@@ -153,6 +153,9 @@ class HttpServer:
         self.host = host
         self.port: int = self.sock.getsockname()[1]
         self.max_connections = connection_cap(raise_open_file_limit(), max_connections)
+        hub = getattr(getattr(app, "state", None), "hub", None)  # /events: half at most,
+        if hub is not None:  # so that streams can never take every connection
+            hub.max_streams = max(1, min(hub.max_streams, self.max_connections // 2))
         config = uvicorn.Config(
             app,
             http=guarded(H11Protocol, self.max_connections, header_seconds),

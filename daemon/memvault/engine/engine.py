@@ -402,7 +402,9 @@ class Engine:
         pending = frozenset().union(*self._long_syncs) if not full else frozenset()
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
-        indexed = self._index(todo, progress) if long else self.indexer.index(todo, progress)
+        notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
+        indexed = self._index(notes, progress) if long else self.indexer.index(notes, progress)
+        indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))
         warnings += indexed.warnings
         if changes.created or changes.deleted or moves:
             self.catalogue.files_changed()
@@ -417,8 +419,8 @@ class Engine:
             self.store.clear_relink(moves)  # every link follows, MEMORY.md's too
         if deleted_labels:
             self.embedding.maybe_compact()
-        return SyncReport(
-            created=changes.created,
+        return SyncReport(  # notes: MEMORY.md is neither created nor modified as a note
+            created=tuple(p for p in changes.created if p != memory_file),
             modified=tuple(p for p in changes.modified if p != memory_file),
             deleted=changes.deleted,
             moved=changes.moved,

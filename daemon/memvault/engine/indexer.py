@@ -65,6 +65,15 @@ class Indexed:
     skipped: tuple[SkippedFile, ...] = ()
     warnings: tuple[str, ...] = ()
 
+    def plus(self, other: Indexed) -> Indexed:
+        """What this call and ``other`` did together."""
+        return Indexed(
+            self.kept + other.kept,
+            self.queued + other.queued,
+            self.skipped + other.skipped,
+            self.warnings + other.warnings,
+        )
+
 
 class Indexer:
     """Turns note files into store rows, chunks and vectors."""

@@ -13,7 +13,6 @@ import functools
 from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
-from memvault.core.anchors import find_anchor, outline
 from memvault.core.context import Piece, assemble, index_part, join_spans
 from memvault.core.excerpts import (
     common_terms,
@@ -39,6 +38,9 @@ from memvault.core.report import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
+from memvault.engine.long_notes import line_range as _line_range
+from memvault.engine.long_notes import past_cap
+from memvault.engine.long_notes import section as _section
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -409,15 +411,12 @@ class Reader:
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None
+        if result.truncated:  # past max_note_bytes: say so, and read on by lines
+            return past_cap(self.fs, rel, title, lines, heading, result.decoded.text)
         if heading:
             start, end, found_heading = _section(result.decoded.text, heading, rel)
         if lines:
-            a, b = _line_range(lines, len(all_lines), rel)
-            if heading:  # a line range inside the section
-                a, b = max(a, start), min(b, end)
-                if a > b:
-                    raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
-            start, end = a, b
+            start, end = _lines_in(lines, len(all_lines), rel, heading, start, end)
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
 
@@ -467,33 +466,16 @@ def _memory_text(fs: VaultFS, name: str) -> str:
         return ""
 
 
-def _section(text: str, wanted: str, path: str) -> tuple[int, int, str]:
-    """The lines ``wanted`` leads to, matched as Obsidian matches a link's anchor
-    (``anchors.find_anchor``): ``Heading``, ``#Heading``, ``A#B`` (nested), ``^block``."""
-    found = find_anchor(outline(text), wanted)
-    if found is None:
-        what = "block" if wanted.lstrip("#").startswith("^") else "heading"
-        raise NoteNotFound(f"{path} has no {what} {wanted!r}")
-    return found.start, found.end, found.heading or f"^{found.block}"
-
-
-def _line_range(spec: str, total: int, path: str) -> tuple[int, int]:
-    text = spec.strip()
-    a_text, sep, b_text = text.partition(":")
-    if not sep:
-        a_text, sep, b_text = text.partition("-")
-    try:
-        a = int(a_text) if a_text.strip() else 1
-        b = int(b_text) if sep and b_text.strip() else (a if not sep else total)
-    except ValueError:
-        raise ValueError(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
-    if a < 1 or b < a:
-        raise ValueError(
-            f"lines {spec!r}: the range must start at 1 or later and not run backwards"
-        )
-    if a > total:
-        raise NoteNotFound(f"{path} has {total} lines; line {a} does not exist")
-    return a, min(b, total)
+def _lines_in(
+    lines: str, total: int, rel: str, heading: str | None, start: int, end: int
+) -> tuple[int, int]:
+    """The line range ``lines`` asks for; with a ``heading``, inside its section."""
+    a, b = _line_range(lines, total, rel)
+    if heading:  # a line range inside the section
+        a, b = max(a, start), min(b, end)
+        if a > b:
+            raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
+    return a, b
 
 
 def _line_similarities(

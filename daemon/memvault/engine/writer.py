@@ -68,14 +68,9 @@ class Writer:
             raise ValueError(
                 f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
             )
-        title = " ".join((title or "").split())
-        if not title:
-            raise ValueError("a note needs a title")
-        if len(title) > 200:
-            raise ValueError("the title is longer than 200 characters")
+        title = compose.clean_title(title)
         if body is not None and len(body) > MAX_TEXT:
             raise ValueError(f"the body is longer than {MAX_TEXT} characters")
-        compose.check_text("title", title, controls=True)
         compose.check_text("summary", summary or "")
         compose.check_text("body", body or "")
         if section is not None:

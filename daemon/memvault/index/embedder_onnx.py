@@ -50,6 +50,7 @@ from memvault.index.onnx_cache import (
     ensure_built,
     likely_usable,
     look,
+    no_telemetry,
     recipe,
 )
 from memvault.index.tokenizer import Tokenizer
@@ -169,6 +170,7 @@ def _batches(
 
 
 def _session(model_file: Path, threads: int) -> onnxruntime.InferenceSession:
+    no_telemetry()
     import onnxruntime
 
     options = onnxruntime.SessionOptions()
@@ -248,6 +250,7 @@ def support_problem(folder: Path) -> str | None:
 
 
 def _import_onnxruntime() -> None:
+    no_telemetry()  # before the import: the module writes its telemetry files as it loads
     try:
         import onnxruntime  # noqa: F401
     except ModuleNotFoundError as exc:

@@ -85,6 +85,24 @@ class ModelSpec:
         return f"{name}-{digest}-{self.recipe}"
 
 
+def no_telemetry() -> None:
+    """Turn onnxruntime's telemetry off; call before anything imports onnxruntime.
+
+    The Linux wheel's 1DS telemetry writes ``$XDG_CACHE_HOME/Microsoft/DeveloperTools/
+    .onnxruntime/{deviceid,onnxruntime.db}`` (a device id, queued "ProcessInfo" events:
+    the executable, the OS, the CPU) as soon as the module loads, before any session:
+    ``onnxruntime.disable_telemetry_events()`` comes too late to stop those files. Its
+    own switch read at load, ``ORT_DISABLE_TELEMETRY=1``, does (onnxruntime 1.32, checked
+    with HOME and XDG_CACHE_HOME in a temporary folder). Set for this process and the
+    build's child; a module a host program loaded before us is told to send no events."""
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+    loaded = sys.modules.get("onnxruntime")
+    disable = getattr(loaded, "disable_telemetry_events", None)
+    if disable is not None:
+        with suppress(Exception):
+            disable()
+
+
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
     """The user cache folder for built models (read when called, never at import)."""
     env = os.environ if env is None else env

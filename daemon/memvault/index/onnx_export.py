@@ -68,6 +68,8 @@ def _die_with_parent() -> None:
 def export(source: Path, out: Path, work: Path, precision: str = "int8") -> dict[str, Any]:
     """Export, fuse and quantize the model in ``source`` to ``out``; return what was done."""
     import torch
+
+    os.environ["ORT_DISABLE_TELEMETRY"] = "1"  # onnx_cache.no_telemetry: before the import
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers.optimizer import optimize_model
     from transformers import AutoConfig, AutoModel

@@ -72,6 +72,16 @@ class ReadResult:
     truncated: bool
 
 
+@dataclass(frozen=True, slots=True)
+class LineWindow:
+    """Some lines of a note (``VaultFS.read_lines``) and how many the whole file has."""
+
+    lines: tuple[str, ...]
+    total_lines: int
+    cut: bool  # the window stopped at its byte cap, before its last line
+    partial: bool = False  # its one line alone is longer than the cap: cut inside it
+
+
 class VaultFS:
     """File access for one vault root."""
 
@@ -304,6 +314,42 @@ class VaultFS:
                         break
                     data = data[: exc.start]
         return ReadResult(decode(data), digest.hexdigest(), st.st_size, _mtime(st), truncated)
+
+    def read_lines(self, rel: str, first: int, last: int | None, cap: int) -> LineWindow:
+        """Lines ``first``..``last`` (1-based; None: to the end) of a note, at most ``cap``
+        bytes of them, and how many lines the whole file has: ``get`` of a note past
+        ``vault.max_note_bytes``, read on past the cut. A line longer than what is left
+        of ``cap`` is cut inside (at a character's boundary) and ends the window."""
+        path = self.path(rel)
+        taken: list[bytes] = []
+        size, cut, line_no, last_byte = 0, False, 1, b""  # line_no: the line read next
+        try:
+            with open(path, "rb") as fh:
+                while True:
+                    keep = not cut and first <= line_no and (last is None or line_no <= last)
+                    room = cap - size
+                    piece = fh.readline(room + 1 if keep else _READ_BLOCK)
+                    if not piece:
+                        break
+                    last_byte = piece[-1:]
+                    if keep:
+                        if len(piece) > room:  # the cap: cut after the last whole line,
+                            cut = True  # or inside the first when it alone is longer
+                            piece = piece[:room] if not taken else b""
+                        taken.append(piece)
+                        size += len(piece)
+                    if last_byte == b"\n":
+                        line_no += 1
+        except FileNotFoundError:
+            raise NoteNotFound(f"no note at {rel}") from None
+        total = line_no - 1 + (last_byte not in (b"", b"\n"))
+        partial = cut and len(taken) == 1
+        data = b"".join(taken)
+        text = data.decode("utf-8", errors="ignore") if partial else decode(data).text
+        lines = text.split("\n")
+        if lines[-1] == "" and not partial:
+            lines.pop()
+        return LineWindow(tuple(line.removesuffix("\r") for line in lines), total, cut, partial)
 
     def hashes(self, rels: Iterable[str]) -> dict[str, str]:
         """sha256 of each readable file (whatever its size); the unreadable are left out."""

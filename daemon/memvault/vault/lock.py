@@ -8,12 +8,33 @@ when no daemon runs. ``lock_holder`` asks the kernel who that is.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
+import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from memvault.config import STATE_DIR
 
 LOCK_FILE = "lock"
+# How long a writer opened without a daemon (a CLI command, an MCP call, Vault.open)
+# waits for another short-lived writer — a parallel `memvault log`, a `sync` — to let
+# go of the lock, before it is refused (``LockHeld``). Four parallel `memvault log`
+# used to see two of them exit 6 at once. ``MEMVAULT_LOCK_WAIT`` (seconds) changes it.
+LOCK_WAIT = 60.0
+_POLL = 0.05
+
+log = logging.getLogger("memvault")
+
+
+def lock_wait(env: Mapping[str, str] | None = None) -> float:
+    """``MEMVAULT_LOCK_WAIT`` when it is a number of seconds (0: never wait), else ``LOCK_WAIT``."""
+    text = (os.environ if env is None else env).get("MEMVAULT_LOCK_WAIT", "").strip()
+    try:
+        value = float(text) if text else LOCK_WAIT
+    except ValueError:
+        return LOCK_WAIT
+    return value if value >= 0 and value == value else LOCK_WAIT
 
 
 def is_vault(root: Path) -> bool:
@@ -70,7 +91,18 @@ class WriterLock:
         self.path = path
         self._fd: int | None = None
 
-    def acquire(self) -> None:
+    def acquire(
+        self,
+        wait: float = 0.0,
+        *,
+        give_up: Callable[[], bool] | None = None,
+        on_wait: Callable[[str], None] | None = None,
+    ) -> None:
+        """Take the lock, or ``LockHeld``. ``wait`` > 0: while another process holds it,
+        try again for up to ``wait`` seconds, saying so once (``on_wait``, else a
+        warning on the ``memvault`` log: stderr in the CLI) — unless ``give_up()`` says
+        there is no point (the holder is a daemon, which serves writes itself). This
+        process holding it already is refused at once (it would wait for itself)."""
         import fcntl
 
         from memvault.errors import LockHeld
@@ -78,10 +110,32 @@ class WriterLock:
 
         ensure_state_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            pid = self.holder_pid()
+        deadline = time.monotonic() + wait
+        said = taken = False
+        pid: int | None = None
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                taken = True
+                break
+            except OSError:
+                pid = self.holder_pid()
+            if (
+                time.monotonic() >= deadline
+                or pid == os.getpid()
+                or (give_up is not None and give_up())
+            ):
+                break
+            if not said:
+                said = True
+                who = f"process {pid}" if pid else "another process"
+                message = (
+                    f"waiting for {who}, which is writing to this vault, to finish "
+                    f"(up to {wait:g} s; MEMVAULT_LOCK_WAIT changes it)"
+                )
+                (on_wait or log.warning)(message)
+            time.sleep(_POLL)
+        if not taken:
             os.close(fd)
             if (
                 pid == os.getpid()
@@ -93,8 +147,9 @@ class WriterLock:
                     pid,
                 ) from None
             who = f"process {pid}" if pid else "another process"
+            waited = f" (waited {wait:g} s)" if said else ""
             raise LockHeld(
-                f"{who} is already writing to this vault (lock {self.path}); "
+                f"{who} is already writing to this vault{waited} (lock {self.path}); "
                 "stop it or use it (the CLI talks to a running daemon)",
                 pid,
             ) from None
@@ -189,4 +244,13 @@ def lock_holder(root: Path) -> int | None:
     return None
 
 
-__all__ = ["LOCK_FILE", "WriterLock", "find_vault", "is_vault", "lock_holder", "pid_alive"]
+__all__ = [
+    "LOCK_FILE",
+    "LOCK_WAIT",
+    "WriterLock",
+    "find_vault",
+    "is_vault",
+    "lock_holder",
+    "lock_wait",
+    "pid_alive",
+]

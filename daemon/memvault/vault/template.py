@@ -25,7 +25,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from memvault.core.report import Record
-from memvault.errors import VaultNotFound
+from memvault.errors import VaultInside
 from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
@@ -226,7 +226,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     root = Path(path).expanduser()
     wrong = misplaced(root)
     if wrong is not None:
-        raise VaultNotFound(f"no vault made: {wrong}")
+        raise VaultInside(f"no vault made: {wrong}")
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()

@@ -222,6 +222,8 @@ def get(
         emit_json(note.to_dict())
     else:
         write_text(note.text)
+    if note.cut is not None:  # said on stderr: stdout is the note's text (or the JSON)
+        err.print(f"note: {note.cut}")
 
 
 def add(
@@ -294,7 +296,8 @@ def _warn(warnings: tuple[str, ...]) -> None:
 
 
 def mcp(vault: VaultOpt = None) -> None:
-    """Serve the vault to an AI agent over MCP (stdio): search, context, get, write, log."""
+    """Serve the vault to an AI agent over MCP (stdio): memory_search, memory_context,
+    memory_get, memory_write, memory_log and memory_status."""
     with handled():
         root = resolve_vault(vault)
         from memvault.interfaces.mcp_server import serve

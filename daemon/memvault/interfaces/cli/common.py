@@ -9,7 +9,7 @@ Exit codes (also in the README):
     2  usage error (unknown option, bad argument)
     3  no vault (a folder without .memvault/) / invalid configuration
     4  not found (note, heading, line range)
-    5  refused (unsafe path, note exists, read-only)
+    5  refused (unsafe path, note exists, read-only, another vault's service file)
     6  another process holds the vault, or the daemon cannot be reached
     7  the embedding model or the index cannot be loaded
 """
@@ -55,6 +55,15 @@ VaultOpt = Annotated[
     ),
 ]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for programs and agents.")]
+
+
+def folder_or_vault(path: Path | None, vault: Path | None, as_json: bool = False) -> Path:
+    """``init``/``up``: the folder given as an argument or as ``--vault`` (every other
+    command takes ``--vault``: `up --vault X` was "No such option"); both and not the
+    same is a usage error; neither is the current folder."""
+    if path is not None and vault is not None and path.expanduser() != vault.expanduser():
+        fail(f"two folders given: {path} and --vault {vault}; give one", 2, as_json)
+    return (path if path is not None else vault) or Path(".")
 
 
 def fail(message: str, code: int, as_json: bool = False) -> NoReturn:
@@ -178,12 +187,16 @@ def duration(seconds: float | None) -> str:
 
 
 def progress_line(label: str, p: Any, rate: Rate) -> str:
-    """One line of progress: 'indexing: 1,200/2,984 notes, 5,310 chunks embedded, about
-    3 min left'."""
-    return (
-        f"{label}: {p.done:,}/{p.total:,} notes, {p.embedded:,} chunks embedded, "
-        f"{duration(rate.left(p.done, p.total))}"
-    )
+    """One line of progress: 'indexing: 1,200/2,984 notes, about 3 min left', then, once
+    the notes are in, 'indexing: 384/5,300 chunks given vectors, ...' (the vector lane
+    counts chunks: it was called notes, 5,300 of them in a vault of 3,000)."""
+    if getattr(p, "stage", "notes") == "vectors":
+        what = f"{p.done:,}/{p.total:,} chunks given vectors"
+    else:
+        what = f"{p.done:,}/{p.total:,} notes" + (
+            f", {p.embedded:,} chunks embedded" if p.embedded else ""
+        )
+    return f"{label}: {what}, {duration(rate.left(p.done, p.total))}"
 
 
 @contextmanager
@@ -199,11 +212,17 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
     task = None
     rate = Rate()
     last_line = rate.started
+    stage = "notes"
 
     def update(p: Any) -> None:
-        nonlocal bar, task, last_line
+        nonlocal bar, task, last_line, rate, stage
         if p.total < 20:
             return
+        if getattr(p, "stage", "notes") != stage:  # notes, then chunks: a count of its own
+            stage, rate = p.stage, Rate()
+            if bar is not None:
+                bar.stop()
+                bar = None
         if not err.is_terminal:
             now = rate.clock()
             if now - last_line >= PROGRESS_LINE_SECONDS and p.done < p.total:
@@ -215,7 +234,11 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
                 TextColumn("{task.description}", markup=False),
                 BarColumn(bar_width=16),
                 MofNCompleteColumn(),
-                TextColumn("notes, {task.fields[embedded]} chunks, {task.fields[left]}"),
+                TextColumn(
+                    "chunks given vectors, {task.fields[left]}"
+                    if stage == "vectors"
+                    else "notes, {task.fields[embedded]} chunks, {task.fields[left]}"
+                ),
                 console=err,
                 transient=True,
             )

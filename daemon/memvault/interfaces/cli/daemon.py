@@ -12,6 +12,7 @@ or the daemon cannot be reached.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -152,15 +153,18 @@ def start(
 def stop(
     vault: VaultOpt = None,
     timeout: Annotated[float, typer.Option(help="Seconds to wait for it to exit.")] = 10.0,
+    as_json: JsonOpt = False,
 ) -> None:
     """Stop the running daemon (SIGTERM; it finishes its batch and saves)."""
     from memvault.interfaces.daemon_control import stop_daemon
 
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
         info = stop_daemon(root, timeout)
     if info is None:
-        common.fail(f"no memvault daemon is running for {root.resolve()}", 1)
+        common.fail(f"no memvault daemon is running for {root.resolve()}", 1, as_json)
+    elif as_json:
+        common.emit_json({"stopped": True, "pid": info.pid})
     else:
         common.out.print(f"memvault daemon stopped (pid {info.pid})")
 
@@ -192,16 +196,35 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
 def install(
     vault: VaultOpt = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Replace a different existing file.")
+        bool,
+        typer.Option("--force", help="Replace a different file of this vault (never another's)."),
     ] = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """Write a systemd user unit (Linux) or a launchd agent (macOS) that runs the daemon."""
-    with common.handled():
+    with common.handled(as_json):
         root = common.resolve_vault(vault)
         result = install_service(root, force=force)
+    problem = user_manager_problem() if sys.platform.startswith("linux") else None
+    if as_json:
+        common.emit_json(
+            {
+                "path": str(result.path),
+                "written": result.written,
+                "enable": result.enable,
+                "user_manager": problem,
+            }
+        )
+        return
     verb = "wrote" if result.written else "already up to date:"
     common.out.print(f"{verb} {result.path}")
     common.out.print(f"enable it with:\n  {result.enable}")
+    if problem:
+        common.err.print(
+            f"warning: {problem}: no systemd user manager runs for this session (a "
+            "container, or ssh without `loginctl enable-linger $USER`), so that command "
+            "fails here; `memvault daemon start` runs the daemon without one"
+        )
 
 
 class _Stopped(Exception):
@@ -209,10 +232,16 @@ class _Stopped(Exception):
 
 
 def up(
-    path: Annotated[Path, typer.Argument(help="The vault folder (created if missing).")] = Path(
-        "."
-    ),
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="The vault folder (created if missing); or --vault. Default: .", show_default=False
+        ),
+    ] = None,
     port: PortOpt = None,
+    vault: Annotated[
+        Path | None, typer.Option("--vault", help="The same as the folder argument.")
+    ] = None,
 ) -> None:
     """Init the vault if needed, index it (with progress), then watch and serve (foreground).
 
@@ -221,7 +250,7 @@ def up(
     from memvault.vault.lock import is_vault
     from memvault.vault.template import init_vault
 
-    root = path.expanduser()
+    root = common.folder_or_vault(path, vault).expanduser()
     stop = _StopRequest()
     stop.install()  # until the daemon's own handlers take over: no moment without one
     with common.handled():
@@ -319,8 +348,52 @@ class Installed:
 
 
 def service_name(root: Path) -> str:
-    name = re.sub(r"[^a-z0-9_-]+", "-", Path(root).resolve().name.lower()).strip("-")
-    return name or "vault"
+    """The folder's name and a short hash of its whole path: two vaults named ``demo``
+    (``~/a/demo``, ``~/b/demo``) collided on ``memvault-demo.service``."""
+    import hashlib
+
+    resolved = Path(root).resolve()
+    name = re.sub(r"[^a-z0-9_-]+", "-", resolved.name.lower()).strip("-") or "vault"
+    return f"{name}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:8]}"
+
+
+def _vault_of(text: str) -> str | None:
+    """The vault a service file runs (the argument after ``--vault``), if it names one."""
+    import plistlib
+    import shlex
+
+    args: list[str] = []
+    if text.lstrip().startswith("<?xml"):
+        with contextlib.suppress(Exception):
+            args = [str(a) for a in plistlib.loads(text.encode()).get("ProgramArguments", [])]
+    else:
+        for line in text.splitlines():
+            if line.startswith("ExecStart="):
+                with contextlib.suppress(ValueError):
+                    args = [a.replace("%%", "%").replace("$$", "$") for a in shlex.split(line[10:])]
+    if "--vault" in args[:-1]:
+        return args[args.index("--vault") + 1]
+    return None
+
+
+def user_manager_problem(run: Callable[..., Any] | None = None) -> str | None:
+    """Why ``systemctl --user`` cannot be used here (no user manager: a container, an
+    ssh session without lingering), or None when it answers."""
+    import subprocess
+
+    run = run or subprocess.run
+    try:
+        done = run(
+            ["systemctl", "--user", "show-environment"], capture_output=True, text=True, timeout=10
+        )
+    except FileNotFoundError:
+        return "systemctl is not installed here"
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"systemctl --user did not answer ({exc})"
+    if done.returncode != 0:
+        said = (done.stderr or done.stdout or "").strip().splitlines()
+        return f"systemctl --user cannot connect ({said[0] if said else f'exit {done.returncode}'})"
+    return None
 
 
 def _systemd_quote(arg: str) -> str:
@@ -395,7 +468,7 @@ def install_service(
     import secrets
     import site
 
-    from memvault.errors import DaemonError
+    from memvault.errors import DaemonError, ServiceExists
     from memvault.interfaces.daemon_control import package_parent
 
     env = os.environ if env is None else env
@@ -423,13 +496,16 @@ def install_service(
             f"`daemon install` supports Linux (systemd) and macOS (launchd), not {platform}"
         )
     if path.exists():
-        if path.read_text(encoding="utf-8", errors="replace") == text:
+        there = path.read_text(encoding="utf-8", errors="replace")
+        if there == text:
             return Installed(path, False, enable)
-        if not force:
-            raise DaemonError(
-                f"{path} exists and differs (another vault of the same name?); "
-                "pass --force to replace it"
+        other = _vault_of(there)
+        if other is not None and Path(other) != Path(root).resolve():
+            raise ServiceExists(  # never replaced, --force or not: that vault would stop
+                f"{path} runs another vault ({other}); it is left as it is"
             )
+        if not force:
+            raise ServiceExists(f"{path} exists and differs; pass --force to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(4)}")
     tmp.write_text(text, encoding="utf-8")

@@ -19,6 +19,7 @@ from memvault.interfaces.cli.common import (
     VaultOpt,
     emit_json,
     err,
+    folder_or_vault,
     handled,
     open_vault,
     out,
@@ -30,9 +31,16 @@ if TYPE_CHECKING:
 
 
 def init(
-    path: Annotated[Path, typer.Argument(help="Folder for the vault (created if missing).")] = Path(
-        "."
-    ),
+    path: Annotated[
+        Path | None,
+        typer.Argument(
+            help="Folder for the vault (created if missing); or --vault. Default: .",
+            show_default=False,
+        ),
+    ] = None,
+    vault: Annotated[
+        Path | None, typer.Option("--vault", help="The same as the folder argument.")
+    ] = None,
     example: Annotated[
         bool,
         typer.Option(
@@ -48,8 +56,8 @@ def init(
     from memvault.vault.template import init_vault
 
     with handled(as_json):
-        report = init_vault(path, example=example)
-        indexed = _index_example(path) if example else None
+        report = init_vault(folder_or_vault(path, vault, as_json), example=example)
+        indexed = _index_example(Path(report.root)) if example else None
     if as_json:
         emit_json(report.to_dict() | ({"indexed": indexed} if indexed is not None else {}))
         return

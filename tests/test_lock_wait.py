@@ -1,0 +1,154 @@
+"""Without a daemon, CLI writers wait for each other (issue 21 item 11).
+
+Four parallel `memvault log` (an agent's parallel tool calls) saw two exit 6 at once,
+"already writing to this vault": the entries were lost. A writer opened without a
+daemon now waits, bounded and saying so, for another short-lived writer to let go.
+Real processes, the real flock, the hash embedder.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import new_vault, open_vault
+
+DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
+
+
+def env(**extra: str) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    base.update(PYTHONPATH=str(DAEMON_DIR), MEMVAULT_INDEX_MODEL="hash", **extra)
+    return base
+
+
+def cli(*args: str, **extra: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memvault", *args],
+        env=env(**extra),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+HOLD = """
+import select, sys
+from pathlib import Path
+from memvault.vault.lock import WriterLock
+lock = WriterLock(Path(sys.argv[1]))
+lock.acquire()
+print("held", flush=True)
+select.select([sys.stdin], [], [], float(sys.argv[2]))  # a line on stdin: let go now
+lock.release()
+"""
+
+
+def hold_lock(root: Path, seconds: float) -> subprocess.Popen[str]:
+    """Another process holding the vault's writer lock (not a daemon) until told to let
+    go (a line on its stdin) or for ``seconds``."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root / ".memvault" / "lock"), str(seconds)],
+        env=env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def let_go_once_waiting(holder: subprocess.Popen[str], proc: subprocess.Popen[str]) -> str:
+    """Read ``proc``'s stderr until it says it waits, then have ``holder`` let go;
+    return all ``proc`` said on stderr (it has exited)."""
+    assert proc.stderr is not None and holder.stdin is not None
+    said = ""
+    while "waiting for" not in said and (line := proc.stderr.readline()):
+        said += line
+    holder.stdin.write("go\n")
+    holder.stdin.flush()
+    said += proc.stderr.read()
+    proc.stderr.close()
+    proc.wait(timeout=120)
+    return said
+
+
+def entries(root: Path) -> list[str]:
+    (log,) = (root / "logs").glob("*.md")
+    return [ln.split(" ", 2)[2] for ln in log.read_text("utf-8").splitlines() if ln[:2] == "- "]
+
+
+def test_four_parallel_logs_without_a_daemon_all_land(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    procs = [cli("log", f"entry {i}", "--vault", str(root)) for i in range(4)]
+    results = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+    assert [code for code, _, _ in results] == [0, 0, 0, 0], results
+    assert sorted(entries(root)) == [f"entry {i}" for i in range(4)]
+
+
+def test_a_write_waits_for_another_writer_and_says_so(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    holder = hold_lock(root, 60.0)
+    try:
+        proc = cli("log", "after the sync", "--vault", str(root))
+        err = let_go_once_waiting(holder, proc)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    finally:
+        holder.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert f"waiting for process {holder.pid}, which is writing to this vault" in err
+    assert entries(root) == ["after the sync"]
+
+
+def test_a_sync_waits_for_a_search_that_is_syncing_first(tmp_path: Path) -> None:
+    # a `search` without a daemon takes the lock to sync first; a `sync` started beside
+    # it failed with exit 6. The search's hold, made long enough to see, by a holder.
+    root = new_vault(tmp_path)
+    (root / "people" / "ana.md").write_text("# Ana\n\nRuns ops.\n", "utf-8")
+    holder = hold_lock(root, 60.0)
+    try:
+        proc = cli("sync", "--vault", str(root))
+        err = let_go_once_waiting(holder, proc)
+        assert proc.stdout is not None
+        proc.stdout.close()
+    finally:
+        holder.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "waiting for process" in err
+    with open_vault(root, read_only=True) as v:
+        assert v.status()["notes"] == 1
+
+
+def test_the_wait_is_bounded_and_the_refusal_says_how_long(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    holder = hold_lock(root, 30.0)
+    try:
+        proc = cli("log", "refused", "--vault", str(root), MEMVAULT_LOCK_WAIT="0.5")
+        _, err = proc.communicate(timeout=60)
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert proc.returncode == 6, err
+    assert "waited 0.5 s" in err and f"process {holder.pid}" in err
+    assert not list((root / "logs").glob("*.md"))
+
+
+def test_a_read_beside_a_writer_does_not_wait(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    (root / "people" / "ana.md").write_text("# Ana\n\nRuns ops.\n", "utf-8")
+    with open_vault(root) as v:
+        v.sync()
+    holder = hold_lock(root, 60.0)
+    try:
+        proc = cli("search", "ops", "--vault", str(root))
+        out, err = proc.communicate(timeout=30)  # far less than a wait of 60 s
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert "waiting" not in err and "[[people/ana" in out

@@ -1,0 +1,110 @@
+"""`get` of a note past `vault.max_note_bytes` says it is cut (issue 21 item 9).
+
+A 4 MB note came back as 38,680 of its 80,006 lines with no word, a 50 MB one-line note
+as `# Huge`. Now the CLI (stderr), the JSON, HTTP and MCP results say it is cut, where,
+and how to read on with `--lines`, and reading on gives the rest. Real files, real CLI
+and HTTP app; the MCP tool is in tests/test_mcp_server.py.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+from typer.testing import CliRunner
+
+from helpers import new_vault, open_vault
+from memvault.daemon.http_api import create_app
+from memvault.interfaces.cli import app as cli_app
+
+CAP = 2_000
+PORT = 48139
+TOKEN = "long-notes-token-" + "x" * 24
+LINES = [f"line {i:04} of the long note" for i in range(1, 501)]  # 27 bytes each
+
+
+@pytest.fixture
+def vault(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = new_vault(tmp_path)
+    config = root / ".memvault" / "config.toml"
+    config.write_text(f"[vault]\nmax_note_bytes = {CAP}\n", encoding="utf-8")
+    (root / "notes").mkdir()
+    (root / "notes" / "long.md").write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    (root / "notes" / "huge.md").write_text("# Huge\n" + "x" * (3 * CAP) + "\n", "utf-8")
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
+def cli(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(cli_app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_the_cli_says_a_long_note_is_cut_where_and_how_to_read_on(vault: Path) -> None:
+    code, out, err = cli("get", "notes/long.md", "--vault", str(vault))
+    assert code == 0, err
+    shown = out.splitlines()
+    assert 0 < len(shown) < len(LINES) and shown == LINES[: len(shown)]
+    assert "max_note_bytes" in err and f"of {len(LINES)}" in err
+    assert f"cut after line {len(shown)} of {len(LINES)}" in err
+    assert f"--lines {len(shown) + 1}:" in err
+
+
+def test_reading_on_with_lines_gives_the_whole_note(vault: Path) -> None:
+    got: list[str] = []
+    start = 1
+    for _ in range(50):  # each read is at most CAP bytes: 500 lines take a handful
+        code, out, err = cli(
+            "get", "notes/long.md", "--lines", f"{start}:", "--json", "--vault", str(vault)
+        )
+        assert code == 0, err
+        data = json.loads(out)
+        assert data["line_start"] == start and data["total_lines"] == len(LINES)
+        lines = data["text"].split("\n")
+        assert data["line_end"] == start + len(lines) - 1  # whole lines only
+        got += lines
+        if not data["truncated"]:
+            break
+        assert f"--lines {data['line_end'] + 1}:" in data["cut"]
+        start = data["line_end"] + 1
+    assert got == LINES
+
+
+def test_a_note_that_fits_says_it_is_whole(vault: Path) -> None:
+    (vault / "notes" / "short.md").write_text("# Short\n\nfits\n", encoding="utf-8")
+    code, out, err = cli("get", "notes/short.md", "--json", "--vault", str(vault))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["truncated"] is False and data["cut"] is None and "note:" not in err
+
+
+def test_one_line_longer_than_the_cap_says_so(vault: Path) -> None:
+    code, out, err = cli("get", "notes/huge.md", "--lines", "2:", "--json", "--vault", str(vault))
+    assert code == 0, err
+    data = json.loads(out)
+    assert data["truncated"] and data["total_lines"] == 2
+    assert data["text"] == "x" * CAP and "line 2 of 2 alone is longer" in data["cut"]
+    code, out, err = cli("get", "notes/huge.md", "--vault", str(vault))
+    assert out.splitlines()[0] == "# Huge" and "of 2" in err  # not a silent "# Huge"
+
+
+def test_http_says_it_is_cut(vault: Path) -> None:
+    with open_vault(vault) as v:
+        app = create_app(v, TOKEN, lambda: {"port": PORT}, port=PORT)
+        try:
+            with TestClient(
+                app,
+                base_url=f"http://127.0.0.1:{PORT}",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            ) as client:
+                r = client.get("/notes/notes%2Flong.md")
+                assert r.status_code == 200, r.text
+                data = r.json()
+        finally:
+            app.state.close()
+    assert data["truncated"] is True and data["total_lines"] == len(LINES)
+    assert "max_note_bytes" in data["cut"] and "--lines" in data["cut"]
