@@ -6,8 +6,6 @@ import os
 import shutil
 from pathlib import Path
 
-import numpy as np
-
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
 from memvault.core.excerpts import unit_texts
 from memvault.core.ranking import Filters
@@ -335,54 +333,6 @@ def test_line_vectors_are_cached_with_their_chunks_and_pruned_with_them(tmp_path
         v.sync()  # most vectors deleted: the index is compacted and the cache pruned
         assert len(store.cached(model, kept)) == 4
         assert store.cached(model, gone) == {}
-
-
-class CountingEmbedder(HashEmbedder):
-    """The hash embedder, counting the texts it is given."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.texts: list[str] = []
-
-    def embed(self, texts):  # type: ignore[no-untyped-def]
-        self.texts += list(texts)
-        return super().embed(texts)
-
-
-def test_a_line_that_is_its_chunks_only_line_is_embedded_once(tmp_path: Path) -> None:
-    """A one-line chunk's line shares the chunk's vector: the model is given the chunk
-    (with its title) and not the line again; a chunk of several lines still gets one
-    vector per line. Counted at the embedder."""
-    root = tmp_path / "v"
-    write(root, "people/ana.md", note("Ana", body="Ana runs the kafka cluster."))
-    write(root, "people/bo.md", note("Bo", body="Bo owns billing.\nBo reviews the budget."))
-    emb = CountingEmbedder()
-    with open_vault(root, embedder=emb) as v:
-        v.sync()
-        store, model = v.engine.store, emb.model_id
-        ana = store.chunks_of("people/ana.md")
-        assert len(ana) == 1 and unit_texts(ana[0].text) == ["Ana runs the kafka cluster."]
-        assert "Ana runs the kafka cluster." not in emb.texts  # not embedded on its own
-        assert sum("Ana runs the kafka cluster." in t for t in emb.texts) == 1  # the chunk's
-        line = sha256_text("Ana runs the kafka cluster.")
-        vec = v.engine.embedding.line_vectors([line])[line]
-        chunk_vec = store.cached(model, [ana[0].sha])[ana[0].sha]
-        assert np.allclose(vec, chunk_vec, atol=1e-3)  # the chunk's vector
-        assert {"Bo owns billing.", "Bo reviews the budget."} <= set(emb.texts)
-        assert len(emb.texts) == len(set(emb.texts))  # no text twice
-        before = len(emb.texts)
-        v.sync()
-        assert len(emb.texts) == before  # nothing again
-        # the shared line stays while its note lives, and goes with it
-        (root / "people/bo.md").unlink()
-        v.sync()
-        v.engine.embedding.maybe_compact()
-        store.prune_cache(model, keep=v.engine.embedding.line_texts(store.chunk_texts()).keys())
-        assert line in store.cached(model, [line])
-        (root / "people/ana.md").unlink()
-        v.sync()
-        store.prune_cache(model, keep=v.engine.embedding.line_texts(store.chunk_texts()).keys())
-        assert store.cached(model, [line, ana[0].sha]) == {}
 
 
 def test_line_vectors_off_embeds_only_chunks(tmp_path: Path) -> None:

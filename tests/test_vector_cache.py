@@ -167,7 +167,7 @@ def test_v1_rows_are_migrated_in_place_and_the_file_shrinks(tmp_path: Path) -> N
     assert max(float(np.abs(got[k] - v).max()) for k, v in zip(keys, vectors, strict=True)) < 5e-4
     assert cache.count("hash-64") == 20 and cache.get("hash-64", other)[other[3]].shape == (64,)
     cache.close()
-    assert tables(path) == {"models", "vectors", "shared"}
+    assert tables(path) == {"models", "vectors"}
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == CACHE_VERSION
     conn.close()
@@ -300,7 +300,7 @@ def test_a_vault_indexed_with_the_old_cache_opens_without_re_embedding(tmp_path:
         assert [h.path for h in v.search("zebra 7 crossing", k=1)] == ["decisions/d7.md"]
     assert set(got) == set(by_sha)
     assert all(np.abs(got[s] - by_sha[s]).max() < 5e-4 for s in by_sha)
-    assert tables(state / "cache.db") == {"models", "vectors", "shared"}
+    assert tables(state / "cache.db") == {"models", "vectors"}
 
 
 def test_a_model_number_is_never_reused_after_a_prune(tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
@@ -176,41 +176,15 @@ class Embedding:
             return {}
         return {sha256_text(t): t for text in chunk_texts for t in unit_texts(text)}
 
-    def shared_lines(self, chunks: Iterable[tuple[str, str]]) -> dict[str, str]:
-        """Lines that are their chunk's only line, given ``(chunk text, sha of its
-        embedded text)``: line sha -> chunk sha. Such a line shares its chunk's vector
-        (the same words, with the chunk's title and headings) instead of being
-        embedded again: on a vault of short notes, most chunks are one line."""
-        if not self.config.index.line_vectors:
-            return {}
-        out: dict[str, str] = {}
-        for text, sha in chunks:
-            units = unit_texts(text)
-            if len(units) == 1:
-                line = sha256_text(units[0])
-                if line != sha:
-                    out[line] = sha
-        return out
-
-    def embed_new(self, texts: dict[str, str], shared: Mapping[str, str] | None = None) -> set[str]:
+    def embed_new(self, texts: dict[str, str]) -> set[str]:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache
-        them; return the shas that were embedded. The model loads only if one is new.
-        ``shared`` (line sha -> chunk sha, both among ``texts``): a line the cache
-        lacks takes its chunk's vector instead of one of its own."""
-        model = self.model_id()
-        have = self._store.cached(model, list(texts))
-        share = {
-            line: chunk
-            for line, chunk in (shared or {}).items()
-            if line not in have and chunk in texts
-        }
-        need = [s for s in texts if s not in have and s not in share]
+        them; return the shas that were embedded. The model loads only if one is new."""
+        have = self._store.cached(self.model_id(), list(texts))
+        need = [s for s in texts if s not in have]
         if need:
             emb = self.embedder
             vectors = emb.embed([texts[s] for s in need])
-            model = emb.model_id
-            self._store.put_embeddings(model, dict(zip(need, vectors, strict=True)))
-        self._store.share_embeddings(model, share)
+            self._store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
         return set(need)
 
     def embed_pending(
@@ -224,8 +198,7 @@ class Embedding:
             return VectorStep(0, 0, 0)
         wanted = self.line_texts(p.text for p in batch)
         wanted.update((p.sha, p.embed_text) for p in batch)
-        shared = self.shared_lines((p.text, p.sha) for p in batch)
-        embedded = len(self.embed_new(wanted, shared) & {p.sha for p in batch})
+        embedded = len(self.embed_new(wanted) & {p.sha for p in batch})
         with lock:
             if self.indexed_with != self.model_id():
                 self.check_model()  # a first embedding: the index is for this model now
@@ -308,10 +281,7 @@ class Embedding:
             )
             wanted = {sha256_text(t): t for t in texts}
             wanted.update(self.line_texts(c.text for c in chunks))
-            shared = self.shared_lines(
-                (c.text, sha256_text(t)) for c, t in zip(chunks, texts, strict=True)
-            )
-            self.embed_new(wanted, shared)
+            self.embed_new(wanted)
 
     def add(self, labels: Sequence[int]) -> None:
         """Put these new chunks' cached vectors into the index."""

@@ -54,6 +54,7 @@ class _Prepared:
     links: list[LinkRow]
     chunks: list[NewChunk]
     texts: dict[str, str]  # sha256 -> the text embedded for it
+    lines: dict[str, str]  # sha256 -> a line embedded on its own (core/excerpts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +147,7 @@ class Indexer:
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
             return (
-                _Prepared(path, row, [], [], {}) if row else None,
+                _Prepared(path, row, [], [], {}, {}) if row else None,
                 SkippedFile(path, str(exc)),
                 [],
             )
@@ -205,7 +206,8 @@ class Indexer:
             chunks, texts = self._chunks(note)
             if not chunks:
                 warnings.append(f"{path}: nothing to embed (empty note)")
-        return _Prepared(path, row, links, chunks, texts), None, warnings
+        line_texts = self.embedding.line_texts(c.text for c in chunks)
+        return _Prepared(path, row, links, chunks, texts, line_texts), None, warnings
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed

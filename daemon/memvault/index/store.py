@@ -492,10 +492,6 @@ class Store(LinkTables):
     def put_embeddings(self, model: str, items: Mapping[str, np.ndarray]) -> None:
         self._cache.put(model, items)
 
-    def share_embeddings(self, model: str, aliases: Mapping[str, str]) -> None:
-        """Texts whose vector is another text's (``sha -> target sha``): no vector of their own."""
-        self._cache.share(model, aliases)
-
     def vectors_for(
         self, model: str, labels: Sequence[int], dim: int
     ) -> tuple[list[int], np.ndarray]:

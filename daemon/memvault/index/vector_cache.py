@@ -16,12 +16,6 @@ Layout (``PRAGMA user_version = 2``)::
   tail into an overflow page of its own: 4.7 KB per vector. This one takes
   ~0.87 KB.
 
-A line embedded on its own that is its chunk's only line shares the chunk's vector
-(``engine/embedding``): it is kept as an alias, ``shared(model, sha, target)`` (the
-line's text hash -> the chunk's embedded text hash, 70 bytes instead of a vector),
-which ``get`` follows. The table is created where it is missing (an older cache.db
-simply has no aliases), so the format's version does not change.
-
 Version 1 (memvault 0.1: ``embeddings(model, sha, vector)``, float32) is
 migrated in place on open, in one transaction (a kill in the middle leaves
 the old table whole, and the next open migrates again), then ``VACUUM`` gives
@@ -57,10 +51,6 @@ _SCHEMA = (
     "CREATE TABLE IF NOT EXISTS vectors("
     "id INTEGER PRIMARY KEY, model INTEGER NOT NULL, sha BLOB NOT NULL, vector BLOB NOT NULL)",
     "CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(model, sha)",
-)
-_SHARED = (
-    "CREATE TABLE IF NOT EXISTS shared(model INTEGER NOT NULL, sha BLOB NOT NULL, "
-    "target BLOB NOT NULL, PRIMARY KEY(model, sha)) WITHOUT ROWID"
 )
 
 
@@ -111,8 +101,6 @@ class VectorCache:
             )
         if self._has_table("embeddings") or version < CACHE_VERSION:
             self._migrate()
-        if not self._has_table("shared"):  # (a reader's open writes nothing once it is there)
-            self._db.execute(_SHARED)
         self._maybe_vacuum()
 
     def _has_table(self, name: str) -> bool:
@@ -193,46 +181,11 @@ class VectorCache:
             mid = self._model_id(model, create=False)
             if mid is None:
                 return out
-            wanted = [s for s in dict.fromkeys(shas) if _is_sha(s)]
-            self._read(mid, wanted, out)
-            missing = [s for s in wanted if s not in out]
-            aliases: dict[str, str] = {}
-            for part in _parts(missing):
-                q = f"SELECT sha, target FROM shared WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
-                for key, target in self._db.execute(q, (mid, *map(_key, part))):
-                    aliases[key.hex()] = target.hex()
-            if aliases:
-                targets: dict[str, np.ndarray] = {}
-                self._read(mid, list(dict.fromkeys(aliases.values())), targets)
-                for sha, target in aliases.items():
-                    if target in targets:
-                        out[sha] = targets[target]
+            for part in _parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
+                q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
+                for key, blob in self._db.execute(q, (mid, *map(_key, part))):
+                    out[key.hex()] = decode(blob)
         return out
-
-    def _read(self, mid: int, shas: list[str], out: dict[str, np.ndarray]) -> None:
-        for part in _parts(shas):
-            q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
-            for key, blob in self._db.execute(q, (mid, *map(_key, part))):
-                out[key.hex()] = decode(blob)
-
-    def share(self, model: str, aliases: Mapping[str, str]) -> None:
-        """Texts (by sha256) whose vector is another's: ``sha -> target``."""
-        if not aliases:
-            return
-        with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                mid = self._model_id(model)
-                self._db.executemany(
-                    "INSERT INTO shared(model, sha, target) VALUES(?, ?, ?) "
-                    "ON CONFLICT(model, sha) DO UPDATE SET target = excluded.target",
-                    [(mid, _key(sha), _key(t)) for sha, t in aliases.items()],
-                )
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                self._models.clear()
-                raise
-            self._db.execute("COMMIT")
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
         with self._lock:
@@ -251,22 +204,15 @@ class VectorCache:
             self._db.execute("COMMIT")
 
     def prune(self, model: str, live: set[str]) -> int:
-        """Drop vectors (and shared ones) of other models and of texts not in ``live``
-        (a vector a live text shares is kept); return how many vectors went."""
+        """Drop vectors of other models and of texts not in ``live``; return how many."""
         with self._lock:
             mid = self._model_id(model, create=False)
-            shared = self._db.execute("SELECT model, sha, target FROM shared").fetchall()
-            gone = [(m, sha) for m, sha, _ in shared if m != mid or sha.hex() not in live]
-            # a live line's vector is its chunk's: kept while the line lives
-            held = {t.hex() for m, sha, t in shared if m == mid and sha.hex() in live}
-            keep = live | held
             rows = self._db.execute("SELECT id, model, sha FROM vectors").fetchall()
-            dead = [(i,) for i, m, sha in rows if m != mid or sha.hex() not in keep]
-            if dead or gone:
+            dead = [(i,) for i, m, sha in rows if m != mid or sha.hex() not in live]
+            if dead:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     self._db.executemany("DELETE FROM vectors WHERE id = ?", dead)
-                    self._db.executemany("DELETE FROM shared WHERE model = ? AND sha = ?", gone)
                     self._db.execute(
                         "DELETE FROM models WHERE id NOT IN (SELECT DISTINCT model FROM vectors)"
                     )
