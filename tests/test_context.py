@@ -286,21 +286,22 @@ Thanks to the many volunteers who translate the interface.
 
 @pytest.mark.model
 def test_a_context_spends_nothing_on_an_empty_index(tmp_path: Path) -> None:
-    """Issue 12 item 6: a context opened with a bare ``# Memory Index`` (an index
-    with nothing but headings and markers) and ended with a bare heading."""
+    """A context opened with a bare ``# Memory Index`` (an index with nothing but
+    headings and markers) and ended with a bare heading. The notes sit in a folder no
+    section lists (notes at the vault root would be listed in its Topics section)."""
     root = tmp_path / "vault"
     write(
         root,
         "MEMORY.md",
         "# Memory Index\n\n## Notes\n<!-- memvault:begin notes -->\n<!-- memvault:end notes -->\n",
     )
-    write(root, "Embed files.md", EMBED_FILES)
-    write(root, "Credits.md", CREDITS)
+    write(root, "help/Embed files.md", EMBED_FILES)
+    write(root, "help/Credits.md", CREDITS)
     with Vault.open(root, create=True) as vault:
         vault.sync()
         ctx = vault.context("how do I embed a PDF", budget=800)
     assert ctx.tokens <= 800
-    assert ctx.text.startswith("[[Embed files")  # no index part: it has nothing to say
+    assert ctx.text.startswith("[[help/Embed files")  # no index part: it has nothing to say
     assert "Memory Index" not in ctx.text and "<!--" not in ctx.text
     assert "MEMORY.md" not in {s.path for s in ctx.sources}
     assert "![[Document.pdf]]" in ctx.text

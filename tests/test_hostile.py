@@ -548,8 +548,14 @@ def test_a_slow_in_place_save_of_memory_md_never_loses_its_tail(
         eventually(lambda: d.settled() and d.status()["index"]["matches_disk"], 60, "a sync")
         text = mem.read_text(encoding="utf-8")
         assert text.endswith(tails), f"round {i} lost the person's words:\n{text[-400:]}"
-    listed = mem.read_text(encoding="utf-8") + (root / "people/people.md").read_text("utf-8")
-    assert f"[[people/p{SAVE_ROUNDS - 1}]]" in listed  # the update was redone on top
+
+    def listed() -> str:
+        return mem.read_text(encoding="utf-8") + (root / "people/people.md").read_text("utf-8")
+
+    # the update is redone on top of the person's version once the shell closed the file
+    # (the daemon's tick picks a MEMORY.md left busy up within seconds)
+    eventually(lambda: f"[[people/p{SAVE_ROUNDS - 1}]]" in listed(), 20, "the redone update")
+    assert mem.read_text(encoding="utf-8").endswith(tails)  # and the redo kept every tail
     assert d.status()["daemon"]["failed_batches"] == 0
 
 

@@ -16,6 +16,7 @@ from memvault.api import Vault
 from memvault.core.ranking import fts_query, query_terms
 from memvault.core.text import split_lines
 from memvault.errors import NoteNotFound
+from memvault.index.schema import SCHEMA_VERSION
 from memvault.interfaces.cli import app
 
 runner = CliRunner()
@@ -289,7 +290,7 @@ def test_an_index_of_version_2_is_migrated_and_reindexed_by_the_next_sync(tmp_pa
         db.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
     db.close()
     with open_vault(root) as vault:
-        assert vault.engine.store.meta("schema_version") == "3"
+        assert vault.engine.store.meta("schema_version") == str(SCHEMA_VERSION)  # migrated
         report = vault.sync()
         assert set(report.modified) >= {rel, "people/pat.md"}
         assert [c.text for c in vault.engine.store.chunks_of(rel)] == [f"summary: {SUMMARY}"]

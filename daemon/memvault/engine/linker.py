@@ -57,6 +57,9 @@ class Linker:
         self._listing = MemoryListing(config.memory.sections)
         self._last_owned: dict[str, tuple[str, ...]] | None = None
         self._folder_seen: dict[str, tuple[int, int]] = {}  # folder note -> (size, mtime)
+        # folders whose notes changed since their folder note was last brought up to date
+        # (an update that stopped early, MEMORY.md busy, leaves them due for the next)
+        self._folders_due: set[str] = set()
         self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
 
     # -- relinking after moves -----------------------------------------------------------------
@@ -140,6 +143,7 @@ class Linker:
                 )
             )
         refreshed = self._listing.refresh(self.catalogue.notes())
+        self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
         unlinked = {
@@ -185,6 +189,8 @@ class Linker:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
+            if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
+                self.store.set_meta("memory_synced", "")
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems = list(update.problems)
@@ -198,9 +204,11 @@ class Linker:
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
         waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
+        skip = set(unlinked) | waiting
         folder_written = self._update_folder_notes(
-            update.overflow, refreshed.changed_folders, set(unlinked) | waiting
+            update.overflow, frozenset(self._folders_due), skip
         )
+        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
         warnings = [
             f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
         ]
