@@ -228,3 +228,20 @@ def test_a_chunk_whose_lines_have_no_vector_yet_passes_nothing_on_through_its_li
     ranked = with_evidence(fused, notes, links=links, link_weight=0.5, unknown={1})
     assert [lab for lab, _ in ranked] == [1, 2, 3]
     assert dict(ranked)[2] == pytest.approx(0.8 / 1.5)
+
+
+def test_a_short_note_that_answers_is_not_outweighed_by_a_digest_of_many_chunks() -> None:
+    """A real vault's "why does my TCP connection wait 200 ms before acknowledging":
+    the book note (many chunks, each naming TCP) ranked above the two-chunk note
+    about delayed ACKs. A note's evidence is the sum of its best two candidates by
+    default: its best three made the length of a digest count as evidence."""
+    from memvault.config import SearchSettings
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 0.74), (2, 0.70), (3, 0.68), (4, 0.66), (5, 0.60), (6, 0.20)]
+    notes = {1: "short.md", 2: "book.md", 3: "book.md", 4: "book.md", 5: "short.md", 6: "far.md"}
+    cfg = SearchSettings()
+    ranked = with_evidence(fused, notes, note_weight=cfg.note_weight, note_top=cfg.note_top)
+    assert ranked[0][0] == 1
+    by_three = with_evidence(fused, notes, note_weight=cfg.note_weight, note_top=3)
+    assert by_three[0][0] == 2  # what the best three did
