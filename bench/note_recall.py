@@ -12,6 +12,10 @@ Two vaults, each with its questions:
   and its 60 questions (``qa.json`` there). Scored as that folder's ``eval.py``
   scores it (its own functions): ``Vault.search(q, k=10)``, hits deduped by note,
   hit@1/3/5 and MRR@10.
+- ``other``: any vault and questions in the help set's ``qa.json`` shape
+  (``--other-vault``, ``--other-qa``), e.g. a real public vault one fetched and wrote
+  questions for (bench/RESULTS.md names the one used and how to write its questions
+  out: ``bench/garden_questions.py``).
 - ``topic``: the project's topic-note vault (``init --example`` plus
   bench/realvault/, as bench/real_vault_eval.py builds it) and its 42 questions,
   scored the same way; also whether ``Vault.context`` at 1,000 tokens opens with
@@ -61,23 +65,27 @@ def _help_eval() -> Any:
     return module
 
 
-def questions(which: str) -> list[tuple[str, set[str]]]:
-    if which == "help":
-        data = json.loads((HELP / "qa.json").read_text(encoding="utf-8"))
+def questions(which: str, other_qa: Path | None = None) -> list[tuple[str, set[str]]]:
+    if which in ("help", "other"):
+        qa = HELP / "qa.json" if which == "help" else other_qa
+        if qa is None:
+            raise SystemExit("--other-qa is needed for the other vault")
+        data = json.loads(qa.read_text(encoding="utf-8"))
         ev = _help_eval()
         return [(q["q"], {ev.norm_path(p) for p in q["notes"]}) for q in data["questions"]]
     pairs = json.loads((NOTES / "questions.json").read_text(encoding="utf-8"))
     return [(q, {want}) for q, want in pairs]
 
 
-def prepare(which: str, work: Path, help_vault: Path) -> Path:
+def prepare(which: str, work: Path, help_vault: Path, other: Path | None = None) -> Path:
     root = work / which
     if root.is_dir():
         return root
-    if which == "help":
-        if not help_vault.is_dir():
-            raise SystemExit(f"no help vault at {help_vault} (see {HELP / 'README.md'})")
-        shutil.copytree(help_vault, root, ignore=shutil.ignore_patterns(".memvault"))
+    if which in ("help", "other"):
+        source = help_vault if which == "help" else other
+        if source is None or not source.is_dir():
+            raise SystemExit(f"no {which} vault at {source} (see {HELP / 'README.md'})")
+        shutil.copytree(source, root, ignore=shutil.ignore_patterns(".memvault", ".obsidian"))
         (root / ".memvault").mkdir(exist_ok=True)
     else:
         build(root)
@@ -114,9 +122,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--set", action="append", default=[], help="section.key=value")
     parser.add_argument("--grid", type=Path, help="a JSON list of {name, set: [...]}")
-    parser.add_argument("--only", choices=("help", "topic"), action="append")
+    parser.add_argument("--only", choices=("help", "topic", "other"), action="append")
     parser.add_argument("--work", type=Path, help="where the indexed copies live (kept)")
     parser.add_argument("--help-vault", type=Path, default=Path("/work/data/obsidian-help"))
+    parser.add_argument("--other-vault", type=Path, help="a third vault (--only other)")
+    parser.add_argument("--other-qa", type=Path, help="its questions (qa.json's shape)")
     parser.add_argument("--contexts", action="store_true", help="also score context's first note")
     parser.add_argument("--ranks", action="store_true", help="print each question's rank")
     args = parser.parse_args(argv)
@@ -124,8 +134,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     work = args.work or Path(tempfile.mkdtemp(prefix="mv-note-recall-"))
     work.mkdir(parents=True, exist_ok=True)
     for which in args.only or ("help", "topic"):
-        items = questions(which)
-        root = prepare(which, work, args.help_vault)
+        items = questions(which, args.other_qa)
+        root = prepare(which, work, args.help_vault, args.other_vault)
         for config in configs:
             started = time.perf_counter()
             overrides = parse_sets(config["set"])

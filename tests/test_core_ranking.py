@@ -198,3 +198,50 @@ def test_with_evidence_drops_labels_without_a_note_and_keeps_an_empty_ranking_em
     got = with_evidence([(1, 0.5), (2, 0.4)], {2: "a.md"}, note_weight=0.5)
     assert got == [(2, pytest.approx((0.4 + 0.5 * 1.0) / 1.5))]  # divided by the weights' sum
     assert with_evidence([], {}, note_weight=0.5) == []
+
+
+def test_a_chunk_whose_own_lines_have_no_vector_yet_is_neither_rewarded_nor_punished() -> None:
+    """A note just written (its vectors pending) lacks own-line evidence: its score is
+    divided by the weights of the evidence it has, not counted 0 against the others."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 0.9), (2, 0.8), (3, 0.3)]  # 1: the new note, found by its own words
+    notes = {1: "new.md", 2: "old.md", 3: "far.md"}
+    own = {2: 0.5, 3: 0.1}  # 1 has none yet
+    counted_against = with_evidence(fused, notes, own, own_weight=0.25)
+    assert counted_against[0][0] == 2  # what it was: 0.9 / 1.25 < (0.8 + 0.25) / 1.25
+    ranked = with_evidence(fused, notes, own, own_weight=0.25, unknown={1})
+    assert ranked[0] == (1, pytest.approx(0.9))  # 0.9 over the weight of what it has
+    assert dict(ranked)[2] == pytest.approx((0.8 + 0.25) / 1.25)  # the others as before
+
+
+def test_a_chunk_whose_lines_have_no_vector_yet_passes_nothing_on_through_its_links() -> None:
+    """A note just written, found by its own words ("prefers mornings"), with "Works
+    with [[sarah]]" beside them: its keywords-only score is no evidence about Sarah."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 1.0), (2, 0.8), (3, 0.3)]  # 1: the new note's one chunk
+    notes = {1: "people/ana.md", 2: "people/sarah.md", 3: "far.md"}
+    links = {1: {"people/sarah.md"}}
+    passed = with_evidence(fused, notes, links=links, link_weight=0.5)
+    assert passed[0][0] == 2  # (0.8 + 0.5 x 1.0) / 1.5 > 1.0 / 1.5
+    ranked = with_evidence(fused, notes, links=links, link_weight=0.5, unknown={1})
+    assert [lab for lab, _ in ranked] == [1, 2, 3]
+    assert dict(ranked)[2] == pytest.approx(0.8 / 1.5)
+
+
+def test_a_short_note_that_answers_is_not_outweighed_by_a_digest_of_many_chunks() -> None:
+    """A real vault's "why does my TCP connection wait 200 ms before acknowledging":
+    the book note (many chunks, each naming TCP) ranked above the two-chunk note
+    about delayed ACKs. A note's evidence is the sum of its best two candidates by
+    default: its best three made the length of a digest count as evidence."""
+    from memvault.config import SearchSettings
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 0.74), (2, 0.70), (3, 0.68), (4, 0.66), (5, 0.60), (6, 0.20)]
+    notes = {1: "short.md", 2: "book.md", 3: "book.md", 4: "book.md", 5: "short.md", 6: "far.md"}
+    cfg = SearchSettings()
+    ranked = with_evidence(fused, notes, note_weight=cfg.note_weight, note_top=cfg.note_top)
+    assert ranked[0][0] == 1
+    by_three = with_evidence(fused, notes, note_weight=cfg.note_weight, note_top=3)
+    assert by_three[0][0] == 2  # what the best three did

@@ -90,7 +90,7 @@ class SearchSettings:
     # a chunk's note's evidence, its own lines', its note's links in (core/ranking
     # with_evidence; chosen by cross-validation, bench/RESULTS.md "Issue 25")
     note_weight: float = 0.25
-    note_top: int = 3
+    note_top: int = 2
     own_weight: float = 0.25
     link_weight: float = 0.25
 

@@ -172,6 +172,7 @@ def with_evidence(
     own_weight: float = 0.0,
     links: Mapping[int, Collection[str]] | None = None,
     link_weight: float = 0.0,
+    unknown: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """The fused ranking of the chunks in ``notes`` (label -> its note; a label
     without one is dropped), each score joined by three pieces of evidence, then
@@ -185,17 +186,26 @@ def with_evidence(
       with its note's title and headings and the text before it (``core/chunks``):
       a section with little text of its own ("Accepted on 2024-03-12. Supersedes
       nothing.") takes its meaning from its neighbours and its title, and ranks with
-      them; its own lines' vectors say what it adds;
+      them; its own lines' vectors say what it adds. A chunk in ``unknown`` (its own
+      lines were asked for but have no vector yet: a note just written, the vector
+      lane behind) is neither rewarded nor punished there: its score is divided by
+      the weights of the evidence it has, not counted 0 against the chunks that
+      have theirs;
     - the chunks that link to its note (``links``: label -> the notes its lines link
       to): a note gains ``link_weight`` times the best fused score of a chunk of
       another note that links to it. A line that names a note is about that note
       ("Drove the database choice in [[the decision]]"), as Obsidian's graph would
-      answer "the decision Sarah drove"."""
+      answer "the decision Sarah drove". A chunk in ``unknown`` passes nothing on:
+      its score is its keywords' alone, stretched to stand for its missing vector
+      too (``convex``), and without its lines' vectors nothing says whether the
+      line that links is the one that matched ("Works with [[sarah]]" beside the
+      line a question names)."""
     kept = [(label, score) for label, score in fused if label in notes]
     if not kept:
         return []
     scores = [s for _, s in kept]
     total = 1.0
+    missing = [0.0] * len(kept)  # the weight of evidence a chunk lacks (not counted)
     if note_weight:
         ev = note_evidence(scores, [notes[label] for label, _ in kept], note_top)
         scores = [s + note_weight * e for s, e in zip(scores, ev, strict=True)]
@@ -207,6 +217,8 @@ def with_evidence(
             if label in own:
                 scaled = (own[label] - lo) / (hi - lo) if hi > lo else 1.0
                 scores[i] += own_weight * scaled
+            elif label in unknown:
+                missing[i] = own_weight
         total += own_weight
     if link_weight and links:
         # a line that links to a note is about that note: the best score of a chunk
@@ -214,14 +226,17 @@ def with_evidence(
         fused_score = dict(kept)
         described: dict[str, float] = {}
         for label, targets in links.items():
-            if label in fused_score:
+            if label in fused_score and label not in unknown:
                 for target in targets:
                     if target != notes.get(label):
                         described[target] = max(described.get(target, 0.0), fused_score[label])
         for i, (label, _) in enumerate(kept):
             scores[i] += link_weight * described.get(notes[label], 0.0)
         total += link_weight
-    out = [(label, s / total) for (label, _), s in zip(kept, scores, strict=True)]
+    out = [
+        (label, s / (total - lack))
+        for (label, _), s, lack in zip(kept, scores, missing, strict=True)
+    ]
     return sorted(out, key=lambda kv: (-kv[1], kv[0]))
 
 

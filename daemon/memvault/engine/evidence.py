@@ -64,8 +64,12 @@ def joined(
     top = [lab for lab, _ in fused if lab in chunks][:EVIDENCE_TOP]
     best = {lab: chunks[lab] for lab in top}
     own: dict[int, float] = {}
+    unknown: set[int] = set()
     if cfg.own_weight and qv is not None and config.index.line_vectors:
         own = _own(embedding, best, qv)
+        # asked for, none there yet (a note just written, its vectors pending): its
+        # missing own lines and links are no evidence either way (core/ranking)
+        unknown = set(best) - set(own)
     links: dict[int, set[str]] = {}
     if cfg.link_weight:
         links = _links(store, catalogue, best)
@@ -78,6 +82,7 @@ def joined(
         own_weight=cfg.own_weight,
         links=links,
         link_weight=cfg.link_weight,
+        unknown=unknown,
     )
 
 
