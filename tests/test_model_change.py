@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from helpers import (
     eventually,
     make_vault,
@@ -27,7 +28,6 @@ from helpers import (
     snapshot,
     write,
 )
-
 from memvault.config import IndexSettings
 from memvault.daemon.service import Daemon
 from memvault.index.embedder import (
@@ -104,8 +104,10 @@ def test_a_fallback_while_the_daemon_runs_keeps_keyword_search_and_re_embeds_at_
         assert _keyword_paths(daemon, MARKER)[:1] == ["people/kim.md"]
         # the vector lane re-embeds everything with the new model, by itself
         eventually(
-            lambda: daemon.info()["vectors"]["pending"] == 0
-            and daemon.vault.engine.embedding.vectors.labels() == store.labels(),
+            lambda: (
+                daemon.info()["vectors"]["pending"] == 0
+                and daemon.vault.engine.embedding.vectors.labels() == store.labels()
+            ),
             what="every chunk re-embedded with model-b",
         )
         shas = set(store.label_shas().values())

@@ -464,8 +464,8 @@ def render_folder_note(
         lines = lines_with_ends(text)
         block = {b.name: b for b in parse_blocks(lines)}.get(FOLDER_SECTION)
         if block is not None:
-            head = _recounted("".join(lines[: block.begin]), len(entries), label)
-            return "".join([head, lines[block.begin], *body, *lines[block.end :]])
+            above = _recounted("".join(lines[: block.begin]), len(entries), label)
+            return "".join([above, lines[block.begin], *body, *lines[block.end :]])
         spans = {}
     span = spans.get(FOLDER_SECTION)
     if span is None:
