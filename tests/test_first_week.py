@@ -382,3 +382,35 @@ def test_links_check_reads_a_folder_that_is_not_a_vault_and_leaves_it_as_it_was(
         == before
     )
     assert not (folder / ".memvault").exists()
+
+
+def test_a_folder_filter_names_the_folder_the_vault_uses_for_that_role(tmp_path: Path) -> None:
+    """`search --folder people` on a vault whose people folder is `People/` found nothing."""
+    root = _their_notes(tmp_path)
+    cli("init", str(root), check=True)
+    cli("sync", "--vault", str(root), check=True)
+    for folder in ("people", "People", "people/"):
+        found = cli("search", "data team", "--folder", folder, "--vault", str(root), "--json")
+        assert found.returncode == 0, found.stderr
+        assert "People/Ana López.md" in found.stdout, (folder, found.stdout)
+    logs = cli("search", "2024", "--folder", "logs", "--vault", str(root), "--json")
+    assert "Daily/2024-03-01.md" in logs.stdout, logs.stdout
+    with open_vault(root) as v:
+        assert [h.path for h in v.search("data team", folder="people")][:1] == [
+            "People/Ana López.md"
+        ]
+        assert all(h.path.startswith("People/") for h in v.search("data team", folder="people"))
+        assert v.context("data team", folder="people").text.count("Ana López") >= 1
+        # the projects role is Projects/ here (init adopted it)
+        assert [h.path for h in v.search("event store", folder="projects")][:1] == [
+            "Projects/Atlas.md"
+        ]
+        from memvault.vault.paths import folds_case
+
+        # a name that is no role, in another case than the disk's: that folder only
+        # where the disk folds case (APFS, NTFS), as the filesystem itself would say
+        other_case = v.search("data team", folder="PEOPLE")
+        if folds_case(root):
+            assert other_case and other_case[0].path == "People/Ana López.md"
+        else:
+            assert other_case == []

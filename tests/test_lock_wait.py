@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import new_vault, open_vault
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
@@ -37,6 +39,8 @@ def cli(*args: str, **extra: str) -> subprocess.Popen[str]:
 HOLD = """
 import select, sys
 from pathlib import Path
+
+import pytest
 from memvault.vault.lock import WriterLock
 lock = WriterLock(Path(sys.argv[1]))
 lock.acquire()
@@ -152,3 +156,26 @@ def test_a_read_beside_a_writer_does_not_wait(tmp_path: Path) -> None:
         holder.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "waiting" not in err and "[[people/ana" in out
+
+
+def test_the_env_handed_to_vault_open_sets_the_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # open_backend read MEMVAULT_LOCK_WAIT from os.environ, ignoring the env mapping
+    # Vault.open takes (as the config does): here the process says wait 30 s, the caller
+    # 0.3 s. The holder lets go after 5 s: waiting the process's 30 s, the open succeeded.
+    from memvault.api import Vault
+    from memvault.errors import LockHeld
+    from memvault.index.embedder import HashEmbedder
+
+    root = new_vault(tmp_path)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")
+    holder = hold_lock(root, 5.0)
+    try:
+        with pytest.raises(LockHeld, match=r"waited 0\.3 s"):
+            Vault.open(root, embedder=HashEmbedder(), env={"MEMVAULT_LOCK_WAIT": "0.3"})
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    with Vault.open(root, embedder=HashEmbedder(), env={"MEMVAULT_LOCK_WAIT": "0.3"}) as v:
+        assert v.status()["notes"] == 0  # the lock let go: the same call opens

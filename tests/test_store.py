@@ -22,7 +22,7 @@ import pytest
 from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
-from memvault.index.rows import LinkRow, NewChunk, NoteRow
+from memvault.index.rows import ChunkRow, LinkRow, NewChunk, NoteRow
 from memvault.index.schema import FTS_TABLE, SCHEMA
 from memvault.index.store import SCHEMA_VERSION, Store
 
@@ -622,18 +622,40 @@ def test_a_retitled_note_is_found_by_its_new_title_when_titles_are_not_embedded(
         assert search(store, "zanzibar") == []
 
 
-def test_a_new_model_drops_every_chunk_and_makes_every_note_stale(tmp_path: Path) -> None:
+def test_a_new_model_queues_every_chunk_keeps_its_keywords_and_recuts_only_what_it_must(
+    tmp_path: Path,
+) -> None:
+    # was: "a new model drops every chunk" -- keyword search then found nothing until a
+    # reconcile (issue 21 item 7); the chunks and their keyword rows now stay
     store = open_store(tmp_path)
-    add_note(store, "a.md", "kafka", pending=True)
+    [a] = add_note(store, "a.md", "kafka", pending=True)
+    [b] = add_note(store, "b.md", "zebra")
     with store.transaction() as conn:
         store.put_note(conn, row("MEMORY.md", kind="index", mtime_ns=5))
-    store.drop_all_chunks("model: a -> b")
-    assert store.counts()["chunks"] == 0
-    assert search(store, "kafka") == []
-    assert store.pending_state() == (0, None)
-    assert store.manifest()["a.md"] == Known(10, -1, "")
+    store.set_meta("vectors_sha", "abc")
+    store.set_meta("dim", "64")
+
+    def texts(note: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
+        return [f"new {c.text}" for c in chunks], note.path == "b.md"
+
+    assert store.requeue_all(texts, "b", "model: a -> b", 200.0) == (2, 1)
+    assert store.counts()["chunks"] == 2
+    assert search(store, "kafka") == [a] and search(store, "zebra") == [b]
+    assert store.pending_state() == (2, 200.0)
+    assert {p.label: (p.sha, p.embed_text) for p in store.pending(10)} == {
+        a: (sha("new kafka"), "new kafka"),
+        b: (sha("new zebra"), "new zebra"),
+    }
+    assert store.label_shas() == {a: sha("new kafka"), b: sha("new zebra")}
+    assert store.manifest()["a.md"] == Known(10, 1, sha("a.md"))  # not cut again
+    assert store.manifest()["b.md"] == Known(10, -1, "")  # cut again by the next sync
     assert store.manifest()["MEMORY.md"] == Known(10, 5, sha("MEMORY.md"))
     assert store.meta("model_changed") == "model: a -> b"
+    assert store.meta("model_id") == "b"
+    assert store.meta("vectors_sha") == "" and store.meta("dim") == ""
+    # a step that embedded a's old text does not take its new one off the queue
+    assert store.finish_pending([a, b], {a: sha("E kafka"), b: sha("new zebra")}) == [b]
+    assert store.pending_state()[0] == 1
     store.close()
 
 

@@ -94,8 +94,8 @@ class Vault:
         or how to load it when a ``"query"`` is answered here; ``progress`` sees the
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
-        ``MEMVAULT_LOCK_WAIT``, else ``vault.lock.LOCK_WAIT``; reads and the daemon never
-        wait)."""
+        ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
+        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait)."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -127,6 +127,7 @@ class Vault:
                 embedder=embedder,
                 progress=progress,
                 wait=wait,
+                env=env,
             )
         )
 

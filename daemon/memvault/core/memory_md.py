@@ -448,8 +448,7 @@ def render_folder_note(
             f"---{nl}",
             f"# {name.capitalize()}{nl}",
             nl,
-            f"All {len(entries)} {label} in this folder. memvault keeps the list below; "
-            f"text outside it is yours.{nl}",
+            f"{count_line(len(entries), label)}{nl}",
             nl,
         ]
         return "".join(
@@ -465,11 +464,12 @@ def render_folder_note(
         lines = lines_with_ends(text)
         block = {b.name: b for b in parse_blocks(lines)}.get(FOLDER_SECTION)
         if block is not None:
-            return "".join([*lines[: block.begin + 1], *body, *lines[block.end :]])
+            above = _recounted("".join(lines[: block.begin]), len(entries), label)
+            return "".join([above, lines[block.begin], *body, *lines[block.end :]])
         spans = {}
     span = spans.get(FOLDER_SECTION)
     if span is None:
-        lines = lines_with_ends(text)
+        lines = lines_with_ends(_recounted(text, len(entries), label))
         if lines and not lines[-1].endswith("\n"):
             lines[-1] += nl
         return "".join(
@@ -481,7 +481,29 @@ def render_folder_note(
                 f"<!-- memvault:end {FOLDER_SECTION} -->{nl}",
             ]
         )
-    return "".join([text[: span[0]], *body, text[span[1] :]])
+    return "".join([_recounted(text[: span[0]], len(entries), label), *body, text[span[1] :]])
+
+
+def count_line(count: int, label: str) -> str:
+    """The line a generated folder note opens with: memvault's, known by this form alone
+    (it sits above the markers); a person who rewords it makes it theirs."""
+    return (
+        f"All {count} {label} in this folder. memvault keeps the list below; "
+        "text outside it is yours."
+    )
+
+
+_COUNT_LINE = re.compile(
+    r"^All \d+ (?P<label>[^\n]+?) in this folder\. memvault keeps the list below; "
+    r"text outside it is yours\.(?=\r?$)",
+    re.MULTILINE,
+)
+
+
+def _recounted(head: str, count: int, label: str) -> str:
+    """``head`` (the text above the folder's list) with memvault's count line, if it is
+    there in its own form, saying ``count``: the first such line only, nothing else."""
+    return _COUNT_LINE.sub(lambda m: count_line(count, label), head, count=1)
 
 
 _MARKER_LINE = re.compile(

@@ -69,6 +69,7 @@ class SignalWait:
         self._reader.setblocking(False)
         self._writer.setblocking(False)
         self._previous = signal.set_wakeup_fd(self._writer.fileno(), warn_on_full_buffer=False)
+        self.received: str | None = None  # the stop signal's name, once one came
 
     def wake(self) -> None:
         """End ``wait`` (safe from any thread, and after ``close``)."""
@@ -92,7 +93,9 @@ class SignalWait:
                         tick()
                     continue
                 with contextlib.suppress(BlockingIOError):
-                    if stops.intersection(self._reader.recv(4096)):
+                    got = stops.intersection(self._reader.recv(4096))
+                    if got:
+                        self.received = signal.Signals(min(got)).name
                         done.set()
 
     def close(self) -> None:
@@ -127,6 +130,10 @@ class Daemon:
         self.model_state = "not loaded"  # loading | ready | failed
         self._last_progress_log = 0.0
         self._last_progress_nudge = 0.0
+        # called with every progress (both lanes): `up`'s bar in the foreground
+        self.progress_listeners: list[Callable[[Any], None]] = []
+        self.first_index_done = not initial_reconcile  # the start-up reconcile has ended
+        self.stop_signal: str | None = None  # the name of the signal that stopped it
         self._stop = threading.Event()
         self._signals: SignalWait | None = None  # while run() waits in the main thread
         self._closed = False
@@ -249,6 +256,7 @@ class Daemon:
 
     def _start_vectors(self) -> None:
         """After the start-up reconcile: load the model and embed what is pending."""
+        self.first_index_done = True
         self.vectors.start()
         self.vectors.wake()
 
@@ -258,6 +266,8 @@ class Daemon:
 
     def _on_progress(self, p: Any, requested: bool = False) -> None:
         progress = {"done": p.done, "total": p.total, "embedded": p.embedded, "stage": p.stage}
+        for listener in list(self.progress_listeners):
+            listener(p)
         if p.stage == "vectors" and not requested:
             self.vector_progress = progress
         else:
@@ -298,8 +308,10 @@ class Daemon:
             **self.watcher.info(),
         }
 
-    def request_stop(self, *_: object) -> None:
+    def request_stop(self, *args: object) -> None:
         """Ask ``run`` to shut down; safe from a signal handler or any thread."""
+        if args and isinstance(args[0], int) and self.stop_signal is None:  # a handler's
+            self.stop_signal = signal.Signals(args[0]).name
         self._stop.set()
         waiting = self._signals
         if waiting is not None:
@@ -319,6 +331,7 @@ class Daemon:
                 on_started(self)
             if self._signals is not None:
                 self._signals.wait(self._stop, self._tick, GROUND_SECONDS)
+                self.stop_signal = self.stop_signal or self._signals.received
             else:
                 while not self._stop.wait(GROUND_SECONDS):
                     self._tick()

@@ -39,6 +39,7 @@ from memvault.index.embedder import (
     token_counter_for,
     window_for,
 )
+from memvault.index.rows import ChunkRow, NoteRow
 from memvault.index.store import Store
 from memvault.index.vectors import VectorIndex
 
@@ -91,6 +92,7 @@ class Embedding:
                         # the configured backend could not run (ONNX fell back to torch):
                         # vectors of the expected model must never meet this one's
                         self._vectors = None
+                        self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
                     if self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
@@ -138,24 +140,49 @@ class Embedding:
         return self._store.meta("model_id")
 
     def check_model(self) -> str | None:
-        """A different model than the index was built with means a full re-embed:
-        every chunk is dropped and every note becomes stale. Returns the warning."""
+        """A different model than the index was built with means a full re-embed, said
+        out loud. Keyword search never stops for it: every chunk keeps its row and its
+        keyword row and is queued for the vector lane with the text the new model
+        embeds; only the old model's vectors go, and only the notes the new model's
+        tokenizer would cut differently are read again (by the next sync: the one that
+        called this cuts them at once). Returns the warning."""
         model = self.model_id()
         previous = self.indexed_with
         if previous == model:
             return None
-        message = None
-        if previous is not None:
-            message = f"embedding model changed from {previous} to {model}: re-embedding every note"
-            log.warning("%s", message)
-            self._store.drop_all_chunks(reason=f"{previous} -> {model}")
-            with self._open_lock:
-                self._vectors = None
+        if previous is None:
+            self._store.set_meta("model_id", model)
+            return None
+        with self._open_lock:
+            self._vectors = None
+            queued, recut = self._store.requeue_all(
+                self._requeue_texts, model, f"{previous} -> {model}", time.time()
+            )
             (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
-            self._store.set_meta("vectors_sha", "")
-            self._store.set_meta("dim", "")  # the new model's dimension is learnt when it loads
-        self._store.set_meta("model_id", model)
+        message = (
+            f"embedding model changed from {previous} to {model}: re-embedding every note "
+            f"({queued} chunks queued for the new model; keyword search works meanwhile"
+            + (f"; {recut} notes cut again for its tokenizer" if recut else "")
+            + ")"
+        )
+        log.warning("%s", message)
         return message
+
+    def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
+        """The texts the current model embeds for a note's stored chunks, and whether its
+        tokenizer cuts the note differently (a chunk of another size in its word pieces,
+        or past its window): then the note is cut again."""
+        window = min(self.config.index.max_chunk_tokens, self.max_tokens)
+        sizes = [self.count_tokens(c.text) for c in chunks]
+        again = any(n != c.tokens or n > window for n, c in zip(sizes, chunks, strict=True))
+        note = Note(
+            row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
+            (), (), "", 1,
+        )  # fmt: skip
+        texts = self.texts_for(
+            note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
+        )
+        return texts, again
 
     def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
         """The exact texts embedded for a note's chunks (context header + overlap)."""
@@ -179,10 +206,15 @@ class Embedding:
     def embed_new(self, texts: dict[str, str]) -> set[str]:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache
         them; return the shas that were embedded. The model loads only if one is new."""
-        have = self._store.cached(self.model_id(), list(texts))
+        model = self.model_id()
+        have = self._store.cached(model, list(texts))
         need = [s for s in texts if s not in have]
         if need:
             emb = self.embedder
+            if emb.model_id != model:  # the model that loaded is not the one expected
+                have = self._store.cached(emb.model_id, list(texts))
+                need = [s for s in texts if s not in have]
+        if need:
             vectors = emb.embed([texts[s] for s in need])
             self._store.put_embeddings(emb.model_id, dict(zip(need, vectors, strict=True)))
         return set(need)
@@ -203,7 +235,9 @@ class Embedding:
             if self.indexed_with != self.model_id():
                 self.check_model()  # a first embedding: the index is for this model now
             _ = self.vectors  # opened (and reconciled) before the queue changes
-            done = self._store.finish_pending([p.label for p in batch])
+            done = self._store.finish_pending(
+                [p.label for p in batch], {p.label: p.sha for p in batch}
+            )
             self.add(done)
         remaining, _ = self._store.pending_state()
         return VectorStep(embedded, len(done), remaining)
@@ -291,8 +325,14 @@ class Embedding:
 
     def forget(self, labels: Sequence[int]) -> None:
         """Take deleted chunks out of the index (nothing to do before the first embedding)."""
-        if labels and self.indexed_with:
-            self.vectors.delete(labels)
+        if not labels or not self.indexed_with:
+            return
+        if self._vectors is None and not self._store.meta("vectors_sha"):
+            # no vectors saved (a new model's re-embed just began): when the index
+            # opens, it is built from the db, so opening it now (loading the model for
+            # its dimension, in the structure lane) would buy nothing
+            return
+        self.vectors.delete(labels)
 
     def save(self) -> None:
         """Save the vector index if it changed, recording its hash in the store."""

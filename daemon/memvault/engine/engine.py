@@ -70,6 +70,7 @@ from memvault.core.report import (
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
+from memvault.engine.folders import FolderNames
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
@@ -144,6 +145,7 @@ class Engine:
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
+        self.folders = FolderNames(config, lambda: self.catalogue.notes().keys())
         self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
         sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
         self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)
@@ -563,13 +565,13 @@ class Engine:
         self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
         self._needs_index("search")
-        return self.reader.search(query, k, filters, group=group)[0]
+        return self.reader.search(query, k, self.folders.resolve(filters), group=group)[0]
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
         self._needs_index("context")
-        return self.reader.context(query, budget, filters)
+        return self.reader.context(query, budget, self.folders.resolve(filters))
 
     def _needs_index(self, what: str) -> None:
         if not self.indexed:

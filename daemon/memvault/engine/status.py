@@ -88,12 +88,24 @@ def describe(
             "relink_pending": len(relinking),
             "pending": pending[:50],
             "pending_count": len(pending),
+            **_vectors(store),
         },
         "last_sync": json.loads(last) if last else None,
         # when a sync last ran (this process), and when one last changed something
         "last_sync_at": last_sync_at or float(store.meta("last_sync_at") or 0) or None,
         "last_change_at": float(store.meta("last_sync_at") or 0) or None,
     }
+
+
+def _vectors(store: Store) -> dict[str, Any]:
+    """Chunks waiting for their vectors; while a new model's re-embed runs, which (meta
+    ``model_changed``: keyword search works meanwhile, issue 21 item 7)."""
+    waiting, _ = store.pending_state()
+    out: dict[str, Any] = {"vectors_pending": waiting}
+    changed = store.meta("model_changed")
+    if waiting and changed:
+        out["model_changed"] = changed
+    return out
 
 
 def _memory(

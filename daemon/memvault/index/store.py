@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ import numpy as np
 
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
+from memvault.core.text import sha256_text
 from memvault.errors import IndexCorrupt
 from memvault.index.link_tables import LinkTables
 from memvault.index.rows import (
@@ -336,13 +337,59 @@ class Store(LinkTables):
             out.setdefault(sha, []).append(label)
         return out
 
-    def drop_all_chunks(self, reason: str) -> None:
-        """A new embedding model: every chunk goes, and every note becomes stale (hashed
-        and re-indexed by the next sync). ``reason`` is kept as meta ``model_changed``."""
+    def requeue_all(
+        self,
+        texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
+        model: str,
+        reason: str,
+        since: float,
+    ) -> tuple[int, int]:
+        """A new embedding model, in one transaction: every chunk keeps its row and its
+        keyword row (keyword search never stops), and is queued for the vector lane with
+        the text the new model embeds (``texts_for``: one per chunk, and whether the new
+        model's tokenizer cuts the note differently: then the note is made stale too, so
+        the next sync cuts it again). The old model's vectors are forgotten (``dim`` and
+        ``vectors_sha`` cleared, ``model_id`` set); ``reason`` is kept as meta
+        ``model_changed``. Returns (chunks queued, notes to cut again)."""
         with self.transaction() as conn:
-            self.delete_chunks(conn, [r[0] for r in conn.execute("SELECT label FROM chunks")])
-            conn.execute("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'")
-            self.set_meta("model_changed", reason, conn)
+            rows = {
+                r[0]: note_row(r)
+                for r in conn.execute(f"SELECT {NOTE_COLS} FROM notes WHERE kind = 'note'")
+            }
+            by_path: dict[str, list[ChunkRow]] = {}
+            for r in conn.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY path, ord"):
+                by_path.setdefault(r[1], []).append(chunk_row(r))
+            queued: list[tuple[int, str, str]] = []
+            recut: list[str] = []
+            for path, chunks in by_path.items():
+                row = rows.get(path)
+                if row is None:  # a chunk of no note (never written so): cut again
+                    texts, again = [c.text for c in chunks], True
+                else:
+                    texts, again = texts_for(row, chunks)
+                if again:
+                    recut.append(path)
+                for c, text in zip(chunks, texts, strict=True):
+                    queued.append((c.label, sha256_text(text), text))
+            conn.executemany(
+                "UPDATE chunks SET sha = ? WHERE label = ? AND sha != ?",
+                [(sha, label, sha) for label, sha, _ in queued],
+            )
+            self.add_pending(conn, queued, since)
+            for part in _parts(recut):
+                conn.execute(
+                    "UPDATE notes SET sha256 = '', mtime_ns = -1 "
+                    f"WHERE path IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            for key, value in (
+                ("model_changed", reason),
+                ("model_id", model),
+                ("vectors_sha", ""),
+                ("dim", ""),
+            ):
+                self.set_meta(key, value, conn)
+        return len(queued), len(recut)
 
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for part in _parts(list(labels)):
@@ -375,20 +422,26 @@ class Store(LinkTables):
             ).fetchall()
         return [PendingChunk(*r) for r in rows]
 
-    def finish_pending(self, labels: Sequence[int]) -> list[int]:
+    def finish_pending(
+        self, labels: Sequence[int], shas: Mapping[int, str] | None = None
+    ) -> list[int]:
         """Take these labels off the queue; return those that were still on it (a chunk
-        deleted meanwhile is not)."""
+        deleted meanwhile is not). With ``shas`` (label -> the embedded text's sha the
+        step embedded), a label queued again meanwhile with another text (a new model:
+        ``requeue_all``) stays on the queue."""
         done: list[int] = []
         with self.transaction() as conn:
             for part in _parts(list(labels)):
                 marks = ",".join("?" * len(part))
-                done += [
-                    r[0]
-                    for r in conn.execute(
-                        f"SELECT label FROM pending WHERE label IN ({marks})", part
+                rows = conn.execute(
+                    f"SELECT label, sha FROM pending WHERE label IN ({marks})", part
+                ).fetchall()
+                finished = [lb for lb, sha in rows if shas is None or shas.get(lb) == sha]
+                done += finished
+                for few in _parts(finished):
+                    conn.execute(
+                        f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
                     )
-                ]
-                conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
         return sorted(done)
 
     def pending_state(self) -> tuple[int, float | None]:

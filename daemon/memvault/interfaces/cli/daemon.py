@@ -79,11 +79,18 @@ def _serve(
 
     configure_logging(vault.config, to_file=log_file)
     daemon = Daemon(vault, port=port)
-    if stop is not None:  # up: a signal from here on stops the daemon (run handles later ones)
+    if stop is None:
+        code = daemon.run(on_started=_announce if announce else None)
+    else:  # up: a signal from here on stops the daemon (run handles later ones)
         stop.forward = daemon.request_stop
         if stop.signal_name is not None:
             daemon.request_stop()
-    code = daemon.run(on_started=_announce if announce else None)
+        with common.progress_bar("indexing") as bar:  # the first index, served meanwhile
+            daemon.progress_listeners.append(stop.checked(bar))
+            code = daemon.run(on_started=_announce if announce else None)
+        stop.signal_name = stop.signal_name or daemon.stop_signal
+        if stop.signal_name is not None and code == 0 and not daemon.restart:
+            _said_stopped(vault.root, stop, daemon.first_index_done)
     # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
     if daemon.restart:
         _start_afresh(vault.root)
@@ -227,10 +234,6 @@ def install(
         )
 
 
-class _Stopped(Exception):
-    """Raised from the progress callback: a signal asked ``up`` to stop while indexing."""
-
-
 def up(
     path: Annotated[
         Path | None,
@@ -243,8 +246,10 @@ def up(
         Path | None, typer.Option("--vault", help="The same as the folder argument.")
     ] = None,
 ) -> None:
-    """Init the vault if needed, index it (with progress), then watch and serve (foreground).
+    """Init the vault if needed, then serve, index (with progress) and watch (foreground).
 
+    It serves from the first second: the first index of a big folder is the daemon's
+    start-up reconcile, and writes (`memvault log`, MCP, HTTP) land between its batches.
     SIGTERM or Ctrl-C while it indexes stops it once the batch in hand is committed:
     what is indexed stays, the rest is indexed at the next start; exit 0."""
     from memvault.vault.lock import is_vault
@@ -259,37 +264,32 @@ def up(
 
             print_init(init_vault(root), next_step=False)
         opened = _open_writable(root)
-        try:
-            with common.progress_bar("indexing") as bar:
-                report = opened.sync(progress=stop.checked(bar))
-        except _Stopped:
-            done, total, stage = stop.progress
-            opened.close()
-            if stage == "vectors":  # the structure was done: only vectors are missing
-                common.err.print(
-                    f"stopped ({stop.signal_name}) while embedding: every note is indexed "
-                    f"(MEMORY.md and keyword search are current); {done:,} of {total:,} chunks "
-                    "have their vectors, the rest get them when memvault up (or sync) runs again"
-                )
-            else:
-                common.err.print(
-                    f"stopped ({stop.signal_name}) while indexing: {done:,} of {total:,} notes "
-                    "indexed; the rest is indexed when memvault up (or sync) runs again"
-                )
-            _exit(0)
-        except BaseException:
-            opened.close()
-            raise
-        common.out.print(report.summary())
-        if stop.signal_name is not None:  # it came with the last batch: do not serve
-            opened.close()
-            common.err.print(
-                f"stopped ({stop.signal_name}) after indexing: every note is indexed; "
-                "memvault up serves the vault when it runs again"
-            )
-            _exit(0)
     with common.handled():
         _serve(opened, port, log_file=False, announce=True, stop=stop)
+
+
+def _said_stopped(root: Path, stop: _StopRequest, first_index_done: bool) -> None:
+    """What a signal during `up`'s first index (or its first vectors) left: read from the
+    index once the daemon has let go of it, so what is said is what it holds."""
+    from memvault.api import Vault
+
+    with Vault.open(root, read_only=True) as v:
+        memory_file = v.config.memory.file
+        files = sum(1 for p in v.engine.store.manifest() if p != memory_file)
+        pending, _ = v.pending_vectors()
+        chunks = v.engine.store.counts()["chunks"]
+    if not first_index_done:
+        total = max(stop.notes_total, files)
+        common.err.print(
+            f"stopped ({stop.signal_name}) while indexing: {files:,} of {total:,} notes "
+            "indexed; the rest is indexed when memvault up (or sync) runs again"
+        )
+    elif pending:  # the structure was done: only vectors are missing
+        common.err.print(
+            f"stopped ({stop.signal_name}) while embedding: every note is indexed "
+            f"(MEMORY.md and keyword search are current); {chunks - pending:,} of {chunks:,} "
+            "chunks have their vectors, the rest get them when memvault up (or sync) runs again"
+        )
 
 
 class _StopRequest:
@@ -299,7 +299,7 @@ class _StopRequest:
 
     def __init__(self) -> None:
         self.signal_name: str | None = None
-        self.progress: tuple[int, int, str] = (0, 0, "")  # done, total, stage
+        self.notes_total = 0  # of the first index, from its progress
 
         self.forward: Callable[[], None] | None = None  # the daemon's stop, once it exists
 
@@ -318,13 +318,12 @@ class _StopRequest:
             signal.signal(sig, handler)
 
     def checked(self, bar: Callable[[Any], None]) -> Callable[[Any], None]:
+        """The daemon's progress to ``bar``, keeping the first index's total of notes."""
+
         def progress(p: Any) -> None:
-            committed = p.done != self.progress[0] or p.done >= p.total
-            # the vector lane's steps count chunks, not notes: the stage tells them apart
-            self.progress = (p.done, p.total, p.stage)
+            if p.stage == "notes":
+                self.notes_total = max(self.notes_total, p.total)
             bar(p)
-            if self.signal_name is not None and committed:
-                raise _Stopped()  # right after a batch was committed: nothing half done
 
         return progress
 

@@ -87,6 +87,11 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
         f"{idx['size_bytes'] / 1e6:.1f} MB on disk"
     )
+    if idx.get("model_changed"):
+        console.print(
+            f"re-embedding for a new model ({idx['model_changed']}): "
+            f"{idx['vectors_pending']} chunks left; keyword search works meanwhile"
+        )
     if idx.get("relink_pending"):
         console.print(
             f"link repair interrupted: links to {idx['relink_pending']} moved files are not "
