@@ -1,0 +1,500 @@
+"""The index on PostgreSQL: ``PgStore``, the same seam as ``Store`` (index/seam.py).
+
+One schema per vault (``pg_schema``). The store's SQL is written once: ``PgStore``
+inherits ``Store``'s and ``LinkTables``' methods, and its connection (``_PgSql``)
+speaks their SQL to PostgreSQL (``?`` placeholders become psycopg's ``%s``);
+only what differs between the engines is written again here: the keyword table
+(a weighted ``tsvector`` column with a GIN index instead of FTS5), the row upserts
+SQLite spells ``INSERT OR REPLACE``, the order of MEMORY.md's owned lines (no
+rowid), the queue's length (counted: PostgreSQL counts an index quickly) and the
+embedding cache (a table of the schema: every machine shares it by content hash).
+
+Keywords are ranked as FTS5 ranks them, above what PostgreSQL returns: each term's
+document frequency (``term_docs``) gives its BM25 IDF, and ``ts_rank`` of each term
+alone (weighted as ``bm25(chunks_fts, 1.0, 2.0, 1.5, 1.0)`` weighs the columns, and
+normalised by the chunk's length) its saturating term frequency; the score is their
+sum. Ties and small differences aside, the same chunks come first.
+
+A password in the DSN is never logged or shown: ``redact(dsn)`` is what any message
+or ``status`` names.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from memvault.errors import IndexCorrupt, LockHeld, StorageError
+from memvault.index import pg_schema
+from memvault.index.rows import NewChunk, NoteRow
+from memvault.index.store import Store, _parts
+from memvault.index.vector_cache import decode, encode
+
+# FTS5's column weights (text, title, headings, about) as ts_rank's {D, C, B, A}
+_WEIGHTS = "{1.0, 1.0, 1.5, 2.0}"
+_KEYWORDS = (
+    "setweight(to_tsvector('english', %s), 'D') || setweight(to_tsvector('english', %s), 'A') "
+    "|| setweight(to_tsvector('english', %s), 'B') || setweight(to_tsvector('english', %s), 'C')"
+)
+
+
+class IndexUnavailable(StorageError):
+    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password (``postgresql://user:***@host/db``)."""
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return "postgresql://(unparsable DSN)"
+    if parts.password is None and "password" not in (parts.query or ""):
+        return dsn
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}"
+    query = "&".join(
+        "password=***" if q.startswith("password=") else q for q in parts.query.split("&") if q
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def connect(dsn: str, schema: str, *, timeout: float, statement_ms: int) -> Any:
+    """An autocommit psycopg connection whose search_path is the vault's schema (then
+    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``."""
+    try:
+        import psycopg
+    except ImportError:
+        raise IndexUnavailable(
+            'index.store = "postgres" needs psycopg: pip install "memvault[postgres]"'
+        ) from None
+    try:
+        conn = psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=max(1, int(math.ceil(timeout))),
+            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}",
+            application_name=f"memvault {socket.gethostname()} {os.getpid()}",
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=2,
+            tcp_user_timeout=int(timeout * 1000),
+        )
+    except psycopg.Error as exc:
+        raise IndexUnavailable(
+            f"cannot reach the index at {redact(dsn)}: {_reason(exc, dsn)}"
+        ) from None
+    try:
+        ext = pg_schema.ensure_vector_extension(conn)
+        conn.execute(f'SET search_path TO "{schema}", "{ext}"')
+    except psycopg.Error as exc:
+        conn.close()
+        raise IndexUnavailable(
+            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}"
+        ) from None
+    return conn
+
+
+def _reason(exc: BaseException, dsn: str) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(dsn).password if "://" in dsn else None
+    return text.replace(password, "***") if password else text
+
+
+class _PgSql:
+    """A psycopg connection that speaks the store's SQL (``?`` placeholders), with a
+    deadline on every statement: a server that stops answering (a stalled network)
+    is cut off after ``timeout`` seconds instead of hanging the caller."""
+
+    def __init__(self, conn: Any, dsn: str, timeout: float) -> None:
+        self.conn = conn
+        self.dsn = dsn
+        self.timeout = timeout
+        self._sql: dict[str, str] = {}
+
+    def _tr(self, sql: str) -> str:
+        out = self._sql.get(sql)
+        if out is None:
+            out = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
+        return out
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        with self.deadline():
+            return self.conn.execute(self._tr(sql), tuple(args) if args else None)
+
+    def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        """SQL written for psycopg (``%s``), not translated."""
+        with self.deadline():
+            return self.conn.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = [tuple(r) for r in rows]
+        if rows:
+            with self.deadline(), self.conn.cursor() as cur:
+                cur.executemany(self._tr(sql), rows)
+
+    @contextmanager
+    def deadline(self) -> Iterator[None]:
+        """Shut the socket down when a statement outlives ``timeout`` (the server's
+        statement_timeout cannot help when the network between us is what stalls)."""
+        import psycopg
+
+        fired = threading.Event()
+
+        def cut() -> None:
+            fired.set()
+            try:
+                sock = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                finally:
+                    sock.close()
+            except (OSError, psycopg.Error):
+                pass
+
+        timer = threading.Timer(self.timeout, cut)
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        except psycopg.Error as exc:
+            if fired.is_set():
+                raise IndexUnavailable(
+                    f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
+                ) from None
+            if isinstance(exc, psycopg.OperationalError):
+                raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+            raise
+        finally:
+            timer.cancel()
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
+class PgCache:
+    """The embedding cache in the vault's schema: float16 vectors by (model, sha256)."""
+
+    def __init__(self, db: _PgSql) -> None:
+        self._db = db
+        self._lock = threading.RLock()
+
+    def get(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        keys = [bytes.fromhex(s) for s in dict.fromkeys(shas) if _is_sha(s)]
+        with self._lock:
+            for part in _parts(keys):
+                rows = self._db.raw(
+                    "SELECT sha, vector FROM embeddings WHERE model = %s AND sha = ANY(%s)",
+                    (model, part),
+                ).fetchall()
+                out.update((bytes(k).hex(), decode(bytes(v))) for k, v in rows)
+        return out
+
+    def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO embeddings(model, sha, vector) VALUES(?, ?, ?) "
+                "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
+                [(model, bytes.fromhex(sha), encode(v)) for sha, v in items.items()],
+            )
+
+    def prune(self, model: str, live: set[str]) -> int:
+        with self._lock:
+            rows = self._db.raw("SELECT model, sha FROM embeddings").fetchall()
+            dead = [(m, bytes(s)) for m, s in rows if m != model or bytes(s).hex() not in live]
+            self._db.executemany("DELETE FROM embeddings WHERE model = ? AND sha = ?", dead)
+        return len(dead)
+
+    def count(self, model: str) -> int:
+        with self._lock:
+            row = self._db.raw("SELECT COUNT(*) FROM embeddings WHERE model = %s", (model,))
+            return int(row.fetchone()[0])
+
+    def close(self) -> None:
+        pass
+
+
+def _is_sha(value: Any) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+class PgStore(Store):
+    """The index of one vault in its PostgreSQL schema. Thread-safe: one lock around
+    each call, as ``Store``. ``read_only``: a reader (no migration, no writer lock)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        schema: str,
+        *,
+        read_only: bool = False,
+        timeout: float = 10.0,
+        statement_ms: int = 30_000,
+    ) -> None:
+        self.index_path = Path(redact(dsn))  # where the index lives, for messages
+        self.cache_path = self.index_path
+        self.dsn = dsn
+        self.schema = schema
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._writer: Any = None  # the session holding the writer's advisory lock
+        conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms)
+        self._db = _PgSql(conn, dsn, timeout)  # type: ignore[assignment]
+        try:
+            with self._db.deadline():
+                if read_only:
+                    version = pg_schema._version(conn, schema)
+                    if version is not None and version > pg_schema.PG_SCHEMA_VERSION:
+                        raise IndexCorrupt(pg_schema._newer(schema, version))
+                    if version is None:
+                        from memvault.errors import NotIndexed
+
+                        raise NotIndexed(
+                            f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
+                            "writer (memvault up) builds it"
+                        )
+                else:
+                    pg_schema.migrate(conn, schema)
+        except BaseException:
+            self._db.close()
+            raise
+        self._cache = PgCache(self._db)  # type: ignore[assignment]
+
+    @staticmethod
+    def exists(dsn: str, schema: str, timeout: float = 10.0) -> bool:
+        conn = connect(dsn, schema, timeout=timeout, statement_ms=int(timeout * 1000))
+        try:
+            return pg_schema._version(conn, schema) is not None
+        finally:
+            conn.close()
+
+    # -- the writer's lock -------------------------------------------------------------
+
+    def take_writer_lock(self) -> None:
+        """Hold the vault's writer advisory lock on a session of its own, or
+        ``LockHeld`` naming the holder (host, pid) wherever it runs."""
+        conn = connect(self.dsn, self.schema, timeout=self._db.timeout, statement_ms=30_000)
+        key = pg_schema.lock_key(self.schema, "writer")
+        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if not got:
+            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
+            conn.close()
+            who = f"{row[0]} pid {row[1]}" if row else "another process"
+            raise LockHeld(
+                f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
+                f"already: {who} (one writer per vault; open it as a reader)"
+            )
+        with conn.transaction():
+            conn.execute("DELETE FROM writer")
+            conn.execute(
+                "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
+                (socket.gethostname(), os.getpid(), time.time()),
+            )
+        self._writer = conn
+
+    def writer(self) -> tuple[str, int, float] | None:
+        with self._lock:
+            row = self._db.execute("SELECT host, pid, since FROM writer").fetchone()
+        return (str(row[0]), int(row[1]), float(row[2])) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._writer is not None:
+                try:
+                    self._writer.execute("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
+                except Exception:
+                    pass
+                try:
+                    self._writer.close()
+                except Exception:
+                    pass
+                self._writer = None
+            self._db.close()  # type: ignore[attr-defined]
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        with self._lock, self._db.deadline(), self._db.conn.transaction():  # type: ignore[attr-defined]
+            yield self._db
+
+    # -- what PostgreSQL spells differently ------------------------------------------
+
+    def put_note(self, conn: Any, row: NoteRow) -> None:
+        conn.execute("DELETE FROM notes WHERE path = ?", (row.path,))
+        super().put_note(_NoReplace(conn), row)
+
+    def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
+        import json
+
+        labels = []
+        for c in chunks:
+            heading = " ".join(c.heading)
+            (label,) = conn.raw(
+                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
+                f"title, headings, about, keywords) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+                f"%s, {_KEYWORDS}) RETURNING label",
+                (
+                    path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
+                    c.line_end, c.text, c.sha, c.tokens, c.title, heading, c.about,
+                    c.text, c.title, heading, c.about,
+                ),
+            ).fetchone()  # fmt: skip
+            labels.append(int(label))
+        return labels
+
+    def move_chunk(self, conn: Any, label: int, c: NewChunk) -> None:
+        import json
+
+        heading = " ".join(c.heading)
+        conn.raw(
+            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s, text = %s "
+            "WHERE label = %s",
+            (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
+             c.text, label),
+        )  # fmt: skip
+        conn.raw(
+            f"UPDATE chunks SET title = %s, headings = %s, about = %s, keywords = {_KEYWORDS} "
+            "WHERE label = %s AND (keywords IS NULL OR title IS DISTINCT FROM %s OR headings IS "
+            "DISTINCT FROM %s OR about IS DISTINCT FROM %s OR text IS DISTINCT FROM %s)",
+            (c.title, heading, c.about, c.text, c.title, heading, c.about, label, c.title,
+             heading, c.about, c.text),
+        )  # fmt: skip
+
+    def delete_chunks(self, conn: Any, labels: Sequence[int]) -> None:
+        # the chunk's vector goes in the same transaction: a reader never finds a
+        # vector whose chunk is gone
+        for part in _parts(list(labels)):
+            conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
+            conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
+            conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
+
+    def pending_state(self) -> tuple[int, float | None]:
+        with self._lock:
+            count, since = self._db.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+        return int(count), (None if since is None else float(since))
+
+    def owned_lines(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for section, line in self._db.execute(
+                "SELECT section, line FROM memory_owned ORDER BY id"
+            ):
+                out.setdefault(section, []).append(line)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
+        with self.transaction() as conn:
+            for section, lines in owned.items():
+                conn.executemany(
+                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
+                    [(section, line) for line in lines],
+                )
+                conn.executemany(
+                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                    [(section, line) for line in lines],
+                )
+                conn.execute(
+                    "DELETE FROM memory_owned WHERE section = ? AND id NOT IN "
+                    "(SELECT id FROM memory_owned WHERE section = ? ORDER BY id DESC LIMIT ?)",
+                    (section, section, keep),
+                )
+
+    def put_attachments(self, conn: Any, seen: Mapping[str, Any], gone: Iterable[str]) -> None:
+        conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        conn.executemany(
+            "INSERT INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?) ON CONFLICT(path) "
+            "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
+            [(p, s.size, s.mtime_ns) for p, s in seen.items()],
+        )
+
+    def journal_relink(self, conn: Any, moves: Mapping[str, str]) -> None:
+        conn.executemany(
+            "INSERT INTO relink_pending(old, new) VALUES(?, ?) ON CONFLICT(old) "
+            "DO UPDATE SET new = excluded.new",
+            list(moves.items()),
+        )
+
+    # -- keywords ----------------------------------------------------------------------
+
+    def term_docs(self, term: str) -> int:
+        with self._lock:
+            row = self._db.raw(  # type: ignore[attr-defined]
+                "SELECT count(*) FROM chunks WHERE keywords @@ plainto_tsquery('english', %s)",
+                (term,),
+            ).fetchone()
+        return int(row[0])
+
+    def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """(label, BM25-like score: higher is better) of chunks holding any of ``terms``."""
+        terms = [t.replace("\x00", "") for t in dict.fromkeys(terms) if t.strip("\x00")]
+        if not terms or limit <= 0:
+            return []
+        total = self.chunk_count()
+        parts, args = [], []
+        for term in terms:
+            docs = self.term_docs(term)
+            if not docs:
+                continue
+            idf = math.log((total - docs + 0.5) / (docs + 0.5))
+            parts.append((max(idf, 1e-6), term))
+        if not parts:
+            return []
+        score = " + ".join(
+            f"%s * ts_rank('{_WEIGHTS}', keywords, plainto_tsquery('english', %s), 1)"
+            for _ in parts
+        )
+        where = " || ".join("plainto_tsquery('english', %s)" for _ in parts)
+        for idf, term in parts:
+            args += [idf, term]
+        args += [t for _, t in parts]
+        with self._lock:
+            rows = self._db.raw(  # type: ignore[attr-defined]
+                f"SELECT label, {score} AS s FROM chunks WHERE keywords @@ ({where}) "
+                "ORDER BY s DESC, label LIMIT %s",
+                (*args, limit),
+            ).fetchall()
+        return [(int(label), float(s)) for label, s in rows]
+
+    def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
+        raise NotImplementedError("PgStore ranks keywords by terms: keywords(terms, limit)")
+
+    # -- vectors -------------------------------------------------------------------------
+
+    def vector_index(
+        self, path: Path, dim: int, *, m: int, ef_construction: int, ef_search: int
+    ) -> Any:
+        from memvault.index.pg_vectors import PgVectors
+
+        return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+
+
+class _NoReplace:
+    """``Store.put_note``'s SQL with SQLite's ``INSERT OR REPLACE`` as a plain insert
+    (the row was deleted first, in the same transaction)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql.replace("INSERT OR REPLACE", "INSERT"), args)
+
+
+__all__ = ["IndexUnavailable", "PgCache", "PgStore", "connect", "redact"]
