@@ -8,8 +8,9 @@ it is not installed, and only if the role may.
 
 Versions (``meta.schema_version``, the same meaning on every machine):
 
-1. the first: the SQLite index's tables, with a ``tsvector`` column (weighted A-D:
-   text, title, headings, description) and a GIN index for the keywords, the
+1. the first: the SQLite index's tables, with a ``tsvector`` column of FTS5's own
+   tokens (weighted A-D: title, headings, description, text; pg_keywords.py), its
+   token count and a GIN index for the keywords, the
    embedding cache (float16 bytes by model and content hash, shared by every
    machine: no machine embeds a text the index holds), the writer's name.
 
@@ -28,10 +29,6 @@ from typing import Any
 from memvault.errors import IndexCorrupt
 
 PG_SCHEMA_VERSION = 1
-
-# the keyword columns' weights, as FTS5's bm25(chunks_fts, 1.0, 2.0, 1.5, 1.0) weighs
-# them (text, title, headings, about): ts_rank's weights are {D, C, B, A}
-TS_CONFIG = "english"
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -68,7 +65,8 @@ _TABLES = [
     title TEXT NOT NULL DEFAULT '',
     headings TEXT NOT NULL DEFAULT '',
     about TEXT NOT NULL DEFAULT '',
-    keywords TSVECTOR NOT NULL
+    keywords TSVECTOR NOT NULL,  -- FTS5's tokens, positions weighted by column (pg_keywords)
+    ntok INTEGER NOT NULL         -- its token count (BM25's document length)
 )""",
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord)",
     "CREATE INDEX IF NOT EXISTS chunks_keywords ON chunks USING gin(keywords)",

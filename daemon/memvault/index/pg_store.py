@@ -9,11 +9,9 @@ SQLite spells ``INSERT OR REPLACE``, the order of MEMORY.md's owned lines (no
 rowid), the queue's length (counted: PostgreSQL counts an index quickly) and the
 embedding cache (a table of the schema: every machine shares it by content hash).
 
-Keywords are ranked as FTS5 ranks them, above what PostgreSQL returns: each term's
-document frequency (``term_docs``) gives its BM25 IDF, and ``ts_rank`` of each term
-alone (weighted as ``bm25(chunks_fts, 1.0, 2.0, 1.5, 1.0)`` weighs the columns, and
-normalised by the chunk's length) its saturating term frequency; the score is their
-sum. Ties and small differences aside, the same chunks come first.
+Keywords are ranked as FTS5 ranks them (pg_keywords.py): the chunks' FTS5 tokens in
+a weighted ``tsvector`` (GIN) find the candidates, and BM25 is computed above the
+database from the terms' document counts and the candidates' term frequencies.
 
 A password in the DSN is never logged or shown: ``redact(dsn)`` is what any message
 or ``status`` names.
@@ -21,13 +19,14 @@ or ``status`` names.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -35,17 +34,10 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 
 from memvault.errors import IndexCorrupt, LockHeld, StorageError
-from memvault.index import pg_schema
+from memvault.index import pg_keywords, pg_schema
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.store import Store, _parts
 from memvault.index.vector_cache import decode, encode
-
-# FTS5's column weights (text, title, headings, about) as ts_rank's {D, C, B, A}
-_WEIGHTS = "{1.0, 1.0, 1.5, 2.0}"
-_KEYWORDS = (
-    "setweight(to_tsvector('english', %s), 'D') || setweight(to_tsvector('english', %s), 'A') "
-    "|| setweight(to_tsvector('english', %s), 'B') || setweight(to_tsvector('english', %s), 'C')"
-)
 
 
 class IndexUnavailable(StorageError):
@@ -84,7 +76,7 @@ def connect(dsn: str, schema: str, *, timeout: float, statement_ms: int) -> Any:
         conn = psycopg.connect(
             dsn,
             autocommit=True,
-            connect_timeout=max(1, int(math.ceil(timeout))),
+            connect_timeout=max(1, math.ceil(timeout)),
             options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}",
             application_name=f"memvault {socket.gethostname()} {os.getpid()}",
             keepalives=1,
@@ -182,10 +174,8 @@ class _PgSql:
             timer.cancel()
 
     def close(self) -> None:
-        try:
+        with suppress(Exception):
             self.conn.close()
-        except Exception:
-            pass
 
 
 class PgCache:
@@ -309,24 +299,39 @@ class PgStore(Store):
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
                 (socket.gethostname(), os.getpid(), time.time()),
             )
-        self._writer = conn
+        self._writer = _PgSql(conn, self.dsn, self._db.timeout)  # type: ignore[attr-defined]
+
+    def location(self) -> dict[str, Any]:
+        """Where this index lives and who writes it (``status``): never the password."""
+        held = self.writer()
+        return {
+            "store": "postgres",
+            "dsn": redact(self.dsn),
+            "schema": self.schema,
+            "role": "reader" if self.read_only else "writer",
+            "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
+        }
 
     def writer(self) -> tuple[str, int, float] | None:
+        """The writer (host, pid, since) while it holds the lock (a killed one's row
+        outlives it: it counts only with the advisory lock held)."""
+        key = pg_schema.lock_key(self.schema, "writer") & 0xFFFFFFFFFFFFFFFF
         with self._lock:
-            row = self._db.execute("SELECT host, pid, since FROM writer").fetchone()
+            row = self._db.raw(  # type: ignore[attr-defined]
+                "SELECT host, pid, since FROM writer WHERE EXISTS (SELECT 1 FROM pg_locks "
+                "WHERE locktype = 'advisory' AND granted AND classid::bigint = %s "
+                "AND objid::bigint = %s AND objsubid = 1)",
+                (key >> 32, key & 0xFFFFFFFF),
+            ).fetchone()
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
     def close(self) -> None:
         with self._lock:
             if self._writer is not None:
-                try:
-                    self._writer.execute("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
-                except Exception:
-                    pass
-                try:
+                with suppress(Exception):
+                    self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
+                with suppress(Exception):
                     self._writer.close()
-                except Exception:
-                    pass
                 self._writer = None
             self._db.close()  # type: ignore[attr-defined]
 
@@ -342,41 +347,41 @@ class PgStore(Store):
         super().put_note(_NoReplace(conn), row)
 
     def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
-        import json
-
         labels = []
         for c in chunks:
             heading = " ".join(c.heading)
+            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
             (label,) = conn.raw(
                 "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
-                f"title, headings, about, keywords) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-                f"%s, {_KEYWORDS}) RETURNING label",
+                "title, headings, about, keywords, ntok) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s::tsvector, %s) RETURNING label",
                 (
                     path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
-                    c.line_end, c.text, c.sha, c.tokens, c.title, heading, c.about,
-                    c.text, c.title, heading, c.about,
+                    c.line_end, c.text, c.sha, c.tokens, c.title, heading, c.about, keywords, ntok,
                 ),
             ).fetchone()  # fmt: skip
             labels.append(int(label))
         return labels
 
     def move_chunk(self, conn: Any, label: int, c: NewChunk) -> None:
-        import json
-
+        """As ``Store.move_chunk``: the keyword row is rewritten only when it differs."""
         heading = " ".join(c.heading)
+        row = conn.raw(
+            "SELECT text, title, headings, about FROM chunks WHERE label = %s", (label,)
+        ).fetchone()
         conn.raw(
-            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s, text = %s "
+            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s "
             "WHERE label = %s",
             (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
-             c.text, label),
+             label),
         )  # fmt: skip
-        conn.raw(
-            f"UPDATE chunks SET title = %s, headings = %s, about = %s, keywords = {_KEYWORDS} "
-            "WHERE label = %s AND (keywords IS NULL OR title IS DISTINCT FROM %s OR headings IS "
-            "DISTINCT FROM %s OR about IS DISTINCT FROM %s OR text IS DISTINCT FROM %s)",
-            (c.title, heading, c.about, c.text, c.title, heading, c.about, label, c.title,
-             heading, c.about, c.text),
-        )  # fmt: skip
+        if row is not None and tuple(row) != (c.text, c.title, heading, c.about):
+            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
+            conn.raw(
+                "UPDATE chunks SET text = %s, title = %s, headings = %s, about = %s, "
+                "keywords = %s::tsvector, ntok = %s WHERE label = %s",
+                (c.text, c.title, heading, c.about, keywords, ntok, label),
+            )
 
     def delete_chunks(self, conn: Any, labels: Sequence[int]) -> None:
         # the chunk's vector goes in the same transaction: a reader never finds a
@@ -435,43 +440,56 @@ class PgStore(Store):
     # -- keywords ----------------------------------------------------------------------
 
     def term_docs(self, term: str) -> int:
+        query = pg_keywords.term_query(term)
+        if query is None:
+            return 0
         with self._lock:
             row = self._db.raw(  # type: ignore[attr-defined]
-                "SELECT count(*) FROM chunks WHERE keywords @@ plainto_tsquery('english', %s)",
-                (term,),
+                "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (query,)
             ).fetchone()
         return int(row[0])
 
     def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
-        """(label, BM25-like score: higher is better) of chunks holding any of ``terms``."""
-        terms = [t.replace("\x00", "") for t in dict.fromkeys(terms) if t.strip("\x00")]
-        if not terms or limit <= 0:
+        """(label, bm25 score: higher is better), as FTS5 ranks ``"a" OR "b"``: the GIN
+        index finds the chunks, BM25 is computed here (pg_keywords)."""
+        phrases: list[list[str]] = []
+        for term in dict.fromkeys(terms):
+            tokens = pg_keywords.TOKENIZER.tokens(term.replace("\x00", ""))
+            if tokens and tokens not in phrases:
+                phrases.append(tokens)
+        if not phrases or limit <= 0:
             return []
-        total = self.chunk_count()
-        parts, args = [], []
-        for term in terms:
-            docs = self.term_docs(term)
-            if not docs:
-                continue
-            idf = math.log((total - docs + 0.5) / (docs + 0.5))
-            parts.append((max(idf, 1e-6), term))
-        if not parts:
-            return []
-        score = " + ".join(
-            f"%s * ts_rank('{_WEIGHTS}', keywords, plainto_tsquery('english', %s), 1)"
-            for _ in parts
-        )
-        where = " || ".join("plainto_tsquery('english', %s)" for _ in parts)
-        for idf, term in parts:
-            args += [idf, term]
-        args += [t for _, t in parts]
+        queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
         with self._lock:
+            total, length = self._db.raw(  # type: ignore[attr-defined]
+                "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
+            ).fetchone()
+            docs = [
+                int(
+                    self._db.raw(  # type: ignore[attr-defined]
+                        "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
+                    ).fetchone()[0]
+                )
+                for q in queries
+            ]
             rows = self._db.raw(  # type: ignore[attr-defined]
-                f"SELECT label, {score} AS s FROM chunks WHERE keywords @@ ({where}) "
-                "ORDER BY s DESC, label LIMIT %s",
-                (*args, limit),
+                "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
+                "FROM chunks c, unnest(c.keywords) u "
+                "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",
+                (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
             ).fetchall()
-        return [(int(label), float(s)) for label, s in rows]
+        found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
+        for label, ntok, lexeme, positions, weights in rows:
+            entry = found.setdefault(int(label), (int(ntok), {}))
+            entry[1][lexeme] = dict(zip(positions, weights, strict=True))
+        idfs = [pg_keywords.idf(int(total), n) for n in docs]
+        avg = int(length) / int(total) if total else 0.0
+        scored = []
+        for label, (ntok, lexemes) in found.items():
+            freqs = [_phrase_freq(p, lexemes) for p in phrases]
+            scored.append((label, pg_keywords.bm25(freqs, idfs, ntok, avg)))
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return scored[:limit]
 
     def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
         raise NotImplementedError("PgStore ranks keywords by terms: keywords(terms, limit)")
@@ -484,6 +502,17 @@ class PgStore(Store):
         from memvault.index.pg_vectors import PgVectors
 
         return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+
+
+def _phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:
+    """The column-weighted count of a phrase's instances in a chunk (FTS5's per-phrase
+    frequency): positions of its first token followed by the others, one step each."""
+    first = lexemes.get(tokens[0], {})
+    freq = 0.0
+    for pos, letter in first.items():
+        if all(pos + i in lexemes.get(t, {}) for i, t in enumerate(tokens[1:], 1)):
+            freq += pg_keywords.LETTER_WEIGHT[letter]
+    return freq
 
 
 class _NoReplace:

@@ -115,13 +115,20 @@ def open_postgres(config: VaultConfig, *, read_only: bool) -> Any:
 
     if not config.index.dsn:
         raise ConfigError('index.store = "postgres" needs index.dsn ("postgresql://...")')
-    return PgStore(
+    store = PgStore(
         config.index.dsn,
         pg_schema_of(config),
         read_only=read_only,
         timeout=config.index.pg_timeout,
         statement_ms=int(config.index.pg_timeout * 1000),
     )
+    if not read_only:
+        try:  # one writer per vault, on any machine: the schema's advisory lock
+            store.take_writer_lock()
+        except BaseException:
+            store.close()
+            raise
+    return store
 
 
 def postgres_indexed(config: VaultConfig) -> bool:
