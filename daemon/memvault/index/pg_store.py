@@ -116,6 +116,11 @@ class _PgSql:
         self.dsn = dsn
         self.timeout = timeout
         self._sql: dict[str, str] = {}
+        self._guard = threading.Lock()
+        self._until: dict[int, float] = {}  # thread -> when its statement is late
+        self._watchdog: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._fired = threading.Event()  # the socket was cut: this connection is done
 
     def _tr(self, sql: str) -> str:
         out = self._sql.get(sql)
@@ -141,29 +146,25 @@ class _PgSql:
     @contextmanager
     def deadline(self) -> Iterator[None]:
         """Shut the socket down when a statement outlives ``timeout`` (the server's
-        statement_timeout cannot help when the network between us is what stalls)."""
+        statement_timeout cannot help when the network between us is what stalls).
+        One watchdog thread per connection looks at the statements in flight (a timer
+        thread per statement cost more than the statement)."""
         import psycopg
 
-        fired = threading.Event()
-
-        def cut() -> None:
-            fired.set()
-            try:
-                sock = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                finally:
-                    sock.close()
-            except (OSError, psycopg.Error):
-                pass
-
-        timer = threading.Timer(self.timeout, cut)
-        timer.daemon = True
-        timer.start()
+        me = threading.get_ident()
+        with self._guard:
+            nested = me in self._until
+            if not nested:
+                self._until[me] = time.monotonic() + self.timeout
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(
+                    target=self._watch, name="memvault-pg-deadline", daemon=True
+                )
+                self._watchdog.start()
         try:
             yield
         except psycopg.Error as exc:
-            if fired.is_set():
+            if self._fired.is_set():
                 raise IndexUnavailable(
                     f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
                 ) from None
@@ -171,9 +172,28 @@ class _PgSql:
                 raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
             raise
         finally:
-            timer.cancel()
+            if not nested:
+                with self._guard:
+                    self._until.pop(me, None)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            with self._guard:
+                late = any(t < time.monotonic() for t in self._until.values())
+            if late and not self._fired.is_set():
+                self._fired.set()
+                with suppress(OSError, Exception):
+                    sock = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    finally:
+                        sock.close()
 
     def close(self) -> None:
+        self._stop.set()
+        watchdog = self._watchdog
+        if watchdog is not None and watchdog is not threading.current_thread():
+            watchdog.join()
         with suppress(Exception):
             self.conn.close()
 
@@ -248,9 +268,10 @@ class PgStore(Store):
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms)
-        self._db = _PgSql(conn, dsn, timeout)  # type: ignore[assignment]
+        self._pg = _PgSql(conn, dsn, timeout)
+        self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
         try:
-            with self._db.deadline():
+            with self._pg.deadline():
                 if read_only:
                     version = pg_schema._version(conn, schema)
                     if version is not None and version > pg_schema.PG_SCHEMA_VERSION:
@@ -265,9 +286,9 @@ class PgStore(Store):
                 else:
                     pg_schema.migrate(conn, schema)
         except BaseException:
-            self._db.close()
+            self._pg.close()
             raise
-        self._cache = PgCache(self._db)  # type: ignore[assignment]
+        self._cache = PgCache(self._pg)  # type: ignore[assignment]
 
     @staticmethod
     def exists(dsn: str, schema: str, timeout: float = 10.0) -> bool:
@@ -282,7 +303,7 @@ class PgStore(Store):
     def take_writer_lock(self) -> None:
         """Hold the vault's writer advisory lock on a session of its own, or
         ``LockHeld`` naming the holder (host, pid) wherever it runs."""
-        conn = connect(self.dsn, self.schema, timeout=self._db.timeout, statement_ms=30_000)
+        conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
         key = pg_schema.lock_key(self.schema, "writer")
         (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
         if not got:
@@ -299,7 +320,7 @@ class PgStore(Store):
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
                 (socket.gethostname(), os.getpid(), time.time()),
             )
-        self._writer = _PgSql(conn, self.dsn, self._db.timeout)  # type: ignore[attr-defined]
+        self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
 
     def location(self) -> dict[str, Any]:
         """Where this index lives and who writes it (``status``): never the password."""
@@ -317,7 +338,7 @@ class PgStore(Store):
         outlives it: it counts only with the advisory lock held)."""
         key = pg_schema.lock_key(self.schema, "writer") & 0xFFFFFFFFFFFFFFFF
         with self._lock:
-            row = self._db.raw(  # type: ignore[attr-defined]
+            row = self._pg.raw(
                 "SELECT host, pid, since FROM writer WHERE EXISTS (SELECT 1 FROM pg_locks "
                 "WHERE locktype = 'advisory' AND granted AND classid::bigint = %s "
                 "AND objid::bigint = %s AND objsubid = 1)",
@@ -333,34 +354,57 @@ class PgStore(Store):
                 with suppress(Exception):
                     self._writer.close()
                 self._writer = None
-            self._db.close()  # type: ignore[attr-defined]
+            self._pg.close()
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:
-        with self._lock, self._db.deadline(), self._db.conn.transaction():  # type: ignore[attr-defined]
-            yield self._db
+        """One transaction (each statement, BEGIN and COMMIT under the deadline; a long
+        transaction of many statements is not cut)."""
+        with self._lock:
+            tx = self._pg.conn.transaction()
+            with self._pg.deadline():
+                tx.__enter__()
+            try:
+                yield self._pg
+            except BaseException as exc:
+                with self._pg.deadline():
+                    tx.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            with self._pg.deadline():
+                tx.__exit__(None, None, None)
 
     # -- what PostgreSQL spells differently ------------------------------------------
 
     def put_note(self, conn: Any, row: NoteRow) -> None:
         conn.execute("DELETE FROM notes WHERE path = ?", (row.path,))
-        super().put_note(_NoReplace(conn), row)
+        super().put_note(_NoReplace(conn), row)  # type: ignore[arg-type]
 
     def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
-        labels = []
+        rows = []
         for c in chunks:
             heading = " ".join(c.heading)
             keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
-            (label,) = conn.raw(
-                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
-                "title, headings, about, keywords, ntok) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, "
-                "%s, %s, %s, %s::tsvector, %s) RETURNING label",
+            rows.append(
                 (
                     path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
                     c.line_end, c.text, c.sha, c.tokens, c.title, heading, c.about, keywords, ntok,
-                ),
-            ).fetchone()  # fmt: skip
-            labels.append(int(label))
+                )
+            )  # fmt: skip
+        if not rows:
+            return []
+        labels = []
+        with conn.deadline(), conn.conn.cursor() as cur:  # one round trip (a pipeline)
+            cur.executemany(
+                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
+                "title, headings, about, keywords, ntok) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s::tsvector, %s) RETURNING label",
+                rows,
+                returning=True,
+            )
+            while True:
+                labels.append(int(cur.fetchone()[0]))
+                if not cur.nextset():
+                    break
         return labels
 
     def move_chunk(self, conn: Any, label: int, c: NewChunk) -> None:
@@ -393,13 +437,13 @@ class PgStore(Store):
 
     def pending_state(self) -> tuple[int, float | None]:
         with self._lock:
-            count, since = self._db.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+            count, since = self._pg.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
         return int(count), (None if since is None else float(since))
 
     def owned_lines(self) -> dict[str, tuple[str, ...]]:
         out: dict[str, list[str]] = {}
         with self._lock:
-            for section, line in self._db.execute(
+            for section, line in self._pg.execute(
                 "SELECT section, line FROM memory_owned ORDER BY id"
             ):
                 out.setdefault(section, []).append(line)
@@ -444,7 +488,7 @@ class PgStore(Store):
         if query is None:
             return 0
         with self._lock:
-            row = self._db.raw(  # type: ignore[attr-defined]
+            row = self._pg.raw(
                 "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (query,)
             ).fetchone()
         return int(row[0])
@@ -461,18 +505,18 @@ class PgStore(Store):
             return []
         queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
         with self._lock:
-            total, length = self._db.raw(  # type: ignore[attr-defined]
+            total, length = self._pg.raw(
                 "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
             ).fetchone()
             docs = [
                 int(
-                    self._db.raw(  # type: ignore[attr-defined]
+                    self._pg.raw(
                         "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
                     ).fetchone()[0]
                 )
                 for q in queries
             ]
-            rows = self._db.raw(  # type: ignore[attr-defined]
+            rows = self._pg.raw(
                 "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
                 "FROM chunks c, unnest(c.keywords) u "
                 "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",

@@ -15,28 +15,27 @@ filters a deepening HNSW search.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from memvault.index.vectors import OpenReport, _checked
 
-if TYPE_CHECKING:
-    from memvault.index.pg_store import PgStore
-
 _BATCH = 1000
 
 
 def _literal(vector: np.ndarray) -> str:
-    return "[" + ",".join(f"{x:.8g}" for x in vector.tolist()) + "]"
+    # repr of each float32 as a double: exact (the cosine is hnswlib's to the last place)
+    return "[" + ",".join(map(str, vector.astype(np.float32).tolist())) + "]"
 
 
 class PgVectors:
-    """The vector index of a ``PgStore``: pgvector HNSW, cosine."""
+    """The vector index of a ``PgStore`` (``store``: typed loosely, so that this module
+    and pg_store.py, which makes it, import in one direction only): pgvector HNSW."""
 
     def __init__(
         self,
-        store: PgStore,
+        store: Any,
         dim: int,
         *,
         m: int = 16,
@@ -48,7 +47,7 @@ class PgVectors:
         self.m = m
         self.ef_construction = ef_construction
         self.ef_search = ef_search
-        self._db = store._db  # type: ignore[attr-defined]
+        self._db = store._pg
         self._lock = store._lock
 
     @property
