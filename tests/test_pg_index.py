@@ -112,6 +112,10 @@ def test_a_reader_reads_the_shared_index_with_no_local_one(
             assert [(h.path, h.line_start) for h in r.search(QUESTIONS[0], k=5)] == expected
             got = r.get("people/sarah-chen.md")
             assert "Sarah" in got.text
+            where = r.status()["index"]["where"]
+            assert where["store"] == "postgres" and where["role"] == "reader"
+            assert where["writer"]["pid"] == os.getpid()  # the writer, as the lock says
+            assert where["behind_seconds"] is not None and where["vectors_pending"] == 0
         assert not (reader_root / ".memvault" / "index.db").exists()
         assert not (reader_root / ".memvault" / "cache.db").exists()
 
@@ -314,6 +318,7 @@ def test_redact_hides_the_password() -> None:
         == "postgresql://ann:***@db.example:5433/team"
     )
     assert redact("postgresql://db.example/team") == "postgresql://db.example/team"
+    assert redact("postgresql://ann:@db/team") == "postgresql://ann:@db/team"  # none to hide
     assert "pw" not in redact("postgresql://db/team?user=a&password=pw")
 
 

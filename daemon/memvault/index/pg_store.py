@@ -50,7 +50,7 @@ def redact(dsn: str) -> str:
         parts = urlsplit(dsn)
     except ValueError:
         return "postgresql://(unparsable DSN)"
-    if parts.password is None and "password" not in (parts.query or ""):
+    if not parts.password and "password" not in (parts.query or ""):
         return dsn
     netloc = parts.hostname or ""
     if parts.port:
