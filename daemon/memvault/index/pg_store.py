@@ -290,14 +290,6 @@ class PgStore(Store):
             raise
         self._cache = PgCache(self._pg)  # type: ignore[assignment]
 
-    @staticmethod
-    def exists(dsn: str, schema: str, timeout: float = 10.0) -> bool:
-        conn = connect(dsn, schema, timeout=timeout, statement_ms=int(timeout * 1000))
-        try:
-            return pg_schema._version(conn, schema) is not None
-        finally:
-            conn.close()
-
     # -- the writer's lock -------------------------------------------------------------
 
     def take_writer_lock(self) -> None:

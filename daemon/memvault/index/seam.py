@@ -131,13 +131,6 @@ def open_postgres(config: VaultConfig, *, read_only: bool) -> Any:
     return store
 
 
-def postgres_indexed(config: VaultConfig) -> bool:
-    """Whether the vault's schema holds an index (a reader on a machine with no local one)."""
-    from memvault.index.pg_store import PgStore
-
-    return PgStore.exists(config.index.dsn, pg_schema_of(config), config.index.pg_timeout)
-
-
 __all__ = [
     "IndexStore",
     "Tx",
@@ -145,5 +138,4 @@ __all__ = [
     "is_postgres",
     "open_postgres",
     "pg_schema_of",
-    "postgres_indexed",
 ]
