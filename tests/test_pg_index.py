@@ -359,3 +359,48 @@ def _rounded(found: dict[str, Any]) -> list[dict[str, Any]]:
     """Hits with scores to 4 places (pgvector gets the vectors as decimal text: the
     cosine differs from hnswlib's in the 6th place)."""
     return [{**h, "score": round(h["score"], 4)} for h in found["hits"]]
+
+
+def test_a_reader_while_the_writer_reindexes_never_cites_lines_not_in_the_note(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    short = note("Alpha log", "alpha", "\n".join(f"- alpha entry {i} short" for i in range(8)))
+    long = note("Alpha log", "alpha", "\n".join(f"- alpha entry {i} long form" for i in range(60)))
+    versions = [short, long]
+    write(root, "logs/alpha.md", short)
+    copy = tmp_path / "reader" / "team"
+    with open_vault(root) as w:
+        w.sync()
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        done = threading.Event()
+
+        def rewrite() -> None:
+            for i in range(12):
+                write(root, "logs/alpha.md", versions[(i + 1) % 2])
+                w.sync()
+            done.set()
+
+        writer = threading.Thread(target=rewrite, name="rewriter")
+        seen = 0
+        with open_vault(copy, mode="read") as r:
+            writer.start()
+            while not done.is_set() or seen == 0:
+                for h in r.search("alpha entry", k=10):
+                    if h.path != "logs/alpha.md":
+                        continue
+                    seen += 1
+                    fits = [
+                        v
+                        for v in versions
+                        if h.line_end <= len(v.splitlines())
+                        and all(line in v.splitlines() for line in h.text.splitlines() if line)
+                    ]
+                    assert fits, (h.line_start, h.line_end, h.text)
+            writer.join()
+    assert seen > 0
