@@ -98,6 +98,19 @@ def parse_sets(items: Sequence[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def _own_schema(root: Path, overrides: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """With the index on PostgreSQL (MEMVAULT_INDEX_STORE=postgres): a schema per
+    conversation's vault (the kit names every vault folder alike, and one writer holds
+    a schema at a time)."""
+    import hashlib
+    import os
+
+    if os.environ.get("MEMVAULT_INDEX_STORE") != "postgres":
+        return overrides
+    schema = "memvault_locomo_" + hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    return {**overrides, "index": {**overrides.get("index", {}), "schema": schema}}
+
+
 def parse_convs(spec: str, total: int) -> list[int]:
     """``"0,1,2"``, ``"3-4"`` or ``""`` (all) -> conversation indices."""
     if not spec.strip():
@@ -128,7 +141,7 @@ def run(
             # the kit's folder of notes, made a vault by its .memvault/ alone (as before
             # Vault.open required one): no template files join the conversation's notes
             (root / ".memvault").mkdir(exist_ok=True)
-            vault = Vault.open(root, embedder=embedder, overrides=overrides)
+            vault = Vault.open(root, embedder=embedder, overrides=_own_schema(root, overrides))
             started = time.perf_counter()
             vault.sync()
             timings["sync"] += time.perf_counter() - started

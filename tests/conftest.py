@@ -79,3 +79,25 @@ def torch_model() -> Any:
     from memvault.index.embedder import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder()
+
+
+# --- a real PostgreSQL server with pgvector (pgserver), started once per session --------------
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Any]:
+    """A PostgreSQL server (pgserver's binaries, pgvector included) for the session."""
+    from pg_helpers import start_server, stop_server
+
+    server = start_server()
+    yield server
+    stop_server(server)
+
+
+@pytest.fixture
+def pg_dsn(pg_server: Any, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest) -> str:
+    """The session server's DSN, and the test's own schema (``MEMVAULT_INDEX_SCHEMA``)."""
+    from pg_helpers import fresh_schema
+
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(pg_server, request.node.name))
+    return str(pg_server.get_uri())

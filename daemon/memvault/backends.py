@@ -332,6 +332,14 @@ def open_backend(
 
     try:
         engine = Engine(config, _model(embedder, mode, local=True), read_only=lock is None)
+    except LockHeld:
+        if lock is not None:
+            lock.release()
+        if mode == "write":
+            raise
+        # the index in PostgreSQL has its writer on another machine: read it as it is
+        lock = None
+        engine = Engine(config, _model(embedder, mode, local=True), read_only=True)
     except BaseException:
         if lock is not None:
             lock.release()

@@ -77,6 +77,13 @@ class IndexSettings:
     ef_construction: int = 200
     ef_search: int = 100
     compact_ratio: float = 0.25
+    # where the index lives (index/seam.py): "sqlite" (.memvault/) or "postgres" (dsn);
+    # ``schema``: the PostgreSQL schema (default memvault_<folder name>); ``pg_timeout``:
+    # seconds to connect and per statement (a stalled network is cut off, not waited on)
+    store: str = "sqlite"
+    dsn: str = ""
+    schema: str = ""
+    pg_timeout: float = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +339,14 @@ def _validate(section: str, settings: Any, where: str) -> None:
             )
         if settings.onnx_precision not in ONNX_PRECISIONS:
             problems.append(f"index.onnx_precision must be one of {', '.join(ONNX_PRECISIONS)}")
+        if settings.store not in ("sqlite", "postgres"):
+            problems.append("index.store must be sqlite or postgres")
+        elif settings.store == "postgres" and not settings.dsn.startswith(
+            ("postgresql://", "postgres://")
+        ):
+            problems.append('index.store = "postgres" needs index.dsn = "postgresql://..."')
+        if settings.pg_timeout <= 0:
+            problems.append("index.pg_timeout must be positive (seconds)")
         cache = settings.model_cache
         if cache and not (cache.startswith("~") or os.path.isabs(cache)):
             problems.append("index.model_cache must be an absolute path (or start with ~)")

@@ -270,7 +270,7 @@ class Embedding:
             if self._vectors is None:
                 self.check_model()
                 # the dimension is recorded, so deleting vectors never needs the model
-                vi = VectorIndex(
+                vi = self._store.vector_index(  # hnswlib, or pgvector (index/seam.py)
                     self.config.state_dir / "vectors.bin",
                     self.dim(),
                     m=self.config.index.hnsw_m,

@@ -81,6 +81,7 @@ from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
 from memvault.index.embedder import Embedder
+from memvault.index.seam import is_postgres, open_postgres
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
 from memvault.vault.state import ensure_state_dir
@@ -133,12 +134,19 @@ class Engine:
         self.store_rebuilt: str | None = None  # a damaged database found on open
         # A vault never indexed, opened to read: nothing is written, not even .memvault/;
         # the index lives in memory and is empty (``indexed`` says so).
-        self.indexed = (config.state_dir / "index.db").exists()
+        postgres = is_postgres(config)  # the index in PostgreSQL (index/seam.py)
+        self.indexed = (config.state_dir / "index.db").exists() if not postgres else True
         if not read_only:
             ensure_state_dir(config.state_dir)
             self.fs.remove_temp_files()  # left by a write that was killed midway
             self.indexed = True
-        self.store = self._open_store() if self.indexed else Store.in_memory()
+        self.store: Store = (
+            open_postgres(config, read_only=read_only)
+            if postgres
+            else self._open_store()
+            if self.indexed
+            else Store.in_memory()
+        )
         self.catalogue = Catalogue(self.store)
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(config, self.store, embedder)

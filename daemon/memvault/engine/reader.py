@@ -28,7 +28,6 @@ from memvault.core.ranking import (
     Filters,
     allows,
     convex,
-    fts_query,
     fuse,
     informative_terms,
     query_terms,
@@ -113,8 +112,8 @@ class Reader:
             if not allowed_labels:
                 return [], qv
         terms = query_terms(query)
-        match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
-        lexical = self.store.fts(match, pool * 3 if label_ok else pool)
+        keep = informative_terms(terms, self.store.chunk_count(), self.store.term_docs)
+        lexical = self.store.keywords(keep, pool * 3 if label_ok else pool)
         if label_ok is not None:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
         vector: list[tuple[int, float]] = []
@@ -246,9 +245,9 @@ class Reader:
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
         terms = query_terms(query)
-        match = fts_query(informative_terms(terms, self.store.chunk_count(), self.store.term_docs))
+        keep = informative_terms(terms, self.store.chunk_count(), self.store.term_docs)
         pool = len(hits)
-        lexical = self.store.fts(match, pool) if match else []
+        lexical = self.store.keywords(keep, pool)
         vector = self.embedding.vectors.query(qv, pool)
         scores = dict(self._fuse(lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]

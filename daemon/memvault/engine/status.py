@@ -14,6 +14,7 @@ looked, so each is logged once.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -89,6 +90,7 @@ def describe(
             "pending": pending[:50],
             "pending_count": len(pending),
             **_vectors(store),
+            "where": where_of(config, store),
         },
         "last_sync": json.loads(last) if last else None,
         # when a sync last ran (this process), and when one last changed something
@@ -105,6 +107,21 @@ def _vectors(store: Store) -> dict[str, Any]:
     changed = store.meta("model_changed")
     if waiting and changed:
         out["model_changed"] = changed
+    return out
+
+
+def where_of(config: VaultConfig, store: Store) -> dict[str, Any]:
+    """Where the index lives (a DSN without its password), who writes it and how far
+    behind the writer this copy's reader is: the writer's last change, its vectors
+    still to come (index/seam.py)."""
+    describe_pg = getattr(store, "location", None)
+    if describe_pg is None:
+        return {"store": "sqlite", "path": str(config.state_dir)}
+    out: dict[str, Any] = describe_pg()
+    changed = float(store.meta("last_sync_at") or 0) or None
+    out["writer_last_change_at"] = changed
+    out["behind_seconds"] = round(time.time() - changed, 1) if changed else None
+    out["vectors_pending"] = store.pending_state()[0]
     return out
 
 

@@ -52,6 +52,7 @@ from memvault.index.rows import (
 )
 from memvault.index.schema import SCHEMA, SCHEMA_VERSION, migrate
 from memvault.index.vector_cache import VectorCache, opening_error
+from memvault.index.vectors import VectorIndex
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -536,6 +537,17 @@ class Store(LinkTables):
                 (match, limit),
             ).fetchall()
         return [(int(label), -float(score)) for label, score in rows]
+
+    def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """(label, bm25 score: higher is better) of chunks holding any of ``terms`` (the
+        seam's keyword candidates; index/seam.py)."""
+        return self.fts(fts_query(terms), limit) if terms else []
+
+    def vector_index(
+        self, path: Path, dim: int, *, m: int, ef_construction: int, ef_search: int
+    ) -> VectorIndex:
+        """The vector index that goes with this store: hnswlib in ``path``."""
+        return VectorIndex(path, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
 
     # -- embedding cache -------------------------------------------------------------
 

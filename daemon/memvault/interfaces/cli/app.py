@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from memvault import __version__
-from memvault.interfaces.cli import agent, connect, daemon, obsidian, vault_commands
+from memvault.interfaces.cli import agent, connect, daemon, index_commands, obsidian, vault_commands
 from memvault.interfaces.cli.common import emit_json, out
 
 app = typer.Typer(
@@ -97,6 +97,7 @@ connect_app.command("claude-desktop")(connect.claude_desktop)
 app.add_typer(disconnect_app, name="disconnect")
 disconnect_app.command("claude-code")(connect.disconnect_claude_code)
 disconnect_app.command("claude-desktop")(connect.disconnect_claude_desktop)
+app.add_typer(index_commands.index_app, name="index")  # index move (docs/TEAM.md)
 
 
 def main() -> None:

@@ -92,6 +92,20 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"re-embedding for a new model ({idx['model_changed']}): "
             f"{idx['vectors_pending']} chunks left; keyword search works meanwhile"
         )
+    where = idx.get("where") or {}
+    if where.get("store") == "postgres":  # a team's index (docs/TEAM.md): never a password
+        held = where.get("writer")
+        who = f"{held['host']} pid {held['pid']}" if held else "no writer running"
+        behind = where.get("behind_seconds")
+        console.print(
+            f"index lives in PostgreSQL: {where['dsn']} schema {where['schema']} "
+            f"(this process: {where['role']}; writer: {who})"
+        )
+        console.print(
+            "writer's last change: "
+            + (f"{behind:.0f} s ago" if behind is not None else "none yet")
+            + f", {where.get('vectors_pending', 0)} chunks still waiting for vectors"
+        )
     if idx.get("relink_pending"):
         console.print(
             f"link repair interrupted: links to {idx['relink_pending']} moved files are not "

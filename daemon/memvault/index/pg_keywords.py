@@ -1,0 +1,105 @@
+"""Keywords on PostgreSQL ranked exactly as the SQLite index ranks them: FTS5's BM25.
+
+PostgreSQL's own text search would stem and drop stop words its way (``english``) and
+rank without IDF (``ts_rank``): other hits than FTS5's. So the tokens are FTS5's own
+— each chunk's columns are tokenized by an in-memory SQLite FTS5 table with the
+index's tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the
+token instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each
+position weighted by its column (A title, B headings, C about, D text), with the
+chunk's token count (``ntok``). The GIN index finds the candidates; BM25 is computed
+here, above the database, from what it returns: each term's document count, the
+candidates' per-column term frequencies (the weights of a lexeme's positions) and
+lengths, the table's row count and total length — FTS5's formula and constants
+(k1 = 1.2, b = 0.75, IDF floored at 1e-6, column weights text 1, title 2,
+headings 1.5, about 1).
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import threading
+from collections.abc import Sequence
+
+from memvault.index.schema import FTS_TABLE
+
+K1 = 1.2
+B = 0.75
+COLUMNS = ("text", "title", "headings", "about")
+WEIGHT_LETTER = {"text": "D", "title": "A", "headings": "B", "about": "C"}
+LETTER_WEIGHT = {"D": 1.0, "A": 2.0, "B": 1.5, "C": 1.0}  # bm25(chunks_fts, 1.0, 2.0, 1.5, 1.0)
+
+
+class Tokenizer:
+    """FTS5's tokens of text, from an in-memory SQLite table (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._db = sqlite3.connect(":memory:", check_same_thread=False)
+        self._db.execute(FTS_TABLE)
+        self._db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
+        self._lock = threading.Lock()
+
+    def columns(
+        self, text: str, title: str, headings: str, about: str
+    ) -> list[tuple[str, str, int]]:
+        """(token, column, offset) of each token instance of a chunk's four columns."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
+                (text, title, headings, about),
+            )
+            rows = self._db.execute("SELECT term, col, offset FROM vocab").fetchall()
+            self._db.execute("DELETE FROM chunks_fts")
+        return [(str(t), str(c), int(o)) for t, c, o in rows]
+
+    def tokens(self, text: str) -> list[str]:
+        """The tokens of a query term, in order."""
+        return [t for t, _, _ in sorted(self.columns(text, "", "", ""), key=lambda r: r[2])]
+
+
+TOKENIZER = Tokenizer()
+
+
+def quote(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def tsvector_of(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
+    """A ``tsvector`` literal of the chunk's FTS5 tokens (positions weighted by column)
+    and its token count. Positions are numbered across the columns (1-based, at most
+    16,383: PostgreSQL's cap; a chunk is a few hundred tokens)."""
+    instances = TOKENIZER.columns(text, title, headings, about)
+    base = {}
+    start = 1
+    for col in COLUMNS:
+        base[col] = start
+        start += 1 + max((o for _, c, o in instances if c == col), default=-1)
+    lexemes: dict[str, list[str]] = {}
+    for token, col, offset in instances:
+        pos = min(base[col] + offset, 16383)
+        lexemes.setdefault(token, []).append(f"{pos}{WEIGHT_LETTER[col]}")
+    literal = " ".join(f"{quote(t)}:{','.join(p)}" for t, p in sorted(lexemes.items()))
+    return literal, len(instances)
+
+
+def term_query(term: str) -> str | None:
+    """A ``tsquery`` literal matching what FTS5's ``"term"`` matches (its tokens as a
+    phrase); None when the term has no token."""
+    tokens = TOKENIZER.tokens(term)
+    if not tokens:
+        return None
+    return " <-> ".join(quote(t) for t in tokens)
+
+
+def idf(total: int, docs: int) -> float:
+    value = math.log((total - docs + 0.5) / (docs + 0.5))
+    return value if value > 0 else 1e-6
+
+
+def bm25(freqs: Sequence[float], idfs: Sequence[float], length: int, avg_length: float) -> float:
+    """FTS5's bm25 of one row: ``freqs[i]`` the weighted frequency of term i in it."""
+    norm = K1 * (1 - B + B * length / avg_length) if avg_length > 0 else K1
+    return sum(w * (f * (K1 + 1)) / (f + norm) for f, w in zip(freqs, idfs, strict=True) if f)
+
+
+__all__ = ["TOKENIZER", "bm25", "idf", "term_query", "tsvector_of"]

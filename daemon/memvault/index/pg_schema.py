@@ -1,0 +1,191 @@
+"""The PostgreSQL index's tables (one schema per vault) and their versioned migrations.
+
+memvault touches only its own schema: every table below is created in it, and the
+connection's ``search_path`` names it first, so the store's SQL (written once, for
+both engines) reads and writes there and nowhere else. pgvector's ``vector`` type
+comes from wherever the extension lives (``public`` by default): created only when
+it is not installed, and only if the role may.
+
+Versions (``meta.schema_version``, the same meaning on every machine):
+
+1. the first: the SQLite index's tables, with a ``tsvector`` column of FTS5's own
+   tokens (weighted A-D: title, headings, description, text; pg_keywords.py), its
+   token count and a GIN index for the keywords, the
+   embedding cache (float16 bytes by model and content hash, shared by every
+   machine: no machine embeds a text the index holds), the writer's name.
+
+Migrations run once, in one transaction, under a transaction-scoped advisory lock
+keyed by the schema's name: two processes opening a fresh schema at once do not
+both create it. A schema written by a newer memvault is refused, saying which.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+from memvault.errors import IndexCorrupt
+
+PG_SCHEMA_VERSION = 1
+
+_TABLES = [
+    "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS notes(
+    path TEXT PRIMARY KEY,
+    size BIGINT NOT NULL,
+    mtime_ns BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    skip_reason TEXT,
+    title TEXT NOT NULL DEFAULT '',
+    summary TEXT NOT NULL DEFAULT '',
+    category TEXT NOT NULL DEFAULT '',
+    date TEXT,
+    updated TEXT,
+    tags TEXT NOT NULL DEFAULT '[]',
+    aliases TEXT NOT NULL DEFAULT '[]',
+    frontmatter TEXT NOT NULL DEFAULT '{}',
+    headings TEXT NOT NULL DEFAULT '[]',
+    warnings TEXT NOT NULL DEFAULT '[]',
+    lines INTEGER NOT NULL DEFAULT 0
+)""",
+    "CREATE INDEX IF NOT EXISTS notes_category ON notes(category)",
+    """CREATE TABLE IF NOT EXISTS chunks(
+    label BIGSERIAL PRIMARY KEY,
+    path TEXT NOT NULL,
+    ord INTEGER NOT NULL,
+    heading TEXT NOT NULL,
+    line_start INTEGER NOT NULL,
+    line_end INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    sha TEXT NOT NULL,
+    tokens INTEGER NOT NULL,
+    title TEXT NOT NULL DEFAULT '',
+    headings TEXT NOT NULL DEFAULT '',
+    about TEXT NOT NULL DEFAULT '',
+    keywords TSVECTOR NOT NULL,  -- FTS5's tokens, positions weighted by column (pg_keywords)
+    ntok INTEGER NOT NULL         -- its token count (BM25's document length)
+)""",
+    "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord)",
+    "CREATE INDEX IF NOT EXISTS chunks_keywords ON chunks USING gin(keywords)",
+    """CREATE TABLE IF NOT EXISTS links(
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    resolved TEXT,
+    candidates TEXT NOT NULL DEFAULT '[]'
+)""",
+    "CREATE INDEX IF NOT EXISTS links_source ON links(source)",
+    "CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved)",
+    """CREATE TABLE IF NOT EXISTS pending(
+    label BIGINT PRIMARY KEY,
+    sha TEXT NOT NULL,
+    text TEXT NOT NULL,
+    since DOUBLE PRECISION NOT NULL
+)""",
+    "CREATE INDEX IF NOT EXISTS pending_since ON pending(since)",
+    "CREATE TABLE IF NOT EXISTS memory_owned(id BIGSERIAL PRIMARY KEY, section TEXT NOT NULL, "
+    "line TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS attachments(
+    path TEXT PRIMARY KEY, size BIGINT NOT NULL, mtime_ns BIGINT NOT NULL
+)""",
+    "CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS embeddings(
+    model TEXT NOT NULL, sha BYTEA NOT NULL, vector BYTEA NOT NULL, PRIMARY KEY(model, sha)
+)""",
+    # a chunk's vector (pgvector; the HNSW index, by dimension, is pg_vectors.py's)
+    "CREATE TABLE IF NOT EXISTS vectors(label BIGINT PRIMARY KEY, embedding vector NOT NULL)",
+    # who writes: one row, the holder of the writer's advisory lock (host, pid, since)
+    "CREATE TABLE IF NOT EXISTS writer(host TEXT NOT NULL, pid INTEGER NOT NULL, "
+    "since DOUBLE PRECISION NOT NULL)",
+]
+
+
+def schema_name(root: Path, configured: str = "") -> str:
+    """The vault's schema: ``index.schema`` when set, else ``memvault_<folder name>``
+    (the same on every machine that holds the vault under that folder name; a team
+    whose copies are named differently sets ``index.schema``)."""
+    name = configured.strip() or "memvault_" + re.sub(r"[^a-z0-9_]+", "_", root.name.lower())
+    if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
+        raise IndexCorrupt(f"index.schema {name!r}: a lower-case SQL name (a-z, 0-9, _) is needed")
+    return name
+
+
+def lock_key(schema: str, role: str) -> int:
+    """A stable 63-bit advisory lock key for (schema, role): one per vault and purpose."""
+    digest = hashlib.sha256(f"memvault:{schema}:{role}".encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def exists(conn: Any, schema: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,), prepare=False
+    ).fetchone()
+    return row is not None
+
+
+def migrate(conn: Any, schema: str) -> None:
+    """Create or bring ``schema`` to ``PG_SCHEMA_VERSION``; refuse a newer one.
+
+    ``conn`` is an autocommit psycopg connection whose search_path starts at ``schema``.
+    """
+    version = _version(conn, schema)
+    if version is not None and version > PG_SCHEMA_VERSION:
+        raise IndexCorrupt(_newer(schema, version))
+    if version == PG_SCHEMA_VERSION:
+        return
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema, "migrate"),))
+        version = _version(conn, schema)  # again, under the lock: another may have done it
+        if version is not None and version > PG_SCHEMA_VERSION:
+            raise IndexCorrupt(_newer(schema, version))
+        if version == PG_SCHEMA_VERSION:
+            return
+        conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        for statement in _TABLES:
+            conn.execute(statement)
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (str(PG_SCHEMA_VERSION),),
+        )
+
+
+def _version(conn: Any, schema: str) -> int | None:
+    row = conn.execute(
+        "SELECT 1 FROM pg_tables WHERE schemaname = %s AND tablename = 'meta'", (schema,)
+    ).fetchone()
+    if row is None:
+        return None
+    row = conn.execute(
+        f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def _newer(schema: str, version: int) -> str:
+    return (
+        f"index schema {schema!r} is version {version}, newer than this memvault's "
+        f"({PG_SCHEMA_VERSION}); upgrade memvault on this machine"
+    )
+
+
+def ensure_vector_extension(conn: Any) -> str:
+    """The schema pgvector lives in; it is created (in ``public``) when missing."""
+    row = conn.execute(
+        "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
+        "WHERE e.extname = 'vector'"
+    ).fetchone()
+    if row is None:
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
+        return "public"
+    return str(row[0])
+
+
+__all__ = ["PG_SCHEMA_VERSION", "ensure_vector_extension", "lock_key", "migrate", "schema_name"]

@@ -1,0 +1,565 @@
+"""The index on PostgreSQL: ``PgStore``, the same seam as ``Store`` (index/seam.py).
+
+One schema per vault (``pg_schema``). The store's SQL is written once: ``PgStore``
+inherits ``Store``'s and ``LinkTables``' methods, and its connection (``_PgSql``)
+speaks their SQL to PostgreSQL (``?`` placeholders become psycopg's ``%s``);
+only what differs between the engines is written again here: the keyword table
+(a weighted ``tsvector`` column with a GIN index instead of FTS5), the row upserts
+SQLite spells ``INSERT OR REPLACE``, the order of MEMORY.md's owned lines (no
+rowid), the queue's length (counted: PostgreSQL counts an index quickly) and the
+embedding cache (a table of the schema: every machine shares it by content hash).
+
+Keywords are ranked as FTS5 ranks them (pg_keywords.py): the chunks' FTS5 tokens in
+a weighted ``tsvector`` (GIN) find the candidates, and BM25 is computed above the
+database from the terms' document counts and the candidates' term frequencies.
+
+A password in the DSN is never logged or shown: ``redact(dsn)`` is what any message
+or ``status`` names.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+
+from memvault.errors import IndexCorrupt, LockHeld, StorageError
+from memvault.index import pg_keywords, pg_schema
+from memvault.index.rows import NewChunk, NoteRow
+from memvault.index.store import Store, _parts
+from memvault.index.vector_cache import decode, encode
+
+
+class IndexUnavailable(StorageError):
+    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password (``postgresql://user:***@host/db``)."""
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return "postgresql://(unparsable DSN)"
+    if not parts.password and "password" not in (parts.query or ""):
+        return dsn
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}"
+    query = "&".join(
+        "password=***" if q.startswith("password=") else q for q in parts.query.split("&") if q
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def connect(dsn: str, schema: str, *, timeout: float, statement_ms: int) -> Any:
+    """An autocommit psycopg connection whose search_path is the vault's schema (then
+    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``."""
+    try:
+        import psycopg
+    except ImportError:
+        raise IndexUnavailable(
+            'index.store = "postgres" needs psycopg: pip install "memvault[postgres]"'
+        ) from None
+    try:
+        conn = psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=max(1, math.ceil(timeout)),
+            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}",
+            application_name=f"memvault {socket.gethostname()} {os.getpid()}",
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=2,
+            tcp_user_timeout=int(timeout * 1000),
+        )
+    except psycopg.Error as exc:
+        raise IndexUnavailable(
+            f"cannot reach the index at {redact(dsn)}: {_reason(exc, dsn)}"
+        ) from None
+    try:
+        ext = pg_schema.ensure_vector_extension(conn)
+        conn.execute(f'SET search_path TO "{schema}", "{ext}"')
+    except psycopg.Error as exc:
+        conn.close()
+        raise IndexUnavailable(
+            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}"
+        ) from None
+    return conn
+
+
+def _reason(exc: BaseException, dsn: str) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(dsn).password if "://" in dsn else None
+    return text.replace(password, "***") if password else text
+
+
+class _PgSql:
+    """A psycopg connection that speaks the store's SQL (``?`` placeholders), with a
+    deadline on every statement: a server that stops answering (a stalled network)
+    is cut off after ``timeout`` seconds instead of hanging the caller."""
+
+    def __init__(self, conn: Any, dsn: str, timeout: float) -> None:
+        self.conn = conn
+        self.dsn = dsn
+        self.timeout = timeout
+        self._sql: dict[str, str] = {}
+        self._guard = threading.Lock()
+        self._until: dict[int, float] = {}  # thread -> when its statement is late
+        self._watchdog: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._fired = threading.Event()  # the socket was cut: this connection is done
+
+    def _tr(self, sql: str) -> str:
+        out = self._sql.get(sql)
+        if out is None:
+            out = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
+        return out
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        with self.deadline():
+            return self.conn.execute(self._tr(sql), tuple(args) if args else None)
+
+    def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        """SQL written for psycopg (``%s``), not translated."""
+        with self.deadline():
+            return self.conn.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = [tuple(r) for r in rows]
+        if rows:
+            with self.deadline(), self.conn.cursor() as cur:
+                cur.executemany(self._tr(sql), rows)
+
+    @contextmanager
+    def deadline(self) -> Iterator[None]:
+        """Shut the socket down when a statement outlives ``timeout`` (the server's
+        statement_timeout cannot help when the network between us is what stalls).
+        One watchdog thread per connection looks at the statements in flight (a timer
+        thread per statement cost more than the statement)."""
+        import psycopg
+
+        me = threading.get_ident()
+        with self._guard:
+            nested = me in self._until
+            if not nested:
+                self._until[me] = time.monotonic() + self.timeout
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(
+                    target=self._watch, name="memvault-pg-deadline", daemon=True
+                )
+                self._watchdog.start()
+        try:
+            yield
+        except psycopg.Error as exc:
+            if self._fired.is_set():
+                raise IndexUnavailable(
+                    f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
+                ) from None
+            if isinstance(exc, psycopg.OperationalError):
+                raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+            raise
+        finally:
+            if not nested:
+                with self._guard:
+                    self._until.pop(me, None)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            with self._guard:
+                late = any(t < time.monotonic() for t in self._until.values())
+            if late and not self._fired.is_set():
+                self._fired.set()
+                with suppress(OSError, Exception):
+                    sock = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    finally:
+                        sock.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        watchdog = self._watchdog
+        if watchdog is not None and watchdog is not threading.current_thread():
+            watchdog.join()
+        with suppress(Exception):
+            self.conn.close()
+
+
+class PgCache:
+    """The embedding cache in the vault's schema: float16 vectors by (model, sha256)."""
+
+    def __init__(self, db: _PgSql) -> None:
+        self._db = db
+        self._lock = threading.RLock()
+
+    def get(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        keys = [bytes.fromhex(s) for s in dict.fromkeys(shas) if _is_sha(s)]
+        with self._lock:
+            for part in _parts(keys):
+                rows = self._db.raw(
+                    "SELECT sha, vector FROM embeddings WHERE model = %s AND sha = ANY(%s)",
+                    (model, part),
+                ).fetchall()
+                out.update((bytes(k).hex(), decode(bytes(v))) for k, v in rows)
+        return out
+
+    def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO embeddings(model, sha, vector) VALUES(?, ?, ?) "
+                "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
+                [(model, bytes.fromhex(sha), encode(v)) for sha, v in items.items()],
+            )
+
+    def prune(self, model: str, live: set[str]) -> int:
+        with self._lock:
+            rows = self._db.raw("SELECT model, sha FROM embeddings").fetchall()
+            dead = [(m, bytes(s)) for m, s in rows if m != model or bytes(s).hex() not in live]
+            self._db.executemany("DELETE FROM embeddings WHERE model = ? AND sha = ?", dead)
+        return len(dead)
+
+    def count(self, model: str) -> int:
+        with self._lock:
+            row = self._db.raw("SELECT COUNT(*) FROM embeddings WHERE model = %s", (model,))
+            return int(row.fetchone()[0])
+
+    def close(self) -> None:
+        pass
+
+
+def _is_sha(value: Any) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+    )
+
+
+class PgStore(Store):
+    """The index of one vault in its PostgreSQL schema. Thread-safe: one lock around
+    each call, as ``Store``. ``read_only``: a reader (no migration, no writer lock)."""
+
+    def __init__(
+        self,
+        dsn: str,
+        schema: str,
+        *,
+        read_only: bool = False,
+        timeout: float = 10.0,
+        statement_ms: int = 30_000,
+    ) -> None:
+        self.index_path = Path(redact(dsn))  # where the index lives, for messages
+        self.cache_path = self.index_path
+        self.dsn = dsn
+        self.schema = schema
+        self.read_only = read_only
+        self._lock = threading.RLock()
+        self._writer: Any = None  # the session holding the writer's advisory lock
+        conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms)
+        self._pg = _PgSql(conn, dsn, timeout)
+        self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
+        try:
+            with self._pg.deadline():
+                if read_only:
+                    version = pg_schema._version(conn, schema)
+                    if version is not None and version > pg_schema.PG_SCHEMA_VERSION:
+                        raise IndexCorrupt(pg_schema._newer(schema, version))
+                    if version is None:
+                        from memvault.errors import NotIndexed
+
+                        raise NotIndexed(
+                            f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
+                            "writer (memvault up) builds it"
+                        )
+                else:
+                    pg_schema.migrate(conn, schema)
+        except BaseException:
+            self._pg.close()
+            raise
+        self._cache = PgCache(self._pg)  # type: ignore[assignment]
+
+    # -- the writer's lock -------------------------------------------------------------
+
+    def take_writer_lock(self) -> None:
+        """Hold the vault's writer advisory lock on a session of its own, or
+        ``LockHeld`` naming the holder (host, pid) wherever it runs."""
+        conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
+        key = pg_schema.lock_key(self.schema, "writer")
+        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if not got:
+            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
+            conn.close()
+            who = f"{row[0]} pid {row[1]}" if row else "another process"
+            raise LockHeld(
+                f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
+                f"already: {who} (one writer per vault; open it as a reader)"
+            )
+        with conn.transaction():
+            conn.execute("DELETE FROM writer")
+            conn.execute(
+                "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
+                (socket.gethostname(), os.getpid(), time.time()),
+            )
+        self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+
+    def location(self) -> dict[str, Any]:
+        """Where this index lives and who writes it (``status``): never the password."""
+        held = self.writer()
+        return {
+            "store": "postgres",
+            "dsn": redact(self.dsn),
+            "schema": self.schema,
+            "role": "reader" if self.read_only else "writer",
+            "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
+        }
+
+    def writer(self) -> tuple[str, int, float] | None:
+        """The writer (host, pid, since) while it holds the lock (a killed one's row
+        outlives it: it counts only with the advisory lock held)."""
+        key = pg_schema.lock_key(self.schema, "writer") & 0xFFFFFFFFFFFFFFFF
+        with self._lock:
+            row = self._pg.raw(
+                "SELECT host, pid, since FROM writer WHERE EXISTS (SELECT 1 FROM pg_locks "
+                "WHERE locktype = 'advisory' AND granted AND classid::bigint = %s "
+                "AND objid::bigint = %s AND objsubid = 1)",
+                (key >> 32, key & 0xFFFFFFFF),
+            ).fetchone()
+        return (str(row[0]), int(row[1]), float(row[2])) if row else None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._writer is not None:
+                with suppress(Exception):
+                    self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
+                with suppress(Exception):
+                    self._writer.close()
+                self._writer = None
+            self._pg.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[Any]:
+        """One transaction (each statement, BEGIN and COMMIT under the deadline; a long
+        transaction of many statements is not cut)."""
+        with self._lock:
+            tx = self._pg.conn.transaction()
+            with self._pg.deadline():
+                tx.__enter__()
+            try:
+                yield self._pg
+            except BaseException as exc:
+                with self._pg.deadline():
+                    tx.__exit__(type(exc), exc, exc.__traceback__)
+                raise
+            with self._pg.deadline():
+                tx.__exit__(None, None, None)
+
+    # -- what PostgreSQL spells differently ------------------------------------------
+
+    def put_note(self, conn: Any, row: NoteRow) -> None:
+        conn.execute("DELETE FROM notes WHERE path = ?", (row.path,))
+        super().put_note(_NoReplace(conn), row)  # type: ignore[arg-type]
+
+    def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
+        rows = []
+        for c in chunks:
+            heading = " ".join(c.heading)
+            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
+            rows.append(
+                (
+                    path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
+                    c.line_end, c.text, c.sha, c.tokens, c.title, heading, c.about, keywords, ntok,
+                )
+            )  # fmt: skip
+        if not rows:
+            return []
+        labels = []
+        with conn.deadline(), conn.conn.cursor() as cur:  # one round trip (a pipeline)
+            cur.executemany(
+                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
+                "title, headings, about, keywords, ntok) VALUES(%s, %s, %s, %s, %s, %s, %s, %s, "
+                "%s, %s, %s, %s::tsvector, %s) RETURNING label",
+                rows,
+                returning=True,
+            )
+            while True:
+                labels.append(int(cur.fetchone()[0]))
+                if not cur.nextset():
+                    break
+        return labels
+
+    def move_chunk(self, conn: Any, label: int, c: NewChunk) -> None:
+        """As ``Store.move_chunk``: the keyword row is rewritten only when it differs."""
+        heading = " ".join(c.heading)
+        row = conn.raw(
+            "SELECT text, title, headings, about FROM chunks WHERE label = %s", (label,)
+        ).fetchone()
+        conn.raw(
+            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s "
+            "WHERE label = %s",
+            (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
+             label),
+        )  # fmt: skip
+        if row is not None and tuple(row) != (c.text, c.title, heading, c.about):
+            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
+            conn.raw(
+                "UPDATE chunks SET text = %s, title = %s, headings = %s, about = %s, "
+                "keywords = %s::tsvector, ntok = %s WHERE label = %s",
+                (c.text, c.title, heading, c.about, keywords, ntok, label),
+            )
+
+    def delete_chunks(self, conn: Any, labels: Sequence[int]) -> None:
+        # the chunk's vector goes in the same transaction: a reader never finds a
+        # vector whose chunk is gone
+        for part in _parts(list(labels)):
+            conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
+            conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
+            conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
+
+    def pending_state(self) -> tuple[int, float | None]:
+        with self._lock:
+            count, since = self._pg.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
+        return int(count), (None if since is None else float(since))
+
+    def owned_lines(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        with self._lock:
+            for section, line in self._pg.execute(
+                "SELECT section, line FROM memory_owned ORDER BY id"
+            ):
+                out.setdefault(section, []).append(line)
+        return {k: tuple(v) for k, v in out.items()}
+
+    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
+        with self.transaction() as conn:
+            for section, lines in owned.items():
+                conn.executemany(
+                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
+                    [(section, line) for line in lines],
+                )
+                conn.executemany(
+                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
+                    [(section, line) for line in lines],
+                )
+                conn.execute(
+                    "DELETE FROM memory_owned WHERE section = ? AND id NOT IN "
+                    "(SELECT id FROM memory_owned WHERE section = ? ORDER BY id DESC LIMIT ?)",
+                    (section, section, keep),
+                )
+
+    def put_attachments(self, conn: Any, seen: Mapping[str, Any], gone: Iterable[str]) -> None:
+        conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
+        conn.executemany(
+            "INSERT INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?) ON CONFLICT(path) "
+            "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
+            [(p, s.size, s.mtime_ns) for p, s in seen.items()],
+        )
+
+    def journal_relink(self, conn: Any, moves: Mapping[str, str]) -> None:
+        conn.executemany(
+            "INSERT INTO relink_pending(old, new) VALUES(?, ?) ON CONFLICT(old) "
+            "DO UPDATE SET new = excluded.new",
+            list(moves.items()),
+        )
+
+    # -- keywords ----------------------------------------------------------------------
+
+    def term_docs(self, term: str) -> int:
+        query = pg_keywords.term_query(term)
+        if query is None:
+            return 0
+        with self._lock:
+            row = self._pg.raw(
+                "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (query,)
+            ).fetchone()
+        return int(row[0])
+
+    def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+        """(label, bm25 score: higher is better), as FTS5 ranks ``"a" OR "b"``: the GIN
+        index finds the chunks, BM25 is computed here (pg_keywords)."""
+        phrases: list[list[str]] = []
+        for term in dict.fromkeys(terms):
+            tokens = pg_keywords.TOKENIZER.tokens(term.replace("\x00", ""))
+            if tokens and tokens not in phrases:
+                phrases.append(tokens)
+        if not phrases or limit <= 0:
+            return []
+        queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
+        with self._lock:
+            total, length = self._pg.raw(
+                "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
+            ).fetchone()
+            docs = [
+                int(
+                    self._pg.raw(
+                        "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
+                    ).fetchone()[0]
+                )
+                for q in queries
+            ]
+            rows = self._pg.raw(
+                "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
+                "FROM chunks c, unnest(c.keywords) u "
+                "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",
+                (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
+            ).fetchall()
+        found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
+        for label, ntok, lexeme, positions, weights in rows:
+            entry = found.setdefault(int(label), (int(ntok), {}))
+            entry[1][lexeme] = dict(zip(positions, weights, strict=True))
+        idfs = [pg_keywords.idf(int(total), n) for n in docs]
+        avg = int(length) / int(total) if total else 0.0
+        scored = []
+        for label, (ntok, lexemes) in found.items():
+            freqs = [_phrase_freq(p, lexemes) for p in phrases]
+            scored.append((label, pg_keywords.bm25(freqs, idfs, ntok, avg)))
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return scored[:limit]
+
+    def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
+        raise NotImplementedError("PgStore ranks keywords by terms: keywords(terms, limit)")
+
+    # -- vectors -------------------------------------------------------------------------
+
+    def vector_index(
+        self, path: Path, dim: int, *, m: int, ef_construction: int, ef_search: int
+    ) -> Any:
+        from memvault.index.pg_vectors import PgVectors
+
+        return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+
+
+def _phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:
+    """The column-weighted count of a phrase's instances in a chunk (FTS5's per-phrase
+    frequency): positions of its first token followed by the others, one step each."""
+    first = lexemes.get(tokens[0], {})
+    freq = 0.0
+    for pos, letter in first.items():
+        if all(pos + i in lexemes.get(t, {}) for i, t in enumerate(tokens[1:], 1)):
+            freq += pg_keywords.LETTER_WEIGHT[letter]
+    return freq
+
+
+class _NoReplace:
+    """``Store.put_note``'s SQL with SQLite's ``INSERT OR REPLACE`` as a plain insert
+    (the row was deleted first, in the same transaction)."""
+
+    def __init__(self, conn: Any) -> None:
+        self._conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql.replace("INSERT OR REPLACE", "INSERT"), args)
+
+
+__all__ = ["IndexUnavailable", "PgCache", "PgStore", "connect", "redact"]

@@ -1,0 +1,102 @@
+"""``memvault index move``: the vault's index to PostgreSQL and back (engine/index_move.py)."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memvault import errors as E
+from memvault.interfaces.cli.common import JsonOpt, VaultOpt, emit_json, handled, out, progress_bar
+
+index_app = typer.Typer(
+    name="index",
+    help="Where the search index lives: SQLite here, or PostgreSQL.",
+    no_args_is_help=True,
+)
+
+
+def move(
+    to: Annotated[str, typer.Option("--to", help="sqlite or postgres")],
+    dsn: Annotated[str, typer.Option("--dsn", help="postgresql://... (for --to postgres)")] = "",
+    vault: VaultOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Build the index in the other store from this one, reusing every stored vector
+    (the model runs only for a text the index never held), then switch
+    ``[index] store`` in .memvault/config.toml. The old index is left as it was."""
+    from memvault.config import VaultConfig
+    from memvault.engine.index_move import move_index, with_store
+    from memvault.index.pg_store import redact
+    from memvault.interfaces.cli.common import resolve_vault
+    from memvault.vault import runfile
+
+    with handled(as_json):
+        root = resolve_vault(vault)
+        config = VaultConfig.load(root)
+        if to not in ("sqlite", "postgres"):
+            raise E.ConfigError("--to must be sqlite or postgres")
+        if to == config.index.store:
+            raise E.ConfigError(f"the index is in {to} already")
+        if to == "postgres" and not (dsn or config.index.dsn):
+            raise E.ConfigError("--to postgres needs --dsn postgresql://...")
+        if runfile.running(root) is not None:
+            raise E.LockHeld("a daemon serves this vault: stop it first (memvault daemon stop)")
+        target = with_store(config, to, dsn)
+        with progress_bar("moving the index") as bar:
+            report = move_index(config, target, progress=bar)
+        shown = redact(target.index.dsn) if to == "postgres" else str(config.state_dir)
+        written = _set_store(root / ".memvault" / "config.toml", to, target.index.dsn)
+    if as_json:
+        emit_json({"to": to, "where": shown, "vectors_copied": report.vectors_copied,
+                   "chunks": report.chunks, "embedded": report.embedded,
+                   "config_written": written})  # fmt: skip
+        return
+    out.print(
+        f"index moved to {to} ({shown}): {report.chunks} chunks, {report.vectors_copied} "
+        f"stored vectors reused, {report.embedded} texts embedded"
+    )
+    if not written:
+        out.print(
+            "the DSN holds a password, so it is not written to config.toml: set "
+            "MEMVAULT_INDEX_STORE=postgres and MEMVAULT_INDEX_DSN (or use ~/.pgpass)"
+        )
+
+
+def _set_store(path: Path, store: str, dsn: str) -> bool:
+    """``[index] store`` (and ``dsn`` for postgres, unless it holds a password) in
+    config.toml, the rest of the file byte for byte; False when not written."""
+    from urllib.parse import urlsplit
+
+    if store == "postgres" and (urlsplit(dsn).password or "password=" in dsn):
+        return False
+    text = path.read_text(encoding="utf-8") if path.exists() else ""
+    lines = text.splitlines(keepends=True)
+    new = [f'store = "{store}"\n'] + ([f'dsn = "{dsn}"\n'] if store == "postgres" else [])
+    out_lines: list[str] = []
+    section = None
+    placed = False
+    for line in lines:
+        header = re.match(r"\s*\[([^\]]+)\]", line)
+        if header:
+            section = header.group(1).strip()
+            out_lines.append(line)
+            if section == "index" and not placed:
+                out_lines += new
+                placed = True
+            continue
+        if section == "index" and re.match(r"\s*(store|dsn)\s*=", line):
+            continue
+        out_lines.append(line)
+    if not placed:
+        out_lines += ["\n[index]\n", *new]
+    tmp = path.with_name(f".{path.name}.memvault-tmp")
+    tmp.write_text("".join(out_lines), encoding="utf-8")
+    os.replace(tmp, path)
+    return True
+
+
+index_app.command("move")(move)

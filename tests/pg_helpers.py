@@ -1,0 +1,125 @@
+"""A real PostgreSQL for the tests (pgserver: the server binaries with pgvector), and a
+TCP proxy that can stop forwarding (a stalled network)."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import shutil
+import socket
+import tempfile
+import threading
+import warnings
+from pathlib import Path
+from typing import Any
+
+
+def start_server() -> Any:
+    """pgserver's server in a folder of its own under /tmp (run as root, pgserver runs
+    the server as its own user, who cannot enter pytest's 0700 folders; ``stop_server``
+    removes it). platformdirs warns on import without a private XDG_RUNTIME_DIR (pytest
+    makes warnings errors): one is given, mode 0700."""
+    folder = Path(tempfile.mkdtemp(prefix="mv-pg-"))
+    folder.chmod(0o755)
+    runtime = Path(tempfile.mkdtemp(prefix="mv-xdg-"))
+    runtime.chmod(0o700)
+    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
+        import pgserver
+
+        return pgserver.get_server(folder / "data", cleanup_mode="stop")
+
+
+def stop_server(server: Any) -> None:
+    folder = Path(server.pgdata).parent
+    server.cleanup()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def fresh_schema(server: Any, name: str) -> str:
+    """A schema name no other test uses (dropped first if a previous run left it)."""
+    import psycopg
+
+    schema = "t_" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    return schema
+
+
+def socket_dir(server: Any) -> str:
+    return str(server.get_uri()).split("host=", 1)[1].split("&")[0]
+
+
+class StallProxy:
+    """127.0.0.1:port -> the server's unix socket; ``stall()`` stops forwarding (the
+    connections stay open, nothing moves: a network that stops answering)."""
+
+    def __init__(self, server: Any) -> None:
+        self.target = os.path.join(socket_dir(server), ".s.PGSQL.5432")
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.listener.settimeout(0.1)  # so the accept loop sees ``closed``
+        self.port = self.listener.getsockname()[1]
+        self.stalled = threading.Event()
+        self.closed = threading.Event()
+        self._socks: list[socket.socket] = []
+        self._thread = threading.Thread(target=self._accept, name="stall-proxy", daemon=True)
+        self._thread.start()
+
+    def dsn(self, db: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{db}"
+
+    def stall(self) -> None:
+        self.stalled.set()
+
+    def _accept(self) -> None:
+        while not self.closed.is_set():
+            try:
+                client, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            client.settimeout(None)
+            upstream = socket.socket(socket.AF_UNIX)
+            upstream.connect(self.target)
+            self._socks += [client, upstream]
+            for a, b in ((client, upstream), (upstream, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+        while not self.closed.is_set():
+            try:
+                data = src.recv(65536)
+            except OSError:
+                return
+            if not data:
+                return
+            while self.stalled.is_set() and not self.closed.is_set():
+                self.closed.wait(0.05)  # hold the bytes: nothing moves
+            try:
+                dst.sendall(data)
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.closed.set()
+        self._thread.join()
+        self.listener.close()
+        for s in self._socks:
+            with contextlib.suppress(OSError):
+                s.shutdown(socket.SHUT_RDWR)
+            s.close()
+
+
+def kill_server(server: Any) -> None:
+    """Stop the server at once, as a crash does (``pg_ctl stop -m immediate``: no
+    checkpoint, recovery on the next start); run as pgserver runs it (its own user
+    when we are root)."""
+    import pgserver
+
+    user = {"user": "pgserver"} if os.geteuid() == 0 else {}
+    pgserver.pg_ctl(["-w", "stop", "-m", "immediate"], pgdata=server.pgdata, **user)

@@ -1,0 +1,406 @@
+"""The index on PostgreSQL + pgvector (index/seam.py): the same hits, contexts and syncs
+as the SQLite index, and the faults a shared database brings. A real server (pgserver),
+never a mock."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
+from memvault.index.pg_schema import PG_SCHEMA_VERSION
+from memvault.index.pg_store import redact
+from pg_helpers import StallProxy, fresh_schema, kill_server, socket_dir, start_server, stop_server
+
+ROOT = Path(__file__).resolve().parents[1]
+QUESTIONS = [
+    "which database did we choose and why",
+    "what does Sarah prefer",
+    "assistant refactor status",
+    "kafka events",
+]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Each conformance test runs on both backends."""
+    if request.param == "postgres":
+        dsn = request.getfixturevalue("pg_dsn")
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
+    return str(request.param)
+
+
+def _answers(root: Path) -> dict[str, Any]:
+    with open_vault(root) as v:
+        v.sync()
+        out: dict[str, Any] = {}
+        for q in QUESTIONS:
+            out[q] = [
+                (h.path, h.line_start, h.line_end, round(h.score, 4)) for h in v.search(q, k=8)
+            ]
+            out["ctx " + q] = v.context(q, budget=400).text
+        people = v.search("prefers", k=5, folder="people")
+        out["people"] = [(h.path, h.line_start) for h in people]
+        return out
+
+
+def test_both_backends_give_the_same_hits_and_contexts(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path, "sqlite_vault")
+    expected = _answers(root)
+    other = make_vault(tmp_path, "pg_vault")
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    got = _answers(other)
+    assert got == expected
+    assert not (other / ".memvault" / "index.db").exists()  # the index is in PostgreSQL
+    assert any(expected[q] for q in QUESTIONS)
+
+
+def test_incremental_syncs_equal_a_fresh_rebuild(backend: str, tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        write(
+            root, "decisions/2024-05-01-use-kafka.md", note("Use Kafka", "Events go through Kafka.")
+        )
+        v.sync()
+        (root / "people" / "sarah-chen.md").rename(root / "people" / "sarah-c.md")
+        v.sync()
+        path = root / "projects" / "ai-assistant-refactor.md"
+        path.write_text(path.read_text(encoding="utf-8") + "\nA new line about queues.\n", "utf-8")
+        (root / "decisions" / "2024-05-01-use-kafka.md").unlink()
+        v.sync()
+        got = snapshot(v)
+        hits = v.search("queues", k=3)
+        assert hits and hits[0].path == "projects/ai-assistant-refactor.md"
+        assert all(h.path != "decisions/2024-05-01-use-kafka.md" for h in v.search("Kafka", k=10))
+    if backend == "postgres":  # the rebuild in a schema of its own
+        os.environ["MEMVAULT_INDEX_SCHEMA"] += "_rebuilt"
+    assert rebuilt_snapshot(root, tmp_path) == got
+
+
+def test_a_reader_reads_the_shared_index_with_no_local_one(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    writer_root = make_vault(tmp_path, "team")
+    reader_home = tmp_path / "other-machine"
+    reader_home.mkdir()
+    with open_vault(writer_root) as w:
+        w.sync()
+        expected = [(h.path, h.line_start) for h in w.search(QUESTIONS[0], k=5)]
+        # another machine: the vault's files by git (here: a copy), no .memvault/index.db
+        reader_root = reader_home / "team"
+        shutil.copytree(writer_root, reader_root, ignore=shutil.ignore_patterns(".memvault"))
+        (reader_root / ".memvault").mkdir()
+        with open_vault(reader_root, mode="read") as r:
+            assert not r._backend.writable  # the writer holds the vault's lock in PostgreSQL
+            assert [(h.path, h.line_start) for h in r.search(QUESTIONS[0], k=5)] == expected
+            got = r.get("people/sarah-chen.md")
+            assert "Sarah" in got.text
+            where = r.status()["index"]["where"]
+            assert where["store"] == "postgres" and where["role"] == "reader"
+            assert where["writer"]["pid"] == os.getpid()  # the writer, as the lock says
+            assert where["behind_seconds"] is not None and where["vectors_pending"] == 0
+        assert not (reader_root / ".memvault" / "index.db").exists()
+        assert not (reader_root / ".memvault" / "cache.db").exists()
+
+
+def test_a_second_writer_anywhere_is_refused_naming_the_holder(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    copy = tmp_path / "machine-b" / "team"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    with open_vault(root) as w:
+        w.sync()
+        with pytest.raises(LockHeld) as err:
+            open_vault(copy, wait=0)
+        assert socket.gethostname() in str(err.value) and f"pid {os.getpid()}" in str(err.value)
+        assert outcome(err.value) == (6, 400)
+    with open_vault(copy) as second:  # the first let go: the second may write now
+        assert second._backend.writable
+
+
+def test_a_newer_schema_is_refused_saying_which(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '99' WHERE key = 'schema_version'")
+    for mode in ("write", "read"):
+        with pytest.raises(IndexCorrupt) as err:
+            open_vault(root, mode=mode)
+        assert "version 99" in str(err.value) and f"({PG_SCHEMA_VERSION})" in str(err.value)
+        assert schema in str(err.value)
+
+
+def test_other_tables_in_the_database_are_untouched(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS theirs CASCADE")
+        conn.execute("CREATE SCHEMA theirs")
+        conn.execute("CREATE TABLE theirs.notes(path TEXT, body TEXT)")
+        conn.execute("CREATE TABLE theirs.meta(key TEXT, value TEXT)")
+        conn.execute("INSERT INTO theirs.notes VALUES('a.md', 'keep me'), ('b.md', 'me too')")
+        conn.execute("INSERT INTO theirs.meta VALUES('schema_version', '1')")
+        before = sorted(
+            conn.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+        )
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        assert v.search("database", k=3)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        assert conn.execute("SELECT * FROM theirs.notes ORDER BY path").fetchall() == [
+            ("a.md", "keep me"),
+            ("b.md", "me too"),
+        ]
+        assert conn.execute("SELECT * FROM theirs.meta").fetchall() == [("schema_version", "1")]
+        after = sorted(
+            conn.execute(
+                "SELECT table_schema, table_name FROM information_schema.tables "
+                "WHERE table_schema NOT IN ('pg_catalog', 'information_schema')"
+            ).fetchall()
+        )
+        conn.execute("DROP SCHEMA theirs CASCADE")
+    new = [t for t in after if t not in before]
+    assert new and {s for s, _ in new} == {schema}  # only memvault's own schema was added
+
+
+def _cli(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    full.update(env, PYTHONPATH=str(ROOT / "daemon"), MEMVAULT_INDEX_MODEL="hash")
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args, "--vault", str(root)],
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_postgres_not_running_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    free = socket.socket()
+    free.bind(("127.0.0.1", 0))
+    port = free.getsockname()[1]
+    free.close()  # nothing listens there
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    dsn = f"postgresql://memvault:s3cret-pw@127.0.0.1:{port}/team"
+    run = _cli(root, "sync", env={"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": dsn})
+    assert run.returncode == 7, run.stderr
+    assert f"127.0.0.1:{port}" in run.stderr and "cannot reach the index" in run.stderr
+    assert "s3cret-pw" not in run.stderr + run.stdout
+    # the writer's lock file (empty: any writing command lays it down) aside, nothing
+    after = {p: p.read_bytes() for p in root.rglob("*") if p.is_file() and p.name != "lock"}
+    assert after == before  # no note, no MEMORY.md, no local index written
+
+
+def test_a_wrong_password_is_refused_without_showing_it(
+    tmp_path: Path, pg_server: Any, pg_dsn: str
+) -> None:
+    hba = Path(socket_dir(pg_server)) / "pg_hba.conf"
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS mv_pw")
+        conn.execute("CREATE ROLE mv_pw LOGIN PASSWORD 'right-one'")
+        original = hba.read_text()
+        hba.write_text("local all mv_pw scram-sha-256\n" + original)
+        conn.execute("SELECT pg_reload_conf()")
+    try:
+        time.sleep(0.5)
+        root = make_vault(tmp_path)
+        dsn = f"postgresql://mv_pw:wrong-one@/postgres?host={socket_dir(pg_server)}"
+        run = _cli(
+            root, "sync", env={"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": dsn}
+        )
+        assert run.returncode == 7, run.stderr
+        assert "password authentication failed" in run.stderr
+        assert "wrong-one" not in run.stderr + run.stdout
+        assert "mv_pw:***@" in run.stderr
+    finally:
+        hba.write_text(original)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("SELECT pg_reload_conf()")
+
+
+def test_a_stalled_network_times_out_instead_of_hanging(
+    tmp_path: Path, pg_server: Any, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    proxy = StallProxy(pg_server)
+    try:
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", proxy.dsn())
+        monkeypatch.setenv("MEMVAULT_INDEX_PG_TIMEOUT", "2")
+        root = make_vault(tmp_path)
+        with open_vault(root) as v:
+            v.sync()
+            assert v.search("database", k=3)
+            proxy.stall()
+            started = time.monotonic()
+            with pytest.raises(StorageError) as err:
+                v.search("database", k=3)
+            waited = time.monotonic() - started
+            assert "did not answer within 2 s" in str(err.value)
+            assert waited < 30  # bounded by the timeout (2 s), generous for a loaded machine
+    finally:
+        proxy.close()
+
+
+def test_killed_mid_sync_resumes_with_no_chunk_lost_or_doubled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = start_server()  # this test stops its own server
+    try:
+        dsn = str(own.get_uri())
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "killed"))
+        root = make_vault(tmp_path)
+        for i in range(150):
+            write(
+                root, f"logs/2024-01-{i:03d}.md", note(f"Log {i}", f"entry {i}", f"Body {i} " * 40)
+            )
+        steps: list[Any] = []
+
+        def stop_the_server(progress: Any) -> None:  # called by the sync, midway
+            steps.append(progress)
+            if len(steps) == 3:
+                kill_server(own)
+
+        with open_vault(root) as v:
+            with pytest.raises(StorageError):
+                v.sync(progress=stop_the_server)
+            assert len(steps) == 3  # it stopped where the server went away
+        own.ensure_postgres_running()
+        with open_vault(root) as v:
+            v.sync()
+            got = snapshot(v)
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "killed-rebuilt"))
+        assert rebuilt_snapshot(root, tmp_path) == got
+        assert len(got["notes"]) > 150
+    finally:
+        stop_server(own)
+
+
+def test_redact_hides_the_password() -> None:
+    assert (
+        redact("postgresql://ann:pw@db.example:5433/team")
+        == "postgresql://ann:***@db.example:5433/team"
+    )
+    assert redact("postgresql://db.example/team") == "postgresql://db.example/team"
+    assert redact("postgresql://ann:@db/team") == "postgresql://ann:@db/team"  # none to hide
+    assert "pw" not in redact("postgresql://db/team?user=a&password=pw")
+
+
+def test_index_move_to_postgres_and_back_reuses_every_vector(tmp_path: Path, pg_dsn: str) -> None:
+    import json
+
+    root = make_vault(tmp_path)
+    for i in range(25):  # past the progress bar's 20 notes
+        write(root, f"logs/2024-02-{i:02d}.md", note(f"Day {i}", f"work {i}", f"Did thing {i}."))
+    schema = {"MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"]}
+    assert _cli(root, "sync", env=schema).returncode == 0
+    asked = _cli(root, "search", "which database did we choose", "--json", env=schema)
+    before = json.loads(asked.stdout)
+    run = _cli(root, "index", "move", "--to", "postgres", "--dsn", pg_dsn, "--json", env=schema)
+    assert run.returncode == 0, run.stderr
+    moved = json.loads(run.stdout)
+    assert moved["embedded"] == 0 and moved["vectors_copied"] > moved["chunks"] > 0
+    assert moved["config_written"]
+    config = (root / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    assert 'store = "postgres"' in config and f'dsn = "{pg_dsn}"' in config
+    after = json.loads(
+        _cli(root, "search", "which database did we choose", "--json", env=schema).stdout
+    )
+    assert _rounded(after) == _rounded(before)  # the same hits, now from PostgreSQL
+    status = json.loads(_cli(root, "status", "--json", env=schema).stdout)
+    assert status["index"]["where"]["store"] == "postgres"
+    back = _cli(root, "index", "move", "--to", "sqlite", "--json", env=schema)
+    assert back.returncode == 0, back.stderr
+    assert json.loads(back.stdout)["embedded"] == 0
+    assert 'store = "sqlite"' in (root / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    again = json.loads(
+        _cli(root, "search", "which database did we choose", "--json", env=schema).stdout
+    )
+    assert _rounded(again) == _rounded(before)
+
+
+def _rounded(found: dict[str, Any]) -> list[dict[str, Any]]:
+    """Hits with scores to 4 places (pgvector gets the vectors as decimal text: the
+    cosine differs from hnswlib's in the 6th place)."""
+    return [{**h, "score": round(h["score"], 4)} for h in found["hits"]]
+
+
+def test_a_reader_while_the_writer_reindexes_never_cites_lines_not_in_the_note(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    short = note("Alpha log", "alpha", "\n".join(f"- alpha entry {i} short" for i in range(8)))
+    long = note("Alpha log", "alpha", "\n".join(f"- alpha entry {i} long form" for i in range(60)))
+    versions = [short, long]
+    write(root, "logs/alpha.md", short)
+    copy = tmp_path / "reader" / "team"
+    with open_vault(root) as w:
+        w.sync()
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        done = threading.Event()
+
+        def rewrite() -> None:
+            for i in range(12):
+                write(root, "logs/alpha.md", versions[(i + 1) % 2])
+                w.sync()
+            done.set()
+
+        writer = threading.Thread(target=rewrite, name="rewriter")
+        seen = 0
+        with open_vault(copy, mode="read") as r:
+            writer.start()
+            while not done.is_set() or seen == 0:
+                for h in r.search("alpha entry", k=10):
+                    if h.path != "logs/alpha.md":
+                        continue
+                    seen += 1
+                    fits = [
+                        v
+                        for v in versions
+                        if h.line_end <= len(v.splitlines())
+                        and all(line in v.splitlines() for line in h.text.splitlines() if line)
+                    ]
+                    assert fits, (h.line_start, h.line_end, h.text)
+            writer.join()
+    assert seen > 0
