@@ -30,11 +30,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
 from memvault.backends import Backend, DaemonBackend, LocalBackend, Mode, open_backend
 from memvault.config import VaultConfig
+from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.report import (
     Context,
@@ -65,7 +65,7 @@ class FilterArgs(TypedDict, total=False):
     path: str | None  # a glob over the note path
 
 
-class Vault:
+class Vault(Closes):
     """One memory vault, and the one backend its calls go to (this process, or its daemon)."""
 
     def __init__(self, backend: Backend) -> None:
@@ -150,14 +150,6 @@ class Vault:
         """The running daemon this vault's operations go to, if any."""
         backend = self._backend
         return backend.client if isinstance(backend, DaemonBackend) else None
-
-    def __enter__(self) -> Vault:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def close(self) -> None:
         if self._closed:

@@ -29,11 +29,11 @@ import http.client
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memvault import errors as E
+from memvault.core.closing import Closes
 from memvault.core.ranking import Filters
 from memvault.core.report import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
 from memvault.vault import runfile
@@ -69,7 +69,7 @@ _ERRORS: dict[str, type[E.MemvaultError]] = {
 }
 
 
-class DaemonClient:
+class DaemonClient(Closes):
     """A running daemon's HTTP API, with ``Vault``'s methods and result types."""
 
     def __init__(
@@ -214,14 +214,6 @@ class DaemonClient:
 
     def close(self) -> None:
         """Nothing stays open between requests; kept for ``with`` and symmetry with Vault."""
-
-    def __enter__(self) -> DaemonClient:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _request(
         self,

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from anthropic.lib.tools import (
@@ -35,18 +34,11 @@ from anthropic.lib.tools import (
     BetaFunctionToolResultType,
     ToolError,
 )
-from anthropic.types.beta import (
-    BetaCacheControlEphemeralParam,
-    BetaMemoryTool20250818CreateCommand,
-    BetaMemoryTool20250818DeleteCommand,
-    BetaMemoryTool20250818InsertCommand,
-    BetaMemoryTool20250818RenameCommand,
-    BetaMemoryTool20250818StrReplaceCommand,
-    BetaMemoryTool20250818ViewCommand,
-)
+from anthropic.types.beta import BetaCacheControlEphemeralParam
 from anyio.to_thread import run_sync
 
 from memvault.api import Vault
+from memvault.core.closing import Closes
 from memvault.errors import MemvaultError
 
 _FIELDS = (
@@ -110,7 +102,7 @@ def _command(command: Any) -> dict[str, Any]:
     return out
 
 
-class VaultMemoryTool(BetaAbstractMemoryTool):
+class VaultMemoryTool(Closes, BetaAbstractMemoryTool):
     """Claude's memory tool (``memory_20250818``) on a memvault vault.
 
     ``vault``: the vault's folder (opened on first use: through the running daemon,
@@ -131,25 +123,11 @@ class VaultMemoryTool(BetaAbstractMemoryTool):
     def vault(self) -> Vault:
         return self._door.vault()
 
-    def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
+    def _run(self, command: Any) -> BetaFunctionToolResultType:
         return self._door.run(_command(command))
 
-    def create(self, command: BetaMemoryTool20250818CreateCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def str_replace(
-        self, command: BetaMemoryTool20250818StrReplaceCommand
-    ) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
+    # every command goes to the vault one way (``Vault.memory_tool`` tells them apart)
+    view = create = str_replace = insert = delete = rename = _run
 
     def clear_all_memory(self) -> BetaFunctionToolResultType:
         raise ToolError(
@@ -159,14 +137,6 @@ class VaultMemoryTool(BetaAbstractMemoryTool):
     def close(self) -> None:
         """Close the vault if this tool opened it (its writer lock is let go)."""
         self._door.close()
-
-    def __enter__(self) -> VaultMemoryTool:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
 
 class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
@@ -185,33 +155,7 @@ class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
     async def _run(self, command: Any) -> BetaFunctionToolResultType:
         return await run_sync(self._door.run, _command(command))
 
-    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def create(
-        self, command: BetaMemoryTool20250818CreateCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def str_replace(
-        self, command: BetaMemoryTool20250818StrReplaceCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def insert(
-        self, command: BetaMemoryTool20250818InsertCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def delete(
-        self, command: BetaMemoryTool20250818DeleteCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def rename(
-        self, command: BetaMemoryTool20250818RenameCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
+    view = create = str_replace = insert = delete = rename = _run
 
     async def clear_all_memory(self) -> BetaFunctionToolResultType:
         raise ToolError(
