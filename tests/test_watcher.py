@@ -387,7 +387,7 @@ def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Pat
     )
     watcher.start(initial_reconcile=False)
     try:
-        assert watcher.observer_kind == "inotify"
+        assert watcher.observers.kind == "inotify"
         os.rename(root / "library/old", root / "library/new")
 
         def followed() -> bool:
@@ -410,12 +410,12 @@ def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Pat
 
 
 def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched) -> None:
-    observer = watched.watcher._observer
+    observer = watched.watcher.observers.observer
     assert observer is not None
     observer.stop()  # as if it had crashed
     observer.join()
     write(watched.root, "people/while-down.md", note("While Down"))  # no event for this
-    eventually(lambda: watched.watcher.restarts == 1, what="a restart")
+    eventually(lambda: watched.watcher.observers.restarts == 1, what="a restart")
     eventually(lambda: "people/while-down.md" in watched.indexed())
     assert watched.watcher.observer_alive()
     write(watched.root, "people/after.md", note("After"))
@@ -428,7 +428,7 @@ def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched)
 def test_polling_observer_selected_by_config(tmp_path: Path) -> None:
     w = start_watching(tmp_path, observer="polling")
     try:
-        assert w.watcher.observer_kind == "polling"
+        assert w.watcher.observers.kind == "polling"
         write(w.root, "people/poll.md", note("Poll", "seen by polling"))
         eventually(lambda: "[[people/poll]]" in w.memory())
     finally:
@@ -453,7 +453,7 @@ def test_inotify_limits_fall_back_to_polling_with_one_warning(
     with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
-        assert w.watcher.observer_kind == "polling"
+        assert w.watcher.observers.kind == "polling"
         warnings = [r for r in caplog.records if r.name == "memvault.daemon.watcher"]
         assert len(warnings) == 1 and advice in warnings[0].getMessage()
         assert "sysctl" in warnings[0].getMessage()
@@ -488,7 +488,7 @@ def test_network_mount_uses_polling(
     with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
         w = start_watching(tmp_path)
     try:
-        assert w.watcher.observer_kind == "polling"
+        assert w.watcher.observers.kind == "polling"
         assert any("nfs4" in r.getMessage() for r in caplog.records)
     finally:
         w.watcher.stop()

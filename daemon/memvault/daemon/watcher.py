@@ -190,22 +190,6 @@ class Watcher:
     def mapper(self, mapper: Callable[[str | bytes], str | None]) -> None:
         self.observers.mapper = mapper
 
-    @property
-    def observer_kind(self) -> str:
-        return self.observers.kind
-
-    @property
-    def restarts(self) -> int:
-        return self.observers.restarts
-
-    @property
-    def renewals(self) -> int:
-        return self.observers.renewals
-
-    @property
-    def _observer(self) -> Any:
-        return self.observers.observer
-
     def observer_alive(self) -> bool:
         return self.observers.alive()
 
@@ -387,13 +371,13 @@ class Watcher:
 
     def info(self) -> dict[str, Any]:
         return {
-            "observer": self.observer_kind,
+            "observer": self.observers.kind,
             "observer_alive": self.observer_alive(),
             "queue": len(self.queue),
             "lag_seconds": self.lag_seconds(),
             "last_error": self.last_error,
-            "restarts": self.restarts,
-            "watch_renewals": self.renewals,
+            "restarts": self.observers.restarts,
+            "watch_renewals": self.observers.renewals,
             "overflows": self.queue.overflows,
             "batches": self.batches,
             "reconciling": self.reconciling,

@@ -520,15 +520,7 @@ class Engine:
     def add_note(self, note: NoteRequest) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
-            path, created = self.writer.add_note(
-                note.category,
-                note.title,
-                summary=note.summary,
-                fields=note.fields,
-                body=note.body,
-                update=note.update,
-                section=note.section,
-            )
+            path, created = self.writer.add_note(note)
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
             return WriteResult(path, created, self._index_written(path))
 

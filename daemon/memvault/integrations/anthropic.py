@@ -102,12 +102,11 @@ def _command(command: Any) -> dict[str, Any]:
     return out
 
 
-class VaultMemoryTool(Closes, BetaAbstractMemoryTool):
-    """Claude's memory tool (``memory_20250818``) on a memvault vault.
+NO_CLEAR = "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
 
-    ``vault``: the vault's folder (opened on first use: through the running daemon,
-    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
-    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
+
+class _OnVault(Closes):
+    """What both tools are: a vault (``_VaultDoor``) behind the SDK's memory tool."""
 
     def __init__(
         self,
@@ -116,12 +115,25 @@ class VaultMemoryTool(Closes, BetaAbstractMemoryTool):
         cache_control: BetaCacheControlEphemeralParam | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(cache_control=cache_control)
+        # the SDK's tool class is next in the subclass's MRO, and takes cache_control
+        super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
         self._door = _VaultDoor(vault, options)
 
     @property
     def vault(self) -> Vault:
         return self._door.vault()
+
+    def close(self) -> None:
+        """Close the vault if this tool opened it (its writer lock is let go)."""
+        self._door.close()
+
+
+class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
+    """Claude's memory tool (``memory_20250818``) on a memvault vault.
+
+    ``vault``: the vault's folder (opened on first use: through the running daemon,
+    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
+    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
 
     def _run(self, command: Any) -> BetaFunctionToolResultType:
         return self._door.run(_command(command))
@@ -130,27 +142,11 @@ class VaultMemoryTool(Closes, BetaAbstractMemoryTool):
     view = create = str_replace = insert = delete = rename = _run
 
     def clear_all_memory(self) -> BetaFunctionToolResultType:
-        raise ToolError(
-            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
-        )
-
-    def close(self) -> None:
-        """Close the vault if this tool opened it (its writer lock is let go)."""
-        self._door.close()
+        raise ToolError(NO_CLEAR)
 
 
-class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
+class AsyncVaultMemoryTool(_OnVault, BetaAsyncAbstractMemoryTool):
     """``VaultMemoryTool`` for the async client: each command runs in a worker thread."""
-
-    def __init__(
-        self,
-        vault: str | Path | Vault,
-        *,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(cache_control=cache_control)
-        self._door = _VaultDoor(vault, options)
 
     async def _run(self, command: Any) -> BetaFunctionToolResultType:
         return await run_sync(self._door.run, _command(command))
@@ -158,15 +154,10 @@ class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
     view = create = str_replace = insert = delete = rename = _run
 
     async def clear_all_memory(self) -> BetaFunctionToolResultType:
-        raise ToolError(
-            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
-        )
+        raise ToolError(NO_CLEAR)
 
     async def aclose(self) -> None:
         await run_sync(self._door.close)
-
-    def close(self) -> None:
-        self._door.close()
 
 
 __all__ = ["AsyncVaultMemoryTool", "VaultMemoryTool"]
