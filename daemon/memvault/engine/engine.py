@@ -82,6 +82,7 @@ from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFou
 from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
+from memvault.vault.paths import is_note
 from memvault.vault.state import ensure_state_dir
 
 log = logging.getLogger("memvault")
@@ -281,11 +282,9 @@ class Engine:
         attachments (every other file: linked, not indexed) here."""
         if paths is None:
             scan = self.fs.scan()
-            seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
-            found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
+            seen, found = dict(scan.notes), dict(scan.attachments)
             self._keep_unlisted(scan.unlisted, seen, found)
-            refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
-            return seen, None, refused, self.attachments.observe(found, None)
+            return seen, None, list(scan.skipped), self.attachments.observe(found, None)
         scope: set[str] = set()
         seen = {}
         att_scope: set[str] = set()
@@ -305,38 +304,36 @@ class Engine:
                     if known is None:
                         known = set(self.store.manifest()) | set(self.store.attachment_paths())
                     gone = {p for p in known if p == path or p.startswith(path + "/")}
-                    scope |= {p for p in gone if p.lower().endswith(".md")}
-                    att_scope |= {p for p in gone if not p.lower().endswith(".md")}
+                    scope |= {p for p in gone if is_note(p)}
+                    att_scope |= {p for p in gone if not is_note(p)}
                 continue
-            if not path.lower().endswith(".md"):
+            if not is_note(path):
                 # a folder (moved or deleted as a whole), or an attachment
                 if known is None:
                     known = set(self.store.manifest()) | set(self.store.attachment_paths())
                 inside = [p for p in known if p.startswith(path + "/")]
                 full_dir = self.root / path
                 if inside or full_dir.is_dir():
-                    scope |= {p for p in inside if p.lower().endswith(".md")}
-                    att_scope |= {p for p in inside if not p.lower().endswith(".md")}
+                    scope |= {p for p in inside if is_note(p)}
+                    att_scope |= {p for p in inside if not is_note(p)}
                     if full_dir.is_dir():
                         scan = self.fs.scan(path)
-                        skipped += [SkippedFile(s.path, s.reason) for s in scan.skipped]
-                        for p, s in scan.notes.items():
-                            scope.add(p)
-                            seen[p] = Seen(s.size, s.mtime_ns)
-                        for p, s in scan.attachments.items():
-                            att_scope.add(p)
-                            att_seen[p] = Seen(s.size, s.mtime_ns)
+                        skipped += scan.skipped
+                        scope |= scan.notes.keys()
+                        seen |= scan.notes
+                        att_scope |= scan.attachments.keys()
+                        att_seen |= scan.attachments
                         self._keep_unlisted(scan.unlisted, seen, att_seen)
                     continue
                 att_scope.add(path)
                 st = self.fs.stat(path)
                 if st is not None:
-                    att_seen[path] = Seen(st.size, st.mtime_ns)
+                    att_seen[path] = st
                 continue
             scope.add(path)
             st = self.fs.stat(path)
             if st is not None:
-                seen[path] = Seen(st.size, st.mtime_ns)
+                seen[path] = st
         return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
 
     def _keep_unlisted(
