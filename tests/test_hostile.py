@@ -224,7 +224,7 @@ def test_http_status_lists_an_invalid_name(tmp_path: Path) -> None:
 
 def watching(vault: Vault) -> Watcher:
     w = Watcher(
-        vault.root, vault.sync, is_ignored=vault.is_ignored, settings=WatchSettings(debounce_ms=50)
+        vault.root, vault.sync, is_ignored=vault.is_ignored, settings=WatchSettings(quiet_ms=50)
     )
     w.start(initial_reconcile=False)
     return w
@@ -316,7 +316,7 @@ def test_a_symlinked_folder_named_by_an_event_is_not_read_through(tmp_path: Path
 
 def test_a_failed_batch_keeps_the_age_of_its_first_change() -> None:
     now = [100.0]
-    q = ChangeQueue(0.1, clock=lambda: now[0])
+    q = ChangeQueue(100, clock=lambda: now[0])
     q.put(["a.md"])
     now[0] = 100.2
     batch = q.take()

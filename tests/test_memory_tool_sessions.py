@@ -294,7 +294,7 @@ def test_two_agents_and_a_person_on_one_note_at_once_lose_no_word(tmp_path: Path
     answered: dict[str, list[str]] = {"a": [], "b": []}
     # a 20 ms quiet period lets memvault write between the person's saves (as in
     # test_memory_race), so its check-and-swap races their saves many times
-    with open_vault(root, overrides={"daemon": {"debounce_ms": 20}}) as v:
+    with open_vault(root, overrides={"vault": {"quiet_ms": 20}}) as v:
         v.sync()
         tools = {name: VaultMemoryTool(v) for name in answered}
         lines = (root / rel).read_text(encoding="utf-8").split("\n")

@@ -153,7 +153,9 @@ def migrate(
     config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
     sources, raw = _without_the_index(source, root, sources, raw, config)
     sources, raw = _as_first_migrated(sources, raw, manifest)
-    fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
+    fs = VaultFS(
+        root, config.vault.ignore, config.vault.max_note_bytes, quiet_ms=config.vault.quiet_ms
+    )
     ours: set[str] = set()
     ours_merged: set[str] = set()
     archive: dict[str, str] = {}

@@ -140,7 +140,7 @@ class Daemon:
             self._sync,
             is_ignored=vault.is_ignored,
             settings=WatchSettings(
-                debounce_ms=settings.debounce_ms,
+                quiet_ms=self.config.vault.quiet_ms,
                 observer=settings.observer,
                 reconcile_seconds=settings.reconcile_seconds,
                 idle_save_seconds=min(5.0, float(settings.save_seconds)),

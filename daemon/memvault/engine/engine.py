@@ -123,7 +123,7 @@ class Engine:
             config.vault.ignore,
             config.vault.max_note_bytes,
             # a file saved within the watcher's quiet period may be a save in progress
-            quiet_seconds=config.daemon.debounce_ms / 1000,
+            quiet_ms=config.vault.quiet_ms,
         )
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
         # per long sync in flight (they may interleave), the notes it has still to index

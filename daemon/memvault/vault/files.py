@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memvault.config import QUIET_MS
 from memvault.core.changes import Seen
 from memvault.core.report import SkippedFile
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
@@ -80,7 +81,7 @@ class VaultFS:
         root: Path,
         ignore: Iterable[str] = (),
         max_note_bytes: int = 2_000_000,
-        quiet_seconds: float = 0.3,
+        quiet_ms: int = QUIET_MS,
         busy_wait: float = BUSY_WAIT_SECONDS,
     ) -> None:
         self.root = Path(root)
@@ -89,7 +90,7 @@ class VaultFS:
         self._ignore = [glob_regex(p, folds) for p in ignore if p.strip()]
         self.max_note_bytes = max_note_bytes
         self.busy_wait = busy_wait
-        self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
+        self._swapper = Swapper(quiet_ms)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
         try:  # the folder opened, to tell if it goes
             self._identity: tuple[int, int] | None = _folder_identity(self.root)

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memvault.config import QUIET_MS
 from memvault.core.text import sha256_bytes
 from memvault.errors import FileBusy, WriteConflict
 from memvault.vault.writers import open_for_writing
@@ -45,8 +46,8 @@ class Swapper:
     """Compare-and-swap writes; remembers its own last writes so that they do not count
     as "changed moments ago" by someone else."""
 
-    def __init__(self, quiet_seconds: float = 0.3) -> None:
-        self.quiet_ns = int(quiet_seconds * 1e9)
+    def __init__(self, quiet_ms: int = QUIET_MS) -> None:
+        self.quiet_ms = quiet_ms
         self._ours: dict[str, tuple[int, int, int]] = {}  # path -> (inode, mtime_ns, size)
 
     def busy(self, path: Path) -> str | None:
@@ -58,7 +59,7 @@ class Swapper:
         if open_for_writing(path):
             return "it is open for writing in another program"
         age = time.time_ns() - st.st_mtime_ns
-        if 0 <= age < self.quiet_ns and self._ours.get(str(path)) != _identity(st):
+        if 0 <= age < self.quiet_ms * 1_000_000 and self._ours.get(str(path)) != _identity(st):
             return "it was saved moments ago; a save may be in progress"
         return None
 
