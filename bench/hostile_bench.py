@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.daemon.watcher import Watcher  # noqa: E402
 from memvault.index.embedder import HashEmbedder  # noqa: E402
+from memvault.service.watcher import Watcher  # noqa: E402
 from memvault.vault import writers  # noqa: E402
 from memvault.vault.files import VaultFS  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402

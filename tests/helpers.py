@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api import Vault
-from memvault.daemon import http_api
 from memvault.index.embedder import HashEmbedder
+from memvault.service import http_api
 from memvault.vault import runfile
 from memvault.vault.template import init_vault
 

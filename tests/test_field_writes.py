@@ -22,7 +22,6 @@ from typer.testing import CliRunner
 from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
-from memvault.daemon.http_api import create_app
 from memvault.errors import (
     LockHeld,
     MemvaultError,
@@ -33,6 +32,7 @@ from memvault.errors import (
 )
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 PORT = 48131

@@ -29,10 +29,10 @@ from typer.testing import CliRunner
 from helpers import daemon_json, eventually, make_vault, note, open_vault, write
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
-from memvault.daemon.watch_queue import ChangeQueue
-from memvault.daemon.watcher import Watcher, WatchSettings
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
+from memvault.service.watch_queue import ChangeQueue
+from memvault.service.watcher import Watcher, WatchSettings
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 PORT = 48124

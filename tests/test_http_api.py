@@ -21,9 +21,9 @@ from helpers import make_vault, note, open_vault, write
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.daemon.http_api import STATUS_FIELDS, create_app
-from memvault.daemon.http_schema import openapi_schema
-from memvault.daemon.service import HttpServer
+from memvault.service.daemon import HttpServer
+from memvault.service.http_api import STATUS_FIELDS, create_app
+from memvault.service.http_schema import openapi_schema
 
 PORT = 48123
 TOKEN = "t0k3n-for-tests-" + "x" * 27

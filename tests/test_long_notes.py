@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from helpers import new_vault, open_vault
-from memvault.daemon.http_api import create_app
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 CAP = 2_000
 PORT = 48139

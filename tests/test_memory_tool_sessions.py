@@ -20,10 +20,10 @@ from starlette.testclient import TestClient
 
 from helpers import TOKEN, make_vault, note, open_vault, running_daemon
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
-from memvault.daemon.http_schema import openapi_schema
 from memvault.index.embedder import HashEmbedder
 from memvault.integrations.anthropic import VaultMemoryTool
+from memvault.service.http_api import create_app
+from memvault.service.http_schema import openapi_schema
 
 # -- a loopback stand-in of the Messages API -------------------------------------------------
 

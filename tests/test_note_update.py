@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from helpers import open_vault
 from memvault.core.note_update import NoSuchHeading, append_body, replace_section
-from memvault.daemon.http_api import create_app
+from memvault.service.http_api import create_app
 from memvault.vault.template import init_vault
 from test_mcp_server import mcp_session, text_of
 

@@ -30,10 +30,10 @@ from helpers import (
     snapshot,
     write,
 )
-from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 from memvault.interfaces.cli.daemon import install_service, service_name
+from memvault.service.daemon import Daemon
 from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
 from memvault.vault.runfile import daemon_file
@@ -237,7 +237,7 @@ def test_signal_wait_reads_the_signal_whichever_thread_took_it() -> None:
     """In-process: the handler here does nothing, so only the wakeup fd can end the wait."""
     import ctypes
 
-    from memvault.daemon.service import SignalWait
+    from memvault.service.daemon import SignalWait
 
     done, timed_out = threading.Event(), threading.Event()
     tid: list[int] = []
@@ -266,7 +266,7 @@ def test_signal_wait_reads_the_signal_whichever_thread_took_it() -> None:
 
 
 def test_signal_wait_ends_when_another_thread_asks() -> None:
-    from memvault.daemon.service import SignalWait
+    from memvault.service.daemon import SignalWait
 
     done = threading.Event()
     waiting = SignalWait()

@@ -17,9 +17,9 @@ import pytest
 
 from helpers import make_vault, open_vault
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
-from memvault.daemon.http_server import MAX_CONNECTIONS
-from memvault.daemon.service import HttpServer
+from memvault.service.daemon import HttpServer
+from memvault.service.http_api import create_app
+from memvault.service.http_server import MAX_CONNECTIONS
 
 TOKEN = "sse-limits-token-" + "x" * 27
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

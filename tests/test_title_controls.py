@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from helpers import new_vault, open_vault
 from memvault.core import compose
-from memvault.daemon.http_api import create_app
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 PORT = 48137
 TOKEN = "title-controls-token-" + "x" * 24

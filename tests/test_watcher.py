@@ -22,10 +22,10 @@ import pytest
 
 from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.api import Vault
-from memvault.daemon import observers as O
-from memvault.daemon import watcher as W
-from memvault.daemon.watch_queue import ChangeQueue, PathMapper
-from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
+from memvault.service import observers as O
+from memvault.service import watcher as W
+from memvault.service.watch_queue import ChangeQueue, PathMapper
+from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.
@@ -293,7 +293,7 @@ def test_an_exception_in_the_handler_does_not_kill_the_watcher(
         return real(raw)
 
     watched.watcher.mapper = flaky  # type: ignore[assignment]
-    with caplog.at_level(logging.ERROR, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.ERROR, "memvault.service.watcher"):
         write(watched.root, "people/boom.md", note("Boom"))
         eventually(lambda: watched.watcher.last_error and "boom" in watched.watcher.last_error)
     write(watched.root, "people/fine.md", note("Fine", "still watching"))
@@ -450,11 +450,11 @@ def test_inotify_limits_fall_back_to_polling_with_one_warning(
         raise OSError(code, "inotify limit reached")
 
     monkeypatch.setattr(O, "_native_observer", exhausted)
-    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.service.watcher"):
         w = start_watching(tmp_path)
     try:
         assert w.watcher.observers.kind == "polling"
-        warnings = [r for r in caplog.records if r.name == "memvault.daemon.watcher"]
+        warnings = [r for r in caplog.records if r.name == "memvault.service.watcher"]
         assert len(warnings) == 1 and advice in warnings[0].getMessage()
         assert "sysctl" in warnings[0].getMessage()
         write(w.root, "people/limited.md", note("Limited"))
@@ -485,7 +485,7 @@ def test_network_mount_uses_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(O, "mount_fs_type", lambda path: "nfs4")
-    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.service.watcher"):
         w = start_watching(tmp_path)
     try:
         assert w.watcher.observers.kind == "polling"

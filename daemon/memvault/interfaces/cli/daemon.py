@@ -1,6 +1,6 @@
 """CLI commands for the daemon: ``memvault daemon run|start|stop|status|install`` and ``up``.
 
-Thin: parse, call ``memvault.daemon.service``, print, map errors. The service (and so
+Thin: parse, call ``memvault.service.daemon``, print, map errors. The service (and so
 watchdog, uvicorn, the engine) is imported inside each command, so
 ``memvault --help`` stays light. ``daemon install`` renders its unit file here:
 it is about how the CLI is launched, not about the daemon's life cycle.
@@ -28,7 +28,7 @@ from memvault.interfaces.cli import common
 from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 
 if TYPE_CHECKING:
-    from memvault.daemon.service import Daemon
+    from memvault.service.daemon import Daemon
 
 PortOpt = Annotated[
     int | None,
@@ -75,7 +75,7 @@ def _announce(daemon: Daemon) -> None:
 def _serve(
     vault: Any, port: int | None, log_file: bool, announce: bool, stop: _StopRequest | None = None
 ) -> None:
-    from memvault.daemon.service import Daemon, configure_logging
+    from memvault.service.daemon import Daemon, configure_logging
 
     configure_logging(vault.config, to_file=log_file)
     daemon = Daemon(vault, port=port)

@@ -39,7 +39,7 @@ from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.core.report import SyncReport
-from memvault.daemon.http_schema import (
+from memvault.service.http_schema import (
     CATEGORIES,
     FILTERS,
     SCHEMAS,

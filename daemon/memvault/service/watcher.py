@@ -42,18 +42,18 @@ from typing import Any
 
 from memvault.config import QUIET_MS
 from memvault.core.report import SyncReport
-from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
-from memvault.daemon.observers import Observers
-from memvault.daemon.watch_queue import (
+from memvault.engine.indexer import Progress
+from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
+from memvault.service.observers import Observers
+from memvault.service.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
     Batch,
     ChangeQueue,
     PathMapper,
 )
-from memvault.engine.indexer import Progress
 
-log = logging.getLogger("memvault.daemon.watcher")
+log = logging.getLogger("memvault.service.watcher")
 
 BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 SUPERVISE_SECONDS = 2.0

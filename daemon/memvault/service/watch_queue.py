@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger("memvault.daemon.watcher")
+log = logging.getLogger("memvault.service.watcher")
 
 MAX_WAIT_SECONDS = 2.0
 DEFAULT_LIMIT = 4096

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import VaultConfig
-from memvault.daemon.http_server import HttpServer
+from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
 from memvault.vault.runfile import LOG_FILE
@@ -41,7 +41,7 @@ if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon ru
     from memvault.engine.indexer import Progress
     from memvault.index.embedder import Embedder
 
-log = logging.getLogger("memvault.daemon")
+log = logging.getLogger("memvault.service")
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
@@ -108,9 +108,9 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
-        from memvault.daemon import heap
-        from memvault.daemon.vector_lane import VectorLane
-        from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
+        from memvault.service import heap
+        from memvault.service.vector_lane import VectorLane
+        from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
 
         self.vault = vault
         self.config: VaultConfig = vault.config
@@ -185,7 +185,7 @@ class Daemon:
 
     def start(self) -> None:
         """Serve first (so `daemon start` sees it up at once), then watch and reconcile."""
-        from memvault.daemon.http_api import create_app
+        from memvault.service.http_api import create_app
 
         runfile.remove_stale_temp_files(self.vault.root)
         try:
