@@ -32,8 +32,8 @@ from helpers import (
 )
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
-from memvault.interfaces.cli.daemon import install_service, service_name
 from memvault.service.daemon import Daemon
+from memvault.service.units import install_service, service_name
 from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
 from memvault.vault.runfile import daemon_file

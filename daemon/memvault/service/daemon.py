@@ -398,6 +398,21 @@ class Daemon:
         return True
 
 
+def start_afresh(root: Path) -> None:
+    """``.memvault/`` was deleted under the daemon (its lock with it): run the same
+    command again in this process (same pid), which takes a new lock and rebuilds the
+    index, rather than leave the vault unwatched (or, under a service manager, refused
+    as "not a vault"). Raises ``OSError`` if that cannot be done."""
+    from memvault.config import STATE_DIR
+    from memvault.vault.state import ensure_state_dir
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ensure_state_dir(root / STATE_DIR)
+    os.execv(sys.executable, sys.orig_argv)
+
+
 def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
     """Log the ``memvault`` (and watchdog) loggers to stderr, or to a rotated daemon.log."""
     handler: logging.Handler
