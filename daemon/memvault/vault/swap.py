@@ -5,7 +5,7 @@ progress.
 
 1. write ``data`` to a temp file beside ``path`` and fsync it (the slow part, first);
 2. refuse (``FileBusy``) while another process holds ``path`` open for writing
-   (``writers.open_for_writing``: a read lease, else /proc) or while it was
+   (``open_files.open_for_writing``: a read lease, else /proc) or while it was
    changed within the quiet period by someone other than memvault: a save may
    be in progress, in pieces;
 3. check ``path`` still has ``expected_sha`` and swap at once: on Linux with
@@ -33,7 +33,7 @@ from pathlib import Path
 from memvault.config import QUIET_MS
 from memvault.core.text import sha256_bytes
 from memvault.errors import FileBusy, WriteConflict
-from memvault.vault.writers import open_for_writing
+from memvault.vault.open_files import open_for_writing
 
 TEMP_MARK = ".memvault-tmp-"
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS in UTF-16 units: fewer bytes)

@@ -1,4 +1,4 @@
-"""vault/writers.py and vault/swap.py: memvault never replaces a file another program
+"""vault/open_files.py and vault/swap.py: memvault never replaces a file another program
 still has open for writing, or saved a moment ago, and puts a person's version back
 when a writer slipped in between its check and its swap.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memvault.errors import FileBusy
-from memvault.vault import swap, writers
+from memvault.vault import open_files, swap
 from memvault.vault.files import VaultFS
 
 
@@ -49,13 +49,13 @@ def test_a_writer_is_seen_by_the_lease_and_by_proc(
 ) -> None:
     f = tmp_path / "MEMORY.md"
     f.write_text("# Memory Index\n", encoding="utf-8")
-    assert writers.open_for_writing(f) is False
-    assert writers._scan_proc(f) is False
+    assert open_files.open_for_writing(f) is False
+    assert open_files._scan_proc(f) is False
     with shell_holding(f, mode):
-        assert writers.open_for_writing(f) is writing
-        assert writers._scan_proc(f) is writing
-    assert writers.open_for_writing(f) is False
-    assert writers.open_for_writing(tmp_path / "missing.md") is False
+        assert open_files.open_for_writing(f) is writing
+        assert open_files._scan_proc(f) is writing
+    assert open_files.open_for_writing(f) is False
+    assert open_files.open_for_writing(tmp_path / "missing.md") is False
 
 
 def test_an_update_waits_for_a_writer_to_close_and_builds_on_its_words(tmp_path: Path) -> None:
