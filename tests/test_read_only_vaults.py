@@ -16,7 +16,7 @@ from memvault.api import Vault
 from memvault.errors import NotIndexed
 from memvault.interfaces.cli import app
 from memvault.vault.lock import WriterLock
-from memvault.vault.state import GITIGNORE_TEXT
+from memvault.vault.state_dir import GITIGNORE_TEXT
 from memvault.vault.template import init_vault
 
 FIXTURE = Path(__file__).parent / "fixtures" / "obsidian-vault"

@@ -45,7 +45,7 @@ from memvault.core.report import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.vault.files import VaultFS
-from memvault.vault.state import ensure_state_dir
+from memvault.vault.state_dir import ensure_state_dir
 from memvault.vault.template import init_vault
 
 MANIFEST = "migrations.json"

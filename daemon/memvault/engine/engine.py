@@ -83,7 +83,7 @@ from memvault.index.embedder import Embedder
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
 from memvault.vault.paths import is_note
-from memvault.vault.state import ensure_state_dir
+from memvault.vault.state_dir import ensure_state_dir
 
 log = logging.getLogger("memvault")
 

@@ -24,7 +24,7 @@ from memvault.core.report import LinkProblem, Problem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
-from memvault.vault.state import load_decisions
+from memvault.vault.state_dir import load_decisions
 
 CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.md
 CLAUDE_CODE_BYTES = 25 * 1024

@@ -24,7 +24,7 @@ from memvault.service.units import package_parent
 from memvault.vault import runfile
 from memvault.vault.lock import pid_alive
 from memvault.vault.runfile import LOG_FILE
-from memvault.vault.state import ensure_state_dir
+from memvault.vault.state_dir import ensure_state_dir
 
 
 def _until(check: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:

@@ -404,7 +404,7 @@ def start_afresh(root: Path) -> None:
     index, rather than leave the vault unwatched (or, under a service manager, refused
     as "not a vault"). Raises ``OSError`` if that cannot be done."""
     from memvault.config import STATE_DIR
-    from memvault.vault.state import ensure_state_dir
+    from memvault.vault.state_dir import ensure_state_dir
 
     logging.shutdown()
     sys.stdout.flush()
