@@ -36,7 +36,7 @@ from memvault.backends import Backend, DaemonBackend, LocalBackend, Mode, open_b
 from memvault.config import VaultConfig
 from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,

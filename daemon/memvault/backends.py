@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 from memvault.client import ANSWER_TIMEOUT, DaemonClient
 from memvault.config import STATE_DIR, VaultConfig
 from memvault.core.ranking import Filters
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,

@@ -35,13 +35,13 @@ from urllib.parse import quote, urlencode, urlsplit
 from memvault import errors as E
 from memvault.core.closing import Closes
 from memvault.core.ranking import Filters
-from memvault.core.report import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
+from memvault.core.results import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
 from memvault.vault import runfile
 
 if TYPE_CHECKING:
     import httpx
 
-    from memvault.core.report import NoteText, WriteResult
+    from memvault.core.results import NoteText, WriteResult
 
 HEALTH_TIMEOUT = 0.5  # ``find``: a daemon that does not answer /health this fast is passed over
 ANSWER_TIMEOUT = 5.0  # a reader waits this long for a busy daemon before reading in-process
@@ -140,7 +140,7 @@ class DaemonClient(Closes):
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range."""
-        from memvault.core.report import NoteText
+        from memvault.core.results import NoteText
         from memvault.vault.files import normalize_rel
 
         normalize_rel(path)  # refuse here exactly as in-process; the daemon checks again
@@ -393,7 +393,7 @@ def sync_report_from_dict(data: Mapping[str, Any]) -> SyncReport:
 
 
 def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
-    from memvault.core.report import WriteResult
+    from memvault.core.results import WriteResult
 
     return WriteResult(
         path=data["path"],

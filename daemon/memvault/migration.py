@@ -41,7 +41,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core import compose, memory_md
 from memvault.core.migrate import MigrationPlan, PlannedNote, Source, plan_migration, render_note
-from memvault.core.report import Record
+from memvault.core.results import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.vault.files import VaultFS

@@ -57,7 +57,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core.changes import ChangeSet, Seen, diff, suspects, unlisted_kept
 from memvault.core.ranking import Filters
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,

@@ -20,7 +20,7 @@ from memvault.core.anchors import Outline, outline
 from memvault.core.changes import suspects
 from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
-from memvault.core.report import LinkProblem
+from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
 from memvault.engine.memory_listing import MemoryListing

@@ -20,7 +20,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import suspects
-from memvault.core.report import LinkProblem, Problem
+from memvault.core.results import LinkProblem, Problem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS

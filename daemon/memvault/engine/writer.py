@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from memvault.core import compose
 from memvault.core.note_update import append_body, replace_section
-from memvault.core.report import NoteRequest
+from memvault.core.results import NoteRequest
 from memvault.errors import NoteExists, NoteNotFound
 from memvault.vault.files import normalize_rel
 from memvault.vault.template import shipped_template

@@ -37,7 +37,7 @@ from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
-    from memvault.core.report import SyncReport
+    from memvault.core.results import SyncReport
     from memvault.engine.indexer import Progress
     from memvault.index.embedder import Embedder
 

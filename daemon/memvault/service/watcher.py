@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import QUIET_MS
-from memvault.core.report import SyncReport
+from memvault.core.results import SyncReport
 from memvault.engine.indexer import Progress
 from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
 from memvault.service.observers import Observers

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from memvault.config import QUIET_MS
 from memvault.core.changes import Seen
-from memvault.core.report import SkippedFile
+from memvault.core.results import SkippedFile
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import FileBusy, NoteExists, NoteNotFound, VaultNotFound, WriteConflict
 from memvault.vault.paths import (
