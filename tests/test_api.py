@@ -1,6 +1,6 @@
 """Vault.open, the public Python API: which folders are vaults, and a running daemon.
 
-Issue 13: the README's Python example crashed (``LockHeld``) while the daemon the
+the README's Python example crashed (``LockHeld``) while the daemon the
 README says to keep running was up; ``--vault`` on any folder made it a vault.
 """
 

@@ -338,7 +338,7 @@ def test_the_link_format_comes_from_app_json(app_json: str | None, expected: str
 
 
 def test_a_folder_rename_keeps_a_path_where_the_name_is_not_unique() -> None:
-    # issue 12.3: these became [[Security and privacy#Encryption|...]], which only resolved by a
+    # these became [[Security and privacy#Encryption|...]], which only resolved by a
     # same-folder tie-break; Obsidian writes the full path when the name is not unique
     before = LinkIndex(HELP)
     moves = {
@@ -371,7 +371,7 @@ def test_a_folder_rename_keeps_a_path_where_the_name_is_not_unique() -> None:
 @pytest.mark.parametrize(
     ("link_format", "written", "expected"),
     [
-        # issue 12.3: the angle-bracket link came back as <../Sync/Version%20log.md>
+        # the angle-bracket link came back as <../Sync/Version%20log.md>
         ("relative", "[v](<../Sync/Version history.md>)", "[v](<../Sync/Version log.md>)"),
         ("shortest", "[v](<../Sync/Version history.md>)", "[v](<Version log.md>)"),
         ("absolute", "[v](<../Sync/Version history.md>)", "[v](<Sync/Version log.md>)"),
@@ -459,7 +459,7 @@ def test_a_name_a_wikilink_cannot_hold_is_reported_not_written() -> None:
 
 
 def test_links_in_code_math_and_comments_are_never_edited() -> None:
-    # issue 11.12: renaming notes/alpha.md rewrote [[alpha]] in all of these
+    # renaming notes/alpha.md rewrote [[alpha]] in all of these
     text = (
         "Real: [[alpha]]\n\n"
         "    indented code [[alpha]]\n\n"

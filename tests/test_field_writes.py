@@ -245,7 +245,7 @@ def key(path: str) -> str:
         ("people/dr-smith.md", "people", "Dr. Smith"),
         # cloned from a Mac: the name on disk decomposed (NFD), the title typed composed
         (unicodedata.normalize("NFD", "people/José Café.md"), "people", "José Café"),
-        # across accents, as Obsidian's quick switcher matches (issue 24 item 5)
+        # across accents, as Obsidian's quick switcher matches
         ("people/ana-lópez.md", "people", "Ana Lopez"),
         ("people/Ana Lopez.md", "people", "Ana López"),
         ("projects/Café Über.md", "projects", "cafe uber"),

@@ -1,4 +1,4 @@
-"""Issue 24: a person's first week on their own notes.
+"""a person's first week on their own notes.
 
 Each test here failed on the code before the issue was worked: a person's name across
 accents, a vault's own capitalised folders, an ``Archive/`` of theirs, a migration into

@@ -1,4 +1,4 @@
-"""Hostile and unlucky inputs (issue 11): each way memvault was made to lose words, blow
+"""Hostile and unlucky inputs: each way memvault was made to lose words, blow
 up or stall, reproduced through the interfaces a person or an agent uses.
 
 Real parts throughout: the filesystem, SQLite, watchdog, the CLI through Typer, the
@@ -12,7 +12,6 @@ import json
 import os
 import random
 import resource
-import signal
 import socket
 import subprocess
 import sys
@@ -26,7 +25,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from helpers import daemon_json, eventually, make_vault, note, open_vault, write
+from helpers import DaemonProcess, eventually, make_vault, note, open_vault, write
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.interfaces.cli import app as cli_app
@@ -68,7 +67,7 @@ def http_client(vault: Vault) -> tuple[Any, TestClient]:
 # -- a real daemon ------------------------------------------------------------------------------
 
 
-class Daemon:
+class Daemon(DaemonProcess):
     """``memvault daemon run`` in a subprocess (hash embedder), with its HTTP API."""
 
     def __init__(
@@ -78,29 +77,9 @@ class Daemon:
         preexec: Callable[[], None] | None = None,
         **settings: str,
     ) -> None:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-        env.update(
-            PYTHONPATH=str(DAEMON_DIR),
-            HOME=str(tmp_path / "home"),
-            MEMVAULT_INDEX_MODEL="hash",
-            **settings,
-        )
-        self.root = root
-        self.log = (tmp_path / "daemon.log").open("wb")
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=self.log,
-            preexec_fn=preexec,
-        )
-        self.info = eventually(self._ready, 60, "daemon.json")
+        super().__init__(tmp_path, root, preexec=preexec, **settings)
+        self.info = self.ready()
         self.url = f"http://127.0.0.1:{self.info['port']}"
-
-    def _ready(self) -> dict[str, Any] | None:
-        assert self.proc.poll() is None, f"the daemon exited with {self.proc.returncode}"
-        info = daemon_json(self.root)
-        return info if info is not None and info["pid"] == self.proc.pid else None
 
     def get(self, path: str, **kw: Any) -> httpx.Response:
         headers = {"Authorization": f"Bearer {self.info['token']}"}
@@ -123,17 +102,6 @@ class Daemon:
     def settled(self) -> bool:
         daemon = self.status()["daemon"]
         return daemon["state"] == "watching" and daemon["lag_seconds"] is None
-
-    def stop(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        return self.proc.returncode
 
 
 @pytest.fixture
@@ -595,8 +563,7 @@ def test_a_thousand_idle_connections_do_not_starve_the_daemon(
         for s in socks:
             s.close()
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-    log = (tmp_path / "daemon.log").read_text(encoding="utf-8", errors="replace")
-    assert "Too many open files" not in log
+    assert "Too many open files" not in d.stderr
 
 
 # -- 2: a YAML alias bomb in a note's frontmatter ------------------------------------------------

@@ -182,7 +182,7 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     path = r.json()["path"]
     text = (vault.root / path).read_text(encoding="utf-8")
     assert path.startswith("logs/") and "wombat" in text
-    # under the day's date, not under "## Follow-ups"; no template hint (issue 13)
+    # under the day's date, not under "## Follow-ups"; no template hint
     assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 

@@ -1,4 +1,4 @@
-"""Without a daemon, CLI writers wait for each other (issue 21 item 11).
+"""Without a daemon, CLI writers wait for each other.
 
 Four parallel `memvault log` (an agent's parallel tool calls) saw two exit 6 at once,
 "already writing to this vault": the entries were lost. A writer opened without a

@@ -1,4 +1,4 @@
-"""`get` of a note past `vault.max_note_bytes` says it is cut (issue 21 item 9).
+"""`get` of a note past `vault.max_note_bytes` says it is cut.
 
 A 4 MB note came back as 38,680 of its 80,006 lines with no word, a 50 MB one-line note
 as `# Huge`. Now the CLI (stderr), the JSON, HTTP and MCP results say it is cut, where,

@@ -1,5 +1,5 @@
 """An agent's update keeps every word a person wrote unless it names the words it
-replaces (issue 21 item 1): through MCP memory_write, HTTP POST /notes and
+replaces: through MCP memory_write, HTTP POST /notes and
 `memvault add --update`, each against the real adapter."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`daemon install` for two vaults of the same name (issue 24 item 12).
+"""`daemon install` for two vaults of the same name.
 
 A second vault named `demo` collided on `memvault-demo.service`, the refusal exited 6
 (the lock's code), `--force` overwrote the other vault's unit, and nothing said that

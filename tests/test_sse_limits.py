@@ -1,4 +1,4 @@
-"""Leaked /events streams never lock a real client out (issue 21 item 8).
+"""Leaked /events streams never lock a real client out.
 
 256 open streams (a plugin leaking reconnects) took every connection of the daemon:
 `/health` was reset and `memvault log` exited 6 "Broken pipe". Streams are now capped

@@ -1,4 +1,4 @@
-"""A control character in a title is refused everywhere (issue 24 item 14).
+"""A control character in a title is refused everywhere.
 
 `add people --title $'Evil\\nName'` was accepted: the writer folded runs of whitespace
 (a line break among them) into one space before it looked for control characters, so

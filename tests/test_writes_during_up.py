@@ -1,4 +1,4 @@
-"""A write while `up` first indexes waits and lands (issue 24 item 8, in part).
+"""A write while `up` first indexes waits and lands (in part).
 
 `memvault log "x"` while `up` indexed a big folder (minutes before it served) exited 6
 "process N is already writing". The write now waits for the writer lock, saying so,
