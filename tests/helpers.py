@@ -34,6 +34,19 @@ def make_vault(tmp_path: Path, name: str = "vault") -> Path:
     return root
 
 
+def escaping_vault(tmp_path: Path) -> Path:
+    """The example vault with a secret beside it, a sibling ``vault-evil`` (a prefix of
+    the vault's own name) and symlinks inside it leading out to both: what a path, a
+    link or a command must never reach."""
+    root = make_vault(tmp_path)
+    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
+    (tmp_path / "vault-evil").mkdir()
+    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root / "escape").symlink_to(tmp_path / "vault-evil")
+    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    return root
+
+
 def new_vault(tmp_path: Path, name: str = "vault") -> Path:
     """A vault as `memvault init` makes it: structure, templates, settings; no notes."""
     root = tmp_path / name
@@ -144,6 +157,21 @@ def memvault_env(tmp_path: Path, model: str | None = "hash", **settings: str) ->
         env["MEMVAULT_INDEX_MODEL"] = model
     env.update(settings)
     return env
+
+
+def run_memvault(
+    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 120, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memvault ARGS`` to its end, its output kept (text)."""
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kw,
+    )
 
 
 class DaemonProcess:

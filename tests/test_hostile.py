@@ -14,7 +14,6 @@ import random
 import resource
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,7 +24,7 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from helpers import DaemonProcess, eventually, make_vault, note, open_vault, write
+from helpers import DaemonProcess, eventually, make_vault, note, open_vault, run_memvault, write
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.interfaces.cli import app as cli_app
@@ -600,15 +599,7 @@ def test_memvault_sync_on_a_bomb_stays_small_reports_it_and_indexes_the_body(
     env.update(PYTHONPATH=str(DAEMON_DIR), MEMVAULT_INDEX_MODEL="hash", HOME=str(tmp_path))
 
     def memvault(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "memvault", *args, "--vault", str(root)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=_cap_memory(CAP_SYNC),
-            check=False,
-        )
+        return run_memvault(*args, "--vault", str(root), env=env, preexec_fn=_cap_memory(CAP_SYNC))
 
     sync = memvault("sync")
     assert sync.returncode == 0, sync.stderr[-2000:]

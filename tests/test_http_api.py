@@ -17,7 +17,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from attacks import ATTACKS
-from helpers import make_vault, note, open_vault, write
+from helpers import escaping_vault, note, open_vault, write
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
@@ -45,12 +45,7 @@ def files_outside(tmp_path: Path, vault_root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[Vault]:
     """A vault with a secret beside it, a sibling 'vault-evil' and symlinks leading out."""
-    root = make_vault(tmp_path)
-    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
-    (tmp_path / "vault-evil").mkdir()
-    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
-    (root / "escape").symlink_to(tmp_path / "vault-evil")
-    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    root = escaping_vault(tmp_path)
     write(root, "people/ana.md", note("Ana Lopez", "our designer", "## Work\n\nDraws kiwis."))
     with open_vault(root) as v:
         v.sync()

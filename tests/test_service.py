@@ -29,6 +29,7 @@ from helpers import (
     note,
     open_vault,
     rebuilt_snapshot,
+    run_memvault,
     snapshot,
     write,
 )
@@ -46,13 +47,7 @@ FIELDS = {"pid", "host", "port", "token", "started_at", "version"}
 def cli(
     tmp_path: Path, *args: str, timeout: float = 60, **kw: Any
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memvault", *args],
-        env=memvault_env(tmp_path, **kw),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_memvault(*args, env=memvault_env(tmp_path, **kw), timeout=timeout)
 
 
 class Proc(DaemonProcess):
