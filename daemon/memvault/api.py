@@ -28,11 +28,19 @@ vault; opening a folder without ``.memvault/`` is ``VaultNotFound``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from memvault.backends import Backend, DaemonBackend, LocalBackend, Mode, open_backend
+from memvault.backends import (
+    Backend,
+    DaemonBackend,
+    LocalBackend,
+    Mode,
+    OnProgress,
+    Paths,
+    open_backend,
+)
 from memvault.config import VaultConfig
 from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
@@ -190,11 +198,7 @@ class Vault(Closes):
     # -- operations --------------------------------------------------------------------
 
     def sync(
-        self,
-        paths: Iterable[str] | None = None,
-        progress: Callable[[Progress], None] | None = None,
-        *,
-        vectors: bool = True,
+        self, paths: Paths = None, progress: OnProgress = None, *, vectors: bool = True
     ) -> SyncReport:
         """Reconcile the index and MEMORY.md with the files (all, or just ``paths``).
 

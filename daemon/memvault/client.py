@@ -129,7 +129,7 @@ class DaemonClient(Closes):
         """Hybrid search, answered by the daemon."""
         body = {"query": query, "k": k, "group": group or None, **_filters(filters)}
         data = self._request("POST", "/search", body=body)
-        return [hit_from_dict(h) for h in data["hits"]]
+        return [Hit.from_dict(h) for h in data["hits"]]
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
@@ -147,22 +147,13 @@ class DaemonClient(Closes):
         params = {k: v for k, v in (("lines", lines), ("heading", heading)) if v is not None}
         # Every "/" encoded too, so no URL normalisation can turn a segment into "..".
         data = self._request("GET", f"/notes/{quote(path, safe='')}", params=params)
-        return NoteText(
-            path=data["path"],
-            title=data["title"],
-            line_start=data["line_start"],
-            line_end=data["line_end"],
-            text=data["text"],
-            heading=data.get("heading"),
-            cut=data.get("cut"),
-            total_lines=data.get("total_lines"),
-        )
+        return NoteText.from_dict(data)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path``, none from the ``exclude`` folders."""
         params = {"path": path, "k": k, "exclude": list(exclude)}
         data = self._request("GET", "/related", params=params)
-        return [hit_from_dict(h) for h in data["hits"]]
+        return [Hit.from_dict(h) for h in data["hits"]]
 
     def add(self, request: NoteRequest) -> WriteResult:
         """Create (or, with ``update``, change) a note through the daemon, the one writer."""
@@ -339,34 +330,8 @@ def _filters(filters: Filters) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def hit_from_dict(data: Mapping[str, Any]) -> Hit:
-    return Hit(
-        path=data["path"],
-        title=data["title"],
-        heading=tuple(data.get("heading") or ()),
-        line_start=data["line_start"],
-        line_end=data["line_end"],
-        snippet=data["snippet"],
-        score=data["score"],
-        text=data.get("text", ""),
-        label=data.get("label", 0),
-        ord=data.get("ord", 0),
-        pending=bool(data.get("pending", False)),
-    )
-
-
 def context_from_dict(data: Mapping[str, Any]) -> Context:
-    sources = tuple(
-        Source(
-            path=s["path"],
-            heading=tuple(s.get("heading") or ()),
-            line_start=s["line_start"],
-            line_end=s["line_end"],
-            tokens=s["tokens"],
-            why=s["why"],
-        )
-        for s in data.get("sources", ())
-    )
+    sources = tuple(Source.from_dict(s) for s in data.get("sources", ()))
     return Context(
         query=data["query"],
         budget=data["budget"],
