@@ -13,7 +13,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import new_vault, open_vault
+from memvault.api import Vault
+from memvault.errors import LockHeld
+from memvault.index.embedder import HashEmbedder
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 
@@ -152,3 +157,20 @@ def test_a_read_beside_a_writer_does_not_wait(tmp_path: Path) -> None:
         holder.communicate(timeout=30)
     assert proc.returncode == 0, err
     assert "waiting" not in err and "[[people/ana" in out
+
+
+def test_vault_open_reads_the_lock_wait_from_the_env_it_is_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``Vault.open(env=...)`` is the environment the vault is opened under: its
+    MEMVAULT_LOCK_WAIT, not this process's, bounds the wait."""
+    root = new_vault(tmp_path)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "4")
+    holder = hold_lock(root, 30.0)
+    try:
+        with pytest.raises(LockHeld) as refused:
+            Vault.open(root, env={"MEMVAULT_LOCK_WAIT": "0.5"}, embedder=HashEmbedder())
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)
+    assert "waited 0.5 s" in str(refused.value)

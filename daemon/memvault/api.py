@@ -135,6 +135,7 @@ class Vault(Closes):
                 embedder=embedder,
                 progress=progress,
                 wait=wait,
+                env=env,
             )
         )
 

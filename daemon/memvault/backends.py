@@ -250,11 +250,13 @@ def open_backend(
     embedder: Embedder | Callable[[], Embedder] | None = None,
     progress: Callable[[Progress], None] | None = None,
     wait: float | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
     the index here as it is). A write waits up to ``wait`` seconds (None:
-    ``MEMVAULT_LOCK_WAIT``) for another short-lived writer to let go; a read never waits."""
+    ``MEMVAULT_LOCK_WAIT`` in ``env``, else in this process's environment) for another
+    short-lived writer to let go; a read never waits."""
     root = config.root
     client = DaemonClient.running(root) if through_daemon else None
     if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
@@ -268,7 +270,7 @@ def open_backend(
     lock = None
     if writable:
         lock = WriterLock(config.state_dir / "lock")
-        patience = (lock_wait() if wait is None else wait) if mode == "write" else 0.0
+        patience = (lock_wait(env) if wait is None else wait) if mode == "write" else 0.0
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
             lock.acquire(
                 patience if through_daemon else 0.0,
