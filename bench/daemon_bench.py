@@ -104,7 +104,7 @@ class Daemon:
         if model:
             env["MEMVAULT_INDEX_MODEL"] = model
         if debounce_ms is not None:  # the vault's config.toml holds the default of its day
-            env["MEMVAULT_DAEMON_DEBOUNCE_MS"] = str(debounce_ms)
+            env["MEMVAULT_VAULT_QUIET_MS"] = str(debounce_ms)
         self.root = root
         self.log = open(root.parent / "daemon-bench.log", "w")  # noqa: SIM115
         self.started = time.perf_counter()

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "daemon"))
 
 from memvault.api import Vault  # noqa: E402
-from memvault.daemon.watcher import Watcher  # noqa: E402
 from memvault.index.embedder import HashEmbedder  # noqa: E402
-from memvault.vault import writers  # noqa: E402
+from memvault.service.watcher import Watcher  # noqa: E402
+from memvault.vault import open_files  # noqa: E402
 from memvault.vault.files import VaultFS  # noqa: E402
 from memvault.vault.template import init_vault  # noqa: E402
 
@@ -64,8 +64,8 @@ def bench_writers() -> dict[str, Any]:
         f.write_text("# Memory Index\n" * 50, encoding="utf-8")
         return {
             "open_files_on_machine": open_files_on_machine(),
-            "lease_probe_ms": median_ms(lambda: writers.open_for_writing(f), 10_000),
-            "proc_scan_ms": median_ms(lambda: writers._scan_proc(f), 30),
+            "lease_probe_ms": median_ms(lambda: open_files.open_for_writing(f), 10_000),
+            "proc_scan_ms": median_ms(lambda: open_files._scan_proc(f), 30),
         }
 
 

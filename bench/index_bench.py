@@ -72,7 +72,7 @@ def _bare_rate(emb: SentenceTransformerEmbedder, texts: list[str], lines: list[s
 
 def _sync_rate(emb: SentenceTransformerEmbedder, root: Path) -> tuple[float, int]:
     started = time.perf_counter()
-    with Vault.open(root, embedder=emb) as v:
+    with Vault.open(root, create=True, embedder=emb) as v:
         report = v.sync()
     return report.embedded_chunks / (time.perf_counter() - started), report.embedded_chunks
 
@@ -86,7 +86,7 @@ def throughput(emb: SentenceTransformerEmbedder, runs: int = 4) -> dict[str, Any
             root = Path(tmp) / "v"
             make_notes(root, 120, 4, seed=run)
             # the exact texts the engine embeds, for the bare baseline
-            with Vault.open(root, embedder=HashEmbedder(dim=emb.dim)) as probe:
+            with Vault.open(root, create=True, embedder=HashEmbedder(dim=emb.dim)) as probe:
                 texts: list[str] = []
                 lines: list[str] = []
                 for path in sorted(root.rglob("note-*.md")):
@@ -127,7 +127,7 @@ def update_cost(emb: SentenceTransformerEmbedder, edits: int = 20) -> dict[str, 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "v"
         make_notes(root, 500, 3)
-        with Vault.open(root, embedder=emb) as v:
+        with Vault.open(root, create=True, embedder=emb) as v:
             v.sync()
             times, embedded = [], []
             rng = random.Random(5)
@@ -155,11 +155,11 @@ def noop(runs: int = 7) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "v"
         make_notes(root, 5000, 1)
-        with Vault.open(root, embedder=HashEmbedder()) as v:
+        with Vault.open(root, create=True, embedder=HashEmbedder()) as v:
             v.sync()
         times = []
         for _ in range(runs):
-            with Vault.open(root, embedder=HashEmbedder()) as v:
+            with Vault.open(root, create=True, embedder=HashEmbedder()) as v:
                 started = time.perf_counter()
                 report = v.sync()
                 times.append(time.perf_counter() - started)
@@ -179,7 +179,7 @@ def query_latency(
     if not (root / ".memvault" / "index.db").exists():
         shutil.rmtree(root, ignore_errors=True)
         make_notes(root, target // 5, 5, seed=9)
-    with Vault.open(root, embedder=emb) as v:
+    with Vault.open(root, create=True, embedder=emb) as v:
         started = time.perf_counter()
         report = v.sync()
         build = time.perf_counter() - started

@@ -33,7 +33,7 @@ def imports(path: Path, top_level: bool = False) -> set[str]:
             found |= {a.name for a in node.names if a.name.startswith("memvault")}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("memvault"):
             assert node.module is not None
-            # ``from memvault.daemon import runfile`` imports the module memvault.daemon.runfile
+            # ``from memvault.service import runfile`` imports the module memvault.service.runfile
             # (its package runs first, as for any submodule: that is no edge of its own)
             folder = PACKAGE.parent / node.module.replace(".", "/")
             for alias in node.names:

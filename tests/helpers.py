@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -16,12 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api import Vault
-from memvault.daemon import http_api
 from memvault.index.embedder import HashEmbedder
+from memvault.service import http_api
 from memvault.vault import runfile
 from memvault.vault.template import init_vault
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
+DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"  # the source root
 
 
 def make_vault(tmp_path: Path, name: str = "vault") -> Path:
@@ -29,6 +31,19 @@ def make_vault(tmp_path: Path, name: str = "vault") -> Path:
     what `memvault init --example` lays down. Never what a user gets from `init`."""
     root = tmp_path / name
     init_vault(root, example=True)
+    return root
+
+
+def escaping_vault(tmp_path: Path) -> Path:
+    """The example vault with a secret beside it, a sibling ``vault-evil`` (a prefix of
+    the vault's own name) and symlinks inside it leading out to both: what a path, a
+    link or a command must never reach."""
+    root = make_vault(tmp_path)
+    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
+    (tmp_path / "vault-evil").mkdir()
+    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
+    (root / "escape").symlink_to(tmp_path / "vault-evil")
+    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
     return root
 
 
@@ -131,6 +146,117 @@ def run_namespaced(
     assert run.returncode == 0, run.stderr
     out: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
     return out
+
+
+def memvault_env(tmp_path: Path, model: str | None = "hash", **settings: str) -> dict[str, str]:
+    """The environment of a memvault subprocess: this checkout's code, a home of its own
+    under ``tmp_path``, no MEMVAULT_ settings but ``settings`` (and the ``model``)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(DAEMON_DIR), HOME=str(tmp_path / "home"))
+    if model:
+        env["MEMVAULT_INDEX_MODEL"] = model
+    env.update(settings)
+    return env
+
+
+def run_memvault(
+    *args: str, env: dict[str, str], cwd: Path | None = None, timeout: float = 120, **kw: Any
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memvault ARGS`` to its end, its output kept (text)."""
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *args],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **kw,
+    )
+
+
+class DaemonProcess:
+    """``memvault daemon run --vault ROOT`` (or the memvault command ``args``) in a
+    subprocess, hash embedder by default, its stderr in a file under ``tmp_path``.
+    The one daemon subprocess of the tests."""
+
+    def __init__(
+        self,
+        tmp_path: Path,
+        root: Path,
+        *args: str,
+        model: str | None = "hash",
+        preexec: Callable[[], None] | None = None,
+        stdout: bool = False,  # kept for reading (text), else thrown away
+        **settings: str,
+    ) -> None:
+        self.root = root
+        self.err_path = tmp_path / f"daemon-stderr-{time.monotonic_ns()}.txt"
+        self.err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
+        argv = [
+            sys.executable,
+            "-m",
+            "memvault",
+            *(args or ("daemon", "run", "--vault", str(root))),
+        ]
+        self.proc = subprocess.Popen(
+            argv,
+            env=memvault_env(tmp_path, model, **settings),
+            stdout=subprocess.PIPE if stdout else subprocess.DEVNULL,
+            stderr=self.err,
+            preexec_fn=preexec,
+            text=True,
+        )
+
+    @property
+    def stderr(self) -> str:
+        return self.err_path.read_text(encoding="utf-8", errors="replace")
+
+    def ready(self, timeout: float = 60, answering: bool = False) -> dict[str, Any]:
+        """Its daemon.json once written (``answering``: and once /health answers)."""
+
+        def up() -> dict[str, Any] | None:
+            code = self.proc.poll()
+            assert code is None, f"the daemon exited with {code}: {self.stderr[-2000:]}"
+            info = daemon_json(self.root)
+            if info is None or info["pid"] != self.proc.pid:
+                return None
+            if answering:
+                import httpx
+
+                try:
+                    health = f"http://127.0.0.1:{info['port']}/health"
+                    httpx.get(health, timeout=1, trust_env=False).raise_for_status()
+                except httpx.HTTPError:
+                    return None
+            return info
+
+        info: dict[str, Any] = eventually(up, timeout, "the daemon to answer")
+        return info
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up of its own (a crash, a power cut)."""
+        self.proc.kill()
+        self.proc.wait()
+        self._close()
+
+    def _close(self) -> None:
+        if self.proc.stdout:
+            self.proc.stdout.close()
+        self.err.close()
+
+    def stop(self, within: float = 30) -> int | None:
+        """SIGTERM, and its exit code within ``within`` seconds (None: it had to be
+        killed, so it is never left running into the next test)."""
+        code: int | None = self.proc.poll()
+        if code is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                code = self.proc.wait(within)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._close()
+        return code
 
 
 def daemon_json(root: Path) -> dict[str, Any] | None:

@@ -1,6 +1,6 @@
 """Vault.open, the public Python API: which folders are vaults, and a running daemon.
 
-Issue 13: the README's Python example crashed (``LockHeld``) while the daemon the
+the README's Python example crashed (``LockHeld``) while the daemon the
 README says to keep running was up; ``--vault`` on any folder made it a vault.
 """
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_vault
+from helpers import make_vault, run_memvault
 from memvault.api import Vault
 from memvault.errors import LockHeld, VaultNotFound
 from memvault.index.embedder import HashEmbedder
@@ -32,14 +32,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def memvault(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memvault", *args],
-        env=env(tmp_path),
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return run_memvault(*args, env=env(tmp_path), cwd=tmp_path)
 
 
 def readme_python() -> str:

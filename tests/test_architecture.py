@@ -37,10 +37,10 @@ ALLOWED = {
     "backends": {"client", "config", "core", "engine", "errors", "index", "vault"},
     "api": {"backends", "client", "config", "core", "engine", "errors", "index", "vault"},
     "migration": {"api", "config", "core", "errors", "vault"},
-    "daemon": {"api", "config", "core", "engine", "errors", "index", "vault"},
+    "service": {"api", "config", "core", "engine", "errors", "index", "vault"},
     "interfaces": {
-        "api", "backends", "client", "config", "core", "daemon", "engine", "errors", "index",
-        "migration", "vault",
+        "api", "backends", "client", "config", "core", "engine", "errors", "index",
+        "migration", "service", "vault",
     },
     # other tools' memory kept by a vault (memvault.integrations.anthropic): over the API
     "integrations": {"api", "core", "errors"},

@@ -145,7 +145,7 @@ def test_get_a_section_and_lines(vault: Path) -> None:
         "line_end": 3,
         "heading": None,
         "text": "title: Sarah Chen\ntype: person",
-        "truncated": False,  # a note past vault.max_note_bytes says so (issue 21 item 9)
+        "truncated": False,  # a note past vault.max_note_bytes says so
         "cut": None,
         "total_lines": None,
     }
@@ -256,7 +256,7 @@ def test_add_json_body_from_stdin_and_the_clash_rule(vault: Path) -> None:
     )
     assert code == 0 and out.strip() == "updated projects/billing-v2.md"
     text = (vault / "projects/billing-v2.md").read_text(encoding="utf-8")
-    # issue 21 item 1: an update adds its body; the words already there stay
+    # an update adds its body; the words already there stay
     assert "Paused for Q3." in text and "status: paused" in text and "billing** pipeline" in text
     hits = as_json("search", "Paused for Q3", "--vault", vault)["hits"]
     assert hits[0]["path"] == "projects/billing-v2.md"
@@ -398,7 +398,7 @@ def test_agent_commands_are_listed_and_help_imports_nothing_heavy() -> None:
     assert "--where" in out.stdout and "--field" in out.stdout
 
 
-# -- a person's first day (issue 13) -------------------------------------------------------------
+# -- a person's first day -------------------------------------------------------------
 
 
 @pytest.fixture

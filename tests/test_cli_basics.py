@@ -61,7 +61,7 @@ def test_init_lays_down_structure_templates_and_settings_but_no_notes(tmp_path: 
         assert (tmp_path / "mem" / folder).is_dir() and not any(
             (tmp_path / "mem" / folder).iterdir()
         )
-    # issue 13: the fictional Sarah Chen became a user's memory
+    # the fictional Sarah Chen became a user's memory
     notes = [p for p in (tmp_path / "mem").rglob("*.md") if "templates" not in p.parts]
     assert [p.name for p in notes] == ["MEMORY.md"]
     assert "[[" not in (tmp_path / "mem" / "MEMORY.md").read_text(encoding="utf-8")
@@ -129,7 +129,7 @@ tags: []
 ## Status
 
 *Proposed, accepted or superseded, with the date and a link to any replacement.*
-"""  # memvault's decision template before hints were marked (issue 13)
+"""  # memvault's decision template before hints were marked
 
 
 def test_init_brings_an_unchanged_old_template_up_to_date_and_keeps_an_edited_one(
@@ -260,7 +260,7 @@ def test_status_lists_problems_and_exits_1_for_an_unclosed_memory_md_section(
     assert listed == {"MEMORY.md": "memory", "notes/binary.md": "skipped"}
 
 
-# -- progress (issue 13) ---------------------------------------------------------------------------
+# -- progress ---------------------------------------------------------------------------
 
 
 class Step:

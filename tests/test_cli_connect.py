@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from helpers import new_vault
+from helpers import new_vault, run_memvault
 from memvault.core import json_edit
 from memvault.interfaces.cli.connect import desktop_config
 
@@ -37,14 +37,7 @@ def memvault(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "XDG_"))}
     env["HOME"] = str(home)
     env["PYTHONPATH"] = str(ROOT / "daemon")
-    return subprocess.run(
-        [sys.executable, "-m", "memvault", *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=home,
-    )
+    return run_memvault(*args, env=env, cwd=home, timeout=60)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The CLI takes the same options everywhere (issue 24 item 13).
+"""The CLI takes the same options everywhere.
 
 `up --vault X` was "No such option" (`up`/`init` took only a positional path),
 `daemon stop` had no `--json`, `mcp --help` left out memory_status, and `init` inside

@@ -19,9 +19,9 @@ from helpers import TOKEN, daemon_info, make_vault, note, open_vault, running_da
 from memvault.api import Vault
 from memvault.client import DaemonClient, error_from_response
 from memvault.core.ranking import Filters
-from memvault.core.report import Context, Hit, NoteRequest, SyncReport
-from memvault.daemon import http_api
+from memvault.core.results import Context, Hit, NoteRequest, SyncReport
 from memvault.errors import DaemonError, NoteExists, NoteNotFound, UnsafePath
+from memvault.service import http_api
 from memvault.vault.runfile import read as read_daemon_file
 
 PORT = 50123  # only named in Host headers: the TestClient never opens a socket

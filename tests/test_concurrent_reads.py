@@ -16,7 +16,7 @@ import pytest
 from helpers import make_vault, note, open_vault, running_daemon, write
 from memvault.api import Vault
 from memvault.client import DaemonClient
-from memvault.core.report import Context
+from memvault.core.results import Context
 from memvault.index.embedder import HashEmbedder
 
 QUESTIONS = (

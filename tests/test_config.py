@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -37,16 +38,36 @@ def test_every_setting_is_documented_in_the_template() -> None:
 
 def test_precedence_file_env_flags(tmp_path: Path) -> None:
     root = write(
-        tmp_path, "[daemon]\nport = 1111\ndebounce_ms = 50\n[index]\nembed_context = ['title']\n"
+        tmp_path,
+        "[daemon]\nport = 1111\n[vault]\nquiet_ms = 50\n[index]\nembed_context = ['title']\n",
     )
     cfg = VaultConfig.load(
-        root, env={"MEMVAULT_DAEMON_PORT": "2222"}, overrides={"daemon": {"debounce_ms": 7}}
+        root, env={"MEMVAULT_DAEMON_PORT": "2222"}, overrides={"vault": {"quiet_ms": 7}}
     )
-    assert (cfg.daemon.port, cfg.daemon.debounce_ms, cfg.index.embed_context) == (
+    assert (cfg.daemon.port, cfg.vault.quiet_ms, cfg.index.embed_context) == (
         2222,
         7,
         ("title",),
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "overrides", "expected"),
+    [
+        ("[daemon]\ndebounce_ms = 40\n", {}, {}, 40),  # a config.toml written before
+        ("[daemon]\ndebounce_ms = 40\n[vault]\nquiet_ms = 60\n", {}, {}, 60),  # new wins
+        ("", {"MEMVAULT_DAEMON_DEBOUNCE_MS": "30"}, {}, 30),
+        ("", {"MEMVAULT_DAEMON_DEBOUNCE_MS": "30", "MEMVAULT_VAULT_QUIET_MS": "20"}, {}, 20),
+        ("[vault]\nquiet_ms = 60\n", {}, {"daemon": {"debounce_ms": 5}}, 5),
+        ("", {}, {}, 100),
+    ],
+)
+def test_the_quiet_period_is_a_vault_setting_read_under_its_old_name_too(
+    tmp_path: Path, text: str, env: dict[str, str], overrides: dict[str, Any], expected: int
+) -> None:
+    cfg = VaultConfig.load(write(tmp_path, text), env=env, overrides=overrides)
+    assert cfg.vault.quiet_ms == expected
+    assert not hasattr(cfg.daemon, "debounce_ms")
 
 
 def test_custom_sections(tmp_path: Path) -> None:

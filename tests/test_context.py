@@ -240,7 +240,7 @@ def test_context_packs_the_lines_that_answer_with_their_citation(tmp_path: Path)
     assert "Pixel" not in texts[False]  # the whole chunk (~150 tokens) does not fit
 
 
-# -- issue 12 item 6: no budget spent on nothing ------------------------------------------
+# -- no budget spent on nothing ------------------------------------------
 
 
 EMBED_FILES = """---
@@ -345,7 +345,7 @@ def test_a_piece_far_below_the_best_is_not_filler_even_with_room(tmp_path: Path)
 def test_an_empty_template_note_does_not_outrank_a_real_one_with_the_real_model(
     tmp_path: Path,
 ) -> None:
-    """Issue 13: a decision added with no body ranked 2nd, above the real PostgreSQL
+    """a decision added with no body ranked 2nd, above the real PostgreSQL
     decision, and its four placeholder lines took context budget."""
     root = make_vault(tmp_path)
     query = "What did we decide about the database schema?"

@@ -207,7 +207,7 @@ def test_fill_quotes_in_the_templates_own_style(line: str, filled: str) -> None:
     assert out == f'---\n{filled}\n---\n# A "quoted" title\n'
 
 
-# -- notes memvault writes from a template: headings, not hints; log entries (issue 13) -----------
+# -- notes memvault writes from a template: headings, not hints; log entries -----------
 
 DAY_TEMPLATE = (ROOT / "vault-template" / "templates" / "daily-log.md").read_text(encoding="utf-8")
 

@@ -119,7 +119,7 @@ def test_join_spans(spans: list[tuple[int, int, str]], text: str) -> None:
 
 
 def test_a_note_keeps_the_blank_line_before_its_headings() -> None:
-    """Issue 13 item 10: the context dropped the blank line before ## headings."""
+    """the context dropped the blank line before ## headings."""
     whole = Piece(
         "notes/a.md", -1, (), 1, 9, join_spans([(1, 3, "# A\n\nintro"), (5, 9, "## Two\n\nbody")])
     )

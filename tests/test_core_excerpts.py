@@ -259,7 +259,7 @@ def test_each_signal_needs_one_value_per_unit(name: str) -> None:
 
 
 def test_a_line_is_admitted_on_its_own_evidence_not_its_notes() -> None:
-    """Issue 24.11: a person's note that answers lends its weight to all its lines, and
+    """a person's note that answers lends its weight to all its lines, and
     "Prefers async communication" passed the filler bar on it alone."""
     from memvault.core.excerpts import unit_scores, worth_a_place
 

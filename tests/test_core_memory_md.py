@@ -212,7 +212,7 @@ def test_markers_that_do_not_pair_up_are_an_error_never_a_repair(text: str) -> N
 
 
 def test_a_deleted_section_comes_back_while_it_has_notes_to_list() -> None:
-    # issue 21: nothing records "deleted on purpose" apart from the files (git would carry
+    # nothing records "deleted on purpose" apart from the files (git would carry
     # or lose such a verdict); a section is dropped by removing it from memory.sections
     text = "# Memory\nmy notes\n"
     update = run(text, [entry("people/ana.md", "A")], seen={"people"}, rules=[DEFAULT_SECTIONS[1]])
@@ -344,7 +344,7 @@ def test_human_bytes_survive_any_sequence_of_edits_and_syncs(ops: list) -> None:
 def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
     # read alone, "    - [[notes/alpha]]" would be indented code; under a list item it is a
     # nested item, and Obsidian (and the rename) follow its link
-    from memvault.core.wikilinks import relink
+    from memvault.core.wikilinks import relink_note
 
     before = LinkIndex(["notes/alpha.md", "MEMORY.md"])
     after = LinkIndex(["notes/beta.md", "MEMORY.md"])
@@ -357,12 +357,12 @@ def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
         text,
         [],
         rules=[DEFAULT_SECTIONS[3]],
-        rewrite=lambda t: relink(t, "MEMORY.md", "MEMORY.md", before, after, moves),
+        rewrite=lambda t: relink_note(t, "MEMORY.md", "MEMORY.md", before, after, moves).text,
     )
     assert "- mine\n    - [[beta]]\n" in update.text
 
 
-# -- intent from the files alone (issue 21) ---------------------------------------------------
+# -- intent from the files alone ---------------------------------------------------
 
 PEOPLE = SectionRule("people", "Key People", "people", {}, "title", 3)
 FOUR = [entry(f"people/{n}.md", n.title()) for n in ("ana", "bo", "cy", "di")]
@@ -493,7 +493,7 @@ def test_a_persons_line_stays_where_they_put_it_when_the_overflow_line_comes() -
 
 
 def test_notes_at_the_vault_root_have_their_section() -> None:
-    # issue 22 item 4: Claude Code's topic files at the vault root
+    # Claude Code's topic files at the vault root
     rule = next(r for r in DEFAULT_SECTIONS if r.folder == "")
     cat = [entry("debugging.md", "How we debug"), entry("api-conventions.md", "API rules")]
     cat += [entry(f"t{i}.md", f"T{i}") for i in range(7)]

@@ -456,7 +456,7 @@ def test_project_headings_become_project_notes(
     ],
 )
 def test_a_status_line_of_the_project_sets_its_status(line: str, status: str) -> None:
-    # issue 24 item 3: "- Status: paused." / "- Status: done." ended up status: active,
+    # "- Status: paused." / "- Status: done." ended up status: active,
     # and Active Projects listed a paused and a done project
     plan = plan_one(f"## Project: Atlas\n- Owner: Ana\n{line}\n### Notes\n- Status: done.\n")
     assert note_at(plan, "projects/atlas.md").frontmatter["status"] == status
@@ -957,7 +957,7 @@ def test_property_rendered_frontmatter_reads_back_as_written(
     assert loaded == fm
 
 
-# -- the user's own facts and preferences (issue 24 item 7) ---------------------------------
+# -- the user's own facts and preferences ---------------------------------
 
 
 def test_about_me_and_preferences_go_to_the_users_person_note() -> None:

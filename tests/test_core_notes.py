@@ -157,7 +157,7 @@ def test_tag_filter_is_nested_and_case_insensitive(tag: str, wanted: str, ok: bo
     assert tag_matches(tag, wanted) is ok
 
 
-# -- hints: template text that is not memory (issue 13) -------------------------------------------
+# -- hints: template text that is not memory -------------------------------------------
 
 
 @pytest.mark.parametrize(

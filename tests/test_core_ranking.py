@@ -127,7 +127,7 @@ def test_a_very_long_query_keeps_its_first_distinct_terms() -> None:
     assert terms == [f"word{i}" for i in range(MAX_QUERY_TERMS)]
 
 
-# -- a chunk's note's evidence (issue 25) --------------------------------------------------
+# -- a chunk's note's evidence --------------------------------------------------
 
 
 def test_note_evidence_is_the_sum_of_a_notes_best_few_candidates_scaled() -> None:

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import random
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -21,7 +18,7 @@ import httpx
 import pytest
 
 from helpers import (
-    daemon_json,
+    DaemonProcess,
     eventually,
     make_vault,
     note,
@@ -32,47 +29,10 @@ from helpers import (
 from memvault.core.memory_md import parse_blocks
 from memvault.vault.files import TEMP_MARK
 
-DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 KILL_RUNS = 50
 CHECK_EVERY = 10
 
 pytestmark = pytest.mark.slow
-
-
-def spawn(root: Path, tmp_path: Path, **settings: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env.update(
-        PYTHONPATH=str(DAEMON_DIR),
-        HOME=str(tmp_path / "home"),
-        MEMVAULT_INDEX_MODEL="hash",
-        **settings,
-    )
-    return subprocess.Popen(
-        [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def wait_json(root: Path, proc: subprocess.Popen[bytes]) -> dict[str, Any]:
-    def ready() -> dict[str, Any] | None:
-        assert proc.poll() is None, f"the daemon exited with {proc.returncode}"
-        info = daemon_json(root)
-        return info if info is not None and info["pid"] == proc.pid else None
-
-    return eventually(ready, what="daemon.json")
-
-
-def terminate(proc: subprocess.Popen[bytes], within: float) -> int | None:
-    """SIGTERM, and the exit code within ``within`` seconds (None: it was killed)."""
-    proc.send_signal(signal.SIGTERM)
-    try:
-        return proc.wait(within)
-    except subprocess.TimeoutExpired:
-        proc.kill()  # not left running into the next test
-        proc.wait()
-        return None
 
 
 def status(info: dict[str, Any]) -> dict[str, Any]:
@@ -141,9 +101,9 @@ def burst(rng: random.Random, root: Path, run: int) -> None:
 
 def converge(root: Path, tmp_path: Path) -> None:
     """Restart, let it settle, stop it; then the index equals a rebuild."""
-    proc = spawn(root, tmp_path)
+    proc = DaemonProcess(tmp_path, root)
     try:
-        info = wait_json(root, proc)
+        info = proc.ready()
         assert not temp_files(root), temp_files(root)
 
         def settled() -> bool:
@@ -156,7 +116,7 @@ def converge(root: Path, tmp_path: Path) -> None:
 
         eventually(settled, what="the restarted daemon to settle")
     finally:
-        assert terminate(proc, 10) == 0
+        assert proc.stop(10) == 0
     assert_memory_whole(root)
     with open_vault(root) as v:
         ours = snapshot(v)  # what the daemon left, before any sync of ours
@@ -166,19 +126,18 @@ def converge(root: Path, tmp_path: Path) -> None:
 def test_kill_9_at_random_moments_then_restart_converges(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     rng = random.Random(1234)
-    settings = {"MEMVAULT_DAEMON_DEBOUNCE_MS": "30", "MEMVAULT_DAEMON_SAVE_SECONDS": "0"}
+    settings = {"MEMVAULT_VAULT_QUIET_MS": "30", "MEMVAULT_DAEMON_SAVE_SECONDS": "0"}
     for run in range(KILL_RUNS):
-        proc = spawn(root, tmp_path, **settings)
+        proc = DaemonProcess(tmp_path, root, **settings)
         try:
             if rng.random() < 0.2:  # sometimes mid start-up / initial reconcile
                 threading.Event().wait(rng.uniform(0.3, 1.5))
             else:
-                wait_json(root, proc)
+                proc.ready()
                 burst(rng, root, run)
                 threading.Event().wait(rng.uniform(0.0, 0.5))
         finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
+            proc.kill()
         assert_memory_whole(root)  # the whole old or the whole new text, never a torn one
         if (run + 1) % CHECK_EVERY == 0:
             converge(root, tmp_path)
@@ -189,9 +148,9 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
     with open_vault(root) as v:
         v.sync()
         template_notes = v.status()["notes"]
-    proc = spawn(root, tmp_path)
+    proc = DaemonProcess(tmp_path, root)
     try:
-        info = wait_json(root, proc)
+        info = proc.ready()
         eventually(lambda: status(info)["daemon"]["state"] == "watching")
         started = time.monotonic()
         for d in range(20):  # like an unzip or a git clone: many files in a few folders
@@ -224,7 +183,7 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
             raise AssertionError("\n".join(map(str, seen))) from None
         elapsed = time.monotonic() - started
         daemon = seen[-1]
-        assert proc.poll() is None and daemon["last_error"] is None
+        assert proc.proc.poll() is None and daemon["last_error"] is None
         assert daemon["overflows"] >= 1  # one full reconcile, not 10,000 paths queued
         assert daemon["batches"] < 100, daemon
         assert elapsed < 150
@@ -239,4 +198,4 @@ def test_ten_thousand_files_at_once(tmp_path: Path) -> None:
         assert r.json()["hits"][0]["path"] == "bulk/d13/n250.md"
     finally:
         # a terminates bound: the final save of 10,000 vectors on a loaded machine
-        assert terminate(proc, 30) == 0
+        assert proc.stop(30) == 0

@@ -34,7 +34,7 @@ def test_first_sync_adopts_the_template_and_writes_nothing(tmp_path: Path) -> No
     before = mtimes(root)
     with open_vault(root) as v:
         report = v.sync()
-        # the notes: MEMORY.md is the index of them, not a note created (issue 24 item 9)
+        # the notes: MEMORY.md is the index of them, not a note created
         notes = [p for p in before if not p.startswith("templates/") and p != "MEMORY.md"]
         assert sorted(report.created) == sorted(notes)
         assert not report.memory_written and report.embedded_chunks > 0
@@ -344,7 +344,7 @@ def test_line_vectors_off_embeds_only_chunks(tmp_path: Path) -> None:
         assert store.cache_count(model) == len(store.labels())
 
 
-# -- problems are state, not events (issue 13) -----------------------------------------------------
+# -- problems are state, not events -----------------------------------------------------
 
 
 def problems(v) -> list[tuple[str, str, str]]:

@@ -8,8 +8,8 @@ import inspect
 import pytest
 
 from memvault import errors as E
-from memvault.daemon.http_api import error_response  # noqa: F401  (the HTTP side loads)
 from memvault.interfaces.cli.common import exit_code
+from memvault.service.http_api import error_response  # noqa: F401  (the HTTP side loads)
 
 KINDS = [
     kind for _, kind in inspect.getmembers(E, inspect.isclass) if issubclass(kind, E.MemvaultError)

@@ -22,7 +22,6 @@ from typer.testing import CliRunner
 from helpers import new_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core.text import decode
-from memvault.daemon.http_api import create_app
 from memvault.errors import (
     LockHeld,
     MemvaultError,
@@ -33,6 +32,7 @@ from memvault.errors import (
 )
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 PORT = 48131
@@ -245,7 +245,7 @@ def key(path: str) -> str:
         ("people/dr-smith.md", "people", "Dr. Smith"),
         # cloned from a Mac: the name on disk decomposed (NFD), the title typed composed
         (unicodedata.normalize("NFD", "people/José Café.md"), "people", "José Café"),
-        # across accents, as Obsidian's quick switcher matches (issue 24 item 5)
+        # across accents, as Obsidian's quick switcher matches
         ("people/ana-lópez.md", "people", "Ana Lopez"),
         ("people/Ana Lopez.md", "people", "Ana López"),
         ("projects/Café Über.md", "projects", "cafe uber"),

@@ -1,4 +1,4 @@
-"""Issue 24: a person's first week on their own notes.
+"""a person's first week on their own notes.
 
 Each test here failed on the code before the issue was worked: a person's name across
 accents, a vault's own capitalised folders, an ``Archive/`` of theirs, a migration into
@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import new_vault, note, open_vault, write
+from helpers import new_vault, note, open_vault, run_memvault, write
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -22,14 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def cli(*args: str, cwd: Path | None = None, check: bool = False) -> subprocess.CompletedProcess:
     env = dict(os.environ, PYTHONPATH=str(ROOT / "daemon"), MEMVAULT_INDEX_MODEL="hash")
     env.pop("MEMVAULT_VAULT", None)
-    proc = subprocess.run(
-        [sys.executable, "-m", "memvault", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = run_memvault(*args, env=env, cwd=cwd)
     if check:
         assert proc.returncode == 0, proc.stdout + proc.stderr
     return proc

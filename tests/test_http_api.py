@@ -17,13 +17,13 @@ import pytest
 from starlette.testclient import TestClient
 
 from attacks import ATTACKS
-from helpers import make_vault, note, open_vault, write
+from helpers import escaping_vault, note, open_vault, write
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.daemon.http_api import STATUS_FIELDS, create_app
-from memvault.daemon.http_schema import openapi_schema
-from memvault.daemon.service import HttpServer
+from memvault.service.daemon import HttpServer
+from memvault.service.http_api import STATUS_FIELDS, create_app
+from memvault.service.http_schema import openapi_schema
 
 PORT = 48123
 TOKEN = "t0k3n-for-tests-" + "x" * 27
@@ -45,12 +45,7 @@ def files_outside(tmp_path: Path, vault_root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[Vault]:
     """A vault with a secret beside it, a sibling 'vault-evil' and symlinks leading out."""
-    root = make_vault(tmp_path)
-    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
-    (tmp_path / "vault-evil").mkdir()
-    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
-    (root / "escape").symlink_to(tmp_path / "vault-evil")
-    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    root = escaping_vault(tmp_path)
     write(root, "people/ana.md", note("Ana Lopez", "our designer", "## Work\n\nDraws kiwis."))
     with open_vault(root) as v:
         v.sync()
@@ -182,7 +177,7 @@ def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:
     path = r.json()["path"]
     text = (vault.root / path).read_text(encoding="utf-8")
     assert path.startswith("logs/") and "wombat" in text
-    # under the day's date, not under "## Follow-ups"; no template hint (issue 13)
+    # under the day's date, not under "## Follow-ups"; no template hint
     assert text.index("wombat") < text.index("## Follow-ups") and "%%" not in text
 
 

@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 from helpers import daemon_json, eventually, make_vault, note, write
-from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
+from memvault.service.daemon import Daemon
 
 MARKER = "zeppelin"  # a word only the big note holds
 
@@ -141,7 +141,7 @@ def test_the_vector_lane_waits_for_the_structure_lanes_batch_before_a_step(
     """While changes are queued or being synced the lane starts no step (the model
     would take the cores a save's sync needs); once they are done it catches up."""
     from helpers import open_vault
-    from memvault.daemon.vector_lane import VectorLane
+    from memvault.service.vector_lane import VectorLane
 
     root = make_vault(tmp_path)
     with open_vault(root) as vault:

@@ -1,4 +1,4 @@
-"""Without a daemon, CLI writers wait for each other (issue 21 item 11).
+"""Without a daemon, CLI writers wait for each other.
 
 Four parallel `memvault log` (an agent's parallel tool calls) saw two exit 6 at once,
 "already writing to this vault": the entries were lost. A writer opened without a
@@ -16,6 +16,9 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, open_vault
+from memvault.api import Vault
+from memvault.errors import LockHeld
+from memvault.index.embedder import HashEmbedder
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 
@@ -164,9 +167,6 @@ def test_the_env_handed_to_vault_open_sets_the_wait(
     # open_backend read MEMVAULT_LOCK_WAIT from os.environ, ignoring the env mapping
     # Vault.open takes (as the config does): here the process says wait 30 s, the caller
     # 0.3 s. The holder lets go after 5 s: waiting the process's 30 s, the open succeeded.
-    from memvault.api import Vault
-    from memvault.errors import LockHeld
-    from memvault.index.embedder import HashEmbedder
 
     root = new_vault(tmp_path)
     monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")

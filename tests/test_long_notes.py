@@ -1,4 +1,4 @@
-"""`get` of a note past `vault.max_note_bytes` says it is cut (issue 21 item 9).
+"""`get` of a note past `vault.max_note_bytes` says it is cut.
 
 A 4 MB note came back as 38,680 of its 80,006 lines with no word, a 50 MB one-line note
 as `# Huge`. Now the CLI (stderr), the JSON, HTTP and MCP results say it is cut, where,
@@ -16,8 +16,8 @@ from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
 from helpers import new_vault, open_vault
-from memvault.daemon.http_api import create_app
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 CAP = 2_000
 PORT = 48139

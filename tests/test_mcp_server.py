@@ -309,7 +309,7 @@ def test_with_a_daemon_up_calls_go_through_it(server: Server) -> None:
 
 
 def test_memory_get_of_a_note_past_max_note_bytes_says_it_is_cut(server: Server) -> None:
-    # issue 21 item 9: it came back cut with no word (a 4 MB note: 38,680 of 80,006 lines)
+    # it came back cut with no word (a 4 MB note: 38,680 of 80,006 lines)
     lines = [f"line {i:06} of a long note, padded to be long enough" for i in range(60_000)]
     (server.vault / "long.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     got = server.ok("memory_get", path="long.md")

@@ -16,10 +16,10 @@ import pytest
 from helpers import make_vault, note, open_vault, running_daemon, write
 from memvault.api import Vault
 from memvault.client import DaemonClient
-from memvault.daemon.service import Daemon
 from memvault.engine import Progress
 from memvault.errors import LockHeld, MemvaultError
 from memvault.index.embedder import HashEmbedder
+from memvault.service.daemon import Daemon
 
 
 def test_a_write_goes_to_a_running_daemon(tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""MEMORY.md under git with a real daemon (issue 21 items 2, 3, 5, 10 and the git test).
+"""MEMORY.md under git with a real daemon (10 and the git test).
 
 A person's intent travels with the files: nothing git, an editor's stale buffer or a
 lost index does can hide a note; the order is what git keeps (a fresh clone changes

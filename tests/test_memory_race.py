@@ -46,7 +46,7 @@ def test_no_human_edit_is_lost_to_concurrent_syncs(tmp_path: Path) -> None:
     # memvault leaves alone a file saved within the quiet period (a save may be in
     # progress); a 20 ms one lets it write in this typist's gaps (5-50 ms), so the race
     # between its check and its swap and the person's saves is still run a thousand times
-    with open_vault(root, overrides={"daemon": {"debounce_ms": 20}}) as v:
+    with open_vault(root, overrides={"vault": {"quiet_ms": 20}}) as v:
         v.sync()
         worker = threading.Thread(target=person, name="person-editing")
         worker.start()

@@ -15,7 +15,7 @@ from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryT
 from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
 from attacks import ATTACKS
-from helpers import make_vault, note, open_vault, write
+from helpers import escaping_vault, make_vault, note, open_vault, write
 from memvault.api import Vault
 from memvault.core import memory_tool as T
 from memvault.errors import MemoryToolError
@@ -25,12 +25,7 @@ from memvault.integrations.anthropic import AsyncVaultMemoryTool, VaultMemoryToo
 @pytest.fixture
 def vault(tmp_path: Path) -> Iterator[Vault]:
     """The example vault, a secret beside it and symlinks inside it leading out."""
-    root = make_vault(tmp_path)
-    (tmp_path / "secret.md").write_text("SECRET", encoding="utf-8")
-    (tmp_path / "vault-evil").mkdir()
-    (tmp_path / "vault-evil" / "secret.md").write_text("SECRET", encoding="utf-8")
-    (root / "escape").symlink_to(tmp_path / "vault-evil")
-    (root / "escape-file.md").symlink_to(tmp_path / "secret.md")
+    root = escaping_vault(tmp_path)
     with open_vault(root, overrides={"vault": {"max_note_bytes": 20_000}}) as v:
         v.sync()
         yield v

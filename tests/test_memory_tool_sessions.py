@@ -20,10 +20,10 @@ from starlette.testclient import TestClient
 
 from helpers import TOKEN, make_vault, note, open_vault, running_daemon
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
-from memvault.daemon.http_schema import openapi_schema
 from memvault.index.embedder import HashEmbedder
 from memvault.integrations.anthropic import VaultMemoryTool
+from memvault.service.http_api import create_app
+from memvault.service.http_schema import openapi_schema
 
 # -- a loopback stand-in of the Messages API -------------------------------------------------
 
@@ -294,7 +294,7 @@ def test_two_agents_and_a_person_on_one_note_at_once_lose_no_word(tmp_path: Path
     answered: dict[str, list[str]] = {"a": [], "b": []}
     # a 20 ms quiet period lets memvault write between the person's saves (as in
     # test_memory_race), so its check-and-swap races their saves many times
-    with open_vault(root, overrides={"daemon": {"debounce_ms": 20}}) as v:
+    with open_vault(root, overrides={"vault": {"quiet_ms": 20}}) as v:
         v.sync()
         tools = {name: VaultMemoryTool(v) for name in answered}
         lines = (root / rel).read_text(encoding="utf-8").split("\n")

@@ -31,11 +31,11 @@ def drop_section(text: str, name: str, title: str) -> str:
     return "\n".join(lines[:start] + lines[end + 1 :])
 
 
-# -- issue 21: intent in the files, not inferred (issue 11 item 7 rewritten) ----------------------
+# -- intent in the files, not inferred (issue 11 item 7 rewritten) ----------------------
 
 
 def test_a_section_stays_out_when_the_config_drops_it_not_when_a_line_goes(tmp_path: Path) -> None:
-    # deliberately unlike earlier versions (issue 21): a section deleted from MEMORY.md is
+    # deliberately unlike earlier versions: a section deleted from MEMORY.md is
     # no verdict (git, an editor's stale copy delete it too): it comes back; removing it
     # from memory.sections (a tracked setting) drops it for good, index or no index
     root = make_vault(tmp_path)
@@ -97,7 +97,7 @@ def test_a_note_kept_out_by_its_frontmatter_stays_out_after_losing_the_index(
 
 
 def test_an_entry_deleted_by_hand_comes_back_even_after_losing_the_index(tmp_path: Path) -> None:
-    # deliberately unlike earlier versions: deleting a line hides nothing (issue 21 item 2)
+    # deliberately unlike earlier versions: deleting a line hides nothing
     root = make_vault(tmp_path)
     mem = root / "MEMORY.md"
     with open_vault(root) as v:
@@ -115,7 +115,7 @@ def test_an_entry_deleted_by_hand_comes_back_even_after_losing_the_index(tmp_pat
     assert mem.read_text(encoding="utf-8") == original
 
 
-# -- issue 11 item 9: a person's note named like its folder ------------------------------------
+# -- a person's note named like its folder ------------------------------------
 
 PEOPLE_NOTE = "# People\n\nMy own list of who is who, by team.\n\n- Platform: [[sarah-chen]]\n"
 

@@ -1,4 +1,4 @@
-"""`migrate --no-index` with a daemon up leaves the vectors to it (issue 24 item 6).
+"""`migrate --no-index` with a daemon up leaves the vectors to it.
 
 It waited 23.6 s for "1153 chunks embedded": the daemon's /sync made every vector
 before it answered. With ``vectors: false`` the daemon syncs the structure only and

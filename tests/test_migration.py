@@ -191,7 +191,7 @@ def test_a_50000_line_dump_plans_and_writes_in_seconds(tmp_path: Path) -> None:
     assert report.after.lines < 60
 
 
-# -- migrate --no-index: the structure now, the vectors later (issue 14) ---------------------------
+# -- migrate --no-index: the structure now, the vectors later ---------------------------
 
 
 def test_no_index_writes_the_whole_memory_md_and_keyword_index_without_the_model(

@@ -29,7 +29,6 @@ from helpers import (
     write,
 )
 from memvault.config import IndexSettings
-from memvault.daemon.service import Daemon
 from memvault.index.embedder import (
     EmbedderBackend,
     HashEmbedder,
@@ -37,6 +36,7 @@ from memvault.index.embedder import (
     register_backend,
 )
 from memvault.index.tokenizer import Tokenizer
+from memvault.service.daemon import Daemon
 
 MARKER = "quetzalcoatl"  # a word only one note holds
 LONG = " ".join(f"word{i} {MARKER if i == 3 else 'plain'}." for i in range(120))

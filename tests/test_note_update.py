@@ -1,5 +1,5 @@
 """An agent's update keeps every word a person wrote unless it names the words it
-replaces (issue 21 item 1): through MCP memory_write, HTTP POST /notes and
+replaces: through MCP memory_write, HTTP POST /notes and
 `memvault add --update`, each against the real adapter."""
 
 from __future__ import annotations
@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +14,9 @@ import pytest
 from anyio.from_thread import start_blocking_portal
 from starlette.testclient import TestClient
 
-from helpers import open_vault
+from helpers import open_vault, run_memvault
 from memvault.core.note_update import NoSuchHeading, append_body, replace_section
-from memvault.daemon.http_api import create_app
+from memvault.service.http_api import create_app
 from memvault.vault.template import init_vault
 from test_mcp_server import mcp_session, text_of
 
@@ -140,13 +139,7 @@ def test_cli_add_update_keeps_the_persons_words(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "daemon"), "MEMVAULT_INDEX_MODEL": "hash"}
 
     def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "memvault", *args, "--vault", str(root), "--json"],
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=120,
-        )
+        return run_memvault(*args, "--vault", str(root), "--json", env=env)
 
     done = cli("add", "people", "--title", "Sarah Chen", "--body", "Promoted to CTO.", "--update")
     assert done.returncode == 0, done.stderr

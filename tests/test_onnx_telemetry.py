@@ -1,4 +1,4 @@
-"""onnxruntime writes no telemetry files (issue 24 item 10).
+"""onnxruntime writes no telemetry files.
 
 The Linux wheel's telemetry created ``$XDG_CACHE_HOME/Microsoft/DeveloperTools/
 .onnxruntime/{deviceid,onnxruntime.db}`` (a device id and queued "ProcessInfo" events)

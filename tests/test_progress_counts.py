@@ -1,4 +1,4 @@
-"""Progress and sync reports count notes as notes (issue 24 item 9).
+"""Progress and sync reports count notes as notes.
 
 `up` said "indexing: 384/5,300 notes, 384 chunks embedded" (5,300 were chunks; the vault
 had 3,000 notes), its first bar counted MEMORY.md as a note, and a new empty vault's

@@ -16,7 +16,7 @@ from memvault.api import Vault
 from memvault.errors import NotIndexed
 from memvault.interfaces.cli import app
 from memvault.vault.lock import WriterLock
-from memvault.vault.state import GITIGNORE_TEXT
+from memvault.vault.state_dir import GITIGNORE_TEXT
 from memvault.vault.template import init_vault
 
 FIXTURE = Path(__file__).parent / "fixtures" / "obsidian-vault"
@@ -136,7 +136,7 @@ def test_the_first_sync_of_an_existing_vault_keeps_the_index_out_of_git(tmp_path
     assert (root / ".memvault" / ".gitignore").read_text(encoding="utf-8") == GITIGNORE_TEXT
     git(root, "add", "-A")
     tracked = git(root, "ls-files").splitlines()
-    # memory-decisions.json is retired (issue 21): memvault writes no state file into git
+    # memory-decisions.json is retired: memvault writes no state file into git
     assert [p for p in tracked if p.startswith(".memvault/")] == [".memvault/.gitignore"]
     assert "MEMORY.md" in tracked and "Home.md" in tracked
 

@@ -1,4 +1,4 @@
-"""Issue 11 item 4: a relink that kill -9 cuts short is finished by the next start.
+"""a relink that kill -9 cuts short is finished by the next start.
 
 1,500 notes link ``[[target]]``; the note is renamed; a real `sync` process relinks
 them and is killed (SIGKILL) at a random point of the rewrites. The pending relink was

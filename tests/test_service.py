@@ -23,89 +23,44 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import (
+    DaemonProcess,
     daemon_json,
     eventually,
     make_vault,
+    memvault_env,
     note,
     open_vault,
     rebuilt_snapshot,
+    run_memvault,
     snapshot,
     write,
 )
-from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
-from memvault.interfaces.cli.daemon import install_service, service_name
+from memvault.service.daemon import Daemon
+from memvault.service.units import install_service, service_name
 from memvault.vault import runfile
 from memvault.vault.lock import lock_holder
 from memvault.vault.runfile import daemon_file
 
-DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 FIELDS = {"pid", "host", "port", "token", "started_at", "version"}
-
-
-def env_for(tmp_path: Path, model: str | None = "hash") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-    env.update(PYTHONPATH=str(DAEMON_DIR), HOME=str(tmp_path / "home"))
-    if model:
-        env["MEMVAULT_INDEX_MODEL"] = model
-    return env
 
 
 def cli(
     tmp_path: Path, *args: str, timeout: float = 60, **kw: Any
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "memvault", *args],
-        env=env_for(tmp_path, **kw),
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_memvault(*args, env=memvault_env(tmp_path, **kw), timeout=timeout)
 
 
-class Proc:
-    """A `memvault daemon run` subprocess, its stderr in a file."""
+class Proc(DaemonProcess):
+    """A `memvault daemon run` subprocess (or ``args``), its stderr in a file, its
+    stdout kept."""
 
     def __init__(self, tmp_path: Path, root: Path, *args: str, model: str | None = "hash") -> None:
-        self.root = root
-        self.err_path = tmp_path / f"stderr-{time.monotonic_ns()}.txt"
-        self.err = open(self.err_path, "w")  # noqa: SIM115 - closed in stop()
-        args = args or ("daemon", "run", "--vault", str(root))
-        argv = [sys.executable, "-m", "memvault", *args]
-        self.p = subprocess.Popen(
-            argv, env=env_for(tmp_path, model), stdout=subprocess.PIPE, stderr=self.err, text=True
-        )
-
-    @property
-    def stderr(self) -> str:
-        return self.err_path.read_text(encoding="utf-8", errors="replace")
+        super().__init__(tmp_path, root, *args, model=model, stdout=True)
 
     def info(self, timeout: float = 30) -> dict[str, Any]:
-        def up() -> dict[str, Any] | None:
-            assert self.p.poll() is None, f"daemon exited {self.p.returncode}: {self.stderr}"
-            info = daemon_json(self.root)
-            if info is None or info["pid"] != self.p.pid:
-                return None
-            try:
-                httpx.get(url(info, "/health"), timeout=1, trust_env=False).raise_for_status()
-            except httpx.HTTPError:
-                return None
-            return info
-
-        return eventually(up, timeout, "the daemon to answer")
-
-    def stop(self) -> None:
-        if self.p.poll() is None:
-            self.p.send_signal(signal.SIGTERM)
-            try:
-                self.p.wait(10)
-            except subprocess.TimeoutExpired:
-                self.p.kill()
-                self.p.wait()
-        if self.p.stdout:
-            self.p.stdout.close()
-        self.err.close()
+        return self.ready(timeout, answering=True)
 
 
 def url(info: dict[str, Any], path: str) -> str:
@@ -148,7 +103,7 @@ def test_daemon_starts_with_a_private_daemon_json_and_answers(
     assert set(info) == FIELDS and info["host"] == "127.0.0.1" and len(info["token"]) == 43
     assert info["version"] == httpx.get(url(info, "/health"), trust_env=False).json()["version"]
     d = eventually(lambda: settled(info), what="the start-up reconcile")
-    assert d["pid"] == proc.p.pid and d["observer"] == "inotify" and d["last_error"] is None
+    assert d["pid"] == proc.proc.pid and d["observer"] == "inotify" and d["last_error"] is None
     eventually(lambda: api(info, "GET", "/status").json()["daemon"]["model"] == "ready")
     assert not list(path.parent.glob(".daemon.json.tmp-*"))
 
@@ -159,7 +114,7 @@ def test_a_second_daemon_refuses_naming_the_pid(
     proc, info = running
     second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
     assert second.returncode == 1
-    assert str(proc.p.pid) in second.stderr and "already running" in second.stderr
+    assert str(proc.proc.pid) in second.stderr and "already running" in second.stderr
     assert daemon_json(proc.root) == info  # the running daemon's file is untouched
 
 
@@ -167,7 +122,7 @@ def test_a_second_daemon_refuses_naming_the_pid(
 def test_200_parallel_logs_with_the_daemon_up_all_succeed_each_once(
     tmp_path: Path, running: tuple[Proc, dict[str, Any]]
 ) -> None:
-    """Issue 11.10: under load a 0.5 s /health probe timed out, the CLI fell back to an
+    """under load a 0.5 s /health probe timed out, the CLI fell back to an
     in-process writer, and 14-17 of 200 exited 6 ("already writing")."""
     from concurrent.futures import ThreadPoolExecutor
 
@@ -185,7 +140,7 @@ def test_200_parallel_logs_with_the_daemon_up_all_succeed_each_once(
     text = "".join(p.read_text(encoding="utf-8") for p in (proc.root / "logs").glob("*.md"))
     counts = [text.count(f"load entry {i:03} done") for i in range(200)]
     assert counts == [1] * 200  # each once: a write that reached the daemon is never resent
-    assert proc.p.poll() is None  # and the daemon is still the one writer
+    assert proc.proc.poll() is None  # and the daemon is still the one writer
 
 
 def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
@@ -196,8 +151,8 @@ def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
     for i in range(60):
         write(proc.root, f"burst/n{i}.md", note(f"Burst {i}", body=f"word{i}"))
     started = time.monotonic()
-    proc.p.send_signal(signal.SIGTERM)
-    assert proc.p.wait(5) == 0, proc.stderr
+    proc.proc.send_signal(signal.SIGTERM)
+    assert proc.proc.wait(5) == 0, proc.stderr
     assert time.monotonic() - started < 5
     assert not daemon_file(proc.root).exists()
     assert lock_holder(proc.root) is None
@@ -208,8 +163,8 @@ def test_sigterm_mid_burst_exits_zero_fast_and_leaves_a_consistent_vault(
 
 def test_sigint_exits_cleanly(running: tuple[Proc, dict[str, Any]]) -> None:
     proc, _ = running
-    proc.p.send_signal(signal.SIGINT)
-    assert proc.p.wait(5) == 0
+    proc.proc.send_signal(signal.SIGINT)
+    assert proc.proc.wait(5) == 0
     assert not daemon_file(proc.root).exists()
 
 
@@ -224,12 +179,12 @@ def test_a_stop_signal_taken_by_another_thread_still_stops_the_daemon(
     import ctypes
 
     proc, _ = running
-    pid = proc.p.pid
+    pid = proc.proc.pid
     others = sorted(int(t) for t in os.listdir(f"/proc/{pid}/task") if int(t) != pid)
     assert others  # uvicorn's, the watcher's, the vector lane's
     tgkill = ctypes.CDLL(None, use_errno=True).tgkill
     assert tgkill(pid, others[which], int(sig)) == 0, os.strerror(ctypes.get_errno())
-    assert proc.p.wait(10) == 0, proc.stderr
+    assert proc.proc.wait(10) == 0, proc.stderr
     assert not daemon_file(proc.root).exists()
     assert lock_holder(proc.root) is None
 
@@ -239,7 +194,7 @@ def test_signal_wait_reads_the_signal_whichever_thread_took_it() -> None:
     """In-process: the handler here does nothing, so only the wakeup fd can end the wait."""
     import ctypes
 
-    from memvault.daemon.service import SignalWait
+    from memvault.service.daemon import SignalWait
 
     done, timed_out = threading.Event(), threading.Event()
     tid: list[int] = []
@@ -268,7 +223,7 @@ def test_signal_wait_reads_the_signal_whichever_thread_took_it() -> None:
 
 
 def test_signal_wait_ends_when_another_thread_asks() -> None:
-    from memvault.daemon.service import SignalWait
+    from memvault.service.daemon import SignalWait
 
     done = threading.Event()
     waiting = SignalWait()
@@ -298,7 +253,7 @@ def test_a_daemon_whose_vault_folder_goes_stops_and_leaves_no_folder_behind(
         shutil.rmtree(moved)
     else:  # a save in the renamed vault: the events still come
         write(moved, "people/after.md", note("After", body="written after the rename"))
-    assert proc.p.wait(15) == 75, proc.stderr
+    assert proc.proc.wait(15) == 75, proc.stderr
     assert "is gone" in proc.stderr
     assert not proc.root.exists()  # nothing made at the old path
     if how == "renamed":
@@ -321,13 +276,13 @@ def test_a_daemon_whose_memvault_folder_is_deleted_starts_afresh_and_stays_the_o
     shutil.rmtree(proc.root / ".memvault")
 
     def afresh() -> dict[str, Any] | None:
-        assert proc.p.poll() is None, proc.stderr
+        assert proc.proc.poll() is None, proc.stderr
         new = daemon_json(proc.root)
         return new if new is not None and new["token"] != info["token"] else None
 
     info2 = eventually(afresh, 30, "the daemon to start afresh")
     assert "deleted or replaced" in proc.stderr
-    assert info2["pid"] == proc.p.pid == lock_holder(proc.root)  # the same process
+    assert info2["pid"] == proc.proc.pid == lock_holder(proc.root)  # the same process
     second = cli(tmp_path, "daemon", "run", "--vault", str(proc.root), timeout=30)
     assert second.returncode == 1 and "already running" in second.stderr
     eventually(lambda: settled(info2))
@@ -341,14 +296,13 @@ def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> 
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)
     first.info()
-    first.p.kill()
-    first.p.wait()
+    first.kill()
     first.stop()
     write(root, "people/offline.md", note("Offline", body="written while down: ocelot"))
     second = Proc(tmp_path, root)
     try:
         info = second.info()  # the stale daemon.json of the killed one is replaced
-        assert info["pid"] == second.p.pid
+        assert info["pid"] == second.proc.pid
         hits = eventually(
             lambda: [
                 h
@@ -388,7 +342,7 @@ def test_an_idle_daemon_writes_nothing(running: tuple[Proc, dict[str, Any]]) -> 
     before = _tree(proc.root)
     threading.Event().wait(10)  # the observation window itself
     assert _tree(proc.root) == before
-    assert proc.p.poll() is None
+    assert proc.proc.poll() is None
 
 
 def test_events_stream_reports_a_file_written_on_disk(
@@ -514,10 +468,10 @@ def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
         eventually(
             lambda: str(daemon_file(root)) in proc.stderr and f":{info['port']}" in proc.stderr
         )
-        proc.p.send_signal(signal.SIGINT)
-        assert proc.p.wait(5) == 0
-        assert proc.p.stdout is not None
-        said = proc.p.stdout.read()
+        proc.proc.send_signal(signal.SIGINT)
+        assert proc.proc.wait(5) == 0
+        assert proc.proc.stdout is not None
+        said = proc.proc.stdout.read()
         assert "1 note was already here, kept as it is" in said and "+ MEMORY.md" in said
         assert "next: memvault up" not in said  # it is running already
     finally:
@@ -541,7 +495,7 @@ def _indexed_notes(root: Path) -> int:
 def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
     tmp_path: Path, sig: signal.Signals
 ) -> None:
-    """Issue 13: SIGTERM during the first indexing exited 143 with no message."""
+    """SIGTERM during the first indexing exited 143 with no message."""
     root = tmp_path / "many"
     for i in range(2000):
         write(root, f"notes/n{i:04}.md", note(f"Note {i}", body=f"Paragraph about topic {i}."))
@@ -552,8 +506,8 @@ def test_a_signal_during_ups_first_indexing_stops_it_cleanly_with_exit_0(
         # before the signal); up serves from its first second, so index.db alone can
         # exist before any note is committed
         eventually(lambda: _indexed_notes(root) > 0, what="the first batch of notes")
-        proc.p.send_signal(sig)
-        assert proc.p.wait(30) == 0, proc.stderr
+        proc.proc.send_signal(sig)
+        assert proc.proc.wait(30) == 0, proc.stderr
     finally:
         proc.stop()
     said = re.search(
@@ -597,7 +551,7 @@ def test_install_writes_a_systemd_user_unit(
     runner = CliRunner()
     r = runner.invoke(cli_app, ["daemon", "install", "--vault", str(root)])
     assert r.exit_code == 0, r.output
-    # the folder's name and a hash of its path (issue 24 item 12: names collided)
+    # the folder's name and a hash of its path (names collided)
     unit = home / ".config" / "systemd" / "user" / f"memvault-{service_name(root)}.service"
     assert unit.name.startswith("memvault-my-vault-")
     text = unit.read_text()
@@ -748,8 +702,8 @@ def test_up_with_the_real_model_serves_context_and_exits_fast(tmp_path: Path) ->
         assert ctx["tokens"] <= 500
         assert any(s["path"].startswith("decisions/") for s in ctx["sources"])
         started = time.monotonic()
-        proc.p.send_signal(signal.SIGTERM)
-        assert proc.p.wait(5) == 0  # torch loaded: the interpreter's teardown is skipped
+        proc.proc.send_signal(signal.SIGTERM)
+        assert proc.proc.wait(5) == 0  # torch loaded: the interpreter's teardown is skipped
         assert time.monotonic() - started < 5
         assert not daemon_file(root).exists()
     finally:

@@ -1,4 +1,4 @@
-"""`daemon install` for two vaults of the same name (issue 24 item 12).
+"""`daemon install` for two vaults of the same name.
 
 A second vault named `demo` collided on `memvault-demo.service`, the refusal exited 6
 (the lock's code), `--force` overwrote the other vault's unit, and nothing said that
@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from helpers import make_vault
 from memvault.interfaces.cli import app as cli_app
-from memvault.interfaces.cli.daemon import install_service
+from memvault.service.units import install_service
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ def test_install_says_json_when_asked(tmp_path: Path, home: Path) -> None:
 
 
 def test_a_user_manager_that_cannot_be_reached_is_named(tmp_path: Path, home: Path) -> None:
-    from memvault.interfaces.cli.daemon import user_manager_problem
+    from memvault.service.units import user_manager_problem
 
     if shutil.which("systemctl") is None:
         assert user_manager_problem() == "systemctl is not installed here"

@@ -1,4 +1,4 @@
-"""Leaked /events streams never lock a real client out (issue 21 item 8).
+"""Leaked /events streams never lock a real client out.
 
 256 open streams (a plugin leaking reconnects) took every connection of the daemon:
 `/health` was reset and `memvault log` exited 6 "Broken pipe". Streams are now capped
@@ -17,9 +17,9 @@ import pytest
 
 from helpers import make_vault, open_vault
 from memvault.api import Vault
-from memvault.daemon.http_api import create_app
-from memvault.daemon.http_server import MAX_CONNECTIONS
-from memvault.daemon.service import HttpServer
+from memvault.service.daemon import HttpServer
+from memvault.service.http_api import create_app
+from memvault.service.http_server import MAX_CONNECTIONS
 
 TOKEN = "sse-limits-token-" + "x" * 27
 AUTH = {"Authorization": f"Bearer {TOKEN}"}

@@ -27,9 +27,9 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import eventually, new_vault, note, open_vault, write
-from memvault.daemon.service import Daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app
+from memvault.service.daemon import Daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTES = 2400  # 12 batches of 200 at least
@@ -242,7 +242,7 @@ def test_a_sync_let_in_mid_reconcile_keeps_lines_of_notes_not_indexed_yet_and_th
 
 HELD_CHILD = """
 import sys, threading
-from memvault.daemon.service import Daemon
+from memvault.service.daemon import Daemon
 from memvault.index.embedder import HashEmbedder
 
 class Held(Daemon):

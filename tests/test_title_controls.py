@@ -1,4 +1,4 @@
-"""A control character in a title is refused everywhere (issue 24 item 14).
+"""A control character in a title is refused everywhere.
 
 `add people --title $'Evil\\nName'` was accepted: the writer folded runs of whitespace
 (a line break among them) into one space before it looked for control characters, so
@@ -17,8 +17,8 @@ from typer.testing import CliRunner
 
 from helpers import new_vault, open_vault
 from memvault.core import compose
-from memvault.daemon.http_api import create_app
 from memvault.interfaces.cli import app as cli_app
+from memvault.service.http_api import create_app
 
 PORT = 48137
 TOKEN = "title-controls-token-" + "x" * 24

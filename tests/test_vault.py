@@ -210,7 +210,7 @@ def test_find_vault_walks_up(tmp_path: Path) -> None:
 
 
 def test_a_memory_md_alone_does_not_make_a_vault(tmp_path: Path) -> None:
-    # an agent's own MEMORY.md (or CLAUDE.md's neighbour) must not be taken over (issue 13)
+    # an agent's own MEMORY.md (or CLAUDE.md's neighbour) must not be taken over
     (tmp_path / "MEMORY.md").write_text("# M", encoding="utf-8")
     (tmp_path / "deep").mkdir()
     assert find_vault(tmp_path / "deep") is None

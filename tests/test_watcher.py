@@ -22,10 +22,10 @@ import pytest
 
 from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.api import Vault
-from memvault.daemon import observers as O
-from memvault.daemon import watcher as W
-from memvault.daemon.watch_queue import ChangeQueue, PathMapper
-from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
+from memvault.service import observers as O
+from memvault.service import watcher as W
+from memvault.service.watch_queue import ChangeQueue, PathMapper
+from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
 
 # watchdog warns (harmlessly) when a folder moved away and back gets its watch again;
 # under filterwarnings=error that warning would be raised inside watchdog's thread.
@@ -82,7 +82,7 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
             w.fail(paths)
         return vault.sync(paths, progress)
 
-    kw.setdefault("debounce_ms", 100)
+    kw.setdefault("quiet_ms", 100)
     w.watcher = Watcher(
         vault.root,
         sync,
@@ -293,7 +293,7 @@ def test_an_exception_in_the_handler_does_not_kill_the_watcher(
         return real(raw)
 
     watched.watcher.mapper = flaky  # type: ignore[assignment]
-    with caplog.at_level(logging.ERROR, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.ERROR, "memvault.service.watcher"):
         write(watched.root, "people/boom.md", note("Boom"))
         eventually(lambda: watched.watcher.last_error and "boom" in watched.watcher.last_error)
     write(watched.root, "people/fine.md", note("Fine", "still watching"))
@@ -341,7 +341,7 @@ def test_memory_is_handed_back_once_quiet_after_bulk_work_not_after_a_save(
         vault.root,
         vault.sync,
         is_ignored=vault.is_ignored,
-        settings=WatchSettings(debounce_ms=100, idle_save_seconds=0.3),
+        settings=WatchSettings(quiet_ms=100, idle_save_seconds=0.3),
         hooks=WatchHooks(save=vault.save, after_bulk=lambda: trims.append(time.monotonic())),
     )
     watcher.start(initial_reconcile=False)
@@ -383,11 +383,11 @@ def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Pat
         return vault.sync(paths, progress)
 
     watcher = Watcher(
-        vault.root, sync, is_ignored=vault.is_ignored, settings=WatchSettings(debounce_ms=300)
+        vault.root, sync, is_ignored=vault.is_ignored, settings=WatchSettings(quiet_ms=300)
     )
     watcher.start(initial_reconcile=False)
     try:
-        assert watcher.observer_kind == "inotify"
+        assert watcher.observers.kind == "inotify"
         os.rename(root / "library/old", root / "library/new")
 
         def followed() -> bool:
@@ -410,12 +410,12 @@ def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Pat
 
 
 def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched) -> None:
-    observer = watched.watcher._observer
+    observer = watched.watcher.observers.observer
     assert observer is not None
     observer.stop()  # as if it had crashed
     observer.join()
     write(watched.root, "people/while-down.md", note("While Down"))  # no event for this
-    eventually(lambda: watched.watcher.restarts == 1, what="a restart")
+    eventually(lambda: watched.watcher.observers.restarts == 1, what="a restart")
     eventually(lambda: "people/while-down.md" in watched.indexed())
     assert watched.watcher.observer_alive()
     write(watched.root, "people/after.md", note("After"))
@@ -428,7 +428,7 @@ def test_dead_observer_is_restarted_and_lost_events_reconciled(watched: Watched)
 def test_polling_observer_selected_by_config(tmp_path: Path) -> None:
     w = start_watching(tmp_path, observer="polling")
     try:
-        assert w.watcher.observer_kind == "polling"
+        assert w.watcher.observers.kind == "polling"
         write(w.root, "people/poll.md", note("Poll", "seen by polling"))
         eventually(lambda: "[[people/poll]]" in w.memory())
     finally:
@@ -450,11 +450,11 @@ def test_inotify_limits_fall_back_to_polling_with_one_warning(
         raise OSError(code, "inotify limit reached")
 
     monkeypatch.setattr(O, "_native_observer", exhausted)
-    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.service.watcher"):
         w = start_watching(tmp_path)
     try:
-        assert w.watcher.observer_kind == "polling"
-        warnings = [r for r in caplog.records if r.name == "memvault.daemon.watcher"]
+        assert w.watcher.observers.kind == "polling"
+        warnings = [r for r in caplog.records if r.name == "memvault.service.watcher"]
         assert len(warnings) == 1 and advice in warnings[0].getMessage()
         assert "sysctl" in warnings[0].getMessage()
         write(w.root, "people/limited.md", note("Limited"))
@@ -485,10 +485,10 @@ def test_network_mount_uses_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setattr(O, "mount_fs_type", lambda path: "nfs4")
-    with caplog.at_level(logging.WARNING, "memvault.daemon.watcher"):
+    with caplog.at_level(logging.WARNING, "memvault.service.watcher"):
         w = start_watching(tmp_path)
     try:
-        assert w.watcher.observer_kind == "polling"
+        assert w.watcher.observers.kind == "polling"
         assert any("nfs4" in r.getMessage() for r in caplog.records)
     finally:
         w.watcher.stop()
@@ -523,7 +523,7 @@ class Clock:
 
 def test_queue_waits_for_quiet_then_flushes_coalesced_paths() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, max_wait=2.0, limit=10, clock=clock)
+    q = ChangeQueue(quiet_ms=300, max_wait=2.0, limit=10, clock=clock)
     q.put(["a.md", "b.md"])
     clock.now += 0.2
     q.put(["a.md"])
@@ -536,7 +536,7 @@ def test_queue_waits_for_quiet_then_flushes_coalesced_paths() -> None:
 
 def test_queue_flushes_a_continuous_stream_every_max_wait() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, max_wait=2.0, limit=100, clock=clock)
+    q = ChangeQueue(quiet_ms=300, max_wait=2.0, limit=100, clock=clock)
     for i in range(21):
         q.put([f"n{i}.md"])
         if i < 20:
@@ -548,7 +548,7 @@ def test_queue_flushes_a_continuous_stream_every_max_wait() -> None:
 
 def test_queue_overflow_collapses_to_a_full_reconcile() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q = ChangeQueue(quiet_ms=300, limit=3, clock=clock)
     q.put([f"n{i}.md" for i in range(10)])
     assert len(q) == 0 and q.overflows == 1
     clock.now += 0.3
@@ -558,7 +558,7 @@ def test_queue_overflow_collapses_to_a_full_reconcile() -> None:
 
 def test_queue_overflow_in_folders_folds_them_level_by_level() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, limit=4, clock=clock)
+    q = ChangeQueue(quiet_ms=300, limit=4, clock=clock)
     q.put(["people/a.md", "people/b.md", "logs/x/1.md", "MEMORY.md"])
     q.put(["logs/x/2.md"])  # the fifth: each path stands as its folder from now on
     assert q.overflows == 1 and len(q) == 3  # people, logs/x, MEMORY.md (the top: itself)
@@ -579,7 +579,7 @@ def test_queue_overflow_in_folders_folds_them_level_by_level() -> None:
 
 def test_queue_overflow_at_the_top_that_cannot_fold_is_a_full_reconcile() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q = ChangeQueue(quiet_ms=300, limit=3, clock=clock)
     q.put(["a/1.md", "b/1.md", "c/1.md", "d/1.md"])  # four folders at the top: no fold helps
     clock.now += 0.3
     batch = q.take()
@@ -588,7 +588,7 @@ def test_queue_overflow_at_the_top_that_cannot_fold_is_a_full_reconcile() -> Non
 
 def test_queue_full_request_is_due_at_once_and_covers_paths() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, clock=clock)
+    q = ChangeQueue(quiet_ms=300, clock=clock)
     q.put(["a.md"])
     q.request_full("periodic reconcile")
     batch = q.take()
@@ -743,7 +743,7 @@ def test_a_folder_renamed_while_watchdog_registers_it_is_still_followed(
 
 def test_queue_keeps_paths_apart_while_a_full_reconcile_waits_for_the_one_in_flight() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, clock=clock)
+    q = ChangeQueue(quiet_ms=300, clock=clock)
     q.request_full("folders were created")
     q.put(["saved.md"])
     assert q.due_in(paths_only=True) == pytest.approx(0.3) and q.take(paths_only=True) is None
@@ -758,7 +758,7 @@ def test_queue_keeps_paths_apart_while_a_full_reconcile_waits_for_the_one_in_fli
 
 def test_queue_overflow_drops_paths_even_for_paths_only() -> None:
     clock = Clock()
-    q = ChangeQueue(quiet=0.3, limit=3, clock=clock)
+    q = ChangeQueue(quiet_ms=300, limit=3, clock=clock)
     q.put([f"n{i}.md" for i in range(10)])
     clock.now += 0.3
     assert q.take(paths_only=True) is None and len(q) == 0

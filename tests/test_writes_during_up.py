@@ -1,4 +1,4 @@
-"""Writes are served from the first second of `memvault up` (issue 24 item 8).
+"""Writes are served from the first second of `memvault up`.
 
 `up` used to index the whole folder before it served: `memvault log "x"` meanwhile
 waited for the writer lock and, past ``MEMVAULT_LOCK_WAIT`` (60 s), exited 6. Now

@@ -19,13 +19,13 @@ __version__ = "0.1.0"
 
 _WHERE = {
     "Vault": "memvault.api",
-    "Context": "memvault.core.report",
-    "Hit": "memvault.core.report",
-    "LinkProblem": "memvault.core.report",
-    "Source": "memvault.core.report",
-    "SyncReport": "memvault.core.report",
-    "NoteText": "memvault.core.report",
-    "WriteResult": "memvault.core.report",
+    "Context": "memvault.core.results",
+    "Hit": "memvault.core.results",
+    "LinkProblem": "memvault.core.results",
+    "Source": "memvault.core.results",
+    "SyncReport": "memvault.core.results",
+    "NoteText": "memvault.core.results",
+    "WriteResult": "memvault.core.results",
     **{
         name: "memvault.errors"
         for name in (
@@ -65,25 +65,25 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:
     from memvault.api import Vault as Vault
-    from memvault.core.report import (
+    from memvault.core.results import (
         Context as Context,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         Hit as Hit,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         LinkProblem as LinkProblem,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         NoteText as NoteText,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         Source as Source,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         SyncReport as SyncReport,
     )
-    from memvault.core.report import (
+    from memvault.core.results import (
         WriteResult as WriteResult,
     )
     from memvault.errors import (

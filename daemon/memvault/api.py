@@ -28,15 +28,23 @@ vault; opening a folder without ``.memvault/`` is ``VaultNotFound``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
 
-from memvault.backends import Backend, DaemonBackend, LocalBackend, Mode, open_backend
+from memvault.backends import (
+    Backend,
+    DaemonBackend,
+    LocalBackend,
+    Mode,
+    OnProgress,
+    Paths,
+    open_backend,
+)
 from memvault.config import VaultConfig
+from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,
@@ -65,7 +73,7 @@ class FilterArgs(TypedDict, total=False):
     path: str | None  # a glob over the note path
 
 
-class Vault:
+class Vault(Closes):
     """One memory vault, and the one backend its calls go to (this process, or its daemon)."""
 
     def __init__(self, backend: Backend) -> None:
@@ -152,14 +160,6 @@ class Vault:
         backend = self._backend
         return backend.client if isinstance(backend, DaemonBackend) else None
 
-    def __enter__(self) -> Vault:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def close(self) -> None:
         if self._closed:
             return
@@ -199,11 +199,7 @@ class Vault:
     # -- operations --------------------------------------------------------------------
 
     def sync(
-        self,
-        paths: Iterable[str] | None = None,
-        progress: Callable[[Progress], None] | None = None,
-        *,
-        vectors: bool = True,
+        self, paths: Paths = None, progress: OnProgress = None, *, vectors: bool = True
     ) -> SyncReport:
         """Reconcile the index and MEMORY.md with the files (all, or just ``paths``).
 

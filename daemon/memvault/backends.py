@@ -35,12 +35,12 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from memvault.client import ANSWER_TIMEOUT, DaemonClient
 from memvault.config import STATE_DIR, VaultConfig
 from memvault.core.ranking import Filters
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,
@@ -59,6 +59,8 @@ if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to ope
     from memvault.index.embedder import Embedder
 
 Mode = Literal["write", "read", "query", "peek"]
+Paths: TypeAlias = "Iterable[str] | None"  # vault-relative paths; None: every file
+OnProgress: TypeAlias = "Callable[[Progress], None] | None"
 # A query (search, context) opened here embeds this many pending chunks at most before
 # it answers — a note just written by `memvault add` is then found by meaning (a second
 # or less); more than that (a migration's thousands) is left to `memvault sync` or a
@@ -67,51 +69,61 @@ QUERY_CATCH_UP = 64
 PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
 
 
-class Backend(Protocol):
-    """What a ``Vault`` delegates to, with the values it checked."""
+class Backend:
+    """What a ``Vault`` delegates to, with the values it checked: the reads both backends
+    answer alike are written here once, for the engine here or the daemon's client."""
 
     root: Path
     config: VaultConfig
     writable: bool  # a write can go here (the lock held, or the daemon that holds it)
+    _target: Engine | DaemonClient  # what answers the reads
 
     @property
-    def engine(self) -> Engine: ...
+    def engine(self) -> Engine:
+        raise NotImplementedError
 
-    def sync(
-        self,
-        paths: Iterable[str] | None,
-        progress: Callable[[Progress], None] | None,
-        vectors: bool,
-    ) -> SyncReport: ...
+    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
+        raise NotImplementedError
 
-    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]: ...
+    def add(self, note: NoteRequest) -> WriteResult:
+        raise NotImplementedError
 
-    def context(self, query: str, budget: int | None, filters: Filters) -> Context: ...
+    def log(self, text: str) -> WriteResult:
+        raise NotImplementedError
 
-    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText: ...
+    def close(self) -> None:
+        raise NotImplementedError
 
-    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]: ...
+    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
+        return self._target.search(query, k, filters, group)
 
-    def add(self, note: NoteRequest) -> WriteResult: ...
+    def context(self, query: str, budget: int | None, filters: Filters) -> Context:
+        return self._target.context(query, budget, filters)
 
-    def log(self, text: str) -> WriteResult: ...
+    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
+        return self._target.get(path, lines, heading)
 
-    def memory_tool(self, command: Mapping[str, Any]) -> str: ...
+    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]:
+        return self._target.related(path, k, exclude)
 
-    def links_check(self) -> list[LinkProblem]: ...
+    def memory_tool(self, command: Mapping[str, Any]) -> str:
+        return self._target.memory_tool(command)
 
-    def status(self) -> dict[str, Any]: ...
+    def status(self) -> dict[str, Any]:
+        return self._target.status()
 
-    def ground_lost(self) -> tuple[str, bool] | None: ...
+    def links_check(self) -> list[LinkProblem]:
+        return self.engine.link_problems()  # the index here (the daemon does not serve it)
 
-    def close(self) -> None: ...
+    def ground_lost(self) -> tuple[str, bool] | None:
+        return None  # a daemon watches its own ground
 
 
-class LocalBackend:
+class LocalBackend(Backend):
     """The vault opened in this process: its engine, and the writer lock unless read-only."""
 
     def __init__(self, engine: Engine, lock: WriterLock | None) -> None:
-        self._engine = engine
+        self._target = self._engine = engine
         self._lock = lock
         self.root = engine.root
         self.config = engine.config
@@ -121,40 +133,14 @@ class LocalBackend:
     def engine(self) -> Engine:
         return self._engine
 
-    def sync(
-        self,
-        paths: Iterable[str] | None,
-        progress: Callable[[Progress], None] | None,
-        vectors: bool,
-    ) -> SyncReport:
+    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
         return self._engine.sync(paths, progress, vectors=vectors)
-
-    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
-        return self._engine.search(query, k, filters, group=group)
-
-    def context(self, query: str, budget: int | None, filters: Filters) -> Context:
-        return self._engine.context(query, budget, filters)
-
-    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
-        return self._engine.get(path, lines=lines, heading=heading)
-
-    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]:
-        return self._engine.related(path, k, exclude)
 
     def add(self, note: NoteRequest) -> WriteResult:
         return self._engine.add_note(note)
 
     def log(self, text: str) -> WriteResult:
         return self._engine.append_log(text)
-
-    def memory_tool(self, command: Mapping[str, Any]) -> str:
-        return self._engine.memory_tool(command)
-
-    def links_check(self) -> list[LinkProblem]:
-        return self._engine.link_problems()
-
-    def status(self) -> dict[str, Any]:
-        return self._engine.status()
 
     def ground_lost(self) -> tuple[str, bool] | None:
         from memvault.errors import VaultNotFound
@@ -180,7 +166,7 @@ class LocalBackend:
                 self._lock = None
 
 
-class DaemonBackend:
+class DaemonBackend(Backend):
     """The daemon that serves the vault, over its HTTP API (``client``); the index is
     opened here, read-only and on first use, only for what the daemon does not serve."""
 
@@ -189,7 +175,7 @@ class DaemonBackend:
     def __init__(
         self, client: DaemonClient, config: VaultConfig, embedder: Embedder | None = None
     ) -> None:
-        self.client = client
+        self._target = self.client = client
         self.root = config.root
         self.config = config
         self._embedder = embedder
@@ -206,12 +192,7 @@ class DaemonBackend:
                 self._index = Engine(self.config, self._embedder, read_only=True)
             return self._index
 
-    def sync(
-        self,
-        paths: Iterable[str] | None,
-        progress: Callable[[Progress], None] | None,
-        vectors: bool,
-    ) -> SyncReport:
+    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
         """The daemon syncs; ``progress`` sees the daemon's sync progress meanwhile (read
         from its ``/status`` every ``PROGRESS_POLL`` seconds)."""
         paths = None if paths is None else list(paths)
@@ -248,35 +229,11 @@ class DaemonBackend:
             raise failure[0]
         return answer[0]
 
-    def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
-        return self.client.search(query, k, filters, group)
-
-    def context(self, query: str, budget: int | None, filters: Filters) -> Context:
-        return self.client.context(query, budget, filters)
-
-    def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
-        return self.client.get(path, lines=lines, heading=heading)
-
-    def related(self, path: str, k: int, exclude: Sequence[str]) -> list[Hit]:
-        return self.client.related(path, k, exclude)
-
     def add(self, note: NoteRequest) -> WriteResult:
         return self.client.add(note)
 
     def log(self, text: str) -> WriteResult:
         return self.client.log(text)
-
-    def memory_tool(self, command: Mapping[str, Any]) -> str:
-        return self.client.memory_tool(command)
-
-    def links_check(self) -> list[LinkProblem]:
-        return self.engine.link_problems()  # read here: the daemon does not serve it
-
-    def status(self) -> dict[str, Any]:
-        return self.client.status()
-
-    def ground_lost(self) -> tuple[str, bool] | None:
-        return None  # the daemon watches its own ground
 
     def close(self) -> None:
         with self._index_lock:

@@ -29,19 +29,19 @@ import http.client
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urlsplit
 
 from memvault import errors as E
+from memvault.core.closing import Closes
 from memvault.core.ranking import Filters
-from memvault.core.report import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
+from memvault.core.results import Context, Hit, NoteRequest, SkippedFile, Source, SyncReport
 from memvault.vault import runfile
 
 if TYPE_CHECKING:
     import httpx
 
-    from memvault.core.report import NoteText, WriteResult
+    from memvault.core.results import NoteText, WriteResult
 
 HEALTH_TIMEOUT = 0.5  # ``find``: a daemon that does not answer /health this fast is passed over
 ANSWER_TIMEOUT = 5.0  # a reader waits this long for a busy daemon before reading in-process
@@ -69,7 +69,7 @@ _ERRORS: dict[str, type[E.MemvaultError]] = {
 }
 
 
-class DaemonClient:
+class DaemonClient(Closes):
     """A running daemon's HTTP API, with ``Vault``'s methods and result types."""
 
     def __init__(
@@ -129,7 +129,7 @@ class DaemonClient:
         """Hybrid search, answered by the daemon."""
         body = {"query": query, "k": k, "group": group or None, **_filters(filters)}
         data = self._request("POST", "/search", body=body)
-        return [hit_from_dict(h) for h in data["hits"]]
+        return [Hit.from_dict(h) for h in data["hits"]]
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
@@ -140,29 +140,20 @@ class DaemonClient:
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range."""
-        from memvault.core.report import NoteText
+        from memvault.core.results import NoteText
         from memvault.vault.files import normalize_rel
 
         normalize_rel(path)  # refuse here exactly as in-process; the daemon checks again
         params = {k: v for k, v in (("lines", lines), ("heading", heading)) if v is not None}
         # Every "/" encoded too, so no URL normalisation can turn a segment into "..".
         data = self._request("GET", f"/notes/{quote(path, safe='')}", params=params)
-        return NoteText(
-            path=data["path"],
-            title=data["title"],
-            line_start=data["line_start"],
-            line_end=data["line_end"],
-            text=data["text"],
-            heading=data.get("heading"),
-            cut=data.get("cut"),
-            total_lines=data.get("total_lines"),
-        )
+        return NoteText.from_dict(data)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like ``path``, none from the ``exclude`` folders."""
         params = {"path": path, "k": k, "exclude": list(exclude)}
         data = self._request("GET", "/related", params=params)
-        return [hit_from_dict(h) for h in data["hits"]]
+        return [Hit.from_dict(h) for h in data["hits"]]
 
     def add(self, request: NoteRequest) -> WriteResult:
         """Create (or, with ``update``, change) a note through the daemon, the one writer."""
@@ -214,14 +205,6 @@ class DaemonClient:
 
     def close(self) -> None:
         """Nothing stays open between requests; kept for ``with`` and symmetry with Vault."""
-
-    def __enter__(self) -> DaemonClient:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def _request(
         self,
@@ -347,34 +330,8 @@ def _filters(filters: Filters) -> dict[str, Any]:
     return {k: v for k, v in out.items() if v is not None}
 
 
-def hit_from_dict(data: Mapping[str, Any]) -> Hit:
-    return Hit(
-        path=data["path"],
-        title=data["title"],
-        heading=tuple(data.get("heading") or ()),
-        line_start=data["line_start"],
-        line_end=data["line_end"],
-        snippet=data["snippet"],
-        score=data["score"],
-        text=data.get("text", ""),
-        label=data.get("label", 0),
-        ord=data.get("ord", 0),
-        pending=bool(data.get("pending", False)),
-    )
-
-
 def context_from_dict(data: Mapping[str, Any]) -> Context:
-    sources = tuple(
-        Source(
-            path=s["path"],
-            heading=tuple(s.get("heading") or ()),
-            line_start=s["line_start"],
-            line_end=s["line_end"],
-            tokens=s["tokens"],
-            why=s["why"],
-        )
-        for s in data.get("sources", ())
-    )
+    sources = tuple(Source.from_dict(s) for s in data.get("sources", ()))
     return Context(
         query=data["query"],
         budget=data["budget"],
@@ -401,7 +358,7 @@ def sync_report_from_dict(data: Mapping[str, Any]) -> SyncReport:
 
 
 def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
-    from memvault.core.report import WriteResult
+    from memvault.core.results import WriteResult
 
     return WriteResult(
         path=data["path"],

@@ -31,6 +31,13 @@ DEFAULT_IGNORE = (
     "archive/*-????-??-??-*.md",
     "archive/memory/????-??-??.md",
 )
+# The quiet period: a file changed less than this long ago is being saved. The watcher
+# waits for this much quiet before it syncs (a save's events arrive within a few ms; 100 ms
+# coalesces them and keeps save -> searchable under 300 ms, bench/RESULTS.md "Two lanes"),
+# and a write leaves a file someone else saved within it alone (vault/swap.py).
+QUIET_MS = 100
+# Settings renamed: the old key is still read (the new one wins when both are given).
+RENAMED = {("daemon", "debounce_ms"): ("vault", "quiet_ms")}
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
     SectionRule("people", "Key People", "people", {}, "updated", 8),
@@ -48,6 +55,7 @@ class VaultSettings:
     ignore: tuple[str, ...] = DEFAULT_IGNORE
     max_note_bytes: int = 2_000_000
     update_links_on_rename: bool = True
+    quiet_ms: int = QUIET_MS  # the quiet period (QUIET_MS); was daemon.debounce_ms
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,9 +124,6 @@ class ContextSettings:
 class DaemonSettings:
     host: str = "127.0.0.1"
     port: int = 0
-    # a save's events arrive within a few ms; 100 ms coalesces them and keeps save ->
-    # searchable under 300 ms (bench/RESULTS.md, "Two lanes"); 2 s caps a stream
-    debounce_ms: int = 100
     reconcile_seconds: int = 300
     save_seconds: int = 30
     observer: str = "auto"
@@ -173,8 +178,9 @@ class VaultConfig:
                 if not isinstance(value, dict):
                     raise ConfigError(f"{path}: '{name}' must be a [table]")
                 data[name] = dict(value)
+        _rename(data)
         _apply_env(data, os.environ if env is None else env)
-        for section, values in (overrides or {}).items():
+        for section, values in _renamed(overrides or {}).items():
             data.setdefault(section, {}).update(values)
         return cls(root=root, **_build(data, str(path)))
 
@@ -189,7 +195,26 @@ _SECTIONS: dict[str, type] = {
 }
 
 
+def _rename(data: dict[str, dict[str, Any]]) -> None:
+    """Old keys (``RENAMED``) read under their new names; the new name wins."""
+    for (old_section, old), (section, new) in RENAMED.items():
+        if old in data.get(old_section, {}):
+            value = data[old_section].pop(old)
+            data.setdefault(section, {}).setdefault(new, value)
+
+
+def _renamed(layer: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    out = {section: dict(values) for section, values in layer.items()}
+    _rename(out)
+    return out
+
+
 def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
+    renamed = {
+        f"MEMVAULT_{s}_{k}".upper(): f"MEMVAULT_{n}_{m}".upper()
+        for (s, k), (n, m) in RENAMED.items()
+    }
+    env = {**{renamed[k]: v for k, v in env.items() if k in renamed}, **env}
     for section, kind in _SECTIONS.items():
         for f in dataclasses.fields(kind):
             raw = env.get(f"MEMVAULT_{section}_{f.name}".upper())
@@ -312,6 +337,8 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
 
 def _validate(section: str, settings: Any, where: str) -> None:
     problems: list[str] = []
+    if section == "vault" and settings.quiet_ms < 0:
+        problems.append("vault.quiet_ms must be >= 0")
     if section == "index":
         if not 16 <= settings.max_chunk_tokens <= 8192:
             problems.append("index.max_chunk_tokens must be between 16 and 8192")
@@ -357,8 +384,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("daemon.observer must be auto, native or polling")
         if settings.host not in ("127.0.0.1", "localhost", "::1"):
             problems.append("daemon.host must be a loopback address (127.0.0.1, localhost or ::1)")
-        if settings.debounce_ms < 0 or settings.reconcile_seconds < 1:
-            problems.append("daemon.debounce_ms must be >= 0 and daemon.reconcile_seconds >= 1")
+        if settings.reconcile_seconds < 1:
+            problems.append("daemon.reconcile_seconds must be >= 1")
     elif section == "search":
         if settings.fusion not in ("rrf", "convex"):
             problems.append("search.fusion must be rrf or convex")

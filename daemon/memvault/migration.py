@@ -41,11 +41,11 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core import compose, memory_md
 from memvault.core.migrate import MigrationPlan, PlannedNote, Source, plan_migration, render_note
-from memvault.core.report import Record
+from memvault.core.results import Record
 from memvault.core.text import sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.vault.files import VaultFS
-from memvault.vault.state import ensure_state_dir
+from memvault.vault.state_dir import ensure_state_dir
 from memvault.vault.template import init_vault
 
 MANIFEST = "migrations.json"
@@ -153,7 +153,9 @@ def migrate(
     config = VaultConfig.load(root) if (root / ".memvault").is_dir() else VaultConfig(root=root)
     sources, raw = _without_the_index(source, root, sources, raw, config)
     sources, raw = _as_first_migrated(sources, raw, manifest)
-    fs = VaultFS(root, config.vault.ignore, config.vault.max_note_bytes)
+    fs = VaultFS(
+        root, config.vault.ignore, config.vault.max_note_bytes, quiet_ms=config.vault.quiet_ms
+    )
     ours: set[str] = set()
     ours_merged: set[str] = set()
     archive: dict[str, str] = {}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,10 +25,11 @@ class Known:
 
 @dataclass(frozen=True, slots=True)
 class Seen:
-    """What a scan saw of a file."""
+    """What a scan saw of a file (two are the same when size and mtime are)."""
 
     size: int
     mtime_ns: int
+    disk: str = field(default="", compare=False)  # its name on disk, when the scan knows it
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
-from memvault.core.report import Context, Source
+from memvault.core.results import Context, Source
 
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
 # the same fact recorded again — a dump's decision re-logged on another day —

@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable
 
 from memvault.core.anchors import Outline, anchor_matches
-from memvault.core.report import LinkProblem
+from memvault.core.results import LinkProblem
 from memvault.core.wikilinks import LINK_FORMATS, LinkFormat, LinkIndex
 
 

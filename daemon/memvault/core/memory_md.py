@@ -98,12 +98,6 @@ def folder_note_path(folder: str) -> str:
     return f"{folder}/{posixpath.basename(folder)}.md" if folder else ""
 
 
-def is_folder_note(path: str) -> bool:
-    """Named like its folder (``people/people.md``): where a folder note would go."""
-    folder, name = posixpath.split(path)
-    return bool(folder) and name.lower() == posixpath.basename(folder).lower() + ".md"
-
-
 def is_managed_folder_note(text: str) -> bool:
     """A folder note memvault keeps: it holds the ``folder`` section's markers (memvault
     created it, or a person added them). Any other note is a person's, whatever its name."""
@@ -550,7 +544,6 @@ __all__ = [
     "folder_note_path",
     "has_sections",
     "in_folder",
-    "is_folder_note",
     "is_managed_folder_note",
     "keeps_out",
     "listing",

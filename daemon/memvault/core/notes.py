@@ -44,6 +44,17 @@ class Heading:
     line: int  # 1-based line in the file
 
 
+class _Field:
+    """A frontmatter field read as one text (``note.date``): None when missing, empty or
+    not a scalar."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+
+    def __get__(self, note: Note, owner: type | None = None) -> str | None:
+        return _scalar(note.frontmatter.get(self.key))
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     """What memvault reads from one note. ``path`` is vault-relative, posix."""
@@ -70,21 +81,10 @@ class Note:
         """The top folder ('' for notes at the vault root)."""
         return self.path.split("/", 1)[0] if "/" in self.path else ""
 
-    @property
-    def date(self) -> str | None:
-        return _scalar(self.frontmatter.get("date"))
-
-    @property
-    def updated(self) -> str | None:
-        return _scalar(self.frontmatter.get("updated"))
-
-    @property
-    def status(self) -> str | None:
-        return _scalar(self.frontmatter.get("status"))
-
-    @property
-    def type(self) -> str | None:
-        return _scalar(self.frontmatter.get("type"))
+    date = _Field("date")
+    updated = _Field("updated")
+    status = _Field("status")
+    type = _Field("type")
 
 
 def _scalar(value: Any) -> str | None:

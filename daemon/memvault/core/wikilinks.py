@@ -473,16 +473,3 @@ def _new_target(
         # same-named file at the root shadows): write the full vault path
         target = path if keep_md else path[:-3]
     return target
-
-
-def relink(
-    text: str,
-    source_old: str,
-    source_new: str,
-    before: LinkIndex,
-    after: LinkIndex,
-    moves: Mapping[str, str],
-    link_format: LinkFormat = "shortest",
-) -> str:
-    """``relink_note``'s text alone."""
-    return relink_note(text, source_old, source_new, before, after, moves, link_format).text

@@ -57,7 +57,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core.changes import ChangeSet, Seen, diff, suspects, unlisted_kept
 from memvault.core.ranking import Filters
-from memvault.core.report import (
+from memvault.core.results import (
     Context,
     Hit,
     LinkProblem,
@@ -84,7 +84,8 @@ from memvault.index.embedder import Embedder
 from memvault.index.seam import is_postgres, open_postgres
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
-from memvault.vault.state import ensure_state_dir
+from memvault.vault.paths import is_note
+from memvault.vault.state_dir import ensure_state_dir
 
 log = logging.getLogger("memvault")
 
@@ -124,7 +125,7 @@ class Engine:
             config.vault.ignore,
             config.vault.max_note_bytes,
             # a file saved within the watcher's quiet period may be a save in progress
-            quiet_seconds=config.daemon.debounce_ms / 1000,
+            quiet_ms=config.vault.quiet_ms,
         )
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
         # per long sync in flight (they may interleave), the notes it has still to index
@@ -291,11 +292,9 @@ class Engine:
         attachments (every other file: linked, not indexed) here."""
         if paths is None:
             scan = self.fs.scan()
-            seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
-            found = {p: Seen(s.size, s.mtime_ns) for p, s in scan.attachments.items()}
+            seen, found = dict(scan.notes), dict(scan.attachments)
             self._keep_unlisted(scan.unlisted, seen, found)
-            refused = [SkippedFile(s.path, s.reason) for s in scan.skipped]
-            return seen, None, refused, self.attachments.observe(found, None)
+            return seen, None, list(scan.skipped), self.attachments.observe(found, None)
         scope: set[str] = set()
         seen = {}
         att_scope: set[str] = set()
@@ -315,38 +314,36 @@ class Engine:
                     if known is None:
                         known = set(self.store.manifest()) | set(self.store.attachment_paths())
                     gone = {p for p in known if p == path or p.startswith(path + "/")}
-                    scope |= {p for p in gone if p.lower().endswith(".md")}
-                    att_scope |= {p for p in gone if not p.lower().endswith(".md")}
+                    scope |= {p for p in gone if is_note(p)}
+                    att_scope |= {p for p in gone if not is_note(p)}
                 continue
-            if not path.lower().endswith(".md"):
+            if not is_note(path):
                 # a folder (moved or deleted as a whole), or an attachment
                 if known is None:
                     known = set(self.store.manifest()) | set(self.store.attachment_paths())
                 inside = [p for p in known if p.startswith(path + "/")]
                 full_dir = self.root / path
                 if inside or full_dir.is_dir():
-                    scope |= {p for p in inside if p.lower().endswith(".md")}
-                    att_scope |= {p for p in inside if not p.lower().endswith(".md")}
+                    scope |= {p for p in inside if is_note(p)}
+                    att_scope |= {p for p in inside if not is_note(p)}
                     if full_dir.is_dir():
                         scan = self.fs.scan(path)
-                        skipped += [SkippedFile(s.path, s.reason) for s in scan.skipped]
-                        for p, s in scan.notes.items():
-                            scope.add(p)
-                            seen[p] = Seen(s.size, s.mtime_ns)
-                        for p, s in scan.attachments.items():
-                            att_scope.add(p)
-                            att_seen[p] = Seen(s.size, s.mtime_ns)
+                        skipped += scan.skipped
+                        scope |= scan.notes.keys()
+                        seen |= scan.notes
+                        att_scope |= scan.attachments.keys()
+                        att_seen |= scan.attachments
                         self._keep_unlisted(scan.unlisted, seen, att_seen)
                     continue
                 att_scope.add(path)
                 st = self.fs.stat(path)
                 if st is not None:
-                    att_seen[path] = Seen(st.size, st.mtime_ns)
+                    att_seen[path] = st
                 continue
             scope.add(path)
             st = self.fs.stat(path)
             if st is not None:
-                seen[path] = Seen(st.size, st.mtime_ns)
+                seen[path] = st
         return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
 
     def _keep_unlisted(
@@ -530,15 +527,7 @@ class Engine:
     def add_note(self, note: NoteRequest) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
-            path, created = self.writer.add_note(
-                note.category,
-                note.title,
-                summary=note.summary,
-                fields=note.fields,
-                body=note.body,
-                update=note.update,
-                section=note.section,
-            )
+            path, created = self.writer.add_note(note)
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
             return WriteResult(path, created, self._index_written(path))
 

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from memvault.core import memory_md
 from memvault.core.chunks import about_text, chunk_note
 from memvault.core.notes import Note, parse_note
-from memvault.core.report import SkippedFile
+from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
 from memvault.core.anchors import Outline, outline
-from memvault.core.changes import Seen, suspects
+from memvault.core.changes import suspects
 from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
-from memvault.core.report import LinkProblem
+from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
 from memvault.engine.memory_listing import MemoryListing
@@ -302,7 +302,7 @@ class Linker:
         """
         scan = self.fs.scan()
         known = self.store.manifest()
-        seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
+        seen = scan.notes
         stale = set(suspects(known, seen))
         rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
         _, indexed_aliases = self.store.paths_and_aliases()

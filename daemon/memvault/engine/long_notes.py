@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memvault.core.anchors import find_anchor, outline
-from memvault.core.report import NoteText
+from memvault.core.results import NoteText
 from memvault.core.text import split_lines
 from memvault.errors import NoteNotFound
 

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
-from memvault.core.report import SyncReport
+from memvault.core.results import SyncReport
 from memvault.core.text import NotText
 from memvault.core.wikilinks import find_links
 from memvault.errors import (

@@ -33,7 +33,7 @@ from memvault.core.ranking import (
     query_terms,
     snippet,
 )
-from memvault.core.report import Context, Hit, NoteText
+from memvault.core.results import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence

@@ -20,12 +20,12 @@ from typing import Any
 
 from memvault.config import VaultConfig
 from memvault.core import memory_md
-from memvault.core.changes import Seen, suspects
-from memvault.core.report import LinkProblem, Problem
+from memvault.core.changes import suspects
+from memvault.core.results import LinkProblem, Problem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
-from memvault.vault.state import load_decisions
+from memvault.vault.state_dir import load_decisions
 
 CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.md
 CLAUDE_CODE_BYTES = 25 * 1024
@@ -45,7 +45,7 @@ def describe(
     """The status dict that ``memvault status``, ``/status`` and MCP report."""
     scan = fs.scan()
     known = store.manifest()
-    seen = {p: Seen(s.size, s.mtime_ns) for p, s in scan.notes.items()}
+    seen = scan.notes
     pending = suspects(known, seen) + sorted(set(known) - set(seen))
     # moves whose links a killed sync had not finished re-targeting (the next sync does)
     relinking = store.pending_relink()

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import datetime as dt
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from memvault.core import compose
 from memvault.core.note_update import append_body, replace_section
+from memvault.core.results import NoteRequest
 from memvault.errors import NoteExists, NoteNotFound
 from memvault.vault.files import normalize_rel
 from memvault.vault.template import shipped_template
@@ -49,21 +50,18 @@ class Writer:
             return compose.FALLBACK_TEMPLATES[kind]
         return text
 
-    def add_note(
-        self,
-        category: str,
-        title: str,
-        *,
-        summary: str | None = None,
-        fields: Mapping[str, str] | None = None,
-        body: str | None = None,
-        update: bool = False,
-        section: str | None = None,
-    ) -> tuple[str, bool]:
+    def add_note(self, note: NoteRequest) -> tuple[str, bool]:
         """Create a note from the vault's template (never overwrites unless ``update``);
         return its path and whether it was created. ``update`` adds ``body`` at the end
         of the note; ``section`` names the heading whose text ``body`` replaces (the
         heading is added when the note has none by that name)."""
+        category, title, summary, body, section = (
+            note.category,
+            note.title,
+            note.summary,
+            note.body,
+            note.section,
+        )
         if category not in compose.CATEGORIES:
             raise ValueError(
                 f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
@@ -85,7 +83,7 @@ class Writer:
         path = compose.note_path(category, title, day)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
         path = self._named(category, normalize_rel(path))
-        values = dict(fields or {})
+        values = dict(note.fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
         if self.fs.stat(path) is not None:
@@ -97,7 +95,7 @@ class Writer:
                     "POST /log)",
                     path,
                 )
-            if not update and section is None:
+            if not note.update and section is None:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
 
             def change(text: str) -> str:

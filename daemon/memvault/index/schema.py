@@ -16,10 +16,10 @@ Versions (meta ``schema_version``):
    triggers on ``pending``: the queue's length without counting it) and an index on
    ``pending(since)`` (the oldest in a b-tree step). ``SELECT COUNT(*), MIN(since)``
    after every 32-chunk step scanned the whole queue, texts and all: 74 % of a 50,000
-   note first sync. The migration counts the queue once, under the write lock.
+   note first sync. The upgrade counts the queue once, under the write lock.
 
-A migration runs in one transaction with the version's update: a kill leaves the
-old index, and the next open migrates again.
+An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
+the version's update: a kill leaves the old index, and the next open upgrades it again.
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NUL
 )
 
 
-def migrate(conn: sqlite3.Connection, version: int | None) -> None:
+def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     """Bring an index at ``version`` (None: just created) to ``SCHEMA_VERSION``,
     inside the caller's transaction (which also records the new version)."""
     if version is None or version < 4:
@@ -134,4 +134,4 @@ def migrate(conn: sqlite3.Connection, version: int | None) -> None:
         )
 
 
-__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "migrate"]
+__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "upgrade"]

@@ -50,7 +50,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
-from memvault.index.schema import SCHEMA, SCHEMA_VERSION, migrate
+from memvault.index.schema import SCHEMA, SCHEMA_VERSION, upgrade
 from memvault.index.vector_cache import VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
 
@@ -113,7 +113,7 @@ class Store(LinkTables):
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
                 current = row.fetchone()
                 if current is None or int(current[0]) < SCHEMA_VERSION:
-                    migrate(conn, None if current is None else int(current[0]))
+                    upgrade(conn, None if current is None else int(current[0]))
                     self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
 
     def close(self) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from types import TracebackType
 from typing import Any
 
 from anthropic.lib.tools import (
@@ -35,18 +34,11 @@ from anthropic.lib.tools import (
     BetaFunctionToolResultType,
     ToolError,
 )
-from anthropic.types.beta import (
-    BetaCacheControlEphemeralParam,
-    BetaMemoryTool20250818CreateCommand,
-    BetaMemoryTool20250818DeleteCommand,
-    BetaMemoryTool20250818InsertCommand,
-    BetaMemoryTool20250818RenameCommand,
-    BetaMemoryTool20250818StrReplaceCommand,
-    BetaMemoryTool20250818ViewCommand,
-)
+from anthropic.types.beta import BetaCacheControlEphemeralParam
 from anyio.to_thread import run_sync
 
 from memvault.api import Vault
+from memvault.core.closing import Closes
 from memvault.errors import MemvaultError
 
 _FIELDS = (
@@ -110,12 +102,11 @@ def _command(command: Any) -> dict[str, Any]:
     return out
 
 
-class VaultMemoryTool(BetaAbstractMemoryTool):
-    """Claude's memory tool (``memory_20250818``) on a memvault vault.
+NO_CLEAR = "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
 
-    ``vault``: the vault's folder (opened on first use: through the running daemon,
-    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
-    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
+
+class _OnVault(Closes):
+    """What both tools are: a vault (``_VaultDoor``) behind the SDK's memory tool."""
 
     def __init__(
         self,
@@ -124,105 +115,49 @@ class VaultMemoryTool(BetaAbstractMemoryTool):
         cache_control: BetaCacheControlEphemeralParam | None = None,
         **options: Any,
     ) -> None:
-        super().__init__(cache_control=cache_control)
+        # the SDK's tool class is next in the subclass's MRO, and takes cache_control
+        super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
         self._door = _VaultDoor(vault, options)
 
     @property
     def vault(self) -> Vault:
         return self._door.vault()
 
-    def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def create(self, command: BetaMemoryTool20250818CreateCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def str_replace(
-        self, command: BetaMemoryTool20250818StrReplaceCommand
-    ) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def insert(self, command: BetaMemoryTool20250818InsertCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def rename(self, command: BetaMemoryTool20250818RenameCommand) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
-
-    def clear_all_memory(self) -> BetaFunctionToolResultType:
-        raise ToolError(
-            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
-        )
-
     def close(self) -> None:
         """Close the vault if this tool opened it (its writer lock is let go)."""
         self._door.close()
 
-    def __enter__(self) -> VaultMemoryTool:
-        return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
+class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
+    """Claude's memory tool (``memory_20250818``) on a memvault vault.
+
+    ``vault``: the vault's folder (opened on first use: through the running daemon,
+    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
+    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
+
+    def _run(self, command: Any) -> BetaFunctionToolResultType:
+        return self._door.run(_command(command))
+
+    # every command goes to the vault one way (``Vault.memory_tool`` tells them apart)
+    view = create = str_replace = insert = delete = rename = _run
+
+    def clear_all_memory(self) -> BetaFunctionToolResultType:
+        raise ToolError(NO_CLEAR)
 
 
-class AsyncVaultMemoryTool(BetaAsyncAbstractMemoryTool):
+class AsyncVaultMemoryTool(_OnVault, BetaAsyncAbstractMemoryTool):
     """``VaultMemoryTool`` for the async client: each command runs in a worker thread."""
-
-    def __init__(
-        self,
-        vault: str | Path | Vault,
-        *,
-        cache_control: BetaCacheControlEphemeralParam | None = None,
-        **options: Any,
-    ) -> None:
-        super().__init__(cache_control=cache_control)
-        self._door = _VaultDoor(vault, options)
 
     async def _run(self, command: Any) -> BetaFunctionToolResultType:
         return await run_sync(self._door.run, _command(command))
 
-    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def create(
-        self, command: BetaMemoryTool20250818CreateCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def str_replace(
-        self, command: BetaMemoryTool20250818StrReplaceCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def insert(
-        self, command: BetaMemoryTool20250818InsertCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def delete(
-        self, command: BetaMemoryTool20250818DeleteCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
-
-    async def rename(
-        self, command: BetaMemoryTool20250818RenameCommand
-    ) -> BetaFunctionToolResultType:
-        return await self._run(command)
+    view = create = str_replace = insert = delete = rename = _run
 
     async def clear_all_memory(self) -> BetaFunctionToolResultType:
-        raise ToolError(
-            "memvault does not clear a vault: delete notes one by one (they go to .trash/)"
-        )
+        raise ToolError(NO_CLEAR)
 
     async def aclose(self) -> None:
         await run_sync(self._door.close)
-
-    def close(self) -> None:
-        self._door.close()
 
 
 __all__ = ["AsyncVaultMemoryTool", "VaultMemoryTool"]

@@ -20,17 +20,11 @@ from typing import Any
 from memvault.client import DaemonClient
 from memvault.config import STATE_DIR
 from memvault.errors import DaemonError, MemvaultError
+from memvault.service.units import package_parent
 from memvault.vault import runfile
 from memvault.vault.lock import pid_alive
 from memvault.vault.runfile import LOG_FILE
-from memvault.vault.state import ensure_state_dir
-
-
-def package_parent() -> str:
-    """The folder holding the ``memvault`` package (for PYTHONPATH in spawned daemons)."""
-    import memvault
-
-    return str(Path(memvault.__file__).resolve().parents[1])
+from memvault.vault.state_dir import ensure_state_dir
 
 
 def _until(check: Callable[[], bool], timeout: float, interval: float = 0.05) -> bool:
@@ -142,4 +136,4 @@ def daemon_status(root: Path) -> dict[str, Any]:
     return out
 
 
-__all__ = ["daemon_status", "log_tail", "package_parent", "start_background", "stop_daemon"]
+__all__ = ["daemon_status", "log_tail", "start_background", "stop_daemon"]

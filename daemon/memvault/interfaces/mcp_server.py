@@ -37,7 +37,7 @@ from pydantic import Field
 from memvault import __version__
 from memvault.api import Mode, Vault
 from memvault.config import VaultConfig
-from memvault.core.report import Hit
+from memvault.core.results import Hit
 from memvault.errors import MemvaultError
 
 if TYPE_CHECKING:

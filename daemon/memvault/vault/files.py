@@ -20,6 +20,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memvault.config import QUIET_MS
+from memvault.core.changes import Seen
+from memvault.core.results import SkippedFile
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import FileBusy, NoteExists, NoteNotFound, VaultNotFound, WriteConflict
 from memvault.vault.paths import (
@@ -27,6 +30,7 @@ from memvault.vault.paths import (
     display_path,
     folds_case,
     glob_regex,
+    is_note,
     is_utf8,
     normalize_rel,
     safe_join,
@@ -42,23 +46,10 @@ BUSY_POLL = 0.05
 
 
 @dataclass(frozen=True, slots=True)
-class FileStat:
-    size: int
-    mtime_ns: int
-    disk: str  # the name on disk (may differ from the key in Unicode form)
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    path: str
-    reason: str
-
-
-@dataclass(frozen=True, slots=True)
 class Scan:
-    notes: dict[str, FileStat]
-    attachments: dict[str, FileStat]  # every other file (linked, not indexed): size+mtime
-    skipped: tuple[Skipped, ...]
+    notes: dict[str, Seen]
+    attachments: dict[str, Seen]  # every other file (linked, not indexed): size+mtime
+    skipped: tuple[SkippedFile, ...]
     unlisted: tuple[str, ...] = ()  # folders there but not listable: their files not gone
     ignored: dict[str, int] | None = None  # what vault.ignore leaves out -> its .md files
 
@@ -90,7 +81,7 @@ class VaultFS:
         root: Path,
         ignore: Iterable[str] = (),
         max_note_bytes: int = 2_000_000,
-        quiet_seconds: float = 0.3,
+        quiet_ms: int = QUIET_MS,
         busy_wait: float = BUSY_WAIT_SECONDS,
     ) -> None:
         self.root = Path(root)
@@ -99,7 +90,7 @@ class VaultFS:
         self._ignore = [glob_regex(p, folds) for p in ignore if p.strip()]
         self.max_note_bytes = max_note_bytes
         self.busy_wait = busy_wait
-        self._swapper = Swapper(quiet_seconds)  # files saved within this are left alone
+        self._swapper = Swapper(quiet_ms)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
         try:  # the folder opened, to tell if it goes
             self._identity: tuple[int, int] | None = _folder_identity(self.root)
@@ -150,9 +141,9 @@ class VaultFS:
 
     def scan(self, folder: str = "") -> Scan:
         """Every note (and other file) at or below ``folder`` ('' = the whole vault)."""
-        notes: dict[str, FileStat] = {}
-        attachments: dict[str, FileStat] = {}
-        skipped: list[Skipped] = []
+        notes: dict[str, Seen] = {}
+        attachments: dict[str, Seen] = {}
+        skipped: list[SkippedFile] = []
         unlisted: list[str] = []
         ignored: dict[str, int] = {}
         stack = [folder.strip("/")]
@@ -167,7 +158,7 @@ class VaultFS:
                     raise VaultNotFound(
                         f"cannot list the vault folder {self.root}: {exc.strerror}; nothing was changed"
                     ) from None
-                skipped.append(Skipped(folder, f"cannot list folder: {exc.strerror}"))
+                skipped.append(SkippedFile(folder, f"cannot list folder: {exc.strerror}"))
                 if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
                     unlisted.append(folder)  # there, but closed to us (its permissions)
                 continue
@@ -176,7 +167,7 @@ class VaultFS:
                 if entry.name.startswith(".") or self._hidden(rel):
                     continue
                 if not is_utf8(entry.name):
-                    skipped.append(Skipped(display_path(rel), NOT_UTF8))
+                    skipped.append(SkippedFile(display_path(rel), NOT_UTF8))
                     continue
                 if self._ignored_by_config(rel):
                     # not indexed, but Obsidian sees it: links to it must resolve
@@ -184,14 +175,14 @@ class VaultFS:
                     if top == rel and entry.is_dir(follow_symlinks=False):
                         top += "/"
                     ignored.setdefault(top, 0)
-                    if entry.name.lower().endswith(".md"):
+                    if is_note(entry.name):
                         ignored[top] += 1
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(rel)
                     elif entry.is_file(follow_symlinks=False):
                         with contextlib.suppress(OSError):
                             st = entry.stat(follow_symlinks=False)
-                            attachments[unicodedata.normalize("NFC", rel)] = FileStat(
+                            attachments[unicodedata.normalize("NFC", rel)] = Seen(
                                 st.st_size, _mtime(st), rel
                             )
                     continue
@@ -199,11 +190,11 @@ class VaultFS:
                     if entry.is_symlink():
                         real = os.path.realpath(entry.path)
                         if os.path.commonpath([self._real_root, real]) != self._real_root:
-                            skipped.append(Skipped(rel, "symlink leads outside the vault"))
+                            skipped.append(SkippedFile(rel, "symlink leads outside the vault"))
                             continue
                         if os.path.isdir(real):
                             skipped.append(
-                                Skipped(
+                                SkippedFile(
                                     rel,
                                     "symlinked folder (its notes are indexed where they really are)",
                                 )
@@ -216,18 +207,20 @@ class VaultFS:
                         continue
                     st = entry.stat()
                 except OSError as exc:
-                    skipped.append(Skipped(rel, f"cannot stat: {exc.strerror}"))
+                    skipped.append(SkippedFile(rel, f"cannot stat: {exc.strerror}"))
                     continue
                 key = unicodedata.normalize("NFC", rel)
-                if not rel.lower().endswith(".md"):
-                    attachments[key] = FileStat(st.st_size, _mtime(st), rel)
+                if not is_note(rel):
+                    attachments[key] = Seen(st.st_size, _mtime(st), rel)
                     continue
                 if key in notes:
                     skipped.append(
-                        Skipped(rel, f"same name as {notes[key].disk!r} in another Unicode form")
+                        SkippedFile(
+                            rel, f"same name as {notes[key].disk!r} in another Unicode form"
+                        )
                     )
                     continue
-                notes[key] = FileStat(st.st_size, _mtime(st), rel)
+                notes[key] = Seen(st.st_size, _mtime(st), rel)
         self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
         return Scan(notes, attachments, tuple(skipped), tuple(unlisted), ignored)
 
@@ -253,7 +246,7 @@ class VaultFS:
             return "symlinked folder (its notes are indexed where they really are)"
         return None  # a symlink to a file inside the vault: indexed, as scan does
 
-    def stat(self, rel: str) -> FileStat | None:
+    def stat(self, rel: str) -> Seen | None:
         """Stat one note path; None if it is gone or not a regular file."""
         disk = self._disk.get(rel, rel)
         try:
@@ -262,7 +255,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        return FileStat(st.st_size, _mtime(st), disk)
+        return Seen(st.st_size, _mtime(st), disk)
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -495,11 +488,9 @@ def _reason(exc: FileBusy) -> str:
 
 __all__ = [
     "TEMP_MARK",
-    "FileStat",
     "NotText",
     "ReadResult",
     "Scan",
-    "Skipped",
     "VaultFS",
     "display_path",
     "glob_regex",

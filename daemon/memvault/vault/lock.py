@@ -106,7 +106,7 @@ class WriterLock:
         import fcntl
 
         from memvault.errors import LockHeld
-        from memvault.vault.state import ensure_state_dir
+        from memvault.vault.state_dir import ensure_state_dir
 
         ensure_state_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)

@@ -26,7 +26,7 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from memvault.core.report import Record
+from memvault.core.results import Record
 from memvault.errors import ConfigError, MemvaultError, VaultNotFound, WriteConflict
 
 PLUGIN_ID = "memvault"

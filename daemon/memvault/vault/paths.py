@@ -62,6 +62,12 @@ def normalize_rel(rel: str) -> str:
     return unicodedata.normalize("NFC", clean)
 
 
+def is_note(rel: str) -> bool:
+    """Whether memvault reads this file as a note (``.md``, any case); every other
+    file in the vault is an attachment: linked, not indexed."""
+    return rel.lower().endswith(".md")
+
+
 def is_utf8(name: str) -> bool:
     """Whether a name read from the disk is valid UTF-8 (Python keeps invalid bytes as
     lone surrogates, which SQLite, JSON and terminals refuse)."""

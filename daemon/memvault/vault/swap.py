@@ -5,7 +5,7 @@ progress.
 
 1. write ``data`` to a temp file beside ``path`` and fsync it (the slow part, first);
 2. refuse (``FileBusy``) while another process holds ``path`` open for writing
-   (``writers.open_for_writing``: a read lease, else /proc) or while it was
+   (``open_files.open_for_writing``: a read lease, else /proc) or while it was
    changed within the quiet period by someone other than memvault: a save may
    be in progress, in pieces;
 3. check ``path`` still has ``expected_sha`` and swap at once: on Linux with
@@ -30,9 +30,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from memvault.config import QUIET_MS
 from memvault.core.text import sha256_bytes
 from memvault.errors import FileBusy, WriteConflict
-from memvault.vault.writers import open_for_writing
+from memvault.vault.open_files import open_for_writing
 
 TEMP_MARK = ".memvault-tmp-"
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS in UTF-16 units: fewer bytes)
@@ -45,8 +46,8 @@ class Swapper:
     """Compare-and-swap writes; remembers its own last writes so that they do not count
     as "changed moments ago" by someone else."""
 
-    def __init__(self, quiet_seconds: float = 0.3) -> None:
-        self.quiet_ns = int(quiet_seconds * 1e9)
+    def __init__(self, quiet_ms: int = QUIET_MS) -> None:
+        self.quiet_ms = quiet_ms
         self._ours: dict[str, tuple[int, int, int]] = {}  # path -> (inode, mtime_ns, size)
 
     def busy(self, path: Path) -> str | None:
@@ -58,7 +59,7 @@ class Swapper:
         if open_for_writing(path):
             return "it is open for writing in another program"
         age = time.time_ns() - st.st_mtime_ns
-        if 0 <= age < self.quiet_ns and self._ours.get(str(path)) != _identity(st):
+        if 0 <= age < self.quiet_ms * 1_000_000 and self._ours.get(str(path)) != _identity(st):
             return "it was saved moments ago; a save may be in progress"
         return None
 

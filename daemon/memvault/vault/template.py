@@ -24,7 +24,7 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
-from memvault.core.report import Record
+from memvault.core.results import Record
 from memvault.errors import VaultInside
 from memvault.vault.lock import misplaced
 

@@ -31,7 +31,7 @@ from memvault.interfaces.cli.common import (
 
 if TYPE_CHECKING:
     from memvault.api import Mode, Vault
-    from memvault.core.report import Context, Hit
+    from memvault.core.results import Context, Hit
 
 
 class Category(StrEnum):

@@ -114,7 +114,7 @@ def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
     from memvault.vault.swap import Swapper
 
     shown: list[dict[str, Any]] = []
-    swapper = Swapper(quiet_seconds=0)
+    swapper = Swapper(quiet_ms=0)
     for _attempt in range(5):
         try:
             plan = _planned(edits)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from memvault import errors as E
-from memvault.core.report import LinkProblem
+from memvault.core.results import LinkProblem
 from memvault.interfaces.cli.common import (
     JsonOpt,
     VaultOpt,

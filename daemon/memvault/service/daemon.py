@@ -30,18 +30,18 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import VaultConfig
-from memvault.daemon.http_server import HttpServer
+from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
 from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
-    from memvault.core.report import SyncReport
+    from memvault.core.results import SyncReport
     from memvault.engine.indexer import Progress
     from memvault.index.embedder import Embedder
 
-log = logging.getLogger("memvault.daemon")
+log = logging.getLogger("memvault.service")
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
@@ -111,9 +111,9 @@ class Daemon:
     """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
-        from memvault.daemon import heap
-        from memvault.daemon.vector_lane import VectorLane
-        from memvault.daemon.watcher import Watcher, WatchHooks, WatchSettings
+        from memvault.service import heap
+        from memvault.service.vector_lane import VectorLane
+        from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
 
         self.vault = vault
         self.config: VaultConfig = vault.config
@@ -147,7 +147,7 @@ class Daemon:
             self._sync,
             is_ignored=vault.is_ignored,
             settings=WatchSettings(
-                debounce_ms=settings.debounce_ms,
+                quiet_ms=self.config.vault.quiet_ms,
                 observer=settings.observer,
                 reconcile_seconds=settings.reconcile_seconds,
                 idle_save_seconds=min(5.0, float(settings.save_seconds)),
@@ -192,7 +192,7 @@ class Daemon:
 
     def start(self) -> None:
         """Serve first (so `daemon start` sees it up at once), then watch and reconcile."""
-        from memvault.daemon.http_api import create_app
+        from memvault.service.http_api import create_app
 
         runfile.remove_stale_temp_files(self.vault.root)
         try:
@@ -409,6 +409,21 @@ class Daemon:
         self.vault.close()
         log.info("memvault daemon stopped")
         return True
+
+
+def start_afresh(root: Path) -> None:
+    """``.memvault/`` was deleted under the daemon (its lock with it): run the same
+    command again in this process (same pid), which takes a new lock and rebuilds the
+    index, rather than leave the vault unwatched (or, under a service manager, refused
+    as "not a vault"). Raises ``OSError`` if that cannot be done."""
+    from memvault.config import STATE_DIR
+    from memvault.vault.state_dir import ensure_state_dir
+
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    ensure_state_dir(root / STATE_DIR)
+    os.execv(sys.executable, sys.orig_argv)
 
 
 def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:

@@ -8,7 +8,7 @@
 This module schedules batches; ``observers.Observers`` owns the observers
 (which one, supervised, renewed) and their handler, which does no I/O and never
 syncs: it puts vault-relative paths in ``ChangeQueue``. The worker flushes a
-batch when the queue has been quiet for ``debounce_ms`` or, under a continuous
+batch when the queue has been quiet for ``quiet_ms`` (``vault.quiet_ms``) or, under a continuous
 stream, when its oldest change is ``max_wait`` old (so a busy vault still
 converges). More pending paths than ``limit`` fold into their folders (a bulk
 rename or a pull of thousands of files is one batch of a few folders, each
@@ -40,19 +40,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.core.report import SyncReport
-from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
-from memvault.daemon.observers import Observers
-from memvault.daemon.watch_queue import (
+from memvault.config import QUIET_MS
+from memvault.core.results import SyncReport
+from memvault.engine.indexer import Progress
+from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
+from memvault.service.observers import Observers
+from memvault.service.watch_queue import (
     DEFAULT_LIMIT,
     MAX_WAIT_SECONDS,
     Batch,
     ChangeQueue,
     PathMapper,
 )
-from memvault.engine.indexer import Progress
 
-log = logging.getLogger("memvault.daemon.watcher")
+log = logging.getLogger("memvault.service.watcher")
 
 BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 SUPERVISE_SECONDS = 2.0
@@ -69,7 +70,7 @@ class SyncCancelled(Exception):
 class WatchSettings:
     """How the watcher batches: the daemon's settings, in the watcher's units."""
 
-    debounce_ms: int = 300
+    quiet_ms: int = QUIET_MS
     observer: str = "auto"  # auto | native | polling
     reconcile_seconds: float = 300.0
     idle_save_seconds: float = 5.0
@@ -119,7 +120,7 @@ class Watcher:
         self._after_first = hooks.after_first  # run once after the first good batch
         self._on_change = hooks.on_change or (lambda: None)
         self.settings = settings
-        self.queue = ChangeQueue(settings.debounce_ms / 1000, settings.max_wait, settings.limit)
+        self.queue = ChangeQueue(settings.quiet_ms, settings.max_wait, settings.limit)
         mapper = PathMapper(self.root, is_ignored)
         self.observers = Observers(
             mapper.root, mapper, self.queue, settings.observer, self.record_error
@@ -189,22 +190,6 @@ class Watcher:
     @mapper.setter
     def mapper(self, mapper: Callable[[str | bytes], str | None]) -> None:
         self.observers.mapper = mapper
-
-    @property
-    def observer_kind(self) -> str:
-        return self.observers.kind
-
-    @property
-    def restarts(self) -> int:
-        return self.observers.restarts
-
-    @property
-    def renewals(self) -> int:
-        return self.observers.renewals
-
-    @property
-    def _observer(self) -> Any:
-        return self.observers.observer
 
     def observer_alive(self) -> bool:
         return self.observers.alive()
@@ -387,13 +372,13 @@ class Watcher:
 
     def info(self) -> dict[str, Any]:
         return {
-            "observer": self.observer_kind,
+            "observer": self.observers.kind,
             "observer_alive": self.observer_alive(),
             "queue": len(self.queue),
             "lag_seconds": self.lag_seconds(),
             "last_error": self.last_error,
-            "restarts": self.restarts,
-            "watch_renewals": self.renewals,
+            "restarts": self.observers.restarts,
+            "watch_renewals": self.observers.renewals,
             "overflows": self.queue.overflows,
             "batches": self.batches,
             "reconciling": self.reconciling,

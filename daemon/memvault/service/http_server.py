@@ -33,7 +33,7 @@ from typing import Any
 
 from memvault.errors import DaemonError
 
-log = logging.getLogger("memvault.daemon")
+log = logging.getLogger("memvault.service")
 
 MAX_CONNECTIONS = 256
 HEADER_SECONDS = 10.0  # to send a request's headers, from connect or the last response

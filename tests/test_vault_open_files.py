@@ -1,4 +1,4 @@
-"""vault/writers.py and vault/swap.py: memvault never replaces a file another program
+"""vault/open_files.py and vault/swap.py: memvault never replaces a file another program
 still has open for writing, or saved a moment ago, and puts a person's version back
 when a writer slipped in between its check and its swap.
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from memvault.errors import FileBusy
-from memvault.vault import swap, writers
+from memvault.vault import open_files, swap
 from memvault.vault.files import VaultFS
 
 
@@ -49,19 +49,19 @@ def test_a_writer_is_seen_by_the_lease_and_by_proc(
 ) -> None:
     f = tmp_path / "MEMORY.md"
     f.write_text("# Memory Index\n", encoding="utf-8")
-    assert writers.open_for_writing(f) is False
-    assert writers._scan_proc(f) is False
+    assert open_files.open_for_writing(f) is False
+    assert open_files._scan_proc(f) is False
     with shell_holding(f, mode):
-        assert writers.open_for_writing(f) is writing
-        assert writers._scan_proc(f) is writing
-    assert writers.open_for_writing(f) is False
-    assert writers.open_for_writing(tmp_path / "missing.md") is False
+        assert open_files.open_for_writing(f) is writing
+        assert open_files._scan_proc(f) is writing
+    assert open_files.open_for_writing(f) is False
+    assert open_files.open_for_writing(tmp_path / "missing.md") is False
 
 
 def test_an_update_waits_for_a_writer_to_close_and_builds_on_its_words(tmp_path: Path) -> None:
     f = tmp_path / "MEMORY.md"
     f.write_text("# Memory Index\n", encoding="utf-8")
-    fs = VaultFS(tmp_path, quiet_seconds=0.0, busy_wait=30)
+    fs = VaultFS(tmp_path, quiet_ms=0, busy_wait=30)
     with shell_holding(f, ">>") as shell:
         done: list[tuple[bool, str]] = []
         t = threading.Thread(target=lambda: done.append(fs.update_text("MEMORY.md", str.upper)))
@@ -81,7 +81,7 @@ def test_an_update_waits_for_a_writer_to_close_and_builds_on_its_words(tmp_path:
 def test_a_file_held_open_too_long_is_left_alone_with_file_busy(tmp_path: Path) -> None:
     f = tmp_path / "MEMORY.md"
     f.write_text("# Memory Index\n", encoding="utf-8")
-    fs = VaultFS(tmp_path, quiet_seconds=0.0, busy_wait=0.2)
+    fs = VaultFS(tmp_path, quiet_ms=0, busy_wait=0.2)
     with shell_holding(f, ">>"), pytest.raises(FileBusy, match="open for writing"):
         fs.update_text("MEMORY.md", str.upper)
     assert f.read_text(encoding="utf-8") == "# Memory Index\n"
@@ -91,7 +91,7 @@ def test_a_file_held_open_too_long_is_left_alone_with_file_busy(tmp_path: Path) 
 def test_a_file_saved_moments_ago_by_someone_else_is_left_alone(tmp_path: Path) -> None:
     f = tmp_path / "n.md"
     f.write_text("v1\n", encoding="utf-8")
-    fs = VaultFS(tmp_path, quiet_seconds=3600, busy_wait=0.1)
+    fs = VaultFS(tmp_path, quiet_ms=3_600_000, busy_wait=0.1)
     with pytest.raises(FileBusy, match="saved moments ago"):
         fs.update_text("n.md", str.upper)
     assert f.read_text(encoding="utf-8") == "v1\n"
@@ -118,7 +118,7 @@ def test_a_writer_opening_between_check_and_swap_gets_its_file_back(
         return real_exchange(a, b)
 
     monkeypatch.setattr(swap, "exchange", writer_slips_in)
-    fs = VaultFS(tmp_path, quiet_seconds=0.0, busy_wait=30)
+    fs = VaultFS(tmp_path, quiet_ms=0, busy_wait=30)
     done: list[tuple[bool, str]] = []
     t = threading.Thread(target=lambda: done.append(fs.update_text("MEMORY.md", str.upper)))
     t.start()

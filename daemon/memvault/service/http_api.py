@@ -38,8 +38,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
-from memvault.core.report import SyncReport
-from memvault.daemon.http_schema import (
+from memvault.core.results import SyncReport
+from memvault.service.http_schema import (
     CATEGORIES,
     FILTERS,
     SCHEMAS,

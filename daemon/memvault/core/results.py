@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 
 def _plain(value: Any) -> Any:
@@ -30,6 +30,17 @@ class Record:
         out = _plain(self)
         assert isinstance(out, dict)
         return out
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Self:
+        """The record ``to_dict`` gave (a field left out keeps its default; lists come
+        back as tuples). Flat records only: nested records are read by their owner."""
+        values = {
+            f.name: tuple(data[f.name]) if isinstance(data[f.name], list) else data[f.name]
+            for f in dataclasses.fields(cls)  # type: ignore[arg-type]
+            if f.name in data
+        }
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +179,7 @@ class LinkProblem(Record):
 
 
 @dataclass(frozen=True, slots=True)
-class NoteText:
+class NoteText(Record):
     """A note, or one section or line range of it (``memvault get``)."""
 
     path: str

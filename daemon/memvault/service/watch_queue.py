@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-log = logging.getLogger("memvault.daemon.watcher")
+log = logging.getLogger("memvault.service.watcher")
 
 MAX_WAIT_SECONDS = 2.0
 DEFAULT_LIMIT = 4096
@@ -49,12 +49,12 @@ class ChangeQueue:
 
     def __init__(
         self,
-        quiet: float,
+        quiet_ms: int,
         max_wait: float = MAX_WAIT_SECONDS,
         limit: int = DEFAULT_LIMIT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.quiet = quiet
+        self._quiet = quiet_ms / 1000  # seconds, as the clock counts
         self.max_wait = max_wait
         self.limit = limit
         self.clock = clock
@@ -176,7 +176,7 @@ class ChangeQueue:
     def _paths_due_in(self, now: float) -> float | None:
         if not self._paths or self._last is None:
             return None
-        wait = min(self._last + self.quiet, min(self._paths.values()) + self.max_wait) - now
+        wait = min(self._last + self._quiet, min(self._paths.values()) + self.max_wait) - now
         return max(wait, self._not_before - now, 0.0)
 
     def _due_in(self, now: float) -> float | None:
@@ -186,7 +186,7 @@ class ChangeQueue:
             wait = 0.0
         else:
             assert self._first is not None and self._last is not None
-            wait = min(self._last + self.quiet, self._first + self.max_wait) - now
+            wait = min(self._last + self._quiet, self._first + self.max_wait) - now
         return max(wait, self._not_before - now, 0.0)
 
     def take(self, paths_only: bool = False) -> Batch | None:

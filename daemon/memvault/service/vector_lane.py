@@ -23,12 +23,12 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from memvault.daemon import heap
+from memvault.service import heap
 
 if TYPE_CHECKING:
     from memvault.api import Vault
 
-log = logging.getLogger("memvault.daemon")
+log = logging.getLogger("memvault.service")
 
 RETRY_SECONDS = (2.0, 10.0, 60.0)  # back-off after a failing step
 SAVE_EVERY = 30.0  # seconds between saves of the vector index during a long catch-up

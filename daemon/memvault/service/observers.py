@@ -38,10 +38,10 @@ from watchdog.events import (
 from watchdog.observers.api import BaseObserver
 from watchdog.observers.polling import PollingObserver
 
-from memvault.daemon.mounts import is_network_fs, limit_advice, mount_fs_type
-from memvault.daemon.watch_queue import ChangeQueue
+from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
+from memvault.service.watch_queue import ChangeQueue
 
-log = logging.getLogger("memvault.daemon.watcher")
+log = logging.getLogger("memvault.service.watcher")
 
 # Only what can change a note; opens and no-write closes (our own reads) are not asked for.
 EVENT_FILTER: list[type[FileSystemEvent]] = [

@@ -17,7 +17,7 @@ import gc
 import logging
 from collections.abc import Callable
 
-log = logging.getLogger("memvault.daemon")
+log = logging.getLogger("memvault.service")
 
 
 def _load() -> Callable[[int], int] | None:
