@@ -369,8 +369,11 @@ class Store(LinkTables):
         """The oldest pending chunks, with their embedded text and their own text."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT p.label, p.sha, p.text, c.text FROM pending p JOIN chunks c USING(label) "
-                "ORDER BY p.label LIMIT ?",
+                # CROSS JOIN: pending drives the loop (its rowid order is the ORDER BY).
+                # A plain JOIN let the planner scan every chunk and sort: O(vault) a
+                # step, 52 ms at 50k chunks, paid again every 32 chunks embedded
+                "SELECT p.label, p.sha, p.text, c.text FROM pending p CROSS JOIN chunks c "
+                "ON c.label = p.label ORDER BY p.label LIMIT ?",
                 (limit,),
             ).fetchall()
         return [PendingChunk(*r) for r in rows]
