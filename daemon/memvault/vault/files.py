@@ -90,7 +90,14 @@ class LineWindow:
 
 
 class VaultFS:
-    """File access for one vault root."""
+    """File access for one vault root.
+
+    Size: past 400 lines as one subject, every read and write of a person's files:
+    each goes through the same path checks (``path``: the vault's edge, symlinks,
+    the names on disk) and the same compare-and-swap (``update_text`` and its
+    batched form ``update_texts``, one loop of redo-on-their-version), so they stay
+    one class.
+    """
 
     def __init__(
         self,
