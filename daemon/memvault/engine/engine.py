@@ -444,7 +444,8 @@ class Engine:
         self._long_syncs.append(mine)
 
         def pause(done: Sequence[str], p: Progress) -> None:
-            mine.difference_update(done)
+            for waiting in self._long_syncs:  # mine, and any other long one waiting
+                waiting.difference_update(done)
             self._lock.step_aside(None if progress is None else lambda: progress(p))
 
         try:
