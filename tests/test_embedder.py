@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import platform
+import re
 import shutil
 import socket
 import subprocess
@@ -323,3 +324,37 @@ def test_freed_heap_memory_is_handed_back() -> None:
     after = resident_mb()
     assert before - after > 100, (before, after)
     del keep
+
+
+def test_hash_embedder_is_its_definition_feature_by_feature() -> None:
+    """Issue 27: the hash embedder sums each word's features once (cached) and adds a
+    word times its count; its vectors stay exactly those of its definition (every word
+    +-1, every character trigram +-0.5, L2-normalized), so no index changes."""
+    import random
+
+    from memvault.index.embedder_hash import _bucket
+
+    def reference(text: str, dim: int) -> np.ndarray:
+        v = np.zeros(dim, dtype=np.float64)
+        for word in re.findall(r"\w+", text.lower()):
+            i, sign = _bucket("w:" + word, dim)
+            v[i] += sign
+            padded = f"<{word}>"
+            for j in range(len(padded) - 2):
+                i, sign = _bucket("t:" + padded[j : j + 3], dim)
+                v[i] += 0.5 * sign
+        norm = float(np.linalg.norm(v))
+        if norm == 0.0:
+            v[_bucket("", dim)[0]] = 1.0
+            norm = 1.0
+        return (v / norm).astype(np.float32)
+
+    rng = random.Random(27)
+    words = ["Kiln", "kiln", "drying", "dé", "x1", "the", "of", "schedule", "naïve", "ok"]
+    texts = ["", "!!! ...", "word"] + [
+        " ".join(rng.choice(words) + rng.choice(["", ",", "."]) for _ in range(rng.randint(1, 400)))
+        for _ in range(60)
+    ]
+    for dim in (64, 17):
+        got = HashEmbedder(dim).embed(texts)
+        assert np.array_equal(got, np.stack([reference(t, dim) for t in texts]))

@@ -1044,3 +1044,41 @@ def test_prune_keeps_live_chunks_and_the_given_shas_only(tmp_path: Path) -> None
     assert store.cache_count("old-model") == 0
     assert store.prune_cache(MODEL, keep=[sha("a line")]) == 0
     store.close()
+
+
+def _file_pages(path: Path) -> tuple[int, int]:
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute("PRAGMA page_count").fetchone()[0],
+            conn.execute("PRAGMA freelist_count").fetchone()[0],
+        )
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("made_before", [False, True])
+def test_free_pages_go_back_to_the_disk_when_the_queue_empties(
+    tmp_path: Path, made_before: bool
+) -> None:
+    """Issue 27: the pending queue holds every new chunk's embedded text until its vector
+    is made; once it empties the index gives its free pages back (a third of index.db
+    was free after a first index). An index made before (no auto_vacuum) is converted."""
+    index = tmp_path / "index.db"
+    if made_before:  # as an older memvault made it: no auto_vacuum
+        sqlite3.connect(index).execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        labels = list(range(1, 3001))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
+        full, _ = _file_pages(index)
+        store.finish_pending(labels[:1500])
+        assert _file_pages(index)[0] >= full  # half still queued: nothing given back yet
+        store.finish_pending(labels[1500:])
+        pages, free = _file_pages(index)
+        assert store.pending_state()[0] == 0
+        assert pages < full / 2, (pages, full)
+        assert free * 5 < pages
+    finally:
+        store.close()

@@ -411,6 +411,8 @@ class Engine:
         long = full or len(todo) > BATCH_NOTES
         notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
         indexed = self._index(notes, progress) if long else self.indexer.index(notes, progress)
+        for waiting in self._long_syncs:  # a long sync stepped aside: these are done
+            waiting.difference_update(notes)
         indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))
         warnings += indexed.warnings
         if changes.created or changes.deleted or moves:
@@ -449,11 +451,14 @@ class Engine:
         self._long_syncs.append(mine)
 
         def pause(done: Sequence[str], p: Progress) -> None:
-            mine.difference_update(done)
+            for waiting in self._long_syncs:  # mine, and any other long one waiting
+                waiting.difference_update(done)
             self._lock.step_aside(None if progress is None else lambda: progress(p))
 
         try:
-            return self.indexer.index(todo, progress, pause=pause)
+            # a note a sync let in meanwhile indexed (its own change, a relinked note's
+            # event) has left ``mine``: not read and parsed twice
+            return self.indexer.index(todo, progress, pause=pause, wanted=mine.__contains__)
         finally:
             self._long_syncs = [s for s in self._long_syncs if s is not mine]  # not by value
 

@@ -101,11 +101,14 @@ class Indexer:
         progress: Callable[[Progress], None] | None = None,
         *,
         pause: Callable[[Sequence[str], Progress], None] | None = None,
+        wanted: Callable[[str], bool] | None = None,
     ) -> Indexed:
         """Index ``paths`` in batches, each committed in one transaction. With ``pause``,
         progress is reported through it, after each commit but the last, with the
         paths that batch committed: the engine steps aside there (a long reconcile lets
-        a person's save through between two batches)."""
+        a person's save through between two batches). ``wanted``: asked of each path
+        when its turn comes; one it refuses is skipped (indexed meanwhile by a sync let
+        in at a pause)."""
         kept = queued = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
@@ -116,6 +119,8 @@ class Indexer:
         committed = 0
         start = 0  # index in ``paths`` of the batch being read
         for done, path in enumerate(paths, 1):
+            if wanted is not None and not wanted(path):
+                continue
             prepared, skip, warns = self._prepare(path)
             warnings += warns
             if skip is not None:

@@ -11,7 +11,7 @@ import dataclasses
 import functools
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -79,16 +79,16 @@ class Linker:
         candidates = self.store.sources_linking(moves, names) | set(moves.values())
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
-        changed, problems = [], []
+        changes: dict[str, Callable[[str], str]] = {}
+        lefts: dict[str, list[tuple[str, str]]] = {}
         for source in sorted(candidates):
             if not source.lower().endswith(".md"):
                 continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
-            src_old = reverse.get(source, source)
             left: list[tuple[str, str]] = []
 
             def change(
                 text: str,
-                src_old: str = src_old,
+                src_old: str = reverse.get(source, source),
                 source: str = source,
                 left: list[tuple[str, str]] = left,
             ) -> str:
@@ -96,17 +96,23 @@ class Linker:
                 left[:] = result.skipped
                 return result.text
 
-            try:
-                written, _ = self.fs.update_text(source, change)
-            except (NoteNotFound, NotText):
+            changes[source] = change
+            lefts[source] = left
+        # one batch of compare-and-swap writes: durable together, not two fsyncs a note
+        changed, problems = [], []
+        outcomes = self.fs.update_texts(changes)
+        for source in changes:
+            outcome = outcomes[source]
+            if isinstance(outcome, (NoteNotFound, NotText)):
                 continue
-            except (WriteConflict, UnsafePath) as exc:
-                problems.append(str(exc))
+            if isinstance(outcome, Exception):
+                problems.append(str(outcome))
                 continue
             problems += [
-                f"{source}: a link to {raw!r} was left as it is: {why}" for raw, why in left
+                f"{source}: a link to {raw!r} was left as it is: {why}"
+                for raw, why in lefts[source]
             ]
-            if written:
+            if outcome:
                 changed.append(source)
         return changed, problems
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
 
@@ -48,19 +49,31 @@ class HashEmbedder:
         return len(_PIECE.findall(text))
 
     def _vector(self, text: str) -> np.ndarray:
+        # a word's features summed once (cached), then each distinct word added
+        # times its count: the same vector as feature by feature (sums of +-1 and
+        # +-0.5 are exact in any order), a tenth of the time
         v = np.zeros(self.dim, dtype=np.float64)
-        for word in _WORD.findall(text.lower()):
-            i, sign = _bucket("w:" + word, self.dim)
-            v[i] += sign
-            padded = f"<{word}>"
-            for j in range(len(padded) - 2):
-                i, sign = _bucket("t:" + padded[j : j + 3], self.dim)
-                v[i] += 0.5 * sign
+        for word, count in Counter(_WORD.findall(text.lower())).items():
+            v += count * _word_vector(word, self.dim)
         norm = float(np.linalg.norm(v))
         if norm == 0.0:
             v[_bucket("", self.dim)[0]] = 1.0
             norm = 1.0
         return (v / norm).astype(np.float32)
+
+
+@lru_cache(maxsize=4096)
+def _word_vector(word: str, dim: int) -> np.ndarray:
+    """A word's features: the word (weight 1), its character trigrams (0.5 each)."""
+    v = np.zeros(dim, dtype=np.float64)
+    i, sign = _bucket("w:" + word, dim)
+    v[i] += sign
+    padded = f"<{word}>"
+    for j in range(len(padded) - 2):
+        i, sign = _bucket("t:" + padded[j : j + 3], dim)
+        v[i] += 0.5 * sign
+    v.setflags(write=False)
+    return v
 
 
 _HASH_MODEL = re.compile(r"hash(?:-(\d+))?")

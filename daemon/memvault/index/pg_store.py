@@ -427,6 +427,10 @@ class PgStore(Store):
             conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
 
+    def reclaim(self) -> int:
+        """Free pages are PostgreSQL's own autovacuum's work, never memvault's."""
+        return 0
+
     def pending_state(self) -> tuple[int, float | None]:
         with self._lock:
             count, since = self._pg.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()

@@ -16,7 +16,8 @@ Two files under ``.memvault/``:
   without re-running the model.
 
 The link state (links, attachments, the relink journal, MEMORY.md's owned lines)
-is queried in ``link_tables.py``; its tables are created here with the rest.
+is queried in ``link_tables.py``, the vector lane's queue in ``pending_queue.py``;
+their tables are created here with the rest.
 
 Chunk labels come from ``AUTOINCREMENT``: SQLite never hands out a label
 twice, which is exactly what hnswlib needs (a re-used label corrupts it).
@@ -27,7 +28,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -36,9 +37,9 @@ import numpy as np
 
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
-from memvault.core.text import sha256_text
 from memvault.errors import IndexCorrupt
 from memvault.index.link_tables import LinkTables
+from memvault.index.pending_queue import PendingQueue
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -46,7 +47,6 @@ from memvault.index.rows import (
     LinkRow,
     NewChunk,
     NoteRow,
-    PendingChunk,
     chunk_row,
     note_row,
 )
@@ -63,7 +63,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class Store(LinkTables):
+class Store(PendingQueue, LinkTables):
     """Both databases of one vault. Thread-safe: one lock around each call.
 
     Size: past ~400 lines as one subject, the SQL of the index: notes, chunks, their
@@ -80,6 +80,9 @@ class Store(LinkTables):
         try:
             self._db = _connect(index_path)
             self._check(self._db)
+            if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
+                # a new index: free pages can be given back without a VACUUM (reclaim)
+                self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             self._db.executescript(SCHEMA)
             self._migrate()
         except sqlite3.DatabaseError as exc:
@@ -338,140 +341,12 @@ class Store(LinkTables):
             out.setdefault(sha, []).append(label)
         return out
 
-    def requeue_all(
-        self,
-        texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
-        model: str,
-        reason: str,
-        since: float,
-    ) -> tuple[int, int]:
-        """A new embedding model, in one transaction: every chunk keeps its row and its
-        keyword row (keyword search never stops), and is queued for the vector lane with
-        the text the new model embeds (``texts_for``: one per chunk, and whether the new
-        model's tokenizer cuts the note differently: then the note is made stale too, so
-        the next sync cuts it again). The old model's vectors are forgotten (``dim`` and
-        ``vectors_sha`` cleared, ``model_id`` set); ``reason`` is kept as meta
-        ``model_changed``. Returns (chunks queued, notes to cut again)."""
-        with self.transaction() as conn:
-            rows = {
-                r[0]: note_row(r)
-                for r in conn.execute(f"SELECT {NOTE_COLS} FROM notes WHERE kind = 'note'")
-            }
-            by_path: dict[str, list[ChunkRow]] = {}
-            for r in conn.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY path, ord"):
-                by_path.setdefault(r[1], []).append(chunk_row(r))
-            queued: list[tuple[int, str, str]] = []
-            recut: list[str] = []
-            for path, chunks in by_path.items():
-                row = rows.get(path)
-                if row is None:  # a chunk of no note (never written so): cut again
-                    texts, again = [c.text for c in chunks], True
-                else:
-                    texts, again = texts_for(row, chunks)
-                if again:
-                    recut.append(path)
-                for c, text in zip(chunks, texts, strict=True):
-                    queued.append((c.label, sha256_text(text), text))
-            conn.executemany(
-                "UPDATE chunks SET sha = ? WHERE label = ? AND sha != ?",
-                [(sha, label, sha) for label, sha, _ in queued],
-            )
-            self.add_pending(conn, queued, since)
-            for part in _parts(recut):
-                conn.execute(
-                    "UPDATE notes SET sha256 = '', mtime_ns = -1 "
-                    f"WHERE path IN ({','.join('?' * len(part))})",
-                    part,
-                )
-            for key, value in (
-                ("model_changed", reason),
-                ("model_id", model),
-                ("vectors_sha", ""),
-                ("dim", ""),
-            ):
-                self.set_meta(key, value, conn)
-        return len(queued), len(recut)
-
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
         for part in _parts(list(labels)):
             marks = ",".join("?" * len(part))
             conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks WHERE label IN ({marks})", part)
-
-    # -- pending vectors (the vector lane's queue) ---------------------------------------
-
-    def add_pending(
-        self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
-    ) -> None:
-        """New chunks ``(label, sha, embedded text)`` whose vectors are still to come."""
-        # an upsert, not INSERT OR REPLACE: a replace deletes without firing the
-        # delete trigger, and pending_count would drift
-        conn.executemany(
-            "INSERT INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?) ON CONFLICT(label) "
-            "DO UPDATE SET sha = excluded.sha, text = excluded.text, since = excluded.since",
-            [(label, sha, text, since) for label, sha, text in items],
-        )
-
-    def pending(self, limit: int) -> list[PendingChunk]:
-        """The oldest pending chunks, with their embedded text and their own text."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT p.label, p.sha, p.text, c.text FROM pending p JOIN chunks c USING(label) "
-                "ORDER BY p.label LIMIT ?",
-                (limit,),
-            ).fetchall()
-        return [PendingChunk(*r) for r in rows]
-
-    def finish_pending(
-        self, labels: Sequence[int], shas: Mapping[int, str] | None = None
-    ) -> list[int]:
-        """Take these labels off the queue; return those that were still on it (a chunk
-        deleted meanwhile is not). With ``shas`` (label -> the embedded text's sha the
-        step embedded), a label queued again meanwhile with another text (a new model:
-        ``requeue_all``) stays on the queue."""
-        done: list[int] = []
-        with self.transaction() as conn:
-            for part in _parts(list(labels)):
-                marks = ",".join("?" * len(part))
-                rows = conn.execute(
-                    f"SELECT label, sha FROM pending WHERE label IN ({marks})", part
-                ).fetchall()
-                finished = [lb for lb, sha in rows if shas is None or shas.get(lb) == sha]
-                done += finished
-                for few in _parts(finished):
-                    conn.execute(
-                        f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
-                    )
-        return sorted(done)
-
-    def pending_state(self) -> tuple[int, float | None]:
-        """How many chunks wait for their vector, and since when the oldest has: O(1)
-        (the count kept by triggers, the oldest from the index on ``since``). A count
-        that disagrees with the queue being empty or not (written by something that
-        bypassed the triggers) is counted afresh."""
-        with self._lock:
-            row = self._db.execute("SELECT n FROM pending_count").fetchone()
-            (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()
-            count = None if row is None else int(row[0])
-            if count is None or count < 0 or (count == 0) != (since is None):
-                (count,) = self._db.execute("SELECT COUNT(*) FROM pending").fetchone()
-                try:
-                    with self.transaction() as conn:
-                        conn.execute("DELETE FROM pending_count")
-                        conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
-                except sqlite3.OperationalError:  # a read-only index: counted, not kept
-                    pass
-        return int(count), since
-
-    def pending_among(self, labels: Iterable[int]) -> set[int]:
-        """Which of these labels still wait for their vector."""
-        out: set[int] = set()
-        with self._lock:
-            for part in _parts(list(labels)):
-                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-        return out
 
     def embedded_labels(self) -> set[int]:
         """Labels of the chunks whose vectors belong in the index (all but the pending)."""

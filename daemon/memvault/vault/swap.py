@@ -27,7 +27,7 @@ import errno
 import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from memvault.config import QUIET_MS
@@ -75,6 +75,49 @@ class Swapper:
             except FileNotFoundError:
                 return False, None
             self._refuse_if_busy(path)
+        tmp = self._write_temp(path, data, durable)
+        return self._swap_in(path, tmp, data, expected_sha, durable)
+
+    def swap_many(
+        self, items: Sequence[tuple[Path, bytes, str]]
+    ) -> list[tuple[bool, bytes | None] | OSError | FileBusy]:
+        """``swap`` each (path, data, expected_sha), every file as atomic and
+        compare-and-swap as one ``swap``, but durable as a batch: the temp files are
+        written, then flushed to disk together (one ``syncfs``), then swapped in one by
+        one, then each folder is fsynced once. Two flushes for the batch, not two a file
+        (a relink of 6,000 notes spent ~45 s in fsync). A file that is busy gets its
+        ``FileBusy`` in its place, one that cannot be written its ``OSError`` (nothing
+        written to either: the caller may try it alone)."""
+        out: list[tuple[bool, bytes | None] | OSError | FileBusy | None] = [None] * len(items)
+        temps: dict[int, Path] = {}
+        try:
+            for i, (path, data, _) in enumerate(items):
+                try:
+                    self._refuse_if_busy(path)
+                    temps[i] = self._write_temp(path, data, durable=False)
+                except (FileBusy, OSError) as exc:
+                    out[i] = exc
+            if temps:
+                flush_files([temps[i] for i in temps])
+            folders: set[Path] = set()
+            for i, tmp in temps.items():
+                path, data, sha = items[i]
+                try:
+                    out[i] = self._swap_in(path, tmp, data, sha, durable=False)
+                except (FileBusy, OSError) as exc:
+                    out[i] = exc
+                if out[i] == (True, None):
+                    folders.add(path.parent)
+            for folder in sorted(folders):
+                fsync_dir(folder)
+        finally:
+            for tmp in temps.values():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
+        return [r if r is not None else (False, None) for r in out]
+
+    def _write_temp(self, path: Path, data: bytes, durable: bool) -> Path:
+        """``data`` in a new temp file beside ``path`` (fsynced when ``durable``)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / temp_name(path.name)
         try:
@@ -87,6 +130,24 @@ class Swapper:
                 if durable:
                     fh.flush()
                     os.fsync(fh.fileno())
+        except OSError as exc:  # the disk full...
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+            raise _naming(exc, path, tmp) from None
+        return tmp
+
+    def _swap_in(
+        self,
+        path: Path,
+        tmp: Path,
+        data: bytes,
+        expected_sha: str | None,
+        durable: bool,
+    ) -> tuple[bool, bytes | None]:
+        """Put the written temp file ``tmp`` (holding ``data``) at ``path`` if it still
+        has ``expected_sha`` (None: create, never overwrite); ``tmp`` is gone after.
+        The folder is fsynced when ``durable`` (a batch fsyncs it once, after)."""
+        try:
             if expected_sha is None:
                 try:
                     os.link(tmp, path)  # fails if the name exists: never overwrites
@@ -106,7 +167,8 @@ class Swapper:
                 return False, read_settled(path)
             if not exchange(tmp, path):
                 os.replace(tmp, path)
-                fsync_dir(path.parent)
+                if durable:
+                    fsync_dir(path.parent)
                 self._remember(path)
                 return True, None
             # ``tmp`` now holds the version we displaced: did anyone keep writing to it?
@@ -116,7 +178,8 @@ class Swapper:
             if sha256_bytes(tmp.read_bytes()) != expected_sha:
                 put_back(tmp, path, data)
                 return False, read_settled(path)
-            fsync_dir(path.parent)
+            if durable:
+                fsync_dir(path.parent)
             self._remember(path)
             return True, None
         except FileNotFoundError:
@@ -241,6 +304,52 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
+def _load_syncfs() -> Callable[[int], int] | None:
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_SYNCFS = _load_syncfs() if os.name == "posix" else None
+
+
+def flush_files(paths: Sequence[Path]) -> None:
+    """Every one of ``paths`` written through to disk: one ``syncfs`` of their
+    filesystem (one journal commit) where Linux has it, else an fsync of each."""
+    if _SYNCFS is not None:
+        by_dev: dict[int, Path] = {}
+        for p in paths:
+            with contextlib.suppress(OSError):
+                by_dev.setdefault(os.stat(p).st_dev, p)
+        if all(_syncfs(p) for p in by_dev.values()):
+            return
+    for p in paths:
+        with contextlib.suppress(FileNotFoundError):
+            fd = os.open(p, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+
+
+def _syncfs(path: Path) -> bool:
+    assert _SYNCFS is not None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return _SYNCFS(fd) == 0
+    finally:
+        os.close(fd)
+
+
 def fsync_dir(folder: Path) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -255,4 +364,12 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["SETTLE_NS", "TEMP_MARK", "Swapper", "exchange", "put_back", "read_settled"]
+__all__ = [
+    "SETTLE_NS",
+    "TEMP_MARK",
+    "Swapper",
+    "exchange",
+    "flush_files",
+    "put_back",
+    "read_settled",
+]

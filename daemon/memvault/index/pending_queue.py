@@ -1,0 +1,211 @@
+"""The store's vector queue: the chunks waiting for their vectors (the vector lane
+takes them in steps), a new model's re-queue of every chunk, and giving index.db's
+free pages back once the queue empties (``Store`` inherits these).
+
+Kept apart from ``store.py`` (notes, chunks, FTS5, the embedding cache) so each file
+stays one subject; the ``pending`` table and its count trigger are created with the
+rest of the schema there.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any
+
+from memvault.core.text import sha256_text
+from memvault.index.rows import (
+    CHUNK_COLS,
+    NOTE_COLS,
+    ChunkRow,
+    NoteRow,
+    PendingChunk,
+    chunk_row,
+    note_row,
+)
+
+log = logging.getLogger("memvault")
+_RECLAIM_BYTES = 4 << 20  # free pages below this are not worth giving back
+_RECLAIM_SHARE = 0.2  # nor below this share of the file
+
+
+class PendingQueue:
+    """Methods over the pending queue; ``Store`` supplies the connection and the lock."""
+
+    _db: sqlite3.Connection
+    _lock: threading.RLock
+
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        raise NotImplementedError
+
+    def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        raise NotImplementedError
+
+    def add_pending(
+        self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
+    ) -> None:
+        """New chunks ``(label, sha, embedded text)`` whose vectors are still to come."""
+        # an upsert, not INSERT OR REPLACE: a replace deletes without firing the
+        # delete trigger, and pending_count would drift
+        conn.executemany(
+            "INSERT INTO pending(label, sha, text, since) VALUES(?, ?, ?, ?) ON CONFLICT(label) "
+            "DO UPDATE SET sha = excluded.sha, text = excluded.text, since = excluded.since",
+            [(label, sha, text, since) for label, sha, text in items],
+        )
+
+    def pending(self, limit: int) -> list[PendingChunk]:
+        """The oldest pending chunks, with their embedded text and their own text."""
+        with self._lock:
+            rows = self._db.execute(
+                # CROSS JOIN: pending drives the loop (its rowid order is the ORDER BY).
+                # A plain JOIN let the planner scan every chunk and sort: O(vault) a
+                # step, 52 ms at 50k chunks, paid again every 32 chunks embedded
+                "SELECT p.label, p.sha, p.text, c.text FROM pending p CROSS JOIN chunks c "
+                "ON c.label = p.label ORDER BY p.label LIMIT ?",
+                (limit,),
+            ).fetchall()
+        return [PendingChunk(*r) for r in rows]
+
+    def finish_pending(
+        self, labels: Sequence[int], shas: Mapping[int, str] | None = None
+    ) -> list[int]:
+        """Take these labels off the queue; return those that were still on it (a chunk
+        deleted meanwhile is not). With ``shas`` (label -> the embedded text's sha the
+        step embedded), a label queued again meanwhile with another text (a new model:
+        ``requeue_all``) stays on the queue."""
+        done: list[int] = []
+        with self.transaction() as conn:
+            for part in _parts(list(labels)):
+                marks = ",".join("?" * len(part))
+                rows = conn.execute(
+                    f"SELECT label, sha FROM pending WHERE label IN ({marks})", part
+                ).fetchall()
+                finished = [lb for lb, sha in rows if shas is None or shas.get(lb) == sha]
+                done += finished
+                for few in _parts(finished):
+                    conn.execute(
+                        f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
+                    )
+        if done and self.pending_state()[0] == 0:
+            self.reclaim()
+        return sorted(done)
+
+    def reclaim(self) -> int:
+        """Give the index's free pages back to the disk; returns how many. The pending
+        queue keeps every new chunk's embedded text until its vector is made: after a
+        first index a third of index.db was free pages (54 MB at 10k notes). Done
+        when the queue empties, if free pages are past a fifth of the file and 4 MB:
+        ``incremental_vacuum`` (a new index is made with ``auto_vacuum``); an index
+        made before is converted once by a ``VACUUM``, skipped while another process
+        reads it (tried again the next time)."""
+        with self._lock:
+            free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+            pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+            size = self._db.execute("PRAGMA page_size").fetchone()[0]
+            if free * size < _RECLAIM_BYTES or free < _RECLAIM_SHARE * pages:
+                return 0
+            mode = self._db.execute("PRAGMA auto_vacuum").fetchone()[0]
+            try:
+                if mode == 2:
+                    self._db.execute("PRAGMA incremental_vacuum").fetchall()
+                else:
+                    self._db.execute("PRAGMA busy_timeout = 0")
+                    try:
+                        self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                        self._db.execute("VACUUM")
+                    finally:
+                        self._db.execute("PRAGMA busy_timeout = 30000")
+            except sqlite3.OperationalError as exc:  # busy, read-only: the next time
+                log.info("index.db free pages kept for now: %s", exc)
+                return 0
+            return int(free)
+
+    def pending_state(self) -> tuple[int, float | None]:
+        """How many chunks wait for their vector, and since when the oldest has: O(1)
+        (the count kept by triggers, the oldest from the index on ``since``). A count
+        that disagrees with the queue being empty or not (written by something that
+        bypassed the triggers) is counted afresh."""
+        with self._lock:
+            row = self._db.execute("SELECT n FROM pending_count").fetchone()
+            (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()
+            count = None if row is None else int(row[0])
+            if count is None or count < 0 or (count == 0) != (since is None):
+                (count,) = self._db.execute("SELECT COUNT(*) FROM pending").fetchone()
+                try:
+                    with self.transaction() as conn:
+                        conn.execute("DELETE FROM pending_count")
+                        conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
+                except sqlite3.OperationalError:  # a read-only index: counted, not kept
+                    pass
+        return int(count), since
+
+    def pending_among(self, labels: Iterable[int]) -> set[int]:
+        """Which of these labels still wait for their vector."""
+        out: set[int] = set()
+        with self._lock:
+            for part in _parts(list(labels)):
+                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+        return out
+
+    def requeue_all(
+        self,
+        texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
+        model: str,
+        reason: str,
+        since: float,
+    ) -> tuple[int, int]:
+        """A new embedding model, in one transaction: every chunk keeps its row and its
+        keyword row (keyword search never stops), and is queued for the vector lane with
+        the text the new model embeds (``texts_for``: one per chunk, and whether the new
+        model's tokenizer cuts the note differently: then the note is made stale too, so
+        the next sync cuts it again). The old model's vectors are forgotten (``dim`` and
+        ``vectors_sha`` cleared, ``model_id`` set); ``reason`` is kept as meta
+        ``model_changed``. Returns (chunks queued, notes to cut again)."""
+        with self.transaction() as conn:
+            rows = {
+                r[0]: note_row(r)
+                for r in conn.execute(f"SELECT {NOTE_COLS} FROM notes WHERE kind = 'note'")
+            }
+            by_path: dict[str, list[ChunkRow]] = {}
+            for r in conn.execute(f"SELECT {CHUNK_COLS} FROM chunks ORDER BY path, ord"):
+                by_path.setdefault(r[1], []).append(chunk_row(r))
+            queued: list[tuple[int, str, str]] = []
+            recut: list[str] = []
+            for path, chunks in by_path.items():
+                row = rows.get(path)
+                if row is None:  # a chunk of no note (never written so): cut again
+                    texts, again = [c.text for c in chunks], True
+                else:
+                    texts, again = texts_for(row, chunks)
+                if again:
+                    recut.append(path)
+                for c, text in zip(chunks, texts, strict=True):
+                    queued.append((c.label, sha256_text(text), text))
+            conn.executemany(
+                "UPDATE chunks SET sha = ? WHERE label = ? AND sha != ?",
+                [(sha, label, sha) for label, sha, _ in queued],
+            )
+            self.add_pending(conn, queued, since)
+            for part in _parts(recut):
+                conn.execute(
+                    "UPDATE notes SET sha256 = '', mtime_ns = -1 "
+                    f"WHERE path IN ({','.join('?' * len(part))})",
+                    part,
+                )
+            for key, value in (
+                ("model_changed", reason),
+                ("model_id", model),
+                ("vectors_sha", ""),
+                ("dim", ""),
+            ):
+                self.set_meta(key, value, conn)
+        return len(queued), len(recut)
+
+
+def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]

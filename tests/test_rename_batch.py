@@ -1,0 +1,128 @@
+"""Issue 27: a folder rename costs what it changes.
+
+The renamed notes keep their chunks and vectors (their rows are renamed, nothing is
+embedded again for them); the notes linking them are rewritten in batches that are
+durable together (a flush of the batch, not two fsyncs a note), each file still
+written atomically and compare-and-swap: a person's save in the middle is kept.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from helpers import open_vault, write
+from memvault.vault import swap
+from memvault.vault.files import VaultFS
+
+LINKERS = 60
+MOVED = 20
+
+
+def make(root: Path) -> None:
+    write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
+    for i in range(MOVED):
+        write(
+            root,
+            f"projects/alpha/a{i:02}.md",
+            f"# Alpha {i}\n\nThe alpha work, part {i}: kiln drying schedules.\n\n"
+            f"- a second point about alpha {i}\n",
+        )
+    for i in range(LINKERS):
+        write(
+            root,
+            f"people/p{i:02}.md",
+            f"# Person {i}\n\nWorks on [[projects/alpha/a{i % MOVED:02}]] with care.\n\n"
+            f"Unrelated paragraph {i} about lathes.\n",
+        )
+
+
+def links_into(root: Path, folder: str) -> int:
+    return sum(
+        p.read_text(encoding="utf-8").count(f"[[{folder}/") for p in (root / "people").iterdir()
+    )
+
+
+def test_folder_rename_keeps_vectors_and_rewrites_every_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "v"
+    make(root)
+    with open_vault(root) as v:
+        v.sync()
+        store = v.engine.store
+        before = {
+            c.label: c.sha
+            for p in range(MOVED)
+            for c in store.chunks_of(f"projects/alpha/a{p:02}.md")
+        }
+        assert before
+        fsyncs: list[int] = []
+        real_fsync = os.fsync
+        monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), real_fsync(fd))[1])
+        os.rename(root / "projects/alpha", root / "projects/beta")
+        report = v.sync(["projects/alpha", "projects/beta"], vectors=False)
+        monkeypatch.undo()
+        assert len(report.moved) == MOVED
+        assert len(report.relinked) == LINKERS
+        assert links_into(root, "projects/alpha") == 0
+        assert links_into(root, "projects/beta") == LINKERS
+        # the renamed notes kept their chunks (labels, texts) and nothing of theirs waits
+        # for a vector: only the linking notes' changed chunks are queued
+        after = {
+            c.label: c.sha
+            for p in range(MOVED)
+            for c in store.chunks_of(f"projects/beta/a{p:02}.md")
+        }
+        assert after == before
+        assert not store.pending_among(after)
+        assert store.pending_state()[0] <= LINKERS  # one changed chunk a linking note
+        # 60 rewrites, durable as one batch: far fewer than the two fsyncs a note of before
+        assert len(fsyncs) < LINKERS // 2, len(fsyncs)
+        assert v.links_check() == []
+
+
+def test_a_save_in_the_middle_of_a_batch_is_kept(tmp_path: Path) -> None:
+    """The batch read a note, then its person saved it before the swap: the swap sees
+    another version, leaves it, and the change is redone on top of the person's."""
+    root = tmp_path / "v"
+    for i in range(5):
+        write(root, f"n{i}.md", f"# N{i}\n\nsee [[old]]\n")
+    fs = VaultFS(root)
+    calls: dict[str, int] = {}
+
+    def change_for(rel: str) -> Callable[[str], str]:
+        def change(text: str) -> str:
+            calls[rel] = calls.get(rel, 0) + 1
+            if rel == "n2.md" and calls[rel] == 1:  # the person saves meanwhile
+                (root / rel).write_text(text + "\nMy own words.\n", encoding="utf-8")
+            return text.replace("[[old]]", "[[new]]")
+
+        return change
+
+    out = fs.update_texts({f"n{i}.md": change_for(f"n{i}.md") for i in range(5)})
+    assert out == {f"n{i}.md": True for i in range(5)}
+    kept = (root / "n2.md").read_text(encoding="utf-8")
+    assert "My own words." in kept and "[[new]]" in kept and "[[old]]" not in kept
+    assert calls["n2.md"] == 2  # redone on the person's version
+    for i in (0, 1, 3, 4):
+        assert (root / f"n{i}.md").read_text(encoding="utf-8") == f"# N{i}\n\nsee [[new]]\n"
+    assert not [p for p in os.listdir(root) if swap.TEMP_MARK in p]
+
+
+def test_a_busy_note_is_left_out_of_the_batch_and_tried_alone(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    write(root, "a.md", "see [[old]]\n")
+    write(root, "b.md", "see [[old]]\n")
+    for rel in ("a.md", "b.md"):  # saved a while ago, not moments ago
+        os.utime(root / rel, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    fs = VaultFS(root, busy_wait=0.2)
+    with open(root / "b.md", "a", encoding="utf-8"):  # a program holds it open to write
+        out = fs.update_texts({r: lambda t: t.replace("old", "new") for r in ("a.md", "b.md")})
+    assert out["a.md"] is True
+    assert isinstance(out["b.md"], Exception) and "open for writing" in str(out["b.md"])
+    assert (root / "b.md").read_text(encoding="utf-8") == "see [[old]]\n"
+    assert (root / "a.md").read_text(encoding="utf-8") == "see [[new]]\n"
