@@ -37,6 +37,7 @@ from memvault.core.results import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
+from memvault.engine.lane import Lane
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
@@ -47,10 +48,6 @@ from memvault.vault.files import normalize_rel
 if TYPE_CHECKING:
     import numpy as np
 
-    from memvault.config import VaultConfig
-    from memvault.engine.catalogue import Catalogue
-    from memvault.engine.embedding import Embedding
-    from memvault.index.store import Store
     from memvault.vault.files import VaultFS
 
 SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
@@ -60,22 +57,8 @@ NO_FILTERS = Filters()
 UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
-class Reader:
+class Reader(Lane):
     """Search, context, get and related over one vault's index."""
-
-    def __init__(
-        self,
-        config: VaultConfig,
-        fs: VaultFS,
-        store: Store,
-        catalogue: Catalogue,
-        embedding: Embedding,
-    ) -> None:
-        self.config = config
-        self.fs = fs
-        self.store = store
-        self.catalogue = catalogue
-        self.embedding = embedding
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
