@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
 
 from memvault.core.text import sha256_text
 from memvault.index.rows import (
@@ -26,6 +25,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
+from memvault.index.sql import parts, select_in
 
 log = logging.getLogger("memvault")
 _RECLAIM_BYTES = 4 << 20  # free pages below this are not worth giving back
@@ -78,14 +78,14 @@ class PendingQueue:
         ``requeue_all``) stays on the queue."""
         done: list[int] = []
         with self.transaction() as conn:
-            for part in _parts(list(labels)):
+            for part in parts(list(labels)):
                 marks = ",".join("?" * len(part))
                 rows = conn.execute(
                     f"SELECT label, sha FROM pending WHERE label IN ({marks})", part
                 ).fetchall()
                 finished = [lb for lb, sha in rows if shas is None or shas.get(lb) == sha]
                 done += finished
-                for few in _parts(finished):
+                for few in parts(finished):
                     conn.execute(
                         f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
                     )
@@ -144,12 +144,9 @@ class PendingQueue:
 
     def pending_among(self, labels: Iterable[int]) -> set[int]:
         """Which of these labels still wait for their vector."""
-        out: set[int] = set()
         with self._lock:
-            for part in _parts(list(labels)):
-                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-        return out
+            q = "SELECT label FROM pending WHERE label IN ({})"
+            return {r[0] for r in select_in(self._db, q, labels)}
 
     def requeue_all(
         self,
@@ -190,7 +187,7 @@ class PendingQueue:
                 [(sha, label, sha) for label, sha, _ in queued],
             )
             self.add_pending(conn, queued, since)
-            for part in _parts(recut):
+            for part in parts(recut):
                 conn.execute(
                     "UPDATE notes SET sha256 = '', mtime_ns = -1 "
                     f"WHERE path IN ({','.join('?' * len(part))})",
@@ -204,8 +201,3 @@ class PendingQueue:
             ):
                 self.set_meta(key, value, conn)
         return len(queued), len(recut)
-
-
-def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
