@@ -264,20 +264,9 @@ class Reader(Lane):
                 keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 places.append(None)
                 continue
-            title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
-                pieces.append(
-                    Piece(
-                        hit.path,
-                        hit.ord * UNIT_ORD + unit.seq,
-                        hit.heading,
-                        unit.line_start,
-                        unit.line_end,
-                        unit.text,
-                        title=title,
-                        date=date,
-                    )
-                )
+                seq = hit.ord * UNIT_ORD + unit.seq
+                pieces.append(_cut(hit, note, seq, unit.line_start, unit.line_end, unit.text))
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
                 places.append((hit.path, hit.ord, unit.line_start))
@@ -305,17 +294,7 @@ class Reader(Lane):
             whole = self._whole_piece(hit.path)
             if whole is not None:
                 return whole
-        title, date = (note.title, note.date) if note else ("", None)
-        return Piece(
-            hit.path,
-            hit.ord,
-            hit.heading,
-            hit.line_start,
-            hit.line_end,
-            hit.text,
-            title=title,
-            date=date,
-        )
+        return _cut(hit, note, hit.ord, hit.line_start, hit.line_end, hit.text)
 
     def _whole_piece(self, path: str) -> Piece | None:
         chunks = self.store.chunks_of(path)
@@ -439,6 +418,12 @@ class Reader(Lane):
             if len(hits) >= k:
                 break
         return hits
+
+
+def _cut(hit: Hit, note: NoteRow | None, ord: int, start: int, end: int, text: str) -> Piece:
+    """A piece of ``hit``'s chunk (lines ``start``-``end``), with its note's title and date."""
+    title, date = (note.title, note.date) if note else ("", None)
+    return Piece(hit.path, ord, hit.heading, start, end, text, title=title, date=date)
 
 
 def _memory_text(fs: VaultFS, name: str) -> str:
