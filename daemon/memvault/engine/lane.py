@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -12,19 +13,12 @@ if TYPE_CHECKING:
     from memvault.vault.files import VaultFS
 
 
+@dataclass(eq=False)  # a collaborator, not a value: equal only to itself, hashable
 class Lane:
     """A collaborator over one vault's files, index rows, catalogue and embedding."""
 
-    def __init__(
-        self,
-        config: VaultConfig,
-        fs: VaultFS,
-        store: Store,
-        catalogue: Catalogue,
-        embedding: Embedding,
-    ) -> None:
-        self.config = config
-        self.fs = fs
-        self.store = store
-        self.catalogue = catalogue
-        self.embedding = embedding
+    config: VaultConfig
+    fs: VaultFS
+    store: Store
+    catalogue: Catalogue
+    embedding: Embedding
