@@ -37,6 +37,7 @@ class PendingQueue:
 
     _db: sqlite3.Connection
     _lock: threading.RLock
+    _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -63,8 +64,8 @@ class PendingQueue:
                 # CROSS JOIN: pending drives the loop (its rowid order is the ORDER BY).
                 # A plain JOIN let the planner scan every chunk and sort: O(vault) a
                 # step, 52 ms at 50k chunks, paid again every 32 chunks embedded
-                "SELECT p.label, p.sha, p.text, c.text FROM pending p CROSS JOIN chunks c "
-                "ON c.label = p.label ORDER BY p.label LIMIT ?",
+                f"SELECT p.label, p.sha, p.text, c.text FROM pending p {self._PENDING_JOIN} "
+                "chunks c ON c.label = p.label ORDER BY p.label LIMIT ?",
                 (limit,),
             ).fetchall()
         return [PendingChunk(*r) for r in rows]

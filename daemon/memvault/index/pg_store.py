@@ -253,6 +253,7 @@ class PgStore(Store):
     each call, as ``Store``. ``read_only``: a reader (no migration, no writer lock)."""
 
     _OWNED_ORDER = "id"  # no rowid: memory_owned's serial id keeps the lines' order
+    _PENDING_JOIN = "JOIN"  # PostgreSQL has no CROSS JOIN ... ON (its planner needs no hint)
 
     def __init__(
         self,
