@@ -239,11 +239,7 @@ def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
 def _build(data: dict[str, dict[str, Any]], where: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for section, values in data.items():
-        kind = _SECTIONS.get(section)
-        if kind is None:
-            raise ConfigError(
-                f"{where}: unknown section [{section}] (known: {', '.join(_SECTIONS)})"
-            )
+        kind = _known(_SECTIONS, section, f"section [{section}]", where)
         out[section] = _settings(kind, section, values, where)
     return out
 
@@ -252,11 +248,7 @@ def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> A
     known = {f.name: f for f in dataclasses.fields(kind)}
     kwargs: dict[str, Any] = {}
     for name, value in values.items():
-        f = known.get(name)
-        if f is None:
-            raise ConfigError(
-                f"{where}: unknown setting {section}.{name} (known: {', '.join(known)})"
-            )
+        f = _known(known, name, f"setting {section}.{name}", where)
         default = f.default if f.default is not dataclasses.MISSING else None
         if name == "sections":
             kwargs[name] = _sections(value, where)
@@ -265,6 +257,14 @@ def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> A
     settings = kind(**kwargs)
     _validate(section, settings, where)
     return settings
+
+
+def _known(table: Mapping[str, Any], key: str, what: str, where: str) -> Any:
+    """``table[key]``, or a ConfigError naming what is unknown and what is known."""
+    found = table.get(key)
+    if found is None:
+        raise ConfigError(f"{where}: unknown {what} (known: {', '.join(table)})")
+    return found
 
 
 def _typed(default: Any, value: Any, name: str, where: str) -> Any:

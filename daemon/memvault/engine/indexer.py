@@ -15,22 +15,15 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
 from memvault.core.chunks import about_text, chunk_note
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
+from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
-
-if TYPE_CHECKING:
-    from memvault.config import VaultConfig
-    from memvault.engine.catalogue import Catalogue
-    from memvault.engine.embedding import Embedding
-    from memvault.index.store import Store
-    from memvault.vault.files import VaultFS
 
 BATCH_CHUNKS = 256  # chunks embedded per model call batch / commit
 BATCH_NOTES = 200
@@ -76,22 +69,8 @@ class Indexed:
         )
 
 
-class Indexer:
+class Indexer(Lane):
     """Turns note files into store rows, chunks and vectors."""
-
-    def __init__(
-        self,
-        config: VaultConfig,
-        fs: VaultFS,
-        store: Store,
-        catalogue: Catalogue,
-        embedding: Embedding,
-    ) -> None:
-        self.config = config
-        self.fs = fs
-        self.store = store
-        self.catalogue = catalogue
-        self.embedding = embedding
 
     # -- indexing notes ----------------------------------------------------------------------------
 

@@ -21,7 +21,8 @@ import errno
 import os
 import posixpath
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,14 +170,8 @@ class MemoryCommands:
         if not disk.exists():
             raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
         rel = self._note_rel(path)
-        try:
+        with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
-        except NoteNotFound:
-            raise T.Refusal(
-                f"The path {path} does not exist. Please provide a valid path."
-            ) from None
-        except NotText as exc:
-            raise T.Refusal(f"{path} is not text ({exc})") from None
         text = T.numbered(read.decoded.text, path, view_range)
         if read.truncated:
             text += (
@@ -265,14 +260,9 @@ class MemoryCommands:
             self._fits(new, path)
             return new
 
-        try:
+        gone = f"The file {path} no longer exists (may have been deleted or renamed concurrently)."
+        with _refused(path, gone):
             written, _ = self.fs.update_text(rel, checked)
-        except NoteNotFound:
-            raise T.Refusal(
-                f"The file {path} no longer exists (may have been deleted or renamed concurrently)."
-            ) from None
-        except NotText as exc:
-            raise T.Refusal(f"{path} is not text ({exc})") from None
         if written:
             self._after([rel])
 
@@ -449,6 +439,18 @@ def _move(src: Path, dst: Path, is_dir: bool, new_path: str) -> None:
         if exc.errno in (errno.ENOTEMPTY, errno.EEXIST):
             raise T.Refusal(f"The destination {new_path} already exists") from None
         raise
+
+
+@contextmanager
+def _refused(path: str, gone: str) -> Iterator[None]:
+    """A note's read or write failing as the tool's refusal: ``gone`` when the file is
+    not there (any more), or that it is not text."""
+    try:
+        yield
+    except NoteNotFound:
+        raise T.Refusal(gone) from None
+    except NotText as exc:
+        raise T.Refusal(f"{path} is not text ({exc})") from None
 
 
 __all__ = ["COMMANDS", "TRASH", "MemoryCommands"]

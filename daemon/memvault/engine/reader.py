@@ -37,6 +37,7 @@ from memvault.core.results import Context, Hit, NoteText
 from memvault.core.text import sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
+from memvault.engine.lane import Lane
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
@@ -47,10 +48,6 @@ from memvault.vault.files import normalize_rel
 if TYPE_CHECKING:
     import numpy as np
 
-    from memvault.config import VaultConfig
-    from memvault.engine.catalogue import Catalogue
-    from memvault.engine.embedding import Embedding
-    from memvault.index.store import Store
     from memvault.vault.files import VaultFS
 
 SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
@@ -60,22 +57,8 @@ NO_FILTERS = Filters()
 UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
-class Reader:
+class Reader(Lane):
     """Search, context, get and related over one vault's index."""
-
-    def __init__(
-        self,
-        config: VaultConfig,
-        fs: VaultFS,
-        store: Store,
-        catalogue: Catalogue,
-        embedding: Embedding,
-    ) -> None:
-        self.config = config
-        self.fs = fs
-        self.store = store
-        self.catalogue = catalogue
-        self.embedding = embedding
 
     def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
         if not filters:
@@ -281,20 +264,9 @@ class Reader:
                 keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 places.append(None)
                 continue
-            title, date = (note.title, note.date) if note else ("", None)
             for unit in split_units(hit.text, hit.line_start):
-                pieces.append(
-                    Piece(
-                        hit.path,
-                        hit.ord * UNIT_ORD + unit.seq,
-                        hit.heading,
-                        unit.line_start,
-                        unit.line_end,
-                        unit.text,
-                        title=title,
-                        date=date,
-                    )
-                )
+                seq = hit.ord * UNIT_ORD + unit.seq
+                pieces.append(_cut(hit, note, seq, unit.line_start, unit.line_end, unit.text))
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
                 places.append((hit.path, hit.ord, unit.line_start))
@@ -322,17 +294,7 @@ class Reader:
             whole = self._whole_piece(hit.path)
             if whole is not None:
                 return whole
-        title, date = (note.title, note.date) if note else ("", None)
-        return Piece(
-            hit.path,
-            hit.ord,
-            hit.heading,
-            hit.line_start,
-            hit.line_end,
-            hit.text,
-            title=title,
-            date=date,
-        )
+        return _cut(hit, note, hit.ord, hit.line_start, hit.line_end, hit.text)
 
     def _whole_piece(self, path: str) -> Piece | None:
         chunks = self.store.chunks_of(path)
@@ -456,6 +418,12 @@ class Reader:
             if len(hits) >= k:
                 break
         return hits
+
+
+def _cut(hit: Hit, note: NoteRow | None, ord: int, start: int, end: int, text: str) -> Piece:
+    """A piece of ``hit``'s chunk (lines ``start``-``end``), with its note's title and date."""
+    title, date = (note.title, note.date) if note else ("", None)
+    return Piece(hit.path, ord, hit.heading, start, end, text, title=title, date=date)
 
 
 def _memory_text(fs: VaultFS, name: str) -> str:

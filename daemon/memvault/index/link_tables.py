@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.index.rows import LinkRow
+from memvault.index.sql import parts
 
 
 class LinkTables:
@@ -24,6 +25,7 @@ class LinkTables:
 
     _db: sqlite3.Connection
     _lock: threading.RLock
+    _OWNED_ORDER = "rowid"  # the column memory_owned's lines are ordered by, oldest first
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -68,7 +70,7 @@ class LinkTables:
         """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
         out: set[str] = set()
         with self._lock:
-            for part in _parts(list(targets)):
+            for part in parts(list(targets)):
                 q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
                 out |= {r[0] for r in self._db.execute(q, part)}
             wanted = {n.casefold() for n in names}
@@ -129,7 +131,7 @@ class LinkTables:
         out: dict[str, list[str]] = {}
         with self._lock:
             for section, line in self._db.execute(
-                "SELECT section, line FROM memory_owned ORDER BY rowid"
+                f"SELECT section, line FROM memory_owned ORDER BY {self._OWNED_ORDER}"
             ):
                 out.setdefault(section, []).append(line)
         return {k: tuple(v) for k, v in out.items()}
@@ -150,13 +152,9 @@ class LinkTables:
                     "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
                     [(section, line) for line in lines],
                 )
+                key = self._OWNED_ORDER
                 conn.execute(
-                    "DELETE FROM memory_owned WHERE section = ? AND rowid NOT IN "
-                    "(SELECT rowid FROM memory_owned WHERE section = ? ORDER BY rowid DESC LIMIT ?)",
+                    f"DELETE FROM memory_owned WHERE section = ? AND {key} NOT IN "
+                    f"(SELECT {key} FROM memory_owned WHERE section = ? ORDER BY {key} DESC LIMIT ?)",
                     (section, section, keep),
                 )
-
-
-def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

@@ -12,9 +12,8 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
-from typing import Any
 
 from memvault.core.text import sha256_text
 from memvault.index.rows import (
@@ -26,6 +25,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
+from memvault.index.sql import parts, select_in
 
 log = logging.getLogger("memvault")
 _RECLAIM_BYTES = 4 << 20  # free pages below this are not worth giving back
@@ -37,6 +37,7 @@ class PendingQueue:
 
     _db: sqlite3.Connection
     _lock: threading.RLock
+    _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -63,8 +64,8 @@ class PendingQueue:
                 # CROSS JOIN: pending drives the loop (its rowid order is the ORDER BY).
                 # A plain JOIN let the planner scan every chunk and sort: O(vault) a
                 # step, 52 ms at 50k chunks, paid again every 32 chunks embedded
-                "SELECT p.label, p.sha, p.text, c.text FROM pending p CROSS JOIN chunks c "
-                "ON c.label = p.label ORDER BY p.label LIMIT ?",
+                f"SELECT p.label, p.sha, p.text, c.text FROM pending p {self._PENDING_JOIN} "
+                "chunks c ON c.label = p.label ORDER BY p.label LIMIT ?",
                 (limit,),
             ).fetchall()
         return [PendingChunk(*r) for r in rows]
@@ -78,14 +79,14 @@ class PendingQueue:
         ``requeue_all``) stays on the queue."""
         done: list[int] = []
         with self.transaction() as conn:
-            for part in _parts(list(labels)):
+            for part in parts(list(labels)):
                 marks = ",".join("?" * len(part))
                 rows = conn.execute(
                     f"SELECT label, sha FROM pending WHERE label IN ({marks})", part
                 ).fetchall()
                 finished = [lb for lb, sha in rows if shas is None or shas.get(lb) == sha]
                 done += finished
-                for few in _parts(finished):
+                for few in parts(finished):
                     conn.execute(
                         f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
                     )
@@ -144,12 +145,9 @@ class PendingQueue:
 
     def pending_among(self, labels: Iterable[int]) -> set[int]:
         """Which of these labels still wait for their vector."""
-        out: set[int] = set()
         with self._lock:
-            for part in _parts(list(labels)):
-                q = f"SELECT label FROM pending WHERE label IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-        return out
+            q = "SELECT label FROM pending WHERE label IN ({})"
+            return {r[0] for r in select_in(self._db, q, labels)}
 
     def requeue_all(
         self,
@@ -190,7 +188,7 @@ class PendingQueue:
                 [(sha, label, sha) for label, sha, _ in queued],
             )
             self.add_pending(conn, queued, since)
-            for part in _parts(recut):
+            for part in parts(recut):
                 conn.execute(
                     "UPDATE notes SET sha256 = '', mtime_ns = -1 "
                     f"WHERE path IN ({','.join('?' * len(part))})",
@@ -204,8 +202,3 @@ class PendingQueue:
             ):
                 self.set_meta(key, value, conn)
         return len(queued), len(recut)
-
-
-def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]

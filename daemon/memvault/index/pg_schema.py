@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.errors import IndexCorrupt
+from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS
 
 PG_SCHEMA_VERSION = 1
 
@@ -38,19 +39,9 @@ _TABLES = [
     mtime_ns BIGINT NOT NULL,
     sha256 TEXT NOT NULL,
     kind TEXT NOT NULL,
-    skip_reason TEXT,
-    title TEXT NOT NULL DEFAULT '',
-    summary TEXT NOT NULL DEFAULT '',
-    category TEXT NOT NULL DEFAULT '',
-    date TEXT,
-    updated TEXT,
-    tags TEXT NOT NULL DEFAULT '[]',
-    aliases TEXT NOT NULL DEFAULT '[]',
-    frontmatter TEXT NOT NULL DEFAULT '{}',
-    headings TEXT NOT NULL DEFAULT '[]',
-    warnings TEXT NOT NULL DEFAULT '[]',
-    lines INTEGER NOT NULL DEFAULT 0
-)""",
+"""
+    + NOTE_META_COLUMNS
+    + """)""",
     "CREATE INDEX IF NOT EXISTS notes_category ON notes(category)",
     """CREATE TABLE IF NOT EXISTS chunks(
     label BIGSERIAL PRIMARY KEY,
@@ -70,17 +61,7 @@ _TABLES = [
 )""",
     "CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord)",
     "CREATE INDEX IF NOT EXISTS chunks_keywords ON chunks USING gin(keywords)",
-    """CREATE TABLE IF NOT EXISTS links(
-    source TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    anchor TEXT,
-    kind TEXT NOT NULL,
-    embed INTEGER NOT NULL,
-    verdict TEXT NOT NULL,
-    resolved TEXT,
-    candidates TEXT NOT NULL DEFAULT '[]'
-)""",
+    LINKS_TABLE,
     "CREATE INDEX IF NOT EXISTS links_source ON links(source)",
     "CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved)",
     """CREATE TABLE IF NOT EXISTS pending(

@@ -36,7 +36,8 @@ import numpy as np
 from memvault.errors import IndexCorrupt, LockHeld, StorageError
 from memvault.index import pg_keywords, pg_schema
 from memvault.index.rows import NewChunk, NoteRow
-from memvault.index.store import Store, _parts
+from memvault.index.sql import parts
+from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
 
 
@@ -209,7 +210,7 @@ class PgCache:
         out: dict[str, np.ndarray] = {}
         keys = [bytes.fromhex(s) for s in dict.fromkeys(shas) if _is_sha(s)]
         with self._lock:
-            for part in _parts(keys):
+            for part in parts(keys):
                 rows = self._db.raw(
                     "SELECT sha, vector FROM embeddings WHERE model = %s AND sha = ANY(%s)",
                     (model, part),
@@ -250,6 +251,9 @@ def _is_sha(value: Any) -> bool:
 class PgStore(Store):
     """The index of one vault in its PostgreSQL schema. Thread-safe: one lock around
     each call, as ``Store``. ``read_only``: a reader (no migration, no writer lock)."""
+
+    _OWNED_ORDER = "id"  # no rowid: memory_owned's serial id keeps the lines' order
+    _PENDING_JOIN = "JOIN"  # PostgreSQL has no CROSS JOIN ... ON (its planner needs no hint)
 
     def __init__(
         self,
@@ -422,7 +426,7 @@ class PgStore(Store):
     def delete_chunks(self, conn: Any, labels: Sequence[int]) -> None:
         # the chunk's vector goes in the same transaction: a reader never finds a
         # vector whose chunk is gone
-        for part in _parts(list(labels)):
+        for part in parts(list(labels)):
             conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
@@ -435,32 +439,6 @@ class PgStore(Store):
         with self._lock:
             count, since = self._pg.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
         return int(count), (None if since is None else float(since))
-
-    def owned_lines(self) -> dict[str, tuple[str, ...]]:
-        out: dict[str, list[str]] = {}
-        with self._lock:
-            for section, line in self._pg.execute(
-                "SELECT section, line FROM memory_owned ORDER BY id"
-            ):
-                out.setdefault(section, []).append(line)
-        return {k: tuple(v) for k, v in out.items()}
-
-    def add_owned_lines(self, owned: Mapping[str, Sequence[str]], keep: int = 500) -> None:
-        with self.transaction() as conn:
-            for section, lines in owned.items():
-                conn.executemany(
-                    "DELETE FROM memory_owned WHERE section = ? AND line = ?",
-                    [(section, line) for line in lines],
-                )
-                conn.executemany(
-                    "INSERT INTO memory_owned(section, line) VALUES(?, ?)",
-                    [(section, line) for line in lines],
-                )
-                conn.execute(
-                    "DELETE FROM memory_owned WHERE section = ? AND id NOT IN "
-                    "(SELECT id FROM memory_owned WHERE section = ? ORDER BY id DESC LIMIT ?)",
-                    (section, section, keep),
-                )
 
     def put_attachments(self, conn: Any, seen: Mapping[str, Any], gone: Iterable[str]) -> None:
         conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])

@@ -38,9 +38,10 @@ class NoteRow:
 
 
 @dataclass(frozen=True, slots=True)
-class ChunkRow:
-    label: int
-    path: str
+class Chunk:
+    """What every chunk is: its place in its note, its lines, its text and the embedded
+    text's sha256, its size in word pieces."""
+
     ord: int
     heading: tuple[str, ...]
     line_start: int
@@ -48,17 +49,20 @@ class ChunkRow:
     text: str
     sha: str
     tokens: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ChunkRow(Chunk):
+    """A chunk the store holds: with its label and its note's path."""
+
+    label: int
+    path: str
 
 
 @dataclass(frozen=True, slots=True)
-class NewChunk:
-    ord: int
-    heading: tuple[str, ...]
-    line_start: int
-    line_end: int
-    text: str
-    sha: str
-    tokens: int
+class NewChunk(Chunk):
+    """A chunk about to be written: with what its keyword row carries beside its text."""
+
     title: str
     about: str = ""  # the note's description, on its first chunk only (chunks.about_text)
 
@@ -116,7 +120,17 @@ def note_row(r: Sequence[Any]) -> NoteRow:
 
 
 def chunk_row(r: Sequence[Any]) -> ChunkRow:
-    return ChunkRow(r[0], r[1], r[2], tuple(json.loads(r[3])), r[4], r[5], r[6], r[7], r[8])
+    return ChunkRow(
+        label=r[0],
+        path=r[1],
+        ord=r[2],
+        heading=tuple(json.loads(r[3])),
+        line_start=r[4],
+        line_end=r[5],
+        text=r[6],
+        sha=r[7],
+        tokens=r[8],
+    )
 
 
 __all__ = ["ChunkRow", "LinkRow", "NewChunk", "NoteRow", "PendingChunk"]

@@ -36,14 +36,8 @@ CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, title, headings, about, tokenize = 'porter unicode61 remove_diacritics 2'
 )"""
 
-SCHEMA = (
-    """CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS notes(
-    path TEXT PRIMARY KEY,
-    size INTEGER NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    sha256 TEXT NOT NULL,
-    kind TEXT NOT NULL,          -- note | index (MEMORY.md, folder notes) | skipped
+# a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
+NOTE_META_COLUMNS = """\
     skip_reason TEXT,
     title TEXT NOT NULL DEFAULT '',
     summary TEXT NOT NULL DEFAULT '',
@@ -56,7 +50,30 @@ CREATE TABLE IF NOT EXISTS notes(
     headings TEXT NOT NULL DEFAULT '[]',
     warnings TEXT NOT NULL DEFAULT '[]',
     lines INTEGER NOT NULL DEFAULT 0
-);
+"""
+LINKS_TABLE = """CREATE TABLE IF NOT EXISTS links(
+    source TEXT NOT NULL,
+    line INTEGER NOT NULL,
+    target TEXT NOT NULL,
+    anchor TEXT,
+    kind TEXT NOT NULL,
+    embed INTEGER NOT NULL,
+    verdict TEXT NOT NULL,
+    resolved TEXT,
+    candidates TEXT NOT NULL DEFAULT '[]'
+)"""
+
+SCHEMA = (
+    """CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS notes(
+    path TEXT PRIMARY KEY,
+    size INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    kind TEXT NOT NULL,          -- note | index (MEMORY.md, folder notes) | skipped
+"""
+    + NOTE_META_COLUMNS
+    + """);
 CREATE INDEX IF NOT EXISTS notes_category ON notes(category);
 CREATE TABLE IF NOT EXISTS chunks(
     label INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -70,17 +87,9 @@ CREATE TABLE IF NOT EXISTS chunks(
     tokens INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
-CREATE TABLE IF NOT EXISTS links(
-    source TEXT NOT NULL,
-    line INTEGER NOT NULL,
-    target TEXT NOT NULL,
-    anchor TEXT,
-    kind TEXT NOT NULL,
-    embed INTEGER NOT NULL,
-    verdict TEXT NOT NULL,
-    resolved TEXT,
-    candidates TEXT NOT NULL DEFAULT '[]'
-);
+"""
+    + LINKS_TABLE
+    + """;
 CREATE INDEX IF NOT EXISTS links_source ON links(source);
 CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved);
 CREATE TABLE IF NOT EXISTS pending(

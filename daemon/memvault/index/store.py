@@ -51,6 +51,7 @@ from memvault.index.rows import (
     note_row,
 )
 from memvault.index.schema import SCHEMA, SCHEMA_VERSION, upgrade
+from memvault.index.sql import close_optimized, parts, select_in
 from memvault.index.vector_cache import VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
 
@@ -121,11 +122,7 @@ class Store(PendingQueue, LinkTables):
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.execute("PRAGMA optimize")
-                self._db.close()
-            except sqlite3.Error:
-                pass
+            close_optimized(self._db)
             self._cache.close()
 
     @contextmanager
@@ -242,25 +239,22 @@ class Store(PendingQueue, LinkTables):
     def chunk_rows(self, labels: Sequence[int]) -> dict[int, ChunkRow]:
         out: dict[int, ChunkRow] = {}
         with self._lock:
-            for part in _parts(list(labels)):
+            for part in parts(list(labels)):
                 q = f"SELECT {CHUNK_COLS} FROM chunks WHERE label IN ({','.join('?' * len(part))})"
                 for r in self._db.execute(q, part):
                     out[r[0]] = chunk_row(r)
         return out
 
     def labels_of(self, paths: Iterable[str]) -> set[int]:
-        out: set[int] = set()
         with self._lock:
-            for part in _parts(list(paths)):
-                q = f"SELECT label FROM chunks WHERE path IN ({','.join('?' * len(part))})"
-                out |= {r[0] for r in self._db.execute(q, part)}
-        return out
+            q = "SELECT label FROM chunks WHERE path IN ({})"
+            return {r[0] for r in select_in(self._db, q, paths)}
 
     def note_tokens(self, paths: Iterable[str]) -> dict[str, int]:
         """Total chunk tokens per note (how big a note is, in model word pieces)."""
         out: dict[str, int] = {}
         with self._lock:
-            for part in _parts(list(dict.fromkeys(paths))):
+            for part in parts(list(dict.fromkeys(paths))):
                 q = (
                     f"SELECT path, SUM(tokens) FROM chunks WHERE path IN ({','.join('?' * len(part))}) "
                     "GROUP BY path"
@@ -342,7 +336,7 @@ class Store(PendingQueue, LinkTables):
         return out
 
     def delete_chunks(self, conn: sqlite3.Connection, labels: Sequence[int]) -> None:
-        for part in _parts(list(labels)):
+        for part in parts(list(labels)):
             marks = ",".join("?" * len(part))
             conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
             conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
@@ -447,7 +441,7 @@ class Store(PendingQueue, LinkTables):
     def chunk_shas(self, labels: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}
         with self._lock:
-            for part in _parts(list(labels)):
+            for part in parts(list(labels)):
                 q = f"SELECT label, sha FROM chunks WHERE label IN ({','.join('?' * len(part))})"
                 out.update(self._db.execute(q, part).fetchall())
         return out
@@ -466,11 +460,6 @@ class Store(PendingQueue, LinkTables):
 
     def cache_count(self, model: str) -> int:
         return self._cache.count(model)
-
-
-def _parts(items: list[Any], size: int = 500) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]

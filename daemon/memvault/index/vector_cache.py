@@ -27,20 +27,20 @@ from __future__ import annotations
 import logging
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from memvault.errors import IndexCorrupt, StorageError
+from memvault.index.sql import close_optimized, parts
 
 log = logging.getLogger("memvault")
 
 CACHE_VERSION = 2
 STORED = np.float16  # what a vector is kept as; rows come back as float32
 _VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM on open
-_PART = 500  # keys per IN (...) list
 
 _SCHEMA = (
     # AUTOINCREMENT: a model number is never reused, so a process holding an old
@@ -181,7 +181,7 @@ class VectorCache:
             mid = self._model_id(model, create=False)
             if mid is None:
                 return out
-            for part in _parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
+            for part in parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
                 q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
                 for key, blob in self._db.execute(q, (mid, *map(_key, part))):
                     out[key.hex()] = decode(blob)
@@ -236,11 +236,7 @@ class VectorCache:
 
     def close(self) -> None:
         with self._lock:
-            try:
-                self._db.execute("PRAGMA optimize")
-                self._db.close()
-            except sqlite3.Error:
-                pass
+            close_optimized(self._db)
 
 
 def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
@@ -262,11 +258,6 @@ def _is_sha(value: Any) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _parts(items: list[Any], size: int = _PART) -> Iterator[list[Any]]:
-    for i in range(0, len(items), size):
-        yield items[i : i + size]
 
 
 __all__ = ["CACHE_VERSION", "VectorCache", "decode", "encode", "opening_error"]

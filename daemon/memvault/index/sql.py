@@ -1,0 +1,31 @@
+"""Habits the index's SQL databases share (index.db, the vector cache; PostgreSQL takes `parts`)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+PART = 500  # keys per IN (...) list
+
+
+def parts(items: list[Any], size: int = PART) -> Iterator[list[Any]]:
+    """``items`` in runs of at most ``size`` (one IN (...) list each)."""
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def select_in(db: sqlite3.Connection, query: str, keys: Iterable[Any]) -> Iterator[Any]:
+    """The rows of ``query`` over ``keys``, whose ``{}`` stands for an IN list's
+    placeholders, asked in parts of ``PART`` keys."""
+    for part in parts(list(keys)):
+        yield from db.execute(query.format(",".join("?" * len(part))), part)
+
+
+def close_optimized(db: sqlite3.Connection) -> None:
+    """Close ``db`` after ``PRAGMA optimize``; a database already failing closes quietly."""
+    try:
+        db.execute("PRAGMA optimize")
+        db.close()
+    except sqlite3.Error:
+        pass
