@@ -404,3 +404,26 @@ def test_a_reader_while_the_writer_reindexes_never_cites_lines_not_in_the_note(
                     assert fits, (h.line_start, h.line_end, h.text)
             writer.join()
     assert seen > 0
+
+
+def test_a_model_of_another_dimension_re_embeds_to_what_a_fresh_index_gives(
+    backend: str, tmp_path: Path
+) -> None:
+    # PostgreSQL kept the old model's rows and built the new dimension's HNSW index over
+    # them first: the cast failed ("expected 32 dimensions, not 64") on every later sync
+    from memvault.index.embedder import HashEmbedder
+
+    def hits(v: Any) -> list[Any]:
+        return [(h.path, h.line_start, round(h.score, 4)) for q in QUESTIONS for h in v.search(q)]
+
+    root = make_vault(tmp_path, "changed")
+    with open_vault(root, embedder=HashEmbedder(64)) as v:
+        v.sync()
+    with open_vault(root, embedder=HashEmbedder(32)) as v:
+        v.sync()
+        assert v.pending_vectors()[0] == 0
+        got = hits(v)
+    fresh = make_vault(tmp_path, "fresh")
+    with open_vault(fresh, embedder=HashEmbedder(32)) as v:
+        v.sync()
+        assert got == hits(v) and got

@@ -67,33 +67,40 @@ class PgVectors:
             return OpenReport(loaded=True, rebuilt_reason=None, added=0, removed=0)
         with self._lock:
             name = f"vectors_hnsw_{int(self.dim)}"
-            self._db.raw(
-                f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw (({self._expr}) "
-                f"vector_cosine_ops) WITH (m = {int(self.m)}, ef_construction = "
-                f"{int(self.ef_construction)})"
-            )
+            # another model's vectors first (a model change: requeue_all re-queued every
+            # chunk): this dimension's index casts every row, and a row of another
+            # dimension fails the cast
             for (other,) in self._db.raw(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = %s AND tablename = 'vectors' "
                 "AND indexname LIKE 'vectors_hnsw_%%' AND indexname <> %s",
                 (self.store.schema, name),
             ).fetchall():
                 self._db.raw(f'DROP INDEX IF EXISTS "{other}"')
-            stored = {int(r[0]) for r in self._db.raw("SELECT label FROM vectors").fetchall()}
             wrong = {
                 int(r[0])
                 for r in self._db.raw(
                     "SELECT label FROM vectors WHERE vector_dims(embedding) <> %s", (self.dim,)
                 ).fetchall()
             }
+            if wrong:
+                self.delete(wrong)
+            self._db.raw(
+                f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw (({self._expr}) "
+                f"vector_cosine_ops) WITH (m = {int(self.m)}, ef_construction = "
+                f"{int(self.ef_construction)})"
+            )
+            stored = {int(r[0]) for r in self._db.raw("SELECT label FROM vectors").fetchall()}
         wanted = {int(x) for x in labels}
-        extra = (stored - wanted) | wrong
+        extra = stored - wanted
         if extra:
             self.delete(extra)
         missing = sorted(wanted - (stored - extra))
         for start in range(0, len(missing), _BATCH):
             batch = missing[start : start + _BATCH]
             self.add(batch, vectors_for(batch))
-        return OpenReport(loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra))
+        return OpenReport(
+            loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra | wrong)
+        )
 
     def add(self, labels: Sequence[int], vectors: np.ndarray) -> None:
         batch = [int(label) for label in labels]
