@@ -126,3 +126,41 @@ def test_a_busy_note_is_left_out_of_the_batch_and_tried_alone(tmp_path: Path) ->
     assert isinstance(out["b.md"], Exception) and "open for writing" in str(out["b.md"])
     assert (root / "b.md").read_text(encoding="utf-8") == "see [[old]]\n"
     assert (root / "a.md").read_text(encoding="utf-8") == "see [[new]]\n"
+
+
+def test_a_note_that_keeps_changing_does_not_stop_the_rest_of_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # put_back's WriteConflict ("keeps changing") escaped swap_many, which caught only
+    # FileBusy (its subclass): the batch stopped there, its other notes unwritten
+    from memvault.core.text import sha256_bytes
+    from memvault.errors import WriteConflict
+
+    paths = [write(tmp_path, f"n{i}.md", f"# N{i}\n") for i in range(3)]
+    swapper = swap.Swapper(quiet_ms=0)
+    real = swap.Swapper._swap_in
+
+    def flaky(self: swap.Swapper, path: Path, *args: object, **kw: object) -> object:
+        if path == paths[0]:
+            raise WriteConflict(f"{path.name} keeps changing; memvault stopped touching it")
+        return real(self, path, *args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(swap.Swapper, "_swap_in", flaky)
+    done = swapper.swap_many([(p, b"# new\n", sha256_bytes(p.read_bytes())) for p in paths])
+    assert isinstance(done[0], WriteConflict) and paths[0].read_text() == "# N0\n"
+    assert done[1:] == [(True, None), (True, None)]
+    assert [p.read_text() for p in paths[1:]] == ["# new\n", "# new\n"]
+
+
+def test_a_filesystem_not_known_to_write_through_gets_an_fsync_a_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # syncfs returns 0 on FUSE filesystems that flushed nothing (sshfs, gocryptfs...):
+    # only a mounted filesystem of a known local kind is flushed by one syncfs
+    paths = [write(tmp_path, f"t{i}.md", "x") for i in range(3)]
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    monkeypatch.setattr(swap, "_local_devices", lambda: frozenset())
+    swap.flush_files(paths)
+    assert len(synced) == 3

@@ -80,22 +80,23 @@ class Swapper:
 
     def swap_many(
         self, items: Sequence[tuple[Path, bytes, str]]
-    ) -> list[tuple[bool, bytes | None] | OSError | FileBusy]:
+    ) -> list[tuple[bool, bytes | None] | OSError | WriteConflict]:
         """``swap`` each (path, data, expected_sha), every file as atomic and
         compare-and-swap as one ``swap``, but durable as a batch: the temp files are
         written, then flushed to disk together (one ``syncfs``), then swapped in one by
         one, then each folder is fsynced once. Two flushes for the batch, not two a file
         (a relink of 6,000 notes spent ~45 s in fsync). A file that is busy gets its
-        ``FileBusy`` in its place, one that cannot be written its ``OSError`` (nothing
-        written to either: the caller may try it alone)."""
-        out: list[tuple[bool, bytes | None] | OSError | FileBusy | None] = [None] * len(items)
+        ``FileBusy`` in its place, one that keeps changing its ``WriteConflict``, one
+        that cannot be written its ``OSError`` (the person's version left in each: the
+        caller may try it alone); the rest of the batch goes on."""
+        out: list[tuple[bool, bytes | None] | OSError | WriteConflict | None] = [None] * len(items)
         temps: dict[int, Path] = {}
         try:
             for i, (path, data, _) in enumerate(items):
                 try:
                     self._refuse_if_busy(path)
                     temps[i] = self._write_temp(path, data, durable=False)
-                except (FileBusy, OSError) as exc:
+                except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
             if temps:
                 flush_files([temps[i] for i in temps])
@@ -104,7 +105,7 @@ class Swapper:
                 path, data, sha = items[i]
                 try:
                     out[i] = self._swap_in(path, tmp, data, sha, durable=False)
-                except (FileBusy, OSError) as exc:
+                except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
                 if out[i] == (True, None):
                     folders.add(path.parent)
@@ -327,7 +328,10 @@ def flush_files(paths: Sequence[Path]) -> None:
         for p in paths:
             with contextlib.suppress(OSError):
                 by_dev.setdefault(os.stat(p).st_dev, p)
-        if all(_syncfs(p) for p in by_dev.values()):
+        local = _local_devices()
+        if all(
+            f"{os.major(dev)}:{os.minor(dev)}" in local and _syncfs(p) for dev, p in by_dev.items()
+        ):
             return
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
@@ -336,6 +340,29 @@ def flush_files(paths: Sequence[Path]) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+
+
+# syncfs writes a filesystem through only where the kernel's own filesystem does it:
+# a FUSE one (sshfs, gocryptfs, rclone, Cryptomator) may return 0 having flushed
+# nothing, and a network one answers for the server. Elsewhere each file is fsynced.
+_LOCAL_FS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "tmpfs"})
+
+
+def _local_devices() -> frozenset[str]:
+    """The ``major:minor`` of every mounted filesystem of a kind in ``_LOCAL_FS``
+    (``/proc/self/mountinfo``; none where it cannot be read)."""
+    try:
+        lines = Path("/proc/self/mountinfo").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return frozenset()
+    out: set[str] = set()
+    for line in lines:
+        fields = line.split()
+        if "-" in fields:
+            kind = fields[fields.index("-") + 1] if fields.index("-") + 1 < len(fields) else ""
+            if kind in _LOCAL_FS:
+                out.add(fields[2])
+    return frozenset(out)
 
 
 def _syncfs(path: Path) -> bool:
