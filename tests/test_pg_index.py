@@ -301,9 +301,10 @@ def test_killed_mid_sync_resumes_with_no_chunk_lost_or_doubled(
             with pytest.raises(StorageError):
                 v.sync(progress=stop_the_server)
             assert len(steps) == 3  # it stopped where the server went away
-        own.ensure_postgres_running()
-        with open_vault(root) as v:
-            v.sync()
+            with pytest.raises(StorageError):  # still down: each call says so
+                v.search("entry")
+            own.ensure_postgres_running()
+            v.sync()  # the same open vault (a daemon's): its connection opened again
             got = snapshot(v)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "killed-rebuilt"))
         assert rebuilt_snapshot(root, tmp_path) == got
@@ -320,6 +321,12 @@ def test_redact_hides_the_password() -> None:
     assert redact("postgresql://db.example/team") == "postgresql://db.example/team"
     assert redact("postgresql://ann:@db/team") == "postgresql://ann:@db/team"  # none to hide
     assert "pw" not in redact("postgresql://db/team?user=a&password=pw")
+    assert "s3" not in redact("postgresql://db/team?sslpassword=s3&sslmode=require")
+    assert redact("host=db user=ann password=pw dbname=team") == (
+        "host=db user=ann password=*** dbname=team"
+    )
+    assert "x y" not in redact("host=db password='x y' sslpassword=k")
+    assert "=k" not in redact("host=db password='x y' sslpassword=k")
 
 
 def test_index_move_to_postgres_and_back_reuses_every_vector(tmp_path: Path, pg_dsn: str) -> None:

@@ -20,12 +20,14 @@ or ``status`` names.
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
+import re
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -40,13 +42,18 @@ from memvault.index.sql import parts
 from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
 
+log = logging.getLogger("memvault")
+
 
 class IndexUnavailable(StorageError):
     """The index's database cannot be reached or refused us (exit 7, as storage is)."""
 
 
 def redact(dsn: str) -> str:
-    """The DSN without its password (``postgresql://user:***@host/db``)."""
+    """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
+    one's ``password=`` and ``sslpassword=`` too)."""
+    if "://" not in dsn:
+        return re.sub(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
     try:
         parts = urlsplit(dsn)
     except ValueError:
@@ -59,7 +66,9 @@ def redact(dsn: str) -> str:
     if parts.username:
         netloc = f"{parts.username}:***@{netloc}"
     query = "&".join(
-        "password=***" if q.startswith("password=") else q for q in parts.query.split("&") if q
+        q.split("=", 1)[0] + "=***" if q.split("=", 1)[0].endswith("password") else q
+        for q in parts.query.split("&")
+        if q
     )
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
@@ -112,10 +121,20 @@ class _PgSql:
     deadline on every statement: a server that stops answering (a stalled network)
     is cut off after ``timeout`` seconds instead of hanging the caller."""
 
-    def __init__(self, conn: Any, dsn: str, timeout: float) -> None:
+    def __init__(
+        self,
+        conn: Any,
+        dsn: str,
+        timeout: float,
+        reopen: Callable[[], Any] | None = None,
+        after_reopen: Callable[[], None] | None = None,
+    ) -> None:
         self.conn = conn
         self.dsn = dsn
         self.timeout = timeout
+        self.reopen = reopen  # a new connection, for one cut or lost (None: stays cut)
+        self.after_reopen = after_reopen
+        self._reopening = threading.Lock()
         self._sql: dict[str, str] = {}
         self._guard = threading.Lock()
         self._until: dict[int, float] = {}  # thread -> when its statement is late
@@ -129,18 +148,40 @@ class _PgSql:
             out = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
         return out
 
+    def alive(self) -> None:
+        """A connection that was cut (a statement past its deadline) or lost (the server
+        restarted, the network dropped it) is opened again before the next statement,
+        so a long-running daemon recovers once the server is back; while it is not,
+        each call is ``IndexUnavailable``. What was in flight failed with it: a
+        transaction is never carried across."""
+        if self.reopen is None or not (self._fired.is_set() or self.conn.closed):
+            return
+        with self._reopening:
+            if not (self._fired.is_set() or self.conn.closed):
+                return
+            with suppress(Exception):
+                self.conn.close()
+            self.conn = self.reopen()
+            self._fired.clear()
+            log.warning("the index at %s: connection opened again", redact(self.dsn))
+            if self.after_reopen is not None:
+                self.after_reopen()
+
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        self.alive()
         with self.deadline():
             return self.conn.execute(self._tr(sql), tuple(args) if args else None)
 
     def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
         """SQL written for psycopg (``%s``), not translated."""
+        self.alive()
         with self.deadline():
             return self.conn.execute(sql, args)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if rows:
+            self.alive()
             with self.deadline(), self.conn.cursor() as cur:
                 cur.executemany(self._tr(sql), rows)
 
@@ -272,7 +313,13 @@ class PgStore(Store):
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms)
-        self._pg = _PgSql(conn, dsn, timeout)
+        self._pg = _PgSql(
+            conn,
+            dsn,
+            timeout,
+            reopen=lambda: connect(dsn, schema, timeout=timeout, statement_ms=statement_ms),
+            after_reopen=self._writer_again,
+        )
         self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
         try:
             with self._pg.deadline():
@@ -318,6 +365,17 @@ class PgStore(Store):
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
 
+    def _writer_again(self) -> None:
+        """After a lost connection a writer's lock session is gone too (the server let
+        the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
+        (this process then writes nothing more)."""
+        old, self._writer = self._writer, None
+        if old is None:
+            return
+        with suppress(Exception):
+            old.close()
+        self.take_writer_lock()
+
     def location(self) -> dict[str, Any]:
         """Where this index lives and who writes it (``status``): never the password."""
         held = self.writer()
@@ -357,6 +415,7 @@ class PgStore(Store):
         """One transaction (each statement, BEGIN and COMMIT under the deadline; a long
         transaction of many statements is not cut)."""
         with self._lock:
+            self._pg.alive()
             tx = self._pg.conn.transaction()
             with self._pg.deadline():
                 tx.__enter__()
