@@ -116,6 +116,10 @@ def test_a_reader_reads_the_shared_index_with_no_local_one(
             assert where["store"] == "postgres" and where["role"] == "reader"
             assert where["writer"]["pid"] == os.getpid()  # the writer, as the lock says
             assert where["behind_seconds"] is not None and where["vectors_pending"] == 0
+            # the reader's session is read-only in the server: it can never write the index
+            with pytest.raises(psycopg.errors.ReadOnlySqlTransaction):
+                r.engine.store.set_meta("written_by_a_reader", "yes")
+        assert w.engine.store.meta("written_by_a_reader") is None
         assert not (reader_root / ".memvault" / "index.db").exists()
         assert not (reader_root / ".memvault" / "cache.db").exists()
 

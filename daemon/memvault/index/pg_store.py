@@ -73,9 +73,13 @@ def redact(dsn: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
-def connect(dsn: str, schema: str, *, timeout: float, statement_ms: int) -> Any:
+def connect(
+    dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
+) -> Any:
     """An autocommit psycopg connection whose search_path is the vault's schema (then
-    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``."""
+    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``.
+    A reader's session is read-only in the server itself: a reader can never write the
+    shared index, whatever path its code takes."""
     try:
         import psycopg
     except ImportError:
@@ -87,7 +91,8 @@ def connect(dsn: str, schema: str, *, timeout: float, statement_ms: int) -> Any:
             dsn,
             autocommit=True,
             connect_timeout=max(1, math.ceil(timeout)),
-            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}",
+            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
+            + (" -c default_transaction_read_only=on" if read_only else ""),
             application_name=f"memvault {socket.gethostname()} {os.getpid()}",
             keepalives=1,
             keepalives_idle=5,
@@ -312,12 +317,14 @@ class PgStore(Store):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
-        conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms)
+        conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
             dsn,
             timeout,
-            reopen=lambda: connect(dsn, schema, timeout=timeout, statement_ms=statement_ms),
+            reopen=lambda: connect(
+                dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only
+            ),
             after_reopen=self._writer_again,
         )
         self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
