@@ -113,6 +113,32 @@ def test_a_save_in_the_middle_of_a_batch_is_kept(tmp_path: Path) -> None:
     assert not [p for p in os.listdir(root) if swap.TEMP_MARK in p]
 
 
+def test_a_save_between_the_batch_flush_and_its_swap_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person's save lands after the batch wrote and flushed its temp files, just
+    before the swaps (no quiet period to send the note down the lone path first): the
+    batch's own compare-and-swap must see the other version and leave it."""
+    root = tmp_path / "v"
+    for i in range(4):
+        write(root, f"n{i}.md", f"# N{i}\n\nsee [[old]]\n")
+    fs = VaultFS(root, quiet_ms=0)
+    real_flush = swap.flush_files
+
+    def flush_then_the_person_saves(paths: list[Path]) -> None:
+        real_flush(paths)
+        (root / "n1.md").write_text("# N1\n\nsee [[old]]\nMy own words.\n", encoding="utf-8")
+
+    monkeypatch.setattr(swap, "flush_files", flush_then_the_person_saves)
+    out = fs.update_texts({f"n{i}.md": lambda t: t.replace("[[old]]", "[[new]]") for i in range(4)})
+    assert out == {f"n{i}.md": True for i in range(4)}
+    kept = (root / "n1.md").read_text(encoding="utf-8")
+    assert "My own words." in kept and "[[new]]" in kept and "[[old]]" not in kept
+    for i in (0, 2, 3):
+        assert (root / f"n{i}.md").read_text(encoding="utf-8") == f"# N{i}\n\nsee [[new]]\n"
+    assert not [p for p in os.listdir(root) if swap.TEMP_MARK in p]
+
+
 def test_a_busy_note_is_left_out_of_the_batch_and_tried_alone(tmp_path: Path) -> None:
     root = tmp_path / "v"
     write(root, "a.md", "see [[old]]\n")
