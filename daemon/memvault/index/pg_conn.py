@@ -1,0 +1,226 @@
+"""The connection to the index's PostgreSQL: ``connect`` (autocommit, the vault's
+schema on the search path, a reader's session read-only in the server), ``_PgSql``
+(the store's ``?`` SQL spoken to psycopg, a deadline on every statement, a cut or
+lost connection opened again before the next one) and ``redact`` (a DSN as any
+message or ``status`` may name it: never its password). ``pg_store.py`` builds the
+store on it.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from memvault.errors import StorageError
+from memvault.index import pg_schema
+
+log = logging.getLogger("memvault")
+
+
+class IndexUnavailable(StorageError):
+    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
+
+
+def redact(dsn: str) -> str:
+    """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
+    one's ``password=`` and ``sslpassword=`` too)."""
+    if "://" not in dsn:
+        return re.sub(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
+    try:
+        parts = urlsplit(dsn)
+    except ValueError:
+        return "postgresql://(unparsable DSN)"
+    if not parts.password and "password" not in (parts.query or ""):
+        return dsn
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    if parts.username:
+        netloc = f"{parts.username}:***@{netloc}"
+    query = "&".join(
+        q.split("=", 1)[0] + "=***" if q.split("=", 1)[0].endswith("password") else q
+        for q in parts.query.split("&")
+        if q
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def connect(
+    dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
+) -> Any:
+    """An autocommit psycopg connection whose search_path is the vault's schema (then
+    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``.
+    A reader's session is read-only in the server itself: a reader can never write the
+    shared index, whatever path its code takes."""
+    try:
+        import psycopg
+    except ImportError:
+        raise IndexUnavailable(
+            'index.store = "postgres" needs psycopg: pip install "memvault[postgres]"'
+        ) from None
+    try:
+        conn = psycopg.connect(
+            dsn,
+            autocommit=True,
+            connect_timeout=max(1, math.ceil(timeout)),
+            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
+            + (" -c default_transaction_read_only=on" if read_only else ""),
+            application_name=f"memvault {socket.gethostname()} {os.getpid()}",
+            keepalives=1,
+            keepalives_idle=5,
+            keepalives_interval=2,
+            keepalives_count=2,
+            tcp_user_timeout=int(timeout * 1000),
+        )
+    except psycopg.Error as exc:
+        raise IndexUnavailable(
+            f"cannot reach the index at {redact(dsn)}: {_reason(exc, dsn)}"
+        ) from None
+    try:
+        ext = pg_schema.ensure_vector_extension(conn)
+        conn.execute(f'SET search_path TO "{schema}", "{ext}"')
+    except psycopg.Error as exc:
+        conn.close()
+        raise IndexUnavailable(
+            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}"
+        ) from None
+    return conn
+
+
+def _reason(exc: BaseException, dsn: str) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    password = urlsplit(dsn).password if "://" in dsn else None
+    return text.replace(password, "***") if password else text
+
+
+class _PgSql:
+    """A psycopg connection that speaks the store's SQL (``?`` placeholders), with a
+    deadline on every statement: a server that stops answering (a stalled network)
+    is cut off after ``timeout`` seconds instead of hanging the caller."""
+
+    def __init__(
+        self,
+        conn: Any,
+        dsn: str,
+        timeout: float,
+        reopen: Callable[[], Any] | None = None,
+        after_reopen: Callable[[], None] | None = None,
+    ) -> None:
+        self.conn = conn
+        self.dsn = dsn
+        self.timeout = timeout
+        self.reopen = reopen  # a new connection, for one cut or lost (None: stays cut)
+        self.after_reopen = after_reopen
+        self._reopening = threading.Lock()
+        self._sql: dict[str, str] = {}
+        self._guard = threading.Lock()
+        self._until: dict[int, float] = {}  # thread -> when its statement is late
+        self._watchdog: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._fired = threading.Event()  # the socket was cut: this connection is done
+
+    def _tr(self, sql: str) -> str:
+        out = self._sql.get(sql)
+        if out is None:
+            out = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
+        return out
+
+    def alive(self) -> None:
+        """A connection that was cut (a statement past its deadline) or lost (the server
+        restarted, the network dropped it) is opened again before the next statement,
+        so a long-running daemon recovers once the server is back; while it is not,
+        each call is ``IndexUnavailable``. What was in flight failed with it: a
+        transaction is never carried across."""
+        if self.reopen is None or not (self._fired.is_set() or self.conn.closed):
+            return
+        with self._reopening:
+            if not (self._fired.is_set() or self.conn.closed):
+                return
+            with suppress(Exception):
+                self.conn.close()
+            self.conn = self.reopen()
+            self._fired.clear()
+            log.warning("the index at %s: connection opened again", redact(self.dsn))
+            if self.after_reopen is not None:
+                self.after_reopen()
+
+    def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        self.alive()
+        with self.deadline():
+            return self.conn.execute(self._tr(sql), tuple(args) if args else None)
+
+    def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
+        """SQL written for psycopg (``%s``), not translated."""
+        self.alive()
+        with self.deadline():
+            return self.conn.execute(sql, args)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        rows = [tuple(r) for r in rows]
+        if rows:
+            self.alive()
+            with self.deadline(), self.conn.cursor() as cur:
+                cur.executemany(self._tr(sql), rows)
+
+    @contextmanager
+    def deadline(self) -> Iterator[None]:
+        """Shut the socket down when a statement outlives ``timeout`` (the server's
+        statement_timeout cannot help when the network between us is what stalls).
+        One watchdog thread per connection looks at the statements in flight (a timer
+        thread per statement cost more than the statement)."""
+        import psycopg
+
+        me = threading.get_ident()
+        with self._guard:
+            nested = me in self._until
+            if not nested:
+                self._until[me] = time.monotonic() + self.timeout
+            if self._watchdog is None:
+                self._watchdog = threading.Thread(
+                    target=self._watch, name="memvault-pg-deadline", daemon=True
+                )
+                self._watchdog.start()
+        try:
+            yield
+        except psycopg.Error as exc:
+            if self._fired.is_set():
+                raise IndexUnavailable(
+                    f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
+                ) from None
+            if isinstance(exc, psycopg.OperationalError):
+                raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+            raise
+        finally:
+            if not nested:
+                with self._guard:
+                    self._until.pop(me, None)
+
+    def _watch(self) -> None:
+        while not self._stop.wait(0.1):
+            with self._guard:
+                late = any(t < time.monotonic() for t in self._until.values())
+            if late and not self._fired.is_set():
+                self._fired.set()
+                with suppress(OSError, Exception):
+                    sock = socket.socket(fileno=os.dup(self.conn.pgconn.socket))
+                    try:
+                        sock.shutdown(socket.SHUT_RDWR)
+                    finally:
+                        sock.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        watchdog = self._watchdog
+        if watchdog is not None and watchdog is not threading.current_thread():
+            watchdog.join()
+        with suppress(Exception):
+            self.conn.close()
