@@ -438,3 +438,33 @@ def test_a_model_of_another_dimension_re_embeds_to_what_a_fresh_index_gives(
     with open_vault(fresh, embedder=HashEmbedder(32)) as v:
         v.sync()
         assert got == hits(v) and got
+
+
+def test_a_writer_whose_lock_another_took_while_the_server_was_down_writes_nothing_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own = start_server()  # this test restarts its own server
+    try:
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", str(own.get_uri()))
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "lost-lock"))
+        root = make_vault(tmp_path, "team")
+        copy = tmp_path / "machine-b" / "team"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        with open_vault(root) as first:
+            first.sync()
+            kill_server(own)
+            own.ensure_postgres_running()
+            with open_vault(copy) as second:  # the lock went with the server: b takes it
+                assert second._backend.writable
+                with pytest.raises(StorageError):  # a's next call finds its connection lost
+                    first.sync()
+                with pytest.raises(LockHeld):  # the one after opens it again: its lock taken
+                    first.sync()
+                write(root, "people/new.md", note("New", "written on machine a"))
+                with pytest.raises(Exception, match="read-only"):  # refused by the server
+                    first.sync()
+                second.sync()  # the writer that holds the lock goes on
+    finally:
+        stop_server(own)

@@ -114,12 +114,14 @@ class _PgSql:
         timeout: float,
         reopen: Callable[[], Any] | None = None,
         after_reopen: Callable[[], None] | None = None,
+        reopen_read_only: Callable[[], Any] | None = None,
     ) -> None:
         self.conn = conn
         self.dsn = dsn
         self.timeout = timeout
         self.reopen = reopen  # a new connection, for one cut or lost (None: stays cut)
         self.after_reopen = after_reopen
+        self.reopen_read_only = reopen_read_only  # for a writer that lost its lock
         self._reopening = threading.Lock()
         self._sql: dict[str, str] = {}
         self._guard = threading.Lock()

@@ -120,6 +120,9 @@ class PgStore(Store):
             reopen=lambda: connect(
                 dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only
             ),
+            reopen_read_only=lambda: connect(
+                dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=True
+            ),
             after_reopen=self._writer_again,
         )
         self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
@@ -176,7 +179,17 @@ class PgStore(Store):
             return
         with suppress(Exception):
             old.close()
-        self.take_writer_lock()
+        try:
+            self.take_writer_lock()
+        except LockHeld:  # from now on the server itself refuses this process's writes
+            self.read_only = True
+            reader = self._pg.reopen_read_only
+            if reader is not None:
+                self._pg.reopen = reader
+                with suppress(Exception):
+                    self._pg.conn.close()
+                self._pg.conn = reader()
+            raise
 
     def location(self) -> dict[str, Any]:
         """Where this index lives and who writes it (``status``): never the password."""
