@@ -649,6 +649,30 @@ def test_status_says_the_daemon_is_failing_to_sync_and_why_until_it_recovers(
         daemon.shutdown()
 
 
+def test_a_vector_save_that_fails_leaves_the_vector_lane_running(tmp_path: Path) -> None:
+    """vectors.bin made immutable (a full disk's stand-in): the lane's save raised out
+    of its thread, which died, and no later note got its vectors until a restart."""
+    root = make_vault(tmp_path)
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    frozen = root / ".memvault" / "vectors.bin"
+    lane = daemon.vectors
+    try:
+        eventually(lambda: frozen.exists() and not lane.info()["pending"], what="vectors")
+        subprocess.run(["chattr", "+i", str(frozen)], check=True)
+        write(root, "people/first.md", note("First", body="embedded while the file is frozen"))
+        eventually(lambda: "saving the vectors failed" in (lane.last_error or ""), what="a save")
+        subprocess.run(["chattr", "-i", str(frozen)], check=True)
+        thawed = frozen.stat().st_mtime_ns
+        write(root, "people/second.md", note("Second", body="embedded once it thaws"))
+        eventually(lambda: frozen.stat().st_mtime_ns > thawed, 60, "vectors.bin saved again")
+        assert lane._thread.is_alive() and not lane.info()["pending"]
+        assert lane.last_error is None
+    finally:
+        subprocess.run(["chattr", "-i", str(frozen)], check=False)
+        daemon.shutdown()
+
+
 def test_run_returns_zero_when_asked_to_stop(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)

@@ -137,13 +137,23 @@ class VectorLane:
                     break  # nothing (more) pending
                 caught_up += indexed
                 if time.monotonic() - last_save >= SAVE_EVERY:
-                    self.vault.save()
+                    self._save()
                     last_save = time.monotonic()
-            self.vault.save()
+            self._save()
             if caught_up >= BULK_CHUNKS:
                 heap.trim()  # the steps' arrays and texts are freed: give the pages back
         finally:
             self.busy = False
+
+    def _save(self) -> None:
+        """The vectors to disk; a save that fails (the disk full, a file made read-only)
+        is said and left for the next catch-up or the daemon's stop, never the end of
+        the lane: the vectors stay in memory, and a crash before the next save is
+        repaired on open from the embedding cache."""
+        try:
+            self.vault.save()
+        except Exception as exc:
+            self._error(f"saving the vectors failed: {exc}")
 
     def _yield_to_structure(self) -> None:
         """Let the structure lane's batch in flight (or due) go first."""
