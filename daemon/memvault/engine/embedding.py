@@ -175,13 +175,7 @@ class Embedding:
         window = min(self.config.index.max_chunk_tokens, self.max_tokens)
         sizes = [self.count_tokens(c.text) for c in chunks]
         again = any(n != c.tokens or n > window for n, c in zip(sizes, chunks, strict=True))
-        note = Note(
-            row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
-            (), (), "", 1,
-        )  # fmt: skip
-        texts = self.texts_for(
-            note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
-        )
+        texts = self._stored_texts(row, chunks)
         return texts, again
 
     def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
@@ -300,19 +294,24 @@ class Embedding:
             found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
         return matrix
 
+    def _stored_texts(self, row: NoteRow, chunks: Sequence[ChunkRow]) -> list[str]:
+        """The texts this model embeds for a note's chunks as the index holds them
+        (the note rebuilt from its row: what the embedded texts need of it)."""
+        note = Note(
+            row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
+            (), (), "", 1,
+        )  # fmt: skip
+        return self.texts_for(
+            note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
+        )
+
     def _embed_notes(self, paths: Iterable[str]) -> None:
         for path in paths:
             row = self._store.note(path)
             chunks = self._store.chunks_of(path)
             if row is None or not chunks:
                 continue
-            note = Note(
-                row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
-                (), (), "", 1,
-            )  # fmt: skip
-            texts = self.texts_for(
-                note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
-            )
+            texts = self._stored_texts(row, chunks)
             wanted = {sha256_text(t): t for t in texts}
             wanted.update(self.line_texts(c.text for c in chunks))
             self.embed_new(wanted)
