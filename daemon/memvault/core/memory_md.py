@@ -100,11 +100,29 @@ def folder_note_path(folder: str) -> str:
 
 def is_managed_folder_note(text: str) -> bool:
     """A folder note memvault keeps: it holds the ``folder`` section's markers (memvault
-    created it, or a person added them). Any other note is a person's, whatever its name."""
-    return any(
-        (m := _MARKER.match(line)) is not None and m.group(2) == FOLDER_SECTION
-        for line in text.splitlines()
-    )
+    created it, or a person added them). Any other note is a person's, whatever its name.
+
+    Each line of ``text.splitlines()`` is matched, but only the lines holding
+    ``memvault:`` are looked at (found by one scan: a folder note holds a line per note)."""
+    for hit in re.finditer("memvault:", text):
+        start = max(text.rfind(sep, 0, hit.start()) for sep in _LINE_BREAKS) + 1
+        ends = [i for sep in _LINE_BREAKS if (i := text.find(sep, hit.end())) >= 0]
+        m = _MARKER.match(text[start : min(ends, default=len(text))])
+        if m is not None and m.group(2) == FOLDER_SECTION:
+            return True
+    return False
+
+
+# what str.splitlines() breaks lines at
+_LINE_BREAKS = ("\n", "\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029")
+
+
+def folder_listing_span(text: str) -> tuple[int, int] | None:
+    """Where a folder note's listing is: from the start of the line after its begin marker
+    to the start of its end marker's line (offsets into ``text``); None when there is no
+    pair of ``folder`` markers (one scan of the text, whatever its size)."""
+    spans = _marker_spans(text)
+    return None if spans is None else spans.get(FOLDER_SECTION)
 
 
 def parse_blocks(lines: Sequence[str]) -> list[_Block]:
@@ -541,6 +559,7 @@ __all__ = [
     "SectionRule",
     "entry_line",
     "entry_target",
+    "folder_listing_span",
     "folder_note_path",
     "has_sections",
     "in_folder",

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Seen, diff, suspects, unlisted_kept
+from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects, unlisted_kept
 from memvault.core.ranking import Filters
 from memvault.core.results import (
     Context,
@@ -226,8 +226,12 @@ class Engine:
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
             seen, scope, skipped, attachments = self._observe(paths)
-            known = self.store.manifest()
             vanished: tuple[str, ...] = ()
+            if scope is not None and len(scope) <= BATCH_NOTES:  # a save: its own rows
+                rows = {p: self.store.note(p) for p in scope}
+                known = {p: Known(r.size, r.mtime_ns, r.sha256) for p, r in rows.items() if r}
+            else:
+                known = self.store.manifest()
             if scope is not None:
                 known = {p: k for p, k in known.items() if p in scope}
                 # named by an event, yet neither on disk nor indexed: created and gone

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from memvault.core import memory_md
 from memvault.core.chunks import about_text, chunk_note
+from memvault.core.folder_parse import parse_outside_listing
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text, split_lines
@@ -139,7 +140,13 @@ class Indexer(Lane):
             return None, SkippedFile(path, str(exc)), []
         except OSError as exc:
             return None, SkippedFile(path, f"cannot read: {exc.strerror}"), []
-        note = parse_note(path, result.decoded.text)
+        text = result.decoded.text
+        kind = "index" if self._is_index_note(path, text) else "note"
+        if kind == "index" and path != self.config.memory.file:
+            # its listing is the catalogue's: not parsed again
+            note = parse_outside_listing(path, text, cut_off=result.truncated)
+        else:
+            note = parse_note(path, text)
         kept = list(note.warnings)  # kept in its row: listed by status until it changes
         if result.truncated:
             kept.append(
@@ -147,8 +154,7 @@ class Indexer(Lane):
                 f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
             )
         warnings = [f"{path}: {w}" for w in kept]
-        kind = "index" if self._is_index_note(path, result.decoded.text) else "note"
-        lines = split_lines(result.decoded.text)
+        lines = split_lines(text)
         row = NoteRow(
             path=path,
             size=result.size,

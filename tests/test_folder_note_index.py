@@ -1,0 +1,145 @@
+"""A folder note memvault keeps is indexed without its listing (issue 21 item 12).
+
+The folder note lists every note of its folder: 100,000 lines for a folder of 100,000
+notes, rewritten at each save there, and then indexed again: every line parsed, a link
+row stored per note. That was most of a save's cost at that size
+(bench/memory_md_bench.py --daemon). The listing is the catalogue's own, so the index
+keeps what is the person's: the properties, the title, their text and links around the
+list (with the lines they have in the file, so the link check still points at them).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from helpers import new_vault, note, open_vault, write
+
+from memvault.core import memory_md
+
+FOLDER = "decisions/decisions.md"
+
+
+def _with_persons_links(root: Path) -> str:
+    """The folder note with a person's links above and below memvault's list."""
+    path = root / FOLDER
+    text = path.read_text("utf-8")
+    text = text.replace("# Decisions\n", "# Decisions\n\nSee [[decisions/d00]] first.\n", 1)
+    text += "\nAlso [[nowhere at all]] and [[decisions/d01]].\n"
+    path.write_text(text, "utf-8")
+    return text
+
+
+def _line_of(text: str, needle: str) -> int:
+    return text[: text.index(needle)].count("\n") + 1
+
+
+def test_the_listing_of_a_folder_note_is_not_indexed_the_persons_links_are(
+    tmp_path: Path,
+) -> None:
+    root = new_vault(tmp_path)
+    for i in range(30):
+        write(root, f"decisions/d{i:02}.md", note(f"D{i}", f"Decision {i}."))
+    with open_vault(root) as v:
+        v.sync()
+        listed = (root / FOLDER).read_text("utf-8")
+        assert listed.count("- [[decisions/d") == 30  # memvault keeps the list
+        text = _with_persons_links(root)
+        v.sync()
+        store = v.engine.store
+        row = store.note(FOLDER)
+        assert row is not None and row.kind == "index" and row.title == "Decisions"
+        links = [(r.line, r.target, r.verdict) for r in store.links(FOLDER)]
+        # before: 33 rows, one per listed note besides the person's three
+        assert links == [
+            (_line_of(text, "See [[decisions/d00]]"), "decisions/d00", "resolved"),
+            (_line_of(text, "Also [["), "nowhere at all", "unresolved"),
+            (_line_of(text, "Also [["), "decisions/d01", "resolved"),
+        ]
+        # the link check still finds the person's broken link where it is in the file
+        problems = [(p.source, p.line, p.target) for p in v.links_check()]
+        assert (FOLDER, _line_of(text, "Also [["), "nowhere at all") in problems
+        # a note saved there: the list follows, the index still holds the person's links
+        write(root, "decisions/d99.md", note("D99", "Decision 99."))
+        v.sync(paths=["decisions/d99.md"])
+        text = (root / FOLDER).read_text("utf-8")
+        assert "- [[decisions/d99]] - Decision 99." in text
+        assert [r.line for r in store.links(FOLDER)] == [
+            _line_of(text, "See [["),
+            _line_of(text, "Also [["),
+            _line_of(text, "Also [["),
+        ]
+
+
+def test_a_folder_note_cut_at_max_note_bytes_is_indexed_without_its_listing(
+    tmp_path: Path,
+) -> None:
+    """A folder note past ``vault.max_note_bytes`` is read up to the limit: its end
+    marker is past the cut, and the listing then runs to the end of what was read."""
+    root = new_vault(tmp_path)
+    for i in range(200):
+        write(root, f"decisions/d{i:03}.md", note(f"D{i}", f"Decision number {i}."))
+    with open_vault(root, overrides={"vault": {"max_note_bytes": 4000}}) as v:
+        v.sync()
+        assert (root / FOLDER).stat().st_size > 8000
+        row = v.engine.store.note(FOLDER)
+        assert row is not None and row.kind == "index" and row.title == "Decisions"
+        assert v.engine.store.links(FOLDER) == []  # before: a row per note read
+
+
+def test_a_save_looks_up_its_own_rows_not_the_whole_manifest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save's sync compared the path with the index by reading every note's row
+    (``Store.manifest``): 100,000 rows a save at that size."""
+    root = new_vault(tmp_path)
+    for i in range(5):
+        write(root, f"decisions/d{i}.md", note(f"D{i}", f"Decision {i}."))
+    with open_vault(root) as v:
+        v.sync()
+        store = v.engine.store
+        calls: list[int] = []
+        whole = store.manifest
+
+        def counted() -> object:
+            calls.append(1)
+            return whole()
+
+        monkeypatch.setattr(store, "manifest", counted)
+        write(root, "decisions/d1.md", note("D1", "Changed."))
+        write(root, "decisions/d9.md", note("D9", "New."))
+        report = v.sync(paths=["decisions/d1.md", "decisions/d9.md", "decisions/gone.md"])
+        assert report.modified == ("decisions/d1.md",) and report.created == ("decisions/d9.md",)
+        assert report.vanished == ("decisions/gone.md",)
+        assert calls == []
+        (root / "decisions/d2.md").unlink()
+        report = v.sync(paths=["decisions/d2.md"])
+        assert report.deleted == ("decisions/d2.md",) and calls == []
+    text = (root / "MEMORY.md").read_text("utf-8")
+    assert "[[decisions/d9]]" in text and "[[decisions/d2]]" not in text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "# x\n<!-- memvault:begin folder -->\n- a\n<!-- memvault:end folder -->\n",
+        "# x\r\n<!-- memvault:begin folder -->\r\n",
+        "a\r<!-- memvault:end folder -->\rb",
+        "a\u2028<!-- memvault:begin folder -->\u2029b",
+        "a\x0c  <!--memvault:begin   folder-->  \x1cb",
+        "a <!-- memvault:begin folder -->\n",  # not on a line of its own
+        "<!-- memvault:begin people -->\n<!-- memvault:end people -->\n",
+        "memvault: memvault:begin folder\n",
+        "",
+    ],
+)
+def test_a_managed_folder_note_is_known_as_by_its_lines(text: str) -> None:
+    """``is_managed_folder_note`` looks only at the lines holding ``memvault:`` now; it
+    answers what matching every line of ``splitlines()`` answers."""
+    marker = re.compile(r"^\s*<!--\s*memvault:(begin|end)\s+([A-Za-z0-9_-]+)\s*-->\s*$")
+    expected = any(
+        (m := marker.match(line)) is not None and m.group(2) == "folder"
+        for line in text.splitlines()
+    )
+    assert memory_md.is_managed_folder_note(text) is expected
