@@ -22,7 +22,8 @@ for the code at ``--baseline`` (default /work/main, imported read-only):
   note MEMORY.md lists edited, a note deep in the folder edited. The clock runs from the
   close of the file until MEMORY.md (polled every 5 ms) and the folder note
   (decisions/decisions.md, polled by stat, read when it changes) show it, and until the
-  daemon's ``/events`` stream says it is idle again (the folder note re-indexed). Median of
+  daemon's ``/events`` stream says it is idle again (the folder note re-indexed), and the
+  daemon's CPU time (utime+stime, all threads) from the write to then. Median of
   ``--saves`` of each kind; the baseline (``--baseline-code``, a checkout or an extracted
   ``git archive``) is run the same way in the same run.
 
@@ -377,14 +378,19 @@ def bench_daemon(workdir: Path, label: str, code: Path, n: int, saves: int) -> d
     kinds: dict[str, dict[str, list[float]]] = {}
 
     def timed(kind: str, rel: str, text: str, memory: str | None, folder: str) -> None:
+        ticks = d.cpu_ticks()
         with open(root / rel, "w", encoding="utf-8") as fh:  # a plain save, as an editor's
             fh.write(text)
         t0 = time.perf_counter()
-        got = kinds.setdefault(kind, {"memory_md_ms": [], "folder_note_ms": [], "idle_ms": []})
+        got = kinds.setdefault(
+            kind, {"memory_md_ms": [], "folder_note_ms": [], "idle_ms": [], "cpu_ms": []}
+        )
         if memory is not None:
             got["memory_md_ms"].append(_wait_for(root / "MEMORY.md", memory, t0) * 1000)
         got["folder_note_ms"].append(_wait_for(root / "decisions/decisions.md", folder, t0) * 1000)
         got["idle_ms"].append((stream.idle_after(t0) - t0) * 1000)
+        # the daemon's CPU for the save, all threads (less sensitive to the machine's load)
+        got["cpu_ms"].append((d.cpu_ticks() - ticks) * 1000 / os.sysconf("SC_CLK_TCK"))
         print(
             f"  {label} {kind}: " + ", ".join(f"{k} {v[-1]:.0f}" for k, v in got.items() if v),
             flush=True,

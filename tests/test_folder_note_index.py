@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import new_vault, note, open_vault, write
 
+from helpers import new_vault, note, open_vault, write
 from memvault.core import memory_md
+from memvault.core.wikilinks import LinkIndex
 
 FOLDER = "decisions/decisions.md"
 
@@ -143,3 +144,61 @@ def test_a_managed_folder_note_is_known_as_by_its_lines(text: str) -> None:
         for line in text.splitlines()
     )
     assert memory_md.is_managed_folder_note(text) is expected
+
+
+def test_link_index_with_files_answers_as_one_built_afresh() -> None:
+    files = ["a/Note.md", "b/note.md", "c/x.md", "img.png", "A/z.md"]
+    aliases = {"c/x.md": ("Ex",)}
+    added = ["d/note.md", "a/NOTE.md", "e/new.md", "c/Ex.md"]
+    grown = LinkIndex(files, aliases).with_files(added)
+    fresh = LinkIndex(files + added, aliases)
+    targets = ["note", "Note", "a/note", "x", "Ex", "new", "e/new", "img.png", "z", "nope"]
+    for target in targets:
+        for source in ("a/s.md", "d/s.md", "s.md"):
+            assert grown.resolve(target, source) == fresh.resolve(target, source), target
+    assert all(p in grown for p in files + added) and "e/other.md" not in grown
+    # a file it holds already (the index was rebuilt after the note's row was written)
+    again = grown.with_files(["c/x.md", "e/new.md"])
+    assert [again.resolve(t, "s.md") for t in targets] == [
+        fresh.resolve(t, "s.md") for t in targets
+    ]
+    base = LinkIndex(files, aliases)
+    base.with_files(added)
+    assert "e/new.md" not in base  # the index it grew from is unchanged
+
+
+def test_a_new_note_saved_joins_the_link_index_without_a_rebuild(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each new note rebuilt the link index from every path in the store (100,000 at
+    that size) at its save; it is added to it now, with the same answers."""
+    root = new_vault(tmp_path)
+    for i in range(5):
+        write(root, f"decisions/d{i}.md", note(f"D{i}", f"Decision {i}."))
+    with open_vault(root) as v:
+        v.sync()
+        store, catalogue = v.engine.store, v.engine.catalogue
+        catalogue.link_index()
+        calls: list[int] = []
+        whole = store.paths_and_aliases
+
+        def counted() -> object:
+            calls.append(1)
+            return whole()
+
+        monkeypatch.setattr(store, "paths_and_aliases", counted)
+        write(root, "decisions/fresh.md", note("Fresh", "A new one."))
+        v.sync(paths=["decisions/fresh.md"])
+        assert calls == []
+        assert catalogue.link_index().resolve("fresh", "people/x.md").path == "decisions/fresh.md"
+        write(root, "people/ana.md", note("Ana", "Links.", body="See [[fresh]]."))
+        v.sync(paths=["people/ana.md"])
+        assert [(r.target, r.resolved) for r in store.links("people/ana.md")] == [
+            ("fresh", "decisions/fresh.md")
+        ]
+        assert calls == []
+        # a note with aliases: the index is built afresh (aliases are the store's)
+        write(root, "people/bo.md", "---\naliases: [Bobby]\n---\n# Bo\n")
+        v.sync(paths=["people/bo.md"])
+        assert catalogue.link_index().resolve("Bobby", "x.md").path == "people/bo.md"
+        assert calls == [1]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memvault.core.memory_order import (
@@ -518,10 +518,19 @@ def _recounted(head: str, count: int, label: str) -> str:
     return _COUNT_LINE.sub(lambda m: count_line(count, label), head, count=1)
 
 
+# a marker from its "<!--" (a literal the regex engine skips to) to the line's end; the
+# start of its line is checked apart (only blanks before it): one scan of 100,000 lines
 _MARKER_LINE = re.compile(
-    r"^[ \t]*<!--[ \t]*memvault:(begin|end)[ \t]+([A-Za-z0-9_-]+)[ \t]*-->[ \t]*\r?$",
-    re.MULTILINE,
+    r"<!--[ \t]*memvault:(begin|end)[ \t]+([A-Za-z0-9_-]+)[ \t]*-->[ \t]*\r?$", re.MULTILINE
 )
+
+
+def _marker_lines(text: str) -> Iterator[re.Match[str]]:
+    """The marker lines of ``text`` (``^[ \t]*<!-- memvault:begin|end name -->[ \t]*$``)."""
+    for m in _MARKER_LINE.finditer(text):
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if not text[line_start : m.start()].strip(" \t"):
+            yield m
 
 
 def _marker_spans(text: str) -> dict[str, tuple[int, int]] | None:
@@ -531,7 +540,7 @@ def _marker_spans(text: str) -> dict[str, tuple[int, int]] | None:
     spans: dict[str, tuple[int, int]] = {}
     open_name: str | None = None
     start = 0
-    for m in _MARKER_LINE.finditer(text):
+    for m in _marker_lines(text):
         kind, name = m.groups()
         if kind == "begin":
             if open_name is not None or name in spans:

@@ -268,6 +268,26 @@ class LinkIndex:
     def __contains__(self, path: str) -> bool:
         return key(path) in self._by_path
 
+    def with_files(self, files: Iterable[str]) -> LinkIndex:
+        """This index with ``files`` (having no aliases) among those it was built from: the
+        same answers as building it afresh, at the cost of the files added (a save of a
+        new note in a vault of 100,000 no longer builds it anew). ``self`` is unchanged."""
+        out = LinkIndex(())
+        out._by_path = dict(self._by_path)
+        out._by_name = defaultdict(list, self._by_name)  # lists shared until one changes
+        out._by_alias = self._by_alias
+        for path in files:
+            k = key(path)
+            if k in out._by_path:  # the same key twice: the last in sorted order wins
+                out._by_path[k] = max(out._by_path[k], path)
+            else:
+                out._by_path[k] = path
+            name = key(posixpath.basename(path))
+            names = out._by_name[name] = list(out._by_name.get(name, ()))
+            if path not in names:
+                bisect.insort(names, path)
+        return out
+
     def resolve(self, target: str, source: str) -> Resolution:
         """Where a link written in ``source`` leads (see the module docstring)."""
         t = unicodedata.normalize("NFC", target).strip()

@@ -67,6 +67,18 @@ class Catalogue:
         with self._lock:
             self._links = None
 
+    def files_added(self, paths: Iterable[str]) -> None:
+        """Notes came (and nothing went): added to the link index as it is, when none of
+        them has aliases (else it is rebuilt on its next use, as ``files_changed``)."""
+        with self._lock:
+            if self._links is None:
+                return
+            rows = [self._store.note(p) for p in paths]
+            if any(row is None or row.aliases for row in rows):
+                self._links = None
+                return
+            self._links = self._links.with_files(row.path for row in rows if row)
+
     def _files(self) -> tuple[list[str], dict[str, tuple[str, ...]]]:
         """Every indexed note and attachment, and the notes' aliases."""
         paths, aliases = self._store.paths_and_aliases()

@@ -419,8 +419,10 @@ class Engine:
             waiting.difference_update(notes)
         indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))
         warnings += indexed.warnings
-        if changes.created or changes.deleted or moves:
+        if changes.deleted or moves:
             self.catalogue.files_changed()
+        elif changes.created:  # a save of new notes: they join the link index
+            self.catalogue.files_added(changes.created)
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
         if changes or moves or (not pending and not self.store.meta("memory_synced")):

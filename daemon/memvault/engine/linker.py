@@ -204,7 +204,7 @@ class Linker:
         if update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
             self._last_owned = update.owned
-        kept_out = json.dumps(sorted(p for p, e in notes.items() if memory_md.keeps_out(e)))
+        kept_out = json.dumps(self._listing.kept_out())
         if (self.store.meta("memory_kept_out") or "[]") != kept_out:
             self.store.set_meta("memory_kept_out", kept_out)
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
@@ -294,6 +294,8 @@ class Linker:
             now = self.fs.stat(path)
             if now is not None:
                 self._folder_seen[path] = (now.size, now.mtime_ns)
+                # memvault's own, with its markers: not read again to ask whose it is
+                self._persons[path] = ((now.size, now.mtime_ns), False)
         return written
 
     # -- links -----------------------------------------------------------------------------------

@@ -114,6 +114,10 @@ class MemoryListing:
             got = self._lines[path] = memory_md.entry_line(self._entries[path])
         return got
 
+    def kept_out(self) -> list[str]:
+        """The notes saying ``memory-index: false`` (``memory_md.keeps_out``), sorted."""
+        return sorted(self._out)
+
     def lines(self) -> Mapping[str, str]:
         return _Lines(self)
 
