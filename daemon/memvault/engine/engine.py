@@ -524,7 +524,11 @@ class Engine:
         return embedded, indexed
 
     def warm_up(self) -> None:
-        """Load the model and open the vector index (each otherwise loads on first use)."""
+        """Build MEMORY.md's lists and the link index, load the model and open the vector
+        index (each otherwise built or loaded by the first save, or the first search, that
+        needs it: seconds at 100,000 notes)."""
+        with self._lock:
+            self.linker.warm()
         _ = self.embedding.embedder
         if self.embedding.indexed_with:
             _ = self.embedding.vectors

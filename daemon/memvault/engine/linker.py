@@ -228,6 +228,12 @@ class Linker:
         ]
         return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
 
+    def warm(self) -> None:
+        """Build what a MEMORY.md update keeps between updates (the sorted lists, the
+        catalogue's rows, the link index) before the first update needs them."""
+        self._folders_due |= self._listing.refresh(self.catalogue.notes()).changed_folders
+        self.catalogue.link_index()
+
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no
         folder markers (a person wrote it; memvault's own always has them)."""
