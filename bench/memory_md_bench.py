@@ -329,6 +329,16 @@ class StatusStream:
         except (OSError, ValueError):
             return
 
+    def model_ready(self, limit: float = 900.0) -> None:
+        """Wait for the vector lane's warm-up after the start-up reconcile (the model, and
+        on this code MEMORY.md's lists and the link index): ``model`` says ready."""
+        deadline = time.perf_counter() + limit
+        with self._cond:
+            while not any(s.get("model") in ("ready", "failed") for _, s in self.events):
+                if time.perf_counter() > deadline:
+                    raise SystemExit("the model never came ready")
+                self._cond.wait(0.1)
+
     @staticmethod
     def busy(status: dict[str, object]) -> bool:
         vectors = status.get("vectors")
@@ -400,6 +410,7 @@ def bench_daemon(workdir: Path, label: str, code: Path, n: int, saves: int) -> d
     try:
         stream = StatusStream(d.info.url, d.info.token)
         stream.idle_after(d.started, limit=3600)  # the start-up reconcile
+        stream.model_ready()
         ready = time.perf_counter() - d.started
         time.sleep(2.0)
         for s in range(saves):
@@ -419,6 +430,8 @@ def bench_daemon(workdir: Path, label: str, code: Path, n: int, saves: int) -> d
         "first_sync_s": round(built["first_sync_s"], 1),
         "daemon_ready_s": round(ready, 1),
         "rss_mb": rss // 1024,
+        # the first save after the start, apart (it may build what later saves keep)
+        "first_create": {k: round(v[0]) for k, v in kinds["create"].items() if v},
         **{
             kind: {k: round(statistics.median(v)) for k, v in got.items() if v}
             for kind, got in kinds.items()
