@@ -235,7 +235,10 @@ def save_to_searchable(d: Daemon, root: Path, edits: int, seed: int) -> list[flo
 
 
 def idle(d: Daemon) -> bool:
-    s = d.call("GET", "/status")["daemon"]
+    try:
+        s = d.call("GET", "/status")["daemon"]
+    except (TimeoutError, OSError):  # a daemon busy on a loaded machine: not idle yet
+        return False
     vectors = s.get("vectors") or {}
     return (
         s["state"] == "watching"
