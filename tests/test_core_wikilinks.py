@@ -650,7 +650,10 @@ def test_parentheses_in_a_new_name_never_end_a_markdown_link_early() -> None:
         ("| [[people/ana\\|Ana]] |", "| Ana |"),
         ("[the plan](projects/alpha/plan.md#Risks)", "the plan"),
         ("[](projects/alpha/plan%20b.md)", "plan b"),
-        ("[docs](https://example.org/projects/alpha)", "[docs](https://example.org/projects/alpha)"),
+        (
+            "[docs](https://example.org/projects/alpha)",
+            "[docs](https://example.org/projects/alpha)",
+        ),
         ("[[]] and [x](#here)", "[[]] and [x](#here)"),
         ("no links at all", "no links at all"),
     ],

@@ -214,9 +214,7 @@ def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) 
     assert "logs/linked.md" in linking and "logs/plain.md" not in linking
     db = sqlite3.connect(root / ".memvault" / "index.db")
     with db:  # what schema 4 held: the sha of the text with its links as written
-        db.execute(
-            "UPDATE chunks SET sha = 'x' || sha WHERE text LIKE '%[[%' OR text LIKE '%](%'"
-        )
+        db.execute("UPDATE chunks SET sha = 'x' || sha WHERE text LIKE '%[[%' OR text LIKE '%](%'")
         db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.close()
     with open_vault(root) as v:
