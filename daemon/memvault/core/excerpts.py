@@ -136,8 +136,8 @@ def unit_text(text: str) -> str:
 
 def unit_texts(chunk_text: str) -> list[str]:
     """The distinct embedded texts of a chunk's units."""
-    units = split_units(chunk_text, 1)
-    return list(dict.fromkeys(unit_text(u.text) for u in units if unit_text(u.text)))
+    texts = (unit_text(u.text) for u in split_units(chunk_text, 1))
+    return list(dict.fromkeys(t for t in texts if t))
 
 
 def common_terms(terms: Sequence[str], texts: Sequence[str]) -> set[str]:
