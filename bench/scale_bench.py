@@ -3,6 +3,7 @@
     python bench/scale_bench.py --sizes 1000,10000                    # this checkout vs main
     python bench/scale_bench.py --sizes 50000 --code branch=.          # one code only
     python bench/scale_bench.py --sizes 1000 --code base=/work/main --code branch=. --edits 10
+    python bench/scale_bench.py --sizes 5000 --short      # short notes: .memvault/'s bytes
 
 Each ``--code NAME=CHECKOUT`` runs with ``PYTHONPATH=CHECKOUT/daemon`` (default: ``main``
 = the commit /work/main is at, exported once to a temporary folder so a merge during the
@@ -82,11 +83,16 @@ def note_paths(n: int) -> list[str]:
     return paths
 
 
-def generate(root: Path, n: int, seed: int = 27) -> dict[str, int]:
-    """Write an ``n``-note vault at ``root``; returns what it holds."""
+def generate(root: Path, n: int, seed: int = 27, short: bool = False) -> dict[str, int]:
+    """Write an ``n``-note vault at ``root``; returns what it holds. ``short``: notes of
+    5-60 words with 0-3 links, a title heading, no frontmatter (a person's quick notes:
+    the vault of issue 27's 7.9x ``.memvault/``); the renamed folder and its links
+    are not made."""
     rng = random.Random(seed)
     words, cum = _vocabulary(rng)
     paths = note_paths(n)
+    if short:
+        return _generate_short(root, paths, rng, words, cum)
     alpha = [p for p in paths if p.startswith(RENAMED + "/")]
     linkers = min(6000, n * 6 // 10)
     others = len(alpha)  # the notes after the renamed folder: linkers come first
@@ -140,6 +146,30 @@ def generate(root: Path, n: int, seed: int = 27) -> dict[str, int]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
     return {"notes": n, "renamed_notes": len(alpha), "links": total_links, "links_in": links_in}
+
+
+def _generate_short(
+    root: Path, paths: list[str], rng: random.Random, words: list[str], cum: list[float]
+) -> dict[str, int]:
+    (root / ".obsidian").mkdir(parents=True, exist_ok=True)
+    total_links = 0
+    for rel in paths:
+        text_words = rng.choices(words, cum_weights=cum, k=rng.randint(5, 60))
+        k = rng.randint(0, 3)
+        for _ in range(k):
+            text_words.insert(rng.randrange(len(text_words) + 1), f"[[{rng.choice(paths)}]]")
+        total_links += k
+        lines, pos = [], 0
+        while pos < len(text_words):  # one to a few short lines, some of them bullets
+            size = rng.randint(4, 20)
+            line = " ".join(text_words[pos : pos + size])
+            lines.append(("- " if rng.random() < 0.4 else "") + line)
+            pos += size
+        title = " ".join(rng.choices(words, cum_weights=cum, k=2)).title()
+        path = root / f"{rel}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"# {title}\n\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    return {"notes": len(paths), "renamed_notes": 0, "links": total_links, "links_in": 0}
 
 
 def links_into(root: Path, folder: str) -> int:
@@ -235,7 +265,10 @@ def save_to_searchable(d: Daemon, root: Path, edits: int, seed: int) -> list[flo
 
 
 def idle(d: Daemon) -> bool:
-    s = d.call("GET", "/status")["daemon"]
+    try:
+        s = d.call("GET", "/status")["daemon"]
+    except (TimeoutError, OSError):  # a daemon busy on a loaded machine: not idle yet
+        return False
     vectors = s.get("vectors") or {}
     return (
         s["state"] == "watching"
@@ -247,12 +280,14 @@ def idle(d: Daemon) -> bool:
     )
 
 
-def measure(name: str, code: Path, n: int, work: Path, edits: int, daemon: bool) -> dict[str, Any]:
+def measure(
+    name: str, code: Path, n: int, work: Path, edits: int, daemon: bool, short: bool = False
+) -> dict[str, Any]:
     root = work / f"vault-{n}-{name}"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     t = time.perf_counter()
-    made = generate(root, n)
+    made = generate(root, n, short=short)
     print(f"[{name} {n}] generated in {time.perf_counter() - t:.0f} s: {made}", flush=True)
     py = sys.executable
     _popen_wait4(code, [py, "-m", "memvault", "init", str(root)], ok=(0,))
@@ -265,6 +300,7 @@ def measure(name: str, code: Path, n: int, work: Path, edits: int, daemon: bool)
     row: dict[str, Any] = {
         "code": name,
         "notes": n,
+        "short": short,
         "first_sync_cpu_ms_per_note": round(first["cpu"] / n * 1000, 2),
         "first_sync_wall_s": round(first["wall"], 1),
         "first_sync_peak_rss_mb": round(first["maxrss_mb"]),
@@ -340,6 +376,7 @@ def main() -> None:
     ap.add_argument("--code", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
     ap.add_argument("--edits", type=int, default=15)
     ap.add_argument("--no-daemon", action="store_true")
+    ap.add_argument("--short", action="store_true", help="short notes (5-60 words), no daemon part")
     ap.add_argument(
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-scale-bench"
     )
@@ -355,7 +392,8 @@ def main() -> None:
     rows = []
     for n in [int(s) for s in args.sizes.split(",")]:
         for name, code in codes:
-            row = measure(name, code, n, args.workdir, args.edits, not args.no_daemon)
+            daemon = not (args.no_daemon or args.short)
+            row = measure(name, code, n, args.workdir, args.edits, daemon, args.short)
             rows.append(row)
             if args.out:
                 with open(args.out, "a") as fh:

@@ -54,6 +54,9 @@ _MD = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)"
 )
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# _WIKI without its optional "!": a pattern that opens with a literal is searched for
+# as one (link_names runs on every text a model embeds)
+_WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,60 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
             found.append(link)
     found.sort(key=lambda link: link.start)
     return found
+
+
+def link_names(text: str) -> str:
+    """The text with each link shown by what it names, for the embedding model: an
+    alias as written, else the linked file's name (no folder, no ``.md``) and its
+    heading (``[[projects/alpha/plan#Risks]]`` -> ``plan#Risks``; a block id is
+    dropped); a markdown link to a file by its text. Where a note is filed says
+    nothing of what a sentence means, and so a folder rename, which rewrites every
+    link into the folder, changes no embedded text: the linking chunks keep their
+    vectors. URLs stay as written; code is not told apart (this is the text a model
+    reads, not a link that is followed)."""
+    if "](" not in text and "[[" not in text:
+        return text
+    if "[[" in text:
+        if "![[" in text:
+            text = text.replace("![[", "[[")  # an embed is shown by its name too
+        text = _WIKI_INNER.sub(_wiki_name, text)
+    if "](" in text:
+        text = _MD.sub(_md_name, text)
+    return text
+
+
+def _wiki_name(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    if "|" in inner:
+        target, _, alias = inner.partition("|")
+        alias = alias.strip()
+        if alias:
+            return alias
+        target = target.removesuffix("\\")
+    else:
+        target = inner
+    if "#" in target:
+        path, _, anchor = target.partition("#")
+        anchor = "" if anchor.startswith("^") else anchor.strip()
+    else:
+        path, anchor = target, ""
+    name = _file_name(path)
+    # "#", not a space: never more words or word pieces than the link as written
+    shown = f"{name}#{anchor}" if name and anchor else name or anchor
+    return shown or m.group(0)
+
+
+def _md_name(m: re.Match[str]) -> str:
+    raw = m.group(3).removeprefix("<").removesuffix(">")
+    if _SCHEME.match(raw) or not raw or raw.startswith("#"):
+        return m.group(0)  # a URL, or an anchor in this note: as written
+    shown = m.group(2).strip()
+    return shown or _file_name(decode_uri(raw.partition("#")[0])) or m.group(0)
+
+
+def _file_name(path: str) -> str:
+    name = path.strip().rstrip("/").rpartition("/")[2]
+    return name[:-3] if name[-3:].lower() == ".md" else name
 
 
 def address_parts(address: str) -> tuple[str, str | None] | None:
