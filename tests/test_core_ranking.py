@@ -230,6 +230,21 @@ def test_a_chunk_whose_lines_have_no_vector_yet_passes_nothing_on_through_its_li
     assert dict(ranked)[2] == pytest.approx(0.8 / 1.5)
 
 
+def test_a_chunk_whose_vectors_are_pending_is_not_judged_on_its_notes_evidence() -> None:
+    """Ana's note just written (one chunk a keyword candidate; her other chunks cannot
+    be vector candidates yet) against Sarah's, two vector candidates: the sum of a
+    note's best two would count what Ana's note cannot have yet against it."""
+    from memvault.core.ranking import with_evidence
+
+    fused = [(1, 1.0), (2, 0.6), (3, 0.55)]  # 1: the new note's chunk, keywords only
+    notes = {1: "people/ana.md", 2: "people/sarah.md", 3: "people/sarah.md"}
+    judged = with_evidence(fused, notes, note_weight=1.0, note_top=2)
+    assert judged[0][0] == 2  # (0.6 + 1.0) / 2 > (1.0 + 0.0) / 2: Ana's note sums less
+    ranked = with_evidence(fused, notes, note_weight=1.0, note_top=2, unknown={1})
+    assert ranked[0] == (1, pytest.approx(1.0))  # divided by the weight of what it has
+    assert dict(ranked)[2] == pytest.approx((0.6 + 1.0) / 2)  # the others as before
+
+
 def test_a_short_note_that_answers_is_not_outweighed_by_a_digest_of_many_chunks() -> None:
     """A real vault's "why does my TCP connection wait 200 ms before acknowledging":
     the book note (many chunks, each naming TCP) ranked above the two-chunk note

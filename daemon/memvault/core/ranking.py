@@ -179,7 +179,11 @@ def with_evidence(
     divided by the weights' sum so a score stays in [0, 1]; best first:
 
     - its note's (``note_evidence``, weight ``note_weight``): a note is a unit as
-      well as its chunks;
+      well as its chunks. A chunk in ``unknown`` is not judged on it: its note's
+      other chunks cannot be vector candidates yet, so the sum of its note's best
+      chunks counts what is missing against it (Ana's note just written, asked by
+      its own word, lost to Sarah's note, which does not hold the word but had two
+      vector candidates);
     - its own text's (``own``: label -> the best cosine of one of the chunk's own
       lines to the query, min-max scaled over the chunks that have one, weight
       ``own_weight``; a chunk without one counts 0). A chunk's vector is embedded
@@ -208,7 +212,11 @@ def with_evidence(
     missing = [0.0] * len(kept)  # the weight of evidence a chunk lacks (not counted)
     if note_weight:
         ev = note_evidence(scores, [notes[label] for label, _ in kept], note_top)
-        scores = [s + note_weight * e for s, e in zip(scores, ev, strict=True)]
+        for i, (label, _) in enumerate(kept):
+            if label in unknown:
+                missing[i] += note_weight
+            else:
+                scores[i] += note_weight * ev[i]
         total += note_weight
     if own_weight and own:
         present = [own[label] for label, _ in kept if label in own]
@@ -218,7 +226,7 @@ def with_evidence(
                 scaled = (own[label] - lo) / (hi - lo) if hi > lo else 1.0
                 scores[i] += own_weight * scaled
             elif label in unknown:
-                missing[i] = own_weight
+                missing[i] += own_weight
         total += own_weight
     if link_weight and links:
         # a line that links to a note is about that note: the best score of a chunk
