@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 from memvault.index.pg_store import PgStore
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.store import Store
+from memvault.index.vectors import VectorsWanted
 
 DIM = 384
 PER_NOTE = 10
@@ -86,7 +87,8 @@ def _open(
     vi = store.vector_index(
         Path(where) / "vectors.bin", DIM, m=16, ef_construction=200, ef_search=100
     )
-    vi.open(None, store.labels() if kind == "sqlite" else [], lambda labels: np.zeros((0, DIM)))
+    labels = store.labels() if kind == "sqlite" else []
+    vi.open(VectorsWanted(None, labels, lambda ls: np.zeros((0, DIM))))
     return store, vi
 
 

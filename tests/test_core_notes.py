@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from memvault.core.notes import first_paragraph, parse_note, plain_text, tag_matches
+from memvault.core.notes import first_paragraph, parse_note, plain_text
+from memvault.core.ranking import tag_matches
 
 TEMPLATES = Path(__file__).resolve().parents[1] / "vault-template" / "templates"
 

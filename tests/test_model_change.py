@@ -134,7 +134,7 @@ def test_a_new_model_keeps_keyword_rows_and_says_so_in_status(tmp_path: Path) ->
         status = v.status()
         assert status["index"]["vectors_pending"] == chunks
         assert status["index"]["model_changed"] == "hash-64 -> hash-32"
-        v.embed_pending()
+        v.engine.embed_pending()
         status = v.status()
         assert status["index"]["vectors_pending"] == 0
         assert "model_changed" not in status["index"]

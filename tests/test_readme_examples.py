@@ -136,3 +136,53 @@ def test_the_python_examples_tag_is_one_the_demo_has(tmp_path: Path) -> None:
     proc = shell(f"{sys.executable} {script}", tmp_path, home)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "hits: ['decisions/2024-03-12-why-postgresql.md'" in proc.stdout
+
+
+def readme_commands() -> list[str]:
+    """Every ``memvault`` command of the README's ``sh`` blocks, comments cut, in order;
+    ``a|b|c`` (``daemon start|stop|status``) stands for each, ``stop`` run last. Not
+    here: ``memvault up`` (a foreground server, after the block's ``pip install``) and
+    lines that start with another program (``pip``, ``claude``, ``python``, ``ruff``)."""
+    commands = []
+    for block in re.findall(r"```sh\n(.*?)```", README, re.S):
+        for line in block.split("\n"):
+            command = re.sub(r"\s+#.*$", "", line).strip()
+            if not command.startswith("memvault "):
+                continue
+            words = command.split(" ")
+            alt = next((i for i, w in enumerate(words) if "|" in w), None)
+            if alt is None:
+                commands.append(command)
+                continue
+            choices = words[alt].split("|")
+            choices.sort(key=lambda c: c == "stop")
+            commands += [" ".join([*words[:alt], c, *words[alt + 1 :]]) for c in choices]
+    return commands
+
+
+def test_every_memvault_command_the_readme_shows_runs_as_shown(tmp_path: Path) -> None:
+    """In a home of its own: ``~/memory`` the example vault, ``~/code/app`` a project, and
+    for ``migrate`` a folder holding a small MEMORY.md dump. Each command, as the README
+    writes it, exits 0 (``daemon install`` writes its unit under this home)."""
+    commands = readme_commands()
+    assert {"memvault status", "memvault daemon stop", "memvault migrate MEMORY.md"} <= set(
+        commands
+    )
+    assert any(c.startswith("memvault connect claude-code") for c in commands)
+    home = tmp_path / "home"
+    (home / "code" / "app").mkdir(parents=True)
+    dump = tmp_path / "dump"
+    dump.mkdir()
+    (dump / "MEMORY.md").write_text(
+        "# Memory\n\n## People\n\n- 2024-03-01: Sarah Chen leads the platform team.\n\n"
+        "## Decisions\n\n- 2024-03-12: we chose PostgreSQL over MongoDB for the schema.\n",
+        encoding="utf-8",
+    )
+    assert shell("memvault init --example ~/memory", tmp_path, home).returncode == 0
+    try:
+        for command in commands:
+            cwd = dump if " migrate " in f"{command} " else home / "memory"
+            proc = shell(command, cwd, home)
+            assert proc.returncode == 0, f"{command}\n{proc.stdout}{proc.stderr}"
+    finally:
+        shell("memvault daemon stop", home / "memory", home)

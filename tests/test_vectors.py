@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from memvault.errors import IndexCorrupt
-from memvault.index.vectors import HEADER, VectorIndex, inspect_index_file
+from memvault.index.vectors import HEADER, VectorIndex, VectorsWanted, inspect_index_file
 
 DIM = 16
 
@@ -50,7 +50,7 @@ def path(tmp_path: Path) -> Path:
 
 def opened(path: Path, store: Store, labels=range(200), sha: str | None = None) -> VectorIndex:
     index = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
-    index.open(sha, labels, store)
+    index.open(VectorsWanted(sha, labels, store))
     return index
 
 
@@ -141,7 +141,7 @@ def test_save_and_open_roundtrip_with_the_checksum(path: Path, store: Store) -> 
 
     store.fetched = 0
     again = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
-    report = again.open(sha, set(range(200)) - {5}, store)
+    report = again.open(VectorsWanted(sha, set(range(200)) - {5}, store))
     assert (report.loaded, report.rebuilt_reason, report.added, report.removed) == (
         True,
         None,
@@ -163,7 +163,7 @@ def test_a_file_that_is_not_the_one_saved_is_rebuilt(
 ) -> None:
     opened(path, store).save()
     index = VectorIndex(path, DIM, m=8)
-    report = index.open(sha, range(100), store)
+    report = index.open(VectorsWanted(sha, range(100), store))
     assert not report.loaded and reason in (report.rebuilt_reason or "")
     assert report.added == 100 and len(index.labels()) == 100
     assert index.query(store.vectors[3], 1)[0][0] == 3
@@ -172,13 +172,13 @@ def test_a_file_that_is_not_the_one_saved_is_rebuilt(
 
 def test_a_missing_file_is_built(path: Path, store: Store) -> None:
     index = VectorIndex(path, DIM)
-    report = index.open("f" * 64, range(50), store)
+    report = index.open(VectorsWanted("f" * 64, range(50), store))
     assert (report.loaded, report.rebuilt_reason, report.added) == (False, "no vectors file", 50)
 
 
 def test_a_file_built_with_another_m_is_rebuilt(path: Path, store: Store) -> None:
     sha = opened(path, store).save()
-    report = VectorIndex(path, DIM, m=16).open(sha, range(200), store)
+    report = VectorIndex(path, DIM, m=16).open(VectorsWanted(sha, range(200), store))
     assert not report.loaded and "M=8" in (report.rebuilt_reason or "")
 
 
@@ -238,7 +238,9 @@ def test_a_damaged_file_with_a_matching_checksum_is_rebuilt_not_loaded(
     opened(path, store).save()
     path.write_bytes(_corrupt(path.read_bytes(), kind))
     index = VectorIndex(path, DIM, m=8)
-    report = index.open(sha_of(path), range(200), store)  # the checksum cannot save us here
+    report = index.open(
+        VectorsWanted(sha_of(path), range(200), store)
+    )  # the checksum cannot save us here
     assert not report.loaded and report.rebuilt_reason
     assert index.query(store.vectors[17], 1)[0][0] == 17
 
@@ -246,12 +248,14 @@ def test_a_damaged_file_with_a_matching_checksum_is_rebuilt_not_loaded(
 def test_a_file_of_another_dimension_is_rebuilt(path: Path, store: Store) -> None:
     other = VectorIndex(path, 8, m=8)
     other.open(
-        None,
-        range(20),
-        lambda ls: np.ones((len(ls), 8), dtype=np.float32) + np.arange(len(ls))[:, None],
+        VectorsWanted(
+            None,
+            range(20),
+            lambda ls: np.ones((len(ls), 8), dtype=np.float32) + np.arange(len(ls))[:, None],
+        )
     )
     sha = other.save()
-    report = VectorIndex(path, DIM, m=8).open(sha, range(20), store)
+    report = VectorIndex(path, DIM, m=8).open(VectorsWanted(sha, range(20), store))
     assert not report.loaded and "16-dimensional" in (report.rebuilt_reason or "")
 
 
@@ -270,7 +274,7 @@ def test_open_reconciles_with_the_db(path: Path, store: Store) -> None:
     sha = opened(path, store).save()  # labels 0..199
     wanted = set(range(10, 200)) | {300, 301}
     index = VectorIndex(path, DIM, m=8)
-    report = index.open(sha, wanted, store)
+    report = index.open(VectorsWanted(sha, wanted, store))
     assert (report.loaded, report.added, report.removed) == (True, 2, 10)
     assert index.labels() == wanted
     assert index.query(store.vectors[300], 1)[0][0] == 300
@@ -284,7 +288,9 @@ def test_a_db_label_deleted_in_the_file_forces_a_rebuild(path: Path, store: Stor
     index = opened(path, store)
     index.delete([9])
     sha = index.save()
-    report = VectorIndex(path, DIM, m=8).open(sha, range(200), store)  # the db still has 9
+    report = VectorIndex(path, DIM, m=8).open(
+        VectorsWanted(sha, range(200), store)
+    )  # the db still has 9
     assert not report.loaded and "deleted in the vectors file" in (report.rebuilt_reason or "")
 
 

@@ -186,9 +186,9 @@ class Vault(Closes):
         if not self._backend.writable:
             raise MemvaultError("this vault was opened read-only")
 
-    def _here(self, write: bool = True) -> Engine:
-        """The engine of the vault opened in this process (``write``: with the lock)."""
-        self._writable() if write else self._not_closed()
+    def _here(self) -> Engine:
+        """The engine of the vault opened in this process."""
+        self._not_closed()
         if not isinstance(self._backend, LocalBackend):
             raise MemvaultError(
                 f"{self.root} is served by its daemon, which does this itself: "
@@ -289,17 +289,6 @@ class Vault(Closes):
 
     # -- for the daemon and the tools around it ----------------------------------------
 
-    def embed_pending(
-        self,
-        progress: Callable[[Progress], None] | None = None,
-        *,
-        steps: int | None = None,
-        stop: Callable[[], bool] | None = None,
-    ) -> tuple[int, int]:
-        """Give pending chunks their vectors (all, or ``steps`` bounded steps); returns
-        (chunks the model embedded, chunks indexed)."""
-        return self._here().embed_pending(progress, steps=steps, stop=stop)
-
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
         return self.engine.pending_vectors()
@@ -310,7 +299,7 @@ class Vault(Closes):
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
-        self._here(write=False).subscribe(listener)
+        self._here().subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:
         if isinstance(self._backend, LocalBackend):
@@ -322,7 +311,7 @@ class Vault(Closes):
 
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""
-        self._here(write=False).save()
+        self._here().save()
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of the embedding model in ``text`` (the unit of every budget)."""

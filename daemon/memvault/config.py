@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.core.memory_md import ORDERS, SectionRule
+from memvault.core.memory_order import ORDERS, SectionRule
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"

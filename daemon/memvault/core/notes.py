@@ -361,9 +361,3 @@ def _aliases(fm: dict[str, Any]) -> tuple[str, ...]:
         elif isinstance(value, list):
             out += [str(a).strip() for a in value if a is not None and str(a).strip()]
     return tuple(dict.fromkeys(out))
-
-
-def tag_matches(tag: str, wanted: str) -> bool:
-    """Tag filters are case-insensitive and nested: 'project' matches 'project/alpha'."""
-    t, w = tag.casefold().lstrip("#"), wanted.casefold().lstrip("#")
-    return t == w or t.startswith(w + "/")

@@ -15,8 +15,6 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.notes import tag_matches
-
 _WORD = re.compile(r"\w+", re.UNICODE)
 COMMON_DOCS = 1000  # a term in this many chunks (and half of all) is too common to score
 MAX_QUERY_TERMS = 64
@@ -281,6 +279,12 @@ def note_day(fields: Mapping[str, Any], path: str) -> str | None:
             return str(value).strip()[:10]
     m = re.search(r"(\d{4}-\d{2}-\d{2})", path.rsplit("/", 1)[-1])
     return m.group(1) if m else None
+
+
+def tag_matches(tag: str, wanted: str) -> bool:
+    """Tag filters are case-insensitive and nested: 'project' matches 'project/alpha'."""
+    t, w = tag.casefold().lstrip("#"), wanted.casefold().lstrip("#")
+    return t == w or t.startswith(w + "/")
 
 
 def allows(f: Filters, path: str, tags: Sequence[str], fields: Mapping[str, Any]) -> bool:

@@ -41,7 +41,7 @@ from memvault.index.embedder import (
 )
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.index.store import Store
-from memvault.index.vectors import VectorIndex
+from memvault.index.vectors import VectorIndex, VectorsWanted
 
 log = logging.getLogger("memvault")
 
@@ -273,9 +273,11 @@ class Embedding:
                 )
                 # pending chunks have no vector yet: the lane adds them, not the reconcile
                 report = vi.open(
-                    self._store.meta("vectors_sha"),
-                    self._store.embedded_labels(),
-                    self.vectors_for,
+                    VectorsWanted(
+                        self._store.meta("vectors_sha"),
+                        self._store.embedded_labels(),
+                        self.vectors_for,
+                    )
                 )
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)

@@ -14,12 +14,12 @@ filters a deepening HNSW search.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
-from memvault.index.vectors import OpenReport, _checked
+from memvault.index.vectors import OpenReport, VectorsWanted, _checked
 
 _BATCH = 1000
 
@@ -54,15 +54,9 @@ class PgVectors:
     def _expr(self) -> str:
         return f"embedding::vector({int(self.dim)})"
 
-    def open(
-        self,
-        expected_sha: str | None,
-        labels: Collection[int],
-        vectors_for: Callable[[Sequence[int]], np.ndarray],
-    ) -> OpenReport:
+    def open(self, want: VectorsWanted) -> OpenReport:
         """Reconcile the table with the store's embedded chunks (a writer only: a reader
-        reads what the writer wrote)."""
-        del expected_sha  # nothing is saved to a file: no checksum
+        reads what the writer wrote). Nothing is saved to a file: no checksum to check."""
         if self.store.read_only:
             return OpenReport(loaded=True, rebuilt_reason=None, added=0, removed=0)
         with self._lock:
@@ -90,14 +84,14 @@ class PgVectors:
                 f"{int(self.ef_construction)})"
             )
             stored = {int(r[0]) for r in self._db.raw("SELECT label FROM vectors").fetchall()}
-        wanted = {int(x) for x in labels}
+        wanted = {int(x) for x in want.labels}
         extra = stored - wanted
         if extra:
             self.delete(extra)
         missing = sorted(wanted - (stored - extra))
         for start in range(0, len(missing), _BATCH):
             batch = missing[start : start + _BATCH]
-            self.add(batch, vectors_for(batch))
+            self.add(batch, want.vectors_for(batch))
         return OpenReport(
             loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra | wrong)
         )

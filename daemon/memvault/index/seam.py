@@ -23,12 +23,13 @@ implement apart.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
 
 from memvault.config import VaultConfig
+from memvault.index.vectors import OpenReport, VectorsWanted
 
 Tx = Any  # a transaction handle: only ever handed back to the store that gave it
 
@@ -36,12 +37,7 @@ Tx = Any  # a transaction handle: only ever handed back to the store that gave i
 class VectorSearch(Protocol):
     """Vectors by chunk label: hnswlib (``VectorIndex``) or pgvector (``PgVectors``)."""
 
-    def open(
-        self,
-        expected_sha: str | None,
-        labels: Collection[int],
-        vectors_for: Callable[[Sequence[int]], np.ndarray],
-    ) -> Any: ...
+    def open(self, want: VectorsWanted) -> OpenReport: ...
     def add(self, labels: Sequence[int], vectors: np.ndarray) -> None: ...
     def delete(self, labels: Iterable[int]) -> int: ...
     def query(

@@ -50,6 +50,16 @@ _DELETE_MARK = 0x01  # bit of the third byte of an element's level-0 link header
 
 
 @dataclass(frozen=True, slots=True)
+class VectorsWanted:
+    """What a vector index is opened to hold (``open`` of ``VectorIndex`` and
+    ``PgVectors``, index/seam.py's ``VectorSearch``): the db's truth."""
+
+    expected_sha: str | None  # the checksum recorded for the vectors file last saved, if any
+    labels: Collection[int]  # the chunks that have their vectors
+    vectors_for: Callable[[Sequence[int]], np.ndarray]  # their vectors, (len(labels), dim)
+
+
+@dataclass(frozen=True, slots=True)
 class OpenReport:
     """What ``VectorIndex.open`` did: loaded the file, or rebuilt it and why."""
 
@@ -204,22 +214,18 @@ class VectorIndex:
 
     # --- opening -------------------------------------------------------------
 
-    def open(
-        self,
-        expected_sha: str | None,
-        labels: Collection[int],
-        vectors_for: Callable[[Sequence[int]], np.ndarray],
-    ) -> OpenReport:
+    def open(self, want: VectorsWanted) -> OpenReport:
         """Load the saved index if it is the one last saved, else rebuild; then reconcile.
 
-        ``labels`` is the db's truth; ``vectors_for(labels)`` returns their
+        ``want.labels`` is the db's truth; ``want.vectors_for(labels)`` returns their
         vectors (from the embedding cache) as a (len(labels), dim) array.
         Labels the index lacks are added, labels the db lacks are deleted.
         """
-        wanted = {int(label) for label in labels}
+        wanted = {int(label) for label in want.labels}
+        vectors_for = want.vectors_for
         with self._lock:
             try:
-                index, info = self._load(expected_sha)
+                index, info = self._load(want.expected_sha)
             except IndexCorrupt as exc:
                 return self._rebuild(sorted(wanted), vectors_for, str(exc))
             in_file = {int(x) for x in info.labels}

@@ -3,7 +3,7 @@
 The structure lane (the watcher's syncs, the HTTP writes) writes rows, FTS and
 MEMORY.md at once and queues new chunks; this thread loads the model (after
 the start-up reconcile, never before it) and then works the queue in bounded
-steps (``Vault.embed_pending(steps=1)``), each a fraction of a second of model
+steps (``Engine.embed_pending(steps=1)``), each a fraction of a second of model
 time, so a 5 MB note being embedded never holds back a note saved meanwhile:
 the model runs outside the engine's lock. Between steps it yields to the
 structure lane: while a batch of changes is queued or being synced it waits
@@ -123,7 +123,7 @@ class VectorLane:
             while not self._stopping.is_set():
                 self._yield_to_structure()
                 try:
-                    embedded, indexed = self.vault.embed_pending(
+                    embedded, indexed = self.vault.engine.embed_pending(
                         self._on_progress, steps=1, stop=self._stopping.is_set
                     )
                 except Exception as exc:
