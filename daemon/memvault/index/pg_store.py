@@ -191,6 +191,12 @@ class PgStore(Store):
                 self._pg.conn = reader()
             raise
 
+    def side_session(self) -> _PgSql:
+        """A connection of its own to the vault's schema (a writer's long statement, such
+        as an HNSW build, off the connection this process searches on)."""
+        conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
+        return _PgSql(conn, self.dsn, self._pg.timeout)
+
     def location(self) -> dict[str, Any]:
         """Where this index lives and who writes it (``status``): never the password."""
         held = self.writer()
@@ -251,9 +257,10 @@ class PgStore(Store):
 
     def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
         rows = []
-        for c in chunks:
-            heading = " ".join(c.heading)
-            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
+        columns = [(c.text, c.title, " ".join(c.heading), c.about) for c in chunks]
+        for c, (_, _, heading, _), (keywords, ntok) in zip(
+            chunks, columns, pg_keywords.tsvectors_of(columns), strict=True
+        ):
             rows.append(
                 (
                     path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
