@@ -468,3 +468,42 @@ def test_a_writer_whose_lock_another_took_while_the_server_was_down_writes_nothi
                 second.sync()  # the writer that holds the lock goes on
     finally:
         stop_server(own)
+
+
+def test_a_model_change_on_an_index_past_the_statement_deadline_requeues_every_chunk(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # requeue_all is one transaction over every chunk: its UPDATEs and the queue's
+    # INSERTs went under one deadline (pg_timeout), cut on a large index; a trigger
+    # makes each UPDATE statement of it slow (0.03 s each: short alone, ~3 s together;
+    # the deadline's floor is lowered to match: 10 chunks a second)
+    from memvault.index import pg_store
+    from memvault.index.embedder import HashEmbedder
+
+    monkeypatch.setattr(pg_store, "REQUEUE_PER_S", 10, raising=False)
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    monkeypatch.setenv("MEMVAULT_INDEX_PG_TIMEOUT", "2")
+    root = make_vault(tmp_path, "big")
+    for i in range(80):
+        write(root, f"logs/2024-03-{i:03d}.md", note(f"Day {i}", f"day {i}", f"Worked on {i}."))
+    with open_vault(root, embedder=HashEmbedder(32)) as v:
+        v.sync()
+        chunks = v.engine.store.chunk_count()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(
+            f'CREATE FUNCTION "{schema}".slow() RETURNS trigger LANGUAGE plpgsql AS '
+            "$$ BEGIN PERFORM pg_sleep(0.03); RETURN NULL; END $$"
+        )
+        conn.execute(
+            f'CREATE TRIGGER slow AFTER UPDATE OF sha ON "{schema}".chunks '
+            f'FOR EACH STATEMENT EXECUTE FUNCTION "{schema}".slow()'
+        )
+    with open_vault(root, embedder=HashEmbedder(64)) as v:  # another model
+        v.sync()
+        assert v.pending_vectors()[0] == 0
+        assert v.engine.store.meta("model_id") == HashEmbedder(64).model_id
+        assert v.engine.store.chunk_count() == chunks > 80
+        assert v.search("Worked on 7", k=3)
