@@ -507,3 +507,53 @@ def test_a_model_change_on_an_index_past_the_statement_deadline_requeues_every_c
         assert v.engine.store.meta("model_id") == HashEmbedder(64).model_id
         assert v.engine.store.chunk_count() == chunks > 80
         assert v.search("Worked on 7", k=3)
+
+
+def test_a_cli_write_waits_for_a_short_lived_writer_and_is_refused_at_once_by_a_daemon(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # as the file lock (MEMVAULT_LOCK_WAIT): a CLI write waits for another short-lived
+    # writer, anywhere, to let go; a daemon holding the lock writes as long as it
+    # runs, so waiting for it is pointless: refused at once, naming it
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    env = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": schema,
+        "MEMVAULT_LOCK_WAIT": "60",
+    }
+    root = make_vault(tmp_path, "team")
+    copy = tmp_path / "machine-b" / "team"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    full = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    full.update(env, PYTHONPATH=str(ROOT / "daemon"), MEMVAULT_INDEX_MODEL="hash")
+    with open_vault(root) as short_lived:  # a sync on machine a, not a daemon
+        short_lived.sync()
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "memvault", "sync", "--vault", str(copy)],
+            env=full,
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+        )
+        assert waiting.stderr is not None
+        said = waiting.stderr.readline()  # it says it waits, and whom for
+        assert "waiting for" in said and f"pid {os.getpid()}" in said, said
+        assert waiting.poll() is None
+    assert waiting.wait(timeout=120) == 0, waiting.stderr.read()  # a let go: b wrote
+    waiting.stderr.close()
+    with open_vault(root, through_daemon=False) as daemon:  # as `memvault up` opens it
+        assert daemon._backend.writable
+        started = time.monotonic()
+        run = _cli(copy, "sync", env=env)
+        assert run.returncode == 6, run.stderr
+        assert "(a daemon)" in run.stderr and f"pid {os.getpid()}" in run.stderr
+        assert "waiting" not in run.stderr
+        assert time.monotonic() - started < 50  # at once, not after MEMVAULT_LOCK_WAIT (60 s)
+    with open_vault(root) as short_lived:  # and a daemon starting meanwhile: at once
+        short_lived.sync()
+        with pytest.raises(LockHeld):
+            open_vault(copy, through_daemon=False)

@@ -287,8 +287,16 @@ def open_backend(
                 raise  # a short-lived writer (a sync, a migration), not a daemon
     from memvault.engine import Engine
 
-    try:
-        engine = Engine(config, _model(embedder, mode, local=True), read_only=lock is None)
+    try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule
+        engine = Engine(
+            config,
+            _model(embedder, mode, local=True),
+            read_only=lock is None,
+            writer_wait=(lock_wait(env) if wait is None else wait)
+            if mode == "write" and through_daemon
+            else 0.0,
+            daemon=mode == "write" and not through_daemon,
+        )
     except LockHeld:
         if lock is not None:
             lock.release()

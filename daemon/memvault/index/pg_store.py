@@ -20,6 +20,7 @@ or ``status`` names.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
@@ -39,6 +40,8 @@ from memvault.index.sql import parts
 from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
 
+
+log = logging.getLogger("memvault")
 
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 
@@ -151,20 +154,46 @@ class PgStore(Store):
 
     # -- the writer's lock -------------------------------------------------------------
 
-    def take_writer_lock(self) -> None:
+    def take_writer_lock(self, wait: float = 0.0, *, daemon: bool = False) -> None:
         """Hold the vault's writer advisory lock on a session of its own, or
-        ``LockHeld`` naming the holder (host, pid) wherever it runs."""
+        ``LockHeld`` naming the holder (host, pid) wherever it runs. As the file lock
+        (vault/lock.py): ``wait`` > 0 (a short-lived writer: a CLI write without a
+        daemon), while another short-lived writer holds it, try again for up to ``wait``
+        seconds, saying so once; a daemon holding it is refused at once (it writes for
+        as long as it runs). ``daemon``: this one is (its session's application_name
+        says so, for the others to see)."""
         conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
         key = pg_schema.lock_key(self.schema, "writer")
-        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        if not got:
-            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
-            conn.close()
-            who = f"{row[0]} pid {row[1]}" if row else "another process"
-            raise LockHeld(
-                f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
-                f"already: {who} (one writer per vault; open it as a reader)"
+        if daemon:
+            conn.execute(
+                "SELECT set_config('application_name', %s, false)",
+                (f"memvault daemon {socket.gethostname()} {os.getpid()}",),
             )
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            if got:
+                break
+            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
+            holder = self._holder_kind(conn, key)
+            who = f"{row[0]} pid {row[1]}" if row else "another process"
+            if holder == "daemon" or time.monotonic() >= deadline:
+                conn.close()
+                raise LockHeld(
+                    f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
+                    f"already: {who}{' (a daemon)' if holder == 'daemon' else ''} "
+                    "(one writer per vault; open it as a reader)"
+                )
+            if not said:
+                said = True
+                log.warning(
+                    "waiting for %s, which is writing this vault's index in PostgreSQL, to "
+                    "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
+                    who,
+                    wait,
+                )
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
@@ -172,6 +201,18 @@ class PgStore(Store):
                 (socket.gethostname(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+
+    @staticmethod
+    def _holder_kind(conn: Any, key: int) -> str:
+        """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
+        unsigned = key & 0xFFFFFFFFFFFFFFFF
+        row = conn.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+            "AND l.objid::bigint = %s AND l.objsubid = 1",
+            (unsigned >> 32, unsigned & 0xFFFFFFFF),
+        ).fetchone()
+        return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
 
     def _writer_again(self) -> None:
         """After a lost connection a writer's lock session is gone too (the server let
