@@ -1,0 +1,140 @@
+"""A reader machine of a team's index (docs/TEAM.md): its HTTP API (the Obsidian
+plugin's routes) over real uvicorn on loopback, and its MCP server as a real process
+over stdio, answering from the shared PostgreSQL index while the writer holds the
+lock: no local index, the same answers as the writer's. A real server (pgserver)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import mcp_types as types
+import pytest
+from anyio.from_thread import start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+
+from helpers import make_vault, open_vault
+from memvault.service.daemon import HttpServer
+from memvault.service.http_api import create_app
+
+ROOT = Path(__file__).resolve().parents[1]
+TOKEN = "r3ader-token-for-tests-" + "x" * 20
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+QUESTION = "which database did we choose and why"
+
+
+@pytest.fixture
+def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """The writer (this process, holding the vault's lock in PostgreSQL, synced) and a
+    reader machine's copy of the files: ``.memvault/`` with no index in it."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    writer_root = make_vault(tmp_path, "team")
+    reader_root = tmp_path / "reader-machine" / "team"
+    with open_vault(writer_root) as writer:
+        writer.sync()
+        shutil.copytree(writer_root, reader_root, ignore=shutil.ignore_patterns(".memvault"))
+        (reader_root / ".memvault").mkdir()
+        yield writer, reader_root
+
+
+def _no_local_index(root: Path) -> None:
+    assert sorted(p.name for p in (root / ".memvault").iterdir() if p.is_file()) == []
+
+
+def test_the_http_api_on_a_reader_serves_the_plugins_routes_from_the_shared_index(
+    team: Any,
+) -> None:
+    writer, reader_root = team
+    expected = [(h.path, h.line_start, h.line_end) for h in writer.search(QUESTION, k=5)]
+    expected_context = writer.context(QUESTION, budget=400).text
+    related = [h.path for h in writer.related("people/sarah-chen.md", k=3)]
+    assert expected and related
+    with open_vault(reader_root, mode="read") as reader:
+        port: list[int] = []
+        app = create_app(reader, TOKEN, lambda: {"port": port[0]})
+        server = HttpServer(app, "127.0.0.1", 0)
+        port.append(server.port)
+        server.start()
+        try:
+            base = f"http://127.0.0.1:{server.port}"
+            with httpx.Client(base_url=base, trust_env=False, timeout=30, headers=AUTH) as c:
+                found = c.post("/search", json={"query": QUESTION, "k": 5})
+                assert found.status_code == 200, found.text
+                hits = found.json()["hits"]
+                assert [(h["path"], h["line_start"], h["line_end"]) for h in hits] == expected
+                ctx = c.post("/context", json={"query": QUESTION, "budget": 400})
+                assert ctx.status_code == 200 and ctx.json()["text"] == expected_context
+                near = c.get("/related", params={"path": "people/sarah-chen.md", "k": 3})
+                assert near.status_code == 200
+                assert [h["path"] for h in near.json()["hits"]] == related
+                got = c.get("/notes/people/sarah-chen.md")
+                assert got.status_code == 200 and "Sarah" in got.json()["text"]
+                where = c.get("/status").json()["index"]["where"]
+                assert where["store"] == "postgres" and where["role"] == "reader"
+                assert where["writer"]["pid"] == os.getpid()  # the writer holds the lock
+        finally:
+            app.state.close()
+            server.stop()
+    _no_local_index(reader_root)
+
+
+def test_the_mcp_server_on_a_reader_answers_from_the_shared_index(
+    team: Any, pg_dsn: str
+) -> None:
+    writer, reader_root = team
+    expected = [h.path for h in writer.search(QUESTION, k=5)]
+    assert expected
+    env = {
+        "PYTHONPATH": str(ROOT / "daemon"),
+        "MEMVAULT_INDEX_MODEL": "hash",
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+        "HF_HUB_OFFLINE": "1",
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memvault", "mcp", "--vault", str(reader_root)],
+        env=env,
+        cwd=str(reader_root.parent),
+    )
+
+    async def ask() -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        with (reader_root.parent / "mcp-stderr.log").open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                for name, args in (
+                    ("memory_search", {"query": QUESTION, "k": 5}),
+                    ("memory_context", {"query": QUESTION, "budget": 400}),
+                    ("memory_get", {"path": "people/sarah-chen.md"}),
+                    ("memory_status", {}),
+                ):
+                    result = await s.call_tool(name, args)
+                    text = "".join(
+                        c.text for c in result.content if isinstance(c, types.TextContent)
+                    )
+                    assert not result.is_error, (name, text)
+                    out[name] = result.structured_content or text
+        return out
+
+    with start_blocking_portal() as portal:
+        got = portal.call(ask)
+    assert [h["path"] for h in got["memory_search"]["hits"]] == expected
+    context = got["memory_context"]
+    context = context if isinstance(context, str) else context.get("result", "")
+    assert f"[[{expected[0].removesuffix('.md')}" in context
+    assert "Sarah" in got["memory_get"]["text"]
+    where = got["memory_status"]["index"]["where"]
+    assert where["store"] == "postgres" and where["role"] == "reader"
+    _no_local_index(reader_root)
