@@ -85,9 +85,7 @@ def test_the_http_api_on_a_reader_serves_the_plugins_routes_from_the_shared_inde
     _no_local_index(reader_root)
 
 
-def test_the_mcp_server_on_a_reader_answers_from_the_shared_index(
-    team: Any, pg_dsn: str
-) -> None:
+def test_the_mcp_server_on_a_reader_answers_from_the_shared_index(team: Any, pg_dsn: str) -> None:
     writer, reader_root = team
     expected = [h.path for h in writer.search(QUESTION, k=5)]
     assert expected

@@ -40,7 +40,6 @@ from memvault.index.sql import parts
 from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
 
-
 log = logging.getLogger("memvault")
 
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline

@@ -140,9 +140,9 @@ class PgVectors:
             with self._db.deadline(), self._db.conn.transaction():
                 # an upsert: the labels' old rows go, the new come by binary COPY
                 self._db.conn.execute("DELETE FROM vectors WHERE label = ANY(%s)", (batch,))
-                with self._db.conn.cursor() as cur:
-                    with cur.copy("COPY vectors(label, embedding) FROM STDIN (FORMAT BINARY)") as cp:
-                        cp.write(self._copy_rows(batch, array))
+                copy = "COPY vectors(label, embedding) FROM STDIN (FORMAT BINARY)"
+                with self._db.conn.cursor() as cur, cur.copy(copy) as cp:
+                    cp.write(self._copy_rows(batch, array))
         if not ahead:
             self._settle(None)
 
