@@ -84,6 +84,8 @@ def test_incremental_syncs_equal_a_fresh_rebuild(backend: str, tmp_path: Path) -
         (root / "decisions" / "2024-05-01-use-kafka.md").unlink()
         v.sync()
         got = snapshot(v)
+        if backend == "postgres":  # BM25's totals, kept by triggers: exact after edits
+            assert _totals(v) == _counted(v)
         hits = v.search("queues", k=3)
         assert hits and hits[0].path == "projects/ai-assistant-refactor.md"
         assert all(h.path != "decisions/2024-05-01-use-kafka.md" for h in v.search("Kafka", k=10))
@@ -624,3 +626,42 @@ def _untied(answers: dict[str, Any]) -> dict[str, Any]:
         for q, hits in answers.items()
         if not q.startswith("ctx ") and q != "people"
     } | {"people": sorted(answers["people"])}
+
+
+def _totals(v: Any) -> tuple[int, int]:
+    n, ntok = v.engine.store._pg.raw("SELECT n, ntok FROM chunk_totals").fetchone()
+    return int(n), int(ntok)
+
+
+def _counted(v: Any) -> tuple[int, int]:
+    row = v.engine.store._pg.raw("SELECT count(*), sum(ntok) FROM chunks").fetchone()
+    return int(row[0]), int(row[1])
+
+
+def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        expected = [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as memvault's schema 1 was
+        for trigger in ("insert", "delete", "update"):
+            conn.execute(f'DROP TRIGGER chunk_totals_{trigger} ON "{schema}".chunks')
+        conn.execute(f'DROP TABLE "{schema}".chunk_totals')
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '1' WHERE key = 'schema_version'")
+    copy = tmp_path / "reader" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
+        assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
+    with open_vault(root) as v:  # the writer migrates it
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "2"
+        assert _totals(v) == _counted(v)
+        write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
+        v.sync()
+        assert _totals(v) == _counted(v)
+        assert [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]

@@ -117,6 +117,7 @@ class PgStore(Store):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
+        self._totals = True  # chunk_totals kept (schema 2), else counted
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -144,6 +145,8 @@ class PgStore(Store):
                             f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
                             "writer (memvault up) builds it"
                         )
+                    # a writer of an older memvault has no totals yet: counted per query
+                    self._totals = version is None or version >= 2
                 else:
                     pg_schema.migrate(conn, schema)
         except BaseException:
@@ -417,7 +420,9 @@ class PgStore(Store):
         queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
         with self._lock:
             total, length = self._pg.raw(
-                "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
+                "SELECT n, ntok FROM chunk_totals"
+                if self._totals
+                else "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
             ).fetchone()
             docs = [
                 int(
