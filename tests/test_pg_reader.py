@@ -1,7 +1,9 @@
 """A reader machine of a team's index (docs/TEAM.md): its HTTP API (the Obsidian
 plugin's routes) over real uvicorn on loopback, and its MCP server as a real process
 over stdio, answering from the shared PostgreSQL index while the writer holds the
-lock: no local index, the same answers as the writer's. A real server (pgserver)."""
+lock: no local index, the same answers as the writer's; and a reader daemon
+(`memvault up` there) beside a writer daemon, both real processes. A real server
+(pgserver)."""
 
 from __future__ import annotations
 
@@ -19,7 +21,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import make_vault, open_vault
+from helpers import DaemonProcess, eventually, make_vault, open_vault
 from memvault.service.daemon import HttpServer
 from memvault.service.http_api import create_app
 
@@ -136,3 +138,93 @@ def test_the_mcp_server_on_a_reader_answers_from_the_shared_index(team: Any, pg_
     where = got["memory_status"]["index"]["where"]
     assert where["store"] == "postgres" and where["role"] == "reader"
     _no_local_index(reader_root)
+
+
+NOTE = """---
+type: decision
+---
+# Queue choice
+
+We chose the zephyrine broker for the job queue: it keeps ordering per tenant.
+"""
+
+
+def _client(info: dict[str, Any]) -> httpx.Client:
+    return httpx.Client(
+        base_url=f"http://127.0.0.1:{info['port']}",
+        trust_env=False,
+        timeout=30,
+        headers={"Authorization": f"Bearer {info['token']}"},
+    )
+
+
+def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_writer_daemon(
+    tmp_path: Path, pg_dsn: str
+) -> None:
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    a = make_vault(tmp_path / "machine-a", "team")
+    b = tmp_path / "machine-b" / "team"
+    writer = DaemonProcess(tmp_path, a, **settings)
+    reader: DaemonProcess | None = None
+    try:
+        w_info = writer.ready(answering=True)
+        (a / "decisions" / "queue-choice.md").write_text(NOTE, encoding="utf-8")
+        with _client(w_info) as w:
+
+            def indexed() -> bool:
+                hits = w.post("/search", json={"query": "zephyrine broker", "k": 3}).json()
+                return any(h["path"] == "decisions/queue-choice.md" for h in hits["hits"])
+
+            eventually(indexed, 60, "the writer to index the new note")
+        # the reader machine: the files (by git, a shared folder), no index of its own
+        shutil.copytree(a, b, ignore=shutil.ignore_patterns(".memvault"))
+        (b / ".memvault").mkdir()
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings)
+        r_info = reader.ready(answering=True)
+        with _client(r_info) as r:
+            found = r.post("/search", json={"query": "zephyrine broker", "k": 3})
+            assert found.status_code == 200, found.text
+            assert found.json()["hits"][0]["path"] == "decisions/queue-choice.md"
+            ctx = r.post("/context", json={"query": "which broker for the job queue"})
+            assert ctx.status_code == 200 and "zephyrine" in ctx.json()["text"]
+            got = r.get("/notes/decisions/queue-choice.md")
+            assert got.status_code == 200 and "zephyrine" in got.json()["text"]
+            status = r.get("/status").json()
+            assert status["daemon"]["role"] == "reader" and status["daemon"]["state"] == "reading"
+            where = status["index"]["where"]
+            assert where["role"] == "reader" and where["writer"]["pid"] == writer.proc.pid
+            assert where["behind_seconds"] is not None
+            # writes are refused, naming the writer; nothing is written on either side
+            before_a = sorted(p.relative_to(a) for p in a.rglob("*.md"))
+            before_b = {p: p.read_bytes() for p in b.rglob("*") if p.is_file()}
+            for route, body in (
+                ("/notes", {"category": "decisions", "title": "Reader write"}),
+                ("/log", {"text": "from the reader"}),
+                ("/sync", {}),
+                ("/memory-tool", {"command": "create", "path": "/memories/x.md", "file_text": "x"}),
+            ):
+                refused = r.post(route, json=body)
+                assert refused.status_code == 400, (route, refused.text)
+                error = refused.json()["error"]
+                assert error["type"] == "LockHeld", (route, error)
+                assert f"pid {writer.proc.pid}" in error["message"], error
+            assert {p: p.read_bytes() for p in b.rglob("*") if p.is_file()} == before_b
+            assert sorted(p.relative_to(a) for p in a.rglob("*.md")) == before_a
+        assert "read-only: this is a reader of the index" in reader.stderr
+        # this folder's lock (a daemon runs here: runfile's rule), daemon.json and the
+        # ignore file that keeps them out of git: no index, no vectors
+        state = [".gitignore", "daemon.json", "lock"]
+        assert sorted(p.name for p in (b / ".memvault").iterdir()) == state
+        assert reader.stop() == 0
+        reader = None
+        assert sorted(p.name for p in (b / ".memvault").iterdir()) == [".gitignore", "lock"]
+        with _client(w_info) as w:  # the writer still writes
+            assert w.post("/log", json={"text": "from the writer"}).status_code == 200
+    finally:
+        if reader is not None:
+            reader.stop()
+        writer.stop()

@@ -254,6 +254,21 @@ class PgStore(Store):
             "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
         }
 
+    def refusal(self) -> LockHeld:
+        """What a write on a reader is told: the writer that holds the lock (a reader
+        never becomes the writer: docs/TEAM.md)."""
+        held = self.writer()
+        who = (
+            f"its writer is {held[0]} pid {held[1]}; write there"
+            if held
+            else "it has no writer now; run `memvault up` (a writer) to write"
+        )
+        return LockHeld(
+            f"this is a reader of the index in schema {self.schema!r} at {redact(self.dsn)}: "
+            f"{who} (the notes travel to it by git or the shared folder)",
+            None if held is None else held[1],
+        )
+
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row
         outlives it: it counts only with the advisory lock held)."""
