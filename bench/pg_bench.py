@@ -3,11 +3,16 @@
     python bench/pg_bench.py --dsn postgresql://... --chunks 100000
     python bench/pg_bench.py --dsn ... --chunks 20000 --readers 3     # + 3 readers, 1 writer
 
-Through the seam both backends implement (index/seam.py): ``insert_chunks`` of
-synthetic notes (10 chunks each, 40-word texts from a 5,000-word vocabulary) with
-precomputed unit vectors (dim 384) put in the embedding cache and the vector index,
-committed 100 notes a transaction; then queries as the reader asks them (keyword
-candidates for 3 words, 100 vector candidates for a vector), p50/p95 over 200.
+Through the seam both backends implement (index/seam.py), the way a first index or
+``index move`` goes when every vector is in the cache already: the structure lane's
+rows (``put_note``, ``insert_chunks``, ``add_pending``) of synthetic notes (10 chunks
+each, 40-word texts from a 5,000-word vocabulary), committed 100 notes a transaction;
+the precomputed unit vectors (dim 384) put in the embedding cache; then the vector
+lane's steps as ``Embedding.embed_pending`` takes them (``PENDING_BATCH`` chunks off the
+queue, ``finish_pending``, their cached vectors into the vector index), until the
+queue is empty (PostgreSQL builds its HNSW index then: pg_vectors.py). Then queries as
+the reader asks them (keyword candidates for 3 words, 100 vector candidates for a
+vector), p50/p95 over 200.
 With ``--readers``: that many reader processes query the PostgreSQL index while one
 writer process adds more notes; the readers' p50 is reported against an idle one.
 """
@@ -28,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
+from memvault.engine.embedding import PENDING_BATCH
 from memvault.index.pg_store import PgStore
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.store import Store
@@ -56,25 +62,27 @@ def _notes(start: int, count: int, seed: int) -> list[tuple[str, list[NewChunk],
 def _ingest(
     store: Store, vectors: Any, notes: list[tuple[str, list[NewChunk], np.ndarray]]
 ) -> None:
-    for i in range(0, len(notes), 100):
+    for i in range(0, len(notes), 100):  # the structure lane
         part = notes[i : i + 100]
         with store.transaction() as tx:
-            labels_all: list[int] = []
-            mats = []
-            for path, chunks, vecs in part:
+            for path, chunks, _ in part:
                 store.put_note(tx, NoteRow(path=path, size=1, mtime_ns=1, sha256="x", kind="note"))
-                labels_all += store.insert_chunks(tx, path, chunks)
-                mats.append(vecs)
-        matrix = np.concatenate(mats)
-        store.put_embeddings(
-            MODEL,
-            {
-                c.sha: v
-                for (_, cs, _), v in zip(part, mats, strict=True)
-                for c, v in zip(cs, v, strict=True)
-            },
+                labels = store.insert_chunks(tx, path, chunks)
+                store.add_pending(
+                    tx, ((lb, c.sha, c.text) for lb, c in zip(labels, chunks, strict=True)), 1.0
+                )
+        store.put_embeddings(  # the cache (index move copies it first)
+            MODEL, {c.sha: v for _, cs, vecs in part for c, v in zip(cs, vecs, strict=True)}
         )
-        vectors.add(labels_all, matrix)
+    while True:  # the vector lane, as Embedding.embed_pending steps
+        batch = store.pending(PENDING_BATCH)
+        if not batch:
+            break
+        store.cached(MODEL, [p.sha for p in batch])  # what the step asks the cache first
+        done = store.finish_pending([p.label for p in batch], {p.label: p.sha for p in batch})
+        found, matrix = store.vectors_for(MODEL, done, DIM)
+        vectors.add(found, matrix)
+        store.pending_state()
 
 
 def _open(
@@ -138,6 +146,9 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--readers", type=int, default=0)
     parser.add_argument("--reader-seconds", type=float, default=30)
+    parser.add_argument(
+        "--writer-chunks", type=int, default=0, help="what the writer adds (default: --chunks)"
+    )
     args = parser.parse_args()
     notes = _notes(0, args.chunks // PER_NOTE, 7)
     schema = "memvault_pg_bench"
@@ -177,7 +188,8 @@ def main() -> None:
             mp.Process(target=_reader, args=(args.dsn, schema, args.reader_seconds, queue))
             for _ in range(args.readers)
         ]
-        writer = mp.Process(target=_writer, args=(args.dsn, schema, 10**6, args.chunks // PER_NOTE))
+        adds = (args.writer_chunks or args.chunks) // PER_NOTE
+        writer = mp.Process(target=_writer, args=(args.dsn, schema, 10**6, adds))
         writer.start()
         for r in readers:
             r.start()
@@ -193,6 +205,7 @@ def main() -> None:
             "reader_p50_ms_while_writing": round(_pct(busy)[0], 2),
             "reader_p95_ms_while_writing": round(_pct(busy)[1], 2),
             "queries": len(busy),
+            "writer_chunks": adds * PER_NOTE,
         }
     print(json.dumps(result, indent=2))
 

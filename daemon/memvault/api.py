@@ -94,6 +94,7 @@ class Vault(Closes):
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         env: Mapping[str, str] | None = None,
         wait: float | None = None,
+        reader: bool = False,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
@@ -103,7 +104,9 @@ class Vault(Closes):
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
         ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
-        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait)."""
+        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait). ``reader``: the
+        daemon's — an index in PostgreSQL written from another machine is served
+        read-only (writes get ``LockHeld`` naming its writer) instead of refused."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -136,6 +139,7 @@ class Vault(Closes):
                 progress=progress,
                 wait=wait,
                 env=env,
+                reader=reader,
             )
         )
 
@@ -184,7 +188,7 @@ class Vault(Closes):
     def _writable(self) -> None:
         self._not_closed()
         if not self._backend.writable:
-            raise MemvaultError("this vault was opened read-only")
+            raise self._backend.refusal()
 
     def _here(self) -> Engine:
         """The engine of the vault opened in this process."""

@@ -49,7 +49,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.errors import DaemonError, LockHeld
+from memvault.errors import DaemonError, LockHeld, MemvaultError
 from memvault.vault import runfile
 from memvault.vault.lock import WriterLock, lock_wait
 
@@ -118,6 +118,10 @@ class Backend:
     def ground_lost(self) -> tuple[str, bool] | None:
         return None  # a daemon watches its own ground
 
+    def refusal(self) -> MemvaultError:
+        """The error a write gets when this backend is not ``writable``."""
+        return MemvaultError("this vault was opened read-only")
+
 
 class LocalBackend(Backend):
     """The vault opened in this process: its engine, and the writer lock unless read-only."""
@@ -127,11 +131,17 @@ class LocalBackend(Backend):
         self._lock = lock
         self.root = engine.root
         self.config = engine.config
-        self.writable = lock is not None
+        # a reader daemon holds this folder's lock over a read-only index (PostgreSQL's
+        # writer elsewhere): no writes
+        self.writable = lock is not None and not engine.read_only
 
     @property
     def engine(self) -> Engine:
         return self._engine
+
+    def refusal(self) -> MemvaultError:
+        name_writer = getattr(self._engine.store, "refusal", None)  # PostgreSQL's reader
+        return name_writer() if name_writer is not None else super().refusal()
 
     def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
         return self._engine.sync(paths, progress, vectors=vectors)
@@ -251,12 +261,15 @@ def open_backend(
     progress: Callable[[Progress], None] | None = None,
     wait: float | None = None,
     env: Mapping[str, str] | None = None,
+    reader: bool = False,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
     the index here as it is). A write waits up to ``wait`` seconds (None:
     ``MEMVAULT_LOCK_WAIT`` of ``env``, the process environment without one) for another
-    short-lived writer to let go; a read never waits."""
+    short-lived writer to let go; a read never waits. ``reader`` (a daemon's ``"write"``):
+    when the index in PostgreSQL has its writer elsewhere, hold this folder's lock (a
+    daemon runs here: ``runfile``) over the index read-only instead of ``LockHeld``."""
     root = config.root
     client = DaemonClient.running(root) if through_daemon else None
     if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
@@ -287,16 +300,30 @@ def open_backend(
                 raise  # a short-lived writer (a sync, a migration), not a daemon
     from memvault.engine import Engine
 
-    try:
-        engine = Engine(config, _model(embedder, mode, local=True), read_only=lock is None)
+    try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule
+        engine = Engine(
+            config,
+            _model(embedder, mode, local=True),
+            read_only=lock is None,
+            writer_wait=(lock_wait(env) if wait is None else wait)
+            if mode == "write" and through_daemon
+            else 0.0,
+            daemon=mode == "write" and not through_daemon,
+        )
     except LockHeld:
-        if lock is not None:
+        keep = reader and mode == "write"  # a reader daemon keeps this folder's lock
+        if lock is not None and not keep:
             lock.release()
-        if mode == "write":
+            lock = None
+        if mode == "write" and not keep:
             raise
         # the index in PostgreSQL has its writer on another machine: read it as it is
-        lock = None
-        engine = Engine(config, _model(embedder, mode, local=True), read_only=True)
+        try:
+            engine = Engine(config, _model(embedder, mode, local=True), read_only=True)
+        except BaseException:
+            if lock is not None:
+                lock.release()
+            raise
     except BaseException:
         if lock is not None:
             lock.release()

@@ -116,6 +116,8 @@ class Engine:
         *,
         read_only: bool = False,
         clock: Callable[[], dt.datetime] | None = None,
+        writer_wait: float = 0.0,
+        daemon: bool = False,
     ) -> None:
         self.config = config
         self.root = config.root
@@ -142,7 +144,7 @@ class Engine:
             self.fs.remove_temp_files()  # left by a write that was killed midway
             self.indexed = True
         self.store: Store = (
-            open_postgres(config, read_only=read_only)
+            open_postgres(config, read_only=read_only, wait=writer_wait, daemon=daemon)
             if postgres
             else self._open_store()
             if self.indexed

@@ -174,18 +174,19 @@ class _PgSql:
                 cur.executemany(self._tr(sql), rows)
 
     @contextmanager
-    def deadline(self) -> Iterator[None]:
+    def deadline(self, seconds: float | None = None) -> Iterator[None]:
         """Shut the socket down when a statement outlives ``timeout`` (the server's
         statement_timeout cannot help when the network between us is what stalls).
         One watchdog thread per connection looks at the statements in flight (a timer
-        thread per statement cost more than the statement)."""
+        thread per statement cost more than the statement). ``seconds``: a longer
+        deadline for one statement whose work grows with the index (``long``)."""
         import psycopg
 
         me = threading.get_ident()
         with self._guard:
             nested = me in self._until
             if not nested:
-                self._until[me] = time.monotonic() + self.timeout
+                self._until[me] = time.monotonic() + max(self.timeout, seconds or 0.0)
             if self._watchdog is None:
                 self._watchdog = threading.Thread(
                     target=self._watch, name="memvault-pg-deadline", daemon=True
@@ -205,6 +206,21 @@ class _PgSql:
             if not nested:
                 with self._guard:
                     self._until.pop(me, None)
+
+    @contextmanager
+    def long(self, seconds: float) -> Iterator[None]:
+        """Statements whose work grows with the index (an HNSW build, a re-queue of
+        every chunk): the server's statement_timeout is lifted for them and the
+        client's deadline is ``seconds`` (never less than ``timeout``); a stalled
+        network is still cut then."""
+        self.alive()
+        with self.deadline(seconds):
+            self.conn.execute("SET statement_timeout = 0")
+            try:
+                yield
+            finally:
+                with suppress(Exception):
+                    self.conn.execute("RESET statement_timeout")
 
     def _watch(self) -> None:
         while not self._stop.wait(0.1):

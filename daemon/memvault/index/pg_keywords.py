@@ -52,6 +52,26 @@ class Tokenizer:
             self._db.execute("DELETE FROM chunks_fts")
         return [(str(t), str(c), int(o)) for t, c, o in rows]
 
+    def columns_many(
+        self, rows: Sequence[tuple[str, str, str, str]]
+    ) -> list[list[tuple[str, str, int]]]:
+        """``columns`` of many chunks at once: one insert and one read of the table's
+        token instances for the lot (a chunk at a time, the SQL around each cost more
+        than its tokenizing)."""
+        out: list[list[tuple[str, str, int]]] = [[] for _ in rows]
+        if not rows:
+            return out
+        with self._lock:
+            self._db.executemany(
+                "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
+                [(i + 1, *r) for i, r in enumerate(rows)],
+            )
+            found = self._db.execute("SELECT doc, term, col, offset FROM vocab").fetchall()
+            self._db.execute("DELETE FROM chunks_fts")
+        for doc, term, col, offset in found:
+            out[int(doc) - 1].append((str(term), str(col), int(offset)))
+        return out
+
     def tokens(self, text: str) -> list[str]:
         """The tokens of a query term, in order."""
         return [t for t, _, _ in sorted(self.columns(text, "", "", ""), key=lambda r: r[2])]
@@ -68,17 +88,33 @@ def tsvector_of(text: str, title: str, headings: str, about: str) -> tuple[str, 
     """A ``tsvector`` literal of the chunk's FTS5 tokens (positions weighted by column)
     and its token count. Positions are numbered across the columns (1-based, at most
     16,383: PostgreSQL's cap; a chunk is a few hundred tokens)."""
-    instances = TOKENIZER.columns(text, title, headings, about)
+    return _literal(TOKENIZER.columns(text, title, headings, about))
+
+
+def tsvectors_of(rows: Sequence[tuple[str, str, str, str]]) -> list[tuple[str, int]]:
+    """``tsvector_of`` of many chunks (text, title, headings, about) at once."""
+    return [_literal(instances) for instances in TOKENIZER.columns_many(rows)]
+
+
+def _literal(instances: list[tuple[str, str, int]]) -> tuple[str, int]:
+    last = dict.fromkeys(COLUMNS, -1)
+    for _, col, offset in instances:
+        if offset > last[col]:
+            last[col] = offset
     base = {}
     start = 1
     for col in COLUMNS:
         base[col] = start
-        start += 1 + max((o for _, c, o in instances if c == col), default=-1)
+        start += 1 + last[col]
     lexemes: dict[str, list[str]] = {}
     for token, col, offset in instances:
         pos = min(base[col] + offset, 16383)
-        lexemes.setdefault(token, []).append(f"{pos}{WEIGHT_LETTER[col]}")
-    literal = " ".join(f"{quote(t)}:{','.join(p)}" for t, p in sorted(lexemes.items()))
+        entry = f"{pos}{WEIGHT_LETTER[col]}"
+        if token in lexemes:
+            lexemes[token].append(entry)
+        else:
+            lexemes[token] = [entry]
+    literal = " ".join([f"{quote(t)}:{','.join(lexemes[t])}" for t in sorted(lexemes)])
     return literal, len(instances)
 
 
@@ -102,4 +138,4 @@ def bm25(freqs: Sequence[float], idfs: Sequence[float], length: int, avg_length:
     return sum(w * (f * (K1 + 1)) / (f + norm) for f, w in zip(freqs, idfs, strict=True) if f)
 
 
-__all__ = ["TOKENIZER", "bm25", "idf", "term_query", "tsvector_of"]
+__all__ = ["TOKENIZER", "bm25", "idf", "term_query", "tsvector_of", "tsvectors_of"]

@@ -14,6 +14,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    embedding cache (float16 bytes by model and content hash, shared by every
    machine: no machine embeds a text the index holds), the writer's name.
 
+2. ``chunk_totals``: the chunks' count and token total (BM25's collection size and
+   average length), kept by statement triggers on ``chunks`` in the writer's own
+   transactions: a keyword query read them by scanning every chunk (42 ms at 20,000).
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -29,7 +33,7 @@ from typing import Any
 from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS
 
-PG_SCHEMA_VERSION = 1
+PG_SCHEMA_VERSION = 2
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -88,6 +92,41 @@ _TABLES = [
 ]
 
 
+# version 2: the chunks' totals, kept exact by statement triggers (transition tables)
+_TOTALS = [
+    "CREATE TABLE IF NOT EXISTS chunk_totals(n BIGINT NOT NULL, ntok BIGINT NOT NULL)",
+    "DELETE FROM chunk_totals",
+    "INSERT INTO chunk_totals(n, ntok) SELECT count(*), coalesce(sum(ntok), 0) FROM chunks",
+    """CREATE OR REPLACE FUNCTION chunk_totals_added() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE chunk_totals SET n = n + (SELECT count(*) FROM added),
+    ntok = ntok + (SELECT coalesce(sum(ntok), 0) FROM added);
+  RETURN NULL;
+END $$""",
+    """CREATE OR REPLACE FUNCTION chunk_totals_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE chunk_totals SET n = n - (SELECT count(*) FROM removed),
+    ntok = ntok - (SELECT coalesce(sum(ntok), 0) FROM removed);
+  RETURN NULL;
+END $$""",
+    """CREATE OR REPLACE FUNCTION chunk_totals_changed() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE chunk_totals SET ntok = ntok + (SELECT coalesce(sum(ntok), 0) FROM added)
+    - (SELECT coalesce(sum(ntok), 0) FROM removed);
+  RETURN NULL;
+END $$""",
+    "DROP TRIGGER IF EXISTS chunk_totals_insert ON chunks",
+    "CREATE TRIGGER chunk_totals_insert AFTER INSERT ON chunks REFERENCING NEW TABLE AS added "
+    "FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_added()",
+    "DROP TRIGGER IF EXISTS chunk_totals_delete ON chunks",
+    "CREATE TRIGGER chunk_totals_delete AFTER DELETE ON chunks REFERENCING OLD TABLE AS removed "
+    "FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_removed()",
+    "DROP TRIGGER IF EXISTS chunk_totals_update ON chunks",
+    "CREATE TRIGGER chunk_totals_update AFTER UPDATE ON chunks REFERENCING OLD TABLE AS removed "
+    "NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION chunk_totals_changed()",
+]
+
+
 def schema_name(root: Path, configured: str = "") -> str:
     """The vault's schema: ``index.schema`` when set, else ``memvault_<folder name>``
     (the same on every machine that holds the vault under that folder name; a team
@@ -129,8 +168,10 @@ def migrate(conn: Any, schema: str) -> None:
         if version == PG_SCHEMA_VERSION:
             return
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        for statement in _TABLES:
-            conn.execute(statement)
+        for statement in (_TABLES if version is None else []) + _TOTALS:
+            # the triggers' functions name their table with its schema: a session of
+            # another search_path (a person's psql) deleting chunks keeps the totals too
+            conn.execute(statement.replace(" chunk_totals SET", f' "{schema}".chunk_totals SET'))
         conn.execute(
             "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",

@@ -20,11 +20,12 @@ or ``status`` names.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -34,10 +35,14 @@ import numpy as np
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
 from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, redact
-from memvault.index.rows import NewChunk, NoteRow
+from memvault.index.rows import ChunkRow, NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
+
+log = logging.getLogger("memvault")
+
+REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 
 
 class PgCache:
@@ -112,6 +117,7 @@ class PgStore(Store):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
+        self._totals = True  # chunk_totals kept (schema 2), else counted
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -139,6 +145,8 @@ class PgStore(Store):
                             f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
                             "writer (memvault up) builds it"
                         )
+                    # a writer of an older memvault has no totals yet: counted per query
+                    self._totals = version is None or version >= 2
                 else:
                     pg_schema.migrate(conn, schema)
         except BaseException:
@@ -148,20 +156,46 @@ class PgStore(Store):
 
     # -- the writer's lock -------------------------------------------------------------
 
-    def take_writer_lock(self) -> None:
+    def take_writer_lock(self, wait: float = 0.0, *, daemon: bool = False) -> None:
         """Hold the vault's writer advisory lock on a session of its own, or
-        ``LockHeld`` naming the holder (host, pid) wherever it runs."""
+        ``LockHeld`` naming the holder (host, pid) wherever it runs. As the file lock
+        (vault/lock.py): ``wait`` > 0 (a short-lived writer: a CLI write without a
+        daemon), while another short-lived writer holds it, try again for up to ``wait``
+        seconds, saying so once; a daemon holding it is refused at once (it writes for
+        as long as it runs). ``daemon``: this one is (its session's application_name
+        says so, for the others to see)."""
         conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
         key = pg_schema.lock_key(self.schema, "writer")
-        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        if not got:
-            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
-            conn.close()
-            who = f"{row[0]} pid {row[1]}" if row else "another process"
-            raise LockHeld(
-                f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
-                f"already: {who} (one writer per vault; open it as a reader)"
+        if daemon:
+            conn.execute(
+                "SELECT set_config('application_name', %s, false)",
+                (f"memvault daemon {socket.gethostname()} {os.getpid()}",),
             )
+        deadline = time.monotonic() + wait
+        said = False
+        while True:
+            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+            if got:
+                break
+            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
+            holder = self._holder_kind(conn, key)
+            who = f"{row[0]} pid {row[1]}" if row else "another process"
+            if holder == "daemon" or time.monotonic() >= deadline:
+                conn.close()
+                raise LockHeld(
+                    f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
+                    f"already: {who}{' (a daemon)' if holder == 'daemon' else ''} "
+                    "(one writer per vault; open it as a reader)"
+                )
+            if not said:
+                said = True
+                log.warning(
+                    "waiting for %s, which is writing this vault's index in PostgreSQL, to "
+                    "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
+                    who,
+                    wait,
+                )
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
@@ -169,6 +203,18 @@ class PgStore(Store):
                 (socket.gethostname(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+
+    @staticmethod
+    def _holder_kind(conn: Any, key: int) -> str:
+        """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
+        unsigned = key & 0xFFFFFFFFFFFFFFFF
+        row = conn.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+            "AND l.objid::bigint = %s AND l.objsubid = 1",
+            (unsigned >> 32, unsigned & 0xFFFFFFFF),
+        ).fetchone()
+        return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
 
     def _writer_again(self) -> None:
         """After a lost connection a writer's lock session is gone too (the server let
@@ -191,6 +237,12 @@ class PgStore(Store):
                 self._pg.conn = reader()
             raise
 
+    def side_session(self) -> _PgSql:
+        """A connection of its own to the vault's schema (a writer's long statement, such
+        as an HNSW build, off the connection this process searches on)."""
+        conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
+        return _PgSql(conn, self.dsn, self._pg.timeout)
+
     def location(self) -> dict[str, Any]:
         """Where this index lives and who writes it (``status``): never the password."""
         held = self.writer()
@@ -201,6 +253,21 @@ class PgStore(Store):
             "role": "reader" if self.read_only else "writer",
             "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
         }
+
+    def refusal(self) -> LockHeld:
+        """What a write on a reader is told: the writer that holds the lock (a reader
+        never becomes the writer: docs/TEAM.md)."""
+        held = self.writer()
+        who = (
+            f"its writer is {held[0]} pid {held[1]}; write there"
+            if held
+            else "it has no writer now; run `memvault up` (a writer) to write"
+        )
+        return LockHeld(
+            f"this is a reader of the index in schema {self.schema!r} at {redact(self.dsn)}: "
+            f"{who} (the notes travel to it by git or the shared folder)",
+            None if held is None else held[1],
+        )
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row
@@ -251,9 +318,10 @@ class PgStore(Store):
 
     def insert_chunks(self, conn: Any, path: str, chunks: Sequence[NewChunk]) -> list[int]:
         rows = []
-        for c in chunks:
-            heading = " ".join(c.heading)
-            keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)
+        columns = [(c.text, c.title, " ".join(c.heading), c.about) for c in chunks]
+        for c, (_, _, heading, _), (keywords, ntok) in zip(
+            chunks, columns, pg_keywords.tsvectors_of(columns), strict=True
+        ):
             rows.append(
                 (
                     path, c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start,
@@ -305,6 +373,19 @@ class PgStore(Store):
             conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
 
+    def requeue_all(
+        self,
+        texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
+        model: str,
+        reason: str,
+        since: float,
+    ) -> tuple[int, int]:
+        """``Store.requeue_all`` (one transaction over every chunk) with its deadline
+        grown with the chunks: under ``pg_timeout`` alone a large index was cut midway
+        (rolled back, so the model change was tried again, and cut again, at every open)."""
+        with self._lock, self._pg.long(self._pg.timeout + self.chunk_count() / REQUEUE_PER_S):
+            return super().requeue_all(texts_for, model, reason, since)
+
     def reclaim(self) -> int:
         """Free pages are PostgreSQL's own autovacuum's work, never memvault's."""
         return 0
@@ -354,7 +435,9 @@ class PgStore(Store):
         queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
         with self._lock:
             total, length = self._pg.raw(
-                "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
+                "SELECT n, ntok FROM chunk_totals"
+                if self._totals
+                else "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
             ).fetchone()
             docs = [
                 int(

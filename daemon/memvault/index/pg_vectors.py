@@ -10,18 +10,42 @@ cosine): a model of another dimension gets its own, and the old one is dropped.
 is a set's membership test (what the reader passes) is pushed into the SQL (an exact
 scan over the allowed labels, as hnswlib's exact fallback); any other predicate
 filters a deepening HNSW search.
+
+Bulk loads (a first index, ``index move``, a new model, any large batch): pgvector
+inserts a row into an HNSW graph at ~25 ms each at ef_construction 200, where building
+the graph over rows already loaded costs ~1 ms a row. So when the rows still to come
+(the vector lane's queue, and this batch) reach ``BULK_ROWS`` and half the rows
+stored, the HNSW index is dropped, rows go in by binary ``COPY``, and the index is
+built again once the queue is empty (on a connection of its own, its deadline grown
+with the rows: searches meanwhile are exact scans, the same hits or better). A writer
+killed meanwhile builds it when it next opens with the queue drained, or when its
+lane drains it: nothing depends on the index but speed.
 """
 
 from __future__ import annotations
 
+import logging
+import struct
+import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from typing import Any
 
 import numpy as np
 
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked
 
+log = logging.getLogger("memvault")
+
 _BATCH = 1000
+BULK_ROWS = 2000  # rows still to come from which a load drops the HNSW index ...
+# ... if they are this share of the rows stored, at least: a rebuild over the rows
+# stored wins from a twentieth on, but readers search without the index meanwhile
+# (exact scans: 100+ ms at 50,000 rows), so only a load of half the index is one
+BULK_SHARE = 0.5
+BUILD_ROWS_PER_S = 50  # a floor on an HNSW build's speed: its deadline (a stall is cut)
+_COPY_HEAD = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
+_COPY_TAIL = struct.pack(">h", -1)
 
 
 def _literal(vector: np.ndarray) -> str:
@@ -78,12 +102,8 @@ class PgVectors:
             }
             if wrong:
                 self.delete(wrong)
-            self._db.raw(
-                f"CREATE INDEX IF NOT EXISTS {name} ON vectors USING hnsw (({self._expr}) "
-                f"vector_cosine_ops) WITH (m = {int(self.m)}, ef_construction = "
-                f"{int(self.ef_construction)})"
-            )
             stored = {int(r[0]) for r in self._db.raw("SELECT label FROM vectors").fetchall()}
+        self._settle(len(stored))  # built now, unless a bulk load is under way
         wanted = {int(x) for x in want.labels}
         extra = stored - wanted
         if extra:
@@ -106,10 +126,106 @@ class PgVectors:
         norms = np.linalg.norm(array, axis=1, keepdims=True)
         array = array / norms  # stored normalised, as hnswlib keeps them for cosine
         with self._lock:
-            self._db.executemany(
-                "INSERT INTO vectors(label, embedding) VALUES(?, ?::vector) "
-                "ON CONFLICT(label) DO UPDATE SET embedding = excluded.embedding",
-                [(label, _literal(v)) for label, v in zip(batch, array, strict=True)],
+            stored = self._stored()
+            ahead = self._ahead(stored)  # the lane's queue after this batch (bounded count)
+            if self._bulk(len(batch) + ahead, stored) and self._indexed():
+                self._db.raw(f"DROP INDEX IF EXISTS {self._name}")
+                log.info(
+                    "vectors: a bulk load of %d rows; the HNSW index is built after it",
+                    len(batch) + ahead,
+                )
+            with self._db.deadline(), self._db.conn.transaction():
+                # an upsert: the labels' old rows go, the new come by binary COPY
+                self._db.conn.execute("DELETE FROM vectors WHERE label = ANY(%s)", (batch,))
+                copy = "COPY vectors(label, embedding) FROM STDIN (FORMAT BINARY)"
+                with self._db.conn.cursor() as cur, cur.copy(copy) as cp:
+                    cp.write(self._copy_rows(batch, array))
+        if not ahead:
+            self._settle(None)
+
+    def _copy_rows(self, labels: Sequence[int], array: np.ndarray) -> bytes:
+        """Binary COPY rows (label int8, embedding as pgvector's binary: int16 dim,
+        int16 0, float4 each, big-endian): exact, and no text to format or parse."""
+        row = np.dtype(
+            [("fields", ">i2"), ("n1", ">i4"), ("label", ">i8"), ("n2", ">i4"),
+             ("dim", ">i2"), ("unused", ">i2"), ("v", ">f4", (self.dim,))]
+        )  # fmt: skip
+        rows = np.zeros(len(labels), dtype=row)
+        rows["fields"], rows["n1"], rows["n2"], rows["dim"] = 2, 8, 4 + 4 * self.dim, self.dim
+        rows["label"] = labels
+        rows["v"] = array
+        return _COPY_HEAD + rows.tobytes() + _COPY_TAIL
+
+    # -- the HNSW index: built after a bulk load ----------------------------------------
+
+    @property
+    def _name(self) -> str:
+        return f"vectors_hnsw_{int(self.dim)}"
+
+    def _indexed(self) -> bool:
+        """Whether this dimension's HNSW index exists (and is valid)."""
+        row = self._db.raw(
+            "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s "
+            "AND c.relname = %s",
+            (self.store.schema, self._name),
+        ).fetchone()
+        return bool(row and row[0])
+
+    def _stored(self) -> int:
+        """The rows stored, as the planner knows them (no scan; -1 before an analyze)."""
+        row = self._db.raw(
+            "SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = 'vectors'",
+            (self.store.schema,),
+        ).fetchone()
+        return max(0, int(row[0])) if row else 0
+
+    def _ahead(self, stored: int) -> int:
+        """Chunks on the lane's queue, counted up to what decides a bulk load (a full
+        count of a long queue, every step, would cost more than the step)."""
+        cap = max(BULK_ROWS, int(BULK_SHARE * stored) + 1)
+        row = self._db.raw("SELECT count(*) FROM (SELECT 1 FROM pending LIMIT %s) q", (cap,))
+        return int(row.fetchone()[0])
+
+    @staticmethod
+    def _bulk(ahead: int, stored: int) -> bool:
+        """Whether ``ahead`` rows to write cost less as a rebuild than row by row."""
+        return ahead >= BULK_ROWS and ahead >= BULK_SHARE * stored
+
+    def _settle(self, stored: int | None) -> None:
+        """Build the HNSW index if it is missing and no bulk load is under way (the
+        lane's queue is short): on a connection of its own, so this process's searches
+        go on meanwhile (exact scans), with the server's statement_timeout lifted and a
+        deadline grown with the rows."""
+        if self.store.read_only:
+            return
+        with self._lock:
+            if self._indexed():
+                return
+            if stored is None:
+                (stored,) = self._db.raw("SELECT count(*) FROM vectors").fetchone()
+            if self._bulk(self._ahead(int(stored or 0)), int(stored or 0)):
+                return  # the lane is loading in bulk: built when its queue drains
+            db = self.store.side_session()
+        rows = int(stored or 0)
+        started = time.monotonic()
+        try:
+            with db.long(60 + rows / BUILD_ROWS_PER_S):
+                # the graph built in memory (pgvector's fast path) while it fits
+                mem = min(2048, max(64, rows * (4 * self.dim + 16 * self.m) * 2 // 2**20))
+                db.raw(f"SET maintenance_work_mem = '{int(mem)}MB'")
+                db.raw(
+                    f"CREATE INDEX IF NOT EXISTS {self._name} ON vectors USING hnsw "
+                    f"(({self._expr}) vector_cosine_ops) WITH (m = {int(self.m)}, "
+                    f"ef_construction = {int(self.ef_construction)})"
+                )
+        finally:
+            with suppress(Exception):
+                db.close()
+        if rows:
+            log.info(
+                "vectors: HNSW index built over %d rows in %.1f s", rows, time.monotonic() - started
             )
 
     def delete(self, labels: Iterable[int]) -> int:

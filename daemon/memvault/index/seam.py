@@ -61,8 +61,12 @@ def pg_schema_of(config: VaultConfig) -> str:
     return schema_name(config.root, config.index.schema)
 
 
-def open_postgres(config: VaultConfig, *, read_only: bool) -> Any:
-    """The vault's PostgreSQL index (``PgStore``), migrated unless ``read_only``."""
+def open_postgres(
+    config: VaultConfig, *, read_only: bool, wait: float = 0.0, daemon: bool = False
+) -> Any:
+    """The vault's PostgreSQL index (``PgStore``), migrated unless ``read_only``; a
+    writer waits up to ``wait`` seconds for a short-lived writer's lock (a daemon's is
+    refused at once), ``daemon``: this writer is one (``PgStore.take_writer_lock``)."""
     from memvault.errors import ConfigError
     from memvault.index.pg_store import PgStore
 
@@ -77,7 +81,7 @@ def open_postgres(config: VaultConfig, *, read_only: bool) -> Any:
     )
     if not read_only:
         try:  # one writer per vault, on any machine: the schema's advisory lock
-            store.take_writer_lock()
+            store.take_writer_lock(wait, daemon=daemon)
         except BaseException:
             store.close()
             raise

@@ -8,6 +8,13 @@ written 0600 from the first byte and removed at a clean exit, *before* the
 lock is released, so a successor's file is never deleted by its predecessor
 (``runfile``). Starting, stopping and asking after a daemon from another
 process is ``interfaces.daemon_control``'s.
+
+A reader daemon (docs/TEAM.md): on a vault whose index is in PostgreSQL and whose
+writer (its advisory lock) is another machine's, the vault opens read-only
+(``Vault.open(reader=True)``: this folder's lock held, so it is the daemon that runs
+here) and the daemon only serves: no watcher, no vector lane, no local index; a
+write through it is ``LockHeld`` naming the writer. It stays a reader when the
+writer leaves (a restart finds the lock free and is the writer).
 """
 
 from __future__ import annotations
@@ -117,6 +124,9 @@ class Daemon:
 
         self.vault = vault
         self.config: VaultConfig = vault.config
+        # the index's writer is elsewhere: serve reads only (the watcher and the vector
+        # lane are made but never started)
+        self.reader = vault.engine.read_only
         settings = self.config.daemon
         self.port_setting = settings.port if port is None else port
         self.initial_reconcile = initial_reconcile
@@ -132,7 +142,8 @@ class Daemon:
         self._last_progress_nudge = 0.0
         # called with every progress (both lanes): `up`'s bar in the foreground
         self.progress_listeners: list[Callable[[Any], None]] = []
-        self.first_index_done = not initial_reconcile  # the start-up reconcile has ended
+        # the start-up reconcile has ended (a reader runs none)
+        self.first_index_done = not initial_reconcile or self.reader
         self.stop_signal: str | None = None  # the name of the signal that stopped it
         self._stop = threading.Event()
         self._signals: SignalWait | None = None  # while run() waits in the main thread
@@ -180,10 +191,13 @@ class Daemon:
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
         port: int | None = None,
     ) -> Daemon:
-        """Open the vault (taking the writer lock: ``LockHeld`` if it is taken)."""
+        """Open the vault (taking the writer lock: ``LockHeld`` if it is taken; a reader
+        of an index in PostgreSQL written elsewhere: the module doc)."""
         from memvault.api import Vault
 
-        vault = Vault.open(root, through_daemon=False, embedder=embedder, overrides=overrides)
+        vault = Vault.open(
+            root, through_daemon=False, embedder=embedder, overrides=overrides, reader=True
+        )
         return cls(vault, port=port)
 
     @property
@@ -206,18 +220,29 @@ class Daemon:
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
             runfile.write(self.vault.root, self.runfile_info())
-            self.state = "indexing" if self.initial_reconcile else "watching"
-            self.watcher.start(initial_reconcile=self.initial_reconcile)
+            if self.reader:
+                self.state = "reading"  # serving the shared index; nothing to watch
+            else:
+                self.state = "indexing" if self.initial_reconcile else "watching"
+                self.watcher.start(initial_reconcile=self.initial_reconcile)
         except BaseException:
             self.shutdown()
             raise
         log.info(
-            "memvault daemon %s for %s on %s (pid %d)",
+            "memvault daemon %s for %s on %s (pid %d)%s",
             __version__,
             self.vault.root,
             self.runfile_info().url,
             self.pid,
+            f", {self.writer_elsewhere()}" if self.reader else "",
         )
+
+    def writer_elsewhere(self) -> str:
+        """A reader's words for where the writer is (what its writes are told)."""
+        from memvault.index.pg_store import PgStore
+
+        store = self.vault.engine.store
+        return str(store.refusal()) if isinstance(store, PgStore) else ""
 
     def runfile_info(self) -> runfile.DaemonInfo:
         """What daemon.json says about this daemon (once it listens)."""
@@ -295,6 +320,7 @@ class Daemon:
         hub = getattr(getattr(self.app, "state", None), "hub", None)
         return {
             "state": state,
+            "role": "reader" if self.reader else "writer",
             "pid": self.pid,
             "version": __version__,
             "host": server.host if server else None,
@@ -347,7 +373,8 @@ class Daemon:
 
     def _tick(self) -> None:
         self.check_ground()
-        self.memory_catch_up()
+        if not self.reader:
+            self.memory_catch_up()
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):

@@ -51,12 +51,13 @@ def _refuse_if_running(root: Path, as_json: bool = False) -> None:
 
 
 def _open_writable(root: Path) -> Any:
-    """Open the vault for the daemon; an already running daemon is exit 1, another holder 6."""
+    """Open the vault for the daemon; an already running daemon is exit 1, another holder 6
+    (the index in PostgreSQL written from another machine: a reader daemon, docs/TEAM.md)."""
     from memvault.api import Vault
     from memvault.errors import LockHeld
 
     try:
-        return Vault.open(root, through_daemon=False)
+        return Vault.open(root, through_daemon=False, reader=True)
     except LockHeld:
         _refuse_if_running(root)
         raise
@@ -67,6 +68,8 @@ def _announce(daemon: Daemon) -> None:
         f"memvault daemon serving {daemon.vault.root} at {daemon.runfile_info().url} "
         f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it"
     )
+    if daemon.reader:
+        common.err.print(f"read-only: {daemon.writer_elsewhere()}")
 
 
 def _serve(
@@ -86,7 +89,7 @@ def _serve(
             daemon.progress_listeners.append(stop.checked(bar))
             code = daemon.run(on_started=_announce if announce else None)
         stop.signal_name = stop.signal_name or daemon.stop_signal
-        if stop.signal_name is not None and code == 0 and not daemon.restart:
+        if stop.signal_name is not None and code == 0 and not daemon.restart and not daemon.reader:
             _said_stopped(vault.root, stop, daemon.first_index_done)
     # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
     if daemon.restart:
