@@ -89,3 +89,57 @@ def test_a_hop_never_leads_outside_a_searchs_folder(tmp_path: Path) -> None:
         vault.sync()
         hits = vault.search("CQRS references", k=5, folder="Main Notes")
     assert hits and all(h.path.startswith("Main Notes/") for h in hits), [h.path for h in hits]
+
+
+OS_BOOK = "Books/Operating Systems.md"
+SIGKILL = "Main Notes/SIGKILL.md"
+
+
+def _digest_vault(tmp_path: Path) -> Path:
+    """A book's notes (eleven chapters, one on signals) and a one-line note on SIGKILL."""
+    root = tmp_path / "garden"
+    topics = [
+        "paging and the translation lookaside buffer",
+        "scheduling with multilevel feedback queues",
+        "locks and condition variables",
+        "the file system journal and crash consistency",
+        "RAID levels and disk striping",
+        "virtual machines and hypervisors",
+        "semaphores and the dining philosophers",
+        "memory allocation with free lists",
+        "the buddy allocator",
+        "inode layout on disk",
+    ]
+    chapters = "".join(
+        f"## Chapter {i}\n\n" + f"This chapter covers {topic}. " * 6 + "\n\n"
+        for i, topic in enumerate(topics)
+    )
+    write(
+        root,
+        OS_BOOK,
+        "# Operating Systems\n\n" + chapters + "## Chapter signals\n\nWhich kill signal cannot"
+        " be caught? SIGKILL cannot be caught, a kill signal the process cannot handle;"
+        " signal handlers catch SIGINT and SIGTERM.\n",
+    )
+    write(root, SIGKILL, "# SIGKILL\n\nThe kill signal a process cannot catch or handle.\n")
+    write(root, "Main Notes/Pipes.md", "# Pipes\n\nA pipe connects one process to another.\n")
+    return root
+
+
+@pytest.mark.parametrize("focus", [0.25, 0.0])
+def test_a_note_about_the_match_throughout_passes_a_digest_that_mentions_it_once(
+    tmp_path: Path, focus: float
+) -> None:
+    """The garden's "which kill signal can't be caught": the book's signals chapter
+    repeats the question's words and ranks first; the SIGKILL note is the vector
+    side's nearest chunk. The two sides disagree about the note, and the book's mean
+    vector is far from its signals chunk (ten other chapters) while the note's is
+    its one chunk: with the focus (core/focus) the note comes first; without (0) the
+    book stays first."""
+    root = _digest_vault(tmp_path)
+    with open_vault(root, overrides={"search": {"focus_weight": focus}}) as vault:
+        vault.sync()
+        hits = vault.search("which kill signal cannot be caught", k=2, group=True)
+    paths = [h.path for h in hits]
+    assert set(paths) == {OS_BOOK, SIGKILL}, paths
+    assert paths[0] == (SIGKILL if focus else OS_BOOK), paths

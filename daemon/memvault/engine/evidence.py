@@ -9,10 +9,11 @@ my CQRS notes come from"). Nothing is gathered for a weight of 0 (the setting is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 from memvault.core.excerpts import split_units, unit_text, unit_texts
+from memvault.core.focus import note_focus, with_focus
 from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, line_share
 from memvault.core.ranking import with_evidence
 from memvault.core.text import sha256_text
@@ -56,12 +57,16 @@ def joined(
     rows: Mapping[int, ChunkRow],
     qv: np.ndarray | None,
     allowed: Callable[[str], bool] | None = None,
+    nearest: int | None = None,
 ) -> list[tuple[int, float]]:
     """``fused`` re-ranked with the evidence of each chunk's note (``rows``: the
-    candidates' chunk rows), then with the notes its best hits point at (a label of
-    such a note may be new: not in ``rows``; only notes ``allowed`` passes, when
-    given). Unchanged when every weight is 0."""
+    candidates' chunk rows), then, when the query's ``nearest`` chunk (the vector
+    side's first) is of another note than the first, with each note's focus
+    (``core/focus``), then with the notes its best hits point at (a label of such a
+    note may be new: not in ``rows``; only notes ``allowed`` passes, when given).
+    Unchanged when every weight is 0."""
     ranked = _with_evidence(reader, fused, rows, qv)
+    ranked = _focused(reader, ranked, rows, qv, nearest)
     weight = reader.config.search.hop_weight
     if not weight or qv is None:
         return ranked
@@ -104,6 +109,48 @@ def _with_evidence(
         link_weight=cfg.link_weight,
         unknown=unknown,
     )
+
+
+def _focused(
+    reader: Sources,
+    ranked: list[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    qv: np.ndarray | None,
+    nearest: int | None,
+) -> list[tuple[int, float]]:
+    """``ranked`` with its notes' focus joined (``core/focus``) at
+    ``search.focus_weight``, when the query's nearest chunk is another note's than
+    the first's. The first notes' vectors are read from the cache (as ``related``
+    reads them, in one batch), only when the two disagree."""
+    import numpy as np
+
+    cfg = reader.config.search
+    near = rows.get(nearest) if nearest is not None else None
+    if not cfg.focus_weight or qv is None or near is None:
+        return ranked
+    store, embedding = reader.store, reader.embedding
+    q = qv.astype(np.float32)
+    q = q / (np.linalg.norm(q) or 1.0)
+
+    def focus_of(paths: Collection[str]) -> dict[str, float]:
+        by_note = {path: sorted(store.labels_of([path])) for path in paths}
+        every = [lab for labs in by_note.values() for lab in labs]
+        found, matrix = store.vectors_for(embedding.model_id(), every, embedding.dim())
+        row = {lab: i for i, lab in enumerate(found)}
+        sims = matrix @ q
+        out: dict[str, float] = {}
+        for path, labels in by_note.items():
+            rows = [row[lab] for lab in labels if lab in row]
+            if not rows:
+                continue  # no vector yet: no focus (core/focus: neither way)
+            centre = matrix[rows].mean(axis=0)
+            centre = centre / (np.linalg.norm(centre) or 1.0)
+            out[path] = note_focus(float(centre @ q), float(sims[rows].max()))
+        return out
+
+    notes = {lab: row.path for lab, row in rows.items()}
+    total = 1.0 + cfg.note_weight + cfg.own_weight + cfg.link_weight
+    return with_focus(ranked, notes, near.path, focus_of, cfg.focus_weight, total)
 
 
 def _own(
