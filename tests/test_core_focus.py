@@ -69,6 +69,6 @@ def test_a_note_without_vectors_yet_is_neither_rewarded_nor_punished() -> None:
 def test_only_the_first_notes_are_asked_for_the_rest_keep_their_scores() -> None:
     asked: list[Collection[str]] = []
     got = dict(with_focus(RANKED, NOTES, NOTE, _focus(asked), 0.25, 1.75, top=2))
-    assert [list(a) for a in asked] == [[DIGEST, NOTE]]
+    assert [set(a) for a in asked] == [{DIGEST, NOTE}]
     assert got[3] == 0.58
     assert got[2] == pytest.approx((0.70 * 1.75 + 0.25 * 0.88) / 2.0)
