@@ -37,9 +37,10 @@ def _focus(asked: list[Collection[str]]):  # type: ignore[no-untyped-def]
 
 
 def test_when_the_nearest_chunk_is_another_notes_the_focused_note_passes_the_digest() -> None:
-    """The garden's "which kill signal can't be caught": the OS book's signals chunk
-    ranks first, the SIGKILL note's (the vector side's nearest) second; the book's
-    mean vector is far from its best chunk, the note's is not."""
+    """Modelled on the garden's OS book and its SIGKILL note (their real focus: 0.49
+    and 0.88): the book's signals chunk ranks first, the note's (the vector side's
+    nearest) second; the book's mean vector is far from its best chunk, the note's
+    is not."""
     asked: list[Collection[str]] = []
     got = with_focus(RANKED, NOTES, NOTE, _focus(asked), 0.25, 1.75)
     assert [lab for lab, _ in got] == [2, 1, 3, 4]

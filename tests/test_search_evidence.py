@@ -130,9 +130,9 @@ def _digest_vault(tmp_path: Path) -> Path:
 def test_a_note_about_the_match_throughout_passes_a_digest_that_mentions_it_once(
     tmp_path: Path, focus: float
 ) -> None:
-    """The garden's "which kill signal can't be caught": the book's signals chapter
-    repeats the question's words and ranks first; the SIGKILL note is the vector
-    side's nearest chunk. The two sides disagree about the note, and the book's mean
+    """Modelled on the garden's digests (its OS book, 79 chunks, one on signals): the
+    book's signals chapter repeats the question's words and ranks first; the SIGKILL
+    note is the vector side's nearest chunk. The two sides disagree about the note, and the book's mean
     vector is far from its signals chunk (ten other chapters) while the note's is
     its one chunk: with the focus (core/focus) the note comes first; without (0) the
     book stays first."""
