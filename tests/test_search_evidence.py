@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import make_vault, note, open_vault, write
 
 ANA = "people/ana-lopez.md"
@@ -29,3 +31,115 @@ def test_a_note_just_written_ranks_first_for_its_own_words_while_its_vectors_are
         vault.sync([ANA], vectors=False)
         hits = vault.search("mornings", k=5)
         assert hits[0].path == ANA and hits[0].pending, [(h.path, h.score) for h in hits]
+
+
+CQRS = "Main Notes/CQRS.md"
+BOOK = "Books/Understanding Distributed Systems.md"
+
+
+def _hop_vault(tmp_path: Path) -> Path:
+    root = tmp_path / "garden"
+    write(
+        root,
+        CQRS,
+        "# CQRS\n\nCommand query responsibility segregation: separate models for reads"
+        " and writes.\n\n## References\n- [[Understanding Distributed Systems]]\n",
+    )
+    write(
+        root,
+        BOOK,
+        "# Understanding Distributed Systems\n\nChapter 12: messaging, exactly-once"
+        " delivery is simulated with idempotent consumers.\n",
+    )
+    write(
+        root,
+        "Main Notes/Event Sourcing.md",
+        "# Event Sourcing\n\nStore every change as an event; pairs well with CQRS read models.\n",
+    )
+    write(
+        root,
+        "Main Notes/Read Replicas.md",
+        "# Read Replicas\n\nCopies of a database that serve reads; writes go to the primary.\n",
+    )
+    return root
+
+
+@pytest.mark.parametrize("hop", [0.9, 0.0])
+def test_the_note_a_hits_pointer_line_links_ranks_right_behind_the_hit(
+    tmp_path: Path, hop: float
+) -> None:
+    """Asked "which book did I take the CQRS notes from?": the CQRS note's References line
+    (``- [[Understanding Distributed Systems]]``) is the answer one link away, and the
+    book's own text never says CQRS. With the hop (core/hops) the book comes right
+    after the note that points at it; without it (0: off) it is not among the first two."""
+    root = _hop_vault(tmp_path)
+    with open_vault(root, overrides={"search": {"hop_weight": hop}}) as vault:
+        vault.sync()
+        hits = vault.search("CQRS references", k=2, group=True)
+    paths = [h.path for h in hits]
+    assert paths[0] == CQRS, paths
+    assert (paths[1] == BOOK) == bool(hop), paths
+
+
+def test_a_hop_never_leads_outside_a_searchs_folder(tmp_path: Path) -> None:
+    """A filtered search keeps to its filter: the book the CQRS note points at lies
+    outside ``Main Notes/`` and does not enter a search of that folder."""
+    root = _hop_vault(tmp_path)
+    with open_vault(root) as vault:
+        vault.sync()
+        hits = vault.search("CQRS references", k=5, folder="Main Notes")
+    assert hits and all(h.path.startswith("Main Notes/") for h in hits), [h.path for h in hits]
+
+
+OS_BOOK = "Books/Operating Systems.md"
+SIGKILL = "Main Notes/SIGKILL.md"
+
+
+def _digest_vault(tmp_path: Path) -> Path:
+    """A book's notes (eleven chapters, one on signals) and a one-line note on SIGKILL."""
+    root = tmp_path / "garden"
+    topics = [
+        "paging and the translation lookaside buffer",
+        "scheduling with multilevel feedback queues",
+        "locks and condition variables",
+        "the file system journal and crash consistency",
+        "RAID levels and disk striping",
+        "virtual machines and hypervisors",
+        "semaphores and the dining philosophers",
+        "memory allocation with free lists",
+        "the buddy allocator",
+        "inode layout on disk",
+    ]
+    chapters = "".join(
+        f"## Chapter {i}\n\n" + f"This chapter covers {topic}. " * 6 + "\n\n"
+        for i, topic in enumerate(topics)
+    )
+    write(
+        root,
+        OS_BOOK,
+        "# Operating Systems\n\n" + chapters + "## Chapter signals\n\nWhich kill signal cannot"
+        " be caught? SIGKILL cannot be caught, a kill signal the process cannot handle;"
+        " signal handlers catch SIGINT and SIGTERM.\n",
+    )
+    write(root, SIGKILL, "# SIGKILL\n\nThe kill signal a process cannot catch or handle.\n")
+    write(root, "Main Notes/Pipes.md", "# Pipes\n\nA pipe connects one process to another.\n")
+    return root
+
+
+@pytest.mark.parametrize("focus", [0.25, 0.0])
+def test_a_note_about_the_match_throughout_passes_a_digest_that_mentions_it_once(
+    tmp_path: Path, focus: float
+) -> None:
+    """Modelled on the garden's digests (its OS book, 79 chunks, one on signals): the
+    book's signals chapter repeats the question's words and ranks first; the SIGKILL
+    note is the vector side's nearest chunk. The two sides disagree about the note, and the book's mean
+    vector is far from its signals chunk (ten other chapters) while the note's is
+    its one chunk: with the focus (core/focus) the note comes first; without (0) the
+    book stays first."""
+    root = _digest_vault(tmp_path)
+    with open_vault(root, overrides={"search": {"focus_weight": focus}}) as vault:
+        vault.sync()
+        hits = vault.search("which kill signal cannot be caught", k=2, group=True)
+    paths = [h.path for h in hits]
+    assert set(paths) == {OS_BOOK, SIGKILL}, paths
+    assert paths[0] == (SIGKILL if focus else OS_BOOK), paths

@@ -108,6 +108,13 @@ class SearchSettings:
     note_top: int = 2
     own_weight: float = 0.25
     link_weight: float = 0.25
+    # the note a best hit's pointer line ("- [[Book]]") leads to ranks at this share of
+    # the hit's score times the line's (core/hops; 0 = off; bench/RESULTS.md "third round")
+    hop_weight: float = 0.9
+    # when the vector side's first chunk is another note's than the ranking's first,
+    # each note's focus (its mean vector's cosine over its best chunk's) joins at this
+    # weight (core/focus; 0 = off; bench/RESULTS.md "fourth round")
+    focus_weight: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,8 +400,12 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("search: weights must be >= 0 and candidates >= 1")
         if min(settings.note_weight, settings.own_weight, settings.link_weight) < 0:
             problems.append("search: note_weight, own_weight and link_weight must be >= 0")
+        if settings.focus_weight < 0:
+            problems.append("search.focus_weight must be >= 0")
         if settings.note_top < 1:
             problems.append("search.note_top must be at least 1")
+        if not 0.0 <= settings.hop_weight <= 1.0:
+            problems.append("search.hop_weight must be between 0 and 1")
     elif section == "context":
         if not 0.0 <= settings.index_share <= 1.0:
             problems.append("context.index_share must be between 0 and 1")

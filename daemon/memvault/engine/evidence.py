@@ -2,16 +2,19 @@
 
 Gathers, for the candidate chunks of one search, what ``core/ranking.with_evidence``
 ranks them with — their own lines' vectors (from the line cache), the notes their
-lines link to — and calls it. Nothing is gathered
-for a weight of 0 (the setting is off).
+lines link to — and calls it; then the notes the best hits' pointer lines lead to
+(``core/hops``: one hop along a link, as Obsidian's graph answers "which book did
+my CQRS notes come from"). Nothing is gathered for a weight of 0 (the setting is off).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import TYPE_CHECKING, Protocol
 
-from memvault.core.excerpts import unit_texts
+from memvault.core.excerpts import split_units, unit_text, unit_texts
+from memvault.core.focus import note_focus, with_focus
+from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, line_share
 from memvault.core.ranking import with_evidence
 from memvault.core.text import sha256_text
 
@@ -44,6 +47,8 @@ LINKED = ("resolved", "alias")
 # their note's evidence): they cost a line-cache and a link-table read per chunk, and
 # a chunk ranked past them does not reach the first page of hits.
 EVIDENCE_TOP = 12
+# The best this many candidates (after the evidence) pass their pointer lines on
+HOP_TOP = 5
 
 
 def joined(
@@ -51,9 +56,29 @@ def joined(
     fused: list[tuple[int, float]],
     rows: Mapping[int, ChunkRow],
     qv: np.ndarray | None,
+    allowed: Callable[[str], bool] | None = None,
+    nearest: int | None = None,
 ) -> list[tuple[int, float]]:
     """``fused`` re-ranked with the evidence of each chunk's note (``rows``: the
-    candidates' chunk rows). Unchanged when every weight is 0."""
+    candidates' chunk rows), then, when the query's ``nearest`` chunk (the vector
+    side's first) is of another note than the first, with each note's focus
+    (``core/focus``), then with the notes its best hits point at (a label of such a
+    note may be new: not in ``rows``; only notes ``allowed`` passes, when given).
+    Unchanged when every weight is 0."""
+    ranked = _with_evidence(reader, fused, rows, qv)
+    ranked = _focused(reader, ranked, rows, qv, nearest)
+    weight = reader.config.search.hop_weight
+    if not weight or qv is None:
+        return ranked
+    return _hopped(reader, ranked, rows, qv, weight, allowed)
+
+
+def _with_evidence(
+    reader: Sources,
+    fused: list[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    qv: np.ndarray | None,
+) -> list[tuple[int, float]]:
     config, store, embedding = reader.config, reader.store, reader.embedding
     catalogue = reader.catalogue
     cfg = config.search
@@ -84,6 +109,48 @@ def joined(
         link_weight=cfg.link_weight,
         unknown=unknown,
     )
+
+
+def _focused(
+    reader: Sources,
+    ranked: list[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    qv: np.ndarray | None,
+    nearest: int | None,
+) -> list[tuple[int, float]]:
+    """``ranked`` with its notes' focus joined (``core/focus``) at
+    ``search.focus_weight``, when the query's nearest chunk is another note's than
+    the first's. The first notes' vectors are read from the cache (as ``related``
+    reads them, in one batch), only when the two disagree."""
+    import numpy as np
+
+    cfg = reader.config.search
+    near = rows.get(nearest) if nearest is not None else None
+    if not cfg.focus_weight or qv is None or near is None:
+        return ranked
+    store, embedding = reader.store, reader.embedding
+    q = qv.astype(np.float32)
+    q = q / (np.linalg.norm(q) or 1.0)
+
+    def focus_of(paths: Collection[str]) -> dict[str, float]:
+        by_note = {path: sorted(store.labels_of([path])) for path in paths}
+        every = [lab for labs in by_note.values() for lab in labs]
+        found, matrix = store.vectors_for(embedding.model_id(), every, embedding.dim())
+        row = {lab: i for i, lab in enumerate(found)}
+        sims = matrix @ q
+        out: dict[str, float] = {}
+        for path, labels in by_note.items():
+            rows = [row[lab] for lab in labels if lab in row]
+            if not rows:
+                continue  # no vector yet: no focus (core/focus: neither way)
+            centre = matrix[rows].mean(axis=0)
+            centre = centre / (np.linalg.norm(centre) or 1.0)
+            out[path] = note_focus(float(centre @ q), float(sims[rows].max()))
+        return out
+
+    notes = {lab: row.path for lab, row in rows.items()}
+    total = 1.0 + cfg.note_weight + cfg.own_weight + cfg.link_weight
+    return with_focus(ranked, notes, near.path, focus_of, cfg.focus_weight, total)
 
 
 def _own(
@@ -130,3 +197,62 @@ def _links(
             for lab in inside:
                 out.setdefault(lab, set()).add(target)
     return out
+
+
+def _hopped(
+    reader: Sources,
+    ranked: list[tuple[int, float]],
+    rows: Mapping[int, ChunkRow],
+    qv: np.ndarray,
+    weight: float,
+    allowed: Callable[[str], bool] | None,
+) -> list[tuple[int, float]]:
+    """``ranked`` with the notes the pointer lines of its best ``HOP_TOP`` chunks lead
+    to raised (``core/hops``). A line with no vector yet passes nothing on."""
+    import numpy as np
+
+    top = [(lab, rows[lab]) for lab, _ in ranked if lab in rows][:HOP_TOP]
+    index = reader.catalogue.link_index()
+    pointers: list[Pointer] = []
+    q = qv.astype(np.float32)
+    for lab, row in top:
+        units = split_units(row.text, row.line_start)
+        shas = [sha256_text(unit_text(u.text)) for u in units]
+        cached = reader.embedding.line_vectors(shas)
+        if not cached:
+            continue
+        cos = {sha: float(vec.astype(np.float32) @ q) for sha, vec in cached.items()}
+        best = max(cos.values())
+        pointing = [
+            (u, sha)
+            for u, sha in zip(units, shas, strict=True)
+            if sha in cos and is_pointer(u.text)
+        ]
+        if not pointing:
+            continue
+        links = [
+            ln for ln in reader.store.links(row.path) if row.line_start <= ln.line <= row.line_end
+        ]
+        for unit, sha in pointing:
+            for link in links:
+                if not unit.line_start <= link.line <= unit.line_end:
+                    continue
+                res = index.resolve(link.target, row.path)
+                target = res.path
+                if res.verdict not in LINKED or not target or not target.endswith(".md"):
+                    continue
+                if allowed is not None and not allowed(target):
+                    continue
+                pointers.append(Pointer(lab, target, line_share(cos[sha], best)))
+    if not pointers:
+        return ranked
+    notes = {lab: row.path for lab, row in rows.items()}
+    proposals = hop_scores(ranked, notes, pointers, weight)
+    have = set(notes.values())
+    firsts: dict[str, int] = {}
+    for target in proposals:
+        if target not in have:
+            first = reader.store.chunks_of(target)[:1]
+            if first:
+                firsts[target] = first[0].label
+    return lifted(ranked, notes, proposals, firsts)

@@ -108,7 +108,11 @@ class Reader(Lane):
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
-            fused = note_evidence(self, fused, rows, qv)
+            nearest = vector[0][0] if vector else None  # the vector side's first
+            fused = note_evidence(self, fused, rows, qv, allowed_path, nearest)
+            # a note one hop away enters with its first chunk (engine/evidence)
+            if new := [lab for lab, _ in fused[:pool] if lab not in rows]:
+                rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
         meta = self.catalogue.notes()
