@@ -659,9 +659,45 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "2"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "3"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
         assert _totals(v) == _counted(v)
         assert [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]
+
+
+def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Links are embedded by the names they name (SQLite schema 5, PostgreSQL 3): an
+    index written before keeps its linking chunks' old vectors unless the notes holding
+    a link are read again; only those are, and the index then equals a fresh one."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    write(root, "logs/linked.md", note("Linked", body="Met [[people/sarah-chen|Sarah]] today."))
+    write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
+    with open_vault(root) as v:
+        v.sync()
+        linking = {
+            n.path for n in v.engine.store.notes()
+            for c in v.engine.store.chunks_of(n.path) if "[[" in c.text or "](" in c.text
+        }  # fmt: skip
+    assert "logs/linked.md" in linking and "logs/plain.md" not in linking
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # what schema 2 held
+        conn.execute(
+            f'UPDATE "{schema}".chunks SET sha = \'x\' || sha '
+            "WHERE text LIKE '%[[%' OR text LIKE '%](%'"
+        )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == "3"
+        report = v.sync()
+        assert set(report.modified) == linking
+        assert v.engine.store.pending_state()[0] == 0
+        kept = snapshot(v)
+    with open_vault(root) as v:  # opened again: nothing more to read
+        assert v.sync().modified == ()
+    assert kept == rebuilt_snapshot(root, tmp_path)
