@@ -688,7 +688,7 @@ def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
     schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
     with psycopg.connect(pg_dsn, autocommit=True) as conn:  # what schema 2 held
         conn.execute(
-            f'UPDATE "{schema}".chunks SET sha = \'x\' || sha '
+            f"UPDATE \"{schema}\".chunks SET sha = 'x' || sha "
             "WHERE text LIKE '%[[%' OR text LIKE '%](%'"
         )
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
