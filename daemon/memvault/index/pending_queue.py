@@ -13,7 +13,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 from memvault.core.text import sha256_text
 from memvault.index.rows import (
@@ -149,6 +149,12 @@ class PendingQueue:
             q = "SELECT label FROM pending WHERE label IN ({})"
             return {r[0] for r in select_in(self._db, q, labels)}
 
+    def long_work(self) -> AbstractContextManager[object]:
+        """Around statements whose work grows with the index (``requeue_all``: one
+        transaction over every chunk): nothing here, SQLite's statements have no
+        deadline; PostgreSQL's deadline grows with the chunks (pg_store)."""
+        return nullcontext()
+
     def requeue_all(
         self,
         texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
@@ -163,7 +169,7 @@ class PendingQueue:
         the next sync cuts it again). The old model's vectors are forgotten (``dim`` and
         ``vectors_sha`` cleared, ``model_id`` set); ``reason`` is kept as meta
         ``model_changed``. Returns (chunks queued, notes to cut again)."""
-        with self.transaction() as conn:
+        with self.long_work(), self.transaction() as conn:
             rows = {
                 r[0]: note_row(r)
                 for r in conn.execute(f"SELECT {NOTE_COLS} FROM notes WHERE kind = 'note'")

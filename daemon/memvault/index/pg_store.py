@@ -25,7 +25,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,7 @@ import numpy as np
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
 from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, redact
-from memvault.index.rows import ChunkRow, NewChunk, NoteRow
+from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
 from memvault.index.vector_cache import decode, encode
@@ -373,18 +373,13 @@ class PgStore(Store):
             conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
 
-    def requeue_all(
-        self,
-        texts_for: Callable[[NoteRow, list[ChunkRow]], tuple[list[str], bool]],
-        model: str,
-        reason: str,
-        since: float,
-    ) -> tuple[int, int]:
-        """``Store.requeue_all`` (one transaction over every chunk) with its deadline
-        grown with the chunks: under ``pg_timeout`` alone a large index was cut midway
-        (rolled back, so the model change was tried again, and cut again, at every open)."""
+    @contextmanager
+    def long_work(self) -> Iterator[None]:
+        """``requeue_all`` (one transaction over every chunk) with its deadline grown
+        with the chunks: under ``pg_timeout`` alone a large index was cut midway (rolled
+        back, so the model change was tried again, and cut again, at every open)."""
         with self._lock, self._pg.long(self._pg.timeout + self.chunk_count() / REQUEUE_PER_S):
-            return super().requeue_all(texts_for, model, reason, since)
+            yield
 
     def reclaim(self) -> int:
         """Free pages are PostgreSQL's own autovacuum's work, never memvault's."""
