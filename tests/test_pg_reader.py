@@ -172,7 +172,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
     writer = DaemonProcess(tmp_path, a, **settings)
     reader: DaemonProcess | None = None
     try:
-        w_info = writer.ready(answering=True)
+        w_info = writer.ready(answering=True)  # the lock free: the writer, as ever
         (a / "decisions" / "queue-choice.md").write_text(NOTE, encoding="utf-8")
         with _client(w_info) as w:
 
@@ -181,6 +181,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
                 return any(h["path"] == "decisions/queue-choice.md" for h in hits["hits"])
 
             eventually(indexed, 60, "the writer to index the new note")
+            assert w.get("/status").json()["daemon"]["role"] == "writer"
         # the reader machine: the files (by git, a shared folder), no index of its own
         shutil.copytree(a, b, ignore=shutil.ignore_patterns(".memvault"))
         (b / ".memvault").mkdir()
@@ -224,6 +225,8 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
             )
             assert added.returncode == 6, added.stderr
             assert "its writer is" in added.stderr and str(writer.proc.pid) in added.stderr
+            state = run_memvault("daemon", "status", "--vault", str(b), env=env)
+            assert state.returncode == 0 and "read-only (a reader)" in state.stdout, state
             searched = run_memvault("search", "zephyrine broker", "--vault", str(b), env=env)
             assert searched.returncode == 0 and "queue-choice" in searched.stdout, searched
             assert {p: p.read_bytes() for p in b.rglob("*") if p.is_file()} == before_b
