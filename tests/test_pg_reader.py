@@ -7,6 +7,7 @@ lock: no local index, the same answers as the writer's; and a reader daemon
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -21,7 +22,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import DaemonProcess, eventually, make_vault, open_vault
+from helpers import DaemonProcess, eventually, make_vault, memvault_env, open_vault, run_memvault
 from memvault.service.daemon import HttpServer
 from memvault.service.http_api import create_app
 
@@ -171,7 +172,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
     writer = DaemonProcess(tmp_path, a, **settings)
     reader: DaemonProcess | None = None
     try:
-        w_info = writer.ready(answering=True)
+        w_info = writer.ready(answering=True)  # the lock free: the writer, as ever
         (a / "decisions" / "queue-choice.md").write_text(NOTE, encoding="utf-8")
         with _client(w_info) as w:
 
@@ -180,6 +181,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
                 return any(h["path"] == "decisions/queue-choice.md" for h in hits["hits"])
 
             eventually(indexed, 60, "the writer to index the new note")
+            assert w.get("/status").json()["daemon"]["role"] == "writer"
         # the reader machine: the files (by git, a shared folder), no index of its own
         shutil.copytree(a, b, ignore=shutil.ignore_patterns(".memvault"))
         (b / ".memvault").mkdir()
@@ -195,6 +197,10 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
             assert got.status_code == 200 and "zephyrine" in got.json()["text"]
             status = r.get("/status").json()
             assert status["daemon"]["role"] == "reader" and status["daemon"]["state"] == "reading"
+            with r.stream("GET", "/events") as events:  # the plugin's status bar
+                lines = events.iter_lines()
+                first = next(line for line in lines if line.startswith("data: "))
+                assert json.loads(first.removeprefix("data: "))["role"] == "reader"
             where = status["index"]["where"]
             assert where["role"] == "reader" and where["writer"]["pid"] == writer.proc.pid
             assert where["behind_seconds"] is not None
@@ -212,6 +218,17 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
                 error = refused.json()["error"]
                 assert error["type"] == "LockHeld", (route, error)
                 assert f"pid {writer.proc.pid}" in error["message"], error
+            # the CLI there goes through the reader daemon: reads answered, writes refused
+            env = memvault_env(tmp_path, **settings)
+            added = run_memvault(
+                "add", "decisions", "--title", "CLI write", "--vault", str(b), env=env
+            )
+            assert added.returncode == 6, added.stderr
+            assert "its writer is" in added.stderr and str(writer.proc.pid) in added.stderr
+            state = run_memvault("daemon", "status", "--vault", str(b), env=env)
+            assert state.returncode == 0 and "read-only (a reader)" in state.stdout, state
+            searched = run_memvault("search", "zephyrine broker", "--vault", str(b), env=env)
+            assert searched.returncode == 0 and "queue-choice" in searched.stdout, searched
             assert {p: p.read_bytes() for p in b.rglob("*") if p.is_file()} == before_b
             assert sorted(p.relative_to(a) for p in a.rglob("*.md")) == before_a
         assert "read-only: this is a reader of the index" in reader.stderr

@@ -127,6 +127,7 @@ def daemon_status(root: Path) -> dict[str, Any]:
         version=info.version,
         uptime_seconds=daemon.get("uptime_seconds", round(time.time() - started, 1)),
         state=daemon.get("state"),
+        role=daemon.get("role"),  # reader: the index in PostgreSQL written elsewhere
         lag_seconds=daemon.get("lag_seconds"),
         queue=daemon.get("queue"),
         observer=daemon.get("observer"),

@@ -115,7 +115,8 @@ class SignalWait:
 
 
 class Daemon:
-    """One running daemon over an open, writable ``Vault`` (which it closes at shutdown)."""
+    """One running daemon over an open ``Vault`` (which it closes at shutdown): writable,
+    or a reader's (the module doc)."""
 
     def __init__(self, vault: Vault, *, port: int | None = None, initial_reconcile: bool = True):
         from memvault.service import heap

@@ -61,6 +61,7 @@ STATUS_NUDGE = "\x00status"  # queued to say "the daemon's state may have change
 # The daemon's state as `event: status` carries it: what a status bar shows.
 STATUS_FIELDS = (
     "state",
+    "role",  # writer, or reader: the index in PostgreSQL written elsewhere (docs/TEAM.md)
     "progress",
     "queue",
     "lag_seconds",

@@ -179,7 +179,9 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         common.out.print(
             f"running: pid {data['pid']}, {data['url']}, up {data['uptime_seconds']:.0f} s, "
             f"{'answering' if data['healthy'] else 'NOT answering'}"
-            f", state {data.get('state') or '?'}, observer {data.get('observer') or '?'}"
+            f", state {data.get('state') or '?'}"
+            f"{', read-only (a reader)' if data.get('role') == 'reader' else ''}"
+            f", observer {data.get('observer') or '?'}"
             f", index lag {'none' if lag is None else f'{lag:.1f} s'}"
         )
         if data.get("last_error"):
