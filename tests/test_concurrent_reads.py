@@ -115,3 +115,57 @@ def test_contexts_asked_at_once_through_the_daemon_are_the_contexts_asked_alone(
         assert client is not None
         wrong = differing(lambda q: client.context(q, BUDGET))
     assert not wrong, f"{len(wrong)} of {THREADS * ROUNDS} contexts differ from the question alone"
+
+
+def test_line_vectors_read_on_many_threads_past_the_kept_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Found by the review: the kept line vectors were read and evicted with no lock;
+    past the limit (32,768 lines; 64 here) threads reading at once raised KeyError or
+    'dictionary changed size during iteration'. Every read returns every line it asks
+    for that the cache holds."""
+    import memvault.engine.embedding as embedding_module
+    from memvault.core.excerpts import unit_texts
+    from memvault.core.text import sha256_text
+
+    monkeypatch.setattr(embedding_module, "LINE_VECTORS_KEPT", 64)
+    root = make_vault(tmp_path)
+    for i in range(40):
+        lines = "\n".join(f"- point {i}-{j} about topic {j}" for j in range(6))
+        write(root, f"notes/n{i:02}.md", f"# Note {i}\n\n{lines}\n")
+    with open_vault(root) as v:
+        v.sync()
+        store, embedding = v.engine.store, v.engine.embedding
+        shas = sorted(
+            {sha256_text(t) for n in store.notes() for c in store.chunks_of(n.path)
+             for t in unit_texts(c.text)}
+        )  # fmt: skip
+        held = set(store.cached(embedding.model_id(), shas))
+        assert len(held) > 200
+        errors: list[BaseException] = []
+        short: list[int] = []
+
+        def read(seed: int) -> None:
+            rng = np.random.default_rng(seed)
+            try:
+                for _ in range(300):
+                    ask = list(rng.choice(shas, 30, replace=False))
+                    got = embedding.line_vectors(ask)
+                    if set(got) != held & set(ask):
+                        short.append(seed)
+            except BaseException as e:
+                errors.append(e)
+
+        import sys
+
+        threads = [threading.Thread(target=read, args=(s,)) for s in range(4)]
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(1e-6)  # threads switch as often as a busy server's
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:
+            sys.setswitchinterval(interval)
+        assert errors == [] and short == []

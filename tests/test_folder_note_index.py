@@ -232,3 +232,55 @@ def test_the_daemons_warm_up_builds_memory_mds_lists_before_the_first_save(
         v.sync(paths=["decisions/d1.md"])
         assert calls == []
     assert "- [[decisions/d1]] - Changed." in (root / "MEMORY.md").read_text("utf-8")
+
+
+@pytest.mark.parametrize("with_a_new_note", [False, True])
+def test_an_alias_a_person_gives_a_note_resolves_in_the_same_session(
+    tmp_path: Path, with_a_new_note: bool
+) -> None:
+    """Found by the review: a note given an alias in the sync that also created a note
+    kept the link index of before (the new note joined it; the alias did not), so
+    ``[[Boss]]`` stayed unresolved until a restart. The alias alone was stale too."""
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Ana."))
+    write(root, "people/carl.md", "# Carl\n\nReports to [[Boss]].\n")
+    with open_vault(root) as v:
+        v.sync()
+        index = v.engine.catalogue.link_index()
+        assert index.resolve("Boss", "people/carl.md").verdict == "unresolved"
+        write(root, "people/ana.md", "---\naliases: [Boss]\n---\n# Ana\n\nAna.\n")
+        paths = ["people/ana.md"]
+        if with_a_new_note:
+            write(root, "people/bob.md", note("Bob", "Bob."))
+            paths.append("people/bob.md")
+        v.sync(paths)
+        got = v.engine.catalogue.link_index().resolve("Boss", "people/carl.md")
+        assert (got.verdict, got.path) == ("alias", "people/ana.md")
+        write(root, "people/ana.md", "# Ana\n\nNo alias any more.\n")  # and taken away
+        v.sync(["people/ana.md"])
+        got = v.engine.catalogue.link_index().resolve("Boss", "people/carl.md")
+        assert got.verdict == "unresolved"
+
+
+def test_many_new_notes_at_once_rebuild_the_link_index_in_one_read(tmp_path: Path) -> None:
+    """A first sync or a pull of hundreds of notes: the link index is built again from
+    one query, not grown by one row read a note (the review measured ~57 us a note)."""
+    from memvault.engine.catalogue import ADD_ONE_BY_ONE
+
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        v.engine.catalogue.link_index()
+        reads: list[str] = []
+        store = v.engine.store
+        original = store.note
+        store.note = lambda path: (reads.append(path), original(path))[1]  # type: ignore[method-assign]
+        for i in range(ADD_ONE_BY_ONE + 1):
+            write(root, f"bulk/n{i:03}.md", f"# N{i}\n\nnote {i}\n")
+        store.note = original  # type: ignore[method-assign]
+        v.sync()
+        store.note = lambda path: (reads.append(path), original(path))[1]  # type: ignore[method-assign]
+        v.engine.catalogue.files_added([f"bulk/n{i:03}.md" for i in range(ADD_ONE_BY_ONE + 1)])
+        assert reads == []
+        index = v.engine.catalogue.link_index()
+        assert index.resolve("n000", "people/x.md").path == "bulk/n000.md"

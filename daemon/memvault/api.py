@@ -209,7 +209,7 @@ class Vault(Closes):
 
         MEMORY.md, links and keyword search are current when the structure is; with
         ``vectors=False`` new chunks' vectors are left pending (searched by keywords
-        meanwhile) for a later sync, ``embed_pending`` or the daemon. Through a daemon,
+        meanwhile) for a later sync or the daemon's vector lane. Through a daemon,
         ``progress`` sees the daemon's sync progress while it runs."""
         self._writable()
         return self._backend.sync(paths, progress, vectors)

@@ -318,9 +318,16 @@ class LinkIndex:
             self._by_path[key(path)] = path
             self._by_name[key(posixpath.basename(path))].append(path)
         self._by_alias: dict[str, list[str]] = defaultdict(list)
+        self._aliases: dict[str, tuple[str, ...]] = {}  # path -> its aliases, as given
         for path, names in (aliases or {}).items():
+            if names:
+                self._aliases[path] = tuple(names)
             for name in names:
                 self._by_alias[key(name.strip())].append(path)
+
+    def aliases_of(self, path: str) -> tuple[str, ...]:
+        """The aliases this index was built with for ``path`` (none: ``()``)."""
+        return self._aliases.get(path, ())
 
     def __contains__(self, path: str) -> bool:
         return key(path) in self._by_path
@@ -333,6 +340,7 @@ class LinkIndex:
         out._by_path = dict(self._by_path)
         out._by_name = defaultdict(list, self._by_name)  # lists shared until one changes
         out._by_alias = self._by_alias
+        out._aliases = self._aliases
         for path in files:
             k = key(path)
             if k in out._by_path:  # the same key twice: the last in sorted order wins

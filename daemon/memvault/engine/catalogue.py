@@ -21,6 +21,8 @@ from memvault.core.wikilinks import LinkIndex, address_parts
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
 
+ADD_ONE_BY_ONE = 64  # new notes joining the link index one row read each; more: rebuilt
+
 
 class Catalogue:
     """Note rows and the link index, derived from the store and kept current."""
@@ -67,13 +69,28 @@ class Catalogue:
         with self._lock:
             self._links = None
 
+    def aliases_written(self, rows: Iterable[NoteRow]) -> None:
+        """These rows are being written: if one's aliases are not those the link index
+        was built with (a person gave a note an alias, or took one away), the index is
+        rebuilt on its next use."""
+        with self._lock:
+            if self._links is not None and any(
+                tuple(row.aliases) != self._links.aliases_of(row.path) for row in rows
+            ):
+                self._links = None
+
     def files_added(self, paths: Iterable[str]) -> None:
         """Notes came (and nothing went): added to the link index as it is, when none of
-        them has aliases (else it is rebuilt on its next use, as ``files_changed``)."""
+        them has aliases (else it is rebuilt on its next use, as ``files_changed``); many
+        at once (a first sync, a pull), it is rebuilt: one query, not one a note."""
         with self._lock:
+            added = list(paths)
             if self._links is None:
                 return
-            rows = [self._store.note(p) for p in paths]
+            if len(added) > ADD_ONE_BY_ONE:
+                self._links = None
+                return
+            rows = [self._store.note(p) for p in added]
             if any(row is None or row.aliases for row in rows):
                 self._links = None
                 return

@@ -76,6 +76,7 @@ class Embedding:
         self._window: int | None = None
         self._model_id: str | None = None
         self._lines_kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
+        self._lines_lock = threading.Lock()
         self.last_save = time.monotonic()
 
     # -- the model -------------------------------------------------------------------
@@ -238,19 +239,26 @@ class Embedding:
 
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
-        the cache (a line not embedded yet is left out)."""
+        the cache (a line not embedded yet is left out). Reads run on many threads:
+        the kept vectors are read and evicted under a lock (the cache read is not)."""
         model = self.model_id()
-        kept = self._lines_kept
-        if kept is None or kept[0] != model:
-            kept = self._lines_kept = (model, {})
-        memory = kept[1]
-        out = {sha: memory[sha] for sha in shas if sha in memory}
+        with self._lines_lock:
+            kept = self._lines_kept
+            if kept is None or kept[0] != model:
+                kept = self._lines_kept = (model, {})
+            memory = kept[1]
+            out = {sha: memory[sha] for sha in shas if sha in memory}
         missing = [sha for sha in dict.fromkeys(shas) if sha not in out]
         if missing:
-            for sha, vec in self._store.cached(model, missing).items():
-                out[sha] = memory[sha] = vec.astype(np.float16)
-            while len(memory) > LINE_VECTORS_KEPT:  # dicts keep insertion order: oldest first
-                del memory[next(iter(memory))]
+            found = {
+                sha: vec.astype(np.float16)
+                for sha, vec in self._store.cached(model, missing).items()
+            }
+            out.update(found)
+            with self._lines_lock:
+                memory.update(found)
+                while len(memory) > LINE_VECTORS_KEPT:  # insertion order: oldest first
+                    del memory[next(iter(memory))]
         return out
 
     # -- the vectors -----------------------------------------------------------------

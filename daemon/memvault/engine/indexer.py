@@ -263,6 +263,7 @@ class Indexer(Lane):
         kept = queued = 0
         removed: list[int] = []
         self.catalogue.changed(p.path for p in batch)
+        self.catalogue.aliases_written(p.row for p in batch)
         now = time.time()
         with self.store.transaction() as conn:
             for p in batch:
