@@ -667,6 +667,38 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
         assert [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]
 
 
+def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer (another machine's, maybe on older code) holds the lock on a schema 2
+    index: a reader opened meanwhile reads it as it is; it neither bumps the version
+    nor marks the linking notes to be read again (the writer would then refuse it)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    stale = f"SELECT count(*) FROM \"{schema}\".notes WHERE sha256 = '' OR mtime_ns = -1"
+    with open_vault(root) as v:
+        v.sync()
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as an older writer left it
+            conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
+            assert conn.execute(stale).fetchone() == (0,)
+        copy = tmp_path / "reader" / "vault"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        with pytest.raises(LockHeld):  # a CLI write there: refused, nothing changed
+            open_vault(copy, through_daemon=False, wait=0.0)
+        with open_vault(copy, through_daemon=False, reader=True) as r:  # a reader daemon's
+            assert r.engine.store.read_only
+            assert [h.path for h in r.search("database schema", k=3)]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            version = conn.execute(
+                f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
+            ).fetchone()
+            assert version == ("2",)
+            assert conn.execute(stale).fetchone() == (0,)
+
+
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

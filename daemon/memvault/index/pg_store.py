@@ -147,8 +147,8 @@ class PgStore(Store):
                         )
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
-                else:
-                    pg_schema.migrate(conn, schema)
+                # a writer migrates only once it holds the writer's lock
+                # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
             self._pg.close()
             raise
@@ -177,7 +177,7 @@ class PgStore(Store):
             (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if got:
                 break
-            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
+            row = self._writer_row(conn)
             holder = self._holder_kind(conn, key)
             who = f"{row[0]} pid {row[1]}" if row else "another process"
             if holder == "daemon" or time.monotonic() >= deadline:
@@ -196,6 +196,13 @@ class PgStore(Store):
                     wait,
                 )
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        try:  # the lock is held: only now bring the schema to this code's version
+            with self._pg.deadline():
+                pg_schema.migrate(self._pg.conn, self.schema)
+        except BaseException:
+            conn.close()
+            raise
+        self._totals = True
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
@@ -203,6 +210,15 @@ class PgStore(Store):
                 (socket.gethostname(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+
+    @staticmethod
+    def _writer_row(conn: Any) -> Any:
+        """The writer's (host, pid, since), or None (none yet; or no schema yet: the
+        holder has the lock and is creating it)."""
+        try:
+            return conn.execute("SELECT host, pid, since FROM writer").fetchone()
+        except Exception:  # psycopg's UndefinedTable on a schema not created yet
+            return None
 
     @staticmethod
     def _holder_kind(conn: Any, key: int) -> str:
