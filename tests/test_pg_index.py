@@ -678,7 +678,8 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
     root = make_vault(tmp_path)
     schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
     stale = f"SELECT count(*) FROM \"{schema}\".notes WHERE sha256 = '' OR mtime_ns = -1"
-    with open_vault(root) as v:
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(root, through_daemon=False) as v:  # machine a's writer daemon
         v.sync()
         with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as an older writer left it
             conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
@@ -686,8 +687,9 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
         copy = tmp_path / "reader" / "vault"
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
         (copy / ".memvault").mkdir()
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-b")
         with pytest.raises(LockHeld):  # a CLI write there: refused, nothing changed
-            open_vault(copy, through_daemon=False, wait=0.0)
+            open_vault(copy, wait=0.0)
         with open_vault(copy, through_daemon=False, reader=True) as r:  # a reader daemon's
             assert r.engine.store.read_only
             assert [h.path for h in r.search("database schema", k=3)]
@@ -697,6 +699,34 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
             ).fetchone()
             assert version == ("2",)
             assert conn.execute(stale).fetchone() == (0,)
+
+
+def test_a_daemon_becomes_a_reader_only_beside_a_daemon_of_another_machine(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon starting (``reader=True``) while the lock is held: a short-lived CLI
+    writer's is waited for, then refused (a restarted writer daemon must not turn
+    reader for good behind a colleague's ``memvault add``); a daemon of this host (its
+    own predecessor's lingering session) is refused too (exit 6: the service manager
+    retries); only a daemon of another machine makes it a reader."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    copy = tmp_path / "other" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(root) as v:  # a CLI writer (no daemon): a short-lived one
+        v.sync()
+        with pytest.raises(LockHeld) as held:
+            open_vault(copy, through_daemon=False, reader=True, wait=0.3)
+        assert outcome(held.value)[0] == 6
+    with open_vault(root, through_daemon=False):  # a daemon of this host holds it
+        with pytest.raises(LockHeld):
+            open_vault(copy, through_daemon=False, reader=True, wait=0.3)
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-b")  # ... of another machine
+        with open_vault(copy, through_daemon=False, reader=True, wait=0.3) as r:
+            assert r.engine.store.read_only
+            assert [h.path for h in r.search("database schema", k=3)]
 
 
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(

@@ -207,7 +207,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
     }
     a = make_vault(tmp_path / "machine-a", "team")
     b = tmp_path / "machine-b" / "team"
-    writer = DaemonProcess(tmp_path, a, **settings)
+    writer = DaemonProcess(tmp_path, a, **settings, MEMVAULT_HOSTNAME="machine-a")
     reader: DaemonProcess | None = None
     try:
         w_info = writer.ready(answering=True)  # the lock free: the writer, as ever
@@ -223,7 +223,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
         # the reader machine: the files (by git, a shared folder), no index of its own
         shutil.copytree(a, b, ignore=shutil.ignore_patterns(".memvault"))
         (b / ".memvault").mkdir()
-        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings)
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="machine-b")
         r_info = reader.ready(answering=True)
         with _client(r_info) as r:
             found = r.post("/search", json={"query": "zephyrine broker", "k": 3})

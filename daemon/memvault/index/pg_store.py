@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -34,7 +33,7 @@ import numpy as np
 
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
-from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, redact
+from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -169,7 +168,7 @@ class PgStore(Store):
         if daemon:
             conn.execute(
                 "SELECT set_config('application_name', %s, false)",
-                (f"memvault daemon {socket.gethostname()} {os.getpid()}",),
+                (f"memvault daemon {host_name()} {os.getpid()}",),
             )
         deadline = time.monotonic() + wait
         said = False
@@ -181,11 +180,15 @@ class PgStore(Store):
             holder = self._holder_kind(conn, key)
             who = f"{row[0]} pid {row[1]}" if row else "another process"
             if holder == "daemon" or time.monotonic() >= deadline:
+                # a daemon of another machine (the writer's row names it): a daemon
+                # starting here may serve as a reader (backends.open_backend)
+                elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
                 conn.close()
                 raise LockHeld(
                     f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
                     f"already: {who}{' (a daemon)' if holder == 'daemon' else ''} "
-                    "(one writer per vault; open it as a reader)"
+                    "(one writer per vault; open it as a reader)",
+                    daemon_elsewhere=elsewhere,
                 )
             if not said:
                 said = True
@@ -207,7 +210,7 @@ class PgStore(Store):
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
-                (socket.gethostname(), os.getpid(), time.time()),
+                (host_name(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
 
