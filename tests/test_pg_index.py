@@ -18,7 +18,7 @@ import pytest
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
-from memvault.index.pg_schema import PG_SCHEMA_VERSION
+from memvault.index.pg_schema import PG_SCHEMA_VERSION, lock_key
 from memvault.index.pg_store import redact
 from pg_helpers import StallProxy, fresh_schema, kill_server, socket_dir, start_server, stop_server
 
@@ -727,6 +727,36 @@ def test_a_daemon_becomes_a_reader_only_beside_a_daemon_of_another_machine(
         with open_vault(copy, through_daemon=False, reader=True, wait=0.3) as r:
             assert r.engine.store.read_only
             assert [h.path for h in r.search("database schema", k=3)]
+
+
+def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its sessions cut by the server (a restart, a network cut): the daemon takes the
+    writer's lock again on its next call, and its lock session still says it is a
+    daemon's (so a CLI write is refused at once, not left waiting for it)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    key = lock_key(os.environ["MEMVAULT_INDEX_SCHEMA"], "writer")
+    with open_vault(root, through_daemon=False) as v:  # a daemon's open
+        v.sync()
+        store = v.engine.store
+        assert store._holder_kind(store._writer.conn, key) == "daemon"
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            cut = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name LIKE %s",
+                (f"memvault % {os.getpid()}",),
+            ).fetchall()
+        assert len(cut) >= 2  # its search session and its lock session
+        write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
+        try:
+            v.sync()
+        except StorageError:  # the cut noticed by this call: the next one reconnects
+            v.sync()
+        assert store._writer is not None and not store.read_only
+        assert store._holder_kind(store._writer.conn, key) == "daemon"
 
 
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(

@@ -116,6 +116,7 @@ class PgStore(Store):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
+        self._daemon = False  # that session says it is a daemon's (taken again so)
         self._totals = True  # chunk_totals kept (schema 2), else counted
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
@@ -213,6 +214,7 @@ class PgStore(Store):
                 (host_name(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+        self._daemon = daemon
 
     @staticmethod
     def _writer_row(conn: Any) -> Any:
@@ -245,7 +247,7 @@ class PgStore(Store):
         with suppress(Exception):
             old.close()
         try:
-            self.take_writer_lock()
+            self.take_writer_lock(daemon=self._daemon)  # still a daemon's, for the others
         except LockHeld:  # from now on the server itself refuses this process's writes
             self.read_only = True
             reader = self._pg.reopen_read_only
