@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 import pytest
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
 from memvault.index.pg_schema import PG_SCHEMA_VERSION, lock_key
 from memvault.index.pg_store import redact
@@ -585,14 +585,8 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
         monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", schema)
 
-        def hnsw() -> list[str]:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                rows = conn.execute(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = %s "
-                    "AND indexname LIKE 'vectors_hnsw_%%'",
-                    (os.environ["MEMVAULT_INDEX_SCHEMA"],),
-                ).fetchall()
-            return [r[0] for r in rows]
+        def hnsw() -> list[str]:  # the valid ones (a build under way is not yet)
+            return _hnsw(dsn, os.environ["MEMVAULT_INDEX_SCHEMA"])
 
         during: list[list[str]] = []
 
@@ -608,7 +602,8 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
             assert len(during) == 3 and during[0] == []  # loading in bulk: no HNSW index
             own.ensure_postgres_running()
             v.sync()
-            assert hnsw() == ["vectors_hnsw_64"]  # built once the queue drained
+            # built once the queue drained (on a thread of its own: saves go on)
+            eventually(lambda: hnsw() == ["vectors_hnsw_64"], what="the HNSW index built")
             got = snapshot(v)
         assert _untied(_answers(root)) == _untied(sqlite_hits)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "bulk-rebuilt"))
@@ -616,6 +611,60 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
         assert hnsw() == ["vectors_hnsw_64"]
     finally:
         stop_server(own)
+
+
+def _hnsw(dsn: str, schema: str) -> list[str]:
+    """The schema's valid HNSW indexes."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s "
+            "AND c.relname LIKE 'vectors_hnsw_%%' AND i.indisvalid",
+            (schema,),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("left", ["none", "invalid"])
+def test_the_hnsw_build_never_stops_a_save(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, left: str
+) -> None:
+    """The HNSW index missing at open (a bulk load's build not finished: none, or an
+    INVALID one a cut CREATE INDEX CONCURRENTLY left) is built by CREATE INDEX
+    CONCURRENTLY on a thread of its own: a save goes on while the build waits (here
+    for another session's write transaction on the vectors, which a plain CREATE
+    INDEX's SHARE lock would wait for with the engine's lock held), and the index is
+    built once that ends."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    assert _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        if left == "none":
+            conn.execute(f'DROP INDEX "{schema}".vectors_hnsw_64')
+        else:  # as a build cut short leaves it
+            conn.execute(
+                f"UPDATE pg_index SET indisvalid = false WHERE indexrelid = "
+                f"'\"{schema}\".vectors_hnsw_64'::regclass"
+            )
+    assert _hnsw(pg_dsn, schema) == []
+    blocker = psycopg.connect(pg_dsn)  # another session writing the vectors, not done
+    try:
+        blocker.execute(f'LOCK TABLE "{schema}".vectors IN ROW EXCLUSIVE MODE')
+        with open_vault(root) as v:
+            write(root, "people/new.md", note("New Person", "joined", "Works on the queue."))
+            report = v.sync()  # the build waits for the blocker; the save does not
+            assert "people/new.md" in report.created
+            assert v.engine.store.pending_state()[0] == 0
+            assert [h.path for h in v.search("works on the queue", k=3)]
+            assert _hnsw(pg_dsn, schema) == []
+            blocker.rollback()
+            eventually(lambda: _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"], what="the build")
+    finally:
+        blocker.close()
 
 
 def _untied(answers: dict[str, Any]) -> dict[str, Any]:

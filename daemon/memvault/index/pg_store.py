@@ -117,6 +117,8 @@ class PgStore(Store):
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
+        self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
+        self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
@@ -304,6 +306,10 @@ class PgStore(Store):
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
     def close(self) -> None:
+        self.closing.set()
+        for build in self.builds:  # an HNSW build under way: finished (its own session)
+            build.join()
+        self.builds.clear()
         with self._lock:
             if self._writer is not None:
                 with suppress(Exception):
