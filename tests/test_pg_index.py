@@ -19,7 +19,7 @@ import pytest
 from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
 from memvault.index.pg_schema import PG_SCHEMA_VERSION, lock_key
-from memvault.index.pg_store import redact
+from memvault.index.pg_store import _holder_kind, redact
 from pg_helpers import StallProxy, fresh_schema, kill_server, socket_dir, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -791,7 +791,7 @@ def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
     with open_vault(root, through_daemon=False) as v:  # a daemon's open
         v.sync()
         store = v.engine.store
-        assert store._holder_kind(store._writer.conn, key) == "daemon"
+        assert _holder_kind(store._writer.conn, key) == "daemon"
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             cut = conn.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
@@ -805,7 +805,7 @@ def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
         except StorageError:  # the cut noticed by this call: the next one reconnects
             v.sync()
         assert store._writer is not None and not store.read_only
-        assert store._holder_kind(store._writer.conn, key) == "daemon"
+        assert _holder_kind(store._writer.conn, key) == "daemon"
 
 
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(

@@ -179,8 +179,8 @@ class PgStore(Store):
             (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if got:
                 break
-            row = self._writer_row(conn)
-            holder = self._holder_kind(conn, key)
+            row = _writer_row(conn)
+            holder = _holder_kind(conn, key)
             who = f"{row[0]} pid {row[1]}" if row else "another process"
             if holder == "daemon" or time.monotonic() >= deadline:
                 # a daemon of another machine (the writer's row names it): a daemon
@@ -217,27 +217,6 @@ class PgStore(Store):
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         self._daemon = daemon
-
-    @staticmethod
-    def _writer_row(conn: Any) -> Any:
-        """The writer's (host, pid, since), or None (none yet; or no schema yet: the
-        holder has the lock and is creating it)."""
-        try:
-            return conn.execute("SELECT host, pid, since FROM writer").fetchone()
-        except Exception:  # psycopg's UndefinedTable on a schema not created yet
-            return None
-
-    @staticmethod
-    def _holder_kind(conn: Any, key: int) -> str:
-        """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
-        unsigned = key & 0xFFFFFFFFFFFFFFFF
-        row = conn.execute(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
-            "AND l.objid::bigint = %s AND l.objsubid = 1",
-            (unsigned >> 32, unsigned & 0xFFFFFFFF),
-        ).fetchone()
-        return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
 
     def _writer_again(self) -> None:
         """After a lost connection a writer's lock session is gone too (the server let
@@ -499,6 +478,27 @@ class PgStore(Store):
         from memvault.index.pg_vectors import PgVectors
 
         return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+
+
+def _writer_row(conn: Any) -> Any:
+    """The writer's (host, pid, since), or None (none yet; or no schema yet: the
+    holder has the lock and is creating it)."""
+    try:
+        return conn.execute("SELECT host, pid, since FROM writer").fetchone()
+    except Exception:  # psycopg's UndefinedTable on a schema not created yet
+        return None
+
+
+def _holder_kind(conn: Any, key: int) -> str:
+    """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
+    unsigned = key & 0xFFFFFFFFFFFFFFFF
+    row = conn.execute(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+        "AND l.objid::bigint = %s AND l.objsubid = 1",
+        (unsigned >> 32, unsigned & 0xFFFFFFFF),
+    ).fetchone()
+    return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
 
 
 def _phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:
