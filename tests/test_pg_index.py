@@ -16,10 +16,10 @@ from typing import Any
 import psycopg
 import pytest
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
+from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
-from memvault.index.pg_schema import PG_SCHEMA_VERSION
-from memvault.index.pg_store import redact
+from memvault.index.pg_schema import PG_SCHEMA_VERSION, lock_key
+from memvault.index.pg_store import _holder_kind, redact
 from pg_helpers import StallProxy, fresh_schema, kill_server, socket_dir, start_server, stop_server
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -585,14 +585,8 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
         monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", schema)
 
-        def hnsw() -> list[str]:
-            with psycopg.connect(dsn, autocommit=True) as conn:
-                rows = conn.execute(
-                    "SELECT indexname FROM pg_indexes WHERE schemaname = %s "
-                    "AND indexname LIKE 'vectors_hnsw_%%'",
-                    (os.environ["MEMVAULT_INDEX_SCHEMA"],),
-                ).fetchall()
-            return [r[0] for r in rows]
+        def hnsw() -> list[str]:  # the valid ones (a build under way is not yet)
+            return _hnsw(dsn, os.environ["MEMVAULT_INDEX_SCHEMA"])
 
         during: list[list[str]] = []
 
@@ -608,7 +602,8 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
             assert len(during) == 3 and during[0] == []  # loading in bulk: no HNSW index
             own.ensure_postgres_running()
             v.sync()
-            assert hnsw() == ["vectors_hnsw_64"]  # built once the queue drained
+            # built once the queue drained (on a thread of its own: saves go on)
+            eventually(lambda: hnsw() == ["vectors_hnsw_64"], what="the HNSW index built")
             got = snapshot(v)
         assert _untied(_answers(root)) == _untied(sqlite_hits)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "bulk-rebuilt"))
@@ -616,6 +611,60 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
         assert hnsw() == ["vectors_hnsw_64"]
     finally:
         stop_server(own)
+
+
+def _hnsw(dsn: str, schema: str) -> list[str]:
+    """The schema's valid HNSW indexes."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s "
+            "AND c.relname LIKE 'vectors_hnsw_%%' AND i.indisvalid",
+            (schema,),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+@pytest.mark.parametrize("left", ["none", "invalid"])
+def test_the_hnsw_build_never_stops_a_save(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, left: str
+) -> None:
+    """The HNSW index missing at open (a bulk load's build not finished: none, or an
+    INVALID one a cut CREATE INDEX CONCURRENTLY left) is built by CREATE INDEX
+    CONCURRENTLY on a thread of its own: a save goes on while the build waits (here
+    for another session's write transaction on the vectors, which a plain CREATE
+    INDEX's SHARE lock would wait for with the engine's lock held), and the index is
+    built once that ends."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    assert _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        if left == "none":
+            conn.execute(f'DROP INDEX "{schema}".vectors_hnsw_64')
+        else:  # as a build cut short leaves it
+            conn.execute(
+                f"UPDATE pg_index SET indisvalid = false WHERE indexrelid = "
+                f"'\"{schema}\".vectors_hnsw_64'::regclass"
+            )
+    assert _hnsw(pg_dsn, schema) == []
+    blocker = psycopg.connect(pg_dsn)  # another session writing the vectors, not done
+    try:
+        blocker.execute(f'LOCK TABLE "{schema}".vectors IN ROW EXCLUSIVE MODE')
+        with open_vault(root) as v:
+            write(root, "people/new.md", note("New Person", "joined", "Works on the queue."))
+            report = v.sync()  # the build waits for the blocker; the save does not
+            assert "people/new.md" in report.created
+            assert v.engine.store.pending_state()[0] == 0
+            assert [h.path for h in v.search("works on the queue", k=3)]
+            assert _hnsw(pg_dsn, schema) == []
+            blocker.rollback()
+            eventually(lambda: _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"], what="the build")
+    finally:
+        blocker.close()
 
 
 def _untied(answers: dict[str, Any]) -> dict[str, Any]:
@@ -665,6 +714,98 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
         v.sync()
         assert _totals(v) == _counted(v)
         assert [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]
+
+
+def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer (another machine's, maybe on older code) holds the lock on a schema 2
+    index: a reader opened meanwhile reads it as it is; it neither bumps the version
+    nor marks the linking notes to be read again (the writer would then refuse it)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    stale = f"SELECT count(*) FROM \"{schema}\".notes WHERE sha256 = '' OR mtime_ns = -1"
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(root, through_daemon=False) as v:  # machine a's writer daemon
+        v.sync()
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as an older writer left it
+            conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
+            assert conn.execute(stale).fetchone() == (0,)
+        copy = tmp_path / "reader" / "vault"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-b")
+        with pytest.raises(LockHeld):  # a CLI write there: refused, nothing changed
+            open_vault(copy, wait=0.0)
+        with open_vault(copy, through_daemon=False, reader=True) as r:  # a reader daemon's
+            assert r.engine.store.read_only
+            assert [h.path for h in r.search("database schema", k=3)]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            version = conn.execute(
+                f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
+            ).fetchone()
+            assert version == ("2",)
+            assert conn.execute(stale).fetchone() == (0,)
+
+
+def test_a_daemon_becomes_a_reader_only_beside_a_daemon_of_another_machine(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon starting (``reader=True``) while the lock is held: a short-lived CLI
+    writer's is waited for, then refused (a restarted writer daemon must not turn
+    reader for good behind a colleague's ``memvault add``); a daemon of this host (its
+    own predecessor's lingering session) is refused too (exit 6: the service manager
+    retries); only a daemon of another machine makes it a reader."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    copy = tmp_path / "other" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(root) as v:  # a CLI writer (no daemon): a short-lived one
+        v.sync()
+        with pytest.raises(LockHeld) as held:
+            open_vault(copy, through_daemon=False, reader=True, wait=0.3)
+        assert outcome(held.value)[0] == 6
+    with open_vault(root, through_daemon=False):  # a daemon of this host holds it
+        with pytest.raises(LockHeld):
+            open_vault(copy, through_daemon=False, reader=True, wait=0.3)
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-b")  # ... of another machine
+        with open_vault(copy, through_daemon=False, reader=True, wait=0.3) as r:
+            assert r.engine.store.read_only
+            assert [h.path for h in r.search("database schema", k=3)]
+
+
+def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its sessions cut by the server (a restart, a network cut): the daemon takes the
+    writer's lock again on its next call, and its lock session still says it is a
+    daemon's (so a CLI write is refused at once, not left waiting for it)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    key = lock_key(os.environ["MEMVAULT_INDEX_SCHEMA"], "writer")
+    with open_vault(root, through_daemon=False) as v:  # a daemon's open
+        v.sync()
+        store = v.engine.store
+        assert _holder_kind(store._writer.conn, key) == "daemon"
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            cut = conn.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE application_name LIKE %s",
+                (f"memvault % {os.getpid()}",),
+            ).fetchall()
+        assert len(cut) >= 2  # its search session and its lock session
+        write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
+        try:
+            v.sync()
+        except StorageError:  # the cut noticed by this call: the next one reconnects
+            v.sync()
+        assert store._writer is not None and not store.read_only
+        assert _holder_kind(store._writer.conn, key) == "daemon"
 
 
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(

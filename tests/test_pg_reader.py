@@ -22,7 +22,16 @@ from anyio.from_thread import start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import DaemonProcess, eventually, make_vault, memvault_env, open_vault, run_memvault
+from helpers import (
+    DaemonProcess,
+    eventually,
+    make_vault,
+    memvault_env,
+    note,
+    open_vault,
+    run_memvault,
+    write,
+)
 from memvault.service.daemon import HttpServer
 from memvault.service.http_api import create_app
 
@@ -86,6 +95,35 @@ def test_the_http_api_on_a_reader_serves_the_plugins_routes_from_the_shared_inde
             app.state.close()
             server.stop()
     _no_local_index(reader_root)
+
+
+def test_a_reader_kept_open_sees_the_notes_the_writer_adds_after_it_opened(
+    team: Any,
+) -> None:
+    """A reader never syncs: its note rows and link index follow the writer's syncs
+    (its last_sync_at), so a note added after it opened has its title and metadata,
+    and a filter by its tag or folder finds it."""
+    writer, reader_root = team
+    with open_vault(reader_root, mode="read") as reader:
+        assert reader.engine.store.read_only
+        assert not reader.search("zephyr queue retries", k=5, tags=["queue"])
+        assert "decisions/zephyr.md" not in reader.engine.catalogue.notes()
+        write(
+            writer.root,
+            "decisions/zephyr.md",
+            note("Zephyr Queue", "we queue with zephyr", "Zephyr queue retries.", tags="[queue]"),
+        )
+        writer.sync()
+
+        def found() -> Any:  # the reader looks at the writer's last sync every 0.5 s
+            hits = reader.search("zephyr queue retries", k=5)
+            return [h.title for h in hits if h.path == "decisions/zephyr.md"] == ["Zephyr Queue"]
+
+        eventually(found, what="the reader finds the writer's new note, with its title")
+        tagged = reader.search("zephyr queue retries", k=5, tags=["queue"])
+        assert [h.path for h in tagged] == ["decisions/zephyr.md"]
+        foldered = reader.search("zephyr queue retries", k=5, folder="decisions")
+        assert "decisions/zephyr.md" in [h.path for h in foldered]
 
 
 def test_the_mcp_server_on_a_reader_answers_from_the_shared_index(team: Any, pg_dsn: str) -> None:
@@ -169,7 +207,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
     }
     a = make_vault(tmp_path / "machine-a", "team")
     b = tmp_path / "machine-b" / "team"
-    writer = DaemonProcess(tmp_path, a, **settings)
+    writer = DaemonProcess(tmp_path, a, **settings, MEMVAULT_HOSTNAME="machine-a")
     reader: DaemonProcess | None = None
     try:
         w_info = writer.ready(answering=True)  # the lock free: the writer, as ever
@@ -185,7 +223,7 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
         # the reader machine: the files (by git, a shared folder), no index of its own
         shutil.copytree(a, b, ignore=shutil.ignore_patterns(".memvault"))
         (b / ".memvault").mkdir()
-        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings)
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="machine-b")
         r_info = reader.ready(answering=True)
         with _client(r_info) as r:
             found = r.post("/search", json={"query": "zephyrine broker", "k": 3})

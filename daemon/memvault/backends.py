@@ -306,12 +306,15 @@ def open_backend(
             _model(embedder, mode, local=True),
             read_only=lock is None,
             writer_wait=(lock_wait(env) if wait is None else wait)
-            if mode == "write" and through_daemon
+            if mode == "write" and (through_daemon or reader)
             else 0.0,
             daemon=mode == "write" and not through_daemon,
         )
-    except LockHeld:
-        keep = reader and mode == "write"  # a reader daemon keeps this folder's lock
+    except LockHeld as held:
+        # a daemon becomes a reader (keeping this folder's lock) only beside a daemon
+        # of another machine; a short-lived CLI writer was waited for (then refused),
+        # a daemon of this host (its own predecessor's lingering session) is refused
+        keep = reader and mode == "write" and held.daemon_elsewhere
         if lock is not None and not keep:
             lock.release()
             lock = None

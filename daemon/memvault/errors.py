@@ -104,9 +104,12 @@ class StorageError(MemvaultError):
 class LockHeld(MemvaultError):
     """Another process holds the vault's writer lock."""
 
-    def __init__(self, message: str, pid: int | None = None) -> None:
+    def __init__(
+        self, message: str, pid: int | None = None, *, daemon_elsewhere: bool = False
+    ) -> None:
         super().__init__(message)
         self.pid = pid
+        self.daemon_elsewhere = daemon_elsewhere  # a daemon on another host holds it
 
 
 class MemoryToolError(MemvaultError):

@@ -9,11 +9,17 @@ It owns the two caches every collaborator shares, so each has one owner:
 - the link index (every note and attachment, with aliases) that resolves a
   link the way Obsidian does; rebuilt only when files come or go
   (``files_changed``). Attachments come from the store's manifest.
+
+On a read-only store (a PostgreSQL reader: its writer syncs on another machine) no
+local sync says what changed: both caches are dropped when the writer's
+``last_sync_at`` (set by each sync that changed something) is not the one they were
+read at, checked at most every ``SHARED_CHECK_SECONDS`` (one one-row query).
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping
 
 from memvault.core import compose
@@ -22,6 +28,7 @@ from memvault.index.rows import NoteRow
 from memvault.index.store import Store
 
 ADD_ONE_BY_ONE = 64  # new notes joining the link index one row read each; more: rebuilt
+SHARED_CHECK_SECONDS = 0.5  # a reader sees the writer's changes this soon after them
 
 
 class Catalogue:
@@ -33,12 +40,31 @@ class Catalogue:
         self._rows: dict[str, NoteRow] | None = None
         self._dirty: set[str] = set()  # paths whose rows changed since ``_rows`` was read
         self._links: LinkIndex | None = None
+        self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
+        self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
+
+    def _follow_writer(self) -> None:
+        """A read-only store's writer is elsewhere: drop both caches when it has synced
+        a change since they were read (at most one look every SHARED_CHECK_SECONDS)."""
+        if not getattr(self._store, "read_only", False):
+            return  # this process writes: its own syncs say what changed
+        now = time.monotonic()
+        if now - self._checked < SHARED_CHECK_SECONDS:
+            return
+        self._checked = now
+        stamp = self._store.meta("last_sync_at")
+        if stamp != self._stamp:
+            self._stamp = stamp
+            self._rows = None
+            self._dirty.clear()
+            self._links = None
 
     # -- note rows ---------------------------------------------------------------------
 
     def notes(self) -> dict[str, NoteRow]:
         """Rows of the indexed notes (not MEMORY.md, folder notes or skipped files) by path."""
         with self._lock:
+            self._follow_writer()
             if self._rows is None:
                 self._dirty.clear()
                 self._rows = {n.path: n for n in self._store.notes("note")}
@@ -104,6 +130,7 @@ class Catalogue:
     def link_index(self) -> LinkIndex:
         """Every file of the vault for link resolution (rebuilt only when files change)."""
         with self._lock:
+            self._follow_writer()
             if self._links is None:
                 self._links = LinkIndex(*self._files())
             return self._links

@@ -54,6 +54,13 @@ def redact(dsn: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
+def host_name() -> str:
+    """The name this machine goes by in the writer's row and its lock session:
+    ``MEMVAULT_HOSTNAME`` (a container whose host name changes on each restart), else
+    the host name. A daemon becomes a reader only beside a daemon of another host."""
+    return os.environ.get("MEMVAULT_HOSTNAME", "").strip() or socket.gethostname()
+
+
 def connect(
     dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
 ) -> Any:
@@ -74,7 +81,7 @@ def connect(
             connect_timeout=max(1, math.ceil(timeout)),
             options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
             + (" -c default_transaction_read_only=on" if read_only else ""),
-            application_name=f"memvault {socket.gethostname()} {os.getpid()}",
+            application_name=f"memvault {host_name()} {os.getpid()}",
             keepalives=1,
             keepalives_idle=5,
             keepalives_interval=2,

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -34,7 +33,7 @@ import numpy as np
 
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
-from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, redact
+from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -117,6 +116,9 @@ class PgStore(Store):
         self.read_only = read_only
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
+        self._daemon = False  # that session says it is a daemon's (taken again so)
+        self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
+        self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
@@ -147,8 +149,8 @@ class PgStore(Store):
                         )
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
-                else:
-                    pg_schema.migrate(conn, schema)
+                # a writer migrates only once it holds the writer's lock
+                # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
             self._pg.close()
             raise
@@ -169,7 +171,7 @@ class PgStore(Store):
         if daemon:
             conn.execute(
                 "SELECT set_config('application_name', %s, false)",
-                (f"memvault daemon {socket.gethostname()} {os.getpid()}",),
+                (f"memvault daemon {host_name()} {os.getpid()}",),
             )
         deadline = time.monotonic() + wait
         said = False
@@ -177,15 +179,19 @@ class PgStore(Store):
             (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
             if got:
                 break
-            row = conn.execute("SELECT host, pid, since FROM writer").fetchone()
-            holder = self._holder_kind(conn, key)
+            row = _writer_row(conn)
+            holder = _holder_kind(conn, key)
             who = f"{row[0]} pid {row[1]}" if row else "another process"
             if holder == "daemon" or time.monotonic() >= deadline:
+                # a daemon of another machine (the writer's row names it): a daemon
+                # starting here may serve as a reader (backends.open_backend)
+                elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
                 conn.close()
                 raise LockHeld(
                     f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
                     f"already: {who}{' (a daemon)' if holder == 'daemon' else ''} "
-                    "(one writer per vault; open it as a reader)"
+                    "(one writer per vault; open it as a reader)",
+                    daemon_elsewhere=elsewhere,
                 )
             if not said:
                 said = True
@@ -196,25 +202,21 @@ class PgStore(Store):
                     wait,
                 )
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        try:  # the lock is held: only now bring the schema to this code's version
+            with self._pg.deadline():
+                pg_schema.migrate(self._pg.conn, self.schema)
+        except BaseException:
+            conn.close()
+            raise
+        self._totals = True
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
-                (socket.gethostname(), os.getpid(), time.time()),
+                (host_name(), os.getpid(), time.time()),
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
-
-    @staticmethod
-    def _holder_kind(conn: Any, key: int) -> str:
-        """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
-        unsigned = key & 0xFFFFFFFFFFFFFFFF
-        row = conn.execute(
-            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-            "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
-            "AND l.objid::bigint = %s AND l.objsubid = 1",
-            (unsigned >> 32, unsigned & 0xFFFFFFFF),
-        ).fetchone()
-        return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
+        self._daemon = daemon
 
     def _writer_again(self) -> None:
         """After a lost connection a writer's lock session is gone too (the server let
@@ -226,7 +228,7 @@ class PgStore(Store):
         with suppress(Exception):
             old.close()
         try:
-            self.take_writer_lock()
+            self.take_writer_lock(daemon=self._daemon)  # still a daemon's, for the others
         except LockHeld:  # from now on the server itself refuses this process's writes
             self.read_only = True
             reader = self._pg.reopen_read_only
@@ -283,6 +285,10 @@ class PgStore(Store):
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
     def close(self) -> None:
+        self.closing.set()
+        for build in self.builds:  # an HNSW build under way: finished (its own session)
+            build.join()
+        self.builds.clear()
         with self._lock:
             if self._writer is not None:
                 with suppress(Exception):
@@ -472,6 +478,27 @@ class PgStore(Store):
         from memvault.index.pg_vectors import PgVectors
 
         return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+
+
+def _writer_row(conn: Any) -> Any:
+    """The writer's (host, pid, since), or None (none yet; or no schema yet: the
+    holder has the lock and is creating it)."""
+    try:
+        return conn.execute("SELECT host, pid, since FROM writer").fetchone()
+    except Exception:  # psycopg's UndefinedTable on a schema not created yet
+        return None
+
+
+def _holder_kind(conn: Any, key: int) -> str:
+    """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
+    unsigned = key & 0xFFFFFFFFFFFFFFFF
+    row = conn.execute(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+        "AND l.objid::bigint = %s AND l.objsubid = 1",
+        (unsigned >> 32, unsigned & 0xFFFFFFFF),
+    ).fetchone()
+    return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
 
 
 def _phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:

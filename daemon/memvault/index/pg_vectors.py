@@ -16,8 +16,9 @@ inserts a row into an HNSW graph at ~25 ms each at ef_construction 200, where bu
 the graph over rows already loaded costs ~1 ms a row. So when the rows still to come
 (the vector lane's queue, and this batch) reach ``BULK_ROWS`` and half the rows
 stored, the HNSW index is dropped, rows go in by binary ``COPY``, and the index is
-built again once the queue is empty (on a connection of its own, its deadline grown
-with the rows: searches meanwhile are exact scans, the same hits or better). A writer
+built again once the queue is empty (``CREATE INDEX CONCURRENTLY`` on a thread and a
+connection of its own, its deadline grown with the rows: saves go on, searches
+meanwhile are exact scans, the same hits or better). A writer
 killed meanwhile builds it when it next opens with the queue drained, or when its
 lane drains it: nothing depends on the index but speed.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
@@ -73,6 +75,7 @@ class PgVectors:
         self.ef_search = ef_search
         self._db = store._pg
         self._lock = store._lock
+        self._building: threading.Thread | None = None  # the HNSW build under way
 
     @property
     def _expr(self) -> str:
@@ -195,29 +198,73 @@ class PgVectors:
 
     def _settle(self, stored: int | None) -> None:
         """Build the HNSW index if it is missing and no bulk load is under way (the
-        lane's queue is short): on a connection of its own, so this process's searches
-        go on meanwhile (exact scans), with the server's statement_timeout lifted and a
-        deadline grown with the rows."""
+        lane's queue is short): on a thread and a connection of their own, by ``CREATE
+        INDEX CONCURRENTLY`` (no lock that stops a write), so neither this process's
+        saves (its engine lock is not held) nor its searches (exact scans meanwhile)
+        wait for it; one build at a time. The store's close waits for it (or stops its
+        retries)."""
         if self.store.read_only:
             return
         with self._lock:
+            if self._building is not None and self._building.is_alive():
+                return
             if self._indexed():
                 return
             if stored is None:
                 (stored,) = self._db.raw("SELECT count(*) FROM vectors").fetchone()
             if self._bulk(self._ahead(int(stored or 0)), int(stored or 0)):
                 return  # the lane is loading in bulk: built when its queue drains
-            db = self.store.side_session()
-        rows = int(stored or 0)
+            self._building = threading.Thread(
+                target=self._build, args=(int(stored or 0),), name="memvault-pg-hnsw"
+            )
+            self.store.builds[:] = [t for t in self.store.builds if t.is_alive()]
+            self.store.builds.append(self._building)
+            self._building.start()
+
+    def _build(self, rows: int) -> None:
+        """The HNSW index built, tried again (1 s, 2 s ... 30 s apart) after a failure
+        (a lost server, a cut deadline) until built or the store closes: nothing
+        depends on the index but speed, and no later call may come to build it."""
+        pause = 1.0
+        said = False
+        while not self.store.closing.is_set():
+            try:
+                self._build_once(rows)
+                return
+            except Exception as exc:
+                if not said:
+                    said = True
+                    log.warning(
+                        "vectors: the HNSW index is not built yet (%s); searches scan until "
+                        "it is, tried again meanwhile",
+                        exc,
+                    )
+            if self.store.closing.wait(pause):
+                return
+            pause = min(30.0, pause * 2)
+
+    def _build_once(self, rows: int) -> None:
+        """The HNSW index built on a session of its own, the server's statement_timeout
+        lifted and a deadline grown with the rows. An INVALID index left by a build cut
+        short is dropped first (``IF NOT EXISTS`` would keep it)."""
         started = time.monotonic()
+        db = self.store.side_session()
         try:
             with db.long(60 + rows / BUILD_ROWS_PER_S):
                 # the graph built in memory (pgvector's fast path) while it fits
                 mem = min(2048, max(64, rows * (4 * self.dim + 16 * self.m) * 2 // 2**20))
                 db.raw(f"SET maintenance_work_mem = '{int(mem)}MB'")
+                left = db.raw(
+                    "SELECT i.indisvalid FROM pg_index i JOIN pg_class c ON c.oid = "
+                    "i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE n.nspname = %s AND c.relname = %s",
+                    (self.store.schema, self._name),
+                ).fetchone()
+                if left is not None and not left[0]:
+                    db.raw(f"DROP INDEX CONCURRENTLY IF EXISTS {self._name}")
                 db.raw(
-                    f"CREATE INDEX IF NOT EXISTS {self._name} ON vectors USING hnsw "
-                    f"(({self._expr}) vector_cosine_ops) WITH (m = {int(self.m)}, "
+                    f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._name} ON vectors "
+                    f"USING hnsw (({self._expr}) vector_cosine_ops) WITH (m = {int(self.m)}, "
                     f"ef_construction = {int(self.ef_construction)})"
                 )
         finally:

@@ -64,7 +64,8 @@ def pg_schema_of(config: VaultConfig) -> str:
 def open_postgres(
     config: VaultConfig, *, read_only: bool, wait: float = 0.0, daemon: bool = False
 ) -> Any:
-    """The vault's PostgreSQL index (``PgStore``), migrated unless ``read_only``; a
+    """The vault's PostgreSQL index (``PgStore``), migrated once it holds the writer's lock
+    (never by a reader: another machine's writer may run older code); a
     writer waits up to ``wait`` seconds for a short-lived writer's lock (a daemon's is
     refused at once), ``daemon``: this writer is one (``PgStore.take_writer_lock``)."""
     from memvault.errors import ConfigError
