@@ -92,6 +92,8 @@ def _open(
         store = Store(Path(where) / "index.db", Path(where) / "cache.db")
     else:
         store = PgStore(dsn, schema, read_only=read_only, timeout=60, statement_ms=600_000)
+        if not read_only:  # a writer migrates the schema once it holds the writer's lock
+            store.take_writer_lock()
     vi = store.vector_index(
         Path(where) / "vectors.bin", DIM, m=16, ef_construction=200, ef_search=100
     )
