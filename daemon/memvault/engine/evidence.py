@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from memvault.config import VaultConfig
+    from memvault.core.wikilinks import LinkIndex
     from memvault.engine.catalogue import Catalogue
     from memvault.engine.embedding import Embedding
     from memvault.index.rows import ChunkRow
@@ -186,16 +187,21 @@ def _links(
         by_note.setdefault(path, []).append((lab, start, end))
     out: dict[int, set[str]] = {}
     for path, spans in by_note.items():
-        for link in store.links(path):
-            inside = [lab for lab, start, end in spans if start <= link.line <= end]
-            if not inside:
-                continue
-            res = index.resolve(link.target, path)
-            target = res.path
-            if res.verdict not in LINKED or not target or target == path:
-                continue
-            for lab in inside:
-                out.setdefault(lab, set()).add(target)
+        for line, target in _resolved(store, index, path):
+            for lab, start, end in spans:
+                if start <= line <= end:
+                    out.setdefault(lab, set()).add(target)
+    return out
+
+
+def _resolved(store: Store, index: LinkIndex, path: str) -> list[tuple[int, str]]:
+    """Each link of ``path`` that leads to another file (resolved as Obsidian would, an
+    alias too): its line and the file's path."""
+    out = []
+    for link in store.links(path):
+        res = index.resolve(link.target, path)
+        if res.verdict in LINKED and res.path and res.path != path:
+            out.append((link.line, res.path))
     return out
 
 
@@ -231,15 +237,13 @@ def _hopped(
         if not pointing:
             continue
         links = [
-            ln for ln in reader.store.links(row.path) if row.line_start <= ln.line <= row.line_end
+            (line, target)
+            for line, target in _resolved(reader.store, index, row.path)
+            if row.line_start <= line <= row.line_end and target.endswith(".md")
         ]
         for unit, sha in pointing:
-            for link in links:
-                if not unit.line_start <= link.line <= unit.line_end:
-                    continue
-                res = index.resolve(link.target, row.path)
-                target = res.path
-                if res.verdict not in LINKED or not target or not target.endswith(".md"):
+            for line, target in links:
+                if not unit.line_start <= line <= unit.line_end:
                     continue
                 if allowed is not None and not allowed(target):
                     continue
