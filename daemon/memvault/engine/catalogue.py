@@ -46,7 +46,7 @@ class Catalogue:
     def _follow_writer(self) -> None:
         """A read-only store's writer is elsewhere: drop both caches when it has synced
         a change since they were read (at most one look every SHARED_CHECK_SECONDS)."""
-        if not getattr(self._store, "read_only", False):
+        if not self._store.read_only:
             return  # this process writes: its own syncs say what changed
         now = time.monotonic()
         if now - self._checked < SHARED_CHECK_SECONDS:

@@ -74,6 +74,8 @@ class Store(PendingQueue, LinkTables):
     apart already: the link tables (link_tables.py), the cache's SQL (vector_cache.py).
     """
 
+    read_only = False  # this process's own index (a PostgreSQL reader's is another's)
+
     def __init__(self, index_path: Path, cache_path: Path) -> None:
         self.index_path = index_path
         self.cache_path = cache_path
