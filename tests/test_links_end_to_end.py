@@ -146,6 +146,41 @@ def test_an_anchor_that_stops_matching_is_found_without_a_sync(tmp_path: Path) -
     assert ("Broken links.md", 6, "Functions", "anchor") not in found(data)
 
 
+def test_status_counts_the_same_problems_as_the_check_without_reading_unchanged_notes(
+    tmp_path: Path,
+) -> None:
+    """status counts an unchanged note's problems from its links rows (no read, no column):
+    the counts must be the check's, before and after edits no sync has seen."""
+    root = copy_fixture(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+
+    def counts() -> tuple[dict[str, int], dict[str, int]]:
+        with open_vault(root) as v:
+            links = v.status()["links"]
+        _, data = links_check(root)
+        return links, data["counts"]
+
+    def same(links: dict[str, int], check: dict[str, int]) -> None:
+        assert links["unresolved"] == check["unresolved"]
+        assert links["ambiguous"] == check["ambiguous"]
+        assert links["missing_anchor"] == check["anchor"]
+        assert links["alias_only"] == check["alias"]
+
+    same(*counts())
+    assert counts()[0]["unresolved"] == 2
+    # unsynced: a note gains two broken links, a heading that a link names goes
+    (root / "Twice.md").write_text("See [[Nowhere]] and again [[Nowhere]].\n", encoding="utf-8")
+    functions = root / "Functions.md"
+    functions.write_text(
+        functions.read_text(encoding="utf-8").replace("## `hasTag()`", "## `hasTags()`"),
+        encoding="utf-8",
+    )
+    links, check = counts()
+    same(links, check)
+    assert links["unresolved"] == 4
+
+
 # -- get --heading -----------------------------------------------------------------------------
 
 

@@ -619,7 +619,7 @@ class Engine:
             self.fs,
             self.store,
             self.embedding.count_tokens,
-            self.linker.link_problems(),
+            lambda scan: self.linker.link_problems(scan=scan, as_written=False),
             self.last_sync_at,
         )
         data["indexed"] = self.indexed

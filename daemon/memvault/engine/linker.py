@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from memvault.config import VaultConfig
     from memvault.engine.catalogue import Catalogue
     from memvault.index.store import Store
-    from memvault.vault.files import VaultFS
+    from memvault.vault.files import Scan, VaultFS
 
 log = logging.getLogger("memvault")
 
@@ -306,15 +306,22 @@ class Linker:
 
     # -- links -----------------------------------------------------------------------------------
 
-    def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
+    def link_problems(
+        self, include_alias: bool = True, scan: Scan | None = None, *, as_written: bool = True
+    ) -> list[LinkProblem]:
         """Unresolved, ambiguous and alias-only links and anchors that find nothing, true
         to the disk now, each with its line, column and text as written.
 
         Notes the index holds unchanged are judged from the links table first; only
         notes with a problem (and notes changed since the last sync) are parsed, so
-        the answer never depends on whether a sync ran.
+        the answer never depends on whether a sync ran. ``scan``: the vault's scan
+        taken just now by the caller (``status`` shares its one), else one is taken.
+        ``as_written=False`` (``status``, which counts them): an unchanged note's
+        problems come from its links table rows, without the column and the text, and
+        it is not read (a vault of 20,000 notes that each link a note not yet written
+        had every note parsed on every ``status``).
         """
-        scan = self.fs.scan()
+        scan = scan if scan is not None else self.fs.scan()
         known = self.store.manifest()
         seen = scan.notes
         stale = set(suspects(known, seen))
@@ -348,16 +355,16 @@ class Linker:
             return problem
 
         # the links table says which unchanged notes have a problem; those are read
-        flagged = {
-            r.source
+        from_rows = [
+            (r.source, problem)
             for r in self.store.links()
-            if r.source in rows and judge(r.source, r.line, r.target, r.anchor)
-        }
-        for path in sorted(flagged):
+            if r.source in rows and (problem := judge(r.source, r.line, r.target, r.anchor))
+        ]
+        out = [] if as_written else [problem for _, problem in from_rows]
+        for path in sorted({source for source, _ in from_rows} if as_written else ()):
             got = self._parse(path)
             if got is not None:
                 parsed[path] = got
-        out = []
         for source, (text, parsed_note) in sorted(parsed.items()):
             for link in parsed_note.links:
                 problem = judge(source, link.line, link.target, link.anchor)

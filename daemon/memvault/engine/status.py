@@ -24,7 +24,7 @@ from memvault.core.changes import suspects
 from memvault.core.results import LinkProblem, Problem
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
-from memvault.vault.files import VaultFS
+from memvault.vault.files import Scan, VaultFS
 from memvault.vault.state_dir import load_decisions
 
 CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.md
@@ -39,11 +39,14 @@ def describe(
     fs: VaultFS,
     store: Store,
     count_tokens: Callable[[str], int],
-    problems: Sequence[LinkProblem],
+    link_problems: Callable[[Scan], Sequence[LinkProblem]],
     last_sync_at: float | None,
 ) -> dict[str, Any]:
-    """The status dict that ``memvault status``, ``/status`` and MCP report."""
+    """The status dict that ``memvault status``, ``/status`` and MCP report.
+    ``link_problems(scan)``: the vault's link problems, judged on the same one scan (a
+    scan of 100,000 notes is a second)."""
     scan = fs.scan()
+    problems = link_problems(scan)
     known = store.manifest()
     seen = scan.notes
     pending = suspects(known, seen) + sorted(set(known) - set(seen))

@@ -52,6 +52,11 @@ BUSY_WAIT_SECONDS = 1.0  # how long an update waits for a file open for writing 
 BUSY_POLL = 0.05
 
 
+def _hidden_name(name: str) -> bool:
+    """A conflict copy or one of our temp files (a dot-name is hidden too)."""
+    return bool(CONFLICT_COPY.search(name)) or TEMP_MARK in name
+
+
 @dataclass(frozen=True, slots=True)
 class Scan:
     notes: dict[str, Seen]
@@ -101,7 +106,13 @@ class VaultFS:
         self.root = Path(root)
         self._real_root = os.path.realpath(self.root)
         folds = folds_case(self.root)  # an ignore matches case as the disk does
-        self._ignore = [glob_regex(p, folds) for p in ignore if p.strip()]
+        globs = [glob_regex(p, folds) for p in ignore if p.strip()]
+        # one pattern for them all: the scan asks it of every file in the vault
+        self._ignore = (
+            re.compile("|".join(f"(?:{rx.pattern})" for rx in globs), globs[0].flags)
+            if globs
+            else None
+        )
         self.max_note_bytes = max_note_bytes
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_ms)  # files saved within this are left alone
@@ -136,12 +147,10 @@ class VaultFS:
     def _hidden(rel: str) -> bool:
         """Dot-files and dot-folders, conflict copies, our temp files: never seen."""
         parts = rel.split("/")
-        return any(p.startswith(".") for p in parts) or bool(
-            CONFLICT_COPY.search(parts[-1]) or TEMP_MARK in parts[-1]
-        )
+        return any(p.startswith(".") for p in parts) or _hidden_name(parts[-1])
 
     def _ignored_by_config(self, rel: str) -> bool:
-        return any(rx.match(rel) for rx in self._ignore)
+        return self._ignore is not None and self._ignore.match(rel) is not None
 
     def _ignored_top(self, rel: str) -> str:
         """The outermost folder (``templates/``) or file ``vault.ignore`` leaves out that
@@ -178,7 +187,8 @@ class VaultFS:
                 continue
             for entry in sorted(entries, key=lambda e: e.name):
                 rel = f"{folder}/{entry.name}" if folder else entry.name
-                if entry.name.startswith(".") or self._hidden(rel):
+                # its folders were looked at on the way down: the name is what is left
+                if entry.name.startswith(".") or _hidden_name(entry.name):
                     continue
                 if not is_utf8(entry.name):
                     skipped.append(SkippedFile(display_path(rel), NOT_UTF8))
