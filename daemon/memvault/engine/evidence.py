@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from memvault.core.excerpts import split_units, unit_text, unit_texts
 from memvault.core.focus import note_focus, with_focus
-from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, line_share
+from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, passed_share
 from memvault.core.ranking import nearest_kept, with_evidence
 from memvault.core.text import sha256_text
 
@@ -216,10 +216,12 @@ def _hopped(
     allowed: Callable[[str], bool] | None,
 ) -> list[tuple[int, float]]:
     """``ranked`` with the notes the pointer lines of its best ``HOP_TOP`` chunks lead
-    to raised (``core/hops``). A line with no vector yet passes nothing on."""
+    to raised, and the note each one's best line links, if one (``core/hops``
+    ``passed_share``). A line with no vector yet passes nothing on."""
     import numpy as np
 
     top = [(lab, rows[lab]) for lab, _ in ranked if lab in rows][:HOP_TOP]
+    described = reader.config.search.hop_described
     index = reader.catalogue.link_index()
     pointers: list[Pointer] = []
     q = qv.astype(np.float32)
@@ -231,10 +233,11 @@ def _hopped(
             continue
         cos = {sha: float(vec.astype(np.float32) @ q) for sha, vec in cached.items()}
         best = max(cos.values())
+        # a pointer line, or the best line (it may link a note): only those pass on
         pointing = [
             (u, sha)
             for u, sha in zip(units, shas, strict=True)
-            if sha in cos and is_pointer(u.text)
+            if sha in cos and (cos[sha] >= best or is_pointer(u.text))
         ]
         if not pointing:
             continue
@@ -244,12 +247,13 @@ def _hopped(
             if row.line_start <= line <= row.line_end and target.endswith(".md")
         ]
         for unit, sha in pointing:
-            for line, target in links:
-                if not unit.line_start <= line <= unit.line_end:
-                    continue
-                if allowed is not None and not allowed(target):
-                    continue
-                pointers.append(Pointer(lab, target, line_share(cos[sha], best)))
+            mine = [t for line, t in links if unit.line_start <= line <= unit.line_end]
+            share = passed_share(unit.text, cos[sha], best, len(set(mine)), described)
+            if share is None:
+                continue
+            for target in mine:
+                if allowed is None or allowed(target):
+                    pointers.append(Pointer(lab, target, share))
     if not pointers:
         return ranked
     notes = {lab: row.path for lab, row in rows.items()}
