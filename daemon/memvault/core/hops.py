@@ -35,6 +35,11 @@ def is_pointer(line: str, max_words: int = POINTER_WORDS) -> bool:
     return len(_WORD.findall(_LINK.sub(" ", line))) <= max_words
 
 
+def has_link(line: str) -> bool:
+    """Whether ``line`` holds a wikilink, an embed or a markdown link."""
+    return _LINK.search(line) is not None
+
+
 def line_share(cosine: float, best: float) -> float:
     """A line's share of its chunk's match: 1 for the chunk's best line (a chunk that
     is its pointer line passes its whole score, whatever the cosine's sign), else its

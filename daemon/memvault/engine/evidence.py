@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from memvault.core.excerpts import split_units, unit_text, unit_texts
 from memvault.core.focus import note_focus, with_focus
-from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, passed_share
+from memvault.core.hops import Pointer, has_link, hop_scores, is_pointer, lifted, passed_share
 from memvault.core.ranking import nearest_kept, with_evidence
 from memvault.core.text import sha256_text
 
@@ -233,11 +233,11 @@ def _hopped(
             continue
         cos = {sha: float(vec.astype(np.float32) @ q) for sha, vec in cached.items()}
         best = max(cos.values())
-        # a pointer line, or the best line (it may link a note): only those pass on
+        # a pointer line, or the best line if it links: only those pass anything on
         pointing = [
             (u, sha)
             for u, sha in zip(units, shas, strict=True)
-            if sha in cos and (cos[sha] >= best or is_pointer(u.text))
+            if sha in cos and (is_pointer(u.text) or (cos[sha] >= best and has_link(u.text)))
         ]
         if not pointing:
             continue
