@@ -251,7 +251,7 @@ def nearest_kept(
     notes: Mapping[int, str],
     nearest: Sequence[int],
     place: int = 2,
-    depth: int = 5,
+    depth: int = 2,
 ) -> list[tuple[int, float]]:
     """``ranked`` with the vector side's best notes kept on the first page: the n-th
     note of ``nearest`` (the vector side's labels, best first; its best chunk there),
