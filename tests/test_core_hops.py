@@ -54,3 +54,23 @@ def test_a_proposed_note_rises_to_its_proposal_or_enters_with_its_first_chunk() 
     # the book's best chunk rises behind the hit; sagas keeps its higher score; a note
     # not among the candidates enters with its first chunk; one with no chunk does not
     assert got == [(1, 0.8), (3, 0.72), (7, 0.6), (2, 0.5), (4, 0.2)]
+
+
+def test_a_hits_best_line_that_links_one_note_passes_the_hit_on_however_long() -> None:
+    """Help's "backlinks and the outline are out of date after I edited files in another
+    editor": a hit's best line is a sentence that links the answer ("...
+    [[How Obsidian stores data]]...", far more than four words: no pointer), and the
+    answer's own text shares no word with the question. The line that matched
+    describes the note it links: it passes the hit on as a pointer line does
+    (``passed_share``). A line that is not the hit's best, or links several notes, or
+    with ``described`` 0 (off), passes nothing; a pointer line keeps its line share."""
+    from memvault.core.hops import passed_share
+
+    sentence = "Edits made outside the app are picked up when [[How Obsidian stores data]] says"
+    assert passed_share(sentence, 0.62, 0.62, targets=1) == 1.0
+    assert passed_share(sentence, 0.62, 0.62, targets=1, described=0.5) == 0.5
+    assert passed_share(sentence, 0.62, 0.62, targets=1, described=0.0) is None
+    assert passed_share(sentence, 0.40, 0.62, targets=1) is None  # not the best line
+    assert passed_share(sentence, 0.62, 0.62, targets=3) is None  # a line naming three
+    assert passed_share("- [[NoSQL Distilled]]", 0.15, 0.6, targets=1) == pytest.approx(0.25)
+    assert passed_share("No link on this line at all", 0.6, 0.6, targets=0) is None

@@ -260,3 +260,39 @@ def test_a_short_note_that_answers_is_not_outweighed_by_a_digest_of_many_chunks(
     assert ranked[0][0] == 1
     by_three = with_evidence(fused, notes, note_weight=cfg.note_weight, note_top=3)
     assert by_three[0][0] == 2  # what the best three did
+
+
+def test_the_vector_sides_first_note_keeps_the_second_place_without_taking_the_first() -> None:
+    """The help vault's "can I keep a folder on another drive and have it show up in
+    my vault": the vectors rank Symbolic links first, but its chunks share no word
+    with the question and the convex fusion put notes matching "folder" and "vault"
+    weakly on both sides above it (none of its chunks on the first page). Its nearest
+    chunk now ranks second: the first place stays the fused ranking's, the rest keep
+    their order, and the scores stay best first."""
+    from memvault.core.ranking import nearest_kept
+
+    ranked = [(1, 0.80), (2, 0.70), (3, 0.65), (4, 0.60), (5, 0.55), (9, 0.30)]
+    notes = {1: "backup.md", 2: "backup.md", 3: "sync.md", 4: "vault.md", 5: "vault.md"}
+    notes |= {9: "symlinks.md", 8: "symlinks.md"}
+    kept = nearest_kept(ranked, notes, [9, 3, 8], place=2, depth=1)
+    assert [lab for lab, _ in kept] == [1, 2, 9, 3, 4, 5]
+    scores = [s for _, s in kept]
+    assert scores == sorted(scores, reverse=True) and 0.65 < scores[2] < 0.70
+    # off, or the note already among the first two: the ranking as it was
+    assert nearest_kept(ranked, notes, [9], place=0) == ranked
+    assert nearest_kept(ranked, notes, [3, 9], place=2, depth=1) == ranked
+
+
+def test_the_vector_sides_nth_note_ranks_among_the_first_place_times_n_notes() -> None:
+    """Interleaving: the vector side's second note keeps a place among the first four
+    notes (help's "a link in another app that opens a note": Obsidian URI, the
+    vectors' second, had no chunk on the first page); a label no note is known for
+    (a note a hop brought in) counts as a note of its own."""
+    from memvault.core.ranking import nearest_kept
+
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (5, 0.5), (6, 0.4), (7, 0.3)]
+    notes = {1: "a.md", 2: "b.md", 4: "d.md", 5: "e.md", 6: "uri.md", 7: "f.md"}
+    # label 3: hopped in, no row
+    kept = nearest_kept(ranked, notes, [2, 6], place=2, depth=2)
+    assert [lab for lab, _ in kept] == [1, 2, 3, 6, 4, 5, 7]
+    assert nearest_kept(ranked, notes, [2, 6], place=2, depth=1) == ranked

@@ -81,6 +81,49 @@ def test_the_note_a_hits_pointer_line_links_ranks_right_behind_the_hit(
     assert (paths[1] == BOOK) == bool(hop), paths
 
 
+SYMLINKS = "Files and folders/Symbolic links.md"
+MANAGE = "Files and folders/Manage vaults.md"
+
+
+@pytest.mark.parametrize("described", [1.0, 0.0])
+def test_the_note_a_hits_best_line_describes_ranks_right_behind_the_hit(
+    tmp_path: Path, described: float
+) -> None:
+    """A hit whose best line is a whole sentence about another note ("... see
+    [[Symbolic links]] ...": no pointer line, far more than four words) brings that note
+    in right behind it (core/hops ``passed_share``), though the note's own text shares
+    no word with the question; off (0: pointer lines only), a note that matches the
+    question's words weakly (Backups) stays between them."""
+    root = tmp_path / "help"
+    write(
+        root,
+        MANAGE,
+        "# Manage vaults\n\nA vault is a folder of notes.\n\nTo keep a folder from another"
+        " drive inside your vault, see [[Symbolic links]] and how to make one.\n",
+    )
+    write(root, SYMLINKS, "# Symbolic links\n\nA junction or symlink made with ln -s or mklink.\n")
+    write(
+        root,
+        "Files and folders/Backups.md",
+        "# Backups\n\nCopy the vault folder daily, one copy on a second drive.\n",
+    )
+    write(
+        root,
+        "Files and folders/Folders.md",
+        "# Folders\n\nMove a folder into your vault, or keep it inside another folder.\n",
+    )
+    write(root, "Plugins/Sync.md", "# Sync\n\nSync keeps a vault the same on every device.\n")
+    # the rule alone: the link evidence and the vector side's kept place off (each
+    # would lift the linked note too)
+    alone = {"hop_described": described, "link_weight": 0.0, "nearest_place": 0}
+    with open_vault(root, overrides={"search": alone}) as vault:
+        vault.sync()
+        hits = vault.search("keep a folder from another drive inside my vault", k=5, group=True)
+    paths = [h.path for h in hits]
+    assert MANAGE in paths and SYMLINKS in paths, paths
+    assert (paths.index(SYMLINKS) == paths.index(MANAGE) + 1) == bool(described), paths
+
+
 def test_a_hop_never_leads_outside_a_searchs_folder(tmp_path: Path) -> None:
     """A filtered search keeps to its filter: the book the CQRS note points at lies
     outside ``Main Notes/`` and does not enter a search of that folder."""

@@ -111,10 +111,19 @@ class SearchSettings:
     # the note a best hit's pointer line ("- [[Book]]") leads to ranks at this share of
     # the hit's score times the line's (core/hops; 0 = off; bench/RESULTS.md "third round")
     hop_weight: float = 0.9
+    # the best line of such a hit, when it links one note, passes this share of the hit
+    # on to it too, however long (core/hops passed_share; 0 = pointer lines only;
+    # bench/RESULTS.md "fifth round")
+    hop_described: float = 1.0
     # when the vector side's first chunk is another note's than the ranking's first,
     # each note's focus (its mean vector's cosine over its best chunk's) joins at this
     # weight (core/focus; 0 = off; bench/RESULTS.md "fourth round")
     focus_weight: float = 0.25
+    # the vector side's n-th note (n up to nearest_notes) ranks among the first
+    # nearest_place x n notes (core/ranking nearest_kept; 0 = off; bench/RESULTS.md
+    # "fifth round")
+    nearest_place: int = 2
+    nearest_notes: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -402,10 +411,14 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("search: note_weight, own_weight and link_weight must be >= 0")
         if settings.focus_weight < 0:
             problems.append("search.focus_weight must be >= 0")
+        if settings.nearest_place < 0 or settings.nearest_notes < 0:
+            problems.append("search.nearest_place and nearest_notes must be >= 0")
         if settings.note_top < 1:
             problems.append("search.note_top must be at least 1")
         if not 0.0 <= settings.hop_weight <= 1.0:
             problems.append("search.hop_weight must be between 0 and 1")
+        if not 0.0 <= settings.hop_described <= 1.0:
+            problems.append("search.hop_described must be between 0 and 1")
     elif section == "context":
         if not 0.0 <= settings.index_share <= 1.0:
             problems.append("context.index_share must be between 0 and 1")

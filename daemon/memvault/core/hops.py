@@ -8,9 +8,11 @@ matched, the note it links becomes a candidate of its own, ranked just behind th
 (``hop_scores``: the hit's score times ``weight`` times the line's share of the
 hit). The share is the line's cosine to the query over the chunk's best line's: a tag
 line (``- [[Python]]``) in a chunk found for its other lines passes almost nothing on,
-and a chunk that *is* its pointer line passes its whole score. Measured in
-bench/RESULTS.md (issue 25, third round); search's ``engine/evidence.py`` gathers the
-pointers, ``lifted`` applies them.
+and a chunk that *is* its pointer line passes its whole score. The hit's best line,
+when it links one note, passes the hit on too, however long (``passed_share``): the
+sentence that matched the question describes the note it links, as anchor text does.
+Measured in bench/RESULTS.md (issue 25, third and fifth rounds); search's
+``engine/evidence.py`` gathers the pointers, ``lifted`` applies them.
 """
 
 from __future__ import annotations
@@ -33,6 +35,11 @@ def is_pointer(line: str, max_words: int = POINTER_WORDS) -> bool:
     return len(_WORD.findall(_LINK.sub(" ", line))) <= max_words
 
 
+def has_link(line: str) -> bool:
+    """Whether ``line`` holds a wikilink, an embed or a markdown link."""
+    return _LINK.search(line) is not None
+
+
 def line_share(cosine: float, best: float) -> float:
     """A line's share of its chunk's match: 1 for the chunk's best line (a chunk that
     is its pointer line passes its whole score, whatever the cosine's sign), else its
@@ -41,6 +48,24 @@ def line_share(cosine: float, best: float) -> float:
     if cosine >= best:
         return 1.0
     return max(cosine, 0.0) / best if best > 0 else 0.0
+
+
+def passed_share(
+    line: str, cosine: float, best: float, targets: int, described: float = 1.0
+) -> float | None:
+    """The share of its hit a line of the hit passes on to the note it links (``Pointer``),
+    or None when it passes nothing: a pointer line (``is_pointer``) its ``line_share``;
+    the hit's best line (``cosine`` >= ``best``: the line most like the query) that links
+    exactly one other note (``targets``: the distinct notes it links) ``described`` x 1,
+    however many words it has ("Use [[Symbolic links]] to keep a folder that lives on
+    another drive in your vault": the line that matched describes that note; a list note
+    of one-line descriptions is about the notes it lists). ``described`` 0: only
+    pointer lines pass anything on."""
+    if is_pointer(line):
+        return line_share(cosine, best)
+    if described > 0 and targets == 1 and cosine >= best:
+        return min(described, 1.0)
+    return None
 
 
 @dataclass(frozen=True, slots=True)

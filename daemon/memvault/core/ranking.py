@@ -246,6 +246,71 @@ def with_evidence(
     return sorted(out, key=lambda kv: (-kv[1], kv[0]))
 
 
+def nearest_kept(
+    ranked: Sequence[tuple[int, float]],
+    notes: Mapping[int, str],
+    nearest: Sequence[int],
+    place: int = 2,
+    depth: int = 2,
+) -> list[tuple[int, float]]:
+    """``ranked`` with the vector side's best notes kept on the first page: the n-th
+    note of ``nearest`` (the vector side's labels, best first; its best chunk there),
+    for n up to ``depth``, ranks among the first ``place`` x n notes. A note ranked
+    below its place has that chunk moved up to just before the note at it, its score
+    set between its new neighbours' (the rest keep their order and scores; a label not
+    in ``notes``, a note a hop brought in, is a note of its own). ``place`` 0 leaves
+    the ranking as it is.
+
+    The convex fusion adds a chunk's scaled keyword score to its scaled cosine, so a
+    chunk that shares no word with the question ("a folder on another drive" ->
+    Symbolic links) counts 0 on one side and ranks below chunks that match a common
+    word weakly on both; the note evidence then lifts the notes with many such
+    chunks further. The chunks the vectors rank first are the strongest sign of what
+    a question in other words is about: they keep places on the first page, as
+    interleaving two rankings keeps each one's best, without taking the first place
+    from the hit the fused ranking puts first (bench/RESULTS.md "fifth round")."""
+    out = list(ranked)
+    if place < 1:
+        return out
+    wanted: list[int] = []  # the vector side's best chunk of each of its first notes
+    taken: set[str] = set()
+    for label in nearest:
+        note = notes.get(label)
+        if note is None or note in taken:
+            continue
+        taken.add(note)
+        wanted.append(label)
+        if len(wanted) >= depth:
+            break
+    for n, label in enumerate(wanted, start=1):
+        out = _kept_among(out, notes, label, place * n)
+    return out
+
+
+def _kept_among(
+    out: list[tuple[int, float]], notes: Mapping[int, str], label: int, first: int
+) -> list[tuple[int, float]]:
+    """``out`` with ``label``'s note among its ``first`` notes (``nearest_kept``)."""
+    starts: list[int] = []  # the index in ``out`` of each note's best chunk, best first
+    seen: set[str] = set()
+    for i, (lab, _) in enumerate(out):
+        note = notes.get(lab, f"\0{lab}")  # not in ``notes``: a note of its own
+        if note not in seen:
+            seen.add(note)
+            starts.append(i)
+    at = next((i for i, (lab, _) in enumerate(out) if lab == label), None)
+    if at is None or len(starts) <= first or at < starts[first]:
+        return out  # not a candidate, or among the first notes already
+    if notes[label] in {notes.get(out[i][0]) for i in starts[:first]}:
+        return out
+    where = starts[first - 1]  # the note at its place: it goes just before
+    below = out[where][1]
+    score = (out[where - 1][1] + below) / 2 if where else below + 1e-9
+    out = [*out[:at], *out[at + 1 :]]
+    out.insert(where, (label, score))
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class Filters:
     """What a search may return. Empty filters allow everything."""

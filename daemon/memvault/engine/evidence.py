@@ -9,13 +9,13 @@ my CQRS notes come from"). Nothing is gathered for a weight of 0 (the setting is
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from memvault.core.excerpts import split_units, unit_text, unit_texts
 from memvault.core.focus import note_focus, with_focus
-from memvault.core.hops import Pointer, hop_scores, is_pointer, lifted, line_share
-from memvault.core.ranking import with_evidence
+from memvault.core.hops import Pointer, has_link, hop_scores, is_pointer, lifted, passed_share
+from memvault.core.ranking import nearest_kept, with_evidence
 from memvault.core.text import sha256_text
 
 if TYPE_CHECKING:
@@ -58,20 +58,22 @@ def joined(
     rows: Mapping[int, ChunkRow],
     qv: np.ndarray | None,
     allowed: Callable[[str], bool] | None = None,
-    nearest: int | None = None,
+    nearest: Sequence[int] = (),
 ) -> list[tuple[int, float]]:
     """``fused`` re-ranked with the evidence of each chunk's note (``rows``: the
-    candidates' chunk rows), then, when the query's ``nearest`` chunk (the vector
-    side's first) is of another note than the first, with each note's focus
+    candidates' chunk rows), then, when the query's nearest chunk (``nearest``: the
+    vector side's labels, best first) is of another note than the first, with each note's focus
     (``core/focus``), then with the notes its best hits point at (a label of such a
-    note may be new: not in ``rows``; only notes ``allowed`` passes, when given).
-    Unchanged when every weight is 0."""
+    note may be new: not in ``rows``; only notes ``allowed`` passes, when given);
+    last, the vector side's best notes keep places among the first notes
+    (``core/ranking.nearest_kept``). Unchanged when every weight is 0."""
     ranked = _with_evidence(reader, fused, rows, qv)
-    ranked = _focused(reader, ranked, rows, qv, nearest)
-    weight = reader.config.search.hop_weight
-    if not weight or qv is None:
-        return ranked
-    return _hopped(reader, ranked, rows, qv, weight, allowed)
+    ranked = _focused(reader, ranked, rows, qv, nearest[0] if nearest else None)
+    cfg = reader.config.search
+    if cfg.hop_weight and qv is not None:
+        ranked = _hopped(reader, ranked, rows, qv, cfg.hop_weight, allowed)
+    notes = {lab: row.path for lab, row in rows.items()}
+    return nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
 
 
 def _with_evidence(
@@ -214,10 +216,12 @@ def _hopped(
     allowed: Callable[[str], bool] | None,
 ) -> list[tuple[int, float]]:
     """``ranked`` with the notes the pointer lines of its best ``HOP_TOP`` chunks lead
-    to raised (``core/hops``). A line with no vector yet passes nothing on."""
+    to raised, and the note each one's best line links, if one (``core/hops``
+    ``passed_share``). A line with no vector yet passes nothing on."""
     import numpy as np
 
     top = [(lab, rows[lab]) for lab, _ in ranked if lab in rows][:HOP_TOP]
+    described = reader.config.search.hop_described
     index = reader.catalogue.link_index()
     pointers: list[Pointer] = []
     q = qv.astype(np.float32)
@@ -229,10 +233,11 @@ def _hopped(
             continue
         cos = {sha: float(vec.astype(np.float32) @ q) for sha, vec in cached.items()}
         best = max(cos.values())
+        # a pointer line, or the best line if it links: only those pass anything on
         pointing = [
             (u, sha)
             for u, sha in zip(units, shas, strict=True)
-            if sha in cos and is_pointer(u.text)
+            if sha in cos and (is_pointer(u.text) or (cos[sha] >= best and has_link(u.text)))
         ]
         if not pointing:
             continue
@@ -242,12 +247,13 @@ def _hopped(
             if row.line_start <= line <= row.line_end and target.endswith(".md")
         ]
         for unit, sha in pointing:
-            for line, target in links:
-                if not unit.line_start <= line <= unit.line_end:
-                    continue
-                if allowed is not None and not allowed(target):
-                    continue
-                pointers.append(Pointer(lab, target, line_share(cos[sha], best)))
+            mine = [t for line, t in links if unit.line_start <= line <= unit.line_end]
+            share = passed_share(unit.text, cos[sha], best, len(set(mine)), described)
+            if share is None:
+                continue
+            for target in mine:
+                if allowed is None or allowed(target):
+                    pointers.append(Pointer(lab, target, share))
     if not pointers:
         return ranked
     notes = {lab: row.path for lab, row in rows.items()}

@@ -108,7 +108,7 @@ class Reader(Lane):
         fused = self._fuse(lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
-            nearest = vector[0][0] if vector else None  # the vector side's first
+            nearest = [lab for lab, _ in vector]  # the vector side's, best first
             fused = note_evidence(self, fused, rows, qv, allowed_path, nearest)
             # a note one hop away enters with its first chunk (engine/evidence)
             if new := [lab for lab, _ in fused[:pool] if lab not in rows]:
