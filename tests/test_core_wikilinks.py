@@ -15,6 +15,7 @@ from memvault.core.wikilinks import (
     decode_uri,
     find_links,
     heading_key,
+    link_names,
     link_safe,
     mask_code,
     relink_note,
@@ -635,3 +636,48 @@ def test_parentheses_in_a_new_name_never_end_a_markdown_link_early() -> None:
     ]
     assert links[0].anchor == "`hasTag()`"
     assert "[plain](Functions%20(renamed).md)" in result.text  # one group alone reads fine
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("see [[projects/alpha/a00001]] now", "see a00001 now"),
+        ("[[projects/alpha/plan.md#Risks|the risks]]", "the risks"),
+        ("[[projects/alpha/plan#Risks]]", "plan#Risks"),
+        ("[[people/ana#^b1c2]]", "ana"),
+        ("[[#Heading here]]", "Heading here"),
+        ("![[Attachments/diagram.png]]", "diagram.png"),
+        ("| [[people/ana\\|Ana]] |", "| Ana |"),
+        ("[the plan](projects/alpha/plan.md#Risks)", "the plan"),
+        ("[](projects/alpha/plan%20b.md)", "plan b"),
+        (
+            "[docs](https://example.org/projects/alpha)",
+            "[docs](https://example.org/projects/alpha)",
+        ),
+        ("[[]] and [x](#here)", "[[]] and [x](#here)"),
+        ("no links at all", "no links at all"),
+    ],
+)
+def test_link_names_show_what_a_link_names(text: str, shown: str) -> None:
+    assert link_names(text) == shown
+
+
+@pytest.mark.parametrize("fmt", ["absolute", "shortest", "relative"])
+def test_a_folder_rename_leaves_the_names_links_show(fmt: str) -> None:
+    """Issue 27: what a rewritten link shows the model is what it showed before."""
+    index = LinkIndex(["projects/alpha/plan.md", "logs/day.md"])
+    text = "See [[projects/alpha/plan#Risks]] and [p](projects/alpha/plan.md), [[plan|P]]."
+    moved = LinkIndex(["projects/beta/plan.md", "logs/day.md"])
+    moves = {"projects/alpha/plan.md": "projects/beta/plan.md"}
+    out = relink_note(text, "logs/day.md", "logs/day.md", index, moved, moves, fmt)
+    assert out.text != text or fmt == "shortest"
+    assert link_names(out.text) == link_names(text)
+
+
+@given(st.text(alphabet="ab [](|#^!/.:\n", max_size=60))
+def test_link_names_never_add_words_or_characters(text: str) -> None:
+    """The chunker counts a chunk's text as written against the window; what is
+    embedded (its links shown by name) must never count more."""
+    shown = link_names(text)
+    assert len(shown) <= len(text)
+    assert len(shown.split()) <= len(text.split())

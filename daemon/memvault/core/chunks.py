@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from memvault.core.about import about_text, describing_lines
 from memvault.core.notes import Note, blank_lines
 from memvault.core.text import split_lines
+from memvault.core.wikilinks import link_names
 
 CONTEXT_PARTS = ("title", "headings", "date")
 # The description embedded before a note's first chunk, at most: it frames the
@@ -102,8 +103,10 @@ class Chunk:
 
 def embed_text(note: Note, chunk: Chunk, parts: Sequence[str], before: str = "") -> str:
     """The text that gets embedded: the context header, the tail of the text
-    before the chunk (``before``, already cut to size), then the chunk text."""
-    return _join(_prefix(note, chunk.heading_path, parts), _join(before, chunk.text))
+    before the chunk (``before``, already cut to size), then the chunk text with its
+    links shown by the names they name (``wikilinks.link_names``: a folder rename
+    leaves it as it was; never more word pieces than the text as written)."""
+    return _join(_prefix(note, chunk.heading_path, parts), _join(before, link_names(chunk.text)))
 
 
 def embed_texts(
@@ -134,7 +137,7 @@ def embed_texts(
             room = min(
                 overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1
             )
-            before = _tail(chunks[i - 1].text, room, count_tokens)
+            before = _tail(link_names(chunks[i - 1].text), room, count_tokens)
         out.append(embed_text(note, chunk, parts, before))
     return out
 

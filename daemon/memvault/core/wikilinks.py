@@ -108,6 +108,51 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
     return found
 
 
+def link_names(text: str) -> str:
+    """The text with each link shown by what it names, for the embedding model: an
+    alias as written, else the linked file's name (no folder, no ``.md``) and its
+    heading (``[[projects/alpha/plan#Risks]]`` -> ``plan#Risks``; a block id is
+    dropped); a markdown link to a file by its text. Where a note is filed says
+    nothing of what a sentence means, and so a folder rename, which rewrites every
+    link into the folder, changes no embedded text: the linking chunks keep their
+    vectors. URLs stay as written; code is not told apart (this is the text a model
+    reads, not a link that is followed)."""
+    if "](" not in text and "[[" not in text:
+        return text
+    if "[[" in text:
+        text = _WIKI.sub(_wiki_name, text)
+    if "](" in text:
+        text = _MD.sub(_md_name, text)
+    return text
+
+
+def _wiki_name(m: re.Match[str]) -> str:
+    inner = m.group(2)
+    target, pipe, alias = inner.partition("|")
+    if pipe and alias.strip():
+        return alias.strip()
+    target = target.removesuffix("\\")
+    path, _, anchor = target.partition("#")
+    name = _file_name(path)
+    anchor = "" if anchor.startswith("^") else anchor.strip()
+    # "#", not a space: never more words or word pieces than the link as written
+    shown = "#".join(p for p in (name, anchor) if p)
+    return shown or m.group(0)
+
+
+def _md_name(m: re.Match[str]) -> str:
+    raw = m.group(3).removeprefix("<").removesuffix(">")
+    if _SCHEME.match(raw) or not raw or raw.startswith("#"):
+        return m.group(0)  # a URL, or an anchor in this note: as written
+    shown = m.group(2).strip()
+    return shown or _file_name(decode_uri(raw.partition("#")[0])) or m.group(0)
+
+
+def _file_name(path: str) -> str:
+    name = posixpath.basename(path.strip().rstrip("/"))
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
 def address_parts(address: str) -> tuple[str, str | None] | None:
     """A note's address as an agent pastes it from a context or MEMORY.md —
     ``[[people/ana#Role|Ana]]``, ``![[...]]``, ``people/ana#Role`` — as (target, anchor),
