@@ -196,6 +196,35 @@ def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) ->
     assert kept == rebuilt_snapshot(root, tmp_path)  # as an index built from nothing
 
 
+def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) -> None:
+    """An index written before links were embedded by name (schema 4) opens: the notes
+    with a linking chunk are cut again by the next sync, and only those; the index then
+    equals one built from nothing."""
+    import sqlite3
+
+    root = make_vault(tmp_path)
+    write(root, "logs/linked.md", note("Linked", body="Met [[people/sarah-chen|Sarah]] today."))
+    write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
+    with open_vault(root) as v:
+        v.sync()
+        linking = {
+            n.path for n in v.engine.store.notes()
+            for c in v.engine.store.chunks_of(n.path) if "[[" in c.text or "](" in c.text
+        }  # fmt: skip
+    assert "logs/linked.md" in linking and "logs/plain.md" not in linking
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:  # what schema 4 held: the sha of the text with its links as written
+        db.execute("UPDATE chunks SET sha = 'x' || sha WHERE text LIKE '%[[%' OR text LIKE '%](%'")
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        report = v.sync()
+        assert set(report.modified) == linking
+        assert v.engine.store.pending_state()[0] == 0  # re-queued and given vectors
+        kept = snapshot(v)  # the shas of the texts embedded now
+    assert kept == rebuilt_snapshot(root, tmp_path)
+
+
 def test_links_are_left_alone_when_the_setting_is_off(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     write(root, "projects/x.md", note("X", body="[[people/sarah-chen]]"))
