@@ -401,8 +401,10 @@ class _SectionCutter:
         self.chars_per_token: float = _GUESS_CHARS_PER_TOKEN
 
     def measure(self, start: int, end: int) -> int:
-        """Tokens of the embedded text (header included) of body[start:end]."""
-        return self.count(_join(self.prefix, self.body[start:end]))
+        """Tokens of the embedded text (header included) of body[start:end]: its links
+        shown by name, as ``embed_text`` gives them (so a folder rename that lengthens
+        every link into it moves no chunk's boundary)."""
+        return self.count(_join(self.prefix, link_names(self.body[start:end])))
 
     def units(self, start: int, end: int) -> list[_Unit]:
         """One paragraph as one unit, or as pieces when it does not fit the window."""
