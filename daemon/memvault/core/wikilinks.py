@@ -54,6 +54,9 @@ _MD = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)"
 )
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# _WIKI without its optional "!": a pattern that opens with a literal is searched for
+# as one (link_names runs on every text a model embeds)
+_WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,23 +123,32 @@ def link_names(text: str) -> str:
     if "](" not in text and "[[" not in text:
         return text
     if "[[" in text:
-        text = _WIKI.sub(_wiki_name, text)
+        if "![[" in text:
+            text = text.replace("![[", "[[")  # an embed is shown by its name too
+        text = _WIKI_INNER.sub(_wiki_name, text)
     if "](" in text:
         text = _MD.sub(_md_name, text)
     return text
 
 
 def _wiki_name(m: re.Match[str]) -> str:
-    inner = m.group(2)
-    target, pipe, alias = inner.partition("|")
-    if pipe and alias.strip():
-        return alias.strip()
-    target = target.removesuffix("\\")
-    path, _, anchor = target.partition("#")
+    inner = m.group(1)
+    if "|" in inner:
+        target, _, alias = inner.partition("|")
+        alias = alias.strip()
+        if alias:
+            return alias
+        target = target.removesuffix("\\")
+    else:
+        target = inner
+    if "#" in target:
+        path, _, anchor = target.partition("#")
+        anchor = "" if anchor.startswith("^") else anchor.strip()
+    else:
+        path, anchor = target, ""
     name = _file_name(path)
-    anchor = "" if anchor.startswith("^") else anchor.strip()
     # "#", not a space: never more words or word pieces than the link as written
-    shown = "#".join(p for p in (name, anchor) if p)
+    shown = f"{name}#{anchor}" if name and anchor else name or anchor
     return shown or m.group(0)
 
 
@@ -149,8 +161,8 @@ def _md_name(m: re.Match[str]) -> str:
 
 
 def _file_name(path: str) -> str:
-    name = posixpath.basename(path.strip().rstrip("/"))
-    return name[:-3] if name.lower().endswith(".md") else name
+    name = path.strip().rstrip("/").rpartition("/")[2]
+    return name[:-3] if name[-3:].lower() == ".md" else name
 
 
 def address_parts(address: str) -> tuple[str, str | None] | None:
