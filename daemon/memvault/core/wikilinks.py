@@ -112,57 +112,51 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
 
 
 def link_names(text: str) -> str:
-    """The text with each link shown by what it names, for the embedding model: an
-    alias as written, else the linked file's name (no folder, no ``.md``) and its
-    heading (``[[projects/alpha/plan#Risks]]`` -> ``plan#Risks``; a block id is
-    dropped); a markdown link to a file by its text. Where a note is filed says
-    nothing of what a sentence means, and so a folder rename, which rewrites every
-    link into the folder, changes no embedded text: the linking chunks keep their
-    vectors. URLs stay as written; code is not told apart (this is the text a model
-    reads, not a link that is followed)."""
-    if "](" not in text and "[[" not in text:
+    """The text with each link's folder dropped, for the embedding model; the link
+    is kept as written otherwise: ``[[projects/alpha/plan#Risks|the risks]]`` ->
+    ``[[plan#Risks|the risks]]``, ``![[Attachments/d.png]]`` -> ``![[d.png]]``,
+    ``[the plan](../projects/plan.md)`` -> ``[the plan](plan.md)``. Where a note is
+    filed says nothing of what a sentence means, and so a folder rename, which
+    rewrites every link into the folder, changes no embedded text: the linking chunks
+    keep their vectors. The syntax, the name, heading, block and alias stay (what the
+    model reads of a link as written: showing links by name alone cost recall).
+    URLs stay as written; code is not told apart (this is the text a model reads, not
+    a link that is followed). Never longer than the text as written."""
+    if "/" not in text or ("](" not in text and "[[" not in text):
         return text
     if "[[" in text:
-        if "![[" in text:
-            text = text.replace("![[", "[[")  # an embed is shown by its name too
-        text = _WIKI_INNER.sub(_wiki_name, text)
+        text = _WIKI_INNER.sub(_wiki_unfiled, text)
     if "](" in text:
-        text = _MD.sub(_md_name, text)
+        text = _MD.sub(_md_unfiled, text)
     return text
 
 
-def _wiki_name(m: re.Match[str]) -> str:
+def _wiki_unfiled(m: re.Match[str]) -> str:
     inner = m.group(1)
-    if "|" in inner:
-        target, _, alias = inner.partition("|")
-        alias = alias.strip()
-        if alias:
-            return alias
-        target = target.removesuffix("\\")
-    else:
-        target = inner
-    if "#" in target:
-        path, _, anchor = target.partition("#")
-        anchor = "" if anchor.startswith("^") else anchor.strip()
-    else:
-        path, anchor = target, ""
-    name = _file_name(path)
-    # "#", not a space: never more words or word pieces than the link as written
-    shown = f"{name}#{anchor}" if name and anchor else name or anchor
-    return shown or m.group(0)
+    cut = len(inner)
+    for mark in ("|", "#"):
+        at = inner.find(mark, 0, cut)
+        if at >= 0:
+            cut = at
+    slash = inner.rfind("/", 0, cut)
+    if slash < 0:
+        return m.group(0)
+    return f"[[{inner[slash + 1 :]}]]"
 
 
-def _md_name(m: re.Match[str]) -> str:
-    raw = m.group(3).removeprefix("<").removesuffix(">")
-    if _SCHEME.match(raw) or not raw or raw.startswith("#"):
-        return m.group(0)  # a URL, or an anchor in this note: as written
-    shown = m.group(2).strip()
-    return shown or _file_name(decode_uri(raw.partition("#")[0])) or m.group(0)
-
-
-def _file_name(path: str) -> str:
-    name = path.strip().rstrip("/").rpartition("/")[2]
-    return name[:-3] if name[-3:].lower() == ".md" else name
+def _md_unfiled(m: re.Match[str]) -> str:
+    raw = m.group(3)
+    if _SCHEME.match(raw.removeprefix("<")):
+        return m.group(0)  # a URL: as written
+    angle = raw.startswith("<")
+    cut = raw.find("#")
+    slash = raw.rfind("/", 0, len(raw) if cut < 0 else cut)
+    if slash < 0:
+        return m.group(0)
+    dest = ("<" if angle else "") + raw[slash + 1 :]
+    whole = m.group(0)
+    base = m.start(0)
+    return whole[: m.start(3) - base] + dest + whole[m.end(3) - base :]
 
 
 def address_parts(address: str) -> tuple[str, str | None] | None:
