@@ -15,7 +15,7 @@ from memvault.core.wikilinks import (
     decode_uri,
     find_links,
     heading_key,
-    link_names,
+    unfiled_links,
     link_safe,
     mask_code,
     relink_note,
@@ -641,29 +641,35 @@ def test_parentheses_in_a_new_name_never_end_a_markdown_link_early() -> None:
 @pytest.mark.parametrize(
     ("text", "shown"),
     [
-        ("see [[projects/alpha/a00001]] now", "see a00001 now"),
-        ("[[projects/alpha/plan.md#Risks|the risks]]", "the risks"),
-        ("[[projects/alpha/plan#Risks]]", "plan#Risks"),
-        ("[[people/ana#^b1c2]]", "ana"),
-        ("[[#Heading here]]", "Heading here"),
-        ("![[Attachments/diagram.png]]", "diagram.png"),
-        ("| [[people/ana\\|Ana]] |", "| Ana |"),
-        ("[the plan](projects/alpha/plan.md#Risks)", "the plan"),
-        ("[](projects/alpha/plan%20b.md)", "plan b"),
+        ("see [[projects/alpha/a00001|Alpha one]] now", "see [[a00001|Alpha one]] now"),
+        ("[[people/ana]] and [[ana#Role]]", "[[ana]] and [[ana#Role]]"),
+        ("[[projects/alpha/plan.md#Risks|the risks]]", "[[plan.md#Risks|the risks]]"),
+        ("[[people/ana#^b1c2]]", "[[ana#^b1c2]]"),
+        ("[[#Heading/with a slash]] [[plan#A/B]]", "[[#Heading/with a slash]] [[plan#A/B]]"),
+        ("![[Attachments/diagram.png]]", "![[diagram.png]]"),
+        ("| [[people/ana\\|Ana]] |", "| [[ana\\|Ana]] |"),
+        ("[[../people/ana|a/b]]", "[[ana|a/b]]"),
+        ("[the plan](projects/alpha/plan.md#Risks)", "[the plan](plan.md#Risks)"),
+        ('[p](../people/ana.md "Ana")', '[p](ana.md "Ana")'),
+        ("[](projects/alpha/plan%20b.md)", "[](plan%20b.md)"),
+        ("[x](<my folder/y z.md>)", "[x](<y z.md>)"),
+        ("![img](assets/x.png)", "![img](x.png)"),
         (
             "[docs](https://example.org/projects/alpha)",
             "[docs](https://example.org/projects/alpha)",
         ),
-        ("[[]] and [x](#here)", "[[]] and [x](#here)"),
+        ("[[]] and [x](#here) and a/b", "[[]] and [x](#here) and a/b"),
         ("no links at all", "no links at all"),
     ],
 )
-def test_link_names_show_what_a_link_names(text: str, shown: str) -> None:
-    assert link_names(text) == shown
+def test_unfiled_links_drop_only_the_folder(text: str, shown: str) -> None:
+    """The link stays a link (syntax, name, heading, block, alias, the embed's "!"):
+    only the folders before its file's name are dropped."""
+    assert unfiled_links(text) == shown
 
 
 @pytest.mark.parametrize("fmt", ["absolute", "shortest", "relative"])
-def test_a_folder_rename_leaves_the_names_links_show(fmt: str) -> None:
+def test_a_folder_rename_leaves_the_unfiled_links_as_they_were(fmt: str) -> None:
     """Issue 27: what a rewritten link shows the model is what it showed before."""
     index = LinkIndex(["projects/alpha/plan.md", "logs/day.md"])
     text = "See [[projects/alpha/plan#Risks]] and [p](projects/alpha/plan.md), [[plan|P]]."
@@ -671,13 +677,13 @@ def test_a_folder_rename_leaves_the_names_links_show(fmt: str) -> None:
     moves = {"projects/alpha/plan.md": "projects/beta/plan.md"}
     out = relink_note(text, "logs/day.md", "logs/day.md", index, moved, moves, fmt)
     assert out.text != text or fmt == "shortest"
-    assert link_names(out.text) == link_names(text)
+    assert unfiled_links(out.text) == unfiled_links(text)
 
 
 @given(st.text(alphabet="ab [](|#^!/.:\n", max_size=60))
-def test_link_names_never_add_words_or_characters(text: str) -> None:
+def test_unfiled_links_never_add_words_or_characters(text: str) -> None:
     """The chunker counts a chunk's text as written against the window; what is
-    embedded (its links shown by name) must never count more."""
-    shown = link_names(text)
+    embedded (its links without their folders) must never count more."""
+    shown = unfiled_links(text)
     assert len(shown) <= len(text)
     assert len(shown.split()) <= len(text.split())

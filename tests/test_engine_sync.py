@@ -157,9 +157,10 @@ class CountingEmbedder(HashEmbedder):
 
 def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) -> None:
     """Issue 27: a folder rename rewrites every link into it (absolute links: each
-    names the folder), yet what the model reads of a link is the name it names, so no
-    linking chunk or line is embedded again; each keeps its label, and its keyword row
-    holds the new text."""
+    names the folder), yet what the model reads of a link is the link without its
+    folder (the link kept as a link: brackets, heading, alias), so no linking chunk or
+    line is embedded again; each keeps its label, and its keyword row holds the new
+    text."""
     root = make_vault(tmp_path)
     write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
     for i in range(4):
@@ -175,6 +176,10 @@ def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) ->
     embedder = CountingEmbedder()
     with open_vault(root, embedder=embedder) as v:
         v.sync()
+        first = "\n".join(embedder.texts)
+        assert "[[a1#Risks|the risks]]" in first and "[[a2#Plan]]" in first
+        assert "[the third](a3.md)" in first and "(https://example.org/alpha/x)" in first
+        assert "projects/alpha" not in first
         store = v.engine.store
         linkers = [f"logs/2024-02-0{i + 1}.md" for i in range(6)]
         before = {p: [c.label for c in store.chunks_of(p)] for p in linkers}
@@ -197,8 +202,8 @@ def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) ->
 
 
 def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) -> None:
-    """An index written before links were embedded by name (schema 4) opens: the notes
-    with a linking chunk are cut again by the next sync, and only those; the index then
+    """An index written before links were embedded without their folders (schema 4)
+    opens: the notes with a linking chunk are cut again by the next sync, and only those; the index then
     equals one built from nothing."""
     import sqlite3
 

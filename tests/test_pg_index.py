@@ -811,7 +811,7 @@ def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
 def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Links are embedded by the names they name (SQLite schema 5, PostgreSQL 3): an
+    """Links are embedded without their folders (SQLite schema 5, PostgreSQL 3): an
     index written before keeps its linking chunks' old vectors unless the notes holding
     a link are read again; only those are, and the index then equals a fresh one."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")

@@ -55,7 +55,7 @@ _MD = re.compile(
 )
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 # _WIKI without its optional "!": a pattern that opens with a literal is searched for
-# as one (link_names runs on every text a model embeds)
+# as one (unfiled_links runs on every text a model embeds)
 _WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
@@ -111,7 +111,7 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
     return found
 
 
-def link_names(text: str) -> str:
+def unfiled_links(text: str) -> str:
     """The text with each link's folder dropped, for the embedding model; the link
     is kept as written otherwise: ``[[projects/alpha/plan#Risks|the risks]]`` ->
     ``[[plan#Risks|the risks]]``, ``![[Attachments/d.png]]`` -> ``![[d.png]]``,

@@ -18,7 +18,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    average length), kept by statement triggers on ``chunks`` in the writer's own
    transactions: a keyword query read them by scanning every chunk (42 ms at 20,000).
 
-3. embedded texts show a link by the name it names (the SQLite index's schema 5): the
+3. embedded texts show a link without its folder (the SQLite index's schema 5): the
    notes holding a link are read again by the next sync (their linking chunks
    embedded again), once; no table changes.
 

@@ -17,8 +17,9 @@ Versions (meta ``schema_version``):
    ``pending(since)`` (the oldest in a b-tree step). ``SELECT COUNT(*), MIN(since)``
    after every 32-chunk step scanned the whole queue, texts and all: 74 % of a 50,000
    note first sync. The upgrade counts the queue once, under the write lock.
-5. embedded texts show a link by the name it names (``wikilinks.link_names``: no
-   folder, so a folder rename re-embeds none of the linking chunks). No table
+5. embedded texts show a link without its folder (``wikilinks.unfiled_links``:
+   ``[[projects/alpha/plan|Plan]]`` is embedded as ``[[plan|Plan]]``, so a folder
+   rename re-embeds none of the linking chunks). No table
    changes; the notes with a chunk holding a link are made stale, so the next sync
    cuts them again: their chunks with a link are embedded again (new labels; the
    rest keep theirs), and their lines' vectors are found again under the texts a
@@ -153,7 +154,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             "(SELECT path FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%')"
         ).rowcount
         log.info(
-            "index schema %d -> 5: links are embedded by the names they name; the %d notes "
+            "index schema %d -> 5: links are embedded without their folders; the %d notes "
             "holding one are read again by the next sync (their linking chunks embedded "
             "again in the background)",
             version,
