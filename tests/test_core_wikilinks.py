@@ -15,11 +15,11 @@ from memvault.core.wikilinks import (
     decode_uri,
     find_links,
     heading_key,
-    unfiled_links,
     link_safe,
     mask_code,
     relink_note,
     rewrite_links,
+    unfiled_links,
 )
 
 
