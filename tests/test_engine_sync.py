@@ -203,23 +203,30 @@ def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) ->
 
 def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) -> None:
     """An index written before links were embedded without their folders (schema 4)
-    opens: the notes with a linking chunk are cut again by the next sync, and only those; the index then
-    equals one built from nothing."""
+    opens: the notes with a chunk holding a link with a folder are cut again by the
+    next sync, and only those (a link without one was embedded as it is now); the
+    index then equals one built from nothing."""
     import sqlite3
 
     root = make_vault(tmp_path)
     write(root, "logs/linked.md", note("Linked", body="Met [[people/sarah-chen|Sarah]] today."))
     write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
+    write(root, "logs/short.md", note("Short", body="Met [[sarah-chen|Sarah]], no folder."))
     with open_vault(root) as v:
         v.sync()
         linking = {
             n.path for n in v.engine.store.notes()
-            for c in v.engine.store.chunks_of(n.path) if "[[" in c.text or "](" in c.text
+            for c in v.engine.store.chunks_of(n.path)
+            if ("[[" in c.text or "](" in c.text) and "/" in c.text
         }  # fmt: skip
-    assert "logs/linked.md" in linking and "logs/plain.md" not in linking
+    assert "logs/linked.md" in linking
+    assert "logs/plain.md" not in linking and "logs/short.md" not in linking
     db = sqlite3.connect(root / ".memvault" / "index.db")
-    with db:  # what schema 4 held: the sha of the text with its links as written
-        db.execute("UPDATE chunks SET sha = 'x' || sha WHERE text LIKE '%[[%' OR text LIKE '%](%'")
+    with db:  # what schema 4 held: the sha of the text with its links' folders
+        db.execute(
+            "UPDATE chunks SET sha = 'x' || sha "
+            "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%'"
+        )
         db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.close()
     with open_vault(root) as v:

@@ -19,11 +19,12 @@ Versions (meta ``schema_version``):
    note first sync. The upgrade counts the queue once, under the write lock.
 5. embedded texts show a link without its folder (``wikilinks.unfiled_links``:
    ``[[projects/alpha/plan|Plan]]`` is embedded as ``[[plan|Plan]]``, so a folder
-   rename re-embeds none of the linking chunks). No table
-   changes; the notes with a chunk holding a link are made stale, so the next sync
-   cuts them again: their chunks with a link are embedded again (new labels; the
-   rest keep theirs), and their lines' vectors are found again under the texts a
-   query now asks for. Notes without a link are not read again.
+   rename re-embeds none of the linking chunks). No table changes; the notes with a
+   chunk holding a link and a "/" (a link with a folder; ``[[plan]]`` is embedded as
+   written) are made stale, so the next sync cuts them again: their chunks with such
+   a link are embedded again (new labels; the rest keep theirs), and their lines'
+   vectors are found again under the texts a query now asks for. Other notes are not
+   read again.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -151,11 +152,12 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     elif version < 5:  # (every note of a version < 3 is stale already)
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-            "(SELECT path FROM chunks WHERE text LIKE '%[[%' OR text LIKE '%](%')"
+            "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') "
+            "AND text LIKE '%/%')"
         ).rowcount
         log.info(
             "index schema %d -> 5: links are embedded without their folders; the %d notes "
-            "holding one are read again by the next sync (their linking chunks embedded "
+            "holding a link with a folder are read again by the next sync (their linking chunks embedded "
             "again in the background)",
             version,
             stale,
