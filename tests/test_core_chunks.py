@@ -482,8 +482,8 @@ def test_template_hints_are_never_in_a_chunk_and_line_numbers_stay_true() -> Non
 
 @pytest.mark.parametrize("count", [chars, pieces])
 def test_a_folder_rename_moves_no_boundary_and_no_embedded_text(count) -> None:
-    """Issue 27: the window is measured on the text embedded (links without their folders), so links
-    made longer by a folder rename cut the note where it was cut, into the same
+    """Issue 27: the window is measured on the text embedded (links without their
+    inner folders), so links made longer by a folder rename cut the note where it was cut, into the same
     embedded texts: no linking chunk is embedded again."""
     paras = [
         f"Paragraph {i} about [[projects/alpha/a{i:03}]] and [[projects/alpha/b{i:03}|B]] too."

@@ -158,9 +158,9 @@ class CountingEmbedder(HashEmbedder):
 def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) -> None:
     """Issue 27: a folder rename rewrites every link into it (absolute links: each
     names the folder), yet what the model reads of a link is the link without its
-    folder (the link kept as a link: brackets, heading, alias), so no linking chunk or
-    line is embedded again; each keeps its label, and its keyword row holds the new
-    text."""
+    inner folders (the link kept as a link: brackets, first folder, heading, alias),
+    so no linking chunk or line is embedded again; each keeps its label, and its
+    keyword row holds the new text."""
     root = make_vault(tmp_path)
     write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
     for i in range(4):
@@ -177,8 +177,8 @@ def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) ->
     with open_vault(root, embedder=embedder) as v:
         v.sync()
         first = "\n".join(embedder.texts)
-        assert "[[a1#Risks|the risks]]" in first and "[[a2#Plan]]" in first
-        assert "[the third](a3.md)" in first and "(https://example.org/alpha/x)" in first
+        assert "[[projects/a1#Risks|the risks]]" in first and "[[projects/a2#Plan]]" in first
+        assert "[the third](projects/a3.md)" in first and "(https://example.org/alpha/x)" in first
         assert "projects/alpha" not in first
         store = v.engine.store
         linkers = [f"logs/2024-02-0{i + 1}.md" for i in range(6)]
@@ -209,15 +209,17 @@ def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) 
     import sqlite3
 
     root = make_vault(tmp_path)
-    write(root, "logs/linked.md", note("Linked", body="Met [[people/sarah-chen|Sarah]] today."))
+    write(
+        root, "logs/linked.md", note("Linked", body="Met [[people/team/sarah-chen|Sarah]] today.")
+    )
     write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
-    write(root, "logs/short.md", note("Short", body="Met [[sarah-chen|Sarah]], no folder."))
+    write(root, "logs/short.md", note("Short", body="Met [[people/sarah-chen|Sarah]], one folder."))
     with open_vault(root) as v:
         v.sync()
         linking = {
             n.path for n in v.engine.store.notes()
             for c in v.engine.store.chunks_of(n.path)
-            if ("[[" in c.text or "](" in c.text) and "/" in c.text
+            if ("[[" in c.text or "](" in c.text) and c.text.count("/") >= 2
         }  # fmt: skip
     assert "logs/linked.md" in linking
     assert "logs/plain.md" not in linking and "logs/short.md" not in linking
@@ -225,7 +227,7 @@ def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) 
     with db:  # what schema 4 held: the sha of the text with its links' folders
         db.execute(
             "UPDATE chunks SET sha = 'x' || sha "
-            "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%'"
+            "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%'"
         )
         db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
     db.close()

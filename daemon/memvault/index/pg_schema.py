@@ -18,8 +18,8 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    average length), kept by statement triggers on ``chunks`` in the writer's own
    transactions: a keyword query read them by scanning every chunk (42 ms at 20,000).
 
-3. embedded texts show a link without its folder (the SQLite index's schema 5): the
-   notes holding a link with a folder are read again by the next sync (their linking
+3. embedded texts show a link without its folders below the first (the SQLite
+   index's schema 5): the notes holding a link two folders deep are read again by the next sync (their linking
    chunks embedded again), once; no table changes.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
@@ -131,10 +131,11 @@ END $$""",
 ]
 
 
-# version 3: the notes whose chunks hold a link and a "/" (a link's folder), stale (sha256 '') for the next sync
+# version 3: the notes whose chunks hold a link and two "/" (a link two folders deep),
+# stale (sha256 '') for the next sync
 _LINKED_STALE = (
     "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-    "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%')"
+    "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%')"
 )
 
 
