@@ -478,3 +478,26 @@ def test_template_hints_are_never_in_a_chunk_and_line_numbers_stay_true() -> Non
     decided = next(c for c in chunks if "Kafka for events" in c.text)
     lines = text.split("\n")
     assert lines[decided.line_end - 1] == "We use Kafka for events."
+
+
+@pytest.mark.parametrize("count", [chars, pieces])
+def test_a_folder_rename_moves_no_boundary_and_no_embedded_text(count) -> None:
+    """Issue 27: the window is measured on the text embedded (links without their
+    inner folders), so links made longer by a folder rename cut the note where it was cut, into the same
+    embedded texts: no linking chunk is embedded again."""
+    paras = [
+        f"Paragraph {i} about [[projects/alpha/a{i:03}]] and [[projects/alpha/b{i:03}|B]] too."
+        for i in range(30)
+    ]
+    text = "---\ntitle: T\n---\n# T\n\n" + "\n\n".join(paras) + "\n"
+    moved = text.replace("projects/alpha/", "projects/alpha-archived-in-2024/")
+
+    def cut(src: str) -> tuple[list[tuple[int, int]], list[str]]:
+        note = parse_note("n.md", src)
+        chunks = chunk_note(note, count, target_tokens=60, max_tokens=120, parts=ALL_PARTS)
+        texts = embed_texts(note, chunks, ALL_PARTS, count, max_tokens=120, overlap_tokens=10)
+        return [(c.line_start, c.line_end) for c in chunks], texts
+
+    before, after = cut(text), cut(moved)
+    assert len(before[0]) > 3
+    assert after == before

@@ -19,6 +19,7 @@ from memvault.core.wikilinks import (
     mask_code,
     relink_note,
     rewrite_links,
+    unfiled_links,
 )
 
 
@@ -635,3 +636,63 @@ def test_parentheses_in_a_new_name_never_end_a_markdown_link_early() -> None:
     ]
     assert links[0].anchor == "`hasTag()`"
     assert "[plain](Functions%20(renamed).md)" in result.text  # one group alone reads fine
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("see [[projects/alpha/a00001|Alpha one]] now", "see [[projects/a00001|Alpha one]] now"),
+        ("[[people/ana]] and [[ana#Role]]", "[[people/ana]] and [[ana#Role]]"),
+        ("[[projects/alpha/plan.md#Risks|the risks]]", "[[projects/plan.md#Risks|the risks]]"),
+        ("[[a/b/c/ana#^b1c2]]", "[[a/ana#^b1c2]]"),
+        ("[[#Heading/with/slashes]] [[plan#A/B/C]]", "[[#Heading/with/slashes]] [[plan#A/B/C]]"),
+        ("![[Attachments/2024/diagram.png]]", "![[Attachments/diagram.png]]"),
+        ("| [[projects/alpha/ana\\|Ana]] |", "| [[projects/ana\\|Ana]] |"),
+        ("[[../../projects/alpha/ana|a/b/c]]", "[[../../projects/ana|a/b/c]]"),
+        ("[[../people/ana]] [[./people/ana]]", "[[../people/ana]] [[./people/ana]]"),
+        ("[the plan](projects/alpha/plan.md#Risks/x)", "[the plan](projects/plan.md#Risks/x)"),
+        ('[p](../work/people/ana.md "Ana")', '[p](../work/ana.md "Ana")'),
+        (
+            "[](projects/alpha/plan%20b.md) [y](people/y.md)",
+            "[](projects/plan%20b.md) [y](people/y.md)",
+        ),
+        ("[x](<my folder/sub dir/y z.md>)", "[x](<my folder/y z.md>)"),
+        ("![img](assets/2024/x.png)", "![img](assets/x.png)"),
+        (
+            "[docs](https://example.org/projects/alpha)",
+            "[docs](https://example.org/projects/alpha)",
+        ),
+        ("[[]] and [x](#here) and a/b/c", "[[]] and [x](#here) and a/b/c"),
+        ("no links at all", "no links at all"),
+    ],
+)
+def test_unfiled_links_drop_the_folders_below_the_first(text: str, shown: str) -> None:
+    """The link stays a link (syntax, its first folder, name, heading, block, alias,
+    the embed's "!"): only the folders between the first and the file's name go."""
+    assert unfiled_links(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("fmt", "prefix"),
+    [("absolute", "projects/alpha/"), ("shortest", ""), ("relative", "../projects/alpha/")],
+)
+def test_a_folder_rename_leaves_the_unfiled_links_as_they_were(fmt: str, prefix: str) -> None:
+    """Issue 27: what a rewritten link shows the model is what it showed before, the
+    links written in the vault's link format (a relink that changes a link's format,
+    absolute to shortest, changes what the model reads)."""
+    index = LinkIndex(["projects/alpha/plan.md", "logs/day.md"])
+    text = f"See [[{prefix}plan#Risks]] and [p]({prefix}plan.md), [[plan|P]]."
+    moved = LinkIndex(["projects/beta/plan.md", "logs/day.md"])
+    moves = {"projects/alpha/plan.md": "projects/beta/plan.md"}
+    out = relink_note(text, "logs/day.md", "logs/day.md", index, moved, moves, fmt)
+    assert out.text != text or fmt == "shortest"
+    assert unfiled_links(out.text) == unfiled_links(text)
+
+
+@given(st.text(alphabet="ab [](|#^!/.:\n", max_size=60))
+def test_unfiled_links_never_add_words_or_characters(text: str) -> None:
+    """The chunker counts a chunk's text as written against the window; what is
+    embedded (its links without their inner folders) must never count more."""
+    shown = unfiled_links(text)
+    assert len(shown) <= len(text)
+    assert len(shown.split()) <= len(text.split())

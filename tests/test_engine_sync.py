@@ -143,6 +143,102 @@ def test_a_folder_rename_is_followed(tmp_path: Path) -> None:
     )
 
 
+class CountingEmbedder(HashEmbedder):
+    """The hash embedder, keeping every text it was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.texts: list[str] = []
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        self.texts += list(texts)
+        return super().embed(texts)
+
+
+def test_a_folder_rename_re_embeds_none_of_the_linking_chunks(tmp_path: Path) -> None:
+    """Issue 27: a folder rename rewrites every link into it (absolute links: each
+    names the folder), yet what the model reads of a link is the link without its
+    inner folders (the link kept as a link: brackets, first folder, heading, alias),
+    so no linking chunk or line is embedded again; each keeps its label, and its
+    keyword row holds the new text."""
+    root = make_vault(tmp_path)
+    write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
+    for i in range(4):
+        write(root, f"projects/alpha/a{i}.md", note(f"Alpha {i}", body=f"Alpha part {i}."))
+    for i in range(6):
+        body = (
+            f"Linker {i} asks about [[projects/alpha/a{i % 4}]] today.\n\n"
+            f"- see [[projects/alpha/a1#Risks|the risks]] and [[projects/alpha/a2#Plan]]\n"
+            f"- and [the third](projects/alpha/a3.md) or [web](https://example.org/alpha/x)\n\n"
+            f"## Later {i}\n\nNothing links here, paragraph {i}."
+        )
+        write(root, f"logs/2024-02-0{i + 1}.md", note(f"Linker {i}", body=body))
+    embedder = CountingEmbedder()
+    with open_vault(root, embedder=embedder) as v:
+        v.sync()
+        first = "\n".join(embedder.texts)
+        assert "[[projects/a1#Risks|the risks]]" in first and "[[projects/a2#Plan]]" in first
+        assert "[the third](projects/a3.md)" in first and "(https://example.org/alpha/x)" in first
+        assert "projects/alpha" not in first
+        store = v.engine.store
+        linkers = [f"logs/2024-02-0{i + 1}.md" for i in range(6)]
+        before = {p: [c.label for c in store.chunks_of(p)] for p in linkers}
+        embedder.texts.clear()
+        os.rename(root / "projects/alpha", root / "projects/beta")
+        report = v.sync()
+        assert len(report.moved) == 4 and set(linkers) <= set(report.relinked)
+        for p in linkers:
+            text = (root / p).read_text(encoding="utf-8")
+            assert "projects/alpha/" not in text.replace("example.org/alpha", ""), p
+            assert "[[projects/beta/a1#Risks|the risks]]" in text
+            assert [c.label for c in store.chunks_of(p)] == before[p]
+            assert any("projects/beta/a2#Plan" in c.text for c in store.chunks_of(p))
+        assert report.embedded_chunks == 0
+        assert embedder.texts == []
+        # the keyword rows hold the new text
+        assert {h.path for h in v.engine.search("beta a3", k=20)} >= set(linkers)
+        kept = snapshot(v)
+    assert kept == rebuilt_snapshot(root, tmp_path)  # as an index built from nothing
+
+
+def test_a_version_4_index_reads_again_the_notes_holding_a_link(tmp_path: Path) -> None:
+    """An index written before links were embedded without their folders (schema 4)
+    opens: the notes with a chunk holding a link with a folder are cut again by the
+    next sync, and only those (a link without one was embedded as it is now); the
+    index then equals one built from nothing."""
+    import sqlite3
+
+    root = make_vault(tmp_path)
+    write(
+        root, "logs/linked.md", note("Linked", body="Met [[people/team/sarah-chen|Sarah]] today.")
+    )
+    write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
+    write(root, "logs/short.md", note("Short", body="Met [[people/sarah-chen|Sarah]], one folder."))
+    with open_vault(root) as v:
+        v.sync()
+        linking = {
+            n.path for n in v.engine.store.notes()
+            for c in v.engine.store.chunks_of(n.path)
+            if ("[[" in c.text or "](" in c.text) and c.text.count("/") >= 2
+        }  # fmt: skip
+    assert "logs/linked.md" in linking
+    assert "logs/plain.md" not in linking and "logs/short.md" not in linking
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:  # what schema 4 held: the sha of the text with its links' folders
+        db.execute(
+            "UPDATE chunks SET sha = 'x' || sha "
+            "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%'"
+        )
+        db.execute("UPDATE meta SET value = '4' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        report = v.sync()
+        assert set(report.modified) == linking
+        assert v.engine.store.pending_state()[0] == 0  # re-queued and given vectors
+        kept = snapshot(v)  # the shas of the texts embedded now
+    assert kept == rebuilt_snapshot(root, tmp_path)
+
+
 def test_links_are_left_alone_when_the_setting_is_off(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     write(root, "projects/x.md", note("X", body="[[people/sarah-chen]]"))

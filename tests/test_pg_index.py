@@ -708,7 +708,7 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "2"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "3"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
@@ -719,9 +719,9 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
 def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The writer (another machine's, maybe on older code) holds the lock on a schema 1
+    """The writer (another machine's, maybe on older code) holds the lock on a schema 2
     index: a reader opened meanwhile reads it as it is; it neither bumps the version
-    nor marks any note to be read again (the writer would then refuse it)."""
+    nor marks the linking notes to be read again (the writer would then refuse it)."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
     root = make_vault(tmp_path)
@@ -731,7 +731,7 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
     with open_vault(root, through_daemon=False) as v:  # machine a's writer daemon
         v.sync()
         with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as an older writer left it
-            conn.execute(f"UPDATE \"{schema}\".meta SET value = '1' WHERE key = 'schema_version'")
+            conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
             assert conn.execute(stale).fetchone() == (0,)
         copy = tmp_path / "reader" / "vault"
         shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
@@ -746,7 +746,7 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
             version = conn.execute(
                 f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
             ).fetchone()
-            assert version == ("1",)
+            assert version == ("2",)
             assert conn.execute(stale).fetchone() == (0,)
 
 
@@ -806,3 +806,44 @@ def test_a_daemon_writer_reconnected_still_holds_the_lock_as_a_daemon(
             v.sync()
         assert store._writer is not None and not store.read_only
         assert _holder_kind(store._writer.conn, key) == "daemon"
+
+
+def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Links are embedded without their folders (SQLite schema 5, PostgreSQL 3): an
+    index written before keeps its linking chunks' old vectors unless the notes holding
+    a link are read again; only those are, and the index then equals a fresh one."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    write(
+        root, "logs/linked.md", note("Linked", body="Met [[people/team/sarah-chen|Sarah]] today.")
+    )
+    write(root, "logs/plain.md", note("Plain", body="Nothing links from here."))
+    write(root, "logs/short.md", note("Short", body="Met [[people/sarah-chen|Sarah]], one folder."))
+    with open_vault(root) as v:
+        v.sync()
+        linking = {
+            n.path for n in v.engine.store.notes()
+            for c in v.engine.store.chunks_of(n.path)
+            if ("[[" in c.text or "](" in c.text) and c.text.count("/") >= 2
+        }  # fmt: skip
+    assert "logs/linked.md" in linking
+    assert "logs/plain.md" not in linking and "logs/short.md" not in linking
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # what schema 2 held
+        conn.execute(
+            f"UPDATE \"{schema}\".chunks SET sha = 'x' || sha "
+            "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%'"
+        )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == "3"
+        report = v.sync()
+        assert set(report.modified) == linking
+        assert v.engine.store.pending_state()[0] == 0
+        kept = snapshot(v)
+    with open_vault(root) as v:  # opened again: nothing more to read
+        assert v.sync().modified == ()
+    assert kept == rebuilt_snapshot(root, tmp_path)

@@ -61,6 +61,7 @@ from dataclasses import dataclass
 from memvault.core.about import about_text, describing_lines
 from memvault.core.notes import Note, blank_lines
 from memvault.core.text import split_lines
+from memvault.core.wikilinks import unfiled_links
 
 CONTEXT_PARTS = ("title", "headings", "date")
 # The description embedded before a note's first chunk, at most: it frames the
@@ -102,8 +103,11 @@ class Chunk:
 
 def embed_text(note: Note, chunk: Chunk, parts: Sequence[str], before: str = "") -> str:
     """The text that gets embedded: the context header, the tail of the text
-    before the chunk (``before``, already cut to size), then the chunk text."""
-    return _join(_prefix(note, chunk.heading_path, parts), _join(before, chunk.text))
+    before the chunk (``before``, already cut to size), then the chunk text with its
+    links' folders dropped (``wikilinks.unfiled_links``: ``[[plan#Risks|the risks]]``
+    for ``[[projects/alpha/plan#Risks|the risks]]``; a folder rename leaves it as it
+    was; never more word pieces than the text as written)."""
+    return _join(_prefix(note, chunk.heading_path, parts), _join(before, unfiled_links(chunk.text)))
 
 
 def embed_texts(
@@ -134,7 +138,7 @@ def embed_texts(
             room = min(
                 overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1
             )
-            before = _tail(chunks[i - 1].text, room, count_tokens)
+            before = _tail(unfiled_links(chunks[i - 1].text), room, count_tokens)
         out.append(embed_text(note, chunk, parts, before))
     return out
 
@@ -398,8 +402,10 @@ class _SectionCutter:
         self.chars_per_token: float = _GUESS_CHARS_PER_TOKEN
 
     def measure(self, start: int, end: int) -> int:
-        """Tokens of the embedded text (header included) of body[start:end]."""
-        return self.count(_join(self.prefix, self.body[start:end]))
+        """Tokens of the embedded text (header included) of body[start:end]: its links
+        without their folders, as ``embed_text`` gives them (so a folder rename that lengthens
+        every link into it moves no chunk's boundary)."""
+        return self.count(_join(self.prefix, unfiled_links(self.body[start:end])))
 
     def units(self, start: int, end: int) -> list[_Unit]:
         """One paragraph as one unit, or as pieces when it does not fit the window."""

@@ -58,6 +58,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from memvault.core.wikilinks import unfiled_links
+
 # A unit scoring under this share of the best unit's score is filler, not evidence: it
 # stays out even when the budget has room (1/3: the largest share of 0.25, 1/3, 0.4, 0.5
 # that lost nothing on either LoCoMo fold, with room to spare; bench/RESULTS.md).
@@ -126,8 +128,9 @@ def split_units(text: str, line_start: int) -> list[Unit]:
 
 
 def unit_text(text: str) -> str:
-    """What gets embedded for a unit: its text on one line, cut to ``UNIT_MAX_CHARS``."""
-    flat = " ".join(text.split())
+    """What gets embedded for a unit: its text on one line, its links without their
+    folders (``wikilinks.unfiled_links``), cut to ``UNIT_MAX_CHARS``."""
+    flat = " ".join(unfiled_links(text).split())
     return flat[:UNIT_MAX_CHARS]
 
 

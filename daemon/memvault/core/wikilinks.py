@@ -54,6 +54,9 @@ _MD = re.compile(
     r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]\(\s*(<[^<>\n]+>|[^\s()<>]+(?:\([^\s()]*\))?[^\s()<>]*)(\s+\"[^\"\n]*\")?\s*\)"
 )
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+# _WIKI without its optional "!": a pattern that opens with a literal is searched for
+# as one (unfiled_links runs on every text a model embeds)
+_WIKI_INNER = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +109,67 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
             found.append(link)
     found.sort(key=lambda link: link.start)
     return found
+
+
+def unfiled_links(text: str) -> str:
+    """The text with each link's folders below its first dropped, for the embedding
+    model; the link is kept as written otherwise: ``[[projects/alpha/plan#Risks|the
+    risks]]`` -> ``[[projects/plan#Risks|the risks]]``, ``[x](../projects/alpha/y.md)``
+    -> ``[x](../projects/y.md)``; ``[[people/ana]]``, ``![[Attachments/d.png]]``,
+    ``[[ana#Role]]`` as written. A folder inside a category (a project's, a year's) is
+    where a note is filed, and renaming it rewrites every link into it: with those
+    folders dropped, no embedded text changes and the linking chunks keep their
+    vectors. The first folder stays: it names what a note is (``people/``,
+    ``Obsidian Sync/``), and dropping it cost recall (bench/RESULTS.md: LoCoMo's
+    ``[[people/...]]``), as did showing a link by its name alone. URLs stay as
+    written; code is not told apart (this is the text a model reads, not a link
+    that is followed). Never longer than the text as written."""
+    if "/" not in text or ("](" not in text and "[[" not in text):
+        return text
+    if "[[" in text:
+        text = _WIKI_INNER.sub(_wiki_unfiled, text)
+    if "](" in text:
+        text = _MD.sub(_md_unfiled, text)
+    return text
+
+
+def _below_first(path: str) -> str:
+    """``a/b/c/name`` -> ``a/name``; leading ``./`` and ``../`` kept, with the first
+    folder after them; a path of one folder or none as it is."""
+    start = 0
+    while path.startswith(("./", "../"), start):
+        start = path.index("/", start) + 1
+    first = path.find("/", start)
+    last = path.rfind("/")
+    if first < 0 or first == last:
+        return path
+    return path[: first + 1] + path[last + 1 :]
+
+
+def _wiki_unfiled(m: re.Match[str]) -> str:
+    inner = m.group(1)
+    cut = len(inner)
+    for mark in ("|", "#"):
+        at = inner.find(mark, 0, cut)
+        if at >= 0:
+            cut = at
+    if inner.count("/", 0, cut) < 2:
+        return m.group(0)
+    return f"[[{_below_first(inner[:cut])}{inner[cut:]}]]"
+
+
+def _md_unfiled(m: re.Match[str]) -> str:
+    raw = m.group(3)
+    if raw.count("/") < 2 or _SCHEME.match(raw.removeprefix("<")):
+        return m.group(0)  # a URL, or at most one folder: as written
+    angle = raw.startswith("<")
+    body = raw[1:] if angle else raw
+    cut = body.find("#")
+    cut = len(body) if cut < 0 else cut
+    dest = ("<" if angle else "") + _below_first(body[:cut]) + body[cut:]
+    whole = m.group(0)
+    base = m.start(0)
+    return whole[: m.start(3) - base] + dest + whole[m.end(3) - base :]
 
 
 def address_parts(address: str) -> tuple[str, str | None] | None:

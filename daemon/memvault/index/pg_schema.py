@@ -18,6 +18,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    average length), kept by statement triggers on ``chunks`` in the writer's own
    transactions: a keyword query read them by scanning every chunk (42 ms at 20,000).
 
+3. embedded texts show a link without its folders below the first (the SQLite
+   index's schema 5): the notes holding a link two folders deep are read again by the next sync (their linking
+   chunks embedded again), once; no table changes.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -33,7 +37,7 @@ from typing import Any
 from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS
 
-PG_SCHEMA_VERSION = 2
+PG_SCHEMA_VERSION = 3
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -127,6 +131,14 @@ END $$""",
 ]
 
 
+# version 3: the notes whose chunks hold a link and two "/" (a link two folders deep),
+# stale (sha256 '') for the next sync
+_LINKED_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%')"
+)
+
+
 def schema_name(root: Path, configured: str = "") -> str:
     """The vault's schema: ``index.schema`` when set, else ``memvault_<folder name>``
     (the same on every machine that holds the vault under that folder name; a team
@@ -168,10 +180,15 @@ def migrate(conn: Any, schema: str) -> None:
         if version == PG_SCHEMA_VERSION:
             return
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
-        for statement in (_TABLES if version is None else []) + _TOTALS:
-            # the triggers' functions name their table with its schema: a session of
-            # another search_path (a person's psql) deleting chunks keeps the totals too
-            conn.execute(statement.replace(" chunk_totals SET", f' "{schema}".chunk_totals SET'))
+        if version is None or version < 2:
+            for statement in (_TABLES if version is None else []) + _TOTALS:
+                # the triggers' functions name their table with its schema: a session of
+                # another search_path (a person's psql) deleting chunks keeps the totals
+                conn.execute(
+                    statement.replace(" chunk_totals SET", f' "{schema}".chunk_totals SET')
+                )
+        if version is not None and version < 3:
+            conn.execute(_LINKED_STALE)
         conn.execute(
             "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",

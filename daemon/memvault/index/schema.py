@@ -17,6 +17,15 @@ Versions (meta ``schema_version``):
    ``pending(since)`` (the oldest in a b-tree step). ``SELECT COUNT(*), MIN(since)``
    after every 32-chunk step scanned the whole queue, texts and all: 74 % of a 50,000
    note first sync. The upgrade counts the queue once, under the write lock.
+5. embedded texts show a link without its folders below the first
+   (``wikilinks.unfiled_links``: ``[[projects/alpha/plan|Plan]]`` is embedded as
+   ``[[projects/plan|Plan]]``, so renaming ``projects/alpha`` re-embeds none of the
+   linking chunks). No table changes; the notes with a chunk holding a link and two
+   "/" (a link two folders deep; ``[[people/ana]]`` is embedded as written) are made
+   stale, so the next sync cuts them again: their chunks with such
+   a link are embedded again (new labels; the rest keep theirs), and their lines'
+   vectors are found again under the texts a query now asks for. Other notes are not
+   read again.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -29,7 +38,7 @@ import sqlite3
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 FTS_TABLE = """
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
@@ -140,6 +149,19 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         ).rowcount
         log.info(
             "index schema %d -> 3: the %d notes are read again by the next sync", version, stale
+        )
+    elif version < 5:  # (every note of a version < 3 is stale already)
+        stale = conn.execute(
+            "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+            "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') "
+            "AND text LIKE '%/%/%')"
+        ).rowcount
+        log.info(
+            "index schema %d -> 5: links are embedded without their inner folders; the %d "
+            "notes holding a link two folders deep are read again by the next sync (their linking chunks embedded "
+            "again in the background)",
+            version,
+            stale,
         )
 
 
