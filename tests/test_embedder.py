@@ -326,6 +326,31 @@ def test_freed_heap_memory_is_handed_back() -> None:
     del keep
 
 
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the mmap threshold is glibc's")
+def test_the_daemon_maps_big_blocks_apart_even_after_a_bigger_one_was_freed() -> None:
+    """heap.configure (the daemon's start) fixes glibc's mmap threshold: a 1 MB block is
+    its own mapping (unmapped when freed) even after a 20 MB one was freed, which
+    raises glibc's own threshold to 20 MB (then the 1 MB would stay in the heap)."""
+    code = (
+        "import ctypes, sys\n"
+        "class MI2(ctypes.Structure):\n"
+        "    _fields_ = [(n, ctypes.c_size_t) for n in ('arena', 'ordblks', 'smblks', "
+        "'hblks', 'hblkhd', 'usmblks', 'fsmblks', 'uordblks', 'fordblks', 'keepcost')]\n"
+        "libc = ctypes.CDLL('libc.so.6')\n"
+        "libc.mallinfo2.restype = MI2\n"
+        "big = bytearray(20_000_000)\n"
+        "del big\n"
+        "from memvault.service import heap\n"
+        "assert heap.configure()\n"
+        "n = libc.mallinfo2().hblks\n"
+        "block = bytearray(1_000_000)\n"
+        "print(libc.mallinfo2().hblks - n)\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "1", result.stdout
+
+
 def test_hash_embedder_is_its_definition_feature_by_feature() -> None:
     """Issue 27: the hash embedder sums each word's features once (cached) and adds a
     word times its count; its vectors stay exactly those of its definition (every word

@@ -100,6 +100,7 @@ class OnnxEmbedder:
         self.batch_size = batch_size
         self.batch_tokens = BATCH_TOKENS
         self._session = _session(model_file, threads or 0)
+        self._shrink = _shrink_options()
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._output = self._session.get_outputs()[0].name
         self.dim = int(self._session.get_outputs()[0].shape[-1])
@@ -122,7 +123,8 @@ class OnnxEmbedder:
             pieces = self.token_ids(texts)
             lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
             order = np.argsort(lengths, kind="stable")  # similar lengths share a batch
-            for rows in _batches(order, lengths, self.batch_size, self.batch_tokens):
+            batches = list(_batches(order, lengths, self.batch_size, self.batch_tokens))
+            for n, rows in enumerate(batches, 1):
                 width = int(lengths[rows].max())
                 ids = np.zeros((len(rows), width), dtype=np.int64)
                 mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -135,7 +137,9 @@ class OnnxEmbedder:
                     "token_type_ids": np.zeros_like(ids),
                 }
                 (pooled,) = self._session.run(
-                    [self._output], {k: v for k, v in feed.items() if k in self._inputs}
+                    [self._output],
+                    {k: v for k, v in feed.items() if k in self._inputs},
+                    self._shrink if n == len(batches) else None,
                 )
                 out[rows] = pooled
         norms = np.linalg.norm(out, axis=1, keepdims=True)
@@ -167,6 +171,17 @@ def _batches(
             end += 1
         yield order[start:end]
         start = end
+
+
+def _shrink_options() -> onnxruntime.RunOptions:
+    """Options for an ``embed``'s last run: onnxruntime then gives back what its CPU arena
+    grew by during the call (else it keeps its largest call's memory for the session's
+    life: ~25 MB more a daemon held for good after a catch-up, bench/RESULTS.md)."""
+    import onnxruntime
+
+    options = onnxruntime.RunOptions()
+    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
+    return options
 
 
 def _session(model_file: Path, threads: int) -> onnxruntime.InferenceSession:

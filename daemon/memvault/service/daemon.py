@@ -123,6 +123,7 @@ class Daemon:
         from memvault.service.vector_lane import VectorLane
         from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
 
+        heap.configure()  # big buffers unmapped when freed (heap.py)
         self.vault = vault
         self.config: VaultConfig = vault.config
         # the index's writer is elsewhere: serve reads only (the watcher and the vector
