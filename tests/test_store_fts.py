@@ -18,7 +18,20 @@ from memvault.index.rows import ChunkRow, NewChunk, NoteRow
 from memvault.index.schema import FTS_TABLE, SCHEMA
 from memvault.index.store import SCHEMA_VERSION, Store
 
-WORDS = "kafka ledger zebra postgres plan event store river cloud apple migration night".split()
+WORDS = [
+    "kafka",
+    "ledger",
+    "zebra",
+    "postgres",
+    "plan",
+    "event",
+    "store",
+    "river",
+    "cloud",
+    "apple",
+    "migration",
+    "night",
+]
 
 
 def sha(text: str) -> str:
@@ -203,7 +216,9 @@ def test_a_version_4_index_drops_its_copy_and_keeps_every_keyword_row(tmp_path: 
     store = open_store(tmp_path)
     assert store.meta("schema_version") == str(SCHEMA_VERSION) == "5"
     truth = sqlite3.connect(path, isolation_level=None)
-    assert "chunks_fts_content" not in {r[0] for r in truth.execute("SELECT name FROM sqlite_master")}
+    assert "chunks_fts_content" not in {
+        r[0] for r in truth.execute("SELECT name FROM sqlite_master")
+    }
     integrity(truth)
     assert keyword_rows(truth) == rows
     for words in (["kafka"], ["ledger", "night"], ["zebra", "plan", "cloud"], ["apple"]):
