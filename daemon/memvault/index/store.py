@@ -277,7 +277,7 @@ class Store(PendingQueue, LinkTables):
     ) -> list[int]:
         labels = []
         for c in chunks:
-            cur = conn.execute(  # the keyword row: a trigger (schema.FTS_EXTERNAL)
+            cur = conn.execute(
                 "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
                 "title, about) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
@@ -293,7 +293,12 @@ class Store(PendingQueue, LinkTables):
                     c.about,
                 ),
             )
-            labels.append(int(cur.lastrowid or 0))
+            label = int(cur.lastrowid or 0)
+            conn.execute(  # its keyword row (a change or delete: schema.FTS_EXTERNAL's triggers)
+                "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
+                (label, c.text, c.title, " ".join(c.heading), c.about),
+            )
+            labels.append(label)
         return labels
 
     def move_chunk(self, conn: sqlite3.Connection, label: int, c: NewChunk) -> None:
