@@ -20,8 +20,9 @@ Versions (meta ``schema_version``):
 5. the keyword table without its own copy of the chunk text (``external_content_fts``):
    FTS5 reads its columns from ``chunks`` (through the view ``chunks_fts_source``),
    which now keeps each chunk's keyword title and description too (``title``,
-   ``about``); triggers on ``chunks`` give FTS5 every new row and the old values of
-   every changed or deleted one. The copy was a sixth of a short-note index.db. The
+   ``about``); ``Store.insert_chunks`` writes a new chunk's keyword row, triggers on
+   ``chunks`` give FTS5 the old values of every changed or deleted one. The copy was a
+   sixth of a short-note index.db. The
    upgrade builds the table once from the rows (no note is read again, nothing is
    embedded).
 
