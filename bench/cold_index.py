@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import store_bytes
+
 
 def run_once(code: Path, vault: Path, work: Path) -> dict[str, float]:
     target = work / "vault"
@@ -54,7 +56,17 @@ def run_once(code: Path, vault: Path, work: Path) -> dict[str, float]:
     report = json.loads(done.stdout)
     chunks = int(report.get("embedded_chunks", 0))
     notes = len(report.get("created", ()))
-    return {"wall": wall, "cpu": cpu, "chunks": chunks, "notes": notes}
+    size = store_bytes.measure(target)  # .memvault/ against the notes' bytes
+    files = size["files"]
+    assert isinstance(files, dict)
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "chunks": chunks,
+        "notes": notes,
+        "memvault_x": float(size["memvault_x"] or 0),  # type: ignore[arg-type]
+        **{f"{k}_mb": v / 1e6 for k, v in files.items() if k.endswith((".db", ".bin"))},
+    }
 
 
 def main() -> None:
@@ -74,12 +86,17 @@ def main() -> None:
                 runs[name].append(row)
                 print(
                     f"round {r + 1} {name}: {row['notes']:.0f} notes, {row['chunks']:.0f} chunks, "
-                    f"wall {row['wall']:.1f} s, CPU {row['cpu']:.1f} s, load {load:.1f}",
+                    f"wall {row['wall']:.1f} s, CPU {row['cpu']:.1f} s, load {load:.1f}; "
+                    f".memvault/ {row['memvault_x']:.2f}x the notes' bytes "
+                    + ", ".join(f"{k} {v:.2f}" for k, v in row.items() if k.endswith("_mb")),
                     flush=True,
                 )
     first = codes[0][0]
     medians = {
-        n: {k: statistics.median(x[k] for x in rows) for k in ("wall", "cpu", "chunks")}
+        n: {
+            k: statistics.median(x[k] for x in rows)
+            for k in ("wall", "cpu", "chunks", "memvault_x")
+        }
         for n, rows in runs.items()
     }
     for name, m in medians.items():

@@ -270,6 +270,8 @@ def test_an_index_of_version_2_is_migrated_and_reindexed_by_the_next_sync(tmp_pa
     with db:  # what version 2 held: the 3-column keyword table, a chunk per empty heading
         rows = db.execute("SELECT rowid, text, title, headings FROM chunks_fts").fetchall()
         db.execute("DROP TABLE chunks_fts")
+        for trigger in ("removed", "changed"):  # schema 6's: version 2 had none
+            db.execute(f"DROP TRIGGER chunks_fts_{trigger}")
         db.execute("CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, "
                    "tokenize = 'porter unicode61 remove_diacritics 2')")  # fmt: skip
         db.executemany("INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?,?,?,?)", rows)

@@ -26,6 +26,14 @@ Versions (meta ``schema_version``):
    a link are embedded again (new labels; the rest keep theirs), and their lines'
    vectors are found again under the texts a query now asks for. Other notes are not
    read again.
+6. the keyword table without its own copy of the chunk text (``external_content_fts``):
+   FTS5 reads its columns from ``chunks`` (through the view ``chunks_fts_source``),
+   which now keeps each chunk's keyword title and description too (``title``,
+   ``about``); ``Store.insert_chunks`` writes a new chunk's keyword row, triggers on
+   ``chunks`` give FTS5 the old values of every changed or deleted one. The copy was a
+   sixth of a short-note index.db. The
+   upgrade builds the table once from the rows (no note is read again, nothing is
+   embedded).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -38,12 +46,51 @@ import sqlite3
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
-FTS_TABLE = """
+FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
+# a keyword table with its own content: the shape before version 6, and PostgreSQL's
+# tokenizer (pg_keywords: an in-memory table only to read FTS5's tokens)
+FTS_TABLE = f"""
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, headings, about, tokenize = 'porter unicode61 remove_diacritics 2'
+    text, title, headings, about, {FTS_TOKENIZE}
 )"""
+
+# a chunk's heading path (a JSON list) as its keyword column holds it: the names, a
+# space between (" ".join). Not json_each: a table-valued function in the view makes
+# FTS5's 'rebuild' and 'integrity-check' fail (SQLite 3.40: "SQL logic error")
+_HEADINGS = (
+    "coalesce((WITH RECURSIVE k(i, s) AS (SELECT 0, NULL UNION ALL SELECT i + 1, "
+    "coalesce(s || ' ', '') || json_extract({0}.heading, '$[' || i || ']') FROM k "
+    "WHERE i < json_array_length({0}.heading)) SELECT s FROM k ORDER BY i DESC LIMIT 1), '')"
+)
+
+# version 5: the keyword table reads its columns from chunks (external content). A new
+# chunk's keyword row is written by Store.insert_chunks (the only insert into chunks:
+# an insert trigger, the heading path joined in SQL, cost ~70 us a chunk); the triggers
+# keep it true on every other path that writes chunks (move, rename, delete, the sha
+# update of a requeue): a keyword row is rewritten only when a column it indexes
+# changed, and FTS5 is given the exact old values to take out
+FTS_EXTERNAL = (
+    f"""CREATE VIEW IF NOT EXISTS chunks_fts_source(label, text, title, headings, about) AS
+    SELECT label, text, title, {_HEADINGS.format("chunks")}, about FROM chunks""",
+    f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    text, title, headings, about, content = 'chunks_fts_source', content_rowid = 'label',
+    {FTS_TOKENIZE}
+)""",
+    f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_removed AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
+    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+END""",
+    f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_changed AFTER UPDATE OF text, title, heading, about
+ON chunks WHEN old.text IS NOT new.text OR old.title IS NOT new.title
+    OR old.heading IS NOT new.heading OR old.about IS NOT new.about BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
+    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    INSERT INTO chunks_fts(rowid, text, title, headings, about)
+    VALUES(new.label, new.text, new.title, {_HEADINGS.format("new")}, new.about);
+END""",
+)
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -93,7 +140,9 @@ CREATE TABLE IF NOT EXISTS chunks(
     line_end INTEGER NOT NULL,
     text TEXT NOT NULL,
     sha TEXT NOT NULL,           -- sha256 of the embedded text (cache key)
-    tokens INTEGER NOT NULL
+    tokens INTEGER NOT NULL,
+    title TEXT NOT NULL DEFAULT '',  -- the keyword title (chunks_fts reads it from here)
+    about TEXT NOT NULL DEFAULT ''   -- the note's description, on its first chunk only
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, ord);
 """
@@ -119,9 +168,45 @@ CREATE TABLE IF NOT EXISTS attachments(
 );
 CREATE TABLE IF NOT EXISTS relink_pending(old TEXT PRIMARY KEY, new TEXT NOT NULL);
 """
-    + FTS_TABLE
-    + ";"
 )
+
+
+def create(conn: sqlite3.Connection) -> None:
+    """The tables of a new index, or the ones an older index lacks but the keyword table
+    (which ``upgrade`` makes, for an index of version 4 or before)."""
+    conn.executescript(SCHEMA)
+    if _version(conn) in (None, SCHEMA_VERSION):
+        for statement in FTS_EXTERNAL:
+            conn.execute(statement)
+
+
+def _version(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    return None if row is None else int(row[0])
+
+
+def external_content_fts(conn: sqlite3.Connection) -> None:
+    """Schema 5 -> 6: the keyword table reads its columns from ``chunks``.
+
+    The old table's title and description of each chunk move into ``chunks``; the old
+    table is dropped (its copy of the text with it) and the new one built from the
+    rows (FTS5's ``rebuild``). Nothing is read from the vault, nothing embedded."""
+    columns = {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+    for column in ("title", "about"):
+        if column not in columns:
+            conn.execute(f"ALTER TABLE chunks ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
+    fts = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE name = 'chunks_fts'")]
+    if fts:
+        old = {r[1] for r in conn.execute("PRAGMA table_info(chunks_fts)")}
+        about = "coalesce(f.about, '')" if "about" in old else "''"
+        conn.execute(
+            f"UPDATE chunks SET title = coalesce(f.title, ''), about = {about} "
+            "FROM chunks_fts AS f WHERE f.rowid = chunks.label"
+        )
+        conn.execute("DROP TABLE chunks_fts")
+    for statement in FTS_EXTERNAL:  # not executescript: it would commit the transaction
+        conn.execute(statement)
+    conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
 
 
 def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
@@ -135,15 +220,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
     if version is None:
         return
+    if version < 6:
+        # a table of version 2 and before has no ``about`` column: the rebuild adds it
+        external_content_fts(conn)
     if version < 3:
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(chunks_fts)")]
-        if "about" not in columns:
-            rows = conn.execute("SELECT rowid, text, title, headings FROM chunks_fts").fetchall()
-            conn.execute("DROP TABLE chunks_fts")
-            conn.execute(FTS_TABLE)
-            conn.executemany(
-                "INSERT INTO chunks_fts(rowid, text, title, headings) VALUES(?, ?, ?, ?)", rows
-            )
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
         ).rowcount
@@ -165,4 +245,4 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         )
 
 
-__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "upgrade"]
+__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "create", "external_content_fts", "upgrade"]

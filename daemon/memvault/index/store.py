@@ -50,7 +50,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
-from memvault.index.schema import SCHEMA, SCHEMA_VERSION, upgrade
+from memvault.index.schema import SCHEMA_VERSION, create, upgrade
 from memvault.index.sql import close_optimized, parts, select_in
 from memvault.index.vector_cache import VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
@@ -86,7 +86,7 @@ class Store(PendingQueue, LinkTables):
             if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
                 # a new index: free pages can be given back without a VACUUM (reclaim)
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-            self._db.executescript(SCHEMA)
+            create(self._db)
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise opening_error(index_path, exc) from None
@@ -278,8 +278,8 @@ class Store(PendingQueue, LinkTables):
         labels = []
         for c in chunks:
             cur = conn.execute(
-                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens) "
-                "VALUES(?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT INTO chunks(path, ord, heading, line_start, line_end, text, sha, tokens, "
+                "title, about) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     path,
                     c.ord,
@@ -289,10 +289,12 @@ class Store(PendingQueue, LinkTables):
                     c.text,
                     c.sha,
                     c.tokens,
+                    c.title,
+                    c.about,
                 ),
             )
             label = int(cur.lastrowid or 0)
-            conn.execute(
+            conn.execute(  # its keyword row (a change or delete: schema.FTS_EXTERNAL's triggers)
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
                 (label, c.text, c.title, " ".join(c.heading), c.about),
             )
@@ -307,25 +309,22 @@ class Store(PendingQueue, LinkTables):
         retitled note keeps its vectors, yet must be found by the new title and not by
         the old one (and a first chunk too full to embed any of its note's description
         must still be found by a new one).
-        The row is rewritten only when it differs (most edits move chunks unchanged).
+        The keyword row is rewritten (by a trigger) only when one of its columns differs
+        (most edits move chunks unchanged).
         """
         conn.execute(
-            "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ? "
-            "WHERE label = ?",
+            "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ?, "
+            "title = ?, about = ? WHERE label = ?",
             (
                 c.ord,
                 json.dumps(list(c.heading), ensure_ascii=False),
                 c.line_start,
                 c.line_end,
                 c.text,
+                c.title,
+                c.about,
                 label,
             ),
-        )
-        fts = (c.text, c.title, " ".join(c.heading), c.about)
-        conn.execute(
-            "UPDATE chunks_fts SET text = ?, title = ?, headings = ?, about = ? WHERE rowid = ? "
-            "AND (text IS NOT ? OR title IS NOT ? OR headings IS NOT ? OR about IS NOT ?)",
-            (*fts, label, *fts),
         )
 
     def chunk_labels_by_sha(self, conn: sqlite3.Connection, path: str) -> dict[str, list[int]]:
@@ -341,7 +340,7 @@ class Store(PendingQueue, LinkTables):
         for part in parts(list(labels)):
             marks = ",".join("?" * len(part))
             conn.execute(f"DELETE FROM pending WHERE label IN ({marks})", part)
-            conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+            # the keyword rows go with them (a trigger gives FTS5 the old values)
             conn.execute(f"DELETE FROM chunks WHERE label IN ({marks})", part)
 
     def embedded_labels(self) -> set[int]:
