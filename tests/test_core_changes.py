@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memvault.core.changes import ChangeSet, Known, Seen, diff, stat_moves, suspects
+from memvault.core.changes import ChangeSet, Known, Seen, diff, stat_moves, suspects, to_hash
 
 
 def test_only_new_or_restatted_files_are_suspects() -> None:
@@ -69,3 +69,22 @@ def test_attachment_moves_are_not_guessed() -> None:
     # a changed file (another size or time) is a delete and a create, not a move
     assert stat_moves({"a.png": Seen(1, 5)}, {"b.png": Seen(1, 6)}) == {}
     assert stat_moves({"a.png": Seen(1, 5)}, {"a.png": Seen(1, 5)}) == {}
+
+
+def test_new_paths_are_hashed_only_when_a_known_path_is_gone() -> None:
+    # a new path's hash only tells a move: a first sync (nothing gone) reads each
+    # file once, in the indexer, not once more to hash it here
+    known = {"a.md": Known(1, 10, "h1"), "b.md": Known(2, 20, "h2")}
+    seen = {"a.md": Seen(1, 10), "b.md": Seen(2, 21), "c.md": Seen(3, 30)}
+    assert to_hash(known, seen) == ["b.md"]
+    assert to_hash({}, seen) == []
+    gone = {**known, "old/c.md": Known(3, 5, "h3")}
+    assert to_hash(gone, seen) == ["b.md", "c.md"]
+    # the change set is the one the hashes of every suspect give
+    every = {"a.md": "h1", "b.md": "h2x", "c.md": "h3"}
+    for k in (known, {}, gone):
+        mine = {p: every[p] for p in to_hash(k, seen)}
+        assert diff(k, seen, mine) == diff(k, seen, {p: every[p] for p in suspects(k, seen)})
+    assert diff(gone, seen, {p: every[p] for p in to_hash(gone, seen)}).moved == (
+        ("old/c.md", "c.md"),
+    )

@@ -1,7 +1,8 @@
 """(last manifest, disk scan) -> ChangeSet, in two pure steps.
 
 1. ``suspects``: paths that are new, or whose size or mtime differ from the
-   manifest. Only these get hashed (the size+mtime fast path).
+   manifest. Only these get hashed (the size+mtime fast path); new ones only when a
+   known path is gone (``to_hash``: a hash of a new path only tells a move).
 2. ``diff``: with those hashes, what was created, modified, deleted, moved.
    A path that vanished and a new path with the same content hash is a move,
    so renames made while nothing was running are still followed.
@@ -60,6 +61,17 @@ def suspects(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
         if before is None or before.size != now.size or before.mtime_ns != now.mtime_ns:
             out.append(path)
     return sorted(out)
+
+
+def to_hash(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
+    """The ``suspects`` whose hash ``diff`` needs: a new path's hash only tells a
+    move (its content at a known path that is gone), so when no known path is gone
+    (a first sync, a batch of new notes) new paths are not hashed: the indexer reads
+    and hashes them anyway."""
+    out = suspects(known, seen)
+    if any(p not in seen for p in known):
+        return out
+    return [p for p in out if p in known]
 
 
 def unlisted_kept(

@@ -30,6 +30,7 @@ import yaml
 MAX_DEPTH = 64
 MAX_ALIAS_NODES = 10_000
 MAX_ALIAS_CHARS = 1_000_000
+_BRACKET = re.compile(r"[\[\]{}]")
 _C_PARSER_DEPTH = 200  # a nesting bound under this is safe for libyaml's recursive composer
 _PARSER_DEPTH = 2_000  # past this bound even the Python parser is slow (quadratic in depth)
 
@@ -104,7 +105,8 @@ def _nesting_bound(raw: str) -> int:
         indent = len(line) - len(line.lstrip(" "))
         marks = line.count("- ") + line.count("? ") + line.count(": ") + 2
         worst = max(worst, indent + marks)
-        for ch in line:
+        for m in _BRACKET.finditer(line):  # only brackets move the flow depth
+            ch = m.group(0)
             if ch in "[{":
                 flow += 1
                 deepest_flow = max(deepest_flow, flow)

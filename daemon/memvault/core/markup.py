@@ -57,9 +57,11 @@ def frontmatter_end(text: str) -> int:
 
 
 def _blank(out: list[str], start: int, end: int) -> None:
-    for k in range(start, end):
-        if out[k] not in "\r\n":
-            out[k] = " "
+    if end - start == 1:
+        if out[start] not in "\r\n":
+            out[start] = " "
+        return
+    out[start:end] = [" " if c not in "\r\n" else c for c in out[start:end]]
 
 
 def _columns(s: str) -> tuple[int, int]:
@@ -84,6 +86,18 @@ class _Blocks:
         self.comment = False  # inside a <!-- block
 
     def line(self, text: str, start: int, end: int) -> None:
+        if (
+            text[start : start + 1].isalpha()
+            and self.fence is None
+            and not (self.math or self.comment)
+        ):
+            # most lines of prose: a letter opens no block (no quote, list item, fence,
+            # heading, rule, math, comment); the general path below comes to this
+            if not self.paragraph:  # not a lazy continuation: the open list items end
+                self.items = []
+            self.quote = 0
+            self.paragraph = True
+            return
         body = text[start:end].rstrip("\r")
         quote = _QUOTE.match(body)
         depth = quote.group(0).count(">") if quote else 0
@@ -230,6 +244,7 @@ def _escaped(text: str, at: int) -> bool:
 
 
 _BLANK_LINE = re.compile(r"\n[ \t\r]*\n")
+_INLINE_SPECIAL = re.compile(r"[\\`\[\]<$]")
 _DESTINATION = re.compile(r"\]\(\s*(?:<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)")
 
 
@@ -280,11 +295,13 @@ class _Inline:
     def run(self) -> str:
         text, n = self.text, len(self.text)
         i, limit = 0, -1  # limit: where the current paragraph ends, found lazily
+        special = _INLINE_SPECIAL.search
         while i < n:
+            m = special(text, i)  # the next character that can open or end anything
+            if m is None:
+                break
+            i = m.start()
             ch = text[i]
-            if ch not in "\\`[]<$":
-                i += 1
-                continue
             if i >= limit:
                 m = _BLANK_LINE.search(text, i)
                 limit = m.start() if m else n

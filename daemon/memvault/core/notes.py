@@ -323,6 +323,8 @@ def _clip(text: str) -> str:
     return cut.rstrip(" ,;:-") + "…"
 
 
+# what an inline tag needs, at least: a '#' before neither space nor '#' (a heading's)
+_TAG_START = re.compile(r"#[^\s#]")
 _INLINE_TAG = re.compile(
     r"(?<![\w/&#\]\[])#([^\s#!-/:-@\[-^`{-~][^\s!-,./:-@\[-^`{-~]*(?:/[^\s!-,./:-@\[-^`{-~]+)*)"
 )
@@ -336,6 +338,8 @@ def _tags(fm: dict[str, Any], masked: str, body_line: int, text: str) -> tuple[s
             found += [t for t in re.split(r"[,\s]+", value) if t]
         elif isinstance(value, list):
             found += [str(t).strip() for t in value if t is not None and str(t).strip()]
+    if not _TAG_START.search(masked):
+        return _distinct_tags(found)  # no '#' before a character a tag can start with
     body_masked = "\n".join(split_lines(masked)[body_line - 1 :])
     # links are not tags: [[note#heading]] and [text](#anchor)
     body_masked = _WIKI_DISPLAY.sub(lambda m: " " * len(m.group(0)), body_masked)
@@ -344,6 +348,10 @@ def _tags(fm: dict[str, Any], masked: str, body_line: int, text: str) -> tuple[s
         tag = m.group(1)
         if not tag.replace("/", "").isdigit():
             found.append(tag)
+    return _distinct_tags(found)
+
+
+def _distinct_tags(found: list[str]) -> tuple[str, ...]:
     seen: dict[str, str] = {}
     for tag in found:
         tag = tag.lstrip("#").strip()

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, Seen, diff, suspects, unlisted_kept
+from memvault.core.changes import ChangeSet, Known, Seen, diff, to_hash, unlisted_kept
 from memvault.core.ranking import Filters
 from memvault.core.results import (
     Context,
@@ -240,7 +240,7 @@ class Engine:
                 # within one batch, or an event under a stale path (a folder renamed
                 # while the observer caught up) -- the caller may want a full reconcile
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
-            hashes = self.fs.hashes(suspects(known, seen))
+            hashes = self.fs.hashes(to_hash(known, seen))
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)

@@ -48,7 +48,6 @@ class _Prepared:
     links: list[LinkRow]
     chunks: list[NewChunk]
     texts: dict[str, str]  # sha256 -> the text embedded for it
-    lines: dict[str, str]  # sha256 -> a line embedded on its own (core/excerpts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +131,7 @@ class Indexer(Lane):
         except NotText as exc:
             row = self._skipped_row(path, str(exc))
             return (
-                _Prepared(path, row, [], [], {}, {}) if row else None,
+                _Prepared(path, row, [], [], {}) if row else None,
                 SkippedFile(path, str(exc)),
                 [],
             )
@@ -196,8 +195,9 @@ class Indexer(Lane):
             chunks, texts = self._chunks(note)
             if not chunks:
                 warnings.append(f"{path}: nothing to embed (empty note)")
-        line_texts = self.embedding.line_texts(c.text for c in chunks)
-        return _Prepared(path, row, links, chunks, texts, line_texts), None, warnings
+        # the lines embedded on their own are the vector lane's to find (embed_pending):
+        # they were made here too, for every chunk, kept or not, and never read
+        return _Prepared(path, row, links, chunks, texts), None, warnings
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed
