@@ -280,6 +280,7 @@ def test_the_vector_sides_first_note_keeps_the_second_place_without_taking_the_f
     assert scores == sorted(scores, reverse=True) and 0.65 < scores[2] < 0.70
     # off, or the note already among the first two: the ranking as it was
     assert nearest_kept(ranked, notes, [9], place=0) == ranked
+    assert nearest_kept(ranked, notes, [9], place=2, depth=0) == ranked  # notes 0: off too
     assert nearest_kept(ranked, notes, [3, 9], place=2, depth=1) == ranked
 
 

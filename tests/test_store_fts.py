@@ -319,3 +319,30 @@ def test_a_small_index_gives_its_free_pages_back_too_but_not_after_every_save(
         assert free > 0 and after >= pages  # kept: not a vacuum after every save
     finally:
         store.close()
+
+
+def test_tables_an_older_memvault_made_without_a_version_get_the_new_keyword_table(
+    tmp_path: Path,
+) -> None:
+    """An older memvault's first open killed between making its tables and writing the
+    version: the file holds the old chunks (no title, no about) and a keyword table
+    with its own copy. Opened now, it must not be taken for a new index of this code
+    (version 6 written over the old shape: every insert failed, on every sync)."""
+    path = tmp_path / "index.db"
+    with sqlite3.connect(path) as db:
+        db.executescript(SCHEMA.replace(
+            ",\n    title TEXT NOT NULL DEFAULT '',  -- the keyword title (chunks_fts reads it from here)\n"
+            "    about TEXT NOT NULL DEFAULT ''   -- the note's description, on its first chunk only\n",
+            "\n",
+        ))  # fmt: skip
+        db.execute(FTS_TABLE)
+    db.close()
+    store = open_store(tmp_path)
+    assert store.meta("schema_version") == str(SCHEMA_VERSION)
+    rng = random.Random(6)
+    with store.transaction() as conn:
+        store.put_note(conn, note("a.md"))
+        store.insert_chunks(conn, "a.md", [new_chunk(rng, i, i == 0) for i in range(3)])
+    truth = sqlite3.connect(path, isolation_level=None)
+    integrity(truth)
+    assert len(keyword_rows(truth)) == 3

@@ -270,7 +270,7 @@ def nearest_kept(
     interleaving two rankings keeps each one's best, without taking the first place
     from the hit the fused ranking puts first (bench/RESULTS.md "fifth round")."""
     out = list(ranked)
-    if place < 1:
+    if place < 1 or depth < 1:  # either setting 0 turns the rule off
         return out
     wanted: list[int] = []  # the vector side's best chunk of each of its first notes
     taken: set[str] = set()

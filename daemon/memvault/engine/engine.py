@@ -84,6 +84,7 @@ from memvault.index.embedder import Embedder
 from memvault.index.seam import is_postgres, open_postgres
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
+from memvault.vault.lock import upgrade_guard
 from memvault.vault.paths import is_note
 from memvault.vault.state_dir import ensure_state_dir
 
@@ -170,9 +171,10 @@ class Engine:
         once: a second failure is a real error, not a damaged file.
         """
         index, cache = self.config.state_dir / "index.db", self.config.state_dir / "cache.db"
+        guard = (lambda: upgrade_guard(self.config.state_dir)) if self.read_only else None
         for _ in range(3):
             try:
-                return Store(index, cache)
+                return Store(index, cache, upgrade_lock=guard)
             except IndexCorrupt as exc:
                 if exc.path is None:
                     raise
@@ -182,7 +184,7 @@ class Engine:
                     Path(f"{exc.path}{suffix}").unlink(missing_ok=True)
                 if Path(exc.path) == index:
                     (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
-        return Store(index, cache)
+        return Store(index, cache, upgrade_lock=guard)
 
     def close(self) -> None:
         with self._lock:

@@ -66,7 +66,8 @@ def joined(
     (``core/focus``), then with the notes its best hits point at (a label of such a
     note may be new: not in ``rows``; only notes ``allowed`` passes, when given);
     last, the vector side's best notes keep places among the first notes
-    (``core/ranking.nearest_kept``). Unchanged when every weight is 0."""
+    (``core/ranking.nearest_kept``). Unchanged when every weight is 0 and
+    ``search.nearest_place`` or ``search.nearest_notes`` is 0."""
     ranked = _with_evidence(reader, fused, rows, qv)
     ranked = _focused(reader, ranked, rows, qv, nearest[0] if nearest else None)
     cfg = reader.config.search

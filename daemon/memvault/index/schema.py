@@ -219,6 +219,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         conn.execute("DELETE FROM pending_count")
         conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
     if version is None:
+        if "title" not in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
+            # tables an older memvault made, its version never written (its first open
+            # killed between the two): the keyword table is made again in the new shape
+            external_content_fts(conn)
         return
     if version < 6:
         # a table of version 2 and before has no ``about`` column: the rebuild adds it

@@ -28,8 +28,8 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +76,20 @@ class Store(PendingQueue, LinkTables):
 
     read_only = False  # this process's own index (a PostgreSQL reader's is another's)
 
-    def __init__(self, index_path: Path, cache_path: Path) -> None:
+    def __init__(
+        self,
+        index_path: Path,
+        cache_path: Path,
+        *,
+        upgrade_lock: Callable[[], AbstractContextManager[object]] | None = None,
+    ) -> None:
+        """``upgrade_lock``: held around an upgrade of an older index's schema, for an
+        open that does not hold the vault's writer lock (a reader): a writer of the older
+        code, its connection open, would write old SQL into the new shape (schema 6's
+        keyword table is corrupted by it)."""
         self.index_path = index_path
         self.cache_path = cache_path
+        self._upgrade_lock = upgrade_lock
         self._lock = threading.RLock()
         try:
             self._db = _connect(index_path)
@@ -114,7 +125,8 @@ class Store(PendingQueue, LinkTables):
                 f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
             )
         if version is None or int(version) < SCHEMA_VERSION:
-            with self.transaction() as conn:
+            guard = self._upgrade_lock() if self._upgrade_lock is not None else nullcontext()
+            with guard, self.transaction() as conn:
                 # read again under the write lock: another process may have just migrated
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
                 current = row.fetchone()

@@ -11,7 +11,7 @@ import contextlib
 import logging
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from memvault.config import STATE_DIR
@@ -244,6 +244,35 @@ def lock_holder(root: Path) -> int | None:
     return None
 
 
+@contextlib.contextmanager
+def upgrade_guard(state_dir: Path) -> Iterator[None]:
+    """Held by a reader (an open without the writer lock) while it upgrades an older
+    index: it takes the writer lock for the upgrade, or refuses. The holder may be a
+    memvault of the older version (a daemon started before the upgrade) whose writes,
+    its old SQL on the new shape, would corrupt the index (schema 6's keyword table)."""
+    from memvault.errors import LockHeld
+
+    lock = WriterLock(state_dir / "lock")
+    try:
+        lock.acquire(0.0)
+    except LockHeld as exc:
+        who = f"process {exc.pid}" if exc.pid else "another process"
+        raise LockHeld(
+            "this vault's index was made by an older memvault and must be upgraded by "
+            f"a writer; {who} is writing to it now (likely a memvault daemon started "
+            "before the upgrade: restart it, e.g. `memvault daemon stop` then `memvault "
+            "up`, and it upgrades the index); nothing was changed",
+            exc.pid,
+        ) from None
+    except OSError:  # no lock file can be made (a read-only disk): no writer either
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 __all__ = [
     "LOCK_FILE",
     "LOCK_WAIT",
@@ -253,4 +282,5 @@ __all__ = [
     "lock_holder",
     "lock_wait",
     "pid_alive",
+    "upgrade_guard",
 ]
