@@ -98,7 +98,11 @@ class Store(PendingQueue, LinkTables):
                 # a new index: free pages can be given back without a VACUUM (reclaim)
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             create(self._db)
-            self._migrate()
+            try:
+                self._migrate()
+            except BaseException:  # a reader refused the upgrade (LockHeld), a kill
+                self._db.close()
+                raise
         except sqlite3.DatabaseError as exc:
             raise opening_error(index_path, exc) from None
         try:
