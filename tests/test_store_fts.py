@@ -34,6 +34,14 @@ WORDS = [
 ]
 
 
+# the tables as schema 5 and before made them: chunks without title and about
+OLD_SCHEMA = SCHEMA.replace(
+    ",\n    title TEXT NOT NULL DEFAULT '',  -- the keyword title (chunks_fts reads it from here)\n"
+    "    about TEXT NOT NULL DEFAULT ''   -- the note's description, on its first chunk only\n",
+    "\n",
+)
+
+
 def sha(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -184,11 +192,7 @@ def test_a_version_4_index_drops_its_copy_and_keeps_every_keyword_row(tmp_path: 
     path = tmp_path / "index.db"
     rng = random.Random(4)
     with sqlite3.connect(path) as db:
-        db.executescript(SCHEMA.replace(
-            ",\n    title TEXT NOT NULL DEFAULT '',  -- the keyword title (chunks_fts reads it from here)\n"
-            "    about TEXT NOT NULL DEFAULT ''   -- the note's description, on its first chunk only\n",
-            "\n",
-        ))  # fmt: skip
+        db.executescript(OLD_SCHEMA)
         assert "about" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}
         db.execute(FTS_TABLE)
         db.execute("INSERT INTO meta VALUES('schema_version', '4')")
@@ -330,11 +334,7 @@ def test_tables_an_older_memvault_made_without_a_version_get_the_new_keyword_tab
     (version 6 written over the old shape: every insert failed, on every sync)."""
     path = tmp_path / "index.db"
     with sqlite3.connect(path) as db:
-        db.executescript(SCHEMA.replace(
-            ",\n    title TEXT NOT NULL DEFAULT '',  -- the keyword title (chunks_fts reads it from here)\n"
-            "    about TEXT NOT NULL DEFAULT ''   -- the note's description, on its first chunk only\n",
-            "\n",
-        ))  # fmt: skip
+        db.executescript(OLD_SCHEMA)
         db.execute(FTS_TABLE)
     db.close()
     store = open_store(tmp_path)

@@ -45,6 +45,18 @@ def _older(root: Path) -> None:
     db.close()
 
 
+def _hold(root: Path) -> subprocess.Popen[str]:
+    """Another process holding the vault's writer lock (until its stdin closes)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(root / ".memvault" / "lock")],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
 @pytest.fixture
 def vault(tmp_path: Path) -> Path:
     root = tmp_path / "v"
@@ -57,14 +69,8 @@ def vault(tmp_path: Path) -> Path:
 
 
 def test_a_reader_refuses_to_upgrade_while_another_process_writes(vault: Path) -> None:
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(vault / ".memvault" / "lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = _hold(vault)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with pytest.raises(LockHeld) as err:
             open_vault(vault, read_only=True)
         assert "older memvault" in str(err.value) and str(holder.pid) in str(err.value)
@@ -91,14 +97,8 @@ def test_a_reader_refuses_to_upgrade_while_another_process_writes(vault: Path) -
 def test_a_reader_of_an_index_of_this_version_needs_no_lock(vault: Path) -> None:
     with open_vault(vault) as v:  # the writer upgrades it
         v.sync()
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD, str(vault / ".memvault" / "lock")],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
+    holder = _hold(vault)
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         with open_vault(vault, read_only=True) as v:
             assert v.search("night shift", k=1)[0].path == "people/ana.md"
     finally:
