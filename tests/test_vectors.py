@@ -148,7 +148,9 @@ def test_save_and_open_roundtrip_with_the_checksum(path: Path, store: Store) -> 
         0,
         0,
     )
-    assert store.fetched == 0
+    # the file is the graph: the live vectors come from the cache (each once), and the
+    # index is the saved one to the bit (the same hits, the same scores)
+    assert store.fetched == 199
     assert again.query(store.vectors[10], 10) == before
     assert not again.dirty and again.save() is None
     assert again.deleted_ratio() == pytest.approx(1 / 200)
@@ -435,3 +437,104 @@ def test_months_of_saves_do_not_grow_what_the_index_remembers(path: Path, store:
     with pytest.raises(ValueError, match="never reused"):  # still refused, every one
         index.add([150], vectors_for([150]))
     assert index.labels() == set(range(label - 100, label))
+
+
+# -- the graph form: vectors.bin keeps the graph, cache.db the vectors (vectors_file.py) --
+
+
+class Refusing(Store):
+    """A cache that must not be asked for some labels (their vectors are gone)."""
+
+    def __init__(self, n: int) -> None:
+        super().__init__(n)
+        self.gone: set[int] = set()
+
+    def __call__(self, labels: Sequence[int]) -> np.ndarray:
+        asked = self.gone & set(labels)
+        assert not asked, f"asked for vectors the cache no longer has: {sorted(asked)}"
+        return super().__call__(labels)
+
+
+def test_the_file_keeps_the_graph_not_the_live_vectors(path: Path, store: Store) -> None:
+    index = opened(path, store, labels=range(1000))
+    index.delete([3, 4])
+    index.save()
+    full = path.with_name("hnswlib.bin")
+    index._index.save_index(str(full))  # type: ignore[union-attr]  # what hnswlib writes
+    info = inspect_index_file(path.read_bytes(), DIM)
+    assert info.graph_only and len(info.labels) == 1000
+    # the 998 live vectors are not in the file; the 2 deleted ones and the footer are
+    assert path.stat().st_size == full.stat().st_size - 998 * DIM * 4 + 8
+
+
+def test_a_file_memvault_wrote_before_the_graph_form_loads_and_is_saved_as_a_graph(
+    path: Path, store: Store
+) -> None:
+    index = opened(path, store)
+    index.delete([5])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    index._index.save_index(str(path))  # type: ignore[union-attr]  # the old file: hnswlib's
+    before = index.query(store.vectors[10], 10)
+    old = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
+    report = old.open(VectorsWanted(sha_of(path), set(range(200)) - {5}, store))
+    assert report.loaded and (report.added, report.removed) == (0, 0)
+    assert old.query(store.vectors[10], 10) == before
+    assert not inspect_index_file(path.read_bytes(), DIM).graph_only
+    assert old.dirty  # so the writer's next save gives the vectors' bytes back
+    size = path.stat().st_size
+    sha = old.save()
+    assert inspect_index_file(path.read_bytes(), DIM).graph_only
+    assert path.stat().st_size == size - 199 * DIM * 4 + 8
+    again = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
+    assert again.open(VectorsWanted(sha, set(range(200)) - {5}, store)).loaded
+    assert again.query(store.vectors[10], 10) == before and not again.dirty
+
+
+def test_deleted_vectors_stay_in_the_file_and_are_not_asked_of_the_cache(path: Path) -> None:
+    store = Refusing(500)
+    index = opened(path, store)
+    index.delete([3, 4])
+    store.gone = {3, 4}  # pruned from the cache
+    before = [index.query(store.vectors[q], 10) for q in range(0, 200, 7)]
+    sha = index.save()
+    again = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
+    assert again.open(VectorsWanted(sha, set(range(200)) - {3, 4}, store)).loaded
+    assert [again.query(store.vectors[q], 10) for q in range(0, 200, 7)] == before
+    assert again.save() is None  # loaded as saved: nothing to write
+
+
+def test_labels_the_db_lost_are_not_asked_of_the_cache_and_leave_the_results(
+    path: Path,
+) -> None:
+    gone = set(range(10, 20))
+    store = Refusing(500)
+    sha = opened(path, store).save()
+    store.gone = gone  # deleted from the db (and the cache) while no process had the file
+    index = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
+    report = index.open(VectorsWanted(sha, set(range(200)) - gone, store))
+    assert (report.loaded, report.removed) == (True, 10)
+    assert index.labels() == set(range(200)) - gone
+    hits = index.query(store.vectors[15], 20)
+    assert len(hits) == 20 and not gone & {label for label, _ in hits}
+
+
+def test_a_graph_file_without_its_footer_is_rebuilt(path: Path, store: Store) -> None:
+    opened(path, store).save()
+    path.write_bytes(path.read_bytes()[:-8] + b"\0" * 8)
+    report = VectorIndex(path, DIM, m=8).open(VectorsWanted(sha_of(path), range(200), store))
+    assert not report.loaded and "footer" in (report.rebuilt_reason or "")
+
+
+def test_vectors_go_in_float16_exact(path: Path, store: Store) -> None:
+    """What the cache keeps (float16) is what the index holds, so a load from the
+    cache gives the same index back."""
+    index = opened(path, store, labels=range(10))
+    stored = np.asarray(index._index.get_items(list(range(10))), dtype=np.float32)  # type: ignore[union-attr]
+    rounded = store.vectors[:10].astype(np.float16).astype(np.float32)
+    expected = rounded / np.linalg.norm(rounded, axis=1, keepdims=True)
+    assert np.allclose(stored, expected, atol=1e-7)
+    assert not np.allclose(
+        stored,
+        store.vectors[:10] / np.linalg.norm(store.vectors[:10], axis=1, keepdims=True),
+        atol=1e-5,
+    )

@@ -15,6 +15,10 @@ Rules this wrapper enforces (DESIGN.md, "The index"):
   foreign one. Anything else is rebuilt from the embedding cache.
 - ``save`` writes a temp file in the same folder, fsyncs it, then
   ``os.replace`` it over the index, so a crash leaves the old or the new file.
+- The file is the graph without the live vectors (vectors_file.py: the cache holds
+  them): ``open`` asks ``vectors_for`` for them, as a rebuild does, and hands hnswlib
+  a full file in the temp folder. The index holds float16-exact vectors only (what
+  the cache keeps, rounded on the way in), so a loaded index is the saved one.
 
 hnswlib's ``get_ids_list`` includes deleted labels and it has no call listing
 them, so deletions are tracked here, and read from the file's element flags
@@ -25,28 +29,28 @@ from __future__ import annotations
 
 import hashlib
 import os
-import struct
+import tempfile
 import threading
 import uuid
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 import hnswlib
 import numpy as np
 
 from memvault.errors import IndexCorrupt
+from memvault.index.vectors_file import (
+    HEADER,
+    IndexFileInfo,
+    inspect_index_file,
+    write_full,
+    write_graph,
+)
 
-# hnswlib 0.8 HierarchicalNSW::saveIndex header: offsetLevel0, max_elements,
-# cur_element_count, size_data_per_element, label_offset, offsetData (size_t),
-# maxlevel (int), enterpoint_node (uint32), maxM, maxM0, M (size_t),
-# mult (double), ef_construction (size_t).
-HEADER = struct.Struct("<QQQQQQiIQQQdQ")
 _MIN_CAPACITY = 1024
 _DENSE = 1 << 27  # labels below this are kept as bits (at most 16 MB: 134 million chunks)
 _BATCH = 4096  # vectors fetched and inserted per step when (re)building
-_DELETE_MARK = 0x01  # bit of the third byte of an element's level-0 link header
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,98 +71,6 @@ class OpenReport:
     rebuilt_reason: str | None  # None when the file was loaded
     added: int  # vectors inserted (all of them on a rebuild)
     removed: int  # labels the file held that the db does not (marked deleted)
-
-
-@dataclass(frozen=True, slots=True)
-class IndexFileInfo:
-    """What ``inspect_index_file`` read from a saved index."""
-
-    labels: np.ndarray  # uint64, one per element
-    deleted: np.ndarray  # bool, one per element
-    m: int
-
-
-class _Header(NamedTuple):
-    offset_level0: int
-    max_elements: int
-    elements: int
-    per_element: int
-    label_offset: int
-    data_offset: int
-    max_level: int
-    entry: int
-    max_m: int
-    max_m0: int
-    m: int
-    mult: float
-    ef_construction: int
-
-
-def inspect_index_file(data: bytes, dim: int) -> IndexFileInfo:
-    """Check a saved hnswlib 0.8 index (cosine/ip, float32) without loading it.
-
-    Raises IndexCorrupt with the reason when it is not a well-formed index of
-    ``dim``-dimensional vectors: every size must agree with the file length,
-    and every graph link must name an element that exists at that level
-    (hnswlib follows links unchecked: a bad one is a segfault, not an error).
-    """
-    if len(data) < HEADER.size:
-        raise IndexCorrupt(f"vectors file too short ({len(data)} bytes)")
-    h = _Header._make(HEADER.unpack_from(data))
-    if h.offset_level0 != 0 or not 2 <= h.m <= 4096 or (h.max_m, h.max_m0) != (h.m, 2 * h.m):
-        raise IndexCorrupt("vectors file header is not an hnswlib 0.8 index")
-    if h.data_offset != h.max_m0 * 4 + 4 or h.label_offset != h.data_offset + dim * 4:
-        raise IndexCorrupt(f"vectors file does not hold {dim}-dimensional float32 vectors")
-    if h.per_element != h.label_offset + 8 or h.elements > h.max_elements:
-        raise IndexCorrupt("vectors file header sizes are inconsistent")
-    level0_end = HEADER.size + h.elements * h.per_element
-    if level0_end + 4 * h.elements > len(data):
-        raise IndexCorrupt(f"vectors file truncated ({len(data)} bytes for {h.elements} vectors)")
-    if h.elements and (h.entry >= h.elements or not 0 <= h.max_level < 64):
-        raise IndexCorrupt("vectors file entry point out of range")
-    level0 = np.frombuffer(data, np.uint8, h.elements * h.per_element, HEADER.size)
-    level0 = level0.reshape(h.elements, h.per_element)
-    sizes = level0[:, 0:2].copy().view("<u2").ravel()
-    links = level0[:, 4 : h.data_offset].copy().view("<u4")
-    used = np.arange(h.max_m0)[None, :] < sizes[:, None]
-    if (sizes > h.max_m0).any() or (links[used] >= h.elements).any():
-        raise IndexCorrupt("vectors file graph links out of range")
-    labels = level0[:, h.label_offset : h.per_element].copy().view("<u8").ravel()
-    if len(np.unique(labels)) != h.elements:
-        raise IndexCorrupt("vectors file holds duplicate labels")
-    _check_upper_levels(data, level0_end, h)
-    deleted = (level0[:, 2] & _DELETE_MARK).astype(bool)
-    return IndexFileInfo(labels=labels, deleted=deleted, m=h.m)
-
-
-def _check_upper_levels(data: bytes, pos: int, h: _Header) -> None:
-    per_level = h.max_m * 4 + 4
-    levels = [0] * h.elements
-    lists: list[tuple[int, int]] = []  # (element, offset of its level-1 list)
-    for element in range(h.elements):
-        if pos + 4 > len(data):
-            raise IndexCorrupt("vectors file truncated in the upper graph levels")
-        (size,) = struct.unpack_from("<I", data, pos)
-        pos += 4
-        if size % per_level or size // per_level > h.max_level or pos + size > len(data):
-            raise IndexCorrupt("vectors file upper graph levels are inconsistent")
-        if size:
-            levels[element] = size // per_level
-            lists.append((element, pos))
-        pos += size
-    if pos != len(data):
-        raise IndexCorrupt("vectors file has trailing bytes")
-    if h.elements and levels[h.entry] != h.max_level:
-        raise IndexCorrupt("vectors file entry point is not on the top level")
-    for element, offset in lists:
-        for level in range(1, levels[element] + 1):
-            start = offset + (level - 1) * per_level
-            (n,) = struct.unpack_from("<H", data, start)
-            if n > h.max_m:
-                raise IndexCorrupt("vectors file graph links out of range")
-            for target in struct.unpack_from(f"<{n}I", data, start + 4):
-                if target >= h.elements or levels[target] < level:
-                    raise IndexCorrupt("vectors file graph links out of range")
 
 
 class _Labels:
@@ -225,7 +137,7 @@ class VectorIndex:
         vectors_for = want.vectors_for
         with self._lock:
             try:
-                index, info = self._load(want.expected_sha)
+                index, info = self._load(want.expected_sha, wanted, vectors_for)
             except IndexCorrupt as exc:
                 return self._rebuild(sorted(wanted), vectors_for, str(exc))
             in_file = {int(x) for x in info.labels}
@@ -248,12 +160,18 @@ class VectorIndex:
             self._live = (live - extra) | set(missing)
             self._deleted = dead | extra
             self._ever = _Labels(in_file | set(missing))
-            self._dirty = bool(missing or extra)
+            # a full file (memvault before the graph form) is saved as the graph next time
+            self._dirty = bool(missing or extra) or not info.graph_only
             return OpenReport(
                 loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra)
             )
 
-    def _load(self, expected_sha: str | None) -> tuple[hnswlib.Index, IndexFileInfo]:
+    def _load(
+        self,
+        expected_sha: str | None,
+        wanted: set[int],
+        vectors_for: Callable[[Sequence[int]], np.ndarray],
+    ) -> tuple[hnswlib.Index, IndexFileInfo]:
         if not self.path.exists():
             raise IndexCorrupt("no vectors file")
         if expected_sha is None:
@@ -267,15 +185,43 @@ class VectorIndex:
         info = inspect_index_file(data, self.dim)
         if info.m != self.m:
             raise IndexCorrupt(f"vectors file built with M={info.m}, configured M={self.m}")
-        del data
+        if not info.graph_only:
+            del data
+            return self._load_file(self.path, len(info.labels)), info
+
+        def vectors_of(labels: Sequence[int]) -> np.ndarray:
+            # a label the db no longer has (marked deleted right after): a zero vector
+            # (its own may be gone from the cache; the graph only walks through it)
+            ask = [label for label in labels if label in wanted]
+            out = np.zeros((len(labels), self.dim), dtype=np.float32)
+            if ask:
+                rows = _checked(vectors_for(ask), len(ask), self.dim)
+                at = {label: i for i, label in enumerate(ask)}
+                for i, label in enumerate(labels):
+                    if label in at:
+                        out[i] = rows[at[label]]
+            return out
+
+        # hnswlib loads from a path only: the full file is put together in the temp
+        # folder (a reader's .memvault/ may be read-only), loaded, and deleted
+        fd, name = tempfile.mkstemp(prefix="memvault-vectors-", suffix=".bin")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                write_full(data, info, self.dim, vectors_of, out)
+            del data
+            return self._load_file(Path(name), len(info.labels)), info
+        finally:
+            os.unlink(name)
+
+    def _load_file(self, path: Path, elements: int) -> hnswlib.Index:
         index = hnswlib.Index(space="cosine", dim=self.dim)
         try:
             # max_elements >= the count: hnswlib allocates this many slots, not the header's.
-            index.load_index(str(self.path), max_elements=max(len(info.labels), _MIN_CAPACITY))
+            index.load_index(str(path), max_elements=max(elements, _MIN_CAPACITY))
         except RuntimeError as exc:  # hnswlib's own checks (none expected after ours)
             raise IndexCorrupt(f"vectors file refused by hnswlib: {exc}") from None
         index.set_ef(self.ef_search)
-        return index, info
+        return index
 
     def _rebuild(
         self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray], reason: str
@@ -407,14 +353,20 @@ class VectorIndex:
             if not self._dirty:
                 return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f".{self.path.name}.memvault-tmp-{uuid.uuid4().hex[:12]}")
+            tag = uuid.uuid4().hex[:12]
+            full = self.path.with_name(f".{self.path.name}.memvault-full-{tag}")
+            tmp = self.path.with_name(f".{self.path.name}.memvault-tmp-{tag}")
             try:
-                index.save_index(str(tmp))
+                index.save_index(str(full))  # hnswlib's file, then its graph form (no vectors)
+                with full.open("rb") as src, tmp.open("wb") as out:
+                    write_graph(src, out, self.dim, full.stat().st_size)
+                full.unlink()
                 with tmp.open("rb") as f:
                     sha = hashlib.file_digest(f, "sha256").hexdigest()
                     os.fsync(f.fileno())
                 os.replace(tmp, self.path)
             except BaseException:
+                full.unlink(missing_ok=True)
                 tmp.unlink(missing_ok=True)
                 raise
             _fsync_dir(self.path.parent)
@@ -446,9 +398,12 @@ def _batches(labels: list[int]) -> Iterable[list[int]]:
 
 
 def _checked(vectors: np.ndarray, rows: int, dim: int) -> np.ndarray:
-    array = np.ascontiguousarray(vectors, dtype=np.float32)
+    """The rows as the index takes them: float16-exact (what the cache keeps, and so
+    what a load gives back: vectors_file.py), as float32."""
+    array = np.asarray(vectors)
     if array.shape != (rows, dim):
         raise ValueError(f"expected vectors of shape ({rows}, {dim}), got {array.shape}")
+    array = np.ascontiguousarray(array.astype(np.float16).astype(np.float32))
     # hnswlib normalizes for cosine: a zero or NaN row would poison the graph.
     if rows and (not np.isfinite(array).all() or (np.linalg.norm(array, axis=1) == 0).any()):
         raise ValueError("vectors must be finite and non-zero")
@@ -472,3 +427,13 @@ def _fsync_dir(folder: Path) -> None:
             os.close(fd)
     except OSError:
         pass
+
+
+__all__ = [
+    "HEADER",
+    "IndexFileInfo",
+    "OpenReport",
+    "VectorIndex",
+    "VectorsWanted",
+    "inspect_index_file",
+]
