@@ -77,7 +77,7 @@ def chunk_texts() -> tuple[list[str], list[str]]:
     rec = Recorder()
     with tempfile.TemporaryDirectory() as tmp:
         for root in write_vaults(Path(tmp)):
-            with Vault.open(root, embedder=rec) as v:
+            with Vault.open(root, embedder=rec, create=True) as v:
                 v.sync()
     convs = locomo_kit.load(KIT / "locomo10_dev.json")
     questions = [q["question"] for c in convs for q in locomo_kit.questions(c)]
@@ -119,7 +119,7 @@ def throughput(texts: list[str], runs: int) -> dict[str, Any]:
             roots = write_vaults(Path(tmp))
             started, embedded = time.perf_counter(), 0
             for root in roots:
-                with Vault.open(root, embedder=onnx_emb) as v:
+                with Vault.open(root, embedder=onnx_emb, create=True) as v:
                     embedded += v.sync().embedded_chunks
             chunks = embedded
             return embedded / (time.perf_counter() - started)

@@ -46,7 +46,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import logging
 import sqlite3
 import time
@@ -75,7 +74,7 @@ from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.reader import NO_FILTERS, Reader
-from memvault.engine.status import changed_problems, describe, keep_scan_skipped
+from memvault.engine.status import changed_problems, describe, keep_scan_skipped, pack_report
 from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
@@ -266,7 +265,7 @@ class Engine:
             self._tell_problems(report, skipped if full else None)
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
-                self.store.set_meta("last_sync", json.dumps(report.to_dict()))
+                self.store.set_meta("last_sync", pack_report(report.to_dict()))
                 self.store.set_meta("last_sync_at", str(self.last_sync_at))
                 for listener in list(self._listeners):
                     listener(report)

@@ -13,8 +13,10 @@ looked, so each is logged once.
 
 from __future__ import annotations
 
+import base64
 import json
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -95,7 +97,7 @@ def describe(
             **_vectors(store),
             "where": where_of(config, store),
         },
-        "last_sync": json.loads(last) if last else None,
+        "last_sync": unpack_report(last),
         # when a sync last ran (this process), and when one last changed something
         "last_sync_at": last_sync_at or float(store.meta("last_sync_at") or 0) or None,
         "last_change_at": float(store.meta("last_sync_at") or 0) or None,
@@ -207,3 +209,25 @@ def keep_memory_settings(store: Store, fingerprint: str) -> bool:
     store.set_meta("memory_synced", "")
     store.set_meta("memory_settings", fingerprint)
     return True
+
+
+# the last sync's report, as meta keeps it: a first sync's lists every note it created
+# (74 KB of JSON for 3,000 short notes, 0.07x of their bytes): zlib past PACK_ABOVE
+PACK_ABOVE = 4096
+_PACKED = "z:"  # JSON starts with "{": an older index's plain report still reads
+
+
+def pack_report(report: dict[str, Any]) -> str:
+    text = json.dumps(report)
+    if len(text) <= PACK_ABOVE:
+        return text
+    return _PACKED + base64.b64encode(zlib.compress(text.encode(), 6)).decode("ascii")
+
+
+def unpack_report(value: str | None) -> dict[str, Any] | None:
+    if not value:
+        return None
+    if value.startswith(_PACKED):
+        value = zlib.decompress(base64.b64decode(value[len(_PACKED) :])).decode()
+    out: dict[str, Any] = json.loads(value)
+    return out
