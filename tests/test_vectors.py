@@ -538,3 +538,20 @@ def test_vectors_go_in_float16_exact(path: Path, store: Store) -> None:
         store.vectors[:10] / np.linalg.norm(store.vectors[:10], axis=1, keepdims=True),
         atol=1e-5,
     )
+
+
+def test_no_temp_folder_to_load_the_graph_in_builds_it_from_the_cache(
+    path: Path, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    index = opened(path, store)
+    before = index.query(store.vectors[10], 10)
+    sha = index.save()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "no-such-folder"))
+    again = VectorIndex(path, DIM, m=8, ef_construction=100, ef_search=50)
+    report = again.open(VectorsWanted(sha, range(200), store))
+    assert not report.loaded and "temp file" in (report.rebuilt_reason or "")
+    assert [label for label, _ in again.query(store.vectors[10], 10)][:3] == [
+        label for label, _ in before
+    ][:3]

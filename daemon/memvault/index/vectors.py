@@ -204,10 +204,16 @@ class VectorIndex:
 
         # hnswlib loads from a path only: the full file is put together in the temp
         # folder (a reader's .memvault/ may be read-only), loaded, and deleted
-        fd, name = tempfile.mkstemp(prefix="memvault-vectors-", suffix=".bin")
         try:
-            with os.fdopen(fd, "wb") as out:
-                write_full(data, info, self.dim, vectors_of, out)
+            fd, name = tempfile.mkstemp(prefix="memvault-vectors-", suffix=".bin")
+        except OSError as exc:  # no room or no temp folder: built from the cache instead
+            raise IndexCorrupt(f"no temp file to load the vectors graph: {exc}") from None
+        try:
+            try:
+                with os.fdopen(fd, "wb") as out:
+                    write_full(data, info, self.dim, vectors_of, out)
+            except OSError as exc:
+                raise IndexCorrupt(f"the vectors graph could not be put together: {exc}") from None
             del data
             return self._load_file(Path(name), len(info.labels)), info
         finally:
