@@ -450,10 +450,9 @@ class Store(PendingQueue, LinkTables):
         shas = self.chunk_shas(labels)
         cache = self.cached(model, shas.values())
         found = [label for label in labels if shas.get(label) in cache]
-        matrix = np.zeros((len(found), dim), dtype=np.float32)
-        for i, label in enumerate(found):
-            matrix[i] = cache[shas[label]]
-        return found, matrix
+        if not found:
+            return found, np.zeros((0, dim), dtype=np.float32)
+        return found, np.stack([cache[shas[label]] for label in found]).astype(np.float32)
 
     def chunk_shas(self, labels: Sequence[int]) -> dict[int, str]:
         out: dict[int, str] = {}

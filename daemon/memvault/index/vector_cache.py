@@ -183,8 +183,14 @@ class VectorCache:
                 return out
             for part in parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
                 q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
-                for key, blob in self._db.execute(q, (mid, *map(_key, part))):
-                    out[key.hex()] = decode(blob)
+                rows = self._db.execute(q, (mid, *map(_key, part))).fetchall()
+                sizes = {len(blob) for _, blob in rows}
+                if len(sizes) == 1:  # one model, one size: decoded in one step (an open
+                    # of the vector index reads every chunk's vector through here)
+                    block = decode(b"".join(blob for _, blob in rows)).reshape(len(rows), -1)
+                    out.update(zip((key.hex() for key, _ in rows), block, strict=True))
+                else:
+                    out.update((key.hex(), decode(blob)) for key, blob in rows)
         return out
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
