@@ -360,7 +360,9 @@ class VectorIndex:
                 return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tag = uuid.uuid4().hex[:12]
-            full = self.path.with_name(f".{self.path.name}.memvault-full-{tag}")
+            full = self.path.with_name(
+                f".{self.path.name}.memvault-tmp-{tag}-full"
+            )  # a kill: swept as the other
             tmp = self.path.with_name(f".{self.path.name}.memvault-tmp-{tag}")
             try:
                 index.save_index(str(full))  # hnswlib's file, then its graph form (no vectors)
