@@ -360,9 +360,8 @@ class VectorIndex:
                 return None
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tag = uuid.uuid4().hex[:12]
-            full = self.path.with_name(
-                f".{self.path.name}.memvault-tmp-{tag}-full"
-            )  # a kill: swept as the other
+            # both temp files carry the temp mark: a kill leaves nothing remove_temp_files misses
+            full = self.path.with_name(f".{self.path.name}.memvault-tmp-{tag}-full")
             tmp = self.path.with_name(f".{self.path.name}.memvault-tmp-{tag}")
             try:
                 index.save_index(str(full))  # hnswlib's file, then its graph form (no vectors)
