@@ -325,30 +325,69 @@ def measure(
         while not idle(d):
             time.sleep(0.2)
         time.sleep(2)
-        before = links_into(root, RENAMED)
-        os.rename(root / RENAMED, root / RENAMED_TO)
-        moved = time.perf_counter()
-        deadline = moved + 1200
-        rewritten = False
-        while time.perf_counter() < deadline:
-            if not rewritten and links_into(root, RENAMED_TO) >= before:
-                rewritten = True
-                row["rename_links_rewritten_s"] = round(time.perf_counter() - moved, 1)
-            if rewritten and idle(d):
-                break
-            time.sleep(0.25)
-        row["rename_idle_s"] = round(time.perf_counter() - moved, 1)
-        row["rename_links"] = before
-        row["rename_links_left_old"] = links_into(root, RENAMED)
-        row["rename_links_new"] = links_into(root, RENAMED_TO)
-        info = d.call("GET", "/status")["daemon"]
-        row["overflows"] = info.get("overflows")
-        time.sleep(7)
-        row["rss_idle_after_rename_mb"] = round(d.status_kb("VmRSS") / 1024)
-        row["rss_peak_mb"] = round(d.status_kb("VmHWM") / 1024)
+        row.update(rename_under(d, root))
     finally:
         d.stop()
     print(f"[{name} {n}] {row}", flush=True)
+    return row
+
+
+def rename_under(d: Daemon, root: Path) -> dict[str, Any]:
+    """``projects/alpha`` renamed on disk under the running daemon ``d``: seconds until
+    every link names the new folder and until the daemon is idle again, the daemon's
+    CPU seconds meanwhile (/proc/PID/stat), the load average, RSS idle after (and
+    VmHWM, the peak)."""
+    row: dict[str, Any] = {}
+    before = links_into(root, RENAMED)
+    ticks, hz = d.cpu_ticks(), os.sysconf("SC_CLK_TCK")
+    load = [os.getloadavg()[0]]
+    os.rename(root / RENAMED, root / RENAMED_TO)
+    moved = time.perf_counter()
+    deadline = moved + 1200
+    rewritten = False
+    while time.perf_counter() < deadline:
+        if not rewritten and links_into(root, RENAMED_TO) >= before:
+            rewritten = True
+            row["rename_links_rewritten_s"] = round(time.perf_counter() - moved, 1)
+        if rewritten and idle(d):
+            break
+        time.sleep(0.25)
+        load.append(os.getloadavg()[0])
+    row["rename_idle_s"] = round(time.perf_counter() - moved, 1)
+    row["rename_daemon_cpu_s"] = round((d.cpu_ticks() - ticks) / hz, 1)
+    row["rename_load_avg"] = [round(min(load), 1), round(max(load), 1)]
+    row["rename_links"] = before
+    row["rename_links_left_old"] = links_into(root, RENAMED)
+    row["rename_links_new"] = links_into(root, RENAMED_TO)
+    info = d.call("GET", "/status")["daemon"]
+    row["overflows"] = info.get("overflows")
+    row["rss_before_idle_mb"] = round(d.status_kb("VmRSS") / 1024)
+    time.sleep(7)
+    row["rss_idle_after_rename_mb"] = round(d.status_kb("VmRSS") / 1024)
+    row["rss_peak_mb"] = round(d.status_kb("VmHWM") / 1024)
+    return row
+
+
+def rename_indexed(name: str, code: Path, indexed: Path, work: Path) -> dict[str, Any]:
+    """The folder rename alone, under a daemon started on a copy of ``indexed`` (a vault
+    ``generate`` made and a sync indexed: ``--indexed``), so a 50k-note rename needs no
+    first sync of its own. The copy's start-up reconcile (nothing changed) is waited out."""
+    root = work / f"vault-indexed-{name}"
+    shutil.rmtree(root, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(indexed), str(root)], check=True)
+    (root / ".memvault" / "daemon.json").unlink(missing_ok=True)
+    row: dict[str, Any] = {"code": name, "indexed": str(indexed)}
+    d = Daemon(root, "hash", code=code)
+    try:
+        d.settle()
+        while not idle(d):
+            time.sleep(0.5)
+        time.sleep(7)  # past the idle save
+        row["rss_idle_start_mb"] = round(d.status_kb("VmRSS") / 1024)
+        row.update(rename_under(d, root))
+    finally:
+        d.stop()
+    print(f"[{name} indexed] {row}", flush=True)
     return row
 
 
@@ -381,6 +420,9 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-scale-bench"
     )
     ap.add_argument("--out", type=Path, help="append each row as a JSON line here")
+    ap.add_argument(
+        "--indexed", type=Path, help="an indexed vault: the daemon's rename on a copy of it, only"
+    )
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     codes: list[tuple[str, Path]] = []
@@ -390,6 +432,15 @@ def main() -> None:
             (name, _export_main(args.workdir) if where == "main" else Path(where).resolve())
         )
     rows = []
+    if args.indexed is not None:
+        for name, code in codes:
+            rows.append(rename_indexed(name, code, args.indexed.resolve(), args.workdir))
+            if args.out:
+                with open(args.out, "a") as fh:
+                    fh.write(json.dumps(rows[-1]) + "\n")
+            shutil.rmtree(args.workdir / f"vault-indexed-{name}", ignore_errors=True)
+        print(json.dumps(rows, indent=1))
+        return
     for n in [int(s) for s in args.sizes.split(",")]:
         for name, code in codes:
             daemon = not (args.no_daemon or args.short)

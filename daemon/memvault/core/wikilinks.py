@@ -482,6 +482,11 @@ class Relinked:
     text: str
     rewritten: tuple[tuple[str, str], ...] = ()  # (old raw target, new raw target)
     skipped: tuple[tuple[str, str], ...] = ()  # (raw target, why it was left broken)
+    # every link of the text given, and each rewrite as (target_start, target_end, new raw
+    # target) in that text's offsets: what the indexer needs to carry a relinked note's
+    # rows over instead of parsing it again (core/carry.py)
+    links: tuple[Link, ...] = ()
+    spans: tuple[tuple[int, int, str], ...] = ()
 
 
 def relink_note(
@@ -508,8 +513,11 @@ def relink_note(
     """
     rewritten: list[tuple[str, str]] = []
     skipped: list[tuple[str, str]] = []
+    found: list[Link] = []
+    spans: list[tuple[int, int, str]] = []
 
     def replace(link: Link) -> str | None:
+        found.append(link)
         if not link.target:
             return None  # [[#heading]] points into the note itself
         old = before.resolve(link.target, source_old)
@@ -537,10 +545,11 @@ def relink_note(
             target = encoded
         if target != raw:
             rewritten.append((raw, target))
+            spans.append((link.target_start, link.target_end, target))
         return target
 
     out = rewrite_links(text, replace)
-    return Relinked(out, tuple(rewritten), tuple(skipped))
+    return Relinked(out, tuple(rewritten), tuple(skipped), tuple(found), tuple(spans))
 
 
 def _still_one_link(text: str, link: Link, raw: str) -> bool:

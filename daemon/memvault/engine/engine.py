@@ -68,6 +68,7 @@ from memvault.core.results import (
     WriteResult,
 )
 from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
 from memvault.engine.folders import FolderNames
@@ -155,6 +156,7 @@ class Engine:
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(config, self.store, embedder)
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
+        self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.folders = FolderNames(config, lambda: self.catalogue.notes().keys())
@@ -374,6 +376,7 @@ class Engine:
     ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
+        carried: set[str] = set()  # relinked notes already indexed (their rows carried over)
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
@@ -393,8 +396,14 @@ class Engine:
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
             if relinking:
-                relinked, problems = self.linker.relink(moves, before, after)
+                relinked, problems, edits = self.linker.relink(moves, before, after)
                 warnings += problems
+                # a note whose only change is its links' targets: its rows carried over
+                # (engine.carry_over), not parsed and chunked again (moved notes are)
+                moved_to = set(moves.values())
+                carried = self.carry_over.index(
+                    {p: e for p, e in edits.items() if p not in moved_to}
+                )
         elif attachments:
             with self.store.transaction() as conn:
                 self.attachments.record(conn, attachments)
@@ -411,7 +420,7 @@ class Engine:
             set(changes.created)
             | set(changes.modified)
             | {new for _, new in changes.moved}
-            | set(relinked)
+            | (set(relinked) - carried)
         )
         # a sync let in by a reconcile stepping aside sees the notes it has still to index
         pending = frozenset().union(*self._long_syncs) if not full else frozenset()
@@ -486,7 +495,7 @@ class Engine:
         )
         before = self.catalogue.link_index_before(pending)
         after = self.catalogue.link_index()
-        relinked, warnings = self.linker.relink(pending, before, after)
+        relinked, warnings, _ = self.linker.relink(pending, before, after)
         # the files written here differ from their rows: this sync's diff indexes them
         written = self.linker.update_memory(pending, before, after)
         self.store.clear_relink()
