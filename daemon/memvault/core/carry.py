@@ -142,7 +142,11 @@ def carry(
     if covered != changed_lines:
         return None
     ranges = [(first, last) for first, last, _ in chunks]
-    if not _same_cuts(headings, body_line, old_lines, new_lines, changed_lines, ranges, max_tokens):
+    new_starts = _line_starts(new_text)
+    starts = (line_starts, new_starts)
+    if not _same_cuts(
+        headings, body_line, (old_lines, new_lines), starts, changed_lines, ranges, max_tokens
+    ):
         return None
     return Carried(
         new_text,
@@ -167,8 +171,8 @@ def _line_starts(text: str) -> list[int]:
 def _same_cuts(
     headings: Sequence[tuple[int, str, int]],
     body_line: int,
-    old_lines: list[str],
-    new_lines: list[str],
+    lines: tuple[list[str], list[str]],
+    line_starts: tuple[list[int], list[int]],
     changed: set[int],
     chunks: Sequence[tuple[int, int]],
     max_tokens: int,
@@ -181,9 +185,10 @@ def _same_cuts(
     first paragraph up to the next chunk's first, each with the cap on characters."""
     cap = max_tokens * MAX_CHARS_PER_TOKEN
     heads = [Heading(level, text, line) for level, text, line in headings]
-    old_body, new_body = old_lines[body_line - 1 :], new_lines[body_line - 1 :]
-    old_starts = _line_starts("\n".join(old_body))
-    new_starts = _line_starts("\n".join(new_body))
+    old_body, new_body = lines[0][body_line - 1 :], lines[1][body_line - 1 :]
+    # the body's line starts, from the whole text's: offsets in "\n".join(body lines)
+    old_starts = [s - line_starts[0][body_line - 1] for s in line_starts[0][body_line - 1 :]]
+    new_starts = [s - line_starts[1][body_line - 1] for s in line_starts[1][body_line - 1 :]]
     touched_lines = {n - body_line for n in changed}  # 0-based in the body
     for units in unit_spans(heads, body_line, old_body):
         # each paragraph as (first, last) body line, 0-based
