@@ -124,6 +124,8 @@ def test_a_rename_carries_the_plain_linking_notes_over_and_equals_a_fresh_index(
         assert set(LINKERS) <= set(report.relinked)
         assert not CARRIED & set(prepared), "carried over, not parsed again"
         assert set(prepared) >= PARSED
+        # the moved notes keep their names: carried over too (their rows were renamed)
+        assert not {p for p in prepared if p.startswith("projects/")}
         for p in CARRIED:
             assert [c.label for c in v.engine.store.chunks_of(p)] == labels[p]
             assert "projects/alpha" not in (root / p).read_text(encoding="utf-8")
@@ -145,8 +147,20 @@ def test_a_rename_carries_the_plain_linking_notes_over_and_equals_a_fresh_index(
         assert "logs/summary.md" in report.relinked and "logs/summary.md" in prepared
         assert "logs/plain.md" in report.relinked and "logs/plain.md" in prepared
         assert v.engine.store.note("logs/summary.md").summary == "The plan is in plan, as agreed."
+        assert "projects/beta-two/plan.md" in prepared  # a new name: maybe a new title
         kept = full_snapshot(v)
     assert kept == fresh_snapshot(root, tmp_path, "fresh-2")
+
+    # the folder moved to another top folder: the moved notes' category follows
+    with open_vault(root, overrides=SMALL) as v:
+        prepared.clear()
+        os.rename(root / "projects/beta-two", root / "archive")
+        report = v.sync()
+        assert len(report.moved) == 3
+        assert not {p for p in prepared if p.startswith("archive/")}
+        assert v.engine.store.note("archive/a0.md").category == "archive"
+        kept = full_snapshot(v)
+    assert kept == fresh_snapshot(root, tmp_path, "fresh-3")
 
 
 def test_a_save_after_the_relink_is_indexed_as_the_persons(tmp_path: Path) -> None:

@@ -67,6 +67,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
+from memvault.core.wikilinks import Relinked as Rewrite
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
@@ -395,15 +396,13 @@ class Engine:
                     self.store.journal_relink(conn, moves)
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
+            edits: dict[str, tuple[str, Rewrite]] = {}
             if relinking:
                 relinked, problems, edits = self.linker.relink(moves, before, after)
                 warnings += problems
-                # a note whose only change is its links' targets: its rows carried over
-                # (engine.carry_over), not parsed and chunked again (moved notes are)
-                moved_to = set(moves.values())
-                carried = self.carry_over.index(
-                    {p: e for p, e in edits.items() if p not in moved_to}
-                )
+            # a note whose only change is its links' targets, a note moved under its own
+            # name: rows carried over (engine.carry_over), not parsed and chunked again
+            carried = self.carry_over.index(edits, changes.moved)
         elif attachments:
             with self.store.transaction() as conn:
                 self.attachments.record(conn, attachments)
@@ -417,10 +416,13 @@ class Engine:
             self.catalogue.files_changed()
         self.embedding.forget(deleted_labels)
         todo = sorted(
-            set(changes.created)
-            | set(changes.modified)
-            | {new for _, new in changes.moved}
-            | (set(relinked) - carried)
+            (
+                set(changes.created)
+                | set(changes.modified)
+                | {new for _, new in changes.moved}
+                | set(relinked)
+            )
+            - carried
         )
         # a sync let in by a reconcile stepping aside sees the notes it has still to index
         pending = frozenset().union(*self._long_syncs) if not full else frozenset()
