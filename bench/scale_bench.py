@@ -332,13 +332,81 @@ def measure(
     return row
 
 
+def quiet(d: Daemon) -> bool:
+    """``idle`` from the daemon's own state alone: the first ``event: status`` of
+    ``GET /events`` (state, queue, lag, vectors), not ``GET /status``, whose link
+    check parses every note changed since its row (thousands mid-rename: seconds of
+    the daemon's CPU a call, four calls a second, measured as the rename's)."""
+    import urllib.request
+
+    req = urllib.request.Request(
+        f"{d.info.url}/events", headers={"Authorization": f"Bearer {d.info.token}"}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=30) as r:
+            event = ""
+            for raw in r:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event == "status":
+                    s = json.loads(line[6:])
+                    break
+            else:
+                return False
+    except (TimeoutError, OSError):
+        return False
+    vectors = s.get("vectors") or {}
+    return (
+        s["state"] == "watching"
+        and s["lag_seconds"] is None
+        and s["queue"] == 0
+        and not s.get("progress")
+        and not vectors.get("pending")
+        and not vectors.get("busy")
+    )
+
+
+def linking_files(root: Path, folder: str) -> list[Path]:
+    """The notes holding a ``[[folder/...`` link (read once, before the rename)."""
+    needle = f"[[{folder}/"
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(".md"):
+                path = Path(dirpath, name)
+                if needle in path.read_text(encoding="utf-8"):
+                    out.append(path)
+    return out
+
+
+def links_in(paths: list[Path], old: str, new: str, folder: str) -> int:
+    """``links_into`` over ``paths`` only (a note inside the renamed folder is looked
+    for under its new name): the probe reads thousands of files, not the vault."""
+    needle = f"[[{folder}/"
+    count = 0
+    for path in paths:
+        p = str(path)
+        if f"/{old}/" in p:
+            p = p.replace(f"/{old}/", f"/{new}/")
+        try:
+            with open(p, encoding="utf-8") as fh:
+                count += fh.read().count(needle)
+        except FileNotFoundError:
+            pass
+    return count
+
+
 def rename_under(d: Daemon, root: Path) -> dict[str, Any]:
     """``projects/alpha`` renamed on disk under the running daemon ``d``: seconds until
-    every link names the new folder and until the daemon is idle again, the daemon's
-    CPU seconds meanwhile (/proc/PID/stat), the load average, RSS idle after (and
-    VmHWM, the peak)."""
+    every link names the new folder and until the daemon is idle again (``quiet``),
+    the daemon's CPU seconds meanwhile (/proc/PID/stat), the load average, RSS idle
+    after (and VmHWM, the peak)."""
     row: dict[str, Any] = {}
     before = links_into(root, RENAMED)
+    linking = linking_files(root, RENAMED)
     ticks, hz = d.cpu_ticks(), os.sysconf("SC_CLK_TCK")
     load = [os.getloadavg()[0]]
     os.rename(root / RENAMED, root / RENAMED_TO)
@@ -346,10 +414,10 @@ def rename_under(d: Daemon, root: Path) -> dict[str, Any]:
     deadline = moved + 1200
     rewritten = False
     while time.perf_counter() < deadline:
-        if not rewritten and links_into(root, RENAMED_TO) >= before:
+        if not rewritten and links_in(linking, RENAMED, RENAMED_TO, RENAMED_TO) >= before:
             rewritten = True
             row["rename_links_rewritten_s"] = round(time.perf_counter() - moved, 1)
-        if rewritten and idle(d):
+        if rewritten and quiet(d):
             break
         time.sleep(0.25)
         load.append(os.getloadavg()[0])
@@ -380,7 +448,7 @@ def rename_indexed(name: str, code: Path, indexed: Path, work: Path) -> dict[str
     d = Daemon(root, "hash", code=code)
     try:
         d.settle()
-        while not idle(d):
+        while not quiet(d):
             time.sleep(0.5)
         time.sleep(7)  # past the idle save
         row["rss_idle_start_mb"] = round(d.status_kb("VmRSS") / 1024)
