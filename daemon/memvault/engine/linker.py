@@ -22,7 +22,14 @@ from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkFormat, LinkIndex, Relinked, find_links, relink_note
+from memvault.core.wikilinks import (
+    LinkFormat,
+    LinkIndex,
+    Relinked,
+    find_links,
+    moved_names,
+    relink_note,
+)
 from memvault.engine.memory_listing import MemoryListing
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
@@ -81,6 +88,7 @@ class Linker:
         candidates = self.store.sources_linking(moves, names) | set(moves.values())
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
+        moved = moved_names(moves)  # once, for every note
         changes: dict[str, Callable[[str], str]] = {}
         lefts: dict[str, list[tuple[str, str]]] = {}
         # the last rewrite made of each note: the one written, when it was written
@@ -96,7 +104,7 @@ class Linker:
                 source: str = source,
                 left: list[tuple[str, str]] = left,
             ) -> str:
-                result = relink_note(text, src_old, source, before, after, moves, fmt)
+                result = relink_note(text, src_old, source, before, after, moves, fmt, moved)
                 left[:] = result.skipped
                 edits[source] = (text, result)
                 return result.text
