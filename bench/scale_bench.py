@@ -325,30 +325,137 @@ def measure(
         while not idle(d):
             time.sleep(0.2)
         time.sleep(2)
-        before = links_into(root, RENAMED)
-        os.rename(root / RENAMED, root / RENAMED_TO)
-        moved = time.perf_counter()
-        deadline = moved + 1200
-        rewritten = False
-        while time.perf_counter() < deadline:
-            if not rewritten and links_into(root, RENAMED_TO) >= before:
-                rewritten = True
-                row["rename_links_rewritten_s"] = round(time.perf_counter() - moved, 1)
-            if rewritten and idle(d):
-                break
-            time.sleep(0.25)
-        row["rename_idle_s"] = round(time.perf_counter() - moved, 1)
-        row["rename_links"] = before
-        row["rename_links_left_old"] = links_into(root, RENAMED)
-        row["rename_links_new"] = links_into(root, RENAMED_TO)
-        info = d.call("GET", "/status")["daemon"]
-        row["overflows"] = info.get("overflows")
-        time.sleep(7)
-        row["rss_idle_after_rename_mb"] = round(d.status_kb("VmRSS") / 1024)
-        row["rss_peak_mb"] = round(d.status_kb("VmHWM") / 1024)
+        row.update(rename_under(d, root))
     finally:
         d.stop()
     print(f"[{name} {n}] {row}", flush=True)
+    return row
+
+
+def quiet(d: Daemon) -> bool:
+    """``idle`` from the daemon's own state alone: the first ``event: status`` of
+    ``GET /events`` (state, queue, lag, vectors), not ``GET /status``, whose link
+    check parses every note changed since its row (thousands mid-rename: seconds of
+    the daemon's CPU a call, four calls a second, measured as the rename's)."""
+    import urllib.request
+
+    req = urllib.request.Request(
+        f"{d.info.url}/events", headers={"Authorization": f"Bearer {d.info.token}"}
+    )
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(req, timeout=30) as r:
+            event = ""
+            for raw in r:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    event = line[7:]
+                elif line.startswith("data: ") and event == "status":
+                    s = json.loads(line[6:])
+                    break
+            else:
+                return False
+    except (TimeoutError, OSError):
+        return False
+    vectors = s.get("vectors") or {}
+    return (
+        s["state"] == "watching"
+        and s["lag_seconds"] is None
+        and s["queue"] == 0
+        and not s.get("progress")
+        and not vectors.get("pending")
+        and not vectors.get("busy")
+    )
+
+
+def linking_files(root: Path, folder: str) -> list[Path]:
+    """The notes holding a ``[[folder/...`` link (read once, before the rename)."""
+    needle = f"[[{folder}/"
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.endswith(".md"):
+                path = Path(dirpath, name)
+                if needle in path.read_text(encoding="utf-8"):
+                    out.append(path)
+    return out
+
+
+def links_in(paths: list[Path], old: str, new: str, folder: str) -> int:
+    """``links_into`` over ``paths`` only (a note inside the renamed folder is looked
+    for under its new name): the probe reads thousands of files, not the vault."""
+    needle = f"[[{folder}/"
+    count = 0
+    for path in paths:
+        p = str(path)
+        if f"/{old}/" in p:
+            p = p.replace(f"/{old}/", f"/{new}/")
+        try:
+            with open(p, encoding="utf-8") as fh:
+                count += fh.read().count(needle)
+        except FileNotFoundError:
+            pass
+    return count
+
+
+def rename_under(d: Daemon, root: Path) -> dict[str, Any]:
+    """``projects/alpha`` renamed on disk under the running daemon ``d``: seconds until
+    every link names the new folder and until the daemon is idle again (``quiet``),
+    the daemon's CPU seconds meanwhile (/proc/PID/stat), the load average, RSS idle
+    after (and VmHWM, the peak)."""
+    row: dict[str, Any] = {}
+    before = links_into(root, RENAMED)
+    linking = linking_files(root, RENAMED)
+    ticks, hz = d.cpu_ticks(), os.sysconf("SC_CLK_TCK")
+    load = [os.getloadavg()[0]]
+    os.rename(root / RENAMED, root / RENAMED_TO)
+    moved = time.perf_counter()
+    deadline = moved + 1200
+    rewritten = False
+    while time.perf_counter() < deadline:
+        if not rewritten and links_in(linking, RENAMED, RENAMED_TO, RENAMED_TO) >= before:
+            rewritten = True
+            row["rename_links_rewritten_s"] = round(time.perf_counter() - moved, 1)
+        if rewritten and quiet(d):
+            break
+        time.sleep(0.25)
+        load.append(os.getloadavg()[0])
+    row["rename_idle_s"] = round(time.perf_counter() - moved, 1)
+    row["rename_daemon_cpu_s"] = round((d.cpu_ticks() - ticks) / hz, 1)
+    row["rename_load_avg"] = [round(min(load), 1), round(max(load), 1)]
+    row["rename_links"] = before
+    row["rename_links_left_old"] = links_into(root, RENAMED)
+    row["rename_links_new"] = links_into(root, RENAMED_TO)
+    info = d.call("GET", "/status")["daemon"]
+    row["overflows"] = info.get("overflows")
+    row["rss_before_idle_mb"] = round(d.status_kb("VmRSS") / 1024)
+    time.sleep(7)
+    row["rss_idle_after_rename_mb"] = round(d.status_kb("VmRSS") / 1024)
+    row["rss_peak_mb"] = round(d.status_kb("VmHWM") / 1024)
+    return row
+
+
+def rename_indexed(name: str, code: Path, indexed: Path, work: Path) -> dict[str, Any]:
+    """The folder rename alone, under a daemon started on a copy of ``indexed`` (a vault
+    ``generate`` made and a sync indexed: ``--indexed``), so a 50k-note rename needs no
+    first sync of its own. The copy's start-up reconcile (nothing changed) is waited out."""
+    root = work / f"vault-indexed-{name}"
+    shutil.rmtree(root, ignore_errors=True)
+    subprocess.run(["cp", "-a", str(indexed), str(root)], check=True)
+    (root / ".memvault" / "daemon.json").unlink(missing_ok=True)
+    row: dict[str, Any] = {"code": name, "indexed": str(indexed)}
+    d = Daemon(root, "hash", code=code)
+    try:
+        d.settle()
+        while not quiet(d):
+            time.sleep(0.5)
+        time.sleep(7)  # past the idle save
+        row["rss_idle_start_mb"] = round(d.status_kb("VmRSS") / 1024)
+        row.update(rename_under(d, root))
+    finally:
+        d.stop()
+    print(f"[{name} indexed] {row}", flush=True)
     return row
 
 
@@ -381,6 +488,9 @@ def main() -> None:
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-scale-bench"
     )
     ap.add_argument("--out", type=Path, help="append each row as a JSON line here")
+    ap.add_argument(
+        "--indexed", type=Path, help="an indexed vault: the daemon's rename on a copy of it, only"
+    )
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
     codes: list[tuple[str, Path]] = []
@@ -390,6 +500,15 @@ def main() -> None:
             (name, _export_main(args.workdir) if where == "main" else Path(where).resolve())
         )
     rows = []
+    if args.indexed is not None:
+        for name, code in codes:
+            rows.append(rename_indexed(name, code, args.indexed.resolve(), args.workdir))
+            if args.out:
+                with open(args.out, "a") as fh:
+                    fh.write(json.dumps(rows[-1]) + "\n")
+            shutil.rmtree(args.workdir / f"vault-indexed-{name}", ignore_errors=True)
+        print(json.dumps(rows, indent=1))
+        return
     for n in [int(s) for s in args.sizes.split(",")]:
         for name, code in codes:
             daemon = not (args.no_daemon or args.short)

@@ -114,3 +114,23 @@ def test_hostile_paragraphs_are_read_in_one_pass(text: str) -> None:
     # Each of these took minutes when every unmatched opener searched to the end of
     # the paragraph; the assertion is only that the scan finishes and keeps offsets.
     assert len(mask_inert(text)) == len(text)
+
+
+_PIECES = [
+    "a", "b", " ", "  ", "   ", "\n", "#", "> ", "- ", "* ", "1. ", "[[x]]", "[", "]", "(", ")",
+    "|", "%%", "<", ">", "!", "\\", "_", "**", "---", "~", "~~", "<div>", "-->", "[a](b)", "+ ",
+    "\n - ", "\n   - ", "`", "$", "\t",
+]  # fmt: skip
+_PROSE = st.lists(st.sampled_from(_PIECES), max_size=40).map("".join)
+
+
+@given(_PROSE)
+def test_a_text_without_any_inert_opener_is_its_own_mask(text: str) -> None:
+    """The fast path (no backtick, ``~~~``, dollar, ``<!--``, tab nor four spaces: no
+    region can be inert) gives what the full scan gives."""
+    from memvault.core.markup import _mask_all, may_be_inert
+
+    if not may_be_inert(text):
+        assert _mask_all(text) == text == mask_inert(text)
+    else:
+        assert mask_inert(text) == _mask_all(text)

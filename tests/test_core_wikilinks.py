@@ -696,3 +696,50 @@ def test_unfiled_links_never_add_words_or_characters(text: str) -> None:
     shown = unfiled_links(text)
     assert len(shown) <= len(text)
     assert len(shown.split()) <= len(text.split())
+
+
+def test_relinking_with_the_moved_names_gives_what_resolving_every_link_gives() -> None:
+    """``names`` (the moved files' last names) lets a link no moved file is named like be
+    left unresolved: on random vaults, moves (renames, folders, a name another file
+    has, attachments) and notes of links in every form, the result is the same."""
+    import random
+
+    from memvault.core.wikilinks import moved_names
+
+    rng = random.Random(3)
+    names = ["plan", "Plan", "ana", "risk", "notes", "a b", "Café"]
+    folders = ["", "people", "projects/alpha", "projects/beta", "logs", "People"]
+    for _ in range(300):
+        files = sorted(
+            {
+                "/".join(p for p in (rng.choice(folders), rng.choice(names) + ext) if p)
+                for ext in (".md",) * 3 + (".png",)
+                for _ in range(4)
+            }
+        )
+        moved = rng.sample(files, rng.randint(1, 3))
+        moves = {}
+        for f in moved:
+            folder, _, name = f.rpartition("/")
+            if rng.random() < 0.5:
+                new = "/".join(p for p in (rng.choice(folders), name) if p)
+            else:
+                new = "/".join(p for p in (folder, rng.choice(names) + f[f.rfind(".") :]) if p)
+            if new not in files and new not in moves.values():
+                moves[f] = new
+        if not moves:
+            continue
+        after_files = [moves.get(f, f) for f in files]
+        before, after = LinkIndex(files), LinkIndex(after_files)
+        forms = []
+        for f in [*files, "gone.md"]:
+            stem = f[:-3] if f.endswith(".md") else f
+            base = stem.rsplit("/", 1)[-1]
+            forms += [f"[[{stem}]]", f"[[{base}|x]]", f"[[{base}#h]]", f"![[{f}]]"]
+            forms += [f"[t]({f.replace(' ', '%20')})", f"[t](<{f}>)", f"[[../{stem}]]"]
+        text = "\n".join(" ".join(rng.sample(forms, min(6, len(forms)))) for _ in range(4))
+        source = "logs/n.md"
+        fmt = rng.choice(["shortest", "relative", "absolute"])
+        full = relink_note(text, source, source, before, after, moves, fmt)
+        quick = relink_note(text, source, source, before, after, moves, fmt, moved_names(moves))
+        assert quick == full

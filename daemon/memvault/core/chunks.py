@@ -59,7 +59,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memvault.core.about import about_text, describing_lines
-from memvault.core.notes import Note, blank_lines
+from memvault.core.notes import Heading, Note, blank_lines
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import unfiled_links
 
@@ -320,13 +320,33 @@ def _fenced(lines: list[str]) -> list[bool]:
     return out
 
 
+def unit_spans(
+    headings: Sequence[Heading], body_line: int, lines: list[str]
+) -> list[list[tuple[int, int]]]:
+    """Per section that makes chunks, the character spans (in ``"\\n".join(lines)``, the
+    body's lines) of its paragraphs: the units the chunker sizes, then packs while their
+    tokens fit and their span holds at most ``max_tokens * MAX_CHARS_PER_TOKEN``
+    characters. For a caller that must know whether a change of lengths alone (a link
+    re-targeted, core/carry.py) could move a cut."""
+    starts = _line_starts(lines)
+    fenced = _fenced(lines)
+    out = []
+    for _, first, last, has_heading in _section_runs(headings, body_line, lines):
+        if has_heading and not any(line.strip() for line in lines[first + 1 : last]):
+            continue
+        out.append(_paragraphs(lines, starts, fenced, first, last, has_heading))
+    return out
+
+
 def _sections(note: Note, lines: list[str]) -> list[tuple[tuple[str, ...], int, int, bool]]:
     """(heading path, first line, end line (exclusive), starts with a heading), 0-based."""
-    heads = [
-        (h.line - note.body_line, h)
-        for h in note.headings
-        if 0 <= h.line - note.body_line < len(lines)
-    ]
+    return _section_runs(note.headings, note.body_line, lines)
+
+
+def _section_runs(
+    headings: Sequence[Heading], body_line: int, lines: list[str]
+) -> list[tuple[tuple[str, ...], int, int, bool]]:
+    heads = [(h.line - body_line, h) for h in headings if 0 <= h.line - body_line < len(lines)]
     out: list[tuple[tuple[str, ...], int, int, bool]] = []
     first = heads[0][0] if heads else len(lines)
     if any(line.strip() for line in lines[:first]):

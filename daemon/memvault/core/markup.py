@@ -33,8 +33,27 @@ _QUOTE = re.compile(r"(?: {0,3}>[ \t]?)+")
 _ATX = re.compile(r"#{1,6}(?:[ \t]|$)")
 
 
+# What every inert region needs somewhere in the text: a backtick (code spans, fences),
+# ``~~~`` (a fence), a dollar (math), ``<!--`` (a comment), a tab or four spaces (the
+# indentation of indented code, in a list or a quote too). A text without any is all
+# prose, and is given back as it is (most notes: their mask is then free).
+_INERT_OPENERS = ("`", "$", "\t", "~~~", "<!--", "    ")
+
+
+def may_be_inert(text: str) -> bool:
+    """Whether any region of ``text`` can be inert (else its mask is itself)."""
+    return any(opener in text for opener in _INERT_OPENERS)
+
+
 def mask_inert(text: str) -> str:
     """``text`` with code, math and HTML comments blanked (see the module docstring)."""
+    if not may_be_inert(text):
+        return text
+    return _mask_all(text)
+
+
+def _mask_all(text: str) -> str:
+    """The block scan, then the inline one, whatever the text holds."""
     out = list(text)
     _mask_blocks(text, out)
     return _mask_inline("".join(out))

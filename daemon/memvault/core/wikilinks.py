@@ -482,6 +482,11 @@ class Relinked:
     text: str
     rewritten: tuple[tuple[str, str], ...] = ()  # (old raw target, new raw target)
     skipped: tuple[tuple[str, str], ...] = ()  # (raw target, why it was left broken)
+    # every link of the text given, and each rewrite as (target_start, target_end, new raw
+    # target) in that text's offsets: what the indexer needs to carry a relinked note's
+    # rows over instead of parsing it again (core/carry.py)
+    links: tuple[Link, ...] = ()
+    spans: tuple[tuple[int, int, str], ...] = ()
 
 
 def relink_note(
@@ -492,6 +497,7 @@ def relink_note(
     after: LinkIndex,
     moves: Mapping[str, str],
     link_format: LinkFormat = "shortest",
+    names: frozenset[str] | None = None,
 ) -> Relinked:
     """Re-target the links of one note after files (notes or attachments) moved.
 
@@ -505,13 +511,25 @@ def relink_note(
     the full vault path), written in the style of the old one: ``.md`` kept or
     left out as written, angle brackets kept, percent-encoding as before. The
     anchor, alias and every other byte stay as they are.
+
+    ``names``: ``moved_names(moves)``, made once for many notes. A link of a note that
+    did not move can only lead elsewhere after the moves when its last name is one of
+    a moved file's (every way of resolving ends on the file's name): the others are
+    not resolved twice.
     """
     rewritten: list[tuple[str, str]] = []
     skipped: list[tuple[str, str]] = []
+    found: list[Link] = []
+    spans: list[tuple[int, int, str]] = []
+
+    still = names is not None and source_old == source_new
 
     def replace(link: Link) -> str | None:
+        found.append(link)
         if not link.target:
             return None  # [[#heading]] points into the note itself
+        if still and names is not None and _name_key(link.target) not in names:
+            return None  # no moved file has its name: it leads where it led
         old = before.resolve(link.target, source_old)
         if old.verdict != "resolved" or old.path is None:
             return None
@@ -537,10 +555,22 @@ def relink_note(
             target = encoded
         if target != raw:
             rewritten.append((raw, target))
+            spans.append((link.target_start, link.target_end, target))
         return target
 
     out = rewrite_links(text, replace)
-    return Relinked(out, tuple(rewritten), tuple(skipped))
+    return Relinked(out, tuple(rewritten), tuple(skipped), tuple(found), tuple(spans))
+
+
+def moved_names(moves: Mapping[str, str]) -> frozenset[str]:
+    """The last names (``.md`` dropped, compared as Obsidian compares) of every moved
+    file, before and after: what ``relink_note``'s ``names`` takes."""
+    return frozenset(_name_key(p) for pair in moves.items() for p in pair)
+
+
+def _name_key(target: str) -> str:
+    name = posixpath.basename(target.rstrip("/"))
+    return key(name[:-3] if name.lower().endswith(".md") else name)
 
 
 def _still_one_link(text: str, link: Link, raw: str) -> bool:

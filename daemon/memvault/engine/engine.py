@@ -66,7 +66,9 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
+from memvault.core.wikilinks import Relinked as Rewrite
 from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
 from memvault.engine.folders import FolderNames
@@ -154,6 +156,7 @@ class Engine:
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(config, self.store, embedder)
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
+        self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.folders = FolderNames(config, lambda: self.catalogue.notes().keys())
@@ -373,6 +376,7 @@ class Engine:
     ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
+        carried: set[str] = set()  # relinked notes already indexed (their rows carried over)
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
@@ -391,9 +395,13 @@ class Engine:
                     self.store.journal_relink(conn, moves)
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
+            edits: dict[str, tuple[str, Rewrite]] = {}
             if relinking:
-                relinked, problems = self.linker.relink(moves, before, after)
+                relinked, problems, edits = self.linker.relink(moves, before, after)
                 warnings += problems
+            # a note whose only change is its links' targets, a note moved under its own
+            # name: rows carried over (engine.carry_over), not parsed and chunked again
+            carried = self.carry_over.index(edits, changes.moved)
         elif attachments:
             with self.store.transaction() as conn:
                 self.attachments.record(conn, attachments)
@@ -407,10 +415,13 @@ class Engine:
             self.catalogue.files_changed()
         self.embedding.forget(deleted_labels)
         todo = sorted(
-            set(changes.created)
-            | set(changes.modified)
-            | {new for _, new in changes.moved}
-            | set(relinked)
+            (
+                set(changes.created)
+                | set(changes.modified)
+                | {new for _, new in changes.moved}
+                | set(relinked)
+            )
+            - carried
         )
         # a sync let in by a reconcile stepping aside sees the notes it has still to index
         pending = frozenset().union(*self._long_syncs) if not full else frozenset()
@@ -485,7 +496,7 @@ class Engine:
         )
         before = self.catalogue.link_index_before(pending)
         after = self.catalogue.link_index()
-        relinked, warnings = self.linker.relink(pending, before, after)
+        relinked, warnings, _ = self.linker.relink(pending, before, after)
         # the files written here differ from their rows: this sync's diff indexes them
         written = self.linker.update_memory(pending, before, after)
         self.store.clear_relink()

@@ -22,7 +22,14 @@ from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
+from memvault.core.wikilinks import (
+    LinkFormat,
+    LinkIndex,
+    Relinked,
+    find_links,
+    moved_names,
+    relink_note,
+)
 from memvault.engine.memory_listing import MemoryListing
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
@@ -66,10 +73,12 @@ class Linker:
 
     def relink(
         self, moves: Mapping[str, str], before: LinkIndex, after: LinkIndex
-    ) -> tuple[list[str], list[str]]:
+    ) -> tuple[list[str], list[str], dict[str, tuple[str, Relinked]]]:
         """Re-target, in every note that may link a moved file, the links that no longer
         lead where they led, in the vault's ``newLinkFormat``. Returns the notes
-        written, and warnings (a link left as it was, a note that kept changing)."""
+        written, warnings (a link left as it was, a note that kept changing), and for
+        each note written the text its rewrite was made from and the rewrite (what
+        ``CarryOver`` needs to carry its rows over)."""
         fmt = self.link_format()
         names = set()
         for old, new in moves.items():
@@ -79,8 +88,11 @@ class Linker:
         candidates = self.store.sources_linking(moves, names) | set(moves.values())
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
+        moved = moved_names(moves)  # once, for every note
         changes: dict[str, Callable[[str], str]] = {}
         lefts: dict[str, list[tuple[str, str]]] = {}
+        # the last rewrite made of each note: the one written, when it was written
+        edits: dict[str, tuple[str, Relinked]] = {}
         for source in sorted(candidates):
             if not source.lower().endswith(".md"):
                 continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
@@ -92,8 +104,9 @@ class Linker:
                 source: str = source,
                 left: list[tuple[str, str]] = left,
             ) -> str:
-                result = relink_note(text, src_old, source, before, after, moves, fmt)
+                result = relink_note(text, src_old, source, before, after, moves, fmt, moved)
                 left[:] = result.skipped
+                edits[source] = (text, result)
                 return result.text
 
             changes[source] = change
@@ -114,7 +127,7 @@ class Linker:
             ]
             if outcome:
                 changed.append(source)
-        return changed, problems
+        return changed, problems, {p: edits[p] for p in changed if p in edits}
 
     def link_format(self) -> LinkFormat:
         """How Obsidian writes new links in this vault (``.obsidian/app.json``), read

@@ -358,10 +358,10 @@ class PgStore(Store):
             "SELECT text, title, headings, about FROM chunks WHERE label = %s", (label,)
         ).fetchone()
         conn.raw(
-            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s "
-            "WHERE label = %s",
+            "UPDATE chunks SET ord = %s, heading = %s, line_start = %s, line_end = %s, "
+            "tokens = %s WHERE label = %s",
             (c.ord, json.dumps(list(c.heading), ensure_ascii=False), c.line_start, c.line_end,
-             label),
+             c.tokens, label),
         )  # fmt: skip
         if row is not None and tuple(row) != (c.text, c.title, heading, c.about):
             keywords, ntok = pg_keywords.tsvector_of(c.text, c.title, heading, c.about)

@@ -330,13 +330,14 @@ class Store(PendingQueue, LinkTables):
         """
         conn.execute(
             "UPDATE chunks SET ord = ?, heading = ?, line_start = ?, line_end = ?, text = ?, "
-            "title = ?, about = ? WHERE label = ?",
+            "tokens = ?, title = ?, about = ? WHERE label = ?",
             (
                 c.ord,
                 json.dumps(list(c.heading), ensure_ascii=False),
                 c.line_start,
                 c.line_end,
                 c.text,
+                c.tokens,  # of its text as written (a re-targeted link changes it)
                 c.title,
                 c.about,
                 label,

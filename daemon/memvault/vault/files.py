@@ -42,7 +42,7 @@ from memvault.vault.paths import (
     normalize_rel,
     safe_join,
 )
-from memvault.vault.swap import TEMP_MARK, Swapper, read_settled
+from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, read_settled
 
 CONFLICT_COPY = re.compile(
     r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
@@ -474,6 +474,21 @@ class VaultFS:
         self.check_root()
         out: dict[str, bool | Exception] = {}
         items = list(changes.items())
+        unlinker = Unlinker()  # the displaced versions go while the next batch is made
+        try:
+            self._update_batches(changes, items, batch, out, unlinker)
+        finally:
+            unlinker.join()  # none is left when the call returns
+        return out
+
+    def _update_batches(
+        self,
+        changes: Mapping[str, Callable[[str], str]],
+        items: list[tuple[str, Callable[[str], str]]],
+        batch: int,
+        out: dict[str, bool | Exception],
+        unlinker: Unlinker,
+    ) -> None:
         for start in range(0, len(items), batch):
             ready: list[tuple[str, Path, bytes, bytes]] = []
             alone: list[str] = []
@@ -490,9 +505,11 @@ class VaultFS:
                     out[rel] = False
                 else:
                     ready.append((rel, path, base, data))
+            displaced: list[Path] = []
             done = self._swapper.swap_many(
-                [(path, data, sha256_bytes(base)) for _, path, base, data in ready]
+                [(path, data, sha256_bytes(base)) for _, path, base, data in ready], displaced
             )
+            unlinker.unlink_all(displaced)
             for (rel, *_), result in zip(ready, done, strict=True):
                 if isinstance(result, tuple) and result[0]:
                     out[rel] = True
@@ -503,7 +520,6 @@ class VaultFS:
                     out[rel] = self.update_text(rel, changes[rel])[0]
                 except (NoteNotFound, NotText, WriteConflict, UnsafePath) as exc:
                     out[rel] = exc  # anything else (the disk full) fails the call
-        return out
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:
         """Create a new note; never overwrites. Returns its sha256.

@@ -26,6 +26,7 @@ import contextlib
 import errno
 import os
 import secrets
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -79,7 +80,7 @@ class Swapper:
         return self._swap_in(path, tmp, data, expected_sha, durable)
 
     def swap_many(
-        self, items: Sequence[tuple[Path, bytes, str]]
+        self, items: Sequence[tuple[Path, bytes, str]], displaced: list[Path] | None = None
     ) -> list[tuple[bool, bytes | None] | OSError | WriteConflict]:
         """``swap`` each (path, data, expected_sha), every file as atomic and
         compare-and-swap as one ``swap``, but durable as a batch: the temp files are
@@ -88,7 +89,11 @@ class Swapper:
         (a relink of 6,000 notes spent ~45 s in fsync). A file that is busy gets its
         ``FileBusy`` in its place, one that keeps changing its ``WriteConflict``, one
         that cannot be written its ``OSError`` (the person's version left in each: the
-        caller may try it alone); the rest of the batch goes on."""
+        caller may try it alone); the rest of the batch goes on. ``displaced``: the
+        versions a swap displaced (each now at its temp name, checked and no longer
+        anyone's) are put there for the caller to delete, not deleted here (on a disk
+        mounted with ``discard`` each unlink waits ~1 ms for the device: the caller
+        deletes them while it goes on with its work, ``unlink_all``)."""
         out: list[tuple[bool, bytes | None] | OSError | WriteConflict | None] = [None] * len(items)
         temps: dict[int, Path] = {}
         try:
@@ -104,7 +109,7 @@ class Swapper:
             for i, tmp in temps.items():
                 path, data, sha = items[i]
                 try:
-                    out[i] = self._swap_in(path, tmp, data, sha, durable=False)
+                    out[i] = self._swap_in(path, tmp, data, sha, durable=False, keep=displaced)
                 except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
                 if out[i] == (True, None):
@@ -112,9 +117,11 @@ class Swapper:
             for folder in sorted(folders):
                 fsync_dir(folder)
         finally:
+            kept = set(displaced or ())
             for tmp in temps.values():
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(tmp)
+                if tmp not in kept:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(tmp)
         return [r if r is not None else (False, None) for r in out]
 
     def _write_temp(self, path: Path, data: bytes, durable: bool) -> Path:
@@ -144,10 +151,13 @@ class Swapper:
         data: bytes,
         expected_sha: str | None,
         durable: bool,
+        keep: list[Path] | None = None,
     ) -> tuple[bool, bytes | None]:
         """Put the written temp file ``tmp`` (holding ``data``) at ``path`` if it still
-        has ``expected_sha`` (None: create, never overwrite); ``tmp`` is gone after.
+        has ``expected_sha`` (None: create, never overwrite); ``tmp`` is gone after
+        (or, with ``keep``, a displaced version at ``tmp`` is put there to delete).
         The folder is fsynced when ``durable`` (a batch fsyncs it once, after)."""
+        displaced = False
         try:
             if expected_sha is None:
                 try:
@@ -182,14 +192,18 @@ class Swapper:
             if durable:
                 fsync_dir(path.parent)
             self._remember(path)
+            displaced = keep is not None
             return True, None
         except FileNotFoundError:
             return False, None
         except OSError as exc:  # the disk full, a folder made read-only...
             raise _naming(exc, path, tmp) from None
         finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)
+            if displaced and keep is not None:
+                keep.append(tmp)
+            else:
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(tmp)
 
     def _refuse_if_busy(self, path: Path) -> None:
         reason = self.busy(path)
@@ -201,6 +215,31 @@ class Swapper:
             if len(self._ours) >= _OURS_KEPT:
                 self._ours.clear()
             self._ours[str(path)] = _identity(os.stat(path))
+
+
+class Unlinker:
+    """Deletes files in a thread of its own, one batch at a time, while its owner goes
+    on (``unlink_all``); ``join`` waits until every batch given is deleted."""
+
+    def __init__(self) -> None:
+        self._thread: threading.Thread | None = None
+
+    def unlink_all(self, paths: list[Path]) -> None:
+        self.join()  # one batch at a time: the device does one thing anyway
+        if paths:
+            self._thread = threading.Thread(target=_unlink_each, args=(paths,), daemon=False)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+
+def _unlink_each(paths: list[Path]) -> None:
+    for p in paths:
+        with contextlib.suppress(OSError):  # gone already; at worst a temp file stays
+            os.unlink(p)  # (deleted at the next start: VaultFS.remove_temp_files)
 
 
 def _naming(exc: OSError, path: Path, tmp: Path) -> OSError:
