@@ -537,6 +537,18 @@ class Engine:
         if self.embedding.indexed_with:
             _ = self.embedding.vectors
 
+    def compact_caches(self) -> None:
+        """Read the state kept between syncs again, in one go: the catalogue's rows, the
+        link index, MEMORY.md's lists. The daemon calls it after bulk work (a reconcile,
+        a folder renamed across thousands of notes), then hands freed memory back: what
+        the work re-read sat among its freed remains, and pymalloc releases an arena only
+        when nothing in it is left (bench/RESULTS.md, "Memory after bulk work")."""
+        if self.read_only:
+            return
+        with self._lock:
+            self.catalogue.rebuild()
+            self.linker.rebuild_kept()
+
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
         return self.store.pending_state()

@@ -234,6 +234,12 @@ class Linker:
         self._folders_due |= self._listing.refresh(self.catalogue.notes()).changed_folders
         self.catalogue.link_index()
 
+    def rebuild_kept(self) -> None:
+        """Build MEMORY.md's lists afresh from the catalogue's rows (after bulk work, once
+        the catalogue is read again: ``Engine.compact_caches``); folders whose notes
+        differ from what was listed are due for their folder note, as on a refresh."""
+        self._folders_due |= self._listing.rebuild(self.catalogue.notes())
+
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no
         folder markers (a person wrote it; memvault's own always has them)."""
