@@ -546,8 +546,10 @@ class Engine:
         if self.read_only:
             return
         with self._lock:
+            started = time.perf_counter()
             self.catalogue.rebuild()
             self.linker.rebuild_kept()
+            log.info("kept state read again in %.1f s", time.perf_counter() - started)
 
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
