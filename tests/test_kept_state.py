@@ -17,12 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_vault, new_vault, note, open_vault, write
+from helpers import eventually, make_vault, new_vault, note, open_vault, write
 from memvault.core.memory_order import SectionRule
 from memvault.engine.catalogue import kept_row
 from memvault.engine.memory_listing import MemoryListing
+from memvault.index.embedder import HashEmbedder
 from memvault.index.rows import NoteRow
 from memvault.index.vectors import _DENSE, _Labels
+from memvault.service.daemon import Daemon
 
 WORDS = [
     "alpha",
@@ -241,3 +243,30 @@ def test_rows_are_read_a_page_at_a_time_in_path_order(tmp_path: Path, n: int) ->
         assert [r.path for r in store.notes("note")] == sorted(f"n{i:05d}.md" for i in range(n))
         assert set(v.engine.catalogue.notes()) == {f"n{i:05d}.md" for i in range(n)}
         assert kept_row(store.notes("note", limit=1)[0]).headings == ()
+
+
+def test_the_daemon_reads_its_kept_state_again_after_bulk_work(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The start-up reconcile is bulk work: once the vault is quiet (the idle save) the
+    daemon has the catalogue, the link index and MEMORY.md's lists read again in one go
+    (then gives the freed memory back), with the same MEMORY.md."""
+    root = _vault_of(tmp_path, 12)
+    caplog.set_level("INFO", logger="memvault")
+    daemon = Daemon.open(
+        root, embedder=HashEmbedder(), port=0, overrides={"daemon": {"save_seconds": 1}}
+    )
+    daemon.start()
+    try:
+        eventually(
+            lambda: any("kept state read again" in r.getMessage() for r in caplog.records),
+            what="the kept state read again after the start-up reconcile",
+        )
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        rows = daemon.vault.engine.catalogue.notes()
+        assert len(rows) == 12 and all(r.headings == () for r in rows.values())
+    finally:
+        daemon.shutdown()
+    with open_vault(root) as v:  # nothing for a sync to change
+        assert not v.sync(vectors=False).changed
+    assert (root / "MEMORY.md").read_text(encoding="utf-8") == memory
