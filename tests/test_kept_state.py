@@ -270,3 +270,19 @@ def test_the_daemon_reads_its_kept_state_again_after_bulk_work(
     with open_vault(root) as v:  # nothing for a sync to change
         assert not v.sync(vectors=False).changed
     assert (root / "MEMORY.md").read_text(encoding="utf-8") == memory
+
+
+def test_the_links_by_page_are_the_links_in_their_order(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    for i in range(60):
+        body = f"[[n{(i + 1) % 60:02d}]] and [[n{(i + 7) % 60:02d}]]\n[[nowhere-{i}]]"
+        write(root, f"people/n{i:02d}.md", note(f"N{i}", body=body))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        store = v.engine.store
+        pages = list(store.links_by_page(sources=7))
+        sources = {r.source for r in store.links()}  # the 60, MEMORY.md, a folder note
+        assert len(sources) > 60 and len(pages) == -(-len(sources) // 7)
+        assert [r for page in pages for r in page] == store.links()
+        problems = v.engine.link_problems()
+        assert sorted(p.target for p in problems) == sorted(f"nowhere-{i}" for i in range(60))

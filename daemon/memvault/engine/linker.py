@@ -363,7 +363,8 @@ class Linker:
         # the links table says which unchanged notes have a problem; those are read
         from_rows = [
             (r.source, problem)
-            for r in self.store.links()
+            for page in self.store.links_by_page()  # not all 900,000 of 100,000 notes at once
+            for r in page
             if r.source in rows and (problem := judge(r.source, r.line, r.target, r.anchor))
         ]
         out = [] if as_written else [problem for _, problem in from_rows]
