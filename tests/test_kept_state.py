@@ -19,6 +19,7 @@ import pytest
 
 from helpers import eventually, make_vault, new_vault, note, open_vault, write
 from memvault.core.memory_order import SectionRule
+from memvault.core.wikilinks import LinkIndex, key
 from memvault.engine.catalogue import kept_row
 from memvault.engine.memory_listing import MemoryListing
 from memvault.index.embedder import HashEmbedder
@@ -286,3 +287,11 @@ def test_the_links_by_page_are_the_links_in_their_order(tmp_path: Path) -> None:
         assert [r for page in pages for r in page] == store.links()
         problems = v.engine.link_problems()
         assert sorted(p.target for p in problems) == sorted(f"nowhere-{i}" for i in range(60))
+
+
+def test_a_path_that_is_its_own_link_key_is_not_copied() -> None:
+    lower, mixed = "people/ana-lopez.md", "People/Ana López.md"
+    assert key(lower) is lower
+    assert key(mixed) == "people/ana lópez.md" and key(mixed) is not mixed
+    index = LinkIndex([lower, mixed])
+    assert next(k for k in index._by_path if k == lower) is lower
