@@ -34,13 +34,28 @@ def rss_mb(d: Daemon, key: str = "VmRSS") -> int:
     return round(d.status_kb(key) / 1024)
 
 
+QUIET_S = 10.0  # the daemon's CPU this long under 10 % of a core before /status is asked
+
+
 def wait_idle(d: Daemon, limit: float = 3600) -> float:
+    """Idle by /status, asked only once the process has been quiet for QUIET_S: at
+    100,000 notes one /status costs seconds of CPU and ~300 MB for a moment (a scan,
+    every link judged), so a poll every 0.5 s kept one always in flight and the RSS
+    read was that call's. The time is the one of the last idle /status."""
     started = time.perf_counter()
-    while not idle(d):
-        if time.perf_counter() - started > limit:
+    ticks, since = d.cpu_ticks(), time.perf_counter()
+    while True:
+        time.sleep(1.0)
+        now, t = time.perf_counter(), d.cpu_ticks()
+        if now - started > limit:
             raise SystemExit("the daemon never became idle")
-        time.sleep(0.5)
-    return time.perf_counter() - started
+        if t - ticks > 10 * (now - since) + 1:  # busy: 10 % is 10 of a core's 100 ticks/s
+            ticks, since = t, now
+            continue
+        if now - since >= QUIET_S:
+            if idle(d):
+                return time.perf_counter() - started - QUIET_S
+            ticks, since = d.cpu_ticks(), time.perf_counter()
 
 
 def one(name: str, code: Path, source: Path, work: Path, model: str | None, edits: int) -> dict:
@@ -50,9 +65,8 @@ def one(name: str, code: Path, source: Path, work: Path, model: str | None, edit
     d = Daemon(root, model, code=code)
     row: dict[str, Any] = {"code": name}
     try:
-        d.settle()
-        wait_idle(d)
-        time.sleep(8)  # past the idle save
+        wait_idle(d)  # not d.settle(): it asks /status five times a second
+        time.sleep(8)  # past the idle save (and the after-bulk work, if any: quiet since)
         row["rss_idle_start_mb"] = rss_mb(d)
         save_to_searchable(d, root, edits, seed=1)
         wait_idle(d)

@@ -272,6 +272,7 @@ def idle(d: Daemon) -> bool:
     vectors = s.get("vectors") or {}
     return (
         s["state"] == "watching"
+        and s.get("model", "ready") in ("ready", "failed")  # warm-up done (lists, vectors)
         and s["lag_seconds"] is None
         and s["queue"] == 0
         and not s.get("reconciling")

@@ -547,6 +547,22 @@ class Engine:
         if self.embedding.indexed_with:
             _ = self.embedding.vectors
 
+    def compact_caches(self) -> None:
+        """Read the state kept between syncs again, in one go: the catalogue's rows, the
+        link index, MEMORY.md's lists. The daemon calls it after bulk work (a reconcile,
+        a folder renamed across thousands of notes), then hands freed memory back: what
+        the work re-read sat among its freed remains, and pymalloc releases an arena only
+        when nothing in it is left (bench/RESULTS.md, "Memory after bulk work")."""
+        if self.read_only:
+            return
+        started = time.perf_counter()
+        # read outside the sync lock (seconds at 100,000 notes: a save meanwhile goes on;
+        # a row it changes is read again after, ``Catalogue.rebuild``)
+        self.catalogue.rebuild()
+        with self._lock:  # the lists are the syncs' own
+            self.linker.rebuild_kept()
+        log.info("kept state read again in %.1f s", time.perf_counter() - started)
+
     def pending_vectors(self) -> tuple[int, float | None]:
         """Chunks waiting for their vectors, and since when the oldest has (unix time)."""
         return self.store.pending_state()

@@ -247,6 +247,12 @@ class Linker:
         self._folders_due |= self._listing.refresh(self.catalogue.notes()).changed_folders
         self.catalogue.link_index()
 
+    def rebuild_kept(self) -> None:
+        """Build MEMORY.md's lists afresh from the catalogue's rows (after bulk work, once
+        the catalogue is read again: ``Engine.compact_caches``); folders whose notes
+        differ from what was listed are due for their folder note, as on a refresh."""
+        self._folders_due |= self._listing.rebuild(self.catalogue.notes())
+
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no
         folder markers (a person wrote it; memvault's own always has them)."""
@@ -370,7 +376,8 @@ class Linker:
         # the links table says which unchanged notes have a problem; those are read
         from_rows = [
             (r.source, problem)
-            for r in self.store.links()
+            for page in self.store.links_by_page()  # not all 900,000 of 100,000 notes at once
+            for r in page
             if r.source in rows and (problem := judge(r.source, r.line, r.target, r.anchor))
         ]
         out = [] if as_written else [problem for _, problem in from_rows]

@@ -87,6 +87,18 @@ class MemoryListing:
                 self._add(new)
         return Refreshed(self._entries, frozenset(folders))
 
+    def rebuild(self, rows: Mapping[str, NoteRow]) -> frozenset[str]:
+        """Sort afresh from ``rows`` (after bulk work: built in one go, the lists sit
+        together in memory, not among the work's freed remains); the folders (of the
+        rules) whose notes differ from what was listed before."""
+        before = self._entries if self._built else None
+        self._rebuild(rows)
+        if before is None:
+            return frozenset(f for f, _ in self._keys)
+        differ = [p for p, e in self._entries.items() if before.get(p) != e]
+        differ += [p for p in before if p not in self._entries]
+        return frozenset(f for f, _ in self._keys if any(in_folder(p, f) for p in differ))
+
     def _rebuild(self, rows: Mapping[str, NoteRow]) -> None:
         self._rows = dict(rows)
         self._entries, self._lines, self._out = {}, {}, set()

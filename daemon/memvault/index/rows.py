@@ -94,6 +94,8 @@ NOTE_COLS = (
     "path, size, mtime_ns, sha256, kind, skip_reason, title, summary, category, date, updated, "
     "tags, aliases, frontmatter, headings, warnings, lines"
 )
+# the same columns, headings and warnings left empty (read for a note's metadata only)
+NOTE_COLS_NO_OUTLINE = NOTE_COLS.replace("headings, warnings", "'[]', '[]'")
 CHUNK_COLS = "label, path, ord, heading, line_start, line_end, text, sha, tokens"
 
 

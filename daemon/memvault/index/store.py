@@ -43,6 +43,7 @@ from memvault.index.pending_queue import PendingQueue
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
+    NOTE_COLS_NO_OUTLINE,
     ChunkRow,
     LinkRow,
     NewChunk,
@@ -183,14 +184,30 @@ class Store(PendingQueue, LinkTables):
             ).fetchone()
         return note_row(row) if row else None
 
-    def notes(self, kind: str | None = None) -> list[NoteRow]:
-        query = f"SELECT {NOTE_COLS} FROM notes"
-        args: tuple[Any, ...] = ()
+    def notes(
+        self,
+        kind: str | None = None,
+        *,
+        after: str | None = None,
+        limit: int | None = None,
+        outline: bool = True,
+    ) -> list[NoteRow]:
+        """Rows by path; ``after``/``limit``: one page of them (paths past ``after``);
+        ``outline=False``: without headings and warnings (neither read nor decoded)."""
+        query = f"SELECT {NOTE_COLS if outline else NOTE_COLS_NO_OUTLINE} FROM notes"
+        where: list[str] = []
+        args: list[Any] = []
         if kind:
-            query += " WHERE kind = ?"
-            args = (kind,)
+            where.append("kind = ?")
+            args.append(kind)
+        if after is not None:
+            where.append("path > ?")
+            args.append(after)
+        if where:
+            query += " WHERE " + " AND ".join(where)
+        query += " ORDER BY path" + (f" LIMIT {int(limit)}" if limit else "")
         with self._lock:
-            rows = self._db.execute(query + " ORDER BY path", args).fetchall()
+            rows = self._db.execute(query, args).fetchall()
         return [note_row(r) for r in rows]
 
     def paths_and_aliases(self) -> tuple[list[str], dict[str, tuple[str, ...]]]:

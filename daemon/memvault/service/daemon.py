@@ -170,7 +170,7 @@ class Daemon:
                 on_progress=self._on_progress,
                 after_first=self._start_vectors,
                 on_change=self._nudge,
-                after_bulk=heap.trim,
+                after_bulk=self._after_bulk,
             ),
         )
         # The vector lane starts once the start-up reconcile is done (MEMORY.md never
@@ -274,6 +274,17 @@ class Daemon:
         finally:
             self.progress = None
             self._nudge()
+
+    def _after_bulk(self) -> None:
+        """Once the vault is quiet after bulk work: the caches kept between syncs read
+        again in one go (``Engine.compact_caches``), then the freed memory given back."""
+        from memvault.service import heap
+
+        try:
+            if not self.reader:
+                self.vault.engine.compact_caches()
+        finally:
+            heap.trim()
 
     def _nudge(self) -> None:
         """Tell /events clients that what ``info()`` shows may have changed."""
