@@ -47,7 +47,6 @@ class CarryOver(Lane):
         so its embedded texts): its category is its new folder's, its links are
         resolved again from where it is now."""
         done: set[str] = set()
-        rows = self.catalogue.notes()
         renamed = {new: old for old, new in moved}
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
         ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]] = []
@@ -55,9 +54,10 @@ class CarryOver(Lane):
             if path in renamed:
                 if posixpath.basename(renamed[path]) != posixpath.basename(path):
                     continue  # a new name: maybe a new title, embedded again
-                row = self.store.note(path)  # renamed in the store, not yet in the catalogue
-            else:
-                row = rows.get(path)
+            # the store's row, whole: the catalogue keeps its rows without headings and
+            # warnings (catalogue.kept_row), and a moved note's row is renamed in the
+            # store, not yet in the catalogue
+            row = self.store.note(path)
             if row is None or row.kind != "note" or row.warnings:
                 continue
             try:
