@@ -166,7 +166,7 @@ class Daemon:
                 idle_save_seconds=min(5.0, float(settings.save_seconds)),
             ),
             hooks=WatchHooks(
-                save=vault.save,
+                save=vault.engine.save_when_due,  # not the whole vector index per save
                 on_progress=self._on_progress,
                 after_first=self._start_vectors,
                 on_change=self._nudge,

@@ -139,19 +139,23 @@ class VectorLane:
                 if time.monotonic() - last_save >= SAVE_EVERY:
                     self._save()
                     last_save = time.monotonic()
-            self._save()
+            self._save(when_due=True)  # one note's vectors: not the whole index each time
             if caught_up >= BULK_CHUNKS:
                 heap.trim()  # the steps' arrays and texts are freed: give the pages back
         finally:
             self.busy = False
 
-    def _save(self) -> None:
-        """The vectors to disk; a save that fails (the disk full, a file made read-only)
-        is said and left for the next catch-up or the daemon's stop, never the end of
-        the lane: the vectors stay in memory, and a crash before the next save is
-        repaired on open from the embedding cache."""
+    def _save(self, when_due: bool = False) -> None:
+        """The vectors to disk (``when_due``: if enough changed since the last save,
+        ``Engine.save_when_due``); a save that fails (the disk full, a file made
+        read-only) is said and left for the next catch-up or the daemon's stop, never
+        the end of the lane: the vectors stay in memory, and a crash before the next
+        save is repaired on open from the embedding cache."""
         try:
-            self.vault.save()
+            if when_due:
+                self.vault.engine.save_when_due()
+            else:
+                self.vault.save()
         except Exception as exc:
             self._error(f"saving the vectors failed: {exc}")
 

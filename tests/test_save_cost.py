@@ -1,0 +1,69 @@
+"""A save costs the change, not the vault (issue 27): what one save makes the daemon do.
+
+Each test drives the real parts (the daemon's threads, hnswlib, SQLite, the files) and
+checks that the work a save causes is the note's, while everything a fresh index would
+compute stays exactly the same.
+"""
+
+from __future__ import annotations
+
+import shutil
+import threading
+from pathlib import Path
+
+from helpers import eventually, new_vault, note, open_vault, write
+from memvault.index.embedder import HashEmbedder
+from memvault.service.daemon import Daemon
+
+NOTES = 300  # ~300 vectors: 1 % of them (the save's threshold) is 3
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    for i in range(NOTES):
+        write(root, f"people/p{i:03}.md", note(f"Person {i}", f"person {i}", f"Works on w{i}."))
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
+def _searchable(d: Daemon, word: str, path: str) -> bool:
+    return any(h.path == path for h in d.vault.search(word, k=3))
+
+
+def test_a_saved_notes_vectors_do_not_rewrite_the_vector_index_and_are_not_lost(
+    tmp_path: Path,
+) -> None:
+    """The daemon wrote vectors.bin (the whole hnswlib index) after every save's vectors:
+    at 100,000 notes ~200 MB written and hashed for one note. It is written once 1 % of
+    the vectors changed (or at stop); what is not written yet is in the embedding cache,
+    and an index opened from the files as a crash leaves them has every vector."""
+    root = _vault(tmp_path)
+    vectors = root / ".memvault" / "vectors.bin"
+    daemon = Daemon.open(root, embedder=HashEmbedder(), port=0)
+    daemon.start()
+    try:
+        lane = daemon.vectors
+        eventually(lambda: daemon.model_state == "ready", what="the model")
+        saved = vectors.read_bytes()
+        write(root, "people/new.md", note("New", "a new person", "Quokka keeper."))
+        eventually(lambda: _searchable(daemon, "quokka keeper", "people/new.md"), what="search")
+        eventually(lambda: not lane.busy and not lane.info()["pending"], what="its vectors")
+        threading.Event().wait(7.0)  # past the idle save (5 s after the last sync)
+        assert vectors.read_bytes() == saved, "one note's vectors rewrote the vector index"
+        labels = daemon.vault.engine.store.labels()
+        assert daemon.vault.engine.embedding.vectors.labels() == labels  # in memory: all
+        # the files as a kill -9 would leave them: the index opened from them lacks nothing
+        crashed = tmp_path / "crashed"
+        shutil.copytree(root, crashed, ignore=shutil.ignore_patterns("daemon.json"))
+        with open_vault(crashed) as other:  # (its vectors.bin is the one saved before)
+            assert other.engine.embedding.vectors.labels() == labels
+            assert other.engine.store.labels_of(["people/new.md"]) <= labels
+        # enough changes (1 % of the vectors) and it is written
+        for i in range(3):
+            write(root, f"people/more{i}.md", note(f"More {i}", "another", f"Numbat {i}."))
+        eventually(lambda: vectors.read_bytes() != saved, 30, "the save once 1 % changed")
+    finally:
+        daemon.shutdown()
+    with open_vault(root) as v:  # and at stop: the file holds every vector
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
