@@ -10,9 +10,12 @@ from __future__ import annotations
 import shutil
 import threading
 from pathlib import Path
+from typing import Any
 
 from helpers import eventually, new_vault, note, open_vault, write
 from memvault.index.embedder import HashEmbedder
+from memvault.index.rows import NoteRow
+from memvault.index.store import Store
 from memvault.service.daemon import Daemon
 
 NOTES = 300  # ~300 vectors: 1 % of them (the save's threshold) is 3
@@ -67,3 +70,35 @@ def test_a_saved_notes_vectors_do_not_rewrite_the_vector_index_and_are_not_lost(
         daemon.shutdown()
     with open_vault(root) as v:  # and at stop: the file holds every vector
         assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
+
+
+def _row(path: str, kind: str, **kw: Any) -> NoteRow:
+    return NoteRow(path=path, size=10, mtime_ns=1, sha256="ab", kind=kind, **kw)
+
+
+def test_the_problems_a_sync_tells_are_read_without_a_scan_of_every_note(
+    tmp_path: Path,
+) -> None:
+    """Every sync that changed something reads the rows status lists as problems
+    (``Store.problem_rows``); it scanned every note's row: 28 ms at 20,000 notes, ~140 ms
+    at 100,000, for each save. Read through a partial index, its work is the problems'."""
+    store = Store(tmp_path / "index.db", tmp_path / "cache.db")
+    try:
+        with store.transaction() as conn:
+            for i in range(5000):
+                store.put_note(conn, _row(f"people/p{i:05}.md", "note"))
+            store.put_note(conn, _row("a/bad.md", "skipped", skip_reason="why"))
+            store.put_note(conn, _row("a/odd.md", "note", warnings=("odd",)))
+        steps = [0]
+
+        def count() -> int:
+            steps[0] += 1
+            return 0
+
+        store._db.set_progress_handler(count, 100)  # one call per 100 VM instructions
+        rows = store.problem_rows()
+        store._db.set_progress_handler(None, 0)
+        assert rows == [("a/bad.md", "skipped", "why", ()), ("a/odd.md", "note", None, ("odd",))]
+        assert steps[0] < 10, f"{steps[0] * 100} instructions for 2 rows of 5,002"
+    finally:
+        store.close()

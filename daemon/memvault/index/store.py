@@ -383,7 +383,8 @@ class Store(PendingQueue, LinkTables):
         }
 
     def problem_rows(self) -> list[tuple[str, str, str | None, tuple[str, ...]]]:
-        """(path, kind, skip reason, warnings) of the files skipped or indexed with warnings."""
+        """(path, kind, skip reason, warnings) of the files skipped or indexed with warnings
+        (the WHERE is the partial index ``notes_problems``'s: a read of those rows only)."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT path, kind, skip_reason, warnings FROM notes "
