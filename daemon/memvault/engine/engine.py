@@ -272,8 +272,8 @@ class Engine:
                     listener(report)
             if full:
                 self.embedding.save()
-            else:  # when enough changed: not the whole vector index for one note
-                self.embedding.save_when_due()
+            elif time.monotonic() - self.embedding.last_save >= self.config.daemon.save_seconds:
+                self.embedding.save_when_due()  # not the whole vector index for one note
             return report
 
     def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
