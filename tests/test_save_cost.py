@@ -12,7 +12,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import eventually, new_vault, note, open_vault, write
+from memvault.core import memory_md, memory_order
+from memvault.engine import memory_listing
 from memvault.index.embedder import HashEmbedder
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
@@ -102,3 +106,132 @@ def test_the_problems_a_sync_tells_are_read_without_a_scan_of_every_note(
         assert steps[0] < 10, f"{steps[0] * 100} instructions for 2 rows of 5,002"
     finally:
         store.close()
+
+
+class _Counted(dict):  # type: ignore[type-arg]
+    """The catalogue's rows, counting each look at all of them."""
+
+    looks = 0
+
+    def _look(self) -> None:
+        type(self).looks += 1
+
+    def items(self):  # type: ignore[no-untyped-def,override]
+        self._look()
+        return super().items()
+
+    def values(self):  # type: ignore[no-untyped-def,override]
+        self._look()
+        return super().values()
+
+    def keys(self):  # type: ignore[no-untyped-def,override]
+        self._look()
+        return super().keys()
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self._look()
+        return super().__iter__()
+
+
+def test_memory_mds_update_after_a_save_looks_at_that_note_not_every_row(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MEMORY.md's update found the changed rows by looking at every row of the catalogue
+    (an identity pass: ~10 ms at 100,000 notes) and counted a filtered section (Active
+    Projects: ``status: active``) by matching every note of its folder; the catalogue's
+    log says which rows changed, and a filtered section keeps its own sorted notes."""
+    root = new_vault(tmp_path)
+    for i in range(150):
+        status = "active" if i % 10 == 0 else "done"
+        write(root, f"projects/p{i:03}.md", note(f"P{i}", f"project {i}", status=status))
+    with open_vault(root) as v:
+        v.sync()
+        v.warm_up()
+        catalogue = v.engine.catalogue
+        catalogue._rows = _Counted(catalogue.notes())
+        matched = [0]
+        whole = memory_order.matches
+
+        def counted(entry: Any, wanted: Any) -> bool:
+            matched[0] += 1
+            return whole(entry, wanted)
+
+        monkeypatch.setattr(memory_md, "matches", counted)
+        monkeypatch.setattr(memory_listing, "matches", counted, raising=False)
+        _Counted.looks = 0
+        write(
+            root, "projects/p007.md", note("P7", "now active", status="active", date="2031-01-01")
+        )
+        v.sync(paths=["projects/p007.md"], vectors=False)
+        assert "- [[projects/p007]] - now active" in (root / "MEMORY.md").read_text("utf-8")
+        assert _Counted.looks == 0, "a look at every row of the catalogue"
+        assert matched[0] <= 4, f"the filter matched against {matched[0]} notes for one save"
+
+
+def _listings(root: Path) -> dict[str, str]:
+    """MEMORY.md and the folder notes memvault keeps."""
+    out = {"MEMORY.md": (root / "MEMORY.md").read_text("utf-8")}
+    for folder in ("people", "projects", "decisions"):
+        path = root / folder / f"{folder}.md"
+        if path.exists():
+            out[path.name] = path.read_text("utf-8")
+    return out
+
+
+def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: Path) -> None:
+    """The lists follow each save (the catalogue's log, a filtered section's own notes):
+    after any run of creates, edits, status and keep-out changes, moves and deletes,
+    MEMORY.md and the folder notes are byte for byte what a fresh index of the same files
+    writes."""
+    import random
+
+    rng = random.Random(27)
+    root = new_vault(tmp_path)
+    live: list[str] = []
+
+    def text(i: int) -> str:
+        fields = {"date": f"2025-{1 + rng.randrange(12):02}-{1 + rng.randrange(28):02}"}
+        if rng.random() < 0.5:
+            fields["status"] = rng.choice(["active", "done", "Active"])
+        if rng.random() < 0.15:
+            fields["memory-index"] = "false"
+        if rng.random() < 0.5:
+            fields["updated"] = f"2026-{1 + rng.randrange(12):02}-01"
+        return note(f"N{i}", f"note {i} v{rng.randrange(1000)}", **fields)
+
+    for i in range(60):
+        rel = f"{rng.choice(['people', 'projects', 'decisions'])}/n{i:03}.md"
+        write(root, rel, text(i))
+        live.append(rel)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        v.warm_up()
+        for step in range(60):
+            kind = rng.choice(["create", "edit", "edit", "delete", "move"])
+            if kind == "create" or not live:
+                rel = f"{rng.choice(['people', 'projects', 'decisions'])}/m{step:03}.md"
+                write(root, rel, text(100 + step))
+                live.append(rel)
+                paths = [rel]
+            elif kind == "edit":
+                rel = rng.choice(live)
+                write(root, rel, text(200 + step))
+                paths = [rel]
+            elif kind == "delete":
+                rel = live.pop(rng.randrange(len(live)))
+                (root / rel).unlink()
+                paths = [rel]
+            else:
+                rel = live.pop(rng.randrange(len(live)))
+                new = f"{rng.choice(['people', 'projects', 'decisions'])}/r{step:03}.md"
+                (root / rel).rename(root / new)
+                live.append(new)
+                paths = [rel, new]
+            v.sync(paths=paths, vectors=False)
+            if step % 15 == 14:
+                copy = tmp_path / f"fresh-{step}"
+                shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+                with open_vault(copy) as fresh:
+                    fresh.sync(vectors=False)
+                assert _listings(copy) == _listings(root), f"after step {step}"
+    assert "memvault:begin projects" in _listings(root)["MEMORY.md"]
