@@ -235,3 +235,30 @@ def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: P
                     fresh.sync(vectors=False)
                 assert _listings(copy) == _listings(root), f"after step {step}"
     assert "memvault:begin projects" in _listings(root)["MEMORY.md"]
+
+
+def test_the_vector_lane_says_when_it_is_idle_again(tmp_path: Path) -> None:
+    """``/events`` pushes a status when the daemon nudges it, and only looks again every
+    second while it is busy: the lane going idle was not a nudge, so a client (and the
+    save bench's time back to idle) heard of it up to a second late."""
+    from memvault.service.vector_lane import VectorLane
+
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "a person"))
+    told: list[tuple[bool, int]] = []
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        lane: VectorLane | None = None
+
+        def idle() -> None:
+            assert lane is not None
+            told.append((lane.busy, v.pending_vectors()[0]))
+
+        lane = VectorLane(v, on_idle=idle)
+        lane.start()
+        try:
+            lane.wake()
+            eventually(lambda: bool(told), what="the lane's word that it is idle")
+            assert told[0] == (False, 0)  # said once it is not busy and nothing waits
+        finally:
+            assert lane.stop(10)

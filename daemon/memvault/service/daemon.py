@@ -180,6 +180,7 @@ class Daemon:
             on_progress=self._on_progress,
             on_model=self._model_state,
             on_error=self.watcher.record_error,
+            on_idle=self._nudge,  # else /events says so only at its next look, 1 s later
             structure_busy=lambda: self.watcher.lag_seconds() is not None,
         )
         vault.subscribe(lambda report: self.vectors.wake())

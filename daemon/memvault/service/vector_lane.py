@@ -47,6 +47,7 @@ class VectorLane:
         on_progress: Callable[[Any], None] | None = None,
         on_model: Callable[[str], None] | None = None,
         on_error: Callable[[str], None] | None = None,
+        on_idle: Callable[[], None] | None = None,
         structure_busy: Callable[[], bool] | None = None,
     ) -> None:
         self.vault = vault
@@ -54,6 +55,7 @@ class VectorLane:
         self._on_progress = on_progress
         self._on_model = on_model  # "loading" | "ready" | "failed"
         self._on_error = on_error
+        self._on_idle = on_idle  # told when a catch-up ends (/events says idle at once)
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memvault-vectors", daemon=True)
@@ -144,6 +146,8 @@ class VectorLane:
                 heap.trim()  # the steps' arrays and texts are freed: give the pages back
         finally:
             self.busy = False
+            if self._on_idle is not None:
+                self._on_idle()
 
     def _save(self, when_due: bool = False) -> None:
         """The vectors to disk (``when_due``: if enough changed since the last save,
