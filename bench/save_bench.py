@@ -141,7 +141,7 @@ def measure(
             rel = f"people/zsave-{run}-{i:02}.md"
             title = f"Saved {run} {i}"
             text = (
-                f"---\ntitle: {title}\nsummary: saved person {i}\ndate: 2026-12-01\n---\n"
+                f"---\ntitle: {title}\nsummary: saved person {i}\ndate: 2027-01-{i + 1:02}\n---\n"
                 f"# {title}\n\nA person saved {i}, who works with [[people/n000001]].\n"
             )
             timed(
@@ -189,7 +189,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vault", type=Path, required=True, help="an indexed vault (not written)")
     ap.add_argument("--code", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
-    ap.add_argument("--saves", type=int, default=12, help="rounds of the three kinds of save")
+    ap.add_argument("--saves", type=int, default=12, help="rounds of the three kinds (<= 28)")
     ap.add_argument(
         "--workdir", type=Path, default=Path(tempfile.gettempdir()) / "memvault-save-bench"
     )
