@@ -109,7 +109,7 @@ def test_the_problems_a_sync_tells_are_read_without_a_scan_of_every_note(
         store.close()
 
 
-class _Counted(dict):  # type: ignore[type-arg]
+class _Counted(dict[str, Any]):
     """The catalogue's rows, counting each look at all of them."""
 
     looks = 0
@@ -117,19 +117,19 @@ class _Counted(dict):  # type: ignore[type-arg]
     def _look(self) -> None:
         type(self).looks += 1
 
-    def items(self):  # type: ignore[no-untyped-def,override]
+    def items(self) -> Any:
         self._look()
         return super().items()
 
-    def values(self):  # type: ignore[no-untyped-def,override]
+    def values(self) -> Any:
         self._look()
         return super().values()
 
-    def keys(self):  # type: ignore[no-untyped-def,override]
+    def keys(self) -> Any:
         self._look()
         return super().keys()
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Any:
         self._look()
         return super().__iter__()
 
