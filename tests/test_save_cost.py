@@ -288,3 +288,31 @@ def test_a_new_note_joins_the_link_index_without_a_copy_of_every_path() -> None:
     assert "c/m00000.md" not in base  # the index it grew from is unchanged
     one = base.with_files(["c/one.md"])
     assert one._by_path is base._by_path, "the vault's paths copied for one new note"
+
+
+def test_searches_count_the_chunks_once_until_the_index_changes(tmp_path: Path) -> None:
+    """Every search weighs its terms by the number of chunks: a count of every row (a
+    fifth of a search at 100,000 notes, each look of a save's poll until it is
+    searchable). Kept until this store writes or another connection commits."""
+    import sqlite3
+
+    root = new_vault(tmp_path)
+    for i in range(40):
+        write(root, f"people/p{i:02}.md", note(f"P{i}", f"person {i}", f"Works on w{i}."))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        store = v.engine.store
+        counted = store.chunk_count()
+        ran: list[str] = []
+        store._db.set_trace_callback(ran.append)  # the statements SQLite runs
+        assert store.chunk_count() == counted
+        store._db.set_trace_callback(None)
+        assert not [q for q in ran if "FROM chunks" in q], ran  # (one OP_Count: every page)
+        write(root, "people/new.md", note("New", "a new one", "More words."))
+        v.sync(paths=["people/new.md"], vectors=False)  # this store's own write
+        assert store.chunk_count() == counted + 1
+        other = sqlite3.connect(store.index_path)  # another process's commit
+        with other:
+            other.execute("DELETE FROM chunks WHERE path = 'people/new.md'")
+        other.close()
+        assert store.chunk_count() == counted
