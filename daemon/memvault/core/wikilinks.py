@@ -318,12 +318,19 @@ def link_safe(path: str) -> bool:
     return not (LINK_UNSAFE_CHARS & set(path))
 
 
+OVERLAY_FOLD = 1024  # files ``LinkIndex.with_files`` keeps apart before folding them in
+
+
 class LinkIndex:
     """All files of a vault, for resolving links (built from paths, pure)."""
 
     def __init__(self, files: Iterable[str], aliases: Mapping[str, Sequence[str]] | None = None):
         self._by_path: dict[str, str] = {}
         self._by_name: dict[str, list[str]] = defaultdict(list)
+        # what ``with_files`` added, over the two above (shared with the index it grew
+        # from, never changed): a new note costs the overlay's copy, not the vault's
+        self._more_path: dict[str, str] = {}
+        self._more_name: dict[str, list[str]] = {}
         for path in sorted(files):
             self._by_path[key(path)] = path
             self._by_name[key(posixpath.basename(path))].append(path)
@@ -340,25 +347,38 @@ class LinkIndex:
         return self._aliases.get(path, ())
 
     def __contains__(self, path: str) -> bool:
-        return key(path) in self._by_path
+        return self._path(key(path)) is not None
+
+    def _path(self, k: str) -> str | None:
+        hit = self._more_path.get(k)
+        return hit if hit is not None else self._by_path.get(k)
+
+    def _names(self, k: str) -> list[str] | None:
+        got = self._more_name.get(k)
+        return got if got is not None else self._by_name.get(k)
 
     def with_files(self, files: Iterable[str]) -> LinkIndex:
         """This index with ``files`` (having no aliases) among those it was built from: the
         same answers as building it afresh, at the cost of the files added (a save of a
-        new note in a vault of 100,000 no longer builds it anew). ``self`` is unchanged."""
+        new note in a vault of 100,000 no longer copies its 100,000 paths: the additions
+        sit in an overlay, folded in once it holds ``OVERLAY_FOLD`` files). ``self`` is
+        unchanged."""
+        added = list(files)
         out = LinkIndex(())
-        out._by_path = dict(self._by_path)
-        out._by_name = defaultdict(list, self._by_name)  # lists shared until one changes
         out._by_alias = self._by_alias
         out._aliases = self._aliases
-        for path in files:
+        if len(self._more_path) + len(added) > OVERLAY_FOLD:
+            out._by_path = {**self._by_path, **self._more_path}
+            out._by_name = defaultdict(list, {**self._by_name, **self._more_name})
+        else:
+            out._by_path, out._by_name = self._by_path, self._by_name
+            out._more_path, out._more_name = dict(self._more_path), dict(self._more_name)
+        for path in added:
             k = key(path)
-            if k in out._by_path:  # the same key twice: the last in sorted order wins
-                out._by_path[k] = max(out._by_path[k], path)
-            else:
-                out._by_path[k] = path
+            had = out._path(k)  # the same key twice: the last in sorted order wins
+            out._more_path[k] = max(had, path) if had is not None else path
             name = key(posixpath.basename(path))
-            names = out._by_name[name] = list(out._by_name.get(name, ()))
+            names = out._more_name[name] = list(out._names(name) or ())  # lists not shared
             if path not in names:
                 bisect.insort(names, path)
         return out
@@ -371,19 +391,19 @@ class LinkIndex:
         t = t.lstrip("/")
         variants = [t] if t.lower().endswith(".md") else [t + ".md", t]
         for v in variants:
-            hit = self._by_path.get(key(v))
+            hit = self._path(key(v))
             if hit:
                 return Resolution("resolved", hit)
         folder = posixpath.dirname(source)
         for v in variants:
             joined = posixpath.normpath(posixpath.join(folder, v))
             if not joined.startswith(".."):
-                hit = self._by_path.get(key(joined))
+                hit = self._path(key(joined))
                 if hit:
                     return Resolution("resolved", hit)
         for v in variants:
             name = v.rsplit("/", 1)[-1]
-            matches = self._by_name.get(key(name), [])
+            matches = self._names(key(name)) or []
             if "/" in v:
                 suffix = key("/" + v)
                 matches = [p for p in matches if key("/" + p).endswith(suffix)]
@@ -405,7 +425,7 @@ class LinkIndex:
     def name_matches(self, name: str) -> list[str]:
         """Files a bare name leads to (Obsidian's ``getLinkpathDest`` for a link with
         no folder): files named exactly ``name``, else ``name.md``; case-insensitive."""
-        return list(self._by_name.get(key(name)) or self._by_name.get(key(name + ".md")) or [])
+        return list(self._names(key(name)) or self._names(key(name + ".md")) or [])
 
     def link_text(
         self, path: str, source: str, link_format: LinkFormat = "shortest", *, omit_md: bool = True

@@ -39,6 +39,7 @@ from memvault.index.rows import NoteRow
 from memvault.index.store import Store
 
 ADD_ONE_BY_ONE = 64  # new notes joining the link index one row read each; more: rebuilt
+LOG_KEPT = 4096  # paths of re-read rows kept for ``changes_since``; past it: start over
 SHARED_CHECK_SECONDS = 0.5  # a reader sees the writer's changes this soon after them
 READ_PAGE = 1000  # rows read at once
 
@@ -51,6 +52,10 @@ class Catalogue:
         self._lock = threading.RLock()
         self._rows: dict[str, NoteRow] | None = None
         self._dirty: set[str] = set()  # paths whose rows changed since ``_rows`` was read
+        # the paths whose rows ``notes`` re-read (or dropped) since the rows were read whole
+        # (``_epoch`` counts those reads): what changed since a caller last looked
+        self._log: list[str] = []
+        self._epoch = 0
         self._links: LinkIndex | None = None
         self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
         self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
@@ -83,6 +88,7 @@ class Catalogue:
             if self._rows is None:
                 self._dirty.clear()
                 self._rows = self._read_rows()
+                self._epoch, self._log = self._epoch + 1, []
             elif self._dirty:
                 for path in self._dirty:
                     row = self._store.note(path)
@@ -90,6 +96,10 @@ class Catalogue:
                         self._rows[path] = kept_row(row)
                     else:
                         self._rows.pop(path, None)
+                if len(self._log) + len(self._dirty) > LOG_KEPT:
+                    self._epoch, self._log = self._epoch + 1, []
+                else:
+                    self._log += self._dirty
                 self._dirty.clear()
             return self._rows
 
@@ -120,7 +130,20 @@ class Catalogue:
                 meanwhile, self._changed_meanwhile = self._changed_meanwhile or set(), None
         with self._lock:
             self._rows, self._dirty = rows, meanwhile  # changed meanwhile: read again
+            self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
             self._links = None if self._files_meanwhile else links
+
+    def changes_since(
+        self, mark: tuple[int, int] | None
+    ) -> tuple[dict[str, NoteRow], list[str] | None, tuple[int, int]]:
+        """The rows (``notes``), the paths whose rows may have changed or gone since
+        ``mark`` (None: not known, look at every row), and the mark of now."""
+        with self._lock:
+            rows = self.notes()
+            now = (self._epoch, len(self._log))
+            if mark is None or mark[0] != self._epoch:
+                return rows, None, now
+            return rows, self._log[mark[1] :], now
 
     def note(self, path: str) -> NoteRow | None:
         """One row, whatever its kind (an index note or a skipped file too); a row of

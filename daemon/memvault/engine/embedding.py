@@ -50,6 +50,14 @@ log = logging.getLogger("memvault")
 # so they never go stale.
 LINE_VECTORS_KEPT = 32_768
 PENDING_BATCH = 32  # chunks per vector-lane step: a step is ~0.5 s of model time, not minutes
+# The daemon writes vectors.bin (the whole hnswlib index: ~200 MB at 100,000 notes) once
+# the vectors changed since its last save reach this share of the index, or the oldest
+# such change is SAVE_AGE_SECONDS old (``save_when_due``), not after every save: a save of
+# one note then costs its own vectors, not the vault's. What is not saved yet is never
+# lost: the file on disk is the one whose sha256 the store holds, and opening it adds the
+# chunks it lacks from the embedding cache (VectorIndex.open).
+SAVE_SHARE = 0.01
+SAVE_AGE_SECONDS = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +86,10 @@ class Embedding:
         self._lines_kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
         self._lines_lock = threading.Lock()
         self.last_save = time.monotonic()
+        # vectors added or deleted since the last save, since when, and the index's size
+        self._unsaved = 0
+        self._unsaved_since: float | None = None
+        self._size = 0
 
     # -- the model -------------------------------------------------------------------
 
@@ -280,13 +292,11 @@ class Embedding:
                     ef_search=self.config.index.ef_search,
                 )
                 # pending chunks have no vector yet: the lane adds them, not the reconcile
+                wanted = self._store.embedded_labels()
                 report = vi.open(
-                    VectorsWanted(
-                        self._store.meta("vectors_sha"),
-                        self._store.embedded_labels(),
-                        self.vectors_for,
-                    )
+                    VectorsWanted(self._store.meta("vectors_sha"), wanted, self.vectors_for)
                 )
+                self._size = len(wanted)
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
                 self._vectors = vi
@@ -331,6 +341,7 @@ class Embedding:
         if labels:
             found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
             self.vectors.add(found, matrix)
+            self._changed(len(found), len(found))
 
     def forget(self, labels: Sequence[int]) -> None:
         """Take deleted chunks out of the index (nothing to do before the first embedding)."""
@@ -341,7 +352,29 @@ class Embedding:
             # opens, it is built from the db, so opening it now (loading the model for
             # its dimension, in the structure lane) would buy nothing
             return
-        self.vectors.delete(labels)
+        done = self.vectors.delete(labels)
+        self._changed(done, -done)
+
+    def _changed(self, count: int, grown: int) -> None:
+        self._unsaved += count
+        self._size = max(0, self._size + grown)
+        if self._unsaved_since is None:
+            self._unsaved_since = time.monotonic()
+
+    def save_when_due(self) -> bool:
+        """Save the vector index when enough changed since its last save (``SAVE_SHARE``
+        of it, at least one vector) or the oldest unsaved change is ``SAVE_AGE_SECONDS``
+        old: the daemon's saves when idle. True when it saved."""
+        with self._open_lock:
+            vi = self._vectors
+            if vi is None or not vi.dirty:
+                return False
+            since = self._unsaved_since
+            old = since is None or time.monotonic() - since >= SAVE_AGE_SECONDS
+            if not old and self._unsaved < max(1.0, self._size * SAVE_SHARE):
+                return False
+            self.save()
+            return True
 
     def save(self) -> None:
         """Save the vector index if it changed, recording its hash in the store."""
@@ -356,6 +389,7 @@ class Embedding:
             if sha:
                 self._store.set_meta("vectors_sha", sha)
             self.last_save = time.monotonic()
+            self._unsaved, self._unsaved_since = 0, None
 
     def maybe_compact(self) -> None:
         """Rebuild the index from the cache once deleted slots pass ``compact_ratio``."""

@@ -272,9 +272,10 @@ class Engine:
                 self.store.set_meta("last_sync_at", str(self.last_sync_at))
                 for listener in list(self._listeners):
                     listener(report)
-            since_save = time.monotonic() - self.embedding.last_save
-            if full or since_save >= self.config.daemon.save_seconds:
+            if full:
                 self.embedding.save()
+            elif time.monotonic() - self.embedding.last_save >= self.config.daemon.save_seconds:
+                self.embedding.save_when_due()  # not the whole vector index for one note
             return report
 
     def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
@@ -637,8 +638,13 @@ class Engine:
         return self.embedding.count_tokens(text)
 
     def save(self) -> None:
-        """Save the vector index if it changed (the daemon calls this when idle)."""
+        """Save the vector index if it changed."""
         self.embedding.save()
+
+    def save_when_due(self) -> None:
+        """Save the vector index if enough of it changed since its last save (the daemon
+        calls this when idle: ``Embedding.save_when_due``)."""
+        self.embedding.save_when_due()
 
     def status(self) -> dict[str, Any]:
         """What is indexed, how big MEMORY.md is against its budget, what is stale."""

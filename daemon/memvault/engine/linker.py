@@ -30,7 +30,7 @@ from memvault.core.wikilinks import (
     moved_names,
     relink_note,
 )
-from memvault.engine.memory_listing import MemoryListing
+from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
 
@@ -68,6 +68,7 @@ class Linker:
         # (an update that stopped early, MEMORY.md busy, leaves them due for the next)
         self._folders_due: set[str] = set()
         self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
+        self._seen_rows: tuple[int, int] | None = None  # the catalogue's mark at the last look
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -161,7 +162,7 @@ class Linker:
                     "until it is done",
                 )
             )
-        refreshed = self._listing.refresh(self.catalogue.notes())
+        refreshed = self._refresh()
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
@@ -244,7 +245,7 @@ class Linker:
     def warm(self) -> None:
         """Build what a MEMORY.md update keeps between updates (the sorted lists, the
         catalogue's rows, the link index) before the first update needs them."""
-        self._folders_due |= self._listing.refresh(self.catalogue.notes()).changed_folders
+        self._folders_due |= self._refresh().changed_folders
         self.catalogue.link_index()
 
     def rebuild_kept(self) -> None:
@@ -252,6 +253,12 @@ class Linker:
         the catalogue is read again: ``Engine.compact_caches``); folders whose notes
         differ from what was listed are due for their folder note, as on a refresh."""
         self._folders_due |= self._listing.rebuild(self.catalogue.notes())
+
+    def _refresh(self) -> Refreshed:
+        """The sorted lists brought in line with the rows that changed since the last look
+        (the catalogue's log: a save looks at its own notes, not at every row)."""
+        rows, changed, self._seen_rows = self.catalogue.changes_since(self._seen_rows)
+        return self._listing.refresh(rows, changed)
 
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no

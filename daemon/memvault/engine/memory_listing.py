@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memvault.core import memory_md
-from memvault.core.memory_order import CatalogueEntry, Listing, SectionRule, in_folder
+from memvault.core.memory_order import CatalogueEntry, Listing, SectionRule, in_folder, matches
 from memvault.index.rows import NoteRow
 
 _REBUILD_AT = 2_000  # changed notes past which sorting afresh is cheaper than moving them
@@ -42,16 +42,28 @@ class MemoryListing:
         self._keys = {(r.folder, _order(r.order)) for r in self.rules}
         self._sorted: dict[tuple[str, str], list[tuple[tuple[str, str], str]]] = {}
         self._folder_lines: dict[tuple[str, str], list[str]] = {}  # in step with _sorted
+        # a rule with a filter: the notes it selects (of its folder, matching, not kept
+        # out), sorted, so its listing reads its first notes, not every note of the folder
+        self._filtered = {_selects(r): r for r in self.rules if r.filter}
+        self._selected: dict[_Selects, list[tuple[tuple[str, str], str]]] = {}
         self._built = False
 
-    def refresh(self, rows: Mapping[str, NoteRow]) -> Refreshed:
-        """Bring the lists in line with the catalogue's ``rows``."""
-        changed = [p for p, row in rows.items() if self._rows.get(p) is not row]
-        gone = (
-            [p for p in self._rows if p not in rows]
-            if len(self._rows) != len(rows) or (changed)
-            else []
-        )
+    def refresh(
+        self, rows: Mapping[str, NoteRow], changed: Sequence[str] | None = None
+    ) -> Refreshed:
+        """Bring the lists in line with the catalogue's ``rows``. ``changed``: the paths
+        whose rows may have changed (or gone) since the last refresh, as the catalogue
+        logs them; None: found by looking at every row (by identity)."""
+        if changed is None or not self._built:
+            changed = [p for p, row in rows.items() if self._rows.get(p) is not row]
+            gone = (
+                [p for p in self._rows if p not in rows]
+                if len(self._rows) != len(rows) or (changed)
+                else []
+            )
+        else:  # the same as the look at every row would find: a row no longer its own
+            changed = [p for p in dict.fromkeys(changed) if self._rows.get(p) is not rows.get(p)]
+            gone = []
         if not self._built or len(changed) + len(gone) > _REBUILD_AT:
             self._rebuild(rows)
             return Refreshed(self._entries, frozenset(f for f, _ in self._keys))
@@ -83,6 +95,18 @@ class MemoryListing:
                     at = bisect.bisect_left(items, key)
                     items.insert(at, key)
                     lines.insert(at, memory_md.entry_line(new))
+            for selects, rule in self._filtered.items():
+                if not in_folder(path, rule.folder):
+                    continue
+                chosen = self._selected[selects]
+                order = _order(rule.order)
+                if old is not None:
+                    key = (memory_md.sort_key(old, order), path)
+                    at = bisect.bisect_left(chosen, key)
+                    if at < len(chosen) and chosen[at] == key:
+                        del chosen[at]
+                if new is not None and _chosen(new, rule):
+                    bisect.insort(chosen, (memory_md.sort_key(new, order), path))
             if new is not None:
                 self._add(new)
         return Refreshed(self._entries, frozenset(folders))
@@ -112,6 +136,12 @@ class MemoryListing:
             )
             self._sorted[(folder, order)] = items
             self._folder_lines[(folder, order)] = [self.line(p) for _, p in items]
+        for selects, rule in self._filtered.items():
+            self._selected[selects] = sorted(
+                (memory_md.sort_key(e, _order(rule.order)), e.path)
+                for e in self._entries.values()
+                if in_folder(e.path, rule.folder) and _chosen(e, rule)
+            )
         self._built = True
 
     def _add(self, entry: CatalogueEntry) -> None:
@@ -145,15 +175,9 @@ class MemoryListing:
                 if path not in self._out:
                     top.append(self._entries[path])
             return Listing(tuple(top), total)
-        total = 0
-        for _, path in items:
-            e = self._entries[path]
-            if path in self._out or not memory_md.matches(e, rule.filter):
-                continue
-            total += 1
-            if len(top) < rule.limit:
-                top.append(e)
-        return Listing(tuple(top), total)
+        chosen = self._selected[_selects(rule)]
+        top = [self._entries[path] for _, path in chosen[: rule.limit]]
+        return Listing(tuple(top), len(chosen))
 
     def folder_lines(self, rule: SectionRule) -> Sequence[str]:
         """Every note of the rule's folder (whatever the filter), in its order: the entry
@@ -181,6 +205,19 @@ class _Lines(Mapping[str, str]):
 
 def _order(order: str) -> str:
     return "updated" if order == "mtime" else order
+
+
+_Selects = tuple[str, str, tuple[tuple[str, str], ...]]
+
+
+def _selects(rule: SectionRule) -> _Selects:
+    """What a filtered rule selects, as a key: its folder, order and filter."""
+    return (rule.folder, _order(rule.order), tuple(sorted(rule.filter.items())))
+
+
+def _chosen(entry: CatalogueEntry, rule: SectionRule) -> bool:
+    """Whether a note of the rule's folder is one it lists (``memory_order.select``)."""
+    return not memory_md.keeps_out(entry) and matches(entry, rule.filter)
 
 
 def _entry(row: NoteRow) -> CatalogueEntry:

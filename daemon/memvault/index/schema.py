@@ -131,6 +131,10 @@ CREATE TABLE IF NOT EXISTS notes(
     + NOTE_META_COLUMNS
     + """);
 CREATE INDEX IF NOT EXISTS notes_category ON notes(category);
+-- the rows status lists as problems (Store.problem_rows, after every sync that changed
+-- something): the few, not a scan of every note's row (28 ms at 20,000 notes)
+CREATE INDEX IF NOT EXISTS notes_problems ON notes(path)
+    WHERE kind = 'skipped' OR warnings != '[]';
 CREATE TABLE IF NOT EXISTS chunks(
     label INTEGER PRIMARY KEY AUTOINCREMENT,
     path TEXT NOT NULL,

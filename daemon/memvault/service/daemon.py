@@ -166,7 +166,7 @@ class Daemon:
                 idle_save_seconds=min(5.0, float(settings.save_seconds)),
             ),
             hooks=WatchHooks(
-                save=vault.save,
+                save=vault.engine.save_when_due,  # not the whole vector index per save
                 on_progress=self._on_progress,
                 after_first=self._start_vectors,
                 on_change=self._nudge,
@@ -180,6 +180,7 @@ class Daemon:
             on_progress=self._on_progress,
             on_model=self._model_state,
             on_error=self.watcher.record_error,
+            on_idle=self._nudge,  # else /events says so only at its next look, 1 s later
             structure_busy=lambda: self.watcher.lag_seconds() is not None,
         )
         vault.subscribe(lambda report: self.vectors.wake())

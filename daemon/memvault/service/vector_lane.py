@@ -47,6 +47,7 @@ class VectorLane:
         on_progress: Callable[[Any], None] | None = None,
         on_model: Callable[[str], None] | None = None,
         on_error: Callable[[str], None] | None = None,
+        on_idle: Callable[[], None] | None = None,
         structure_busy: Callable[[], bool] | None = None,
     ) -> None:
         self.vault = vault
@@ -54,6 +55,7 @@ class VectorLane:
         self._on_progress = on_progress
         self._on_model = on_model  # "loading" | "ready" | "failed"
         self._on_error = on_error
+        self._on_idle = on_idle  # told when a catch-up ends (/events says idle at once)
         self._wake = threading.Event()
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._run, name="memvault-vectors", daemon=True)
@@ -139,19 +141,25 @@ class VectorLane:
                 if time.monotonic() - last_save >= SAVE_EVERY:
                     self._save()
                     last_save = time.monotonic()
-            self._save()
+            self._save(when_due=True)  # one note's vectors: not the whole index each time
             if caught_up >= BULK_CHUNKS:
                 heap.trim()  # the steps' arrays and texts are freed: give the pages back
         finally:
             self.busy = False
+            if self._on_idle is not None:
+                self._on_idle()
 
-    def _save(self) -> None:
-        """The vectors to disk; a save that fails (the disk full, a file made read-only)
-        is said and left for the next catch-up or the daemon's stop, never the end of
-        the lane: the vectors stay in memory, and a crash before the next save is
-        repaired on open from the embedding cache."""
+    def _save(self, when_due: bool = False) -> None:
+        """The vectors to disk (``when_due``: if enough changed since the last save,
+        ``Engine.save_when_due``); a save that fails (the disk full, a file made
+        read-only) is said and left for the next catch-up or the daemon's stop, never
+        the end of the lane: the vectors stay in memory, and a crash before the next
+        save is repaired on open from the embedding cache."""
         try:
-            self.vault.save()
+            if when_due:
+                self.vault.engine.save_when_due()
+            else:
+                self.vault.save()
         except Exception as exc:
             self._error(f"saving the vectors failed: {exc}")
 
