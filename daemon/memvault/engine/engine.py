@@ -418,7 +418,11 @@ class Engine:
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
         notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
-        indexed = self._index(notes, progress) if long else self.indexer.index(notes, progress)
+        indexed = (
+            self._index(notes, progress)
+            if long
+            else self.indexer.index(notes, progress, coming=pending)  # links into those too
+        )
         for waiting in self._long_syncs:  # a long sync stepped aside: these are done
             waiting.difference_update(notes)
         indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))
