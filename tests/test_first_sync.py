@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
+
+import numpy as np
 
 from helpers import new_vault, note, open_vault, write
 from memvault.core.wikilinks import LinkIndex
@@ -98,3 +101,75 @@ def test_an_alias_given_in_a_later_batch_resolves_links_of_earlier_ones(
         for i in range(8):
             assert stored[(f"logs/l{i}.md", 7, "Boss")] == ("alias", "people/zed.md", ())
         assert stored == _truth(v)
+
+
+# -- the vector lane beside the structure lane -----------------------------------------
+
+
+def test_a_first_sync_runs_its_vector_lane_beside_its_structure_lane(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    """Steps of the vector lane run on a thread of their own while the notes are read
+    (the second core), and the index at the end is the one a sync in turn makes:
+    every chunk, each under its label with its cached vector, nothing pending."""
+    from memvault.engine.embedding import Embedding
+
+    ran: list[tuple[str, int]] = []  # (thread, chunks indexed) of each step
+    real = Embedding.embed_pending
+
+    def spied(self: Embedding, *args: object, **kw: object) -> object:
+        step = real(self, *args, **kw)  # type: ignore[arg-type]
+        ran.append((threading.current_thread().name, step.indexed))
+        return step
+
+    monkeypatch.setattr(Embedding, "embed_pending", spied)  # type: ignore[attr-defined]
+    monkeypatch.setattr(indexer, "BATCH_NOTES", 20)  # type: ignore[attr-defined]
+    root = _links_vault(tmp_path)
+    with open_vault(root) as v:
+        report = v.sync()
+        store = v.engine.store
+        chunks = store.label_shas()
+        assert store.pending_state() == (0, None)
+        assert v.engine.embedding.vectors.labels() == set(chunks)
+        assert report.embedded_chunks + report.reused_chunks == len(chunks)
+        beside = sum(n for name, n in ran if name == "memvault-vectors-beside")
+        assert beside > 0, ran
+        # each label's vector in the index is its own text's cached vector
+        labels = sorted(chunks)
+        cached = v.engine.embedding.vectors_for(labels)
+        held = np.asarray(v.engine.embedding.vectors._require_open().get_items(labels))
+        want = cached / np.linalg.norm(cached, axis=1, keepdims=True)  # cosine: normalized
+        assert np.allclose(held, want, atol=1e-6)
+    assert not [t for t in threading.enumerate() if t.name == "memvault-vectors-beside"]
+
+
+def test_a_chunk_deleted_while_its_vector_goes_in_outside_the_lock_leaves_the_index(
+    tmp_path: Path,
+) -> None:
+    """The lane beside a sync takes chunks off the queue under the engine's lock and
+    puts them into hnswlib after it: a sync that deletes one of them in between (the
+    lock free) must not leave its vector behind."""
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        write(root, "people/ana.md", note("Ana", "ana", "Ana works on the search."))
+        v.sync()
+        write(root, "people/bo.md", note("Bo", "bo", "Bo works on the vectors."))
+        v.sync(["people/bo.md"], vectors=False)
+        emb = v.engine.embedding
+        bo = store_labels = v.engine.store.labels_of(["people/bo.md"])
+        assert bo and v.engine.store.pending_state()[0] == len(bo)
+        vi = emb.vectors
+        real_add = vi.add
+
+        def add_after_a_delete(labels: object, vectors: object) -> None:
+            (root / "people/bo.md").unlink()
+            v.sync(["people/bo.md"], vectors=False)  # deletes bo's chunks: forget()
+            real_add(labels, vectors)  # type: ignore[arg-type]
+
+        vi.add = add_after_a_delete  # type: ignore[method-assign]
+        step = emb.embed_pending(v.engine._lock, add_outside=True)
+        vi.add = real_add  # type: ignore[method-assign]
+        assert step.indexed == len(store_labels)
+        assert not v.engine.store.labels_of(["people/bo.md"])
+        assert not vi.labels() & bo
+        assert vi.labels() == v.engine.store.labels()

@@ -68,6 +68,7 @@ from memvault.core.results import (
     WriteResult,
 )
 from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.engine.beside import VectorsBeside
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
 from memvault.engine.folders import FolderNames
@@ -246,9 +247,12 @@ class Engine:
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
-            report = self._apply(changes, progress, attachments, full=full)
+            # the vector lane beside a full sync's structure lane (the second core)
+            with VectorsBeside(self.embedding, self._lock, enabled=vectors and full) as beside:
+                report = self._apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
+                embedded, indexed = embedded + beside.embedded, indexed + beside.indexed
                 report = dataclasses.replace(
                     report,
                     embedded_chunks=embedded,
