@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from helpers import new_vault, note, open_vault, write
+from helpers import (
+    DAEMON_DIR,
+    eventually,
+    new_vault,
+    note,
+    open_vault,
+    rebuilt_snapshot,
+    snapshot,
+    write,
+)
 from memvault.core.wikilinks import LinkIndex
 from memvault.engine import indexer
 
@@ -173,3 +186,51 @@ def test_a_chunk_deleted_while_its_vector_goes_in_outside_the_lock_leaves_the_in
         assert not v.engine.store.labels_of(["people/bo.md"])
         assert not vi.labels() & bo
         assert vi.labels() == v.engine.store.labels()
+
+
+KILLED_SYNC = """
+import sys, time
+from memvault.api import Vault
+from memvault.engine import indexer
+from memvault.index.embedder import HashEmbedder
+indexer.BATCH_NOTES = 10  # many batches, each a pause where the lane beside indexes
+with Vault.open(sys.argv[1], embedder=HashEmbedder()) as v:
+    v.sync(progress=lambda p: time.sleep(0.05))  # slowed: killed well before its end
+"""
+
+
+def test_a_first_sync_killed_while_both_lanes_run_resumes_whole(tmp_path: Path) -> None:
+    """kill -9 while the structure lane is mid-way and the lane beside it has indexed
+    chunks: the next sync finishes, and the index is the one a sync from nothing makes
+    (every chunk once, its vector in the index, nothing pending)."""
+    root = _links_vault(tmp_path)
+    (root / ".memvault").mkdir(exist_ok=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(DAEMON_DIR)
+    proc = subprocess.Popen([sys.executable, "-c", KILLED_SYNC, str(root)], env=env)
+    db = root / ".memvault" / "index.db"
+
+    def midway() -> bool:
+        if not db.exists():
+            return False
+        try:
+            with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+                notes = conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0]
+                chunks = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+                pending = conn.execute("SELECT COUNT(*) FROM pending").fetchone()[0]
+        except sqlite3.Error:  # the tables not made yet
+            return False
+        return 100 < notes < NOTES and chunks > pending
+
+    try:
+        eventually(midway, what="a first sync midway, with chunks indexed beside it")
+    finally:
+        proc.kill()
+        proc.wait()
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM notes").fetchone()[0] < NOTES
+    with open_vault(root) as v:
+        v.sync()
+        got = snapshot(v)  # asserts the vector index holds exactly the db's chunks
+        assert v.engine.store.pending_state() == (0, None)
+    assert rebuilt_snapshot(root, tmp_path) == got
