@@ -144,9 +144,7 @@ class Indexer(Lane):
 
     def _link_index(self, paths: Sequence[str], coming: Iterable[str]) -> LinkIndex:
         """The catalogue's link index, with the notes about to be indexed among its files."""
-        idx = self.catalogue.link_index()
-        more = [p for p in itertools.chain(paths, coming) if p not in idx]
-        return idx.with_files(more) if more else idx
+        return self.catalogue.link_index_with(itertools.chain(paths, coming))
 
     def _resolve_again(self, paths: Sequence[str], coming: Iterable[str]) -> None:
         """Resolve again, against the rows as committed (every alias known now), the
