@@ -51,9 +51,8 @@ class CarryOver(Lane):
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
         ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]] = []
         for path in sorted(set(edits) | set(renamed)):
-            if path in renamed:
-                if posixpath.basename(renamed[path]) != posixpath.basename(path):
-                    continue  # a new name: maybe a new title, embedded again
+            if path in renamed and posixpath.basename(renamed[path]) != posixpath.basename(path):
+                continue  # a new name: maybe a new title, embedded again
             # the store's row, whole: the catalogue keeps its rows without headings and
             # warnings (catalogue.kept_row), and a moved note's row is renamed in the
             # store, not yet in the catalogue

@@ -85,6 +85,9 @@ class Embedding:
         self._model_id: str | None = None
         self._lines_kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
         self._lines_lock = threading.Lock()
+        self._adding_lock = threading.Lock()
+        self._adding: set[int] = set()  # labels off the queue on their way into the index
+        self._forgotten: set[int] = set()  # of those, the ones deleted meanwhile
         self.last_save = time.monotonic()
         # vectors added or deleted since the last save, since when, and the index's size
         self._unsaved = 0
@@ -227,11 +230,19 @@ class Embedding:
         return set(need)
 
     def embed_pending(
-        self, lock: AbstractContextManager[object], limit: int = PENDING_BATCH
+        self,
+        lock: AbstractContextManager[object],
+        limit: int = PENDING_BATCH,
+        *,
+        add_outside: bool = False,
     ) -> VectorStep:
         """One step of the vector lane: embed up to ``limit`` pending chunks (and their
         lines) outside ``lock`` — the engine's, so the structure lane never waits for the
-        model — then index those still pending, under it."""
+        model — then index those still pending, under it. ``add_outside``: under the lock
+        they only leave the queue; hnswlib takes them after it is released (the lane
+        beside a sync's structure lane: hnswlib's inserts, a third of the lane's time at
+        100,000 notes, then run beside it too). A chunk deleted in between (``forget``)
+        is deleted from the index once it is in."""
         batch = self._store.pending(limit)
         if not batch:
             return VectorStep(0, 0, 0)
@@ -241,13 +252,33 @@ class Embedding:
         with lock:
             if self.indexed_with != self.model_id():
                 self.check_model()  # a first embedding: the index is for this model now
-            _ = self.vectors  # opened (and reconciled) before the queue changes
+            vi = self.vectors  # opened (and reconciled) before the queue changes
             done = self._store.finish_pending(
                 [p.label for p in batch], {p.label: p.sha for p in batch}
             )
-            self.add(done)
+            if not add_outside:
+                self.add(done)
+            elif done:
+                with self._adding_lock:
+                    self._adding.update(done)
+        if add_outside and done:
+            self._add_outside(vi, done)
         remaining, _ = self._store.pending_state()
         return VectorStep(embedded, len(done), remaining)
+
+    def _add_outside(self, vi: VectorIndex, labels: list[int]) -> None:
+        """Put chunks off the queue into ``vi`` without the engine's lock; those a sync
+        deleted meanwhile (``forget`` saw them on their way in) are deleted after."""
+        try:
+            found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
+            vi.add(found, matrix)
+        finally:
+            with self._adding_lock:
+                self._adding.difference_update(labels)
+                gone = self._forgotten.intersection(labels)
+                self._forgotten.difference_update(gone)
+            if gone:
+                vi.delete(gone)
 
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
@@ -347,6 +378,8 @@ class Embedding:
         """Take deleted chunks out of the index (nothing to do before the first embedding)."""
         if not labels or not self.indexed_with:
             return
+        with self._adding_lock:  # off the queue, not in the index yet: deleted once in
+            self._forgotten.update(label for label in labels if label in self._adding)
         if self._vectors is None and not self._store.meta("vectors_sha"):
             # no vectors saved (a new model's re-embed just began): when the index
             # opens, it is built from the db, so opening it now (loading the model for

@@ -68,6 +68,7 @@ from memvault.core.results import (
 )
 from memvault.core.wikilinks import Relinked as Rewrite
 from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.embedding import Embedding
@@ -248,9 +249,12 @@ class Engine:
             changes = diff(known, seen, hashes, scope)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
-            report = self._apply(changes, progress, attachments, full=full)
+            # the vector lane beside a full sync's structure lane (the second core)
+            with VectorsBeside(self.embedding, self._lock, enabled=vectors and full) as beside:
+                report = self._apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
+                embedded, indexed = embedded + beside.embedded, indexed + beside.indexed
                 report = dataclasses.replace(
                     report,
                     embedded_chunks=embedded,
@@ -429,7 +433,11 @@ class Engine:
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
         notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
-        indexed = self._index(notes, progress) if long else self.indexer.index(notes, progress)
+        indexed = (
+            self._index(notes, progress)
+            if long
+            else self.indexer.index(notes, progress, coming=pending)  # links into those too
+        )
         for waiting in self._long_syncs:  # a long sync stepped aside: these are done
             waiting.difference_update(notes)
         indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))

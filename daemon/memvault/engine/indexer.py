@@ -12,8 +12,9 @@ alone, so nothing here waits for the model.
 
 from __future__ import annotations
 
+import itertools
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from memvault.core import memory_md
@@ -22,6 +23,7 @@ from memvault.core.folder_parse import parse_outside_listing
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text
+from memvault.core.wikilinks import LinkIndex
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
@@ -81,13 +83,20 @@ class Indexer(Lane):
         *,
         pause: Callable[[Sequence[str], Progress], None] | None = None,
         wanted: Callable[[str], bool] | None = None,
+        coming: Iterable[str] = (),
     ) -> Indexed:
         """Index ``paths`` in batches, each committed in one transaction. With ``pause``,
         progress is reported through it, after each commit but the last, with the
         paths that batch committed: the engine steps aside there (a long reconcile lets
         a person's save through between two batches). ``wanted``: asked of each path
         when its turn comes; one it refuses is skipped (indexed meanwhile by a sync let
-        in at a pause)."""
+        in at a pause).
+
+        Links are resolved against the vault as it is once the call is done: every
+        file indexed already, ``paths`` and ``coming`` (notes a long sync still has to
+        index, for a save it let in), so a link into the same batch or a later one is
+        stored resolved. An alias first known when its note is read (a later batch)
+        resolves again, at the end, the links of ``paths`` it can change."""
         kept = queued = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
@@ -97,16 +106,22 @@ class Indexer(Lane):
         # time comes at the commit, so a count of notes read runs ahead of the work
         committed = 0
         start = 0  # index in ``paths`` of the batch being read
+        known = self.catalogue.link_index()
+        new = [p for p in paths if p not in known]
+        links = self._link_index(paths, coming)
+        aliased: list[str] = []  # notes whose aliases ``links`` does not know
         for done, path in enumerate(paths, 1):
             if wanted is not None and not wanted(path):
                 continue
-            prepared, skip, warns = self._prepare(path)
+            prepared, skip, warns = self._prepare(path, links)
             warnings += warns
             if skip is not None:
                 skipped.append(skip)
             if prepared is not None:
                 batch.append(prepared)
                 pending += len(prepared.chunks)
+                if tuple(prepared.row.aliases) != links.aliases_of(path):
+                    aliased.append(path)
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
                 k, q = self._commit(batch)
                 kept, queued = kept + k, queued + q
@@ -119,11 +134,34 @@ class Indexer(Lane):
         if batch:
             k, q = self._commit(batch)
             kept, queued = kept + k, queued + q
+        if new:  # notes came: the catalogue's link index has them from now on
+            self.catalogue.files_added(new)
+        if aliased:
+            self._resolve_again(paths, coming)
         if progress is not None and paths:
             progress(Progress(len(paths), len(paths), 0))
         return Indexed(kept, queued, tuple(skipped), tuple(warnings))
 
-    def _prepare(self, path: str) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
+    def _link_index(self, paths: Sequence[str], coming: Iterable[str]) -> LinkIndex:
+        """The catalogue's link index, with the notes about to be indexed among its files."""
+        return self.catalogue.link_index_with(itertools.chain(paths, coming))
+
+    def _resolve_again(self, paths: Sequence[str], coming: Iterable[str]) -> None:
+        """Resolve again, against the rows as committed (every alias known now), the
+        links of ``paths`` that an alias can change (those not resolved by path or name)."""
+        self.catalogue.files_changed()
+        links = self._link_index((), coming)
+        rows = []
+        for source, target in self.store.unresolved_targets(paths):
+            res = links.resolve(target, source)
+            rows.append((source, target, res.verdict, res.path, res.candidates))
+        if rows:
+            with self.store.transaction() as conn:
+                self.store.set_link_verdicts(conn, rows)
+
+    def _prepare(
+        self, path: str, links: LinkIndex
+    ) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
         try:
             result = self.fs.read(path)
         except NoteNotFound:
@@ -171,11 +209,10 @@ class Indexer(Lane):
             warnings=tuple(kept),
             lines=text.count("\n") + 1,  # len(split_lines(text)), without the list
         )
-        idx = self.catalogue.link_index()
-        links = []
+        rows = []
         for link in note.links:
-            res = idx.resolve(link.target, path)
-            links.append(
+            res = links.resolve(link.target, path)
+            rows.append(
                 LinkRow(
                     source=path,
                     line=link.line,
@@ -196,7 +233,7 @@ class Indexer(Lane):
                 warnings.append(f"{path}: nothing to embed (empty note)")
         # the lines embedded on their own are the vector lane's to find (embed_pending):
         # they were made here too, for every chunk, kept or not, and never read
-        return _Prepared(path, row, links, chunks, texts), None, warnings
+        return _Prepared(path, row, rows, chunks, texts), None, warnings
 
     def _skipped_row(self, path: str, reason: str) -> NoteRow | None:
         """A file that is not text still gets a row, so its hash is not recomputed

@@ -62,6 +62,11 @@ class TurnLock:
     def waiting(self) -> int:
         return self._waiting
 
+    @property
+    def held_once(self) -> bool:
+        """Whether this thread holds it, once (``step_aside`` would release it)."""
+        return self._owner == threading.get_ident() and self._depth == 1
+
     def step_aside(
         self, during: Callable[[], None] | None = None, limit: float = STEP_ASIDE_SECONDS
     ) -> bool:

@@ -53,6 +53,31 @@ class LinkTables:
             ],
         )
 
+    def unresolved_targets(self, sources: Iterable[str]) -> list[tuple[str, str]]:
+        """(source, target) of the links of ``sources`` not resolved by path or name
+        (unresolved, an alias, ambiguous): those an alias given or taken away can change."""
+        out: list[tuple[str, str]] = []
+        with self._lock:
+            for part in parts(list(sources)):
+                q = (
+                    "SELECT DISTINCT source, target FROM links WHERE verdict <> 'resolved' "
+                    f"AND source IN ({','.join('?' * len(part))})"
+                )
+                out += [(s, t) for s, t in self._db.execute(q, part)]
+        return out
+
+    def set_link_verdicts(
+        self,
+        conn: sqlite3.Connection,
+        rows: Iterable[tuple[str, str, str, str | None, tuple[str, ...]]],
+    ) -> None:
+        """``(source, target, verdict, resolved, candidates)``: every link of ``source``
+        to ``target`` resolved anew (a link's verdict depends on these two alone)."""
+        conn.executemany(
+            "UPDATE links SET verdict = ?, resolved = ?, candidates = ? WHERE source = ? AND target = ?",
+            [(v, r, json.dumps(list(c)), s, t) for s, t, v, r, c in rows],
+        )
+
     def links(self, source: str | None = None) -> list[LinkRow]:
         q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
         args: tuple[Any, ...] = ()
