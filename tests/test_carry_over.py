@@ -18,7 +18,8 @@ from memvault.api import Vault
 from memvault.core.carry import apply_spans, carry
 from memvault.core.chunks import CONTEXT_PARTS, chunk_note, embed_texts
 from memvault.core.notes import parse_note
-from memvault.core.wikilinks import LinkIndex, relink_note
+from memvault.core.relink import relink_note
+from memvault.core.wikilinks import LinkIndex
 from memvault.engine.indexer import Indexer
 from memvault.index.embedder import HashEmbedder
 

@@ -344,7 +344,7 @@ def test_human_bytes_survive_any_sequence_of_edits_and_syncs(ops: list) -> None:
 def test_a_persons_nested_lines_in_a_section_are_relinked_in_context() -> None:
     # read alone, "    - [[notes/alpha]]" would be indented code; under a list item it is a
     # nested item, and Obsidian (and the rename) follow its link
-    from memvault.core.wikilinks import relink_note
+    from memvault.core.relink import relink_note
 
     before = LinkIndex(["notes/alpha.md", "MEMORY.md"])
     after = LinkIndex(["notes/beta.md", "MEMORY.md"])

@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memvault.core.linkcheck import link_format
+from memvault.core.relink import relink_note, rewrite_links
 from memvault.core.wikilinks import (
     LinkIndex,
     Resolution,
@@ -17,8 +18,6 @@ from memvault.core.wikilinks import (
     heading_key,
     link_safe,
     mask_code,
-    relink_note,
-    rewrite_links,
     unfiled_links,
 )
 
@@ -704,7 +703,7 @@ def test_relinking_with_the_moved_names_gives_what_resolving_every_link_gives() 
     has, attachments) and notes of links in every form, the result is the same."""
     import random
 
-    from memvault.core.wikilinks import moved_names
+    from memvault.core.relink import moved_names
 
     rng = random.Random(3)
     names = ["plan", "Plan", "ana", "risk", "notes", "a b", "Café"]

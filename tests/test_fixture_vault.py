@@ -13,7 +13,8 @@ import pytest
 
 from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
-from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links, relink_note
+from memvault.core.relink import relink_note
+from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 
 VAULT = Path(__file__).parent / "fixtures" / "obsidian-vault"
 

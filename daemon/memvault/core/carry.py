@@ -1,6 +1,6 @@
 """A relinked note's index rows carried over from its old ones, when that is exact.
 
-A rename re-targets links in thousands of notes (``wikilinks.relink_note``). Such a
+A rename re-targets links in thousands of notes (``relink.relink_note``). Such a
 note changes only inside those link targets, and the relink knows each one: its
 offsets in the old text and its new raw target (``Relinked.spans``). Parsing and
 chunking it again from scratch (the YAML, the masks, the chunker's token counts)

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 from memvault.core.about import about_text
 from memvault.core.carry import carry
 from memvault.core.notes import Note
+from memvault.core.relink import Relinked
 from memvault.core.text import Decoded, NotText, encode, sha256_bytes
-from memvault.core.wikilinks import Relinked
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow

@@ -56,6 +56,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core.changes import ChangeSet, Known, Seen, diff, to_hash, unlisted_kept
 from memvault.core.ranking import Filters
+from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
     Context,
     Hit,
@@ -66,7 +67,6 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.core.wikilinks import Relinked as Rewrite
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver

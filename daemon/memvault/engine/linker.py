@@ -20,16 +20,10 @@ from memvault.core.anchors import Outline, outline
 from memvault.core.changes import suspects
 from memvault.core.linkcheck import link_format, link_problem
 from memvault.core.notes import Note, parse_note
+from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import (
-    LinkFormat,
-    LinkIndex,
-    Relinked,
-    find_links,
-    moved_names,
-    relink_note,
-)
+from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
