@@ -110,9 +110,9 @@ def test_a_rename_carries_the_plain_linking_notes_over_and_equals_a_fresh_index(
     prepared: list[str] = []
     real_prepare = Indexer._prepare
 
-    def spy(self: Indexer, path: str) -> Any:
+    def spy(self: Indexer, path: str, *rest: Any) -> Any:
         prepared.append(path)
-        return real_prepare(self, path)
+        return real_prepare(self, path, *rest)
 
     monkeypatch.setattr(Indexer, "_prepare", spy)
     with open_vault(root, overrides=SMALL) as v:
