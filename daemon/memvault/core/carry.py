@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from memvault.core.chunks import MAX_CHARS_PER_TOKEN, unit_spans
 from memvault.core.notes import Heading, split_frontmatter
 from memvault.core.text import split_lines
-from memvault.core.wikilinks import Link, unfiled_links
+from memvault.core.wikilinks import Link, line_start_offsets, unfiled_links
 
 _PLAIN = re.compile(r"[\w ./-]*")
 
@@ -91,7 +91,7 @@ def carry(
         return None
     spans = sorted(spans)
     _, _, body_line = split_frontmatter(old_text)
-    line_starts = _line_starts(old_text)
+    line_starts = line_start_offsets(old_text)
     body_start = line_starts[body_line - 1] if body_line - 1 < len(line_starts) else len(old_text)
     by_start = {link.target_start: link for link in links}
     heading_lines = {line for _, _, line in headings}
@@ -142,7 +142,7 @@ def carry(
     if covered != changed_lines:
         return None
     ranges = [(first, last) for first, last, _ in chunks]
-    new_starts = _line_starts(new_text)
+    new_starts = line_start_offsets(new_text)
     starts = (line_starts, new_starts)
     if not _same_cuts(
         headings, body_line, (old_lines, new_lines), starts, changed_lines, ranges, max_tokens
@@ -157,15 +157,6 @@ def carry(
 
 def _plain(raw: str) -> bool:
     return _PLAIN.fullmatch(raw) is not None
-
-
-def _line_starts(text: str) -> list[int]:
-    starts = [0]
-    pos = text.find("\n")
-    while pos >= 0:
-        starts.append(pos + 1)
-        pos = text.find("\n", pos + 1)
-    return starts
 
 
 def _same_cuts(

@@ -91,7 +91,7 @@ def find_links(text: str, masked: str | None = None) -> list[Link]:
     if masked is None:
         masked = mask_inert(text)
     found: list[Link] = []
-    line_starts = _line_starts(text)
+    line_starts = line_start_offsets(text)
     for m in _WIKI.finditer(masked):
         found.append(_wiki_link(text, m, line_starts))
     starts = [link.start for link in found]  # wikilinks are found in order and never overlap
@@ -180,7 +180,8 @@ def address_parts(address: str) -> tuple[str, str | None] | None:
     return links[0].target, links[0].anchor or None
 
 
-def _line_starts(text: str) -> list[int]:
+def line_start_offsets(text: str) -> list[int]:
+    """Where each line of ``text`` starts (offsets; the first is 0)."""
     starts = [0]
     pos = text.find("\n")
     while pos >= 0:

@@ -22,6 +22,7 @@ from memvault.core.carry import carry
 from memvault.core.notes import Note
 from memvault.core.relink import Relinked
 from memvault.core.text import Decoded, NotText, encode, sha256_bytes
+from memvault.engine.indexer import link_row
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
@@ -148,23 +149,7 @@ class CarryOver(Lane):
     ) -> list[LinkRow]:
         """Link rows resolved as the indexer resolves them (the vault as it is now)."""
         idx = self.catalogue.link_index()
-        out = []
-        for line, target, anchor, kind, embed in links:
-            res = idx.resolve(target, path)
-            out.append(
-                LinkRow(
-                    source=path,
-                    line=line,
-                    target=target,
-                    anchor=anchor,
-                    kind=kind,
-                    embed=embed,
-                    verdict=res.verdict,
-                    resolved=res.path,
-                    candidates=res.candidates,
-                )
-            )
-        return out
+        return [link_row(path, *link, idx) for link in links]
 
     def _commit(
         self, ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]]

@@ -32,6 +32,30 @@ BATCH_CHUNKS = 256  # chunks embedded per model call batch / commit
 BATCH_NOTES = 200
 
 
+def link_row(
+    source: str,
+    line: int,
+    target: str,
+    anchor: str | None,
+    kind: str,
+    embed: bool,
+    links: LinkIndex,
+) -> LinkRow:
+    """A link's row, resolved against ``links`` (the indexer's and the carry-over's)."""
+    res = links.resolve(target, source)
+    return LinkRow(
+        source=source,
+        line=line,
+        target=target,
+        anchor=anchor,
+        kind=kind,
+        embed=embed,
+        verdict=res.verdict,
+        resolved=res.path,
+        candidates=res.candidates,
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far a long sync is: notes committed (``stage="notes"``), then chunks given
@@ -209,22 +233,9 @@ class Indexer(Lane):
             warnings=tuple(kept),
             lines=text.count("\n") + 1,  # len(split_lines(text)), without the list
         )
-        rows = []
-        for link in note.links:
-            res = links.resolve(link.target, path)
-            rows.append(
-                LinkRow(
-                    source=path,
-                    line=link.line,
-                    target=link.target,
-                    anchor=link.anchor,
-                    kind=link.kind,
-                    embed=link.embed,
-                    verdict=res.verdict,
-                    resolved=res.path,
-                    candidates=res.candidates,
-                )
-            )
+        rows = [
+            link_row(path, k.line, k.target, k.anchor, k.kind, k.embed, links) for k in note.links
+        ]
         chunks: list[NewChunk] = []
         texts: dict[str, str] = {}
         if kind == "note":
