@@ -9,6 +9,7 @@ index); the vector index's label sets are bitmaps. Real vaults, real SQLite.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import shutil
 import sys
@@ -178,6 +179,35 @@ def test_a_change_while_the_catalogue_is_read_again_is_not_lost(tmp_path: Path) 
         assert cat.notes()["projects/n0000.md"].title == "Renamed Meanwhile"
         assert "projects/new.md" in cat.notes()
         assert cat.link_index().resolve("new", "projects/n0001.md").path == "projects/new.md"
+
+
+def test_a_row_marked_changed_before_the_catalogue_is_read_again_is_read_after(
+    tmp_path: Path,
+) -> None:
+    """The indexer marks a row changed before its commit; a rebuild that begins in
+    between reads the old row: it must read that row again, not drop the mark (review
+    of stop 32: the catalogue kept the old title until the note changed again)."""
+    root = _vault_of(tmp_path, 4)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        cat = v.engine.catalogue
+        cat.notes()
+        cat.changed(["projects/n0000.md"])  # the indexer's mark, its commit still to come
+        real_files = cat._files
+
+        def files_then_the_commit():  # type: ignore[no-untyped-def]
+            got = real_files()  # the rows are read by now (the old one among them)
+            store = v.engine.store
+            row = store.note("projects/n0000.md")
+            assert row is not None
+            with store.transaction() as conn:  # the commit the mark was made for
+                store.put_note(conn, dataclasses.replace(row, title="Committed Late"))
+            return got
+
+        cat._files = files_then_the_commit  # type: ignore[method-assign]
+        cat.rebuild()
+        cat._files = real_files  # type: ignore[method-assign]
+        assert cat.notes()["projects/n0000.md"].title == "Committed Late"
 
 
 def _row(path: str, title: str, date: str = "2025-01-01") -> NoteRow:

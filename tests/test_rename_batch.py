@@ -190,3 +190,24 @@ def test_a_filesystem_not_known_to_write_through_gets_an_fsync_a_file(
     monkeypatch.setattr(swap, "_local_devices", lambda: frozenset())
     swap.flush_files(paths)
     assert len(synced) == 3
+
+
+def test_a_batch_that_fails_after_its_swaps_leaves_no_old_version_behind(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch's swaps put each displaced version at its temp name for the unlinker: a
+    flush of the folder that fails after them (an I/O error) must not leave those old
+    versions in the vault, where a sync tool would copy them (review of stop 32)."""
+    root = tmp_path / "v"
+    (root / "logs").mkdir(parents=True)
+    for i in range(3):
+        (root / "logs" / f"n{i}.md").write_text(f"old {i}\n", encoding="utf-8")
+    fs = VaultFS(root, quiet_ms=0)
+
+    def failing_flush(folder: Path) -> None:
+        raise OSError(5, "Input/output error", str(folder))
+
+    monkeypatch.setattr(swap, "fsync_dir", failing_flush)
+    with pytest.raises(OSError):
+        fs.update_texts({f"logs/n{i}.md": (lambda t: t.replace("old", "new")) for i in range(3)})
+    assert sorted(os.listdir(root / "logs")) == ["n0.md", "n1.md", "n2.md"]

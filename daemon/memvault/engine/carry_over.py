@@ -14,7 +14,7 @@ scratch, as theirs). Every other note is left to ``Indexer.index``.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.about import about_text
@@ -22,6 +22,7 @@ from memvault.core.carry import carry
 from memvault.core.notes import Note
 from memvault.core.relink import Relinked
 from memvault.core.text import Decoded, NotText, encode, sha256_bytes
+from memvault.core.wikilinks import LinkIndex
 from memvault.engine.indexer import link_row
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
@@ -40,6 +41,7 @@ class CarryOver(Lane):
         self,
         edits: Mapping[str, tuple[str, Relinked]],
         moved: Sequence[tuple[str, str]] = (),
+        coming: Iterable[str] = (),
     ) -> set[str]:
         """Carry over each note of ``edits`` (path -> (the text the relink read, what it
         made of it)) and of ``moved`` (old, new: rows renamed, by content hash) that it
@@ -48,6 +50,9 @@ class CarryOver(Lane):
         so its embedded texts): its category is its new folder's, its links are
         resolved again from where it is now."""
         done: set[str] = set()
+        # links resolved as the indexer resolves them: the vault as the sync leaves it
+        # (the notes it creates, and those a long sync it let in has still to index)
+        links = self.catalogue.link_index_with(coming)
         renamed = {new: old for old, new in moved}
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
         ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]] = []
@@ -69,7 +74,7 @@ class CarryOver(Lane):
             got = self._carried(path, row, now, edits.get(path), max_tokens)
             if got is None:
                 continue
-            links, moved_chunks = got
+            found, moved_chunks = got
             category = path.split("/", 1)[0] if "/" in path else ""
             new_row = NoteRow(
                 **{
@@ -80,7 +85,7 @@ class CarryOver(Lane):
                     "category": category,
                 }
             )
-            ready.append((new_row, self._resolved(path, links), moved_chunks))
+            ready.append((new_row, self._resolved(path, found, links), moved_chunks))
             done.add(path)
             if len(ready) >= BATCH:
                 self._commit(ready)
@@ -145,11 +150,10 @@ class CarryOver(Lane):
         return links, moved
 
     def _resolved(
-        self, path: str, links: list[tuple[int, str, str | None, str, bool]]
+        self, path: str, found: list[tuple[int, str, str | None, str, bool]], links: LinkIndex
     ) -> list[LinkRow]:
-        """Link rows resolved as the indexer resolves them (the vault as it is now)."""
-        idx = self.catalogue.link_index()
-        return [link_row(path, *link, idx) for link in links]
+        """Link rows resolved against ``links``."""
+        return [link_row(path, *link, links) for link in found]
 
     def _commit(
         self, ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]]

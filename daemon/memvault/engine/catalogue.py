@@ -122,7 +122,9 @@ class Catalogue:
         if self._store.read_only:
             return  # a reader's caches follow the writer (``_follow_writer``)
         with self._lock:
-            self._changed_meanwhile, self._files_meanwhile = set(), False
+            # rows marked changed and not read again yet: their commit may land after
+            # the page that holds them is read (the page's row would be the old one)
+            self._changed_meanwhile, self._files_meanwhile = set(self._dirty), False
         try:
             rows, links = self._read_rows(), LinkIndex(*self._files())
         finally:

@@ -272,13 +272,15 @@ class Embedding:
         try:
             found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
             vi.add(found, matrix)
+            self._changed(len(found), len(found))  # what save_when_due counts
         finally:
             with self._adding_lock:
                 self._adding.difference_update(labels)
                 gone = self._forgotten.intersection(labels)
                 self._forgotten.difference_update(gone)
             if gone:
-                vi.delete(gone)
+                done = vi.delete(gone)
+                self._changed(done, -done)
 
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
@@ -334,7 +336,12 @@ class Embedding:
             return self._vectors
 
     def vectors_for(self, labels: Sequence[int]) -> np.ndarray:
-        """Cached vectors of these chunks; lost ones are re-embedded from the stored text."""
+        """Cached vectors of these chunks, a row for each label in order; lost ones are
+        re-embedded from the stored text. A chunk deleted since the labels were read (a
+        sync's commit while the index opens: its ``forget`` waits for the open) has
+        neither: its row is a placeholder (a unit vector) that sync's ``forget`` deletes;
+        its label, never given again, leads to no chunk, so a search skips it (an open
+        that raised instead left the vector lane with no index at all)."""
         dim = self.dim()
         found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
         if len(found) != len(labels):
@@ -343,7 +350,14 @@ class Embedding:
             log.warning("re-embedding %d chunks whose cached vectors are gone", len(missing))
             self._embed_notes({r.path for r in rows.values()})
             found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
-        return matrix
+        if len(found) == len(labels):
+            return matrix
+        out = np.zeros((len(labels), dim), dtype=np.float32)
+        out[:, 0] = 1.0
+        at = {label: i for i, label in enumerate(labels)}
+        for row, label in zip(matrix, found, strict=True):
+            out[at[label]] = row
+        return out
 
     def _stored_texts(self, row: NoteRow, chunks: Sequence[ChunkRow]) -> list[str]:
         """The texts this model embeds for a note's chunks as the index holds them

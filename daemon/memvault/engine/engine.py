@@ -381,7 +381,7 @@ class Engine:
     ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
-        carried: set[str] = set()  # relinked notes already indexed (their rows carried over)
+        edits: dict[str, tuple[str, Rewrite]] = {}  # relinked notes: the text read, the rewrite
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
@@ -400,13 +400,9 @@ class Engine:
                     self.store.journal_relink(conn, moves)
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
-            edits: dict[str, tuple[str, Rewrite]] = {}
             if relinking:
                 relinked, problems, edits = self.linker.relink(moves, before, after)
                 warnings += problems
-            # a note whose only change is its links' targets, a note moved under its own
-            # name: rows carried over (engine.carry_over), not parsed and chunked again
-            carried = self.carry_over.index(edits, changes.moved)
         elif attachments:
             with self.store.transaction() as conn:
                 self.attachments.record(conn, attachments)
@@ -419,6 +415,16 @@ class Engine:
                     deleted_labels += self.store.delete_note(conn, path)
             self.catalogue.files_changed()
         self.embedding.forget(deleted_labels)
+        # a sync let in by a reconcile stepping aside sees the notes it has still to index
+        pending = frozenset().union(*self._long_syncs) if not full else frozenset()
+        # a note whose only change is its links' targets, a note moved under its own name:
+        # rows carried over (engine.carry_over), not parsed and chunked again; after the
+        # deletes, their links resolved as the indexer's are (with the notes still to come)
+        carried = (
+            self.carry_over.index(edits, changes.moved, coming=set(changes.created) | pending)
+            if edits or changes.moved
+            else set()
+        )
         todo = sorted(
             (
                 set(changes.created)
@@ -428,8 +434,6 @@ class Engine:
             )
             - carried
         )
-        # a sync let in by a reconcile stepping aside sees the notes it has still to index
-        pending = frozenset().union(*self._long_syncs) if not full else frozenset()
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
         notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md

@@ -506,10 +506,12 @@ class VaultFS:
                 else:
                     ready.append((rel, path, base, data))
             displaced: list[Path] = []
-            done = self._swapper.swap_many(
-                [(path, data, sha256_bytes(base)) for _, path, base, data in ready], displaced
-            )
-            unlinker.unlink_all(displaced)
+            try:
+                done = self._swapper.swap_many(
+                    [(path, data, sha256_bytes(base)) for _, path, base, data in ready], displaced
+                )
+            finally:  # a swap_many that raised after a swap leaves no old version behind
+                unlinker.unlink_all(displaced)
             for (rel, *_), result in zip(ready, done, strict=True):
                 if isinstance(result, tuple) and result[0]:
                     out[rel] = True
