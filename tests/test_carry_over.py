@@ -299,3 +299,40 @@ def test_carry_gives_what_a_parse_from_scratch_gives_or_declines(tmp_path: Path)
             fields = ("title", "summary", "frontmatter", "tags", "aliases", "headings")
             assert [getattr(note, f) for f in fields] == [getattr(new, f) for f in fields]
     assert carried > 200 and declined > 20  # both ways taken, neither vacuous
+
+
+def test_a_carried_note_resolves_its_links_with_the_notes_the_same_sync_creates_and_deletes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sync with a rename, a new note and a deleted one (a git pull): a carried-over
+    note's links are resolved as the indexer's are, against the vault the sync leaves
+    (review of stop 32: its link to the new note was stored unresolved, its link to the
+    deleted one resolved)."""
+    root = tmp_path / "vault"
+    write(root, ".obsidian/app.json", '{"newLinkFormat": "absolute"}\n')
+    write(root, "projects/alpha/a0.md", "# Alpha 0\n\nPart.\n")
+    write(root, "logs/old.md", "# Old\n\nGoing.\n")
+    (root / "logs/plain.md").write_bytes(
+        b"# Plain\n\nMet about [[projects/alpha/a0]] and [[Brand new]] and [[old]].\n"
+    )
+    prepared: list[str] = []
+    real_prepare = Indexer._prepare
+
+    def spy(self: Indexer, path: str, *rest: Any) -> Any:
+        prepared.append(path)
+        return real_prepare(self, path, *rest)
+
+    monkeypatch.setattr(Indexer, "_prepare", spy)
+    with open_vault(root) as v:
+        v.sync()
+        prepared.clear()
+        os.rename(root / "projects/alpha", root / "projects/beta")
+        write(root, "logs/Brand new.md", "# Brand new\n\nHere now.\n")
+        (root / "logs/old.md").unlink()
+        v.sync()
+        assert "logs/plain.md" not in prepared, "carried over, not parsed again"
+        rows = {r.target: r for r in v.engine.store.links("logs/plain.md")}
+        assert rows["projects/beta/a0"].resolved == "projects/beta/a0.md"
+        assert rows["Brand new"].verdict == "resolved"
+        assert rows["Brand new"].resolved == "logs/Brand new.md"
+        assert rows["old"].verdict == "unresolved" and rows["old"].resolved is None
