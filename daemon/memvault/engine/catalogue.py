@@ -190,6 +190,11 @@ class Catalogue:
             self._files_meanwhile = True
             if self._links is None:
                 return
+            # those the index has already (built from the store after their commit: the
+            # indexer's second look at links an alias can change) need nothing
+            added = [p for p in added if p not in self._links]
+            if not added:
+                return
             if len(added) > ADD_ONE_BY_ONE:
                 self._links = None
                 return

@@ -250,7 +250,8 @@ class Engine:
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             # the vector lane beside a full sync's structure lane (the second core)
-            with VectorsBeside(self.embedding, self._lock, enabled=vectors and full) as beside:
+            beside_on = vectors and full and self.store.vectors_beside
+            with VectorsBeside(self.embedding, self._lock, enabled=beside_on) as beside:
                 report = self._apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)

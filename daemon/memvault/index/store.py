@@ -76,6 +76,7 @@ class Store(PendingQueue, LinkTables):
     """
 
     read_only = False  # this process's own index (a PostgreSQL reader's is another's)
+    vectors_beside = True  # a full sync may embed on a thread beside it (engine/beside.py)
     _chunks_counted: tuple[int, int] | None = None  # (data_version, chunks): chunk_count
 
     def __init__(
