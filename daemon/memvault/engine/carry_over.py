@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 from memvault.core.about import about_text
 from memvault.core.carry import carry
-from memvault.core.notes import Note
 from memvault.core.relink import Relinked
 from memvault.core.text import Decoded, NotText, encode, sha256_bytes
 from memvault.core.wikilinks import LinkIndex
+from memvault.engine.embedding import note_of
 from memvault.engine.indexer import link_row
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
@@ -127,7 +127,7 @@ class CarryOver(Lane):
         )
         if plan is None or plan.text != now.decoded.text:
             return None  # not a change carry follows, or the file is not what was written
-        about = about_text(_note_of(row))
+        about = about_text(note_of(row))
         moved = [
             (
                 chunks[i].label,
@@ -175,22 +175,6 @@ def _summary_from_frontmatter(row: NoteRow) -> bool:
         if isinstance(value, (str, int, float)) and str(value).strip():
             return True
     return False
-
-
-def _note_of(row: NoteRow) -> Note:
-    """What ``about_text`` reads of a note (its frontmatter), from its row."""
-    return Note(
-        path=row.path,
-        title=row.title,
-        summary=row.summary,
-        frontmatter=row.frontmatter,
-        tags=row.tags,
-        aliases=row.aliases,
-        headings=(),
-        links=(),
-        body="",
-        body_line=1,
-    )
 
 
 __all__ = ["CarryOver"]

@@ -362,10 +362,7 @@ class Embedding:
     def _stored_texts(self, row: NoteRow, chunks: Sequence[ChunkRow]) -> list[str]:
         """The texts this model embeds for a note's chunks as the index holds them
         (the note rebuilt from its row: what the embedded texts need of it)."""
-        note = Note(
-            row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
-            (), (), "", 1,
-        )  # fmt: skip
+        note = note_of(row)
         return self.texts_for(
             note, [Chunk(c.ord, c.heading, c.line_start, c.line_end, c.text) for c in chunks]
         )
@@ -448,4 +445,13 @@ class Embedding:
             self._store.prune_cache(self.model_id(), keep=lines.keys())
 
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "note_of"]
+
+
+def note_of(row: NoteRow) -> Note:
+    """A note rebuilt from its row: what its embedded texts and ``about_text`` read of it
+    (title, summary, frontmatter, tags, aliases), no body."""
+    return Note(
+        row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
+        (), (), "", 1,
+    )  # fmt: skip
