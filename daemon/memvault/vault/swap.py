@@ -368,9 +368,7 @@ def flush_files(paths: Sequence[Path]) -> None:
             with contextlib.suppress(OSError):
                 by_dev.setdefault(os.stat(p).st_dev, p)
         local = _local_devices()
-        if all(
-            f"{os.major(dev)}:{os.minor(dev)}" in local and _syncfs(p) for dev, p in by_dev.items()
-        ):
+        if all(_device(dev) in local and _syncfs(p) for dev, p in by_dev.items()):
             return
     for p in paths:
         with contextlib.suppress(FileNotFoundError):
@@ -384,7 +382,22 @@ def flush_files(paths: Sequence[Path]) -> None:
 # syncfs writes a filesystem through only where the kernel's own filesystem does it:
 # a FUSE one (sshfs, gocryptfs, rclone, Cryptomator) may return 0 having flushed
 # nothing, and a network one answers for the server. Elsewhere each file is fsynced.
-_LOCAL_FS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "tmpfs"})
+# overlay (a container's root) syncs its upper filesystem (the kernel's ovl_sync_fs).
+_LOCAL_FS = frozenset({"ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "tmpfs", "overlay"})
+
+
+def _device(dev: int) -> str:
+    return f"{os.major(dev)}:{os.minor(dev)}"
+
+
+def syncfs_trusted(path: Path) -> bool:
+    """Whether a batch of files under ``path`` is made durable by one ``syncfs``
+    (a local filesystem of a known kind, on Linux) rather than an fsync a file."""
+    try:
+        dev = os.stat(path).st_dev
+    except OSError:
+        return False
+    return _SYNCFS is not None and _device(dev) in _local_devices()
 
 
 def _local_devices() -> frozenset[str]:
