@@ -38,8 +38,9 @@ writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
 
-Size: a little past 600 lines, the one orchestrator: each write path (add, log, the
-memory tool) is a few lines here around its collaborator, kept with the others.
+Size: under 600 lines, the one orchestrator: each write path (add, log, the memory
+tool) is a few lines here around its collaborator, kept with the others. What a sync
+finds on disk is engine.observe's; the problems it logs, engine.status's.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, Seen, diff, to_hash, unlisted_kept
+from memvault.core.changes import ChangeSet, Known, diff, to_hash
 from memvault.core.ranking import Filters
 from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
@@ -63,7 +64,6 @@ from memvault.core.results import (
     LinkProblem,
     NoteRequest,
     NoteText,
-    SkippedFile,
     SyncReport,
     WriteResult,
 )
@@ -76,8 +76,9 @@ from memvault.engine.folders import FolderNames
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
+from memvault.engine.observe import observe
 from memvault.engine.reader import NO_FILTERS, Reader
-from memvault.engine.status import changed_problems, describe, keep_scan_skipped, pack_report
+from memvault.engine.status import describe, pack_report, tell_problems
 from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
@@ -85,15 +86,13 @@ from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFou
 from memvault.index.embedder import Embedder
 from memvault.index.seam import is_postgres, open_postgres
 from memvault.index.store import Store
-from memvault.vault.files import VaultFS, display_path, is_utf8
+from memvault.vault.files import VaultFS
 from memvault.vault.lock import upgrade_guard
-from memvault.vault.paths import is_note
 from memvault.vault.state_dir import ensure_state_dir
 
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
-TOLD_AT_ONCE = 20  # problems logged one by one per sync; the rest as a count
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -107,7 +106,7 @@ class Relinked:
 class Engine:
     """Everything memvault does to one vault. Thread-safe; one writer per vault.
 
-    Size: ~450 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
+    Size: ~480 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
     the vector lane and the write paths, each step a call to a collaborator; the
     reads are one-line delegations kept here so adapters see one object.
     """
@@ -232,7 +231,9 @@ class Engine:
                 resumed = self._finish_interrupted_relink()
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
-            seen, scope, skipped, attachments = self._observe(paths)
+            seen, scope, skipped, attachments = observe(
+                self.fs, self.store, self.attachments, paths
+            )
             vanished: tuple[str, ...] = ()
             if scope is not None and len(scope) <= BATCH_NOTES:  # a save: its own rows
                 rows = {p: self.store.note(p) for p in scope}
@@ -270,7 +271,7 @@ class Engine:
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )
-            self._tell_problems(report, skipped if full else None)
+            tell_problems(self.store, report, skipped if full else None)
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", pack_report(report.to_dict()))
@@ -282,95 +283,6 @@ class Engine:
             elif time.monotonic() - self.embedding.last_save >= self.config.daemon.save_seconds:
                 self.embedding.save_when_due()  # not the whole vector index for one note
             return report
-
-    def _tell_problems(self, report: SyncReport, scanned: list[SkippedFile] | None) -> None:
-        """Keep what a full scan skipped; log each problem once, when it appears (and
-        when it is resolved). Problems are state: ``status`` lists them (engine.status)."""
-        if scanned is not None:
-            keep_scan_skipped(self.store, [(s.path, s.reason) for s in scanned])
-        if not (report.changed or report.skipped or report.problems or report.warnings):
-            return  # nothing can have appeared or gone
-        appeared, resolved = changed_problems(self.store)
-        for p in appeared[:TOLD_AT_ONCE]:
-            log.warning("problem: %s: %s", p.path, p.reason)
-        if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
-            log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
-        for p in resolved[:TOLD_AT_ONCE]:
-            log.info("resolved: %s: %s", p.path, p.reason)
-        if len(resolved) > TOLD_AT_ONCE:
-            log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
-
-    def _observe(
-        self, paths: Iterable[str] | None
-    ) -> tuple[dict[str, Seen], set[str] | None, list[SkippedFile], AttachmentChanges]:
-        """What is on disk: everything (``paths`` None), or the named paths (and the files
-        inside any of them that is a folder). Notes are compared by the caller;
-        attachments (every other file: linked, not indexed) here."""
-        if paths is None:
-            scan = self.fs.scan()
-            seen, found = dict(scan.notes), dict(scan.attachments)
-            self._keep_unlisted(scan.unlisted, seen, found)
-            return seen, None, list(scan.skipped), self.attachments.observe(found, None)
-        scope: set[str] = set()
-        seen = {}
-        att_scope: set[str] = set()
-        att_seen: dict[str, Seen] = {}
-        skipped: list[SkippedFile] = []
-        known: set[str] | None = None
-        for raw in paths:
-            path = raw.strip("/")
-            if not path or self.fs.is_ignored(path):
-                continue
-            refusal = self.fs.refusal(path)
-            if refusal is not None:
-                # skipped and reported; the rest of the batch goes on. Whatever was
-                # indexed under this name (a note since replaced by a symlink) leaves.
-                skipped.append(SkippedFile(display_path(path), refusal))
-                if is_utf8(path):
-                    if known is None:
-                        known = set(self.store.manifest()) | set(self.store.attachment_paths())
-                    gone = {p for p in known if p == path or p.startswith(path + "/")}
-                    scope |= {p for p in gone if is_note(p)}
-                    att_scope |= {p for p in gone if not is_note(p)}
-                continue
-            if not is_note(path):
-                # a folder (moved or deleted as a whole), or an attachment
-                if known is None:
-                    known = set(self.store.manifest()) | set(self.store.attachment_paths())
-                inside = [p for p in known if p.startswith(path + "/")]
-                full_dir = self.root / path
-                if inside or full_dir.is_dir():
-                    scope |= {p for p in inside if is_note(p)}
-                    att_scope |= {p for p in inside if not is_note(p)}
-                    if full_dir.is_dir():
-                        scan = self.fs.scan(path)
-                        skipped += scan.skipped
-                        scope |= scan.notes.keys()
-                        seen |= scan.notes
-                        att_scope |= scan.attachments.keys()
-                        att_seen |= scan.attachments
-                        self._keep_unlisted(scan.unlisted, seen, att_seen)
-                    continue
-                att_scope.add(path)
-                st = self.fs.stat(path)
-                if st is not None:
-                    att_seen[path] = st
-                continue
-            scope.add(path)
-            st = self.fs.stat(path)
-            if st is not None:
-                seen[path] = st
-        return seen, scope, skipped, self.attachments.observe(att_seen, att_scope)
-
-    def _keep_unlisted(
-        self, folders: tuple[str, ...], notes: dict[str, Seen], attachments: dict[str, Seen]
-    ) -> None:
-        """Files under a folder memvault may not list stay as recorded (``unlisted_kept``)."""
-        if folders:
-            notes.update(unlisted_kept(folders, self.store.manifest(), notes))
-            attachments.update(
-                unlisted_kept(folders, self.store.attachment_manifest(), attachments)
-            )
 
     def _apply(
         self,

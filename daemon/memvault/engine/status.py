@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 import time
 import zlib
 from collections.abc import Callable, Sequence
@@ -23,11 +24,13 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import suspects
-from memvault.core.results import LinkProblem, Problem
+from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
 from memvault.vault.state_dir import load_decisions
+
+log = logging.getLogger("memvault")
 
 CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.md
 CLAUDE_CODE_BYTES = 25 * 1024
@@ -198,6 +201,27 @@ def changed_problems(store: Store) -> tuple[list[Problem], list[Problem]]:
             "problems_told", json.dumps({k: [p.path, p.reason, p.kind] for k, p in now.items()})
         )
     return appeared, resolved
+
+
+TOLD_AT_ONCE = 20  # problems logged one by one per sync; the rest as a count
+
+
+def tell_problems(store: Store, report: SyncReport, scanned: Sequence[SkippedFile] | None) -> None:
+    """After a sync: keep what a full scan skipped; log each problem once, when it
+    appears (and when it is resolved). Problems are state: ``status`` lists them."""
+    if scanned is not None:
+        keep_scan_skipped(store, [(s.path, s.reason) for s in scanned])
+    if not (report.changed or report.skipped or report.problems or report.warnings):
+        return  # nothing can have appeared or gone
+    appeared, resolved = changed_problems(store)
+    for p in appeared[:TOLD_AT_ONCE]:
+        log.warning("problem: %s: %s", p.path, p.reason)
+    if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
+        log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
+    for p in resolved[:TOLD_AT_ONCE]:
+        log.info("resolved: %s: %s", p.path, p.reason)
+    if len(resolved) > TOLD_AT_ONCE:
+        log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
 
 
 def keep_memory_settings(store: Store, fingerprint: str) -> bool:

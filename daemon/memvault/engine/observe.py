@@ -1,0 +1,99 @@
+"""What a sync finds on disk: every file, or the paths a watcher's batch named.
+
+The first step of ``Engine.sync``: stat what is there (a folder named by an event is
+scanned, with what the index had under it), refuse what may not be read (reported,
+and whatever was indexed under that name leaves), and keep as recorded the files
+under a folder memvault may not list. Notes are compared with the index by the
+caller (core.changes.diff); attachments (every other file: linked, not indexed)
+here, by ``Attachments.observe``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from memvault.core.changes import Seen, unlisted_kept
+from memvault.core.results import SkippedFile
+from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.index.store import Store
+from memvault.vault.files import VaultFS, display_path, is_utf8
+from memvault.vault.paths import is_note
+
+
+class Observed(NamedTuple):
+    seen: dict[str, Seen]  # notes on disk, in scope
+    scope: set[str] | None  # the notes a partial sync looks at (None: every note)
+    skipped: list[SkippedFile]
+    attachments: AttachmentChanges
+
+
+def observe(
+    fs: VaultFS, store: Store, attachments: Attachments, paths: Iterable[str] | None
+) -> Observed:
+    """What is on disk: everything (``paths`` None), or the named paths (and the files
+    inside any of them that is a folder)."""
+    if paths is None:
+        scan = fs.scan()
+        seen, found = dict(scan.notes), dict(scan.attachments)
+        _keep_unlisted(store, scan.unlisted, seen, found)
+        return Observed(seen, None, list(scan.skipped), attachments.observe(found, None))
+    scope: set[str] = set()
+    seen = {}
+    att_scope: set[str] = set()
+    att_seen: dict[str, Seen] = {}
+    skipped: list[SkippedFile] = []
+    known: set[str] | None = None
+    for raw in paths:
+        path = raw.strip("/")
+        if not path or fs.is_ignored(path):
+            continue
+        refusal = fs.refusal(path)
+        if refusal is not None:
+            # skipped and reported; the rest of the batch goes on. Whatever was
+            # indexed under this name (a note since replaced by a symlink) leaves.
+            skipped.append(SkippedFile(display_path(path), refusal))
+            if is_utf8(path):
+                if known is None:
+                    known = set(store.manifest()) | set(store.attachment_paths())
+                gone = {p for p in known if p == path or p.startswith(path + "/")}
+                scope |= {p for p in gone if is_note(p)}
+                att_scope |= {p for p in gone if not is_note(p)}
+            continue
+        if not is_note(path):
+            # a folder (moved or deleted as a whole), or an attachment
+            if known is None:
+                known = set(store.manifest()) | set(store.attachment_paths())
+            inside = [p for p in known if p.startswith(path + "/")]
+            full_dir = fs.root / path
+            if inside or full_dir.is_dir():
+                scope |= {p for p in inside if is_note(p)}
+                att_scope |= {p for p in inside if not is_note(p)}
+                if full_dir.is_dir():
+                    scan = fs.scan(path)
+                    skipped += scan.skipped
+                    scope |= scan.notes.keys()
+                    seen |= scan.notes
+                    att_scope |= scan.attachments.keys()
+                    att_seen |= scan.attachments
+                    _keep_unlisted(store, scan.unlisted, seen, att_seen)
+                continue
+            att_scope.add(path)
+            st = fs.stat(path)
+            if st is not None:
+                att_seen[path] = st
+            continue
+        scope.add(path)
+        st = fs.stat(path)
+        if st is not None:
+            seen[path] = st
+    return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))
+
+
+def _keep_unlisted(
+    store: Store, folders: tuple[str, ...], notes: dict[str, Seen], attachments: dict[str, Seen]
+) -> None:
+    """Files under a folder memvault may not list stay as recorded (``unlisted_kept``)."""
+    if folders:
+        notes.update(unlisted_kept(folders, store.manifest(), notes))
+        attachments.update(unlisted_kept(folders, store.attachment_manifest(), attachments))
