@@ -4,8 +4,8 @@ library, no torch), for chunking and token budgets: counting never loads the mod
 One ``Tokenizer`` per model folder in a process (``from_folder`` keeps it): the
 engine's counter, the ONNX embedder's counter and the ids it runs the model on are
 the same object. Each ``tokenizers.Tokenizer`` loaded holds ~6 MB (the vocabulary,
-its tries) and each ``Tokenizer`` its cache of recent counts: a daemon held three
-(bench/RESULTS.md, "The real-model daemon at 10,000 notes")."""
+its tries) and each ``Tokenizer`` its cache of recent counts: a daemon held two or
+three (bench/RESULTS.md, "The real-model daemon at 10,000 notes")."""
 
 from __future__ import annotations
 
