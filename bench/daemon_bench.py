@@ -98,9 +98,13 @@ class Daemon:
         model: str | None,
         debounce_ms: int | None = None,
         code: Path | None = None,  # a checkout whose daemon/ runs (another branch's, say)
+        extra_env: dict[str, str] | None = None,  # PYTHONPATH here goes after the code's
     ) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
-        env["PYTHONPATH"] = str((code or ROOT) / "daemon")
+        extra = dict(extra_env or {})
+        paths = [str((code or ROOT) / "daemon"), *filter(None, [extra.pop("PYTHONPATH", "")])]
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        env.update(extra)
         if model:
             env["MEMVAULT_INDEX_MODEL"] = model
         if debounce_ms is not None:  # the vault's config.toml holds the default of its day

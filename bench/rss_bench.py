@@ -11,6 +11,12 @@ again after ``projects/alpha`` was renamed (links rewritten, linking chunks embe
 again), then VmHWM (the peak). Without ``--model`` the vault's own model runs (the
 real int8 model for a vault made by ``memvault init``): the first index with it is
 the slow part, which is why it is made once and copied.
+
+``--searches N``: after the saves, N ``POST /search`` calls (words of the vault's
+vocabulary, the same for every code), the daemon's CPU per call (/proc/PID/stat) and
+the client's wall; ``--no-rename`` stops there (with the real model the rename
+re-embeds thousands of linking chunks); ``--probe DIR`` loads bench/rss_probe into the
+daemon, which reports what holds its memory at each RSS read (DIR/<pid>.jsonl).
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -58,20 +66,83 @@ def wait_idle(d: Daemon, limit: float = 3600) -> float:
             ticks, since = d.cpu_ticks(), time.perf_counter()
 
 
-def one(name: str, code: Path, source: Path, work: Path, model: str | None, edits: int) -> dict:
+PROBE = Path(__file__).resolve().parent / "rss_probe"
+
+
+def probe(d: Daemon, folder: Path | None, tag: str) -> None:
+    """Ask the daemon's probe (``--probe``) for its report, and wait for it."""
+    if folder is None:
+        return
+    out = folder / f"{d.proc.pid}.jsonl"
+    lines = out.read_text().count("\n") if out.exists() else 0
+    (folder / f"{d.proc.pid}.req").write_text(tag)
+    while not out.exists() or out.read_text().count("\n") == lines:
+        time.sleep(0.5)
+
+
+def search_cpu(d: Daemon, queries: list[str]) -> dict[str, float]:
+    """The daemon's CPU per ``POST /search`` (ms, median of 5 rounds) and the wall."""
+    per_round, walls = [], []
+    for _ in range(5):
+        t0 = d.cpu_ticks()
+        for q in queries:
+            w = time.perf_counter()
+            d.call("POST", "/search", {"query": q, "k": 10})
+            walls.append(time.perf_counter() - w)
+        per_round.append((d.cpu_ticks() - t0) * 10.0 / len(queries))  # 100 ticks a second
+    return {
+        "search_cpu_ms": round(statistics.median(per_round), 1),
+        "search_cpu_ms_rounds": [round(x, 1) for x in per_round],
+        "search_wall_ms_p50": round(statistics.median(walls) * 1000, 1),
+    }
+
+
+def queries_of(root: Path, n: int) -> list[str]:
+    """``n`` two-word questions from the vault's own words (the same for every code)."""
+    rng = random.Random(27)
+    text = " ".join(p.read_text(encoding="utf-8") for p in sorted(root.glob("people/n*.md"))[:50])
+    words = sorted({w for w in text.split() if w.isalpha() and w.islower() and len(w) > 3})
+    return [" ".join(rng.sample(words, 2)) for _ in range(n)]
+
+
+def one(
+    name: str,
+    code: Path,
+    source: Path,
+    work: Path,
+    model: str | None,
+    edits: int,
+    *,
+    searches: int = 0,
+    rename: bool = True,
+    probe_dir: Path | None = None,
+) -> dict:
     root = work / f"rss-{name}"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(source, root, symlinks=True)
-    d = Daemon(root, model, code=code)
-    row: dict[str, Any] = {"code": name}
+    extra = {"PYTHONPATH": str(PROBE), "RSS_PROBE_DIR": str(probe_dir)} if probe_dir else None
+    d = Daemon(root, model, code=code, extra_env=extra)
+    row: dict[str, Any] = {"code": name, "pid": d.proc.pid}
     try:
         wait_idle(d)  # not d.settle(): it asks /status five times a second
         time.sleep(8)  # past the idle save (and the after-bulk work, if any: quiet since)
         row["rss_idle_start_mb"] = rss_mb(d)
+        row["model_at_start"] = d.call("GET", "/status")["daemon"].get("model")
+        probe(d, probe_dir, "idle after start")
         save_to_searchable(d, root, edits, seed=1)
         wait_idle(d)
         time.sleep(8)
         row["rss_after_saves_mb"] = rss_mb(d)
+        probe(d, probe_dir, "idle after saves")
+        if searches:
+            row.update(search_cpu(d, queries_of(root, searches)))
+            wait_idle(d)
+            time.sleep(8)
+            row["rss_after_searches_mb"] = rss_mb(d)
+            probe(d, probe_dir, "idle after searches")
+        if not rename:
+            row["rss_peak_mb"] = rss_mb(d, "VmHWM")
+            return row
         before = links_into(root, RENAMED)
         os.rename(root / RENAMED, root / RENAMED_TO)
         time.sleep(3)
@@ -84,7 +155,7 @@ def one(name: str, code: Path, source: Path, work: Path, model: str | None, edit
     finally:
         d.stop()
         shutil.rmtree(root, ignore_errors=True)
-    print(json.dumps(row), flush=True)
+        print(json.dumps(row), flush=True)
     return row
 
 
@@ -95,13 +166,28 @@ def main() -> None:
     ap.add_argument("--model", help="MEMVAULT_INDEX_MODEL for the daemon (default: the vault's)")
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--edits", type=int, default=3)
+    ap.add_argument("--searches", type=int, default=0, help="POST /search calls, CPU each")
+    ap.add_argument("--no-rename", action="store_true", help="stop after the saves/searches")
+    ap.add_argument("--probe", type=Path, help="a folder for the in-daemon probe's reports")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/memvault-rss-bench"))
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
+    if args.probe:
+        args.probe.mkdir(parents=True, exist_ok=True)
     codes = [(s.partition("=")[0], Path(s.partition("=")[2]).resolve()) for s in args.code]
     for _ in range(args.runs):
         for name, code in codes:
-            one(name, code, args.vault.resolve(), args.workdir, args.model, args.edits)
+            one(
+                name,
+                code,
+                args.vault.resolve(),
+                args.workdir,
+                args.model,
+                args.edits,
+                searches=args.searches,
+                rename=not args.no_rename,
+                probe_dir=args.probe.resolve() if args.probe else None,
+            )
 
 
 if __name__ == "__main__":

@@ -123,6 +123,48 @@ def test_tokenizer_reads_the_window_from_the_model_folder(tokenizer: Tokenizer) 
     assert tokenizer.max_tokens == 254
 
 
+def test_one_tokenizer_a_model_in_a_process(tmp_path: Path) -> None:
+    """The engine's counter (``token_counter_for``), the window and the ONNX embedder's
+    counter and ids are one loaded tokenizer: each copy held ~6 MB in the daemon
+    (bench/RESULTS.md, "The real-model daemon at 10,000 notes")."""
+    from memvault.index.embedder import token_counter_for
+
+    settings = IndexSettings(model=DEFAULT_MODEL)
+    counter = token_counter_for(settings)
+    assert getattr(counter, "__self__", None) is Tokenizer.for_model(DEFAULT_MODEL)
+    folder = resolve_model_path(DEFAULT_MODEL, verify=False)
+    assert Tokenizer.from_folder(folder) is Tokenizer.for_model(DEFAULT_MODEL)
+    copy = tmp_path / "copy"
+    shutil.copytree(folder, copy, ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))
+    other = Tokenizer.from_folder(copy)
+    assert other is not Tokenizer.for_model(DEFAULT_MODEL)  # another file: its own
+    (copy / "sentence_bert_config.json").write_text('{"max_seq_length": 128}')
+    assert Tokenizer.from_folder(copy).window == 128  # the window changed: loaded again
+
+
+def test_model_ids_truncate_as_the_tokenizers_truncation_does(tokenizer: Tokenizer) -> None:
+    import tokenizers
+
+    folder = resolve_model_path(DEFAULT_MODEL, verify=False)
+    truncating = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
+    truncating.no_padding()
+    truncating.enable_truncation(max_length=tokenizer.window)
+    texts = [
+        "",
+        "Hello, world!",
+        "naïve café résumé — 東京 🎉 ERR_CONN_RESET 0x0000dead",
+        "word " * 253,
+        "word " * 254,
+        "word " * 255,
+        "word " * 600,
+        "QUJD" * 500,
+        "a [SEP] in the text " * 80,
+    ]
+    expected = [e.ids for e in truncating.encode_batch(texts)]
+    assert tokenizer.model_ids(texts) == expected
+    assert max(len(ids) for ids in expected) == tokenizer.window
+
+
 @pytest.mark.parametrize(
     ("text", "count"),
     [("", 0), ("hello world", 2), ("Hello, world!", 4), ("unbelievable", 1), ("東京", 2)],

@@ -93,8 +93,6 @@ class OnnxEmbedder:
     ) -> None:
         if batch_size < 1 or (threads is not None and threads < 0):
             raise ValueError("batch_size must be positive and threads >= 0")
-        import tokenizers
-
         self.model_file = model_file
         self.model_id = model_id
         self.batch_size = batch_size
@@ -104,14 +102,10 @@ class OnnxEmbedder:
         self._inputs = {i.name for i in self._session.get_inputs()}
         self._output = self._session.get_outputs()[0].name
         self.dim = int(self._session.get_outputs()[0].shape[-1])
+        # the process's one tokenizer of the model (the engine counts with it too): the
+        # ids it runs on are truncated at the window as sentence-transformers truncates
         self._counter = Tokenizer.from_folder(folder)
         self.max_tokens = self._counter.max_tokens
-        # a second tokenizer, truncating at the window exactly as sentence-transformers
-        # does (the counting one must not truncate)
-        tok = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tok.no_padding()
-        tok.enable_truncation(max_length=self._counter.window)
-        self._tokenizer = tok
         self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
@@ -149,7 +143,7 @@ class OnnxEmbedder:
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
         """The ids the model runs on: special tokens added, truncated at the window."""
         # sentence-transformers strips each text before tokenizing
-        return [e.ids for e in self._tokenizer.encode_batch([t.strip() for t in texts])]
+        return self._counter.model_ids([t.strip() for t in texts])
 
     def count_tokens(self, text: str) -> int:
         """Word pieces without special tokens (the tokenizer the model runs)."""

@@ -1,8 +1,17 @@
 """The model's word-piece tokenizer (``tokenizer.json`` through the ``tokenizers``
-library, no torch), for chunking and token budgets: counting never loads the model."""
+library, no torch), for chunking and token budgets: counting never loads the model.
+
+One ``Tokenizer`` per model folder in a process (``from_folder`` keeps it): the
+engine's counter, the ONNX embedder's counter and the ids it runs the model on are
+the same object. Each ``tokenizers.Tokenizer`` loaded holds ~6 MB (the vocabulary,
+its tries) and each ``Tokenizer`` its cache of recent counts: a daemon held two or
+three (bench/RESULTS.md, "The real-model daemon at 10,000 notes")."""
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -18,6 +27,8 @@ _COUNT_BLOCK = 64 * 1024  # characters per encode() when counting a long text
 # lands in, the chunk again for its row): recent counts of texts this short are kept.
 _COUNT_CACHE = 4096
 _CACHED_CHARS = 2048
+_LOADED: dict[tuple[str, int, int, int], Tokenizer] = {}  # tokenizer.json, mtime, size, window
+_LOADING = threading.Lock()
 
 
 class Tokenizer:
@@ -31,19 +42,31 @@ class Tokenizer:
         self.special_tokens = processor.num_special_tokens_to_add(False) if processor else 0
         self.window = window
         self.max_tokens = window - self.special_tokens  # 254 for all-MiniLM-L6-v2
+        # special tokens the template puts after a text ([SEP]): kept at a truncated end
+        mask = tokenizer.encode("a", add_special_tokens=True).special_tokens_mask
+        self._tail = sum(1 for _ in itertools.takewhile(bool, reversed(mask)))
         self._count_short = lru_cache(maxsize=_COUNT_CACHE)(self._count)
 
     @classmethod
     def from_folder(cls, folder: Path) -> Tokenizer:
-        """Load ``folder/tokenizer.json``; the window comes from sentence_bert_config.json."""
+        """``folder/tokenizer.json``, loaded once a process (the same file unchanged: the
+        same object); the window comes from sentence_bert_config.json."""
         import tokenizers
 
         file = folder / "tokenizer.json"
         try:
-            tok = tokenizers.Tokenizer.from_file(str(file))
+            stat, window = file.stat(), window_of(folder)
+            key = (str(file.resolve()), stat.st_mtime_ns, stat.st_size, window)
+            with _LOADING:
+                kept = _LOADED.get(key)
+                if kept is None:
+                    kept = cls(tokenizers.Tokenizer.from_file(str(file)), window)
+                    _LOADED[key] = kept
+        except ModelError:
+            raise
         except Exception as exc:  # missing or unreadable: one message
             raise ModelError(f"cannot load the tokenizer {file}: {exc}") from None
-        return cls(tok, window_of(folder))
+        return kept
 
     @classmethod
     def for_model(cls, model: str) -> Tokenizer:
@@ -60,6 +83,18 @@ class Tokenizer:
         if len(text) <= _CACHED_CHARS:
             return self._count_short(text)
         return self._count(text)
+
+    def model_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """The ids the model runs on: special tokens added, truncated at the window as
+        ``tokenizers``' own truncation does (the text's first ``max_tokens`` pieces,
+        then the closing special token), by this untruncated tokenizer."""
+        out = []
+        for e in self._tokenizer.encode_batch(list(texts), add_special_tokens=True):
+            ids = e.ids
+            if len(ids) > self.window:
+                ids = ids[: self.window - self._tail] + ids[len(ids) - self._tail :]
+            out.append(ids)
+        return out
 
     def _count(self, text: str) -> int:
         if len(text) <= _COUNT_BLOCK:
