@@ -74,9 +74,9 @@ def test_a_kill_while_the_index_opens_leaves_no_full_file_once_it_opens_again(
     assert _assembled(tmpdir), "killed after the file was made: it is there"
 
     # the next open (the daemon restarted, the next CLI search) leaves none behind
-    proc = subprocess.run(
+    again = subprocess.run(
         [sys.executable, str(script), str(path), sha], env=env, capture_output=True, timeout=300
     )
-    assert proc.returncode == 0 and b"opened" in proc.stdout, proc.stderr[-2000:]
+    assert again.returncode == 0 and b"opened" in again.stdout, again.stderr[-2000:]
     left = _assembled(tmpdir)
     assert not left, f"{len(left)} full vector files of killed opens left in the temp folder"
