@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memvault.index.vectors import VectorIndex, VectorsWanted
 
@@ -53,3 +54,41 @@ def test_a_query_is_answered_while_the_index_compacts(tmp_path: Path) -> None:
     query.join(60)
     assert during == [True], "the query waited for the whole rebuild"
     assert hits and hits[0][0][0] == 1
+
+
+def test_adds_and_deletes_made_during_a_compaction_are_in_the_compacted_index(
+    tmp_path: Path,
+) -> None:
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((3000, DIM)).astype(np.float32)
+    index = VectorIndex(tmp_path / "vectors.bin", DIM, m=8, ef_construction=50, ef_search=50)
+    index.open(VectorsWanted(None, range(2000), lambda labels: vectors[list(labels)]))
+    index.delete(range(0, 2000, 2))
+    changed = threading.Event()
+
+    def vectors_for(labels: Sequence[int]) -> np.ndarray:
+        if not changed.is_set():  # the build is under way: the sync goes on meanwhile
+            changed.set()
+            worker = threading.Thread(
+                target=lambda: (
+                    index.add(range(2000, 2100), vectors[2000:2100]),
+                    index.delete([1, 3, 2001]),  # two the build has, one added meanwhile
+                )
+            )
+            worker.start()
+            worker.join(20)
+        return vectors[list(labels)]
+
+    index.compact(vectors_for)
+    expected = (set(range(1, 2000, 2)) | set(range(2000, 2100))) - {1, 3, 2001}
+    assert index.labels() == expected
+    assert index.deleted_ratio() == 3 / (len(expected) + 3)  # only those replayed
+    assert index.query(vectors[2050], 1)[0][0] == 2050
+    assert {label for label, _ in index.query(vectors[1], 50)}.isdisjoint({1, 3, 2001})
+    with pytest.raises(ValueError, match="used before"):
+        index.add([2001], vectors[2001:2002])  # never reused, compaction or not
+    index.save()
+    again = VectorIndex(tmp_path / "vectors.bin", DIM, m=8, ef_construction=50, ef_search=50)
+    report = again.open(VectorsWanted(None, sorted(expected), lambda labels: vectors[list(labels)]))
+    assert again.labels() == expected and again.query(vectors[2050], 1)[0][0] == 2050
+    assert report is not None

@@ -162,6 +162,8 @@ class VectorIndex:
         self._deleted = _Labels()  # marked deleted in the current hnswlib index
         self._ever = _Labels()  # every label seen since open: never accepted again
         self._dirty = False
+        # while a compaction builds outside the lock: the adds and deletes since it began
+        self._since: list[tuple[list[int], np.ndarray | None]] | None = None
 
     # --- opening -------------------------------------------------------------
 
@@ -324,12 +326,15 @@ class VectorIndex:
             self._live.update(batch)
             self._ever.update(batch)
             self._dirty = True
+            if self._since is not None:  # a compaction builds meanwhile: replayed on it
+                self._since.append((batch, array))
 
     def delete(self, labels: Iterable[int]) -> int:
         """Mark labels deleted; unknown or already deleted ones are ignored. Returns how many."""
         with self._lock:
             index = self._require_open()
             done = 0
+            gone: list[int] = []
             for label in labels:
                 label = int(label)
                 if label in self._live:
@@ -337,15 +342,51 @@ class VectorIndex:
                     self._live.discard(label)
                     self._deleted.add(label)
                     done += 1
+                    gone.append(label)
             self._dirty = self._dirty or done > 0
+            if gone and self._since is not None:  # a compaction builds meanwhile
+                self._since.append((gone, None))
             return done
 
     def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
-        """Rebuild with the live labels only (same labels), dropping deleted slots."""
+        """Rebuild with the live labels only (same labels), dropping deleted slots.
+
+        The new index is built outside the lock: queries, adds and deletes go on in the
+        old one meanwhile (at 100,000 notes a build takes minutes), each add and delete
+        also logged; the log is replayed on the new index as it is put in place. A
+        compaction already running, or an index closed or reopened meanwhile, keeps
+        what is there (the build is dropped)."""
         with self._lock:
-            self._require_open()
+            old = self._require_open()
+            if self._since is not None:
+                return  # one compaction at a time
             labels = list(self._live)  # ascending
-            self._install(self._build(labels, vectors_for), labels)
+            self._since = []
+        built: hnswlib.Index | None = None
+        try:
+            built = self._build(labels, vectors_for)
+        finally:
+            with self._lock:
+                since, self._since = self._since, None
+                if built is not None and self._index is old:
+                    self._install(built, labels)
+                    self._replay(since)
+
+    def _replay(self, since: list[tuple[list[int], np.ndarray | None]]) -> None:
+        """The adds (labels, vectors) and deletes (labels, None) made while the index
+        now in place was built, in their order."""
+        index = self._require_open()
+        for batch, array in since:
+            if array is not None:
+                _grow(index, len(batch))
+                index.add_items(array, np.asarray(batch, dtype=np.uint64))
+                self._live.update(batch)
+                continue
+            for label in batch:
+                if label in self._live:
+                    index.mark_deleted(label)
+                    self._live.discard(label)
+                    self._deleted.add(label)
 
     def deleted_ratio(self) -> float:
         """Deleted slots / all slots: compact when it passes ``index.compact_ratio``."""
