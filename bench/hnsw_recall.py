@@ -5,10 +5,10 @@
         # the shipped settings) embeds both, batches of 64 of like length; float16 (what
         # cache.db keeps). Keep VECS.npz out of the repository: it is the texts' vectors.
     PYTHONPATH=daemon python bench/hnsw_recall.py recall VECS.npz --sizes 50000,100000 \\
-        --ef-construction 200,100,64
+        --ef-construction 200,100,64 [--ef-search 100,150]
         # for each size: the first N texts' vectors go into a cosine hnswlib index as
         # memvault builds one (M=16, batches of 256 through add_items, its threads),
-        # once per ef_construction; queries at ef_search=100, k=10, against exact kNN
+        # once per ef_construction; queries at each ef_search (default 100), k=10, against exact kNN
         # (a matrix product over the same N vectors). Queries: the questions (real
         # questions of the dev sets) and held-out texts (never inserted), each split
         # into folds A (even) and B (odd). Prints one JSON line per (size, ef).
@@ -126,24 +126,27 @@ def recall(args: argparse.Namespace) -> None:
         truth = {name: _exact(base, q) for name, q in sets.items()}
         for ef in args.ef_construction:
             index, cpu, wall = _build(base, ef, args.m, args.threads)
-            index.set_ef(args.ef_search)
-            row: dict[str, object] = {
-                "n": size,
-                "ef_construction": ef,
-                "M": args.m,
-                "ef_search": args.ef_search,
-                "threads": args.threads,
-                "insert_cpu_us": round(cpu / size * 1e6, 1),
-                "insert_wall_s": round(wall, 1),
-            }
-            for name, q in sets.items():
-                per = _recall(index, q, truth[name])
-                row[name] = {
-                    "A": round(float(np.mean(per[0::2])), 4),
-                    "B": round(float(np.mean(per[1::2])), 4),
-                    "min": round(float(np.min(per)), 2),
+            for ef_search in args.ef_search:
+                index.set_ef(ef_search)
+                row: dict[str, object] = {
+                    "n": size,
+                    "ef_construction": ef,
+                    "M": args.m,
+                    "ef_search": ef_search,
+                    "threads": args.threads,
+                    "insert_cpu_us": round(cpu / size * 1e6, 1),
+                    "insert_wall_s": round(wall, 1),
                 }
-            print(json.dumps(row), flush=True)
+                for name, q in sets.items():
+                    started = _cpu()
+                    per = _recall(index, q, truth[name])
+                    row[f"{name}_query_cpu_us"] = round((_cpu() - started) / len(q) * 1e6)
+                    row[name] = {
+                        "A": round(float(np.mean(per[0::2])), 4),
+                        "B": round(float(np.mean(per[1::2])), 4),
+                        "min": round(float(np.min(per)), 2),
+                    }
+                print(json.dumps(row), flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -163,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         "--ef-construction", type=lambda s: [int(x) for x in s.split(",")], default=[200]
     )
     r.add_argument("--m", type=int, default=16)
-    r.add_argument("--ef-search", type=int, default=100)
+    r.add_argument("--ef-search", type=lambda s: [int(x) for x in s.split(",")], default=[100])
     r.add_argument("--threads", type=int, default=-1, help="add_items' num_threads (-1: all)")
     args = parser.parse_args(argv)
     if args.cmd == "embed":
