@@ -4,6 +4,7 @@
     python bench/note_recall.py --grid grid.json                 # [{"name", "set": [...]}, ...]
     python bench/note_recall.py --set search.note_weight=0.5 --only help
     python bench/note_recall.py --work /tmp/note-recall          # keep the indexed copies
+    python bench/note_recall.py --grid g.json --fresh-graph      # each config builds vectors.bin anew
 
 Two vaults, each with its questions:
 
@@ -129,6 +130,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--other-qa", type=Path, help="its questions (qa.json's shape)")
     parser.add_argument("--contexts", action="store_true", help="also score context's first note")
     parser.add_argument("--ranks", action="store_true", help="print each question's rank")
+    parser.add_argument(
+        "--fresh-graph",
+        action="store_true",
+        help="delete vectors.bin before each config: the graph is built again from cache.db's"
+        " vectors under the config's index settings (hnsw_m, ef_construction)",
+    )
     args = parser.parse_args(argv)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     work = args.work or Path(tempfile.mkdtemp(prefix="mv-note-recall-"))
@@ -139,6 +146,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         for config in configs:
             started = time.perf_counter()
             overrides = parse_sets(config["set"])
+            if args.fresh_graph:
+                (root / ".memvault" / "vectors.bin").unlink(missing_ok=True)
             with Vault.open(root, overrides=overrides) as vault:
                 vault.sync()
                 synced = time.perf_counter() - started

@@ -82,8 +82,11 @@ class IndexSettings:
     context_overlap_tokens: int = 64
     line_vectors: bool = True  # embed each line of a chunk too (context ranks lines by it)
     hnsw_m: int = 16
-    ef_construction: int = 200
-    ef_search: int = 100
+    # the graph: 100 at insert and 200 at query found more of the exact neighbours than
+    # 200/100 on real-model vectors (23.6k and 50k) at ~0.55x the insert CPU, the insert
+    # being what grows with the vault in a first sync (bench/RESULTS.md, issue 27)
+    ef_construction: int = 100
+    ef_search: int = 200
     compact_ratio: float = 0.25
     # where the index lives (index/seam.py): "sqlite" (.memvault/) or "postgres" (dsn);
     # ``schema``: the PostgreSQL schema (default memvault_<folder name>); ``pg_timeout``:
