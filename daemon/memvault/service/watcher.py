@@ -111,6 +111,7 @@ class Watcher:
         sync: Sync,
         *,
         is_ignored: Callable[[str], bool],
+        is_ours: Callable[[str], bool] = lambda rel: False,
         settings: WatchSettings = WatchSettings(),
         hooks: WatchHooks = WatchHooks(),
     ) -> None:
@@ -123,7 +124,7 @@ class Watcher:
         self.queue = ChangeQueue(settings.quiet_ms, settings.max_wait, settings.limit)
         mapper = PathMapper(self.root, is_ignored)
         self.observers = Observers(
-            mapper.root, mapper, self.queue, settings.observer, self.record_error
+            mapper.root, mapper, self.queue, settings.observer, self.record_error, is_ours
         )
         self.reconcile_seconds = settings.reconcile_seconds
         self.idle_save_seconds = settings.idle_save_seconds

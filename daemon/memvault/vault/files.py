@@ -42,7 +42,7 @@ from memvault.vault.paths import (
     normalize_rel,
     safe_join,
 )
-from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, read_settled
+from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, Written, read_settled
 
 CONFLICT_COPY = re.compile(
     r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
@@ -291,9 +291,9 @@ class VaultFS:
 
     def path(self, rel: str) -> Path:
         """The on-disk path of a vault-relative path (validated)."""
-        safe = safe_join(self.root, rel)
+        safe = safe_join(self.root, rel, self._real_root)
         disk = self._disk.get(normalize_rel(rel))
-        return safe_join(self.root, disk) if disk else safe
+        return safe_join(self.root, disk, self._real_root) if disk else safe
 
     # -- reading -----------------------------------------------------------------
 
@@ -377,6 +377,16 @@ class VaultFS:
             except (NoteNotFound, OSError, NotText):
                 continue
         return out
+
+    def written(self, rel: str) -> Written | None:
+        """memvault's own last write of the note ``rel`` when the file is still exactly
+        it (``Swapper.ours``: inode, size, mtime and ctime as right after the swap), so
+        what it holds is known without reading it: the bytes whose sha256 is
+        ``sha256``. None when anyone saved it since, or memvault did not write it (or
+        wrote it too long ago to remember). One ``stat``; ``rel`` is one the index or an
+        event gave (only a path memvault wrote, through ``path``, can answer)."""
+        disk = self._disk.get(rel, rel)
+        return self._swapper.ours(os.path.join(self._real_root, *disk.split("/")))
 
     def read_bytes(self, rel: str) -> bytes:
         try:
