@@ -314,10 +314,10 @@ class Vault(Closes):
         return self.engine.fs.is_ignored(rel)
 
     def is_ours(self, rel: str) -> bool:
-        """Whether the note at ``rel`` is still exactly the file memvault itself last
-        wrote there (its inode, size, mtime and ctime unchanged since: no save since);
-        the daemon's watcher drops the events of its own swaps by it."""
-        return self.engine.fs.written(rel) is not None
+        """Whether the note at ``rel`` is the very file memvault's last swap there put in
+        place, as written (``VaultFS.swapped``); the daemon's watcher drops the events
+        of its own swaps by it."""
+        return self.engine.fs.swapped(rel)
 
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""

@@ -13,13 +13,13 @@ The handler runs on watchdog's thread: it turns an absolute path into a
 vault-relative posix path (NFC, ``watch_queue.PathMapper``), drops what the vault
 ignores, and queues it. It drops, too, the events of memvault's own swaps: a move
 between a note and one of memvault's temp files (no one else makes those names) when
-the note is still exactly the file memvault put there (``is_ours``: one ``stat``,
-its inode, size, mtime and ctime). A relink of 10,000 notes queued 10,000 paths of
-its own, past the queue's limit, folded into folders whose sync re-scanned the vault
-to find nothing. A person's save is never one of those moves (an edit in place is a
-modify, an editor's atomic save a move from its own temp name), and one that lands
-after the swap changes what ``is_ours`` compares: both are queued. It does no other
-I/O and never raises.
+the note is the very file memvault put there (``is_ours``: one ``stat``, its inode,
+size and mtime as written). A relink of 10,000 notes queued 10,000 paths of its own,
+past the queue's limit, folded into folders whose sync re-scanned the vault to find
+nothing. A person's save is never one of those moves (an edit in place is a modify
+event, an editor's atomic save a move from its own temp name: both queued), and a
+person's version memvault swapped back (``swap.put_back``) is another inode. It does
+no other I/O and never raises.
 """
 
 from __future__ import annotations
@@ -87,9 +87,8 @@ class _Handler(FileSystemEventHandler):
             if event.is_directory and event.event_type in ("created", "moved"):
                 owner.folders_arrived.set()  # the worker renews the watches after its batch
             paths = [p for p in (owner.mapper(r) for r in raws) if p is not None]
-            if len(raws) == 2 and len(paths) == 1 and not event.is_directory:
-                if _temp(raws[0]) != _temp(raws[1]) and owner.is_ours(paths[0]):
-                    return  # memvault's own swap, and the note is still what it wrote
+            if _own_swap(event, raws, paths) and owner.is_ours(paths[0]):
+                return  # memvault's own swap, and the note is still what it wrote
             if "" in paths:
                 owner.queue.request_full("a change the watcher cannot place", debounce=True)
             elif paths:
@@ -97,6 +96,17 @@ class _Handler(FileSystemEventHandler):
         except Exception as exc:  # the observer thread must survive anything
             owner.record_error(f"event handler: {exc!r}")
             log.exception("watcher: failed to handle %r", event)
+
+
+def _own_swap(event: FileSystemEvent, raws: list[str | bytes], paths: list[str]) -> bool:
+    """Whether the event is a move between one note and one of memvault's temp files
+    (its swap's exchange: ``swap.temp_name`` is a name no one else makes)."""
+    return (
+        len(raws) == 2
+        and len(paths) == 1
+        and not event.is_directory
+        and _temp(raws[0]) != _temp(raws[1])
+    )
 
 
 def _temp(raw: str | bytes) -> bool:

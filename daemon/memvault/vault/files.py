@@ -385,8 +385,18 @@ class VaultFS:
         ``sha256``. None when anyone saved it since, or memvault did not write it (or
         wrote it too long ago to remember). One ``stat``; ``rel`` is one the index or an
         event gave (only a path memvault wrote, through ``path``, can answer)."""
+        return self._swapper.ours(self._written_path(rel))
+
+    def swapped(self, rel: str) -> bool:
+        """Whether the file at ``rel`` is the very one memvault's last swap there put (or
+        is putting) in place, as written (``Swapper.swapped_in``): what the watcher asks
+        of the events of a swap, which it may see before the swap is done."""
+        return self._swapper.swapped_in(self._written_path(rel))
+
+    def _written_path(self, rel: str) -> str:
+        """The key ``Swapper`` remembers a write of ``rel`` under (``path``'s form)."""
         disk = self._disk.get(rel, rel)
-        return self._swapper.ours(os.path.join(self._real_root, *disk.split("/")))
+        return os.path.join(self._real_root, *disk.split("/"))
 
     def read_bytes(self, rel: str) -> bytes:
         try:

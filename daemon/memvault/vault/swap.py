@@ -23,6 +23,7 @@ only once it has stopped changing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import hashlib
 import os
@@ -52,12 +53,13 @@ class Written:
     """What memvault last wrote at a path: the file's identity right after the swap
     (inode, size, mtime, ctime: a save since, in place or by rename, a chmod, a
     ``touch`` changes one of them), the sha256 of the bytes written and of the version
-    they replaced (None: created)."""
+    they replaced (None: created). ``ctime_ns`` is None while the swap is under way
+    (the file written, its inode about to be put at the path, or just put there)."""
 
     ino: int
     size: int
     mtime_ns: int
-    ctime_ns: int
+    ctime_ns: int | None
     digest: bytes  # sha256 of what was written
     before: str | None
 
@@ -66,7 +68,18 @@ class Written:
         return self.digest.hex()
 
     def matches(self, st: os.stat_result) -> bool:
-        return _identity(st) == (self.ino, self.size, self.mtime_ns, self.ctime_ns)
+        """``st`` is this file, unchanged since the swap."""
+        return self.ctime_ns is not None and _identity(st) == (
+            self.ino,
+            self.size,
+            self.mtime_ns,
+            self.ctime_ns,
+        )
+
+    def made(self, st: os.stat_result) -> bool:
+        """``st`` is the file memvault wrote (its inode, with the size and mtime it was
+        written with), the swap done or under way."""
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == (self.ino, self.size, self.mtime_ns)
 
 
 class Swapper:
@@ -107,6 +120,20 @@ class Swapper:
         except OSError:
             return None
         return ours if ours.matches(st) else None
+
+    def swapped_in(self, path: str) -> bool:
+        """Whether the file at ``path`` is the very file our last swap there put (or is
+        putting) in place, its size and mtime as written: what the watcher asks of a
+        move between a note and our temp file (an event it may see before the swap is
+        done). A person's version swapped back (``put_back``) or saved by rename is
+        another inode; a save in place is an event of its own."""
+        ours = self._ours.get(path)
+        if ours is None:
+            return False
+        try:
+            return ours.made(os.stat(path))
+        except OSError:
+            return False
 
     def swap(
         self, path: Path, data: bytes, expected_sha: str | None, durable: bool = True
@@ -207,9 +234,10 @@ class Swapper:
         overwrite); ``tmp`` is gone after (or, with ``keep``, a displaced version at
         ``tmp`` is put there to delete). The folder is fsynced when ``durable`` (a batch
         fsyncs it once, after)."""
-        displaced = False
+        displaced = done = False
         try:
             if expected_sha is None:
+                self._expect(path, made, data, None)
                 try:
                     os.link(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
@@ -218,7 +246,7 @@ class Swapper:
                     os.unlink(tmp)  # before ``_remember``: the unlink changes the ctime
                 if durable:
                     fsync_dir(path.parent)
-                self._remember(path, made, data, None)
+                done = self._remember(path)
                 return True, None
             try:
                 mode = os.stat(path).st_mode & 0o7777
@@ -230,11 +258,12 @@ class Swapper:
                 return False, None
             if sha256_bytes(current) != expected_sha:
                 return False, read_settled(path)
+            self._expect(path, made, data, expected_sha)
             if not exchange(tmp, path):
                 os.replace(tmp, path)
                 if durable:
                     fsync_dir(path.parent)
-                self._remember(path, made, data, expected_sha)
+                done = self._remember(path)
                 return True, None
             # ``tmp`` now holds the version we displaced: did anyone keep writing to it?
             if open_for_writing(tmp):
@@ -245,7 +274,7 @@ class Swapper:
                 return False, read_settled(path)
             if durable:
                 fsync_dir(path.parent)
-            self._remember(path, made, data, expected_sha)
+            done = self._remember(path)
             displaced = keep is not None
             return True, None
         except FileNotFoundError:
@@ -253,6 +282,8 @@ class Swapper:
         except OSError as exc:  # the disk full, a folder made read-only...
             raise _naming(exc, path, tmp) from None
         finally:
+            if not done:
+                self._forget(path)
             if displaced and keep is not None:
                 keep.append(tmp)
             else:
@@ -264,27 +295,42 @@ class Swapper:
         if reason is not None:
             raise FileBusy(f"{path.name}: {reason}")
 
-    def _remember(self, path: Path, made: os.stat_result, data: bytes, before: str | None) -> None:
-        """Remember our write at ``path``, when the file there is still the one we wrote
-        (``made``: its inode, size and mtime when written); if not, a save came in
-        between (in place, into the file we had just put there): it is not ours."""
+    def _expect(self, path: Path, made: os.stat_result, data: bytes, before: str | None) -> None:
+        """Our write at ``path`` is about to be put in place: the file written (``made``:
+        its stat once written) holding ``data``, over the version whose sha256 is
+        ``before``. Remembered as under way (no ctime yet) from now on."""
+        w = Written(made.st_ino, made.st_size, made.st_mtime_ns, None, _digest(data), before)
         key = str(path)
         with self._ours_lock:
-            self._ours.pop(key, None)
+            self._ours.pop(key, None)  # (to the end: the newest)
+            while len(self._ours) >= _OURS_KEPT:
+                self._ours.pop(next(iter(self._ours)))  # the oldest first
+            self._ours[key] = w
+
+    def _remember(self, path: Path) -> bool:
+        """Our swap at ``path`` is done: its identity now (the ctime the swap gave it) is
+        remembered, when the file there is still the one we wrote; if not, a save came
+        in between (in place, into the file we had just put there): not ours. Whether
+        it was remembered."""
+        key = str(path)
+        with self._ours_lock:
+            w = self._ours.get(key)
+            if w is None:
+                return False
             try:
                 st = os.stat(path)
             except OSError:
-                return
-            if (st.st_ino, st.st_size, st.st_mtime_ns) != (
-                made.st_ino,
-                made.st_size,
-                made.st_mtime_ns,
-            ):
-                return
-            while len(self._ours) >= _OURS_KEPT:
-                self._ours.pop(next(iter(self._ours)))  # the oldest first
-            w = Written(*_identity(st), hashlib.sha256(data).digest(), before)
-            self._ours[key] = w
+                return False
+            if not w.made(st):
+                return False
+            self._ours[key] = dataclasses.replace(w, ctime_ns=st.st_ctime_ns)
+            return True
+
+    def _forget(self, path: Path) -> None:
+        """What we remembered at ``path`` no longer says what is there (the swap failed,
+        or was overtaken)."""
+        with self._ours_lock:
+            self._ours.pop(str(path), None)
 
 
 class Unlinker:
@@ -318,6 +364,10 @@ def _naming(exc: OSError, path: Path, tmp: Path) -> OSError:
     if exc.filename not in (None, str(tmp)):
         return exc
     return OSError(exc.errno, exc.strerror, str(path))  # (of the errno's subclass)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
