@@ -201,7 +201,7 @@ class CarryOver(Lane):
             for i, text in plan.chunk_texts.items()
             for c in (chunks[i],)
         ]
-        links = [(k.line, k.target, k.anchor, k.kind, k.embed) for k in plan.links]
+        links: list[_Link] = [(k.line, k.target, k.anchor, k.kind, k.embed) for k in plan.links]
         return plan.text, links, moved
 
     def _resolved(self, path: str, found: list[_Link], links: LinkIndex) -> list[LinkRow]:
