@@ -87,6 +87,7 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
         vault.root,
         sync,
         is_ignored=vault.is_ignored,
+        is_ours=vault.is_ours,  # as the daemon's
         settings=WatchSettings(**kw),
         hooks=WatchHooks(save=vault.save),
     )
@@ -333,6 +334,22 @@ def test_the_events_of_memvaults_own_swaps_are_dropped_a_persons_save_after_is_n
     finally:
         watcher.stop()
         vault.close()
+
+
+def test_a_folder_moved_within_is_watched_afresh_once_its_long_batch_is_done(
+    watched: Watched,
+) -> None:
+    """A folder moved within the vault is a long batch, run by the reconcile thread; the
+    watches are renewed (and a reconcile covers what they may have missed) once it is
+    done, whether or not another batch follows (the relink's own writes used to bring
+    one: their events are dropped now)."""
+    renewals = watched.watcher.observers.renewals
+    os.rename(watched.root / "people", watched.root / "folks")
+    eventually(lambda: "folks/sarah-chen.md" in watched.indexed(), 60, "the notes moved")
+    eventually(lambda: watched.watcher.observers.renewals > renewals, 60, "the watches renewed")
+    watched.settle()
+    write(watched.root, "folks/new.md", note("New One", "arrived later", "Mentions wombats."))
+    eventually(lambda: "folks/new.md" in watched.found("wombats"), 60, "a note in the moved folder")
 
 
 # -- faults ----------------------------------------------------------------------------------

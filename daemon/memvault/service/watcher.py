@@ -222,6 +222,11 @@ class Watcher:
                 else:
                     self._run_batch(batch, let_through=reconciling)
                 continue
+            if self._arrived_unrenewed(reconciling):
+                # folders arrived in a batch the reconcile thread ran (a folder renamed:
+                # its relink's own writes bring no batch of the worker's any more)
+                self.observers.renew()
+                continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
             due = self.queue.due_in(paths_only=reconciling)
@@ -229,6 +234,16 @@ class Watcher:
             if self._needs_save:
                 waits.append(self._last_sync + self.idle_save_seconds - now)
             self.queue.wait(max(0.0, min(waits)))
+
+    def _arrived_unrenewed(self, reconciling: bool) -> bool:
+        """Folders arrived, nothing is queued or in flight, and no batch of the worker's
+        renewed the watches after them (``_run_batch`` does, on the worker)."""
+        return (
+            self.observers.folders_arrived.is_set()
+            and not reconciling
+            and not len(self.queue)
+            and not self.stopping
+        )
 
     @property
     def reconciling(self) -> bool:
