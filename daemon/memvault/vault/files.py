@@ -379,24 +379,18 @@ class VaultFS:
         return out
 
     def written(self, rel: str) -> Written | None:
-        """memvault's own last write of the note ``rel`` when the file is still exactly
-        it (``Swapper.ours``: inode, size, mtime and ctime as right after the swap), so
-        what it holds is known without reading it: the bytes whose sha256 is
-        ``sha256``. None when anyone saved it since, or memvault did not write it (or
-        wrote it too long ago to remember). One ``stat``; ``rel`` is one the index or an
-        event gave (only a path memvault wrote, through ``path``, can answer)."""
+        """memvault's own last write of ``rel`` while the file is still exactly it
+        (``Swapper.ours``: one ``stat``), so what it holds is known unread; else None."""
         return self._swapper.ours(self._written_path(rel))
 
     def swapped(self, rel: str) -> bool:
-        """Whether the file at ``rel`` is the very one memvault's last swap there put (or
-        is putting) in place, as written (``Swapper.swapped_in``): what the watcher asks
-        of the events of a swap, which it may see before the swap is done."""
+        """Whether ``rel`` is the very file memvault's last swap there put (or is putting)
+        in place (``Swapper.swapped_in``): what the watcher asks of a swap's events."""
         return self._swapper.swapped_in(self._written_path(rel))
 
     def _written_path(self, rel: str) -> str:
         """The key ``Swapper`` remembers a write of ``rel`` under (``path``'s form)."""
-        disk = self._disk.get(rel, rel)
-        return os.path.join(self._real_root, *disk.split("/"))
+        return os.path.join(self._real_root, *self._disk.get(rel, rel).split("/"))
 
     def read_bytes(self, rel: str) -> bytes:
         try:
