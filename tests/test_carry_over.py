@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import random
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,12 @@ from memvault.core.carry import apply_spans, carry
 from memvault.core.chunks import CONTEXT_PARTS, chunk_note, embed_texts
 from memvault.core.notes import parse_note
 from memvault.core.relink import relink_note
+from memvault.core.text import sha256_bytes
 from memvault.core.wikilinks import LinkIndex
 from memvault.engine.indexer import Indexer
 from memvault.index.embedder import HashEmbedder
+from memvault.vault import swap
+from memvault.vault.files import VaultFS
 
 SMALL = {
     "index": {"max_chunk_tokens": 40, "chunk_target_tokens": 20, "context_overlap_tokens": 16}
@@ -185,6 +189,100 @@ def test_a_save_after_the_relink_is_indexed_as_the_persons(tmp_path: Path) -> No
         assert any("zebrafish" in c.text for c in v.engine.store.chunks_of("logs/plain.md"))
         kept = full_snapshot(v)
     assert kept == fresh_snapshot(root, tmp_path, "fresh")
+
+
+def test_a_carried_note_is_not_read_back_its_swap_says_what_the_file_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The relink's swap remembers the file it put in place (``VaultFS.written``: its
+    inode, size, mtime and ctime, the sha256 written and replaced): a carried note is
+    not read again, and its row is the file's (a fresh index equals it). A note moved
+    under its own name is known unchanged by its size and mtime."""
+    root = _vault(tmp_path)
+    read: list[str] = []
+    real_read = VaultFS.read
+
+    def spy(self: VaultFS, rel: str, cap: int | None = None) -> Any:
+        if cap != 0:  # (not the hash a sync takes of a new path, to find a move)
+            read.append(rel)
+        return real_read(self, rel, cap)
+
+    monkeypatch.setattr(VaultFS, "read", spy)
+    with open_vault(root, overrides=SMALL) as v:
+        v.sync()
+        read.clear()
+        os.rename(root / "projects/alpha", root / "projects/beta")
+        report = v.sync()
+        assert set(report.relinked) >= CARRIED
+        moved = {new for _, new in report.moved}
+        assert not (CARRIED | moved) & set(read), read
+        for p in CARRIED:
+            row, data = v.engine.store.note(p), (root / p).read_bytes()
+            st = (root / p).stat()
+            assert (row.size, row.mtime_ns, row.sha256) == (
+                len(data),
+                st.st_mtime_ns,
+                sha256_bytes(data),
+            )
+        kept = full_snapshot(v)
+    assert kept == fresh_snapshot(root, tmp_path, "fresh")
+
+
+def test_what_the_swap_remembers_is_gone_with_any_save_after_it(tmp_path: Path) -> None:
+    """``VaultFS.written``: the file as memvault's swap left it, until anyone changes
+    it: a save in place of the same size with its mtime set back (a ctime moves), a
+    save by rename (another inode), a chmod."""
+    root = tmp_path / "v"
+    for name in ("a", "b", "c"):
+        write(root, f"n/{name}.md", f"# {name}\n\nkilns\n")
+    fs = VaultFS(root, quiet_ms=0)
+    before = {r: sha256_bytes((root / r).read_bytes()) for r in ("n/a.md", "n/b.md", "n/c.md")}
+    out = fs.update_texts({r: lambda t: t.replace("kilns", "lathe") for r in before})
+    assert all(v is True for v in out.values())
+    for rel, old in before.items():
+        w = fs.written(rel)
+        assert w is not None and fs.swapped(rel)
+        assert w.before == old and w.sha256 == sha256_bytes((root / rel).read_bytes())
+    # in place, the same size, the mtime put back: only the ctime tells
+    path = root / "n/a.md"
+    st = path.stat()
+    deadline = time.monotonic() + 5
+    while path.stat().st_ctime_ns == st.st_ctime_ns:  # until the clock moves on
+        assert time.monotonic() < deadline
+        path.write_bytes(b"# a\n\nLATHE\n")
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert (path.stat().st_size, path.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    assert fs.written("n/a.md") is None
+    # by rename: another inode, for the watcher too
+    (root / "n/b.tmp").write_text("# b\n\ntheirs\n", encoding="utf-8")
+    os.replace(root / "n/b.tmp", root / "n/b.md")
+    assert fs.written("n/b.md") is None and not fs.swapped("n/b.md")
+    os.chmod(root / "n/c.md", 0o600)
+    assert fs.written("n/c.md") is None
+
+
+def test_a_save_between_the_exchange_and_its_check_is_not_taken_for_ours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person's write into the file memvault has just put in place, before the swap
+    looks at it again: the file is not remembered as ours (the carry-over reads it, the
+    watcher queues its events)."""
+    root = tmp_path / "v"
+    write(root, "n/a.md", "# a\n\nkilns\n")
+    fs = VaultFS(root, quiet_ms=0)
+    real = swap.exchange
+
+    def exchange_then_theirs(a: Path, b: Path) -> bool:
+        done = real(a, b)
+        if b.name == "a.md":
+            with open(b, "a", encoding="utf-8") as fh:
+                fh.write("their line\n")
+        return done
+
+    monkeypatch.setattr(swap, "exchange", exchange_then_theirs)
+    assert fs.update_texts({"n/a.md": lambda t: t.replace("kilns", "lathe")}) == {"n/a.md": True}
+    assert "their line" in (root / "n/a.md").read_text(encoding="utf-8")
+    assert fs.written("n/a.md") is None and not fs.swapped("n/a.md")
 
 
 # -- the core, against a parse from scratch ------------------------------------------------

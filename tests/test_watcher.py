@@ -87,6 +87,7 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
         vault.root,
         sync,
         is_ignored=vault.is_ignored,
+        is_ours=vault.is_ours,  # as the daemon's
         settings=WatchSettings(**kw),
         hooks=WatchHooks(save=vault.save),
     )
@@ -277,6 +278,78 @@ def test_own_writes_cost_at_most_a_no_op_batch_then_quiet(watched: Watched) -> N
     threading.Event().wait(1.0)  # an observation window, not synchronisation
     assert len(watched.batches) == count
     assert (watched.root / "MEMORY.md").stat().st_mtime_ns == memory
+
+
+def test_the_events_of_memvaults_own_swaps_are_dropped_a_persons_save_after_is_not(
+    tmp_path: Path,
+) -> None:
+    """The notes memvault rewrites (a relink's batch of swaps) reach no batch while each
+    is still the file it wrote (``Vault.is_ours``): a rename's 10,000 own writes queued
+    10,000 paths, folded past the queue's limit into folders whose sync re-scanned the
+    vault. A person's save right after ours, in place (the same size) or an editor's
+    atomic rename, is queued and indexed as theirs."""
+    root = make_vault(tmp_path)
+    names = [f"logs/w{i}.md" for i in range(6)]
+    for rel in names:
+        write(root, rel, f"# {rel}\n\nFirst words about kilns.\n")
+    vault = open_vault(root)
+    vault.sync()
+    batches: list[list[str] | None] = []
+
+    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+        batches.append(paths)
+        return vault.sync(paths, progress)
+
+    watcher = Watcher(
+        vault.root,
+        sync,
+        is_ignored=vault.is_ignored,
+        is_ours=vault.is_ours,
+        settings=WatchSettings(quiet_ms=100),
+    )
+    watcher.start(initial_reconcile=False)
+    try:
+        assert watcher.observers.kind == "inotify"
+        fs = vault.engine.fs
+        out = fs.update_texts({rel: lambda t: t.replace("kilns", "lathes") for rel in names})
+        assert all(out[rel] is True for rel in names)
+        assert all(fs.written(rel) is not None for rel in names)
+        # a person's saves right after ours: in place, the same size, and by rename
+        inplace, renamed = root / names[1], root / names[2]
+        size = inplace.stat().st_size
+        with open(inplace, "r+b") as fh:
+            fh.write(b"# Theirs zebrafish.\n")
+        assert inplace.stat().st_size == size
+        (root / "logs/w2.md.tmp").write_text("# Theirs\n\nA quokka line.\n", encoding="utf-8")
+        os.replace(root / "logs/w2.md.tmp", renamed)
+        # a later change of a note of the person's own: every earlier event is handled
+        write(root, "logs/later.md", "# Later\n\nOne more.\n")
+        eventually(lambda: any(b and "logs/later.md" in b for b in batches), 60, "the later note")
+        batched = {p for b in batches if b for p in b}
+        assert {names[1], names[2]} <= batched, batches
+        assert not batched & {names[0], *names[3:]}, batches  # ours: dropped
+        assert watcher.queue.overflows == 0
+        eventually(lambda: "logs/w1.md" in {h.path for h in vault.search("zebrafish", k=5)})
+        eventually(lambda: "logs/w2.md" in {h.path for h in vault.search("quokka", k=5)})
+    finally:
+        watcher.stop()
+        vault.close()
+
+
+def test_a_folder_moved_within_is_watched_afresh_once_its_long_batch_is_done(
+    watched: Watched,
+) -> None:
+    """A folder moved within the vault is a long batch, run by the reconcile thread; the
+    watches are renewed (and a reconcile covers what they may have missed) once it is
+    done, whether or not another batch follows (the relink's own writes used to bring
+    one: their events are dropped now)."""
+    renewals = watched.watcher.observers.renewals
+    os.rename(watched.root / "people", watched.root / "folks")
+    eventually(lambda: "folks/sarah-chen.md" in watched.indexed(), 60, "the notes moved")
+    eventually(lambda: watched.watcher.observers.renewals > renewals, 60, "the watches renewed")
+    watched.settle()
+    write(watched.root, "folks/new.md", note("New One", "arrived later", "Mentions wombats."))
+    eventually(lambda: "folks/new.md" in watched.found("wombats"), 60, "a note in the moved folder")
 
 
 # -- faults ----------------------------------------------------------------------------------

@@ -313,6 +313,12 @@ class Vault(Closes):
         """Whether memvault ignores this vault-relative path (dot-folders, conflict copies...)."""
         return self.engine.fs.is_ignored(rel)
 
+    def is_ours(self, rel: str) -> bool:
+        """Whether the note at ``rel`` is the very file memvault's last swap there put in
+        place, as written (``VaultFS.swapped``); the daemon's watcher drops the events
+        of its own swaps by it."""
+        return self.engine.fs.swapped(rel)
+
     def save(self) -> None:
         """Save the vector index if it changed (the daemon does this when idle)."""
         self._here().save()

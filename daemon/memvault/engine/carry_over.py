@@ -7,15 +7,18 @@ mtime and hash, its links (resolved again, as the indexer resolves them), and th
 text of the chunks that hold a rewritten link (their label, embedded text and vector
 stay; ``Store.move_chunk`` rewrites their keyword rows). A note is carried over only
 when its row is that of the text the relink read and the file now holds exactly
-what the relink wrote (read back: a person's save since then is indexed from
-scratch, as theirs). Every other note is left to ``Indexer.index``.
+what the relink wrote: known without reading it when the file is still the one the
+swap put there (``VaultFS.written``: its inode, size, mtime and ctime unchanged, the
+sha256 of the bytes written), else read back (a person's save since then is indexed
+from scratch, as theirs). The note row changes in its size, mtime, hash and category
+alone (``Store.set_note_file``). Every other note is left to ``Indexer.index``.
 """
 
 from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 from memvault.core.about import about_text
 from memvault.core.carry import carry
@@ -27,11 +30,21 @@ from memvault.engine.indexer import link_row
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
-
-if TYPE_CHECKING:
-    from memvault.vault.files import ReadResult
+from memvault.vault.swap import Written
 
 BATCH = 500  # notes per transaction
+_Link = tuple[int, str, "str | None", str, bool]  # line, target, anchor, kind, embed
+# (path, size, mtime_ns, sha256, category), its link rows, its changed chunks
+_Ready = tuple[tuple[str, int, int, str, str], list[LinkRow], list[tuple[int, NewChunk]]]
+
+
+@dataclass(frozen=True, slots=True)
+class _File:
+    """What the file holds now, as its note row records it."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
 
 
 class CarryOver(Lane):
@@ -55,7 +68,7 @@ class CarryOver(Lane):
         links = self.catalogue.link_index_with(coming)
         renamed = {new: old for old, new in moved}
         max_tokens = min(self.config.index.max_chunk_tokens, self.embedding.max_tokens)
-        ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]] = []
+        ready: list[_Ready] = []
         for path in sorted(set(edits) | set(renamed)):
             if path in renamed and posixpath.basename(renamed[path]) != posixpath.basename(path):
                 continue  # a new name: maybe a new title, embedded again
@@ -65,27 +78,19 @@ class CarryOver(Lane):
             row = self.store.note(path)
             if row is None or row.kind != "note" or row.warnings:
                 continue
-            try:
-                now = self.fs.read(path)
-            except (NoteNotFound, NotText, UnsafePath, OSError):
-                continue
-            if now.truncated:
-                continue
-            got = self._carried(path, row, now, edits.get(path), max_tokens)
+            edit = edits.get(path)
+            ours = self.fs.written(path) if edit is not None else None
+            got = (
+                self._known(path, row, ours, edit, max_tokens)
+                if ours is not None and edit is not None
+                else self._read_back(path, row, edit, max_tokens)
+            )
             if got is None:
                 continue
-            found, moved_chunks = got
+            now, found, moved_chunks = got
             category = path.split("/", 1)[0] if "/" in path else ""
-            new_row = NoteRow(
-                **{
-                    **{f: getattr(row, f) for f in NoteRow.__dataclass_fields__},
-                    "size": now.size,
-                    "mtime_ns": now.mtime_ns,
-                    "sha256": now.sha256,
-                    "category": category,
-                }
-            )
-            ready.append((new_row, self._resolved(path, found, links), moved_chunks))
+            file = (path, now.size, now.mtime_ns, now.sha256, category)
+            ready.append((file, self._resolved(path, found, links), moved_chunks))
             done.add(path)
             if len(ready) >= BATCH:
                 self._commit(ready)
@@ -94,27 +99,76 @@ class CarryOver(Lane):
             self._commit(ready)
         return done
 
+    def _known(
+        self,
+        path: str,
+        row: NoteRow,
+        w: Written,
+        edit: tuple[str, Relinked],
+        max_tokens: int,
+    ) -> tuple[_File, list[_Link], list[tuple[int, NewChunk]]] | None:
+        """``_carried`` of a relinked note whose file is still the one the relink's swap
+        put there (``w``: ``VaultFS.written``), without reading it: when the swap
+        replaced the row's version and wrote what carry makes of it; else None."""
+        if w.before != row.sha256:
+            return None  # its row is not that of the text the relink changed
+        # the byte-order mark the note has: the one with which the old text is the row's
+        for bom in (False, True):
+            if sha256_bytes(encode(Decoded(edit[0], bom))) == row.sha256:
+                break
+        else:
+            return None
+        got = self._carried(path, row, edit, max_tokens)
+        if got is None:
+            return None
+        text, found, moved_chunks = got
+        if sha256_bytes(encode(Decoded(text, bom))) != w.sha256:
+            return None  # the file is not what carry makes of the old text
+        return _File(w.size, w.mtime_ns, w.sha256), found, moved_chunks
+
+    def _read_back(
+        self, path: str, row: NoteRow, edit: tuple[str, Relinked] | None, max_tokens: int
+    ) -> tuple[_File, list[_Link], list[tuple[int, NewChunk]]] | None:
+        """The file read, its links and changed chunks when they can be carried over."""
+        if edit is None:  # moved, not relinked: the file must be the row's, unchanged
+            seen = self.fs.stat(path)
+            if seen is not None and (seen.size, seen.mtime_ns) == (row.size, row.mtime_ns):
+                # as a sync tells a file unchanged (it was hashed to find the move)
+                known = _File(row.size, row.mtime_ns, row.sha256)
+                return known, self._links_of(path), []
+        try:
+            now = self.fs.read(path)
+        except (NoteNotFound, NotText, UnsafePath, OSError):
+            return None
+        if now.truncated:
+            return None
+        file = _File(now.size, now.mtime_ns, now.sha256)
+        if edit is None:
+            return (file, self._links_of(path), []) if now.sha256 == row.sha256 else None
+        if sha256_bytes(encode(Decoded(edit[0], now.decoded.bom))) != row.sha256:
+            return None  # its row is not that of the text the relink changed
+        got = self._carried(path, row, edit, max_tokens)
+        if got is None or got[0] != now.decoded.text:
+            return None  # not a change carry follows, or the file is not what was written
+        return file, got[1], got[2]
+
+    def _links_of(self, path: str) -> list[_Link]:
+        return [(r.line, r.target, r.anchor, r.kind, r.embed) for r in self.store.links(path)]
+
     def _carried(
         self,
         path: str,
         row: NoteRow,
-        now: ReadResult,
-        edit: tuple[str, Relinked] | None,
+        edit: tuple[str, Relinked],
         max_tokens: int,
-    ) -> tuple[list[tuple[int, str, str | None, str, bool]], list[tuple[int, NewChunk]]] | None:
-        """The note's links (line, target, anchor, kind, embed) and the chunks whose text
-        changes (label, chunk), or None when it must be indexed from scratch."""
-        if edit is None:  # moved, not relinked: the file must be the row's, unchanged
-            if now.sha256 != row.sha256:
-                return None
-            links = [(r.line, r.target, r.anchor, r.kind, r.embed) for r in self.store.links(path)]
-            return links, []
+    ) -> tuple[str, list[_Link], list[tuple[int, NewChunk]]] | None:
+        """What carry makes of the relinked note whose row is that of ``edit``'s old
+        text: its new text, its links (line, target, anchor, kind, embed) and the
+        chunks whose text changes (label, chunk); None when it must be indexed from
+        scratch."""
         old_text, result = edit
         if not result.spans:
             return None
-        old_bytes = encode(Decoded(old_text, now.decoded.bom))
-        if sha256_bytes(old_bytes) != row.sha256:
-            return None  # its row is not that of the text the relink changed
         chunks = self.store.chunks_of(path)
         plan = carry(
             old_text,
@@ -125,9 +179,10 @@ class CarryOver(Lane):
             summary_from_frontmatter=_summary_from_frontmatter(row),
             max_tokens=max_tokens,
         )
-        if plan is None or plan.text != now.decoded.text:
-            return None  # not a change carry follows, or the file is not what was written
-        about = about_text(note_of(row))
+        if plan is None:
+            return None  # not a change carry follows
+        first = any(chunks[i].ord == 0 for i in plan.chunk_texts)
+        about = about_text(note_of(row)) if first else ""
         moved = [
             (
                 chunks[i].label,
@@ -146,25 +201,21 @@ class CarryOver(Lane):
             for i, text in plan.chunk_texts.items()
             for c in (chunks[i],)
         ]
-        links = [(k.line, k.target, k.anchor, k.kind, k.embed) for k in plan.links]
-        return links, moved
+        links: list[_Link] = [(k.line, k.target, k.anchor, k.kind, k.embed) for k in plan.links]
+        return plan.text, links, moved
 
-    def _resolved(
-        self, path: str, found: list[tuple[int, str, str | None, str, bool]], links: LinkIndex
-    ) -> list[LinkRow]:
+    def _resolved(self, path: str, found: list[_Link], links: LinkIndex) -> list[LinkRow]:
         """Link rows resolved against ``links``."""
         return [link_row(path, *link, links) for link in found]
 
-    def _commit(
-        self, ready: list[tuple[NoteRow, list[LinkRow], list[tuple[int, NewChunk]]]]
-    ) -> None:
-        self.catalogue.changed(row.path for row, _, _ in ready)
+    def _commit(self, ready: list[_Ready]) -> None:
+        self.catalogue.changed(file[0] for file, _, _ in ready)
         with self.store.transaction() as conn:
-            for row, links, moved in ready:
+            for (path, size, mtime_ns, sha256, category), links, moved in ready:
                 for label, chunk in moved:
                     self.store.move_chunk(conn, label, chunk)
-                self.store.put_note(conn, row)
-                self.store.put_links(conn, row.path, links)
+                self.store.set_note_file(conn, path, size, mtime_ns, sha256, category)
+                self.store.put_links(conn, path, links)
 
 
 def _summary_from_frontmatter(row: NoteRow) -> bool:

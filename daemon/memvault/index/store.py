@@ -245,6 +245,23 @@ class Store(PendingQueue, LinkTables):
             ),
         )
 
+    def set_note_file(
+        self,
+        conn: sqlite3.Connection,
+        path: str,
+        size: int,
+        mtime_ns: int,
+        sha256: str,
+        category: str,
+    ) -> None:
+        """A note row's file columns (and its category: its folder), the rest as it is:
+        a note carried over (engine.carry_over), whose fields did not change. (One
+        statement both backends run: PostgreSQL's connection takes ``?`` marks.)"""
+        conn.execute(
+            "UPDATE notes SET size = ?, mtime_ns = ?, sha256 = ?, category = ? WHERE path = ?",
+            (size, mtime_ns, sha256, category, path),
+        )
+
     def touch_note(self, path: str, size: int, mtime_ns: int) -> None:
         with self.transaction() as conn:
             conn.execute(

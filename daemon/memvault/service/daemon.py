@@ -159,6 +159,7 @@ class Daemon:
             vault.root,
             self._sync,
             is_ignored=vault.is_ignored,
+            is_ours=vault.is_ours,
             settings=WatchSettings(
                 quiet_ms=self.config.vault.quiet_ms,
                 observer=settings.observer,

@@ -9,15 +9,24 @@ batch and syncs nothing: what it learns goes into the ``ChangeQueue``, and the
 watcher's worker (``watcher.Watcher``) calls ``supervise`` and ``renew`` from
 its own thread, which alone starts and stops observers.
 
-The handler runs on watchdog's thread and does no I/O: it turns an absolute
-path into a vault-relative posix path (NFC, ``watch_queue.PathMapper``), drops what the
-vault ignores, and queues it. It never raises.
+The handler runs on watchdog's thread: it turns an absolute path into a
+vault-relative posix path (NFC, ``watch_queue.PathMapper``), drops what the vault
+ignores, and queues it. It drops, too, the events of memvault's own swaps: a move
+between a note and one of memvault's temp files (no one else makes those names) when
+the note is the very file memvault put there (``is_ours``: one ``stat``, its inode,
+size and mtime as written). A relink of 10,000 notes queued 10,000 paths of its own,
+past the queue's limit, folded into folders whose sync re-scanned the vault to find
+nothing. A person's save is never one of those moves (an edit in place is a modify
+event, an editor's atomic save a move from its own temp name: both queued), and a
+person's version memvault swapped back (``swap.put_back``) is another inode. It does
+no other I/O and never raises.
 """
 
 from __future__ import annotations
 
 import errno
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +49,7 @@ from watchdog.observers.polling import PollingObserver
 
 from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
 from memvault.service.watch_queue import ChangeQueue
+from memvault.vault.swap import TEMP_MARK
 
 log = logging.getLogger("memvault.service.watcher")
 
@@ -77,6 +87,8 @@ class _Handler(FileSystemEventHandler):
             if event.is_directory and event.event_type in ("created", "moved"):
                 owner.folders_arrived.set()  # the worker renews the watches after its batch
             paths = [p for p in (owner.mapper(r) for r in raws) if p is not None]
+            if _own_swap(event, raws, paths) and owner.is_ours(paths[0]):
+                return  # memvault's own swap, and the note is still what it wrote
             if "" in paths:
                 owner.queue.request_full("a change the watcher cannot place", debounce=True)
             elif paths:
@@ -84,6 +96,23 @@ class _Handler(FileSystemEventHandler):
         except Exception as exc:  # the observer thread must survive anything
             owner.record_error(f"event handler: {exc!r}")
             log.exception("watcher: failed to handle %r", event)
+
+
+def _own_swap(event: FileSystemEvent, raws: list[str | bytes], paths: list[str]) -> bool:
+    """Whether the event is a move between one note and one of memvault's temp files
+    (its swap's exchange: ``swap.temp_name`` is a name no one else makes)."""
+    return (
+        len(raws) == 2
+        and len(paths) == 1
+        and not event.is_directory
+        and _temp(raws[0]) != _temp(raws[1])
+    )
+
+
+def _temp(raw: str | bytes) -> bool:
+    """Whether an event's path names one of memvault's temp files (``swap.temp_name``)."""
+    name = os.path.basename(os.fsdecode(raw))
+    return name.startswith(".") and TEMP_MARK in name
 
 
 class _OverflowHook(logging.Handler):
@@ -114,10 +143,12 @@ class Observers:
         queue: ChangeQueue,
         setting: str,
         record_error: Callable[[str], None],
+        is_ours: Callable[[str], bool] = lambda rel: False,
     ) -> None:
         if setting not in KINDS:
             raise ValueError(f"observer must be auto, native or polling, not {setting!r}")
         self.mapper = mapper
+        self.is_ours = is_ours  # a note path: still exactly the file memvault wrote there
         self.queue = queue
         self.setting = setting
         self.record_error = record_error

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 import time
 import unicodedata
@@ -29,6 +30,7 @@ log = logging.getLogger("memvault.service.watcher")
 
 MAX_WAIT_SECONDS = 2.0
 DEFAULT_LIMIT = 4096
+_UNTIDY = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^$|/$")  # what relpath would tidy
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +239,7 @@ class PathMapper:
 
     def __init__(self, root: Path, is_ignored: Callable[[str], bool]) -> None:
         self.root = os.path.realpath(root)
+        self._prefix = self.root.rstrip(os.sep) + os.sep
         self.is_ignored = is_ignored
 
     def __call__(self, raw: str | bytes) -> str | None:
@@ -244,11 +247,17 @@ class PathMapper:
         path = os.fsdecode(raw)
         if not path:
             return None
-        if path != self.root and not path.startswith(self.root + os.sep):
-            return None
-        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel == ".":
-            return None
+        if not path.startswith(self._prefix):
+            return None  # outside the vault, or the vault folder itself
+        if path[path.rfind(os.sep) + 1 :].startswith("."):
+            return None  # a dot-name (our temp files among them): never a note (is_ignored)
+        rel = path[len(self._prefix) :]
+        if os.sep != "/":
+            rel = rel.replace(os.sep, "/")
+        if _UNTIDY.search(rel):  # (an observer's paths are joined tidily: never, so far)
+            rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+            if rel == "." or rel.startswith("../"):
+                return None
         nfc = unicodedata.normalize("NFC", rel)
         if self.is_ignored(nfc):
             return None

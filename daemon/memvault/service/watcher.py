@@ -111,6 +111,7 @@ class Watcher:
         sync: Sync,
         *,
         is_ignored: Callable[[str], bool],
+        is_ours: Callable[[str], bool] = lambda rel: False,
         settings: WatchSettings = WatchSettings(),
         hooks: WatchHooks = WatchHooks(),
     ) -> None:
@@ -123,7 +124,7 @@ class Watcher:
         self.queue = ChangeQueue(settings.quiet_ms, settings.max_wait, settings.limit)
         mapper = PathMapper(self.root, is_ignored)
         self.observers = Observers(
-            mapper.root, mapper, self.queue, settings.observer, self.record_error
+            mapper.root, mapper, self.queue, settings.observer, self.record_error, is_ours
         )
         self.reconcile_seconds = settings.reconcile_seconds
         self.idle_save_seconds = settings.idle_save_seconds
@@ -221,6 +222,11 @@ class Watcher:
                 else:
                     self._run_batch(batch, let_through=reconciling)
                 continue
+            if self._arrived_unrenewed(reconciling):
+                # folders arrived in a batch the reconcile thread ran (a folder renamed:
+                # its relink's own writes bring no batch of the worker's any more)
+                self.observers.renew()
+                continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
             due = self.queue.due_in(paths_only=reconciling)
@@ -228,6 +234,16 @@ class Watcher:
             if self._needs_save:
                 waits.append(self._last_sync + self.idle_save_seconds - now)
             self.queue.wait(max(0.0, min(waits)))
+
+    def _arrived_unrenewed(self, reconciling: bool) -> bool:
+        """Folders arrived, nothing is queued or in flight, and no batch of the worker's
+        renewed the watches after them (``_run_batch`` does, on the worker)."""
+        return (
+            self.observers.folders_arrived.is_set()
+            and not reconciling
+            and not len(self.queue)
+            and not self.stopping
+        )
 
     @property
     def reconciling(self) -> bool:

@@ -42,7 +42,7 @@ from memvault.vault.paths import (
     normalize_rel,
     safe_join,
 )
-from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, read_settled
+from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, Written, read_settled
 
 CONFLICT_COPY = re.compile(
     r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
@@ -291,9 +291,9 @@ class VaultFS:
 
     def path(self, rel: str) -> Path:
         """The on-disk path of a vault-relative path (validated)."""
-        safe = safe_join(self.root, rel)
+        safe = safe_join(self.root, rel, self._real_root)
         disk = self._disk.get(normalize_rel(rel))
-        return safe_join(self.root, disk) if disk else safe
+        return safe_join(self.root, disk, self._real_root) if disk else safe
 
     # -- reading -----------------------------------------------------------------
 
@@ -377,6 +377,20 @@ class VaultFS:
             except (NoteNotFound, OSError, NotText):
                 continue
         return out
+
+    def written(self, rel: str) -> Written | None:
+        """memvault's own last write of ``rel`` while the file is still exactly it
+        (``Swapper.ours``: one ``stat``), so what it holds is known unread; else None."""
+        return self._swapper.ours(self._written_path(rel))
+
+    def swapped(self, rel: str) -> bool:
+        """Whether ``rel`` is the very file memvault's last swap there put (or is putting)
+        in place (``Swapper.swapped_in``): what the watcher asks of a swap's events."""
+        return self._swapper.swapped_in(self._written_path(rel))
+
+    def _written_path(self, rel: str) -> str:
+        """The key ``Swapper`` remembers a write of ``rel`` under (``path``'s form)."""
+        return os.path.join(self._real_root, *self._disk.get(rel, rel).split("/"))
 
     def read_bytes(self, rel: str) -> bytes:
         try:

@@ -94,11 +94,13 @@ def _clean(rel: str) -> str:
     return clean
 
 
-def safe_join(root: Path, rel: str) -> Path:
-    """``root / rel``, refusing anything that leaves the vault (symlinks included)."""
+def safe_join(root: Path, rel: str, real_root: str | None = None) -> Path:
+    """``root / rel``, refusing anything that leaves the vault (symlinks included).
+    ``real_root``: ``os.path.realpath(root)``, when the caller knows it (a vault open
+    for a while: ``VaultFS``); the path's own realpath is taken each time."""
     normalize_rel(rel)  # validates
     clean = _clean(rel)  # joined as given: the name on disk may be NFD
-    real_root = os.path.realpath(root)
+    real_root = os.path.realpath(root) if real_root is None else real_root
     candidate = os.path.join(real_root, *clean.split("/"))
     if len(os.fsencode(candidate)) >= _PATH_MAX:
         raise UnsafePath(f"the path is too long for this system: {clean[:60]!r}...")

@@ -23,12 +23,15 @@ only once it has stopped changing.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
+import hashlib
 import os
 import secrets
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.config import QUIET_MS
@@ -40,16 +43,54 @@ TEMP_MARK = ".memvault-tmp-"
 _NAME_MAX = 255  # bytes in one file name (ext4, APFS, NTFS in UTF-16 units: fewer bytes)
 SETTLE_NS = 20_000_000  # a file modified this recently may be mid-save
 SKEW_NS = 1_000_000_000  # a modification time further ahead than this is no recent save
-_OURS_KEPT = 4096  # how many of our own writes are remembered (to tell them from a person's)
+# how many of our own writes are remembered (to tell them from a person's): a rename's
+# relink writes ~10,000 notes at 50k, and its events are looked at seconds later
+_OURS_KEPT = 16384
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What memvault last wrote at a path: the file's identity right after the swap
+    (inode, size, mtime, ctime: a save since, in place or by rename, a chmod, a
+    ``touch`` changes one of them), the sha256 of the bytes written and of the version
+    they replaced (None: created). ``ctime_ns`` is None while the swap is under way
+    (the file written, its inode about to be put at the path, or just put there)."""
+
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int | None
+    digest: bytes  # sha256 of what was written
+    before: str | None
+
+    @property
+    def sha256(self) -> str:
+        return self.digest.hex()
+
+    def matches(self, st: os.stat_result) -> bool:
+        """``st`` is this file, unchanged since the swap."""
+        return self.ctime_ns is not None and _identity(st) == (
+            self.ino,
+            self.size,
+            self.mtime_ns,
+            self.ctime_ns,
+        )
+
+    def made(self, st: os.stat_result) -> bool:
+        """``st`` is the file memvault wrote (its inode, with the size and mtime it was
+        written with), the swap done or under way."""
+        return (st.st_ino, st.st_size, st.st_mtime_ns) == (self.ino, self.size, self.mtime_ns)
 
 
 class Swapper:
-    """Compare-and-swap writes; remembers its own last writes so that they do not count
-    as "changed moments ago" by someone else."""
+    """Compare-and-swap writes; remembers its own last writes (``ours``) so that they do
+    not count as "changed moments ago" by someone else, and so that the index and the
+    watcher can tell the file memvault wrote from a person's save after it."""
 
     def __init__(self, quiet_ms: int = QUIET_MS) -> None:
         self.quiet_ms = quiet_ms
-        self._ours: dict[str, tuple[int, int, int]] = {}  # path -> (inode, mtime_ns, size)
+        self._ours: dict[str, Written] = {}  # path -> our last write there, oldest first
+        self._ours_lock = threading.Lock()  # writers; ``ours`` reads without it
 
     def busy(self, path: Path) -> str | None:
         """Why ``path`` must not be replaced now, or None."""
@@ -60,9 +101,39 @@ class Swapper:
         if open_for_writing(path):
             return "it is open for writing in another program"
         age = time.time_ns() - st.st_mtime_ns
-        if 0 <= age < self.quiet_ms * 1_000_000 and self._ours.get(str(path)) != _identity(st):
-            return "it was saved moments ago; a save may be in progress"
+        if 0 <= age < self.quiet_ms * 1_000_000:
+            ours = self._ours.get(str(path))
+            if ours is None or not ours.matches(st):
+                return "it was saved moments ago; a save may be in progress"
         return None
+
+    def ours(self, path: str) -> Written | None:
+        """Our last write at ``path`` (as ``str(Path)`` of the path written), when the
+        file there is still exactly it: same inode, size, mtime and ctime as right
+        after the swap. None when a save (anyone's) came after, or it is not ours.
+        Safe from any thread (the watcher's asks it of the events it sees)."""
+        ours = self._ours.get(path)
+        if ours is None:
+            return None
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return ours if ours.matches(st) else None
+
+    def swapped_in(self, path: str) -> bool:
+        """Whether the file at ``path`` is the very file our last swap there put (or is
+        putting) in place, its size and mtime as written: what the watcher asks of a
+        move between a note and our temp file (an event it may see before the swap is
+        done). A person's version swapped back (``put_back``) or saved by rename is
+        another inode; a save in place is an event of its own."""
+        ours = self._ours.get(path)
+        if ours is None:
+            return False
+        try:
+            return ours.made(os.stat(path))
+        except OSError:
+            return False
 
     def swap(
         self, path: Path, data: bytes, expected_sha: str | None, durable: bool = True
@@ -76,8 +147,8 @@ class Swapper:
             except FileNotFoundError:
                 return False, None
             self._refuse_if_busy(path)
-        tmp = self._write_temp(path, data, durable)
-        return self._swap_in(path, tmp, data, expected_sha, durable)
+        tmp, made = self._write_temp(path, data, durable)
+        return self._swap_in(path, tmp, made, data, expected_sha, durable)
 
     def swap_many(
         self, items: Sequence[tuple[Path, bytes, str]], displaced: list[Path] | None = None
@@ -95,7 +166,7 @@ class Swapper:
         mounted with ``discard`` each unlink waits ~1 ms for the device: the caller
         deletes them while it goes on with its work, ``unlink_all``)."""
         out: list[tuple[bool, bytes | None] | OSError | WriteConflict | None] = [None] * len(items)
-        temps: dict[int, Path] = {}
+        temps: dict[int, tuple[Path, os.stat_result]] = {}
         try:
             for i, (path, data, _) in enumerate(items):
                 try:
@@ -104,12 +175,14 @@ class Swapper:
                 except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
             if temps:
-                flush_files([temps[i] for i in temps])
+                flush_files([tmp for tmp, _ in temps.values()])
             folders: set[Path] = set()
-            for i, tmp in temps.items():
+            for i, (tmp, made) in temps.items():
                 path, data, sha = items[i]
                 try:
-                    out[i] = self._swap_in(path, tmp, data, sha, durable=False, keep=displaced)
+                    out[i] = self._swap_in(
+                        path, tmp, made, data, sha, durable=False, keep=displaced
+                    )
                 except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
                 if out[i] == (True, None):
@@ -118,14 +191,15 @@ class Swapper:
                 fsync_dir(folder)
         finally:
             kept = set(displaced or ())
-            for tmp in temps.values():
+            for tmp, _ in temps.values():
                 if tmp not in kept:
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(tmp)
         return [r if r is not None else (False, None) for r in out]
 
-    def _write_temp(self, path: Path, data: bytes, durable: bool) -> Path:
-        """``data`` in a new temp file beside ``path`` (fsynced when ``durable``)."""
+    def _write_temp(self, path: Path, data: bytes, durable: bool) -> tuple[Path, os.stat_result]:
+        """``data`` in a new temp file beside ``path`` (fsynced when ``durable``), and
+        the temp file's stat once written (its inode, size, mtime, mode)."""
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.parent / temp_name(path.name)
         try:
@@ -135,52 +209,61 @@ class Swapper:
         try:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+                fh.flush()
                 if durable:
-                    fh.flush()
                     os.fsync(fh.fileno())
+                made = os.fstat(fh.fileno())
         except OSError as exc:  # the disk full...
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
             raise _naming(exc, path, tmp) from None
-        return tmp
+        return tmp, made
 
     def _swap_in(
         self,
         path: Path,
         tmp: Path,
+        made: os.stat_result,
         data: bytes,
         expected_sha: str | None,
         durable: bool,
         keep: list[Path] | None = None,
     ) -> tuple[bool, bytes | None]:
-        """Put the written temp file ``tmp`` (holding ``data``) at ``path`` if it still
-        has ``expected_sha`` (None: create, never overwrite); ``tmp`` is gone after
-        (or, with ``keep``, a displaced version at ``tmp`` is put there to delete).
-        The folder is fsynced when ``durable`` (a batch fsyncs it once, after)."""
-        displaced = False
+        """Put the written temp file ``tmp`` (holding ``data``; ``made``: its stat once
+        written) at ``path`` if it still has ``expected_sha`` (None: create, never
+        overwrite); ``tmp`` is gone after (or, with ``keep``, a displaced version at
+        ``tmp`` is put there to delete). The folder is fsynced when ``durable`` (a batch
+        fsyncs it once, after)."""
+        displaced = done = False
         try:
             if expected_sha is None:
+                self._expect(path, made, data, None)
                 try:
                     os.link(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
                     return False, None
+                with contextlib.suppress(OSError):  # (else the finally's, below)
+                    os.unlink(tmp)  # before ``_remember``: the unlink changes the ctime
                 if durable:
                     fsync_dir(path.parent)
-                self._remember(path)
+                done = self._remember(path)
                 return True, None
             try:
-                os.chmod(tmp, os.stat(path).st_mode & 0o7777)
+                mode = os.stat(path).st_mode & 0o7777
+                if made.st_mode & 0o7777 != mode:  # (a chmod is one more event to watch)
+                    os.chmod(tmp, mode)
                 self._refuse_if_busy(path)  # again, now that the slow part is done
                 current = path.read_bytes()
             except FileNotFoundError:
                 return False, None
             if sha256_bytes(current) != expected_sha:
                 return False, read_settled(path)
+            self._expect(path, made, data, expected_sha)
             if not exchange(tmp, path):
                 os.replace(tmp, path)
                 if durable:
                     fsync_dir(path.parent)
-                self._remember(path)
+                done = self._remember(path)
                 return True, None
             # ``tmp`` now holds the version we displaced: did anyone keep writing to it?
             if open_for_writing(tmp):
@@ -191,7 +274,7 @@ class Swapper:
                 return False, read_settled(path)
             if durable:
                 fsync_dir(path.parent)
-            self._remember(path)
+            done = self._remember(path)
             displaced = keep is not None
             return True, None
         except FileNotFoundError:
@@ -199,6 +282,8 @@ class Swapper:
         except OSError as exc:  # the disk full, a folder made read-only...
             raise _naming(exc, path, tmp) from None
         finally:
+            if not done:
+                self._forget(path)
             if displaced and keep is not None:
                 keep.append(tmp)
             else:
@@ -210,11 +295,42 @@ class Swapper:
         if reason is not None:
             raise FileBusy(f"{path.name}: {reason}")
 
-    def _remember(self, path: Path) -> None:
-        with contextlib.suppress(OSError):
-            if len(self._ours) >= _OURS_KEPT:
-                self._ours.clear()
-            self._ours[str(path)] = _identity(os.stat(path))
+    def _expect(self, path: Path, made: os.stat_result, data: bytes, before: str | None) -> None:
+        """Our write at ``path`` is about to be put in place: the file written (``made``:
+        its stat once written) holding ``data``, over the version whose sha256 is
+        ``before``. Remembered as under way (no ctime yet) from now on."""
+        w = Written(made.st_ino, made.st_size, made.st_mtime_ns, None, _digest(data), before)
+        key = str(path)
+        with self._ours_lock:
+            self._ours.pop(key, None)  # (to the end: the newest)
+            while len(self._ours) >= _OURS_KEPT:
+                self._ours.pop(next(iter(self._ours)))  # the oldest first
+            self._ours[key] = w
+
+    def _remember(self, path: Path) -> bool:
+        """Our swap at ``path`` is done: its identity now (the ctime the swap gave it) is
+        remembered, when the file there is still the one we wrote; if not, a save came
+        in between (in place, into the file we had just put there): not ours. Whether
+        it was remembered."""
+        key = str(path)
+        with self._ours_lock:
+            w = self._ours.get(key)
+            if w is None:
+                return False
+            try:
+                st = os.stat(path)
+            except OSError:
+                return False
+            if not w.made(st):
+                return False
+            self._ours[key] = dataclasses.replace(w, ctime_ns=st.st_ctime_ns)
+            return True
+
+    def _forget(self, path: Path) -> None:
+        """What we remembered at ``path`` no longer says what is there (the swap failed,
+        or was overtaken)."""
+        with self._ours_lock:
+            self._ours.pop(str(path), None)
 
 
 class Unlinker:
@@ -250,8 +366,12 @@ def _naming(exc: OSError, path: Path, tmp: Path) -> OSError:
     return OSError(exc.errno, exc.strerror, str(path))  # (of the errno's subclass)
 
 
-def _identity(st: os.stat_result) -> tuple[int, int, int]:
-    return st.st_ino, st.st_mtime_ns, st.st_size
+def _digest(data: bytes) -> bytes:
+    return hashlib.sha256(data).digest()
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
 
 
 def temp_name(name: str) -> str:
@@ -447,6 +567,7 @@ __all__ = [
     "SETTLE_NS",
     "TEMP_MARK",
     "Swapper",
+    "Written",
     "exchange",
     "flush_files",
     "put_back",
