@@ -17,6 +17,7 @@ is in the store, and the next start takes it up).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -119,14 +120,16 @@ class VectorLane:
 
     def _catch_up(self) -> None:
         last_save = time.monotonic()
-        caught_up = 0
+        caught_up = made = 0  # this catch-up's chunks indexed, and embedded by the model
         self.busy = True
         try:
             while not self._stopping.is_set():
                 self._yield_to_structure()
                 try:
                     embedded, indexed = self.vault.engine.embed_pending(
-                        self._on_progress, steps=1, stop=self._stopping.is_set
+                        self._progress_since(caught_up, made),
+                        steps=1,
+                        stop=self._stopping.is_set,
                     )
                 except Exception as exc:
                     self._error(f"embedding failed: {exc}")
@@ -135,6 +138,7 @@ class VectorLane:
                     continue
                 self._failures, self.last_error = 0, None
                 self.embedded += embedded
+                made += embedded
                 if not indexed:
                     break  # nothing (more) pending
                 caught_up += indexed
@@ -148,6 +152,24 @@ class VectorLane:
             self.busy = False
             if self._on_idle is not None:
                 self._on_idle()
+
+    def _progress_since(self, done: int, embedded: int) -> Callable[[Any], None] | None:
+        """A step's progress as the catch-up's: each step counts from zero, so the
+        chunks given vectors before it (``done``) and embedded by the model
+        (``embedded``) in this catch-up are added: '5,000/40,000 chunks given vectors', not '32/...'."""
+        tell = self._on_progress
+        if tell is None:
+            return None
+        before = embedded
+
+        def progress(p: Any) -> None:
+            tell(
+                dataclasses.replace(
+                    p, done=done + p.done, total=done + p.total, embedded=before + p.embedded
+                )
+            )
+
+        return progress
 
     def _save(self, when_due: bool = False) -> None:
         """The vectors to disk (``when_due``: if enough changed since the last save,
