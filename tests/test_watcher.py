@@ -108,6 +108,17 @@ def watched(tmp_path: Path) -> Iterator[Watched]:
 # -- each kind of change -------------------------------------------------------------------
 
 
+def recording(vault: Any) -> tuple[list[list[str] | None], Callable[..., Any]]:
+    """A watcher's sync that keeps each batch of paths it is given, then syncs them."""
+    batches: list[list[str] | None] = []
+
+    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+        batches.append(paths)
+        return vault.sync(paths, progress)
+
+    return batches, sync
+
+
 def test_created_note_is_batched_listed_in_memory_and_searchable(watched: Watched) -> None:
     write(watched.root, "people/bob.md", note("Bob Stone", "a builder", "Builds quokka sheds."))
     eventually(lambda: watched.batched("people/bob.md"))
@@ -294,11 +305,7 @@ def test_the_events_of_memvaults_own_swaps_are_dropped_a_persons_save_after_is_n
         write(root, rel, f"# {rel}\n\nFirst words about kilns.\n")
     vault = open_vault(root)
     vault.sync()
-    batches: list[list[str] | None] = []
-
-    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
-        batches.append(paths)
-        return vault.sync(paths, progress)
+    batches, sync = recording(vault)
 
     watcher = Watcher(
         vault.root,
@@ -449,11 +456,7 @@ def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Pat
         write(root, f"topics/linker{j}.md", f"# Linker {j}\n\nSee {links}.\n")
     vault = open_vault(root)
     vault.sync()
-    batches: list[list[str] | None] = []
-
-    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
-        batches.append(paths)
-        return vault.sync(paths, progress)
+    batches, sync = recording(vault)
 
     watcher = Watcher(
         vault.root, sync, is_ignored=vault.is_ignored, settings=WatchSettings(quiet_ms=300)
