@@ -112,14 +112,8 @@ class Swapper:
         file there is still exactly it: same inode, size, mtime and ctime as right
         after the swap. None when a save (anyone's) came after, or it is not ours.
         Safe from any thread (the watcher's asks it of the events it sees)."""
-        ours = self._ours.get(path)
-        if ours is None:
-            return None
-        try:
-            st = os.stat(path)
-        except OSError:
-            return None
-        return ours if ours.matches(st) else None
+        found = self._written_there(path)
+        return found[0] if found and found[0].matches(found[1]) else None
 
     def swapped_in(self, path: str) -> bool:
         """Whether the file at ``path`` is the very file our last swap there put (or is
@@ -127,13 +121,19 @@ class Swapper:
         move between a note and our temp file (an event it may see before the swap is
         done). A person's version swapped back (``put_back``) or saved by rename is
         another inode; a save in place is an event of its own."""
+        found = self._written_there(path)
+        return found is not None and found[0].made(found[1])
+
+    def _written_there(self, path: str) -> tuple[Written, os.stat_result] | None:
+        """Our last write remembered at ``path`` and the file there now, or None (not
+        ours, or no file)."""
         ours = self._ours.get(path)
         if ours is None:
-            return False
+            return None
         try:
-            return ours.made(os.stat(path))
+            return ours, os.stat(path)
         except OSError:
-            return False
+            return None
 
     def swap(
         self, path: Path, data: bytes, expected_sha: str | None, durable: bool = True
@@ -314,16 +314,10 @@ class Swapper:
         it was remembered."""
         key = str(path)
         with self._ours_lock:
-            w = self._ours.get(key)
-            if w is None:
+            found = self._written_there(key)
+            if found is None or not found[0].made(found[1]):
                 return False
-            try:
-                st = os.stat(path)
-            except OSError:
-                return False
-            if not w.made(st):
-                return False
-            self._ours[key] = dataclasses.replace(w, ctime_ns=st.st_ctime_ns)
+            self._ours[key] = dataclasses.replace(found[0], ctime_ns=found[1].st_ctime_ns)
             return True
 
     def _forget(self, path: Path) -> None:
