@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
+from memvault.api import Vault
 
 
 def indexed(tmp_path: Path) -> Path:
@@ -80,7 +81,8 @@ def test_a_damaged_vectors_file_is_rebuilt_from_the_cache_never_loaded(
         assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
 
 
-def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: Path) -> None:
+def hard_notes(tmp_path: Path) -> Path:
+    """The example vault, with notes that have nothing to embed and one of 5.4 MB."""
     root = make_vault(tmp_path)
     write(root, "logs/empty.md", "")
     write(root, "logs/only-frontmatter.md", "---\ndate: 2024-01-01\ntype: log\n---\n")
@@ -88,7 +90,15 @@ def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: P
     write(root, "logs/only-fields.md", "---\ntitle: Nothing here\nsummary: Just fields.\n---\n")
     big = "Firstwordsunique " + ("lorem ipsum dolor sit amet " * 200_000)  # ~5.4 MB, one line
     write(root, "logs/huge.md", big)
-    with open_vault(root, overrides={"vault": {"max_note_bytes": 200_000}}) as v:
+    return root
+
+
+HUGE_CAP = {"vault": {"max_note_bytes": 200_000}}
+
+
+def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: Path) -> None:
+    root = hard_notes(tmp_path)
+    with open_vault(root, overrides=HUGE_CAP) as v:
         report = v.sync()
         warnings = "\n".join(report.warnings)
         assert "logs/empty.md: nothing to embed" in warnings
@@ -99,10 +109,27 @@ def test_notes_the_model_cannot_embed_are_indexed_as_far_as_possible(tmp_path: P
         ]
         assert "logs/huge.md" in warnings and "only the first" in warnings
         assert not report.problems
-        assert v.search("Firstwordsunique", k=1)[0].path == "logs/huge.md"
-        assert "logs/only-frontmatter.md" in {n.path for n in v.engine.store.notes()}
+        # the huge note's first words are indexed: the one chunk holding them is its first
+        store = v.engine.store
+        (label, _), *rest = store.keywords(["firstwordsunique"], 10)
+        assert not rest
+        assert store.chunk_rows([label])[label].path == "logs/huge.md"
+        assert store.chunk_rows([label])[label].ord == 0
+        chunks = store.chunks_of("logs/huge.md")
+        assert len(chunks) > 200 and sum(len(c.text) for c in chunks) <= 200_000
+        assert "logs/only-frontmatter.md" in {n.path for n in store.notes()}
         status = v.status()
         assert status["notes"] >= 7
+
+
+@pytest.mark.model
+def test_a_note_cut_at_max_note_bytes_is_found_first_by_its_first_words(tmp_path: Path) -> None:
+    # The ranking, with the real model: the hash embedder's nearest chunk to a made-up
+    # word is noise (every cosine near 0), which the fusion weighs like a real match.
+    root = hard_notes(tmp_path)
+    with Vault.open(root, overrides=HUGE_CAP) as v:
+        v.sync()
+        assert v.search("Firstwordsunique", k=1)[0].path == "logs/huge.md"
 
 
 # -- the vault folder itself goes away ------------------------------------------------------------

@@ -46,6 +46,7 @@ import hnswlib
 import numpy as np
 
 from memvault.errors import IndexCorrupt
+from memvault.index.vector_twins import MIN_CAPACITY, Twins, digest, nodes
 from memvault.index.vectors_file import (
     HEADER,
     IndexFileInfo,
@@ -54,7 +55,6 @@ from memvault.index.vectors_file import (
     write_graph,
 )
 
-_MIN_CAPACITY = 1024
 _DENSE = 1 << 27  # labels below this are kept as bits (at most 16 MB: 134 million chunks)
 _BATCH = 4096  # vectors fetched and inserted per step when (re)building
 
@@ -161,6 +161,7 @@ class VectorIndex:
         self._live = _Labels()
         self._deleted = _Labels()  # marked deleted in the current hnswlib index
         self._ever = _Labels()  # every label seen since open: never accepted again
+        self._twins = Twins()  # labels whose vector a node already holds (vector_twins.py)
         self._dirty = False
         # while a compaction builds outside the lock: the adds and deletes since it began
         self._since: list[tuple[list[int], np.ndarray | None]] | None = None
@@ -177,8 +178,9 @@ class VectorIndex:
         wanted = {int(label) for label in want.labels}
         vectors_for = want.vectors_for
         with self._lock:
+            twins = Twins()
             try:
-                index, info = self._load(want.expected_sha, wanted, vectors_for)
+                index, info = self._load(want.expected_sha, wanted, vectors_for, twins)
             except IndexCorrupt as exc:
                 return self._rebuild(sorted(wanted), vectors_for, str(exc))
             in_file = {int(x) for x in info.labels}
@@ -189,30 +191,34 @@ class VectorIndex:
                 reason = f"{len(revived)} labels the db holds are deleted in the vectors file"
                 return self._rebuild(sorted(wanted), vectors_for, reason)
             live = in_file - dead
-            missing = sorted(wanted - live)
+            missing = sorted(wanted - live)  # new since the save, and the twins (not saved)
             extra = live - wanted
+            for label in extra:  # first: a twin of one of them is found a node of its own
+                index.mark_deleted(label)
+            kept = _Labels(live - extra)
+            inserted = 0
             for batch in _batches(missing):
                 vectors = _checked(vectors_for(batch), len(batch), self.dim)
-                _grow(index, len(batch))
-                index.add_items(vectors, np.asarray(batch, dtype=np.uint64))
-            for label in extra:
-                index.mark_deleted(label)
+                inserted += len(twins.place(index, batch, vectors, kept.__contains__))
+                kept.update(batch)
             self._index = index
-            self._live = _Labels((live - extra) | set(missing))
+            self._live = kept
             self._deleted = _Labels(dead | extra)
             self._ever = _Labels(in_file | set(missing))
+            self._twins = twins
             # a full file (memvault before the graph form) is saved as the graph next time
-            self._dirty = bool(missing or extra) or not info.graph_only
-            return OpenReport(
-                loaded=True, rebuilt_reason=None, added=len(missing), removed=len(extra)
-            )
+            self._dirty = bool(inserted or extra) or not info.graph_only
+            return OpenReport(loaded=True, rebuilt_reason=None, added=inserted, removed=len(extra))
 
     def _load(
         self,
         expected_sha: str | None,
         wanted: set[int],
         vectors_for: Callable[[Sequence[int]], np.ndarray],
+        twins: Twins,
     ) -> tuple[hnswlib.Index, IndexFileInfo]:
+        """The saved index, its nodes' digests put in ``twins`` as their vectors are read
+        (a full file's are not read: its copies are found again after a rebuild only)."""
         if not self.path.exists():
             raise IndexCorrupt("no vectors file")
         if expected_sha is None:
@@ -241,6 +247,7 @@ class VectorIndex:
                 for i, label in enumerate(labels):
                     if label in at:
                         out[i] = rows[at[label]]
+                        twins.known(digest(out[i]), label)
             return out
 
         # hnswlib loads from a path only: the full file is put together in the temp
@@ -269,7 +276,7 @@ class VectorIndex:
         index = hnswlib.Index(space="cosine", dim=self.dim)
         try:
             # max_elements >= the count: hnswlib allocates this many slots, not the header's.
-            index.load_index(str(path), max_elements=max(elements, _MIN_CAPACITY))
+            index.load_index(str(path), max_elements=max(elements, MIN_CAPACITY))
         except RuntimeError as exc:  # hnswlib's own checks (none expected after ours)
             raise IndexCorrupt(f"vectors file refused by hnswlib: {exc}") from None
         index.set_ef(self.ef_search)
@@ -278,26 +285,32 @@ class VectorIndex:
     def _rebuild(
         self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray], reason: str
     ) -> OpenReport:
-        self._install(self._build(labels, vectors_for), labels)
+        index, twins = self._build(labels, vectors_for)
+        self._install(index, labels, twins)
         self._ever = _Labels(labels)
-        return OpenReport(loaded=False, rebuilt_reason=reason, added=len(labels), removed=0)
+        added = len(labels) - len(twins)
+        return OpenReport(loaded=False, rebuilt_reason=reason, added=added, removed=0)
 
     def _build(
         self, labels: list[int], vectors_for: Callable[[Sequence[int]], np.ndarray]
-    ) -> hnswlib.Index:
+    ) -> tuple[hnswlib.Index, Twins]:
+        """A new index of ``labels``, one node per distinct vector, and its twins."""
         index = hnswlib.Index(space="cosine", dim=self.dim)
-        capacity = max(len(labels) + len(labels) // 4, _MIN_CAPACITY)
+        capacity = max(len(labels) + len(labels) // 4, MIN_CAPACITY)
         index.init_index(max_elements=capacity, ef_construction=self.ef_construction, M=self.m)
         index.set_ef(self.ef_search)
+        twins = Twins()
+        every = lambda label: True  # noqa: E731 (nothing is deleted in a new index)
         for batch in _batches(labels):
             vectors = _checked(vectors_for(batch), len(batch), self.dim)
-            index.add_items(vectors, np.asarray(batch, dtype=np.uint64))
-        return index
+            twins.place(index, batch, vectors, every)
+        return index, twins
 
-    def _install(self, index: hnswlib.Index, labels: list[int]) -> None:
+    def _install(self, index: hnswlib.Index, labels: list[int], twins: Twins) -> None:
         self._index = index
         self._live = _Labels(labels)
         self._deleted = _Labels()
+        self._twins = twins
         self._dirty = True
 
     # --- changes -------------------------------------------------------------
@@ -321,11 +334,8 @@ class VectorIndex:
             reused = [label for label in batch if label in self._ever]
             if reused:
                 raise ValueError(f"label {reused[0]} was used before; labels are never reused")
-            _grow(index, len(batch))
-            index.add_items(array, np.asarray(batch, dtype=np.uint64))
-            self._live.update(batch)
+            self._place(index, batch, array)
             self._ever.update(batch)
-            self._dirty = True
             if self._since is not None:  # a compaction builds meanwhile: replayed on it
                 self._since.append((batch, array))
 
@@ -333,20 +343,29 @@ class VectorIndex:
         """Mark labels deleted; unknown or already deleted ones are ignored. Returns how many."""
         with self._lock:
             index = self._require_open()
-            done = 0
-            gone: list[int] = []
-            for label in labels:
-                label = int(label)
-                if label in self._live:
-                    index.mark_deleted(label)
-                    self._live.discard(label)
-                    self._deleted.add(label)
-                    done += 1
-                    gone.append(label)
-            self._dirty = self._dirty or done > 0
+            gone = self._drop(index, (int(label) for label in labels))
             if gone and self._since is not None:  # a compaction builds meanwhile
                 self._since.append((gone, None))
-            return done
+            return len(gone)
+
+    def _place(self, index: hnswlib.Index, batch: list[int], array: np.ndarray) -> None:
+        """New labels in: a node each, or a twin of the node holding its vector."""
+        if self._twins.place(index, batch, array, self._live.__contains__):
+            self._dirty = True
+        self._live.update(batch)
+
+    def _drop(self, index: hnswlib.Index, labels: Iterable[int]) -> list[int]:
+        """Live labels out (unknown and deleted ones are ignored); the ones taken out."""
+        gone: list[int] = []
+        for label in labels:
+            if label in self._live:
+                marked = self._twins.drop(index, label)
+                self._live.discard(label)
+                if marked is not None:
+                    self._deleted.add(marked)
+                    self._dirty = True
+                gone.append(label)
+        return gone
 
     def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
         """Rebuild with the live labels only (same labels), dropping deleted slots.
@@ -362,14 +381,14 @@ class VectorIndex:
                 return  # one compaction at a time
             labels = list(self._live)  # ascending
             self._since = []
-        built: hnswlib.Index | None = None
+        built: tuple[hnswlib.Index, Twins] | None = None
         try:
             built = self._build(labels, vectors_for)
         finally:
             with self._lock:
                 since, self._since = self._since, None
                 if built is not None and self._index is old:
-                    self._install(built, labels)
+                    self._install(built[0], labels, built[1])
                     self._replay(since)
 
     def _replay(self, since: list[tuple[list[int], np.ndarray | None]]) -> None:
@@ -378,20 +397,14 @@ class VectorIndex:
         index = self._require_open()
         for batch, array in since:
             if array is not None:
-                _grow(index, len(batch))
-                index.add_items(array, np.asarray(batch, dtype=np.uint64))
-                self._live.update(batch)
-                continue
-            for label in batch:
-                if label in self._live:
-                    index.mark_deleted(label)
-                    self._live.discard(label)
-                    self._deleted.add(label)
+                self._place(index, batch, array)
+            else:
+                self._drop(index, batch)
 
     def deleted_ratio(self) -> float:
         """Deleted slots / all slots: compact when it passes ``index.compact_ratio``."""
         with self._lock:
-            total = len(self._live) + len(self._deleted)
+            total = len(self._live) - len(self._twins) + len(self._deleted)
             return len(self._deleted) / total if total else 0.0
 
     # --- queries -------------------------------------------------------------
@@ -410,30 +423,34 @@ class VectorIndex:
             raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
         with self._lock:
             index = self._require_open()
-            if k <= 0 or not self._live:
+            count = len(self._live) - len(self._twins)  # the graph's live nodes
+            if k <= 0 or count <= 0:
                 return []
-            k = min(k, len(self._live))
-            index.set_ef(max(self.ef_search, k))
+            asked = min(k, count)
+            index.set_ef(max(self.ef_search, asked))
             try:
-                found, distances = index.knn_query(q, k=k, num_threads=1, filter=allowed)
+                found, distances = index.knn_query(
+                    q, k=asked, num_threads=1, filter=self._twins.admits(allowed)
+                )
             except RuntimeError:
                 return self._exact(index, q, k, allowed)
-            return [
-                (int(label), 1.0 - float(d))
-                for label, d in zip(found[0], distances[0], strict=True)
-            ]
+            hits = ((int(n), 1.0 - float(d)) for n, d in zip(found[0], distances[0], strict=True))
+            return self._twins.spread(hits, k, allowed)
 
     def _exact(
         self, index: hnswlib.Index, q: np.ndarray, k: int, allowed: Callable[[int], bool] | None
     ) -> list[tuple[int, float]]:
-        candidates = [x for x in self._live if allowed is None or allowed(x)]  # ascending
+        admits = self._twins.admits(allowed)
+        candidates = [  # ascending
+            x for x in nodes(self._live, self._twins.of) if admits is None or admits(x)
+        ]
         if not candidates:
             return []
         norm = float(np.linalg.norm(q))
         stored = np.asarray(index.get_items(candidates), dtype=np.float32)  # normalized by hnswlib
         sims = stored @ (q / norm if norm else q)
-        order = np.argsort(-sims, kind="stable")[:k]
-        return [(candidates[i], float(sims[i])) for i in order]
+        order = np.argsort(-sims, kind="stable")
+        return self._twins.spread(((candidates[i], float(sims[i])) for i in order), k, allowed)
 
     # --- persistence ---------------------------------------------------------
 
@@ -538,18 +555,6 @@ def _checked(vectors: np.ndarray, rows: int, dim: int) -> np.ndarray:
     if rows and (not np.isfinite(array).all() or (np.linalg.norm(array, axis=1) == 0).any()):
         raise ValueError("vectors must be finite and non-zero")
     return array
-
-
-def _grow(index: hnswlib.Index, extra: int) -> None:
-    """Room for ``extra`` more: an eighth more each time, not twice as much. Once a
-    vector is added, hnswlib holds ~190 bytes for each slot it has room for (its locks,
-    levels, visited marks: a 50,000-vector index doubled and given 3 vectors grew by
-    8.9 MB, an eighth more by 2.5): the first save after a 100,000-note daemon's start
-    doubled its ~500,000 slots."""
-    needed = index.get_current_count() + extra  # deleted slots still take room
-    capacity = index.get_max_elements()
-    if needed > capacity:
-        index.resize_index(max(needed, capacity + max(capacity // 8, _MIN_CAPACITY)))
 
 
 def _fsync_dir(folder: Path) -> None:
