@@ -154,7 +154,8 @@ def test_compaction_keeps_the_twins_and_what_changed_meanwhile(tmp_path: Path) -
 def test_a_digest_collision_costs_a_node_never_a_wrong_hit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(vector_twins, "digest", lambda row: 0)  # every vector collides
+    # every vector collides
+    monkeypatch.setattr(vector_twins, "digests", lambda rows: np.zeros(len(rows), np.uint64))
     cache = Cache(100, 10)
     index = opened(tmp_path / "v.bin", cache, list(range(110)))
     for label in (0, 3, 50, 99):

@@ -1,14 +1,17 @@
 """One graph node per distinct vector: the labels whose vector the graph already holds.
 
-hnswlib's graph breaks on copies of one vector. Each copy links to the first copy it
-meets (its neighbour heuristic drops every candidate as close to a kept one as to
-itself: another copy is at distance 0), and the copies crowd the other vectors' lists,
-so the graph falls apart and a query walks into the copies and stays there. Measured
-with hnswlib 0.8 (bench/hnsw_recall.py --copies): 300 copies of one vector among 300
-others, recall@10 against exact search fell from 1.00 to 0.35 at ef_construction 100;
-a 5 MB note of one repeated line (323 equal chunks) hid the vault's nearest chunk from
-9 queries in 10. Copies are common in a vault: a template's empty sections in every
-daily note, a line logged on many days, a long note that repeats itself.
+hnswlib's graph breaks on copies of one vector. Each copy's neighbour list fills with
+other copies (at distance 0 they are nearer than anything), and copies crowd the lists
+of the vectors around them: the copies become a clique that few links leave, and a
+query that walks into it stays there (our reading of hnswlib's neighbour selection;
+the recall is measured). Measured with memvault's settings (bench/vector_copies.py
+recall, RESULTS.md): 300 copies of one vector among 3,000 others, recall@10 against
+exact search 0.59 where it is 0.96 without them (0.96 with twins); a 5 MB note of one
+repeated line hid the vault's nearest chunk from 9 queries in 10. A vault makes copies
+where the texts embedded are equal, context header included: notes of one template
+that keep its title (28 standups titled "Meeting": 28 copies; bench/vector_copies.py
+share), a note copied to another folder, a note that repeats itself. The dev vaults
+have none (their results are unchanged).
 
 So the first label given a vector is its **node** in the graph, and every later label
 given the same vector (the same text: the cache's vector, byte for byte) is a
@@ -18,7 +21,7 @@ place in the graph (the vector read back from the graph). The twins are not save
 the graph file holds the nodes, and ``open`` finds the twins again as the labels the
 file lacks (the digests of the nodes' vectors are taken as the load reads them).
 
-A vector is known by a 64-bit digest of its bytes; a digest match counts only when the
+A vector is known by a 64-bit digest of its words (``digests``); a digest match counts only when the
 vector the graph holds is the same (cosine distance under ``SAME``), so a collision
 costs a duplicate node, never a wrong hit. The digests are sorted arrays plus a small
 dict of recent ones (16 bytes a node: 8 MB at 500,000 chunks; a dict of ints would
@@ -28,20 +31,32 @@ ignored (its node is no longer live).
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable, Collection, Iterable, Sequence
+from typing import TYPE_CHECKING
 
-import hnswlib
 import numpy as np
+
+if TYPE_CHECKING:  # the index is vectors.py's (hnswlib is imported there only)
+    import hnswlib
 
 SAME = 1e-6  # cosine distance under which a digest match is the same vector
 MIN_CAPACITY = 1024  # slots an index starts with, and grows by at least
 _MERGE = 4096  # recent digests kept in a dict before they join the sorted arrays
 
 
-def digest(row: np.ndarray) -> int:
-    """A vector's 64-bit digest (of its float32 bytes)."""
-    return int.from_bytes(hashlib.blake2b(row.tobytes(), digest_size=8).digest(), "little")
+# odd 64-bit multipliers, one per 32-bit word of a vector (a fixed seed: digests are
+# only ever compared within one process, but the same ones each run help debugging)
+_MIX = np.random.default_rng(0x7477696E).integers(1, 2**63, size=4096, dtype=np.uint64) | 1
+
+
+def digests(rows: np.ndarray) -> np.ndarray:
+    """Each row's 64-bit digest: its float32 words times odd multipliers, summed mod
+    2**64 (one vectorized pass; two rows differing in one word always differ, since
+    the multiplier is odd). Not a cryptographic hash: a match is checked (``SAME``)."""
+    words = np.ascontiguousarray(rows, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    width = words.shape[1]
+    mix = _MIX[:width] if width <= len(_MIX) else np.resize(_MIX, width)
+    return (words * mix).sum(axis=1, dtype=np.uint64)
 
 
 class Twins:
@@ -54,6 +69,7 @@ class Twins:
         self._keys = np.zeros(0, dtype=np.uint64)  # sorted
         self._nodes = np.zeros(0, dtype=np.int64)  # the node of each digest in _keys
         self._recent: dict[int, int] = {}  # digest -> node, not yet in the arrays
+        self._loaded: list[tuple[np.ndarray, np.ndarray]] = []  # (digests, nodes) of a load
 
     def __len__(self) -> int:
         return len(self.of)
@@ -62,6 +78,11 @@ class Twins:
         return self._twins.get(node, ())
 
     # -- the digest table --------------------------------------------------------
+
+    def load(self, keys: np.ndarray, nodes: Sequence[int]) -> None:
+        """The digests of nodes read from a file, sorted in once when first needed."""
+        if len(nodes):
+            self._loaded.append((keys.astype(np.uint64), np.asarray(nodes, dtype=np.int64)))
 
     def known(self, key: int, node: int) -> None:
         """``node``'s vector has digest ``key`` (the latest node for a digest wins)."""
@@ -81,10 +102,23 @@ class Twins:
         return None if at is None else int(self._nodes[at])
 
     def _at(self, key: int) -> int | None:
+        if self._loaded:
+            self._settle()
         if not len(self._keys):
             return None
         at = int(np.searchsorted(self._keys, np.uint64(key)))
         return at if at < len(self._keys) and int(self._keys[at]) == key else None
+
+    def _settle(self) -> None:
+        """A load's digests into the sorted arrays (before any other: a load comes
+        first), the later of equal digests kept."""
+        keys = np.concatenate([self._keys, *(k for k, _ in self._loaded)])
+        nodes = np.concatenate([self._nodes, *(n for _, n in self._loaded)])
+        self._loaded = []
+        order = np.argsort(keys, kind="stable")
+        keys, nodes = keys[order], nodes[order]
+        last = np.append(keys[1:] != keys[:-1], True) if len(keys) else np.zeros(0, bool)
+        self._keys, self._nodes = keys[last], nodes[last]
 
     def _merge(self) -> None:
         keys = np.fromiter(self._recent.keys(), dtype=np.uint64, count=len(self._recent))
@@ -111,7 +145,7 @@ class Twins:
         fresh: list[int] = []
         rows: list[int] = []
         first: dict[int, int] = {}  # digest -> row, in this batch
-        keys = [digest(row) for row in array]
+        keys = digests(array).tolist()
         for i, label in enumerate(labels):
             key = keys[i]
             row = first.get(key)

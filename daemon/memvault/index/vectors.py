@@ -46,7 +46,7 @@ import hnswlib
 import numpy as np
 
 from memvault.errors import IndexCorrupt
-from memvault.index.vector_twins import MIN_CAPACITY, Twins, digest, nodes
+from memvault.index.vector_twins import MIN_CAPACITY, Twins, digests, nodes
 from memvault.index.vectors_file import (
     HEADER,
     IndexFileInfo,
@@ -247,7 +247,7 @@ class VectorIndex:
                 for i, label in enumerate(labels):
                     if label in at:
                         out[i] = rows[at[label]]
-                        twins.known(digest(out[i]), label)
+                twins.load(digests(rows), ask)
             return out
 
         # hnswlib loads from a path only: the full file is put together in the temp
