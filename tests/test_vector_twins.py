@@ -161,3 +161,30 @@ def test_a_digest_collision_costs_a_node_never_a_wrong_hit(
     for label in (0, 3, 50, 99):
         assert index.query(cache.vectors[label], 1)[0] == (label, pytest.approx(1.0, abs=1e-5))
     assert {label for label, _ in index.query(cache.vectors[7], 10)} == set(cache.copies)
+
+
+def test_a_note_and_its_copy_are_both_found_through_delete_and_reopen(tmp_path: Path) -> None:
+    # A person copies a note into another folder (Obsidian's "Make a copy", a cp): the
+    # same title and text, so the same embedded texts and vectors; then deletes the first.
+    from helpers import make_vault, open_vault, write
+
+    root = make_vault(tmp_path)
+    text = "# Runbook\n\nRestart the ingest workers, then drain the dead-letter queue.\n"
+    write(root, "projects/runbook.md", text)
+    write(root, "logs/runbook.md", text)
+    query = "restart ingest workers dead-letter queue"
+    with open_vault(root) as v:
+        v.sync()
+        vectors = v.engine.embedding.vectors
+        assert len(vectors._twins) >= 1  # the copy's chunk is a twin: one graph node
+        hits = v.search(query, k=2)
+        assert {h.path for h in hits} == {"projects/runbook.md", "logs/runbook.md"}
+        assert hits[0].score == pytest.approx(hits[1].score)
+        (root / "projects" / "runbook.md").unlink()
+        v.sync()
+        assert [h.path for h in v.search(query, k=1)] == ["logs/runbook.md"]
+        assert vectors.labels() == v.engine.store.labels()
+    with open_vault(root) as v:  # reopened: the heir, a node since, is in the saved graph
+        v.sync()
+        assert [h.path for h in v.search(query, k=1)] == ["logs/runbook.md"]
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
