@@ -708,12 +708,50 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "3"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "4"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
         assert _totals(v) == _counted(v)
         assert [(h.path, round(h.score, 4)) for h in v.search("database schema", k=5)]
+
+
+def test_a_schema_3_index_gets_link_names_and_its_stale_verdicts_resolved(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 3 -> 4: the links' name column filled from the targets (as the SQLite
+    index's: wikilinks.link_name), indexed; the first sync resolves every stored link
+    once; a file deleted then has the stored links of its name resolved again."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    write(root, "logs/a.md", "# A\n\nSee [[Über Plan]] and [[sarah-chen]].\n")
+    write(root, "logs/über plan.md", "# Plan\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as memvault's schema 3 left it
+        conn.execute(f'DROP INDEX "{schema}".links_name')
+        conn.execute(f'ALTER TABLE "{schema}".links DROP COLUMN name')
+        conn.execute(
+            f"UPDATE \"{schema}\".links SET verdict = 'unresolved', resolved = NULL "
+            "WHERE target = 'sarah-chen'"
+        )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '3' WHERE key = 'schema_version'")
+    with open_vault(root) as v:  # the writer migrates it
+        store = v.engine.store
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "4"
+        names = dict(store._pg.raw("SELECT target, name FROM links").fetchall())
+        assert names["Über Plan"] == "über plan" and names["sarah-chen"] == "sarah-chen"
+        assert store.meta("links_resolve") == "1"
+        v.sync()
+        assert not store.meta("links_resolve")
+        kept = {(r.target, r.verdict, r.resolved) for r in store.links("logs/a.md")}
+        assert ("sarah-chen", "resolved", "people/sarah-chen.md") in kept
+        (root / "logs" / "über plan.md").unlink()
+        v.sync()
+        kept = {(r.target, r.verdict, r.resolved) for r in store.links("logs/a.md")}
+        assert ("Über Plan", "unresolved", None) in kept
 
 
 def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
@@ -839,7 +877,7 @@ def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
         )
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == "3"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION)
         report = v.sync()
         assert set(report.modified) == linking
         assert v.engine.store.pending_state()[0] == 0

@@ -10,7 +10,6 @@ anchor and alias untouched.
 
 from __future__ import annotations
 
-import posixpath
 import re
 import unicodedata
 import urllib.parse
@@ -24,7 +23,7 @@ from memvault.core.wikilinks import (
     Resolution,
     decode_uri,
     find_links,
-    key,
+    link_name,
     link_safe,
 )
 
@@ -129,7 +128,7 @@ def relink_note(
         found.append(link)
         if not link.target:
             return None  # [[#heading]] points into the note itself
-        if still and names is not None and _name_key(link.target) not in names:
+        if still and names is not None and link_name(link.target) not in names:
             return None  # no moved file has its name: it leads where it led
         old = before.resolve(link.target, source_old)
         if old.verdict != "resolved" or old.path is None:
@@ -166,12 +165,7 @@ def relink_note(
 def moved_names(moves: Mapping[str, str]) -> frozenset[str]:
     """The last names (``.md`` dropped, compared as Obsidian compares) of every moved
     file, before and after: what ``relink_note``'s ``names`` takes."""
-    return frozenset(_name_key(p) for pair in moves.items() for p in pair)
-
-
-def _name_key(target: str) -> str:
-    name = posixpath.basename(target.rstrip("/"))
-    return key(name[:-3] if name.lower().endswith(".md") else name)
+    return frozenset(link_name(p) for pair in moves.items() for p in pair)
 
 
 def _still_one_link(text: str, link: Link, raw: str) -> bool:

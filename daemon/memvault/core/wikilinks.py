@@ -309,6 +309,16 @@ def key(path: str) -> str:
     return path if k == path else k
 
 
+def link_name(target: str) -> str:
+    """The last name of a link's target or of a file's path as Obsidian compares it
+    (``key``), ``.md`` dropped: a link can lead to a file only when their names are
+    the same (``LinkIndex.resolve``), so a file coming or going changes where the links
+    of its name lead, and no other (the links table's ``name`` column)."""
+    name = posixpath.basename(unicodedata.normalize("NFC", target).strip().rstrip("/"))
+    k = key(name)
+    return k[:-3] if k.endswith(".md") else k
+
+
 def link_safe(path: str) -> bool:
     """Whether Obsidian can link to a note at this path."""
     return not (LINK_UNSAFE_CHARS & set(path))

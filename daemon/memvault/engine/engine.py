@@ -67,6 +67,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
+from memvault.engine import link_verdicts as verdicts
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver
@@ -298,6 +299,7 @@ class Engine:
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
+        came_went = verdicts.before(self.catalogue.link_index, changes, attachments)
         if changes:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")
@@ -363,6 +365,8 @@ class Engine:
             self.catalogue.files_changed()
         elif changes.created:  # a save of new notes: they join the link index
             self.catalogue.files_added(changes.created)
+        # the stored links that the files which came and went lead elsewhere
+        verdicts.follow(self.catalogue, self.store, came_went, set(todo) | carried, pending)
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
         if changes or moves or (not pending and not self.store.meta("memory_synced")):

@@ -75,15 +75,10 @@ class Linker:
         each note written the text its rewrite was made from and the rewrite (what
         ``CarryOver`` needs to carry its rows over)."""
         fmt = self.link_format()
-        names = set()
-        for old, new in moves.items():
-            for p in (old, new):
-                base = p.rsplit("/", 1)[-1]
-                names |= {base, base.removesuffix(".md")}
-        candidates = self.store.sources_linking(moves, names) | set(moves.values())
+        moved = moved_names(moves)  # once, for every note
+        candidates = self.store.sources_linking(moves, moved) | set(moves.values())
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
-        moved = moved_names(moves)  # once, for every note
         changes: dict[str, Callable[[str], str]] = {}
         lefts: dict[str, list[tuple[str, str]]] = {}
         # the last rewrite made of each note: the one written, when it was written

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.changes import Seen
+from memvault.core.wikilinks import link_name
 from memvault.index.rows import LinkRow
 from memvault.index.sql import parts
 
@@ -35,8 +36,8 @@ class LinkTables:
     def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
         conn.execute("DELETE FROM links WHERE source = ?", (source,))
         conn.executemany(
-            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, candidates) "
-            "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, "
+            "candidates, name) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     source,
@@ -48,6 +49,7 @@ class LinkTables:
                     r.verdict,
                     r.resolved,
                     json.dumps(list(r.candidates)),
+                    link_name(r.target),
                 )
                 for r in links
             ],
@@ -121,18 +123,30 @@ class LinkTables:
             after = names[-1]
 
     def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
-        """Notes with a link resolved to one of ``targets`` or naming one of ``names``."""
+        """Notes with a link resolved to one of ``targets`` or of one of ``names``
+        (``wikilinks.link_name``s)."""
         out: set[str] = set()
         with self._lock:
             for part in parts(list(targets)):
                 q = f"SELECT DISTINCT source FROM links WHERE resolved IN ({','.join('?' * len(part))})"
                 out |= {r[0] for r in self._db.execute(q, part)}
-            wanted = {n.casefold() for n in names}
-            if wanted:
-                for source, target in self._db.execute("SELECT source, target FROM links"):
-                    name = target.rsplit("/", 1)[-1].casefold()
-                    if name in wanted or name.removesuffix(".md") in wanted:
-                        out.add(source)
+            for part in parts(sorted(set(names))):
+                q = f"SELECT DISTINCT source FROM links WHERE name IN ({','.join('?' * len(part))})"
+                out |= {r[0] for r in self._db.execute(q, part)}
+        return out
+
+    def links_named(self, names: Iterable[str]) -> list[tuple[str, str, str, str | None, str]]:
+        """(source, target, verdict, resolved, candidates as stored) of every distinct
+        link of one of ``names`` (``wikilinks.link_name``s): those a file of that name
+        coming or going can lead elsewhere."""
+        out: list[tuple[str, str, str, str | None, str]] = []
+        with self._lock:
+            for part in parts(sorted(set(names))):
+                q = (
+                    "SELECT DISTINCT source, target, verdict, resolved, candidates FROM links "
+                    f"WHERE name IN ({','.join('?' * len(part))})"
+                )
+                out += [(s, t, v, r, c) for s, t, v, r, c in self._db.execute(q, part)]
         return out
 
     # -- attachments ---------------------------------------------------------------

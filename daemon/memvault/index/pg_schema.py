@@ -22,6 +22,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    index's schema 5): the notes holding a link two folders deep are read again by the next sync (their linking
    chunks embedded again), once; no table changes.
 
+4. the links' ``name`` (the SQLite index's schema 7: a file coming or going has the
+   stored links of its name resolved again), filled from the targets, indexed; the
+   next sync resolves every stored link once.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -34,10 +38,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS
 
-PG_SCHEMA_VERSION = 3
+PG_SCHEMA_VERSION = 4
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -189,11 +194,33 @@ def migrate(conn: Any, schema: str) -> None:
                 )
         if version is not None and version < 3:
             conn.execute(_LINKED_STALE)
+        if version is not None and version < 4:
+            _link_names(conn)
+        conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
         conn.execute(
             "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(PG_SCHEMA_VERSION),),
         )
+
+
+def _link_names(conn: Any) -> None:
+    """Version 3 -> 4: the links' ``name`` column, from their targets (computed here, as
+    the SQLite index's: ``wikilinks.link_name``), and every link resolved again next."""
+    conn.execute("ALTER TABLE links ADD COLUMN IF NOT EXISTS name TEXT NOT NULL DEFAULT ''")
+    targets = [r[0] for r in conn.execute("SELECT DISTINCT target FROM links")]
+    if targets:
+        conn.execute("CREATE TEMP TABLE link_names(target TEXT, name TEXT) ON COMMIT DROP")
+        with conn.cursor().copy("COPY link_names(target, name) FROM STDIN") as copy:
+            for target in targets:
+                copy.write_row((target, link_name(target)))
+        conn.execute(
+            "UPDATE links SET name = n.name FROM link_names n WHERE links.target = n.target"
+        )
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    )
 
 
 def _version(conn: Any, schema: str) -> int | None:

@@ -34,6 +34,13 @@ Versions (meta ``schema_version``):
    sixth of a short-note index.db. The
    upgrade builds the table once from the rows (no note is read again, nothing is
    embedded).
+7. the links' ``name`` (their target's last name as Obsidian compares it,
+   ``wikilinks.link_name``), indexed: a file that comes or goes changes where the links
+   of its name lead, so a sync resolves those again (``Linker.resolve_named``), in
+   notes it does not read (a stored verdict of an unchanged note stayed ``resolved``
+   into a deleted note), and a rename finds the notes linking the moved names without
+   scanning every link. The upgrade fills the column from the targets, and the next
+   sync resolves every stored link once (meta ``links_resolve``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -44,9 +51,11 @@ from __future__ import annotations
 import logging
 import sqlite3
 
+from memvault.core.wikilinks import link_name
+
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
 # a keyword table with its own content: the shape before version 6, and PostgreSQL's
@@ -116,7 +125,8 @@ LINKS_TABLE = """CREATE TABLE IF NOT EXISTS links(
     embed INTEGER NOT NULL,
     verdict TEXT NOT NULL,
     resolved TEXT,
-    candidates TEXT NOT NULL DEFAULT '[]'
+    candidates TEXT NOT NULL DEFAULT '[]',
+    name TEXT NOT NULL DEFAULT ''  -- the target's last name (wikilinks.link_name), indexed
 )"""
 
 SCHEMA = (
@@ -213,6 +223,17 @@ def external_content_fts(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
 
 
+def link_names(conn: sqlite3.Connection) -> None:
+    """Schema 6 -> 7: the links' ``name`` column, filled from their targets, and its
+    index (for a new index: the index only)."""
+    if "name" not in {r[1] for r in conn.execute("PRAGMA table_info(links)")}:
+        conn.execute("ALTER TABLE links ADD COLUMN name TEXT NOT NULL DEFAULT ''")
+        # on this connection only: no schema object names the function
+        conn.create_function("memvault_link_name", 1, link_name, deterministic=True)
+        conn.execute("UPDATE links SET name = memvault_link_name(target)")
+    conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
+
+
 def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     """Bring an index at ``version`` (None: just created) to ``SCHEMA_VERSION``,
     inside the caller's transaction (which also records the new version)."""
@@ -222,6 +243,15 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         # upserts instead)
         conn.execute("DELETE FROM pending_count")
         conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
+    if version is None or version < 7:
+        link_names(conn)
+    if version is not None and version < 7:
+        # verdicts stored before: those of notes unchanged since files came and went
+        # are stale; the next sync resolves every link once
+        conn.execute(
+            "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
+            "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+        )
     if version is None:
         if "title" not in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
             # tables an older memvault made, its version never written (its first open
@@ -253,4 +283,12 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         )
 
 
-__all__ = ["FTS_TABLE", "SCHEMA", "SCHEMA_VERSION", "create", "external_content_fts", "upgrade"]
+__all__ = [
+    "FTS_TABLE",
+    "SCHEMA",
+    "SCHEMA_VERSION",
+    "create",
+    "external_content_fts",
+    "link_names",
+    "upgrade",
+]

@@ -1,0 +1,137 @@
+"""Stored link verdicts that follow the files: the links of a name, resolved again when a
+file of that name comes or goes.
+
+A sync resolves the links of the notes it indexes. A note it does not read keeps the
+verdicts stored when it was indexed, and those go stale when the files they name come
+and go: a link into a deleted note stayed ``resolved`` to it, a name a second note took
+stayed ``resolved`` where Obsidian says ``ambiguous`` (2,225 link rows on a real pull of
+obsidian-help). Readers judge links live (``Linker.link_problems``, the context's
+hops), but a fresh index must equal a kept one, and the rename's candidates and the
+alias pass read the stored rows.
+
+A link can lead to a file only when their last names are the same (``link_name``), or
+through an alias of the file; so after a sync the links named by a file that came, went
+or moved, or by an alias given or taken away, are resolved again against the link index
+as the sync leaves it, and the verdicts that changed are written. The cost follows the
+change: the links table's ``name`` column is indexed (index schema 7).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
+
+from memvault.core.changes import ChangeSet
+from memvault.core.wikilinks import LinkIndex, link_name
+from memvault.engine.attachments import AttachmentChanges
+from memvault.engine.catalogue import Catalogue
+from memvault.index.store import Store
+
+
+@dataclass(frozen=True, slots=True)
+class CameWent:
+    """What a sync changes that can lead links elsewhere, seen before it applies it."""
+
+    paths: frozenset[str]  # the files that came, went or moved (both sides)
+    aliases: dict[str, tuple[str, ...]]  # the aliases of the notes that went, moved, changed
+    later: tuple[str, ...]  # the notes whose aliases to read after: created, changed, moved
+
+
+def before(
+    link_index: Callable[[], LinkIndex], changes: ChangeSet, attachments: AttachmentChanges
+) -> CameWent | None:
+    """What ``changes`` can lead elsewhere, read before the sync applies them (None:
+    nothing: a sync of only touched files)."""
+    paths = {*changes.created, *changes.deleted, *attachments.seen, *attachments.gone}
+    for old, new in (*changes.moved, *attachments.moves.items()):
+        paths |= {old, new}
+    went = [*changes.deleted, *(old for old, _ in changes.moved), *changes.modified]
+    if not paths and not went:
+        return None
+    later = (*changes.created, *changes.modified, *(new for _, new in changes.moved))
+    return CameWent(frozenset(paths), aliases_of(link_index(), went) if went else {}, later)
+
+
+def follow(
+    catalogue: Catalogue,
+    store: Store,
+    came_went: CameWent | None,
+    fresh: Collection[str],
+    coming: Iterable[str] = (),
+) -> int:
+    """After a sync: the stored links ``came_went`` can have led elsewhere, resolved
+    again against the files as it leaves them (and ``coming``: notes a long sync has
+    still to index), but those of ``fresh`` (the notes it indexed). How many (source,
+    target) pairs changed."""
+    if store.meta("links_resolve"):  # an index upgraded to schema 7: every link, once
+        changed = resolve_all(store, catalogue.link_index_with(coming))
+        store.set_meta("links_resolve", "")
+        return changed
+    if came_went is None or all(p in fresh for p in catalogue.notes()):
+        return 0  # (every note indexed now, a first sync's: none is stale)
+    links = catalogue.link_index_with(coming)
+    after = aliases_of(links, came_went.later)
+    return resolve_named(store, links, names(came_went.paths, came_went.aliases, after), fresh)
+
+
+def aliases_of(links: LinkIndex, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """The aliases ``links`` holds for ``paths`` (those that have any)."""
+    return {p: a for p in paths if (a := links.aliases_of(p))}
+
+
+def names(
+    paths: Iterable[str], before: dict[str, tuple[str, ...]], after: dict[str, tuple[str, ...]]
+) -> set[str]:
+    """The link names a sync can have led elsewhere: those of ``paths`` (the files that
+    came, went or moved), and the aliases given or taken away (``before`` and ``after``
+    the sync, by note path: a moved note's are under its old path before, its new one
+    after, so they count: they lead to its new path)."""
+    out = {link_name(p) for p in paths}
+    for path in set(before) | set(after):
+        old, new = set(before.get(path, ())), set(after.get(path, ()))
+        if old != new:
+            out |= {link_name(a) for a in old | new}
+    return out
+
+
+def resolve_named(
+    store: Store, links: LinkIndex, named: Iterable[str], fresh: Collection[str] = ()
+) -> int:
+    """Resolve again against ``links`` every stored link of the ``named`` names but
+    those of ``fresh`` (notes this sync indexed, against the same files) and write the
+    verdicts that changed; how many (source, target) pairs changed."""
+    wanted = set(named)
+    rows = store.links_named(wanted) if wanted else []
+    return _write_changed(store, links, (r for r in rows if r[0] not in fresh))
+
+
+def resolve_all(store: Store, links: LinkIndex) -> int:
+    """Resolve every stored link again (the first sync after the upgrade to index schema
+    7: verdicts stored before may be stale), page by page; how many pairs changed."""
+    changed = 0
+    for page in store.links_by_page():
+        rows = {
+            (r.source, r.target, r.verdict, r.resolved, json.dumps(list(r.candidates)))
+            for r in page
+        }
+        changed += _write_changed(store, links, sorted(rows, key=lambda r: (r[0], r[1])))
+    return changed
+
+
+def _write_changed(
+    store: Store, links: LinkIndex, rows: Iterable[tuple[str, str, str, str | None, str]]
+) -> int:
+    out = []
+    for source, target, verdict, resolved, candidates in rows:
+        res = links.resolve(target, source)
+        if (res.verdict, res.path, list(res.candidates)) != (
+            verdict,
+            resolved,
+            json.loads(candidates),
+        ):
+            out.append((source, target, res.verdict, res.path, res.candidates))
+    if out:
+        with store.transaction() as conn:
+            store.set_link_verdicts(conn, out)
+    return len(out)

@@ -1,0 +1,126 @@
+"""The links table's verdicts of a note that did not change, after the files it links
+come, go or change case: those of a fresh index of the same files (review of
+0fcb838..49c9285; on a real pull of obsidian-help, 29dda15 -> master, 2,225 link rows
+kept ``resolved`` where a fresh index says ``ambiguous``). Pre-existing: a sync
+resolves only the links of the notes it indexes (and, for aliases, ``_resolve_again``),
+so a link into a deleted note stays ``resolved`` to it. Readers judge links live
+(``link_problems``), so what goes wrong is what reads the stored verdicts:
+``unresolved_targets`` (an alias given later is never tried on such a link) and
+``sources_linking``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from helpers import open_vault, write
+
+
+def _verdicts(root: Path, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
+    with open_vault(root) as v:
+        v.sync()
+        return sorted(
+            (r.line, r.target, r.verdict, r.resolved, r.candidates)
+            for r in v.engine.store.links(source)
+        )
+
+
+def test_an_unchanged_notes_link_verdicts_follow_the_files_it_links(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[b]].\n\nAnd [[c]].\n\nAnd [[d]].\n")
+    for name in ("b", "c", "d"):
+        write(root, f"{name}.md", f"# {name}\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+        (root / "b.md").unlink()  # gone: [[b]] leads nowhere
+        os.rename(root / "c.md", root / "C.md")  # [[c]] leads to C.md
+        write(root, "x/d.md", "# d too\n\nText.\n")  # [[d]] is ambiguous now
+        v.sync()
+        kept = sorted(
+            (r.line, r.target, r.verdict, r.resolved, r.candidates)
+            for r in v.engine.store.links("a.md")
+        )
+    fresh = tmp_path / "fresh"
+    shutil.copytree(
+        root, fresh, ignore=shutil.ignore_patterns("index.db*", "vectors.bin", "cache.db*")
+    )
+    assert kept == _verdicts(fresh, "a.md")
+
+
+def _kept(v: Any, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
+    return sorted(
+        (r.line, r.target, r.verdict, r.resolved, r.candidates)
+        for r in v.engine.store.links(source)
+    )
+
+
+def test_an_unchanged_notes_links_follow_aliases_given_taken_and_moved(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nAsk [[Bee]].\n\nAnd [[Cee]].\n")
+    write(root, "people/b.md", "# B\n\nText.\n")
+    write(root, "people/c.md", "---\naliases: [Cee]\n---\n# C\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+        assert [(t, verdict) for _, t, verdict, _, _ in _kept(v, "a.md")] == [
+            ("Bee", "unresolved"),
+            ("Cee", "alias"),
+        ]
+        write(root, "people/b.md", "---\naliases: [Bee]\n---\n# B\n\nText.\n")  # given
+        write(root, "people/c.md", "# C\n\nNo alias now.\n")  # taken away
+        v.sync()
+        assert [(t, verdict, r) for _, t, verdict, r, _ in _kept(v, "a.md")] == [
+            ("Bee", "alias", "people/b.md"),
+            ("Cee", "unresolved", None),
+        ]
+        os.rename(root / "people" / "b.md", root / "team-b.md")  # its alias goes with it
+        v.sync()
+        assert [(t, r) for _, t, _, r, _ in _kept(v, "a.md")] == [
+            ("Bee", "team-b.md"),
+            ("Cee", None),
+        ]
+        (root / "team-b.md").unlink()
+        v.sync()
+        assert [(t, verdict) for _, t, verdict, _, _ in _kept(v, "a.md")] == [
+            ("Bee", "unresolved"),
+            ("Cee", "unresolved"),
+        ]
+
+
+def test_an_index_of_schema_6_gets_link_names_and_its_stale_verdicts_resolved(
+    tmp_path: Path,
+) -> None:
+    """Schema 6 -> 7 in place: the ``name`` column filled from the targets and indexed,
+    and the first sync after resolves every stored link once (those of notes it does
+    not read included)."""
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[b]] and [[Über Plan|the plan]].\n")
+    write(root, "b.md", "# b\n\nText.\n")
+    write(root, "über plan.md", "# Plan\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:  # as schema 6 left it: no name column, and a verdict gone stale
+        db.execute("DROP INDEX links_name")
+        db.execute("ALTER TABLE links DROP COLUMN name")
+        db.execute("UPDATE links SET verdict = 'unresolved', resolved = NULL WHERE target = 'b'")
+        db.execute("UPDATE meta SET value = '6' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        names = dict(v.engine.store._db.execute("SELECT target, name FROM links").fetchall())
+        assert names["b"] == "b" and names["Über Plan"] == "über plan"
+        indexes = {r[1] for r in v.engine.store._db.execute("PRAGMA index_list(links)")}
+        assert "links_name" in indexes
+        assert v.engine.store.meta("links_resolve") == "1"
+        report = v.sync()
+        assert not report.changed  # no note read: the verdicts were resolved from the rows
+        assert ("b", "resolved", "b.md") in {(t, vd, r) for _, t, vd, r, _ in _kept(v, "a.md")}
+        assert not v.engine.store.meta("links_resolve")
+    fresh = tmp_path / "fresh"
+    shutil.copytree(
+        root, fresh, ignore=shutil.ignore_patterns("index.db*", "vectors.bin", "cache.db*")
+    )
+    with open_vault(root) as v:
+        assert _kept(v, "a.md") == _verdicts(fresh, "a.md")
