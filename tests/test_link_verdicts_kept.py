@@ -19,13 +19,17 @@ from typing import Any
 from helpers import open_vault, write
 
 
+def _kept(v: Any, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
+    return sorted(
+        (r.line, r.target, r.verdict, r.resolved, r.candidates)
+        for r in v.engine.store.links(source)
+    )
+
+
 def _verdicts(root: Path, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
     with open_vault(root) as v:
         v.sync()
-        return sorted(
-            (r.line, r.target, r.verdict, r.resolved, r.candidates)
-            for r in v.engine.store.links(source)
-        )
+        return _kept(v, source)
 
 
 def test_an_unchanged_notes_link_verdicts_follow_the_files_it_links(tmp_path: Path) -> None:
@@ -39,22 +43,12 @@ def test_an_unchanged_notes_link_verdicts_follow_the_files_it_links(tmp_path: Pa
         os.rename(root / "c.md", root / "C.md")  # [[c]] leads to C.md
         write(root, "x/d.md", "# d too\n\nText.\n")  # [[d]] is ambiguous now
         v.sync()
-        kept = sorted(
-            (r.line, r.target, r.verdict, r.resolved, r.candidates)
-            for r in v.engine.store.links("a.md")
-        )
+        kept = _kept(v, "a.md")
     fresh = tmp_path / "fresh"
     shutil.copytree(
         root, fresh, ignore=shutil.ignore_patterns("index.db*", "vectors.bin", "cache.db*")
     )
     assert kept == _verdicts(fresh, "a.md")
-
-
-def _kept(v: Any, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
-    return sorted(
-        (r.line, r.target, r.verdict, r.resolved, r.candidates)
-        for r in v.engine.store.links(source)
-    )
 
 
 def test_an_unchanged_notes_links_follow_aliases_given_taken_and_moved(tmp_path: Path) -> None:
