@@ -40,7 +40,7 @@ from typing import Any
 
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
-from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS
+from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
 
 PG_SCHEMA_VERSION = 4
 
@@ -217,10 +217,7 @@ def _link_names(conn: Any) -> None:
         conn.execute(
             "UPDATE links SET name = n.name FROM link_names n WHERE links.target = n.target"
         )
-    conn.execute(
-        "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-    )
+    conn.execute(RESOLVE_LINKS_AGAIN)
 
 
 def _version(conn: Any, schema: str) -> int | None:

@@ -36,7 +36,7 @@ Versions (meta ``schema_version``):
    embedded).
 7. the links' ``name`` (their target's last name as Obsidian compares it,
    ``wikilinks.link_name``), indexed: a file that comes or goes changes where the links
-   of its name lead, so a sync resolves those again (``Linker.resolve_named``), in
+   of its name lead, so a sync resolves those again (``engine/link_verdicts.py``), in
    notes it does not read (a stored verdict of an unchanged note stayed ``resolved``
    into a deleted note), and a rename finds the notes linking the moved names without
    scanning every link. The upgrade fills the column from the targets, and the next
@@ -223,6 +223,13 @@ def external_content_fts(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
 
 
+# the next sync resolves every stored link once (engine/link_verdicts.follow); both backends
+RESOLVE_LINKS_AGAIN = (
+    "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+)
+
+
 def link_names(conn: sqlite3.Connection) -> None:
     """Schema 6 -> 7: the links' ``name`` column, filled from their targets, and its
     index (for a new index: the index only)."""
@@ -248,10 +255,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     if version is not None and version < 7:
         # verdicts stored before: those of notes unchanged since files came and went
         # are stale; the next sync resolves every link once
-        conn.execute(
-            "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-        )
+        conn.execute(RESOLVE_LINKS_AGAIN)
     if version is None:
         if "title" not in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}:
             # tables an older memvault made, its version never written (its first open
@@ -285,6 +289,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
 
 __all__ = [
     "FTS_TABLE",
+    "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",
     "create",

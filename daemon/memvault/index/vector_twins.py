@@ -74,9 +74,6 @@ class Twins:
     def __len__(self) -> int:
         return len(self.of)
 
-    def twins_of(self, node: int) -> Sequence[int]:
-        return self._twins.get(node, ())
-
     # -- the digest table --------------------------------------------------------
 
     def load(self, keys: np.ndarray, nodes: Sequence[int]) -> None:

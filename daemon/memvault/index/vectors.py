@@ -404,7 +404,7 @@ class VectorIndex:
     def deleted_ratio(self) -> float:
         """Deleted slots / all slots: compact when it passes ``index.compact_ratio``."""
         with self._lock:
-            total = len(self._live) - len(self._twins) + len(self._deleted)
+            total = self._node_count() + len(self._deleted)
             return len(self._deleted) / total if total else 0.0
 
     # --- queries -------------------------------------------------------------
@@ -423,7 +423,7 @@ class VectorIndex:
             raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
         with self._lock:
             index = self._require_open()
-            count = len(self._live) - len(self._twins)  # the graph's live nodes
+            count = self._node_count()
             if k <= 0 or count <= 0:
                 return []
             asked = min(k, count)
@@ -494,6 +494,10 @@ class VectorIndex:
         """The live labels (a copy)."""
         with self._lock:
             return set(self._live)
+
+    def _node_count(self) -> int:
+        """The graph's live nodes: the live labels but the twins."""
+        return len(self._live) - len(self._twins)
 
     def _require_open(self) -> hnswlib.Index:
         if self._index is None:
