@@ -952,6 +952,36 @@ def test_links_round_trip_and_putting_a_source_again_replaces_its_links(tmp_path
     store.close()
 
 
+def test_putting_links_again_writes_only_the_lines_that_change(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    ten = [link(i, f"n{i}", f"n{i}.md", source="a.md") for i in range(10)]
+    two = [link(20, "p", "p.md", source="a.md"), link(20, "q", None, source="a.md")]
+    with store.transaction() as conn:
+        store.put_links(conn, "a.md", ten + two)
+    conn = store._db
+    before = conn.total_changes
+    with store.transaction() as conn:
+        store.put_links(conn, "a.md", ten + two)  # the same links: nothing written
+    assert conn.total_changes == before
+    # one link re-targeted (a relink): its line's row deleted and inserted, no other
+    moved = [*ten[:3], link(3, "x/n3", "x/n3.md", source="a.md"), *ten[4:]]
+    with store.transaction() as conn:
+        store.put_links(conn, "a.md", moved + two)
+    assert conn.total_changes == before + 2
+    assert store.links("a.md") == moved + two
+    # a line's links swapped in place: the line written again, in the order given
+    with store.transaction() as conn:
+        store.put_links(conn, "a.md", moved + two[::-1])
+    assert store.links("a.md") == moved + two[::-1]
+    assert store.sources_linking(["x/n3.md"], ["q"]) == {"a.md"}
+    assert store.sources_linking(["n3.md"], []) == set()  # its old row is gone
+    # a line gone, a line new
+    with store.transaction() as conn:
+        store.put_links(conn, "a.md", [*moved[1:], link(30, "z", None, source="a.md")])
+    assert store.links("a.md") == [*moved[1:], link(30, "z", None, source="a.md")]
+    store.close()
+
+
 def test_sources_linking_by_resolved_path_or_by_name(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     with store.transaction() as conn:

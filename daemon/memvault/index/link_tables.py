@@ -34,13 +34,22 @@ class LinkTables:
     # -- links ---------------------------------------------------------------------
 
     def put_links(self, conn: sqlite3.Connection, source: str, links: Iterable[LinkRow]) -> None:
-        conn.execute("DELETE FROM links WHERE source = ?", (source,))
-        conn.executemany(
-            "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, "
-            "candidates, name) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
+        """The link rows of ``source`` made ``links``, writing only the lines whose links
+        change: such a line's rows are deleted and inserted again in order (so a line's
+        links keep the order they are given), every other line's rows are left alone (a
+        relink that changes one link of ten writes one line, not the note's twenty rows
+        and their three indexes' entries)."""
+        have: dict[int, list[tuple[Any, ...]]] = {}
+        for row in conn.execute(
+            "SELECT line, target, anchor, kind, embed, verdict, resolved, candidates, name "
+            "FROM links WHERE source = ?",
+            (source,),
+        ):
+            have.setdefault(int(row[0]), []).append(tuple(row))
+        want: dict[int, list[tuple[Any, ...]]] = {}
+        for r in links:
+            want.setdefault(r.line, []).append(
                 (
-                    source,
                     r.line,
                     r.target,
                     r.anchor,
@@ -51,9 +60,20 @@ class LinkTables:
                     json.dumps(list(r.candidates)),
                     link_name(r.target),
                 )
-                for r in links
-            ],
-        )
+            )
+        # a line is unchanged when it reads back as the same rows in the same order (a
+        # line read back in another order is written again: its links keep their order)
+        changed = [line for line in have.keys() | want.keys() if have.get(line) != want.get(line)]
+        gone = [(source, line) for line in changed if line in have]
+        if gone:
+            conn.executemany("DELETE FROM links WHERE source = ? AND line = ?", gone)
+        rows = [(source, *row) for line in sorted(changed) for row in want.get(line, ())]
+        if rows:
+            conn.executemany(
+                "INSERT INTO links(source, line, target, anchor, kind, embed, verdict, resolved, "
+                "candidates, name) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
 
     def unresolved_targets(self, sources: Iterable[str]) -> list[tuple[str, str]]:
         """(source, target) of the links of ``sources`` not resolved by path or name
