@@ -441,6 +441,34 @@ def test_memory_is_handed_back_once_quiet_after_bulk_work_not_after_a_save(
         vault.close()
 
 
+def test_a_periodic_reconcile_that_changes_little_is_no_bulk_work(tmp_path: Path) -> None:
+    """Every periodic reconcile (each 5 minutes) counted as bulk work, so an idle daemon
+    read its whole kept state again each time (~5 s of CPU at 50,000 notes): only the
+    start-up reconcile and batches that change more than BIG_BATCH notes are."""
+    root = make_vault(tmp_path)
+    vault = open_vault(root)
+    vault.sync()
+    bulk: list[float] = []
+    batches, sync = recording(vault)
+    watcher = Watcher(
+        vault.root,
+        sync,
+        is_ignored=vault.is_ignored,
+        settings=WatchSettings(quiet_ms=100, idle_save_seconds=0.3, reconcile_seconds=1.0),
+        hooks=WatchHooks(save=vault.save, after_bulk=lambda: bulk.append(time.monotonic())),
+    )
+    watcher.start()  # the start-up reconcile: bulk work
+    try:
+        eventually(lambda: bulk, 30, "the start-up reconcile's after-bulk")
+        write(root, "people/one.md", note("One"))  # a change only a reconcile may catch
+        eventually(lambda: batches.count(None) >= 4, 30, "periodic reconciles")
+        time.sleep(1.0)  # past the last one's idle save
+        assert len(bulk) == 1, "a periodic reconcile counted as bulk work"
+    finally:
+        watcher.stop()
+        vault.close()
+
+
 @pytest.mark.slow
 def test_a_burst_of_5000_paths_is_one_batch_and_every_link_follows(tmp_path: Path) -> None:
     """A folder of 2,500 notes renamed: watchdog (a real inotify observer) reports 5,000
