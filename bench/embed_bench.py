@@ -158,7 +158,7 @@ def throughput(texts: list[str], runs: int) -> dict[str, Any]:
         "texts_per_s": {k: round(v, 1) for k, v in med.items()},
         "all_runs": {k: [round(x, 1) for x in v] for k, v in rates.items()},
         "ratio_onnx_encode_to_torch_encode": round(med["onnx_encode"] / med["torch_encode"], 2),
-        # chunks a second over texts a second: since line vectors (~2.4 texts a chunk
+        # chunks a second over texts a second: since line vectors (3.44 texts a chunk
         # here) not one unit; the next ratio is of texts to texts
         "ratio_onnx_cold_sync_to_torch_encode": round(
             med["onnx_cold_sync"] / med["torch_encode"], 2

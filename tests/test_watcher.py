@@ -460,7 +460,7 @@ def test_a_periodic_reconcile_that_changes_little_is_no_bulk_work(tmp_path: Path
     watcher.start()  # the start-up reconcile: bulk work
     try:
         eventually(lambda: bulk, 30, "the start-up reconcile's after-bulk")
-        write(root, "people/one.md", note("One"))  # a change only a reconcile may catch
+        write(root, "people/one.md", note("One"))  # one small change among the reconciles
         eventually(lambda: batches.count(None) >= 4, 30, "periodic reconciles")
         time.sleep(1.0)  # past the last one's idle save
         assert len(bulk) == 1, "a periodic reconcile counted as bulk work"
