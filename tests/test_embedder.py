@@ -75,6 +75,81 @@ def test_hash_embedder_is_deterministic_normalized_and_shaped() -> None:
     assert np.allclose(np.linalg.norm(a, axis=1), 1.0, atol=1e-6)
 
 
+def _hash_by_feature(text: str, dim: int) -> np.ndarray:
+    """The hash embedder's definition, feature by feature: each lower-cased word
+    (weight 1) and its character trigrams (0.5), into signed buckets, L2-normalized."""
+    from memvault.index.embedder_hash import _WORD, _bucket
+
+    v = np.zeros(dim, dtype=np.float64)
+    for word in _WORD.findall(text.lower()):
+        i, sign = _bucket("w:" + word, dim)
+        v[i] += sign
+        padded = f"<{word}>"
+        for j in range(len(padded) - 2):
+            i, sign = _bucket("t:" + padded[j : j + 3], dim)
+            v[i] += 0.5 * sign
+    norm = float(np.linalg.norm(v))
+    if norm == 0.0:
+        v[_bucket("", dim)[0]] = 1.0
+        norm = 1.0
+    return (v / norm).astype(np.float32)
+
+
+def test_hash_embedder_batch_is_its_definition_bit_for_bit() -> None:
+    # the batch sums one table of the batch's words; a text's vector must not
+    # depend on the batch it came in, nor differ from the definition in one bit
+    texts = [
+        "",
+        "PostgreSQL replication lag, replication again",
+        "!!!",
+        "naïve 東京 naïve",
+        "a",
+        "the the the",
+        "",
+        "[[people/Ada]] met Ada at the café on 2024-05-01",
+    ]
+    for dim in (2, 16, 64):
+        batch = HashEmbedder(dim=dim).embed(texts)
+        one_by_one = np.stack([HashEmbedder(dim=dim).embed([t])[0] for t in texts])
+        expected = np.stack([_hash_by_feature(t, dim) for t in texts])
+        assert np.array_equal(batch, expected), dim
+        assert np.array_equal(one_by_one, expected), dim
+
+
+def test_hash_embedder_table_starts_again_when_full(monkeypatch: pytest.MonkeyPatch) -> None:
+    # the word table is bounded: past its rows it starts again, and the vectors stay
+    # the definition's, batch after batch (a batch with more words than the table too)
+    import memvault.index.embedder_hash as eh
+
+    monkeypatch.setattr(eh, "_TABLE_ROWS", 4)
+    e = HashEmbedder(dim=16)
+    batches = [
+        ["alpha beta", "gamma"],
+        ["alpha delta epsilon", "zeta eta theta iota"],
+        ["beta"],
+        ["kappa lambda", "alpha"],
+    ]
+    for texts in batches:
+        expected = np.stack([_hash_by_feature(t, 16) for t in texts])
+        assert np.array_equal(e.embed(texts), expected), texts
+        assert len(e._table) <= max(4, sum(len(t.split()) for t in texts))
+
+
+def test_hash_embedder_gives_a_text_whose_features_cancel_the_fixed_vector() -> None:
+    # at dim 2, "w105"'s word and trigram features sum to zero (checked below):
+    # its row is the fixed vector, a unit vector like every other, beside real rows
+    e = HashEmbedder(dim=2)
+    fixed = e.embed([""])[0]
+    out = e.embed(["real words here", "w105", "w105 w105", ""])
+    assert np.array_equal(out[1], fixed) and np.array_equal(out[2], fixed)
+    assert np.array_equal(out[3], fixed) and not np.array_equal(out[0], fixed)
+    assert np.allclose(np.linalg.norm(out, axis=1), 1.0)
+    assert np.array_equal(
+        out,
+        np.stack([_hash_by_feature(t, 2) for t in ["real words here", "w105", "w105 w105", ""]]),
+    )
+
+
 def test_hash_embedder_is_stable_across_processes() -> None:
     code = "import memvault.index.embedder as e; print(*e.HashEmbedder().embed(['stable text'])[0][:4])"
     result = run_python(code)

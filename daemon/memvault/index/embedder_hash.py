@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections import Counter
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from itertools import accumulate, chain
 
 import numpy as np
 
+_TABLE_ROWS = 8192  # word vectors kept between batches
 _WORD = re.compile(r"\w+")
 _PIECE = re.compile(r"\w+|[^\w\s]")
 
@@ -38,28 +40,53 @@ class HashEmbedder:
         self.dim = dim
         self.max_tokens = max_tokens
         self.model_id = f"hash-{dim}"
+        self._row_of: dict[str, int] = {}  # word -> its row of _table
+        self._table = np.empty((0, dim))  # a word's features summed, a row a word
+        self._lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            out[row] = self._vector(text)
+        # the batch's words as rows of one table, each text as the run of its words'
+        # rows: one sum per text in numpy, not one per word in Python. Every feature
+        # is +-1 or +-0.5, so the float64 sums are exact in any order: the same
+        # vectors as word by word (test_embedder)
+        per_text = [_WORD.findall(text.lower()) for text in texts]
+        words, table = self._rows(chain.from_iterable(per_text))
+        ends = list(accumulate(map(len, per_text)))
+        if not words:
+            out[:, _bucket("", self.dim)[0]] = 1.0
+            return out
+        starts = np.array([0, *ends[:-1]])
+        worded = starts < np.array(ends)
+        sums = np.add.reduceat(table[words], starts[worded], axis=0)
+        norms = np.linalg.norm(sums, axis=1)
+        blank = ~worded
+        blank[worded] = norms == 0.0  # features that cancel out: as if no word
+        out[worded] = sums / np.where(norms == 0.0, 1.0, norms)[:, None]
+        out[blank] = 0.0
+        out[blank, _bucket("", self.dim)[0]] = 1.0
         return out
+
+    def _rows(self, words: Iterable[str]) -> tuple[list[int], np.ndarray]:
+        """Each word's row in the table of word vectors, and the table; words it lacks
+        are added. Past ``_TABLE_ROWS`` rows a new table starts (bounded: 4 MB at 64
+        dimensions). Rows are only appended to a table, so a caller's table stays true
+        while another thread adds to it (a query beside the vector lane)."""
+        words = list(words)
+        with self._lock:
+            unique = dict.fromkeys(words)
+            new = [w for w in unique if w not in self._row_of]
+            if len(self._row_of) + len(new) > len(self._table):
+                self._row_of, new = {}, list(unique)
+                self._table = np.empty((max(_TABLE_ROWS, len(new)), self.dim))
+            first = len(self._row_of)
+            for row, word in enumerate(new, first):
+                self._table[row] = _word_vector(word, self.dim)
+                self._row_of[word] = row
+            return list(map(self._row_of.__getitem__, words)), self._table
 
     def count_tokens(self, text: str) -> int:
         return len(_PIECE.findall(text))
-
-    def _vector(self, text: str) -> np.ndarray:
-        # a word's features summed once (cached), then each distinct word added
-        # times its count: the same vector as feature by feature (sums of +-1 and
-        # +-0.5 are exact in any order), a tenth of the time
-        v = np.zeros(self.dim, dtype=np.float64)
-        for word, count in Counter(_WORD.findall(text.lower())).items():
-            v += count * _word_vector(word, self.dim)
-        norm = float(np.linalg.norm(v))
-        if norm == 0.0:
-            v[_bucket("", self.dim)[0]] = 1.0
-            norm = 1.0
-        return (v / norm).astype(np.float32)
 
 
 @lru_cache(maxsize=4096)
