@@ -33,6 +33,7 @@ import itertools
 import json
 import os
 import random
+import re
 import shutil
 import statistics
 import string
@@ -65,7 +66,23 @@ RENAMED_TO = "projects/beta"
 # -- the vault -------------------------------------------------------------------------------
 
 
-def _vocabulary(rng: random.Random, n: int = 4000) -> tuple[list[str], list[float]]:
+def _vocabulary(
+    rng: random.Random, n: int = 4000, english: bool = False
+) -> tuple[list[str], list[float]]:
+    """``n`` words, most frequent first, with Zipf weights (cumulative). Made-up words
+    of 1-4 syllables, or (``english``) the words of Python's own documentation
+    (``pydoc_data``: in every CPython) by their frequency there: made-up words cost
+    the real model's tokenizer ~3 word pieces each, English ones ~1.2, so with the
+    real model the same note is cut into ~2.5x the chunks (a vault in another
+    language is nearer the made-up one)."""
+    if english:
+        from pydoc_data.topics import topics
+
+        counts: dict[str, int] = {}
+        for word in re.findall(r"[a-z]{2,}", " ".join(topics.values()).lower()):
+            counts[word] = counts.get(word, 0) + 1
+        ranked = sorted(counts, key=lambda w: (-counts[w], w))[:n]
+        return ranked, list(itertools.accumulate(1.0 / (i + 1) for i in range(len(ranked))))
     syllables = [c + v for c in "bcdfghklmnprstvz" for v in "aeiou"] + ["an", "er", "is", "on"]
     words = sorted({"".join(rng.choices(syllables, k=rng.randint(1, 4))) for _ in range(n * 2)})
     rng.shuffle(words)
@@ -83,13 +100,15 @@ def note_paths(n: int) -> list[str]:
     return paths
 
 
-def generate(root: Path, n: int, seed: int = 27, short: bool = False) -> dict[str, int]:
+def generate(
+    root: Path, n: int, seed: int = 27, short: bool = False, english: bool = False
+) -> dict[str, int]:
     """Write an ``n``-note vault at ``root``; returns what it holds. ``short``: notes of
     5-60 words with 0-3 links, a title heading, no frontmatter (a person's quick notes:
     the vault of issue 27's 7.9x ``.memvault/``); the renamed folder and its links
     are not made."""
     rng = random.Random(seed)
-    words, cum = _vocabulary(rng)
+    words, cum = _vocabulary(rng, english=english)
     paths = note_paths(n)
     if short:
         return _generate_short(root, paths, rng, words, cum)

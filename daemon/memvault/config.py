@@ -145,6 +145,9 @@ class DaemonSettings:
     port: int = 0
     reconcile_seconds: int = 300
     save_seconds: int = 30
+    # the embedding model is let go after this long with nothing to embed (0: never);
+    # the next search or save loads it again (~0.05-0.3 s)
+    model_idle_seconds: int = 600
     observer: str = "auto"
     log_max_bytes: int = 5_000_000
     log_backups: int = 3
@@ -405,6 +408,8 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("daemon.host must be a loopback address (127.0.0.1, localhost or ::1)")
         if settings.reconcile_seconds < 1:
             problems.append("daemon.reconcile_seconds must be >= 1")
+        if settings.model_idle_seconds < 0:
+            problems.append("daemon.model_idle_seconds must be >= 0 (0: keep the model loaded)")
     elif section == "search":
         if settings.fusion not in ("rrf", "convex"):
             problems.append("search.fusion must be rrf or convex")

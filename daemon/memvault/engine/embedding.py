@@ -76,6 +76,8 @@ class Embedding:
         self.config = config
         self._store = store
         self._embedder = embedder
+        self._owned = embedder is None  # loaded here: may be let go (``release_model``)
+        self._used = time.monotonic()  # the model's last use
         # Lazy opening has its own lock, so searches are never stuck behind a long
         # sync that holds the engine's.
         self._open_lock = threading.RLock()
@@ -112,7 +114,29 @@ class Embedding:
                         self.check_model()
                     if self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
+        self._used = time.monotonic()
         return self._embedder
+
+    def unused_for(self) -> float | None:
+        """Seconds since the model was last used; None when it is not loaded."""
+        return None if self._embedder is None else time.monotonic() - self._used
+
+    def release_model(self, idle_seconds: float) -> bool:
+        """Let the model go once nothing has used it for ``idle_seconds``, with the line
+        vectors kept in memory: what an idle daemon holds for nothing (the runtime's
+        session, ~30-50 MB). The next use loads it again, checked against the identity
+        it had. A model given to the engine (a caller's own, the tests') is kept. True
+        when it was let go."""
+        with self._open_lock:
+            emb = self._embedder
+            if not self._owned or emb is None or time.monotonic() - self._used < idle_seconds:
+                return False
+            self._model_id = emb.model_id  # what a reload must be (``embedder``)
+            self._embedder = None
+            self._tokenizer = None  # it may be the model's own counter: the tokenizer's now
+        with self._lines_lock:
+            self._lines_kept = None
+        return True
 
     def count_tokens(self, text: str) -> int:
         """Word pieces of the embedding model, counted without loading the model."""

@@ -183,6 +183,7 @@ class Daemon:
             on_error=self.watcher.record_error,
             on_idle=self._nudge,  # else /events says so only at its next look, 1 s later
             structure_busy=lambda: self.watcher.lag_seconds() is not None,
+            model_idle_seconds=settings.model_idle_seconds,
         )
         vault.subscribe(lambda report: self.vectors.wake())
 

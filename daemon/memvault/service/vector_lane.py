@@ -12,7 +12,9 @@ vectors), so on a laptop's two cores a save's sync does not share them with
 the model. Woken by every sync that changed
 something; a step that fails is logged, shown in status, and retried with
 back-off. Stopping lets the step in flight finish (or abandons it: the queue
-is in the store, and the next start takes it up).
+is in the store, and the next start takes it up). A model nothing has used for
+``model_idle_seconds`` is let go (``Embedding.release_model``) and its memory given
+back; the next search or step loads it again.
 """
 
 from __future__ import annotations
@@ -50,8 +52,10 @@ class VectorLane:
         on_error: Callable[[str], None] | None = None,
         on_idle: Callable[[], None] | None = None,
         structure_busy: Callable[[], bool] | None = None,
+        model_idle_seconds: float = 0.0,
     ) -> None:
         self.vault = vault
+        self._model_idle = model_idle_seconds  # 0: the model is kept loaded
         self._structure_busy = structure_busy  # changes queued or being synced
         self._on_progress = on_progress
         self._on_model = on_model  # "loading" | "ready" | "failed"
@@ -89,6 +93,7 @@ class VectorLane:
             "busy": self.busy,
             "embedded": self.embedded,
             "last_error": self.last_error,
+            "model_loaded": self.vault.engine.embedding.loaded,
         }
 
     # -- the thread ---------------------------------------------------------------------
@@ -97,11 +102,27 @@ class VectorLane:
         if not self._load_model():
             return
         while not self._stopping.is_set():
-            self._wake.wait()
+            if not self._wake.wait(self._until_release()):
+                self._release_model()
+                continue
             self._wake.clear()
             if self._stopping.is_set():
                 return
             self._catch_up()
+
+    def _until_release(self) -> float | None:
+        """How long to wait for work before looking whether the model can be let go:
+        until it has been unused for ``model_idle_seconds`` (a search uses it too);
+        when it is not loaded, that long again (a search may load it meanwhile)."""
+        if self._model_idle <= 0:
+            return None
+        unused = self.vault.engine.embedding.unused_for()
+        return max(1.0, self._model_idle - (unused or 0.0))
+
+    def _release_model(self) -> None:
+        if self.vault.engine.embedding.release_model(self._model_idle):
+            heap.trim()  # the session's arena and weights: back to the system
+            log.info("embedding model let go after %.0f s unused", self._model_idle)
 
     def _load_model(self) -> bool:
         """Load the model first thing (so the first query does not wait for it), after
