@@ -15,7 +15,11 @@ the slow part, which is why it is made once and copied.
 ``--searches N``: after the saves, N ``POST /search`` calls (words of the vault's
 vocabulary, the same for every code), the daemon's CPU per call (/proc/PID/stat) and
 the client's wall; ``--no-rename`` stops there (with the real model the rename
-re-embeds thousands of linking chunks); ``--probe DIR`` loads bench/rss_probe into the
+re-embeds thousands of linking chunks); ``--model-idle S`` sets the daemon's
+``model_idle_seconds`` and, after the saves and searches, waits until the daemon has let
+its model go (``/status``: ``vectors.model_loaded`` false) and reads the RSS again
+(``rss_model_let_go_mb``), then times two searches (the first loads the model again:
+``search_after_let_go_ms``); ``--probe DIR`` loads bench/rss_probe into the
 daemon, which reports what holds its memory at each RSS read (DIR/<pid>.jsonl).
 """
 
@@ -116,11 +120,14 @@ def one(
     searches: int = 0,
     rename: bool = True,
     probe_dir: Path | None = None,
+    model_idle: int | None = None,
 ) -> dict:
     root = work / f"rss-{name}"
     shutil.rmtree(root, ignore_errors=True)
     shutil.copytree(source, root, symlinks=True)
-    extra = {"PYTHONPATH": str(PROBE), "RSS_PROBE_DIR": str(probe_dir)} if probe_dir else None
+    extra = {"PYTHONPATH": str(PROBE), "RSS_PROBE_DIR": str(probe_dir)} if probe_dir else {}
+    if model_idle is not None:
+        extra["MEMVAULT_DAEMON_MODEL_IDLE_SECONDS"] = str(model_idle)
     d = Daemon(root, model, code=code, extra_env=extra)
     row: dict[str, Any] = {"code": name, "pid": d.proc.pid}
     try:
@@ -140,6 +147,21 @@ def one(
             time.sleep(8)
             row["rss_after_searches_mb"] = rss_mb(d)
             probe(d, probe_dir, "idle after searches")
+        if model_idle is not None:
+            waited = time.perf_counter()
+            while d.call("GET", "/status")["daemon"]["vectors"].get("model_loaded", True):
+                if time.perf_counter() - waited > model_idle + 120:
+                    raise SystemExit("the daemon kept its idle model")
+                time.sleep(2.0)
+            time.sleep(3)
+            row["rss_model_let_go_mb"] = rss_mb(d)
+            probe(d, probe_dir, "idle, model let go")
+            walls = []
+            for q in queries_of(root, 2):  # the first loads the model again
+                w = time.perf_counter()
+                d.call("POST", "/search", {"query": q, "k": 10})
+                walls.append(round((time.perf_counter() - w) * 1000, 1))
+            row["search_after_let_go_ms"] = walls
         if not rename:
             row["rss_peak_mb"] = rss_mb(d, "VmHWM")
             return row
@@ -169,6 +191,7 @@ def main() -> None:
     ap.add_argument("--searches", type=int, default=0, help="POST /search calls, CPU each")
     ap.add_argument("--no-rename", action="store_true", help="stop after the saves/searches")
     ap.add_argument("--probe", type=Path, help="a folder for the in-daemon probe's reports")
+    ap.add_argument("--model-idle", type=int, help="daemon.model_idle_seconds; RSS once let go")
     ap.add_argument("--workdir", type=Path, default=Path("/tmp/memvault-rss-bench"))
     args = ap.parse_args()
     args.workdir.mkdir(parents=True, exist_ok=True)
@@ -187,6 +210,7 @@ def main() -> None:
                 searches=args.searches,
                 rename=not args.no_rename,
                 probe_dir=args.probe.resolve() if args.probe else None,
+                model_idle=args.model_idle,
             )
 
 
