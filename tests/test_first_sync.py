@@ -151,7 +151,8 @@ def test_a_first_sync_runs_its_vector_lane_beside_its_structure_lane(
         labels = sorted(chunks)
         cached = v.engine.embedding.vectors_for(labels)
         held = np.asarray(v.engine.embedding.vectors._require_open().get_items(labels))
-        want = cached / np.linalg.norm(cached, axis=1, keepdims=True)  # cosine: normalized
+        kept = cached.astype(np.float16).astype(np.float32)  # the index keeps float16 (_checked)
+        want = kept / np.linalg.norm(kept, axis=1, keepdims=True)  # cosine: normalized
         assert np.allclose(held, want, atol=1e-6)
     assert not [t for t in threading.enumerate() if t.name == "memvault-vectors-beside"]
 

@@ -13,11 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 
 from helpers import eventually, make_vault, note, open_vault, rebuilt_snapshot, snapshot, write
 from memvault.errors import IndexCorrupt, LockHeld, StorageError, outcome
+from memvault.index import vector_cache
 from memvault.index.pg_schema import PG_SCHEMA_VERSION, lock_key
 from memvault.index.pg_store import _holder_kind, redact
 from pg_helpers import StallProxy, fresh_schema, kill_server, socket_dir, start_server, stop_server
@@ -39,6 +41,22 @@ def backend(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> 
         monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
         monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
     return str(request.param)
+
+
+def _as_float16_cache(conn: psycopg.Connection, schema: str) -> dict[tuple[str, bytes], Any]:
+    """The embedding cache's rows as schemas 1-4 kept them (float16), by key."""
+    rows = conn.execute(f'SELECT model, sha, vector FROM "{schema}".embeddings').fetchall()
+    half = {(m, bytes(s)): vector_cache.decode(bytes(b)).astype("<f2") for m, s, b in rows}
+    for (model, sha), vector in half.items():
+        conn.execute(
+            f'UPDATE "{schema}".embeddings SET vector = %s WHERE model = %s AND sha = %s',
+            (vector.tobytes(), model, sha),
+        )
+    return half
+
+
+def _hits(v: Any) -> list[tuple[str, int]]:
+    return [(h.path, h.line_start) for h in v.search("which database did we choose", k=5)]
 
 
 def _answers(root: Path) -> dict[str, Any]:
@@ -701,6 +719,7 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
         for trigger in ("insert", "delete", "update"):
             conn.execute(f'DROP TRIGGER chunk_totals_{trigger} ON "{schema}".chunks')
         conn.execute(f'DROP TABLE "{schema}".chunk_totals')
+        _as_float16_cache(conn, schema)
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '1' WHERE key = 'schema_version'")
     copy = tmp_path / "reader" / "vault"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
@@ -708,7 +727,7 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "4"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
@@ -737,10 +756,11 @@ def test_a_schema_3_index_gets_link_names_and_its_stale_verdicts_resolved(
             f"UPDATE \"{schema}\".links SET verdict = 'unresolved', resolved = NULL "
             "WHERE target = 'sarah-chen'"
         )
+        _as_float16_cache(conn, schema)
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '3' WHERE key = 'schema_version'")
     with open_vault(root) as v:  # the writer migrates it
         store = v.engine.store
-        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "4"
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
         names = dict(store._pg.raw("SELECT target, name FROM links").fetchall())
         assert names["Über Plan"] == "über plan" and names["sarah-chen"] == "sarah-chen"
         assert store.meta("links_resolve") == "1"
@@ -769,6 +789,7 @@ def test_a_reader_never_migrates_the_schema_while_another_writer_holds_the_lock(
     with open_vault(root, through_daemon=False) as v:  # machine a's writer daemon
         v.sync()
         with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as an older writer left it
+            _as_float16_cache(conn, schema)
             conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
             assert conn.execute(stale).fetchone() == (0,)
         copy = tmp_path / "reader" / "vault"
@@ -875,6 +896,7 @@ def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
             f"UPDATE \"{schema}\".chunks SET sha = 'x' || sha "
             "WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%'"
         )
+        _as_float16_cache(conn, schema)
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '2' WHERE key = 'schema_version'")
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION)
@@ -885,3 +907,67 @@ def test_a_schema_2_index_reads_the_notes_holding_a_link_again_once(
     with open_vault(root) as v:  # opened again: nothing more to read
         assert v.sync().modified == ()
     assert kept == rebuilt_snapshot(root, tmp_path)
+
+
+def test_a_schema_4_index_keeps_its_cache_as_int8_and_embeds_nothing_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Version 4 -> 5: the embedding cache's float16 rows converted to int8 with a
+    scale (cache.db's version 3: both backends hold the same vectors), a row memvault
+    did not write dropped; the next sync embeds nothing again and searches as before."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        before = _hits(v)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as memvault's schema 4 kept it
+        half = _as_float16_cache(conn, schema)
+        conn.execute(
+            f'INSERT INTO "{schema}".embeddings(model, sha, vector) VALUES(%s, %s, %s)',
+            ("hash-64", b"\x01" * 32, b"\x00\x01\x02"),  # not float16: not memvault's
+        )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '4' WHERE key = 'schema_version'")
+    copy = tmp_path / "reader" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    reader = open_vault(copy, mode="read")  # another machine's reader, open throughout
+    try:
+        assert _hits(reader) == before  # schema 4's float16 rows, read as such
+        models = {m for m, _ in half}
+        read = {
+            m: reader.engine.store.cached(m, [s.hex() for mm, s in half if mm == m]) for m in models
+        }
+        assert all(
+            np.array_equal(read[m][s.hex()], v.astype(np.float32)) for (m, s), v in half.items()
+        )
+        with open_vault(root) as v:  # the writer migrates it
+            for m in models:  # int8 from the migration's commit on, in the same reader
+                again = reader.engine.store.cached(m, [s.hex() for mm, s in half if mm == m])
+                assert set(again) == set(read[m])
+                assert all(
+                    np.abs(again[k] - read[m][k]).max() <= np.abs(read[m][k]).max() / 254 * 1.0001
+                    for k in again
+                )
+                assert not all(np.array_equal(again[k], read[m][k]) for k in again)
+    finally:
+        reader.close()
+    with open_vault(root) as v:
+        store = v.engine.store
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
+        kept = {
+            (m, bytes(s)): bytes(b)
+            for m, s, b in store._pg.raw("SELECT model, sha, vector FROM embeddings").fetchall()
+        }
+        assert set(kept) == set(half)  # the stray row dropped, every other kept
+        dim = len(next(iter(half.values())))
+        assert {len(b) for b in kept.values()} == {4 + dim}  # a float32 scale, an int8 each
+        for key, vector in half.items():
+            got, want = vector_cache.decode(kept[key]), vector.astype(np.float32)
+            assert np.abs(got - want).max() <= np.abs(want).max() / 254 * (1 + 1e-5)
+        report = v.sync()
+        assert report.embedded_chunks == 0
+        assert [
+            (h.path, h.line_start) for h in v.search("which database did we choose", k=5)
+        ] == before

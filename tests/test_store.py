@@ -22,6 +22,7 @@ import pytest
 from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
+from memvault.index import vector_cache
 from memvault.index.rows import ChunkRow, LinkRow, NewChunk, NoteRow
 from memvault.index.schema import FTS_TABLE, SCHEMA
 from memvault.index.store import SCHEMA_VERSION, Store
@@ -1046,12 +1047,13 @@ def test_cached_vectors_come_back_and_missing_ones_are_left_out(tmp_path: Path) 
     store.put_embeddings(MODEL, vecs)
     got = store.cached(MODEL, [*shas.values(), sha("unknown")])
     assert set(got) == set(vecs)
-    assert all(np.allclose(got[k], vecs[k], atol=1e-3) and got[k].dtype == np.float32 for k in got)
+    kept = {k: vector_cache.decode(vector_cache.encode(v)) for k, v in vecs.items()}  # int8
+    assert all(np.array_equal(got[k], kept[k]) and got[k].dtype == np.float32 for k in got)
     assert store.cached("other-model", shas.values()) == {}
     found, matrix = store.vectors_for(MODEL, labels, 8)
     assert found == [labels[0], labels[2]]
     assert matrix.shape == (2, 8)
-    assert np.allclose(matrix[1], vecs[shas[labels[2]]], atol=1e-3)
+    assert np.array_equal(matrix[1], kept[shas[labels[2]]])
     assert store.cache_count(MODEL) == 2
     store.close()
 

@@ -1,4 +1,5 @@
-"""vector_cache.py: float16 rows keyed by (model, sha bytes), migrated in place from the float32 table."""
+"""vector_cache.py: int8 rows (a scale each) keyed by (model, sha bytes), migrated in place
+from memvault 0.1's float32 table and from version 2's float16 rows."""
 
 from __future__ import annotations
 
@@ -66,6 +67,54 @@ def cosine(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
 
 
+def within_int8(got: np.ndarray, vector: np.ndarray) -> bool:
+    """``got`` is ``vector`` as int8 with one scale keeps it: each dimension within half a
+    step (the largest magnitude over 127) of it, the direction all but unchanged."""
+    step = float(np.abs(vector).max()) / 127.0
+    return (
+        got.dtype == np.float32
+        and got.shape == vector.shape
+        and float(np.abs(got - vector).max()) <= step / 2 * (1 + 1e-5)
+        and cosine(got, vector) > 0.9999
+    )
+
+
+def write_v2(path: Path, rows: Sequence[tuple[str, str, np.ndarray]]) -> None:
+    """A cache.db as memvault wrote it before int8 (version 2: float16 rows)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(
+        "CREATE TABLE models(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)"
+    )
+    conn.execute(
+        "CREATE TABLE vectors(id INTEGER PRIMARY KEY, model INTEGER NOT NULL, "
+        "sha BLOB NOT NULL, vector BLOB NOT NULL)"
+    )
+    conn.execute("CREATE UNIQUE INDEX vectors_key ON vectors(model, sha)")
+    conn.execute("BEGIN")
+    ids: dict[str, int] = {}
+    for model, sha, vector in rows:
+        if model not in ids:
+            ids[model] = int(conn.execute("INSERT INTO models(name) VALUES(?)", (model,)).lastrowid)
+        blob = vector.astype("<f2").tobytes() if isinstance(vector, np.ndarray) else vector
+        conn.execute(
+            "INSERT INTO vectors(model, sha, vector) VALUES(?, ?, ?)",
+            (ids[model], bytes.fromhex(sha), blob),
+        )
+    conn.execute("PRAGMA user_version = 2")
+    conn.execute("COMMIT")
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+
+
+def version_of(path: Path) -> int:
+    conn = sqlite3.connect(path)
+    try:
+        return int(conn.execute("PRAGMA user_version").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def file_bytes(path: Path) -> int:
     return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
 
@@ -73,7 +122,7 @@ def file_bytes(path: Path) -> int:
 # --- the layout ------------------------------------------------------------------------------
 
 
-def test_vectors_come_back_as_float32_within_float16_precision(tmp_path: Path) -> None:
+def test_vectors_come_back_as_float32_within_int8_precision(tmp_path: Path) -> None:
     cache = VectorCache(tmp_path / "cache.db")
     vectors, keys = unit_vectors(50), shas(50)
     cache.put(MODEL, dict(zip(keys, vectors, strict=True)))
@@ -81,12 +130,27 @@ def test_vectors_come_back_as_float32_within_float16_precision(tmp_path: Path) -
     cache.close()
     assert set(got) == set(keys)
     for key, vector in zip(keys, vectors, strict=True):
-        assert got[key].dtype == np.float32 and got[key].shape == (384,)
-        assert np.abs(got[key] - vector).max() < 5e-4  # float16: 11 significant bits
-        assert cosine(got[key], vector) > 0.999999
+        assert within_int8(got[key], vector)
+    assert got[keys[7]].tobytes() == vector_cache.decode(vector_cache.encode(vectors[7])).tobytes()
 
 
-def test_a_cached_vector_takes_under_2_kb(tmp_path: Path) -> None:
+def test_a_vector_that_is_not_finite_comes_back_not_finite(tmp_path: Path) -> None:
+    """The index refuses a NaN or infinite vector (vectors._checked): the cache must not
+    turn one into a finite vector it would take."""
+    cache = VectorCache(tmp_path / "cache.db")
+    bad = unit_vectors(3, dim=16)
+    bad[0, 3], bad[1, 0] = np.nan, np.inf
+    zero = np.zeros(16, dtype=np.float32)
+    keys = shas(4)
+    cache.put(MODEL, {keys[0]: bad[0], keys[1]: bad[1], keys[2]: bad[2], keys[3]: zero})
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert np.isnan(got[keys[0]]).all() and np.isnan(got[keys[1]]).all()
+    assert within_int8(got[keys[2]], bad[2])
+    assert np.array_equal(got[keys[3]], zero)
+
+
+def test_a_cached_vector_takes_under_half_a_kb(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     cache = VectorCache(path)
     n = 3000
@@ -94,7 +158,8 @@ def test_a_cached_vector_takes_under_2_kb(tmp_path: Path) -> None:
         keys = shas(n)[start : start + 256]
         cache.put(MODEL, dict(zip(keys, unit_vectors(len(keys), seed=start), strict=True)))
     cache.close()  # checkpoints the WAL into the file
-    assert file_bytes(path) / n < 1000, file_bytes(path) / n
+    # 388 bytes of vector (384 int8 and a float32 scale), the sha, the key's index entry
+    assert file_bytes(path) / n < 520, file_bytes(path) / n
 
 
 def test_models_are_kept_apart_and_unknown_keys_are_misses(tmp_path: Path) -> None:
@@ -103,8 +168,8 @@ def test_models_are_kept_apart_and_unknown_keys_are_misses(tmp_path: Path) -> No
     fp32_like, int8_like = unit_vectors(2)
     cache.put("model@fp32", {key: fp32_like})
     cache.put("model@int8", {key: int8_like})
-    assert np.allclose(cache.get("model@fp32", [key])[key], fp32_like, atol=5e-4)
-    assert np.allclose(cache.get("model@int8", [key])[key], int8_like, atol=5e-4)
+    assert within_int8(cache.get("model@fp32", [key])[key], fp32_like)
+    assert within_int8(cache.get("model@int8", [key])[key], int8_like)
     assert cache.get("never-seen", [key]) == {}
     assert cache.get("model@fp32", ["not-a-sha", shas(2)[1]]) == {}
     assert (cache.count("model@fp32"), cache.count("model@int8"), cache.count("x")) == (1, 1, 0)
@@ -118,17 +183,17 @@ def test_putting_a_key_again_replaces_its_vector(tmp_path: Path) -> None:
     cache.put(MODEL, {key: first})
     cache.put(MODEL, {key: second})
     assert cache.count(MODEL) == 1
-    assert np.allclose(cache.get(MODEL, [key])[key], second, atol=5e-4)
+    assert within_int8(cache.get(MODEL, [key])[key], second)
     cache.close()
 
 
 def test_prune_drops_other_models_and_dead_texts_and_space_comes_back(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     cache = VectorCache(path)
-    keys = shas(2000)
-    cache.put(MODEL, dict(zip(keys, unit_vectors(2000), strict=True)))
+    keys = shas(4000)  # ~2 MB: VACUUM on open wants 1 MB free at least
+    cache.put(MODEL, dict(zip(keys, unit_vectors(4000), strict=True)))
     cache.put("old-model", dict(zip(keys[:10], unit_vectors(10, seed=1), strict=True)))
-    assert cache.prune(MODEL, set(keys[:100])) == 1900 + 10
+    assert cache.prune(MODEL, set(keys[:100])) == 3900 + 10
     assert cache.count(MODEL) == 100 and cache.count("old-model") == 0
     assert set(cache.get(MODEL, keys)) == set(keys[:100])
     cache.close()
@@ -164,14 +229,14 @@ def test_v1_rows_are_migrated_in_place_and_the_file_shrinks(tmp_path: Path) -> N
     cache = VectorCache(path)
     got = cache.get(MODEL, keys)
     assert set(got) == set(keys)
-    assert max(float(np.abs(got[k] - v).max()) for k, v in zip(keys, vectors, strict=True)) < 5e-4
+    assert all(within_int8(got[k], v) for k, v in zip(keys, vectors, strict=True))
     assert cache.count("hash-64") == 20 and cache.get("hash-64", other)[other[3]].shape == (64,)
     cache.close()
     assert tables(path) == {"models", "vectors"}
     conn = sqlite3.connect(path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == CACHE_VERSION
     conn.close()
-    assert file_bytes(path) / len(rows) < 1000, file_bytes(path) / len(rows)
+    assert file_bytes(path) / len(rows) < 520, file_bytes(path) / len(rows)
 
 
 def test_rows_memvault_did_not_write_are_dropped_not_fatal(tmp_path: Path) -> None:
@@ -253,7 +318,118 @@ def test_kill_9_during_the_migration_loses_nothing(tmp_path: Path) -> None:
     got = cache.get(MODEL, keys)
     cache.close()
     assert len(got) == 4000
-    assert max(float(np.abs(got[k] - v).max()) for k, v in zip(keys, vectors, strict=True)) < 5e-4
+    assert all(within_int8(got[k], v) for k, v in zip(keys, vectors, strict=True))
+
+
+# --- version 2's float16 rows ------------------------------------------------------------------
+
+
+def test_v2_float16_rows_are_converted_in_place_and_the_file_shrinks(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(3000), unit_vectors(3000)
+    other = shas(20, salt="other")
+    rows = [(MODEL, k, v) for k, v in zip(keys, vectors, strict=True)]
+    rows += [("hash-64", k, unit_vectors(1, 64, seed=i)[0]) for i, k in enumerate(other)]
+    write_v2(path, rows)
+    before = file_bytes(path)
+    assert before / len(rows) > 800  # 768 bytes of float16 a row
+
+    cache = VectorCache(path)
+    got = cache.get(MODEL, keys)
+    assert set(got) == set(keys)
+    half = {k: v.astype(np.float16).astype(np.float32) for k, v in zip(keys, vectors, strict=True)}
+    assert all(within_int8(got[k], half[k]) for k in keys)  # the float16 kept, now int8
+    small = cache.get("hash-64", other)
+    assert set(small) == set(other) and small[other[3]].shape == (64,)
+    cache.close()
+    assert version_of(path) == CACHE_VERSION == 3
+    assert file_bytes(path) / len(rows) < 520, file_bytes(path) / len(rows)
+    again = VectorCache(path)  # nothing left to convert: the rows stay as they are
+    assert again.get(MODEL, keys[:5]).keys() == set(keys[:5])
+    assert all(np.array_equal(again.get(MODEL, [k])[k], got[k]) for k in keys[:5])
+    again.close()
+
+
+def test_v2_rows_memvault_did_not_write_are_dropped_not_fatal(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    good, odd, empty = shas(3)
+    write_v2(
+        path,
+        [(MODEL, good, unit_vectors(1)[0]), (MODEL, odd, b"\x00\x01\x02"), (MODEL, empty, b"")],
+    )
+    cache = VectorCache(path)
+    assert cache.count(MODEL) == 1 and set(cache.get(MODEL, [good, odd, empty])) == {good}
+    cache.close()
+
+
+def test_a_failed_v2_conversion_leaves_the_float16_rows_whole_and_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(5000), unit_vectors(5000)
+    write_v2(path, [(MODEL, k, v) for k, v in zip(keys, vectors, strict=True)])
+    before = path.read_bytes()
+    calls = 0
+    real = vector_cache.encode_rows
+
+    def failing(matrix: np.ndarray) -> list[bytes]:
+        nonlocal calls
+        calls += 1
+        if calls > 1:  # the second page of 2,000 rows
+            raise OSError("disk full")
+        return real(matrix)
+
+    monkeypatch.setattr(vector_cache, "encode_rows", failing)
+    with pytest.raises(OSError, match="disk full"):
+        VectorCache(path)
+    assert version_of(path) == 2
+    conn = sqlite3.connect(path)
+    blobs = [b for (b,) in conn.execute("SELECT vector FROM vectors")]
+    conn.close()
+    assert len(blobs) == 5000 and {len(b) for b in blobs} == {768}  # every row still float16
+    assert path.read_bytes() == before
+    monkeypatch.setattr(vector_cache, "encode_rows", real)
+    cache = VectorCache(path)
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert len(got) == 5000 and version_of(path) == CACHE_VERSION
+
+
+def test_kill_9_during_the_v2_conversion_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "cache.db"
+    keys, vectors = shas(6000), unit_vectors(6000)
+    write_v2(path, [(MODEL, k, v) for k, v in zip(keys, vectors, strict=True)])
+    ready = tmp_path / "halfway"
+    code = (
+        "import time, pathlib\n"
+        "from memvault.index import vector_cache\n"
+        "real, calls = vector_cache.encode_rows, [0]\n"
+        "def slow(m):\n"
+        "    calls[0] += 1\n"
+        "    if calls[0] == 2:\n"
+        f"        pathlib.Path({str(ready)!r}).write_text('x')\n"
+        "        time.sleep(600)\n"
+        "    return real(m)\n"
+        "vector_cache.encode_rows = slow\n"
+        f"vector_cache.VectorCache(pathlib.Path({str(path)!r}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never got halfway"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -9
+    cache = VectorCache(path)
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert len(got) == 6000 and version_of(path) == CACHE_VERSION
+    half = vectors.astype(np.float16).astype(np.float32)
+    assert all(within_int8(got[k], h) for k, h in zip(keys, half, strict=True))
 
 
 class Recording:
@@ -299,8 +475,32 @@ def test_a_vault_indexed_with_the_old_cache_opens_without_re_embedding(tmp_path:
         got = v.engine.store.cached("hash-64", by_sha)
         assert [h.path for h in v.search("zebra 7 crossing", k=1)] == ["decisions/d7.md"]
     assert set(got) == set(by_sha)
-    assert all(np.abs(got[s] - by_sha[s]).max() < 5e-4 for s in by_sha)
+    assert all(within_int8(got[s], by_sha[s]) for s in by_sha)
     assert tables(state / "cache.db") == {"models", "vectors"}
+
+
+def test_a_vault_indexed_with_a_float16_cache_opens_without_re_embedding(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    for i in range(12):
+        write(root, f"decisions/d{i}.md", note(f"Decision {i}", body=f"Zebra {i} crossing talk."))
+    recorder = Recording()
+    with open_vault(root, embedder=recorder) as v:
+        v.sync()
+        labels = v.engine.store.label_shas()
+    state = root / ".memvault"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{state / 'cache.db'}{suffix}").unlink(missing_ok=True)
+    by_sha = {hashlib.sha256(t.encode()).hexdigest(): v for t, v in recorder.made.items()}
+    write_v2(state / "cache.db", [("hash-64", s, v) for s, v in by_sha.items()])
+    (state / "vectors.bin").unlink()  # the vector index must be rebuilt from the cache
+
+    again = Recording()
+    with open_vault(root, embedder=again) as v:
+        report = v.sync()
+        assert v.engine.embedding.vectors.labels() == set(labels)
+        assert report.embedded_chunks == 0 and again.made == {}, "no chunk was embedded again"
+        assert [h.path for h in v.search("zebra 7 crossing", k=1)] == ["decisions/d7.md"]
+    assert version_of(state / "cache.db") == CACHE_VERSION
 
 
 def test_a_model_number_is_never_reused_after_a_prune(tmp_path: Path) -> None:

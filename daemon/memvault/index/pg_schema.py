@@ -11,8 +11,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 1. the first: the SQLite index's tables, with a ``tsvector`` column of FTS5's own
    tokens (weighted A-D: title, headings, description, text; pg_keywords.py), its
    token count and a GIN index for the keywords, the
-   embedding cache (float16 bytes by model and content hash, shared by every
-   machine: no machine embeds a text the index holds), the writer's name.
+   embedding cache (float16 bytes by model and content hash, int8 since version 5,
+   shared by every machine: no machine embeds a text the index holds), the writer's
+   name.
 
 2. ``chunk_totals``: the chunks' count and token total (BM25's collection size and
    average length), kept by statement triggers on ``chunks`` in the writer's own
@@ -26,6 +27,12 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    stored links of its name resolved again), filled from the targets, indexed; the
    next sync resolves every stored link once.
 
+5. the embedding cache's vectors are int8 with a scale each (``vector_cache.encode``:
+   cache.db's version 3), so both backends hold the same vectors and give the same
+   hits; the float16 rows are converted a page at a time. The ``vectors`` table keeps
+   what it holds (within 0.2 % of the converted rows): a chunk embedded again takes
+   the converted vector.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -38,11 +45,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
+from memvault.index.vector_cache import decode_half, encode_rows
 
-PG_SCHEMA_VERSION = 4
+PG_SCHEMA_VERSION = 5
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -196,6 +206,8 @@ def migrate(conn: Any, schema: str) -> None:
             conn.execute(_LINKED_STALE)
         if version is not None and version < 4:
             _link_names(conn)
+        if version is not None and version < 5:
+            _int8_vectors(conn)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
         conn.execute(
             "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
@@ -218,6 +230,38 @@ def _link_names(conn: Any) -> None:
             "UPDATE links SET name = n.name FROM link_names n WHERE links.target = n.target"
         )
     conn.execute(RESOLVE_LINKS_AGAIN)
+
+
+def _int8_vectors(conn: Any) -> None:
+    """Version 4 -> 5: the cache's float16 rows as int8 (``vector_cache.encode_rows``),
+    a page of rows at a time by key; a row memvault did not write (not float16 bytes)
+    is dropped: it is only a cache (a migration is one transaction: a schema of
+    version 4 holds float16 rows only)."""
+    after: tuple[str, bytes] = ("", b"")
+    while rows := conn.execute(
+        "SELECT model, sha, vector FROM embeddings WHERE (model, sha) > (%s, %s) "
+        "ORDER BY model, sha LIMIT 2000",
+        after,
+    ).fetchall():
+        after = (rows[-1][0], bytes(rows[-1][1]))
+        by_size: dict[int, list[tuple[str, bytes, bytes]]] = {}
+        bad = []
+        for model, sha, blob in rows:
+            blob = bytes(blob)
+            if blob and len(blob) % 2 == 0:
+                by_size.setdefault(len(blob), []).append((model, bytes(sha), blob))
+            else:
+                bad.append((model, bytes(sha)))
+        for same in by_size.values():
+            blobs = encode_rows(np.stack([decode_half(b) for _, _, b in same]))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "UPDATE embeddings SET vector = %s WHERE model = %s AND sha = %s",
+                    [(new, m, s) for new, (m, s, _) in zip(blobs, same, strict=True)],
+                )
+        if bad:
+            with conn.cursor() as cur:
+                cur.executemany("DELETE FROM embeddings WHERE model = %s AND sha = %s", bad)
 
 
 def _version(conn: Any, schema: str) -> int | None:

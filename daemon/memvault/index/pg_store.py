@@ -19,6 +19,7 @@ or ``status`` names.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import os
@@ -37,15 +38,20 @@ from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name,
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
-from memvault.index.vector_cache import decode, encode
+from memvault.index.vector_cache import decode, decode_half, decode_rows, encoded
 
 log = logging.getLogger("memvault")
 
+INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_schema)
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 
 
 class PgCache:
-    """The embedding cache in the vault's schema: float16 vectors by (model, sha256)."""
+    """The embedding cache in the vault's schema: vectors by (model, sha256), kept as
+    cache.db keeps them (``vector_cache.encode``: int8 with a scale) since schema 5,
+    float16 before. Each read takes the schema's version in the same statement (one
+    snapshot): a reader of an older writer's schema reads its float16 rows, and reads
+    int8 from the moment that writer's migration commits."""
 
     def __init__(self, db: _PgSql) -> None:
         self._db = db
@@ -57,10 +63,20 @@ class PgCache:
         with self._lock:
             for part in parts(keys):
                 rows = self._db.raw(
-                    "SELECT sha, vector FROM embeddings WHERE model = %s AND sha = ANY(%s)",
+                    "SELECT sha, vector, (SELECT value FROM meta WHERE key = 'schema_version') "
+                    "FROM embeddings WHERE model = %s AND sha = ANY(%s)",
                     (model, part),
                 ).fetchall()
-                out.update((bytes(k).hex(), decode(bytes(v))) for k, v in rows)
+                if not rows:
+                    continue
+                shas_hex = [bytes(k).hex() for k, _, _ in rows]
+                blobs = [bytes(v) for _, v, _ in rows]
+                if int(rows[0][2] or 0) < INT8_SCHEMA:  # an older writer's float16 rows
+                    out.update(zip(shas_hex, map(decode_half, blobs), strict=True))
+                elif len({len(b) for b in blobs}) == 1:  # one model, one size: one step
+                    out.update(zip(shas_hex, decode_rows(blobs), strict=True))
+                else:
+                    out.update(zip(shas_hex, map(decode, blobs), strict=True))
         return out
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
@@ -68,7 +84,9 @@ class PgCache:
             self._db.executemany(
                 "INSERT INTO embeddings(model, sha, vector) VALUES(?, ?, ?) "
                 "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
-                [(model, bytes.fromhex(sha), encode(v)) for sha, v in items.items()],
+                list(
+                    zip(itertools.repeat(model), map(bytes.fromhex, items), encoded(items.values()))
+                ),
             )
 
     def prune(self, model: str, live: set[str]) -> int:

@@ -12,7 +12,7 @@ Two files under ``.memvault/``:
   same transaction that renames the rows and cleared once every link follows,
   so a relink that a kill interrupts is finished by the next sync;
 - ``cache.db`` (WAL): embeddings keyed by (model id, sha256 of the embedded
-  text), float16 (``vector_cache``). Kept apart so a damaged index is rebuilt
+  text), int8 with a scale each (``vector_cache``). Kept apart so a damaged index is rebuilt
   without re-running the model.
 
 The link state (links, attachments, the relink journal, MEMORY.md's owned lines)

@@ -1,6 +1,6 @@
 """cache.db: embeddings kept by (model identity, sha256 of the embedded text), lean.
 
-Layout (``PRAGMA user_version = 2``)::
+Layout (``PRAGMA user_version = 3``)::
 
     models(id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT UNIQUE)  -- one per model identity
     vectors(id INTEGER PRIMARY KEY, model INTEGER, sha BLOB, vector BLOB)
@@ -8,26 +8,34 @@ Layout (``PRAGMA user_version = 2``)::
 
 - ``sha`` is the 32 raw bytes of the text's sha256, not 64 hex characters, and
   the model is a small integer, not its 60-character name in every row;
-- ``vector`` is float16 (768 bytes for 384 dimensions). Measured on LoCoMo
-  chunk vectors (bench/RESULTS.md): top-10 neighbours identical to float32,
-  cosine to the float32 vector > 0.99999;
+- ``vector`` is int8 with one scale (``encode``: a float32, the largest
+  magnitude over 127, then a byte a dimension: 388 bytes for 384 dimensions,
+  ~0.48 KB a row with its key and index entry). Version 2 kept float16 (768
+  bytes): cache.db was three quarters of a real-model ``.memvault/``, most of it
+  the line vectors. Measured (bench/RESULTS.md, issue 27): cosine to the
+  float16 vector > 0.9999 on the model's vectors, and recall on the dev sets the
+  same (LoCoMo both folds, the help vault's 60 questions to the rank, the garden
+  vault within its run-to-run spread);
 - a rowid table: rows are appended in id order, so pages stay full. The old
   layout — a ``WITHOUT ROWID`` table with a 1.6 KB row — pushed each row's
-  tail into an overflow page of its own: 4.7 KB per vector. This one takes
-  ~0.87 KB.
+  tail into an overflow page of its own: 4.7 KB per vector.
 
-Version 1 (memvault 0.1: ``embeddings(model, sha, vector)``, float32) is
-migrated in place on open, in one transaction (a kill in the middle leaves
-the old table whole, and the next open migrates again), then ``VACUUM`` gives
-the space back.
+Older caches are migrated in place on open, in one transaction (a kill in the
+middle leaves the old rows whole, and the next open migrates again), then
+``VACUUM`` gives the space back: version 1 (memvault 0.1: ``embeddings(model, sha,
+vector)``, float32) and version 2 (float16 rows, converted). PostgreSQL's cache
+(pg_store.py) keeps float16 (``encode_half``): a server's rows, shared by every
+reader.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import sqlite3
+import struct
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,8 +46,8 @@ from memvault.index.sql import close_optimized, parts
 
 log = logging.getLogger("memvault")
 
-CACHE_VERSION = 2
-STORED = np.float16  # what a vector is kept as; rows come back as float32
+CACHE_VERSION = 3
+_SCALE = struct.Struct("<f")  # an int8 row's scale, before its bytes
 _VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM on open
 
 _SCHEMA = (
@@ -47,7 +55,7 @@ _SCHEMA = (
     # name -> number mapping can only miss, never read another model's vectors
     "CREATE TABLE IF NOT EXISTS models("
     "id INTEGER PRIMARY KEY AUTOINCREMENT, name TEXT NOT NULL UNIQUE)",
-    # sha: the 32 bytes of sha256(embedded text); vector: float16, little-endian
+    # sha: the 32 bytes of sha256(embedded text); vector: ``encode``'s int8
     "CREATE TABLE IF NOT EXISTS vectors("
     "id INTEGER PRIMARY KEY, model INTEGER NOT NULL, sha BLOB NOT NULL, vector BLOB NOT NULL)",
     "CREATE UNIQUE INDEX IF NOT EXISTS vectors_key ON vectors(model, sha)",
@@ -55,11 +63,56 @@ _SCHEMA = (
 
 
 def encode(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype="<f2").tobytes()
+    """A vector as cache.db keeps it (``encode_rows`` of one row)."""
+    return encode_rows(np.asarray(vector, dtype=np.float32).reshape(1, -1))[0]
+
+
+def encode_rows(matrix: np.ndarray) -> list[bytes]:
+    """Each row as cache.db keeps it: a little-endian float32 scale (its largest
+    magnitude over 127), then each dimension rounded to a multiple of it, as int8. A
+    row that is not finite keeps a NaN scale, so it comes back NaN: the index refuses
+    it where it would have (``vectors._checked``)."""
+    rows = np.asarray(matrix, dtype=np.float32)
+    rows = rows.reshape(len(rows), -1)
+    finite: np.ndarray = np.asarray(np.isfinite(rows).all(axis=1))
+    clean = np.where(finite[:, None], rows, np.float32(0.0))
+    top = np.abs(clean).max(axis=1, initial=0.0).astype(np.float64)
+    scale = np.where(top > 0.0, top / 127.0, 1.0).astype(np.float32)
+    quantized = np.clip(np.rint(clean / scale[:, None]), -127, 127).astype(np.int8)
+    scale[~finite] = np.nan
+    head = scale.astype("<f4").view(np.uint8).reshape(-1, _SCALE.size)
+    packed = np.concatenate([head, quantized.view(np.uint8)], axis=1)
+    return [row.tobytes() for row in packed]
 
 
 def decode(blob: bytes) -> np.ndarray:
+    """``encode``'s bytes as float32."""
+    scale = np.float32(_SCALE.unpack_from(blob)[0])
+    return np.frombuffer(blob, dtype=np.int8, offset=_SCALE.size).astype(np.float32) * scale
+
+
+def decode_rows(blobs: Sequence[bytes]) -> np.ndarray:
+    """Rows of one length, ``encode``'s, decoded in one step: (len(blobs), dim)."""
+    raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
+    scales = raw[:, : _SCALE.size].copy().view("<f4").astype(np.float32)
+    return raw[:, _SCALE.size :].view(np.int8).astype(np.float32) * scales
+
+
+def encode_half(vector: np.ndarray) -> bytes:
+    """float16, little-endian: cache.db's version 2, and PostgreSQL's cache."""
+    return np.asarray(vector, dtype="<f2").tobytes()
+
+
+def decode_half(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def encoded(vectors: Iterable[np.ndarray]) -> list[bytes]:
+    """``encode`` of each, in one step when they are of one length (a model's)."""
+    rows = [np.asarray(v, dtype=np.float32).reshape(-1) for v in vectors]
+    if len({len(r) for r in rows}) > 1:
+        return [encode(r) for r in rows]
+    return encode_rows(np.stack(rows)) if rows else []
 
 
 def _key(sha: str) -> bytes:
@@ -110,14 +163,19 @@ class VectorCache:
         return row is not None
 
     def _migrate(self) -> None:
-        """Version 1 (or none) -> 2, in one transaction; then VACUUM gives the space back."""
+        """An older cache to this version, in one transaction; then VACUUM gives the
+        space back. Version 1's float32 table moves into ``vectors``; version 2's
+        float16 rows are converted (``_convert_half_rows``)."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
+            # read under the write lock: another process may have migrated meanwhile
+            version = int(self._db.execute("PRAGMA user_version").fetchone()[0])
+            half = version == 2 and self._has_table("vectors")
             for statement in _SCHEMA:  # (executescript would commit first)
                 self._db.execute(statement)
-            moved = 0
-            if self._has_table("embeddings"):  # re-checked under the write lock
-                moved = self._move_v1_rows()
+            moved = self._convert_half_rows() if half else 0
+            if self._has_table("embeddings"):
+                moved += self._move_v1_rows()
                 self._db.execute("DROP TABLE embeddings")
             self._db.execute(f"PRAGMA user_version = {CACHE_VERSION}")
         except BaseException:
@@ -125,8 +183,32 @@ class VectorCache:
             raise
         self._db.execute("COMMIT")
         if moved:
-            log.info("%s: %d cached vectors moved to the float16 layout", self.path, moved)
+            log.info("%s: %d cached vectors moved to the int8 layout", self.path, moved)
             self._vacuum()
+
+    def _convert_half_rows(self) -> int:
+        """Version 2's float16 rows as ``encode`` keeps them, a page at a time; a row
+        memvault did not write (not float16 bytes) is dropped: it is only a cache."""
+        converted, last = 0, -1
+        while rows := self._db.execute(
+            "SELECT id, vector FROM vectors WHERE id > ? ORDER BY id LIMIT 2000", (last,)
+        ).fetchall():
+            last = int(rows[-1][0])
+            good = [(i, b) for i, b in rows if isinstance(b, bytes) and b and len(b) % 2 == 0]
+            bad = [(i,) for i, b in rows if not (isinstance(b, bytes) and b and len(b) % 2 == 0)]
+            by_size: dict[int, list[tuple[int, bytes]]] = {}
+            for i, b in good:
+                by_size.setdefault(len(b), []).append((i, b))
+            for same in by_size.values():
+                matrix = np.stack([decode_half(b) for _, b in same])
+                blobs = encode_rows(matrix)
+                self._db.executemany(
+                    "UPDATE vectors SET vector = ? WHERE id = ?",
+                    [(blob, i) for blob, (i, _) in zip(blobs, same, strict=True)],
+                )
+            self._db.executemany("DELETE FROM vectors WHERE id = ?", bad)
+            converted += len(good)
+        return converted
 
     def _move_v1_rows(self) -> int:
         moved = 0
@@ -187,7 +269,7 @@ class VectorCache:
                 sizes = {len(blob) for _, blob in rows}
                 if len(sizes) == 1:  # one model, one size: decoded in one step (an open
                     # of the vector index reads every chunk's vector through here)
-                    block = decode(b"".join(blob for _, blob in rows)).reshape(len(rows), -1)
+                    block = decode_rows([blob for _, blob in rows])
                     out.update(zip((key.hex() for key, _ in rows), block, strict=True))
                 else:
                     out.update((key.hex(), decode(blob)) for key, blob in rows)
@@ -201,7 +283,7 @@ class VectorCache:
                 self._db.executemany(
                     "INSERT INTO vectors(model, sha, vector) VALUES(?, ?, ?) "
                     "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
-                    [(mid, _key(sha), encode(v)) for sha, v in items.items()],
+                    zip(itertools.repeat(mid), map(_key, items), encoded(items.values())),
                 )
             except BaseException:
                 self._db.execute("ROLLBACK")
@@ -266,4 +348,15 @@ def _is_sha(value: Any) -> bool:
     return True
 
 
-__all__ = ["CACHE_VERSION", "VectorCache", "decode", "encode", "opening_error"]
+__all__ = [
+    "CACHE_VERSION",
+    "VectorCache",
+    "decode",
+    "decode_half",
+    "decode_rows",
+    "encode",
+    "encode_half",
+    "encode_rows",
+    "encoded",
+    "opening_error",
+]

@@ -18,7 +18,7 @@ Rules this wrapper enforces (DESIGN.md, "The index"):
 - The file is the graph without the live vectors (vectors_file.py: the cache holds
   them): ``open`` asks ``vectors_for`` for them, as a rebuild does, and hands hnswlib
   a full file in the temp folder. The index holds float16-exact vectors only (what
-  the cache keeps, rounded on the way in), so a loaded index is the saved one.
+  the cache gives back, rounded on the way in), so a loaded index is the saved one.
 
 hnswlib's ``get_ids_list`` includes deleted labels and it has no call listing
 them, so deletions are tracked here, and read from the file's element flags
@@ -549,7 +549,7 @@ def _batches(labels: list[int]) -> Iterable[list[int]]:
 
 
 def _checked(vectors: np.ndarray, rows: int, dim: int) -> np.ndarray:
-    """The rows as the index takes them: float16-exact (what the cache keeps, and so
+    """The rows as the index takes them: float16-exact (the cache's rows rounded, and so
     what a load gives back: vectors_file.py), as float32."""
     array = np.asarray(vectors)
     if array.shape != (rows, dim):

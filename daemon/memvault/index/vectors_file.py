@@ -5,7 +5,7 @@ hnswlib's file (``saveIndex``): a header (``HEADER``), one level-0 record per el
 (its link count and flags, its links, its vector as float32, its label), then each
 element's upper-level link lists. The vector is ~90 % of a record with the real model
 (1,536 of ~1,690 bytes at 384 dimensions), and it is the chunk's cached vector again:
-cache.db keeps every live chunk's vector (float16), which is what a damaged vectors.bin
+cache.db keeps every live chunk's vector (int8), which is what a damaged vectors.bin
 is rebuilt from. So the file memvault writes is the **graph form**:
 
 - the same header, with ``label_offset == data_offset`` (records without a vector)
@@ -197,7 +197,7 @@ def write_full(
 ) -> None:
     """The graph form (checked: ``inspect_index_file``) as hnswlib's file, into ``out``:
     each live element's vector is ``vectors_of(labels)`` (rows for those labels, already
-    float16-exact), normalized; a deleted element's is the one kept in the file."""
+    float16-exact: ``vectors._checked``), normalized; a deleted element's is the one kept in the file."""
     h = _Header._make(HEADER.unpack_from(graph))
     vec = dim * 4
     per = h.data_offset + vec + 8
