@@ -13,6 +13,7 @@ import dataclasses
 import random
 import shutil
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -157,57 +158,111 @@ def test_compacting_the_caches_keeps_every_answer_and_memory_md(tmp_path: Path) 
     assert (fresh / "MEMORY.md").read_text(encoding="utf-8") == after_save
 
 
-def test_a_change_while_the_catalogue_is_read_again_is_not_lost(tmp_path: Path) -> None:
-    """``rebuild`` reads outside the catalogue's lock: a sync that changes a row (or the
-    files) meanwhile leaves that row to be read again, and the link index to be rebuilt."""
+def test_a_row_committed_while_every_row_is_read_again_is_read_after(tmp_path: Path) -> None:
+    """After ``forget`` the rows are read again page by page; a save's commit may land
+    after its row's page was read. Its second mark (``Catalogue.changing``, made once the
+    transaction is over) has the row read again: the catalogue never keeps the old one."""
     root = _vault_of(tmp_path, 4)
+    path = "projects/n0000.md"
     with open_vault(root) as v:
         v.sync(vectors=False)
-        cat = v.engine.catalogue
-        real_files = cat._files
+        cat, store = v.engine.catalogue, v.engine.store
+        real = cat._read_rows
 
-        def files_while_a_note_changes():  # type: ignore[no-untyped-def]
-            got = real_files()  # the rows are read by now: change one of them, add one
-            write(root, "projects/n0000.md", note("Renamed Meanwhile", "new words"))
-            write(root, "projects/new.md", note("Came Meanwhile"))
-            v.sync(paths=["projects/n0000.md", "projects/new.md"], vectors=False)
-            return got
+        def read_then_the_commit() -> dict[str, NoteRow]:
+            rows = real()  # every row read by now, the old one among them
+            row = store.note(path)
+            assert row is not None
+            with store.transaction() as conn:  # the save's commit, late
+                store.put_note(conn, dataclasses.replace(row, title="Committed Meanwhile"))
+            return rows
 
-        cat._files = files_while_a_note_changes  # type: ignore[method-assign]
-        cat.rebuild()
-        cat._files = real_files  # type: ignore[method-assign]
-        assert cat.notes()["projects/n0000.md"].title == "Renamed Meanwhile"
-        assert "projects/new.md" in cat.notes()
-        assert cat.link_index().resolve("new", "projects/n0001.md").path == "projects/new.md"
+        saving = cat.changing([path])
+        saving.__enter__()  # a save marks its row, its transaction still to come
+        cat.forget()  # after bulk work: every row read again by the next reader
+        cat._read_rows = read_then_the_commit  # type: ignore[method-assign]
+        try:
+            assert cat.notes()[path].title != "Committed Meanwhile"  # read before the commit
+        finally:
+            cat._read_rows = real  # type: ignore[method-assign]
+        saving.__exit__(None, None, None)  # the save's transaction is over: marked again
+        assert cat.notes()[path].title == "Committed Meanwhile"
 
 
-def test_a_row_marked_changed_before_the_catalogue_is_read_again_is_read_after(
+def test_a_row_marked_changed_and_read_before_its_commit_is_read_again_after(
     tmp_path: Path,
 ) -> None:
-    """The indexer marks a row changed before its commit; a rebuild that begins in
-    between reads the old row: it must read that row again, not drop the mark (review
-    of stop 32: the catalogue kept the old title until the note changed again)."""
+    """The indexer marks a row changed before its commit; a reader in between re-reads
+    the old row and takes the mark: the mark made after the commit has it read again
+    (review of stop 32: the catalogue kept the old title until the note changed again)."""
     root = _vault_of(tmp_path, 4)
+    path = "projects/n0000.md"
     with open_vault(root) as v:
         v.sync(vectors=False)
-        cat = v.engine.catalogue
+        cat, store = v.engine.catalogue, v.engine.store
         cat.notes()
-        cat.changed(["projects/n0000.md"])  # the indexer's mark, its commit still to come
-        real_files = cat._files
-
-        def files_then_the_commit():  # type: ignore[no-untyped-def]
-            got = real_files()  # the rows are read by now (the old one among them)
-            store = v.engine.store
-            row = store.note("projects/n0000.md")
+        with cat.changing([path]):
+            assert cat.notes()[path].title != "Committed Late"  # a search, meanwhile
+            row = store.note(path)
             assert row is not None
-            with store.transaction() as conn:  # the commit the mark was made for
+            with store.transaction() as conn:
                 store.put_note(conn, dataclasses.replace(row, title="Committed Late"))
-            return got
+        assert cat.notes()[path].title == "Committed Late"
 
-        cat._files = files_then_the_commit  # type: ignore[method-assign]
-        cat.rebuild()
-        cat._files = real_files  # type: ignore[method-assign]
-        assert cat.notes()["projects/n0000.md"].title == "Committed Late"
+
+def test_saves_while_the_kept_state_is_let_go_and_read_again_are_all_kept(
+    tmp_path: Path,
+) -> None:
+    """The daemon's compaction after bulk work runs beside the saves that come in: every
+    save's row, MEMORY.md and the folder notes end as a fresh index of the same files
+    has them. A real thread compacting over and over while notes are saved."""
+    root = _vault_of(tmp_path, 120)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        stop, errors = threading.Event(), []
+
+        def compacting() -> None:
+            try:
+                while not stop.is_set():
+                    v.engine.compact_caches()
+            except Exception as exc:  # a failure here must fail the test, not vanish
+                errors.append(exc)
+
+        thread = threading.Thread(target=compacting)
+        thread.start()
+        try:
+            for i in range(0, 60, 2):
+                rel = f"{('projects', 'people', 'decisions')[i % 3]}/n{i:04d}.md"
+                write(root, rel, note(f"Saved {i}", "saved while compacting", date="2026-01-02"))
+                v.sync(paths=[rel], vectors=False)
+        finally:
+            stop.set()
+            thread.join()
+        assert not errors
+        v.sync(vectors=False)
+        rows = v.engine.catalogue.notes()
+        stored = {r.path: r.title for r in v.engine.store.notes("note")}
+        assert {p: r.title for p, r in rows.items()} == stored
+        assert all(
+            stored[p].startswith("Saved ")
+            for p in stored
+            if int(p[-7:-3]) % 2 == 0 and int(p[-7:-3]) < 60
+        )
+        kept = {p: (root / p).read_text(encoding="utf-8") for p in _index_files(root)}
+    fresh = tmp_path / "fresh"
+    shutil.copytree(root, fresh, ignore=shutil.ignore_patterns("*.db*", "vectors.bin", "lock"))
+    with open_vault(fresh) as v:
+        v.sync(vectors=False)
+    assert {p: (fresh / p).read_text(encoding="utf-8") for p in _index_files(fresh)} == kept
+
+
+def _index_files(root: Path) -> list[str]:
+    """MEMORY.md and the folder notes memvault keeps."""
+    out = ["MEMORY.md"]
+    for folder in ("projects", "people", "decisions", "logs"):
+        if (root / folder / f"{folder}.md").exists():
+            out.append(f"{folder}/{folder}.md")
+    return out
 
 
 def _row(path: str, title: str, date: str = "2025-01-01") -> NoteRow:

@@ -209,8 +209,10 @@ class CarryOver(Lane):
         return [link_row(path, *link, links) for link in found]
 
     def _commit(self, ready: list[_Ready]) -> None:
-        self.catalogue.changed(file[0] for file, _, _ in ready)
-        with self.store.transaction() as conn:
+        with (
+            self.catalogue.changing(file[0] for file, _, _ in ready),
+            self.store.transaction() as conn,
+        ):
             for (path, size, mtime_ns, sha256, category), links, moved in ready:
                 for label, chunk in moved:
                     self.store.move_chunk(conn, label, chunk)

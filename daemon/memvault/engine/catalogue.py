@@ -20,8 +20,9 @@ The rows are kept compact (``kept_row``): a daemon holds one per note for its li
 (no reader of the catalogue needs them; ``Store.note`` has them); the strings many
 notes share (kind, folder, dates, tags, frontmatter keys) are one object each, and
 frontmatter values equal to the title, summary or date are those objects. After bulk
-work the daemon has them all read again in one go (``rebuild``): what a long sync
-re-read sat among its freed remains, keeping pymalloc's arenas from being released.
+work the daemon lets them go and has them read again in one go (``forget``): what a
+long sync re-read sat among its freed remains, keeping pymalloc's arenas from being
+released.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from memvault.core import compose
@@ -59,9 +61,6 @@ class Catalogue:
         self._links: LinkIndex | None = None
         self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
         self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
-        # while ``rebuild`` reads: the paths changed meanwhile, and whether files did
-        self._changed_meanwhile: set[str] | None = None
-        self._files_meanwhile = False
 
     def _follow_writer(self) -> None:
         """A read-only store's writer is elsewhere: drop both caches when it has synced
@@ -116,24 +115,14 @@ class Catalogue:
                 return rows
             after = page[-1].path
 
-    def rebuild(self) -> None:
-        """Read every row and the link index again now, in one go (after bulk work: the
-        module doc). Readers use the old ones until the new are in place."""
-        if self._store.read_only:
-            return  # a reader's caches follow the writer (``_follow_writer``)
+    def forget(self) -> None:
+        """Let the rows and the link index go: whichever comes next reads them again, in
+        one go (``Engine.compact_caches``, after bulk work: the module doc)."""
         with self._lock:
-            # rows marked changed and not read again yet: their commit may land after
-            # the page that holds them is read (the page's row would be the old one)
-            self._changed_meanwhile, self._files_meanwhile = set(self._dirty), False
-        try:
-            rows, links = self._read_rows(), LinkIndex(*self._files())
-        finally:
-            with self._lock:
-                meanwhile, self._changed_meanwhile = self._changed_meanwhile or set(), None
-        with self._lock:
-            self._rows, self._dirty = rows, meanwhile  # changed meanwhile: read again
+            self._rows = None
+            self._dirty.clear()
+            self._links = None
             self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
-            self._links = None if self._files_meanwhile else links
 
     def changes_since(
         self, mark: tuple[int, int] | None
@@ -155,10 +144,21 @@ class Catalogue:
     def changed(self, paths: Iterable[str]) -> None:
         """These paths' rows were written or deleted: re-read them on the next ``notes``."""
         with self._lock:
-            paths = set(paths)
             self._dirty.update(paths)
-            if self._changed_meanwhile is not None:
-                self._changed_meanwhile.update(paths)
+
+    @contextmanager
+    def changing(self, paths: Iterable[str]) -> Iterator[None]:
+        """These paths' rows are being written or deleted (a transaction in the block):
+        marked changed before it and again once it is over. A reader in between (a
+        search re-reading a marked row, every row read again after ``forget``) may read
+        a row before its commit lands; the second mark has it read again after (review
+        of stop 32: the catalogue kept a note's old title until the note changed again)."""
+        paths = set(paths)
+        self.changed(paths)
+        try:
+            yield
+        finally:
+            self.changed(paths)
 
     # -- files and links ------------------------------------------------------------------
 
@@ -167,15 +167,12 @@ class Catalogue:
         next use."""
         with self._lock:
             self._links = None
-            self._files_meanwhile = True
 
     def aliases_written(self, rows: Iterable[NoteRow]) -> None:
         """These rows are being written: if one's aliases are not those the link index
         was built with (a person gave a note an alias, or took one away), the index is
         rebuilt on its next use."""
         with self._lock:
-            if self._changed_meanwhile is not None:
-                self._files_meanwhile = True  # what ``rebuild`` read may be the old aliases
             if self._links is not None and any(
                 tuple(row.aliases) != self._links.aliases_of(row.path) for row in rows
             ):
@@ -187,7 +184,6 @@ class Catalogue:
         at once (a first sync, a pull), it is rebuilt: one query, not one a note."""
         with self._lock:
             added = list(paths)
-            self._files_meanwhile = True
             if self._links is None:
                 return
             # those the index has already (built from the store after their commit: the

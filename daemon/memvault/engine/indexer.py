@@ -309,10 +309,9 @@ class Indexer(Lane):
         one is queued for the vector lane. Returns (chunks kept, chunks queued)."""
         kept = queued = 0
         removed: list[int] = []
-        self.catalogue.changed(p.path for p in batch)
         self.catalogue.aliases_written(p.row for p in batch)
         now = time.time()
-        with self.store.transaction() as conn:
+        with self.catalogue.changing(p.path for p in batch), self.store.transaction() as conn:
             for p in batch:
                 old = self.store.chunk_labels_by_sha(conn, p.path)
                 fresh = []

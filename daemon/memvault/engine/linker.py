@@ -237,10 +237,18 @@ class Linker:
         self._folders_due |= self._refresh().changed_folders
         self.catalogue.link_index()
 
+    def forget_kept(self) -> None:
+        """Let MEMORY.md's lists go (after bulk work, before the catalogue's rows are read
+        again: ``Engine.compact_caches``); every folder note is due (brought up to date
+        at the next update, written only where it changes)."""
+        self._listing = MemoryListing(self.config.memory.sections)
+        self._seen_rows = None
+
     def rebuild_kept(self) -> None:
         """Build MEMORY.md's lists afresh from the catalogue's rows (after bulk work, once
         the catalogue is read again: ``Engine.compact_caches``); folders whose notes
-        differ from what was listed are due for their folder note, as on a refresh."""
+        differ from what was listed (every one, after ``forget_kept``) are due for their
+        folder note, as on a refresh."""
         self._folders_due |= self._listing.rebuild(self.catalogue.notes())
 
     def _refresh(self) -> Refreshed:

@@ -88,10 +88,11 @@ class WatchHooks:
     gets a long sync's progress; ``after_first`` runs once, after the first good batch,
     outside the lag accounting (the daemon loads the model); ``on_change`` is told when
     a batch begins and ends and when an error is recorded (what ``info()`` shows);
-    ``after_bulk`` runs once the vault is quiet again (with the idle save) after the
-    start-up reconcile or a batch that changed more than ``BIG_BATCH`` notes (the daemon
-    reads its kept state again and gives the memory it freed back to the system:
-    ``heap.trim``); a later full reconcile that changed fewer is no bulk work."""
+    ``after_bulk`` runs once the vault is quiet again (with the idle save) after a
+    start-up reconcile that changed something or a batch that changed more than
+    ``BIG_BATCH`` notes (the daemon lets its kept state go, reads it again and gives
+    the memory freed back to the system: ``heap.trim``); a later full reconcile that
+    changed fewer is no bulk work, nor a start-up reconcile that changed nothing."""
 
     save: Callable[[], None] | None = None
     on_progress: OnProgress | None = None
@@ -313,10 +314,14 @@ class Watcher:
         self.let_through += let_through
         self._needs_save = self._hooks.save is not None or self._hooks.after_bulk is not None
         notes = (report.created, report.modified, report.deleted, report.moved, report.relinked)
-        if batch.reason == START_UP or sum(map(len, notes)) > BIG_BATCH:
-            # the start-up reconcile, a pull, a folder renamed across many notes; not a
-            # periodic reconcile that changed a few notes or none (the kept state read
-            # again every 5 minutes: ~5 s of CPU at 50,000 notes for nothing)
+        if (batch.reason == START_UP and report.changed) or sum(map(len, notes)) > BIG_BATCH:
+            # the start-up reconcile that found changes, a pull, a folder renamed across
+            # many notes; not a periodic reconcile that changed a few notes or none (the
+            # kept state read again every 5 minutes: ~5 s of CPU at 50,000 notes for
+            # nothing), nor a start that found nothing changed: the warm-up has just
+            # built that state (read again, it cost 5 s at 100,000 notes and left the
+            # daemon 73-85 MB larger; bench/RESULTS.md, "Memory after bulk work, let go
+            # first")
             self._bulk_done = True
         arrived = self.observers.folders_arrived.is_set() and not self.stopping
         if arrived and threading.current_thread() is self._worker:
