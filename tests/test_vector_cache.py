@@ -9,8 +9,9 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -117,6 +118,54 @@ def version_of(path: Path) -> int:
 
 def file_bytes(path: Path) -> int:
     return sum(os.path.getsize(f"{path}{s}") for s in ("", "-wal") if os.path.exists(f"{path}{s}"))
+
+
+def _fails_after(monkeypatch: pytest.MonkeyPatch, function: str, calls: int) -> Callable[[], None]:
+    """``vector_cache.function`` raises ``OSError("disk full")`` past its ``calls``-th
+    call; returns what puts the real one back."""
+    real = getattr(vector_cache, function)
+    count = 0
+
+    def failing(value: Any) -> Any:
+        nonlocal count
+        count += 1
+        if count > calls:
+            raise OSError("disk full")
+        return real(value)
+
+    monkeypatch.setattr(vector_cache, function, failing)
+    return lambda: monkeypatch.setattr(vector_cache, function, real)
+
+
+def _killed_halfway(tmp_path: Path, path: Path, function: str, call: int) -> None:
+    """Open the cache at ``path`` in a real process, stopped for good (kill -9) at the
+    ``call``-th call of ``vector_cache.function`` in its migration (the clock plays no
+    part)."""
+    ready = tmp_path / "halfway"
+    code = (
+        "import time, pathlib\n"
+        "from memvault.index import vector_cache\n"
+        f"real, calls = vector_cache.{function}, [0]\n"
+        "def slow(v):\n"
+        "    calls[0] += 1\n"
+        f"    if calls[0] == {call}:\n"
+        f"        pathlib.Path({str(ready)!r}).write_text('x')\n"
+        "        time.sleep(600)\n"
+        "    return real(v)\n"
+        f"vector_cache.{function} = slow\n"
+        f"vector_cache.VectorCache(pathlib.Path({str(path)!r}))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    try:
+        deadline = time.monotonic() + 60
+        while not ready.exists():
+            assert proc.poll() is None and time.monotonic() < deadline, "never got halfway"
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == -9
 
 
 # --- the layout ------------------------------------------------------------------------------
@@ -261,24 +310,14 @@ def test_a_failed_migration_leaves_the_old_table_whole_and_is_retried(
     path = tmp_path / "cache.db"
     keys, vectors = shas(5000), unit_vectors(5000)
     write_v1(path, [(MODEL, k, v.tobytes()) for k, v in zip(keys, vectors, strict=True)])
-    calls = 0
-    real = vector_cache.encode
-
-    def failing(vector: np.ndarray) -> bytes:
-        nonlocal calls
-        calls += 1
-        if calls > 2500:
-            raise OSError("disk full")
-        return real(vector)
-
-    monkeypatch.setattr(vector_cache, "encode", failing)
+    restore = _fails_after(monkeypatch, "encode", 2500)
     with pytest.raises(OSError, match="disk full"):
         VectorCache(path)
     assert tables(path) == {"embeddings"}  # the new tables were rolled back with the rows
     conn = sqlite3.connect(path)
     assert conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] == 5000
     conn.close()
-    monkeypatch.setattr(vector_cache, "encode", real)
+    restore()
     cache = VectorCache(path)
     assert cache.count(MODEL) == 5000
     cache.close()
@@ -288,32 +327,7 @@ def test_kill_9_during_the_migration_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     keys, vectors = shas(4000), unit_vectors(4000)
     write_v1(path, [(MODEL, k, v.tobytes()) for k, v in zip(keys, vectors, strict=True)])
-    ready = tmp_path / "halfway"
-    # a real process, stopped for good halfway through the rows (the clock plays no part)
-    code = (
-        "import sys, time, pathlib\n"
-        "from memvault.index import vector_cache\n"
-        "real, calls = vector_cache.encode, [0]\n"
-        "def slow(v):\n"
-        "    calls[0] += 1\n"
-        "    if calls[0] == 2000:\n"
-        f"        pathlib.Path({str(ready)!r}).write_text('x')\n"
-        "        time.sleep(600)\n"
-        "    return real(v)\n"
-        "vector_cache.encode = slow\n"
-        f"vector_cache.VectorCache(pathlib.Path({str(path)!r}))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "never got halfway"
-            time.sleep(0.05)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -9
+    _killed_halfway(tmp_path, path, "encode", 2000)
     cache = VectorCache(path)
     got = cache.get(MODEL, keys)
     cache.close()
@@ -369,17 +383,7 @@ def test_a_failed_v2_conversion_leaves_the_float16_rows_whole_and_is_retried(
     keys, vectors = shas(5000), unit_vectors(5000)
     write_v2(path, [(MODEL, k, v) for k, v in zip(keys, vectors, strict=True)])
     before = path.read_bytes()
-    calls = 0
-    real = vector_cache.encode_rows
-
-    def failing(matrix: np.ndarray) -> list[bytes]:
-        nonlocal calls
-        calls += 1
-        if calls > 1:  # the second page of 2,000 rows
-            raise OSError("disk full")
-        return real(matrix)
-
-    monkeypatch.setattr(vector_cache, "encode_rows", failing)
+    restore = _fails_after(monkeypatch, "encode_rows", 1)  # on the second page of rows
     with pytest.raises(OSError, match="disk full"):
         VectorCache(path)
     assert version_of(path) == 2
@@ -388,7 +392,7 @@ def test_a_failed_v2_conversion_leaves_the_float16_rows_whole_and_is_retried(
     conn.close()
     assert len(blobs) == 5000 and {len(b) for b in blobs} == {768}  # every row still float16
     assert path.read_bytes() == before
-    monkeypatch.setattr(vector_cache, "encode_rows", real)
+    restore()
     cache = VectorCache(path)
     got = cache.get(MODEL, keys)
     cache.close()
@@ -399,31 +403,7 @@ def test_kill_9_during_the_v2_conversion_loses_nothing(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     keys, vectors = shas(6000), unit_vectors(6000)
     write_v2(path, [(MODEL, k, v) for k, v in zip(keys, vectors, strict=True)])
-    ready = tmp_path / "halfway"
-    code = (
-        "import time, pathlib\n"
-        "from memvault.index import vector_cache\n"
-        "real, calls = vector_cache.encode_rows, [0]\n"
-        "def slow(m):\n"
-        "    calls[0] += 1\n"
-        "    if calls[0] == 2:\n"
-        f"        pathlib.Path({str(ready)!r}).write_text('x')\n"
-        "        time.sleep(600)\n"
-        "    return real(m)\n"
-        "vector_cache.encode_rows = slow\n"
-        f"vector_cache.VectorCache(pathlib.Path({str(path)!r}))\n"
-    )
-    env = {**os.environ, "PYTHONPATH": str(DAEMON)}
-    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
-    try:
-        deadline = time.monotonic() + 60
-        while not ready.exists():
-            assert proc.poll() is None and time.monotonic() < deadline, "never got halfway"
-            time.sleep(0.05)
-    finally:
-        proc.kill()
-        proc.wait()
-    assert proc.returncode == -9
+    _killed_halfway(tmp_path, path, "encode_rows", 2)  # the second page of rows
     cache = VectorCache(path)
     got = cache.get(MODEL, keys)
     cache.close()

@@ -441,6 +441,25 @@ def test_memory_is_handed_back_once_quiet_after_bulk_work_not_after_a_save(
         vault.close()
 
 
+def _counting_bulk(
+    vault: Vault, reconcile_seconds: float = 300.0
+) -> tuple[Watcher, list[list[str] | None], list[float]]:
+    """A watcher of ``vault`` (not started), the batches it syncs and when its
+    after-bulk hook ran."""
+    bulk: list[float] = []
+    batches, sync = recording(vault)
+    watcher = Watcher(
+        vault.root,
+        sync,
+        is_ignored=vault.is_ignored,
+        settings=WatchSettings(
+            quiet_ms=100, idle_save_seconds=0.3, reconcile_seconds=reconcile_seconds
+        ),
+        hooks=WatchHooks(save=vault.save, after_bulk=lambda: bulk.append(time.monotonic())),
+    )
+    return watcher, batches, bulk
+
+
 def test_a_periodic_reconcile_that_changes_little_is_no_bulk_work(tmp_path: Path) -> None:
     """Every periodic reconcile (each 5 minutes) counted as bulk work, so an idle daemon
     read its whole kept state again each time (~5 s of CPU at 50,000 notes): only a
@@ -450,15 +469,7 @@ def test_a_periodic_reconcile_that_changes_little_is_no_bulk_work(tmp_path: Path
     vault = open_vault(root)
     vault.sync()
     write(root, "people/while-stopped.md", note("While Stopped"))  # found at start
-    bulk: list[float] = []
-    batches, sync = recording(vault)
-    watcher = Watcher(
-        vault.root,
-        sync,
-        is_ignored=vault.is_ignored,
-        settings=WatchSettings(quiet_ms=100, idle_save_seconds=0.3, reconcile_seconds=1.0),
-        hooks=WatchHooks(save=vault.save, after_bulk=lambda: bulk.append(time.monotonic())),
-    )
+    watcher, batches, bulk = _counting_bulk(vault, reconcile_seconds=1.0)
     watcher.start()  # the start-up reconcile: bulk work
     try:
         eventually(lambda: bulk, 30, "the start-up reconcile's after-bulk")
@@ -478,15 +489,7 @@ def test_a_start_that_finds_nothing_changed_is_no_bulk_work(tmp_path: Path) -> N
     root = make_vault(tmp_path)
     vault = open_vault(root)
     vault.sync()
-    bulk: list[float] = []
-    batches, sync = recording(vault)
-    watcher = Watcher(
-        vault.root,
-        sync,
-        is_ignored=vault.is_ignored,
-        settings=WatchSettings(quiet_ms=100, idle_save_seconds=0.3),
-        hooks=WatchHooks(save=vault.save, after_bulk=lambda: bulk.append(time.monotonic())),
-    )
+    watcher, batches, bulk = _counting_bulk(vault)
     watcher.start()  # the start-up reconcile: nothing changed since the sync
     try:
         eventually(lambda: batches.count(None) >= 1, 30, "the start-up reconcile")

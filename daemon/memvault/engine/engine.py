@@ -480,16 +480,11 @@ class Engine:
             _ = self.embedding.vectors
 
     def compact_caches(self) -> None:
-        """Let the state kept between syncs go, then read it again: the catalogue's rows,
-        the link index, MEMORY.md's lists. The daemon calls it after bulk work (a folder
-        renamed across thousands of notes, a pull), then hands the freed memory back.
-        Let go first, so the new state is built in the room the old one leaves: read
-        beside it (as before), it filled the holes the work had left among the old
-        state's objects, which were freed after it, and pymalloc gives an arena back
-        only when nothing in it is left: a daemon of 100,000 notes stayed at its peak,
-        634 MB idle after a 500-note rename, against 524 MB (bench/RESULTS.md, "Memory
-        after bulk work, let go first"). Meanwhile a search or a save waits for the rows
-        (whichever comes first reads them: seconds at 100,000 notes, once)."""
+        """Let the state kept between syncs go (the catalogue's rows, the link index,
+        MEMORY.md's lists), then read it again in the room it left: after bulk work, before
+        the daemon hands freed memory back. Read beside the old state, the new one filled
+        its holes and pymalloc kept every arena (100,000 notes: 634 MB idle after a rename,
+        524 MB let go first; docs/ARCHITECTURE.md). A search or a save meanwhile waits."""
         if self.read_only:
             return
         started = time.perf_counter()
