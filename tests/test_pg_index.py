@@ -971,3 +971,11 @@ def test_a_schema_4_index_keeps_its_cache_as_int8_and_embeds_nothing_again(
         assert [
             (h.path, h.line_start) for h in v.search("which database did we choose", k=5)
         ] == before
+    (model, sha), stray = next(iter(half)), b"\x02" * 32
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # too short for int8's scale
+        conn.execute(
+            f'INSERT INTO "{schema}".embeddings(model, sha, vector) VALUES(%s, %s, %s)',
+            (model, stray, b"\x01\x02"),
+        )
+    with open_vault(root) as v:  # a miss (embedded again), not an error
+        assert set(v.engine.store.cached(model, [stray.hex(), sha.hex()])) == {sha.hex()}

@@ -199,6 +199,31 @@ def test_a_vector_that_is_not_finite_comes_back_not_finite(tmp_path: Path) -> No
     assert np.array_equal(got[keys[3]], zero)
 
 
+def test_rows_of_the_current_layout_memvault_did_not_write_are_misses_not_fatal(
+    tmp_path: Path,
+) -> None:
+    """Hostile rows in a version-3 cache (a blob too short for a scale, an empty one, a
+    text value, a row of another length beside the model's): each a miss (embedded
+    again), the others read, nothing raised."""
+    path = tmp_path / "cache.db"
+    cache = VectorCache(path)
+    keys = shas(6)
+    vectors = unit_vectors(2)
+    cache.put(MODEL, {keys[0]: vectors[0], keys[1]: vectors[1], keys[5]: unit_vectors(1, 8)[0]})
+    conn = sqlite3.connect(path, isolation_level=None)
+    mid = conn.execute("SELECT model FROM vectors LIMIT 1").fetchone()[0]
+    for key, value in zip(keys[2:5], [b"\x01\x02\x03", b"", "not bytes"], strict=True):
+        conn.execute(
+            "INSERT INTO vectors(model, sha, vector) VALUES(?, ?, ?)",
+            (mid, bytes.fromhex(key), value),
+        )
+    conn.close()
+    got = cache.get(MODEL, keys)
+    cache.close()
+    assert set(got) == {keys[0], keys[1], keys[5]}
+    assert within_int8(got[keys[0]], vectors[0]) and got[keys[5]].shape == (8,)
+
+
 def test_a_cached_vector_takes_under_half_a_kb(tmp_path: Path) -> None:
     path = tmp_path / "cache.db"
     cache = VectorCache(path)

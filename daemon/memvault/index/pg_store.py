@@ -38,7 +38,7 @@ from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name,
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
-from memvault.index.vector_cache import decode, decode_half, decode_rows, encoded
+from memvault.index.vector_cache import decode_half, decode_keyed, encoded
 
 log = logging.getLogger("memvault")
 
@@ -67,16 +67,14 @@ class PgCache:
                     "FROM embeddings WHERE model = %s AND sha = ANY(%s)",
                     (model, part),
                 ).fetchall()
-                if not rows:
-                    continue
-                shas_hex = [bytes(k).hex() for k, _, _ in rows]
-                blobs = [bytes(v) for _, v, _ in rows]
-                if int(rows[0][2] or 0) < INT8_SCHEMA:  # an older writer's float16 rows
-                    out.update(zip(shas_hex, map(decode_half, blobs), strict=True))
-                elif len({len(b) for b in blobs}) == 1:  # one model, one size: one step
-                    out.update(zip(shas_hex, decode_rows(blobs), strict=True))
+                if rows and int(rows[0][2] or 0) < INT8_SCHEMA:  # an older writer's float16
+                    out.update(
+                        (bytes(k).hex(), decode_half(bytes(v)))
+                        for k, v, _ in rows
+                        if v and len(v) % 2 == 0
+                    )
                 else:
-                    out.update(zip(shas_hex, map(decode, blobs), strict=True))
+                    out.update(decode_keyed((k, v) for k, v, _ in rows))
         return out
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:

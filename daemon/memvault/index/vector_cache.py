@@ -24,8 +24,7 @@ Older caches are migrated in place on open, in one transaction (a kill in the
 middle leaves the old rows whole, and the next open migrates again), then
 ``VACUUM`` gives the space back: version 1 (memvault 0.1: ``embeddings(model, sha,
 vector)``, float32) and version 2 (float16 rows, converted). PostgreSQL's cache
-(pg_store.py) keeps float16 (``encode_half``): a server's rows, shared by every
-reader.
+(pg_store.py) keeps the same int8 rows from its schema 5 on (float16 before).
 """
 
 from __future__ import annotations
@@ -96,6 +95,22 @@ def decode_rows(blobs: Sequence[bytes]) -> np.ndarray:
     raw = np.frombuffer(b"".join(blobs), dtype=np.uint8).reshape(len(blobs), -1)
     scales = raw[:, : _SCALE.size].copy().view("<f4").astype(np.float32)
     return raw[:, _SCALE.size :].view(np.int8).astype(np.float32) * scales
+
+
+def decode_keyed(rows: Iterable[tuple[bytes, Any]]) -> dict[str, np.ndarray]:
+    """(sha bytes, ``encode``'s bytes) rows as {sha hex: float32 vector}, the rows of
+    one length decoded in one step (an open of the vector index reads every chunk's
+    vector through here). A row memvault did not write (not bytes, no room for a
+    scale and a dimension) is left out: a cache miss, embedded again."""
+    by_size: dict[int, list[tuple[bytes, bytes]]] = {}
+    for key, blob in rows:
+        if isinstance(blob, (bytes, memoryview)) and len(blob) > _SCALE.size:
+            by_size.setdefault(len(blob), []).append((bytes(key), bytes(blob)))
+    out: dict[str, np.ndarray] = {}
+    for same in by_size.values():
+        block = decode_rows([blob for _, blob in same])
+        out.update(zip((key.hex() for key, _ in same), block, strict=True))
+    return out
 
 
 def encode_half(vector: np.ndarray) -> bytes:
@@ -266,13 +281,7 @@ class VectorCache:
             for part in parts([s for s in dict.fromkeys(shas) if _is_sha(s)]):
                 q = f"SELECT sha, vector FROM vectors WHERE model = ? AND sha IN ({','.join('?' * len(part))})"
                 rows = self._db.execute(q, (mid, *map(_key, part))).fetchall()
-                sizes = {len(blob) for _, blob in rows}
-                if len(sizes) == 1:  # one model, one size: decoded in one step (an open
-                    # of the vector index reads every chunk's vector through here)
-                    block = decode_rows([blob for _, blob in rows])
-                    out.update(zip((key.hex() for key, _ in rows), block, strict=True))
-                else:
-                    out.update((key.hex(), decode(blob)) for key, blob in rows)
+                out.update(decode_keyed(rows))
         return out
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
@@ -353,6 +362,7 @@ __all__ = [
     "VectorCache",
     "decode",
     "decode_half",
+    "decode_keyed",
     "decode_rows",
     "encode",
     "encode_half",
