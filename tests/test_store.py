@@ -1055,6 +1055,9 @@ def test_cached_vectors_come_back_and_missing_ones_are_left_out(tmp_path: Path) 
     assert matrix.shape == (2, 8)
     assert np.array_equal(matrix[1], kept[shas[labels[2]]])
     assert store.cache_count(MODEL) == 2
+    store.put_embeddings(MODEL, {shas[labels[1]]: rng.random(5, np.float32)})  # not 8
+    found, matrix = store.vectors_for(MODEL, labels, 8)  # left out, not a ragged stack
+    assert found == [labels[0], labels[2]] and matrix.shape == (2, 8)
     store.close()
 
 

@@ -496,10 +496,15 @@ class Store(PendingQueue, LinkTables):
     def vectors_for(
         self, model: str, labels: Sequence[int], dim: int
     ) -> tuple[list[int], np.ndarray]:
-        """Cached vectors of chunks; returns (labels found, matrix). Missing ones are left out."""
+        """Cached vectors of chunks; returns (labels found, matrix). Missing ones are left
+        out, and so is a vector not of ``dim`` dimensions (a row memvault did not write)."""
         shas = self.chunk_shas(labels)
         cache = self.cached(model, shas.values())
-        found = [label for label in labels if shas.get(label) in cache]
+        found = [
+            label
+            for label in labels
+            if shas.get(label) in cache and cache[shas[label]].shape == (dim,)
+        ]
         if not found:
             return found, np.zeros((0, dim), dtype=np.float32)
         return found, np.stack([cache[shas[label]] for label in found]).astype(np.float32)
