@@ -104,6 +104,63 @@ def test_a_lane_told_zero_keeps_the_model(tmp_path: Path) -> None:
             assert lane.stop(10)
 
 
+def test_a_reload_that_brings_another_model_re_embeds_at_once_and_keeps_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model let go and loaded again by a search may be another one (the ONNX backend
+    unusable now: PyTorch's model): every chunk is queued for it, and the lane, which
+    nothing else wakes, embeds them at once, and never lets the model go with chunks
+    waiting (it sat idle with the queue full)."""
+    from memvault.engine import embedding as embedding_module
+    from memvault.index.embedder import HashEmbedder
+
+    with Vault.open(_vault(tmp_path), overrides=HASH) as v:
+        v.sync(vectors=False)
+        embedding = v.engine.embedding
+        idle = threading.Event()
+        lane = VectorLane(v, on_idle=idle.set, model_idle_seconds=1.0)
+        lane.start()
+        lane.wake()
+        try:
+            assert idle.wait(30) and v.pending_vectors()[0] == 0
+            deadline = time.monotonic() + 10
+            while embedding.loaded and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert not embedding.loaded
+            monkeypatch.setattr(embedding_module, "make_embedder", lambda _: HashEmbedder(32))
+            idle.clear()
+            v.search("recall ranking")  # loads the other model: every chunk queued
+            assert embedding.model_id() == "hash-32"
+            assert idle.wait(30), "the lane never took up the re-embed"
+            assert v.pending_vectors()[0] == 0
+            hits = v.search("recall ranking")
+            assert hits and hits[0].path == "projects/atlas.md"
+        finally:
+            assert lane.stop(10)
+
+
+def test_an_idle_time_past_what_a_wait_can_take_keeps_the_lane_alive(tmp_path: Path) -> None:
+    """10**10 s (past ``threading.TIMEOUT_MAX``): a wait that long raised OverflowError
+    in the lane's thread, which died while the daemon served on with nothing embedded."""
+    with Vault.open(_vault(tmp_path), overrides=HASH) as v:
+        v.sync(vectors=False)
+        idle = threading.Event()
+        lane = VectorLane(v, on_idle=idle.set, model_idle_seconds=10**10)
+        lane.start()
+        lane.wake()
+        try:
+            assert idle.wait(30) and v.pending_vectors()[0] == 0
+            time.sleep(0.5)  # the lane now waits (for up to a day at a time)
+            write(v.root, "people/bo.md", "# Bo\n\nBo reviews the ranking code.\n")
+            v.sync(vectors=False)
+            idle.clear()
+            lane.wake()
+            assert idle.wait(30), "the lane's thread is gone"
+            assert v.pending_vectors()[0] == 0 and v.engine.embedding.loaded
+        finally:
+            assert lane.stop(10)
+
+
 @pytest.mark.parametrize("value", [-1, -600])
 def test_a_negative_idle_time_is_refused_by_name(tmp_path: Path, value: int) -> None:
     root = _vault(tmp_path)

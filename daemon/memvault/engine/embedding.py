@@ -91,6 +91,9 @@ class Embedding:
         self._adding: set[int] = set()  # labels off the queue on their way into the index
         self._forgotten: set[int] = set()  # of those, the ones deleted meanwhile
         self.last_save = time.monotonic()
+        # told when a model change queued every chunk again (the daemon's vector lane,
+        # which may be waiting: the change can come from a search's reload of the model)
+        self.on_requeue: Callable[[], None] | None = None
         # vectors added or deleted since the last save, since when, and the index's size
         self._unsaved = 0
         self._unsaved_since: float | None = None
@@ -206,6 +209,8 @@ class Embedding:
             + ")"
         )
         log.warning("%s", message)
+        if self.on_requeue is not None:
+            self.on_requeue()
         return message
 
     def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:

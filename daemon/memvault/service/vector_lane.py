@@ -38,6 +38,7 @@ SAVE_EVERY = 30.0  # seconds between saves of the vector index during a long cat
 YIELD_SECONDS = 2.0  # longest wait for the structure lane before a step goes anyway
 YIELD_POLL = 0.02
 BULK_CHUNKS = 1000  # a catch-up of this many chunks or more ends with heap.trim
+MAX_WAIT = 86_400.0  # the longest single wait (a day): model_idle_seconds may be longer
 
 
 class VectorLane:
@@ -70,6 +71,9 @@ class VectorLane:
         self._failures = 0
 
     def start(self) -> None:
+        # a model loaded again by a search may be another one (the ONNX backend unusable
+        # now): its re-embed of every chunk is this lane's work, at once
+        self.vault.engine.embedding.on_requeue = self.wake
         self._thread.start()
 
     def wake(self) -> None:
@@ -102,22 +106,37 @@ class VectorLane:
         if not self._load_model():
             return
         while not self._stopping.is_set():
-            if not self._wake.wait(self._until_release()):
-                self._release_model()
-                continue
-            self._wake.clear()
-            if self._stopping.is_set():
-                return
+            try:
+                self._turn()
+            except Exception as exc:  # never the lane's end: said (status), tried again
+                self._error(f"the vector lane failed: {exc}")
+                self._stopping.wait(RETRY_SECONDS[-1])
+
+    def _turn(self) -> None:
+        """Wait for work, then catch up; or, the model unused long enough, let it go."""
+        if not self._wake.wait(self._until_release()) and not self._pending():
+            self._release_model()  # never with work waiting
+            return
+        self._wake.clear()
+        if not self._stopping.is_set():
             self._catch_up()
 
     def _until_release(self) -> float | None:
         """How long to wait for work before looking whether the model can be let go:
         until it has been unused for ``model_idle_seconds`` (a search uses it too);
-        when it is not loaded, that long again (a search may load it meanwhile)."""
+        when it is not loaded, that long again (a search may load it meanwhile). Never
+        past what a wait can take (``threading.TIMEOUT_MAX``)."""
         if self._model_idle <= 0:
             return None
         unused = self.vault.engine.embedding.unused_for()
-        return max(1.0, self._model_idle - (unused or 0.0))
+        return min(max(1.0, self._model_idle - (unused or 0.0)), MAX_WAIT)
+
+    def _pending(self) -> bool:
+        """Whether chunks wait for vectors (a wake missed, or work nobody woke us for)."""
+        try:
+            return self.vault.pending_vectors()[0] > 0
+        except Exception:  # the index unreachable: the next catch-up says why
+            return False
 
     def _release_model(self) -> None:
         if self.vault.engine.embedding.release_model(self._model_idle):
