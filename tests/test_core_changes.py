@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from memvault.core.changes import ChangeSet, Known, Seen, diff, stat_moves, suspects, to_hash
+from memvault.core.changes import (
+    ChangeSet,
+    Known,
+    Seen,
+    diff,
+    edited_moves,
+    similarity,
+    stat_moves,
+    suspects,
+    to_hash,
+)
 
 
 def test_only_new_or_restatted_files_are_suspects() -> None:
@@ -88,3 +98,52 @@ def test_new_paths_are_hashed_only_when_a_known_path_is_gone() -> None:
     assert diff(gone, seen, {p: every[p] for p in to_hash(gone, seen)}).moved == (
         ("old/c.md", "c.md"),
     )
+
+
+NOTE = "# Łukasz\n\nŁukasz runs the build farm.\n\n## Work\n\nBuild farm.\nNight shifts.\n"
+
+
+def _texts(texts: dict[str, str]):  # type: ignore[no-untyped-def]
+    return texts.get
+
+
+def test_a_note_moved_and_edited_at_once_is_a_move() -> None:
+    changes = ChangeSet(created=("Crew/Łukasz.md",), deleted=("Team/Łukasz.md",))
+    out = edited_moves(
+        changes,
+        _texts({"Team/Łukasz.md": NOTE}),
+        _texts({"Crew/Łukasz.md": NOTE + "- one more line\n"}),
+    )
+    assert out == ChangeSet(moved=(("Team/Łukasz.md", "Crew/Łukasz.md"),))
+
+
+def test_a_move_and_an_edit_pair_as_git_pairs_renames() -> None:
+    """Half the lines in common at least (git's 50 %), the same file name (case aside),
+    one of each: no guess between rivals, no pairing of unrelated notes."""
+    other = "# Notes\n\nSomething else entirely.\nAnd more.\nAnd more still.\n"
+    changes = ChangeSet(
+        created=("b/Notes.md", "b/ŁUKASZ.md", "x/twin.md", "y/twin.md"),
+        deleted=("a/Notes.md", "a/Łukasz.md", "a/twin.md"),
+    )
+    texts = {
+        "a/Notes.md": NOTE,
+        "b/Notes.md": other,  # the same name, another note
+        "a/Łukasz.md": NOTE,
+        "b/ŁUKASZ.md": NOTE.replace("Night shifts.", "Day shifts."),
+        "a/twin.md": NOTE,
+        "x/twin.md": NOTE,  # two candidates: neither is guessed
+        "y/twin.md": NOTE,
+    }
+    out = edited_moves(changes, _texts(texts), _texts(texts))
+    assert out.moved == (("a/Łukasz.md", "b/ŁUKASZ.md"),)
+    assert set(out.created) == {"b/Notes.md", "x/twin.md", "y/twin.md"}
+    assert set(out.deleted) == {"a/Notes.md", "a/twin.md"}
+    unreadable = edited_moves(changes, _texts({}), _texts(texts))  # no text: no pair
+    assert unreadable == changes
+
+
+def test_similarity_counts_shared_lines_over_the_longer_text() -> None:
+    assert similarity("a\nb\n\n", "  a\nb") == 1.0
+    assert similarity("a\nb\nc\nd", "a\nb\nx\ny") == 0.5
+    assert similarity("a\nb", "a\nb\nc\nd\ne") == 0.4
+    assert similarity("", "") == 0.0 and similarity("a\na", "a") == 0.5

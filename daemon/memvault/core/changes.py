@@ -1,4 +1,4 @@
-"""(last manifest, disk scan) -> ChangeSet, in two pure steps.
+"""(last manifest, disk scan) -> ChangeSet, in pure steps.
 
 1. ``suspects``: paths that are new, or whose size or mtime differ from the
    manifest. Only these get hashed (the size+mtime fast path); new ones only when a
@@ -6,12 +6,16 @@
 2. ``diff``: with those hashes, what was created, modified, deleted, moved.
    A path that vanished and a new path with the same content hash is a move,
    so renames made while nothing was running are still followed.
+3. ``edited_moves``: of what is left gone and come, a note moved and edited at
+   once (the same file name, at least half its lines kept) is a move too.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
-from collections.abc import Collection, Mapping
+from collections import Counter
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 
 
@@ -127,6 +131,54 @@ def diff(
     moved_from = {old for old, _ in moved}
     deleted = [p for p in gone if p not in moved_from]
     return ChangeSet(tuple(created), tuple(modified), tuple(deleted), tuple(moved), tuple(touched))
+
+
+SIMILAR = 0.5  # git's default rename threshold (``diff.renames``: 50 % similar)
+
+
+def edited_moves(
+    changes: ChangeSet,
+    old_text: Callable[[str], str | None],
+    new_text: Callable[[str], str | None],
+) -> ChangeSet:
+    """``changes`` with the notes moved and edited at once taken for moves, not for a
+    delete and a create: a folder renamed while one of its notes was saved, a pull
+    that renames and edits. A pair is what git takes for a rename, and no guess: the
+    one note gone and the one note come of a file name (case aside), at least
+    ``SIMILAR`` of their lines in common (``similarity``). Moved, its links follow
+    it; its new content is indexed as any edit's."""
+    gone: dict[str, list[str]] = {}
+    for path in changes.deleted:
+        gone.setdefault(posixpath.basename(path).casefold(), []).append(path)
+    came: dict[str, list[str]] = {}
+    for path in changes.created:
+        came.setdefault(posixpath.basename(path).casefold(), []).append(path)
+    pairs: list[tuple[str, str]] = []
+    for name, olds in gone.items():
+        news = came.get(name, [])
+        if len(olds) != 1 or len(news) != 1:
+            continue
+        before, after = old_text(olds[0]), new_text(news[0])
+        if before is not None and after is not None and similarity(before, after) >= SIMILAR:
+            pairs.append((olds[0], news[0]))
+    if not pairs:
+        return changes
+    olds_moved, news_moved = {o for o, _ in pairs}, {n for _, n in pairs}
+    return dataclasses.replace(
+        changes,
+        created=tuple(p for p in changes.created if p not in news_moved),
+        deleted=tuple(p for p in changes.deleted if p not in olds_moved),
+        moved=changes.moved + tuple(sorted(pairs)),
+    )
+
+
+def similarity(a: str, b: str) -> float:
+    """The share of lines two texts have in common (blank lines and the lines'
+    outer spaces aside), over the longer one's lines: 1.0 the same, 0.0 nothing."""
+    left = Counter(line.strip() for line in a.splitlines() if line.strip())
+    right = Counter(line.strip() for line in b.splitlines() if line.strip())
+    longer = max(sum(left.values()), sum(right.values()))
+    return sum((left & right).values()) / longer if longer else 0.0
 
 
 def stat_moves(before: Mapping[str, Seen], after: Mapping[str, Seen]) -> dict[str, str]:

@@ -78,7 +78,7 @@ from memvault.engine.folders import FolderNames
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
-from memvault.engine.observe import observe
+from memvault.engine.observe import moved_and_edited, observe
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.status import describe, pack_report, tell_problems
 from memvault.engine.status import keep_memory_settings as settings_check
@@ -250,6 +250,7 @@ class Engine:
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
             hashes = self.fs.hashes(to_hash(known, seen))
             changes = diff(known, seen, hashes, scope)
+            changes = moved_and_edited(changes, self.fs, self.store, self.config.memory.file)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             # the vector lane beside a full sync's structure lane (the second core)

@@ -5,7 +5,8 @@ scanned, with what the index had under it), refuse what may not be read (reporte
 and whatever was indexed under that name leaves), and keep as recorded the files
 under a folder memvault may not list. Notes are compared with the index by the
 caller (core.changes.diff); attachments (every other file: linked, not indexed)
-here, by ``Attachments.observe``.
+here, by ``Attachments.observe``. ``moved_and_edited`` reads what
+``core.changes.edited_moves`` compares.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from memvault.core.changes import Seen, unlisted_kept
+from memvault.core.changes import ChangeSet, Seen, edited_moves, unlisted_kept
 from memvault.core.results import SkippedFile
 from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
 from memvault.vault.paths import is_note
@@ -97,3 +99,25 @@ def _keep_unlisted(
     if folders:
         notes.update(unlisted_kept(folders, store.manifest(), notes))
         attachments.update(unlisted_kept(folders, store.attachment_manifest(), attachments))
+
+
+def moved_and_edited(changes: ChangeSet, fs: VaultFS, store: Store, memory: str) -> ChangeSet:
+    """``edited_moves`` of ``changes``: a gone note's text as the index holds it (its
+    chunks' lines, read before its rows go), a new note's from disk. MEMORY.md is never
+    one of a pair (``memory``: its path)."""
+    if not changes.deleted or not changes.created:
+        return changes
+
+    def old_text(path: str) -> str | None:
+        chunks = store.chunks_of(path) if path != memory else []
+        return "\n".join(c.text for c in chunks) if chunks else None
+
+    def new_text(path: str) -> str | None:
+        if path == memory:
+            return None
+        try:
+            return fs.read(path).decoded.text
+        except (OSError, MemvaultError):  # gone again, or not text: no pair
+            return None
+
+    return edited_moves(changes, old_text, new_text)

@@ -1,0 +1,96 @@
+"""A note moved and edited at once is followed as a move (core.changes.edited_moves).
+
+Found in a field test: a folder renamed while one of its notes was saved, or a
+checkout of a commit that renames a folder and edits a note in it, gave that note a
+new hash, so it was taken for a delete and a create and the links to it by path
+were left broken. Real files, the real watcher (inotify), real git.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from helpers import eventually, open_vault, write
+from test_memory_git import git
+from test_watcher import start_watching
+
+LUKASZ = "# Łukasz\n\nŁukasz runs the build farm.\n\n## Work\n\nBuild farm.\nNight shifts.\n"
+ANA = "# Ana\n\nAna writes the docs.\nShe reviews the ranking code.\n"
+
+
+def _team(root: Path, folder: str = "Team") -> None:
+    write(root, f"{folder}/Łukasz.md", LUKASZ)
+    write(root, f"{folder}/Ana.md", ANA)
+    write(root, "Roster.md", f"# Roster\n\nSee [[{folder}/Łukasz#Work]] and [[{folder}/Ana]].\n")
+
+
+def test_a_folder_renamed_while_a_note_in_it_is_saved_keeps_every_link(tmp_path: Path) -> None:
+    w = start_watching(tmp_path)
+    try:
+        _team(w.root)
+        w.settle()
+        os.rename(w.root / "Team", w.root / "Crew")
+        with (w.root / "Crew" / "Łukasz.md").open("a", encoding="utf-8") as fh:
+            fh.write("- one more line: the racks in hall Quetzal\n")
+        roster = w.root / "Roster.md"
+        eventually(
+            lambda: "See [[Łukasz#Work]] and [[Ana]]." in roster.read_text(encoding="utf-8"),
+            what="both links followed the folder",
+        )
+        w.settle()
+        assert (
+            (w.root / "Crew" / "Łukasz.md")
+            .read_text(encoding="utf-8")
+            .endswith("- one more line: the racks in hall Quetzal\n")
+        )  # the person's edit kept
+        hits = w.vault.search("racks in hall Quetzal", k=3)
+        assert hits and hits[0].path == "Crew/Łukasz.md"  # the edit indexed under the new path
+        assert not w.vault.engine.store.note("Team/Łukasz.md")
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _team(root, "Crew")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "team")
+    git(root, "checkout", "-qb", "other")
+    git(root, "mv", "Crew", "Staff")
+    with (root / "Staff" / "Ana.md").open("a", encoding="utf-8") as fh:
+        fh.write("She keeps the glossary.\n")
+    git(root, "commit", "-qam", "Crew -> Staff, and a line for Ana")
+    git(root, "checkout", "-q", "main")
+    with open_vault(root) as v:
+        v.sync()
+        git(root, "checkout", "-q", "other")
+        report = v.sync()
+        assert set(report.moved) == {
+            ("Crew/Ana.md", "Staff/Ana.md"),
+            ("Crew/Łukasz.md", "Staff/Łukasz.md"),
+        }
+        assert not report.created and not report.deleted
+        roster = (root / "Roster.md").read_text(encoding="utf-8")
+        assert "See [[Łukasz#Work]] and [[Ana]]." in roster
+        hits = v.search("keeps the glossary", k=3)
+        assert hits and hits[0].path == "Staff/Ana.md"
+
+
+def test_another_note_of_the_same_name_is_no_move(tmp_path: Path) -> None:
+    """A note deleted and an unrelated one of its name made elsewhere: the links to the
+    old one are left for `links check` to report, not re-pointed at a stranger."""
+    root = tmp_path / "vault"
+    _team(root)
+    with open_vault(root) as v:
+        v.sync()
+        (root / "Team" / "Ana.md").unlink()
+        write(root, "Guests/Ana.md", "# Ana\n\nAna from the supplier, met at the fair.\n")
+        report = v.sync()
+        assert report.created == ("Guests/Ana.md",) and report.deleted == ("Team/Ana.md",)
+        assert "[[Team/Ana]]" in (root / "Roster.md").read_text(encoding="utf-8")
