@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import json
 import logging
+import posixpath
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -19,6 +20,7 @@ from memvault.core import memory_md
 from memvault.core.anchors import Outline, outline
 from memvault.core.changes import suspects
 from memvault.core.linkcheck import link_format, link_problem
+from memvault.core.memory_order import Listing, in_folder
 from memvault.core.notes import Note, parse_note
 from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
@@ -27,6 +29,7 @@ from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
+from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -202,7 +205,7 @@ class Linker:
                 self.store.set_meta("memory_synced", "")
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
-        problems = list(update.problems)
+        problems = list(update.problems) + self._sections_moved_away(listings, moves)
         self._keep_problems([(rel, p, "note") for p in problems])
         if update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
@@ -273,6 +276,40 @@ class Linker:
             theirs = True
         self._persons[path] = (seen, theirs)
         return theirs
+
+    def _sections_moved_away(
+        self, listings: Mapping[str, Listing], moves: Mapping[str, str]
+    ) -> list[str]:
+        """A section whose folder's notes all moved away (the folder renamed, ``People/``
+        to ``Persons/`` or ``people/``) lists none of them while config.toml names the
+        old folder: said on every update (``memvault status``), where they went followed
+        as they move on, until the section lists notes again (its folder set anew, or
+        notes back in it)."""
+        told: dict[str, list[str]] = json.loads(self.store.meta("memory_folders_moved") or "{}")
+        now: dict[str, list[str]] = {}
+        out = []
+        for rule in self.config.memory.sections:
+            if not rule.folder or listings[rule.name].total:
+                continue
+            were = told.get(rule.folder, []) or [rule.folder]
+            went = sorted(
+                {
+                    posixpath.dirname(new)
+                    for old, new in moves.items()
+                    if is_note(old) and any(in_folder(old, f) for f in were)
+                }
+            )
+            where = went or told.get(rule.folder, [])
+            if where:
+                now[rule.folder] = where
+                out.append(
+                    f"the section {rule.title!r} lists the folder {rule.folder}/, whose notes "
+                    f"moved to {', '.join(f'{f}/' if f else 'the vault root' for f in where)}: "
+                    "set its folder in .memvault/config.toml"
+                )
+        if now != told:
+            self.store.set_meta("memory_folders_moved", json.dumps(now))
+        return out
 
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
         """Keep MEMORY.md's problems until the next update (written only when they
