@@ -55,9 +55,66 @@ def test_a_damaged_cache_db_costs_re_embedding_only(tmp_path: Path) -> None:
         v.sync()
         assert v.engine.store_rebuilt and v.engine.store_rebuilt.endswith("cache.db")
         assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
-        # vectors whose cache is gone are re-embedded from the stored text when needed
+        # vectors whose cache is gone are queued for the lane (the next test), then
+        # embedded from the stored text
+        v.engine.embed_pending()
         v.engine.embedding.vectors.compact(v.engine.embedding.vectors_for)
         assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
+
+
+@pytest.mark.parametrize("loss", ["deleted", "damaged"])
+def test_a_lost_cache_is_queued_for_the_lane_not_embedded_while_a_search_waits(
+    tmp_path: Path, loss: str
+) -> None:
+    """cache.db deleted (it looks like a cache) or rebuilt after damage: the vector index's
+    open re-embedded every chunk inline, and each search waited for it (82 s on the help
+    vault with the real model, found by a field test). Every chunk is queued instead,
+    as for a new model; a search answers at once from keywords; the lane's catch-up
+    brings the vectors back, as a fresh index has them."""
+    root = indexed(tmp_path)
+    state = root / ".memvault"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{state / 'cache.db'}{suffix}").unlink(missing_ok=True)
+    if loss == "damaged":
+        (state / "cache.db").write_bytes(b"\x00garbage" * 1000)
+    with open_vault(root) as v:
+        chunks = len(v.engine.store.labels())
+        calls = []
+        embedder = v.engine.embedding.embedder
+        real = embedder.embed
+        embedder.embed = lambda texts: calls.append(len(texts)) or real(texts)  # type: ignore[method-assign]
+        hits = v.search("zebra crossings", k=1)
+        assert [h.path for h in hits] == ["decisions/zebra.md"]  # keywords meanwhile
+        assert calls == [1]  # the question only: nothing embedded inside the open
+        assert v.pending_vectors()[0] == chunks
+        assert v.status()["index"]["model_changed"] == "the embedding cache was lost"
+        v.engine.embed_pending()
+        assert v.pending_vectors()[0] == 0
+        assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
+        mine = snapshot(v)
+    assert mine == rebuilt_snapshot(root, tmp_path)
+
+
+def test_the_daemons_lane_re_embeds_a_lost_cache_by_itself(tmp_path: Path) -> None:
+    """The lane's warm-up opens the vector index, which queues every chunk: the lane is
+    woken by it (nothing else would: no file changed) and catches up."""
+    import threading
+
+    from memvault.service.vector_lane import VectorLane
+
+    root = indexed(tmp_path)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{root / '.memvault' / 'cache.db'}{suffix}").unlink(missing_ok=True)
+    with open_vault(root) as v:
+        idle = threading.Event()
+        lane = VectorLane(v, on_idle=idle.set)
+        lane.start()  # no wake: the warm-up's own queueing must wake it
+        try:
+            assert idle.wait(30), "the lost cache's chunks were never embedded"
+            assert v.pending_vectors()[0] == 0
+            assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
+        finally:
+            assert lane.stop(10)
 
 
 @pytest.mark.parametrize("damage", ["truncated", "garbage", "zeroed-header"])

@@ -72,9 +72,17 @@ class VectorStep:
 class Embedding:
     """The model and the vectors of one vault; each opened on first use, thread-safe."""
 
-    def __init__(self, config: VaultConfig, store: Store, embedder: Embedder | None = None):
+    def __init__(
+        self,
+        config: VaultConfig,
+        store: Store,
+        embedder: Embedder | None = None,
+        *,
+        read_only: bool = False,  # a reader of the vault: it queues nothing
+    ):
         self.config = config
         self._store = store
+        self._read_only = read_only or store.read_only
         self._embedder = embedder
         self._owned = embedder is None  # loaded here: may be let go (``release_model``)
         self._used = time.monotonic()  # the model's last use
@@ -355,6 +363,8 @@ class Embedding:
                 )
                 # pending chunks have no vector yet: the lane adds them, not the reconcile
                 wanted = self._store.embedded_labels()
+                if wanted and self._cache_lost(min(wanted)):
+                    wanted = set()  # every chunk queued; vectors.bin deleted: opened empty
                 report = vi.open(
                     VectorsWanted(self._store.meta("vectors_sha"), wanted, self.vectors_for)
                 )
@@ -363,6 +373,31 @@ class Embedding:
                     log.info("vector index: %s", report)
                 self._vectors = vi
             return self._vectors
+
+    def _cache_lost(self, label: int) -> bool:
+        """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):
+        then every chunk is queued for the vector lane, as for a new model, and keyword
+        search works meanwhile. Re-embedded inside the open instead (``vectors_for``), a
+        vault's every chunk held each search for minutes. One chunk's vector found first
+        (one lookup), the cache is counted only when it is missing."""
+        if self._read_only:  # a reader queues nothing: the writer's work
+            return False
+        model = self.model_id()
+        sha = self._store.chunk_shas([label]).get(label)
+        if sha is None or self._store.cached(model, [sha]) or self._store.cache_count(model):
+            return False
+        queued, _ = self._store.requeue_all(
+            self._requeue_texts, model, "the embedding cache was lost", time.time()
+        )
+        (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+        log.warning(
+            "the embedding cache holds no vector of this index: %d chunks queued to be "
+            "embedded again (keyword search works meanwhile)",
+            queued,
+        )
+        if self.on_requeue is not None:
+            self.on_requeue()
+        return True
 
     def vectors_for(self, labels: Sequence[int]) -> np.ndarray:
         """Cached vectors of these chunks, a row for each label in order; lost ones are

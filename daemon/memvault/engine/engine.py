@@ -156,7 +156,7 @@ class Engine:
         )
         self.catalogue = Catalogue(self.store)
         self.attachments = Attachments(self.store)
-        self.embedding = Embedding(config, self.store, embedder)
+        self.embedding = Embedding(config, self.store, embedder, read_only=read_only)
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)

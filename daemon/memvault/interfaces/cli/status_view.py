@@ -89,7 +89,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
     )
     if idx.get("model_changed"):
         console.print(
-            f"re-embedding for a new model ({idx['model_changed']}): "
+            f"re-embedding every note ({idx['model_changed']}): "
             f"{idx['vectors_pending']} chunks left; keyword search works meanwhile"
         )
     where = idx.get("where") or {}
