@@ -113,6 +113,33 @@ def test_once_indexed_a_read_sees_the_index(tmp_path: Path, monkeypatch) -> None
     assert "Functions.md" in {h["path"] for h in json.loads(result.output)["hits"]}
 
 
+def test_no_writer_lock_to_be_had_reads_as_it_is_and_refuses_writes_by_exit_7(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """The lock file cannot be opened (.memvault/ read-only, as a field test found; a
+    folder in its place here, which root cannot open either): a search read the index
+    as it is, where it failed with exit 1 ("found problems"); a write is a storage
+    error, exit 7, nothing written."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = tmp_path / "vault"
+    shutil.copytree(FIXTURE, root)
+    init_vault(root)
+    assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    lock = root / ".memvault" / "lock"
+    lock.unlink()
+    lock.mkdir()
+    before = tree(root)
+    result = runner.invoke(app, ["search", "hasTag", "--vault", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "Functions.md" in {h["path"] for h in json.loads(result.output)["hits"]}
+    result = runner.invoke(app, ["log", "a line for today", "--vault", str(root)])
+    assert result.exit_code == 7, result.output
+    assert "cannot open the writer's lock" in result.output
+    assert {k: v for k, v in tree(root).items() if not k.startswith(".memvault")} == {
+        k: v for k, v in before.items() if not k.startswith(".memvault")
+    }
+
+
 # -- .memvault/.gitignore ---------------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.errors import DaemonError, LockHeld, MemvaultError
+from memvault.errors import DaemonError, LockHeld, MemvaultError, StorageError
 from memvault.vault import runfile
 from memvault.vault.lock import WriterLock, lock_wait
 
@@ -298,6 +298,13 @@ def open_backend(
                 )
             if mode == "write":
                 raise  # a short-lived writer (a sync, a migration), not a daemon
+        except OSError as exc:  # no lock file (.memvault/ read-only, the disk full)
+            if mode == "write":
+                raise StorageError(
+                    f"{lock.path}: cannot open the writer's lock ({exc.strerror or exc}); "
+                    "nothing was written"
+                ) from None
+            lock = None  # a read reads the index as it is
     from memvault.engine import Engine
 
     try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule
