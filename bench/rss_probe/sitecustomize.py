@@ -161,7 +161,7 @@ def _owners() -> dict[str, Any]:
     put("linker._listing", getattr(e.linker, "_listing", None))
     put("linker, the rest", {k: v for k, v in vars(e.linker).items() if k != "_listing"})
     emb = e.embedding
-    put("embedding._lines_kept", getattr(emb, "_lines_kept", None))
+    put("embedding._lines_kept", getattr(getattr(emb, "_lines", None), "_kept", None))
     vi = getattr(emb, "_vectors", None)
     idx = getattr(vi, "_index", None)
     if idx is not None:

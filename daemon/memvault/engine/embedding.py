@@ -69,6 +69,67 @@ class VectorStep:
     remaining: int  # chunks still pending after it
 
 
+class KeptLines:
+    """Line vectors kept in memory, by the model's id and their text's sha256 (float16,
+    the oldest let go past ``LINE_VECTORS_KEPT``). Reads run on many threads: the kept
+    vectors are read and evicted under a lock (the cache read is not)."""
+
+    def __init__(self) -> None:
+        self._kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
+        self._lock = threading.Lock()
+
+    def get(
+        self, model: str, shas: Sequence[str], read: Callable[[list[str]], dict[str, np.ndarray]]
+    ) -> dict[str, np.ndarray]:
+        """The vectors of ``shas`` kept, the others ``read`` (and kept); missing left out."""
+        with self._lock:
+            kept = self._kept
+            if kept is None or kept[0] != model:
+                kept = self._kept = (model, {})
+            memory = kept[1]
+            out = {sha: memory[sha] for sha in shas if sha in memory}
+        missing = [sha for sha in dict.fromkeys(shas) if sha not in out]
+        if missing:
+            found = {sha: vec.astype(np.float16) for sha, vec in read(missing).items()}
+            out.update(found)
+            with self._lock:
+                memory.update(found)
+                while len(memory) > LINE_VECTORS_KEPT:  # insertion order: oldest first
+                    del memory[next(iter(memory))]
+        return out
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept = None
+
+
+class Unsaved:
+    """The vector index's changes since its last save: how many vectors were added or
+    deleted, since when, and the index's size. A save is due when ``SAVE_SHARE`` of the
+    index (at least one vector) changed, or the oldest change is ``SAVE_AGE_SECONDS``
+    old: the daemon's saves when idle."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.since: float | None = None
+        self.size = 0
+        self.last_save = time.monotonic()
+
+    def changed(self, count: int, grown: int) -> None:
+        self.count += count
+        self.size = max(0, self.size + grown)
+        if self.since is None:
+            self.since = time.monotonic()
+
+    def due(self) -> bool:
+        old = self.since is None or time.monotonic() - self.since >= SAVE_AGE_SECONDS
+        return old or self.count >= max(1.0, self.size * SAVE_SHARE)
+
+    def saved(self) -> None:
+        self.last_save = time.monotonic()
+        self.count, self.since = 0, None
+
+
 class Embedding:
     """The model and the vectors of one vault; each opened on first use, thread-safe."""
 
@@ -93,19 +154,14 @@ class Embedding:
         self._tokenizer: Callable[[str], int] | None = None
         self._window: int | None = None
         self._model_id: str | None = None
-        self._lines_kept: tuple[str, dict[str, np.ndarray]] | None = None  # (model, sha -> vec)
-        self._lines_lock = threading.Lock()
+        self._lines = KeptLines()
         self._adding_lock = threading.Lock()
         self._adding: set[int] = set()  # labels off the queue on their way into the index
         self._forgotten: set[int] = set()  # of those, the ones deleted meanwhile
-        self.last_save = time.monotonic()
+        self.unsaved = Unsaved()  # the vector index's changes since its last save
         # told when a model change queued every chunk again (the daemon's vector lane,
         # which may be waiting: the change can come from a search's reload of the model)
         self.on_requeue: Callable[[], None] | None = None
-        # vectors added or deleted since the last save, since when, and the index's size
-        self._unsaved = 0
-        self._unsaved_since: float | None = None
-        self._size = 0
 
     # -- the model -------------------------------------------------------------------
 
@@ -145,8 +201,7 @@ class Embedding:
             self._model_id = emb.model_id  # what a reload must be (``embedder``)
             self._embedder = None
             self._tokenizer = None  # it may be the model's own counter: the tokenizer's now
-        with self._lines_lock:
-            self._lines_kept = None
+        self._lines.clear()
         return True
 
     def count_tokens(self, text: str) -> int:
@@ -206,10 +261,7 @@ class Embedding:
             return None
         with self._open_lock:
             self._vectors = None
-            queued, recut = self._store.requeue_all(
-                self._requeue_texts, model, f"{previous} -> {model}", time.time()
-            )
-            (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+            queued, recut = self._requeue_all(f"{previous} -> {model}")
         message = (
             f"embedding model changed from {previous} to {model}: re-embedding every note "
             f"({queued} chunks queued for the new model; keyword search works meanwhile"
@@ -217,9 +269,16 @@ class Embedding:
             + ")"
         )
         log.warning("%s", message)
+        return message
+
+    def _requeue_all(self, reason: str) -> tuple[int, int]:
+        """Every chunk queued for the vector lane (``Store.requeue_all``), the vector
+        file deleted (the index opens empty), the lane told."""
+        done = self._store.requeue_all(self._requeue_texts, self.model_id(), reason, time.time())
+        (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
         if self.on_requeue is not None:
             self.on_requeue()
-        return message
+        return done
 
     def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
         """The texts the current model embeds for a note's stored chunks, and whether its
@@ -309,7 +368,7 @@ class Embedding:
         try:
             found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
             vi.add(found, matrix)
-            self._changed(len(found), len(found))  # what save_when_due counts
+            self.unsaved.changed(len(found), len(found))  # what save_when_due counts
         finally:
             with self._adding_lock:
                 self._adding.difference_update(labels)
@@ -317,31 +376,13 @@ class Embedding:
                 self._forgotten.difference_update(gone)
             if gone:
                 done = vi.delete(gone)
-                self._changed(done, -done)
+                self.unsaved.changed(done, -done)
 
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
-        the cache (a line not embedded yet is left out). Reads run on many threads:
-        the kept vectors are read and evicted under a lock (the cache read is not)."""
+        the cache (a line not embedded yet is left out)."""
         model = self.model_id()
-        with self._lines_lock:
-            kept = self._lines_kept
-            if kept is None or kept[0] != model:
-                kept = self._lines_kept = (model, {})
-            memory = kept[1]
-            out = {sha: memory[sha] for sha in shas if sha in memory}
-        missing = [sha for sha in dict.fromkeys(shas) if sha not in out]
-        if missing:
-            found = {
-                sha: vec.astype(np.float16)
-                for sha, vec in self._store.cached(model, missing).items()
-            }
-            out.update(found)
-            with self._lines_lock:
-                memory.update(found)
-                while len(memory) > LINE_VECTORS_KEPT:  # insertion order: oldest first
-                    del memory[next(iter(memory))]
-        return out
+        return self._lines.get(model, shas, lambda missing: self._store.cached(model, missing))
 
     # -- the vectors -----------------------------------------------------------------
 
@@ -368,7 +409,7 @@ class Embedding:
                 report = vi.open(
                     VectorsWanted(self._store.meta("vectors_sha"), wanted, self.vectors_for)
                 )
-                self._size = len(wanted)
+                self.unsaved.size = len(wanted)
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
                 self._vectors = vi
@@ -376,27 +417,17 @@ class Embedding:
 
     def _cache_lost(self, label: int) -> bool:
         """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):
-        then every chunk is queued for the vector lane, as for a new model, and keyword
-        search works meanwhile. Re-embedded inside the open instead (``vectors_for``), a
-        vault's every chunk held each search for minutes. One chunk's vector found first
-        (one lookup), the cache is counted only when it is missing."""
-        if self._read_only:  # a reader queues nothing: the writer's work
-            return False
+        then every chunk is queued for the lane, as for a new model (keyword search
+        meanwhile), not re-embedded inside the open while each search waits. One chunk's
+        vector looked up first; the cache is counted only when it is missing."""
         model = self.model_id()
         sha = self._store.chunk_shas([label]).get(label)
-        if sha is None or self._store.cached(model, [sha]) or self._store.cache_count(model):
+        if self._read_only or sha is None or self._store.cached(model, [sha]):
+            return False  # (a reader queues nothing: the writer's work)
+        if self._store.cache_count(model):
             return False
-        queued, _ = self._store.requeue_all(
-            self._requeue_texts, model, "the embedding cache was lost", time.time()
-        )
-        (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
-        log.warning(
-            "the embedding cache holds no vector of this index: %d chunks queued to be "
-            "embedded again (keyword search works meanwhile)",
-            queued,
-        )
-        if self.on_requeue is not None:
-            self.on_requeue()
+        queued, _ = self._requeue_all("the embedding cache was lost")
+        log.warning("the embedding cache was lost: %d chunks queued to embed again", queued)
         return True
 
     def vectors_for(self, labels: Sequence[int]) -> np.ndarray:
@@ -447,7 +478,7 @@ class Embedding:
         if labels:
             found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
             self.vectors.add(found, matrix)
-            self._changed(len(found), len(found))
+            self.unsaved.changed(len(found), len(found))
 
     def forget(self, labels: Sequence[int]) -> None:
         """Take deleted chunks out of the index (nothing to do before the first embedding)."""
@@ -461,25 +492,17 @@ class Embedding:
             # its dimension, in the structure lane) would buy nothing
             return
         done = self.vectors.delete(labels)
-        self._changed(done, -done)
+        self.unsaved.changed(done, -done)
 
-    def _changed(self, count: int, grown: int) -> None:
-        self._unsaved += count
-        self._size = max(0, self._size + grown)
-        if self._unsaved_since is None:
-            self._unsaved_since = time.monotonic()
+    @property
+    def last_save(self) -> float:
+        return self.unsaved.last_save
 
     def save_when_due(self) -> bool:
-        """Save the vector index when enough changed since its last save (``SAVE_SHARE``
-        of it, at least one vector) or the oldest unsaved change is ``SAVE_AGE_SECONDS``
-        old: the daemon's saves when idle. True when it saved."""
+        """Save the vector index when a save is due (``Unsaved.due``); True if it saved."""
         with self._open_lock:
             vi = self._vectors
-            if vi is None or not vi.dirty:
-                return False
-            since = self._unsaved_since
-            old = since is None or time.monotonic() - since >= SAVE_AGE_SECONDS
-            if not old and self._unsaved < max(1.0, self._size * SAVE_SHARE):
+            if vi is None or not vi.dirty or not self.unsaved.due():
                 return False
             self.save()
             return True
@@ -496,8 +519,7 @@ class Embedding:
             sha = self._vectors.save()
             if sha:
                 self._store.set_meta("vectors_sha", sha)
-            self.last_save = time.monotonic()
-            self._unsaved, self._unsaved_since = 0, None
+            self.unsaved.saved()
 
     def maybe_compact(self) -> None:
         """Rebuild the index from the cache once deleted slots pass ``compact_ratio``."""
@@ -509,7 +531,7 @@ class Embedding:
             self._store.prune_cache(self.model_id(), keep=lines.keys())
 
 
-__all__ = ["Embedding", "note_of"]
+__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]
 
 
 def note_of(row: NoteRow) -> Note:
