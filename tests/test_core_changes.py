@@ -142,8 +142,11 @@ def test_a_move_and_an_edit_pair_as_git_pairs_renames() -> None:
     assert unreadable == changes
 
 
-def test_similarity_counts_shared_lines_over_the_longer_text() -> None:
-    assert similarity("a\nb\n\n", "  a\nb") == 1.0
-    assert similarity("a\nb\nc\nd", "a\nb\nx\ny") == 0.5
-    assert similarity("a\nb", "a\nb\nc\nd\ne") == 0.4
-    assert similarity("", "") == 0.0 and similarity("a\na", "a") == 0.5
+def test_similarity_counts_shared_words_over_the_longer_text_the_name_aside() -> None:
+    assert similarity("A b\n\n", "  a\nB") == 1.0
+    assert similarity("a b c d", "a b x y") == 0.5
+    assert similarity("a b", "a b c d e") == 0.4
+    assert similarity("", "") == 0.0 and similarity("a a", "a") == 0.5
+    # two notes of one name share it and their title: that is no evidence of a move
+    band, storm = "# Zoë\n\nZoë the band.\n", "# Zoë\n\nHurricane Zoë hit the coast.\n"
+    assert similarity(band, storm) >= 0.5 > similarity(band, storm, "zoë")

@@ -82,6 +82,50 @@ def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
         assert hits and hits[0].path == "Staff/Ana.md"
 
 
+def test_a_note_made_from_the_person_template_moved_and_edited_is_a_move(
+    tmp_path: Path,
+) -> None:
+    """Compared like with like (found by a second field test): the gone note's chunks
+    against the new note's chunks, not its whole file. Against the file, a note made
+    from the template (frontmatter, hints, empty sections) or of one long paragraph
+    (cut into pieces) kept far less than half its lines and was never paired."""
+    from helpers import make_vault
+
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        made = v.add("people", "Ana Lima")
+        path = root / made.path
+        long = " ".join(f"word{i}" for i in range(700))  # one paragraph, cut in pieces
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(f"- 2026-11-02 - agreed to own the Q1 budget review\n\n{long}\n")
+        write(root, "Hub.md", f"# Hub\n\n- [[{made.path[:-3]}]] owns the budget\n")
+        v.sync()
+        os.rename(root / "people", root / "team")
+        moved = root / "team" / path.name
+        with moved.open("a", encoding="utf-8") as fh:
+            fh.write("- 2026-12-04 - moved to the platform team\n")
+        report = v.sync()
+        assert (made.path, f"team/{path.name}") in report.moved
+        hub = (root / "Hub.md").read_text(encoding="utf-8")
+        assert f"[[{path.stem}]] owns the budget" in hub
+        assert "moved to the platform team" in moved.read_text(encoding="utf-8")
+
+
+def test_a_short_note_of_the_same_name_and_title_is_no_move(tmp_path: Path) -> None:
+    """Two short notes of one name share their title: not evidence of a move (a link to
+    a band was re-pointed at a hurricane, found by a second field test)."""
+    root = tmp_path / "vault"
+    write(root, "Other/Zoë.md", "# Zoë\n\nZoë the band.\n")
+    write(root, "Roster.md", "# Roster\n\n- [[Other/Zoë]] the band\n")
+    with open_vault(root) as v:
+        v.sync()
+        (root / "Other" / "Zoë.md").unlink()
+        write(root, "Storms/Zoë.md", "# Zoë\n\nHurricane Zoë hit the coast in 2031.\n")
+        report = v.sync()
+        assert report.moved == () and report.created == ("Storms/Zoë.md",)
+        assert "- [[Other/Zoë]] the band" in (root / "Roster.md").read_text(encoding="utf-8")
+
+
 def test_another_note_of_the_same_name_is_no_move(tmp_path: Path) -> None:
     """A note deleted and an unrelated one of its name made elsewhere: the links to the
     old one are left for `links check` to report, not re-pointed at a stranger."""
@@ -114,12 +158,12 @@ def test_a_section_whose_folder_moved_says_where_until_its_folder_is_set(tmp_pat
         v.sync()
         assert problems(v) == [
             "the section 'Key People' lists the folder people/, whose notes moved to team/: "
-            "set its folder in .memvault/config.toml"
+            "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
         ]
         os.rename(root / "team", root / "Team")  # moved on: followed
         v.sync()
         assert [p.split("moved to ")[1] for p in problems(v)] == [
-            "Team/: set its folder in .memvault/config.toml"
+            "Team/: set its folder in .memvault/config.toml (a daemon reads it when restarted)"
         ]
     config = root / ".memvault" / "config.toml"
     config.write_text(

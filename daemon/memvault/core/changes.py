@@ -7,13 +7,14 @@
    A path that vanished and a new path with the same content hash is a move,
    so renames made while nothing was running are still followed.
 3. ``edited_moves``: of what is left gone and come, a note moved and edited at
-   once (the same file name, at least half its lines kept) is a move too.
+   once (the same file name, at least half its words kept) is a move too.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import posixpath
+import re
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -145,8 +146,9 @@ def edited_moves(
     delete and a create: a folder renamed while one of its notes was saved, a pull
     that renames and edits. A pair is what git takes for a rename, and no guess: the
     one note gone and the one note come of a file name (case aside), at least
-    ``SIMILAR`` of their lines in common (``similarity``). Moved, its links follow
-    it; its new content is indexed as any edit's."""
+    ``SIMILAR`` of their words in common besides the name's (``similarity``: the
+    texts the caller gives are alike, the chunks' text of each). Moved, its links
+    follow it; its new content is indexed as any edit's."""
     gone: dict[str, list[str]] = {}
     for path in changes.deleted:
         gone.setdefault(posixpath.basename(path).casefold(), []).append(path)
@@ -159,7 +161,8 @@ def edited_moves(
         if len(olds) != 1 or len(news) != 1:
             continue
         before, after = old_text(olds[0]), new_text(news[0])
-        if before is not None and after is not None and similarity(before, after) >= SIMILAR:
+        stem = posixpath.splitext(name)[0]
+        if before is not None and after is not None and similarity(before, after, stem) >= SIMILAR:
             pairs.append((olds[0], news[0]))
     if not pairs:
         return changes
@@ -172,13 +175,18 @@ def edited_moves(
     )
 
 
-def similarity(a: str, b: str) -> float:
-    """The share of lines two texts have in common (blank lines and the lines'
-    outer spaces aside), over the longer one's lines: 1.0 the same, 0.0 nothing."""
-    left = Counter(line.strip() for line in a.splitlines() if line.strip())
-    right = Counter(line.strip() for line in b.splitlines() if line.strip())
+def similarity(a: str, b: str, name: str = "") -> float:
+    """The share of words two texts have in common (case aside), over the longer
+    one's: 1.0 the same, 0.0 nothing. The words of ``name`` are not counted: two
+    notes of one file name share it (and their title) whatever else they say."""
+    skip = set(_WORD.findall(name.casefold()))
+    left = Counter(w for w in _WORD.findall(a.casefold()) if w not in skip)
+    right = Counter(w for w in _WORD.findall(b.casefold()) if w not in skip)
     longer = max(sum(left.values()), sum(right.values()))
     return sum((left & right).values()) / longer if longer else 0.0
+
+
+_WORD = re.compile(r"\w+")
 
 
 def stat_moves(before: Mapping[str, Seen], after: Mapping[str, Seen]) -> dict[str, str]:

@@ -305,7 +305,7 @@ class Linker:
                 out.append(
                     f"the section {rule.title!r} lists the folder {rule.folder}/, whose notes "
                     f"moved to {', '.join(f'{f}/' if f else 'the vault root' for f in where)}: "
-                    "set its folder in .memvault/config.toml"
+                    "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
                 )
         if now != told:
             self.store.set_meta("memory_folders_moved", json.dumps(now))

@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet, Seen, edited_moves, unlisted_kept
+from memvault.core.chunks import chunk_note
+from memvault.core.notes import parse_note
 from memvault.core.results import SkippedFile
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.errors import MemvaultError
@@ -102,9 +104,11 @@ def _keep_unlisted(
 
 
 def moved_and_edited(changes: ChangeSet, fs: VaultFS, store: Store, memory: str) -> ChangeSet:
-    """``edited_moves`` of ``changes``: a gone note's text as the index holds it (its
-    chunks' lines, read before its rows go), a new note's from disk. MEMORY.md is never
-    one of a pair (``memory``: its path)."""
+    """``edited_moves`` of ``changes``, comparing like with like: a gone note's chunks'
+    text as the index holds it (read before its rows go), a new note's chunks' text
+    cut from disk (no frontmatter, no template hints, no empty section: a note made
+    from a template compared whole against its chunks never paired). MEMORY.md is
+    never one of a pair (``memory``: its path)."""
     if not changes.deleted or not changes.created:
         return changes
 
@@ -116,8 +120,14 @@ def moved_and_edited(changes: ChangeSet, fs: VaultFS, store: Store, memory: str)
         if path == memory:
             return None
         try:
-            return fs.read(path).decoded.text
+            note = parse_note(path, fs.read(path).decoded.text)
         except (OSError, MemvaultError):  # gone again, or not text: no pair
             return None
+        words = _UNCUT  # cut by sections only: the words are compared, not the pieces
+        chunks = chunk_note(note, lambda t: len(t.split()), target_tokens=words, max_tokens=words)
+        return "\n".join(c.text for c in chunks) or None
 
     return edited_moves(changes, old_text, new_text)
+
+
+_UNCUT = 10**9
