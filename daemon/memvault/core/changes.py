@@ -149,12 +149,7 @@ def edited_moves(
     ``SIMILAR`` of their words in common besides the name's (``similarity``: the
     texts the caller gives are alike, the chunks' text of each). Moved, its links
     follow it; its new content is indexed as any edit's."""
-    gone: dict[str, list[str]] = {}
-    for path in changes.deleted:
-        gone.setdefault(posixpath.basename(path).casefold(), []).append(path)
-    came: dict[str, list[str]] = {}
-    for path in changes.created:
-        came.setdefault(posixpath.basename(path).casefold(), []).append(path)
+    gone, came = _by_name(changes.deleted), _by_name(changes.created)
     pairs: list[tuple[str, str]] = []
     for name, olds in gone.items():
         news = came.get(name, [])
@@ -173,6 +168,14 @@ def edited_moves(
         deleted=tuple(p for p in changes.deleted if p not in olds_moved),
         moved=changes.moved + tuple(sorted(pairs)),
     )
+
+
+def _by_name(paths: Collection[str]) -> dict[str, list[str]]:
+    """Paths by their file name, case aside."""
+    out: dict[str, list[str]] = {}
+    for path in paths:
+        out.setdefault(posixpath.basename(path).casefold(), []).append(path)
+    return out
 
 
 def similarity(a: str, b: str, name: str = "") -> float:

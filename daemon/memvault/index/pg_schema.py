@@ -45,12 +45,10 @@ import re
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
-from memvault.index.vector_cache import decode_half, encode_rows
+from memvault.index.vector_cache import half_to_int8
 
 PG_SCHEMA_VERSION = 5
 
@@ -233,7 +231,7 @@ def _link_names(conn: Any) -> None:
 
 
 def _int8_vectors(conn: Any) -> None:
-    """Version 4 -> 5: the cache's float16 rows as int8 (``vector_cache.encode_rows``),
+    """Version 4 -> 5: the cache's float16 rows as int8 (``vector_cache.half_to_int8``),
     a page of rows at a time by key; a row memvault did not write (not float16 bytes)
     is dropped: it is only a cache (a migration is one transaction: a schema of
     version 4 holds float16 rows only)."""
@@ -244,23 +242,13 @@ def _int8_vectors(conn: Any) -> None:
         after,
     ).fetchall():
         after = (rows[-1][0], bytes(rows[-1][1]))
-        by_size: dict[int, list[tuple[str, bytes, bytes]]] = {}
-        bad = []
-        for model, sha, blob in rows:
-            blob = bytes(blob)
-            if blob and len(blob) % 2 == 0:
-                by_size.setdefault(len(blob), []).append((model, bytes(sha), blob))
-            else:
-                bad.append((model, bytes(sha)))
-        for same in by_size.values():
-            blobs = encode_rows(np.stack([decode_half(b) for _, _, b in same]))
-            with conn.cursor() as cur:
-                cur.executemany(
-                    "UPDATE embeddings SET vector = %s WHERE model = %s AND sha = %s",
-                    [(new, m, s) for new, (m, s, _) in zip(blobs, same, strict=True)],
-                )
-        if bad:
-            with conn.cursor() as cur:
+        good, bad = half_to_int8(((m, bytes(sha)), bytes(v)) for m, sha, v in rows)
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE embeddings SET vector = %s WHERE model = %s AND sha = %s",
+                [(blob, m, sha) for (m, sha), blob in good],
+            )
+            if bad:
                 cur.executemany("DELETE FROM embeddings WHERE model = %s AND sha = %s", bad)
 
 

@@ -38,7 +38,7 @@ from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name,
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
-from memvault.index.vector_cache import decode_half, decode_keyed, encoded
+from memvault.index.vector_cache import decode_half, decode_keyed, encoded, is_half
 
 log = logging.getLogger("memvault")
 
@@ -69,9 +69,7 @@ class PgCache:
                 ).fetchall()
                 if rows and int(rows[0][2] or 0) < INT8_SCHEMA:  # an older writer's float16
                     out.update(
-                        (bytes(k).hex(), decode_half(bytes(v)))
-                        for k, v, _ in rows
-                        if v and len(v) % 2 == 0
+                        (bytes(k).hex(), decode_half(bytes(v))) for k, v, _ in rows if is_half(v)
                     )
                 else:
                     out.update(decode_keyed((k, v) for k, v, _ in rows))

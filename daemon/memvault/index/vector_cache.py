@@ -36,7 +36,7 @@ import struct
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ log = logging.getLogger("memvault")
 
 CACHE_VERSION = 3
 _SCALE = struct.Struct("<f")  # an int8 row's scale, before its bytes
+K = TypeVar("K")  # a row's key: cache.db's id, PostgreSQL's (model, sha)
 _VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM on open
 
 _SCHEMA = (
@@ -114,12 +115,35 @@ def decode_keyed(rows: Iterable[tuple[bytes, Any]]) -> dict[str, np.ndarray]:
 
 
 def encode_half(vector: np.ndarray) -> bytes:
-    """float16, little-endian: cache.db's version 2, and PostgreSQL's cache."""
+    """float16, little-endian: cache.db's version 2, PostgreSQL's cache before schema 5."""
     return np.asarray(vector, dtype="<f2").tobytes()
 
 
 def decode_half(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype="<f2").astype(np.float32)
+
+
+def is_half(blob: Any) -> bool:
+    """Whether ``blob`` can be float16 bytes (what memvault wrote before int8)."""
+    return isinstance(blob, (bytes, memoryview)) and len(blob) > 0 and len(blob) % 2 == 0
+
+
+def half_to_int8(rows: Iterable[tuple[K, Any]]) -> tuple[list[tuple[K, bytes]], list[K]]:
+    """float16 rows (key, bytes) as ``encode`` keeps them, the rows of one length in one
+    step: (the converted rows, the keys of rows memvault did not write: not float16
+    bytes). Both backends' conversions (cache.db's version 2, PostgreSQL's schema 4)."""
+    by_size: dict[int, list[tuple[K, bytes]]] = {}
+    bad: list[K] = []
+    for key, blob in rows:
+        if is_half(blob):
+            by_size.setdefault(len(blob), []).append((key, bytes(blob)))
+        else:
+            bad.append(key)
+    converted: list[tuple[K, bytes]] = []
+    for same in by_size.values():
+        blobs = encode_rows(np.stack([decode_half(b) for _, b in same]))
+        converted += zip((key for key, _ in same), blobs, strict=True)
+    return converted, bad
 
 
 def encoded(vectors: Iterable[np.ndarray]) -> list[bytes]:
@@ -209,19 +233,11 @@ class VectorCache:
             "SELECT id, vector FROM vectors WHERE id > ? ORDER BY id LIMIT 2000", (last,)
         ).fetchall():
             last = int(rows[-1][0])
-            good = [(i, b) for i, b in rows if isinstance(b, bytes) and b and len(b) % 2 == 0]
-            bad = [(i,) for i, b in rows if not (isinstance(b, bytes) and b and len(b) % 2 == 0)]
-            by_size: dict[int, list[tuple[int, bytes]]] = {}
-            for i, b in good:
-                by_size.setdefault(len(b), []).append((i, b))
-            for same in by_size.values():
-                matrix = np.stack([decode_half(b) for _, b in same])
-                blobs = encode_rows(matrix)
-                self._db.executemany(
-                    "UPDATE vectors SET vector = ? WHERE id = ?",
-                    [(blob, i) for blob, (i, _) in zip(blobs, same, strict=True)],
-                )
-            self._db.executemany("DELETE FROM vectors WHERE id = ?", bad)
+            good, bad = half_to_int8((int(i), b) for i, b in rows)
+            self._db.executemany(
+                "UPDATE vectors SET vector = ? WHERE id = ?", [(b, i) for i, b in good]
+            )
+            self._db.executemany("DELETE FROM vectors WHERE id = ?", [(i,) for i in bad])
             converted += len(good)
         return converted
 
@@ -368,5 +384,7 @@ __all__ = [
     "encode_half",
     "encode_rows",
     "encoded",
+    "half_to_int8",
+    "is_half",
     "opening_error",
 ]
