@@ -452,8 +452,21 @@ def test_start_shows_the_log_when_the_daemon_dies(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     (root / ".memvault" / "config.toml").write_text("[daemon]\nport = 'many'\n")
     r = cli(tmp_path, "daemon", "start", "--vault", str(root))
-    assert r.returncode == 1
+    assert r.returncode == 3  # the daemon's own exit code: a config error, as `daemon run`'s
     assert "exited at start" in r.stderr and "daemon.port" in r.stderr
+
+
+def test_start_exits_with_the_code_of_a_daemon_that_cannot_take_the_lock(tmp_path: Path) -> None:
+    # a field test found 1 ("found problems") here, where `daemon run`, `up`, `sync` and
+    # `log` exit 7 (storage): a service manager restarts on 7
+    root = make_vault(tmp_path)
+    lock = root / ".memvault" / "lock"
+    lock.unlink(missing_ok=True)
+    lock.mkdir()
+    r = cli(tmp_path, "daemon", "start", "--vault", str(root))
+    assert r.returncode == 7, r.stderr
+    assert "exited at start" in r.stderr and "cannot open the writer's lock" in r.stderr
+    assert cli(tmp_path, "daemon", "run", "--vault", str(root)).returncode == 7
 
 
 def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:

@@ -124,9 +124,12 @@ class ServiceExists(MemvaultError):
 class DaemonError(MemvaultError):
     """The daemon could not be reached, or it answered with an error."""
 
-    def __init__(self, message: str, status: int | None = None) -> None:
+    def __init__(
+        self, message: str, status: int | None = None, exit_code: int | None = None
+    ) -> None:
         super().__init__(message)
         self.status = status
+        self.exit_code = exit_code  # a daemon that exited at start: its own exit code
 
 
 # What each error is to a person at a terminal and to an HTTP client: (CLI exit code,

@@ -73,6 +73,9 @@ class SyncReport(Record):
     embedded_chunks: int = 0  # chunks that went through the model
     reused_chunks: int = 0  # chunks whose vectors came from the cache or stayed
     relinked: tuple[str, ...] = ()  # notes whose links were re-targeted after a move
+    # notes whose links to moved files were not re-targeted: they kept changing (or stayed
+    # open for writing elsewhere) meanwhile; the next sync tries them again
+    relink_waiting: tuple[str, ...] = ()
     memory_written: bool = False
     folder_notes_written: tuple[str, ...] = ()
     skipped: tuple[SkippedFile, ...] = ()
@@ -107,6 +110,8 @@ class SyncReport(Record):
             parts.append(f"{len(self.attachments_moved)} attachments moved")
         if self.relinked:
             parts.append(f"{len(self.relinked)} notes relinked")
+        if self.relink_waiting:
+            parts.append(f"{len(self.relink_waiting)} notes' links waiting (they kept changing)")
         if self.memory_written:
             parts.append("MEMORY.md updated")
         if self.skipped:

@@ -22,7 +22,8 @@ of paths and the periodic timer:
    transaction, then re-target links that no longer lead where they did
    (``update_links_on_rename``, in the vault's ``newLinkFormat``); the journal is
    cleared once MEMORY.md is relinked too, and a sync that finds it (a kill
-   midway) finishes that relink first;
+   midway) finishes that relink first; a note that kept changing keeps it, and the
+   next sync tries that note again (``relink_journal``);
 4. deletes: drop rows, FTS entries and vectors;
 5. created + modified (+ relinked): parse, chunk, embed only chunks whose
    embedded text is new (the cache answers the rest), commit per batch;
@@ -69,6 +70,7 @@ from memvault.core.results import (
     WriteResult,
 )
 from memvault.engine import link_verdicts as verdicts
+from memvault.engine import relink_journal
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver
@@ -80,6 +82,7 @@ from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.observe import moved_and_edited, observe
 from memvault.engine.reader import NO_FILTERS, Reader
+from memvault.engine.relink_journal import Resumed
 from memvault.engine.status import describe, pack_report, tell_problems
 from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.turns import TurnLock
@@ -95,14 +98,6 @@ from memvault.vault.state_dir import ensure_state_dir
 log = logging.getLogger("memvault")
 
 Listener = Callable[[SyncReport], None]
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Relinked:
-    """What finishing an interrupted relink did."""
-
-    relinked: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
 
 
 class Engine:
@@ -228,9 +223,14 @@ class Engine:
             model_note = None
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
-            resumed = Relinked()
-            if not self._long_syncs:
-                resumed = self._finish_interrupted_relink()
+            resumed = Resumed()
+            if not self._long_syncs:  # a kill's, or notes that kept changing (relink_journal)
+                resumed = relink_journal.resume(
+                    self.store,
+                    self.catalogue,
+                    self.linker,
+                    self.config.vault.update_links_on_rename,
+                )
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
             seen, scope, skipped, attachments = observe(
@@ -268,6 +268,7 @@ class Engine:
             report = dataclasses.replace(
                 report,
                 relinked=tuple(sorted(set(resumed.relinked) | set(report.relinked))),
+                relink_waiting=tuple(sorted(set(resumed.waiting) | set(report.relink_waiting))),
                 skipped=tuple(skipped) + report.skipped,
                 full=full,
                 vanished=vanished,
@@ -297,6 +298,7 @@ class Engine:
     ) -> SyncReport:
         memory_file = self.config.memory.file
         relinked: list[str] = []
+        kept_changing: list[str] = []  # notes that kept changing: their links are tried again
         edits: dict[str, tuple[str, Rewrite]] = {}  # relinked notes: the text read, the rewrite
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
@@ -318,7 +320,7 @@ class Engine:
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
             if relinking:
-                relinked, problems, edits = self.linker.relink(moves, before, after)
+                relinked, problems, edits, kept_changing = self.linker.relink(moves, before, after)
                 warnings += problems
         elif attachments:
             with self.store.transaction() as conn:
@@ -377,8 +379,10 @@ class Engine:
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:
                 self.indexer.index(reindex)
-        if moves and self.store.pending_relink():
-            self.store.clear_relink(moves)  # every link follows, MEMORY.md's too
+        if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,
+            relink_journal.settle(
+                self.store, moves, kept_changing
+            )  # but in notes that kept changing
         if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(  # notes: MEMORY.md is neither created nor modified as a note
@@ -390,6 +394,7 @@ class Engine:
             embedded_chunks=0,
             reused_chunks=indexed.kept,
             relinked=tuple(relinked),
+            relink_waiting=tuple(kept_changing),
             memory_written=written.memory,
             folder_notes_written=written.folder_notes,
             skipped=indexed.skipped,
@@ -414,26 +419,6 @@ class Engine:
             return self.indexer.index(todo, progress, pause=pause, wanted=mine.__contains__)
         finally:
             self._long_syncs = [s for s in self._long_syncs if s is not mine]  # not by value
-
-    def _finish_interrupted_relink(self) -> Relinked:
-        """Finish a relink that a kill cut short (the journal in the store says which
-        moves): the notes that still link the old paths, and MEMORY.md."""
-        pending = self.store.pending_relink()
-        if not pending:
-            return Relinked()
-        if not self.config.vault.update_links_on_rename:  # switched off since: drop it
-            self.store.clear_relink()
-            return Relinked()
-        log.warning(
-            "finishing the link repair of %d moved files that was interrupted", len(pending)
-        )
-        before = self.catalogue.link_index_before(pending)
-        after = self.catalogue.link_index()
-        relinked, warnings, _ = self.linker.relink(pending, before, after)
-        # the files written here differ from their rows: this sync's diff indexes them
-        written = self.linker.update_memory(pending, before, after)
-        self.store.clear_relink()
-        return Relinked(tuple(relinked), tuple(warnings) + written.warnings + written.problems)
 
     # -- the vector lane -------------------------------------------------------------
 

@@ -12,15 +12,15 @@ import functools
 import json
 import logging
 import posixpath
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core import memory_md
 from memvault.core.anchors import Outline, outline
 from memvault.core.changes import suspects
 from memvault.core.linkcheck import link_format, link_problem
-from memvault.core.memory_order import Listing, in_folder
+from memvault.core.memory_order import Listing, SectionRule, in_folder
 from memvault.core.notes import Note, parse_note
 from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
@@ -50,6 +50,17 @@ class MemoryWritten:
     warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
 
 
+class Relinking(NamedTuple):
+    """What one relink did."""
+
+    written: list[str]  # the notes rewritten
+    problems: list[str]  # a link left as it was, a note that could not be written
+    edits: dict[str, tuple[str, Relinked]]  # a note written: the text read, its rewrite
+    # notes left as they were because they kept changing (or stayed open for writing
+    # elsewhere) while memvault rewrote them: their links are tried again later
+    waiting: list[str]
+
+
 class Linker:
     """Keeps links true and MEMORY.md (with its folder notes) in line with the catalogue."""
 
@@ -70,16 +81,23 @@ class Linker:
     # -- relinking after moves -----------------------------------------------------------------
 
     def relink(
-        self, moves: Mapping[str, str], before: LinkIndex, after: LinkIndex
-    ) -> tuple[list[str], list[str], dict[str, tuple[str, Relinked]]]:
-        """Re-target, in every note that may link a moved file, the links that no longer
-        lead where they led, in the vault's ``newLinkFormat``. Returns the notes
-        written, warnings (a link left as it was, a note that kept changing), and for
-        each note written the text its rewrite was made from and the rewrite (what
-        ``CarryOver`` needs to carry its rows over)."""
+        self,
+        moves: Mapping[str, str],
+        before: LinkIndex,
+        after: LinkIndex,
+        only: Collection[str] | None = None,
+    ) -> Relinking:
+        """Re-target, in every note that may link a moved file (or in the notes
+        ``only``: a retry), the links that no longer lead where they led, in the
+        vault's ``newLinkFormat``. The notes written carry, for ``CarryOver``, the
+        text each rewrite was made from and the rewrite."""
         fmt = self.link_format()
         moved = moved_names(moves)  # once, for every note
-        candidates = self.store.sources_linking(moves, moved) | set(moves.values())
+        candidates = (
+            self.store.sources_linking(moves, moved) | set(moves.values())
+            if only is None
+            else set(only)
+        )
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
         reverse = {new: old for old, new in moves.items()}
         changes: dict[str, Callable[[str], str]] = {}
@@ -105,7 +123,7 @@ class Linker:
             changes[source] = change
             lefts[source] = left
         # one batch of compare-and-swap writes: durable together, not two fsyncs a note
-        changed, problems = [], []
+        changed, problems, waiting = [], [], []
         outcomes = self.fs.update_texts(changes)
         for source in changes:
             outcome = outcomes[source]
@@ -113,6 +131,8 @@ class Linker:
                 continue
             if isinstance(outcome, Exception):
                 problems.append(str(outcome))
+                if isinstance(outcome, WriteConflict):  # FileBusy too: tried again later
+                    waiting.append(source)
                 continue
             problems += [
                 f"{source}: a link to {raw!r} was left as it is: {why}"
@@ -120,7 +140,7 @@ class Linker:
             ]
             if outcome:
                 changed.append(source)
-        return changed, problems, {p: edits[p] for p in changed if p in edits}
+        return Relinking(changed, problems, {p: edits[p] for p in changed if p in edits}, waiting)
 
     def link_format(self) -> LinkFormat:
         """How Obsidian writes new links in this vault (``.obsidian/app.json``), read
@@ -205,7 +225,9 @@ class Linker:
                 self.store.set_meta("memory_synced", "")
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
-        problems = list(update.problems) + self._sections_moved_away(listings, moves)
+        problems = list(update.problems) + sections_moved_away(
+            self.store, cfg.sections, listings, moves
+        )
         self._keep_problems([(rel, p, "note") for p in problems])
         if update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
@@ -276,40 +298,6 @@ class Linker:
             theirs = True
         self._persons[path] = (seen, theirs)
         return theirs
-
-    def _sections_moved_away(
-        self, listings: Mapping[str, Listing], moves: Mapping[str, str]
-    ) -> list[str]:
-        """A section whose folder's notes all moved away (the folder renamed, ``People/``
-        to ``Persons/`` or ``people/``) lists none of them while config.toml names the
-        old folder: said on every update (``memvault status``), where they went followed
-        as they move on, until the section lists notes again (its folder set anew, or
-        notes back in it)."""
-        told: dict[str, list[str]] = json.loads(self.store.meta("memory_folders_moved") or "{}")
-        now: dict[str, list[str]] = {}
-        out = []
-        for rule in self.config.memory.sections:
-            if not rule.folder or listings[rule.name].total:
-                continue
-            were = told.get(rule.folder, []) or [rule.folder]
-            went = sorted(
-                {
-                    posixpath.dirname(new)
-                    for old, new in moves.items()
-                    if is_note(old) and any(in_folder(old, f) for f in were)
-                }
-            )
-            where = went or told.get(rule.folder, [])
-            if where:
-                now[rule.folder] = where
-                out.append(
-                    f"the section {rule.title!r} lists the folder {rule.folder}/, whose notes "
-                    f"moved to {', '.join(f'{f}/' if f else 'the vault root' for f in where)}: "
-                    "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
-                )
-        if now != told:
-            self.store.set_meta("memory_folders_moved", json.dumps(now))
-        return out
 
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
         """Keep MEMORY.md's problems until the next update (written only when they
@@ -477,3 +465,41 @@ def _relink_in_style(
         return short.text
     by_path = [any("/" in link.target for link in find_links(line)) for line in old]
     return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))
+
+
+def sections_moved_away(
+    store: Store,
+    sections: Sequence[SectionRule],
+    listings: Mapping[str, Listing],
+    moves: Mapping[str, str],
+) -> list[str]:
+    """A section whose folder's notes all moved away (the folder renamed, ``People/``
+    to ``Persons/`` or ``people/``) lists none of them while config.toml names the
+    old folder: said on every update (``memvault status``), where they went followed
+    as they move on, until the section lists notes again (its folder set anew, or
+    notes back in it)."""
+    told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
+    now: dict[str, list[str]] = {}
+    out = []
+    for rule in sections:
+        if not rule.folder or listings[rule.name].total:
+            continue
+        were = told.get(rule.folder, []) or [rule.folder]
+        went = sorted(
+            {
+                posixpath.dirname(new)
+                for old, new in moves.items()
+                if is_note(old) and any(in_folder(old, f) for f in were)
+            }
+        )
+        where = went or told.get(rule.folder, [])
+        if where:
+            now[rule.folder] = where
+            out.append(
+                f"the section {rule.title!r} lists the folder {rule.folder}/, whose notes "
+                f"moved to {', '.join(f'{f}/' if f else 'the vault root' for f in where)}: "
+                "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
+            )
+    if now != told:
+        store.set_meta("memory_folders_moved", json.dumps(now))
+    return out

@@ -25,6 +25,7 @@ from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
+from memvault.engine import relink_journal
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -55,8 +56,10 @@ def describe(
     known = store.manifest()
     seen = scan.notes
     pending = suspects(known, seen) + sorted(set(known) - set(seen))
-    # moves whose links a killed sync had not finished re-targeting (the next sync does)
+    # moves whose links a killed sync had not finished re-targeting (the next sync does),
+    # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
+    waiting = relink_journal.waiting(store)[1] if relinking else ()
     counts = store.counts()
     last = store.meta("last_sync")
     model = store.meta("model_id")
@@ -95,6 +98,7 @@ def describe(
             "size_bytes": size,
             "matches_disk": not pending and not relinking,
             "relink_pending": len(relinking),
+            "relink_waiting": list(waiting),
             "pending": pending[:50],
             "pending_count": len(pending),
             **_vectors(store),

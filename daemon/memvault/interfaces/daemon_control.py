@@ -63,13 +63,20 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
     ]
     pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
     found: list[runfile.DaemonInfo] = []
+    exited: list[int] = []  # its exit code, once it has exited
 
     def up() -> bool:
         info = runfile.running(root)
         if info is not None and info.pid == pid and DaemonClient.of(info).healthy(1.0):
             found.append(info)
             return True
-        return not pid_alive(pid)
+        try:  # our child: reaped here (not by pid_alive), its exit code kept
+            done, status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:  # reaped already: gone, its code unknown
+            return True
+        if done == pid:
+            exited.append(os.waitstatus_to_exitcode(status))
+        return bool(exited)
 
     if not _until(up, timeout) or not found:
         if pid_alive(pid):
@@ -79,8 +86,10 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
                 f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
                 f"last lines of {log_path}:\n{log_tail(root)}"
             )
+        code = exited[0] if exited else None
         raise DaemonError(
-            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}"
+            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}",
+            exit_code=code if code is not None and code > 0 else None,
         )
     return found[0]
 

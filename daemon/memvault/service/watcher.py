@@ -35,7 +35,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -143,6 +143,11 @@ class Watcher:
         self._needs_save = False
         self._bulk_done = False  # a long batch since the last idle save: after_bulk is due
         self._last_sync = time.monotonic()
+        # notes whose links a relink could not re-target (they kept changing): synced
+        # again after a back-off (1, 2, 4 ... 60 s), so their links follow once the
+        # saves stop, with no event of their own (engine.relink_journal)
+        self._relink_retry: tuple[float, frozenset[str]] | None = None
+        self._relink_retries = 0
         self._worker: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -230,10 +235,16 @@ class Watcher:
                 # its relink's own writes bring no batch of the worker's any more)
                 self.observers.renew()
                 continue
+            if self._relink_retry is not None and now >= self._relink_retry[0]:
+                self.queue.put(self._relink_retry[1])
+                self._relink_retry = None
+                continue
             if self._needs_save and now - self._last_sync >= self.idle_save_seconds:
                 self._idle_save()
             due = self.queue.due_in(paths_only=reconciling)
             waits = [next_check - now, next_reconcile - now, math.inf if due is None else due]
+            if self._relink_retry is not None:
+                waits.append(self._relink_retry[0] - now)
             if self._needs_save:
                 waits.append(self._last_sync + self.idle_save_seconds - now)
             self.queue.wait(max(0.0, min(waits)))
@@ -311,6 +322,7 @@ class Watcher:
             self._last_sync = time.monotonic()
         self.batches_failed = 0
         self.batches += 1
+        self._retry_relink(report.relink_waiting)
         self.let_through += let_through
         self._needs_save = self._hooks.save is not None or self._hooks.after_bulk is not None
         notes = (report.created, report.modified, report.deleted, report.moved, report.relinked)
@@ -357,6 +369,17 @@ class Watcher:
             except Exception as exc:
                 self.record_error(f"after the first sync: {exc!r}")
                 log.exception("watcher: the after-first-sync hook failed")
+
+    def _retry_relink(self, waiting: Sequence[str]) -> None:
+        """Sync ``waiting`` (notes a relink left) again after the back-off; a sync that
+        left none resets it."""
+        if not waiting:
+            self._relink_retries = 0
+            return
+        delay = min(60.0, 2.0**self._relink_retries)
+        self._relink_retries = min(self._relink_retries + 1, 6)
+        self._relink_retry = (time.monotonic() + delay, frozenset(waiting))
+        self.queue.wake()  # the worker's wait takes the new deadline in
 
     def _progress(self, progress: Progress) -> None:
         if self._hooks.on_progress is not None:

@@ -132,8 +132,8 @@ def start(
         _refuse_if_running(root, as_json)
         try:
             info = start_background(root, timeout)
-        except DaemonError as exc:  # it died or never answered: exit 1 with the log's tail
-            common.fail(str(exc), 1, as_json)
+        except DaemonError as exc:  # it died (with its exit code) or never answered (1)
+            common.fail(str(exc), exc.exit_code or 1, as_json)
     if as_json:
         data = {k: v for k, v in info.to_dict().items() if k != "token"}
         common.emit_json(data | {"url": info.url})

@@ -6,6 +6,7 @@ import time
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 SHOWN_PROBLEMS = 20  # the rest: status --json
@@ -106,7 +107,14 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             + (f"{behind:.0f} s ago" if behind is not None else "none yet")
             + f", {where.get('vectors_pending', 0)} chunks still waiting for vectors"
         )
-    if idx.get("relink_pending"):
+    if idx.get("relink_waiting"):
+        waiting = idx["relink_waiting"]
+        named = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
+        console.print(
+            f"links to moved files wait in {len(waiting)} notes that kept changing while "
+            f"memvault re-targeted them ({escape(named)}); the next sync tries them again"
+        )
+    elif idx.get("relink_pending"):
         console.print(
             f"link repair interrupted: links to {idx['relink_pending']} moved files are not "
             "all re-targeted yet; the next sync (or the daemon's start) finishes it"

@@ -1,0 +1,110 @@
+"""The relink journal: moves whose links are not all re-targeted yet.
+
+A sync that moves notes journals the moves with the renames (one transaction), then
+rewrites the links of every note that may link them. Two things leave the journal
+behind:
+
+- a kill in the middle: the next sync finishes the whole relink (every note that may
+  link the moves, and MEMORY.md);
+- a note that kept changing while memvault rewrote it (saved again and again, or held
+  open for writing by another program): it was left as it was, with the person's
+  words. Its links still lead to the old paths. The journal stays, with the notes
+  left ("waiting", in meta), and the next sync tries only those notes again; the
+  daemon schedules that sync (``Watcher``), so a note whose saves stop gets its links
+  without another event. ``memvault status`` names the notes meanwhile.
+
+The journal of a sync that relinked everything is dropped for its own moves only:
+another sync's (a long one let another in) stay.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memvault.engine.catalogue import Catalogue
+    from memvault.engine.linker import Linker
+    from memvault.index.store import Store
+
+log = logging.getLogger("memvault")
+
+WAITING_KEY = "relink_waiting"  # meta: {"moves": {old: new}, "notes": [...]}, or ""
+
+
+@dataclass(frozen=True, slots=True)
+class Resumed:
+    """What finishing a relink left behind did."""
+
+    relinked: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    waiting: tuple[str, ...] = ()  # notes whose links still wait (they kept changing)
+
+
+def waiting(store: Store) -> tuple[dict[str, str], tuple[str, ...]]:
+    """The moves and the notes left by a relink whose writes a note kept refusing."""
+    raw = store.meta(WAITING_KEY)
+    if not raw:
+        return {}, ()
+    try:
+        kept = json.loads(raw)
+        moves = {str(k): str(v) for k, v in dict(kept["moves"]).items()}
+        return moves, tuple(str(n) for n in kept["notes"])
+    except (ValueError, KeyError, TypeError, AttributeError):  # not ours: a full relink
+        return {}, ()
+
+
+def settle(store: Store, moves: Mapping[str, str], left: Sequence[str]) -> None:
+    """After a relink of ``moves``: dropped from the journal when every note took its
+    links; kept, with the notes ``left`` to try again, when some did not."""
+    if not left:
+        store.clear_relink(moves)
+        if not store.pending_relink():
+            store.set_meta(WAITING_KEY, "")
+        return
+    kept_moves, kept_notes = waiting(store)
+    notes = sorted(set(kept_notes) | set(left))
+    store.set_meta(WAITING_KEY, json.dumps({"moves": {**kept_moves, **moves}, "notes": notes}))
+    log.warning(
+        "links to moved files are not re-targeted yet in %d notes that kept changing "
+        "(%s): tried again at the next sync",
+        len(left),
+        ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
+    )
+
+
+def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) -> Resumed:
+    """Finish the relink the journal holds: only the notes left waiting when that is
+    all it holds, every note that may link its moves (and MEMORY.md) after a kill."""
+    pending = store.pending_relink()
+    if not pending:
+        return Resumed()
+    if not relinking:  # switched off since: drop it
+        store.clear_relink()
+        store.set_meta(WAITING_KEY, "")
+        return Resumed()
+    kept_moves, notes = waiting(store)
+    only = notes if notes and all(kept_moves.get(o) == n for o, n in pending.items()) else None
+    if only is None:
+        log.warning(
+            "finishing the link repair of %d moved files that was interrupted", len(pending)
+        )
+    before = catalogue.link_index_before(pending)
+    after = catalogue.link_index()
+    done = linker.relink(pending, before, after, only=only)
+    warnings = tuple(done.problems)
+    if only is None:  # a kill may have come before MEMORY.md was re-targeted
+        # the files written here differ from their rows: the sync's diff indexes them
+        written = linker.update_memory(dict(pending), before, after)
+        warnings += written.warnings + written.problems
+    if done.waiting:
+        store.set_meta(WAITING_KEY, json.dumps({"moves": pending, "notes": sorted(done.waiting)}))
+    else:
+        store.clear_relink()
+        store.set_meta(WAITING_KEY, "")
+        if only is not None:
+            log.info("links to moved files re-targeted in %d notes", len(done.written))
+    return Resumed(tuple(done.written), warnings, tuple(done.waiting))

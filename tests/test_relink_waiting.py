@@ -1,0 +1,187 @@
+"""A note that keeps changing while memvault re-targets its links gets them later
+(engine.relink_journal).
+
+Found in a field test: a note saved 60 times in 3 s while a folder it links into was
+renamed kept its links to the old paths, and nothing said so. The relink leaves a
+note that keeps changing (or that another program holds open for writing) as the
+person has it; the journal of the move was dropped anyway, so no sync ever tried it
+again. Now the journal stays with the notes left, status names them, the next sync
+tries only those notes, and the daemon schedules that sync. Real files, a real
+program holding a note open, the real watcher.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from helpers import eventually, open_vault, write
+from memvault.core.results import SyncReport
+from memvault.engine import relink_journal
+from memvault.service.watcher import Watcher, WatchHooks, WatchSettings
+from test_watcher import start_watching
+
+LONG_AGO = 1_700_000_000 * 10**9  # saved a while ago: not "moments ago" (busy)
+
+
+def _vault(root: Path) -> None:
+    write(root, "crew/Bob.md", "# Bob\n\nBob runs the night shift.\n")
+    write(root, "projects/Atlas.md", "# Atlas\n\nThe atlas of every rack.\n")
+    write(root, "notes/diary.md", "# Diary\n\nMet [[crew/Bob]] about [[projects/Atlas]].\n")
+    write(root, "notes/plan.md", "# Plan\n\nAsk [[crew/Bob]].\n")
+    for p in root.rglob("*.md"):
+        os.utime(p, ns=(LONG_AGO, LONG_AGO))
+
+
+def _text(root: Path, rel: str) -> str:
+    return (root / rel).read_text(encoding="utf-8")
+
+
+def test_a_note_held_open_gets_its_links_once_it_is_let_go(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _vault(root)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        os.rename(root / "crew", root / "team")
+        with (root / "notes/diary.md").open("a", encoding="utf-8") as held:  # another program
+            report = v.sync(vectors=False)
+            assert report.relink_waiting == ("notes/diary.md",)
+            assert "notes/plan.md" in report.relinked
+            assert _text(root, "notes/plan.md") == "# Plan\n\nAsk [[Bob]].\n"
+            assert "[[crew/Bob]]" in _text(root, "notes/diary.md")  # left as it was
+            status = v.status()
+            assert status["index"]["relink_waiting"] == ["notes/diary.md"]
+            assert not status["index"]["matches_disk"]
+            held.write("And my own words.\n")  # the program saves, then lets it go
+        os.utime(root / "notes/diary.md", ns=(LONG_AGO, LONG_AGO))
+        report = v.sync(paths=["notes/diary.md"], vectors=False)
+        assert "notes/diary.md" in report.relinked and report.relink_waiting == ()
+        assert _text(root, "notes/diary.md") == (
+            "# Diary\n\nMet [[Bob]] about [[projects/Atlas]].\nAnd my own words.\n"
+        )
+        assert v.engine.store.pending_relink() == {}
+        assert v.engine.store.meta(relink_journal.WAITING_KEY) == ""
+        status = v.status()
+        assert status["index"]["relink_waiting"] == [] and status["index"]["matches_disk"]
+        assert not [p for p in v.links_check() if p.source == "notes/diary.md"]
+
+
+def test_a_second_move_while_a_note_waits_is_retargeted_in_it_too(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    _vault(root)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        with (root / "notes/diary.md").open("a", encoding="utf-8"):
+            os.rename(root / "crew", root / "team")
+            assert v.sync(vectors=False).relink_waiting == ("notes/diary.md",)
+            os.rename(root / "projects", root / "work")
+            assert v.sync(vectors=False).relink_waiting == ("notes/diary.md",)
+        kept = relink_journal.waiting(v.engine.store)
+        assert kept == (
+            {"crew/Bob.md": "team/Bob.md", "projects/Atlas.md": "work/Atlas.md"},
+            ("notes/diary.md",),
+        )
+        v.sync(vectors=False)
+        assert _text(root, "notes/diary.md") == "# Diary\n\nMet [[Bob]] about [[Atlas]].\n"
+        assert v.engine.store.pending_relink() == {}
+
+
+def test_a_kill_during_a_later_relink_finishes_every_note_not_just_the_waiting(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    _vault(root)
+    write(root, "notes/other.md", "# Other\n\nThe [[projects/Atlas]] again.\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        with (root / "notes/diary.md").open("a", encoding="utf-8"):
+            os.rename(root / "crew", root / "team")
+            assert v.sync(vectors=False).relink_waiting == ("notes/diary.md",)
+        # a later move: renamed and journalled, then killed before any note was rewritten
+        os.rename(root / "projects", root / "work")
+        store = v.engine.store
+        with store.transaction() as conn:
+            store.rename_note(conn, "projects/Atlas.md", "work/Atlas.md")
+            store.journal_relink(conn, {"projects/Atlas.md": "work/Atlas.md"})
+    with open_vault(root) as v:  # the next start
+        v.sync(vectors=False)
+        assert _text(root, "notes/other.md") == "# Other\n\nThe [[Atlas]] again.\n"
+        assert _text(root, "notes/diary.md") == "# Diary\n\nMet [[Bob]] about [[Atlas]].\n"
+        assert v.engine.store.pending_relink() == {}
+
+
+SAVER = """
+import sys, time
+path, seconds = sys.argv[1], float(sys.argv[2])
+end, i = time.monotonic() + seconds, 0
+while time.monotonic() < end:
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(f"- entry {i}\\n")
+    i += 1
+    time.sleep(0.03)
+print(i, flush=True)
+"""
+
+
+def test_a_note_saved_again_and_again_while_its_folder_link_moves_gets_its_links(
+    tmp_path: Path,
+) -> None:
+    # the field test's case: an editor (another process) saving every few tens of ms
+    w = start_watching(tmp_path)
+    try:
+        write(w.root, "Crew/Ana.md", "# Ana\n\nAna writes the docs.\n")
+        journal = write(w.root, "Journal.md", "# Journal\n\nAsked [[Crew/Ana]] today.\n")
+        w.settle()
+        saver = subprocess.Popen(
+            [sys.executable, "-c", SAVER, str(journal), "5"], stdout=subprocess.PIPE, text=True
+        )
+        time.sleep(0.3)
+        os.rename(w.root / "Crew", w.root / "Team")  # while it saves, for 4.7 s more
+        out, _ = saver.communicate(timeout=60)
+        saves = int(out)
+        eventually(
+            lambda: "[[Crew/Ana]]" not in journal.read_text(encoding="utf-8"),
+            what="the journal's link followed the folder",
+        )
+        w.settle()
+        text = journal.read_text(encoding="utf-8")
+        assert text == "# Journal\n\nAsked [[Ana]] today.\n" + "".join(
+            f"- entry {i}\n" for i in range(saves)
+        )  # every save kept
+        assert w.vault.engine.store.pending_relink() == {}
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_the_watcher_syncs_the_waiting_notes_again_with_no_event(tmp_path: Path) -> None:
+    # the retry is the daemon's: a note whose last save came before the relink failed
+    # brings no event afterwards
+    (tmp_path / ".memvault").mkdir()
+    calls: list[tuple[list[str] | None, float]] = []
+
+    def sync(paths: list[str] | None, progress: Any) -> SyncReport:
+        calls.append((paths, time.monotonic()))
+        waiting = ("a.md",) if len(calls) < 3 else ()
+        return SyncReport(full=paths is None, relink_waiting=waiting)
+
+    watcher = Watcher(
+        tmp_path,
+        sync,
+        is_ignored=lambda rel: rel.startswith(".memvault"),
+        settings=WatchSettings(quiet_ms=50),
+        hooks=WatchHooks(),
+    )
+    watcher.start()  # the start-up reconcile: a.md left waiting
+    try:
+        eventually(lambda: len(calls) >= 3, timeout=20, what="two retries")
+        time.sleep(2.5)  # none after a sync that left nothing waiting
+        assert [paths for paths, _ in calls] == [None, ["a.md"], ["a.md"]]
+        gaps = [b - a for (_, a), (_, b) in zip(calls, calls[1:], strict=False)]
+        assert 0.9 <= gaps[0] < 2.0 and 1.9 <= gaps[1] < 3.5  # 1 s, then 2 s
+    finally:
+        watcher.stop()
