@@ -6,9 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
 from memvault.api import Vault
+from memvault.interfaces.cli import app
+
+runner = CliRunner()
 
 
 def indexed(tmp_path: Path) -> Path:
@@ -93,6 +97,27 @@ def test_a_lost_cache_is_queued_for_the_lane_not_embedded_while_a_search_waits(
         assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
         mine = snapshot(v)
     assert mine == rebuilt_snapshot(root, tmp_path)
+
+
+def test_status_says_a_lost_cache_before_anything_opens_the_vector_index(tmp_path: Path) -> None:
+    """Status before a search or a start said "0 vectors cached" and nothing more (a
+    field test): the re-embed is queued only when the vector index opens."""
+    root = indexed(tmp_path)
+    with open_vault(root) as v:
+        assert v.status()["index"]["cache_lost"] is False
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{root / '.memvault' / 'cache.db'}{suffix}").unlink(missing_ok=True)
+    with open_vault(root) as v:
+        idx = v.status()["index"]
+        assert idx["cache_lost"] is True and idx["embedded"] == 0 and idx["chunks"] > 0
+        result = runner.invoke(app, ["status", "--vault", str(root)])
+        assert "the embedding cache is empty" in result.output
+        v.search("zebra crossings", k=1)  # opens the vector index: every chunk queued
+        idx = v.status()["index"]
+        assert idx["cache_lost"] is False and idx["model_changed"] == "the embedding cache was lost"
+        v.engine.embed_pending()
+        idx = v.status()["index"]
+        assert idx["cache_lost"] is False and idx["embedded"] > 0
 
 
 def test_the_daemons_lane_re_embeds_a_lost_cache_by_itself(tmp_path: Path) -> None:

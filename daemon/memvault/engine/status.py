@@ -63,6 +63,12 @@ def describe(
     counts = store.counts()
     last = store.meta("last_sync")
     model = store.meta("model_id")
+    embedded = store.cache_count(model) if model else 0
+    vectors = _vectors(store)
+    # cache.db deleted or rebuilt, no vector index opened since (it queues every chunk)
+    vectors["cache_lost"] = bool(
+        model and counts["chunks"] and not embedded and not vectors["vectors_pending"]
+    )
     state = config.state_dir
     size = sum((state / n).stat().st_size for n in STATE_FILES if (state / n).exists())
     # what is not indexed and why: names and symlinks the scan passes over, files not text
@@ -93,7 +99,7 @@ def describe(
         },
         "index": {
             "chunks": counts["chunks"],
-            "embedded": store.cache_count(model) if model else 0,
+            "embedded": embedded,
             "model": model,
             "size_bytes": size,
             "matches_disk": not pending and not relinking,
@@ -101,7 +107,7 @@ def describe(
             "relink_waiting": list(waiting),
             "pending": pending[:50],
             "pending_count": len(pending),
-            **_vectors(store),
+            **vectors,
             "where": where_of(config, store),
         },
         "last_sync": unpack_report(last),

@@ -93,6 +93,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"re-embedding every note ({idx['model_changed']}): "
             f"{idx['vectors_pending']} chunks left; keyword search works meanwhile"
         )
+    if idx.get("cache_lost"):
+        console.print(
+            "the embedding cache is empty (deleted, or rebuilt after damage): every note is "
+            "embedded again once the vector index opens (the daemon's start, a search); "
+            "keyword search works meanwhile"
+        )
     where = idx.get("where") or {}
     if where.get("store") == "postgres":  # a team's index (docs/TEAM.md): never a password
         held = where.get("writer")
