@@ -33,6 +33,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "daemon"))
 
+from memvault.config import IndexSettings
 from memvault.engine.embedding import PENDING_BATCH
 from memvault.index.pg_store import PgStore
 from memvault.index.rows import NewChunk, NoteRow
@@ -40,6 +41,8 @@ from memvault.index.store import Store
 from memvault.index.vectors import VectorsWanted
 
 DIM = 384
+# the graph as pg_bench has always measured it (no model: no projection)
+GRAPH = IndexSettings(hnsw_m=16, ef_construction=200, ef_search=100)
 PER_NOTE = 10
 WORDS = [f"w{i}" for i in range(5000)]
 MODEL = "bench-model"
@@ -94,9 +97,7 @@ def _open(
         store = PgStore(dsn, schema, read_only=read_only, timeout=60, statement_ms=600_000)
         if not read_only:  # a writer migrates the schema once it holds the writer's lock
             store.take_writer_lock()
-    vi = store.vector_index(
-        Path(where) / "vectors.bin", DIM, m=16, ef_construction=200, ef_search=100
-    )
+    vi = store.vector_index(Path(where) / "vectors.bin", DIM, GRAPH)
     labels = store.labels() if kind == "sqlite" else []
     vi.open(VectorsWanted(None, labels, lambda ls: np.zeros((0, DIM))))
     return store, vi
@@ -134,7 +135,7 @@ def _reader(dsn: str, schema: str, seconds: float, out: Any) -> None:
 
 def _writer(dsn: str, schema: str, start: int, count: int) -> None:
     store = PgStore(dsn, schema, timeout=60, statement_ms=600_000)
-    vi = store.vector_index(Path("."), DIM, m=16, ef_construction=200, ef_search=100)
+    vi = store.vector_index(Path("."), DIM, GRAPH)
     _ingest(store, vi, _notes(start, count, 99))
     store.close()
 

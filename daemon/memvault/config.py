@@ -87,6 +87,9 @@ class IndexSettings:
     # being what grows with the vault in a first sync (bench/RESULTS.md, issue 27)
     ef_construction: int = 100
     ef_search: int = 200
+    # the hnswlib graph on fewer dimensions when the model has a projection (the default
+    # model: 192 of 384), each search ranked again by the full vectors (index/projection.py)
+    graph_projection: bool = True
     compact_ratio: float = 0.25
     # where the index lives (index/seam.py): "sqlite" (.memvault/) or "postgres" (dsn);
     # ``schema``: the PostgreSQL schema (default memvault_<folder name>); ``pg_timeout``:

@@ -40,8 +40,9 @@ from memvault.index.embedder import (
     window_for,
 )
 from memvault.index.rows import ChunkRow, NoteRow
+from memvault.index.seam import VectorSearch
 from memvault.index.store import Store
-from memvault.index.vectors import VectorIndex, VectorsWanted
+from memvault.index.vectors import VectorsWanted
 
 log = logging.getLogger("memvault")
 
@@ -150,7 +151,7 @@ class Embedding:
         # Lazy opening has its own lock, so searches are never stuck behind a long
         # sync that holds the engine's.
         self._open_lock = threading.RLock()
-        self._vectors: VectorIndex | None = None
+        self._vectors: VectorSearch | None = None
         self._tokenizer: Callable[[str], int] | None = None
         self._window: int | None = None
         self._model_id: str | None = None
@@ -362,7 +363,7 @@ class Embedding:
         remaining, _ = self._store.pending_state()
         return VectorStep(embedded, len(done), remaining)
 
-    def _add_outside(self, vi: VectorIndex, labels: list[int]) -> None:
+    def _add_outside(self, vi: VectorSearch, labels: list[int]) -> None:
         """Put chunks off the queue into ``vi`` without the engine's lock; those a sync
         deleted meanwhile (``forget`` saw them on their way in) are deleted after."""
         try:
@@ -387,7 +388,7 @@ class Embedding:
     # -- the vectors -----------------------------------------------------------------
 
     @property
-    def vectors(self) -> VectorIndex:
+    def vectors(self) -> VectorSearch:
         """The vector index, opened (and reconciled with the db) on first use."""
         if self._vectors is not None:
             return self._vectors
@@ -398,9 +399,8 @@ class Embedding:
                 vi = self._store.vector_index(  # hnswlib, or pgvector (index/seam.py)
                     self.config.state_dir / "vectors.bin",
                     self.dim(),
-                    m=self.config.index.hnsw_m,
-                    ef_construction=self.config.index.ef_construction,
-                    ef_search=self.config.index.ef_search,
+                    self.config.index,
+                    self.model_id(),
                 )
                 # pending chunks have no vector yet: the lane adds them, not the reconcile
                 wanted = self._store.embedded_labels()

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
 from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact
@@ -489,12 +490,18 @@ class PgStore(Store):
 
     # -- vectors -------------------------------------------------------------------------
 
-    def vector_index(
-        self, path: Path, dim: int, *, m: int, ef_construction: int, ef_search: int
-    ) -> Any:
+    def vector_index(self, path: Path, dim: int, settings: IndexSettings, model: str = "") -> Any:
+        """pgvector's HNSW index over the full vectors (the hnswlib graph's projection,
+        ``graph_projection``, is not used here)."""
         from memvault.index.pg_vectors import PgVectors
 
-        return PgVectors(self, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+        return PgVectors(
+            self,
+            dim,
+            m=settings.hnsw_m,
+            ef_construction=settings.ef_construction,
+            ef_search=settings.ef_search,
+        )
 
 
 def _writer_row(conn: Any) -> Any:

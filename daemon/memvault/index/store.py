@@ -35,11 +35,13 @@ from typing import Any
 
 import numpy as np
 
+from memvault.config import IndexSettings
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index.link_tables import LinkTables
 from memvault.index.pending_queue import PendingQueue
+from memvault.index.projection import projection_for
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -55,6 +57,7 @@ from memvault.index.schema import SCHEMA_VERSION, create, upgrade
 from memvault.index.sql import close_optimized, parts, select_in
 from memvault.index.vector_cache import VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
+from memvault.index.vectors_projected import ProjectedVectors
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -480,10 +483,25 @@ class Store(PendingQueue, LinkTables):
         return self.fts(fts_query(terms), limit) if terms else []
 
     def vector_index(
-        self, path: Path, dim: int, *, m: int, ef_construction: int, ef_search: int
-    ) -> VectorIndex:
-        """The vector index that goes with this store: hnswlib in ``path``."""
-        return VectorIndex(path, dim, m=m, ef_construction=ef_construction, ef_search=ef_search)
+        self, path: Path, dim: int, settings: IndexSettings, model: str = ""
+    ) -> VectorIndex | ProjectedVectors:
+        """The vector index that goes with this store: hnswlib in ``path``, built with
+        ``settings``' graph parameters; for a model with a projection (and
+        ``graph_projection``), its graph on fewer dimensions, each search ranked again by
+        the full vectors in the cache (index/vectors_projected.py)."""
+        graph = {
+            "m": settings.hnsw_m,
+            "ef_construction": settings.ef_construction,
+            "ef_search": settings.ef_search,
+        }
+        projection = projection_for(model, dim) if settings.graph_projection else None
+        if projection is None:
+            return VectorIndex(path, dim, **graph)
+        return ProjectedVectors(
+            VectorIndex(path, projection.out, **graph),
+            projection,
+            lambda labels: self.vectors_for(model, labels, dim),
+        )
 
     # -- embedding cache -------------------------------------------------------------
 

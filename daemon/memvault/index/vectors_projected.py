@@ -1,0 +1,109 @@
+"""hnswlib over projected vectors, each search ranked again by the full ones.
+
+``ProjectedVectors`` is a ``VectorSearch`` (index/seam.py) around a ``VectorIndex`` of
+``projection.out`` dimensions (index/projection.py): what goes in is projected on the
+way, a query takes ``OVER`` times the candidates from the graph, and those are ranked by
+their full vectors, read from cache.db (``full``: the labels found and their rows; a
+chunk whose vector the cache lost keeps the graph's score). A search's answer, and its
+scores, are then the full vectors' cosines, as without the projection, for the
+candidates the graph finds; a fifth of the memory a vector took goes to its graph node
+(bench/RESULTS.md, "The graph on 192 dimensions").
+
+The graph file records its projection (``ident``, with the checksum the store keeps):
+a file built under another projection, or none, is rebuilt from the cache on open.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from memvault.index.projection import Projection
+from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted
+
+OVER = 4  # candidates taken from the graph for each hit asked (bench/RESULTS.md)
+Full = Callable[[Sequence[int]], tuple[list[int], np.ndarray]]
+
+
+class ProjectedVectors:
+    """A ``VectorSearch`` whose graph holds projected vectors (see the module)."""
+
+    def __init__(self, inner: VectorIndex, projection: Projection, full: Full) -> None:
+        if inner.dim != projection.out:
+            raise ValueError(f"a graph of {inner.dim} dimensions for a {projection.ident}")
+        self.inner = inner
+        self.projection = projection
+        self.dim = projection.dim
+        self._full = full
+
+    def _projected(
+        self, vectors_for: Callable[[Sequence[int]], np.ndarray]
+    ) -> Callable[[Sequence[int]], np.ndarray]:
+        return lambda labels: self.projection.apply(_rows(vectors_for(labels), self.dim))
+
+    def open(self, want: VectorsWanted) -> OpenReport:
+        sha, _, ident = (want.expected_sha or "").partition("+")
+        same = sha and ident == self.projection.ident  # else: built otherwise, rebuilt
+        return self.inner.open(
+            VectorsWanted(sha if same else None, want.labels, self._projected(want.vectors_for))
+        )
+
+    def add(self, labels: Sequence[int], vectors: np.ndarray) -> None:
+        rows = _rows(vectors, self.dim)
+        if len(rows) and (not np.isfinite(rows).all() or not np.linalg.norm(rows, axis=1).all()):
+            raise ValueError("vectors must be finite and non-zero")
+        self.inner.add(labels, self.projection.apply(rows))
+
+    def delete(self, labels: Iterable[int]) -> int:
+        return self.inner.delete(labels)
+
+    def query(
+        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> list[tuple[int, float]]:
+        q = np.asarray(vector, dtype=np.float32).reshape(-1)
+        if q.shape != (self.dim,):
+            raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
+        if k <= 0:
+            return []
+        found = self.inner.query(self.projection.apply(q)[0], k * OVER, allowed)
+        if not found:
+            return []
+        labels = [label for label, _ in found]
+        have, rows = self._full(labels)
+        norm = float(np.linalg.norm(q)) or 1.0
+        scores = dict(found)  # the graph's, for a chunk whose full vector is not cached
+        if have:
+            full = np.asarray(rows, dtype=np.float32)
+            lengths = np.linalg.norm(full, axis=1)
+            lengths[lengths == 0] = 1.0
+            sims = (full @ (q / norm)) / lengths
+            scores.update(zip(have, (float(s) for s in sims), strict=True))
+        ranked = sorted(labels, key=lambda label: (-scores[label], label))
+        return [(label, scores[label]) for label in ranked[:k]]
+
+    def save(self) -> str | None:
+        sha = self.inner.save()
+        return None if sha is None else f"{sha}+{self.projection.ident}"
+
+    def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
+        self.inner.compact(self._projected(vectors_for))
+
+    def deleted_ratio(self) -> float:
+        return self.inner.deleted_ratio()
+
+    def labels(self) -> set[int]:
+        return self.inner.labels()
+
+    @property
+    def dirty(self) -> bool:
+        return self.inner.dirty
+
+
+def _rows(vectors: np.ndarray, dim: int) -> np.ndarray:
+    """The full vectors as the graph is given them: float16-exact, as VectorIndex keeps
+    its own (the cache's int8 rows rounded alike), so a loaded graph is the saved one."""
+    array = np.asarray(vectors)
+    if array.ndim != 2 or array.shape[1] != dim:
+        raise ValueError(f"expected vectors of {dim} dimensions, got shape {array.shape}")
+    return array.astype(np.float16).astype(np.float32)
