@@ -21,7 +21,7 @@ from memvault.index import projection as P
 from memvault.index.embedder import model_id_for
 from memvault.index.store import Store
 from memvault.index.vectors import VectorIndex, VectorsWanted
-from memvault.index.vectors_projected import OVER, ProjectedVectors
+from memvault.index.vectors_projected import ProjectedVectors, candidates
 
 DIM, OUT = 48, 12
 
@@ -235,4 +235,5 @@ def test_over_is_what_a_search_asks_of_the_graph(
     real = pv.inner.query
     pv.inner.query = lambda v, k, allowed=None: asked.append(k) or real(v, k, allowed)  # type: ignore[method-assign]
     pv.query(clustered(1, seed=7)[0], 25)
-    assert asked == [25 * OVER]
+    pv.query(clustered(1, seed=7)[0], 300)
+    assert asked == [candidates(25), candidates(300)] == [65, 600]

@@ -2,7 +2,7 @@
 
 ``ProjectedVectors`` is a ``VectorSearch`` (index/seam.py) around a ``VectorIndex`` of
 ``projection.out`` dimensions (index/projection.py): what goes in is projected on the
-way, a query takes ``OVER`` times the candidates from the graph, and those are ranked by
+way, a query takes more candidates from the graph (``candidates``), ranked again by
 their full vectors, read from cache.db (``full``: the labels found and their rows; a
 chunk whose vector the cache lost keeps the graph's score). A search's answer, and its
 scores, are then the full vectors' cosines, as without the projection, for the
@@ -22,7 +22,15 @@ import numpy as np
 from memvault.index.projection import Projection
 from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted
 
-OVER = 4  # candidates taken from the graph for each hit asked (bench/RESULTS.md)
+# candidates taken from the graph for ``k`` hits: twice as many, and at least 40 more
+# (a search's 100 -> 200, a context's 300 -> 600, 10 -> 50; bench/RESULTS.md)
+OVER, EXTRA = 2, 40
+
+
+def candidates(k: int) -> int:
+    return max(k * OVER, k + EXTRA)
+
+
 Full = Callable[[Sequence[int]], tuple[list[int], np.ndarray]]
 
 
@@ -66,7 +74,7 @@ class ProjectedVectors:
             raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
         if k <= 0:
             return []
-        found = self.inner.query(self.projection.apply(q)[0], k * OVER, allowed)
+        found = self.inner.query(self.projection.apply(q)[0], candidates(k), allowed)
         if not found:
             return []
         labels = [label for label, _ in found]
