@@ -237,3 +237,33 @@ def test_over_is_what_a_search_asks_of_the_graph(
     pv.query(clustered(1, seed=7)[0], 25)
     pv.query(clustered(1, seed=7)[0], 300)
     assert asked == [candidates(25), candidates(300)] == [65, 600]
+
+
+@pytest.mark.model
+def test_the_real_model_finds_the_same_chunks_with_the_graph_projected(tmp_path: Path) -> None:
+    """The default model's graph is projected (192 of 384), and its answers are the full
+    graph's: on the demo vault (every chunk a candidate) the same chunks, at the same
+    cosines up to the float16 rounding hnswlib's full graph keeps."""
+    import shutil
+
+    from memvault.api import Vault
+    from memvault.vault.template import init_vault
+
+    root = tmp_path / "demo"
+    init_vault(root, example=True)
+    shutil.copytree(root, tmp_path / "full")
+    questions = ["why did we pick postgres", "who is sarah", "what happened at the offsite"]
+    answers = []
+    for where, overrides in (
+        (root, None),
+        (tmp_path / "full", {"index": {"graph_projection": False}}),
+    ):
+        with Vault.open(where, overrides=overrides) as vault:
+            vault.sync()
+            index = vault.engine.embedding.vectors
+            assert isinstance(index, ProjectedVectors) == (overrides is None)
+            embed = vault.engine.embedding.embedder.embed
+            answers.append([index.query(np.asarray(embed([q]))[0], 8) for q in questions])
+    for projected_hits, full_hits in zip(*answers, strict=True):
+        assert [lab for lab, _ in projected_hits] == [lab for lab, _ in full_hits]
+        assert [s for _, s in projected_hits] == pytest.approx([s for _, s in full_hits], abs=2e-3)
