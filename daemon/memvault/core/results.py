@@ -111,7 +111,7 @@ class SyncReport(Record):
         if self.relinked:
             parts.append(f"{len(self.relinked)} notes relinked")
         if self.relink_waiting:
-            parts.append(f"{len(self.relink_waiting)} notes' links waiting (they kept changing)")
+            parts.append(f"links waiting in {len(self.relink_waiting)} busy notes")
         if self.memory_written:
             parts.append("MEMORY.md updated")
         if self.skipped:

@@ -379,10 +379,11 @@ class Engine:
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:
                 self.indexer.index(reindex)
+        if moves or changes.deleted:  # notes waiting for their links: moved, deleted
+            relink_journal.follow(self.store, moves, changes.deleted)
         if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,
-            relink_journal.settle(
-                self.store, moves, kept_changing
-            )  # but in notes that kept changing
+            # but in the notes that kept changing
+            relink_journal.settle(self.store, moves, kept_changing)
         if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(  # notes: MEMORY.md is neither created nor modified as a note

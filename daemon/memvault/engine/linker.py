@@ -124,9 +124,13 @@ class Linker:
             lefts[source] = left
         # one batch of compare-and-swap writes: durable together, not two fsyncs a note
         changed, problems, waiting = [], [], []
-        outcomes = self.fs.update_texts(changes)
+        # a retry does not wait for the notes still busy: they wait for the next one
+        outcomes = self.fs.update_texts(changes, wait=None if only is None else 0.0)
         for source in changes:
             outcome = outcomes[source]
+            if isinstance(outcome, NoteNotFound) and only is not None:
+                waiting.append(source)  # moved or deleted: the sync's diff says which
+                continue
             if isinstance(outcome, (NoteNotFound, NotText)):
                 continue
             if isinstance(outcome, Exception):

@@ -9,9 +9,12 @@ behind:
 - a note that kept changing while memvault rewrote it (saved again and again, or held
   open for writing by another program): it was left as it was, with the person's
   words. Its links still lead to the old paths. The journal stays, with the notes
-  left ("waiting", in meta), and the next sync tries only those notes again; the
-  daemon schedules that sync (``Watcher``), so a note whose saves stop gets its links
-  without another event. ``memvault status`` names the notes meanwhile.
+  left ("waiting", in meta), and the next sync tries only those notes again (not
+  waiting for one still busy); the daemon schedules that sync (``Watcher``), so a
+  note whose saves stop gets its links without another event. ``memvault status``
+  names the notes meanwhile. A waiting note renamed is waited for under its new name
+  and a deleted one no more; a file of a waiting move moved again leads to where it
+  is now (``follow``; the journal's rows are composed alike when journalled).
 
 The journal of a sync that relinked everything is dropped for its own moves only:
 another sync's (a long one let another in) stay.
@@ -69,8 +72,8 @@ def settle(store: Store, moves: Mapping[str, str], left: Sequence[str]) -> None:
     notes = sorted(set(kept_notes) | set(left))
     store.set_meta(WAITING_KEY, json.dumps({"moves": {**kept_moves, **moves}, "notes": notes}))
     log.warning(
-        "links to moved files are not re-targeted yet in %d notes that kept changing "
-        "(%s): tried again at the next sync",
+        "links to moved files are not re-targeted yet in %d notes that kept changing or "
+        "stayed open for writing in another program (%s): tried again at the next sync",
         len(left),
         ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
     )
@@ -92,19 +95,63 @@ def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) 
         log.warning(
             "finishing the link repair of %d moved files that was interrupted", len(pending)
         )
-    before = catalogue.link_index_before(pending)
     after = catalogue.link_index()
-    done = linker.relink(pending, before, after, only=only)
-    warnings = tuple(done.problems)
-    if only is None:  # a kill may have come before MEMORY.md was re-targeted
-        # the files written here differ from their rows: the sync's diff indexes them
-        written = linker.update_memory(dict(pending), before, after)
-        warnings += written.warnings + written.problems
-    if done.waiting:
-        store.set_meta(WAITING_KEY, json.dumps({"moves": pending, "notes": sorted(done.waiting)}))
+    written_notes: set[str] = set()
+    waited: set[str] = set()
+    warnings: tuple[str, ...] = ()
+    for layer in layers(pending):  # a file at one old path a layer: one "before" each
+        before = catalogue.link_index_before(layer)
+        done = linker.relink(layer, before, after, only=only)
+        written_notes.update(done.written)
+        waited.update(done.waiting)
+        warnings += tuple(done.problems)
+        if only is None:  # a kill may have come before MEMORY.md was re-targeted
+            # the files written here differ from their rows: the sync's diff indexes them
+            memory = linker.update_memory(dict(layer), before, after)
+            warnings += memory.warnings + memory.problems
+    # a waiting note gone from disk stays while the index has it (moved or deleted: this
+    # sync's diff tells which, and ``follow`` takes it along or drops it)
+    left = sorted(n for n in waited if store.note(n) is not None)
+    if left:
+        store.set_meta(WAITING_KEY, json.dumps({"moves": pending, "notes": left}))
     else:
         store.clear_relink()
         store.set_meta(WAITING_KEY, "")
         if only is not None:
-            log.info("links to moved files re-targeted in %d notes", len(done.written))
-    return Resumed(tuple(done.written), warnings, tuple(done.waiting))
+            log.info("links to moved files re-targeted in %d notes", len(written_notes))
+    return Resumed(tuple(sorted(written_notes)), warnings, tuple(left))
+
+
+def layers(moves: Mapping[str, str]) -> list[dict[str, str]]:
+    """``moves`` in layers where no two moves lead to one path: a file moved twice while
+    a note waited (``crew/`` -> ``team/`` -> ``squad/``) is journalled from both old
+    paths, and a "before" index can hold it at one of them only."""
+    out: list[dict[str, str]] = []
+    taken: list[set[str]] = []  # each layer's new paths
+    for old, new in sorted(moves.items()):
+        for layer, news in zip(out, taken, strict=True):
+            if new not in news:
+                layer[old] = new
+                news.add(new)
+                break
+        else:
+            out.append({old: new})
+            taken.append({new})
+    return out
+
+
+def follow(store: Store, moved: Mapping[str, str], deleted: Sequence[str]) -> None:
+    """After a sync's moves and deletes: a waiting note renamed is waited for under its
+    new name, one deleted is no longer; a waiting move's file moved again leads to where
+    it is now (the journal's rows follow alike: ``Store.journal_relink``)."""
+    kept_moves, notes = waiting(store)
+    if not notes:
+        return
+    gone = set(deleted)
+    now = sorted({moved.get(n, n) for n in notes if n not in gone})
+    moves = {old: moved.get(new, new) for old, new in kept_moves.items()}
+    if not now:  # nothing waits any more: the journal of those moves is done
+        store.clear_relink(moves)
+        store.set_meta(WAITING_KEY, "")
+    elif (moves, now) != (kept_moves, list(notes)):
+        store.set_meta(WAITING_KEY, json.dumps({"moves": moves, "notes": now}))

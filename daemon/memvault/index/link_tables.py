@@ -198,6 +198,12 @@ class LinkTables:
             return dict(self._db.execute("SELECT old, new FROM relink_pending").fetchall())
 
     def journal_relink(self, conn: sqlite3.Connection, moves: Mapping[str, str]) -> None:
+        """Journal ``moves``; a move journalled before whose file moves again now leads
+        where it is now (its links are re-targeted there, not to a path gone)."""
+        conn.executemany(
+            "UPDATE relink_pending SET new = ? WHERE new = ?",
+            [(new, old) for old, new in moves.items()],
+        )
         conn.executemany(
             "INSERT OR REPLACE INTO relink_pending(old, new) VALUES(?, ?)", list(moves.items())
         )

@@ -423,6 +423,10 @@ class PgStore(Store):
         )
 
     def journal_relink(self, conn: Any, moves: Mapping[str, str]) -> None:
+        conn.executemany(  # an older move's file moved again: where it is now (Store's)
+            "UPDATE relink_pending SET new = ? WHERE new = ?",
+            [(new, old) for old, new in moves.items()],
+        )
         conn.executemany(
             "INSERT INTO relink_pending(old, new) VALUES(?, ?) ON CONFLICT(old) "
             "DO UPDATE SET new = excluded.new",

@@ -28,10 +28,10 @@ from memvault.errors import (
     FileBusy,
     NoteExists,
     NoteNotFound,
-    UnsafePath,
     VaultNotFound,
     WriteConflict,
 )
+from memvault.vault.batch_update import update_texts
 from memvault.vault.paths import (
     NOT_UTF8,
     display_path,
@@ -42,7 +42,7 @@ from memvault.vault.paths import (
     normalize_rel,
     safe_join,
 )
-from memvault.vault.swap import TEMP_MARK, Swapper, Unlinker, Written, read_settled
+from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
 
 CONFLICT_COPY = re.compile(
     r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
@@ -427,15 +427,23 @@ class VaultFS:
         return path
 
     def update_text(
-        self, rel: str, change: Callable[[str], str], attempts: int = 50
+        self,
+        rel: str,
+        change: Callable[[str], str],
+        attempts: int = 50,
+        *,
+        busy_until: float | None = None,
     ) -> tuple[bool, str]:
         """Apply ``change`` to a note's text with compare-and-swap; never lose a save.
 
         The BOM is kept; ``change`` sees and returns text with the file's own
         line endings. When a person saves mid-way, ``change`` is redone on top
         of their version. While the file is open for writing elsewhere (or was
-        saved within the quiet period) it waits up to ``busy_wait`` seconds, then
-        raises ``FileBusy`` and leaves the file as it is.
+        saved within the quiet period) it waits up to ``busy_wait`` seconds (or until
+        ``busy_until``, a ``time.monotonic()`` deadline), then raises ``FileBusy`` and
+        leaves the file as it is -- also when ``change`` would change nothing in what was
+        read: a file being written may hold anything yet (an editor that truncates,
+        then writes: read empty, it had no link to re-target; a field test).
         Returns (written, sha256 of the file now).
         """
         self.check_root()
@@ -444,7 +452,6 @@ class VaultFS:
             base = read_settled(path)
         except FileNotFoundError:
             raise NoteNotFound(f"no note at {rel}") from None
-        busy_until: float | None = None
         conflicts = 0
         computed: tuple[bytes, bytes] | None = None  # (base, data): not recomputed while waiting
         while True:
@@ -452,9 +459,10 @@ class VaultFS:
                 decoded = decode(base)
                 computed = base, encode(Decoded(change(decoded.text), decoded.bom))
             data = computed[1]
-            if data == base:
-                return False, sha256_bytes(base)
             try:
+                if data == base:
+                    self._swapper.refuse_if_busy(path)  # unchanged as read, and not mid-save
+                    return False, sha256_bytes(base)
                 ok, other = self._swapper.swap(path, data, sha256_bytes(base))
             except FileBusy as exc:
                 now = time.monotonic()
@@ -476,66 +484,23 @@ class VaultFS:
             base = other
 
     def update_texts(
-        self, changes: Mapping[str, Callable[[str], str]], batch: int = 256
-    ) -> dict[str, bool | Exception]:
-        """``update_text`` for many notes (a relink): each file atomic and
-        compare-and-swap as alone, made durable a batch at a time
-        (``Swapper.swap_many``: two flushes a batch, not two fsyncs a file). A note
-        that conflicts, is busy or fails goes through ``update_text`` alone (redone on
-        the person's version, waiting for a save in progress). Returns, for each note,
-        whether it was written, or the ``NoteNotFound``, ``NotText``, ``WriteConflict`` or
-        ``UnsafePath`` that ``update_text`` raised for it (any other error is raised)."""
-        self.check_root()
-        out: dict[str, bool | Exception] = {}
-        items = list(changes.items())
-        unlinker = Unlinker()  # the displaced versions go while the next batch is made
-        try:
-            self._update_batches(changes, items, batch, out, unlinker)
-        finally:
-            unlinker.join()  # none is left when the call returns
-        return out
-
-    def _update_batches(
         self,
         changes: Mapping[str, Callable[[str], str]],
-        items: list[tuple[str, Callable[[str], str]]],
-        batch: int,
-        out: dict[str, bool | Exception],
-        unlinker: Unlinker,
-    ) -> None:
-        for start in range(0, len(items), batch):
-            ready: list[tuple[str, Path, bytes, bytes]] = []
-            alone: list[str] = []
-            for rel, change in items[start : start + batch]:
-                try:
-                    path = self._target(rel, "")
-                    base = read_settled(path)
-                    decoded = decode(base)
-                    data = encode(Decoded(change(decoded.text), decoded.bom))
-                except Exception:  # update_text, alone, raises it as it should
-                    alone.append(rel)
-                    continue
-                if data == base:
-                    out[rel] = False
-                else:
-                    ready.append((rel, path, base, data))
-            displaced: list[Path] = []
-            try:
-                done = self._swapper.swap_many(
-                    [(path, data, sha256_bytes(base)) for _, path, base, data in ready], displaced
-                )
-            finally:  # a swap_many that raised after a swap leaves no old version behind
-                unlinker.unlink_all(displaced)
-            for (rel, *_), result in zip(ready, done, strict=True):
-                if isinstance(result, tuple) and result[0]:
-                    out[rel] = True
-                else:
-                    alone.append(rel)
-            for rel in alone:
-                try:
-                    out[rel] = self.update_text(rel, changes[rel])[0]
-                except (NoteNotFound, NotText, WriteConflict, UnsafePath) as exc:
-                    out[rel] = exc  # anything else (the disk full) fails the call
+        batch: int = 256,
+        wait: float | None = None,
+    ) -> dict[str, bool | Exception]:
+        """``update_text`` for many notes (a relink), durable a batch at a time, busy
+        notes waiting together (vault/batch_update.py)."""
+        return update_texts(self, changes, batch, wait)
+
+    @property
+    def swapper(self) -> Swapper:
+        """The compare-and-swap writer (vault/swap.py) this vault's writes go through."""
+        return self._swapper
+
+    def target(self, rel: str) -> Path:
+        """Where an update of ``rel`` writes: the file a symlinked note names."""
+        return self._target(rel, "")
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:
         """Create a new note; never overwrites. Returns its sha256.

@@ -146,7 +146,7 @@ class Swapper:
                     return False, read_settled(path)
             except FileNotFoundError:
                 return False, None
-            self._refuse_if_busy(path)
+            self.refuse_if_busy(path)
         tmp, made = self._write_temp(path, data, durable)
         return self._swap_in(path, tmp, made, data, expected_sha, durable)
 
@@ -170,7 +170,7 @@ class Swapper:
         try:
             for i, (path, data, _) in enumerate(items):
                 try:
-                    self._refuse_if_busy(path)
+                    self.refuse_if_busy(path)
                     temps[i] = self._write_temp(path, data, durable=False)
                 except (WriteConflict, OSError) as exc:  # FileBusy is a WriteConflict
                     out[i] = exc
@@ -252,7 +252,7 @@ class Swapper:
                 mode = os.stat(path).st_mode & 0o7777
                 if made.st_mode & 0o7777 != mode:  # (a chmod is one more event to watch)
                     os.chmod(tmp, mode)
-                self._refuse_if_busy(path)  # again, now that the slow part is done
+                self.refuse_if_busy(path)  # again, now that the slow part is done
                 current = path.read_bytes()
             except FileNotFoundError:
                 return False, None
@@ -290,7 +290,7 @@ class Swapper:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(tmp)
 
-    def _refuse_if_busy(self, path: Path) -> None:
+    def refuse_if_busy(self, path: Path) -> None:
         reason = self.busy(path)
         if reason is not None:
             raise FileBusy(f"{path.name}: {reason}")

@@ -117,8 +117,9 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         waiting = idx["relink_waiting"]
         named = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
         console.print(
-            f"links to moved files wait in {len(waiting)} notes that kept changing while "
-            f"memvault re-targeted them ({escape(named)}); the next sync tries them again"
+            f"links to moved files wait in {len(waiting)} notes that kept changing (or stayed "
+            f"open for writing in another program) while memvault re-targeted them "
+            f"({escape(named)}); the next sync tries them again"
         )
     elif idx.get("relink_pending"):
         console.print(
@@ -127,7 +128,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
-    else:
+    elif idx["pending_count"] or not idx.get("relink_pending"):  # (a relink: said above)
         console.print(
             f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
         )
