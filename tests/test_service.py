@@ -469,6 +469,30 @@ def test_start_exits_with_the_code_of_a_daemon_that_cannot_take_the_lock(tmp_pat
     assert cli(tmp_path, "daemon", "run", "--vault", str(root)).returncode == 7
 
 
+@pytest.mark.parametrize("case", ["log-is-a-folder", "lock-is-a-fifo", "config-is-a-folder"])
+def test_start_says_what_is_wrong_with_memvaults_own_files(tmp_path: Path, case: str) -> None:
+    """Found by a field test: a folder where the log goes named Python's binary (exit 1);
+    a FIFO where the lock goes hung `daemon start` for good (its read of the lock file
+    blocked); a folder where config.toml goes was taken for defaults (exit 0)."""
+    root = make_vault(tmp_path)
+    state = root / ".memvault"
+    if case == "log-is-a-folder":
+        (state / "daemon.log").mkdir()
+        code, said = 7, "daemon.log: cannot open the daemon's log"
+    elif case == "lock-is-a-fifo":
+        (state / "lock").unlink(missing_ok=True)
+        os.mkfifo(state / "lock")
+        code, said = 7, "cannot open the writer's lock (not a regular file)"
+    else:
+        (state / "config.toml").unlink()
+        (state / "config.toml").mkdir()
+        code, said = 3, "config.toml: not a file"
+    r = cli(tmp_path, "daemon", "start", "--timeout", "20", "--vault", str(root), timeout=60)
+    assert r.returncode == code, r.stderr
+    assert said in r.stderr
+    assert runfile.running(root) is None
+
+
 def test_up_inits_indexes_and_serves(tmp_path: Path) -> None:
     root = tmp_path / "fresh"  # a folder of a person's notes, not yet a vault
     write(root, "decisions/db.md", note("Database", body="We chose postgres for the users."))

@@ -194,11 +194,15 @@ class VaultConfig:
         root = Path(root).expanduser().resolve()
         data: dict[str, dict[str, Any]] = {}
         path = root / STATE_DIR / CONFIG_FILE
+        if path.exists() and not path.is_file():  # a folder there: not silently defaults
+            raise ConfigError(f"{path}: not a file; memvault reads its settings from a file")
         if path.is_file():
             try:
                 loaded = tomllib.loads(path.read_text(encoding="utf-8-sig"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{path}: {exc}") from None
+            except OSError as exc:  # unreadable (permissions): said, not taken as defaults
+                raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from None
             for name, value in loaded.items():
                 if not isinstance(value, dict):
                     raise ConfigError(f"{path}: '{name}' must be a [table]")

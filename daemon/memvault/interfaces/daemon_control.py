@@ -19,7 +19,7 @@ from typing import Any
 
 from memvault.client import DaemonClient
 from memvault.config import STATE_DIR
-from memvault.errors import DaemonError, MemvaultError
+from memvault.errors import DaemonError, MemvaultError, StorageError
 from memvault.service.units import package_parent
 from memvault.vault import runfile
 from memvault.vault.lock import pid_alive
@@ -61,6 +61,10 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
         (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
         (os.POSIX_SPAWN_OPEN, 2, str(log_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
     ]
+    try:  # the spawn's own error would name Python, not the log (a field test)
+        os.close(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+    except OSError as exc:
+        raise StorageError(f"{log_path}: cannot open the daemon's log: {exc.strerror}") from None
     pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
     found: list[runfile.DaemonInfo] = []
     exited: list[int] = []  # its exit code, once it has exited

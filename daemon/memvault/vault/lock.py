@@ -8,8 +8,10 @@ when no daemon runs. ``lock_holder`` asks the kernel who that is.
 from __future__ import annotations
 
 import contextlib
+import errno
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -109,7 +111,10 @@ class WriterLock:
         from memvault.vault.state_dir import ensure_state_dir
 
         ensure_state_dir(self.path.parent)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a FIFO, a device: no one's lock
+            os.close(fd)
+            raise OSError(errno.EINVAL, "not a regular file", str(self.path))
         deadline = time.monotonic() + wait
         said = taken = False
         pid: int | None = None
@@ -229,7 +234,9 @@ def lock_holder(root: Path) -> int | None:
     lock = Path(root) / STATE_DIR / LOCK_FILE
     try:
         st = os.stat(lock)
-        named = lock.read_text(encoding="ascii").strip()
+        if not stat.S_ISREG(st.st_mode):  # a FIFO's read would block forever (a field test)
+            return None
+        named = lock.read_text(encoding="ascii", errors="replace").strip()
     except OSError:
         return None
     try:
