@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from memvault.index.vectors import OpenReport, VectorsWanted, _checked
+from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
 log = logging.getLogger("memvault")
 
@@ -292,9 +292,7 @@ class PgVectors:
     def query(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
     ) -> list[tuple[int, float]]:
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape != (self.dim,):
-            raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
+        q = query_vector(vector, self.dim)
         if k <= 0:
             return []
         lit = _literal(q)

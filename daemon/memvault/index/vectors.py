@@ -418,9 +418,7 @@ class VectorIndex:
         ``k`` hits (a filter allowing fewer labels), the allowed labels are
         searched exactly instead.
         """
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape != (self.dim,):
-            raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
+        q = query_vector(vector, self.dim)
         with self._lock:
             index = self._require_open()
             count = self._node_count()
@@ -543,6 +541,14 @@ def _sweep_loads(folder: str) -> None:
             os.close(fd)
 
 
+def query_vector(vector: np.ndarray, dim: int) -> np.ndarray:
+    """A query as every vector search takes it: one row of ``dim`` float32s."""
+    q = np.asarray(vector, dtype=np.float32).reshape(-1)
+    if q.shape != (dim,):
+        raise ValueError(f"query vector has shape {q.shape}, expected ({dim},)")
+    return q
+
+
 def _batches(labels: list[int]) -> Iterable[list[int]]:
     for start in range(0, len(labels), _BATCH):
         yield labels[start : start + _BATCH]
@@ -580,4 +586,5 @@ __all__ = [
     "VectorIndex",
     "VectorsWanted",
     "inspect_index_file",
+    "query_vector",
 ]

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from memvault.index.projection import Projection
-from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted
+from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted, query_vector
 
 # candidates taken from the graph for ``k`` hits: twice as many, and at least 40 more
 # (a search's 100 -> 200, a context's 300 -> 600, 10 -> 50; bench/RESULTS.md)
@@ -69,9 +69,7 @@ class ProjectedVectors:
     def query(
         self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
     ) -> list[tuple[int, float]]:
-        q = np.asarray(vector, dtype=np.float32).reshape(-1)
-        if q.shape != (self.dim,):
-            raise ValueError(f"query vector has shape {q.shape}, expected ({self.dim},)")
+        q = query_vector(vector, self.dim)
         if k <= 0:
             return []
         found = self.inner.query(self.projection.apply(q)[0], candidates(k), allowed)
