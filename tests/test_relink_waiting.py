@@ -42,6 +42,14 @@ def _text(root: Path, rel: str) -> str:
     return (root / rel).read_text(encoding="utf-8")
 
 
+def _all_followed(v: Any, root: Path) -> None:
+    """Both notes link Bob where he is now, the journal is done, no link is broken."""
+    assert _text(root, "notes/diary.md") == "# Diary\n\nMet [[Bob]] about [[projects/Atlas]].\n"
+    assert _text(root, "notes/plan.md") == "# Plan\n\nAsk [[Bob]].\n"
+    assert v.engine.store.pending_relink() == {}
+    assert not v.links_check()
+
+
 def test_a_note_held_open_gets_its_links_once_it_is_let_go(tmp_path: Path) -> None:
     root = tmp_path / "v"
     _vault(root)
@@ -223,10 +231,7 @@ def test_a_waiting_notes_target_moved_again_leads_where_it_is_now(tmp_path: Path
             os.rename(root / "team", root / "squad")  # the same files moved on
             v.sync(vectors=False)
         v.sync(vectors=False)
-        assert _text(root, "notes/diary.md") == "# Diary\n\nMet [[Bob]] about [[projects/Atlas]].\n"
-        assert _text(root, "notes/plan.md") == "# Plan\n\nAsk [[Bob]].\n"
-        assert v.engine.store.pending_relink() == {}
-        assert not v.links_check()
+        _all_followed(v, root)
 
 
 def test_a_relink_killed_then_its_files_moved_again_leads_where_they_are(tmp_path: Path) -> None:
@@ -244,10 +249,7 @@ def test_a_relink_killed_then_its_files_moved_again_leads_where_they_are(tmp_pat
     os.rename(root / "team", root / "squad")
     with open_vault(root) as v:
         v.sync(vectors=False)
-        assert _text(root, "notes/diary.md") == "# Diary\n\nMet [[Bob]] about [[projects/Atlas]].\n"
-        assert _text(root, "notes/plan.md") == "# Plan\n\nAsk [[Bob]].\n"
-        assert v.engine.store.pending_relink() == {}
-        assert not v.links_check()
+        _all_followed(v, root)
 
 
 def test_a_note_being_rewritten_empty_is_waited_for_not_taken_as_linkless(tmp_path: Path) -> None:

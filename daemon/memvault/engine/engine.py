@@ -268,7 +268,9 @@ class Engine:
             report = dataclasses.replace(
                 report,
                 relinked=tuple(sorted(set(resumed.relinked) | set(report.relinked))),
-                relink_waiting=tuple(sorted(set(resumed.waiting) | set(report.relink_waiting))),
+                # as the journal has them now: a waiting note renamed by this sync, by its
+                # new name (the watcher syncs these paths again)
+                relink_waiting=relink_journal.waiting(self.store)[1],
                 skipped=tuple(skipped) + report.skipped,
                 full=full,
                 vanished=vanished,
