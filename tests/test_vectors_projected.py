@@ -267,3 +267,25 @@ def test_the_real_model_finds_the_same_chunks_with_the_graph_projected(tmp_path:
     for projected_hits, full_hits in zip(*answers, strict=True):
         assert [lab for lab, _ in projected_hits] == [lab for lab, _ in full_hits]
         assert [s for _, s in projected_hits] == pytest.approx([s for _, s in full_hits], abs=2e-3)
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "truncated", "wrong-shape"])
+def test_a_damaged_projection_file_gives_the_full_graph(tmp_path: Path, damage: str) -> None:
+    onnx = model_id_for(IndexSettings())
+    path = tmp_path / "graph_projection.npz"
+    if damage != "missing":
+        path.write_bytes(P.BUNDLED.read_bytes())
+        assert P.projection_for(onnx, 384, path) is not None  # the copy, whole
+        P._load.cache_clear()
+    if damage == "garbage":
+        path.write_bytes(b"\x00not a zip" * 50)
+    elif damage == "truncated":
+        path.write_bytes(P.BUNDLED.read_bytes()[:5000])
+    elif damage == "wrong-shape":
+        P.save(
+            P.Projection(
+                P.base_model(onnx), np.zeros(7, np.float32), np.zeros((3, 384), np.float32)
+            ),
+            path,
+        )
+    assert P.projection_for(onnx, 384, path) is None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,15 +78,26 @@ def base_model(model_id: str) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _load(path: Path) -> Projection | None:
+    """The file's projection; None when it is missing or not one (damaged in an
+    install: the full graph then, as for a model without one)."""
     try:
-        with np.load(path, allow_pickle=False) as data:
-            return Projection(
+        # the file opened here: numpy's own open leaks it when the zip is damaged
+        with open(path, "rb") as fh, np.load(fh, allow_pickle=False) as data:
+            found = Projection(
                 model=str(data["model"]),
                 mean=np.asarray(data["mean"], dtype=np.float32),
                 components=np.asarray(data["components"], dtype=np.float32),
             )
-    except (OSError, KeyError, ValueError):
+    except (OSError, KeyError, ValueError, EOFError, zipfile.BadZipFile):
         return None
+    c, m = found.components, found.mean
+    if (
+        c.ndim != 2
+        or m.shape != (c.shape[1],)
+        or not (np.isfinite(c).all() and np.isfinite(m).all())
+    ):
+        return None
+    return found
 
 
 def projection_for(model_id: str, dim: int, path: Path = BUNDLED) -> Projection | None:
