@@ -230,6 +230,10 @@ def test_a_waiting_notes_target_moved_again_leads_where_it_is_now(tmp_path: Path
             assert v.sync(vectors=False).relink_waiting == ("notes/diary.md",)
             os.rename(root / "team", root / "squad")  # the same files moved on
             v.sync(vectors=False)
+            # one moved file (Bob's, journalled from crew/ and team/), said once
+            assert v.status()["index"]["relink_pending"] == 1
+            report = v.sync(vectors=False)  # tried in each layer, still held
+            assert len([w for w in report.warnings if "notes/diary.md" in w]) == 1
         v.sync(vectors=False)
         _all_followed(v, root)
 

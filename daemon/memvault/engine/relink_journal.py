@@ -119,7 +119,8 @@ def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) 
         store.set_meta(WAITING_KEY, "")
         if only is not None:
             log.info("links to moved files re-targeted in %d notes", len(written_notes))
-    return Resumed(tuple(sorted(written_notes)), warnings, tuple(left))
+    # a note tried in each layer says why once
+    return Resumed(tuple(sorted(written_notes)), tuple(dict.fromkeys(warnings)), tuple(left))
 
 
 def layers(moves: Mapping[str, str]) -> list[dict[str, str]]:

@@ -103,7 +103,7 @@ def describe(
             "model": model,
             "size_bytes": size,
             "matches_disk": not pending and not relinking,
-            "relink_pending": len(relinking),
+            "relink_pending": len(set(relinking.values())),  # moved files, each once
             "relink_waiting": list(waiting),
             "pending": pending[:50],
             "pending_count": len(pending),
