@@ -43,6 +43,9 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
     assert not any(n.startswith("memvault/vault-template/people/") for n in names)
     assert "memvault/vault-example/people/sarah-chen.md" in names
     assert "memvault/interfaces/cli/app.py" in names and "memvault/core/notes.py" in names
+    # the graph's projection for the default model (index/projection.py): without it an
+    # installed memvault keeps the full graph, twice the memory
+    assert "memvault/index/graph_projection.npz" in names
     # the built Obsidian plugin, byte for byte, so `memvault obsidian install` needs no Node
     with zipfile.ZipFile(wheel) as zf:
         for name in ("main.js", "manifest.json", "styles.css"):
