@@ -397,7 +397,6 @@ class Engine:
             embedded_chunks=0,
             reused_chunks=indexed.kept,
             relinked=tuple(relinked),
-            relink_waiting=tuple(kept_changing),
             memory_written=written.memory,
             folder_notes_written=written.folder_notes,
             skipped=indexed.skipped,

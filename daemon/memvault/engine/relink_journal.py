@@ -44,7 +44,6 @@ class Resumed:
 
     relinked: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
-    waiting: tuple[str, ...] = ()  # notes whose links still wait (they kept changing)
 
 
 def waiting(store: Store) -> tuple[dict[str, str], tuple[str, ...]]:
@@ -120,7 +119,7 @@ def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) 
         if only is not None:
             log.info("links to moved files re-targeted in %d notes", len(written_notes))
     # a note tried in each layer says why once
-    return Resumed(tuple(sorted(written_notes)), tuple(dict.fromkeys(warnings)), tuple(left))
+    return Resumed(tuple(sorted(written_notes)), tuple(dict.fromkeys(warnings)))
 
 
 def layers(moves: Mapping[str, str]) -> list[dict[str, str]]:

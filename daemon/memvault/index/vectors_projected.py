@@ -20,7 +20,13 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from memvault.index.projection import Projection
-from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted, query_vector
+from memvault.index.vectors import (
+    OpenReport,
+    VectorIndex,
+    VectorsWanted,
+    _checked,
+    query_vector,
+)
 
 # candidates taken from the graph for ``k`` hits: twice as many, and at least 40 more
 # (a search's 100 -> 200, a context's 300 -> 600, 10 -> 50; bench/RESULTS.md)
@@ -48,7 +54,9 @@ class ProjectedVectors:
     def _projected(
         self, vectors_for: Callable[[Sequence[int]], np.ndarray]
     ) -> Callable[[Sequence[int]], np.ndarray]:
-        return lambda labels: self.projection.apply(_rows(vectors_for(labels), self.dim))
+        return lambda labels: self.projection.apply(
+            _checked(vectors_for(labels), len(labels), self.dim)
+        )
 
     def open(self, want: VectorsWanted) -> OpenReport:
         sha, _, ident = (want.expected_sha or "").partition("+")
@@ -58,10 +66,9 @@ class ProjectedVectors:
         )
 
     def add(self, labels: Sequence[int], vectors: np.ndarray) -> None:
-        rows = _rows(vectors, self.dim)
-        if len(rows) and (not np.isfinite(rows).all() or not np.linalg.norm(rows, axis=1).all()):
-            raise ValueError("vectors must be finite and non-zero")
-        self.inner.add(labels, self.projection.apply(rows))
+        # the full vectors as VectorIndex takes its own: float16-exact (the cache's int8
+        # rows rounded alike, so a loaded graph is the saved one), finite, non-zero
+        self.inner.add(labels, self.projection.apply(_checked(vectors, len(labels), self.dim)))
 
     def delete(self, labels: Iterable[int]) -> int:
         return self.inner.delete(labels)
@@ -104,12 +111,3 @@ class ProjectedVectors:
     @property
     def dirty(self) -> bool:
         return self.inner.dirty
-
-
-def _rows(vectors: np.ndarray, dim: int) -> np.ndarray:
-    """The full vectors as the graph is given them: float16-exact, as VectorIndex keeps
-    its own (the cache's int8 rows rounded alike), so a loaded graph is the saved one."""
-    array = np.asarray(vectors)
-    if array.ndim != 2 or array.shape[1] != dim:
-        raise ValueError(f"expected vectors of {dim} dimensions, got shape {array.shape}")
-    return array.astype(np.float16).astype(np.float32)
