@@ -300,3 +300,26 @@ def test_notes_held_open_wait_together_not_one_after_another(tmp_path: Path) -> 
             os.utime(p, ns=(LONG_AGO, LONG_AGO))
         v.sync(vectors=False)
         assert all(_text(root, f"notes/n{i}.md") == "# N\n\nSee [[Bob]].\n" for i in range(6))
+
+
+def test_a_move_undone_while_a_note_waits_leaves_its_links_as_they_were(tmp_path: Path) -> None:
+    # `git checkout` (or Ctrl+Z in a file manager) moving the folder back before the
+    # waiting note was let go: its links resolve as they are, so its words stay
+    root = tmp_path / "v"
+    _vault(root)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        with (root / "notes/diary.md").open("a", encoding="utf-8"):
+            os.rename(root / "crew", root / "team")
+            assert v.sync(vectors=False).relink_waiting == ("notes/diary.md",)
+            os.rename(root / "team", root / "crew")  # undone
+            v.sync(vectors=False)
+        report = v.sync(vectors=False)
+        assert "notes/diary.md" not in report.relinked and report.relink_waiting == ()
+        assert _text(root, "notes/diary.md") == (
+            "# Diary\n\nMet [[crew/Bob]] about [[projects/Atlas]].\n"
+        )
+        assert _text(root, "notes/plan.md") == "# Plan\n\nAsk [[Bob]].\n"  # relinked, resolves
+        assert v.engine.store.pending_relink() == {}
+        assert v.status()["index"]["relink_waiting"] == []
+        assert not v.links_check()

@@ -163,6 +163,7 @@ def _owners() -> dict[str, Any]:
     emb = e.embedding
     put("embedding._lines_kept", getattr(getattr(emb, "_lines", None), "_kept", None))
     vi = getattr(emb, "_vectors", None)
+    vi = getattr(vi, "inner", vi)  # the projected graph (ProjectedVectors) holds one
     idx = getattr(vi, "_index", None)
     if idx is not None:
         n, dim, m = idx.get_current_count(), idx.dim, idx.M
