@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from memvault.core.changes import (
+    RENAME_LIMIT,
     ChangeSet,
     Known,
     Seen,
@@ -140,6 +141,44 @@ def test_a_move_and_an_edit_pair_as_git_pairs_renames() -> None:
     assert set(out.deleted) == {"a/Notes.md", "a/twin.md"}
     unreadable = edited_moves(changes, _texts({}), _texts(texts))  # no text: no pair
     assert unreadable == changes
+
+
+def test_a_note_renamed_and_edited_at_once_pairs_with_no_rival_as_alike() -> None:
+    """git's rule without the name: a gone note and a new one of other names, each the
+    other's most alike, half their words in common besides both names' words."""
+    kraken = "# Kraken\n\n" + "".join(f"Line {i} of the queue design.\n" for i in range(30))
+    changes = ChangeSet(
+        created=("projects/kraken-queue.md", "ideas/x.md", "ideas/y.md", "misc/other.md"),
+        deleted=("projects/kraken.md", "a/twin.md", "a/gone.md"),
+    )
+    texts = {
+        "projects/kraken.md": kraken,
+        "projects/kraken-queue.md": kraken + "One more line.\n",
+        "a/twin.md": NOTE,
+        "ideas/x.md": NOTE,  # two as alike: no guess
+        "ideas/y.md": NOTE,
+        "a/gone.md": "# Gone\n\nNothing like the rest.\n",
+        "misc/other.md": "# Other\n\nUnrelated words here.\n",
+    }
+    out = edited_moves(changes, _texts(texts), _texts(texts))
+    assert out.moved == (("projects/kraken.md", "projects/kraken-queue.md"),)
+    assert set(out.created) == {"ideas/x.md", "ideas/y.md", "misc/other.md"}
+    assert set(out.deleted) == {"a/twin.md", "a/gone.md"}
+    # the names' words aside: two notes that share only their names are no pair
+    named = ChangeSet(created=("Zoë Storm.md",), deleted=("Zoë Band.md",))
+    band, storm = "# Zoë Band\n\nZoë band.\n", "# Zoë Storm\n\nZoë storm.\n"
+    texts = {"Zoë Band.md": band, "Zoë Storm.md": storm}
+    assert edited_moves(named, _texts(texts), _texts(texts)) == named
+    # past the limit, only names pair (every pair would be read)
+    many = ChangeSet(
+        created=tuple(f"n/{i}.md" for i in range(RENAME_LIMIT + 1)),
+        deleted=tuple(f"o/x{i}.md" for i in range(RENAME_LIMIT + 1)),
+    )
+    same = {f"o/x{i}.md": f"# T\n\nwords {i} alike" for i in range(RENAME_LIMIT + 1)}
+    same |= {f"n/{i}.md": f"# T\n\nwords {i} alike" for i in range(RENAME_LIMIT + 1)}
+    assert edited_moves(many, _texts(same), _texts(same)) == many
+    few = ChangeSet(created=many.created[:3], deleted=many.deleted[:3])
+    assert len(edited_moves(few, _texts(same), _texts(same)).moved) == 3
 
 
 def test_similarity_counts_shared_words_over_the_longer_text_the_name_aside() -> None:

@@ -82,6 +82,34 @@ def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
         assert hits and hits[0].path == "Staff/Ana.md"
 
 
+def test_a_note_renamed_and_edited_at_once_keeps_every_link(tmp_path: Path) -> None:
+    # found in a field test: `git pull` of a commit that renames a note and adds a line
+    # to it (git: "renamed, 96 %") broke the links to it; so did `mv` then `>>`
+    root = tmp_path / "vault"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    _team(root, "Crew")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "team")
+    git(root, "checkout", "-qb", "other")
+    git(root, "mv", "Crew/Łukasz.md", "Crew/Łukasz Nowak.md")
+    with (root / "Crew" / "Łukasz Nowak.md").open("a", encoding="utf-8") as fh:
+        fh.write("- the racks in hall Quetzal\n")
+    git(root, "commit", "-qam", "Łukasz's full name, and a line")
+    git(root, "checkout", "-q", "main")
+    with open_vault(root) as v:
+        v.sync()
+        git(root, "checkout", "-q", "other")
+        report = v.sync()
+        assert report.moved == (("Crew/Łukasz.md", "Crew/Łukasz Nowak.md"),)
+        assert not report.created and not report.deleted
+        roster = (root / "Roster.md").read_text(encoding="utf-8")
+        assert "See [[Łukasz Nowak#Work]] and [[Crew/Ana]]." in roster
+        assert not v.links_check()
+        hits = v.search("racks in hall Quetzal", k=3)
+        assert hits and hits[0].path == "Crew/Łukasz Nowak.md"
+
+
 def test_a_note_made_from_the_person_template_moved_and_edited_is_a_move(
     tmp_path: Path,
 ) -> None:

@@ -16,7 +16,7 @@ import dataclasses
 import posixpath
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 
@@ -135,6 +135,9 @@ def diff(
 
 
 SIMILAR = 0.5  # git's default rename threshold (``diff.renames``: 50 % similar)
+# notes gone and come (each, left unpaired by name) past which renamed-and-edited
+# notes are not looked for (git's ``diff.renameLimit`` in spirit: every pair is read)
+RENAME_LIMIT = 100
 
 
 def edited_moves(
@@ -147,8 +150,11 @@ def edited_moves(
     that renames and edits. A pair is what git takes for a rename, and no guess: the
     one note gone and the one note come of a file name (case aside), at least
     ``SIMILAR`` of their words in common besides the name's (``similarity``: the
-    texts the caller gives are alike, the chunks' text of each). Moved, its links
-    follow it; its new content is indexed as any edit's."""
+    texts the caller gives are alike, the chunks' text of each); then, of the notes
+    left (``RENAME_LIMIT`` at most), a note renamed and edited at once: a gone note
+    and a new one each the other's most alike, at least ``SIMILAR`` besides both
+    names' words, with no rival as alike. Moved, its links follow it; its new
+    content is indexed as any edit's."""
     gone, came = _by_name(changes.deleted), _by_name(changes.created)
     pairs: list[tuple[str, str]] = []
     for name, olds in gone.items():
@@ -159,6 +165,12 @@ def edited_moves(
         stem = posixpath.splitext(name)[0]
         if before is not None and after is not None and similarity(before, after, stem) >= SIMILAR:
             pairs.append((olds[0], news[0]))
+    pairs += _renamed_and_edited(
+        [p for p in changes.deleted if p not in {o for o, _ in pairs}],
+        [p for p in changes.created if p not in {n for _, n in pairs}],
+        old_text,
+        new_text,
+    )
     if not pairs:
         return changes
     olds_moved, news_moved = {o for o, _ in pairs}, {n for _, n in pairs}
@@ -168,6 +180,39 @@ def edited_moves(
         deleted=tuple(p for p in changes.deleted if p not in olds_moved),
         moved=changes.moved + tuple(sorted(pairs)),
     )
+
+
+def _renamed_and_edited(
+    olds: Sequence[str],
+    news: Sequence[str],
+    old_text: Callable[[str], str | None],
+    new_text: Callable[[str], str | None],
+) -> list[tuple[str, str]]:
+    """Pairs of a gone note and a new one of other names, each the other's one most
+    alike (``SIMILAR`` at least, both names' words aside; a tie is no pair)."""
+    if not olds or not news or len(olds) > RENAME_LIMIT or len(news) > RENAME_LIMIT:
+        return []
+    before = {p: t for p in olds if (t := old_text(p)) is not None}
+    after = {p: t for p in news if (t := new_text(p)) is not None}
+    score: dict[tuple[str, str], float] = {}
+    for o, a in before.items():
+        for n, b in after.items():
+            names = " ".join(posixpath.splitext(posixpath.basename(x))[0] for x in (o, n))
+            if (s := similarity(a, b, names)) >= SIMILAR:
+                score[o, n] = s
+
+    def best(candidates: list[tuple[float, str]]) -> str | None:
+        candidates.sort(reverse=True)
+        if len(candidates) > 1 and candidates[1][0] == candidates[0][0]:
+            return None  # rivals as alike: no guess
+        return candidates[0][1] if candidates else None
+
+    out = []
+    for o in before:
+        new = best([(s, n) for (oo, n), s in score.items() if oo == o])
+        if new is not None and best([(s, oo) for (oo, n), s in score.items() if n == new]) == o:
+            out.append((o, new))
+    return out
 
 
 def _by_name(paths: Collection[str]) -> dict[str, list[str]]:
