@@ -454,6 +454,12 @@ def test_start_shows_the_log_when_the_daemon_dies(tmp_path: Path) -> None:
     r = cli(tmp_path, "daemon", "start", "--vault", str(root))
     assert r.returncode == 3  # the daemon's own exit code: a config error, as `daemon run`'s
     assert "exited at start" in r.stderr and "daemon.port" in r.stderr
+    # fixed, then another mistake: this start's lines only, not the last one's (a field
+    # test was shown the error it had fixed already)
+    (root / ".memvault" / "config.toml").write_text("[vault]\nquiet_ms = 'fast'\n")
+    r = cli(tmp_path, "daemon", "start", "--vault", str(root))
+    assert r.returncode == 3 and "vault.quiet_ms" in r.stderr
+    assert "daemon.port" not in r.stderr
 
 
 def test_start_exits_with_the_code_of_a_daemon_that_cannot_take_the_lock(tmp_path: Path) -> None:

@@ -39,12 +39,17 @@ def _until(check: Callable[[], bool], timeout: float, interval: float = 0.05) ->
         threading.Event().wait(interval)
 
 
-def log_tail(root: Path, lines: int = 20) -> str:
+def log_tail(root: Path, lines: int = 20, since: int = 0) -> str:
+    """The log's last ``lines``, of what it gained past byte ``since`` (a start's own
+    lines, not an earlier run's; all of it if it was rotated meanwhile)."""
     try:
-        text = (Path(root) / STATE_DIR / LOG_FILE).read_text(encoding="utf-8", errors="replace")
+        with (Path(root) / STATE_DIR / LOG_FILE).open("rb") as fh:
+            if since and os.fstat(fh.fileno()).st_size >= since:
+                fh.seek(since)
+            text = fh.read().decode("utf-8", errors="replace")
     except OSError:
         return "(no log)"
-    return "\n".join(text.splitlines()[-lines:])
+    return "\n".join(text.splitlines()[-lines:]) or "(nothing in the log)"
 
 
 def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
@@ -62,7 +67,9 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
         (os.POSIX_SPAWN_OPEN, 2, str(log_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600),
     ]
     try:  # the spawn's own error would name Python, not the log (a field test)
-        os.close(os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600))
+        fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        since = os.fstat(fd).st_size  # what is said of this start comes after
+        os.close(fd)
     except OSError as exc:
         raise StorageError(f"{log_path}: cannot open the daemon's log: {exc.strerror}") from None
     pid = os.posix_spawn(sys.executable, argv, env, file_actions=actions, setsid=True)
@@ -88,11 +95,12 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
                 os.kill(pid, signal.SIGTERM)
             raise DaemonError(
                 f"the daemon (pid {pid}) did not answer within {timeout:.0f} s; "
-                f"last lines of {log_path}:\n{log_tail(root)}"
+                f"last lines of {log_path}:\n{log_tail(root, since=since)}"
             )
         code = exited[0] if exited else None
         raise DaemonError(
-            f"the daemon exited at start; last lines of {log_path}:\n{log_tail(root)}",
+            f"the daemon exited at start; its lines in {log_path}:\n"
+            f"{log_tail(root, since=since)}",
             exit_code=code if code is not None and code > 0 else None,
         )
     return found[0]
