@@ -317,3 +317,25 @@ def test_not_on_a_terminal_progress_is_a_line_now_and_then(monkeypatch) -> None:
         "indexing: 100/300 notes, 200 chunks embedded, estimating time left",
         "indexing: 200/300 notes, 400 chunks embedded, estimating time left",
     ]  # one plain line each time, none at the end (the summary follows)
+
+
+def test_a_command_suggested_for_a_folder_with_spaces_runs_as_pasted(tmp_path: Path) -> None:
+    # found in a field test: `next: memvault up /tmp/sp ace` broke when copied and pasted
+    import shlex
+
+    folder = tmp_path / "My Vault ünï 日本"
+    result = runner.invoke(app, ["init", str(folder)])
+    assert result.exit_code == 0, result.output
+    line = next(x for x in result.output.splitlines() if x.startswith("next: memvault up "))
+    assert shlex.split(line.removeprefix("next: ").split("   ")[0]) == [
+        "memvault",
+        "up",
+        str(folder),
+    ]
+    result = runner.invoke(app, ["search", "--vault", str(folder), "anything"])
+    said = re.search(r"`(memvault sync --vault [^`]+)`", result.output)
+    assert said and shlex.split(said.group(1))[-1] == str(folder)
+    missing = tmp_path / "no such"
+    result = runner.invoke(app, ["status", "--vault", str(missing)])
+    said = re.search(r"`(memvault init [^`]+)`", result.output)
+    assert said and shlex.split(said.group(1))[-1] == str(missing)

@@ -28,6 +28,7 @@ vault; opening a folder without ``.memvault/`` is ``VaultNotFound``.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypedDict, Unpack
@@ -119,12 +120,12 @@ class Vault(Closes):
         if not is_dir:
             raise VaultNotFound(
                 misplaced(root)
-                or f"no vault at {root}: not a folder (create one with `memvault init {root}`)"
+                or f"no vault at {root}: not a folder (create one with `memvault init {shlex.quote(str(root))}`)"
             )
         if not is_vault(root):
             raise VaultNotFound(
                 misplaced(root)
-                or f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {root}` "
+                or f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {shlex.quote(str(root))}` "
                 "or Vault.open(path, create=True) makes it one"
             )
         config = VaultConfig.load(root, env=env, overrides=overrides)

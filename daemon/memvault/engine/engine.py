@@ -50,6 +50,7 @@ import dataclasses
 import datetime as dt
 import gc
 import logging
+import shlex
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -542,7 +543,7 @@ class Engine:
         if not self.indexed:
             raise NotIndexed(
                 f"{self.root} is not indexed yet, so there is nothing to {what} "
-                f"(nothing was written): `memvault sync --vault {self.root}` indexes it "
+                f"(nothing was written): `memvault sync --vault {shlex.quote(str(self.root))}` indexes it "
                 "(and keeps MEMORY.md), `memvault up` also keeps it current"
             )
 

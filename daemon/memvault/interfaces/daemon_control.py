@@ -99,8 +99,7 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
             )
         code = exited[0] if exited else None
         raise DaemonError(
-            f"the daemon exited at start; its lines in {log_path}:\n"
-            f"{log_tail(root, since=since)}",
+            f"the daemon exited at start; its lines in {log_path}:\n{log_tail(root, since=since)}",
             exit_code=code if code is not None and code > 0 else None,
         )
     return found[0]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -123,7 +124,7 @@ def resolve_vault(vault: Path | None) -> Path:
             raise E.VaultNotFound(f"{wrong} ({how})")
         if not is_dir:
             raise E.VaultNotFound(
-                f"no vault at {found} ({how}): not a folder; `memvault init {found}` makes one"
+                f"no vault at {found} ({how}): not a folder; `memvault init {shlex.quote(str(found))}` makes one"
             )
         if not is_vault(found):
             raise E.VaultNotFound(not_a_vault(found, how))
@@ -139,9 +140,9 @@ def resolve_vault(vault: Path | None) -> Path:
 
 def not_a_vault(folder: Path, how: str = "--vault") -> str:
     """Why ``folder`` is refused, and the command that would make it a vault."""
-    hint = f"`memvault init {folder}` makes it one (no notes are changed)"
+    hint = f"`memvault init {shlex.quote(str(folder))}` makes it one (no notes are changed)"
     if (folder / "MEMORY.md").is_file():
-        hint += f", or `memvault migrate {folder / 'MEMORY.md'}` splits a long MEMORY.md into notes"
+        hint += f", or `memvault migrate {shlex.quote(str(folder / 'MEMORY.md'))}` splits a long MEMORY.md into notes"
     return f"{folder} ({how}) is not a memvault vault (no .memvault/ folder): {hint}"
 
 

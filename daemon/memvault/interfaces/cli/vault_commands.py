@@ -6,6 +6,7 @@ prints, and maps errors to exit codes (``common.handled``).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -65,7 +66,7 @@ def init(
     if indexed is not None:
         out.print(
             f"indexed the example notes ({indexed} notes): `memvault context`, `search` and "
-            f"`get` work now; `memvault up {report.root}` keeps it current"
+            f"`get` work now; `memvault up {shlex.quote(str(report.root))}` keeps it current"
         )
 
 
@@ -113,7 +114,7 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
         )
     if next_step:
         out.print(
-            f"next: memvault up {report.root}   (indexes the notes, then keeps MEMORY.md current)"
+            f"next: memvault up {shlex.quote(str(report.root))}   (indexes the notes, then keeps MEMORY.md current)"
         )
 
 
