@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from memvault import __version__
@@ -258,6 +259,30 @@ def test_status_lists_problems_and_exits_1_for_an_unclosed_memory_md_section(
     assert result.exit_code == 1
     listed = {p["path"]: p["kind"] for p in json.loads(result.stdout)["problems"]}
     assert listed == {"MEMORY.md": "memory", "notes/binary.md": "skipped"}
+
+
+def test_status_says_how_many_chunks_still_wait_for_their_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a field test saw "index matches the files on disk" during a first index, and
+    # nothing of the 1,949 chunks the vector lane had still to embed
+    from memvault.api import Vault
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = tmp_path / "v"
+    runner.invoke(app, ["init", str(root)])
+    for i in range(5):
+        (root / "projects" / f"p{i}.md").write_text(f"# P{i}\n\nProject {i} ships soon.\n")
+    with Vault.open(root) as v:
+        v.sync(vectors=False)  # the structure lane only: every chunk queued
+        waiting = v.status()["index"]["vectors_pending"]
+    assert waiting > 0
+    result = runner.invoke(app, ["status", "--vault", str(root)])
+    assert f"{waiting:,} chunks waiting for their vectors" in result.output, result.output
+    assert "`memvault sync` embeds them" in result.output
+    assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    result = runner.invoke(app, ["status", "--vault", str(root)])
+    assert "waiting for their vectors" not in result.output
 
 
 # -- progress ---------------------------------------------------------------------------

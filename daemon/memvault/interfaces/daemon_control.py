@@ -149,6 +149,7 @@ def daemon_status(root: Path) -> dict[str, Any]:
         state=daemon.get("state"),
         role=daemon.get("role"),  # reader: the index in PostgreSQL written elsewhere
         lag_seconds=daemon.get("lag_seconds"),
+        vectors_pending=(status.get("index") or {}).get("vectors_pending"),
         queue=daemon.get("queue"),
         observer=daemon.get("observer"),
         last_error=daemon.get("last_error"),

@@ -183,6 +183,11 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
             f"{', read-only (a reader)' if data.get('role') == 'reader' else ''}"
             f", observer {data.get('observer') or '?'}"
             f", index lag {'none' if lag is None else f'{lag:.1f} s'}"
+            + (
+                f", {data['vectors_pending']:,} chunks waiting for vectors"
+                if data.get("vectors_pending")
+                else ""
+            )
         )
         if data.get("last_error"):
             common.out.print(f"last error: {data['last_error']}")

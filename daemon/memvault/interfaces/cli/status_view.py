@@ -100,6 +100,18 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             "keyword search works meanwhile"
         )
     where = idx.get("where") or {}
+    waiting = idx.get("vectors_pending") or 0
+    if waiting and not idx.get("model_changed") and where.get("store") != "postgres":
+        # a first index, or saves just made: the vector lane's queue (a field test saw
+        # "matches the files on disk" and nothing of the 1,949 chunks still to embed)
+        console.print(
+            f"{waiting:,} chunks waiting for their vectors (keyword search finds them meanwhile; "
+            + (
+                "the daemon embeds them now)"
+                if data.get("daemon")
+                else "`memvault sync` embeds them)"
+            )
+        )
     if where.get("store") == "postgres":  # a team's index (docs/TEAM.md): never a password
         held = where.get("writer")
         who = f"{held['host']} pid {held['pid']}" if held else "no writer running"
@@ -172,6 +184,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
                 f"; reconciling: {progress['done']:,}/{progress['total']:,} notes indexed, "
                 f"{daemon.get('let_through', 0)} saves let through meanwhile"
                 if daemon.get("reconciling") and progress.get("stage") == "notes"
+                else ""
+            )
+            + (  # the vector lane's step under way: how far
+                f"; vectors: {lane_now['done']:,}/{lane_now['total']:,} chunks"
+                if (lane_now := (daemon.get("vectors") or {}).get("progress"))
+                and lane_now.get("total")
                 else ""
             )
         )
