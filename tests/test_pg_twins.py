@@ -148,3 +148,24 @@ def test_a_schema_5_index_gets_twins_and_a_partial_hnsw_index(
         copy = _vectors(v, 1, seed=3)
         vi.add([BASE, BASE + 1], np.repeat(copy, 2, axis=0))
         assert _nodes(v) == {BASE: None, BASE + 1: BASE}
+
+
+def test_a_search_walks_the_hnsw_index_of_the_nodes(pg: Any) -> None:
+    # the planner's choice: a btree partial on the nodes too would serve the search's
+    # WHERE node IS NULL by a bitmap scan and a sort (exact, slow on a large index)
+    vi, db = pg.engine.embedding.vectors, pg.engine.store._pg
+    vi.add(range(BASE, BASE + 40), _vectors(pg, 40))
+    for build in pg.engine.store.builds:
+        build.join()
+    db.raw("ANALYZE vectors")
+    with db.conn.transaction():
+        db.raw("SET LOCAL enable_seqscan = off")  # a small table: else a scan is cheaper
+        plan = "\n".join(
+            r[0]
+            for r in db.raw(
+                f"EXPLAIN SELECT label FROM vectors WHERE node IS NULL "
+                f"ORDER BY {vi._expr} <=> %s::vector LIMIT 10",
+                (pg_vectors._literal(_vectors(pg, 1, seed=9)[0]),),
+            ).fetchall()
+        )
+    assert f"Index Scan using vectors_nodes_{vi.dim}" in plan, plan

@@ -228,9 +228,11 @@ def migrate(conn: Any, schema: str) -> None:
         )
 
 
-# a new vector's node, by digest; a node's twins (version 6)
+# a new vector's node, by digest; a node's twins (version 6). Not partial on
+# ``node IS NULL``: the planner would take such an index for a search's nodes (a
+# bitmap scan and a sort: exact, and slow on a large index) instead of the HNSW one
 _TWINS = [
-    "CREATE INDEX IF NOT EXISTS vectors_digest ON vectors(digest) WHERE node IS NULL",
+    "CREATE INDEX IF NOT EXISTS vectors_digest ON vectors(digest)",
     "CREATE INDEX IF NOT EXISTS vectors_node ON vectors(node) WHERE node IS NOT NULL",
 ]
 
