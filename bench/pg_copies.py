@@ -8,7 +8,8 @@ search, memvault's ``PgVectors`` (its shipped M / ef settings) on a real server
 Gaussian vectors at 384 dimensions, as bench/vector_copies.py's ``recall``: ``others``
 distinct vectors and ``copies`` labels sharing one, the copies 8th to last in label
 order, added in steps of 32 (the vector lane's) into an index built after the first
-step; 100 Gaussian queries; any copies count as the one vector they are.
+step; 100 Gaussian queries; any copies count as the one vector they are. ``add_s``: the
+wall time of the adds (the server's work included), each seed.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +46,8 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
             MEMVAULT_INDEX_MODEL="hash",
         )
         for count in copies:
-            scores = []
+            scores: list[float] = []
+            adds: list[float] = []
             for seed in range(seeds):
                 rng = np.random.default_rng(seed)
                 base = rng.standard_normal((others, DIM)).astype(np.float32)
@@ -59,11 +62,13 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
                     with Vault.open(root) as v:
                         vi = PgVectors(v.engine.store, DIM)
                         vi.open(VectorsWanted(None, [], lambda labels, d=data: d[list(labels)]))
+                        began = time.perf_counter()
                         for start in range(0, len(data), STEP):
                             stop = min(start + STEP, len(data))
                             vi.add(list(range(start, stop)), data[start:stop])
                         for t in v.engine.store.builds:
                             t.join()
+                        adds.append(time.perf_counter() - began)
                         unit = data / np.linalg.norm(data, axis=1, keepdims=True)
                         found = 0
                         queries = rng.standard_normal((100, DIM)).astype(np.float32)
@@ -85,6 +90,7 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
                         "copies": count,
                         "recall@10": [round(s, 3) for s in scores],
                         "median": round(statistics.median(scores), 3),
+                        "add_s": [round(a, 2) for a in adds],
                     }
                 ),
                 flush=True,
