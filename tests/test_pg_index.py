@@ -621,12 +621,12 @@ def test_a_bulk_load_builds_the_hnsw_index_after_and_a_kill_midway_resumes(
             own.ensure_postgres_running()
             v.sync()
             # built once the queue drained (on a thread of its own: saves go on)
-            eventually(lambda: hnsw() == ["vectors_hnsw_64"], what="the HNSW index built")
+            eventually(lambda: hnsw() == ["vectors_nodes_64"], what="the HNSW index built")
             got = snapshot(v)
         assert _untied(_answers(root)) == _untied(sqlite_hits)
         monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "bulk-rebuilt"))
         assert rebuilt_snapshot(root, tmp_path) == got
-        assert hnsw() == ["vectors_hnsw_64"]
+        assert hnsw() == ["vectors_nodes_64"]
     finally:
         stop_server(own)
 
@@ -637,7 +637,7 @@ def _hnsw(dsn: str, schema: str) -> list[str]:
         rows = conn.execute(
             "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
             "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s "
-            "AND c.relname LIKE 'vectors_hnsw_%%' AND i.indisvalid",
+            "AND c.relname LIKE 'vectors_nodes_%%' AND i.indisvalid",
             (schema,),
         ).fetchall()
     return [r[0] for r in rows]
@@ -659,14 +659,14 @@ def test_the_hnsw_build_never_stops_a_save(
     root = make_vault(tmp_path)
     with open_vault(root) as v:
         v.sync()
-    assert _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"]
+    assert _hnsw(pg_dsn, schema) == ["vectors_nodes_64"]
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         if left == "none":
-            conn.execute(f'DROP INDEX "{schema}".vectors_hnsw_64')
+            conn.execute(f'DROP INDEX "{schema}".vectors_nodes_64')
         else:  # as a build cut short leaves it
             conn.execute(
                 f"UPDATE pg_index SET indisvalid = false WHERE indexrelid = "
-                f"'\"{schema}\".vectors_hnsw_64'::regclass"
+                f"'\"{schema}\".vectors_nodes_64'::regclass"
             )
     assert _hnsw(pg_dsn, schema) == []
     blocker = psycopg.connect(pg_dsn)  # another session writing the vectors, not done
@@ -680,7 +680,7 @@ def test_the_hnsw_build_never_stops_a_save(
             assert [h.path for h in v.search("works on the queue", k=3)]
             assert _hnsw(pg_dsn, schema) == []
             blocker.rollback()
-            eventually(lambda: _hnsw(pg_dsn, schema) == ["vectors_hnsw_64"], what="the build")
+            eventually(lambda: _hnsw(pg_dsn, schema) == ["vectors_nodes_64"], what="the build")
     finally:
         blocker.close()
 
@@ -727,7 +727,7 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "6"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
@@ -760,7 +760,7 @@ def test_a_schema_3_index_gets_link_names_and_its_stale_verdicts_resolved(
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '3' WHERE key = 'schema_version'")
     with open_vault(root) as v:  # the writer migrates it
         store = v.engine.store
-        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "6"
         names = dict(store._pg.raw("SELECT target, name FROM links").fetchall())
         assert names["Über Plan"] == "über plan" and names["sarah-chen"] == "sarah-chen"
         assert store.meta("links_resolve") == "1"
@@ -955,7 +955,7 @@ def test_a_schema_4_index_keeps_its_cache_as_int8_and_embeds_nothing_again(
         reader.close()
     with open_vault(root) as v:
         store = v.engine.store
-        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "5"
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "6"
         kept = {
             (m, bytes(s)): bytes(b)
             for m, s, b in store._pg.raw("SELECT model, sha, vector FROM embeddings").fetchall()

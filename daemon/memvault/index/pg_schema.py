@@ -33,6 +33,14 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    what it holds (within 0.2 % of the converted rows): a chunk embedded again takes
    the converted vector.
 
+6. twins (pg_vectors.py): a ``vectors`` row whose vector another row already holds
+   names that row (``node``) and stays out of the HNSW index, which is partial
+   (``WHERE node IS NULL``): thousands of copies of one vector (a note of one repeated
+   line) are one graph element, not a clique the search walks into. ``digest`` (a
+   64-bit digest of the stored vector, ``vector_twins.digests``) finds a new vector's
+   node. Rows of before are nodes, without a digest (a copy of one becomes a node of
+   its own, once); the old HNSW index is dropped and the partial one built.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -50,7 +58,7 @@ from memvault.errors import IndexCorrupt
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 5
+PG_SCHEMA_VERSION = 6
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -102,7 +110,8 @@ _TABLES = [
     model TEXT NOT NULL, sha BYTEA NOT NULL, vector BYTEA NOT NULL, PRIMARY KEY(model, sha)
 )""",
     # a chunk's vector (pgvector; the HNSW index, by dimension, is pg_vectors.py's)
-    "CREATE TABLE IF NOT EXISTS vectors(label BIGINT PRIMARY KEY, embedding vector NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS vectors(label BIGINT PRIMARY KEY, embedding vector NOT NULL, "
+    "node BIGINT, digest BIGINT)",
     # who writes: one row, the holder of the writer's advisory lock (host, pid, since)
     "CREATE TABLE IF NOT EXISTS writer(host TEXT NOT NULL, pid INTEGER NOT NULL, "
     "since DOUBLE PRECISION NOT NULL)",
@@ -206,12 +215,26 @@ def migrate(conn: Any, schema: str) -> None:
             _link_names(conn)
         if version is not None and version < 5:
             _int8_vectors(conn)
+        if version is not None and version < 6:
+            conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS node BIGINT")
+            conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS digest BIGINT")
+        for statement in _TWINS:
+            conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
         conn.execute(
             "INSERT INTO meta(key, value) VALUES('schema_version', %s) "
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(PG_SCHEMA_VERSION),),
         )
+
+
+# a new vector's node, by digest; a node's twins (version 6). Not partial on
+# ``node IS NULL``: the planner would take such an index for a search's nodes (a
+# bitmap scan and a sort: exact, and slow on a large index) instead of the HNSW one
+_TWINS = [
+    "CREATE INDEX IF NOT EXISTS vectors_digest ON vectors(digest)",
+    "CREATE INDEX IF NOT EXISTS vectors_node ON vectors(node) WHERE node IS NOT NULL",
+]
 
 
 def _link_names(conn: Any) -> None:

@@ -392,9 +392,11 @@ class PgStore(Store):
     def delete_chunks(self, conn: Any, labels: Sequence[int]) -> None:
         # the chunk's vector goes in the same transaction: a reader never finds a
         # vector whose chunk is gone
+        from memvault.index.pg_vectors import release
+
         for part in parts(list(labels)):
             conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
-            conn.raw("DELETE FROM vectors WHERE label = ANY(%s)", (part,))
+            release(conn.raw, part)  # a node's twins stay, under their heir
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
 
     @contextmanager
