@@ -106,6 +106,18 @@ def test_custom_sections(tmp_path: Path) -> None:
         ("[index]\ndevice = 'cuda'\n", "index.device applies to the torch backend"),
         ("[index]\nmodel_cache = 'models/onnx'\n", "index.model_cache must be an absolute path"),
         ("not toml = = =", "config.toml"),
+        # found in a field test: MEMORY.md never written (never quiet enough), and a
+        # section's folder outside the vault taken silently
+        ("[vault]\nquiet_ms = 99999999999999999999\n", "vault.quiet_ms must be between 0 and"),
+        ("[vault]\nquiet_ms = -1\n", "vault.quiet_ms must be between 0 and"),
+        (
+            "[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = '../outside'\n",
+            "folder must be a folder inside the vault",
+        ),
+        (
+            "[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = 'people/./x'\n",
+            "folder must be a folder inside the vault",
+        ),
     ],
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:

@@ -37,6 +37,7 @@ DEFAULT_IGNORE = (
 # and a write leaves a file someone else saved within it alone (vault/swap.py).
 QUIET_MS = 100
 # Settings renamed: the old key is still read (the new one wins when both are given).
+MAX_QUIET_MS = 60_000  # a quiet period longer than a minute would hold MEMORY.md back for good
 RENAMED = {("daemon", "debounce_ms"): ("vault", "quiet_ms")}
 DEFAULT_SECTIONS = (
     SectionRule("projects", "Active Projects", "projects", {"status": "active"}, "updated", 8),
@@ -349,6 +350,11 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
             order=str(item.get("order", "date")),
             limit=item.get("limit", 10),
         )
+        if any(part in ("..", ".") for part in rule.folder.split("/")):
+            raise ConfigError(
+                f"{where}: memory.sections[{i}].folder must be a folder inside the vault, "
+                f"not {rule.folder!r}"
+            )
         if rule.order not in ORDERS:
             raise ConfigError(
                 f"{where}: memory.sections[{i}].order must be one of {', '.join(ORDERS)}"
@@ -366,8 +372,9 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
 
 def _validate(section: str, settings: Any, where: str) -> None:
     problems: list[str] = []
-    if section == "vault" and settings.quiet_ms < 0:
-        problems.append("vault.quiet_ms must be >= 0")
+    if section == "vault" and not 0 <= settings.quiet_ms <= MAX_QUIET_MS:
+        # past a minute, a note is never quiet enough to write (a field test's 10**20)
+        problems.append(f"vault.quiet_ms must be between 0 and {MAX_QUIET_MS}")
     if section == "index":
         if not 16 <= settings.max_chunk_tokens <= 8192:
             problems.append("index.max_chunk_tokens must be between 16 and 8192")
