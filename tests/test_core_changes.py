@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from memvault.core.changes import (
     RENAME_LIMIT,
     ChangeSet,
@@ -143,40 +145,79 @@ def test_a_move_and_an_edit_pair_as_git_pairs_renames() -> None:
     assert unreadable == changes
 
 
-def test_a_note_renamed_and_edited_at_once_pairs_with_no_rival_as_alike() -> None:
-    """git's rule without the name: a gone note and a new one of other names, each the
-    other's most alike, half their words in common besides both names' words."""
+def test_a_note_renamed_and_edited_at_once_pairs_by_its_lines_with_no_rival() -> None:
+    """git's rule without the name, by lines: a gone note and a new one of other names,
+    half their own lines in common, each the other's most alike by a margin."""
     kraken = "# Kraken\n\n" + "".join(f"Line {i} of the queue design.\n" for i in range(30))
+    three = "# Ana\n\nAna writes the docs.\nShe reviews the ranking.\nShe runs the wiki.\n"
     changes = ChangeSet(
-        created=("projects/kraken-queue.md", "ideas/x.md", "ideas/y.md", "misc/other.md"),
-        deleted=("projects/kraken.md", "a/twin.md", "a/gone.md"),
+        created=("projects/kraken-queue.md", "ideas/x.md", "ideas/y.md", "ana-b.md"),
+        deleted=("projects/kraken.md", "a/twin.md", "ana.md"),
     )
     texts = {
         "projects/kraken.md": kraken,
         "projects/kraken-queue.md": kraken + "One more line.\n",
-        "a/twin.md": NOTE,
-        "ideas/x.md": NOTE,  # two as alike: no guess
-        "ideas/y.md": NOTE,
-        "a/gone.md": "# Gone\n\nNothing like the rest.\n",
-        "misc/other.md": "# Other\n\nUnrelated words here.\n",
+        "a/twin.md": kraken.replace("Kraken", "Twin").replace("queue", "twin"),
+        "ideas/x.md": kraken.replace("Kraken", "Twin").replace("queue", "twin"),  # two as
+        "ideas/y.md": kraken.replace("Kraken", "Twin").replace("queue", "twin"),  # alike
+        "ana.md": three,
+        "ana-b.md": three + "She keeps the glossary.\n",
     }
     out = edited_moves(changes, _texts(texts), _texts(texts))
-    assert out.moved == (("projects/kraken.md", "projects/kraken-queue.md"),)
-    assert set(out.created) == {"ideas/x.md", "ideas/y.md", "misc/other.md"}
-    assert set(out.deleted) == {"a/twin.md", "a/gone.md"}
-    # the names' words aside: two notes that share only their names are no pair
-    named = ChangeSet(created=("Zoë Storm.md",), deleted=("Zoë Band.md",))
-    band, storm = "# Zoë Band\n\nZoë band.\n", "# Zoë Storm\n\nZoë storm.\n"
-    texts = {"Zoë Band.md": band, "Zoë Storm.md": storm}
-    assert edited_moves(named, _texts(texts), _texts(texts)) == named
-    # past the limit, only names pair (every pair would be read)
+    assert out.moved == (("ana.md", "ana-b.md"), ("projects/kraken.md", "projects/kraken-queue.md"))
+    assert set(out.created) == {"ideas/x.md", "ideas/y.md"} and out.deleted == ("a/twin.md",)
+
+
+TEMPLATE_STUB = '---\ntitle: "{}"\n---\n# {}\n\n## Role\n\n## Notes\n'
+
+
+@pytest.mark.parametrize(
+    ("gone", "came"),
+    [
+        # found by a review: stubs of one template, nothing of their own (1.0 by words)
+        (TEMPLATE_STUB.format("Bob", "Bob"), TEMPLATE_STUB.format("Carol", "Carol")),
+        # two decisions of one template, their headings and a line in common
+        (
+            "# Use Postgres\n\n## Context\nWe need a store.\n## Decision\nUse Postgres.\n"
+            "It has pgvector.\nThe team knows it.\n",
+            "# Drop Redis\n\n## Context\nWe need a store.\n## Decision\nDrop Redis.\n"
+            "It costs too much.\nNobody reads the cache.\n",
+        ),
+        # two daily logs sharing one recurring line
+        (
+            "# 2024-05-01\n\n09:30 standup with [[ana]]\nFixed the build.\nLunch.\nRead.\n",
+            "# 2024-05-02\n\n09:30 standup with [[ana]]\nWrote docs.\nGym.\nCalls.\n",
+        ),
+    ],
+)
+def test_notes_alike_only_by_their_template_or_a_line_are_no_rename(gone: str, came: str) -> None:
+    changes = ChangeSet(created=("people/carol.md",), deleted=("people/bob.md",))
+    texts = {"people/bob.md": gone, "people/carol.md": came}
+    assert edited_moves(changes, _texts(texts), _texts(texts)) == changes
+
+
+def test_a_rename_with_a_rival_nearly_as_alike_is_no_guess() -> None:
+    base = "".join(f"Line {i} of the plan.\n" for i in range(10))
+    changes = ChangeSet(created=("p/a2.md", "p/b2.md"), deleted=("p/a.md",))
+    texts = {
+        "p/a.md": base,
+        "p/a2.md": base + "x\n",  # 10/11 alike
+        "p/b2.md": base.replace("Line 0 ", "Row 0 ") + "y\n",  # 9/11: within the margin
+    }
+    assert edited_moves(changes, _texts(texts), _texts(texts)) == changes
+    texts["p/b2.md"] = "".join(f"Line {i} of the plan.\n" for i in range(6)) + "z\nw\nv\n"
+    assert edited_moves(changes, _texts(texts), _texts(texts)).moved == (("p/a.md", "p/a2.md"),)
+
+
+def test_past_the_rename_limit_only_names_pair() -> None:
+    body = "".join(f"Line {{}} {j}.\n" for j in range(4))
+    n = RENAME_LIMIT + 1
     many = ChangeSet(
-        created=tuple(f"n/{i}.md" for i in range(RENAME_LIMIT + 1)),
-        deleted=tuple(f"o/x{i}.md" for i in range(RENAME_LIMIT + 1)),
+        created=tuple(f"n/{i}.md" for i in range(n)), deleted=tuple(f"o/x{i}.md" for i in range(n))
     )
-    same = {f"o/x{i}.md": f"# T\n\nwords {i} alike" for i in range(RENAME_LIMIT + 1)}
-    same |= {f"n/{i}.md": f"# T\n\nwords {i} alike" for i in range(RENAME_LIMIT + 1)}
-    assert edited_moves(many, _texts(same), _texts(same)) == many
+    same = {f"o/x{i}.md": body.format(*[i] * 4) for i in range(n)}
+    same |= {f"n/{i}.md": body.format(*[i] * 4) + "more\n" for i in range(n)}
+    assert edited_moves(many, _texts(same), _texts(same)) == many  # every pair would be read
     few = ChangeSet(created=many.created[:3], deleted=many.deleted[:3])
     assert len(edited_moves(few, _texts(same), _texts(same)).moved) == 3
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,7 @@ def test_cli_installs_into_the_vault_and_says_so(tmp_path: Path) -> None:
     again = CliRunner().invoke(cli_app, ["obsidian", "install", "--vault", str(root)])
     assert again.exit_code == 0
     assert "files up to date" in again.output and "already enabled" in again.output
-    assert f'memvault up "{root.resolve()}"' in again.output
+    assert f"memvault up {shlex.quote(str(root.resolve()))}" in again.output
 
 
 def test_cli_without_a_vault_exits_3(tmp_path: Path) -> None:

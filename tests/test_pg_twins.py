@@ -8,6 +8,7 @@ copies crowd its graph as they did hnswlib's (bench/RESULTS.md: 3,000 copies amo
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -163,9 +164,50 @@ def test_a_search_walks_the_hnsw_index_of_the_nodes(pg: Any) -> None:
         plan = "\n".join(
             r[0]
             for r in db.raw(
-                f"EXPLAIN SELECT label FROM vectors WHERE node IS NULL "
-                f"ORDER BY {vi._expr} <=> %s::vector LIMIT 10",
-                (pg_vectors._literal(_vectors(pg, 1, seed=9)[0]),),
+                "EXPLAIN " + vi.search_sql,
+                (pg_vectors._literal(_vectors(pg, 1, seed=9)[0]), 10),
             ).fetchall()
         )
     assert f"Index Scan using vectors_nodes_{vi.dim}" in plan, plan
+
+
+def test_a_note_of_thousands_of_copies_deleted_in_part_hands_them_on_once(pg: Any) -> None:
+    # the store deletes in parts of 500: an heir is chosen outside all the labels going
+    vi, store = pg.engine.embedding.vectors, pg.engine.store
+    copy = _vectors(pg, 1, seed=4)
+    vi.add(range(BASE, BASE + 1200), np.repeat(copy, 1200, axis=0))
+    with store.transaction() as conn:
+        store.delete_chunks(conn, list(range(BASE, BASE + 1150)))
+    assert _nodes(pg) == {BASE + 1150: None, **{BASE + i: BASE + 1150 for i in range(1151, 1200)}}
+    assert [x for x, _ in vi.query(copy[0], 3)] == [BASE + 1150, BASE + 1151, BASE + 1152]
+
+
+def test_a_reader_of_a_schema_5_writers_index_searches_without_twins(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # another machine's writer on the memvault of before: no node column yet
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        before = [(h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)]
+        dim = v.engine.embedding.vectors.dim
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as schema 5 kept it
+        conn.execute(f'DROP INDEX "{schema}".vectors_nodes_{dim}')
+        conn.execute(f'ALTER TABLE "{schema}".vectors DROP COLUMN node, DROP COLUMN digest')
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '5' WHERE key = 'schema_version'")
+    copy = tmp_path / "reader" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    reader = open_vault(copy, mode="read")
+    try:
+        got = [(h.path, h.line_start, round(h.score, 5)) for h in reader.search("database", k=5)]
+        assert got == before
+    finally:
+        reader.close()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        assert conn.execute(
+            f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
+        ).fetchone() == ("5",)  # a reader never migrates

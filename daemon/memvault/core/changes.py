@@ -138,6 +138,9 @@ SIMILAR = 0.5  # git's default rename threshold (``diff.renames``: 50 % similar)
 # notes gone and come (each, left unpaired by name) past which renamed-and-edited
 # notes are not looked for (git's ``diff.renameLimit`` in spirit: every pair is read)
 RENAME_LIMIT = 100
+MIN_LINES = 3  # a note renamed and edited is paired only with this many lines of its own
+MAX_LINES = 5000  # ... and not past this many (every pair compares them)
+MARGIN = 0.2  # its match more alike than any rival by this much
 
 
 def edited_moves(
@@ -151,10 +154,9 @@ def edited_moves(
     one note gone and the one note come of a file name (case aside), at least
     ``SIMILAR`` of their words in common besides the name's (``similarity``: the
     texts the caller gives are alike, the chunks' text of each); then, of the notes
-    left (``RENAME_LIMIT`` at most), a note renamed and edited at once: a gone note
-    and a new one each the other's most alike, at least ``SIMILAR`` besides both
-    names' words, with no rival as alike. Moved, its links follow it; its new
-    content is indexed as any edit's."""
+    left (``RENAME_LIMIT`` at most), a note renamed and edited at once
+    (``_renamed_and_edited``: by their lines, with no rival). Moved, its links follow
+    it; its new content is indexed as any edit's."""
     gone, came = _by_name(changes.deleted), _by_name(changes.created)
     pairs: list[tuple[str, str]] = []
     for name, olds in gone.items():
@@ -165,9 +167,10 @@ def edited_moves(
         stem = posixpath.splitext(name)[0]
         if before is not None and after is not None and similarity(before, after, stem) >= SIMILAR:
             pairs.append((olds[0], news[0]))
+    paired_olds, paired_news = {o for o, _ in pairs}, {n for _, n in pairs}
     pairs += _renamed_and_edited(
-        [p for p in changes.deleted if p not in {o for o, _ in pairs}],
-        [p for p in changes.created if p not in {n for _, n in pairs}],
+        [p for p in changes.deleted if p not in paired_olds],
+        [p for p in changes.created if p not in paired_news],
         old_text,
         new_text,
     )
@@ -188,24 +191,30 @@ def _renamed_and_edited(
     old_text: Callable[[str], str | None],
     new_text: Callable[[str], str | None],
 ) -> list[tuple[str, str]]:
-    """Pairs of a gone note and a new one of other names, each the other's one most
-    alike (``SIMILAR`` at least, both names' words aside; a tie is no pair)."""
+    """Pairs of a gone note and a new one of other names (a rename and an edit at
+    once), compared as git compares files, by their lines: each note of ``MIN_LINES``
+    lines of its own at least (not blank, not a heading: a template's headings and a
+    stub's frontmatter are no evidence), half its lines in common with the other, each
+    the other's most alike by ``MARGIN`` over any rival."""
     if not olds or not news or len(olds) > RENAME_LIMIT or len(news) > RENAME_LIMIT:
         return []
-    before = {p: t for p in olds if (t := old_text(p)) is not None}
-    after = {p: t for p in news if (t := new_text(p)) is not None}
+    before = {p: c for p in olds if (c := _own_lines(old_text(p))) is not None}
+    after = {p: c for p in news if (c := _own_lines(new_text(p))) is not None}
     score: dict[tuple[str, str], float] = {}
     for o, a in before.items():
+        size_a = a.total()
         for n, b in after.items():
-            names = " ".join(posixpath.splitext(posixpath.basename(x))[0] for x in (o, n))
-            if (s := similarity(a, b, names)) >= SIMILAR:
+            size_b = b.total()
+            if min(size_a, size_b) < SIMILAR * max(size_a, size_b):
+                continue  # too unlike in length ever to be half the same
+            if (s := (a & b).total() / max(size_a, size_b)) >= SIMILAR:
                 score[o, n] = s
 
-    def best(candidates: list[tuple[float, str]]) -> str | None:
-        candidates.sort(reverse=True)
-        if len(candidates) > 1 and candidates[1][0] == candidates[0][0]:
-            return None  # rivals as alike: no guess
-        return candidates[0][1] if candidates else None
+    def best(scores: list[tuple[float, str]]) -> str | None:
+        scores.sort(reverse=True)
+        if not scores or (len(scores) > 1 and scores[1][0] > scores[0][0] - MARGIN):
+            return None  # a rival nearly as alike: no guess
+        return scores[0][1]
 
     out = []
     for o in before:
@@ -213,6 +222,18 @@ def _renamed_and_edited(
         if new is not None and best([(s, oo) for (oo, n), s in score.items() if n == new]) == o:
             out.append((o, new))
     return out
+
+
+def _own_lines(text: str | None) -> Counter[str] | None:
+    """A note's lines of its own (stripped; with a word, not a heading: no rule, no
+    empty list item), or None when it has fewer than ``MIN_LINES`` or more than
+    ``MAX_LINES``."""
+    if text is None:
+        return None
+    lines = Counter(
+        s for line in text.splitlines() if (s := line.strip()) and s[0] != "#" and _WORD.search(s)
+    )
+    return lines if MIN_LINES <= lines.total() <= MAX_LINES else None
 
 
 def _by_name(paths: Collection[str]) -> dict[str, list[str]]:

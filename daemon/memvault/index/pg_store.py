@@ -44,6 +44,7 @@ from memvault.index.vector_cache import decode_half, decode_keyed, encoded, is_h
 log = logging.getLogger("memvault")
 
 INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_schema)
+MIGRATE_ROWS_PER_S = 20_000  # a floor on a migration's speed over the vectors: its deadline
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 
 
@@ -138,6 +139,7 @@ class PgStore(Store):
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
+        self.twins = True  # vectors' twins (schema 6): a reader of an older writer's has none
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -167,6 +169,7 @@ class PgStore(Store):
                         )
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
+                    self.twins = version is None or version >= 6  # else: no node column
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
@@ -221,12 +224,14 @@ class PgStore(Store):
                 )
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         try:  # the lock is held: only now bring the schema to this code's version
-            with self._pg.deadline():
+            # (its deadline grown with the vectors: version 6 indexes every row)
+            with self._pg.long(self._pg.timeout + self._rows("vectors") / MIGRATE_ROWS_PER_S):
                 pg_schema.migrate(self._pg.conn, self.schema)
         except BaseException:
             conn.close()
             raise
         self._totals = True
+        self.twins = True
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
@@ -394,10 +399,21 @@ class PgStore(Store):
         # vector whose chunk is gone
         from memvault.index.pg_vectors import release
 
+        # all at once: a part's heir could be a twin a later part deletes (a note of
+        # 20,000 copies, each part handing the copies on again)
+        release(conn.raw, labels)  # a node's twins stay, under their heir
         for part in parts(list(labels)):
             conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
-            release(conn.raw, part)  # a node's twins stay, under their heir
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
+
+    def _rows(self, table: str) -> int:
+        """``table``'s rows as the planner knows them (no scan; 0 before any)."""
+        row = self._pg.raw(
+            "SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relname = %s",
+            (self.schema, table),
+        ).fetchone()
+        return max(0, int(row[0])) if row else 0
 
     @contextmanager
     def long_work(self) -> Iterator[None]:

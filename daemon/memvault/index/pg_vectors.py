@@ -35,6 +35,7 @@ lane drains it: nothing depends on the index but speed.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import struct
@@ -46,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from memvault.index.vector_twins import SAME, digests
+from memvault.index.vector_twins import SAME
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
 log = logging.getLogger("memvault")
@@ -77,6 +78,18 @@ def release(run: Callable[..., Any], labels: Sequence[int]) -> int:
     gone = [int(x) for x in labels]
     run(_RELEASE, {"gone": gone})
     return int(run("DELETE FROM vectors WHERE label = ANY(%s)", (gone,)).rowcount or 0)
+
+
+def digests(rows: np.ndarray) -> np.ndarray:
+    """Each stored row's digest, as a signed 64-bit integer: the first 8 bytes of the
+    BLAKE2b of its float32 words (stored, and compared across machines and versions,
+    so not vector_twins' in-process digest). A match is checked (``SAME``)."""
+    rows = np.ascontiguousarray(rows, dtype="<f4")
+    return np.array(
+        [int.from_bytes(hashlib.blake2b(r.tobytes(), digest_size=8).digest(), "little", signed=True)
+         for r in rows],
+        dtype=np.int64,
+    )  # fmt: skip
 
 
 def _literal(vector: np.ndarray) -> str:
@@ -167,7 +180,7 @@ class PgVectors:
                     "vectors: a bulk load of %d rows; the HNSW index is built after it",
                     len(batch) + ahead,
                 )
-            keys = digests(array).view(np.int64)
+            keys = digests(array)
             with self._db.deadline(), self._db.conn.transaction():
                 # an upsert: the labels' old rows go, the new come by binary COPY
                 release(self._db.conn.execute, batch)
@@ -386,29 +399,43 @@ class PgVectors:
                     (lit, sorted(subset), lit, k),
                 ).fetchall()
                 return [(int(a), float(b)) for a, b in rows]
+            twins = getattr(self.store, "twins", True)  # a reader of a schema-5 writer: none
             want = k
             while True:
                 with self._db.conn.transaction():
                     self._db.raw(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, want)}")
-                    rows = self._db.raw(  # the nodes: the partial index's rows
-                        f"SELECT label, 1 - ({self._expr} <=> %s::vector) FROM vectors "
-                        f"WHERE node IS NULL ORDER BY {self._expr} <=> %s::vector LIMIT %s",
-                        (lit, lit, want),
-                    ).fetchall()
-                    twins: dict[int, list[int]] = {}
-                    for node, label in self._db.raw(
-                        "SELECT node, label FROM vectors WHERE node = ANY(%s) ORDER BY label",
-                        ([int(r[0]) for r in rows],),
-                    ).fetchall():
-                        twins.setdefault(int(node), []).append(int(label))
+                    # the nodes (the partial index's rows), each then its twins, at its
+                    # similarity: one statement, so one snapshot of the two
+                    rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
+                        (a, b, None) for a, b in self._db.raw(
+                            f"SELECT label, 1 - ({self._expr} <=> %s::vector) FROM vectors "
+                            f"ORDER BY {self._expr} <=> %s::vector LIMIT %s",
+                            (lit, lit, want),
+                        ).fetchall()
+                    ]  # fmt: skip
                 out: list[tuple[int, float]] = []
-                for node, sim in rows:  # each node, then its twins, at its similarity
-                    for label in (int(node), *twins.get(int(node), ())):
-                        if allowed is None or allowed(label):
-                            out.append((label, float(sim)))
-                if len(out) >= k or len(rows) < want or want >= 1000:
+                nodes, last = 0, None
+                for node, sim, twin in rows:  # a node's rows in a run, its twins by label
+                    if node != last:
+                        nodes, last = nodes + 1, node
+                        if allowed is None or allowed(int(node)):
+                            out.append((int(node), float(sim)))
+                    if twin is not None and (allowed is None or allowed(int(twin))):
+                        out.append((int(twin), float(sim)))
+                if len(out) >= k or nodes < want or want >= 1000:
                     return out[:k]
                 want *= 4
+
+    @property
+    def search_sql(self) -> str:
+        """A search's statement (the query's vector, the nodes wanted): the nearest
+        nodes by the HNSW index, each with its twins (label, similarity, twin)."""
+        return (
+            f"WITH n AS (SELECT label, {self._expr} <=> %s::vector AS d FROM vectors "
+            "WHERE node IS NULL ORDER BY d LIMIT %s) "
+            "SELECT n.label, 1 - n.d, t.label FROM n LEFT JOIN vectors t "
+            "ON t.node = n.label ORDER BY n.d, n.label, t.label"
+        )
 
     def save(self) -> str | None:
         """Committed as written: nothing to save."""

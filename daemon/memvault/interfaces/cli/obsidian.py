@@ -7,6 +7,8 @@ that is not a JSON list (left untouched); 1 anything else memvault refuses.
 
 from __future__ import annotations
 
+import shlex
+
 from memvault.interfaces.cli import common
 from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 
@@ -34,5 +36,5 @@ def install(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     common.out.print(
         "Reload Obsidian (or close and reopen the vault) to load it; if Obsidian is in "
         "Restricted mode, turn community plugins on once in Settings -> Community plugins. "
-        f'The plugin needs the daemon: memvault up "{report.vault}"'
+        f"The plugin needs the daemon: memvault up {shlex.quote(str(report.vault))}"
     )

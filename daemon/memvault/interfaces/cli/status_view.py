@@ -107,7 +107,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(
             f"{waiting:,} chunks waiting for their vectors (keyword search finds them meanwhile; "
             + (
-                "the daemon embeds them now)"
+                "the daemon embeds them)"
                 if data.get("daemon")
                 else "`memvault sync` embeds them)"
             )
