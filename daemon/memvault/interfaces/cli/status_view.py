@@ -106,11 +106,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         # "matches the files on disk" and nothing of the 1,949 chunks still to embed)
         console.print(
             f"{waiting:,} chunks waiting for their vectors (keyword search finds them meanwhile; "
-            + (
-                "the daemon embeds them)"
-                if data.get("daemon")
-                else "`memvault sync` embeds them)"
-            )
+            + ("the daemon embeds them)" if data.get("daemon") else "`memvault sync` embeds them)")
         )
     if where.get("store") == "postgres":  # a team's index (docs/TEAM.md): never a password
         held = where.get("writer")
