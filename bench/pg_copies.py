@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import memvault
 from memvault.index.vectors import VectorsWanted
+from vector_copies import recall_at_10
 
 DIM, STEP = 384, 32
 
@@ -69,19 +70,8 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
                         for t in v.engine.store.builds:
                             t.join()
                         adds.append(time.perf_counter() - began)
-                        unit = data / np.linalg.norm(data, axis=1, keepdims=True)
-                        found = 0
                         queries = rng.standard_normal((100, DIM)).astype(np.float32)
-                        for q in queries:
-                            exact = np.argsort(-(unit @ (q / np.linalg.norm(q))), kind="stable")
-                            exact = exact[:10]
-                            got = [label for label, _ in vi.query(q, 10)]
-                            found += len({x for x in got if x not in copied} & set(exact.tolist()))
-                            found += min(
-                                sum(1 for x in got if x in copied),
-                                sum(1 for x in exact if x in copied),
-                            )
-                        scores.append(found / (10 * len(queries)))
+                        scores.append(recall_at_10(vi.query, data, copied, queries))
             print(
                 json.dumps(
                     {

@@ -28,6 +28,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -80,6 +81,24 @@ def share(vaults: list[Path]) -> None:
         )
 
 
+def recall_at_10(
+    search: Callable[[np.ndarray, int], list[tuple[int, float]]],
+    data: np.ndarray,
+    copied: set[int],
+    queries: np.ndarray,
+) -> float:
+    """``search``'s recall@10 against exact search over ``data``, any labels in
+    ``copied`` counting as the one vector they share."""
+    unit = data / np.linalg.norm(data, axis=1, keepdims=True)
+    found = 0
+    for q in queries:
+        exact = np.argsort(-(unit @ (q / np.linalg.norm(q))), kind="stable")[:10]
+        got = [label for label, _ in search(q, 10)]
+        found += len({x for x in got if x not in copied} & set(exact.tolist()))
+        found += min(sum(1 for x in got if x in copied), sum(1 for x in exact if x in copied))
+    return found / (10 * len(queries))
+
+
 def recall(others: int, copies: list[int], seeds: int) -> None:
     for count in copies:
         scores = []
@@ -96,17 +115,8 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
                 for start in range(0, len(data), STEP):
                     stop = min(start + STEP, len(data))
                     vi.add(list(range(start, stop)), data[start:stop])
-                unit = data / np.linalg.norm(data, axis=1, keepdims=True)
-                found = 0
                 queries = rng.standard_normal((100, DIM)).astype(np.float32)
-                for q in queries:
-                    exact = np.argsort(-(unit @ (q / np.linalg.norm(q))), kind="stable")[:10]
-                    got = [label for label, _ in vi.query(q, 10)]
-                    found += len({x for x in got if x not in copied} & set(exact.tolist()))
-                    found += min(
-                        sum(1 for x in got if x in copied), sum(1 for x in exact if x in copied)
-                    )
-                scores.append(found / (10 * len(queries)))
+                scores.append(recall_at_10(vi.query, data, copied, queries))
         print(
             json.dumps(
                 {

@@ -52,9 +52,9 @@ def test_a_folder_renamed_while_a_note_in_it_is_saved_keeps_every_link(tmp_path:
         w.vault.close()
 
 
-def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
-    tmp_path: Path,
-) -> None:
+def _branch(tmp_path: Path, move: tuple[str, str], line: tuple[str, str]) -> Path:
+    """A vault in git whose branch ``other`` moves ``move[0]`` to ``move[1]`` and adds a
+    line to a note (``line``: its path after, the line); ``main`` checked out."""
     root = tmp_path / "vault"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
@@ -62,11 +62,18 @@ def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
     git(root, "add", "-A")
     git(root, "commit", "-qm", "team")
     git(root, "checkout", "-qb", "other")
-    git(root, "mv", "Crew", "Staff")
-    with (root / "Staff" / "Ana.md").open("a", encoding="utf-8") as fh:
-        fh.write("She keeps the glossary.\n")
-    git(root, "commit", "-qam", "Crew -> Staff, and a line for Ana")
+    git(root, "mv", *move)
+    with (root / line[0]).open("a", encoding="utf-8") as fh:
+        fh.write(line[1])
+    git(root, "commit", "-qam", "a move, and a line")
     git(root, "checkout", "-q", "main")
+    return root
+
+
+def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
+    tmp_path: Path,
+) -> None:
+    root = _branch(tmp_path, ("Crew", "Staff"), ("Staff/Ana.md", "She keeps the glossary.\n"))
     with open_vault(root) as v:
         v.sync()
         git(root, "checkout", "-q", "other")
@@ -85,18 +92,8 @@ def test_a_checkout_that_renames_a_folder_and_edits_a_note_keeps_every_link(
 def test_a_note_renamed_and_edited_at_once_keeps_every_link(tmp_path: Path) -> None:
     # found in a field test: `git pull` of a commit that renames a note and adds a line
     # to it (git: "renamed, 96 %") broke the links to it; so did `mv` then `>>`
-    root = tmp_path / "vault"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
-    _team(root, "Crew")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "team")
-    git(root, "checkout", "-qb", "other")
-    git(root, "mv", "Crew/Łukasz.md", "Crew/Łukasz Nowak.md")
-    with (root / "Crew" / "Łukasz Nowak.md").open("a", encoding="utf-8") as fh:
-        fh.write("- the racks in hall Quetzal\n")
-    git(root, "commit", "-qam", "Łukasz's full name, and a line")
-    git(root, "checkout", "-q", "main")
+    moved = ("Crew/Łukasz.md", "Crew/Łukasz Nowak.md")
+    root = _branch(tmp_path, moved, ("Crew/Łukasz Nowak.md", "- the racks in hall Quetzal\n"))
     with open_vault(root) as v:
         v.sync()
         git(root, "checkout", "-q", "other")

@@ -113,38 +113,50 @@ def _indexes(dsn: str, schema: str) -> list[str]:
     return sorted(f"{name} {'partial' if 'WHERE' in d else 'whole'}" for name, d in rows)
 
 
-def test_a_schema_5_index_gets_twins_and_a_partial_hnsw_index(
-    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _hits(v: Any) -> list[tuple[str, int, float]]:
+    return [(h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)]
+
+
+def _as_schema_5(
+    tmp_path: Path, dsn: str, monkeypatch: pytest.MonkeyPatch, old_index: bool
+) -> tuple[Path, str, int, list[tuple[str, int, float]]]:
+    """A vault indexed in PostgreSQL, then its schema made as memvault's version 5 kept
+    it (no twins' columns; ``old_index``: its HNSW index over every row): the root, the
+    schema, the dimension and a search's hits before."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
-    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
     schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
     root = make_vault(tmp_path)
     with open_vault(root) as v:
         v.sync()
-        before = [(h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)]
+        before = _hits(v)
         dim = v.engine.embedding.vectors.dim
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as schema 5 kept it
+    with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'DROP INDEX "{schema}".vectors_nodes_{dim}')
         conn.execute(f'ALTER TABLE "{schema}".vectors DROP COLUMN node, DROP COLUMN digest')
-        conn.execute(
-            f'CREATE INDEX vectors_hnsw_{dim} ON "{schema}".vectors USING hnsw '
-            f"((embedding::vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = 200)"
-        )
+        if old_index:
+            conn.execute(
+                f'CREATE INDEX vectors_hnsw_{dim} ON "{schema}".vectors USING hnsw ((embedding::'
+                f"vector({dim})) vector_cosine_ops) WITH (m = 16, ef_construction = 200)"
+            )
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '5' WHERE key = 'schema_version'")
+    return root, schema, dim, before
+
+
+def test_a_schema_5_index_gets_twins_and_a_partial_hnsw_index(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root, schema, dim, before = _as_schema_5(tmp_path, pg_dsn, monkeypatch, old_index=True)
     assert _indexes(pg_dsn, schema) == [f"vectors_hnsw_{dim} whole"]
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "6"
         assert v.sync().embedded_chunks == 0
-        after = [(h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)]
-        assert after == before  # the vectors opened: the old index dropped, the new built
+        assert _hits(v) == before  # the vectors opened: the old index dropped, the new built
         eventually(
             lambda: _indexes(pg_dsn, schema) == [f"vectors_nodes_{dim} partial"],
             what="the partial HNSW index built in place of the old one",
         )
-        assert [
-            (h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)
-        ] == before
+        assert _hits(v) == before
         vi = v.engine.embedding.vectors  # rows of before are nodes; a copy of one twins
         copy = _vectors(v, 1, seed=3)
         vi.add([BASE, BASE + 1], np.repeat(copy, 2, axis=0))
@@ -186,25 +198,13 @@ def test_a_reader_of_a_schema_5_writers_index_searches_without_twins(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # another machine's writer on the memvault of before: no node column yet
-    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
-    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
-    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
-    root = make_vault(tmp_path)
-    with open_vault(root) as v:
-        v.sync()
-        before = [(h.path, h.line_start, round(h.score, 5)) for h in v.search("database", k=5)]
-        dim = v.engine.embedding.vectors.dim
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as schema 5 kept it
-        conn.execute(f'DROP INDEX "{schema}".vectors_nodes_{dim}')
-        conn.execute(f'ALTER TABLE "{schema}".vectors DROP COLUMN node, DROP COLUMN digest')
-        conn.execute(f"UPDATE \"{schema}\".meta SET value = '5' WHERE key = 'schema_version'")
+    root, schema, _, before = _as_schema_5(tmp_path, pg_dsn, monkeypatch, old_index=False)
     copy = tmp_path / "reader" / "vault"
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
     (copy / ".memvault").mkdir()
     reader = open_vault(copy, mode="read")
     try:
-        got = [(h.path, h.line_start, round(h.score, 5)) for h in reader.search("database", k=5)]
-        assert got == before
+        assert _hits(reader) == before
     finally:
         reader.close()
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
