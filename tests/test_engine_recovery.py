@@ -163,6 +163,25 @@ def test_a_damaged_vectors_file_is_rebuilt_from_the_cache_never_loaded(
         assert v.engine.embedding.vectors.labels() == v.engine.store.labels()
 
 
+def test_a_folder_where_the_vectors_file_goes_is_named_exit_7_and_nothing_lost(
+    tmp_path: Path,
+) -> None:
+    # found in a field test: `search` exited 1 naming a temp file ("Is a directory")
+    root = indexed(tmp_path)
+    vec = root / ".memvault" / "vectors.bin"
+    vec.unlink()
+    vec.mkdir()
+    (vec / "mine.txt").write_text("a person's file")
+    result = runner.invoke(app, ["search", "--vault", str(root), "zebra crossings"])
+    assert result.exit_code == 7, result.output
+    assert f"{vec}: a folder is where the vector index goes" in result.output
+    assert (vec / "mine.txt").read_text() == "a person's file"
+    (vec / "mine.txt").unlink()
+    vec.rmdir()
+    with open_vault(root) as v:  # moved away: rebuilt from the cache
+        assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
+
+
 def hard_notes(tmp_path: Path) -> Path:
     """The example vault, with notes that have nothing to embed and one of 5.4 MB."""
     root = make_vault(tmp_path)

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +33,7 @@ from memvault.core.chunks import Chunk, embed_texts
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
+from memvault.errors import StorageError
 from memvault.index.embedder import (
     Embedder,
     make_embedder,
@@ -276,10 +278,18 @@ class Embedding:
         """Every chunk queued for the vector lane (``Store.requeue_all``), the vector
         file deleted (the index opens empty), the lane told."""
         done = self._store.requeue_all(self._requeue_texts, self.model_id(), reason, time.time())
-        (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
+        self._vector_file().unlink(missing_ok=True)
         if self.on_requeue is not None:
             self.on_requeue()
         return done
+
+    def _vector_file(self) -> Path:
+        """vectors.bin's path; a folder there is a StorageError saying so (a field test
+        was told of a temp file's "Is a directory", exit 1)."""
+        path = self.config.state_dir / "vectors.bin"
+        if path.is_dir():
+            raise StorageError(f"{path}: a folder is where the vector index goes; move it away")
+        return path
 
     def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
         """The texts the current model embeds for a note's stored chunks, and whether its
@@ -397,7 +407,7 @@ class Embedding:
                 self.check_model()
                 # the dimension is recorded, so deleting vectors never needs the model
                 vi = self._store.vector_index(  # hnswlib, or pgvector (index/seam.py)
-                    self.config.state_dir / "vectors.bin",
+                    self._vector_file(),
                     self.dim(),
                     self.config.index,
                     self.model_id(),

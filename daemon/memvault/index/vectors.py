@@ -45,7 +45,7 @@ except ImportError:  # Windows: no flock (and no deleting a file still open)
 import hnswlib
 import numpy as np
 
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, StorageError
 from memvault.index.vector_twins import MIN_CAPACITY, Twins, digests, nodes
 from memvault.index.vectors_file import (
     HEADER,
@@ -472,9 +472,14 @@ class VectorIndex:
                     sha = hashlib.file_digest(f, "sha256").hexdigest()
                     os.fsync(f.fileno())
                 os.replace(tmp, self.path)
-            except BaseException:
+            except BaseException as exc:
                 full.unlink(missing_ok=True)
                 tmp.unlink(missing_ok=True)
+                if isinstance(exc, OSError):  # named by the file, not by its temp copy
+                    why = exc.strerror or str(exc)
+                    raise StorageError(
+                        f"{self.path}: cannot write the vector index: {why}"
+                    ) from exc
                 raise
             _fsync_dir(self.path.parent)
             self._dirty = False
