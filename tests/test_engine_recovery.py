@@ -182,6 +182,25 @@ def test_a_folder_where_the_vectors_file_goes_is_named_exit_7_and_nothing_lost(
         assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
 
 
+def test_status_says_index_db_was_deleted_under_the_open_index(tmp_path: Path) -> None:
+    # found in a field test: `rm .memvault/index.db` under a running daemon, and status
+    # went on saying "index matches the files on disk" (its writes went to a file no
+    # one opens again); a restart rebuilds it
+    root = indexed(tmp_path)
+    with open_vault(root) as v:
+        assert not [p for p in v.status()["problems"] if p["kind"] == "index"]
+        (root / ".memvault" / "index.db").unlink()
+        problems = [p for p in v.status()["problems"] if p["kind"] == "index"]
+        assert [p["path"] for p in problems] == [".memvault/index.db"]
+        assert "restart the daemon" in problems[0]["reason"]
+        result = runner.invoke(app, ["status", "--vault", str(root)])  # another process
+        assert ".memvault/index.db" not in result.output  # its own index: a new one
+    with open_vault(root) as v:  # restarted: rebuilt, and nothing to say
+        v.sync()
+        assert [h.path for h in v.search("zebra crossings", k=1)] == ["decisions/zebra.md"]
+        assert not [p for p in v.status()["problems"] if p["kind"] == "index"]
+
+
 def hard_notes(tmp_path: Path) -> Path:
     """The example vault, with notes that have nothing to embed and one of 5.4 MB."""
     root = make_vault(tmp_path)

@@ -78,6 +78,8 @@ def describe(
     ]
     memory = _memory(config, store, count_tokens)
     kept = [p for p in problems_of(store) if p.kind != "memory"]
+    if store.replaced():  # a field test's `rm .memvault/index.db` under a running daemon
+        kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
     return {
@@ -115,6 +117,14 @@ def describe(
         "last_sync_at": last_sync_at or float(store.meta("last_sync_at") or 0) or None,
         "last_change_at": float(store.meta("last_sync_at") or 0) or None,
     }
+
+
+_INDEX_FILE = ".memvault/index.db"
+REPLACED = (
+    "deleted or replaced while memvault had it open: what it indexes now is lost at its "
+    "next start; restart the daemon (memvault daemon stop, then start) to rebuild it "
+    "from the notes and the embedding cache"
+)
 
 
 def _vectors(store: Store) -> dict[str, Any]:

@@ -26,6 +26,7 @@ twice, which is exactly what hnswlib needs (a re-used label corrupts it).
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -116,6 +117,14 @@ class Store(PendingQueue, LinkTables):
         except BaseException:
             self._db.close()
             raise
+        self._opened = _file_id(index_path)
+
+    def replaced(self) -> bool:
+        """Whether index.db was deleted or replaced since this store opened it: its
+        writes then go to a file no one opens again (a person's ``rm`` under a running
+        daemon); a restart rebuilds it from the notes and the cache."""
+        opened = getattr(self, "_opened", None)  # PostgreSQL's: no file
+        return opened is not None and _file_id(self.index_path) != opened
 
     @classmethod
     def in_memory(cls) -> Store:
@@ -552,3 +561,12 @@ class Store(PendingQueue, LinkTables):
 
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` (device, inode); None when there is none (or in memory)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
