@@ -133,6 +133,15 @@ class Unsaved:
         self.count, self.since = 0, None
 
 
+def vector_file(state_dir: Path) -> Path:
+    """vectors.bin's path; a folder there is a StorageError saying so (a field test was
+    told of a temp file's "Is a directory", exit 1)."""
+    path = state_dir / "vectors.bin"
+    if path.is_dir():
+        raise StorageError(f"{path}: a folder is where the vector index goes; move it away")
+    return path
+
+
 class Embedding:
     """The model and the vectors of one vault; each opened on first use, thread-safe."""
 
@@ -278,18 +287,10 @@ class Embedding:
         """Every chunk queued for the vector lane (``Store.requeue_all``), the vector
         file deleted (the index opens empty), the lane told."""
         done = self._store.requeue_all(self._requeue_texts, self.model_id(), reason, time.time())
-        self._vector_file().unlink(missing_ok=True)
+        vector_file(self.config.state_dir).unlink(missing_ok=True)
         if self.on_requeue is not None:
             self.on_requeue()
         return done
-
-    def _vector_file(self) -> Path:
-        """vectors.bin's path; a folder there is a StorageError saying so (a field test
-        was told of a temp file's "Is a directory", exit 1)."""
-        path = self.config.state_dir / "vectors.bin"
-        if path.is_dir():
-            raise StorageError(f"{path}: a folder is where the vector index goes; move it away")
-        return path
 
     def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
         """The texts the current model embeds for a note's stored chunks, and whether its
@@ -407,7 +408,7 @@ class Embedding:
                 self.check_model()
                 # the dimension is recorded, so deleting vectors never needs the model
                 vi = self._store.vector_index(  # hnswlib, or pgvector (index/seam.py)
-                    self._vector_file(),
+                    vector_file(self.config.state_dir),
                     self.dim(),
                     self.config.index,
                     self.model_id(),

@@ -138,4 +138,49 @@ def bm25(freqs: Sequence[float], idfs: Sequence[float], length: int, avg_length:
     return sum(w * (f * (K1 + 1)) / (f + norm) for f, w in zip(freqs, idfs, strict=True) if f)
 
 
-__all__ = ["TOKENIZER", "bm25", "idf", "term_query", "tsvector_of", "tsvectors_of"]
+def ranked(
+    rows: Sequence[tuple[int, int, str, Sequence[int], Sequence[str]]],
+    phrases: Sequence[Sequence[str]],
+    docs: Sequence[int],
+    totals: tuple[int, int],
+) -> list[tuple[int, float]]:
+    """(label, BM25: higher is better), best first, as FTS5 ranks ``"a" OR "b"``: from
+    ``rows`` (label, its token count, a lexeme with its positions and their weight
+    letters) of the chunks that hold a phrase, each phrase's chunk count ``docs``, and
+    the chunks' count and token total ``totals``."""
+    found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
+    for label, ntok, lexeme, positions, weights in rows:
+        entry = found.setdefault(int(label), (int(ntok), {}))
+        entry[1][lexeme] = dict(zip(positions, weights, strict=True))
+    total, length = totals
+    idfs = [idf(total, n) for n in docs]
+    avg = length / total if total else 0.0
+    scored = [
+        (label, bm25([phrase_freq(p, lexemes) for p in phrases], idfs, ntok, avg))
+        for label, (ntok, lexemes) in found.items()
+    ]
+    scored.sort(key=lambda x: (-x[1], x[0]))
+    return scored
+
+
+def phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:
+    """The column-weighted count of a phrase's instances in a chunk (FTS5's per-phrase
+    frequency): positions of its first token followed by the others, one step each."""
+    first = lexemes.get(tokens[0], {})
+    freq = 0.0
+    for pos, letter in first.items():
+        if all(pos + i in lexemes.get(t, {}) for i, t in enumerate(tokens[1:], 1)):
+            freq += LETTER_WEIGHT[letter]
+    return freq
+
+
+__all__ = [
+    "TOKENIZER",
+    "bm25",
+    "idf",
+    "phrase_freq",
+    "ranked",
+    "term_query",
+    "tsvector_of",
+    "tsvectors_of",
+]

@@ -237,6 +237,16 @@ _TWINS = [
 ]
 
 
+def rows(run: Any, schema: str, table: str) -> int:
+    """``table``'s rows as the planner knows them (no scan; 0 before any or none)."""
+    row = run(
+        "SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relname = %s",
+        (schema, table),
+    ).fetchone()
+    return max(0, int(row[0])) if row else 0
+
+
 def _link_names(conn: Any) -> None:
     """Version 3 -> 4: the links' ``name`` column, from their targets (computed here, as
     the SQLite index's: ``wikilinks.link_name``), and every link resolved again next."""
@@ -306,4 +316,11 @@ def ensure_vector_extension(conn: Any) -> str:
     return str(row[0])
 
 
-__all__ = ["PG_SCHEMA_VERSION", "ensure_vector_extension", "lock_key", "migrate", "schema_name"]
+__all__ = [
+    "PG_SCHEMA_VERSION",
+    "ensure_vector_extension",
+    "lock_key",
+    "migrate",
+    "rows",
+    "schema_name",
+]

@@ -225,7 +225,10 @@ class PgStore(Store):
             time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
         try:  # the lock is held: only now bring the schema to this code's version
             # (its deadline grown with the vectors: version 6 indexes every row)
-            with self._pg.long(self._pg.timeout + self._rows("vectors") / MIGRATE_ROWS_PER_S):
+            with self._pg.long(
+                self._pg.timeout
+                + pg_schema.rows(self._pg.raw, self.schema, "vectors") / MIGRATE_ROWS_PER_S
+            ):
                 pg_schema.migrate(self._pg.conn, self.schema)
         except BaseException:
             conn.close()
@@ -406,15 +409,6 @@ class PgStore(Store):
             conn.raw("DELETE FROM pending WHERE label = ANY(%s)", (part,))
             conn.raw("DELETE FROM chunks WHERE label = ANY(%s)", (part,))
 
-    def _rows(self, table: str) -> int:
-        """``table``'s rows as the planner knows them (no scan; 0 before any)."""
-        row = self._pg.raw(
-            "SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relname = %s",
-            (self.schema, table),
-        ).fetchone()
-        return max(0, int(row[0])) if row else 0
-
     @contextmanager
     def long_work(self) -> Iterator[None]:
         """``requeue_all`` (one transaction over every chunk) with its deadline grown
@@ -494,18 +488,7 @@ class PgStore(Store):
                 "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",
                 (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
             ).fetchall()
-        found: dict[int, tuple[int, dict[str, dict[int, str]]]] = {}
-        for label, ntok, lexeme, positions, weights in rows:
-            entry = found.setdefault(int(label), (int(ntok), {}))
-            entry[1][lexeme] = dict(zip(positions, weights, strict=True))
-        idfs = [pg_keywords.idf(int(total), n) for n in docs]
-        avg = int(length) / int(total) if total else 0.0
-        scored = []
-        for label, (ntok, lexemes) in found.items():
-            freqs = [_phrase_freq(p, lexemes) for p in phrases]
-            scored.append((label, pg_keywords.bm25(freqs, idfs, ntok, avg)))
-        scored.sort(key=lambda x: (-x[1], x[0]))
-        return scored[:limit]
+        return pg_keywords.ranked(rows, phrases, docs, (int(total), int(length)))[:limit]
 
     def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
         raise NotImplementedError("PgStore ranks keywords by terms: keywords(terms, limit)")
@@ -545,17 +528,6 @@ def _holder_kind(conn: Any, key: int) -> str:
         (unsigned >> 32, unsigned & 0xFFFFFFFF),
     ).fetchone()
     return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
-
-
-def _phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> float:
-    """The column-weighted count of a phrase's instances in a chunk (FTS5's per-phrase
-    frequency): positions of its first token followed by the others, one step each."""
-    first = lexemes.get(tokens[0], {})
-    freq = 0.0
-    for pos, letter in first.items():
-        if all(pos + i in lexemes.get(t, {}) for i, t in enumerate(tokens[1:], 1)):
-            freq += pg_keywords.LETTER_WEIGHT[letter]
-    return freq
 
 
 class _NoReplace:

@@ -271,13 +271,10 @@ class PgVectors:
         return bool(row and row[0])
 
     def _stored(self) -> int:
-        """The rows stored, as the planner knows them (no scan; -1 before an analyze)."""
-        row = self._db.raw(
-            "SELECT c.reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relname = 'vectors'",
-            (self.store.schema,),
-        ).fetchone()
-        return max(0, int(row[0])) if row else 0
+        """The rows stored, as the planner knows them (no scan)."""
+        from memvault.index.pg_schema import rows
+
+        return rows(self._db.raw, self.store.schema, "vectors")
 
     def _ahead(self, stored: int) -> int:
         """Chunks on the lane's queue, counted up to what decides a bulk load (a full
