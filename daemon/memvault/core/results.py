@@ -56,6 +56,7 @@ class Problem(Record):
 
     path: str
     reason: str
+    # index: index.db was deleted or replaced under the open index (restart to rebuild) |
     # memory: MEMORY.md is left untouched (``status`` exits 1) | skipped: the file is not
     # indexed | note: the note is indexed, but not all of it as written
     kind: str
