@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, StorageError
 from memvault.index.vectors import HEADER, VectorIndex, VectorsWanted, inspect_index_file
 
 DIM = 16
@@ -363,8 +363,8 @@ def test_a_failed_save_leaves_no_temp_file_and_stays_dirty(tmp_path: Path, store
     target = tmp_path / "vectors.bin"
     target.mkdir()  # os.replace cannot put a file over a folder
     index = opened(target, store)
-    with pytest.raises(OSError):
-        index.save()
+    with pytest.raises(StorageError, match=r"vectors\.bin: cannot write the vector index"):
+        index.save()  # named by the file, not by its temp copy (a field test)
     assert os.listdir(tmp_path) == ["vectors.bin"]
     assert index.dirty
 
