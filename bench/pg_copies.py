@@ -29,9 +29,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 import memvault
 from memvault.index.vectors import VectorsWanted
-from vector_copies import recall_at_10
+from vector_copies import add_in_steps, recall_at_10
 
-DIM, STEP = 384, 32
+DIM = 384
 
 
 def recall(others: int, copies: list[int], seeds: int) -> None:
@@ -64,9 +64,7 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
                         vi = PgVectors(v.engine.store, DIM)
                         vi.open(VectorsWanted(None, [], lambda labels, d=data: d[list(labels)]))
                         began = time.perf_counter()
-                        for start in range(0, len(data), STEP):
-                            stop = min(start + STEP, len(data))
-                            vi.add(list(range(start, stop)), data[start:stop])
+                        add_in_steps(vi.add, data)
                         for t in v.engine.store.builds:
                             t.join()
                         adds.append(time.perf_counter() - began)

@@ -81,6 +81,14 @@ def share(vaults: list[Path]) -> None:
         )
 
 
+def add_in_steps(add: Callable[[list[int], np.ndarray], None], data: np.ndarray) -> None:
+    """``data``'s rows added as the vector lane adds them, ``STEP`` at a time (labels
+    are row numbers)."""
+    for start in range(0, len(data), STEP):
+        stop = min(start + STEP, len(data))
+        add(list(range(start, stop)), data[start:stop])
+
+
 def recall_at_10(
     search: Callable[[np.ndarray, int], list[tuple[int, float]]],
     data: np.ndarray,
@@ -112,9 +120,7 @@ def recall(others: int, copies: list[int], seeds: int) -> None:
             with tempfile.TemporaryDirectory() as tmp:
                 vi = _index(Path(tmp) / "v.bin")
                 vi.open(VectorsWanted(None, [], lambda labels, d=data: d[list(labels)]))
-                for start in range(0, len(data), STEP):
-                    stop = min(start + STEP, len(data))
-                    vi.add(list(range(start, stop)), data[start:stop])
+                add_in_steps(vi.add, data)
                 queries = rng.standard_normal((100, DIM)).astype(np.float32)
                 scores.append(recall_at_10(vi.query, data, copied, queries))
         print(

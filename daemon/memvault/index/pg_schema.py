@@ -37,8 +37,8 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    names that row (``node``) and stays out of the HNSW index, which is partial
    (``WHERE node IS NULL``): thousands of copies of one vector (a note of one repeated
    line) are one graph element, not a clique the search walks into. ``digest`` (a
-   64-bit digest of the stored vector, ``vector_twins.digests``) finds a new vector's
-   node. Rows of before are nodes, without a digest (a copy of one becomes a node of
+   64-bit BLAKE2b of the stored vector's words, ``pg_vectors.digests``) finds a new
+   vector's node. Rows of before are nodes, without a digest (a copy of one becomes a node of
    its own, once); the old HNSW index is dropped and the partial one built.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock

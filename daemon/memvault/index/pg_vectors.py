@@ -13,8 +13,8 @@ vector is its node, in the HNSW index; a later row given the same vector names i
 search's hit on a node is a hit on each of its twins, at its similarity; a node
 deleted hands its place to its oldest twin (``release``). pgvector keeps up to 10 rows
 of one vector in one graph element; past that the copies crowd the graph as in
-hnswlib: 3,000 copies among 3,000 others, recall@10 0.72 where it is 0.92 without
-(bench/RESULTS.md).
+hnswlib: 3,000 copies among 3,000 others, recall@10 0.56-0.86 where it is 0.91
+without them, and 0.90-0.92 with twins (bench/RESULTS.md, bench/pg_copies.py).
 
 ``query`` is cosine similarity, best first, as ``VectorIndex.query``. A filter that
 is a set's membership test (what the reader passes) is pushed into the SQL (an exact
@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from memvault.index import pg_schema
 from memvault.index.vector_twins import SAME
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
@@ -213,11 +214,12 @@ class PgVectors:
             if found
             else {}
         )
+        at = {label: i for i, label in enumerate(labels)}  # this batch's rows
         out: list[int] = []
         for i, (label, key) in enumerate(zip(labels, keys, strict=True)):
             node = -1
             for other in found.get(int(key), ()):
-                vec = stored[other] if other in stored else array[labels.index(other)]
+                vec = stored[other] if other in stored else array[at[other]]
                 if float(vec @ array[i]) > 1.0 - SAME:
                     node = other
                     break
@@ -272,9 +274,7 @@ class PgVectors:
 
     def _stored(self) -> int:
         """The rows stored, as the planner knows them (no scan)."""
-        from memvault.index.pg_schema import rows
-
-        return rows(self._db.raw, self.store.schema, "vectors")
+        return pg_schema.rows(self._db.raw, self.store.schema, "vectors")
 
     def _ahead(self, stored: int) -> int:
         """Chunks on the lane's queue, counted up to what decides a bulk load (a full

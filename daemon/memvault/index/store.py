@@ -560,9 +560,6 @@ class Store(PendingQueue, LinkTables):
         return self._cache.count(model)
 
 
-__all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]
-
-
 def _file_id(path: Path) -> tuple[int, int] | None:
     """The file at ``path`` (device, inode); None when there is none (or in memory)."""
     try:
@@ -570,3 +567,6 @@ def _file_id(path: Path) -> tuple[int, int] | None:
     except (OSError, ValueError):
         return None
     return st.st_dev, st.st_ino
+
+
+__all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]
