@@ -16,7 +16,7 @@ from memvault.api import Vault
 from memvault.core.ranking import fts_query, query_terms
 from memvault.core.text import split_lines
 from memvault.errors import NoteNotFound
-from memvault.index.schema import SCHEMA_VERSION
+from memvault.index.schema import SCHEMA_VERSION, register
 from memvault.interfaces.cli import app
 
 runner = CliRunner()
@@ -267,6 +267,7 @@ def test_an_index_of_version_2_is_migrated_and_reindexed_by_the_next_sync(tmp_pa
         write(root, "people/pat.md", "---\naliases: [Patricia]\n---\n# Pat\n\nRuns the team.\n")
         vault.sync()
     db = sqlite3.connect(root / ".memvault" / "index.db")
+    register(db)  # the keyword table's view calls it (schema 8)
     with db:  # what version 2 held: the 3-column keyword table, a chunk per empty heading
         rows = db.execute("SELECT rowid, text, title, headings FROM chunks_fts").fetchall()
         db.execute("DROP TABLE chunks_fts")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from memvault.core.ranking import fts_query
 from memvault.index.rows import ChunkRow, NewChunk, NoteRow
-from memvault.index.schema import FTS_TABLE, SCHEMA
+from memvault.index.schema import FTS_TABLE, SCHEMA, register
 from memvault.index.store import SCHEMA_VERSION, Store
 
 WORDS = [
@@ -118,6 +118,7 @@ def test_random_edits_through_the_store_keep_the_keyword_table_exact(tmp_path: P
     rng = random.Random(27)
     store = open_store(tmp_path)
     truth = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    register(truth)  # the view calls it (schema 8)
     paths: list[str] = []
     for step in range(300):
         op = rng.random()
@@ -176,6 +177,7 @@ def test_a_new_model_requeue_keeps_the_keyword_table_exact(tmp_path: Path) -> No
             store.put_note(conn, note(f"{n}.md"))
             store.insert_chunks(conn, f"{n}.md", [new_chunk(rng, i, i == 0) for i in range(3)])
     truth = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    register(truth)  # the view calls it (schema 8)
     before = keyword_rows(truth)
     store.requeue_all(lambda r, cs: ([f"new {c.text}" for c in cs], False), "b", "x", 1.0)
     integrity(truth)
@@ -218,8 +220,9 @@ def test_a_version_4_index_drops_its_copy_and_keeps_every_keyword_row(tmp_path: 
         db.execute("INSERT INTO pending VALUES(3, 's', 't', 9.0)")
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "7"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "8"
     truth = sqlite3.connect(path, isolation_level=None)
+    register(truth)  # the view calls it (schema 8)
     assert "chunks_fts_content" not in {
         r[0] for r in truth.execute("SELECT name FROM sqlite_master")
     }
@@ -275,6 +278,7 @@ def test_syncing_editing_renaming_and_deleting_notes_keeps_the_keyword_table_exa
                 )
             v.sync()
             truth = sqlite3.connect(db_path, isolation_level=None)
+            register(truth)  # the view calls it (schema 8)
             integrity(truth)
             rows = keyword_rows(truth)
             truth.close()
@@ -344,5 +348,6 @@ def test_tables_an_older_memvault_made_without_a_version_get_the_new_keyword_tab
         store.put_note(conn, note("a.md"))
         store.insert_chunks(conn, "a.md", [new_chunk(rng, i, i == 0) for i in range(3)])
     truth = sqlite3.connect(path, isolation_level=None)
+    register(truth)  # the view calls it (schema 8)
     integrity(truth)
     assert len(keyword_rows(truth)) == 3

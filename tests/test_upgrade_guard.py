@@ -19,7 +19,7 @@ import pytest
 
 from helpers import open_vault, write
 from memvault.errors import LockHeld
-from memvault.index.schema import SCHEMA_VERSION
+from memvault.index.schema import SCHEMA_VERSION, register
 from memvault.vault.lock import WriterLock
 
 HOLD = (
@@ -85,6 +85,7 @@ def test_a_reader_refuses_to_upgrade_while_another_process_writes(vault: Path) -
     lock.acquire()
     lock.release()
     with sqlite3.connect(vault / ".memvault" / "index.db") as db:
+        register(db)  # the keyword table's view calls it (schema 8)
         assert (
             db.execute(
                 "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)"

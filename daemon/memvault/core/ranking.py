@@ -15,6 +15,8 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core import cjk
+
 _WORD = re.compile(r"\w+", re.UNICODE)
 COMMON_DOCS = 1000  # a term in this many chunks (and half of all) is too common to score
 MAX_QUERY_TERMS = 64
@@ -38,16 +40,20 @@ def query_terms(query: str) -> list[str]:
     """Distinct words of a query, stopwords dropped (all of them kept if that leaves none),
     the first ``MAX_QUERY_TERMS`` of them: a query pasted from a long text would otherwise
     make an FTS5 OR of thousands of terms (1.4 s for 5,000), and the embedding model reads
-    only its first ~256 word pieces anyway."""
-    words = [w.lower() for w in _WORD.findall(query)]
+    only its first ~256 word pieces anyway. A run of Chinese or Japanese characters gives
+    its pairs of characters (``cjk.terms``)."""
+    words = [t for w in _WORD.findall(query) for t in cjk.terms(w.lower())]
     kept = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(kept or words))[:MAX_QUERY_TERMS]
 
 
 def fts_query(terms: Sequence[str]) -> str:
-    """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection).
-    A NUL ends an FTS5 string early ("unterminated string"): it is dropped."""
-    return " OR ".join('"' + t.replace("\x00", "").replace('"', '""') + '"' for t in terms)
+    """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection),
+    its CJK characters spaced as the index holds them (``cjk.spaced``: a pair is a
+    phrase). A NUL ends an FTS5 string early ("unterminated string"): it is dropped."""
+    return " OR ".join(
+        '"' + cjk.spaced(t).replace("\x00", "").replace('"', '""') + '"' for t in terms
+    )
 
 
 def informative_terms(

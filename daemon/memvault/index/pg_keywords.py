@@ -6,8 +6,9 @@ rank without IDF (``ts_rank``): other hits than FTS5's. So the tokens are FTS5's
 index's tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the
 token instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each
 position weighted by its column (A title, B headings, C about, D text), with the
-chunk's token count (``ntok``). The GIN index finds the candidates; BM25 is computed
-here, above the database, from what it returns: each term's document count, the
+chunk's token count (``ntok``). A Chinese or Japanese character is a token of its own
+(``core/cjk.spaced``, as the SQLite index's keyword table is given it). The GIN index
+finds the candidates; BM25 is computed here, above the database, from what it returns: each term's document count, the
 candidates' per-column term frequencies (the weights of a lexeme's positions) and
 lengths, the table's row count and total length — FTS5's formula and constants
 (k1 = 1.2, b = 0.75, IDF floored at 1e-6, column weights text 1, title 2,
@@ -21,6 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
+from memvault.core.cjk import spaced
 from memvault.index.schema import FTS_TABLE
 
 K1 = 1.2
@@ -46,7 +48,7 @@ class Tokenizer:
         with self._lock:
             self._db.execute(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
-                (text, title, headings, about),
+                (spaced(text), spaced(title), spaced(headings), spaced(about)),
             )
             rows = self._db.execute("SELECT term, col, offset FROM vocab").fetchall()
             self._db.execute("DELETE FROM chunks_fts")
@@ -64,7 +66,7 @@ class Tokenizer:
         with self._lock:
             self._db.executemany(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-                [(i + 1, *r) for i, r in enumerate(rows)],
+                [(i + 1, *map(spaced, r)) for i, r in enumerate(rows)],
             )
             found = self._db.execute("SELECT doc, term, col, offset FROM vocab").fetchall()
             self._db.execute("DELETE FROM chunks_fts")

@@ -41,6 +41,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    vector's node. Rows of before are nodes, without a digest (a copy of one becomes a node of
    its own, once); the old HNSW index is dropped and the partial one built.
 
+7. Chinese and Japanese found by keywords (the SQLite index's schema 8): the chunks
+   holding such a character (``core/cjk.py``) are given their keywords again, each such
+   character a token of its own, a page of rows at a time; other rows are not touched.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -53,12 +57,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+from memvault.core.cjk import CJK_CHARS
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
+from memvault.index import pg_keywords
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 6
+PG_SCHEMA_VERSION = 7
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -218,6 +224,8 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 6:
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS node BIGINT")
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS digest BIGINT")
+        if version is not None and version < 7:
+            _cjk_keywords(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -283,6 +291,25 @@ def _int8_vectors(conn: Any) -> None:
             )
             if bad:
                 cur.executemany("DELETE FROM embeddings WHERE model = %s AND sha = %s", bad)
+
+
+def _cjk_keywords(conn: Any) -> None:
+    """Version 6 -> 7: the keywords of the chunks holding a CJK character, again
+    (``pg_keywords.tsvectors_of`` spaces them as the SQLite index's table is given them)."""
+    pattern = f"[{CJK_CHARS}]"
+    after = 0
+    while rows := conn.execute(
+        "SELECT label, text, title, headings, about FROM chunks WHERE label > %s "
+        "AND (text ~ %s OR title ~ %s OR headings ~ %s OR about ~ %s) ORDER BY label LIMIT 2000",
+        (after, *(pattern,) * 4),
+    ).fetchall():
+        after = int(rows[-1][0])
+        keywords = pg_keywords.tsvectors_of([tuple(r[1:]) for r in rows])
+        with conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s",
+                [(kw, ntok, r[0]) for r, (kw, ntok) in zip(rows, keywords, strict=True)],
+            )
 
 
 def _version(conn: Any, schema: str) -> int | None:

@@ -41,6 +41,12 @@ Versions (meta ``schema_version``):
    into a deleted note), and a rename finds the notes linking the moved names without
    scanning every link. The upgrade fills the column from the targets, and the next
    sync resolves every stored link once (meta ``links_resolve``).
+8. Chinese and Japanese found by keywords (``core/cjk.py``): the keyword table is given
+   each such character as a token of its own (the view and the triggers call
+   ``memvault_keywords``, ``register``); a run of them was one token, and a search for
+   a word inside it found nothing. The upgrade takes the keyword rows of the chunks
+   holding such a character out and puts them in again spaced (``cjk_keywords``); other
+   rows are not touched, nothing is read from the vault, nothing embedded.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -51,11 +57,12 @@ from __future__ import annotations
 import logging
 import sqlite3
 
+from memvault.core.cjk import CJK_CHARS, spaced
 from memvault.core.wikilinks import link_name
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
 # a keyword table with its own content: the shape before version 6, and PostgreSQL's
@@ -80,26 +87,51 @@ _HEADINGS = (
 # keep it true on every other path that writes chunks (move, rename, delete, the sha
 # update of a requeue): a keyword row is rewritten only when a column it indexes
 # changed, and FTS5 is given the exact old values to take out
+# version 8: each column as the keyword table is given it (``core/cjk.spaced``: a
+# Chinese or Japanese character is a token of its own), through this SQL function; every
+# connection of the store registers it (``register``), and nothing else writes chunks
+KEYWORDS_FN = "memvault_keywords"
+
+
+def _row(t: str) -> str:
+    """A keyword row's four columns from the chunk row ``t`` (chunks, old, new)."""
+    return ", ".join(
+        f"{KEYWORDS_FN}({col})"
+        for col in (f"{t}.text", f"{t}.title", _HEADINGS.format(t), f"{t}.about")
+    )
+
+
 FTS_EXTERNAL = (
     f"""CREATE VIEW IF NOT EXISTS chunks_fts_source(label, text, title, headings, about) AS
-    SELECT label, text, title, {_HEADINGS.format("chunks")}, about FROM chunks""",
+    SELECT label, {_row("chunks")} FROM chunks""",
     f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
     text, title, headings, about, content = 'chunks_fts_source', content_rowid = 'label',
     {FTS_TOKENIZE}
 )""",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_removed AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    VALUES('delete', old.label, {_row("old")});
 END""",
     f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_changed AFTER UPDATE OF text, title, heading, about
 ON chunks WHEN old.text IS NOT new.text OR old.title IS NOT new.title
     OR old.heading IS NOT new.heading OR old.about IS NOT new.about BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    VALUES('delete', old.label, {_row("old")});
     INSERT INTO chunks_fts(rowid, text, title, headings, about)
-    VALUES(new.label, new.text, new.title, {_HEADINGS.format("new")}, new.about);
+    VALUES(new.label, {_row("new")});
 END""",
 )
+
+
+def keywords(value: str | None) -> str | None:
+    """A keyword column's value as the keyword table is given it (``KEYWORDS_FN``)."""
+    return value if value is None else spaced(value)
+
+
+def register(conn: sqlite3.Connection) -> None:
+    """``KEYWORDS_FN`` on ``conn``: the view and the triggers of the keyword table call it."""
+    conn.create_function(KEYWORDS_FN, 1, keywords, deterministic=True)
+
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -241,6 +273,37 @@ def link_names(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
 
 
+def cjk_keywords(conn: sqlite3.Connection) -> int:
+    """Schema 6 or 7 -> 8: the keyword table's view and triggers made again (calling
+    ``KEYWORDS_FN``), and the keyword rows of the chunks holding a CJK character put in
+    again as it gives them (the old rows taken out with the values they were given).
+    Returns how many."""
+    glob = f"*[{CJK_CHARS}]*"
+    where = " OR ".join(f"{col} GLOB ?" for col in ("text", "title", "heading", "about"))
+    rows = conn.execute(
+        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks WHERE {where}",
+        (glob,) * 4,
+    ).fetchall()
+    conn.executemany(
+        "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
+        "VALUES('delete', ?, ?, ?, ?, ?)",
+        rows,
+    )
+    for name in (
+        "TRIGGER chunks_fts_removed",
+        "TRIGGER chunks_fts_changed",
+        "VIEW chunks_fts_source",
+    ):
+        conn.execute(f"DROP {name}")
+    for statement in FTS_EXTERNAL:
+        conn.execute(statement)
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
+        [(label, *(spaced(c) for c in columns)) for label, *columns in rows],
+    )
+    return len(rows)
+
+
 def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     """Bring an index at ``version`` (None: just created) to ``SCHEMA_VERSION``,
     inside the caller's transaction (which also records the new version)."""
@@ -265,6 +328,11 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     if version < 6:
         # a table of version 2 and before has no ``about`` column: the rebuild adds it
         external_content_fts(conn)
+    elif version < 8:
+        spaced_rows = cjk_keywords(conn)
+        log.info(
+            "index schema %d -> 8: %d chunks' keywords split by character", version, spaced_rows
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -289,11 +357,15 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
 
 __all__ = [
     "FTS_TABLE",
+    "KEYWORDS_FN",
     "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "cjk_keywords",
     "create",
     "external_content_fts",
+    "keywords",
     "link_names",
+    "register",
     "upgrade",
 ]

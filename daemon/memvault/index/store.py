@@ -54,7 +54,7 @@ from memvault.index.rows import (
     chunk_row,
     note_row,
 )
-from memvault.index.schema import SCHEMA_VERSION, create, upgrade
+from memvault.index.schema import SCHEMA_VERSION, create, keywords, register, upgrade
 from memvault.index.sql import close_optimized, parts, select_in
 from memvault.index.vector_cache import VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
@@ -66,6 +66,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
+    register(conn)  # the keyword table's view and triggers call it (schema 8)
     return conn
 
 
@@ -361,7 +362,7 @@ class Store(PendingQueue, LinkTables):
             label = int(cur.lastrowid or 0)
             conn.execute(  # its keyword row (a change or delete: schema.FTS_EXTERNAL's triggers)
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-                (label, c.text, c.title, " ".join(c.heading), c.about),
+                (label, *map(keywords, (c.text, c.title, " ".join(c.heading), c.about))),
             )
             labels.append(label)
         return labels

@@ -1,0 +1,68 @@
+"""Keywords of the scripts written without a space between words: Chinese, Japanese, and
+Korean within its spaced words.
+
+FTS5's ``unicode61`` tokenizer splits text at spaces and punctuation only, so a run
+like ``東京都に住んでいます`` is one token: a search for ``東京`` found nothing, in any
+note. The keyword index therefore holds each of these characters as its own token
+(``spaced``: a space either side of each, in what the index is given, never in the
+note), and a query's run of them asks for its overlapping pairs (``terms``), each a
+two-token phrase: FTS5 finds a pair where its two characters stand side by side, and
+BM25 ranks the chunk holding more of a question's pairs higher — the bigram matching
+of CJK search engines (Lucene's ``CJKBigramFilter``), over an index of single
+characters. A lone character is a term of its own.
+
+Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
+"""
+
+from __future__ import annotations
+
+import re
+
+# Han (with its radicals, compatibility forms and extensions B-G), hiragana, katakana
+# (half-width too), bopomofo, Hangul (syllables and jamo), and the ideographic marks
+# 々 〆 〇 and the kana repeat marks. Not Thai, Lao, Khmer or Myanmar: their marks
+# combine with the letter before (a mark alone is no token).
+CJK_CHARS = (
+    "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3040-\u30ff"
+    "\u3100-\u318f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
+    "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
+)
+_CHAR = re.compile(f"[{CJK_CHARS}]")
+_RUN = re.compile(f"[{CJK_CHARS}]+")
+
+
+def has_cjk(text: str) -> bool:
+    return _CHAR.search(text) is not None
+
+
+def spaced(text: str) -> str:
+    """``text`` with a space either side of each CJK character (the same string when it
+    has none): what the keyword index is given for a chunk, and what a query's term
+    becomes (``ranking.fts_query``)."""
+    if _CHAR.search(text) is None:
+        return text
+    return _CHAR.sub(r" \g<0> ", text)
+
+
+def terms(word: str) -> list[str]:
+    """The keyword terms of one query word (a ``\\w+`` match): itself when it has no CJK
+    character; else its other letters as words and each CJK run as its overlapping
+    pairs of characters (a run of one: that character), in order."""
+    if _CHAR.search(word) is None:
+        return [word]
+    out: list[str] = []
+    start = 0
+    for run in _RUN.finditer(word):
+        if run.start() > start:
+            out.append(word[start : run.start()])
+        chars = run.group()
+        out.extend(
+            [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
+        )
+        start = run.end()
+    if start < len(word):
+        out.append(word[start:])
+    return out
+
+
+__all__ = ["CJK_CHARS", "has_cjk", "spaced", "terms"]

@@ -1,0 +1,264 @@
+"""Chinese, Japanese and Korean found by keywords (core/cjk.py, index schema 8, PostgreSQL
+schema 7).
+
+FTS5's unicode61 tokenizer cuts text at spaces and punctuation only: ``東京都に住んで
+います`` was one token, and a search for ``東京`` found no note of any vault written in
+these scripts. The keyword table is now given each such character as a token, a query's
+run as its pairs of characters (phrases). Checked on a real vault (real SQLite, the
+hash embedder: the keyword side is what is tested), through every path that writes a
+chunk (FTS5's own integrity check), on an index of schema 7 opened by this code, and on
+both backends (a real PostgreSQL) with the same hits."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from helpers import new_vault, open_vault, write
+from memvault.api import Vault
+from memvault.core.cjk import spaced, terms
+from memvault.core.ranking import fts_query, query_terms
+from memvault.index import pg_keywords
+from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
+
+NOTES = {
+    "people/tanaka.md": "# 田中さん\n\n田中さんは東京都に住んでいます。毎朝コーヒーを飲みます。\n",
+    "projects/weather.md": "# 天気予報\n\n東京の天気は明日晴れです。大阪は雨でしょう。\n",
+    "projects/meeting.md": "# 会议记录\n\n我们讨论了数据库迁移计划，决定使用PostgreSQL。\n",
+    "people/kim.md": "# 김민수\n\n김민수는 서울에서 일합니다. 회의는 월요일입니다.\n",
+    "people/ana.md": "# Ana\n\nAna runs the night shift ledger in Lisbon.\n",
+}
+
+
+def by_keywords(vault: Vault, query: str) -> list[str]:
+    """The paths of the keyword hits alone, best first (vectors always answer something)."""
+    store = vault.engine.store
+    found = store.keywords(query_terms(query), 50)
+    rows = store.chunk_rows([label for label, _ in found])
+    return list(dict.fromkeys(rows[label].path for label, _ in found))
+
+
+def unspaced_tsvector(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
+    """A chunk's keywords as PostgreSQL schema 6 held them: FTS5's tokens of its columns
+    as they are (a run of CJK characters one token)."""
+    db = sqlite3.connect(":memory:")
+    db.execute(FTS_TABLE)
+    db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
+    db.execute(
+        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
+        (text, title, headings, about),
+    )
+    instances = [
+        (str(t), str(c), int(o)) for t, c, o in db.execute("SELECT term, col, offset FROM vocab")
+    ]
+    db.close()
+    return pg_keywords._literal(instances)
+
+
+def integrity(root: Path) -> None:
+    """FTS5's check of its index against the rows it reads through the view (rank 1)."""
+    with sqlite3.connect(root / ".memvault" / "index.db") as db:
+        register(db)
+        db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+    db.close()
+
+
+@pytest.fixture
+def vault_root(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("word", "want"),
+    [
+        ("kafka", ["kafka"]),
+        (
+            "東京都に住んでいます",
+            ["東京", "京都", "都に", "に住", "住ん", "んで", "でい", "いま", "ます"],
+        ),
+        ("猫", ["猫"]),
+        ("iphone用のケース", ["iphone", "用の", "のケ", "ケー", "ース"]),
+        ("db迁移v2", ["db", "迁移", "v2"]),
+        ("서울에서", ["서울", "울에", "에서"]),
+        ("𠮷野家", ["𠮷野", "野家"]),  # a character beyond the BMP (Han extension B)
+    ],
+)
+def test_a_query_word_gives_its_pairs_of_characters(word: str, want: list[str]) -> None:
+    assert terms(word) == want
+
+
+def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_string() -> None:
+    text = "Ana runs the ledger, café, naïve, Ελληνικά, русский, عربى"
+    assert spaced(text) is text
+    assert spaced("住む、東京") == " 住  む 、 東  京 "
+    assert query_terms("東京の天気は?") == ["東京", "京の", "の天", "天気", "気は"]
+    # a pair is a phrase of two tokens; a quote in a term cannot break out of it
+    assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
+
+
+def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:
+    with open_vault(vault_root) as v:
+        v.sync()
+        assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
+        assert by_keywords(v, "コーヒー") == ["people/tanaka.md"]
+        assert by_keywords(v, "数据库") == ["projects/meeting.md"]
+        assert by_keywords(v, "서울") == ["people/kim.md"]
+        assert by_keywords(v, "会议") == ["projects/meeting.md"]  # the title's run too
+        assert by_keywords(v, "ledger") == ["people/ana.md"]
+        # two characters found apart are no pair: 東 and 都 are both in the note,
+        # never side by side
+        assert by_keywords(v, "東都") == []
+        # a question as one writes it, no spaces: the note holding more of its pairs first
+        assert by_keywords(v, "東京の天気はどうですか")[0] == "projects/weather.md"
+        hits = v.search("東京の天気", k=3)
+        assert hits[0].path == "projects/weather.md"
+
+
+def test_every_path_that_writes_a_chunk_keeps_the_keyword_table_exact(vault_root: Path) -> None:
+    with open_vault(vault_root) as v:
+        v.sync()
+        integrity(vault_root)
+        weather = vault_root / "projects" / "weather.md"
+        weather.write_text(weather.read_text("utf-8") + "\n京都も晴れです。\n", "utf-8")
+        v.sync()  # an edit: the chunk's keyword row taken out with the values it was given
+        integrity(vault_root)
+        # 京都 stands alone in the new line, and inside 東京都 in Tanaka's note
+        assert set(by_keywords(v, "京都")) == {"projects/weather.md", "people/tanaka.md"}
+        (vault_root / "projects" / "meeting.md").rename(vault_root / "projects" / "会议.md")
+        v.sync()  # a rename
+        integrity(vault_root)
+        assert by_keywords(v, "迁移") == ["projects/会议.md"]
+        (vault_root / "people" / "tanaka.md").unlink()
+        v.sync()  # a delete
+        integrity(vault_root)
+        assert by_keywords(v, "コーヒー") == []
+        assert by_keywords(v, "東京") == ["projects/weather.md"]
+
+
+# schema 7's keyword view and triggers: the columns as they are, no function
+V7_FTS = (
+    "DROP TRIGGER chunks_fts_removed",
+    "DROP TRIGGER chunks_fts_changed",
+    "DROP VIEW chunks_fts_source",
+    f"""CREATE VIEW chunks_fts_source(label, text, title, headings, about) AS
+    SELECT label, text, title, {_HEADINGS.format("chunks")}, about FROM chunks""",
+    f"""CREATE TRIGGER chunks_fts_removed AFTER DELETE ON chunks BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
+    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+END""",
+    f"""CREATE TRIGGER chunks_fts_changed AFTER UPDATE OF text, title, heading, about
+ON chunks WHEN old.text IS NOT new.text OR old.title IS NOT new.title
+    OR old.heading IS NOT new.heading OR old.about IS NOT new.about BEGIN
+    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
+    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    INSERT INTO chunks_fts(rowid, text, title, headings, about)
+    VALUES(new.label, new.text, new.title, {_HEADINGS.format("new")}, new.about);
+END""",
+)
+
+
+def test_an_index_of_schema_7_has_its_cjk_rows_split_and_the_rest_left(vault_root: Path) -> None:
+    with open_vault(vault_root) as v:
+        v.sync()
+    db = sqlite3.connect(vault_root / ".memvault" / "index.db", isolation_level=None)
+    register(db)
+    rows = db.execute(
+        "SELECT label, text, title, headings, about FROM chunks_fts_source"
+    ).fetchall()
+    db.execute("BEGIN")
+    for row in rows:  # the keyword rows as schema 7 gave them: the columns as they are
+        db.execute(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
+            "VALUES('delete', ?, ?, ?, ?, ?)",
+            row,
+        )
+    for statement in V7_FTS:
+        db.execute(statement)
+    for label, *_ in rows:
+        db.execute(
+            "INSERT INTO chunks_fts(rowid, text, title, headings, about) "
+            "SELECT label, text, title, headings, about FROM chunks_fts_source WHERE label = ?",
+            (label,),
+        )
+    db.execute("UPDATE meta SET value = '7' WHERE key = 'schema_version'")
+    db.execute("COMMIT")
+    assert db.execute(  # what schema 7 found: nothing inside a run
+        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (fts_query(["東京"]),)
+    ).fetchone() == (0,)
+    db.close()
+    with open_vault(vault_root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "8"
+        integrity(vault_root)
+        assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
+        assert by_keywords(v, "ledger") == ["people/ana.md"]
+        report = v.sync()
+        assert not report.modified and report.embedded_chunks == 0  # nothing read again
+
+
+def test_both_backends_give_the_same_keyword_hits(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["東京", "東京の天気はどうですか", "数据库迁移", "서울", "会议", "コーヒー", "ledger"]
+
+    def answers(root: Path) -> dict[str, list[str]]:
+        for rel, text in NOTES.items():
+            write(root, rel, text)
+        with open_vault(root) as v:
+            v.sync()
+            return {q: by_keywords(v, q) for q in queries}
+
+    expected = answers(new_vault(tmp_path, "sqlite_vault"))
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    got = answers(new_vault(tmp_path, "pg_vault"))
+    assert got == expected
+    assert expected["東京"] == ["projects/weather.md", "people/tanaka.md"]
+
+
+def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+        schema = v.engine.store.schema
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # schema 6's keywords: runs whole
+        rows = conn.execute(
+            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
+        ).fetchall()
+        before = {}
+        for label, *columns in rows:
+            before[label] = unspaced_tsvector(*columns)
+            conn.execute(
+                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
+                (*before[label], label),
+            )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '6' WHERE key = 'schema_version'")
+        ana = conn.execute(
+            f"SELECT label, keywords::text FROM \"{schema}\".chunks WHERE path = 'people/ana.md'"
+        ).fetchall()
+        # what schema 6 found: nothing inside a run
+        found = conn.execute(
+            f'SELECT count(*) FROM "{schema}".chunks WHERE keywords @@ %s::tsquery',
+            (pg_keywords.term_query("東京"),),
+        ).fetchone()
+        assert found == (0,)
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == "7"
+        assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
+        assert by_keywords(v, "서울") == ["people/kim.md"]
+        kept = v.engine.store._pg.raw(
+            "SELECT label, keywords::text FROM chunks WHERE path = 'people/ana.md'"
+        ).fetchall()
+        assert ana and kept == ana  # a chunk with no such character is not touched
+        assert by_keywords(v, "ledger") == ["people/ana.md"]
