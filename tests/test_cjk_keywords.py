@@ -80,16 +80,29 @@ def vault_root(tmp_path: Path) -> Path:
         ("kafka", ["kafka"]),
         (
             "東京都に住んでいます",
-            ["東京", "京都", "都に", "に住", "住ん", "んで", "でい", "いま", "ます"],
+            [
+                "東京都に住んでいます",
+                "東京",
+                "京都",
+                "都に",
+                "に住",
+                "住ん",
+                "んで",
+                "でい",
+                "いま",
+                "ます",
+            ],
         ),
         ("猫", ["猫"]),
-        ("iphone用のケース", ["iphone", "用の", "のケ", "ケー", "ース"]),
+        ("iphone用のケース", ["iphone", "用のケース", "用の", "のケ", "ケー", "ース"]),
         ("db迁移v2", ["db", "迁移", "v2"]),
-        ("서울에서", ["서울", "울에", "에서"]),
-        ("𠮷野家", ["𠮷野", "野家"]),  # a character beyond the BMP (Han extension B)
+        ("서울에서", ["서울에서", "서울", "울에", "에서"]),
+        ("𠮷野家", ["𠮷野家", "𠮷野", "野家"]),  # a character beyond the BMP (Han extension B)
     ],
 )
-def test_a_query_word_gives_its_pairs_of_characters(word: str, want: list[str]) -> None:
+def test_a_query_word_gives_its_runs_and_their_pairs_of_characters(
+    word: str, want: list[str]
+) -> None:
     assert terms(word) == want
 
 
@@ -97,7 +110,7 @@ def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_st
     text = "Ana runs the ledger, café, naïve, Ελληνικά, русский, عربى"
     assert spaced(text) is text
     assert spaced("住む、東京") == " 住  む 、 東  京 "
-    assert query_terms("東京の天気は?") == ["東京", "京の", "の天", "天気", "気は"]
+    assert query_terms("東京の天気は?") == ["東京の天気は", "東京", "京の", "の天", "天気", "気は"]
     # a pair is a phrase of two tokens; a quote in a term cannot break out of it
     assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
 
@@ -118,6 +131,16 @@ def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:
         assert by_keywords(v, "東京の天気はどうですか")[0] == "projects/weather.md"
         hits = v.search("東京の天気", k=3)
         assert hits[0].path == "projects/weather.md"
+
+
+def test_a_run_as_written_outranks_its_pairs_found_apart(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "a.md", "# A\n\n打开列表视图。\n")
+    write(root, "b.md", "# B\n\n列表很长。表视不是词。视图也很多。列表，视图。\n")
+    with open_vault(root) as v:
+        v.sync()
+        assert by_keywords(v, "列表视图") == ["a.md", "b.md"]
+        assert by_keywords(v, "列表") == ["b.md", "a.md"]  # twice in b, once in a
 
 
 def test_every_path_that_writes_a_chunk_keeps_the_keyword_table_exact(vault_root: Path) -> None:

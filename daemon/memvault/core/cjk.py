@@ -9,7 +9,9 @@ note), and a query's run of them asks for its overlapping pairs (``terms``), eac
 two-token phrase: FTS5 finds a pair where its two characters stand side by side, and
 BM25 ranks the chunk holding more of a question's pairs higher — the bigram matching
 of CJK search engines (Lucene's ``CJKBigramFilter``), over an index of single
-characters. A lone character is a term of its own.
+characters. A lone character is a term of its own. The run itself is a term too (a
+phrase of all its characters): a chunk holding it as written outranks one holding its
+pairs apart, as when the run was one token.
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
@@ -44,10 +46,16 @@ def spaced(text: str) -> str:
     return _CHAR.sub(r" \g<0> ", text)
 
 
+def pairs(run: str) -> list[str]:
+    """The overlapping pairs of characters of ``run`` (2+ characters)."""
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
 def terms(word: str) -> list[str]:
     """The keyword terms of one query word (a ``\\w+`` match): itself when it has no CJK
-    character; else its other letters as words and each CJK run as its overlapping
-    pairs of characters (a run of one: that character), in order."""
+    character; else its other letters as words, and each CJK run as itself (a phrase of
+    its characters: the run as written, a note's name, a line pasted whole) then its
+    overlapping pairs of characters (a word inside it), in order."""
     if _CHAR.search(word) is None:
         return [word]
     out: list[str] = []
@@ -56,13 +64,11 @@ def terms(word: str) -> list[str]:
         if run.start() > start:
             out.append(word[start : run.start()])
         chars = run.group()
-        out.extend(
-            [chars] if len(chars) == 1 else [chars[i : i + 2] for i in range(len(chars) - 1)]
-        )
+        out.extend([chars] if len(chars) <= 2 else [chars, *pairs(chars)])
         start = run.end()
     if start < len(word):
         out.append(word[start:])
     return out
 
 
-__all__ = ["CJK_CHARS", "has_cjk", "spaced", "terms"]
+__all__ = ["CJK_CHARS", "has_cjk", "pairs", "spaced", "terms"]
