@@ -20,7 +20,7 @@ import pytest
 from helpers import new_vault, open_vault, write
 from memvault.api import Vault
 from memvault.core.cjk import spaced, terms
-from memvault.core.ranking import fts_query, query_terms
+from memvault.core.ranking import fts_query, keyword_terms, query_terms
 from memvault.index import pg_keywords
 from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
 
@@ -36,7 +36,7 @@ NOTES = {
 def by_keywords(vault: Vault, query: str) -> list[str]:
     """The paths of the keyword hits alone, best first (vectors always answer something)."""
     store = vault.engine.store
-    found = store.keywords(query_terms(query), 50)
+    found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 50)
     rows = store.chunk_rows([label for label, _ in found])
     return list(dict.fromkeys(rows[label].path for label, _ in found))
 
@@ -78,40 +78,39 @@ def vault_root(tmp_path: Path) -> Path:
     ("word", "want"),
     [
         ("kafka", ["kafka"]),
-        (
-            "東京都に住んでいます",
-            [
-                "東京都に住んでいます",
-                "東京",
-                "京都",
-                "都に",
-                "に住",
-                "住ん",
-                "んで",
-                "でい",
-                "いま",
-                "ます",
-            ],
-        ),
+        ("東京都に住んでいます", ["東京都に住んでいます"]),
         ("猫", ["猫"]),
-        ("iphone用のケース", ["iphone", "用のケース", "用の", "のケ", "ケー", "ース"]),
+        ("iphone用のケース", ["iphone", "用のケース"]),
         ("db迁移v2", ["db", "迁移", "v2"]),
-        ("서울에서", ["서울에서", "서울", "울에", "에서"]),
-        ("𠮷野家", ["𠮷野家", "𠮷野", "野家"]),  # a character beyond the BMP (Han extension B)
+        ("서울에서", ["서울에서"]),
+        ("𠮷野家", ["𠮷野家"]),  # a character beyond the BMP (Han extension B)
     ],
 )
-def test_a_query_word_gives_its_runs_and_their_pairs_of_characters(
-    word: str, want: list[str]
-) -> None:
+def test_a_query_word_is_split_where_its_script_changes(word: str, want: list[str]) -> None:
     assert terms(word) == want
+
+
+def test_a_run_no_chunk_holds_asks_for_its_pairs_instead() -> None:
+    held = {"東京", "天気", "用のケース"}
+    asked: list[str] = []
+
+    def docs_of(term: str) -> int:
+        asked.append(term)
+        return int(term in held)
+
+    got = keyword_terms(["東京の天気は", "iphone", "用のケース", "猫"], docs_of)
+    assert got == ["東京", "京の", "の天", "天気", "気は", "iphone", "用のケース", "猫"]
+    assert asked == ["東京の天気は", "用のケース"]  # only runs of 3+ are looked up
+    long_run = "".join(chr(0x4E00 + i) for i in range(200))
+    assert len(keyword_terms([long_run], lambda t: 0)) == 64  # a pasted page: capped
 
 
 def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_string() -> None:
     text = "Ana runs the ledger, café, naïve, Ελληνικά, русский, عربى"
     assert spaced(text) is text
     assert spaced("住む、東京") == " 住  む 、 東  京 "
-    assert query_terms("東京の天気は?") == ["東京の天気は", "東京", "京の", "の天", "天気", "気は"]
-    # a pair is a phrase of two tokens; a quote in a term cannot break out of it
+    assert query_terms("東京の天気は? iPhone用") == ["東京の天気は", "iphone", "用"]
+    # a run is a phrase of its characters; a quote in a term cannot break out of it
     assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
 
 
@@ -133,14 +132,19 @@ def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:
         assert hits[0].path == "projects/weather.md"
 
 
-def test_a_run_as_written_outranks_its_pairs_found_apart(tmp_path: Path) -> None:
+def test_a_run_found_as_written_matches_only_where_it_stands(tmp_path: Path) -> None:
     root = new_vault(tmp_path)
     write(root, "a.md", "# A\n\n打开列表视图。\n")
-    write(root, "b.md", "# B\n\n列表很长。表视不是词。视图也很多。列表，视图。\n")
+    write(root, "b.md", "# B\n\n列表很长。表视不是词。视图也很多。\n")
     with open_vault(root) as v:
         v.sync()
-        assert by_keywords(v, "列表视图") == ["a.md", "b.md"]
-        assert by_keywords(v, "列表") == ["b.md", "a.md"]  # twice in b, once in a
+        # b holds the pairs 列表 表视 视图, never side by side: no match, as when the
+        # run was one token
+        assert by_keywords(v, "列表视图") == ["a.md"]
+        assert set(by_keywords(v, "列表")) == {"a.md", "b.md"}  # inside a's run too
+        # a run no note holds: its pairs, the note holding more of them first
+        assert by_keywords(v, "列表视图很长") == ["b.md", "a.md"]
+        assert v.search("列表视图", k=1)[0].path == "a.md"
 
 
 def test_every_path_that_writes_a_chunk_keeps_the_keyword_table_exact(vault_root: Path) -> None:

@@ -5,13 +5,16 @@ FTS5's ``unicode61`` tokenizer splits text at spaces and punctuation only, so a 
 like ``東京都に住んでいます`` is one token: a search for ``東京`` found nothing, in any
 note. The keyword index therefore holds each of these characters as its own token
 (``spaced``: a space either side of each, in what the index is given, never in the
-note), and a query's run of them asks for its overlapping pairs (``terms``), each a
-two-token phrase: FTS5 finds a pair where its two characters stand side by side, and
-BM25 ranks the chunk holding more of a question's pairs higher — the bigram matching
-of CJK search engines (Lucene's ``CJKBigramFilter``), over an index of single
-characters. A lone character is a term of its own. The run itself is a term too (a
-phrase of all its characters): a chunk holding it as written outranks one holding its
-pairs apart, as when the run was one token.
+note), and a query's run of them is a phrase of its characters (``terms``): found
+wherever it stands, inside a longer run too, as a word inside a sentence. A run no
+chunk holds as written (a question written without spaces: 東京の天気はどうですか)
+asks instead for its overlapping pairs (``backoff``), each a two-token phrase, and BM25
+ranks the chunk holding more of them higher — the bigram matching of CJK search
+engines (Lucene's ``CJKBigramFilter``), over an index of single characters. A run
+found as written keeps to it: a chunk holding its pairs apart is no match, so a
+note's name or a line pasted whole finds that note as sharply as when the run was
+one token (pairs for every run cost the bench 0.03-0.15 of hit@1 on those:
+bench/RESULTS.md).
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
@@ -19,6 +22,7 @@ Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FT
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 # Han (with its radicals, compatibility forms and extensions B-G), hiragana, katakana
 # (half-width too), bopomofo, Hangul (syllables and jamo), and the ideographic marks
@@ -53,9 +57,9 @@ def pairs(run: str) -> list[str]:
 
 def terms(word: str) -> list[str]:
     """The keyword terms of one query word (a ``\\w+`` match): itself when it has no CJK
-    character; else its other letters as words, and each CJK run as itself (a phrase of
-    its characters: the run as written, a note's name, a line pasted whole) then its
-    overlapping pairs of characters (a word inside it), in order."""
+    character; else its other letters as words and each CJK run as itself (a phrase of
+    its characters, which the index finds wherever it stands, inside a longer run too),
+    in order."""
     if _CHAR.search(word) is None:
         return [word]
     out: list[str] = []
@@ -63,12 +67,26 @@ def terms(word: str) -> list[str]:
     for run in _RUN.finditer(word):
         if run.start() > start:
             out.append(word[start : run.start()])
-        chars = run.group()
-        out.extend([chars] if len(chars) <= 2 else [chars, *pairs(chars)])
+        out.append(run.group())
         start = run.end()
     if start < len(word):
         out.append(word[start:])
     return out
 
 
-__all__ = ["CJK_CHARS", "has_cjk", "pairs", "spaced", "terms"]
+def backoff(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[str]:
+    """``terms`` with each CJK run of 3+ characters that no chunk holds as written
+    (``docs_of(run) == 0``: a question written as one run, 東京の天気はどうですか)
+    replaced by its overlapping pairs, distinct, in order. A run some chunk holds stays
+    whole: a chunk holding only its pairs apart is no match (a note's name, a line
+    pasted whole find that note, as when a run was one token)."""
+    out: list[str] = []
+    for term in terms:
+        if len(term) > 2 and _CHAR.search(term) is not None and docs_of(term) == 0:
+            out.extend(pairs(term))
+        else:
+            out.append(term)
+    return list(dict.fromkeys(out))
+
+
+__all__ = ["CJK_CHARS", "backoff", "has_cjk", "pairs", "spaced", "terms"]

@@ -40,11 +40,19 @@ def query_terms(query: str) -> list[str]:
     """Distinct words of a query, stopwords dropped (all of them kept if that leaves none),
     the first ``MAX_QUERY_TERMS`` of them: a query pasted from a long text would otherwise
     make an FTS5 OR of thousands of terms (1.4 s for 5,000), and the embedding model reads
-    only its first ~256 word pieces anyway. A run of Chinese or Japanese characters gives
-    its pairs of characters (``cjk.terms``)."""
+    only its first ~256 word pieces anyway. A word's run of Chinese or Japanese
+    characters is a term of its own (``cjk.terms``; ``keyword_terms`` asks for its
+    pairs when no chunk holds it as written)."""
     words = [t for w in _WORD.findall(query) for t in cjk.terms(w.lower())]
     kept = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(kept or words))[:MAX_QUERY_TERMS]
+
+
+def keyword_terms(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[str]:
+    """The terms a keyword ranking asks for: ``terms`` (``query_terms``) with each CJK run
+    no chunk holds as written replaced by its pairs of characters (``cjk.backoff``;
+    ``docs_of(term)``: the chunks holding it), the first ``MAX_QUERY_TERMS``."""
+    return cjk.backoff(terms, docs_of)[:MAX_QUERY_TERMS]
 
 
 def fts_query(terms: Sequence[str]) -> str:

@@ -30,6 +30,7 @@ from memvault.core.ranking import (
     convex,
     fuse,
     informative_terms,
+    keyword_terms,
     query_terms,
     snippet,
 )
@@ -95,7 +96,11 @@ class Reader(Lane):
             if not allowed_labels:
                 return [], qv
         terms = query_terms(query)
-        keep = informative_terms(terms, self.store.chunk_count(), self.store.term_docs)
+        keep = informative_terms(
+            keyword_terms(terms, self.store.term_docs),
+            self.store.chunk_count(),
+            self.store.term_docs,
+        )
         lexical = self.store.keywords(keep, pool * 3 if label_ok else pool)
         if label_ok is not None:
             lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
@@ -232,7 +237,11 @@ class Reader(Lane):
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
         terms = query_terms(query)
-        keep = informative_terms(terms, self.store.chunk_count(), self.store.term_docs)
+        keep = informative_terms(
+            keyword_terms(terms, self.store.term_docs),
+            self.store.chunk_count(),
+            self.store.term_docs,
+        )
         pool = len(hits)
         lexical = self.store.keywords(keep, pool)
         vector = self.embedding.vectors.query(qv, pool)
