@@ -20,6 +20,7 @@ import pytest
 from helpers import new_vault, open_vault, write
 from memvault.api import Vault
 from memvault.core.cjk import spaced, terms
+from memvault.core.context import index_part
 from memvault.core.ranking import fts_query, keyword_terms, query_terms
 from memvault.index import pg_keywords
 from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
@@ -289,3 +290,18 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         ).fetchall()
         assert ana and kept == ana  # a chunk with no such character is not touched
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+
+
+def test_the_index_part_keeps_the_lines_naming_a_cjk_word_inside_a_run() -> None:
+    memory = (
+        "# Memory Index\n\n## Projects\n<!-- memvault:begin projects -->\n"
+        "- [[projects/会议记录]] - 每周的会议和决定。\n"
+        "- [[projects/天气预报]] - 明天东京晴。\n"
+        + "".join(f"- [[projects/p{i}]] - 第{i}个项目的说明文字。\n" for i in range(40))
+        + "<!-- memvault:end projects -->\n"
+    )
+    got = index_part(memory, 80, len, ["会议"])  # a character a token
+    assert "会议记录" in got and "天气" not in got and "p1" not in got
+    assert index_part(memory, 80, len, ["东京"]) == (
+        "# Memory Index\n\n## Projects\n- [[projects/天气预报]] - 明天东京晴。"
+    )

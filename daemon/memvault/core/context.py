@@ -25,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.cjk import has_cjk
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.results import Context, Source
@@ -204,10 +205,12 @@ def index_part(
     whole = _render_index(lines, entries)
     if count(whole) <= budget:
         return whole
-    words = [re.escape(t) for t in terms if len(t) > 2]
+    # a word from its start; a CJK run (two characters say a word) wherever it stands
+    words = [r"\b" + re.escape(t) for t in terms if len(t) > 2 and not has_cjk(t)]
+    words += [re.escape(t) for t in terms if len(t) > 1 and has_cjk(t)]
     if not words:
         return ""
-    wanted = re.compile(r"\b(?:" + "|".join(words) + ")")
+    wanted = re.compile("|".join(words))
     kept: list[_IndexLine] = []
     shown: set[int] = set()
     used = 0
