@@ -103,7 +103,9 @@ def test_a_run_no_chunk_holds_asks_for_its_pairs_instead() -> None:
     assert got == ["東京", "京の", "の天", "天気", "気は", "iphone", "用のケース", "猫"]
     assert asked == ["東京の天気は", "用のケース"]  # only runs of 3+ are looked up
     long_run = "".join(chr(0x4E00 + i) for i in range(200))
-    assert len(keyword_terms([long_run], lambda t: 0)) == 64  # a pasted page: capped
+    asked.clear()
+    got = keyword_terms([long_run], docs_of)  # a page pasted: not looked up, capped
+    assert asked == [] and got == [long_run[i : i + 2] for i in range(64)]
 
 
 def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_string() -> None:

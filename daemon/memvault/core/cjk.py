@@ -35,6 +35,7 @@ CJK_CHARS = (
 )
 _CHAR = re.compile(f"[{CJK_CHARS}]")
 _RUN = re.compile(f"[{CJK_CHARS}]+")
+LONGEST_RUN = 64  # characters of a run looked up as written (``backoff``)
 
 
 def has_cjk(text: str) -> bool:
@@ -79,14 +80,20 @@ def backoff(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[str]:
     (``docs_of(run) == 0``: a question written as one run, 東京の天気はどうですか)
     replaced by its overlapping pairs, distinct, in order. A run some chunk holds stays
     whole: a chunk holding only its pairs apart is no match (a note's name, a line
-    pasted whole find that note, as when a run was one token)."""
+    pasted whole find that note, as when a run was one token). A run past
+    ``LONGEST_RUN`` characters (a paragraph pasted) is not looked up: its pairs at once
+    (a phrase of 5,000 characters cost 184 ms to count on 2,689 chunks)."""
     out: list[str] = []
     for term in terms:
-        if len(term) > 2 and _CHAR.search(term) is not None and docs_of(term) == 0:
+        if (
+            len(term) > 2
+            and _CHAR.search(term) is not None
+            and (len(term) > LONGEST_RUN or docs_of(term) == 0)
+        ):
             out.extend(pairs(term))
         else:
             out.append(term)
     return list(dict.fromkeys(out))
 
 
-__all__ = ["CJK_CHARS", "backoff", "has_cjk", "pairs", "spaced", "terms"]
+__all__ = ["CJK_CHARS", "LONGEST_RUN", "backoff", "has_cjk", "pairs", "spaced", "terms"]
