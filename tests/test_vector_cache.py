@@ -520,3 +520,34 @@ def test_a_model_number_is_never_reused_after_a_prune(tmp_path: Path) -> None:
     assert reader.get("model-a", [key]) == {}  # a miss, never model-b's vector
     writer.close()
     reader.close()
+
+
+def test_line_rows_of_another_dimension_are_misses_embedded_again(tmp_path: Path) -> None:
+    """A row memvault did not write, of plausible length (another dimension), for a
+    line's text: searches and contexts read line vectors too, and one such row made
+    every search stacking it with the question's vector fail. It is a miss; the next
+    sync embeds the line again over it."""
+    root = make_vault(tmp_path)
+    write(root, "decisions/zebra.md", note("Zebra", body="Zebra crossing talk.\n\nA second line."))
+    with open_vault(root) as v:
+        v.sync()
+        chunk_shas = {bytes.fromhex(s) for s in v.engine.store.label_shas().values()}
+    cache = root / ".memvault" / "cache.db"
+    with sqlite3.connect(cache) as db:
+        lines = [r[0] for r in db.execute("SELECT sha FROM vectors") if r[0] not in chunk_shas]
+        odd = vector_cache.encode(np.ones(40, dtype=np.float32))  # 40 dimensions, not 64
+        db.executemany("UPDATE vectors SET vector = ? WHERE sha = ?", [(odd, s) for s in lines])
+    db.close()
+    assert lines
+    with open_vault(root) as v:
+        assert v.search("zebra crossing", k=1)[0].path == "decisions/zebra.md"
+        assert "Zebra crossing" in v.context("zebra crossing talk", budget=400).text
+        path = root / "decisions" / "zebra.md"
+        path.write_text(path.read_text("utf-8") + "\nA third line.\n", "utf-8")
+        v.sync()
+        emb = v.engine.embedding
+        chunks = v.engine.store.chunks_of("decisions/zebra.md")
+        again = [s for s in emb.line_texts(c.text for c in chunks) if bytes.fromhex(s) in lines]
+        got = v.engine.store.cached(emb.model_id(), again)
+    assert again and set(got) == set(again)  # its lines cut again: embedded over the odd rows
+    assert all(vec.shape == (64,) for vec in got.values())

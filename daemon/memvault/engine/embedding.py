@@ -325,12 +325,12 @@ class Embedding:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache
         them; return the shas that were embedded. The model loads only if one is new."""
         model = self.model_id()
-        have = self._store.cached(model, list(texts))
+        have = self._cached(model, list(texts))
         need = [s for s in texts if s not in have]
         if need:
             emb = self.embedder
             if emb.model_id != model:  # the model that loaded is not the one expected
-                have = self._store.cached(emb.model_id, list(texts))
+                have = self._cached(emb.model_id, list(texts))
                 need = [s for s in texts if s not in have]
         if need:
             vectors = emb.embed([texts[s] for s in need])
@@ -394,7 +394,18 @@ class Embedding:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
         the cache (a line not embedded yet is left out)."""
         model = self.model_id()
-        return self._lines.get(model, shas, lambda missing: self._store.cached(model, missing))
+        return self._lines.get(model, shas, lambda missing: self._cached(model, missing))
+
+    def _cached(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
+        """The cache's vectors of ``shas``; a row of another dimension than the index's
+        (a row memvault did not write: one search stacking it with the question's
+        vector failed) is a miss, embedded again (over it) by the next sync."""
+        have = self._store.cached(model, shas)
+        if not have:
+            return have
+        recorded, loaded = self._store.meta("dim"), self._embedder  # never loads the model
+        dim = int(recorded) if recorded else loaded.dim if loaded is not None else None
+        return have if dim is None else {s: v for s, v in have.items() if v.shape == (dim,)}
 
     # -- the vectors -----------------------------------------------------------------
 
