@@ -57,7 +57,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from memvault.core.cjk import CJK_CHARS, spaced
+from memvault.core.cjk import has_cjk, spaced
 from memvault.core.wikilinks import link_name
 
 log = logging.getLogger("memvault")
@@ -278,11 +278,12 @@ def cjk_keywords(conn: sqlite3.Connection) -> int:
     ``KEYWORDS_FN``), and the keyword rows of the chunks holding a CJK character put in
     again as it gives them (the old rows taken out with the values they were given).
     Returns how many."""
-    glob = f"*[{CJK_CHARS}]*"
-    where = " OR ".join(f"{col} GLOB ?" for col in ("text", "title", "heading", "about"))
+    # on this connection only: no schema object names it (a GLOB of the characters'
+    # ranges scanned 496,557 chunks in 47 s; the regular expression in ~2 s)
+    conn.create_function("memvault_has_cjk", 1, has_cjk, deterministic=True)
     rows = conn.execute(
-        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks WHERE {where}",
-        (glob,) * 4,
+        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks "
+        "WHERE memvault_has_cjk(text || ' ' || title || ' ' || heading || ' ' || about)"
     ).fetchall()
     conn.executemany(
         "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
