@@ -72,6 +72,21 @@ class VectorStep:
     remaining: int  # chunks still pending after it
 
 
+def _cached(
+    store: Store, model: str, shas: Sequence[str], loaded: Embedder | None
+) -> dict[str, np.ndarray]:
+    """The cache's vectors of ``shas``; a row of another dimension than the index's
+    (a row memvault did not write: one search stacking it with the question's vector
+    failed) is a miss, embedded again (over it) by the next sync. The dimension is the
+    one recorded, else the ``loaded`` model's: the model is never loaded for it."""
+    have = store.cached(model, shas)
+    if not have:
+        return have
+    recorded = store.meta("dim")
+    dim = int(recorded) if recorded else loaded.dim if loaded is not None else None
+    return have if dim is None else {s: v for s, v in have.items() if v.shape == (dim,)}
+
+
 class KeptLines:
     """Line vectors kept in memory, by the model's id and their text's sha256 (float16,
     the oldest let go past ``LINE_VECTORS_KEPT``). Reads run on many threads: the kept
@@ -325,12 +340,12 @@ class Embedding:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache
         them; return the shas that were embedded. The model loads only if one is new."""
         model = self.model_id()
-        have = self._cached(model, list(texts))
+        have = _cached(self._store, model, list(texts), self._embedder)
         need = [s for s in texts if s not in have]
         if need:
             emb = self.embedder
             if emb.model_id != model:  # the model that loaded is not the one expected
-                have = self._cached(emb.model_id, list(texts))
+                have = _cached(self._store, emb.model_id, list(texts), emb)
                 need = [s for s in texts if s not in have]
         if need:
             vectors = emb.embed([texts[s] for s in need])
@@ -394,18 +409,9 @@ class Embedding:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
         the cache (a line not embedded yet is left out)."""
         model = self.model_id()
-        return self._lines.get(model, shas, lambda missing: self._cached(model, missing))
-
-    def _cached(self, model: str, shas: Sequence[str]) -> dict[str, np.ndarray]:
-        """The cache's vectors of ``shas``; a row of another dimension than the index's
-        (a row memvault did not write: one search stacking it with the question's
-        vector failed) is a miss, embedded again (over it) by the next sync."""
-        have = self._store.cached(model, shas)
-        if not have:
-            return have
-        recorded, loaded = self._store.meta("dim"), self._embedder  # never loads the model
-        dim = int(recorded) if recorded else loaded.dim if loaded is not None else None
-        return have if dim is None else {s: v for s, v in have.items() if v.shape == (dim,)}
+        return self._lines.get(
+            model, shas, lambda missing: _cached(self._store, model, missing, self._embedder)
+        )
 
     # -- the vectors -----------------------------------------------------------------
 
