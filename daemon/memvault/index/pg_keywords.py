@@ -1,18 +1,18 @@
 """Keywords on PostgreSQL ranked exactly as the SQLite index ranks them: FTS5's BM25.
 
 PostgreSQL's own text search would stem and drop stop words its way (``english``) and
-rank without IDF (``ts_rank``): other hits than FTS5's. So the tokens are FTS5's own
-— each chunk's columns are tokenized by an in-memory SQLite FTS5 table with the
-index's tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the
-token instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each
-position weighted by its column (A title, B headings, C about, D text), with the
-chunk's token count (``ntok``). A Chinese or Japanese character is a token of its own
+rank without IDF (``ts_rank``): other hits than FTS5's. So the tokens are FTS5's own —
+each chunk's columns are tokenized by an in-memory SQLite FTS5 table with the index's
+tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the token
+instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each position
+weighted by its column (A title, B headings, C about, D text), with the chunk's token
+count (``ntok``). A Chinese or Japanese character is a token of its own
 (``core/cjk.spaced``, as the SQLite index's keyword table is given it). The GIN index
-finds the candidates; BM25 is computed here, above the database, from what it returns: each term's document count, the
-candidates' per-column term frequencies (the weights of a lexeme's positions) and
-lengths, the table's row count and total length — FTS5's formula and constants
-(k1 = 1.2, b = 0.75, IDF floored at 1e-6, column weights text 1, title 2,
-headings 1.5, about 1).
+finds the candidates; BM25 is computed here, above the database, from what it returns:
+each term's document count, the candidates' per-column term frequencies (the weights of
+a lexeme's positions) and lengths, the table's row count and total length — FTS5's
+formula and constants (k1 = 1.2, b = 0.75, IDF floored at 1e-6, column weights text 1,
+title 2, headings 1.5, about 1).
 """
 
 from __future__ import annotations
