@@ -19,7 +19,7 @@ import pytest
 
 from helpers import new_vault, open_vault, write
 from memvault.api import Vault
-from memvault.core.cjk import spaced, terms
+from memvault.core.cjk import has_cjk, spaced, terms
 from memvault.core.context import index_part
 from memvault.core.ranking import fts_query, keyword_terms, query_terms
 from memvault.index import pg_keywords
@@ -193,7 +193,9 @@ END""",
 )
 
 
-def test_an_index_of_schema_7_has_its_cjk_rows_split_and_the_rest_left(vault_root: Path) -> None:
+def test_an_index_of_schema_7_has_its_cjk_rows_keyed_again_and_their_notes_read_again(
+    vault_root: Path,
+) -> None:
     with open_vault(vault_root) as v:
         v.sync()
     db = sqlite3.connect(vault_root / ".memvault" / "index.db", isolation_level=None)
@@ -227,8 +229,10 @@ def test_an_index_of_schema_7_has_its_cjk_rows_split_and_the_rest_left(vault_roo
         integrity(vault_root)
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "ledger") == ["people/ana.md"]
-        report = v.sync()
-        assert not report.modified and report.embedded_chunks == 0  # nothing read again
+        report = v.sync()  # the notes holding CJK read again (cut at full stops now)
+        assert set(report.modified) == {p for p, t in NOTES.items() if has_cjk(t)}
+        assert report.embedded_chunks == 0  # their chunks' texts the same: vectors kept
+        integrity(vault_root)
 
 
 def test_both_backends_give_the_same_keyword_hits(
@@ -292,6 +296,9 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         ).fetchall()
         assert ana and kept == ana  # a chunk with no such character is not touched
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+        report = v.sync()  # the notes holding CJK read again (cut at full stops now)
+        assert set(report.modified) == {p for p, t in NOTES.items() if has_cjk(t)}
+        assert report.embedded_chunks == 0
 
 
 def test_the_index_part_keeps_the_lines_naming_a_cjk_word_inside_a_run() -> None:

@@ -268,6 +268,23 @@ def test_unicode_text_keeps_its_characters_and_lines() -> None:
     assert_lines_exact(text, chunks)
 
 
+def test_a_cjk_paragraph_is_cut_after_its_full_stops_then_its_commas() -> None:
+    """Chinese and Japanese put no space after a full stop: a long line was cut between
+    two characters (inside a word, which then no keyword found: 出|现问题)."""
+    sentences = "".join(f"这是第{i}个句子，它讲的是出现问题的几率。" for i in range(30))
+    clauses = "、".join(f"第{i}项" for i in range(80)) + "。"
+    quoted = "".join(f"他说「第{i}次出现问题了。」" for i in range(30))
+    text = sentences + "\n\n" + clauses + "\n\n" + quoted + "\n"
+    _, chunks = chunks_of(text, target=40, max_tokens=80, count=chars)
+    assert all(len(c.text) <= 80 for c in chunks)
+    by_line = {n: [c.text for c in chunks if c.line_start == n] for n in (1, 3, 5)}
+    assert len(by_line[1]) > 1 and all(t.endswith("。") for t in by_line[1])
+    assert "".join(by_line[1]) == sentences
+    assert len(by_line[3]) > 1 and all(t.endswith(("、", "。")) for t in by_line[3])
+    assert all(t.endswith("。」") for t in by_line[5])  # the closing quote kept with it
+    assert all("出现问题" in t for t in by_line[1] + by_line[5])  # no word cut in two
+
+
 def test_character_cuts_never_separate_a_combining_mark() -> None:
     text = ("e\u0301" * 400) + "\n"
     _, chunks = chunks_of(text, target=8, max_tokens=16, count=chars)

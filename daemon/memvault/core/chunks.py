@@ -78,7 +78,13 @@ _GUESS_CHARS_PER_TOKEN = 4.0
 _FULL_ENOUGH = 0.75  # a piece this full of its budget is not grown further
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")  # the same rule as wikilinks.mask_code
-_SENTENCE_END = re.compile(r"[.!?…。！？][)\]\"'»”’]*(?=\s)")
+# a sentence's end: Latin stops before a space; CJK full stops with or without one (those
+# scripts put no space after them: a long line was cut inside a word, which then no
+# keyword found), a closing bracket or quote kept with its sentence
+_CLOSERS = "[)\\]\"'»”’）」』】〕〉》]*"
+_SENTENCE_END = re.compile(rf"[.!?…]{_CLOSERS}(?=\s)|[。！？]{_CLOSERS}")
+_CLAUSE_END = re.compile(rf"[，、；：]{_CLOSERS}")  # CJK, with no space to cut at
+
 _LAST_SPACE = re.compile(r"\s(?=\S*\Z)")  # with endpos: the last whitespace before it
 _NON_SPACE = re.compile(r"\S")
 
@@ -537,6 +543,12 @@ class _SectionCutter:
             space = _LAST_SPACE.search(self.body, lo, hi + 1)
             if space is not None:
                 return space.start()
+            clause = None
+            for m in _CLAUSE_END.finditer(self.body, lo, hi + 1):
+                if lo <= m.end() <= hi:
+                    clause = m.end()
+            if clause is not None:
+                return clause
         # No space at all: cut between characters, never before a combining mark.
         cut = max(hi, floor)
         while cut > floor and unicodedata.combining(self.body[cut]):

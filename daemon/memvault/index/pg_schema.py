@@ -44,6 +44,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 7. Chinese and Japanese found by keywords (the SQLite index's schema 8): the chunks
    holding such a character (``core/cjk.py``) are given their keywords again, each such
    character a token of its own, a page of rows at a time; other rows are not touched.
+   Their notes are read again by the next sync (long paragraphs cut at CJK full stops).
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -299,16 +300,20 @@ def _cjk_keywords(conn: Any) -> None:
     pattern = f"[{CJK_CHARS}]"
     after = 0
     while rows := conn.execute(
-        "SELECT label, text, title, headings, about FROM chunks WHERE label > %s "
+        "SELECT label, text, title, headings, about, path FROM chunks WHERE label > %s "
         "AND (text ~ %s OR title ~ %s OR headings ~ %s OR about ~ %s) ORDER BY label LIMIT 2000",
         (after, *(pattern,) * 4),
     ).fetchall():
         after = int(rows[-1][0])
-        keywords = pg_keywords.tsvectors_of([tuple(r[1:]) for r in rows])
+        keywords = pg_keywords.tsvectors_of([tuple(r[1:5]) for r in rows])
         with conn.cursor() as cur:
             cur.executemany(
                 "UPDATE chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s",
                 [(kw, ntok, r[0]) for r, (kw, ntok) in zip(rows, keywords, strict=True)],
+            )
+            cur.executemany(  # cut again at CJK full stops by the next sync (core/chunks)
+                "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path = %s",
+                [(p,) for p in dict.fromkeys(r[5] for r in rows)],
             )
 
 

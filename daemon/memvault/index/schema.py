@@ -46,7 +46,9 @@ Versions (meta ``schema_version``):
    ``memvault_keywords``, ``register``); a run of them was one token, and a search for
    a word inside it found nothing. The upgrade takes the keyword rows of the chunks
    holding such a character out and puts them in again spaced (``cjk_keywords``); other
-   rows are not touched, nothing is read from the vault, nothing embedded.
+   rows are not touched. Their notes are read again by the next sync: a long paragraph
+   is now cut after a CJK full stop or comma (it was cut between two characters, inside
+   a word); a chunk whose text is the same keeps its label and vector.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -275,16 +277,23 @@ def link_names(conn: sqlite3.Connection) -> None:
 
 def cjk_keywords(conn: sqlite3.Connection) -> int:
     """Schema 6 or 7 -> 8: the keyword table's view and triggers made again (calling
-    ``KEYWORDS_FN``), and the keyword rows of the chunks holding a CJK character put in
-    again as it gives them (the old rows taken out with the values they were given).
-    Returns how many."""
+    ``KEYWORDS_FN``), the keyword rows of the chunks holding a CJK character put in
+    again as it gives them (the old rows taken out with the values they were given), and
+    their notes made stale. Returns how many chunks."""
     # on this connection only: no schema object names it (a GLOB of the characters'
     # ranges scanned 496,557 chunks in 47 s; the regular expression in ~2 s)
     conn.create_function("memvault_has_cjk", 1, has_cjk, deterministic=True)
-    rows = conn.execute(
-        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks "
+    found = conn.execute(
+        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about, path FROM chunks "
         "WHERE memvault_has_cjk(text || ' ' || title || ' ' || heading || ' ' || about)"
     ).fetchall()
+    rows = [r[:5] for r in found]
+    # their long paragraphs are cut at CJK full stops now (core/chunks): read again by
+    # the next sync, a chunk whose text is the same keeps its label and vector
+    conn.executemany(
+        "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path = ?",
+        [(p,) for p in dict.fromkeys(r[5] for r in found)],
+    )
     conn.executemany(
         "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
         "VALUES('delete', ?, ?, ?, ?, ?)",
