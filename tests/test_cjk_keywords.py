@@ -287,6 +287,9 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
             (pg_keywords.term_query("東京"),),
         ).fetchone()
         assert found == (0,)
+    with open_vault(root, mode="read") as r:  # a reader does not upgrade: asks as before
+        assert r.engine.store.meta("schema_version") == "6" and not r.engine.store.cjk
+        assert by_keywords(r, "会议记录") == ["projects/meeting.md"]  # a run, one token
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == "7"
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]

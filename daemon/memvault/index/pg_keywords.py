@@ -42,13 +42,15 @@ class Tokenizer:
         self._lock = threading.Lock()
 
     def columns(
-        self, text: str, title: str, headings: str, about: str
+        self, text: str, title: str, headings: str, about: str, *, cjk: bool = True
     ) -> list[tuple[str, str, int]]:
-        """(token, column, offset) of each token instance of a chunk's four columns."""
+        """(token, column, offset) of each token instance of a chunk's four columns
+        (``cjk``: each CJK character a token; else a run of them one, as before schema 7)."""
+        put = spaced if cjk else str
         with self._lock:
             self._db.execute(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
-                (spaced(text), spaced(title), spaced(headings), spaced(about)),
+                (put(text), put(title), put(headings), put(about)),
             )
             rows = self._db.execute("SELECT term, col, offset FROM vocab").fetchall()
             self._db.execute("DELETE FROM chunks_fts")
@@ -74,9 +76,10 @@ class Tokenizer:
             out[int(doc) - 1].append((str(term), str(col), int(offset)))
         return out
 
-    def tokens(self, text: str) -> list[str]:
-        """The tokens of a query term, in order."""
-        return [t for t, _, _ in sorted(self.columns(text, "", "", ""), key=lambda r: r[2])]
+    def tokens(self, text: str, *, cjk: bool = True) -> list[str]:
+        """The tokens of a query term, in order (``cjk``: as ``columns``)."""
+        found = self.columns(text, "", "", "", cjk=cjk)
+        return [t for t, _, _ in sorted(found, key=lambda r: r[2])]
 
 
 TOKENIZER = Tokenizer()
@@ -120,10 +123,10 @@ def _literal(instances: list[tuple[str, str, int]]) -> tuple[str, int]:
     return literal, len(instances)
 
 
-def term_query(term: str) -> str | None:
+def term_query(term: str, *, cjk: bool = True) -> str | None:
     """A ``tsquery`` literal matching what FTS5's ``"term"`` matches (its tokens as a
-    phrase); None when the term has no token."""
-    tokens = TOKENIZER.tokens(term)
+    phrase; ``cjk``: as ``Tokenizer.columns``); None when the term has no token."""
+    tokens = TOKENIZER.tokens(term, cjk=cjk)
     if not tokens:
         return None
     return " <-> ".join(quote(t) for t in tokens)

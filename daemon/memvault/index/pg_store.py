@@ -140,6 +140,7 @@ class PgStore(Store):
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
         self.twins = True  # vectors' twins (schema 6): a reader of an older writer's has none
+        self.cjk = True  # each CJK character a keyword token (schema 7)
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -170,6 +171,8 @@ class PgStore(Store):
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
+                    # a writer of before schema 7 keyed a CJK run as one token: asked so
+                    self.cjk = version is None or version >= 7
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
@@ -234,7 +237,7 @@ class PgStore(Store):
             conn.close()
             raise
         self._totals = True
-        self.twins = True
+        self.twins = self.cjk = True
         with conn.transaction():
             conn.execute("DELETE FROM writer")
             conn.execute(
@@ -448,7 +451,7 @@ class PgStore(Store):
     # -- keywords ----------------------------------------------------------------------
 
     def term_docs(self, term: str) -> int:
-        query = pg_keywords.term_query(term)
+        query = pg_keywords.term_query(term, cjk=self.cjk)
         if query is None:
             return 0
         with self._lock:
@@ -462,7 +465,7 @@ class PgStore(Store):
         index finds the chunks, BM25 is computed here (pg_keywords)."""
         phrases: list[list[str]] = []
         for term in dict.fromkeys(terms):
-            tokens = pg_keywords.TOKENIZER.tokens(term.replace("\x00", ""))
+            tokens = pg_keywords.TOKENIZER.tokens(term.replace("\x00", ""), cjk=self.cjk)
             if tokens and tokens not in phrases:
                 phrases.append(tokens)
         if not phrases or limit <= 0:
