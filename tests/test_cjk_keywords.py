@@ -21,6 +21,7 @@ from helpers import new_vault, open_vault, write
 from memvault.api import Vault
 from memvault.core.cjk import has_cjk, spaced, terms
 from memvault.core.context import index_part
+from memvault.core.excerpts import common_terms, on_subject, subject_words
 from memvault.core.ranking import fts_query, keyword_terms, query_terms
 from memvault.index import pg_keywords
 from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
@@ -317,3 +318,31 @@ def test_the_index_part_keeps_the_lines_naming_a_cjk_word_inside_a_run() -> None
     assert index_part(memory, 80, len, ["东京"]) == (
         "# Memory Index\n\n## Projects\n- [[projects/天气预报]] - 明天东京晴。"
     )
+
+
+def test_a_context_reads_cjk_words_inside_runs_and_full_width_colons() -> None:
+    texts = ["同步服务很好", "我喜欢同步笔记", "同步设置", "别的"]
+    assert common_terms(["同步", "sync"], texts) == {"同步"}  # in 3 of 4, inside runs
+    assert common_terms(["sync"], ["sync it", "a sync", "resync"]) == {"sync"}  # whole words
+    assert subject_words("**张三**：喜欢咖啡") == {"张三"}
+    assert on_subject("**张三**：喜欢咖啡", frozenset(query_terms("张三喜欢什么？")))
+    assert not on_subject("**李四**：喜欢茶", frozenset(query_terms("张三喜欢什么？")))
+    assert on_subject("**Caroline**: hi", frozenset(query_terms("what did Caroline say")))
+
+
+def test_a_filtered_search_asks_for_the_pairs_when_no_allowed_chunk_holds_the_run(
+    tmp_path: Path,
+) -> None:
+    """删除远程仓库 stands as written in a note outside the folder searched: counted over
+    the whole vault it is asked for whole, and inside the folder nothing held it (the
+    keyword side was empty there). Its pairs are asked for instead."""
+    root = new_vault(tmp_path)
+    write(root, "sync/remote.md", "# 远程\n\n如何删除远程仓库。\n")
+    write(root, "files/b1.md", "# 文件\n\n你可以删除文件，也可以移动远程的仓库。\n")
+    for i in range(12):
+        write(root, f"files/other{i}.md", f"# 其他{i}\n\n第{i}天的天气很好，我们吃了午饭。\n")
+    with open_vault(root) as v:
+        v.sync()
+        assert by_keywords(v, "删除远程仓库") == ["sync/remote.md"]
+        for q in ("删除远程仓库", "远程仓库删除"):
+            assert v.search(q, k=5, folder="files")[0].path == "files/b1.md", q

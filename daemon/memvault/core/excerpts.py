@@ -58,6 +58,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from memvault.core.cjk import has_cjk
 from memvault.core.wikilinks import unfiled_links
 
 # A unit scoring under this share of the best unit's score is filler, not evidence: it
@@ -76,7 +77,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _WORD = re.compile(r"\w+")
 # A line led by a bold label: "**Caroline**: ...", "- **Owner**: Ann", "**Decision:** ..."
-_LABEL = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)(?::\*\*|\*\*[ \t]*:)")
+_LABEL = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)(?:[:：]\*\*|\*\*[ \t]*[:：])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,15 +142,17 @@ def unit_texts(chunk_text: str) -> list[str]:
 
 
 def common_terms(terms: Sequence[str], texts: Sequence[str]) -> set[str]:
-    """The ``terms`` (lower-case words) found, as whole words, in at least half of
-    the ``texts`` (case-insensitively)."""
+    """The ``terms`` (lower-case words) found, as whole words (a CJK run: anywhere), in
+    at least half of the ``texts`` (case-insensitively)."""
     if not texts or not terms:
         return set()
     lowered = [text.lower() for text in texts]
     need = (len(texts) + 1) // 2
     out: set[str] = set()
     for term in dict.fromkeys(terms):
-        pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+        # a CJK run stands inside longer runs (no space parts those words)
+        word = re.escape(term)
+        pattern = re.compile(word if has_cjk(term) else rf"(?<!\w){word}(?!\w)")
         found = 0
         for text in lowered:  # a substring test first: most texts lack the term
             if term in text and pattern.search(text):
@@ -185,10 +188,19 @@ def _scaled(values: Sequence[float | None]) -> list[float]:
     return [0.0 if v is None else ((v - lo) / (hi - lo) if hi > lo else 1.0) for v in values]
 
 
+def on_subject(text: str, subject: frozenset[str]) -> bool:
+    """Whether the bold label ``text`` opens with names a word of ``subject`` (the
+    question's terms): a word of it, or a CJK name inside one of its runs
+    (张三喜欢什么 names **张三**)."""
+    words = subject_words(text)
+    return bool(words & subject) or any(has_cjk(w) and any(w in t for t in subject) for w in words)
+
+
 @functools.lru_cache(maxsize=4096)  # the same lines come back question after question
 def subject_words(text: str) -> frozenset[str]:
     """The words (lower-case) of the bold label a line opens with (``**Caroline**: hi``
-    gives ``{"caroline"}``); empty when it opens with none."""
+    gives ``{"caroline"}``; a full-width colon too, ``**张三**：``); empty when it opens
+    with none."""
     label = _LABEL.match(text)
     return frozenset(w.lower() for w in _WORD.findall(label.group(1))) if label else frozenset()
 
@@ -309,6 +321,7 @@ __all__ = [
     "best_first",
     "common_terms",
     "focus_query",
+    "on_subject",
     "split_units",
     "subject_words",
     "unit_scores",

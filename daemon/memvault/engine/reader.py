@@ -17,8 +17,8 @@ from memvault.core.context import Piece, assemble, index_part, join_spans
 from memvault.core.excerpts import (
     common_terms,
     focus_query,
+    on_subject,
     split_units,
-    subject_words,
     unit_scores,
     unit_text,
     windows,
@@ -96,14 +96,7 @@ class Reader(Lane):
             if not allowed_labels:
                 return [], qv
         terms = query_terms(query)
-        keep = informative_terms(
-            keyword_terms(terms, self.store.term_docs),
-            self.store.chunk_count(),
-            self.store.term_docs,
-        )
-        lexical = self.store.keywords(keep, pool * 3 if label_ok else pool)
-        if label_ok is not None:
-            lexical = [(lab, s) for lab, s in lexical if label_ok(lab)][:pool]
+        lexical = self._lexical(terms, pool, label_ok)
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
             qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
@@ -234,16 +227,28 @@ class Reader(Lane):
             return qv
         return (qv + self.embedding.embedder.embed([focus])[0]) / 2
 
+    def _lexical(
+        self, terms: Sequence[str], limit: int, label_ok: Callable[[int], bool] | None = None
+    ) -> list[tuple[int, float]]:
+        """The keyword ranking of ``terms``, the ``limit`` best (of the chunks ``label_ok``
+        allows). A CJK run some chunk holds as written is asked for whole
+        (``keyword_terms``); when none the filter allows holds it, its pairs are."""
+        asked = keyword_terms(terms, self.store.term_docs)
+        paired = keyword_terms(terms, lambda _term: 0)
+        found: list[tuple[int, float]] = []
+        for attempt in (asked, paired) if label_ok and paired != asked else (asked,):
+            keep = informative_terms(attempt, self.store.chunk_count(), self.store.term_docs)
+            found = self.store.keywords(keep, limit * 3 if label_ok else limit)
+            if label_ok is not None:
+                found = [(lab, s) for lab, s in found if label_ok(lab)][:limit]
+            if found:
+                break
+        return found
+
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
         """The hits with the score search would give them for the vector ``qv``."""
-        terms = query_terms(query)
-        keep = informative_terms(
-            keyword_terms(terms, self.store.term_docs),
-            self.store.chunk_count(),
-            self.store.term_docs,
-        )
         pool = len(hits)
-        lexical = self.store.keywords(keep, pool)
+        lexical = self._lexical(query_terms(query), pool)
         vector = self.embedding.vectors.query(qv, pool)
         scores = dict(self._fuse(lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
@@ -289,14 +294,14 @@ class Reader(Lane):
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
             sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
-        on_subject = [bool(subject_words(p.text) & subject) for p in pieces] if subject else None
+        named = [on_subject(p.text, subject) for p in pieces] if subject else None
         score = functools.partial(
             unit_scores,
             scores,
             sims,
             timely,
             window_similarities=window_sims,
-            on_subject=on_subject,
+            on_subject=named,
         )
         ranked = score(notes=[p.path for p in pieces])
         admit = score() if self.config.context.own_admits else None  # the note can't admit
