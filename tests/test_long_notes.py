@@ -108,3 +108,14 @@ def test_http_says_it_is_cut(vault: Path) -> None:
             app.state.close()
     assert data["truncated"] is True and data["total_lines"] == len(LINES)
     assert "max_note_bytes" in data["cut"] and "--lines" in data["cut"]
+
+
+def test_a_note_of_one_huge_line_is_indexed_up_to_the_cap(vault: Path) -> None:
+    """Cut after its last whole line, it kept only ``# Huge``: nothing was searchable of
+    it ("nothing to embed"). Now it is cut inside its one line, at the cap."""
+    with open_vault(vault) as v:
+        chunks = v.engine.store.chunks_of("notes/huge.md")
+        text = "".join(c.text for c in chunks)
+        assert CAP // 2 < text.count("x") <= CAP
+        problems = [json.dumps(p) for p in v.status()["problems"]]
+        assert any("huge.md" in p and "only the first" in p for p in problems)

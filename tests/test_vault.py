@@ -229,3 +229,15 @@ def test_a_memory_md_alone_does_not_make_a_vault(tmp_path: Path) -> None:
 )
 def test_ignore_globs(pattern: str, path: str, hit: bool) -> None:
     assert bool(glob_regex(pattern).match(path)) is hit
+
+
+def test_a_huge_note_of_one_line_is_cut_inside_it_not_before_it(tmp_path: Path) -> None:
+    """A 3 MB note of a title and one line: cut after the last whole line, it kept only
+    its title (the sync said "nothing to embed")."""
+    data = ("# Big\n" + "中文 word " * 300_000 + "\n").encode("utf-8")
+    (tmp_path / "big.md").write_bytes(data)
+    result = VaultFS(tmp_path, max_note_bytes=1_000_000).read("big.md")
+    assert result.truncated and result.size == len(data)
+    text = result.decoded.text
+    assert 900_000 < len(text.encode("utf-8")) <= 1_000_000  # a character's edge
+    assert text.startswith("# Big\n中文 word 中文") and "\ufffd" not in text

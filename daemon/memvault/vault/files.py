@@ -298,7 +298,9 @@ class VaultFS:
     # -- reading -----------------------------------------------------------------
 
     def read(self, rel: str, cap: int | None = None) -> ReadResult:
-        """Read a note: hash the whole file, decode at most ``cap`` bytes of it.
+        """Read a note: hash the whole file, decode at most ``cap`` bytes of it (cut after
+        its last whole line, or inside a line, at a character's edge, when that line is
+        over half of ``cap``).
 
         Raises NoteNotFound, or NotText for binary / non-UTF-8 files.
         """
@@ -319,9 +321,9 @@ class VaultFS:
             raise NoteNotFound(f"{rel} is a folder") from None
         truncated = st.st_size > len(head)
         data = bytes(head)
-        if truncated:
-            cut = data.rfind(b"\n")
-            data = data[: cut + 1] if cut > 0 else data
+        if truncated:  # after the last whole line, unless that drops most of what was read
+            cut = data.rfind(b"\n")  # (a huge note of one line kept only its title line)
+            data = data[: cut + 1] if cut >= len(data) // 2 else data
             while data:
                 try:
                     data.decode("utf-8")
