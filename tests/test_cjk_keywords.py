@@ -19,7 +19,7 @@ import pytest
 
 from helpers import new_vault, open_vault, write
 from memvault.api import Vault
-from memvault.core.cjk import has_cjk, spaced, terms
+from memvault.core.cjk import fold, keyed, spaced, terms
 from memvault.core.context import index_part
 from memvault.core.excerpts import common_terms, on_subject, subject_words
 from memvault.core.ranking import fts_query, keyword_terms, query_terms
@@ -32,6 +32,8 @@ NOTES = {
     "projects/meeting.md": "# 会议记录\n\n我们讨论了数据库迁移计划，决定使用PostgreSQL。\n",
     "people/kim.md": "# 김민수\n\n김민수는 서울에서 일합니다. 회의는 월요일입니다.\n",
     "people/ana.md": "# Ana\n\nAna runs the night shift ledger in Lisbon.\n",
+    "logs/pc.md": "# ＰＣの設定\n\n２０２４年にﾃﾞｰﾀを移した。\n",
+    "logs/wide.md": "# Wide\n\nＯｎｌｙ ｗｉｄｅ letters here.\n",  # no CJK character
 }
 
 
@@ -113,6 +115,7 @@ def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_st
     text = "Ana runs the ledger, café, naïve, Ελληνικά, русский, عربى"
     assert spaced(text) is text
     assert spaced("住む、東京") == " 住  む 、 東  京 "
+    assert fold("ＰＣ２０２４ﾃﾞｰﾀ") == "PC2024データ" and fold(text) is text
     assert query_terms("東京の天気は? iPhone用") == ["東京の天気は", "iphone", "用"]
     # a run is a phrase of its characters; a quote in a term cannot break out of it
     assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
@@ -127,6 +130,10 @@ def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:
         assert by_keywords(v, "서울") == ["people/kim.md"]
         assert by_keywords(v, "会议") == ["projects/meeting.md"]  # the title's run too
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+        # full-width letters and digits, half-width kana: found in their usual width
+        for query in ("PC", "ＰＣ", "2024", "データ", "ﾃﾞｰﾀ", "pcの設定"):
+            assert by_keywords(v, query) == ["logs/pc.md"], query
+        assert by_keywords(v, "wide") == ["logs/wide.md"]
         # two characters found apart are no pair: 東 and 都 are both in the note,
         # never side by side
         assert by_keywords(v, "東都") == []
@@ -230,8 +237,9 @@ def test_an_index_of_schema_7_has_its_cjk_rows_keyed_again_and_their_notes_read_
         integrity(vault_root)
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+        assert by_keywords(v, "wide") == ["logs/wide.md"]  # no CJK, keyed again all the same
         report = v.sync()  # the notes holding CJK read again (cut at full stops now)
-        assert set(report.modified) == {p for p, t in NOTES.items() if has_cjk(t)}
+        assert set(report.modified) == {p for p, t in NOTES.items() if keyed(t)}
         assert report.embedded_chunks == 0  # their chunks' texts the same: vectors kept
         integrity(vault_root)
 
@@ -240,6 +248,7 @@ def test_both_backends_give_the_same_keyword_hits(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries = ["東京", "東京の天気はどうですか", "数据库迁移", "서울", "会议", "コーヒー", "ledger"]
+    queries += ["PC", "ﾃﾞｰﾀ", "wide"]
 
     def answers(root: Path) -> dict[str, list[str]]:
         for rel, text in NOTES.items():
@@ -295,13 +304,15 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         assert v.engine.store.meta("schema_version") == "7"
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "서울") == ["people/kim.md"]
+        assert by_keywords(v, "wide") == ["logs/wide.md"]
         kept = v.engine.store._pg.raw(
             "SELECT label, keywords::text FROM chunks WHERE path = 'people/ana.md'"
         ).fetchall()
         assert ana and kept == ana  # a chunk with no such character is not touched
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+        assert by_keywords(v, "wide") == ["logs/wide.md"]  # no CJK, keyed again all the same
         report = v.sync()  # the notes holding CJK read again (cut at full stops now)
-        assert set(report.modified) == {p for p, t in NOTES.items() if has_cjk(t)}
+        assert set(report.modified) == {p for p, t in NOTES.items() if keyed(t)}
         assert report.embedded_chunks == 0
 
 

@@ -16,12 +16,16 @@ note's name or a line pasted whole finds that note as sharply as when the run wa
 one token (pairs for every run cost the bench 0.03-0.15 of hit@1 on those:
 bench/RESULTS.md).
 
+Full-width Latin letters and digits and half-width katakana are folded to their usual
+width first (``fold``): ＰＣ is found by PC, ﾃﾞｰﾀ by データ, in both directions.
+
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 
 # Han (with its radicals, compatibility forms and extensions B-G), hiragana, katakana
@@ -38,8 +42,32 @@ _RUN = re.compile(f"[{CJK_CHARS}]+")
 LONGEST_RUN = 64  # characters of a run looked up as written (``backoff``)
 
 
+WIDE_CHARS = "\uff01-\uff5e\uff61-\uff9f"  # full-width ASCII forms, half-width katakana
+_WIDE = re.compile(f"[{WIDE_CHARS}]+")
+
+
 def has_cjk(text: str) -> bool:
     return _CHAR.search(text) is not None
+
+
+def keyed(text: str) -> bool:
+    """Whether the keyword table is given ``text`` otherwise than it is
+    (``keyword_form(text) != text``)."""
+    return _CHAR.search(text) is not None or _WIDE.search(text) is not None
+
+
+def fold(text: str) -> str:
+    """``text`` with its full-width Latin letters, digits and signs (ＡＢＣ１２３, common
+    in Japanese and Chinese text) and half-width katakana (ﾃﾞｰﾀ) in their usual width
+    (NFKC of those runs only: ABC123, データ), the same string when it has none."""
+    if _WIDE.search(text) is None:
+        return text
+    return _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
+
+
+def keyword_form(text: str) -> str:
+    """What the keyword table is given for ``text``: ``fold``, then ``spaced``."""
+    return spaced(fold(text))
 
 
 def spaced(text: str) -> str:
@@ -57,10 +85,11 @@ def pairs(run: str) -> list[str]:
 
 
 def terms(word: str) -> list[str]:
-    """The keyword terms of one query word (a ``\\w+`` match): itself when it has no CJK
-    character; else its other letters as words and each CJK run as itself (a phrase of
-    its characters, which the index finds wherever it stands, inside a longer run too),
-    in order."""
+    """The keyword terms of one query word (a ``\\w+`` match), folded (``fold``): itself
+    when it has no CJK character; else its other letters as words and each CJK run as
+    itself (a phrase of its characters, which the index finds wherever it stands, inside
+    a longer run too), in order."""
+    word = fold(word)
     if _CHAR.search(word) is None:
         return [word]
     out: list[str] = []
@@ -96,4 +125,16 @@ def backoff(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-__all__ = ["CJK_CHARS", "LONGEST_RUN", "backoff", "has_cjk", "pairs", "spaced", "terms"]
+__all__ = [
+    "CJK_CHARS",
+    "LONGEST_RUN",
+    "WIDE_CHARS",
+    "backoff",
+    "fold",
+    "has_cjk",
+    "keyed",
+    "keyword_form",
+    "pairs",
+    "spaced",
+    "terms",
+]

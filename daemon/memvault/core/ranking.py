@@ -57,10 +57,10 @@ def keyword_terms(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[s
 
 def fts_query(terms: Sequence[str]) -> str:
     """An FTS5 MATCH expression: any of the words, each quoted (no syntax injection),
-    its CJK characters spaced as the index holds them (``cjk.spaced``: a pair is a
+    its CJK characters spaced as the index holds them (``cjk.keyword_form``: a pair is a
     phrase). A NUL ends an FTS5 string early ("unterminated string"): it is dropped."""
     return " OR ".join(
-        '"' + cjk.spaced(t).replace("\x00", "").replace('"', '""') + '"' for t in terms
+        '"' + cjk.keyword_form(t).replace("\x00", "").replace('"', '""') + '"' for t in terms
     )
 
 

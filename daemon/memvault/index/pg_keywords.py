@@ -7,7 +7,7 @@ tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the tok
 instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each position
 weighted by its column (A title, B headings, C about, D text), with the chunk's token
 count (``ntok``). A Chinese or Japanese character is a token of its own
-(``core/cjk.spaced``, as the SQLite index's keyword table is given it). The GIN index
+(``core/cjk.keyword_form``, as the SQLite index's keyword table is given it). The GIN index
 finds the candidates; BM25 is computed here, above the database, from what it returns:
 each term's document count, the candidates' per-column term frequencies (the weights of
 a lexeme's positions) and lengths, the table's row count and total length — FTS5's
@@ -22,7 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Sequence
 
-from memvault.core.cjk import spaced
+from memvault.core.cjk import keyword_form
 from memvault.index.schema import FTS_TABLE
 
 K1 = 1.2
@@ -46,7 +46,7 @@ class Tokenizer:
     ) -> list[tuple[str, str, int]]:
         """(token, column, offset) of each token instance of a chunk's four columns
         (``cjk``: each CJK character a token; else a run of them one, as before schema 7)."""
-        put = spaced if cjk else str
+        put = keyword_form if cjk else str
         with self._lock:
             self._db.execute(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
@@ -68,7 +68,7 @@ class Tokenizer:
         with self._lock:
             self._db.executemany(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-                [(i + 1, *map(spaced, r)) for i, r in enumerate(rows)],
+                [(i + 1, *map(keyword_form, r)) for i, r in enumerate(rows)],
             )
             found = self._db.execute("SELECT doc, term, col, offset FROM vocab").fetchall()
             self._db.execute("DELETE FROM chunks_fts")

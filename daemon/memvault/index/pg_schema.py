@@ -58,7 +58,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import CJK_CHARS
+from memvault.core.cjk import CJK_CHARS, WIDE_CHARS
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
@@ -297,7 +297,7 @@ def _int8_vectors(conn: Any) -> None:
 def _cjk_keywords(conn: Any) -> None:
     """Version 6 -> 7: the keywords of the chunks holding a CJK character, again
     (``pg_keywords.tsvectors_of`` spaces them as the SQLite index's table is given them)."""
-    pattern = f"[{CJK_CHARS}]"
+    pattern = f"[{CJK_CHARS}{WIDE_CHARS}]"
     after = 0
     while rows := conn.execute(
         "SELECT label, text, title, headings, about, path FROM chunks WHERE label > %s "

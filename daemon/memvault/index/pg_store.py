@@ -139,8 +139,8 @@ class PgStore(Store):
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
-        self.twins = True  # vectors' twins (schema 6): a reader of an older writer's has none
-        self.cjk = True  # each CJK character a keyword token (schema 7)
+        # vectors' twins (schema 6), each CJK character a keyword token (7): a reader of
+        self.twins = self.cjk = True  # an older writer's index asks for neither
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -171,8 +171,7 @@ class PgStore(Store):
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
-                    # a writer of before schema 7 keyed a CJK run as one token: asked so
-                    self.cjk = version is None or version >= 7
+                    self.cjk = version is None or version >= 7  # else a CJK run: one token
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:

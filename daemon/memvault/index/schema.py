@@ -43,12 +43,13 @@ Versions (meta ``schema_version``):
    sync resolves every stored link once (meta ``links_resolve``).
 8. Chinese and Japanese found by keywords (``core/cjk.py``): the keyword table is given
    each such character as a token of its own (the view and the triggers call
-   ``memvault_keywords``, ``register``); a run of them was one token, and a search for
-   a word inside it found nothing. The upgrade takes the keyword rows of the chunks
-   holding such a character out and puts them in again spaced (``cjk_keywords``); other
-   rows are not touched. Their notes are read again by the next sync: a long paragraph
-   is now cut after a CJK full stop or comma (it was cut between two characters, inside
-   a word); a chunk whose text is the same keeps its label and vector.
+   ``memvault_keywords``, ``register``); a run of them was one token, and a search for a
+   word inside it found nothing. The upgrade takes the keyword rows of the chunks
+   holding such a character (or a full-width letter) out and puts them in again spaced
+   and folded (``cjk_keywords``); other rows are not touched. Their notes are read again
+   by the next sync: a long paragraph is now cut after a CJK full stop or comma (it was
+   cut between two characters, inside a word); a chunk whose text is the same keeps its
+   label and vector.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -59,7 +60,7 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from memvault.core.cjk import has_cjk, spaced
+from memvault.core.cjk import keyed, keyword_form
 from memvault.core.wikilinks import link_name
 
 log = logging.getLogger("memvault")
@@ -89,7 +90,7 @@ _HEADINGS = (
 # keep it true on every other path that writes chunks (move, rename, delete, the sha
 # update of a requeue): a keyword row is rewritten only when a column it indexes
 # changed, and FTS5 is given the exact old values to take out
-# version 8: each column as the keyword table is given it (``core/cjk.spaced``: a
+# version 8: each column as the keyword table is given it (``core/cjk.keyword_form``: a
 # Chinese or Japanese character is a token of its own), through this SQL function; every
 # connection of the store registers it (``register``), and nothing else writes chunks
 KEYWORDS_FN = "memvault_keywords"
@@ -127,7 +128,7 @@ END""",
 
 def keywords(value: str | None) -> str | None:
     """A keyword column's value as the keyword table is given it (``KEYWORDS_FN``)."""
-    return value if value is None else spaced(value)
+    return value if value is None else keyword_form(value)
 
 
 def register(conn: sqlite3.Connection) -> None:
@@ -282,10 +283,10 @@ def cjk_keywords(conn: sqlite3.Connection) -> int:
     their notes made stale. Returns how many chunks."""
     # on this connection only: no schema object names it (a GLOB of the characters'
     # ranges scanned 496,557 chunks in 47 s; the regular expression in ~2 s)
-    conn.create_function("memvault_has_cjk", 1, has_cjk, deterministic=True)
+    conn.create_function("memvault_keyed", 1, keyed, deterministic=True)
     found = conn.execute(
         f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about, path FROM chunks "
-        "WHERE memvault_has_cjk(text || ' ' || title || ' ' || heading || ' ' || about)"
+        "WHERE memvault_keyed(text || ' ' || title || ' ' || heading || ' ' || about)"
     ).fetchall()
     rows = [r[:5] for r in found]
     # their long paragraphs are cut at CJK full stops now (core/chunks): read again by
@@ -309,7 +310,7 @@ def cjk_keywords(conn: sqlite3.Connection) -> int:
         conn.execute(statement)
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-        [(label, *(spaced(c) for c in columns)) for label, *columns in rows],
+        [(label, *(keyword_form(c) for c in columns)) for label, *columns in rows],
     )
     return len(rows)
 
