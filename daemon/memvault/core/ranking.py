@@ -52,7 +52,7 @@ def keyword_terms(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[s
     """The terms a keyword ranking asks for: ``terms`` (``query_terms``) with each CJK run
     no chunk holds as written replaced by its pairs of characters (``cjk.backoff``;
     ``docs_of(term)``: the chunks holding it), the first ``MAX_QUERY_TERMS``."""
-    return cjk.backoff(terms, docs_of)[:MAX_QUERY_TERMS]
+    return cjk.backoff(terms, docs_of, MAX_QUERY_TERMS)[:MAX_QUERY_TERMS]
 
 
 def fts_query(terms: Sequence[str]) -> str:

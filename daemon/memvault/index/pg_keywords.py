@@ -91,8 +91,9 @@ def quote(lexeme: str) -> str:
 
 def tsvector_of(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
     """A ``tsvector`` literal of the chunk's FTS5 tokens (positions weighted by column)
-    and its token count. Positions are numbered across the columns (1-based, at most
-    16,383: PostgreSQL's cap; a chunk is a few hundred tokens)."""
+    and its token count. Positions are numbered across the columns, one left empty
+    between two (1-based, at most 16,383: PostgreSQL's cap; a chunk is a few hundred
+    tokens)."""
     return _literal(TOKENIZER.columns(text, title, headings, about))
 
 
@@ -108,9 +109,9 @@ def _literal(instances: list[tuple[str, str, int]]) -> tuple[str, int]:
             last[col] = offset
     base = {}
     start = 1
-    for col in COLUMNS:
+    for col in COLUMNS:  # a position left between columns: FTS5's phrases never cross one
         base[col] = start
-        start += 1 + last[col]
+        start += 2 + last[col]
     lexemes: dict[str, list[str]] = {}
     for token, col, offset in instances:
         pos = min(base[col] + offset, 16383)

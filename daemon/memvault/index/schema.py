@@ -62,6 +62,7 @@ import sqlite3
 
 from memvault.core.cjk import keyed, keyword_form
 from memvault.core.wikilinks import link_name
+from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
@@ -278,41 +279,60 @@ def link_names(conn: sqlite3.Connection) -> None:
 
 def cjk_keywords(conn: sqlite3.Connection) -> int:
     """Schema 6 or 7 -> 8: the keyword table's view and triggers made again (calling
-    ``KEYWORDS_FN``), the keyword rows of the chunks holding a CJK character put in
-    again as it gives them (the old rows taken out with the values they were given), and
-    their notes made stale. Returns how many chunks."""
-    # on this connection only: no schema object names it (a GLOB of the characters'
-    # ranges scanned 496,557 chunks in 47 s; the regular expression in ~2 s)
-    conn.create_function("memvault_keyed", 1, keyed, deterministic=True)
-    found = conn.execute(
-        f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about, path FROM chunks "
-        "WHERE memvault_keyed(text || ' ' || title || ' ' || heading || ' ' || about)"
-    ).fetchall()
-    rows = [r[:5] for r in found]
-    # their long paragraphs are cut at CJK full stops now (core/chunks): read again by
-    # the next sync, a chunk whose text is the same keeps its label and vector
-    conn.executemany(
-        "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path = ?",
-        [(p,) for p in dict.fromkeys(r[5] for r in found)],
-    )
-    conn.executemany(
-        "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
-        "VALUES('delete', ?, ?, ?, ?, ?)",
-        rows,
-    )
+    ``KEYWORDS_FN``), the keyword rows of the chunks so given (``cjk.keyed``: a CJK
+    character, a full-width letter) put in again as it gives them (the old rows taken
+    out with the values they were given), a page of rows at a time, and their notes made
+    stale. Returns how many chunks."""
     for name in (
-        "TRIGGER chunks_fts_removed",
-        "TRIGGER chunks_fts_changed",
-        "VIEW chunks_fts_source",
+        "TRIGGER IF EXISTS chunks_fts_removed",
+        "TRIGGER IF EXISTS chunks_fts_changed",
+        "VIEW IF EXISTS chunks_fts_source",
     ):
         conn.execute(f"DROP {name}")
     for statement in FTS_EXTERNAL:
         conn.execute(statement)
-    conn.executemany(
-        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-        [(label, *(keyword_form(c) for c in columns)) for label, *columns in rows],
-    )
-    return len(rows)
+    # on this connection only: no schema object names it (a GLOB of the characters'
+    # ranges scanned 496,557 chunks in 47 s; the regular expression in ~2 s)
+    conn.create_function("memvault_keyed", 1, keyed, deterministic=True)
+    labels = [
+        r[0]
+        for r in conn.execute(
+            "SELECT label FROM chunks "
+            "WHERE memvault_keyed(text || ' ' || title || ' ' || heading || ' ' || about)"
+        )
+    ]
+    for part in parts(labels):
+        rows = conn.execute(
+            f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks "
+            f"WHERE label IN ({', '.join('?' * len(part))})",
+            part,
+        ).fetchall()
+        conn.executemany(
+            "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
+            "VALUES('delete', ?, ?, ?, ?, ?)",
+            rows,
+        )
+        conn.executemany(
+            "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
+            [(label, *(keyword_form(c) for c in columns)) for label, *columns in rows],
+        )
+        # their long paragraphs are cut at CJK full stops now (core/chunks): read again
+        # by the next sync, a chunk whose text is the same keeps its label and vector
+        conn.execute(
+            "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+            f"(SELECT path FROM chunks WHERE label IN ({', '.join('?' * len(part))}))",
+            part,
+        )
+    return len(labels)
+
+
+def _old_keyword_view(conn: sqlite3.Connection) -> bool:
+    """Whether the keyword table's view is one an older memvault made (without
+    ``KEYWORDS_FN``)."""
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'view' AND name = 'chunks_fts_source'"
+    ).fetchone()
+    return row is not None and KEYWORDS_FN not in row[0]
 
 
 def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
@@ -335,6 +355,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             # tables an older memvault made, its version never written (its first open
             # killed between the two): the keyword table is made again in the new shape
             external_content_fts(conn)
+        elif _old_keyword_view(conn):  # the same, of schema 6 or 7: its rows as given
+            cjk_keywords(conn)
         return
     if version < 6:
         # a table of version 2 and before has no ``about`` column: the rebuild adds it
