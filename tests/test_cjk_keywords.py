@@ -22,7 +22,7 @@ from memvault.api import Vault
 from memvault.core.cjk import fold, keyed, spaced, terms
 from memvault.core.context import index_part
 from memvault.core.excerpts import common_terms, on_subject, subject_words
-from memvault.core.ranking import fts_query, keyword_terms, query_terms
+from memvault.core.ranking import fts_query, keyword_terms, query_terms, snippet
 from memvault.index import pg_keywords
 from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
 
@@ -383,3 +383,11 @@ def test_a_filtered_search_asks_for_the_pairs_when_no_allowed_chunk_holds_the_ru
         assert by_keywords(v, "删除远程仓库") == ["sync/remote.md"]
         for q in ("删除远程仓库", "远程仓库删除"):
             assert v.search(q, k=5, folder="files")[0].path == "files/b1.md", q
+
+
+def test_a_snippet_stands_where_a_run_or_else_its_pairs_are() -> None:
+    text = "前言。" * 120 + "东京的天气很好，明天下雨。" + "结尾。" * 120
+    assert "东京的天气" in snippet(text, ["东京的天气"])
+    # a question typed as one run is found nowhere as written: its pairs place the cut
+    assert "东京的天气" in snippet(text, ["东京的天气怎么样"])
+    assert snippet(text, ["猫狗猪"]).startswith("前言。")  # no pair anywhere: the start

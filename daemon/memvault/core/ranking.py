@@ -386,12 +386,16 @@ def allows(f: Filters, path: str, tags: Sequence[str], fields: Mapping[str, Any]
 
 
 def snippet(text: str, terms: Sequence[str], width: int = 220) -> str:
-    """A one-line excerpt around the first query term found."""
+    """A one-line excerpt around the first query term found (a CJK run found nowhere as
+    written: the first of its pairs found)."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
     low = flat.lower()
     hits = [low.find(t) for t in terms if t and low.find(t) >= 0]
+    if not hits:  # a CJK run not held as written (cjk.backoff): where its pairs stand
+        found = (low.find(p) for t in terms if len(t) > 2 and cjk.has_cjk(t) for p in cjk.pairs(t))
+        hits = [i for i in found if i >= 0]
     start = max(0, min(hits) - width // 4) if hits else 0
     if start:
         space = flat.rfind(" ", 0, start)
