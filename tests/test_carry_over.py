@@ -24,6 +24,7 @@ from memvault.core.text import sha256_bytes
 from memvault.core.wikilinks import LinkIndex
 from memvault.engine.indexer import Indexer
 from memvault.index.embedder import HashEmbedder
+from memvault.index.schema import register
 from memvault.vault import swap
 from memvault.vault.files import VaultFS
 
@@ -38,6 +39,7 @@ def full_snapshot(v: Vault) -> dict[str, Any]:
     before its batch, so a fresh index's verdicts are not the truth to compare with)."""
     store = v.engine.store
     db = sqlite3.connect(v.engine.config.state_dir / "index.db")
+    register(db)  # the keyword table's view calls it (schema 8)
     try:
         notes = {
             n.path: (n.size, n.sha256, n.kind, n.title, n.summary, n.category, n.date, n.tags,

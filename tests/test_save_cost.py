@@ -296,6 +296,8 @@ def test_searches_count_the_chunks_once_until_the_index_changes(tmp_path: Path) 
     searchable). Kept until this store writes or another connection commits."""
     import sqlite3
 
+    from memvault.index.schema import register
+
     root = new_vault(tmp_path)
     for i in range(40):
         write(root, f"people/p{i:02}.md", note(f"P{i}", f"person {i}", f"Works on w{i}."))
@@ -312,6 +314,7 @@ def test_searches_count_the_chunks_once_until_the_index_changes(tmp_path: Path) 
         v.sync(paths=["people/new.md"], vectors=False)  # this store's own write
         assert store.chunk_count() == counted + 1
         other = sqlite3.connect(store.index_path)  # another process's commit
+        register(other)  # the keyword table's triggers call it (schema 8)
         with other:
             other.execute("DELETE FROM chunks WHERE path = 'people/new.md'")
         other.close()
