@@ -391,3 +391,44 @@ def test_a_snippet_stands_where_a_run_or_else_its_pairs_are() -> None:
     # a question typed as one run is found nowhere as written: its pairs place the cut
     assert "东京的天气" in snippet(text, ["东京的天气怎么样"])
     assert snippet(text, ["猫狗猪"]).startswith("前言。")  # no pair anywhere: the start
+
+
+@pytest.mark.parametrize(
+    ("text", "title", "heading"),
+    [
+        ("plain ascii words", "Title", ("Plain",)),  # no call: given as it is
+        ("a NUL\x00 then 東京", "T", ("H",)),  # length() stops at a NUL: the call
+        ("café au lait", "Crème", ("Déjà vu",)),  # not ASCII, nothing to space
+        ("ＰＣ and 東京", "ﾃﾞｰﾀ", ("見出し", "back\\u slash")),  # a literal \u in a name
+        ("ok", "ok", ('quote " and \\',)),
+    ],
+)
+def test_every_column_reaches_the_keyword_table_as_keyword_form_gives_it(
+    tmp_path: Path, text: str, title: str, heading: tuple[str, ...]
+) -> None:
+    """The view and the triggers skip the call for a text of ASCII only (as many
+    characters as bytes): whatever the shape, a row goes in, moves and goes out with
+    the values ``keyword_form`` gives (FTS5's check of the index against the view)."""
+    from memvault.index.rows import NewChunk, NoteRow
+    from memvault.index.store import Store
+
+    store = Store(tmp_path / "index.db", tmp_path / "cache.db")
+    row = NoteRow(path="n.md", size=1, mtime_ns=1, sha256="x", kind="note")
+    with store.transaction() as conn:
+        store.put_note(conn, row)
+        store.insert_chunks(conn, "n.md", [NewChunk(0, heading, 1, 1, text, "s", 3, title, text)])
+    db = sqlite3.connect(tmp_path / "index.db", isolation_level=None)
+    register(db)
+    check = "INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)"
+    db.execute(check)
+    label = store.chunks_of("n.md")[0].label
+    with store.transaction() as conn:  # a move that changes every column (the trigger)
+        store.move_chunk(conn, label, NewChunk(0, heading[::-1], 2, 2, title, "s", 3, text, ""))
+    db.execute(check)
+    with store.transaction() as conn:
+        store.delete_note(conn, "n.md")
+    db.execute(check)
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, 'row')")
+    assert db.execute("SELECT count(*) FROM temp.v").fetchone() == (0,)
+    db.close()
+    store.close()

@@ -66,8 +66,9 @@ def fold(text: str) -> str:
 
 
 def keyword_form(text: str) -> str:
-    """What the keyword table is given for ``text``: ``fold``, then ``spaced``."""
-    return spaced(fold(text))
+    """What the keyword table is given for ``text``: ``fold``, then ``spaced`` (a text
+    of ASCII only: itself, at once)."""
+    return text if text.isascii() else spaced(fold(text))
 
 
 def spaced(text: str) -> str:

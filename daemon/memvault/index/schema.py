@@ -97,12 +97,26 @@ _HEADINGS = (
 KEYWORDS_FN = "memvault_keywords"
 
 
+# a text of ASCII only is given as it is (``keyword_form`` changes none), without the
+# call: as many characters as bytes (a NUL stops ``length``: then it is called). A
+# call a column cost a delete ~10 us a chunk; a GLOB for a character past U+007F, as
+# much; this, none measurable (bench/RESULTS.md)
+_ASCII = "length({0}) = length(CAST({0} AS BLOB))"
+
+
 def _row(t: str) -> str:
     """A keyword row's four columns from the chunk row ``t`` (chunks, old, new)."""
-    return ", ".join(
-        f"{KEYWORDS_FN}({col})"
-        for col in (f"{t}.text", f"{t}.title", _HEADINGS.format(t), f"{t}.about")
+    text, title, about = (
+        f"CASE WHEN {_ASCII.format(col)} THEN {col} ELSE {KEYWORDS_FN}({col}) END"
+        for col in (f"{t}.text", f"{t}.title", f"{t}.about")
     )
+    # the heading path's JSON: ASCII and no \u escape, so are its names
+    heading, joined = f"{t}.heading", _HEADINGS.format(t)
+    headings = (
+        f"CASE WHEN {_ASCII.format(heading)} AND instr({heading}, '\\u') = 0 "
+        f"THEN {joined} ELSE {KEYWORDS_FN}({joined}) END"
+    )
+    return f"{text}, {title}, {headings}, {about}"
 
 
 FTS_EXTERNAL = (
