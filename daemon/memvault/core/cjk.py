@@ -53,6 +53,8 @@ def has_cjk(text: str) -> bool:
 def keyed(text: str) -> bool:
     """Whether the keyword table is given ``text`` otherwise than it is
     (``keyword_form(text) != text``)."""
+    if text.isascii():
+        return False
     return _CHAR.search(text) is not None or _WIDE.search(text) is not None
 
 
