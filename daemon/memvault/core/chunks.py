@@ -534,19 +534,13 @@ class _SectionCutter:
             newline = self.body.rfind("\n", lo, hi + 1)
             if newline >= 0:
                 return newline
-            sentence = None
-            for m in _SENTENCE_END.finditer(self.body, lo, hi + 1):
-                if lo <= m.end() <= hi:
-                    sentence = m.end()
+            sentence = self._last_end(_SENTENCE_END, lo, hi)
             if sentence is not None:
                 return sentence
             space = _LAST_SPACE.search(self.body, lo, hi + 1)
             if space is not None:
                 return space.start()
-            clause = None
-            for m in _CLAUSE_END.finditer(self.body, lo, hi + 1):
-                if lo <= m.end() <= hi:
-                    clause = m.end()
+            clause = self._last_end(_CLAUSE_END, lo, hi)
             if clause is not None:
                 return clause
         # No space at all: cut between characters, never before a combining mark.
@@ -554,6 +548,11 @@ class _SectionCutter:
         while cut > floor and unicodedata.combining(self.body[cut]):
             cut -= 1
         return cut
+
+    def _last_end(self, pattern: re.Pattern[str], lo: int, hi: int) -> int | None:
+        """Where the last match of ``pattern`` ending within ``lo``..``hi`` ends."""
+        ends = [m.end() for m in pattern.finditer(self.body, lo, hi + 1) if lo <= m.end() <= hi]
+        return ends[-1] if ends else None
 
     def _rstrip(self, pos: int, cut: int) -> int:
         while cut > pos + 1 and self.body[cut - 1].isspace():
