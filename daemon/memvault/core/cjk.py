@@ -75,8 +75,8 @@ def keyword_form(text: str) -> str:
 
 def spaced(text: str) -> str:
     """``text`` with a space either side of each CJK character (the same string when it
-    has none): what the keyword index is given for a chunk, and what a query's term
-    becomes (``ranking.fts_query``)."""
+    has none), ``keyword_form``'s last step: each is then a token of its own, for a
+    chunk's columns and a query's term alike."""
     if _CHAR.search(text) is None:
         return text
     return _CHAR.sub(r" \g<0> ", text)
@@ -93,7 +93,7 @@ def terms(word: str) -> list[str]:
     itself (a phrase of its characters, which the index finds wherever it stands, inside
     a longer run too), in order."""
     word = fold(word)
-    if _CHAR.search(word) is None:
+    if not has_cjk(word):
         return [word]
     out: list[str] = []
     start = 0
@@ -122,11 +122,7 @@ def backoff(
     for term in terms:
         if limit is not None and len(out) >= limit:
             break  # the rest would be cut: not looked up
-        if (
-            len(term) > 2
-            and _CHAR.search(term) is not None
-            and (len(term) > LONGEST_RUN or docs_of(term) == 0)
-        ):
+        if len(term) > 2 and has_cjk(term) and (len(term) > LONGEST_RUN or docs_of(term) == 0):
             out.update(dict.fromkeys(pairs(term)))
         else:
             out[term] = None

@@ -233,16 +233,19 @@ class Reader(Lane):
         """The keyword ranking of ``terms``, the ``limit`` best (of the chunks ``label_ok``
         allows). A CJK run some chunk holds as written is asked for whole
         (``keyword_terms``); when none the filter allows holds it, its pairs are."""
-        asked = keyword_terms(terms, self.store.term_docs)
-        paired = keyword_terms(terms, lambda _term: 0)
-        found: list[tuple[int, float]] = []
-        for attempt in (asked, paired) if label_ok and paired != asked else (asked,):
-            keep = informative_terms(attempt, self.store.chunk_count(), self.store.term_docs)
+        docs_of = functools.cache(self.store.term_docs)  # a term counted once a search
+
+        def ranked(wanted: list[str]) -> list[tuple[int, float]]:
+            keep = informative_terms(wanted, self.store.chunk_count(), docs_of)
             found = self.store.keywords(keep, limit * 3 if label_ok else limit)
-            if label_ok is not None:
-                found = [(lab, s) for lab, s in found if label_ok(lab)][:limit]
-            if found:
-                break
+            return found if label_ok is None else [r for r in found if label_ok(r[0])][:limit]
+
+        asked = keyword_terms(terms, docs_of)
+        found = ranked(asked)
+        if not found and label_ok is not None:
+            paired = keyword_terms(terms, lambda _term: 0)  # every run as its pairs
+            if paired != asked:
+                found = ranked(paired)
         return found
 
     def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
