@@ -3,6 +3,7 @@ TCP proxy that can stop forwarding (a stalled network)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import hashlib
 import os
@@ -19,12 +20,14 @@ def start_server() -> Any:
     """pgserver's server in a folder of its own under /tmp (run as root, pgserver runs
     the server as its own user, who cannot enter pytest's 0700 folders; ``stop_server``
     removes it). platformdirs warns on import without a private XDG_RUNTIME_DIR (pytest
-    makes warnings errors): one is given, mode 0700."""
+    makes warnings errors): one is given, mode 0700, removed
+    when the process ends."""
     folder = Path(tempfile.mkdtemp(prefix="mv-pg-"))
     folder.chmod(0o755)
-    runtime = Path(tempfile.mkdtemp(prefix="mv-xdg-"))
-    runtime.chmod(0o700)
-    os.environ.setdefault("XDG_RUNTIME_DIR", str(runtime))
+    if "XDG_RUNTIME_DIR" not in os.environ:
+        runtime = tempfile.mkdtemp(prefix="mv-xdg-")  # mode 0700; one a process
+        atexit.register(shutil.rmtree, runtime, ignore_errors=True)
+        os.environ["XDG_RUNTIME_DIR"] = runtime
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
         import pgserver
