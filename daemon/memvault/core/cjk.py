@@ -1,5 +1,5 @@
-"""Keywords of the scripts written without a space between words: Chinese, Japanese, and
-Korean within its spaced words.
+"""Keywords of the scripts written without a space between words: Chinese, Japanese,
+Korean within its spaced words, and Thai, Lao, Khmer and Myanmar.
 
 FTS5's ``unicode61`` tokenizer splits text at spaces and punctuation only, so a run
 like ``東京都に住んでいます`` is one token: a search for ``東京`` found nothing, in any
@@ -19,27 +19,100 @@ bench/RESULTS.md).
 Full-width Latin letters and digits and half-width katakana are folded to their usual
 width first (``fold``): ＰＣ is found by PC, ﾃﾞｰﾀ by データ, in both directions.
 
+Thai, Lao, Khmer and Myanmar are written without spaces too, and their vowel and tone
+signs are marks that combine with the letter before (ข้าว: ข, the mark ้, า, ว). Their
+unit is a letter with the marks after it (``units``): spaced, paired and looked up as
+a CJK character is. The keyword table keeps marks inside a token (its tokenizer's
+``categories``: index schema 9), so a word of Hindi, Bengali or Tamil, whose vowel
+signs are marks, is one token, not the pieces between its marks; a query's words are
+read the same way (``words``). The optional vowel points of Arabic and Hebrew and the
+Arabic tatweel are left out of the keyword form (``unpointed``, as search engines
+normalize them): كَتَبَ is found by كتب.
+
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
 
 # Han (with its radicals, compatibility forms and extensions B-G), hiragana, katakana
 # (half-width too), bopomofo, Hangul (syllables and jamo), and the ideographic marks
-# 々 〆 〇 and the kana repeat marks. Not Thai, Lao, Khmer or Myanmar: their marks
-# combine with the letter before (a mark alone is no token).
+# 々 〆 〇 and the kana repeat marks: each character a unit
 CJK_CHARS = (
     "\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3021-\u3029\u3031-\u3035\u3040-\u30ff"
     "\u3100-\u318f\u31a0-\u31bf\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f"
     "\uac00-\ud7ff\uf900-\ufaff\uff66-\uff9f\U00020000-\U0003134f"
 )
-_CHAR = re.compile(f"[{CJK_CHARS}]")
-_RUN = re.compile(f"[{CJK_CHARS}]+")
+# Thai, Lao, Myanmar (and its extensions A, B) and Khmer (and its symbols): a letter and
+# the marks after it a unit
+CLUSTER_CHARS = "\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u19e0-\u19ff\ua9e0-\ua9ff\uaa60-\uaa7f"
+
+
+def _ranges(codes: list[int]) -> str:
+    """A character class's body for ``codes`` (ascending), as ranges."""
+    out: list[list[int]] = []
+    for c in codes:
+        if out and out[-1][1] == c - 1:
+            out[-1][1] = c
+        else:
+            out.append([c, c])
+    return "".join(chr(a) if a == b else f"{chr(a)}-{chr(b)}" for a, b in out)
+
+
+def _marks_in(spans: str) -> str:
+    """The combining marks (categories Mn, Mc, Me) of the blocks ``spans`` names."""
+    codes = [
+        c
+        for a, b in re.findall(r"(.)-(.)", spans)
+        for c in range(ord(a), ord(b) + 1)
+        if unicodedata.category(chr(c))[0] == "M"
+    ]
+    return _ranges(codes)
+
+
+_CLUSTER_MARKS = _marks_in(CLUSTER_CHARS)
+_UNIT_RE = f"[{CJK_CHARS}]|[{CLUSTER_CHARS}][{_CLUSTER_MARKS}]*"
+_CHAR = re.compile(f"[{CJK_CHARS}{CLUSTER_CHARS}]")
+_UNIT = re.compile(_UNIT_RE)
+_RUN = re.compile(f"(?:{_UNIT_RE})+")
 LONGEST_RUN = 64  # characters of a run looked up as written (``backoff``)
+
+# Arabic's harakat, superscript alef and Quranic marks, the tatweel (a stretch of the
+# line, U+0640); Hebrew's points and cantillation: optional, left out of keywords
+_POINTS = re.compile(
+    "[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8"
+    "\u06ea-\u06ed\u0640\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]+"
+)
+
+
+@functools.cache
+def marks() -> str:
+    """A character class's body for Unicode's combining marks (categories Mn, Mc, Me:
+    ~2,400 in ~300 ranges, read from ``unicodedata`` on first use, ~13 ms)."""
+    return _ranges([c for c in range(0x300, 0x1F000) if unicodedata.category(chr(c))[0] == "M"])
+
+
+@functools.cache
+def _word() -> re.Pattern[str]:
+    """A word: letters, digits and the combining marks among them (``\\w`` alone ends
+    a word of Hindi at each vowel sign)."""
+    return re.compile(f"[\\w{marks()}]+")
+
+
+def words(text: str) -> list[str]:
+    """The words of ``text`` as the keyword table cuts them (its tokenizer keeps marks
+    in a token): letters, digits and marks, ``_`` too (``\\w``)."""
+    return _word().findall(text)
+
+
+def units(run: str) -> list[str]:
+    """The units of a run of ``_RUN``: each CJK character, each other letter with its
+    marks."""
+    return _UNIT.findall(run)
 
 
 WIDE_CHARS = "\uff01-\uff5e\uff61-\uff9f"  # full-width ASCII forms, half-width katakana
@@ -55,7 +128,13 @@ def keyed(text: str) -> bool:
     (``keyword_form(text) != text``)."""
     if text.isascii():
         return False
-    return _CHAR.search(text) is not None or _WIDE.search(text) is not None
+    return any(p.search(text) is not None for p in (_CHAR, _WIDE, _POINTS))
+
+
+def unpointed(text: str) -> str:
+    """``text`` without Arabic's and Hebrew's optional vowel points and cantillation, and
+    without the tatweel (the same string when it has none)."""
+    return _POINTS.sub("", text) if _POINTS.search(text) else text
 
 
 def fold(text: str) -> str:
@@ -68,23 +147,25 @@ def fold(text: str) -> str:
 
 
 def keyword_form(text: str) -> str:
-    """What the keyword table is given for ``text``: ``fold``, then ``spaced`` (a text
-    of ASCII only: itself, at once)."""
-    return text if text.isascii() else spaced(fold(text))
+    """What the keyword table is given for ``text``: ``fold``, ``unpointed``, then
+    ``spaced`` (a text of ASCII only: itself, at once)."""
+    return text if text.isascii() else spaced(unpointed(fold(text)))
 
 
 def spaced(text: str) -> str:
-    """``text`` with a space either side of each CJK character (the same string when it
-    has none), ``keyword_form``'s last step: each is then a token of its own, for a
-    chunk's columns and a query's term alike."""
+    """``text`` with a space either side of each unit (a CJK character, a Thai letter
+    and its marks: ``units``; the same string when it has none), ``keyword_form``'s last
+    step: each is then a token of its own, for a chunk's columns and a query's term
+    alike."""
     if _CHAR.search(text) is None:
         return text
-    return _CHAR.sub(r" \g<0> ", text)
+    return _UNIT.sub(r" \g<0> ", text)
 
 
 def pairs(run: str) -> list[str]:
-    """The overlapping pairs of characters of ``run`` (2+ characters)."""
-    return [run[i : i + 2] for i in range(len(run) - 1)]
+    """The overlapping pairs of units of ``run`` (2+ units)."""
+    u = units(run)
+    return [u[i] + u[i + 1] for i in range(len(u) - 1)]
 
 
 def terms(word: str) -> list[str]:
@@ -122,7 +203,11 @@ def backoff(
     for term in terms:
         if limit is not None and len(out) >= limit:
             break  # the rest would be cut: not looked up
-        if len(term) > 2 and has_cjk(term) and (len(term) > LONGEST_RUN or docs_of(term) == 0):
+        if (
+            has_cjk(term)
+            and len(units(term)) > 2
+            and (len(term) > LONGEST_RUN or docs_of(term) == 0)
+        ):
             out.update(dict.fromkeys(pairs(term)))
         else:
             out[term] = None
@@ -131,6 +216,7 @@ def backoff(
 
 __all__ = [
     "CJK_CHARS",
+    "CLUSTER_CHARS",
     "LONGEST_RUN",
     "WIDE_CHARS",
     "backoff",
@@ -138,7 +224,11 @@ __all__ = [
     "has_cjk",
     "keyed",
     "keyword_form",
+    "marks",
     "pairs",
     "spaced",
     "terms",
+    "units",
+    "unpointed",
+    "words",
 ]

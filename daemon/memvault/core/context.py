@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from memvault.core.cjk import has_cjk
+from memvault.core.cjk import words as cjk_words
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.results import Context, Source
@@ -35,7 +36,6 @@ from memvault.core.results import Context, Source
 # and would only spend the budget twice.
 NEAR_DUPLICATE = 0.8
 NEAR_MIN_WORDS = 8
-_WORD = re.compile(r"\w+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +124,7 @@ def _norm(text: str) -> str:
 
 def _shingles(key: str) -> frozenset[tuple[str, ...]]:
     """Word 3-grams of a normalised text; empty when it is too short to compare."""
-    words = _WORD.findall(key)
+    words = cjk_words(key)
     if len(words) < NEAR_MIN_WORDS:
         return frozenset()
     return frozenset(zip(words, words[1:], words[2:], strict=False))

@@ -58,7 +58,7 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from memvault.core.cjk import has_cjk
+from memvault.core.cjk import has_cjk, words
 from memvault.core.wikilinks import unfiled_links
 
 # A unit scoring under this share of the best unit's score is filler, not evidence: it
@@ -75,7 +75,6 @@ SUBJECT_WEIGHT = 0.3
 UNIT_MAX_CHARS = 1000  # a unit's embedded text, at most (the model reads ~256 word pieces)
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
-_WORD = re.compile(r"\w+")
 # A line led by a bold label: "**Caroline**: ...", "- **Owner**: Ann", "**Decision:** ..."
 _LABEL = re.compile(r"^[ \t]*(?:[-*+][ \t]+)?\*\*([^*\n]{1,80}?)(?:[:：]\*\*|\*\*[ \t]*[:：])")
 
@@ -171,12 +170,12 @@ def focus_query(query: str, common: Collection[str]) -> str:
     kept: list[str] = []
     dropped = False
     for word in query.split():
-        if any(w.lower() in common for w in _WORD.findall(word)):
+        if any(w.lower() in common for w in words(word)):
             dropped = True
         else:
             kept.append(word)
     focus = " ".join(kept)
-    return focus if dropped and _WORD.search(focus) else ""
+    return focus if dropped and words(focus) else ""
 
 
 def _scaled(values: Sequence[float | None]) -> list[float]:
@@ -202,7 +201,7 @@ def subject_words(text: str) -> frozenset[str]:
     gives ``{"caroline"}``; a full-width colon too, ``**张三**：``); empty when it opens
     with none."""
     label = _LABEL.match(text)
-    return frozenset(w.lower() for w in _WORD.findall(label.group(1))) if label else frozenset()
+    return frozenset(w.lower() for w in words(label.group(1))) if label else frozenset()
 
 
 def windows(places: Sequence[tuple[str, int, int] | None]) -> list[list[int]]:

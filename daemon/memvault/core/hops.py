@@ -21,9 +21,10 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from memvault.core.cjk import words
+
 # a wikilink or embed ([[x]], ![[x|y]]) or a markdown link ([text](target))
 _LINK = re.compile(r"!?\[\[[^\]\n]*\]\]|\[[^\]\n]*\]\([^)\n]*\)")
-_WORD = re.compile(r"\w+", re.UNICODE)
 POINTER_WORDS = 4  # a pointer line has at most this many words beside its links
 
 
@@ -32,7 +33,7 @@ def is_pointer(line: str, max_words: int = POINTER_WORDS) -> bool:
     words outside its links ("- [[NoSQL Distilled]]", "Source: [[Deep Work]], ch. 3")."""
     if _LINK.search(line) is None:
         return False
-    return len(_WORD.findall(_LINK.sub(" ", line))) <= max_words
+    return len(words(_LINK.sub(" ", line))) <= max_words
 
 
 def has_link(line: str) -> bool:

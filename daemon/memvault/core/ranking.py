@@ -17,7 +17,6 @@ from typing import Any
 
 from memvault.core import cjk
 
-_WORD = re.compile(r"\w+", re.UNICODE)
 COMMON_DOCS = 1000  # a term in this many chunks (and half of all) is too common to score
 MAX_QUERY_TERMS = 64
 
@@ -43,7 +42,7 @@ def query_terms(query: str) -> list[str]:
     only its first ~256 word pieces anyway. A word's run of Chinese or Japanese
     characters is a term of its own (``cjk.terms``; ``keyword_terms`` asks for its
     pairs when no chunk holds it as written)."""
-    words = [t for w in _WORD.findall(query) for t in cjk.terms(w.lower())]
+    words = [t for w in cjk.words(query) for t in cjk.terms(w.lower())]
     kept = [w for w in words if w not in STOPWORDS]
     return list(dict.fromkeys(kept or words))[:MAX_QUERY_TERMS]
 

@@ -46,6 +46,13 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    character a token of its own, a page of rows at a time; other rows are not touched.
    Their notes are read again by the next sync (long paragraphs cut at CJK full stops).
 
+8. Words whose letters carry marks (the SQLite index's schema 9): the tokenizer keeps
+   combining marks inside a token, Thai, Lao, Khmer and Myanmar are spaced by letter and
+   its marks, Arabic and Hebrew lose their optional points (``core/cjk.py``). The
+   chunks holding a mark, such a letter or a tatweel are given their keywords again, a
+   page of rows at a time; other rows tokenize as before and are not touched. A reader
+   of a writer not yet at 8 asks with today's tokens: the same for every other text.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -58,14 +65,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import CJK_CHARS, WIDE_CHARS
+from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, WIDE_CHARS, marks
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
 from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 7
+PG_SCHEMA_VERSION = 8
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -226,7 +233,9 @@ def migrate(conn: Any, schema: str) -> None:
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS node BIGINT")
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS digest BIGINT")
         if version is not None and version < 7:
-            _cjk_keywords(conn)
+            _keywords_again(conn, f"[{CJK_CHARS}{WIDE_CHARS}]", stale=True)
+        if version is not None and version < 8:
+            _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}\u0640]", stale=False)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -294,10 +303,12 @@ def _int8_vectors(conn: Any) -> None:
                 cur.executemany("DELETE FROM embeddings WHERE model = %s AND sha = %s", bad)
 
 
-def _cjk_keywords(conn: Any) -> None:
-    """Version 6 -> 7: the keywords of the chunks holding a CJK character, again
-    (``pg_keywords.tsvectors_of`` spaces them as the SQLite index's table is given them)."""
-    pattern = f"[{CJK_CHARS}{WIDE_CHARS}]"
+def _keywords_again(conn: Any, pattern: str, *, stale: bool) -> None:
+    """The keywords of the chunks holding a character of ``pattern`` (a regular
+    expression), again, as ``pg_keywords.tsvectors_of`` gives them today; ``stale``:
+    their notes read again by the next sync. Version 6 -> 7: a CJK character (spaced,
+    as the SQLite index's table is given them; stale: long paragraphs are cut at CJK
+    full stops now); 7 -> 8: a mark, a Thai, Lao, Khmer or Myanmar letter, a tatweel."""
     after = 0
     while rows := conn.execute(
         "SELECT label, text, title, headings, about, path FROM chunks WHERE label > %s "
@@ -311,10 +322,11 @@ def _cjk_keywords(conn: Any) -> None:
                 "UPDATE chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s",
                 [(kw, ntok, r[0]) for r, (kw, ntok) in zip(rows, keywords, strict=True)],
             )
-            cur.executemany(  # cut again at CJK full stops by the next sync (core/chunks)
-                "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path = %s",
-                [(p,) for p in dict.fromkeys(r[5] for r in rows)],
-            )
+            if stale:
+                cur.executemany(
+                    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path = %s",
+                    [(p,) for p in dict.fromkeys(r[5] for r in rows)],
+                )
 
 
 def _version(conn: Any, schema: str) -> int | None:

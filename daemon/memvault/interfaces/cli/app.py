@@ -10,6 +10,7 @@ no import circle.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Annotated
 
@@ -102,7 +103,14 @@ app.add_typer(index_commands.index_app, name="index")  # index move (docs/TEAM.m
 
 def main() -> None:
     """The console script. With ``--json`` on the line, a usage error (an unknown option,
-    a bad value: exit 2) is also JSON on stdout, like every other error."""
+    a bad value: exit 2) is also JSON on stdout, like every other error.
+
+    numpy's OpenBLAS starts a thread a core, each with a buffer of its own once it has
+    worked; memvault's products are a few hundred vectors at a time, where a second
+    thread saves nothing, and its buffer stayed resident in the daemon (13 MiB, 10,000
+    notes: bench/RESULTS.md). Read once, as numpy loads (never before this point); a
+    value the user set is kept."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     if "--json" not in sys.argv[1:]:
         app()
         return

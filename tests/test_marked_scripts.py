@@ -1,0 +1,266 @@
+"""Words whose letters carry marks, found by keywords (core/cjk.py, index schema 9,
+PostgreSQL schema 8).
+
+FTS5's ``unicode61`` makes every combining mark a separator: हिन्दी was indexed as ह, न,
+द (a Hindi, Bengali or Tamil word cut at each vowel sign), a Thai run as the pieces
+between its vowel and tone signs, كَتَبَ (Arabic with its vowel points) as ك, ت, ب, and a
+query's words were cut the same way by Python's ``\\w``. Checked on a real vault (real
+SQLite, the hash embedder: the keyword side is what is tested), on an index of schema 8
+opened by this code, and on both backends (a real PostgreSQL) with the same hits."""
+
+from __future__ import annotations
+
+import sqlite3
+import unicodedata
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from helpers import new_vault, open_vault, write
+from memvault.api import Vault
+from memvault.core.cjk import keyword_form, pairs, terms, units, unpointed, words
+from memvault.core.ranking import keyword_terms, query_terms
+from memvault.index import pg_keywords
+from memvault.index.pg_schema import PG_SCHEMA_VERSION
+from memvault.index.schema import SCHEMA_VERSION, register
+
+NOTES = {
+    "people/priya.md": "# प्रिया\n\nप्रिया हिन्दी बोलती है और दिल्ली में रहती है।\n",
+    "people/river.md": "# नदी\n\nहम नदी के किनारे दौड़ते हैं।\n",  # न, द, ह: the old pieces
+    "projects/rice.md": "# อาหาร\n\nผมชอบกินข้าวผัดกับไก่ย่างทุกวัน\n",
+    "projects/mango.md": "# ของหวาน\n\nข้าวเหนียวมะม่วงอร่อยมาก\n",
+    "projects/khmer.md": "# ភាសា\n\nខ្ញុំស្រលាញ់ភាសាខ្មែរណាស់\n",
+    "logs/lesson.md": "# درس\n\nكَتَبَ الوَلَدُ الدَّرْسَ فِي المَدْرَسَةِ\n",
+    "logs/shalom.md": "# ברכה\n\nשָׁלוֹם עוֹלָם מִן הַסֵּפֶר\n",
+    "logs/tamil.md": "# மொழி\n\nநான் தமிழ் பேசுவேன் சென்னையில்\n",
+    "logs/cafe.md": "# Café\n\nA café au lait at the station.\n",
+    "logs/noir.md": "# Noir\n\nA cafe\u0301 noir, decomposed.\n",  # é as e + U+0301
+    "people/ana.md": "# Ana\n\nAna runs the night shift ledger in Lisbon.\n",
+}
+
+
+def by_keywords(vault: Vault, query: str) -> list[str]:
+    """The paths of the keyword hits alone, best first (vectors always answer something)."""
+    store = vault.engine.store
+    found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 50)
+    rows = store.chunk_rows([label for label, _ in found])
+    return list(dict.fromkeys(rows[label].path for label, _ in found))
+
+
+@pytest.fixture
+def vault_root(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("मैं हिन्दी बोलता हूँ", ["मैं", "हिन्दी", "बोलता", "हूँ"]),
+        ("நான் தமிழ் பேசுவேன்", ["நான்", "தமிழ்", "பேசுவேன்"]),
+        ("ข้าวผัด, ok", ["ข้าวผัด", "ok"]),
+        ("cafe\u0301 naïve", ["cafe\u0301", "naïve"]),
+        ("snake_case x2", ["snake_case", "x2"]),
+    ],
+)
+def test_a_word_keeps_the_marks_of_its_letters(text: str, want: list[str]) -> None:
+    assert words(text) == want
+
+
+def test_thai_khmer_and_myanmar_are_spaced_by_letter_and_its_marks() -> None:
+    assert units("ข้าวผัด") == ["ข้", "า", "ว", "ผั", "ด"]
+    assert keyword_form("กินข้าว") == " กิ  น  ข้  า  ว "
+    assert units("ខ្ញុំ") == ["ខ្", "ញុំ"]
+    assert units("မြန်မာ") == ["မြ", "န်", "မာ"]
+    assert pairs("ข้าวผัด") == ["ข้า", "าว", "วผั", "ผัด"]
+    assert terms("ข้าวผัดok") == ["ข้าวผัด", "ok"]
+
+
+def test_arabic_and_hebrew_points_are_left_out_of_the_keyword_form() -> None:
+    assert unpointed("كَتَبَ") == "كتب" == keyword_form("كَتَبَ")
+    assert unpointed("عـــربي") == "عربي"  # the tatweel
+    assert unpointed("שָׁלוֹם") == "שלום"
+    text = "Ana, café, naïve, Ελληνικά, русский, हिन्दी, தமிழ்"
+    assert keyword_form(text) == text  # nothing else changes (the tokenizer keeps marks)
+
+
+def test_a_word_is_found_whole_and_not_by_the_pieces_between_its_marks(
+    vault_root: Path,
+) -> None:
+    with open_vault(vault_root) as v:
+        v.sync()
+        # the old pieces of हिन्दी (ह, न, द) stand in the river note too: not a match now
+        assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
+        assert by_keywords(v, "नदी") == ["people/river.md"]
+        assert by_keywords(v, "தமிழ்") == ["logs/tamil.md"]
+        # a Thai word inside a run without spaces; a run no chunk holds: its pairs
+        assert set(by_keywords(v, "ข้าว")) == {"projects/rice.md", "projects/mango.md"}
+        assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
+        assert by_keywords(v, "มะม่วง") == ["projects/mango.md"]
+        assert by_keywords(v, "อยากกินข้าวผัดกับไก่")[0] == "projects/rice.md"
+        assert by_keywords(v, "ភាសា") == ["projects/khmer.md"]
+        assert by_keywords(v, "ស្រលាញ់") == ["projects/khmer.md"]
+        # Arabic and Hebrew written without their points find the pointed text, and back
+        assert by_keywords(v, "كتب") == ["logs/lesson.md"]
+        assert by_keywords(v, "المدرسة") == ["logs/lesson.md"]
+        assert by_keywords(v, "שלום") == ["logs/shalom.md"]
+        assert by_keywords(v, "שָׁלוֹם") == ["logs/shalom.md"]
+        # é composed or decomposed, in the note or the query: both notes
+        for query in ("café", "cafe\u0301", "cafe"):
+            assert set(by_keywords(v, query)) == {"logs/cafe.md", "logs/noir.md"}, query
+        assert by_keywords(v, "ledger") == ["people/ana.md"]
+        hits = [h.path for h in v.search("ข้าวผัด", k=3)]
+        assert hits[0] == "projects/rice.md"
+
+
+def integrity(root: Path) -> None:
+    with sqlite3.connect(root / ".memvault" / "index.db") as db:
+        register(db)
+        db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
+    db.close()
+
+
+def test_edits_and_deletes_keep_the_keyword_table_true(vault_root: Path) -> None:
+    with open_vault(vault_root) as v:
+        v.sync()
+        write(vault_root, "projects/rice.md", "# อาหาร\n\nวันนี้กินต้มยำกุ้ง\n")
+        (vault_root / "logs" / "lesson.md").unlink()
+        v.sync()
+        integrity(vault_root)
+        assert by_keywords(v, "ผัด") == []
+        # no chunk holds ข้าวผัด now: its pairs (ข้า, าว) find the mango note's ข้าว
+        assert by_keywords(v, "ข้าวผัด") == ["projects/mango.md"]
+        assert by_keywords(v, "ต้มยำ") == ["projects/rice.md"]
+        assert by_keywords(v, "كتب") == []
+
+
+# schema 8's keyword table: every mark a separator
+V8_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
+
+
+@pytest.mark.parametrize("version", ["8", None])
+def test_an_index_of_schema_8_is_given_its_keywords_again(
+    vault_root: Path, version: str | None
+) -> None:
+    """``None``: schema 8's tables without their version (an older memvault killed on its
+    first open between the two)."""
+    with open_vault(vault_root) as v:
+        v.sync()
+        before = {q: by_keywords(v, q) for q in ("ledger", "café", "Lisbon")}
+    db = sqlite3.connect(vault_root / ".memvault" / "index.db", isolation_level=None)
+    register(db)
+    sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    db.execute("BEGIN")
+    db.execute("DROP TABLE chunks_fts")
+    db.execute(sql[: sql.index("tokenize")] + V8_TOKENIZE + "\n)")
+    db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+    if version is None:
+        db.execute("DELETE FROM meta WHERE key = 'schema_version'")
+    else:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    db.execute("COMMIT")
+    pieces = db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'ह'").fetchone()
+    assert pieces != (0,)  # schema 8: हिन्दी's pieces were tokens
+    db.close()
+    with open_vault(vault_root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "9"
+        integrity(vault_root)
+        assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
+        assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
+        assert by_keywords(v, "كتب") == ["logs/lesson.md"]
+        assert {q: by_keywords(v, q) for q in before} == before
+        report = v.sync()  # nothing read again, nothing embedded
+        assert report.embedded_chunks == 0 and not report.changed
+
+
+def test_both_backends_give_the_same_keyword_hits(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["हिन्दी", "नदी", "ข้าว", "ข้าวผัด", "อยากกินข้าวผัด", "ស្រលាញ់", "كتب", "שלום"]
+    queries += ["café", "cafe\u0301", "தமிழ்", "ledger"]
+
+    def answers(root: Path) -> dict[str, list[tuple[str, float]]]:
+        for rel, text in NOTES.items():
+            write(root, rel, text)
+        with open_vault(root) as v:
+            v.sync()
+            store = v.engine.store
+            out = {}
+            for q in queries:
+                found = store.keywords(keyword_terms(query_terms(q), store.term_docs), 50)
+                rows = store.chunk_rows([label for label, _ in found])
+                out[q] = [(rows[label].path, round(score, 6)) for label, score in found]
+            return out
+
+    expected = answers(new_vault(tmp_path, "sqlite_vault"))
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    got = answers(new_vault(tmp_path, "pg_vault"))
+    assert got == expected  # the same chunks, the same BM25 scores
+    assert [p for p, _ in expected["हिन्दी"]] == ["people/priya.md"]
+
+
+def old_tsvector(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
+    """A chunk's keywords as PostgreSQL schema 7 held them: every mark a separator,
+    CJK spaced, Thai and Arabic as they are."""
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, about, {V8_TOKENIZE})"
+    )
+    db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
+    db.execute(
+        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
+        (text, title, headings, about),
+    )
+    instances = [
+        (str(t), str(c), int(o)) for t, c, o in db.execute("SELECT term, col, offset FROM vocab")
+    ]
+    db.close()
+    return pg_keywords._literal(instances)
+
+
+def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+        schema = v.engine.store.schema
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for label, *columns in conn.execute(
+            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
+        ).fetchall():
+            conn.execute(
+                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
+                (*old_tsvector(*columns), label),
+            )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '7' WHERE key = 'schema_version'")
+        ana = conn.execute(
+            f"SELECT label, keywords::text FROM \"{schema}\".chunks WHERE path = 'people/ana.md'"
+        ).fetchall()
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "8"
+        assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
+        assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
+        assert by_keywords(v, "كتب") == ["logs/lesson.md"]
+        kept = v.engine.store._pg.raw(
+            "SELECT label, keywords::text FROM chunks WHERE path = 'people/ana.md'"
+        ).fetchall()
+        assert ana and kept == ana  # a chunk with no such character is not touched
+        report = v.sync()
+        assert report.embedded_chunks == 0 and not report.changed
+
+
+def test_nfc_and_nfd_notes_tokenize_alike() -> None:
+    """The tokenizer keeps marks in a token and folds Latin diacritics: é composed or
+    decomposed is one token, e."""
+    tok = pg_keywords.Tokenizer()
+    nfd = unicodedata.normalize("NFD", "café naïve")
+    assert tok.tokens(nfd) == tok.tokens("café naïve") == ["cafe", "naiv"]
