@@ -26,6 +26,11 @@ the whole search (``search`` top 10): the share of questions with a hit in the f
 A known-item test built from the notes' own text, not questions people asked: it
 measures whether a word inside a run can be found at all, which main's keyword side
 cannot (a run is one token there).
+
+``--langs th,km,bn,ar,fa,he``: the help's Thai, Khmer, Bengali, Arabic, Persian and
+Hebrew folders (``SCRIPTS``), where FTS5's tokenizer made every combining mark a
+separator (index schema 8 and before): ``inside`` is a window of 2-4 letters with their
+marks inside a Thai or Khmer run, a whole word of 3+ letters in the others.
 """
 
 from __future__ import annotations
@@ -42,13 +47,78 @@ import subprocess
 import sys
 import tempfile
 import time
+import unicodedata
 from pathlib import Path
 from typing import Any
 
 MIRROR = Path("/work/.mirror/obsidianmd+obsidian-help/repo")
-CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]{4,}")
-CJK_ANY = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af"
+CJK = re.compile(f"[{CJK_RANGES}]{{4,}}")
+CJK_ANY = re.compile(f"[{CJK_RANGES}]")
 MAX_NOTES_A_WORD = 5
+# the other languages of the help (``--langs th,km,bn,ar,fa,he``): the letters of their
+# script (marks included); Thai and Khmer are written without spaces between words
+SCRIPTS = {
+    "th": "\u0e00-\u0e7f",
+    "km": "\u1780-\u17ff",
+    "bn": "\u0980-\u09ff",
+    "ar": "\u0600-\u06ff\u0750-\u077f",
+    "fa": "\u0600-\u06ff\u0750-\u077f\u200c",
+    "he": "\u0590-\u05ff",
+}
+UNSPACED = {"th", "km"}
+
+
+def clusters(run: str) -> list[str]:
+    """A run's letters, each with the marks after it (a Thai or Khmer unit)."""
+    out: list[str] = []
+    for ch in run:
+        if out and unicodedata.category(ch)[0] == "M":
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def script_questions(notes: dict[str, str], lang: str, rng: random.Random) -> list[Any]:
+    """``make_questions`` for a script of ``SCRIPTS``: ``inside`` is a window of 2-4
+    letters (with their marks) inside a run of Thai or Khmer, a whole word of 3+ letters
+    elsewhere; ``title`` and ``line`` as for CJK."""
+    letters = SCRIPTS[lang]
+    run_re = re.compile(f"[{letters}]{{4,}}")
+    any_re = re.compile(f"[{letters}]")
+    asked: set[str] = set()
+    out: list[Any] = []
+    for text in notes.values():
+        runs = [m.group() for line in body_lines(text) for m in run_re.finditer(line)]
+        runs = [r for r in runs if len(clusters(r)) >= (4 if lang in UNSPACED else 3)]
+        for run in rng.sample(runs, min(2, len(runs))):
+            if lang in UNSPACED:
+                units = clusters(run)
+                size = rng.randint(2, min(4, len(units) - 1))
+                start = rng.randint(0, len(units) - size)
+                word = "".join(units[start : start + size])
+            else:
+                word = run
+            holders = sorted(r for r, t in notes.items() if word in t)
+            if word in asked or len(holders) > MAX_NOTES_A_WORD:
+                continue
+            asked.add(word)
+            out.append(("inside", word, holders))
+    for rel, text in notes.items():
+        lines = [
+            line
+            for line in body_lines(text)
+            if 10 <= len(line) <= 40 and len(any_re.findall(line)) * 2 > len(line)
+        ]
+        for line in rng.sample(lines, min(1, len(lines))):
+            if sum(line in t for t in notes.values()) == 1:
+                out.append(("line", line, [rel]))
+    for rel in notes:
+        stem = Path(rel).stem
+        if re.fullmatch(f"[{letters} ]+", stem) and len(clusters(stem.replace(" ", ""))) >= 2:
+            out.append(("title", stem, [rel]))
+    return out
 
 
 def export(lang: str, dest: Path) -> Path:
@@ -85,13 +155,15 @@ def body_lines(text: str) -> list[str]:
     return out
 
 
-def make_questions(vault: Path, seed: int = 7) -> list[tuple[str, str, list[str]]]:
+def make_questions(vault: Path, seed: int = 7, lang: str = "zh") -> list[Any]:
     rng = random.Random(seed)
     notes = {
         p.relative_to(vault).as_posix(): p.read_text("utf-8")
         for p in sorted(vault.rglob("*.md"))
         if ".memvault" not in p.parts
     }
+    if lang in SCRIPTS:
+        return script_questions(notes, lang, rng)
     asked: set[str] = set()
     out = []
     for text in notes.values():
@@ -196,7 +268,7 @@ def main() -> int:
         for lang in args.langs.split(","):
             source = export(lang, work / f"src-{lang}")
             qfile = work / f"q-{lang}.json"
-            questions = make_questions(source)
+            questions = make_questions(source, lang=lang)
             qfile.write_text(json.dumps(questions, ensure_ascii=False), "utf-8")
             notes_bytes = sum(p.stat().st_size for p in source.rglob("*.md"))
             for name, checkout in codes.items():
