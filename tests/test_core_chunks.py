@@ -285,11 +285,19 @@ def test_a_cjk_paragraph_is_cut_after_its_full_stops_then_its_commas() -> None:
     assert all("出现问题" in t for t in by_line[1] + by_line[5])  # no word cut in two
 
 
-def test_character_cuts_never_separate_a_combining_mark() -> None:
-    text = ("e\u0301" * 400) + "\n"
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "e\u0301",  # an accent of combining class 230
+        "ข\u0e31\u0e49",  # Thai's ั (class 0) and a tone mark (107)
+        "क\u093e",  # Hindi's ा: a spacing mark (Mc), class 0
+    ],
+)
+def test_character_cuts_never_separate_a_combining_mark(unit: str) -> None:
+    text = (unit * 400) + "\n"
     _, chunks = chunks_of(text, target=8, max_tokens=16, count=chars)
-    assert "".join(c.text for c in chunks) == text.strip()
-    assert all(c.text[0] != "\u0301" for c in chunks)
+    assert len(chunks) > 1 and "".join(c.text for c in chunks) == text.strip()
+    assert all(c.text.startswith(unit) for c in chunks)
 
 
 @pytest.mark.parametrize(

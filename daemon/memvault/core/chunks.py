@@ -543,9 +543,10 @@ class _SectionCutter:
             clause = self._last_end(_CLAUSE_END, lo, hi)
             if clause is not None:
                 return clause
-        # No space at all: cut between characters, never before a combining mark.
+        # No space at all: cut between characters, never before a combining mark (any
+        # of Mn, Mc, Me: Thai's ั and Hindi's ा are of combining class 0)
         cut = max(hi, floor)
-        while cut > floor and unicodedata.combining(self.body[cut]):
+        while cut > floor and unicodedata.category(self.body[cut])[0] == "M":
             cut -= 1
         return cut
 
