@@ -19,7 +19,7 @@ import pytest
 
 from helpers import new_vault, open_vault, write
 from memvault.api import Vault
-from memvault.core.cjk import keyword_form, pairs, terms, units, unpointed, words
+from memvault.core.cjk import keyword_form, pairs, plain, terms, units, unpointed, words
 from memvault.core.ranking import keyword_terms, query_terms
 from memvault.index import pg_keywords
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
@@ -36,6 +36,9 @@ NOTES = {
     "logs/tamil.md": "# மொழி\n\nநான் தமிழ் பேசுவேன் சென்னையில்\n",
     "logs/cafe.md": "# Café\n\nA café au lait at the station.\n",
     "logs/noir.md": "# Noir\n\nA cafe\u0301 noir, decomposed.\n",  # é as e + U+0301
+    "logs/greek.md": "# Σημειώσεις\n\nΗ βάση δεδομένων του λόγος μας.\n",
+    "logs/hedgehog.md": "# Ёжик\n\nЁжик пришёл в туман.\n",
+    "logs/pasted.md": "# Pasted\n\nThe data\u200bbase was re\u00adindexed.\n",
     "people/ana.md": "# Ana\n\nAna runs the night shift ledger in Lisbon.\n",
 }
 
@@ -83,8 +86,27 @@ def test_arabic_and_hebrew_points_are_left_out_of_the_keyword_form() -> None:
     assert unpointed("كَتَبَ") == "كتب" == keyword_form("كَتَبَ")
     assert unpointed("عـــربي") == "عربي"  # the tatweel
     assert unpointed("שָׁלוֹם") == "שלום"
-    text = "Ana, café, naïve, Ελληνικά, русский, हिन्दी, தமிழ்"
+    text = "Ana, café, naïve, русский, українська, हिन्दी, தமிழ்"
     assert keyword_form(text) == text  # nothing else changes (the tokenizer keeps marks)
+
+
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        ("δεδομένων", "δεδομενων"),  # Greek accents: FTS5 folds Latin letters only
+        ("ἀρχή", "αρχη"),  # polytonic
+        ("λόγος", "λογοσ"),  # final sigma as FTS5 lowercases Σ
+        ("пришёл Ёжик", "пришел Ежик"),
+        (
+            "data\u200bbase joi\u200dned soft\u00adhyphen \ufeffbom",
+            "database joined softhyphen bom",
+        ),
+        ("й ї café", "й ї café"),  # not Cyrillic's other letters; Latin left to FTS5
+    ],
+)
+def test_what_no_one_types_alike_is_left_out_of_the_keywords(text: str, want: str) -> None:
+    assert plain(text) == want == keyword_form(text)
+    assert words("data\u200bbase") == ["database"]  # a query's word is not cut there
 
 
 def test_a_word_is_found_whole_and_not_by_the_pieces_between_its_marks(
@@ -112,6 +134,13 @@ def test_a_word_is_found_whole_and_not_by_the_pieces_between_its_marks(
         for query in ("café", "cafe\u0301", "cafe"):
             assert set(by_keywords(v, query)) == {"logs/cafe.md", "logs/noir.md"}, query
         assert by_keywords(v, "ledger") == ["people/ana.md"]
+        # Greek with or without accents, in capitals; ё typed as е; invisible characters
+        for query in ("δεδομένων", "δεδομενων", "ΔΕΔΟΜΕΝΩΝ", "ΛΟΓΟΣ"):
+            assert by_keywords(v, query) == ["logs/greek.md"], query
+        for query in ("ежик", "пришел", "пришёл"):
+            assert by_keywords(v, query) == ["logs/hedgehog.md"], query
+        assert by_keywords(v, "database") == ["logs/pasted.md"]
+        assert by_keywords(v, "reindexed") == ["logs/pasted.md"]
         hits = [h.path for h in v.search("ข้าวผัด", k=3)]
         assert hits[0] == "projects/rice.md"
 
@@ -180,7 +209,7 @@ def test_both_backends_give_the_same_keyword_hits(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     queries = ["हिन्दी", "नदी", "ข้าว", "ข้าวผัด", "อยากกินข้าวผัด", "ស្រលាញ់", "كتب", "שלום"]
-    queries += ["café", "cafe\u0301", "தமிழ்", "ledger"]
+    queries += ["café", "cafe\u0301", "தமிழ்", "ledger", "ΔΕΔΟΜΕΝΩΝ", "ежик", "database"]
 
     def answers(root: Path) -> dict[str, list[tuple[str, float]]]:
         for rel, text in NOTES.items():
@@ -250,6 +279,8 @@ def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
         assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
         assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
         assert by_keywords(v, "كتب") == ["logs/lesson.md"]
+        assert by_keywords(v, "ΔΕΔΟΜΕΝΩΝ") == ["logs/greek.md"]
+        assert by_keywords(v, "database") == ["logs/pasted.md"]
         kept = v.engine.store._pg.raw(
             "SELECT label, keywords::text FROM chunks WHERE path = 'people/ana.md'"
         ).fetchall()

@@ -27,7 +27,11 @@ a CJK character is. The keyword table keeps marks inside a token (its tokenizer'
 signs are marks, is one token, not the pieces between its marks; a query's words are
 read the same way (``words``). The optional vowel points of Arabic and Hebrew and the
 Arabic tatweel are left out of the keyword form (``unpointed``, as search engines
-normalize them): كَتَبَ is found by كتب.
+normalize them): كَتَبَ is found by كتب. So are what FTS5's ``remove_diacritics`` leaves
+(it folds Latin letters only) and what no one types (``plain``): Greek accents and the
+final sigma (δεδομένων, ΔΕΔΟΜΕΝΩΝ and δεδομενων alike; λόγος and ΛΟΓΟΣ), Russian ё as е,
+and the invisible characters pasted inside words (zero-width space and joiners, word
+joiner, byte order mark, soft hyphen: data\u200bbase is database).
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
@@ -89,6 +93,31 @@ _POINTS = re.compile(
 )
 
 
+# zero-width space, non-joiner, joiner; word joiner; byte order mark; soft hyphen
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]+")
+_GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff][\u0300-\u036f]*")
+# what ``plain`` may change: those, Greek letters, Ё and ё
+PLAIN_CHARS = "\u00ad\u200b-\u200d\u2060\ufeff\u0370-\u03ff\u1f00-\u1fff\u0401\u0451"
+_PLAIN = re.compile(f"[{PLAIN_CHARS}]")
+_GREEK_ACCENTS = re.compile("[\u0300-\u036f]+")
+_LETTERS = str.maketrans({"\u03c2": "\u03c3", "\u0451": "\u0435", "\u0401": "\u0415"})
+
+
+def _greek_plain(m: re.Match[str]) -> str:
+    bare = _GREEK_ACCENTS.sub("", unicodedata.normalize("NFD", m.group()))
+    return unicodedata.normalize("NFC", bare)
+
+
+def plain(text: str) -> str:
+    """``text`` without what FTS5's tokenizer keeps but no one types alike: invisible
+    characters inside words, Greek accents (tonos, dialytika, the polytonic ones) and
+    final sigma (ς as σ), Russian ё as е (the same string when it has none)."""
+    if _PLAIN.search(text) is None:
+        return text
+    text = _INVISIBLE.sub("", text)
+    return _GREEK.sub(_greek_plain, text).translate(_LETTERS)
+
+
 @functools.cache
 def marks() -> str:
     """A character class's body for Unicode's combining marks (categories Mn, Mc, Me:
@@ -105,8 +134,9 @@ def _word() -> re.Pattern[str]:
 
 def words(text: str) -> list[str]:
     """The words of ``text`` as the keyword table cuts them (its tokenizer keeps marks
-    in a token): letters, digits and marks, ``_`` too (``\\w``)."""
-    return _word().findall(text)
+    in a token): letters, digits and marks, ``_`` too (``\\w``); an invisible character
+    inside a word does not end it (``plain`` leaves it out of the keywords)."""
+    return _word().findall(_INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text)
 
 
 def units(run: str) -> list[str]:
@@ -126,9 +156,7 @@ def has_cjk(text: str) -> bool:
 def keyed(text: str) -> bool:
     """Whether the keyword table is given ``text`` otherwise than it is
     (``keyword_form(text) != text``)."""
-    if text.isascii():
-        return False
-    return any(p.search(text) is not None for p in (_CHAR, _WIDE, _POINTS))
+    return not text.isascii() and keyword_form(text) != text
 
 
 def unpointed(text: str) -> str:
@@ -147,9 +175,9 @@ def fold(text: str) -> str:
 
 
 def keyword_form(text: str) -> str:
-    """What the keyword table is given for ``text``: ``fold``, ``unpointed``, then
-    ``spaced`` (a text of ASCII only: itself, at once)."""
-    return text if text.isascii() else spaced(unpointed(fold(text)))
+    """What the keyword table is given for ``text``: ``fold``, ``plain``, ``unpointed``,
+    then ``spaced`` (a text of ASCII only: itself, at once)."""
+    return text if text.isascii() else spaced(unpointed(plain(fold(text))))
 
 
 def spaced(text: str) -> str:
@@ -218,6 +246,7 @@ __all__ = [
     "CJK_CHARS",
     "CLUSTER_CHARS",
     "LONGEST_RUN",
+    "PLAIN_CHARS",
     "WIDE_CHARS",
     "backoff",
     "fold",
@@ -226,6 +255,7 @@ __all__ = [
     "keyword_form",
     "marks",
     "pairs",
+    "plain",
     "spaced",
     "terms",
     "units",

@@ -49,7 +49,8 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 8. Words whose letters carry marks (the SQLite index's schema 9): the tokenizer keeps
    combining marks inside a token, Thai, Lao, Khmer and Myanmar are spaced by letter and
    its marks, Arabic and Hebrew lose their optional points (``core/cjk.py``). The
-   chunks holding a mark, such a letter or a tatweel are given their keywords again, a
+   chunks holding a mark, such a letter, a tatweel, a Greek letter, ё or an invisible
+   character (``cjk.plain``) are given their keywords again, a
    page of rows at a time; other rows tokenize as before and are not touched. A reader
    of a writer not yet at 8 asks with today's tokens: the same for every other text.
 
@@ -65,7 +66,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, WIDE_CHARS, marks
+from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, PLAIN_CHARS, WIDE_CHARS, marks
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
@@ -235,7 +236,7 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 7:
             _keywords_again(conn, f"[{CJK_CHARS}{WIDE_CHARS}]", stale=True)
         if version is not None and version < 8:
-            _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}\u0640]", stale=False)
+            _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}{PLAIN_CHARS}\u0640]", stale=False)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
