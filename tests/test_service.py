@@ -292,6 +292,62 @@ def test_a_daemon_whose_memvault_folder_is_deleted_starts_afresh_and_stays_the_o
     assert hits
 
 
+def test_a_config_change_while_the_daemon_runs_is_said_until_it_restarts(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """A field test: a person edited config.toml under a running daemon; nothing
+    happened (it takes effect at a restart, as documented) and nothing said so."""
+    proc, info = running
+    eventually(lambda: settled(info))
+    config = proc.root / ".memvault" / "config.toml"
+    original = config.read_bytes()
+    assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
+    config.write_bytes(original + b"\n# a comment changes no setting\n")
+    time.sleep(3)  # the daemon looks every 2 s
+    assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
+    assert b"max_lines = 80" in original
+    config.write_bytes(original.replace(b"max_lines = 80", b"max_lines = 60"))
+    eventually(lambda: api(info, "GET", "/status").json()["daemon"]["config_changed"])
+    said = cli(tmp_path, "daemon", "status", "--vault", str(proc.root))
+    assert said.returncode == 0 and "config.toml changed since the daemon started" in said.stdout
+    status = cli(tmp_path, "status", "--vault", str(proc.root))
+    assert "takes effect when it restarts" in status.stdout, status.stdout
+    eventually(lambda: "config.toml changed since the daemon started" in proc.stderr)
+    config.write_bytes(original)  # put back as it was: nothing to say
+    eventually(lambda: not api(info, "GET", "/status").json()["daemon"]["config_changed"])
+
+
+def test_a_daemon_whose_memvault_folder_is_deleted_puts_back_config_toml(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """`rm -rf .memvault` under a running daemon took the person's config.toml with it;
+    the daemon started afresh on the defaults, silently. It now puts back the text it
+    last saw, edits made while it ran included, and says so in the new log."""
+    import shutil
+
+    proc, info = running
+    eventually(lambda: settled(info))
+    config = proc.root / ".memvault" / "config.toml"
+    edited = config.read_bytes().replace(b"max_lines = 80", b"max_lines = 60  # mine")
+    config.write_bytes(edited)
+    eventually(lambda: api(info, "GET", "/status").json()["daemon"]["config_changed"])
+    shutil.rmtree(proc.root / ".memvault")
+
+    def afresh() -> dict[str, Any] | None:
+        assert proc.proc.poll() is None, proc.stderr
+        new = daemon_json(proc.root)
+        return new if new is not None and new["token"] != info["token"] else None
+
+    info2 = eventually(afresh, 30, "the daemon to start afresh")
+    assert config.read_bytes() == edited
+    assert "started afresh: .memvault/ was deleted under the daemon; config.toml put back" in (
+        proc.stderr
+    )
+    # what it runs on now is that file: no change to say
+    assert api(info2, "GET", "/status").json()["daemon"]["config_changed"] is False
+    assert not list(config.parent.glob(".config.toml.*"))
+
+
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)

@@ -153,6 +153,7 @@ def daemon_status(root: Path) -> dict[str, Any]:
         queue=daemon.get("queue"),
         observer=daemon.get("observer"),
         last_error=daemon.get("last_error"),
+        config_changed=bool(daemon.get("config_changed")),
         notes=status.get("notes"),
     )
     return out

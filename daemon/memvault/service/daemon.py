@@ -36,7 +36,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
-from memvault.config import VaultConfig
+from memvault.config import CONFIG_FILE, VaultConfig
+from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
@@ -126,6 +127,9 @@ class Daemon:
         heap.configure()  # big buffers unmapped when freed (heap.py)
         self.vault = vault
         self.config: VaultConfig = vault.config
+        # config.toml's text: a change said (it takes effect at a restart), and put
+        # back if .memvault/ is deleted under the daemon (start_afresh)
+        self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE)
         # the index's writer is elsewhere: serve reads only (the watcher and the vector
         # lane are made but never started)
         self.reader = vault.engine.read_only
@@ -347,6 +351,7 @@ class Daemon:
             "model": self.model_state,
             "vectors": vectors,
             "events_clients": hub.clients if hub is not None else 0,
+            "config_changed": self.config_watch.changed,  # takes effect at a restart
             **self.watcher.info(),
         }
 
@@ -389,6 +394,11 @@ class Daemon:
 
     def _tick(self) -> None:
         self.check_ground()
+        if self.config_watch.check():
+            log.warning(
+                "config.toml changed since the daemon started: the change takes effect "
+                "when it restarts (memvault daemon stop, then memvault daemon start)"
+            )
         if not self.reader:
             self.memory_catch_up()
 
@@ -454,11 +464,16 @@ class Daemon:
         return True
 
 
-def start_afresh(root: Path) -> None:
+AFRESH_ENV = "_MEMVAULT_STARTED_AFRESH"  # why, for the new process's log (the old went)
+
+
+def start_afresh(root: Path, config: ConfigWatch | None = None) -> None:
     """``.memvault/`` was deleted under the daemon (its lock with it): run the same
     command again in this process (same pid), which takes a new lock and rebuilds the
     index, rather than leave the vault unwatched (or, under a service manager, refused
-    as "not a vault"). Raises ``OSError`` if that cannot be done."""
+    as "not a vault"). config.toml, gone with the folder, is put back as the daemon
+    last saw it (``config``): the new process runs on the person's settings, not the
+    defaults. Raises ``OSError`` if that cannot be done."""
     from memvault.config import STATE_DIR
     from memvault.vault.state_dir import ensure_state_dir
 
@@ -466,7 +481,18 @@ def start_afresh(root: Path) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     ensure_state_dir(root / STATE_DIR)
+    restored = config is not None and config.restore()
+    os.environ[AFRESH_ENV] = ".memvault/ was deleted under the daemon" + (
+        "; config.toml put back as the daemon last saw it" if restored else ""
+    )
     os.execv(sys.executable, sys.orig_argv)
+
+
+def said_afresh() -> None:
+    """Log why this process started afresh (``start_afresh``), once."""
+    reason = os.environ.pop(AFRESH_ENV, None)
+    if reason:
+        log.warning("memvault daemon started afresh: %s; the index is built again", reason)
 
 
 def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:

@@ -75,9 +75,10 @@ def _announce(daemon: Daemon) -> None:
 def _serve(
     vault: Any, port: int | None, log_file: bool, announce: bool, stop: _StopRequest | None = None
 ) -> None:
-    from memvault.service.daemon import Daemon, configure_logging
+    from memvault.service.daemon import Daemon, configure_logging, said_afresh
 
     configure_logging(vault.config, to_file=log_file)
+    said_afresh()
     daemon = Daemon(vault, port=port)
     if stop is None:
         code = daemon.run(on_started=_announce if announce else None)
@@ -96,7 +97,7 @@ def _serve(
         from memvault.service.daemon import start_afresh
 
         try:
-            start_afresh(vault.root)
+            start_afresh(vault.root, daemon.config_watch)
         except OSError as exc:
             common.err.print(f"memvault daemon: cannot start again: {exc}")
     _exit(code)
@@ -191,6 +192,10 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         )
         if data.get("last_error"):
             common.out.print(f"last error: {data['last_error']}")
+        if data.get("config_changed"):
+            from memvault.interfaces.cli.status_view import CONFIG_CHANGED
+
+            common.out.print(CONFIG_CHANGED)
     raise typer.Exit(0 if data["running"] else 1)
 
 

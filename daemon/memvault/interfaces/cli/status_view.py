@@ -12,6 +12,12 @@ from rich.table import Table
 SHOWN_PROBLEMS = 20  # the rest: status --json
 
 
+CONFIG_CHANGED = (
+    "config.toml changed since the daemon started: the change takes effect when it "
+    "restarts (memvault daemon stop, then memvault daemon start)"
+)
+
+
 def status_exit_code(data: dict[str, Any]) -> int:
     """1 when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
     mem = data["memory"]
@@ -196,6 +202,8 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
                 f"  failing: {daemon['failed_batches']} syncs in a row, retrying; "
                 f"last error: {daemon['last_error']}"
             )
+        if daemon.get("config_changed"):
+            console.print(f"  {CONFIG_CHANGED}")
         lane = daemon.get("vectors") or {}
         if lane.get("last_error"):
             console.print(f"  vectors failing, retrying: {lane['last_error']}")
