@@ -30,7 +30,9 @@ cannot (a run is one token there).
 ``--langs th,km,bn,ar,fa,he``: the help's Thai, Khmer, Bengali, Arabic, Persian and
 Hebrew folders (``SCRIPTS``), where FTS5's tokenizer made every combining mark a
 separator (index schema 8 and before): ``inside`` is a window of 2-4 letters with their
-marks inside a Thai or Khmer run, a whole word of 3+ letters in the others.
+marks inside a Thai or Khmer run, a whole word of 3+ letters in the others; in
+Arabic, Persian and Hebrew a note holds the word with or without its optional points
+(``POINTS``: the word a person types is rarely pointed; ``--exact``: as written).
 """
 
 from __future__ import annotations
@@ -67,6 +69,13 @@ SCRIPTS = {
     "he": "\u0590-\u05ff",
 }
 UNSPACED = {"th", "km"}
+# Arabic's and Hebrew's optional points and the tatweel: a note holds a word with or
+# without them (the word a person types is rarely pointed; ``--exact``: as written)
+POINTS = re.compile(
+    "[\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06dc\u06df-\u06e4\u06e7\u06e8"
+    "\u06ea-\u06ed\u0640\u0591-\u05bd\u05bf\u05c1\u05c2\u05c4\u05c5\u05c7]"
+)
+EXACT = False
 
 
 def clusters(run: str) -> list[str]:
@@ -84,7 +93,13 @@ def script_questions(notes: dict[str, str], lang: str, rng: random.Random) -> li
     """``make_questions`` for a script of ``SCRIPTS``: ``inside`` is a window of 2-4
     letters (with their marks) inside a run of Thai or Khmer, a whole word of 3+ letters
     elsewhere; ``title`` and ``line`` as for CJK."""
-    letters = SCRIPTS[lang]
+    letters = "".join(  # the script's letters, marks, digits (and ZWNJ): no punctuation
+        chr(c)
+        for a, b in re.findall(r"(.)-(.)", SCRIPTS[lang])
+        for c in range(ord(a), ord(b) + 1)
+        if unicodedata.category(chr(c))[0] in "LMN" or c == 0x200C
+    )
+    letters = re.escape(letters)
     run_re = re.compile(f"[{letters}]{{4,}}")
     any_re = re.compile(f"[{letters}]")
     asked: set[str] = set()
@@ -100,7 +115,11 @@ def script_questions(notes: dict[str, str], lang: str, rng: random.Random) -> li
                 word = "".join(units[start : start + size])
             else:
                 word = run
-            holders = sorted(r for r, t in notes.items() if word in t)
+            if EXACT or lang in UNSPACED:
+                holders = sorted(r for r, t in notes.items() if word in t)
+            else:
+                bare = POINTS.sub("", word)
+                holders = sorted(r for r, t in notes.items() if bare in POINTS.sub("", t))
             if word in asked or len(holders) > MAX_NOTES_A_WORD:
                 continue
             asked.add(word)
@@ -257,7 +276,10 @@ def main() -> int:
     ap.add_argument("--code", action="append", default=[], help="NAME=CHECKOUT (repeatable)")
     ap.add_argument("--langs", default="zh,ja,ko")
     ap.add_argument("--worker", nargs=3, type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--exact", action="store_true", help="ar/fa/he: holders as written")
     args = ap.parse_args()
+    global EXACT
+    EXACT = args.exact
     if args.worker:
         worker(*args.worker)
         return 0
