@@ -404,6 +404,8 @@ def test_a_title_of_invisible_characters_only_is_refused(tmp_path: Path, title: 
         ("\ufeffAna", "ana"),
         ("می\u200cخواهم", "می\u200cخواهم"),  # the joiners a word is spelt with stay
         ("👨\u200d👩\u200d👧 family", "👨\u200d👩\u200d👧-family"),
+        ("Ana\u200f Lo\u200dpez", "ana-lopez"),  # no Latin word needs a joiner
+        ("Zed\u200cKay", "zedkay"),
     ],
 )
 def test_invisible_characters_stay_out_of_the_file_name(
@@ -414,6 +416,30 @@ def test_invisible_characters_stay_out_of_the_file_name(
         path = v.add("people", title).path
     assert path == f"people/{name}.md"
     assert f"# {title}\n" in (root / path).read_text(encoding="utf-8")  # the title as given
+
+
+@pytest.mark.parametrize(
+    ("first", "again"),
+    [
+        ("Ana\u200f Lo\u200dpez", "Ana Lopez"),  # a file made before, with the joiner kept
+        ("می\u200cخواهم", "میخواهم"),  # Persian with and without its non-joiner
+    ],
+)
+def test_a_name_spelt_with_or_without_a_joiner_is_one_note(
+    tmp_path: Path, first: str, again: str
+) -> None:
+    """A field test: ``add people "Ana Lo<ZWJ>pez"`` then ``"Ana Lopez"`` made two notes
+    of one person. A joiner changes how a word is drawn, not the name: ``add`` finds
+    the note already there (a file an older memvault named with the joiner too) and
+    says so, as for any other spelling of a name it holds."""
+    root = new_vault(tmp_path)
+    write(root, f"people/{first.lower().replace(chr(0x200F), '').replace(' ', '-')}.md", "# x\n")
+    (made,) = [p.name for p in (root / "people").iterdir()]
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(NoteExists, match=f"people/{made} already exists"):
+            v.add("people", again)
+    assert [p.name for p in (root / "people").iterdir()] == [made]
 
 
 # -- reading a note by the link MEMORY.md shows -----------------------------------------------

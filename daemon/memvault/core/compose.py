@@ -78,10 +78,17 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     be checked out or synced there.
     Invisible format characters (a zero-width space pasted from the web, bidi marks
     and overrides) are left out — kept, they made names that look empty, or like
-    another note's, or read backwards; the joiners words need (U+200C, U+200D) stay.
+    another note's, or read backwards; the joiners words need (U+200C, U+200D, between
+    two letters of Persian, the Indic scripts, an emoji sequence) stay, and go beside a
+    Latin, Greek or Cyrillic letter, where no word needs them (``Lo\u200dpez`` made a
+    ``lo?pez`` file beside ``lopez``).
     A name with no letter, digit or symbol left is ``""`` (the caller refuses it)."""
     text = unicodedata.normalize("NFC", title)
-    text = "".join(c for c in text if unicodedata.category(c) != "Cf" or c in _JOINERS)
+    text = "".join(
+        c
+        for i, c in enumerate(text)
+        if unicodedata.category(c) != "Cf" or (c in _JOINERS and _joins(text, i))
+    )
     text = text.strip().lower()
     text = _UNSAFE.sub("-", text)
     text = re.sub(r"\s+", "-", text)
@@ -96,6 +103,13 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     return _WINDOWS_DEVICE.sub(r"\1-note", text)
 
 
+def _joins(text: str, i: int) -> bool:
+    """Whether the joiner at ``text[i]`` stands between two characters of the scripts
+    that spell words with one (from Hebrew's block on: Arabic, Persian, the Indic
+    scripts, emoji)."""
+    return 0 < i < len(text) - 1 and min(ord(text[i - 1]), ord(text[i + 1])) >= 0x0590
+
+
 def name_key(name: str) -> str:
     """What two spellings of one note's name share: the slug's runs of letters, digits
     and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
@@ -103,11 +117,15 @@ def name_key(name: str) -> str:
     are one name, while ``C++`` and ``C`` stay two. Accents are folded as Obsidian's
     quick switcher folds them (the combining marks U+0300-U+036F of the decomposed
     name left out): ``Ana López`` and ``Ana Lopez`` are one name; marks that spell a
-    letter in other scripts (Devanagari's vowel signs...) are kept."""
+    letter in other scripts (Devanagari's vowel signs...) are kept. A joiner changes
+    how a word is drawn, not the word: left out (``می‌خواهم`` and ``میخواهم`` are one
+    name)."""
     words, word = [], ""
     folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", slug(name)))
     for ch in unicodedata.normalize("NFC", folded).replace("'", "").replace("\u2019", ""):
-        if unicodedata.category(ch)[0] in "LNMS" or ch in _JOINERS:
+        if ch in _JOINERS:
+            continue
+        if unicodedata.category(ch)[0] in "LNMS":
             word += ch
         elif word:
             words.append(word)
