@@ -348,6 +348,32 @@ def test_a_daemon_whose_memvault_folder_is_deleted_puts_back_config_toml(
     assert not list(config.parent.glob(".config.toml.*"))
 
 
+def test_a_link_a_rename_could_not_follow_is_said_by_the_daemon(
+    tmp_path: Path, running: tuple[Proc, dict[str, Any]]
+) -> None:
+    """A field test: `memvault sync` warns when a rename leaves a link as it is (a name
+    with `#` no wikilink can hold); the daemon, syncing the same rename, said nothing,
+    in its log or in `status`."""
+    proc, info = running
+    eventually(lambda: settled(info))
+    write(proc.root, "people/links.md", "# Links\n\n- [[russian2]]\n")
+    write(proc.root, "people/russian2.md", "# R\n\nx\n")
+    eventually(lambda: settled(info))
+    (proc.root / "people" / "russian2.md").rename(proc.root / "people" / "Russian #3.md")
+
+    def warned() -> list[str]:
+        said = api(info, "GET", "/status").json()["daemon"]["warnings"]
+        return [w for w in said if "left as it is" in w]
+
+    said = eventually(warned, what="the warning in /status")
+    (mine,) = [w for w in said if w.startswith("people/links.md: a link to 'russian2' was left")]
+    assert "a wikilink cannot hold any of # | ^ [ ]" in mine
+    eventually(lambda: "left as it is" in proc.stderr)
+    status = cli(tmp_path, "status", "--vault", str(proc.root))
+    assert "the last syncs warned:" in status.stdout and mine in status.stdout, status.stdout
+    assert "[[russian2]]" in (proc.root / "people" / "links.md").read_text("utf-8")
+
+
 def test_restart_after_kill_picks_up_changes_made_while_down(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
     first = Proc(tmp_path, root)

@@ -35,6 +35,7 @@ import logging
 import math
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +55,7 @@ from memvault.service.watch_queue import (
 )
 
 log = logging.getLogger("memvault.service.watcher")
+WARNINGS_KEPT = 20  # the last syncs' warnings /status shows (and each batch logs)
 
 BIG_BATCH = 200  # more paths than this sync beside the small batches (one engine batch)
 START_UP = "start-up reconcile"  # the first batch's reason
@@ -135,6 +137,9 @@ class Watcher:
         self.batches_failed = 0  # consecutive, for the retry back-off
         self.last_error: str | None = None
         self.last_batch: dict[str, Any] | None = None
+        # what the last syncs warned of (a link a rename could not re-target...): in the
+        # log and /status, as `memvault sync` prints them, newest last
+        self.warnings: deque[str] = deque(maxlen=WARNINGS_KEPT)
         self._stopping = threading.Event()
         self._busy_since: float | None = None  # a batch of paths in flight, since
         self._reconcile_since: float | None = None  # a full reconcile in flight, since
@@ -358,6 +363,11 @@ class Watcher:
                 batch.reason,
                 report.summary(),
             )
+        for warning in report.warnings[:WARNINGS_KEPT]:
+            log.warning("watcher: %s", warning)
+        if len(report.warnings) > WARNINGS_KEPT:
+            log.warning("watcher: and %d more warnings", len(report.warnings) - WARNINGS_KEPT)
+        self.warnings.extend(report.warnings[-WARNINGS_KEPT:])
         self._on_change()
         if self._after_first is not None and not let_through:  # after the reconcile's end
             with self._lock:
@@ -434,6 +444,7 @@ class Watcher:
             "let_through": self.let_through,  # batches synced during a full reconcile
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
             "last_batch": self.last_batch,
+            "warnings": list(self.warnings),
         }
 
 

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 SHOWN_PROBLEMS = 20  # the rest: status --json
+SHOWN_WARNINGS = 5  # of the daemon's last syncs' (it keeps 20)
 
 
 CONFIG_CHANGED = (
@@ -204,6 +205,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             )
         if daemon.get("config_changed"):
             console.print(f"  {CONFIG_CHANGED}")
+        if said := daemon.get("warnings"):
+            console.print("  the last syncs warned:")
+            for warning in said[-SHOWN_WARNINGS:]:
+                console.print(f"    {warning}")
+            if len(said) > SHOWN_WARNINGS:
+                console.print(f"    ({len(said) - SHOWN_WARNINGS} before: status --json)")
         lane = daemon.get("vectors") or {}
         if lane.get("last_error"):
             console.print(f"  vectors failing, retrying: {lane['last_error']}")
