@@ -504,7 +504,8 @@ def test_notes_at_the_vault_root_have_their_section() -> None:
         "- [[api-conventions]] - API rules",
         "- [[debugging]] - How we debug",
     ]
-    assert body.splitlines()[-1] == "- 3 more at the vault root"
+    # no section lists people/ here: the root's section names it, after its own
+    assert body.splitlines()[-2:] == ["- 3 more at the vault root", "- 1 note in people/"]
     assert "people/ana" not in update.text
     assert run(update.text, cat, rules=[rule]).text == update.text
 
@@ -607,3 +608,65 @@ def test_mid_reconcile_a_folders_count_waits_and_its_folder_note_is_not_rewritte
     # pending notes elsewhere do not hold this folder's count back
     counted = run_pending(text, cat, {"people/zz.md"}, owned)
     assert "[[decisions/decisions|2 more]]" in counted.text and "decisions" in counted.overflow
+
+
+# -- the root's section names the other top-level folders ----------------------------------
+#
+# A field test: `memvault init` on Obsidian's help (173 notes in 16 folders of its own)
+# gave a MEMORY.md listing the 2 notes at the root, nothing of the other 171 or of where
+# they were, and `context` opens with this index.
+
+
+def topics_of(text: str) -> list[str]:
+    return text.split("<!-- memvault:begin topics -->\n")[1].split("<!--")[0].splitlines()
+
+
+def test_the_root_section_names_the_folders_no_section_lists() -> None:
+    cat = [entry("Home.md", "Start here")]
+    cat += [entry(f"Plugins/p{i}.md", f"P{i}") for i in range(3)]
+    cat += [entry(f"Bases/b{i}.md") for i in range(3)] + [entry("Bases/deep/x.md")]
+    cat += [entry("Archive/old.md"), entry("people/ana.md", "Ana")]  # people/ has its section
+    cat += [entry("Archive/hidden.md", **{"memory-index": False})]  # kept out: not counted
+    update = run("# Memory\n", cat)
+    assert topics_of(update.text) == [
+        "- [[Home]] - Start here",
+        "- 4 notes in Bases/",  # the biggest first, then by name; subfolders counted
+        "- 3 notes in Plugins/",
+        "- 1 note in Archive/",
+    ]
+    assert run(update.text, cat).text == update.text  # nothing to change: the same text
+    # a note more, a folder emptied: the lines follow; a person's line stays where it was
+    edited = update.text.replace("- 1 note in Archive/\n", "- 1 note in Archive/\nmy own line\n")
+    cat2 = [e for e in cat if not e.path.startswith("Archive/")] + [entry("Plugins/p9.md")]
+    again = run(edited, cat2)
+    assert topics_of(again.text) == [
+        "- [[Home]] - Start here",
+        "- 4 notes in Bases/",
+        "- 4 notes in Plugins/",
+        "my own line",
+    ]
+
+
+def test_past_eight_folders_the_rest_is_counted() -> None:
+    cat = [entry(f"F{i:02d}/n{j}.md") for i in range(11) for j in range(i + 1)]
+    lines = topics_of(run("# Memory\n", cat).text)
+    assert lines == [f"- {n} notes in F{n - 1:02d}/" for n in range(11, 3, -1)] + [
+        "- 3 more folders"
+    ]
+
+
+def test_a_nested_section_folder_leaves_the_rest_of_its_top_folder_to_the_root() -> None:
+    work = SectionRule("people", "People", "work/people", {}, "title", 10)
+    root = next(r for r in DEFAULT_SECTIONS if r.folder == "")
+    cat = [entry("work/people/ana.md", "Ana"), entry("work/plan.md"), entry("work/q/x.md")]
+    lines = topics_of(run("# Memory\n", cat, rules=[work, root]).text)
+    assert lines == ["- 2 notes in work/"]
+
+
+def test_the_folder_lines_wait_while_their_notes_are_indexed() -> None:
+    cat = [entry("Home.md", "Start"), entry("Plugins/a.md")]
+    first = run("# Memory\n", cat)
+    pending = run_pending(first.text, cat, ["Plugins/b.md"])
+    assert "- 1 note in Plugins/" in pending.text  # as it was until b.md is indexed
+    done = run(first.text, [*cat, entry("Plugins/b.md")])
+    assert "- 2 notes in Plugins/" in done.text

@@ -7,6 +7,7 @@ compute stays exactly the same.
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -180,15 +181,16 @@ def _listings(root: Path) -> dict[str, str]:
 
 
 def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: Path) -> None:
-    """The lists follow each save (the catalogue's log, a filtered section's own notes):
-    after any run of creates, edits, status and keep-out changes, moves and deletes,
-    MEMORY.md and the folder notes are byte for byte what a fresh index of the same files
-    writes."""
+    """The lists follow each save (the catalogue's log, a filtered section's own notes,
+    the counts of the folders no section lists): after any run of creates, edits,
+    status and keep-out changes, moves and deletes, MEMORY.md and the folder notes are
+    byte for byte what a fresh index of the same files writes."""
     import random
 
     rng = random.Random(27)
     root = new_vault(tmp_path)
     live: list[str] = []
+    folders = ["people", "projects", "decisions", "Plugins", "Archive/old", "Bases"]
 
     def text(i: int) -> str:
         fields = {"date": f"2025-{1 + rng.randrange(12):02}-{1 + rng.randrange(28):02}"}
@@ -201,7 +203,7 @@ def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: P
         return note(f"N{i}", f"note {i} v{rng.randrange(1000)}", **fields)
 
     for i in range(60):
-        rel = f"{rng.choice(['people', 'projects', 'decisions'])}/n{i:03}.md"
+        rel = f"{rng.choice(folders)}/n{i:03}.md"
         write(root, rel, text(i))
         live.append(rel)
     with open_vault(root) as v:
@@ -210,7 +212,7 @@ def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: P
         for step in range(60):
             kind = rng.choice(["create", "edit", "edit", "delete", "move"])
             if kind == "create" or not live:
-                rel = f"{rng.choice(['people', 'projects', 'decisions'])}/m{step:03}.md"
+                rel = f"{rng.choice(folders)}/m{step:03}.md"
                 write(root, rel, text(100 + step))
                 live.append(rel)
                 paths = [rel]
@@ -224,7 +226,7 @@ def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: P
                 paths = [rel]
             else:
                 rel = live.pop(rng.randrange(len(live)))
-                new = f"{rng.choice(['people', 'projects', 'decisions'])}/r{step:03}.md"
+                new = f"{rng.choice(folders)}/r{step:03}.md"
                 (root / rel).rename(root / new)
                 live.append(new)
                 paths = [rel, new]
@@ -236,6 +238,7 @@ def test_saves_one_by_one_leave_memory_md_as_a_fresh_index_writes_it(tmp_path: P
                     fresh.sync(vectors=False)
                 assert _listings(copy) == _listings(root), f"after step {step}"
     assert "memvault:begin projects" in _listings(root)["MEMORY.md"]
+    assert re.search(r"^- \d+ notes? in Plugins/$", _listings(root)["MEMORY.md"], re.M)
 
 
 def test_the_vector_lane_says_when_it_is_idle_again(tmp_path: Path) -> None:

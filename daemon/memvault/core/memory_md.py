@@ -45,6 +45,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memvault.core.memory_order import (
+    FOLDER_LINES,
     KEEP_OUT_FIELD,
     ORDERS,
     CatalogueEntry,
@@ -54,6 +55,7 @@ from memvault.core.memory_order import (
     keeps_out,
     listing,
     matches,
+    other_folder,
     select,
     sort_entries,
     sort_key,
@@ -198,11 +200,34 @@ def overflow_line(folder: str, count: int, linked: bool = True) -> str:
     return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
 
 
+def folder_line(folder: str, count: int) -> str:
+    """``- 29 notes in Plugins/``: a top-level folder no section lists, in the root's
+    section (``memory_order.other_folder``)."""
+    return f"- {count} note{'' if count == 1 else 's'} in {folder}/"
+
+
+def _tail(rule: SectionRule, listing: Listing, more: int, linked: bool) -> list[str]:
+    """The section's lines after its entries: the overflow line; for the root's, the
+    other folders (``FOLDER_LINES`` of them, then how many more)."""
+    tail = [overflow_line(rule.folder, more, linked)] if more > 0 else []
+    shown = listing.folders[:FOLDER_LINES]
+    tail += [folder_line(f, n) for f, n in shown]
+    if len(listing.folders) > len(shown):
+        tail.append(f"- {len(listing.folders) - len(shown)} more folders")
+    return tail
+
+
+_FOLDER_LINE = re.compile(r"- \d+ notes? in [^\n]+/|- \d+ more folders")
+
+
 def _is_overflow(line: str, folder: str) -> bool:
-    if "more" not in line:
+    if "more" not in line and " in " not in line:
         return False
     if not folder.strip("/"):
-        return re.fullmatch(r"- \d+ more at the vault root", line) is not None
+        return (
+            re.fullmatch(r"- \d+ more at the vault root", line) is not None
+            or _FOLDER_LINE.fullmatch(line) is not None
+        )
     link = re.escape(folder_note_path(folder)[:-3])
     # "N more <label>" is how earlier versions wrote it: still the daemon's line
     linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
@@ -253,7 +278,7 @@ def update_memory(
     def section(rule: SectionRule, body: list[str], fresh: bool) -> tuple[list[str], bool]:
         got = (listings or {}).get(rule.name)
         if got is None:
-            got = listing(rule, list(notes.values()), presorted=False)
+            got = listing(rule, list(notes.values()), presorted=False, rules=rules)
         s = _Section(
             rule,
             got,
@@ -264,14 +289,15 @@ def update_memory(
             nl,
             rule.folder not in unlinked_folders,
             waiting,
-            waits_for(rule.folder, pending),
+            waits_for(rule.folder, pending)
+            or (not rule.folder.strip("/") and any(other_folder(p, rules) for p in pending)),
             line_of,
         )
         out, wrote = _section(s, body, problems)
         new_owned[rule.name] = wrote
         if got.total > rule.limit and not s.folder_waits:
             overflow[rule.folder] = got.total
-        return out, bool(got.total)
+        return out, bool(got.total or got.folders)  # something to list
 
     for rule in rules:
         if rule.name in by_name:
@@ -398,9 +424,7 @@ def _section(
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
     more = s.listing.total - len(shown)
-    tail = (
-        [overflow_line(rule.folder, more, s.folder_note)] if more > 0 and not s.folder_waits else []
-    )
+    tail = [] if s.folder_waits else _tail(rule, s.listing, more, s.folder_note)
     nl = s.nl
     slots = [pos for pos, item in enumerate(layout) if item == _ENTRY_SLOT]
     last_slot = slots[-1] if slots else None

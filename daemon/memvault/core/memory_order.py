@@ -8,6 +8,11 @@ keeps it between updates, so a save re-sorts nothing but the note it changed.
 A note says itself that it stays out of MEMORY.md: ``memory-index: false`` in its
 frontmatter (``keeps_out``). It is still indexed, searched and listed in its folder
 note; only MEMORY.md's sections leave it out.
+
+The vault root's section also names the other top-level folders, those no section
+lists (``other_folder``), with how many notes each holds, the biggest first
+(``folder_counts``): a vault of a person's own folders (``Plugins/``, ``Archive/``)
+showed an agent 2 of its 173 notes and nothing of where the rest were.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ class SectionRule:
     limit: int = 10
 
 
+FOLDER_LINES = 8  # the other top-level folders the root's section names (+ "N more folders")
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogueEntry:
     """What MEMORY.md needs to know of one note."""
@@ -66,6 +74,8 @@ class Listing:
 
     top: tuple[CatalogueEntry, ...]
     total: int
+    # the root's section: the other top-level folders and their notes, biggest first
+    folders: tuple[tuple[str, int], ...] = ()
 
 
 def in_folder(path: str, folder: str) -> bool:
@@ -74,6 +84,20 @@ def in_folder(path: str, folder: str) -> bool:
     if not folder:
         return "/" not in path
     return path.startswith(folder + "/")
+
+
+def other_folder(path: str, rules: Sequence[SectionRule]) -> str | None:
+    """The top-level folder of a note no section's folder holds; None for a note at
+    the root or in a section's folder."""
+    if "/" not in path or any(r.folder.strip("/") and in_folder(path, r.folder) for r in rules):
+        return None
+    return path.split("/", 1)[0]
+
+
+def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
+    """The folders holding notes, the biggest first, then by name."""
+    held = [(f, n) for f, n in counts.items() if n > 0]
+    return tuple(sorted(held, key=lambda fn: (-fn[1], fn[0].casefold(), fn[0])))
 
 
 def keeps_out(entry: CatalogueEntry) -> bool:
@@ -132,12 +156,26 @@ def select(rule: SectionRule, catalogue: Sequence[CatalogueEntry]) -> list[Catal
     return sort_entries(chosen, rule.order)
 
 
-def listing(rule: SectionRule, ordered: Sequence[CatalogueEntry], *, presorted: bool) -> Listing:
+def listing(
+    rule: SectionRule,
+    ordered: Sequence[CatalogueEntry],
+    *,
+    presorted: bool,
+    rules: Sequence[SectionRule] = (),
+) -> Listing:
     """The rule's ``Listing`` from the folder's notes (``presorted``: already in the
-    rule's order and all in its folder, as the Linker keeps them)."""
+    rule's order and all in its folder, as the Linker keeps them; else every note, and
+    the root's section names the folders no rule of ``rules`` lists)."""
     if not presorted:
         chosen = select(rule, ordered)
-        return Listing(tuple(chosen[: rule.limit]), len(chosen))
+        folders: tuple[tuple[str, int], ...] = ()
+        if not rule.folder.strip("/") and rules:
+            counts: dict[str, int] = {}
+            for e in ordered:
+                if (f := other_folder(e.path, rules)) is not None and not keeps_out(e):
+                    counts[f] = counts.get(f, 0) + 1
+            folders = folder_counts(counts)
+        return Listing(tuple(chosen[: rule.limit]), len(chosen), folders)
     top: list[CatalogueEntry] = []
     total = 0
     for e in ordered:
@@ -150,15 +188,18 @@ def listing(rule: SectionRule, ordered: Sequence[CatalogueEntry], *, presorted: 
 
 
 __all__ = [
+    "FOLDER_LINES",
     "KEEP_OUT_FIELD",
     "ORDERS",
     "CatalogueEntry",
     "Listing",
     "SectionRule",
+    "folder_counts",
     "in_folder",
     "keeps_out",
     "listing",
     "matches",
+    "other_folder",
     "select",
     "sort_entries",
     "sort_key",

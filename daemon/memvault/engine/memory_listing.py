@@ -16,7 +16,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memvault.core import memory_md
-from memvault.core.memory_order import CatalogueEntry, Listing, SectionRule, in_folder, matches
+from memvault.core.memory_order import (
+    CatalogueEntry,
+    Listing,
+    SectionRule,
+    folder_counts,
+    in_folder,
+    matches,
+    other_folder,
+)
 from memvault.index.rows import NoteRow
 
 _REBUILD_AT = 2_000  # changed notes past which sorting afresh is cheaper than moving them
@@ -46,6 +54,8 @@ class MemoryListing:
         # out), sorted, so its listing reads its first notes, not every note of the folder
         self._filtered = {_selects(r): r for r in self.rules if r.filter}
         self._selected: dict[_Selects, list[tuple[tuple[str, str], str]]] = {}
+        # the notes of each top-level folder no rule lists (the root's section names them)
+        self._others: dict[str, int] = {}
         self._built = False
 
     def refresh(
@@ -78,6 +88,8 @@ class MemoryListing:
                 self._rows.pop(path, None)
             else:
                 self._rows[path] = row
+            self._count_other(old, -1)
+            self._count_other(new, 1)
             for folder, order in self._keys:
                 if not in_folder(path, folder):
                     continue
@@ -126,8 +138,11 @@ class MemoryListing:
     def _rebuild(self, rows: Mapping[str, NoteRow]) -> None:
         self._rows = dict(rows)
         self._entries, self._lines, self._out = {}, {}, set()
+        self._others = {}
         for row in rows.values():
-            self._add(_entry(row))
+            entry = _entry(row)
+            self._add(entry)
+            self._count_other(entry, 1)
         for folder, order in self._keys:
             items = sorted(
                 (memory_md.sort_key(e, order), e.path)
@@ -149,6 +164,17 @@ class MemoryListing:
         if memory_md.keeps_out(entry):
             self._out.add(entry.path)
 
+    def _count_other(self, entry: CatalogueEntry | None, step: int) -> None:
+        if entry is None or memory_md.keeps_out(entry):
+            return
+        folder = other_folder(entry.path, self.rules)
+        if folder is not None:
+            left = self._others.get(folder, 0) + step
+            if left > 0:
+                self._others[folder] = left
+            else:
+                self._others.pop(folder, None)
+
     def line(self, path: str) -> str:
         """The entry line memvault writes for a note (computed once per version)."""
         got = self._lines.get(path)
@@ -164,8 +190,10 @@ class MemoryListing:
         return _Lines(self)
 
     def listing(self, rule: SectionRule) -> Listing:
-        """The rule's top ``limit`` notes and how many it selects in all."""
+        """The rule's top ``limit`` notes and how many it selects in all (the root's:
+        and the other top-level folders, ``memory_order.listing``)."""
         items = self._sorted[(rule.folder, _order(rule.order))]
+        folders = folder_counts(self._others) if not rule.folder.strip("/") else ()
         top: list[CatalogueEntry] = []
         if not rule.filter:
             total = len(items) - sum(1 for p in self._out if in_folder(p, rule.folder))
@@ -174,10 +202,10 @@ class MemoryListing:
                     break
                 if path not in self._out:
                     top.append(self._entries[path])
-            return Listing(tuple(top), total)
+            return Listing(tuple(top), total, folders)
         chosen = self._selected[_selects(rule)]
         top = [self._entries[path] for _, path in chosen[: rule.limit]]
-        return Listing(tuple(top), len(chosen))
+        return Listing(tuple(top), len(chosen), folders)
 
     def folder_lines(self, rule: SectionRule) -> Sequence[str]:
         """Every note of the rule's folder (whatever the filter), in its order: the entry
