@@ -56,7 +56,7 @@ Versions (meta ``schema_version``):
    vowel signs), Thai, Lao, Khmer and Myanmar are spaced by letter and its marks, and
    Arabic and Hebrew lose their optional points in the keyword form (``core/cjk.py``).
    FTS5 cannot change a table's tokenizer: the upgrade makes the keyword table again
-   and builds it from the rows (``marks_keywords``: 104,551 chunks in 1.3 s). No note
+   and builds it from the rows (``marks_keywords``: 496,557 chunks of 100,000 notes in 16.5 s, once). No note
    is read again, nothing is embedded.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
