@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from memvault.core.conflicts import conflict_warning, find_conflicts
 from memvault.core.memory_md import FOLDER_SECTION, folder_listing_span
 from memvault.core.notes import Note, parse_note
 
@@ -44,9 +45,16 @@ def parse_outside_listing(path: str, text: str, cut_off: bool = False) -> Note:
     def at(offset: int) -> int:
         return offset + cut if offset >= start else offset
 
-    note = parse_note(path, text[:start] + text[end:])
+    outside = text[:start] + text[end:]
+    note = parse_note(path, outside)
+    # a merge conflict is looked for in the whole file: git's markers may well be in
+    # the listing (two machines each listing a new note), and its lines are the file's
+    seen = conflict_warning(find_conflicts(outside))
+    whole = conflict_warning(find_conflicts(text))
+    warnings = tuple(w for w in note.warnings if w != seen) + ((whole,) if whole else ())
     return replace(
         note,
+        warnings=warnings,
         links=tuple(
             replace(
                 link,

@@ -30,6 +30,7 @@ import yaml
 
 from memvault.core import frontmatter_yaml
 from memvault.core.anchors import Outline, outline
+from memvault.core.conflicts import conflict_warning, find_conflicts, unread_lines
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
@@ -118,37 +119,28 @@ def parse_note(path: str, text: str) -> Note:
     raw, body, body_line = split_frontmatter(text)
     summary_body, summary_line = body, body_line
     fm: dict[str, Any] = {}
+    conflicts = find_conflicts(text)
+    unread = unread_lines(conflicts)  # never a summary's or a title's (core/conflicts)
     if raw is not None:
-        try:
-            loaded = load_yaml(raw)
-        except (yaml.YAMLError, FrontmatterRejected) as exc:
-            loaded = exc
-        if isinstance(loaded, dict):
-            fm = {str(k): _jsonable(v) for k, v in loaded.items()}
-        elif loaded is None:
-            fm = {}
-        else:
-            reason = (
-                _yaml_error(loaded)
-                if isinstance(loaded, yaml.YAMLError)
-                else str(loaded)
-                if isinstance(loaded, FrontmatterRejected)
-                else "not a mapping of fields"
-            )
-            warnings.append(f"frontmatter ignored: {reason}")
+        fm, ignored = _frontmatter(raw, in_conflict=any(n < body_line for n in unread))
+        if ignored is not None:
+            warnings.append(f"frontmatter ignored: {ignored}")
             summary_body = body  # the prose after the block, not the broken YAML
             body, body_line = text, 1
+    if (conflicted := conflict_warning(conflicts)) is not None:
+        warnings.append(conflicted)
     masked = mask_code(text)
     hints = hint_lines(text, masked, first=body_line)
     headings = _headings(text, masked)
     links = find_links(text, masked)
     body_headings = [h for h in headings if h.line >= body_line and h.line not in hints]
-    title = _title(path, fm, body_headings)
+    title = _title(path, fm, [h for h in body_headings if h.line not in unread])
+    unsaid = hints | unread
     return Note(
         path=path,
         title=title,
-        summary=_summary(fm, blank_lines(summary_body, hints, summary_line))
-        or _summary(fm, blank_lines(body, hints, body_line)),
+        summary=_summary(fm, blank_lines(summary_body, unsaid, summary_line))
+        or _summary(fm, blank_lines(body, unsaid, body_line)),
         frontmatter=fm,
         tags=_tags(fm, masked, body_line, text),
         aliases=_aliases(fm),
@@ -161,6 +153,25 @@ def parse_note(path: str, text: str) -> Note:
         hints=hints,
         raw_frontmatter=raw if raw is not None and body_line > 1 else "",
     )
+
+
+def _frontmatter(raw: str, in_conflict: bool) -> tuple[dict[str, Any], str | None]:
+    """(the fields, None) or ({}, why the block is ignored). A block holding an
+    unresolved merge conflict is ignored whatever YAML makes of it: a side's value
+    with the markers inside (a quoted scalar over several lines) is no one's."""
+    if in_conflict:
+        return {}, "it holds an unresolved merge conflict"
+    try:
+        loaded = load_yaml(raw)
+    except yaml.YAMLError as exc:
+        return {}, _yaml_error(exc)
+    except FrontmatterRejected as exc:
+        return {}, str(exc)
+    if loaded is None:
+        return {}, None
+    if not isinstance(loaded, dict):
+        return {}, "not a mapping of fields"
+    return {str(k): _jsonable(v) for k, v in loaded.items()}, None
 
 
 def hint_lines(text: str, masked: str | None = None, first: int = 1) -> frozenset[int]:
