@@ -43,6 +43,10 @@ NOTES = {
 }
 
 
+# a note committed with git's markers in it (index schema 9 warns of it)
+CONFLICTED = "# Merged\n\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\n"
+
+
 def by_keywords(vault: Vault, query: str) -> list[str]:
     """The paths of the keyword hits alone, best first (vectors always answer something)."""
     store = vault.engine.store
@@ -175,7 +179,9 @@ def test_an_index_of_schema_8_is_given_its_keywords_again(
     vault_root: Path, version: str | None
 ) -> None:
     """``None``: schema 8's tables without their version (an older memvault killed on its
-    first open between the two)."""
+    first open between the two). A note an older memvault indexed with a merge conflict
+    left in it (no warning then) is read again, and warned about."""
+    write(vault_root, "logs/merged.md", CONFLICTED)
     with open_vault(vault_root) as v:
         v.sync()
         before = {q: by_keywords(v, q) for q in ("ledger", "café", "Lisbon")}
@@ -183,6 +189,7 @@ def test_an_index_of_schema_8_is_given_its_keywords_again(
     register(db)
     sql = db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
     db.execute("BEGIN")
+    db.execute("UPDATE notes SET warnings = '[]' WHERE path = 'logs/merged.md'")  # schema 8's
     db.execute("DROP TABLE chunks_fts")
     db.execute(sql[: sql.index("tokenize")] + V8_TOKENIZE + "\n)")
     db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
@@ -201,8 +208,10 @@ def test_an_index_of_schema_8_is_given_its_keywords_again(
         assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
         assert by_keywords(v, "كتب") == ["logs/lesson.md"]
         assert {q: by_keywords(v, q) for q in before} == before
-        report = v.sync()  # nothing read again, nothing embedded
-        assert report.embedded_chunks == 0 and not report.changed
+        report = v.sync()  # the conflicted note read again, nothing embedded
+        assert report.embedded_chunks == 0 and report.modified == ("logs/merged.md",)
+        assert any("unresolved merge conflict" in w for w in report.warnings)
+        assert not v.sync().changed
 
 
 def test_both_backends_give_the_same_keyword_hits(
@@ -259,10 +268,12 @@ def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
     root = new_vault(tmp_path)
     for rel, text in NOTES.items():
         write(root, rel, text)
+    write(root, "logs/merged.md", CONFLICTED)
     with open_vault(root) as v:
         v.sync()
         schema = v.engine.store.schema
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"UPDATE \"{schema}\".notes SET warnings = '[]' WHERE path = 'logs/merged.md'")
         for label, *columns in conn.execute(
             f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
         ).fetchall():
@@ -285,8 +296,9 @@ def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
             "SELECT label, keywords::text FROM chunks WHERE path = 'people/ana.md'"
         ).fetchall()
         assert ana and kept == ana  # a chunk with no such character is not touched
-        report = v.sync()
-        assert report.embedded_chunks == 0 and not report.changed
+        report = v.sync()  # the conflicted note read again, nothing embedded
+        assert report.embedded_chunks == 0 and report.modified == ("logs/merged.md",)
+        assert any("unresolved merge conflict" in w for w in report.warnings)
 
 
 def test_nfc_and_nfd_notes_tokenize_alike() -> None:

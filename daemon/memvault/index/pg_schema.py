@@ -51,7 +51,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    its marks, Arabic and Hebrew lose their optional points (``core/cjk.py``). The
    chunks holding a mark, such a letter, a tatweel, a Greek letter, ё or an invisible
    character (``cjk.plain``) are given their keywords again, a
-   page of rows at a time; other rows tokenize as before and are not touched. A reader
+   page of rows at a time; other rows tokenize as before and are not touched. The
+   notes whose text holds ``<<<<<<<`` are read again by the next sync (a merge conflict
+   left in a note is a warning now). A reader
    of a writer not yet at 8 asks with today's tokens: the same for every other text.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
@@ -70,7 +72,12 @@ from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, PLAIN_CHARS, WIDE_CHARS,
 from memvault.core.wikilinks import link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
-from memvault.index.schema import LINKS_TABLE, NOTE_META_COLUMNS, RESOLVE_LINKS_AGAIN
+from memvault.index.schema import (
+    CONFLICTED_STALE,
+    LINKS_TABLE,
+    NOTE_META_COLUMNS,
+    RESOLVE_LINKS_AGAIN,
+)
 from memvault.index.vector_cache import half_to_int8
 
 PG_SCHEMA_VERSION = 8
@@ -237,6 +244,7 @@ def migrate(conn: Any, schema: str) -> None:
             _keywords_again(conn, f"[{CJK_CHARS}{WIDE_CHARS}]", stale=True)
         if version is not None and version < 8:
             _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}{PLAIN_CHARS}\u0640]", stale=False)
+            conn.execute(CONFLICTED_STALE)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -56,8 +56,10 @@ Versions (meta ``schema_version``):
    vowel signs), Thai, Lao, Khmer and Myanmar are spaced by letter and its marks, and
    Arabic and Hebrew lose their optional points in the keyword form (``core/cjk.py``).
    FTS5 cannot change a table's tokenizer: the upgrade makes the keyword table again
-   and builds it from the rows (``marks_keywords``: 496,557 chunks of 100,000 notes in 16.5 s, once). No note
-   is read again, nothing is embedded.
+   and builds it from the rows (``marks_keywords``: 496,557 chunks of 100,000 notes in 16.5 s, once).
+   Nothing is embedded; the notes whose text holds ``<<<<<<<`` are made stale
+   (``CONFLICTED_STALE``): the next sync reads them again and warns of a merge conflict
+   left in them (``core/conflicts.py``), as it now does for a note it reads.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -282,6 +284,13 @@ def external_content_fts(conn: sqlite3.Connection) -> None:
     conn.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
 
 
+# version 9: the notes a merge conflict may be left in are read again (core/conflicts.py;
+# both backends)
+CONFLICTED_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT path FROM chunks WHERE text LIKE '%<<<<<<<%')"
+)
+
 # the next sync resolves every stored link once (engine/link_verdicts.follow); both backends
 RESOLVE_LINKS_AGAIN = (
     "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
@@ -401,6 +410,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             cjk_keywords(conn)
         if _old_tokenizer(conn):  # the same, of schema 8
             marks_keywords(conn)
+            conn.execute(CONFLICTED_STALE)
         return
     if version < 6:
         # a table of version 2 and before has no ``about`` column: the rebuild adds it
@@ -413,6 +423,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     if version < 9 and _old_tokenizer(conn):  # (version < 6: made anew above)
         marks_keywords(conn)
         log.info("index schema %d -> 9: the keyword table built again (marks in words)", version)
+    if version < 9:
+        conn.execute(CONFLICTED_STALE)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -436,6 +448,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
 
 
 __all__ = [
+    "CONFLICTED_STALE",
     "FTS_TABLE",
     "KEYWORDS_FN",
     "RESOLVE_LINKS_AGAIN",
