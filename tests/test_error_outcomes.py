@@ -33,6 +33,8 @@ def test_the_documented_rows() -> None:
         E.NotIndexed: (3, 400),
         E.ConfigError: (3, 400),
         E.NoteNotFound: (4, 404),
+        E.FolderNotFound: (4, 404),
+        E.AmbiguousNote: (2, 400),
         E.UnsafePath: (5, 400),
         E.NoteExists: (5, 409),
         E.FileBusy: (1, 409),

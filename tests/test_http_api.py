@@ -75,8 +75,9 @@ def client(app: Any) -> Iterator[TestClient]:
 def err(response: httpx.Response) -> tuple[int, str]:
     body = response.json()
     assert set(body) == {"error"} and {"type", "message"} <= set(body["error"])
-    # more only where a client can act on it: the note that exists, and that update changes it
-    assert set(body["error"]) - {"type", "message"} <= {"path", "updatable"}
+    # more only where a client can act on it: the note that exists, and that update changes
+    # it; the notes an ambiguous name has
+    assert set(body["error"]) - {"type", "message"} <= {"path", "updatable", "candidates"}
     return response.status_code, body["error"]["type"]
 
 

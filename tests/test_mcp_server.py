@@ -318,3 +318,29 @@ def test_memory_get_of_a_note_past_max_note_bytes_says_it_is_cut(server: Server)
     rest = server.ok("memory_get", path="long.md", lines=f"{got['line_end'] + 1}:")
     assert rest["text"].split("\n")[0] == lines[got["line_end"]]
     (server.vault / "long.md").unlink()
+
+
+def test_search_and_get_say_what_they_cannot_find(server: Server) -> None:
+    """A folder filter in another case finds the folder; one naming no folder, a name
+    two notes have and a file that is not text are tool errors saying so."""
+    server.ok("memory_write", category="decisions", title="Folder probe", body="PostgreSQL.")
+    hits = server.ok("memory_search", query="PostgreSQL", folder="DECISIONS")["hits"]
+    assert hits and all(h["path"].startswith("decisions/") for h in hits)
+    message = server.refused("memory_search", query="PostgreSQL", folder="decisionz")
+    assert "FolderNotFound: no folder 'decisionz' in the vault" in message, message
+    made = [server.vault / "twin-a" / "Twin.md", server.vault / "twin-b" / "Twin.md"]
+    for path in made:
+        path.parent.mkdir()
+        path.write_text("# Twin\n", encoding="utf-8")
+    (server.vault / "blob.md").write_bytes(b"\x00\x01")
+    try:
+        message = server.refused("memory_get", path="Twin")
+        assert "AmbiguousNote: Twin is ambiguous" in message, message
+        assert "twin-a/Twin.md, twin-b/Twin.md" in message
+        message = server.refused("memory_get", path="blob.md")
+        assert "NoteNotFound: blob.md is not a text note" in message, message
+    finally:
+        for path in made:
+            path.unlink()
+            path.parent.rmdir()
+        (server.vault / "blob.md").unlink()

@@ -306,6 +306,9 @@ def error_from_response(status: int, content: bytes) -> Exception:
     if kind == "NoteExists" and error.get("updatable") and isinstance(error.get("path"), str):
         # the library's own words: each adapter says how to update in its own terms
         return E.NoteExists(f"{error['path']} already exists", error["path"], updatable=True)
+    if kind == "AmbiguousNote" and message is not None:
+        found = error.get("candidates")
+        return E.AmbiguousNote(message, tuple(map(str, found)) if isinstance(found, list) else ())
     if message is None:
         text = content.decode("utf-8", "replace").strip()[:200]
         return E.DaemonError(f"the daemon answered HTTP {status}: {text or 'no details'}", status)

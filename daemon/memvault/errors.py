@@ -6,7 +6,11 @@
     │   ├── NotIndexed            the vault was never indexed (search, context need it)
     │   └── VaultInside           init/up in a folder of a vault (a refusal: exit 5)
     ├── UnsafePath                a path leaves the vault (.., absolute, NUL, symlink, drive)
-    ├── NoteNotFound              a note or heading that does not exist
+    ├── NoteNotFound              a note or heading that does not exist (or a file there
+    │   │                         that is not a text note: binary, not UTF-8; a folder)
+    │   └── AmbiguousNote         a name (no path) several notes have: its .candidates (exit 2)
+    ├── FolderNotFound            a search's folder filter names no folder of the vault
+    │                             (or one memvault leaves out: vault.ignore, a dot-folder)
     ├── NoteExists                a write would overwrite an existing note
     ├── WriteConflict             compare-and-swap kept failing: the file keeps changing
     │   └── FileBusy              another program has the file open for writing (or just saved it)
@@ -26,6 +30,8 @@ anything else escaping is a bug.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 
 class MemvaultError(Exception):
@@ -55,6 +61,23 @@ class UnsafePath(MemvaultError):
 
 class NoteNotFound(MemvaultError):
     """The requested note (or heading, or line range) does not exist."""
+
+
+class AmbiguousNote(NoteNotFound):
+    """A name given without its folder (``get Same``) that several notes have; which one
+    is meant is not guessed. ``candidates``: their paths (as ``links check`` names them).
+    No one note is found (a NoteNotFound to Python), but the adapters say it as a bad
+    argument: exit 2, HTTP 400, with the candidates."""
+
+    def __init__(self, message: str, candidates: tuple[str, ...] = ()) -> None:
+        super().__init__(message)
+        self.candidates = tuple(candidates)
+
+
+class FolderNotFound(MemvaultError):
+    """A search's folder filter names no folder of the vault (in any case), or a folder
+    memvault leaves out of the index (``vault.ignore``, a dot-folder): nothing could
+    match, and "no matches" would hide the typo."""
 
 
 class NoteExists(MemvaultError):
@@ -140,6 +163,8 @@ OUTCOMES: dict[type[MemvaultError], tuple[int, int]] = {
     VaultNotFound: (3, 400),
     VaultInside: (5, 400),  # init in a vault is refused, not "no vault here"
     NoteNotFound: (4, 404),
+    FolderNotFound: (4, 404),
+    AmbiguousNote: (2, 400),  # the argument names several notes: a usage error
     UnsafePath: (5, 400),
     NoteExists: (5, 409),
     ServiceExists: (5, 409),
@@ -151,6 +176,12 @@ OUTCOMES: dict[type[MemvaultError], tuple[int, int]] = {
     IndexCorrupt: (7, 503),
     StorageError: (7, 503),  # exit 7, not 1: a service manager restarts on it
 }
+
+
+def details(exc: BaseException) -> dict[str, Any]:
+    """What an error carries besides its message, for a program: the CLI's ``--json``
+    and HTTP's error fields (an ambiguous name's ``candidates``)."""
+    return {"candidates": list(exc.candidates)} if isinstance(exc, AmbiguousNote) else {}
 
 
 def outcome(exc: BaseException) -> tuple[int, int] | None:

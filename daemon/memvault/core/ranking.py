@@ -334,6 +334,8 @@ class Filters:
     until: str | None = None
     where: Mapping[str, str] | None = None
     path: str | None = None  # a glob over the note path
+    # the vault's spellings of ``folder`` (engine/folders: any case), matched exactly
+    folders: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.folder or self.tags or self.since or self.until or self.where or self.path)
@@ -367,8 +369,8 @@ def tag_matches(tag: str, wanted: str) -> bool:
 
 def allows(f: Filters, path: str, tags: Sequence[str], fields: Mapping[str, Any]) -> bool:
     if f.folder:
-        folder = f.folder.strip("/")
-        if not (path.startswith(folder + "/")):
+        folders = f.folders or (f.folder.strip("/"),)
+        if not any(path.startswith(folder + "/") for folder in folders):
             return False
     if f.tags and not all(any(tag_matches(t, want) for t in tags) for want in f.tags):
         return False

@@ -36,7 +36,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from memvault.core import compose
-from memvault.core.wikilinks import LinkIndex, address_parts
+from memvault.core.wikilinks import LinkIndex, address_parts, link_name
+from memvault.errors import AmbiguousNote
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
 
@@ -237,33 +238,37 @@ class Catalogue:
         """The note ``[[address]]`` leads to from the vault's root, and the section it
         names, for a read naming no file: MEMORY.md's ``people/ana`` (no ``.md``), another
         case, a name only one note has, an address pasted whole from a context
-        (``[[people/ana#Role|Ana]]``: its section). Not an alias nor an ambiguous name: a
-        read must name its note."""
+        (``[[people/ana#Role|Ana]]``: its section). Not an alias: a read must name its
+        note. A name several notes have is ``AmbiguousNote``, naming them (none is
+        guessed, as ``links check`` says of such a link)."""
         if (parts := address_parts(address)) is None:
             return None
-        res = self.link_index().resolve(parts[0].strip("/"), "")
+        target = parts[0].strip("/")
+        res = self.link_index().resolve(target, "")
         found = res.verdict == "resolved" and res.path in self.notes()
         if found and res.path:
             return res.path, parts[1]
-        titled = self.titled(parts[0].strip("/"))
-        return (titled, parts[1]) if titled else None
+        named = [p for p in res.candidates if link_name(p) == link_name(target)]  # no aliases
+        titled = self.titled(target) if not named else []
+        if len(named) > 1 or len(titled) > 1:
+            raise ambiguous(target, named or titled)
+        return (titled[0], parts[1]) if titled else None
 
-    def titled(self, name: str) -> str | None:
-        """The one note whose title (or file name) is ``name`` (``folder/name`` for one
+    def titled(self, name: str) -> list[str]:
+        """The notes whose title (or file name) is ``name`` (``folder/name`` for those
         in that folder) under any spelling —
         case, punctuation, accents (``Ana Lopez`` finds ``people/ana-lópez.md`` titled
-        "Ana López", as Obsidian's quick switcher does); None if none or several."""
+        "Ana López", as Obsidian's quick switcher does), sorted."""
         folder, _, base = name.removesuffix(".md").rpartition("/")
         if not (want := compose.name_key(base)):
-            return None
-        found = {
+            return []
+        return sorted(
             path
             for path, row in self.notes().items()
             if (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
             and want
             in (compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3]))
-        }
-        return found.pop() if len(found) == 1 else None
+        )
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
@@ -279,6 +284,21 @@ class Catalogue:
             return res.path if res.verdict in ("resolved", "alias") else None
 
         return resolve
+
+
+SHOWN_CANDIDATES = 10  # an ambiguous name's message lists this many of its notes
+
+
+def ambiguous(name: str, paths: Iterable[str]) -> AmbiguousNote:
+    """The error for ``name``, which each of ``paths`` (several) has."""
+    found = tuple(sorted(paths))
+    listed = ", ".join(found[:SHOWN_CANDIDATES])
+    more = f" and {len(found) - SHOWN_CANDIDATES} more" if len(found) > SHOWN_CANDIDATES else ""
+    return AmbiguousNote(
+        f"{name} is ambiguous: {len(found)} notes have that name ({listed}{more}); "
+        "ask for one by its path",
+        found,
+    )
 
 
 def kept_row(row: NoteRow) -> NoteRow:

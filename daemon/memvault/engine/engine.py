@@ -157,7 +157,7 @@ class Engine:
         self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
-        self.folders = FolderNames(config, lambda: self.catalogue.notes().keys())
+        self.folders = FolderNames(config, self.fs, lambda: self.catalogue.notes().keys())
         self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
         sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
         self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)

@@ -4,48 +4,101 @@
 vault's own capitalised folders and wrote them to config.toml) found nothing: the
 filter was matched against the paths as typed. A folder filter names the folder the
 vault uses for that role (``people``, ``projects``, ``decisions``, ``logs``: the
-folder of the MEMORY.md section of that name, ``VaultConfig.folder``), and is matched
-as the filesystem matches names: on a disk that folds case (APFS, NTFS by default)
-``people`` is the ``People/`` folder; on one that does not (ext4) it is not.
+folder of the MEMORY.md section of that name, ``VaultConfig.folder``), or any folder,
+and is matched as memvault matches paths and links, Obsidian's way: in any case (and
+either Unicode form). The folder spelt exactly so is the one, when there is one; else
+every folder spelt so in another case (two only on a disk that keeps case apart, ext4).
+
+A filter that names no folder of the vault (a typo: ``--folder "user interfce"``), or a
+folder memvault leaves out (``vault.ignore``, a dot-folder), is ``FolderNotFound``
+rather than a silent "no matches". A folder there with no note indexed (an empty
+``decisions/``) is a folder: it has no matches.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import unicodedata
 from collections.abc import Callable, Iterable
 
 from memvault.config import VaultConfig
 from memvault.core.ranking import Filters
-from memvault.vault.paths import folds_case
+from memvault.core.wikilinks import key
+from memvault.errors import FolderNotFound
+from memvault.vault.files import VaultFS
+
+LISTED = 12  # the vault's top folders a FolderNotFound names
 
 
 class FolderNames:
     """Resolves the folder of a search's filters against one vault."""
 
-    def __init__(self, config: VaultConfig, paths: Callable[[], Iterable[str]]) -> None:
+    def __init__(
+        self, config: VaultConfig, fs: VaultFS, paths: Callable[[], Iterable[str]]
+    ) -> None:
         self.config = config
+        self.fs = fs
         self._paths = paths  # the indexed notes' paths
-        self._folds: bool | None = None  # asked of the disk once
 
     def resolve(self, filters: Filters) -> Filters:
-        """``filters`` with its folder as the vault names it (unchanged without one)."""
+        """``filters`` with its folder as the vault spells it (unchanged without one);
+        ``FolderNotFound`` when it names no folder memvault indexes."""
         if not filters.folder:
             return filters
-        folder = self.folder(filters.folder)
-        return filters if folder == filters.folder else dataclasses.replace(filters, folder=folder)
+        return dataclasses.replace(filters, folders=self.folders(filters.folder))
 
-    def folder(self, asked: str) -> str:
+    def folders(self, asked: str) -> tuple[str, ...]:
+        """The vault's spellings of the folder ``asked`` names (``resolve``)."""
         head, _, rest = asked.strip("/").partition("/")
-        wanted = "/".join(p for p in (self.config.folder(head), rest) if p)
-        if self._folds is None:
-            self._folds = folds_case(self.config.root)
-        if not self._folds:
-            return wanted
-        prefix = wanted.casefold() + "/"
-        for path in self._paths():
-            if path.casefold().startswith(prefix):
-                return path[: len(wanted)]  # the disk's spelling of it
-        return wanted
+        wanted = unicodedata.normalize(
+            "NFC", "/".join(p for p in (self.config.folder(head), rest) if p)
+        )
+        paths = list(self._paths())
+        if any(p.startswith(wanted + "/") for p in paths):
+            return (wanted,)
+        depth, want = wanted.count("/") + 1, key(wanted) + "/"
+        found = {"/".join(p.split("/")[:depth]) for p in paths if key(p).startswith(want)}
+        if found:
+            return tuple(sorted(found))
+        there = self._on_disk(wanted)  # a folder without a note indexed in it
+        if there is None:
+            raise FolderNotFound(
+                f"no folder {asked.strip('/')!r} in the vault{self._listed(paths)}"
+            )
+        if self.fs.is_ignored(there + "/"):
+            why = "a dot-folder" if there.startswith(".") or "/." in there else "vault.ignore"
+            raise FolderNotFound(
+                f"{there}/ is left out of the index ({why}): nothing in it can match"
+            )
+        return (there,)
+
+    def _on_disk(self, wanted: str) -> str | None:
+        """A folder on disk spelt ``wanted`` in some case, its path in NFC; None if none."""
+        disk: list[str] = []  # the names as the disk has them (NFD on a Mac)
+        for part in wanted.split("/"):
+            try:
+                with os.scandir(os.path.join(self.fs.root, *disk)) as entries:
+                    names = sorted(e.name for e in entries if e.is_dir())
+            except OSError:
+                return None
+            nfc = {n: unicodedata.normalize("NFC", n) for n in names}
+            same = [n for n in names if nfc[n] == part] or [
+                n for n in names if key(nfc[n]) == key(part)
+            ]
+            if not same:
+                return None
+            disk.append(same[0])
+        return unicodedata.normalize("NFC", "/".join(disk))
+
+    @staticmethod
+    def _listed(paths: list[str]) -> str:
+        """The vault's top folders holding notes, for a message: ``(folders with notes: a, b)``."""
+        tops = sorted({p.split("/", 1)[0] for p in paths if "/" in p}, key=str.casefold)
+        if not tops:
+            return " (no folder of it holds a note)"
+        more = f", ... {len(tops) - LISTED} more" if len(tops) > LISTED else ""
+        return f" (folders with notes: {', '.join(tops[:LISTED])}{more})"
 
 
 __all__ = ["FolderNames"]

@@ -35,7 +35,7 @@ from memvault.core.ranking import (
     snippet,
 )
 from memvault.core.results import Context, Hit, NoteText
-from memvault.core.text import sha256_text, split_lines
+from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
 from memvault.engine.lane import Lane
@@ -378,18 +378,30 @@ class Reader(Lane):
         return out
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
-        """A note, one section of it (``heading``), or a line range (``lines='a:b'``)."""
+        """A note, one section of it (``heading``), or a line range (``lines='a:b'``).
+        A file there that is not text (NUL bytes, not UTF-8) is no note: NoteNotFound
+        saying so, as for a folder (the path was fine: not a usage error)."""
+        try:
+            return self._get(path, lines, heading)
+        except NotText as exc:
+            raise NoteNotFound(
+                f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
+            ) from None
+
+    def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
             result = self.fs.read(path)
         except NoteNotFound:  # no such file: read where [[path]] leads (and its section)
             if not (found := self.catalogue.linked(path)) or (found[1] and heading):
                 raise
             path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
-        rel = path.strip("/")
+        rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
             all_lines.pop()
-        row = self.catalogue.note(rel)
+        key = normalize_rel(rel)  # the index's row, when it is this very file's
+        same = key == rel or self.fs.path(key) == self.fs.path(rel)
+        row = self.catalogue.note(key) if same else None
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None

@@ -155,8 +155,8 @@ def _endpoint(fn: Handler) -> Handler:
                     updatable=True,
                 )
             found = E.outcome(exc)  # the library's errors: one table with the CLI's codes
-            if found is not None:
-                return error_response(found[1], type(exc).__name__, str(exc))
+            if found is not None:  # with its details (an ambiguous name's candidates)
+                return error_response(found[1], type(exc).__name__, str(exc), **E.details(exc))
             if isinstance(exc, ValueError):
                 return error_response(400, "BadRequest", str(exc))
             if isinstance(exc, OSError) and exc.strerror:
@@ -472,7 +472,8 @@ def create_app(
         return JSONResponse(ctx.to_dict())
 
     async def get_note(request: Request) -> Response:
-        path = _safe(vault.root, request.path_params["path"])
+        path = request.path_params["path"]
+        _safe(vault.root, path)  # read as spelt, as in-process: NFC and NFD twins are two files
         q = _query(request, "get")
         note = await run_in_threadpool(vault.get, path, q.get("lines"), q.get("heading"))
         return JSONResponse(note.to_dict())

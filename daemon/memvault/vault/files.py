@@ -32,6 +32,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.batch_update import update_texts
+from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.paths import (
     NOT_UTF8,
     display_path,
@@ -169,6 +170,7 @@ class VaultFS:
         skipped: list[SkippedFile] = []
         unlisted: list[str] = []
         ignored: dict[str, int] = {}
+        twins: list[tuple[str, str]] = []  # (key, a path of that key not indexed)
         stack = [folder.strip("/")]
         self.check_root()
         while stack:
@@ -237,15 +239,18 @@ class VaultFS:
                 if not is_note(rel):
                     attachments[key] = Seen(st.st_size, _mtime(st), rel)
                     continue
-                if key in notes:
-                    skipped.append(
-                        SkippedFile(
-                            rel, f"same name as {notes[key].disk!r} in another Unicode form"
-                        )
-                    )
-                    continue
+                if key in notes:  # one name in two Unicode forms: one is indexed (name_forms)
+                    keep = preferred(key, rel, notes[key].disk)
+                    twins.append((key, notes[key].disk if keep else rel))
+                    if not keep:
+                        continue
                 notes[key] = Seen(st.st_size, _mtime(st), rel)
-        self._disk.update({k: v.disk for k, v in notes.items() if k != v.disk})
+        skipped += [SkippedFile(rel, twin_reason(rel, notes[key].disk)) for key, rel in twins]
+        for key, seen in notes.items():  # the name on disk of each key, as found now
+            if key != seen.disk:
+                self._disk[key] = seen.disk
+            else:
+                self._disk.pop(key, None)
         return Scan(notes, attachments, tuple(skipped), tuple(unlisted), ignored)
 
     def refusal(self, rel: str) -> str | None:
@@ -253,7 +258,7 @@ class VaultFS:
         ``scan`` follows; None when it may be one (or is simply not there)."""
         if not is_utf8(rel):
             return NOT_UTF8
-        disk = self._disk.get(rel, rel)
+        disk = self._on_disk(rel)
         expected = os.path.join(self._real_root, *disk.split("/"))
         try:
             real = os.path.realpath(os.path.join(self.root, disk))
@@ -272,7 +277,7 @@ class VaultFS:
 
     def stat(self, rel: str) -> Seen | None:
         """Stat one note path; None if it is gone or not a regular file."""
-        disk = self._disk.get(rel, rel)
+        disk = self._on_disk(rel)
         try:
             st = os.stat(os.path.join(self.root, disk))
         except OSError:
@@ -292,8 +297,24 @@ class VaultFS:
     def path(self, rel: str) -> Path:
         """The on-disk path of a vault-relative path (validated)."""
         safe = safe_join(self.root, rel, self._real_root)
-        disk = self._disk.get(normalize_rel(rel))
-        return safe_join(self.root, disk, self._real_root) if disk else safe
+        given = os.path.relpath(safe, self._real_root).replace(os.sep, "/")
+        disk = self._on_disk(given)
+        return safe if disk == given else safe_join(self.root, disk, self._real_root)
+
+    def _on_disk(self, rel: str) -> str:
+        """The name on disk of ``rel``: as spelt when a file has that name (never another
+        file's words: NFC and NFD twins are two files), else the other Unicode form of
+        it the last scan found (a note saved on a Mac, its name in NFD)."""
+        disk = self._disk.get(unicodedata.normalize("NFC", rel))
+        if disk is None or disk == rel:
+            return rel
+        given, found = os.path.join(self.root, rel), os.path.join(self.root, disk)
+        try:
+            if os.path.lexists(given) and not os.path.samefile(given, found):
+                return rel
+        except OSError:  # the scanned spelling is gone: the one given is the file
+            return rel
+        return disk
 
     # -- reading -----------------------------------------------------------------
 
@@ -392,7 +413,7 @@ class VaultFS:
 
     def _written_path(self, rel: str) -> str:
         """The key ``Swapper`` remembers a write of ``rel`` under (``path``'s form)."""
-        return os.path.join(self._real_root, *self._disk.get(rel, rel).split("/"))
+        return os.path.join(self._real_root, *self._on_disk(rel).split("/"))
 
     def read_bytes(self, rel: str) -> bytes:
         try:

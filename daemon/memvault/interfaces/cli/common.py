@@ -6,9 +6,9 @@ Exit codes (also in the README):
     0  success
     1  the command ran and found problems (broken links; status: MEMORY.md over
        budget or with an unclosed section; a daemon already running, ...)
-    2  usage error (unknown option, bad argument)
+    2  usage error (unknown option, bad argument; a note name several notes have)
     3  no vault (a folder without .memvault/) / invalid configuration
-    4  not found (note, heading, line range)
+    4  not found (note, heading, line range, a search's folder; a file that is not text)
     5  refused (unsafe path, note exists, read-only, another vault's service file)
     6  another process holds the vault, or the daemon cannot be reached
     7  the embedding model or the index cannot be loaded
@@ -67,12 +67,12 @@ def folder_or_vault(path: Path | None, vault: Path | None, as_json: bool = False
     return (path if path is not None else vault) or Path(".")
 
 
-def fail(message: str, code: int, as_json: bool = False) -> NoReturn:
+def fail(message: str, code: int, as_json: bool = False, **details: Any) -> NoReturn:
     """Say what went wrong and exit with ``code``; with ``--json`` the error is also JSON
-    on stdout, ``{"error": message, "code": code}``, so a program reads every outcome
-    from one place."""
+    on stdout, ``{"error": message, "code": code}`` (and its ``details``: an ambiguous
+    name's ``candidates``), so a program reads every outcome from one place."""
     if as_json:
-        emit_json({"error": message, "code": code})
+        emit_json({"error": message, "code": code, **details})
     err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False)
     raise typer.Exit(code)
 
@@ -93,7 +93,7 @@ def handled(as_json: bool = False) -> Iterator[None]:
         message = str(exc)
         if isinstance(exc, E.NoteExists) and exc.updatable:
             message += " (pass --update to change it)"
-        fail(message, exit_code(exc), as_json)
+        fail(message, exit_code(exc), as_json, **E.details(exc))
     except OSError as exc:  # a path the system refuses (too long, a loop), a folder we cannot write
         name = str(exc.filename or "")
         shown = name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
