@@ -45,7 +45,6 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from memvault.core.memory_order import (
-    FOLDER_LINES,
     KEEP_OUT_FIELD,
     ORDERS,
     CatalogueEntry,
@@ -59,6 +58,12 @@ from memvault.core.memory_order import (
     select,
     sort_entries,
     sort_key,
+)
+from memvault.core.memory_tail import (
+    folder_note_path,
+    is_tail_line,
+    overflow_line,
+    tail_lines,
 )
 from memvault.core.text import lines_with_ends, newline_of
 from memvault.core.wikilinks import find_links, link_safe
@@ -91,13 +96,6 @@ class _Block:
 def has_sections(text: str) -> bool:
     """Whether ``text`` holds a managed-section marker (a MEMORY.md memvault keeps)."""
     return any(_MARKER.match(line) for line in text.splitlines())
-
-
-def folder_note_path(folder: str) -> str:
-    """The generated folder note (Folder Notes convention): decisions/decisions.md
-    (``""`` for the vault root, which has none)."""
-    folder = folder.strip("/")
-    return f"{folder}/{posixpath.basename(folder)}.md" if folder else ""
 
 
 def is_managed_folder_note(text: str) -> bool:
@@ -188,50 +186,6 @@ def entry_target(line: str) -> tuple[str, bool] | None:
     if m is None:
         return None
     return (m.group(1), False) if m.group(1) is not None else (m.group(2), True)
-
-
-def overflow_line(folder: str, count: int, linked: bool = True) -> str:
-    """``- [[people/people|3 more]]``; ``- 3 more in people/`` when there is no folder
-    note memvault may keep; ``- 3 more at the vault root`` for the root's section."""
-    if not folder.strip("/"):
-        return f"- {count} more at the vault root"
-    if not linked:
-        return f"- {count} more in {folder}/"
-    return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
-
-
-def folder_line(folder: str, count: int) -> str:
-    """``- 29 notes in Plugins/``: a top-level folder no section lists, in the root's
-    section (``memory_order.other_folder``)."""
-    return f"- {count} note{'' if count == 1 else 's'} in {folder}/"
-
-
-def _tail(rule: SectionRule, listing: Listing, more: int, linked: bool) -> list[str]:
-    """The section's lines after its entries: the overflow line; for the root's, the
-    other folders (``FOLDER_LINES`` of them, then how many more)."""
-    tail = [overflow_line(rule.folder, more, linked)] if more > 0 else []
-    shown = listing.folders[:FOLDER_LINES]
-    tail += [folder_line(f, n) for f, n in shown]
-    if len(listing.folders) > len(shown):
-        tail.append(f"- {len(listing.folders) - len(shown)} more folders")
-    return tail
-
-
-_FOLDER_LINE = re.compile(r"- \d+ notes? in [^\n]+/|- \d+ more folders")
-
-
-def _is_overflow(line: str, folder: str) -> bool:
-    if "more" not in line and " in " not in line:
-        return False
-    if not folder.strip("/"):
-        return (
-            re.fullmatch(r"- \d+ more at the vault root", line) is not None
-            or _FOLDER_LINE.fullmatch(line) is not None
-        )
-    link = re.escape(folder_note_path(folder)[:-3])
-    # "N more <label>" is how earlier versions wrote it: still the daemon's line
-    linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
-    return re.fullmatch(rf"{linked}|- \d+ more in {re.escape(folder)}/", line) is not None
 
 
 def update_memory(
@@ -403,7 +357,7 @@ def _section(
     has_overflow = False
     for i, line in enumerate(body):
         content = line.rstrip("\r\n")
-        if _is_overflow(content, rule.folder):
+        if is_tail_line(content, rule.folder):
             if s.folder_waits:  # the count of a folder not all indexed stays as it is
                 layout.append(line)
             elif not has_overflow:
@@ -424,7 +378,7 @@ def _section(
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
     more = s.listing.total - len(shown)
-    tail = [] if s.folder_waits else _tail(rule, s.listing, more, s.folder_note)
+    tail = [] if s.folder_waits else tail_lines(rule, s.listing, more, s.folder_note)
     nl = s.nl
     slots = [pos for pos, item in enumerate(layout) if item == _ENTRY_SLOT]
     last_slot = slots[-1] if slots else None

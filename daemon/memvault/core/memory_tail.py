@@ -1,0 +1,66 @@
+"""The lines after a MEMORY.md section's entries (pure): the overflow line that counts the
+rest of the section's notes (``- [[people/people|3 more]]``), and, in the vault root's
+section, the top-level folders no section lists (``- 28 notes in Plugins/``, eight of
+them, then ``- N more folders``: ``memory_order.other_folder``). Each is memvault's line,
+known by its form when MEMORY.md is read again (``is_tail_line``)."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from memvault.core.memory_order import FOLDER_LINES, Listing, SectionRule
+
+
+def folder_note_path(folder: str) -> str:
+    """The generated folder note (Folder Notes convention): decisions/decisions.md
+    (``""`` for the vault root, which has none)."""
+    folder = folder.strip("/")
+    return f"{folder}/{posixpath.basename(folder)}.md" if folder else ""
+
+
+def overflow_line(folder: str, count: int, linked: bool = True) -> str:
+    """``- [[people/people|3 more]]``; ``- 3 more in people/`` when there is no folder
+    note memvault may keep; ``- 3 more at the vault root`` for the root's section."""
+    if not folder.strip("/"):
+        return f"- {count} more at the vault root"
+    if not linked:
+        return f"- {count} more in {folder}/"
+    return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
+
+
+def folder_line(folder: str, count: int) -> str:
+    """``- 29 notes in Plugins/``: a top-level folder no section lists, in the root's
+    section (``memory_order.other_folder``)."""
+    return f"- {count} note{'' if count == 1 else 's'} in {folder}/"
+
+
+def tail_lines(rule: SectionRule, listing: Listing, more: int, linked: bool) -> list[str]:
+    """The section's lines after its entries: the overflow line; for the root's, the
+    other folders (``FOLDER_LINES`` of them, then how many more)."""
+    tail = [overflow_line(rule.folder, more, linked)] if more > 0 else []
+    shown = listing.folders[:FOLDER_LINES]
+    tail += [folder_line(f, n) for f, n in shown]
+    if len(listing.folders) > len(shown):
+        tail.append(f"- {len(listing.folders) - len(shown)} more folders")
+    return tail
+
+
+_FOLDER_LINE = re.compile(r"- \d+ notes? in [^\n]+/|- \d+ more folders")
+
+
+def is_tail_line(line: str, folder: str) -> bool:
+    if "more" not in line and " in " not in line:
+        return False
+    if not folder.strip("/"):
+        return (
+            re.fullmatch(r"- \d+ more at the vault root", line) is not None
+            or _FOLDER_LINE.fullmatch(line) is not None
+        )
+    link = re.escape(folder_note_path(folder)[:-3])
+    # "N more <label>" is how earlier versions wrote it: still the daemon's line
+    linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
+    return re.fullmatch(rf"{linked}|- \d+ more in {re.escape(folder)}/", line) is not None
+
+
+__all__ = ["folder_line", "folder_note_path", "is_tail_line", "overflow_line", "tail_lines"]
