@@ -300,6 +300,17 @@ def test_character_cuts_never_separate_a_combining_mark(unit: str) -> None:
     assert all(c.text.startswith(unit) for c in chunks)
 
 
+@pytest.mark.parametrize("mark", ["\u0301", "\u0e31"])
+def test_a_run_of_marks_alone_is_cut_in_whole_windows(mark: str) -> None:
+    """A hostile line of 4,000 marks after one letter: with no letter to cut before,
+    each piece was one character (a walk back over the run for each, quadratic: 12 s for
+    40,000); a piece is now a window's worth."""
+    text = "x" + mark * 4000 + "\n"
+    _, chunks = chunks_of(text, target=100, max_tokens=200, count=chars)
+    assert "".join(c.text for c in chunks) == text.strip()
+    assert all(len(c.text) >= 50 for c in chunks[:-1]) and len(chunks) <= 80
+
+
 @pytest.mark.parametrize(
     ("parts", "expected"),
     [

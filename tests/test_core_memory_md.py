@@ -638,7 +638,7 @@ def test_the_root_section_names_the_folders_no_section_lists() -> None:
     # a note more, a folder emptied: the lines follow; a person's line stays where it was
     edited = update.text.replace("- 1 note in Archive/\n", "- 1 note in Archive/\nmy own line\n")
     cat2 = [e for e in cat if not e.path.startswith("Archive/")] + [entry("Plugins/p9.md")]
-    again = run(edited, cat2)
+    again = run(edited, cat2, owned=update.owned)  # the emptied folder's line: memvault's
     assert topics_of(again.text) == [
         "- [[Home]] - Start here",
         "- 4 notes in Bases/",
@@ -670,3 +670,34 @@ def test_the_folder_lines_wait_while_their_notes_are_indexed() -> None:
     assert "- 1 note in Plugins/" in pending.text  # as it was until b.md is indexed
     done = run(first.text, [*cat, entry("Plugins/b.md")])
     assert "- 2 notes in Plugins/" in done.text
+
+
+def test_a_persons_line_shaped_like_a_folder_line_is_theirs() -> None:
+    """A review: any "- N notes in X/" or "- N more folders" in the root's section was
+    taken for memvault's and deleted; only the folders counted now (or lines memvault
+    wrote) are."""
+    text = (
+        "# Memory\n<!-- memvault:begin topics -->\n- [[Home]] - Start here\n"
+        "- 40 notes in my old Evernote export, see Archive/\n- 12 more folders\n"
+        "- 7 notes in Plugins/\n<!-- memvault:end topics -->\n"
+    )
+    cat = [entry("Home.md", "Start here"), entry("Plugins/a.md"), entry("Plugins/b.md")]
+    assert topics_of(run(text, cat).text) == [
+        "- [[Home]] - Start here",
+        "- 40 notes in my old Evernote export, see Archive/",
+        "- 12 more folders",
+        "- 2 notes in Plugins/",  # memvault's, counted again
+    ]
+    # Plugins/ emptied: its line was memvault's (owned), so it goes; the person's stay
+    first = run(text, cat)
+    gone = run(first.text, cat[:1], owned=first.owned)
+    assert topics_of(gone.text) == [
+        "- [[Home]] - Start here",
+        "- 40 notes in my old Evernote export, see Archive/",
+        "- 12 more folders",
+    ]
+
+
+def test_a_folder_no_line_can_name_is_left_out() -> None:
+    cat = [entry("Home.md", "Start"), entry("a\nb/x.md"), entry("tab\there/y.md")]
+    assert topics_of(run("# Memory\n", cat).text) == ["- [[Home]] - Start"]

@@ -39,6 +39,9 @@ NOTES = {
     "logs/greek.md": "# Σημειώσεις\n\nΗ βάση δεδομένων του λόγος μας.\n",
     "logs/hedgehog.md": "# Ёжик\n\nЁжик пришёл в туман.\n",
     "logs/pasted.md": "# Pasted\n\nThe data\u200bbase was re\u00adindexed.\n",
+    "logs/books.md": "# کتاب\n\nکتاب\u200cها روی میز هستند و می\u200cخواهم بخوانم.\n",
+    "places/katsushika.md": "# 区\n\n葛\U000e0100飾区に住む。神\ufe00社へ行く。\n",
+    "logs/status.md": "# Status\n\nRelease status \u2714\ufe0f shipped, step 1\ufe0f\u20e3 done.\n",
     "people/ana.md": "# Ana\n\nAna runs the night shift ledger in Lisbon.\n",
 }
 
@@ -145,6 +148,15 @@ def test_a_word_is_found_whole_and_not_by_the_pieces_between_its_marks(
             assert by_keywords(v, query) == ["logs/hedgehog.md"], query
         assert by_keywords(v, "database") == ["logs/pasted.md"]
         assert by_keywords(v, "reindexed") == ["logs/pasted.md"]
+        # a Persian word's pieces, parted by the zero-width non-joiner, found each
+        assert by_keywords(v, "کتاب") == ["logs/books.md"]
+        assert by_keywords(v, "خواهم") == ["logs/books.md"]
+        # a name's variation selector is no token between its characters
+        assert by_keywords(v, "葛飾") == ["places/katsushika.md"]
+        assert by_keywords(v, "神社") == ["places/katsushika.md"]
+        # an emoji's selector or keycap is no keyword; the digit under a keycap is one
+        assert by_keywords(v, "\u26a0\ufe0f") == []
+        assert by_keywords(v, "1") == ["logs/status.md"]
         hits = [h.path for h in v.search("ข้าวผัด", k=3)]
         assert hits[0] == "projects/rice.md"
 
@@ -219,6 +231,7 @@ def test_both_backends_give_the_same_keyword_hits(
 ) -> None:
     queries = ["हिन्दी", "नदी", "ข้าว", "ข้าวผัด", "อยากกินข้าวผัด", "ស្រលាញ់", "كتب", "שלום"]
     queries += ["café", "cafe\u0301", "தமிழ்", "ledger", "ΔΕΔΟΜΕΝΩΝ", "ежик", "database"]
+    queries += ["کتاب", "葛飾", "\u26a0\ufe0f", "1"]
 
     def answers(root: Path) -> dict[str, list[tuple[str, float]]]:
         for rel, text in NOTES.items():

@@ -544,11 +544,13 @@ class _SectionCutter:
             if clause is not None:
                 return clause
         # No space at all: cut between characters, never before a combining mark (any
-        # of Mn, Mc, Me: Thai's ั and Hindi's ा are of combining class 0)
-        cut = max(hi, floor)
-        while cut > floor and unicodedata.category(self.body[cut])[0] == "M":
-            cut -= 1
-        return cut
+        # of Mn, Mc, Me: Thai's ั and Hindi's ा are of combining class 0), unless the
+        # window is marks to its floor (a hostile run of 40,000): then at its end, so a
+        # piece is a window's worth, not one character (the walk made it quadratic)
+        cut = back = max(hi, floor)
+        while back > floor and unicodedata.category(self.body[back])[0] == "M":
+            back -= 1
+        return back if back > floor else cut
 
     def _last_end(self, pattern: re.Pattern[str], lo: int, hi: int) -> int | None:
         """Where the last match of ``pattern`` ending within ``lo``..``hi`` ends."""

@@ -30,8 +30,9 @@ Arabic tatweel are left out of the keyword form (``unpointed``, as search engine
 normalize them): كَتَبَ is found by كتب. So are what FTS5's ``remove_diacritics`` leaves
 (it folds Latin letters only) and what no one types (``plain``): Greek accents and the
 final sigma (δεδομένων, ΔΕΔΟΜΕΝΩΝ and δεδομενων alike; λόγος and ΛΟΓΟΣ), Russian ё as е,
-and the invisible characters pasted inside words (zero-width space and joiners, word
-joiner, byte order mark, soft hyphen: data\u200bbase is database).
+and the invisible characters pasted inside words (zero-width space and joiner, word
+joiner, byte order mark, soft hyphen: data\u200bbase is database; variation selectors
+and enclosing marks, so an emoji is still no keyword).
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
@@ -93,11 +94,16 @@ _POINTS = re.compile(
 )
 
 
-# zero-width space, non-joiner, joiner; word joiner; byte order mark; soft hyphen
-_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]+")
+# zero-width space and joiner, word joiner, byte order mark, soft hyphen; variation
+# selectors (an emoji's U+FE0F, the ideographic variants of a name: 葛 and 葛\U000e0100
+# are one character to a reader, and a selector left alone is a token of its own between
+# two CJK characters); the enclosing marks (1️⃣'s keycap). Not the zero-width
+# non-joiner: it parts the pieces of a Persian word (کتاب‌ها: کتاب, ها), as a space does
+_INVISIBLE_CHARS = "\u00ad\u200b\u200d\u2060\ufeff\ufe00-\ufe0f\u20dd-\u20e4\U000e0100-\U000e01ef"
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]+")
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff][\u0300-\u036f]*")
 # what ``plain`` may change: those, Greek letters, Ё and ё
-PLAIN_CHARS = "\u00ad\u200b-\u200d\u2060\ufeff\u0370-\u03ff\u1f00-\u1fff\u0401\u0451"
+PLAIN_CHARS = _INVISIBLE_CHARS + "\u0370-\u03ff\u1f00-\u1fff\u0401\u0451"
 _PLAIN = re.compile(f"[{PLAIN_CHARS}]")
 _GREEK_ACCENTS = re.compile("[\u0300-\u036f]+")
 _LETTERS = str.maketrans({"\u03c2": "\u03c3", "\u0451": "\u0435", "\u0401": "\u0415"})
@@ -122,7 +128,8 @@ def plain(text: str) -> str:
 def marks() -> str:
     """A character class's body for Unicode's combining marks (categories Mn, Mc, Me:
     ~2,400 in ~300 ranges, read from ``unicodedata`` on first use, ~13 ms)."""
-    return _ranges([c for c in range(0x300, 0x1F000) if unicodedata.category(chr(c))[0] == "M"])
+    codes = [*range(0x300, 0x1F000), *range(0xE0100, 0xE01F0)]  # and the variation selectors
+    return _ranges([c for c in codes if unicodedata.category(chr(c))[0] == "M"])
 
 
 @functools.cache

@@ -357,7 +357,7 @@ def _section(
     has_overflow = False
     for i, line in enumerate(body):
         content = line.rstrip("\r\n")
-        if is_tail_line(content, rule.folder):
+        if is_tail_line(content, rule.folder, s.listing, s.owned):
             if s.folder_waits:  # the count of a folder not all indexed stays as it is
                 layout.append(line)
             elif not has_overflow:

@@ -91,7 +91,12 @@ def other_folder(path: str, rules: Sequence[SectionRule]) -> str | None:
     the root or in a section's folder."""
     if "/" not in path or any(r.folder.strip("/") and in_folder(path, r.folder) for r in rules):
         return None
-    return path.split("/", 1)[0]
+    folder = path.split("/", 1)[0]
+    # a name no line can hold (a line break, a control character) is not named
+    return None if _UNWRITABLE.search(folder) else folder
+
+
+_UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:

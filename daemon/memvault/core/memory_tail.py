@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Collection
 
 from memvault.core.memory_order import FOLDER_LINES, Listing, SectionRule
 
@@ -46,16 +47,35 @@ def tail_lines(rule: SectionRule, listing: Listing, more: int, linked: bool) -> 
     return tail
 
 
-_FOLDER_LINE = re.compile(r"- \d+ notes? in [^\n]+/|- \d+ more folders")
+_FOLDER_LINE = re.compile(r"- \d+ notes? in (.+)/")
+_MORE_FOLDERS = re.compile(r"- \d+ more folders")
 
 
-def is_tail_line(line: str, folder: str) -> bool:
+def is_tail_line(
+    line: str,
+    folder: str,
+    listing: Listing | None = None,
+    owned: Collection[str] = (),
+) -> bool:
+    """Whether ``line`` of ``folder``'s section is memvault's line after its entries.
+    An overflow line is known by its form. A folder line only when it names a folder the
+    root's ``listing`` counts now (its count may have changed), or is a line memvault
+    wrote (``owned``); "N more folders" only as memvault writes it now, or wrote it: a
+    person's ``- 40 notes in my Evernote export, see Archive/`` is theirs."""
     if "more" not in line and " in " not in line:
         return False
     if not folder.strip("/"):
-        return (
-            re.fullmatch(r"- \d+ more at the vault root", line) is not None
-            or _FOLDER_LINE.fullmatch(line) is not None
+        if re.fullmatch(r"- \d+ more at the vault root", line):
+            return True
+        named = _FOLDER_LINE.fullmatch(line)
+        if named is not None:
+            return line in owned or (
+                listing is not None and any(f == named.group(1) for f, _ in listing.folders)
+            )
+        if _MORE_FOLDERS.fullmatch(line) is None:
+            return False
+        return line in owned or (
+            listing is not None and line in tail_lines(SectionRule("", "", ""), listing, 0, True)
         )
     link = re.escape(folder_note_path(folder)[:-3])
     # "N more <label>" is how earlier versions wrote it: still the daemon's line
