@@ -701,3 +701,13 @@ def test_a_persons_line_shaped_like_a_folder_line_is_theirs() -> None:
 def test_a_folder_no_line_can_name_is_left_out() -> None:
     cat = [entry("Home.md", "Start"), entry("a\nb/x.md"), entry("tab\there/y.md")]
     assert topics_of(run("# Memory\n", cat).text) == ["- [[Home]] - Start"]
+
+
+def test_a_note_name_no_line_can_hold_is_one_line_that_stays() -> None:
+    """A review: a root note named ``evil\\nname.md`` (a script can make one) broke its
+    entry line in two, and each update added another."""
+    cat = [entry("evil\nname.md", "evil"), entry("Home.md", "Start")]
+    first = run("# Memory\n", cat)
+    assert topics_of(first.text) == ["- [[Home]] - Start", "- `evil\\nname.md` - evil"]
+    assert run(first.text, cat, owned=first.owned).text == first.text
+    assert run(first.text, cat).text == first.text

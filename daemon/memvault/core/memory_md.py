@@ -164,6 +164,7 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def entry_line(entry: CatalogueEntry) -> str:
@@ -174,8 +175,15 @@ def entry_line(entry: CatalogueEntry) -> str:
     # one line of text: a control character from a summary ("\0" in YAML) would make
     # MEMORY.md a binary file that no one, memvault included, could edit again
     description = " ".join(_CONTROL.sub(" ", description).split())
-    # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text
-    head = f"- [[{entry.link}]]" if link_safe(entry.link) else f"- `{entry.path}`"
+    # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text; a
+    # name no line can hold (a line break: a script's file) as text with it escaped,
+    # else the line broke in two and each update added another
+    if _UNWRITABLE.search(entry.path):
+        head = f"- `{_UNWRITABLE.sub(lambda m: repr(m.group())[1:-1], entry.path)}`"
+    elif link_safe(entry.link):
+        head = f"- [[{entry.link}]]"
+    else:
+        head = f"- `{entry.path}`"
     return f"{head} - {description}" if description else head
 
 
