@@ -288,15 +288,17 @@ Thanks to the many volunteers who translate the interface.
 def test_a_context_spends_nothing_on_an_empty_index(tmp_path: Path) -> None:
     """A context opened with a bare ``# Memory Index`` (an index with nothing but
     headings and markers) and ended with a bare heading. The notes sit in a folder no
-    section lists (notes at the vault root would be listed in its Topics section)."""
+    section lists and keep themselves out of MEMORY.md (``memory-index: false``: else
+    the Topics section would name their folder, ``- 2 notes in help/``)."""
     root = tmp_path / "vault"
     write(
         root,
         "MEMORY.md",
         "# Memory Index\n\n## Notes\n<!-- memvault:begin notes -->\n<!-- memvault:end notes -->\n",
     )
-    write(root, "help/Embed files.md", EMBED_FILES)
-    write(root, "help/Credits.md", CREDITS)
+    out = "---\nmemory-index: false\n---\n"
+    write(root, "help/Embed files.md", out + EMBED_FILES)
+    write(root, "help/Credits.md", out + CREDITS)
     with Vault.open(root, create=True) as vault:
         vault.sync()
         ctx = vault.context("how do I embed a PDF", budget=800)

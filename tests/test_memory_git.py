@@ -446,7 +446,11 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
             assert_nothing_hidden(root, text)
         # the same MEMORY.md as a fresh index of the same files
         fresh = tmp_path / f"fresh-{seq}"
-        shutil.copytree(root, fresh, ignore=shutil.ignore_patterns(".git", "index.db*", "*.bin"))
+        shutil.copytree(
+            root,
+            fresh,
+            ignore=shutil.ignore_patterns(".git", "index.db*", "*.bin", "*.memvault-tmp-*"),
+        )
         for p in (fresh / ".memvault").glob("*"):
             if p.name not in ("config.toml", ".gitignore"):
                 p.unlink() if p.is_file() else shutil.rmtree(p)

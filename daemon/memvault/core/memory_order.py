@@ -92,11 +92,16 @@ def other_folder(path: str, rules: Sequence[SectionRule]) -> str | None:
     if "/" not in path or any(r.folder.strip("/") and in_folder(path, r.folder) for r in rules):
         return None
     folder = path.split("/", 1)[0]
-    # a name no line can hold (a line break, a control character) is not named
-    return None if _UNWRITABLE.search(folder) else folder
+    # a name no line can hold (a line break, a control character) is not named; nor a
+    # folder memvault makes, whose section a person removed from memory.sections: it
+    # stays out of MEMORY.md, as they asked
+    if _UNWRITABLE.search(folder) or folder.casefold() in ROLE_FOLDERS:
+        return None
+    return folder
 
 
 _UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+ROLE_FOLDERS = frozenset({"people", "projects", "decisions", "logs"})  # memvault's four
 
 
 def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
