@@ -18,14 +18,14 @@ import psycopg
 import pytest
 
 from helpers import new_vault, open_vault, write
-from memvault.api import Vault
+from keyword_helpers import by_keywords, integrity, keyword_answers, old_tsvector
 from memvault.core.cjk import fold, keyed, spaced, terms
 from memvault.core.context import index_part
 from memvault.core.excerpts import common_terms, on_subject, subject_words
 from memvault.core.ranking import fts_query, keyword_terms, query_terms, snippet
 from memvault.index import pg_keywords
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
-from memvault.index.schema import _HEADINGS, FTS_TABLE, SCHEMA_VERSION, register
+from memvault.index.schema import _HEADINGS, SCHEMA_VERSION, register
 
 NOTES = {
     "people/tanaka.md": "# 田中さん\n\n田中さんは東京都に住んでいます。毎朝コーヒーを飲みます。\n",
@@ -36,39 +36,6 @@ NOTES = {
     "logs/pc.md": "# ＰＣの設定\n\n２０２４年にﾃﾞｰﾀを移した。\n",
     "logs/wide.md": "# Wide\n\nＯｎｌｙ ｗｉｄｅ letters here.\n",  # no CJK character
 }
-
-
-def by_keywords(vault: Vault, query: str) -> list[str]:
-    """The paths of the keyword hits alone, best first (vectors always answer something)."""
-    store = vault.engine.store
-    found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 50)
-    rows = store.chunk_rows([label for label, _ in found])
-    return list(dict.fromkeys(rows[label].path for label, _ in found))
-
-
-def unspaced_tsvector(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
-    """A chunk's keywords as PostgreSQL schema 6 held them: FTS5's tokens of its columns
-    as they are (a run of CJK characters one token)."""
-    db = sqlite3.connect(":memory:")
-    db.execute(FTS_TABLE)
-    db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
-    db.execute(
-        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
-        (text, title, headings, about),
-    )
-    instances = [
-        (str(t), str(c), int(o)) for t, c, o in db.execute("SELECT term, col, offset FROM vocab")
-    ]
-    db.close()
-    return pg_keywords._literal(instances)
-
-
-def integrity(root: Path) -> None:
-    """FTS5's check of its index against the rows it reads through the view (rank 1)."""
-    with sqlite3.connect(root / ".memvault" / "index.db") as db:
-        register(db)
-        db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-    db.close()
 
 
 @pytest.fixture
@@ -270,19 +237,9 @@ def test_both_backends_give_the_same_keyword_hits(
     queries += ["PC", "ﾃﾞｰﾀ", "wide"]
 
     def answers(root: Path) -> dict[str, list[tuple[str, float]]]:
-        for rel, text in NOTES.items():
-            write(root, rel, text)
         # 東 ends the text column, 京 opens the title: FTS5's phrase never crosses columns
         write(root, "places/kyoto.md", "---\ntitle: 京都\n---\n我住在東\n")
-        with open_vault(root) as v:
-            v.sync()
-            store = v.engine.store
-            out = {}
-            for q in queries:
-                found = store.keywords(keyword_terms(query_terms(q), store.term_docs), 50)
-                rows = store.chunk_rows([label for label, _ in found])
-                out[q] = [(rows[label].path, round(score, 6)) for label, score in found]
-            return out
+        return keyword_answers(root, NOTES, queries)
 
     expected = answers(new_vault(tmp_path, "sqlite_vault"))
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
@@ -309,7 +266,7 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         ).fetchall()
         before = {}
         for label, *columns in rows:
-            before[label] = unspaced_tsvector(*columns)
+            before[label] = old_tsvector(*columns)
             conn.execute(
                 f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
                 (*before[label], label),

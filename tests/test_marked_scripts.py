@@ -18,9 +18,8 @@ import psycopg
 import pytest
 
 from helpers import new_vault, open_vault, write
-from memvault.api import Vault
+from keyword_helpers import OLD_TOKENIZE, by_keywords, integrity, keyword_answers, old_tsvector
 from memvault.core.cjk import keyword_form, pairs, plain, terms, units, unpointed, words
-from memvault.core.ranking import keyword_terms, query_terms
 from memvault.index import pg_keywords
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
 from memvault.index.schema import SCHEMA_VERSION, register
@@ -48,14 +47,6 @@ NOTES = {
 
 # a note committed with git's markers in it (index schema 9 warns of it)
 CONFLICTED = "# Merged\n\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\n"
-
-
-def by_keywords(vault: Vault, query: str) -> list[str]:
-    """The paths of the keyword hits alone, best first (vectors always answer something)."""
-    store = vault.engine.store
-    found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 50)
-    rows = store.chunk_rows([label for label, _ in found])
-    return list(dict.fromkeys(rows[label].path for label, _ in found))
 
 
 @pytest.fixture
@@ -161,13 +152,6 @@ def test_a_word_is_found_whole_and_not_by_the_pieces_between_its_marks(
         assert hits[0] == "projects/rice.md"
 
 
-def integrity(root: Path) -> None:
-    with sqlite3.connect(root / ".memvault" / "index.db") as db:
-        register(db)
-        db.execute("INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)")
-    db.close()
-
-
 def test_edits_and_deletes_keep_the_keyword_table_true(vault_root: Path) -> None:
     with open_vault(vault_root) as v:
         v.sync()
@@ -180,10 +164,6 @@ def test_edits_and_deletes_keep_the_keyword_table_true(vault_root: Path) -> None
         assert by_keywords(v, "ข้าวผัด") == ["projects/mango.md"]
         assert by_keywords(v, "ต้มยำ") == ["projects/rice.md"]
         assert by_keywords(v, "كتب") == []
-
-
-# schema 8's keyword table: every mark a separator
-V8_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2'"
 
 
 @pytest.mark.parametrize("version", ["8", None])
@@ -203,7 +183,7 @@ def test_an_index_of_schema_8_is_given_its_keywords_again(
     db.execute("BEGIN")
     db.execute("UPDATE notes SET warnings = '[]' WHERE path = 'logs/merged.md'")  # schema 8's
     db.execute("DROP TABLE chunks_fts")
-    db.execute(sql[: sql.index("tokenize")] + V8_TOKENIZE + "\n)")
+    db.execute(sql[: sql.index("tokenize")] + OLD_TOKENIZE + "\n)")
     db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
     if version is None:
         db.execute("DELETE FROM meta WHERE key = 'schema_version'")
@@ -234,17 +214,7 @@ def test_both_backends_give_the_same_keyword_hits(
     queries += ["کتاب", "葛飾", "\u26a0\ufe0f", "1"]
 
     def answers(root: Path) -> dict[str, list[tuple[str, float]]]:
-        for rel, text in NOTES.items():
-            write(root, rel, text)
-        with open_vault(root) as v:
-            v.sync()
-            store = v.engine.store
-            out = {}
-            for q in queries:
-                found = store.keywords(keyword_terms(query_terms(q), store.term_docs), 50)
-                rows = store.chunk_rows([label for label, _ in found])
-                out[q] = [(rows[label].path, round(score, 6)) for label, score in found]
-            return out
+        return keyword_answers(root, NOTES, queries)
 
     expected = answers(new_vault(tmp_path, "sqlite_vault"))
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
@@ -252,25 +222,6 @@ def test_both_backends_give_the_same_keyword_hits(
     got = answers(new_vault(tmp_path, "pg_vault"))
     assert got == expected  # the same chunks, the same BM25 scores
     assert [p for p, _ in expected["हिन्दी"]] == ["people/priya.md"]
-
-
-def old_tsvector(text: str, title: str, headings: str, about: str) -> tuple[str, int]:
-    """A chunk's keywords as PostgreSQL schema 7 held them: every mark a separator,
-    CJK spaced, Thai and Arabic as they are."""
-    db = sqlite3.connect(":memory:")
-    db.execute(
-        f"CREATE VIRTUAL TABLE chunks_fts USING fts5(text, title, headings, about, {V8_TOKENIZE})"
-    )
-    db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
-    db.execute(
-        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
-        (text, title, headings, about),
-    )
-    instances = [
-        (str(t), str(c), int(o)) for t, c, o in db.execute("SELECT term, col, offset FROM vocab")
-    ]
-    db.close()
-    return pg_keywords._literal(instances)
 
 
 def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
