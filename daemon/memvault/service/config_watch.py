@@ -39,6 +39,16 @@ def _settings(text: bytes | None) -> dict[str, Any] | None:
         return None
 
 
+def _differ(started: bytes | None, latest: bytes | None) -> bool:
+    """Whether ``latest``'s settings differ from ``started``'s (a comment or a blank line
+    changes nothing; a file that no longer parses is a change: the restart would refuse
+    it, and ``status`` names the error)."""
+    if latest == started:
+        return False
+    now = _settings(latest)
+    return now is None or now != _settings(started)
+
+
 def _read(path: Path) -> bytes | None:
     try:
         return path.read_bytes()
@@ -52,6 +62,7 @@ class ConfigWatch:
         self._key = _key(path)
         self.started = _read(path)  # what the daemon runs on (None: no file, defaults)
         self.latest = self.started  # the last text seen (kept when the file goes)
+        self.changed = False  # its settings differ from those the daemon runs on
 
     def check(self) -> bool:
         """Look again; True when the file's text now differs from the one the daemon
@@ -64,21 +75,14 @@ class ConfigWatch:
         text = _read(self.path)
         if text is not None:
             self.latest = text
+        self.changed = _differ(self.started, self.latest)
         return self.changed and not was
-
-    @property
-    def changed(self) -> bool:
-        """Whether the settings differ from the ones the daemon runs on (a comment or a
-        blank line changes nothing; a file that no longer parses is a change: the
-        restart would refuse it, and ``status`` names the error)."""
-        if self.latest == self.started:
-            return False
-        return _settings(self.latest) != _settings(self.started) or _settings(self.latest) is None
 
     def restore(self) -> bool:
         """config.toml back as last seen, when it is missing (never over a file):
         written beside it and linked into place, so it appears whole or not at all.
-        False when there was nothing to put back or a file is there."""
+        False when there was nothing to put back, a file is there, or it could not be
+        written (never raises: the daemon's fresh start does not wait on it)."""
         text = self.latest
         if text is None or self.path.exists():
             return False
@@ -88,8 +92,14 @@ class ConfigWatch:
                 fh.write(text)
                 fh.flush()
                 os.fsync(fh.fileno())
-            os.link(tmp, self.path)  # FileExistsError: someone wrote one meanwhile
-        except FileExistsError:
+            try:
+                os.link(tmp, self.path)  # FileExistsError: someone wrote one meanwhile
+            except FileExistsError:
+                raise
+            except OSError:  # no hard links here (some network or FUSE file systems)
+                with open(self.path, "xb") as fh:  # still never over a file
+                    fh.write(text)
+        except OSError:  # a file there after all, the disk full: the restart goes on
             return False
         finally:
             with contextlib.suppress(OSError):

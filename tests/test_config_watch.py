@@ -1,0 +1,56 @@
+"""config.toml as the daemon last saw it (service/config_watch.py), on the real
+filesystem: a setting changed is said once, a comment is no change, a file that no longer
+parses is one; the text is put back only where no file is, and a failure to put it back
+never stops the daemon's fresh start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memvault.service.config_watch import ConfigWatch
+
+TEXT = b"[memory]\nmax_lines = 80\n"
+
+
+def test_a_changed_setting_is_said_once_and_a_comment_is_no_change(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(TEXT)
+    watch = ConfigWatch(path)
+    assert not watch.check() and not watch.changed
+    path.write_bytes(TEXT + b"# a note to self\n")
+    assert not watch.check() and not watch.changed
+    path.write_bytes(TEXT.replace(b"80", b"60"))
+    assert watch.check() and watch.changed
+    path.write_bytes(TEXT.replace(b"80", b"61"))
+    assert not watch.check() and watch.changed  # said once, still changed
+    path.write_bytes(b"[memory\n")  # no longer parses: the restart would refuse it
+    watch.check()
+    assert watch.changed
+    path.write_bytes(TEXT)
+    watch.check()
+    assert not watch.changed
+
+
+def test_the_text_is_put_back_only_where_no_file_is(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_bytes(TEXT)
+    watch = ConfigWatch(path)
+    path.write_bytes(TEXT + b"# mine\n")
+    watch.check()
+    path.unlink()
+    assert watch.restore() and path.read_bytes() == TEXT + b"# mine\n"
+    path.write_bytes(b"# someone else's\n")
+    assert not watch.restore() and path.read_bytes() == b"# someone else's\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"]  # no temp file left
+
+
+def test_a_restore_that_cannot_write_says_so_and_raises_nothing(tmp_path: Path) -> None:
+    folder = tmp_path / "state"
+    folder.mkdir()
+    watch = ConfigWatch(folder / "config.toml")
+    assert not watch.restore()  # nothing seen: nothing to put back
+    (folder / "config.toml").write_bytes(TEXT)
+    watch = ConfigWatch(folder / "config.toml")
+    (folder / "config.toml").unlink()
+    folder.rmdir()  # the whole folder gone: the write fails, quietly
+    assert not watch.restore()
