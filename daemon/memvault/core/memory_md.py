@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from memvault.core.memory_order import (
     KEEP_OUT_FIELD,
     ORDERS,
+    UNWRITABLE,
     CatalogueEntry,
     Listing,
     SectionRule,
@@ -164,7 +165,6 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def entry_line(entry: CatalogueEntry) -> str:
@@ -178,8 +178,8 @@ def entry_line(entry: CatalogueEntry) -> str:
     # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text; a
     # name no line can hold (a line break: a script's file) as text with it escaped,
     # else the line broke in two and each update added another
-    if _UNWRITABLE.search(entry.path):
-        head = f"- `{_UNWRITABLE.sub(lambda m: repr(m.group())[1:-1], entry.path)}`"
+    if UNWRITABLE.search(entry.path):
+        head = f"- `{UNWRITABLE.sub(lambda m: repr(m.group())[1:-1], entry.path)}`"
     elif link_safe(entry.link):
         head = f"- [[{entry.link}]]"
     else:

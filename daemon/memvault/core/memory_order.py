@@ -95,12 +95,19 @@ def other_folder(path: str, rules: Sequence[SectionRule]) -> str | None:
     # a name no line can hold (a line break, a control character) is not named; nor a
     # folder memvault makes, whose section a person removed from memory.sections: it
     # stays out of MEMORY.md, as they asked
-    if _UNWRITABLE.search(folder) or folder.casefold() in ROLE_FOLDERS:
+    if UNWRITABLE.search(folder) or folder.casefold() in ROLE_FOLDERS:
         return None
     return folder
 
 
-_UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+def counted_folder(entry: CatalogueEntry, rules: Sequence[SectionRule]) -> str | None:
+    """The folder the root's section counts ``entry`` in (``other_folder``); None for a
+    note it does not count (one that keeps itself out of MEMORY.md too)."""
+    return None if keeps_out(entry) else other_folder(entry.path, rules)
+
+
+# what no line of MEMORY.md can hold: a line break, a control character
+UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 ROLE_FOLDERS = frozenset({"people", "projects", "decisions", "logs"})  # memvault's four
 
 
@@ -182,7 +189,7 @@ def listing(
         if not rule.folder.strip("/") and rules:
             counts: dict[str, int] = {}
             for e in ordered:
-                if (f := other_folder(e.path, rules)) is not None and not keeps_out(e):
+                if (f := counted_folder(e, rules)) is not None:
                     counts[f] = counts.get(f, 0) + 1
             folders = folder_counts(counts)
         return Listing(tuple(chosen[: rule.limit]), len(chosen), folders)
@@ -201,9 +208,11 @@ __all__ = [
     "FOLDER_LINES",
     "KEEP_OUT_FIELD",
     "ORDERS",
+    "UNWRITABLE",
     "CatalogueEntry",
     "Listing",
     "SectionRule",
+    "counted_folder",
     "folder_counts",
     "in_folder",
     "keeps_out",

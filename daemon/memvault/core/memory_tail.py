@@ -40,11 +40,15 @@ def tail_lines(rule: SectionRule, listing: Listing, more: int, linked: bool) -> 
     """The section's lines after its entries: the overflow line; for the root's, the
     other folders (``FOLDER_LINES`` of them, then how many more)."""
     tail = [overflow_line(rule.folder, more, linked)] if more > 0 else []
-    shown = listing.folders[:FOLDER_LINES]
-    tail += [folder_line(f, n) for f, n in shown]
-    if len(listing.folders) > len(shown):
-        tail.append(f"- {len(listing.folders) - len(shown)} more folders")
-    return tail
+    tail += [folder_line(f, n) for f, n in listing.folders[:FOLDER_LINES]]
+    rest = _more_folders(listing)
+    return [*tail, rest] if rest else tail
+
+
+def _more_folders(listing: Listing) -> str | None:
+    """``- 8 more folders``: the root's folders past the ``FOLDER_LINES`` it names."""
+    more = len(listing.folders) - FOLDER_LINES
+    return f"- {more} more folders" if more > 0 else None
 
 
 _FOLDER_LINE = re.compile(r"- \d+ notes? in (.+)/")
@@ -74,9 +78,7 @@ def is_tail_line(
             )
         if _MORE_FOLDERS.fullmatch(line) is None:
             return False
-        return line in owned or (
-            listing is not None and line in tail_lines(SectionRule("", "", ""), listing, 0, True)
-        )
+        return line in owned or (listing is not None and line == _more_folders(listing))
     link = re.escape(folder_note_path(folder)[:-3])
     # "N more <label>" is how earlier versions wrote it: still the daemon's line
     linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"

@@ -54,9 +54,9 @@ class FolderNames:
         wanted = unicodedata.normalize(
             "NFC", "/".join(p for p in (self.config.folder(head), rest) if p)
         )
-        paths = list(self._paths())
-        if any(p.startswith(wanted + "/") for p in paths):
+        if any(p.startswith(wanted + "/") for p in self._paths()):  # stops at the first
             return (wanted,)
+        paths = list(self._paths())
         depth, want = wanted.count("/") + 1, key(wanted) + "/"
         found = {"/".join(p.split("/")[:depth]) for p in paths if key(p).startswith(want)}
         if found:

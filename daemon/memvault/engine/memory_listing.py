@@ -20,10 +20,10 @@ from memvault.core.memory_order import (
     CatalogueEntry,
     Listing,
     SectionRule,
+    counted_folder,
     folder_counts,
     in_folder,
     matches,
-    other_folder,
 )
 from memvault.index.rows import NoteRow
 
@@ -165,9 +165,7 @@ class MemoryListing:
             self._out.add(entry.path)
 
     def _count_other(self, entry: CatalogueEntry | None, step: int) -> None:
-        if entry is None or memory_md.keeps_out(entry):
-            return
-        folder = other_folder(entry.path, self.rules)
+        folder = None if entry is None else counted_folder(entry, self.rules)
         if folder is not None:
             left = self._others.get(folder, 0) + step
             if left > 0:

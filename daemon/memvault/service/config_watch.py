@@ -20,6 +20,12 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+# what the log, `status` and `daemon status` say while ``changed``
+CHANGED = (
+    "config.toml changed since the daemon started: the change takes effect when it "
+    "restarts (memvault daemon stop, then memvault daemon start)"
+)
+
 
 def _key(path: Path) -> tuple[int, int, int, int] | None:
     try:
@@ -107,4 +113,4 @@ class ConfigWatch:
         return True
 
 
-__all__ = ["ConfigWatch"]
+__all__ = ["CHANGED", "ConfigWatch"]

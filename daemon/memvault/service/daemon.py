@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
+from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
@@ -395,10 +396,7 @@ class Daemon:
     def _tick(self) -> None:
         self.check_ground()
         if self.config_watch.check():
-            log.warning(
-                "config.toml changed since the daemon started: the change takes effect "
-                "when it restarts (memvault daemon stop, then memvault daemon start)"
-            )
+            log.warning(CONFIG_CHANGED)
         if not self.reader:
             self.memory_catch_up()
 

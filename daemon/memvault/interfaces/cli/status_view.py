@@ -9,14 +9,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memvault.service.config_watch import CHANGED
+
 SHOWN_PROBLEMS = 20  # the rest: status --json
 SHOWN_WARNINGS = 5  # of the daemon's last syncs' (it keeps 20)
 
 
-CONFIG_CHANGED = (
-    "config.toml changed since the daemon started: the change takes effect when it "
-    "restarts (memvault daemon stop, then memvault daemon start)"
-)
+CONFIG_CHANGED = CHANGED  # the daemon's own words for it (service/config_watch)
 
 
 def status_exit_code(data: dict[str, Any]) -> int:
