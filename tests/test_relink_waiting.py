@@ -173,7 +173,7 @@ def test_the_watcher_syncs_the_waiting_notes_again_with_no_event(tmp_path: Path)
     (tmp_path / ".memvault").mkdir()
     calls: list[tuple[list[str] | None, float]] = []
 
-    def sync(paths: list[str] | None, progress: Any) -> SyncReport:
+    def sync(paths: list[str] | None, progress: Any, *, moves: Any) -> SyncReport:
         calls.append((paths, time.monotonic()))
         waiting = ("a.md",) if len(calls) < 3 else ()
         return SyncReport(full=paths is None, relink_waiting=waiting)

@@ -38,6 +38,7 @@ class Watched:
     vault: Vault
     watcher: Watcher
     batches: list[list[str] | None] = field(default_factory=list)
+    moves: list[tuple[str, str]] = field(default_factory=list)  # as the batches had them
     fail: Callable[[list[str] | None], None] | None = None
 
     def batched(self, path: str) -> bool:
@@ -76,11 +77,12 @@ def start_watching(tmp_path: Path, **kw: Any) -> Watched:
     vault.sync()
     w = Watched(root, vault, None)  # type: ignore[arg-type]
 
-    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+    def sync(paths: list[str] | None, progress: Callable[[Any], None], *, moves: Any) -> Any:
         w.batches.append(paths)
+        w.moves.extend(moves)
         if w.fail is not None:
             w.fail(paths)
-        return vault.sync(paths, progress)
+        return vault.sync(paths, progress, moves=moves)
 
     kw.setdefault("quiet_ms", 100)
     w.watcher = Watcher(
@@ -112,9 +114,9 @@ def recording(vault: Any) -> tuple[list[list[str] | None], Callable[..., Any]]:
     """A watcher's sync that keeps each batch of paths it is given, then syncs them."""
     batches: list[list[str] | None] = []
 
-    def sync(paths: list[str] | None, progress: Callable[[Any], None]) -> Any:
+    def sync(paths: list[str] | None, progress: Callable[[Any], None], *, moves: Any) -> Any:
         batches.append(paths)
-        return vault.sync(paths, progress)
+        return vault.sync(paths, progress, moves=moves)
 
     return batches, sync
 

@@ -38,6 +38,7 @@ from memvault.backends import (
     DaemonBackend,
     LocalBackend,
     Mode,
+    Moves,
     OnProgress,
     Paths,
     open_backend,
@@ -204,16 +205,23 @@ class Vault(Closes):
     # -- operations --------------------------------------------------------------------
 
     def sync(
-        self, paths: Paths = None, progress: OnProgress = None, *, vectors: bool = True
+        self,
+        paths: Paths = None,
+        progress: OnProgress = None,
+        *,
+        vectors: bool = True,
+        moves: Moves = (),
     ) -> SyncReport:
         """Reconcile the index and MEMORY.md with the files (all, or just ``paths``).
 
         MEMORY.md, links and keyword search are current when the structure is; with
         ``vectors=False`` new chunks' vectors are left pending (searched by keywords
         meanwhile) for a later sync or the daemon's vector lane. Through a daemon,
-        ``progress`` sees the daemon's sync progress while it runs."""
+        ``progress`` sees the daemon's sync progress while it runs. ``moves``: renames
+        a watcher saw, (old, new) vault paths in order, followed as renames whatever the
+        files became after (in this process; a daemon's own watcher sees its own)."""
         self._writable()
-        return self._backend.sync(paths, progress, vectors)
+        return self._backend.sync(paths, progress, vectors, moves)
 
     def search(
         self,

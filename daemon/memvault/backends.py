@@ -61,6 +61,7 @@ if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to ope
 Mode = Literal["write", "read", "query", "peek"]
 Paths: TypeAlias = "Iterable[str] | None"  # vault-relative paths; None: every file
 OnProgress: TypeAlias = "Callable[[Progress], None] | None"
+Moves: TypeAlias = "Sequence[tuple[str, str]]"  # renames the file system reported: (old, new)
 # A query (search, context) opened here embeds this many pending chunks at most before
 # it answers — a note just written by `memvault add` is then found by meaning (a second
 # or less); more than that (a migration's thousands) is left to `memvault sync` or a
@@ -82,7 +83,9 @@ class Backend:
     def engine(self) -> Engine:
         raise NotImplementedError
 
-    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
+    def sync(
+        self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
+    ) -> SyncReport:
         raise NotImplementedError
 
     def add(self, note: NoteRequest) -> WriteResult:
@@ -143,8 +146,10 @@ class LocalBackend(Backend):
         name_writer = getattr(self._engine.store, "refusal", None)  # PostgreSQL's reader
         return name_writer() if name_writer is not None else super().refusal()
 
-    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
-        return self._engine.sync(paths, progress, vectors=vectors)
+    def sync(
+        self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
+    ) -> SyncReport:
+        return self._engine.sync(paths, progress, vectors=vectors, moves=moves)
 
     def add(self, note: NoteRequest) -> WriteResult:
         return self._engine.add_note(note)
@@ -202,9 +207,12 @@ class DaemonBackend(Backend):
                 self._index = Engine(self.config, self._embedder, read_only=True)
             return self._index
 
-    def sync(self, paths: Paths, progress: OnProgress, vectors: bool) -> SyncReport:
+    def sync(
+        self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
+    ) -> SyncReport:
         """The daemon syncs; ``progress`` sees the daemon's sync progress meanwhile (read
-        from its ``/status`` every ``PROGRESS_POLL`` seconds)."""
+        from its ``/status`` every ``PROGRESS_POLL`` seconds). ``moves`` are not sent: the
+        daemon's own watcher saw the same renames."""
         paths = None if paths is None else list(paths)
         if progress is None:
             return self.client.sync(paths, vectors=vectors)

@@ -6,8 +6,10 @@
 2. ``diff``: with those hashes, what was created, modified, deleted, moved.
    A path that vanished and a new path with the same content hash is a move,
    so renames made while nothing was running are still followed.
-3. ``edited_moves``: of what is left gone and come, a note moved and edited at
-   once (the same file name, at least half its words kept) is a move too.
+3. ``reported_moves``: of what is left gone and come, a rename the file system
+   reported (a watcher's move event) is a move whatever the file became after it.
+4. ``edited_moves``: of what is still left, a note moved and edited at once (the same
+   file name, at least half its words kept) is a move too.
 """
 
 from __future__ import annotations
@@ -132,6 +134,40 @@ def diff(
     moved_from = {old for old, _ in moved}
     deleted = [p for p in gone if p not in moved_from]
     return ChangeSet(tuple(created), tuple(modified), tuple(deleted), tuple(moved), tuple(touched))
+
+
+def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> ChangeSet:
+    """``changes`` with the renames the file system reported taken for moves, whatever
+    the file became after (a note renamed and then saved at once, a stub too short for
+    ``edited_moves`` to tell). ``moves`` are (old, new) vault paths in the order they
+    happened, a folder's standing for everything under it; a new path is followed back
+    through them (``a -> b``, ``b -> c``: ``c`` came from ``a``). A pair counts only
+    when its old path is gone and its new one came in ``changes`` (renamed onto a note
+    that stays, or on again, the diff says what happened) and no other new path came
+    from that old one (a path used again after it moved on: no guess)."""
+    if not moves or not changes.deleted or not changes.created:
+        return changes
+    gone = set(changes.deleted)
+    origins: dict[str, list[str]] = {}
+    for path in changes.created:
+        was = path
+        for old, new in reversed(moves):
+            if was == new:
+                was = old
+            elif was.startswith(new + "/"):
+                was = old + was[len(new) :]
+        if was != path and was in gone:
+            origins.setdefault(was, []).append(path)
+    pairs = sorted((old, news[0]) for old, news in origins.items() if len(news) == 1)
+    if not pairs:
+        return changes
+    olds, news = {o for o, _ in pairs}, {n for _, n in pairs}
+    return dataclasses.replace(
+        changes,
+        created=tuple(p for p in changes.created if p not in news),
+        deleted=tuple(p for p in changes.deleted if p not in olds),
+        moved=changes.moved + tuple(pairs),
+    )
 
 
 SIMILAR = 0.5  # git's default rename threshold (``diff.renames``: 50 % similar)

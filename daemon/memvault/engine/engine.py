@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, diff, to_hash
+from memvault.core.changes import ChangeSet, Known, diff, reported_moves, to_hash
 from memvault.core.ranking import Filters
 from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
@@ -210,12 +210,15 @@ class Engine:
         progress: Callable[[Progress], None] | None = None,
         *,
         vectors: bool = True,
+        moves: Sequence[tuple[str, str]] = (),
     ) -> SyncReport:
         """Bring the index and MEMORY.md in line with the files (all, or ``paths``).
 
         The structure lane always runs; with ``vectors`` the vector lane then runs
         here until nothing is pending (the daemon passes False and runs it in the
-        background instead; writes pass False and leave it to the next sync)."""
+        background instead; writes pass False and leave it to the next sync).
+        ``moves``: renames the file system reported, (old, new) in order (a watcher's
+        move events): moves whatever the files became (``changes.reported_moves``)."""
         with self._lock:
             # a vault folder moved or deleted under us: its notes are not "all deleted"
             self.fs.check_root()
@@ -250,7 +253,7 @@ class Engine:
                 # while the observer caught up) -- the caller may want a full reconcile
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
             hashes = self.fs.hashes(to_hash(known, seen))
-            changes = diff(known, seen, hashes, scope)
+            changes = reported_moves(diff(known, seen, hashes, scope), moves)
             changes = moved_and_edited(changes, self.fs, self.store, self.config.memory.file)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)

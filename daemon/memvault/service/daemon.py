@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -261,11 +261,17 @@ class Daemon:
             self.pid, self.server.host, self.server.port, self.token, self.started_at, __version__
         )
 
-    def _sync(self, paths: list[str] | None, progress: Callable[[Progress], None]) -> SyncReport:
+    def _sync(
+        self,
+        paths: list[str] | None,
+        progress: Callable[[Progress], None],
+        *,
+        moves: Sequence[tuple[str, str]],
+    ) -> SyncReport:
         # a batch let through mid-reconcile leaves the reconcile's progress and state
         let_through = self.watcher.lets_through()
         try:  # the structure lane; the vector lane follows in its own thread
-            return self.vault.sync(paths, progress=progress, vectors=False)
+            return self.vault.sync(paths, progress=progress, vectors=False, moves=moves)
         finally:
             if not let_through:
                 self.progress = None

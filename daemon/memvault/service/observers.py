@@ -86,13 +86,17 @@ class _Handler(FileSystemEventHandler):
                 raws.append(event.dest_path)  # both sides of a move
             if event.is_directory and event.event_type in ("created", "moved"):
                 owner.folders_arrived.set()  # the worker renews the watches after its batch
-            paths = [p for p in (owner.mapper(r) for r in raws) if p is not None]
+            mapped = [owner.mapper(r) for r in raws]
+            paths = [p for p in mapped if p is not None]
             if _own_swap(event, raws, paths) and owner.is_ours(paths[0]):
                 return  # memvault's own swap, and the note is still what it wrote
             if "" in paths:
                 owner.queue.request_full("a change the watcher cannot place", debounce=True)
             elif paths:
-                owner.queue.put(paths)
+                # a rename inside the vault: the kernel's word for it goes with the paths
+                # (a note renamed and saved at once is still a rename: reported_moves)
+                renamed = len(mapped) == 2 and None not in mapped and mapped[0] != mapped[1]
+                owner.queue.put(paths, moves=[(paths[0], paths[1])] if renamed else ())
         except Exception as exc:  # the observer thread must survive anything
             owner.record_error(f"event handler: {exc!r}")
             log.exception("watcher: failed to handle %r", event)

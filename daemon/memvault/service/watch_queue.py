@@ -30,6 +30,7 @@ log = logging.getLogger("memvault.service.watcher")
 
 MAX_WAIT_SECONDS = 2.0
 DEFAULT_LIMIT = 4096
+MAX_MOVES = 1024  # renames kept for one batch; past it none (a partial chain misleads)
 _UNTIDY = re.compile(r"(?:^|/)\.{1,2}(?:/|$)|//|^$|/$")  # what relpath would tidy
 
 
@@ -40,6 +41,7 @@ class Batch:
     paths: frozenset[str] | None
     reason: str
     oldest: float  # monotonic time of the oldest change it covers
+    moves: tuple[tuple[str, str], ...] = ()  # renames the file system reported, in order
 
 
 class ChangeQueue:
@@ -70,13 +72,26 @@ class ChangeQueue:
         self._swamped = False  # overflowed: paths are no longer kept until the full is taken
         self._folded = False  # past the limit: a path is queued as its folder
         self.overflows = 0  # times the paths overflowed the limit (folded, or a full reconcile)
+        self._moves: list[tuple[str, str]] = []  # renames reported since the last take
+        self._moves_lost = False  # past MAX_MOVES: none kept until the next take
 
-    def put(self, paths: Iterable[str], since: float | None = None) -> None:
+    def put(
+        self,
+        paths: Iterable[str],
+        since: float | None = None,
+        moves: Iterable[tuple[str, str]] = (),
+    ) -> None:
         """Queue paths that changed now (or, for a batch put back after a failed
-        sync, at ``since``: the lag keeps counting from the first change)."""
+        sync, at ``since``: the lag keeps counting from the first change); ``moves``:
+        renames the file system reported, (old, new), handed on with the batch."""
         now = self.clock()
         when = now if since is None else min(since, now)
         with self.cond:
+            for move in moves:
+                if len(self._moves) >= MAX_MOVES:
+                    self._moves_lost = True
+                if not self._moves_lost:
+                    self._moves.append(move)
             for path in paths:
                 if not self._swamped:
                     self._add(path, when)
@@ -201,7 +216,8 @@ class ChangeQueue:
                 if self._paths_due_in(now) != 0.0:
                     return None
                 reason = "changes, by folder" if self._folded else "changes"
-                batch = Batch(frozenset(self._paths), reason, min(self._paths.values()))
+                oldest = min(self._paths.values())
+                batch = Batch(frozenset(self._paths), reason, oldest, self._take_moves())
                 self._paths.clear()
                 self._folded = False
                 if self._full is None:
@@ -211,14 +227,19 @@ class ChangeQueue:
                 return None
             oldest = self._first if self._first is not None else now
             if self._full is not None:
-                batch = Batch(None, self._full, oldest)
+                batch = Batch(None, self._full, oldest, self._take_moves())
             else:
                 reason = "changes, by folder" if self._folded else "changes"
-                batch = Batch(frozenset(self._paths), reason, oldest)
+                batch = Batch(frozenset(self._paths), reason, oldest, self._take_moves())
             self._paths.clear()
             self._full, self._full_now, self._swamped, self._folded = None, False, False, False
             self._first = self._last = None
             return batch
+
+    def _take_moves(self) -> tuple[tuple[str, str], ...]:
+        moves = () if self._moves_lost else tuple(self._moves)
+        self._moves, self._moves_lost = [], False
+        return moves
 
     def wait(self, timeout: float) -> None:
         with self.cond:

@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from memvault.config import QUIET_MS
 from memvault.core.results import SyncReport
@@ -62,7 +62,15 @@ START_UP = "start-up reconcile"  # the first batch's reason
 SUPERVISE_SECONDS = 2.0
 
 OnProgress = Callable[[Progress], None]
-Sync = Callable[[list[str] | None, OnProgress], SyncReport]
+
+
+class Sync(Protocol):
+    """What the watcher calls with a batch: its paths (None: everything), the progress
+    to tell, and the renames the file system reported for it, (old, new) in order."""
+
+    def __call__(
+        self, paths: list[str] | None, progress: OnProgress, *, moves: Sequence[tuple[str, str]]
+    ) -> SyncReport: ...
 
 
 class SyncCancelled(Exception):
@@ -106,8 +114,9 @@ class WatchHooks:
 class Watcher:
     """Keeps ``sync`` fed with what changed under ``root``; owns its threads.
 
-    ``sync(paths, progress)`` gets a list of vault-relative paths (a folder stands
-    for everything under it), or None for a full reconcile, and returns its report.
+    ``sync(paths, progress, moves=...)`` gets a list of vault-relative paths (a folder
+    stands for everything under it), or None for a full reconcile, and the renames the
+    file system reported for them (``Sync``), and returns its report.
     """
 
     def __init__(
@@ -301,7 +310,8 @@ class Watcher:
         self._on_change()
         try:
             # only the reconcile reports progress (a batch let through would clobber it)
-            report = self._sync(paths, self._cancel_only if let_through else self._progress)
+            progress = self._cancel_only if let_through else self._progress
+            report = self._sync(paths, progress, moves=batch.moves)
         except SyncCancelled:
             log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
             return
@@ -312,9 +322,10 @@ class Watcher:
             )
             # put back with the time of its first change: the lag stays true
             if paths is None:
+                self.queue.put((), moves=batch.moves)
                 self.queue.request_full(batch.reason, since=batch.oldest)
             else:
-                self.queue.put(paths, since=batch.oldest)
+                self.queue.put(paths, since=batch.oldest, moves=batch.moves)
             self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
             self.batches_failed += 1
             self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count

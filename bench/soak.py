@@ -1,0 +1,450 @@
+"""Months of an unattended daemon, compressed: a person's, git's and agents' changes at
+random, the daemon stopped and killed now and then, and at each quiet point the
+guarantees checked.
+
+    python bench/soak.py --minutes 20                    # this checkout, hash embedder
+    python bench/soak.py --minutes 20 --code /tmp/old    # another checkout, the same way
+    python bench/soak.py --minutes 10 --model default    # the real model
+
+A real daemon (``memvault daemon run``, a subprocess of ``--code``) watches a vault of
+``--notes`` notes in mixed-case folders (``People/``, ``Archive/2024/``, ``Notizen/`` beside
+memvault's own), named in several scripts. Changes come through the file system as
+an editor or ``git pull`` makes them (appends, whole-file replaces, renames within and
+across folders, folder renames, deletes, bursts of 50-150 at once) and through the HTTP
+API as an agent makes them (``POST /log``, ``POST /notes``). Now and then the daemon is
+stopped (SIGTERM) or killed (SIGKILL) and started again.
+
+Every ``--check-every`` seconds the script waits for the daemon to be idle and checks:
+
+1. **no words lost**: every line the script wrote is in the note it wrote it to (followed
+   through its renames), every agent's log line is under ``logs/``;
+2. **links true**: each link the script wrote resolves to its target's current name while
+   the target lives; ``links check`` reports only links to notes the script deleted;
+3. **the same as a fresh index**: the vault's files copied with ``config.toml`` alone and
+   synced from nothing give the same MEMORY.md, the same folder notes and the same
+   note and chunk counts; MEMORY.md within its limits;
+4. **health**: the daemon's RSS, open files, threads, ``.memvault/`` bytes, its log's
+   bytes and ``/status`` warnings, written down each time (a ratchet shows there).
+
+Each check is a line of ``WORK/soak.jsonl``; the last line is the summary. Exit 1 when a
+guarantee failed (each failure says what and where).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from daemon_bench import ROOT, Daemon
+from scale_bench import idle
+
+FOLDERS = ["people", "projects", "decisions", "Archive/2024", "topics/ops", "Notizen"]
+NAMES = ["Ana López", "Björn", "Zoë Park", "東京 plan", "Ωmega", "deploy notes", "Q3 review"]
+_TEXT = "retrieval schema latency budget review cache index migration vector release"
+WORDS = [*_TEXT.split(), "onboarding", "pricing", "roadmap", "incident", "backup", "queue"]
+WEIGHTS = {
+    "append": 30,
+    "replace": 10,
+    "create": 16,
+    "link": 10,
+    "rename": 12,
+    "delete": 4,
+    "agent_log": 5,
+    "agent_note": 5,
+    "folder_rename": 1,
+    "burst": 2,
+    "restart": 1,
+    "kill": 1,
+}
+QUIET_AFTER_RENAME = 5.0  # a whole-file replace waits this long after a rename (see _replace)
+
+
+class World:
+    """What the script wrote, to check the vault against: notes by id (their path, the
+    lines written, the ids they link), names of deleted notes, agents' log lines."""
+
+    def __init__(self, root: Path, rng: random.Random) -> None:
+        self.root = root
+        self.rng = rng
+        self.notes: dict[int, dict[str, Any]] = {}
+        self.dead_names: set[str] = set()
+        self.log_lines: list[str] = []
+        self.next_id = 0
+        self.next_mark = 0
+        self.last_rename = 0.0
+        self.folders = list(FOLDERS)
+        self.counts: dict[str, int] = {}
+        self.trace = open(root.parent / "trace.jsonl", "w")  # noqa: SIM115 (every change)
+        self.daemon_up = False
+        # while no daemon runs, a note is renamed or edited, not both: a rename is then
+        # told from its content alone, and a stub renamed and edited is no rename
+        # (changes.edited_moves; a running daemon has the kernel's word: reported_moves)
+        self.down_renamed: set[int] = set()
+        self.down_edited: set[int] = set()
+
+    def said(self, kind: str, **what: Any) -> None:
+        what.update(kind=kind, t=round(time.time(), 3), up=self.daemon_up)
+        self.trace.write(json.dumps(what, ensure_ascii=False) + "\n")
+
+    def mark(self) -> str:
+        self.next_mark += 1
+        return f"mk{self.next_mark}q"
+
+    def name(self) -> str:
+        self.next_id += 1
+        return f"{self.rng.choice(NAMES)} {self.next_id}"
+
+    def alive(self) -> list[int]:
+        return sorted(self.notes)
+
+    def stem(self, i: int) -> str:
+        return Path(self.notes[i]["path"]).stem
+
+    # --- changes ---------------------------------------------------------------------
+
+    def create(self, folder: str | None = None) -> int:
+        name = self.name()
+        i = self.next_id
+        folder = folder or self.rng.choice(self.folders)
+        rel = f"{folder}/{name}.md"
+        targets = self.rng.sample(self.alive(), min(len(self.notes), self.rng.randint(0, 3)))
+        m = self.mark()
+        links = " ".join(f"[[{self.stem(t)}]]" for t in targets)
+        text = f"# {name}\n\nsk{i}x {m} {' '.join(self.rng.sample(WORDS, 6))}.\n\n{links}\n"
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        self.notes[i] = {"path": rel, "marks": [f"sk{i}x", m], "links": list(targets)}
+        self.said("create", id=i, path=rel, links=targets)
+        return i
+
+    def append(self, i: int) -> None:
+        m = self.mark()
+        with open(self.root / self.notes[i]["path"], "a", encoding="utf-8") as fh:
+            fh.write(f"\n{m} {' '.join(self.rng.sample(WORDS, 5))}.\n")
+        self.notes[i]["marks"].append(m)
+        self.said("append", id=i, mark=m)
+
+    def replace(self, i: int) -> None:
+        """An editor's save: the whole file written to a temp file and renamed over it.
+        It reads the file first, so a link the daemon rewrote between the read and the
+        rename would be put back as it was (as an editor holding the old text would); the
+        script does it only when no rename happened for QUIET_AFTER_RENAME seconds."""
+        if time.monotonic() - self.last_rename < QUIET_AFTER_RENAME:
+            return self.append(i)
+        path = self.root / self.notes[i]["path"]
+        m = self.mark()
+        text = path.read_text(encoding="utf-8")
+        tmp = path.with_name(f".{path.name}.tmp{self.next_mark}")
+        tmp.write_text(text + f"\n{m} edited.\n", encoding="utf-8")
+        os.replace(tmp, path)
+        self.notes[i]["marks"].append(m)
+        self.said("replace", id=i, mark=m)
+        return None
+
+    def link(self, i: int) -> None:
+        others = [t for t in self.alive() if t != i]
+        if not others:
+            return
+        t = self.rng.choice(others)
+        with open(self.root / self.notes[i]["path"], "a", encoding="utf-8") as fh:
+            fh.write(f"\nsee [[{self.stem(t)}]]\n")
+        self.notes[i]["links"].append(t)
+        self.said("link", id=i, to=t)
+
+    def rename(self, i: int) -> None:
+        old = self.notes[i]["path"]
+        folder = self.rng.choice(self.folders) if self.rng.random() < 0.5 else str(Path(old).parent)
+        new = f"{folder}/{self.name()}.md"
+        (self.root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(self.root / old, self.root / new)
+        self.notes[i]["path"] = new
+        self.last_rename = time.monotonic()
+        self.said("rename", id=i, old=old, new=new)
+
+    def delete(self, i: int) -> None:
+        rel = self.notes.pop(i)["path"]
+        os.unlink(self.root / rel)
+        self.said("delete", id=i, path=rel)
+        self.dead_names.update({Path(rel).stem.lower(), rel[:-3].lower()})
+        for note in self.notes.values():
+            note["links"] = [t for t in note["links"] if t != i]
+
+    def folder_rename(self) -> None:
+        """A subfolder of the person's own renamed (``Archive/2024`` -> ``Archive/2024-N``)."""
+        old = self.rng.choice([f for f in self.folders if "/" in f])
+        new = f"{old.split('-')[0]}-{self.next_id}"
+        self.next_id += 1
+        if not (self.root / old).is_dir():
+            return
+        (self.root / new).parent.mkdir(parents=True, exist_ok=True)
+        os.rename(self.root / old, self.root / new)
+        for note in self.notes.values():
+            if note["path"].startswith(old + "/"):
+                note["path"] = new + note["path"][len(old) :]
+        self.folders[self.folders.index(old)] = new
+        self.last_rename = time.monotonic()
+        self.said("folder_rename", old=old, new=new)
+
+
+def step(world: World, d: Daemon, kind: str) -> None:
+    alive = world.alive()
+    pick = (lambda: world.rng.choice(alive)) if alive else None
+    if not world.daemon_up and pick is not None:
+        i = pick()
+        pick = lambda: i  # noqa: E731
+        edit = kind in ("append", "replace", "link")
+        if (edit and i in world.down_renamed) or (kind == "rename" and i in world.down_edited):
+            return
+        (world.down_edited if edit else world.down_renamed).add(i)
+    if kind == "create" or pick is None:
+        world.create()
+    elif kind == "append":
+        world.append(pick())
+    elif kind == "replace":
+        world.replace(pick())
+    elif kind == "link":
+        world.link(pick())
+    elif kind == "rename":
+        world.rename(pick())
+    elif kind == "delete" and len(alive) > 20:
+        world.delete(pick())
+    elif kind == "folder_rename":
+        world.folder_rename()
+    elif kind == "agent_log":
+        m = world.mark()
+        d.call("POST", "/log", {"text": f"{m} agent log line"})
+        world.log_lines.append(m)
+        world.said("agent_log", mark=m)
+    elif kind == "agent_note":
+        title = world.name()
+        i = world.next_id
+        m = world.mark()
+        body = {"category": "people", "title": title, "summary": f"sk{i}x", "body": f"{m} met."}
+        r = d.call("POST", "/notes", body)
+        world.notes[i] = {"path": r["path"], "marks": [f"sk{i}x", m], "links": []}
+        world.said("agent_note", id=i, path=r["path"])
+    world.counts[kind] = world.counts.get(kind, 0) + 1
+
+
+# --- checks --------------------------------------------------------------------------
+
+
+def run(code: Path, model: str | None, *argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env["PYTHONPATH"] = str(code / "daemon")
+    if model:
+        env["MEMVAULT_INDEX_MODEL"] = model
+    return subprocess.run(
+        [sys.executable, "-m", "memvault", *argv], env=env, capture_output=True, text=True
+    )
+
+
+def wait_idle(d: Daemon, limit: float = 900) -> float:
+    started = time.monotonic()
+    while not idle(d):
+        if time.monotonic() - started > limit:
+            raise RuntimeError("the daemon was not idle within the limit")
+        time.sleep(0.5)
+    return time.monotonic() - started
+
+
+def files_of(root: Path) -> dict[str, str]:
+    out = {}
+    for p in root.rglob("*.md"):
+        rel = p.relative_to(root).as_posix()
+        if not rel.startswith((".memvault/", ".obsidian/")):
+            out[rel] = p.read_text(encoding="utf-8", errors="replace")
+    return out
+
+
+def check_words(world: World, files: dict[str, str]) -> list[str]:
+    bad = []
+    for i, note in world.notes.items():
+        text = files.get(note["path"])
+        if text is None:
+            bad.append(f"note {i} is gone: {note['path']}")
+            continue
+        bad.extend(f"{note['path']}: lost {m}" for m in note["marks"] if m not in text)
+    logs = "\n".join(t for p, t in files.items() if p.lower().startswith("logs/"))
+    bad.extend(f"agent log line lost: {m}" for m in world.log_lines if m not in logs)
+    return bad
+
+
+def check_links(world: World, files: dict[str, str], problems: list[dict[str, Any]]) -> list[str]:
+    bad = []
+    for note in world.notes.values():
+        text = (files.get(note["path"]) or "").lower()
+        for t in note["links"]:
+            stem, rel = world.stem(t).lower(), world.notes[t]["path"][:-3].lower()
+            if f"[[{stem}" not in text and f"[[{rel}" not in text:
+                bad.append(f"{note['path']}: no link to {world.notes[t]['path']}")
+    for p in problems:
+        if p["target"].lower() not in world.dead_names:
+            bad.append(f"links check: {p['source']}:{p['line']} {p['text']} ({p['verdict']})")
+    return bad
+
+
+def check_fresh(code: Path, model: str | None, root: Path, scratch: Path) -> tuple[list[str], Any]:
+    """The vault's files copied with config.toml alone, synced from nothing: the same
+    MEMORY.md and folder notes, and the same counts, as the running daemon's index."""
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    shutil.copytree(root, scratch, ignore=shutil.ignore_patterns(".memvault"))
+    (scratch / ".memvault").mkdir()
+    shutil.copy2(root / ".memvault" / "config.toml", scratch / ".memvault" / "config.toml")
+    before = files_of(scratch)
+    r = run(code, model, "sync", "--vault", str(scratch), "--json")
+    if r.returncode not in (0, 1):
+        return [f"fresh sync failed ({r.returncode}): {r.stderr[-500:]}"], None
+    after = files_of(scratch)
+    bad = [f"a fresh index rewrote {p}" for p in sorted(after) if before.get(p) != after[p]]
+    bad += [f"a fresh index wrote {p}" for p in sorted(set(after) - set(before))]
+    st = json.loads(run(code, model, "status", "--vault", str(scratch), "--json").stdout)
+    return bad, st
+
+
+def health(d: Daemon, root: Path) -> dict[str, Any]:
+    pid = d.proc.pid
+    st = d.call("GET", "/status")
+    mem = root / ".memvault"
+    return {
+        "rss_mb": round(d.status_kb("VmRSS") / 1024, 1),
+        "hwm_mb": round(d.status_kb("VmHWM") / 1024, 1),
+        "fds": len(os.listdir(f"/proc/{pid}/fd")),
+        "threads": d.status_kb("Threads"),
+        "memvault_bytes": sum(p.stat().st_size for p in mem.rglob("*") if p.is_file()),
+        "daemon_log_bytes": Path(d.log.name).stat().st_size,  # since its last start
+        "warnings": len(st["daemon"].get("warnings") or []),
+        "last_error": st["daemon"].get("last_error"),
+        "restarts": st["daemon"].get("restarts"),
+        "overflows": st["daemon"].get("overflows"),
+        "notes": st["notes"],
+        "chunks": st["index"]["chunks"],
+        "memory_lines": st["memory"]["lines"],
+        "memory_over": st["memory"]["over_budget"],
+    }
+
+
+def check(world: World, d: Daemon, code: Path, model: str | None, work: Path) -> dict[str, Any]:
+    waited = wait_idle(d)
+    root = world.root
+    files = files_of(root)
+    problems = json.loads(run(code, model, "links", "check", "--vault", str(root), "--json").stdout)
+    h = health(d, root)
+    fails = check_words(world, files) + check_links(world, files, problems["problems"])
+    fresh_bad, fresh = check_fresh(code, model, root, work / "fresh")
+    fails += fresh_bad
+    if fresh is not None:
+        for key, mine in (("notes", h["notes"]), ("chunks", h["chunks"])):
+            theirs = fresh["notes"] if key == "notes" else fresh["index"]["chunks"]
+            if theirs != mine:
+                fails.append(f"{key}: the daemon's index {mine}, a fresh one {theirs}")
+    if h["memory_over"]:
+        fails.append(f"MEMORY.md over its limits: {h['memory_lines']} lines")
+    return {"idle_after_s": round(waited, 1), "alive": len(world.notes), **h, "failures": fails}
+
+
+def start(root: Path, model: str | None, code: Path) -> Daemon:
+    d = Daemon(root, model, code=code)
+    wait_idle(d)
+    return d
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--minutes", type=float, default=20)
+    ap.add_argument("--notes", type=int, default=300)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--model", default="hash", help="MEMVAULT_INDEX_MODEL ('default': the real one)"
+    )
+    ap.add_argument("--code", type=Path, default=ROOT, help="a checkout whose daemon/ runs")
+    ap.add_argument("--check-every", type=float, default=180, help="seconds between checks")
+    ap.add_argument("--pause", type=float, default=0.3, help="mean seconds between changes")
+    ap.add_argument("--no-restarts", action="store_true", help="the daemon is never stopped")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/memvault-soak"))
+    a = ap.parse_args()
+    model = None if a.model == "default" else a.model
+    code = a.code.resolve()
+    shutil.rmtree(a.work, ignore_errors=True)
+    root = a.work / "vault"
+    root.mkdir(parents=True)
+    r = run(code, model, "init", str(root))
+    if r.returncode != 0:
+        raise SystemExit(f"init failed: {r.stderr}")
+    rng = random.Random(a.seed)
+    world = World(root, rng)
+    for _ in range(a.notes):
+        world.create()
+    run(code, model, "sync", "--vault", str(root))
+    out = open(a.work / "soak.jsonl", "w")  # noqa: SIM115
+    d = start(root, model, code)
+    world.daemon_up = True
+    if a.no_restarts:
+        WEIGHTS.update(restart=0, kill=0)
+    kinds, weights = zip(*WEIGHTS.items(), strict=True)
+    ends = time.monotonic() + a.minutes * 60
+    next_check = time.monotonic() + a.check_every
+    checks, failed = 0, 0
+    while True:
+        now = time.monotonic()
+        if now >= next_check or now >= ends:
+            report = {
+                "t_min": round((now - ends) / 60 + a.minutes, 1),
+                **check(world, d, code, model, a.work),
+            }
+            report["ops"] = dict(world.counts)
+            print(json.dumps({k: v for k, v in report.items() if k != "ops"}), flush=True)
+            out.write(json.dumps(report) + "\n")
+            out.flush()
+            checks += 1
+            failed += bool(report["failures"])
+            if now >= ends:
+                break
+            next_check = time.monotonic() + a.check_every
+        kind = rng.choices(kinds, weights)[0]
+        if kind == "burst":
+            for _ in range(rng.randint(50, 150)):
+                step(world, d, rng.choices(kinds[:6], weights[:6])[0])
+        elif kind in ("restart", "kill"):
+            world.daemon_up = False
+            world.said(kind)
+            if kind == "kill":
+                d.proc.send_signal(signal.SIGKILL)
+                d.proc.wait(30)
+                d.log.close()
+            else:
+                d.stop()
+            for _ in range(rng.randint(0, 20)):  # changes while no daemon runs
+                step(world, d, rng.choices(kinds[:6], weights[:6])[0])
+            d = start(root, model, code)
+            world.daemon_up = True
+            world.down_renamed.clear()
+            world.down_edited.clear()
+            world.said("started")
+        else:
+            step(world, d, kind)
+        world.counts[kind] = world.counts.get(kind, 0) + (kind in ("burst", "restart", "kill"))
+        time.sleep(rng.expovariate(1 / a.pause))
+    d.stop()
+    summary = {"summary": True, "checks": checks, "failed_checks": failed, "ops": world.counts}
+    print(json.dumps(summary), flush=True)
+    out.write(json.dumps(summary) + "\n")
+    out.close()
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

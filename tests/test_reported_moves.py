@@ -1,0 +1,132 @@
+"""A rename the file system reported is a rename, whatever the note became after it.
+
+Found by bench/soak.py: a note renamed and saved again before the watcher's quiet period
+ended reached the sync as a delete and a create of another text; a stub of two lines is
+too short for ``edited_moves`` to pair, so its links were left pointing at the old name.
+The watcher now hands the kernel's move events on with the batch (``Batch.moves``) and
+``reported_moves`` pairs them. Pure parts on their own, then a real watchdog observer
+over a real vault.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import eventually, note, write
+from memvault.core.changes import ChangeSet, reported_moves
+from memvault.service import watch_queue
+from memvault.service.watch_queue import ChangeQueue
+from test_watcher import Clock, Watched, start_watching
+
+pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
+
+
+# -- reported_moves: pure ------------------------------------------------------------------
+
+
+def test_a_reported_rename_is_a_move_whatever_the_content() -> None:
+    changes = ChangeSet(created=("projects/zoe.md", "people/new.md"), deleted=("people/zed.md",))
+    out = reported_moves(changes, [("people/zed.md", "projects/zoe.md")])
+    assert out.moved == (("people/zed.md", "projects/zoe.md"),)
+    assert out.created == ("people/new.md",) and out.deleted == ()
+
+
+def test_a_chain_of_renames_is_one_move_and_a_folder_stands_for_its_notes() -> None:
+    changes = ChangeSet(created=("c.md", "archive/2025/n.md"), deleted=("a.md", "old/n.md"))
+    moves = [
+        ("a.md", "b.md"),
+        ("b.md", "c.md"),
+        ("old", "archive/2024"),
+        ("archive/2024", "archive/2025"),
+    ]
+    out = reported_moves(changes, moves)
+    assert set(out.moved) == {("a.md", "c.md"), ("old/n.md", "archive/2025/n.md")}
+    assert out.created == () and out.deleted == ()
+
+
+@pytest.mark.parametrize(
+    ("changes", "moves"),
+    [
+        # renamed onto a note that stays: the diff's modified and deleted say it all
+        (ChangeSet(modified=("b.md",), deleted=("a.md",)), [("a.md", "b.md")]),
+        # renamed, then renamed on again out of the batch's sight: nothing came at b
+        (ChangeSet(created=("x.md",), deleted=("a.md",)), [("a.md", "b.md")]),
+        # a path used again after its note moved on: two new paths from one old, no guess
+        (
+            ChangeSet(created=("b.md", "c.md"), deleted=("a.md",)),
+            [("a.md", "b.md"), ("b.md", "c.md")],
+        ),
+        # no rename reported
+        (ChangeSet(created=("b.md",), deleted=("a.md",)), []),
+    ],
+)
+def test_what_is_not_a_reported_rename_stays_as_the_diff_says(
+    changes: ChangeSet, moves: list[tuple[str, str]]
+) -> None:
+    assert reported_moves(changes, moves) == changes
+
+
+# -- the queue hands the renames on with their batch ---------------------------------------
+
+
+def test_the_queue_hands_the_renames_on_with_their_batch_in_order() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet_ms=300, clock=clock)
+    q.put(["a.md", "b.md"], moves=[("a.md", "b.md")])
+    q.put(["b.md", "c.md"], moves=[("b.md", "c.md")])
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.moves == (("a.md", "b.md"), ("b.md", "c.md"))
+    q.put(["d.md"])
+    clock.now += 0.3
+    later = q.take()
+    assert later is not None and later.moves == ()  # taken once
+
+
+def test_past_the_queue_s_bound_no_rename_is_handed_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a partial chain could pair a note with a path used again: all of them or none
+    monkeypatch.setattr(watch_queue, "MAX_MOVES", 2)
+    clock = Clock()
+    q = ChangeQueue(quiet_ms=300, clock=clock)
+    for i in range(3):
+        q.put([f"n{i}.md", f"m{i}.md"], moves=[(f"n{i}.md", f"m{i}.md")])
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.moves == ()
+    q.put(["x.md", "y.md"], moves=[("x.md", "y.md")])
+    clock.now += 0.3
+    again = q.take()
+    assert again is not None and again.moves == (("x.md", "y.md"),)  # the next batch's own
+
+
+# -- a real watcher over a real vault ------------------------------------------------------
+
+
+@pytest.fixture
+def watched(tmp_path: Path) -> Iterator[Watched]:
+    w = start_watching(tmp_path)
+    try:
+        yield w
+    finally:
+        w.watcher.stop()
+        w.vault.close()
+
+
+def test_a_stub_renamed_and_saved_at_once_keeps_its_links(watched: Watched) -> None:
+    write(watched.root, "people/zed.md", "# Zed\n\nshort.\n")
+    write(watched.root, "projects/ref.md", note("Ref", body="Talk to [[zed]] first."))
+    eventually(lambda: {"people/zed.md", "projects/ref.md"} <= watched.indexed())
+    watched.settle()
+    os.rename(watched.root / "people/zed.md", watched.root / "projects/zoe.md")
+    with open(watched.root / "projects/zoe.md", "a", encoding="utf-8") as fh:
+        fh.write("\nMet on Tuesday.\n")  # saved again within the quiet period
+    ref = watched.root / "projects/ref.md"
+    eventually(lambda: "[[zoe]]" in ref.read_text(encoding="utf-8"), what="the link followed")
+    watched.settle()
+    assert ("people/zed.md", "projects/zoe.md") in watched.moves
+    assert "projects/zoe.md" in watched.indexed() and "people/zed.md" not in watched.indexed()
+    assert "Met on Tuesday." in (watched.root / "projects/zoe.md").read_text(encoding="utf-8")
