@@ -344,3 +344,26 @@ def test_search_and_get_say_what_they_cannot_find(server: Server) -> None:
             path.unlink()
             path.parent.rmdir()
         (server.vault / "blob.md").unlink()
+
+
+def test_context_takes_the_filters_search_takes(server: Server) -> None:
+    """memory_context narrows the notes it draws on with the same filters as
+    memory_search (one schema for both); a folder naming nothing is a tool error, as it
+    is for search, never a filter silently dropped."""
+    tools = {t.name: t for t in server.portal.call(server.session.list_tools).tools}
+    search = tools["memory_search"].input_schema["properties"]
+    context = tools["memory_context"].input_schema["properties"]
+    for name in ("folder", "tags", "since", "until"):
+        assert context[name] == search[name], name
+    server.ok("memory_log", text="Asked memory about the database.")  # indexed, if not yet
+    question = "Who is Sarah Chen and what did we decide about the database?"
+    everywhere = server.ok("memory_context", query=question, budget=1500)
+    assert "[[people/sarah-chen" in everywhere
+    decisions = server.ok("memory_context", query=question, budget=1500, folder="Decisions")
+    cited = [line.split("]]")[0] for line in decisions.splitlines() if line.startswith("[[")]
+    assert cited and all(c.startswith("[[decisions/") for c in cited), decisions
+    message = server.refused("memory_context", query=question, folder="decisionz")
+    assert "FolderNotFound: no folder 'decisionz' in the vault" in message, message
+    # no note is dated that early: the index alone, no note's lines
+    early = server.ok("memory_context", query=question, budget=1500, until="2000-01-01")
+    assert not any(line.startswith("[[") for line in early.splitlines()), early
