@@ -31,8 +31,9 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.tools import Tool
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from memvault import __version__
 from memvault.api import FilterArgs, Mode, Vault
@@ -133,6 +134,16 @@ def hit_for_model(hit: Hit) -> dict[str, Any]:
     }
 
 
+def strict(tool: Tool) -> Tool:
+    """``tool`` refusing an argument it does not take (the SDK drops it silently: a
+    careless agent's ``limit`` or ``folder`` looked applied), and saying so in its schema."""
+    loose = tool.fn_metadata.arg_model
+    config = ConfigDict(**{**loose.model_config, "extra": "forbid"})
+    tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config})
+    tool.parameters["additionalProperties"] = False
+    return tool
+
+
 def link_of(path: str) -> str:
     return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
 
@@ -148,12 +159,19 @@ def build_server(root: Path) -> MCPServer:
         except (MemvaultError, ValueError) as exc:
             raise refused(exc) from exc
 
-    # WARNING for the SDK and the engine (the vault is opened per call: no INFO on each).
-    server: MCPServer = MCPServer(
-        "memvault", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING"
-    )
+    tools: list[Tool] = []
 
-    @server.tool(annotations=READ_ONLY)
+    def tool(annotations: ToolAnnotations, structured_output: bool | None = None) -> Any:
+        def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+            made = Tool.from_function(
+                fn, annotations=annotations, structured_output=structured_output
+            )
+            tools.append(strict(made))
+            return fn
+
+        return register
+
+    @tool(READ_ONLY)
     def memory_search(
         query: Annotated[
             str,
@@ -185,7 +203,7 @@ def build_server(root: Path) -> MCPServer:
         )
         return {"hits": [hit_for_model(h) for h in hits]}
 
-    @server.tool(annotations=READ_ONLY, structured_output=False)
+    @tool(READ_ONLY, structured_output=False)
     def memory_context(
         query: Annotated[
             str,
@@ -222,7 +240,7 @@ def build_server(root: Path) -> MCPServer:
             lambda m: m.context(query, budget, **filters(folder, tags, since, until)), "query"
         ).text
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def memory_get(
         path: Annotated[
             str,
@@ -255,7 +273,7 @@ def build_server(root: Path) -> MCPServer:
         """
         return run(lambda m: m.get(path, lines=lines, heading=heading), "read").to_dict()
 
-    @server.tool(annotations=WRITES_SECTIONS)
+    @tool(WRITES_SECTIONS)
     def memory_write(
         category: Annotated[
             Literal["people", "projects", "decisions", "logs"],
@@ -335,7 +353,7 @@ def build_server(root: Path) -> MCPServer:
         )
         return {"path": result.path, "created": result.created, "address": link_of(result.path)}
 
-    @server.tool(annotations=WRITES)
+    @tool(WRITES)
     def memory_log(
         text: Annotated[
             str, Field(min_length=1, max_length=10_000, description="What happened, in one line.")
@@ -350,12 +368,17 @@ def build_server(root: Path) -> MCPServer:
         result = run(lambda m: m.log(text), "write")
         return {"path": result.path, "created": result.created}
 
-    @server.tool(annotations=READ_ONLY)
+    @tool(READ_ONLY)
     def memory_status() -> dict[str, Any]:
         """How the memory vault stands: notes per folder, MEMORY.md size against its
         budget, broken links, and whether the search index matches the files (and
         the daemon's state when one runs). Use it when memory seems stale or empty."""
         return run(lambda m: m.status(), "peek")
+
+    # WARNING for the SDK and the engine (the vault is opened per call: no INFO on each).
+    server: MCPServer = MCPServer(
+        "memvault", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING", tools=tools
+    )
 
     @server.resource(
         "memory://index",
