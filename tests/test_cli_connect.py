@@ -224,3 +224,54 @@ def test_set_key_replaces_a_value_in_place_and_refuses_what_is_not_an_object() -
         json_edit.set_key("[1, 2]", ("a",), 1)
     with pytest.raises(json_edit.JsonEditError, match=r"line 1, column 7"):
         json_edit.set_key('{"a": }', ("a",), 1)
+
+
+def test_disconnect_gives_back_the_auto_memory_directory_connect_replaced(
+    home: Path, tmp_path: Path
+) -> None:
+    """A project whose Claude Code memory already lived elsewhere: connect points it at
+    the vault, disconnect gives the old folder back (it removed the key, and Claude Code
+    then forgot where its memory was)."""
+    vault = new_vault(tmp_path)
+    project = home / "p"
+    (project / ".claude").mkdir(parents=True)
+    mine = '{\n  "model": "opus",\n  "autoMemoryDirectory": "/home/me/old-memory"\n}\n'
+    settings = project / ".claude" / "settings.local.json"
+    settings.write_text(mine, encoding="utf-8")
+    for i in range(2):  # connecting again keeps the folder that was there first
+        run = memvault(home, "connect", "claude-code", "--project", str(project),
+                       "--vault", str(vault))  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert ("/home/me/old-memory" in run.stdout) == (i == 0)  # said: disconnect gives it back
+    assert json.loads(settings.read_text("utf-8"))["autoMemoryDirectory"] == str(vault.resolve())
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project), "--dry-run")
+    assert off.returncode == 0 and '+  "autoMemoryDirectory": "/home/me/old-memory"' in off.stdout
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert settings.read_text(encoding="utf-8") == mine
+    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8")) == {}
+    # a second disconnect: nothing of memvault's is left, the folder stays
+    assert memvault(home, "disconnect", "claude-code", "--project", str(project)).returncode == 0
+    assert settings.read_text(encoding="utf-8") == mine
+
+
+def test_a_symlinked_settings_file_is_edited_where_it_lives(home: Path, tmp_path: Path) -> None:
+    """Settings kept in a dotfiles folder and linked into the project: connect and
+    disconnect edit the file the link leads to and leave the link a link (the atomic
+    swap put a plain file in its place)."""
+    vault = new_vault(tmp_path)
+    project = project_with_settings(home)
+    dots = home / "dotfiles"
+    dots.mkdir()
+    real = dots / "settings.local.json"
+    link = project / ".claude" / "settings.local.json"
+    real.write_text(link.read_text(encoding="utf-8"), encoding="utf-8")
+    link.unlink()
+    link.symlink_to(real)
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))
+    assert run.returncode == 0, run.stderr
+    assert link.is_symlink() and link.resolve() == real.resolve()
+    assert json.loads(real.read_text("utf-8"))["autoMemoryDirectory"] == str(vault.resolve())
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert link.is_symlink() and real.read_text(encoding="utf-8") == SETTINGS

@@ -389,3 +389,25 @@ def test_the_line_of_the_one_asked_about_wins_a_tie(tmp_path: Path) -> None:
         ann = vault.context("What did Ann adopt?", budget=30)
     assert "puppy" in bob.text and "kitten" not in bob.text
     assert "kitten" in ann.text and "puppy" not in ann.text
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [{"folder": "decisions"}, {"folder": "DECISIONS"}, {"tags": ["database"]}],
+)
+def test_a_filtered_context_draws_on_no_note_the_filter_leaves_out(
+    tmp_path: Path, filters: dict
+) -> None:
+    """The notes a filtered context's hits link to are drawn on only when the filter
+    passes them too: the PostgreSQL decision links Sarah Chen and the refactor, which
+    `folder="decisions"` (and its tag) leave out, as search does."""
+    root = make_vault(tmp_path)
+    with open_vault(root) as vault:
+        vault.sync()
+        question = "Who is Sarah Chen and what did we decide about the database?"
+        assert any(s.path == "people/sarah-chen.md" for s in vault.context(question).sources)
+        ctx = vault.context(question, budget=2000, **filters)
+    cited = {s.path for s in ctx.sources} - {"MEMORY.md"}
+    assert cited == {"decisions/2024-03-12-why-postgresql.md"}, ctx.text
+    notes = [line for line in ctx.text.splitlines() if line.startswith("[[")]
+    assert notes and all(line.startswith("[[decisions/") for line in notes), ctx.text

@@ -83,6 +83,15 @@ def test_title_prefers_frontmatter_then_h1_then_file_name(path: str, text: str, 
         ("# T\n\n<!-- comment -->\nProse with [[people/ana]].", "Prose with ana."),
         ("# T\n\n| a | b |\n|---|---|\n\nAfter table.", "After table."),
         ("", ""),
+        # a Claude Code topic file: code and snake_case names as written, not emphasis
+        (
+            "# Debugging\n\n- The flaky test `test_upload_retry` fails when the S3 mock "
+            "starts late",
+            "The flaky test test_upload_retry fails when the S3 mock starts late",
+        ),
+        ("# T\n\nSet max_note_bytes in my_mod, __bold__.", "Set max_note_bytes in my_mod, bold."),
+        ("# T\n\nUse `**kwargs` and `a_b`, *not* _this_.", "Use **kwargs and a_b, not this."),
+        ("# T\n\n**Run `make_all` first**, then ``x`y``.", "Run make_all first, then x`y."),
     ],
 )
 def test_summary_is_frontmatter_or_first_sentence(text: str, summary: str) -> None:

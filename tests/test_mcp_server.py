@@ -344,3 +344,43 @@ def test_search_and_get_say_what_they_cannot_find(server: Server) -> None:
             path.unlink()
             path.parent.rmdir()
         (server.vault / "blob.md").unlink()
+
+
+def test_context_takes_the_filters_search_takes(server: Server) -> None:
+    """memory_context narrows the notes it draws on with the same filters as
+    memory_search (one schema for both); a folder naming nothing is a tool error, as it
+    is for search, never a filter silently dropped."""
+    tools = {t.name: t for t in server.portal.call(server.session.list_tools).tools}
+    search = tools["memory_search"].input_schema["properties"]
+    context = tools["memory_context"].input_schema["properties"]
+    for name in ("folder", "tags", "since", "until"):
+        assert context[name] == search[name], name
+    server.ok("memory_log", text="Asked memory about the database.")  # indexed, if not yet
+    question = "Who is Sarah Chen and what did we decide about the database?"
+    everywhere = server.ok("memory_context", query=question, budget=1500)
+    assert "[[people/sarah-chen" in everywhere
+    decisions = server.ok("memory_context", query=question, budget=1500, folder="Decisions")
+    cited = [line.split("]]")[0] for line in decisions.splitlines() if line.startswith("[[")]
+    assert cited and all(c.startswith("[[decisions/") for c in cited), decisions
+    message = server.refused("memory_context", query=question, folder="decisionz")
+    assert "FolderNotFound: no folder 'decisionz' in the vault" in message, message
+    # no note is dated that early: the index alone, no note's lines
+    early = server.ok("memory_context", query=question, budget=1500, until="2000-01-01")
+    assert not any(line.startswith("[[") for line in early.splitlines()), early
+
+
+def test_an_argument_no_tool_takes_is_a_tool_error_not_dropped(server: Server) -> None:
+    """A careless agent's `limit`, `top_k` or `max_tokens` is refused, naming it: a
+    dropped argument looked like a filter applied (memory_context took no `folder` and
+    answered from the whole vault)."""
+    tools = {t.name: t for t in server.portal.call(server.session.list_tools).tools}
+    for tool in tools.values():
+        assert tool.input_schema.get("additionalProperties") is False, tool.name
+    message = server.refused("memory_search", query="PostgreSQL", limit=3)
+    assert "limit" in message and "Extra inputs are not permitted" in message, message
+    message = server.refused("memory_context", query="PostgreSQL", max_tokens=300)
+    assert "max_tokens" in message, message
+    before = sorted(p.name for p in (server.vault / "people").iterdir())
+    message = server.refused("memory_write", category="people", title="Nia", text="Nia leads.")
+    assert "text" in message, message
+    assert sorted(p.name for p in (server.vault / "people").iterdir()) == before

@@ -260,7 +260,13 @@ def _title(path: str, fm: dict[str, Any], headings: list[Heading]) -> str:
 
 _WIKI_DISPLAY = re.compile(r"!?\[\[([^\[\]|#\n]*)(?:#[^\[\]|\n]*)?(?:\|([^\[\]\n]*))?\]\]")
 _MD_DISPLAY = re.compile(r"!?\[([^\[\]\n]*)\]\([^)\n]*\)")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_|~~|==|`)(?=\S)(.+?)(?<=\S)\1")
+# emphasis as CommonMark reads it: `_` and `__` never inside a word (snake_case names
+# are not emphasis), `*` anywhere; a code span's text is taken as written
+_EMPHASIS = re.compile(
+    r"(\*\*|\*|~~|==)(?=\S)(.+?)(?<=\S)\1|(?<![^\W_])(__|_)(?=\S)(.+?)(?<=\S)\3(?![^\W_])"
+)
+_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+_KEPT = re.compile("\ue000(\\d+)\ue001")  # a code span's place while emphasis goes
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
 
@@ -271,10 +277,18 @@ def plain_text(markdown: str) -> str:
     def wiki(m: re.Match[str]) -> str:
         return m.group(2) or posixpath.basename(m.group(1).strip())
 
-    text = _WIKI_DISPLAY.sub(wiki, markdown)
+    code: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        code.append(m.group(2).strip() or m.group(2))
+        return f"\ue000{len(code) - 1}\ue001"
+
+    text = _CODE_SPAN.sub(keep, markdown.replace("\ue000", "").replace("\ue001", ""))
+    text = _WIKI_DISPLAY.sub(wiki, text)
     text = _MD_DISPLAY.sub(lambda m: m.group(1), text)
     for _ in range(2):
-        text = _EMPHASIS.sub(lambda m: m.group(2), text)
+        text = _EMPHASIS.sub(lambda m: m.group(2) if m.group(1) else m.group(4), text)
+    text = _KEPT.sub(lambda m: code[int(m.group(1))], text)
     return " ".join(text.split())
 
 

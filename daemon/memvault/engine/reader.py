@@ -55,13 +55,14 @@ SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
 FULL_ENOUGH = 0.9  # a context this full of its budget does not look for more candidates
 WIDEN = 4  # ...otherwise it looks this many times further, once
 NO_FILTERS = Filters()
+Allowed = Callable[[str], bool] | None  # the notes a filter passes (None: every note)
 UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
 class Reader(Lane):
     """Search, context, get and related over one vault's index."""
 
-    def _allowed(self, filters: Filters) -> Callable[[str], bool] | None:
+    def _allowed(self, filters: Filters) -> Allowed:
         if not filters:
             return None
         meta = self.catalogue.notes()
@@ -166,20 +167,20 @@ class Reader(Lane):
             raise ValueError("the budget must be at least 1 token")
         k = cfg.context.candidates
         hits, qv = self.search(query, k=k, filters=filters, evidence=False)
-        ctx = self._assemble(query, budget, hits, qv)
+        allowed = self._allowed(filters)
+        ctx = self._assemble(query, budget, hits, qv, allowed)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
             more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv, evidence=False)
-            ctx = self._assemble(
-                query, budget, [*hits, *(h for h in more if (h.path, h.ord) not in seen)], qv
-            )
+            wider = [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
+            ctx = self._assemble(query, budget, wider, qv, allowed)
         return ctx
 
     def _assemble(
-        self, query: str, budget: int, hits: Sequence[Hit], qv: np.ndarray | None
+        self, query: str, budget: int, hits: Sequence[Hit], qv: np.ndarray | None, ok: Allowed
     ) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
@@ -195,6 +196,8 @@ class Reader(Lane):
         linked_hits = (
             self._linked_hits(hit_paths[:3], set(hit_paths), hits) if cfg.context.link_hops else []
         )
+        if ok is not None:  # a linked note is drawn on only when the filter passes it too
+            linked_hits = [h for h in linked_hits if ok(h.path)]
         candidates = [*hits, *linked_hits]
         sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         meta = self.catalogue.notes()

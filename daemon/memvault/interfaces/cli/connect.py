@@ -18,6 +18,7 @@ file that kept changing or cannot be written.
 from __future__ import annotations
 
 import difflib
+import json
 import os
 import sys
 from dataclasses import dataclass
@@ -54,7 +55,7 @@ class Edit:
     path: Path
     key: tuple[str, ...]
     value: Any = None
-    only_if: Any = None  # remove only while it holds this (another vault's stays)
+    only_if: Any = None  # set or remove only while it holds this (another vault's stays)
 
 
 def desktop_config(env: dict[str, str] | None = None, platform: str | None = None) -> Path:
@@ -79,6 +80,12 @@ def server_entry(vault: Path, stdio_type: bool) -> dict[str, Any]:
     return entry
 
 
+def _real(path: Path) -> Path:
+    """The file to edit: where a symlink leads (settings kept in a dotfiles folder stay
+    there, and the link stays a link), else the path."""
+    return Path(os.path.realpath(path))
+
+
 def _read(path: Path) -> str | None:
     try:
         data = path.read_bytes()
@@ -99,9 +106,11 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
             text = after or ""
             bom = text.startswith("\ufeff")
             body = text[1:] if bom else text
-            if e.value is not None:
+            if e.only_if is not None and json_edit.get(body, e.key) != e.only_if:
+                pass  # changed since: it is not ours to take out any more
+            elif e.value is not None:
                 body = json_edit.set_key(body, e.key, e.value, str(path))
-            elif e.only_if is None or json_edit.get(body, e.key) == e.only_if:
+            else:
                 body = json_edit.remove_key(body, e.key, str(path))
             after = ("\ufeff" if bom else "") + body
         out.append((path, before, after))
@@ -109,6 +118,7 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
 
 
 def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
+    """Every edit made (or, with ``dry_run``, shown); exits on a file it cannot edit."""
     from memvault.core.text import sha256_bytes
     from memvault.errors import WriteConflict
     from memvault.vault.swap import Swapper
@@ -142,7 +152,7 @@ def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
                 continue
             expected = None if before is None else sha256_bytes(before.encode("utf-8"))
             try:
-                done, _ = swapper.swap(path, after.encode("utf-8"), expected)
+                done, _ = swapper.swap(_real(path), after.encode("utf-8"), expected)
             except (OSError, WriteConflict) as exc:
                 common.fail(f"{path}: cannot be written: {exc}", 1, as_json)
             if not done:  # changed meanwhile: read again and redo
@@ -196,19 +206,27 @@ def claude_code(
         root = _vault(vault)
     project = _project(project, as_json)
     memory = _memory_dir(root, folder)
+    settings = project / ".claude" / "settings.local.json"
+    replaced = _replaced(root, settings, _auto_memory(settings, as_json), memory)
     _apply(
         [
-            Edit(project / ".claude" / "settings.local.json", ("autoMemoryDirectory",),
-                 str(memory)),
+            Edit(settings, ("autoMemoryDirectory",), str(memory)),
             Edit(project / ".mcp.json", ("mcpServers", SERVER), server_entry(root, True)),
         ],
         dry_run,
         as_json,
-    )  # fmt: skip
+    )
+    if replaced is not None and not dry_run:
+        _remember(root, settings, replaced)
     if not as_json and not dry_run:
         common.out.print(
             f"Claude Code in {project} now keeps its auto memory in {memory} and has the "
             "memvault MCP tools; `memvault up` keeps MEMORY.md and the index current"
+        )
+    if replaced is not None and not as_json:
+        common.out.print(
+            f"Its auto memory was in {replaced}: `memvault disconnect claude-code` gives "
+            "that folder back (its files stay there)"
         )
 
 
@@ -237,15 +255,14 @@ def disconnect_claude_code(
     project = _project(project, as_json)
     settings = project / ".claude" / "settings.local.json"
     edits = [Edit(project / ".mcp.json", ("mcpServers", SERVER))]
-    text = _read(settings)
-    if text is not None:
-        try:
-            current = json_edit.get(text.lstrip("\ufeff"), ("autoMemoryDirectory",))
-        except json_edit.JsonEditError as exc:
-            common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
-        if isinstance(current, str) and _in_a_vault(Path(current)):
-            edits.insert(0, Edit(settings, ("autoMemoryDirectory",), only_if=current))
+    current = _auto_memory(settings, as_json)
+    root = _vault_of(Path(current)) if isinstance(current, str) else None
+    before = None if root is None else _remembered(root).get(str(_real(settings)))
+    if root is not None:  # memvault's: the folder it replaced back, or the key out
+        edits.insert(0, Edit(settings, ("autoMemoryDirectory",), before, only_if=current))
     _apply(edits, dry_run, as_json)
+    if root is not None and before is not None and not dry_run:
+        _remember(root, settings, None)
 
 
 def disconnect_claude_desktop(
@@ -258,10 +275,61 @@ def disconnect_claude_desktop(
     _apply([Edit(path, ("mcpServers", SERVER))], dry_run, as_json)
 
 
-def _in_a_vault(folder: Path) -> bool:
+def _vault_of(folder: Path) -> Path | None:
+    """The vault ``folder`` is in, if any."""
     from memvault.vault.lock import is_vault
 
-    return any(is_vault(p) for p in (folder, *folder.parents))
+    return next((p for p in (folder, *folder.parents) if is_vault(p)), None)
+
+
+def _auto_memory(settings: Path, as_json: bool) -> Any:
+    """Claude Code's ``autoMemoryDirectory`` in ``settings`` now (None: not set)."""
+    try:
+        text = _read(settings)
+        return None if text is None else json_edit.get(text.lstrip("\ufeff"), (AUTO_MEMORY,))
+    except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
+        common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
+
+
+# The folders `connect claude-code` replaced, for `disconnect` to give back:
+# {settings file (its real path): the autoMemoryDirectory it held}, in the vault's .memvault/
+REPLACED = "claude-code-replaced.json"
+AUTO_MEMORY = "autoMemoryDirectory"
+
+
+def _replaced(root: Path, settings: Path, current: Any, memory: Path) -> Any:
+    """The autoMemoryDirectory connect replaces, to remember: none when it is already
+    memvault's (this vault's, or remembered from a first connect)."""
+    if current is None or current == str(memory):
+        return None
+    if isinstance(current, str) and _vault_of(Path(current)) == root:
+        return None
+    return current if str(_real(settings)) not in _remembered(root) else None
+
+
+def _remembered(root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((root / ".memvault" / REPLACED).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _remember(root: Path, settings: Path, value: Any) -> None:
+    """Keep (``value``) or forget (None) what ``settings`` held before connect."""
+    data = _remembered(root)
+    key = str(_real(settings))
+    if value is None:
+        data.pop(key, None)
+    else:
+        data[key] = value
+    path = root / ".memvault" / REPLACED
+    tmp = path.with_name(f".{REPLACED}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
 
 
 __all__ = [
