@@ -169,15 +169,20 @@ class World:
         new = f"{folder}/{self.name()}.md"
         (self.root / new).parent.mkdir(parents=True, exist_ok=True)
         os.rename(self.root / old, self.root / new)
+        self.notes[i].setdefault("was", []).append(old)
         self.notes[i]["path"] = new
         self.last_rename = time.monotonic()
         self.said("rename", id=i, old=old, new=new)
 
     def delete(self, i: int) -> None:
-        rel = self.notes.pop(i)["path"]
+        note = self.notes.pop(i)
+        rel = note["path"]
         os.unlink(self.root / rel)
         self.said("delete", id=i, path=rel)
-        self.dead_names.update({Path(rel).stem.lower(), rel[:-3].lower()})
+        # every name it had: a link to one it had before a rename in the same batch as
+        # the delete is not re-targeted (the note is gone either way)
+        for had in (rel, *note.get("was", ())):
+            self.dead_names.update({Path(had).stem.lower(), had[:-3].lower()})
         for note in self.notes.values():
             note["links"] = [t for t in note["links"] if t != i]
 

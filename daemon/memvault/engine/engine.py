@@ -326,7 +326,9 @@ class Engine:
             self.catalogue.files_changed()
             after = self.catalogue.link_index()
             if relinking:
-                relinked, problems, edits, kept_changing = self.linker.relink(moves, before, after)
+                relinked, problems, edits, kept_changing = self.linker.relink(
+                    moves, before, after, created=changes.created
+                )
                 warnings += problems
         elif attachments:
             with self.store.transaction() as conn:
