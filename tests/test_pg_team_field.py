@@ -1,0 +1,74 @@
+"""Field test of a team's index on PostgreSQL (docs/TEAM.md) with the vault's copies in
+git: what a clone under another folder name reads, and what a reader's `status` says of
+its files. A real server (pgserver), real git, the CLI as a process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from helpers import make_vault, memvault_env, run_memvault
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def folder_name(pg_server: Any, request: pytest.FixtureRequest) -> Any:
+    """A vault folder name of this test's own; the schema memvault would derive from it
+    (``memvault_<name>``) is dropped before and after."""
+    name = "fieldteam_" + hashlib.sha256(request.node.name.encode()).hexdigest()[:10]
+    drop = f'DROP SCHEMA IF EXISTS "memvault_{name}" CASCADE'
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(drop)
+    yield name
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(drop)
+
+
+def _clone(src: Path, dst: Path) -> Path:
+    """What `git clone` of the vault gives: the notes and the tracked settings."""
+    _git(src, "init", "-q")
+    _git(src, "add", "-A")
+    _git(src, "-c", "user.email=a@x", "-c", "user.name=a", "commit", "-qm", "vault")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "clone", "-q", str(src), str(dst)], check=True)
+    return dst
+
+
+def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_it(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """`index move --to postgres` wrote store and dsn to config.toml, which git carries,
+    but not the schema: a colleague's clone in a folder of another name derived a schema
+    of its own (memvault_<its folder>), and its `memvault up` became a second writer of a
+    second index, silently. The move names the schema it built."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    moved = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert moved.returncode == 0, moved.stderr
+    config = (writer / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    assert f'schema = "memvault_{folder_name}"' in config
+    assert config.count("\nschema =") == 1  # the commented default's line replaced
+
+    clone = _clone(writer, tmp_path / "laptop" / "our-memory")
+    asked = run_memvault("status", "--json", "--vault", str(clone), env=env)
+    where = json.loads(asked.stdout)["index"]["where"]
+    assert where["schema"] == f"memvault_{folder_name}"
+    question = ("search", "which database did we choose", "--json")
+    theirs = json.loads(run_memvault(*question, "--vault", str(clone), env=env).stdout)
+    ours = json.loads(run_memvault(*question, "--vault", str(writer), env=env).stdout)
+    assert theirs["hits"] and theirs["hits"] == ours["hits"]
+    shutil.rmtree(clone)
