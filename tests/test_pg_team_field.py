@@ -72,3 +72,35 @@ def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_
     ours = json.loads(run_memvault(*question, "--vault", str(writer), env=env).stdout)
     assert theirs["hits"] and theirs["hits"] == ours["hits"]
     shutil.rmtree(clone)
+
+
+def test_a_readers_status_finds_its_clone_of_the_same_files_in_step_with_the_index(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A reader's files come by `git clone`/`pull`: the same bytes as the writer's, other
+    modification times. Its `status` compared size and time only and said "index is
+    behind the files: N notes changed" of every note, with nothing changed; it reads the
+    notes whose size agrees, and names only the one that differs."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    moved = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert moved.returncode == 0, moved.stderr
+    clone = _clone(writer, tmp_path / "laptop" / folder_name)
+    asked = run_memvault("status", "--json", "--vault", str(clone), env=env)
+    index = json.loads(asked.stdout)["index"]
+    assert (index["matches_disk"], index["pending_count"]) == (True, 0)
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "index matches the files on disk" in said
+
+    person = clone / "people" / "sarah-chen.md"
+    person.write_text(person.read_text(encoding="utf-8").replace("a", "e"), encoding="utf-8")
+    index = json.loads(run_memvault("status", "--json", "--vault", str(clone), env=env).stdout)[
+        "index"
+    ]
+    assert index["pending"] == ["people/sarah-chen.md"]
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "index is behind the files: 1 notes changed" in said
