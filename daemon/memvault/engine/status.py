@@ -206,9 +206,14 @@ def _memory(
             loaded_limit=lines > CLAUDE_CODE_LINES or len(text.encode("utf-8")) > CLAUDE_CODE_BYTES,
         )
         try:
-            memory_md.parse_blocks(text.splitlines(keepends=True))
+            blocks = memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
             memory["problem"] = f"left untouched: {exc}"
+        else:
+            # a first day's own long MEMORY.md: the lines are the person's, not the
+            # sections' (whose limits cannot shorten it), and the sections come after them
+            memory["own_lines"] = lines - sum(b.end - b.begin + 1 for b in blocks)
+            memory["sections_from_line"] = min((b.begin + 1 for b in blocks), default=None)
     # what a note says itself (memory-index: false), and what an earlier version's
     # decisions file once hid (no longer read for MEMORY.md: docs/MEMORY.md)
     memory["kept_out"] = json.loads(store.meta("memory_kept_out") or "[]")
