@@ -104,3 +104,40 @@ def test_a_readers_status_finds_its_clone_of_the_same_files_in_step_with_the_ind
     assert index["pending"] == ["people/sarah-chen.md"]
     said = run_memvault("status", "--vault", str(clone), env=env).stdout
     assert "index is behind the files: 1 notes changed" in said
+
+
+def test_vaults_whose_folder_names_are_not_ascii_keep_an_index_each(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """`Заметки` and `日本語メモ` both became schema `memvault__` (every character outside
+    a-z, 0-9 and _ folded to one _): one server, one index for two vaults, each sync
+    deleting the other's notes from it and search answering with the other vault's.
+    A name losing characters that way gets a digest of itself."""
+    from memvault.index.pg_schema import schema_name
+
+    names = ["Заметки", "日本語メモ", "Мои notes", "Наши notes"]
+    schemas = [schema_name(tmp_path / n) for n in names]
+    assert len(set(schemas)) == len(names), schemas
+    assert schema_name(tmp_path / "my-notes") == "memvault_my_notes"  # ASCII: as before
+    assert schema_name(tmp_path / "Заметки") == schema_name(tmp_path / "Заметки")  # stable
+    env = memvault_env(
+        tmp_path, MEMVAULT_INDEX_STORE="postgres", MEMVAULT_INDEX_DSN=str(pg_server.get_uri())
+    )
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        for schema in {*schemas[:2], "memvault__"}:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    ru, ja = tmp_path / names[0], tmp_path / names[1]
+    assert run_memvault("init", "--example", str(ru), env=env).returncode == 0
+    assert run_memvault("init", str(ja), env=env).returncode == 0
+    (ja / "会議.md").write_text("# 会議\n\n東京の会議メモ\n", encoding="utf-8")
+    for root in (ru, ja, ru):
+        synced = run_memvault("sync", "--vault", str(root), env=env)
+        assert synced.returncode == 0, synced.stderr
+        assert " deleted" in synced.stdout and ", 0 deleted" in synced.stdout
+    found = run_memvault("search", "会議", "--json", "--vault", str(ru), env=env).stdout
+    assert all(h["path"] != "会議.md" for h in json.loads(found)["hits"])
+    found = run_memvault("search", "会議", "--json", "--vault", str(ja), env=env).stdout
+    assert [h["path"] for h in json.loads(found)["hits"]][:1] == ["会議.md"]
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        for schema in {*schemas[:2], "memvault__"}:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
