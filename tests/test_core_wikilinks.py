@@ -742,3 +742,34 @@ def test_relinking_with_the_moved_names_gives_what_resolving_every_link_gives() 
         full = relink_note(text, source, source, before, after, moves, fmt)
         quick = relink_note(text, source, source, before, after, moves, fmt, moved_names(moves))
         assert quick == full
+
+
+# -- two files whose paths differ only by case (ext4 holds both; a git pull brings both) ----
+CASE_TWINS = ["People/ANA.md", "People/Ana.md", "People/carl.md", "topic.md"]
+
+
+@pytest.mark.parametrize(
+    ("target", "source", "verdict", "path"),
+    [
+        ("People/ANA", "MEMORY.md", "resolved", "People/ANA.md"),  # the exact spelling
+        ("People/Ana", "MEMORY.md", "resolved", "People/Ana.md"),
+        ("People/Ana.md", "MEMORY.md", "resolved", "People/Ana.md"),
+        ("ANA", "People/carl.md", "resolved", "People/ANA.md"),  # relative, exact
+        ("people/ana", "MEMORY.md", "ambiguous", None),  # no exact spelling: not guessed
+        ("ana", "topic.md", "ambiguous", None),
+        ("People/carl", "MEMORY.md", "resolved", "People/carl.md"),
+    ],
+)
+def test_paths_differing_only_by_case_resolve_by_their_exact_spelling(
+    target: str, source: str, verdict: str, path: str | None
+) -> None:
+    """Obsidian looks a link's path up as written first: ``[[People/ANA]]`` opens
+    People/ANA.md even with People/Ana.md beside it. A spelling neither has is ambiguous,
+    never whichever sorts last (a MEMORY.md line of one twin led to the other)."""
+    built = LinkIndex(CASE_TWINS)
+    grown = LinkIndex(["People/Ana.md", "People/carl.md", "topic.md"]).with_files(["People/ANA.md"])
+    for idx in (built, grown):
+        res = idx.resolve(target, source)
+        assert (res.verdict, res.path) == (verdict, path)
+        if verdict == "ambiguous":
+            assert res.candidates == ("People/ANA.md", "People/Ana.md")

@@ -152,6 +152,30 @@ def test_get_of_a_title_two_notes_have_is_ambiguous_too(tmp_path: Path) -> None:
     assert caught.value.candidates == ("people/Ana López.md", "team/ana-lopez.md")
 
 
+def test_two_notes_differing_only_by_case_are_each_read_by_their_spelling(tmp_path: Path) -> None:
+    """people/Ana.md and people/ANA.md in one folder (ext4 holds both; a git pull brings
+    both): MEMORY.md lists each, each of its lines leads to its own note, ``get`` of each
+    spelling reads that note, and a spelling neither has is ambiguous, never the one that
+    sorts last (which every such link led to)."""
+    root = new_vault(tmp_path)
+    write(root, "people/Ana.md", "# Ana\n\nana the first\n")
+    write(root, "people/ANA.md", "# ANA\n\nana in capitals\n")
+    with open_vault(root) as v:
+        v.sync()
+        assert v.get("people/ANA").text == "# ANA\n\nana in capitals"
+        assert v.get("[[people/ANA]]").path == "people/ANA.md"
+        assert v.get("people/Ana").text == "# Ana\n\nana the first"
+        with pytest.raises(E.AmbiguousNote) as caught:
+            v.get("people/ana")
+    assert caught.value.candidates == ("people/ANA.md", "people/Ana.md")
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "- [[people/ANA]] - ana in capitals" in memory
+    assert "- [[people/Ana]] - ana the first" in memory
+    code, out, _ = run("links", "check", "--vault", root, "--json")
+    assert code == 0, out
+    assert json.loads(out)["problems"] == []
+
+
 # -- a file that is not text ----------------------------------------------------------------
 
 

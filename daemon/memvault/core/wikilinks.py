@@ -337,8 +337,14 @@ class LinkIndex:
         # from, never changed): a new note costs the overlay's copy, not the vault's
         self._more_path: dict[str, str] = {}
         self._more_name: dict[str, list[str]] = {}
+        # keys several files share (``People/Ana.md`` and ``People/ANA.md``: ext4 holds
+        # both, a git pull brings both): each spelling of theirs, sorted (rare, so small)
+        self._twins: dict[str, tuple[str, ...]] = {}
         for path in sorted(files):
-            self._by_path[key(path)] = path
+            k = key(path)
+            if (had := self._by_path.get(k)) is not None:
+                self._twins[k] = (*self._twins.get(k, (had,)), path)
+            self._by_path[k] = path
             self._by_name[key(posixpath.basename(path))].append(path)
         self._by_alias: dict[str, list[str]] = defaultdict(list)
         self._aliases: dict[str, tuple[str, ...]] = {}  # path -> its aliases, as given
@@ -359,6 +365,23 @@ class LinkIndex:
         hit = self._more_path.get(k)
         return hit if hit is not None else self._by_path.get(k)
 
+    def _spelt(self, written: str) -> Resolution | None:
+        """Where a path written from the root (or joined to a folder) leads: its file, or
+        of files whose paths differ only by case the one spelt so (Obsidian looks the path
+        up as written first), else none of them: ambiguous, never the last in order."""
+        k = key(written)
+        hit = self._path(k)
+        if hit is None:
+            return None
+        twins = self._twins.get(k)
+        if twins is None:
+            return Resolution("resolved", hit)
+        exact = unicodedata.normalize("NFC", written)
+        for path in twins:
+            if unicodedata.normalize("NFC", path) == exact:
+                return Resolution("resolved", path)
+        return Resolution("ambiguous", None, twins)
+
     def _names(self, k: str) -> list[str] | None:
         got = self._more_name.get(k)
         return got if got is not None else self._by_name.get(k)
@@ -373,6 +396,7 @@ class LinkIndex:
         out = LinkIndex(())
         out._by_alias = self._by_alias
         out._aliases = self._aliases
+        out._twins = self._twins
         if len(self._more_path) + len(added) > OVERLAY_FOLD:
             out._by_path = {**self._by_path, **self._more_path}
             out._by_name = defaultdict(list, {**self._by_name, **self._more_name})
@@ -381,8 +405,12 @@ class LinkIndex:
             out._more_path, out._more_name = dict(self._more_path), dict(self._more_name)
         for path in added:
             k = key(path)
-            had = out._path(k)  # the same key twice: the last in sorted order wins
+            had = out._path(k)  # the same key twice: both kept, as twins (``_spelt``)
             out._more_path[k] = max(had, path) if had is not None else path
+            if had is not None and had != path:
+                if out._twins is self._twins:
+                    out._twins = dict(self._twins)  # not shared: ``self`` is unchanged
+                out._twins[k] = tuple(sorted({*out._twins.get(k, (had,)), path}))
             name = key(posixpath.basename(path))
             names = out._more_name[name] = list(out._names(name) or ())  # lists not shared
             if path not in names:
@@ -397,16 +425,13 @@ class LinkIndex:
         t = t.lstrip("/")
         variants = [t] if t.lower().endswith(".md") else [t + ".md", t]
         for v in variants:
-            hit = self._path(key(v))
-            if hit:
-                return Resolution("resolved", hit)
+            if found := self._spelt(v):
+                return found
         folder = posixpath.dirname(source)
         for v in variants:
             joined = posixpath.normpath(posixpath.join(folder, v))
-            if not joined.startswith(".."):
-                hit = self._path(key(joined))
-                if hit:
-                    return Resolution("resolved", hit)
+            if not joined.startswith("..") and (found := self._spelt(joined)):
+                return found
         for v in variants:
             name = v.rsplit("/", 1)[-1]
             matches = self._names(key(name)) or []

@@ -23,7 +23,7 @@ from typing import Any
 
 from memvault.config import VaultConfig
 from memvault.core import memory_md
-from memvault.core.changes import suspects
+from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.engine import relink_journal
 from memvault.errors import MemvaultError
@@ -55,7 +55,7 @@ def describe(
     problems = link_problems(scan)
     known = store.manifest()
     seen = scan.notes
-    pending = suspects(known, seen) + sorted(set(known) - set(seen))
+    pending = _changed(fs, known, seen, suspects(known, seen)) + sorted(set(known) - set(seen))
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
     # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
@@ -119,6 +119,35 @@ def describe(
     }
 
 
+def _changed(
+    fs: VaultFS, known: dict[str, Known], seen: dict[str, Seen], paths: list[str]
+) -> list[str]:
+    """Of the notes whose size or time differ from the index's, those whose content does:
+    a note of the same size is read and its hash compared. A reader's files come by git,
+    the writer's bytes at other times: every one of them differs by time alone. The
+    hashes are remembered by file and stat, so a reader daemon's /status reads a note
+    once, not at every call."""
+    out = []
+    for path in paths:
+        before, now = known.get(path), seen[path]
+        if before is None or before.size != now.size or not before.sha256:
+            out.append(path)
+            continue
+        memo = (str(fs.root), path, now.size, now.mtime_ns)
+        sha = _HASHED.get(memo)
+        if sha is None:
+            sha = fs.hashes([path]).get(path, "")
+            if len(_HASHED) >= HASHES_KEPT:
+                _HASHED.clear()
+            _HASHED[memo] = sha
+        if sha != before.sha256:
+            out.append(path)
+    return out
+
+
+HASHES_KEPT = 200_000  # notes whose hash ``_changed`` remembers (then it starts again)
+_HASHED: dict[tuple[str, str, int, int], str] = {}
+
 _INDEX_FILE = ".memvault/index.db"
 REPLACED = (
     "deleted or replaced while memvault had it open: what it indexes now is lost at its "
@@ -177,9 +206,14 @@ def _memory(
             loaded_limit=lines > CLAUDE_CODE_LINES or len(text.encode("utf-8")) > CLAUDE_CODE_BYTES,
         )
         try:
-            memory_md.parse_blocks(text.splitlines(keepends=True))
+            blocks = memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
             memory["problem"] = f"left untouched: {exc}"
+        else:
+            # a first day's own long MEMORY.md: the lines are the person's, not the
+            # sections' (whose limits cannot shorten it), and the sections come after them
+            memory["own_lines"] = lines - sum(b.end - b.begin + 1 for b in blocks)
+            memory["sections_from_line"] = min((b.begin + 1 for b in blocks), default=None)
     # what a note says itself (memory-index: false), and what an earlier version's
     # decisions file once hid (no longer read for MEMORY.md: docs/MEMORY.md)
     memory["kept_out"] = json.loads(store.meta("memory_kept_out") or "[]")

@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -186,8 +187,16 @@ _LINKED_STALE = (
 def schema_name(root: Path, configured: str = "") -> str:
     """The vault's schema: ``index.schema`` when set, else ``memvault_<folder name>``
     (the same on every machine that holds the vault under that folder name; a team
-    whose copies are named differently sets ``index.schema``)."""
-    name = configured.strip() or "memvault_" + re.sub(r"[^a-z0-9_]+", "_", root.name.lower())
+    whose copies are named differently sets ``index.schema``). A name with characters
+    outside ASCII keeps its a-z, 0-9 and _ and gets a digest of itself (in NFC): folded to
+    ``_``, ``Заметки`` and ``日本語メモ`` were one schema, ``memvault__``, two vaults'
+    syncs deleting each other's notes from it."""
+    folded = re.sub(r"[^a-z0-9_]+", "_", root.name.lower())
+    if not root.name.isascii():
+        digest = hashlib.sha256(unicodedata.normalize("NFC", root.name).encode()).hexdigest()
+        kept = folded.strip("_")[:40]
+        folded = f"{kept}_{digest[:12]}" if kept else digest[:12]
+    name = configured.strip() or "memvault_" + folded
     if not re.fullmatch(r"[a-z_][a-z0-9_]{0,62}", name):
         raise IndexCorrupt(f"index.schema {name!r}: a lower-case SQL name (a-z, 0-9, _) is needed")
     return name

@@ -30,6 +30,7 @@ def move(
     ``[index] store`` in .memvault/config.toml. The old index is left as it was."""
     from memvault.config import VaultConfig
     from memvault.engine.index_move import move_index, with_store
+    from memvault.index.pg_schema import schema_name
     from memvault.index.pg_store import redact
     from memvault.interfaces.cli.common import resolve_vault
     from memvault.vault import runfile
@@ -49,7 +50,10 @@ def move(
         with progress_bar("moving the index") as bar:
             report = move_index(config, target, progress=bar)
         shown = redact(target.index.dsn) if to == "postgres" else str(config.state_dir)
-        written = _set_store(root / ".memvault" / "config.toml", to, target.index.dsn)
+        # the schema by name: config.toml travels by git, and a copy of the vault under
+        # another folder name would otherwise write an index of its own (memvault_<name>)
+        schema = schema_name(root, config.index.schema) if to == "postgres" else ""
+        written = _set_store(root / ".memvault" / "config.toml", to, target.index.dsn, schema)
     if as_json:
         emit_json({"to": to, "where": shown, "vectors_copied": report.vectors_copied,
                    "chunks": report.chunks, "embedded": report.embedded,
@@ -66,16 +70,19 @@ def move(
         )
 
 
-def _set_store(path: Path, store: str, dsn: str) -> bool:
-    """``[index] store`` (and ``dsn`` for postgres, unless it holds a password) in
-    config.toml, the rest of the file byte for byte; False when not written."""
+def _set_store(path: Path, store: str, dsn: str, schema: str = "") -> bool:
+    """``[index] store`` (and ``dsn`` and ``schema`` for postgres, unless the DSN holds a
+    password) in config.toml, the rest of the file byte for byte; False when not written."""
     from urllib.parse import urlsplit
 
     if store == "postgres" and (urlsplit(dsn).password or "password=" in dsn):
         return False
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     lines = text.splitlines(keepends=True)
-    new = [f'store = "{store}"\n'] + ([f'dsn = "{dsn}"\n'] if store == "postgres" else [])
+    new = [f'store = "{store}"\n']
+    if store == "postgres":
+        new += [f'dsn = "{dsn}"\n'] + ([f'schema = "{schema}"\n'] if schema else [])
+    replaced = r"\s*(store|dsn|schema)\s*=" if len(new) > 2 else r"\s*(store|dsn)\s*="
     out_lines: list[str] = []
     section = None
     placed = False
@@ -88,7 +95,7 @@ def _set_store(path: Path, store: str, dsn: str) -> bool:
                 out_lines += new
                 placed = True
             continue
-        if section == "index" and re.match(r"\s*(store|dsn)\s*=", line):
+        if section == "index" and re.match(replaced, line):
             continue
         out_lines.append(line)
     if not placed:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memvault.engine.status import CLAUDE_CODE_LINES
 from memvault.service.config_watch import CHANGED
 
 SHOWN_PROBLEMS = 20  # the rest: status --json
@@ -56,10 +57,23 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             line += "  OVER BUDGET: move detail into notes; keep MEMORY.md an index"
         console.print(line)
     if mem.get("loaded_limit"):
+        own = mem.get("own_lines") or 0
+        fix = (
+            f"{own} lines of it are your own text, not memvault's sections: `memvault migrate "
+            f"{mem['file']}` splits them into notes (docs/MIGRATE.md)"
+            if own > mem["max_lines"]
+            else "lower memory.max_lines or a section's limit"
+        )
         console.print(
             f"  {mem['file']} is past 200 lines or 25 KB: Claude Code loads only that much of "
-            "it (lower memory.max_lines or a section's limit)"
+            f"it ({fix})"
         )
+        start = mem.get("sections_from_line")
+        if start and start > CLAUDE_CODE_LINES:
+            console.print(
+                f"  memvault's sections begin at line {start}: an agent loading the first "
+                f"{CLAUDE_CODE_LINES} lines never sees them"
+            )
     kept_out = mem.get("kept_out", [])
     if kept_out:
         console.print(

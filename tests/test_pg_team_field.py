@@ -1,0 +1,143 @@
+"""Field test of a team's index on PostgreSQL (docs/TEAM.md) with the vault's copies in
+git: what a clone under another folder name reads, and what a reader's `status` says of
+its files. A real server (pgserver), real git, the CLI as a process."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from helpers import make_vault, memvault_env, run_memvault
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def folder_name(pg_server: Any, request: pytest.FixtureRequest) -> Any:
+    """A vault folder name of this test's own; the schema memvault would derive from it
+    (``memvault_<name>``) is dropped before and after."""
+    name = "fieldteam_" + hashlib.sha256(request.node.name.encode()).hexdigest()[:10]
+    drop = f'DROP SCHEMA IF EXISTS "memvault_{name}" CASCADE'
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(drop)
+    yield name
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute(drop)
+
+
+def _clone(src: Path, dst: Path) -> Path:
+    """What `git clone` of the vault gives: the notes and the tracked settings."""
+    _git(src, "init", "-q")
+    _git(src, "add", "-A")
+    _git(src, "-c", "user.email=a@x", "-c", "user.name=a", "commit", "-qm", "vault")
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["git", "clone", "-q", str(src), str(dst)], check=True)
+    return dst
+
+
+def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_it(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """`index move --to postgres` wrote store and dsn to config.toml, which git carries,
+    but not the schema: a colleague's clone in a folder of another name derived a schema
+    of its own (memvault_<its folder>), and its `memvault up` became a second writer of a
+    second index, silently. The move names the schema it built."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    moved = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert moved.returncode == 0, moved.stderr
+    config = (writer / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    assert f'schema = "memvault_{folder_name}"' in config
+    assert config.count("\nschema =") == 1  # the commented default's line replaced
+
+    clone = _clone(writer, tmp_path / "laptop" / "our-memory")
+    asked = run_memvault("status", "--json", "--vault", str(clone), env=env)
+    where = json.loads(asked.stdout)["index"]["where"]
+    assert where["schema"] == f"memvault_{folder_name}"
+    question = ("search", "which database did we choose", "--json")
+    theirs = json.loads(run_memvault(*question, "--vault", str(clone), env=env).stdout)
+    ours = json.loads(run_memvault(*question, "--vault", str(writer), env=env).stdout)
+    assert theirs["hits"] and theirs["hits"] == ours["hits"]
+    shutil.rmtree(clone)
+
+
+def test_a_readers_status_finds_its_clone_of_the_same_files_in_step_with_the_index(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A reader's files come by `git clone`/`pull`: the same bytes as the writer's, other
+    modification times. Its `status` compared size and time only and said "index is
+    behind the files: N notes changed" of every note, with nothing changed; it reads the
+    notes whose size agrees, and names only the one that differs."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    moved = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert moved.returncode == 0, moved.stderr
+    clone = _clone(writer, tmp_path / "laptop" / folder_name)
+    asked = run_memvault("status", "--json", "--vault", str(clone), env=env)
+    index = json.loads(asked.stdout)["index"]
+    assert (index["matches_disk"], index["pending_count"]) == (True, 0)
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "index matches the files on disk" in said
+
+    person = clone / "people" / "sarah-chen.md"
+    person.write_text(person.read_text(encoding="utf-8").replace("a", "e"), encoding="utf-8")
+    index = json.loads(run_memvault("status", "--json", "--vault", str(clone), env=env).stdout)[
+        "index"
+    ]
+    assert index["pending"] == ["people/sarah-chen.md"]
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "index is behind the files: 1 notes changed" in said
+
+
+def test_vaults_whose_folder_names_are_not_ascii_keep_an_index_each(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """`Заметки` and `日本語メモ` both became schema `memvault__` (every character outside
+    a-z, 0-9 and _ folded to one _): one server, one index for two vaults, each sync
+    deleting the other's notes from it and search answering with the other vault's.
+    A name losing characters that way gets a digest of itself."""
+    from memvault.index.pg_schema import schema_name
+
+    names = ["Заметки", "日本語メモ", "Мои notes", "Наши notes"]
+    schemas = [schema_name(tmp_path / n) for n in names]
+    assert len(set(schemas)) == len(names), schemas
+    assert schema_name(tmp_path / "my-notes") == "memvault_my_notes"  # ASCII: as before
+    assert schema_name(tmp_path / "Заметки") == schema_name(tmp_path / "Заметки")  # stable
+    env = memvault_env(
+        tmp_path, MEMVAULT_INDEX_STORE="postgres", MEMVAULT_INDEX_DSN=str(pg_server.get_uri())
+    )
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        for schema in {*schemas[:2], "memvault__"}:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    ru, ja = tmp_path / names[0], tmp_path / names[1]
+    assert run_memvault("init", "--example", str(ru), env=env).returncode == 0
+    assert run_memvault("init", str(ja), env=env).returncode == 0
+    (ja / "会議.md").write_text("# 会議\n\n東京の会議メモ\n", encoding="utf-8")
+    for root in (ru, ja, ru):
+        synced = run_memvault("sync", "--vault", str(root), env=env)
+        assert synced.returncode == 0, synced.stderr
+        assert " deleted" in synced.stdout and ", 0 deleted" in synced.stdout
+    found = run_memvault("search", "会議", "--json", "--vault", str(ru), env=env).stdout
+    assert all(h["path"] != "会議.md" for h in json.loads(found)["hits"])
+    found = run_memvault("search", "会議", "--json", "--vault", str(ja), env=env).stdout
+    assert [h["path"] for h in json.loads(found)["hits"]][:1] == ["会議.md"]
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        for schema in {*schemas[:2], "memvault__"}:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
