@@ -142,7 +142,7 @@ def test_a_sync_that_died_before_its_first_rewrite_is_not_called_done(
         v.sync()
     os.rename(root / "target.md", root / "goal.md")
 
-    def killed(*args: object) -> None:
+    def killed(*args: object, **kwargs: object) -> None:
         raise SystemExit("killed before the first rewrite")
 
     with monkeypatch.context() as m:
