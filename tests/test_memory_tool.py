@@ -211,11 +211,13 @@ def test_view_of_a_file_shows_numbered_lines_and_a_range(tool: VaultMemoryTool) 
         "Here's the content of /memories/people/sarah-chen.md with line numbers:\n"
         "     1\t---\n     2\ttitle: Sarah Chen"
     )
-    assert refused(
+    # as the reference reads them (tests/test_memory_tool_reference.py): past the end, no
+    # lines; one element, the whole file
+    assert call(
         tool, command="view", path="/memories/people/sarah-chen.md", view_range=[500, 600]
-    ).startswith("Invalid `view_range`: [500, 600]. Its first element `500` should be within")
-    assert refused(tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1]) == (
-        "Invalid `view_range`. It should be a list of two integers."
+    ) == ("Here's the content of /memories/people/sarah-chen.md with line numbers:\n")
+    assert call(tool, command="view", path="/memories/people/sarah-chen.md", view_range=[1]) == (
+        call(tool, command="view", path="/memories/people/sarah-chen.md")
     )
 
 
@@ -390,9 +392,10 @@ def test_paths_leaving_the_vault_are_refused_for_every_command(
         {"command": "rename", "old_path": path, "new_path": "/memories/stolen.md"},
         {"command": "rename", "old_path": "/memories/people/sarah-chen.md", "new_path": path},
     ):
-        if attack.startswith("/") or (attack == "" and command["command"] == "view"):
+        if attack.startswith("/") or (attack in ("", ".") and command["command"] == "view"):
             # "/memories//etc/passwd" is etc/passwd in the vault (as the reference reads
-            # it); "/memories/" is the root. Nothing outside changes (checked below).
+            # it); "/memories/" and "/memories/." are the root. Nothing outside changes
+            # (checked below).
             with contextlib.suppress(ToolError):
                 assert "SECRET" not in str(tool.call(command))
             continue

@@ -93,6 +93,12 @@ def test_mcp_memory_write_update_keeps_the_persons_words(tmp_path: Path) -> None
         assert write.annotations.destructive_hint is True
         assert "nothing already in the note is removed" in write.description
         assert "section" in write.input_schema["properties"]
+        # field test: `update` said "Without it an existing note is refused.", yet a
+        # `section` without it changes the note (below): the descriptions say so
+        described = write.input_schema["properties"]
+        assert "Without it an existing note is refused." not in described["update"]["description"]
+        assert "unless `section` is given" in described["update"]["description"]
+        assert "with or without update=true" in described["section"]["description"]
 
         # the issue's call, word for word
         made = call(
@@ -101,7 +107,10 @@ def test_mcp_memory_write_update_keeps_the_persons_words(tmp_path: Path) -> None
         assert made["path"] == "people/Sarah Chen.md" and made["created"] is False
         text = sarah(root)
         assert all(w in text for w in PERSON_WORDS) and "Promoted to CTO in March." in text
-        call(category="people", title="Sarah Chen", section="Hobbies", body="Climbing, chess.")
+        done = call(  # no update=true: the note is changed all the same
+            category="people", title="Sarah Chen", section="Hobbies", body="Climbing, chess."
+        )
+        assert done["created"] is False
         text = sarah(root)
         assert all(w in text for w in PERSON_WORDS)
         assert "Climbing, chess." in text and "\nClimbing.\n" not in text
@@ -150,3 +159,55 @@ def test_cli_add_update_keeps_the_persons_words(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = sarah(root)
     assert PERSON_WORDS[0] in text and "## Health\n\nFine.\n\n## Hobbies" in text
+
+
+# -- a day's log: its date, its template, its entries a line at a time ---------------------------
+#
+# Field test: memory_write(category="logs", title="Standup", body=...) on a day with no log
+# yet made logs/<date>.md headed "# Standup", its body in place of the template's headings
+# ("## Follow-ups" gone), while its frontmatter title stayed the date.
+
+
+def test_a_body_for_a_new_days_log_is_refused_and_the_day_keeps_its_date_and_template(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        with pytest.raises(ValueError, match="takes no body") as caught:
+            vault.add("logs", "Standup", body="Discussed the roadmap.")
+        assert "memvault log" in str(caught.value) and "memory_log" in str(caught.value)
+        assert not list((root / "logs").glob("*.md"))  # nothing written
+    with (
+        (tmp_path / "stderr.log").open("w", encoding="utf-8") as errlog,
+        start_blocking_portal() as portal,
+        portal.wrap_async_context_manager(mcp_session(root, errlog)) as session,
+    ):
+        tools = {t.name: t for t in portal.call(session.list_tools).tools}
+        described = tools["memory_write"].input_schema["properties"]
+        assert "takes no body" in described["body"]["description"]
+        assert "no body" in described["category"]["description"]
+        asked = {"category": "logs", "title": "Standup", "body": "Discussed the roadmap."}
+        result = portal.call(session.call_tool, "memory_write", asked)
+        assert result.is_error and "BadArgument: a day's log" in text_of(result)
+        assert "memory_log" in text_of(result)
+        assert not list((root / "logs").glob("*.md"))
+        # what is not a body makes the day's log as `memvault log` does: its date, its headings
+        made = portal.call(session.call_tool, "memory_write",
+                           {"category": "logs", "title": "Standup", "summary": "Launch day"})  # fmt: skip
+        assert not made.is_error, text_of(made)
+        path = made.structured_content["path"]
+        day = Path(path).stem
+        text = (root / path).read_text(encoding="utf-8")
+        assert f'title: "{day}"' in text and f"\n# {day}\n" in text and "## Follow-ups" in text
+        assert "summary: Launch day" in text and "Standup" not in text
+        logged = portal.call(session.call_tool, "memory_log", {"text": "Discussed the roadmap."})
+        assert not logged.is_error and logged.structured_content["path"] == path
+    text = (root / path).read_text(encoding="utf-8")
+    entry = text.index("Discussed the roadmap.")
+    assert text.index(f"# {day}") < entry < text.index("## Follow-ups")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "daemon"), "MEMVAULT_INDEX_MODEL": "hash"}
+    done = run_memvault("add", "logs", "--title", "Standup", "--body", "More.", "--vault",
+                        str(root), env=env)  # fmt: skip
+    assert done.returncode == 2 and "takes no body" in done.stderr, done.stderr
+    assert (root / path).read_text(encoding="utf-8") == text

@@ -266,7 +266,9 @@ class Vault(Closes):
         update: bool = False,
         section: str | None = None,
     ) -> WriteResult:
-        """Create a note from the vault's template; MEMORY.md and the index follow at once."""
+        """Create a note from the vault's template; MEMORY.md and the index follow at once.
+        An existing note changes only with ``update`` or ``section``; ``logs`` is the
+        day's log, which takes no ``body`` (``ValueError``: ``log`` adds its entries)."""
         self._writable()
         note = NoteRequest(
             category, title, summary, dict(fields) if fields else None, body, update, section

@@ -13,8 +13,10 @@ has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from memvault.core.memory_md import MarkerError, parse_blocks
 
@@ -57,11 +59,33 @@ class FolderCount:
 
 
 def memory_rel(path: str) -> str:
-    """The vault-relative part of a ``/memories`` path ('' for ``/memories`` itself);
-    it is validated as a vault path by the caller."""
+    """The vault-relative part of a ``/memories`` path ('' for ``/memories`` itself),
+    its ``.``, ``..``, doubled and trailing slashes resolved as the reference tool
+    resolves them (``/memories/a/../notes.md`` is ``notes.md``); refused when the path
+    leaves ``/memories``. It is validated as a vault path by the caller."""
     if not isinstance(path, str) or not (path == ROOT or path.startswith(ROOT + "/")):
         raise Refusal(f"Path must start with {ROOT}, got: {path}")
-    return path[len(ROOT) :].strip("/")
+    resolved = posixpath.normpath(path)
+    if resolved != ROOT and not resolved.startswith(ROOT + "/"):
+        raise Refusal(f"Path {path} would escape {ROOT} directory")
+    return resolved[len(ROOT) :].lstrip("/")
+
+
+def stepped_out_of(path: str) -> list[str]:
+    """The folders (vault-relative) a ``..`` of ``path`` steps back out of: where one is
+    a symlink, the reference (which resolves the link first) and a reading of the
+    path as written would name different places."""
+    out: list[str] = []
+    stack: list[str] = []
+    for part in path[len(ROOT) :].split("/"):
+        if part in ("", "."):
+            continue
+        if part != "..":
+            stack.append(part)
+        elif stack:
+            out.append("/".join(stack))
+            stack.pop()
+    return out
 
 
 def shown(rel: str) -> str:
@@ -93,30 +117,36 @@ def check_text(name: str, value: str) -> None:
 # -- views ----------------------------------------------------------------------------------
 
 
-def numbered(text: str, path: str, view_range: Sequence[int] | None) -> str:
-    """A file's lines, numbered, all or ``view_range`` ([start, end], end -1: to the end)."""
+def numbered(text: str, path: str, view_range: Sequence[object] | None) -> str:
+    """A file's lines, numbered: all of them, or ``view_range`` read as the reference
+    tool reads it. Only a list of two is a range (any other length shows the whole
+    file); ``[start, end]``: from line ``max(start, 1)`` to ``end`` (-1 or null: the
+    end of the file; another negative counts back from it, 0 none), so a range past
+    the end or reversed shows no lines. Anything else in it is refused (the reference
+    fails there with a Python ``TypeError``)."""
     lines = text.split("\n")
     if len(lines) > MAX_LINES:
         raise Refusal(f"File {path} exceeds maximum line limit of 999,999 lines.")
     start = 1
     shown_lines = lines
-    if view_range is not None:
-        if len(view_range) != 2 or not all(
-            isinstance(i, int) and not isinstance(i, bool) for i in view_range
-        ):
-            raise Refusal("Invalid `view_range`. It should be a list of two integers.")
+    if view_range is not None and len(view_range) == 2:
         first, last = view_range
-        if first > len(lines):
+        if not (_whole(first) and (last is None or _whole(last))):
             raise Refusal(
-                f"Invalid `view_range`: {list(view_range)}. Its first element `{first}` should "
-                f"be within the range of lines of the file: {[1, len(lines)]}"
+                f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
+                "[start_line, end_line] (end_line -1: to the end of the file)."
             )
-        start = max(1, first)
-        shown_lines = lines[start - 1 : len(lines) if last == -1 else last]
+        begin = max(1, first) - 1
+        shown_lines = lines[begin : None if last == -1 else last]
+        start = begin + 1
     body = "\n".join(
         f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(shown_lines)
     )
     return f"Here's the content of {path} with line numbers:\n{body}"
+
+
+def _whole(value: object) -> TypeGuard[int]:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _entry_line(e: Entry) -> str:
@@ -404,5 +434,6 @@ __all__ = [
     "sections",
     "shown",
     "snippet",
+    "stepped_out_of",
     "touched",
 ]

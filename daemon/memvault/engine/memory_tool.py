@@ -91,16 +91,33 @@ class MemoryCommands:
         return value
 
     def _rel(self, path: str) -> str:
-        """The vault-relative path of a ``/memories`` path ('' for the root), refused
-        when it leaves the vault or is not memory."""
+        """The vault-relative path of a ``/memories`` path ('' for the root), its ``.``
+        and ``..`` resolved as the reference resolves them; refused when it leaves the
+        vault or is not memory."""
         rel = T.memory_rel(path)
+        for folder in T.stepped_out_of(path):
+            disk = os.path.join(self.fs.root, *folder.split("/"))
+            if os.path.realpath(disk) != os.path.join(os.path.realpath(self.fs.root), folder):
+                raise T.Refusal(
+                    f"Invalid path {path}: its `..` steps back out of {T.shown(folder)}, which "
+                    "is (or is inside) a symlink, so where it leads is not plain; give the "
+                    "path without `..`"
+                )
         if not rel:
             return ""
-        for form in (rel, urllib.parse.unquote(rel)):
-            parts = form.split("/")
-            if ".." in parts or "." in parts or form.startswith("/"):
+        decoded = urllib.parse.unquote(rel)
+        if decoded != rel:
+            parts = decoded.split("/")
+            plain = posixpath.normpath(f"{T.ROOT}/{decoded}")
+            if plain != T.ROOT and not plain.startswith(T.ROOT + "/"):
                 raise T.Refusal(f"Path {path} would escape /memories directory")
-            if any(p.startswith(".") for p in parts):
+            if "." in parts or ".." in parts:
+                raise T.Refusal(
+                    f"Invalid path {path}: `%2e` spells a dot; memvault takes `.` and `..` "
+                    "only as written, never percent-encoded: write the path plainly"
+                )
+        for form in (rel, decoded):
+            if any(p.startswith(".") for p in form.split("/")):
                 raise T.Refusal(
                     f"{path} is not memory: hidden files and folders (.memvault/, .obsidian/, "
                     ".git/, .trash/) belong to memvault, Obsidian and git"
@@ -161,7 +178,10 @@ class MemoryCommands:
         path = self._arg(command, "path")
         view_range = command.get("view_range")
         if view_range is not None and not isinstance(view_range, (list, tuple)):
-            raise T.Refusal("Invalid `view_range`. It should be a list of two integers.")
+            raise T.Refusal(
+                f"Invalid `view_range`: {view_range!r}. It should be a list: [start_line, "
+                "end_line] (end_line -1: to the end of the file)."
+            )
         rel = self._rel(path)
         disk = self._disk(rel)
         if disk.is_dir():
@@ -401,14 +421,16 @@ class MemoryCommands:
 
 
 def _first(view_range: Any) -> int | None:
-    """A folder's page: view_range [first, last] names the first note listed."""
-    if view_range is None:
+    """A folder's page: view_range [first, last] names the first note listed (from 1);
+    any other length is no range, as a file's view reads it."""
+    if view_range is None or len(view_range) != 2:
         return None
-    if len(view_range) != 2 or not all(
-        isinstance(i, int) and not isinstance(i, bool) for i in view_range
-    ):
-        raise T.Refusal("Invalid `view_range`. It should be a list of two integers.")
-    return int(view_range[0])
+    if not all(isinstance(i, int) and not isinstance(i, bool) for i in view_range):
+        raise T.Refusal(
+            f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
+            "[first, last] of the notes listed."
+        )
+    return max(1, int(view_range[0]))
 
 
 def shown_of(rel: str) -> str:

@@ -51,10 +51,12 @@ class Writer:
         return text
 
     def add_note(self, note: NoteRequest) -> tuple[str, bool]:
-        """Create a note from the vault's template (never overwrites unless ``update``);
-        return its path and whether it was created. ``update`` adds ``body`` at the end
-        of the note; ``section`` names the heading whose text ``body`` replaces (the
-        heading is added when the note has none by that name)."""
+        """Create a note from the vault's template; return its path and whether it was
+        created. An existing note is changed only with ``update`` (``body`` added at its
+        end) or ``section`` (the heading whose text ``body`` replaces, added when the
+        note has none by that name). ``logs`` is the day's log (logs/<date>.md, titled
+        with the date whatever ``title``): a ``body`` for it is refused, as its entries
+        go in a line at a time (``append_log``)."""
         category, title, summary, body, section = (
             note.category,
             note.title,
@@ -86,15 +88,17 @@ class Writer:
         values = dict(note.fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
+        if category == "logs" and body is not None:
+            # a day's log is its date and its template's headings, its entries a line at a
+            # time under them: a body would take their place (a person's entries among
+            # them), and on a new day it would head the log with the title, not the date
+            raise ValueError(
+                f"a day's log ({path}) takes no body: its entries go in a line at a time, "
+                "under its date, with `memvault log`, MCP memory_log or POST /log (e.g. "
+                f"{(title + ': ' + ' '.join(body.split()))[:80]!r}); with category logs, "
+                "add sets only the day's summary and fields"
+            )
         if self.fs.stat(path) is not None:
-            if category == "logs" and body is not None:
-                # the day's entries (a person's among them) would all give way to the body
-                raise NoteExists(
-                    f"{path} already exists and holds the day's entries, which a body would "
-                    "replace: add to it a line at a time (`memvault log`, MCP memory_log, "
-                    "POST /log)",
-                    path,
-                )
             if not note.update and section is None:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
 
@@ -109,7 +113,8 @@ class Writer:
             self.fs.update_text(path, change)
             return path, False
         kind = compose.CATEGORIES[category]
-        text = compose.fill(self._template(kind), title, day, now.strftime("%H:%M"))
+        named = day if category == "logs" else title  # a day's log is titled as `log` titles it
+        text = compose.fill(self._template(kind), named, day, now.strftime("%H:%M"))
         text = compose.set_fields(compose.strip_hints(text), values)
         if body is not None and section is not None:
             text = replace_section(compose.replace_body(text, title, ""), section, body)

@@ -279,7 +279,8 @@ def build_server(root: Path) -> MCPServer:
             Literal["people", "projects", "decisions", "logs"],
             Field(
                 description="people (one note per person), projects, decisions (one per "
-                "decision, dated), logs (one per day: add to today's with memory_log)."
+                "decision, dated), logs (today's log, named and titled with its date: its "
+                "entries go in with memory_log; here only its summary and fields, no body)."
             ),
         ],
         title: Annotated[
@@ -287,7 +288,8 @@ def build_server(root: Path) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=200,
-                description="The note's title; it becomes the file name.",
+                description="The note's title; it becomes the file name (not used for "
+                "logs: the day's log is named and titled with its date).",
             ),
         ],
         body: Annotated[
@@ -296,7 +298,8 @@ def build_server(root: Path) -> MCPServer:
                 max_length=1_000_000,
                 description="Markdown: for a new note, its body under the title; with "
                 "update=true, text added at the end of the note (nothing already in it is "
-                "replaced); with `section`, the new text of that section.",
+                "replaced); with `section`, the new text of that section. Not for logs (an "
+                "error: a day's log takes no body; log each entry with memory_log).",
             ),
         ] = None,
         summary: Annotated[
@@ -316,7 +319,9 @@ def build_server(root: Path) -> MCPServer:
             Field(
                 description="Change the note if it exists: `summary`/`fields` are set and "
                 "`body` is added at the end of the note; every word already in it stays "
-                "(a person may have written it). Without it an existing note is refused."
+                "(a person may have written it). Without it, an existing note is refused "
+                "unless `section` is given: `section` changes an existing note with or "
+                "without update=true."
             ),
         ] = False,
         section: Annotated[
@@ -324,8 +329,10 @@ def build_server(root: Path) -> MCPServer:
             Field(
                 max_length=200,
                 description='A heading of the note (e.g. "Role"): replace only the text '
-                "under it with `body` (added as a new ## section if the note has none). "
-                "Read the note first (memory_get) — the section's old text is replaced.",
+                "under it with `body` (added as a new ## section if the note has none); an "
+                "existing note is changed so with or without update=true, and a note not "
+                "there yet is created with it. Read the note first (memory_get) — the "
+                "section's old text is replaced.",
             ),
         ] = None,
     ) -> dict[str, Any]:
@@ -334,7 +341,8 @@ def build_server(root: Path) -> MCPServer:
         Keep one note per topic: search first, and pass update=true to add to an
         existing note instead of creating a near-duplicate: the body is appended and
         nothing already in the note is removed. To change what a part of the note
-        says, pass `section` (a heading): only that section's text is replaced. The
+        says, pass `section` (a heading; update=true is not needed): only that
+        section's text is replaced. A day's log takes no body: use memory_log. The
         note is created from the vault's template; MEMORY.md and the search index
         update at once. Returns {path, created, address}; cite the address
         ([[people/ana-lopez]]) from other notes to link them.

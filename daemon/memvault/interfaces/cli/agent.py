@@ -237,7 +237,11 @@ def add(
         typer.Option("--field", help="A frontmatter field key=value (repeatable)."),
     ] = None,
     body: Annotated[
-        str | None, typer.Option("--body", help="The note's body; '-' reads it from stdin.")
+        str | None,
+        typer.Option(
+            "--body",
+            help="The note's body; '-' reads it from stdin (not for logs: `memvault log`).",
+        ),
     ] = None,
     update: Annotated[
         bool,
@@ -249,12 +253,17 @@ def add(
     ] = False,
     section: Annotated[
         str | None,
-        typer.Option("--section", help="Replace only the text under this heading with --body."),
+        typer.Option(
+            "--section",
+            help="Replace only the text under this heading with --body (an existing note "
+            "is changed so with or without --update).",
+        ),
     ] = None,
     vault: VaultOpt = None,
     as_json: JsonOpt = False,
 ) -> None:
-    """Create a note from the vault's template (never overwrites without --update)."""
+    """Create a note from the vault's template (an existing one changes only with
+    --update or --section)."""
     text = sys.stdin.read() if body == "-" else body
     with handled(as_json), bad_arguments(as_json):
         fields = parse_pairs(field, "--field")
