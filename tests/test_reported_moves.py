@@ -5,8 +5,8 @@ ended reached the sync as a delete and a create of another text; a stub of two l
 too short for ``edited_moves`` to pair, so its links were left pointing at the old name.
 The watcher now hands the kernel's move events on with the batch (``Batch.moves``) and
 ``reported_moves`` pairs them. Pure parts on their own, then a real watchdog observer
-over a real vault. And, found by the same soak: a note new in the batch that renames
-the note it links (a pull, a script) kept the old name; its links are re-targeted too.
+over a real vault. And, found by the same soak: a note new or edited in the batch that
+renames the note it links (a pull, a script) kept the old name; now re-targeted too.
 """
 
 from __future__ import annotations
@@ -133,17 +133,21 @@ def test_a_stub_renamed_and_saved_at_once_keeps_its_links(watched: Watched) -> N
     assert "Met on Tuesday." in (watched.root / "projects/zoe.md").read_text(encoding="utf-8")
 
 
-def test_a_note_new_in_the_batch_of_a_rename_is_relinked_too(tmp_path: Path) -> None:
+def test_a_note_new_or_edited_in_the_batch_of_a_rename_is_relinked_too(tmp_path: Path) -> None:
     root = tmp_path / "v"
     write(root, "people/Ana.md", "# Ana\n\nAna leads the data team.\n")
     write(root, "projects/old.md", "# Old\n\nAsk [[Ana]].\n")
+    write(root, "projects/edited.md", "# Edited\n\nNothing yet.\n")
     with open_vault(root) as vault:
         vault.sync()
-        # one batch: a note written linking Ana, then Ana renamed (a pull, a script)
+        # one batch: a note written linking Ana, one edited to link her, then Ana
+        # renamed (a pull, a script)
         write(root, "projects/new.md", "# New\n\nAsk [[Ana]] about the schema.\n")
+        with open(root / "projects/edited.md", "a", encoding="utf-8") as fh:
+            fh.write("\nSee [[Ana]].\n")
         os.rename(root / "people/Ana.md", root / "people/Ana Lopez.md")
         report = vault.sync(moves=[("people/Ana.md", "people/Ana Lopez.md")])
         assert report.moved == (("people/Ana.md", "people/Ana Lopez.md"),)
-        for rel in ("projects/old.md", "projects/new.md"):
+        for rel in ("projects/old.md", "projects/new.md", "projects/edited.md"):
             assert "[[Ana Lopez]]" in (root / rel).read_text(encoding="utf-8"), rel
         assert not vault.links_check()

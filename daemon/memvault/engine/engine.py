@@ -327,7 +327,7 @@ class Engine:
             after = self.catalogue.link_index()
             if relinking:
                 relinked, problems, edits, kept_changing = self.linker.relink(
-                    moves, before, after, created=changes.created
+                    moves, before, after, changed=changes.created + changes.modified
                 )
                 warnings += problems
         elif attachments:

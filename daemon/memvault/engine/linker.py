@@ -86,18 +86,18 @@ class Linker:
         before: LinkIndex,
         after: LinkIndex,
         only: Collection[str] | None = None,
-        created: Collection[str] = (),
+        changed: Collection[str] = (),
     ) -> Relinking:
         """Re-target, in every note that may link a moved file (or in the notes
         ``only``: a retry), the links that no longer lead where they led, in the
-        vault's ``newLinkFormat``. ``created``: notes new in the same batch, whose links
-        the index does not hold yet (a note written linking a name, the name's note
-        renamed a moment later: a pull, a script). The notes written carry, for
+        vault's ``newLinkFormat``. ``changed``: notes new or edited in the same batch,
+        whose links the index does not hold yet (a link written to a name, the name's
+        note renamed a moment later: a pull, a script). The notes written carry, for
         ``CarryOver``, the text each rewrite was made from and the rewrite."""
         fmt = self.link_format()
         moved = moved_names(moves)  # once, for every note
         candidates = (
-            self.store.sources_linking(moves, moved) | set(moves.values()) | set(created)
+            self.store.sources_linking(moves, moved) | set(moves.values()) | set(changed)
             if only is None
             else set(only)
         )
