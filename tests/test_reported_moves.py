@@ -4,27 +4,24 @@ Found by bench/soak.py: a note renamed and saved again before the watcher's quie
 ended reached the sync as a delete and a create of another text; a stub of two lines is
 too short for ``edited_moves`` to pair, so its links were left pointing at the old name.
 The watcher now hands the kernel's move events on with the batch (``Batch.moves``) and
-``reported_moves`` pairs them. Pure parts on their own, then a real watchdog observer
-over a real vault. And, found by the same soak: a note new or edited in the batch that
-renames the note it links (a pull, a script) kept the old name; now re-targeted too.
+``reported_moves`` pairs them. The pure parts are here; a real watchdog observer over a
+real vault is test_watcher's ``test_a_stub_renamed_and_saved_at_once_keeps_its_links``.
+Found by the same soak: a note new or edited in the batch that renames the note it
+links (a pull, a script) kept the old name; it is re-targeted too.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers import eventually, note, open_vault, write
+from helpers import open_vault, write
 from memvault.core.changes import ChangeSet, reported_moves
 from memvault.service import watch_queue
 from memvault.service.watch_queue import ChangeQueue
-from test_watcher import Clock, Watched, start_watching
-
-pytestmark = pytest.mark.filterwarnings("ignore:Callback with id:RuntimeWarning")
-
+from test_watcher import Clock
 
 # -- reported_moves: pure ------------------------------------------------------------------
 
@@ -102,35 +99,6 @@ def test_past_the_queue_s_bound_no_rename_is_handed_on(monkeypatch: pytest.Monke
     clock.now += 0.3
     again = q.take()
     assert again is not None and again.moves == (("x.md", "y.md"),)  # the next batch's own
-
-
-# -- a real watcher over a real vault ------------------------------------------------------
-
-
-@pytest.fixture
-def watched(tmp_path: Path) -> Iterator[Watched]:
-    w = start_watching(tmp_path)
-    try:
-        yield w
-    finally:
-        w.watcher.stop()
-        w.vault.close()
-
-
-def test_a_stub_renamed_and_saved_at_once_keeps_its_links(watched: Watched) -> None:
-    write(watched.root, "people/zed.md", "# Zed\n\nshort.\n")
-    write(watched.root, "projects/ref.md", note("Ref", body="Talk to [[zed]] first."))
-    eventually(lambda: {"people/zed.md", "projects/ref.md"} <= watched.indexed())
-    watched.settle()
-    os.rename(watched.root / "people/zed.md", watched.root / "projects/zoe.md")
-    with open(watched.root / "projects/zoe.md", "a", encoding="utf-8") as fh:
-        fh.write("\nMet on Tuesday.\n")  # saved again within the quiet period
-    ref = watched.root / "projects/ref.md"
-    eventually(lambda: "[[zoe]]" in ref.read_text(encoding="utf-8"), what="the link followed")
-    watched.settle()
-    assert ("people/zed.md", "projects/zoe.md") in watched.moves
-    assert "projects/zoe.md" in watched.indexed() and "people/zed.md" not in watched.indexed()
-    assert "Met on Tuesday." in (watched.root / "projects/zoe.md").read_text(encoding="utf-8")
 
 
 def test_a_note_new_or_edited_in_the_batch_of_a_rename_is_relinked_too(tmp_path: Path) -> None:

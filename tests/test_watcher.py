@@ -153,6 +153,22 @@ def test_moved_note_batches_both_sides_and_links_follow(watched: Watched) -> Non
     assert "people/sarah-chen.md" not in watched.indexed()
 
 
+def test_a_stub_renamed_and_saved_at_once_keeps_its_links(watched: Watched) -> None:
+    write(watched.root, "people/zed.md", "# Zed\n\nshort.\n")
+    write(watched.root, "projects/ref.md", note("Ref", body="Talk to [[zed]] first."))
+    eventually(lambda: {"people/zed.md", "projects/ref.md"} <= watched.indexed())
+    watched.settle()
+    os.rename(watched.root / "people/zed.md", watched.root / "projects/zoe.md")
+    with open(watched.root / "projects/zoe.md", "a", encoding="utf-8") as fh:
+        fh.write("\nMet on Tuesday.\n")  # saved again within the quiet period
+    ref = watched.root / "projects/ref.md"
+    eventually(lambda: "[[zoe]]" in ref.read_text(encoding="utf-8"), what="the link followed")
+    watched.settle()
+    assert ("people/zed.md", "projects/zoe.md") in watched.moves
+    assert "projects/zoe.md" in watched.indexed() and "people/zed.md" not in watched.indexed()
+    assert "Met on Tuesday." in (watched.root / "projects/zoe.md").read_text(encoding="utf-8")
+
+
 def test_case_only_rename(watched: Watched) -> None:
     write(watched.root, "people/Bob.md", note("Bob", "a ferrier"))
     eventually(lambda: "people/Bob.md" in watched.indexed())

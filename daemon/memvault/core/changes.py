@@ -158,7 +158,11 @@ def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> Chan
                 was = old + was[len(new) :]
         if was != path and was in gone:
             origins.setdefault(was, []).append(path)
-    pairs = sorted((old, news[0]) for old, news in origins.items() if len(news) == 1)
+    return _paired(changes, sorted((old, n[0]) for old, n in origins.items() if len(n) == 1))
+
+
+def _paired(changes: ChangeSet, pairs: Sequence[tuple[str, str]]) -> ChangeSet:
+    """``changes`` with ``pairs`` (old, new) taken out of deleted and created, as moves."""
     if not pairs:
         return changes
     olds, news = {o for o, _ in pairs}, {n for _, n in pairs}
@@ -210,15 +214,7 @@ def edited_moves(
         old_text,
         new_text,
     )
-    if not pairs:
-        return changes
-    olds_moved, news_moved = {o for o, _ in pairs}, {n for _, n in pairs}
-    return dataclasses.replace(
-        changes,
-        created=tuple(p for p in changes.created if p not in news_moved),
-        deleted=tuple(p for p in changes.deleted if p not in olds_moved),
-        moved=changes.moved + tuple(sorted(pairs)),
-    )
+    return _paired(changes, sorted(pairs))
 
 
 def _renamed_and_edited(
