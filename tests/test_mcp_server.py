@@ -384,3 +384,34 @@ def test_an_argument_no_tool_takes_is_a_tool_error_not_dropped(server: Server) -
     message = server.refused("memory_write", category="people", title="Nia", text="Nia leads.")
     assert "text" in message, message
     assert sorted(p.name for p in (server.vault / "people").iterdir()) == before
+
+
+def test_search_and_context_take_where_and_path_as_the_cli_does(server: Server) -> None:
+    """`where` (frontmatter fields) and `path` (a glob over note paths) narrow
+    memory_search and memory_context as `--where` / `--path` narrow the CLI's: the same
+    filters, one schema for both tools."""
+    tools = {t.name: t for t in server.portal.call(server.session.list_tools).tools}
+    search = tools["memory_search"].input_schema["properties"]
+    context = tools["memory_context"].input_schema["properties"]
+    for name in ("where", "path"):
+        assert name in search and context[name] == search[name], name
+    server.ok("memory_log", text="Asked memory about PostgreSQL.")  # indexed, if not yet
+    question = "PostgreSQL pgvector assistant refactor retrieval stage"
+    everywhere = {h["path"] for h in server.ok("memory_search", query=question)["hits"]}
+    assert {"decisions/2024-03-12-why-postgresql.md", "projects/ai-assistant-refactor.md"} <= (
+        everywhere
+    )
+    accepted = server.ok("memory_search", query=question, where={"status": "Accepted"})["hits"]
+    assert accepted and {h["path"] for h in accepted} == {"decisions/2024-03-12-why-postgresql.md"}
+    projects = server.ok("memory_search", query=question, path="projects/*.md")["hits"]
+    assert projects and all(h["path"].startswith("projects/") for h in projects)
+    assert server.ok("memory_search", query=question, where={"status": "nope"})["hits"] == []
+
+    context = server.ok("memory_context", query=question, budget=1500, path="projects/*.md")
+    cited = [line.split("]]")[0] for line in context.splitlines() if line.startswith("[[")]
+    assert cited and all(c.startswith("[[projects/") for c in cited), context
+    context = server.ok("memory_context", query=question, budget=1500, where={"type": "decision"})
+    cited = [line.split("]]")[0] for line in context.splitlines() if line.startswith("[[")]
+    assert cited and all(c.startswith("[[decisions/") for c in cited), context
+    message = server.refused("memory_search", query=question, where={"status": 3})
+    assert "where" in message, message
