@@ -287,6 +287,38 @@ def test_init_on_existing_notes_uses_their_folders_and_says_so(tmp_path: Path) -
     assert len(list((root / "Daily").glob("*.md"))) >= 1
 
 
+def test_the_new_memory_md_names_the_folders_init_chose(tmp_path: Path) -> None:
+    """MEMORY.md's intro, written by init, names the vault's own folders (People/, not
+    people/); a vault with memvault's names keeps the shipped text byte for byte."""
+    root = _their_notes(tmp_path)
+    cli("init", str(root), check=True)
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "the notes under People/, Projects/, decisions/ and Daily/.\n" in memory, memory
+    assert "people/" not in memory and "logs/" not in memory
+    plain = tmp_path / "plain"
+    write(plain, "people/ana.md", note("Ana"))
+    cli("init", str(plain), check=True)
+    shipped = (ROOT / "vault-template/MEMORY.md").read_bytes()
+    assert (plain / "MEMORY.md").read_bytes() == shipped
+
+
+def test_memory_md_made_beside_an_existing_config_names_its_folders(tmp_path: Path) -> None:
+    """init on a vault whose config.toml is there (a clone without MEMORY.md): the intro
+    names the folders that config.toml gives the sections."""
+    root = _their_notes(tmp_path)
+    cli("init", str(root), check=True)
+    (root / "MEMORY.md").unlink()
+    config = root / ".memvault/config.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('folder = "Daily"', 'folder = "Journal"', 1), encoding="utf-8")
+    cli("init", str(root), check=True)
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "the notes under People/, Projects/, decisions/ and Journal/.\n" in memory, memory
+    # and the folders init adds are the configured ones: no people/ beside People/
+    folders = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert folders == ["Archive", "Daily", "Journal", "People", "Projects", "decisions", "templates"]
+
+
 def test_a_daily_notes_folder_from_obsidian_settings_plays_logs(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     write(root, "Journal/Daily/2024-03-01.md", "# 2024-03-01\n")

@@ -24,8 +24,9 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+from memvault.config import VaultConfig
 from memvault.core.results import Record
-from memvault.errors import VaultInside
+from memvault.errors import ConfigError, VaultInside
 from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
@@ -217,6 +218,29 @@ def _config_for(text: str, roles: dict[str, str], templates: str | None) -> str:
     return text
 
 
+# MEMORY.md's intro line naming the note folders (vault-template/MEMORY.md)
+MEMORY_FOLDERS_LINE = (
+    "details belong in the notes under people/, projects/, decisions/ and logs/.\n"
+)
+
+
+def _memory_for(text: str, folders: dict[str, str]) -> str:
+    """The template's MEMORY.md with its intro naming the vault's folders (``People/``)."""
+    people, projects, decisions, logs = (folders[c] for c in CATEGORY_FOLDERS)
+    line = f"details belong in the notes under {people}/, {projects}/, {decisions}/ and {logs}/.\n"
+    return text.replace(MEMORY_FOLDERS_LINE, line, 1)
+
+
+def _configured_folders(root: Path) -> dict[str, str]:
+    """{category: its folder} as the vault's config.toml names them (the file alone, not
+    the environment: MEMORY.md is tracked), memvault's names if it cannot be read."""
+    try:
+        config = VaultConfig.load(root, env={})
+    except ConfigError:
+        return {c: c for c in CATEGORY_FOLDERS}
+    return {c: config.folder(c) for c in CATEGORY_FOLDERS}
+
+
 def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) -> InitReport:
     """Make ``path`` a vault: lay down what is missing of the template; keep the rest.
 
@@ -234,7 +258,9 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     created: list[str] = []
     skipped: list[str] = []
     updated: list[str] = []
-    files = dict(_files(template_root()))
+    files = dict(_files(template_root()))  # sorted: .memvault/config.toml before MEMORY.md
+    # the note folders the vault's config names (the one made here, or the one it has)
+    folders = _configured_folders(root)
     if example:
         files.update(_files(example_root()))  # its MEMORY.md lists its notes
     for rel, item in files.items():
@@ -246,8 +272,12 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         data = item.read_bytes()
         if rel == ".memvault/config.toml" and (roles or templates):
             data = _config_for(data.decode("utf-8"), roles, templates).encode("utf-8")
+        if rel == "MEMORY.md" and not example:
+            data = _memory_for(data.decode("utf-8"), folders).encode("utf-8")
         if _create(target, data):
             created.append(rel)
+            if rel == ".memvault/config.toml":
+                folders = {c: roles.get(c, c) for c in CATEGORY_FOLDERS}
             continue
         try:
             old = target.read_bytes() if target.is_file() else None
@@ -260,9 +290,10 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             skipped.append(rel)
     if ".memvault/config.toml" not in created:
         roles, templates = {}, None  # the vault's own settings say which folders are which
-    for folder in CATEGORY_FOLDERS:
-        if folder not in roles and not (root / folder).exists():
-            (root / folder).mkdir()
+    for category in CATEGORY_FOLDERS:
+        folder = folders[category]
+        if category not in roles and not (root / folder).exists():
+            (root / folder).mkdir(parents=True)
             created.append(f"{folder}/")
     return InitReport(
         str(root.resolve()),
