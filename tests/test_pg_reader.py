@@ -274,11 +274,16 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
         # ignore file that keeps them out of git: no index, no vectors
         state = [".gitignore", "daemon.json", "lock"]
         assert sorted(p.name for p in (b / ".memvault").iterdir()) == state
+        with _client(w_info) as w:  # the writer still writes
+            assert w.post("/log", json={"text": "from the writer"}).status_code == 200
+        # the writer gone, the reader daemon stays one, and its status says so
+        assert writer.stop() == 0
+        said = run_memvault("status", "--vault", str(b), env=env)
+        assert "(this process: reader daemon, which stays one: restart it" in said.stdout, said
+        assert "writer: no writer running" in said.stdout, said
         assert reader.stop() == 0
         reader = None
         assert sorted(p.name for p in (b / ".memvault").iterdir()) == [".gitignore", "lock"]
-        with _client(w_info) as w:  # the writer still writes
-            assert w.post("/log", json={"text": "from the writer"}).status_code == 200
     finally:
         if reader is not None:
             reader.stop()

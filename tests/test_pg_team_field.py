@@ -141,3 +141,28 @@ def test_vaults_whose_folder_names_are_not_ascii_keep_an_index_each(
     with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
         for schema in {*schemas[:2], "memvault__"}:
             conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_status_on_the_writers_machine_with_no_daemon_does_not_call_it_a_reader(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """`status` with no daemon reads the index without taking the writer's lock, and said
+    `this process: reader`: on the writer's own machine, with no writer running, where
+    `memvault up` (or a write) makes it the writer. It says what this copy is: no writer
+    holds the index, the next `up` or write here takes it; a reader only where another
+    machine's writer holds it."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    moved = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert moved.returncode == 0, moved.stderr
+    asked = run_memvault("status", "--vault", str(writer), env=env)
+    assert "reader" not in asked.stdout, asked.stdout
+    assert "writer: no writer running" in asked.stdout, asked.stdout
+    assert "`memvault up` here makes this copy the writer" in asked.stdout, asked.stdout
+    where = json.loads(run_memvault("status", "--json", "--vault", str(writer), env=env).stdout)
+    assert where["index"]["where"]["role"] == "none", where["index"]["where"]
+    assert where["index"]["where"]["writer"] is None

@@ -132,9 +132,17 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         held = where.get("writer")
         who = f"{held['host']} pid {held['pid']}" if held else "no writer running"
         behind = where.get("behind_seconds")
+        role = where["role"]
+        if role == "none":  # nobody holds the lock: this copy is no reader (docs/TEAM.md)
+            daemon = data.get("daemon") or {}
+            role = (
+                "reader daemon, which stays one: restart it to make this machine the writer"
+                if daemon.get("role") == "reader"
+                else "reads only; `memvault up` here makes this copy the writer"
+            )
         console.print(
             f"index lives in PostgreSQL: {where['dsn']} schema {where['schema']} "
-            f"(this process: {where['role']}; writer: {who})"
+            f"(this process: {role}; writer: {who})"
         )
         console.print(
             "writer's last change: "
