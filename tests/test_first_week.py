@@ -316,7 +316,8 @@ def test_memory_md_made_beside_an_existing_config_names_its_folders(tmp_path: Pa
     assert "the notes under People/, Projects/, decisions/ and Journal/.\n" in memory, memory
     # and the folders init adds are the configured ones: no people/ beside People/
     folders = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
-    assert folders == ["Archive", "Daily", "Journal", "People", "Projects", "decisions", "templates"]
+    made = ["Archive", "Daily", "Journal", "People", "Projects", "decisions", "templates"]
+    assert folders == made
 
 
 def test_a_daily_notes_folder_from_obsidian_settings_plays_logs(tmp_path: Path) -> None:
