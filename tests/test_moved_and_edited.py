@@ -199,3 +199,45 @@ def test_a_section_whose_folder_moved_says_where_until_its_folder_is_set(tmp_pat
         v.sync()
         assert problems(v) == []
         assert "[[Team/sarah-chen" in (root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_status_on_any_clone_says_a_section_folder_is_there_only_in_another_case(
+    tmp_path: Path,
+) -> None:
+    """config.toml names `people` while the disk has only `People/` (a clone after another
+    machine renamed it, or a hand edit): only the daemon that saw the rename said so.
+    `status` says it from the files, on a fresh clone with no daemon and no index yet
+    and after a sync, naming the config line to change; one problem, not two, where
+    the sync also saw the notes move."""
+    import json
+
+    from helpers import make_vault, memvault_env, run_memvault
+
+    env = memvault_env(tmp_path)
+    root = make_vault(tmp_path)
+    os.rename(root / "people", root / "People")
+    line = (
+        "the section 'Key People' lists the folder people/, which is not in the vault; "
+        "People/ is (its name differs only in case): in .memvault/config.toml change "
+        'folder = "people" to folder = "People" (a daemon reads it when restarted)'
+    )
+    fresh = run_memvault("status", "--vault", str(root), env=env)
+    assert f".memvault/config.toml: {line}" in " ".join(fresh.stdout.split()), fresh.stdout
+    assert run_memvault("sync", "--vault", str(root), env=env).returncode == 0
+    data = json.loads(run_memvault("status", "--json", "--vault", str(root), env=env).stdout)
+    said = [p for p in data["problems"] if "Key People" in p["reason"]]
+    assert said == [{"path": ".memvault/config.toml", "reason": line, "kind": "config"}]
+    # the rename seen by a sync (as a daemon sees it): the one problem, with the line
+    os.rename(root / "People", root / "people")
+    assert run_memvault("sync", "--vault", str(root), env=env).returncode == 0
+    os.rename(root / "people", root / "People")
+    assert run_memvault("sync", "--vault", str(root), env=env).returncode == 0
+    data = json.loads(run_memvault("status", "--json", "--vault", str(root), env=env).stdout)
+    assert [p["reason"] for p in data["problems"] if "Key People" in p["reason"]] == [line]
+    # the folder set as it is now: nothing to say
+    config = root / ".memvault" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace('folder = "people"', 'folder = "People"'), encoding="utf-8")
+    assert run_memvault("sync", "--vault", str(root), env=env).returncode == 0
+    data = json.loads(run_memvault("status", "--json", "--vault", str(root), env=env).stdout)
+    assert not [p for p in data["problems"] if "Key People" in p["reason"]], data["problems"]

@@ -74,22 +74,7 @@ class FolderNames:
         return (there,)
 
     def _on_disk(self, wanted: str) -> str | None:
-        """A folder on disk spelt ``wanted`` in some case, its path in NFC; None if none."""
-        disk: list[str] = []  # the names as the disk has them (NFD on a Mac)
-        for part in wanted.split("/"):
-            try:
-                with os.scandir(os.path.join(self.fs.root, *disk)) as entries:
-                    names = sorted(e.name for e in entries if e.is_dir())
-            except OSError:
-                return None
-            nfc = {n: unicodedata.normalize("NFC", n) for n in names}
-            same = [n for n in names if nfc[n] == part] or [
-                n for n in names if key(nfc[n]) == key(part)
-            ]
-            if not same:
-                return None
-            disk.append(same[0])
-        return unicodedata.normalize("NFC", "/".join(disk))
+        return on_disk(self.fs.root, wanted)
 
     @staticmethod
     def _listed(paths: list[str]) -> str:
@@ -101,4 +86,41 @@ class FolderNames:
         return f" (folders with notes: {', '.join(tops[:LISTED])}{more})"
 
 
-__all__ = ["FolderNames"]
+def on_disk(root: str | os.PathLike[str], wanted: str) -> str | None:
+    """A folder on disk spelt ``wanted`` in some case (``wanted`` itself when it is
+    there), its path in NFC; None if none."""
+    disk: list[str] = []  # the names as the disk has them (NFD on a Mac)
+    for part in wanted.split("/"):
+        try:
+            with os.scandir(os.path.join(root, *disk)) as entries:
+                names = sorted(e.name for e in entries if e.is_dir())
+        except OSError:
+            return None
+        nfc = {n: unicodedata.normalize("NFC", n) for n in names}
+        same = [n for n in names if nfc[n] == part] or [
+            n for n in names if key(nfc[n]) == key(part)
+        ]
+        if not same:
+            return None
+        disk.append(same[0])
+    return unicodedata.normalize("NFC", "/".join(disk))
+
+
+def sections_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
+    """(section title, its folder, the folder on disk) for each MEMORY.md section whose
+    folder is not on disk as config.toml spells it while a folder differing from it only
+    in case is: a clone of a vault whose folder another machine renamed (``people/`` to
+    ``People/``), or a hand edit. Read from the files, for ``status`` on any copy (the
+    daemon that saw the rename says where the notes went: linker.sections_moved_away)."""
+    out = []
+    for rule in config.memory.sections:
+        folder = unicodedata.normalize("NFC", rule.folder.strip("/"))
+        if not folder:
+            continue
+        there = on_disk(config.root, folder)
+        if there is not None and there != folder:
+            out.append((rule.title, rule.folder, there))
+    return out
+
+
+__all__ = ["FolderNames", "on_disk", "sections_in_another_case"]

@@ -21,11 +21,12 @@ import zlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from memvault.config import VaultConfig
+from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.engine import relink_journal
+from memvault.engine.folders import sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -78,6 +79,15 @@ def describe(
     ]
     memory = _memory(config, store, count_tokens)
     kept = [p for p in problems_of(store) if p.kind != "memory"]
+    for title, folder, there in sections_in_another_case(config):
+        said = f"the section {title!r} lists the folder {folder}/, "
+        kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
+        reason = (
+            f"{said}which is not in the vault; {there}/ is (its name differs only in case): "
+            f'in .memvault/config.toml change folder = "{folder}" to folder = "{there}" '
+            "(a daemon reads it when restarted)"
+        )
+        kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
     if store.replaced():  # a field test's `rm .memvault/index.db` under a running daemon
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran

@@ -103,6 +103,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             "written); `memvault sync` builds the index "
             "and keeps MEMORY.md, `memvault up` also keeps them current"
         )
+        _problems(console, data)  # read from the files now: a setting that does not fit them
         return
     console.print(
         f"index: {idx['chunks']} chunks, {idx['embedded']} vectors cached, model {idx['model'] or '(none yet)'}, "
@@ -175,14 +176,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(f"files not indexed: {len(unlisted)}")
         for item in unlisted:
             console.print(f"  {item['path']}: {item['reason']}")
-    if problems:
-        console.print(f"problems ({len(problems)}), kept until the file is fixed:")
-        for p in problems[:SHOWN_PROBLEMS]:
-            console.print(f"  {p['path']}: {p['reason']}")
-        if len(problems) > SHOWN_PROBLEMS:
-            console.print(
-                f"  ... and {len(problems) - SHOWN_PROBLEMS} more (memvault status --json)"
-            )
+    _problems(console, data)
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:
@@ -235,3 +229,15 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         lane = daemon.get("vectors") or {}
         if lane.get("last_error"):
             console.print(f"  vectors failing, retrying: {lane['last_error']}")
+
+
+def _problems(console: Console, data: dict[str, Any]) -> None:
+    problems = data.get("problems") or []
+    if problems:
+        console.print(f"problems ({len(problems)}), kept until the file is fixed:")
+        for p in problems[:SHOWN_PROBLEMS]:
+            console.print(f"  {p['path']}: {p['reason']}")
+        if len(problems) > SHOWN_PROBLEMS:
+            console.print(
+                f"  ... and {len(problems) - SHOWN_PROBLEMS} more (memvault status --json)"
+            )
