@@ -274,17 +274,13 @@ class PgStore(Store):
         return _PgSql(conn, self.dsn, self._pg.timeout)
 
     def location(self) -> dict[str, Any]:
-        """Where this index lives and who writes it (``status``): never the password.
-        ``role``: ``writer`` (this process holds the lock), ``reader`` (it reads while a
-        writer holds it), ``none`` (it reads and no writer holds it: a ``status`` with
-        no daemon, on any copy, the writer's own machine too, is no reader)."""
+        """Where this index lives, who writes it (role none: no one), never the password."""
         held = self.writer()
-        role = "writer" if not self.read_only else "reader" if held is not None else "none"
         return {
             "store": "postgres",
             "dsn": redact(self.dsn),
             "schema": self.schema,
-            "role": role,
+            "role": "writer" if not self.read_only else "reader" if held else "none",
             "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
         }
 
