@@ -249,7 +249,7 @@ def test_disconnect_gives_back_the_auto_memory_directory_connect_replaced(
     off = memvault(home, "disconnect", "claude-code", "--project", str(project))
     assert off.returncode == 0, off.stderr
     assert settings.read_text(encoding="utf-8") == mine
-    assert json.loads((project / ".mcp.json").read_text(encoding="utf-8")) == {}
+    assert not (project / ".mcp.json").exists()  # connect made it: gone with memvault's entry
     # a second disconnect: nothing of memvault's is left, the folder stays
     assert memvault(home, "disconnect", "claude-code", "--project", str(project)).returncode == 0
     assert settings.read_text(encoding="utf-8") == mine
@@ -275,3 +275,74 @@ def test_a_symlinked_settings_file_is_edited_where_it_lives(home: Path, tmp_path
     off = memvault(home, "disconnect", "claude-code", "--project", str(project))
     assert off.returncode == 0, off.stderr
     assert link.is_symlink() and real.read_text(encoding="utf-8") == SETTINGS
+
+
+def test_disconnect_leaves_a_project_without_settings_as_it_was(home: Path, tmp_path: Path) -> None:
+    """connect made .claude/settings.local.json and .mcp.json from nothing; disconnect
+    left both holding `{}`. A file connect made and nobody wrote in since goes (and the
+    .claude/ folder it made, when empty); one a person or Claude Code wrote in keeps
+    their entries; a file that was there keeps its bytes. Recorded in the vault's
+    .memvault/claude-code-replaced.json beside the folder connect replaced."""
+    vault = new_vault(tmp_path)
+    project = home / "fresh"
+    project.mkdir()
+    for _ in range(2):  # connecting again changes nothing of it
+        run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                       str(vault))  # fmt: skip
+        assert run.returncode == 0, run.stderr
+    record = json.loads((vault / ".memvault" / "claude-code-replaced.json").read_text("utf-8"))
+    made = project.resolve() / ".claude" / "settings.local.json"
+    assert set(record["created"]) == {str(made), str(project.resolve() / ".mcp.json")}
+    dry = memvault(home, "disconnect", "claude-code", "--project", str(project), "--dry-run")
+    assert dry.returncode == 0 and f"{made}: would be removed" in dry.stdout, dry.stdout
+    assert made.exists()
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert f"{made}: removed (memvault made it; nothing else was ever in it)" in off.stdout
+    assert list(project.iterdir()) == []  # as it was: no .claude/, no .mcp.json
+    record = json.loads((vault / ".memvault" / "claude-code-replaced.json").read_text("utf-8"))
+    assert record["created"] == {}
+
+    # an entry of someone else's written in since: the file stays, with it
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    text = made.read_text(encoding="utf-8")
+    made.write_text(text.replace("{", '{\n  "model": "opus",', 1), encoding="utf-8")
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert json.loads(made.read_text(encoding="utf-8")) == {"model": "opus"}
+    assert not (project / ".mcp.json").exists()
+
+    # a project with its own .mcp.json: it keeps its bytes, the settings connect made go
+    made.unlink()
+    (project / ".claude").rmdir()
+    (project / ".mcp.json").write_text(MCP, encoding="utf-8")
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert sorted(p.name for p in project.iterdir()) == [".mcp.json"]
+    assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP
+
+
+def test_disconnect_reads_the_record_an_earlier_version_kept(home: Path, tmp_path: Path) -> None:
+    """.memvault/claude-code-replaced.json was {settings file: the folder connect
+    replaced}: still read so, the folder given back."""
+    vault = new_vault(tmp_path)
+    project = home / "p"
+    (project / ".claude").mkdir(parents=True)
+    settings = project / ".claude" / "settings.local.json"
+    mine = '{\n  "autoMemoryDirectory": "/home/me/old-memory"\n}\n'
+    settings.write_text(mine, encoding="utf-8")
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    record = vault / ".memvault" / "claude-code-replaced.json"
+    old = {str(settings.resolve()): "/home/me/old-memory"}
+    record.write_text(json.dumps(old), encoding="utf-8")
+    off = memvault(home, "disconnect", "claude-code", "--project", str(project))
+    assert off.returncode == 0, off.stderr
+    assert settings.read_text(encoding="utf-8") == mine
+    assert json.loads(record.read_text(encoding="utf-8"))["replaced"] == {}

@@ -8,7 +8,9 @@
 
 Every path written is absolute (Claude Desktop starts servers without your shell's
 PATH or folder). Each file is edited as text (``core.json_edit``): every other byte is
-kept, and ``disconnect`` takes the keys out again. A file that is not a JSON object
+kept, and ``disconnect`` takes the keys out again (a file ``connect claude-code`` made
+from nothing, nobody else's entries ever in it, is removed: the vault's
+``.memvault/claude-code-replaced.json`` records it). A file that is not a JSON object
 is refused untouched, with the line. Writes are atomic compare-and-swap (re-read and
 redone when the file changed meanwhile); ``--dry-run`` prints the diff and writes
 nothing. Exit codes: 0 done (or nothing to do), 3 no vault or a malformed file, 1 a
@@ -17,6 +19,7 @@ file that kept changing or cannot be written.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import json
 import os
@@ -117,14 +120,21 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
     return out
 
 
-def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
-    """Every edit made (or, with ``dry_run``, shown); exits on a file it cannot edit."""
+def _apply(
+    edits: list[Edit], dry_run: bool, as_json: bool, made: dict[str, str] | None = None
+) -> dict[Path, tuple[str | None, str | None]]:
+    """Every edit made (or, with ``dry_run``, shown); exits on a file it cannot edit.
+    ``made``: {real path: sha256} of files connect made from nothing and nobody wrote
+    in since (``_record_of``): one of those holding nothing but memvault's is removed.
+    Returns {file: (its text before, after)}: after None when it is removed."""
     from memvault.core.text import sha256_bytes
     from memvault.errors import WriteConflict
     from memvault.vault.swap import Swapper
 
     shown: list[dict[str, Any]] = []
     swapper = Swapper(quiet_ms=0)
+    made = made or {}
+    plan: list[tuple[Path, str | None, str | None]] = []
     for _attempt in range(5):
         try:
             plan = _planned(edits)
@@ -134,7 +144,21 @@ def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
             common.fail(f"a config file is not UTF-8 text ({exc}); left untouched", 3, as_json)
         conflict = False
         shown = []
-        for path, before, after in plan:
+        for i, (path, before, after) in enumerate(plan):
+            sha = made.get(str(_real(path)))
+            # made by connect, only ever memvault's since: removed, not left holding {}
+            if (
+                sha is not None
+                and before is not None
+                and after != before
+                and sha256_bytes(before.encode("utf-8")) == sha
+            ):
+                plan[i] = (path, before, None)
+                shown.append({"path": str(path), "changed": True, "removed": True})
+                if not dry_run and not _remove_if(_real(path), sha):
+                    conflict = True  # saved meanwhile: read again and redo
+                    break
+                continue
             changed = after is not None and after != before
             shown.append({"path": str(path), "changed": changed})
             if not changed:
@@ -164,12 +188,37 @@ def _apply(edits: list[Edit], dry_run: bool, as_json: bool) -> None:
         common.fail("a config file kept changing while memvault edited it; left as is", 1, as_json)
     if as_json:
         common.emit_json({"dry_run": dry_run, "files": shown})
-        return
+        return {path: (before, after) for path, before, after in plan}
     for f in shown:
-        if not f["changed"]:
+        if f.get("removed"):
+            how = "would be removed" if dry_run else "removed"
+            common.out.print(f"{f['path']}: {how} (memvault made it; nothing else was ever in it)")
+        elif not f["changed"]:
             common.out.print(f"{f['path']}: already as wanted, left as it is")
         elif not dry_run:
             common.out.print(f"{f['path']}: written (every other setting kept)")
+    return {path: (before, after) for path, before, after in plan}
+
+
+def _remove_if(path: Path, sha: str) -> bool:
+    """Remove ``path`` if it holds the bytes of ``sha`` (False: it changed). The file
+    leaves its name in one rename, then is checked: a save that came in between gets
+    its name back (or, with a newer save there already, is superseded by it)."""
+    from memvault.core.text import sha256_bytes
+    from memvault.vault.swap import temp_name
+
+    gone = path.with_name(temp_name(path.name))
+    try:
+        os.rename(path, gone)
+    except FileNotFoundError:
+        return True
+    if sha256_bytes(gone.read_bytes()) == sha:
+        gone.unlink()
+        return True
+    with contextlib.suppress(FileExistsError):  # a newer save there: it stays
+        os.link(gone, path)
+    gone.unlink()
+    return False
 
 
 def _vault(vault: Path | None) -> Path:
@@ -208,7 +257,8 @@ def claude_code(
     memory = _memory_dir(root, folder)
     settings = project / ".claude" / "settings.local.json"
     replaced = _replaced(root, settings, _auto_memory(settings, as_json), memory)
-    _apply(
+    folder_there = os.path.lexists(settings.parent)
+    done = _apply(
         [
             Edit(settings, ("autoMemoryDirectory",), str(memory)),
             Edit(project / ".mcp.json", ("mcpServers", SERVER), server_entry(root, True)),
@@ -216,8 +266,8 @@ def claude_code(
         dry_run,
         as_json,
     )
-    if replaced is not None and not dry_run:
-        _remember(root, settings, replaced)
+    if not dry_run:
+        _record(root, settings, replaced, done, None if folder_there else settings.parent)
     if not as_json and not dry_run:
         common.out.print(
             f"Claude Code in {project} now keeps its auto memory in {memory} and has the "
@@ -254,15 +304,21 @@ def disconnect_claude_code(
     outside any vault is left alone)."""
     project = _project(project, as_json)
     settings = project / ".claude" / "settings.local.json"
-    edits = [Edit(project / ".mcp.json", ("mcpServers", SERVER))]
+    mcp = project / ".mcp.json"
+    edits = [Edit(mcp, ("mcpServers", SERVER))]
     current = _auto_memory(settings, as_json)
     root = _vault_of(Path(current)) if isinstance(current, str) else None
-    before = None if root is None else _remembered(root).get(str(_real(settings)))
+    before = None if root is None else _record_of(root)["replaced"].get(str(_real(settings)))
     if root is not None:  # memvault's: the folder it replaced back, or the key out
         edits.insert(0, Edit(settings, ("autoMemoryDirectory",), before, only_if=current))
-    _apply(edits, dry_run, as_json)
-    if root is not None and before is not None and not dry_run:
+    home = root or _server_vault(mcp, as_json)  # the vault whose record says what connect made
+    made = {} if home is None else _record_of(home)["created"]
+    done = _apply(edits, dry_run, as_json, made)
+    if dry_run or home is None:
+        return
+    if root is not None and before is not None:
         _remember(root, settings, None)
+    _forget_made(home, list(done), settings.parent)
 
 
 def disconnect_claude_desktop(
@@ -308,21 +364,31 @@ def _replaced(root: Path, settings: Path, current: Any, memory: Path) -> Any:
 
 
 def _remembered(root: Path) -> dict[str, Any]:
+    return _record_of(root)["replaced"]
+
+
+def _record_of(root: Path) -> dict[str, Any]:
+    """The vault's record of what connect changed in projects: ``replaced`` {settings
+    file: the autoMemoryDirectory it held}, ``created`` {file connect made from nothing:
+    the sha256 of what memvault last wrote in it, while nobody else has}, ``folders``
+    (the .claude/ folders it made). An earlier version's record is ``replaced`` alone."""
     try:
         data = json.loads((root / ".memvault" / REPLACED).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = {}
+    data = data if isinstance(data, dict) else {}
+    if "replaced" not in data:  # the first form: {settings file: the folder it held}
+        data = {"replaced": data}
+    out = {"replaced": {}, "created": {}, "folders": [], **data}
+    for name, kind in (("replaced", dict), ("created", dict), ("folders", list)):
+        if not isinstance(out[name], kind):
+            out[name] = kind()
+    return out
 
 
-def _remember(root: Path, settings: Path, value: Any) -> None:
-    """Keep (``value``) or forget (None) what ``settings`` held before connect."""
-    data = _remembered(root)
-    key = str(_real(settings))
-    if value is None:
-        data.pop(key, None)
-    else:
-        data[key] = value
+def _write_record(root: Path, data: dict[str, Any]) -> None:
+    if data == _record_of(root) and (root / ".memvault" / REPLACED).exists():
+        return  # nothing new to keep
     path = root / ".memvault" / REPLACED
     tmp = path.with_name(f".{REPLACED}.{os.getpid()}.tmp")
     try:
@@ -330,6 +396,74 @@ def _remember(root: Path, settings: Path, value: Any) -> None:
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _remember(root: Path, settings: Path, value: Any) -> None:
+    """Keep (``value``) or forget (None) what ``settings`` held before connect."""
+    data = _record_of(root)
+    key = str(_real(settings))
+    if value is None:
+        data["replaced"].pop(key, None)
+    else:
+        data["replaced"][key] = value
+    _write_record(root, data)
+
+
+def _record(
+    root: Path,
+    settings: Path,
+    replaced: Any,
+    done: dict[Path, tuple[str | None, str | None]],
+    folder: Path | None,
+) -> None:
+    """After connect: the folder it replaced, and each file it made from nothing (or
+    made before and nobody wrote in since) with the sha256 of what it holds now; a
+    file someone else wrote in is no longer memvault's to remove."""
+    from memvault.core.text import sha256_bytes
+
+    data = _record_of(root)
+    if replaced is not None:
+        data["replaced"][str(_real(settings))] = replaced
+    created = data["created"]
+    for path, (before, after) in done.items():
+        key = str(_real(path))
+        ours = before is None or sha256_bytes(before.encode("utf-8")) == created.get(key)
+        if ours and after is not None:
+            created[key] = sha256_bytes(after.encode("utf-8"))
+        else:
+            created.pop(key, None)
+    if folder is not None and folder.is_dir() and str(folder) not in data["folders"]:
+        data["folders"].append(str(folder))
+    _write_record(root, data)
+
+
+def _forget_made(root: Path, files: list[Path], folder: Path) -> None:
+    """After disconnect: its files out of the record (removed, or kept for what someone
+    else wrote in them), and the .claude/ folder connect made removed too when nothing
+    is left in it."""
+    data = _record_of(root)
+    for path in files:
+        data["created"].pop(str(_real(path)), None)
+    if str(folder) in data["folders"]:
+        with contextlib.suppress(OSError):  # only an empty folder: anything in it stays
+            folder.rmdir()
+        if not folder.exists():
+            data["folders"].remove(str(folder))
+    _write_record(root, data)
+
+
+def _server_vault(mcp: Path, as_json: bool) -> Path | None:
+    """The vault the project's memvault MCP server serves (``--vault`` in .mcp.json)."""
+    try:
+        text = _read(mcp)
+        entry = None if text is None else json_edit.get(text.lstrip("\ufeff"), ("mcpServers",))
+    except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
+        common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
+    args = entry.get(SERVER, {}).get("args") if isinstance(entry, dict) else None
+    if not isinstance(args, list) or "--vault" not in args[:-1]:
+        return None
+    vault = args[args.index("--vault") + 1]
+    return _vault_of(Path(vault)) if isinstance(vault, str) else None
 
 
 __all__ = [
