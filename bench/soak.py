@@ -332,6 +332,7 @@ def health(d: Daemon, root: Path) -> dict[str, Any]:
         "memvault_bytes": sum(p.stat().st_size for p in mem.rglob("*") if p.is_file()),
         "daemon_log_bytes": Path(d.log.name).stat().st_size,  # since its last start
         "warnings": len(st["daemon"].get("warnings") or []),
+        "last_warnings": (st["daemon"].get("warnings") or [])[-3:],
         "last_error": st["daemon"].get("last_error"),
         "restarts": st["daemon"].get("restarts"),
         "overflows": st["daemon"].get("overflows"),

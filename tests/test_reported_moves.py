@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from helpers import open_vault, write
-from memvault.core.changes import ChangeSet, reported_moves
+from memvault.core.changes import ChangeSet, moved_on, reported_moves
 from memvault.service import watch_queue
 from memvault.service.watch_queue import ChangeQueue
 from test_watcher import Clock
@@ -68,6 +68,18 @@ def test_what_is_not_a_reported_rename_stays_as_the_diff_says(
     assert reported_moves(changes, moves) == changes
 
 
+def test_a_note_renamed_and_moved_on_before_the_sync_is_held_not_deleted() -> None:
+    # zed.md renamed to zoe.md, then its folder renamed before the batch ran: both gone
+    changes = ChangeSet(deleted=("ops/zed.md", "ops/gone.md"))
+    moves = [("ops/zed.md", "ops/zoe.md"), ("ops", "ops-2")]
+    # a folder renamed after: the batch of the first rename names ops/zoe.md, gone again
+    assert moved_on(changes, moves[:1], {"ops/zoe.md"}) == (("ops/zed.md", "ops/zoe.md"),)
+    # followed through the folder's rename too; a path not named vanished is deleted
+    assert moved_on(changes, moves, {"ops-2/zoe.md"}) == (("ops/zed.md", "ops-2/zoe.md"),)
+    assert moved_on(changes, moves, set()) == ()
+    assert moved_on(ChangeSet(deleted=("ops/gone.md",)), moves, {"ops/gone.md"}) == ()
+
+
 # -- the queue hands the renames on with their batch ---------------------------------------
 
 
@@ -83,6 +95,16 @@ def test_the_queue_hands_the_renames_on_with_their_batch_in_order() -> None:
     clock.now += 0.3
     later = q.take()
     assert later is not None and later.moves == ()  # taken once
+
+
+def test_renames_put_back_by_a_sync_go_before_the_ones_queued_since() -> None:
+    clock = Clock()
+    q = ChangeQueue(quiet_ms=300, clock=clock)
+    q.put(["ops", "ops-2"], moves=[("ops", "ops-2")])
+    q.put(["ops/zed.md"], moves=[("ops/zed.md", "ops/zoe.md")], earlier=True)
+    clock.now += 0.3
+    batch = q.take()
+    assert batch is not None and batch.moves == (("ops/zed.md", "ops/zoe.md"), ("ops", "ops-2"))
 
 
 def test_past_the_queue_s_bound_no_rename_is_handed_on(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -917,3 +917,29 @@ def test_queue_overflow_drops_paths_even_for_paths_only() -> None:
     assert q.take(paths_only=True) is None and len(q) == 0
     q.put(["late.md"])  # the full reconcile covers it
     assert len(q) == 0
+
+
+def test_a_note_renamed_and_then_its_folder_before_the_sync_keeps_its_links(
+    watched: Watched,
+) -> None:
+    # Found by bench/soak.py with the real model: a note renamed, its folder renamed a
+    # moment later while the daemon was busy; the batch of the note's rename named two
+    # paths that were gone by then (the new one never indexed), so the note was taken
+    # for deleted, and the folder's batch found it new: its links kept the old name.
+    write(watched.root, "topics/ops/zed.md", "# Zed\n\nshort.\n")
+    write(watched.root, "projects/ref.md", note("Ref", body="Talk to [[zed]] first."))
+    eventually(lambda: {"topics/ops/zed.md", "projects/ref.md"} <= watched.indexed())
+    watched.settle()
+    folder = watched.root / "topics/ops"
+
+    def busy(paths: list[str] | None) -> None:  # the folder renamed while this batch waits
+        if paths and "topics/ops/zoe.md" in paths and folder.exists():
+            os.rename(folder, watched.root / "topics/ops-2")
+
+    watched.fail = busy
+    os.rename(folder / "zed.md", folder / "zoe.md")
+    ref = watched.root / "projects/ref.md"
+    eventually(lambda: "[[zoe]]" in ref.read_text(encoding="utf-8"), what="the link followed")
+    watched.settle()
+    assert "topics/ops-2/zoe.md" in watched.indexed()
+    assert not {"topics/ops/zed.md", "topics/ops/zoe.md"} & watched.indexed()

@@ -350,7 +350,7 @@ def sync_report_from_dict(data: Mapping[str, Any]) -> SyncReport:
         if f.name not in data:
             continue
         value = data[f.name]
-        if f.name == "moved":
+        if f.name in ("moved", "attachments_moved", "moved_on"):  # pairs, as tuples
             value = tuple((str(a), str(b)) for a, b in value)
         elif f.name == "skipped":
             value = tuple(SkippedFile(path=s["path"], reason=s["reason"]) for s in value)

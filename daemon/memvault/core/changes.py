@@ -161,6 +161,29 @@ def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> Chan
     return _paired(changes, sorted((old, n[0]) for old, n in origins.items() if len(n) == 1))
 
 
+def moved_on(
+    changes: ChangeSet, moves: Sequence[tuple[str, str]], vanished: Collection[str]
+) -> tuple[tuple[str, str], ...]:
+    """The gone notes a reported rename took to a path that is gone again (``vanished``:
+    named by the batch, neither on disk nor indexed): renamed, then moved on before the
+    sync ran (its folder renamed a moment later while the daemon was busy). Such a note
+    is not deleted: the caller keeps it indexed and hands it on, with the rename, to
+    the batch that follows it (each (old, where the renames took it))."""
+    if not moves or not vanished:
+        return ()
+    out = []
+    for old in changes.deleted:
+        path = old
+        for a, b in moves:
+            if path == a:
+                path = b
+            elif path.startswith(a + "/"):
+                path = b + path[len(a) :]
+        if path != old and path in vanished:
+            out.append((old, path))
+    return tuple(out)
+
+
 def _paired(changes: ChangeSet, pairs: Sequence[tuple[str, str]]) -> ChangeSet:
     """``changes`` with ``pairs`` (old, new) taken out of deleted and created, as moves."""
     if not pairs:

@@ -85,6 +85,9 @@ class SyncReport(Record):
     problems: tuple[str, ...] = ()
     full: bool = True  # a full reconcile (not just a watcher batch)
     vanished: tuple[str, ...] = ()  # paths a batch named that are neither on disk nor indexed
+    # notes a reported rename took to a path gone again before the sync: kept indexed
+    # at their old paths, and handed on with the rename to the next batch (old, new)
+    moved_on: tuple[tuple[str, str], ...] = ()
     seconds: float = 0.0
 
     @property

@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, diff, reported_moves, to_hash
+from memvault.core.changes import ChangeSet, Known, diff, moved_on, reported_moves, to_hash
 from memvault.core.ranking import Filters
 from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
@@ -254,6 +254,11 @@ class Engine:
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
             hashes = self.fs.hashes(to_hash(known, seen))
             changes = reported_moves(diff(known, seen, hashes, scope), moves)
+            held = moved_on(changes, moves, vanished)  # renamed and gone on: not deleted
+            if held:
+                kept = {old for old, _ in held}
+                deleted = tuple(p for p in changes.deleted if p not in kept)
+                changes = dataclasses.replace(changes, deleted=deleted)
             changes = moved_and_edited(changes, self.fs, self.store, self.config.memory.file)
             for path in changes.touched:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
@@ -278,6 +283,7 @@ class Engine:
                 skipped=tuple(skipped) + report.skipped,
                 full=full,
                 vanished=vanished,
+                moved_on=held,
                 warnings=((model_note,) if model_note else ()) + resumed.warnings + report.warnings,
                 seconds=time.perf_counter() - started,
             )

@@ -80,18 +80,20 @@ class ChangeQueue:
         paths: Iterable[str],
         since: float | None = None,
         moves: Iterable[tuple[str, str]] = (),
+        earlier: bool = False,
     ) -> None:
         """Queue paths that changed now (or, for a batch put back after a failed
         sync, at ``since``: the lag keeps counting from the first change); ``moves``:
-        renames the file system reported, (old, new), handed on with the batch."""
+        renames the file system reported, (old, new), handed on with the batch
+        (``earlier``: renames from before the ones queued, put back by a sync)."""
         now = self.clock()
         when = now if since is None else min(since, now)
         with self.cond:
-            for move in moves:
-                if len(self._moves) >= MAX_MOVES:
-                    self._moves_lost = True
-                if not self._moves_lost:
-                    self._moves.append(move)
+            moves = list(moves)  # past MAX_MOVES none: a partial chain misleads
+            if len(self._moves) + len(moves) > MAX_MOVES:
+                self._moves_lost = True
+            if not self._moves_lost:
+                self._moves = moves + self._moves if earlier else self._moves + moves
             for path in paths:
                 if not self._swamped:
                     self._add(path, when)

@@ -354,6 +354,8 @@ class Watcher:
         arrived = self.observers.folders_arrived.is_set() and not self.stopping
         if arrived and threading.current_thread() is self._worker:
             self.observers.renew()  # the worker's alone: it owns the observer
+        if report.moved_on:  # renamed, then moved on before the sync: follow it next batch
+            self.queue.put([old for old, _ in report.moved_on], moves=report.moved_on, earlier=True)
         if paths is not None and report.vanished:
             # An event named a note that is neither there nor indexed. Usually a file
             # created and gone within one batch; but a folder renamed and its old name
