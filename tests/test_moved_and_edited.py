@@ -201,6 +201,28 @@ def test_a_section_whose_folder_moved_says_where_until_its_folder_is_set(tmp_pat
         assert "[[Team/sarah-chen" in (root / "MEMORY.md").read_text(encoding="utf-8")
 
 
+def test_a_section_whose_filter_selects_none_is_not_said_moved_while_its_folder_has_notes(
+    tmp_path: Path,
+) -> None:
+    """Found by bench/soak.py: notes moving out of projects/, whose section selects only
+    ``status: active`` notes and none of those left, were said to have moved (and
+    config.toml's folder to be set anew): the folder still held notes."""
+    root = tmp_path / "v"
+    write(root, "projects/alpha.md", "# Alpha\n\nA plan.\n")
+    write(root, "projects/beta.md", "# Beta\n\nAnother plan.\n")
+    with open_vault(root) as v:
+        v.sync()
+        os.makedirs(root / "decisions", exist_ok=True)
+        os.rename(root / "projects" / "alpha.md", root / "decisions" / "alpha.md")
+        v.sync()
+        said = [p["reason"] for p in v.status()["problems"] if "section" in p["reason"]]
+        assert said == []
+        os.rename(root / "projects" / "beta.md", root / "decisions" / "beta.md")  # now empty
+        v.sync()
+        said = [p["reason"] for p in v.status()["problems"] if "section" in p["reason"]]
+        assert [s.split("moved to ")[1].split(":")[0] for s in said] == ["decisions/"]
+
+
 def test_status_on_any_clone_says_a_section_folder_is_there_only_in_another_case(
     tmp_path: Path,
 ) -> None:

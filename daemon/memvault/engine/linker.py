@@ -489,8 +489,8 @@ def sections_moved_away(
     now: dict[str, list[str]] = {}
     out = []
     for rule in sections:
-        if not rule.folder or listings[rule.name].total:
-            continue
+        if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
+            continue  # listed, or its filter selects none of the notes still there
         were = told.get(rule.folder, []) or [rule.folder]
         went = sorted(
             {

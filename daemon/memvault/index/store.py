@@ -443,6 +443,16 @@ class Store(PendingQueue, LinkTables):
             ).fetchall()
         return [(p, k, r, tuple(json.loads(w))) for p, k, r, w in rows]
 
+    def has_notes_under(self, folder: str) -> bool:
+        """Whether a note lies under ``folder`` (spelt as given), at any depth."""
+        prefix = folder.rstrip("/") + "/"
+        with self._lock:
+            row = self._db.execute(
+                "SELECT 1 FROM notes WHERE kind = 'note' AND substr(path, 1, ?) = ? LIMIT 1",
+                (len(prefix), prefix),
+            ).fetchone()
+        return row is not None
+
     def folder_counts(self) -> dict[str, int]:
         with self._lock:
             rows = self._db.execute(
