@@ -44,13 +44,10 @@ def _clone(src: Path, dst: Path) -> Path:
     return dst
 
 
-def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_it(
+def _moved_to_postgres(
     tmp_path: Path, pg_server: Any, folder_name: str
-) -> None:
-    """`index move --to postgres` wrote store and dsn to config.toml, which git carries,
-    but not the schema: a colleague's clone in a folder of another name derived a schema
-    of its own (memvault_<its folder>), and its `memvault up` became a second writer of a
-    second index, silently. The move names the schema it built."""
+) -> tuple[Path, dict[str, str]]:
+    """A writer's vault indexed, then its index moved to the server by the CLI."""
     dsn = str(pg_server.get_uri())
     env = memvault_env(tmp_path)
     writer = make_vault(tmp_path / "build-01", folder_name)
@@ -59,6 +56,17 @@ def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_
         "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
     )
     assert moved.returncode == 0, moved.stderr
+    return writer, env
+
+
+def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_it(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """`index move --to postgres` wrote store and dsn to config.toml, which git carries,
+    but not the schema: a colleague's clone in a folder of another name derived a schema
+    of its own (memvault_<its folder>), and its `memvault up` became a second writer of a
+    second index, silently. The move names the schema it built."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
     config = (writer / ".memvault" / "config.toml").read_text(encoding="utf-8")
     assert f'schema = "memvault_{folder_name}"' in config
     assert config.count("\nschema =") == 1  # the commented default's line replaced
@@ -81,14 +89,7 @@ def test_a_readers_status_finds_its_clone_of_the_same_files_in_step_with_the_ind
     modification times. Its `status` compared size and time only and said "index is
     behind the files: N notes changed" of every note, with nothing changed; it reads the
     notes whose size agrees, and names only the one that differs."""
-    dsn = str(pg_server.get_uri())
-    env = memvault_env(tmp_path)
-    writer = make_vault(tmp_path / "build-01", folder_name)
-    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
-    moved = run_memvault(
-        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
-    )
-    assert moved.returncode == 0, moved.stderr
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
     clone = _clone(writer, tmp_path / "laptop" / folder_name)
     asked = run_memvault("status", "--json", "--vault", str(clone), env=env)
     index = json.loads(asked.stdout)["index"]
@@ -151,14 +152,7 @@ def test_status_on_the_writers_machine_with_no_daemon_does_not_call_it_a_reader(
     `memvault up` (or a write) makes it the writer. It says what this copy is: no writer
     holds the index, the next `up` or write here takes it; a reader only where another
     machine's writer holds it."""
-    dsn = str(pg_server.get_uri())
-    env = memvault_env(tmp_path)
-    writer = make_vault(tmp_path / "build-01", folder_name)
-    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
-    moved = run_memvault(
-        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
-    )
-    assert moved.returncode == 0, moved.stderr
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
     asked = run_memvault("status", "--vault", str(writer), env=env)
     assert "reader" not in asked.stdout, asked.stdout
     assert "writer: no writer running" in asked.stdout, asked.stdout
