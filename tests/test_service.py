@@ -411,6 +411,8 @@ def test_an_idle_daemon_writes_nothing(running: tuple[Proc, dict[str, Any]]) -> 
     proc, info = running
     eventually(lambda: settled(info))
     vectors = proc.root / ".memvault" / "vectors.bin"
+    # settled is the structure's; the vector lane saves its file after, once idle
+    eventually(vectors.exists, 30, "the first index's vectors saved")
     saved = vectors.stat().st_mtime_ns
     write(proc.root, "people/last.md", note("Last", body="the last change: narwhal"))
     eventually(
