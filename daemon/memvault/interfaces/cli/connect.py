@@ -260,7 +260,7 @@ def claude_code(
     folder_there = os.path.lexists(settings.parent)
     done = _apply(
         [
-            Edit(settings, ("autoMemoryDirectory",), str(memory)),
+            Edit(settings, (AUTO_MEMORY,), str(memory)),
             Edit(project / ".mcp.json", ("mcpServers", SERVER), server_entry(root, True)),
         ],
         dry_run,
@@ -310,15 +310,14 @@ def disconnect_claude_code(
     root = _vault_of(Path(current)) if isinstance(current, str) else None
     before = None if root is None else _record_of(root)["replaced"].get(str(_real(settings)))
     if root is not None:  # memvault's: the folder it replaced back, or the key out
-        edits.insert(0, Edit(settings, ("autoMemoryDirectory",), before, only_if=current))
+        edits.insert(0, Edit(settings, (AUTO_MEMORY,), before, only_if=current))
     home = root or _server_vault(mcp, as_json)  # the vault whose record says what connect made
     made = {} if home is None else _record_of(home)["created"]
     done = _apply(edits, dry_run, as_json, made)
     if dry_run or home is None:
         return
-    if root is not None and before is not None:
-        _remember(root, settings, None)
-    _forget_made(home, list(done), settings.parent)
+    given_back = settings if root is not None and before is not None else None
+    _forget_made(home, list(done), settings.parent, given_back)
 
 
 def disconnect_claude_desktop(
@@ -338,13 +337,19 @@ def _vault_of(folder: Path) -> Path | None:
     return next((p for p in (folder, *folder.parents) if is_vault(p)), None)
 
 
-def _auto_memory(settings: Path, as_json: bool) -> Any:
-    """Claude Code's ``autoMemoryDirectory`` in ``settings`` now (None: not set)."""
+def _value_in(path: Path, key: tuple[str, ...], as_json: bool) -> Any:
+    """The value at ``key`` in the JSON file ``path`` now (None: no file, or not set);
+    a file that is not JSON text exits 3, untouched."""
     try:
-        text = _read(settings)
-        return None if text is None else json_edit.get(text.lstrip("\ufeff"), (AUTO_MEMORY,))
+        text = _read(path)
+        return None if text is None else json_edit.get(text.lstrip("\ufeff"), key)
     except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
         common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
+
+
+def _auto_memory(settings: Path, as_json: bool) -> Any:
+    """Claude Code's ``autoMemoryDirectory`` in ``settings`` now (None: not set)."""
+    return _value_in(settings, (AUTO_MEMORY,), as_json)
 
 
 # The folders `connect claude-code` replaced, for `disconnect` to give back:
@@ -360,11 +365,7 @@ def _replaced(root: Path, settings: Path, current: Any, memory: Path) -> Any:
         return None
     if isinstance(current, str) and _vault_of(Path(current)) == root:
         return None
-    return current if str(_real(settings)) not in _remembered(root) else None
-
-
-def _remembered(root: Path) -> dict[str, Any]:
-    return _record_of(root)["replaced"]
+    return current if str(_real(settings)) not in _record_of(root)["replaced"] else None
 
 
 def _record_of(root: Path) -> dict[str, Any]:
@@ -398,17 +399,6 @@ def _write_record(root: Path, data: dict[str, Any]) -> None:
         tmp.unlink(missing_ok=True)
 
 
-def _remember(root: Path, settings: Path, value: Any) -> None:
-    """Keep (``value``) or forget (None) what ``settings`` held before connect."""
-    data = _record_of(root)
-    key = str(_real(settings))
-    if value is None:
-        data["replaced"].pop(key, None)
-    else:
-        data["replaced"][key] = value
-    _write_record(root, data)
-
-
 def _record(
     root: Path,
     settings: Path,
@@ -437,11 +427,15 @@ def _record(
     _write_record(root, data)
 
 
-def _forget_made(root: Path, files: list[Path], folder: Path) -> None:
+def _forget_made(
+    root: Path, files: list[Path], folder: Path, given_back: Path | None = None
+) -> None:
     """After disconnect: its files out of the record (removed, or kept for what someone
-    else wrote in them), and the .claude/ folder connect made removed too when nothing
-    is left in it."""
+    else wrote in them), the .claude/ folder connect made removed too when nothing is
+    left in it, and (``given_back``) the settings file whose folder was given back."""
     data = _record_of(root)
+    if given_back is not None:
+        data["replaced"].pop(str(_real(given_back)), None)
     for path in files:
         data["created"].pop(str(_real(path)), None)
     if str(folder) in data["folders"]:
@@ -454,12 +448,7 @@ def _forget_made(root: Path, files: list[Path], folder: Path) -> None:
 
 def _server_vault(mcp: Path, as_json: bool) -> Path | None:
     """The vault the project's memvault MCP server serves (``--vault`` in .mcp.json)."""
-    try:
-        text = _read(mcp)
-        entry = None if text is None else json_edit.get(text.lstrip("\ufeff"), ("mcpServers",))
-    except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
-        common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
-    args = entry.get(SERVER, {}).get("args") if isinstance(entry, dict) else None
+    args = _value_in(mcp, ("mcpServers", SERVER, "args"), as_json)
     if not isinstance(args, list) or "--vault" not in args[:-1]:
         return None
     vault = args[args.index("--vault") + 1]
