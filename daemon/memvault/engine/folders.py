@@ -106,6 +106,12 @@ def on_disk(root: str | os.PathLike[str], wanted: str) -> str | None:
     return unicodedata.normalize("NFC", "/".join(disk))
 
 
+def section_said(title: str, folder: str) -> str:
+    """How a problem of a MEMORY.md section's folder begins (the moved-away one a sync
+    keeps, the other-case one status reads: status lets the second replace the first)."""
+    return f"the section {title!r} lists the folder {folder}/, "
+
+
 def sections_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
     """(section title, its folder, the folder on disk) for each MEMORY.md section whose
     folder is not on disk as config.toml spells it while a folder differing from it only
@@ -123,4 +129,4 @@ def sections_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
     return out
 
 
-__all__ = ["FolderNames", "on_disk", "sections_in_another_case"]
+__all__ = ["FolderNames", "on_disk", "section_said", "sections_in_another_case"]

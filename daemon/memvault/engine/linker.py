@@ -26,6 +26,7 @@ from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
+from memvault.engine.folders import section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
@@ -502,9 +503,9 @@ def sections_moved_away(
         where = went or told.get(rule.folder, [])
         if where:
             now[rule.folder] = where
+            went_to = ", ".join(f"{f}/" if f else "the vault root" for f in where)
             out.append(
-                f"the section {rule.title!r} lists the folder {rule.folder}/, whose notes "
-                f"moved to {', '.join(f'{f}/' if f else 'the vault root' for f in where)}: "
+                f"{section_said(rule.title, rule.folder)}whose notes moved to {went_to}: "
                 "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
             )
     if now != told:

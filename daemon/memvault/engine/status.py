@@ -26,7 +26,7 @@ from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.engine import relink_journal
-from memvault.engine.folders import sections_in_another_case
+from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -80,7 +80,7 @@ def describe(
     memory = _memory(config, store, count_tokens)
     kept = [p for p in problems_of(store) if p.kind != "memory"]
     for title, folder, there in sections_in_another_case(config):
-        said = f"the section {title!r} lists the folder {folder}/, "
+        said = section_said(title, folder)
         kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
         reason = (
             f"{said}which is not in the vault; {there}/ is (its name differs only in case): "
