@@ -79,10 +79,11 @@ def _set_store(path: Path, store: str, dsn: str, schema: str = "") -> bool:
         return False
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     lines = text.splitlines(keepends=True)
+    schema = schema if store == "postgres" else ""
     new = [f'store = "{store}"\n']
     if store == "postgres":
         new += [f'dsn = "{dsn}"\n'] + ([f'schema = "{schema}"\n'] if schema else [])
-    replaced = r"\s*(store|dsn|schema)\s*=" if len(new) > 2 else r"\s*(store|dsn)\s*="
+    replaced = r"\s*(store|dsn|schema)\s*=" if schema else r"\s*(store|dsn)\s*="
     out_lines: list[str] = []
     section = None
     placed = False
