@@ -131,7 +131,7 @@ def numbered(text: str, path: str, view_range: Sequence[object] | None) -> str:
     shown_lines = lines
     if view_range is not None and len(view_range) == 2:
         first, last = view_range
-        if not (_whole(first) and (last is None or _whole(last))):
+        if not (whole(first) and (last is None or whole(last))):
             raise Refusal(
                 f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
                 "[start_line, end_line] (end_line -1: to the end of the file)."
@@ -145,7 +145,8 @@ def numbered(text: str, path: str, view_range: Sequence[object] | None) -> str:
     return f"Here's the content of {path} with line numbers:\n{body}"
 
 
-def _whole(value: object) -> TypeGuard[int]:
+def whole(value: object) -> TypeGuard[int]:
+    """A whole number as the tool takes one (not a bool, which Python counts as one)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -436,4 +437,5 @@ __all__ = [
     "snippet",
     "stepped_out_of",
     "touched",
+    "whole",
 ]

@@ -425,7 +425,7 @@ def _first(view_range: Any) -> int | None:
     any other length is no range, as a file's view reads it."""
     if view_range is None or len(view_range) != 2:
         return None
-    if not all(isinstance(i, int) and not isinstance(i, bool) for i in view_range):
+    if not all(T.whole(i) for i in view_range):
         raise T.Refusal(
             f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
             "[first, last] of the notes listed."
