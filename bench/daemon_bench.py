@@ -110,7 +110,11 @@ class Daemon:
         if debounce_ms is not None:  # the vault's config.toml holds the default of its day
             env["MEMVAULT_VAULT_QUIET_MS"] = str(debounce_ms)
         self.root = root
-        self.log = open(root.parent / "daemon-bench.log", "w")  # noqa: SIM115
+        # appended, one header a start: a bench that stops and starts the daemon keeps
+        # every run's log for the forensics
+        self.log = open(root.parent / "daemon-bench.log", "a")  # noqa: SIM115
+        self.log.write(f"--- daemon started {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+        self.log.flush()
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
