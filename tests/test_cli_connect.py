@@ -346,3 +346,32 @@ def test_disconnect_reads_the_record_an_earlier_version_kept(home: Path, tmp_pat
     assert off.returncode == 0, off.stderr
     assert settings.read_text(encoding="utf-8") == mine
     assert json.loads(record.read_text(encoding="utf-8"))["replaced"] == {}
+
+
+def test_disconnect_claude_desktop_removes_the_config_connect_made_from_nothing(
+    home: Path, tmp_path: Path
+) -> None:
+    """Claude Desktop never run: connect made its config (and its folder) from nothing;
+    disconnect left them holding `{}`. Now both go, as for Claude Code; a config a
+    person (or Claude Desktop) wrote in since keeps what they wrote."""
+    vault = new_vault(tmp_path)
+    config = desktop_config({"HOME": str(home)}, sys.platform)
+    assert not config.parent.exists()
+    run = memvault(home, "connect", "claude-desktop", "--vault", str(vault))
+    assert run.returncode == 0, run.stderr
+    assert config.exists()
+    off = memvault(home, "disconnect", "claude-desktop")
+    assert off.returncode == 0, off.stderr
+    assert "removed (memvault made it" in off.stdout
+    assert not config.exists() and not config.parent.exists()
+    record = json.loads((vault / ".memvault" / "claude-code-replaced.json").read_text("utf-8"))
+    assert record["created"] == {} and record["folders"] == []
+
+    # written in since: the file stays with the person's setting
+    run = memvault(home, "connect", "claude-desktop", "--vault", str(vault))
+    assert run.returncode == 0, run.stderr
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("{", '{\n  "globalShortcut": "Alt+Space",', 1), "utf-8")
+    off = memvault(home, "disconnect", "claude-desktop")
+    assert off.returncode == 0, off.stderr
+    assert json.loads(config.read_text(encoding="utf-8")) == {"globalShortcut": "Alt+Space"}

@@ -8,9 +8,9 @@
 
 Every path written is absolute (Claude Desktop starts servers without your shell's
 PATH or folder). Each file is edited as text (``core.json_edit``): every other byte is
-kept, and ``disconnect`` takes the keys out again (a file ``connect claude-code`` made
-from nothing, nobody else's entries ever in it, is removed: the vault's
-``.memvault/claude-code-replaced.json`` records it). A file that is not a JSON object
+kept, and ``disconnect`` takes the keys out again (a file ``connect`` made from
+nothing, nobody else's entries ever in it, is removed, and the folder it made for it
+when left empty: the vault's ``.memvault/claude-code-replaced.json`` records them). A file that is not a JSON object
 is refused untouched, with the line. Writes are atomic compare-and-swap (re-read and
 redone when the file changed meanwhile); ``--dry-run`` prints the diff and writes
 nothing. Exit codes: 0 done (or nothing to do), 3 no vault or a malformed file, 1 a
@@ -290,7 +290,10 @@ def claude_desktop(
     with common.handled(as_json):
         root = _vault(vault)
     path = (config or desktop_config()).expanduser().absolute()
-    _apply([Edit(path, ("mcpServers", SERVER), server_entry(root, False))], dry_run, as_json)
+    folder_there = os.path.lexists(path.parent)
+    done = _apply([Edit(path, ("mcpServers", SERVER), server_entry(root, False))], dry_run, as_json)
+    if not dry_run:  # a config made from nothing (Claude Desktop never run): disconnect removes it
+        _record(root, path, None, done, None if folder_there else path.parent)
     if not as_json and not dry_run:
         common.out.print("Restart Claude Desktop to load the memvault server.")
 
@@ -327,7 +330,11 @@ def disconnect_claude_desktop(
 ) -> None:
     """Take the memvault MCP server out of Claude Desktop's config."""
     path = (config or desktop_config()).expanduser().absolute()
-    _apply([Edit(path, ("mcpServers", SERVER))], dry_run, as_json)
+    home = _server_vault(path, as_json)  # the vault whose record says whether connect made it
+    made = {} if home is None else _record_of(home)["created"]
+    done = _apply([Edit(path, ("mcpServers", SERVER))], dry_run, as_json, made)
+    if not dry_run and home is not None:
+        _forget_made(home, list(done), path.parent)
 
 
 def _vault_of(folder: Path) -> Path | None:
