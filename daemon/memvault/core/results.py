@@ -116,7 +116,9 @@ class SyncReport(Record):
         if self.relinked:
             parts.append(f"{len(self.relinked)} notes relinked")
         if self.relink_waiting:
-            parts.append(f"links waiting in {len(self.relink_waiting)} busy notes")
+            parts.append(
+                f"links waiting in {len(self.relink_waiting)} notes (busy, or moved meanwhile)"
+            )
         if self.memory_written:
             parts.append("MEMORY.md updated")
         if self.skipped:

@@ -132,8 +132,10 @@ class Linker:
         outcomes = self.fs.update_texts(changes, wait=None if only is None else 0.0)
         for source in changes:
             outcome = outcomes[source]
-            if isinstance(outcome, NoteNotFound) and only is not None:
-                waiting.append(source)  # moved or deleted: the sync's diff says which
+            if isinstance(outcome, NoteNotFound) and (
+                only is not None or self.store.note(source) is not None
+            ):  # moved or deleted since the batch looked (its folder renamed meanwhile):
+                waiting.append(source)  # a later sync's diff says which, the wait follows
                 continue
             if isinstance(outcome, (NoteNotFound, NotText)):
                 continue

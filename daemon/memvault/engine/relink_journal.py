@@ -7,9 +7,10 @@ behind:
 - a kill in the middle: the next sync finishes the whole relink (every note that may
   link the moves, and MEMORY.md);
 - a note that kept changing while memvault rewrote it (saved again and again, or held
-  open for writing by another program): it was left as it was, with the person's
-  words. Its links still lead to the old paths. The journal stays, with the notes
-  left ("waiting", in meta), and the next sync tries only those notes again (not
+  open for writing by another program), or that was no longer where the sync saw it
+  (its folder renamed meanwhile): it was left as it was, with the person's words.
+  Its links still lead to the old paths. The journal stays, with the notes left
+  ("waiting", in meta), and the next sync tries only those notes again (not
   waiting for one still busy); the daemon schedules that sync (``Watcher``), so a
   note whose saves stop gets its links without another event. ``memvault status``
   names the notes meanwhile. A waiting note renamed is waited for under its new name
@@ -71,8 +72,9 @@ def settle(store: Store, moves: Mapping[str, str], left: Sequence[str]) -> None:
     notes = sorted(set(kept_notes) | set(left))
     store.set_meta(WAITING_KEY, json.dumps({"moves": {**kept_moves, **moves}, "notes": notes}))
     log.warning(
-        "links to moved files are not re-targeted yet in %d notes that kept changing or "
-        "stayed open for writing in another program (%s): tried again at the next sync",
+        "links to moved files are not re-targeted yet in %d notes that kept changing, "
+        "stayed open for writing in another program or moved meanwhile (%s): tried "
+        "again at the next sync",
         len(left),
         ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
     )
