@@ -414,9 +414,23 @@ def test_memvaults_lines_are_known_without_any_history_so_limits_hold() -> None:
         "- [[people/bo]] - Bo",
         "- [[people/people|2 more]]",
     ]
-    # a line for a note that is gone goes too, with or without history
+    # a line memvault wrote for a note since deleted goes too
     gone = [e for e in FOUR if e.path != "people/ana.md"]
-    assert "people/ana" not in run(first.text, gone, owned={}, rules=[PEOPLE]).text
+    assert "people/ana" not in run(first.text, gone, owned=first.owned, rules=[PEOPLE]).text
+
+
+def test_a_persons_line_for_a_note_still_to_come_is_kept() -> None:
+    # a person types a line in memvault's form for a note not written yet (Obsidian
+    # makes the note when its link is clicked): their words, not a stale line of ours
+    mine = "- [[people/zed]] - Zed, our contractor: phone 555-0100"
+    text = people_section("- [[people/ana]] - Ana", mine)
+    first = run(text, FOUR[:1], rules=[PEOPLE])
+    assert mine in first.text.splitlines()
+    assert run(first.text, FOUR[:1], owned=first.owned, rules=[PEOPLE]).text == first.text
+    # once the note is there it is listed by that line, not a second time
+    zed = entry("people/zed.md", "Zed")
+    after = run(first.text, [*FOUR[:1], zed], owned=first.owned, rules=[PEOPLE])
+    assert after.text.splitlines()[1:-1] == ["- [[people/ana]] - Ana", mine]
 
 
 def test_an_older_memory_md_brought_back_hides_nothing() -> None:
