@@ -6,12 +6,16 @@ brings must keep every person's words and leave MEMORY.md true on both machines.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
-from helpers import note, open_vault, write
+from helpers import eventually, note, open_vault, write
+from memvault.vault.gitstate import git_busy
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git, status
+from test_service import Proc, api, cli
 
 
 def machines(tmp_path: Path) -> tuple[Path, Path]:
@@ -77,3 +81,44 @@ def test_a_line_a_person_wrote_for_a_note_to_come_survives_both_machines(
     with open_vault(b) as v:
         v.sync()
     assert people_lines(b) == [mine]
+
+
+def test_status_says_when_a_warning_was_given_so_a_resolved_conflict_reads_as_past(
+    tmp_path: Path,
+) -> None:
+    """Field test: a pull conflicted in a note; once it was resolved and committed,
+    `memvault status` still listed "unresolved merge conflict ... resolve it" under
+    "the last syncs warned", with nothing to say it was minutes old."""
+    a, b = machines(tmp_path)
+    write(a, "people/ann.md", note("Ann", "Ann leads the data team.", body="From A."))
+    commit(a, "A's words")
+    git(a, "push", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        write(b, "people/ann.md", note("Ann", "Ann leads the data team.", body="From B."))
+        commit(b, "B's words")
+        assert git(b, "pull", "-q", "--no-rebase", check=False).returncode != 0  # a conflict
+
+        def warned() -> dict[str, Any] | None:
+            d = api(info, "GET", "/status").json()["daemon"]
+            said = [w for w in d["warnings"] if "unresolved merge conflict" in w]
+            return d if said else None
+
+        eventually(warned, what="the conflict's warning")
+        write(b, "people/ann.md", note("Ann", "Ann leads the data team.", body="From A and B."))
+        commit(b, "merged")
+
+        def resolved() -> dict[str, Any] | None:
+            d = api(info, "GET", "/status").json()
+            return d if not d.get("problems") and not git_busy(b) else None
+
+        eventually(resolved, what="the conflict gone from the problems")
+        d = api(info, "GET", "/status").json()["daemon"]
+        assert len(d["warnings_seconds_ago"]) == len(d["warnings"])
+        assert all(0 <= s < 600 for s in d["warnings_seconds_ago"])
+        out = cli(tmp_path, "status", "--vault", str(b)).stdout
+        (line,) = [ln for ln in out.splitlines() if "unresolved merge conflict" in ln]
+        assert re.search(r"\(\d+ s ago\)$", line), out
+    finally:
+        proc.stop()
