@@ -15,7 +15,7 @@ from helpers import eventually, note, open_vault, write
 from memvault.vault.gitstate import git_busy
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git, status
-from test_service import Proc, api, cli
+from test_service import Proc, api, cli, settled
 
 
 def machines(tmp_path: Path) -> tuple[Path, Path]:
@@ -120,5 +120,56 @@ def test_status_says_when_a_warning_was_given_so_a_resolved_conflict_reads_as_pa
         out = cli(tmp_path, "status", "--vault", str(b)).stdout
         (line,) = [ln for ln in out.splitlines() if "unresolved merge conflict" in ln]
         assert re.search(r"\(\d+ s ago\)$", line), out
+    finally:
+        proc.stop()
+
+
+def test_a_rebase_stopped_at_a_conflict_can_continue_links_follow_after(
+    tmp_path: Path,
+) -> None:
+    """Field test: `git pull --rebase` brought a rename and stopped at a conflict in
+    another note; the daemon re-targeted a link to the renamed note meanwhile, an
+    unstaged change, and `git rebase --continue` refused ("You must edit all merge
+    conflicts and then mark them as resolved using git add") with every conflict
+    resolved."""
+    a, b = machines(tmp_path)
+    write(a, "people/bob.md", note("Bob", "Bob runs infra.", body="See [[dave]] for alpha."))
+    write(a, "people/dave.md", note("Dave", "Dave builds alpha."))
+    write(a, "people/carol.md", note("Carol", "Carol owns billing.", body="Base."))
+    with open_vault(a) as v:
+        v.sync()
+    commit(a, "team")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        write(a, "people/carol.md", note("Carol", "Carol owns billing.", body="A's words."))
+        git(a, "mv", "people/dave.md", "people/dave2.md")
+        git(a, "commit", "-q", "-am", "A: carol, dave renamed")
+        git(a, "push", "-q")
+        write(b, "people/carol.md", note("Carol", "Carol owns billing.", body="B's words."))
+        commit(b, "B: carol")
+        assert git(b, "pull", "-q", "--rebase", check=False).returncode != 0  # a conflict
+        bob = b / "people" / "bob.md"
+
+        def seen() -> bool:
+            said = api(info, "GET", "/status").json()["daemon"]["warnings"]
+            return "[[dave2]]" in bob.read_text("utf-8") or any(
+                "links to moved files wait" in w for w in said
+            )
+
+        eventually(seen, what="the daemon to see the rename")
+        assert status(b).splitlines() == ["UU people/carol.md"]
+        write(b, "people/carol.md", note("Carol", "Carol owns billing.", body="A's and B's."))
+        git(b, "add", "people/carol.md")
+        git(b, "rebase", "--continue")
+        eventually(lambda: "[[dave2]]" in bob.read_text("utf-8"), what="the link re-targeted")
+        eventually(
+            lambda: "[[people/dave2]]" in (b / "MEMORY.md").read_text("utf-8"),
+            what="MEMORY.md listing the note by its new name",
+        )
+        assert "A's and B's." in (b / "people" / "carol.md").read_text("utf-8")
     finally:
         proc.stop()

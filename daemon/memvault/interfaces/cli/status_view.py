@@ -163,8 +163,8 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         named = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
         console.print(
             f"links to moved files wait in {len(waiting)} notes that kept changing (or stayed "
-            f"open for writing in another program) while memvault re-targeted them "
-            f"({escape(named)}); the next sync tries them again"
+            f"open for writing in another program, or git was mid merge or rebase) while "
+            f"memvault re-targeted them ({escape(named)}); the next sync tries them again"
         )
     elif idx.get("relink_pending"):
         console.print(
