@@ -64,7 +64,7 @@ def test_a_line_a_person_wrote_for_a_note_to_come_survives_both_machines(
     git(a, "pull", "-q")
     with open_vault(a) as v:
         v.sync()
-    assert people_lines(a) == ["- [[people/ann]] - Ann leads the data team.", mine]
+    assert sorted(people_lines(a)) == ["- [[people/ann]] - Ann leads the data team.", mine]
     assert status(a) == ""
 
     # A deletes Ann and commits before its index saw it; B listed her: her line goes
@@ -173,3 +173,52 @@ def test_a_rebase_stopped_at_a_conflict_can_continue_links_follow_after(
         assert "A's and B's." in (b / "people" / "carol.md").read_text("utf-8")
     finally:
         proc.stop()
+
+
+def test_two_machines_adding_notes_and_logging_the_same_day_pull_without_conflicts(
+    tmp_path: Path,
+) -> None:
+    """Field test: both machines added a person and logged a line the same day; the
+    pull stopped with conflict markers in MEMORY.md (two entry lines added at one
+    place) and in the day's log (added on both sides), every time, for files memvault
+    writes. A new vault's .gitattributes merges those line by line (merge=union)."""
+    a, b = machines(tmp_path)
+    with open_vault(a) as v:
+        v.add("people", "Ann Lee", summary="Ann leads the data team.")
+        v.log("Ann deployed the ingestion pipeline")
+        v.sync()
+    commit(a, "A")
+    git(a, "push", "-q")
+    with open_vault(b) as v:
+        v.add("people", "Bob Stone", summary="Bob runs infra.")
+        v.log("Bob rotated the TLS certificates")
+        v.sync()
+    commit(b, "B")
+    pulled = git(b, "pull", "-q", "--no-rebase", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    (log,) = (b / "logs").glob("*.md")
+    text = log.read_text("utf-8")
+    assert "Ann deployed the ingestion pipeline" in text
+    assert "Bob rotated the TLS certificates" in text
+    assert "<<<<<<<" not in text + (b / "MEMORY.md").read_text("utf-8")
+    with open_vault(b) as v:
+        v.sync()
+    commit(b, "memvault")
+    git(b, "push", "-q")
+    git(a, "pull", "-q")
+    with open_vault(a) as v:
+        v.sync()
+    # A may still write the log's line (a line B took for a person's: not fixed, see
+    # the report); once A's MEMORY.md is pulled both agree and nothing more is written
+    commit(a, "memvault")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    with open_vault(b) as v:
+        report = v.sync()
+    assert not report.memory_written and status(b) == ""
+    assert (a / "MEMORY.md").read_bytes() == (b / "MEMORY.md").read_bytes()
+    assert sorted(people_lines(a)) == [
+        "- [[people/ann-lee]] - Ann leads the data team.",
+        "- [[people/ann]] - Ann leads the data team.",
+        "- [[people/bob-stone]] - Bob runs infra.",
+    ]
