@@ -14,6 +14,7 @@ from memvault.config import DEFAULT_SECTIONS, SectionRule
 from memvault.core.memory_md import (
     CatalogueEntry,
     MarkerError,
+    count_line,
     entry_line,
     render_folder_note,
     select,
@@ -294,6 +295,16 @@ def test_folder_note_keeps_a_persons_text_around_its_list() -> None:
     out = render_folder_note(edited, "decisions", cat[:1], "decisions")
     assert "My intro." in out and out.endswith("My outro.\n")
     assert "[[decisions/b]]" not in out and "[[decisions/a]] - A" in out
+
+
+def test_a_folder_notes_second_count_line_from_a_merge_goes() -> None:
+    # git's merge=union keeps both clones' count lines: memvault's by their form, one stays
+    cat = [entry("decisions/a.md", "A"), entry("decisions/b.md", "B")]
+    first = render_folder_note(None, "decisions", cat, "decisions")
+    count = count_line(2, "decisions")
+    merged = first.replace(count, count_line(5, "decisions") + "\nMine.\n" + count, 1)
+    out = render_folder_note(merged, "decisions", cat, "decisions")
+    assert out == first.replace(count, count + "\nMine.", 1)
 
 
 human_line = st.text(

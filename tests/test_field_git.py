@@ -222,3 +222,46 @@ def test_two_machines_adding_notes_and_logging_the_same_day_pull_without_conflic
         "- [[people/ann]] - Ann leads the data team.",
         "- [[people/bob-stone]] - Bob runs infra.",
     ]
+
+
+def test_a_folder_note_both_machines_recounted_keeps_one_count_line(tmp_path: Path) -> None:
+    """Field test: past Key People's limit both machines added a person; git's line by
+    line merge of people/people.md kept both machines' count lines ("All 3 people" and
+    "All 4 people"); the second stayed, stale, as if a person wrote it."""
+    a, b = machines(tmp_path)
+    config = a / ".memvault" / "config.toml"
+    text = config.read_text("utf-8")
+    config.write_text(
+        text.replace(
+            'folder = "people"\norder = "updated"\nlimit = 8',
+            'folder = "people"\norder = "updated"\nlimit = 1',
+        ),
+        "utf-8",
+    )
+    write(a, "people/bea.md", note("Bea", "Bea."))
+    with open_vault(a) as v:
+        v.sync()
+    assert (a / "people" / "people.md").is_file()
+    commit(a, "limit 1")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    with open_vault(b) as v:
+        v.sync()
+    assert status(b) == ""
+    for root, names in ((a, ["cy"]), (b, ["di", "ed"])):
+        for name in names:
+            write(root, f"people/{name}.md", note(name.title(), f"{name}."))
+        with open_vault(root) as v:
+            v.sync()
+        commit(root, "people")
+    git(a, "push", "-q")
+    pulled = git(b, "pull", "-q", "--no-rebase", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    with open_vault(b) as v:
+        v.sync()
+    folder_note = (b / "people" / "people.md").read_text("utf-8")
+    counts = [ln for ln in folder_note.splitlines() if ln.startswith("All ")]
+    assert counts == [
+        "All 5 people in this folder. memvault keeps the list below; text outside it is yours."
+    ], folder_note
+    assert "<<<<<<<" not in folder_note

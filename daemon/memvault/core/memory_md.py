@@ -505,10 +505,24 @@ _COUNT_LINE = re.compile(
 )
 
 
+_COUNT_LINES = re.compile(_COUNT_LINE.pattern + r"\r?\n?", re.MULTILINE)
+
+
 def _recounted(head: str, count: int, label: str) -> str:
     """``head`` (the text above the folder's list) with memvault's count line, if it is
-    there in its own form, saying ``count``: the first such line only, nothing else."""
-    return _COUNT_LINE.sub(lambda m: count_line(count, label), head, count=1)
+    there in its own form, saying ``count``: the first such line; a second one in that
+    form (two clones' counts, both kept by git's line-by-line merge) is memvault's too,
+    and goes. Nothing else changes."""
+    seen = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal seen
+        if seen:
+            return ""
+        seen = True
+        return count_line(count, label) + m.group(0)[len(m.group(0).rstrip("\r\n")) :]
+
+    return _COUNT_LINES.sub(one, head)
 
 
 # a marker from its "<!--" (a literal the regex engine skips to) to the line's end; the
