@@ -91,6 +91,7 @@ def test_init_on_a_non_empty_folder_adds_only_what_is_missing(tmp_path: Path) ->
     added = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
     added -= {p.relative_to(tmp_path).as_posix() for p in before}
     assert added == {
+        ".gitattributes",
         ".memvault/config.toml",
         ".memvault/.gitignore",
         "templates/daily-log.md",

@@ -14,6 +14,7 @@ from memvault.config import DEFAULT_SECTIONS, SectionRule
 from memvault.core.memory_md import (
     CatalogueEntry,
     MarkerError,
+    count_line,
     entry_line,
     render_folder_note,
     select,
@@ -296,6 +297,16 @@ def test_folder_note_keeps_a_persons_text_around_its_list() -> None:
     assert "[[decisions/b]]" not in out and "[[decisions/a]] - A" in out
 
 
+def test_a_folder_notes_second_count_line_from_a_merge_goes() -> None:
+    # git's merge=union keeps both clones' count lines: memvault's by their form, one stays
+    cat = [entry("decisions/a.md", "A"), entry("decisions/b.md", "B")]
+    first = render_folder_note(None, "decisions", cat, "decisions")
+    count = count_line(2, "decisions")
+    merged = first.replace(count, count_line(5, "decisions") + "\nMine.\n" + count, 1)
+    out = render_folder_note(merged, "decisions", cat, "decisions")
+    assert out == first.replace(count, count + "\nMine.", 1)
+
+
 human_line = st.text(
     alphabet=st.sampled_from(list("abc XYZ-*[]#>|\t")), min_size=1, max_size=30
 ).filter(lambda s: "memvault:" not in s and s.strip() != "")
@@ -414,9 +425,23 @@ def test_memvaults_lines_are_known_without_any_history_so_limits_hold() -> None:
         "- [[people/bo]] - Bo",
         "- [[people/people|2 more]]",
     ]
-    # a line for a note that is gone goes too, with or without history
+    # a line memvault wrote for a note since deleted goes too
     gone = [e for e in FOUR if e.path != "people/ana.md"]
-    assert "people/ana" not in run(first.text, gone, owned={}, rules=[PEOPLE]).text
+    assert "people/ana" not in run(first.text, gone, owned=first.owned, rules=[PEOPLE]).text
+
+
+def test_a_persons_line_for_a_note_still_to_come_is_kept() -> None:
+    # a person types a line in memvault's form for a note not written yet (Obsidian
+    # makes the note when its link is clicked): their words, not a stale line of ours
+    mine = "- [[people/zed]] - Zed, our contractor: phone 555-0100"
+    text = people_section("- [[people/ana]] - Ana", mine)
+    first = run(text, FOUR[:1], rules=[PEOPLE])
+    assert mine in first.text.splitlines()
+    assert run(first.text, FOUR[:1], owned=first.owned, rules=[PEOPLE]).text == first.text
+    # once the note is there it is listed by that line, not a second time
+    zed = entry("people/zed.md", "Zed")
+    after = run(first.text, [*FOUR[:1], zed], owned=first.owned, rules=[PEOPLE])
+    assert after.text.splitlines()[1:-1] == ["- [[people/ana]] - Ana", mine]
 
 
 def test_an_older_memory_md_brought_back_hides_nothing() -> None:

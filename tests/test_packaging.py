@@ -35,6 +35,7 @@ def test_the_built_wheel_contains_the_vault_template(tmp_path: Path) -> None:
     for rel in (
         "MEMORY.md",
         ".memvault/config.toml",
+        ".gitattributes",
         "templates/decision.md",
         ".obsidian/app.json",
     ):

@@ -17,11 +17,14 @@ brings back an older MEMORY.md (git, an editor's stale buffer) can hide a note:
 - Inside a section, memvault's lines are recognised from the file: the overflow
   line, and *entry lines* — ``- [[target]]`` or ``- [[target]] - description``
   (`` - `path` `` for a name no link can hold) — for a note of the section's
-  folder when the line is exactly what memvault writes for it now, names a note
-  no longer there, or is a line memvault wrote before (``owned``: so a summary's
-  change or a stale buffer's old line is updated, not frozen; losing that history
-  only makes such a line count as the person's). Every other line is a person's: it
-  stays where it is, and a note it links is not listed a second time.
+  folder when the line is exactly what memvault writes for it now, or is a line
+  memvault wrote before (``owned``: so a summary's change, a stale buffer's old line
+  or the line of a note since deleted is updated or dropped, not frozen; losing that
+  history only makes such a line count as the person's). A line naming a note that
+  is not there and that memvault never wrote is a person's (a note still to come:
+  its words are never dropped; ``links check`` reports the link). Every other line
+  is a person's: it stays where it is, and a note it links is not listed a second
+  time.
 - The daemon's lines are the top ``limit`` notes of the rule (folder, filter,
   order: ``core.memory_order``), then one overflow line linking the folder note
   when more exist (plain text when the folder note's path is a person's own note).
@@ -334,9 +337,13 @@ def _daemons(s: _Section, content: str) -> bool:
     target, as_text = got
     path = target if as_text else s.resolve(target)
     if path is None or (as_text and path not in s.notes):
-        # a note no longer there: memvault's line when it names a path of the folder
+        # a note not there: memvault's line only when memvault wrote it (a note since
+        # deleted). A person writes a line for a note still to come, in memvault's form
+        # too (Obsidian creates the note when its link is clicked): that line is theirs.
+        # (A name written escaped, `a\nb.md`, is memvault's alone: no note has it as is.)
         guess = path or (target if target.lower().endswith(".md") else target + ".md")
-        return in_folder(guess, s.rule.folder) and guess not in s.waiting
+        ours = content in s.owned or (as_text and "\\" in target)
+        return in_folder(guess, s.rule.folder) and guess not in s.waiting and ours
     entry = s.notes.get(path)
     if entry is None or not in_folder(path, s.rule.folder):
         return False  # a file memvault does not list (or one a reconcile has still to index)
@@ -498,10 +505,24 @@ _COUNT_LINE = re.compile(
 )
 
 
+_COUNT_LINES = re.compile(_COUNT_LINE.pattern + r"\r?\n?", re.MULTILINE)
+
+
 def _recounted(head: str, count: int, label: str) -> str:
     """``head`` (the text above the folder's list) with memvault's count line, if it is
-    there in its own form, saying ``count``: the first such line only, nothing else."""
-    return _COUNT_LINE.sub(lambda m: count_line(count, label), head, count=1)
+    there in its own form, saying ``count``: the first such line; a second one in that
+    form (two clones' counts, both kept by git's line-by-line merge) is memvault's too,
+    and goes. Nothing else changes."""
+    seen = False
+
+    def one(m: re.Match[str]) -> str:
+        nonlocal seen
+        if seen:
+            return ""
+        seen = True
+        return count_line(count, label) + m.group(0)[len(m.group(0).rstrip("\r\n")) :]
+
+    return _COUNT_LINES.sub(one, head)
 
 
 # a marker from its "<!--" (a literal the regex engine skips to) to the line's end; the

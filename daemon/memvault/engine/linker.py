@@ -103,6 +103,14 @@ class Linker:
             else set(only)
         )
         candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
+        busy = git_busy(self.fs.root)
+        if busy:
+            # the tree is git's (a pull stopped at a conflict): a note rewritten now is an
+            # unstaged change `git rebase --continue` refuses to go on with. The notes
+            # wait, journalled, and are relinked once git is done (Daemon.memory_catch_up)
+            notes = sorted(s for s in candidates if s.lower().endswith(".md"))
+            said = f"git is in the middle of {busy}: links to moved files wait until it is done"
+            return Relinking([], [said] if notes else [], {}, notes)
         reverse = {new: old for old, new in moves.items()}
         changes: dict[str, Callable[[str], str]] = {}
         lefts: dict[str, list[tuple[str, str]]] = {}

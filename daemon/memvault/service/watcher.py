@@ -149,6 +149,9 @@ class Watcher:
         # what the last syncs warned of (a link a rename could not re-target...): in the
         # log and /status, as `memvault sync` prints them, newest last
         self.warnings: deque[str] = deque(maxlen=WARNINGS_KEPT)
+        # when each was said (time.time()): a warning outlives what it warned of (a
+        # merge conflict resolved since), and status says how long ago it was
+        self.warned_at: deque[float] = deque(maxlen=WARNINGS_KEPT)
         self._stopping = threading.Event()
         self._busy_since: float | None = None  # a batch of paths in flight, since
         self._reconcile_since: float | None = None  # a full reconcile in flight, since
@@ -380,7 +383,9 @@ class Watcher:
             log.warning("watcher: %s", warning)
         if len(report.warnings) > WARNINGS_KEPT:
             log.warning("watcher: and %d more warnings", len(report.warnings) - WARNINGS_KEPT)
-        self.warnings.extend(report.warnings[-WARNINGS_KEPT:])
+        said = report.warnings[-WARNINGS_KEPT:]
+        self.warnings.extend(said)
+        self.warned_at.extend([time.time()] * len(said))
         self._on_change()
         if self._after_first is not None and not let_through:  # after the reconcile's end
             with self._lock:
@@ -458,6 +463,7 @@ class Watcher:
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
             "last_batch": self.last_batch,
             "warnings": list(self.warnings),
+            "warnings_seconds_ago": [round(time.time() - t) for t in self.warned_at],
         }
 
 

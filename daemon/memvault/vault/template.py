@@ -19,6 +19,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import posixpath
+import re
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -30,6 +32,9 @@ from memvault.errors import ConfigError, VaultInside
 from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
+# git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
+# (merge=union): memvault's lists are put in order again after, nobody's lines lost
+GITATTRIBUTES = ".gitattributes"
 # Names a person's vault gives the folders that play these roles (any case; a few other
 # languages' too): `init` on existing notes uses them instead of adding people/ beside People/.
 ROLE_NAMES = {
@@ -231,6 +236,28 @@ def _memory_for(text: str, folders: dict[str, str]) -> str:
     return text.replace(MEMORY_FOLDERS_LINE, line, 1)
 
 
+_PLAIN_FOLDER = re.compile(r"[A-Za-z0-9._/-]+")
+
+
+def _gitattributes_for(text: str, folders: dict[str, str]) -> str:
+    """The template's .gitattributes naming the vault's folders (``/People/People.md``);
+    a folder a plain pattern cannot name (a space in it) left out."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        for category in CATEGORY_FOLDERS:
+            if line.startswith(f"/{category}/"):
+                folder = folders[category].strip("/")
+                if not _PLAIN_FOLDER.fullmatch(folder):
+                    line = ""
+                    break
+                name = posixpath.basename(folder)
+                line = line.replace(f"/{category}/{category}.md", f"/{folder}/{name}.md", 1)
+                line = line.replace(f"/{category}/", f"/{folder}/", 1)
+                break
+        out.append(line)
+    return "".join(out)
+
+
 def _configured_folders(root: Path) -> dict[str, str]:
     """{category: its folder} as the vault's config.toml names them (the file alone, not
     the environment: MEMORY.md is tracked), memvault's names if it cannot be read."""
@@ -263,6 +290,10 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     folders = _configured_folders(root)
     if example:
         files.update(_files(example_root()))  # its MEMORY.md lists its notes
+    # last: it names the folders, which the config made here says
+    files = {k: v for k, v in files.items() if k != GITATTRIBUTES} | {
+        GITATTRIBUTES: files[GITATTRIBUTES]
+    }
     for rel, item in files.items():
         if rel == "MEMORY.md" and not memory:
             continue
@@ -274,6 +305,8 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             data = _config_for(data.decode("utf-8"), roles, templates).encode("utf-8")
         if rel == "MEMORY.md" and not example:
             data = _memory_for(data.decode("utf-8"), folders).encode("utf-8")
+        if rel == GITATTRIBUTES:
+            data = _gitattributes_for(data.decode("utf-8"), folders).encode("utf-8")
         if _create(target, data):
             created.append(rel)
             if rel == ".memvault/config.toml":

@@ -19,6 +19,14 @@ SHOWN_WARNINGS = 5  # of the daemon's last syncs' (it keeps 20)
 CONFIG_CHANGED = CHANGED  # the daemon's own words for it (service/config_watch)
 
 
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s ago"
+    if seconds < 90 * 60:
+        return f"{seconds / 60:.0f} min ago"
+    return f"{seconds / 3600:.0f} h ago"
+
+
 def status_exit_code(data: dict[str, Any]) -> int:
     """1 when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
     mem = data["memory"]
@@ -155,8 +163,8 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         named = ", ".join(waiting[:5]) + (", ..." if len(waiting) > 5 else "")
         console.print(
             f"links to moved files wait in {len(waiting)} notes that kept changing (or stayed "
-            f"open for writing in another program) while memvault re-targeted them "
-            f"({escape(named)}); the next sync tries them again"
+            f"open for writing in another program, or git was mid merge or rebase) while "
+            f"memvault re-targeted them ({escape(named)}); the next sync tries them again"
         )
     elif idx.get("relink_pending"):
         console.print(
@@ -221,9 +229,15 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         if daemon.get("config_changed"):
             console.print(f"  {CONFIG_CHANGED}")
         if said := daemon.get("warnings"):
+            # each with its age: what it warned of may be fixed since (a conflict
+            # resolved, a merge done); what is wrong now is under "problems" above
+            ages = daemon.get("warnings_seconds_ago") or []
+            ages = [None] * (len(said) - len(ages)) + list(ages)
             console.print("  the last syncs warned:")
-            for warning in said[-SHOWN_WARNINGS:]:
-                console.print(f"    {warning}")
+            for warning, age in list(zip(said, ages, strict=True))[-SHOWN_WARNINGS:]:
+                console.print(
+                    f"    {escape(warning)}" + (f" ({_ago(age)})" if age is not None else "")
+                )
             if len(said) > SHOWN_WARNINGS:
                 console.print(f"    ({len(said) - SHOWN_WARNINGS} before: status --json)")
         lane = daemon.get("vectors") or {}

@@ -1,0 +1,267 @@
+"""A team's memory synced by git between two machines (a field test's findings).
+
+Two clones of one bare remote, each its own vault and index, real git: what a pull
+brings must keep every person's words and leave MEMORY.md true on both machines.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers import eventually, note, open_vault, write
+from memvault.vault.gitstate import git_busy
+from memvault.vault.template import init_vault
+from test_memory_git import commit, git, status
+from test_service import Proc, api, cli, settled
+
+
+def machines(tmp_path: Path) -> tuple[Path, Path]:
+    """A bare remote and two clones of it, A (which made the vault) and B."""
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    a = tmp_path / "A"
+    init_vault(a)
+    git(a, "init", "-q", "-b", "main")
+    git(a, "remote", "add", "origin", str(remote))
+    write(a, "people/ann.md", note("Ann", "Ann leads the data team."))
+    with open_vault(a) as v:
+        v.sync()
+    commit(a, "vault")
+    git(a, "push", "-q", "-u", "origin", "main")
+    b = tmp_path / "B"
+    git(tmp_path, "clone", "-q", str(remote), str(b))
+    with open_vault(b) as v:
+        v.sync()
+    return a, b
+
+
+def people_lines(root: Path) -> list[str]:
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    body = text.split("<!-- memvault:begin people -->\n", 1)[1]
+    return body.split("<!-- memvault:end people -->", 1)[0].splitlines()
+
+
+def test_a_line_a_person_wrote_for_a_note_to_come_survives_both_machines(
+    tmp_path: Path,
+) -> None:
+    """Field test: a person typed ``- [[people/zed]] - Zed ... phone`` in Key People
+    (Obsidian makes the note when the link is clicked); the next sync deleted the line,
+    their words with it, as if it were a stale line of memvault's."""
+    a, b = machines(tmp_path)
+    mine = "- [[people/zed]] - Zed, our contractor: phone 555-0100"
+    text = (b / "MEMORY.md").read_text(encoding="utf-8")
+    text = text.replace("<!-- memvault:end people -->", mine + "\n<!-- memvault:end people -->")
+    (b / "MEMORY.md").write_text(text, encoding="utf-8")
+    with open_vault(b) as v:
+        v.sync()
+    assert mine in people_lines(b)
+    commit(b, "zed to come")
+    git(b, "push", "-q")
+
+    git(a, "pull", "-q")
+    with open_vault(a) as v:
+        v.sync()
+    assert sorted(people_lines(a)) == ["- [[people/ann]] - Ann leads the data team.", mine]
+    assert status(a) == ""
+
+    # A deletes Ann and commits before its index saw it; B listed her: her line goes
+    git(a, "rm", "-q", "people/ann.md")
+    git(a, "commit", "-q", "-m", "ann left")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    with open_vault(b) as v:
+        v.sync()
+    assert people_lines(b) == [mine]
+
+    # the note comes: the person's line lists it, once
+    write(b, "people/zed.md", note("Zed", "Zed, contractor."))
+    with open_vault(b) as v:
+        v.sync()
+    assert people_lines(b) == [mine]
+
+
+def test_status_says_when_a_warning_was_given_so_a_resolved_conflict_reads_as_past(
+    tmp_path: Path,
+) -> None:
+    """Field test: a pull conflicted in a note; once it was resolved and committed,
+    `memvault status` still listed "unresolved merge conflict ... resolve it" under
+    "the last syncs warned", with nothing to say it was minutes old."""
+    a, b = machines(tmp_path)
+    write(a, "people/ann.md", note("Ann", "Ann leads the data team.", body="From A."))
+    commit(a, "A's words")
+    git(a, "push", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        write(b, "people/ann.md", note("Ann", "Ann leads the data team.", body="From B."))
+        commit(b, "B's words")
+        assert git(b, "pull", "-q", "--no-rebase", check=False).returncode != 0  # a conflict
+
+        def warned() -> dict[str, Any] | None:
+            d = api(info, "GET", "/status").json()["daemon"]
+            said = [w for w in d["warnings"] if "unresolved merge conflict" in w]
+            return d if said else None
+
+        eventually(warned, what="the conflict's warning")
+        write(b, "people/ann.md", note("Ann", "Ann leads the data team.", body="From A and B."))
+        commit(b, "merged")
+
+        def resolved() -> dict[str, Any] | None:
+            d = api(info, "GET", "/status").json()
+            return d if not d.get("problems") and not git_busy(b) else None
+
+        eventually(resolved, what="the conflict gone from the problems")
+        d = api(info, "GET", "/status").json()["daemon"]
+        assert len(d["warnings_seconds_ago"]) == len(d["warnings"])
+        assert all(0 <= s < 600 for s in d["warnings_seconds_ago"])
+        out = cli(tmp_path, "status", "--vault", str(b)).stdout
+        (line,) = [ln for ln in out.splitlines() if "unresolved merge conflict" in ln]
+        assert re.search(r"\(\d+ s ago\)$", line), out
+    finally:
+        proc.stop()
+
+
+def test_a_rebase_stopped_at_a_conflict_can_continue_links_follow_after(
+    tmp_path: Path,
+) -> None:
+    """Field test: `git pull --rebase` brought a rename and stopped at a conflict in
+    another note; the daemon re-targeted a link to the renamed note meanwhile, an
+    unstaged change, and `git rebase --continue` refused ("You must edit all merge
+    conflicts and then mark them as resolved using git add") with every conflict
+    resolved."""
+    a, b = machines(tmp_path)
+    write(a, "people/bob.md", note("Bob", "Bob runs infra.", body="See [[dave]] for alpha."))
+    write(a, "people/dave.md", note("Dave", "Dave builds alpha."))
+    write(a, "people/carol.md", note("Carol", "Carol owns billing.", body="Base."))
+    with open_vault(a) as v:
+        v.sync()
+    commit(a, "team")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        write(a, "people/carol.md", note("Carol", "Carol owns billing.", body="A's words."))
+        git(a, "mv", "people/dave.md", "people/dave2.md")
+        git(a, "commit", "-q", "-am", "A: carol, dave renamed")
+        git(a, "push", "-q")
+        write(b, "people/carol.md", note("Carol", "Carol owns billing.", body="B's words."))
+        commit(b, "B: carol")
+        assert git(b, "pull", "-q", "--rebase", check=False).returncode != 0  # a conflict
+        bob = b / "people" / "bob.md"
+
+        def seen() -> bool:
+            said = api(info, "GET", "/status").json()["daemon"]["warnings"]
+            return "[[dave2]]" in bob.read_text("utf-8") or any(
+                "links to moved files wait" in w for w in said
+            )
+
+        eventually(seen, what="the daemon to see the rename")
+        assert status(b).splitlines() == ["UU people/carol.md"]
+        write(b, "people/carol.md", note("Carol", "Carol owns billing.", body="A's and B's."))
+        git(b, "add", "people/carol.md")
+        git(b, "rebase", "--continue")
+        eventually(lambda: "[[dave2]]" in bob.read_text("utf-8"), what="the link re-targeted")
+        eventually(
+            lambda: "[[people/dave2]]" in (b / "MEMORY.md").read_text("utf-8"),
+            what="MEMORY.md listing the note by its new name",
+        )
+        assert "A's and B's." in (b / "people" / "carol.md").read_text("utf-8")
+    finally:
+        proc.stop()
+
+
+def test_two_machines_adding_notes_and_logging_the_same_day_pull_without_conflicts(
+    tmp_path: Path,
+) -> None:
+    """Field test: both machines added a person and logged a line the same day; the
+    pull stopped with conflict markers in MEMORY.md (two entry lines added at one
+    place) and in the day's log (added on both sides), every time, for files memvault
+    writes. A new vault's .gitattributes merges those line by line (merge=union)."""
+    a, b = machines(tmp_path)
+    with open_vault(a) as v:
+        v.add("people", "Ann Lee", summary="Ann leads the data team.")
+        v.log("Ann deployed the ingestion pipeline")
+        v.sync()
+    commit(a, "A")
+    git(a, "push", "-q")
+    with open_vault(b) as v:
+        v.add("people", "Bob Stone", summary="Bob runs infra.")
+        v.log("Bob rotated the TLS certificates")
+        v.sync()
+    commit(b, "B")
+    pulled = git(b, "pull", "-q", "--no-rebase", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    (log,) = (b / "logs").glob("*.md")
+    text = log.read_text("utf-8")
+    assert "Ann deployed the ingestion pipeline" in text
+    assert "Bob rotated the TLS certificates" in text
+    assert "<<<<<<<" not in text + (b / "MEMORY.md").read_text("utf-8")
+    with open_vault(b) as v:
+        v.sync()
+    commit(b, "memvault")
+    git(b, "push", "-q")
+    git(a, "pull", "-q")
+    with open_vault(a) as v:
+        v.sync()
+    # A may still write the log's line (a line B took for a person's: not fixed, see
+    # the report); once A's MEMORY.md is pulled both agree and nothing more is written
+    commit(a, "memvault")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    with open_vault(b) as v:
+        report = v.sync()
+    assert not report.memory_written and status(b) == ""
+    assert (a / "MEMORY.md").read_bytes() == (b / "MEMORY.md").read_bytes()
+    assert sorted(people_lines(a)) == [
+        "- [[people/ann-lee]] - Ann leads the data team.",
+        "- [[people/ann]] - Ann leads the data team.",
+        "- [[people/bob-stone]] - Bob runs infra.",
+    ]
+
+
+def test_a_folder_note_both_machines_recounted_keeps_one_count_line(tmp_path: Path) -> None:
+    """Field test: past Key People's limit both machines added a person; git's line by
+    line merge of people/people.md kept both machines' count lines ("All 3 people" and
+    "All 4 people"); the second stayed, stale, as if a person wrote it."""
+    a, b = machines(tmp_path)
+    config = a / ".memvault" / "config.toml"
+    text = config.read_text("utf-8")
+    config.write_text(
+        text.replace(
+            'folder = "people"\norder = "updated"\nlimit = 8',
+            'folder = "people"\norder = "updated"\nlimit = 1',
+        ),
+        "utf-8",
+    )
+    write(a, "people/bea.md", note("Bea", "Bea."))
+    with open_vault(a) as v:
+        v.sync()
+    assert (a / "people" / "people.md").is_file()
+    commit(a, "limit 1")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    with open_vault(b) as v:
+        v.sync()
+    assert status(b) == ""
+    for root, names in ((a, ["cy"]), (b, ["di", "ed"])):
+        for name in names:
+            write(root, f"people/{name}.md", note(name.title(), f"{name}."))
+        with open_vault(root) as v:
+            v.sync()
+        commit(root, "people")
+    git(a, "push", "-q")
+    pulled = git(b, "pull", "-q", "--no-rebase", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    with open_vault(b) as v:
+        v.sync()
+    folder_note = (b / "people" / "people.md").read_text("utf-8")
+    counts = [ln for ln in folder_note.splitlines() if ln.startswith("All ")]
+    assert counts == [
+        "All 5 people in this folder. memvault keeps the list below; text outside it is yours."
+    ], folder_note
+    assert "<<<<<<<" not in folder_note
