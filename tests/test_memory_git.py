@@ -288,6 +288,9 @@ def test_nothing_tracked_is_written_mid_rebase_and_memory_md_catches_up(
     git(outer, "init", "-q", "-b", "main")
     root = outer / "vault"  # the vault is a folder of the repository
     init_vault(root)
+    # a vault made before init wrote .gitattributes (MEMORY.md merged line by line, a
+    # union: no conflict there at all), or one whose person took it out
+    (root / ".gitattributes").unlink()
     write(root, "people/base.md", note("Base", "Base.", updated="2024-01-01"))
     with open_vault(root) as v:
         v.sync()
