@@ -4,12 +4,21 @@ in keyword search (field test, December 2026)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import sqlite3
 import unicodedata
+from pathlib import Path
 
 import pytest
 
+from helpers import open_vault, write
+from memvault.api import Vault
 from memvault.core.ranking import snippet
 from memvault.core.text import grapheme_cut
+from memvault.core.wikilinks import LinkIndex
+from memvault.index.pg_schema import PG_SCHEMA_VERSION
+from memvault.index.schema import SCHEMA_VERSION
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one picture: three people joined
 FLAG = "\U0001f1e9\U0001f1ea"  # 🇩🇪: two regional indicators
@@ -67,3 +76,138 @@ def test_a_snippet_stands_at_its_term_after_letters_whose_lowercase_is_longer() 
 )
 def test_grapheme_cut_is_the_last_boundary_at_or_before(text: str, at: int, expected: int) -> None:
     assert grapheme_cut(text, at) == expected
+
+
+# --- links: Obsidian matches names by JavaScript's toLowerCase, not by case folding ---
+
+
+def _resolve(files: list[str], target: str) -> tuple[str, str | None]:
+    res = LinkIndex(files).resolve(target, "source.md")
+    return res.verdict, res.path
+
+
+@pytest.mark.parametrize(
+    ("files", "target", "expected"),
+    [
+        (["Ärger.md"], "ÄRGER", ("resolved", "Ärger.md")),
+        (["Masse.md", "Maße.md"], "MASSE", ("resolved", "Masse.md")),  # mass, not measures
+        (["Masse.md", "Maße.md"], "MAßE", ("resolved", "Maße.md")),
+        (["Straße der Einheit.md"], "STRASSE DER EINHEIT", ("unresolved", None)),
+        (["Straße der Einheit.md"], "straße der einheit", ("resolved", "Straße der Einheit.md")),
+        (["Straße.md"], "STRAẞE", ("resolved", "Straße.md")),  # capital ẞ lowers to ß
+        (["ΟΔΟΣ.md"], "οδος", ("resolved", "ΟΔΟΣ.md")),  # Σ ends the name, not "ΟΔΟΣ.md"
+        (["İstanbul.md"], "İSTANBUL", ("resolved", "İstanbul.md")),
+        (["İstanbul.md"], "istanbul", ("unresolved", None)),  # İ lowers to i + a dot
+        (["ﬁle.md"], "FILE", ("unresolved", None)),  # a ligature is not its letters
+        ([unicodedata.normalize("NFD", "Größe.md")], "GRÖSSE", ("unresolved", None)),
+        ([unicodedata.normalize("NFD", "Größe.md")], "größe", ("resolved", None)),
+    ],
+)
+def test_a_link_names_a_file_as_obsidian_lowercases_it(
+    files: list[str], target: str, expected: tuple[str, str | None]
+) -> None:
+    verdict, path = _resolve(files, target)
+    assert verdict == expected[0]
+    assert expected[1] is None or path == expected[1]
+
+
+def test_two_notes_of_names_case_folding_joins_are_two_notes_not_one_ambiguous() -> None:
+    index = LinkIndex(["Masse.md", "Maße.md"])
+    assert index.resolve("masse", "x.md").path == "Masse.md"
+    assert index.resolve("Maße", "x.md").path == "Maße.md"
+    assert index.link_text("Masse.md", "x.md") == "Masse"  # no longer the full path
+
+
+def test_renaming_a_note_leaves_a_link_obsidian_never_drew_to_it(tmp_path: Path) -> None:
+    """[[STRASSE DER EINHEIT]] is no link to Straße der Einheit.md in Obsidian (it shows
+    it unresolved): a rename of that note rewrote it to the new name all the same."""
+    root = tmp_path / "vault"
+    write(root, "Personen/Straße der Einheit.md", "# Straße der Einheit\n\nBüro in Berlin.\n")
+    write(root, "Links.md", "# Links\n\n- [[STRASSE DER EINHEIT]]\n- [[Straße der Einheit]]\n")
+    write(root, "Masse.md", "# Masse\n\nPhysik.\n")
+    write(root, "Maße.md", "# Maße\n\nSiehe [[MASSE]].\n")
+    with open_vault(root) as v:
+        v.sync()
+        problems = {(p.source, p.target, p.verdict) for p in v.links_check()}
+        assert ("Links.md", "STRASSE DER EINHEIT", "unresolved") in problems
+        assert not any(p[1] == "MASSE" for p in problems)  # not ambiguous
+        (root / "Personen/Straße der Einheit.md").rename(root / "Personen/Büro Berlin.md")
+        v.sync()
+    links = (root / "Links.md").read_text(encoding="utf-8")
+    assert links == "# Links\n\n- [[STRASSE DER EINHEIT]]\n- [[Büro Berlin]]\n"
+
+
+def _link_rows(v: Vault, source: str) -> list[tuple[str, str, str | None]]:
+    return sorted((r.target, r.verdict, r.resolved) for r in v.engine.store.links(source))
+
+
+def test_an_index_of_schema_9_resolves_its_case_folded_verdicts_again(tmp_path: Path) -> None:
+    """Schema 9 -> 10 in place: verdicts stored when links were case folded (the link
+    to Straße led there from [[STRASSE DER EINHEIT]]) are resolved again by the first
+    sync, in notes it does not read; a fresh index of the same files agrees."""
+    root = tmp_path / "vault"
+    write(root, "Straße der Einheit.md", "# Straße der Einheit\n\nBüro.\n")
+    write(root, "Links.md", "# Links\n\n[[STRASSE DER EINHEIT]] und [[straße der einheit]]\n")
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:  # as schema 9 left it: the folded verdict
+        db.execute(
+            "UPDATE links SET verdict = 'resolved', resolved = 'Straße der Einheit.md' "
+            "WHERE target = 'STRASSE DER EINHEIT'"
+        )
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "10"
+        assert v.engine.store.meta("links_resolve") == "1"
+        report = v.sync()
+        assert not report.changed  # resolved from the rows, no note read
+        assert ("STRASSE DER EINHEIT", "unresolved", None) in _link_rows(v, "Links.md")
+        kept = _link_rows(v, "Links.md")
+    fresh = tmp_path / "fresh"
+    shutil.copytree(root, fresh, ignore=shutil.ignore_patterns(".memvault"))
+    with open_vault(fresh) as v:
+        v.sync()
+        assert _link_rows(v, "Links.md") == kept
+
+
+def test_an_index_of_schema_9_without_such_a_name_is_not_resolved_again(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "Ärger.md", "# Ärger\n\n[[ÄRGER]] und [[Jürgen]]\n")
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:
+        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == "10"
+        assert not v.engine.store.meta("links_resolve")
+
+
+def test_a_postgres_schema_8_resolves_its_case_folded_verdicts_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on PostgreSQL, version 8 -> 9."""
+    import psycopg
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = tmp_path / "vault"
+    write(root, "Straße der Einheit.md", "# Straße der Einheit\n\nBüro.\n")
+    write(root, "Links.md", "# Links\n\n[[STRASSE DER EINHEIT]] und [[straße der einheit]]\n")
+    with open_vault(root) as v:
+        v.sync()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as version 8 left it
+        conn.execute(
+            f"UPDATE \"{schema}\".links SET verdict = 'resolved', "
+            "resolved = 'Straße der Einheit.md' WHERE target = 'STRASSE DER EINHEIT'"
+        )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '8' WHERE key = 'schema_version'")
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "9"
+        assert v.engine.store.meta("links_resolve") == "1"
+        v.sync()
+        assert ("STRASSE DER EINHEIT", "unresolved", None) in _link_rows(v, "Links.md")

@@ -56,6 +56,11 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    left in a note is a warning now). A reader
    of a writer not yet at 8 asks with today's tokens: the same for every other text.
 
+9. Link paths compared in lower case, not case folded (the SQLite index's schema 10,
+   ``wikilinks.key``): when a link's target or a file's path is one the two rules tell
+   apart (``wikilinks.folds_apart``: ß, ẞ, a ligature), the links' names are written
+   again and every link is resolved again by the next sync; otherwise nothing changes.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -70,7 +75,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, PLAIN_CHARS, WIDE_CHARS, marks
-from memvault.core.wikilinks import link_name
+from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
 from memvault.index.schema import (
@@ -81,7 +86,7 @@ from memvault.index.schema import (
 )
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 8
+PG_SCHEMA_VERSION = 9
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -254,6 +259,8 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 8:
             _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}{PLAIN_CHARS}\u0640]", stale=False)
             conn.execute(CONFLICTED_STALE)
+        if version is not None and version < 9 and _folded_apart(conn):
+            _link_names(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -281,6 +288,19 @@ def rows(run: Any, schema: str, table: str) -> int:
         (schema, table),
     ).fetchone()
     return max(0, int(row[0])) if row else 0
+
+
+def _folded_apart(conn: Any) -> bool:
+    """Version 8 -> 9: whether a link's target or a file's path is one case folding and
+    lower case tell apart (``wikilinks.folds_apart``): then ``_link_names``."""
+    for sql in (
+        "SELECT DISTINCT target FROM links",
+        "SELECT path FROM notes",
+        "SELECT path FROM attachments",
+    ):
+        if any(folds_apart(r[0]) for r in conn.execute(sql) if not r[0].isascii()):
+            return True
+    return False
 
 
 def _link_names(conn: Any) -> None:
