@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers import open_vault, write
+from keyword_helpers import by_keywords, integrity, keyword_answers
 from memvault.api import Vault
 from memvault.core.ranking import snippet
 from memvault.core.text import grapheme_cut
@@ -159,7 +160,7 @@ def test_an_index_of_schema_9_resolves_its_case_folded_verdicts_again(tmp_path: 
         db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     db.close()
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "10"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
         assert v.engine.store.meta("links_resolve") == "1"
         report = v.sync()
         assert not report.changed  # resolved from the rows, no note read
@@ -182,7 +183,7 @@ def test_an_index_of_schema_9_without_such_a_name_is_not_resolved_again(tmp_path
         db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
     db.close()
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == "10"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
         assert not v.engine.store.meta("links_resolve")
 
 
@@ -207,7 +208,70 @@ def test_a_postgres_schema_8_resolves_its_case_folded_verdicts_again(
         )
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '8' WHERE key = 'schema_version'")
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "9"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION)
         assert v.engine.store.meta("links_resolve") == "1"
         v.sync()
         assert ("STRASSE DER EINHEIT", "unresolved", None) in _link_rows(v, "Links.md")
+
+
+# --- keywords: ß and ss, as Swiss German and a keyboard without ß write them ---------
+
+SPELLINGS = {
+    "Tagebuch/fussball.md": "# Abend\n\nFußball am Abend, danach Abendessen.\n",
+    "Tagebuch/strasse.md": "# Umleitung\n\nDie Strasse war wegen Bauarbeiten gesperrt.\n",
+    "Tagebuch/gross.md": "# GROSSE PLÄNE\n\nNICHTS WEITER.\n",
+}
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("Fussball", "Tagebuch/fussball.md"),
+        ("FUSSBALL", "Tagebuch/fussball.md"),
+        ("fußball", "Tagebuch/fussball.md"),
+        ("Straße", "Tagebuch/strasse.md"),
+        ("STRAẞE", "Tagebuch/strasse.md"),  # the capital ẞ
+        ("große", "Tagebuch/gross.md"),
+    ],
+)
+def test_a_word_with_sharp_s_and_its_ss_spelling_find_each_other(
+    tmp_path: Path, query: str, path: str
+) -> None:
+    root = tmp_path / "vault"
+    for rel, text in SPELLINGS.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+        assert by_keywords(v, query) == [path]
+
+
+def test_an_index_of_schema_10_gives_its_sharp_s_chunks_their_keywords_again(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "vault"
+    for rel, text in SPELLINGS.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    # as schema 10 gave them: a text of Latin letters as it is (ß kept)
+    db.create_function("memvault_keywords", 1, lambda value: value, deterministic=True)
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+        db.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "11"
+        assert by_keywords(v, "Fussball") == ["Tagebuch/fussball.md"]
+        integrity(root)
+
+
+def test_both_backends_give_the_same_keyword_hits_for_sharp_s(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["Fussball", "Straße", "große"]
+    local = keyword_answers(tmp_path / "local", SPELLINGS, queries)
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    assert keyword_answers(tmp_path / "pg", SPELLINGS, queries) == local
+    assert all(local[q] for q in queries)

@@ -61,6 +61,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    apart (``wikilinks.folds_apart``: ß, ẞ, a ligature), the links' names are written
    again and every link is resolved again by the next sync; otherwise nothing changes.
 
+10. German ß found as ss and back (the SQLite index's schema 11, ``cjk.plain``): the
+   chunks holding ß or ẞ are given their keywords again; other rows are not touched.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -74,7 +77,14 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, PLAIN_CHARS, WIDE_CHARS, marks
+from memvault.core.cjk import (
+    CJK_CHARS,
+    CLUSTER_CHARS,
+    PLAIN_CHARS,
+    SHARP_S_CHARS,
+    WIDE_CHARS,
+    marks,
+)
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
@@ -86,7 +96,7 @@ from memvault.index.schema import (
 )
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 9
+PG_SCHEMA_VERSION = 10
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -261,6 +271,8 @@ def migrate(conn: Any, schema: str) -> None:
             conn.execute(CONFLICTED_STALE)
         if version is not None and version < 9 and _folded_apart(conn):
             _link_names(conn)
+        if version is not None and version < 10:
+            _keywords_again(conn, f"[{SHARP_S_CHARS}]", stale=False)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

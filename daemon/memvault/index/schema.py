@@ -67,6 +67,10 @@ Versions (meta ``schema_version``):
    (``wikilinks.folds_apart``: ß, ẞ, a ligature), the upgrade writes the links' names
    again and the next sync resolves every stored link once (``lower_case_links``);
    otherwise nothing changes.
+11. German ß found as ss and back (``cjk.plain``: Swiss German writes Strasse, a
+   keyboard without ß Fussball). When a chunk holds ß or ẞ, the upgrade makes the
+   keyword table again from the rows (``sharp_s_keywords``, as version 9 did); nothing
+   is embedded, no note read again; otherwise nothing changes.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -77,13 +81,13 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from memvault.core.cjk import keyed, keyword_form
+from memvault.core.cjk import SHARP_S_CHARS, keyed, keyword_form
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 # marks (M*) inside a token, not between two (version 9): Hindi's vowel signs, Thai's
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
@@ -337,6 +341,20 @@ def lower_case_links(conn: sqlite3.Connection) -> bool:
     return True
 
 
+def sharp_s_keywords(conn: sqlite3.Connection) -> bool:
+    """Schema 10 -> 11: when a chunk holds ß or ẞ, the keyword table built again from
+    the rows (``marks_keywords``), which gives them as ``keyword_form`` does now (ß as
+    ss). Returns whether one did."""
+    held = " OR ".join(
+        f"instr(text || ' ' || title || ' ' || heading || ' ' || about, '{ch}') > 0"
+        for ch in SHARP_S_CHARS
+    )
+    if conn.execute(f"SELECT 1 FROM chunks WHERE {held} LIMIT 1").fetchone() is None:
+        return False
+    marks_keywords(conn)
+    return True
+
+
 def cjk_keywords(conn: sqlite3.Connection) -> int:
     """Schema 6 or 7 -> 8: the keyword table's view and triggers made again (calling
     ``KEYWORDS_FN``), the keyword rows of the chunks so given (``cjk.keyed``: a CJK
@@ -455,6 +473,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         conn.execute(CONFLICTED_STALE)
     if version < 10 and lower_case_links(conn):
         log.info("index schema %d -> 10: links compared in lower case, resolved again", version)
+    if version < 11 and sharp_s_keywords(conn):
+        log.info("index schema %d -> 11: the keyword table built again (ß as ss)", version)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -492,5 +512,6 @@ __all__ = [
     "lower_case_links",
     "marks_keywords",
     "register",
+    "sharp_s_keywords",
     "upgrade",
 ]
