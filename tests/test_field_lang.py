@@ -15,6 +15,7 @@ import pytest
 from helpers import open_vault, write
 from keyword_helpers import by_keywords, integrity, keyword_answers
 from memvault.api import Vault
+from memvault.core.memory_order import CatalogueEntry, folder_counts, sort_entries
 from memvault.core.ranking import snippet
 from memvault.core.text import grapheme_cut
 from memvault.core.wikilinks import LinkIndex
@@ -275,3 +276,44 @@ def test_both_backends_give_the_same_keyword_hits_for_sharp_s(
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
     assert keyword_answers(tmp_path / "pg", SPELLINGS, queries) == local
     assert all(local[q] for q in queries)
+
+
+# --- MEMORY.md: a person's names in the order of their alphabet ----------------------
+
+
+def _entry(path: str, title: str = "") -> CatalogueEntry:
+    return CatalogueEntry(path, title or path.rsplit("/", 1)[-1][:-3], "")
+
+
+@pytest.mark.parametrize(
+    ("order", "expected"),
+    [
+        # by path, as before: capitals first, then small letters, each as its alphabet
+        (
+            "updated",
+            ["Apfel", "Ärger", "Eis", "Élodie", "Flur", "Zeit", "Zoë", "ärgern", "ｆａｌｌ"],
+        ),
+        ("date", ["Apfel", "Ärger", "Eis", "Élodie", "Flur", "Zeit", "Zoë", "ärgern", "ｆａｌｌ"]),
+        # by title, in any case
+        ("title", ["Apfel", "Ärger", "ärgern", "Eis", "Élodie", "ｆａｌｌ", "Flur", "Zeit", "Zoë"]),
+    ],
+)
+def test_undated_notes_are_listed_as_their_alphabet_orders_them(
+    order: str, expected: list[str]
+) -> None:
+    """Ä sorts with A, É with E, a full-width Ｆ with F (Obsidian's file list and any
+    dictionary): by code point Ärger.md came after Zeit.md and Élodie after Zoë."""
+    names = ["Zeit", "Ärger", "Apfel", "Élodie", "Eis", "Zoë", "ｆａｌｌ", "Flur", "ärgern"]
+    entries = [_entry(f"Personen/{n}.md") for n in names]
+    assert [e.title for e in sort_entries(entries, order)] == expected
+
+
+def test_the_roots_other_folders_of_as_many_notes_are_in_alphabetic_order() -> None:
+    counts = {"Zettel": 2, "Ämter": 2, "Archiv": 2, "Öffentlich": 1, "Notizen": 1}
+    assert [f for f, _ in folder_counts(counts)] == [
+        "Ämter",
+        "Archiv",
+        "Zettel",
+        "Notizen",
+        "Öffentlich",
+    ]
