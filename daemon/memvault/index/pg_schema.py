@@ -64,6 +64,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 10. German ß found as ss and back (the SQLite index's schema 11, ``cjk.plain``): the
    chunks holding ß or ẞ are given their keywords again; other rows are not touched.
 
+11. A note's summary is its first sentence in any language (the SQLite index's schema
+   12, ``notes.first_sentence``): the notes whose stored summary may be cut otherwise
+   now (``notes.cut_otherwise``) are read again by the next sync.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -85,6 +89,7 @@ from memvault.core.cjk import (
     WIDE_CHARS,
     marks,
 )
+from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
@@ -96,7 +101,7 @@ from memvault.index.schema import (
 )
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 10
+PG_SCHEMA_VERSION = 11
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -273,6 +278,8 @@ def migrate(conn: Any, schema: str) -> None:
             _link_names(conn)
         if version is not None and version < 10:
             _keywords_again(conn, f"[{SHARP_S_CHARS}]", stale=False)
+        if version is not None and version < 11:
+            _summaries_stale(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -300,6 +307,15 @@ def rows(run: Any, schema: str, table: str) -> int:
         (schema, table),
     ).fetchone()
     return max(0, int(row[0])) if row else 0
+
+
+def _summaries_stale(conn: Any) -> None:
+    """Version 10 -> 11: the notes whose summary may be cut otherwise now
+    (``notes.cut_otherwise``) read again by the next sync."""
+    rows = conn.execute("SELECT path, summary FROM notes WHERE kind = 'note' AND summary <> ''")
+    stale = [(path,) for path, summary in rows if cut_otherwise(summary)]
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE path = %s", stale)
 
 
 def _folded_apart(conn: Any) -> bool:

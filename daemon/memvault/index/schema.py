@@ -71,6 +71,11 @@ Versions (meta ``schema_version``):
    keyboard without ß Fussball). When a chunk holds ß or ẞ, the upgrade makes the
    keyword table again from the rows (``sharp_s_keywords``, as version 9 did); nothing
    is embedded, no note read again; otherwise nothing changes.
+12. A note's summary is its first sentence in any language (``notes.first_sentence``:
+   a sentence ends before Ü or Ж as before A, at a CJK full stop, not at a day's
+   ordinal, am 3. März). The notes whose stored summary may be cut otherwise now
+   (``notes.cut_otherwise``) are read again by the next sync (``SUMMARIES_STALE``);
+   a chunk whose text is the same keeps its label and vector.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -82,12 +87,13 @@ import logging
 import sqlite3
 
 from memvault.core.cjk import SHARP_S_CHARS, keyed, keyword_form
+from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # marks (M*) inside a token, not between two (version 9): Hindi's vowel signs, Thai's
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
@@ -320,6 +326,16 @@ def link_names(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
 
 
+def summaries_stale(conn: sqlite3.Connection) -> int:
+    """Schema 11 -> 12: the notes whose summary may be cut otherwise now made stale (the
+    next sync reads them again). Returns how many."""
+    conn.create_function("memvault_cut_otherwise", 1, cut_otherwise, deterministic=True)
+    return conn.execute(
+        "UPDATE notes SET sha256 = '', mtime_ns = -1 "
+        "WHERE kind = 'note' AND summary != '' AND memvault_cut_otherwise(summary)"
+    ).rowcount
+
+
 def lower_case_links(conn: sqlite3.Connection) -> bool:
     """Schema 9 -> 10: when a link's target or a file's path is one case folding and
     lower case tell apart (``wikilinks.folds_apart``), the links' names written again
@@ -475,6 +491,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info("index schema %d -> 10: links compared in lower case, resolved again", version)
     if version < 11 and sharp_s_keywords(conn):
         log.info("index schema %d -> 11: the keyword table built again (ß as ss)", version)
+    if version < 12 and (stale := summaries_stale(conn)):
+        log.info("index schema %d -> 12: %d notes' summaries read again", version, stale)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -513,5 +531,6 @@ __all__ = [
     "marks_keywords",
     "register",
     "sharp_s_keywords",
+    "summaries_stale",
     "upgrade",
 ]
