@@ -15,6 +15,7 @@ import pytest
 from helpers import open_vault, write
 from keyword_helpers import by_keywords, integrity, keyword_answers
 from memvault.api import Vault
+from memvault.core.compose import slug
 from memvault.core.memory_order import CatalogueEntry, folder_counts, sort_entries
 from memvault.core.notes import parse_note
 from memvault.core.ranking import snippet
@@ -380,3 +381,24 @@ def test_an_index_of_schema_11_reads_again_the_notes_whose_summary_is_cut_otherw
         assert row is not None and row.summary == "Der Ärger mit dem Vermieter."
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     assert "[[Ärger]] - Der Ärger mit dem Vermieter.\n" in memory
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "家族" + FAMILY * 30,  # emoji joined by ZWJ
+        "ข้าวผัด" * 40,  # Thai: a letter and its marks
+        "旅行" + FLAG * 60,  # flags
+        "किताबेंपढ़ना" * 20,  # Hindi: vowel signs
+    ],
+    ids=["zwj-emoji", "thai", "flags", "hindi"],
+)
+def test_a_long_title_becomes_a_name_cut_where_characters_part(title: str) -> None:
+    """A name past its 80 characters or 200 bytes was cut at a character (then at a
+    byte): inside an emoji (a name ending in a joiner), between a flag's indicators,
+    before a Thai or Hindi vowel sign (another word)."""
+    whole = unicodedata.normalize("NFC", title).lower().replace(" ", "-")
+    for max_len in range(60, 90):
+        for max_bytes in (150, 200):
+            name = slug(title, max_len=max_len, max_bytes=max_bytes)
+            assert whole.startswith(name) and grapheme_cut(whole, len(name)) == len(name)

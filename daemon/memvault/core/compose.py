@@ -34,7 +34,7 @@ import yaml
 
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
-from memvault.core.text import newline_of, split_lines
+from memvault.core.text import grapheme_cut, newline_of, split_lines
 from memvault.core.wikilinks import mask_code
 
 CATEGORIES = {
@@ -93,10 +93,14 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     text = _UNSAFE.sub("-", text)
     text = re.sub(r"\s+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("-. ")
+    # each cut where a reader sees characters part (``grapheme_cut``): never inside an
+    # emoji joined by ZWJ, nor before a Thai or Hindi vowel sign (another word)
     if len(text) > max_len:
-        text = text[:max_len].rsplit("-", 1)[0] or text[:max_len]
+        cut = text[: grapheme_cut(text, max_len)]
+        text = cut.rsplit("-", 1)[0] or cut
     if len(text.encode("utf-8")) > max_bytes:
         cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+        cut = text[: grapheme_cut(text, len(cut))]
         text = (cut.rsplit("-", 1)[0] or cut).strip("-. ")
     if not any(unicodedata.category(c)[0] in "LNS" for c in text):
         return ""
