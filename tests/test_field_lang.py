@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import open_vault, write
+from helpers import new_vault, open_vault, write
 from keyword_helpers import by_keywords, integrity, keyword_answers
 from memvault.api import Vault
 from memvault.core.compose import slug
@@ -21,6 +21,7 @@ from memvault.core.notes import parse_note
 from memvault.core.ranking import snippet
 from memvault.core.text import grapheme_cut
 from memvault.core.wikilinks import LinkIndex
+from memvault.errors import NoteExists
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
 from memvault.index.schema import SCHEMA_VERSION
 
@@ -402,3 +403,39 @@ def test_a_long_title_becomes_a_name_cut_where_characters_part(title: str) -> No
         for max_bytes in (150, 200):
             name = slug(title, max_len=max_len, max_bytes=max_bytes)
             assert whole.startswith(name) and grapheme_cut(whole, len(name)) == len(name)
+
+
+# --- a note asked for by name: the spellings a keyboard gives -------------------------
+
+
+@pytest.mark.parametrize(
+    ("asked", "path"),
+    [
+        ("Strasse der Einheit", "people/Straße der Einheit.md"),  # a keyboard without ß
+        ("STRASSE DER EINHEIT", "people/Straße der Einheit.md"),
+        ("Fullwidth Note", "Ｆｕｌｌｗｉｄｔｈ Ｎｏｔｅ.md"),  # half-width typing
+        ("Straße der Einheit", "people/Straße der Einheit.md"),
+    ],
+)
+def test_get_by_name_finds_the_note_under_the_spellings_of_its_name(
+    tmp_path: Path, asked: str, path: str
+) -> None:
+    root = tmp_path / "vault"
+    write(root, "people/Straße der Einheit.md", "# Straße der Einheit\n\nBüro.\n")
+    write(
+        root, "Ｆｕｌｌｗｉｄｔｈ Ｎｏｔｅ.md", "# Ｆｕｌｌｗｉｄｔｈ Ｎｏｔｅ\n\n全角のノート。\n"
+    )
+    with open_vault(root) as v:
+        v.sync()
+        assert v.get(asked).path == path
+
+
+def test_adding_a_person_under_the_ss_spelling_of_their_name_is_the_same_person(
+    tmp_path: Path,
+) -> None:
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.add("people", "Jürgen Weiß", summary="Leitet das Lager.")
+        with pytest.raises(NoteExists):
+            v.add("people", "Jürgen Weiss", summary="Leitet das Lager.")
+    assert len(list((root / "people").glob("*.md"))) == 1

@@ -32,6 +32,7 @@ from collections.abc import Mapping
 
 import yaml
 
+from memvault.core.cjk import fold
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
 from memvault.core.text import grapheme_cut, newline_of, split_lines
@@ -123,10 +124,12 @@ def name_key(name: str) -> str:
     name left out): ``Ana López`` and ``Ana Lopez`` are one name; marks that spell a
     letter in other scripts (Devanagari's vowel signs...) are kept. A joiner changes
     how a word is drawn, not the word: left out (``می‌خواهم`` and ``میخواهم`` are one
-    name)."""
+    name). The spellings a keyboard gives are one name too, as search reads them
+    (``cjk.fold``, ß as ss): ``Strasse`` is ``Straße``, ``Fullwidth`` is ``Ｆｕｌｌｗｉｄｔｈ``."""
     words, word = [], ""
-    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", slug(name)))
-    for ch in unicodedata.normalize("NFC", folded).replace("'", "").replace("\u2019", ""):
+    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", fold(slug(name))))
+    text = unicodedata.normalize("NFC", folded).replace("ß", "ss")
+    for ch in text.replace("'", "").replace("\u2019", ""):
         if ch in _JOINERS:
             continue
         if unicodedata.category(ch)[0] in "LNMS":
