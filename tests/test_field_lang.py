@@ -439,3 +439,31 @@ def test_adding_a_person_under_the_ss_spelling_of_their_name_is_the_same_person(
         with pytest.raises(NoteExists):
             v.add("people", "Jürgen Weiss", summary="Leitet das Lager.")
     assert len(list((root / "people").glob("*.md"))) == 1
+
+
+# --- context: a small budget and a note of CJK text (a token a character) -------------
+
+
+@pytest.mark.model
+def test_a_small_budget_gets_the_answering_line_of_a_small_cjk_note(tmp_path: Path) -> None:
+    """A note under 160 tokens was brought whole or not at all: 田中太郎's 98 tokens did
+    not fit a budget of 80, and the context was empty, though its line that answers
+    (about 50 tokens, 寿司) fits."""
+    root = tmp_path / "vault"
+    write(
+        root,
+        "人物/田中太郎.md",
+        "# 田中太郎\n\n田中さんは東京本社の開発部長です。毎週月曜日に定例会議を開催"
+        "しています。好きな食べ物は寿司とラーメンです。\n\n## 連絡先\n\n"
+        "内線番号は１２３４です。メールは平日のみ返信します。\n",
+    )
+    write(root, "人员/王小明.md", "# 王小明\n\n王小明是北京办公室的产品经理。他喜欢喝绿茶。\n")
+    (root / ".memvault").mkdir()
+    with Vault.open(root) as v:
+        v.sync()
+        for budget in (80, 120):
+            ctx = v.context("田中さんの好きな食べ物は？", budget=budget)
+            assert "寿司" in ctx.text and ctx.tokens <= budget, (budget, ctx.text)
+        whole = v.context("田中さんの好きな食べ物は？", budget=400)  # room: the note whole
+        hits = [(s.path, s.line_start, s.line_end) for s in whole.sources if s.why == "hit"]
+        assert hits[0] == ("人物/田中太郎.md", 1, 7)
