@@ -24,6 +24,7 @@ from memvault.core.wikilinks import LinkIndex
 from memvault.errors import NoteExists
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
 from memvault.index.schema import SCHEMA_VERSION
+from memvault.vault.template import init_vault
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # one picture: three people joined
 FLAG = "\U0001f1e9\U0001f1ea"  # 🇩🇪: two regional indicators
@@ -467,3 +468,28 @@ def test_a_small_budget_gets_the_answering_line_of_a_small_cjk_note(tmp_path: Pa
         whole = v.context("田中さんの好きな食べ物は？", budget=400)  # room: the note whole
         hits = [(s.path, s.line_start, s.line_end) for s in whole.sources if s.why == "hit"]
         assert hits[0] == ("人物/田中太郎.md", 1, 7)
+
+
+# --- init on a person's folders: a Mac's names, other languages' names ---------------
+
+
+def test_init_takes_a_folder_a_mac_named_and_one_named_in_japanese(tmp_path: Path) -> None:
+    """Décisions/ as a Mac writes it (NFD) was not known for decisions, 人物/ not for
+    people: init added decisions/ and people/ beside them and MEMORY.md listed neither;
+    a note added into the NFD folder made a second Décisions/ beside it."""
+    root = tmp_path / "notes"
+    mac = unicodedata.normalize("NFD", "Décisions")
+    write(
+        root, f"{mac}/2024-05-02-choix.md", "---\ndate: 2024-05-02\n---\n# Choix\n\nClickHouse.\n"
+    )
+    write(root, "人物/田中.md", "# 田中\n\n田中さんは部長です。\n")
+    init_vault(root)
+    tops = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    assert "decisions" not in tops and "people" not in tops
+    with open_vault(root) as v:
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert "- [[Décisions/2024-05-02-choix]]" in memory and "- [[人物/田中]]" in memory
+        v.add("decisions", "Nouvelle décision", summary="Test.")
+    same = [p.name for p in root.iterdir() if unicodedata.normalize("NFC", p.name) == "Décisions"]
+    assert same == [mac] and len(list((root / mac).glob("*.md"))) == 2
