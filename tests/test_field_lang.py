@@ -493,3 +493,21 @@ def test_init_takes_a_folder_a_mac_named_and_one_named_in_japanese(tmp_path: Pat
         v.add("decisions", "Nouvelle décision", summary="Test.")
     same = [p.name for p in root.iterdir() if unicodedata.normalize("NFC", p.name) == "Décisions"]
     assert same == [mac] and len(list((root / mac).glob("*.md"))) == 2
+
+
+def test_adding_a_person_a_mac_wrote_finds_their_note_and_makes_no_twin(tmp_path: Path) -> None:
+    """사람/김민수.md as a Mac writes it (Hangul decomposed into jamo, NFD): add people
+    김민수 made a second 김민수.md (NFC) beside it, and memvault then indexed the new
+    one, not the person's own note."""
+    root = tmp_path / "notes"
+    mac = unicodedata.normalize("NFD", "사람/김민수.md")
+    write(root, mac, "# 김민수\n\n김민수 씨는 백엔드 개발자입니다.\n")
+    init_vault(root)
+    with open_vault(root) as v:
+        v.sync()
+    with open_vault(root) as v:  # a new process, as `memvault add` is: nothing scanned
+        with pytest.raises(NoteExists):
+            v.add("people", "김민수", summary="중복")
+        assert v.get("김민수").text.endswith("김민수 씨는 백엔드 개발자입니다.")
+    (folder,) = [p for p in root.iterdir() if unicodedata.normalize("NFC", p.name) == "사람"]
+    assert [p.name for p in folder.iterdir()] == [mac.split("/")[1]]

@@ -35,7 +35,7 @@ from memvault.vault.batch_update import update_texts
 from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.paths import (
     NOT_UTF8,
-    disk_folders,
+    disk_spelling,
     display_path,
     folds_case,
     glob_regex,
@@ -307,8 +307,8 @@ class VaultFS:
         file's words: NFC and NFD twins are two files), else the other Unicode form of
         it the last scan found (a note saved on a Mac, its name in NFD)."""
         disk = self._disk.get(unicodedata.normalize("NFC", rel))
-        if disk is None:  # a new file: into its folder as spelt on disk
-            return disk_folders(str(self.root), rel)
+        if disk is None:  # not scanned (a new file, a process that has not scanned)
+            return disk_spelling(str(self.root), rel)
         if disk == rel:
             return rel
         given, found = os.path.join(self.root, rel), os.path.join(self.root, disk)

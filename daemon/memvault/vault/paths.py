@@ -94,28 +94,27 @@ def _clean(rel: str) -> str:
     return clean
 
 
-def disk_folders(root: str, rel: str) -> str:
-    """``rel`` with its folders as spelt on disk when a folder is there only in another
-    Unicode form (a folder a Mac made, its name decomposed, NFD): a new note written
-    into it, not into a second folder of the same look beside it. ``rel`` when its
-    folder is there as spelt, is not there at all, or is there in two forms."""
-    folder, sep, name = rel.rpartition("/")
-    if folder.isascii() or os.path.isdir(os.path.join(root, folder)):
+def disk_spelling(root: str, rel: str) -> str:
+    """``rel`` as spelt on disk when it, or a folder of it, is there only in another
+    Unicode form (a name a Mac wrote, decomposed: NFD): a note asked for or written
+    there is that file, or goes into that folder, not a twin of the same look beside
+    it. A name that is there as spelt, is not there in any form, or is there in two
+    other forms is kept as given."""
+    if rel.isascii() or os.path.lexists(os.path.join(root, rel)):
         return rel  # (ASCII has one form: no stat for it)
-    here, parts = root, []
-    for part in folder.split("/"):
-        if not os.path.isdir(os.path.join(here, part)):
+    here, parts = root, rel.split("/")
+    for i, part in enumerate(parts):
+        if not os.path.lexists(os.path.join(here, part)):
             want = unicodedata.normalize("NFC", part)
             try:
                 found = [n for n in os.listdir(here) if unicodedata.normalize("NFC", n) == want]
             except OSError:
-                return rel
-            if len(found) != 1 or not os.path.isdir(os.path.join(here, found[0])):
-                return rel
-            part = found[0]
-        parts.append(part)
-        here = os.path.join(here, part)
-    return "/".join(parts) + sep + name
+                break  # a folder not there: nothing below it is
+            if len(found) != 1:
+                break
+            parts[i] = found[0]
+        here = os.path.join(here, parts[i])
+    return "/".join(parts)
 
 
 def safe_join(root: Path, rel: str, real_root: str | None = None) -> Path:
