@@ -291,6 +291,10 @@ def test_a_cjk_paragraph_is_cut_after_its_full_stops_then_its_commas() -> None:
         "e\u0301",  # an accent of combining class 230
         "ข\u0e31\u0e49",  # Thai's ั (class 0) and a tone mark (107)
         "क\u093e",  # Hindi's ा: a spacing mark (Mc), class 0
+        "\U0001f468\u200d\U0001f469\u200d\U0001f467",  # one emoji of three joined (ZWJ)
+        "\U0001f1e9\U0001f1ea",  # a flag: two regional indicators
+        "\U0001f44d\U0001f3fd",  # an emoji and its skin tone
+        "\u1112\u1161\u11ab",  # 한 in jamo, as macOS may write Korean (NFD)
     ],
 )
 def test_character_cuts_never_separate_a_combining_mark(unit: str) -> None:

@@ -54,13 +54,12 @@ from __future__ import annotations
 
 import bisect
 import re
-import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memvault.core.about import about_text, describing_lines
 from memvault.core.notes import Heading, Note, blank_lines
-from memvault.core.text import split_lines
+from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import unfiled_links
 
 CONTEXT_PARTS = ("title", "headings", "date")
@@ -543,13 +542,13 @@ class _SectionCutter:
             clause = self._last_end(_CLAUSE_END, lo, hi)
             if clause is not None:
                 return clause
-        # No space at all: cut between characters, never before a combining mark (any
-        # of Mn, Mc, Me: Thai's ั and Hindi's ा are of combining class 0), unless the
-        # window is marks to its floor (a hostile run of 40,000): then at its end, so a
-        # piece is a window's worth, not one character (the walk made it quadratic)
-        cut = back = max(hi, floor)
-        while back > floor and unicodedata.category(self.body[back])[0] == "M":
-            back -= 1
+        # No space at all: cut between characters a reader sees (``grapheme_cut``: never
+        # before a combining mark, any of Mn, Mc, Me: Thai's ั and Hindi's ा are of
+        # combining class 0; nor inside an emoji joined by ZWJ, a flag, a syllable in
+        # jamo), unless the window is one such run to its floor (a hostile run of 40,000
+        # marks): then at its end, so a piece is a window's worth, not one character
+        cut = max(hi, floor)
+        back = grapheme_cut(self.body, cut)
         return back if back > floor else cut
 
     def _last_end(self, pattern: re.Pattern[str], lo: int, hi: int) -> int | None:

@@ -102,11 +102,14 @@ _POINTS = re.compile(
 _INVISIBLE_CHARS = "\u00ad\u200b\u200d\u2060\ufeff\ufe00-\ufe0f\u20dd-\u20e4\U000e0100-\U000e01ef"
 _INVISIBLE = re.compile(f"[{_INVISIBLE_CHARS}]+")
 _GREEK = re.compile("[\u0370-\u03ff\u1f00-\u1fff][\u0300-\u036f]*")
-# what ``plain`` may change: those, Greek letters, Ё and ё
+# what ``plain`` may change: those, Greek letters, Ё and ё, ß and ẞ
 PLAIN_CHARS = _INVISIBLE_CHARS + "\u0370-\u03ff\u1f00-\u1fff\u0401\u0451"
-_PLAIN = re.compile(f"[{PLAIN_CHARS}]")
+SHARP_S_CHARS = "\u00df\u1e9e"  # ß, ẞ (version 11 of the SQLite index, 10 of PostgreSQL)
+_PLAIN = re.compile(f"[{PLAIN_CHARS}{SHARP_S_CHARS}]")
 _GREEK_ACCENTS = re.compile("[\u0300-\u036f]+")
-_LETTERS = str.maketrans({"\u03c2": "\u03c3", "\u0451": "\u0435", "\u0401": "\u0415"})
+_LETTERS = str.maketrans(
+    {"\u03c2": "\u03c3", "\u0451": "\u0435", "\u0401": "\u0415", "\u00df": "ss", "\u1e9e": "SS"}
+)
 
 
 def _greek_plain(m: re.Match[str]) -> str:
@@ -117,7 +120,9 @@ def _greek_plain(m: re.Match[str]) -> str:
 def plain(text: str) -> str:
     """``text`` without what FTS5's tokenizer keeps but no one types alike: invisible
     characters inside words, Greek accents (tonos, dialytika, the polytonic ones) and
-    final sigma (ς as σ), Russian ё as е (the same string when it has none)."""
+    final sigma (ς as σ), Russian ё as е, German ß as ss (Swiss German and a keyboard
+    without ß write Strasse for Straße; FTS5 folds ä to a, never ß; the same string when
+    it has none)."""
     if _PLAIN.search(text) is None:
         return text
     text = _INVISIBLE.sub("", text)
@@ -254,6 +259,7 @@ __all__ = [
     "CLUSTER_CHARS",
     "LONGEST_RUN",
     "PLAIN_CHARS",
+    "SHARP_S_CHARS",
     "WIDE_CHARS",
     "backoff",
     "fold",

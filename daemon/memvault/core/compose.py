@@ -32,9 +32,10 @@ from collections.abc import Mapping
 
 import yaml
 
+from memvault.core.cjk import fold
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
-from memvault.core.text import newline_of, split_lines
+from memvault.core.text import grapheme_cut, newline_of, split_lines
 from memvault.core.wikilinks import mask_code
 
 CATEGORIES = {
@@ -93,10 +94,14 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     text = _UNSAFE.sub("-", text)
     text = re.sub(r"\s+", "-", text)
     text = re.sub(r"-{2,}", "-", text).strip("-. ")
+    # each cut where a reader sees characters part (``grapheme_cut``): never inside an
+    # emoji joined by ZWJ, nor before a Thai or Hindi vowel sign (another word)
     if len(text) > max_len:
-        text = text[:max_len].rsplit("-", 1)[0] or text[:max_len]
+        cut = text[: grapheme_cut(text, max_len)]
+        text = cut.rsplit("-", 1)[0] or cut
     if len(text.encode("utf-8")) > max_bytes:
         cut = text.encode("utf-8")[:max_bytes].decode("utf-8", "ignore")
+        cut = text[: grapheme_cut(text, len(cut))]
         text = (cut.rsplit("-", 1)[0] or cut).strip("-. ")
     if not any(unicodedata.category(c)[0] in "LNS" for c in text):
         return ""
@@ -119,10 +124,12 @@ def name_key(name: str) -> str:
     name left out): ``Ana López`` and ``Ana Lopez`` are one name; marks that spell a
     letter in other scripts (Devanagari's vowel signs...) are kept. A joiner changes
     how a word is drawn, not the word: left out (``می‌خواهم`` and ``میخواهم`` are one
-    name)."""
+    name). The spellings a keyboard gives are one name too, as search reads them
+    (``cjk.fold``, ß as ss): ``Strasse`` is ``Straße``, ``Fullwidth`` is ``Ｆｕｌｌｗｉｄｔｈ``."""
     words, word = [], ""
-    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", slug(name)))
-    for ch in unicodedata.normalize("NFC", folded).replace("'", "").replace("\u2019", ""):
+    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", fold(slug(name))))
+    text = unicodedata.normalize("NFC", folded).replace("ß", "ss")
+    for ch in text.replace("'", "").replace("\u2019", ""):
         if ch in _JOINERS:
             continue
         if unicodedata.category(ch)[0] in "LNMS":

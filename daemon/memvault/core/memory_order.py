@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -111,10 +112,25 @@ UNWRITABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 ROLE_FOLDERS = frozenset({"people", "projects", "decisions", "logs"})  # memvault's four
 
 
+def bare(text: str) -> str:
+    """``text``'s letters without their marks and in their usual width (Ä as A, É as E,
+    Ｆ as F), as an alphabet orders them with no locale: by code point, Ärger.md came
+    after Zeit.md and Élodie after Zoë. Scripts with no such letters (Chinese, Korean)
+    keep code point order; a text of ASCII is itself."""
+    if text.isascii():
+        return text
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def _path_order(path: str) -> str:
+    """A path's place: ``bare``, then the path itself to part the rest (ASCII: itself)."""
+    return path if path.isascii() else bare(path) + "\x00" + path
+
+
 def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The folders holding notes, the biggest first, then by name."""
+    """The folders holding notes, the biggest first, then by name (``bare``, any case)."""
     held = [(f, n) for f, n in counts.items() if n > 0]
-    return tuple(sorted(held, key=lambda fn: (-fn[1], fn[0].casefold(), fn[0])))
+    return tuple(sorted(held, key=lambda fn: (-fn[1], bare(fn[0]).casefold(), fn[0])))
 
 
 def keeps_out(entry: CatalogueEntry) -> bool:
@@ -151,12 +167,13 @@ def _date_of(entry: CatalogueEntry, name: str) -> str:
 
 def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     """The note's place in ``order``, ascending: newest first (by ``date``, or
-    ``updated`` then ``date``), then by path; for ``title``: title, then path."""
+    ``updated`` then ``date``), then by path; for ``title``: title, then path (titles
+    and paths as their alphabet orders them: ``bare``)."""
     if order == "title":
-        return (entry.title.casefold(), entry.path)
+        return (bare(entry.title).casefold(), _path_order(entry.path))
     fallbacks = ("date",) if order == "date" else ("updated", "date")
     stamp = next((d for d in (_date_of(entry, f) for f in fallbacks) if d), "")
-    return (stamp.translate(_MIRROR) + _END, entry.path)
+    return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
 
 
 def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:

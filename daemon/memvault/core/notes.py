@@ -32,7 +32,7 @@ from memvault.core import frontmatter_yaml
 from memvault.core.anchors import Outline, outline
 from memvault.core.conflicts import conflict_warning, find_conflicts, unread_lines
 from memvault.core.frontmatter_yaml import FrontmatterRejected
-from memvault.core.text import split_lines
+from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
 
 SUMMARY_MAX = 160
@@ -267,7 +267,14 @@ _EMPHASIS = re.compile(
 )
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _KEPT = re.compile("\ue000(\\d+)\ue001")  # a code span's place while emphasis goes
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(\[])")
+# a sentence's end: . ! ? and a space, or a CJK full stop (not one inside a quote: a
+# closing 」 after it, the sentence goes on: 「はい。」と言った。)
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s+(\S))|[。！？]+(?![」』）)〉》”’\s]|$)")
+_OPENS = "\"'([“‘«„¿¡"  # what a sentence may open with besides a letter or a digit
+# a word that a period ends without ending its sentence: an ordinal of a day or a
+# month (German, Nordic, Slavic: am 3. März), an initial or a one-letter
+# abbreviation (z. B., J. R. R.)
+_NO_END = re.compile(r"(?:^|[\s(])(?:\d{1,2}|[^\W\d_])$")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
 
 
@@ -300,9 +307,37 @@ def _summary(fm: dict[str, Any], body: str) -> str:
     paragraph = first_paragraph(body)
     if not paragraph:
         return ""
-    text = plain_text(paragraph)
-    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
-    return _clip(sentence)
+    return _clip(first_sentence(plain_text(paragraph)))
+
+
+def first_sentence(text: str) -> str:
+    """``text`` to the end of its first sentence: a period (! ?) and a space before a
+    capital of any script, a digit, a letter of a script without case (Arabic, Hebrew,
+    CJK) or an opening quote — not after a day's ordinal or an initial; or a CJK full
+    stop (。！？) with more text after it."""
+    for m in _SENTENCE_END.finditer(text):
+        nxt = m.group(1)
+        if nxt is None:  # a CJK full stop
+            if m.end() < len(text):
+                return text[: m.end()]
+            continue
+        if nxt.islower() or not (nxt.isalnum() or nxt in _OPENS):
+            continue
+        if m.group().startswith(".") and _NO_END.search(text, 0, m.start()):
+            continue
+        return text[: m.end()]
+    return text
+
+
+def cut_otherwise(summary: str) -> bool:
+    """Whether a summary stored before schema 12 (SQLite; 11 on PostgreSQL) may be cut
+    otherwise now: it holds a sentence end ``first_sentence`` finds (before Ü, Ж, a CJK
+    full stop), or ends where it no longer ends (am 3.)."""
+    if not summary or (summary.isascii() and "." not in summary):
+        return False
+    if first_sentence(summary) != summary:
+        return True
+    return summary.endswith(".") and _NO_END.search(summary, 0, len(summary) - 1) is not None
 
 
 def first_paragraph(body: str) -> str:
@@ -341,7 +376,7 @@ def first_paragraph(body: str) -> str:
 def _clip(text: str) -> str:
     if len(text) <= SUMMARY_MAX:
         return text
-    cut = text[: SUMMARY_MAX - 1]
+    cut = text[: grapheme_cut(text, SUMMARY_MAX - 1)]
     space = cut.rfind(" ")
     if space > SUMMARY_MAX // 2:
         cut = cut[:space]

@@ -8,14 +8,17 @@ with what weights, was decided on the LoCoMo dev split (bench/RESULTS.md).
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import fnmatch
+import itertools
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memvault.core import cjk
+from memvault.core.text import grapheme_cut
 
 COMMON_DOCS = 1000  # a term in this many chunks (and half of all) is too common to score
 MAX_QUERY_TERMS = 64
@@ -388,7 +391,8 @@ def allows(f: Filters, path: str, tags: Sequence[str], fields: Mapping[str, Any]
 
 def snippet(text: str, terms: Sequence[str], width: int = 220) -> str:
     """A one-line excerpt around the first query term found (a CJK run found nowhere as
-    written: the first of its pairs found)."""
+    written: the first of its pairs found), cut where a reader sees characters part
+    (``grapheme_cut``: never between a letter and its marks, inside a joined emoji)."""
     flat = " ".join(text.split())
     if len(flat) <= width:
         return flat
@@ -397,12 +401,16 @@ def snippet(text: str, terms: Sequence[str], width: int = 220) -> str:
     if not hits:  # a CJK run not held as written (cjk.backoff): where its pairs stand
         found = (low.find(p) for t in terms if len(t) > 2 and cjk.has_cjk(t) for p in cjk.pairs(t))
         hits = [i for i in found if i >= 0]
+    if hits and len(low) != len(flat):  # "İ" lowers to two characters: places in flat
+        ends = list(itertools.accumulate(len(ch.lower()) for ch in flat))
+        hits = [bisect.bisect_right(ends, i) for i in hits]
     start = max(0, min(hits) - width // 4) if hits else 0
     if start:
         space = flat.rfind(" ", 0, start)
-        start = space + 1 if space >= 0 else start
+        start = space + 1 if space >= 0 else grapheme_cut(flat, start)
     piece = flat[start : start + width]
-    cut = piece.rfind(" ")
-    if start + width < len(flat) and cut > width // 2:
-        piece = piece[:cut]
+    if start + width < len(flat):
+        cut = piece.rfind(" ")
+        end = start + cut if cut > width // 2 else grapheme_cut(flat, start + width)
+        piece = flat[start : max(start + 1, end)]
     return ("…" if start else "") + piece + ("…" if start + len(piece) < len(flat) else "")

@@ -1,4 +1,5 @@
-"""Text helpers shared by the core: decoding, line splitting, hashing.
+"""Text helpers shared by the core: decoding, line splitting, hashing, where a
+text may be cut (``grapheme_cut``).
 
 Only ``\\n`` and ``\\r\\n`` end a line (never a lone ``\\r`` or the Unicode
 separators ``str.splitlines`` honours), so line numbers agree with editors and
@@ -8,6 +9,7 @@ with git, and a file's own line endings can be kept byte for byte.
 from __future__ import annotations
 
 import hashlib
+import unicodedata
 from dataclasses import dataclass
 
 BOM = "\ufeff"
@@ -74,3 +76,54 @@ def newline_of(text: str) -> str:
     """The file's dominant line ending, for lines the system adds."""
     crlf = text.count("\r\n")
     return "\r\n" if crlf and crlf >= text.count("\n") - crlf else "\n"
+
+
+_ZWJ = "\u200d"
+_GRAPHEME_WALK = 32  # a cluster longer than this (stacked marks, hostile) is cut anyway
+
+
+def _extends(ch: str) -> bool:
+    """Whether ``ch`` belongs to the character before it (UAX #29's Extend, SpacingMark,
+    ZWJ, and Hangul's vowel and final jamo)."""
+    code = ord(ch)
+    return (
+        unicodedata.category(ch)[0] == "M"  # combining marks, variation selectors
+        or ch == _ZWJ
+        or 0x1F3FB <= code <= 0x1F3FF  # an emoji's skin tone
+        or 0xE0020 <= code <= 0xE007F  # the tags of a subdivision flag
+        or 0x1160 <= code <= 0x11FF  # Hangul vowel and final jamo (NFD Korean)
+        or 0xD7B0 <= code <= 0xD7FF
+    )
+
+
+def _regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def _boundary(text: str, i: int) -> bool:
+    ch, before = text[i], text[i - 1]
+    if _extends(ch) or before == _ZWJ or (before == "\r" and ch == "\n"):
+        return False
+    if 0x1100 <= ord(before) <= 0x115F and (
+        0x1100 <= ord(ch) <= 0x11FF or 0xAC00 <= ord(ch) <= 0xD7A3
+    ):
+        return False  # a leading jamo and what it leads
+    if _regional(ch) and _regional(before):
+        n = 0
+        while i - 1 - n >= 0 and _regional(text[i - 1 - n]):
+            n += 1
+        return n % 2 == 0  # a flag is a pair of indicators
+    return True
+
+
+def grapheme_cut(text: str, at: int) -> int:
+    """The last place at or before ``at`` where ``text`` can be cut without cutting a
+    character a reader sees in half (a letter and its marks, an emoji joined by ZWJ or
+    with its skin tone, a flag, a Hangul syllable in jamo, CRLF): ``at`` itself when it
+    is one, or when none is within ``_GRAPHEME_WALK`` characters before it."""
+    if at <= 0 or at >= len(text):
+        return at
+    for i in range(at, max(0, at - _GRAPHEME_WALK), -1):
+        if _boundary(text, i):
+            return i
+    return 0 if at <= _GRAPHEME_WALK else at

@@ -10,7 +10,8 @@ Obsidian reads where, with sources: docs/LINKS.md).
 Resolution (``LinkIndex.resolve``), for a link written in note ``source``:
 
 1. the target as a path from the vault root (``.md`` added when the target has
-   none), compared case-insensitively;
+   none), compared case-insensitively (NFC, then lower case as JavaScript's
+   ``toLowerCase``: ``key``);
 2. the target relative to the source note's folder (``../other/note``);
 3. by file name (or by path suffix when the target holds a ``/``),
    case-insensitively: one match resolves; several are *ambiguous* unless exactly
@@ -302,11 +303,27 @@ _HEX2 = re.compile(r"[0-9A-Fa-f]{2}")
 
 
 def key(path: str) -> str:
-    """How Obsidian compares link paths: Unicode NFC, case-insensitive. A path that is
-    its own key is returned as it is: the link index keys every file by it, and a copy
-    of each path is ~7 MB of a 100,000-note daemon."""
-    k = unicodedata.normalize("NFC", path).casefold()
+    """How Obsidian compares link paths: Unicode NFC, lower case as JavaScript's
+    ``toLowerCase`` gives it (Python's ``lower``: the same Unicode mappings, İ as i and a
+    dot), not case folding: ``[[STRASSE]]`` is no link to ``Straße.md`` there, and
+    ``Masse.md`` and ``Maße.md`` are two names. Final sigma is the one fold kept (ς as
+    σ): lower case gives Σ as ς only at a word's end, and ``ΟΔΟΣ.md`` ends no word where
+    ``[[ΟΔΟΣ]]`` does. A path that is its own key is returned as it is: the link index
+    keys every file by it, and a copy of each path is ~7 MB of a 100,000-note daemon."""
+    k = unicodedata.normalize("NFC", path).lower()
+    if "ς" in k:
+        k = k.replace("ς", "σ")
     return path if k == path else k
+
+
+def folds_apart(text: str) -> bool:
+    """Whether case folding and ``key`` differ on ``text`` (ß, ẞ, a ligature...):
+    memvault compared link paths folded before schema 10 (SQLite; 9 on PostgreSQL), so
+    a link or a file of such a name may hold a stale verdict."""
+    if text.isascii():
+        return False
+    nfc = unicodedata.normalize("NFC", text)
+    return nfc.casefold() != key(nfc)
 
 
 def link_name(target: str) -> str:

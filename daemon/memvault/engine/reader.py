@@ -59,6 +59,14 @@ Allowed = Callable[[str], bool] | None  # the notes a filter passes (None: every
 UNIT_ORD = 10_000  # a unit's Piece.ord: chunk ord * UNIT_ORD + its place in the chunk
 
 
+def _whole_within(budget: int, sizes: dict[str, int]) -> dict[str, int]:
+    """``sizes`` (tokens by note) with a note past half the budget counted as no small
+    note: a note brought whole is one of half the budget at most (a small note of CJK
+    text, a token a character, past it left no room, and its lines none)."""
+    small = min(SMALL_NOTE_TOKENS, budget // 2)
+    return {p: n if n <= small else max(n, SMALL_NOTE_TOKENS + 1) for p, n in sizes.items()}
+
+
 class Reader(Lane):
     """Search, context, get and related over one vault's index."""
 
@@ -199,7 +207,9 @@ class Reader(Lane):
         if ok is not None:  # a linked note is drawn on only when the filter passes it too
             linked_hits = [h for h in linked_hits if ok(h.path)]
         candidates = [*hits, *linked_hits]
-        sizes = self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
+        sizes = _whole_within(
+            budget, self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
+        )
         meta = self.catalogue.notes()
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))

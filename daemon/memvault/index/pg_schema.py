@@ -56,6 +56,18 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    left in a note is a warning now). A reader
    of a writer not yet at 8 asks with today's tokens: the same for every other text.
 
+9. Link paths compared in lower case, not case folded (the SQLite index's schema 10,
+   ``wikilinks.key``): when a link's target or a file's path is one the two rules tell
+   apart (``wikilinks.folds_apart``: ß, ẞ, a ligature), the links' names are written
+   again and every link is resolved again by the next sync; otherwise nothing changes.
+
+10. German ß found as ss and back (the SQLite index's schema 11, ``cjk.plain``): the
+   chunks holding ß or ẞ are given their keywords again; other rows are not touched.
+
+11. A note's summary is its first sentence in any language (the SQLite index's schema
+   12, ``notes.first_sentence``): the notes whose stored summary may be cut otherwise
+   now (``notes.cut_otherwise``) are read again by the next sync.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -69,8 +81,16 @@ import unicodedata
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import CJK_CHARS, CLUSTER_CHARS, PLAIN_CHARS, WIDE_CHARS, marks
-from memvault.core.wikilinks import link_name
+from memvault.core.cjk import (
+    CJK_CHARS,
+    CLUSTER_CHARS,
+    PLAIN_CHARS,
+    SHARP_S_CHARS,
+    WIDE_CHARS,
+    marks,
+)
+from memvault.core.notes import cut_otherwise
+from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
 from memvault.index.schema import (
@@ -81,7 +101,7 @@ from memvault.index.schema import (
 )
 from memvault.index.vector_cache import half_to_int8
 
-PG_SCHEMA_VERSION = 8
+PG_SCHEMA_VERSION = 11
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -254,6 +274,12 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 8:
             _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}{PLAIN_CHARS}\u0640]", stale=False)
             conn.execute(CONFLICTED_STALE)
+        if version is not None and version < 9 and _folded_apart(conn):
+            _link_names(conn)
+        if version is not None and version < 10:
+            _keywords_again(conn, f"[{SHARP_S_CHARS}]", stale=False)
+        if version is not None and version < 11:
+            _summaries_stale(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -281,6 +307,28 @@ def rows(run: Any, schema: str, table: str) -> int:
         (schema, table),
     ).fetchone()
     return max(0, int(row[0])) if row else 0
+
+
+def _summaries_stale(conn: Any) -> None:
+    """Version 10 -> 11: the notes whose summary may be cut otherwise now
+    (``notes.cut_otherwise``) read again by the next sync."""
+    rows = conn.execute("SELECT path, summary FROM notes WHERE kind = 'note' AND summary <> ''")
+    stale = [(path,) for path, summary in rows if cut_otherwise(summary)]
+    with conn.cursor() as cur:
+        cur.executemany("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE path = %s", stale)
+
+
+def _folded_apart(conn: Any) -> bool:
+    """Version 8 -> 9: whether a link's target or a file's path is one case folding and
+    lower case tell apart (``wikilinks.folds_apart``): then ``_link_names``."""
+    for sql in (
+        "SELECT DISTINCT target FROM links",
+        "SELECT path FROM notes",
+        "SELECT path FROM attachments",
+    ):
+        if any(folds_apart(r[0]) for r in conn.execute(sql) if not r[0].isascii()):
+            return True
+    return False
 
 
 def _link_names(conn: Any) -> None:

@@ -60,6 +60,22 @@ Versions (meta ``schema_version``):
    Nothing is embedded; the notes whose text holds ``<<<<<<<`` are made stale
    (``CONFLICTED_STALE``): the next sync reads them again and warns of a merge conflict
    left in them (``core/conflicts.py``), as it now does for a note it reads.
+10. Link paths compared as Obsidian compares them, in lower case (JavaScript's
+   ``toLowerCase``, ``wikilinks.key``), no longer case folded: ``[[STRASSE]]`` led to
+   ``Straße.md``, and ``[[MASSE]]`` was ambiguous between ``Masse.md`` and ``Maße.md``.
+   When a link's target or a file's path is one the two rules tell apart
+   (``wikilinks.folds_apart``: ß, ẞ, a ligature), the upgrade writes the links' names
+   again and the next sync resolves every stored link once (``lower_case_links``);
+   otherwise nothing changes.
+11. German ß found as ss and back (``cjk.plain``: Swiss German writes Strasse, a
+   keyboard without ß Fussball). When a chunk holds ß or ẞ, the upgrade makes the
+   keyword table again from the rows (``sharp_s_keywords``, as version 9 did); nothing
+   is embedded, no note read again; otherwise nothing changes.
+12. A note's summary is its first sentence in any language (``notes.first_sentence``:
+   a sentence ends before Ü or Ж as before A, at a CJK full stop, not at a day's
+   ordinal, am 3. März). The notes whose stored summary may be cut otherwise now
+   (``notes.cut_otherwise``) are read again by the next sync (``SUMMARIES_STALE``);
+   a chunk whose text is the same keeps its label and vector.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -70,13 +86,14 @@ from __future__ import annotations
 import logging
 import sqlite3
 
-from memvault.core.cjk import keyed, keyword_form
-from memvault.core.wikilinks import link_name
+from memvault.core.cjk import SHARP_S_CHARS, keyed, keyword_form
+from memvault.core.notes import cut_otherwise
+from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 12
 
 # marks (M*) inside a token, not between two (version 9): Hindi's vowel signs, Thai's
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
@@ -309,6 +326,51 @@ def link_names(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
 
 
+def summaries_stale(conn: sqlite3.Connection) -> int:
+    """Schema 11 -> 12: the notes whose summary may be cut otherwise now made stale (the
+    next sync reads them again). Returns how many."""
+    conn.create_function("memvault_cut_otherwise", 1, cut_otherwise, deterministic=True)
+    return conn.execute(
+        "UPDATE notes SET sha256 = '', mtime_ns = -1 "
+        "WHERE kind = 'note' AND summary != '' AND memvault_cut_otherwise(summary)"
+    ).rowcount
+
+
+def lower_case_links(conn: sqlite3.Connection) -> bool:
+    """Schema 9 -> 10: when a link's target or a file's path is one case folding and
+    lower case tell apart (``wikilinks.folds_apart``), the links' names written again
+    and every link resolved again by the next sync. Returns whether there was one."""
+    conn.create_function("memvault_folds_apart", 1, folds_apart, deterministic=True)
+    found = conn.execute(
+        "SELECT 1 FROM links WHERE memvault_folds_apart(target) UNION ALL "
+        "SELECT 1 FROM notes WHERE memvault_folds_apart(path) UNION ALL "
+        "SELECT 1 FROM attachments WHERE memvault_folds_apart(path) LIMIT 1"
+    ).fetchone()
+    if found is None:
+        return False
+    conn.create_function("memvault_link_name", 1, link_name, deterministic=True)
+    conn.execute(
+        "UPDATE links SET name = memvault_link_name(target) "
+        "WHERE name != memvault_link_name(target)"
+    )
+    conn.execute(RESOLVE_LINKS_AGAIN)
+    return True
+
+
+def sharp_s_keywords(conn: sqlite3.Connection) -> bool:
+    """Schema 10 -> 11: when a chunk holds ß or ẞ, the keyword table built again from
+    the rows (``marks_keywords``), which gives them as ``keyword_form`` does now (ß as
+    ss). Returns whether one did."""
+    held = " OR ".join(
+        f"instr(text || ' ' || title || ' ' || heading || ' ' || about, '{ch}') > 0"
+        for ch in SHARP_S_CHARS
+    )
+    if conn.execute(f"SELECT 1 FROM chunks WHERE {held} LIMIT 1").fetchone() is None:
+        return False
+    marks_keywords(conn)
+    return True
+
+
 def cjk_keywords(conn: sqlite3.Connection) -> int:
     """Schema 6 or 7 -> 8: the keyword table's view and triggers made again (calling
     ``KEYWORDS_FN``), the keyword rows of the chunks so given (``cjk.keyed``: a CJK
@@ -425,6 +487,12 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info("index schema %d -> 9: the keyword table built again (marks in words)", version)
     if version < 9:
         conn.execute(CONFLICTED_STALE)
+    if version < 10 and lower_case_links(conn):
+        log.info("index schema %d -> 10: links compared in lower case, resolved again", version)
+    if version < 11 and sharp_s_keywords(conn):
+        log.info("index schema %d -> 11: the keyword table built again (ß as ss)", version)
+    if version < 12 and (stale := summaries_stale(conn)):
+        log.info("index schema %d -> 12: %d notes' summaries read again", version, stale)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -459,7 +527,10 @@ __all__ = [
     "external_content_fts",
     "keywords",
     "link_names",
+    "lower_case_links",
     "marks_keywords",
     "register",
+    "sharp_s_keywords",
+    "summaries_stale",
     "upgrade",
 ]

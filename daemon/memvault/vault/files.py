@@ -35,6 +35,7 @@ from memvault.vault.batch_update import update_texts
 from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.paths import (
     NOT_UTF8,
+    disk_spelling,
     display_path,
     folds_case,
     glob_regex,
@@ -306,7 +307,9 @@ class VaultFS:
         file's words: NFC and NFD twins are two files), else the other Unicode form of
         it the last scan found (a note saved on a Mac, its name in NFD)."""
         disk = self._disk.get(unicodedata.normalize("NFC", rel))
-        if disk is None or disk == rel:
+        if disk is None:  # not scanned (a new file, a process that has not scanned)
+            return disk_spelling(str(self.root), rel)
+        if disk == rel:
             return rel
         given, found = os.path.join(self.root, rel), os.path.join(self.root, disk)
         try:

@@ -94,6 +94,29 @@ def _clean(rel: str) -> str:
     return clean
 
 
+def disk_spelling(root: str, rel: str) -> str:
+    """``rel`` as spelt on disk when it, or a folder of it, is there only in another
+    Unicode form (a name a Mac wrote, decomposed: NFD): a note asked for or written
+    there is that file, or goes into that folder, not a twin of the same look beside
+    it. A name that is there as spelt, is not there in any form, or is there in two
+    other forms is kept as given."""
+    if rel.isascii() or os.path.lexists(os.path.join(root, rel)):
+        return rel  # (ASCII has one form: no stat for it)
+    here, parts = root, rel.split("/")
+    for i, part in enumerate(parts):
+        if not os.path.lexists(os.path.join(here, part)):
+            want = unicodedata.normalize("NFC", part)
+            try:
+                found = [n for n in os.listdir(here) if unicodedata.normalize("NFC", n) == want]
+            except OSError:
+                break  # a folder not there: nothing below it is
+            if len(found) != 1:
+                break
+            parts[i] = found[0]
+        here = os.path.join(here, parts[i])
+    return "/".join(parts)
+
+
 def safe_join(root: Path, rel: str, real_root: str | None = None) -> Path:
     """``root / rel``, refusing anything that leaves the vault (symlinks included).
     ``real_root``: ``os.path.realpath(root)``, when the caller knows it (a vault open

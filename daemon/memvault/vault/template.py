@@ -21,6 +21,7 @@ import json
 import os
 import posixpath
 import re
+import unicodedata
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -38,10 +39,14 @@ GITATTRIBUTES = ".gitattributes"
 # Names a person's vault gives the folders that play these roles (any case; a few other
 # languages' too): `init` on existing notes uses them instead of adding people/ beside People/.
 ROLE_NAMES = {
-    "people": "people persons person contacts team personen leute personnes personas pessoas",
-    "projects": "projects project projekte projets proyectos projetos progetti",
-    "decisions": "decisions decision adr adrs entscheidungen décisions decisiones decisões",
-    "logs": "logs log daily journal diary dailies tagebuch diario registro",
+    "people": "people persons person contacts team personen leute personnes personas pessoas "
+    "люди контакты 人物 人员 人員 사람 인물",
+    "projects": "projects project projekte projets proyectos projetos progetti "
+    "проекты プロジェクト 项目 項目 專案 프로젝트",
+    "decisions": "decisions decision adr adrs entscheidungen décisions decisiones decisões "
+    "решения 決定 决策 決策 결정",
+    "logs": "logs log daily journal diary dailies tagebuch diario registro "
+    "дневник 日記 日记 日志 日誌 일기",
 }
 
 # sha256 of templates memvault shipped before (with italic placeholder lines where a
@@ -179,10 +184,12 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
         if category in top:
             continue  # memvault's own name is there: used as it is
         wanted = names.split()
-        match = [name for name in top if name.casefold() in wanted]
-        match.sort(key=lambda name: wanted.index(name.casefold()))
-        if match:
-            found[category] = match[0]
+        # compared in NFC: a folder a Mac wrote (HFS+, or synced from one) is decomposed
+        said = {name: unicodedata.normalize("NFC", name).casefold() for name in top}
+        match = [name for name in top if said[name] in wanted]
+        match.sort(key=lambda name: wanted.index(said[name]))
+        if match:  # named as memvault reads paths, NFC (the disk's spelling is found again)
+            found[category] = unicodedata.normalize("NFC", match[0])
     daily = _obsidian_folder(root, "daily-notes.json")
     if daily and daily != "logs" and (root / daily).is_dir():
         found["logs"] = daily
