@@ -265,3 +265,33 @@ def test_a_folder_note_both_machines_recounted_keeps_one_count_line(tmp_path: Pa
         "All 5 people in this folder. memvault keeps the list below; text outside it is yours."
     ], folder_note
     assert "<<<<<<<" not in folder_note
+
+
+def test_gitattributes_names_folders_in_any_script_and_with_spaces_as_git_reads_them(
+    tmp_path: Path,
+) -> None:
+    """A review of the field test: the lines were written for ASCII folders only, so a
+    vault whose people live in 人物/ or Décisions/ got no merge=union for their folder
+    notes. Now any name is written as it is, quoted when it holds a space, and left out
+    only when git would read it as a glob; real git says which file gets the merge."""
+    from memvault.vault.template import CATEGORY_FOLDERS, _gitattributes_for
+
+    shipped = (Path(__file__).parents[1] / "vault-template" / ".gitattributes").read_text("utf-8")
+    folders = dict(
+        zip(CATEGORY_FOLDERS, ["人物", "My Projects", "Décisions", "Журнал"], strict=True)
+    )
+    text = _gitattributes_for(shipped, folders)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".gitattributes").write_text(text, encoding="utf-8")
+    asked = ["人物/人物.md", "My Projects/My Projects.md", "Décisions/Décisions.md",
+             "Журнал/2024-03-01.md", "MEMORY.md", "人物/ana.md"]  # fmt: skip
+    out = subprocess.run(
+        ["git", "-c", "core.quotepath=off", "check-attr", "merge", "--", *asked],
+        cwd=repo, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    got = dict(line.rsplit(": merge: ", 1) for line in out.splitlines())
+    assert got == {**dict.fromkeys(asked[:5], "union"), "人物/ana.md": "unspecified"}
+    unsafe = _gitattributes_for(shipped, {**folders, "people": "P*ople"})
+    assert "P*ople" not in unsafe and "/My Projects/" in unsafe

@@ -115,7 +115,7 @@ def _joins(text: str, i: int) -> bool:
     return 0 < i < len(text) - 1 and min(ord(text[i - 1]), ord(text[i + 1])) >= 0x0590
 
 
-def name_key(name: str) -> str:
+def name_key(name: str, sharp_s: bool = True) -> str:
     """What two spellings of one note's name share: the slug's runs of letters, digits
     and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
     ``con-oneill`` that ``memvault migrate`` makes, or ``Dr. Smith`` and ``dr-smith``,
@@ -125,10 +125,13 @@ def name_key(name: str) -> str:
     letter in other scripts (Devanagari's vowel signs...) are kept. A joiner changes
     how a word is drawn, not the word: left out (``می‌خواهم`` and ``میخواهم`` are one
     name). The spellings a keyboard gives are one name too, as search reads them
-    (``cjk.fold``, ß as ss): ``Strasse`` is ``Straße``, ``Fullwidth`` is ``Ｆｕｌｌｗｉｄｔｈ``."""
+    (``cjk.fold``, ß as ss): ``Strasse`` is ``Straße``, ``Fullwidth`` is ``Ｆｕｌｌｗｉｄｔｈ``.
+    ``sharp_s=False`` keeps ß apart from ss (``add``: ``Masse`` and ``Maße`` are two
+    words, and an update must not go into the other's note)."""
     words, word = [], ""
     folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", fold(slug(name))))
-    text = unicodedata.normalize("NFC", folded).replace("ß", "ss")
+    text = unicodedata.normalize("NFC", folded)
+    text = text.replace("ß", "ss") if sharp_s else text
     for ch in text.replace("'", "").replace("\u2019", ""):
         if ch in _JOINERS:
             continue

@@ -8,9 +8,10 @@ A person owns MEMORY.md; memvault owns only its managed sections::
     <!-- memvault:end decisions -->
 
 Rules, all decided here and nowhere else (docs/MEMORY.md tells them to a person).
-Nothing depends on what memvault wrote before or on file times, so a fresh index of
-the same files writes the same MEMORY.md byte for byte, and no tool that only
-brings back an older MEMORY.md (git, an editor's stale buffer) can hide a note:
+Nothing depends on file times, so a fresh index of the same files writes the same
+MEMORY.md byte for byte (but a line for a note not there, which only the index that
+wrote it drops: below), and no tool that only brings back an older MEMORY.md (git,
+an editor's stale buffer) can hide a note:
 
 - Every byte outside the markers is kept (links in it are only re-targeted
   when a note they point at moved, through the ``rewrite`` callable).

@@ -269,12 +269,22 @@ _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
 _KEPT = re.compile("\ue000(\\d+)\ue001")  # a code span's place while emphasis goes
 # a sentence's end: . ! ? and a space, or a CJK full stop (not one inside a quote: a
 # closing 」 after it, the sentence goes on: 「はい。」と言った。)
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s+(\S))|[。！？]+(?![」』）)〉》”’\s]|$)")
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s+(\S))|[。！？]+(?![」』）)〉》”’])(?!\s*$)")
 _OPENS = "\"'([“‘«„¿¡"  # what a sentence may open with besides a letter or a digit
-# a word that a period ends without ending its sentence: an ordinal of a day or a
-# month (German, Nordic, Slavic: am 3. März), an initial or a one-letter
-# abbreviation (z. B., J. R. R.)
-_NO_END = re.compile(r"(?:^|[\s(])(?:\d{1,2}|[^\W\d_])$")
+# a word that a period ends without ending its sentence, read in the few characters
+# before the period (never the text from its start: a paragraph of "1. 1. 1." would be
+# quadratic): an ordinal of a day before a month (German: am 3. März; Nordic and
+# Slavic months are lowercase), a one-letter word in a run of them (z. B., d. h.,
+# J. R. R. Tolkien). "version 2. The", "Team B. Agreed", "59.5 s. The" end there.
+_ORDINAL = re.compile(r"(?:^|[\s(])\d{1,2}$")
+_LETTER = re.compile(r"(?:^|[\s(])[^\W\d_]$")
+_INITIALS = re.compile(r"(?:^|[\s(])[^\W\d_]\.\s*[^\W\d_]$")
+_MONTHS = frozenset(
+    ("januar", "jänner", "februar", "märz", "april", "mai", "juni", "juli", "august",
+     "september", "oktober", "november", "dezember",
+     "jan", "feb", "mär", "apr", "jun", "jul", "aug", "sep", "sept", "okt", "nov", "dez")
+)  # fmt: skip
+_NEXT_WORD = re.compile(r"[^\W\d_]+")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
 
 
@@ -323,10 +333,27 @@ def first_sentence(text: str) -> str:
             continue
         if nxt.islower() or not (nxt.isalnum() or nxt in _OPENS):
             continue
-        if m.group().startswith(".") and _NO_END.search(text, 0, m.start()):
+        if m.group().startswith(".") and _held(text, m.start(), m.start(1)):
             continue
         return text[: m.end()]
     return text
+
+
+def _held(text: str, period: int, after: int) -> bool:
+    """Whether the period at ``period`` ends a word that does not end its sentence
+    (``_ORDINAL`` before a month, a ``_LETTER`` after or before another); the word
+    after it begins at ``after``. Reads a few characters either side: linear in all."""
+    before = text[max(0, period - 8) : period]
+    if period > 8:  # the window's start is no start of the text: a character no word has
+        before = "\x00" + before[1:]
+    word = _NEXT_WORD.match(text, after, after + 12)
+    if _ORDINAL.search(before):
+        return bool(word and word.group().lower() in _MONTHS)
+    if not _LETTER.search(before):
+        return False
+    return bool(_INITIALS.search(before)) or bool(
+        word and len(word.group()) == 1 and text.startswith(".", word.end())
+    )
 
 
 def cut_otherwise(summary: str) -> bool:
@@ -337,7 +364,9 @@ def cut_otherwise(summary: str) -> bool:
         return False
     if first_sentence(summary) != summary:
         return True
-    return summary.endswith(".") and _NO_END.search(summary, 0, len(summary) - 1) is not None
+    # ended where it may not end now: the next word is not stored, so read again
+    tail = summary[-8:-1]
+    return summary.endswith(".") and bool(_ORDINAL.search(tail) or _LETTER.search(tail))
 
 
 def first_paragraph(body: str) -> str:

@@ -79,6 +79,7 @@ def newline_of(text: str) -> str:
 
 
 _ZWJ = "\u200d"
+_SPACING = frozenset((_ZWJ, "\u200c", "\u0e33", "\u0eb3"))
 _GRAPHEME_WALK = 32  # a cluster longer than this (stacked marks, hostile) is cut anyway
 
 
@@ -88,7 +89,7 @@ def _extends(ch: str) -> bool:
     code = ord(ch)
     return (
         unicodedata.category(ch)[0] == "M"  # combining marks, variation selectors
-        or ch == _ZWJ
+        or ch in _SPACING  # ZWJ, ZWNJ, Thai and Lao SARA AM (Lo, but a SpacingMark)
         or 0x1F3FB <= code <= 0x1F3FF  # an emoji's skin tone
         or 0xE0020 <= code <= 0xE007F  # the tags of a subdivision flag
         or 0x1160 <= code <= 0x11FF  # Hangul vowel and final jamo (NFD Korean)

@@ -125,17 +125,18 @@ class Writer:
 
     def _named(self, category: str, path: str) -> str:
         """The note ``path`` names: in people/ and projects/ (one note per person or
-        project), the one already there under another spelling of its name — the title
+        project), the one already there under another spelling of its name (ß never
+        as ss: Masse and Maße are two words) — the title
         as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"),
         the name ``memvault migrate`` made ("con-oneill.md" for "Con O'Neill"), or in a
         subfolder — so that ``add`` finds it instead of making a second note."""
         if category not in ("people", "projects") or self.fs.stat(path) is not None:
             return path
-        want = compose.name_key(posixpath.basename(path)[:-3])
+        want = compose.name_key(posixpath.basename(path)[:-3], sharp_s=False)
         same = [
             rel
             for rel in sorted(self.fs.scan(self.config.folder(category)).notes)
-            if compose.name_key(posixpath.basename(rel)[:-3]) == want
+            if compose.name_key(posixpath.basename(rel)[:-3], sharp_s=False) == want
         ]
         return same[0] if same else path
 

@@ -307,7 +307,7 @@ class VaultFS:
         file's words: NFC and NFD twins are two files), else the other Unicode form of
         it the last scan found (a note saved on a Mac, its name in NFD)."""
         disk = self._disk.get(unicodedata.normalize("NFC", rel))
-        if disk is None:  # not scanned (a new file, a process that has not scanned)
+        if disk is None:  # not found in another form (new, gone, or never scanned)
             return disk_spelling(str(self.root), rel)
         if disk == rel:
             return rel

@@ -243,23 +243,30 @@ def _memory_for(text: str, folders: dict[str, str]) -> str:
     return text.replace(MEMORY_FOLDERS_LINE, line, 1)
 
 
-_PLAIN_FOLDER = re.compile(r"[A-Za-z0-9._/-]+")
+# what a git pattern would read as a glob or an escape (or cannot hold): such a folder
+# is left out; any other name is written as it is (UTF-8: 人物/, Décisions/), quoted
+# when it holds a space (git reads a C-quoted pattern: "/My People/My People.md")
+_PATTERN_UNSAFE = re.compile(r'[\x00-\x1f\x7f"\\*?\[\]!#]')
 
 
 def _gitattributes_for(text: str, folders: dict[str, str]) -> str:
-    """The template's .gitattributes naming the vault's folders (``/People/People.md``);
-    a folder a plain pattern cannot name (a space in it) left out."""
+    """The template's .gitattributes naming the vault's folders (``/People/People.md``,
+    ``/人物/人物.md``); a folder whose name a pattern would read as a glob left out."""
     out = []
     for line in text.splitlines(keepends=True):
         for category in CATEGORY_FOLDERS:
             if line.startswith(f"/{category}/"):
                 folder = folders[category].strip("/")
-                if not _PLAIN_FOLDER.fullmatch(folder):
+                if _PATTERN_UNSAFE.search(folder):
                     line = ""
                     break
                 name = posixpath.basename(folder)
-                line = line.replace(f"/{category}/{category}.md", f"/{folder}/{name}.md", 1)
-                line = line.replace(f"/{category}/", f"/{folder}/", 1)
+                pattern, rest = line.split(" ", 1)
+                pattern = pattern.replace(f"/{category}/{category}.md", f"/{folder}/{name}.md", 1)
+                pattern = pattern.replace(f"/{category}/", f"/{folder}/", 1)
+                if any(ch.isspace() for ch in pattern):
+                    pattern = f'"{pattern}"'
+                line = f"{pattern} {rest}"
                 break
         out.append(line)
     return "".join(out)
