@@ -41,6 +41,17 @@ def graphemes_whole(piece: str, whole: str) -> bool:
     return grapheme_cut(whole, at) == at and grapheme_cut(whole, end) == end
 
 
+def _as_schema(root: Path, version: int, *statements: str) -> None:
+    """The vault's index.db as the schema ``version`` left it: ``statements`` run, then
+    the version set back (the next open upgrades it)."""
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:
+        for sql in statements:
+            db.execute(sql)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(version),))
+    db.close()
+
+
 @pytest.mark.parametrize(
     ("text", "term"),
     [
@@ -156,14 +167,12 @@ def test_an_index_of_schema_9_resolves_its_case_folded_verdicts_again(tmp_path: 
     write(root, "Links.md", "# Links\n\n[[STRASSE DER EINHEIT]] und [[straße der einheit]]\n")
     with open_vault(root) as v:
         v.sync()
-    db = sqlite3.connect(root / ".memvault" / "index.db")
-    with db:  # as schema 9 left it: the folded verdict
-        db.execute(
-            "UPDATE links SET verdict = 'resolved', resolved = 'Straße der Einheit.md' "
-            "WHERE target = 'STRASSE DER EINHEIT'"
-        )
-        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
-    db.close()
+    _as_schema(  # as schema 9 left it: the folded verdict
+        root,
+        9,
+        "UPDATE links SET verdict = 'resolved', resolved = 'Straße der Einheit.md' "
+        "WHERE target = 'STRASSE DER EINHEIT'",
+    )
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
         assert v.engine.store.meta("links_resolve") == "1"
@@ -183,10 +192,7 @@ def test_an_index_of_schema_9_without_such_a_name_is_not_resolved_again(tmp_path
     write(root, "Ärger.md", "# Ärger\n\n[[ÄRGER]] und [[Jürgen]]\n")
     with open_vault(root) as v:
         v.sync()
-    db = sqlite3.connect(root / ".memvault" / "index.db")
-    with db:
-        db.execute("UPDATE meta SET value = '9' WHERE key = 'schema_version'")
-    db.close()
+    _as_schema(root, 9)
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
         assert not v.engine.store.meta("links_resolve")
@@ -228,6 +234,16 @@ SPELLINGS = {
 }
 
 
+def _spellings(tmp_path: Path) -> Path:
+    """A vault of ``SPELLINGS``, synced."""
+    root = tmp_path / "vault"
+    for rel, text in SPELLINGS.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
 @pytest.mark.parametrize(
     ("query", "path"),
     [
@@ -242,22 +258,14 @@ SPELLINGS = {
 def test_a_word_with_sharp_s_and_its_ss_spelling_find_each_other(
     tmp_path: Path, query: str, path: str
 ) -> None:
-    root = tmp_path / "vault"
-    for rel, text in SPELLINGS.items():
-        write(root, rel, text)
-    with open_vault(root) as v:
-        v.sync()
+    with open_vault(_spellings(tmp_path)) as v:
         assert by_keywords(v, query) == [path]
 
 
 def test_an_index_of_schema_10_gives_its_sharp_s_chunks_their_keywords_again(
     tmp_path: Path,
 ) -> None:
-    root = tmp_path / "vault"
-    for rel, text in SPELLINGS.items():
-        write(root, rel, text)
-    with open_vault(root) as v:
-        v.sync()
+    root = _spellings(tmp_path)
     db = sqlite3.connect(root / ".memvault" / "index.db")
     # as schema 10 gave them: a text of Latin letters as it is (ß kept)
     db.create_function("memvault_keywords", 1, lambda value: value, deterministic=True)
@@ -367,14 +375,12 @@ def test_an_index_of_schema_11_reads_again_the_notes_whose_summary_is_cut_otherw
     write(root, "Plan.md", "# Plan\n\nWe chose PostgreSQL. It has pgvector.\n")
     with open_vault(root) as v:
         v.sync()
-    db = sqlite3.connect(root / ".memvault" / "index.db")
-    with db:  # as schema 11 cut it
-        db.execute(
-            "UPDATE notes SET summary = 'Der Ärger mit dem Vermieter. Übergabe am 3.' "
-            "WHERE path = 'Ärger.md'"
-        )
-        db.execute("UPDATE meta SET value = '11' WHERE key = 'schema_version'")
-    db.close()
+    _as_schema(  # as schema 11 cut it
+        root,
+        11,
+        "UPDATE notes SET summary = 'Der Ärger mit dem Vermieter. Übergabe am 3.' "
+        "WHERE path = 'Ärger.md'",
+    )
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
         report = v.sync()
