@@ -141,3 +141,18 @@ def test_a_note_new_or_edited_in_the_batch_of_a_rename_is_relinked_too(tmp_path:
         for rel in ("projects/old.md", "projects/new.md", "projects/edited.md"):
             assert "[[Ana Lopez]]" in (root / rel).read_text(encoding="utf-8"), rel
         assert not vault.links_check()
+
+
+def test_the_names_a_note_had_between_two_looks_are_passed_on() -> None:
+    changes = ChangeSet(created=("c/Rob.md", "c/Anna.md", "c/Kept.md"), deleted=("c/Bob.md",))
+    moves = [
+        ("c/Bob.md", "c/Robert.md"),  # indexed as Bob: a move, Robert a name it passed
+        ("c/Robert.md", "c/Rob.md"),
+        ("c/Ann.md", "c/Anna.md"),  # made and renamed: Ann never indexed
+        ("c/Kept.md", "c/Gone.md"),  # renamed on to a name not there: no guess
+        ("old", "new"),  # a folder: its notes keep their names
+    ]
+    got = reported_moves(changes, moves)
+    assert got.moved == (("c/Bob.md", "c/Rob.md"),)
+    assert got.passed == (("c/Ann.md", "c/Anna.md"), ("c/Robert.md", "c/Rob.md"))
+    assert reported_moves(changes, []).passed == ()

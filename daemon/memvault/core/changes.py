@@ -47,6 +47,10 @@ class ChangeSet:
     deleted: tuple[str, ...] = ()
     moved: tuple[tuple[str, str], ...] = ()  # (old, new)
     touched: tuple[str, ...] = ()  # stat changed, content did not
+    # (a name a note had only between two of the sync's looks, the note's path now):
+    # renamed twice, or made and renamed, in one batch (``reported_moves``); a link
+    # written to that name meanwhile follows the note
+    passed: tuple[tuple[str, str], ...] = ()
 
     def __bool__(self) -> bool:
         return bool(self.created or self.modified or self.deleted or self.moved)
@@ -145,7 +149,10 @@ def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> Chan
     when its old path is gone and its new one came in ``changes`` (renamed onto a note
     that stays, or on again, the diff says what happened) and no other new path came
     from that old one (a path used again after it moved on: no guess)."""
-    if not moves or not changes.deleted or not changes.created:
+    if not moves:
+        return changes
+    changes = _passing(changes, moves)
+    if not changes.deleted or not changes.created:
         return changes
     gone = set(changes.deleted)
     origins: dict[str, list[str]] = {}
@@ -159,6 +166,33 @@ def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> Chan
         if was != path and was in gone:
             origins.setdefault(was, []).append(path)
     return _paired(changes, sorted((old, n[0]) for old, n in origins.items() if len(n) == 1))
+
+
+def _passing(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> ChangeSet:
+    """``changes`` with the names notes had only between two looks (``passed``): each
+    side of a reported rename of a note that is neither on disk nor indexed now (the
+    diff names it nowhere), with where the renames after it took the note, when that
+    is a note this batch brought (created, or a move's new side)."""
+    arrived = set(changes.created) | {new for _, new in changes.moved}
+    named = changes.paths
+    passed: dict[str, str] = {}
+    for i, (old, new) in enumerate(moves):
+        if not new.lower().endswith(".md"):
+            continue  # a folder: its notes keep their names
+        now = new
+        for a, b in moves[i + 1 :]:
+            if now == a:
+                now = b
+            elif now.startswith(a + "/"):
+                now = b + now[len(a) :]
+        if now not in arrived:
+            continue
+        for name in (old, new):
+            if name != now and name not in named and name.lower().endswith(".md"):
+                passed[name] = now
+    if not passed:
+        return changes
+    return dataclasses.replace(changes, passed=tuple(sorted(passed.items())))
 
 
 def moved_on(

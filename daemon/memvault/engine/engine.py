@@ -320,7 +320,7 @@ class Engine:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")
         before = after = None
-        if moves:
+        if moves or changes.passed:  # passed: names a note had between two looks
             before = self.catalogue.link_index()
             relinking = self.config.vault.update_links_on_rename
             with self.store.transaction() as conn:
@@ -333,7 +333,7 @@ class Engine:
             after = self.catalogue.link_index()
             if relinking:
                 relinked, problems, edits, kept_changing = self.linker.relink(
-                    moves, before, after, changed=changes.created + changes.modified
+                    moves, before, after, changes.created + changes.modified, changes.passed
                 )
                 warnings += problems
         elif attachments:

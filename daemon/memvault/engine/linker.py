@@ -86,15 +86,23 @@ class Linker:
         moves: Mapping[str, str],
         before: LinkIndex,
         after: LinkIndex,
-        only: Collection[str] | None = None,
         changed: Collection[str] = (),
+        passed: Sequence[tuple[str, str]] = (),
+        only: Collection[str] | None = None,
     ) -> Relinking:
         """Re-target, in every note that may link a moved file (or in the notes
         ``only``: a retry), the links that no longer lead where they led, in the
         vault's ``newLinkFormat``. ``changed``: notes new or edited in the same batch,
         whose links the index does not hold yet (a link written to a name, the name's
-        note renamed a moment later: a pull, a script). The notes written carry, for
-        ``CarryOver``, the text each rewrite was made from and the rewrite."""
+        note renamed a moment later: a pull, a script). ``passed``: (a name a note had
+        only between two looks, where it is now; ``ChangeSet.passed``): a link written
+        to it in ``changed`` follows the note, as if it had been indexed under that
+        name. The notes written carry, for ``CarryOver``, the text each rewrite was
+        made from and the rewrite."""
+        if passed:
+            before = before.with_files(name for name, _ in passed)
+            after = after.with_files({now for _, now in passed if now not in after})
+            moves = {**dict(passed), **moves}
         fmt = self.link_format()
         moved = moved_names(moves)  # once, for every note
         candidates = (
