@@ -156,13 +156,9 @@ def reported_moves(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> Chan
         return changes
     gone = set(changes.deleted)
     origins: dict[str, list[str]] = {}
+    back = [(new, old) for old, new in reversed(moves)]
     for path in changes.created:
-        was = path
-        for old, new in reversed(moves):
-            if was == new:
-                was = old
-            elif was.startswith(new + "/"):
-                was = old + was[len(new) :]
+        was = _through(path, back)
         if was != path and was in gone:
             origins.setdefault(was, []).append(path)
     return _paired(changes, sorted((old, n[0]) for old, n in origins.items() if len(n) == 1))
@@ -179,12 +175,7 @@ def _passing(changes: ChangeSet, moves: Sequence[tuple[str, str]]) -> ChangeSet:
     for i, (old, new) in enumerate(moves):
         if not new.lower().endswith(".md"):
             continue  # a folder: its notes keep their names
-        now = new
-        for a, b in moves[i + 1 :]:
-            if now == a:
-                now = b
-            elif now.startswith(a + "/"):
-                now = b + now[len(a) :]
+        now = _through(new, moves[i + 1 :])
         if now not in arrived:
             continue
         for name in (old, new):
@@ -207,15 +198,21 @@ def moved_on(
         return ()
     out = []
     for old in changes.deleted:
-        path = old
-        for a, b in moves:
-            if path == a:
-                path = b
-            elif path.startswith(a + "/"):
-                path = b + path[len(a) :]
+        path = _through(old, moves)
         if path != old and path in vanished:
             out.append((old, path))
     return tuple(out)
+
+
+def _through(path: str, moves: Sequence[tuple[str, str]]) -> str:
+    """Where ``moves`` (old, new), applied in turn, take ``path`` (a folder's move takes
+    everything under it)."""
+    for old, new in moves:
+        if path == old:
+            path = new
+        elif path.startswith(old + "/"):
+            path = new + path[len(old) :]
+    return path
 
 
 def _paired(changes: ChangeSet, pairs: Sequence[tuple[str, str]]) -> ChangeSet:

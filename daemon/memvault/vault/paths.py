@@ -109,11 +109,9 @@ def disk_spelling(root: str, rel: str) -> str:
             want = unicodedata.normalize("NFC", part)
             if want == unicodedata.normalize("NFD", part):
                 break  # a name of one form only (most CJK, Cyrillic, Arabic): no twin
-            if want != part:  # asked decomposed: the composed name is one stat away
-                found = [want] if os.path.lexists(os.path.join(here, want)) else []
-                found += _decomposed(here).get(want, [])
-            else:
-                found = _decomposed(here).get(want, [])
+            # asked decomposed, the composed name is one stat away; the others are listed
+            composed = want != part and os.path.lexists(os.path.join(here, want))
+            found = ([want] if composed else []) + _decomposed(here).get(want, [])
             if len(found) != 1:
                 break
             parts[i] = found[0]

@@ -180,12 +180,12 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     except OSError:
         return {}, None
     found: dict[str, str] = {}
+    # compared in NFC: a folder a Mac wrote (HFS+, or synced from one) is decomposed
+    said = {name: unicodedata.normalize("NFC", name).casefold() for name in top}
     for category, names in ROLE_NAMES.items():
         if category in top:
             continue  # memvault's own name is there: used as it is
         wanted = names.split()
-        # compared in NFC: a folder a Mac wrote (HFS+, or synced from one) is decomposed
-        said = {name: unicodedata.normalize("NFC", name).casefold() for name in top}
         match = [name for name in top if said[name] in wanted]
         match.sort(key=lambda name: wanted.index(said[name]))
         if match:  # named as memvault reads paths, NFC (the disk's spelling is found again)
