@@ -8,9 +8,11 @@ notes) and indexed once (any code of the same index schema); each code runs a da
 interleaved ``--runs`` times, and reports: RSS idle after start (the vector lane has
 loaded the model and caught up), after ``--edits`` saves became searchable, and idle
 again after ``projects/alpha`` was renamed (links rewritten, linking chunks embedded
-again), then VmHWM (the peak). Without ``--model`` the vault's own model runs (the
-real int8 model for a vault made by ``memvault init``): the first index with it is
-the slow part, which is why it is made once and copied.
+again), then VmHWM (the peak); beside each RSS, its child processes' (``children_*_mb``:
+the model's own process, when the daemon runs one) and their largest peak seen. Without
+``--model`` the vault's own model runs (the real int8 model for a vault made by
+``memvault init``): the first index with it is the slow part, which is why it is made
+once and copied.
 
 ``--searches N``: after the saves, N ``POST /search`` calls (words of the vault's
 vocabulary, the same for every code), the daemon's CPU per call (/proc/PID/stat) and
@@ -44,6 +46,33 @@ from scale_bench import RENAMED, RENAMED_TO, idle, links_into, save_to_searchabl
 
 def rss_mb(d: Daemon, key: str = "VmRSS") -> int:
     return round(d.status_kb(key) / 1024)
+
+
+def children_kb(d: Daemon, key: str) -> list[int]:
+    """``key`` of each child process of the daemon (the model's process, when it runs)."""
+    pid = d.proc.pid
+    try:
+        kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        return []
+    out = []
+    for kid in kids:
+        try:
+            lines = Path(f"/proc/{kid}/status").read_text().splitlines()
+        except OSError:
+            continue  # ended meanwhile
+        out += [int(line.split()[1]) for line in lines if line.startswith(key + ":")]
+    return out
+
+
+def read_rss(d: Daemon, row: dict[str, Any], name: str) -> None:
+    """The daemon's RSS and its children's (the model's process), and their peak so far."""
+    row[f"rss_{name}_mb"] = rss_mb(d)
+    row[f"children_{name}_mb"] = round(sum(children_kb(d, "VmRSS")) / 1024)
+    peaks = children_kb(d, "VmHWM")
+    row["children_peak_mb"] = max(
+        [row.get("children_peak_mb", 0), *[round(k / 1024) for k in peaks]]
+    )
 
 
 QUIET_S = 10.0  # the daemon's CPU this long under 10 % of a core before /status is asked
@@ -133,19 +162,19 @@ def one(
     try:
         wait_idle(d)  # not d.settle(): it asks /status five times a second
         time.sleep(8)  # past the idle save (and the after-bulk work, if any: quiet since)
-        row["rss_idle_start_mb"] = rss_mb(d)
+        read_rss(d, row, "idle_start")
         row["model_at_start"] = d.call("GET", "/status")["daemon"].get("model")
         probe(d, probe_dir, "idle after start")
         save_to_searchable(d, root, edits, seed=1)
         wait_idle(d)
         time.sleep(8)
-        row["rss_after_saves_mb"] = rss_mb(d)
+        read_rss(d, row, "after_saves")
         probe(d, probe_dir, "idle after saves")
         if searches:
             row.update(search_cpu(d, queries_of(root, searches)))
             wait_idle(d)
             time.sleep(8)
-            row["rss_after_searches_mb"] = rss_mb(d)
+            read_rss(d, row, "after_searches")
             probe(d, probe_dir, "idle after searches")
         if model_idle is not None:
             waited = time.perf_counter()
@@ -154,7 +183,7 @@ def one(
                     raise SystemExit("the daemon kept its idle model")
                 time.sleep(2.0)
             time.sleep(3)
-            row["rss_model_let_go_mb"] = rss_mb(d)
+            read_rss(d, row, "model_let_go")
             probe(d, probe_dir, "idle, model let go")
             walls = []
             for q in queries_of(root, 2):  # the first loads the model again
@@ -172,7 +201,7 @@ def one(
         row["rename_links_left_old"] = links_into(root, RENAMED)
         row["rename_links"] = before
         time.sleep(8)
-        row["rss_idle_after_rename_mb"] = rss_mb(d)
+        read_rss(d, row, "idle_after_rename")
         row["rss_peak_mb"] = rss_mb(d, "VmHWM")
     finally:
         d.stop()

@@ -242,7 +242,7 @@ def test_the_memory_of_a_big_embed_call_is_given_back(built: Path) -> None:
 @pytest.mark.model
 def test_threads_reach_onnxruntime(built: Path) -> None:
     one = load_onnx_embedder(IndexSettings(model_cache=str(built), threads=1))
-    assert one._session.get_session_options().intra_op_num_threads == 1
+    assert one._run.session.get_session_options().intra_op_num_threads == 1
 
 
 @pytest.mark.model

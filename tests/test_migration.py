@@ -212,7 +212,7 @@ def test_no_index_writes_the_whole_memory_md_and_keyword_index_without_the_model
 
     monkeypatch.delenv("MEMVAULT_INDEX_MODEL")  # the real default model, were it loaded
 
-    def no_model(*_: object) -> None:
+    def no_model(*_: object, **__: object) -> None:
         raise AssertionError("migrate --no-index loaded the embedding model")
 
     monkeypatch.setattr(embedding, "make_embedder", no_model)

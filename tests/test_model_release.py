@@ -127,7 +127,9 @@ def test_a_reload_that_brings_another_model_re_embeds_at_once_and_keeps_it(
             while embedding.loaded and time.monotonic() < deadline:
                 time.sleep(0.05)
             assert not embedding.loaded
-            monkeypatch.setattr(embedding_module, "make_embedder", lambda _: HashEmbedder(32))
+            monkeypatch.setattr(
+                embedding_module, "make_embedder", lambda *_, **__: HashEmbedder(32)
+            )
             idle.clear()
             v.search("recall ranking")  # loads the other model: every chunk queued
             assert embedding.model_id() == "hash-32"

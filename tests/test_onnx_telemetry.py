@@ -42,8 +42,8 @@ def written(folder: Path) -> list[str]:
 def test_loading_onnxruntime_through_memvault_writes_no_telemetry(tmp_path: Path) -> None:
     home, cache = run_isolated(
         tmp_path,
-        "from memvault.index.embedder_onnx import _import_onnxruntime\n"
-        "_import_onnxruntime()\n"
+        "from memvault.index.onnx_run import import_onnxruntime\n"
+        "import_onnxruntime()\n"
         "import onnxruntime\n"
         "onnxruntime.get_available_providers()\n"
         "print('ok')\n",
@@ -60,6 +60,26 @@ def test_embedding_with_the_onnx_backend_writes_no_telemetry(tmp_path: Path, bui
         "from memvault.index.embedder_onnx import load_onnx_embedder\n"
         f"e = load_onnx_embedder(IndexSettings(model_cache={str(built)!r}))\n"
         "assert len(e.embed(['Ana runs ops'])[0]) == 384\n"
+        "print('ok')\n",
+    )
+    assert not (cache / "Microsoft").exists(), written(cache)
+    assert written(cache) == []
+    assert written(home) == []
+
+
+@pytest.mark.model
+def test_the_models_own_process_writes_no_telemetry(tmp_path: Path, built: Path) -> None:
+    """The daemon's model runs in a child process (onnx_run.ChildRun), which imports
+    onnxruntime itself: it is started with the switch set too."""
+    home, cache = run_isolated(
+        tmp_path,
+        "import os\n"
+        "os.environ.pop('ORT_DISABLE_TELEMETRY', None)\n"
+        "from memvault.config import IndexSettings\n"
+        "from memvault.index.embedder_onnx import load_onnx_embedder\n"
+        f"e = load_onnx_embedder(IndexSettings(model_cache={str(built)!r}), apart=True)\n"
+        "assert len(e.embed(['Ana runs ops'])[0]) == 384\n"
+        "e.close()\n"
         "print('ok')\n",
     )
     assert not (cache / "Microsoft").exists(), written(cache)

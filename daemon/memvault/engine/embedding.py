@@ -167,12 +167,14 @@ class Embedding:
         embedder: Embedder | None = None,
         *,
         read_only: bool = False,  # a reader of the vault: it queues nothing
+        model_apart: bool = False,  # a daemon's: the model in a process of its own
     ):
         self.config = config
         self._store = store
         self._read_only = read_only or store.read_only
         self._embedder = embedder
         self._owned = embedder is None  # loaded here: may be let go (``release_model``)
+        self._apart = model_apart
         self._used = time.monotonic()  # the model's last use
         # Lazy opening has its own lock, so searches are never stuck behind a long
         # sync that holds the engine's.
@@ -198,7 +200,7 @@ class Embedding:
         if self._embedder is None:
             with self._open_lock:
                 if self._embedder is None:
-                    emb = make_embedder(self.config.index)
+                    emb = make_embedder(self.config.index, apart=self._apart)
                     expected, self._embedder = self._model_id, emb
                     if expected is not None and expected != emb.model_id:
                         # the configured backend could not run (ONNX fell back to torch):
@@ -228,6 +230,7 @@ class Embedding:
             self._model_id = emb.model_id  # what a reload must be (``embedder``)
             self._embedder = None
             self._tokenizer = None  # it may be the model's own counter: the tokenizer's now
+        getattr(emb, "close", lambda: None)()  # the model's own process, if any, ends
         self._lines.clear()
         return True
 
@@ -314,8 +317,7 @@ class Embedding:
         window = min(self.config.index.max_chunk_tokens, self.max_tokens)
         sizes = [self.count_tokens(c.text) for c in chunks]
         again = any(n != c.tokens or n > window for n, c in zip(sizes, chunks, strict=True))
-        texts = self._stored_texts(row, chunks)
-        return texts, again
+        return self._stored_texts(row, chunks), again
 
     def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:
         """The exact texts embedded for a note's chunks (context header + overlap)."""
@@ -330,11 +332,9 @@ class Embedding:
         )
 
     def line_texts(self, chunk_texts: Iterable[str]) -> dict[str, str]:
-        """sha256 -> text of every line embedded on its own (core/excerpts); none when
-        ``index.line_vectors`` is off."""
-        if not self.config.index.line_vectors:
-            return {}
-        return {sha256_text(t): t for text in chunk_texts for t in unit_texts(text)}
+        """sha256 -> text of each line embedded alone (core/excerpts); {} if line_vectors is off."""
+        on = self.config.index.line_vectors
+        return {sha256_text(t): t for text in chunk_texts for t in unit_texts(text)} if on else {}
 
     def embed_new(self, texts: dict[str, str]) -> set[str]:
         """Embed the texts (by sha256) the cache lacks, in one model call, and cache

@@ -152,7 +152,9 @@ class Engine:
         )
         self.catalogue = Catalogue(self.store)
         self.attachments = Attachments(self.store)
-        self.embedding = Embedding(config, self.store, embedder, read_only=read_only)
+        self.embedding = Embedding(
+            config, self.store, embedder, read_only=read_only, model_apart=daemon
+        )
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)

@@ -49,10 +49,12 @@ class Embedder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class EmbedderBackend:
-    """One way to run a model: how to load it, and its identity without loading it."""
+    """One way to run a model: how to load it, and its identity without loading it;
+    ``load_apart``, if the backend can, loads it to run in a process of its own."""
 
     load: Callable[[IndexSettings], Embedder]
     model_id: Callable[[IndexSettings], str]
+    load_apart: Callable[[IndexSettings], Embedder] | None = None
 
 
 _BACKENDS: dict[str, EmbedderBackend] = {}
@@ -71,11 +73,17 @@ def backend_named(name: str) -> EmbedderBackend:
         raise ModelError(f"index.backend {name!r} is not one of {known}") from None
 
 
-def make_embedder(settings: IndexSettings) -> Embedder:
+def make_embedder(settings: IndexSettings, *, apart: bool = False) -> Embedder:
     """The embedder ``settings`` configure: ``hash`` / ``hash-<dim>`` or a real model on
     ``index.backend`` ("onnx", falling back to torch with a warning when it cannot run
-    here, or "torch")."""
-    return hash_model(settings.model) or backend_named(settings.backend).load(settings)
+    here, or "torch"). ``apart`` (a daemon's): the model runs in a child process where
+    the backend can (onnx), so letting it go gives all of its memory back."""
+    hashed = hash_model(settings.model)
+    if hashed is not None:
+        return hashed
+    backend = backend_named(settings.backend)
+    load = (backend.load_apart if apart else None) or backend.load
+    return load(settings)
 
 
 def model_id_for(settings: IndexSettings) -> str:
@@ -120,6 +128,12 @@ def _load_onnx(settings: IndexSettings) -> Embedder:
     return make_onnx_embedder(settings)
 
 
+def _load_onnx_apart(settings: IndexSettings) -> Embedder:
+    from memvault.index.embedder_onnx import make_onnx_embedder
+
+    return make_onnx_embedder(settings, apart=True)
+
+
 def _onnx_model_id(settings: IndexSettings) -> str:
     from memvault.index.embedder_onnx import onnx_model_id_for
 
@@ -127,7 +141,7 @@ def _onnx_model_id(settings: IndexSettings) -> str:
 
 
 register_backend("torch", EmbedderBackend(_load_torch, _torch_model_id))
-register_backend("onnx", EmbedderBackend(_load_onnx, _onnx_model_id))
+register_backend("onnx", EmbedderBackend(_load_onnx, _onnx_model_id, _load_onnx_apart))
 
 __all__ = [
     "Embedder",

@@ -29,7 +29,6 @@ import logging
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -50,13 +49,10 @@ from memvault.index.onnx_cache import (
     ensure_built,
     likely_usable,
     look,
-    no_telemetry,
     recipe,
 )
+from memvault.index.onnx_run import ChildRun, LocalRun, import_onnxruntime
 from memvault.index.tokenizer import Tokenizer
-
-if TYPE_CHECKING:
-    import onnxruntime
 
 log = logging.getLogger("memvault")
 
@@ -90,6 +86,7 @@ class OnnxEmbedder:
         *,
         batch_size: int = 32,
         threads: int | None = None,
+        apart: bool = False,
     ) -> None:
         if batch_size < 1 or (threads is not None and threads < 0):
             raise ValueError("batch_size must be positive and threads >= 0")
@@ -97,11 +94,8 @@ class OnnxEmbedder:
         self.model_id = model_id
         self.batch_size = batch_size
         self.batch_tokens = BATCH_TOKENS
-        self._session = _session(model_file, threads or 0)
-        self._shrink = _shrink_options()
-        self._inputs = {i.name for i in self._session.get_inputs()}
-        self._output = self._session.get_outputs()[0].name
-        self.dim = int(self._session.get_outputs()[0].shape[-1])
+        self._run: LocalRun | ChildRun = (ChildRun if apart else LocalRun)(model_file, threads or 0)
+        self.dim = self._run.dim
         # the process's one tokenizer of the model (the engine counts with it too): the
         # ids it runs on are truncated at the window as sentence-transformers truncates
         self._counter = Tokenizer.from_folder(folder)
@@ -125,16 +119,7 @@ class OnnxEmbedder:
                 for i, row in enumerate(rows):
                     ids[i, : lengths[row]] = pieces[row]
                     mask[i, : lengths[row]] = 1
-                feed = {
-                    "input_ids": ids,
-                    "attention_mask": mask,
-                    "token_type_ids": np.zeros_like(ids),
-                }
-                (pooled,) = self._session.run(
-                    [self._output],
-                    {k: v for k, v in feed.items() if k in self._inputs},
-                    self._shrink if n == len(batches) else None,
-                )
+                pooled = self._run.run(ids, mask, last=n == len(batches))
                 out[rows] = pooled
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
@@ -148,6 +133,11 @@ class OnnxEmbedder:
     def count_tokens(self, text: str) -> int:
         """Word pieces without special tokens (the tokenizer the model runs)."""
         return self._counter.count(text)
+
+    def close(self) -> None:
+        """Let the model go now: a child running it ends (the next ``embed`` starts one)."""
+        with self._lock:
+            self._run.close()
 
 
 def _batches(
@@ -165,41 +155,6 @@ def _batches(
             end += 1
         yield order[start:end]
         start = end
-
-
-def _shrink_options() -> onnxruntime.RunOptions:
-    """Options for an ``embed``'s last run: onnxruntime then gives back what its CPU arena
-    grew by during the call (else it keeps its largest call's memory for the session's
-    life: ~25 MB more a daemon held for good after a catch-up, bench/RESULTS.md)."""
-    import onnxruntime
-
-    options = onnxruntime.RunOptions()
-    options.add_run_config_entry("memory.enable_memory_arena_shrinkage", "cpu:0")
-    return options
-
-
-def _session(model_file: Path, threads: int) -> onnxruntime.InferenceSession:
-    no_telemetry()
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.execution_mode = onnxruntime.ExecutionMode.ORT_SEQUENTIAL
-    options.log_severity_level = 3  # errors only: onnxruntime's warnings would garble the CLI
-    # Idle pool threads sleep instead of spinning: on two cores shared with other work
-    # (load ~4) spinning halved throughput (22-26 vs 46-47 texts/s) and tripled query
-    # latency (6.5-6.9 vs 2.6-2.8 ms), interleaved in one process (bench/RESULTS.md).
-    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    try:
-        return onnxruntime.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
-        )
-    except Exception as exc:  # any failure to load is the same to the user
-        raise OnnxUnavailable(
-            f"onnxruntime cannot load {model_file} ({exc}); delete it to have it rebuilt, "
-            "or update onnxruntime"
-        ) from None
 
 
 # --- which model, which identity --------------------------------------------------------------
@@ -258,34 +213,16 @@ def support_problem(folder: Path) -> str | None:
     return None
 
 
-def _import_onnxruntime() -> None:
-    no_telemetry()  # before the import: the module writes its telemetry files as it loads
-    try:
-        import onnxruntime  # noqa: F401
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.split(".")[0] == "onnxruntime":
-            raise OnnxUnavailable(
-                "onnxruntime is not installed (pip install onnxruntime)"
-            ) from None
-        raise OnnxUnavailable(_cannot_load(exc)) from None
-    except Exception as exc:  # a broken install, a missing system library, an old CPU
-        raise OnnxUnavailable(_cannot_load(exc)) from None
-
-
-def _cannot_load(exc: BaseException) -> str:
-    return (
-        f"onnxruntime cannot be loaded on this machine ({type(exc).__name__}: {exc}); "
-        'reinstall it (pip install --force-reinstall onnxruntime) or set index.backend = "torch"'
-    )
-
-
-def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
-    """The ONNX embedder of ``settings``, building the model if needed; OnnxUnavailable if not."""
+def load_onnx_embedder(settings: IndexSettings, *, apart: bool = False) -> OnnxEmbedder:
+    """The ONNX embedder of ``settings``, building the model if needed; OnnxUnavailable if
+    not. ``apart``: the session runs in a child process (``onnx_run.ChildRun``), which
+    imports onnxruntime instead of this process and says why it cannot."""
     path = resolve_model_path(settings.model, verify=False)
     problem = support_problem(path)
     if problem:
         raise OnnxUnavailable(problem)
-    _import_onnxruntime()
+    if not apart:
+        import_onnxruntime()
     base = base_identity(settings.model, path)
     spec = ModelSpec(path, base, settings.onnx_precision)
     folder = cache_dir(settings.model_cache)
@@ -301,13 +238,17 @@ def load_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder:
         onnx_identity(base, settings.onnx_precision),
         batch_size=settings.batch_size,
         threads=settings.threads or None,
+        apart=apart,
     )
 
 
-def make_onnx_embedder(settings: IndexSettings) -> OnnxEmbedder | SentenceTransformerEmbedder:
-    """The ONNX embedder, or — saying why and how to fix it — the PyTorch one."""
+def make_onnx_embedder(
+    settings: IndexSettings, *, apart: bool = False
+) -> OnnxEmbedder | SentenceTransformerEmbedder:
+    """The ONNX embedder, or — saying why and how to fix it — the PyTorch one (in this
+    process: ``apart`` is for the ONNX session only)."""
     try:
-        return load_onnx_embedder(settings)
+        return load_onnx_embedder(settings, apart=apart)
     except OnnxUnavailable as exc:
         log.warning("the ONNX backend cannot be used: %s. Now %s.", exc, FALLBACK)
     return load_torch_embedder(settings)

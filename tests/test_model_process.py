@@ -1,0 +1,213 @@
+"""onnx_run.py: a daemon runs the int8 model in a process of its own (issue 27: an idle
+daemon gives back all that onnxruntime held, bench/RESULTS.md).
+
+Real child processes running the real onnxruntime on the model built from the bundled
+weights (``model``); the vault tests open real vaults the way the daemon and the CLI do.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import write
+from memvault.api import Vault
+from memvault.config import IndexSettings
+from memvault.errors import ModelError
+from memvault.index.embedder import SentenceTransformerEmbedder, make_embedder
+from memvault.index.embedder_onnx import OnnxEmbedder, load_onnx_embedder
+from memvault.index.model_files import file_sha256
+from memvault.index.onnx_run import ChildRun, LocalRun
+from onnx_helpers import DAEMON, STEM, TEXTS, copy_built, fallback_messages, run_python
+
+pytestmark = pytest.mark.model
+
+
+def _gone(pid: int, within: float = 10.0) -> bool:
+    """The process has ended (and been reaped, or is a zombie of a dead parent)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            return True
+        if state == "Z":
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _child_of(emb: OnnxEmbedder) -> ChildRun:
+    run = emb._run
+    assert isinstance(run, ChildRun)
+    return run
+
+
+def test_the_child_gives_the_vectors_this_process_gives(built: Path) -> None:
+    here = load_onnx_embedder(IndexSettings(model_cache=str(built)))
+    apart = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    try:
+        assert isinstance(here._run, LocalRun)
+        assert apart.model_id == here.model_id and apart.dim == here.dim == 384
+        assert np.array_equal(apart.embed(TEXTS), here.embed(TEXTS))  # the same batches
+        assert apart.embed([]).shape == (0, 384)
+    finally:
+        apart.close()
+
+
+def test_the_parent_of_the_child_never_loads_onnxruntime(built: Path) -> None:
+    result = run_python(
+        "import sys\n"
+        "from memvault.config import IndexSettings\n"
+        "from memvault.index.embedder import make_embedder\n"
+        f"emb = make_embedder(IndexSettings(model_cache={str(built)!r}), apart=True)\n"
+        "assert type(emb).__name__ == 'OnnxEmbedder', type(emb)\n"
+        "assert emb.embed(['a query', 'a longer text to embed with it']).shape == (2, 384)\n"
+        "assert emb.count_tokens('hello world') == 2\n"
+        "heavy = [m for m in ('onnxruntime', 'torch') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "print('ok')\n"
+    )
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
+
+
+def test_close_ends_the_child_and_the_next_call_starts_another(built: Path) -> None:
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    run = _child_of(emb)
+    first = emb.embed(TEXTS[:3])
+    pid = run.pid
+    assert pid is not None
+    emb.close()
+    assert run.pid is None and _gone(pid)
+    assert np.array_equal(emb.embed(TEXTS[:3]), first)  # a new child, the same vectors
+    assert run.pid not in (None, pid)
+    emb.close()
+
+
+def test_a_child_killed_between_calls_is_started_again_for_the_next(
+    built: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    run = _child_of(emb)
+    try:
+        first = emb.embed(TEXTS)
+        pid = run.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGKILL)
+        assert _gone(pid)
+        with caplog.at_level(logging.WARNING, logger="memvault"):
+            assert np.array_equal(emb.embed(TEXTS), first)
+        assert run.pid not in (None, pid)
+        said = " ".join(r.getMessage() for r in caplog.records)
+        assert "process ended (killed by SIGKILL); starting it again" in said
+    finally:
+        emb.close()
+
+
+def test_a_batch_onnxruntime_refuses_is_an_error_and_the_child_lives_on(built: Path) -> None:
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    run = _child_of(emb)
+    try:
+        pid = run.pid
+        bad = np.full((1, 4), 10**9, dtype=np.int64)  # word pieces past the vocabulary
+        with pytest.raises(ModelError, match="onnxruntime failed on a batch"):
+            run.run(bad, np.ones_like(bad), last=True)
+        assert run.pid == pid
+        assert emb.embed(["still fine"]).shape == (1, 384)
+    finally:
+        emb.close()
+
+
+def test_the_child_ends_when_its_parent_dies(built: Path, tmp_path: Path) -> None:
+    code = (
+        "import os, sys\n"
+        "from memvault.config import IndexSettings\n"
+        "from memvault.index.embedder_onnx import load_onnx_embedder\n"
+        f"emb = load_onnx_embedder(IndexSettings(model_cache={str(built)!r}), apart=True)\n"
+        "emb.embed(['warm'])\n"
+        "print(emb._run.pid, flush=True)\n"
+        "sys.stdin.read()\n"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PYTHONPATH": str(DAEMON)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as parent:
+        assert parent.stdout is not None
+        child = int(parent.stdout.readline())
+        parent.kill()  # no clean-up of its own: the pipe's end is all the child sees
+        parent.wait()
+    assert _gone(child), "the model's process outlived the daemon"
+
+
+def test_a_model_the_child_cannot_load_falls_back_to_torch_saying_how_to_fix(
+    caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
+) -> None:
+    folder = copy_built(built, tmp_path / "c")
+    model = folder / f"{STEM}.onnx"
+    model.write_bytes(b"not an onnx graph" * 100)
+    manifest = json.loads((folder / f"{STEM}.json").read_text())
+    manifest.update(sha256=file_sha256(model), bytes=model.stat().st_size)
+    (folder / f"{STEM}.json").write_text(json.dumps(manifest))  # consistent, yet unloadable
+    emb = make_embedder(IndexSettings(model_cache=str(folder)), apart=True)
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    said = fallback_messages(caplog)
+    assert f"onnxruntime cannot load {model}" in said and "delete it to have it rebuilt" in said
+
+
+def test_an_onnxruntime_the_child_cannot_import_falls_back_to_torch(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
+) -> None:
+    fake = tmp_path / "site" / "onnxruntime"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(
+        "raise ImportError('libonnxruntime.so.1: cannot open shared object file')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent))  # the child's, after memvault's own
+    emb = make_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    assert isinstance(emb, SentenceTransformerEmbedder)
+    said = fallback_messages(caplog)
+    assert "cannot be loaded on this machine" in said and "libonnxruntime.so.1" in said
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = tmp_path / "v"
+    write(root, "people/ana.md", "# Ana\n\nAna runs the billing migration to PostgreSQL.\n")
+    write(root, "projects/atlas.md", "# Atlas\n\nThe search project: ranking and recall.\n")
+    (root / ".memvault").mkdir(parents=True, exist_ok=True)
+    return root
+
+
+def test_a_daemons_vault_runs_the_model_apart_and_letting_it_go_ends_that_process(
+    built: Path, tmp_path: Path
+) -> None:
+    overrides = {"index": {"model_cache": str(built)}}
+    root = _vault(tmp_path)
+    with Vault.open(root, overrides=overrides) as cli:  # a CLI's: the model here
+        cli.sync()
+        assert isinstance(cli.engine.embedding.embedder._run, LocalRun)
+        hits_here = [(h.path, round(h.score, 5)) for h in cli.search("billing migration")]
+    with Vault.open(root, through_daemon=False, overrides=overrides) as v:  # the daemon's
+        embedding = v.engine.embedding
+        hits = [(h.path, round(h.score, 5)) for h in v.search("billing migration")]
+        assert hits == hits_here and hits[0][0] == "people/ana.md"
+        run = embedding.embedder._run
+        assert isinstance(run, ChildRun) and run.pid is not None
+        pid = run.pid
+        assert embedding.release_model(0)
+        assert _gone(pid), "the model's process outlived the model let go"
+        again = [(h.path, round(h.score, 5)) for h in v.search("billing migration")]
+        assert again == hits  # loaded again, in a new process
+        new = embedding.embedder._run
+        assert isinstance(new, ChildRun) and new.pid not in (None, pid)
