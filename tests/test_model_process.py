@@ -211,3 +211,14 @@ def test_a_daemons_vault_runs_the_model_apart_and_letting_it_go_ends_that_proces
         assert again == hits  # loaded again, in a new process
         new = embedding.embedder._run
         assert isinstance(new, ChildRun) and new.pid not in (None, pid)
+
+
+def test_where_no_process_can_be_started_the_model_runs_here(
+    built: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(sys, "executable", "/nonexistent/python3")  # Popen: FileNotFoundError
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    assert isinstance(emb._run, LocalRun) and emb.embed(["works"]).shape == (1, 384)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "runs inside this process" in said and "/nonexistent/python3" in said

@@ -51,7 +51,7 @@ from memvault.index.onnx_cache import (
     look,
     recipe,
 )
-from memvault.index.onnx_run import ChildRun, LocalRun, import_onnxruntime
+from memvault.index.onnx_run import import_onnxruntime, open_run
 from memvault.index.tokenizer import Tokenizer
 
 log = logging.getLogger("memvault")
@@ -94,7 +94,7 @@ class OnnxEmbedder:
         self.model_id = model_id
         self.batch_size = batch_size
         self.batch_tokens = BATCH_TOKENS
-        self._run: LocalRun | ChildRun = (ChildRun if apart else LocalRun)(model_file, threads or 0)
+        self._run = open_run(model_file, threads or 0, apart=apart)
         self.dim = self._run.dim
         # the process's one tokenizer of the model (the engine counts with it too): the
         # ids it runs on are truncated at the window as sentence-transformers truncates

@@ -150,6 +150,22 @@ class ChildRun:
         return proc, dim
 
 
+def open_run(model_file: Path, threads: int, *, apart: bool) -> LocalRun | ChildRun:
+    """The model's session: apart if asked and a process can be started here, else in
+    this process (said: the model then works, only its memory stays when let go)."""
+    if apart:
+        try:
+            return ChildRun(model_file, threads)
+        except OSError as exc:  # no process can be started: no interpreter, a limit
+            log.warning(
+                "the embedding model runs inside this process: a process of its own "
+                "cannot be started (%s)",
+                exc,
+            )
+            import_onnxruntime()
+    return LocalRun(model_file, threads)
+
+
 class _Ended(Exception):
     """The child is gone (its pipe closed): why, as far as can be told."""
 

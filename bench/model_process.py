@@ -1,0 +1,150 @@
+"""The int8 model in this process or in a process of its own: throughput, start, memory.
+
+    python bench/model_process.py [--texts 1200] [--rounds 3] [--out FILE]
+
+Three measures, each side by side in one run (this machine is shared: medians, ratios):
+
+- throughput: the same texts (LoCoMo-sized chunks of English from Python's own docs,
+  ``pydoc_data``) embedded by ``LocalRun`` and by ``ChildRun`` in alternating rounds,
+  texts a second, and the ratio child / local; the vectors must be equal;
+- start: ``load_onnx_embedder`` to the first vector, in-process against apart (a fresh
+  Python each time, so neither finds onnxruntime loaded);
+- memory: a fresh Python's RSS with the tokenizer loaded (what a daemon holds for
+  chunking), then after the model was loaded, used and let go (``release`` as the
+  daemon does: dropped, gc, malloc_trim), in-process against apart; and the child's
+  own RSS while it ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+DAEMON = Path(__file__).resolve().parents[1] / "daemon"
+
+
+def corpus(n: int) -> list[str]:
+    """``n`` texts of 40-250 words from pydoc_data's topics (English prose and code)."""
+    from pydoc_data.topics import topics
+
+    words = " ".join(topics.values()).split()
+    rng = random.Random(27)
+    out = []
+    for _ in range(n):
+        start = rng.randrange(len(words) - 300)
+        out.append(" ".join(words[start : start + rng.randint(40, 250)]))
+    return out
+
+
+def throughput(texts: list[str], rounds: int) -> dict:
+    import numpy as np
+
+    from memvault.config import IndexSettings
+    from memvault.index.embedder_onnx import load_onnx_embedder
+
+    local = load_onnx_embedder(IndexSettings())
+    apart = load_onnx_embedder(IndexSettings(), apart=True)
+    local.embed(texts[:32])
+    apart.embed(texts[:32])  # both warm
+    rates: dict[str, list[float]] = {"local": [], "child": []}
+    for r in range(rounds):
+        order = [("local", local), ("child", apart)]
+        for name, emb in order if r % 2 == 0 else order[::-1]:
+            t = time.perf_counter()
+            vectors = emb.embed(texts)
+            rates[name].append(len(texts) / (time.perf_counter() - t))
+            if name == "local":
+                here = vectors
+            else:
+                there = vectors
+        assert np.array_equal(here, there), "the child's vectors differ"
+    apart.close()
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    return {
+        "texts": len(texts),
+        "local_texts_per_s": [round(x, 1) for x in rates["local"]],
+        "child_texts_per_s": [round(x, 1) for x in rates["child"]],
+        "child_over_local": round(med["child"] / med["local"], 3),
+    }
+
+
+START = """
+import time, json
+t = time.perf_counter()
+from memvault.config import IndexSettings
+from memvault.index.embedder_onnx import load_onnx_embedder
+emb = load_onnx_embedder(IndexSettings(), apart={apart})
+emb.embed(["the first query of the day"])
+print(json.dumps(round((time.perf_counter() - t) * 1000, 1)))
+"""
+
+MEMORY = """
+import ctypes, gc, json
+def rss(pid="self"):
+    for line in open(f"/proc/{{pid}}/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+from memvault.config import IndexSettings
+from memvault.index.tokenizer import Tokenizer
+import numpy, hnswlib, sqlite3
+Tokenizer.for_model(IndexSettings().model).count("warm the tokenizer up")
+before = rss()
+from memvault.index.embedder_onnx import load_onnx_embedder
+emb = load_onnx_embedder(IndexSettings(), apart={apart})
+texts = {texts!r}
+emb.embed(texts)
+used = rss()
+child = rss(emb._run.pid) if {apart} else 0.0
+emb.close()
+del emb
+gc.collect()
+ctypes.CDLL("libc.so.6").malloc_trim(0)
+print(json.dumps({{"tokenizer_only": before, "in_use": used, "child_in_use": child, "let_go": rss()}}))
+"""
+
+
+def fresh(code: str) -> object:
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env={**os.environ, "PYTHONPATH": str(DAEMON)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--texts", type=int, default=1200)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    sys.path.insert(0, str(DAEMON))
+    texts = corpus(args.texts)
+    row: dict = {"throughput": throughput(texts, args.rounds)}
+    starts: dict[str, list[float]] = {"local": [], "child": []}
+    for _ in range(5):
+        for name, apart in (("local", False), ("child", True)):
+            starts[name].append(float(fresh(START.format(apart=apart))))  # type: ignore[arg-type]
+    row["start_ms"] = {k: sorted(v) for k, v in starts.items()}
+    row["start_ms_median"] = {k: statistics.median(v) for k, v in starts.items()}
+    row["memory_mib"] = {
+        name: [fresh(MEMORY.format(apart=apart, texts=texts[:200])) for _ in range(2)]
+        for name, apart in (("local", False), ("child", True))
+    }
+    print(json.dumps(row, indent=1))
+    if args.out:
+        args.out.write_text(json.dumps(row, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
