@@ -24,7 +24,9 @@ Every ``--check-every`` seconds the script waits for the daemon to be idle and c
    synced from nothing give the same MEMORY.md, the same folder notes and the same
    note and chunk counts; MEMORY.md within its limits;
 4. **health**: the daemon's RSS, open files, threads, ``.memvault/`` bytes, its log's
-   bytes and ``/status`` warnings, written down each time (a ratchet shows there).
+   bytes and ``/status`` warnings, and its child processes (the model's own, while it
+   is loaded) and their RSS, written down each time (a ratchet shows there); a failure
+   when it runs more than one child, or when one outlived a daemon stopped or killed.
 
 Each check is a line of ``WORK/soak.jsonl``; the last line is the summary. Exit 1 when a
 guarantee failed (each failure says what and where).
@@ -33,6 +35,7 @@ guarantee failed (each failure says what and where).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -92,6 +95,7 @@ class World:
         # (changes.edited_moves; a running daemon has the kernel's word: reported_moves)
         self.down_renamed: set[int] = set()
         self.down_edited: set[int] = set()
+        self.orphans: list[str] = []  # a daemon's child process that outlived it
 
     def said(self, kind: str, **what: Any) -> None:
         what.update(kind=kind, t=round(time.time(), 3), up=self.daemon_up)
@@ -320,13 +324,48 @@ def check_fresh(code: Path, model: str | None, root: Path, scratch: Path) -> tup
     return bad, st
 
 
+def children(pid: int) -> list[int]:
+    """A process's children (each of its threads lists those it started)."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue
+    return out
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def outlived(kids: list[int], within: float = 10.0) -> list[int]:
+    """Those of a stopped daemon's children still running ``within`` seconds later."""
+    deadline = time.monotonic() + within
+    while any(alive(k) for k in kids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [k for k in kids if alive(k)]
+
+
 def health(d: Daemon, root: Path) -> dict[str, Any]:
     pid = d.proc.pid
     st = d.call("GET", "/status")
     mem = root / ".memvault"
+    kids = children(pid)
+    kids_kb = 0
+    for kid in kids:
+        with contextlib.suppress(OSError):
+            status = Path(f"/proc/{kid}/status").read_text().split("VmRSS:")
+            kids_kb += int(status[1].split()[0]) if len(status) > 1 else 0
     return {
         "rss_mb": round(d.status_kb("VmRSS") / 1024, 1),
         "hwm_mb": round(d.status_kb("VmHWM") / 1024, 1),
+        "children": len(kids),  # the model's own process while it is loaded
+        "children_rss_mb": round(kids_kb / 1024, 1),
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
         "threads": d.status_kb("Threads"),
         "memvault_bytes": sum(p.stat().st_size for p in mem.rglob("*") if p.is_file()),
@@ -359,6 +398,10 @@ def check(world: World, d: Daemon, code: Path, model: str | None, work: Path) ->
                 fails.append(f"{key}: the daemon's index {mine}, a fresh one {theirs}")
     if h["memory_over"]:
         fails.append(f"MEMORY.md over its limits: {h['memory_lines']} lines")
+    if h["children"] > 1:
+        fails.append(f"the daemon runs {h['children']} child processes (at most its model's)")
+    fails += [f"a child process outlived its daemon: {o}" for o in world.orphans]
+    world.orphans.clear()
     return {"idle_after_s": round(waited, 1), "alive": len(world.notes), **h, "failures": fails}
 
 
@@ -427,12 +470,14 @@ def main() -> None:
         elif kind in ("restart", "kill"):
             world.daemon_up = False
             world.said(kind)
+            kids = children(d.proc.pid)
             if kind == "kill":
                 d.proc.send_signal(signal.SIGKILL)
                 d.proc.wait(30)
                 d.log.close()
             else:
                 d.stop()
+            world.orphans += [f"pid {k} after a {kind}" for k in outlived(kids)]
             for _ in range(rng.randint(0, 20)):  # changes while no daemon runs
                 step(world, d, rng.choices(kinds[:6], weights[:6])[0])
             d = start(root, model, code)
