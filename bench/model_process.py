@@ -4,6 +4,8 @@
 
 Three measures, each side by side in one run (this machine is shared: medians, ratios):
 
+- queries: one short text a call, as a search embeds its query: wall and CPU a call
+  (this process's and the child's, from /proc), alternating rounds;
 - throughput: the same texts (LoCoMo-sized chunks of English from Python's own docs,
   ``pydoc_data``) embedded by ``LocalRun`` and by ``ChildRun`` in alternating rounds,
   texts a second, and the ratio child / local; the vectors must be equal;
@@ -76,6 +78,50 @@ def throughput(texts: list[str], rounds: int) -> dict:
     }
 
 
+def child_cpu_s(pid: int | None) -> float:
+    if pid is None:
+        return 0.0
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def queries(texts: list[str], n: int, rounds: int) -> dict:
+    """One short text a call (a search's query): wall and CPU (this process and the
+    model's) per call, median over rounds of ``n`` calls, alternating."""
+    from memvault.config import IndexSettings
+    from memvault.index.embedder_onnx import load_onnx_embedder
+
+    asks = [" ".join(t.split()[:8]) for t in texts[:n]]
+    local = load_onnx_embedder(IndexSettings())
+    apart = load_onnx_embedder(IndexSettings(), apart=True)
+    local.embed(asks[:4])
+    apart.embed(asks[:4])
+    wall: dict[str, list[float]] = {"local": [], "child": []}
+    cpu: dict[str, list[float]] = {"local": [], "child": []}
+    for r in range(rounds):
+        order = [("local", local), ("child", apart)]
+        for name, emb in order if r % 2 == 0 else order[::-1]:
+            pid = getattr(emb._run, "pid", None)
+            c0, t0 = time.process_time() + child_cpu_s(pid), time.perf_counter()
+            for q in asks:
+                emb.embed([q])
+            c1, t1 = time.process_time() + child_cpu_s(pid), time.perf_counter()
+            wall[name].append((t1 - t0) * 1000 / len(asks))
+            cpu[name].append((c1 - c0) * 1000 / len(asks))
+    apart.close()
+    return {
+        "calls_a_round": len(asks),
+        "wall_ms": {k: [round(x, 2) for x in v] for k, v in wall.items()},
+        "cpu_ms": {k: [round(x, 2) for x in v] for k, v in cpu.items()},
+        "wall_child_over_local": round(
+            statistics.median(wall["child"]) / statistics.median(wall["local"]), 3
+        ),
+        "cpu_child_over_local": round(
+            statistics.median(cpu["child"]) / statistics.median(cpu["local"]), 3
+        ),
+    }
+
+
 START = """
 import time, json
 t = time.perf_counter()
@@ -99,7 +145,8 @@ Tokenizer.for_model(IndexSettings().model).count("warm the tokenizer up")
 before = rss()
 from memvault.index.embedder_onnx import load_onnx_embedder
 emb = load_onnx_embedder(IndexSettings(), apart={apart})
-texts = {texts!r}
+import sys
+texts = json.load(sys.stdin)
 emb.embed(texts)
 used = rss()
 child = rss(emb._run.pid) if {apart} else 0.0
@@ -111,9 +158,10 @@ print(json.dumps({{"tokenizer_only": before, "in_use": used, "child_in_use": chi
 """
 
 
-def fresh(code: str) -> object:
+def fresh(code: str, given: object = None) -> object:
     out = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)],
+        input=json.dumps(given),
         env={**os.environ, "PYTHONPATH": str(DAEMON)},
         capture_output=True,
         text=True,
@@ -131,6 +179,7 @@ def main() -> None:
     sys.path.insert(0, str(DAEMON))
     texts = corpus(args.texts)
     row: dict = {"throughput": throughput(texts, args.rounds)}
+    row["queries"] = queries(texts, 200, 2 * args.rounds)
     starts: dict[str, list[float]] = {"local": [], "child": []}
     for _ in range(5):
         for name, apart in (("local", False), ("child", True)):
@@ -138,7 +187,7 @@ def main() -> None:
     row["start_ms"] = {k: sorted(v) for k, v in starts.items()}
     row["start_ms_median"] = {k: statistics.median(v) for k, v in starts.items()}
     row["memory_mib"] = {
-        name: [fresh(MEMORY.format(apart=apart, texts=texts[:200])) for _ in range(2)]
+        name: [fresh(MEMORY.format(apart=apart), texts[:200]) for _ in range(2)]
         for name, apart in (("local", False), ("child", True))
     }
     print(json.dumps(row, indent=1))

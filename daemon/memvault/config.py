@@ -149,8 +149,8 @@ class DaemonSettings:
     port: int = 0
     reconcile_seconds: int = 300
     save_seconds: int = 30
-    # the embedding model is let go after this long with nothing to embed (0: never);
-    # the next search or save loads it again (~0.05-0.3 s)
+    # the embedding model is let go after this long with nothing to embed (0: never): a
+    # daemon's model process ends; the next search or save loads it again (~0.05-0.4 s)
     model_idle_seconds: int = 600
     observer: str = "auto"
     log_max_bytes: int = 5_000_000
