@@ -222,3 +222,33 @@ def test_where_no_process_can_be_started_the_model_runs_here(
     assert isinstance(emb._run, LocalRun) and emb.embed(["works"]).shape == (1, 384)
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "runs inside this process" in said and "/nonexistent/python3" in said
+
+
+def test_what_else_writes_to_the_childs_stdout_never_garbles_the_vectors(
+    built: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A site customisation printing as Python starts, and a write to the descriptor
+    itself once the child runs (as a native library might): neither is read as a
+    reply."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        "print('hello from a sitecustomize')\n"
+        "sys.stdout.flush()\n"
+        "import threading\n"
+        "t = threading.Timer(1.0, lambda: os.write(1, b'a native write on fd 1\\n'))\n"
+        "t.daemon = True\n"
+        "t.start()\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    here = load_onnx_embedder(IndexSettings(model_cache=str(built)))
+    apart = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    try:
+        run = _child_of(apart)
+        assert run.pid is not None
+        assert np.array_equal(apart.embed(TEXTS), here.embed(TEXTS))
+        time.sleep(2.0)  # the child's timer has written meanwhile
+        assert np.array_equal(apart.embed(TEXTS[:2]), here.embed(TEXTS[:2]))
+    finally:
+        apart.close()

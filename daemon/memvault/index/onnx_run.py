@@ -30,6 +30,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 import weakref
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
@@ -171,26 +172,38 @@ class _Ended(Exception):
 
 
 def _hello(proc: subprocess.Popen[bytes], start_line: str) -> int:
-    """Send the start line, read the answer: the width, or OnnxUnavailable(why)."""
+    """Send the start line, read the answer: the width, or OnnxUnavailable(why). Lines
+    before it are passed over (whatever wrote to stdout as Python started: a site's
+    customisation, say); read from the descriptor itself, so nothing after is buffered."""
     assert proc.stdin is not None and proc.stdout is not None
     try:
         proc.stdin.write(start_line.encode() + b"\n")
         proc.stdin.flush()
     except OSError:
         pass  # it died at once: its exit status says how, below
-    ready, _, _ = select.select([proc.stdout], [], [], START_TIMEOUT)
-    line = proc.stdout.readline() if ready else b""
-    if not ready:
-        raise OnnxUnavailable(f"the model's process did not start within {START_TIMEOUT:.0f} s")
-    try:
-        answer = json.loads(line)
-    except ValueError:
-        answer = None
-    if isinstance(answer, dict) and isinstance(answer.get("dim"), int):
-        return int(answer["dim"])
-    if isinstance(answer, dict) and isinstance(answer.get("error"), str):
-        raise OnnxUnavailable(answer["error"])
-    raise OnnxUnavailable(f"the model's process could not start ({_how(proc)})")
+    fd, seen = proc.stdout.fileno(), b""
+    deadline = time.monotonic() + START_TIMEOUT
+    while True:
+        while b"\n" not in seen:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise OnnxUnavailable(
+                    f"the model's process did not start within {START_TIMEOUT:.0f} s"
+                )
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                raise OnnxUnavailable(f"the model's process could not start ({_how(proc)})")
+            seen += chunk
+        line, seen = seen.split(b"\n", 1)
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            answer = None
+        if isinstance(answer, dict) and isinstance(answer.get("dim"), int):
+            return int(answer["dim"])
+        if isinstance(answer, dict) and isinstance(answer.get("error"), str):
+            raise OnnxUnavailable(answer["error"])
+        log.debug("the model's process wrote %r", line[:200])
 
 
 def _ask(proc: subprocess.Popen[bytes], request: bytes) -> np.ndarray:
@@ -353,10 +366,13 @@ def _say(out: IO[bytes], answer: dict[str, object]) -> int:
 
 def main() -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it ends us
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr  # nothing else may write into the reply channel
+    # the replies get a descriptor of their own; whatever else writes to stdout, Python
+    # or a native library, goes to stderr instead of into the channel
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdout.flush()
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     try:
-        return serve(inp, out)
+        return serve(sys.stdin.buffer, out)
     except BrokenPipeError:  # the parent went away mid-reply
         return 0
 
