@@ -252,3 +252,75 @@ def test_what_else_writes_to_the_childs_stdout_never_garbles_the_vectors(
         assert np.array_equal(apart.embed(TEXTS[:2]), here.embed(TEXTS[:2]))
     finally:
         apart.close()
+
+
+def test_a_stopped_child_is_killed_past_its_time_and_the_batch_runs_in_a_new_one(
+    built: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from memvault.index import onnx_run
+
+    monkeypatch.setattr(onnx_run, "REPLY_TIMEOUT", 3.0)  # 120 s in use
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    run = _child_of(emb)
+    try:
+        first = emb.embed(TEXTS)
+        pid = run.pid
+        assert pid is not None
+        os.kill(pid, signal.SIGSTOP)  # alive, silent
+        with caplog.at_level(logging.WARNING, logger="memvault"):
+            assert np.array_equal(emb.embed(TEXTS), first)
+        assert _gone(pid) and run.pid not in (None, pid)
+        assert "silent past its time, killed" in " ".join(r.getMessage() for r in caplog.records)
+        stopped = run.pid
+        assert stopped is not None
+        os.kill(stopped, signal.SIGSTOP)
+        started = time.monotonic()
+        emb.close()  # never waits on it for good
+        assert time.monotonic() - started < 30 and _gone(stopped)
+    finally:
+        emb.close()
+
+
+def test_a_child_silent_as_it_starts_is_tried_again_then_an_error_not_torch(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A start that fails for the moment (killed, or slower than its time) must not
+    switch the daemon to PyTorch for good (a re-embed of the whole vault): the vector
+    lane tries again later."""
+    from memvault.index import onnx_run
+
+    monkeypatch.setattr(onnx_run, "START_TIMEOUT", 0.01)
+    with pytest.raises(ModelError, match=r"did not start .*silent past its time"):
+        make_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    monkeypatch.setattr(onnx_run, "START_TIMEOUT", 120.0)
+    emb = make_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    assert isinstance(emb, OnnxEmbedder) and isinstance(emb._run, ChildRun)
+    emb.close()
+
+
+def test_a_child_that_exits_with_an_error_of_its_own_leaves_the_model_here(
+    built: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, tmp_path: Path
+) -> None:
+    """Python fails in the child before it can answer (here: a broken numpy first on its
+    path): starting another would fail alike, so the model runs in this process."""
+    broken = tmp_path / "site" / "numpy"
+    broken.mkdir(parents=True)
+    (broken / "__init__.py").write_text("raise ImportError('a numpy that cannot load')\n")
+    monkeypatch.setenv("PYTHONPATH", str(broken.parent))
+    with caplog.at_level(logging.WARNING, logger="memvault"):
+        emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    assert isinstance(emb._run, LocalRun) and emb.embed(["works"]).shape == (1, 384)
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "runs inside this process" in said and "exit status 1" in said
+
+
+def test_closing_a_vault_ends_its_model_process(built: Path, tmp_path: Path) -> None:
+    v = Vault.open(
+        _vault(tmp_path), through_daemon=False, overrides={"index": {"model_cache": str(built)}}
+    )
+    v.search("billing migration")
+    run = v.engine.embedding.embedder._run
+    assert isinstance(run, ChildRun) and run.pid is not None
+    pid = run.pid
+    v.close()
+    assert _gone(pid), "the model's process outlived its vault"

@@ -192,6 +192,7 @@ class Engine:
         with self._lock:
             if not self.read_only:  # the writer's vectors.bin is not a reader's to replace
                 self.embedding.save()
+            self.embedding.release_model(0)  # a model process of its own ends now
             self.store.close()
 
     # -- listeners -------------------------------------------------------------------

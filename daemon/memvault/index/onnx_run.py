@@ -4,23 +4,32 @@
   runs the model this way: a child would add its start (~0.15 s) for nothing.
 - ``ChildRun``: the session in a child process, for the daemon. Letting an idle model
   go ends that process, and all that onnxruntime held goes with it: its library's
-  pages and what its session leaves allocated once freed, ~35 MiB that a daemon kept
+  pages and what its session leaves allocated once freed, ~30 MiB that a daemon kept
   in-process after letting the model go (bench/RESULTS.md, "The model in a process of
-  its own"). A child that dies (killed, out of memory) is started again for the batch
-  once; twice in a row is an error. Its start fails as ``LocalRun``'s would, with
-  ``OnnxUnavailable`` and the same message (the caller falls back to PyTorch).
+  its own"). A child that dies (killed, out of memory), is silent past REPLY_TIMEOUT
+  on a batch (stopped, stuck: it is killed) or answers out of step is started again
+  for the batch, once; twice is a ModelError. A start that fails for the moment (the
+  child killed or silent as it starts) is tried once more, then a ModelError: never
+  the fallback to PyTorch, which would re-embed the vault. A child that says it cannot
+  load the model fails as ``LocalRun`` would (``OnnxUnavailable``, the same message:
+  the caller falls back to PyTorch); one that cannot run here at all (no process can
+  be started, Python fails in it before it answers) leaves the model to this process
+  (``open_run``, said in the log).
 
 Both take the same batches (``run``: word pieces and mask, int64, rows x width) and
-give the pooled rows, so a vector is the same whichever ran it. The child
-(``python -m memvault.index.onnx_run``) reads the model's path and threads as one
-JSON line on its stdin and answers its vectors' width (or why it cannot load); then,
-per batch, a header (rows, width, last of its call) and the two int64 arrays in,
-(rows, dim) and float32 rows out, or an error frame. It ends when its stdin closes:
+give the pooled rows, so a vector is the same whichever ran it. The child (``_BOOT``:
+this very memvault, imported by its folder, nothing put before the standard library)
+reads the model's path and threads as one JSON line on its stdin and answers its
+vectors' width (or why it cannot load) on a line of its own; then, per batch, a
+header (rows, width, last of its call) and the two int64 arrays in, (rows, dim) and
+float32 rows out, or an error frame. Its replies have a descriptor of their own:
+anything else written to its stdout goes to stderr. It ends when its stdin closes:
 the parent let it go, or died.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -49,6 +58,7 @@ REQUEST = struct.Struct("<IIB")  # rows, width, last batch of an embed call
 REPLY = struct.Struct("<II")  # rows, dim; rows == FAILED: an error message of dim bytes
 FAILED = 0xFFFFFFFF
 START_TIMEOUT = 120.0  # seconds for the child to load the model (a busy machine: seconds)
+REPLY_TIMEOUT = 120.0  # seconds for one batch (~0.1-0.5 s; a stopped or stuck child: killed)
 # glibc's mmap threshold fixed as the daemon fixes its own (service/heap.py): the arena
 # regions onnxruntime frees go back to the system, not into malloc's arenas
 CHILD_ENV = {"MALLOC_MMAP_THRESHOLD_": str(512 * 1024)}
@@ -87,8 +97,14 @@ class ChildRun:
         self._lock = threading.Lock()
         self._held: list[subprocess.Popen[bytes]] = []  # the running child, if any
         self._ends = weakref.finalize(self, _end_all, self._held)
+        self.dim = 0  # the first child's answer
         with self._lock:
-            self.dim = self._child()[1]
+            try:
+                self._child()
+            except _Ended as ended:
+                if ended.lasting:  # no process of its own here: the caller runs it inside
+                    raise NoProcess(str(ended)) from None
+                raise ModelError(f"the embedding model's process did not start ({ended})") from None
 
     @property
     def pid(self) -> int | None:
@@ -104,14 +120,14 @@ class ChildRun:
         )
         with self._lock:
             for attempt in (1, 2):
-                proc, _ = self._child()
                 try:
-                    return _ask(proc, request)
+                    return _ask(self._child(), request, rows, self.dim)
                 except _Ended as ended:
-                    _end(self._held.pop())
-                    if attempt == 2:
+                    _end_all(self._held)
+                    if attempt == 2 or ended.lasting:
                         raise ModelError(
-                            f"the embedding model's process ended twice in a row ({ended}); "
+                            f"the embedding model's process ended ({ended}), "
+                            f"{'and again once started again' if attempt == 2 else 'for good'}; "
                             "is the machine out of memory?"
                         ) from None
                     log.warning(
@@ -124,76 +140,100 @@ class ChildRun:
         with self._lock:
             _end_all(self._held)
 
-    def _child(self) -> tuple[subprocess.Popen[bytes], int]:
-        """The running child, started if none runs; its vectors' width."""
+    def _child(self) -> subprocess.Popen[bytes]:
+        """The running child, started (and its answer read) if none runs; _Ended if it
+        cannot be (tried twice when it died or was silent as it started)."""
         if self._held:
-            return self._held[0], self.dim
-        package_root = str(Path(__file__).resolve().parents[2])
-        path = os.environ.get("PYTHONPATH")
-        env = {
-            **os.environ,
-            **CHILD_ENV,
-            "ORT_DISABLE_TELEMETRY": "1",
-            "PYTHONPATH": package_root + (os.pathsep + path if path else ""),
-        }
-        proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "memvault.index.onnx_run"],
+            return self._held[0]
+        for attempt in (1, 2):
+            proc = _spawn()
+            try:
+                dim = _hello(proc, self._start_line)
+                if self.dim and dim != self.dim:  # one started again answers as the first
+                    raise _Ended(f"it answered a width of {dim}, not {self.dim}", lasting=True)
+                self.dim = dim
+                self._held.append(proc)
+                return proc
+            except _Ended as ended:
+                _end(proc)
+                if ended.lasting or attempt == 2:
+                    raise
+                log.warning("the embedding model's process did not start (%s); again", ended)
+            except BaseException:
+                _end(proc)
+                raise
+        raise AssertionError("unreachable")
+
+
+class NoProcess(Exception):
+    """A process of its own cannot run the model here (why): it runs in this one."""
+
+
+class _Ended(Exception):
+    """The child is gone, or silent past its time: why. ``lasting``: starting it again
+    would end the same way (it cannot be started, or exits with an error of its own)."""
+
+    def __init__(self, why: str, *, lasting: bool = False) -> None:
+        super().__init__(why)
+        self.lasting = lasting
+
+
+def _spawn() -> subprocess.Popen[bytes]:
+    """A child running ``main``, memvault imported from where this process has it (and
+    nothing else put before the standard library), unbuffered pipes; _Ended(lasting)
+    when no process can be started."""
+    env = {**os.environ, **CHILD_ENV, "ORT_DISABLE_TELEMETRY": "1"}
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-P", "-c", _BOOT, str(Path(__file__).resolve().parents[1])],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
+            bufsize=0,
         )
-        try:
-            dim = _hello(proc, self._start_line)
-        except BaseException:
-            _end(proc)
-            raise
-        self._held.append(proc)
-        return proc, dim
+    except (OSError, ValueError, TypeError) as exc:  # no interpreter, a limit reached
+        raise _Ended(f"it cannot be started: {exc}", lasting=True) from None
+
+
+# The child's first lines: this memvault, by its folder (argv[1]), whatever sys.path holds.
+_BOOT = """\
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location(
+    "memvault", sys.argv[1] + "/__init__.py", submodule_search_locations=[sys.argv[1]])
+sys.modules["memvault"] = module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+from memvault.index.onnx_run import main
+raise SystemExit(main())
+"""
 
 
 def open_run(model_file: Path, threads: int, *, apart: bool) -> LocalRun | ChildRun:
-    """The model's session: apart if asked and a process can be started here, else in
-    this process (said: the model then works, only its memory stays when let go)."""
+    """The model's session: apart if asked and a process of its own can run it here,
+    else in this process (said: the model works, only its memory stays when let go)."""
     if apart:
         try:
             return ChildRun(model_file, threads)
-        except OSError as exc:  # no process can be started: no interpreter, a limit
+        except NoProcess as exc:
             log.warning(
                 "the embedding model runs inside this process: a process of its own "
-                "cannot be started (%s)",
+                "cannot run it here (%s)",
                 exc,
             )
             import_onnxruntime()
     return LocalRun(model_file, threads)
 
 
-class _Ended(Exception):
-    """The child is gone (its pipe closed): why, as far as can be told."""
-
-
 def _hello(proc: subprocess.Popen[bytes], start_line: str) -> int:
-    """Send the start line, read the answer: the width, or OnnxUnavailable(why). Lines
-    before it are passed over (whatever wrote to stdout as Python started: a site's
-    customisation, say); read from the descriptor itself, so nothing after is buffered."""
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(start_line.encode() + b"\n")
-        proc.stdin.flush()
-    except OSError:
-        pass  # it died at once: its exit status says how, below
-    fd, seen = proc.stdout.fileno(), b""
+    """Send the start line, read the answer: the width; OnnxUnavailable(why) when the
+    child says it cannot load the model; _Ended when it ends or is silent first. Lines
+    before its answer are passed over (whatever wrote to stdout as Python started: a
+    site's customisation, say); the child starts its answer on a line of its own."""
+    _send(proc, start_line.encode() + b"\n")
+    seen = b""
     deadline = time.monotonic() + START_TIMEOUT
     while True:
         while b"\n" not in seen:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                raise OnnxUnavailable(
-                    f"the model's process did not start within {START_TIMEOUT:.0f} s"
-                )
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                raise OnnxUnavailable(f"the model's process could not start ({_how(proc)})")
-            seen += chunk
+            seen += _read(proc, 65536, deadline, some=True)
         line, seen = seen.split(b"\n", 1)
         try:
             answer = json.loads(line)
@@ -203,54 +243,89 @@ def _hello(proc: subprocess.Popen[bytes], start_line: str) -> int:
             return int(answer["dim"])
         if isinstance(answer, dict) and isinstance(answer.get("error"), str):
             raise OnnxUnavailable(answer["error"])
-        log.debug("the model's process wrote %r", line[:200])
+        if line.strip():
+            log.debug("the model's process wrote %r", line[:200])
 
 
-def _ask(proc: subprocess.Popen[bytes], request: bytes) -> np.ndarray:
-    assert proc.stdin is not None and proc.stdout is not None
-    try:
-        proc.stdin.write(request)
-        proc.stdin.flush()
-    except OSError:
-        raise _Ended(_how(proc)) from None
-    head = proc.stdout.read(REPLY.size)
-    if len(head) < REPLY.size:
-        raise _Ended(_how(proc))
-    rows, dim = REPLY.unpack(head)
-    if rows == FAILED:
-        raise ModelError(proc.stdout.read(dim).decode("utf-8", "replace"))
-    body = proc.stdout.read(rows * dim * 4)
-    if len(body) < rows * dim * 4:
-        raise _Ended(_how(proc))
+def _ask(proc: subprocess.Popen[bytes], request: bytes, rows: int, dim: int) -> np.ndarray:
+    """One batch's rows; ModelError when onnxruntime refused it, _Ended when the child
+    ended, was silent past REPLY_TIMEOUT or answered out of step."""
+    _send(proc, request)
+    deadline = time.monotonic() + REPLY_TIMEOUT
+    got, width = REPLY.unpack(_read(proc, REPLY.size, deadline))
+    if got == FAILED and width < 65536:
+        raise ModelError(_read(proc, width, deadline).decode("utf-8", "replace"))
+    if (got, width) != (rows, dim):
+        raise _Ended(f"it answered {got} x {width} for {rows} x {dim}")
+    body = _read(proc, rows * dim * 4, deadline)
     return np.frombuffer(body, dtype=np.float32).reshape(rows, dim).copy()
 
 
-def _how(proc: subprocess.Popen[bytes]) -> str:
+def _send(proc: subprocess.Popen[bytes], data: bytes) -> None:
+    assert proc.stdin is not None
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(proc.stdin.fileno(), view) :]
+    except (OSError, ValueError):  # its end closed (it died), or ours (closed meanwhile)
+        raise _ended(proc) from None
+
+
+def _read(
+    proc: subprocess.Popen[bytes], size: int, deadline: float, *, some: bool = False
+) -> bytes:
+    """``size`` bytes from the child (``some``: whatever has come, at most ``size``);
+    _Ended at its end, or when nothing came by ``deadline`` (it is killed then)."""
+    assert proc.stdout is not None
+    out = bytearray()
+    while len(out) < size:
+        left = deadline - time.monotonic()
+        try:
+            fd = proc.stdout.fileno()
+            ready = left > 0 and select.select([fd], [], [], left)[0]
+            chunk = os.read(fd, size - len(out)) if ready else None
+        except (OSError, ValueError):  # closed meanwhile (the child let go)
+            raise _Ended("its pipe closed") from None
+        if chunk is None:
+            proc.kill()
+            raise _Ended("silent past its time, killed")
+        if not chunk:
+            raise _ended(proc)
+        out += chunk
+        if some:
+            break
+    return bytes(out)
+
+
+def _ended(proc: subprocess.Popen[bytes]) -> _Ended:
+    """Why the child's pipe closed: its exit; an exit status of its own is lasting."""
     try:
         code = proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
-        return "its pipe closed"
+        return _Ended("its pipe closed")
     if code < 0:
         try:
-            return f"killed by {signal.Signals(-code).name}"
+            return _Ended(f"killed by {signal.Signals(-code).name}")
         except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit status {code}"
+            return _Ended(f"killed by signal {-code}")
+    return _Ended(f"exit status {code}", lasting=code != 0)
 
 
 def _end(proc: subprocess.Popen[bytes]) -> None:
-    """Close its stdin (it ends when it reads that), wait a little, then kill."""
-    for pipe in (proc.stdin, proc.stdout):
-        try:
-            if pipe is not None:
-                pipe.close()
-        except OSError:
-            pass
+    """Close its stdin (it ends when it reads that), kill it if it has not ended within
+    a few seconds (stopped, or busy), then close its stdout: a thread reading there has
+    had its end of the pipe by then."""
+    if proc.stdin is not None:
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
+    if proc.stdout is not None:
+        with contextlib.suppress(OSError):
+            proc.stdout.close()
 
 
 def _end_all(held: list[subprocess.Popen[bytes]]) -> None:
@@ -359,7 +434,7 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> int:
 
 
 def _say(out: IO[bytes], answer: dict[str, object]) -> int:
-    out.write(json.dumps(answer).encode() + b"\n")
+    out.write(b"\n" + json.dumps(answer).encode() + b"\n")  # a line of its own
     out.flush()
     return 0
 
