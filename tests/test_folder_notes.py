@@ -57,3 +57,22 @@ def test_the_count_line_follows_the_folder_and_a_persons_words_stay(tmp_path: Pa
         text = folder_note.read_text("utf-8")
         assert "All 12 people in this folder (roughly). memvault" in text
         assert "[[people/dan]]" in text
+
+
+def test_a_folder_named_in_another_language_counts_its_notes_as_notes(tmp_path: Path) -> None:
+    """A person's `Tagebuch/` is the logs' folder (init finds it by its name): its count
+    line read "All 9 Tagebuch in this folder" (a field test on notes in eleven
+    languages). A folder named as its section keeps its name: "All 11 people"."""
+    from memvault.vault.template import init_vault
+
+    root = tmp_path / "v"
+    for day in range(1, 10):
+        write(root, f"Tagebuch/2026-11-{day:02}.md", note(f"Tag {day}", "Ein ruhiger Tag."))
+    init_vault(root)
+    with open_vault(root) as v:
+        v.sync()
+    notes = [p for p in (root / "Tagebuch").glob("*.md") if not p.stem.startswith("2026")]
+    assert len(notes) == 1, notes  # the generated folder note (the logs keep 7 in MEMORY.md)
+    text = notes[0].read_text("utf-8")
+    assert re.search(r"^All 9 notes in this folder\. memvault keeps", text, re.M), text
+    assert "Tagebuch in this folder" not in text

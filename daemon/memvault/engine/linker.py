@@ -355,7 +355,8 @@ class Linker:
                 continue
             # the folder note lists every note of the folder, whatever the filter
             lines = self._listing.folder_lines(rule)
-            label = rule.folder.rsplit("/", 1)[-1]
+            name = rule.folder.rsplit("/", 1)[-1]  # "All 9 notes", not "All 9 Tagebuch"
+            label = name if name.casefold() == rule.name else "notes"
             try:
                 if st is None:
                     self.fs.create(
