@@ -156,3 +156,32 @@ def test_the_names_a_note_had_between_two_looks_are_passed_on() -> None:
     assert got.moved == (("c/Bob.md", "c/Rob.md"),)
     assert got.passed == (("c/Ann.md", "c/Anna.md"), ("c/Robert.md", "c/Rob.md"))
     assert reported_moves(changes, []).passed == ()
+
+
+def test_a_link_written_as_a_folder_and_then_its_note_are_renamed_follows_the_note(
+    tmp_path: Path,
+) -> None:
+    """The soak (seed 2): a note edited to link [[東京 plan 338]], the folder holding that
+    note renamed at once, the note renamed 50 ms later, one batch. The name the note had
+    between the two renames (``passed``) sat in the index beside the one it had, so the
+    link was ambiguous between two names of one note and was left on the old name."""
+    root = tmp_path / "v"
+    for i in range(3):
+        write(root, f"topics/ops-2/note {i}.md", f"# N{i}\n\nSome text {i}.\n")
+    write(root, "topics/ops-2/東京 plan 338.md", "# Plan\n\nThe plan.\n")
+    write(root, "people/Zoë Park 614.md", "# Zoë\n\nShe works here.\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        with open(root / "people/Zoë Park 614.md", "a", encoding="utf-8") as fh:
+            fh.write("\nSee [[東京 plan 338]].\n")
+        os.rename(root / "topics/ops-2", root / "topics/ops-3")
+        os.rename(root / "topics/ops-3/東京 plan 338.md", root / "topics/ops-3/Björn 719.md")
+        names = [f"note {i}.md" for i in range(3)] + ["東京 plan 338.md"]
+        moves = [(f"topics/ops-2/{n}", f"topics/ops-3/{n}") for n in names]
+        moves.append(("topics/ops-3/東京 plan 338.md", "topics/ops-3/Björn 719.md"))
+        report = vault.sync(moves=moves)  # as the watcher hands the kernel's renames on
+        assert ("topics/ops-2/東京 plan 338.md", "topics/ops-3/Björn 719.md") in report.moved
+        assert "people/Zoë Park 614.md" in report.relinked
+        text = (root / "people/Zoë Park 614.md").read_text(encoding="utf-8")
+        assert "See [[Björn 719]]." in text
+        assert not vault.links_check()

@@ -89,6 +89,16 @@ class Relinked:
     spans: tuple[tuple[int, int, str], ...] = ()
 
 
+def _one_note(old: Resolution, moves: Mapping[str, str]) -> str | None:
+    """The file an ambiguous link led to when all its candidates are one note: a name it
+    had only between two looks beside the one it was indexed under, both moving to where
+    it is now (``Linker.relink``'s ``passed``: a folder renamed, then the note in it)."""
+    if old.verdict != "ambiguous" or len(old.candidates) < 2:
+        return None
+    ends = {moves.get(c, c) for c in old.candidates}
+    return old.candidates[0] if len(ends) == 1 and old.candidates[0] in moves else None
+
+
 def relink_note(
     text: str,
     source_old: str,
@@ -131,9 +141,10 @@ def relink_note(
         if still and names is not None and link_name(link.target) not in names:
             return None  # no moved file has its name: it leads where it led
         old = before.resolve(link.target, source_old)
-        if old.verdict != "resolved" or old.path is None:
+        was = old.path if old.verdict == "resolved" else _one_note(old, moves)
+        if was is None:
             return None
-        expected = moves.get(old.path, old.path)
+        expected = moves.get(was, was)
         new = after.resolve(link.target, source_new)
         if (new.verdict == "resolved" and new.path == expected) or expected not in after:
             return None
