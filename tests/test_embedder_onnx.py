@@ -263,17 +263,25 @@ def test_without_onnxruntime_torch_is_used_and_the_fix_is_named(
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("apart", [False, True], ids=["here", "in-its-own-process"])
 def test_an_onnxruntime_that_cannot_load_falls_back_to_torch(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    built: Path,
+    tmp_path: Path,
+    apart: bool,
 ) -> None:
     fake = tmp_path / "site" / "onnxruntime"
     fake.mkdir(parents=True)
     (fake / "__init__.py").write_text(
         "raise ImportError('libonnxruntime.so.1: cannot open shared object file')\n"
     )
-    monkeypatch.delitem(sys.modules, "onnxruntime", raising=False)
-    monkeypatch.syspath_prepend(str(fake.parent))
-    emb = make_embedder(IndexSettings(model_cache=str(built)))
+    if apart:  # the daemon's model process imports it, with this path
+        monkeypatch.setenv("PYTHONPATH", str(fake.parent))
+    else:
+        monkeypatch.delitem(sys.modules, "onnxruntime", raising=False)
+        monkeypatch.syspath_prepend(str(fake.parent))
+    emb = make_embedder(IndexSettings(model_cache=str(built)), apart=apart)
     assert isinstance(emb, SentenceTransformerEmbedder) and emb.model_id == TORCH_ID
     said = fallback_messages(caplog)
     assert "cannot be loaded on this machine" in said and "libonnxruntime.so.1" in said
@@ -281,16 +289,18 @@ def test_an_onnxruntime_that_cannot_load_falls_back_to_torch(
 
 
 @pytest.mark.model
+@pytest.mark.parametrize("apart", [False, True], ids=["here", "in-its-own-process"])
 def test_a_model_onnxruntime_cannot_load_falls_back_and_says_how_to_fix(
-    caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
+    caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path, apart: bool
 ) -> None:
+    """Here and in the daemon's model process (onnx_run.ChildRun) alike."""
     folder = copy_built(built, tmp_path / "c")
     model = folder / f"{STEM}.onnx"
     model.write_bytes(b"not an onnx graph" * 100)
     manifest = json.loads((folder / f"{STEM}.json").read_text())
     manifest.update(sha256=file_sha256(model), bytes=model.stat().st_size)
     (folder / f"{STEM}.json").write_text(json.dumps(manifest))  # consistent, yet unloadable
-    emb = make_embedder(IndexSettings(model_cache=str(folder)))
+    emb = make_embedder(IndexSettings(model_cache=str(folder)), apart=apart)
     assert isinstance(emb, SentenceTransformerEmbedder)
     said = fallback_messages(caplog)
     assert f"onnxruntime cannot load {model}" in said and "delete it to have it rebuilt" in said

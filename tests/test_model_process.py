@@ -7,7 +7,6 @@ weights (``model``); the vault tests open real vaults the way the daemon and the
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import signal
@@ -19,15 +18,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import write
 from memvault.api import Vault
 from memvault.config import IndexSettings
 from memvault.errors import ModelError
-from memvault.index.embedder import SentenceTransformerEmbedder, make_embedder
+from memvault.index.embedder import make_embedder
 from memvault.index.embedder_onnx import OnnxEmbedder, load_onnx_embedder
-from memvault.index.model_files import file_sha256
 from memvault.index.onnx_run import ChildRun, LocalRun
-from onnx_helpers import DAEMON, STEM, TEXTS, copy_built, fallback_messages, run_python
+from onnx_helpers import DAEMON, TEXTS, run_python
+from test_model_release import _vault
 
 pytestmark = pytest.mark.model
 
@@ -93,24 +91,47 @@ def test_close_ends_the_child_and_the_next_call_starts_another(built: Path) -> N
     emb.close()
 
 
-def test_a_child_killed_between_calls_is_started_again_for_the_next(
-    built: Path, caplog: pytest.LogCaptureFixture
+@pytest.mark.parametrize(
+    ("sig", "said"),
+    [
+        (signal.SIGKILL, "process ended (killed by SIGKILL); starting it again"),
+        (signal.SIGSTOP, "process ended (silent past its time, killed); starting it again"),
+    ],
+    ids=["killed", "stopped"],
+)
+def test_a_child_killed_or_stopped_between_calls_leaves_the_batch_to_a_new_one(
+    built: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+    sig: signal.Signals,
+    said: str,
 ) -> None:
+    from memvault.index import onnx_run
+
+    monkeypatch.setattr(onnx_run, "REPLY_TIMEOUT", 3.0)  # 120 s in use
     emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
     run = _child_of(emb)
     try:
         first = emb.embed(TEXTS)
         pid = run.pid
         assert pid is not None
-        os.kill(pid, signal.SIGKILL)
-        assert _gone(pid)
+        os.kill(pid, sig)  # gone, or alive and silent
         with caplog.at_level(logging.WARNING, logger="memvault"):
             assert np.array_equal(emb.embed(TEXTS), first)
-        assert run.pid not in (None, pid)
-        said = " ".join(r.getMessage() for r in caplog.records)
-        assert "process ended (killed by SIGKILL); starting it again" in said
+        assert _gone(pid) and run.pid not in (None, pid)
+        assert said in " ".join(r.getMessage() for r in caplog.records)
     finally:
         emb.close()
+
+
+def test_close_never_waits_for_a_stopped_child_for_good(built: Path) -> None:
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    pid = _child_of(emb).pid
+    assert pid is not None
+    os.kill(pid, signal.SIGSTOP)
+    started = time.monotonic()
+    emb.close()
+    assert time.monotonic() - started < 30 and _gone(pid)
 
 
 def test_a_batch_onnxruntime_refuses_is_an_error_and_the_child_lives_on(built: Path) -> None:
@@ -149,44 +170,6 @@ def test_the_child_ends_when_its_parent_dies(built: Path, tmp_path: Path) -> Non
         parent.kill()  # no clean-up of its own: the pipe's end is all the child sees
         parent.wait()
     assert _gone(child), "the model's process outlived the daemon"
-
-
-def test_a_model_the_child_cannot_load_falls_back_to_torch_saying_how_to_fix(
-    caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
-) -> None:
-    folder = copy_built(built, tmp_path / "c")
-    model = folder / f"{STEM}.onnx"
-    model.write_bytes(b"not an onnx graph" * 100)
-    manifest = json.loads((folder / f"{STEM}.json").read_text())
-    manifest.update(sha256=file_sha256(model), bytes=model.stat().st_size)
-    (folder / f"{STEM}.json").write_text(json.dumps(manifest))  # consistent, yet unloadable
-    emb = make_embedder(IndexSettings(model_cache=str(folder)), apart=True)
-    assert isinstance(emb, SentenceTransformerEmbedder)
-    said = fallback_messages(caplog)
-    assert f"onnxruntime cannot load {model}" in said and "delete it to have it rebuilt" in said
-
-
-def test_an_onnxruntime_the_child_cannot_import_falls_back_to_torch(
-    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture, built: Path, tmp_path: Path
-) -> None:
-    fake = tmp_path / "site" / "onnxruntime"
-    fake.mkdir(parents=True)
-    (fake / "__init__.py").write_text(
-        "raise ImportError('libonnxruntime.so.1: cannot open shared object file')\n"
-    )
-    monkeypatch.setenv("PYTHONPATH", str(fake.parent))  # the child's, after memvault's own
-    emb = make_embedder(IndexSettings(model_cache=str(built)), apart=True)
-    assert isinstance(emb, SentenceTransformerEmbedder)
-    said = fallback_messages(caplog)
-    assert "cannot be loaded on this machine" in said and "libonnxruntime.so.1" in said
-
-
-def _vault(tmp_path: Path) -> Path:
-    root = tmp_path / "v"
-    write(root, "people/ana.md", "# Ana\n\nAna runs the billing migration to PostgreSQL.\n")
-    write(root, "projects/atlas.md", "# Atlas\n\nThe search project: ranking and recall.\n")
-    (root / ".memvault").mkdir(parents=True, exist_ok=True)
-    return root
 
 
 def test_a_daemons_vault_runs_the_model_apart_and_letting_it_go_ends_that_process(
@@ -252,33 +235,6 @@ def test_what_else_writes_to_the_childs_stdout_never_garbles_the_vectors(
         assert np.array_equal(apart.embed(TEXTS[:2]), here.embed(TEXTS[:2]))
     finally:
         apart.close()
-
-
-def test_a_stopped_child_is_killed_past_its_time_and_the_batch_runs_in_a_new_one(
-    built: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
-) -> None:
-    from memvault.index import onnx_run
-
-    monkeypatch.setattr(onnx_run, "REPLY_TIMEOUT", 3.0)  # 120 s in use
-    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
-    run = _child_of(emb)
-    try:
-        first = emb.embed(TEXTS)
-        pid = run.pid
-        assert pid is not None
-        os.kill(pid, signal.SIGSTOP)  # alive, silent
-        with caplog.at_level(logging.WARNING, logger="memvault"):
-            assert np.array_equal(emb.embed(TEXTS), first)
-        assert _gone(pid) and run.pid not in (None, pid)
-        assert "silent past its time, killed" in " ".join(r.getMessage() for r in caplog.records)
-        stopped = run.pid
-        assert stopped is not None
-        os.kill(stopped, signal.SIGSTOP)
-        started = time.monotonic()
-        emb.close()  # never waits on it for good
-        assert time.monotonic() - started < 30 and _gone(stopped)
-    finally:
-        emb.close()
 
 
 def test_a_child_silent_as_it_starts_is_tried_again_then_an_error_not_torch(
