@@ -160,14 +160,14 @@ class Daemon:
             time.sleep(0.2)
 
     def cpu_ticks(self) -> int:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15)
+        return cpu_ticks(self.proc.pid)
 
     def status_kb(self, key: str) -> int:
-        for line in Path(f"/proc/{self.proc.pid}/status").read_text().splitlines():
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-        return 0
+        return status_kb(self.proc.pid, key)
+
+    def children(self) -> list[int]:
+        """The daemon's child processes (the model's own, while it is loaded)."""
+        return children(self.proc.pid)
 
     def stop(self) -> float:
         started = time.perf_counter()
@@ -177,6 +177,40 @@ class Daemon:
         if code != 0:
             raise SystemExit(f"the daemon exited {code} at SIGTERM")
         return time.perf_counter() - started
+
+
+def cpu_ticks(pid: int) -> int:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime (fields 14, 15)
+
+
+def status_kb(pid: int, key: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(key + ":"):
+            return int(line.split()[1])
+    return 0
+
+
+def children(pid: int) -> list[int]:
+    """A process's children: each of its threads lists those it started."""
+    out: list[int] = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            out += [int(k) for k in (task / "children").read_text().split()]
+        except OSError:
+            continue  # the thread ended meanwhile
+    return out
+
+
+def children_kb(pid: int, key: str) -> list[int]:
+    """``key`` (/proc status, kB) of each child still there."""
+    out = []
+    for kid in children(pid):
+        try:
+            out.append(status_kb(kid, key))
+        except OSError:
+            continue  # ended meanwhile
+    return out
 
 
 def measure_edits(d: Daemon, root: Path, edits: int) -> list[float]:

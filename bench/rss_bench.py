@@ -31,6 +31,7 @@ daemon, which reports what holds its memory at each RSS read (DIR/<pid>.jsonl).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -43,7 +44,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from daemon_bench import Daemon
+from daemon_bench import Daemon, children_kb, cpu_ticks
 from scale_bench import RENAMED, RENAMED_TO, idle, links_into, save_to_searchable
 
 
@@ -51,34 +52,11 @@ def rss_mb(d: Daemon, key: str = "VmRSS") -> int:
     return round(d.status_kb(key) / 1024)
 
 
-def children(d: Daemon) -> list[str]:
-    """The daemon's child processes: each thread lists those it started."""
-    out: list[str] = []
-    for task in Path(f"/proc/{d.proc.pid}/task").glob("*"):
-        try:
-            out += (task / "children").read_text().split()
-        except OSError:
-            continue  # the thread ended meanwhile
-    return out
-
-
-def children_kb(d: Daemon, key: str) -> list[int]:
-    """``key`` of each child process of the daemon (the model's process, when it runs)."""
-    out = []
-    for kid in children(d):
-        try:
-            lines = Path(f"/proc/{kid}/status").read_text().splitlines()
-        except OSError:
-            continue  # ended meanwhile
-        out += [int(line.split()[1]) for line in lines if line.startswith(key + ":")]
-    return out
-
-
 def read_rss(d: Daemon, row: dict[str, Any], name: str) -> None:
     """The daemon's RSS and its children's (the model's process), and their peak so far."""
     row[f"rss_{name}_mb"] = rss_mb(d)
-    row[f"children_{name}_mb"] = round(sum(children_kb(d, "VmRSS")) / 1024)
-    peaks = children_kb(d, "VmHWM")
+    row[f"children_{name}_mb"] = round(sum(children_kb(d.proc.pid, "VmRSS")) / 1024)
+    peaks = children_kb(d.proc.pid, "VmHWM")
     row["children_peak_mb"] = max(
         [row.get("children_peak_mb", 0), *[round(k / 1024) for k in peaks]]
     )
@@ -125,12 +103,9 @@ def probe(d: Daemon, folder: Path | None, tag: str) -> None:
 def tree_ticks(d: Daemon) -> int:
     """CPU ticks of the daemon and of its children (the model's process runs the query)."""
     ticks = d.cpu_ticks()
-    for kid in children(d):
-        try:
-            fields = Path(f"/proc/{kid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        ticks += int(fields[11]) + int(fields[12])
+    for kid in d.children():
+        with contextlib.suppress(OSError):  # ended meanwhile
+            ticks += cpu_ticks(kid)
     return ticks
 
 

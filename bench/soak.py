@@ -35,7 +35,6 @@ guarantee failed (each failure says what and where).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
@@ -49,7 +48,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from daemon_bench import ROOT, Daemon
+from daemon_bench import ROOT, Daemon, children_kb
 from scale_bench import idle
 
 FOLDERS = ["people", "projects", "decisions", "Archive/2024", "topics/ops", "Notizen"]
@@ -324,17 +323,6 @@ def check_fresh(code: Path, model: str | None, root: Path, scratch: Path) -> tup
     return bad, st
 
 
-def children(pid: int) -> list[int]:
-    """A process's children (each of its threads lists those it started)."""
-    out: list[int] = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(k) for k in (task / "children").read_text().split()]
-        except OSError:
-            continue
-    return out
-
-
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
@@ -355,17 +343,12 @@ def health(d: Daemon, root: Path) -> dict[str, Any]:
     pid = d.proc.pid
     st = d.call("GET", "/status")
     mem = root / ".memvault"
-    kids = children(pid)
-    kids_kb = 0
-    for kid in kids:
-        with contextlib.suppress(OSError):
-            status = Path(f"/proc/{kid}/status").read_text().split("VmRSS:")
-            kids_kb += int(status[1].split()[0]) if len(status) > 1 else 0
+    kids_kb = children_kb(pid, "VmRSS")
     return {
         "rss_mb": round(d.status_kb("VmRSS") / 1024, 1),
         "hwm_mb": round(d.status_kb("VmHWM") / 1024, 1),
-        "children": len(kids),  # the model's own process while it is loaded
-        "children_rss_mb": round(kids_kb / 1024, 1),
+        "children": len(kids_kb),  # the model's own process while it is loaded
+        "children_rss_mb": round(sum(kids_kb) / 1024, 1),
         "fds": len(os.listdir(f"/proc/{pid}/fd")),
         "threads": d.status_kb("Threads"),
         "memvault_bytes": sum(p.stat().st_size for p in mem.rglob("*") if p.is_file()),
@@ -470,7 +453,7 @@ def main() -> None:
         elif kind in ("restart", "kill"):
             world.daemon_up = False
             world.said(kind)
-            kids = children(d.proc.pid)
+            kids = d.children()
             if kind == "kill":
                 d.proc.send_signal(signal.SIGKILL)
                 d.proc.wait(30)
