@@ -109,7 +109,7 @@ def children_of(pid: int) -> list[int]:
 def alive(pid: int) -> bool:
     try:
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except FileNotFoundError:
+    except OSError:  # gone (or going: ESRCH between the open and the read)
         return False
     return state != "Z"
 

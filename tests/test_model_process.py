@@ -24,24 +24,18 @@ from memvault.errors import ModelError
 from memvault.index.embedder import make_embedder
 from memvault.index.embedder_onnx import OnnxEmbedder, load_onnx_embedder
 from memvault.index.onnx_run import ChildRun, LocalRun
-from onnx_helpers import DAEMON, TEXTS, run_python
+from onnx_helpers import DAEMON, TEXTS, alive, run_python
 from test_model_release import _vault
 
 pytestmark = pytest.mark.model
 
 
 def _gone(pid: int, within: float = 10.0) -> bool:
-    """The process has ended (and been reaped, or is a zombie of a dead parent)."""
+    """The process has ended within ``within`` seconds (reaped, or a zombie)."""
     deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            return True
-        if state == "Z":
-            return True
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return False
+    return not alive(pid)
 
 
 def _child_of(emb: OnnxEmbedder) -> ChildRun:
