@@ -332,7 +332,8 @@ class Engine:
                 self.attachments.record(conn, attachments)
                 if relinking:  # journalled with the renames, before the first rewrite
                     self.store.journal_relink(conn, moves)
-            self.catalogue.files_changed()
+            if moves or attachments:  # (a name that only passed moved no file it holds)
+                self.catalogue.files_changed()
             after = self.catalogue.link_index()
             if relinking:
                 relinked, problems, edits, kept_changing = self.linker.relink(
@@ -362,15 +363,8 @@ class Engine:
             if edits or changes.moved
             else set()
         )
-        todo = sorted(
-            (
-                set(changes.created)
-                | set(changes.modified)
-                | {new for _, new in changes.moved}
-                | set(relinked)
-            )
-            - carried
-        )
+        touched = {*changes.created, *changes.modified, *(new for _, new in changes.moved)}
+        todo = sorted(touched.union(relinked) - carried)
         # a long one (a full reconcile, a pull's batch) steps aside between its batches
         long = full or len(todo) > BATCH_NOTES
         notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
