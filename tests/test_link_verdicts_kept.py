@@ -16,6 +16,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import open_vault, write
 
 
@@ -118,3 +120,51 @@ def test_an_index_of_schema_6_gets_link_names_and_its_stale_verdicts_resolved(
     )
     with open_vault(root) as v:
         assert _kept(v, "a.md") == _verdicts(fresh, "a.md")
+
+
+def _fresh(
+    root: Path, source: str, tmp: Path
+) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
+    """The verdicts a fresh index of the same files stores."""
+    copy = tmp / "fresh"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    return _verdicts(copy, source)
+
+
+def test_a_sync_that_dies_before_its_links_follow_leaves_no_stale_verdict(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """A sync killed (or failing: a full disk) after it took a deleted note out of the
+    index and before it resolved the links of its name again left ``[[b]]`` stored as
+    ``resolved`` to the gone note for good: the next sync found nothing changed. A
+    sync of the same process that raised left the same; so does one in a new process."""
+    from memvault.engine import engine
+
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[b]].\n\nAnd [[c]].\n")
+    write(root, "b.md", "# B\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+    follow = engine.verdicts.follow
+
+    def dies(*args: Any, **kwargs: Any) -> int:
+        raise KeyboardInterrupt("killed between the delete and the links")
+
+    # in a new process: the sync that died was another's
+    os.remove(root / "b.md")
+    monkeypatch.setattr(engine.verdicts, "follow", dies)
+    with open_vault(root) as v, pytest.raises(KeyboardInterrupt):
+        v.sync()
+    monkeypatch.setattr(engine.verdicts, "follow", follow)
+    with open_vault(root) as v:
+        v.sync()
+        assert _kept(v, "a.md") == _fresh(root, "a.md", tmp_path / "1")
+        # in the same process: a sync that raised, then the next
+        write(root, "c.md", "# C\n\nText.\n")
+        monkeypatch.setattr(engine.verdicts, "follow", dies)
+        with pytest.raises(KeyboardInterrupt):
+            v.sync()
+        monkeypatch.setattr(engine.verdicts, "follow", follow)
+        v.sync()
+        assert _kept(v, "a.md") == _fresh(root, "a.md", tmp_path / "2")
+        assert [r[2] for r in _kept(v, "a.md")] == ["unresolved", "resolved"]

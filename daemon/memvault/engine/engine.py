@@ -151,6 +151,7 @@ class Engine:
             else Store.in_memory()
         )
         self.catalogue = Catalogue(self.store)
+        self.following = verdicts.Following(self.store)
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(
             config, self.store, embedder, read_only=read_only, model_apart=daemon
@@ -267,7 +268,10 @@ class Engine:
                 self.store.touch_note(path, seen[path].size, seen[path].mtime_ns)
             # the vector lane beside a full sync's structure lane (the second core)
             beside_on = vectors and full and self.store.vectors_beside
-            with VectorsBeside(self.embedding, self._lock, enabled=beside_on) as beside:
+            with (
+                VectorsBeside(self.embedding, self._lock, enabled=beside_on) as beside,
+                self.following.sync(),  # a sync that dies before its links follow: healed
+            ):
                 report = self._apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
@@ -319,6 +323,7 @@ class Engine:
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
         came_went = verdicts.before(self.catalogue.link_index, changes, attachments)
+        self.following.changing(came_went)
         if changes:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")

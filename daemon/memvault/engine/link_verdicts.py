@@ -19,7 +19,9 @@ change: the links table's ``name`` column is indexed (index schema 7).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterable
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 from memvault.core.changes import ChangeSet
@@ -53,6 +55,56 @@ def before(
     return CameWent(frozenset(paths), aliases_of(link_index(), went) if went else {}, later)
 
 
+FOLLOWING = "links_following"  # meta: a sync changed files whose links are not resolved yet
+RESOLVE_ALL = "links_resolve"  # meta: the next sync resolves every stored link once
+
+
+class Following:
+    """Whether the stored links followed the files the syncs changed. A sync that dies
+    between the two (a kill, a full disk: a deleted note out of the index, the links of
+    its name not resolved again) left them stale for good, since the next sync finds
+    nothing changed. So meta ``links_following`` is set while a sync changes files and
+    cleared when this process's syncs are all done and none failed; found set when no
+    sync of this process is under way, a sync died in between, and the next follow
+    resolves every link (as after the upgrade to schema 7). Syncs may overlap (one let
+    in by a reconcile stepping aside): it is cleared by the last to end."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self._lock = threading.Lock()
+        self._live = 0
+        self._failed = False
+        self._set = False  # set by this process: cleared when the syncs are done
+
+    @contextmanager
+    def sync(self) -> Iterator[None]:
+        with self._lock:
+            if not self._live and self.store.meta(FOLLOWING):
+                self.store.set_meta(RESOLVE_ALL, "1")
+                self._set = True
+            self._live += 1
+        done = False
+        try:
+            yield
+            done = True
+        finally:
+            with self._lock:
+                self._live -= 1
+                self._failed |= not done
+                if not self._live and self._set and not self._failed:
+                    self.store.set_meta(FOLLOWING, "")
+                    self._set = False
+                if not self._live:
+                    self._failed = False
+
+    def changing(self, came_went: CameWent | None) -> None:
+        """A sync is about to change what can lead links elsewhere."""
+        with self._lock:
+            if came_went is not None and not self._set:
+                self.store.set_meta(FOLLOWING, "1")
+                self._set = True
+
+
 def follow(
     catalogue: Catalogue,
     store: Store,
@@ -64,9 +116,9 @@ def follow(
     again against the files as it leaves them (and ``coming``: notes a long sync has
     still to index), but those of ``fresh`` (the notes it indexed). How many (source,
     target) pairs changed."""
-    if store.meta("links_resolve"):  # an index upgraded to schema 7: every link, once
+    if store.meta(RESOLVE_ALL):  # schema 7's upgrade, a sync that died: every link, once
         changed = resolve_all(store, catalogue.link_index_with(coming))
-        store.set_meta("links_resolve", "")
+        store.set_meta(RESOLVE_ALL, "")
         return changed
     if came_went is None:  # (before the catalogue's rows: a sync in a new process that
         return 0  # finds nothing changed read all of them: 5 s of 7 at 50,000 notes)
