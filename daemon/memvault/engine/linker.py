@@ -7,7 +7,6 @@ files it wrote, and the engine has them re-indexed.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import json
 import logging
@@ -17,15 +16,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core import memory_md
-from memvault.core.anchors import Outline, outline
-from memvault.core.changes import suspects
-from memvault.core.linkcheck import link_format, link_problem
+from memvault.core.linkcheck import link_format
 from memvault.core.memory_order import Listing, SectionRule, in_folder
-from memvault.core.notes import Note, parse_note
 from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
+from memvault.engine import link_check
 from memvault.engine.folders import section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
@@ -384,83 +381,10 @@ class Linker:
     def link_problems(
         self, include_alias: bool = True, scan: Scan | None = None, *, as_written: bool = True
     ) -> list[LinkProblem]:
-        """Unresolved, ambiguous and alias-only links and anchors that find nothing, true
-        to the disk now, each with its line, column and text as written.
-
-        Notes the index holds unchanged are judged from the links table first; only
-        notes with a problem (and notes changed since the last sync) are parsed, so
-        the answer never depends on whether a sync ran. ``scan``: the vault's scan
-        taken just now by the caller (``status`` shares its one), else one is taken.
-        ``as_written=False`` (``status``, which counts them): an unchanged note's
-        problems come from its links table rows, without the column and the text, and
-        it is not read (a vault of 20,000 notes that each link a note not yet written
-        had every note parsed on every ``status``).
-        """
-        scan = scan if scan is not None else self.fs.scan()
-        known = self.store.manifest()
-        seen = scan.notes
-        stale = set(suspects(known, seen))
-        rows = {p for p in known if p in seen and p not in stale}  # indexed, unchanged
-        _, indexed_aliases = self.store.paths_and_aliases()
-        aliases = {p: a for p, a in indexed_aliases.items() if p in rows}
-        parsed: dict[str, tuple[str, Note]] = {}
-        for path in sorted(stale):
-            note = self._parse(path)
-            if note is not None:
-                parsed[path] = note
-                if note[1].aliases:
-                    aliases[path] = note[1].aliases
-        idx = LinkIndex(list(seen) + sorted(scan.attachments), aliases)
-        outlines: dict[str, Outline | None] = {}
-
-        def outline_of(path: str) -> Outline | None:
-            if path in parsed:
-                return parsed[path][1].outline
-            if path not in outlines:  # the outline alone: cheaper than a whole parse
-                try:
-                    outlines[path] = outline(self.fs.read(path).decoded.text)
-                except (NoteNotFound, NotText, OSError):
-                    outlines[path] = None
-            return outlines[path]
-
-        def judge(source: str, line: int, target: str, anchor: str | None) -> LinkProblem | None:
-            problem = link_problem(source, line, target, anchor, idx, outline_of)
-            if problem is None or (problem.verdict == "alias" and not include_alias):
-                return None
-            return problem
-
-        # the links table says which unchanged notes have a problem; those are read
-        from_rows = [
-            (r.source, problem)
-            for page in self.store.links_by_page()  # not all 900,000 of 100,000 notes at once
-            for r in page
-            if r.source in rows and (problem := judge(r.source, r.line, r.target, r.anchor))
-        ]
-        out = [] if as_written else [problem for _, problem in from_rows]
-        for path in sorted({source for source, _ in from_rows} if as_written else ()):
-            got = self._parse(path)
-            if got is not None:
-                parsed[path] = got
-        for source, (text, parsed_note) in sorted(parsed.items()):
-            for link in parsed_note.links:
-                problem = judge(source, link.line, link.target, link.anchor)
-                if problem is not None:
-                    line_start = text.rfind("\n", 0, link.start) + 1
-                    out.append(
-                        dataclasses.replace(
-                            problem,
-                            column=link.start - line_start + 1,
-                            text=text[link.start : link.end],
-                        )
-                    )
-        return out
-
-    def _parse(self, path: str) -> tuple[str, Note] | None:
-        try:
-            text = self.fs.read(path).decoded.text
-        except (NoteNotFound, NotText, OSError):
-            return None
-        return text, parse_note(path, text)
+        """The vault's link problems (``engine/link_check.py``)."""
+        return link_check.link_problems(
+            self.fs, self.store, include_alias, scan, as_written=as_written
+        )
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:

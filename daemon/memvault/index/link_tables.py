@@ -142,6 +142,26 @@ class LinkTables:
             ]
             after = names[-1]
 
+    def links_to_judge(self, names: Iterable[str]) -> list[LinkRow]:
+        """The stored links whose verdict the disk may have made a problem of, as
+        ``links()`` orders them: not ``resolved`` when stored (an alias only leads a link
+        that no file name does: ``alias``), with an anchor (the target's headings decide
+        it), or of one of ``names`` (``wikilinks.link_name``s of files that came or went
+        since)."""
+        cols = "source, line, target, anchor, kind, embed, verdict, resolved, candidates"
+        with self._lock:
+            q = f"SELECT {cols} FROM links WHERE verdict <> 'resolved' OR anchor IS NOT NULL"
+            rows = set(self._db.execute(q))
+            for part in parts(sorted(set(names))):
+                q = f"SELECT {cols} FROM links WHERE name IN ({','.join('?' * len(part))})"
+                rows.update(self._db.execute(q, part))
+        return [
+            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
+            for s, ln, t, a, k, e, v, r, c in sorted(
+                rows, key=lambda r: (r[0], r[1], r[2], r[3] or "")
+            )
+        ]
+
     def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
         """Notes with a link resolved to one of ``targets`` or of one of ``names``
         (``wikilinks.link_name``s)."""
