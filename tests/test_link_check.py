@@ -31,6 +31,7 @@ def _vault(root: Path) -> None:
     write(root, "projects/plan.md", "# Plan\n\nText.\n")
     write(root, "projects/x/deep.md", "# Deep\n\n[[people/bo]] [[cy]].\n")
     (root / "pic.png").write_bytes(b"\x89PNG")
+    write(root, "people/dy.md", "# Dy\n\nOne line, one link twice: [[nobody]], [[nobody]].\n")
 
 
 STEPS = [

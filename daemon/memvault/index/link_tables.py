@@ -149,17 +149,18 @@ class LinkTables:
         it), or of one of ``names`` (``wikilinks.link_name``s of files that came or went
         since)."""
         cols = "source, line, target, anchor, kind, embed, verdict, resolved, candidates"
-        with self._lock:
-            q = f"SELECT {cols} FROM links WHERE verdict <> 'resolved' OR anchor IS NOT NULL"
-            rows = set(self._db.execute(q))
-            for part in parts(sorted(set(names))):
-                q = f"SELECT {cols} FROM links WHERE name IN ({','.join('?' * len(part))})"
-                rows.update(self._db.execute(q, part))
+        kept = "verdict = 'resolved' AND anchor IS NULL"
+        rows: list[tuple[Any, ...]] = []
+        with self._lock:  # each row once: a line may hold one link twice
+            for i, part in enumerate(list(parts(sorted(set(names)))) or [[]]):
+                named = f"name IN ({','.join('?' * len(part))})" if part else "1 = 0"
+                where = f"NOT ({kept}) OR {named}" if i == 0 else f"{kept} AND {named}"
+                q = f"SELECT {cols} FROM links WHERE {where} ORDER BY source, line"
+                rows += self._db.execute(q, part).fetchall()
+        rows.sort(key=lambda r: (r[0], r[1]))
         return [
             LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-            for s, ln, t, a, k, e, v, r, c in sorted(
-                rows, key=lambda r: (r[0], r[1], r[2], r[3] or "")
-            )
+            for s, ln, t, a, k, e, v, r, c in rows
         ]
 
     def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
