@@ -168,3 +168,43 @@ def test_a_sync_that_dies_before_its_links_follow_leaves_no_stale_verdict(
         v.sync()
         assert _kept(v, "a.md") == _fresh(root, "a.md", tmp_path / "2")
         assert [r[2] for r in _kept(v, "a.md")] == ["unresolved", "resolved"]
+
+
+def test_a_note_that_takes_a_links_name_is_told(tmp_path: Path) -> None:
+    """``add people --title Atlas`` beside a note linking [[Atlas]] (the project) led the
+    link to the person without a word: Obsidian, too, prefers the note in the linking
+    note's folder. Nothing in the linking note changed, its meaning did: the sync that
+    brings such a note says so, naming the path link that keeps the old target."""
+    root = tmp_path / "vault"
+    write(root, "projects/atlas.md", "# Atlas\n\nThe map project.\n")
+    write(root, "people/ana.md", "# Ana\n\nWorks on [[Atlas]].\n")
+    write(root, "logs/bo.md", "# Bo\n\nAlso [[atlas]], [[projects/atlas]].\n")
+    write(root, "logs/cy.md", "# Cy\n\n[[gone]] and [[Atlas]].\n")
+    write(root, "gone.md", "# Gone\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+        report = v.add("people", "Atlas", summary="a person called Atlas").report
+        assert report.warnings == (
+            "[[Atlas]] in logs/cy.md is now ambiguous (people/atlas.md, projects/atlas.md), "
+            "no longer projects/atlas.md: a note of that name came; write [[projects/atlas]] "
+            "to keep the link where it was",
+            "[[Atlas]] in people/ana.md now leads to people/atlas.md, no longer "
+            "projects/atlas.md: a note of that name came; write [[projects/atlas]] to keep "
+            "the link where it was",
+            "[[atlas]] in logs/bo.md is now ambiguous (people/atlas.md, projects/atlas.md), "
+            "no longer projects/atlas.md: a note of that name came; write [[projects/atlas]] "
+            "to keep the link where it was",
+        )
+        # a person's note made in Obsidian says the same; a deleted note, another name: not
+        write(root, "people/gone.md", "# Gone too\n\nText.\n")
+        os.remove(root / "gone.md")
+        write(root, "people/other.md", "# Other\n\n[[Atlas]].\n")
+        assert v.sync().warnings == ()
+        assert "[[gone]]" not in (root / "MEMORY.md").read_text(encoding="utf-8")
+        write(root, "logs/gone.md", "# Gone\n\nA log of that name.\n")  # cy's folder
+        assert v.sync().warnings == (
+            "[[gone]] in logs/cy.md now leads to logs/gone.md, no longer people/gone.md: a "
+            "note of that name came; write [[people/gone]] to keep the link where it was",
+        )
+        os.remove(root / "projects/atlas.md")  # a note gone: its links are broken, not taken
+        assert v.sync().warnings == ()

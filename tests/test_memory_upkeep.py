@@ -182,3 +182,37 @@ def test_a_folder_note_memvault_made_says_how_many_more(tmp_path: Path) -> None:
     people = section((root / "MEMORY.md").read_text(encoding="utf-8"), "people")
     assert people[-1] == "- [[people/people|2 more]]"
     assert "memvault:begin folder" in (root / "people/people.md").read_text(encoding="utf-8")
+
+
+def test_a_root_note_moved_into_a_folder_leaves_no_line_behind(tmp_path: Path) -> None:
+    """A note at the vault root (Topics) dragged into people/: its Topics line
+    ``[[gone]]`` still led to it by name, so it was taken for a person's line and stayed
+    beside the new ``[[people/gone]]``: listed twice, unlike a fresh index. A line
+    memvault wrote in a section goes when its note leaves the section's folder; one a
+    person wrote stays."""
+    root = tmp_path / "vault"
+    write(root, "gone.md", "# Gone\n\nSome text about the gone note here.\n")
+    write(root, "kept.md", "# Kept\n\nA note a person lists by hand.\n")
+    with open_vault(root) as v:
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert section(memory, "topics")[0] == "- [[gone]] - Some text about the gone note here."
+        # a person's own line in Topics for a note that later moves: theirs, kept
+        (root / "MEMORY.md").write_text(
+            memory.replace(
+                "<!-- memvault:end topics -->", "- [[kept]] - mine\n<!-- memvault:end topics -->"
+            ),
+            encoding="utf-8",
+        )
+        v.sync()
+        (root / "people").mkdir(exist_ok=True)
+        (root / "gone.md").rename(root / "people/gone.md")
+        (root / "kept.md").rename(root / "people/kept.md")
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "[[gone]]" not in memory
+    assert memory.count("people/gone") == 1 and "- [[kept]] - mine" in memory
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+        assert (root / "MEMORY.md").read_text(encoding="utf-8").count("people/gone") == 1

@@ -19,8 +19,9 @@ an editor's stale buffer) can hide a note:
   line, and *entry lines* — ``- [[target]]`` or ``- [[target]] - description``
   (`` - `path` `` for a name no link can hold) — for a note of the section's
   folder when the line is exactly what memvault writes for it now, or is a line
-  memvault wrote before (``owned``: so a summary's change, a stale buffer's old line
-  or the line of a note since deleted is updated or dropped, not frozen; losing that
+  memvault wrote before (``owned``: so a summary's change, a stale buffer's old line,
+  the line of a note since deleted or moved to another folder (its ``[[name]]`` may
+  still lead to it) is updated or dropped, not frozen; losing that
   history only makes such a line count as the person's). A line naming a note that
   is not there and that memvault never wrote is a person's (a note still to come:
   its words are never dropped; ``links check`` reports the link). Every other line
@@ -346,8 +347,13 @@ def _daemons(s: _Section, content: str) -> bool:
         ours = content in s.owned or (as_text and "\\" in target)
         return in_folder(guess, s.rule.folder) and guess not in s.waiting and ours
     entry = s.notes.get(path)
-    if entry is None or not in_folder(path, s.rule.folder):
+    if entry is None:
         return False  # a file memvault does not list (or one a reconcile has still to index)
+    if not in_folder(path, s.rule.folder):
+        # the note its link leads to now is in another folder: memvault's line only when
+        # memvault wrote it here (a root note moved into people/: its [[name]] still leads
+        # to it, and stayed beside the new folder's line)
+        return content in s.owned
     return content == s.line_of(entry) or content in s.owned
 
 

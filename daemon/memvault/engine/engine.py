@@ -386,8 +386,9 @@ class Engine:
             self.catalogue.files_changed()
         elif changes.created:  # a save of new notes: they join the link index
             self.catalogue.files_added(changes.created)
-        # the stored links that the files which came and went lead elsewhere
-        verdicts.follow(self.catalogue, self.store, came_went, set(todo) | carried, pending)
+        warnings += verdicts.follow(  # stored links that files which came and went lead on
+            self.catalogue, self.store, came_went, set(todo) | carried, pending
+        )
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
         if changes or moves or (not pending and not self.store.meta("memory_synced")):

@@ -23,12 +23,23 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet
-from memvault.core.wikilinks import LinkIndex, link_name
+from memvault.core.wikilinks import LinkIndex, Resolution, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
+
+
+class Changed(NamedTuple):
+    """A stored (source, target) pair resolved otherwise now: as it was, as it is."""
+
+    source: str
+    target: str
+    verdict: str
+    resolved: str | None
+    now: Resolution
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,25 +122,60 @@ def follow(
     came_went: CameWent | None,
     fresh: Collection[str],
     coming: Iterable[str] = (),
-) -> int:
+) -> tuple[str, ...]:
     """After a sync: the stored links ``came_went`` can have led elsewhere, resolved
     again against the files as it leaves them (and ``coming``: notes a long sync has
-    still to index), but those of ``fresh`` (the notes it indexed). How many (source,
-    target) pairs changed."""
+    still to index), but those of ``fresh`` (the notes it indexed). The warnings for the
+    links a file that came took from the note they led to (``taken``)."""
     if store.meta(RESOLVE_ALL):  # schema 7's upgrade, a sync that died: every link, once
-        changed = resolve_all(store, catalogue.link_index_with(coming))
+        resolve_all(store, catalogue.link_index_with(coming))
         store.set_meta(RESOLVE_ALL, "")
-        return changed
+        return ()
     if came_went is None:  # (before the catalogue's rows: a sync in a new process that
-        return 0  # finds nothing changed read all of them: 5 s of 7 at 50,000 notes)
+        return ()  # finds nothing changed read all of them: 5 s of 7 at 50,000 notes)
     notes = catalogue.notes()
     # every note indexed now (a first sync's): none is stale; a save never looks at all
     # of them (a look at 100,000 rows is ~10 ms: tests/test_save_cost.py)
     if len(fresh) >= len(notes) and all(p in fresh for p in notes):
-        return 0
+        return ()
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
-    return resolve_named(store, links, names(came_went.paths, came_went.aliases, after), fresh)
+    named = names(came_went.paths, came_went.aliases, after)
+    return taken(resolve_named(store, links, named, fresh), links)
+
+
+TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
+
+
+def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
+    """Warnings for the links that led to a note still there and lead elsewhere now,
+    or are ambiguous: a note of the same name came (``add`` in another folder, a note
+    made in the linking note's folder, which Obsidian prefers too). Nothing in the note
+    says so, and its meaning changed: one warning a link name and note, with the path
+    link that keeps the old target."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for source, target, verdict, resolved, now in changed:
+        if verdict != "resolved" or resolved is None or resolved not in links:
+            continue  # it was no link to a note, or that note moved or went
+        if now.verdict == "resolved" and now.path == resolved:
+            continue  # (only the candidates it was chosen among changed)
+        said = (
+            f"now leads to {now.path}"
+            if now.verdict == "resolved"
+            else f"is now {now.verdict} ({', '.join(now.candidates)})"
+        )
+        groups.setdefault((target, resolved, said), []).append(source)
+    out = []
+    for (target, resolved, said), sources in sorted(groups.items()):
+        where = ", ".join(sorted(sources)[:TAKEN_SOURCES])
+        if len(sources) > TAKEN_SOURCES:
+            where += f" and {len(sources) - TAKEN_SOURCES} more"
+        keep = resolved[:-3] if resolved.lower().endswith(".md") else resolved
+        out.append(
+            f"[[{target}]] in {where} {said}, no longer {resolved}: a note of that name "
+            f"came; write [[{keep}]] to keep the link where it was"
+        )
+    return tuple(out)
 
 
 def aliases_of(links: LinkIndex, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
@@ -154,10 +200,10 @@ def names(
 
 def resolve_named(
     store: Store, links: LinkIndex, named: Iterable[str], fresh: Collection[str] = ()
-) -> int:
+) -> list[Changed]:
     """Resolve again against ``links`` every stored link of the ``named`` names but
     those of ``fresh`` (notes this sync indexed, against the same files) and write the
-    verdicts that changed; how many (source, target) pairs changed."""
+    verdicts that changed; the (source, target) pairs that changed."""
     wanted = set(named)
     rows = store.links_named(wanted) if wanted else []
     return _write_changed(store, links, (r for r in rows if r[0] not in fresh))
@@ -172,14 +218,14 @@ def resolve_all(store: Store, links: LinkIndex) -> int:
             (r.source, r.target, r.verdict, r.resolved, json.dumps(list(r.candidates)))
             for r in page
         }
-        changed += _write_changed(store, links, sorted(rows, key=lambda r: (r[0], r[1])))
+        changed += len(_write_changed(store, links, sorted(rows, key=lambda r: (r[0], r[1]))))
     return changed
 
 
 def _write_changed(
     store: Store, links: LinkIndex, rows: Iterable[tuple[str, str, str, str | None, str]]
-) -> int:
-    out = []
+) -> list[Changed]:
+    out: list[Changed] = []
     for source, target, verdict, resolved, candidates in rows:
         res = links.resolve(target, source)
         if (res.verdict, res.path, list(res.candidates)) != (
@@ -187,8 +233,11 @@ def _write_changed(
             resolved,
             json.loads(candidates),
         ):
-            out.append((source, target, res.verdict, res.path, res.candidates))
+            out.append(Changed(source, target, verdict, resolved, res))
     if out:
         with store.transaction() as conn:
-            store.set_link_verdicts(conn, out)
-    return len(out)
+            store.set_link_verdicts(
+                conn,
+                [(c.source, c.target, c.now.verdict, c.now.path, c.now.candidates) for c in out],
+            )
+    return out
