@@ -6,7 +6,7 @@ and named a moment later, another note linking the first name meanwhile.
 Each code (``NAME=CHECKOUT``) syncs its own copy of the indexed vault ``DIR`` (a
 ``scale_bench.generate`` vault, hash embedder), warms the link index as a daemon holds
 it, then times ``--saves`` such batches (``Vault.sync(moves=...)`` as the watcher hands
-the kernel's rename on), the codes alternating run by run. Prints the medians (the
+the kernel's rename on, with the batch's paths), the codes alternating run by run. Prints the medians (the
 first batch of a run left out: it warms the rest) and their ratio to the first code.
 """
 
@@ -36,8 +36,10 @@ with Vault.open(work) as v:
         with open(linking, "a") as fh:
             fh.write(f"\nSee [[Untitled{i}]].\n")
         os.rename(work / f"projects/Untitled{i}.md", work / f"projects/Roadmap{i}.md")
+        names = [f"projects/Untitled{i}.md", f"projects/Roadmap{i}.md"]
+        paths = [*names, str(linking.relative_to(work))]  # the batch's paths, as the watcher's
         t = time.perf_counter()
-        r = v.sync(moves=[(f"projects/Untitled{i}.md", f"projects/Roadmap{i}.md")], vectors=False)
+        r = v.sync(paths=paths, moves=[tuple(names)], vectors=False)
         out.append(time.perf_counter() - t)
         assert r.relinked, "the link did not follow"
 print(json.dumps(out[1:]))

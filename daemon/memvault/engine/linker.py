@@ -249,7 +249,7 @@ class Linker:
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems = list(update.problems) + sections_moved_away(
-            self.store, cfg.sections, listings, moves
+            self.store, cfg.sections, listings, moves, lambda f: (self.fs.root / f).is_dir()
         )
         self._keep_problems([(rel, p, "note") for p in problems])
         if update.owned != self._last_owned:
@@ -423,18 +423,23 @@ def sections_moved_away(
     sections: Sequence[SectionRule],
     listings: Mapping[str, Listing],
     moves: Mapping[str, str],
+    on_disk: Callable[[str], bool],
 ) -> list[str]:
     """A section whose folder's notes all moved away (the folder renamed, ``People/``
     to ``Persons/`` or ``people/``) lists none of them while config.toml names the
     old folder: said on every update (``memvault status``), where they went followed
     as they move on, until the section lists notes again (its folder set anew, or
-    notes back in it)."""
+    notes back in it). A folder still there (``on_disk``, as config.toml spells it)
+    was not renamed: its notes were moved out (a person's only note dragged to the
+    vault root), and config.toml is right as it is."""
     told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
     now: dict[str, list[str]] = {}
     out = []
     for rule in sections:
         if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
             continue  # listed, or its filter selects none of the notes still there
+        if on_disk(rule.folder.strip("/")):
+            continue
         were = told.get(rule.folder, []) or [rule.folder]
         went = sorted(
             {
