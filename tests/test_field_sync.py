@@ -9,6 +9,13 @@ Found by the field test of a synced vault:
   the deleted note's links stay, unresolved. Bytes that say nothing of their own (no
   chunk: empty, or a template's headings and hints) do not tell a rename; a rename
   the file system reported still does.
+- a Dropbox conflict copy, `ana (Ana's MacBook's conflicted copy 2026-12-05).md`, was a
+  note of its own: a second Ana in MEMORY.md's people and every hit on her twice in
+  search (Syncthing's and Nextcloud's names were known, Dropbox's real form was not).
+- the conflict copies memvault did know were passed by in silence: the other machine's
+  words in them (the edit that lost the race) were in no search and nothing said so.
+  `status` lists each, naming the note it is a copy of, from a full scan; the daemon
+  makes one as a copy comes or goes.
 """
 
 from __future__ import annotations
@@ -16,7 +23,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers import DaemonProcess, eventually, new_vault, open_vault, write
+import pytest
+
+from helpers import DaemonProcess, eventually, new_vault, open_vault, run_memvault, write
+from memvault.vault.files import VaultFS
 
 EMPTY_DAY = "---\ntype: log\n---\n# Log\n\n%% what happened %%\n\n## Follow-ups\n"
 
@@ -68,3 +78,76 @@ def test_an_empty_note_renamed_under_the_daemon_keeps_its_links(tmp_path: Path) 
         eventually(lambda: "[[standup]]" in carla.read_text(encoding="utf-8"), 30)
     finally:
         assert daemon.stop() == 0
+
+
+COPIES = {
+    "people/ana.sync-conflict-20261205-101010-ABCDEFG.md": "Syncthing",
+    "people/ana (conflicted copy 2026-12-05 101010).md": "Nextcloud",
+    "people/ana (Ana's MacBook's conflicted copy 2026-12-05).md": "Dropbox",
+    "people/ana (Ana's conflicted copy).md": "Dropbox, no date",
+    "people/ana (Case Conflict).md": "Dropbox, case",
+    "people/ana (Selective Sync Conflict).md": "Dropbox, selective sync",
+    "people/ana_conflict-20261205-101010.md": "ownCloud",
+}
+ANA = "---\ntitle: Ana Lopez\n---\n# Ana Lopez\n\nAna leads the data team.\n"
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+def test_a_sync_tools_conflict_copy_is_no_note_and_is_listed(tmp_path: Path, copy: str) -> None:
+    root = tmp_path / "vault"
+    write(root, "people/ana.md", ANA)
+    write(root, copy, ANA.replace("data team", "data team and climbs"))
+    scan = VaultFS(root).scan()
+    assert sorted(scan.notes) == ["people/ana.md"]
+    reasons = {s.path: s.reason for s in scan.skipped}
+    assert "conflict copy of people/ana.md" in reasons[copy]
+    with open_vault(root) as v:
+        v.sync()
+        assert [h.path for h in v.search("Ana data team")] == ["people/ana.md"]
+        listed = {p["path"]: p["reason"] for p in v.status()["problems"]}
+        assert "merge what it adds into that note" in listed[copy]
+    assert copy not in (root / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "name", ["people/ana 2.md", "people/ana-LAPTOP-1.md", "Conflict resolution.md"]
+)
+def test_names_a_person_gives_notes_stay_notes(tmp_path: Path, name: str) -> None:
+    root = tmp_path / "vault"
+    write(root, name, ANA)
+    scan = VaultFS(root).scan()
+    assert list(scan.notes) == [name] and scan.skipped == ()
+
+
+def test_the_daemon_lists_a_conflict_copy_as_it_comes_and_goes(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana.md", ANA)
+    daemon = DaemonProcess(tmp_path, root)
+    env_status = ("status", "--vault", str(root))
+    try:
+        daemon.ready(answering=True)
+        eventually(lambda: "[[people/ana]]" in (root / "MEMORY.md").read_text("utf-8"))
+        copy = root / "people/ana (Ana's MacBook's conflicted copy 2026-12-05).md"
+        # the sync tool writes its temp file, then renames it into place
+        temp = root / "people/.dropbox-partial.tmp"
+        temp.write_text(ANA.replace("team.", "team and climbs."), encoding="utf-8")
+        os.rename(temp, copy)
+        env = daemon_env(tmp_path)
+
+        def listed() -> str:
+            out = run_memvault(*env_status, env=env).stdout
+            return out if "conflict copy of people/ana.md" in out else ""
+
+        out = eventually(listed, 30, "the copy listed")
+        assert "people/ana (Ana's MacBook's conflicted copy 2026-12-05).md" in out
+        copy.unlink()  # merged and deleted
+        eventually(lambda: not listed(), 30, "the copy no longer listed")
+        assert "conflicted" not in (root / "MEMORY.md").read_text(encoding="utf-8")
+    finally:
+        assert daemon.stop() == 0
+
+
+def daemon_env(tmp_path: Path) -> dict[str, str]:
+    from helpers import memvault_env
+
+    return memvault_env(tmp_path)
