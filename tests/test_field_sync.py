@@ -21,6 +21,10 @@ Found by the field test of a synced vault:
   restarted the file watches and reconciled the whole vault: 0.3 s of CPU each at
   20,000 notes. No note can arrive there; only a folder that arrives where notes are
   (created, or moved in from `.trash/`) needs the watches renewed.
+- an Excalidraw drawing (`.excalidraw.md`) outside the plugin's folder was described in
+  MEMORY.md by the plugin's banner, `⚠ Switch to EXCALIDRAW VIEW in the MORE OPTIONS
+  menu of this document. ⚠`, and titled "Excalidraw Data" (every drawing alike). Its
+  first text element describes it; its file name is its title, as Obsidian shows it.
 """
 
 from __future__ import annotations
@@ -183,3 +187,46 @@ def test_a_folder_made_in_a_dot_folder_costs_no_reconcile(tmp_path: Path) -> Non
     finally:
         watched.watcher.stop()
         watched.vault.close()
+
+
+DRAWING = """---
+
+excalidraw-plugin: parsed
+tags: [excalidraw]
+
+---
+==⚠  Switch to EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠== You can \
+decompress Drawing data with the command palette: 'Decompress current Excalidraw file'. \
+For more info check in plugin settings under 'Saving'
+
+
+# Excalidraw Data
+
+## Text Elements
+Architecture sketch for the billing service ^abc123
+
+Owned by [[carla]] ^def456
+
+%%
+## Drawing
+```json
+{"type": "excalidraw", "version": 2, "elements": [{"id": "abc123", "type": "text"}]}
+```
+%%
+"""
+
+
+def test_an_excalidraw_drawing_is_described_by_its_words_not_the_plugins(
+    tmp_path: Path,
+) -> None:
+    root = new_vault(tmp_path)
+    write(root, "billing-architecture.excalidraw.md", DRAWING)
+    with open_vault(root) as v:
+        v.sync()
+        hit = v.search("billing architecture sketch", k=1)[0]
+        assert hit.title == "billing-architecture.excalidraw"
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    line = next(x for x in memory.splitlines() if "billing-architecture" in x)
+    assert line == (
+        "- [[billing-architecture.excalidraw]] - Architecture sketch for the billing service"
+    )
