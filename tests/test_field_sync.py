@@ -63,6 +63,18 @@ def test_a_deleted_template_note_and_a_new_one_alike_are_no_rename(tmp_path: Pat
         assert "[[2026-12-05]]" in (root / "people/carla.md").read_text(encoding="utf-8")
 
 
+def test_a_folder_of_empty_notes_renamed_unseen_is_still_followed(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    write(root, "projects/alpha/plan.md", EMPTY_DAY)
+    write(root, "people/carla.md", "# Carla\n\nSee [[projects/alpha/plan]].\n")
+    with open_vault(root) as v:
+        v.sync()
+        (root / "projects/alpha").rename(root / "projects/beta")  # unseen: no event
+        report = v.sync()
+        assert report.moved == (("projects/alpha/plan.md", "projects/beta/plan.md"),)
+        assert "[[plan]]" in (root / "people/carla.md").read_text(encoding="utf-8")
+
+
 def test_a_note_with_words_of_its_own_is_still_followed_by_its_bytes(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     write(root, "people/ana.md", "# Ana\n\nAna leads the data team.\n")

@@ -13,6 +13,7 @@ the moves it found by bytes that tell no note from another.
 from __future__ import annotations
 
 import dataclasses
+import posixpath
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -114,13 +115,18 @@ def compared(
 ) -> ChangeSet:
     """``diff``'s change set without the moves it paired by content alone where the note
     had nothing of its own to say (no chunk: an empty file, a template's headings and
-    hints): the same bytes at a new name are then no sign of the same note. A sync
-    tool delivers another machine's deleted empty log and its new one from the same
-    template in one burst; paired, a person's links to the deleted day were re-targeted
-    to the new one. They are a delete and a create; a rename the file system reported
-    is still paired (``reported_moves``, after this)."""
+    hints) and its name changed: the same bytes at a new name are then no sign of the
+    same note. A sync tool delivers another machine's deleted empty log and its new one
+    from the same template in one burst; paired, a person's links to the deleted day
+    were re-targeted to the new one. They are a delete and a create. A note of the same
+    name in another folder (its folder renamed) is still a move, and so is a rename the
+    file system reported (``reported_moves``, after this)."""
     changes = diff(known, seen, hashes, scope)
-    blank = [(old, new) for old, new in changes.moved if not store.chunks_of(old)]
+    blank = [
+        (old, new)
+        for old, new in changes.moved
+        if posixpath.basename(old) != posixpath.basename(new) and not store.chunks_of(old)
+    ]
     if not blank:
         return changes
     return dataclasses.replace(
