@@ -136,7 +136,7 @@ def test_a_sync_that_died_before_its_first_rewrite_is_not_called_done(
 
     root = tmp_path / "vault"
     (root / "notes").mkdir(parents=True)
-    (root / "target.md").write_text("# Target\n", encoding="utf-8")
+    (root / "target.md").write_text("# Target\n\nWhat we aim at.\n", encoding="utf-8")
     (root / "notes" / "a.md").write_text("See [[target]].\n", encoding="utf-8")
     with open_vault(root) as v:
         v.sync()

@@ -31,6 +31,7 @@ import yaml
 from memvault.core import frontmatter_yaml
 from memvault.core.anchors import Outline, outline
 from memvault.core.conflicts import conflict_warning, find_conflicts, unread_lines
+from memvault.core.excalidraw import SCAFFOLD, banner_lines, is_drawing
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
@@ -134,8 +135,12 @@ def parse_note(path: str, text: str) -> Note:
     headings = _headings(text, masked)
     links = find_links(text, masked)
     body_headings = [h for h in headings if h.line >= body_line and h.line not in hints]
-    title = _title(path, fm, [h for h in body_headings if h.line not in unread])
     unsaid = hints | unread
+    own = [h for h in body_headings if h.line not in unread]
+    if is_drawing(fm):  # an Excalidraw drawing: its banner and the plugin's headings
+        unsaid |= banner_lines(text, body_line)
+        own = [h for h in own if h.text not in SCAFFOLD]
+    title = _title(path, fm, own)
     return Note(
         path=path,
         title=title,

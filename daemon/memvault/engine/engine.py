@@ -58,7 +58,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, diff, moved_on, reported_moves, to_hash
+from memvault.core.changes import ChangeSet, Known, moved_on, reported_moves, to_hash
 from memvault.core.ranking import Filters
 from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
@@ -81,7 +81,7 @@ from memvault.engine.folders import FolderNames
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
 from memvault.engine.linker import Linker, MemoryWritten
 from memvault.engine.memory_tool import MemoryCommands
-from memvault.engine.observe import moved_and_edited, observe
+from memvault.engine.observe import compared, moved_and_edited, observe
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.relink_journal import Resumed
 from memvault.engine.status import describe, pack_report, tell_problems
@@ -257,7 +257,7 @@ class Engine:
                 # while the observer caught up) -- the caller may want a full reconcile
                 vanished = tuple(sorted(p for p in scope if p not in seen and p not in known))
             hashes = self.fs.hashes(to_hash(known, seen))
-            changes = reported_moves(diff(known, seen, hashes, scope), moves)
+            changes = reported_moves(compared(known, seen, hashes, scope, self.store), moves)
             held = moved_on(changes, moves, vanished)  # renamed and gone on: not deleted
             if held:
                 kept = {old for old, _ in held}

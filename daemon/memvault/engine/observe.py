@@ -6,15 +6,18 @@ and whatever was indexed under that name leaves), and keep as recorded the files
 under a folder memvault may not list. Notes are compared with the index by the
 caller (core.changes.diff); attachments (every other file: linked, not indexed)
 here, by ``Attachments.observe``. ``moved_and_edited`` reads what
-``core.changes.edited_moves`` compares.
+``core.changes.edited_moves`` compares; ``compared`` is ``core.changes.diff`` without
+the moves it found by bytes that tell no note from another.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import posixpath
 from collections.abc import Iterable
 from typing import NamedTuple
 
-from memvault.core.changes import ChangeSet, Seen, edited_moves, unlisted_kept
+from memvault.core.changes import ChangeSet, Known, Seen, diff, edited_moves, unlisted_kept
 from memvault.core.chunks import chunk_note
 from memvault.core.notes import parse_note
 from memvault.core.results import SkippedFile
@@ -101,6 +104,37 @@ def _keep_unlisted(
     if folders:
         notes.update(unlisted_kept(folders, store.manifest(), notes))
         attachments.update(unlisted_kept(folders, store.attachment_manifest(), attachments))
+
+
+def compared(
+    known: dict[str, Known],
+    seen: dict[str, Seen],
+    hashes: dict[str, str],
+    scope: set[str] | None,
+    store: Store,
+) -> ChangeSet:
+    """``diff``'s change set without the moves it paired by content alone where the note
+    had nothing of its own to say (no chunk: an empty file, a template's headings and
+    hints) and its name changed: the same bytes at a new name are then no sign of the
+    same note. A sync tool delivers another machine's deleted empty log and its new one
+    from the same template in one burst; paired, a person's links to the deleted day
+    were re-targeted to the new one. They are a delete and a create. A note of the same
+    name in another folder (its folder renamed) is still a move, and so is a rename the
+    file system reported (``reported_moves``, after this)."""
+    changes = diff(known, seen, hashes, scope)
+    blank = [
+        (old, new)
+        for old, new in changes.moved
+        if posixpath.basename(old) != posixpath.basename(new) and not store.chunks_of(old)
+    ]
+    if not blank:
+        return changes
+    return dataclasses.replace(
+        changes,
+        moved=tuple(m for m in changes.moved if m not in blank),
+        created=tuple(sorted(changes.created + tuple(new for _, new in blank))),
+        deleted=tuple(sorted(changes.deleted + tuple(old for old, _ in blank))),
+    )
 
 
 def moved_and_edited(changes: ChangeSet, fs: VaultFS, store: Store, memory: str) -> ChangeSet:

@@ -3,7 +3,8 @@
 ``Observers`` owns watchdog's side of the watcher: it picks the observer
 (native events, or polling on a network or FUSE mount and when inotify's
 limits are exhausted, said once), installs the handler, restarts an observer
-that died and renews the watches after folders arrived, each followed by a
+that died and renews the watches after folders arrived where notes are (not
+in a dot-folder: ``.git/objects/0a`` at a commit, ``.trash/x``), each followed by a
 full reconcile request (events were lost, or may have been). It schedules no
 batch and syncs nothing: what it learns goes into the ``ChangeQueue``, and the
 watcher's worker (``watcher.Watcher``) calls ``supervise`` and ``renew`` from
@@ -84,9 +85,12 @@ class _Handler(FileSystemEventHandler):
             raws = [event.src_path]
             if event.dest_path:
                 raws.append(event.dest_path)  # both sides of a move
-            if event.is_directory and event.event_type in ("created", "moved"):
-                owner.folders_arrived.set()  # the worker renews the watches after its batch
             mapped = [owner.mapper(r) for r in raws]
+            # a folder came where notes are (not .git/objects/0a, .trash/x, templates/x):
+            # the worker renews the watches after its batch
+            arrived = event.event_type in ("created", "moved") and mapped[-1] is not None
+            if event.is_directory and arrived:
+                owner.folders_arrived.set()
             paths = [p for p in mapped if p is not None]
             if _own_swap(event, raws, paths) and owner.is_ours(paths[0]):
                 return  # memvault's own swap, and the note is still what it wrote

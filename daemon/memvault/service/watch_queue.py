@@ -26,6 +26,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from memvault.vault.paths import is_note
+from memvault.vault.sync_copies import original_of
+
 log = logging.getLogger("memvault.service.watcher")
 
 MAX_WAIT_SECONDS = 2.0
@@ -266,7 +269,8 @@ class PathMapper:
         self.is_ignored = is_ignored
 
     def __call__(self, raw: str | bytes) -> str | None:
-        """The path to sync for ``raw``; '' means "reconcile everything"; None: nothing."""
+        """The path to sync for ``raw``; '' means "reconcile everything" (also for a sync
+        tool's conflict copy, never synced itself: the scan reports it); None: nothing."""
         path = os.fsdecode(raw)
         if not path:
             return None
@@ -282,6 +286,8 @@ class PathMapper:
             if rel == "." or rel.startswith("../"):
                 return None
         nfc = unicodedata.normalize("NFC", rel)
+        if is_note(nfc) and original_of(nfc) and "/." not in f"/{nfc}":
+            return ""  # a sync tool's conflict copy came or went: a full scan lists it
         if self.is_ignored(nfc):
             return None
         if nfc != rel:

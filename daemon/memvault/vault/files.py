@@ -45,10 +45,8 @@ from memvault.vault.paths import (
     safe_join,
 )
 from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
+from memvault.vault.sync_copies import conflict_reason, is_conflict_copy
 
-CONFLICT_COPY = re.compile(
-    r"\.sync-conflict-|\(conflicted copy|\(Conflict|\.orig$|~$", re.IGNORECASE
-)
 _READ_BLOCK = 1 << 20
 BUSY_WAIT_SECONDS = 1.0  # how long an update waits for a file open for writing elsewhere
 BUSY_POLL = 0.05
@@ -56,7 +54,7 @@ BUSY_POLL = 0.05
 
 def _hidden_name(name: str) -> bool:
     """A conflict copy or one of our temp files (a dot-name is hidden too)."""
-    return bool(CONFLICT_COPY.search(name)) or TEMP_MARK in name
+    return is_conflict_copy(name) or TEMP_MARK in name
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +190,9 @@ class VaultFS:
                 rel = f"{folder}/{entry.name}" if folder else entry.name
                 # its folders were looked at on the way down: the name is what is left
                 if entry.name.startswith(".") or _hidden_name(entry.name):
+                    copy = conflict_reason(rel) if is_utf8(rel) and is_note(rel) else None
+                    if copy and not self._ignored_by_config(rel) and entry.is_file():
+                        skipped.append(SkippedFile(rel, copy))  # a person's words: listed
                     continue
                 if not is_utf8(entry.name):
                     skipped.append(SkippedFile(display_path(rel), NOT_UTF8))

@@ -1,0 +1,45 @@
+"""A drawing of the Obsidian Excalidraw plugin, kept as a note (``.excalidraw.md``).
+
+The plugin writes each drawing as markdown: frontmatter with ``excalidraw-plugin:``,
+then a line telling a reader to switch views (``==⚠  Switch to EXCALIDRAW VIEW in the
+MORE OPTIONS menu of this document. ⚠==``, in newer versions with more after it), its
+own headings (``# Excalidraw Data``, ``## Text Elements``, ...), the drawing's text
+elements each with a block id, and the drawing itself as JSON inside ``%%``. Obsidian
+shows the drawing under its file name. The banner is no description of the drawing
+and the plugin's headings are no title of it: every drawing would be described by the
+banner in MEMORY.md and titled "Excalidraw Data". Pure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from memvault.core.text import split_lines
+
+PLUGIN_KEY = "excalidraw-plugin"
+# the headings the plugin lays down in every drawing (older versions: "# Text Elements")
+SCAFFOLD = frozenset(
+    {
+        "Excalidraw Data",
+        "Text Elements",
+        "Element Links",
+        "Embedded Files",
+        "Embedded files",
+        "Drawing",
+    }
+)
+
+
+def is_drawing(frontmatter: Mapping[str, Any]) -> bool:
+    """Whether a note's frontmatter says the Excalidraw plugin owns it."""
+    return PLUGIN_KEY in frontmatter
+
+
+def banner_lines(text: str, first: int) -> frozenset[int]:
+    """The 1-based numbers of the plugin's switch-views lines (from line ``first`` on)."""
+    return frozenset(
+        n
+        for n, line in enumerate(split_lines(text)[first - 1 :], start=first)
+        if line.startswith("==⚠") and "EXCALIDRAW VIEW" in line
+    )
