@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
+from memvault.errors import StorageError
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
@@ -404,7 +405,12 @@ class Daemon:
         if self.config_watch.check():
             log.warning(CONFIG_CHANGED)
         if not self.reader:
-            self.memory_catch_up()
+            try:
+                self.memory_catch_up()
+            except StorageError as exc:  # PostgreSQL's server down or restarting: not
+                # this daemon's end (a field test saw a writer exit at pg_ctl stop); the
+                # watcher's retried sync says it, and the next tick looks again
+                log.debug("MEMORY.md's catch-up waits for the index: %s", exc)
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
