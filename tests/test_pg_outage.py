@@ -56,10 +56,103 @@ def test_a_writer_daemon_outlives_the_server_stopped_and_indexes_what_changed_me
                 )
                 return got.returncode == 0 and "people/during.md" in got.stdout
 
-            eventually(found, 90, "the note written while the server was down indexed")
+            try:
+                eventually(found, 90, "the note written while the server was down indexed")
+            except AssertionError as exc:
+                raise AssertionError(f"{exc}; the daemon's log: {daemon.stderr[-4000:]}") from None
             assert "[[people/during]]" in (root / "MEMORY.md").read_text(encoding="utf-8")
             assert daemon.proc.poll() is None
         finally:
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
+
+
+def _terminate_memvaults(dsn: str) -> int:
+    """``pg_terminate_backend`` of every memvault session of this process (an admin's
+    clean-up, a pooler's restart): the sessions look alive to their clients until used."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        (n,) = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name LIKE %s",
+            (f"memvault % {os.getpid()}",),
+        ).fetchone()
+    return int(n)
+
+
+def test_the_first_search_after_the_sessions_were_terminated_answers(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: after `SELECT pg_terminate_backend(pid) ...` (or a server restart)
+    a reader daemon's next search or status was HTTP 503 'terminating connection due to
+    administrator command'; only the one after it answered."""
+    import shutil
+
+    from helpers import open_vault
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    writer_root = make_vault(tmp_path, "team")
+    reader_root = tmp_path / "laptop" / "team"
+    with open_vault(writer_root) as writer:
+        writer.sync()
+        shutil.copytree(writer_root, reader_root, ignore=shutil.ignore_patterns(".memvault"))
+        (reader_root / ".memvault").mkdir()
+        with open_vault(reader_root, mode="read") as reader:
+            expected = [h.path for h in reader.search("database choice", k=3)]
+            assert _terminate_memvaults(pg_dsn) >= 3  # the reader's, the writer's two
+            assert [h.path for h in reader.search("database choice", k=3)] == expected
+            assert [h.path for h in writer.search("database choice", k=3)] == expected
+            writer.sync()  # its lock taken again with its connection: it still writes
+            assert writer.status()["index"]["where"]["role"] == "writer"
+            assert reader.status()["index"]["where"]["role"] == "reader"
+
+
+def _terminate_lock_session(dsn: str) -> None:
+    """End only the session holding the writer's advisory lock (the writer's other
+    connection, the one it writes on, lives on)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        (n,) = conn.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_locks "
+            "WHERE locktype = 'advisory' AND granted AND pid <> pg_backend_pid()"
+        ).fetchone()
+    assert n == 1
+
+
+def test_a_writer_whose_lock_session_alone_was_ended_takes_its_lock_again_before_writing(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: `pg_terminate_backend` of the writer daemon's lock session left its
+    other connection writing with no lock; a daemon started on another clone took the
+    free lock, and the two wrote the index at once (the second's start-up reconcile
+    deleted the notes its clone lacked, the first indexed them again)."""
+    import shutil
+
+    from helpers import open_vault
+    from memvault.errors import LockHeld
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    copy = tmp_path / "build-02" / "team"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    with open_vault(root) as first:
+        first.sync()
+        _terminate_lock_session(pg_dsn)
+        write(root, "people/after.md", note("After", "", "written after the lock went"))
+        first.sync()  # takes its lock again before it writes
+        with pytest.raises(LockHeld):
+            open_vault(copy, wait=0)
+        _terminate_lock_session(pg_dsn)
+        with open_vault(copy) as second:  # the lock free: the other clone took it first
+            assert second._backend.writable
+            write(root, "people/later.md", note("Later", "", "never indexed by the first"))
+            with pytest.raises(LockHeld):
+                first.sync()  # refused: its lock is another's now
+            assert second.engine.store.note("people/later.md") is None
+            assert second.engine.store.note("people/after.md") is not None

@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import re
+import select
 import socket
 import threading
 import time
@@ -103,6 +104,25 @@ def connect(
     return conn
 
 
+def stirred(conn: Any) -> bool:
+    """Whether an idle session's socket has something to read, or is gone: the server
+    ended it (``pg_terminate_backend``, a restart) or the network's keepalives did. An
+    idle session is sent nothing else worth a look; no round trip is made."""
+    if conn.closed:
+        return True
+    try:
+        ready, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except (OSError, ValueError, Exception):
+        return True
+    return bool(ready)
+
+
+def _reads(sql: str) -> bool:
+    """A statement that only reads (asked again on a new connection when the old one
+    was found lost: nothing of it can have been done twice)."""
+    return sql.lstrip().upper().startswith("SELECT")
+
+
 def _reason(exc: BaseException, dsn: str) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     password = urlsplit(dsn).password if "://" in dsn else None
@@ -129,6 +149,7 @@ class _PgSql:
         self.reopen = reopen  # a new connection, for one cut or lost (None: stays cut)
         self.after_reopen = after_reopen
         self.reopen_read_only = reopen_read_only  # for a writer that lost its lock
+        self.before_write: Callable[[], None] | None = None  # a writer's lock looked at
         self._reopening = threading.Lock()
         self._sql: dict[str, str] = {}
         self._guard = threading.Lock()
@@ -163,20 +184,39 @@ class _PgSql:
                 self.after_reopen()
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        self.alive()
-        with self.deadline():
-            return self.conn.execute(self._tr(sql), tuple(args) if args else None)
+        return self.raw(self._tr(sql), tuple(args) if args else None)
 
     def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        """SQL written for psycopg (``%s``), not translated."""
+        """SQL written for psycopg (``%s``), not translated. A query outside a
+        transaction whose connection turns out lost (the server restarted, or its
+        session was terminated, while this one sat idle) is asked once more on a new
+        one: a reader's first search after a restart was HTTP 503 otherwise."""
+        self.alive()
+        reads = _reads(sql)
+        if not reads and self.before_write is not None and self._idle():
+            self.before_write()
+        again = self.reopen is not None and reads and self._idle()
+        try:
+            with self.deadline():
+                return self.conn.execute(sql, args)
+        except IndexUnavailable:
+            if not again or self._fired.is_set() or not self.conn.broken:
+                raise
         self.alive()
         with self.deadline():
             return self.conn.execute(sql, args)
+
+    def _idle(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.conn.info.transaction_status == TransactionStatus.IDLE)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if rows:
             self.alive()
+            if self.before_write is not None and self._idle():
+                self.before_write()
             with self.deadline(), self.conn.cursor() as cur:
                 cur.executemany(self._tr(sql), rows)
 

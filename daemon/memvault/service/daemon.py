@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
-from memvault.errors import StorageError
+from memvault.errors import MemvaultError
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
@@ -159,6 +159,7 @@ class Daemon:
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
         self._ground_lost = False  # at the last check
+        self._tick_error = ""  # the index's failure the last tick logged
         self.server: HttpServer | None = None
         self.app: Any = None
         self.watcher = Watcher(
@@ -406,11 +407,20 @@ class Daemon:
             log.warning(CONFIG_CHANGED)
         if not self.reader:
             try:
+                # PostgreSQL's writer lock, lost with its session alone: taken again
+                # before another machine's daemon starts as the writer (docs/TEAM.md)
+                hold = getattr(self.vault.engine.store, "hold_writer_lock", None)
+                if hold is not None:
+                    hold()
                 self.memory_catch_up()
-            except StorageError as exc:  # PostgreSQL's server down or restarting: not
-                # this daemon's end (a field test saw a writer exit at pg_ctl stop); the
-                # watcher's retried sync says it, and the next tick looks again
-                log.debug("MEMORY.md's catch-up waits for the index: %s", exc)
+            except MemvaultError as exc:  # PostgreSQL's server down or restarting, or
+                # the lock another's now: not this daemon's end (a field test saw a writer
+                # exit at pg_ctl stop); said once, and the next tick looks again
+                if str(exc) != self._tick_error:
+                    log.warning("the index: %s", exc)
+                self._tick_error = str(exc)
+            else:
+                self._tick_error = ""
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
