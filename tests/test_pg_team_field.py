@@ -160,3 +160,30 @@ def test_status_on_the_writers_machine_with_no_daemon_does_not_call_it_a_reader(
     where = json.loads(run_memvault("status", "--json", "--vault", str(writer), env=env).stdout)
     assert where["index"]["where"]["role"] == "none", where["index"]["where"]
     assert where["index"]["where"]["writer"] is None
+
+
+def test_a_password_in_config_toml_is_warned_of_and_never_shown(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A first-day user pastes the DSN with its password into config.toml (TEAM.md's
+    example has none): git commits that file and pushes it to every clone. memvault used
+    it without a word; now every command says so, once, on stderr, and never the
+    password."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    config = writer / ".memvault" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    dsn = str(pg_server.get_uri()).replace("postgres:@", "postgres:hunter2-secret@")
+    assert 'dsn = "' in text and "hunter2" in dsn
+    config.write_text(
+        "\n".join(f'dsn = "{dsn}"' if ln.startswith("dsn = ") else ln for ln in text.splitlines()),
+        encoding="utf-8",
+    )
+    for args in (("status",), ("search", "database choice")):
+        got = run_memvault(*args, "--vault", str(writer), env=env)
+        assert got.returncode == 0, got.stderr
+        assert got.stderr.count("holds the index's password") == 1, got.stderr
+        assert "~/.pgpass" in got.stderr
+        assert "hunter2" not in got.stdout + got.stderr
+    config.write_text(text, encoding="utf-8")  # as index move wrote it: no password
+    got = run_memvault("status", "--vault", str(writer), env=env)
+    assert got.returncode == 0 and "password" not in got.stderr

@@ -89,10 +89,44 @@ def open_postgres(
     return store
 
 
+_WARNED: set[str] = set()  # config files already warned of, in this process
+
+
+def warn_password_in_file(config: VaultConfig) -> bool:
+    """Say (once a process) that config.toml's ``[index] dsn`` holds a password: git
+    carries config.toml to every clone (.memvault/.gitignore keeps it), and a push puts
+    the password wherever the vault goes. True when it does."""
+    import logging
+    import tomllib
+
+    from memvault.config import CONFIG_FILE
+    from memvault.index.pg_conn import redact
+
+    path = config.state_dir / CONFIG_FILE
+    try:
+        dsn = str(tomllib.loads(path.read_text(encoding="utf-8")).get("index", {}).get("dsn", ""))
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not dsn or redact(dsn) == dsn:
+        return False
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        logging.getLogger("memvault").warning(
+            "%s holds the index's password ([index] dsn = %s), and git carries that file to "
+            "every clone of the vault: put the password in ~/.pgpass (or the whole DSN in "
+            "MEMVAULT_INDEX_DSN) and take it out of the file (and out of git's history if "
+            "it was committed)",
+            path,
+            redact(dsn),
+        )
+    return True
+
+
 __all__ = [
     "Tx",
     "VectorSearch",
     "is_postgres",
     "open_postgres",
     "pg_schema_of",
+    "warn_password_in_file",
 ]
