@@ -156,3 +156,47 @@ def test_a_writer_whose_lock_session_alone_was_ended_takes_its_lock_again_before
                 first.sync()  # refused: its lock is another's now
             assert second.engine.store.note("people/later.md") is None
             assert second.engine.store.note("people/after.md") is not None
+
+
+@pytest.mark.parametrize("table", ["vectors", "chunks", "meta", "embeddings"])
+def test_a_table_dropped_by_hand_is_said_and_the_writers_next_open_builds_it_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, table: str
+) -> None:
+    """A field test: `DROP TABLE memvault_team.vectors` under a running team: every sync
+    and search failed with 'internal error (UndefinedTable)', and a restart of the
+    writer did not help (its schema version was current, nothing made the table again)."""
+    import psycopg
+
+    from helpers import open_vault, rebuilt_snapshot, snapshot
+    from memvault.errors import IndexCorrupt
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path, "team")
+    with open_vault(root) as writer:
+        writer.sync()
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f'DROP TABLE "{schema}"."{table}" CASCADE')
+        if table != "embeddings":  # the cache is not read by a search
+            with pytest.raises(IndexCorrupt, match="restart its writer"):
+                writer.search("database choice", k=3)
+    with open_vault(root) as writer:  # the writer again: the index built anew
+        writer.sync()
+        assert [h.path for h in writer.search("database choice", k=3)]
+        writer.engine.embed_pending()  # a lost cache: every chunk queued for the lane
+        got = snapshot(writer)
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema_of(pg_dsn, f"dropped-{table}"))
+    assert rebuilt_snapshot(root, tmp_path) == got
+
+
+def fresh_schema_of(dsn: str, name: str) -> str:
+    """``pg_helpers.fresh_schema`` for a DSN (the session's server)."""
+    import hashlib
+
+    import psycopg
+
+    schema = "t_" + hashlib.sha256(name.encode()).hexdigest()[:16]
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    return schema

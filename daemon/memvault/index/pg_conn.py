@@ -21,7 +21,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from memvault.errors import StorageError
+from memvault.errors import IndexCorrupt, StorageError
 from memvault.index import pg_schema
 
 log = logging.getLogger("memvault")
@@ -248,6 +248,12 @@ class _PgSql:
                 ) from None
             if isinstance(exc, psycopg.OperationalError):
                 raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+            if isinstance(exc, psycopg.errors.UndefinedTable):  # a DROP by hand
+                raise IndexCorrupt(
+                    f"the index at {redact(self.dsn)} lost a table ({_reason(exc, self.dsn)}; "
+                    "dropped by hand?): restart its writer (memvault daemon stop, then "
+                    "start), which builds it again from the files"
+                ) from None
             raise
         finally:
             if not nested:
