@@ -313,6 +313,9 @@ def _mend(conn: Any, schema: str) -> None:
     missing = [name for name in _OWN if name not in present]
     if not missing or not present.intersection(_OWN):
         return  # whole, or no index yet (or the whole schema dropped: built anew)
+    if "meta" in present and _version(conn, schema) not in (None, PG_SCHEMA_VERSION):
+        return  # an older index lacks the tables of later versions (migrate adds them);
+        # a newer one is refused, never emptied
     log.warning(
         "the index in schema %r lost its table(s) %s (dropped by hand?): %s",
         schema,
