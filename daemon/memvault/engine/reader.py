@@ -406,8 +406,14 @@ class Reader(Lane):
             result = self.fs.read(path)
         except NoteNotFound:  # no such file: read where [[path]] leads (and its section)
             if not (found := self.catalogue.linked(path)) or (found[1] and heading):
+                self._not_pulled(path)
                 raise
-            path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
+            try:
+                result = self.fs.read(found[0])
+            except NoteNotFound:
+                self._not_pulled(found[0])
+                raise
+            path, heading = found[0], heading or found[1]
         rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
@@ -426,6 +432,20 @@ class Reader(Lane):
             start, end = _lines_in(lines, len(all_lines), rel, heading, start, end)
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
+
+    def _not_pulled(self, path: str) -> None:
+        """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed
+        and this copy's files lack (a `git pull` behind): say so, not only "no note"."""
+        if self.config.index.store != "postgres" or not getattr(self.store, "read_only", False):
+            return
+        key = normalize_rel(path)
+        if self.catalogue.note(key) is None:
+            return
+        raise NoteNotFound(
+            f"no note at {key} in this copy of the vault, but the shared index has it: its "
+            "writer indexed it after this copy's last `git pull` (or the shared folder's "
+            "sync); pull, then get it again"
+        )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like a given note (its chunks' mean vector), best first; none
