@@ -306,7 +306,7 @@ def test_a_reader_a_pull_behind_is_told_so_by_get_and_status(
         hits = reader.search("zephyr queue retries", k=3)
         assert hits[0].path == "decisions/zephyr.md"
         for asked in ("decisions/zephyr.md", "decisions/zephyr", "Zephyr Queue"):
-            with pytest.raises(NoteNotFound, match="shared index has it.*git pull"):
+            with pytest.raises(NoteNotFound, match=r"shared index has it.*git pull"):
                 reader.get(asked)
         with pytest.raises(NoteNotFound) as other:
             reader.get("decisions/never-written.md")
