@@ -187,3 +187,41 @@ def test_a_password_in_config_toml_is_warned_of_and_never_shown(
     config.write_text(text, encoding="utf-8")  # as index move wrote it: no password
     got = run_memvault("status", "--vault", str(writer), env=env)
     assert got.returncode == 0 and "password" not in got.stderr
+
+
+def test_index_move_into_another_vaults_schema_is_refused_and_back_into_its_own_goes_on(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name moved its index to
+    the same database; the schema both derive (``memvault_<folder name>``) held the
+    first vault's index, which the move replaced without a word (its readers then
+    answered from the other vault's notes)."""
+    from memvault.vault.template import init_vault
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    schema = f"memvault_{folder_name}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    assert run_memvault("sync", "--vault", str(other), env=env).returncode == 0
+    dsn = str(pg_server.get_uri())
+    got = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(other), env=env
+    )
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "holds another vault's index" in got.stderr and "nothing was moved" in got.stderr
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    assert after == before and len(before) > 4
+    assert 'store = "sqlite"' in (other / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    # the first vault's round trip: back to SQLite, then into its own old index again
+    assert (
+        run_memvault("index", "move", "--to", "sqlite", "--vault", str(writer), env=env).returncode
+        == 0
+    )
+    again = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert again.returncode == 0, again.stderr
