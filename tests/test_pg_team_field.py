@@ -225,3 +225,33 @@ def test_index_move_into_another_vaults_schema_is_refused_and_back_into_its_own_
         "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
     )
     assert again.returncode == 0, again.stderr
+
+
+def test_a_writer_of_another_vault_under_the_same_folder_name_writes_nothing(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name, set by hand to the
+    same database (TEAM.md: "A new vault with no index yet needs no move"), derived the
+    same schema; with the first vault's writer stopped, its `memvault sync` (or `up`)
+    deleted the first vault's notes from the shared index and indexed its own."""
+    from memvault.vault.template import init_vault
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    schema = f"memvault_{folder_name}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
+    got = run_memvault("sync", "--vault", str(other), env=pg_env)
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "holds an index of notes this folder lacks" in got.stderr
+    assert "nothing was written" in got.stderr
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    assert after == before
+    # the first vault's own clone, its files in step, writes as before
+    clone = _clone(writer, tmp_path / "build-02" / folder_name)
+    (clone / "people" / "new.md").write_text("# New\n\nA new colleague.\n", encoding="utf-8")
+    assert run_memvault("sync", "--vault", str(clone), env=env).returncode == 0

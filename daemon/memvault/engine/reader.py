@@ -400,20 +400,17 @@ class Reader(Lane):
             raise NoteNotFound(
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
+        except NoteNotFound:
+            _not_pulled(self, path)
+            raise
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
             result = self.fs.read(path)
         except NoteNotFound:  # no such file: read where [[path]] leads (and its section)
             if not (found := self.catalogue.linked(path)) or (found[1] and heading):
-                self._not_pulled(path)
                 raise
-            try:
-                result = self.fs.read(found[0])
-            except NoteNotFound:
-                self._not_pulled(found[0])
-                raise
-            path, heading = found[0], heading or found[1]
+            path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
         rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
@@ -432,20 +429,6 @@ class Reader(Lane):
             start, end = _lines_in(lines, len(all_lines), rel, heading, start, end)
         text = "\n".join(all_lines[start - 1 : end])
         return NoteText(rel, title, start, end, text, found_heading)
-
-    def _not_pulled(self, path: str) -> None:
-        """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed
-        and this copy's files lack (a `git pull` behind): say so, not only "no note"."""
-        if self.config.index.store != "postgres" or not getattr(self.store, "read_only", False):
-            return
-        key = normalize_rel(path)
-        if self.catalogue.note(key) is None:
-            return
-        raise NoteNotFound(
-            f"no note at {key} in this copy of the vault, but the shared index has it: its "
-            "writer indexed it after this copy's last `git pull` (or the shared folder's "
-            "sync); pull, then get it again"
-        )
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         """Notes most like a given note (its chunks' mean vector), best first; none
@@ -583,4 +566,20 @@ def _hit(
         label,
         row.ord,
         pending=pending,
+    )
+
+
+def _not_pulled(reader: Reader, path: str) -> None:
+    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
+    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
+    if reader.config.index.store != "postgres" or not getattr(reader.store, "read_only", False):
+        return
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return
+    raise NoteNotFound(
+        f"no note at {key} in this copy of the vault, but the shared index has it: its "
+        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
+        "pull, then get it again"
     )

@@ -83,10 +83,38 @@ def open_postgres(
     if not read_only:
         try:  # one writer per vault, on any machine: the schema's advisory lock
             store.take_writer_lock(wait, daemon=daemon)
+            _this_vaults(store, config)
         except BaseException:
             store.close()
             raise
     return store
+
+
+SAMPLED = 400  # indexed notes looked for in the folder, by a writer's open
+
+
+def _this_vaults(store: Any, config: VaultConfig) -> None:
+    """A field test: another team's vault under the same folder name, set to the same
+    database, derives the same schema (``memvault_<folder name>``); its writer's first
+    sync deleted the first vault's notes from the shared index and put its own in.
+    Refused (nothing written) when most of the notes indexed there are not in this
+    folder: another vault's index, or a copy far behind its writer's (which would roll
+    the index back)."""
+    from memvault.errors import ConfigError
+    from memvault.index.pg_conn import redact
+
+    rows = [r.path for r in store.notes("note", limit=SAMPLED, outline=False)]
+    gone = [p for p in rows if not (config.root / p).exists()]
+    if len(rows) < 2 or len(gone) * 2 <= len(rows):
+        return
+    raise ConfigError(
+        f"schema {store.schema!r} at {redact(store.dsn)} holds an index of notes this folder "
+        f"lacks ({len(gone)} of the {len(rows)} looked for, e.g. {', '.join(gone[:3])}); "
+        "nothing was written. Another vault's index: give this vault a schema of its own "
+        '([index] schema = "..." in .memvault/config.toml, or MEMVAULT_INDEX_SCHEMA). This '
+        "copy far behind its writer's: git pull first. Those notes deleted on purpose: drop "
+        f'the schema (DROP SCHEMA "{store.schema}" CASCADE) and sync again'
+    )
 
 
 _WARNED: set[str] = set()  # config files already warned of, in this process
