@@ -255,3 +255,29 @@ def test_a_writer_of_another_vault_under_the_same_folder_name_writes_nothing(
     clone = _clone(writer, tmp_path / "build-02" / folder_name)
     (clone / "people" / "new.md").write_text("# New\n\nA new colleague.\n", encoding="utf-8")
     assert run_memvault("sync", "--vault", str(clone), env=env).returncode == 0
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_who_may(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """A first-day user points memvault at a database of their own (not a superuser's):
+    the error was PostgreSQL's 'permission denied to create extension "vector"' alone."""
+    from pg_helpers import socket_dir
+
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS novector")
+        conn.execute("DROP ROLE IF EXISTS plainrole")
+        conn.execute("CREATE ROLE plainrole LOGIN")
+        conn.execute("CREATE DATABASE novector OWNER plainrole")
+    try:
+        dsn = f"postgresql://plainrole@/novector?host={socket_dir(pg_server)}"
+        root = make_vault(tmp_path, "team")
+        env = memvault_env(tmp_path, MEMVAULT_INDEX_STORE="postgres", MEMVAULT_INDEX_DSN=dsn)
+        got = run_memvault("sync", "--vault", str(root), env=env)
+        assert got.returncode == 7, got.stdout + got.stderr
+        assert "pgvector is not available" in got.stderr
+        assert "a superuser runs CREATE EXTENSION vector in that database once" in got.stderr
+    finally:
+        with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS novector")
+            conn.execute("DROP ROLE IF EXISTS plainrole")

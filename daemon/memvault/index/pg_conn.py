@@ -99,9 +99,23 @@ def connect(
     except psycopg.Error as exc:
         conn.close()
         raise IndexUnavailable(
-            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}"
+            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}; "
+            + _vector_advice(str(exc), read_only)
         ) from None
     return conn
+
+
+def _vector_advice(why: str, read_only: bool) -> str:
+    """What to do when the ``vector`` extension cannot be had (a field test saw only
+    PostgreSQL's words: 'permission denied to create extension "vector"')."""
+    if "control file" in why or "is not available" in why:
+        return "install pgvector on the database server (its package, e.g. postgresql-16-pgvector)"
+    if read_only:
+        return "the index's writer creates it (memvault up there), or run CREATE EXTENSION vector"
+    return (
+        "memvault's role may not create it: a superuser runs CREATE EXTENSION vector in "
+        "that database once"
+    )
 
 
 def stirred(conn: Any) -> bool:
