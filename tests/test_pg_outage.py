@@ -200,3 +200,38 @@ def fresh_schema_of(dsn: str, name: str) -> str:
     with psycopg.connect(dsn, autocommit=True) as conn:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
     return schema
+
+
+def test_a_writer_daemons_tick_after_a_restart_takes_its_lock_again_and_stays_the_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test (`pg_ctl stop -m immediate`, 30 s, start): the daemon's tick, looking
+    at its lock before any sync, took it on a new session; its main connection, opened
+    again inside that, took it once more, found it held (by itself) and made the daemon
+    read-only: `status` said "writer: no writer running" and nothing was indexed again."""
+    from helpers import open_vault
+    from memvault.errors import StorageError
+    from pg_helpers import kill_server
+
+    own = start_server()
+    try:
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", str(own.get_uri()))
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", fresh_schema(own, "tick-retake"))
+        root = make_vault(tmp_path, "team")
+        with open_vault(root) as writer:
+            writer.sync()
+            store = writer.engine.store
+            kill_server(own)
+            with pytest.raises(StorageError):
+                store.hold_writer_lock()  # a tick while the server is away
+            own.ensure_postgres_running()
+            store.hold_writer_lock()  # the first tick after: before any sync
+            write(root, "people/after.md", note("After", "", "written after the restart"))
+            writer.sync()
+            assert writer.status()["index"]["where"]["role"] == "writer"
+            assert [h.path for h in writer.search("written after the restart", k=1)] == [
+                "people/after.md"
+            ]
+    finally:
+        stop_server(own)

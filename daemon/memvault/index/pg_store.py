@@ -35,14 +35,7 @@ import numpy as np
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
-from memvault.index.pg_conn import (
-    IndexUnavailable,
-    _PgSql,
-    connect,
-    host_name,
-    redact,
-    stirred,
-)
+from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact, stirred
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -144,6 +137,7 @@ class PgStore(Store):
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
         self._wants_lock = False  # a writer: the lock is taken again whenever it is lost
+        self._retaking = False  # inside _writer_again (a reopen there must not nest it)
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
@@ -243,34 +237,15 @@ class PgStore(Store):
                 try:
                     held.raw("SELECT 1")
                 except Exception:
+                    log.warning(
+                        "the writer's lock at %s was lost: taking it again", redact(self.dsn)
+                    )
                     held = None
-            if held is None:
-                log.warning("the writer's lock at %s was lost: taking it again", redact(self.dsn))
+            if held is None:  # lost now, or at a look before while the server was away
                 self._writer_again()
 
     def _writer_again(self) -> None:
-        """After a lost connection a writer's lock session is gone too (the server let
-        the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
-        (this process then writes nothing more). The server still away: tried again
-        before the next write."""
-        old, self._writer = self._writer, None
-        if old is None and not self._wants_lock:
-            return
-        if old is not None:
-            with suppress(Exception):
-                old.close()
-        try:
-            self.take_writer_lock(daemon=self._daemon)  # still a daemon's, for the others
-        except LockHeld:  # from now on the server itself refuses this process's writes
-            self._wants_lock = False
-            self.read_only = True
-            reader = self._pg.reopen_read_only
-            if reader is not None:
-                self._pg.reopen = reader
-                with suppress(Exception):
-                    self._pg.conn.close()
-                self._pg.conn = reader()
-            raise
+        _take_again(self)
 
     def side_session(self) -> _PgSql:
         """A connection of its own to the vault's schema (a writer's long statement, such
@@ -516,6 +491,36 @@ class PgStore(Store):
             ef_construction=settings.ef_construction,
             ef_search=settings.ef_search,
         )
+
+
+def _take_again(store: PgStore) -> None:
+    """After a lost connection a writer's lock session is gone too (the server let
+    the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
+    (this process then writes nothing more). The server still away: tried again
+    before the next write."""
+    if store._retaking:  # its own connection opened again while it takes the lock
+        return
+    old, store._writer = store._writer, None
+    if old is None and not store._wants_lock:
+        return
+    if old is not None:
+        with suppress(Exception):
+            old.close()
+    store._retaking = True
+    try:
+        store.take_writer_lock(daemon=store._daemon)  # still a daemon's, for the others
+    except LockHeld:  # from now on the server itself refuses this process's writes
+        store._wants_lock = False
+        store.read_only = True
+        reader = store._pg.reopen_read_only
+        if reader is not None:
+            store._pg.reopen = reader
+            with suppress(Exception):
+                store._pg.conn.close()
+            store._pg.conn = reader()
+        raise
+    finally:
+        store._retaking = False
 
 
 def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
