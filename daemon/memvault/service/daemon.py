@@ -193,6 +193,8 @@ class Daemon:
             model_idle_seconds=settings.model_idle_seconds,
         )
         vault.subscribe(lambda report: self.vectors.wake())
+        if not self.reader:  # a write whose sync failed (PostgreSQL away): retried
+            vault.engine.unindexed = lambda path: self.watcher.queue.put([path])
 
     @classmethod
     def open(
