@@ -280,3 +280,45 @@ def test_a_write_through_the_daemon_while_the_server_is_away_is_indexed_once_it_
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
+
+
+def test_two_machines_daemons_started_at_once_make_one_writer_and_one_reader(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: `memvault daemon start` on two clones at the same moment; the one
+    that lost found the lock held by a daemon whose writer row was not written yet
+    ("another process (a daemon)"), so it took it for no other machine's and exited,
+    where a daemon of another machine makes it a reader (docs/TEAM.md)."""
+    import threading
+
+    import psycopg
+
+    from helpers import open_vault
+    from memvault.index import pg_schema
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path, "team")
+    with open_vault(root) as first:
+        first.sync()
+    key = pg_schema.lock_key(schema, "writer")
+    winner = psycopg.connect(pg_dsn, autocommit=True, application_name="memvault daemon b 77")
+    try:  # machine b's daemon: the lock taken, its row still to come (after its migrate)
+        winner.execute("SELECT pg_advisory_lock(%s)", (key,))
+        winner.execute(f'DELETE FROM "{schema}".writer')
+
+        def row_written() -> None:
+            time.sleep(0.5)
+            winner.execute(f'INSERT INTO "{schema}".writer VALUES (%s, %s, %s)', ("b", 77, 0.0))
+
+        later = threading.Thread(target=row_written)
+        later.start()
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "a")
+        try:
+            with open_vault(root, through_daemon=False, reader=True, wait=0.0) as reader:
+                assert reader.engine.store.read_only  # a reader of b's index, not refused
+        finally:
+            later.join()
+    finally:
+        winner.close()

@@ -528,6 +528,7 @@ def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
     closed then): a short-lived writer is waited for up to ``wait`` seconds, saying so
     once; a daemon is refused at once (``PgStore.take_writer_lock``)."""
     deadline = time.monotonic() + wait
+    settle = time.monotonic() + 3.0  # a daemon that has the lock and not yet its row
     said = False
     while True:
         (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
@@ -535,6 +536,9 @@ def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
             return
         row = _writer_row(conn)
         holder = _holder_kind(conn, key)
+        if holder == "daemon" and row is None and time.monotonic() < settle:
+            time.sleep(0.05)  # two machines' daemons started at once: which host won?
+            continue
         who = f"{row[0]} pid {row[1]}" if row else "another process"
         if holder == "daemon" or time.monotonic() >= deadline:
             # a daemon of another machine (the writer's row names it): a daemon
