@@ -176,6 +176,8 @@ def test_a_table_dropped_by_hand_is_said_and_the_writers_next_open_builds_it_aga
     root = make_vault(tmp_path, "team")
     with open_vault(root) as writer:
         writer.sync()
+        for build in list(writer.engine.store.builds):  # its HNSW build (DDL) finished
+            build.join()
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute(f'DROP TABLE "{schema}"."{table}" CASCADE')
         if table != "embeddings":  # the cache is not read by a search
