@@ -288,3 +288,36 @@ def test_up_on_a_reader_machine_serves_the_shared_index_read_only_beside_the_wri
         if reader is not None:
             reader.stop()
         writer.stop()
+
+
+def test_a_reader_a_pull_behind_is_told_so_by_get_and_status(
+    team: Any, tmp_path: Path, pg_dsn: str
+) -> None:
+    """A field test: a note the writer indexed after the reader's last `git pull` was a
+    search hit on the reader, and `get` of it said only "no note at ..."; the reader's
+    `status` said "index is behind the files: N notes changed since the last sync", which
+    a reader cannot sync. Now both say the copy's files are what differ."""
+    from memvault.errors import NoteNotFound
+
+    writer, reader_root = team
+    write(writer.root, "decisions/zephyr.md", note("Zephyr Queue", "", "Zephyr queue retries."))
+    writer.sync()
+    with open_vault(reader_root, mode="read") as reader:
+        hits = reader.search("zephyr queue retries", k=3)
+        assert hits[0].path == "decisions/zephyr.md"
+        for asked in ("decisions/zephyr.md", "decisions/zephyr", "Zephyr Queue"):
+            with pytest.raises(NoteNotFound, match=r"shared index has it.*git pull"):
+                reader.get(asked)
+        with pytest.raises(NoteNotFound) as other:
+            reader.get("decisions/never-written.md")
+        assert "shared index" not in str(other.value)
+    env = memvault_env(
+        tmp_path,
+        MEMVAULT_INDEX_STORE="postgres",
+        MEMVAULT_INDEX_DSN=pg_dsn,
+        MEMVAULT_INDEX_SCHEMA=os.environ["MEMVAULT_INDEX_SCHEMA"],
+    )
+    said = run_memvault("status", "--vault", str(reader_root), env=env)
+    assert said.returncode == 0, said.stderr
+    assert "this copy's files differ from the shared index in 2 notes" in said.stdout, said.stdout
+    assert "index is behind the files" not in said.stdout

@@ -160,3 +160,124 @@ def test_status_on_the_writers_machine_with_no_daemon_does_not_call_it_a_reader(
     where = json.loads(run_memvault("status", "--json", "--vault", str(writer), env=env).stdout)
     assert where["index"]["where"]["role"] == "none", where["index"]["where"]
     assert where["index"]["where"]["writer"] is None
+
+
+def test_a_password_in_config_toml_is_warned_of_and_never_shown(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A first-day user pastes the DSN with its password into config.toml (TEAM.md's
+    example has none): git commits that file and pushes it to every clone. memvault used
+    it without a word; now every command says so, once, on stderr, and never the
+    password."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    config = writer / ".memvault" / "config.toml"
+    text = config.read_text(encoding="utf-8")
+    dsn = str(pg_server.get_uri()).replace("postgres:@", "postgres:hunter2-secret@")
+    assert 'dsn = "' in text and "hunter2" in dsn
+    config.write_text(
+        "\n".join(f'dsn = "{dsn}"' if ln.startswith("dsn = ") else ln for ln in text.splitlines()),
+        encoding="utf-8",
+    )
+    for args in (("status",), ("search", "database choice")):
+        got = run_memvault(*args, "--vault", str(writer), env=env)
+        assert got.returncode == 0, got.stderr
+        assert got.stderr.count("holds the index's password") == 1, got.stderr
+        assert "~/.pgpass" in got.stderr
+        assert "hunter2" not in got.stdout + got.stderr
+    config.write_text(text, encoding="utf-8")  # as index move wrote it: no password
+    got = run_memvault("status", "--vault", str(writer), env=env)
+    assert got.returncode == 0 and "password" not in got.stderr
+
+
+def test_index_move_into_another_vaults_schema_is_refused_and_back_into_its_own_goes_on(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name moved its index to
+    the same database; the schema both derive (``memvault_<folder name>``) held the
+    first vault's index, which the move replaced without a word (its readers then
+    answered from the other vault's notes)."""
+    from memvault.vault.template import init_vault
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    schema = f"memvault_{folder_name}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    assert run_memvault("sync", "--vault", str(other), env=env).returncode == 0
+    dsn = str(pg_server.get_uri())
+    got = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(other), env=env
+    )
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "holds another vault's index" in got.stderr and "nothing was moved" in got.stderr
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    assert after == before and len(before) > 4
+    assert 'store = "sqlite"' in (other / ".memvault" / "config.toml").read_text(encoding="utf-8")
+    # the first vault's round trip: back to SQLite, then into its own old index again
+    assert (
+        run_memvault("index", "move", "--to", "sqlite", "--vault", str(writer), env=env).returncode
+        == 0
+    )
+    again = run_memvault(
+        "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+    )
+    assert again.returncode == 0, again.stderr
+
+
+def test_a_writer_of_another_vault_under_the_same_folder_name_writes_nothing(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name, set by hand to the
+    same database (TEAM.md: "A new vault with no index yet needs no move"), derived the
+    same schema; with the first vault's writer stopped, its `memvault sync` (or `up`)
+    deleted the first vault's notes from the shared index and indexed its own."""
+    from memvault.vault.template import init_vault
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    schema = f"memvault_{folder_name}"
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
+    got = run_memvault("sync", "--vault", str(other), env=pg_env)
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "holds an index of notes this folder lacks" in got.stderr
+    assert "nothing was written" in got.stderr
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    assert after == before
+    # the first vault's own clone, its files in step, writes as before
+    clone = _clone(writer, tmp_path / "build-02" / folder_name)
+    (clone / "people" / "new.md").write_text("# New\n\nA new colleague.\n", encoding="utf-8")
+    assert run_memvault("sync", "--vault", str(clone), env=env).returncode == 0
+
+
+def test_a_role_that_may_not_create_pgvector_is_told_who_may(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """A first-day user points memvault at a database of their own (not a superuser's):
+    the error was PostgreSQL's 'permission denied to create extension "vector"' alone."""
+    from pg_helpers import socket_dir
+
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        conn.execute("DROP DATABASE IF EXISTS novector")
+        conn.execute("DROP ROLE IF EXISTS plainrole")
+        conn.execute("CREATE ROLE plainrole LOGIN")
+        conn.execute("CREATE DATABASE novector OWNER plainrole")
+    try:
+        dsn = f"postgresql://plainrole@/novector?host={socket_dir(pg_server)}"
+        root = make_vault(tmp_path, "team")
+        env = memvault_env(tmp_path, MEMVAULT_INDEX_STORE="postgres", MEMVAULT_INDEX_DSN=dsn)
+        got = run_memvault("sync", "--vault", str(root), env=env)
+        assert got.returncode == 7, got.stdout + got.stderr
+        assert "pgvector is not available" in got.stderr
+        assert "a superuser runs CREATE EXTENSION vector in that database once" in got.stderr
+    finally:
+        with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+            conn.execute("DROP DATABASE IF EXISTS novector")
+            conn.execute("DROP ROLE IF EXISTS plainrole")

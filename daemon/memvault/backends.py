@@ -279,6 +279,10 @@ def open_backend(
     when the index in PostgreSQL has its writer elsewhere, hold this folder's lock (a
     daemon runs here: ``runfile``) over the index read-only instead of ``LockHeld``."""
     root = config.root
+    if config.index.dsn:  # a password in config.toml, which git carries: said once
+        from memvault.index.seam import warn_password_in_file
+
+        warn_password_in_file(config)
     client = DaemonClient.running(root) if through_daemon else None
     if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
         return DaemonBackend(client, config, _model(embedder, mode, local=False))

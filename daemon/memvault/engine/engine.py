@@ -122,13 +122,9 @@ class Engine:
         self.config = config
         self.root = config.root
         self.read_only = read_only
-        self.fs = VaultFS(
-            config.root,
-            config.vault.ignore,
-            config.vault.max_note_bytes,
-            # a file saved within the watcher's quiet period may be a save in progress
-            quiet_ms=config.vault.quiet_ms,
-        )
+        v = config.vault  # quiet_ms: a file saved within it may be a save in progress
+        self.fs = VaultFS(config.root, v.ignore, v.max_note_bytes, quiet_ms=v.quiet_ms)
+        self.unindexed: Callable[[str], None] = lambda path: None  # a daemon syncs it again
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
         # per long sync in flight (they may interleave), the notes it has still to index
         self._long_syncs: list[set[str]] = []
@@ -536,6 +532,7 @@ class Engine:
             if isinstance(exc, VaultNotFound):
                 raise
             log.warning("%s written, but not indexed yet: %s", path, exc)
+            self.unindexed(path)  # (the daemon's watcher skips its own writes: queued)
             why = f"{path} is written, but not indexed yet ({exc}); the next sync indexes it"
             return SyncReport(warnings=(why,))
 

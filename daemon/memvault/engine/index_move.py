@@ -62,6 +62,8 @@ def move_index(
             shas += [sha256_text(t) for text in src.chunk_texts() for t in unit_texts(text)]
         shas = list(dict.fromkeys(shas))
         copied = 0
+        if is_postgres(target):  # before anything is written there
+            _not_anothers(target, set(src.manifest()))
         if model:
             dst = _open(target, read_only=False)
             try:
@@ -84,6 +86,37 @@ def move_index(
     finally:
         engine.close()
     return MoveReport(copied, chunks, report.embedded_chunks)
+
+
+def _not_anothers(target: VaultConfig, mine: set[str]) -> None:
+    """A field test: a second vault under the same folder name (another team's
+    `notes/`) moved its index into the same database: its schema, ``memvault_<folder
+    name>``, held the first vault's index, which the move replaced without a word.
+    Refused when fewer than half of the notes indexed there are this vault's (a move
+    back into this vault's own old index goes on)."""
+    from memvault.errors import ConfigError, NotIndexed
+    from memvault.index.pg_conn import IndexUnavailable, redact
+    from memvault.index.seam import pg_schema_of
+
+    try:
+        dst = _open(target, read_only=True)
+    except (NotIndexed, IndexUnavailable):
+        return  # no index there yet (nor pgvector); or unreachable: the move says so
+    try:
+        there = set(dst.manifest())
+    finally:
+        dst.close()
+    if len(there & mine) * 2 >= len(there):
+        return
+    schema = pg_schema_of(target)
+    some = ", ".join(sorted(there - mine)[:3])
+    raise ConfigError(
+        f"schema {schema!r} at {redact(target.index.dsn)} holds another vault's index: "
+        f"{len(there - mine)} of its {len(there)} files are not in this vault ({some}, ...); "
+        'nothing was moved. Give this vault a schema of its own ([index] schema = "..." '
+        "in .memvault/config.toml, or MEMVAULT_INDEX_SCHEMA), or, if that index is no "
+        f'one\'s, drop it (DROP SCHEMA "{schema}" CASCADE) and move again'
+    )
 
 
 __all__ = ["MoveReport", "move_index", "with_store"]

@@ -400,6 +400,9 @@ class Reader(Lane):
             raise NoteNotFound(
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
+        except NoteNotFound:
+            _not_pulled(self, path)
+            raise
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
@@ -563,4 +566,20 @@ def _hit(
         label,
         row.ord,
         pending=pending,
+    )
+
+
+def _not_pulled(reader: Reader, path: str) -> None:
+    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
+    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
+    if reader.config.index.store != "postgres" or not getattr(reader.store, "read_only", False):
+        return
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return
+    raise NoteNotFound(
+        f"no note at {key} in this copy of the vault, but the shared index has it: its "
+        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
+        "pull, then get it again"
     )

@@ -12,6 +12,7 @@ import logging
 import math
 import os
 import re
+import select
 import socket
 import threading
 import time
@@ -20,7 +21,7 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from memvault.errors import StorageError
+from memvault.errors import IndexCorrupt, StorageError
 from memvault.index import pg_schema
 
 log = logging.getLogger("memvault")
@@ -98,9 +99,42 @@ def connect(
     except psycopg.Error as exc:
         conn.close()
         raise IndexUnavailable(
-            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}"
+            f"{redact(dsn)}: pgvector is not available: {_reason(exc, dsn)}; "
+            + _vector_advice(str(exc), read_only)
         ) from None
     return conn
+
+
+def _vector_advice(why: str, read_only: bool) -> str:
+    """What to do when the ``vector`` extension cannot be had (a field test saw only
+    PostgreSQL's words: 'permission denied to create extension "vector"')."""
+    if "control file" in why or "is not available" in why:
+        return "install pgvector on the database server (its package, e.g. postgresql-16-pgvector)"
+    if read_only:
+        return "the index's writer creates it (memvault up there), or run CREATE EXTENSION vector"
+    return (
+        "memvault's role may not create it: a superuser runs CREATE EXTENSION vector in "
+        "that database once"
+    )
+
+
+def stirred(conn: Any) -> bool:
+    """Whether an idle session's socket has something to read, or is gone: the server
+    ended it (``pg_terminate_backend``, a restart) or the network's keepalives did. An
+    idle session is sent nothing else worth a look; no round trip is made."""
+    if conn.closed:
+        return True
+    try:
+        ready, _, _ = select.select([conn.pgconn.socket], [], [], 0)
+    except (OSError, ValueError, Exception):
+        return True
+    return bool(ready)
+
+
+def _reads(sql: str) -> bool:
+    """A statement that only reads (asked again on a new connection when the old one
+    was found lost: nothing of it can have been done twice)."""
+    return sql.lstrip().upper().startswith("SELECT")
 
 
 def _reason(exc: BaseException, dsn: str) -> str:
@@ -129,6 +163,7 @@ class _PgSql:
         self.reopen = reopen  # a new connection, for one cut or lost (None: stays cut)
         self.after_reopen = after_reopen
         self.reopen_read_only = reopen_read_only  # for a writer that lost its lock
+        self.before_write: Callable[[], None] | None = None  # a writer's lock looked at
         self._reopening = threading.Lock()
         self._sql: dict[str, str] = {}
         self._guard = threading.Lock()
@@ -163,20 +198,39 @@ class _PgSql:
                 self.after_reopen()
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
-        self.alive()
-        with self.deadline():
-            return self.conn.execute(self._tr(sql), tuple(args) if args else None)
+        return self.raw(self._tr(sql), tuple(args) if args else None)
 
     def raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        """SQL written for psycopg (``%s``), not translated."""
+        """SQL written for psycopg (``%s``), not translated. A query outside a
+        transaction whose connection turns out lost (the server restarted, or its
+        session was terminated, while this one sat idle) is asked once more on a new
+        one: a reader's first search after a restart was HTTP 503 otherwise."""
+        self.alive()
+        reads = _reads(sql)
+        if not reads and self.before_write is not None and self._idle():
+            self.before_write()
+        again = self.reopen is not None and reads and self._idle()
+        try:
+            with self.deadline():
+                return self.conn.execute(sql, args)
+        except IndexUnavailable:
+            if not again or self._fired.is_set() or not self.conn.broken:
+                raise
         self.alive()
         with self.deadline():
             return self.conn.execute(sql, args)
+
+    def _idle(self) -> bool:
+        from psycopg.pq import TransactionStatus
+
+        return bool(self.conn.info.transaction_status == TransactionStatus.IDLE)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if rows:
             self.alive()
+            if self.before_write is not None and self._idle():
+                self.before_write()
             with self.deadline(), self.conn.cursor() as cur:
                 cur.executemany(self._tr(sql), rows)
 
@@ -208,6 +262,12 @@ class _PgSql:
                 ) from None
             if isinstance(exc, psycopg.OperationalError):
                 raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+            if isinstance(exc, psycopg.errors.UndefinedTable):  # a DROP by hand
+                raise IndexCorrupt(
+                    f"the index at {redact(self.dsn)} lost a table ({_reason(exc, self.dsn)}; "
+                    "dropped by hand?): restart its writer (memvault daemon stop, then "
+                    "start), which builds it again from the files"
+                ) from None
             raise
         finally:
             if not nested:

@@ -76,6 +76,7 @@ both create it. A schema written by a newer memvault is refused, saying which.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import unicodedata
 from pathlib import Path
@@ -100,6 +101,8 @@ from memvault.index.schema import (
     RESOLVE_LINKS_AGAIN,
 )
 from memvault.index.vector_cache import half_to_int8
+
+log = logging.getLogger("memvault")
 
 PG_SCHEMA_VERSION = 11
 
@@ -240,6 +243,7 @@ def migrate(conn: Any, schema: str) -> None:
 
     ``conn`` is an autocommit psycopg connection whose search_path starts at ``schema``.
     """
+    _mend(conn, schema)
     version = _version(conn, schema)
     if version is not None and version > PG_SCHEMA_VERSION:
         raise IndexCorrupt(_newer(schema, version))
@@ -288,6 +292,45 @@ def migrate(conn: Any, schema: str) -> None:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(PG_SCHEMA_VERSION),),
         )
+
+
+_OWN = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", " ".join([*_TABLES, *_TOTALS])))
+_SPARE = {"embeddings", "writer"}  # the cache (by text hash) and who writes: made again alone
+
+
+def _mend(conn: Any, schema: str) -> None:
+    """A table of the index dropped by hand (a field test: `DROP TABLE vectors`; every
+    sync and search failed, a restart too): the rest of the index means nothing
+    without it, so every table but the embedding cache is dropped and the writer's
+    sync builds the index again from the files, its vectors from the cache. Only the
+    cache or the writer's row gone: made again, empty."""
+    present = {
+        r[0]
+        for r in conn.execute(
+            "SELECT tablename FROM pg_tables WHERE schemaname = %s", (schema,)
+        ).fetchall()
+    }
+    missing = [name for name in _OWN if name not in present]
+    if not missing or not present.intersection(_OWN):
+        return  # whole, or no index yet (or the whole schema dropped: built anew)
+    if "meta" in present and _version(conn, schema) not in (None, PG_SCHEMA_VERSION):
+        return  # an older index lacks the tables of later versions (migrate adds them);
+        # a newer one is refused, never emptied
+    log.warning(
+        "the index in schema %r lost its table(s) %s (dropped by hand?): %s",
+        schema,
+        ", ".join(missing),
+        "made again" if _SPARE.issuperset(missing) else "it is built again from the files",
+    )
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema, "migrate"),))
+        if not _SPARE.issuperset(missing):
+            for name in _OWN:
+                if name != "embeddings":
+                    conn.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}" CASCADE')
+            return  # migrate then makes them all, as for a new index
+        for statement in _TABLES:
+            conn.execute(statement)
 
 
 # a new vector's node, by digest; a node's twins (version 6). Not partial on

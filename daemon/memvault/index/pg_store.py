@@ -35,7 +35,7 @@ import numpy as np
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
-from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact
+from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact, stirred
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -136,6 +136,8 @@ class PgStore(Store):
         self._lock = threading.RLock()
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
+        self._wants_lock = False  # a writer: the lock is taken again whenever it is lost
+        self._retaking = False  # inside _writer_again (a reopen there must not nest it)
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
@@ -196,35 +198,7 @@ class PgStore(Store):
                 "SELECT set_config('application_name', %s, false)",
                 (f"memvault daemon {host_name()} {os.getpid()}",),
             )
-        deadline = time.monotonic() + wait
-        said = False
-        while True:
-            (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-            if got:
-                break
-            row = _writer_row(conn)
-            holder = _holder_kind(conn, key)
-            who = f"{row[0]} pid {row[1]}" if row else "another process"
-            if holder == "daemon" or time.monotonic() >= deadline:
-                # a daemon of another machine (the writer's row names it): a daemon
-                # starting here may serve as a reader (backends.open_backend)
-                elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
-                conn.close()
-                raise LockHeld(
-                    f"the index in schema {self.schema!r} at {redact(self.dsn)} has a writer "
-                    f"already: {who}{' (a daemon)' if holder == 'daemon' else ''} "
-                    "(one writer per vault; open it as a reader)",
-                    daemon_elsewhere=elsewhere,
-                )
-            if not said:
-                said = True
-                log.warning(
-                    "waiting for %s, which is writing this vault's index in PostgreSQL, to "
-                    "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
-                    who,
-                    wait,
-                )
-            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        _acquire(conn, key, wait, f"the index in schema {self.schema!r} at {redact(self.dsn)}")
         try:  # the lock is held: only now bring the schema to this code's version
             # (its deadline grown with the vectors: version 6 indexes every row)
             with self._pg.long(
@@ -245,27 +219,33 @@ class PgStore(Store):
             )
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         self._daemon = daemon
+        self._wants_lock = True
+        self._pg.before_write = self.hold_writer_lock
+
+    def hold_writer_lock(self) -> None:
+        """Before a writer's write (and on a daemon's tick): its lock session ended on
+        its own (``pg_terminate_backend`` of it, a pooler, the network) while the
+        connection it writes on lived: the server let the lock go, and another
+        machine's daemon may take it and write beside this one. Take it again first,
+        or ``LockHeld``: this process writes nothing more. A look at the session's
+        socket, no round trip, unless something came on it."""
+        if not self._wants_lock or self.read_only:
+            return
+        with self._lock:
+            held = self._writer
+            if held is not None and stirred(held.conn):
+                try:
+                    held.raw("SELECT 1")
+                except Exception:
+                    log.warning(
+                        "the writer's lock at %s was lost: taking it again", redact(self.dsn)
+                    )
+                    held = None
+            if held is None:  # lost now, or at a look before while the server was away
+                self._writer_again()
 
     def _writer_again(self) -> None:
-        """After a lost connection a writer's lock session is gone too (the server let
-        the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
-        (this process then writes nothing more)."""
-        old, self._writer = self._writer, None
-        if old is None:
-            return
-        with suppress(Exception):
-            old.close()
-        try:
-            self.take_writer_lock(daemon=self._daemon)  # still a daemon's, for the others
-        except LockHeld:  # from now on the server itself refuses this process's writes
-            self.read_only = True
-            reader = self._pg.reopen_read_only
-            if reader is not None:
-                self._pg.reopen = reader
-                with suppress(Exception):
-                    self._pg.conn.close()
-                self._pg.conn = reader()
-            raise
+        _take_again(self)
 
     def side_session(self) -> _PgSql:
         """A connection of its own to the vault's schema (a writer's long statement, such
@@ -318,6 +298,7 @@ class PgStore(Store):
             build.join()
         self.builds.clear()
         with self._lock:
+            self._wants_lock = False
             if self._writer is not None:
                 with suppress(Exception):
                     self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
@@ -332,6 +313,7 @@ class PgStore(Store):
         transaction of many statements is not cut)."""
         with self._lock:
             self._pg.alive()
+            self.hold_writer_lock()
             tx = self._pg.conn.transaction()
             with self._pg.deadline():
                 tx.__enter__()
@@ -509,6 +491,75 @@ class PgStore(Store):
             ef_construction=settings.ef_construction,
             ef_search=settings.ef_search,
         )
+
+
+def _take_again(store: PgStore) -> None:
+    """After a lost connection a writer's lock session is gone too (the server let
+    the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
+    (this process then writes nothing more). The server still away: tried again
+    before the next write."""
+    if store._retaking:  # its own connection opened again while it takes the lock
+        return
+    old, store._writer = store._writer, None
+    if old is None and not store._wants_lock:
+        return
+    if old is not None:
+        with suppress(Exception):
+            old.close()
+    store._retaking = True
+    try:
+        store.take_writer_lock(daemon=store._daemon)  # still a daemon's, for the others
+    except LockHeld:  # from now on the server itself refuses this process's writes
+        store._wants_lock = False
+        store.read_only = True
+        reader = store._pg.reopen_read_only
+        if reader is not None:
+            store._pg.reopen = reader
+            with suppress(Exception):
+                store._pg.conn.close()
+            store._pg.conn = reader()
+        raise
+    finally:
+        store._retaking = False
+
+
+def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
+    """The writer's advisory lock on ``conn``, or ``LockHeld`` naming the holder (``conn``
+    closed then): a short-lived writer is waited for up to ``wait`` seconds, saying so
+    once; a daemon is refused at once (``PgStore.take_writer_lock``)."""
+    deadline = time.monotonic() + wait
+    settle = time.monotonic() + 3.0  # a daemon that has the lock and not yet its row
+    said = False
+    while True:
+        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if got:
+            return
+        row = _writer_row(conn)
+        holder = _holder_kind(conn, key)
+        if holder == "daemon" and row is None and time.monotonic() < settle:
+            time.sleep(0.05)  # two machines' daemons started at once: which host won?
+            continue
+        who = f"{row[0]} pid {row[1]}" if row else "another process"
+        if holder == "daemon" or time.monotonic() >= deadline:
+            # a daemon of another machine (the writer's row names it): a daemon
+            # starting here may serve as a reader (backends.open_backend)
+            elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
+            conn.close()
+            raise LockHeld(
+                f"{index} has a writer already: {who}"
+                f"{' (a daemon)' if holder == 'daemon' else ''} "
+                "(one writer per vault; open it as a reader)",
+                daemon_elsewhere=elsewhere,
+            )
+        if not said:
+            said = True
+            log.warning(
+                "waiting for %s, which is writing this vault's index in PostgreSQL, to "
+                "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
+                who,
+                wait,
+            )
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
 
 
 def _writer_row(conn: Any) -> Any:

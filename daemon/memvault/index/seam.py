@@ -83,10 +83,71 @@ def open_postgres(
     if not read_only:
         try:  # one writer per vault, on any machine: the schema's advisory lock
             store.take_writer_lock(wait, daemon=daemon)
+            _this_vaults(store, config)
         except BaseException:
             store.close()
             raise
     return store
+
+
+SAMPLED = 400  # indexed notes looked for in the folder, by a writer's open
+
+
+def _this_vaults(store: Any, config: VaultConfig) -> None:
+    """A field test: another team's vault under the same folder name, set to the same
+    database, derives the same schema (``memvault_<folder name>``); its writer's first
+    sync deleted the first vault's notes from the shared index and put its own in.
+    Refused (nothing written) when most of the notes indexed there are not in this
+    folder: another vault's index, or a copy far behind its writer's (which would roll
+    the index back)."""
+    from memvault.errors import ConfigError
+    from memvault.index.pg_conn import redact
+
+    rows = [r.path for r in store.notes("note", limit=SAMPLED, outline=False)]
+    gone = [p for p in rows if not (config.root / p).exists()]
+    if len(rows) < 2 or len(gone) * 2 <= len(rows):
+        return
+    raise ConfigError(
+        f"schema {store.schema!r} at {redact(store.dsn)} holds an index of notes this folder "
+        f"lacks ({len(gone)} of the {len(rows)} looked for, e.g. {', '.join(gone[:3])}); "
+        "nothing was written. Another vault's index: give this vault a schema of its own "
+        '([index] schema = "..." in .memvault/config.toml, or MEMVAULT_INDEX_SCHEMA). This '
+        "copy far behind its writer's: git pull first. Those notes deleted on purpose: drop "
+        f'the schema (DROP SCHEMA "{store.schema}" CASCADE) and sync again'
+    )
+
+
+_WARNED: set[str] = set()  # config files already warned of, in this process
+
+
+def warn_password_in_file(config: VaultConfig) -> bool:
+    """Say (once a process) that config.toml's ``[index] dsn`` holds a password: git
+    carries config.toml to every clone (.memvault/.gitignore keeps it), and a push puts
+    the password wherever the vault goes. True when it does."""
+    import logging
+    import tomllib
+
+    from memvault.config import CONFIG_FILE
+    from memvault.index.pg_conn import redact
+
+    path = config.state_dir / CONFIG_FILE
+    try:
+        dsn = str(tomllib.loads(path.read_text(encoding="utf-8")).get("index", {}).get("dsn", ""))
+    except (OSError, ValueError, AttributeError):
+        return False
+    if not dsn or redact(dsn) == dsn:
+        return False
+    if str(path) not in _WARNED:
+        _WARNED.add(str(path))
+        logging.getLogger("memvault").warning(
+            "%s holds the index's password ([index] dsn = %s), and git carries that file to "
+            "every clone of the vault: put the password in ~/.pgpass (or the whole DSN in "
+            "MEMVAULT_INDEX_DSN) and take it out of the file (and out of git's history if "
+            "it was committed)",
+            path,
+            redact(dsn),
+        )
+    return True
 
 
 __all__ = [
@@ -95,4 +156,5 @@ __all__ = [
     "is_postgres",
     "open_postgres",
     "pg_schema_of",
+    "warn_password_in_file",
 ]

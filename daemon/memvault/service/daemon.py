@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
+from memvault.errors import MemvaultError
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
@@ -158,6 +159,7 @@ class Daemon:
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
         self._ground_lost = False  # at the last check
+        self._tick_error = ""  # the index's failure the last tick logged
         self.server: HttpServer | None = None
         self.app: Any = None
         self.watcher = Watcher(
@@ -191,6 +193,8 @@ class Daemon:
             model_idle_seconds=settings.model_idle_seconds,
         )
         vault.subscribe(lambda report: self.vectors.wake())
+        if not self.reader:  # a write whose sync failed (PostgreSQL away): retried
+            vault.engine.unindexed = lambda path: self.watcher.queue.put([path])
 
     @classmethod
     def open(
@@ -404,7 +408,21 @@ class Daemon:
         if self.config_watch.check():
             log.warning(CONFIG_CHANGED)
         if not self.reader:
-            self.memory_catch_up()
+            try:
+                # PostgreSQL's writer lock, lost with its session alone: taken again
+                # before another machine's daemon starts as the writer (docs/TEAM.md)
+                hold = getattr(self.vault.engine.store, "hold_writer_lock", None)
+                if hold is not None:
+                    hold()
+                self.memory_catch_up()
+            except MemvaultError as exc:  # PostgreSQL's server down or restarting, or
+                # the lock another's now: not this daemon's end (a field test saw a writer
+                # exit at pg_ctl stop); said once, and the next tick looks again
+                if str(exc) != self._tick_error:
+                    log.warning("the index: %s", exc)
+                self._tick_error = str(exc)
+            else:
+                self._tick_error = ""
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):

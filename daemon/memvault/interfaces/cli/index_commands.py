@@ -65,8 +65,11 @@ def move(
     )
     if not written:
         out.print(
-            "the DSN holds a password, so it is not written to config.toml: set "
-            "MEMVAULT_INDEX_STORE=postgres and MEMVAULT_INDEX_DSN (or use ~/.pgpass)"
+            "the DSN holds a password, so it is not written to config.toml (git carries "
+            "that file to every clone): set MEMVAULT_INDEX_STORE=postgres, MEMVAULT_INDEX_DSN "
+            f"and MEMVAULT_INDEX_SCHEMA={schema} here and on each clone, or put the password "
+            'in ~/.pgpass and put store = "postgres", the DSN without its password and '
+            f'schema = "{schema}" under [index] in .memvault/config.toml'
         )
 
 

@@ -173,6 +173,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
+    elif where.get("role") == "reader":  # the writer's files, not these, are indexed
+        console.print(
+            f"this copy's files differ from the shared index in {idx['pending_count']} notes "
+            "(a `git pull` behind or ahead of its writer's; search answers from the index, "
+            "get from these files)"
+        )
     elif idx["pending_count"] or not idx.get("relink_pending"):  # (a relink: said above)
         console.print(
             f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
