@@ -349,11 +349,8 @@ def _daemons(s: _Section, content: str) -> bool:
     entry = s.notes.get(path)
     if entry is None:
         return False  # a file memvault does not list (or one a reconcile has still to index)
-    if not in_folder(path, s.rule.folder):
-        # the note its link leads to now is in another folder: memvault's line only when
-        # memvault wrote it here (a root note moved into people/: its [[name]] still leads
-        # to it, and stayed beside the new folder's line)
-        return content in s.owned
+    if not in_folder(path, s.rule.folder):  # memvault's if it wrote it here: a root
+        return content in s.owned  # note moved to people/, its [[name]] leading there
     return content == s.line_of(entry) or content in s.owned
 
 
