@@ -127,3 +127,84 @@ def test_a_sync_under_way_or_dead_has_every_link_judged(
         assert ("a.md", "b", "unresolved") in found
         assert v.status()["links"]["unresolved"] == sum(1 for f in found if f[2] == "unresolved")
         _both(v)
+
+
+def test_notes_whose_paths_differ_only_by_case_are_judged(tmp_path: Path) -> None:
+    """A review: ``people/ana.md`` made beside ``people/Ana.md`` (ext4 and git hold both)
+    left ``[[Ana]]`` stored ``resolved`` (some of the index's bookkeeping takes the two
+    for one file), and the check that relied on it missed the ambiguity: a name two
+    files on disk share is judged again."""
+    root = tmp_path / "v"
+    write(root, "people/Ana.md", "# Ana\n")
+    write(root, "a.md", "# A\n\n[[Ana]]\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        write(root, "people/ana.md", "# ana twin\n")
+        v.sync(vectors=False)
+        assert [(p.source, p.verdict) for p in v.links_check()] == [("a.md", "ambiguous")]
+        _both(v)
+
+
+def test_a_save_let_in_by_a_long_sync_leaves_no_stale_verdict_trusted(tmp_path: Path) -> None:
+    """A review: a save let in while a long sync stepped aside deleted the note the long
+    sync's later batches link to; those were resolved against the files as it began and
+    stored ``resolved`` to the gone note. Such a long sync has every link resolved by
+    the next, and its verdicts are not relied on until then."""
+    root = tmp_path / "v"
+    write(root, "target.md", "# T\n")
+    for i in range(450):
+        write(root, f"n/n{i:03}.md", f"# N{i}\n\n[[target]]\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        for i in range(450):
+            write(root, f"n/n{i:03}.md", f"# N{i}\n\nedited [[target]]\n")
+        let_in: list[int] = []
+
+        def progress(p: Any) -> None:
+            if not let_in and p.done and p.done < p.total:
+                let_in.append(1)
+                os.remove(root / "target.md")
+                v.engine.sync(paths=["target.md"], vectors=False)  # the watcher's, let in
+
+        v.engine.sync(progress=progress, vectors=False)
+        assert let_in
+        assert v.status()["links"]["unresolved"] == 450
+        _both(v)
+        v.sync(vectors=False)  # the next sync resolves them all
+        rows = [r for page in v.engine.store.links_by_page() for r in page]
+        assert not [r for r in rows if r.source.startswith("n/") and r.verdict == "resolved"]
+        assert v.status()["links"]["unresolved"] == 450
+
+
+def test_an_index_an_older_memvault_left_is_judged_whole_until_resolved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review: a sync of an older memvault that died between a delete and its links
+    left a stale ``resolved`` behind and no ``links_following``: the stored verdicts of
+    an index no memvault that keeps them wrote are not relied on, and its first sync
+    here resolves them all."""
+    from memvault.engine import link_verdicts
+
+    root = tmp_path / "v"
+    write(root, "a.md", "# A\n\nSee [[b]].\n")
+    write(root, "b.md", "# B\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+    os.remove(root / "b.md")
+
+    def dies(*args: Any, **kwargs: Any) -> int:
+        raise KeyboardInterrupt("killed between the delete and the links")
+
+    follow = engine.verdicts.follow
+    monkeypatch.setattr(engine.verdicts, "follow", dies)
+    with open_vault(root) as v, pytest.raises(KeyboardInterrupt):
+        v.sync()
+    monkeypatch.setattr(engine.verdicts, "follow", follow)
+    with open_vault(root) as v:  # as the older memvault left it: neither flag
+        for name in (link_verdicts.FOLLOWING, link_verdicts.TRUSTED):
+            v.engine.store.set_meta(name, "")
+        assert v.status()["links"]["unresolved"] == 2  # a.md's, MEMORY.md's
+        v.sync()
+        assert link_verdicts.trusted(v.engine.store)
+        rows = [r for page in v.engine.store.links_by_page() for r in page]
+        assert [r.verdict for r in rows if r.source == "a.md"] == ["unresolved"]

@@ -208,3 +208,31 @@ def test_a_note_that_takes_a_links_name_is_told(tmp_path: Path) -> None:
         )
         os.remove(root / "projects/atlas.md")  # a note gone: its links are broken, not taken
         assert v.sync().warnings == ()
+
+
+def test_a_case_only_rename_takes_no_links_name_and_a_copy_is_told_in_brief(
+    tmp_path: Path,
+) -> None:
+    """A review: ``Atlas.md`` renamed ``atlas.md`` (or ``People/`` renamed ``people/``)
+    was told as "a note of that name came", once for each note; a folder copied inside
+    the vault gave a warning for each of its names (300 for 300 notes)."""
+    from memvault.engine import link_verdicts
+
+    root = tmp_path / "vault"
+    write(root, "projects/Atlas.md", "# Atlas\n\nThe map project.\n")
+    for i in range(30):
+        write(root, f"People/p{i}.md", f"# P{i}\n\nPerson {i}.\n")
+    write(
+        root, "index.md", "# Index\n\n" + " ".join(f"[[p{i}]]" for i in range(30)) + " [[Atlas]]\n"
+    )
+    with open_vault(root) as v:
+        v.sync()
+        os.rename(root / "projects/Atlas.md", root / "projects/atlas.md")
+        assert v.sync().warnings == ()
+        os.rename(root / "People", root / "people")
+        assert v.sync().warnings == ()
+        shutil.copytree(root / "people", root / "archive/people")
+        said = v.sync().warnings
+    cap = link_verdicts.TAKEN_SAID
+    assert len(said) == cap + 1
+    assert said[-1] == f"and {30 - cap} more links whose name a note that came took (links check)"

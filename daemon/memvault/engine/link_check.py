@@ -10,8 +10,9 @@ an unchanged note's link can differ from it only when it was not ``resolved``, h
 anchor (the target's headings decide that), or names a file that came or went
 between the index and the disk. Those links alone are judged; the rest are as stored.
 Every link is judged when the stored verdicts may be stale: a sync under way or one
-that died between its files and their links (meta ``links_following``), or the next
-sync due to resolve them all (``links_resolve``). At 10,000 notes a ``status`` judged
+that died between its files and their links (meta ``links_following``), the next
+sync due to resolve them all (``links_resolve``), an index no memvault that keeps them
+wrote (``links_trusted``: ``link_verdicts.trusted``). At 10,000 notes a ``status`` judged
 90,000 links, all resolved, to find none.
 """
 
@@ -85,7 +86,7 @@ def link_problems(
         return problem
 
     stored: Iterable[list[LinkRow]]
-    if every_link or store.meta(verdicts.FOLLOWING) or store.meta(verdicts.RESOLVE_ALL):
+    if every_link or not verdicts.trusted(store):
         stored = store.links_by_page()  # not all 900,000 of 100,000 notes at once
     else:
         stored = [store.links_to_judge(_came_or_went(store, scan, indexed[0]))]
@@ -118,12 +119,21 @@ def link_problems(
 
 def _came_or_went(store: Store, scan: Scan, indexed: list[str]) -> set[str]:
     """The link names of the notes (``indexed``: the index's) and attachments that came
-    or went since the last sync. (Aliases need none: an alias leads only a link that no
-    file's name does, and such a link is stored ``alias`` or ``unresolved``, judged
-    again anyway.)"""
+    or went since the last sync, and those two files on disk share (a link of such a
+    name may be ambiguous: a stored verdict of it is not relied on; files whose paths
+    differ only by case are one file to some of the index's bookkeeping). (Aliases
+    need none: an alias leads only a link that no file's name does, and such a link is
+    stored ``alias`` or ``unresolved``, judged again anyway.)"""
     paths = set(scan.notes).symmetric_difference(indexed)
     paths |= set(scan.attachments).symmetric_difference(store.attachment_paths())
-    return {link_name(p) for p in paths}
+    out = {link_name(p) for p in paths}
+    seen: set[str] = set()
+    for path in (*scan.notes, *scan.attachments):
+        name = link_name(path)
+        if name in seen:
+            out.add(name)
+        seen.add(name)
+    return out
 
 
 def _parse(fs: VaultFS, path: str) -> tuple[str, Note] | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet
-from memvault.core.wikilinks import LinkIndex, Resolution, link_name
+from memvault.core.wikilinks import LinkIndex, Resolution, key, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
@@ -68,6 +68,16 @@ def before(
 
 FOLLOWING = "links_following"  # meta: a sync changed files whose links are not resolved yet
 RESOLVE_ALL = "links_resolve"  # meta: the next sync resolves every stored link once
+# meta: every stored verdict was resolved by a memvault that keeps them (this one): an
+# index an older one wrote may hold a stale verdict a sync that died left (found as set)
+TRUSTED = "links_trusted"
+
+
+def trusted(store: Store) -> bool:
+    """Whether the stored verdicts are true to the files the index holds: no sync under
+    way or dead since it changed files, none due to resolve them all, written by a
+    memvault that keeps them so (``link_check`` reads them as they are then)."""
+    return store.meta(TRUSTED) == "1" and not store.meta(FOLLOWING) and not store.meta(RESOLVE_ALL)
 
 
 class Following:
@@ -77,22 +87,29 @@ class Following:
     nothing changed. So meta ``links_following`` is set while a sync changes files and
     cleared when this process's syncs are all done and none failed; found set when no
     sync of this process is under way, a sync died in between, and the next follow
-    resolves every link (as after the upgrade to schema 7). Syncs may overlap (one let
-    in by a reconcile stepping aside): it is cleared by the last to end."""
+    resolves every link (as after the upgrade to schema 7), as it does for an index no
+    memvault that keeps them wrote (meta ``links_trusted`` not set). Syncs may overlap
+    (one let in by a reconcile stepping aside): it is cleared by the last to end, and
+    when one was let in, every link is resolved by the next sync (the long one's
+    indexer resolved its notes' links against the files as it began: a note the one let
+    in deleted stayed their target)."""
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self._lock = threading.Lock()
         self._live = 0
         self._failed = False
+        self._overlapped = False
         self._set = False  # set by this process: cleared when the syncs are done
 
     @contextmanager
     def sync(self) -> Iterator[None]:
         with self._lock:
-            if not self._live and self.store.meta(FOLLOWING):
+            if not self._live and (self.store.meta(FOLLOWING) or not self.store.meta(TRUSTED)):
                 self.store.set_meta(RESOLVE_ALL, "1")
+                self.store.set_meta(FOLLOWING, "1")
                 self._set = True
+            self._overlapped |= self._live > 0
             self._live += 1
         done = False
         try:
@@ -102,11 +119,13 @@ class Following:
             with self._lock:
                 self._live -= 1
                 self._failed |= not done
-                if not self._live and self._set and not self._failed:
-                    self.store.set_meta(FOLLOWING, "")
-                    self._set = False
                 if not self._live:
-                    self._failed = False
+                    if self._overlapped and self._set and not self._failed:
+                        self.store.set_meta(RESOLVE_ALL, "1")  # the next sync's follow
+                    elif self._set and not self._failed:
+                        self.store.set_meta(FOLLOWING, "")
+                        self._set = False
+                    self._failed = self._overlapped = False
 
     def changing(self, came_went: CameWent | None) -> None:
         """A sync is about to change what can lead links elsewhere."""
@@ -127,17 +146,22 @@ def follow(
     again against the files as it leaves them (and ``coming``: notes a long sync has
     still to index), but those of ``fresh`` (the notes it indexed). The warnings for the
     links a file that came took from the note they led to (``taken``)."""
-    if store.meta(RESOLVE_ALL):  # schema 7's upgrade, a sync that died: every link, once
-        resolve_all(store, catalogue.link_index_with(coming))
-        store.set_meta(RESOLVE_ALL, "")
-        return ()
-    if came_went is None:  # (before the catalogue's rows: a sync in a new process that
-        return ()  # finds nothing changed read all of them: 5 s of 7 at 50,000 notes)
+    every = bool(store.meta(RESOLVE_ALL))  # schema 7's upgrade, a sync that died: all
+    if came_went is None and not every:  # (before the catalogue's rows: a sync in a new
+        return ()  # process that finds nothing changed read all: 5 s of 7 at 50,000 notes)
     notes = catalogue.notes()
     # every note indexed now (a first sync's): none is stale; a save never looks at all
     # of them (a look at 100,000 rows is ~10 ms: tests/test_save_cost.py)
-    if len(fresh) >= len(notes) and all(p in fresh for p in notes):
+    indexed_all = len(fresh) >= len(notes) and all(p in fresh for p in notes)
+    if indexed_all or every:  # every stored verdict true to the files after this
+        if not indexed_all:
+            resolve_all(store, catalogue.link_index_with(coming))
+        if every:
+            store.set_meta(RESOLVE_ALL, "")
+        if store.meta(TRUSTED) != "1":
+            store.set_meta(TRUSTED, "1")
         return ()
+    assert came_went is not None  # (None with ``every`` returned above)
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
@@ -145,6 +169,7 @@ def follow(
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
+TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
 def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
@@ -157,8 +182,8 @@ def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     for source, target, verdict, resolved, now in changed:
         if verdict != "resolved" or resolved is None or resolved not in links:
             continue  # it was no link to a note, or that note moved or went
-        if now.verdict == "resolved" and now.path == resolved:
-            continue  # (only the candidates it was chosen among changed)
+        if now.verdict == "resolved" and key(now.path or "") == key(resolved):
+            continue  # the candidates it was chosen among changed, or the case of its name
         said = (
             f"now leads to {now.path}"
             if now.verdict == "resolved"
@@ -166,7 +191,12 @@ def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
         )
         groups.setdefault((target, resolved, said), []).append(source)
     out = []
-    for (target, resolved, said), sources in sorted(groups.items()):
+    ordered = sorted(groups.items())
+    for n, ((target, resolved, said), sources) in enumerate(ordered):
+        if n == TAKEN_SAID:  # (a copy of a folder in the vault: each of its names)
+            rest = sum(len(s) for _, s in ordered[TAKEN_SAID:])
+            out.append(f"and {rest} more links whose name a note that came took (links check)")
+            break
         where = ", ".join(sorted(sources)[:TAKEN_SOURCES])
         if len(sources) > TAKEN_SOURCES:
             where += f" and {len(sources) - TAKEN_SOURCES} more"

@@ -11,6 +11,7 @@ import functools
 import json
 import logging
 import posixpath
+import unicodedata
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
@@ -23,7 +24,7 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
-from memvault.engine.folders import section_said
+from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import git_busy
@@ -249,7 +250,7 @@ class Linker:
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems = list(update.problems) + sections_moved_away(
-            self.store, cfg.sections, listings, moves, lambda f: (self.fs.root / f).is_dir()
+            self.store, cfg.sections, listings, moves, lambda f: on_disk(self.fs.root, f) == f
         )
         self._keep_problems([(rel, p, "note") for p in problems])
         if update.owned != self._last_owned:
@@ -423,13 +424,13 @@ def sections_moved_away(
     sections: Sequence[SectionRule],
     listings: Mapping[str, Listing],
     moves: Mapping[str, str],
-    on_disk: Callable[[str], bool],
+    spelt_there: Callable[[str], bool],
 ) -> list[str]:
     """A section whose folder's notes all moved away (the folder renamed, ``People/``
     to ``Persons/`` or ``people/``) lists none of them while config.toml names the
     old folder: said on every update (``memvault status``), where they went followed
     as they move on, until the section lists notes again (its folder set anew, or
-    notes back in it). A folder still there (``on_disk``, as config.toml spells it)
+    notes back in it). A folder still there (``spelt_there``: as config.toml spells it)
     was not renamed: its notes were moved out (a person's only note dragged to the
     vault root), and config.toml is right as it is."""
     told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
@@ -438,8 +439,8 @@ def sections_moved_away(
     for rule in sections:
         if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
             continue  # listed, or its filter selects none of the notes still there
-        if on_disk(rule.folder.strip("/")):
-            continue
+        if spelt_there(unicodedata.normalize("NFC", rule.folder.strip("/"))):
+            continue  # (spelt so: a Mac finds people/ when it is People/ now)
         were = told.get(rule.folder, []) or [rule.folder]
         went = sorted(
             {
