@@ -281,3 +281,18 @@ def test_a_role_that_may_not_create_pgvector_is_told_who_may(
         with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
             conn.execute("DROP DATABASE IF EXISTS novector")
             conn.execute("DROP ROLE IF EXISTS plainrole")
+
+
+def test_a_writers_folders_renamed_while_it_was_down_are_no_other_vault(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """The refusal above took a vault whose folders a pull renamed while no writer ran
+    (most indexed paths gone) for another vault's: its notes are there under their own
+    names, so its sync goes on and follows them."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    for folder in [d for d in writer.iterdir() if d.is_dir() and not d.name.startswith(".")]:
+        if any(folder.rglob("*.md")):
+            folder.rename(writer / f"{folder.name}-renamed")
+    got = run_memvault("sync", "--vault", str(writer), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "-renamed/" in (writer / "MEMORY.md").read_text(encoding="utf-8")

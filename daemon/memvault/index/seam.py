@@ -23,7 +23,9 @@ implement apart.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
@@ -99,12 +101,16 @@ def _this_vaults(store: Any, config: VaultConfig) -> None:
     sync deleted the first vault's notes from the shared index and put its own in.
     Refused (nothing written) when most of the notes indexed there are not in this
     folder: another vault's index, or a copy far behind its writer's (which would roll
-    the index back)."""
+    the index back). A note whose name is in the folder elsewhere counts as there: a
+    folder renamed while no writer ran (a pull), which the sync follows."""
     from memvault.errors import ConfigError
     from memvault.index.pg_conn import redact
 
     rows = [r.path for r in store.notes("note", limit=SAMPLED, outline=False)]
     gone = [p for p in rows if not (config.root / p).exists()]
+    if len(rows) >= 2 and len(gone) * 2 > len(rows):  # notes of these names elsewhere
+        names = _note_names(config.root)  # here: their folder renamed while it was down
+        gone = [p for p in gone if p.rsplit("/", 1)[-1].lower() not in names]
     if len(rows) < 2 or len(gone) * 2 <= len(rows):
         return
     raise ConfigError(
@@ -115,6 +121,15 @@ def _this_vaults(store: Any, config: VaultConfig) -> None:
         "copy far behind its writer's: git pull first. Those notes deleted on purpose: drop "
         f'the schema (DROP SCHEMA "{store.schema}" CASCADE) and sync again'
     )
+
+
+def _note_names(root: Path) -> set[str]:
+    """The file names (lower case) of the notes under ``root``, dot-folders left out."""
+    out: set[str] = set()
+    for _, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        out.update(f.lower() for f in files if f.lower().endswith(".md"))
+    return out
 
 
 _WARNED: set[str] = set()  # config files already warned of, in this process
