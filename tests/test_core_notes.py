@@ -216,3 +216,18 @@ def test_the_template_hints_are_hints() -> None:
         ]
         assert prose and set(prose) <= note.hints, path.name  # every line of guidance
         assert note.summary == "", path.name
+
+
+def test_a_dataview_field_line_is_no_description() -> None:
+    """A field test: a note opening with Dataview fields was listed in MEMORY.md as
+    "role:: Staff engineer team:: atlas Dana mentors..."; a line that is a field is the
+    note's data, its first prose comes after. A field inside a sentence is prose."""
+    assert first_paragraph("role:: Staff engineer\nteam:: atlas\n\nDana mentors new hires.\n") == (
+        "Dana mentors new hires."
+    )
+    assert first_paragraph("- due:: 2026-12-05\nThe plan is set.\n") == "The plan is set."
+    assert first_paragraph("See [due:: tomorrow] for it.\n") == "See [due:: tomorrow] for it."
+    assert first_paragraph("std::vector is used here.\n") == "std::vector is used here."
+    assert first_paragraph("Réunion:: lundi\nLe texte.\n") == "Le texte."
+    note = parse_note("people/dana.md", "# Dana\n\nrole:: Staff engineer\n\nDana mentors. Yes.\n")
+    assert note.summary == "Dana mentors."

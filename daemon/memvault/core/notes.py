@@ -291,6 +291,9 @@ _MONTHS = frozenset(
 )  # fmt: skip
 _NEXT_WORD = re.compile(r"[^\W\d_]+")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
+# a line that is a Dataview field (``role:: Staff engineer``, ``- due:: 2026-12-05``):
+# data about the note, not its prose (a bracketed ``[due:: x]`` inside a sentence is)
+_FIELD_LINE = re.compile(r"(?:[-*+]\s+)?\w[\w /-]{0,60}::(?:\s|$)")
 
 
 def plain_text(markdown: str) -> str:
@@ -394,6 +397,7 @@ def first_paragraph(body: str) -> str:
             or not mline.strip()  # code
             or stripped.startswith(("#", "|", "![[", "%%"))
             or set(stripped) <= set("-*_= ")
+            or _FIELD_LINE.match(stripped) is not None
         )
         if skip:
             if para:
