@@ -103,10 +103,9 @@ def test_an_unchanged_vaults_status_judges_no_resolved_link(
         assert sorted(set(judged)) == ["people/p5.md", "people/p6.md", "people/q.md"]
 
 
-def test_a_sync_under_way_or_dead_has_every_link_judged(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Stored verdicts a dead sync left stale are not trusted until a sync resolved them."""
+def _a_sync_died(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A vault where ``a.md`` links ``[[b]]``, whose sync of ``b.md``'s delete died
+    between the delete and the links' verdicts (``[[b]]`` left stored ``resolved``)."""
     root = tmp_path / "v"
     write(root, "a.md", "# A\n\nSee [[b]].\n")
     write(root, "b.md", "# B\n\nText.\n")
@@ -122,6 +121,14 @@ def test_a_sync_under_way_or_dead_has_every_link_judged(
     with open_vault(root) as v, pytest.raises(KeyboardInterrupt):
         v.sync()
     monkeypatch.setattr(engine.verdicts, "follow", follow)
+    return root
+
+
+def test_a_sync_under_way_or_dead_has_every_link_judged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stored verdicts a dead sync left stale are not trusted until a sync resolved them."""
+    root = _a_sync_died(tmp_path, monkeypatch)
     with open_vault(root) as v:
         found = {(p.source, p.target, p.verdict) for p in v.links_check()}  # before a sync
         assert ("a.md", "b", "unresolved") in found
@@ -185,21 +192,7 @@ def test_an_index_an_older_memvault_left_is_judged_whole_until_resolved(
     here resolves them all."""
     from memvault.engine import link_verdicts
 
-    root = tmp_path / "v"
-    write(root, "a.md", "# A\n\nSee [[b]].\n")
-    write(root, "b.md", "# B\n\nText.\n")
-    with open_vault(root) as v:
-        v.sync()
-    os.remove(root / "b.md")
-
-    def dies(*args: Any, **kwargs: Any) -> int:
-        raise KeyboardInterrupt("killed between the delete and the links")
-
-    follow = engine.verdicts.follow
-    monkeypatch.setattr(engine.verdicts, "follow", dies)
-    with open_vault(root) as v, pytest.raises(KeyboardInterrupt):
-        v.sync()
-    monkeypatch.setattr(engine.verdicts, "follow", follow)
+    root = _a_sync_died(tmp_path, monkeypatch)
     with open_vault(root) as v:  # as the older memvault left it: neither flag
         for name in (link_verdicts.FOLLOWING, link_verdicts.TRUSTED):
             v.engine.store.set_meta(name, "")
