@@ -229,5 +229,10 @@ def test_a_dataview_field_line_is_no_description() -> None:
     assert first_paragraph("See [due:: tomorrow] for it.\n") == "See [due:: tomorrow] for it."
     assert first_paragraph("std::vector is used here.\n") == "std::vector is used here."
     assert first_paragraph("Réunion:: lundi\nLe texte.\n") == "Le texte."
+    # a second review: the forms Dataview reads as fields too, and prose that is none
+    for field in ("**Role**:: Lead", "🎯 Goal:: v2", "> role:: lead", "- [ ] due:: 2026-12-05"):
+        assert first_paragraph(f"{field}\nProse here.\n") == "Prose here.", field
+    for prose in ("Meeting at 10::30 today.", "Call it as Vec:: new() here.", "See x.org::80."):
+        assert first_paragraph(prose + "\n") == prose
     note = parse_note("people/dana.md", "# Dana\n\nrole:: Staff engineer\n\nDana mentors. Yes.\n")
     assert note.summary == "Dana mentors."

@@ -236,3 +236,43 @@ def test_a_case_only_rename_takes_no_links_name_and_a_copy_is_told_in_brief(
     cap = link_verdicts.TAKEN_SAID
     assert len(said) == cap + 1
     assert said[-1] == f"and {30 - cap} more links whose name a note that came took (links check)"
+
+
+def test_a_note_in_a_folder_differing_only_by_case_takes_a_link() -> None:
+    """A second review: on a disk that tells ``A/`` from ``a/``, ``a/Foo.md`` made beside
+    ``a/src.md`` takes its ``[[Foo]]`` from ``A/Foo.md``, still there: told, though the
+    two paths differ only by case (a case-only rename of this sync is not)."""
+    from memvault.core.wikilinks import LinkIndex
+    from memvault.engine.link_verdicts import Changed, taken
+
+    after = LinkIndex(["A/Foo.md", "a/Foo.md", "a/src.md"], {})
+    now = after.resolve("Foo", "a/src.md")
+    assert now.path == "a/Foo.md"
+    said = taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], after, {"a/Foo.md"})
+    assert len(said) == 1 and "now leads to a/Foo.md, no longer A/Foo.md" in said[0]
+    renamed = {"A/Foo.md", "a/Foo.md"}  # A/Foo.md renamed a/Foo.md
+    moved_on = LinkIndex(["a/Foo.md", "a/src.md"], {})
+    now = moved_on.resolve("Foo", "a/src.md")
+    assert taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], moved_on, renamed) == ()
+
+
+def test_a_long_sync_overlapped_by_a_save_that_changes_nothing_stays_trusted() -> None:
+    """A second review: any sync let in beside a long one made the next sync resolve
+    every link, even one that only touched files; only one that changes files does."""
+    from memvault.engine import link_verdicts as lv
+
+    class Meta(dict):  # the two calls Following makes of a store
+        def meta(self, k: str) -> str:
+            return str(self.get(k, ""))
+
+        def set_meta(self, k: str, v: str) -> None:
+            self[k] = v
+
+    for let_in, trusted in ((None, True), (lv.CameWent(frozenset({"y.md"}), {}, ()), False)):
+        store = Meta(links_trusted="1")
+        following = lv.Following(store)  # type: ignore[arg-type]
+        with following.sync():  # a long sync with changes
+            following.changing(lv.CameWent(frozenset({"x.md"}), {}, ()))
+            with following.sync():  # one let in while it stepped aside
+                following.changing(let_in)
+        assert lv.trusted(store) is trusted  # type: ignore[arg-type]

@@ -296,3 +296,25 @@ def test_a_writers_folders_renamed_while_it_was_down_are_no_other_vault(
     got = run_memvault("sync", "--vault", str(writer), env=env)
     assert got.returncode == 0, got.stdout + got.stderr
     assert "-renamed/" in (writer / "MEMORY.md").read_text(encoding="utf-8")
+
+
+def test_another_vault_of_the_same_note_names_is_still_refused(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A second review: counting a gone note as there by its name alone let another
+    team's vault in whose notes share names (a day's log, README.md): only the same
+    name with the same bytes is the same note."""
+    from memvault.vault.template import init_vault
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    for note in writer.rglob("*.md"):
+        if ".memvault" not in note.parts and note.name != "MEMORY.md":
+            twin = other / "elsewhere" / note.relative_to(writer)
+            twin.parent.mkdir(parents=True, exist_ok=True)
+            twin.write_text(f"# {note.stem}\n\nAnother team's note.\n", encoding="utf-8")
+    pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
+    got = run_memvault("sync", "--vault", str(other), env=pg_env)
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "holds an index of notes this folder lacks" in got.stderr

@@ -291,9 +291,14 @@ _MONTHS = frozenset(
 )  # fmt: skip
 _NEXT_WORD = re.compile(r"[^\W\d_]+")
 _BLOCK_ID = re.compile(r"\s\^[A-Za-z0-9-]+$")
-# a line that is a Dataview field (``role:: Staff engineer``, ``- due:: 2026-12-05``):
-# data about the note, not its prose (a bracketed ``[due:: x]`` inside a sentence is)
-_FIELD_LINE = re.compile(r"(?:[-*+]\s+)?\w[\w /-]{0,60}::(?:\s|$)")
+# a line that is a Dataview field (``role:: Staff engineer``, ``- [ ] due:: 2026-12-05``,
+# ``**Role**:: Lead``, ``🎯 Goal:: v2``): data about the note, not its prose. Its key is
+# at most three words of 30 characters, ``::`` and a space or the line's end after it
+# (``std::vector`` is prose), a bracketed ``[due:: x]`` inside a sentence prose too.
+_FIELD_LINE = re.compile(
+    r"(?:>\s*)*(?:(?:[-*+]|\d+[.)])\s+)?(?:\[.\]\s+)?"  # a quote, a list item, a task
+    r"(?:\*\*|__|[*_`~])?([^\s:*_`~\[\]][^:*_`~\[\]]{0,29}?)(?:\*\*|__|[*_`~])?::(?:\s|$)"
+)
 
 
 def plain_text(markdown: str) -> str:
@@ -397,7 +402,7 @@ def first_paragraph(body: str) -> str:
             or not mline.strip()  # code
             or stripped.startswith(("#", "|", "![[", "%%"))
             or set(stripped) <= set("-*_= ")
-            or _FIELD_LINE.match(stripped) is not None
+            or _is_field(stripped)
         )
         if skip:
             if para:
@@ -409,6 +414,12 @@ def first_paragraph(body: str) -> str:
         if line.lstrip().startswith(("-", "*", "+")) or re.match(r"\s*\d+[.)]\s", line):
             break  # a list item is a paragraph of its own
     return " ".join(para)
+
+
+def _is_field(line: str) -> bool:
+    """Whether ``line`` is a Dataview field line (``_FIELD_LINE``)."""
+    m = _FIELD_LINE.match(line)
+    return m is not None and len(m.group(1).split()) <= 3
 
 
 def _clip(text: str) -> str:

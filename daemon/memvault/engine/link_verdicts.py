@@ -109,7 +109,6 @@ class Following:
                 self.store.set_meta(RESOLVE_ALL, "1")
                 self.store.set_meta(FOLLOWING, "1")
                 self._set = True
-            self._overlapped |= self._live > 0
             self._live += 1
         done = False
         try:
@@ -133,6 +132,9 @@ class Following:
             if came_went is not None and not self._set:
                 self.store.set_meta(FOLLOWING, "1")
                 self._set = True
+            # one let in beside a sync under way (a long one stepping aside) that changes
+            # what links lead to: the other's notes were resolved against the files before
+            self._overlapped |= came_went is not None and self._live > 1
 
 
 def follow(
@@ -165,25 +167,30 @@ def follow(
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
-    return taken(resolve_named(store, links, named, fresh), links)
+    return taken(resolve_named(store, links, named, fresh), links, came_went.paths)
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
 TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
-def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
+def taken(
+    changed: Iterable[Changed], links: LinkIndex, moved: Collection[str] = ()
+) -> tuple[str, ...]:
     """Warnings for the links that led to a note still there and lead elsewhere now,
     or are ambiguous: a note of the same name came (``add`` in another folder, a note
     made in the linking note's folder, which Obsidian prefers too). Nothing in the note
     says so, and its meaning changed: one warning a link name and note, with the path
-    link that keeps the old target."""
+    link that keeps the old target. ``moved``: the files this sync saw come, go or move
+    (a note renamed in case only leads its links on, taking nothing)."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for source, target, verdict, resolved, now in changed:
         if verdict != "resolved" or resolved is None or resolved not in links:
             continue  # it was no link to a note, or that note moved or went
-        if now.verdict == "resolved" and key(now.path or "") == key(resolved):
-            continue  # the candidates it was chosen among changed, or the case of its name
+        if now.verdict == "resolved" and now.path == resolved:
+            continue  # (only the candidates it was chosen among changed)
+        if now.path in moved and resolved in moved and key(now.path or "") == key(resolved):
+            continue  # renamed in case only (two notes whose paths differ so: taken)
         said = (
             f"now leads to {now.path}"
             if now.verdict == "resolved"

@@ -23,6 +23,7 @@ implement apart.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from memvault.config import VaultConfig
+from memvault.core.wikilinks import key
 from memvault.index.vectors import OpenReport, VectorsWanted
 
 Tx = Any  # a transaction handle: only ever handed back to the store that gave it
@@ -101,16 +103,17 @@ def _this_vaults(store: Any, config: VaultConfig) -> None:
     sync deleted the first vault's notes from the shared index and put its own in.
     Refused (nothing written) when most of the notes indexed there are not in this
     folder: another vault's index, or a copy far behind its writer's (which would roll
-    the index back). A note whose name is in the folder elsewhere counts as there: a
-    folder renamed while no writer ran (a pull), which the sync follows."""
+    the index back). A note found elsewhere in the folder (its name, its bytes) counts
+    as there: a folder renamed while no writer ran (a pull), which the sync follows."""
     from memvault.errors import ConfigError
     from memvault.index.pg_conn import redact
 
-    rows = [r.path for r in store.notes("note", limit=SAMPLED, outline=False)]
+    sampled = {r.path: r.sha256 for r in store.notes("note", limit=SAMPLED, outline=False)}
+    rows = list(sampled)
     gone = [p for p in rows if not (config.root / p).exists()]
-    if len(rows) >= 2 and len(gone) * 2 > len(rows):  # notes of these names elsewhere
-        names = _note_names(config.root)  # here: their folder renamed while it was down
-        gone = [p for p in gone if p.rsplit("/", 1)[-1].lower() not in names]
+    if len(rows) >= 2 and len(gone) * 2 > len(rows):  # the same notes elsewhere here:
+        found = _same_notes(config.root, {p: sampled[p] for p in gone})  # folders renamed
+        gone = [p for p in gone if p not in found]  # while no writer ran
     if len(rows) < 2 or len(gone) * 2 <= len(rows):
         return
     raise ConfigError(
@@ -123,13 +126,26 @@ def _this_vaults(store: Any, config: VaultConfig) -> None:
     )
 
 
-def _note_names(root: Path) -> set[str]:
-    """The file names (lower case) of the notes under ``root``, dot-folders left out."""
-    out: set[str] = set()
-    for _, dirs, files in os.walk(root):
+def _same_notes(root: Path, gone: dict[str, str]) -> set[str]:
+    """Of ``gone`` (an indexed path -> its content's sha256), those whose note is under
+    ``root`` at another path: a file of the same name (as links compare names) and the
+    same bytes. Another vault's notes share names (``README.md``, a day's log), not
+    bytes."""
+    wanted: dict[str, list[str]] = {}
+    for path in gone:
+        wanted.setdefault(key(path.rsplit("/", 1)[-1]), []).append(path)
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
-        out.update(f.lower() for f in files if f.lower().endswith(".md"))
-    return out
+        for name in files:
+            for path in wanted.get(key(name), ()):
+                try:
+                    digest = hashlib.sha256(Path(folder, name).read_bytes()).hexdigest()
+                except OSError:
+                    continue
+                if digest == gone[path]:
+                    found.add(path)
+    return found
 
 
 _WARNED: set[str] = set()  # config files already warned of, in this process
