@@ -20,6 +20,16 @@ from memvault.core.wikilinks import link_name
 from memvault.index.rows import LinkRow
 from memvault.index.sql import parts
 
+_LINK_COLS = "source, line, target, anchor, kind, embed, verdict, resolved, candidates"
+
+
+def _link_rows(rows: Iterable[tuple[Any, ...]]) -> list[LinkRow]:
+    """``LinkRow``s of rows selected as ``_LINK_COLS``."""
+    return [
+        LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
+        for s, ln, t, a, k, e, v, r, c in rows
+    ]
+
 
 class LinkTables:
     """Methods over the link tables; ``Store`` supplies the connection and the lock."""
@@ -101,17 +111,14 @@ class LinkTables:
         )
 
     def links(self, source: str | None = None) -> list[LinkRow]:
-        q = "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates FROM links"
+        q = f"SELECT {_LINK_COLS} FROM links"
         args: tuple[Any, ...] = ()
         if source is not None:
             q += " WHERE source = ?"
             args = (source,)
         with self._lock:
             rows = self._db.execute(q + " ORDER BY source, line", args).fetchall()
-        return [
-            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-            for s, ln, t, a, k, e, v, r, c in rows
-        ]
+        return _link_rows(rows)
 
     def links_by_page(self, sources: int = 2000) -> Iterator[list[LinkRow]]:
         """Every link, as ``links()`` orders them, the links of ``sources`` notes at a
@@ -130,16 +137,10 @@ class LinkTables:
                 ]
             if not names:
                 return
-            q = (
-                "SELECT source, line, target, anchor, kind, embed, verdict, resolved, candidates "
-                "FROM links WHERE source >= ? AND source <= ? ORDER BY source, line"
-            )
+            q = f"SELECT {_LINK_COLS} FROM links WHERE source >= ? AND source <= ? ORDER BY source, line"
             with self._lock:
                 rows = self._db.execute(q, (names[0], names[-1])).fetchall()
-            yield [
-                LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-                for s, ln, t, a, k, e, v, r, c in rows
-            ]
+            yield _link_rows(rows)
             after = names[-1]
 
     def links_to_judge(self, names: Iterable[str]) -> list[LinkRow]:
@@ -148,20 +149,16 @@ class LinkTables:
         that no file name does: ``alias``), with an anchor (the target's headings decide
         it), or of one of ``names`` (``wikilinks.link_name``s of files that came or went
         since)."""
-        cols = "source, line, target, anchor, kind, embed, verdict, resolved, candidates"
         kept = "verdict = 'resolved' AND anchor IS NULL"
         rows: list[tuple[Any, ...]] = []
         with self._lock:  # each row once: a line may hold one link twice
             for i, part in enumerate(list(parts(sorted(set(names)))) or [[]]):
                 named = f"name IN ({','.join('?' * len(part))})" if part else "1 = 0"
                 where = f"NOT ({kept}) OR {named}" if i == 0 else f"{kept} AND {named}"
-                q = f"SELECT {cols} FROM links WHERE {where} ORDER BY source, line"
+                q = f"SELECT {_LINK_COLS} FROM links WHERE {where} ORDER BY source, line"
                 rows += self._db.execute(q, part).fetchall()
         rows.sort(key=lambda r: (r[0], r[1]))
-        return [
-            LinkRow(s, ln, t, a, k, bool(e), v, r, tuple(json.loads(c)))
-            for s, ln, t, a, k, e, v, r, c in rows
-        ]
+        return _link_rows(rows)
 
     def sources_linking(self, targets: Iterable[str], names: Iterable[str]) -> set[str]:
         """Notes with a link resolved to one of ``targets`` or of one of ``names``
