@@ -59,6 +59,22 @@ def _moved_to_postgres(
     return writer, env
 
 
+def _indexed(pg_server: Any, schema: str) -> list[Any]:
+    """The note paths the index in ``schema`` holds."""
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        return conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+
+
+def _other_team(tmp_path: Path, folder_name: str) -> Path:
+    """Another team's new vault under the same folder name, one note of its own."""
+    from memvault.vault.template import init_vault
+
+    other = tmp_path / "other-team" / folder_name
+    init_vault(other)
+    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    return other
+
+
 def test_index_move_names_the_schema_so_a_clone_under_another_folder_name_reads_it(
     tmp_path: Path, pg_server: Any, folder_name: str
 ) -> None:
@@ -196,15 +212,11 @@ def test_index_move_into_another_vaults_schema_is_refused_and_back_into_its_own_
     the same database; the schema both derive (``memvault_<folder name>``) held the
     first vault's index, which the move replaced without a word (its readers then
     answered from the other vault's notes)."""
-    from memvault.vault.template import init_vault
 
     writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
     schema = f"memvault_{folder_name}"
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
-    other = tmp_path / "other-team" / folder_name
-    init_vault(other)
-    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    before = _indexed(pg_server, schema)
+    other = _other_team(tmp_path, folder_name)
     assert run_memvault("sync", "--vault", str(other), env=env).returncode == 0
     dsn = str(pg_server.get_uri())
     got = run_memvault(
@@ -212,8 +224,7 @@ def test_index_move_into_another_vaults_schema_is_refused_and_back_into_its_own_
     )
     assert got.returncode == 3, got.stdout + got.stderr
     assert "holds another vault's index" in got.stderr and "nothing was moved" in got.stderr
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    after = _indexed(pg_server, schema)
     assert after == before and len(before) > 4
     assert 'store = "sqlite"' in (other / ".memvault" / "config.toml").read_text(encoding="utf-8")
     # the first vault's round trip: back to SQLite, then into its own old index again
@@ -234,22 +245,17 @@ def test_a_writer_of_another_vault_under_the_same_folder_name_writes_nothing(
     same database (TEAM.md: "A new vault with no index yet needs no move"), derived the
     same schema; with the first vault's writer stopped, its `memvault sync` (or `up`)
     deleted the first vault's notes from the shared index and indexed its own."""
-    from memvault.vault.template import init_vault
 
     writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
     schema = f"memvault_{folder_name}"
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        before = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
-    other = tmp_path / "other-team" / folder_name
-    init_vault(other)
-    (other / "people" / "zed.md").write_text("# Zed\n\nZed likes giraffes.\n", encoding="utf-8")
+    before = _indexed(pg_server, schema)
+    other = _other_team(tmp_path, folder_name)
     pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
     got = run_memvault("sync", "--vault", str(other), env=pg_env)
     assert got.returncode == 3, got.stdout + got.stderr
     assert "holds an index of notes this folder lacks" in got.stderr
     assert "nothing was written" in got.stderr
-    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
-        after = conn.execute(f'SELECT path FROM "{schema}".notes ORDER BY path').fetchall()
+    after = _indexed(pg_server, schema)
     assert after == before
     # the first vault's own clone, its files in step, writes as before
     clone = _clone(writer, tmp_path / "build-02" / folder_name)
