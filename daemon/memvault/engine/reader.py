@@ -122,8 +122,7 @@ class Reader(Lane):
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
-        meta = self.catalogue.notes()
-        hits: list[Hit] = []
+        found: list[tuple[int, ChunkRow, float]] = []
         seen_notes: set[str] = set()
         for label, score in fused:
             row = rows.get(label)
@@ -133,9 +132,14 @@ class Reader(Lane):
                 if row.path in seen_notes:
                     continue
                 seen_notes.add(row.path)
-            hits.append(_hit(label, row, meta.get(row.path), terms, score, label in waiting))
-            if len(hits) >= k:
+            found.append((label, row, score))
+            if len(found) >= k:
                 break
+        meta = self.catalogue.rows_of(row.path for _, row, _ in found)
+        hits = [
+            _hit(label, row, meta.get(row.path), terms, score, label in waiting)
+            for label, row, score in found
+        ]
         return hits, qv
 
     def _fuse(
@@ -210,7 +214,7 @@ class Reader(Lane):
         sizes = _whole_within(
             budget, self.store.note_tokens(dict.fromkeys(h.path for h in candidates))
         )
-        meta = self.catalogue.notes()
+        meta = self.catalogue.rows_of(h.path for h in candidates)
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))
             ranked = self._unit_pieces(candidates, sizes, meta, qv, spans, frozenset(terms))
@@ -335,7 +339,7 @@ class Reader(Lane):
         if not chunks:
             return None
         text = join_spans([(c.line_start, c.line_end, c.text) for c in chunks])
-        note = self.catalogue.notes().get(path)
+        note = self.catalogue.rows_of([path]).get(path)
         return Piece(
             path,
             -1,
@@ -455,18 +459,16 @@ class Reader(Lane):
             label_ok = self.store.labels_of(kept).__contains__
         results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=label_ok)
         rows = self.store.chunk_rows([lab for lab, _ in results])
-        meta = self.catalogue.notes()
-        hits: list[Hit] = []
-        seen = {own}
+        found: dict[str, tuple[int, ChunkRow, float]] = {}
         for label, sim in results:
             row = rows.get(label)
-            if row is None or row.path in seen:
+            if row is None or row.path == own or row.path in found:
                 continue
-            seen.add(row.path)
-            hits.append(_hit(label, row, meta.get(row.path), [], float(sim)))
-            if len(hits) >= k:
+            found[row.path] = (label, row, float(sim))
+            if len(found) >= k:
                 break
-        return hits
+        meta = self.catalogue.rows_of(found)
+        return [_hit(lab, row, meta.get(path), [], sim) for path, (lab, row, sim) in found.items()]
 
 
 def _cut(hit: Hit, note: NoteRow | None, ord: int, start: int, end: int, text: str) -> Piece:

@@ -1,0 +1,63 @@
+"""A read in a process that has read no note rows yet (the CLI without a daemon) reads
+its hits' rows alone, not every note's (issue 27: a one-shot `memvault search` on
+100,000 notes spent 10 s reading 100,000 rows for ten titles), and answers as a
+process that holds every row does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import new_vault, note, open_vault, write
+
+
+def _vault(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    for i in range(30):
+        folder = ("projects", "people", "decisions")[i % 3]
+        body = f"## Plan\n\nThe budget for harbour {i} is reviewed with the ferry crew.\n"
+        write(root, f"{folder}/n{i:02d}.md", note(f"Harbour {i}", f"Harbour {i}'s plan", body))
+    write(root, "projects/plain.md", "The budget of a harbour without a title line.\n")
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
+def _answers(v) -> tuple[list, list, str]:  # type: ignore[no-untyped-def]
+    hits = v.search("harbour budget", k=8)
+    related = v.related("projects/n00.md", k=5)
+    ctx = v.context("What is the budget for harbour 3?", budget=600)
+    return (
+        [(h.path, h.title, h.line_start) for h in hits],
+        [(h.path, h.title) for h in related],
+        ctx.text,
+    )
+
+
+def test_a_cold_process_reads_only_its_hits_rows_and_answers_as_a_warm_one(
+    tmp_path: Path,
+) -> None:
+    root = _vault(tmp_path)
+    with open_vault(root) as cold:
+        cold_answers = _answers(cold)
+        assert cold.engine.catalogue._rows is None  # no read of every row
+    with open_vault(root) as warm:
+        assert len(warm.engine.catalogue.notes()) == 31  # every row held, as a daemon's
+        assert _answers(warm) == cold_answers
+    hits = cold_answers[0]
+    assert len(hits) == 8  # each titled as its note is, not by its path
+    assert all(title == f"Harbour {int(path[-5:-3])}" for path, title, _ in hits if "/n" in path)
+
+
+def test_a_title_changed_since_the_rows_were_read_is_the_new_one(tmp_path: Path) -> None:
+    root = _vault(tmp_path)
+    with open_vault(root) as v:
+        v.engine.catalogue.notes()
+        write(root, "projects/n00.md", note("Harbour zero renamed", "", "The budget of harbour.\n"))
+        v.sync(paths=["projects/n00.md"])
+        assert ("projects/n00.md", "Harbour zero renamed") in {
+            (h.path, h.title) for h in v.search("harbour zero renamed budget", k=10)
+        }
+    with open_vault(root) as cold:
+        found = {(h.path, h.title) for h in cold.search("harbour zero renamed budget", k=10)}
+        assert ("projects/n00.md", "Harbour zero renamed") in found
+
