@@ -320,8 +320,13 @@ def test_a_daemon_file_with_a_dead_pid_falls_back_to_in_process(vault: Path) -> 
     assert run("add", "people", "--title", "Ana", "--vault", vault)[0] == 0
 
 
-def test_with_a_daemon_up_commands_go_through_it_and_print_the_same(vault: Path) -> None:
+def test_with_a_daemon_up_commands_go_through_it_and_print_the_same(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from helpers import running_daemon
+    from memvault.interfaces.cli import agent
+
+    monkeypatch.setattr(agent, "SLOW_ALONE", 0.0)  # through a daemon: never told of `up`
 
     run("search", "x", "--vault", vault)  # index built in-process first
     queries = [
@@ -333,6 +338,7 @@ def test_with_a_daemon_up_commands_go_through_it_and_print_the_same(vault: Path)
     with open_vault(vault) as daemon_vault, running_daemon(daemon_vault):
         # The daemon holds the writer lock: these can only succeed through it.
         assert [as_json(*q, "--vault", vault) for q in queries] == before
+        assert "memvault up" not in run("search", "PostgreSQL", "--vault", vault)[2]
         code, out, _ = run("add", "people", "--title", "Ana Lopez", "--vault", vault)
         assert code == 0 and out.strip() == "created people/ana-lopez.md"
         assert run("log", "via the daemon", "--vault", vault)[0] == 0
@@ -547,3 +553,19 @@ def test_a_note_that_exists_names_the_update_flag(vault: Path) -> None:
     code, _, err = run("add", "people", "--title", "Sarah Chen", "--vault", vault)
     assert code == 5
     assert "people/sarah-chen.md already exists (pass --update to change it)" in err
+
+
+def test_a_slow_read_without_a_daemon_says_up_keeps_the_index_open(
+    vault: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A large vault's index is read whole at each open without a daemon (100,000
+    notes: ~15 s a search): past ``SLOW_ALONE`` the command says what keeps it open."""
+    from memvault.interfaces.cli import agent
+
+    code, out, err = run("search", "PostgreSQL", "--vault", vault, "--json")
+    assert code == 0 and "memvault up" not in err  # quick: nothing said
+    monkeypatch.setattr(agent, "SLOW_ALONE", 0.0)
+    code, out, err = run("search", "PostgreSQL", "--vault", vault, "--json")
+    assert code == 0 and json.loads(out)  # stdout stays the answer alone
+    assert "with no daemon, each command opens the index itself" in err
+    assert f"`memvault up {vault}` keeps it open" in err

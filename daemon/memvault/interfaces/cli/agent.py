@@ -8,7 +8,9 @@ imported inside the commands, so ``memvault --help`` stays light.
 
 from __future__ import annotations
 
+import shlex
 import sys
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from memvault.api import Mode, Vault
     from memvault.core.results import Context, Hit
 
+SLOW_ALONE = 5.0  # seconds: a command that opened the index itself past this says `up`
 
 class Category(StrEnum):
     people = "people"
@@ -113,14 +116,25 @@ def bad_arguments(as_json: bool = False) -> Iterator[None]:
 
 @contextmanager
 def memory(vault: Path | None, mode: Mode) -> Iterator[Vault]:
-    """The vault ``--vault`` names, opened for ``mode``, with a progress bar on its sync."""
+    """The vault ``--vault`` names, opened for ``mode``, with a progress bar on its sync.
+    A command that opened the index itself (no daemon) and took past ``SLOW_ALONE``
+    says so on stderr: a large vault's index is read whole at each such open (100,000
+    notes: ~15 s), once for the daemon's life with one."""
     from memvault.api import Vault
 
+    began = time.monotonic()
     with (
         progress_bar("indexing") as bar,
         Vault.open(resolve_vault(vault), mode=mode, progress=bar) as m,
     ):
         yield m
+        took = time.monotonic() - began
+        if m.daemon is None and took > SLOW_ALONE:
+            err.print(
+                f"took {took:.0f} s: with no daemon, each command opens the index itself; "
+                f"`memvault up {shlex.quote(str(m.root))}` keeps it open for the next",
+                markup=False,
+            )
 
 
 # -- printing -------------------------------------------------------------------------
