@@ -60,4 +60,3 @@ def test_a_title_changed_since_the_rows_were_read_is_the_new_one(tmp_path: Path)
     with open_vault(root) as cold:
         found = {(h.path, h.title) for h in cold.search("harbour zero renamed budget", k=10)}
         assert ("projects/n00.md", "Harbour zero renamed") in found
-

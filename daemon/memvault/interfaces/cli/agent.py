@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 SLOW_ALONE = 5.0  # seconds: a command that opened the index itself past this says `up`
 
+
 class Category(StrEnum):
     people = "people"
     projects = "projects"
