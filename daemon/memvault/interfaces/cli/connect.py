@@ -109,7 +109,7 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
             text = after or ""
             bom = text.startswith("\ufeff")
             body = text[1:] if bom else text
-            if e.only_if is not None and json_edit.get(body, e.key) != e.only_if:
+            if e.only_if is not None and json_edit.get(body, e.key, str(path)) != e.only_if:
                 pass  # changed since: it is not ours to take out any more
             elif e.value is not None:
                 body = json_edit.set_key(body, e.key, e.value, str(path))
@@ -349,7 +349,7 @@ def _value_in(path: Path, key: tuple[str, ...], as_json: bool) -> Any:
     a file that is not JSON text exits 3, untouched."""
     try:
         text = _read(path)
-        return None if text is None else json_edit.get(text.lstrip("\ufeff"), key)
+        return None if text is None else json_edit.get(text.lstrip("\ufeff"), key, str(path))
     except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
         common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
 
