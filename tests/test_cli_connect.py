@@ -106,6 +106,13 @@ def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_setti
     bad = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
                    str(vault), "--folder", "../elsewhere")  # fmt: skip
     assert bad.returncode == 5 and "'..' is not allowed" in bad.stderr
+    # a folder vault.ignore leaves out (templates/): Claude Code's memory would be kept
+    # there, never indexed, listed or found; connect said "now keeps its auto memory in"
+    before = (project / ".claude" / "settings.local.json").read_bytes()
+    bad = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--folder", "templates")  # fmt: skip
+    assert bad.returncode == 5 and "the vault leaves templates/ out (vault.ignore" in bad.stderr
+    assert (project / ".claude" / "settings.local.json").read_bytes() == before
 
 
 def test_dry_run_prints_the_change_and_writes_nothing(home: Path, tmp_path: Path) -> None:
