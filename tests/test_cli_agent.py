@@ -157,6 +157,7 @@ def test_get_a_section_and_lines(vault: Path) -> None:
         ["people/nobody.md"],
         ["people/sarah-chen.md", "--heading", "Hobbies"],
         ["people/sarah-chen.md", "--lines", "900:901"],
+        ["people/sarah-chen.md", "--lines", "900:"],  # was exit 2, "must not run backwards"
     ],
 )
 def test_get_what_is_not_there_is_exit_4(vault: Path, args: list[str]) -> None:

@@ -106,6 +106,13 @@ def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_setti
     bad = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
                    str(vault), "--folder", "../elsewhere")  # fmt: skip
     assert bad.returncode == 5 and "'..' is not allowed" in bad.stderr
+    # a folder vault.ignore leaves out (templates/): Claude Code's memory would be kept
+    # there, never indexed, listed or found; connect said "now keeps its auto memory in"
+    before = (project / ".claude" / "settings.local.json").read_bytes()
+    bad = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--folder", "templates")  # fmt: skip
+    assert bad.returncode == 5 and "the vault leaves templates/ out (vault.ignore" in bad.stderr
+    assert (project / ".claude" / "settings.local.json").read_bytes() == before
 
 
 def test_dry_run_prints_the_change_and_writes_nothing(home: Path, tmp_path: Path) -> None:
@@ -127,11 +134,16 @@ def test_a_malformed_settings_file_is_refused_untouched_with_its_line(
     project = project_with_settings(home)
     broken = '{\n  "model": "opus"\n  "env": {}\n}\n'
     (project / ".claude" / "settings.local.json").write_text(broken, encoding="utf-8")
-    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))
-    assert run.returncode == 3
-    assert "is not valid JSON (line 3, column 3" in run.stderr and "left untouched" in run.stderr
-    assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == broken
-    assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP  # nothing half done
+    settings = project / ".claude" / "settings.local.json"
+    for command in ("connect", "disconnect"):
+        args = ["--vault", str(vault)] if command == "connect" else []
+        run = memvault(home, command, "claude-code", "--project", str(project), *args)
+        assert run.returncode == 3
+        # which file: it names it (it said "the text is not valid JSON")
+        assert f"{settings} is not valid JSON (line 3, column 3" in run.stderr
+        assert "left untouched" in run.stderr
+        assert settings.read_text(encoding="utf-8") == broken
+        assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP  # nothing half done
     (project / ".mcp.json").write_text('{"mcpServers": []}', encoding="utf-8")
     (project / ".claude" / "settings.local.json").write_text(SETTINGS, encoding="utf-8")
     run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault", str(vault))

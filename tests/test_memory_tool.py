@@ -298,6 +298,35 @@ def test_edits_inside_memory_md_sections_are_refused_naming_the_note_to_change(
     assert "<!-- memvault:end people -->\nAsk Sarah before schema changes.\n" in after
 
 
+def test_an_edit_leaving_memory_mds_markers_unpaired_is_refused(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    # a stray marker outside the sections: accepted, memvault then left MEMORY.md alone
+    # ("left untouched: line 9: section 'projects' begins inside 'people'"), and a note
+    # created next went unlisted while the tool answered "File created successfully"
+    before = memory_md(vault)
+    why = refused(tool, command="insert", path="/memories/MEMORY.md", insert_line=0,
+                  insert_text="<!-- memvault:begin people -->")  # fmt: skip
+    assert why.startswith("Text was not inserted: /memories/MEMORY.md would be left with")
+    assert "section markers unpaired (line " in why
+    twice = "<!-- memvault:begin people -->\n<!-- memvault:end people -->\nKeep it small;"
+    why = refused(tool, command="str_replace", path="/memories/MEMORY.md",
+                  old_str="Keep it small;", new_str=twice)  # fmt: skip
+    assert why.startswith("No replacement was performed: /memories/MEMORY.md would be left")
+    assert "appears twice" in why
+    assert memory_md(vault) == before
+    call(tool, command="create", path="/memories/people/dan.md",
+         file_text=note("Dan", "Dan joined the data team."))  # fmt: skip
+    assert "[[people/dan]] - Dan joined the data team." in memory_md(vault)
+    # a file whose markers are broken already may be mended (or edited) as before
+    write(vault.root, "MEMORY.md", "<!-- memvault:begin people -->\n" + memory_md(vault))
+    call(tool, command="insert", path="/memories/MEMORY.md", insert_line=1,
+         insert_text="Still broken.")  # fmt: skip
+    call(tool, command="str_replace", path="/memories/MEMORY.md",
+         old_str="<!-- memvault:begin people -->\nStill broken.\n", new_str="")  # fmt: skip
+    assert memory_md(vault).startswith("# Memory Index\n")
+
+
 def test_rename_retargets_links_to_a_note_and_to_a_folder(
     tool: VaultMemoryTool, vault: Vault
 ) -> None:

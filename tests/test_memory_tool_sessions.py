@@ -386,7 +386,7 @@ def test_post_memory_tool_runs_a_command_and_answers_the_tools_text(
     assert r.status_code == 400 and "unknown field 'extra'" in r.json()["error"]["message"]
     r = client.post("/memory-tool", json={"command": "view", "path": "/memories/people/ana.md",
                                           "view_range": ["1", 2]})  # fmt: skip
-    assert r.status_code == 400 and "list of whole numbers" in r.json()["error"]["message"]
+    assert r.status_code == 400 and "two whole numbers" in r.json()["error"]["message"]
     r = client.post("/memory-tool", headers={"Authorization": "Bearer wrong"}, json=body)
     assert r.status_code == 401
 
@@ -416,5 +416,51 @@ def test_a_refusal_through_the_daemon_reads_as_in_process(tmp_path: Path) -> Non
             tool.call({"command": "create", "path": "/memories/people/cy.md",
                        "file_text": note("Cy", "Runs the on-call rota.")})  # fmt: skip
         assert daemon_vault.search("on-call rota", k=1)[0].path == "people/cy.md"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(root / ".memvault" / "daemon.json")
+
+
+# A field of the wrong type, and a view_range ending in null (the reference reads it as
+# "to the end"): through the daemon these were the HTTP schema's ("'view_range' must be a
+# list of whole numbers", and [1, null] refused), in-process the tool's own answers.
+ODD_COMMANDS: list[dict[str, Any]] = [
+    {"command": "view", "path": "/memories/people/cy.md", "view_range": [2, None]},
+    {"command": "view", "path": "/memories/people/cy.md", "view_range": [1.5, 2]},
+    {"command": "view", "path": "/memories/people/cy.md", "view_range": "1,2"},
+    {"command": "view", "path": 123},
+    {"command": "create", "path": "/memories/people/dee.md", "file_text": 5},
+    {"command": "insert", "path": "/memories/people/cy.md", "insert_line": "x",
+     "insert_text": "hi"},
+    {"command": "str_replace", "path": "/memories/people/cy.md", "old_str": ["rota"],
+     "new_str": "roster"},
+    {"command": "rename", "old_path": "/memories/people/cy.md", "new_path": False},
+]  # fmt: skip
+
+
+def _answers(tool: VaultMemoryTool) -> list[str]:
+    out = []
+    for command in ODD_COMMANDS:
+        try:
+            out.append(f"ok: {tool.call(command)}")
+        except ToolError as exc:
+            out.append(f"error: {exc}")
+    return out
+
+
+def test_odd_fields_through_the_daemon_answer_as_in_process(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / "people" / "cy.md").write_text(note("Cy", "Runs the on-call rota."), "utf-8")
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        assert tool.vault.daemon is None
+        in_process = _answers(tool)
+    assert in_process[0].startswith("ok: Here's the content of /memories/people/cy.md")
+    assert "\n     1\t" not in in_process[0] and "\n     2\t" in in_process[0]
+    with (
+        open_vault(root) as daemon_vault,
+        running_daemon(daemon_vault),
+        VaultMemoryTool(root, embedder=HashEmbedder()) as tool,
+    ):
+        assert tool.vault.daemon is not None
+        assert _answers(tool) == in_process
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / ".memvault" / "daemon.json")

@@ -52,9 +52,10 @@ def check(text: str, name: str) -> Any:
         ) from None
 
 
-def get(text: str, path: Sequence[str]) -> Any:
-    """The value at ``path`` (None when a key is missing)."""
-    value: Any = check(text, "the text")
+def get(text: str, path: Sequence[str], name: str = "the text") -> Any:
+    """The value at ``path`` (None when a key is missing); ``name``: the file, for the
+    error when the text is not JSON."""
+    value: Any = check(text, name)
     for key in path:
         if not isinstance(value, dict):
             return None

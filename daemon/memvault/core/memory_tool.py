@@ -372,6 +372,27 @@ def line_count(text: str) -> int:
     return len(lines) - 1 if lines[-1] == "" else len(lines)
 
 
+def unpaired(before: str, after: str, path: str, inserting: bool) -> None:
+    """Refused: an edit that leaves the markers of a file memvault keeps unpaired (a
+    stray ``<!-- memvault:begin people -->`` typed outside the sections). They paired
+    before; after it memvault would leave the file alone, and every note made since
+    would go unlisted while the answers said it was done."""
+    try:
+        parse_blocks(before.split("\n"))
+    except MarkerError:
+        return  # broken already: the agent may be mending it
+    try:
+        parse_blocks(after.split("\n"))
+    except MarkerError as exc:
+        start = "Text was not inserted" if inserting else "No replacement was performed"
+        raise Refusal(
+            f"{start}: {path} would be left with memvault's section markers unpaired ({exc}), "
+            "and memvault would stop keeping it. Write no `<!-- memvault:begin ... -->` or "
+            "`<!-- memvault:end ... -->` line of your own; other text outside the sections "
+            "is yours to edit."
+        ) from None
+
+
 def touched(spans: Sequence[Section], first: int, last: int) -> Section | None:
     """The managed section lines ``first``-``last`` (1-based) reach into, if any."""
     return next((s for s in spans if first <= s.end and last >= s.begin), None)
@@ -437,5 +458,6 @@ __all__ = [
     "snippet",
     "stepped_out_of",
     "touched",
+    "unpaired",
     "whole",
 ]

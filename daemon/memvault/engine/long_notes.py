@@ -41,7 +41,7 @@ def line_range(spec: str, total: int, path: str) -> tuple[int, int]:
         b = int(b_text) if sep and b_text.strip() else (a if not sep else total)
     except ValueError:
         raise ValueError(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
-    if a < 1 or b < a:
+    if a < 1 or (b < a and b_text.strip()):  # ``900:`` of 56 lines: past the end, below
         raise ValueError(
             f"lines {spec!r}: the range must start at 1 or later and not run backwards"
         )

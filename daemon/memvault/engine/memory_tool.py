@@ -296,6 +296,7 @@ class MemoryCommands:
             result, line = T.replace_once(text, old, new, path)
             first, last = T.match_lines(text, old)
             self._refuse_managed(text, path, first, last, inserting=False)
+            self._refuse_unpaired(text, result, path, inserting=False)
             done[:] = [(result, line)]
             return result
 
@@ -312,10 +313,17 @@ class MemoryCommands:
         def change(text: str) -> str:
             result = T.insert_at(text, line, text_in)
             self._refuse_managed(text, path, line, line, inserting=True)
+            self._refuse_unpaired(text, result, path, inserting=True)
             return result
 
         self._edit(path, change)
         return f"The file {path} has been edited."
+
+    def _refuse_unpaired(self, text: str, result: str, path: str, *, inserting: bool) -> None:
+        """MEMORY.md's and a folder note's markers stay paired (memvault keeps those)."""
+        rel = T.memory_rel(path)
+        if rel == self.memory_file or rel == folder_note_path(posixpath.dirname(rel)):
+            T.unpaired(text, result, path, inserting)
 
     def _refuse_managed(
         self, text: str, path: str, first: int, last: int, *, inserting: bool

@@ -33,6 +33,9 @@ class Field:
     lo: int | None = None
     hi: int | None = None
     doc: str = ""
+    # its type is checked where it is used, in that code's own words (the memory tool's
+    # fields: POST /memory-tool answers as the tool in-process does, text for text)
+    loose: bool = False
 
 
 FILTERS = {
@@ -73,17 +76,19 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     # Claude's memory tool (memory_20250818): one command, its fields as the API sends them
     "memory-tool": {
         "command": Field("str", True, doc="view | create | str_replace | insert | delete | rename"),
-        "path": Field("str", doc="under /memories (the vault's root); all but rename"),
+        "path": Field("str", doc="under /memories (the vault's root); all but rename", loose=True),
         "view_range": Field(
-            "intlist", doc="view: [first, last] line (-1: the end); of a folder, its notes"
+            "intlist",
+            doc="view: [first, last] line (-1 or null: the end); of a folder, its notes",
+            loose=True,
         ),
-        "file_text": Field("str", doc="create"),
-        "old_str": Field("str", doc="str_replace: the text, found exactly once"),
-        "new_str": Field("str", doc="str_replace"),
-        "insert_line": Field("int", doc="insert: after this line (0: at the top)"),
-        "insert_text": Field("str", doc="insert"),
-        "old_path": Field("str", doc="rename"),
-        "new_path": Field("str", doc="rename"),
+        "file_text": Field("str", doc="create", loose=True),
+        "old_str": Field("str", doc="str_replace: the text, found exactly once", loose=True),
+        "new_str": Field("str", doc="str_replace", loose=True),
+        "insert_line": Field("int", doc="insert: after this line (0: at the top)", loose=True),
+        "insert_text": Field("str", doc="insert", loose=True),
+        "old_path": Field("str", doc="rename", loose=True),
+        "new_path": Field("str", doc="rename", loose=True),
     },
     "related": {
         "path": Field("str", True),
@@ -94,6 +99,8 @@ SCHEMAS: dict[str, dict[str, Field]] = {
 
 
 def _check(value: Any, field: Field, name: str) -> Any:
+    if field.loose:
+        return value
     ok = {
         "str": isinstance(value, str),
         "int": isinstance(value, int) and not isinstance(value, bool),

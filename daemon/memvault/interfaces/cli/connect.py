@@ -109,7 +109,7 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
             text = after or ""
             bom = text.startswith("\ufeff")
             body = text[1:] if bom else text
-            if e.only_if is not None and json_edit.get(body, e.key) != e.only_if:
+            if e.only_if is not None and json_edit.get(body, e.key, str(path)) != e.only_if:
                 pass  # changed since: it is not ours to take out any more
             elif e.value is not None:
                 body = json_edit.set_key(body, e.key, e.value, str(path))
@@ -225,13 +225,24 @@ def _vault(vault: Path | None) -> Path:
     return common.resolve_vault(vault).resolve()
 
 
-def _memory_dir(root: Path, folder: str | None) -> Path:
+def _memory_dir(root: Path, folder: str | None, as_json: bool) -> Path:
     if not folder:
         return root
-    from memvault.vault.files import normalize_rel
+    from memvault.config import VaultConfig
+    from memvault.vault.files import VaultFS, normalize_rel
 
-    with common.handled():
-        return root / normalize_rel(folder)
+    with common.handled(as_json):
+        rel = normalize_rel(folder)
+        fs = VaultFS(root, VaultConfig.load(root).vault.ignore)
+    if fs.is_ignored(f"{rel}/MEMORY.md"):  # a file Claude Code writes there
+        common.fail(
+            f"--folder {folder}: the vault leaves {rel}/ out (vault.ignore in "
+            ".memvault/config.toml), so Claude Code's memory there would not be indexed, "
+            "listed in MEMORY.md or found by search; choose another folder",
+            5,
+            as_json,
+        )
+    return root / rel
 
 
 def _project(project: Path, as_json: bool) -> Path:
@@ -254,7 +265,7 @@ def claude_code(
     with common.handled(as_json):
         root = _vault(vault)
     project = _project(project, as_json)
-    memory = _memory_dir(root, folder)
+    memory = _memory_dir(root, folder, as_json)
     settings = project / ".claude" / "settings.local.json"
     replaced = _replaced(root, settings, _auto_memory(settings, as_json), memory)
     folder_there = os.path.lexists(settings.parent)
@@ -349,7 +360,7 @@ def _value_in(path: Path, key: tuple[str, ...], as_json: bool) -> Any:
     a file that is not JSON text exits 3, untouched."""
     try:
         text = _read(path)
-        return None if text is None else json_edit.get(text.lstrip("\ufeff"), key)
+        return None if text is None else json_edit.get(text.lstrip("\ufeff"), key, str(path))
     except (json_edit.JsonEditError, UnicodeDecodeError) as exc:
         common.fail(f"{exc}; left untouched: fix it and run again", 3, as_json)
 
