@@ -505,6 +505,24 @@ def test_nul_and_lone_surrogates_are_not_text(
     assert (vault.root / "people/sarah-chen.md").read_bytes() == before
 
 
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("a\x00b\ud800", "a NUL character (at 1)"),
+        ("ab\ud800c\x00", "a lone surrogate (U+D800 at 2)"),
+        ("é" * 3 + "\udfff", "a lone surrogate (U+DFFF at 3)"),
+        ("x" * 3_000_000 + "\x00", "a NUL character (at 3000000)"),  # looked at whole
+    ],
+)
+def test_what_is_not_text_is_named_where_it_first_is(text: str, said: str) -> None:
+    from memvault.core.memory_tool import Refusal, check_text
+
+    with pytest.raises(Refusal) as refusal:
+        check_text("file_text", text)
+    assert str(refusal.value) == f"The `file_text` parameter holds {said}: it is not text"
+    check_text("file_text", "é, 東京, 🙂 and \t tabs\n")  # text: nothing said
+
+
 def test_str_replace_with_zero_or_two_matches_and_insert_out_of_range_change_nothing(
     tool: VaultMemoryTool, vault: Vault
 ) -> None:

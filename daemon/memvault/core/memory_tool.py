@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
+from memvault.core.compose import not_text
 from memvault.core.memory_md import MarkerError, parse_blocks
 
 ROOT = "/memories"
@@ -104,14 +105,15 @@ def format_size(size: int) -> str:
 
 def check_text(name: str, value: str) -> None:
     """NUL and lone surrogates are not text: a note holding them is lost to every editor."""
-    for i, ch in enumerate(value):
-        if ch == "\x00":
-            raise Refusal(f"The `{name}` parameter holds a NUL character (at {i}): it is not text")
-        if "\ud800" <= ch <= "\udfff":
-            raise Refusal(
-                f"The `{name}` parameter holds a lone surrogate (U+{ord(ch):04X} at {i}): "
-                "it is not text"
-            )
+    i = not_text(value)
+    if i is None:
+        return
+    if value[i] == "\x00":
+        raise Refusal(f"The `{name}` parameter holds a NUL character (at {i}): it is not text")
+    raise Refusal(
+        f"The `{name}` parameter holds a lone surrogate (U+{ord(value[i]):04X} at {i}): "
+        "it is not text"
+    )
 
 
 # -- views ----------------------------------------------------------------------------------
