@@ -276,3 +276,63 @@ def test_a_long_sync_overlapped_by_a_save_that_changes_nothing_stays_trusted() -
             with following.sync():  # one let in while it stepped aside
                 following.changing(let_in)
         assert lv.trusted(store) is trusted  # type: ignore[arg-type]
+
+
+def test_a_note_whose_path_differs_only_by_case_joins_the_links_of_its_name(
+    tmp_path: Path,
+) -> None:
+    """``people/ana.md`` made beside ``people/Ana.md`` (ext4 and git hold both) was taken
+    for the note there by the link index's bookkeeping: never added to it, so its links,
+    and the links of its name, were resolved as if it were not there (``[[people/ana]]``
+    stored ``resolved`` to people/Ana.md, ``[[Ana]]`` not ambiguous), no warning said the
+    link it took, and its rename was not followed (the relink's "before" had no such
+    file: ``[[people/ana]]`` led to people/Ana.md before and after)."""
+    root = tmp_path / "vault"
+    write(root, "people/Ana.md", "# Ana\n\nAna Lima leads the atlas project since March.\n")
+    write(root, "a.md", "# A\n\n[[Ana]] and [[people/ana]].\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        write(root, "people/ana.md", "# ana\n\nAna Sousa joined billing in May; see [[ana]].\n")
+        write(root, "b.md", "# B\n\nSee [[people/ana]].\n")
+        assert v.sync(vectors=False).warnings == (
+            "[[Ana]] in a.md is now ambiguous (people/Ana.md, people/ana.md), no longer "
+            "people/Ana.md: a note of that name came; write [[people/Ana]] to keep the link "
+            "where it was",
+            "[[people/ana]] in a.md now leads to people/ana.md, no longer people/Ana.md: a "
+            "note of that name came; write [[people/Ana]] to keep the link where it was",
+        )
+        kept = {s: _kept(v, s) for s in ("a.md", "b.md", "people/ana.md")}
+        assert kept == {s: _fresh(root, s, tmp_path / f"came-{s}") for s in kept}
+        assert [r[2:4] for r in kept["b.md"]] == [("resolved", "people/ana.md")]
+        os.rename(root / "people/ana.md", root / "people/anita.md")
+        report = v.sync(vectors=False)
+        assert report.moved == (("people/ana.md", "people/anita.md"),)
+        assert (root / "b.md").read_text(encoding="utf-8") == "# B\n\nSee [[anita]].\n"
+        assert "[[Ana]] and [[anita]]." in (root / "a.md").read_text(encoding="utf-8")
+        kept = {s: _kept(v, s) for s in ("a.md", "b.md")}
+    assert kept == {s: _fresh(root, s, tmp_path / f"moved-{s}") for s in kept}
+
+
+@pytest.mark.parametrize(
+    ("gone", "twin", "link"),
+    [("people/Ana.md", "people/ana.md", "people/Ana"), ("A/Foo.md", "a/Foo.md", "A/Foo")],
+    ids=["note", "folder"],
+)
+def test_a_note_gone_beside_its_case_twin_takes_no_link(
+    tmp_path: Path, gone: str, twin: str, link: str
+) -> None:
+    """``people/Ana.md`` deleted beside ``people/ana.md``: ``[[people/Ana]]`` now leads to
+    the twin, as it would were Ana the only one. The warning for a link a new note took
+    ("a note of that name came", "write [[people/Ana]]": what the link says already) was
+    given, the gone note taken for still there because its twin is."""
+    root = tmp_path / "vault"
+    write(root, gone, "# One\n\nThe first of two notes spelt alike.\n")
+    write(root, twin, "# Two\n\nThe second, in another case.\n")
+    write(root, "src.md", f"# Src\n\nSee [[{link}]].\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        os.remove(root / gone)
+        assert v.sync(vectors=False).warnings == ()
+        kept = _kept(v, "src.md")
+    assert [r[2:4] for r in kept] == [("resolved", twin)]
+    assert kept == _fresh(root, "src.md", tmp_path)
