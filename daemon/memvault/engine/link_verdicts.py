@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet
-from memvault.core.wikilinks import LinkIndex, Resolution, key, link_name
+from memvault.core.wikilinks import LinkIndex, Resolution, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
@@ -167,30 +167,27 @@ def follow(
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
-    return taken(resolve_named(store, links, named, fresh), links, came_went.paths)
+    return taken(resolve_named(store, links, named, fresh), links)
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
 TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
-def taken(
-    changed: Iterable[Changed], links: LinkIndex, moved: Collection[str] = ()
-) -> tuple[str, ...]:
+def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     """Warnings for the links that led to a note still there and lead elsewhere now,
     or are ambiguous: a note of the same name came (``add`` in another folder, a note
     made in the linking note's folder, which Obsidian prefers too). Nothing in the note
     says so, and its meaning changed: one warning a link name and note, with the path
-    link that keeps the old target. ``moved``: the files this sync saw come, go or move
-    (a note renamed in case only leads its links on, taking nothing)."""
+    link that keeps the old target. "Still there" is as spelt (``LinkIndex``'s
+    membership): a note renamed in case only, or gone beside its case twin, is not, and
+    takes nothing; a twin that came beside it takes the links spelt as the twin."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for source, target, verdict, resolved, now in changed:
         if verdict != "resolved" or resolved is None or resolved not in links:
             continue  # it was no link to a note, or that note moved or went
         if now.verdict == "resolved" and now.path == resolved:
             continue  # (only the candidates it was chosen among changed)
-        if now.path in moved and resolved in moved and key(now.path or "") == key(resolved):
-            continue  # renamed in case only (two notes whose paths differ so: taken)
         said = (
             f"now leads to {now.path}"
             if now.verdict == "resolved"
