@@ -268,7 +268,7 @@ def test_a_long_sync_overlapped_by_a_save_that_changes_nothing_stays_trusted() -
             self[k] = v
 
     for let_in, trusted in ((None, True), (lv.CameWent(frozenset({"y.md"}), {}, ()), False)):
-        store = Meta(links_trusted="1")
+        store = Meta(links_trusted=lv.KEPT)
         following = lv.Following(store)  # type: ignore[arg-type]
         with following.sync():  # a long sync with changes
             following.changing(lv.CameWent(frozenset({"x.md"}), {}, ()))

@@ -71,13 +71,16 @@ RESOLVE_ALL = "links_resolve"  # meta: the next sync resolves every stored link 
 # meta: every stored verdict was resolved by a memvault that keeps them (this one): an
 # index an older one wrote may hold a stale verdict a sync that died left (found as set)
 TRUSTED = "links_trusted"
+# its value now; "1" was written by one whose bookkeeping took two paths differing only
+# by case for one file (a twin that came left the links of its name as they were)
+KEPT = "2"
 
 
 def trusted(store: Store) -> bool:
     """Whether the stored verdicts are true to the files the index holds: no sync under
     way or dead since it changed files, none due to resolve them all, written by a
     memvault that keeps them so (``link_check`` reads them as they are then)."""
-    return store.meta(TRUSTED) == "1" and not store.meta(FOLLOWING) and not store.meta(RESOLVE_ALL)
+    return store.meta(TRUSTED) == KEPT and not store.meta(FOLLOWING) and not store.meta(RESOLVE_ALL)
 
 
 class Following:
@@ -88,7 +91,7 @@ class Following:
     cleared when this process's syncs are all done and none failed; found set when no
     sync of this process is under way, a sync died in between, and the next follow
     resolves every link (as after the upgrade to schema 7), as it does for an index no
-    memvault that keeps them wrote (meta ``links_trusted`` not set). Syncs may overlap
+    memvault that keeps them wrote (meta ``links_trusted`` not ``KEPT``). Syncs may overlap
     (one let in by a reconcile stepping aside): it is cleared by the last to end, and
     when one was let in, every link is resolved by the next sync (the long one's
     indexer resolved its notes' links against the files as it began: a note the one let
@@ -105,7 +108,7 @@ class Following:
     @contextmanager
     def sync(self) -> Iterator[None]:
         with self._lock:
-            if not self._live and (self.store.meta(FOLLOWING) or not self.store.meta(TRUSTED)):
+            if not self._live and (self.store.meta(FOLLOWING) or self.store.meta(TRUSTED) != KEPT):
                 self.store.set_meta(RESOLVE_ALL, "1")
                 self.store.set_meta(FOLLOWING, "1")
                 self._set = True
@@ -160,8 +163,8 @@ def follow(
             resolve_all(store, catalogue.link_index_with(coming))
         if every:
             store.set_meta(RESOLVE_ALL, "")
-        if store.meta(TRUSTED) != "1":
-            store.set_meta(TRUSTED, "1")
+        if store.meta(TRUSTED) != KEPT:
+            store.set_meta(TRUSTED, KEPT)
         return ()
     assert came_went is not None  # (None with ``every`` returned above)
     links = catalogue.link_index_with(coming)
