@@ -773,3 +773,19 @@ def test_paths_differing_only_by_case_resolve_by_their_exact_spelling(
         assert (res.verdict, res.path) == (verdict, path)
         if verdict == "ambiguous":
             assert res.candidates == ("People/ANA.md", "People/Ana.md")
+
+
+def test_a_file_is_in_the_link_index_only_as_spelt() -> None:
+    """Membership is the bookkeeping's (did this file come, is it still there), not
+    resolution's: ``People/ana.md`` beside ``People/Ana.md`` is another file, though
+    ``[[People/ana]]`` would lead to either. Taken for the one there, a twin that came
+    was never added to the link index (its links, and those of its name, kept stale
+    verdicts) and one that went was taken for still there."""
+    built = LinkIndex(CASE_TWINS)
+    grown = LinkIndex(["People/Ana.md", "topic.md"]).with_files(["People/ANA.md"])
+    for idx in (built, grown):
+        assert "People/ANA.md" in idx and "People/Ana.md" in idx
+        assert "People/ana.md" not in idx and "people/Ana.md" not in idx
+    alone = LinkIndex(["People/Ana.md"])
+    assert "People/ANA.md" not in alone and "People/Ana.md" in alone
+    assert "Café.md" in LinkIndex(["Cafe\u0301.md"])  # one name in two Unicode forms

@@ -47,7 +47,10 @@ STEPS = [
     ),
     ("the anchor's heading gone", lambda r: write(r, "people/ana.md", "# Ana\n\nLead.\n")),
     ("the attachment deleted", lambda r: os.remove(r / "pic.png")),
+    ("a case twin made", lambda r: write(r, "people/Cy.md", "# Cy too\n\nAnother.\n")),
+    ("a folder's case twin made", lambda r: write(r, "Decisions/plan.md", "# P3\n\nT.\n")),
     ("a note renamed", lambda r: os.rename(r / "people/cy.md", r / "people/cyrus.md")),
+    ("a case twin gone", lambda r: os.remove(r / "decisions/plan.md")),
     ("a folder renamed", lambda r: os.rename(r / "projects/x", r / "projects/y")),
 ]
 
@@ -138,9 +141,10 @@ def test_a_sync_under_way_or_dead_has_every_link_judged(
 
 def test_notes_whose_paths_differ_only_by_case_are_judged(tmp_path: Path) -> None:
     """A review: ``people/ana.md`` made beside ``people/Ana.md`` (ext4 and git hold both)
-    left ``[[Ana]]`` stored ``resolved`` (some of the index's bookkeeping takes the two
-    for one file), and the check that relied on it missed the ambiguity: a name two
-    files on disk share is judged again."""
+    left ``[[Ana]]`` stored ``resolved`` (some of the index's bookkeeping took the two
+    for one file), and the check that relied on it missed the ambiguity. The stored
+    verdict is kept true now (``LinkIndex`` membership as spelt), and the check relies
+    on it."""
     root = tmp_path / "v"
     write(root, "people/Ana.md", "# Ana\n")
     write(root, "a.md", "# A\n\n[[Ana]]\n")
@@ -201,3 +205,36 @@ def test_an_index_an_older_memvault_left_is_judged_whole_until_resolved(
         assert link_verdicts.trusted(v.engine.store)
         rows = [r for page in v.engine.store.links_by_page() for r in page]
         assert [r.verdict for r in rows if r.source == "a.md"] == ["unresolved"]
+
+
+def test_verdicts_kept_while_case_twins_were_one_file_are_judged_whole_until_resolved(
+    tmp_path: Path,
+) -> None:
+    """Names two files on disk share are no longer judged again on every check (the
+    stored verdicts of case twins are kept true): an index a memvault that took such
+    twins for one file kept (meta ``links_trusted`` "1") may hold ``[[Ana]]`` stored
+    ``resolved`` beside people/ana.md; it is judged whole until its next sync resolves
+    every link."""
+    from memvault.engine import link_verdicts
+
+    root = tmp_path / "v"
+    write(root, "people/Ana.md", "# Ana\n")
+    write(root, "people/ana.md", "# ana twin\n")
+    write(root, "a.md", "# A\n\n[[Ana]]\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        assert link_verdicts.trusted(v.engine.store)
+        with v.engine.store.transaction() as conn:  # as such a memvault left it
+            conn.execute(
+                "UPDATE links SET verdict = 'resolved', resolved = 'people/Ana.md', "
+                "candidates = '[]' WHERE source = 'a.md'"
+            )
+        v.engine.store.set_meta(link_verdicts.TRUSTED, "1")
+    with open_vault(root) as v:
+        assert [(p.source, p.verdict) for p in v.links_check()] == [("a.md", "ambiguous")]
+        assert v.status()["links"]["ambiguous"] == 1
+        _both(v)
+        v.sync(vectors=False)
+        assert link_verdicts.trusted(v.engine.store)
+        assert [r.verdict for r in v.engine.store.links("a.md")] == ["ambiguous"]
+        _both(v)

@@ -248,12 +248,11 @@ def test_a_note_in_a_folder_differing_only_by_case_takes_a_link() -> None:
     after = LinkIndex(["A/Foo.md", "a/Foo.md", "a/src.md"], {})
     now = after.resolve("Foo", "a/src.md")
     assert now.path == "a/Foo.md"
-    said = taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], after, {"a/Foo.md"})
+    said = taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], after)
     assert len(said) == 1 and "now leads to a/Foo.md, no longer A/Foo.md" in said[0]
-    renamed = {"A/Foo.md", "a/Foo.md"}  # A/Foo.md renamed a/Foo.md
-    moved_on = LinkIndex(["a/Foo.md", "a/src.md"], {})
+    moved_on = LinkIndex(["a/Foo.md", "a/src.md"], {})  # A/Foo.md renamed a/Foo.md
     now = moved_on.resolve("Foo", "a/src.md")
-    assert taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], moved_on, renamed) == ()
+    assert taken([Changed("a/src.md", "Foo", "resolved", "A/Foo.md", now)], moved_on) == ()
 
 
 def test_a_long_sync_overlapped_by_a_save_that_changes_nothing_stays_trusted() -> None:
@@ -269,10 +268,92 @@ def test_a_long_sync_overlapped_by_a_save_that_changes_nothing_stays_trusted() -
             self[k] = v
 
     for let_in, trusted in ((None, True), (lv.CameWent(frozenset({"y.md"}), {}, ()), False)):
-        store = Meta(links_trusted="1")
+        store = Meta(links_trusted=lv.KEPT)
         following = lv.Following(store)  # type: ignore[arg-type]
         with following.sync():  # a long sync with changes
             following.changing(lv.CameWent(frozenset({"x.md"}), {}, ()))
             with following.sync():  # one let in while it stepped aside
                 following.changing(let_in)
         assert lv.trusted(store) is trusted  # type: ignore[arg-type]
+
+
+def test_a_note_whose_path_differs_only_by_case_joins_the_links_of_its_name(
+    tmp_path: Path,
+) -> None:
+    """``people/ana.md`` made beside ``people/Ana.md`` (ext4 and git hold both) was taken
+    for the note there by the link index's bookkeeping: never added to it, so its links,
+    and the links of its name, were resolved as if it were not there (``[[people/ana]]``
+    stored ``resolved`` to people/Ana.md, ``[[Ana]]`` not ambiguous), no warning said the
+    link it took, and its rename was not followed (the relink's "before" had no such
+    file: ``[[people/ana]]`` led to people/Ana.md before and after)."""
+    root = tmp_path / "vault"
+    write(root, "people/Ana.md", "# Ana\n\nAna Lima leads the atlas project since March.\n")
+    write(root, "a.md", "# A\n\n[[Ana]] and [[people/ana]].\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        write(root, "people/ana.md", "# ana\n\nAna Sousa joined billing in May; see [[ana]].\n")
+        write(root, "b.md", "# B\n\nSee [[people/ana]].\n")
+        assert v.sync(vectors=False).warnings == (
+            "[[Ana]] in a.md is now ambiguous (people/Ana.md, people/ana.md), no longer "
+            "people/Ana.md: a note of that name came; write [[people/Ana]] to keep the link "
+            "where it was",
+            "[[people/ana]] in a.md now leads to people/ana.md, no longer people/Ana.md: a "
+            "note of that name came; write [[people/Ana]] to keep the link where it was",
+        )
+        kept = {s: _kept(v, s) for s in ("a.md", "b.md", "people/ana.md")}
+        assert kept == {s: _fresh(root, s, tmp_path / f"came-{s}") for s in kept}
+        assert [r[2:4] for r in kept["b.md"]] == [("resolved", "people/ana.md")]
+        os.rename(root / "people/ana.md", root / "people/anita.md")
+        report = v.sync(vectors=False)
+        assert report.moved == (("people/ana.md", "people/anita.md"),)
+        assert (root / "b.md").read_text(encoding="utf-8") == "# B\n\nSee [[anita]].\n"
+        assert "[[Ana]] and [[anita]]." in (root / "a.md").read_text(encoding="utf-8")
+        kept = {s: _kept(v, s) for s in ("a.md", "b.md")}
+    assert kept == {s: _fresh(root, s, tmp_path / f"moved-{s}") for s in kept}
+
+
+@pytest.mark.parametrize(
+    ("gone", "twin", "link"),
+    [("people/Ana.md", "people/ana.md", "people/Ana"), ("A/Foo.md", "a/Foo.md", "A/Foo")],
+    ids=["note", "folder"],
+)
+def test_a_note_gone_beside_its_case_twin_takes_no_link(
+    tmp_path: Path, gone: str, twin: str, link: str
+) -> None:
+    """``people/Ana.md`` deleted beside ``people/ana.md``: ``[[people/Ana]]`` now leads to
+    the twin, as it would were Ana the only one. The warning for a link a new note took
+    ("a note of that name came", "write [[people/Ana]]": what the link says already) was
+    given, the gone note taken for still there because its twin is."""
+    root = tmp_path / "vault"
+    write(root, gone, "# One\n\nThe first of two notes spelt alike.\n")
+    write(root, twin, "# Two\n\nThe second, in another case.\n")
+    write(root, "src.md", f"# Src\n\nSee [[{link}]].\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        os.remove(root / gone)
+        assert v.sync(vectors=False).warnings == ()
+        kept = _kept(v, "src.md")
+    assert [r[2:4] for r in kept] == [("resolved", twin)]
+    assert kept == _fresh(root, "src.md", tmp_path)
+
+
+def test_a_twin_that_comes_beside_a_changed_file_takes_the_links_spelt_as_it(
+    tmp_path: Path,
+) -> None:
+    """``img/pic.png`` made beside ``img/Pic.png`` takes ``![[img/pic.png]]`` (Obsidian
+    looks a path up as written first): told, though Pic.png changed in the same sync.
+    The two were taken for a case-only rename (both among the files that came, went or
+    changed) and nothing was said."""
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\n![[img/pic.png]]\n")
+    (root / "img").mkdir()
+    (root / "img" / "Pic.png").write_bytes(b"\x89PNG one")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        (root / "img" / "Pic.png").write_bytes(b"\x89PNG one, edited")
+        (root / "img" / "pic.png").write_bytes(b"\x89PNG two")
+        assert v.sync(vectors=False).warnings == (
+            "[[img/pic.png]] in a.md now leads to img/pic.png, no longer img/Pic.png: a note "
+            "of that name came; write [[img/Pic.png]] to keep the link where it was",
+        )
+        assert [r[2:4] for r in _kept(v, "a.md")] == [("resolved", "img/pic.png")]

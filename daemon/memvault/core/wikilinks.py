@@ -376,7 +376,16 @@ class LinkIndex:
         return self._aliases.get(path, ())
 
     def __contains__(self, path: str) -> bool:
-        return self._path(key(path)) is not None
+        """Whether ``path``, spelt so (its Unicode form aside), is one of the files: the
+        bookkeeping's question (did a file come, is it still there), never resolution's.
+        ``People/ana.md`` beside ``People/Ana.md`` is another file, though a link may
+        lead to either: taken for the one there, a twin that came was never added."""
+        k = key(path)
+        hit = self._path(k)
+        if hit is None or hit == path:
+            return hit is not None
+        nfc = unicodedata.normalize("NFC", path)
+        return any(unicodedata.normalize("NFC", p) == nfc for p in self._twins.get(k, (hit,)))
 
     def _path(self, k: str) -> str | None:
         hit = self._more_path.get(k)

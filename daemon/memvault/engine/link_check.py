@@ -119,21 +119,13 @@ def link_problems(
 
 def _came_or_went(store: Store, scan: Scan, indexed: list[str]) -> set[str]:
     """The link names of the notes (``indexed``: the index's) and attachments that came
-    or went since the last sync, and those two files on disk share (a link of such a
-    name may be ambiguous: a stored verdict of it is not relied on; files whose paths
-    differ only by case are one file to some of the index's bookkeeping). (Aliases
-    need none: an alias leads only a link that no file's name does, and such a link is
-    stored ``alias`` or ``unresolved``, judged again anyway.)"""
+    or went since the last sync, their paths compared as spelt (``people/ana.md`` beside
+    ``people/Ana.md`` is a file that came). (Aliases need none: an alias leads only a
+    link that no file's name does, and such a link is stored ``alias`` or
+    ``unresolved``, judged again anyway.)"""
     paths = set(scan.notes).symmetric_difference(indexed)
     paths |= set(scan.attachments).symmetric_difference(store.attachment_paths())
-    out = {link_name(p) for p in paths}
-    seen: set[str] = set()
-    for path in (*scan.notes, *scan.attachments):
-        name = link_name(path)
-        if name in seen:
-            out.add(name)
-        seen.add(name)
-    return out
+    return {link_name(p) for p in paths}
 
 
 def _parse(fs: VaultFS, path: str) -> tuple[str, Note] | None:

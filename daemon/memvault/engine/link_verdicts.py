@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet
-from memvault.core.wikilinks import LinkIndex, Resolution, key, link_name
+from memvault.core.wikilinks import LinkIndex, Resolution, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
@@ -71,13 +71,16 @@ RESOLVE_ALL = "links_resolve"  # meta: the next sync resolves every stored link 
 # meta: every stored verdict was resolved by a memvault that keeps them (this one): an
 # index an older one wrote may hold a stale verdict a sync that died left (found as set)
 TRUSTED = "links_trusted"
+# its value now; "1" was written by one whose bookkeeping took two paths differing only
+# by case for one file (a twin that came left the links of its name as they were)
+KEPT = "2"
 
 
 def trusted(store: Store) -> bool:
     """Whether the stored verdicts are true to the files the index holds: no sync under
     way or dead since it changed files, none due to resolve them all, written by a
     memvault that keeps them so (``link_check`` reads them as they are then)."""
-    return store.meta(TRUSTED) == "1" and not store.meta(FOLLOWING) and not store.meta(RESOLVE_ALL)
+    return store.meta(TRUSTED) == KEPT and not store.meta(FOLLOWING) and not store.meta(RESOLVE_ALL)
 
 
 class Following:
@@ -88,7 +91,7 @@ class Following:
     cleared when this process's syncs are all done and none failed; found set when no
     sync of this process is under way, a sync died in between, and the next follow
     resolves every link (as after the upgrade to schema 7), as it does for an index no
-    memvault that keeps them wrote (meta ``links_trusted`` not set). Syncs may overlap
+    memvault that keeps them wrote (meta ``links_trusted`` not ``KEPT``). Syncs may overlap
     (one let in by a reconcile stepping aside): it is cleared by the last to end, and
     when one was let in, every link is resolved by the next sync (the long one's
     indexer resolved its notes' links against the files as it began: a note the one let
@@ -105,7 +108,7 @@ class Following:
     @contextmanager
     def sync(self) -> Iterator[None]:
         with self._lock:
-            if not self._live and (self.store.meta(FOLLOWING) or not self.store.meta(TRUSTED)):
+            if not self._live and (self.store.meta(FOLLOWING) or self.store.meta(TRUSTED) != KEPT):
                 self.store.set_meta(RESOLVE_ALL, "1")
                 self.store.set_meta(FOLLOWING, "1")
                 self._set = True
@@ -160,37 +163,34 @@ def follow(
             resolve_all(store, catalogue.link_index_with(coming))
         if every:
             store.set_meta(RESOLVE_ALL, "")
-        if store.meta(TRUSTED) != "1":
-            store.set_meta(TRUSTED, "1")
+        if store.meta(TRUSTED) != KEPT:
+            store.set_meta(TRUSTED, KEPT)
         return ()
     assert came_went is not None  # (None with ``every`` returned above)
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
-    return taken(resolve_named(store, links, named, fresh), links, came_went.paths)
+    return taken(resolve_named(store, links, named, fresh), links)
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
 TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
-def taken(
-    changed: Iterable[Changed], links: LinkIndex, moved: Collection[str] = ()
-) -> tuple[str, ...]:
+def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     """Warnings for the links that led to a note still there and lead elsewhere now,
     or are ambiguous: a note of the same name came (``add`` in another folder, a note
     made in the linking note's folder, which Obsidian prefers too). Nothing in the note
     says so, and its meaning changed: one warning a link name and note, with the path
-    link that keeps the old target. ``moved``: the files this sync saw come, go or move
-    (a note renamed in case only leads its links on, taking nothing)."""
+    link that keeps the old target. "Still there" is as spelt (``LinkIndex``'s
+    membership): a note renamed in case only, or gone beside its case twin, is not, and
+    takes nothing; a twin that came beside it takes the links spelt as the twin."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for source, target, verdict, resolved, now in changed:
         if verdict != "resolved" or resolved is None or resolved not in links:
             continue  # it was no link to a note, or that note moved or went
         if now.verdict == "resolved" and now.path == resolved:
             continue  # (only the candidates it was chosen among changed)
-        if now.path in moved and resolved in moved and key(now.path or "") == key(resolved):
-            continue  # renamed in case only (two notes whose paths differ so: taken)
         said = (
             f"now leads to {now.path}"
             if now.verdict == "resolved"
