@@ -60,3 +60,17 @@ def test_a_title_changed_since_the_rows_were_read_is_the_new_one(tmp_path: Path)
     with open_vault(root) as cold:
         found = {(h.path, h.title) for h in cold.search("harbour zero renamed budget", k=10)}
         assert ("projects/n00.md", "Harbour zero renamed") in found
+
+
+def test_a_sync_that_finds_nothing_changed_builds_no_link_index(tmp_path: Path) -> None:
+    """A command without a daemon syncs first; when nothing changed it reads no note and
+    builds no link index (~1 s of a one-shot command at 100,000 notes), and its search
+    answers as before."""
+    root = _vault(tmp_path)
+    with open_vault(root) as v:
+        before = [(h.path, h.title) for h in v.search("harbour budget", k=5)]
+    with open_vault(root) as again:
+        report = again.sync()
+        assert not report.changed
+        assert again.engine.catalogue._links is None and again.engine.catalogue._rows is None
+        assert [(h.path, h.title) for h in again.search("harbour budget", k=5)] == before

@@ -121,6 +121,8 @@ class Indexer(Lane):
         index, for a save it let in), so a link into the same batch or a later one is
         stored resolved. An alias first known when its note is read (a later batch)
         resolves again, at the end, the links of ``paths`` it can change."""
+        if not paths:  # a sync that found nothing to read: no link index to build (a
+            return Indexed()  # process's first sync, 100,000 notes: ~1 s)
         kept = queued = 0
         skipped: list[SkippedFile] = []
         warnings: list[str] = []
