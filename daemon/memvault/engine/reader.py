@@ -125,20 +125,15 @@ class Reader(Lane):
         found: list[tuple[int, ChunkRow, float]] = []
         seen_notes: set[str] = set()
         for label, score in fused:
-            row = rows.get(label)
-            if row is None:
+            if (row := rows.get(label)) is None or (group and row.path in seen_notes):
                 continue
-            if group:
-                if row.path in seen_notes:
-                    continue
-                seen_notes.add(row.path)
+            seen_notes.add(row.path)
             found.append((label, row, score))
             if len(found) >= k:
                 break
         meta = self.catalogue.rows_of(row.path for _, row, _ in found)
         hits = [
-            _hit(label, row, meta.get(row.path), terms, score, label in waiting)
-            for label, row, score in found
+            _hit(lab, row, meta.get(row.path), terms, s, lab in waiting) for lab, row, s in found
         ]
         return hits, qv
 
