@@ -789,3 +789,13 @@ def test_a_file_is_in_the_link_index_only_as_spelt() -> None:
     alone = LinkIndex(["People/Ana.md"])
     assert "People/ANA.md" not in alone and "People/Ana.md" in alone
     assert "Café.md" in LinkIndex(["Cafe\u0301.md"])  # one name in two Unicode forms
+
+
+def test_a_path_given_twice_is_one_file_not_its_own_twin() -> None:
+    """``link_index_with`` can hand a path the index has already (a save let in during
+    a long sync, naming a note that sync has still to index): the link stays resolved,
+    not ambiguous between a file and itself."""
+    index = LinkIndex(["people/a.md", "people/a.md", "b.md"])
+    assert index.resolve("a", "b.md") == Resolution("resolved", "people/a.md")
+    assert index.resolve("people/a", "b.md") == Resolution("resolved", "people/a.md")
+    assert index.with_files(["people/a.md"]).resolve("a", "b.md").verdict == "resolved"

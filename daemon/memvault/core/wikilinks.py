@@ -357,7 +357,7 @@ class LinkIndex:
         # keys several files share (``People/Ana.md`` and ``People/ANA.md``: ext4 holds
         # both, a git pull brings both): each spelling of theirs, sorted (rare, so small)
         self._twins: dict[str, tuple[str, ...]] = {}
-        for path in sorted(files):
+        for path in sorted(set(files)):  # a path given twice is one file, not its own twin
             k = key(path)
             if (had := self._by_path.get(k)) is not None:
                 self._twins[k] = (*self._twins.get(k, (had,)), path)
