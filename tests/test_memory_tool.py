@@ -394,6 +394,45 @@ def test_delete_moves_to_the_trash_and_refuses_the_root_and_memory_md(
     assert not any(p.startswith("projects/") for p in vault.engine.store.manifest())
 
 
+def test_a_delete_says_where_the_links_to_it_lead_now(tool: VaultMemoryTool, vault: Vault) -> None:
+    """Links to a deleted note dangle (memvault mends MEMORY.md's lines, not a person's
+    words): the answer names the notes holding them, so the agent can mend them, and a
+    link that now leads to another note of that name."""
+    root = vault.root
+    call(tool, command="create", path="/memories/people/bo.md", file_text="# Bo\n\nBo runs ops.\n")
+    call(tool, command="create", path="/memories/people/cy.md",
+         file_text="# Cy\n\nWorks with [[people/bo]] and [[people/bo|Bo]].\n")  # fmt: skip
+    call(tool, command="create", path="/memories/projects/ops.md",
+         file_text="# Ops\n\nOwned by [[bo]].\n")  # fmt: skip
+    assert call(tool, command="delete", path="/memories/people/bo.md").splitlines() == [
+        "Successfully deleted /memories/people/bo.md",
+        "Links to it now lead nowhere in 2 notes: /memories/people/cy.md, "
+        "/memories/projects/ops.md (edit them, or restore it from .trash/people/bo.md)",
+    ]
+    assert (root / "people/cy.md").read_text(encoding="utf-8").count("[[people/bo") == 2
+    # a link that a file of the same path's end now takes
+    call(tool, command="create", path="/memories/people/dee.md", file_text="# Dee\n")
+    call(tool, command="create", path="/memories/archive/people/dee.md", file_text="# Dee (2019)\n")
+    call(
+        tool, command="create", path="/memories/projects/e.md", file_text="# E\n\n[[people/dee]]\n"
+    )
+    assert call(tool, command="delete", path="/memories/people/dee.md").splitlines()[1:] == [
+        "Links to it now lead to another note of that name: "
+        "[[people/dee]] in /memories/projects/e.md -> /memories/archive/people/dee.md"
+    ]
+    # a folder: the links into it from outside it; none left: the reference's answer
+    call(tool, command="create", path="/memories/teams/a.md", file_text="# A\n\n[[teams/b]]\n")
+    call(tool, command="create", path="/memories/teams/b.md", file_text="# B\n")
+    call(tool, command="create", path="/memories/notes/c.md", file_text="# C\n\n[[teams/a]]\n")
+    assert call(tool, command="delete", path="/memories/teams").splitlines()[1:] == [
+        "Links to it now lead nowhere in 1 note: /memories/notes/c.md "
+        "(edit them, or restore it from .trash/teams)"
+    ]
+    assert call(tool, command="delete", path="/memories/notes/c.md") == (
+        "Successfully deleted /memories/notes/c.md"
+    )
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 

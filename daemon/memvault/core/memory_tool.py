@@ -14,12 +14,13 @@ has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
 from memvault.core.compose import not_text
 from memvault.core.memory_md import MarkerError, parse_blocks
+from memvault.core.wikilinks import Resolution
 
 ROOT = "/memories"
 LINE_NUMBER_WIDTH = 6  # the reference's width (len("999999"))
@@ -114,6 +115,41 @@ def check_text(name: str, value: str) -> None:
         f"The `{name}` parameter holds a lone surrogate (U+{ord(value[i]):04X} at {i}): "
         "it is not text"
     )
+
+
+def dangling(
+    linking: Mapping[str, Sequence[tuple[str, str]]],
+    resolve: Callable[[str, str], Resolution] | None,
+    restore: str,
+) -> str:
+    """What a delete left of the links that led to what it deleted (``linking``: the
+    notes holding them, and their (target, kind)), where each leads now
+    (``resolve(target, source)``: nowhere, or another note of that name): lines added
+    to the answer, so the agent can mend them; none when no link led there."""
+    if not linking or resolve is None:
+        return ""
+    nowhere: list[str] = []
+    elsewhere: list[str] = []
+    for source, targets in linking.items():
+        for target, kind in targets:
+            now = resolve(target, source)
+            if now.verdict in ("resolved", "alias") and now.path:
+                link = f"[[{target}]]" if kind == "wiki" else f"({target})"
+                elsewhere.append(f"{link} in {shown(source)} -> {shown(now.path)}")
+            elif shown(source) not in nowhere:
+                nowhere.append(shown(source))
+    said = ""
+    if nowhere:
+        more = f" and {len(nowhere) - 10} more" if len(nowhere) > 10 else ""
+        said += (
+            f"\nLinks to it now lead nowhere in {len(nowhere)} "
+            f"note{'s' if len(nowhere) > 1 else ''}: {', '.join(nowhere[:10])}{more} "
+            f"(edit them, or restore it from {restore})"
+        )
+    if elsewhere:
+        more = f"; and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else ""
+        said += f"\nLinks to it now lead to another note of that name: {'; '.join(elsewhere[:10])}{more}"
+    return said
 
 
 # -- views ----------------------------------------------------------------------------------

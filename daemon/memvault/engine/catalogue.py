@@ -153,6 +153,20 @@ class Catalogue:
                 out[path] = kept_row(row)
         return out
 
+    def linking(self, paths: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
+        """The notes (index notes, none of ``paths``) with a link stored as leading to
+        one of ``paths``, and those links' (target, kind: ``wiki`` or ``markdown``)."""
+        gone = set(paths)
+        sources = self.rows_of(sorted(self._store.sources_linking(gone, ()) - gone))
+        return {
+            s: list(
+                dict.fromkeys(
+                    (r.target, r.kind) for r in self._store.links(s) if r.resolved in gone
+                )
+            )
+            for s in sources
+        }
+
     def note(self, path: str) -> NoteRow | None:
         """One row, whatever its kind (an index note or a skipped file too); a row of
         the catalogue's own has no headings nor warnings (``kept_row``)."""

@@ -364,8 +364,11 @@ class MemoryCommands:
         disk = self._disk(rel)
         if not disk.exists() and not disk.is_symlink():
             raise T.Refusal(f"The path {path} does not exist")
-        if not disk.is_dir():
+        is_dir = disk.is_dir()
+        if not is_dir:
             rel = self._note_rel(path)
+        gone = [p for p in self.catalogue.notes() if p.startswith(f"{rel}/")] if is_dir else [rel]
+        linking = self.catalogue.linking(gone)
         trash = self._trash_path(rel)
         trash.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -373,7 +376,9 @@ class MemoryCommands:
         except FileNotFoundError:
             raise T.Refusal(f"The path {path} does not exist") from None
         self._after([rel])
-        return f"Successfully deleted {path}"
+        restore = trash.relative_to(self.fs.root).as_posix()
+        resolve = self.catalogue.link_index().resolve if linking else None
+        return f"Successfully deleted {path}" + T.dangling(linking, resolve, restore)
 
     def _trash_path(self, rel: str) -> Path:
         base = self.fs.root / TRASH / rel
