@@ -357,3 +357,30 @@ def test_a_twin_that_comes_beside_a_changed_file_takes_the_links_spelt_as_it(
             "of that name came; write [[img/Pic.png]] to keep the link where it was",
         )
         assert [r[2:4] for r in _kept(v, "a.md")] == [("resolved", "img/pic.png")]
+
+
+def test_a_folder_note_memvault_makes_takes_the_links_of_its_name(tmp_path: Path) -> None:
+    """``people/people.md``, made when its folder's section overflows, is written after
+    the sync's links follow: ``[[people]]`` stayed stored resolved to ``other/people.md``
+    and ``links check``, which no longer judges again every name two files share, said
+    nothing of a link now ambiguous. The links of its name follow, as for any file that
+    came, and the sync says which it took."""
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[people]].\n")
+    write(root, "other/people.md", "# Other people\n\nText.\n")
+    for i in range(12):  # past the section's limit (10): a folder note lists the rest
+        write(root, f"people/p{i}.md", f"# P{i}\n\nAbout {i}.\n")
+    with open_vault(root) as v:
+        report = v.sync(vectors=False)
+        assert report.folder_notes_written == ("people/people.md",)
+        assert report.warnings == (
+            "[[people]] in a.md is now ambiguous (other/people.md, people/people.md), no "
+            "longer other/people.md: a note of that name came; write [[other/people]] to "
+            "keep the link where it was",
+        )
+        kept = _kept(v, "a.md")
+        assert [(p.source, p.target, p.verdict) for p in v.links_check()] == [
+            ("a.md", "people", "ambiguous")
+        ]
+    assert [r[2] for r in kept] == ["ambiguous"]
+    assert kept == _fresh(root, "a.md", tmp_path)

@@ -390,8 +390,8 @@ class Engine:
         if changes or moves or (not pending and not self.store.meta("memory_synced")):
             written = self.linker.update_memory(moves, before, after, pending)
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
-            if reindex:
-                self.indexer.index(reindex)
+            if reindex:  # one memvault made (a folder note) is a file that came
+                warnings += verdicts.made(self.following, self.catalogue, self.indexer, reindex)
         if moves or changes.deleted:  # notes waiting for their links: moved, deleted
             relink_journal.follow(self.store, moves, changes.deleted)
         if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,

@@ -23,13 +23,16 @@ import threading
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core.changes import ChangeSet
 from memvault.core.wikilinks import LinkIndex, Resolution, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
+
+if TYPE_CHECKING:
+    from memvault.engine.indexer import Indexer
 
 
 class Changed(NamedTuple):
@@ -171,6 +174,28 @@ def follow(
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
     return taken(resolve_named(store, links, named, fresh), links)
+
+
+def made(
+    following: Following, catalogue: Catalogue, indexer: Indexer, paths: list[str]
+) -> tuple[str, ...]:
+    """Index ``paths``, the MEMORY.md and folder notes memvault wrote after ``follow``;
+    of those no file of the index before (a folder note made when its folder's section
+    overflowed, a MEMORY.md made again), the stored links of their names resolved
+    again, as of any file that came: ``[[people]]`` stayed stored resolved to
+    ``other/people.md`` beside a new ``people/people.md``, which ``links check`` said
+    nothing of once it no longer judged again every name two files share. The
+    warnings for the links they took (``taken``)."""
+    known = catalogue.link_index()
+    came = [p for p in paths if p not in known]
+    if came:  # a kill before they follow: every link is resolved by the next sync
+        following.changing(CameWent(frozenset(came), {}, ()))
+    indexer.index(paths)
+    if not came:
+        return ()
+    links = catalogue.link_index()
+    store = following.store
+    return taken(resolve_named(store, links, {link_name(p) for p in came}, paths), links)
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")

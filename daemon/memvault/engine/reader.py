@@ -122,15 +122,7 @@ class Reader(Lane):
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
-        found: list[tuple[int, ChunkRow, float]] = []
-        seen_notes: set[str] = set()
-        for label, score in fused:
-            if (row := rows.get(label)) is None or (group and row.path in seen_notes):
-                continue
-            seen_notes.add(row.path)
-            found.append((label, row, score))
-            if len(found) >= k:
-                break
+        found = _first(fused, rows, k, group)
         meta = self.catalogue.rows_of(row.path for _, row, _ in found)
         hits = [
             _hit(lab, row, meta.get(row.path), terms, s, lab in waiting) for lab, row, s in found
@@ -464,6 +456,26 @@ class Reader(Lane):
                 break
         meta = self.catalogue.rows_of(found)
         return [_hit(lab, row, meta.get(path), [], sim) for path, (lab, row, sim) in found.items()]
+
+
+def _first(
+    fused: Sequence[tuple[int, float]], rows: dict[int, ChunkRow], k: int, group: bool
+) -> list[tuple[int, ChunkRow, float]]:
+    """The first ``k`` of ``fused`` with a chunk row, at most one a note with ``group``."""
+    found: list[tuple[int, ChunkRow, float]] = []
+    seen_notes: set[str] = set()
+    for label, score in fused:
+        row = rows.get(label)
+        if row is None:
+            continue
+        if group:
+            if row.path in seen_notes:
+                continue
+            seen_notes.add(row.path)
+        found.append((label, row, score))
+        if len(found) >= k:
+            break
+    return found
 
 
 def _cut(hit: Hit, note: NoteRow | None, ord: int, start: int, end: int, text: str) -> Piece:
