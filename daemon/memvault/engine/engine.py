@@ -383,7 +383,7 @@ class Engine:
         elif changes.created:  # a save of new notes: they join the link index
             self.catalogue.files_added(changes.created)
         warnings += verdicts.follow(  # stored links that files which came and went lead on
-            self.catalogue, self.store, came_went, set(todo) | carried, pending
+            self.catalogue, self.store, came_went, set(todo), pending, carried
         )
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)

@@ -149,10 +149,15 @@ def follow(
     came_went: CameWent | None,
     fresh: Collection[str],
     coming: Iterable[str] = (),
+    carried: Collection[str] = (),
 ) -> tuple[str, ...]:
     """After a sync: the stored links ``came_went`` can have led elsewhere, resolved
     again against the files as it leaves them (and ``coming``: notes a long sync has
-    still to index), but those of ``fresh`` (the notes it indexed). The warnings for the
+    still to index), but those of ``fresh`` (the notes it indexed) and of ``carried``
+    (the notes it moved or relinked and kept: engine.carry_over), whose links of an
+    alias given or taken away are resolved again all the same: they were resolved
+    before the notes that came were read, not knowing their aliases (a review's fuzz:
+    ``[[Annie]]`` kept its note beside a new note of that alias). The warnings for the
     links a file that came took from the note they led to (``taken``)."""
     every = bool(store.meta(RESOLVE_ALL))  # schema 7's upgrade, a sync that died: all
     if came_went is None and not every:  # (before the catalogue's rows: a sync in a new
@@ -160,7 +165,7 @@ def follow(
     notes = catalogue.notes()
     # every note indexed now (a first sync's): none is stale; a save never looks at all
     # of them (a look at 100,000 rows is ~10 ms: tests/test_save_cost.py)
-    indexed_all = len(fresh) >= len(notes) and all(p in fresh for p in notes)
+    indexed_all = not carried and len(fresh) >= len(notes) and all(p in fresh for p in notes)
     if indexed_all or every:  # every stored verdict true to the files after this
         if not indexed_all:
             resolve_all(store, catalogue.link_index_with(coming))
@@ -173,7 +178,12 @@ def follow(
     links = catalogue.link_index_with(coming)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
-    return taken(resolve_named(store, links, named, fresh), links)
+    given = alias_names(came_went.aliases, after)
+    kept = {*fresh, *carried}
+    changed = resolve_named(store, links, named - given, kept) + resolve_named(
+        store, links, given, fresh
+    )
+    return taken(changed, links)
 
 
 def made(
@@ -252,7 +262,12 @@ def names(
     came, went or moved), and the aliases given or taken away (``before`` and ``after``
     the sync, by note path: a moved note's are under its old path before, its new one
     after, so they count: they lead to its new path)."""
-    out = {link_name(p) for p in paths}
+    return {link_name(p) for p in paths} | alias_names(before, after)
+
+
+def alias_names(before: dict[str, tuple[str, ...]], after: dict[str, tuple[str, ...]]) -> set[str]:
+    """The link names of the aliases given or taken away (``names``)."""
+    out: set[str] = set()
     for path in set(before) | set(after):
         old, new = set(before.get(path, ())), set(after.get(path, ()))
         if old != new:
