@@ -433,6 +433,23 @@ def test_a_delete_says_where_the_links_to_it_lead_now(tool: VaultMemoryTool, vau
     )
 
 
+def test_a_folders_delete_names_the_links_to_its_attachments_and_folder_note(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """A folder's files are not only its notes: an image embedded from outside it, and
+    a folder note of a person's, left links leading nowhere too."""
+    write(vault.root, "teams/teams.md", "# Teams\n\nOur teams.\n")
+    write(vault.root, "teams/a.md", "# A\n")
+    (vault.root / "teams/chart.png").write_bytes(b"\x89PNG")
+    write(vault.root, "notes/d.md", "# D\n\n![[chart.png]]\n")
+    write(vault.root, "notes/e.md", "# E\n\nSee [[teams/teams]].\n")
+    vault.sync()
+    assert call(tool, command="delete", path="/memories/teams").splitlines()[1:] == [
+        "Links to it now lead nowhere in 2 notes: /memories/notes/d.md, /memories/notes/e.md "
+        "(edit them, or restore it from .trash/teams)"
+    ]
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 

@@ -153,6 +153,11 @@ class Catalogue:
                 out[path] = kept_row(row)
         return out
 
+    def files_under(self, folder: str) -> list[str]:
+        """Every file the index knows in ``folder`` and its subfolders: notes, folder
+        notes, skipped files and attachments (paths only: no note's row is read)."""
+        return [p for p in self._files()[0] if p.startswith(f"{folder}/")]
+
     def linking(self, paths: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
         """The notes (index notes, none of ``paths``) with a link stored as leading to
         one of ``paths``, and those links' (target, kind: ``wiki`` or ``markdown``)."""

@@ -367,7 +367,7 @@ class MemoryCommands:
         is_dir = disk.is_dir()
         if not is_dir:
             rel = self._note_rel(path)
-        gone = [p for p in self.catalogue.notes() if p.startswith(f"{rel}/")] if is_dir else [rel]
+        gone = self.catalogue.files_under(rel) if is_dir else [rel]  # attachments too
         linking = self.catalogue.linking(gone)
         trash = self._trash_path(rel)
         trash.parent.mkdir(parents=True, exist_ok=True)
