@@ -23,7 +23,7 @@ from memvault.core.folder_parse import parse_outside_listing
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text
-from memvault.core.wikilinks import LinkIndex
+from memvault.core.wikilinks import LinkIndex, link_name
 from memvault.engine.lane import Lane
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
@@ -135,7 +135,7 @@ class Indexer(Lane):
         known = self.catalogue.link_index()
         new = [p for p in paths if p not in known]
         links = self._link_index(paths, coming)
-        aliased: list[str] = []  # notes whose aliases ``links`` does not know
+        aliased: set[str] = set()  # link names of aliases ``links`` does not know
         for done, path in enumerate(paths, 1):
             if wanted is not None and not wanted(path):
                 continue
@@ -146,8 +146,8 @@ class Indexer(Lane):
             if prepared is not None:
                 batch.append(prepared)
                 pending += len(prepared.chunks)
-                if tuple(prepared.row.aliases) != links.aliases_of(path):
-                    aliased.append(path)
+                if (had := links.aliases_of(path)) != tuple(prepared.row.aliases):
+                    aliased |= {link_name(a) for a in (*had, *prepared.row.aliases)}
             if pending >= BATCH_CHUNKS or len(batch) >= BATCH_NOTES:
                 k, q = self._commit(batch)
                 kept, queued = kept + k, queued + q
@@ -163,7 +163,7 @@ class Indexer(Lane):
         if new:  # notes came: the catalogue's link index has them from now on
             self.catalogue.files_added(new)
         if aliased:
-            self._resolve_again(paths, coming)
+            self._resolve_again(paths, coming, aliased)
         if progress is not None and paths:
             progress(Progress(len(paths), len(paths), 0))
         return Indexed(kept, queued, tuple(skipped), tuple(warnings))
@@ -172,13 +172,18 @@ class Indexer(Lane):
         """The catalogue's link index, with the notes about to be indexed among its files."""
         return self.catalogue.link_index_with(itertools.chain(paths, coming))
 
-    def _resolve_again(self, paths: Sequence[str], coming: Iterable[str]) -> None:
+    def _resolve_again(self, paths: Sequence[str], coming: Iterable[str], named: set[str]) -> None:
         """Resolve again, against the rows as committed (every alias known now), the
-        links of ``paths`` that an alias can change (those not resolved by path or name)."""
+        links of ``paths`` that an alias can change (those not resolved by path or name)
+        and every note's links of the ``named`` aliases (given or taken away: a note
+        indexed before, in another call, resolved them without: MEMORY.md's own
+        aliases, indexed after the notes, left ``[[zed]]`` unresolved on a first sync)."""
         self.catalogue.files_changed()
         links = self._link_index((), coming)
         rows = []
-        for source, target in self.store.unresolved_targets(paths):
+        pairs = self.store.unresolved_targets(paths)
+        pairs += [(s, t) for s, t, *_ in self.store.links_named(named)]
+        for source, target in dict.fromkeys(pairs):
             res = links.resolve(target, source)
             rows.append((source, target, res.verdict, res.path, res.candidates))
         if rows:
