@@ -450,6 +450,50 @@ def test_a_folders_delete_names_the_links_to_its_attachments_and_folder_note(
     ]
 
 
+def test_a_long_notes_view_stops_at_a_bound_and_says_how_to_read_on(tmp_path: Path) -> None:
+    """A 50,000-line log given whole would not fit a model's context (the reference
+    gives it whole): a view stops at ``VIEW_CHARS`` on a line's end and names the
+    ``view_range`` of the next lines; paging so reads every line once."""
+    from memvault.core.memory_tool import VIEW_CHARS
+
+    with open_vault(make_vault(tmp_path)) as vault:  # notes of up to 2 MB, the default
+        _long_views(VaultMemoryTool(vault), vault, VIEW_CHARS)
+
+
+def _long_views(tool: VaultMemoryTool, vault: Vault, view_chars: int) -> None:
+    lines = [f"- 2024-01-{i % 28 + 1:02d} entry {i} about the ferry budget" for i in range(3000)]
+    (vault.root / "logs/long.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    said = call(tool, command="view", path="/memories/logs/long.md")
+    assert len(said) < view_chars + 400
+    *shown, footer = said.split("\n")[1:]
+    n = len(shown)
+    assert footer == (
+        f"(… lines 1-{n} of 3001 shown: a view shows 40,000 characters at most; "
+        f"view_range [{n + 1}, -1] shows the next)"
+    )
+    seen = [row.split("\t", 1)[1] for row in shown]
+    while footer.startswith("(… lines"):
+        nxt = [int(x) for x in footer.rsplit("view_range [", 1)[1].split("]")[0].split(", ")]
+        page = call(tool, command="view", path="/memories/logs/long.md", view_range=nxt)
+        *rows, footer = page.split("\n")[1:]
+        if not footer.startswith("(… lines"):
+            rows.append(footer)
+        seen += [row.split("\t", 1)[1] for row in rows]
+    assert seen == [*lines, ""]  # every line once, in order, to the file's end
+    # a range within the bound is the reference's, and one line past it shows its start
+    assert call(tool, command="view", path="/memories/logs/long.md", view_range=[2, 3]) == (
+        "Here's the content of /memories/logs/long.md with line numbers:\n"
+        f"     2\t{lines[1]}\n     3\t{lines[2]}"
+    )
+    (vault.root / "logs/wide.md").write_text("x" * 100_000, encoding="utf-8")
+    wide = call(tool, command="view", path="/memories/logs/wide.md").split("\n")
+    assert wide[1].endswith("x …") and len(wide[1]) == view_chars + 2
+    assert wide[2] == (
+        "(… lines 1-1 of 1 shown: a view shows 40,000 characters at most; "
+        "view_range [2, -1] shows the next)"
+    )
+
+
 # -- bad input -----------------------------------------------------------------------------------
 
 

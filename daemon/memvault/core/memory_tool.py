@@ -155,13 +155,18 @@ def dangling(
 # -- views ----------------------------------------------------------------------------------
 
 
+VIEW_CHARS = 40_000  # a note's view at most (~10,000 tokens), then how to read on
+
+
 def numbered(text: str, path: str, view_range: Sequence[object] | None) -> str:
     """A file's lines, numbered: all of them, or ``view_range`` read as the reference
     tool reads it. Only a list of two is a range (any other length shows the whole
     file); ``[start, end]``: from line ``max(start, 1)`` to ``end`` (-1 or null: the
     end of the file; another negative counts back from it, 0 none), so a range past
     the end or reversed shows no lines. Anything else in it is refused (the reference
-    fails there with a Python ``TypeError``)."""
+    fails there with a Python ``TypeError``). Past ``VIEW_CHARS`` the view stops at a
+    line's end and says which ``view_range`` shows the next lines (the reference gives
+    a 50,000-line note whole, and a model's context has no room for it)."""
     lines = text.split("\n")
     if len(lines) > MAX_LINES:
         raise Refusal(f"File {path} exceeds maximum line limit of 999,999 lines.")
@@ -177,9 +182,23 @@ def numbered(text: str, path: str, view_range: Sequence[object] | None) -> str:
         begin = max(1, first) - 1
         shown_lines = lines[begin : None if last == -1 else last]
         start = begin + 1
-    body = "\n".join(
-        f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}" for i, line in enumerate(shown_lines)
-    )
+    out: list[str] = []
+    size = 0
+    for i, line in enumerate(shown_lines):
+        row = f"{str(i + start).rjust(LINE_NUMBER_WIDTH)}\t{line}"
+        if size + len(row) > VIEW_CHARS:  # a view is read into a model's context
+            if not out:  # one line past the bound by itself: its start
+                out.append(row[:VIEW_CHARS] + " …")
+            last = start + len(out) - 1
+            out.append(
+                f"(… lines {start}-{last} of {len(lines)} shown: a view shows "
+                f"{VIEW_CHARS:,} characters at most; view_range [{last + 1}, -1] shows "
+                "the next)"
+            )
+            break
+        out.append(row)
+        size += len(row) + 1
+    body = "\n".join(out)
     return f"Here's the content of {path} with line numbers:\n{body}"
 
 
