@@ -446,16 +446,10 @@ class Reader(Lane):
             label_ok = self.store.labels_of(kept).__contains__
         results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=label_ok)
         rows = self.store.chunk_rows([lab for lab, _ in results])
-        found: dict[str, tuple[int, ChunkRow, float]] = {}
-        for label, sim in results:
-            row = rows.get(label)
-            if row is None or row.path == own or row.path in found:
-                continue
-            found[row.path] = (label, row, float(sim))
-            if len(found) >= k:
-                break
-        meta = self.catalogue.rows_of(found)
-        return [_hit(lab, row, meta.get(path), [], sim) for path, (lab, row, sim) in found.items()]
+        others = {lab: row for lab, row in rows.items() if row.path != own}
+        found = _first(results, others, k, group=True)  # a chunk a note, the best
+        meta = self.catalogue.rows_of(row.path for _, row, _ in found)
+        return [_hit(lab, row, meta.get(row.path), [], float(s)) for lab, row, s in found]
 
 
 def _first(
