@@ -6,6 +6,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import subprocess
+import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -723,3 +727,60 @@ def test_a_tool_given_a_path_opens_the_vault_syncs_it_and_lets_it_go_on_close(
     shutil.rmtree(root / ".memvault")
     with pytest.raises(ToolError, match="not a memvault vault"):
         VaultMemoryTool(root).call({"command": "view", "path": "/memories"})
+
+
+def test_two_tools_on_one_folder_in_one_process_take_turns(tmp_path: Path) -> None:
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    errors: list[str] = []
+
+    def agent(name: str) -> None:
+        with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+            for i in range(6):
+                try:
+                    tool.call({"command": "create", "path": f"/memories/{name}/n{i}.md",
+                               "file_text": f"# {name} {i}\n\nNote {i} of agent {name}.\n"})  # fmt: skip
+                    tool.call({"command": "view", "path": f"/memories/{name}"})
+                except ToolError as exc:  # before: "already writing to this vault"
+                    errors.append(str(exc))
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in ("ada", "bo")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    with open_vault(root) as v:
+        memory = memory_md(v)
+        assert "6 notes in ada/" in memory and "6 notes in bo/" in memory
+        assert len(v.search("Note 3 of agent", k=20)) >= 2
+
+
+def test_a_first_view_while_another_process_writes_reads_the_index_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")  # a write would wait; a view does not
+    # another process holds the writer lock (a long `memvault sync`, a migration)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl,sys,time; f=open(sys.argv[1],'a'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)",
+         str(root / ".memvault" / "lock")], stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+            listing = tool.call({"command": "view", "path": "/memories"})
+            assert "[[people/sarah-chen]]" in listing
+            assert time.monotonic() - started < 10  # before: the 30 s wait, then an error
+    finally:
+        holder.kill()
+        holder.wait()
+        assert holder.stdout is not None
+        holder.stdout.close()

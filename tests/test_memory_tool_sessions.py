@@ -7,6 +7,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -464,3 +466,64 @@ def test_odd_fields_through_the_daemon_answer_as_in_process(tmp_path: Path) -> N
         assert _answers(tool) == in_process
     with contextlib.suppress(FileNotFoundError):
         os.unlink(root / ".memvault" / "daemon.json")
+
+
+# Another agent's process beside this one, no daemon: its tool stays open between its
+# commands (an agent's session), and this process's commands still get their turns.
+OTHER_AGENT = """
+import sys
+from memvault.index.embedder import HashEmbedder
+from memvault.integrations.anthropic import VaultMemoryTool
+
+tool = VaultMemoryTool(sys.argv[1], embedder=HashEmbedder())
+for line in sys.stdin:  # one command's note name a line; an empty line ends it
+    name = line.strip()
+    if not name:
+        break
+    text = f"# {name}\\n\\n{name} notes from the other agent.\\n"
+    tool.call({"command": "create", "path": f"/memories/other/{name}.md", "file_text": text})
+    print("done", name, flush=True)
+tool.close()
+"""
+
+
+def test_another_agents_open_tool_does_not_lock_this_one_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "5")  # before: 5 s, then "LockHeld"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [sys.executable, "-c", OTHER_AGENT, str(root)]
+    with subprocess.Popen(
+        command, env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as other:
+        assert other.stdin is not None and other.stdout is not None
+
+        def other_does(name: str) -> None:
+            assert other.stdin is not None and other.stdout is not None
+            other.stdin.write(f"{name}\n")
+            other.stdin.flush()
+            assert other.stdout.readline().strip() == f"done {name}"
+
+        try:
+            other_does("first")  # its tool stays open from here to its end
+            with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+                listing = tool.call({"command": "view", "path": "/memories"})
+                assert "/memories/other/\t1 note" in listing  # synced by the other's command
+                tool.call({"command": "create", "path": "/memories/people/mine.md",
+                           "file_text": note("Mine", "Written beside the other agent.")})  # fmt: skip
+                other_does("second")  # its next command, after mine
+                seen = tool.call({"command": "view", "path": "/memories/other"})
+                assert "second.md" in seen and "first.md" in seen
+            other.stdin.write("\n")
+            other.stdin.flush()
+            assert other.wait(30) == 0
+        finally:
+            if other.poll() is None:
+                other.kill()
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        assert "Written beside the other agent." in v.get("people/mine.md").text
+        assert v.search("notes from the other agent", k=5)
+        memory = (root / "MEMORY.md").read_text("utf-8")
+        assert "[[people/mine]]" in memory and "2 notes in other/" in memory

@@ -199,20 +199,27 @@ class MemoryCommands:
             )
         return text
 
-    def _entries(self, notes: Mapping[str, Any]) -> list[T.Entry]:
-        rows = self.catalogue.notes()
+    def _entries(
+        self, notes: Mapping[str, Any], first: int | None, shown: int = T.FOLDER_PAGE
+    ) -> list[T.Entry]:
+        """``notes`` newest first, the ``shown`` from the ``first`` (1: the newest) with
+        their summaries: only their rows are read (a vault opened for one command, on
+        100,000 notes, does not read every note's row to list forty)."""
+        order = sorted(notes.items(), key=lambda item: (-item[1].mtime_ns, item[0]))
+        start = max(first or 1, 1) - 1
+        rows = self.catalogue.rows_of(rel for rel, _ in order[start : start + shown])
         out = []
-        for rel, st in notes.items():
+        for rel, st in order:
             row = rows.get(rel)
             about = (row.summary or row.title) if row is not None else ""
             out.append(T.Entry(rel, st.size, st.mtime_ns, about))
-        return sorted(out, key=lambda e: (-e.mtime_ns, e.rel))
+        return out
 
     def _index(self, first: int | None) -> str:
         scan = self.fs.scan()
         top = {p: s for p, s in scan.notes.items() if "/" not in p and p != self.memory_file}
         if first is not None:
-            return T.render_top_notes(self._entries(top), first)
+            return T.render_top_notes(self._entries(top, first), first)
         counts: dict[str, list[int]] = {}
         for rel, st in scan.notes.items():
             if "/" in rel:
@@ -227,7 +234,8 @@ class MemoryCommands:
             memory = self.fs.read(self.memory_file).decoded.text
         except (NoteNotFound, NotText, OSError):
             memory = None
-        return T.render_index(self.memory_file, memory, folders, self._entries(top))
+        entries = self._entries(top, 1, T.INDEX_TOP_NOTES)
+        return T.render_index(self.memory_file, memory, folders, entries)
 
     def _folder(self, rel: str, first: int | None) -> str:
         scan = self.fs.scan(rel)
@@ -243,7 +251,7 @@ class MemoryCommands:
         note = folder_note_path(rel)
         return T.render_folder(
             rel,
-            self._entries(direct),
+            self._entries(direct, first),
             subfolders,
             first or 1,
             note if note in direct else None,

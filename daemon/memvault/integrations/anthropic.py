@@ -14,8 +14,8 @@
 Subclasses of the SDK's ``BetaAbstractMemoryTool`` / ``BetaAsyncAbstractMemoryTool``
 (``pip install "memvault[anthropic]"``; ``anthropic`` is imported here only).
 ``/memories`` is the vault's root. Each command is ``Vault.memory_tool``: it goes to
-the running daemon when there is one, else to the vault opened in this process
-(its writer lock held until ``close``), and the vault's guarantees come with it
+the running daemon when there is one, else to the vault opened in this process for
+that command (its writer lock held while it runs), and the vault's guarantees come with it
 (docs/AGENTS.md): compare-and-swap writes, MEMORY.md and the index current when
 the command returns, links re-targeted on rename, ``view /memories`` bounded. A
 refused command raises the SDK's ``ToolError``: the runner sends its text back to
@@ -39,7 +39,7 @@ from anyio.to_thread import run_sync
 
 from memvault.api import Vault
 from memvault.core.closing import Closes
-from memvault.errors import MemvaultError
+from memvault.errors import LockHeld, MemvaultError
 
 _FIELDS = (
     "command",
@@ -55,41 +55,138 @@ _FIELDS = (
 )
 
 
+LINGER = 2.0  # seconds a vault opened here for a command stays open for the next one
+
+
+class _Turn:
+    """The turns of the tools on one folder in this process: one command at a time (this
+    process holds the folder's writer lock while one runs), and the vault the last one
+    opened, kept ``LINGER`` seconds for the next (``kept``: its door and it), then let go.
+    Two tools on one folder would otherwise find this process holding the lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kept: tuple[_VaultDoor, Vault] | None = None
+        self.timer: threading.Timer | None = None
+        self.armed = 0  # which arming of the timer is the live one
+
+    def let_go(self, door: _VaultDoor | None = None) -> None:
+        """Close the kept vault (``door``'s only, when given). Under ``lock``."""
+        if self.kept is not None and door in (None, self.kept[0]):
+            self.take().close()
+
+    def take(self) -> Vault:
+        """The kept vault, no longer kept (its timer stopped). Under ``lock``."""
+        assert self.kept is not None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        vault, self.kept = self.kept[1], None
+        return vault
+
+    def keep(self, door: _VaultDoor, vault: Vault) -> None:
+        """Keep ``vault`` for ``door``'s next command, ``LINGER`` seconds. Under ``lock``."""
+        self.kept = (door, vault)
+        self.armed += 1
+        self.timer = threading.Timer(LINGER, self._expire, (self.armed,))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _expire(self, armed: int) -> None:
+        with self.lock:
+            if armed == self.armed:
+                self.let_go()
+
+
+_TURNS: dict[Path, _Turn] = {}
+_TURNS_LOCK = threading.Lock()
+
+
+def _turn(root: Path) -> _Turn:
+    with _TURNS_LOCK:
+        return _TURNS.setdefault(root.resolve(), _Turn())
+
+
 class _VaultDoor:
-    """The vault the commands go to: given, or opened on first use (and then closed
-    by ``close``). Opened here without a daemon, it is synced once first, so the
-    listings and MEMORY.md are true to the files as they are."""
+    """The vault the commands go to. A ``Vault`` given (or one asked for by
+    ``tool.vault``) is used as it is, until ``close``. A folder is opened for the
+    commands, as the MCP server opens it for each call: through the daemon when one
+    serves it, else here, holding the writer lock while a command runs and
+    ``LINGER`` seconds after (so the tool uses of one model turn, run back to back,
+    open it once), then letting it go: another agent's process (or a CLI write) gets
+    its turn between this one's, instead of waiting for this tool to close. The first
+    command opened here syncs the structure lane once, so listings and MEMORY.md are
+    true to the files. A ``view`` never waits for another process's lock: it reads
+    the index as it is (``"peek"``)."""
 
     def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
-        self._given = vault if isinstance(vault, Vault) else None
+        self._held = vault if isinstance(vault, Vault) else None
+        self._given = self._held is not None
         self._path = None if isinstance(vault, Vault) else Path(vault).expanduser()
         self._options = options
-        self._opened: Vault | None = None
+        self._synced = False
         self._lock = threading.Lock()
 
     def vault(self) -> Vault:
-        if self._given is not None:
-            return self._given
         with self._lock:
-            if self._opened is None:
+            if self._held is None:
                 assert self._path is not None
-                opened = Vault.open(self._path, **self._options)
-                if opened.daemon is None and not opened.engine.read_only:
-                    opened.sync(vectors=False)
-                self._opened = opened
-            return self._opened
+                turn = _turn(self._path)
+                with turn.lock:
+                    turn.let_go()
+                    self._held = self._open(writing=True)
+            return self._held
+
+    def _open(self, *, writing: bool) -> Vault:
+        """The vault here with the writer lock (synced once), or through the daemon; a
+        view while another process holds the lock: the index read as it is."""
+        assert self._path is not None
+        # a view does not wait for another writer's lock: it reads the index as it is
+        options = self._options if writing else {"wait": 0.0, **self._options}
+        try:
+            opened = Vault.open(self._path, mode="write", **options)
+        except LockHeld:
+            if writing:
+                raise
+            return Vault.open(self._path, mode="peek", **self._options)
+        if not self._synced and opened.daemon is None:
+            opened.sync(vectors=False)
+        self._synced = True
+        return opened
 
     def run(self, command: dict[str, Any]) -> str:
         try:
-            return self.vault().memory_tool(command)
+            with self._lock:
+                if self._held is not None:
+                    return self._held.memory_tool(command)
+                assert self._path is not None
+                turn = _turn(self._path)
+                with turn.lock:
+                    if turn.kept is not None and turn.kept[0] is self:
+                        vault = turn.take()
+                    else:
+                        turn.let_go()  # another tool's, in this process
+                        vault = self._open(writing=command.get("command") != "view")
+                    try:
+                        return vault.memory_tool(command)
+                    finally:
+                        if vault.daemon is None and vault.engine.read_only:
+                            vault.close()  # a peek beside another process's writing
+                        else:
+                            turn.keep(self, vault)
         except (MemvaultError, ValueError) as exc:
             raise ToolError(str(exc)) from None
 
     def close(self) -> None:
         with self._lock:
-            if self._opened is not None:
-                self._opened.close()
-                self._opened = None
+            if self._held is not None and not self._given:
+                self._held.close()
+            if not self._given:
+                self._held = None
+            if self._path is not None:
+                turn = _turn(self._path)
+                with turn.lock:
+                    turn.let_go(self)
 
 
 def _command(command: Any) -> dict[str, Any]:
@@ -121,10 +218,12 @@ class _OnVault(Closes):
 
     @property
     def vault(self) -> Vault:
+        """The ``Vault`` given, or one opened now for the caller (through the daemon, or
+        here holding the writer lock): the commands then go to it until ``close``."""
         return self._door.vault()
 
     def close(self) -> None:
-        """Close the vault if this tool opened it (its writer lock is let go)."""
+        """Close the vault ``tool.vault`` opened, if it did (its writer lock is let go)."""
         self._door.close()
 
 
