@@ -108,6 +108,17 @@ def rebuilt_snapshot(root: Path, tmp_path: Path) -> dict[str, Any]:
 
 TOKEN = "t" * 43
 
+MEMORY_UPDATED = "/memories/MEMORY.md was updated too: view it again before editing it"
+
+
+def as_the_reference_answers(command: dict[str, Any], answer: tuple[bool, str]) -> tuple[bool, str]:
+    """A memory-tool answer without what memvault adds to the SDK reference's on purpose:
+    a rename's last line saying MEMORY.md changed (docs/AGENTS.md)."""
+    ok, text = answer
+    if ok and command.get("command") == "rename" and text.endswith("\n" + MEMORY_UPDATED):
+        return ok, text[: -len(MEMORY_UPDATED) - 1]
+    return answer
+
 
 def eventually(
     check: Callable[[], Any], timeout: float = 60.0, what: str = "", every: float = 0.05

@@ -438,6 +438,10 @@ class MemoryCommands:
             answer += f"\nLinks to it were updated in {len(relinked)} notes: " + ", ".join(
                 shown_of(p) for p in relinked[:10]
             )
+        if report.memory_written:  # its line for the note, a link a person wrote in it
+            answer += (
+                f"\n{shown_of(self.memory_file)} was updated too: view it again before editing it"
+            )
         return answer
 
 
