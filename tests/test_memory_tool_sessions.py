@@ -527,3 +527,35 @@ def test_another_agents_open_tool_does_not_lock_this_one_out(
         assert v.search("notes from the other agent", k=5)
         memory = (root / "MEMORY.md").read_text("utf-8")
         assert "[[people/mine]]" in memory and "2 notes in other/" in memory
+
+
+def test_a_cli_write_and_a_daemon_start_get_the_lock_a_kept_vault_holds(tmp_path: Path) -> None:
+    """The tool keeps the vault (and its lock) between commands for speed, up to LINGER
+    (15 s): a CLI write asking for the lock meanwhile has it at once, not after."""
+    import time
+
+    from helpers import DaemonProcess, memvault_env, run_memvault
+
+    root = make_vault(tmp_path)
+    env = memvault_env(tmp_path, MEMVAULT_LOCK_WAIT="30")
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        tool.call({"command": "create", "path": "/memories/people/cy.md",
+                   "file_text": note("Cy", "Runs the on-call rota.")})  # fmt: skip
+        began = time.monotonic()
+        done = run_memvault("log", "Cy took the rota", "--vault", str(root), env=env)
+        assert done.returncode == 0, done.stderr
+        assert time.monotonic() - began < 10  # before: the 15 s linger, then the write
+        tool.call({"command": "str_replace", "path": "/memories/people/cy.md",
+                   "old_str": "on-call rota", "new_str": "on-call rota and the pager"})  # fmt: skip
+        daemon = DaemonProcess(tmp_path, root)  # a daemon starting: it gets the lock
+        try:
+            daemon.ready(answering=True)
+            out = tool.call({"command": "view", "path": "/memories/people/cy.md"})
+            assert "the pager" in out
+            tool.call({"command": "create", "path": "/memories/people/di.md",
+                       "file_text": note("Di", "Through the daemon.")})  # fmt: skip
+            assert tool.vault.daemon is not None
+        finally:
+            assert daemon.stop() == 0
+    assert "Cy took the rota" in "".join(p.read_text("utf-8") for p in (root / "logs").glob("*.md"))
+    assert "[[people/di]]" in (root / "MEMORY.md").read_text("utf-8")

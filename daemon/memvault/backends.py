@@ -68,6 +68,10 @@ Moves: TypeAlias = "Sequence[tuple[str, str]]"  # renames the file system report
 # daemon, and the query answers from keywords for those, marking them ``pending``.
 QUERY_CATCH_UP = 64
 PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
+# How long a daemon starting (``through_daemon=False``) waits for the writer lock: a
+# holder keeping it only for speed lets go when a process finds it held (vault/lock.py,
+# ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync is not waited for.
+LETS_GO = 2.0
 
 
 class Backend:
@@ -297,8 +301,9 @@ def open_backend(
         lock = WriterLock(config.state_dir / "lock")
         patience = (lock_wait(env) if wait is None else wait) if mode == "write" else 0.0
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
-            lock.acquire(
-                patience if through_daemon else 0.0,
+            lock.acquire(  # a daemon starting waits only for a holder that lets go when
+                # asked (the memory tool's vault kept between commands), not for a sync
+                patience if through_daemon else min(patience, LETS_GO),
                 give_up=lambda: runfile.running(root) is not None,
             )
         except LockHeld:

@@ -25,6 +25,7 @@ the model with ``is_error``.
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ from anyio.to_thread import run_sync
 from memvault.api import Vault
 from memvault.core.closing import Closes
 from memvault.errors import LockHeld, MemvaultError
+from memvault.vault.lock import LOCK_FILE, WriterLock
 
 _FIELDS = (
     "command",
@@ -55,20 +57,29 @@ _FIELDS = (
 )
 
 
-LINGER = 2.0  # seconds a vault opened here for a command stays open for the next one
+# How long a vault opened here for a command stays open for the next one: the tool uses
+# of a model's turn, and its next turn, a model's answer later, open it once. Another
+# process wanting the lock meanwhile (another agent's tool, a CLI write, a daemon
+# starting) says so (``WriterLock.wanted_since``): the vault is let go within ``LOOK``.
+LINGER = 15.0
+LOOK = 0.2
 
 
 class _Turn:
     """The turns of the tools on one folder in this process: one command at a time (this
     process holds the folder's writer lock while one runs), and the vault the last one
-    opened, kept ``LINGER`` seconds for the next (``kept``: its door and it), then let go.
-    Two tools on one folder would otherwise find this process holding the lock."""
+    opened (``kept``: its door and it), kept for the next until ``LINGER`` seconds pass
+    without a command or another process asks for the lock, then let go. Two tools on
+    one folder would otherwise find this process holding the lock."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.kept: tuple[_VaultDoor, Vault] | None = None
         self.timer: threading.Timer | None = None
         self.armed = 0  # which arming of the timer is the live one
+        self._until = 0.0  # monotonic: let go then
+        self._since = 0  # time_ns: kept since; a wish for the lock after it lets go
+        self._lock_file: WriterLock | None = None  # the lock held here (no daemon)
 
     def let_go(self, door: _VaultDoor | None = None) -> None:
         """Close the kept vault (``door``'s only, when given). Under ``lock``."""
@@ -85,17 +96,29 @@ class _Turn:
         return vault
 
     def keep(self, door: _VaultDoor, vault: Vault) -> None:
-        """Keep ``vault`` for ``door``'s next command, ``LINGER`` seconds. Under ``lock``."""
+        """Keep ``vault`` for ``door``'s next command. Under ``lock``."""
         self.kept = (door, vault)
+        self._until = time.monotonic() + LINGER
+        self._since = time.time_ns()
+        here = vault.daemon is None
+        self._lock_file = WriterLock(vault.config.state_dir / LOCK_FILE) if here else None
         self.armed += 1
-        self.timer = threading.Timer(LINGER, self._expire, (self.armed,))
+        self._arm(self.armed)
+
+    def _arm(self, armed: int) -> None:
+        self.timer = threading.Timer(LOOK, self._look, (armed,))
         self.timer.daemon = True
         self.timer.start()
 
-    def _expire(self, armed: int) -> None:
+    def _look(self, armed: int) -> None:
         with self.lock:
-            if armed == self.armed:
+            if armed != self.armed or self.kept is None:
+                return
+            wanted = self._lock_file is not None and self._lock_file.wanted_since(self._since)
+            if wanted or time.monotonic() >= self._until:
                 self.let_go()
+            else:
+                self._arm(armed)
 
 
 _TURNS: dict[Path, _Turn] = {}
@@ -111,10 +134,11 @@ class _VaultDoor:
     """The vault the commands go to. A ``Vault`` given (or one asked for by
     ``tool.vault``) is used as it is, until ``close``. A folder is opened for the
     commands, as the MCP server opens it for each call: through the daemon when one
-    serves it, else here, holding the writer lock while a command runs and
-    ``LINGER`` seconds after (so the tool uses of one model turn, run back to back,
-    open it once), then letting it go: another agent's process (or a CLI write) gets
-    its turn between this one's, instead of waiting for this tool to close. The first
+    serves it, else here, holding the writer lock while a command runs and after it,
+    until ``LINGER`` seconds pass without one or another process asks for the lock
+    (so an agent's commands open it once, and another agent's process, a CLI write or
+    a daemon starting gets its turn between this one's commands, instead of waiting
+    for this tool to close). The first
     command opened here syncs the structure lane once, so listings and MEMORY.md are
     true to the files. A ``view`` never waits for another process's lock: it reads
     the index as it is (``"peek"``)."""

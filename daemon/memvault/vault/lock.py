@@ -25,6 +25,10 @@ LOCK_FILE = "lock"
 # used to see two of them exit 6 at once. ``MEMVAULT_LOCK_WAIT`` (seconds) changes it.
 LOCK_WAIT = 60.0
 _POLL = 0.05
+# Touched by a process that finds the lock held: a holder keeping the vault between
+# commands only for speed (Claude's memory tool, integrations/anthropic.py) lets go when
+# it is touched after it kept it (``wanted_since``); the others never look at it.
+WANTED_FILE = "lock.wanted"
 
 log = logging.getLogger("memvault")
 
@@ -125,6 +129,9 @@ class WriterLock:
                 break
             except OSError:
                 pid = self.holder_pid()
+            if pid != os.getpid():
+                with contextlib.suppress(OSError):  # a read-only .memvault/: no one is told
+                    self.path.with_name(WANTED_FILE).touch()
             if (
                 time.monotonic() >= deadline
                 or pid == os.getpid()
@@ -164,6 +171,13 @@ class WriterLock:
             os.write(fd, f"{os.getpid()}\n".encode())
             os.fsync(fd)
         self._fd = fd
+
+    def wanted_since(self, since_ns: int) -> bool:
+        """Whether another process found the lock held after ``since_ns`` (``time_ns``)."""
+        try:
+            return self.path.with_name(WANTED_FILE).stat().st_mtime_ns > since_ns
+        except OSError:
+            return False
 
     def holder_pid(self) -> int | None:
         try:
@@ -283,6 +297,7 @@ def upgrade_guard(state_dir: Path) -> Iterator[None]:
 __all__ = [
     "LOCK_FILE",
     "LOCK_WAIT",
+    "WANTED_FILE",
     "WriterLock",
     "find_vault",
     "is_vault",
