@@ -24,6 +24,7 @@ the model with ``is_error``.
 
 from __future__ import annotations
 
+import atexit
 import threading
 import time
 from pathlib import Path
@@ -79,7 +80,7 @@ class _Turn:
         self.armed = 0  # which arming of the timer is the live one
         self._until = 0.0  # monotonic: let go then
         self._since = 0  # time_ns: kept since; a wish for the lock after it lets go
-        self._lock_file: WriterLock | None = None  # the lock held here (no daemon)
+        self._lock_file: WriterLock | None = None  # the kept vault's
 
     def let_go(self, door: _VaultDoor | None = None) -> None:
         """Close the kept vault (``door``'s only, when given). Under ``lock``."""
@@ -100,8 +101,7 @@ class _Turn:
         self.kept = (door, vault)
         self._until = time.monotonic() + LINGER
         self._since = time.time_ns()
-        here = vault.daemon is None
-        self._lock_file = WriterLock(vault.config.state_dir / LOCK_FILE) if here else None
+        self._lock_file = WriterLock(vault.config.state_dir / LOCK_FILE)
         self.armed += 1
         self._arm(self.armed)
 
@@ -130,6 +130,17 @@ def _turn(root: Path) -> _Turn:
         return _TURNS.setdefault(root.resolve(), _Turn())
 
 
+@atexit.register
+def _let_all_go() -> None:
+    """The vaults kept at exit closed as ``close`` would (the timers' threads do not
+    keep the process alive)."""
+    with _TURNS_LOCK:
+        turns = list(_TURNS.values())
+    for turn in turns:
+        with turn.lock:
+            turn.let_go()
+
+
 class _VaultDoor:
     """The vault the commands go to. A ``Vault`` given (or one asked for by
     ``tool.vault``) is used as it is, until ``close``. A folder is opened for the
@@ -138,10 +149,9 @@ class _VaultDoor:
     until ``LINGER`` seconds pass without one or another process asks for the lock
     (so an agent's commands open it once, and another agent's process, a CLI write or
     a daemon starting gets its turn between this one's commands, instead of waiting
-    for this tool to close). The first
-    command opened here syncs the structure lane once, so listings and MEMORY.md are
-    true to the files. A ``view`` never waits for another process's lock: it reads
-    the index as it is (``"peek"``)."""
+    for this tool to close). The first command opened here syncs the structure lane
+    once, so listings and MEMORY.md are true to the files. A ``view`` never waits for
+    another process's lock: it reads the index as it is (``"peek"``)."""
 
     def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
         self._held = vault if isinstance(vault, Vault) else None
@@ -194,10 +204,12 @@ class _VaultDoor:
                     try:
                         return vault.memory_tool(command)
                     finally:
-                        if vault.daemon is None and vault.engine.read_only:
-                            vault.close()  # a peek beside another process's writing
-                        else:
+                        # kept: the vault opened here with the lock (through a daemon,
+                        # opening costs nothing; a peek is beside another's writing)
+                        if vault.daemon is None and not vault.engine.read_only:
                             turn.keep(self, vault)
+                        else:
+                            vault.close()
         except (MemvaultError, ValueError) as exc:
             raise ToolError(str(exc)) from None
 
