@@ -56,7 +56,7 @@ from memvault.core.results import (
     WriteResult,
 )
 from memvault.errors import MemvaultError, VaultNotFound
-from memvault.vault.lock import is_vault, misplaced
+from memvault.vault.lock import LOCK_FILE, WriterLock, is_vault, misplaced
 
 if TYPE_CHECKING:
     from memvault.client import DaemonClient
@@ -165,6 +165,12 @@ class Vault(Closes):
         """The running daemon this vault's operations go to, if any."""
         backend = self._backend
         return backend.client if isinstance(backend, DaemonBackend) else None
+
+    def lock_wanted(self, since_ns: int) -> bool:
+        """Whether another process found this vault's writer lock held after ``since_ns``
+        (``time.time_ns()``; vault/lock.py ``WANTED_FILE``): a caller keeping the vault
+        open between its uses only for speed closes it then."""
+        return WriterLock(self.config.state_dir / LOCK_FILE).wanted_since(since_ns)
 
     def close(self) -> None:
         if self._closed:

@@ -42,7 +42,6 @@ from anyio.to_thread import run_sync
 from memvault.api import Vault
 from memvault.core.closing import Closes
 from memvault.errors import LockHeld, MemvaultError
-from memvault.vault.lock import LOCK_FILE, WriterLock
 
 _FIELDS = (
     "command",
@@ -61,7 +60,7 @@ _FIELDS = (
 # How long a vault opened here for a command stays open for the next one: the tool uses
 # of a model's turn, and its next turn, a model's answer later, open it once. Another
 # process wanting the lock meanwhile (another agent's tool, a CLI write, a daemon
-# starting) says so (``WriterLock.wanted_since``): the vault is let go within ``LOOK``.
+# starting) says so (``Vault.lock_wanted``): the vault is let go within ``LOOK``.
 LINGER = 15.0
 LOOK = 0.2
 
@@ -80,7 +79,6 @@ class _Turn:
         self.armed = 0  # which arming of the timer is the live one
         self._until = 0.0  # monotonic: let go then
         self._since = 0  # time_ns: kept since; a wish for the lock after it lets go
-        self._lock_file: WriterLock | None = None  # the kept vault's
 
     def let_go(self, door: _VaultDoor | None = None) -> None:
         """Close the kept vault (``door``'s only, when given). Under ``lock``."""
@@ -101,7 +99,6 @@ class _Turn:
         self.kept = (door, vault)
         self._until = time.monotonic() + LINGER
         self._since = time.time_ns()
-        self._lock_file = WriterLock(vault.config.state_dir / LOCK_FILE)
         self.armed += 1
         self._arm(self.armed)
 
@@ -114,8 +111,7 @@ class _Turn:
         with self.lock:
             if armed != self.armed or self.kept is None:
                 return
-            wanted = self._lock_file is not None and self._lock_file.wanted_since(self._since)
-            if wanted or time.monotonic() >= self._until:
+            if self.kept[1].lock_wanted(self._since) or time.monotonic() >= self._until:
                 self.let_go()
             else:
                 self._arm(armed)
