@@ -122,7 +122,8 @@ class _VaultDoor:
     def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
         self._held = vault if isinstance(vault, Vault) else None
         self._given = self._held is not None
-        self._path = None if isinstance(vault, Vault) else Path(vault).expanduser()
+        # absolute now: each open finds the folder named here, wherever the process moves
+        self._path = None if isinstance(vault, Vault) else Path(vault).expanduser().absolute()
         self._options = options
         self._synced = False
         self._lock = threading.Lock()
