@@ -4,6 +4,7 @@ moment (``_Turn``): which folder it is, and who else gets the writer lock meanwh
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -35,3 +36,37 @@ def test_a_folder_given_relative_stays_the_folder_it_named_when_the_process_move
     assert (here / "vault" / "second.md").exists()
     assert not (there / "vault" / "second.md").exists()
     assert os.getcwd() == str(there)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() beside the timer's thread
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_does_not_let_go_of_the_vault_its_parent_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 1.5)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")  # the child waits for the parent's turn
+    root = make_vault(tmp_path)
+    tool = VaultMemoryTool(root, embedder=HashEmbedder())
+    _create(tool, "parent.md")  # the parent keeps the vault (and its writer lock)
+    pid = os.fork()
+    if pid == 0:  # the child: a tool of its own on the same folder
+        code = 1
+        try:
+            child = VaultMemoryTool(root, embedder=HashEmbedder())
+            code = 0 if "created" in _create(child, "child.md") else 2
+            child.close()
+        finally:
+            os._exit(code)
+    try:
+        # before: the child closed the parent's kept vault, whose lock file it shares:
+        # the parent's lock went with it, and the child wrote while the parent did
+        eventually(lambda: lock_holder(root) is not None, 10, "a writer")
+        for _ in range(10):
+            assert lock_holder(root) == os.getpid()
+            time.sleep(0.05)
+        _create(tool, "parent-2.md")  # the parent's own turn goes on
+    finally:
+        _, status = os.waitpid(pid, 0)
+    tool.close()
+    assert os.waitstatus_to_exitcode(status) == 0  # its turn came when the parent's ended
+    assert (root / "child.md").exists() and (root / "parent-2.md").exists()

@@ -24,6 +24,7 @@ the model with ``is_error``.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -100,11 +101,26 @@ class _Turn:
 
 _TURNS: dict[Path, _Turn] = {}
 _TURNS_LOCK = threading.Lock()
+_PARENTS: list[_Turn] = []  # a forked child's: its parent's turns, never touched
 
 
 def _turn(root: Path) -> _Turn:
     with _TURNS_LOCK:
         return _TURNS.setdefault(root.resolve(), _Turn())
+
+
+def _forget_the_parents_turns() -> None:
+    """In a forked child: the vaults kept are the parent's, whose writer lock is an open
+    file the child shares (closing one here would let go of the parent's lock, and two
+    processes would write), their timers did not come along, and a lock may have been
+    held by another thread. The child starts with none; the parent's are kept, unclosed."""
+    global _TURNS, _TURNS_LOCK
+    _PARENTS.extend(_TURNS.values())
+    _TURNS, _TURNS_LOCK = {}, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents_turns)
 
 
 class _VaultDoor:
