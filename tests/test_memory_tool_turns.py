@@ -4,6 +4,8 @@ moment (``_Turn``): which folder it is, and who else gets the writer lock meanwh
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -70,3 +72,25 @@ def test_a_forked_child_does_not_let_go_of_the_vault_its_parent_keeps(
     tool.close()
     assert os.waitstatus_to_exitcode(status) == 0  # its turn came when the parent's ended
     assert (root / "child.md").exists() and (root / "parent-2.md").exists()
+
+
+def test_a_cli_write_gets_its_turn_while_the_tool_is_used_without_a_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.5)
+    root = make_vault(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MEMVAULT_LOCK_WAIT": "6"}
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        _create(tool, "busy/n0.md")
+        command = [sys.executable, "-m", "memvault", "log", "--vault", str(root), "from the CLI"]
+        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as cli:
+            started, n = time.monotonic(), 0
+            # an agent's commands never LINGER apart: before, the vault was kept from one
+            # to the next, the lock never let go, and the CLI gave up after its 6 s
+            while cli.poll() is None and time.monotonic() - started < 30:
+                n += 1
+                _create(tool, f"busy/n{n}.md")
+                time.sleep(0.2)
+            assert cli.stderr is not None
+            assert cli.wait(30) == 0, cli.stderr.read()
+    assert "from the CLI" in "".join(p.read_text("utf-8") for p in (root / "logs").glob("*.md"))

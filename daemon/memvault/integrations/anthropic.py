@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -62,32 +63,34 @@ LINGER = 2.0  # seconds a vault opened here for a command stays open for the nex
 class _Turn:
     """The turns of the tools on one folder in this process: one command at a time (this
     process holds the folder's writer lock while one runs), and the vault the last one
-    opened, kept ``LINGER`` seconds for the next (``kept``: its door and it), then let go.
-    Two tools on one folder would otherwise find this process holding the lock."""
+    opened, kept ``LINGER`` seconds for the next (``kept``: its door, it, and when it was
+    opened), then let go. Two tools on one folder would otherwise find this process holding
+    the lock."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.kept: tuple[_VaultDoor, Vault] | None = None
+        self.kept: tuple[_VaultDoor, Vault, float] | None = None
         self.timer: threading.Timer | None = None
         self.armed = 0  # which arming of the timer is the live one
 
     def let_go(self, door: _VaultDoor | None = None) -> None:
         """Close the kept vault (``door``'s only, when given). Under ``lock``."""
         if self.kept is not None and door in (None, self.kept[0]):
-            self.take().close()
+            self.take()[0].close()
 
-    def take(self) -> Vault:
-        """The kept vault, no longer kept (its timer stopped). Under ``lock``."""
+    def take(self) -> tuple[Vault, float]:
+        """The kept vault and when it was opened, no longer kept (its timer stopped).
+        Under ``lock``."""
         assert self.kept is not None
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        vault, self.kept = self.kept[1], None
-        return vault
+        (_, vault, opened), self.kept = self.kept, None
+        return vault, opened
 
-    def keep(self, door: _VaultDoor, vault: Vault) -> None:
+    def keep(self, door: _VaultDoor, vault: Vault, opened: float) -> None:
         """Keep ``vault`` for ``door``'s next command, ``LINGER`` seconds. Under ``lock``."""
-        self.kept = (door, vault)
+        self.kept = (door, vault, opened)
         self.armed += 1
         self.timer = threading.Timer(LINGER, self._expire, (self.armed,))
         self.timer.daemon = True
@@ -129,8 +132,9 @@ class _VaultDoor:
     commands, as the MCP server opens it for each call: through the daemon when one
     serves it, else here, holding the writer lock while a command runs and
     ``LINGER`` seconds after (so the tool uses of one model turn, run back to back,
-    open it once), then letting it go: another agent's process (or a CLI write) gets
-    its turn between this one's, instead of waiting for this tool to close. The first
+    open it once), then letting it go, and after the command at hand once it was opened
+    ``LINGER`` ago: another agent's process (or a CLI write) gets its turn between this
+    one's, even while this one never pauses, instead of waiting for this tool to close. The first
     command opened here syncs the structure lane once, so listings and MEMORY.md are
     true to the files. A ``view`` never waits for another process's lock: it reads
     the index as it is (``"peek"``)."""
@@ -180,17 +184,23 @@ class _VaultDoor:
                 turn = _turn(self._path)
                 with turn.lock:
                     if turn.kept is not None and turn.kept[0] is self:
-                        vault = turn.take()
+                        vault, opened = turn.take()
                     else:
                         turn.let_go()  # another tool's, in this process
+                        opened = time.monotonic()
                         vault = self._open(writing=command.get("command") != "view")
                     try:
                         return vault.memory_tool(command)
                     finally:
-                        if vault.daemon is None and vault.engine.read_only:
-                            vault.close()  # a peek beside another process's writing
+                        if vault.daemon is None and (
+                            vault.engine.read_only  # a peek beside another process's writing
+                            # held LINGER already: another process waiting for the lock
+                            # (an agent's, a CLI write) gets it before this one's next
+                            or time.monotonic() - opened >= LINGER
+                        ):
+                            vault.close()
                         else:
-                            turn.keep(self, vault)
+                            turn.keep(self, vault, opened)
         except (MemvaultError, ValueError) as exc:
             raise ToolError(str(exc)) from None
 
