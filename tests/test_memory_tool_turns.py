@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import eventually, make_vault
+from helpers import eventually, make_vault, open_vault, running_daemon
 from memvault.index.embedder import HashEmbedder
 from memvault.integrations import anthropic as integration
 from memvault.integrations.anthropic import VaultMemoryTool
@@ -94,3 +94,17 @@ def test_a_cli_write_gets_its_turn_while_the_tool_is_used_without_a_pause(
             assert cli.stderr is not None
             assert cli.wait(30) == 0, cli.stderr.read()
     assert "from the CLI" in "".join(p.read_text("utf-8") for p in (root / "logs").glob("*.md"))
+
+
+def test_a_vault_kept_through_a_daemon_that_stopped_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 60.0)  # the kept vault is still kept
+    root = make_vault(tmp_path)
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with open_vault(root) as daemon_vault, running_daemon(daemon_vault):
+            _create(tool, "through-the-daemon.md")
+        # the daemon stopped (`memvault down`): before, the commands went on to it and got
+        # "cannot reach the daemon", each one keeping that vault LINGER more
+        assert "created" in _create(tool, "after-it.md")
+        assert "after-it.md" in tool.call({"command": "view", "path": "/memories"})

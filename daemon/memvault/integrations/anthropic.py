@@ -126,6 +126,16 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_the_parents_turns)
 
 
+def _served(vault: Vault) -> bool:
+    """Whether a vault kept through a daemon still has it (it may have stopped since:
+    ``memvault down``); a vault held here always is."""
+    client = vault.daemon
+    if client is None:
+        return True
+    now = client.running(vault.root)  # daemon.json, its pid alive and holding the lock
+    return now is not None and now.pid == client.pid
+
+
 class _VaultDoor:
     """The vault the commands go to. A ``Vault`` given (or one asked for by
     ``tool.vault``) is used as it is, until ``close``. A folder is opened for the
@@ -183,10 +193,10 @@ class _VaultDoor:
                 assert self._path is not None
                 turn = _turn(self._path)
                 with turn.lock:
-                    if turn.kept is not None and turn.kept[0] is self:
+                    if turn.kept is not None and turn.kept[0] is self and _served(turn.kept[1]):
                         vault, opened = turn.take()
                     else:
-                        turn.let_go()  # another tool's, in this process
+                        turn.let_go()  # another tool's, in this process; a stopped daemon's
                         opened = time.monotonic()
                         vault = self._open(writing=command.get("command") != "view")
                     try:
