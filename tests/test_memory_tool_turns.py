@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from anthropic.lib.tools import ToolError
 
 from helpers import eventually, make_vault, open_vault, running_daemon
 from memvault.index.embedder import HashEmbedder
@@ -108,3 +109,19 @@ def test_a_vault_kept_through_a_daemon_that_stopped_is_opened_again(
         # "cannot reach the daemon", each one keeping that vault LINGER more
         assert "created" in _create(tool, "after-it.md")
         assert "after-it.md" in tool.call({"command": "view", "path": "/memories"})
+
+
+def test_a_first_sync_that_fails_lets_the_writer_lock_go(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").mkdir()  # the sync of the first command opened here fails
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with pytest.raises(ToolError):
+            _create(tool, "a.md")
+        # before: the vault opened for it was never closed, its lock held for the
+        # process's life (every later write: "this process is already writing")
+        assert lock_holder(root) is None
+        with pytest.raises(ToolError) as again:
+            _create(tool, "b.md")
+        assert "already writing" not in str(again.value)
+    assert lock_holder(root) is None

@@ -181,7 +181,11 @@ class _VaultDoor:
                 raise
             return Vault.open(self._path, mode="peek", **self._options)
         if not self._synced and opened.daemon is None:
-            opened.sync(vectors=False)
+            try:
+                opened.sync(vectors=False)
+            except BaseException:
+                opened.close()  # its writer lock is let go (the next command tries again)
+                raise
         self._synced = True
         return opened
 
