@@ -125,3 +125,23 @@ def test_a_first_sync_that_fails_lets_the_writer_lock_go(tmp_path: Path) -> None
             _create(tool, "b.md")
         assert "already writing" not in str(again.value)
     assert lock_holder(root) is None
+
+
+def test_the_turns_of_folders_no_longer_used_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.05)
+    roots = [make_vault(tmp_path, f"vault-{i}") for i in range(3)]
+    for root in roots[:2]:
+        with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+            _create(tool, "a.md")
+    left = VaultMemoryTool(roots[2], embedder=HashEmbedder())  # never closed: its timer
+    _create(left, "a.md")
+
+    def ours() -> list[Path]:
+        return [p for p in integration._TURNS if p.is_relative_to(tmp_path.resolve())]
+
+    # before: one entry per folder ever used, for the process's life (a server opening
+    # a tool per user's vault grew ~600 bytes a folder)
+    eventually(lambda: lock_holder(roots[2]) is None, 10, "the last vault let go")
+    eventually(lambda: not ours(), 10, f"no turn kept: {ours()}")

@@ -27,6 +27,8 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +69,9 @@ class _Turn:
     opened), then let go. Two tools on one folder would otherwise find this process holding
     the lock."""
 
-    def __init__(self) -> None:
+    def __init__(self, key: Path) -> None:
+        self.key = key  # its folder, resolved
+        self.users = 0  # threads in ``_turn`` for it (under ``_TURNS_LOCK``)
         self.lock = threading.Lock()
         self.kept: tuple[_VaultDoor, Vault, float] | None = None
         self.timer: threading.Timer | None = None
@@ -100,6 +104,7 @@ class _Turn:
         with self.lock:
             if armed == self.armed:
                 self.let_go()
+        _forget(self)
 
 
 _TURNS: dict[Path, _Turn] = {}
@@ -107,9 +112,32 @@ _TURNS_LOCK = threading.Lock()
 _PARENTS: list[_Turn] = []  # a forked child's: its parent's turns, never touched
 
 
-def _turn(root: Path) -> _Turn:
+@contextmanager
+def _turn(root: Path) -> Iterator[_Turn]:
+    """The turn of the folder ``root``, its ``lock`` held. The registry holds a turn only
+    while a thread is in here for it or it keeps a vault (a process going through many
+    folders does not keep one for each)."""
+    key = root.resolve()
     with _TURNS_LOCK:
-        return _TURNS.setdefault(root.resolve(), _Turn())
+        turn = _TURNS.get(key)
+        if turn is None:
+            turn = _TURNS[key] = _Turn(key)
+        turn.users += 1
+    try:
+        with turn.lock:
+            yield turn
+    finally:
+        with _TURNS_LOCK:
+            turn.users -= 1
+        _forget(turn)
+
+
+def _forget(turn: _Turn) -> None:
+    """Take ``turn`` out of the registry when no thread is in ``_turn`` for it and it
+    keeps no vault (it is kept only under its lock, by such a thread)."""
+    with _TURNS_LOCK:
+        if not turn.users and turn.kept is None and _TURNS.get(turn.key) is turn:
+            del _TURNS[turn.key]
 
 
 def _forget_the_parents_turns() -> None:
@@ -162,8 +190,7 @@ class _VaultDoor:
         with self._lock:
             if self._held is None:
                 assert self._path is not None
-                turn = _turn(self._path)
-                with turn.lock:
+                with _turn(self._path) as turn:
                     turn.let_go()
                     self._held = self._open(writing=True)
             return self._held
@@ -195,8 +222,7 @@ class _VaultDoor:
                 if self._held is not None:
                     return self._held.memory_tool(command)
                 assert self._path is not None
-                turn = _turn(self._path)
-                with turn.lock:
+                with _turn(self._path) as turn:
                     if turn.kept is not None and turn.kept[0] is self and _served(turn.kept[1]):
                         vault, opened = turn.take()
                     else:
@@ -225,8 +251,7 @@ class _VaultDoor:
             if not self._given:
                 self._held = None
             if self._path is not None:
-                turn = _turn(self._path)
-                with turn.lock:
+                with _turn(self._path) as turn:
                     turn.let_go(self)
 
 
