@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from anthropic.lib.tools import ToolError
 
-from helpers import eventually, make_vault, open_vault, running_daemon
+from helpers import eventually, make_vault, note, open_vault, running_daemon, write
 from memvault.index.embedder import HashEmbedder
 from memvault.integrations import anthropic as integration
 from memvault.integrations.anthropic import VaultMemoryTool
@@ -145,3 +145,17 @@ def test_the_turns_of_folders_no_longer_used_are_not_kept(
     # a tool per user's vault grew ~600 bytes a folder)
     eventually(lambda: lock_holder(roots[2]) is None, 10, "the last vault let go")
     eventually(lambda: not ours(), 10, f"no turn kept: {ours()}")
+
+
+def test_the_first_command_opened_here_after_a_daemon_served_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.0)
+    root = make_vault(tmp_path)
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with open_vault(root) as daemon_vault, running_daemon(daemon_vault):
+            _create(tool, "through-the-daemon.md")
+        # the daemon stopped; a person saves a note while nothing watches the folder
+        write(root, "people/ana.md", note("Ana", "Saved while no daemon ran."))
+        # before: the daemon's open counted as the sync, so none was run here
+        assert "[[people/ana]]" in tool.call({"command": "view", "path": "/memories"})

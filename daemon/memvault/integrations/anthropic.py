@@ -213,7 +213,7 @@ class _VaultDoor:
             except BaseException:
                 opened.close()  # its writer lock is let go (the next command tries again)
                 raise
-        self._synced = True
+            self._synced = True  # here: a daemon's open is no sync of this process's
         return opened
 
     def run(self, command: dict[str, Any]) -> str:
