@@ -159,3 +159,16 @@ def test_the_first_command_opened_here_after_a_daemon_served_syncs(
         write(root, "people/ana.md", note("Ana", "Saved while no daemon ran."))
         # before: the daemon's open counted as the sync, so none was run here
         assert "[[people/ana]]" in tool.call({"command": "view", "path": "/memories"})
+
+
+def test_a_tool_opened_read_only_views_and_refuses_writes(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with VaultMemoryTool(root, embedder=HashEmbedder(), read_only=True) as tool:
+        # before: the first command's sync ran on the read-only vault: every command,
+        # a view too, was "this vault was opened read-only"
+        assert "[[people/sarah-chen]]" in tool.call({"command": "view", "path": "/memories"})
+        with pytest.raises(ToolError, match="read-only"):
+            _create(tool, "a.md")
+    assert not (root / "a.md").exists()

@@ -207,7 +207,7 @@ class _VaultDoor:
             if writing:
                 raise
             return Vault.open(self._path, mode="peek", **self._options)
-        if not self._synced and opened.daemon is None:
+        if not self._synced and opened.daemon is None and not opened.engine.read_only:
             try:
                 opened.sync(vectors=False)
             except BaseException:
