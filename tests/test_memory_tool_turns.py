@@ -172,3 +172,14 @@ def test_a_tool_opened_read_only_views_and_refuses_writes(tmp_path: Path) -> Non
         with pytest.raises(ToolError, match="read-only"):
             _create(tool, "a.md")
     assert not (root / "a.md").exists()
+
+
+def test_a_mode_given_to_the_tool_goes_to_vault_open(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    # before: TypeError, Vault.open() got multiple values for keyword argument 'mode'
+    with VaultMemoryTool(root, embedder=HashEmbedder(), mode="peek") as tool:
+        assert "[[people/sarah-chen]]" in tool.call({"command": "view", "path": "/memories"})
+    with VaultMemoryTool(root, embedder=HashEmbedder(), mode="read") as tool:
+        assert "created" in _create(tool, "a.md")

@@ -201,12 +201,12 @@ class _VaultDoor:
         assert self._path is not None
         # a view does not wait for another writer's lock: it reads the index as it is
         options = self._options if writing else {"wait": 0.0, **self._options}
-        try:
-            opened = Vault.open(self._path, mode="write", **options)
+        try:  # a mode given to the tool is Vault.open's (as before 736110c)
+            opened = Vault.open(self._path, **{"mode": "write", **options})
         except LockHeld:
             if writing:
                 raise
-            return Vault.open(self._path, mode="peek", **self._options)
+            return Vault.open(self._path, **{**self._options, "mode": "peek"})
         if not self._synced and opened.daemon is None and not opened.engine.read_only:
             try:
                 opened.sync(vectors=False)
