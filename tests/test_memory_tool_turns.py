@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -183,3 +184,45 @@ def test_a_mode_given_to_the_tool_goes_to_vault_open(tmp_path: Path) -> None:
         assert "[[people/sarah-chen]]" in tool.call({"command": "view", "path": "/memories"})
     with VaultMemoryTool(root, embedder=HashEmbedder(), mode="read") as tool:
         assert "created" in _create(tool, "a.md")
+
+
+def test_a_view_does_not_wait_for_another_tools_write_waiting_for_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")
+    holder = subprocess.Popen(  # another process writes for a while (a long sync)
+        [sys.executable, "-c", "import fcntl,sys; f=open(sys.argv[1],'a'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+         str(root / ".memvault" / "lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    writer, viewer = (VaultMemoryTool(root, embedder=HashEmbedder()) for _ in range(2))
+    answers: list[str] = []
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+
+        def write() -> None:
+            try:
+                answers.append(_create(writer, "w.md"))
+            except ToolError as exc:
+                answers.append(str(exc))
+
+        thread = threading.Thread(target=write)
+        thread.start()  # its write waits for the other process, up to 30 s
+        eventually(lambda: integration._TURNS, 10, "the writer's turn")
+        started = time.monotonic()
+        listing = viewer.call({"command": "view", "path": "/memories/people"})
+        assert "sarah-chen.md" in listing
+        assert time.monotonic() - started < 10  # before: it waited for the writer's turn
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()  # the other process ends: the write gets its turn
+        holder.wait(30)
+        thread.join(60)
+        writer.close(), viewer.close()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert answers and "created" in answers[0]

@@ -113,10 +113,11 @@ _PARENTS: list[_Turn] = []  # a forked child's: its parent's turns, never touche
 
 
 @contextmanager
-def _turn(root: Path) -> Iterator[_Turn]:
-    """The turn of the folder ``root``, its ``lock`` held. The registry holds a turn only
-    while a thread is in here for it or it keeps a vault (a process going through many
-    folders does not keep one for each)."""
+def _turn(root: Path, wait: bool = True) -> Iterator[_Turn | None]:
+    """The turn of the folder ``root``, its ``lock`` held (``wait=False``: None when
+    another thread has it). The registry holds a turn only while a thread is in here for
+    it or it keeps a vault (a process going through many folders does not keep one for
+    each)."""
     key = root.resolve()
     with _TURNS_LOCK:
         turn = _TURNS.get(key)
@@ -124,8 +125,13 @@ def _turn(root: Path) -> Iterator[_Turn]:
             turn = _TURNS[key] = _Turn(key)
         turn.users += 1
     try:
-        with turn.lock:
-            yield turn
+        if not turn.lock.acquire(wait):
+            yield None
+        else:
+            try:
+                yield turn
+            finally:
+                turn.lock.release()
     finally:
         with _TURNS_LOCK:
             turn.users -= 1
@@ -191,6 +197,7 @@ class _VaultDoor:
             if self._held is None:
                 assert self._path is not None
                 with _turn(self._path) as turn:
+                    assert turn is not None
                     turn.let_go()
                     self._held = self._open(writing=True)
             return self._held
@@ -222,13 +229,19 @@ class _VaultDoor:
                 if self._held is not None:
                     return self._held.memory_tool(command)
                 assert self._path is not None
-                with _turn(self._path) as turn:
+                viewing = command.get("command") == "view"
+                with _turn(self._path, wait=not viewing) as turn:
+                    if turn is None:  # another tool here has its turn (its write may wait
+                        # for another process's lock): a view reads the index as it is
+                        options = {**self._options, "mode": "peek"}
+                        with Vault.open(self._path, **options) as peek:
+                            return peek.memory_tool(command)
                     if turn.kept is not None and turn.kept[0] is self and _served(turn.kept[1]):
                         vault, opened = turn.take()
                     else:
                         turn.let_go()  # another tool's, in this process; a stopped daemon's
                         opened = time.monotonic()
-                        vault = self._open(writing=command.get("command") != "view")
+                        vault = self._open(writing=not viewing)
                     try:
                         return vault.memory_tool(command)
                     finally:
@@ -252,6 +265,7 @@ class _VaultDoor:
                 self._held = None
             if self._path is not None:
                 with _turn(self._path) as turn:
+                    assert turn is not None
                     turn.let_go(self)
 
 
