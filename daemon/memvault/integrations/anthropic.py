@@ -178,10 +178,10 @@ class _VaultDoor:
     ``LINGER`` seconds after (so the tool uses of one model turn, run back to back,
     open it once), then letting it go, and after the command at hand once it was opened
     ``LINGER`` ago: another agent's process (or a CLI write) gets its turn between this
-    one's, even while this one never pauses, instead of waiting for this tool to close. The first
-    command opened here syncs the structure lane once, so listings and MEMORY.md are
-    true to the files. A ``view`` never waits for another process's lock: it reads
-    the index as it is (``"peek"``)."""
+    one's, even while this one never pauses, instead of waiting for this tool to close.
+    The first command opened here syncs the structure lane once, so listings and
+    MEMORY.md are true to the files. A ``view`` never waits for another process's lock,
+    nor for another tool's turn here: it reads the index as it is (``"peek"``)."""
 
     def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
         self._held = vault if isinstance(vault, Vault) else None
