@@ -14,9 +14,9 @@
 Subclasses of the SDK's ``BetaAbstractMemoryTool`` / ``BetaAsyncAbstractMemoryTool``
 (``pip install "memvault[anthropic]"``; ``anthropic`` is imported here only).
 ``/memories`` is the vault's root. Each command is ``Vault.memory_tool``: it goes to
-the running daemon when there is one, else to the vault opened in this process for
-that command (its writer lock held while it runs), and the vault's guarantees come with it
-(docs/AGENTS.md): compare-and-swap writes, MEMORY.md and the index current when
+the running daemon when there is one, else to the vault opened in this process and
+kept between commands (integrations/vault_door.py), and the vault's guarantees come
+with it (docs/AGENTS.md): compare-and-swap writes, MEMORY.md and the index current when
 the command returns, links re-targeted on rename, ``view /memories`` bounded. A
 refused command raises the SDK's ``ToolError``: the runner sends its text back to
 the model with ``is_error``.
@@ -24,9 +24,6 @@ the model with ``is_error``.
 
 from __future__ import annotations
 
-import atexit
-import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +38,8 @@ from anyio.to_thread import run_sync
 
 from memvault.api import Vault
 from memvault.core.closing import Closes
-from memvault.errors import LockHeld, MemvaultError
+from memvault.errors import MemvaultError
+from memvault.integrations.vault_door import VaultDoor
 
 _FIELDS = (
     "command",
@@ -55,170 +53,6 @@ _FIELDS = (
     "old_path",
     "new_path",
 )
-
-
-# How long a vault opened here for a command stays open for the next one: the tool uses
-# of a model's turn, and its next turn, a model's answer later, open it once. Another
-# process wanting the lock meanwhile (another agent's tool, a CLI write, a daemon
-# starting) says so (``Vault.lock_wanted``): the vault is let go within ``LOOK``.
-LINGER = 15.0
-LOOK = 0.2
-
-
-class _Turn:
-    """The turns of the tools on one folder in this process: one command at a time (this
-    process holds the folder's writer lock while one runs), and the vault the last one
-    opened (``kept``: its door and it), kept for the next until ``LINGER`` seconds pass
-    without a command or another process asks for the lock, then let go. Two tools on
-    one folder would otherwise find this process holding the lock."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.kept: tuple[_VaultDoor, Vault] | None = None
-        self.timer: threading.Timer | None = None
-        self.armed = 0  # which arming of the timer is the live one
-        self._until = 0.0  # monotonic: let go then
-        self._since = 0  # time_ns: kept since; a wish for the lock after it lets go
-
-    def let_go(self, door: _VaultDoor | None = None) -> None:
-        """Close the kept vault (``door``'s only, when given). Under ``lock``."""
-        if self.kept is not None and door in (None, self.kept[0]):
-            self.take().close()
-
-    def take(self) -> Vault:
-        """The kept vault, no longer kept (its timer stopped). Under ``lock``."""
-        assert self.kept is not None
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
-        vault, self.kept = self.kept[1], None
-        return vault
-
-    def keep(self, door: _VaultDoor, vault: Vault) -> None:
-        """Keep ``vault`` for ``door``'s next command. Under ``lock``."""
-        self.kept = (door, vault)
-        self._until = time.monotonic() + LINGER
-        self._since = time.time_ns()
-        self.armed += 1
-        self._arm(self.armed)
-
-    def _arm(self, armed: int) -> None:
-        self.timer = threading.Timer(LOOK, self._look, (armed,))
-        self.timer.daemon = True
-        self.timer.start()
-
-    def _look(self, armed: int) -> None:
-        with self.lock:
-            if armed != self.armed or self.kept is None:
-                return
-            if self.kept[1].lock_wanted(self._since) or time.monotonic() >= self._until:
-                self.let_go()
-            else:
-                self._arm(armed)
-
-
-_TURNS: dict[Path, _Turn] = {}
-_TURNS_LOCK = threading.Lock()
-
-
-def _turn(root: Path) -> _Turn:
-    with _TURNS_LOCK:
-        return _TURNS.setdefault(root.resolve(), _Turn())
-
-
-@atexit.register
-def _let_all_go() -> None:
-    """The vaults kept at exit closed as ``close`` would (the timers' threads do not
-    keep the process alive)."""
-    with _TURNS_LOCK:
-        turns = list(_TURNS.values())
-    for turn in turns:
-        with turn.lock:
-            turn.let_go()
-
-
-class _VaultDoor:
-    """The vault the commands go to. A ``Vault`` given (or one asked for by
-    ``tool.vault``) is used as it is, until ``close``. A folder is opened for the
-    commands, as the MCP server opens it for each call: through the daemon when one
-    serves it, else here, holding the writer lock while a command runs and after it,
-    until ``LINGER`` seconds pass without one or another process asks for the lock
-    (so an agent's commands open it once, and another agent's process, a CLI write or
-    a daemon starting gets its turn between this one's commands, instead of waiting
-    for this tool to close). The first command opened here syncs the structure lane
-    once, so listings and MEMORY.md are true to the files. A ``view`` never waits for
-    another process's lock: it reads the index as it is (``"peek"``)."""
-
-    def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
-        self._held = vault if isinstance(vault, Vault) else None
-        self._given = self._held is not None
-        self._path = None if isinstance(vault, Vault) else Path(vault).expanduser()
-        self._options = options
-        self._synced = False
-        self._lock = threading.Lock()
-
-    def vault(self) -> Vault:
-        with self._lock:
-            if self._held is None:
-                assert self._path is not None
-                turn = _turn(self._path)
-                with turn.lock:
-                    turn.let_go()
-                    self._held = self._open(writing=True)
-            return self._held
-
-    def _open(self, *, writing: bool) -> Vault:
-        """The vault here with the writer lock (synced once), or through the daemon; a
-        view while another process holds the lock: the index read as it is."""
-        assert self._path is not None
-        # a view does not wait for another writer's lock: it reads the index as it is
-        options = self._options if writing else {"wait": 0.0, **self._options}
-        try:
-            opened = Vault.open(self._path, mode="write", **options)
-        except LockHeld:
-            if writing:
-                raise
-            return Vault.open(self._path, mode="peek", **self._options)
-        if not self._synced and opened.daemon is None:
-            opened.sync(vectors=False)
-        self._synced = True
-        return opened
-
-    def run(self, command: dict[str, Any]) -> str:
-        try:
-            with self._lock:
-                if self._held is not None:
-                    return self._held.memory_tool(command)
-                assert self._path is not None
-                turn = _turn(self._path)
-                with turn.lock:
-                    if turn.kept is not None and turn.kept[0] is self:
-                        vault = turn.take()
-                    else:
-                        turn.let_go()  # another tool's, in this process
-                        vault = self._open(writing=command.get("command") != "view")
-                    try:
-                        return vault.memory_tool(command)
-                    finally:
-                        # kept: the vault opened here with the lock (through a daemon,
-                        # opening costs nothing; a peek is beside another's writing)
-                        if vault.daemon is None and not vault.engine.read_only:
-                            turn.keep(self, vault)
-                        else:
-                            vault.close()
-        except (MemvaultError, ValueError) as exc:
-            raise ToolError(str(exc)) from None
-
-    def close(self) -> None:
-        with self._lock:
-            if self._held is not None and not self._given:
-                self._held.close()
-            if not self._given:
-                self._held = None
-            if self._path is not None:
-                turn = _turn(self._path)
-                with turn.lock:
-                    turn.let_go(self)
 
 
 def _command(command: Any) -> dict[str, Any]:
@@ -235,7 +69,7 @@ NO_CLEAR = "memvault does not clear a vault: delete notes one by one (they go to
 
 
 class _OnVault(Closes):
-    """What both tools are: a vault (``_VaultDoor``) behind the SDK's memory tool."""
+    """What both tools are: a vault (``VaultDoor``) behind the SDK's memory tool."""
 
     def __init__(
         self,
@@ -246,7 +80,16 @@ class _OnVault(Closes):
     ) -> None:
         # the SDK's tool class is next in the subclass's MRO, and takes cache_control
         super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
-        self._door = _VaultDoor(vault, options)
+        self._door = VaultDoor(vault, options)
+
+    def _through_door(self, command: Any) -> str:
+        args = _command(command)
+        try:
+            return self._door.run(
+                lambda vault: vault.memory_tool(args), viewing=args.get("command") == "view"
+            )
+        except (MemvaultError, ValueError) as exc:
+            raise ToolError(str(exc)) from None
 
     @property
     def vault(self) -> Vault:
@@ -262,12 +105,13 @@ class _OnVault(Closes):
 class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
     """Claude's memory tool (``memory_20250818``) on a memvault vault.
 
-    ``vault``: the vault's folder (opened on first use: through the running daemon,
-    else in this process) or an open ``Vault`` (left open: yours to close). ``options``
-    go to ``Vault.open`` (``embedder=``, ``overrides=``...)."""
+    ``vault``: the vault's folder (opened for the commands: through the running daemon,
+    else in this process, kept between them: integrations/vault_door.py) or an open
+    ``Vault`` (left open: yours to close). ``options`` go to ``Vault.open``
+    (``embedder=``, ``overrides=``...)."""
 
     def _run(self, command: Any) -> BetaFunctionToolResultType:
-        return self._door.run(_command(command))
+        return self._through_door(command)
 
     # every command goes to the vault one way (``Vault.memory_tool`` tells them apart)
     view = create = str_replace = insert = delete = rename = _run
@@ -280,7 +124,7 @@ class AsyncVaultMemoryTool(_OnVault, BetaAsyncAbstractMemoryTool):
     """``VaultMemoryTool`` for the async client: each command runs in a worker thread."""
 
     async def _run(self, command: Any) -> BetaFunctionToolResultType:
-        return await run_sync(self._door.run, _command(command))
+        return await run_sync(self._through_door, command)
 
     view = create = str_replace = insert = delete = rename = _run
 

@@ -1,0 +1,244 @@
+"""The vault an integration's commands go to (``VaultDoor``): given, or a folder opened
+for them and kept between them.
+
+A folder is opened for its commands as the MCP server opens it for each call: through
+the running daemon when there is one, else here, holding the vault's writer lock while
+a command runs, and kept open after it for the next, until ``LINGER`` seconds pass
+without one or another process finds the lock held (it touches ``lock.wanted``:
+``Vault.lock_wanted``), then let go within ``LOOK``. So an agent's commands (the tool
+uses of one model turn, and its next turn, a model's answer later) open the vault
+once, and another agent's process, a CLI write or a daemon starting gets its turn
+between this one's commands, instead of waiting for the tool to close. The first
+command opened here syncs the structure lane once, so listings and MEMORY.md are true
+to the files. A ``view`` never waits for another process's lock, nor for another
+tool's turn in this process: it reads the index as it is (``"peek"``).
+
+The tools on one folder in one process share its turn (``_Turn``): one command at a
+time, and one vault kept (another tool's open would find this process holding the
+lock). The registry of turns holds a folder's only while it is in use or keeps a
+vault; a forked child starts with none (the lock file is shared with the parent).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from memvault.api import Vault
+from memvault.errors import LockHeld
+
+LINGER = 15.0  # seconds a vault opened here stays open without a command
+LOOK = 0.2  # how often a kept vault looks whether another process wants the lock
+YIELD = 0.3  # let go for another process: this long before this one opens it again
+
+
+class _Turn:
+    """The turn of one folder in this process: ``lock`` (one command at a time) and the
+    vault kept for the next (``kept``: its door, it and when it was opened, ``time_ns``)."""
+
+    def __init__(self, key: Path) -> None:
+        self.key = key  # its folder, resolved
+        self.users = 0  # threads in ``_turn`` for it (under ``_TURNS_LOCK``)
+        self.lock = threading.Lock()
+        self.kept: tuple[VaultDoor, Vault, int] | None = None
+        self.timer: threading.Timer | None = None
+        self.armed = 0  # which arming of the timer is the live one
+        self._until = 0.0  # monotonic: let go then
+
+    def let_go(self, door: VaultDoor | None = None) -> None:
+        """Close the kept vault (``door``'s only, when given). Under ``lock``."""
+        if self.kept is not None and door in (None, self.kept[0]):
+            self.take()[0].close()
+
+    def take(self) -> tuple[Vault, int]:
+        """The kept vault and when it was opened, no longer kept. Under ``lock``."""
+        assert self.kept is not None
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        (_, vault, opened), self.kept = self.kept, None
+        return vault, opened
+
+    def keep(self, door: VaultDoor, vault: Vault, opened: int) -> None:
+        """Keep ``vault`` for ``door``'s next command. Under ``lock``."""
+        self.kept = (door, vault, opened)
+        self._until = time.monotonic() + LINGER
+        self.armed += 1
+        self._arm(self.armed)
+
+    def _arm(self, armed: int) -> None:
+        self.timer = threading.Timer(LOOK, self._look, (armed,))
+        self.timer.daemon = True
+        self.timer.start()
+
+    def _look(self, armed: int) -> None:
+        with self.lock:
+            if armed != self.armed or self.kept is None:
+                return
+            _, vault, opened = self.kept
+            if time.monotonic() < self._until and not vault.lock_wanted(opened):
+                self._arm(armed)
+                return
+            self.let_go()
+        _forget(self)
+
+
+_TURNS: dict[Path, _Turn] = {}
+_TURNS_LOCK = threading.Lock()
+_PARENTS: list[_Turn] = []  # a forked child's: its parent's turns, never touched
+
+
+@contextmanager
+def _turn(root: Path, wait: bool = True) -> Iterator[_Turn | None]:
+    """The turn of the folder ``root``, its ``lock`` held (``wait=False``: None when
+    another thread has it)."""
+    key = root.resolve()
+    with _TURNS_LOCK:
+        turn = _TURNS.get(key)
+        if turn is None:
+            turn = _TURNS[key] = _Turn(key)
+        turn.users += 1
+    try:
+        if not turn.lock.acquire(wait):
+            yield None
+        else:
+            try:
+                yield turn
+            finally:
+                turn.lock.release()
+    finally:
+        with _TURNS_LOCK:
+            turn.users -= 1
+        _forget(turn)
+
+
+def _forget(turn: _Turn) -> None:
+    """Take ``turn`` out of the registry when no thread is in ``_turn`` for it and it
+    keeps no vault (a vault is kept only under its lock, by such a thread)."""
+    with _TURNS_LOCK:
+        if not turn.users and turn.kept is None and _TURNS.get(turn.key) is turn:
+            del _TURNS[turn.key]
+
+
+def _forget_the_parents_turns() -> None:
+    """In a forked child: the vaults kept are the parent's, whose writer lock is an open
+    file the child shares (closing one here would let go of the parent's lock, and two
+    processes would write), their timers did not come along, and a lock may have been
+    held by another thread. The child starts with none; the parent's are kept, unclosed."""
+    global _TURNS, _TURNS_LOCK
+    _PARENTS.extend(_TURNS.values())
+    _TURNS, _TURNS_LOCK = {}, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_the_parents_turns)
+
+
+@atexit.register
+def _let_all_go() -> None:
+    """The vaults kept at exit closed as ``close`` would (the timers' threads do not
+    keep the process alive)."""
+    with _TURNS_LOCK:
+        turns = list(_TURNS.values())
+    for turn in turns:
+        with turn.lock:
+            turn.let_go()
+
+
+class VaultDoor:
+    """Where an integration's commands go (the module doc): ``run(op, viewing)``. A
+    ``Vault`` given (or one asked for by ``vault()``) is used as it is, until ``close``;
+    ``options`` go to ``Vault.open``."""
+
+    def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
+        self._held = vault if isinstance(vault, Vault) else None
+        self._given = self._held is not None
+        # absolute now: each open finds the folder named here, wherever the process moves
+        self._path = None if isinstance(vault, Vault) else Path(vault).expanduser().absolute()
+        self._options = options
+        self._synced = False
+        self._lock = threading.Lock()
+
+    def vault(self) -> Vault:
+        """The vault given, or one opened now and held until ``close``."""
+        with self._lock:
+            if self._held is None:
+                assert self._path is not None
+                with _turn(self._path) as turn:
+                    assert turn is not None
+                    turn.let_go()
+                    self._held = self._open(writing=True)
+            return self._held
+
+    def _open(self, *, writing: bool) -> Vault:
+        """The vault here with the writer lock (synced once), or through the daemon; a
+        view while another process holds the lock: the index read as it is."""
+        assert self._path is not None
+        # a view does not wait for another writer's lock: it reads the index as it is
+        options = self._options if writing else {"wait": 0.0, **self._options}
+        try:  # a mode given to the tool is Vault.open's
+            opened = Vault.open(self._path, **{"mode": "write", **options})
+        except LockHeld:
+            if writing:
+                raise
+            return Vault.open(self._path, **{**self._options, "mode": "peek"})
+        if not self._synced and opened.daemon is None and not opened.engine.read_only:
+            try:
+                opened.sync(vectors=False)
+            except BaseException:
+                opened.close()  # its writer lock is let go (the next command tries again)
+                raise
+            self._synced = True  # here: a daemon's open is no sync of this process's
+        return opened
+
+    def run(self, op: Any, *, viewing: bool) -> Any:
+        """``op(vault)`` on the vault (``viewing``: ``op`` only reads)."""
+        with self._lock:
+            if self._held is not None:
+                return op(self._held)
+            assert self._path is not None
+            with _turn(self._path, wait=not viewing) as turn:
+                if turn is None:  # another tool here has its turn (its write may wait
+                    # for another process's lock): a view reads the index as it is
+                    with Vault.open(self._path, **{**self._options, "mode": "peek"}) as peek:
+                        return op(peek)
+                vault = None
+                if turn.kept is not None and turn.kept[0] is self:
+                    vault, opened = turn.take()
+                    if vault.lock_wanted(opened):  # another process asked meanwhile
+                        vault.close()
+                        vault = None
+                        time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
+                if vault is None:
+                    turn.let_go()  # another tool's, in this process
+                    opened = time.time_ns()
+                    vault = self._open(writing=not viewing)
+                try:
+                    return op(vault)
+                finally:
+                    # kept: a vault opened here with the lock (through a daemon, opening
+                    # costs nothing; a peek is beside another process's writing)
+                    if vault.daemon is None and not vault.engine.read_only:
+                        turn.keep(self, vault, opened)
+                    else:
+                        vault.close()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._held is not None and not self._given:
+                self._held.close()
+            if not self._given:
+                self._held = None
+            if self._path is not None:
+                with _turn(self._path) as turn:
+                    assert turn is not None
+                    turn.let_go(self)
+
+
+__all__ = ["LINGER", "LOOK", "VaultDoor"]

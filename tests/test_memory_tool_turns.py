@@ -1,0 +1,224 @@
+"""The vault a ``VaultMemoryTool`` given a folder opens for its commands and keeps a
+moment (``_Turn``): which folder it is, and who else gets the writer lock meanwhile."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from anthropic.lib.tools import ToolError
+
+from helpers import eventually, make_vault, note, open_vault, running_daemon, write
+from memvault.index.embedder import HashEmbedder
+from memvault.integrations import vault_door as integration
+from memvault.integrations.anthropic import VaultMemoryTool
+from memvault.vault.lock import lock_holder
+
+
+def _create(tool: VaultMemoryTool, rel: str) -> str:
+    text = f"# {rel}\n\nA note.\n"
+    return str(tool.call({"command": "create", "path": f"/memories/{rel}", "file_text": text}))
+
+
+def test_a_folder_given_relative_stays_the_folder_it_named_when_the_process_moves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.05)
+    here, there = tmp_path / "here", tmp_path / "there"
+    make_vault(here), make_vault(there)
+    monkeypatch.chdir(here)
+    with VaultMemoryTool("vault", embedder=HashEmbedder()) as tool:
+        _create(tool, "first.md")
+        eventually(lambda: lock_holder(here / "vault") is None, 10, "the vault let go")
+        monkeypatch.chdir(there)  # before: the next command opened there/vault
+        _create(tool, "second.md")
+    assert (here / "vault" / "second.md").exists()
+    assert not (there / "vault" / "second.md").exists()
+    assert os.getcwd() == str(there)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # fork() beside the timer's thread
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork")
+def test_a_forked_child_does_not_let_go_of_the_vault_its_parent_keeps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 1.5)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")  # the child waits for the parent's turn
+    root = make_vault(tmp_path)
+    tool = VaultMemoryTool(root, embedder=HashEmbedder())
+    _create(tool, "parent.md")  # the parent keeps the vault (and its writer lock)
+    pid = os.fork()
+    if pid == 0:  # the child: a tool of its own on the same folder
+        code = 1
+        try:
+            child = VaultMemoryTool(root, embedder=HashEmbedder())
+            code = 0 if "created" in _create(child, "child.md") else 2
+            child.close()
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    # the child found the parent's lock held and asked for it (the parent let go, as for
+    # any process): before, it closed the parent's kept vault, whose lock file it shares,
+    # took the lock at once, and wrote while the parent could
+    assert (root / ".memvault" / "lock.wanted").exists()
+    _create(tool, "parent-2.md")  # the parent's own turn goes on
+    tool.close()
+    assert (root / "child.md").exists() and (root / "parent-2.md").exists()
+
+
+def test_a_cli_write_gets_its_turn_while_the_tool_is_used_without_a_pause(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.5)
+    root = make_vault(tmp_path)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MEMVAULT_LOCK_WAIT": "6"}
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        _create(tool, "busy/n0.md")
+        command = [sys.executable, "-m", "memvault", "log", "--vault", str(root), "from the CLI"]
+        with subprocess.Popen(command, env=env, stderr=subprocess.PIPE, text=True) as cli:
+            started, n = time.monotonic(), 0
+            # an agent's commands never LINGER apart: before, the vault was kept from one
+            # to the next, the lock never let go, and the CLI gave up after its 6 s
+            while cli.poll() is None and time.monotonic() - started < 30:
+                n += 1
+                _create(tool, f"busy/n{n}.md")
+                time.sleep(0.2)
+            assert cli.stderr is not None
+            assert cli.wait(30) == 0, cli.stderr.read()
+    assert "from the CLI" in "".join(p.read_text("utf-8") for p in (root / "logs").glob("*.md"))
+
+
+def test_a_vault_kept_through_a_daemon_that_stopped_is_opened_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 60.0)  # the kept vault is still kept
+    root = make_vault(tmp_path)
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with open_vault(root) as daemon_vault, running_daemon(daemon_vault):
+            _create(tool, "through-the-daemon.md")
+        # the daemon stopped (`memvault down`): before, the commands went on to it and got
+        # "cannot reach the daemon", each one keeping that vault LINGER more
+        assert "created" in _create(tool, "after-it.md")
+        assert "after-it.md" in tool.call({"command": "view", "path": "/memories"})
+
+
+def test_a_first_sync_that_fails_lets_the_writer_lock_go(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    (root / "MEMORY.md").unlink()
+    (root / "MEMORY.md").mkdir()  # the sync of the first command opened here fails
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with pytest.raises(ToolError):
+            _create(tool, "a.md")
+        # before: the vault opened for it was never closed, its lock held for the
+        # process's life (every later write: "this process is already writing")
+        assert lock_holder(root) is None
+        with pytest.raises(ToolError) as again:
+            _create(tool, "b.md")
+        assert "already writing" not in str(again.value)
+    assert lock_holder(root) is None
+
+
+def test_the_turns_of_folders_no_longer_used_are_not_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.05)
+    roots = [make_vault(tmp_path, f"vault-{i}") for i in range(3)]
+    for root in roots[:2]:
+        with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+            _create(tool, "a.md")
+    left = VaultMemoryTool(roots[2], embedder=HashEmbedder())  # never closed: its timer
+    _create(left, "a.md")
+
+    def ours() -> list[Path]:
+        return [p for p in integration._TURNS if p.is_relative_to(tmp_path.resolve())]
+
+    # before: one entry per folder ever used, for the process's life (a server opening
+    # a tool per user's vault grew ~600 bytes a folder)
+    eventually(lambda: lock_holder(roots[2]) is None, 10, "the last vault let go")
+    eventually(lambda: not ours(), 10, f"no turn kept: {ours()}")
+
+
+def test_the_first_command_opened_here_after_a_daemon_served_syncs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 0.0)
+    root = make_vault(tmp_path)
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        with open_vault(root) as daemon_vault, running_daemon(daemon_vault):
+            _create(tool, "through-the-daemon.md")
+        # the daemon stopped; a person saves a note while nothing watches the folder
+        write(root, "people/ana.md", note("Ana", "Saved while no daemon ran."))
+        # before: the daemon's open counted as the sync, so none was run here
+        assert "[[people/ana]]" in tool.call({"command": "view", "path": "/memories"})
+
+
+def test_a_tool_opened_read_only_views_and_refuses_writes(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with VaultMemoryTool(root, embedder=HashEmbedder(), read_only=True) as tool:
+        # before: the first command's sync ran on the read-only vault: every command,
+        # a view too, was "this vault was opened read-only"
+        assert "[[people/sarah-chen]]" in tool.call({"command": "view", "path": "/memories"})
+        with pytest.raises(ToolError, match="read-only"):
+            _create(tool, "a.md")
+    assert not (root / "a.md").exists()
+
+
+def test_a_mode_given_to_the_tool_goes_to_vault_open(tmp_path: Path) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    # before: TypeError, Vault.open() got multiple values for keyword argument 'mode'
+    with VaultMemoryTool(root, embedder=HashEmbedder(), mode="peek") as tool:
+        assert "[[people/sarah-chen]]" in tool.call({"command": "view", "path": "/memories"})
+    with VaultMemoryTool(root, embedder=HashEmbedder(), mode="read") as tool:
+        assert "created" in _create(tool, "a.md")
+
+
+def test_a_view_does_not_wait_for_another_tools_write_waiting_for_another_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")
+    holder = subprocess.Popen(  # another process writes for a while (a long sync)
+        [sys.executable, "-c", "import fcntl,sys; f=open(sys.argv[1],'a'); "
+         "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()",
+         str(root / ".memvault" / "lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    writer, viewer = (VaultMemoryTool(root, embedder=HashEmbedder()) for _ in range(2))
+    answers: list[str] = []
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+
+        def write() -> None:
+            try:
+                answers.append(_create(writer, "w.md"))
+            except ToolError as exc:
+                answers.append(str(exc))
+
+        thread = threading.Thread(target=write)
+        thread.start()  # its write waits for the other process, up to 30 s
+        eventually(lambda: integration._TURNS, 10, "the writer's turn")
+        started = time.monotonic()
+        listing = viewer.call({"command": "view", "path": "/memories/people"})
+        assert "sarah-chen.md" in listing
+        assert time.monotonic() - started < 10  # before: it waited for the writer's turn
+    finally:
+        assert holder.stdin is not None
+        holder.stdin.close()  # the other process ends: the write gets its turn
+        holder.wait(30)
+        thread.join(60)
+        writer.close(), viewer.close()
+        assert holder.stdout is not None
+        holder.stdout.close()
+    assert answers and "created" in answers[0]
