@@ -295,3 +295,47 @@ def test_gitattributes_names_folders_in_any_script_and_with_spaces_as_git_reads_
     assert got == {**dict.fromkeys(asked[:5], "union"), "人物/ana.md": "unspecified"}
     unsafe = _gitattributes_for(shipped, {**folders, "people": "P*ople"})
     assert "P*ople" not in unsafe and "/My Projects/" in unsafe
+
+
+def test_a_pull_that_deletes_memory_md_leaves_no_untracked_one_to_block_the_next(
+    tmp_path: Path,
+) -> None:
+    """Field test: A committed the deletion of MEMORY.md; B's pull took it out and B's
+    daemon made it again at once, an untracked file (`?? MEMORY.md`). When A brought
+    it back, B's pull stopped ("untracked working tree files would be overwritten by
+    merge: MEMORY.md"), the same bytes or not, `--autostash` or not, and a `rm` before
+    the pull lost the race with the daemon. Where git has no MEMORY.md in its index,
+    memvault does not make one; a plain `rm` of a tracked one is still undone."""
+    a, b = machines(tmp_path)
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        git(a, "rm", "-q", "MEMORY.md")
+        git(a, "commit", "-q", "-m", "A: no MEMORY.md")
+        git(a, "push", "-q")
+        git(b, "pull", "-q")
+
+        def told() -> bool:
+            problems = api(info, "GET", "/status").json()["problems"]
+            return any(p["path"] == "MEMORY.md" and "git's index" in p["reason"] for p in problems)
+
+        eventually(told, what="B's daemon to see MEMORY.md go")
+        eventually(lambda: settled(info), what="B's daemon settled")
+        assert not (b / "MEMORY.md").exists() and status(b) == ""
+        said = cli(tmp_path, "status", "--vault", str(b)).stdout
+        assert "MEMORY.md: missing (not in git's index either" in said, said
+        git(a, "revert", "--no-edit", "HEAD")
+        git(a, "push", "-q")
+        pulled = git(b, "pull", "-q", check=False)
+        assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+        write(b, "people/bo.md", note("Bo", "Bo runs billing."))
+        eventually(
+            lambda: "- [[people/bo]] - Bo runs billing." in (b / "MEMORY.md").read_text("utf-8"),
+            what="MEMORY.md kept again",
+        )
+        assert not told()
+        (b / "MEMORY.md").unlink()  # a person's rm, git still tracks it: made again
+        eventually(lambda: (b / "MEMORY.md").exists(), what="MEMORY.md made again")
+    finally:
+        proc.stop()

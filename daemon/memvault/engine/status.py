@@ -30,6 +30,7 @@ from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
+from memvault.vault.gitstate import untracked_if_made
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -198,6 +199,8 @@ def _memory(
     cfg = config.memory
     path = config.root / cfg.file
     memory: dict[str, Any] = {"file": cfg.file, "exists": path.is_file()}
+    if not memory["exists"]:  # git took it out: not made again (engine/linker.GIT_REMOVED)
+        memory["git_removed"] = untracked_if_made(config.root, cfg.file)
     if path.is_file():
         text = path.read_text(encoding="utf-8-sig", errors="replace")
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)

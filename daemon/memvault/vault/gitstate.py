@@ -1,4 +1,5 @@
-"""Whether the git repository holding a vault is in the middle of an operation.
+"""Whether the git repository holding a vault is in the middle of an operation, and
+whether a file memvault would make there is one git does not know.
 
 While git is mid rebase, merge, cherry-pick or revert, the working tree is git's:
 a file memvault rewrote then (MEMORY.md, a folder note) would be one more change
@@ -7,10 +8,15 @@ added. memvault writes no tracked file meanwhile and picks up once git is done.
 
 The vault may be the repository's top folder or any folder inside it, and ``.git``
 may be a folder or a file pointing at one (a worktree, a submodule).
+
+A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
+file stops the pull or checkout that brings it back (``untracked_if_made``).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 _MARKERS = (
@@ -58,4 +64,43 @@ def git_busy(root: Path) -> str | None:
     return None
 
 
-__all__ = ["git_busy", "git_dir"]
+def untracked_if_made(root: Path, rel: str) -> bool:
+    """Whether a file made at ``rel`` (a vault path, not on disk) would be untracked in
+    the vault's git repository: neither in git's index nor ignored.
+
+    Such a file stands in the way of every later pull or checkout that brings one
+    ("untracked working tree files would be overwritten"), even with the same bytes,
+    and ``--autostash`` does not set it aside. False outside git, and when git cannot
+    be asked (not installed, a repository it refuses): memvault makes it as before."""
+    if git_dir(root) is None:
+        return False
+    # the repository is the one around the vault, whatever a git hook's environment says
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
+    base = ["git", "-C", str(root)]
+    try:
+        tracked = subprocess.run(
+            [*base, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel],
+            capture_output=True,
+            env=env,
+            timeout=30,
+            check=False,
+        )
+        if tracked.returncode != 1:  # 0: in git's index; else git could not answer
+            return False
+        ignored = subprocess.run(  # a path, not a pathspec: taken as spelt
+            [*base, "check-ignore", "-q", "--", rel],
+            capture_output=True,
+            env=env,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return ignored.returncode == 1
+
+
+# what points git at another repository than the one around the vault
+_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+
+
+__all__ = ["git_busy", "git_dir", "untracked_if_made"]

@@ -54,7 +54,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
 
     mem = data["memory"]
     if not mem.get("exists"):
-        console.print(f"{mem['file']}: missing (a sync creates it)")
+        made = (
+            "not in git's index either, so memvault does not make it again: "
+            "`git pull` or `git checkout` brings it back, `memvault init` makes a new one"
+            if mem.get("git_removed")
+            else "a sync creates it"
+        )
+        console.print(f"{mem['file']}: missing ({made})")
     else:
         tokens = mem["tokens"] if mem["tokens"] is not None else "?"
         line = (
