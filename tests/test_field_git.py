@@ -6,6 +6,7 @@ brings must keep every person's words and leave MEMORY.md true on both machines.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -339,3 +340,33 @@ def test_a_pull_that_deletes_memory_md_leaves_no_untracked_one_to_block_the_next
         eventually(lambda: (b / "MEMORY.md").exists(), what="MEMORY.md made again")
     finally:
         proc.stop()
+
+
+def test_a_gitignore_keeping_memvault_out_of_git_is_said_by_init_and_status(
+    tmp_path: Path,
+) -> None:
+    """Field test: a vault whose repository ignores `.memvault/` (a root .gitignore's
+    habit for tools' folders) kept config.toml on the machine that made it: a clone was
+    no vault ("no .memvault/ folder"), `memvault init` there wrote the default settings,
+    and where the first machine's differed (Key People's limit) the two MEMORY.md
+    differed for good, each daemon writing its own after every pull. Nothing said so."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text("*.tmp\n.memvault/\n", encoding="utf-8")
+    write(root, "people/ann.md", note("Ann", "Ann leads the data team."))
+    made = cli(tmp_path, "init", str(root))
+    assert made.returncode == 0, made.stderr
+    said = "ignored by git (.gitignore:2 `.memvault/`): a clone of this vault gets no settings"
+    assert said in made.stdout, made.stdout
+    commit(root, "vault")
+    assert ".memvault/config.toml" not in git(root, "ls-files").stdout
+    shown = cli(tmp_path, "status", "--vault", str(root), "--json")
+    problems = json.loads(shown.stdout)["problems"]
+    assert {"path": ".memvault/config.toml", "kind": "config"}.items() <= problems[0].items()
+    assert problems[0]["reason"].startswith(said), problems
+    (root / ".gitignore").write_text("*.tmp\n", encoding="utf-8")  # the rule dropped
+    shown = cli(tmp_path, "status", "--vault", str(root), "--json")
+    assert json.loads(shown.stdout)["problems"] == []
+    commit(root, "settings travel")
+    assert ".memvault/config.toml" in git(root, "ls-files").stdout

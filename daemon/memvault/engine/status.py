@@ -30,7 +30,7 @@ from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
-from memvault.vault.gitstate import untracked_if_made
+from memvault.vault.gitstate import ignored_by, settings_ignored, untracked_if_made
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -89,6 +89,10 @@ def describe(
             "(a daemon reads it when restarted)"
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
+    settings = f"{STATE_DIR}/{CONFIG_FILE}"
+    rule = ignored_by(config.root, settings)
+    if rule is not None:  # a root .gitignore's `.memvault/`: the settings stay on this machine
+        kept.append(Problem(settings, settings_ignored(rule), "config"))
     if store.replaced():  # a field test's `rm .memvault/index.db` under a running daemon
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran

@@ -10,7 +10,8 @@ The vault may be the repository's top folder or any folder inside it, and ``.git
 may be a folder or a file pointing at one (a worktree, a submodule).
 
 A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
-file stops the pull or checkout that brings it back (``untracked_if_made``).
+file stops the pull or checkout that brings it back (``untracked_if_made``). A
+``.memvault/config.toml`` git ignores does not reach the other clones (``ignored_by``).
 """
 
 from __future__ import annotations
@@ -72,35 +73,57 @@ def untracked_if_made(root: Path, rel: str) -> bool:
     ("untracked working tree files would be overwritten"), even with the same bytes,
     and ``--autostash`` does not set it aside. False outside git, and when git cannot
     be asked (not installed, a repository it refuses): memvault makes it as before."""
-    if git_dir(root) is None:
+    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    if tracked is None or tracked.returncode != 1:  # 0: in git's index; else no answer
         return False
+    return ignored_by(root, rel) is None
+
+
+def ignored_by(root: Path, rel: str) -> str | None:
+    """The rule that has git ignore the vault path ``rel`` (``.gitignore:3 `.memvault/```),
+    or None: not ignored, tracked (git ignores no tracked file), outside git, or git
+    cannot be asked."""
+    # a path, not a pathspec: taken as spelt (NUL-ended both ways: any name)
+    done = _git(root, "check-ignore", "-v", "-z", "--stdin", stdin=rel.encode() + b"\0")
+    if done is None or done.returncode != 0:
+        return None
+    source, line, pattern = done.stdout.decode("utf-8", "replace").split("\0")[:3]
+    if not pattern or pattern.startswith("!"):  # -v names a rule taking it back in too
+        return None
+    return f"{source}:{line} `{pattern}`"
+
+
+def settings_ignored(rule: str) -> str:
+    """What ``status`` and ``init`` say of a config.toml git ignores by ``rule``."""
+    return (
+        f"ignored by git ({rule}): a clone of this vault gets no settings, so it is no "
+        "vault until `memvault init` writes the default ones, and its MEMORY.md differs "
+        "from this one wherever your settings do (every pull then changes it back); "
+        "drop that rule: .memvault/.gitignore already keeps the index out of git"
+    )
+
+
+def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes] | None:
+    """git run on the repository around the vault, or None (outside git, no git)."""
+    if git_dir(root) is None:
+        return None
     # the repository is the one around the vault, whatever a git hook's environment says
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
-    base = ["git", "-C", str(root)]
     try:
-        tracked = subprocess.run(
-            [*base, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel],
-            capture_output=True,
-            env=env,
-            timeout=30,
-            check=False,
-        )
-        if tracked.returncode != 1:  # 0: in git's index; else git could not answer
-            return False
-        ignored = subprocess.run(  # a path, not a pathspec: taken as spelt
-            [*base, "check-ignore", "-q", "--", rel],
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
             capture_output=True,
             env=env,
             timeout=30,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
-        return False
-    return ignored.returncode == 1
+        return None
 
 
 # what points git at another repository than the one around the vault
 _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
-__all__ = ["git_busy", "git_dir", "untracked_if_made"]
+__all__ = ["git_busy", "git_dir", "ignored_by", "settings_ignored", "untracked_if_made"]
