@@ -9,10 +9,11 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
-from helpers import eventually, note, open_vault, write
+from helpers import daemon_json, eventually, note, open_vault, write
 from memvault.vault.gitstate import git_busy
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git, status
@@ -370,3 +371,50 @@ def test_a_gitignore_keeping_memvault_out_of_git_is_said_by_init_and_status(
     assert json.loads(shown.stdout)["problems"] == []
     commit(root, "settings travel")
     assert ".memvault/config.toml" in git(root, "ls-files").stdout
+
+
+def test_settings_a_pull_brings_are_the_ones_a_running_daemon_writes_memory_md_by(
+    tmp_path: Path,
+) -> None:
+    """Field test: A raised Key People's limit in config.toml, restarted its daemon and
+    pushed the settings with the MEMORY.md they make. B's daemon, on the settings it
+    had started with, wrote B's MEMORY.md back to the old limit right after the pull:
+    the two machines differed, B's `git status` showed MEMORY.md changed, and a commit
+    of it would have undone A's list on A at the next pull. A daemon now starts again
+    on settings that changed under it, once they load (and git is done)."""
+    a, b = machines(tmp_path)
+    with open_vault(a) as v:
+        for name in ("Bo", "Cy", "Di"):
+            v.add("people", name, summary=f"{name} is on the team.")
+        v.sync()
+    commit(a, "team")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        config = a / ".memvault" / "config.toml"
+        text = config.read_text("utf-8")
+        assert text.count("limit = 8") == 3  # projects, people, decisions
+        config.write_text(text.replace("limit = 8", "limit = 2"), "utf-8")
+        with open_vault(a) as v:
+            v.sync()
+        assert "- [[people/people|2 more]]" in people_lines(a)
+        commit(a, "people: 2")
+        git(a, "push", "-q")
+        git(b, "pull", "-q")
+
+        def restarted() -> dict[str, Any] | None:
+            now = daemon_json(b)
+            return now if now is not None and now["token"] != info["token"] else None
+
+        info = eventually(restarted, 30, "B's daemon to start again on the new settings")
+        assert proc.proc.poll() is None and proc.proc.pid == info["pid"]
+        eventually(lambda: settled(info), what="B's daemon settled")
+        time.sleep(1)
+        assert status(b) == "", status(b)
+        assert (b / "MEMORY.md").read_bytes() == (a / "MEMORY.md").read_bytes()
+        assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
+    finally:
+        proc.stop()
