@@ -418,3 +418,50 @@ def test_settings_a_pull_brings_are_the_ones_a_running_daemon_writes_memory_md_b
         assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
     finally:
         proc.stop()
+
+
+def test_a_commit_checked_out_to_look_at_is_left_as_committed_and_git_can_go_back(
+    tmp_path: Path,
+) -> None:
+    """Field test: `git checkout <an old commit>` with the daemon running; that commit's
+    MEMORY.md was not in line with its notes (committed before memvault caught up, or a
+    merge's), so the daemon rewrote it and a folder note there, and `git checkout main`
+    then refused ("Your local changes to the following files would be overwritten by
+    checkout"). At a detached HEAD memvault writes no tracked file, as mid rebase."""
+    a, _ = machines(tmp_path)
+    write(a, "people/bo.md", note("Bo", "Bo runs billing.", body="Works with [[ann]]."))
+    commit(a, "bo, before memvault caught up")  # MEMORY.md does not list Bo here
+    old = git(a, "rev-parse", "HEAD").stdout.strip()
+    git(a, "mv", "people/ann.md", "people/ann-lee.md")
+    with open_vault(a) as v:
+        v.sync()
+    assert "[[ann-lee]]" in (a / "people" / "bo.md").read_text("utf-8")
+    commit(a, "ann renamed")
+    proc = Proc(tmp_path, a)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="the daemon settled")
+        git(a, "checkout", "-q", old)
+        eventually(lambda: (a / "people" / "ann.md").exists(), what="the old commit")
+
+        def told() -> bool:
+            said = api(info, "GET", "/status").json()["daemon"]["warnings"]
+            return any("detached HEAD" in w for w in said)
+
+        time.sleep(3)  # the checkout's events seen
+        eventually(lambda: settled(info), what="the daemon settled")
+        time.sleep(1)
+        assert status(a) == "", status(a)
+        assert "people/bo" not in (a / "MEMORY.md").read_text("utf-8")  # as committed
+        eventually(told, what="the daemon to say MEMORY.md waits")
+        hits = api(info, "POST", "/search", json={"query": "Bo runs billing"}).json()["hits"]
+        assert hits and hits[0]["path"] == "people/bo.md"  # search reads the files
+        back = git(a, "checkout", "-q", "main", check=False)
+        assert back.returncode == 0, back.stderr
+        eventually(lambda: settled(info), what="the daemon settled")
+        time.sleep(1)
+        assert status(a) == "", status(a)
+        assert "[[ann-lee]]" in (a / "people" / "bo.md").read_text("utf-8")
+        assert "- [[people/bo]] - Bo runs billing." in people_lines(a)
+    finally:
+        proc.stop()

@@ -1,7 +1,8 @@
 """Whether the git repository holding a vault is in the middle of an operation, and
 whether a file memvault would make there is one git does not know.
 
-While git is mid rebase, merge, cherry-pick or revert, the working tree is git's:
+While git is mid rebase, merge, cherry-pick or revert, or at a commit checked out to
+look at (a detached HEAD), the working tree is git's:
 a file memvault rewrote then (MEMORY.md, a folder note) would be one more change
 for the person to resolve, and ``git rebase --continue`` would refuse until it is
 added. memvault writes no tracked file meanwhile and picks up once git is done.
@@ -51,6 +52,12 @@ def git_dir(root: Path) -> Path | None:
     return None
 
 
+# a commit checked out to look at (``git checkout <commit>``, a bisect, a tag): its
+# MEMORY.md is as it was committed, and one memvault rewrote would stop the checkout
+# that goes back ("Your local changes ... would be overwritten by checkout")
+DETACHED = "a checkout of a commit, not a branch (a detached HEAD)"
+
+
 def git_busy(root: Path) -> str | None:
     """What git is in the middle of in the vault's repository ("a rebase"), or None."""
     gdir = git_dir(root)
@@ -62,7 +69,12 @@ def git_busy(root: Path) -> str | None:
                 return what
         except OSError:
             continue
-    return None
+    try:
+        head = (gdir / "HEAD").read_bytes()
+    except OSError:
+        return None
+    # a branch is "ref: refs/heads/main"; a commit's id alone is a detached HEAD
+    return None if head.startswith(b"ref:") or not head.strip() else DETACHED
 
 
 def untracked_if_made(root: Path, rel: str) -> bool:
@@ -126,4 +138,4 @@ def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
-__all__ = ["git_busy", "git_dir", "ignored_by", "settings_ignored", "untracked_if_made"]
+__all__ = ["DETACHED", "git_busy", "git_dir", "ignored_by", "settings_ignored", "untracked_if_made"]
