@@ -465,3 +465,41 @@ def test_a_commit_checked_out_to_look_at_is_left_as_committed_and_git_can_go_bac
         assert "- [[people/bo]] - Bo runs billing." in people_lines(a)
     finally:
         proc.stop()
+
+
+def test_a_memory_md_saved_with_other_line_ends_merges_as_one_not_two_copies(
+    tmp_path: Path,
+) -> None:
+    """Field test: one machine's editor saved MEMORY.md with CRLF line ends (a Windows
+    teammate) and both machines added a person; git's line by line merge (merge=union)
+    found every line changed on one side and kept both whole copies: every section
+    twice, and memvault left MEMORY.md untouched on both machines for good ("section
+    'people' appears twice"). A new vault's .gitattributes has git keep these files
+    with LF line ends (`text`), so a line-end change is no change to merge."""
+    a, b = machines(tmp_path)
+    memory = a / "MEMORY.md"
+    memory.write_bytes(memory.read_bytes().replace(b"\n", b"\r\n"))
+    with open_vault(a) as v:
+        v.add("people", "Bo", summary="Bo runs billing.")
+        v.sync()
+    commit(a, "A: Bo, from a Windows editor")
+    committed = subprocess.run(["git", "-C", str(a), "show", "HEAD:MEMORY.md"], capture_output=True)
+    assert b"- [[people/bo]]" in committed.stdout and b"\r" not in committed.stdout
+    assert status(a) == ""  # the editor's copy keeps its CRLF, and reads as committed
+    git(a, "push", "-q")
+    with open_vault(b) as v:
+        v.add("people", "Cy", summary="Cy runs infra.")
+        v.sync()
+    commit(b, "B: Cy")
+    pulled = git(b, "pull", "-q", "--no-rebase", "--no-edit", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    text = (b / "MEMORY.md").read_text("utf-8")
+    assert text.count("<!-- memvault:begin people -->") == 1, text
+    with open_vault(b) as v:
+        report = v.sync()
+    assert not report.problems, report.problems
+    assert sorted(people_lines(b)) == [
+        "- [[people/ann]] - Ann leads the data team.",
+        "- [[people/bo]] - Bo runs billing.",
+        "- [[people/cy]] - Cy runs infra.",
+    ]
