@@ -454,6 +454,8 @@ def test_a_commit_checked_out_to_look_at_is_left_as_committed_and_git_can_go_bac
         assert status(a) == "", status(a)
         assert "people/bo" not in (a / "MEMORY.md").read_text("utf-8")  # as committed
         eventually(told, what="the daemon to say MEMORY.md waits")
+        said = " ".join(cli(tmp_path, "status", "--vault", str(a)).stdout.split())
+        assert "(a detached HEAD): MEMORY.md, the folder notes and links to moved" in said, said
         hits = api(info, "POST", "/search", json={"query": "Bo runs billing"}).json()["hits"]
         assert hits and hits[0]["path"] == "people/bo.md"  # search reads the files
         back = git(a, "checkout", "-q", "main", check=False)

@@ -30,7 +30,7 @@ from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
-from memvault.vault.gitstate import ignored_by, settings_ignored, untracked_if_made
+from memvault.vault.gitstate import git_busy, ignored_by, settings_ignored, untracked_if_made
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -131,6 +131,9 @@ def describe(
         # when a sync last ran (this process), and when one last changed something
         "last_sync_at": last_sync_at or float(store.meta("last_sync_at") or 0) or None,
         "last_change_at": float(store.meta("last_sync_at") or 0) or None,
+        # what git is in the middle of (a rebase, a detached HEAD): memvault writes no
+        # tracked file meanwhile (docs/MEMORY.md, "Git")
+        "git_busy": git_busy(config.root),
     }
 
 

@@ -197,6 +197,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         for item in unlisted:
             console.print(f"  {item['path']}: {item['reason']}")
     _problems(console, data)
+    if data.get("git_busy"):
+        console.print(
+            f"git is in the middle of {data['git_busy']}: MEMORY.md, the folder notes and links "
+            "to moved files wait until it is done",
+            markup=False,
+        )
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:
