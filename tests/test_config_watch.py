@@ -54,3 +54,33 @@ def test_a_restore_that_cannot_write_says_so_and_raises_nothing(tmp_path: Path) 
     (folder / "config.toml").unlink()
     folder.rmdir()  # the whole folder gone: the write fails, quietly
     assert not watch.restore()
+
+
+def test_new_settings_are_due_once_the_file_rests_and_refused_ones_wait_for_a_change(
+    tmp_path: Path,
+) -> None:
+    from memvault.vault.template import init_vault
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = root / ".memvault" / "config.toml"
+    text = path.read_bytes()
+    watch = ConfigWatch(path)
+    watch.check()
+    assert not watch.due()
+    path.write_bytes(text.replace(b"max_lines = 80", b"max_lines = 60"))
+    assert watch.check() and not watch.due()  # just written: an editor may go on
+    watch.check()
+    assert watch.due() and watch.usable(root) is None
+    path.write_bytes(text.replace(b"max_lines = 80", b"max_lines = [1"))
+    watch.check()
+    watch.check()
+    assert watch.due()
+    wrong = watch.usable(root)
+    assert wrong is not None and "config.toml" in wrong
+    watch.check()
+    assert not watch.due()  # refused: said once, waits for the file to change
+    path.write_bytes(text.replace(b"max_lines = 80", b"max_lines = 61"))
+    watch.check()
+    watch.check()
+    assert watch.due() and watch.usable(root) is None

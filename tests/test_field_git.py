@@ -6,12 +6,14 @@ brings must keep every person's words and leave MEMORY.md true on both machines.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
-from helpers import eventually, note, open_vault, write
+from helpers import daemon_json, eventually, note, open_vault, write
 from memvault.vault.gitstate import git_busy
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git, status
@@ -295,3 +297,211 @@ def test_gitattributes_names_folders_in_any_script_and_with_spaces_as_git_reads_
     assert got == {**dict.fromkeys(asked[:5], "union"), "人物/ana.md": "unspecified"}
     unsafe = _gitattributes_for(shipped, {**folders, "people": "P*ople"})
     assert "P*ople" not in unsafe and "/My Projects/" in unsafe
+
+
+def test_a_pull_that_deletes_memory_md_leaves_no_untracked_one_to_block_the_next(
+    tmp_path: Path,
+) -> None:
+    """Field test: A committed the deletion of MEMORY.md; B's pull took it out and B's
+    daemon made it again at once, an untracked file (`?? MEMORY.md`). When A brought
+    it back, B's pull stopped ("untracked working tree files would be overwritten by
+    merge: MEMORY.md"), the same bytes or not, `--autostash` or not, and a `rm` before
+    the pull lost the race with the daemon. Where git has no MEMORY.md in its index,
+    memvault does not make one; a plain `rm` of a tracked one is still undone."""
+    a, b = machines(tmp_path)
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        git(a, "rm", "-q", "MEMORY.md")
+        git(a, "commit", "-q", "-m", "A: no MEMORY.md")
+        git(a, "push", "-q")
+        git(b, "pull", "-q")
+
+        def told() -> bool:
+            problems = api(info, "GET", "/status").json()["problems"]
+            return any(p["path"] == "MEMORY.md" and "git's index" in p["reason"] for p in problems)
+
+        eventually(told, what="B's daemon to see MEMORY.md go")
+        eventually(lambda: settled(info), what="B's daemon settled")
+        assert not (b / "MEMORY.md").exists() and status(b) == ""
+        said = cli(tmp_path, "status", "--vault", str(b)).stdout
+        assert "MEMORY.md: missing (not in git's index either" in said, said
+        git(a, "revert", "--no-edit", "HEAD")
+        git(a, "push", "-q")
+        pulled = git(b, "pull", "-q", check=False)
+        assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+        write(b, "people/bo.md", note("Bo", "Bo runs billing."))
+        eventually(
+            lambda: "- [[people/bo]] - Bo runs billing." in (b / "MEMORY.md").read_text("utf-8"),
+            what="MEMORY.md kept again",
+        )
+        assert not told()
+        (b / "MEMORY.md").unlink()  # a person's rm, git still tracks it: made again
+        eventually(lambda: (b / "MEMORY.md").exists(), what="MEMORY.md made again")
+    finally:
+        proc.stop()
+
+
+def test_a_gitignore_keeping_memvault_out_of_git_is_said_by_init_and_status(
+    tmp_path: Path,
+) -> None:
+    """Field test: a vault whose repository ignores `.memvault/` (a root .gitignore's
+    habit for tools' folders) kept config.toml on the machine that made it: a clone was
+    no vault ("no .memvault/ folder"), `memvault init` there wrote the default settings,
+    and where the first machine's differed (Key People's limit) the two MEMORY.md
+    differed for good, each daemon writing its own after every pull. Nothing said so."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text("*.tmp\n.memvault/\n", encoding="utf-8")
+    write(root, "people/ann.md", note("Ann", "Ann leads the data team."))
+    made = cli(tmp_path, "init", str(root))
+    assert made.returncode == 0, made.stderr
+    said = "ignored by git (.gitignore:2 `.memvault/`): a clone of this vault gets no settings"
+    assert said in made.stdout, made.stdout
+    commit(root, "vault")
+    assert ".memvault/config.toml" not in git(root, "ls-files").stdout
+    shown = cli(tmp_path, "status", "--vault", str(root), "--json")
+    problems = json.loads(shown.stdout)["problems"]
+    assert {"path": ".memvault/config.toml", "kind": "config"}.items() <= problems[0].items()
+    assert problems[0]["reason"].startswith(said), problems
+    (root / ".gitignore").write_text("*.tmp\n", encoding="utf-8")  # the rule dropped
+    shown = cli(tmp_path, "status", "--vault", str(root), "--json")
+    assert json.loads(shown.stdout)["problems"] == []
+    commit(root, "settings travel")
+    assert ".memvault/config.toml" in git(root, "ls-files").stdout
+
+
+def test_settings_a_pull_brings_are_the_ones_a_running_daemon_writes_memory_md_by(
+    tmp_path: Path,
+) -> None:
+    """Field test: A raised Key People's limit in config.toml, restarted its daemon and
+    pushed the settings with the MEMORY.md they make. B's daemon, on the settings it
+    had started with, wrote B's MEMORY.md back to the old limit right after the pull:
+    the two machines differed, B's `git status` showed MEMORY.md changed, and a commit
+    of it would have undone A's list on A at the next pull. A daemon now starts again
+    on settings that changed under it, once they load (and git is done)."""
+    a, b = machines(tmp_path)
+    with open_vault(a) as v:
+        for name in ("Bo", "Cy", "Di"):
+            v.add("people", name, summary=f"{name} is on the team.")
+        v.sync()
+    commit(a, "team")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    proc = Proc(tmp_path, b)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="B's daemon settled")
+        config = a / ".memvault" / "config.toml"
+        text = config.read_text("utf-8")
+        assert text.count("limit = 8") == 3  # projects, people, decisions
+        config.write_text(text.replace("limit = 8", "limit = 2"), "utf-8")
+        with open_vault(a) as v:
+            v.sync()
+        assert "- [[people/people|2 more]]" in people_lines(a)
+        commit(a, "people: 2")
+        git(a, "push", "-q")
+        git(b, "pull", "-q")
+
+        def restarted() -> dict[str, Any] | None:
+            now = daemon_json(b)
+            return now if now is not None and now["token"] != info["token"] else None
+
+        info = eventually(restarted, 30, "B's daemon to start again on the new settings")
+        assert proc.proc.poll() is None and proc.proc.pid == info["pid"]
+        eventually(lambda: settled(info), what="B's daemon settled")
+        time.sleep(1)
+        assert status(b) == "", status(b)
+        assert (b / "MEMORY.md").read_bytes() == (a / "MEMORY.md").read_bytes()
+        assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
+    finally:
+        proc.stop()
+
+
+def test_a_commit_checked_out_to_look_at_is_left_as_committed_and_git_can_go_back(
+    tmp_path: Path,
+) -> None:
+    """Field test: `git checkout <an old commit>` with the daemon running; that commit's
+    MEMORY.md was not in line with its notes (committed before memvault caught up, or a
+    merge's), so the daemon rewrote it and a folder note there, and `git checkout main`
+    then refused ("Your local changes to the following files would be overwritten by
+    checkout"). At a detached HEAD memvault writes no tracked file, as mid rebase."""
+    a, _ = machines(tmp_path)
+    write(a, "people/bo.md", note("Bo", "Bo runs billing.", body="Works with [[ann]]."))
+    commit(a, "bo, before memvault caught up")  # MEMORY.md does not list Bo here
+    old = git(a, "rev-parse", "HEAD").stdout.strip()
+    git(a, "mv", "people/ann.md", "people/ann-lee.md")
+    with open_vault(a) as v:
+        v.sync()
+    assert "[[ann-lee]]" in (a / "people" / "bo.md").read_text("utf-8")
+    commit(a, "ann renamed")
+    proc = Proc(tmp_path, a)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="the daemon settled")
+        git(a, "checkout", "-q", old)
+        eventually(lambda: (a / "people" / "ann.md").exists(), what="the old commit")
+
+        def told() -> bool:
+            said = api(info, "GET", "/status").json()["daemon"]["warnings"]
+            return any("detached HEAD" in w for w in said)
+
+        time.sleep(3)  # the checkout's events seen
+        eventually(lambda: settled(info), what="the daemon settled")
+        time.sleep(1)
+        assert status(a) == "", status(a)
+        assert "people/bo" not in (a / "MEMORY.md").read_text("utf-8")  # as committed
+        eventually(told, what="the daemon to say MEMORY.md waits")
+        said = " ".join(cli(tmp_path, "status", "--vault", str(a)).stdout.split())
+        assert "(a detached HEAD): MEMORY.md, the folder notes and links to moved" in said, said
+        hits = api(info, "POST", "/search", json={"query": "Bo runs billing"}).json()["hits"]
+        assert hits and hits[0]["path"] == "people/bo.md"  # search reads the files
+        back = git(a, "checkout", "-q", "main", check=False)
+        assert back.returncode == 0, back.stderr
+        eventually(lambda: settled(info), what="the daemon settled")
+        time.sleep(1)
+        assert status(a) == "", status(a)
+        assert "[[ann-lee]]" in (a / "people" / "bo.md").read_text("utf-8")
+        assert "- [[people/bo]] - Bo runs billing." in people_lines(a)
+    finally:
+        proc.stop()
+
+
+def test_a_memory_md_saved_with_other_line_ends_merges_as_one_not_two_copies(
+    tmp_path: Path,
+) -> None:
+    """Field test: one machine's editor saved MEMORY.md with CRLF line ends (a Windows
+    teammate) and both machines added a person; git's line by line merge (merge=union)
+    found every line changed on one side and kept both whole copies: every section
+    twice, and memvault left MEMORY.md untouched on both machines for good ("section
+    'people' appears twice"). A new vault's .gitattributes has git keep these files
+    with LF line ends (`text`), so a line-end change is no change to merge."""
+    a, b = machines(tmp_path)
+    memory = a / "MEMORY.md"
+    memory.write_bytes(memory.read_bytes().replace(b"\n", b"\r\n"))
+    with open_vault(a) as v:
+        v.add("people", "Bo", summary="Bo runs billing.")
+        v.sync()
+    commit(a, "A: Bo, from a Windows editor")
+    committed = subprocess.run(["git", "-C", str(a), "show", "HEAD:MEMORY.md"], capture_output=True)
+    assert b"- [[people/bo]]" in committed.stdout and b"\r" not in committed.stdout
+    assert status(a) == ""  # the editor's copy keeps its CRLF, and reads as committed
+    git(a, "push", "-q")
+    with open_vault(b) as v:
+        v.add("people", "Cy", summary="Cy runs infra.")
+        v.sync()
+    commit(b, "B: Cy")
+    pulled = git(b, "pull", "-q", "--no-rebase", "--no-edit", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    text = (b / "MEMORY.md").read_text("utf-8")
+    assert text.count("<!-- memvault:begin people -->") == 1, text
+    with open_vault(b) as v:
+        report = v.sync()
+    assert not report.problems, report.problems
+    assert sorted(people_lines(b)) == [
+        "- [[people/ann]] - Ann leads the data team.",
+        "- [[people/bo]] - Bo runs billing.",
+        "- [[people/cy]] - Cy runs infra.",
+    ]

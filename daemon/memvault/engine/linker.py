@@ -27,7 +27,7 @@ from memvault.engine import link_check
 from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy
+from memvault.vault.gitstate import git_busy, untracked_if_made
 from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
@@ -37,6 +37,15 @@ if TYPE_CHECKING:
     from memvault.vault.files import Scan, VaultFS
 
 log = logging.getLogger("memvault")
+
+# MEMORY.md deleted where a file made again would be untracked in git (a pull or
+# `git rm` took it out of git's index): made again, it would stop the next pull or
+# checkout that brings one back, whatever its bytes (docs/MEMORY.md, "Git")
+GIT_REMOVED = (
+    "not there, and not in git's index (a pull, a checkout or `git rm` removed it): "
+    "memvault does not make it again, where it would be an untracked file in the way of "
+    "the pull or checkout that brings it back; `memvault init` makes a new one"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,11 +245,14 @@ class Linker:
             results.append(update)
             return update.text
 
+        removed = False  # MEMORY.md gone and git's to bring back: not made again
         try:
             if self.fs.stat(rel) is None:
                 text = change(None)
-                self.fs.create(rel, text)
-                written = True
+                removed = untracked_if_made(self.fs.root, rel)
+                if not removed:
+                    self.fs.create(rel, text)
+                written = not removed
             else:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
@@ -249,11 +261,12 @@ class Linker:
                 self.store.set_meta("memory_synced", "")
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
-        problems = list(update.problems) + sections_moved_away(
+        problems = [GIT_REMOVED] if removed else list(update.problems)
+        problems += sections_moved_away(
             self.store, cfg.sections, listings, moves, lambda f: on_disk(self.fs.root, f) == f
         )
         self._keep_problems([(rel, p, "note") for p in problems])
-        if update.owned != self._last_owned:
+        if not removed and update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
             self._last_owned = update.owned
         kept_out = json.dumps(self._listing.kept_out())

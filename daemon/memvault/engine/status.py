@@ -30,6 +30,7 @@ from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
+from memvault.vault.gitstate import git_busy, ignored_by, settings_ignored, untracked_if_made
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -88,6 +89,10 @@ def describe(
             "(a daemon reads it when restarted)"
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
+    settings = f"{STATE_DIR}/{CONFIG_FILE}"
+    rule = ignored_by(config.root, settings)
+    if rule is not None:  # a root .gitignore's `.memvault/`: the settings stay on this machine
+        kept.append(Problem(settings, settings_ignored(rule), "config"))
     if store.replaced():  # a field test's `rm .memvault/index.db` under a running daemon
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
@@ -126,6 +131,9 @@ def describe(
         # when a sync last ran (this process), and when one last changed something
         "last_sync_at": last_sync_at or float(store.meta("last_sync_at") or 0) or None,
         "last_change_at": float(store.meta("last_sync_at") or 0) or None,
+        # what git is in the middle of (a rebase, a detached HEAD): memvault writes no
+        # tracked file meanwhile (docs/MEMORY.md, "Git")
+        "git_busy": git_busy(config.root),
     }
 
 
@@ -198,6 +206,8 @@ def _memory(
     cfg = config.memory
     path = config.root / cfg.file
     memory: dict[str, Any] = {"file": cfg.file, "exists": path.is_file()}
+    if not memory["exists"]:  # git took it out: not made again (engine/linker.GIT_REMOVED)
+        memory["git_removed"] = untracked_if_made(config.root, cfg.file)
     if path.is_file():
         text = path.read_text(encoding="utf-8-sig", errors="replace")
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)

@@ -1,10 +1,14 @@
 """``.memvault/config.toml`` as the daemon last saw it.
 
-The daemon runs on the settings it read at start; a change to the file takes effect
-when it restarts (docs/SETUP.md). A person who changes a setting meanwhile is told so:
-``changed`` is in ``/status`` (``daemon status`` and ``status`` print it) and the log
-says it once. And ``.memvault/`` deleted under the daemon (a person's ``rm -rf`` to
-"rebuild the index") takes config.toml with it: the daemon starts afresh
+The daemon runs on the settings it read at start. When they change under it (a person's
+edit, or a ``git pull`` bringing a teammate's), it starts again on the new ones once the
+file has stayed the same for a look (an editor's or git's writes are over), the new
+settings load and git is done (``due``, ``usable``): a daemon on the settings it
+started with would write MEMORY.md back to them on every pull, and the machines would
+differ (docs/SETUP.md). Meanwhile ``changed`` is in ``/status`` (``daemon status`` and
+``status`` print it) and the log says it once, and why it waits. And ``.memvault/``
+deleted under the daemon (a person's ``rm -rf`` to "rebuild the index") takes
+config.toml with it: the daemon starts afresh
 (``daemon.start_afresh``) and puts back the text it last saw (``restore``), so the
 person's ignore list, limits and model are not silently replaced by the defaults.
 
@@ -22,8 +26,8 @@ from typing import Any
 
 # what the log, `status` and `daemon status` say while ``changed``
 CHANGED = (
-    "config.toml changed since the daemon started: the change takes effect when it "
-    "restarts (memvault daemon stop, then memvault daemon start)"
+    "config.toml changed since the daemon started: it starts again on the new settings "
+    "once they load and git is done (its log says what they wait for)"
 )
 
 
@@ -69,11 +73,14 @@ class ConfigWatch:
         self.started = _read(path)  # what the daemon runs on (None: no file, defaults)
         self.latest = self.started  # the last text seen (kept when the file goes)
         self.changed = False  # its settings differ from those the daemon runs on
+        self._quiet = False  # the file was the same at the last look as at the one before
+        self._refused: bytes | None = None  # changed settings that did not load
 
     def check(self) -> bool:
         """Look again; True when the file's text now differs from the one the daemon
         started with and did not at the last look."""
         key = _key(self.path)
+        self._quiet = key is not None and key == self._key
         if key is None or key == self._key:
             return False
         was = self.changed
@@ -83,6 +90,24 @@ class ConfigWatch:
             self.latest = text
         self.changed = _differ(self.started, self.latest)
         return self.changed and not was
+
+    def due(self) -> bool:
+        """The daemon should start again on the file's settings: they changed, the file
+        stayed the same since the last look, and this text was not refused before."""
+        return self.changed and self._quiet and self.latest != self._refused
+
+    def usable(self, root: Path) -> str | None:
+        """None when the vault's settings now load; else why not (said once a text: the
+        daemon goes on with those it started with until the file changes again)."""
+        from memvault.config import VaultConfig
+        from memvault.errors import ConfigError
+
+        try:
+            VaultConfig.load(root)
+        except ConfigError as exc:
+            self._refused = self.latest
+            return str(exc)
+        return None
 
     def restore(self) -> bool:
         """config.toml back as last seen, when it is missing (never over a file):

@@ -129,7 +129,7 @@ class Daemon:
         heap.configure()  # big buffers unmapped when freed (heap.py)
         self.vault = vault
         self.config: VaultConfig = vault.config
-        # config.toml's text: a change said (it takes effect at a restart), and put
+        # config.toml's text: a change said, and started again on (_new_settings); put
         # back if .memvault/ is deleted under the daemon (start_afresh)
         self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE)
         # the index's writer is elsewhere: serve reads only (the watcher and the vector
@@ -158,6 +158,7 @@ class Daemon:
         self._closed = False
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
+        self.afresh = ""  # why, when not the ground lost (config.toml's new settings)
         self._ground_lost = False  # at the last check
         self._tick_error = ""  # the index's failure the last tick logged
         self.server: HttpServer | None = None
@@ -362,7 +363,7 @@ class Daemon:
             "model": self.model_state,
             "vectors": vectors,
             "events_clients": hub.clients if hub is not None else 0,
-            "config_changed": self.config_watch.changed,  # takes effect at a restart
+            "config_changed": self.config_watch.changed,  # not yet started again on
             **self.watcher.info(),
         }
 
@@ -407,6 +408,8 @@ class Daemon:
         self.check_ground()
         if self.config_watch.check():
             log.warning(CONFIG_CHANGED)
+        elif self.config_watch.due() and not self._stop.is_set():
+            self._new_settings()
         if not self.reader:
             try:
                 # PostgreSQL's writer lock, lost with its session alone: taken again
@@ -423,6 +426,19 @@ class Daemon:
                 self._tick_error = str(exc)
             else:
                 self._tick_error = ""
+
+    def _new_settings(self) -> None:
+        """config.toml's settings changed under the daemon (config_watch): start again
+        on them (the same command, this process), once they load and git is done."""
+        if git_busy(self.vault.root):
+            return  # a merge may take it back; CHANGED said it waits for git
+        wrong = self.config_watch.usable(self.vault.root)
+        if wrong:  # said once a text (config_watch refuses it until it changes)
+            log.warning("config.toml changed, but the daemon keeps its settings: %s", wrong)
+            return
+        log.warning("config.toml changed: the daemon starts again on the new settings")
+        self.restart, self.afresh = True, "config.toml changed: on its new settings"
+        self.request_stop()
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
@@ -489,13 +505,14 @@ class Daemon:
 AFRESH_ENV = "_MEMVAULT_STARTED_AFRESH"  # why, for the new process's log (the old went)
 
 
-def start_afresh(root: Path, config: ConfigWatch | None = None) -> None:
+def start_afresh(root: Path, config: ConfigWatch | None = None, why: str = "") -> None:
     """``.memvault/`` was deleted under the daemon (its lock with it): run the same
     command again in this process (same pid), which takes a new lock and rebuilds the
     index, rather than leave the vault unwatched (or, under a service manager, refused
     as "not a vault"). config.toml, gone with the folder, is put back as the daemon
     last saw it (``config``): the new process runs on the person's settings, not the
-    defaults. Raises ``OSError`` if that cannot be done."""
+    defaults. ``why``: another reason, for the new log (config.toml's settings changed
+    under the daemon: nothing was deleted). Raises ``OSError`` if that cannot be done."""
     from memvault.config import STATE_DIR
     from memvault.vault.state_dir import ensure_state_dir
 
@@ -504,9 +521,10 @@ def start_afresh(root: Path, config: ConfigWatch | None = None) -> None:
     sys.stderr.flush()
     ensure_state_dir(root / STATE_DIR)
     restored = config is not None and config.restore()
-    os.environ[AFRESH_ENV] = ".memvault/ was deleted under the daemon" + (
+    lost = ".memvault/ was deleted under the daemon" + (
         "; config.toml put back as the daemon last saw it" if restored else ""
     )
+    os.environ[AFRESH_ENV] = why or f"{lost}; the index is built again"
     os.execv(sys.executable, sys.orig_argv)
 
 
@@ -514,7 +532,7 @@ def said_afresh() -> None:
     """Log why this process started afresh (``start_afresh``), once."""
     reason = os.environ.pop(AFRESH_ENV, None)
     if reason:
-        log.warning("memvault daemon started afresh: %s; the index is built again", reason)
+        log.warning("memvault daemon started afresh: %s", reason)
 
 
 def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:

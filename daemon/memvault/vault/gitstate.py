@@ -1,16 +1,24 @@
-"""Whether the git repository holding a vault is in the middle of an operation.
+"""Whether the git repository holding a vault is in the middle of an operation, and
+whether a file memvault would make there is one git does not know.
 
-While git is mid rebase, merge, cherry-pick or revert, the working tree is git's:
+While git is mid rebase, merge, cherry-pick or revert, or at a commit checked out to
+look at (a detached HEAD), the working tree is git's:
 a file memvault rewrote then (MEMORY.md, a folder note) would be one more change
 for the person to resolve, and ``git rebase --continue`` would refuse until it is
 added. memvault writes no tracked file meanwhile and picks up once git is done.
 
 The vault may be the repository's top folder or any folder inside it, and ``.git``
 may be a folder or a file pointing at one (a worktree, a submodule).
+
+A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
+file stops the pull or checkout that brings it back (``untracked_if_made``). A
+``.memvault/config.toml`` git ignores does not reach the other clones (``ignored_by``).
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 
 _MARKERS = (
@@ -44,6 +52,12 @@ def git_dir(root: Path) -> Path | None:
     return None
 
 
+# a commit checked out to look at (``git checkout <commit>``, a bisect, a tag): its
+# MEMORY.md is as it was committed, and one memvault rewrote would stop the checkout
+# that goes back ("Your local changes ... would be overwritten by checkout")
+DETACHED = "a checkout of a commit, not a branch (a detached HEAD)"
+
+
 def git_busy(root: Path) -> str | None:
     """What git is in the middle of in the vault's repository ("a rebase"), or None."""
     gdir = git_dir(root)
@@ -55,7 +69,73 @@ def git_busy(root: Path) -> str | None:
                 return what
         except OSError:
             continue
-    return None
+    try:
+        head = (gdir / "HEAD").read_bytes()
+    except OSError:
+        return None
+    # a branch is "ref: refs/heads/main"; a commit's id alone is a detached HEAD
+    return None if head.startswith(b"ref:") or not head.strip() else DETACHED
 
 
-__all__ = ["git_busy", "git_dir"]
+def untracked_if_made(root: Path, rel: str) -> bool:
+    """Whether a file made at ``rel`` (a vault path, not on disk) would be untracked in
+    the vault's git repository: neither in git's index nor ignored.
+
+    Such a file stands in the way of every later pull or checkout that brings one
+    ("untracked working tree files would be overwritten"), even with the same bytes,
+    and ``--autostash`` does not set it aside. False outside git, and when git cannot
+    be asked (not installed, a repository it refuses): memvault makes it as before."""
+    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    if tracked is None or tracked.returncode != 1:  # 0: in git's index; else no answer
+        return False
+    return ignored_by(root, rel) is None
+
+
+def ignored_by(root: Path, rel: str) -> str | None:
+    """The rule that has git ignore the vault path ``rel`` (``.gitignore:3 `.memvault/```),
+    or None: not ignored, tracked (git ignores no tracked file), outside git, or git
+    cannot be asked."""
+    # a path, not a pathspec: taken as spelt (NUL-ended both ways: any name)
+    done = _git(root, "check-ignore", "-v", "-z", "--stdin", stdin=rel.encode() + b"\0")
+    if done is None or done.returncode != 0:
+        return None
+    source, line, pattern = done.stdout.decode("utf-8", "replace").split("\0")[:3]
+    if not pattern or pattern.startswith("!"):  # -v names a rule taking it back in too
+        return None
+    return f"{source}:{line} `{pattern}`"
+
+
+def settings_ignored(rule: str) -> str:
+    """What ``status`` and ``init`` say of a config.toml git ignores by ``rule``."""
+    return (
+        f"ignored by git ({rule}): a clone of this vault gets no settings, so it is no "
+        "vault until `memvault init` writes the default ones, and its MEMORY.md differs "
+        "from this one wherever your settings do (every pull then changes it back); "
+        "drop that rule: .memvault/.gitignore already keeps the index out of git"
+    )
+
+
+def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes] | None:
+    """git run on the repository around the vault, or None (outside git, no git)."""
+    if git_dir(root) is None:
+        return None
+    # the repository is the one around the vault, whatever a git hook's environment says
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
+    try:
+        return subprocess.run(
+            ["git", "-C", str(root), *args],
+            input=stdin,
+            capture_output=True,
+            env=env,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+# what points git at another repository than the one around the vault
+_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+
+
+__all__ = ["DETACHED", "git_busy", "git_dir", "ignored_by", "settings_ignored", "untracked_if_made"]

@@ -30,6 +30,7 @@ from pathlib import Path
 from memvault.config import VaultConfig
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
+from memvault.vault.gitstate import ignored_by
 from memvault.vault.lock import misplaced
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
@@ -77,6 +78,9 @@ class InitReport(Record):
     kept_obsidian: bool = False  # .obsidian/ was there: nothing added into it
     roles: dict[str, str] | None = None  # category -> the vault's own folder, used for it
     templates_ignored: str | None = None  # the vault's Obsidian templates folder, ignored
+    # the git rule that keeps .memvault/config.toml out of the repository (a root
+    # .gitignore's `.memvault/`): the other clones get no settings
+    settings_ignored: str | None = None
 
 
 def _shipped(name: str) -> Traversable:
@@ -351,4 +355,5 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         kept_obsidian,
         roles,
         templates,
+        ignored_by(root, ".memvault/config.toml"),
     )

@@ -97,7 +97,7 @@ def _serve(
         from memvault.service.daemon import start_afresh
 
         try:
-            start_afresh(vault.root, daemon.config_watch)
+            start_afresh(vault.root, daemon.config_watch, daemon.afresh)
         except OSError as exc:
             common.err.print(f"memvault daemon: cannot start again: {exc}")
     _exit(code)

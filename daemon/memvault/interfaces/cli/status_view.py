@@ -54,7 +54,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
 
     mem = data["memory"]
     if not mem.get("exists"):
-        console.print(f"{mem['file']}: missing (a sync creates it)")
+        made = (
+            "not in git's index either, so memvault does not make it again: "
+            "`git pull` or `git checkout` brings it back, `memvault init` makes a new one"
+            if mem.get("git_removed")
+            else "a sync creates it"
+        )
+        console.print(f"{mem['file']}: missing ({made})")
     else:
         tokens = mem["tokens"] if mem["tokens"] is not None else "?"
         line = (
@@ -191,6 +197,12 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         for item in unlisted:
             console.print(f"  {item['path']}: {item['reason']}")
     _problems(console, data)
+    if data.get("git_busy"):
+        console.print(
+            f"git is in the middle of {data['git_busy']}: MEMORY.md, the folder notes and links "
+            "to moved files wait until it is done",
+            markup=False,
+        )
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:

@@ -112,6 +112,12 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             f"your templates folder {report.templates_ignored}/ is not indexed (vault.ignore)",
             markup=False,
         )
+    if report.settings_ignored:
+        from memvault.vault.gitstate import settings_ignored
+
+        out.print(
+            f".memvault/config.toml: {settings_ignored(report.settings_ignored)}", markup=False
+        )
     if next_step:
         out.print(
             f"next: memvault up {shlex.quote(str(report.root))}   (indexes the notes, then keeps MEMORY.md current)"
