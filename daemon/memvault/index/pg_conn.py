@@ -21,14 +21,10 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from memvault.errors import IndexCorrupt, StorageError
+from memvault.errors import IndexCorrupt, IndexUnavailable
 from memvault.index import pg_schema
 
 log = logging.getLogger("memvault")
-
-
-class IndexUnavailable(StorageError):
-    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
 
 
 def redact(dsn: str) -> str:

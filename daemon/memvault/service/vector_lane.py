@@ -26,6 +26,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memvault.errors import IndexUnavailable
 from memvault.service import heap
 
 if TYPE_CHECKING:
@@ -90,7 +91,10 @@ class VectorLane:
 
     def info(self) -> dict[str, Any]:
         """The lane's part of /status: how many chunks wait, and for how long."""
-        pending, since = self.vault.pending_vectors()
+        try:
+            pending, since = self.vault.pending_vectors()
+        except IndexUnavailable:  # the index's server away: /status and /events say why
+            pending, since = None, None
         return {
             "pending": pending,
             "lag_seconds": round(time.time() - since, 3) if pending and since else None,

@@ -1,0 +1,108 @@
+"""What a team's machines say while the index's PostgreSQL server is away (docs/TEAM.md,
+"Faults"), and how soon the writer catches up once it is back. A server of the test's
+own (pgserver), the daemon and the CLI as processes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from helpers import (
+    DaemonProcess,
+    eventually,
+    make_vault,
+    memvault_env,
+    note,
+    run_memvault,
+    write,
+)
+from pg_helpers import fresh_schema, kill_server, start_server, stop_server
+
+
+def _settings(server: Any, name: str) -> dict[str, str]:
+    return {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": str(server.get_uri()),
+        "MEMVAULT_INDEX_SCHEMA": fresh_schema(server, name),
+        "MEMVAULT_DAEMON_RECONCILE_SECONDS": "3600",
+    }
+
+
+def _daemon_status(root: Path) -> dict[str, Any]:
+    info = json.loads((root / ".memvault" / "daemon.json").read_text(encoding="utf-8"))
+    got = httpx.get(
+        f"http://127.0.0.1:{info['port']}/status",
+        headers={"Authorization": f"Bearer {info['token']}"},
+        timeout=30,
+        trust_env=False,
+    )
+    assert got.status_code == 200, got.text
+    data: dict[str, Any] = got.json()
+    return data
+
+
+def test_status_while_the_server_is_away_says_what_the_daemon_does_not_the_error_alone(
+    tmp_path: Path,
+) -> None:
+    """A field test: `memvault status` on the writer's machine while PostgreSQL was
+    stopped printed `error: the daemon answered HTTP 503 (IndexUnavailable) ...` alone
+    (exit 6), and on a clone with no daemon the error alone (exit 7): nothing of the
+    changes waiting, the daemon's retries or its last sync; and the daemon's log held a
+    30-line traceback at each retry of an outage it handles."""
+    own = start_server()
+    try:
+        settings = _settings(own, "status-away")
+        root = make_vault(tmp_path, "team")
+        env = memvault_env(tmp_path, **settings)
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            daemon.ready(answering=True)
+            clone = tmp_path / "clone"
+            (clone / ".memvault").mkdir(parents=True)
+            (clone / "people").mkdir()
+            write(clone, "people/sarah.md", note("Sarah", "", "a clone's note"))
+            kill_server(own)
+            write(root, "people/during.md", note("During", "", "okapi written while away"))
+            eventually(
+                lambda: _daemon_status(root)["daemon"]["failed_batches"] >= 2,
+                60,
+                "two failed syncs",
+                every=0.5,
+            )
+            data = _daemon_status(root)  # HTTP 200: what is known, and why not the rest
+            assert "cannot reach the index" in data["index"]["unreachable"]
+            assert data["index"]["where"]["schema"] == settings["MEMVAULT_INDEX_SCHEMA"]
+            assert data["notes"] >= 1 and data["memory"]["exists"]
+            assert data["daemon"]["role"] == "writer" and data["daemon"]["lag_seconds"] > 0
+            assert "retry_in_seconds" in data["daemon"]  # (None while a retry is in flight)
+            assert data["last_sync_at"]  # the start-up sync went through
+
+            shown = run_memvault("status", "--vault", str(root), env=env)
+            assert shown.returncode == 7, shown.stdout + shown.stderr
+            text = shown.stdout
+            assert "index: does not answer: cannot reach the index at" in text, text
+            assert "waiting to be indexed, the oldest for" in text, text
+            assert "once the server answers" in text and "retrying" in text, text
+            assert "its last sync that went through: " in text, text
+            assert "Traceback" not in shown.stderr
+
+            alone = run_memvault("status", "--vault", str(clone), env=env)  # no daemon
+            assert alone.returncode == 7, alone.stdout + alone.stderr
+            assert "notes on disk: 1 in 1 folders" in alone.stdout, alone.stdout
+            assert "no daemon runs here; check the server" in alone.stdout, alone.stdout
+            assert not (clone / ".memvault" / "index.db").exists()  # a reader writes nothing
+            as_json = run_memvault("status", "--json", "--vault", str(clone), env=env)
+            assert as_json.returncode == 7
+            assert json.loads(as_json.stdout)["index"]["where"]["role"] == "reader"
+
+            log = daemon.stderr
+            assert "sync of 1 paths failed: cannot reach the index" in log, log[-3000:]
+            assert "Traceback" not in log, log[-3000:]
+        finally:
+            own.ensure_postgres_running()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)
