@@ -5,6 +5,8 @@ own (pgserver), the daemon and the CLI as processes."""
 from __future__ import annotations
 
 import json
+import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,44 @@ def test_status_while_the_server_is_away_says_what_the_daemon_does_not_the_error
             assert "Traceback" not in log, log[-3000:]
         finally:
             own.ensure_postgres_running()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)
+
+
+def test_the_writer_syncs_what_waited_once_the_server_is_back_not_after_its_back_off(
+    tmp_path: Path,
+) -> None:
+    """A field test: a note saved while PostgreSQL was down was indexed 45 s after the
+    server came back: the daemon's tick had the connection again within 2 s, but the
+    failed sync waited out its back-off (1, 2, 4 ... 60 s)."""
+    own = start_server()
+    try:
+        settings = _settings(own, "back-soon")
+        root = make_vault(tmp_path, "team")
+        env = memvault_env(tmp_path, **settings)
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            daemon.ready(answering=True)
+            kill_server(own)
+            write(root, "people/during.md", note("During", "", "narwhal written while away"))
+            eventually(
+                lambda: len(re.findall(r"watcher: sync of .* failed", daemon.stderr)) >= 5,
+                90,
+                "five failed syncs (the next one 32 s away)",
+                every=0.5,
+            )
+            own.ensure_postgres_running()
+            back = time.monotonic()
+
+            def found() -> bool:
+                got = run_memvault("search", "narwhal", "--vault", str(root), env=env)
+                return got.returncode == 0 and "people/during.md" in got.stdout
+
+            eventually(found, 60, "the note saved while the server was away", every=0.5)
+            took = time.monotonic() - back
+            assert took < 12, f"indexed {took:.0f} s after the server was back"
+        finally:
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
