@@ -146,3 +146,40 @@ def test_the_writer_syncs_what_waited_once_the_server_is_back_not_after_its_back
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
+
+
+def test_the_event_stream_stays_open_while_the_server_is_away(tmp_path: Path) -> None:
+    """A field test: the plugin's `GET /events` was cut (`Exception in ASGI application`
+    in the daemon's log, the client's read ended mid-stream) at the first status change
+    after PostgreSQL stopped: the status it sends asked the index for the vectors still
+    to come. It stays open, and says the failing syncs."""
+    own = start_server()
+    try:
+        settings = _settings(own, "events-away")
+        root = make_vault(tmp_path, "team")
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            info = daemon.ready(answering=True)
+            lines: list[str] = []
+            with httpx.stream(
+                "GET",
+                f"http://127.0.0.1:{info['port']}/events",
+                headers={"Authorization": f"Bearer {info['token']}"},
+                timeout=30,
+                trust_env=False,
+            ) as stream:
+                feed = stream.iter_lines()
+                lines.append(next(feed))  # ": connected"
+                kill_server(own)
+                write(root, "people/during.md", note("During", "", "ibex written while away"))
+                deadline = time.monotonic() + 8
+                while time.monotonic() < deadline:
+                    lines.append(next(feed))  # raises if the stream is cut
+            said = [json.loads(x[6:]) for x in lines if x.startswith("data: {")]
+            assert any("cannot reach the index" in (s.get("last_error") or "") for s in said)
+            assert daemon.proc.poll() is None
+        finally:
+            own.ensure_postgres_running()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)

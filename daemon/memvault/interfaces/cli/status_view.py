@@ -302,6 +302,9 @@ def render_away(console: Console, data: dict[str, Any]) -> None:
             f"  failing: {daemon['failed_batches']} syncs in a row, retrying"
             + (f" (next in {retry:.0f} s)" if retry is not None else "")
         )
+    lane = daemon.get("vectors") or {}
+    if lane.get("last_error"):  # the vector lane's own retries (its chunks wait in the index)
+        console.print(f"  vectors failing, retrying: {escape(lane['last_error'])}")
     when = data.get("last_sync_at")
     if daemon.get("role") == "writer":  # (a reader syncs nothing)
         console.print(
