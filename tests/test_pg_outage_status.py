@@ -183,3 +183,43 @@ def test_the_event_stream_stays_open_while_the_server_is_away(tmp_path: Path) ->
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
+
+
+def test_status_in_a_stalled_network_answers_at_once_that_the_index_does_not(
+    tmp_path: Path,
+) -> None:
+    """A field test: with the network to PostgreSQL stalled (nothing answers, nothing
+    is refused), `memvault status` through the writer daemon gave up after 30 s (`the
+    daemon ... did not answer GET /status within 30 s`, exit 6): it asked the index
+    again, behind the sync and the vector lane waiting out their own deadlines. Once a
+    call has found the server away, status says so at once (exit 7)."""
+    from pg_helpers import StallProxy
+
+    own = start_server()
+    proxy = StallProxy(own)
+    try:
+        settings = {**_settings(own, "stalled"), "MEMVAULT_INDEX_DSN": proxy.dsn()}
+        root = make_vault(tmp_path, "team")
+        env = memvault_env(tmp_path, **settings)
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            daemon.ready(answering=True)
+            proxy.stall()
+            write(root, "people/during.md", note("During", "", "tapir written in a stall"))
+            eventually(
+                lambda: "sync of 1 paths failed" in daemon.stderr,
+                90,
+                "a sync failed in the stall",
+                every=0.5,
+            )
+            started = time.monotonic()
+            shown = run_memvault("status", "--vault", str(root), env=env)
+            took = time.monotonic() - started
+            assert shown.returncode == 7, shown.stdout + shown.stderr
+            assert "index: does not answer" in shown.stdout, shown.stdout
+            assert took < 10, f"status took {took:.0f} s"
+        finally:
+            proxy.close()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)

@@ -21,6 +21,7 @@ from memvault.config import VaultConfig
 from memvault.core.results import LinkProblem
 from memvault.engine.status import SKIPPED_LISTED, describe, memory_file
 from memvault.errors import IndexUnavailable, MemvaultError
+from memvault.index.seam import recently_away
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
 
@@ -35,10 +36,13 @@ def describe_or_away(
 ) -> dict[str, Any]:
     """``status.describe``; while the index's server does not answer, ``describe_away``
     (the rest of the store's errors, a table dropped by hand, are raised as before)."""
+    where = where_away(config, writer=not getattr(store, "read_only", True))
+    away = recently_away(store)  # not asked again behind calls that wait out a stall
+    if away is not None:
+        return describe_away(config, fs, count_tokens, where, away, last_sync_at)
     try:
         return describe(config, fs, store, count_tokens, link_problems, last_sync_at)
     except IndexUnavailable as exc:
-        where = where_away(config, writer=not getattr(store, "read_only", True))
         return describe_away(config, fs, count_tokens, where, str(exc), last_sync_at)
 
 

@@ -65,6 +65,15 @@ def pg_schema_of(config: VaultConfig) -> str:
     return schema_name(config.root, config.index.schema)
 
 
+def recently_away(store: Any) -> str | None:
+    """Why the index's PostgreSQL did not answer a moment ago (``_PgSql.recently_away``);
+    None for SQLite, or when it answered, or when that was long enough ago to ask again."""
+    from memvault.index.pg_conn import _PgSql
+
+    db = getattr(store, "_db", None)
+    return db.recently_away() if isinstance(db, _PgSql) else None
+
+
 def open_postgres(
     config: VaultConfig, *, read_only: bool, wait: float = 0.0, daemon: bool = False
 ) -> Any:
