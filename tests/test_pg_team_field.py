@@ -324,3 +324,23 @@ def test_another_vault_of_the_same_note_names_is_still_refused(
     got = run_memvault("sync", "--vault", str(other), env=pg_env)
     assert got.returncode == 3, got.stdout + got.stderr
     assert "holds an index of notes this folder lacks" in got.stderr
+
+
+def test_a_reader_of_another_vaults_index_is_told_by_status(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name, set to the same
+    database, reads the first vault's index: its searches answer with notes it never
+    had, and `status` said only "this copy's files differ from the shared index in 296
+    notes (a `git pull` behind ...)". A writer there is refused (the test above); a
+    reader is told what it reads."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    other = _other_team(tmp_path, folder_name)
+    pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
+    said = run_memvault("status", "--vault", str(other), env=pg_env).stdout
+    assert "another vault's index" in said and "a schema of its own" in said, said
+    # the first vault's own clone, a few notes behind, is not told so
+    clone = _clone(writer, tmp_path / "laptop" / folder_name)
+    (clone / "people" / "new.md").write_text("# New\n\nA new colleague.\n", encoding="utf-8")
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "another vault's index" not in said, said

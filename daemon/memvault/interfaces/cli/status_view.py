@@ -179,6 +179,14 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
+    elif _mostly_elsewhere(data):
+        console.print(
+            f"this copy's files differ from the shared index in {idx['pending_count']} notes, "
+            f"more than half the {data['notes']} it holds: another vault's index (one of the "
+            "same folder name)? give this vault a schema of its own ([index] schema in "
+            ".memvault/config.toml, or MEMVAULT_INDEX_SCHEMA); or this copy is far behind "
+            "its writer's: git pull"
+        )
     elif where.get("role") == "reader":  # the writer's files, not these, are indexed
         console.print(
             f"this copy's files differ from the shared index in {idx['pending_count']} notes "
@@ -311,6 +319,17 @@ def render_away(console: Console, data: dict[str, Any]) -> None:
             "  its last sync that went through: "
             + (_ago(time.time() - when) if when else "none since it started")
         )
+
+
+def _mostly_elsewhere(data: dict[str, Any]) -> bool:
+    """A reader whose files differ from most of the shared index: search answers with
+    notes this folder may never have (a field test's other vault, its folder of the same
+    name, read the first vault's index with no word of it). A writer is refused at open
+    (index/seam.py ``_this_vaults``)."""
+    where = data["index"].get("where") or {}
+    if where.get("store") != "postgres" or where.get("role") == "writer":
+        return False
+    return bool(data["notes"] >= 2 and data["index"]["pending_count"] * 2 > data["notes"])
 
 
 def _problems(console: Console, data: dict[str, Any]) -> None:
