@@ -324,3 +324,66 @@ def test_another_vault_of_the_same_note_names_is_still_refused(
     got = run_memvault("sync", "--vault", str(other), env=pg_env)
     assert got.returncode == 3, got.stdout + got.stderr
     assert "holds an index of notes this folder lacks" in got.stderr
+
+
+def test_a_reader_of_another_vaults_index_is_told_by_status(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: another team's vault under the same folder name, set to the same
+    database, reads the first vault's index: its searches answer with notes it never
+    had, and `status` said only "this copy's files differ from the shared index in 296
+    notes (a `git pull` behind ...)". A writer there is refused (the test above); a
+    reader is told what it reads."""
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    other = _other_team(tmp_path, folder_name)
+    pg_env = {**env, "MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": pg_server.get_uri()}
+    said = run_memvault("status", "--vault", str(other), env=pg_env).stdout
+    assert "another vault's index" in said and "a schema of its own" in said, said
+    # the first vault's own clone, a few notes behind, is not told so
+    clone = _clone(writer, tmp_path / "laptop" / folder_name)
+    (clone / "people" / "new.md").write_text("# New\n\nA new colleague.\n", encoding="utf-8")
+    said = run_memvault("status", "--vault", str(clone), env=env).stdout
+    assert "another vault's index" not in said, said
+
+
+def test_index_move_on_a_clone_behind_the_writers_settings_builds_no_second_index(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: a clone a `git pull` behind the writer's (its config.toml without the
+    settings `index move` wrote) followed TEAM.md's step 1, `memvault index move --to
+    postgres --dsn ...`: its schema, derived from its own folder name, was not the
+    writer's, and it built a second index of the same notes beside the team's, whose
+    writer ran: two writers, and readers split by the settings they had pulled."""
+    from helpers import DaemonProcess
+
+    writer, env = _moved_to_postgres(tmp_path, pg_server, folder_name)
+    behind = _clone(writer, tmp_path / "laptop" / f"{folder_name}_b")
+    settings = behind / ".memvault" / "config.toml"
+    text = settings.read_text(encoding="utf-8")
+    settings.write_text(  # as before the move's commit: no store, dsn or schema
+        "\n".join(
+            line for line in text.splitlines() if not line.startswith(("store", "dsn", "schema"))
+        ),
+        encoding="utf-8",
+    )
+    daemon = DaemonProcess(tmp_path, writer)
+    second = f"memvault_{folder_name}_b"
+    try:
+        daemon.ready(answering=True)
+        dsn = str(pg_server.get_uri())
+        got = run_memvault(
+            "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(behind), env=env
+        )
+        assert got.returncode == 3, got.stdout + got.stderr
+        assert f"schema 'memvault_{folder_name}'" in got.stderr, got.stderr
+        assert "holds this vault's index already" in got.stderr and "git pull" in got.stderr
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            made = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (second,)
+            ).fetchone()
+        assert made is None
+        assert 'store = "postgres"' not in settings.read_text(encoding="utf-8")  # not switched
+    finally:
+        assert daemon.stop() == 0, daemon.stderr[-3000:]
+        with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+            conn.execute(f'DROP SCHEMA IF EXISTS "{second}" CASCADE')

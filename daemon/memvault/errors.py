@@ -18,7 +18,8 @@
     ├── ModelError                the embedding model cannot be loaded
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
     ├── StorageError              the index files cannot be opened: the disk is full, read-only
-    │                             or failing (nothing deleted; it works again once it can)
+    │   │                         or failing (nothing deleted; it works again once it can)
+    │   └── IndexUnavailable      the index's PostgreSQL cannot be reached or refused us
     ├── LockHeld                  another process holds the vault's writer lock
     ├── MemoryToolError           a memory-tool command refused (its text is the tool's answer)
     ├── ServiceExists             `daemon install`: the service file is another vault's
@@ -122,6 +123,10 @@ class StorageError(MemvaultError):
     """The index files cannot be opened or written for a reason that is not damage: the
     disk is full, read-only or failing. Nothing is deleted or rebuilt (a full disk is not
     a damaged index); memvault works again once the disk does."""
+
+
+class IndexUnavailable(StorageError):
+    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
 
 
 class LockHeld(MemvaultError):

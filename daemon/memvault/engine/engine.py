@@ -84,8 +84,9 @@ from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.observe import compared, moved_and_edited, observe
 from memvault.engine.reader import NO_FILTERS, Reader
 from memvault.engine.relink_journal import Resumed
-from memvault.engine.status import describe, pack_report, tell_problems
 from memvault.engine.status import keep_memory_settings as settings_check
+from memvault.engine.status import pack_report, tell_problems
+from memvault.engine.status_away import describe_or_away
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
@@ -581,8 +582,9 @@ class Engine:
         self.embedding.save_when_due()
 
     def status(self) -> dict[str, Any]:
-        """What is indexed, how big MEMORY.md is against its budget, what is stale."""
-        data = describe(
+        """What is indexed, how big MEMORY.md is against its budget, what is stale (or,
+        the index not answering, what the files say and why: ``status_away``)."""
+        data = describe_or_away(
             self.config,
             self.fs,
             self.store,

@@ -19,7 +19,7 @@ from memvault.core.excerpts import unit_texts
 from memvault.core.text import sha256_text
 from memvault.engine.indexer import Progress
 from memvault.index.embedder import Embedder
-from memvault.index.seam import is_postgres, open_postgres
+from memvault.index.seam import is_postgres, open_postgres, refuse_a_second_index
 from memvault.index.store import Store
 
 BATCH = 2000
@@ -100,8 +100,11 @@ def _not_anothers(target: VaultConfig, mine: set[str]) -> None:
 
     try:
         dst = _open(target, read_only=True)
-    except (NotIndexed, IndexUnavailable):
-        return  # no index there yet (nor pgvector); or unreachable: the move says so
+    except NotIndexed:  # no index there yet: this vault's may be under another schema
+        refuse_a_second_index(target)
+        return
+    except IndexUnavailable:
+        return  # unreachable, or no pgvector: the move says so
     try:
         there = set(dst.manifest())
     finally:

@@ -203,6 +203,19 @@ def where_of(config: VaultConfig, store: Store) -> dict[str, Any]:
 def _memory(
     config: VaultConfig, store: Store, count_tokens: Callable[[str], int]
 ) -> dict[str, Any]:
+    memory = memory_file(config, count_tokens)
+    # what a note says itself (memory-index: false), and what an earlier version's
+    # decisions file once hid (no longer read for MEMORY.md: docs/MEMORY.md)
+    memory["kept_out"] = json.loads(store.meta("memory_kept_out") or "[]")
+    decisions = load_decisions(config.state_dir)
+    memory["hidden_before"] = (
+        sorted({p for v in decisions.hidden.values() for p in v}) if decisions else []
+    )
+    return memory
+
+
+def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict[str, Any]:
+    """MEMORY.md against its budget, read from the file alone (no index asked)."""
     cfg = config.memory
     path = config.root / cfg.file
     memory: dict[str, Any] = {"file": cfg.file, "exists": path.is_file()}
@@ -234,13 +247,6 @@ def _memory(
             # sections' (whose limits cannot shorten it), and the sections come after them
             memory["own_lines"] = lines - sum(b.end - b.begin + 1 for b in blocks)
             memory["sections_from_line"] = min((b.begin + 1 for b in blocks), default=None)
-    # what a note says itself (memory-index: false), and what an earlier version's
-    # decisions file once hid (no longer read for MEMORY.md: docs/MEMORY.md)
-    memory["kept_out"] = json.loads(store.meta("memory_kept_out") or "[]")
-    decisions = load_decisions(config.state_dir)
-    memory["hidden_before"] = (
-        sorted({p for v in decisions.hidden.values() for p in v}) if decisions else []
-    )
     return memory
 
 

@@ -21,14 +21,10 @@ from contextlib import contextmanager, suppress
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from memvault.errors import IndexCorrupt, StorageError
+from memvault.errors import IndexCorrupt, IndexUnavailable
 from memvault.index import pg_schema
 
 log = logging.getLogger("memvault")
-
-
-class IndexUnavailable(StorageError):
-    """The index's database cannot be reached or refused us (exit 7, as storage is)."""
 
 
 def redact(dsn: str) -> str:
@@ -171,6 +167,7 @@ class _PgSql:
         self._watchdog: threading.Thread | None = None
         self._stop = threading.Event()
         self._fired = threading.Event()  # the socket was cut: this connection is done
+        self.away: tuple[float, str] | None = None  # the last call's IndexUnavailable: when, why
 
     def _tr(self, sql: str) -> str:
         out = self._sql.get(sql)
@@ -204,7 +201,28 @@ class _PgSql:
         """SQL written for psycopg (``%s``), not translated. A query outside a
         transaction whose connection turns out lost (the server restarted, or its
         session was terminated, while this one sat idle) is asked once more on a new
-        one: a reader's first search after a restart was HTTP 503 otherwise."""
+        one: a reader's first search after a restart was HTTP 503 otherwise. Whether
+        the server answered is kept (``away``, ``recently_away``)."""
+        try:
+            out = self._raw(sql, args)
+        except IndexUnavailable as exc:
+            self.away = (time.monotonic(), str(exc))
+            raise
+        self.away = None
+        return out
+
+    def recently_away(self) -> str | None:
+        """Why the server did not answer, when the last call found it so within
+        ``2 * timeout + 2`` seconds (a writer daemon's tick asks every 2 s): status
+        says so at once instead of asking again behind the calls that wait out their
+        deadline (a field test's status through the daemon in a stalled network gave up
+        after 30 s). Past that, or after a call that went through, None: ask."""
+        away = self.away
+        if away is None or time.monotonic() - away[0] > 2 * self.timeout + 2:
+            return None
+        return away[1]
+
+    def _raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
         self.alive()
         reads = _reads(sql)
         if not reads and self.before_write is not None and self._idle():

@@ -65,6 +65,15 @@ def pg_schema_of(config: VaultConfig) -> str:
     return schema_name(config.root, config.index.schema)
 
 
+def recently_away(store: Any) -> str | None:
+    """Why the index's PostgreSQL did not answer a moment ago (``_PgSql.recently_away``);
+    None for SQLite, or when it answered, or when that was long enough ago to ask again."""
+    from memvault.index.pg_conn import _PgSql
+
+    db = getattr(store, "_db", None)
+    return db.recently_away() if isinstance(db, _PgSql) else None
+
+
 def open_postgres(
     config: VaultConfig, *, read_only: bool, wait: float = 0.0, daemon: bool = False
 ) -> Any:
@@ -97,6 +106,48 @@ def open_postgres(
 SAMPLED = 400  # indexed notes looked for in the folder, by a writer's open
 
 
+def refuse_a_second_index(config: VaultConfig) -> None:
+    """A new index in a schema derived from the folder's name (no ``[index] schema``
+    set) while another schema of the database holds this folder's notes: a clone
+    behind the writer's settings (``pg_siblings``). ``ConfigError`` naming that schema;
+    a schema set by a person is theirs to choose."""
+    from memvault.errors import ConfigError
+    from memvault.index.pg_conn import connect, redact
+    from memvault.index.pg_siblings import elsewhere
+
+    if config.index.schema:
+        return
+    schema = pg_schema_of(config)
+    timeout = config.index.pg_timeout
+    conn = connect(
+        config.index.dsn, schema, timeout=timeout, statement_ms=int(timeout * 1000), read_only=True
+    )
+    try:
+        found = elsewhere(conn, schema, config.root)
+    finally:
+        conn.close()
+    if found is None:
+        return
+    other, same, looked, writer = found
+    said = (
+        f"schema {other!r} at {redact(config.index.dsn)} holds this vault's index already "
+        f"({same} of the {looked} notes looked for are in this folder, byte for byte"
+        + (f"; its writer, {writer}, runs" if writer else "")
+        + f"), and this copy builds a second one in {schema!r} (its name derived from the "
+        "folder's). A clone behind the writer's settings: git pull (the writer's "
+        f'.memvault/config.toml names its schema), or set [index] schema = "{other}" (or '
+        "MEMVAULT_INDEX_SCHEMA). A second index on purpose: give it a schema by name"
+    )
+    if writer is None:  # nobody writes that one now: perhaps another vault of the same notes
+        import logging
+
+        logging.getLogger("memvault").warning("%s", said)
+        return
+    raise ConfigError(
+        said.replace("builds a second", "would build a second") + "; nothing was written"
+    )
+
+
 def _this_vaults(store: Any, config: VaultConfig) -> None:
     """A field test: another team's vault under the same folder name, set to the same
     database, derives the same schema (``memvault_<folder name>``); its writer's first
@@ -110,6 +161,8 @@ def _this_vaults(store: Any, config: VaultConfig) -> None:
 
     sampled = {r.path: r.sha256 for r in store.notes("note", limit=SAMPLED, outline=False)}
     rows = list(sampled)
+    if not rows:  # a new index: this vault's may be in another schema already
+        refuse_a_second_index(config)
     gone = [p for p in rows if not (config.root / p).exists()]
     if len(rows) >= 2 and len(gone) * 2 > len(rows):  # the same notes elsewhere here:
         found = _same_notes(config.root, {p: sampled[p] for p in gone})  # folders renamed

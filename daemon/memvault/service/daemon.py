@@ -425,6 +425,11 @@ class Daemon:
                     log.warning("the index: %s", exc)
                 self._tick_error = str(exc)
             else:
+                if self._tick_error and self.watcher.batches_failed:
+                    # the server back: the syncs that failed meanwhile now, not after the
+                    # rest of their back-off (up to 60 s; a field test waited 45 s)
+                    self.watcher.queue.retry_after(0)
+                    self.watcher.queue.wake()
                 self._tick_error = ""
 
     def _new_settings(self) -> None:

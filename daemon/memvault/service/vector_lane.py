@@ -26,6 +26,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from memvault.errors import IndexUnavailable
+from memvault.index.seam import recently_away
 from memvault.service import heap
 
 if TYPE_CHECKING:
@@ -90,7 +92,13 @@ class VectorLane:
 
     def info(self) -> dict[str, Any]:
         """The lane's part of /status: how many chunks wait, and for how long."""
-        pending, since = self.vault.pending_vectors()
+        pending: int | None = None
+        since: float | None = None
+        try:  # the index's server away (a moment ago: not asked again): /status says why
+            if recently_away(self.vault.engine.store) is None:
+                pending, since = self.vault.pending_vectors()
+        except IndexUnavailable:
+            pass
         return {
             "pending": pending,
             "lag_seconds": round(time.time() - since, 3) if pending and since else None,

@@ -179,6 +179,12 @@ class ChangeQueue:
         with self.cond:
             self._not_before = self.clock() + seconds
 
+    def retry_in(self) -> float | None:
+        """Seconds until a failed sync's back-off ends (None: none waits)."""
+        with self.cond:
+            left = self._not_before - self.clock()
+        return round(left, 1) if left > 0 else None
+
     def __len__(self) -> int:
         with self.cond:
             return len(self._paths)

@@ -44,6 +44,7 @@ from typing import Any, Protocol
 from memvault.config import QUIET_MS
 from memvault.core.results import SyncReport
 from memvault.engine.indexer import Progress
+from memvault.errors import MemvaultError
 from memvault.service.mounts import is_network_fs, limit_advice, mount_fs_type
 from memvault.service.observers import Observers
 from memvault.service.watch_queue import (
@@ -319,19 +320,23 @@ class Watcher:
             log.info("watcher: sync cancelled at shutdown (the next start reconciles)")
             return
         except Exception as exc:
-            log.exception(
-                "watcher: sync of %s failed; retrying",
-                "everything" if paths is None else f"{len(paths)} paths",
-            )
+            what = "everything" if paths is None else f"{len(paths)} paths"
+            delay = min(60.0, 2.0 ** min(self.batches_failed, 6))
+            if isinstance(exc, MemvaultError):  # the index's server away, a full disk: said
+                # in a line (a field test's log held a 30-line traceback per retry)
+                log.error("watcher: sync of %s failed: %s; retrying in %.0f s", what, exc, delay)
+            else:  # a fault of memvault's own: where it happened, for a bug report
+                log.exception("watcher: sync of %s failed; retrying in %.0f s", what, delay)
             # put back with the time of its first change: the lag stays true
             if paths is None:
                 self.queue.put((), moves=batch.moves)
                 self.queue.request_full(batch.reason, since=batch.oldest)
             else:
                 self.queue.put(paths, since=batch.oldest, moves=batch.moves)
-            self.queue.retry_after(min(60.0, 2.0 ** min(self.batches_failed, 6)))
+            self.queue.retry_after(delay)
             self.batches_failed += 1
-            self.record_error(f"sync failed: {exc!r}")  # tells on_change, with the count
+            why = str(exc) if isinstance(exc, MemvaultError) else repr(exc)
+            self.record_error(f"sync failed: {why}")  # tells on_change, with the count
             return
         finally:
             if own_thread:
@@ -461,6 +466,7 @@ class Watcher:
             "reconciling": self.reconciling,
             "let_through": self.let_through,  # batches synced during a full reconcile
             "failed_batches": self.batches_failed,  # in a row, up to now; 0 once one succeeds
+            "retry_in_seconds": self.queue.retry_in() if self.batches_failed else None,
             "last_batch": self.last_batch,
             "warnings": list(self.warnings),
             "warnings_seconds_ago": [round(time.time() - t) for t in self.warned_at],

@@ -28,12 +28,18 @@ def _ago(seconds: float) -> str:
 
 
 def status_exit_code(data: dict[str, Any]) -> int:
-    """1 when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
+    """7 when the index does not answer (as every command that reads it then exits); 1
+    when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
+    if data["index"].get("unreachable"):
+        return 7
     mem = data["memory"]
     return 1 if mem.get("over_budget") or mem.get("problem") else 0
 
 
 def render_status(console: Console, data: dict[str, Any]) -> None:
+    if data["index"].get("unreachable"):
+        render_away(console, data)
+        return
     console.print(f"vault: {data['vault']}")
     indexed = data.get("indexed") is not False
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
@@ -179,6 +185,14 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         )
     if idx["matches_disk"]:
         console.print("index matches the files on disk")
+    elif _mostly_elsewhere(data):
+        console.print(
+            f"this copy's files differ from the shared index in {idx['pending_count']} notes, "
+            f"more than half the {data['notes']} it holds: another vault's index (one of the "
+            "same folder name)? give this vault a schema of its own ([index] schema in "
+            ".memvault/config.toml, or MEMVAULT_INDEX_SCHEMA); or this copy is far behind "
+            "its writer's: git pull"
+        )
     elif where.get("role") == "reader":  # the writer's files, not these, are indexed
         console.print(
             f"this copy's files differ from the shared index in {idx['pending_count']} notes "
@@ -261,6 +275,73 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         lane = daemon.get("vectors") or {}
         if lane.get("last_error"):
             console.print(f"  vectors failing, retrying: {lane['last_error']}")
+
+
+def render_away(console: Console, data: dict[str, Any]) -> None:
+    """The index does not answer (its server stopped, the network stalled): what the
+    files say, why, and what the daemon does meanwhile (engine/status_away.py)."""
+    idx = data["index"]
+    where = idx.get("where") or {}
+    daemon = data.get("daemon") or {}
+    console.print(f"vault: {data['vault']}")
+    console.print(f"notes on disk: {data['notes']} in {len(data['folders'])} folders")
+    mem = data["memory"]
+    if mem.get("exists"):
+        tokens = f", {mem['tokens']} tokens (budget {mem['max_tokens']})" if mem["tokens"] else ""
+        console.print(f"{mem['file']}: {mem['lines']} lines (budget {mem['max_lines']}){tokens}")
+    console.print(f"index: does not answer: {escape(idx['unreachable'])}")
+    console.print(
+        f"  it lives in PostgreSQL: {where.get('dsn')} schema {where.get('schema')}; "
+        "search, context and status answer in full once it is back"
+    )
+    if not daemon:
+        console.print(
+            "  no daemon runs here; check the server and the network, or the DSN "
+            "([index] dsn in .memvault/config.toml, or MEMVAULT_INDEX_DSN)"
+        )
+        return
+    role = "the writer" if daemon.get("role") == "writer" else "a reader: it writes nothing"
+    console.print(f"daemon: {daemon.get('state')}, pid {daemon.get('pid')} ({role})")
+    if daemon.get("role") == "writer":
+        lag = daemon.get("lag_seconds")
+        waiting = daemon.get("queue") or 0
+        if waiting or lag is not None:  # (a retry in flight holds its files: lag alone)
+            console.print(
+                (
+                    f"  {waiting} changed file{'' if waiting == 1 else 's'}"
+                    if waiting
+                    else "  changes"
+                )
+                + " waiting to be indexed"
+                + (f", the oldest for {_ago(lag)[:-4]}" if lag is not None else "")
+                + "; the daemon indexes them once the server answers (no restart needed)"
+            )
+    if daemon.get("failed_batches"):
+        retry = daemon.get("retry_in_seconds")
+        console.print(
+            f"  failing: {daemon['failed_batches']} syncs in a row, retrying"
+            + (f" (next in {retry:.0f} s)" if retry is not None else "")
+        )
+    lane = daemon.get("vectors") or {}
+    if lane.get("last_error"):  # the vector lane's own retries (its chunks wait in the index)
+        console.print(f"  vectors failing, retrying: {escape(lane['last_error'])}")
+    when = data.get("last_sync_at")
+    if daemon.get("role") == "writer":  # (a reader syncs nothing)
+        console.print(
+            "  its last sync that went through: "
+            + (_ago(time.time() - when) if when else "none since it started")
+        )
+
+
+def _mostly_elsewhere(data: dict[str, Any]) -> bool:
+    """A reader whose files differ from most of the shared index: search answers with
+    notes this folder may never have (a field test's other vault, its folder of the same
+    name, read the first vault's index with no word of it). A writer is refused at open
+    (index/seam.py ``_this_vaults``)."""
+    where = data["index"].get("where") or {}
+    if where.get("store") != "postgres" or where.get("role") == "writer":
+        return False
+    return bool(data["notes"] >= 2 and data["index"]["pending_count"] * 2 > data["notes"])
 
 
 def _problems(console: Console, data: dict[str, Any]) -> None:

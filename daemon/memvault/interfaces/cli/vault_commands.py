@@ -9,7 +9,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,7 @@ from memvault.interfaces.cli.common import (
     open_vault,
     out,
     progress_bar,
+    resolve_vault,
 )
 
 if TYPE_CHECKING:
@@ -149,8 +150,8 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Notes per folder, MEMORY.md against its budget, links, index health, problems.
     Exit 1 when MEMORY.md needs you: a section left unclosed, or over its budget."""
     # an answering daemon's status includes its own state (lag, observer, model)
-    with handled(as_json), open_vault(vault, mode="peek") as v:
-        data = v.status()
+    with handled(as_json):
+        data = _status_of(resolve_vault(vault))
     from memvault.interfaces.cli.status_view import render_status, status_exit_code
 
     if as_json:
@@ -158,6 +159,19 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     else:
         render_status(out, data)
     raise typer.Exit(status_exit_code(data))
+
+
+def _status_of(root: Path) -> dict[str, Any]:
+    """The vault's status; its index not answering (PostgreSQL away), what the files say
+    and why (``status_away``) instead of the error alone."""
+    from memvault.engine.status_away import unopened_status
+
+    try:
+        with open_vault(root, mode="peek") as v:
+            data: dict[str, Any] = v.status()
+            return data
+    except E.IndexUnavailable as exc:  # no daemon here: this process's open asked it
+        return unopened_status(root, exc)
 
 
 def links_check(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
