@@ -189,6 +189,42 @@ def test_get_of_a_binary_md_is_not_found_as_a_note_not_a_usage_error(vault: Path
     assert code == 4 and json.loads(out)["code"] == 4
 
 
+def test_get_and_a_memory_tool_view_of_a_fifo_named_md_answer_at_once(vault: Path) -> None:
+    """Found by a review: `get pipe.md` (and the memory tool's view of it) opened the FIFO
+    to read and waited for a writer, forever (the CLI hung; the daemon lost a thread)."""
+    import os
+    import threading
+
+    os.mkfifo(vault / "pipe.md")
+    synced(vault)
+    answers: list[tuple[int, str]] = []
+
+    def ask() -> None:
+        code, _, err = run("get", "pipe.md", "--vault", vault)
+        answers.append((code, err))
+        code, _, err = run("get", "pipe.md", "--lines", "1:3", "--vault", vault)
+        answers.append((code, err))
+        with open_vault(vault) as v:
+            try:
+                v.memory_tool({"command": "view", "path": "/memories/pipe.md"})
+            except E.MemoryToolError as exc:
+                answers.append((0, str(exc)))
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
+    asking.join(30)
+    if asking.is_alive():  # let the hung reader go: a writer opens the FIFO and closes it
+        with open(vault / "pipe.md", "wb"):
+            pass
+        asking.join(10)
+    assert len(answers) == 3, answers  # before: none, the first get never came back
+    assert answers[0] == (4, "error: pipe.md is not a file (a pipe, a socket or a device)\n")
+    assert answers[1][0] == 4 and "pipe.md is not a file" in answers[1][1]
+    assert (
+        answers[2][1] == "The path /memories/pipe.md does not exist. Please provide a valid path."
+    )
+
+
 # -- the folder filter ----------------------------------------------------------------------
 
 

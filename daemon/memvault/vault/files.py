@@ -33,6 +33,7 @@ from memvault.errors import (
 )
 from memvault.vault.batch_update import update_texts
 from memvault.vault.name_forms import preferred, twin_reason
+from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
     NOT_UTF8,
     disk_spelling,
@@ -334,7 +335,7 @@ class VaultFS:
         digest = hashlib.sha256()
         head = bytearray()
         try:
-            with open(path, "rb") as fh:
+            with open_to_read(path) as fh:
                 st = os.fstat(fh.fileno())
                 while block := fh.read(_READ_BLOCK):
                     digest.update(block)
@@ -344,6 +345,8 @@ class VaultFS:
             raise NoteNotFound(f"no note at {rel}") from None
         except IsADirectoryError:
             raise NoteNotFound(f"{rel} is a folder") from None
+        except NotAFile:
+            raise NoteNotFound(f"{rel} is not a file (a pipe, a socket or a device)") from None
         truncated = st.st_size > len(head)
         data = bytes(head)
         if truncated:  # after the last whole line, unless that drops most of what was read
@@ -368,7 +371,7 @@ class VaultFS:
         taken: list[bytes] = []
         size, cut, line_no, last_byte = 0, False, 1, b""  # line_no: the line read next
         try:
-            with open(path, "rb") as fh:
+            with open_to_read(path) as fh:
                 while True:
                     keep = not cut and first <= line_no and (last is None or line_no <= last)
                     room = cap - size
@@ -386,6 +389,8 @@ class VaultFS:
                         line_no += 1
         except FileNotFoundError:
             raise NoteNotFound(f"no note at {rel}") from None
+        except (IsADirectoryError, NotAFile):
+            raise NoteNotFound(f"{rel} is not a file") from None
         total = line_no - 1 + (last_byte not in (b"", b"\n"))
         partial = cut and len(taken) == 1
         data = b"".join(taken)

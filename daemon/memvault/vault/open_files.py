@@ -1,4 +1,5 @@
-"""Is a file open for writing in another process?
+"""Is a file open for writing in another process? And a note opened to read, refused
+when it is no regular file (``open_to_read``).
 
 memvault must never swap its version of a note in while someone still holds the
 old one open for writing: a shell's ``... > MEMORY.md``, an editor or a sync tool
@@ -29,7 +30,9 @@ import errno
 import fcntl
 import os
 import signal
+import stat
 from pathlib import Path
+from typing import BinaryIO
 
 _F_SETSIG = getattr(fcntl, "F_SETSIG", 10)
 _F_SETLEASE = getattr(fcntl, "F_SETLEASE", None)
@@ -103,4 +106,26 @@ def _writable(pid: str, fd: str) -> bool:
     return False
 
 
-__all__ = ["open_for_writing"]
+class NotAFile(OSError):
+    """A path that is no regular file nor folder: a FIFO, a socket, a device."""
+
+
+def open_to_read(path: Path | str) -> BinaryIO:
+    """``path`` opened to read, as ``open(path, "rb")`` but never waiting: a FIFO named
+    ``note.md`` would block the reader (a ``get``, a memory-tool ``view``) until some
+    process wrote to it, forever; a device would read without end. Such a path is
+    ``NotAFile``; a folder ``IsADirectoryError``, as ``open`` says it."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once, unread
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
+        if not stat.S_ISREG(mode):
+            raise NotAFile(errno.EINVAL, "not a regular file", str(path))
+        return os.fdopen(fd, "rb")  # (O_NONBLOCK means nothing to a regular file)
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+__all__ = ["NotAFile", "open_for_writing", "open_to_read"]
