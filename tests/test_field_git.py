@@ -299,6 +299,22 @@ def test_gitattributes_names_folders_in_any_script_and_with_spaces_as_git_reads_
     assert "P*ople" not in unsafe and "/My Projects/" in unsafe
 
 
+def test_a_first_memory_md_is_made_in_a_repository_that_never_had_one(tmp_path: Path) -> None:
+    """A person's notes, committed in git for years, made a vault: the first MEMORY.md is
+    made although git's index has none (a MEMORY.md git removed is not: the test below).
+    The first form of that rule made none, for every such vault."""
+    root = tmp_path / "notes"
+    write(root, "people/ana.md", note("Ana", "Ana runs the data team."))
+    git(root, "init", "-q", "-b", "main")
+    commit(root, "my notes")
+    init_vault(root)
+    (root / "MEMORY.md").unlink(missing_ok=True)  # as a vault made before MEMORY.md was
+    with open_vault(root) as v:
+        report = v.sync()
+        assert not [p for p in report.problems if "MEMORY.md" in p]
+    assert "[[people/ana]]" in (root / "MEMORY.md").read_text("utf-8")
+
+
 def test_a_pull_that_deletes_memory_md_leaves_no_untracked_one_to_block_the_next(
     tmp_path: Path,
 ) -> None:

@@ -27,7 +27,7 @@ from memvault.engine import link_check
 from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, untracked_if_made
+from memvault.vault.gitstate import git_busy, git_removed
 from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
@@ -249,7 +249,7 @@ class Linker:
         try:
             if self.fs.stat(rel) is None:
                 text = change(None)
-                removed = untracked_if_made(self.fs.root, rel)
+                removed = git_removed(self.fs.root, rel)
                 if not removed:
                     self.fs.create(rel, text)
                 written = not removed

@@ -30,7 +30,7 @@ from memvault.engine.folders import section_said, sections_in_another_case
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
-from memvault.vault.gitstate import git_busy, ignored_by, settings_ignored, untracked_if_made
+from memvault.vault.gitstate import git_busy, git_removed, ignored_by, settings_ignored
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -220,7 +220,7 @@ def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict
     path = config.root / cfg.file
     memory: dict[str, Any] = {"file": cfg.file, "exists": path.is_file()}
     if not memory["exists"]:  # git took it out: not made again (engine/linker.GIT_REMOVED)
-        memory["git_removed"] = untracked_if_made(config.root, cfg.file)
+        memory["git_removed"] = git_removed(config.root, cfg.file)
     if path.is_file():
         text = path.read_text(encoding="utf-8-sig", errors="replace")
         lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)

@@ -11,7 +11,7 @@ The vault may be the repository's top folder or any folder inside it, and ``.git
 may be a folder or a file pointing at one (a worktree, a submodule).
 
 A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
-file stops the pull or checkout that brings it back (``untracked_if_made``). A
+file stops the pull or checkout that brings it back (``git_removed``). A
 ``.memvault/config.toml`` git ignores does not reach the other clones (``ignored_by``).
 """
 
@@ -77,17 +77,22 @@ def git_busy(root: Path) -> str | None:
     return None if head.startswith(b"ref:") or not head.strip() else DETACHED
 
 
-def untracked_if_made(root: Path, rel: str) -> bool:
-    """Whether a file made at ``rel`` (a vault path, not on disk) would be untracked in
-    the vault's git repository: neither in git's index nor ignored.
+def git_removed(root: Path, rel: str) -> bool:
+    """Whether git took away the file at ``rel`` (a vault path, not on disk): a commit
+    of the repository (any branch) had it, and a file made there now would be
+    untracked (neither in git's index nor ignored).
 
     Such a file stands in the way of every later pull or checkout that brings one
     ("untracked working tree files would be overwritten"), even with the same bytes,
-    and ``--autostash`` does not set it aside. False outside git, and when git cannot
-    be asked (not installed, a repository it refuses): memvault makes it as before."""
+    and ``--autostash`` does not set it aside. A file no commit ever had (a vault's
+    first MEMORY.md, in a repository of a person's notes) is not one. False outside
+    git, and when git cannot be asked (not installed, a repository it refuses)."""
     tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: in git's index; else no answer
         return False
+    had = _git(root, "--literal-pathspecs", "rev-list", "--all", "-1", "--", rel)
+    if had is None or had.returncode != 0 or not had.stdout.strip():
+        return False  # never committed (or no commit at all): made as any first one
     return ignored_by(root, rel) is None
 
 
@@ -138,4 +143,4 @@ def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
-__all__ = ["DETACHED", "git_busy", "git_dir", "ignored_by", "settings_ignored", "untracked_if_made"]
+__all__ = ["DETACHED", "git_busy", "git_dir", "git_removed", "ignored_by", "settings_ignored"]
