@@ -159,6 +159,7 @@ class Daemon:
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
         self.afresh = ""  # why, when not the ground lost (config.toml's new settings)
+        self._settings_wrong = ""  # why config.toml's new settings wait, as last said
         self._ground_lost = False  # at the last check
         self._tick_error = ""  # the index's failure the last tick logged
         self.server: HttpServer | None = None
@@ -438,8 +439,10 @@ class Daemon:
         if git_busy(self.vault.root):
             return  # a merge may take it back; CHANGED said it waits for git
         wrong = self.config_watch.usable(self.vault.root)
-        if wrong:  # said once a text (config_watch refuses it until it changes)
-            log.warning("config.toml changed, but the daemon keeps its settings: %s", wrong)
+        if wrong:  # said once a reason (a text that does not load waits for a change)
+            if wrong != self._settings_wrong:
+                log.warning("config.toml changed, but the daemon keeps its settings: %s", wrong)
+            self._settings_wrong = wrong
             return
         log.warning("config.toml changed: the daemon starts again on the new settings")
         self.restart, self.afresh = True, "config.toml changed: on its new settings"
