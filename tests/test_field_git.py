@@ -549,3 +549,21 @@ def test_a_vault_kept_as_a_submodule_is_written_at_its_detached_head(tmp_path: P
     assert "[[people/ana]]" in (root / "MEMORY.md").read_text("utf-8")
     git(root, "bisect", "start")
     assert git_busy(root) == "a bisect"
+
+
+def test_init_in_a_repository_of_crlf_notes_shows_none_of_them_changed(tmp_path: Path) -> None:
+    """A person's notes committed with CRLF line ends for years (Windows, autocrlf off),
+    made a vault: .gitattributes' `text` (c3b17ee) had git show every day's log as
+    modified right after init (the index's CRLF is no longer what git would store).
+    `text=auto` leaves a file committed with CRLF as it is, and still stores a
+    MEMORY.md an editor saved with CRLF as LF."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "core.autocrlf", "false")
+    (root / "logs").mkdir()
+    (root / "logs" / "2026-01-05.md").write_bytes(b"# 2026-01-05\r\n\r\n- met Ana\r\n")
+    commit(root, "my notes")
+    init_vault(root)
+    changed = git(root, "status", "--porcelain", "--untracked-files=no").stdout
+    assert changed == "", changed
