@@ -71,13 +71,19 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+_UNREAD = b"\0unread"  # no text given: the file's, read now
+
+
 class ConfigWatch:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, loaded: bytes | None = _UNREAD) -> None:
+        """``loaded``: the text the daemon's settings were read from (``VaultConfig.source``),
+        which a save made since (while the vault opened: a restart's) differs from."""
         self.path = path
         self._key = _key(path)
-        self.started = _read(path)  # what the daemon runs on (None: no file, defaults)
-        self.latest = self.started  # the last text seen (kept when the file goes)
-        self.changed = False  # its settings differ from those the daemon runs on
+        self.latest = _read(path)  # the last text seen (kept when the file goes)
+        # what the daemon runs on (None: no file, defaults)
+        self.started = self.latest if loaded == _UNREAD else loaded
+        self.changed = _differ(self.started, self.latest)  # from those the daemon runs on
         self._quiet = False  # the file was the same at the last look as at the one before
         self._refused: bytes | None = None  # changed settings that did not load
         # the new settings' PostgreSQL server did not answer: (text, dsn), when to ask

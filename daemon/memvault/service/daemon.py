@@ -131,7 +131,7 @@ class Daemon:
         self.config: VaultConfig = vault.config
         # config.toml's text: a change said, and started again on (_new_settings); put
         # back if .memvault/ is deleted under the daemon (start_afresh)
-        self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE)
+        self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE, self.config.source)
         # the index's writer is elsewhere: serve reads only (the watcher and the vector
         # lane are made but never started)
         self.reader = vault.engine.read_only
