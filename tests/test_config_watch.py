@@ -84,3 +84,58 @@ def test_new_settings_are_due_once_the_file_rests_and_refused_ones_wait_for_a_ch
     watch.check()
     watch.check()
     assert watch.due() and watch.usable(root) is None
+
+
+def test_new_settings_whose_postgresql_server_does_not_answer_wait_and_are_asked_again(
+    tmp_path: Path,
+) -> None:
+    """A config.toml saved (or pulled) with a mistyped DSN, or while the server is down:
+    the daemon started again on it and exited at its open ("cannot reach the index"),
+    leaving the vault unwatched. Such settings now wait, the daemon on its own, and
+    the server is asked again later (not refused until the file changes)."""
+    from memvault.service import config_watch
+    from memvault.vault.template import init_vault
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = root / ".memvault" / "config.toml"
+    text = path.read_bytes()
+    assert b'store = "sqlite"\ndsn = ""' in text
+    watch = ConfigWatch(path)
+    dsn = b'store = "postgres"\ndsn = "postgresql://memvault@127.0.0.1:1/team"'
+    path.write_bytes(text.replace(b'store = "sqlite"\ndsn = ""', dsn))
+    watch.check()
+    watch.check()
+    assert watch.due()
+    wrong = watch.usable(root)
+    assert wrong is not None and "cannot reach the index" in wrong
+    watch.check()
+    assert watch.due()  # not refused for good: the server may come back
+    assert watch.usable(root) == wrong  # within PROBE_AGAIN: not asked again
+    assert config_watch.PROBE_AGAIN >= 10
+
+
+def test_a_save_made_while_the_daemon_opens_its_vault_is_a_change(tmp_path: Path) -> None:
+    """config.toml saved after the vault's settings were read and before the daemon's
+    watch first read the file (an editor saving every few seconds, its save landing in
+    a restart's open: lock, index, model): the watch took the new text for the one the
+    daemon ran on, so it ran on the old settings for good and said nothing. The watch
+    now starts from the text the settings were read from (VaultConfig.source)."""
+    from memvault.api import Vault
+    from memvault.service.daemon import Daemon
+    from memvault.vault.template import init_vault
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    path = root / ".memvault" / "config.toml"
+    text = path.read_bytes()
+    vault = Vault.open(root, through_daemon=False)
+    try:
+        assert vault.config.memory.max_lines == 80
+        path.write_bytes(text.replace(b"max_lines = 80", b"max_lines = 60"))
+        watch = Daemon(vault).config_watch
+        watch.check()
+        assert watch.changed and watch.due()
+    finally:
+        vault.close()
+    assert not ConfigWatch(path).changed  # no text given: the file's is the one run on

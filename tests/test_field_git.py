@@ -521,3 +521,49 @@ def test_a_memory_md_saved_with_other_line_ends_merges_as_one_not_two_copies(
         "- [[people/bo]] - Bo runs billing.",
         "- [[people/cy]] - Cy runs infra.",
     ]
+
+
+def test_a_vault_kept_as_a_submodule_is_written_at_its_detached_head(tmp_path: Path) -> None:
+    """A project cloned with --recurse-submodules has its memory vault (a submodule) at a
+    detached HEAD for good: that is no commit checked out to look at, and MEMORY.md was
+    never written there ("waits until git is done", which it never is). A bisect, which
+    detaches HEAD in a submodule too, still waits."""
+    mem = tmp_path / "mem"
+    init_vault(mem)
+    git(mem, "init", "-q", "-b", "main")
+    commit(mem, "vault")
+    proj = tmp_path / "proj"
+    git(tmp_path, "init", "-q", "-b", "main", str(proj))
+    allow = ("-c", "protocol.file.allow=always")
+    git(proj, *allow, "submodule", "add", "-q", str(mem), "memory")
+    commit(proj, "memory")
+    clone = tmp_path / "clone"
+    git(tmp_path, *allow, "clone", "-q", "--recurse-submodules", str(proj), str(clone))
+    root = clone / "memory"
+    assert git(root, "symbolic-ref", "-q", "HEAD", check=False).returncode != 0  # detached
+    assert git_busy(root) is None
+    write(root, "people/ana.md", note("Ana", "Ana runs the data team."))
+    with open_vault(root) as v:
+        report = v.sync()
+    assert not [w for w in report.warnings if "detached" in w], report.warnings
+    assert "[[people/ana]]" in (root / "MEMORY.md").read_text("utf-8")
+    git(root, "bisect", "start")
+    assert git_busy(root) == "a bisect"
+
+
+def test_init_in_a_repository_of_crlf_notes_shows_none_of_them_changed(tmp_path: Path) -> None:
+    """A person's notes committed with CRLF line ends for years (Windows, autocrlf off),
+    made a vault: .gitattributes' `text` (c3b17ee) had git show every day's log as
+    modified right after init (the index's CRLF is no longer what git would store).
+    `text=auto` leaves a file committed with CRLF as it is, and still stores a
+    MEMORY.md an editor saved with CRLF as LF."""
+    root = tmp_path / "notes"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "core.autocrlf", "false")
+    (root / "logs").mkdir()
+    (root / "logs" / "2026-01-05.md").write_bytes(b"# 2026-01-05\r\n\r\n- met Ana\r\n")
+    commit(root, "my notes")
+    init_vault(root)
+    changed = git(root, "status", "--porcelain", "--untracked-files=no").stdout
+    assert changed == "", changed

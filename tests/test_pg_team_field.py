@@ -387,3 +387,59 @@ def test_index_move_on_a_clone_behind_the_writers_settings_builds_no_second_inde
         assert daemon.stop() == 0, daemon.stderr[-3000:]
         with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
             conn.execute(f'DROP SCHEMA IF EXISTS "{second}" CASCADE')
+
+
+def test_another_schemas_paths_leaving_the_folder_or_naming_a_fifo_are_not_read(
+    tmp_path: Path,
+) -> None:
+    """pg_siblings hashed the file at each path another schema's notes table names,
+    joined to this folder: rows are anyone's with a login that can make a schema, so
+    `/dev/zero` was read without end (a move or a first sync eating memory), a FIFO in
+    the folder hung it, and `../` or an absolute path read files outside the vault. Such
+    paths now count as not here; a regular note inside still does. (The old code is not
+    given /dev/zero here: it would fill the memory.)"""
+    import os
+
+    from memvault.index import pg_siblings
+
+    root = tmp_path / "vault"
+    (root / "people").mkdir(parents=True)
+    (root / "people" / "ana.md").write_bytes(b"Ana\n")
+    os.mkfifo(root / "people" / "pipe.md")
+    (tmp_path / "outside.md").write_bytes(b"secret\n")
+    sha = {p: hashlib.sha256(b).hexdigest() for p, b in [("a", b"Ana\n"), ("o", b"secret\n")]}
+    zero = hashlib.sha256(b"").hexdigest()
+    rows = [
+        ("people/pipe.md", zero),
+        ("../outside.md", sha["o"]),
+        (str(tmp_path / "outside.md"), sha["o"]),
+        ("people/ana.md", sha["a"]),
+    ]
+
+    class Conn:
+        def execute(self, sql: str, args: Any = ()) -> Any:
+            class Answer:
+                def fetchall(self) -> list[Any]:
+                    return [("memvault_other",)] if "information_schema" in sql else rows
+
+                def fetchone(self) -> Any:
+                    return None
+
+            return Answer()
+
+    import threading
+
+    found: list[Any] = []
+    looking = threading.Thread(
+        target=lambda: found.append(pg_siblings.elsewhere(Conn(), "memvault_here", root)),
+        daemon=True,
+    )
+    looking.start()
+    looking.join(10)
+    if looking.is_alive():  # held at the FIFO's open: let it go, then fail
+        with open(root / "people" / "pipe.md", "wb"):
+            pass
+        looking.join(5)
+    assert found == [None]  # 1 of the 4 here: none of the others read
+    assert pg_siblings._sha(root, "people/ana.md") == sha["a"]
+    assert pg_siblings._sha(root, "/dev/zero") is None  # (not read: a path out of the folder)

@@ -35,6 +35,7 @@ from helpers import (
     snapshot,
     write,
 )
+from memvault.api import Vault
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app as cli_app
 from memvault.service.daemon import Daemon
@@ -304,6 +305,10 @@ def test_a_config_change_starts_the_daemon_again_on_the_new_settings(
     eventually(lambda: settled(info))
     config = proc.root / ".memvault" / "config.toml"
     original = config.read_bytes()
+    # a Vault opened through the daemon before (the Python API's, a script's) lost it at
+    # the restart for good: "cannot reach the daemon" (its new port and token unknown)
+    kept = Vault.open(proc.root)
+    assert kept.daemon is not None
     assert api(info, "GET", "/status").json()["daemon"]["config_changed"] is False
     config.write_bytes(original + b"\n# a comment changes no setting\n")
     time.sleep(5)  # the daemon looks every 2 s
@@ -328,6 +333,9 @@ def test_a_config_change_starts_the_daemon_again_on_the_new_settings(
     eventually(lambda: settled(info2))
     d = api(info2, "GET", "/status").json()
     assert d["daemon"]["config_changed"] is False and d["memory"]["max_lines"] == 60
+    with kept:
+        assert kept.status()["memory"]["max_lines"] == 60
+        assert kept.log("a line through the daemon started again").path
 
 
 def test_a_daemon_whose_memvault_folder_is_deleted_puts_back_config_toml(

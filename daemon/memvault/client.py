@@ -61,6 +61,10 @@ MEMORY_TOOL_FIELDS = frozenset(
 # daemon is too slow and ConnectionError when it cannot be reached.
 Send = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int, bytes]]
 
+# seconds a request waits for the daemon of the same process to serve again after it
+# started again (config.toml changed): its vault opened anew, its model not yet loaded
+AGAIN_WAIT = 15.0
+
 # error.type -> the exception the library raises for it
 _ERRORS: dict[str, type[E.MemvaultError]] = {
     name: kind
@@ -87,6 +91,9 @@ class DaemonClient(Closes):
         self.pid = pid
         self._token = token
         self._send: Send = _send_stdlib if http is None else _httpx_sender(http)
+        # the vault's folder, when found by its daemon.json (``running``): a daemon that
+        # started again in its process (config.toml changed) is found again there
+        self.root: Path | None = None
 
     # -- finding a daemon ----------------------------------------------------------
 
@@ -102,7 +109,32 @@ class DaemonClient(Closes):
         vault's lock). Asks the daemon nothing: a write goes to it however busy it is,
         since it holds the lock and no other process can do the write."""
         info = runfile.running(Path(root))
-        return None if info is None else cls.of(info)
+        if info is None:
+            return None
+        client = cls.of(info)
+        client.root = Path(root)
+        return client
+
+    def _found_again(self) -> bool:
+        """After a request the daemon did not take (refused, or its token unknown): the
+        daemon of this process, started again (``daemon.start_afresh``: config.toml's
+        new settings) on another port and token, waited for up to ``AGAIN_WAIT`` s and
+        taken as this client's. False when there is none: another process's, or none."""
+        import time
+
+        if self.root is None or self.pid is None:
+            return False
+        until = time.monotonic() + AGAIN_WAIT
+        while True:
+            info = runfile.running(self.root)
+            if info is not None and info.pid == self.pid:
+                if info.url == self.base_url and info.token == self._token:
+                    return False  # the same daemon: not a restart
+                self.base_url, self._token = info.url, info.token
+                return True
+            if time.monotonic() > until or not runfile.pid_alive(self.pid):
+                return False
+            time.sleep(0.1)
 
     @classmethod
     def find(cls, root: str | Path, timeout: float = HEALTH_TIMEOUT) -> DaemonClient | None:
@@ -226,6 +258,8 @@ class DaemonClient(Closes):
             headers["Content-Type"] = "application/json"
         try:
             status, content = self._send(method, url, headers, data, timeout)
+            if status == 401 and self._found_again():  # the port given to the new one
+                return self._request(method, route, body=body, params=params, timeout=timeout)
         except TimeoutError:
             maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
@@ -233,6 +267,10 @@ class DaemonClient(Closes):
                 f"within {timeout:g} s{maybe if method == 'POST' and route != '/search' else ''}"
             ) from None
         except OSError as exc:
+            # refused: nothing was sent (a request cut off may have been made: only a GET)
+            again = isinstance(exc, ConnectionRefusedError) or method == "GET"
+            if again and self._found_again():  # asked again of the new one
+                return self._request(method, route, body=body, params=params, timeout=timeout)
             raise E.DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}") from None
         if status >= 400:
             raise error_from_response(status, content)

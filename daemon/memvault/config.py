@@ -167,6 +167,9 @@ class VaultConfig:
     search: SearchSettings = SearchSettings()
     context: ContextSettings = ContextSettings()
     daemon: DaemonSettings = DaemonSettings()
+    # config.toml's bytes these settings were read from (None: no file), for the daemon's
+    # watch of it (service/config_watch.py): a change made after this read is one
+    source: bytes | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def state_dir(self) -> Path:
@@ -194,12 +197,14 @@ class VaultConfig:
         """Resolve the configuration of the vault at ``root``."""
         root = Path(root).expanduser().resolve()
         data: dict[str, dict[str, Any]] = {}
+        source: bytes | None = None
         path = root / STATE_DIR / CONFIG_FILE
         if path.exists() and not path.is_file():  # a folder there: not silently defaults
             raise ConfigError(f"{path}: not a file; memvault reads its settings from a file")
         if path.is_file():
             try:
-                loaded = tomllib.loads(path.read_text(encoding="utf-8-sig"))
+                source = path.read_bytes()
+                loaded = tomllib.loads(source.decode("utf-8-sig"))
             except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
                 raise ConfigError(f"{path}: {exc}") from None
             except OSError as exc:  # unreadable (permissions): said, not taken as defaults
@@ -212,7 +217,7 @@ class VaultConfig:
         _apply_env(data, os.environ if env is None else env)
         for section, values in _renamed(overrides or {}).items():
             data.setdefault(section, {}).update(values)
-        return cls(root=root, **_build(data, str(path)))
+        return cls(root=root, **_build(data, str(path)), source=source)
 
 
 _SECTIONS: dict[str, type] = {

@@ -14,12 +14,15 @@ notes are two vaults).
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
+import os
+import stat
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from memvault.index.pg_schema import lock_key
 
 SAMPLED = 400  # notes of each other index looked for in the folder
+MAX_BYTES = 64 << 20  # a file bigger is no note of an index (max_note_bytes: 2 MB)
 
 
 def elsewhere(conn: Any, schema: str, root: Path) -> tuple[str, int, int, str | None] | None:
@@ -45,7 +48,7 @@ def elsewhere(conn: Any, schema: str, root: Path) -> tuple[str, int, int, str | 
             ).fetchall()
         except Exception:
             continue
-        same = sum(1 for path, sha in rows if sha and _sha(root / path) == sha)
+        same = sum(1 for path, sha in rows if sha and _sha(root, str(path)) == sha)
         if len(rows) >= 2 and same * 2 > len(rows):
             found.append((str(other), same, len(rows), _writer(conn, str(other), quoted)))
     # the one its writer runs first: the team's (a demo vault of the same notes runs none)
@@ -64,11 +67,29 @@ def _writer(conn: Any, schema: str, quoted: str) -> str | None:
     return f"{row[0]} pid {row[1]}" if row else None
 
 
-def _sha(path: Path) -> str | None:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+def _sha(root: Path, rel: str) -> str | None:
+    """The sha256 of the regular file at the vault path ``rel``; None for a path that
+    leaves the folder (another schema's rows are anyone's with a login to the database:
+    ``/dev/zero``, ``../..``), a FIFO or a device (opened without waiting), a
+    file too big to be a note, or none."""
+    parts = PurePosixPath(rel).parts
+    if not parts or parts[0] == "/" or ".." in parts or "\\" in rel or ":" in parts[0]:
+        return None
+    digest = hashlib.sha256()
+    try:  # without waiting: a FIFO opens at once (as vault/open_files.open_to_read)
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_BYTES:
+                return None
+            while chunk := fh.read(1 << 20):
+                digest.update(chunk)
+        except OSError:
+            return None
+    return digest.hexdigest()
 
 
 __all__ = ["SAMPLED", "elsewhere"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,10 @@ CHANGED = (
     "config.toml changed since the daemon started: it starts again on the new settings "
     "once they load and git is done (its log says what they wait for)"
 )
+
+
+# seconds before the server new settings name is asked again after it did not answer
+PROBE_AGAIN = 30.0
 
 
 def _key(path: Path) -> tuple[int, int, int, int] | None:
@@ -66,15 +71,24 @@ def _read(path: Path) -> bytes | None:
         return None
 
 
+_UNREAD = b"\0unread"  # no text given: the file's, read now
+
+
 class ConfigWatch:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, loaded: bytes | None = _UNREAD) -> None:
+        """``loaded``: the text the daemon's settings were read from (``VaultConfig.source``),
+        which a save made since (while the vault opened: a restart's) differs from."""
         self.path = path
         self._key = _key(path)
-        self.started = _read(path)  # what the daemon runs on (None: no file, defaults)
-        self.latest = self.started  # the last text seen (kept when the file goes)
-        self.changed = False  # its settings differ from those the daemon runs on
+        self.latest = _read(path)  # the last text seen (kept when the file goes)
+        # what the daemon runs on (None: no file, defaults)
+        self.started = self.latest if loaded == _UNREAD else loaded
+        self.changed = _differ(self.started, self.latest)  # from those the daemon runs on
         self._quiet = False  # the file was the same at the last look as at the one before
         self._refused: bytes | None = None  # changed settings that did not load
+        # the new settings' PostgreSQL server did not answer: (text, dsn), when to ask
+        # again, why
+        self._away: tuple[tuple[bytes | None, str], float, str] | None = None
 
     def check(self) -> bool:
         """Look again; True when the file's text now differs from the one the daemon
@@ -97,16 +111,39 @@ class ConfigWatch:
         return self.changed and self._quiet and self.latest != self._refused
 
     def usable(self, root: Path) -> str | None:
-        """None when the vault's settings now load; else why not (said once a text: the
-        daemon goes on with those it started with until the file changes again)."""
+        """None when the vault's settings now load and the PostgreSQL server they name
+        answers; else why not. Settings that do not load are refused until the file
+        changes again (said once a text); a server that does not answer is asked again
+        ``PROBE_AGAIN`` s later: the daemon started on it would exit at its open (a DSN
+        mistyped, the server down, psycopg missing), leaving the vault unwatched. The
+        daemon goes on with the settings it started with meanwhile."""
         from memvault.config import VaultConfig
         from memvault.errors import ConfigError
 
         try:
-            VaultConfig.load(root)
+            config = VaultConfig.load(root)
         except ConfigError as exc:
             self._refused = self.latest
             return str(exc)
+        return self._unreachable(config.index.store, config.index.dsn, config.index.pg_timeout)
+
+    def _unreachable(self, store: str, dsn: str, timeout: float) -> str | None:
+        if store != "postgres":
+            return None
+        now = time.monotonic()
+        if self._away is not None and self._away[0] == (self.latest, dsn) and now < self._away[1]:
+            return self._away[2]
+        from memvault.errors import MemvaultError
+        from memvault.index import pg_conn
+
+        try:
+            conn = pg_conn.connect(dsn, "public", timeout=timeout, statement_ms=int(timeout * 1000))
+        except MemvaultError as exc:
+            self._away = ((self.latest, dsn), now + PROBE_AGAIN, str(exc))
+            return str(exc)
+        with contextlib.suppress(Exception):
+            conn.close()
+        self._away = None
         return None
 
     def restore(self) -> bool:

@@ -131,7 +131,7 @@ class Daemon:
         self.config: VaultConfig = vault.config
         # config.toml's text: a change said, and started again on (_new_settings); put
         # back if .memvault/ is deleted under the daemon (start_afresh)
-        self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE)
+        self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE, self.config.source)
         # the index's writer is elsewhere: serve reads only (the watcher and the vector
         # lane are made but never started)
         self.reader = vault.engine.read_only
@@ -159,6 +159,7 @@ class Daemon:
         self.exit_code = 0
         self.restart = False  # the ground lost, the vault folder still there: start afresh
         self.afresh = ""  # why, when not the ground lost (config.toml's new settings)
+        self._settings_wrong = ""  # why config.toml's new settings wait, as last said
         self._ground_lost = False  # at the last check
         self._tick_error = ""  # the index's failure the last tick logged
         self.server: HttpServer | None = None
@@ -438,8 +439,10 @@ class Daemon:
         if git_busy(self.vault.root):
             return  # a merge may take it back; CHANGED said it waits for git
         wrong = self.config_watch.usable(self.vault.root)
-        if wrong:  # said once a text (config_watch refuses it until it changes)
-            log.warning("config.toml changed, but the daemon keeps its settings: %s", wrong)
+        if wrong:  # said once a reason (a text that does not load waits for a change)
+            if wrong != self._settings_wrong:
+                log.warning("config.toml changed, but the daemon keeps its settings: %s", wrong)
+            self._settings_wrong = wrong
             return
         log.warning("config.toml changed: the daemon starts again on the new settings")
         self.restart, self.afresh = True, "config.toml changed: on its new settings"

@@ -27,6 +27,7 @@ _MARKERS = (
     ("MERGE_HEAD", "a merge"),
     ("CHERRY_PICK_HEAD", "a cherry-pick"),
     ("REVERT_HEAD", "a revert"),
+    ("BISECT_LOG", "a bisect"),
     # git is writing the index and the tree this moment (a checkout, a stash, a pop):
     # a file memvault wrote now could make git refuse to go on
     ("index.lock", "writing its index"),
@@ -58,6 +59,15 @@ def git_dir(root: Path) -> Path | None:
 DETACHED = "a checkout of a commit, not a branch (a detached HEAD)"
 
 
+def _submodule(gdir: Path) -> bool:
+    """Whether ``gdir`` is a submodule's git directory (``<super>/.git/modules/<name>``,
+    nested ones and their worktrees too). ``git submodule update`` and a clone with
+    ``--recurse-submodules`` leave a submodule at a detached HEAD for good: its commit
+    is the one the superproject records, no commit checked out to look at."""
+    parts = gdir.parts
+    return any(parts[i] == ".git" and parts[i + 1] == "modules" for i in range(len(parts) - 1))
+
+
 def git_busy(root: Path) -> str | None:
     """What git is in the middle of in the vault's repository ("a rebase"), or None."""
     gdir = git_dir(root)
@@ -73,8 +83,11 @@ def git_busy(root: Path) -> str | None:
         head = (gdir / "HEAD").read_bytes()
     except OSError:
         return None
-    # a branch is "ref: refs/heads/main"; a commit's id alone is a detached HEAD
-    return None if head.startswith(b"ref:") or not head.strip() else DETACHED
+    # a branch is "ref: refs/heads/main"; a commit's id alone is a detached HEAD, but a
+    # submodule's usual state (MEMORY.md written there would otherwise never be)
+    if head.startswith(b"ref:") or not head.strip() or _submodule(gdir):
+        return None
+    return DETACHED
 
 
 def git_removed(root: Path, rel: str) -> bool:

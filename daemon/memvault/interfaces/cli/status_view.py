@@ -212,9 +212,10 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             console.print(f"  {item['path']}: {item['reason']}")
     _problems(console, data)
     if data.get("git_busy"):
+        back = " (`git switch <branch>`)" if "detached HEAD" in data["git_busy"] else ""
         console.print(
             f"git is in the middle of {data['git_busy']}: MEMORY.md, the folder notes and links "
-            "to moved files wait until it is done",
+            f"to moved files wait until it is done{back}",
             markup=False,
         )
     when = data.get("last_sync_at")
