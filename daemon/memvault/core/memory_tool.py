@@ -152,6 +152,31 @@ def dangling(
     return said
 
 
+OTHER_CASE = (
+    "names differing only in case are one name on macOS and Windows, and to Obsidian's links"
+)
+
+
+def other_case_there(other: str) -> str:
+    """Added to "does not exist": the note or folder there in another case."""
+    return f" ({shown(other)} is there: a path names a note in its exact case)"
+
+
+def other_case_refusal(path: str, other: str, there: bool, destination: bool) -> str:
+    """Why a note or folder is not made at ``path``: the vault spells it ``other``
+    (``there``: a file or folder of that name is; else only its folder)."""
+    if there:
+        start = "The destination" if destination else "File"
+        return (
+            f"{start} {path} already exists as {shown(other)} ({OTHER_CASE}): view or edit "
+            f"{shown(other)}"
+        )
+    return (
+        f"Nothing was changed: {path} is {shown(other)} in this vault's spelling "
+        f"({OTHER_CASE}); give {shown(other)}"
+    )
+
+
 # -- views ----------------------------------------------------------------------------------
 
 
@@ -506,6 +531,8 @@ __all__ = [
     "match_lines",
     "memory_rel",
     "numbered",
+    "other_case_refusal",
+    "other_case_there",
     "render_folder",
     "render_index",
     "render_top_notes",

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from unicodedata import normalize
 
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
@@ -40,6 +41,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
+from memvault.vault.paths import case_spelling
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -188,7 +190,9 @@ class MemoryCommands:
             first = _first(view_range)
             return self._index(first) if not rel else self._folder(rel, first)
         if not disk.exists():
-            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+            raise _missing(
+                self.fs, path, rel, f"The path {path} does not exist. Please provide a valid path."
+            )
         rel = self._note_rel(path)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
@@ -266,6 +270,7 @@ class MemoryCommands:
         self._fits(text, path)
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
+        _refuse_other_case(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
         except NoteExists:
@@ -279,7 +284,9 @@ class MemoryCommands:
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
-            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+            raise _missing(
+                self.fs, path, rel, f"The path {path} does not exist. Please provide a valid path."
+            )
         if not disk.is_file():
             raise T.Refusal(f"The path {path} is not a file.")
 
@@ -371,7 +378,7 @@ class MemoryCommands:
             )
         disk = self._disk(rel)
         if not disk.exists() and not disk.is_symlink():
-            raise T.Refusal(f"The path {path} does not exist")
+            raise _missing(self.fs, path, rel, f"The path {path} does not exist")
         is_dir = disk.is_dir()
         if not is_dir:
             rel = self._note_rel(path)
@@ -416,9 +423,10 @@ class MemoryCommands:
             )
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
-            raise T.Refusal(f"The path {old_path} does not exist")
+            raise _missing(self.fs, old_path, old, f"The path {old_path} does not exist")
         if dst.exists() or dst.is_symlink():
             raise T.Refusal(f"The destination {new_path} already exists")
+        _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
             self._note_rel(old_path)
@@ -443,6 +451,40 @@ class MemoryCommands:
                 f"\n{shown_of(self.memory_file)} was updated too: view it again before editing it"
             )
         return answer
+
+
+def _other_case(fs: VaultFS, rel: str) -> str | None:
+    """``rel`` as the vault spells it when it is there only in another case
+    (``paths.case_spelling``); None when it is there as spelt, or in no case."""
+    if not rel or (fs.path(rel)).exists():
+        return None
+    return case_spelling(str(fs.root), rel)
+
+
+def _missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
+    """The refusal of a path not there (``said``: the reference's words), naming the
+    note or folder there in another case: the agent's next command finds it."""
+    other = _other_case(fs, rel)
+    there = other is not None and os.path.lexists(fs.root / other)
+    return T.Refusal(said + (T.other_case_there(other) if other and there else ""))
+
+
+def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None = None) -> None:
+    """A note or folder made at ``rel`` would be a case twin of one there, which a clone
+    on a Mac cannot hold and Obsidian's links and MCP's memory_get take for it: refused,
+    naming the vault's spelling. ``source``: a rename's, which may take its own name in
+    another case (in its folder's spelling)."""
+    other = _other_case(fs, rel)
+    if other is None:
+        return
+    folder = posixpath.dirname(rel)
+    there = os.path.lexists(fs.root / other)
+    if source is not None and normalize("NFC", other) == normalize("NFC", source):
+        spelt = _other_case(fs, folder) if folder else None
+        if spelt is None:
+            return  # its own name in another case
+        other, there = f"{spelt}/{posixpath.basename(rel)}", False
+    raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
 
 
 def _first(view_range: Any) -> int | None:

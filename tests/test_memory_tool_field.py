@@ -1,0 +1,148 @@
+"""Field test of Claude's memory tool on a person's own folder of notes: folders named
+in their own case (``People/``, ``Archive/``), names in any language, synced by git to
+machines whose disks take names differing only in case for one file (macOS, Windows)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic.lib.tools import ToolError
+
+from helpers import open_vault, write
+from memvault.api import Vault
+from memvault.integrations.anthropic import VaultMemoryTool
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    root = tmp_path / "notes"
+    write(root, "People/Ana.md", "# Ana Pérez\n\nAna leads the data team.\n")
+    write(root, "People/Иван.md", "# Иван Петров\n\nИван отвечает за инфраструктуру.\n")
+    write(root, "Inbox.md", "# Inbox\n\n- call [[Ana]]\n- ask [[Иван]]\n")
+    with open_vault(root) as v:
+        v.sync()
+        yield v
+
+
+def call(tool: VaultMemoryTool, **command: Any) -> str:
+    result = tool.call(command)
+    assert isinstance(result, str)
+    return result
+
+
+def refused(tool: VaultMemoryTool, **command: Any) -> str:
+    with pytest.raises(ToolError) as caught:
+        tool.call(command)
+    return str(caught.value)
+
+
+def files(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def test_a_note_or_folder_named_again_in_another_case_is_not_made_beside_it(
+    vault: Vault,
+) -> None:
+    """``create /memories/people/ana.md`` beside People/Ana.md made a second note, on ext4:
+    one file to a Mac's or Windows' disk (a clone of the vault's git repository there
+    holds one of the two), to Obsidian's ``[[Ana]]`` (now ambiguous in Inbox.md) and to
+    MCP's memory_get (which reads People/Ana.md for people/ana.md); nor listed in
+    MEMORY.md (its ``people/`` is no section's folder). The agent is told the spelling."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(
+        tool, command="create", path="/memories/people/ana.md", file_text="# Ana\n\nLisbon.\n"
+    )
+    assert said.startswith("File /memories/people/ana.md already exists")
+    assert "/memories/People/Ana.md" in said
+    said = refused(
+        tool, command="create", path="/memories/People/иван.md", file_text="# Иван\n\nx\n"
+    )
+    assert said.startswith("File /memories/People/иван.md already exists")
+    assert "/memories/People/Иван.md" in said
+    said = refused(tool, command="create", path="/memories/people/bob.md", file_text="# Bob\n")
+    assert "/memories/People/bob.md" in said  # the folder as it is spelt
+    said = refused(tool, command="create", path="/memories/inbox.md", file_text="# x\n")
+    assert "/memories/Inbox.md" in said
+    assert files(vault.root) == before
+    # the folder's own spelling works, and a name new in any case
+    call(tool, command="create", path="/memories/People/bob.md", file_text="# Bob\n\nQA.\n")
+    assert "/memories/People/bob.md" in call(tool, command="view", path="/memories/People")
+
+
+def test_a_rename_onto_another_notes_name_in_another_case_is_refused_its_own_is_not(
+    vault: Vault,
+) -> None:
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/People/bob.md", file_text="# Bob\n\nQA.\n")
+    said = refused(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/people/ANA.md",
+    )
+    assert "/memories/People/Ana.md" in said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path="/memories/people/inbox.md"
+    )
+    assert "/memories/People/inbox.md" in said  # not a people/ folder beside People/
+    said = refused(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/people/bob.md",
+    )
+    assert said.startswith(
+        "Nothing was changed: /memories/people/bob.md is /memories/People/bob.md"
+    )
+    assert (vault.root / "People" / "bob.md").exists()
+    assert not (vault.root / "people").exists()
+    # a note's name in another case of its own: one file still, on any disk
+    call(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/People/Bob.md",
+    )
+    assert (vault.root / "People" / "Bob.md").exists()
+    call(tool, command="rename", old_path="/memories/People", new_path="/memories/people")
+    assert (vault.root / "people" / "Ana.md").exists()
+
+
+def test_a_path_not_there_in_its_case_names_the_one_that_is(vault: Vault) -> None:
+    """``view /memories/people/ana.md`` said only "does not exist" while People/Ana.md is
+    the note (MCP memory_get reads it): the agent then creates it, or gives up."""
+    tool = VaultMemoryTool(vault)
+    for command in (
+        {"command": "view", "path": "/memories/people/ana.md"},
+        {
+            "command": "str_replace",
+            "path": "/memories/people/ana.md",
+            "old_str": "a",
+            "new_str": "b",
+        },
+        {
+            "command": "insert",
+            "path": "/memories/people/ana.md",
+            "insert_line": 0,
+            "insert_text": "x",
+        },
+        {"command": "delete", "path": "/memories/people/ana.md"},
+        {"command": "rename", "old_path": "/memories/people/ana.md", "new_path": "/memories/x.md"},
+    ):
+        said = refused(tool, **command)
+        assert "does not exist" in said, command
+        assert "/memories/People/Ana.md" in said, command
+    said = refused(tool, command="view", path="/memories/people")
+    assert "/memories/People" in said
+    # a path there in no case: the reference's words alone
+    assert refused(tool, command="view", path="/memories/People/nobody.md") == (
+        "The path /memories/People/nobody.md does not exist. Please provide a valid path."
+    )
