@@ -146,3 +146,61 @@ def test_a_path_not_there_in_its_case_names_the_one_that_is(vault: Vault) -> Non
     assert refused(tool, command="view", path="/memories/People/nobody.md") == (
         "The path /memories/People/nobody.md does not exist. Please provide a valid path."
     )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Meeting #3.md",
+        "a|b.md",
+        "[[z]].md",
+        "x^y.md",
+        "line\nbreak.md",
+        "tab\there.md",
+        "q: what?.md",
+        "Q&A: auth.md",
+        'say "hi".md',
+        "why?.md",
+        "a*b.md",
+        "a<b>.md",
+    ],
+)
+def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(
+    vault: Vault, name: str
+) -> None:
+    """The agent's ``create /memories/Meeting #3.md`` was "File created successfully",
+    while MEMORY.md could list it only as text (Obsidian cannot link a name holding
+    # | ^ [ ]), a git clone on Windows cannot check out a name holding : * ? " < > |, and a
+    name holding a line break broke the listings; ``q: what?.md`` was refused as "absolute
+    paths are not allowed". memvault's own writes (add, MCP) never make such names."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{name}", file_text="# x\n\ny\n")
+    assert said.startswith(f"Nothing was written: /memories/{name}"), said
+    assert "absolute" not in said
+    said = refused(
+        tool, command="create", path=f"/memories/{name[:-3]}/n.md", file_text="# x\n\ny\n"
+    )
+    assert said.startswith("Nothing was written"), said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path=f"/memories/{name}"
+    )
+    assert said.startswith("Nothing was changed"), said
+    assert files(vault.root) == before
+
+
+def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:
+    write(vault.root, "Meeting #3.md", "# Meeting 3\n\nWe chose Kafka.\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    assert "Kafka" in call(tool, command="view", path="/memories/Meeting #3.md")
+    call(
+        tool,
+        command="str_replace",
+        path="/memories/Meeting #3.md",
+        old_str="Kafka",
+        new_str="NATS",
+    )
+    write(vault.root, "Notes #1/old.md", "# old\n")
+    call(tool, command="create", path="/memories/Notes #1/new.md", file_text="# new\n")
+    assert (vault.root / "Notes #1" / "new.md").exists()

@@ -14,6 +14,7 @@ has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -150,6 +151,26 @@ def dangling(
         more = f"; and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else ""
         said += f"\nLinks to it now lead to another note of that name: {'; '.join(elsewhere[:10])}{more}"
     return said
+
+
+# a new note's or folder's name holds none: Obsidian cannot link # | ^ [ ]; Obsidian,
+# Windows (a git clone of the vault there) and macOS' Finder refuse : * ? " < > |; a
+# control character (a line break) breaks every listing of it
+_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f]')
+
+
+def unportable(name: str) -> str | None:
+    """The first character of ``name`` a new note or folder may not hold, if any."""
+    found = _UNPORTABLE.search(name)
+    return found.group() if found else None
+
+
+def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
+    return (
+        f"{start}: {path} would make `{name}`, a name holding {char!r}: Obsidian cannot "
+        "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "
+        'there) cannot hold one holding : * ? " < > | or a line break; name it without them'
+    )
 
 
 OTHER_CASE = (
@@ -543,5 +564,7 @@ __all__ = [
     "stepped_out_of",
     "touched",
     "unpaired",
+    "unportable",
+    "unportable_refusal",
     "whole",
 ]

@@ -41,7 +41,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
-from memvault.vault.paths import case_spelling
+from memvault.vault.paths import case_spelling, disk_spelling
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -190,9 +190,7 @@ class MemoryCommands:
             first = _first(view_range)
             return self._index(first) if not rel else self._folder(rel, first)
         if not disk.exists():
-            raise _missing(
-                self.fs, path, rel, f"The path {path} does not exist. Please provide a valid path."
-            )
+            raise _missing(self.fs, path, rel, PLEASE)
         rel = self._note_rel(path)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
@@ -266,6 +264,7 @@ class MemoryCommands:
     def _create(self, command: Mapping[str, Any]) -> str:
         path = self._arg(command, "path")
         text = self._text(command, "file_text")
+        _refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
         rel = self._note_rel(path, writing=True)
         self._fits(text, path)
         if self._disk(rel).exists():
@@ -284,9 +283,7 @@ class MemoryCommands:
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
-            raise _missing(
-                self.fs, path, rel, f"The path {path} does not exist. Please provide a valid path."
-            )
+            raise _missing(self.fs, path, rel, PLEASE)
         if not disk.is_file():
             raise T.Refusal(f"The path {path} is not a file.")
 
@@ -378,7 +375,7 @@ class MemoryCommands:
             )
         disk = self._disk(rel)
         if not disk.exists() and not disk.is_symlink():
-            raise _missing(self.fs, path, rel, f"The path {path} does not exist")
+            raise _missing(self.fs, path, rel, "The path {path} does not exist")
         is_dir = disk.is_dir()
         if not is_dir:
             rel = self._note_rel(path)
@@ -413,6 +410,7 @@ class MemoryCommands:
         old = self._rel(old_path)
         if not old:
             raise T.Refusal("Cannot rename the /memories directory itself")
+        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, "Nothing was changed")
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
@@ -423,7 +421,7 @@ class MemoryCommands:
             )
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
-            raise _missing(self.fs, old_path, old, f"The path {old_path} does not exist")
+            raise _missing(self.fs, old_path, old, "The path {path} does not exist")
         if dst.exists() or dst.is_symlink():
             raise T.Refusal(f"The destination {new_path} already exists")
         _refuse_other_case(self.fs, new, new_path, source=old)
@@ -461,9 +459,14 @@ def _other_case(fs: VaultFS, rel: str) -> str | None:
     return case_spelling(str(fs.root), rel)
 
 
+PLEASE = "The path {path} does not exist. Please provide a valid path."
+
+
 def _missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
-    """The refusal of a path not there (``said``: the reference's words), naming the
-    note or folder there in another case: the agent's next command finds it."""
+    """The refusal of a path not there (``said``: the reference's words, ``{path}`` in
+    them the path), naming the note or folder there in another case: the agent's next
+    command finds it."""
+    said = said.replace("{path}", path)
     other = _other_case(fs, rel)
     there = other is not None and os.path.lexists(fs.root / other)
     return T.Refusal(said + (T.other_case_there(other) if other and there else ""))
@@ -485,6 +488,20 @@ def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None =
             return  # its own name in another case
         other, there = f"{spelt}/{posixpath.basename(rel)}", False
     raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
+
+
+def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
+    """A note or folder ``rel`` would make, named as Obsidian cannot link or a clone on
+    Windows cannot hold (``T.unportable``), refused; one there already (a person's) is
+    read, edited and written into as any other."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        char = T.unportable(part)
+        if char is None:
+            continue
+        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]))
+        if not os.path.lexists(os.path.join(fs.root, there)):
+            raise T.Refusal(T.unportable_refusal(start, path, part, char))
 
 
 def _first(view_range: Any) -> int | None:
