@@ -204,3 +204,23 @@ def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:
     write(vault.root, "Notes #1/old.md", "# old\n")
     call(tool, command="create", path="/memories/Notes #1/new.md", file_text="# new\n")
     assert (vault.root / "Notes #1" / "new.md").exists()
+
+
+def test_a_folder_that_is_no_vault_is_the_developers_error_at_once_not_the_models(
+    tmp_path: Path,
+) -> None:
+    """``VaultMemoryTool("memory")`` on a folder not (yet) a vault, a typo or a first day
+    without ``memvault init``, was made without a word; then each command's ToolError
+    ("no vault at ...: create one with `memvault init ...`") went to the model as the
+    tool's result, which the tool runner never shows the developer: the agent just had
+    no memory. The SDK's reference tool makes its folder when it is made."""
+    from memvault.errors import VaultNotFound
+    from memvault.integrations.anthropic import AsyncVaultMemoryTool
+
+    for path in (tmp_path / "memory", tmp_path):  # not there; there, but no vault
+        for kind in (VaultMemoryTool, AsyncVaultMemoryTool):
+            with pytest.raises(VaultNotFound, match="memvault init"):
+                kind(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    with VaultMemoryTool(tmp_path / "memory", create=True) as tool:  # made one, as asked
+        assert "MEMORY.md" in call(tool, command="view", path="/memories")
