@@ -67,6 +67,10 @@ def test_a_note_or_folder_named_again_in_another_case_is_not_made_beside_it(
     )
     assert said.startswith("File /memories/People/иван.md already exists")
     assert "/memories/People/Иван.md" in said
+    write(vault.root, "People/иван.md", "# иван\n")  # twins already (ext4 holds both)
+    said = refused(tool, command="create", path="/memories/People/ИВАН.md", file_text="# x\n")
+    assert said.startswith("File /memories/People/ИВАН.md already exists as /memories/People/")
+    (vault.root / "People" / "иван.md").unlink()
     said = refused(tool, command="create", path="/memories/people/bob.md", file_text="# Bob\n")
     assert "/memories/People/bob.md" in said  # the folder as it is spelt
     said = refused(tool, command="create", path="/memories/inbox.md", file_text="# x\n")

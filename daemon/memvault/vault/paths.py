@@ -123,8 +123,8 @@ def disk_spelling(root: str, rel: str) -> str:
 def case_spelling(root: str, rel: str) -> str | None:
     """``rel`` as the vault spells it where a folder or the file it names is there only
     in another case (``people/ana.md``: ``People/Ana.md``), as far as its parts are
-    there (``people/bob.md``: ``People/bob.md``); None when none is (or a name is there
-    in two other cases: no one spelling). Compared as Obsidian compares link paths
+    there (``people/bob.md``: ``People/bob.md``; of two there in other cases, the first
+    in code-point order); None when none is. Compared as Obsidian compares link paths
     (``wikilinks.key``); a Mac's or Windows' disk takes the two for one name too. A
     listing of each folder not there as spelt: call it for a path not there."""
     here, parts = root, rel.split("/")
@@ -138,10 +138,10 @@ def case_spelling(root: str, rel: str) -> str | None:
             break
         want = key(part)
         found = [n for n in names if not n.startswith(".") and key(n) == want]
-        if len(found) != 1:
+        if not found:
             break
-        parts[i] = found[0]
-        here = os.path.join(here, found[0])
+        parts[i] = min(found)
+        here = os.path.join(here, parts[i])
     spelt = "/".join(parts)
     nfc = unicodedata.normalize
     return spelt if nfc("NFC", spelt) != nfc("NFC", rel) else None
