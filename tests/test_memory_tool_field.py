@@ -228,3 +228,36 @@ def test_a_folder_that_is_no_vault_is_the_developers_error_at_once_not_the_model
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     with VaultMemoryTool(tmp_path / "memory", create=True) as tool:  # made one, as asked
         assert "MEMORY.md" in call(tool, command="view", path="/memories")
+
+
+def test_a_note_with_windows_line_ends_takes_the_lines_its_view_showed(vault: Vault) -> None:
+    """A note saved with CRLF line ends (Notepad; a git clone on Windows, core.autocrlf):
+    its view shows the lines, and a ``str_replace`` of two of them as the model copies
+    them (``\\n`` between) was "did not appear verbatim" however often it was tried (the
+    reference fails so too); an ``insert`` added a line ended LF alone among CRLF ones."""
+    path = vault.root / "win.md"
+    path.write_bytes(b"\xef\xbb\xbf# Windows note\r\n\r\nLine one.\r\nLine two.\r\nEnd.\r\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    shown = call(tool, command="view", path="/memories/win.md")
+    assert "     3\tLine one." in shown and "     4\tLine two." in shown
+    said = call(
+        tool,
+        command="str_replace",
+        path="/memories/win.md",
+        old_str="Line one.\nLine two.",
+        new_str="Lines one\nand two.",
+    )
+    assert "     3\tLines one" in said
+    call(tool, command="insert", path="/memories/win.md", insert_line=4, insert_text="Three.\n")
+    assert path.read_bytes() == (
+        b"\xef\xbb\xbf# Windows note\r\n\r\nLines one\r\nand two.\r\nThree.\r\nEnd.\r\n"
+    )
+    # twice there in CRLF: not unique, as verbatim
+    path.write_bytes(b"a\r\nb\r\nx\r\na\r\nb\r\n")
+    vault.sync()
+    said = refused(
+        tool, command="str_replace", path="/memories/win.md", old_str="a\nb", new_str="c"
+    )
+    assert "Multiple occurrences" in said and "in lines: 1, 4" in said
+    assert path.read_bytes() == b"a\r\nb\r\nx\r\na\r\nb\r\n"

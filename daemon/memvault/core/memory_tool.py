@@ -435,6 +435,24 @@ def replace_once(text: str, old: str, new: str, path: str) -> tuple[str, int]:
     return text[:pos] + new + text[pos + len(old) :], text[:pos].count("\n")
 
 
+def line_ends(text: str, s: str) -> str:
+    """``s`` with the line ends of ``text`` when they are all CRLF (a note saved on
+    Windows, or checked out there with core.autocrlf), else as it is."""
+    if "\r\n" not in text or text.count("\n") != text.count("\r\n"):
+        return s
+    return s.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def as_written(text: str, old: str) -> str:
+    """``old`` as ``text`` holds it: as given, else in its CRLF line ends. A view shows
+    a CRLF note's lines, and the model copies them with ``\n`` between: verbatim, they
+    are never found (the reference's "did not appear verbatim", however often tried)."""
+    if old in text:
+        return old
+    crlf = line_ends(text, old)
+    return crlf if crlf in text else old
+
+
 def match_lines(text: str, old: str) -> tuple[int, int]:
     """1-based first and last line of the (one) occurrence of ``old``."""
     pos = text.find(old)
@@ -545,9 +563,11 @@ __all__ = [
     "FolderCount",
     "Refusal",
     "Section",
+    "as_written",
     "check_text",
     "format_size",
     "insert_at",
+    "line_ends",
     "managed_refusal",
     "match_lines",
     "memory_rel",

@@ -305,8 +305,11 @@ class MemoryCommands:
         done: list[tuple[str, int]] = []
 
         def change(text: str) -> str:
-            result, line = T.replace_once(text, old, new, path)
-            first, last = T.match_lines(text, old)
+            was = T.as_written(text, old)  # a CRLF note's lines as its view showed them
+            result, line = T.replace_once(
+                text, was, new if was == old else T.line_ends(text, new), path
+            )
+            first, last = T.match_lines(text, was)
             self._refuse_managed(text, path, first, last, inserting=False)
             self._refuse_unpaired(text, result, path, inserting=False)
             done[:] = [(result, line)]
@@ -323,7 +326,7 @@ class MemoryCommands:
             raise T.Refusal(f"Invalid `insert_line` parameter: {line}. It must be a whole number.")
 
         def change(text: str) -> str:
-            result = T.insert_at(text, line, text_in)
+            result = T.insert_at(text, line, T.line_ends(text, text_in))
             self._refuse_managed(text, path, line, line, inserting=True)
             self._refuse_unpaired(text, result, path, inserting=True)
             return result
