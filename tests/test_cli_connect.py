@@ -115,6 +115,43 @@ def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_setti
     assert (project / ".claude" / "settings.local.json").read_bytes() == before
 
 
+def test_connect_claude_code_folder_is_the_vaults_own_folder_never_a_file_or_a_twin(
+    home: Path, tmp_path: Path
+) -> None:
+    """``--folder people`` beside the vault's People/ set autoMemoryDirectory to a people/
+    that Claude Code then made on ext4: a twin folder a clone on a Mac or Windows cannot
+    hold beside People/, its notes listed in no MEMORY.md section (people/ is no
+    section's folder). ``--folder MEMORY.md`` (or a note) set it to a file, where Claude
+    Code cannot write its MEMORY.md; a symlinked folder leading out, outside the vault.
+    Each was "now keeps its auto memory in", exit 0."""
+    (tmp_path / "vault" / "People").mkdir(parents=True)  # init adopts it: no people/
+    (tmp_path / "vault" / "People" / "Ana.md").write_text("# Ana\n", encoding="utf-8")
+    vault = new_vault(tmp_path)
+    assert not (vault / "people").exists()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (vault / "elsewhere").symlink_to(outside)
+    project = home / "fresh"
+    project.mkdir()
+    settings = project / ".claude" / "settings.local.json"
+
+    def connect(folder: str) -> subprocess.CompletedProcess[str]:
+        return memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                        str(vault), "--folder", folder)  # fmt: skip
+
+    run = connect("people")
+    assert run.returncode == 0, run.stderr
+    assert json.loads(settings.read_text("utf-8")) == {
+        "autoMemoryDirectory": str(vault.resolve() / "People")
+    }
+    before = settings.read_bytes()
+    for folder in ("MEMORY.md", "People/Ana.md", "People/Ana.md/sub", "elsewhere"):
+        bad = connect(folder)
+        assert bad.returncode == 5, (folder, bad.stdout, bad.stderr)
+        assert f"--folder {folder}" in bad.stderr or "outside the vault" in bad.stderr
+        assert settings.read_bytes() == before
+
+
 def test_dry_run_prints_the_change_and_writes_nothing(home: Path, tmp_path: Path) -> None:
     vault = new_vault(tmp_path)
     project = project_with_settings(home)

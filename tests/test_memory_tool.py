@@ -30,7 +30,7 @@ from helpers import (
 )
 from memvault.api import Vault
 from memvault.core import memory_tool as T
-from memvault.errors import MemoryToolError
+from memvault.errors import MemoryToolError, VaultNotFound
 from memvault.integrations.anthropic import AsyncVaultMemoryTool, VaultMemoryTool
 
 
@@ -738,9 +738,12 @@ def test_a_tool_given_a_path_opens_the_vault_syncs_it_and_lets_it_go_on_close(
         assert tool.vault.daemon is None
     with open_vault(root) as v:  # the lock was let go
         assert v.search("Edited while nothing ran", k=1)[0].path == "people/ana.md"
-    shutil.rmtree(root / ".memvault")
+    tool = VaultMemoryTool(root)
+    shutil.rmtree(root / ".memvault")  # gone after the tool was made: the model is told
     with pytest.raises(ToolError, match="not a memvault vault"):
-        VaultMemoryTool(root).call({"command": "view", "path": "/memories"})
+        tool.call({"command": "view", "path": "/memories"})
+    with pytest.raises(VaultNotFound, match="not a memvault vault"):  # the developer is
+        VaultMemoryTool(root)
 
 
 def test_two_tools_on_one_folder_in_one_process_take_turns(tmp_path: Path) -> None:

@@ -82,6 +82,28 @@ class Vault(Closes):
         self._backend = backend
         self._closed = False
 
+    @staticmethod
+    def check_folder(path: str | Path) -> None:
+        """``VaultNotFound`` (saying which command makes it one) unless ``path`` is a
+        vault's folder: what ``open`` checks first, for a tool made now and opened later
+        (``VaultMemoryTool``), whose developer, not its model, is to hear it."""
+        root = Path(path).expanduser()
+        try:
+            is_dir = root.is_dir()
+        except OSError as exc:  # a name too long, a symlink loop
+            raise VaultNotFound(f"no vault at {str(root)[:80]}: {exc.strerror}") from None
+        if not is_dir:
+            raise VaultNotFound(
+                misplaced(root)
+                or f"no vault at {root}: not a folder (create one with `memvault init {shlex.quote(str(root))}`)"
+            )
+        if not is_vault(root):
+            raise VaultNotFound(
+                misplaced(root)
+                or f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {shlex.quote(str(root))}` "
+                "or Vault.open(path, create=True) makes it one"
+            )
+
     @classmethod
     def open(
         cls,
@@ -114,21 +136,7 @@ class Vault(Closes):
             from memvault.vault.template import init_vault
 
             init_vault(root)
-        try:
-            is_dir = root.is_dir()
-        except OSError as exc:  # a name too long, a symlink loop
-            raise VaultNotFound(f"no vault at {str(root)[:80]}: {exc.strerror}") from None
-        if not is_dir:
-            raise VaultNotFound(
-                misplaced(root)
-                or f"no vault at {root}: not a folder (create one with `memvault init {shlex.quote(str(root))}`)"
-            )
-        if not is_vault(root):
-            raise VaultNotFound(
-                misplaced(root)
-                or f"{root} is not a memvault vault (no .memvault/ folder): `memvault init {shlex.quote(str(root))}` "
-                "or Vault.open(path, create=True) makes it one"
-            )
+        cls.check_folder(root)
         config = VaultConfig.load(root, env=env, overrides=overrides)
         if read_only:
             mode, through_daemon = "peek", False

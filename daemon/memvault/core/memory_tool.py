@@ -14,6 +14,7 @@ has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
@@ -150,6 +151,51 @@ def dangling(
         more = f"; and {len(elsewhere) - 10} more" if len(elsewhere) > 10 else ""
         said += f"\nLinks to it now lead to another note of that name: {'; '.join(elsewhere[:10])}{more}"
     return said
+
+
+# a new note's or folder's name holds none: Obsidian cannot link # | ^ [ ]; Obsidian,
+# Windows (a git clone of the vault there) and macOS' Finder refuse : * ? " < > |; a
+# control character (a line break) breaks every listing of it
+_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f]')
+
+
+def unportable(name: str) -> str | None:
+    """The first character of ``name`` a new note or folder may not hold, if any."""
+    found = _UNPORTABLE.search(name)
+    return found.group() if found else None
+
+
+def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
+    return (
+        f"{start}: {path} would make `{name}`, a name holding {char!r}: Obsidian cannot "
+        "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "
+        'there) cannot hold one holding : * ? " < > | or a line break; name it without them'
+    )
+
+
+OTHER_CASE = (
+    "names differing only in case are one name on macOS and Windows, and to Obsidian's links"
+)
+
+
+def other_case_there(other: str) -> str:
+    """Added to "does not exist": the note or folder there in another case."""
+    return f" ({shown(other)} is there: a path names a note in its exact case)"
+
+
+def other_case_refusal(path: str, other: str, there: bool, destination: bool) -> str:
+    """Why a note or folder is not made at ``path``: the vault spells it ``other``
+    (``there``: a file or folder of that name is; else only its folder)."""
+    if there:
+        start = "The destination" if destination else "File"
+        return (
+            f"{start} {path} already exists as {shown(other)} ({OTHER_CASE}): view or edit "
+            f"{shown(other)}"
+        )
+    return (
+        f"Nothing was changed: {path} is {shown(other)} in this vault's spelling "
+        f"({OTHER_CASE}); give {shown(other)}"
+    )
 
 
 # -- views ----------------------------------------------------------------------------------
@@ -389,6 +435,24 @@ def replace_once(text: str, old: str, new: str, path: str) -> tuple[str, int]:
     return text[:pos] + new + text[pos + len(old) :], text[:pos].count("\n")
 
 
+def line_ends(text: str, s: str) -> str:
+    """``s`` with the line ends of ``text`` when they are all CRLF (a note saved on
+    Windows, or checked out there with core.autocrlf), else as it is."""
+    if "\r\n" not in text or text.count("\n") != text.count("\r\n"):
+        return s
+    return s.replace("\r\n", "\n").replace("\n", "\r\n")
+
+
+def as_written(text: str, old: str) -> str:
+    """``old`` as ``text`` holds it: as given, else in its CRLF line ends. A view shows
+    a CRLF note's lines, and the model copies them with ``\n`` between: verbatim, they
+    are never found (the reference's "did not appear verbatim", however often tried)."""
+    if old in text:
+        return old
+    crlf = line_ends(text, old)
+    return crlf if crlf in text else old
+
+
 def match_lines(text: str, old: str) -> tuple[int, int]:
     """1-based first and last line of the (one) occurrence of ``old``."""
     pos = text.find(old)
@@ -499,13 +563,17 @@ __all__ = [
     "FolderCount",
     "Refusal",
     "Section",
+    "as_written",
     "check_text",
     "format_size",
     "insert_at",
+    "line_ends",
     "managed_refusal",
     "match_lines",
     "memory_rel",
     "numbered",
+    "other_case_refusal",
+    "other_case_there",
     "render_folder",
     "render_index",
     "render_top_notes",
@@ -516,5 +584,7 @@ __all__ = [
     "stepped_out_of",
     "touched",
     "unpaired",
+    "unportable",
+    "unportable_refusal",
     "whole",
 ]

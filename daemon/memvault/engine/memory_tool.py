@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from unicodedata import normalize
 
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
@@ -40,6 +41,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
+from memvault.vault.paths import case_spelling, disk_spelling
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -188,7 +190,7 @@ class MemoryCommands:
             first = _first(view_range)
             return self._index(first) if not rel else self._folder(rel, first)
         if not disk.exists():
-            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+            raise _missing(self.fs, path, rel, PLEASE)
         rel = self._note_rel(path)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
@@ -262,10 +264,12 @@ class MemoryCommands:
     def _create(self, command: Mapping[str, Any]) -> str:
         path = self._arg(command, "path")
         text = self._text(command, "file_text")
+        _refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
         rel = self._note_rel(path, writing=True)
         self._fits(text, path)
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
+        _refuse_other_case(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
         except NoteExists:
@@ -279,7 +283,7 @@ class MemoryCommands:
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
-            raise T.Refusal(f"The path {path} does not exist. Please provide a valid path.")
+            raise _missing(self.fs, path, rel, PLEASE)
         if not disk.is_file():
             raise T.Refusal(f"The path {path} is not a file.")
 
@@ -301,8 +305,11 @@ class MemoryCommands:
         done: list[tuple[str, int]] = []
 
         def change(text: str) -> str:
-            result, line = T.replace_once(text, old, new, path)
-            first, last = T.match_lines(text, old)
+            was = T.as_written(text, old)  # a CRLF note's lines as its view showed them
+            result, line = T.replace_once(
+                text, was, new if was == old else T.line_ends(text, new), path
+            )
+            first, last = T.match_lines(text, was)
             self._refuse_managed(text, path, first, last, inserting=False)
             self._refuse_unpaired(text, result, path, inserting=False)
             done[:] = [(result, line)]
@@ -319,7 +326,7 @@ class MemoryCommands:
             raise T.Refusal(f"Invalid `insert_line` parameter: {line}. It must be a whole number.")
 
         def change(text: str) -> str:
-            result = T.insert_at(text, line, text_in)
+            result = T.insert_at(text, line, T.line_ends(text, text_in))
             self._refuse_managed(text, path, line, line, inserting=True)
             self._refuse_unpaired(text, result, path, inserting=True)
             return result
@@ -371,7 +378,7 @@ class MemoryCommands:
             )
         disk = self._disk(rel)
         if not disk.exists() and not disk.is_symlink():
-            raise T.Refusal(f"The path {path} does not exist")
+            raise _missing(self.fs, path, rel, "The path {path} does not exist")
         is_dir = disk.is_dir()
         if not is_dir:
             rel = self._note_rel(path)
@@ -406,6 +413,7 @@ class MemoryCommands:
         old = self._rel(old_path)
         if not old:
             raise T.Refusal("Cannot rename the /memories directory itself")
+        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, "Nothing was changed")
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
@@ -416,9 +424,10 @@ class MemoryCommands:
             )
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
-            raise T.Refusal(f"The path {old_path} does not exist")
+            raise _missing(self.fs, old_path, old, "The path {path} does not exist")
         if dst.exists() or dst.is_symlink():
             raise T.Refusal(f"The destination {new_path} already exists")
+        _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
             self._note_rel(old_path)
@@ -443,6 +452,59 @@ class MemoryCommands:
                 f"\n{shown_of(self.memory_file)} was updated too: view it again before editing it"
             )
         return answer
+
+
+def _other_case(fs: VaultFS, rel: str) -> str | None:
+    """``rel`` as the vault spells it when it is there only in another case
+    (``paths.case_spelling``); None when it is there as spelt, or in no case."""
+    if not rel or (fs.path(rel)).exists():
+        return None
+    return case_spelling(str(fs.root), rel)
+
+
+PLEASE = "The path {path} does not exist. Please provide a valid path."
+
+
+def _missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
+    """The refusal of a path not there (``said``: the reference's words, ``{path}`` in
+    them the path), naming the note or folder there in another case: the agent's next
+    command finds it."""
+    said = said.replace("{path}", path)
+    other = _other_case(fs, rel)
+    there = other is not None and os.path.lexists(fs.root / other)
+    return T.Refusal(said + (T.other_case_there(other) if other and there else ""))
+
+
+def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None = None) -> None:
+    """A note or folder made at ``rel`` would be a case twin of one there, which a clone
+    on a Mac cannot hold and Obsidian's links and MCP's memory_get take for it: refused,
+    naming the vault's spelling. ``source``: a rename's, which may take its own name in
+    another case (in its folder's spelling)."""
+    other = _other_case(fs, rel)
+    if other is None:
+        return
+    folder = posixpath.dirname(rel)
+    there = os.path.lexists(fs.root / other)
+    if source is not None and normalize("NFC", other) == normalize("NFC", source):
+        spelt = _other_case(fs, folder) if folder else None
+        if spelt is None:
+            return  # its own name in another case
+        other, there = f"{spelt}/{posixpath.basename(rel)}", False
+    raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
+
+
+def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
+    """A note or folder ``rel`` would make, named as Obsidian cannot link or a clone on
+    Windows cannot hold (``T.unportable``), refused; one there already (a person's) is
+    read, edited and written into as any other."""
+    parts = rel.split("/")
+    for i, part in enumerate(parts):
+        char = T.unportable(part)
+        if char is None:
+            continue
+        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]))
+        if not os.path.lexists(os.path.join(fs.root, there)):
+            raise T.Refusal(T.unportable_refusal(start, path, part, char))
 
 
 def _first(view_range: Any) -> int | None:

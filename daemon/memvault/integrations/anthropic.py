@@ -80,6 +80,10 @@ class _OnVault(Closes):
     ) -> None:
         # the SDK's tool class is next in the subclass's MRO, and takes cache_control
         super().__init__(cache_control=cache_control)  # type: ignore[call-arg]
+        if not isinstance(vault, Vault) and not options.get("create"):
+            # now, to the developer: a command's ToolError goes to the model, and the
+            # tool runner never shows it (the agent would just have no memory)
+            Vault.check_folder(vault)
         self._door = VaultDoor(vault, options)
 
     def _through_door(self, command: Any) -> str:
@@ -106,9 +110,10 @@ class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
     """Claude's memory tool (``memory_20250818``) on a memvault vault.
 
     ``vault``: the vault's folder (opened for the commands: through the running daemon,
-    else in this process, kept between them: integrations/vault_door.py) or an open
-    ``Vault`` (left open: yours to close). ``options`` go to ``Vault.open``
-    (``embedder=``, ``overrides=``...)."""
+    else in this process, kept between them: integrations/vault_door.py; a folder that
+    is no vault raises ``VaultNotFound`` here, unless ``create=True`` makes it one) or an
+    open ``Vault`` (left open: yours to close). ``options`` go to ``Vault.open``
+    (``embedder=``, ``overrides=``, ``create=``...)."""
 
     def _run(self, command: Any) -> BetaFunctionToolResultType:
         return self._through_door(command)

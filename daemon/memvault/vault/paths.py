@@ -16,6 +16,7 @@ import unicodedata
 import urllib.parse
 from pathlib import Path
 
+from memvault.core.wikilinks import key
 from memvault.errors import UnsafePath
 
 _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
@@ -119,6 +120,33 @@ def disk_spelling(root: str, rel: str) -> str:
     return "/".join(parts)
 
 
+def case_spelling(root: str, rel: str) -> str | None:
+    """``rel`` as the vault spells it where a folder or the file it names is there only
+    in another case (``people/ana.md``: ``People/Ana.md``), as far as its parts are
+    there (``people/bob.md``: ``People/bob.md``; of two there in other cases, the first
+    in code-point order); None when none is. Compared as Obsidian compares link paths
+    (``wikilinks.key``); a Mac's or Windows' disk takes the two for one name too. A
+    listing of each folder not there as spelt: call it for a path not there."""
+    here, parts = root, rel.split("/")
+    for i, part in enumerate(parts):
+        if os.path.lexists(os.path.join(here, part)):
+            here = os.path.join(here, part)
+            continue
+        try:
+            names = os.listdir(here)
+        except OSError:
+            break
+        want = key(part)
+        found = [n for n in names if not n.startswith(".") and key(n) == want]
+        if not found:
+            break
+        parts[i] = min(found)
+        here = os.path.join(here, parts[i])
+    spelt = "/".join(parts)
+    nfc = unicodedata.normalize
+    return spelt if nfc("NFC", spelt) != nfc("NFC", rel) else None
+
+
 def _decomposed(folder: str) -> dict[str, list[str]]:
     """The names in ``folder`` not in NFC (a Mac's), by their NFC form: read once while
     the folder is unchanged (its inode and mtime), so a batch of a thousand deleted or
@@ -218,6 +246,7 @@ def folds_case(root: Path) -> bool:
 __all__ = [
     "MAX_NAME_BYTES",
     "NOT_UTF8",
+    "case_spelling",
     "display_path",
     "folds_case",
     "glob_regex",

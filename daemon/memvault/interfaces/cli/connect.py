@@ -230,10 +230,24 @@ def _memory_dir(root: Path, folder: str | None, as_json: bool) -> Path:
         return root
     from memvault.config import VaultConfig
     from memvault.vault.files import VaultFS, normalize_rel
+    from memvault.vault.paths import case_spelling, disk_spelling
 
     with common.handled(as_json):
         rel = normalize_rel(folder)
         fs = VaultFS(root, VaultConfig.load(root).vault.ignore)
+        # the vault's own spelling of a folder there in another case or Unicode form:
+        # Claude Code would make a twin of it (People/ and people/, one on a Mac)
+        rel = disk_spelling(str(root), rel)
+        if not (root / rel).exists():
+            rel = case_spelling(str(root), rel) or rel
+        disk = fs.path(rel)  # a symlink leading out of the vault is refused
+    if (disk.exists() and not disk.is_dir()) or any(p.is_file() for p in disk.parents):
+        common.fail(
+            f"--folder {folder}: {rel} is a file of the vault, not a folder; Claude Code "
+            "writes its MEMORY.md and topic files into a folder: name one (a new one is made)",
+            5,
+            as_json,
+        )
     if fs.is_ignored(f"{rel}/MEMORY.md"):  # a file Claude Code writes there
         common.fail(
             f"--folder {folder}: the vault leaves {rel}/ out (vault.ignore in "

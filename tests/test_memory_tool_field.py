@@ -1,0 +1,263 @@
+"""Field test of Claude's memory tool on a person's own folder of notes: folders named
+in their own case (``People/``, ``Archive/``), names in any language, synced by git to
+machines whose disks take names differing only in case for one file (macOS, Windows)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from anthropic.lib.tools import ToolError
+
+from helpers import open_vault, write
+from memvault.api import Vault
+from memvault.integrations.anthropic import VaultMemoryTool
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Iterator[Vault]:
+    root = tmp_path / "notes"
+    write(root, "People/Ana.md", "# Ana Pérez\n\nAna leads the data team.\n")
+    write(root, "People/Иван.md", "# Иван Петров\n\nИван отвечает за инфраструктуру.\n")
+    write(root, "Inbox.md", "# Inbox\n\n- call [[Ana]]\n- ask [[Иван]]\n")
+    with open_vault(root) as v:
+        v.sync()
+        yield v
+
+
+def call(tool: VaultMemoryTool, **command: Any) -> str:
+    result = tool.call(command)
+    assert isinstance(result, str)
+    return result
+
+
+def refused(tool: VaultMemoryTool, **command: Any) -> str:
+    with pytest.raises(ToolError) as caught:
+        tool.call(command)
+    return str(caught.value)
+
+
+def files(root: Path) -> list[str]:
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in root.rglob("*")
+        if not any(part.startswith(".") for part in p.relative_to(root).parts)
+    )
+
+
+def test_a_note_or_folder_named_again_in_another_case_is_not_made_beside_it(
+    vault: Vault,
+) -> None:
+    """``create /memories/people/ana.md`` beside People/Ana.md made a second note, on ext4:
+    one file to a Mac's or Windows' disk (a clone of the vault's git repository there
+    holds one of the two), to Obsidian's ``[[Ana]]`` (now ambiguous in Inbox.md) and to
+    MCP's memory_get (which reads People/Ana.md for people/ana.md); nor listed in
+    MEMORY.md (its ``people/`` is no section's folder). The agent is told the spelling."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(
+        tool, command="create", path="/memories/people/ana.md", file_text="# Ana\n\nLisbon.\n"
+    )
+    assert said.startswith("File /memories/people/ana.md already exists")
+    assert "/memories/People/Ana.md" in said
+    said = refused(
+        tool, command="create", path="/memories/People/иван.md", file_text="# Иван\n\nx\n"
+    )
+    assert said.startswith("File /memories/People/иван.md already exists")
+    assert "/memories/People/Иван.md" in said
+    write(vault.root, "People/иван.md", "# иван\n")  # twins already (ext4 holds both)
+    said = refused(tool, command="create", path="/memories/People/ИВАН.md", file_text="# x\n")
+    assert said.startswith("File /memories/People/ИВАН.md already exists as /memories/People/")
+    (vault.root / "People" / "иван.md").unlink()
+    said = refused(tool, command="create", path="/memories/people/bob.md", file_text="# Bob\n")
+    assert "/memories/People/bob.md" in said  # the folder as it is spelt
+    said = refused(tool, command="create", path="/memories/inbox.md", file_text="# x\n")
+    assert "/memories/Inbox.md" in said
+    assert files(vault.root) == before
+    # the folder's own spelling works, and a name new in any case
+    call(tool, command="create", path="/memories/People/bob.md", file_text="# Bob\n\nQA.\n")
+    assert "/memories/People/bob.md" in call(tool, command="view", path="/memories/People")
+
+
+def test_a_rename_onto_another_notes_name_in_another_case_is_refused_its_own_is_not(
+    vault: Vault,
+) -> None:
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/People/bob.md", file_text="# Bob\n\nQA.\n")
+    said = refused(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/people/ANA.md",
+    )
+    assert "/memories/People/Ana.md" in said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path="/memories/people/inbox.md"
+    )
+    assert "/memories/People/inbox.md" in said  # not a people/ folder beside People/
+    said = refused(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/people/bob.md",
+    )
+    assert said.startswith(
+        "Nothing was changed: /memories/people/bob.md is /memories/People/bob.md"
+    )
+    assert (vault.root / "People" / "bob.md").exists()
+    assert not (vault.root / "people").exists()
+    # a note's name in another case of its own: one file still, on any disk
+    call(
+        tool,
+        command="rename",
+        old_path="/memories/People/bob.md",
+        new_path="/memories/People/Bob.md",
+    )
+    assert (vault.root / "People" / "Bob.md").exists()
+    call(tool, command="rename", old_path="/memories/People", new_path="/memories/people")
+    assert (vault.root / "people" / "Ana.md").exists()
+
+
+def test_a_path_not_there_in_its_case_names_the_one_that_is(vault: Vault) -> None:
+    """``view /memories/people/ana.md`` said only "does not exist" while People/Ana.md is
+    the note (MCP memory_get reads it): the agent then creates it, or gives up."""
+    tool = VaultMemoryTool(vault)
+    for command in (
+        {"command": "view", "path": "/memories/people/ana.md"},
+        {
+            "command": "str_replace",
+            "path": "/memories/people/ana.md",
+            "old_str": "a",
+            "new_str": "b",
+        },
+        {
+            "command": "insert",
+            "path": "/memories/people/ana.md",
+            "insert_line": 0,
+            "insert_text": "x",
+        },
+        {"command": "delete", "path": "/memories/people/ana.md"},
+        {"command": "rename", "old_path": "/memories/people/ana.md", "new_path": "/memories/x.md"},
+    ):
+        said = refused(tool, **command)
+        assert "does not exist" in said, command
+        assert "/memories/People/Ana.md" in said, command
+    said = refused(tool, command="view", path="/memories/people")
+    assert "/memories/People" in said
+    # a path there in no case: the reference's words alone
+    assert refused(tool, command="view", path="/memories/People/nobody.md") == (
+        "The path /memories/People/nobody.md does not exist. Please provide a valid path."
+    )
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Meeting #3.md",
+        "a|b.md",
+        "[[z]].md",
+        "x^y.md",
+        "line\nbreak.md",
+        "tab\there.md",
+        "q: what?.md",
+        "Q&A: auth.md",
+        'say "hi".md',
+        "why?.md",
+        "a*b.md",
+        "a<b>.md",
+    ],
+)
+def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(
+    vault: Vault, name: str
+) -> None:
+    """The agent's ``create /memories/Meeting #3.md`` was "File created successfully",
+    while MEMORY.md could list it only as text (Obsidian cannot link a name holding
+    # | ^ [ ]), a git clone on Windows cannot check out a name holding : * ? " < > |, and a
+    name holding a line break broke the listings; ``q: what?.md`` was refused as "absolute
+    paths are not allowed". memvault's own writes (add, MCP) never make such names."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{name}", file_text="# x\n\ny\n")
+    assert said.startswith(f"Nothing was written: /memories/{name}"), said
+    assert "absolute" not in said
+    said = refused(
+        tool, command="create", path=f"/memories/{name[:-3]}/n.md", file_text="# x\n\ny\n"
+    )
+    assert said.startswith("Nothing was written"), said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path=f"/memories/{name}"
+    )
+    assert said.startswith("Nothing was changed"), said
+    assert files(vault.root) == before
+
+
+def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:
+    write(vault.root, "Meeting #3.md", "# Meeting 3\n\nWe chose Kafka.\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    assert "Kafka" in call(tool, command="view", path="/memories/Meeting #3.md")
+    call(
+        tool,
+        command="str_replace",
+        path="/memories/Meeting #3.md",
+        old_str="Kafka",
+        new_str="NATS",
+    )
+    write(vault.root, "Notes #1/old.md", "# old\n")
+    call(tool, command="create", path="/memories/Notes #1/new.md", file_text="# new\n")
+    assert (vault.root / "Notes #1" / "new.md").exists()
+
+
+def test_a_folder_that_is_no_vault_is_the_developers_error_at_once_not_the_models(
+    tmp_path: Path,
+) -> None:
+    """``VaultMemoryTool("memory")`` on a folder not (yet) a vault, a typo or a first day
+    without ``memvault init``, was made without a word; then each command's ToolError
+    ("no vault at ...: create one with `memvault init ...`") went to the model as the
+    tool's result, which the tool runner never shows the developer: the agent just had
+    no memory. The SDK's reference tool makes its folder when it is made."""
+    from memvault.errors import VaultNotFound
+    from memvault.integrations.anthropic import AsyncVaultMemoryTool
+
+    for path in (tmp_path / "memory", tmp_path):  # not there; there, but no vault
+        for kind in (VaultMemoryTool, AsyncVaultMemoryTool):
+            with pytest.raises(VaultNotFound, match="memvault init"):
+                kind(path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    with VaultMemoryTool(tmp_path / "memory", create=True) as tool:  # made one, as asked
+        assert "MEMORY.md" in call(tool, command="view", path="/memories")
+
+
+def test_a_note_with_windows_line_ends_takes_the_lines_its_view_showed(vault: Vault) -> None:
+    """A note saved with CRLF line ends (Notepad; a git clone on Windows, core.autocrlf):
+    its view shows the lines, and a ``str_replace`` of two of them as the model copies
+    them (``\\n`` between) was "did not appear verbatim" however often it was tried (the
+    reference fails so too); an ``insert`` added a line ended LF alone among CRLF ones."""
+    path = vault.root / "win.md"
+    path.write_bytes(b"\xef\xbb\xbf# Windows note\r\n\r\nLine one.\r\nLine two.\r\nEnd.\r\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    shown = call(tool, command="view", path="/memories/win.md")
+    assert "     3\tLine one." in shown and "     4\tLine two." in shown
+    said = call(
+        tool,
+        command="str_replace",
+        path="/memories/win.md",
+        old_str="Line one.\nLine two.",
+        new_str="Lines one\nand two.",
+    )
+    assert "     3\tLines one" in said
+    call(tool, command="insert", path="/memories/win.md", insert_line=4, insert_text="Three.\n")
+    assert path.read_bytes() == (
+        b"\xef\xbb\xbf# Windows note\r\n\r\nLines one\r\nand two.\r\nThree.\r\nEnd.\r\n"
+    )
+    # twice there in CRLF: not unique, as verbatim
+    path.write_bytes(b"a\r\nb\r\nx\r\na\r\nb\r\n")
+    vault.sync()
+    said = refused(
+        tool, command="str_replace", path="/memories/win.md", old_str="a\nb", new_str="c"
+    )
+    assert "Multiple occurrences" in said and "in lines: 1, 4" in said
+    assert path.read_bytes() == b"a\r\nb\r\nx\r\na\r\nb\r\n"
