@@ -14,6 +14,14 @@ across folders, folder renames, deletes, bursts of 50-150 at once) and through t
 API as an agent makes them (``POST /log``, ``POST /notes``). Now and then the daemon is
 stopped (SIGTERM) or killed (SIGKILL) and started again.
 
+``--git``: the vault is a git repository (branch ``main``); everything is committed now
+and then (``git add -A``, as a person syncing does, while the daemon writes), and now and
+then a commit before is checked out (detached HEAD) and, 0.5-4 s later, ``main`` again:
+that second checkout must go through (no tracked file written meanwhile), a failure if
+git refuses it. ``--config-edits``: a person edits config.toml now and then (the people
+section's ``limit``: 3, 8 or 40, saved as an editor saves), and the daemon must start
+again on it (in-process, a new port: the script follows daemon.json) within 90 s.
+
 Every ``--check-every`` seconds the script waits for the daemon to be idle and checks:
 
 1. **no words lost**: every line the script wrote is in the note it wrote it to (followed
@@ -38,6 +46,7 @@ import argparse
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -49,6 +58,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from daemon_bench import ROOT, Daemon, children_kb
+from memvault.vault import runfile
 from scale_bench import idle
 
 FOLDERS = ["people", "projects", "decisions", "Archive/2024", "topics/ops", "Notizen"]
@@ -69,6 +79,8 @@ WEIGHTS = {
     "restart": 1,
     "kill": 1,
 }
+GIT_WEIGHTS = {"git_commit": 3, "git_back": 1}  # with --git
+CONFIG_WEIGHTS = {"config": 1}  # with --config-edits
 QUIET_AFTER_RENAME = 5.0  # a whole-file replace waits this long after a rename (see _replace)
 
 
@@ -95,6 +107,8 @@ class World:
         self.down_renamed: set[int] = set()
         self.down_edited: set[int] = set()
         self.orphans: list[str] = []  # a daemon's child process that outlived it
+        self.failures: list[str] = []  # git refused to check out main again, a config not taken
+        self.commits = 0
 
     def said(self, kind: str, **what: Any) -> None:
         what.update(kind=kind, t=round(time.time(), 3), up=self.daemon_up)
@@ -204,6 +218,85 @@ class World:
         self.folders[self.folders.index(old)] = new
         self.last_rename = time.monotonic()
         self.said("folder_rename", old=old, new=new)
+
+
+def git(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", "-C", str(root), *argv], capture_output=True, text=True)
+
+
+def git_commit(world: World) -> None:
+    """What a person syncing does, the daemon writing meanwhile."""
+    git(world.root, "add", "-A")
+    if git(world.root, "commit", "-q", "-m", f"soak {world.commits}").returncode == 0:
+        world.commits += 1
+        world.said("git_commit")
+
+
+def git_back(world: World, d: Daemon) -> None:
+    """Everything committed, the commit before checked out (detached HEAD), then ``main``
+    again: the daemon writes no tracked file at a detached HEAD, so git must take the
+    second checkout. The files are then the commit's, which are the world's."""
+    wait_idle(d)
+    git_commit(world)
+    if git(world.root, "rev-parse", "-q", "--verify", "HEAD~1").returncode != 0:
+        return
+    r = git(world.root, "checkout", "-q", "--detach", "HEAD~1")
+    if r.returncode != 0:  # the daemon wrote after the commit: a person would commit again
+        world.said("git_back_refused", stderr=r.stderr[-300:])
+        return
+    world.said("git_detached")
+    time.sleep(world.rng.uniform(0.5, 4))
+    r = git(world.root, "checkout", "-q", "main")
+    if r.returncode != 0:
+        changed = git(world.root, "status", "--porcelain").stdout.splitlines()
+        world.failures.append(
+            f"git checkout main refused after a detached HEAD: {r.stderr.strip()[-300:]} "
+            f"(status: {changed[:5]})"
+        )
+        git(world.root, "checkout", "-q", "-f", "main")  # the commit's files: the world's
+    world.said("git_main")
+
+
+def config_edit(world: World, d: SoakDaemon) -> None:
+    """The people section's limit changed in config.toml as an editor saves it; the
+    daemon must start again on it (in-process: the same pid, a new port)."""
+    path = world.root / ".memvault" / "config.toml"
+    text = path.read_text(encoding="utf-8")
+    limit = world.rng.choice([3, 8, 40])
+    new = re.sub(r'(name = "people"\n(?:[^\[]*?\n)??limit = )\d+', rf"\g<1>{limit}", text, count=1)
+    if new == text:
+        return
+    tmp = path.with_name(".config.toml.tmp")
+    tmp.write_text(new, encoding="utf-8")
+    os.replace(tmp, path)
+    world.said("config", limit=limit)
+    was = d.info
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        info = runfile.read(world.root)
+        if info is not None and info.pid == d.proc.pid and info.token != was.token:
+            d.info = info
+            return
+        if d.proc.poll() is not None:
+            break
+        time.sleep(0.2)
+    world.failures.append(
+        f"config.toml's people limit {limit}: the daemon did not start again on it"
+    )
+
+
+class SoakDaemon(Daemon):
+    """A daemon the script follows when it starts again in-process on new settings."""
+
+    def call(self, method: str, path: str, body: Any = None, timeout: float = 120) -> Any:
+        try:
+            return super().call(method, path, body, timeout)
+        except OSError:
+            info = runfile.read(self.root)
+            if info is None or info.pid != self.proc.pid or info.token == self.info.token:
+                raise
+            self.info = info
+            return super().call(method, path, body, timeout)
 
 
 def step(world: World, d: Daemon, kind: str) -> None:
@@ -385,11 +478,13 @@ def check(world: World, d: Daemon, code: Path, model: str | None, work: Path) ->
         fails.append(f"the daemon runs {h['children']} child processes (at most its model's)")
     fails += [f"a child process outlived its daemon: {o}" for o in world.orphans]
     world.orphans.clear()
+    fails += world.failures
+    world.failures.clear()
     return {"idle_after_s": round(waited, 1), "alive": len(world.notes), **h, "failures": fails}
 
 
 def start(root: Path, model: str | None, code: Path) -> Daemon:
-    d = Daemon(root, model, code=code)
+    d = SoakDaemon(root, model, code=code)
     wait_idle(d)
     return d
 
@@ -407,6 +502,8 @@ def main() -> None:
     ap.add_argument("--pause", type=float, default=0.3, help="mean seconds between changes")
     ap.add_argument("--no-restarts", action="store_true", help="the daemon is never stopped")
     ap.add_argument("--work", type=Path, default=Path("/tmp/memvault-soak"))
+    ap.add_argument("--git", action="store_true", help="a git repository: commits, checkouts")
+    ap.add_argument("--config-edits", action="store_true", help="config.toml edited now and then")
     a = ap.parse_args()
     model = None if a.model == "default" else a.model
     code = a.code.resolve()
@@ -421,6 +518,14 @@ def main() -> None:
     for _ in range(a.notes):
         world.create()
     run(code, model, "sync", "--vault", str(root))
+    if a.git:
+        git(root, "init", "-q", "-b", "main")
+        git(root, "config", "user.email", "soak@example.com")
+        git(root, "config", "user.name", "soak")
+        git_commit(world)
+        WEIGHTS.update(GIT_WEIGHTS)
+    if a.config_edits:
+        WEIGHTS.update(CONFIG_WEIGHTS)
     out = open(a.work / "soak.jsonl", "w")  # noqa: SIM115
     d = start(root, model, code)
     world.daemon_up = True
@@ -468,9 +573,17 @@ def main() -> None:
             world.down_renamed.clear()
             world.down_edited.clear()
             world.said("started")
+        elif kind == "git_commit":
+            git_commit(world)
+        elif kind == "git_back":
+            git_back(world, d)
+        elif kind == "config":
+            config_edit(world, d)
         else:
             step(world, d, kind)
-        world.counts[kind] = world.counts.get(kind, 0) + (kind in ("burst", "restart", "kill"))
+        world.counts[kind] = world.counts.get(kind, 0) + (
+            kind in ("burst", "restart", "kill", "git_commit", "git_back", "config")
+        )
         time.sleep(rng.expovariate(1 / a.pause))
     d.stop()
     summary = {"summary": True, "checks": checks, "failed_checks": failed, "ops": world.counts}
