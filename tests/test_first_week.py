@@ -434,3 +434,71 @@ def test_a_folder_filter_names_the_folder_the_vault_uses_for_that_role(tmp_path:
         # disk, as memvault matches paths and links (Obsidian's way)
         other_case = v.search("data team", folder="PEOPLE")
         assert other_case and other_case[0].path == "People/Ana López.md"
+
+
+def test_add_finds_the_note_titled_so_whatever_its_file_is_named(tmp_path: Path) -> None:
+    """A person's ``People/Ana.md`` titled "Ana Pérez": adding "Ana Pérez" (an agent's
+    ``memory_write``, ``memvault add``) is that note, as ``get "Ana Pérez"`` reads it,
+    not a second ``People/ana-pérez.md`` beside it."""
+    root = tmp_path / "notes"
+    write(root, "People/Ana.md", note("Ana Pérez", "Runs the data team"))
+    write(root, "People/Bob.md", note("Bob"))
+    write(root, "Projects/ana-perez.md", note("Ana Perez", "a project of that name"))
+    cli("init", str(root), check=True)  # People/ is the people folder
+    with open_vault(root) as v:
+        v.sync()
+        from memvault.errors import NoteExists
+
+        with pytest.raises(NoteExists) as said:
+            v.add("people", "Ana Pérez", summary="Leads data")
+        assert said.value.path == "People/Ana.md"
+        done = v.add("people", "ana perez", body="Prefers async.", update=True)
+        assert (done.path, done.created) == ("People/Ana.md", False)
+        assert v.add("people", "Carol Diaz").created  # a new name: a new note
+    text = (root / "People" / "Ana.md").read_text(encoding="utf-8")
+    assert "Runs the data team" in text and "Prefers async." in text
+    assert sorted(p.name for p in (root / "People").glob("*.md")) == [
+        "Ana.md",
+        "Bob.md",
+        "carol-diaz.md",
+    ]
+    again = cli("add", "people", "--title", "Ana Perez", "--vault", str(root))
+    assert again.returncode == 5, again.stdout + again.stderr
+    assert "People/Ana.md" in again.stdout + again.stderr
+
+
+def test_a_title_two_notes_of_the_folder_share_makes_no_guess_on_add(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    write(root, "people/ana-1.md", note("Ana Pérez", "the first"))
+    write(root, "people/ana-2.md", note("Ana Pérez", "the second"))
+    with open_vault(root) as v:
+        v.sync()
+        done = v.add("people", "Ana Pérez")
+    assert done.created and done.path == "people/ana-pérez.md"
+    assert "the first" in (root / "people" / "ana-1.md").read_text(encoding="utf-8")
+
+
+def test_status_names_a_folder_beside_a_sections_own_in_another_case(tmp_path: Path) -> None:
+    """``people/`` beside the ``People/`` init adopted (an agent's, a teammate's clone):
+    its notes are in no MEMORY.md section; status says so, and where to move them."""
+    root = tmp_path / "notes"
+    write(root, "People/Ana.md", note("Ana", "Runs the data team"))
+    cli("init", str(root), check=True)
+    write(root, "people/Bob.md", note("Bob", "New hire"))
+    write(root, "people/Carol.md", note("Carol"))
+    with open_vault(root) as v:
+        v.sync()
+        memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+        problems = [p for p in v.status()["problems"] if p["path"] == "people/"]
+    assert "[[People/Ana]]" in memory and "Bob" not in memory  # what the problem is about
+    assert len(problems) == 1, problems
+    said = problems[0]["reason"]
+    assert "people/ is beside People/" in said and "its 2 notes are in no MEMORY.md" in said
+    out = cli("status", "--vault", str(root)).stdout
+    assert "people/ is beside People/" in out
+    alone = tmp_path / "alone"
+    write(alone, "People/Ana.md", note("Ana"))
+    cli("init", str(alone), check=True)
+    with open_vault(alone) as v:
+        v.sync()
+        assert not [p for p in v.status()["problems"] if "beside" in p["reason"]]

@@ -158,7 +158,7 @@ class Engine:
         self.linker = Linker(config, self.fs, self.store, self.catalogue)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.folders = FolderNames(config, self.fs, lambda: self.catalogue.notes().keys())
-        self.writer = Writer(config, self.fs, clock or (lambda: dt.datetime.now().astimezone()))
+        self.writer = Writer(config, self.fs, self.catalogue, clock)
         sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
         self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)
         read_only or settings_check(self.store, config.memory_fingerprint())  # MEMORY.md config

@@ -129,4 +129,35 @@ def sections_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
     return out
 
 
-__all__ = ["FolderNames", "on_disk", "section_said", "sections_in_another_case"]
+def folders_beside_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
+    """(section title, its folder as on disk, a folder beside it) for each folder on disk
+    beside a MEMORY.md section's own whose name differs from it only in case
+    (``people/`` beside ``People/``: made by hand, by an agent, or pulled from a clone
+    that made it): its notes are in no section, and a clone on macOS or Windows cannot
+    hold both folders."""
+    out = []
+    for rule in config.memory.sections:
+        folder = unicodedata.normalize("NFC", rule.folder.strip("/"))
+        there = on_disk(config.root, folder) if folder else None
+        if there is None:
+            continue
+        parent, _, name = there.rpartition("/")
+        try:
+            with os.scandir(os.path.join(config.root, parent)) as entries:
+                names = sorted(e.name for e in entries if e.is_dir())
+        except OSError:
+            continue
+        for other in names:
+            nfc = unicodedata.normalize("NFC", other)
+            if nfc != name and key(nfc) == key(name):
+                out.append((rule.title, there, f"{parent}/{nfc}" if parent else nfc))
+    return out
+
+
+__all__ = [
+    "FolderNames",
+    "folders_beside_in_another_case",
+    "on_disk",
+    "section_said",
+    "sections_in_another_case",
+]

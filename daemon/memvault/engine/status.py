@@ -26,7 +26,11 @@ from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.engine import relink_journal
-from memvault.engine.folders import section_said, sections_in_another_case
+from memvault.engine.folders import (
+    folders_beside_in_another_case,
+    section_said,
+    sections_in_another_case,
+)
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -89,6 +93,9 @@ def describe(
             "(a daemon reads it when restarted)"
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
+    for title, folder, twin in folders_beside_in_another_case(config):
+        n = sum(1 for p in seen if p.startswith(twin + "/"))
+        kept.append(Problem(f"{twin}/", twin_folder(title, folder, twin, n), "config"))
     settings = f"{STATE_DIR}/{CONFIG_FILE}"
     rule = ignored_by(config.root, settings)
     if rule is not None:  # a root .gitignore's `.memvault/`: the settings stay on this machine
@@ -172,6 +179,17 @@ REPLACED = (
     "next start; restart the daemon (memvault daemon stop, then start) to rebuild it "
     "from the notes and the embedding cache"
 )
+
+
+def twin_folder(title: str, folder: str, twin: str, notes: int) -> str:
+    """Why ``twin/`` beside the section's ``folder/`` is a problem (status)."""
+    return (
+        f"{twin}/ is beside {folder}/, the folder of the section {title!r}, its name "
+        f"differing only in case: its {notes} note{'s' * (notes != 1)} "
+        f"{'are' if notes != 1 else 'is'} in no MEMORY.md section, and a clone on macOS "
+        f"or Windows cannot hold both folders: move them into {folder}/ (a move in "
+        "Obsidian keeps their links)"
+    )
 
 
 def _vectors(store: Store) -> dict[str, Any]:

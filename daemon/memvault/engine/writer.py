@@ -25,6 +25,7 @@ from memvault.vault.template import shipped_template
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
+    from memvault.engine.catalogue import Catalogue
     from memvault.vault.files import VaultFS
 
 MAX_TEXT = 1_000_000  # characters accepted for a note body or a log line
@@ -33,10 +34,17 @@ MAX_TEXT = 1_000_000  # characters accepted for a note body or a log line
 class Writer:
     """add_note and append_log over the vault's files."""
 
-    def __init__(self, config: VaultConfig, fs: VaultFS, clock: Callable[[], dt.datetime]):
+    def __init__(
+        self,
+        config: VaultConfig,
+        fs: VaultFS,
+        catalogue: Catalogue,
+        clock: Callable[[], dt.datetime] | None = None,
+    ):
         self.config = config
         self.fs = fs
-        self.clock = clock
+        self.catalogue = catalogue  # the notes' titles, as the index has them
+        self.clock = clock or (lambda: dt.datetime.now().astimezone())
 
     def _template(self, kind: str) -> str:
         """The vault's template for ``kind`` (memvault's own when the vault's is one
@@ -84,7 +92,7 @@ class Writer:
         day = now.date().isoformat()
         path = compose.note_path(category, title, day)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
-        path = self._named(category, normalize_rel(path))
+        path = self._named(category, normalize_rel(path), title)
         values = dict(note.fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
@@ -123,22 +131,33 @@ class Writer:
         self.fs.create(path, text)
         return path, True
 
-    def _named(self, category: str, path: str) -> str:
+    def _named(self, category: str, path: str, title: str) -> str:
         """The note ``path`` names: in people/ and projects/ (one note per person or
         project), the one already there under another spelling of its name (ß never
         as ss: Masse and Maße are two words) — the title
         as Obsidian names a file ("people/Sarah Chen.md"), another case ("Alice.md"),
         the name ``memvault migrate`` made ("con-oneill.md" for "Con O'Neill"), or in a
-        subfolder — so that ``add`` finds it instead of making a second note."""
+        subfolder — so that ``add`` finds it instead of making a second note; else the
+        one note of that folder titled ``title`` (``People/Ana.md`` whose title is "Ana
+        Pérez", as the index has it: ``get "Ana Pérez"`` reads that note too)."""
         if category not in ("people", "projects") or self.fs.stat(path) is not None:
             return path
+        folder = self.config.folder(category)
         want = compose.name_key(posixpath.basename(path)[:-3], sharp_s=False)
         same = [
             rel
-            for rel in sorted(self.fs.scan(self.config.folder(category)).notes)
+            for rel in sorted(self.fs.scan(folder).notes)
             if compose.name_key(posixpath.basename(rel)[:-3], sharp_s=False) == want
         ]
-        return same[0] if same else path
+        if same:
+            return same[0]
+        inside = folder.casefold() + "/"
+        titled = [
+            rel
+            for rel in self.catalogue.titled(title)
+            if rel.casefold().startswith(inside) and self.fs.stat(rel) is not None
+        ]
+        return titled[0] if len(titled) == 1 else path
 
     def append_log(self, text: str) -> tuple[str, bool]:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
