@@ -217,14 +217,21 @@ class VaultDoor:
                         time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
                 if vault is None:
                     turn.let_go()  # another tool's, in this process
-                    opened = time.time_ns()
                     vault = self._open(writing=not viewing)
+                    # once it has the lock: this process's own touches of lock.wanted
+                    # while it waited are no one else's (those waiting touch it again)
+                    opened = time.time_ns()
                 try:
                     return op(vault)
                 finally:
                     # kept: a vault opened here with the lock (through a daemon, opening
-                    # costs nothing; a peek is beside another process's writing)
-                    if vault.daemon is None and not vault.engine.read_only:
+                    # costs nothing; a peek is beside another process's writing), unless
+                    # another process waits for it already: its turn now, not at a LOOK
+                    if (
+                        vault.daemon is None
+                        and not vault.engine.read_only
+                        and not vault.lock_wanted(opened)
+                    ):
                         turn.keep(self, vault, opened)
                     else:
                         vault.close()
