@@ -4,8 +4,10 @@ for them and kept between them.
 A folder is opened for its commands as the MCP server opens it for each call: through
 the running daemon when there is one, else here, holding the vault's writer lock while
 a command runs, and kept open after it for the next, until ``LINGER`` seconds pass
-without one or another process finds the lock held (it touches ``lock.wanted``:
-``Vault.lock_wanted``), then let go within ``LOOK``. So an agent's commands (the tool
+without one or another process finds the lock held (it touches ``lock.wanted``) or
+waits in line for it (``Vault.lock_wanted``), then let go within ``LOOK``, or as its
+command ends; those waiting take the lock in the order they came (vault/lock_queue.py),
+so three or more agents take turns. So an agent's commands (the tool
 uses of one model turn, and its next turn, a model's answer later) open the vault
 once, and another agent's process, a CLI write or a daemon starting gets its turn
 between this one's commands, instead of waiting for the tool to close. The first

@@ -2,7 +2,8 @@
 
 One writer per vault (DESIGN.md, "Processes"): the process holding an
 exclusive ``flock`` on ``.memvault/lock`` — the daemon, or a CLI/MCP process
-when no daemon runs. ``lock_holder`` asks the kernel who that is.
+when no daemon runs. ``lock_holder`` asks the kernel who that is. Processes waiting
+for it take it in the order they came (``lock_queue.py``).
 """
 
 from __future__ import annotations
@@ -109,7 +110,9 @@ class WriterLock:
         try again for up to ``wait`` seconds, saying so once (``on_wait``, else a
         warning on the ``memvault`` log: stderr in the CLI) — unless ``give_up()`` says
         there is no point (the holder is a daemon, which serves writes itself). This
-        process holding it already is refused at once (it would wait for itself)."""
+        process holding it already is refused at once (it would wait for itself). A
+        waiter takes its turn after those that came before it, and an opener that does
+        not wait finds the lock held while anyone waits (``LockQueue``)."""
         import fcntl
 
         from memvault.errors import LockHeld
