@@ -222,3 +222,86 @@ def test_a_view_does_not_wait_for_another_tools_write_waiting_for_another_proces
         assert holder.stdout is not None
         holder.stdout.close()
     assert answers and "created" in answers[0]
+
+
+HOLD_THEN_WAIT = """
+import fcntl, sys, time
+from pathlib import Path
+from memvault.vault.lock import WriterLock
+lock = WriterLock(Path(sys.argv[1]))
+if sys.argv[2] == "hold":  # hold it until a line on stdin
+    lock.acquire()
+    print("held", flush=True)
+    sys.stdin.readline()
+else:  # wait for it (up to 20 s), say when it is had
+    lock.acquire(20.0)
+    print("had it", flush=True)
+lock.release()
+"""
+
+
+def _locker(root: Path, how: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", HOLD_THEN_WAIT, str(root / ".memvault" / "lock"), how],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _tickets(root: Path) -> list[str]:
+    line = root / ".memvault" / "lock.queue"
+    return os.listdir(line) if line.is_dir() else []
+
+
+def test_a_tool_that_waited_for_the_lock_keeps_the_vault_when_no_one_else_waits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 60.0)
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    holder = _locker(root, "hold")
+    with VaultMemoryTool(root, embedder=HashEmbedder()) as tool:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        threading.Timer(1.0, holder.communicate, ("go\n",)).start()  # then lets go
+        _create(tool, "after-a-wait.md")  # waits for the holder, touching lock.wanted
+        holder.wait(30)
+        time.sleep(integration.LOOK * 5)  # its look at lock.wanted, several times over
+        # before: its own touches while it waited were taken for another process's, and
+        # it let go at its first look (or at its next command, waiting YIELD more)
+        assert lock_holder(root) == os.getpid()
+
+
+def test_a_tool_lets_go_after_a_command_when_another_process_waits_behind_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(integration, "LINGER", 60.0)
+    monkeypatch.setattr(integration, "LOOK", 60.0)  # its look would come too late
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "30")
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    holder = _locker(root, "hold")
+    tool = VaultMemoryTool(root, embedder=HashEmbedder())
+    waiter = None
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        thread = threading.Thread(target=_create, args=(tool, "first-in-line.md"))
+        thread.start()  # the tool waits first (its ticket in lock.queue/)...
+        eventually(lambda: _tickets(root), 20, "its ticket")
+        waiter = _locker(root, "wait")  # ...then another process, behind it
+        eventually(lambda: len(_tickets(root)) == 2, 20, "the waiter's ticket")
+        holder.communicate("go\n", timeout=30)
+        thread.join(60)
+        assert (root / "first-in-line.md").exists()  # the tool went first
+        # and let go after its command: before, it kept the vault until its next look
+        assert waiter.communicate(timeout=30)[0].strip() == "had it"
+    finally:
+        for proc in (holder, waiter):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.communicate(timeout=30)
+        tool.close()

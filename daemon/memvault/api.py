@@ -175,9 +175,10 @@ class Vault(Closes):
         return backend.client if isinstance(backend, DaemonBackend) else None
 
     def lock_wanted(self, since_ns: int) -> bool:
-        """Whether another process found this vault's writer lock held after ``since_ns``
-        (``time.time_ns()``; vault/lock.py ``WANTED_FILE``): a caller keeping the vault
-        open between its uses only for speed closes it then."""
+        """Whether another process waits for this vault's writer lock (vault/lock_queue.py),
+        or found it held after ``since_ns`` (``time.time_ns()``; vault/lock.py
+        ``WANTED_FILE``): a caller keeping the vault open between its uses only for speed
+        closes it then."""
         return WriterLock(self.config.state_dir / LOCK_FILE).wanted_since(since_ns)
 
     def close(self) -> None:

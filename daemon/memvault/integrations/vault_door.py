@@ -4,8 +4,10 @@ for them and kept between them.
 A folder is opened for its commands as the MCP server opens it for each call: through
 the running daemon when there is one, else here, holding the vault's writer lock while
 a command runs, and kept open after it for the next, until ``LINGER`` seconds pass
-without one or another process finds the lock held (it touches ``lock.wanted``:
-``Vault.lock_wanted``), then let go within ``LOOK``. So an agent's commands (the tool
+without one or another process finds the lock held (it touches ``lock.wanted``) or
+waits in line for it (``Vault.lock_wanted``), then let go within ``LOOK``, or as its
+command ends; those waiting take the lock in the order they came (vault/lock_queue.py),
+so three or more agents take turns. So an agent's commands (the tool
 uses of one model turn, and its next turn, a model's answer later) open the vault
 once, and another agent's process, a CLI write or a daemon starting gets its turn
 between this one's commands, instead of waiting for the tool to close. The first
@@ -217,14 +219,21 @@ class VaultDoor:
                         time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
                 if vault is None:
                     turn.let_go()  # another tool's, in this process
-                    opened = time.time_ns()
                     vault = self._open(writing=not viewing)
+                    # once it has the lock: this process's own touches of lock.wanted
+                    # while it waited are no one else's (those waiting touch it again)
+                    opened = time.time_ns()
                 try:
                     return op(vault)
                 finally:
                     # kept: a vault opened here with the lock (through a daemon, opening
-                    # costs nothing; a peek is beside another process's writing)
-                    if vault.daemon is None and not vault.engine.read_only:
+                    # costs nothing; a peek is beside another process's writing), unless
+                    # another process waits for it already: its turn now, not at a LOOK
+                    if (
+                        vault.daemon is None
+                        and not vault.engine.read_only
+                        and not vault.lock_wanted(opened)
+                    ):
                         turn.keep(self, vault, opened)
                     else:
                         vault.close()

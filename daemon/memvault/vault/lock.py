@@ -2,7 +2,8 @@
 
 One writer per vault (DESIGN.md, "Processes"): the process holding an
 exclusive ``flock`` on ``.memvault/lock`` — the daemon, or a CLI/MCP process
-when no daemon runs. ``lock_holder`` asks the kernel who that is.
+when no daemon runs. ``lock_holder`` asks the kernel who that is. Processes waiting
+for it take it in the order they came (``lock_queue.py``).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from memvault.config import STATE_DIR
+from memvault.vault.lock_queue import LockQueue
 
 LOCK_FILE = "lock"
 # How long a writer opened without a daemon (a CLI command, an MCP call, Vault.open)
@@ -108,7 +110,9 @@ class WriterLock:
         try again for up to ``wait`` seconds, saying so once (``on_wait``, else a
         warning on the ``memvault`` log: stderr in the CLI) — unless ``give_up()`` says
         there is no point (the holder is a daemon, which serves writes itself). This
-        process holding it already is refused at once (it would wait for itself)."""
+        process holding it already is refused at once (it would wait for itself). A
+        waiter takes its turn after those that came before it, and an opener that does
+        not wait finds the lock held while anyone waits (``LockQueue``)."""
         import fcntl
 
         from memvault.errors import LockHeld
@@ -122,31 +126,39 @@ class WriterLock:
         deadline = time.monotonic() + wait
         said = taken = False
         pid: int | None = None
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                taken = True
-                break
-            except OSError:
+        line = LockQueue(self.path.parent)  # first come, first served (lock_queue.py)
+        try:
+            while True:
+                if line.my_turn():
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        taken = True
+                        break
+                    except OSError:
+                        pass
                 pid = self.holder_pid()
-            if pid != os.getpid():
-                with contextlib.suppress(OSError):  # a read-only .memvault/: no one is told
-                    self.path.with_name(WANTED_FILE).touch()
-            if (
-                time.monotonic() >= deadline
-                or pid == os.getpid()
-                or (give_up is not None and give_up())
-            ):
-                break
-            if not said:
-                said = True
-                who = f"process {pid}" if pid else "another process"
-                message = (
-                    f"waiting for {who}, which is writing to this vault, to finish "
-                    f"(up to {wait:g} s; MEMVAULT_LOCK_WAIT changes it)"
-                )
-                (on_wait or log.warning)(message)
-            time.sleep(_POLL)
+                if pid != os.getpid():
+                    with contextlib.suppress(OSError):  # a read-only .memvault/: no one told
+                        self.path.with_name(WANTED_FILE).touch()
+                if (
+                    time.monotonic() >= deadline
+                    or pid == os.getpid()
+                    or (give_up is not None and give_up())
+                ):
+                    break
+                if not said:
+                    said = True
+                    who = f"process {pid}" if pid else "another process"
+                    message = (
+                        f"waiting for {who}, which is writing to this vault, to finish "
+                        f"(up to {wait:g} s; MEMVAULT_LOCK_WAIT changes it)"
+                    )
+                    (on_wait or log.warning)(message)
+                line.join()
+                time.sleep(_POLL)
+                line.beat()
+        finally:
+            line.leave()
         if not taken:
             os.close(fd)
             if (
@@ -173,7 +185,10 @@ class WriterLock:
         self._fd = fd
 
     def wanted_since(self, since_ns: int) -> bool:
-        """Whether another process found the lock held after ``since_ns`` (``time_ns``)."""
+        """Whether another process waits for the lock (in line: lock_queue.py), or found
+        it held after ``since_ns`` (``time_ns``; a process that does not wait)."""
+        if LockQueue(self.path.parent).waiting():
+            return True
         try:
             return self.path.with_name(WANTED_FILE).stat().st_mtime_ns > since_ns
         except OSError:
