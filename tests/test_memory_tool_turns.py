@@ -305,3 +305,50 @@ def test_a_tool_lets_go_after_a_command_when_another_process_waits_behind_it(
                 proc.kill()
                 proc.communicate(timeout=30)
         tool.close()
+
+
+TOOL_AFTER_A_WAIT = """
+import sys
+from memvault.index.embedder import HashEmbedder
+from memvault.integrations.anthropic import VaultMemoryTool
+from memvault.api import Vault
+if sys.argv[2] == "tool":
+    with VaultMemoryTool(sys.argv[1], embedder=HashEmbedder()) as tool:
+        print(tool.call({"command": "create", "path": "/memories/waited.md", "file_text": "x"}))
+else:
+    with Vault.open(sys.argv[1], embedder=HashEmbedder()) as v:
+        print(v.log("waited"))
+"""
+
+
+@pytest.mark.parametrize("how", ["tool", "open"])
+def test_a_tool_waiting_its_turn_says_nothing_on_the_applications_stderr(
+    tmp_path: Path, how: str
+) -> None:
+    """Two agents' tools take turns without a daemon: each wait for the other's is how
+    the door works. Before, each printed "waiting for process N, which is writing to this
+    vault..." on the application's stderr (Python's last-resort handler), 15 times in
+    10 s in the field test. A plain ``Vault.open`` still says it (the CLI's message)."""
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    holder = _locker(root, "hold")
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        waiter = subprocess.Popen(
+            [sys.executable, "-c", TOOL_AFTER_A_WAIT, str(root), how],
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), "MEMVAULT_LOCK_WAIT": "30"},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        eventually(lambda: _tickets(root), 30, "the waiter in line")
+        holder.communicate("go\n", timeout=30)
+        out, err = waiter.communicate(timeout=60)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.communicate(timeout=30)
+    assert waiter.returncode == 0, out + err
+    said = "which is writing to this vault" in err
+    assert said == (how == "open"), err

@@ -119,6 +119,7 @@ class Vault(Closes):
         env: Mapping[str, str] | None = None,
         wait: float | None = None,
         reader: bool = False,
+        on_wait: Callable[[str], None] | None = None,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
@@ -128,7 +129,9 @@ class Vault(Closes):
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
         ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
-        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait). ``reader``: the
+        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait); ``on_wait`` is told
+        once that it waits, and for whom (None: a warning on the ``memvault`` log, which
+        is stderr in the CLI). ``reader``: the
         daemon's — an index in PostgreSQL written from another machine is served
         read-only (writes get ``LockHeld`` naming its writer) instead of refused."""
         root = Path(path).expanduser()
@@ -150,6 +153,7 @@ class Vault(Closes):
                 wait=wait,
                 env=env,
                 reader=reader,
+                on_wait=on_wait,
             )
         )
 

@@ -274,12 +274,14 @@ def open_backend(
     wait: float | None = None,
     env: Mapping[str, str] | None = None,
     reader: bool = False,
+    on_wait: Callable[[str], None] | None = None,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
     the index here as it is). A write waits up to ``wait`` seconds (None:
     ``MEMVAULT_LOCK_WAIT`` of ``env``, the process environment without one) for another
-    short-lived writer to let go; a read never waits. ``reader`` (a daemon's ``"write"``):
+    short-lived writer to let go, telling ``on_wait`` (``WriterLock.acquire``); a read
+    never waits. ``reader`` (a daemon's ``"write"``):
     when the index in PostgreSQL has its writer elsewhere, hold this folder's lock (a
     daemon runs here: ``runfile``) over the index read-only instead of ``LockHeld``."""
     root = config.root
@@ -305,6 +307,7 @@ def open_backend(
                 # asked (the memory tool's vault kept between commands), not for a sync
                 patience if through_daemon else min(patience, LETS_GO),
                 give_up=lambda: runfile.running(root) is not None,
+                on_wait=on_wait,
             )
         except LockHeld:
             lock = None

@@ -24,6 +24,7 @@ vault; a forked child starts with none (the lock file is shared with the parent)
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import threading
 import time
@@ -38,6 +39,9 @@ from memvault.errors import LockHeld
 LINGER = 15.0  # seconds a vault opened here stays open without a command
 LOOK = 0.2  # how often a kept vault looks whether another process wants the lock
 YIELD = 0.3  # let go for another process: this long before this one opens it again
+
+
+log = logging.getLogger("memvault")
 
 
 class _Turn:
@@ -184,6 +188,9 @@ class VaultDoor:
         assert self._path is not None
         # a view does not wait for another writer's lock: it reads the index as it is
         options = self._options if writing else {"wait": 0.0, **self._options}
+        # waiting for another agent's turn is how the door works, not news for the
+        # application's stderr (the lock's warning without it)
+        options = {"on_wait": log.debug, **options}
         try:  # a mode given to the tool is Vault.open's
             opened = Vault.open(self._path, **{"mode": "write", **options})
         except LockHeld:
