@@ -478,6 +478,34 @@ def test_a_title_two_notes_of_the_folder_share_makes_no_guess_on_add(tmp_path: P
     assert "the first" in (root / "people" / "ana-1.md").read_text(encoding="utf-8")
 
 
+def test_add_by_title_keeps_ss_and_sharp_s_apart(tmp_path: Path) -> None:
+    """The title's match (_named by the catalogue) folded ß as ss, as get's lookup does:
+    add projects "Masse" --update wrote into projects/lager.md titled "Maße" (mass,
+    measures: two words; test_field_lang's rule for a file's name)."""
+    root = new_vault(tmp_path)
+    write(root, "projects/lager.md", note("Maße", "Die Maße des Lagers."))
+    with open_vault(root) as v:
+        v.sync()
+        before = (root / "projects" / "lager.md").read_bytes()
+        done = v.add("projects", "Masse", summary="Gewicht in kg.", update=True)
+        assert v.add("projects", "maße", body="Breite 4 m.", update=True).path == (
+            "projects/lager.md"
+        )  # its own title still finds it
+    assert done.created and done.path != "projects/lager.md"
+    assert b"Gewicht" not in (root / "projects" / "lager.md").read_bytes()
+    assert before != (root / "projects" / "lager.md").read_bytes()
+
+
+def test_add_finds_the_note_titled_with_a_slash(tmp_path: Path) -> None:
+    """A title holding '/' ("AC/DC") is a title, not a folder and a name."""
+    root = new_vault(tmp_path)
+    write(root, "projects/band.md", note("AC/DC", "Tour planning."))
+    with open_vault(root) as v:
+        v.sync()
+        done = v.add("projects", "AC/DC", body="Dates fixed.", update=True)
+    assert (done.path, done.created) == ("projects/band.md", False)
+
+
 def test_status_names_a_folder_beside_a_sections_own_in_another_case(tmp_path: Path) -> None:
     """``people/`` beside the ``People/`` init adopted (an agent's, a teammate's clone):
     its notes are in no MEMORY.md section; status says so, and where to move them."""

@@ -36,6 +36,15 @@ def test_who_waits_ahead(
     assert waiting_ahead(mine, tickets, seen, now)[0] is ahead
 
 
+def test_a_ticket_new_to_a_looker_is_as_old_as_its_mtime() -> None:
+    stale, fresh = Ticket(3, 0), Ticket(4, int(10e9))
+    wall = int((HUNG + 1) * 1e9)
+    assert waiting_ahead(None, [stale], {}, 50.0, wall_ns=wall)[0] is False
+    assert waiting_ahead(None, [stale, fresh], {}, 50.0, wall_ns=wall)[0] is True
+    # seen before: its own watch counts, not the mtime
+    assert waiting_ahead(None, [stale], {3: Seen(0, 49.0)}, 50.0, wall_ns=wall)[0] is True
+
+
 def test_what_was_seen_keeps_when_a_ticket_last_changed() -> None:
     _, seen = waiting_ahead(None, [Ticket(1, 5), Ticket(2, 5)], {1: Seen(5, 1.0)}, 9.0)
     assert seen == {1: Seen(5, 1.0), 2: Seen(5, 9.0)}
@@ -185,3 +194,46 @@ def test_a_process_taking_the_lock_again_at_once_goes_behind_those_waiting(
     assert sorted((tmp_path / "log").read_text().split()) == sorted(names * rounds)
     # in turn: 2 (the other two); a generous bound for a loaded machine
     assert max(worst) <= 4, worst
+
+
+def _held_ticket(folder: Path) -> bool:
+    """Whether a ticket in ``folder`` is flocked by its waiter."""
+    import fcntl
+
+    for name in os.listdir(folder) if folder.is_dir() else []:
+        fd = os.open(folder / name, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError:
+            return True
+        finally:
+            os.close(fd)
+    return False
+
+
+def test_a_hung_waiter_does_not_keep_the_free_lock_from_an_opener_new_to_the_line(
+    tmp_path: Path,
+) -> None:
+    # A CLI write waiting its turn, then stopped (Ctrl-Z): its ticket stays flocked and
+    # untouched. Before, an opener that had not watched it for HUNG seconds itself took
+    # it for a live waiter: the lock free, a read's try (wait 0) found it "held" and a
+    # daemon starting (2 s, backends.LETS_GO) exited 6, for as long as it stayed stopped.
+    from memvault.vault.lock import WriterLock
+
+    holder, [stopped] = _line_up(tmp_path, ["stopped"])
+    deadline = time.monotonic() + 60
+    while not _held_ticket(tmp_path / QUEUE_DIR):  # "waiting" is said before the ticket
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    os.kill(stopped.pid, signal.SIGSTOP)
+    try:
+        holder.communicate("go\n", timeout=30)
+        time.sleep(HUNG + 1)  # its ticket untouched since longer than HUNG
+        for wait in (0.0, 2.0):  # a read; a daemon starting
+            lock = WriterLock(tmp_path / "lock")
+            lock.acquire(wait, on_wait=lambda _: None)  # before: LockHeld
+            lock.release()
+    finally:
+        os.kill(stopped.pid, signal.SIGCONT)
+    stopped.communicate(timeout=120)
+    assert _taken(tmp_path) == ["stopped"]

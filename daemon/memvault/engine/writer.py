@@ -151,12 +151,17 @@ class Writer:
         ]
         if same:
             return same[0]
-        inside = folder.casefold() + "/"
-        titled = [
+        # the titles compared as the names above (ß kept apart from ss), the title as a
+        # whole ("AC/DC" names no folder; Catalogue.titled would read it as one)
+        inside, want = folder.casefold() + "/", compose.name_key(title, sharp_s=False)
+        titled = sorted(
             rel
-            for rel in self.catalogue.titled(title)
-            if rel.casefold().startswith(inside) and self.fs.stat(rel) is not None
-        ]
+            for rel, row in self.catalogue.notes().items()
+            if rel.casefold().startswith(inside)
+            and want
+            and compose.name_key(row.title or "", sharp_s=False) == want
+            and self.fs.stat(rel) is not None
+        )
         return titled[0] if len(titled) == 1 else path
 
     def append_log(self, text: str) -> tuple[str, bool]:

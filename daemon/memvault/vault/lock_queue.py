@@ -17,7 +17,12 @@ as before, never two writers:
   process: the next to look finds the ticket unlocked and removes it;
 - a waiter that hangs (stopped, a debugger) keeps its flock but no longer touches its
   ticket: one whose file has not changed for ``HUNG`` seconds of the looker's own
-  clock is passed over (any change counts, so no clock is compared with another);
+  clock is passed over (any change counts); a looker new to a ticket (an opener that
+  does not wait, a daemon starting with 2 s, the holder asking who waits: none has
+  watched it that long) takes its mtime's age by its own wall clock as time it already
+  watched it, so a ticket stopped long ago is passed over at once, not after HUNG
+  seconds of each looker's (a clock behind the file system's by more than ``HUNG``
+  only makes a live ticket look hung at first sight: a race, never two writers);
 - a child forked by a waiter shares its ticket's flock but does not touch it: passed
   over once its parent is gone, removed when the child ends;
 - a read-only ``.memvault/`` or a full disk: no ticket is made, the waiter races;
@@ -62,16 +67,21 @@ def waiting_ahead(
     seen: Mapping[int, Seen],
     now: float,
     hung: float = HUNG,
+    wall_ns: int | None = None,
 ) -> tuple[bool, dict[int, Seen]]:
     """Whether a live waiter that is not hung holds a number below ``mine`` (None: any
-    number, for an opener without a ticket), and what was seen of those tickets now."""
+    number, for an opener without a ticket), and what was seen of those tickets now.
+    ``wall_ns`` (``time_ns`` now): a ticket new to this looker is as old as its mtime
+    says (the module doc), else it is seen as touched now."""
     ahead = False
     looked: dict[int, Seen] = {}
     for ticket in tickets:
         if mine is not None and ticket.number >= mine:
             continue
         before = seen.get(ticket.number)
-        if before is None or before.beat != ticket.beat:  # new to this looker, or touched
+        if before is None and wall_ns is not None:  # new to this looker: untouched since
+            before = Seen(ticket.beat, now - max(0.0, (wall_ns - ticket.beat) / 1e9))
+        elif before is None or before.beat != ticket.beat:  # new to this looker, or touched
             before = Seen(ticket.beat, now)
         looked[ticket.number] = before
         if now - before.since < hung:
@@ -136,7 +146,9 @@ class LockQueue:
         if self.number is not None:
             numbers = [n for n in numbers if n < self.number]
         tickets = [t for n in numbers if (t := _live(self.folder / str(n))) is not None]
-        ahead, self._seen = waiting_ahead(self.number, tickets, self._seen, time.monotonic())
+        ahead, self._seen = waiting_ahead(
+            self.number, tickets, self._seen, time.monotonic(), wall_ns=time.time_ns()
+        )
         return not ahead
 
     def waiting(self) -> bool:
