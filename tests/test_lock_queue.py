@@ -237,3 +237,20 @@ def test_a_hung_waiter_does_not_keep_the_free_lock_from_an_opener_new_to_the_lin
         os.kill(stopped.pid, signal.SIGCONT)
     stopped.communicate(timeout=120)
     assert _taken(tmp_path) == ["stopped"]
+
+
+def test_a_stray_file_in_the_line_is_no_ticket(tmp_path: Path) -> None:
+    """Files in ``lock.queue/`` that are no ticket of memvault's (a superscript two and
+    an Arabic-Indic three pass ``str.isdigit``; a sync tool's copy) neither raise in
+    every acquire nor hold anyone up."""
+    from memvault.vault.lock import WriterLock
+
+    state = tmp_path / ".memvault"
+    line = state / QUEUE_DIR
+    line.mkdir(parents=True)
+    for name in ("²", "٣", "7 (conflicted copy)", "notes.txt"):
+        (line / name).write_text("x")
+    lock = WriterLock(state / "lock")
+    lock.acquire(0.0)
+    lock.release()
+    assert not lock.wanted_since(0)  # no one waits

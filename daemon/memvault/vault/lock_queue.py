@@ -94,7 +94,7 @@ def _numbers(folder: Path) -> list[int]:
         names = os.listdir(folder)
     except OSError:  # no line yet (or none can be read): no one waits in it
         return []
-    return sorted(int(n) for n in names if n.isdigit() and len(n) < 19)
+    return sorted(int(n) for n in names if n.isascii() and n.isdigit() and len(n) < 19)
 
 
 def _same_file(fd: int, path: Path) -> bool:
