@@ -27,11 +27,15 @@ from memvault.index import pg_schema
 log = logging.getLogger("memvault")
 
 
+# a key=value DSN's password (``password=`` and ``sslpassword=``), bare or quoted
+_SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+
+
 def redact(dsn: str) -> str:
     """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
     one's ``password=`` and ``sslpassword=`` too)."""
     if "://" not in dsn:
-        return re.sub(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
+        return _SECRET.sub(r"\1***", dsn)
     try:
         parts = urlsplit(dsn)
     except ValueError:
@@ -135,8 +139,31 @@ def _reads(sql: str) -> bool:
 
 def _reason(exc: BaseException, dsn: str) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    password = urlsplit(dsn).password if "://" in dsn else None
-    return text.replace(password, "***") if password else text
+    for password in passwords(dsn):
+        text = text.replace(password, "***")
+    return text
+
+
+def passwords(dsn: str) -> list[str]:
+    """The secrets a DSN holds, as written and as libpq reads them (a URI's
+    percent-decoded, a key=value one's unquoted), longest first: what no message shows."""
+    found: set[str] = set()
+    if "://" in dsn:
+        with suppress(ValueError):
+            found.add(urlsplit(dsn).password or "")
+    found.update(m.group(2) for m in _SECRET.finditer(dsn))
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        found.update(str(v) for k, v in conninfo_to_dict(dsn).items() if k.endswith("password"))
+    except Exception:  # psycopg absent, or a DSN libpq cannot read: the text's own
+        pass
+    return sorted((p for p in found if p and p != "***"), key=len, reverse=True)
+
+
+def has_password(dsn: str) -> bool:
+    """Whether ``dsn`` holds a password (either form): not written to config.toml."""
+    return bool(passwords(dsn)) or redact(dsn) != dsn
 
 
 class _PgSql:
