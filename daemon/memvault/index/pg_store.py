@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,7 @@ log = logging.getLogger("memvault")
 INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_schema)
 MIGRATE_ROWS_PER_S = 20_000  # a floor on a migration's speed over the vectors: its deadline
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
+FILES_AT = "vault_commit"  # meta: the writer's git commit, host, time (engine/clone_guard)
 
 
 class PgCache:
@@ -127,6 +128,10 @@ class PgStore(Store):
     # a bulk load drops the HNSW index and builds it after (pg_vectors): a lane inserting
     # beside it would undo that; and a server lost mid-sync must fail the sync itself
     vectors_beside = False
+    # a writer's files, what they are at (their git commit: engine/clone_guard), kept in
+    # meta FILES_AT at its open, with each sync that changed something and at its close:
+    # a writer whose clone lacks that commit is refused before it rolls the index back
+    files_at: Callable[[], str | None] | None = None
 
     def __init__(
         self,
@@ -295,6 +300,17 @@ class PgStore(Store):
             ).fetchone()
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
+    def set_meta(self, key: str, value: str, conn: Any = None) -> None:
+        super().set_meta(key, value, conn)
+        if key == "last_sync_at":  # a sync changed the index: what its files are at
+            self.mark_files()
+
+    def mark_files(self) -> None:
+        """Keep what the writer's files are at (``files_at``) in meta ``FILES_AT``."""
+        at = self.files_at() if self.files_at is not None and not self.read_only else None
+        if at is not None:
+            super().set_meta(FILES_AT, at)
+
     def close(self) -> None:
         self.closing.set()
         for build in self.builds:  # an HNSW build under way: finished (its own session)
@@ -303,6 +319,8 @@ class PgStore(Store):
         with self._lock:
             self._wants_lock = False
             if self._writer is not None:
+                with suppress(Exception):  # the files as the writer leaves them
+                    self.mark_files()
                 with suppress(Exception):
                     self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
                 with suppress(Exception):
@@ -508,6 +526,7 @@ class _NoReplace:
 
 
 __all__ = [
+    "FILES_AT",
     "IndexUnavailable",
     "PgCache",
     "PgStore",
