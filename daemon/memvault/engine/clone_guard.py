@@ -33,7 +33,14 @@ from memvault.errors import ConfigError
 from memvault.index.pg_conn import host_name, redact
 from memvault.index.pg_store import FILES_AT
 from memvault.index.seam import open_postgres
-from memvault.vault.gitstate import commits_lacked, has_commit, head_commit, is_ancestor
+from memvault.vault.gitstate import (
+    commits_lacked,
+    has_commit,
+    head_commit,
+    is_ancestor,
+    is_shallow,
+    was_checked_out,
+)
 
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 ids, nothing else
 
@@ -75,9 +82,11 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
     head = head_commit(root)
     if head is None or not _COMMIT.fullmatch(commit) or commit == head:
         return  # outside git here (the sample guard stands), or at that commit
+    todo = f"git pull first (a commit {host} never pushed: push it there first)"
     if has_commit(root, commit):
-        if is_ancestor(root, commit, head):
-            return  # every commit the index was written from is here
+        if is_ancestor(root, commit, head) or was_checked_out(root, commit):
+            return  # every commit the index was written from is here, or its files were
+            # (checked out here: an amend or a rebase since is a change made here)
         lacked = commits_lacked(root, head, commit)
         if lacked == 0:
             return  # what this clone lacks changes nothing in the vault's folder
@@ -86,6 +95,9 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
             if is_ancestor(root, head, commit)
             else f"has diverged from it ({lacked} of its commits not merged here)"
         )
+    elif is_shallow(root):  # `git pull` never brings an older commit into it
+        how = "is a shallow clone without that commit (older than its history, or newer)"
+        todo = "git fetch --unshallow first (git pull never brings an older commit here)"
     else:
         how = "lacks that commit (not pulled yet)"
     schema = getattr(store, "schema", "")
@@ -93,9 +105,9 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
         f"the index in schema {schema!r} at {redact(getattr(store, 'dsn', ''))} was last "
         f"written by {host} from commit {commit[:12]}, and this clone of the vault {how}: "
         "as the writer it would delete from the shared index the notes added since and "
-        "put back older copies of the ones changed; nothing was written. git pull first, "
-        f"then start again (a commit {host} never pushed: push it there first). This clone "
-        "the one to follow (history rewritten on purpose): DELETE FROM "
+        f"put back older copies of the ones changed; nothing was written. {todo}, then "
+        "start again. If this clone is the one to follow (history rewritten on purpose): "
+        "DELETE FROM "
         f"\"{schema}\".meta WHERE key = '{FILES_AT}', then start again"
     )
 

@@ -130,6 +130,22 @@ def is_ancestor(root: Path, older: str, newer: str) -> bool:
     return done is not None and done.returncode == 0
 
 
+def was_checked_out(root: Path, commit: str) -> bool:
+    """Whether ``commit`` was checked out in this clone (HEAD's reflog names it): its files
+    were these files then, whatever was made of its history since (an amend, a rebase)."""
+    done = _git(root, "rev-list", "--walk-reflogs", "HEAD")
+    if done is None or done.returncode != 0:
+        return False
+    return commit in done.stdout.decode("ascii", "replace").split()
+
+
+def is_shallow(root: Path) -> bool:
+    """Whether the vault's repository is a shallow clone (``git clone --depth``): its
+    history stops short, so an older commit is missing from it for good."""
+    done = _git(root, "rev-parse", "--is-shallow-repository")
+    return done is not None and done.stdout.strip() == b"true"
+
+
 def commits_lacked(root: Path, head: str, commit: str) -> int:
     """How many commits ``commit`` has that ``head`` lacks and that change something in
     the vault's folder (commits to the rest of a repository the vault is a folder of do
@@ -197,5 +213,7 @@ __all__ = [
     "head_commit",
     "ignored_by",
     "is_ancestor",
+    "is_shallow",
     "settings_ignored",
+    "was_checked_out",
 ]
