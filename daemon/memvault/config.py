@@ -313,8 +313,10 @@ def _settings(
 
 
 # libpq's key=value connection string: keyword = value pairs, a value bare or in single
-# quotes with backslash escapes (psycopg, psql and every libpq client take it)
-_KEYWORDS = re.compile(r"\s*(?:\w+\s*=\s*(?:'(?:[^'\\]|\\.)*'|[^\s']+)\s*)+")
+# quotes, backslash escapes in either (psycopg, psql and every libpq client take it)
+_KEYWORDS = re.compile(
+    r"\s*(?:\w+\s*=\s*(?:'(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)(?:[^\s\\]|\\.)*)\s*)+"
+)
 
 
 def is_dsn(dsn: str) -> bool:

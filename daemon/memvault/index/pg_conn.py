@@ -28,8 +28,9 @@ from memvault.index import pg_schema
 log = logging.getLogger("memvault")
 
 
-# a key=value DSN's password (``password=`` and ``sslpassword=``), bare or quoted
-_SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)")
+# a key=value DSN's password (``password=`` and ``sslpassword=``), bare or quoted, with
+# libpq's backslash escapes in either (``password=se\ cret`` is ``se cret``)
+_SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)+)")
 
 
 def redact(dsn: str) -> str:
