@@ -76,3 +76,43 @@ def test_a_shallow_clone_is_told_to_unshallow_not_to_pull(tmp_path: Path, pg_ser
     _git(laptop, "fetch", "-q", "--unshallow")
     got = run_memvault("sync", "--vault", str(laptop), env=env)
     assert got.returncode == 0, got.stdout + got.stderr
+
+
+def test_a_clone_with_the_writers_commit_squash_merged_is_not_refused(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """The writer indexed from its branch's commit, pushed it; the branch was squash-merged
+    into main; a clone that fetched both and is on main has every change of that commit
+    (under another one): it was refused as "diverged", and `git pull` never helped."""
+    writer, env = _team(tmp_path, pg_server, "squash")
+    hub = tmp_path / "hub.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(writer), str(hub)], check=True)
+    _git(writer, "remote", "add", "hub", str(hub))
+    _git(writer, "checkout", "-q", "-b", "queues")
+    (writer / "decisions" / "2024-04-02-queues.md").write_text("# Queues\n\nA table.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(writer, "push", "-q", "hub", "queues")
+
+    laptop = tmp_path / "laptop" / "team"
+    laptop.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(hub), str(laptop)], check=True)
+    main = _git(laptop, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    _git(laptop, "merge", "-q", "--squash", "origin/queues")
+    _git(laptop, "commit", "-qm", "queues (squashed)")
+    _git(laptop, "push", "-q", "origin", main)
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+    # a commit of the writer's that is not here under another one still refuses
+    _git(writer, "fetch", "-q", "hub")
+    _git(writer, "checkout", "-q", "queues")
+    (writer / "decisions" / "2024-04-03-retries.md").write_text("# Retries\n\nThree.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "retries")
+    _git(writer, "push", "-q", "hub", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(laptop, "fetch", "-q")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 3 and "diverged" in got.stderr, got.stdout + got.stderr

@@ -39,6 +39,7 @@ from memvault.vault.gitstate import (
     head_commit,
     is_ancestor,
     is_shallow,
+    merged_here,
     was_checked_out,
 )
 
@@ -88,8 +89,9 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
             return  # every commit the index was written from is here, or its files were
             # (checked out here: an amend or a rebase since is a change made here)
         lacked = commits_lacked(root, head, commit)
-        if lacked == 0:
-            return  # what this clone lacks changes nothing in the vault's folder
+        if lacked == 0 or merged_here(root, head, commit):
+            return  # what this clone lacks changes nothing in the vault's folder, or its
+            # changes are here under other commits (squash-merged, rebased upstream)
         how = (
             f"is {lacked} commits behind it (fetched, not merged)"
             if is_ancestor(root, head, commit)

@@ -156,6 +156,18 @@ def commits_lacked(root: Path, head: str, commit: str) -> int:
     return int(done.stdout.strip() or 0)
 
 
+def merged_here(root: Path, head: str, commit: str) -> bool:
+    """Whether merging ``commit`` into ``head`` would change nothing in the vault's folder:
+    its changes are here already, under other commits (a squash merge, a rebase, a
+    cherry-pick). False when they conflict, or git cannot say (older than 2.38)."""
+    done = _git(root, "merge-tree", "--write-tree", head, commit)
+    if done is None or done.returncode != 0:
+        return False
+    tree = done.stdout.decode("ascii", "replace").split("\n", 1)[0].strip()
+    same = _git(root, "diff", "--quiet", head, tree, "--", ".")
+    return bool(tree) and same is not None and same.returncode == 0
+
+
 def ignored_by(root: Path, rel: str) -> str | None:
     """The rule that has git ignore the vault path ``rel`` (``.gitignore:3 `.memvault/```),
     or None: not ignored, tracked (git ignores no tracked file), outside git, or git
@@ -214,6 +226,7 @@ __all__ = [
     "ignored_by",
     "is_ancestor",
     "is_shallow",
+    "merged_here",
     "settings_ignored",
     "was_checked_out",
 ]
