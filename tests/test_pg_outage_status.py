@@ -223,3 +223,66 @@ def test_status_in_a_stalled_network_answers_at_once_that_the_index_does_not(
             assert daemon.stop() == 0, daemon.stderr[-3000:]
     finally:
         stop_server(own)
+
+
+def test_a_search_in_a_stalled_network_fails_within_about_one_timeout(tmp_path: Path) -> None:
+    """A field test: with the network to PostgreSQL stalled, a search through the writer
+    daemon took ~3 x `pg_timeout` to fail: it waited for the store behind the daemon's
+    tick and its sync's retry, each waiting out a connect of its own, then made its own.
+    A call that waited behind one finding the server away fails with it; each search
+    fails within about one `pg_timeout` (HTTP 503 naming the DSN), and searches answer
+    again once the network does, with what was written meanwhile."""
+    from pg_helpers import StallProxy
+
+    own = start_server()
+    proxy = StallProxy(own)
+    timeout = 4.0
+    try:
+        settings = {
+            **_settings(own, "stalled-search"),
+            "MEMVAULT_INDEX_DSN": proxy.dsn(),
+            "MEMVAULT_INDEX_PG_TIMEOUT": str(timeout),
+        }
+        root = make_vault(tmp_path, "team")
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            info = daemon.ready(answering=True)
+
+            def search(query: str) -> httpx.Response:
+                return httpx.post(
+                    f"http://127.0.0.1:{info['port']}/search",
+                    json={"query": query},
+                    headers={"Authorization": f"Bearer {info['token']}"},
+                    timeout=120,
+                    trust_env=False,
+                )
+
+            assert search("database").status_code == 200
+            proxy.stall()
+            write(root, "people/during.md", note("During", "", "tapir written in a stall"))
+            took = []
+            for i in range(5):  # at different moments of the tick's and the sync's tries
+                time.sleep(0.7 * i)
+                started = time.monotonic()
+                got = search("database")
+                took.append(time.monotonic() - started)
+                assert got.status_code == 503, got.text
+                assert got.json()["error"]["type"] == "IndexUnavailable", got.text
+                assert "127.0.0.1" in got.json()["error"]["message"]
+            # before: 2.1 to 2.8 x the timeout; now about one (generous: twice)
+            assert max(took) < 2 * timeout, [round(t, 1) for t in took]
+            proxy.stalled.clear()
+            eventually(
+                lambda: (
+                    search("tapir").status_code == 200
+                    and any(h["path"] == "people/during.md" for h in search("tapir").json()["hits"])
+                ),
+                90,
+                "the note written in the stall to be found once the network is back",
+                every=0.5,
+            )
+        finally:
+            proxy.close()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)

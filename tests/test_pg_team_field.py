@@ -443,3 +443,51 @@ def test_another_schemas_paths_leaving_the_folder_or_naming_a_fifo_are_not_read(
     assert found == [None]  # 1 of the 4 here: none of the others read
     assert pg_siblings._sha(root, "people/ana.md") == sha["a"]
     assert pg_siblings._sha(root, "/dev/zero") is None  # (not read: a path out of the folder)
+
+
+def test_a_key_value_dsn_in_the_environment_is_taken_and_its_password_never_shown(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A field test: `MEMVAULT_INDEX_DSN="host=... dbname=... user=... password=..."`
+    (libpq's key=value form, as psql and psycopg take it) was refused with
+    `.../config.toml: index.store = "postgres" needs index.dsn = "postgresql://..."`:
+    the wrong form, and the wrong place named (the DSN came from the environment). It is
+    taken; its password is shown nowhere, in status, an error or the daemon's log."""
+    from helpers import DaemonProcess
+    from pg_helpers import socket_dir
+
+    secret = "sw0rd fish-47"
+    dsn = f"host={socket_dir(pg_server)} dbname=postgres user=postgres password='{secret}'"
+    root = make_vault(tmp_path, folder_name)
+    settings = {"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": dsn}
+    env = memvault_env(tmp_path, **settings)
+    synced = run_memvault("sync", "--vault", str(root), env=env)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    found = run_memvault("search", "which database did we choose", "--json", "--vault",
+                         str(root), env=env)  # fmt: skip
+    assert found.returncode == 0 and json.loads(found.stdout)["hits"], found.stderr
+    shown = run_memvault("status", "--json", "--vault", str(root), env=env)
+    where = json.loads(shown.stdout)["index"]["where"]
+    assert where["dsn"].endswith("password=***") and where["role"] == "none", where
+    said = run_memvault("status", "--vault", str(root), env=env)
+    for got in (synced, found, shown, said):
+        assert "sw0rd" not in got.stdout + got.stderr
+    daemon = DaemonProcess(tmp_path, root, **settings)
+    try:
+        daemon.ready(answering=True)
+    finally:
+        assert daemon.stop() == 0, daemon.stderr[-3000:]
+    assert "sw0rd" not in daemon.stderr
+
+    # an error names the DSN without its password (here: no such database)
+    gone = memvault_env(tmp_path, **{**settings, "MEMVAULT_INDEX_DSN": dsn.replace(
+        "dbname=postgres", "dbname=no_such_db_47")})  # fmt: skip
+    failed = run_memvault("search", "database", "--vault", str(root), env=gone)
+    assert failed.returncode == 7, failed.stdout + failed.stderr
+    assert "no_such_db_47" in failed.stderr and "password=***" in failed.stderr
+    assert "sw0rd" not in failed.stdout + failed.stderr
+    # what is no DSN at all is refused naming where it came from, not config.toml
+    typo = memvault_env(tmp_path, **{**settings, "MEMVAULT_INDEX_DSN": "db.internal"})
+    refused = run_memvault("status", "--vault", str(root), env=typo)
+    assert refused.returncode == 3, refused.stdout + refused.stderr
+    assert "$MEMVAULT_INDEX_DSN" in refused.stderr and "config.toml" not in refused.stderr

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -214,10 +215,11 @@ class VaultConfig:
                     raise ConfigError(f"{path}: '{name}' must be a [table]")
                 data[name] = dict(value)
         _rename(data)
-        _apply_env(data, os.environ if env is None else env)
+        from_env = _apply_env(data, os.environ if env is None else env)
         for section, values in _renamed(overrides or {}).items():
             data.setdefault(section, {}).update(values)
-        return cls(root=root, **_build(data, str(path)), source=source)
+            from_env -= {f"{section}.{name}" for name in values}
+        return cls(root=root, **_build(data, str(path), from_env), source=source)
 
 
 _SECTIONS: dict[str, type] = {
@@ -244,7 +246,10 @@ def _renamed(layer: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]
     return out
 
 
-def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
+def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> set[str]:
+    """The environment's settings over the file's; the ``section.key`` names it set
+    (a message about one names the variable, not config.toml)."""
+    applied: set[str] = set()
     renamed = {
         f"MEMVAULT_{s}_{k}".upper(): f"MEMVAULT_{n}_{m}".upper()
         for (s, k), (n, m) in RENAMED.items()
@@ -269,17 +274,23 @@ def _apply_env(data: dict[str, dict[str, Any]], env: Mapping[str, str]) -> None:
             elif isinstance(default, tuple):
                 value = [part.strip() for part in raw.split(",") if part.strip()]
             data.setdefault(section, {})[f.name] = value
+            applied.add(f"{section}.{f.name}")
+    return applied
 
 
-def _build(data: dict[str, dict[str, Any]], where: str) -> dict[str, Any]:
+def _build(
+    data: dict[str, dict[str, Any]], where: str, from_env: set[str] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for section, values in data.items():
         kind = _known(_SECTIONS, section, f"section [{section}]", where)
-        out[section] = _settings(kind, section, values, where)
+        out[section] = _settings(kind, section, values, where, from_env or set())
     return out
 
 
-def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> Any:
+def _settings(
+    kind: type, section: str, values: dict[str, Any], where: str, from_env: set[str]
+) -> Any:
     known = {f.name: f for f in dataclasses.fields(kind)}
     kwargs: dict[str, Any] = {}
     for name, value in values.items():
@@ -290,8 +301,28 @@ def _settings(kind: type, section: str, values: dict[str, Any], where: str) -> A
             continue
         kwargs[name] = _typed(default, value, f"{section}.{name}", where)
     settings = kind(**kwargs)
+    if section == "index" and not is_dsn(settings.dsn) and settings.store == "postgres":
+        said = "$MEMVAULT_INDEX_DSN" if "index.dsn" in from_env else f"{where}: index.dsn"
+        raise ConfigError(
+            f'{said}: index.store = "postgres" needs a PostgreSQL connection string, '
+            '"postgresql://user@host/db" or libpq\'s "host=... dbname=... user=..."'
+            + ("" if settings.dsn else ": none is set ([index] dsn, or MEMVAULT_INDEX_DSN)")
+        )
     _validate(section, settings, where)
     return settings
+
+
+# libpq's key=value connection string: keyword = value pairs, a value bare or in single
+# quotes, backslash escapes in either (psycopg, psql and every libpq client take it)
+_KEYWORDS = re.compile(
+    r"\s*(?:\w+\s*=\s*(?:'(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)(?:[^\s\\]|\\.)*)\s*)+"
+)
+
+
+def is_dsn(dsn: str) -> bool:
+    """Whether ``dsn`` is a PostgreSQL connection string: a URI (``postgresql://``) or
+    libpq's ``key=value`` form (``host=db.internal dbname=team user=memvault``)."""
+    return dsn.startswith(("postgresql://", "postgres://")) or bool(_KEYWORDS.fullmatch(dsn))
 
 
 def _known(table: Mapping[str, Any], key: str, what: str, where: str) -> Any:
@@ -409,10 +440,6 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append(f"index.onnx_precision must be one of {', '.join(ONNX_PRECISIONS)}")
         if settings.store not in ("sqlite", "postgres"):
             problems.append("index.store must be sqlite or postgres")
-        elif settings.store == "postgres" and not settings.dsn.startswith(
-            ("postgresql://", "postgres://")
-        ):
-            problems.append('index.store = "postgres" needs index.dsn = "postgresql://..."')
         if settings.pg_timeout <= 0:
             problems.append("index.pg_timeout must be positive (seconds)")
         cache = settings.model_cache

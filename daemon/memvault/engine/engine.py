@@ -76,6 +76,7 @@ from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
+from memvault.engine.clone_guard import open_team_index
 from memvault.engine.embedding import Embedding
 from memvault.engine.folders import FolderNames
 from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
@@ -91,7 +92,7 @@ from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
 from memvault.index.embedder import Embedder
-from memvault.index.seam import is_postgres, open_postgres
+from memvault.index.seam import is_postgres
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
 from memvault.vault.lock import upgrade_guard
@@ -141,7 +142,7 @@ class Engine:
             self.fs.remove_temp_files()  # left by a write that was killed midway
             self.indexed = True
         self.store: Store = (
-            open_postgres(config, read_only=read_only, wait=writer_wait, daemon=daemon)
+            open_team_index(config, read_only=read_only, wait=writer_wait, daemon=daemon)
             if postgres
             else self._open_store()
             if self.indexed

@@ -16,6 +16,7 @@ import select
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
@@ -27,11 +28,16 @@ from memvault.index import pg_schema
 log = logging.getLogger("memvault")
 
 
+# a key=value DSN's password (``password=`` and ``sslpassword=``), bare or quoted, with
+# libpq's backslash escapes in either (``password=se\ cret`` is ``se cret``)
+_SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)+)")
+
+
 def redact(dsn: str) -> str:
     """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
     one's ``password=`` and ``sslpassword=`` too)."""
     if "://" not in dsn:
-        return re.sub(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|\S+)", r"\1***", dsn)
+        return _SECRET.sub(r"\1***", dsn)
     try:
         parts = urlsplit(dsn)
     except ValueError:
@@ -135,8 +141,77 @@ def _reads(sql: str) -> bool:
 
 def _reason(exc: BaseException, dsn: str) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    password = urlsplit(dsn).password if "://" in dsn else None
-    return text.replace(password, "***") if password else text
+    for password in passwords(dsn):
+        text = text.replace(password, "***")
+    return text
+
+
+def passwords(dsn: str) -> list[str]:
+    """The secrets a DSN holds, as written and as libpq reads them (a URI's
+    percent-decoded, a key=value one's unquoted), longest first: what no message shows."""
+    found: set[str] = set()
+    if "://" in dsn:
+        with suppress(ValueError):
+            found.add(urlsplit(dsn).password or "")
+    found.update(m.group(2) for m in _SECRET.finditer(dsn))
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        found.update(str(v) for k, v in conninfo_to_dict(dsn).items() if k.endswith("password"))
+    except Exception:  # psycopg absent, or a DSN libpq cannot read: the text's own
+        pass
+    return sorted((p for p in found if p and p != "***"), key=len, reverse=True)
+
+
+def has_password(dsn: str) -> bool:
+    """Whether ``dsn`` holds a password (either form): not written to config.toml."""
+    return bool(passwords(dsn)) or redact(dsn) != dsn
+
+
+class CallLock:
+    """The store's lock: reentrant, and first come, first served (a thread that comes
+    later never goes before one that waits). It keeps when each thread's outermost call
+    began waiting for it (``since``): a call that waited behind another that found the
+    server away is answered by that failure instead of waiting out a deadline of its
+    own (``_PgSql._answered``)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._owner: int | None = None
+        self._depth = 0
+        self._queue: deque[object] = deque()
+        self._local = threading.local()
+
+    def __enter__(self) -> bool:
+        me = threading.get_ident()
+        with self._cond:
+            if self._owner == me:
+                self._depth += 1
+                return True
+            self._local.since = time.monotonic()
+            ticket = object()
+            self._queue.append(ticket)
+            try:
+                while self._owner is not None or self._queue[0] is not ticket:
+                    self._cond.wait()
+            except BaseException:
+                self._queue.remove(ticket)
+                self._cond.notify_all()
+                raise
+            self._queue.popleft()
+            self._owner, self._depth = me, 1
+        return True
+
+    def __exit__(self, *exc: object) -> None:
+        with self._cond:
+            self._depth -= 1
+            if self._depth == 0:
+                self._owner = None
+                self._cond.notify_all()
+
+    def since(self) -> float | None:
+        """When this thread's call began waiting for the lock (None: it holds none)."""
+        return self._local.since if self._owner == threading.get_ident() else None
 
 
 class _PgSql:
@@ -168,6 +243,8 @@ class _PgSql:
         self._stop = threading.Event()
         self._fired = threading.Event()  # the socket was cut: this connection is done
         self.away: tuple[float, str] | None = None  # the last call's IndexUnavailable: when, why
+        # when the calling thread's store call began waiting for its turn (CallLock.since)
+        self.asked: Callable[[], float | None] = lambda: None
 
     def _tr(self, sql: str) -> str:
         out = self._sql.get(sql)
@@ -175,20 +252,31 @@ class _PgSql:
             out = self._sql[sql] = sql.replace("%", "%%").replace("?", "%s")
         return out
 
-    def alive(self) -> None:
+    def alive(self, first: bool = False) -> None:
         """A connection that was cut (a statement past its deadline) or lost (the server
         restarted, the network dropped it) is opened again before the next statement,
         so a long-running daemon recovers once the server is back; while it is not,
         each call is ``IndexUnavailable``. What was in flight failed with it: a
-        transaction is never carried across."""
+        transaction is never carried across. ``first``: a call's first look, which a
+        failure found while it waited answers (``_answered``)."""
+        came = time.monotonic()
+        if first:
+            self._answered()
         if self.reopen is None or not (self._fired.is_set() or self.conn.closed):
             return
-        with self._reopening:
+        with self._reopening:  # one connect at a time: those waiting share its failure
+            if first:
+                self._answered(came)
             if not (self._fired.is_set() or self.conn.closed):
                 return
             with suppress(Exception):
                 self.conn.close()
-            self.conn = self.reopen()
+            try:
+                self.conn = self.reopen()
+            except IndexUnavailable as exc:
+                self.note_away(str(exc))
+                raise
+            self.away = None  # the server answers (what follows in this call asks it)
             self._fired.clear()
             log.warning("the index at %s: connection opened again", redact(self.dsn))
             if self.after_reopen is not None:
@@ -206,10 +294,34 @@ class _PgSql:
         try:
             out = self._raw(sql, args)
         except IndexUnavailable as exc:
-            self.away = (time.monotonic(), str(exc))
+            if not getattr(exc, "answered", False):  # another call's: its time stays
+                self.note_away(str(exc))
             raise
         self.away = None
         return out
+
+    def note_away(self, why: str) -> None:
+        """The server found away (by this connection, or the writer's lock session)."""
+        self.away = (time.monotonic(), why)
+
+    def cut(self) -> bool:
+        """Whether a statement outlived its deadline here (the socket was cut)."""
+        return self._fired.is_set()
+
+    def _answered(self, since: float | None = None) -> None:
+        """A call that waited for its turn (the store's lock, or this connection's
+        reopening) while another found the server away fails at once with that reason:
+        a field test's search in a stalled network waited behind the daemon's tick and
+        its sync, each waiting out a deadline or a connect, then its own (3 x
+        ``timeout``). A call that began after that failure asks again (the server may
+        be back)."""
+        asked = self.asked()
+        since = asked if asked is not None else since
+        away = self.away
+        if since is not None and away is not None and away[0] >= since:
+            exc = IndexUnavailable(away[1])
+            setattr(exc, "answered", True)  # noqa: B010
+            raise exc
 
     def recently_away(self) -> str | None:
         """Why the server did not answer, when the last call found it so within
@@ -223,7 +335,7 @@ class _PgSql:
         return away[1]
 
     def _raw(self, sql: str, args: Sequence[Any] | None = None) -> Any:
-        self.alive()
+        self.alive(first=True)
         reads = _reads(sql)
         if not reads and self.before_write is not None and self._idle():
             self.before_write()
@@ -246,7 +358,7 @@ class _PgSql:
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         rows = [tuple(r) for r in rows]
         if rows:
-            self.alive()
+            self.alive(first=True)
             if self.before_write is not None and self._idle():
                 self.before_write()
             with self.deadline(), self.conn.cursor() as cur:
@@ -275,11 +387,13 @@ class _PgSql:
             yield
         except psycopg.Error as exc:
             if self._fired.is_set():
-                raise IndexUnavailable(
-                    f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
-                ) from None
+                said = f"the index at {redact(self.dsn)} did not answer within {self.timeout:g} s"
+                self.note_away(said)
+                raise IndexUnavailable(said) from None
             if isinstance(exc, psycopg.OperationalError):
-                raise IndexUnavailable(f"{redact(self.dsn)}: {_reason(exc, self.dsn)}") from None
+                said = f"{redact(self.dsn)}: {_reason(exc, self.dsn)}"
+                self.note_away(said)
+                raise IndexUnavailable(said) from None
             if isinstance(exc, psycopg.errors.UndefinedTable):  # a DROP by hand
                 raise IndexCorrupt(
                     f"the index at {redact(self.dsn)} lost a table ({_reason(exc, self.dsn)}; "

@@ -25,7 +25,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -35,7 +35,16 @@ import numpy as np
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema
-from memvault.index.pg_conn import IndexUnavailable, _PgSql, connect, host_name, redact, stirred
+from memvault.index.pg_conn import (
+    CallLock,
+    IndexUnavailable,
+    _PgSql,
+    connect,
+    host_name,
+    redact,
+    stirred,
+)
+from memvault.index.pg_writer import _acquire, _holder_kind, _take_again, location, refusal
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -46,6 +55,7 @@ log = logging.getLogger("memvault")
 INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_schema)
 MIGRATE_ROWS_PER_S = 20_000  # a floor on a migration's speed over the vectors: its deadline
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
+FILES_AT = "vault_commit"  # meta: the writer's git commit, host, time (engine/clone_guard)
 
 
 class PgCache:
@@ -118,6 +128,10 @@ class PgStore(Store):
     # a bulk load drops the HNSW index and builds it after (pg_vectors): a lane inserting
     # beside it would undo that; and a server lost mid-sync must fail the sync itself
     vectors_beside = False
+    # a writer's files, what they are at (their git commit: engine/clone_guard), kept in
+    # meta FILES_AT at its open, with each sync that changed something and at its close:
+    # a writer whose clone lacks that commit is refused before it rolls the index back
+    files_at: Callable[[], str | None] | None = None
 
     def __init__(
         self,
@@ -133,7 +147,10 @@ class PgStore(Store):
         self.dsn = dsn
         self.schema = schema
         self.read_only = read_only
-        self._lock = threading.RLock()
+        # one call at a time; when each thread's call began waiting for its turn is kept,
+        # so a call that waited behind one finding the server away fails with it (_PgSql)
+        self._calls = CallLock()
+        self._lock = self._calls  # type: ignore[assignment]
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
         self._wants_lock = False  # a writer: the lock is taken again whenever it is lost
@@ -157,6 +174,7 @@ class PgStore(Store):
             after_reopen=self._writer_again,
         )
         self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
+        self._pg.asked = self._calls.since
         try:
             with self._pg.deadline():
                 if read_only:
@@ -233,16 +251,23 @@ class PgStore(Store):
             return
         with self._lock:
             held = self._writer
-            if held is not None and stirred(held.conn):
-                try:
-                    held.raw("SELECT 1")
-                except Exception:
-                    log.warning(
-                        "the writer's lock at %s was lost: taking it again", redact(self.dsn)
-                    )
-                    held = None
-            if held is None:  # lost now, or at a look before while the server was away
-                self._writer_again()
+            try:
+                if held is not None and stirred(held.conn):
+                    try:
+                        held.raw("SELECT 1")
+                    except IndexUnavailable:
+                        log.warning(
+                            "the writer's lock at %s was lost: taking it again", redact(self.dsn)
+                        )
+                        if held.cut():  # the server does not answer: one deadline a look,
+                            _take_again(self, now=False)  # the lock taken at the next
+                            raise
+                        held = None
+                if held is None:  # lost now, or at a look before while the server was away
+                    self._writer_again()
+            except IndexUnavailable as exc:  # the calls that waited behind this one
+                self._pg.note_away(str(exc))  # fail with it (a field test's search: 3 x)
+                raise
 
     def _writer_again(self) -> None:
         _take_again(self)
@@ -255,29 +280,12 @@ class PgStore(Store):
 
     def location(self) -> dict[str, Any]:
         """Where this index lives, who writes it (role none: no one), never the password."""
-        held = self.writer()
-        return {
-            "store": "postgres",
-            "dsn": redact(self.dsn),
-            "schema": self.schema,
-            "role": "writer" if not self.read_only else "reader" if held else "none",
-            "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
-        }
+        return location(self)
 
     def refusal(self) -> LockHeld:
         """What a write on a reader is told: the writer that holds the lock (a reader
         never becomes the writer: docs/TEAM.md)."""
-        held = self.writer()
-        who = (
-            f"its writer is {held[0]} pid {held[1]}; write there"
-            if held
-            else "it has no writer now; run `memvault up` (a writer) to write"
-        )
-        return LockHeld(
-            f"this is a reader of the index in schema {self.schema!r} at {redact(self.dsn)}: "
-            f"{who} (the notes travel to it by git or the shared folder)",
-            None if held is None else held[1],
-        )
+        return refusal(self)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row
@@ -292,6 +300,17 @@ class PgStore(Store):
             ).fetchone()
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
+    def set_meta(self, key: str, value: str, conn: Any = None) -> None:
+        super().set_meta(key, value, conn)
+        if key == "last_sync_at":  # a sync changed the index: what its files are at
+            self.mark_files()
+
+    def mark_files(self) -> None:
+        """Keep what the writer's files are at (``files_at``) in meta ``FILES_AT``."""
+        at = self.files_at() if self.files_at is not None and not self.read_only else None
+        if at is not None:
+            super().set_meta(FILES_AT, at)
+
     def close(self) -> None:
         self.closing.set()
         for build in self.builds:  # an HNSW build under way: finished (its own session)
@@ -300,6 +319,8 @@ class PgStore(Store):
         with self._lock:
             self._wants_lock = False
             if self._writer is not None:
+                with suppress(Exception):  # the files as the writer leaves them
+                    self.mark_files()
                 with suppress(Exception):
                     self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
                 with suppress(Exception):
@@ -312,7 +333,7 @@ class PgStore(Store):
         """One transaction (each statement, BEGIN and COMMIT under the deadline; a long
         transaction of many statements is not cut)."""
         with self._lock:
-            self._pg.alive()
+            self._pg.alive(first=True)
             self.hold_writer_lock()
             tx = self._pg.conn.transaction()
             with self._pg.deadline():
@@ -493,96 +514,6 @@ class PgStore(Store):
         )
 
 
-def _take_again(store: PgStore) -> None:
-    """After a lost connection a writer's lock session is gone too (the server let
-    the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
-    (this process then writes nothing more). The server still away: tried again
-    before the next write."""
-    if store._retaking:  # its own connection opened again while it takes the lock
-        return
-    old, store._writer = store._writer, None
-    if old is None and not store._wants_lock:
-        return
-    if old is not None:
-        with suppress(Exception):
-            old.close()
-    store._retaking = True
-    try:
-        store.take_writer_lock(daemon=store._daemon)  # still a daemon's, for the others
-    except LockHeld:  # from now on the server itself refuses this process's writes
-        store._wants_lock = False
-        store.read_only = True
-        reader = store._pg.reopen_read_only
-        if reader is not None:
-            store._pg.reopen = reader
-            with suppress(Exception):
-                store._pg.conn.close()
-            store._pg.conn = reader()
-        raise
-    finally:
-        store._retaking = False
-
-
-def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
-    """The writer's advisory lock on ``conn``, or ``LockHeld`` naming the holder (``conn``
-    closed then): a short-lived writer is waited for up to ``wait`` seconds, saying so
-    once; a daemon is refused at once (``PgStore.take_writer_lock``)."""
-    deadline = time.monotonic() + wait
-    settle = time.monotonic() + 3.0  # a daemon that has the lock and not yet its row
-    said = False
-    while True:
-        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
-        if got:
-            return
-        row = _writer_row(conn)
-        holder = _holder_kind(conn, key)
-        if holder == "daemon" and row is None and time.monotonic() < settle:
-            time.sleep(0.05)  # two machines' daemons started at once: which host won?
-            continue
-        who = f"{row[0]} pid {row[1]}" if row else "another process"
-        if holder == "daemon" or time.monotonic() >= deadline:
-            # a daemon of another machine (the writer's row names it): a daemon
-            # starting here may serve as a reader (backends.open_backend)
-            elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
-            conn.close()
-            raise LockHeld(
-                f"{index} has a writer already: {who}"
-                f"{' (a daemon)' if holder == 'daemon' else ''} "
-                "(one writer per vault; open it as a reader)",
-                daemon_elsewhere=elsewhere,
-            )
-        if not said:
-            said = True
-            log.warning(
-                "waiting for %s, which is writing this vault's index in PostgreSQL, to "
-                "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
-                who,
-                wait,
-            )
-        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
-
-
-def _writer_row(conn: Any) -> Any:
-    """The writer's (host, pid, since), or None (none yet; or no schema yet: the
-    holder has the lock and is creating it)."""
-    try:
-        return conn.execute("SELECT host, pid, since FROM writer").fetchone()
-    except Exception:  # psycopg's UndefinedTable on a schema not created yet
-        return None
-
-
-def _holder_kind(conn: Any, key: int) -> str:
-    """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
-    unsigned = key & 0xFFFFFFFFFFFFFFFF
-    row = conn.execute(
-        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
-        "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
-        "AND l.objid::bigint = %s AND l.objsubid = 1",
-        (unsigned >> 32, unsigned & 0xFFFFFFFF),
-    ).fetchone()
-    return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
-
-
 class _NoReplace:
     """``Store.put_note``'s SQL with SQLite's ``INSERT OR REPLACE`` as a plain insert
     (the row was deleted first, in the same transaction)."""
@@ -594,4 +525,12 @@ class _NoReplace:
         return self._conn.execute(sql.replace("INSERT OR REPLACE", "INSERT"), args)
 
 
-__all__ = ["IndexUnavailable", "PgCache", "PgStore", "connect", "redact"]
+__all__ = [
+    "FILES_AT",
+    "IndexUnavailable",
+    "PgCache",
+    "PgStore",
+    "_holder_kind",
+    "connect",
+    "redact",
+]

@@ -109,6 +109,65 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
+def head_commit(root: Path) -> str | None:
+    """The commit checked out in the vault's repository (its id), or None: outside git,
+    no commit yet, or git cannot be asked."""
+    done = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    if done is None or done.returncode != 0:
+        return None
+    return done.stdout.decode("ascii", "replace").strip() or None
+
+
+def has_commit(root: Path, commit: str) -> bool:
+    """Whether the vault's repository holds ``commit`` (fetched or made here)."""
+    done = _git(root, "cat-file", "-e", f"{commit}^{{commit}}")
+    return done is not None and done.returncode == 0
+
+
+def is_ancestor(root: Path, older: str, newer: str) -> bool:
+    """Whether ``older`` is ``newer`` or one of its ancestors (both in the repository)."""
+    done = _git(root, "merge-base", "--is-ancestor", older, newer)
+    return done is not None and done.returncode == 0
+
+
+def was_checked_out(root: Path, commit: str) -> bool:
+    """Whether ``commit`` was checked out in this clone (HEAD's reflog names it): its files
+    were these files then, whatever was made of its history since (an amend, a rebase)."""
+    done = _git(root, "rev-list", "--walk-reflogs", "HEAD")
+    if done is None or done.returncode != 0:
+        return False
+    return commit in done.stdout.decode("ascii", "replace").split()
+
+
+def is_shallow(root: Path) -> bool:
+    """Whether the vault's repository is a shallow clone (``git clone --depth``): its
+    history stops short, so an older commit is missing from it for good."""
+    done = _git(root, "rev-parse", "--is-shallow-repository")
+    return done is not None and done.stdout.strip() == b"true"
+
+
+def commits_lacked(root: Path, head: str, commit: str) -> int:
+    """How many commits ``commit`` has that ``head`` lacks and that change something in
+    the vault's folder (commits to the rest of a repository the vault is a folder of do
+    not count)."""
+    done = _git(root, "rev-list", "--count", f"{head}..{commit}", "--", ".")
+    if done is None or done.returncode != 0:
+        return 0
+    return int(done.stdout.strip() or 0)
+
+
+def merged_here(root: Path, head: str, commit: str) -> bool:
+    """Whether merging ``commit`` into ``head`` would change nothing in the vault's folder:
+    its changes are here already, under other commits (a squash merge, a rebase, a
+    cherry-pick). False when they conflict, or git cannot say (older than 2.38)."""
+    done = _git(root, "merge-tree", "--write-tree", head, commit)
+    if done is None or done.returncode != 0:
+        return False
+    tree = done.stdout.decode("ascii", "replace").split("\n", 1)[0].strip()
+    same = _git(root, "diff", "--quiet", head, tree, "--", ".")
+    return bool(tree) and same is not None and same.returncode == 0
+
+
 def ignored_by(root: Path, rel: str) -> str | None:
     """The rule that has git ignore the vault path ``rel`` (``.gitignore:3 `.memvault/```),
     or None: not ignored, tracked (git ignores no tracked file), outside git, or git
@@ -156,4 +215,18 @@ def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
 _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
 
 
-__all__ = ["DETACHED", "git_busy", "git_dir", "git_removed", "ignored_by", "settings_ignored"]
+__all__ = [
+    "DETACHED",
+    "commits_lacked",
+    "git_busy",
+    "git_dir",
+    "git_removed",
+    "has_commit",
+    "head_commit",
+    "ignored_by",
+    "is_ancestor",
+    "is_shallow",
+    "merged_here",
+    "settings_ignored",
+    "was_checked_out",
+]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from pathlib import Path
@@ -76,16 +77,16 @@ def move(
 def _set_store(path: Path, store: str, dsn: str, schema: str = "") -> bool:
     """``[index] store`` (and ``dsn`` and ``schema`` for postgres, unless the DSN holds a
     password) in config.toml, the rest of the file byte for byte; False when not written."""
-    from urllib.parse import urlsplit
+    from memvault.index.pg_conn import has_password
 
-    if store == "postgres" and (urlsplit(dsn).password or "password=" in dsn):
+    if store == "postgres" and has_password(dsn):  # either form (key=value too)
         return False
     text = path.read_text(encoding="utf-8") if path.exists() else ""
     lines = text.splitlines(keepends=True)
     schema = schema if store == "postgres" else ""
     new = [f'store = "{store}"\n']
     if store == "postgres":
-        new += [f'dsn = "{dsn}"\n'] + ([f'schema = "{schema}"\n'] if schema else [])
+        new += [f"dsn = {json.dumps(dsn)}\n"] + ([f'schema = "{schema}"\n'] if schema else [])
     replaced = r"\s*(store|dsn|schema)\s*=" if schema else r"\s*(store|dsn)\s*="
     out_lines: list[str] = []
     section = None

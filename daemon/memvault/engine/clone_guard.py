@@ -1,0 +1,117 @@
+"""A writer of the team's index whose clone of the vault is behind it (docs/TEAM.md).
+
+A field test: with the writer daemon stopped, a colleague whose clone was a `git pull`
+behind ran `memvault up` there; it became the writer, and its start-up reconcile deleted
+from the shared index the notes it did not have yet and put back its older copies of
+the ones it had. The guard before (``seam._this_vaults``) refuses only when most of
+the sampled notes are missing: a clone one pull behind lacks a few.
+
+The shared index keeps what its writer's files are at: the git commit checked out in
+the writer's clone (meta ``vault_commit``: commit, host, time), written at the writer's
+open, with each sync that changed something and at its close. A writer opening is
+refused (``ConfigError``, exit 3, nothing written) when its clone lacks that commit (not
+pulled yet) or holds it without having merged it (fetched only, or diverged), and the
+commits it lacks change something in the vault's folder: `git pull` first. Nothing else
+is refused: a clone whose HEAD descends from that commit has every note the index was
+written from, so a note missing or older here was deleted, renamed or edited here (a
+commit, or a change not committed yet) and the sync follows it; a vault outside git, or
+an index no writer in git has written yet (a first writer, an older memvault), is left
+to the sample guard. The record is one row of the index: a commit made on the writer's
+machine and never pushed refuses every other clone until it is pushed, as it should
+(those notes are nowhere else).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+from memvault.config import VaultConfig
+from memvault.errors import ConfigError
+from memvault.index.pg_conn import host_name, redact
+from memvault.index.pg_store import FILES_AT
+from memvault.index.seam import open_postgres
+from memvault.vault.gitstate import (
+    commits_lacked,
+    has_commit,
+    head_commit,
+    is_ancestor,
+    is_shallow,
+    merged_here,
+    was_checked_out,
+)
+
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 ids, nothing else
+
+
+def open_team_index(config: VaultConfig, *, read_only: bool, wait: float, daemon: bool) -> Any:
+    """``seam.open_postgres``; a writer is refused when its clone is behind the index
+    (``refuse_a_clone_behind``), else keeps what its files are at from now on."""
+    store = open_postgres(config, read_only=read_only, wait=wait, daemon=daemon)
+    if read_only:
+        return store
+    try:
+        refuse_a_clone_behind(store, config)
+        store.files_at = lambda: files_at(config)
+        store.mark_files()  # before anything is written: the sync brings the index there
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
+def files_at(config: VaultConfig) -> str | None:
+    """What the vault's files are at, as meta ``vault_commit`` keeps it (None outside
+    git: nothing is kept, and the record an earlier writer left stays)."""
+    head = head_commit(config.root)
+    if head is None:
+        return None
+    return json.dumps({"commit": head, "host": host_name(), "at": time.time()})
+
+
+def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
+    """``ConfigError`` when the index was last written from a commit this clone lacks
+    (or has not merged) and that changed the vault's notes; see the module."""
+    try:
+        recorded = json.loads(store.meta(FILES_AT) or "null")
+        commit, host = str(recorded["commit"]), str(recorded.get("host") or "its writer")
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return  # none kept yet (a first writer, an older memvault's), or not ours
+    root = config.root
+    head = head_commit(root)
+    if head is None or not _COMMIT.fullmatch(commit) or commit == head:
+        return  # outside git here (the sample guard stands), or at that commit
+    todo = f"git pull first (a commit {host} never pushed: push it there first)"
+    if has_commit(root, commit):
+        if is_ancestor(root, commit, head) or was_checked_out(root, commit):
+            return  # every commit the index was written from is here, or its files were
+            # (checked out here: an amend or a rebase since is a change made here)
+        lacked = commits_lacked(root, head, commit)
+        if lacked == 0 or merged_here(root, head, commit):
+            return  # what this clone lacks changes nothing in the vault's folder, or its
+            # changes are here under other commits (squash-merged, rebased upstream)
+        how = (
+            f"is {lacked} commits behind it (fetched, not merged)"
+            if is_ancestor(root, head, commit)
+            else f"has diverged from it ({lacked} of its commits not merged here)"
+        )
+    elif is_shallow(root):  # `git pull` never brings an older commit into it
+        how = "is a shallow clone without that commit (older than its history, or newer)"
+        todo = "git fetch --unshallow first (git pull never brings an older commit here)"
+    else:
+        how = "lacks that commit (not pulled yet)"
+    schema = getattr(store, "schema", "")
+    raise ConfigError(
+        f"the index in schema {schema!r} at {redact(getattr(store, 'dsn', ''))} was last "
+        f"written by {host} from commit {commit[:12]}, and this clone of the vault {how}: "
+        "as the writer it would delete from the shared index the notes added since and "
+        f"put back older copies of the ones changed; nothing was written. {todo}, then "
+        "start again. If this clone is the one to follow (history rewritten on purpose): "
+        "DELETE FROM "
+        f"\"{schema}\".meta WHERE key = '{FILES_AT}', then start again"
+    )
+
+
+__all__ = ["files_at", "open_team_index", "refuse_a_clone_behind"]

@@ -1,0 +1,138 @@
+"""The writer's advisory lock on PostgreSQL (``PgStore.take_writer_lock``): taken, waited
+for (a short-lived writer) or refused naming its holder (a daemon), and taken again
+after a lost session (``_take_again``). Split from pg_store.py (its size)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import suppress
+from typing import Any
+
+from memvault.errors import LockHeld
+from memvault.index.pg_conn import host_name, redact
+
+log = logging.getLogger("memvault")
+
+
+def _take_again(store: Any, *, now: bool = True) -> None:
+    """After a lost connection a writer's lock session is gone too (the server let
+    the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
+    (this process then writes nothing more). The server still away: tried again
+    before the next write."""
+    if store._retaking:  # its own connection opened again while it takes the lock
+        return
+    old, store._writer = store._writer, None
+    if old is None and not store._wants_lock:
+        return
+    if old is not None:
+        with suppress(Exception):
+            old.close()
+    if not now:  # its session closed: taken again at the next look (a stalled network)
+        return
+    store._retaking = True
+    try:
+        store.take_writer_lock(daemon=store._daemon)  # still a daemon's, for the others
+    except LockHeld:  # from now on the server itself refuses this process's writes
+        store._wants_lock = False
+        store.read_only = True
+        reader = store._pg.reopen_read_only
+        if reader is not None:
+            store._pg.reopen = reader
+            with suppress(Exception):
+                store._pg.conn.close()
+            store._pg.conn = reader()
+        raise
+    finally:
+        store._retaking = False
+
+
+def _acquire(conn: Any, key: int, wait: float, index: str) -> None:
+    """The writer's advisory lock on ``conn``, or ``LockHeld`` naming the holder (``conn``
+    closed then): a short-lived writer is waited for up to ``wait`` seconds, saying so
+    once; a daemon is refused at once (``PgStore.take_writer_lock``)."""
+    deadline = time.monotonic() + wait
+    settle = time.monotonic() + 3.0  # a daemon that has the lock and not yet its row
+    said = False
+    while True:
+        (got,) = conn.execute("SELECT pg_try_advisory_lock(%s)", (key,)).fetchone()
+        if got:
+            return
+        row = _writer_row(conn)
+        holder = _holder_kind(conn, key)
+        if holder == "daemon" and row is None and time.monotonic() < settle:
+            time.sleep(0.05)  # two machines' daemons started at once: which host won?
+            continue
+        who = f"{row[0]} pid {row[1]}" if row else "another process"
+        if holder == "daemon" or time.monotonic() >= deadline:
+            # a daemon of another machine (the writer's row names it): a daemon
+            # starting here may serve as a reader (backends.open_backend)
+            elsewhere = holder == "daemon" and row is not None and row[0] != host_name()
+            conn.close()
+            raise LockHeld(
+                f"{index} has a writer already: {who}"
+                f"{' (a daemon)' if holder == 'daemon' else ''} "
+                "(one writer per vault; open it as a reader)",
+                daemon_elsewhere=elsewhere,
+            )
+        if not said:
+            said = True
+            log.warning(
+                "waiting for %s, which is writing this vault's index in PostgreSQL, to "
+                "finish (up to %g s; MEMVAULT_LOCK_WAIT changes it)",
+                who,
+                wait,
+            )
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+
+
+def _writer_row(conn: Any) -> Any:
+    """The writer's (host, pid, since), or None (none yet; or no schema yet: the
+    holder has the lock and is creating it)."""
+    try:
+        return conn.execute("SELECT host, pid, since FROM writer").fetchone()
+    except Exception:  # psycopg's UndefinedTable on a schema not created yet
+        return None
+
+
+def _holder_kind(conn: Any, key: int) -> str:
+    """'daemon' when the session holding the writer's lock is a daemon's, else ''."""
+    unsigned = key & 0xFFFFFFFFFFFFFFFF
+    row = conn.execute(
+        "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+        "WHERE l.locktype = 'advisory' AND l.granted AND l.classid::bigint = %s "
+        "AND l.objid::bigint = %s AND l.objsubid = 1",
+        (unsigned >> 32, unsigned & 0xFFFFFFFF),
+    ).fetchone()
+    return "daemon" if row and str(row[0]).startswith("memvault daemon ") else ""
+
+
+def location(store: Any) -> dict[str, Any]:
+    """Where ``store`` (a ``PgStore``) lives, who writes it (role none: no one), never the
+    password."""
+    held = store.writer()
+    return {
+        "store": "postgres",
+        "dsn": redact(store.dsn),
+        "schema": store.schema,
+        "role": "writer" if not store.read_only else "reader" if held else "none",
+        "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
+    }
+
+
+def refusal(store: Any) -> LockHeld:
+    """What a write on a reader is told: the writer that holds the lock."""
+    held = store.writer()
+    who = (
+        f"its writer is {held[0]} pid {held[1]}; write there"
+        if held
+        else "it has no writer now; run `memvault up` (a writer) to write"
+    )
+    return LockHeld(
+        f"this is a reader of the index in schema {store.schema!r} at {redact(store.dsn)}: "
+        f"{who} (the notes travel to it by git or the shared folder)",
+        None if held is None else held[1],
+    )
+
+
+__all__ = ["_acquire", "_holder_kind", "_take_again", "location", "refusal"]

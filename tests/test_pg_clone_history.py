@@ -1,0 +1,118 @@
+"""The clone guard (engine/clone_guard.py) and a history rewritten by its own writer, or
+a shallow clone: a real server (pgserver), real git, the CLI as a process."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from helpers import make_vault, memvault_env, run_memvault
+from pg_helpers import fresh_schema
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=a@x", "-c", "user.name=a", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+def _team(tmp_path: Path, pg_server: Any, name: str) -> tuple[Path, dict[str, str]]:
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": str(pg_server.get_uri()),
+        "MEMVAULT_INDEX_SCHEMA": fresh_schema(pg_server, name),
+    }
+    writer = make_vault(tmp_path / "build-01", "team")
+    _git(writer, "init", "-q")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "the vault")
+    return writer, memvault_env(tmp_path, **settings)
+
+
+def test_the_writer_that_amended_its_own_commit_is_not_refused(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """The index was written from this clone's commit; `git commit --amend` (or a rebase)
+    here rewrote it: the clone still has every note the index was written from (its own
+    files), so it is no clone behind; it was refused as "diverged" by its own record."""
+    writer, env = _team(tmp_path, pg_server, "amend")
+    note = writer / "decisions" / "2024-04-02-queues.md"
+    note.write_text("# Queues\n\nA queue table in PostgreSQL.\n", encoding="utf-8")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+
+    note.write_text("# Queues\n\nA queue table in PostgreSQL, not a broker.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-q", "--amend", "-m", "queues, amended")
+    got = run_memvault("sync", "--vault", str(writer), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+def test_a_shallow_clone_is_told_to_unshallow_not_to_pull(tmp_path: Path, pg_server: Any) -> None:
+    """`git clone --depth 1` holds only its newest commit: the commit the index was
+    written from, an older one, is missing from it, and `git pull` never brings it (the
+    message said git pull first, forever)."""
+    writer, env = _team(tmp_path, pg_server, "shallow")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    (writer / "decisions" / "2024-04-02-queues.md").write_text("# Queues\n\nA table.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")  # the index stays at the commit before
+    laptop = tmp_path / "laptop" / "team"
+    laptop.parent.mkdir()
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", f"file://{writer}", str(laptop)], check=True
+    )
+    _git(laptop, "pull", "-q")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "shallow" in got.stderr and "git fetch --unshallow" in got.stderr, got.stderr
+
+    _git(laptop, "fetch", "-q", "--unshallow")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+
+def test_a_clone_with_the_writers_commit_squash_merged_is_not_refused(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """The writer indexed from its branch's commit, pushed it; the branch was squash-merged
+    into main; a clone that fetched both and is on main has every change of that commit
+    (under another one): it was refused as "diverged", and `git pull` never helped."""
+    writer, env = _team(tmp_path, pg_server, "squash")
+    hub = tmp_path / "hub.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(writer), str(hub)], check=True)
+    _git(writer, "remote", "add", "hub", str(hub))
+    _git(writer, "checkout", "-q", "-b", "queues")
+    (writer / "decisions" / "2024-04-02-queues.md").write_text("# Queues\n\nA table.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(writer, "push", "-q", "hub", "queues")
+
+    laptop = tmp_path / "laptop" / "team"
+    laptop.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(hub), str(laptop)], check=True)
+    main = _git(laptop, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    _git(laptop, "merge", "-q", "--squash", "origin/queues")
+    _git(laptop, "commit", "-qm", "queues (squashed)")
+    _git(laptop, "push", "-q", "origin", main)
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+
+    # a commit of the writer's that is not here under another one still refuses
+    _git(writer, "fetch", "-q", "hub")
+    _git(writer, "checkout", "-q", "queues")
+    (writer / "decisions" / "2024-04-03-retries.md").write_text("# Retries\n\nThree.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "retries")
+    _git(writer, "push", "-q", "hub", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(laptop, "fetch", "-q")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 3 and "diverged" in got.stderr, got.stdout + got.stderr
