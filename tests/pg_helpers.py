@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 import threading
 import warnings
@@ -126,3 +127,14 @@ def kill_server(server: Any) -> None:
 
     user = {"user": "pgserver"} if os.geteuid() == 0 else {}
     pgserver.pg_ctl(["-w", "stop", "-m", "immediate"], pgdata=server.pgdata, **user)
+
+
+def git_out(root: Path, *args: str) -> str:
+    """``git -C root ARGS`` as a person of no name runs it; its stdout (a failure raises)."""
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=a@x", "-c", "user.name=a", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout

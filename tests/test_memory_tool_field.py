@@ -6,14 +6,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from anthropic.lib.tools import ToolError
 
 from helpers import open_vault, write
 from memvault.api import Vault
 from memvault.integrations.anthropic import VaultMemoryTool
+from test_memory_tool import call, refused
 
 
 @pytest.fixture
@@ -25,18 +24,6 @@ def vault(tmp_path: Path) -> Iterator[Vault]:
     with open_vault(root) as v:
         v.sync()
         yield v
-
-
-def call(tool: VaultMemoryTool, **command: Any) -> str:
-    result = tool.call(command)
-    assert isinstance(result, str)
-    return result
-
-
-def refused(tool: VaultMemoryTool, **command: Any) -> str:
-    with pytest.raises(ToolError) as caught:
-        tool.call(command)
-    return str(caught.value)
 
 
 def files(root: Path) -> list[str]:

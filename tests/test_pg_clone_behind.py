@@ -12,16 +12,7 @@ import psycopg
 
 from helpers import DaemonProcess, make_vault, memvault_env, run_memvault
 from pg_helpers import fresh_schema
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=a@x", "-c", "user.name=a", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
+from pg_helpers import git_out as _git
 
 
 def _indexed(pg_server: Any, schema: str) -> dict[str, str]:

@@ -9,16 +9,7 @@ from typing import Any
 
 from helpers import make_vault, memvault_env, run_memvault
 from pg_helpers import fresh_schema
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=a@x", "-c", "user.name=a", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
+from pg_helpers import git_out as _git
 
 
 def _team(tmp_path: Path, pg_server: Any, name: str) -> tuple[Path, dict[str, str]]:
