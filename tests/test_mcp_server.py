@@ -158,6 +158,9 @@ def test_write_then_search_and_context_find_it(server: Server) -> None:
 
     context = server.ok("memory_context", query="Who handles invoice reconciliation?", budget=400)
     assert isinstance(context, str) and "[[people/zora-quintana" in context
+    # a budget nothing fits in: said, not an empty text (a field test's budget of 1)
+    tiny = server.ok("memory_context", query="Who handles invoice reconciliation?", budget=1)
+    assert tiny.startswith("(Nothing from memory fits in 1 token for"), tiny
     index = server.portal.call(server.session.read_resource, "memory://index").contents[0].text
     assert "[[people/zora-quintana]]" in index
 
