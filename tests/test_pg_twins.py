@@ -211,3 +211,29 @@ def test_a_reader_of_a_schema_5_writers_index_searches_without_twins(
         assert conn.execute(
             f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'"
         ).fetchone() == ("5",)  # a reader never migrates
+
+
+def test_a_transaction_whose_connection_went_bad_under_it_is_no_commit(pg: Any) -> None:
+    """psycopg ends a ``with conn.transaction()`` block on a connection gone bad (another
+    thread's call on the shared connection failed: the server went away) without COMMIT
+    and without an error: the sync took its writes for done. Now it is
+    ``IndexUnavailable``, and nothing was written."""
+    from memvault.errors import IndexUnavailable
+
+    store = pg.engine.store
+    conn = store._pg.conn
+    with (
+        pytest.raises(IndexUnavailable, match="lost before the commit"),
+        store.transaction() as sql,
+    ):
+        sql.execute("INSERT INTO meta(key, value) VALUES('probe', 'written')")
+        pid = conn.info.backend_pid
+        with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        with pytest.raises(psycopg.OperationalError):  # another thread's call, failing
+            eventually(lambda: conn.execute("SELECT 1") and False, 10, "the connection gone")
+        assert conn.pgconn.status != psycopg.pq.ConnStatus.OK
+    with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as other:
+        schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+        row = other.execute(f"SELECT value FROM \"{schema}\".meta WHERE key = 'probe'").fetchone()
+    assert row is None

@@ -441,3 +441,14 @@ class _PgSql:
             watchdog.join()
         with suppress(Exception):
             self.conn.close()
+
+
+@contextmanager
+def committed(conn: Any) -> Iterator[Any]:
+    """``conn.transaction()`` that is ``IndexUnavailable`` when it ended without COMMIT:
+    psycopg ends a block on a connection gone bad (another thread's call on the shared
+    connection failed) without one and without a word, and its writes are lost."""
+    with conn.transaction() as tx:
+        yield tx
+    if tx.status != tx.Status.COMMITTED:
+        raise IndexUnavailable("the connection to the index was lost before the commit")

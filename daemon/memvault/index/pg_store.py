@@ -39,6 +39,7 @@ from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
     _PgSql,
+    committed,
     connect,
     host_name,
     redact,
@@ -229,7 +230,7 @@ class PgStore(Store):
             raise
         self._totals = True
         self.twins = self.cjk = True
-        with conn.transaction():
+        with committed(conn):
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
@@ -337,7 +338,7 @@ class PgStore(Store):
             self.hold_writer_lock()
             tx = self._pg.conn.transaction()
             with self._pg.deadline():
-                tx.__enter__()
+                begun = tx.__enter__()  # psycopg's Transaction
             try:
                 yield self._pg
             except BaseException as exc:
@@ -346,6 +347,12 @@ class PgStore(Store):
                 raise
             with self._pg.deadline():
                 tx.__exit__(None, None, None)
+            if begun.status != begun.Status.COMMITTED:
+                # psycopg ends a block on a connection gone bad (another thread's call on
+                # it failed) without COMMIT and without a word: nothing was written
+                said = f"{redact(self.dsn)}: the connection was lost before the commit"
+                self._pg.note_away(said)
+                raise IndexUnavailable(said)
 
     # -- what PostgreSQL spells differently ------------------------------------------
 
