@@ -237,3 +237,36 @@ def test_a_transaction_whose_connection_went_bad_under_it_is_no_commit(pg: Any) 
         schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
         row = other.execute(f"SELECT value FROM \"{schema}\".meta WHERE key = 'probe'").fetchone()
     assert row is None
+
+
+def test_the_embedding_cache_never_writes_inside_another_threads_transaction(pg: Any) -> None:
+    """One connection, one lock: the cache (PgCache) had a lock of its own, so a vector
+    lane's ``put_embeddings`` ran inside the structure lane's open transaction on the
+    shared connection and went with its rollback (the put had returned), or reopened
+    the connection under it. It now waits for that transaction and commits its own."""
+    import threading
+
+    store = pg.engine.store
+    model, sha = "probe-model", "ab" * 32
+    vector = np.ones(8, dtype=np.float32) / np.sqrt(8)
+    done = threading.Event()
+
+    def put() -> None:
+        store.put_embeddings(model, {sha: vector})
+        done.set()
+
+    lane = threading.Thread(target=put)
+    with pytest.raises(RuntimeError), store.transaction() as sql:  # then rolled back
+        sql.execute("INSERT INTO meta(key, value) VALUES('probe', 'rolled back')")
+        lane.start()
+        done.wait(3)  # before: the put went through at once, inside this transaction
+        raise RuntimeError("the sync failed")
+    lane.join(30)
+    assert done.is_set()
+    assert sha in store.cached(model, [sha])  # its own transaction, after the rollback
+    with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as other:
+        schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+        rows = other.execute(
+            f'SELECT count(*) FROM "{schema}".embeddings WHERE model = %s', (model,)
+        )
+        assert rows.fetchone()[0] == 1

@@ -66,9 +66,13 @@ class PgCache:
     snapshot): a reader of an older writer's schema reads its float16 rows, and reads
     int8 from the moment that writer's migration commits."""
 
-    def __init__(self, db: _PgSql) -> None:
+    def __init__(self, db: _PgSql, lock: Any) -> None:
         self._db = db
-        self._lock = threading.RLock()
+        # the store's: one connection, one lock. With one of its own, a cache statement
+        # ran inside another thread's transaction (its rows gone with that one's
+        # rollback), or opened the connection again under it (what that transaction
+        # did next then committed a statement at a time on the new connection)
+        self._lock = lock
 
     def get(self, model: str, shas: Iterable[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -198,7 +202,7 @@ class PgStore(Store):
         except BaseException:
             self._pg.close()
             raise
-        self._cache = PgCache(self._pg)  # type: ignore[assignment]
+        self._cache = PgCache(self._pg, self._lock)  # type: ignore[assignment]
 
     # -- the writer's lock -------------------------------------------------------------
 
