@@ -365,6 +365,19 @@ class _PgSql:
                 cur.executemany(self._tr(sql), rows)
 
     @contextmanager
+    def committed(self) -> Iterator[Any]:
+        """``conn.transaction()`` that is ``IndexUnavailable`` when it ended without
+        COMMIT: psycopg ends a block on a connection gone bad (another thread's call on
+        the shared connection failed) without one and without a word, and its writes
+        are lost."""
+        with self.conn.transaction() as tx:
+            yield tx
+        if tx.status != tx.Status.COMMITTED:
+            said = f"{redact(self.dsn)}: the connection was lost before the commit"
+            self.note_away(said)
+            raise IndexUnavailable(said)
+
+    @contextmanager
     def deadline(self, seconds: float | None = None) -> Iterator[None]:
         """Shut the socket down when a statement outlives ``timeout`` (the server's
         statement_timeout cannot help when the network between us is what stalls).
@@ -441,14 +454,3 @@ class _PgSql:
             watchdog.join()
         with suppress(Exception):
             self.conn.close()
-
-
-@contextmanager
-def committed(conn: Any) -> Iterator[Any]:
-    """``conn.transaction()`` that is ``IndexUnavailable`` when it ended without COMMIT:
-    psycopg ends a block on a connection gone bad (another thread's call on the shared
-    connection failed) without one and without a word, and its writes are lost."""
-    with conn.transaction() as tx:
-        yield tx
-    if tx.status != tx.Status.COMMITTED:
-        raise IndexUnavailable("the connection to the index was lost before the commit")

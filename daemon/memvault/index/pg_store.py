@@ -39,7 +39,6 @@ from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
     _PgSql,
-    committed,
     connect,
     host_name,
     redact,
@@ -234,13 +233,13 @@ class PgStore(Store):
             raise
         self._totals = True
         self.twins = self.cjk = True
-        with committed(conn):
+        self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
+        with self._writer.committed():
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
                 (host_name(), os.getpid(), time.time()),
             )
-        self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         self._daemon = daemon
         self._wants_lock = True
         self._pg.before_write = self.hold_writer_lock
@@ -340,9 +339,9 @@ class PgStore(Store):
         with self._lock:
             self._pg.alive(first=True)
             self.hold_writer_lock()
-            tx = self._pg.conn.transaction()
+            tx = self._pg.committed()  # a COMMIT that did not happen is an error
             with self._pg.deadline():
-                begun = tx.__enter__()  # psycopg's Transaction
+                tx.__enter__()
             try:
                 yield self._pg
             except BaseException as exc:
@@ -351,12 +350,6 @@ class PgStore(Store):
                 raise
             with self._pg.deadline():
                 tx.__exit__(None, None, None)
-            if begun.status != begun.Status.COMMITTED:
-                # psycopg ends a block on a connection gone bad (another thread's call on
-                # it failed) without COMMIT and without a word: nothing was written
-                said = f"{redact(self.dsn)}: the connection was lost before the commit"
-                self._pg.note_away(said)
-                raise IndexUnavailable(said)
 
     # -- what PostgreSQL spells differently ------------------------------------------
 

@@ -48,7 +48,6 @@ from typing import Any
 import numpy as np
 
 from memvault.index import pg_schema
-from memvault.index.pg_conn import committed
 from memvault.index.vector_twins import SAME
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
@@ -183,7 +182,7 @@ class PgVectors:
                     len(batch) + ahead,
                 )
             keys = digests(array)
-            with self._db.deadline(), committed(self._db.conn):
+            with self._db.deadline(), self._db.committed():
                 # an upsert: the labels' old rows go, the new come by binary COPY
                 release(self._db.conn.execute, batch)
                 nodes = self._nodes(batch, array, keys)
@@ -372,7 +371,7 @@ class PgVectors:
         batch = [int(x) for x in labels]
         if not batch:
             return 0
-        with self._lock, self._db.deadline(), committed(self._db.conn):
+        with self._lock, self._db.deadline(), self._db.committed():
             return release(self._db.conn.execute, batch)
 
     def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
