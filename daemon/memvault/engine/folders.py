@@ -27,6 +27,7 @@ from memvault.core.ranking import Filters
 from memvault.core.wikilinks import key
 from memvault.errors import FolderNotFound
 from memvault.vault.files import VaultFS
+from memvault.vault.paths import spelt_in
 
 LISTED = 12  # the vault's top folders a FolderNotFound names
 
@@ -88,22 +89,26 @@ class FolderNames:
 
 def on_disk(root: str | os.PathLike[str], wanted: str) -> str | None:
     """A folder on disk spelt ``wanted`` in some case (``wanted`` itself when it is
-    there), its path in NFC; None if none."""
+    there; ``paths.spelt_in``), its path in NFC; None if none."""
     disk: list[str] = []  # the names as the disk has them (NFD on a Mac)
     for part in wanted.split("/"):
-        try:
-            with os.scandir(os.path.join(root, *disk)) as entries:
-                names = sorted(e.name for e in entries if e.is_dir())
-        except OSError:
+        found = spelt_in(os.path.join(root, *disk), part, dirs=True)
+        if found is None:
             return None
-        nfc = {n: unicodedata.normalize("NFC", n) for n in names}
-        same = [n for n in names if nfc[n] == part] or [
-            n for n in names if key(nfc[n]) == key(part)
-        ]
-        if not same:
-            return None
-        disk.append(same[0])
+        disk.append(found)
     return unicodedata.normalize("NFC", "/".join(disk))
+
+
+def section_folders(config: VaultConfig) -> list[tuple[str, str, str]]:
+    """(title, folder as config.toml spells it, the folder on disk: ``on_disk``) of each
+    MEMORY.md section whose folder is there in some case."""
+    out = []
+    for rule in config.memory.sections:
+        folder = unicodedata.normalize("NFC", rule.folder.strip("/"))
+        there = on_disk(config.root, folder) if folder else None
+        if there is not None:
+            out.append((rule.title, rule.folder, there))
+    return out
 
 
 def section_said(title: str, folder: str) -> str:
@@ -112,45 +117,37 @@ def section_said(title: str, folder: str) -> str:
     return f"the section {title!r} lists the folder {folder}/, "
 
 
-def sections_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
-    """(section title, its folder, the folder on disk) for each MEMORY.md section whose
-    folder is not on disk as config.toml spells it while a folder differing from it only
-    in case is: a clone of a vault whose folder another machine renamed (``people/`` to
-    ``People/``), or a hand edit. Read from the files, for ``status`` on any copy (the
-    daemon that saw the rename says where the notes went: linker.sections_moved_away)."""
-    out = []
-    for rule in config.memory.sections:
-        folder = unicodedata.normalize("NFC", rule.folder.strip("/"))
-        if not folder:
-            continue
-        there = on_disk(config.root, folder)
-        if there is not None and there != folder:
-            out.append((rule.title, rule.folder, there))
-    return out
+def sections_in_another_case(
+    sections: list[tuple[str, str, str]],
+) -> list[tuple[str, str, str]]:
+    """Of ``sections`` (``section_folders``), each whose folder is not on disk as
+    config.toml spells it while a folder differing from it only in case is: a clone of a
+    vault whose folder another machine renamed (``people/`` to ``People/``), or a hand
+    edit. Read from the files, for ``status`` on any copy (the daemon that saw the rename
+    says where the notes went: linker.sections_moved_away)."""
+    return [s for s in sections if s[2] != unicodedata.normalize("NFC", s[1].strip("/"))]
 
 
-def folders_beside_in_another_case(config: VaultConfig) -> list[tuple[str, str, str]]:
+def folders_beside_in_another_case(
+    root: str | os.PathLike[str], sections: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
     """(section title, its folder as on disk, a folder beside it) for each folder on disk
-    beside a MEMORY.md section's own whose name differs from it only in case
-    (``people/`` beside ``People/``: made by hand, by an agent, or pulled from a clone
-    that made it): its notes are in no section, and a clone on macOS or Windows cannot
-    hold both folders."""
+    beside a MEMORY.md section's own (``sections``: ``section_folders``) whose name
+    differs from it only in case (``people/`` beside ``People/``: made by hand, by an
+    agent, or pulled from a clone that made it): its notes are in no section, and a
+    clone on macOS or Windows cannot hold both folders."""
     out = []
-    for rule in config.memory.sections:
-        folder = unicodedata.normalize("NFC", rule.folder.strip("/"))
-        there = on_disk(config.root, folder) if folder else None
-        if there is None:
-            continue
+    for title, _, there in sections:
         parent, _, name = there.rpartition("/")
         try:
-            with os.scandir(os.path.join(config.root, parent)) as entries:
+            with os.scandir(os.path.join(root, parent)) as entries:
                 names = sorted(e.name for e in entries if e.is_dir())
         except OSError:
             continue
         for other in names:
             nfc = unicodedata.normalize("NFC", other)
             if nfc != name and key(nfc) == key(name):
-                out.append((rule.title, there, f"{parent}/{nfc}" if parent else nfc))
+                out.append((title, there, f"{parent}/{nfc}" if parent else nfc))
     return out
 
 
@@ -158,6 +155,7 @@ __all__ = [
     "FolderNames",
     "folders_beside_in_another_case",
     "on_disk",
+    "section_folders",
     "section_said",
     "sections_in_another_case",
 ]

@@ -28,6 +28,7 @@ from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.engine import relink_journal
 from memvault.engine.folders import (
     folders_beside_in_another_case,
+    section_folders,
     section_said,
     sections_in_another_case,
 )
@@ -84,7 +85,8 @@ def describe(
     ]
     memory = _memory(config, store, count_tokens)
     kept = [p for p in problems_of(store) if p.kind != "memory"]
-    for title, folder, there in sections_in_another_case(config):
+    sections = section_folders(config)
+    for title, folder, there in sections_in_another_case(sections):
         said = section_said(title, folder)
         kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
         reason = (
@@ -93,7 +95,7 @@ def describe(
             "(a daemon reads it when restarted)"
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
-    for title, folder, twin in folders_beside_in_another_case(config):
+    for title, folder, twin in folders_beside_in_another_case(config.root, sections):
         n = sum(1 for p in seen if p.startswith(twin + "/"))
         kept.append(Problem(f"{twin}/", twin_folder(title, folder, twin, n), "config"))
     settings = f"{STATE_DIR}/{CONFIG_FILE}"

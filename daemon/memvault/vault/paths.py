@@ -123,28 +123,41 @@ def disk_spelling(root: str, rel: str) -> str:
 def case_spelling(root: str, rel: str) -> str | None:
     """``rel`` as the vault spells it where a folder or the file it names is there only
     in another case (``people/ana.md``: ``People/Ana.md``), as far as its parts are
-    there (``people/bob.md``: ``People/bob.md``; of two there in other cases, the first
-    in code-point order); None when none is. Compared as Obsidian compares link paths
-    (``wikilinks.key``); a Mac's or Windows' disk takes the two for one name too. A
-    listing of each folder not there as spelt: call it for a path not there."""
+    there (``people/bob.md``: ``People/bob.md``); None when none is. Compared as
+    Obsidian compares link paths (``wikilinks.key``; ``spelt_in``); a Mac's or Windows'
+    disk takes the two for one name too. A listing of each folder not there as spelt:
+    call it for a path not there."""
     here, parts = root, rel.split("/")
     for i, part in enumerate(parts):
-        if os.path.lexists(os.path.join(here, part)):
-            here = os.path.join(here, part)
-            continue
-        try:
-            names = os.listdir(here)
-        except OSError:
-            break
-        want = key(part)
-        found = [n for n in names if not n.startswith(".") and key(n) == want]
-        if not found:
-            break
-        parts[i] = min(found)
+        if not os.path.lexists(os.path.join(here, part)):
+            found = spelt_in(here, part)
+            if found is None:
+                break
+            parts[i] = found
         here = os.path.join(here, parts[i])
     spelt = "/".join(parts)
     nfc = unicodedata.normalize
     return spelt if nfc("NFC", spelt) != nfc("NFC", rel) else None
+
+
+def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
+    """The entry of ``folder`` (a folder only, with ``dirs``) that ``name`` names, as
+    the disk spells it: the one spelt so in NFC, else of those whose names differ from
+    it only in case (Obsidian's link key, ``wikilinks.key``), the first in code-point
+    order (two only on a disk that keeps case apart, ext4); a dot-name only as spelt.
+    None when none is, or the folder cannot be listed."""
+    try:
+        with os.scandir(folder) as entries:
+            names = sorted(e.name for e in entries if not dirs or e.is_dir())
+    except OSError:
+        return None
+    nfc = unicodedata.normalize
+    want = nfc("NFC", name)
+    same = [n for n in names if nfc("NFC", n) == want]
+    if not same:
+        want = key(name)
+        same = [n for n in names if not n.startswith(".") and key(n) == want]
+    return same[0] if same else None
 
 
 def _decomposed(folder: str) -> dict[str, list[str]]:
@@ -253,4 +266,5 @@ __all__ = [
     "is_utf8",
     "normalize_rel",
     "safe_join",
+    "spelt_in",
 ]
