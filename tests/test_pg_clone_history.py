@@ -4,6 +4,7 @@ a shallow clone: a real server (pgserver), real git, the CLI as a process."""
 from __future__ import annotations
 
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,3 +108,46 @@ def test_a_clone_with_the_writers_commit_squash_merged_is_not_refused(
     _git(laptop, "fetch", "-q")
     got = run_memvault("sync", "--vault", str(laptop), env=env)
     assert got.returncode == 3 and "diverged" in got.stderr, got.stdout + got.stderr
+
+
+def test_a_writer_daemon_keeps_the_commit_it_is_at_before_it_stops(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """A commit changes no note, so no sync recorded it: a writer daemon killed after a
+    commit (a laptop's battery) left the index's record a commit behind its files, and a
+    clone at that older commit was let in as the next writer and rolled the index back.
+    The daemon looks at git's HEAD each tick and records the commit within seconds."""
+    from helpers import DaemonProcess
+
+    writer, env = _team(tmp_path, pg_server, "head-moved")
+    settings = {
+        k: env[k] for k in ("MEMVAULT_INDEX_STORE", "MEMVAULT_INDEX_DSN", "MEMVAULT_INDEX_SCHEMA")
+    }
+    daemon = DaemonProcess(tmp_path, writer, **settings)
+    try:
+        daemon.ready(answering=True)
+        before = _git(writer, "rev-parse", "HEAD").strip()
+        assert _recorded(pg_server, settings) == before  # at its open
+        _git(writer, "commit", "-q", "--allow-empty", "-m", "notes indexed before")
+        head = _git(writer, "rev-parse", "HEAD").strip()
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and _recorded(pg_server, settings) != head:
+            time.sleep(0.2)
+        assert _recorded(pg_server, settings) == head, daemon.stderr[-2000:]
+    finally:
+        daemon.proc.kill()  # no close: what it recorded while it ran is what stays
+        daemon.proc.wait(30)
+        daemon.stop()
+
+
+def _recorded(pg_server: Any, settings: dict[str, str]) -> str | None:
+    import json
+
+    import psycopg
+
+    schema = settings["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        row = conn.execute(
+            f"SELECT value FROM \"{schema}\".meta WHERE key = 'vault_commit'"
+        ).fetchone()
+    return None if row is None else str(json.loads(row[0])["commit"])

@@ -8,7 +8,8 @@ the sampled notes are missing: a clone one pull behind lacks a few.
 
 The shared index keeps what its writer's files are at: the git commit checked out in
 the writer's clone (meta ``vault_commit``: commit, host, time), written at the writer's
-open, with each sync that changed something and at its close. A writer opening is
+open, with each sync that changed something, when a daemon writer's git HEAD moves
+(a commit, looked at each tick: ``head_stamp``) and at its close. A writer opening is
 refused (``ConfigError``, exit 3, nothing written) when its clone lacks that commit (not
 pulled yet) or holds it without having merged it (fetched only, or diverged), and the
 commits it lacks change something in the vault's folder: `git pull` first. Nothing else
@@ -24,8 +25,10 @@ machine and never pushed refuses every other clone until it is pushed, as it sho
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
+from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
@@ -35,6 +38,7 @@ from memvault.index.pg_store import FILES_AT
 from memvault.index.seam import open_postgres
 from memvault.vault.gitstate import (
     commits_lacked,
+    git_dir,
     has_commit,
     head_commit,
     is_ancestor,
@@ -55,6 +59,7 @@ def open_team_index(config: VaultConfig, *, read_only: bool, wait: float, daemon
     try:
         refuse_a_clone_behind(store, config)
         store.files_at = lambda: files_at(config)
+        store.files_stamp = lambda: head_stamp(config.root)
         store.mark_files()  # before anything is written: the sync brings the index there
     except BaseException:
         store.close()
@@ -69,6 +74,26 @@ def files_at(config: VaultConfig) -> str | None:
     if head is None:
         return None
     return json.dumps({"commit": head, "host": host_name(), "at": time.time()})
+
+
+def head_stamp(root: Path) -> tuple[int, ...] | None:
+    """When and how far the vault's git HEAD last moved: its file's and its reflog's
+    (``logs/HEAD``) mtime and size, read each daemon tick (``PgStore.mark_files_if_moved``):
+    a commit, a checkout or a pull changes no note the watcher sees, and a writer killed
+    before its close would leave the index's record behind the commit its files are at.
+    None outside git."""
+    where = git_dir(root)
+    if where is None:
+        return None
+    stamp: list[int] = []
+    for name in ("HEAD", "logs/HEAD"):
+        try:
+            st = os.stat(where / name)
+        except OSError:
+            stamp += [0, -1]
+        else:
+            stamp += [st.st_mtime_ns, st.st_size]
+    return tuple(stamp)
 
 
 def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
@@ -114,4 +139,4 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
     )
 
 
-__all__ = ["files_at", "open_team_index", "refuse_a_clone_behind"]
+__all__ = ["files_at", "head_stamp", "open_team_index", "refuse_a_clone_behind"]

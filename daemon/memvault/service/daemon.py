@@ -414,10 +414,12 @@ class Daemon:
         if not self.reader:
             try:
                 # PostgreSQL's writer lock, lost with its session alone: taken again
-                # before another machine's daemon starts as the writer (docs/TEAM.md)
-                hold = getattr(self.vault.engine.store, "hold_writer_lock", None)
-                if hold is not None:
-                    hold()
+                # before another machine's daemon starts as the writer (docs/TEAM.md);
+                # and the commit its files are at, once a commit moved git's HEAD (a
+                # commit changes no note: no sync records it; engine/clone_guard)
+                store = self.vault.engine.store
+                for step in ("hold_writer_lock", "mark_files_if_moved"):
+                    getattr(store, step, lambda: None)()
                 self.memory_catch_up()
             except MemvaultError as exc:  # PostgreSQL's server down or restarting, or
                 # the lock another's now: not this daemon's end (a field test saw a writer
