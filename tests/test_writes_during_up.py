@@ -105,3 +105,59 @@ def test_a_log_during_ups_first_index_lands_while_the_index_goes_on(tmp_path: Pa
     )
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     assert "[[logs/" in memory, memory  # the log written during the first index is listed
+
+
+def test_a_write_as_up_stops_mid_index_waits_for_it_rather_than_failing(tmp_path: Path) -> None:
+    """`memvault up` stopped (Ctrl-C) while it indexes finishes its batch in hand before it
+    lets go. daemon.json used to name it all that while after it stopped answering: a
+    field test's agents got "cannot reach the daemon ... Connection refused" (7 of their
+    commands in one stop). daemon.json now goes before the daemon stops answering: a
+    client finding it there finds the daemon answering, and a write opened after it went
+    waits for the lock and lands."""
+    import json
+    import socket
+    import threading
+
+    root = tmp_path / "many"
+    for i in range(3000):
+        write(root, f"people/p{i:05}.md", note(f"Person {i}", body=f"Paragraph about topic {i}."))
+    up = subprocess.Popen(
+        [sys.executable, "-m", "memvault", "up", str(root), "--port", "0"],
+        env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    runfile = root / ".memvault" / "daemon.json"
+    refused: list[str] = []
+    looks = [0]
+
+    def look() -> None:  # as a client does: daemon.json, then a connection to its port
+        while up.poll() is None:
+            try:
+                port = int(json.loads(runfile.read_text(encoding="utf-8"))["port"])
+            except (OSError, ValueError, KeyError):
+                continue
+            looks[0] += 1
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=2).close()
+            except ConnectionRefusedError:
+                if runfile.exists():  # still named when it no longer answers
+                    refused.append(f"port {port} refused with daemon.json there")
+
+    try:
+        eventually(runfile.exists, 60, "up to serve", 0.05)
+        eventually(lambda: _indexed(root) > 0, 120, "the first index to begin", 0.05)
+        looker = threading.Thread(target=look)
+        looker.start()
+        up.send_signal(signal.SIGINT)
+        logged = _memvault("log", "as up stops", "--vault", str(root), timeout=120)
+        looker.join(60)
+        _, err = up.communicate(timeout=60)
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+    assert up.returncode == 0, err
+    assert looks[0] > 0
+    assert refused == []
+    assert logged.returncode == 0, logged.stdout + logged.stderr
+    logs = [p.read_text(encoding="utf-8") for p in (root / "logs").glob("*.md")]
+    assert any("as up stops" in text for text in logs)

@@ -485,7 +485,7 @@ class Daemon:
         self.request_stop()
 
     def shutdown(self) -> bool:
-        """Stop serving and watching, save, remove daemon.json, release the lock.
+        """Remove daemon.json, stop serving and watching, save, release the lock.
 
         False when the batch in flight could not finish in time (a model still
         loading, say): the vault is then left open for the process exit to drop,
@@ -495,6 +495,11 @@ class Daemon:
             return True
         self._closed = True
         self.state = "stopping"
+        # No longer found before it stops answering: a call opened from now on goes to
+        # the vault here and waits for the lock this daemon lets go at the end, where
+        # one that found daemon.json got "cannot reach the daemon" (a field test: 7 of
+        # three agents' commands as `memvault up` stopped beside them)
+        runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if self.app is not None:
             self.app.state.close()  # ends /events streams so the server can stop
         if self.server is not None:
@@ -503,7 +508,6 @@ class Daemon:
         finished = self.vectors.stop(timeout=STOP_SECONDS)
         left = max(0.5, STOP_SECONDS - (time.monotonic() - started))
         finished = self.watcher.stop(timeout=left) and finished
-        runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if not finished:
             log.warning("memvault daemon stopped without waiting for the sync in flight")
             return False
