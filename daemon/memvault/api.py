@@ -125,11 +125,12 @@ class Vault(Closes):
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
         the daemon itself). ``create=True`` first makes the folder a vault, as
         ``memvault init`` does (no notes; nothing overwritten). ``embedder``: the model,
-        or how to load it when a ``"query"`` is answered here; ``progress`` sees the
+        or how to load it (called on the engine's first use of one here); ``progress`` sees the
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
         ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
-        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait); ``on_wait`` is told
+        ``vault.lock.LOCK_WAIT``; a read and the daemon wait only ``backends.LETS_GO``,
+        for a holder keeping the vault only for speed, which lets go when asked); ``on_wait`` is told
         once that it waits, and for whom (None: a warning on the ``memvault`` log, which
         is stderr in the CLI). ``reader``: the
         daemon's — an index in PostgreSQL written from another machine is served
@@ -199,6 +200,14 @@ class Vault(Closes):
                 f"this Vault ({self.root}) is closed: open it again with Vault.open "
                 "(a `with Vault.open(...)` block closes it at its end)"
             )
+
+    def freshen(self, mode: Mode) -> None:
+        """Make a vault kept open between calls answer a ``mode`` call as one opened for
+        it would (``Vault.open(path, mode=mode)``): here with the writer lock, a
+        ``"read"`` or ``"query"`` first syncs the structure (a person's edit since is
+        found), and a query embeds a few pending chunks; anything else: nothing."""
+        self._not_closed()
+        self._backend.freshen(mode)
 
     def ground_lost(self) -> tuple[str, bool] | None:
         """Why this writer can no longer go on, and whether the vault folder is still there
