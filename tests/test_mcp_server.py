@@ -307,7 +307,7 @@ def test_with_a_daemon_up_calls_go_through_it(server: Server) -> None:
         assert hits[0]["path"] == "people/via-daemon.md"
         assert "daemon" in server.ok("memory_status")
         assert "UnsafePath" in server.refused("memory_get", path="../secret.md")
-    # The daemon is gone: back in-process, taking the lock per call.
+    # The daemon is gone: back in-process, the vault kept between calls.
     assert server.ok("memory_log", text="after the daemon")["path"].startswith("logs/")
 
 
