@@ -144,12 +144,8 @@ class Calls:
             return self._embedder
 
     def call(self, op: Callable[[Vault], T], mode: Mode) -> T:
-        result: T = self.door.run(op, mode)
+        result: T = self.door.run(op, mode)  # kept vaults are closed at exit (door.py)
         return result
-
-    def close(self) -> None:
-        """Let the vault kept go (its writer lock with it)."""
-        self.door.close()
 
 
 def refused(exc: Exception) -> ToolError:
