@@ -80,6 +80,27 @@ def test_the_vault_is_kept_between_calls_and_a_note_saved_on_disk_meanwhile_is_f
     assert lock_holder(vault) is None
 
 
+def test_settings_changed_between_calls_are_the_next_calls_settings(vault: Path) -> None:
+    # a per-call open read config.toml at each call; the vault kept read it once: a
+    # folder a person (or a git pull) added to the ignore list stayed searchable
+    write(vault, "private/plan.md", note("Plan", body="The zebracorn operation."))
+    with mcp_server(vault) as server:
+        assert "private/plan.md" in paths(server, "zebracorn")
+        kept_by = other_holder(vault)
+        settings = vault / ".memvault" / "config.toml"
+        text = settings.read_text("utf-8")
+        assert "\nignore = [" in text
+        settings.write_text(text.replace("\nignore = [", '\nignore = ["private/**", ', 1), "utf-8")
+        assert "private/plan.md" not in paths(server, "zebracorn")
+        assert "private/" in str(server.ok("memory_status"))  # said as ignored
+        assert other_holder(vault) == kept_by  # opened again, and kept again
+        # settings that no longer load are said at the call, as an open says them
+        settings.write_text(text + "\n[index\n", "utf-8")
+        assert "ConfigError" in server.refused("memory_search", query="zebracorn")
+        settings.write_text(text, "utf-8")
+        assert "private/plan.md" in paths(server, "zebracorn")
+
+
 def test_two_servers_on_one_vault_take_turns(vault: Path) -> None:
     with mcp_server(vault, "a") as a, mcp_server(vault, "b") as b:
         for i in range(3):

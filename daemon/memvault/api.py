@@ -43,7 +43,7 @@ from memvault.backends import (
     Paths,
     open_backend,
 )
-from memvault.config import VaultConfig
+from memvault.config import CONFIG_FILE, VaultConfig
 from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.results import (
@@ -214,6 +214,18 @@ class Vault(Closes):
         (only its writer lock went: ``.memvault/`` removed), or None. The vault folder
         moved, renamed or deleted, or its writer lock deleted, while it was open."""
         return self._backend.ground_lost()
+
+    def settings_changed(self) -> bool:
+        """Whether ``.memvault/config.toml`` is no longer the text this vault's settings
+        were read from (a person's edit, a ``git pull``): a caller keeping the vault open
+        between its uses opens it again, as a daemon starts again on the new settings."""
+        try:
+            now: bytes | None = (self.config.state_dir / CONFIG_FILE).read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError:  # cannot tell now (a network mount's hiccup): the open's stand
+            return False
+        return now != self.config.source
 
     def _writable(self) -> None:
         self._not_closed()

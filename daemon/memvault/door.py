@@ -19,9 +19,11 @@ A kept vault answers as one opened for the call would (``Vault.freshen``): a ``"
 or ``"query"`` syncs the structure lane first, so a note a person saved since is found
 (keywords at once; by meaning after a query embeds it, up to
 ``backends.QUERY_CATCH_UP`` pending chunks). A kept vault whose folder was moved,
-renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), is let go and
-the call opens the folder again (``VaultNotFound``, said, when it is no vault now); one
-whose call failed other than by refusing the request (``REFUSALS``) is let go too.
+renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or whose
+``config.toml`` changed (``Vault.settings_changed``: a person's edit, a ``git pull``), is
+let go and the call opens the folder again (``VaultNotFound`` or ``ConfigError``, said,
+when it is no vault or its settings do not load now); one whose call failed other than
+by refusing the request (``REFUSALS``) is let go too.
 
 The first write or ``"peek"`` opened here syncs the structure lane once, so listings
 and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
@@ -254,7 +256,9 @@ class VaultDoor:
             vault.close()
             time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
             return None
-        if vault.ground_lost() is not None:  # the folder or its lock went: open it again
+        # the folder or its lock went, or config.toml changed: open it again (as each
+        # call's own open would: its settings read, or refused with the reason)
+        if vault.ground_lost() is not None or vault.settings_changed():
             vault.close()
             return None
         try:
