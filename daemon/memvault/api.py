@@ -120,6 +120,7 @@ class Vault(Closes):
         wait: float | None = None,
         reader: bool = False,
         on_wait: Callable[[str], None] | None = None,
+        lets_go: bool = False,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
@@ -129,12 +130,16 @@ class Vault(Closes):
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
         ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
-        ``vault.lock.LOCK_WAIT``; a read and the daemon wait only ``backends.LETS_GO``,
-        for a holder keeping the vault only for speed, which lets go when asked); ``on_wait`` is told
+        ``vault.lock.LOCK_WAIT``; a read waits only ``backends.LETS_GO``, and only for a
+        holder keeping the vault for speed, which lets go when asked: ``lets_go``; a
+        daemon starting waits ``LETS_GO`` for any); ``on_wait`` is told
         once that it waits, and for whom (None: a warning on the ``memvault`` log, which
         is stderr in the CLI). ``reader``: the
         daemon's — an index in PostgreSQL written from another machine is served
-        read-only (writes get ``LockHeld`` naming its writer) instead of refused."""
+        read-only (writes get ``LockHeld`` naming its writer) instead of refused.
+        ``lets_go``: the caller closes this vault when another process asks for its lock
+        (``lock_wanted``), as memvault/door.py does; a read elsewhere then waits for it
+        (up to ``backends.LETS_GO``), and for no other holder."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -155,6 +160,7 @@ class Vault(Closes):
                 env=env,
                 reader=reader,
                 on_wait=on_wait,
+                lets_go=lets_go,
             )
         )
 

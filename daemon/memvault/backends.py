@@ -71,9 +71,10 @@ Moves: TypeAlias = "Sequence[tuple[str, str]]"  # renames the file system report
 # daemon, and the query answers from keywords for those, marking them ``pending``.
 QUERY_CATCH_UP = 64
 PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
-# How long a daemon starting (``through_daemon=False``) waits for the writer lock: a
-# holder keeping it only for speed lets go when a process finds it held (vault/lock.py,
-# ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync is not waited for.
+# How long a daemon starting (``through_daemon=False``) or a read waits for the writer
+# lock: a holder keeping it only for speed lets go when a process finds it held
+# (vault/lock.py, ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync
+# is not waited for (a read waits only for a holder that said it lets go: ``LETS_GO_FILE``).
 LETS_GO = 2.0
 
 log = logging.getLogger("memvault")
@@ -298,14 +299,16 @@ def open_backend(
     env: Mapping[str, str] | None = None,
     reader: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    lets_go: bool = False,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
     the index here as it is). A write waits up to ``wait`` seconds (None:
     ``MEMVAULT_LOCK_WAIT`` of ``env``, the process environment without one) for another
     short-lived writer to let go, telling ``on_wait`` (``WriterLock.acquire``); a read
-    up to ``LETS_GO`` (None; said at debug level only), for a holder keeping the vault
-    only for speed. ``reader`` (a daemon's ``"write"``):
+    up to ``LETS_GO`` (None; said at debug level only) for a holder keeping the vault
+    only for speed, which said so (``lets_go``: this opener is one, memvault/door.py),
+    and not at all for another. ``reader`` (a daemon's ``"write"``):
     when the index in PostgreSQL has its writer elsewhere, hold this folder's lock (a
     daemon runs here: ``runfile``) over the index read-only instead of ``LockHeld``."""
     root = config.root
@@ -325,18 +328,28 @@ def open_backend(
     lock = None
     if writable:
         lock = WriterLock(config.state_dir / "lock")
+        held = lock  # (for the lambdas: ``lock`` is None once refused)
+
+        def give_up() -> bool:  # a daemon: go through it
+            return runfile.running(root) is not None
+
         if mode == "write":
             patience = lock_wait(env) if wait is None else wait
         else:  # a read waits only for a holder that lets go when asked (its answer is
             # true to the files then), not for a long writer: the index as it is then
             patience = LETS_GO if wait is None else wait
             on_wait = on_wait or log.debug  # no news: a read's answer comes either way
+
+            def give_up() -> bool:
+                return runfile.running(root) is not None or not held.holder_lets_go()
+
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
             lock.acquire(  # a daemon starting waits only for a holder that lets go when
                 # asked (the memory tool's vault kept between commands), not for a sync
                 patience if through_daemon else min(patience, LETS_GO),
-                give_up=lambda: runfile.running(root) is not None,
+                give_up=give_up,
                 on_wait=on_wait,
+                lets_go=lets_go,
             )
         except LockHeld:
             lock = None

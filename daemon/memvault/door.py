@@ -214,17 +214,18 @@ class VaultDoor:
                 with _turn(self._path) as turn:
                     assert turn is not None
                     turn.let_go()
-                    self._held = self._open("write")
+                    self._held = self._open("write", lets_go=False)  # held until close
             return self._held
 
-    def _open(self, mode: Mode) -> Vault:
+    def _open(self, mode: Mode, lets_go: bool = True) -> Vault:
         """The vault for a ``mode`` call: here with the writer lock (synced), or through
         the daemon; a read, query or peek while another process holds the lock: the
-        index read as it is."""
+        index read as it is. ``lets_go``: kept only until another process asks for the
+        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``)."""
         assert self._path is not None
         # waiting for another agent's turn is how the door works, not news for the
         # application's stderr (the lock's warning without it)
-        options: dict[str, Any] = {"on_wait": log.debug, **self._options}
+        options: dict[str, Any] = {"on_wait": log.debug, **self._options, "lets_go": lets_go}
         if mode == "peek":  # it does not wait for another writer's lock
             options = {"wait": 0.0, **options}
         # a peek takes the lock when it is free, kept for the calls after it
