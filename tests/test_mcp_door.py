@@ -35,12 +35,12 @@ def vault(tmp_path: Path) -> Path:
 
 
 @contextmanager
-def mcp_server(root: Path, name: str = "server") -> Iterator[Server]:
+def mcp_server(root: Path, name: str = "server", model: str | None = "hash") -> Iterator[Server]:
     """A ``memvault mcp`` over stdio, its stderr in a file beside the vault."""
     with (
         (root.parent / f"{name}-stderr.log").open("w", encoding="utf-8") as errlog,
         start_blocking_portal() as portal,
-        portal.wrap_async_context_manager(mcp_session(root, errlog)) as session,
+        portal.wrap_async_context_manager(mcp_session(root, errlog, model)) as session,
     ):
         yield Server(portal, session, root)
 
@@ -99,6 +99,32 @@ def test_settings_changed_between_calls_are_the_next_calls_settings(vault: Path)
         assert "ConfigError" in server.refused("memory_search", query="zebracorn")
         settings.write_text(text, "utf-8")
         assert "private/plan.md" in paths(server, "zebracorn")
+
+
+def test_a_model_changed_in_the_settings_between_calls_is_the_next_calls_model(
+    vault: Path, tmp_path: Path
+) -> None:
+    # The server loads one model for the session. It was the one config.toml named when
+    # the server started, given to every vault it opened after, which took it for a
+    # fallback of the model config.toml named now: the index stayed on the old model,
+    # and the next CLI sync or daemon re-embedded every note for the new one (and the
+    # server's next query every note back).
+    settings = vault / ".memvault" / "config.toml"
+    text = settings.read_text("utf-8")
+    model_line = next(ln for ln in text.splitlines() if ln.startswith("model = "))
+    settings.write_text(text.replace(model_line, 'model = "hash-64"'), "utf-8")
+    with mcp_server(vault, model=None) as server:
+        assert "people/sarah-chen.md" in paths(server, "Sarah Chen")
+        assert server.ok("memory_status")["index"]["model"] == "hash-64"
+        settings.write_text(text.replace(model_line, 'model = "hash-32"'), "utf-8")
+        write(vault, "people/ivo.md", note("Ivo Brand", body="Ivo carves spoons."))
+        assert "people/ivo.md" in paths(server, "spoons")
+        status = server.ok("memory_status")["index"]
+        assert status["model"] == "hash-32", status
+    env = memvault_env(tmp_path, model=None)
+    synced = run_memvault("sync", "--vault", str(vault), "--json", env=env)
+    assert synced.returncode == 0, synced.stderr
+    assert "re-embedding every note" not in synced.stderr
 
 
 def test_two_servers_on_one_vault_take_turns(vault: Path) -> None:

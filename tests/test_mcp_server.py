@@ -32,13 +32,17 @@ TOOLS = {
 
 
 @asynccontextmanager
-async def mcp_session(vault: Path, errlog: Any) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    vault: Path, errlog: Any, model: str | None = "hash"
+) -> AsyncIterator[ClientSession]:
+    """A ``memvault mcp`` over stdio; ``model``: ``MEMVAULT_INDEX_MODEL`` (None: the
+    vault's config.toml names it)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memvault", "mcp", "--vault", str(vault)],
         env={
             "PYTHONPATH": str(ROOT / "daemon"),
-            "MEMVAULT_INDEX_MODEL": "hash",
+            **({"MEMVAULT_INDEX_MODEL": model} if model else {}),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
         },

@@ -132,15 +132,24 @@ class Calls:
         self.root = root
         self.config = config
         self._embedder: Embedder | None = None
+        self._loaded_for = ""  # the model id the settings named when it was loaded
         self._loading = threading.Lock()
         self.door = VaultDoor(root, {"embedder": self._model})
 
     def _model(self) -> Embedder:
-        with self._loading:  # loaded once, on the first use of any vault opened here
-            if self._embedder is None:
-                from memvault.index.embedder import make_embedder
+        """The model the vault's settings name now, loaded once for every vault opened
+        here that uses it (config.toml changed: the vault kept is opened again, and
+        given the new model, never the old one as if it were a fallback of it)."""
+        from memvault.index.embedder import make_embedder, model_id_for
 
-                self._embedder = make_embedder(self.config.index)
+        with self._loading:  # on the first use of the model by a vault opened here
+            try:
+                settings = VaultConfig.load(self.root).index
+            except MemvaultError:  # the open that asks read it a moment ago
+                settings = self.config.index
+            wanted = model_id_for(settings)  # (a fallback loaded reports its own id)
+            if self._embedder is None or self._loaded_for != wanted:
+                self._embedder, self._loaded_for = make_embedder(settings), wanted
             return self._embedder
 
     def call(self, op: Callable[[Vault], T], mode: Mode) -> T:
