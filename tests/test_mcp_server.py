@@ -32,13 +32,17 @@ TOOLS = {
 
 
 @asynccontextmanager
-async def mcp_session(vault: Path, errlog: Any) -> AsyncIterator[ClientSession]:
+async def mcp_session(
+    vault: Path, errlog: Any, model: str | None = "hash"
+) -> AsyncIterator[ClientSession]:
+    """A ``memvault mcp`` over stdio; ``model``: ``MEMVAULT_INDEX_MODEL`` (None: the
+    vault's config.toml names it)."""
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "memvault", "mcp", "--vault", str(vault)],
         env={
             "PYTHONPATH": str(ROOT / "daemon"),
-            "MEMVAULT_INDEX_MODEL": "hash",
+            **({"MEMVAULT_INDEX_MODEL": model} if model else {}),
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
         },
@@ -307,7 +311,7 @@ def test_with_a_daemon_up_calls_go_through_it(server: Server) -> None:
         assert hits[0]["path"] == "people/via-daemon.md"
         assert "daemon" in server.ok("memory_status")
         assert "UnsafePath" in server.refused("memory_get", path="../secret.md")
-    # The daemon is gone: back in-process, taking the lock per call.
+    # The daemon is gone: back in-process, the vault kept between calls.
     assert server.ok("memory_log", text="after the daemon")["path"].startswith("logs/")
 
 

@@ -14,8 +14,8 @@ import pytest
 from anthropic.lib.tools import ToolError
 
 from helpers import eventually, make_vault, note, open_vault, running_daemon, write
+from memvault import door as integration
 from memvault.index.embedder import HashEmbedder
-from memvault.integrations import vault_door as integration
 from memvault.integrations.anthropic import VaultMemoryTool
 from memvault.vault.lock import lock_holder
 

@@ -43,7 +43,7 @@ from memvault.backends import (
     Paths,
     open_backend,
 )
-from memvault.config import VaultConfig
+from memvault.config import CONFIG_FILE, VaultConfig
 from memvault.core.closing import Closes
 from memvault.core.ranking import Filters, parse_day
 from memvault.core.results import (
@@ -120,20 +120,26 @@ class Vault(Closes):
         wait: float | None = None,
         reader: bool = False,
         on_wait: Callable[[str], None] | None = None,
+        lets_go: bool = False,
     ) -> Vault:
         """Open the vault at ``path``: take the writer lock, or go through the daemon that
         holds it (module docstring; ``through_daemon=False``: ``LockHeld`` instead, for
         the daemon itself). ``create=True`` first makes the folder a vault, as
         ``memvault init`` does (no notes; nothing overwritten). ``embedder``: the model,
-        or how to load it when a ``"query"`` is answered here; ``progress`` sees the
+        or how to load it (called on the engine's first use of one here); ``progress`` sees the
         sync a ``"read"`` or ``"query"`` runs first. ``wait``: how long a
         write waits for another short-lived writer to let go of the lock (None:
         ``MEMVAULT_LOCK_WAIT`` of ``env`` (the process environment without one), else
-        ``vault.lock.LOCK_WAIT``; reads and the daemon never wait); ``on_wait`` is told
+        ``vault.lock.LOCK_WAIT``; a read waits only ``backends.LETS_GO``, and only for a
+        holder keeping the vault for speed, which lets go when asked: ``lets_go``; a
+        daemon starting waits ``LETS_GO`` for any); ``on_wait`` is told
         once that it waits, and for whom (None: a warning on the ``memvault`` log, which
         is stderr in the CLI). ``reader``: the
         daemon's — an index in PostgreSQL written from another machine is served
-        read-only (writes get ``LockHeld`` naming its writer) instead of refused."""
+        read-only (writes get ``LockHeld`` naming its writer) instead of refused.
+        ``lets_go``: the caller closes this vault when another process asks for its lock
+        (``lock_wanted``), as memvault/door.py does; a read elsewhere then waits for it
+        (up to ``backends.LETS_GO``), and for no other holder."""
         root = Path(path).expanduser()
         if create:
             from memvault.vault.template import init_vault
@@ -154,6 +160,7 @@ class Vault(Closes):
                 env=env,
                 reader=reader,
                 on_wait=on_wait,
+                lets_go=lets_go,
             )
         )
 
@@ -200,11 +207,31 @@ class Vault(Closes):
                 "(a `with Vault.open(...)` block closes it at its end)"
             )
 
+    def freshen(self, mode: Mode) -> None:
+        """Make a vault kept open between calls answer a ``mode`` call as one opened for
+        it would (``Vault.open(path, mode=mode)``): here with the writer lock, a
+        ``"read"`` or ``"query"`` first syncs the structure (a person's edit since is
+        found), and a query embeds a few pending chunks; anything else: nothing."""
+        self._not_closed()
+        self._backend.freshen(mode)
+
     def ground_lost(self) -> tuple[str, bool] | None:
         """Why this writer can no longer go on, and whether the vault folder is still there
         (only its writer lock went: ``.memvault/`` removed), or None. The vault folder
         moved, renamed or deleted, or its writer lock deleted, while it was open."""
         return self._backend.ground_lost()
+
+    def settings_changed(self) -> bool:
+        """Whether ``.memvault/config.toml`` is no longer the text this vault's settings
+        were read from (a person's edit, a ``git pull``): a caller keeping the vault open
+        between its uses opens it again, as a daemon starts again on the new settings."""
+        try:
+            now: bytes | None = (self.config.state_dir / CONFIG_FILE).read_bytes()
+        except FileNotFoundError:
+            now = None
+        except OSError:  # cannot tell now (a network mount's hiccup): the open's stand
+            return False
+        return now != self.config.source
 
     def _writable(self) -> None:
         self._not_closed()

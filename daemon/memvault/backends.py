@@ -11,8 +11,10 @@
 - otherwise the vault is opened here. ``"write"`` takes the writer lock (another
   holder is ``LockHeld``; a daemon that took it meanwhile serves the calls).
   ``"read"`` and ``"query"`` take it too when it is free and sync first, so
-  answers are true to the files; when another process holds it, the index is
-  read as it is (read-only). ``"peek"`` reads the index as it is, without the
+  answers are true to the files; when another process holds it, they wait up to
+  ``LETS_GO`` for it (a holder keeping the vault only for speed, the MCP server
+  or the memory tool between calls, lets go when asked), then read the index as
+  it is (read-only). ``"peek"`` reads the index as it is, without the
   lock and without a sync. A vault that was never indexed is only ever peeked at
   by a read: nothing is written into it (``get`` and the link check read the
   files; ``search`` and ``context`` say that it is not indexed yet).
@@ -32,6 +34,7 @@ daemon does not serve (the link check, token counts).
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -68,10 +71,13 @@ Moves: TypeAlias = "Sequence[tuple[str, str]]"  # renames the file system report
 # daemon, and the query answers from keywords for those, marking them ``pending``.
 QUERY_CATCH_UP = 64
 PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
-# How long a daemon starting (``through_daemon=False``) waits for the writer lock: a
-# holder keeping it only for speed lets go when a process finds it held (vault/lock.py,
-# ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync is not waited for.
+# How long a daemon starting (``through_daemon=False``) or a read waits for the writer
+# lock: a holder keeping it only for speed lets go when a process finds it held
+# (vault/lock.py, ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync
+# is not waited for (a read waits only for a holder that said it lets go: ``LETS_GO_FILE``).
 LETS_GO = 2.0
+
+log = logging.getLogger("memvault")
 
 
 class Backend:
@@ -125,6 +131,10 @@ class Backend:
     def ground_lost(self) -> tuple[str, bool] | None:
         return None  # a daemon watches its own ground
 
+    def freshen(self, mode: Mode, progress: OnProgress = None) -> None:
+        """What a ``mode`` call needs first here (``LocalBackend``); a daemon keeps its
+        index current itself."""
+
     def refusal(self) -> MemvaultError:
         """The error a write gets when this backend is not ``writable``."""
         return MemvaultError("this vault was opened read-only")
@@ -161,6 +171,17 @@ class LocalBackend(Backend):
     def log(self, text: str) -> WriteResult:
         return self._engine.append_log(text)
 
+    def freshen(self, mode: Mode, progress: OnProgress = None) -> None:
+        """A ``"read"`` or ``"query"`` with the writer lock: the structure synced first
+        (MEMORY.md, links, keyword search; never the model), and a query's few pending
+        chunks embedded (``QUERY_CATCH_UP``): what each open for one does, and each call
+        on a vault kept open between calls (vault/door.py)."""
+        if self._lock is None or mode not in ("read", "query"):
+            return
+        self._engine.sync(None, progress, vectors=False)
+        if mode == "query" and 0 < self._engine.pending_vectors()[0] <= QUERY_CATCH_UP:
+            self._engine.embed_pending()
+
     def ground_lost(self) -> tuple[str, bool] | None:
         from memvault.errors import VaultNotFound
 
@@ -192,7 +213,10 @@ class DaemonBackend(Backend):
     writable = True  # the daemon is the one writer
 
     def __init__(
-        self, client: DaemonClient, config: VaultConfig, embedder: Embedder | None = None
+        self,
+        client: DaemonClient,
+        config: VaultConfig,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
     ) -> None:
         self._target = self.client = client
         self.root = config.root
@@ -275,13 +299,16 @@ def open_backend(
     env: Mapping[str, str] | None = None,
     reader: bool = False,
     on_wait: Callable[[str], None] | None = None,
+    lets_go: bool = False,
 ) -> Backend:
     """The backend for the vault ``config`` describes, by the rules of the module doc
     (``through_daemon=False``: never a daemon — for the daemon itself, and for reading
     the index here as it is). A write waits up to ``wait`` seconds (None:
     ``MEMVAULT_LOCK_WAIT`` of ``env``, the process environment without one) for another
     short-lived writer to let go, telling ``on_wait`` (``WriterLock.acquire``); a read
-    never waits. ``reader`` (a daemon's ``"write"``):
+    up to ``LETS_GO`` (None; said at debug level only) for a holder keeping the vault
+    only for speed, which said so (``lets_go``: this opener is one, memvault/door.py),
+    and not at all for another. ``reader`` (a daemon's ``"write"``):
     when the index in PostgreSQL has its writer elsewhere, hold this folder's lock (a
     daemon runs here: ``runfile``) over the index read-only instead of ``LockHeld``."""
     root = config.root
@@ -291,7 +318,7 @@ def open_backend(
         warn_password_in_file(config)
     client = DaemonClient.running(root) if through_daemon else None
     if client is not None and (mode == "write" or client.healthy(ANSWER_TIMEOUT)):
-        return DaemonBackend(client, config, _model(embedder, mode, local=False))
+        return DaemonBackend(client, config, embedder)
     # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
     # A daemon that does not answer a read: read here, never competing for its lock.
     never_indexed = not (root / STATE_DIR / "index.db").exists()
@@ -301,21 +328,34 @@ def open_backend(
     lock = None
     if writable:
         lock = WriterLock(config.state_dir / "lock")
-        patience = (lock_wait(env) if wait is None else wait) if mode == "write" else 0.0
+        held = lock  # (for the lambdas: ``lock`` is None once refused)
+
+        def give_up() -> bool:  # a daemon: go through it
+            return runfile.running(root) is not None
+
+        if mode == "write":
+            patience = lock_wait(env) if wait is None else wait
+        else:  # a read waits only for a holder that lets go when asked (its answer is
+            # true to the files then), not for a long writer: the index as it is then
+            patience = LETS_GO if wait is None else wait
+            on_wait = on_wait or log.debug  # no news: a read's answer comes either way
+
+            def give_up() -> bool:
+                return runfile.running(root) is not None or not held.holder_lets_go()
+
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
             lock.acquire(  # a daemon starting waits only for a holder that lets go when
                 # asked (the memory tool's vault kept between commands), not for a sync
                 patience if through_daemon else min(patience, LETS_GO),
-                give_up=lambda: runfile.running(root) is not None,
+                give_up=give_up,
                 on_wait=on_wait,
+                lets_go=lets_go,
             )
         except LockHeld:
             lock = None
             info = runfile.running(root) if through_daemon else None
             if info is not None:  # a daemon took the lock meanwhile: it serves the calls
-                return DaemonBackend(
-                    DaemonClient.of(info), config, _model(embedder, mode, local=False)
-                )
+                return DaemonBackend(DaemonClient.of(info), config, embedder)
             if mode == "write":
                 raise  # a short-lived writer (a sync, a migration), not a daemon
         except OSError as exc:  # no lock file (.memvault/ read-only, the disk full)
@@ -330,7 +370,7 @@ def open_backend(
     try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule
         engine = Engine(
             config,
-            _model(embedder, mode, local=True),
+            embedder,
             read_only=lock is None,
             writer_wait=(lock_wait(env) if wait is None else wait)
             if mode == "write" and (through_daemon or reader)
@@ -349,7 +389,7 @@ def open_backend(
             raise
         # the index in PostgreSQL has its writer on another machine: read it as it is
         try:
-            engine = Engine(config, _model(embedder, mode, local=True), read_only=True)
+            engine = Engine(config, embedder, read_only=True)
         except BaseException:
             if lock is not None:
                 lock.release()
@@ -359,26 +399,12 @@ def open_backend(
             lock.release()
         raise
     backend = LocalBackend(engine, lock)
-    if lock is not None and mode in ("read", "query"):
-        try:  # the structure only: MEMORY.md, links, keyword search; never the model
-            engine.sync(None, progress, vectors=False)
-            if mode == "query" and 0 < engine.pending_vectors()[0] <= QUERY_CATCH_UP:
-                engine.embed_pending()
-        except BaseException:
-            backend.close()
-            raise
+    try:
+        backend.freshen(mode, progress)
+    except BaseException:
+        backend.close()
+        raise
     return backend
-
-
-def _model(
-    embedder: Embedder | Callable[[], Embedder] | None, mode: Mode, *, local: bool
-) -> Embedder | None:
-    """The model to use here: the one given; or, given how to load one (the MCP server
-    shares one across its calls), loaded now for a query answered here — else none, and
-    the engine loads the configured one if it must."""
-    if embedder is None or hasattr(embedder, "embed"):  # a model (the Embedder protocol)
-        return embedder  # type: ignore[return-value]
-    return embedder() if local and mode == "query" else None
 
 
 __all__ = [

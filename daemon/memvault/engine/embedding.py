@@ -157,6 +157,16 @@ def vector_file(state_dir: Path) -> Path:
     return path
 
 
+def _model_and_loader(
+    embedder: Embedder | Callable[[], Embedder] | None, config: VaultConfig, apart: bool
+) -> tuple[Embedder | None, Callable[[], Embedder]]:
+    """The model given (or None), and how to load one on first use: the caller's (the
+    MCP server shares one across the vaults it opens), else the configured one, here."""
+    if embedder is not None and not hasattr(embedder, "embed"):
+        return None, embedder
+    return embedder, lambda: make_embedder(config.index, apart=apart)  # type: ignore[return-value]
+
+
 class Embedding:
     """The model and the vectors of one vault; each opened on first use, thread-safe."""
 
@@ -164,7 +174,7 @@ class Embedding:
         self,
         config: VaultConfig,
         store: Store,
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
         *,
         read_only: bool = False,  # a reader of the vault: it queues nothing
         model_apart: bool = False,  # a daemon's: the model in a process of its own
@@ -172,7 +182,7 @@ class Embedding:
         self.config = config
         self._store = store
         self._read_only = read_only or store.read_only
-        self._embedder = embedder
+        self._embedder, self._load = _model_and_loader(embedder, config, model_apart)
         self._owned = embedder is None  # loaded here: may be let go (``release_model``)
         self._apart = model_apart
         self._used = time.monotonic()  # the model's last use
@@ -200,7 +210,7 @@ class Embedding:
         if self._embedder is None:
             with self._open_lock:
                 if self._embedder is None:
-                    emb = make_embedder(self.config.index, apart=self._apart)
+                    emb = self._load()
                     expected, self._embedder = self._model_id, emb
                     if expected is not None and expected != emb.model_id:
                         # the configured backend could not run (ONNX fell back to torch):

@@ -114,7 +114,7 @@ class Engine:
     def __init__(
         self,
         config: VaultConfig,
-        embedder: Embedder | None = None,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
         *,
         read_only: bool = False,
         clock: Callable[[], dt.datetime] | None = None,

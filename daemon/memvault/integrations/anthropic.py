@@ -15,7 +15,7 @@ Subclasses of the SDK's ``BetaAbstractMemoryTool`` / ``BetaAsyncAbstractMemoryTo
 (``pip install "memvault[anthropic]"``; ``anthropic`` is imported here only).
 ``/memories`` is the vault's root. Each command is ``Vault.memory_tool``: it goes to
 the running daemon when there is one, else to the vault opened in this process and
-kept between commands (integrations/vault_door.py), and the vault's guarantees come
+kept between commands (memvault/door.py), and the vault's guarantees come
 with it (docs/AGENTS.md): compare-and-swap writes, MEMORY.md and the index current when
 the command returns, links re-targeted on rename, ``view /memories`` bounded. A
 refused command raises the SDK's ``ToolError``: the runner sends its text back to
@@ -38,8 +38,8 @@ from anyio.to_thread import run_sync
 
 from memvault.api import Vault
 from memvault.core.closing import Closes
+from memvault.door import VaultDoor
 from memvault.errors import MemvaultError
-from memvault.integrations.vault_door import VaultDoor
 
 _FIELDS = (
     "command",
@@ -89,8 +89,9 @@ class _OnVault(Closes):
     def _through_door(self, command: Any) -> str:
         args = _command(command)
         try:
-            return self._door.run(
-                lambda vault: vault.memory_tool(args), viewing=args.get("command") == "view"
+            return self._door.run(  # a view reads without waiting (the door's "peek")
+                lambda vault: vault.memory_tool(args),
+                "peek" if args.get("command") == "view" else "write",
             )
         except (MemvaultError, ValueError) as exc:
             raise ToolError(str(exc)) from None
@@ -110,7 +111,7 @@ class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
     """Claude's memory tool (``memory_20250818``) on a memvault vault.
 
     ``vault``: the vault's folder (opened for the commands: through the running daemon,
-    else in this process, kept between them: integrations/vault_door.py; a folder that
+    else in this process, kept between them: memvault/door.py; a folder that
     is no vault raises ``VaultNotFound`` here, unless ``create=True`` makes it one) or an
     open ``Vault`` (left open: yours to close). ``options`` go to ``Vault.open``
     (``embedder=``, ``overrides=``, ``create=``...)."""

@@ -28,9 +28,13 @@ LOCK_FILE = "lock"
 LOCK_WAIT = 60.0
 _POLL = 0.05
 # Touched by a process that finds the lock held: a holder keeping the vault between
-# commands only for speed (Claude's memory tool, integrations/anthropic.py) lets go when
-# it is touched after it kept it (``wanted_since``); the others never look at it.
+# calls only for speed (memvault/door.py: the MCP server, Claude's memory tool) lets go
+# when it is touched after it kept it (``wanted_since``); the others never look at it.
 WANTED_FILE = "lock.wanted"
+# The pid of a holder that said, taking the lock, that it lets go when asked (``lets_go``):
+# a read finding the lock held waits for such a holder only (backends.LETS_GO), not for
+# a sync, a CLI write or an application's open Vault, which never let go when asked.
+LETS_GO_FILE = "lock.lets-go"
 
 log = logging.getLogger("memvault")
 
@@ -98,6 +102,7 @@ class WriterLock:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._fd: int | None = None
+        self._lets_go = False  # said so in LETS_GO_FILE while held
 
     def acquire(
         self,
@@ -105,11 +110,14 @@ class WriterLock:
         *,
         give_up: Callable[[], bool] | None = None,
         on_wait: Callable[[str], None] | None = None,
+        lets_go: bool = False,
     ) -> None:
         """Take the lock, or ``LockHeld``. ``wait`` > 0: while another process holds it,
         try again for up to ``wait`` seconds, saying so once (``on_wait``, else a
         warning on the ``memvault`` log: stderr in the CLI) — unless ``give_up()`` says
-        there is no point (the holder is a daemon, which serves writes itself). This
+        there is no point (the holder is a daemon, which serves writes itself; for a
+        read, a holder that does not let go when asked: ``holder_lets_go``). ``lets_go``:
+        this holder lets go when another process asks (``LETS_GO_FILE``). This
         process holding it already is refused at once (it would wait for itself). A
         waiter takes its turn after those that came before it, and an opener that does
         not wait finds the lock held while anyone waits (``LockQueue``)."""
@@ -183,6 +191,20 @@ class WriterLock:
             os.write(fd, f"{os.getpid()}\n".encode())
             os.fsync(fd)
         self._fd = fd
+        if lets_go:  # unsaid (a read-only .memvault/): a read does not wait for it
+            with contextlib.suppress(OSError):
+                self.path.with_name(LETS_GO_FILE).write_text(f"{os.getpid()}\n", "ascii")
+                self._lets_go = True
+
+    def holder_lets_go(self) -> bool:
+        """Whether the process holding the lock said it lets go when asked (``lets_go``);
+        the file another holder left (killed) names another pid."""
+        try:
+            said = self.path.with_name(LETS_GO_FILE).read_text(encoding="ascii").strip()
+        except (OSError, ValueError):
+            return False
+        pid = self.holder_pid()
+        return pid is not None and said == str(pid)
 
     def wanted_since(self, since_ns: int) -> bool:
         """Whether another process waits for the lock (in line: lock_queue.py), or found
@@ -206,6 +228,10 @@ class WriterLock:
             return
         import fcntl
 
+        if self._lets_go:  # while still held: never the next holder's word
+            self._lets_go = False
+            with contextlib.suppress(OSError):
+                self.path.with_name(LETS_GO_FILE).unlink()
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, 0)
         fcntl.flock(self._fd, fcntl.LOCK_UN)

@@ -1,24 +1,39 @@
-"""The vault an integration's commands go to (``VaultDoor``): given, or a folder opened
-for them and kept between them.
+"""The vault an adapter's calls go to (``VaultDoor``): given, or a folder opened for them
+and kept between them. Claude's memory tool (integrations/anthropic.py) and the MCP
+server without a daemon (interfaces/mcp_server.py) both go through it.
 
-A folder is opened for its commands as the MCP server opens it for each call: through
-the running daemon when there is one, else here, holding the vault's writer lock while
-a command runs, and kept open after it for the next, until ``LINGER`` seconds pass
-without one or another process finds the lock held (it touches ``lock.wanted``) or
-waits in line for it (``Vault.lock_wanted``), then let go within ``LOOK``, or as its
-command ends; those waiting take the lock in the order they came (vault/lock_queue.py),
-so three or more agents take turns. So an agent's commands (the tool
-uses of one model turn, and its next turn, a model's answer later) open the vault
-once, and another agent's process, a CLI write or a daemon starting gets its turn
-between this one's commands, instead of waiting for the tool to close. The first
-command opened here syncs the structure lane once, so listings and MEMORY.md are true
-to the files. A ``view`` never waits for another process's lock, nor for another
-tool's turn in this process: it reads the index as it is (``"peek"``).
+A folder is opened for a call as ``Vault.open(path, mode=...)`` opens it: through the
+running daemon when there is one, else here, holding the vault's writer lock while a
+call runs, and kept open after it for the next, until ``LINGER`` seconds pass without
+one or another process finds the lock held (it touches ``lock.wanted``) or waits in
+line for it (``Vault.lock_wanted``), then let go within ``LOOK``, or as its call ends;
+those waiting take the lock in the order they came (vault/lock_queue.py), so three or
+more agents take turns. So an agent's calls (the tool uses of one model turn, and its
+next turn, a model's answer later) open the vault once, and another agent's process, a
+CLI write or a daemon starting gets its turn between this one's calls, instead of
+waiting for the adapter to close. Each call on a vault opened here goes through
+``Vault.open``'s choice again once the vault is let go: a daemon started meanwhile
+serves the next.
 
-The tools on one folder in one process share its turn (``_Turn``): one command at a
-time, and one vault kept (another tool's open would find this process holding the
-lock). The registry of turns holds a folder's only while it is in use or keeps a
-vault; a forked child starts with none (the lock file is shared with the parent).
+A kept vault answers as one opened for the call would (``Vault.freshen``): a ``"read"``
+or ``"query"`` syncs the structure lane first, so a note a person saved since is found
+(keywords at once; by meaning after a query embeds it, up to
+``backends.QUERY_CATCH_UP`` pending chunks). A kept vault whose folder was moved,
+renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or whose
+``config.toml`` changed (``Vault.settings_changed``: a person's edit, a ``git pull``), is
+let go and the call opens the folder again (``VaultNotFound`` or ``ConfigError``, said,
+when it is no vault or its settings do not load now); one whose call failed other than
+by refusing the request (``REFUSALS``) is let go too.
+
+The first write or ``"peek"`` opened here syncs the structure lane once, so listings
+and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
+(the memory tool's ``view``, MCP's ``memory_status``) never waits for another process's
+lock, nor for another tool's turn in this process: it reads the index as it is.
+
+The tools on one folder in one process share its turn (``_Turn``): one call at a time,
+and one vault kept (another tool's open would find this process holding the lock). The
+registry of turns holds a folder's only while it is in use or keeps a vault; a forked
+child starts with none (the lock file is shared with the parent).
 """
 
 from __future__ import annotations
@@ -34,11 +49,31 @@ from pathlib import Path
 from typing import Any
 
 from memvault.api import Vault
-from memvault.errors import LockHeld
+from memvault.backends import Mode
+from memvault.errors import (
+    FolderNotFound,
+    LockHeld,
+    MemoryToolError,
+    NoteExists,
+    NoteNotFound,
+    UnsafePath,
+    WriteConflict,
+)
 
-LINGER = 15.0  # seconds a vault opened here stays open without a command
+LINGER = 15.0  # seconds a vault opened here stays open without a call
 LOOK = 0.2  # how often a kept vault looks whether another process wants the lock
 YIELD = 0.3  # let go for another process: this long before this one opens it again
+# A call failing so refused the request, not the vault: the vault is kept for the next
+# (any other error, a disk or an index failing, lets it go: the next call opens afresh)
+REFUSALS = (
+    ValueError,
+    UnsafePath,
+    NoteNotFound,
+    FolderNotFound,
+    NoteExists,
+    WriteConflict,
+    MemoryToolError,
+)
 
 
 log = logging.getLogger("memvault")
@@ -158,9 +193,9 @@ def _let_all_go() -> None:
 
 
 class VaultDoor:
-    """Where an integration's commands go (the module doc): ``run(op, viewing)``. A
-    ``Vault`` given (or one asked for by ``vault()``) is used as it is, until ``close``;
-    ``options`` go to ``Vault.open``."""
+    """Where an adapter's calls go (the module doc): ``run(op, mode)``. A ``Vault``
+    given (or one asked for by ``vault()``) is used as it is, until ``close``;
+    ``options`` go to ``Vault.open`` (a ``mode`` among them: every open's)."""
 
     def __init__(self, vault: str | Path | Vault, options: dict[str, Any]) -> None:
         self._held = vault if isinstance(vault, Vault) else None
@@ -179,65 +214,97 @@ class VaultDoor:
                 with _turn(self._path) as turn:
                     assert turn is not None
                     turn.let_go()
-                    self._held = self._open(writing=True)
+                    self._held = self._open("write", lets_go=False)  # held until close
             return self._held
 
-    def _open(self, *, writing: bool) -> Vault:
-        """The vault here with the writer lock (synced once), or through the daemon; a
-        view while another process holds the lock: the index read as it is."""
+    def _open(self, mode: Mode, lets_go: bool = True) -> Vault:
+        """The vault for a ``mode`` call: here with the writer lock (synced), or through
+        the daemon; a read, query or peek while another process holds the lock: the
+        index read as it is. ``lets_go``: kept only until another process asks for the
+        lock (a read elsewhere waits for it, ``Vault.open``'s ``lets_go``)."""
         assert self._path is not None
-        # a view does not wait for another writer's lock: it reads the index as it is
-        options = self._options if writing else {"wait": 0.0, **self._options}
         # waiting for another agent's turn is how the door works, not news for the
         # application's stderr (the lock's warning without it)
-        options = {"on_wait": log.debug, **options}
-        try:  # a mode given to the tool is Vault.open's
-            opened = Vault.open(self._path, **{"mode": "write", **options})
+        options: dict[str, Any] = {"on_wait": log.debug, **self._options, "lets_go": lets_go}
+        if mode == "peek":  # it does not wait for another writer's lock
+            options = {"wait": 0.0, **options}
+        # a peek takes the lock when it is free, kept for the calls after it
+        opening = options.pop("mode", "write" if mode == "peek" else mode)
+        try:
+            opened = Vault.open(self._path, mode=opening, **options)
         except LockHeld:
-            if writing:
+            if mode != "peek":
                 raise
             return Vault.open(self._path, **{**self._options, "mode": "peek"})
-        if not self._synced and opened.daemon is None and not opened.engine.read_only:
-            try:
-                opened.sync(vectors=False)
-            except BaseException:
-                opened.close()  # its writer lock is let go (the next command tries again)
-                raise
+        if opened.daemon is None and not opened.engine.read_only:
+            if opening not in ("read", "query") and not self._synced:
+                try:
+                    opened.sync(vectors=False)
+                except BaseException:
+                    opened.close()  # its writer lock is let go (the next call tries again)
+                    raise
             self._synced = True  # here: a daemon's open is no sync of this process's
         return opened
 
-    def run(self, op: Any, *, viewing: bool) -> Any:
-        """``op(vault)`` on the vault (``viewing``: ``op`` only reads)."""
+    def _kept(self, turn: _Turn, mode: Mode) -> tuple[Vault, int] | None:
+        """This door's vault kept in ``turn`` and when it was opened, ready for a
+        ``mode`` call; None when there is none, or it was let go (another process asked
+        for it, its ground went)."""
+        if turn.kept is None or turn.kept[0] is not self:
+            return None
+        vault, opened = turn.take()
+        if vault.lock_wanted(opened):  # another process asked meanwhile
+            vault.close()
+            time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
+            return None
+        # the folder or its lock went, or config.toml changed: open it again (as each
+        # call's own open would: its settings read, or refused with the reason)
+        if vault.ground_lost() is not None or vault.settings_changed():
+            vault.close()
+            return None
+        try:
+            vault.freshen(mode)
+        except BaseException:
+            vault.close()
+            raise
+        return vault, opened
+
+    def run(self, op: Any, mode: Mode) -> Any:
+        """``op(vault)`` on the vault, for a call of ``mode`` (``Vault.open``'s)."""
+        viewing = mode == "peek"
         with self._lock:
             if self._held is not None:
                 return op(self._held)
             assert self._path is not None
             with _turn(self._path, wait=not viewing) as turn:
                 if turn is None:  # another tool here has its turn (its write may wait
-                    # for another process's lock): a view reads the index as it is
+                    # for another process's lock): a peek reads the index as it is
                     with Vault.open(self._path, **{**self._options, "mode": "peek"}) as peek:
                         return op(peek)
-                vault = None
-                if turn.kept is not None and turn.kept[0] is self:
-                    vault, opened = turn.take()
-                    if vault.lock_wanted(opened):  # another process asked meanwhile
-                        vault.close()
-                        vault = None
-                        time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
-                if vault is None:
+                kept = self._kept(turn, mode)
+                if kept is not None:
+                    vault, opened = kept
+                else:
                     turn.let_go()  # another tool's, in this process
-                    vault = self._open(writing=not viewing)
+                    vault = self._open(mode)
                     # once it has the lock: this process's own touches of lock.wanted
                     # while it waited are no one else's (those waiting touch it again)
                     opened = time.time_ns()
+                keep = False
                 try:
-                    return op(vault)
+                    result = op(vault)
+                    keep = True
+                    return result
+                except REFUSALS:
+                    keep = True
+                    raise
                 finally:
                     # kept: a vault opened here with the lock (through a daemon, opening
                     # costs nothing; a peek is beside another process's writing), unless
                     # another process waits for it already: its turn now, not at a LOOK
                     if (
-                        vault.daemon is None
+                        keep
+                        and vault.daemon is None
                         and not vault.engine.read_only
                         and not vault.lock_wanted(opened)
                     ):
@@ -257,4 +324,4 @@ class VaultDoor:
                     turn.let_go(self)
 
 
-__all__ = ["LINGER", "LOOK", "VaultDoor"]
+__all__ = ["LINGER", "LOOK", "REFUSALS", "VaultDoor"]
