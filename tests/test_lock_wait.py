@@ -9,6 +9,7 @@ Real processes, the real flock, the hash embedder.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -206,3 +207,49 @@ def test_the_env_handed_to_vault_open_sets_the_wait(
         holder.communicate(timeout=30)
     with Vault.open(root, embedder=HashEmbedder(), env={"MEMVAULT_LOCK_WAIT": "0.3"}) as v:
         assert v.status()["notes"] == 0  # the lock let go: the same call opens
+
+
+HOLD_KEPT = HOLD.replace("lock.acquire()", "lock.acquire(lets_go=True)")
+
+
+def test_a_daemon_starting_waits_for_a_kept_vault_past_lets_go_but_not_for_a_sync(
+    tmp_path: Path,
+) -> None:
+    """`memvault up` beside agents whose vaults are kept between their commands
+    (memvault/door.py) waited only LETS_GO (2 s) for the lock, then exited 6: "process N
+    is already writing to this vault" (a field test: 1 start in 3 with three agents
+    taking turns; an agent's first command, the model loading, can hold it longer). A
+    holder that said it lets go when asked is now waited for (up to MEMVAULT_LOCK_WAIT);
+    one that did not (a `memvault sync`) still refuses the daemon after LETS_GO."""
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    kept = subprocess.Popen(
+        [sys.executable, "-c", HOLD_KEPT, str(root / ".memvault" / "lock"), str(LETS_GO * 2)],
+        env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert kept.stdout is not None and kept.stdout.readline().strip() == "held"
+    daemon = cli("daemon", "run", "--vault", str(root), "--port", "0")
+    try:
+        started = time.monotonic()
+        while not (root / ".memvault" / "daemon.json").exists() and daemon.poll() is None:
+            assert time.monotonic() - started < 60
+            time.sleep(0.05)
+        assert daemon.poll() is None, daemon.communicate(timeout=30)
+        assert time.monotonic() - started >= LETS_GO  # it waited past LETS_GO
+    finally:
+        daemon.terminate()
+        daemon.communicate(timeout=60)
+        kept.kill()
+        kept.communicate(timeout=30)
+    holder = hold_lock(root, 60.0)  # a writer that does not say it lets go
+    try:
+        started = time.monotonic()
+        refused = cli("daemon", "run", "--vault", str(root), "--port", "0")
+        _, err = refused.communicate(timeout=60)
+        assert refused.returncode == 6, err
+        assert time.monotonic() - started < LETS_GO * 4, err
+        assert re.search(r"\(waited 2(\.\d)? s\)", err), err  # what it waited, not 60 s
+    finally:
+        holder.kill()
+        holder.communicate(timeout=30)

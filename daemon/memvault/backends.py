@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
@@ -71,10 +72,12 @@ Moves: TypeAlias = "Sequence[tuple[str, str]]"  # renames the file system report
 # daemon, and the query answers from keywords for those, marking them ``pending``.
 QUERY_CATCH_UP = 64
 PROGRESS_POLL = 0.25  # a sync through the daemon reads its progress this often
-# How long a daemon starting (``through_daemon=False``) or a read waits for the writer
-# lock: a holder keeping it only for speed lets go when a process finds it held
-# (vault/lock.py, ``WANTED_FILE``) within a fraction of this; a short-lived writer's sync
-# is not waited for (a read waits only for a holder that said it lets go: ``LETS_GO_FILE``).
+# How long a read waits for the writer lock, and a daemon starting for one holder: a
+# holder keeping it only for speed (``LETS_GO_FILE``) lets go when a process finds it held
+# (vault/lock.py, ``WANTED_FILE``) within a fraction of this. A read waits only for such a
+# holder; a daemon starting waits its turn (up to ``MEMVAULT_LOCK_WAIT``) behind agents
+# taking turns and short writers, and is refused by one writer holding the lock this
+# long without letting go (a `memvault sync`: the daemon would wait on it for minutes).
 LETS_GO = 2.0
 
 log = logging.getLogger("memvault")
@@ -333,6 +336,20 @@ def open_backend(
         def give_up() -> bool:  # a daemon: go through it
             return runfile.running(root) is not None
 
+        if not through_daemon:  # a daemon starting: see LETS_GO
+            holding: list[Any] = [None, 0.0]  # a holder that does not let go, since when
+
+            def give_up() -> bool:
+                if runfile.running(root) is not None:
+                    return True
+                pid = held.holder_pid()
+                if pid is None or held.holder_lets_go():
+                    holding[0] = None
+                    return False
+                if pid != holding[0]:
+                    holding[:] = [pid, time.monotonic()]
+                return time.monotonic() - holding[1] >= LETS_GO
+
         if mode == "write":
             patience = lock_wait(env) if wait is None else wait
         else:  # a read waits only for a holder that lets go when asked (its answer is
@@ -344,9 +361,8 @@ def open_backend(
                 return runfile.running(root) is not None or not held.holder_lets_go()
 
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
-            lock.acquire(  # a daemon starting waits only for a holder that lets go when
-                # asked (the memory tool's vault kept between commands), not for a sync
-                patience if through_daemon else min(patience, LETS_GO),
+            lock.acquire(
+                patience,
                 give_up=give_up,
                 on_wait=on_wait,
                 lets_go=lets_go,

@@ -179,7 +179,8 @@ class WriterLock:
                     pid,
                 ) from None
             who = f"process {pid}" if pid else "another process"
-            waited = f" (waited {wait:g} s)" if said else ""
+            took = time.monotonic() - deadline + wait  # less when it gave up sooner
+            waited = f" (waited {wait if took >= wait else round(took, 1):g} s)" if said else ""
             raise LockHeld(
                 f"{who} is already writing to this vault{waited} (lock {self.path}); "
                 "stop it or use it (the CLI talks to a running daemon)",
