@@ -80,6 +80,27 @@ def test_the_vault_is_kept_between_calls_and_a_note_saved_on_disk_meanwhile_is_f
     assert lock_holder(vault) is None
 
 
+def test_the_index_deleted_under_the_kept_vault_is_built_again_not_written_unseen(
+    vault: Path,
+) -> None:
+    # `rm .memvault/index.db` (a person starting the index afresh) under a kept vault:
+    # its calls went on writing to the deleted file, which no other process opens,
+    # until it was let go. The kept vault is let go; the call opens the vault again,
+    # which builds the index from the notes.
+    import sqlite3
+
+    with mcp_server(vault) as server:
+        assert "people/sarah-chen.md" in paths(server, "Sarah Chen")
+        index = vault / ".memvault" / "index.db"
+        index.unlink()
+        made = server.ok("memory_write", category="people", title="Ona Vey", body="Ona.")
+        assert made["created"]
+        assert index.exists()
+        with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as db:
+            held = {r[0] for r in db.execute("SELECT path FROM notes")}
+        assert {"people/sarah-chen.md", made["path"]} <= held
+
+
 def test_settings_changed_between_calls_are_the_next_calls_settings(vault: Path) -> None:
     # a per-call open read config.toml at each call; the vault kept read it once: a
     # folder a person (or a git pull) added to the ignore list stayed searchable

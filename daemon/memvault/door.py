@@ -19,9 +19,10 @@ A kept vault answers as one opened for the call would (``Vault.freshen``): a ``"
 or ``"query"`` syncs the structure lane first, so a note a person saved since is found
 (keywords at once; by meaning after a query embeds it, up to
 ``backends.QUERY_CATCH_UP`` pending chunks). A kept vault whose folder was moved,
-renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or whose
-``config.toml`` changed (``Vault.settings_changed``: a person's edit, a ``git pull``), is
-let go and the call opens the folder again (``VaultNotFound`` or ``ConfigError``, said,
+renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or its
+``index.db`` (deleted or replaced: ``Store.replaced``), or whose ``config.toml`` changed
+(``Vault.settings_changed``: a person's edit, a ``git pull``), is let go and the call
+opens the folder again, synced first (``VaultNotFound`` or ``ConfigError``, said,
 when it is no vault or its settings do not load now); one whose call failed other than
 by refusing the request (``REFUSALS``) is let go too.
 
@@ -257,10 +258,17 @@ class VaultDoor:
             vault.close()
             time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
             return None
-        # the folder or its lock went, or config.toml changed: open it again (as each
-        # call's own open would: its settings read, or refused with the reason)
-        if vault.ground_lost() is not None or vault.settings_changed():
+        # the folder or its lock went, config.toml changed, or index.db was deleted or
+        # replaced (its writes would go to a file no one opens): open it again (as each
+        # call's own open would: its settings read, or refused with the reason; the
+        # index built again from the notes)
+        if (
+            vault.ground_lost() is not None
+            or vault.settings_changed()
+            or vault.engine.store.replaced()
+        ):
             vault.close()
+            self._synced = False  # what the notes are, read again into the new one
             return None
         try:
             vault.freshen(mode)
