@@ -72,27 +72,27 @@ SYNTH_QUESTIONS = {
 # --- the synthetic vault -----------------------------------------------------------------
 
 FIRST = """Ana Ben Carla Dmitri Elena Farid Grace Hugo Ines Jonas Kira Liam Maya Noor Omar
-Priya Quentin Rosa Sam Tara Umar Vera Wes Yara Zoe Marco Lena Ravi Sofia Tom""".split()
+Priya Quentin Rosa Sam Tara Umar Vera Wes Yara Zoe Marco Lena Ravi Sofia Tom""".split()  # noqa: SIM905 - word lists read best as text
 LAST = """Lopez Chen Silva Novak Garcia Ahmed Kim Muller Rossi Park Patel Brown Costa Meyer
-Singh Ito Wright Ortiz Berg Cohen Haas Nair Reyes Lund Moreau Bauer Gupta Young Fox Diaz""".split()
+Singh Ito Wright Ortiz Berg Cohen Haas Nair Reyes Lund Moreau Bauer Gupta Young Fox Diaz""".split()  # noqa: SIM905 - word lists read best as text
 RARE_SURNAMES = """Okonkwo Wojciechowski Thorvaldsdottir Nakashima-Brandt Quispe Oyelaran
 Szczepanski Haugland Abernathy Vukovic Tshabalala Iruretagoyena Kowalczykowa Ferreirinha
 Ljungqvist Ndiaye Papadopoulou Huanca Zubiri Khachatryan Okafor Rautenbach Wisniewska
 Castellanos Aitmatova Nkemelu Brannigan Fitzwilliam Yilmazer Oduya Markovic Lindqvist
 Threlkeld Pemberton Achterberg Vandermolen Grzelak Mbeki Tanabe Ishikawa Rasmussen
-Delacroix Hallstrom Oyinlola Kuznetsova Bergstrand Montalvo Echeverria Halvorsen""".split()
+Delacroix Hallstrom Oyinlola Kuznetsova Bergstrand Montalvo Echeverria Halvorsen""".split()  # noqa: SIM905 - word lists read best as text
 CODENAMES = """Marmoset Bluefin Quokka Tamarind Halyard Juniper Pangolin Sextant Wolverine
 Cormorant Lodestar Nimbus Ocelot Peregrine Quillon Sassafras Tortuga Umbra Vireo Wyvern
-Axolotl Bramble Caracal Dunlin Egret Fennec Gannet Heron Ibis Jacana""".split()
+Axolotl Bramble Caracal Dunlin Egret Fennec Gannet Heron Ibis Jacana""".split()  # noqa: SIM905 - word lists read best as text
 HOST_WORDS = """kestrel osprey merlin harrier falcon condor plover avocet curlew godwit
 shrike siskin linnet bunting dipper wagtail wheatear whinchat redpoll twite brambling
 fieldfare redwing goldcrest firecrest treecreeper nuthatch dunnock bittern garganey
 shoveler smew goosander pochard scaup eider scoter merganser grebe fulmar petrel
-shearwater gadwall wigeon teal pintail""".split()
+shearwater gadwall wigeon teal pintail""".split()  # noqa: SIM905 - word lists read best as text
 ROLES = ("db", "cache", "api", "worker", "queue", "search", "etl", "edge")
 PREFIXES = ("PAY", "INFRA", "WEB", "DATA", "MOB", "SEC", "OPS")
 ERR_WORDS = """LEDGER STALE TIMEOUT QUOTA REPLICA LAG SCHEMA DRIFT TOKEN EXPIRED SHARD
-FULL CURSOR LOST WEBHOOK RETRY BUDGET SPENT FENCE BROKEN SNAPSHOT TORN""".split()
+FULL CURSOR LOST WEBHOOK RETRY BUDGET SPENT FENCE BROKEN SNAPSHOT TORN""".split()  # noqa: SIM905 - word lists read best as text
 PROJECTS = {
     "ledger-migration": "moving the payments ledger from the old MySQL cluster to PostgreSQL",
     "search-relaunch": "rebuilding site search on a hybrid keyword and vector index",
@@ -376,6 +376,15 @@ def note_rank(vault: Vault, query: str, note: str) -> tuple[int | None, str]:
     return rank, seen[0] if seen else ""
 
 
+def _rates(ranks: Sequence[int | None]) -> dict[str, Any]:
+    n = max(len(ranks), 1)
+    return {
+        "hit@1": round(sum(r == 1 for r in ranks) / n, 3),
+        "hit@10": round(sum(r is not None for r in ranks) / n, 3),
+        "missed@10": sum(r is None for r in ranks),
+    }
+
+
 def run_probes(vault: Vault, probes: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {"probes": len(probes)}
     misses = []
@@ -390,9 +399,8 @@ def run_probes(vault: Vault, probes: Sequence[dict[str, Any]]) -> dict[str, Any]
                     | {"rank": rank, "first": first}
                 )
         out[form] = {
-            "hit@1": round(sum(r == 1 for r in ranks) / max(len(ranks), 1), 3),
-            "hit@10": round(sum(r is not None for r in ranks) / max(len(ranks), 1), 3),
-            "missed@10": sum(r is None for r in ranks),
+            fold: _rates(ranks[start::step])
+            for fold, start, step in (("A", 0, 2), ("B", 1, 2), ("all", 0, 1))
         }
     out["misses"] = misses
     return out
@@ -427,7 +435,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 planted = synthetic(root, seed=7)
                 (root / ".memvault").mkdir(parents=True, exist_ok=True)
                 (args.work / "synthetic-planted.json").write_text(json.dumps(planted))
-            planted = [tuple(p) for p in json.loads((args.work / "synthetic-planted.json").read_text())]  # type: ignore[misc]
+            planted = [
+                tuple(p) for p in json.loads((args.work / "synthetic-planted.json").read_text())
+            ]  # type: ignore[misc]
         probes: list[dict[str, Any]] | None = None
         for config in configs:
             started = time.perf_counter()
