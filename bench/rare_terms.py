@@ -3,6 +3,7 @@
     python bench/rare_terms.py --work /tmp/rare/nr --only help --help-vault /tmp/help-src
     python bench/rare_terms.py --work /tmp/rare/nr --only synthetic
     python bench/rare_terms.py --work /tmp/rare/nr --grid g.json     # configs side by side
+    python bench/rare_terms.py --work /tmp/rare/nr2 --seed 26 --vault-seed 11   # other probes
 
 An agent looking up an identifier (a ticket, a host, an error code, a rare surname)
 must find the one note that holds it. The convex fusion scores that note's chunk 1.0
@@ -416,7 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--set", action="append", default=[], help="section.key=value")
     parser.add_argument("--grid", type=Path, help="a JSON list of {name, set: [...]}")
     parser.add_argument("--sample", type=int, default=300)
-    parser.add_argument("--seed", type=int, default=25)
+    parser.add_argument("--seed", type=int, default=25, help="draws the probes")
+    parser.add_argument("--vault-seed", type=int, default=7, help="writes the synthetic vault")
     parser.add_argument("--misses", action="store_true", help="print each miss")
     args = parser.parse_args(argv)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
@@ -432,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             source = root
             if not root.is_dir():
-                planted = synthetic(root, seed=7)
+                planted = synthetic(root, seed=args.vault_seed)
                 (root / ".memvault").mkdir(parents=True, exist_ok=True)
                 (args.work / "synthetic-planted.json").write_text(json.dumps(planted))
             planted = [
