@@ -297,3 +297,94 @@ def test_the_vector_sides_nth_note_ranks_among_the_first_place_times_n_notes() -
     kept = nearest_kept(ranked, notes, [2, 6], place=2, depth=2)
     assert [lab for lab, _ in kept] == [1, 2, 3, 6, 4, 5, 7]
     assert nearest_kept(ranked, notes, [2, 6], place=2, depth=1) == ranked
+
+
+def test_the_rare_word_is_the_rarest_term_when_few_chunks_hold_it() -> None:
+    """A ticket number held by one chunk is the query's rare word; "happened", held by
+    many, is not; a term no chunk holds (a typo) is none either."""
+    from memvault.core.ranking import rare_term
+
+    docs = {"happened": 40, "pay": 12, "4521": 1, "typo": 0, "kestrel": 1}.__getitem__
+    assert rare_term([["happened"], ["pay", "4521"]], docs, 2000, 3) == "4521"
+    assert rare_term([["happened"], ["typo"], ["4521"]], docs, 2000, 1) == "4521"
+    assert rare_term([["happened"], ["pay"]], docs, 2000, 3) is None  # none in 3 or fewer
+    assert rare_term([["happened"], ["pay"]], docs, 2000, 12) == "pay"
+    assert rare_term([["kestrel"], ["4521"]], docs, 2000, 3) == "kestrel"  # a tie: the first
+    assert rare_term([["4521"]], docs, 2000, 0) is None  # 0: off
+    assert rare_term([["typo"]], docs, 2000, 3) is None
+    assert rare_term([], docs, 2000, 3) is None
+
+
+def test_a_querys_words_are_the_terms_the_keyword_table_cuts_each_into() -> None:
+    from memvault.core.ranking import query_words
+
+    assert query_words("what happened with PAY-4521?") == [[], ["happened"], [], ["pay", "4521"]]
+    assert query_words("kestrel-db-04") == [["kestrel", "db", "04"]]
+
+
+def test_the_rare_word_must_carry_its_share_of_the_querys_weight() -> None:
+    """The share tells a lookup from a question that happens to use a word few chunks
+    hold: "Tom Rautenbach" is about the surname (its IDF is most of the query's); "How
+    fast was OpenSearch on our catalogue?" held "fast" in one chunk, not the one that
+    answers, beside two other rare words; two words equally rare ("What counts as a
+    SEV2?", the topic set's) are each half of it. A word the tokenizer cuts counts
+    whole: every CVE note holds "cve" and "2025", yet "CVE-2025-52805" is one thing
+    asked for."""
+    import math
+
+    from memvault.core.ranking import rare_term
+
+    total = 2000
+    docs = {"tom": 12, "rautenbach": 1, "fast": 1, "opensearch": 3, "catalogue": 4}
+    docs |= {"counts": 1, "sev2": 1, "cve": 25, "2025": 30, "52805": 1, "affected": 9}
+    idf = {t: math.log((total - n + 0.5) / (n + 0.5)) for t, n in docs.items()}
+    share = idf["rautenbach"] / (idf["tom"] + idf["rautenbach"])
+    assert 0.55 < share < 0.6
+    lookup = [["tom"], ["rautenbach"]]
+    assert rare_term(lookup, docs.__getitem__, total, 5, share - 1e-9) == "rautenbach"
+    assert rare_term(lookup, docs.__getitem__, total, 5, share + 0.01) is None
+    question = [["fast"], ["opensearch"], ["catalogue"]]
+    assert rare_term(question, docs.__getitem__, total, 5, 0.55) is None
+    assert rare_term(question, docs.__getitem__, total, 5, 0.3) == "fast"
+    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.55) is None
+    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.5) == "counts"
+    cve = [["affected"], ["cve", "2025", "52805"]]
+    assert idf["52805"] < 0.55 * sum(idf[t] for t in ("affected", "cve", "2025", "52805"))
+    assert rare_term(cve, docs.__getitem__, total, 5, 0.55) == "52805"
+    # a term in at least half the chunks has FTS5's floor IDF: it weighs nothing
+    assert rare_term([["4521"], ["the"]], {"4521": 1, "the": 1500}.__getitem__, total, 5, 0.99)
+
+
+def test_the_note_holding_the_rare_word_is_kept_first() -> None:
+    """The capybara line: the one chunk holding the query's rare word scored 1.0 on the
+    keyword side and 0 on the vector side (the pool's least like the query); chunks
+    without the word but near in meaning, and their notes' evidence, ranked it 11th.
+    With place 1 it moves to the first place, its score just above the first's; the
+    rest keep their order and scores."""
+    from memvault.core.ranking import rare_kept
+
+    ranked = [(lab, 1.0 - lab / 20) for lab in range(1, 12)]
+    notes = {lab: f"note{lab}.md" for lab in range(1, 11)} | {11: "logs/2026-03-01.md"}
+    kept = rare_kept(ranked, notes, {11}, place=1)
+    assert [lab for lab, _ in kept] == [11, *range(1, 11)]
+    assert kept[0][1] > kept[1][1] and kept[1:] == ranked[:10]
+    # place 2: among the first two notes, the first place stays the fused ranking's
+    assert [lab for lab, _ in rare_kept(ranked, notes, {11}, place=2)][:3] == [1, 11, 2]
+    # off, no holder, or a holder that is no candidate (a filter left it out)
+    assert rare_kept(ranked, notes, {11}, place=0) == ranked
+    assert rare_kept(ranked, notes, set(), place=1) == ranked
+    assert rare_kept(ranked, notes, {99}, place=1) == ranked
+
+
+def test_each_note_holding_the_rare_word_keeps_a_place_by_its_best_holding_chunk() -> None:
+    """A word held by three chunks of two notes: the first of those notes in the
+    ranking (by its best holding chunk) ranks first, the second among the first two;
+    a note already high enough stays where it is."""
+    from memvault.core.ranking import rare_kept
+
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (5, 0.5), (6, 0.4)]
+    notes = {1: "a.md", 2: "b.md", 3: "c.md", 4: "host.md", 5: "host.md", 6: "ticket.md"}
+    kept = rare_kept(ranked, notes, {5, 4, 6}, place=1)
+    assert [lab for lab, _ in kept] == [4, 6, 1, 2, 3, 5]
+    assert rare_kept(ranked, notes, {1}, place=1) == ranked  # first already
+    assert [lab for lab, _ in rare_kept(ranked, notes, {2, 6}, place=1)] == [2, 6, 1, 3, 4, 5]

@@ -186,3 +186,104 @@ def test_a_note_about_the_match_throughout_passes_a_digest_that_mentions_it_once
     paths = [h.path for h in hits]
     assert set(paths) == {OS_BOOK, SIGKILL}, paths
     assert paths[0] == (SIGKILL if focus else OS_BOOK), paths
+
+
+LOG = "logs/2026-03-01.md"
+
+
+def _ticket_vault(tmp_path: Path) -> Path:
+    """A day log whose one line names a ticket, among lines about something else, and
+    fourteen notes about payments that never name it."""
+    root = tmp_path / "memory"
+    lines = [f"- 0{h}:1{h} Standup with the platform team on roadmap item {h}." for h in range(9)]
+    lines.insert(4, "- 04:44 Opened PAY-4521 for the ledger rounding bug.")
+    write(root, LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
+    for i in range(14):
+        write(
+            root,
+            f"notes/payments-{i}.md",
+            f"# Payments {i}\n\nWhat happened with payments this week: the payment retries"
+            f" happened again, pay attention to payment {i}.\n",
+        )
+    return root
+
+
+@pytest.mark.parametrize("place", [1, 0])
+def test_the_one_note_naming_a_ticket_is_first_when_it_is_asked_about(
+    tmp_path: Path, place: int
+) -> None:
+    """The capybara line of the outage test: the one chunk holding the question's rare
+    word scored 1.0 on the keyword side but near 0 on the vector side (a long day log,
+    little like the question), and the payment notes — the question's other words, its
+    meaning — ranked it 7th. The note holding the rare word is kept first
+    (core/ranking.rare_kept, ``search.rare_place`` 1); off, it is not."""
+    root = _ticket_vault(tmp_path)
+    with open_vault(root, overrides={"search": {"rare_place": place}}) as vault:
+        vault.sync()
+        paths = list(dict.fromkeys(h.path for h in vault.search("what happened with PAY-4521?")))
+        if place:
+            assert paths[0] == LOG, paths
+        else:
+            assert paths[0] != LOG, paths  # the defect, kept in view
+
+
+def test_a_rare_word_keeps_no_place_for_a_note_the_searchs_folder_leaves_out(
+    tmp_path: Path,
+) -> None:
+    root = _ticket_vault(tmp_path)
+    with open_vault(root) as vault:
+        vault.sync()
+        hits = vault.search("what happened with PAY-4521?", folder="notes")
+        assert hits and all(h.path.startswith("notes/") for h in hits)
+
+
+MEMORY_NOTES = {
+    "projects/billing-v2.md": "# Billing v2\n\nA usage-based billing engine: payments, invoices"
+    " and proration. What happened last month: payment retries failed twice.\n",
+    "projects/ledger-migration.md": "# Ledger migration\n\nMoving the payments ledger to"
+    " PostgreSQL. The cut-over happened on a Sunday; two payment tickets are still open.\n",
+    "people/ana-lopez.md": "# Ana Lopez\n\nWorks on search. Asked what happened with the"
+    " payment provider's outage.\n",
+    "people/tom-diaz.md": "# Tom Diaz\n\nTom works on the vendor contracts and pricing. Tom"
+    " prefers calls in the morning.\n",
+    "people/tom-berg.md": "# Tom Berg\n\nTom leads edge caching; talk to Tom about the CDN"
+    " vendor.\n",
+    "decisions/2026-02-01-retry-payments.md": "# Retry failed payments\n\nWe decided to retry"
+    " failed payments three times. Before, customers were charged twice.\n",
+    "logs/2026-02-27.md": "# 2026-02-27\n\n- 10:00 Incident review: the payment webhook timed"
+    " out; tickets opened for each failure.\n- 14:00 Budget call.\n",
+    "logs/2026-02-28.md": "# 2026-02-28\n\n- 09:30 Payments standup: refunds, and the ticket"
+    " queue.\n",
+    LOG: "# 2026-03-01\n\n"
+    "- 09:05 Standup: Ana flagged latency in the search relaunch; we look again on Thursday.\n"
+    "- 10:30 Paired with Ben on the data warehouse loads. Most of the time went into old code.\n"
+    "- 11:40 1:1 with Carla about growth plans and the on-call rotation.\n"
+    "- 13:15 Opened PAY-4521 for the ledger rounding bug.\n"
+    "- 14:10 Call with Tom Rautenbach from the vendor about the edge caching contract; sharp"
+    " questions on pricing.\n"
+    "- 15:00 Long meeting on the mobile onboarding screens. Dmitri wants a decision by Friday.\n"
+    "- 17:20 Wrote up notes on the edge caching budget for Elena.\n",
+}
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("place", [1, 0])
+def test_with_the_real_model_the_one_note_naming_a_person_is_first(
+    tmp_path: Path, place: int
+) -> None:
+    """The bundled model, a day log that names a vendor's Tom Rautenbach once among
+    other entries, and two notes about other Toms: "who is Tom Rautenbach?" ranked the
+    two Toms first and the log third (the vectors know Tom, not Rautenbach; the log's
+    chunk is the candidates' least like the question). The note holding the rare word
+    is kept first."""
+    from memvault.api import Vault
+
+    root = tmp_path / "memory"
+    for rel, text in MEMORY_NOTES.items():
+        write(root, rel, text)
+    (root / ".memvault").mkdir()
+    with Vault.open(root, overrides={"search": {"rare_place": place}}) as vault:
+        vault.sync()
+        paths = list(dict.fromkeys(h.path for h in vault.search("who is Tom Rautenbach?")))
+    assert LOG in paths
+    assert (paths[0] == LOG) == bool(place), paths

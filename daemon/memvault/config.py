@@ -132,6 +132,14 @@ class SearchSettings:
     # "fifth round")
     nearest_place: int = 2
     nearest_notes: int = 2
+    # the notes holding the query's rarest term, when at most rare_chunks chunks hold it
+    # and its word (PAY-4521 whole) carries at least rare_share of the query's IDF, rank
+    # among the first rare_place x n notes (the n-th of them), after the vector side's
+    # (core/ranking rare_term, rare_kept; rare_chunks or rare_place 0 = off; chosen by
+    # cross-validation, bench/RESULTS.md "rare words")
+    rare_chunks: int = 5
+    rare_share: float = 0.55
+    rare_place: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -467,6 +475,10 @@ def _validate(section: str, settings: Any, where: str) -> None:
             problems.append("search.focus_weight must be >= 0")
         if settings.nearest_place < 0 or settings.nearest_notes < 0:
             problems.append("search.nearest_place and nearest_notes must be >= 0")
+        if settings.rare_chunks < 0 or settings.rare_place < 0:
+            problems.append("search.rare_chunks and rare_place must be >= 0")
+        if not 0.0 <= settings.rare_share <= 1.0:
+            problems.append("search.rare_share must be between 0 and 1")
         if settings.note_top < 1:
             problems.append("search.note_top must be at least 1")
         if not 0.0 <= settings.hop_weight <= 1.0:

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Protocol
 from memvault.core.excerpts import split_units, unit_text, unit_texts
 from memvault.core.focus import note_focus, with_focus
 from memvault.core.hops import Pointer, has_link, hop_scores, is_pointer, lifted, passed_share
-from memvault.core.ranking import nearest_kept, with_evidence
+from memvault.core.ranking import (
+    nearest_kept,
+    query_words,
+    rare_kept,
+    rare_term,
+    with_evidence,
+)
 from memvault.core.text import sha256_text
 
 if TYPE_CHECKING:
@@ -59,22 +65,36 @@ def joined(
     qv: np.ndarray | None,
     allowed: Callable[[str], bool] | None = None,
     nearest: Sequence[int] = (),
+    query: str = "",
+    docs_of: Callable[[str], int] | None = None,
 ) -> list[tuple[int, float]]:
     """``fused`` re-ranked with the evidence of each chunk's note (``rows``: the
     candidates' chunk rows), then, when the query's nearest chunk (``nearest``: the
     vector side's labels, best first) is of another note than the first, with each note's focus
     (``core/focus``), then with the notes its best hits point at (a label of such a
     note may be new: not in ``rows``; only notes ``allowed`` passes, when given);
-    last, the vector side's best notes keep places among the first notes
-    (``core/ranking.nearest_kept``). Unchanged when every weight is 0 and
-    ``search.nearest_place`` or ``search.nearest_notes`` is 0."""
+    then the vector side's best notes keep places among the first notes
+    (``core/ranking.nearest_kept``); last, the notes holding the rarest term of the
+    ``query`` (``docs_of``: the chunks holding a term), when it is rare, keep theirs
+    (``core/ranking.rare_kept``). Unchanged when every weight is 0 and each pair of
+    place settings has a 0."""
     ranked = _with_evidence(reader, fused, rows, qv)
     ranked = _focused(reader, ranked, rows, qv, nearest[0] if nearest else None)
     cfg = reader.config.search
     if cfg.hop_weight and qv is not None:
         ranked = _hopped(reader, ranked, rows, qv, cfg.hop_weight, allowed)
     notes = {lab: row.path for lab, row in rows.items()}
-    return nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
+    ranked = nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
+    if not (cfg.rare_place and cfg.rare_chunks):
+        return ranked
+    store = reader.store
+    docs = docs_of or store.term_docs
+    words = query_words(query)
+    term = rare_term(words, docs, store.chunk_count(), cfg.rare_chunks, cfg.rare_share)
+    if term is None:
+        return ranked
+    holders = {lab for lab, _ in store.keywords([term], cfg.rare_chunks)}
+    return rare_kept(ranked, notes, holders, cfg.rare_place)
 
 
 def _with_evidence(

@@ -105,7 +105,8 @@ class Reader(Lane):
             if not allowed_labels:
                 return [], qv
         terms = query_terms(query)
-        lexical = self._lexical(terms, pool, label_ok)
+        docs_of = functools.cache(self.store.term_docs)  # a term counted once a search
+        lexical = self._lexical(terms, pool, label_ok, docs_of)
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
             qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
@@ -116,7 +117,7 @@ class Reader(Lane):
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
             nearest = [lab for lab, _ in vector]  # the vector side's, best first
-            fused = note_evidence(self, fused, rows, qv, allowed_path, nearest)
+            fused = note_evidence(self, fused, rows, qv, allowed_path, nearest, query, docs_of)
             # a note one hop away enters with its first chunk (engine/evidence)
             if new := [lab for lab, _ in fused[:pool] if lab not in rows]:
                 rows = {**rows, **self.store.chunk_rows(new)}
@@ -232,12 +233,17 @@ class Reader(Lane):
         return (qv + self.embedding.embedder.embed([focus])[0]) / 2
 
     def _lexical(
-        self, terms: Sequence[str], limit: int, label_ok: Callable[[int], bool] | None = None
+        self,
+        terms: Sequence[str],
+        limit: int,
+        label_ok: Callable[[int], bool] | None = None,
+        docs_of: Callable[[str], int] | None = None,
     ) -> list[tuple[int, float]]:
         """The keyword ranking of ``terms``, the ``limit`` best (of the chunks ``label_ok``
         allows). A CJK run some chunk holds as written is asked for whole
-        (``keyword_terms``); when none the filter allows holds it, its pairs are."""
-        docs_of = functools.cache(self.store.term_docs)  # a term counted once a search
+        (``keyword_terms``); when none the filter allows holds it, its pairs are.
+        ``docs_of``: the chunks holding a term, counted once a search."""
+        docs_of = docs_of or functools.cache(self.store.term_docs)
 
         def ranked(wanted: list[str]) -> list[tuple[int, float]]:
             keep = informative_terms(wanted, self.store.chunk_count(), docs_of)
