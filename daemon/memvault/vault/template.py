@@ -180,7 +180,8 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     role in any case (``People/``, ``Daily/``). A folder named exactly as memvault names
     it is not listed: nothing changes for it."""
     try:
-        top = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
+        with os.scandir(root) as entries:
+            top = sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
     except OSError:
         return {}, None
     found: dict[str, str] = {}
@@ -202,6 +203,15 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     if templates is None:
         templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
     return found, (templates if templates != "templates" else None)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """A folder; an entry that cannot be looked at (a symlink loop beside the notes) is not
+    one, and never hides the folders beside it."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
