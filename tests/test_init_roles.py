@@ -31,3 +31,39 @@ def test_an_entry_that_cannot_be_stat_ed_leaves_the_persons_folders_found(
     report = init_vault(root)
     assert "people/" not in report.created and not (root / "people").exists()
     assert not (root / "projects").exists()
+
+
+def test_init_refuses_the_home_folder_and_leaves_it_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memvault init ~/`` (or ``up ~``, a slip for ``~/memory``) made the whole home
+    folder a vault: MEMORY.md, templates/, people/... laid among the person's files, and
+    every note under Documents/ and code/ indexed. It is refused (exit 5), naming the fix."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "cv.md").write_text("# CV\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    before = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
+    for command in ("init", "up"):
+        result = CliRunner().invoke(app, [command, "~"])
+        assert result.exit_code == 5, result.output
+        assert "home folder" in result.output and "memvault init ~/memory" in result.output
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == before
+    init_vault(home / "memory")  # a folder in it is what it is for
+
+
+def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.vault.lock import too_wide
+
+    assert "root of the file system" in (too_wide(Path("/")) or "")
+    home = tmp_path / "home"
+    (home / ".memvault").mkdir(parents=True)  # a vault someone made there before
+    monkeypatch.setenv("HOME", str(home))
+    assert too_wide(home) is None
+    init_vault(home)  # re-run on it: adds what is missing, as on any vault

@@ -31,7 +31,7 @@ from memvault.config import VaultConfig
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
-from memvault.vault.lock import misplaced
+from memvault.vault.lock import misplaced, too_wide
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 # git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
@@ -303,7 +303,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     none yet). ``memory=False`` leaves MEMORY.md out (a migration writes its own).
     """
     root = Path(path).expanduser()
-    wrong = misplaced(root)
+    wrong = misplaced(root) or too_wide(root)
     if wrong is not None:
         raise VaultInside(f"no vault made: {wrong}")
     root.mkdir(parents=True, exist_ok=True)
