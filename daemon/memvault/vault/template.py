@@ -22,6 +22,7 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -161,15 +162,21 @@ def _replace_if_unchanged(target: Path, old: bytes, new: bytes) -> bool:
         tmp.unlink(missing_ok=True)
 
 
-def count_notes(root: Path) -> int:
-    """Markdown files already under ``root`` (dot-folders and templates/ left out)."""
+def count_notes(root: Path, besides: Collection[str] = ()) -> int:
+    """Markdown files already under ``root`` (dot-folders and templates/ left out, and the
+    vault paths ``besides``)."""
     n = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         if Path(folder) == root:
             dirs[:] = [d for d in dirs if d != "templates"]
             files = [f for f in files if f != "MEMORY.md"]
-        n += sum(1 for f in files if f.lower().endswith(".md"))
+        rel = Path(folder).relative_to(root).as_posix()
+        n += sum(
+            1
+            for f in files
+            if f.lower().endswith(".md") and (f if rel == "." else f"{rel}/{f}") not in besides
+        )
     return n
 
 
@@ -306,6 +313,11 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     wrong = misplaced(root) or too_wide(root)
     if wrong is not None:
         raise VaultInside(f"no vault made: {wrong}")
+    if example and count_notes(root, {rel for rel, _ in _files(example_root())}):
+        raise VaultInside(  # a fictional team among real notes: an agent takes it for fact
+            f"no example notes added: {root} holds notes of its own; the examples go in a "
+            "vault of their own: memvault init --example ./demo"
+        )
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()

@@ -1,4 +1,5 @@
-"""init finds the folders a person's notes already use, whatever else lies at the root."""
+"""init on the folders people really have: their own folder names beside odd entries, a
+home folder or / typed by mistake, examples asked for in a folder of real notes."""
 
 from __future__ import annotations
 
@@ -67,3 +68,23 @@ def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
     monkeypatch.setenv("HOME", str(home))
     assert too_wide(home) is None
     init_vault(home)  # re-run on it: adds what is missing, as on any vault
+
+
+def test_the_example_notes_never_go_among_a_persons_notes(tmp_path: Path) -> None:
+    """``init --example`` on a folder of real notes mixed a fictional team (Sarah Chen, a
+    PostgreSQL decision) into the person's memory, where an agent would take it for
+    fact. Refused (exit 5), nothing written; a demo vault run again is still fine."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "notes"
+    (root / "people").mkdir(parents=True)
+    (root / "people" / "me.md").write_text("# Me\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", "--example", str(root)])
+    assert result.exit_code == 5, result.output
+    assert "memvault init --example ./demo" in result.output
+    assert sorted(p.name for p in root.rglob("*")) == ["me.md", "people"]
+    demo = tmp_path / "demo"
+    init_vault(demo, example=True)
+    init_vault(demo, example=True)
