@@ -33,7 +33,7 @@ from memvault.core.chunks import Chunk, embed_texts
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
-from memvault.errors import StorageError
+from memvault.errors import ModelError, StorageError
 from memvault.index.embedder import (
     Embedder,
     make_embedder,
@@ -287,8 +287,16 @@ class Embedding:
         if previous == model:
             return None
         if previous is None:
-            self._store.set_meta("model_id", model)
+            if not self._read_only:
+                self._store.set_meta("model_id", model)
             return None
+        if self._read_only:  # a reader re-queues nothing: the index is the writer's
+            raise ModelError(
+                f"the index was built with {previous}; this process would search it with "
+                f"{model} (said above, when a fallback chose it) and cannot re-embed it: the "
+                "index is read-only to it. Search here with the index's model, or through "
+                "the vault's daemon (memvault up)"
+            )
         with self._open_lock:
             self._vectors = None
             queued, recut = self._requeue_all(f"{previous} -> {model}")
