@@ -88,3 +88,26 @@ def test_the_example_notes_never_go_among_a_persons_notes(tmp_path: Path) -> Non
     demo = tmp_path / "demo"
     init_vault(demo, example=True)
     init_vault(demo, example=True)
+
+
+def test_init_on_a_grown_memory_md_says_to_migrate_it(tmp_path: Path) -> None:
+    """A first day with the failure memvault prevents: a MEMORY.md an agent grew to 20,000
+    lines. init listed it as kept (`= MEMORY.md`) and said nothing of `migrate`; `up` then
+    added memvault's sections after line 20,000, where no agent reads."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    grown = "".join(f"- observation {i} about the project\n" for i in range(20_000))
+    (root / "MEMORY.md").write_text(grown, encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "MEMORY.md has 20,000 lines" in said and "memvault migrate MEMORY.md" in said
+    assert (root / "MEMORY.md").read_text(encoding="utf-8") == grown
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "MEMORY.md").write_text("# Memory\n\n- a line\n", encoding="utf-8")
+    assert "migrate" not in CliRunner().invoke(app, ["init", str(small)]).output

@@ -82,6 +82,9 @@ class InitReport(Record):
     # the git rule that keeps .memvault/config.toml out of the repository (a root
     # .gitignore's `.memvault/`): the other clones get no settings
     settings_ignored: str | None = None
+    # lines of the MEMORY.md that was there, when past memory.max_lines: a dump an agent
+    # grew, which `memvault migrate` splits into notes (0: none, or a small one)
+    memory_lines: int = 0
 
 
 def _shipped(name: str) -> Traversable:
@@ -368,6 +371,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         if category not in roles and not (root / folder).exists():
             (root / folder).mkdir(parents=True)
             created.append(f"{folder}/")
+    memory_lines = _grown_memory(root) if "MEMORY.md" in skipped else 0
     return InitReport(
         str(root.resolve()),
         tuple(created),
@@ -378,4 +382,16 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         roles,
         templates,
         ignored_by(root, ".memvault/config.toml"),
+        memory_lines,
     )
+
+
+def _grown_memory(root: Path) -> int:
+    """The lines of the vault's MEMORY.md when past ``memory.max_lines``, else 0."""
+    try:
+        limit = VaultConfig.load(root, env={}).memory.max_lines
+        with open(root / "MEMORY.md", "rb") as fh:
+            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except (ConfigError, OSError):
+        return 0
+    return lines if lines > limit else 0

@@ -102,6 +102,13 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
+    if report.memory_lines:
+        out.print(
+            f"your MEMORY.md has {report.memory_lines:,} lines, more than an agent can load: "
+            "`memvault migrate MEMORY.md` splits them into notes (--dry-run shows the plan; "
+            "docs/MIGRATE.md)",
+            markup=False,
+        )
     for category, folder in (report.roles or {}).items():
         out.print(
             f"using your folder {folder}/ for {category} (not a new {category}/ beside it; "
