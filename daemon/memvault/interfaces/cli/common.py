@@ -98,7 +98,9 @@ def handled(as_json: bool = False) -> Iterator[None]:
         name = str(exc.filename or "")
         shown = name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
         code = 2 if exc.errno in BAD_PATH_ERRNOS else 1
-        fail(f"{shown}: {exc.strerror or exc}", code, as_json)
+        fail(
+            f"{shown}: {exc.strerror or exc}" if shown else str(exc.strerror or exc), code, as_json
+        )
 
 
 def resolve_vault(vault: Path | None) -> Path:
