@@ -77,6 +77,16 @@ def fail(message: str, code: int, as_json: bool = False, **details: Any) -> NoRe
     raise typer.Exit(code)
 
 
+@contextmanager
+def said_if_stopped(what_then: str, as_json: bool = False) -> Iterator[None]:
+    """Ctrl-C: say what is kept and what to run next, and exit 130 (the shell's code for
+    it), instead of a silent 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        fail(f"stopped (Ctrl-C): {what_then}", 130, as_json)
+
+
 def exit_code(exc: BaseException) -> int:
     """The documented exit code of a library error (``errors.OUTCOMES``)."""
     found = E.outcome(exc)
