@@ -555,9 +555,6 @@ class Embedding:
             self._store.prune_cache(self.model_id(), keep=lines.keys())
 
 
-__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]
-
-
 def note_of(row: NoteRow) -> Note:
     """A note rebuilt from its row: what its embedded texts and ``about_text`` read of it
     (title, summary, frontmatter, tags, aliases), no body."""
@@ -583,3 +580,6 @@ def _not_this_model(previous: str, model: str) -> str:
         "read-only to it. Search here with the index's model, or through the vault's "
         "daemon (memvault up)"
     )
+
+
+__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]
