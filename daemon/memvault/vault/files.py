@@ -259,7 +259,7 @@ class VaultFS:
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
         ``scan`` follows; None when it may be one (or is simply not there)."""
-        if (refused := refused_name(rel)) is not None:
+        if (refused := refused_name(rel, self._real_root)) is not None:
             return refused
         disk = self._on_disk(rel)
         expected = os.path.join(self._real_root, *disk.split("/"))
