@@ -286,3 +286,26 @@ def test_migrate_no_index_imports_no_model_runtime(tmp_path: Path) -> None:
     report = json.loads(out.stdout[: out.stdout.rindex("HEAVY")])
     assert report["pending_vectors"] > 0 and report["sync"]["created"]
     assert "<!-- memvault:end logs -->" in (tmp_path / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes(range(256)) * 40,  # a compressed dump, a PDF renamed
+        "# Memory\n\n- met Ana\n".encode("utf-16"),  # Notepad's "Unicode"
+    ],
+)
+def test_a_dump_that_is_not_text_is_refused_and_nothing_written(
+    tmp_path: Path, data: bytes
+) -> None:
+    """`memvault migrate` of a binary file (the wrong file picked) wrote an inbox note of
+    its bytes, NUL bytes and all, which memvault itself then refused to index."""
+    dump = tmp_path / "old" / "dump.md"
+    dump.parent.mkdir()
+    dump.write_bytes(data)
+    vault = tmp_path / "vault"
+    with pytest.raises(MemvaultError, match="not text"):
+        migrate(dump, vault)
+    assert not vault.exists()
+    result = runner.invoke(app, ["migrate", str(dump), "--into", str(vault), "--dry-run"])
+    assert result.exit_code == 1 and "UTF-8" in result.output

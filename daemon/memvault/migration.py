@@ -124,6 +124,11 @@ def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Pat
     sources, raw, replaced = [], {}, 0
     for name, path, hint in files:
         data = path.read_bytes()
+        if b"\0" in data:  # what the index takes for a binary file: no note of it
+            raise MemvaultError(
+                f"{path} is not text (NUL bytes: a binary file, or UTF-16; save it as UTF-8): "
+                "nothing migrated"
+            )
         raw[name] = data
         text = data.decode("utf-8", errors="replace")
         replaced += text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
