@@ -136,8 +136,7 @@ class PgStore(Store):
     # meta FILES_AT at its open, with each sync that changed something and at its close:
     # a writer whose clone lacks that commit is refused before it rolls the index back
     files_at: Callable[[], str | None] | None = None
-    files_stamp: Callable[[], object] | None = None  # when the files last moved (git's HEAD)
-    _files_stamp: object = None
+    mark_files_if_moved: Callable[[], None] | None = None  # a tick's: engine/clone_guard
 
     def __init__(
         self,
@@ -313,17 +312,9 @@ class PgStore(Store):
 
     def mark_files(self) -> None:
         """Keep what the writer's files are at (``files_at``) in meta ``FILES_AT``."""
-        if self.files_stamp is not None:
-            self._files_stamp = self.files_stamp()
         at = self.files_at() if self.files_at is not None and not self.read_only else None
         if at is not None:
             super().set_meta(FILES_AT, at)
-
-    def mark_files_if_moved(self) -> None:
-        """``mark_files`` when the files moved (``files_stamp``: git's HEAD) since the last
-        mark: a daemon's tick (a commit changes no note, so no sync marks it)."""
-        if self.files_stamp is not None and self.files_stamp() != self._files_stamp:
-            self.mark_files()
 
     def close(self) -> None:
         self.closing.set()
