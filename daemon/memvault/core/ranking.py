@@ -344,7 +344,9 @@ def rare_term(
     term = min(docs, key=lambda t: (docs[t], terms.index(t)))
     if docs[term] > most:
         return None
-    idf = {t: max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
+    # a term counted in more chunks than ``total`` (a sync deleted some between the
+    # two counts) is at the floor too, not a log of a negative number
+    idf = {t: max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
     word = next(set(w) for w in words if term in w)
     mine = sum(idf[t] for t in word if t in idf)
     return term if mine >= share * sum(idf.values()) else None
