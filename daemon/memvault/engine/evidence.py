@@ -93,7 +93,7 @@ def joined(
     term = rare_term(words, docs, store.chunk_count(), cfg.rare_chunks, cfg.rare_share)
     if term is None:
         return ranked
-    holders = {lab for lab, _ in store.keywords([term], cfg.rare_chunks)}
+    holders = {lab for lab, _ in store.keywords([term], cfg.rare_chunks, docs)}
     return rare_kept(ranked, notes, holders, cfg.rare_place)
 
 
