@@ -39,7 +39,7 @@ ALLOWED = {
     "migration": {"api", "config", "core", "errors", "vault"},
     "service": {"api", "config", "core", "engine", "errors", "index", "vault"},
     # a vault kept between an adapter's calls (the MCP server's, the memory tool's)
-    "door": {"api", "backends", "errors"},
+    "door": {"api", "backends", "config", "errors"},
     "interfaces": {
         "api", "backends", "client", "config", "core", "door", "engine", "errors", "index",
         "migration", "service", "vault",

@@ -291,6 +291,12 @@ class DaemonBackend(Backend):
                 self._index = None
 
 
+def never_indexed(root: Path) -> bool:
+    """No index of the vault here (none made yet, or PostgreSQL's): a read reads it as
+    it is, and creates none (nor ``.memvault/``)."""
+    return not (root / STATE_DIR / "index.db").exists()
+
+
 def open_backend(
     config: VaultConfig,
     mode: Mode = "write",
@@ -324,10 +330,8 @@ def open_backend(
         return DaemonBackend(client, config, embedder)
     # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
     # A daemon that does not answer a read: read here, never competing for its lock.
-    never_indexed = not (root / STATE_DIR / "index.db").exists()
-    writable = client is None and (
-        mode == "write" or (mode in ("read", "query") and not never_indexed)
-    )
+    unindexed = never_indexed(root)
+    writable = client is None and (mode == "write" or (mode in ("read", "query") and not unindexed))
     lock = None
     if writable:
         lock = WriterLock(config.state_dir / "lock")

@@ -51,10 +51,12 @@ from typing import Any
 
 from memvault.api import Vault
 from memvault.backends import Mode
+from memvault.config import VaultConfig
 from memvault.errors import (
     FolderNotFound,
     LockHeld,
     MemoryToolError,
+    MemvaultError,
     NoteExists,
     NoteNotFound,
     UnsafePath,
@@ -78,6 +80,15 @@ REFUSALS = (
 
 
 log = logging.getLogger("memvault")
+
+
+def _team_index(root: Path) -> bool:
+    """Whether the vault's index is the team's, in PostgreSQL (its settings as now; ones
+    that do not load: False, and the open says why)."""
+    try:
+        return VaultConfig.load(root).index.store == "postgres"
+    except MemvaultError:
+        return False
 
 
 class _Turn:
@@ -229,8 +240,11 @@ class VaultDoor:
         options: dict[str, Any] = {"on_wait": log.debug, **self._options, "lets_go": lets_go}
         if mode == "peek":  # it does not wait for another writer's lock
             options = {"wait": 0.0, **options}
-        # a peek takes the lock when it is free, kept for the calls after it
-        opening = options.pop("mode", "write" if mode == "peek" else mode)
+        # a peek takes the lock when it is free, kept for the calls after it; not over
+        # the team's index in PostgreSQL (a reader machine's status would make the
+        # lock and try a writer's open there at each call, refused by the writer's)
+        taking = mode == "peek" and not _team_index(self._path)
+        opening = options.pop("mode", "write" if taking else mode)
         try:
             opened = Vault.open(self._path, mode=opening, **options)
         except LockHeld:

@@ -218,7 +218,9 @@ class Embedding:
                         self._vectors = None
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
-                    if self._store.meta("dim") != str(emb.dim):
+                    # a reader's index is another's (PostgreSQL's writer elsewhere)
+                    reads_only = self._store.read_only
+                    if not reads_only and self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
         self._used = time.monotonic()
         return self._embedder

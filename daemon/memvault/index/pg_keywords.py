@@ -20,7 +20,8 @@ from __future__ import annotations
 import math
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from memvault.core.cjk import keyword_form
 from memvault.index.schema import FTS_TABLE
@@ -192,3 +193,47 @@ __all__ = [
     "tsvector_of",
     "tsvectors_of",
 ]
+
+
+def phrases(terms: Sequence[str], *, cjk: bool) -> tuple[list[list[str]], list[str]]:
+    """Each distinct term's lexemes (a phrase; a term with none, or the same as another's,
+    left out), and the term of each."""
+    out: list[list[str]] = []
+    named: list[str] = []
+    for term in dict.fromkeys(t.replace("\x00", "") for t in terms):
+        tokens = TOKENIZER.tokens(term, cjk=cjk)
+        if tokens and tokens not in out:
+            out.append(tokens)
+            named.append(term)
+    return out, named
+
+
+def ranked_by(
+    raw: Callable[..., Any],
+    phrases: list[list[str]],
+    docs: list[int] | None,
+    totals: bool,
+) -> list[tuple[int, float]]:
+    """The chunks holding any of ``phrases``, best first by BM25 (``ranked``), asked of
+    the server with ``raw`` (``_PgSql.raw``): ``docs``, each phrase's chunks (None: counted
+    here, a statement each); ``totals``: the index keeps ``chunk_totals`` (else counted)."""
+    queries = [" <-> ".join(quote(t) for t in p) for p in phrases]
+    total, length = raw(
+        "SELECT n, ntok FROM chunk_totals"
+        if totals
+        else "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
+    ).fetchone()
+    if docs is None:
+        docs = [
+            int(
+                raw("SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)).fetchone()[0]
+            )
+            for q in queries
+        ]
+    rows = raw(
+        "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
+        "FROM chunks c, unnest(c.keywords) u "
+        "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",
+        (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
+    ).fetchall()
+    return ranked(rows, phrases, docs, (int(total), int(length)))

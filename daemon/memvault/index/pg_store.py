@@ -481,45 +481,15 @@ class PgStore(Store):
         self, terms: Sequence[str], limit: int, docs_of: Callable[[str], int] | None = None
     ) -> list[tuple[int, float]]:
         """(label, bm25 score: higher is better), as FTS5 ranks ``"a" OR "b"``: the GIN
-        index finds the chunks, BM25 is computed here (pg_keywords). ``docs_of``: the
-        chunks holding a term, as the search counted them (``term_docs``, once a search:
-        counting them again was a round trip a term)."""
-        phrases: list[list[str]] = []
-        named: list[str] = []  # the term of each phrase
-        for term in dict.fromkeys(t.replace("\x00", "") for t in terms):
-            tokens = pg_keywords.TOKENIZER.tokens(term, cjk=self.cjk)
-            if tokens and tokens not in phrases:
-                phrases.append(tokens)
-                named.append(term)
+        index finds the chunks, BM25 is computed here (``pg_keywords.ranked_by``).
+        ``docs_of``: the chunks holding a term, as the search counted them (``term_docs``,
+        once a search: counting them again was a round trip a term)."""
+        phrases, named = pg_keywords.phrases(terms, cjk=self.cjk)
         if not phrases or limit <= 0:
             return []
-        queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
         counted = [docs_of(t) for t in named] if docs_of is not None else None
         with self._lock:
-            total, length = self._pg.raw(
-                "SELECT n, ntok FROM chunk_totals"
-                if self._totals
-                else "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
-            ).fetchone()
-            docs = (
-                counted
-                if counted is not None
-                else [
-                    int(
-                        self._pg.raw(
-                            "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
-                        ).fetchone()[0]
-                    )
-                    for q in queries
-                ]
-            )
-            rows = self._pg.raw(
-                "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
-                "FROM chunks c, unnest(c.keywords) u "
-                "WHERE c.keywords @@ %s::tsquery AND u.lexeme = ANY(%s)",
-                (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
-            ).fetchall()
-        return pg_keywords.ranked(rows, phrases, docs, (int(total), int(length)))[:limit]
+            return pg_keywords.ranked_by(self._pg.raw, phrases, counted, self._totals)[:limit]
 
     def fts(self, match: str, limit: int) -> list[tuple[int, float]]:
         raise NotImplementedError("PgStore ranks keywords by terms: keywords(terms, limit)")

@@ -202,6 +202,9 @@ def build_server(root: Path) -> MCPServer:
             return calls.call(op, mode)
         except (MemvaultError, ValueError) as exc:
             raise refused(exc) from exc
+        except Exception:  # the client is told only "Error executing tool": the log says why
+            log.exception("a tool call failed")
+            raise
 
     tools: list[Tool] = []
 
