@@ -138,6 +138,31 @@ def test_a_dump_memvault_already_added_its_sections_to_is_still_migrated(
         migrate(tmp_path / "MEMORY.md", index=False)
 
 
+def test_what_status_says_to_migrate_is_migrated_blank_lines_and_all(tmp_path: Path) -> None:
+    """``status`` counts a grown MEMORY.md's own lines as every line outside memvault's
+    sections, blank ones included, and says to migrate it past memory.max_lines; migrate
+    counted only the non-blank ones and refused the same file as "already this vault's
+    memvault index" (60 long paragraphs a blank line apart: 121 lines, 60 of them text).
+    The archive is the file byte for byte (CRLF line ends kept)."""
+    paras = [
+        f"- met person{i} about project{i}: " + "lorem ipsum dolor sit amet " * 18
+        for i in range(60)
+    ]
+    dump_text = "# Memory\r\n\r\n" + "\r\n\r\n".join(paras) + "\r\n"
+    (tmp_path / "MEMORY.md").write_bytes(dump_text.encode("utf-8"))
+    (tmp_path / "billing.md").write_text("# Billing\n\nA topic note.\n", encoding="utf-8")
+    for args in (["init", str(tmp_path)], ["sync", "--vault", str(tmp_path)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    grown = (tmp_path / "MEMORY.md").read_bytes()
+    assert b"<!-- memvault:begin" in grown
+    status = runner.invoke(app, ["status", "--vault", str(tmp_path)])
+    assert "`memvault migrate MEMORY.md` splits them" in status.output, status.output
+    report = migrate(tmp_path / "MEMORY.md", index=False)
+    assert migrated_lines(tmp_path) == source_lines(dump_text)
+    assert (tmp_path / report.archive[0]).read_bytes() == grown
+
+
 def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)

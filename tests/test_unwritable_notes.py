@@ -76,3 +76,38 @@ def test_a_note_made_read_only_is_never_rewritten(tmp_path: Path) -> None:
     with open_vault(root) as vault, pytest.raises(PermissionError, match="read-only"):
         vault.engine.fs.update_text("logs/2024-01-02.md", lambda t: t + "- 10:00 more\n")
     assert log.read_text(encoding="utf-8") == "# 2024-01-02\n\n- 09:00 kickoff\n"
+
+
+def test_an_agents_edit_of_a_read_only_note_is_a_refusal_it_can_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note made read-only refuses writes (above); an agent asking for one got no reason:
+    the memory tool raised a bare PermissionError naming the file's absolute path (the
+    Anthropic runner logs it as a crash), and MCP's memory_write answered only "Error
+    executing tool memory_write" (the SDK hides an unexpected error's text)."""
+    import asyncio
+
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+
+    from memvault.errors import MemoryToolError
+    from memvault.interfaces.mcp_server import build_server
+
+    root = tmp_path / "vault"
+    note = write(root, "people/anna.md", f"# Anna\n\n{BODY}")
+    with open_vault(root) as vault:
+        vault.sync()
+        note.chmod(0o444)
+        before = note.read_bytes()
+        edit = {"path": "/memories/people/anna.md", "old_str": "data", "new_str": "ML"}
+        with pytest.raises(MemoryToolError, match="read-only") as caught:
+            vault.memory_tool({"command": "str_replace", **edit})
+        assert "/memories/people/anna.md" in str(caught.value)
+        assert str(tmp_path) not in str(caught.value)
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    server = build_server(root)
+    update = {"category": "people", "title": "Anna", "summary": "ML lead", "update": True}
+    with pytest.raises(ToolError) as said:
+        asyncio.run(server.call_tool("memory_write", update))
+    assert not isinstance(said.value, UnexpectedToolError), said.value
+    assert "people/anna.md: read-only" in str(said.value), said.value
+    assert note.read_bytes() == before

@@ -397,12 +397,16 @@ def _without_the_index(
 
 def _own_text(text: str, max_lines: int) -> str | None:
     """``text`` with memvault's sections (markers, lines and the heading above each) blanked,
-    the lines keeping their numbers, when more than ``max_lines`` of the person's own
-    non-blank lines are left; else None (an index, with little or nothing of its own)."""
+    the lines keeping their numbers, when more than ``max_lines`` of its lines are the
+    person's — every line outside the sections, blank ones included, as ``status`` counts
+    them when it says to migrate the file; else None (an index, little of it its own)."""
     lines = text.splitlines(keepends=True)
     try:
         blocks = memory_md.parse_blocks(lines)
     except memory_md.MarkerError:
+        return None
+    counted = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # status's
+    if counted - sum(b.end - b.begin + 1 for b in blocks) <= max_lines:
         return None
     for block in blocks:
         first = (
@@ -412,8 +416,6 @@ def _own_text(text: str, max_lines: int) -> str | None:
         )
         for i in range(first, block.end + 1):
             lines[i] = lines[i][len(lines[i].rstrip("\r\n")) :]
-    if sum(1 for line in lines if line.strip()) <= max_lines:
-        return None
     return "".join(lines)
 
 

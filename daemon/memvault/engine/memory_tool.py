@@ -80,8 +80,8 @@ class MemoryCommands:
             raise MemoryToolError(str(exc)) from None
         except FileBusy as exc:
             raise MemoryToolError(f"Nothing was changed: {exc}; try again in a moment") from None
-        except WriteConflict as exc:
-            raise MemoryToolError(f"Nothing was changed: {exc}") from None
+        except (WriteConflict, PermissionError) as exc:  # (a note made read-only: chmod a-w)
+            raise MemoryToolError(_nothing_changed(command, exc)) from None
 
     # -- arguments and paths --------------------------------------------------------------
 
@@ -560,6 +560,16 @@ def _refused(path: str, gone: str) -> Iterator[None]:
         raise T.Refusal(gone) from None
     except NotText as exc:
         raise T.Refusal(f"{path} is not text ({exc})") from None
+
+
+def _nothing_changed(command: Mapping[str, Any], exc: Exception) -> str:
+    """The tool's answer to a write that did not happen: a conflict said as it is; one the
+    system refused (a note made read-only, a folder closed to us) naming the note by its
+    /memories path (the error's own is the disk's, which the model cannot use)."""
+    if not isinstance(exc, PermissionError):
+        return f"Nothing was changed: {exc}"
+    path = command.get("path") or command.get("old_path")
+    return f"{path if isinstance(path, str) else 'the file'}: {exc.strerror}. Nothing was changed."
 
 
 __all__ = ["COMMANDS", "TRASH", "MemoryCommands"]

@@ -27,6 +27,7 @@ stdout is the protocol: logs go to stderr only.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from collections.abc import Callable
@@ -164,6 +165,17 @@ def refused(exc: Exception) -> ToolError:
     return ToolError(f"{kind}: {exc}{hint}")
 
 
+def os_refused(exc: OSError, root: Path) -> ToolError:
+    """A write the system refused (``read-only: it has no write permission``, the disk
+    full) as a tool error naming the note by its vault path, as the CLI says it."""
+    name = str(exc.filename or "")
+    for base in (root, root.resolve()):
+        with contextlib.suppress(ValueError):
+            name = Path(name).relative_to(base).as_posix()
+            break
+    return ToolError(f"OSError: {name + ': ' if name else ''}{exc.strerror or exc}")
+
+
 def hit_for_model(hit: Hit) -> dict[str, Any]:
     """A search hit without the chunk text (memory_get reads more)."""
     return {
@@ -202,6 +214,8 @@ def build_server(root: Path) -> MCPServer:
             return calls.call(op, mode)
         except (MemvaultError, ValueError) as exc:
             raise refused(exc) from exc
+        except OSError as exc:  # a note made read-only, the disk full: the SDK would say
+            raise os_refused(exc, root) from exc  # only "Error executing tool memory_write"
         except Exception:  # the client is told only "Error executing tool": the log says why
             log.exception("a tool call failed")
             raise
