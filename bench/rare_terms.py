@@ -407,6 +407,64 @@ def run_probes(vault: Vault, probes: Sequence[dict[str, Any]]) -> dict[str, Any]
     return out
 
 
+def _holding_lines(root: Path, note: str, term: str) -> set[int]:
+    """The lines (1-based, as a context cites them) of ``note`` that hold ``term`` as a
+    word (case aside)."""
+    word = _word_re(term)
+    text = (root / note).read_text(encoding="utf-8")
+    return {i for i, line in enumerate(text.splitlines(), start=1) if word.search(line)}
+
+
+def _word_re(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)", re.IGNORECASE)
+
+
+def context_found(vault: Vault, query: str, budget: int, note: str, lines: set[int]) -> str:
+    """Where the probe's note stands in ``Vault.context(query, budget)``: ``line`` (a
+    source of the note covers a line holding the word), ``cited`` (the note is a
+    source, not with that line), or ``out``."""
+    ctx = vault.context(query, budget=budget)
+    mine = [s for s in ctx.sources if s.path == note]
+    if any(s.line_start <= i <= s.line_end for s in mine for i in lines):
+        return "line"
+    return "cited" if mine else "out"
+
+
+def run_context(
+    vault: Vault, root: Path, probes: Sequence[dict[str, Any]], budgets: Sequence[int]
+) -> dict[str, Any]:
+    """Per query form and budget, the share of probes whose context holds the note's
+    line with the word (``line``) and cites the note at all (``cited``), per fold."""
+    out: dict[str, Any] = {"probes": len(probes), "mode": "context"}
+    misses = []
+    held = [_holding_lines(root, p["note"], p["term"]) for p in probes]
+    for form, key in (("bare", "term"), ("question", "question")):
+        for budget in budgets:
+            found = []
+            for p, lines in zip(probes, held, strict=True):
+                got = context_found(vault, p[key], budget, p["note"], lines)
+                found.append(got)
+                if got != "line":
+                    misses.append(
+                        {"form": form, "budget": budget, "query": p[key], "note": p["note"]}
+                        | {"kind": p["kind"], "got": got}
+                    )
+            out[f"{form}@{budget}"] = {
+                fold: {
+                    "line": round(sum(f == "line" for f in part) / max(len(part), 1), 3),
+                    "cited": round(sum(f != "out" for f in part) / max(len(part), 1), 3),
+                    "missed": sum(f != "line" for f in part),
+                }
+                for fold, part in (
+                    ("A", found[0::2]),
+                    ("B", found[1::2]),
+                    ("all", found),
+                )
+            }
+    out["misses"] = misses
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -420,6 +478,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=25, help="draws the probes")
     parser.add_argument("--vault-seed", type=int, default=7, help="writes the synthetic vault")
     parser.add_argument("--misses", action="store_true", help="print each miss")
+    parser.add_argument(
+        "--context",
+        metavar="BUDGETS",
+        help="probe Vault.context at these budgets (e.g. 1000,2000), not Vault.search",
+    )
     args = parser.parse_args(argv)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -453,7 +516,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if which == "help"
                         else synthetic_probes(vault, planted, rng, args.sample)
                     )
-                result = run_probes(vault, probes)
+                if args.context:
+                    budgets = [int(b) for b in args.context.split(",")]
+                    result = run_context(vault, root, probes, budgets)
+                else:
+                    result = run_probes(vault, probes)
             if not args.misses:
                 result["misses"] = len(result["misses"])
             result.update(
