@@ -39,6 +39,7 @@ from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
 from memvault.engine.lane import Lane
+from memvault.engine.line_similarity import line_similarities
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
@@ -305,7 +306,7 @@ class Reader(Lane):
         window_sims: list[float | None] | None = None
         if self.config.index.line_vectors and qv is not None:
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
-            sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
+            sims, window_sims = line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         named = [on_subject(p.text, subject) for p in pieces] if subject else None
         score = functools.partial(
@@ -501,57 +502,6 @@ def _lines_in(
         if a > b:
             raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
     return a, b
-
-
-def _line_similarities(
-    cached: dict[str, np.ndarray],
-    keys: Sequence[Sequence[str]],
-    members: Sequence[Sequence[int]],
-    qv: np.ndarray,
-) -> tuple[list[float | None], list[float | None] | None]:
-    """Each piece's similarity to the query (the best of its lines' vectors, ``keys``
-    into ``cached``) and its window's (``members``: ``windows``); None where a piece
-    has no vector yet. One matrix product for all the lines."""
-    import numpy as np
-
-    sims: list[float | None] = [None] * len(keys)
-    if not cached:
-        return sims, None
-    row = {sha: i for i, sha in enumerate(cached)}
-    matrix = np.stack(list(cached.values())).astype(np.float32)
-    line_sims = matrix @ qv.astype(np.float32)
-    rows: list[int | None] = [None] * len(keys)  # each piece's line vector
-    for i, ks in enumerate(keys):
-        found = [row[k] for k in ks if k in row]
-        if found:
-            best = max(found, key=lambda r: line_sims[r])
-            sims[i] = float(line_sims[best])
-            rows[i] = best
-    return sims, _window_similarities(members, rows, matrix, qv)
-
-
-def _window_similarities(
-    members: Sequence[Sequence[int]],
-    rows: Sequence[int | None],
-    matrix: np.ndarray,
-    qv: np.ndarray,
-) -> list[float | None]:
-    """Each line's window (``members``: its own index first) compared with the query:
-    the cosine of the sum of the window's line vectors (``rows``: each line's row of
-    ``matrix``); None without the line's own."""
-    import numpy as np
-
-    n, blank = len(rows), len(matrix)  # a row of zeros after the last: "no line there"
-    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
-    width = max((len(window) for window in members), default=1)
-    row_of = [blank if r is None else r for r in rows]
-    index = np.array(
-        [[row_of[j] for j in w] + [blank] * (width - len(w)) for w in members], dtype=np.intp
-    ).reshape(n, width)
-    total = padded[index].sum(axis=1)
-    norms = np.linalg.norm(total, axis=1)
-    sims = (total @ qv.astype(np.float32)) / np.where(norms > 0, norms, 1.0)
-    return [None if rows[i] is None or not norms[i] > 0 else float(sims[i]) for i in range(n)]
 
 
 def _hit(
