@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part, join_spans
 from memvault.core.excerpts import (
+    best_first,
     common_terms,
     focus_query,
+    held_first,
     on_subject,
     split_units,
     unit_scores,
@@ -43,6 +45,7 @@ from memvault.engine.line_similarity import line_similarities
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
+from memvault.engine.rare_lines import RareWord, holding, rare_word
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -206,7 +209,10 @@ class Reader(Lane):
         meta = self.catalogue.rows_of(h.path for h in candidates)
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))
-            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans, frozenset(terms))
+            rare = rare_word(cfg.search, self.store, query)  # its lines kept first
+            ranked = self._unit_pieces(
+                candidates, sizes, meta, qv, spans, frozenset(terms), rare=rare
+            )
         else:  # whole chunks, by their search score (a linked note's is 0: never used)
             ranked = [
                 self._piece(
@@ -275,16 +281,19 @@ class Reader(Lane):
         qv: np.ndarray | None,
         spans: Sequence[Span] = (),
         subject: frozenset[str] = frozenset(),
+        rare: RareWord | None = None,
     ) -> list[Piece]:
         """The lines of the hits (core/excerpts), best first, without filler; a small
         note stays whole, ranked by the best line of the chunk that found it. Each
         line is ranked by its chunk, itself, its note's best line, its window and
         whether its label names a word of ``subject``; a line of a note dated on one
-        of ``spans`` (the days the question names) ranks higher."""
+        of ``spans`` (the days the question names) ranks higher; the lines holding the
+        ``rare`` word come first (engine/rare_lines)."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
         places: list[tuple[str, int, int] | None] = []  # where a line sits, for its window
+        labels: list[int] = []  # the chunk each piece is of
         for hit in hits:
             note = meta.get(hit.path)
             if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
@@ -295,6 +304,7 @@ class Reader(Lane):
                 # note: a chunk found by one word must not borrow another part's meaning)
                 keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 places.append(None)
+                labels.append(hit.label)
                 continue
             for unit in split_units(hit.text, hit.line_start):
                 seq = hit.ord * UNIT_ORD + unit.seq
@@ -302,6 +312,7 @@ class Reader(Lane):
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
                 places.append((hit.path, hit.ord, unit.line_start))
+                labels.append(hit.label)
         sims: list[float | None] = [None] * len(pieces)
         window_sims: list[float | None] | None = None
         if self.config.index.line_vectors and qv is not None:
@@ -319,7 +330,12 @@ class Reader(Lane):
         )
         ranked = score(notes=[p.path for p in pieces])
         admit = score() if self.config.context.own_admits else None  # the note can't admit
-        return [pieces[i] for i in worth_a_place(ranked, admit=admit)]
+        order = worth_a_place(ranked, admit=admit)
+        if rare is not None:
+            every = best_first(ranked)
+            held = holding(rare, pieces, labels, every)
+            order = held_first(order, every, held, self.config.search.rare_place)
+        return [pieces[i] for i in order]
 
     def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
         if note_tokens <= SMALL_NOTE_TOKENS:
