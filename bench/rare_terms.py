@@ -41,7 +41,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -419,50 +419,56 @@ def _word_re(term: str) -> re.Pattern[str]:
     return re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)", re.IGNORECASE)
 
 
-def context_found(vault: Vault, query: str, budget: int, note: str, lines: set[int]) -> str:
+def context_found(
+    vault: Vault, query: str, budget: int, note: str, term: str, lines: set[int]
+) -> tuple[str, bool]:
     """Where the probe's note stands in ``Vault.context(query, budget)``: ``line`` (a
     source of the note covers a line holding the word), ``cited`` (the note is a
-    source, not with that line), or ``out``."""
+    source, not with that line), or ``out``; and whether the word is in the context's
+    text at all (a heading holding it is in its citation, ``[[note#Webpack]]``)."""
     ctx = vault.context(query, budget=budget)
     mine = [s for s in ctx.sources if s.path == note]
+    text = bool(_word_re(term).search(ctx.text))
     if any(s.line_start <= i <= s.line_end for s in mine for i in lines):
-        return "line"
-    return "cited" if mine else "out"
+        return "line", text
+    return ("cited" if mine else "out"), text
 
 
 def run_context(
     vault: Vault, root: Path, probes: Sequence[dict[str, Any]], budgets: Sequence[int]
 ) -> dict[str, Any]:
     """Per query form and budget, the share of probes whose context holds the note's
-    line with the word (``line``) and cites the note at all (``cited``), per fold."""
+    line with the word (``line``), cites the note at all (``cited``), holds the word
+    anywhere (``text``), per fold; a miss is a probe without the line."""
     out: dict[str, Any] = {"probes": len(probes), "mode": "context"}
     misses = []
     held = [_holding_lines(root, p["note"], p["term"]) for p in probes]
     for form, key in (("bare", "term"), ("question", "question")):
         for budget in budgets:
-            found = []
+            found: list[tuple[str, bool]] = []
             for p, lines in zip(probes, held, strict=True):
-                got = context_found(vault, p[key], budget, p["note"], lines)
+                got = context_found(vault, p[key], budget, p["note"], p["term"], lines)
                 found.append(got)
-                if got != "line":
+                if got[0] != "line":
                     misses.append(
                         {"form": form, "budget": budget, "query": p[key], "note": p["note"]}
-                        | {"kind": p["kind"], "got": got}
+                        | {"kind": p["kind"], "got": got[0], "in_text": got[1]}
                     )
             out[f"{form}@{budget}"] = {
                 fold: {
-                    "line": round(sum(f == "line" for f in part) / max(len(part), 1), 3),
-                    "cited": round(sum(f != "out" for f in part) / max(len(part), 1), 3),
-                    "missed": sum(f != "line" for f in part),
+                    "line": _share(part, lambda f: f[0] == "line"),
+                    "cited": _share(part, lambda f: f[0] != "out"),
+                    "text": _share(part, lambda f: f[1]),
+                    "missed": sum(f[0] != "line" for f in part),
                 }
-                for fold, part in (
-                    ("A", found[0::2]),
-                    ("B", found[1::2]),
-                    ("all", found),
-                )
+                for fold, part in (("A", found[0::2]), ("B", found[1::2]), ("all", found))
             }
     out["misses"] = misses
     return out
+
+
+def _share(found: Sequence[tuple[str, bool]], ok: Callable[[tuple[str, bool]], bool]) -> float:
+    return round(sum(ok(f) for f in found) / max(len(found), 1), 3)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
