@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from memvault.core.excerpts import best_first, held_first
 from memvault.core.ranking import query_words, rare_term
 from memvault.index.pg_keywords import TOKENIZER
 
@@ -63,3 +64,20 @@ def holding(
     for label in {labels[i] for i in lines} - {labels[i] for i in lines if out[i]}:
         out[next(i for i in ranked if labels[i] == label)] = True
     return out
+
+
+def rare_first(
+    rare: RareWord | None,
+    order: Sequence[int],
+    scores: Sequence[float],
+    pieces: Sequence[Piece],
+    labels: Sequence[int],
+    place: int,
+) -> list[int]:
+    """``order`` (the ``pieces`` worth a place, best first; ``scores``: every piece's)
+    with those holding the ``rare`` word among the first (``core/excerpts.held_first``;
+    ``labels``: each piece's chunk). No rare word: ``order`` as it is."""
+    if rare is None:
+        return list(order)
+    ranked = best_first(scores)
+    return held_first(order, ranked, holding(rare, pieces, labels, ranked), place)

@@ -15,10 +15,8 @@ from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part, join_spans
 from memvault.core.excerpts import (
-    best_first,
     common_terms,
     focus_query,
-    held_first,
     on_subject,
     split_units,
     unit_scores,
@@ -45,7 +43,7 @@ from memvault.engine.line_similarity import line_similarities
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
-from memvault.engine.rare_lines import RareWord, holding, rare_word
+from memvault.engine.rare_lines import RareWord, rare_first, rare_word
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -331,10 +329,7 @@ class Reader(Lane):
         ranked = score(notes=[p.path for p in pieces])
         admit = score() if self.config.context.own_admits else None  # the note can't admit
         order = worth_a_place(ranked, admit=admit)
-        if rare is not None:
-            every = best_first(ranked)
-            held = holding(rare, pieces, labels, every)
-            order = held_first(order, every, held, self.config.search.rare_place)
+        order = rare_first(rare, order, ranked, pieces, labels, self.config.search.rare_place)
         return [pieces[i] for i in order]
 
     def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
