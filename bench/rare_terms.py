@@ -4,6 +4,7 @@
     python bench/rare_terms.py --work /tmp/rare/nr --only synthetic
     python bench/rare_terms.py --work /tmp/rare/nr --grid g.json     # configs side by side
     python bench/rare_terms.py --work /tmp/rare/nr2 --seed 26 --vault-seed 11   # other probes
+    python bench/rare_terms.py --work /tmp/rare/nr --context 1000,2000   # Vault.context
 
 An agent looking up an identifier (a ticket, a host, an error code, a rare surname)
 must find the one note that holds it. The convex fusion scores that note's chunk 1.0
@@ -30,7 +31,9 @@ with PAY-4521?"). The rank is that of the holding note among the notes of
 ``Vault.search(query, k=10)`` (hits deduped by note, as the help set's eval.py
 ranks them). Printed per vault and config: hit@1 and hit@10 per query form, and
 each miss (the query, the rank or null, the first note). ``--sample`` probes per
-vault, drawn with ``--seed``.
+vault, drawn with ``--seed``. With ``--context``, ``Vault.context(query, budget)`` at
+each budget instead: whether a cited source of the note covers a line holding the
+word (``line``), the note is cited (``cited``), the word is in the text (``text``).
 """
 
 from __future__ import annotations
@@ -425,7 +428,8 @@ def context_found(
     """Where the probe's note stands in ``Vault.context(query, budget)``: ``line`` (a
     source of the note covers a line holding the word), ``cited`` (the note is a
     source, not with that line), or ``out``; and whether the word is in the context's
-    text at all (a heading holding it is in its citation, ``[[note#Webpack]]``)."""
+    text at all (a word only in a heading, "### Webpack", is not: a context cites a
+    chunk's lines under its first heading)."""
     ctx = vault.context(query, budget=budget)
     mine = [s for s in ctx.sources if s.path == note]
     text = bool(_word_re(term).search(ctx.text))
