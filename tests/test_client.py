@@ -261,3 +261,23 @@ def test_find_a_real_daemon_on_loopback(vault: Vault) -> None:
             assert client.search("billing pipeline", k=1)[0].path == "people/ana-lopez.md"
             assert client.get("people/ana-lopez.md", heading="Role").heading == "Role"
     assert DaemonClient.find(vault.root) is None  # daemon.json removed at exit
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "name", "why"),
+    [
+        (500, "logs/2026-12-06.md: read-only: it has no write permission", "logs/2026-12-06.md",
+         "read-only: it has no write permission"),
+        (507, "people/ana.md: No space left on device", "people/ana.md", "No space left on device"),
+    ],
+)  # fmt: skip
+def test_a_write_the_system_refused_through_the_daemon_is_the_os_error_it_was(
+    status: int, message: str, name: str, why: str
+) -> None:
+    """Through the daemon, a write refused by the disk or a note's permissions was a
+    DaemonError: `memvault log` exited 6 ("the daemon cannot be reached") saying "the
+    daemon answered HTTP 500 (OSError)"; without a daemon the same write exits 1."""
+    body = json.dumps({"error": {"type": "OSError", "message": message}}).encode()
+    exc = error_from_response(status, body)
+    assert isinstance(exc, OSError) and not isinstance(exc, DaemonError)
+    assert (exc.filename, exc.strerror) == (name, why)

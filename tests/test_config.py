@@ -144,3 +144,23 @@ def test_backend_and_model_cache_come_from_the_environment(tmp_path: Path) -> No
     assert (index.backend, index.model_cache) == ("torch", "~/models")
     with pytest.raises(ConfigError, match=r"index\.backend"):
         VaultConfig.load(tmp_path, env={"MEMVAULT_INDEX_BACKEND": "gpu"})
+
+
+@pytest.mark.parametrize(
+    ("env", "named"),
+    [
+        ({"MEMVAULT_VAULT_QUIET_MS": "-5"}, "$MEMVAULT_VAULT_QUIET_MS: vault.quiet_ms"),
+        ({"MEMVAULT_DAEMON_PORT": "70000"}, "$MEMVAULT_DAEMON_PORT: daemon.port"),
+        ({"MEMVAULT_INDEX_BACKEND": "gpu"}, "$MEMVAULT_INDEX_BACKEND: index.backend"),
+    ],
+)
+def test_a_bad_value_from_the_environment_names_the_variable_not_the_file(
+    tmp_path: Path, env: dict[str, str], named: str
+) -> None:
+    """A value out of range from the environment was blamed on config.toml, where the
+    person found the setting as it should be and nothing to fix."""
+    root = write(tmp_path, "[vault]\nquiet_ms = 100\n")
+    with pytest.raises(ConfigError) as caught:
+        VaultConfig.load(root, env=env)
+    assert str(caught.value).startswith(named), str(caught.value)
+    assert "config.toml" not in str(caught.value)

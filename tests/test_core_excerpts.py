@@ -51,6 +51,11 @@ from memvault.core.excerpts import (
         ("~~~\n# not a heading\n~~~", 1, [(1, 3, "~~~\n# not a heading\n~~~")]),
         ("```\nunclosed\n\nfence", 2, [(2, 5, "```\nunclosed\n\nfence")]),
         ("- item one\n- item two", 1, [(1, 1, "- item one"), (2, 2, "- item two")]),
+        # a line of markup alone says nothing: the empty line of a callout (Obsidian's
+        # help: a context spent its tokens on "L71 >"), a rule, a table's separator
+        ("> [!tip] Sync\n> \n> use iCloud", 1, [(1, 1, "> [!tip] Sync"), (3, 3, "> use iCloud")]),
+        ("a\n---\n* * *\n|---|:--:|\n- \nb", 1, [(1, 1, "a"), (6, 6, "b")]),
+        ("> 1\n- 東", 1, [(1, 1, "> 1"), (2, 2, "- 東")]),
     ],
 )
 def test_split_units(text: str, first: int, units: list[tuple[int, int, str]]) -> None:

@@ -388,3 +388,37 @@ def test_each_note_holding_the_rare_word_keeps_a_place_by_its_best_holding_chunk
     assert [lab for lab, _ in kept] == [4, 6, 1, 2, 3, 5]
     assert rare_kept(ranked, notes, {1}, place=1) == ranked  # first already
     assert [lab for lab, _ in rare_kept(ranked, notes, {2, 6}, place=1)] == [2, 6, 1, 3, 4, 5]
+
+
+def test_a_term_counted_in_more_chunks_than_the_total_weighs_nothing_not_an_error() -> None:
+    """A search counts its terms' chunks, then the chunks (``chunk_count``) a moment
+    later: a sync deleting notes in between (a folder moved out of the vault, the team
+    index's writer) leaves a term in more chunks than the total. Its IDF is FTS5's floor
+    (a term in at least half the chunks); it was ``math domain error``, the search failed."""
+    from memvault.core.ranking import rare_term
+
+    docs = {"standup": 3000, "4521": 1}.__getitem__
+    assert rare_term([["standup"], ["4521"]], docs, 200, 5, 0.55) == "4521"
+    assert rare_term([["standup"], ["4521"]], docs, 0, 5, 0.55) in ("4521", None)
+
+
+def test_a_pasted_text_is_read_as_far_as_its_64_terms() -> None:
+    """A query's words are read as far as ``query_terms`` reads: to the word holding
+    the 64th term. A text pasted whole was cut into words twice more to its end (0.5 s a
+    MB); the terms are the same as ``query_terms``'s, in every script."""
+    from memvault.core.ranking import MAX_QUERY_TERMS, query_terms, query_words
+
+    pasted = " ".join(f"w{i}" for i in range(200_000))
+    words = query_words(pasted)
+    assert words == [[f"w{i}"] for i in range(MAX_QUERY_TERMS)]
+    for query in (
+        "what happened with PAY-4521?",
+        "who is it",
+        "???",
+        "the the a",
+        "Pe\u0301rez İstanbul Straße ＰＡＹ－４５２１ v2.3.1 foo_bar ops@example.com C++",
+        "東京タワーはどこ 田中さんのPAY-4521 김민수는 누구야 ภาษาไทย zero\u200bwidth",
+        "a " * 70 + " ".join(f"t{i}" for i in range(80)),
+    ):
+        got = {t for word in query_words(query) for t in word}
+        assert got == set(query_terms(query)), query

@@ -238,3 +238,33 @@ def test_verdicts_kept_while_case_twins_were_one_file_are_judged_whole_until_res
         assert link_verdicts.trusted(v.engine.store)
         assert [r.verdict for r in v.engine.store.links("a.md")] == ["ambiguous"]
         _both(v)
+
+
+@pytest.mark.parametrize("name", ["back\\slash.md", "odd %5c name.md"])
+def test_a_file_name_memvault_refuses_leaves_status_and_links_check_working(
+    tmp_path: Path, name: str
+) -> None:
+    """A note named with a backslash (legal on Linux and macOS; a sync from elsewhere)
+    is refused by the sync, as it says; then `status` and `links check` both failed
+    with that refusal (exit 5), so nothing of the vault could be seen, and every sync
+    counted it created, `status` saying the index was behind the files for ever."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "vault"
+    write(root, "people/ana.md", "# Ana\n\nSee [[nobody]].\n")
+    write(root, name, "# Odd\n\nA note with an odd name, linking [[people/ana]].\n")
+    with open_vault(root) as v:
+        v.sync()
+        again = v.sync()  # it was "created" (and skipped) on every sync, status "behind"
+        assert again.created == () and [s.path for s in again.skipped] == [name]
+        said = [p["path"] for p in v.status()["problems"]]
+        assert said == [name], said
+    runner = CliRunner()
+    status = runner.invoke(
+        app, ["status", "--vault", str(root)], env={"MEMVAULT_INDEX_MODEL": "hash"}
+    )
+    assert status.exit_code in (0, 1) and "people" in status.output, status.output
+    check = runner.invoke(app, ["links", "check", "--vault", str(root)])
+    assert check.exit_code == 1 and "[[nobody]]" in check.output, check.output

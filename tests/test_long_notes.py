@@ -119,3 +119,12 @@ def test_a_note_of_one_huge_line_is_indexed_up_to_the_cap(vault: Path) -> None:
         assert CAP // 2 < text.count("x") <= CAP
         problems = [json.dumps(p) for p in v.status()["problems"]]
         assert any("huge.md" in p and "only the first" in p for p in problems)
+
+
+def test_the_cut_says_two_different_sizes(vault: Path) -> None:
+    """A note just past the cap read "2.0 MB; only the first 2.0 MB is indexed" (here,
+    at a cap of 2,000 bytes, "0.0 MB; only the first 0.0 MB"): sizes that print alike
+    are said in bytes."""
+    with open_vault(vault) as v:
+        said = [p["reason"] for p in v.status()["problems"] if p["path"] == "notes/huge.md"]
+    assert said == ["6,008 bytes; only the first 2,000 bytes are indexed (vault.max_note_bytes)"]

@@ -113,6 +113,31 @@ def test_after_an_in_place_migration_re_runs_write_nothing(tmp_path: Path) -> No
     assert not (tmp_path / "archive" / "archive").exists()
 
 
+def test_a_dump_memvault_already_added_its_sections_to_is_still_migrated(
+    tmp_path: Path,
+) -> None:
+    """The first day as the README tells it: ``memvault up`` on a folder whose MEMORY.md
+    an agent grew appends memvault's sections to it; ``status`` then says to run
+    ``memvault migrate MEMORY.md``, which must split the person's lines (it refused: "already
+    this vault's memvault index"). memvault's own lines go to no note; the file as it was,
+    sections and all, is archived."""
+    dump_text = make_dump(2000, 4)
+    (tmp_path / "MEMORY.md").write_text(dump_text, encoding="utf-8")
+    (tmp_path / "billing.md").write_text("# Billing\n\nA topic note.\n", encoding="utf-8")
+    for args in (["init", str(tmp_path)], ["sync", "--vault", str(tmp_path)]):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    grown = (tmp_path / "MEMORY.md").read_text(encoding="utf-8")
+    assert grown.startswith(dump_text) and "<!-- memvault:begin" in grown
+    report = migrate(tmp_path / "MEMORY.md", index=False)
+    assert migrated_lines(tmp_path) == source_lines(dump_text)
+    assert (tmp_path / report.archive[0]).read_text(encoding="utf-8") == grown
+    index = (tmp_path / "MEMORY.md").read_text(encoding="utf-8")
+    assert len(index.splitlines()) < 80 and "<!-- memvault:begin decisions -->" in index
+    with pytest.raises(MemvaultError, match="already this vault's memvault index"):
+        migrate(tmp_path / "MEMORY.md", index=False)
+
+
 def test_a_workspace_folder_merges_daily_files_and_archives_them(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     (ws / "memory").mkdir(parents=True)
@@ -261,3 +286,26 @@ def test_migrate_no_index_imports_no_model_runtime(tmp_path: Path) -> None:
     report = json.loads(out.stdout[: out.stdout.rindex("HEAVY")])
     assert report["pending_vectors"] > 0 and report["sync"]["created"]
     assert "<!-- memvault:end logs -->" in (tmp_path / "MEMORY.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        bytes(range(256)) * 40,  # a compressed dump, a PDF renamed
+        "# Memory\n\n- met Ana\n".encode("utf-16"),  # Notepad's "Unicode"
+    ],
+)
+def test_a_dump_that_is_not_text_is_refused_and_nothing_written(
+    tmp_path: Path, data: bytes
+) -> None:
+    """`memvault migrate` of a binary file (the wrong file picked) wrote an inbox note of
+    its bytes, NUL bytes and all, which memvault itself then refused to index."""
+    dump = tmp_path / "old" / "dump.md"
+    dump.parent.mkdir()
+    dump.write_bytes(data)
+    vault = tmp_path / "vault"
+    with pytest.raises(MemvaultError, match="not text"):
+        migrate(dump, vault)
+    assert not vault.exists()
+    result = runner.invoke(app, ["migrate", str(dump), "--into", str(vault), "--dry-run"])
+    assert result.exit_code == 1 and "UTF-8" in result.output

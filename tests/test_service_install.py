@@ -81,3 +81,20 @@ def test_a_user_manager_that_cannot_be_reached_is_named(tmp_path: Path, home: Pa
         assert "warning" not in err
     else:
         assert problem in err and "memvault daemon start" in err
+
+
+def test_a_vault_path_is_never_read_as_systemd_syntax(tmp_path: Path, home: Path) -> None:
+    """A `%` in the folder's name was expanded by systemd in Description= (`%h`: the home
+    folder), and a line break in it ended the line: the rest of the name was read as a
+    directive of its own (ExecStartPre=...). Specifiers are escaped everywhere; a name
+    with a line break is refused (exit 5), no unit written."""
+    from memvault.service.units import render_unit
+
+    root = make_vault(tmp_path, "100%h notes")
+    text = render_unit(root, "/usr/bin/python3", None)
+    assert f"Description=memvault daemon for {str(root.resolve()).replace('%', '%%')}\n" in text
+    hostile = make_vault(tmp_path, "v\nExecStartPre=touch pwned")
+    code, out, err = install(hostile)
+    assert code == 5, out + err
+    assert "line break" in out + err
+    assert not list(home.rglob("*.service"))

@@ -352,6 +352,9 @@ def error_from_response(status: int, content: bytes) -> Exception:
         return E.DaemonError(f"the daemon answered HTTP {status}: {text or 'no details'}", status)
     if kind == "BadRequest":
         return ValueError(message)
+    if kind == "OSError":  # the disk full, a read-only note: what the write raised here
+        name, _, why = message.partition(": ")
+        return OSError(None, why, name) if why else OSError(None, message)
     known = _ERRORS.get(kind or "")
     if known is None or known is E.DaemonError:
         return E.DaemonError(f"the daemon answered HTTP {status} ({kind}): {message}", status)

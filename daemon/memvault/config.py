@@ -13,7 +13,7 @@ import dataclasses
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -317,7 +317,7 @@ def _settings(
             '"postgresql://user@host/db" or libpq\'s "host=... dbname=... user=..."'
             + ("" if settings.dsn else ": none is set ([index] dsn, or MEMVAULT_INDEX_DSN)")
         )
-    _validate(section, settings, where)
+    _validate(section, settings, where, from_env)
     return settings
 
 
@@ -415,7 +415,7 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
     return tuple(rules)
 
 
-def _validate(section: str, settings: Any, where: str) -> None:
+def _validate(section: str, settings: Any, where: str, from_env: Set[str] = frozenset()) -> None:
     problems: list[str] = []
     if section == "vault" and not 0 <= settings.quiet_ms <= MAX_QUIET_MS:
         # past a minute, a note is never quiet enough to write (a field test's 10**20)
@@ -496,4 +496,17 @@ def _validate(section: str, settings: Any, where: str) -> None:
     elif section == "memory" and ("/" in settings.file or not settings.file.endswith(".md")):
         problems.append("memory.file must be a .md file name at the vault root")
     if problems:
-        raise ConfigError(f"{where}: " + "; ".join(problems))
+        raise ConfigError(_placed(problems, where, from_env))
+
+
+def _placed(problems: list[str], where: str, from_env: Set[str]) -> str:
+    """The problems, each where the person can fix it: a value the environment set names
+    its variable (config.toml holds nothing to fix), the others the file."""
+    said, in_file = [], []
+    for problem in problems:
+        key = problem.split(" ", 1)[0].rstrip(":")
+        if key in from_env:
+            said.append(f"${'MEMVAULT_' + key.replace('.', '_').upper()}: {problem}")
+        else:
+            in_file.append(problem)
+    return "; ".join(said + ([f"{where}: " + "; ".join(in_file)] if in_file else []))

@@ -53,7 +53,8 @@ class NotIndexed(VaultNotFound):
 
 
 class VaultInside(VaultNotFound):
-    """``init``/``up``/``create=True`` in a folder of a vault, or on a file: refused."""
+    """``init``/``up``/``create=True`` in a folder of a vault, on a file, or on the file
+    system's root or the home folder itself: refused."""
 
 
 class UnsafePath(MemvaultError):

@@ -124,6 +124,11 @@ def read_sources(source: Path) -> tuple[list[Source], dict[str, bytes], list[Pat
     sources, raw, replaced = [], {}, 0
     for name, path, hint in files:
         data = path.read_bytes()
+        if b"\0" in data:  # what the index takes for a binary file: no note of it
+            raise MemvaultError(
+                f"{path} is not text (NUL bytes: a binary file, or UTF-16; save it as UTF-8): "
+                "nothing migrated"
+            )
         raw[name] = data
         text = data.decode("utf-8", errors="replace")
         replaced += text.count("\ufffd") - data.decode("utf-8", errors="ignore").count("\ufffd")
@@ -376,6 +381,11 @@ def _without_the_index(
     text = raw[name].decode("utf-8", errors="replace")
     if not (memory_md.has_sections(text) or text.startswith(FRESH_INDEX.split("{", 1)[0])):
         return sources, raw
+    own = {s.name: _own_text(s.text, config.memory.max_lines) for s in sources}
+    if own.get(name) is not None:
+        # a person's long MEMORY.md that memvault's sections were added to (a first
+        # `up`; `status` says to migrate it): its own lines are the dump
+        return [replace(s, text=own[s.name] or s.text) for s in sources], raw
     rest = [s for s in sources if s.name != name]
     if not rest:
         raise MemvaultError(
@@ -383,6 +393,28 @@ def _without_the_index(
             " (to migrate an archived original again: memvault migrate archive/<file>.md)"
         )
     return rest, {k: v for k, v in raw.items() if k != name}
+
+
+def _own_text(text: str, max_lines: int) -> str | None:
+    """``text`` with memvault's sections (markers, lines and the heading above each) blanked,
+    the lines keeping their numbers, when more than ``max_lines`` of the person's own
+    non-blank lines are left; else None (an index, with little or nothing of its own)."""
+    lines = text.splitlines(keepends=True)
+    try:
+        blocks = memory_md.parse_blocks(lines)
+    except memory_md.MarkerError:
+        return None
+    for block in blocks:
+        first = (
+            block.begin - 1
+            if block.begin and lines[block.begin - 1].startswith("#")
+            else block.begin
+        )
+        for i in range(first, block.end + 1):
+            lines[i] = lines[i][len(lines[i].rstrip("\r\n")) :]
+    if sum(1 for line in lines if line.strip()) <= max_lines:
+        return None
+    return "".join(lines)
 
 
 def _as_first_migrated(

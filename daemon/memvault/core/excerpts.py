@@ -3,9 +3,10 @@
 A chunk (~128 tokens) is the unit search ranks: big enough that its vector
 knows what the text is about. It is too big a unit to spend a context budget
 on: a chunk of a conversation holds four or five turns, of which a question
-needs one. So the context is packed with *units* — the non-blank lines of the
-chunks search found (a fenced code block stays one unit; heading lines are
-left out, the citation names the heading) — each ranked by two things:
+needs one. So the context is packed with *units* — the lines of the
+chunks search found that say something (a fenced code block stays one unit;
+heading lines and lines of markup alone, a callout's empty ``>``, are left
+out, the citation names the heading) — each ranked by two things:
 
 - the fused score of its chunk (relevance of the neighbourhood, with the
   context the chunk's vector was embedded with), and
@@ -92,7 +93,8 @@ class Unit:
 def split_units(text: str, line_start: int) -> list[Unit]:
     """The units of a chunk whose ``text`` starts at file line ``line_start``.
 
-    Blank lines and ATX heading lines are not units; the lines of a fenced
+    Blank lines, lines of markup alone (no letter or digit) and ATX heading lines are
+    not units; the lines of a fenced
     code block (fences included) are one unit. An unclosed fence runs to the
     end of the chunk.
     """
@@ -103,7 +105,7 @@ def split_units(text: str, line_start: int) -> list[Unit]:
         line = lines[i]
         lead = line.lstrip(" ")[:1]
         if lead not in ("`", "~", "#"):  # most lines: no regex needed
-            if line.strip():
+            if _says_something(line):
                 out.append(Unit(line_start + i, line_start + i, line, len(out)))
             i += 1
             continue
@@ -121,10 +123,17 @@ def split_units(text: str, line_start: int) -> list[Unit]:
             out.append(Unit(line_start + i, line_start + j, block, len(out)))
             i = j + 1
             continue
-        if line.strip() and not _HEADING.match(line):
+        if _says_something(line) and not _HEADING.match(line):
             out.append(Unit(line_start + i, line_start + i, line, len(out)))
         i += 1
     return out
+
+
+def _says_something(line: str) -> bool:
+    """A line with a letter or a digit: one of markup alone — a callout's empty line
+    (``>``), a rule, a table's separator, an empty list item — says nothing, like a blank
+    one (a context spent its tokens on them)."""
+    return any(ch.isalnum() for ch in line)
 
 
 def unit_text(text: str) -> str:

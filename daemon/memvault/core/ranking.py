@@ -307,12 +307,20 @@ def nearest_kept(
 def query_words(query: str) -> list[list[str]]:
     """The query's words as written (split at spaces), each as the terms the keyword
     table cuts it into, of ``query_terms``'s only (stopwords dropped, the first
-    ``MAX_QUERY_TERMS``): ``PAY-4521`` is one word of two terms, ``pay`` and ``4521``."""
-    kept = set(query_terms(query))
-    return [
-        [t for w in cjk.words(word) for t in cjk.terms(w.lower()) if t in kept]
-        for word in query.split()
-    ]
+    ``MAX_QUERY_TERMS``): ``PAY-4521`` is one word of two terms, ``pay`` and ``4521``.
+    Read as far as ``query_terms`` reads (to the word holding its last term, when it
+    has all it takes): a text pasted whole was read to its end twice more (0.5 s a MB)."""
+    words: list[list[str]] = []
+    kept: dict[str, None] = {}  # the terms not stopwords, in order
+    stops: dict[str, None] = {}  # the stopwords: the terms when they are all there is
+    for word in query.split():
+        words.append([t for w in cjk.words(word) for t in cjk.terms(w.lower())])
+        for t in words[-1]:
+            (stops if t in STOPWORDS else kept).setdefault(t, None)
+        if len(kept) >= MAX_QUERY_TERMS:
+            break
+    chosen = set(list(kept or stops)[:MAX_QUERY_TERMS])
+    return [[t for t in word if t in chosen] for word in words]
 
 
 def rare_term(
@@ -344,7 +352,9 @@ def rare_term(
     term = min(docs, key=lambda t: (docs[t], terms.index(t)))
     if docs[term] > most:
         return None
-    idf = {t: max(math.log((total - n + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
+    # a term counted in more chunks than ``total`` (a sync deleted some between the
+    # two counts) is at the floor too, not a log of a negative number
+    idf = {t: max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
     word = next(set(w) for w in words if term in w)
     mine = sum(idf[t] for t in word if t in idf)
     return term if mine >= share * sum(idf.values()) else None

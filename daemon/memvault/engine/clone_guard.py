@@ -28,6 +28,7 @@ import json
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,8 @@ def open_team_index(config: VaultConfig, *, read_only: bool, wait: float, daemon
     try:
         refuse_a_clone_behind(store, config)
         store.files_at = lambda: files_at(config)
-        store.files_stamp = lambda: head_stamp(config.root)
         store.mark_files()  # before anything is written: the sync brings the index there
+        store.mark_files_if_moved = _when_moved(store, config.root)
     except BaseException:
         store.close()
         raise
@@ -78,7 +79,7 @@ def files_at(config: VaultConfig) -> str | None:
 
 def head_stamp(root: Path) -> tuple[int, ...] | None:
     """When and how far the vault's git HEAD last moved: its file's and its reflog's
-    (``logs/HEAD``) mtime and size, read each daemon tick (``PgStore.mark_files_if_moved``):
+    (``logs/HEAD``) mtime and size, read each daemon tick (``_when_moved``):
     a commit, a checkout or a pull changes no note the watcher sees, and a writer killed
     before its close would leave the index's record behind the commit its files are at.
     None outside git."""
@@ -94,6 +95,20 @@ def head_stamp(root: Path) -> tuple[int, ...] | None:
         else:
             stamp += [st.st_mtime_ns, st.st_size]
     return tuple(stamp)
+
+
+def _when_moved(store: Any, root: Path) -> Callable[[], None]:
+    """``store.mark_files`` once git's HEAD moved since the last look (``head_stamp``):
+    each tick of a writer daemon."""
+    last = [head_stamp(root)]
+
+    def look() -> None:
+        now = head_stamp(root)
+        if now != last[0]:
+            last[0] = now
+            store.mark_files()
+
+    return look
 
 
 def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:

@@ -33,7 +33,7 @@ from memvault.core.chunks import Chunk, embed_texts
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
-from memvault.errors import StorageError
+from memvault.errors import ModelError, StorageError
 from memvault.index.embedder import (
     Embedder,
     make_embedder,
@@ -292,22 +292,18 @@ class Embedding:
         embeds; only the old model's vectors go, and only the notes the new model's
         tokenizer would cut differently are read again (by the next sync: the one that
         called this cuts them at once). Returns the warning."""
-        model = self.model_id()
-        previous = self.indexed_with
-        if previous == model:
+        model, previous = self.model_id(), self.indexed_with
+        if previous == model or (previous is None and self._read_only):
             return None
         if previous is None:
             self._store.set_meta("model_id", model)
             return None
+        if self._read_only:  # a reader re-queues nothing: the index is the writer's
+            raise ModelError(_not_this_model(previous, model))
         with self._open_lock:
             self._vectors = None
             queued, recut = self._requeue_all(f"{previous} -> {model}")
-        message = (
-            f"embedding model changed from {previous} to {model}: re-embedding every note "
-            f"({queued} chunks queued for the new model; keyword search works meanwhile"
-            + (f"; {recut} notes cut again for its tokenizer" if recut else "")
-            + ")"
-        )
+        message = _model_changed(previous, model, queued, recut)
         log.warning("%s", message)
         return message
 
@@ -569,9 +565,6 @@ class Embedding:
             self._store.prune_cache(self.model_id(), keep=lines.keys())
 
 
-__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]
-
-
 def note_of(row: NoteRow) -> Note:
     """A note rebuilt from its row: what its embedded texts and ``about_text`` read of it
     (title, summary, frontmatter, tags, aliases), no body."""
@@ -579,3 +572,24 @@ def note_of(row: NoteRow) -> Note:
         row.path, row.title, row.summary, row.frontmatter, row.tags, row.aliases,
         (), (), "", 1,
     )  # fmt: skip
+
+
+def _model_changed(previous: str, model: str, queued: int, recut: int) -> str:
+    return (
+        f"embedding model changed from {previous} to {model}: re-embedding every note "
+        f"({queued} chunks queued for the new model; keyword search works meanwhile"
+        + (f"; {recut} notes cut again for its tokenizer" if recut else "")
+        + ")"
+    )
+
+
+def _not_this_model(previous: str, model: str) -> str:
+    return (
+        f"the index was built with {previous}; this process would search it with {model} "
+        "(said above, when a fallback chose it) and cannot re-embed it: the index is "
+        "read-only to it. Search here with the index's model, or through the vault's "
+        "daemon (memvault up)"
+    )
+
+
+__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]

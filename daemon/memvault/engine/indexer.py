@@ -217,10 +217,7 @@ class Indexer(Lane):
             note = parse_note(path, text)
         kept = list(note.warnings)  # kept in its row: listed by status until it changes
         if result.truncated:
-            kept.append(
-                f"{result.size / 1e6:.1f} MB; only the first "
-                f"{self.fs.max_note_bytes / 1e6:.1f} MB is indexed (vault.max_note_bytes)"
-            )
+            kept.append(_cut_said(result.size, self.fs.max_note_bytes))
         warnings = [f"{path}: {w}" for w in kept]
         row = NoteRow(
             path=path,
@@ -348,3 +345,12 @@ class Indexer(Lane):
 
 
 __all__ = ["BATCH_CHUNKS", "BATCH_NOTES", "Indexed", "Indexer", "Progress"]
+
+
+def _cut_said(size: int, cap: int) -> str:
+    """How much of a note too big is indexed, in MB — in bytes when the two sizes would
+    print alike ("2.0 MB; only the first 2.0 MB")."""
+    whole, part = f"{size / 1e6:.1f}", f"{cap / 1e6:.1f}"
+    if whole != part:
+        return f"{whole} MB; only the first {part} MB is indexed (vault.max_note_bytes)"
+    return f"{size:,} bytes; only the first {cap:,} bytes are indexed (vault.max_note_bytes)"

@@ -29,7 +29,7 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkIndex, link_name
 from memvault.engine import link_verdicts as verdicts
-from memvault.errors import NoteNotFound
+from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -75,7 +75,7 @@ def link_problems(
         if path not in outlines:  # the outline alone: cheaper than a whole parse
             try:
                 outlines[path] = outline(fs.read(path).decoded.text)
-            except (NoteNotFound, NotText, OSError):
+            except (NoteNotFound, NotText, UnsafePath, OSError):
                 outlines[path] = None
         return outlines[path]
 
@@ -131,6 +131,6 @@ def _came_or_went(store: Store, scan: Scan, indexed: list[str]) -> set[str]:
 def _parse(fs: VaultFS, path: str) -> tuple[str, Note] | None:
     try:
         text = fs.read(path).decoded.text
-    except (NoteNotFound, NotText, OSError):
+    except (NoteNotFound, NotText, UnsafePath, OSError):  # (a name the sync refuses too)
         return None
     return text, parse_note(path, text)

@@ -162,6 +162,12 @@ class Linker:
                 continue
             if isinstance(outcome, (NoteNotFound, NotText)):
                 continue
+            if isinstance(outcome, PermissionError):  # its folder read-only to us
+                problems.append(
+                    f"{source}: its links to moved files were left as they are: it cannot "
+                    f"be written ({outcome.strerror})"
+                )
+                continue
             if isinstance(outcome, Exception):
                 problems.append(str(outcome))
                 if isinstance(outcome, WriteConflict):  # FileBusy too: tried again later
@@ -255,7 +261,7 @@ class Linker:
                 written = not removed
             else:
                 written, _ = self.fs.update_text(rel, change)
-        except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
+        except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath, PermissionError) as exc:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
@@ -380,8 +386,14 @@ class Linker:
                     )
                     if changed_now:
                         written.append(path)
-            except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
-                log.warning("%s left untouched: %s", path, exc)
+            except (
+                memory_md.MarkerError,
+                WriteConflict,
+                NotText,
+                UnsafePath,
+                PermissionError,
+            ) as exc:
+                log.warning("%s left untouched: %s", path, exc)  # (its folder read-only to us)
                 continue
             now = self.fs.stat(path)
             if now is not None:

@@ -43,7 +43,8 @@ def rare_word(
     term = rare_term(query_words(query), docs, store.chunk_count(), cfg.rare_chunks, cfg.rare_share)
     if term is None:
         return None
-    return RareWord(term, frozenset(lab for lab, _ in store.keywords([term], cfg.rare_chunks)))
+    held = store.keywords([term], cfg.rare_chunks, docs)
+    return RareWord(term, frozenset(lab for lab, _ in held))
 
 
 def holding(

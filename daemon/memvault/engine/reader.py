@@ -252,7 +252,7 @@ class Reader(Lane):
 
         def ranked(wanted: list[str]) -> list[tuple[int, float]]:
             keep = informative_terms(wanted, self.store.chunk_count(), docs_of)
-            found = self.store.keywords(keep, limit * 3 if label_ok else limit)
+            found = self.store.keywords(keep, limit * 3 if label_ok else limit, docs_of)
             return found if label_ok is None else [r for r in found if label_ok(r[0])][:limit]
 
         asked = keyword_terms(terms, docs_of)

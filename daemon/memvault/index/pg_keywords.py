@@ -134,7 +134,9 @@ def term_query(term: str, *, cjk: bool = True) -> str | None:
 
 
 def idf(total: int, docs: int) -> float:
-    value = math.log((total - docs + 0.5) / (docs + 0.5))
+    """FTS5's IDF, at its floor (1e-6) for a term in at least half the chunks, and for
+    one counted in more than ``total`` (the writer deleted chunks between the counts)."""
+    value = math.log((max(total - docs, 0) + 0.5) / (docs + 0.5))
     return value if value > 0 else 1e-6
 
 

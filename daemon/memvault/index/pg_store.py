@@ -136,8 +136,7 @@ class PgStore(Store):
     # meta FILES_AT at its open, with each sync that changed something and at its close:
     # a writer whose clone lacks that commit is refused before it rolls the index back
     files_at: Callable[[], str | None] | None = None
-    files_stamp: Callable[[], object] | None = None  # when the files last moved (git's HEAD)
-    _files_stamp: object = None
+    mark_files_if_moved: Callable[[], None] | None = None  # a tick's: engine/clone_guard
 
     def __init__(
         self,
@@ -313,17 +312,9 @@ class PgStore(Store):
 
     def mark_files(self) -> None:
         """Keep what the writer's files are at (``files_at``) in meta ``FILES_AT``."""
-        if self.files_stamp is not None:
-            self._files_stamp = self.files_stamp()
         at = self.files_at() if self.files_at is not None and not self.read_only else None
         if at is not None:
             super().set_meta(FILES_AT, at)
-
-    def mark_files_if_moved(self) -> None:
-        """``mark_files`` when the files moved (``files_stamp``: git's HEAD) since the last
-        mark: a daemon's tick (a commit changes no note, so no sync marks it)."""
-        if self.files_stamp is not None and self.files_stamp() != self._files_stamp:
-            self.mark_files()
 
     def close(self) -> None:
         self.closing.set()
@@ -466,6 +457,16 @@ class PgStore(Store):
 
     # -- keywords ----------------------------------------------------------------------
 
+    def chunk_count(self) -> int:
+        """The chunks' number as ``chunk_totals`` keeps it (schema 2, triggers): one row.
+        ``count(*)`` read every chunk (24-91 ms at 500,000), and each search asked for it
+        twice: its keyword side and the rare word's rule (core/ranking.rare_term)."""
+        if not self._totals:  # an older writer's index
+            return super().chunk_count()
+        with self._lock:
+            row = self._pg.raw("SELECT n FROM chunk_totals").fetchone()
+        return int(row[0]) if row is not None else super().chunk_count()
+
     def term_docs(self, term: str) -> int:
         query = pg_keywords.term_query(term, cjk=self.cjk)
         if query is None:
@@ -476,31 +477,42 @@ class PgStore(Store):
             ).fetchone()
         return int(row[0])
 
-    def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def keywords(
+        self, terms: Sequence[str], limit: int, docs_of: Callable[[str], int] | None = None
+    ) -> list[tuple[int, float]]:
         """(label, bm25 score: higher is better), as FTS5 ranks ``"a" OR "b"``: the GIN
-        index finds the chunks, BM25 is computed here (pg_keywords)."""
+        index finds the chunks, BM25 is computed here (pg_keywords). ``docs_of``: the
+        chunks holding a term, as the search counted them (``term_docs``, once a search:
+        counting them again was a round trip a term)."""
         phrases: list[list[str]] = []
-        for term in dict.fromkeys(terms):
-            tokens = pg_keywords.TOKENIZER.tokens(term.replace("\x00", ""), cjk=self.cjk)
+        named: list[str] = []  # the term of each phrase
+        for term in dict.fromkeys(t.replace("\x00", "") for t in terms):
+            tokens = pg_keywords.TOKENIZER.tokens(term, cjk=self.cjk)
             if tokens and tokens not in phrases:
                 phrases.append(tokens)
+                named.append(term)
         if not phrases or limit <= 0:
             return []
         queries = [" <-> ".join(pg_keywords.quote(t) for t in p) for p in phrases]
+        counted = [docs_of(t) for t in named] if docs_of is not None else None
         with self._lock:
             total, length = self._pg.raw(
                 "SELECT n, ntok FROM chunk_totals"
                 if self._totals
                 else "SELECT count(*), coalesce(sum(ntok), 0) FROM chunks"
             ).fetchone()
-            docs = [
-                int(
-                    self._pg.raw(
-                        "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
-                    ).fetchone()[0]
-                )
-                for q in queries
-            ]
+            docs = (
+                counted
+                if counted is not None
+                else [
+                    int(
+                        self._pg.raw(
+                            "SELECT count(*) FROM chunks WHERE keywords @@ %s::tsquery", (q,)
+                        ).fetchone()[0]
+                    )
+                    for q in queries
+                ]
+            )
             rows = self._pg.raw(
                 "SELECT c.label, c.ntok, u.lexeme, u.positions, u.weights "
                 "FROM chunks c, unnest(c.keywords) u "

@@ -497,9 +497,12 @@ class Store(PendingQueue, LinkTables):
             ).fetchall()
         return [(int(label), -float(score)) for label, score in rows]
 
-    def keywords(self, terms: Sequence[str], limit: int) -> list[tuple[int, float]]:
+    def keywords(
+        self, terms: Sequence[str], limit: int, docs_of: Callable[[str], int] | None = None
+    ) -> list[tuple[int, float]]:
         """(label, bm25 score: higher is better) of chunks holding any of ``terms`` (the
-        seam's keyword candidates; index/seam.py)."""
+        seam's keyword candidates; index/seam.py). ``docs_of``: the search's counts of
+        the chunks holding a term (FTS5 has its own; PgStore's BM25 uses them)."""
         return self.fts(fts_query(terms), limit) if terms else []
 
     def vector_index(

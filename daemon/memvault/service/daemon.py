@@ -418,8 +418,11 @@ class Daemon:
                 # and the commit its files are at, once a commit moved git's HEAD (a
                 # commit changes no note: no sync records it; engine/clone_guard)
                 store = self.vault.engine.store
-                for step in ("hold_writer_lock", "mark_files_if_moved"):
-                    getattr(store, step, lambda: None)()
+                hold = getattr(store, "hold_writer_lock", None)
+                moved = getattr(store, "mark_files_if_moved", None)
+                for step in (hold, moved):
+                    if step is not None:
+                        step()
                 self.memory_catch_up()
             except MemvaultError as exc:  # PostgreSQL's server down or restarting, or
                 # the lock another's now: not this daemon's end (a field test saw a writer

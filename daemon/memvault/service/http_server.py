@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import resource
 import socket
@@ -149,7 +150,13 @@ class HttpServer:
             self.sock.listen(BACKLOG)
         except OSError as exc:
             self.sock.close()
-            raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+            fix = (
+                ": set daemon.port in .memvault/config.toml (or $MEMVAULT_DAEMON_PORT) to "
+                "another port, or to 0 to have a free one picked"
+                if port and exc.errno in (errno.EADDRINUSE, errno.EACCES)
+                else ""
+            )
+            raise DaemonError(f"cannot listen on {host}:{port}: {exc.strerror}{fix}") from None
         self.host = host
         self.port: int = self.sock.getsockname()[1]
         self.max_connections = connection_cap(raise_open_file_limit(), max_connections)

@@ -85,13 +85,21 @@ def _systemd_quote(arg: str) -> str:
 
 def render_unit(root: Path, python: str, pythonpath: str | None) -> str:
     root = Path(root).resolve()
+    if any(ch in str(root) for ch in "\n\r"):
+        from memvault.errors import UnsafePath
+
+        # a unit file is read a line at a time: the rest of the name would be a directive
+        raise UnsafePath(
+            f"{str(root)!r} holds a line break, which a systemd unit cannot name safely: "
+            "rename the folder (or run `memvault daemon start`)"
+        )
     cmd = " ".join(
         _systemd_quote(a) for a in (python, "-m", "memvault", "daemon", "run", "--vault", str(root))
     )
     env = f"Environment={_systemd_quote('PYTHONPATH=' + pythonpath)}\n" if pythonpath else ""
     return (
         "[Unit]\n"
-        f"Description=memvault daemon for {root}\n"
+        f"Description=memvault daemon for {str(root).replace('%', '%%')}\n"  # specifiers
         "Documentation=https://github.com/memvault/memvault\n\n"
         "[Service]\n"
         "Type=simple\n"

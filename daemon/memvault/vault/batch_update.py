@@ -42,8 +42,8 @@ def update_texts(
     fs: VaultFS, changes: Mapping[str, Change], batch: int = 256, wait: float | None = None
 ) -> dict[str, bool | Exception]:
     """For each note, whether it was written, or the ``NoteNotFound``, ``NotText``,
-    ``WriteConflict`` or ``UnsafePath`` that ``update_text`` raised for it (any other
-    error is raised)."""
+    ``WriteConflict``, ``UnsafePath`` or ``PermissionError`` (a folder read-only to us)
+    that ``update_text`` raised for it (any other error is raised)."""
     fs.check_root()
     out: dict[str, bool | Exception] = {}
     items = list(changes.items())
@@ -55,7 +55,8 @@ def update_texts(
             for rel in alone:
                 try:
                     out[rel] = fs.update_text(rel, changes[rel], busy_until=until)[0]
-                except (NoteNotFound, NotText, WriteConflict, UnsafePath) as exc:
+                except (NoteNotFound, NotText, WriteConflict, UnsafePath, PermissionError) as exc:
+                    # a note its folder (or file) keeps from us holds up no other;
                     out[rel] = exc  # anything else (the disk full) fails the call
     finally:
         unlinker.join()  # none is left when the call returns

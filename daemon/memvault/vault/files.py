@@ -33,9 +33,9 @@ from memvault.errors import (
 )
 from memvault.vault.batch_update import update_texts
 from memvault.vault.name_forms import preferred, twin_reason
+from memvault.vault.odd_names import refused_name
 from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
-    NOT_UTF8,
     disk_spelling,
     display_path,
     folds_case,
@@ -195,8 +195,8 @@ class VaultFS:
                     if copy and not self._ignored_by_config(rel) and entry.is_file():
                         skipped.append(SkippedFile(rel, copy))  # a person's words: listed
                     continue
-                if not is_utf8(entry.name):
-                    skipped.append(SkippedFile(display_path(rel), NOT_UTF8))
+                if (refused := refused_name(entry.name)) is not None:
+                    skipped.append(SkippedFile(display_path(rel), refused))
                     continue
                 if self._ignored_by_config(rel):
                     # not indexed, but Obsidian sees it: links to it must resolve
@@ -259,8 +259,8 @@ class VaultFS:
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
         ``scan`` follows; None when it may be one (or is simply not there)."""
-        if not is_utf8(rel):
-            return NOT_UTF8
+        if (refused := refused_name(rel, self._real_root)) is not None:
+            return refused
         disk = self._on_disk(rel)
         expected = os.path.join(self._real_root, *disk.split("/"))
         try:

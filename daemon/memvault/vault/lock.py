@@ -91,6 +91,33 @@ def misplaced(path: Path) -> str | None:
     return None
 
 
+def too_wide(path: Path) -> str | None:
+    """Why ``path`` is too wide to be made a vault: the file system's root, or the home
+    folder itself (``memvault init ~/``, a slip for ``~/memory``) — every note under it
+    would be indexed, and MEMORY.md, templates/ and the note folders laid among the
+    person's files. None for a folder that is a vault already (made so before: it keeps
+    working) and for any other folder."""
+    try:
+        here = Path(path).expanduser().resolve()
+    except (OSError, RuntimeError):  # a name too long, a symlink loop: the caller says it
+        return None
+    if is_vault(here):
+        return None
+    fix = "make a folder for it: memvault init ~/memory"
+    if here == Path(here.anchor):
+        return f"{path} is the root of the file system: a vault there would index every note on the disk; {fix}"
+    try:
+        home = Path.home().resolve()
+    except (OSError, RuntimeError):  # no home folder to be found
+        return None
+    if here == home:
+        return (
+            f"{path} is your home folder: a vault there would index every note under it and "
+            f"lay MEMORY.md, templates/ and the note folders among your files; {fix}"
+        )
+    return None
+
+
 class WriterLock:
     """The single-writer lock: an exclusive ``flock`` on ``.memvault/lock``.
 

@@ -250,6 +250,10 @@ class Swapper:
                 return True, None
             try:
                 mode = os.stat(path).st_mode & 0o7777
+                if not mode & 0o222:  # chmod a-w: the person's "leave it as it is", root too
+                    raise PermissionError(
+                        errno.EACCES, "read-only: it has no write permission", str(path)
+                    )
                 if made.st_mode & 0o7777 != mode:  # (a chmod is one more event to watch)
                     os.chmod(tmp, mode)
                 self.refuse_if_busy(path)  # again, now that the slow part is done

@@ -22,6 +22,7 @@ import os
 import posixpath
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -31,7 +32,7 @@ from memvault.config import VaultConfig
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
-from memvault.vault.lock import misplaced
+from memvault.vault.lock import misplaced, too_wide
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 # git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
@@ -81,6 +82,9 @@ class InitReport(Record):
     # the git rule that keeps .memvault/config.toml out of the repository (a root
     # .gitignore's `.memvault/`): the other clones get no settings
     settings_ignored: str | None = None
+    # lines of the MEMORY.md that was there, when past memory.max_lines: a dump an agent
+    # grew, which `memvault migrate` splits into notes (0: none, or a small one)
+    memory_lines: int = 0
 
 
 def _shipped(name: str) -> Traversable:
@@ -161,15 +165,21 @@ def _replace_if_unchanged(target: Path, old: bytes, new: bytes) -> bool:
         tmp.unlink(missing_ok=True)
 
 
-def count_notes(root: Path) -> int:
-    """Markdown files already under ``root`` (dot-folders and templates/ left out)."""
+def count_notes(root: Path, besides: Collection[str] = ()) -> int:
+    """Markdown files already under ``root`` (dot-folders and templates/ left out, and the
+    vault paths ``besides``)."""
     n = 0
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".")]
         if Path(folder) == root:
             dirs[:] = [d for d in dirs if d != "templates"]
             files = [f for f in files if f != "MEMORY.md"]
-        n += sum(1 for f in files if f.lower().endswith(".md"))
+        rel = Path(folder).relative_to(root).as_posix()
+        n += sum(
+            1
+            for f in files
+            if f.lower().endswith(".md") and (f if rel == "." else f"{rel}/{f}") not in besides
+        )
     return n
 
 
@@ -180,7 +190,8 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     role in any case (``People/``, ``Daily/``). A folder named exactly as memvault names
     it is not listed: nothing changes for it."""
     try:
-        top = sorted(e.name for e in os.scandir(root) if e.is_dir() and not e.name.startswith("."))
+        with os.scandir(root) as entries:
+            top = sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
     except OSError:
         return {}, None
     found: dict[str, str] = {}
@@ -202,6 +213,15 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     if templates is None:
         templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
     return found, (templates if templates != "templates" else None)
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    """A folder; an entry that cannot be looked at (a symlink loop beside the notes) is not
+    one, and never hides the folders beside it."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
@@ -293,9 +313,14 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     none yet). ``memory=False`` leaves MEMORY.md out (a migration writes its own).
     """
     root = Path(path).expanduser()
-    wrong = misplaced(root)
+    wrong = misplaced(root) or too_wide(root)
     if wrong is not None:
         raise VaultInside(f"no vault made: {wrong}")
+    if example and count_notes(root, {rel for rel, _ in _files(example_root())}):
+        raise VaultInside(  # a fictional team among real notes: an agent takes it for fact
+            f"no example notes added: {root} holds notes of its own; the examples go in a "
+            "vault of their own: memvault init --example ./demo"
+        )
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()
@@ -346,6 +371,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         if category not in roles and not (root / folder).exists():
             (root / folder).mkdir(parents=True)
             created.append(f"{folder}/")
+    memory_lines = _grown_memory(root) if "MEMORY.md" in skipped else 0
     return InitReport(
         str(root.resolve()),
         tuple(created),
@@ -356,4 +382,16 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         roles,
         templates,
         ignored_by(root, ".memvault/config.toml"),
+        memory_lines,
     )
+
+
+def _grown_memory(root: Path) -> int:
+    """The lines of the vault's MEMORY.md when past ``memory.max_lines``, else 0."""
+    try:
+        limit = VaultConfig.load(root, env={}).memory.max_lines
+        with open(root / "MEMORY.md", "rb") as fh:
+            lines = sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 20), b""))
+    except (ConfigError, OSError):
+        return 0
+    return lines if lines > limit else 0

@@ -77,6 +77,16 @@ def fail(message: str, code: int, as_json: bool = False, **details: Any) -> NoRe
     raise typer.Exit(code)
 
 
+@contextmanager
+def said_if_stopped(what_then: str, as_json: bool = False) -> Iterator[None]:
+    """Ctrl-C: say what is kept and what to run next, and exit 130 (the shell's code for
+    it), instead of a silent 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        fail(f"stopped (Ctrl-C): {what_then}", 130, as_json)
+
+
 def exit_code(exc: BaseException) -> int:
     """The documented exit code of a library error (``errors.OUTCOMES``)."""
     found = E.outcome(exc)
@@ -98,7 +108,9 @@ def handled(as_json: bool = False) -> Iterator[None]:
         name = str(exc.filename or "")
         shown = name if len(name) <= 80 else f"{name[:60]}...({len(name)} characters)"
         code = 2 if exc.errno in BAD_PATH_ERRNOS else 1
-        fail(f"{shown}: {exc.strerror or exc}", code, as_json)
+        fail(
+            f"{shown}: {exc.strerror or exc}" if shown else str(exc.strerror or exc), code, as_json
+        )
 
 
 def resolve_vault(vault: Path | None) -> Path:

@@ -26,6 +26,7 @@ from memvault.interfaces.cli.common import (
     out,
     progress_bar,
     resolve_vault,
+    said_if_stopped,
 )
 
 if TYPE_CHECKING:
@@ -102,6 +103,13 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
+    if report.memory_lines:
+        out.print(
+            f"your MEMORY.md has {report.memory_lines:,} lines, more than an agent can load: "
+            "`memvault migrate MEMORY.md` splits them into notes (--dry-run shows the plan; "
+            "docs/MIGRATE.md)",
+            markup=False,
+        )
     for category, folder in (report.roles or {}).items():
         out.print(
             f"using your folder {folder}/ for {category} (not a new {category}/ beside it; "
@@ -128,7 +136,13 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
 def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     """Reconcile MEMORY.md and the search index with the files, then report."""
     # through a running daemon (the one writer, however busy it is), or here
-    with handled(as_json), open_vault(vault) as v, progress_bar("indexing") as bar:
+    kept = "what was indexed is kept; `memvault sync` (or `memvault up`) indexes the rest"
+    with (
+        said_if_stopped(kept, as_json),
+        handled(as_json),
+        open_vault(vault) as v,
+        progress_bar("indexing") as bar,
+    ):
         report = v.sync(progress=bar)
     if as_json:
         emit_json(report.to_dict())
@@ -271,7 +285,12 @@ def migrate(
     from memvault.interfaces.cli.migration_view import render_migration
     from memvault.migration import migrate as run_migration
 
-    with handled(as_json), progress_bar("indexing") as bar:
+    kept = (
+        "what was written and indexed is kept; `memvault sync` (or `memvault up`) indexes "
+        "the rest (stopped while the notes were written: the same `memvault migrate` "
+        "finishes it, writing nothing twice)"
+    )
+    with said_if_stopped(kept, as_json), handled(as_json), progress_bar("indexing") as bar:
         report = run_migration(
             source,
             into,

@@ -1,0 +1,113 @@
+"""init on the folders people really have: their own folder names beside odd entries, a
+home folder or / typed by mistake, examples asked for in a folder of real notes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memvault.vault.template import find_roles, init_vault
+
+
+@pytest.mark.parametrize("odd", ["loop", "no-access"])
+def test_an_entry_that_cannot_be_stat_ed_leaves_the_persons_folders_found(
+    tmp_path: Path, odd: str
+) -> None:
+    """A symlink loop (or a symlink into a folder that cannot be searched) beside
+    People/ made every role go unseen: init added people/ beside People/."""
+    root = tmp_path / "notes"
+    (root / "People").mkdir(parents=True)
+    (root / "People" / "Ana.md").write_text("# Ana\n", encoding="utf-8")
+    (root / "Projects").mkdir()
+    if odd == "loop":
+        os.symlink("loop-b", root / "loop-a")
+        os.symlink("loop-a", root / "loop-b")
+    else:
+        # ELOOP through a chain: stat raises an error other than "not found"
+        os.symlink("x/../loop-a", root / "loop-a")
+    roles, _ = find_roles(root)
+    assert roles == {"people": "People", "projects": "Projects"}
+    report = init_vault(root)
+    assert "people/" not in report.created and not (root / "people").exists()
+    assert not (root / "projects").exists()
+
+
+def test_init_refuses_the_home_folder_and_leaves_it_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``memvault init ~/`` (or ``up ~``, a slip for ``~/memory``) made the whole home
+    folder a vault: MEMORY.md, templates/, people/... laid among the person's files, and
+    every note under Documents/ and code/ indexed. It is refused (exit 5), naming the fix."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    home = tmp_path / "home"
+    (home / "Documents").mkdir(parents=True)
+    (home / "Documents" / "cv.md").write_text("# CV\n", encoding="utf-8")
+    monkeypatch.setenv("HOME", str(home))
+    before = sorted(p.relative_to(home).as_posix() for p in home.rglob("*"))
+    for command in ("init", "up"):
+        result = CliRunner().invoke(app, [command, "~"])
+        assert result.exit_code == 5, result.output
+        assert "home folder" in result.output and "memvault init ~/memory" in result.output
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == before
+    init_vault(home / "memory")  # a folder in it is what it is for
+
+
+def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memvault.vault.lock import too_wide
+
+    assert "root of the file system" in (too_wide(Path("/")) or "")
+    home = tmp_path / "home"
+    (home / ".memvault").mkdir(parents=True)  # a vault someone made there before
+    monkeypatch.setenv("HOME", str(home))
+    assert too_wide(home) is None
+    init_vault(home)  # re-run on it: adds what is missing, as on any vault
+
+
+def test_the_example_notes_never_go_among_a_persons_notes(tmp_path: Path) -> None:
+    """``init --example`` on a folder of real notes mixed a fictional team (Sarah Chen, a
+    PostgreSQL decision) into the person's memory, where an agent would take it for
+    fact. Refused (exit 5), nothing written; a demo vault run again is still fine."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "notes"
+    (root / "people").mkdir(parents=True)
+    (root / "people" / "me.md").write_text("# Me\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", "--example", str(root)])
+    assert result.exit_code == 5, result.output
+    assert "memvault init --example ./demo" in result.output
+    assert sorted(p.name for p in root.rglob("*")) == ["me.md", "people"]
+    demo = tmp_path / "demo"
+    init_vault(demo, example=True)
+    init_vault(demo, example=True)
+
+
+def test_init_on_a_grown_memory_md_says_to_migrate_it(tmp_path: Path) -> None:
+    """A first day with the failure memvault prevents: a MEMORY.md an agent grew to 20,000
+    lines. init listed it as kept (`= MEMORY.md`) and said nothing of `migrate`; `up` then
+    added memvault's sections after line 20,000, where no agent reads."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    grown = "".join(f"- observation {i} about the project\n" for i in range(20_000))
+    (root / "MEMORY.md").write_text(grown, encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "MEMORY.md has 20,000 lines" in said and "memvault migrate MEMORY.md" in said
+    assert (root / "MEMORY.md").read_text(encoding="utf-8") == grown
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "MEMORY.md").write_text("# Memory\n\n- a line\n", encoding="utf-8")
+    assert "migrate" not in CliRunner().invoke(app, ["init", str(small)]).output
