@@ -4,6 +4,7 @@
     python bench/rare_terms.py --work /tmp/rare/nr --only synthetic
     python bench/rare_terms.py --work /tmp/rare/nr --grid g.json     # configs side by side
     python bench/rare_terms.py --work /tmp/rare/nr2 --seed 26 --vault-seed 11   # other probes
+    python bench/rare_terms.py --work /tmp/rare/nr --context 1000,2000   # Vault.context
 
 An agent looking up an identifier (a ticket, a host, an error code, a rare surname)
 must find the one note that holds it. The convex fusion scores that note's chunk 1.0
@@ -30,7 +31,9 @@ with PAY-4521?"). The rank is that of the holding note among the notes of
 ``Vault.search(query, k=10)`` (hits deduped by note, as the help set's eval.py
 ranks them). Printed per vault and config: hit@1 and hit@10 per query form, and
 each miss (the query, the rank or null, the first note). ``--sample`` probes per
-vault, drawn with ``--seed``.
+vault, drawn with ``--seed``. With ``--context``, ``Vault.context(query, budget)`` at
+each budget instead: whether a cited source of the note covers a line holding the
+word (``line``), the note is cited (``cited``), the word is in the text (``text``).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ import random
 import re
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -407,6 +410,71 @@ def run_probes(vault: Vault, probes: Sequence[dict[str, Any]]) -> dict[str, Any]
     return out
 
 
+def _holding_lines(root: Path, note: str, term: str) -> set[int]:
+    """The lines (1-based, as a context cites them) of ``note`` that hold ``term`` as a
+    word (case aside)."""
+    word = _word_re(term)
+    text = (root / note).read_text(encoding="utf-8")
+    return {i for i, line in enumerate(text.splitlines(), start=1) if word.search(line)}
+
+
+def _word_re(term: str) -> re.Pattern[str]:
+    return re.compile(r"(?<!\w)" + re.escape(term) + r"(?!\w)", re.IGNORECASE)
+
+
+def context_found(
+    vault: Vault, query: str, budget: int, note: str, term: str, lines: set[int]
+) -> tuple[str, bool]:
+    """Where the probe's note stands in ``Vault.context(query, budget)``: ``line`` (a
+    source of the note covers a line holding the word), ``cited`` (the note is a
+    source, not with that line), or ``out``; and whether the word is in the context's
+    text at all (a word only in a heading, "### Webpack", is not: a context cites a
+    chunk's lines under its first heading)."""
+    ctx = vault.context(query, budget=budget)
+    mine = [s for s in ctx.sources if s.path == note]
+    text = bool(_word_re(term).search(ctx.text))
+    if any(s.line_start <= i <= s.line_end for s in mine for i in lines):
+        return "line", text
+    return ("cited" if mine else "out"), text
+
+
+def run_context(
+    vault: Vault, root: Path, probes: Sequence[dict[str, Any]], budgets: Sequence[int]
+) -> dict[str, Any]:
+    """Per query form and budget, the share of probes whose context holds the note's
+    line with the word (``line``), cites the note at all (``cited``), holds the word
+    anywhere (``text``), per fold; a miss is a probe without the line."""
+    out: dict[str, Any] = {"probes": len(probes), "mode": "context"}
+    misses = []
+    held = [_holding_lines(root, p["note"], p["term"]) for p in probes]
+    for form, key in (("bare", "term"), ("question", "question")):
+        for budget in budgets:
+            found: list[tuple[str, bool]] = []
+            for p, lines in zip(probes, held, strict=True):
+                got = context_found(vault, p[key], budget, p["note"], p["term"], lines)
+                found.append(got)
+                if got[0] != "line":
+                    misses.append(
+                        {"form": form, "budget": budget, "query": p[key], "note": p["note"]}
+                        | {"kind": p["kind"], "got": got[0], "in_text": got[1]}
+                    )
+            out[f"{form}@{budget}"] = {
+                fold: {
+                    "line": _share(part, lambda f: f[0] == "line"),
+                    "cited": _share(part, lambda f: f[0] != "out"),
+                    "text": _share(part, lambda f: f[1]),
+                    "missed": sum(f[0] != "line" for f in part),
+                }
+                for fold, part in (("A", found[0::2]), ("B", found[1::2]), ("all", found))
+            }
+    out["misses"] = misses
+    return out
+
+
+def _share(found: Sequence[tuple[str, bool]], ok: Callable[[tuple[str, bool]], bool]) -> float:
+    return round(sum(ok(f) for f in found) / max(len(found), 1), 3)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -420,6 +488,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=25, help="draws the probes")
     parser.add_argument("--vault-seed", type=int, default=7, help="writes the synthetic vault")
     parser.add_argument("--misses", action="store_true", help="print each miss")
+    parser.add_argument(
+        "--context",
+        metavar="BUDGETS",
+        help="probe Vault.context at these budgets (e.g. 1000,2000), not Vault.search",
+    )
     args = parser.parse_args(argv)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -453,7 +526,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if which == "help"
                         else synthetic_probes(vault, planted, rng, args.sample)
                     )
-                result = run_probes(vault, probes)
+                if args.context:
+                    budgets = [int(b) for b in args.context.split(",")]
+                    result = run_context(vault, root, probes, budgets)
+                else:
+                    result = run_probes(vault, probes)
             if not args.misses:
                 result["misses"] = len(result["misses"])
             result.update(

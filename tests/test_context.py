@@ -411,3 +411,81 @@ def test_a_filtered_context_draws_on_no_note_the_filter_leaves_out(
     assert cited == {"decisions/2024-03-12-why-postgresql.md"}, ctx.text
     notes = [line for line in ctx.text.splitlines() if line.startswith("[[")]
     assert notes and all(line.startswith("[[decisions/") for line in notes), ctx.text
+
+
+TICKET_LOG = "logs/2026-03-01.md"
+TICKET_LINE = 18  # the log's line naming the ticket
+
+
+def _ticket_vault(root: Path) -> None:
+    """A long day log (its lines are a context's pieces) whose one line names a ticket,
+    among lines about something else, and fourteen short notes about payments."""
+    lines = [
+        f"- 0{h % 10}:1{h % 10} Standup with the platform team on roadmap item {h}: the new"
+        " onboarding flow and its copy."
+        for h in range(30)
+    ]
+    lines.insert(15, "- 04:44 Opened PAY-4521 for the ledger rounding bug.")
+    write(root, TICKET_LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
+    for i in range(14):
+        write(
+            root,
+            f"notes/payments-{i}.md",
+            f"# Payments {i}\n\nWhat happened with payments this week: the payment retries"
+            f" happened again, pay attention to payment {i}.\n",
+        )
+
+
+def _cites(ctx: object, path: str, line: int) -> bool:
+    return any(
+        s.path == path and s.line_start <= line <= s.line_end
+        for s in ctx.sources  # type: ignore[attr-defined]
+    )
+
+
+@pytest.mark.parametrize("place", [1, 0])
+def test_a_context_of_a_ticket_holds_the_line_naming_it(tmp_path: Path, place: int) -> None:
+    """The one line naming the ticket asked about, in a long day log little like the
+    question, was outranked by the payment notes' lines (the question's other words, its
+    meaning): a 400-token context held none of the log. The lines holding the query's
+    rare word come first (engine/rare_lines, ``search.rare_place`` 1); off, they do not."""
+    root = tmp_path / "memory"
+    _ticket_vault(root)
+    with open_vault(root, overrides={"search": {"rare_place": place}}) as vault:
+        vault.sync()
+        ctx = vault.context("what happened with PAY-4521?", budget=400)
+    if place:
+        assert "PAY-4521" in ctx.text and _cites(ctx, TICKET_LOG, TICKET_LINE), ctx.text
+        assert ctx.sources[0].path == TICKET_LOG
+    else:
+        assert "PAY-4521" not in ctx.text  # the defect, kept in view
+
+
+def test_a_rare_word_brings_no_line_the_contexts_folder_leaves_out(tmp_path: Path) -> None:
+    root = tmp_path / "memory"
+    _ticket_vault(root)
+    with open_vault(root) as vault:
+        vault.sync()
+        ctx = vault.context("what happened with PAY-4521?", budget=400, folder="notes")
+    assert ctx.sources and all(s.path.startswith("notes/") for s in ctx.sources), ctx.text
+
+
+@pytest.mark.model
+@pytest.mark.parametrize("place", [1, 0])
+def test_with_the_real_model_a_context_of_a_person_holds_the_line_naming_them(
+    tmp_path: Path, place: int
+) -> None:
+    """The bundled model, a day log that names a vendor's Tom Rautenbach once, and two
+    notes about other Toms: a 100-token context of "who is Tom Rautenbach?" held the
+    two Toms and another line of the log, not his."""
+    from test_search_evidence import LOG, MEMORY_NOTES
+
+    root = tmp_path / "memory"
+    for rel, text in MEMORY_NOTES.items():
+        write(root, rel, text)
+    (root / ".memvault").mkdir()
+    with Vault.open(root, overrides={"search": {"rare_place": place}}) as vault:
+        vault.sync()
+        ctx = vault.context("who is Tom Rautenbach?", budget=100)
+    assert ("Rautenbach" in ctx.text) == bool(place), ctx.text
+    assert _cites(ctx, LOG, 7) == bool(place), ctx.sources

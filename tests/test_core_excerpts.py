@@ -17,6 +17,7 @@ from memvault.core.excerpts import (
     best_first,
     common_terms,
     focus_query,
+    held_first,
     split_units,
     subject_words,
     unit_scores,
@@ -279,3 +280,22 @@ def test_a_line_is_admitted_on_its_own_evidence_not_its_notes() -> None:
     assert worth_a_place(ranked, admit=alone) == [0, 2, 3]
     with pytest.raises(ValueError):
         worth_a_place(ranked, admit=alone[:2])
+
+
+@pytest.mark.parametrize(
+    ("order", "ranked", "held", "place", "expected"),
+    [
+        ([0, 1, 2], [0, 1, 2, 3], [False, False, True, False], 1, [2, 0, 1]),
+        ([0, 1, 2], [0, 1, 2, 3], [False, False, False, True], 1, [3, 0, 1, 2]),  # filler
+        ([0, 1, 2], [0, 1, 2, 3], [False, True, False, True], 1, [1, 3, 0, 2]),
+        ([0, 1, 2], [0, 1, 2, 3], [False, False, False, True], 2, [0, 3, 1, 2]),
+        ([0, 1, 2], [0, 1, 2, 3], [True, False, False, False], 1, [0, 1, 2]),  # first already
+        ([0, 1, 2], [0, 1, 2, 3], [False, False, True, False], 0, [0, 1, 2]),  # off
+        ([0, 1, 2], [0, 1, 2, 3], [False, False, False, False], 1, [0, 1, 2]),
+        ([2, 0], [2, 0, 1], [False, True, True], 1, [2, 1, 0]),  # the n-th by ``ranked``
+    ],
+)
+def test_held_first(
+    order: list[int], ranked: list[int], held: list[bool], place: int, expected: list[int]
+) -> None:
+    assert held_first(order, ranked, held, place) == expected

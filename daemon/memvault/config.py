@@ -136,7 +136,8 @@ class SearchSettings:
     # and its word (PAY-4521 whole) carries at least rare_share of the query's IDF, rank
     # among the first rare_place x n notes (the n-th of them), after the vector side's
     # (core/ranking rare_term, rare_kept; rare_chunks or rare_place 0 = off; chosen by
-    # cross-validation, bench/RESULTS.md "rare words")
+    # cross-validation, bench/RESULTS.md "rare words"); in a context, the lines holding
+    # it rank among the first rare_place x n lines (core/excerpts held_first)
     rare_chunks: int = 5
     rare_share: float = 0.55
     rare_place: int = 1

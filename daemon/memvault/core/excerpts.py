@@ -319,6 +319,26 @@ def worth_a_place(
     return [i for i in order if scores[i] >= floor]
 
 
+def held_first(
+    order: Sequence[int], ranked: Sequence[int], held: Sequence[bool], place: int = 1
+) -> list[int]:
+    """``order`` (the units worth a place, best first) with the units ``held`` (those
+    holding the query's rare word, wherever ``ranked`` — every unit, best first — has
+    them, filler too) kept first: the n-th among the first ``place`` x n. A line naming
+    the ticket or the surname looked up, least like the question in meaning, was
+    outranked by lines nearer it, or cut as filler (bench/RESULTS.md "Rare words in
+    context"). ``place`` 0 leaves ``order`` as it is."""
+    out = list(order)
+    if place < 1:
+        return out
+    for n, i in enumerate((i for i in ranked if held[i]), start=1):
+        at = out.index(i) if i in out else len(out)
+        if at >= place * n:
+            out = [j for j in out if j != i]
+            out.insert(place * n - 1, i)
+    return out
+
+
 __all__ = [
     "FILLER_SHARE",
     "NOTE_WEIGHT",
@@ -329,6 +349,7 @@ __all__ = [
     "best_first",
     "common_terms",
     "focus_query",
+    "held_first",
     "on_subject",
     "split_units",
     "subject_words",

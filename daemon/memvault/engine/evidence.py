@@ -15,14 +15,9 @@ from typing import TYPE_CHECKING, Protocol
 from memvault.core.excerpts import split_units, unit_text, unit_texts
 from memvault.core.focus import note_focus, with_focus
 from memvault.core.hops import Pointer, has_link, hop_scores, is_pointer, lifted, passed_share
-from memvault.core.ranking import (
-    nearest_kept,
-    query_words,
-    rare_kept,
-    rare_term,
-    with_evidence,
-)
+from memvault.core.ranking import nearest_kept, rare_kept, with_evidence
 from memvault.core.text import sha256_text
+from memvault.engine.rare_lines import rare_word
 
 if TYPE_CHECKING:
     import numpy as np
@@ -85,16 +80,8 @@ def joined(
         ranked = _hopped(reader, ranked, rows, qv, cfg.hop_weight, allowed)
     notes = {lab: row.path for lab, row in rows.items()}
     ranked = nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
-    if not (cfg.rare_place and cfg.rare_chunks):
-        return ranked
-    store = reader.store
-    docs = docs_of or store.term_docs
-    words = query_words(query)
-    term = rare_term(words, docs, store.chunk_count(), cfg.rare_chunks, cfg.rare_share)
-    if term is None:
-        return ranked
-    holders = {lab for lab, _ in store.keywords([term], cfg.rare_chunks, docs)}
-    return rare_kept(ranked, notes, holders, cfg.rare_place)
+    rare = rare_word(cfg, reader.store, query, docs_of)
+    return ranked if rare is None else rare_kept(ranked, notes, rare.holders, cfg.rare_place)
 
 
 def _with_evidence(

@@ -39,9 +39,11 @@ from memvault.core.text import NotText, sha256_text, split_lines
 from memvault.core.timeref import Span, note_in, question_days, single_days
 from memvault.engine.evidence import joined as note_evidence
 from memvault.engine.lane import Lane
+from memvault.engine.line_similarity import line_similarities
 from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
+from memvault.engine.rare_lines import RareWord, rare_first, rare_word
 from memvault.errors import NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -205,7 +207,10 @@ class Reader(Lane):
         meta = self.catalogue.rows_of(h.path for h in candidates)
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))
-            ranked = self._unit_pieces(candidates, sizes, meta, qv, spans, frozenset(terms))
+            rare = rare_word(cfg.search, self.store, query)  # its lines kept first
+            ranked = self._unit_pieces(
+                candidates, sizes, meta, qv, spans, frozenset(terms), rare=rare
+            )
         else:  # whole chunks, by their search score (a linked note's is 0: never used)
             ranked = [
                 self._piece(
@@ -274,16 +279,19 @@ class Reader(Lane):
         qv: np.ndarray | None,
         spans: Sequence[Span] = (),
         subject: frozenset[str] = frozenset(),
+        rare: RareWord | None = None,
     ) -> list[Piece]:
         """The lines of the hits (core/excerpts), best first, without filler; a small
         note stays whole, ranked by the best line of the chunk that found it. Each
         line is ranked by its chunk, itself, its note's best line, its window and
         whether its label names a word of ``subject``; a line of a note dated on one
-        of ``spans`` (the days the question names) ranks higher."""
+        of ``spans`` (the days the question names) ranks higher; the lines holding the
+        ``rare`` word come first (engine/rare_lines)."""
         pieces: list[Piece] = []
         scores: list[float] = []
         keys: list[list[str]] = []  # the line vectors that rank each piece (their best)
         places: list[tuple[str, int, int] | None] = []  # where a line sits, for its window
+        labels: list[int] = []  # the chunk each piece is of
         for hit in hits:
             note = meta.get(hit.path)
             if sizes.get(hit.path, 0) <= SMALL_NOTE_TOKENS:
@@ -294,6 +302,7 @@ class Reader(Lane):
                 # note: a chunk found by one word must not borrow another part's meaning)
                 keys.append([sha256_text(unit_text(u.text)) for u in split_units(hit.text, 1)])
                 places.append(None)
+                labels.append(hit.label)
                 continue
             for unit in split_units(hit.text, hit.line_start):
                 seq = hit.ord * UNIT_ORD + unit.seq
@@ -301,11 +310,12 @@ class Reader(Lane):
                 scores.append(hit.score)
                 keys.append([sha256_text(unit_text(unit.text))])
                 places.append((hit.path, hit.ord, unit.line_start))
+                labels.append(hit.label)
         sims: list[float | None] = [None] * len(pieces)
         window_sims: list[float | None] | None = None
         if self.config.index.line_vectors and qv is not None:
             cached = self.embedding.line_vectors([k for ks in keys for k in ks])
-            sims, window_sims = _line_similarities(cached, keys, windows(places), qv)
+            sims, window_sims = line_similarities(cached, keys, windows(places), qv)
         timely = [note_in(p.date, spans) for p in pieces] if spans else None
         named = [on_subject(p.text, subject) for p in pieces] if subject else None
         score = functools.partial(
@@ -318,7 +328,9 @@ class Reader(Lane):
         )
         ranked = score(notes=[p.path for p in pieces])
         admit = score() if self.config.context.own_admits else None  # the note can't admit
-        return [pieces[i] for i in worth_a_place(ranked, admit=admit)]
+        order = worth_a_place(ranked, admit=admit)
+        order = rare_first(rare, order, ranked, pieces, labels, self.config.search.rare_place)
+        return [pieces[i] for i in order]
 
     def _piece(self, hit: Hit, note_tokens: int, note: NoteRow | None) -> Piece:
         if note_tokens <= SMALL_NOTE_TOKENS:
@@ -501,57 +513,6 @@ def _lines_in(
         if a > b:
             raise NoteNotFound(f"lines {lines} are outside the section {heading!r}")
     return a, b
-
-
-def _line_similarities(
-    cached: dict[str, np.ndarray],
-    keys: Sequence[Sequence[str]],
-    members: Sequence[Sequence[int]],
-    qv: np.ndarray,
-) -> tuple[list[float | None], list[float | None] | None]:
-    """Each piece's similarity to the query (the best of its lines' vectors, ``keys``
-    into ``cached``) and its window's (``members``: ``windows``); None where a piece
-    has no vector yet. One matrix product for all the lines."""
-    import numpy as np
-
-    sims: list[float | None] = [None] * len(keys)
-    if not cached:
-        return sims, None
-    row = {sha: i for i, sha in enumerate(cached)}
-    matrix = np.stack(list(cached.values())).astype(np.float32)
-    line_sims = matrix @ qv.astype(np.float32)
-    rows: list[int | None] = [None] * len(keys)  # each piece's line vector
-    for i, ks in enumerate(keys):
-        found = [row[k] for k in ks if k in row]
-        if found:
-            best = max(found, key=lambda r: line_sims[r])
-            sims[i] = float(line_sims[best])
-            rows[i] = best
-    return sims, _window_similarities(members, rows, matrix, qv)
-
-
-def _window_similarities(
-    members: Sequence[Sequence[int]],
-    rows: Sequence[int | None],
-    matrix: np.ndarray,
-    qv: np.ndarray,
-) -> list[float | None]:
-    """Each line's window (``members``: its own index first) compared with the query:
-    the cosine of the sum of the window's line vectors (``rows``: each line's row of
-    ``matrix``); None without the line's own."""
-    import numpy as np
-
-    n, blank = len(rows), len(matrix)  # a row of zeros after the last: "no line there"
-    padded = np.vstack([matrix, np.zeros((1, matrix.shape[1]), dtype=matrix.dtype)])
-    width = max((len(window) for window in members), default=1)
-    row_of = [blank if r is None else r for r in rows]
-    index = np.array(
-        [[row_of[j] for j in w] + [blank] * (width - len(w)) for w in members], dtype=np.intp
-    ).reshape(n, width)
-    total = padded[index].sum(axis=1)
-    norms = np.linalg.norm(total, axis=1)
-    sims = (total @ qv.astype(np.float32)) / np.where(norms > 0, norms, 1.0)
-    return [None if rows[i] is None or not norms[i] > 0 else float(sims[i]) for i in range(n)]
 
 
 def _hit(
