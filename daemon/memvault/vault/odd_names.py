@@ -9,9 +9,7 @@ from __future__ import annotations
 import os
 
 from memvault.errors import UnsafePath
-from memvault.vault.paths import MAX_PATH_BYTES, NOT_UTF8, is_utf8, normalize_rel
-
-PATH_MAX = 4096  # Linux's limit for a whole path, the vault's folder included
+from memvault.vault.paths import MAX_PATH_BYTES, NOT_UTF8, PATH_MAX, is_utf8, normalize_rel
 
 
 def refused_name(name: str, root: str | None = None) -> str | None:

@@ -23,7 +23,7 @@ _WINDOWS_ABS = re.compile(r"^(?:[A-Za-z]:|\\\\|//)")
 # Longer names make the kernel answer ENAMETOOLONG: refuse them as bad paths up front.
 MAX_NAME_BYTES = 255
 MAX_PATH_BYTES = 4000
-_PATH_MAX = 4096  # Linux's limit for a whole path, the vault's folder included
+PATH_MAX = 4096  # Linux's limit for a whole path, the vault's folder included
 NOT_UTF8 = "the name is not valid UTF-8 (rename it to have it indexed)"
 
 
@@ -192,7 +192,7 @@ def safe_join(root: Path, rel: str, real_root: str | None = None) -> Path:
     clean = _clean(rel)  # joined as given: the name on disk may be NFD
     real_root = os.path.realpath(root) if real_root is None else real_root
     candidate = os.path.join(real_root, *clean.split("/"))
-    if len(os.fsencode(candidate)) >= _PATH_MAX:
+    if len(os.fsencode(candidate)) >= PATH_MAX:
         raise UnsafePath(f"the path is too long for this system: {clean[:60]!r}...")
     real = os.path.realpath(candidate)
     if os.path.commonpath([real_root, real]) != real_root:
@@ -259,6 +259,7 @@ def folds_case(root: Path) -> bool:
 __all__ = [
     "MAX_NAME_BYTES",
     "NOT_UTF8",
+    "PATH_MAX",
     "case_spelling",
     "display_path",
     "folds_case",
