@@ -118,6 +118,10 @@ def test_custom_sections(tmp_path: Path) -> None:
             "[[memory.sections]]\nname = 'x'\ntitle = 'X'\nfolder = 'people/./x'\n",
             "folder must be a folder inside the vault",
         ),
+        # a field test: a negative limit was taken, and status then called every
+        # MEMORY.md over it
+        ("[memory]\nmax_lines = -3\n", "memory.max_lines and max_tokens must be positive"),
+        ("[memory]\nmax_tokens = 0\n", "memory.max_lines and max_tokens must be positive"),
     ],
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:

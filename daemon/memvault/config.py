@@ -493,8 +493,11 @@ def _validate(section: str, settings: Any, where: str, from_env: Set[str] = froz
             problems.append("context.budget must be positive")
         if settings.candidates < 1:
             problems.append("context.candidates must be positive")
-    elif section == "memory" and ("/" in settings.file or not settings.file.endswith(".md")):
-        problems.append("memory.file must be a .md file name at the vault root")
+    elif section == "memory":
+        if "/" in settings.file or not settings.file.endswith(".md"):
+            problems.append("memory.file must be a .md file name at the vault root")
+        if settings.max_lines < 1 or settings.max_tokens < 1:
+            problems.append("memory.max_lines and max_tokens must be positive")
     if problems:
         raise ConfigError(_placed(problems, where, from_env))
 
