@@ -112,6 +112,15 @@ def kinds(plan: MigrationPlan) -> set[str]:
         "## **2024-01-02**",
         "## 2024/01/02",
         "## 2024-01-02 ##",
+        # the date last, after a separator (a field test's agent dump: its 20,000
+        # lines of "## Session N — date" went whole to one inbox note)
+        "## Session 3 — 2024-01-02",
+        "## Session 3 – 2024-01-02",
+        "### standup - 2024-01-02",
+        "## Standup: Jan 2, 2024",
+        "## Standup | 2024-01-02",
+        "## Standup (2024-01-02)",
+        "## Standup [2024-01-02 10:30]",
     ],
 )
 def test_dated_heading_becomes_the_days_log(heading: str) -> None:
@@ -135,6 +144,8 @@ def test_dated_heading_becomes_the_days_log(heading: str) -> None:
         ("## 2024-01", None),
         ("## Standup on 2024-01-02", None),
         ("## Monitoring 2024-01-02 outage", None),
+        ("## Release due 2024-01-02", None),
+        ("## Session 3 — 2024-02-30", "invalid-date"),
         ("#2024-01-02 is a tag, not a heading", None),
     ],
 )

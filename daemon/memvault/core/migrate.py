@@ -81,6 +81,7 @@ from memvault.core.migrate_rules import (
     _MENTION,
     _PATH,
     _PUNCT,
+    _TAIL_DATE,
     _TITLE_STRIP,
     _USER_HEADINGS,
     USER_NOTE,
@@ -292,10 +293,15 @@ class _Planner:
         self.headings += 1
         parent, text = stack[-1], _clean(raw[:300])  # bounded: the regexes below stay linear
         m = _HEAD_DATE.match(text)
+        rest = text
+        if m is None and (m := _TAIL_DATE.search(text)):  # the date last: "Session 3 — …"
+            rest = text[: m.start()].strip(_TITLE_STRIP)
+        elif m:
+            rest = text[m.end() :].strip(_TITLE_STRIP)
         date = _match_date(m) if m else None
         if m and date is None:
             self._report(si, i, "invalid-date", raw=raw)
-        rest = text[m.end() :].strip(_TITLE_STRIP) if m and date else text
+            rest = text
 
         def push(
             key: _Key, kind: str, absorbs: bool, day: str | None, hint: str | None = None

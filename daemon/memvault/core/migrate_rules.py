@@ -33,6 +33,9 @@ _DATE_CORE = (
 )
 _DATE_END = r"(?=$|[\s:,;.|)\]—–-])"
 _HEAD_DATE = re.compile(_DATE_CORE + _DATE_END, re.I)
+# a heading's date last, set apart by a dash, a colon, a bar or brackets ("Session 3 —
+# 2024-01-10", "Standup (2024-01-10)"): not one a sentence ends on ("Standup on …")
+_TAIL_DATE = re.compile(r"(?:\s[—–-]\s*|\s*[:|]\s*|\s+(?=[\[(]))" + _DATE_CORE + r"\s*$", re.I)
 _LINE_DATE = re.compile(
     r"(?:[-*+]\s+)?(?:\*\*|__)?" + _DATE_CORE + r"(?:\*\*|__)?" + _DATE_END, re.I
 )
