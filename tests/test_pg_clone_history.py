@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import make_vault, memvault_env, run_memvault
 from pg_helpers import fresh_schema
 from pg_helpers import git_out as _git
@@ -176,10 +178,8 @@ def test_a_move_of_head_whose_mark_failed_is_marked_at_the_next_tick(tmp_path: P
     store = Store()
     look = _when_moved(store, tmp_path / "vault")
     (git / "logs" / "HEAD").write_text("a commit\n")
-    try:
+    with pytest.raises(ConnectionError):
         look()
-    except ConnectionError:
-        pass
     store.down = False
     look()
     assert store.marks == 1
