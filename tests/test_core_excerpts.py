@@ -293,6 +293,10 @@ def test_a_line_is_admitted_on_its_own_evidence_not_its_notes() -> None:
         ([0, 1, 2], [0, 1, 2, 3], [False, False, True, False], 0, [0, 1, 2]),  # off
         ([0, 1, 2], [0, 1, 2, 3], [False, False, False, False], 1, [0, 1, 2]),
         ([2, 0], [2, 0, 1], [False, True, True], 1, [2, 1, 0]),  # the n-th by ``ranked``
+        # a held filler unit is kept when ``order`` is shorter than its place
+        ([0], [0, 1], [False, True], 2, [0, 1]),
+        ([0], [0, 1, 2], [True, False, True], 1, [0, 2]),
+        ([], [0, 1], [False, True], 1, [1]),
     ],
 )
 def test_held_first(

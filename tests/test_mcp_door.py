@@ -283,3 +283,28 @@ def test_a_server_killed_while_keeping_the_vault_leaves_it_to_the_next_process(
     with mcp_server(vault) as again:
         assert "people/kept-then-killed.md" in paths(again, "Kept Then Killed")
     eventually(lambda: lock_holder(vault) is None, 10, "the lock let go")
+
+
+def test_a_peek_over_the_team_index_set_by_the_doors_overrides_takes_no_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The door's peek does not take the lock over the team's index in PostgreSQL; that
+    index named by the door's own ``overrides`` (or ``env``), not config.toml, was not
+    seen: the peek opened a writer's open there at each call."""
+    from memvault import door as door_module
+
+    root = tmp_path / "memory"
+    init_vault(root)
+    opened: list[str] = []
+
+    def fake_open(path: Path, *, mode: str = "write", **_: object) -> object:
+        opened.append(mode)
+        raise RuntimeError("stop here")
+
+    monkeypatch.setattr(door_module.Vault, "open", staticmethod(fake_open))
+    team = {"index": {"store": "postgres", "dsn": "postgresql://memvault@db.invalid/team"}}
+    env = {"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": team["index"]["dsn"]}
+    for options in ({"overrides": team}, {"env": env}):
+        with pytest.raises(RuntimeError):
+            door_module.VaultDoor(root, dict(options))._open("peek")
+    assert opened == ["peek", "peek"]

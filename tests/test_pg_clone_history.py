@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from helpers import make_vault, memvault_env, run_memvault
 from pg_helpers import fresh_schema
 from pg_helpers import git_out as _git
@@ -151,3 +153,33 @@ def _recorded(pg_server: Any, settings: dict[str, str]) -> str | None:
             f"SELECT value FROM \"{schema}\".meta WHERE key = 'vault_commit'"
         ).fetchone()
     return None if row is None else str(json.loads(row[0])["commit"])
+
+
+def test_a_move_of_head_whose_mark_failed_is_marked_at_the_next_tick(tmp_path: Path) -> None:
+    """The tick that saw git's HEAD move and failed to mark it (PostgreSQL's server down
+    or restarting: the daemon logs it and looks again next tick) took the move as
+    marked: the index's record stayed behind the commit its files are at."""
+    from memvault.engine.clone_guard import _when_moved
+
+    git = tmp_path / "vault" / ".git"
+    (git / "logs").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    (git / "logs" / "HEAD").write_text("")
+
+    class Store:
+        down = True
+        marks = 0
+
+        def mark_files(self) -> None:
+            if self.down:
+                raise ConnectionError("the server is restarting")
+            self.marks += 1
+
+    store = Store()
+    look = _when_moved(store, tmp_path / "vault")
+    (git / "logs" / "HEAD").write_text("a commit\n")
+    with pytest.raises(ConnectionError):
+        look()
+    store.down = False
+    look()
+    assert store.marks == 1

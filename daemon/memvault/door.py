@@ -82,11 +82,13 @@ REFUSALS = (
 log = logging.getLogger("memvault")
 
 
-def _team_index(root: Path) -> bool:
-    """Whether the vault's index is the team's, in PostgreSQL (its settings as now; ones
-    that do not load: False, and the open says why)."""
+def _team_index(root: Path, options: dict[str, Any]) -> bool:
+    """Whether the vault's index is the team's, in PostgreSQL (its settings as now, with
+    the ``env`` and ``overrides`` among the open's ``options``; ones that do not load:
+    False, and the open says why)."""
     try:
-        return VaultConfig.load(root).index.store == "postgres"
+        config = VaultConfig.load(root, options.get("env"), options.get("overrides"))
+        return config.index.store == "postgres"
     except MemvaultError:
         return False
 
@@ -243,7 +245,7 @@ class VaultDoor:
         # a peek takes the lock when it is free, kept for the calls after it; not over
         # the team's index in PostgreSQL (a reader machine's status would make the
         # lock and try a writer's open there at each call, refused by the writer's)
-        taking = mode == "peek" and not _team_index(self._path)
+        taking = mode == "peek" and not _team_index(self._path, options)
         opening = options.pop("mode", "write" if taking else mode)
         try:
             opened = Vault.open(self._path, mode=opening, **options)

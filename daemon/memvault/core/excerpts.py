@@ -332,8 +332,8 @@ def held_first(
     if place < 1:
         return out
     for n, i in enumerate((i for i in ranked if held[i]), start=1):
-        at = out.index(i) if i in out else len(out)
-        if at >= place * n:
+        # a held unit not in ``order`` (filler) is added even when ``order`` is short
+        if i not in out or out.index(i) >= place * n:
             out = [j for j in out if j != i]
             out.insert(place * n - 1, i)
     return out

@@ -105,8 +105,8 @@ def _when_moved(store: Any, root: Path) -> Callable[[], None]:
     def look() -> None:
         now = head_stamp(root)
         if now != last[0]:
+            store.mark_files()  # raises with PostgreSQL's server down: the next look again
             last[0] = now
-            store.mark_files()
 
     return look
 
