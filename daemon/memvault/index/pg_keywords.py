@@ -183,18 +183,6 @@ def phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> fl
     return freq
 
 
-__all__ = [
-    "TOKENIZER",
-    "bm25",
-    "idf",
-    "phrase_freq",
-    "ranked",
-    "term_query",
-    "tsvector_of",
-    "tsvectors_of",
-]
-
-
 def phrases(terms: Sequence[str], *, cjk: bool) -> tuple[list[list[str]], list[str]]:
     """Each distinct term's lexemes (a phrase; a term with none, or the same as another's,
     left out), and the term of each."""
@@ -237,3 +225,17 @@ def ranked_by(
         (" | ".join(f"({q})" for q in queries), sorted({t for p in phrases for t in p})),
     ).fetchall()
     return ranked(rows, phrases, docs, (int(total), int(length)))
+
+
+__all__ = [
+    "TOKENIZER",
+    "bm25",
+    "idf",
+    "phrase_freq",
+    "phrases",
+    "ranked",
+    "ranked_by",
+    "term_query",
+    "tsvector_of",
+    "tsvectors_of",
+]
