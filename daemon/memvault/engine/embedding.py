@@ -219,8 +219,7 @@ class Embedding:
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
                     # a reader's index is another's (PostgreSQL's writer elsewhere)
-                    reads_only = self._store.read_only
-                    if not reads_only and self._store.meta("dim") != str(emb.dim):
+                    if not self._store.read_only and self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
         self._used = time.monotonic()
         return self._embedder

@@ -51,6 +51,7 @@ from memvault.vault.files import normalize_rel
 if TYPE_CHECKING:
     import numpy as np
 
+    from memvault.config import SearchSettings
     from memvault.vault.files import VaultFS
 
 SMALL_NOTE_TOKENS = 160  # a hit in a note this small brings the whole note
@@ -87,11 +88,14 @@ class Reader(Lane):
         group: bool = False,
         qv: np.ndarray | None = None,
         evidence: bool = True,
+        docs_of: Callable[[str], int] | None = None,
     ) -> tuple[list[Hit], np.ndarray | None]:
         """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
         with the query's vector (``qv``, else embedded here; None without vectors),
         which context ranks lines with: a value, as reads run on many threads at once.
-        ``evidence=False``: context's (it ranks lines by their note and own vectors)."""
+        ``evidence=False``: context's (it ranks lines by their note and own vectors).
+        ``docs_of``: the chunks holding a term, counted once for the caller's searches
+        (else once for this one)."""
         if not query.strip():
             raise ValueError("the query is empty")
         cfg = self.config.search
@@ -107,7 +111,7 @@ class Reader(Lane):
             if not allowed_labels:
                 return [], qv
         terms = query_terms(query)
-        docs_of = functools.cache(self.store.term_docs)  # a term counted once a search
+        docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, label_ok, docs_of)
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
@@ -115,7 +119,7 @@ class Reader(Lane):
             vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
-        fused = self._fuse(lexical, vector, waiting)
+        fused = _fused(cfg, lexical, vector, waiting)
         rows = self.store.chunk_rows([lab for lab, _ in fused[:pool]])
         if evidence:  # its note's, its own lines', its note's links in (engine/evidence)
             nearest = [lab for lab, _ in vector]  # the vector side's, best first
@@ -132,32 +136,6 @@ class Reader(Lane):
         ]
         return hits, qv
 
-    def _fuse(
-        self,
-        lexical: list[tuple[int, float]],
-        vector: list[tuple[int, float]],
-        waiting: Collection[int] = (),
-    ) -> list[tuple[int, float]]:
-        """The configured fusion of keyword and vector hits (``waiting``: labels whose
-        vectors are pending, ranked on keywords alone)."""
-        cfg = self.config.search
-        if cfg.fusion == "convex":
-            return convex(
-                lexical,
-                vector,
-                lexical_weight=cfg.lexical_weight,
-                vector_weight=cfg.vector_weight,
-                unembedded=waiting,
-            )
-        return fuse(
-            [lab for lab, _ in lexical],
-            [lab for lab, _ in vector],
-            rrf_k=cfg.rrf_k,
-            lexical_weight=cfg.lexical_weight,
-            vector_weight=cfg.vector_weight,
-            unembedded=waiting,
-        )
-
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
     ) -> Context:
@@ -168,21 +146,32 @@ class Reader(Lane):
         if budget < 1:
             raise ValueError("the budget must be at least 1 token")
         k = cfg.context.candidates
-        hits, qv = self.search(query, k=k, filters=filters, evidence=False)
+        docs_of = functools.cache(self.store.term_docs)  # a term counted once a context
+        hits, qv = self.search(query, k=k, filters=filters, evidence=False, docs_of=docs_of)
         allowed = self._allowed(filters)
-        ctx = self._assemble(query, budget, hits, qv, allowed)
+        # the query's rare word: its lines kept first (engine/rare_lines)
+        rare = rare_word(cfg.search, self.store, query, docs_of) if cfg.context.excerpts else None
+        ctx = self._assemble(query, budget, hits, qv, allowed, rare)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more, _ = self.search(query, k=k * WIDEN, filters=filters, qv=qv, evidence=False)
+            more, _ = self.search(
+                query, k=k * WIDEN, filters=filters, qv=qv, evidence=False, docs_of=docs_of
+            )
             wider = [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
-            ctx = self._assemble(query, budget, wider, qv, allowed)
+            ctx = self._assemble(query, budget, wider, qv, allowed, rare)
         return ctx
 
     def _assemble(
-        self, query: str, budget: int, hits: Sequence[Hit], qv: np.ndarray | None, ok: Allowed
+        self,
+        query: str,
+        budget: int,
+        hits: Sequence[Hit],
+        qv: np.ndarray | None,
+        ok: Allowed,
+        rare: RareWord | None,
     ) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
@@ -207,7 +196,6 @@ class Reader(Lane):
         meta = self.catalogue.rows_of(h.path for h in candidates)
         if cfg.context.excerpts:
             spans = single_days(question_days(query, dt.date.today()))
-            rare = rare_word(cfg.search, self.store, query)  # its lines kept first
             ranked = self._unit_pieces(
                 candidates, sizes, meta, qv, spans, frozenset(terms), rare=rare
             )
@@ -268,7 +256,7 @@ class Reader(Lane):
         pool = len(hits)
         lexical = self._lexical(query_terms(query), pool)
         vector = self.embedding.vectors.query(qv, pool)
-        scores = dict(self._fuse(lexical, vector))
+        scores = dict(_fused(self.config.search, lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
 
     def _unit_pieces(
@@ -468,6 +456,32 @@ class Reader(Lane):
         found = _first(results, others, k, group=True)  # a chunk a note, the best
         meta = self.catalogue.rows_of(row.path for _, row, _ in found)
         return [_hit(lab, row, meta.get(row.path), [], float(s)) for lab, row, s in found]
+
+
+def _fused(
+    cfg: SearchSettings,
+    lexical: list[tuple[int, float]],
+    vector: list[tuple[int, float]],
+    waiting: Collection[int] = (),
+) -> list[tuple[int, float]]:
+    """The configured fusion of keyword and vector hits (``waiting``: labels whose
+    vectors are pending, ranked on keywords alone)."""
+    if cfg.fusion == "convex":
+        return convex(
+            lexical,
+            vector,
+            lexical_weight=cfg.lexical_weight,
+            vector_weight=cfg.vector_weight,
+            unembedded=waiting,
+        )
+    return fuse(
+        [lab for lab, _ in lexical],
+        [lab for lab, _ in vector],
+        rrf_k=cfg.rrf_k,
+        lexical_weight=cfg.lexical_weight,
+        vector_weight=cfg.vector_weight,
+        unembedded=waiting,
+    )
 
 
 def _first(
