@@ -69,6 +69,18 @@ def write(root: Path, rel: str, text: str) -> Path:
     return path
 
 
+def payment_notes(root: Path, count: int = 14) -> None:
+    """Short notes about payments that never name a ticket: the crowd a day log's one
+    line naming PAY-4521 is lost in (the rare-word tests of search and context)."""
+    for i in range(count):
+        write(
+            root,
+            f"notes/payments-{i}.md",
+            f"# Payments {i}\n\nWhat happened with payments this week: the payment retries"
+            f" happened again, pay attention to payment {i}.\n",
+        )
+
+
 def note(title: str, summary: str = "", body: str = "", **fields: str) -> str:
     fm = [f"title: {title}"] + ([f"summary: {summary}"] if summary else [])
     fm += [f"{k}: {v}" for k, v in fields.items()]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import make_vault, note, open_vault, write
+from helpers import make_vault, note, open_vault, payment_notes, write
 from memvault.api import Vault
 from memvault.core.context import Piece, assemble, index_part
 
@@ -427,13 +427,7 @@ def _ticket_vault(root: Path) -> None:
     ]
     lines.insert(15, "- 04:44 Opened PAY-4521 for the ledger rounding bug.")
     write(root, TICKET_LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
-    for i in range(14):
-        write(
-            root,
-            f"notes/payments-{i}.md",
-            f"# Payments {i}\n\nWhat happened with payments this week: the payment retries"
-            f" happened again, pay attention to payment {i}.\n",
-        )
+    payment_notes(root)
 
 
 def _cites(ctx: object, path: str, line: int) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_vault, note, open_vault, write
+from helpers import make_vault, note, open_vault, payment_notes, write
 
 ANA = "people/ana-lopez.md"
 
@@ -198,13 +198,7 @@ def _ticket_vault(tmp_path: Path) -> Path:
     lines = [f"- 0{h}:1{h} Standup with the platform team on roadmap item {h}." for h in range(9)]
     lines.insert(4, "- 04:44 Opened PAY-4521 for the ledger rounding bug.")
     write(root, LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
-    for i in range(14):
-        write(
-            root,
-            f"notes/payments-{i}.md",
-            f"# Payments {i}\n\nWhat happened with payments this week: the payment retries"
-            f" happened again, pay attention to payment {i}.\n",
-        )
+    payment_notes(root)
     return root
 
 
