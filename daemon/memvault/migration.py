@@ -42,7 +42,7 @@ from memvault.config import VaultConfig
 from memvault.core import compose, memory_md
 from memvault.core.migrate import MigrationPlan, PlannedNote, Source, plan_migration, render_note
 from memvault.core.results import Record
-from memvault.core.text import sha256_bytes
+from memvault.core.text import line_count, sha256_bytes
 from memvault.errors import MemvaultError, VaultNotFound
 from memvault.vault.files import VaultFS
 from memvault.vault.state_dir import ensure_state_dir
@@ -405,8 +405,7 @@ def _own_text(text: str, max_lines: int) -> str | None:
         blocks = memory_md.parse_blocks(lines)
     except memory_md.MarkerError:
         return None
-    counted = text.count("\n") + (0 if text.endswith("\n") or not text else 1)  # status's
-    if counted - sum(b.end - b.begin + 1 for b in blocks) <= max_lines:
+    if line_count(text) - sum(b.end - b.begin + 1 for b in blocks) <= max_lines:
         return None
     for block in blocks:
         first = (

@@ -58,6 +58,12 @@ def split_lines(text: str) -> list[str]:
     return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
+def line_count(text: str) -> int:
+    """The lines of ``text`` as an editor numbers them (a last line without its ending
+    counts): ``len(lines_with_ends(text))``, without the list."""
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
 def lines_with_ends(text: str) -> list[str]:
     """Lines with their endings kept, so ``"".join(result) == text``."""
     out: list[str] = []

@@ -25,6 +25,7 @@ from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
+from memvault.core.text import line_count
 from memvault.engine import relink_journal
 from memvault.engine.folders import (
     folders_beside_in_another_case,
@@ -243,7 +244,7 @@ def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict
         memory["git_removed"] = git_removed(config.root, cfg.file)
     if path.is_file():
         text = path.read_text(encoding="utf-8-sig", errors="replace")
-        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        lines = line_count(text)
         try:
             tokens: int | None = count_tokens(text)
         except MemvaultError:
