@@ -147,6 +147,7 @@ def test_a_write_as_up_stops_mid_index_waits_for_it_rather_than_failing(tmp_path
         eventually(lambda: _indexed(root) > 0, 120, "the first index to begin", 0.05)
         looker = threading.Thread(target=look)
         looker.start()
+        eventually(lambda: looks[0] > 0, 60, "the client to find the daemon", 0.01)
         up.send_signal(signal.SIGINT)
         logged = _memvault("log", "as up stops", "--vault", str(root), timeout=120)
         looker.join(60)
