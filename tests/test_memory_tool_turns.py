@@ -10,11 +10,13 @@ import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from anthropic.lib.tools import ToolError
 
 from helpers import eventually, make_vault, note, open_vault, running_daemon, write
 from memvault import door as integration
+from memvault.errors import BadRequest
 from memvault.index.embedder import HashEmbedder
 from memvault.integrations.anthropic import VaultMemoryTool
 from memvault.vault.lock import lock_holder
@@ -352,3 +354,29 @@ def test_a_tool_waiting_its_turn_says_nothing_on_the_applications_stderr(
     assert waiter.returncode == 0, out + err
     said = "which is writing to this vault" in err
     assert said == (how == "open"), err
+
+
+def test_a_refused_request_keeps_the_vault_and_a_defects_value_error_lets_it_go(
+    tmp_path: Path,
+) -> None:
+    """A request the library refuses (an empty query: ``BadRequest``) leaves the vault
+    kept for the next call; a ``ValueError`` raised by a defect (here a query vector of
+    the wrong shape, inside the vector index) lets it go, so the next call opens the
+    vault afresh instead of going on with one whose state may be off."""
+    root = make_vault(tmp_path)
+    door = integration.VaultDoor(root, {"embedder": HashEmbedder()})
+    try:
+        door.run(lambda v: v.sync(), "write")
+        with pytest.raises(BadRequest):
+            door.run(lambda v: v.search("   "), "query")
+        assert lock_holder(root) == os.getpid()  # kept for the next call
+        wrong = np.zeros(3, dtype=np.float32)
+        with pytest.raises(ValueError, match="query vector has shape") as raised:
+            door.run(lambda v: v.engine.embedding.vectors.query(wrong, 5), "query")
+        assert not isinstance(raised.value, BadRequest)
+        assert lock_holder(root) is None  # let go: before, kept as if the request was refused
+        assert door.run(lambda v: v.search("Sarah Chen")[0].path, "query") == "people/sarah-chen.md"
+        assert lock_holder(root) == os.getpid()
+    finally:
+        door.close()
+    assert lock_holder(root) is None

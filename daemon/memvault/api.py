@@ -55,7 +55,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.errors import MemvaultError, VaultNotFound
+from memvault.errors import MemvaultError, VaultNotFound, checking_request
 from memvault.vault.lock import LOCK_FILE, WriterLock, is_vault, misplaced
 
 if TYPE_CHECKING:
@@ -396,11 +396,14 @@ def make_filters(
     """Validate search filters from any interface into one ``Filters``."""
     if isinstance(tags, str):
         tags = [tags]
+    with checking_request():
+        since = parse_day(since, "since") if since else None
+        until = parse_day(until, "until") if until else None
     return Filters(
         folder=folder.strip("/") if folder else None,
         tags=tuple(t.lstrip("#") for t in tags or () if t),
-        since=parse_day(since, "since") if since else None,
-        until=parse_day(until, "until") if until else None,
+        since=since,
+        until=until,
         where=dict(where) if where else None,
         path=path or None,
     )

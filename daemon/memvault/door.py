@@ -53,6 +53,7 @@ from memvault.api import Vault
 from memvault.backends import Mode
 from memvault.config import VaultConfig
 from memvault.errors import (
+    BadRequest,
     FolderNotFound,
     LockHeld,
     MemoryToolError,
@@ -67,9 +68,10 @@ LINGER = 15.0  # seconds a vault opened here stays open without a call
 LOOK = 0.2  # how often a kept vault looks whether another process wants the lock
 YIELD = 0.3  # let go for another process: this long before this one opens it again
 # A call failing so refused the request, not the vault: the vault is kept for the next
-# (any other error, a disk or an index failing, lets it go: the next call opens afresh)
+# (any other error, a disk or an index failing, a ValueError of a defect rather than a
+# request's value refused, lets it go: the next call opens afresh)
 REFUSALS = (
-    ValueError,
+    BadRequest,
     UnsafePath,
     NoteNotFound,
     FolderNotFound,

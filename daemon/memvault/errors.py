@@ -25,6 +25,15 @@
     ├── ServiceExists             `daemon install`: the service file is another vault's
     └── DaemonError               the daemon cannot be reached or answered an error
 
+    BadRequest (a ValueError)     a request's value refused: an empty query, a budget
+                                  under 1 token, a title with no usable characters
+
+A request's bad value is a ``ValueError``, as Python's own: the adapters tell the caller
+(CLI exit 2, HTTP 400, MCP ``BadArgument``). The library's own checks raise it as
+``BadRequest``, so a ``ValueError`` of a defect (a vector of the wrong shape, a number
+out of a function's domain) is told apart: a vault kept between an adapter's calls
+(door.py) is kept after a refused request, let go after anything else.
+
 CLI, HTTP and MCP adapters map these to exit codes, 4xx responses and tool
 errors — the CLI's exit code and HTTP's status both from ``OUTCOMES``, one table;
 anything else escaping is a bug.
@@ -32,6 +41,8 @@ anything else escaping is a bug.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 
@@ -159,6 +170,23 @@ class DaemonError(MemvaultError):
         super().__init__(message)
         self.status = status
         self.exit_code = exit_code  # a daemon that exited at start: its own exit code
+
+
+class BadRequest(ValueError):
+    """A request's value refused by the library's checks (the module doc): the caller
+    can correct it; nothing was read or changed."""
+
+
+@contextmanager
+def checking_request() -> Iterator[None]:
+    """Around the checks of a request's values by pure functions (core raises
+    ``ValueError``, knowing no request): what they refuse raised as ``BadRequest``."""
+    try:
+        yield
+    except BadRequest:
+        raise
+    except ValueError as exc:
+        raise BadRequest(str(exc)) from exc
 
 
 # What each error is to a person at a terminal and to an HTTP client: (CLI exit code,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from memvault.core.anchors import find_anchor, outline
 from memvault.core.results import NoteText
 from memvault.core.text import split_lines
-from memvault.errors import NoteNotFound
+from memvault.errors import BadRequest, NoteNotFound
 
 if TYPE_CHECKING:
     from memvault.vault.files import VaultFS
@@ -40,9 +40,9 @@ def line_range(spec: str, total: int, path: str) -> tuple[int, int]:
         a = int(a_text) if a_text.strip() else 1
         b = int(b_text) if sep and b_text.strip() else (a if not sep else total)
     except ValueError:
-        raise ValueError(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
+        raise BadRequest(f"lines must look like 10:20, 10: or :20, not {spec!r}") from None
     if a < 1 or (b < a and b_text.strip()):  # ``900:`` of 56 lines: past the end, below
-        raise ValueError(
+        raise BadRequest(
             f"lines {spec!r}: the range must start at 1 or later and not run backwards"
         )
     if a > total:

@@ -44,7 +44,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
-from memvault.errors import NoteNotFound
+from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
 
@@ -97,7 +97,7 @@ class Reader(Lane):
         ``docs_of``: the chunks holding a term, counted once for the caller's searches
         (else once for this one)."""
         if not query.strip():
-            raise ValueError("the query is empty")
+            raise BadRequest("the query is empty")
         cfg = self.config.search
         k = k or cfg.k
         pool = max(cfg.candidates, k * (4 if group else 1))
@@ -144,7 +144,7 @@ class Reader(Lane):
         cfg = self.config
         budget = cfg.context.budget if budget is None else budget  # 0 is a budget, not "default"
         if budget < 1:
-            raise ValueError("the budget must be at least 1 token")
+            raise BadRequest("the budget must be at least 1 token")
         k = cfg.context.candidates
         docs_of = functools.cache(self.store.term_docs)  # a term counted once a context
         hits, qv = self.search(query, k=k, filters=filters, evidence=False, docs_of=docs_of)

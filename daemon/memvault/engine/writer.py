@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from memvault.core import compose
 from memvault.core.note_update import append_body, replace_section
 from memvault.core.results import NoteRequest
-from memvault.errors import NoteExists, NoteNotFound
+from memvault.errors import BadRequest, NoteExists, NoteNotFound, checking_request
 from memvault.vault.files import normalize_rel
 from memvault.vault.template import shipped_template
 
@@ -73,21 +73,24 @@ class Writer:
             note.section,
         )
         if category not in compose.CATEGORIES:
-            raise ValueError(
+            raise BadRequest(
                 f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
             )
-        title = compose.clean_title(title)
+        with checking_request():
+            title = compose.clean_title(title)
         if body is not None and len(body) > MAX_TEXT:
-            raise ValueError(f"the body is longer than {MAX_TEXT} characters")
-        compose.check_text("summary", summary or "")
-        compose.check_text("body", body or "")
+            raise BadRequest(f"the body is longer than {MAX_TEXT} characters")
+        with checking_request():
+            compose.check_text("summary", summary or "")
+            compose.check_text("body", body or "")
         if section is not None:
             section = " ".join(section.lstrip("#").split())
             if not section or len(section) > 200:
-                raise ValueError("a section is a heading of 1 to 200 characters")
-            compose.check_text("section", section, controls=True)
+                raise BadRequest("a section is a heading of 1 to 200 characters")
+            with checking_request():
+                compose.check_text("section", section, controls=True)
             if body is None:
-                raise ValueError("a section is replaced by a body: give the body")
+                raise BadRequest("a section is replaced by a body: give the body")
         now = self.clock()
         day = now.date().isoformat()
         path = compose.note_path(category, title, day)
@@ -100,7 +103,7 @@ class Writer:
             # a day's log is its date and its template's headings, its entries a line at a
             # time under them: a body would take their place (a person's entries among
             # them), and on a new day it would head the log with the title, not the date
-            raise ValueError(
+            raise BadRequest(
                 f"a day's log ({path}) takes no body: its entries go in a line at a time, "
                 "under its date, with `memvault log`, MCP memory_log or POST /log (e.g. "
                 f"{(title + ': ' + ' '.join(body.split()))[:80]!r}); with category logs, "
@@ -170,10 +173,11 @@ class Writer:
         and whether it was created."""
         line = " ".join((text or "").split())
         if not line:
-            raise ValueError("nothing to log")
+            raise BadRequest("nothing to log")
         if len(line) > MAX_TEXT:
-            raise ValueError(f"the log entry is longer than {MAX_TEXT} characters")
-        compose.check_text("log entry", line)
+            raise BadRequest(f"the log entry is longer than {MAX_TEXT} characters")
+        with checking_request():
+            compose.check_text("log entry", line)
         now = self.clock()
         day = now.date().isoformat()
         path = f"{self.config.folder('logs')}/{day}.md"
