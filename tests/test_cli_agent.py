@@ -263,10 +263,31 @@ def test_add_json_body_from_stdin_and_the_clash_rule(vault: Path) -> None:
     assert hits[0]["path"] == "projects/billing-v2.md"
 
 
+def test_add_takes_the_title_as_typed_after_the_category_in_the_singular_or_any_case(
+    vault: Path,
+) -> None:
+    """What a person types first: ``memvault add person "Ana Pérez"`` (before: "'person'
+    is not one of ...", then "Missing option '--title'")."""
+    for args, made in [
+        (["person", "Ana Pérez", "--summary", "Payments lead"], "people/ana-pérez.md"),
+        (["People/", "Bo Li"], "people/bo-li.md"),
+        (["PROJECT", "Atlas", "--title", "Atlas"], "projects/atlas.md"),
+        (["decisions", "--title", "Use Kafka"], None),
+    ]:
+        code, out, err = run("add", *args, "--vault", vault)
+        assert code == 0, err
+        if made is not None:
+            assert out.strip() == f"created {made}"
+    assert "[[people/ana-pérez]]" in (vault / "MEMORY.md").read_text(encoding="utf-8")
+    code, _, err = run("add", "people", "Ana", "--title", "Bo", "--vault", vault)
+    assert code == 2 and "two titles" in err
+
+
 @pytest.mark.parametrize(
     "args",
     [
         ["pets", "--title", "Rex"],
+        ["pets", "Rex"],
         ["people"],
         ["people", "--title", "X", "--field", "role"],
         ["people", "--title", "X", "--field", "bad key=v"],

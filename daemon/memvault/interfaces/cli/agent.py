@@ -45,6 +45,20 @@ class Category(StrEnum):
     logs = "logs"
 
 
+# a person typing a category in the singular, or as their folder spells it (People/)
+_SINGULAR = {"person": "people", "project": "projects", "decision": "decisions", "log": "logs"}
+
+
+def _category(value: str) -> Category:
+    """``add``'s category as typed: any case, singular or plural, a slash after it."""
+    word = value.strip().strip("/").casefold()
+    try:
+        return Category(_SINGULAR.get(word, word))
+    except ValueError:
+        names = ", ".join(c.value for c in Category)
+        raise typer.BadParameter(f"{value!r} is not one of {names}") from None
+
+
 FolderOpt = Annotated[
     str | None, typer.Option("--folder", help="Only notes under this folder, e.g. decisions.")
 ]
@@ -242,8 +256,23 @@ def get(
 
 
 def add(
-    category: Annotated[Category, typer.Argument(help="Where the note goes.")],
-    title: Annotated[str, typer.Option("--title", help="The note's title (its file name).")],
+    category: Annotated[
+        Category,
+        typer.Argument(
+            parser=_category,
+            metavar="CATEGORY",
+            help="Where the note goes: people, projects, decisions or logs (a person, "
+            "project, decision, log: the same).",
+            show_default=False,
+        ),
+    ],
+    named: Annotated[
+        str | None,
+        typer.Argument(metavar="[TITLE]", help="The note's title (its file name), or --title."),
+    ] = None,
+    title: Annotated[
+        str | None, typer.Option("--title", help="The note's title (its file name).")
+    ] = None,
     summary: Annotated[
         str | None, typer.Option("--summary", help="One line for MEMORY.md and search.")
     ] = None,
@@ -278,9 +307,14 @@ def add(
     as_json: JsonOpt = False,
 ) -> None:
     """Create a note from the vault's template (an existing one changes only with
-    --update or --section)."""
-    text = sys.stdin.read() if body == "-" else body
+    --update or --section): memvault add people "Ana Pérez" --summary "Payments lead"."""
     with handled(as_json), bad_arguments(as_json):
+        if named is not None and title is not None and named != title:
+            raise typer.BadParameter(f"two titles, {named!r} and --title {title!r}: give one")
+        title = named if title is None else title
+        if title is None:
+            raise typer.BadParameter('give the note\'s title: memvault add people "Ana Pérez"')
+        text = sys.stdin.read() if body == "-" else body
         fields = parse_pairs(field, "--field")
         with memory(vault, "write") as m:
             result = m.add(
