@@ -152,6 +152,30 @@ def test_get_of_a_title_two_notes_have_is_ambiguous_too(tmp_path: Path) -> None:
     assert caught.value.candidates == ("people/Ana López.md", "team/ana-lopez.md")
 
 
+def test_get_of_no_note_names_the_notes_named_like_it(tmp_path: Path) -> None:
+    """An agent asking for ``ana`` (before: "no note at ana", and a search to find her)
+    is told the notes a word of whose title or file name starts so; a name like none,
+    or a missing heading of a note that is there, names none."""
+    root = new_vault(tmp_path)
+    write(
+        root, "people/ana-pérez.md", "---\ntitle: Ana Pérez\n---\n# Ana Pérez\n\nLeads payments.\n"
+    )
+    write(root, "projects/Banana bread.md", "# Banana bread\n\nnot her\n")
+    write(root, "people/Bo.md", "# Bo\n\nLooks after Anabel.\n")
+    with open_vault(root) as v:
+        v.sync()
+        for asked in ("ana", "people/ana", "Perez", "[[ana]]"):
+            with pytest.raises(E.NoteNotFound) as caught:
+                v.get(asked)
+            assert str(caught.value).endswith("; notes named like it: people/ana-pérez.md"), asked
+        for asked, heading in (("zzz", None), ("a", None), ("people/ana-pérez.md", "Nope")):
+            with pytest.raises(E.NoteNotFound) as caught:
+                v.get(asked, heading=heading)
+            assert "named like it" not in str(caught.value), asked
+    code, _, err = run("get", "ana", "--vault", root)
+    assert code == 4 and "people/ana-pérez.md" in err
+
+
 def test_two_notes_differing_only_by_case_are_each_read_by_their_spelling(tmp_path: Path) -> None:
     """people/Ana.md and people/ANA.md in one folder (ext4 holds both; a git pull brings
     both): MEMORY.md lists each, each of its lines leads to its own note, ``get`` of each

@@ -305,6 +305,26 @@ class Catalogue:
             in (compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3]))
         )
 
+    def named_like(self, name: str, most: int = 5) -> list[str]:
+        """The notes whose title or file name has a word starting as ``name`` does
+        (spelt as ``titled`` spells: ``ana`` finds ``people/ana-pérez.md``; ``perez``
+        too), at most ``most``, sorted: what a read naming no note may have meant."""
+        want = compose.name_key(name.removesuffix(".md").rpartition("/")[2])
+        if len(want) < 2:  # a letter: every other note
+            return []
+        found = sorted(
+            path
+            for path, row in self.notes().items()
+            if any(
+                key.startswith(want) or f"-{want}" in key
+                for key in (
+                    compose.name_key(row.title or ""),
+                    compose.name_key(path.rsplit("/", 1)[-1][:-3]),
+                )
+            )
+        )
+        return found[:most]
+
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
         ``extra``: files on disk not in the store yet (a reconcile in flight)."""

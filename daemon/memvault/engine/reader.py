@@ -404,8 +404,12 @@ class Reader(Lane):
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
             result = self.fs.read(path)
-        except NoteNotFound:  # no such file: read where [[path]] leads (and its section)
+        except NoteNotFound as missing:  # no such file: read where [[path]] leads (and its section)
             if not (found := self.catalogue.linked(path)) or (found[1] and heading):
+                if not found and (near := self.catalogue.named_like(path)):  # what was meant
+                    raise NoteNotFound(
+                        f"{missing}; notes named like it: {', '.join(near)}"
+                    ) from None
                 raise
             path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
         rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
