@@ -115,6 +115,30 @@ def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_setti
     assert (project / ".claude" / "settings.local.json").read_bytes() == before
 
 
+def test_connect_claude_code_in_the_projects_folder_needs_no_project_but_never_takes_home(
+    home: Path, tmp_path: Path
+) -> None:
+    """Run in the project (as ``claude mcp add`` is), connect is that project's: before,
+    "Missing option '--project'". Run in the home folder, it is refused, nothing
+    written: ~/.claude is Claude Code's own settings, not a project's."""
+    vault = new_vault(tmp_path)
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "XDG_"))}
+    env.update(HOME=str(home), PYTHONPATH=str(ROOT / "daemon"))
+    run = run_memvault("connect", "claude-code", "--vault", str(vault), env=env, cwd=project)
+    assert run.returncode == 0, run.stderr
+    settings = json.loads((project / ".claude" / "settings.local.json").read_text("utf-8"))
+    assert settings == {"autoMemoryDirectory": str(vault.resolve())}
+    assert "memvault" in json.loads((project / ".mcp.json").read_text("utf-8"))["mcpServers"]
+    refused = memvault(home, "connect", "claude-code", "--vault", str(vault))  # cwd: home
+    assert refused.returncode == 2 and "your home folder" in refused.stderr
+    assert sorted(p.name for p in home.iterdir()) == ["code"]
+    off = run_memvault("disconnect", "claude-code", env=env, cwd=project)
+    assert off.returncode == 0, off.stderr
+    assert sorted(p.name for p in project.iterdir()) == []
+
+
 def test_connect_claude_code_folder_is_the_vaults_own_folder_never_a_file_or_a_twin(
     home: Path, tmp_path: Path
 ) -> None:

@@ -37,7 +37,12 @@ from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 SERVER = "memvault"  # the MCP server's name in each client's config
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Print the change; write nothing.")]
 ProjectOpt = Annotated[
-    Path, typer.Option("--project", help="The project folder Claude Code runs in.")
+    Path | None,
+    typer.Option(
+        "--project",
+        help="The project folder Claude Code runs in (default: the current folder).",
+        show_default=False,
+    ),
 ]
 ConfigOpt = Annotated[
     Path | None,
@@ -259,8 +264,13 @@ def _memory_dir(root: Path, folder: str | None, as_json: bool) -> Path:
     return root / rel
 
 
-def _project(project: Path, as_json: bool) -> Path:
-    project = project.expanduser().resolve()
+def _project(given: Path | None, as_json: bool) -> Path:
+    project = (given or Path.cwd()).expanduser().resolve()
+    if given is None and project in (Path.home().resolve(), Path(project.anchor)):
+        # Claude Code's own settings are ~/.claude: a project there is no slip to make
+        where = "your home folder" if project != Path(project.anchor) else "the root folder"
+        common.fail(f"the current folder is {where}: run this in the project's folder, or "
+                    "give --project", 2, as_json)  # fmt: skip
     if not project.is_dir():
         common.fail(f"{project} is not a folder (--project names the project Claude Code runs in)",
                     2, as_json)  # fmt: skip
@@ -268,7 +278,7 @@ def _project(project: Path, as_json: bool) -> Path:
 
 
 def claude_code(
-    project: ProjectOpt,
+    project: ProjectOpt = None,
     folder: FolderOpt = None,
     vault: VaultOpt = None,
     dry_run: DryRunOpt = False,
@@ -324,7 +334,7 @@ def claude_desktop(
 
 
 def disconnect_claude_code(
-    project: ProjectOpt,
+    project: ProjectOpt = None,
     dry_run: DryRunOpt = False,
     as_json: JsonOpt = False,
 ) -> None:
