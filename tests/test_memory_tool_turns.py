@@ -367,9 +367,14 @@ def test_a_refused_request_keeps_the_vault_and_a_defects_value_error_lets_it_go(
     door = integration.VaultDoor(root, {"embedder": HashEmbedder()})
     try:
         door.run(lambda v: v.sync(), "write")
-        with pytest.raises(BadRequest):
-            door.run(lambda v: v.search("   "), "query")
-        assert lock_holder(root) == os.getpid()  # kept for the next call
+        for refused, mode in [
+            (lambda v: v.search("   "), "query"),
+            (lambda v: v.add("people", "Bo", fields={"bad key": "v"}), "write"),
+            (lambda v: v.get("people/sarah-chen.md", lines="x"), "read"),
+        ]:
+            with pytest.raises(BadRequest):
+                door.run(refused, mode)
+            assert lock_holder(root) == os.getpid()  # kept for the next call
         wrong = np.zeros(3, dtype=np.float32)
         with pytest.raises(ValueError, match="query vector has shape") as raised:
             door.run(lambda v: v.engine.embedding.vectors.query(wrong, 5), "query")

@@ -99,6 +99,8 @@ class Writer:
         values = dict(note.fields or {})
         if summary is not None:
             values["summary"] = " ".join(summary.split())
+        with checking_request():  # a field's name or value refused (compose.InvalidField)
+            compose.check_fields(values)
         if category == "logs" and body is not None:
             # a day's log is its date and its template's headings, its entries a line at a
             # time under them: a body would take their place (a person's entries among
