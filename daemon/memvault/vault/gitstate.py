@@ -109,6 +109,28 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
+def stage_made(root: Path, rel: str) -> bool:
+    """Add a file memvault has just made at the vault path ``rel`` to git's index
+    (``git add``) when git does not know it (untracked, not ignored); whether it did.
+
+    Two clones' daemons make the same folder note when a section passes its limit on
+    both before either pulls; left untracked, the second machine's pull is refused
+    ("untracked working tree files would be overwritten by merge"), ``--autostash`` or
+    not. Added, it is a change like any other: ``--autostash`` sets it aside and git
+    merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
+    or one a rule ignores, is left as it is; nothing is added while git is busy, outside
+    git, or when git cannot be asked."""
+    if git_busy(root) is not None:
+        return False
+    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
+        return False
+    if ignored_by(root, rel) is not None:
+        return False
+    done = _git(root, "--literal-pathspecs", "add", "--", rel)
+    return done is not None and done.returncode == 0
+
+
 def head_commit(root: Path) -> str | None:
     """The commit checked out in the vault's repository (its id), or None: outside git,
     no commit yet, or git cannot be asked."""
@@ -228,5 +250,6 @@ __all__ = [
     "is_shallow",
     "merged_here",
     "settings_ignored",
+    "stage_made",
     "was_checked_out",
 ]
