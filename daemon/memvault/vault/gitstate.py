@@ -140,6 +140,23 @@ def head_commit(root: Path) -> str | None:
     return done.stdout.decode("ascii", "replace").strip() or None
 
 
+def published(root: Path, head: str) -> list[str] | None:
+    """The newest commits of ``head``'s history that a remote-tracking branch holds (what
+    this clone had pushed, or pulled: the commits other clones can fetch), ``[head]`` when
+    all of it is there. None when the repository knows no remote branch, or git cannot
+    say; ``[]`` when none of its history is on one."""
+    remotes = _git(root, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/remotes")
+    if remotes is None or remotes.returncode != 0 or not remotes.stdout.strip():
+        return None
+    done = _git(root, "rev-list", "--boundary", head, "--not", "--remotes")
+    if done is None or done.returncode != 0:
+        return None
+    lines = done.stdout.decode("ascii", "replace").split()
+    if not lines:
+        return [head]  # nothing of it unpushed
+    return [line[1:] for line in lines if line.startswith("-")]
+
+
 def has_commit(root: Path, commit: str) -> bool:
     """Whether the vault's repository holds ``commit`` (fetched or made here)."""
     done = _git(root, "cat-file", "-e", f"{commit}^{{commit}}")
@@ -249,6 +266,7 @@ __all__ = [
     "is_ancestor",
     "is_shallow",
     "merged_here",
+    "published",
     "settings_ignored",
     "stage_made",
     "was_checked_out",
