@@ -218,6 +218,7 @@ def test_a_commit_the_writer_rebased_before_pushing_does_not_refuse_the_clones(
     _git(laptop, "pull", "-q")
     got = run_memvault("sync", "--vault", str(laptop), env=env)
     assert got.returncode == 0, got.stdout + got.stderr
+    assert "never pushed" in got.stderr, got.stderr  # said, as it happens
 
     # a commit the writer pushed, which this clone has not pulled yet, still refuses
     (writer / "decisions" / "2024-04-04-backoff.md").write_text("# Backoff\n\nDoubling.\n")
