@@ -183,3 +183,48 @@ def test_a_move_of_head_whose_mark_failed_is_marked_at_the_next_tick(tmp_path: P
     store.down = False
     look()
     assert store.marks == 1
+
+
+def test_a_commit_the_writer_rebased_before_pushing_does_not_refuse_the_clones(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """Field test: the writer indexed from a commit of its own, stopped, then `git pull
+    --rebase` rewrote that commit and pushed the new one. No clone can ever fetch the
+    commit the index names, so every clone was refused ("lacks that commit (not pulled
+    yet)") however often it pulled, until someone deleted the meta row by hand. The index
+    now keeps also what the writer had pushed; a clone holding all of that writes, and
+    what the writer never pushed is that machine's, as notes it never committed are."""
+    writer, env = _team(tmp_path, pg_server, "rebased")
+    hub = tmp_path / "hub.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(writer), str(hub)], check=True)
+    _git(writer, "remote", "add", "origin", str(hub))
+    main = _git(writer, "rev-parse", "--abbrev-ref", "HEAD").strip()
+    _git(writer, "fetch", "-q", "origin")
+    _git(writer, "branch", "-q", "-u", f"origin/{main}")
+    laptop = tmp_path / "laptop" / "team"
+    laptop.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(hub), str(laptop)], check=True)
+
+    (writer / "decisions" / "2024-04-02-queues.md").write_text("# Queues\n\nA table.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    (laptop / "decisions" / "2024-04-03-retries.md").write_text("# Retries\n\nThree.\n")
+    _git(laptop, "add", "-A")
+    _git(laptop, "commit", "-qm", "retries")
+    _git(laptop, "push", "-q")
+    _git(writer, "pull", "-q", "--rebase", "--autostash")  # the writer's commit is another one now
+    _git(writer, "push", "-q")
+    _git(laptop, "pull", "-q")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert "never pushed" in got.stderr, got.stderr  # said, as it happens
+
+    # a commit the writer pushed, which this clone has not pulled yet, still refuses
+    (writer / "decisions" / "2024-04-04-backoff.md").write_text("# Backoff\n\nDoubling.\n")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "backoff")
+    _git(writer, "push", "-q")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 3 and "lacks that commit" in got.stderr, got.stdout + got.stderr

@@ -17,14 +17,22 @@ is refused: a clone whose HEAD descends from that commit has every note the inde
 written from, so a note missing or older here was deleted, renamed or edited here (a
 commit, or a change not committed yet) and the sync follows it; a vault outside git, or
 an index no writer in git has written yet (a first writer, an older memvault), is left
-to the sample guard. The record is one row of the index: a commit made on the writer's
-machine and never pushed refuses every other clone until it is pushed, as it should
-(those notes are nowhere else).
+to the sample guard. The record is one row of the index.
+
+The record also names what the writer had pushed (``published``: the newest commits of
+its history a remote-tracking branch holds). A clone lacking the writer's commit but
+holding all of those writes, with a warning: the writer's commits never pushed are that
+machine's, as notes it never committed are. A field test: the writer indexed from a
+commit, stopped, and ``git pull --rebase`` rewrote that commit before it was pushed; no
+clone could ever fetch the one the index named, and each was refused until someone
+deleted the meta row by hand. A commit the writer pushed that a clone has not pulled
+still refuses it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 import time
@@ -45,8 +53,11 @@ from memvault.vault.gitstate import (
     is_ancestor,
     is_shallow,
     merged_here,
+    published,
     was_checked_out,
 )
+
+log = logging.getLogger("memvault")
 
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")  # SHA-1 or SHA-256 ids, nothing else
 
@@ -74,7 +85,11 @@ def files_at(config: VaultConfig) -> str | None:
     head = head_commit(config.root)
     if head is None:
         return None
-    return json.dumps({"commit": head, "host": host_name(), "at": time.time()})
+    at: dict[str, Any] = {"commit": head, "host": host_name(), "at": time.time()}
+    pushed = published(config.root, head)
+    if pushed:
+        at["published"] = pushed
+    return json.dumps(at)
 
 
 def head_stamp(root: Path) -> tuple[int, ...] | None:
@@ -140,6 +155,17 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
     elif is_shallow(root):  # `git pull` never brings an older commit into it
         how = "is a shallow clone without that commit (older than its history, or newer)"
         todo = "git fetch --unshallow first (git pull never brings an older commit here)"
+    elif _has_all_pushed(root, head, recorded.get("published")):
+        log.warning(
+            "the index was last written by %s from commit %s, which was never pushed "
+            "(rebased or amended before a push, or not pushed yet): this clone has all "
+            "that %s had pushed and writes; notes only that commit holds leave the "
+            "shared index until they are pushed and pulled here",
+            host,
+            commit[:12],
+            host,
+        )
+        return
     else:
         how = "lacks that commit (not pulled yet)"
     schema = getattr(store, "schema", "")
@@ -151,6 +177,20 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
         "start again. If this clone is the one to follow (history rewritten on purpose): "
         "DELETE FROM "
         f"\"{schema}\".meta WHERE key = '{FILES_AT}', then start again"
+    )
+
+
+def _has_all_pushed(root: Path, head: str, pushed: Any) -> bool:
+    """Whether ``head`` holds every commit the writer had pushed when it wrote
+    (``published``: the newest of them), so that all it lacks is the writer's own."""
+    if not isinstance(pushed, list) or not pushed:
+        return False
+    return all(
+        isinstance(c, str)
+        and _COMMIT.fullmatch(c)
+        and has_commit(root, c)
+        and is_ancestor(root, c, head)
+        for c in pushed
     )
 
 

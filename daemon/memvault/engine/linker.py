@@ -27,7 +27,7 @@ from memvault.engine import link_check
 from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, git_removed
+from memvault.vault.gitstate import git_busy, git_removed, stage_made
 from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
@@ -380,6 +380,9 @@ class Linker:
                         path, memory_md.render_folder_note(None, rule.folder, lines, label)
                     )
                     written.append(path)
+                    # another clone may make the same note: untracked, it would stop
+                    # the pull that brings that one (docs/MEMORY.md, "Git")
+                    stage_made(self.fs.root, path)
                 else:
                     changed_now, _ = self.fs.update_text(
                         path, functools.partial(_render_folder, rule.folder, lines, label)

@@ -109,6 +109,28 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
+def stage_made(root: Path, rel: str) -> bool:
+    """Add a file memvault has just made at the vault path ``rel`` to git's index
+    (``git add``) when git does not know it (untracked, not ignored); whether it did.
+
+    Two clones' daemons make the same folder note when a section passes its limit on
+    both before either pulls; left untracked, the second machine's pull is refused
+    ("untracked working tree files would be overwritten by merge"), ``--autostash`` or
+    not. Added, it is a change like any other: ``--autostash`` sets it aside and git
+    merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
+    or one a rule ignores, is left as it is; nothing is added while git is busy, outside
+    git, or when git cannot be asked."""
+    if git_busy(root) is not None:
+        return False
+    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
+        return False
+    if ignored_by(root, rel) is not None:
+        return False
+    done = _git(root, "--literal-pathspecs", "add", "--", rel)
+    return done is not None and done.returncode == 0
+
+
 def head_commit(root: Path) -> str | None:
     """The commit checked out in the vault's repository (its id), or None: outside git,
     no commit yet, or git cannot be asked."""
@@ -116,6 +138,23 @@ def head_commit(root: Path) -> str | None:
     if done is None or done.returncode != 0:
         return None
     return done.stdout.decode("ascii", "replace").strip() or None
+
+
+def published(root: Path, head: str) -> list[str] | None:
+    """The newest commits of ``head``'s history that a remote-tracking branch holds (what
+    this clone had pushed, or pulled: the commits other clones can fetch), ``[head]`` when
+    all of it is there. None when the repository knows no remote branch, or git cannot
+    say; ``[]`` when none of its history is on one."""
+    remotes = _git(root, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/remotes")
+    if remotes is None or remotes.returncode != 0 or not remotes.stdout.strip():
+        return None
+    done = _git(root, "rev-list", "--boundary", head, "--not", "--remotes")
+    if done is None or done.returncode != 0:
+        return None
+    lines = done.stdout.decode("ascii", "replace").split()
+    if not lines:
+        return [head]  # nothing of it unpushed
+    return [line[1:] for line in lines if line.startswith("-")]
 
 
 def has_commit(root: Path, commit: str) -> bool:
@@ -227,6 +266,8 @@ __all__ = [
     "is_ancestor",
     "is_shallow",
     "merged_here",
+    "published",
     "settings_ignored",
+    "stage_made",
     "was_checked_out",
 ]

@@ -1,0 +1,67 @@
+"""Files memvault generates, in a vault two machines share through git (a field test).
+
+Two clones of one bare remote, each its own vault and index, real git: a pull must
+not be refused over a file memvault made, and nobody's words are lost on the way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from helpers import note, open_vault, write
+from test_field_git import machines
+from test_memory_git import commit, git
+
+
+def limit_people(root: Path, limit: int) -> None:
+    config = root / ".memvault" / "config.toml"
+    text = config.read_text("utf-8")
+    old = 'folder = "people"\norder = "updated"\nlimit = 8'
+    assert old in text
+    config.write_text(text.replace(old, f'folder = "people"\norder = "updated"\nlimit = {limit}'))
+
+
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_a_folder_note_both_machines_made_does_not_stop_the_second_pull(
+    tmp_path: Path, how: str
+) -> None:
+    """Field test: Key People passed its limit on both machines before either pulled;
+    each daemon made people/people.md, and the second machine's `git pull --autostash`
+    was refused ("untracked working tree files would be overwritten by merge"), with or
+    without --rebase, until a person removed or committed memvault's file. memvault now
+    adds a folder note it makes to git's index (`git add`), so git sets it aside with
+    the person's changes and merges both machines' lists line by line."""
+    a, b = machines(tmp_path)
+    limit_people(a, 2)
+    commit(a, "limit 2")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    for root, names in ((a, ["bea", "cy"]), (b, ["di", "ed"])):
+        for name in names:
+            write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is new."))
+        with open_vault(root) as v:
+            v.sync()
+        assert (root / "people" / "people.md").is_file()
+    commit(a, "A's people")
+    git(a, "push", "-q")
+    pulled = git(b, "pull", "-q", how, "--autostash", check=False)
+    assert pulled.returncode == 0, pulled.stdout + pulled.stderr
+    with open_vault(b) as v:
+        v.sync()
+    folder_note = (b / "people" / "people.md").read_text("utf-8")
+    for name in ("ann", "bea", "cy", "di", "ed"):
+        assert f"- [[people/{name}]] - " in folder_note, folder_note
+    assert "<<<<<<<" not in folder_note
+    assert folder_note.count("<!-- memvault:begin folder -->") == 1
+    # the second machine commits and pushes; the first pulls: both end the same
+    commit(b, "B's people")
+    git(b, "push", "-q")
+    git(a, "pull", "-q", "--autostash")
+    with open_vault(a) as v:
+        v.sync()
+    with open_vault(b) as v:
+        v.sync()
+    for rel in ("MEMORY.md", "people/people.md"):
+        assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
