@@ -15,7 +15,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath, PureWindowsPath
 
 from memvault.config import STATE_DIR
 from memvault.vault.lock_queue import LockQueue
@@ -92,29 +92,73 @@ def misplaced(path: Path) -> str | None:
 
 
 def too_wide(path: Path) -> str | None:
-    """Why ``path`` is too wide to be made a vault: the file system's root, or the home
-    folder itself (``memvault init ~/``, a slip for ``~/memory``) — every note under it
-    would be indexed, and MEMORY.md, templates/ and the note folders laid among the
-    person's files. None for a folder that is a vault already (made so before: it keeps
-    working) and for any other folder."""
+    """Why ``path`` is too wide to be made a vault: the file system's root (a drive's,
+    ``C:\\``), the home folder itself (``memvault init ~/``, a slip for ``~/memory``), or a
+    folder of such (``/home``, ``/mnt/c``: ``wide_place``) — every note under it would be
+    indexed, and MEMORY.md, templates/ and the note folders laid among the person's
+    files. None for a folder that is a vault already (made so before: it keeps
+    working) and for any other folder, one inside those included (``/home/ana/notes``)."""
     try:
         here = Path(path).expanduser().resolve()
     except (OSError, RuntimeError):  # a name too long, a symlink loop: the caller says it
         return None
     if is_vault(here):
         return None
-    fix = "make a folder for it: memvault init ~/memory"
-    if here == Path(here.anchor):
-        return f"{path} is the root of the file system: a vault there would index every note on the disk; {fix}"
     try:
-        home = Path.home().resolve()
+        home: Path | None = Path.home().resolve()
     except (OSError, RuntimeError):  # no home folder to be found
-        return None
-    if here == home:
-        return (
-            f"{path} is your home folder: a vault there would index every note under it and "
-            f"lay MEMORY.md, templates/ and the note folders among your files; {fix}"
-        )
+        home = None
+    why = _WIDE.get(wide_place(here, home) or "")
+    return f"{path} {why}; make a folder for it: memvault init ~/memory" if why else None
+
+
+_WIDE = {
+    "root": "is the root of the file system: a vault there would index every note on the disk",
+    "home": (
+        "is your home folder: a vault there would index every note under it and lay "
+        "MEMORY.md, templates/ and the note folders among your files"
+    ),
+    "homes": "holds the users' home folders: a vault there would index every note in them",
+    "mounts": "is where disks are mounted: a vault there would index every note on them",
+    "drive": "is a whole Windows drive (WSL): a vault there would index every note on it",
+    "windows home": (
+        "is a Windows home folder (WSL): a vault there would index every note under it and "
+        "lay MEMORY.md, templates/ and the note folders among its files"
+    ),
+}
+
+
+def wide_place(here: PurePath, home: PurePath | None = None) -> str | None:
+    """What wide place the resolved folder ``here`` is, by its name alone (pure; by
+    ``here``'s own rules, a ``PureWindowsPath``'s too): ``root`` (``/``, ``C:\\``),
+    ``home`` (``home`` itself), ``homes`` (``/home``, macOS's ``/Users``, Windows'
+    ``C:\\Users``, WSL's ``/mnt/c/Users``), ``mounts`` (``/mnt``, ``/media``,
+    ``/Volumes``, ``/run/media`` and a user's folder in the last two), ``drive`` (WSL's
+    ``/mnt/c``), ``windows home`` (WSL's ``/mnt/c/Users/ana``); else None. Names are
+    compared in any case (macOS's disk and Windows' ignore it)."""
+    if here == type(here)(here.anchor):
+        return "root"
+    if home is not None and here == home:
+        return "home"
+    names = [name.casefold() for name in here.parts[1:]]
+    if isinstance(here, PureWindowsPath):
+        return "homes" if names == ["users"] else None
+    if names in (["home"], ["users"]):
+        return "homes"
+    if names in (["mnt"], ["media"], ["volumes"], ["run", "media"]):
+        return "mounts"
+    if (len(names) == 2 and names[0] == "media") or (
+        len(names) == 3 and names[:2] == ["run", "media"]
+    ):
+        return "mounts"  # /media/ana: a user's disks (Ubuntu, Fedora)
+    if len(names) >= 2 and names[0] == "mnt" and len(names[1]) == 1 and names[1].isalpha():
+        rest = names[2:]  # /mnt/c: WSL's view of the Windows drive C:
+        if not rest:
+            return "drive"
+        if rest == ["users"]:
+            return "homes"
+        if len(rest) == 2 and rest[0] == "users":
+            return "windows home"
     return None
 
 
@@ -373,5 +417,7 @@ __all__ = [
     "lock_holder",
     "lock_wait",
     "pid_alive",
+    "too_wide",
     "upgrade_guard",
+    "wide_place",
 ]
