@@ -43,6 +43,7 @@ from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
+from memvault.vault.lock import say_stopping
 from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
@@ -502,6 +503,9 @@ class Daemon:
         # the vault here and waits for the lock this daemon lets go at the end, where
         # one that found daemon.json got "cannot reach the daemon" (a field test: 7 of
         # three agents' commands as `memvault up` stopped beside them)
+        # said first (daemon status: "stopping", not "not running", while the lock is held;
+        # a daemon starting waits for it), then daemon.json goes
+        say_stopping(self.config.state_dir)
         runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if self.app is not None:
             self.app.state.close()  # ends /events streams so the server can stop

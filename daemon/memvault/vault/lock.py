@@ -35,6 +35,13 @@ WANTED_FILE = "lock.wanted"
 # a read finding the lock held waits for such a holder only (backends.LETS_GO), not for
 # a sync, a CLI write or an application's open Vault, which never let go when asked.
 LETS_GO_FILE = "lock.lets-go"
+# The pid of a daemon stopping (``say_stopping``): daemon.json is removed first thing in a
+# stop, so that no call goes to it, while it finishes its batch and saves, the lock held.
+# ``daemon status`` says it stops (``stopping_daemon``); a process waiting for the lock
+# says whom it waits for, and a daemon starting waits for it as for a holder that lets go.
+# Removed as it lets go; a killed one's names a pid that no longer holds the lock; the
+# next holder removes it as it takes the lock.
+STOPPING_FILE = "lock.stopping"
 
 log = logging.getLogger("memvault")
 
@@ -228,8 +235,11 @@ class WriterLock:
                 if not said:
                     said = True
                     who = f"process {pid}" if pid else "another process"
+                    doing = "is writing to this vault"
+                    if pid is not None and self.holder_stopping():
+                        who, doing = f"the memvault daemon (pid {pid})", "is stopping"
                     message = (
-                        f"waiting for {who}, which is writing to this vault, to finish "
+                        f"waiting for {who}, which {doing}, to finish "
                         f"(up to {wait:g} s; MEMVAULT_LOCK_WAIT changes it)"
                     )
                     (on_wait or log.warning)(message)
@@ -263,6 +273,8 @@ class WriterLock:
             os.write(fd, f"{os.getpid()}\n".encode())
             os.fsync(fd)
         self._fd = fd
+        with contextlib.suppress(OSError):  # a stopping holder's word: it has let go
+            self.path.with_name(STOPPING_FILE).unlink(missing_ok=True)
         if lets_go:  # unsaid (a read-only .memvault/): a read does not wait for it
             with contextlib.suppress(OSError):
                 self.path.with_name(LETS_GO_FILE).write_text(f"{os.getpid()}\n", "ascii")
@@ -277,6 +289,12 @@ class WriterLock:
             return False
         pid = self.holder_pid()
         return pid is not None and said == str(pid)
+
+    def holder_stopping(self) -> bool:
+        """Whether the process holding the lock is a daemon that said it stops
+        (``say_stopping``), as the lock file names the holder."""
+        pid = self.holder_pid()
+        return pid is not None and _pid_in(self.path.with_name(STOPPING_FILE)) == pid
 
     def wanted_since(self, since_ns: int) -> bool:
         """Whether another process waits for the lock (in line: lock_queue.py), or found
@@ -304,6 +322,10 @@ class WriterLock:
             self._lets_go = False
             with contextlib.suppress(OSError):
                 self.path.with_name(LETS_GO_FILE).unlink()
+        stopping = self.path.with_name(STOPPING_FILE)
+        if _pid_in(stopping) == os.getpid():  # (the same: while still held)
+            with contextlib.suppress(OSError):
+                stopping.unlink()
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, 0)
         fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -327,6 +349,28 @@ class WriterLock:
         except OSError:  # cannot tell now (a network mount's hiccup)
             return True
         return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
+
+def say_stopping(state_dir: Path) -> None:
+    """Said by the daemon holding the lock as it stops (``STOPPING_FILE``); unsaid when
+    ``.memvault/`` cannot be written (then it is not told apart from a writer)."""
+    with contextlib.suppress(OSError):
+        (Path(state_dir) / STOPPING_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
+
+
+def stopping_daemon(root: Path) -> int | None:
+    """The pid of the daemon that holds the vault's writer lock while it stops (it said
+    so: ``say_stopping``), by the kernel's word (``lock_holder``); else None."""
+    said = _pid_in(Path(root) / STATE_DIR / STOPPING_FILE)
+    return said if said is not None and lock_holder(root) == said else None
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        return int(text) if text.isdigit() else None
+    except (OSError, ValueError):
+        return None
 
 
 def pid_alive(pid: int) -> bool:
@@ -410,6 +454,7 @@ def upgrade_guard(state_dir: Path) -> Iterator[None]:
 __all__ = [
     "LOCK_FILE",
     "LOCK_WAIT",
+    "STOPPING_FILE",
     "WANTED_FILE",
     "WriterLock",
     "find_vault",
@@ -417,6 +462,8 @@ __all__ = [
     "lock_holder",
     "lock_wait",
     "pid_alive",
+    "say_stopping",
+    "stopping_daemon",
     "too_wide",
     "upgrade_guard",
     "wide_place",
