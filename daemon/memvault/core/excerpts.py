@@ -156,8 +156,10 @@ _EMOJI_BMP = frozenset(
 )
 # From U+1F000, the blocks of pictographs (alchemical symbols, arrows and the plain
 # geometric shapes of U+1F700-1F7DF are text)
-_EMOJI_BLOCKS = ((0x1F0CF, 0x1F0CF), (0x1F004, 0x1F004), (0x1F18E, 0x1F1FF))
-_EMOJI_BLOCKS += ((0x1F300, 0x1F6FF), (0x1F7E0, 0x1F7FF), (0x1F900, 0x1FAFF))
+_EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
+    *((0x1F004, 0x1F004), (0x1F0CF, 0x1F0CF), (0x1F18E, 0x1F1FF)),
+    *((0x1F300, 0x1F6FF), (0x1F7E0, 0x1F7FF), (0x1F900, 0x1FAFF)),
+)
 
 
 def _emoji(ch: str, after: str) -> bool:
