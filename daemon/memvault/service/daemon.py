@@ -499,12 +499,9 @@ class Daemon:
             return True
         self._closed = True
         self.state = "stopping"
-        # No longer found before it stops answering: a call opened from now on goes to
-        # the vault here and waits for the lock this daemon lets go at the end, where
-        # one that found daemon.json got "cannot reach the daemon" (a field test: 7 of
-        # three agents' commands as `memvault up` stopped beside them)
-        # said first (daemon status: "stopping", not "not running", while the lock is held;
-        # a daemon starting waits for it), then daemon.json goes
+        # Said stopping (daemon status; a daemon starting waits), then no longer found:
+        # a call opened from now on waits for the lock this daemon lets go at the end,
+        # where one that found daemon.json got "cannot reach the daemon" (a field test)
         say_stopping(self.config.state_dir)
         runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if self.app is not None:
