@@ -271,3 +271,29 @@ def test_log_entries_keep_crlf() -> None:
         compose.insert_log_entry(text, "- 10:00 x")
         == "# D\r\n\r\n- 10:00 x\r\n\r\n## Follow-ups\r\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("title", "day"),
+    [
+        ("2024-03-10", "2024-03-10"),  # that day's log, past
+        ("2031-01-02", "2031-01-02"),  # or future
+        ("Standup notes", "2026-12-06"),  # a title naming no day: today's
+        ("Sprint 2024-03", "2026-12-06"),  # a month is no day
+        ("v1.2.3 release", "2026-12-06"),
+        ("last tuesday", "2026-12-06"),
+        ("2024-13-45", None),  # no real day
+        ("2024-02-30", None),
+        ("2024-3-10", None),  # a day in another form
+        ("2024/03/10", None),
+        ("10.03.2024", None),
+        ("3/10/24", None),
+        ("2024-03-10 standup", None),
+    ],
+)
+def test_log_day_is_the_day_the_title_is_or_today(title: str, day: str | None) -> None:
+    if day is None:
+        with pytest.raises(ValueError, match=r"YYYY-MM-DD \(e\.g\. 2026-12-06\)"):
+            compose.log_day(title, "2026-12-06")
+    else:
+        assert compose.log_day(title, "2026-12-06") == day

@@ -56,6 +56,22 @@ from memvault.core.excerpts import (
         ("> [!tip] Sync\n> \n> use iCloud", 1, [(1, 1, "> [!tip] Sync"), (3, 3, "> use iCloud")]),
         ("a\n---\n* * *\n|---|:--:|\n- \nb", 1, [(1, 1, "a"), (6, 6, "b")]),
         ("> 1\n- 東", 1, [(1, 1, "> 1"), (2, 2, "- 東")]),
+        # an emoji is no markup: a line of them alone is what the writer said (a context
+        # cited "## Status" over nothing, its "✅" left out)
+        (
+            "## Mood\n🎉\n\n## Status\n✅\n🚀 🚀",
+            1,
+            [(2, 2, "🎉"), (5, 5, "✅"), (6, 6, "🚀 🚀")],
+        ),
+        # by the variation selector, joined by ZWJ, a flag, with a skin tone
+        (
+            "❤️\n- 👩‍💻\n🇫🇷\n> 👍🏽",
+            3,
+            [(3, 3, "❤️"), (4, 4, "- 👩‍💻"), (5, 5, "🇫🇷"), (6, 6, "> 👍🏽")],
+        ),
+        # symbols shown as text stay markup: a box-drawn rule, shapes, a dingbat
+        # bullet, an empty ballot box, stars, a check mark without its selector
+        ("a\n───────\n■ ■ ■\n➤\n- ☐\n★ ★\n✔\nb", 1, [(1, 1, "a"), (8, 8, "b")]),
     ],
 )
 def test_split_units(text: str, first: int, units: list[tuple[int, int, str]]) -> None:

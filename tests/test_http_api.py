@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import json
 import os
 import socket
@@ -170,6 +171,29 @@ def test_add_note_creates_then_updates(client: TestClient, vault: Vault) -> None
     }
     r = client.post("/notes", json={**body, "summary": "runs infra", "update": True})
     assert r.status_code == 200 and not r.json()["created"]
+
+
+def test_a_days_log_is_the_day_its_title_names_and_a_bad_date_is_refused(
+    client: TestClient, vault: Vault
+) -> None:
+    """`POST /notes` to logs titled "2024-13-45" set the summary of today's log (and a
+    title "2024-03-10" too): the day the title named was lost without a word. A day
+    written YYYY-MM-DD is that day's log; a day written otherwise, or no real day, a 400
+    naming the form, nothing written; a title naming no day is today's log, as before."""
+    before = sorted(p.name for p in (vault.root / "logs").iterdir())
+    for title in ("2024-13-45", "2024-02-30", "10.03.2024", "2024/03/10", "2024-03-10 standup"):
+        r = client.post("/notes", json={"category": "logs", "title": title, "summary": "x"})
+        assert err(r) == (400, "BadRequest"), (title, r.text)
+        message = r.json()["error"]["message"]
+        assert "YYYY-MM-DD" in message and repr(title) in message, message
+    assert sorted(p.name for p in (vault.root / "logs").iterdir()) == before  # nothing written
+    r = client.post("/notes", json={"category": "logs", "title": "2024-03-10", "summary": "kiwi"})
+    assert r.status_code == 201 and r.json()["path"] == "logs/2024-03-10.md", r.text
+    text = (vault.root / "logs" / "2024-03-10.md").read_text(encoding="utf-8")
+    assert 'date: "2024-03-10"' in text and "# 2024-03-10" in text and "summary: kiwi" in text
+    r = client.post("/notes", json={"category": "logs", "title": "Standup", "summary": "day"})
+    today = dt.date.today().isoformat()
+    assert r.status_code == 201 and r.json()["path"] == f"logs/{today}.md", r.text
 
 
 def test_log_appends_to_today(client: TestClient, vault: Vault) -> None:

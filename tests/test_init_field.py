@@ -4,10 +4,12 @@ home folder or / typed by mistake, examples asked for in a folder of real notes.
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 import pytest
 
+from helpers import run_namespaced
+from memvault.vault.lock import wide_place
 from memvault.vault.template import find_roles, init_vault
 
 
@@ -68,6 +70,86 @@ def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
     monkeypatch.setenv("HOME", str(home))
     assert too_wide(home) is None
     init_vault(home)  # re-run on it: adds what is missing, as on any vault
+
+
+@pytest.mark.parametrize(
+    ("path", "place"),
+    [
+        (PurePosixPath("/home"), "homes"),
+        (PurePosixPath("/Users"), "homes"),  # macOS
+        (PurePosixPath("/users"), "homes"),  # macOS's disk ignores case
+        (PurePosixPath("/mnt"), "mounts"),
+        (PurePosixPath("/media"), "mounts"),
+        (PurePosixPath("/media/ana"), "mounts"),  # Ubuntu mounts ana's disks in it
+        (PurePosixPath("/run/media/ana"), "mounts"),  # Fedora
+        (PurePosixPath("/Volumes"), "mounts"),  # macOS
+        (PurePosixPath("/mnt/c"), "drive"),  # WSL
+        (PurePosixPath("/mnt/D"), "drive"),
+        (PurePosixPath("/mnt/c/Users"), "homes"),
+        (PurePosixPath("/mnt/c/Users/ana"), "windows home"),
+        (PurePosixPath("/srv/ana"), "home"),  # the home given, wherever it is
+        (PureWindowsPath("C:\\"), "root"),
+        (PureWindowsPath("d:/"), "root"),
+        (PureWindowsPath("C:\\Users"), "homes"),
+        (PureWindowsPath("C:\\Users\\ana"), "home"),
+        # the allowed neighbours: a folder inside each, and names like them
+        (PurePosixPath("/home/ana/notes"), None),
+        (PurePosixPath("/home/ana"), None),  # another user's home: not this one's
+        (PurePosixPath("/Users/ana/notes"), None),
+        (PurePosixPath("/mnt/c/Users/ana/notes"), None),
+        (PurePosixPath("/mnt/c/notes"), None),
+        (PurePosixPath("/mnt/data"), None),  # a disk mounted there, not a drive letter
+        (PurePosixPath("/mnt/data/notes"), None),
+        (PurePosixPath("/media/ana/usb"), None),
+        (PurePosixPath("/Volumes/USB"), None),
+        (PurePosixPath("/srv/ana/memory"), None),
+        (PureWindowsPath("C:\\Users\\ana\\notes"), None),
+        (PureWindowsPath("D:\\notes"), None),
+        (PureWindowsPath("C:\\home"), None),
+    ],
+    ids=str,
+)
+def test_the_folders_of_homes_and_disks_are_wide_places_and_a_folder_inside_is_not(
+    path: PurePath, place: str | None
+) -> None:
+    """`/home` and WSL's `/mnt/c` were made vaults: only / and the home folder itself
+    were refused. Python's rules for each system (a Windows path's drive and case)."""
+    home = PureWindowsPath("C:/Users/ana") if isinstance(path, PureWindowsPath) else None
+    assert wide_place(path, home or PurePosixPath("/srv/ana")) == place
+
+
+WIDE_PLACES = """
+import json, os, subprocess, sys
+for place in ("/home", "/mnt", "/media"):  # this namespace's own, empty
+    subprocess.run(["mount", "-t", "tmpfs", "none", place], check=True)
+for folder in ("/home/ana", "/mnt/c/Users/ana", "/media/ana/usb", "/mnt/d/.memvault"):
+    os.makedirs(folder)  # /mnt/d: a vault made there before this memvault refused it
+out = {}
+for folder in ("/home", "/mnt", "/mnt/c", "/mnt/c/Users", "/mnt/c/Users/ana", "/media/ana",
+               "/home/ana/notes", "/mnt/c/Users/ana/notes", "/media/ana/usb/notes", "/mnt/d"):
+    run = subprocess.run([sys.executable, "-m", "memvault", "init", folder],
+                         capture_output=True, text=True)
+    names = sorted(os.listdir(folder)) if os.path.isdir(folder) else None
+    out[folder] = [run.returncode, run.stdout + run.stderr, names]
+print(json.dumps(out))
+"""
+
+
+def test_init_refuses_home_and_mount_folders_and_makes_vaults_inside_them(
+    tmp_path: Path,
+) -> None:
+    """The real CLI on a real /home, /mnt and /media (tmpfs, in a mount namespace of
+    their own): each wide place refused (exit 5) with nothing written in it, a folder
+    inside each made a vault, and a vault made at /mnt/d before keeps working."""
+    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
+    out = run_namespaced(namespace, WIDE_PLACES, home=tmp_path / "home")
+    for folder in ("/home", "/mnt", "/mnt/c", "/mnt/c/Users", "/mnt/c/Users/ana", "/media/ana"):
+        code, said, names = out[folder]
+        assert code == 5 and "make a folder for it" in said, (folder, said)
+        assert ".memvault" not in names and "MEMORY.md" not in names, (folder, names)
+    for folder in ("/home/ana/notes", "/mnt/c/Users/ana/notes", "/media/ana/usb/notes", "/mnt/d"):
+        code, said, names = out[folder]
+        assert code == 0 and names and "MEMORY.md" in names, (folder, said)
 
 
 def test_the_example_notes_never_go_among_a_persons_notes(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ Real processes, the real flock, the hash embedder.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -22,6 +23,7 @@ from memvault.api import Vault
 from memvault.backends import LETS_GO
 from memvault.errors import LockHeld
 from memvault.index.embedder import HashEmbedder
+from memvault.vault.lock import STOPPING_FILE, lock_holder
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 
@@ -253,3 +255,70 @@ def test_a_daemon_starting_waits_for_a_kept_vault_past_lets_go_but_not_for_a_syn
     finally:
         holder.kill()
         holder.communicate(timeout=30)
+
+
+def test_a_stopping_daemon_is_said_stopping_and_a_daemon_starting_waits_for_it(
+    tmp_path: Path,
+) -> None:
+    """daemon.json goes first thing in a stop, the lock held while the daemon finishes
+    its batch and saves: `memvault daemon status` then said "no memvault daemon is
+    running", and a daemon started then gave up after LETS_GO (exit 6, "process N is
+    already writing"). Now status says it stops (exit 1: it serves no more), and a daemon
+    starting waits for it, saying so, then serves. The first daemon is frozen (SIGSTOP)
+    in that window, once daemon.json is gone, so the window stays open."""
+    import signal
+
+    root = new_vault(tmp_path)
+    for i in range(300):
+        (root / "people" / f"p{i:04}.md").write_text(f"# P{i}\n\nabout topic {i}\n", "utf-8")
+    first = cli("daemon", "run", "--vault", str(root), "--port", "0")
+    runfile = root / ".memvault" / "daemon.json"
+    second = None
+    try:
+        started = time.monotonic()
+        while not runfile.exists():
+            assert first.poll() is None and time.monotonic() - started < 60
+            time.sleep(0.02)
+        first.send_signal(signal.SIGTERM)
+        while runfile.exists():
+            time.sleep(0.001)
+        first.send_signal(signal.SIGSTOP)  # in its stop, the lock still held
+        assert lock_holder(root) == first.pid, "it stopped before it could be frozen"
+        said = cli("daemon", "status", "--vault", str(root))
+        out, err = said.communicate(timeout=60)
+        assert said.returncode == 1, out + err
+        assert f"stopping: pid {first.pid}, still saving" in out, out + err
+        as_json = cli("daemon", "status", "--vault", str(root), "--json")
+        data = json.loads(as_json.communicate(timeout=60)[0])
+        assert data["running"] is False and data["stopping"] is True, data
+        assert data["pid"] == first.pid
+        second = cli("daemon", "run", "--vault", str(root), "--port", "0")
+        waiting = f"waiting for the memvault daemon (pid {first.pid}), which is stopping"
+        time.sleep(LETS_GO * 2)  # past the LETS_GO it gave any other holder
+        assert second.poll() is None, second.communicate(timeout=30)
+        first.send_signal(signal.SIGCONT)
+        assert first.wait(60) == 0
+        started = time.monotonic()
+        while (info := runfile_pid(root)) != second.pid:
+            assert second.poll() is None, second.communicate(timeout=30)
+            assert time.monotonic() - started < 60, info
+            time.sleep(0.05)
+        assert not (root / ".memvault" / STOPPING_FILE).exists()
+        second.terminate()
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 0, err
+        assert waiting in err, err
+    finally:
+        for process in (first, second):
+            if process is not None and process.poll() is None:
+                process.send_signal(signal.SIGCONT)
+                process.kill()
+                process.communicate(timeout=30)
+        first.communicate(timeout=30)
+
+
+def runfile_pid(root: Path) -> int | None:
+    from memvault.vault import runfile
+
+    info = runfile.running(root)
+    return None if info is None else info.pid

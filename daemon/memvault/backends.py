@@ -347,7 +347,8 @@ def open_backend(
                 if runfile.running(root) is not None:
                     return True
                 pid = held.holder_pid()
-                if pid is None or held.holder_lets_go():
+                # a daemon stopping (daemon.json gone) lets go once saved: waited for
+                if pid is None or held.holder_lets_go() or held.holder_stopping():
                     holding[0] = None
                     return False
                 if pid != holding[0]:

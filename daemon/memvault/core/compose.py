@@ -25,6 +25,7 @@ error) before the note is touched.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import unicodedata
@@ -151,6 +152,33 @@ _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words
 _WINDOWS_DEVICE = re.compile(
     r"^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
 )
+
+
+# A day written as people write one: 2024-03-10, 2024/3/10, 10.03.2024, 3/10/24
+_DAY_LIKE = re.compile(
+    r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)"
+)
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def log_day(title: str, today: str) -> str:
+    """The day whose log an ``add`` of category ``logs`` titled ``title`` is: the day the
+    title is, written ``YYYY-MM-DD`` (that day's log, past or future); ``today`` for a
+    title naming no day (the log is titled with its date whatever the title). A title
+    holding a day in another form, or one that is no day (``2024-13-45``), is refused
+    (``ValueError``) naming the form: it was today's log, the title's day lost."""
+    if _ISO_DAY.fullmatch(title):
+        try:
+            return dt.date.fromisoformat(title).isoformat()
+        except ValueError:
+            pass
+    elif not _DAY_LIKE.search(title):
+        return today
+    raise ValueError(
+        f"a day's log is titled with its date as YYYY-MM-DD (e.g. {today}), and {title!r} "
+        "is not one: give the day as YYYY-MM-DD for that day's log, or a title naming no "
+        "day for today's"
+    )
 
 
 def note_path(category: str, title: str, day: str) -> str:

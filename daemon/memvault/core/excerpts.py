@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -130,10 +131,44 @@ def split_units(text: str, line_start: int) -> list[Unit]:
 
 
 def _says_something(line: str) -> bool:
-    """A line with a letter or a digit: one of markup alone — a callout's empty line
-    (``>``), a rule, a table's separator, an empty list item — says nothing, like a blank
-    one (a context spent its tokens on them)."""
-    return any(ch.isalnum() for ch in line)
+    """A line with a letter, a digit or an emoji: one of markup alone — a callout's empty
+    line (``>``), a rule, a table's separator, an empty list item — says nothing, like a
+    blank one (a context spent its tokens on them). An emoji is no markup: a line of
+    them alone (``🎉``, ``✅`` under "## Status") is what the writer said, which a
+    context left out, citing the heading over nothing."""
+    return any(ch.isalnum() for ch in line) or any(
+        _emoji(ch, line[i + 1 : i + 2]) for i, ch in enumerate(line) if ord(ch) >= 0x2300
+    )
+
+
+# Unicode's Emoji_Presentation below U+1F000 (emoji-data.txt): the symbols shown as an
+# emoji, not as text, with no variation selector. ``★``, a box-drawing rule (``───``),
+# a geometric shape (``■``) or a dingbat bullet (``➤``) are text, markup-like.
+_EMOJI_BMP = frozenset(
+    {
+        *(0x231A, 0x231B, 0x23E9, 0x23EA, 0x23EB, 0x23EC, 0x23F0, 0x23F3, 0x25FD, 0x25FE),
+        *(0x2614, 0x2615, *range(0x2648, 0x2654), 0x267F, 0x2693, 0x26A1, 0x26AA, 0x26AB),
+        *(0x26BD, 0x26BE, 0x26C4, 0x26C5, 0x26CE, 0x26D4, 0x26EA, 0x26F2, 0x26F3, 0x26F5),
+        *(0x26FA, 0x26FD, 0x2705, 0x270A, 0x270B, 0x2728, 0x274C, 0x274E, 0x2753, 0x2754),
+        *(0x2755, 0x2757, 0x2795, 0x2796, 0x2797, 0x27B0, 0x27BF, 0x2B1B, 0x2B1C, 0x2B50),
+        0x2B55,
+    }
+)
+# From U+1F000, the blocks of pictographs (alchemical symbols, arrows and the plain
+# geometric shapes of U+1F700-1F7DF are text)
+_EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
+    *((0x1F004, 0x1F004), (0x1F0CF, 0x1F0CF), (0x1F18E, 0x1F1FF)),
+    *((0x1F300, 0x1F6FF), (0x1F7E0, 0x1F7FF), (0x1F900, 0x1FAFF)),
+)
+
+
+def _emoji(ch: str, after: str) -> bool:
+    """Whether ``ch`` (followed by ``after``) is shown as an emoji: by default, or, a
+    symbol, asked to by the variation selector U+FE0F (``❤️``, ``✔️``)."""
+    code = ord(ch)
+    if code in _EMOJI_BMP or any(low <= code <= high for low, high in _EMOJI_BLOCKS):
+        return True
+    return after == "\ufe0f" and unicodedata.category(ch) == "So"
 
 
 def unit_text(text: str) -> str:

@@ -134,3 +134,21 @@ def grapheme_cut(text: str, at: int) -> int:
         if _boundary(text, i):
             return i
     return 0 if at <= _GRAPHEME_WALK else at
+
+
+SHORT_PATH_KEEP = 60  # characters kept at each end of a path too long to print whole
+
+
+def short_path(path: str, keep: int = SHORT_PATH_KEEP) -> str:
+    """``path`` as a person reads it in a line of output: whole, or, past about two
+    terminal lines (a note skipped in a folder tree deeper than the system allows: 4,000
+    characters filled the screen), its first and last ``keep`` characters and how long it
+    is — ``deep/dddd…dddd/note.md (4,035 characters)``. Machines read the whole path:
+    JSON and the index keep it."""
+    if len(path) <= 2 * keep + 40:
+        return path
+    head = grapheme_cut(path, keep)
+    tail = len(path) - keep
+    while tail < len(path) and grapheme_cut(path, tail) != tail:  # a whole character
+        tail += 1
+    return f"{path[:head]}…{path[tail:]} ({len(path):,} characters)"

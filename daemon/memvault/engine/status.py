@@ -25,7 +25,7 @@ from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
-from memvault.core.text import line_count
+from memvault.core.text import line_count, short_path
 from memvault.engine import relink_journal
 from memvault.engine.folders import (
     folders_beside_in_another_case,
@@ -316,11 +316,11 @@ def tell_problems(store: Store, report: SyncReport, scanned: Sequence[SkippedFil
         return  # nothing can have appeared or gone
     appeared, resolved = changed_problems(store)
     for p in appeared[:TOLD_AT_ONCE]:
-        log.warning("problem: %s: %s", p.path, p.reason)
+        log.warning("problem: %s: %s", short_path(p.path), p.reason)
     if len(appeared) > TOLD_AT_ONCE:  # a first sync of a big vault: no flood
         log.warning("and %d more problems (memvault status)", len(appeared) - TOLD_AT_ONCE)
     for p in resolved[:TOLD_AT_ONCE]:
-        log.info("resolved: %s: %s", p.path, p.reason)
+        log.info("resolved: %s: %s", short_path(p.path), p.reason)
     if len(resolved) > TOLD_AT_ONCE:
         log.info("and %d more problems resolved", len(resolved) - TOLD_AT_ONCE)
 

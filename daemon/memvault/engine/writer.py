@@ -62,9 +62,11 @@ class Writer:
         """Create a note from the vault's template; return its path and whether it was
         created. An existing note is changed only with ``update`` (``body`` added at its
         end) or ``section`` (the heading whose text ``body`` replaces, added when the
-        note has none by that name). ``logs`` is the day's log (logs/<date>.md, titled
-        with the date whatever ``title``): a ``body`` for it is refused, as its entries
-        go in a line at a time (``append_log``)."""
+        note has none by that name). ``logs`` is a day's log (logs/<date>.md, titled
+        with its date): the day ``title`` is (YYYY-MM-DD), else today's for a title
+        naming no day; a title holding a day in another form, or no real day, is refused
+        (``compose.log_day``). A ``body`` for it is refused, as its entries go in a line
+        at a time (``append_log``)."""
         category, title, summary, body, section = (
             note.category,
             note.title,
@@ -93,6 +95,8 @@ class Writer:
                 raise BadRequest("a section is replaced by a body: give the body")
         now = self.clock()
         day = now.date().isoformat()
+        if category == "logs":  # that day's log, the title a day; today's, a title not one
+            day = compose.log_day(title, day)
         path = compose.note_path(category, title, day)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
         path = self._named(category, normalize_rel(path), title)

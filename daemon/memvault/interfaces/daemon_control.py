@@ -22,7 +22,7 @@ from memvault.config import STATE_DIR
 from memvault.errors import DaemonError, MemvaultError, StorageError
 from memvault.service.units import package_parent
 from memvault.vault import runfile
-from memvault.vault.lock import pid_alive
+from memvault.vault.lock import pid_alive, stopping_daemon
 from memvault.vault.runfile import LOG_FILE
 from memvault.vault.state_dir import ensure_state_dir
 
@@ -129,6 +129,9 @@ def daemon_status(root: Path) -> dict[str, Any]:
         "daemon_json": str(runfile.daemon_file(root)),
     }
     if info is None:
+        stopping = stopping_daemon(root)  # daemon.json removed, its batch and save to come
+        if stopping is not None:
+            out.update(stopping=True, pid=stopping)
         return out
     client = DaemonClient.of(info)
     healthy = client.healthy(2.0)

@@ -351,7 +351,7 @@ def build_server(root: Path) -> MCPServer:
             Literal["people", "projects", "decisions", "logs"],
             Field(
                 description="people (one note per person), projects, decisions (one per "
-                "decision, dated), logs (today's log, named and titled with its date: its "
+                "decision, dated), logs (a day's log, named and titled with its date: its "
                 "entries go in with memory_log; here only its summary and fields, no body)."
             ),
         ],
@@ -360,8 +360,9 @@ def build_server(root: Path) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=200,
-                description="The note's title; it becomes the file name (not used for "
-                "logs: the day's log is named and titled with its date).",
+                description="The note's title; it becomes the file name (logs: a day as "
+                "YYYY-MM-DD for that day's log, any other title for today's; a day written "
+                "otherwise, or no real day, is an error).",
             ),
         ],
         body: Annotated[

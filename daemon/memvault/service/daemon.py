@@ -43,6 +43,7 @@ from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
+from memvault.vault.lock import say_stopping
 from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
@@ -498,10 +499,10 @@ class Daemon:
             return True
         self._closed = True
         self.state = "stopping"
-        # No longer found before it stops answering: a call opened from now on goes to
-        # the vault here and waits for the lock this daemon lets go at the end, where
-        # one that found daemon.json got "cannot reach the daemon" (a field test: 7 of
-        # three agents' commands as `memvault up` stopped beside them)
+        # Said stopping (daemon status; a daemon starting waits), then no longer found:
+        # a call opened from now on waits for the lock this daemon lets go at the end,
+        # where one that found daemon.json got "cannot reach the daemon" (a field test)
+        say_stopping(self.config.state_dir)
         runfile.remove_if_ours(self.vault.root, self.pid, self.token)
         if self.app is not None:
             self.app.state.close()  # ends /events streams so the server can stop

@@ -15,7 +15,7 @@ import os
 import stat
 import time
 from collections.abc import Callable, Iterator, Mapping
-from pathlib import Path
+from pathlib import Path, PurePath, PureWindowsPath
 
 from memvault.config import STATE_DIR
 from memvault.vault.lock_queue import LockQueue
@@ -35,6 +35,13 @@ WANTED_FILE = "lock.wanted"
 # a read finding the lock held waits for such a holder only (backends.LETS_GO), not for
 # a sync, a CLI write or an application's open Vault, which never let go when asked.
 LETS_GO_FILE = "lock.lets-go"
+# The pid of a daemon stopping (``say_stopping``): daemon.json is removed first thing in a
+# stop, so that no call goes to it, while it finishes its batch and saves, the lock held.
+# ``daemon status`` says it stops (``stopping_daemon``); a process waiting for the lock
+# says whom it waits for, and a daemon starting waits for it as for a holder that lets go.
+# Removed as it lets go; a killed one's names a pid that no longer holds the lock; the
+# next holder removes it as it takes the lock.
+STOPPING_FILE = "lock.stopping"
 
 log = logging.getLogger("memvault")
 
@@ -92,29 +99,73 @@ def misplaced(path: Path) -> str | None:
 
 
 def too_wide(path: Path) -> str | None:
-    """Why ``path`` is too wide to be made a vault: the file system's root, or the home
-    folder itself (``memvault init ~/``, a slip for ``~/memory``) — every note under it
-    would be indexed, and MEMORY.md, templates/ and the note folders laid among the
-    person's files. None for a folder that is a vault already (made so before: it keeps
-    working) and for any other folder."""
+    """Why ``path`` is too wide to be made a vault: the file system's root (a drive's,
+    ``C:\\``), the home folder itself (``memvault init ~/``, a slip for ``~/memory``), or a
+    folder of such (``/home``, ``/mnt/c``: ``wide_place``) — every note under it would be
+    indexed, and MEMORY.md, templates/ and the note folders laid among the person's
+    files. None for a folder that is a vault already (made so before: it keeps
+    working) and for any other folder, one inside those included (``/home/ana/notes``)."""
     try:
         here = Path(path).expanduser().resolve()
     except (OSError, RuntimeError):  # a name too long, a symlink loop: the caller says it
         return None
     if is_vault(here):
         return None
-    fix = "make a folder for it: memvault init ~/memory"
-    if here == Path(here.anchor):
-        return f"{path} is the root of the file system: a vault there would index every note on the disk; {fix}"
     try:
-        home = Path.home().resolve()
+        home: Path | None = Path.home().resolve()
     except (OSError, RuntimeError):  # no home folder to be found
-        return None
-    if here == home:
-        return (
-            f"{path} is your home folder: a vault there would index every note under it and "
-            f"lay MEMORY.md, templates/ and the note folders among your files; {fix}"
-        )
+        home = None
+    why = _WIDE.get(wide_place(here, home) or "")
+    return f"{path} {why}; make a folder for it: memvault init ~/memory" if why else None
+
+
+_WIDE = {
+    "root": "is the root of the file system: a vault there would index every note on the disk",
+    "home": (
+        "is your home folder: a vault there would index every note under it and lay "
+        "MEMORY.md, templates/ and the note folders among your files"
+    ),
+    "homes": "holds the users' home folders: a vault there would index every note in them",
+    "mounts": "is where disks are mounted: a vault there would index every note on them",
+    "drive": "is a whole Windows drive (WSL): a vault there would index every note on it",
+    "windows home": (
+        "is a Windows home folder (WSL): a vault there would index every note under it and "
+        "lay MEMORY.md, templates/ and the note folders among its files"
+    ),
+}
+
+
+def wide_place(here: PurePath, home: PurePath | None = None) -> str | None:
+    """What wide place the resolved folder ``here`` is, by its name alone (pure; by
+    ``here``'s own rules, a ``PureWindowsPath``'s too): ``root`` (``/``, ``C:\\``),
+    ``home`` (``home`` itself), ``homes`` (``/home``, macOS's ``/Users``, Windows'
+    ``C:\\Users``, WSL's ``/mnt/c/Users``), ``mounts`` (``/mnt``, ``/media``,
+    ``/Volumes``, ``/run/media`` and a user's folder in the last two), ``drive`` (WSL's
+    ``/mnt/c``), ``windows home`` (WSL's ``/mnt/c/Users/ana``); else None. Names are
+    compared in any case (macOS's disk and Windows' ignore it)."""
+    if here == type(here)(here.anchor):
+        return "root"
+    if home is not None and here == home:
+        return "home"
+    names = [name.casefold() for name in here.parts[1:]]
+    if isinstance(here, PureWindowsPath):
+        return "homes" if names == ["users"] else None
+    if names in (["home"], ["users"]):
+        return "homes"
+    if names in (["mnt"], ["media"], ["volumes"], ["run", "media"]):
+        return "mounts"
+    if (len(names) == 2 and names[0] == "media") or (
+        len(names) == 3 and names[:2] == ["run", "media"]
+    ):
+        return "mounts"  # /media/ana: a user's disks (Ubuntu, Fedora)
+    if len(names) >= 2 and names[0] == "mnt" and len(names[1]) == 1 and names[1].isalpha():
+        rest = names[2:]  # /mnt/c: WSL's view of the Windows drive C:
+        if not rest:
+            return "drive"
+        if rest == ["users"]:
+            return "homes"
+        if len(rest) == 2 and rest[0] == "users":
+            return "windows home"
     return None
 
 
@@ -184,8 +235,11 @@ class WriterLock:
                 if not said:
                     said = True
                     who = f"process {pid}" if pid else "another process"
+                    doing = "is writing to this vault"
+                    if pid is not None and self.holder_stopping():
+                        who, doing = f"the memvault daemon (pid {pid})", "is stopping"
                     message = (
-                        f"waiting for {who}, which is writing to this vault, to finish "
+                        f"waiting for {who}, which {doing}, to finish "
                         f"(up to {wait:g} s; MEMVAULT_LOCK_WAIT changes it)"
                     )
                     (on_wait or log.warning)(message)
@@ -219,6 +273,8 @@ class WriterLock:
             os.write(fd, f"{os.getpid()}\n".encode())
             os.fsync(fd)
         self._fd = fd
+        with contextlib.suppress(OSError):  # a stopping holder's word: it has let go
+            self.path.with_name(STOPPING_FILE).unlink(missing_ok=True)
         if lets_go:  # unsaid (a read-only .memvault/): a read does not wait for it
             with contextlib.suppress(OSError):
                 self.path.with_name(LETS_GO_FILE).write_text(f"{os.getpid()}\n", "ascii")
@@ -233,6 +289,12 @@ class WriterLock:
             return False
         pid = self.holder_pid()
         return pid is not None and said == str(pid)
+
+    def holder_stopping(self) -> bool:
+        """Whether the process holding the lock is a daemon that said it stops
+        (``say_stopping``), as the lock file names the holder."""
+        pid = self.holder_pid()
+        return pid is not None and _pid_in(self.path.with_name(STOPPING_FILE)) == pid
 
     def wanted_since(self, since_ns: int) -> bool:
         """Whether another process waits for the lock (in line: lock_queue.py), or found
@@ -260,6 +322,10 @@ class WriterLock:
             self._lets_go = False
             with contextlib.suppress(OSError):
                 self.path.with_name(LETS_GO_FILE).unlink()
+        stopping = self.path.with_name(STOPPING_FILE)
+        if _pid_in(stopping) == os.getpid():  # (the same: while still held)
+            with contextlib.suppress(OSError):
+                stopping.unlink()
         with contextlib.suppress(OSError):
             os.ftruncate(self._fd, 0)
         fcntl.flock(self._fd, fcntl.LOCK_UN)
@@ -283,6 +349,28 @@ class WriterLock:
         except OSError:  # cannot tell now (a network mount's hiccup)
             return True
         return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
+
+
+def say_stopping(state_dir: Path) -> None:
+    """Said by the daemon holding the lock as it stops (``STOPPING_FILE``); unsaid when
+    ``.memvault/`` cannot be written (then it is not told apart from a writer)."""
+    with contextlib.suppress(OSError):
+        (Path(state_dir) / STOPPING_FILE).write_text(f"{os.getpid()}\n", encoding="ascii")
+
+
+def stopping_daemon(root: Path) -> int | None:
+    """The pid of the daemon that holds the vault's writer lock while it stops (it said
+    so: ``say_stopping``), by the kernel's word (``lock_holder``); else None."""
+    said = _pid_in(Path(root) / STATE_DIR / STOPPING_FILE)
+    return said if said is not None and lock_holder(root) == said else None
+
+
+def _pid_in(path: Path) -> int | None:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+        return int(text) if text.isdigit() else None
+    except (OSError, ValueError):
+        return None
 
 
 def pid_alive(pid: int) -> bool:
@@ -366,6 +454,7 @@ def upgrade_guard(state_dir: Path) -> Iterator[None]:
 __all__ = [
     "LOCK_FILE",
     "LOCK_WAIT",
+    "STOPPING_FILE",
     "WANTED_FILE",
     "WriterLock",
     "find_vault",
@@ -373,5 +462,9 @@ __all__ = [
     "lock_holder",
     "lock_wait",
     "pid_alive",
+    "say_stopping",
+    "stopping_daemon",
+    "too_wide",
     "upgrade_guard",
+    "wide_place",
 ]

@@ -173,6 +173,11 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
         data = daemon_status(root)
     if as_json:
         common.emit_json(data)
+    elif data.get("stopping"):  # not serving: exit 1 as for none
+        common.out.print(
+            f"stopping: pid {data['pid']}, still saving (it lets go of {data['vault']} when "
+            "done; a command meanwhile waits for it)"
+        )
     elif not data["running"]:
         common.out.print(f"no memvault daemon is running for {data['vault']}")
     else:

@@ -9,6 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memvault.core.text import short_path
 from memvault.engine.status import CLAUDE_CODE_LINES
 from memvault.service.config_watch import CHANGED
 
@@ -209,7 +210,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
     if unlisted:  # seen by this status's scan, not yet by a sync
         console.print(f"files not indexed: {len(unlisted)}")
         for item in unlisted:
-            console.print(f"  {item['path']}: {item['reason']}")
+            console.print(f"  {short_path(item['path'])}: {item['reason']}")
     _problems(console, data)
     if data.get("git_busy"):
         back = " (`git switch <branch>`)" if "detached HEAD" in data["git_busy"] else ""
@@ -350,7 +351,7 @@ def _problems(console: Console, data: dict[str, Any]) -> None:
     if problems:
         console.print(f"problems ({len(problems)}), kept until the file is fixed:")
         for p in problems[:SHOWN_PROBLEMS]:
-            console.print(f"  {p['path']}: {p['reason']}")
+            console.print(f"  {short_path(p['path'])}: {p['reason']}")
         if len(problems) > SHOWN_PROBLEMS:
             console.print(
                 f"  ... and {len(problems) - SHOWN_PROBLEMS} more (memvault status --json)"

@@ -15,6 +15,7 @@ import typer
 
 from memvault import errors as E
 from memvault.core.results import LinkProblem
+from memvault.core.text import short_path
 from memvault.interfaces.cli.common import (
     JsonOpt,
     VaultOpt,
@@ -153,7 +154,7 @@ def sync(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     for path in report.relinked:
         out.print(f"  relinked {path}")
     for s in report.skipped:
-        out.print(f"  skipped {s.path}: {s.reason}")
+        out.print(f"  skipped {short_path(s.path)}: {s.reason}")
     for w in report.warnings:
         out.print(f"  warning: {w}")
     for p in report.problems:
