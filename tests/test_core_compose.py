@@ -288,7 +288,12 @@ def test_log_entries_keep_crlf() -> None:
         ("2024/03/10", None),
         ("10.03.2024", None),
         ("3/10/24", None),
-        ("2024-03-10 standup", None),
+        ("2024-03-10 standup", "2024-03-10"),  # the day a title names
+        ("Standup on 2024-03-10", "2024-03-10"),
+        ("v2.3.10 release", "2026-12-06"),  # a version is no day
+        ("Build 1.2.2024.5", "2026-12-06"),
+        ("2024-03-10 to 2024-03-11", None),  # two days: which?
+        ("2024-03-10 (10.03.2024)", "2024-03-10"),
     ],
 )
 def test_log_day_is_the_day_the_title_is_or_today(title: str, day: str | None) -> None:

@@ -181,7 +181,7 @@ def test_a_days_log_is_the_day_its_title_names_and_a_bad_date_is_refused(
     written YYYY-MM-DD is that day's log; a day written otherwise, or no real day, a 400
     naming the form, nothing written; a title naming no day is today's log, as before."""
     before = sorted(p.name for p in (vault.root / "logs").iterdir())
-    for title in ("2024-13-45", "2024-02-30", "10.03.2024", "2024/03/10", "2024-03-10 standup"):
+    for title in ("2024-13-45", "2024-02-30", "10.03.2024", "2024/03/10", "3/10/24"):
         r = client.post("/notes", json={"category": "logs", "title": title, "summary": "x"})
         assert err(r) == (400, "BadRequest"), (title, r.text)
         message = r.json()["error"]["message"]
@@ -191,6 +191,8 @@ def test_a_days_log_is_the_day_its_title_names_and_a_bad_date_is_refused(
     assert r.status_code == 201 and r.json()["path"] == "logs/2024-03-10.md", r.text
     text = (vault.root / "logs" / "2024-03-10.md").read_text(encoding="utf-8")
     assert 'date: "2024-03-10"' in text and "# 2024-03-10" in text and "summary: kiwi" in text
+    r = client.post("/notes", json={"category": "logs", "title": "Standup 2024-03-11"})
+    assert r.status_code == 201 and r.json()["path"] == "logs/2024-03-11.md", r.text
     r = client.post("/notes", json={"category": "logs", "title": "Standup", "summary": "day"})
     today = dt.date.today().isoformat()
     assert r.status_code == 201 and r.json()["path"] == f"logs/{today}.md", r.text

@@ -154,30 +154,35 @@ _WINDOWS_DEVICE = re.compile(
 )
 
 
-# A day written as people write one: 2024-03-10, 2024/3/10, 10.03.2024, 3/10/24
+# A day written YYYY-MM-DD in a title; one written otherwise, which a log's title may
+# mean (2024/03/10, 2024-3-10, 10.03.2024, 3/10/24) but not as one reads it everywhere
+# (10.03 is March or October); a version (v2.3.10) is neither
+_ISO_DAY = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
 _DAY_LIKE = re.compile(
-    r"(?<!\d)(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4})(?!\d)"
+    r"(?<![\d.])(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}"
+    r"|\d{1,2}/\d{1,2}/\d{2})(?![\d.])"
 )
-_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def log_day(title: str, today: str) -> str:
     """The day whose log an ``add`` of category ``logs`` titled ``title`` is: the day the
-    title is, written ``YYYY-MM-DD`` (that day's log, past or future); ``today`` for a
-    title naming no day (the log is titled with its date whatever the title). A title
-    holding a day in another form, or one that is no day (``2024-13-45``), is refused
-    (``ValueError``) naming the form: it was today's log, the title's day lost."""
-    if _ISO_DAY.fullmatch(title):
+    title names, written ``YYYY-MM-DD`` (``2024-03-10``, ``Standup 2024-03-10``: that
+    day's log, past or future); ``today`` for a title naming no day (the log is titled
+    with its date whatever the title). A title naming a day otherwise, two days, or one
+    that is no day (``2024-13-45``) is refused (``ValueError``) naming the form: it was
+    today's log, the title's day lost."""
+    named = set(_ISO_DAY.findall(title))
+    if len(named) == 1:
         try:
-            return dt.date.fromisoformat(title).isoformat()
+            return dt.date.fromisoformat(named.pop()).isoformat()
         except ValueError:
             pass
-    elif not _DAY_LIKE.search(title):
+    elif not named and not _DAY_LIKE.search(title):
         return today
     raise ValueError(
         f"a day's log is titled with its date as YYYY-MM-DD (e.g. {today}), and {title!r} "
-        "is not one: give the day as YYYY-MM-DD for that day's log, or a title naming no "
-        "day for today's"
+        "names no one such day: give the day as YYYY-MM-DD for that day's log, or a title "
+        "naming no day for today's"
     )
 
 

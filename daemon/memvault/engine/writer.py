@@ -96,7 +96,8 @@ class Writer:
         now = self.clock()
         day = now.date().isoformat()
         if category == "logs":  # that day's log, the title a day; today's, a title not one
-            day = compose.log_day(title, day)
+            with checking_request():
+                day = compose.log_day(title, day)
         path = compose.note_path(category, title, day)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
         path = self._named(category, normalize_rel(path), title)

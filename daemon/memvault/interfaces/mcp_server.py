@@ -360,9 +360,9 @@ def build_server(root: Path) -> MCPServer:
             Field(
                 min_length=1,
                 max_length=200,
-                description="The note's title; it becomes the file name (logs: a day as "
-                "YYYY-MM-DD for that day's log, any other title for today's; a day written "
-                "otherwise, or no real day, is an error).",
+                description="The note's title; it becomes the file name (logs: a title "
+                "naming a day as YYYY-MM-DD is that day's log, one naming no day today's; a "
+                "day written otherwise, two days, or no real day, is an error).",
             ),
         ],
         body: Annotated[
