@@ -141,6 +141,11 @@ class SearchSettings:
     rare_chunks: int = 5
     rare_share: float = 0.55
     rare_place: int = 1
+    # how many of the query's rare words (each its rarest term in at most rare_chunks
+    # chunks) keep their notes first: k words together carry rare_share of the query's
+    # IDF and each rare_share / k (two identifiers in one lookup; core/ranking
+    # rare_terms); 1: the rarest term's word alone
+    rare_words: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,8 +481,10 @@ def _validate(section: str, settings: Any, where: str, from_env: Set[str] = froz
             problems.append("search.focus_weight must be >= 0")
         if settings.nearest_place < 0 or settings.nearest_notes < 0:
             problems.append("search.nearest_place and nearest_notes must be >= 0")
-        if settings.rare_chunks < 0 or settings.rare_place < 0:
-            problems.append("search.rare_chunks and rare_place must be >= 0")
+        if settings.rare_chunks < 0 or settings.rare_place < 0 or settings.rare_words < 1:
+            problems.append(
+                "search.rare_chunks and rare_place must be >= 0, search.rare_words >= 1"
+            )
         if not 0.0 <= settings.rare_share <= 1.0:
             problems.append("search.rare_share must be between 0 and 1")
         if settings.note_top < 1:
