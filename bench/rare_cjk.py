@@ -205,7 +205,8 @@ def vault(root: Path, seed: int = 5, days: int = 120) -> list[tuple[str, str, st
 
 
 def holders(root: Path, term: str) -> set[str]:
-    """The notes whose text holds ``term`` (as written)."""
+    """The notes whose text holds ``term`` (as written; MEMORY.md and the listings the
+    daemon writes too: a probe is a word one note holds)."""
     return {
         p.relative_to(root).as_posix()
         for p in root.rglob("*.md")
@@ -301,12 +302,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         (root / ".memvault").mkdir(parents=True, exist_ok=True)
         (args.work / "cjk-planted.json").write_text(json.dumps(planted, ensure_ascii=False))
     planted = [tuple(p) for p in json.loads((args.work / "cjk-planted.json").read_text())]
-    found = probes(root, planted, random.Random(args.seed))  # type: ignore[arg-type]
     budgets = [int(b) for b in args.context.split(",")] if args.context else []
+    found: list[dict[str, Any]] | None = None
     for config in configs:
         started = time.perf_counter()
         with Vault.open(root, overrides=parse_sets(config["set"])) as v:
             v.sync()
+            if found is None:  # after a sync: MEMORY.md quotes notes' first lines
+                found = probes(root, planted, random.Random(args.seed))  # type: ignore[arg-type]
             result = run(v, root, found, budgets)
         if not args.misses:
             result["misses"] = len(result["misses"])

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core.excerpts import best_first, held_first
-from memvault.core.ranking import query_words, rare_terms
+from memvault.core.rare_words import query_words, rare_terms
 from memvault.index.pg_keywords import TOKENIZER
 
 if TYPE_CHECKING:
