@@ -23,6 +23,7 @@ from memvault.core.ranking import MAX_QUERY_TERMS, STOPWORDS
 # chunks), and each then passes the share with the others taken out
 RARE_AMONG = 50
 
+
 def query_words(query: str, docs_of: Callable[[str], int] | None = None) -> list[list[str]]:
     """The query's words as written, each as the terms the keyword table cuts it into,
     of ``query_terms``'s only (stopwords dropped, the first ``MAX_QUERY_TERMS``):
