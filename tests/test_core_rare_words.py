@@ -46,21 +46,35 @@ def test_a_cjk_run_is_a_word_of_its_own_and_an_unheld_run_its_pairs() -> None:
     assert query_words("凤凰", lambda _t: 0) == [["凤凰"]]  # two characters: no pairs
 
 
-def test_a_rare_name_written_without_spaces_is_its_rare_pairs_joined() -> None:
+def test_a_word_written_without_spaces_is_its_held_pairs_joined() -> None:
     """关于凤凰的决定是什么: the run's pairs 凤凰 and 凰的 are each held by the one chunk
-    naming 凤凰 (an unknown name's pairs are as rare as it), the others by many or none
-    (notes do not ask 什么, "what").
-    The pairs rare one after another are one word, the name, and it carries the query's
-    weight: the rule keeps its note first. One rare pair alone is a word too."""
+    naming 凤凰 (an unknown name's pairs are as rare as it), 的决 and 决定 by many, 于凤
+    and the question's own pairs by none (notes do not ask 什么, "what"). Pairs held
+    one after another are one word (凤凰的决定), weighing as its rarest pair: the name
+    carries the query's weight and the rule keeps its note first. Counted apart, the
+    name's two pairs weighed as two words and 的决定 as two: under 0.55."""
     from memvault.core.rare_words import query_words, rare_terms
 
     docs = {"关于": 40, "凤凰": 1, "凰的": 1, "的决": 30, "决定": 35}.get
     words = query_words("关于凤凰的决定是什么", lambda t: docs(t, 0))
     assert ["凤凰"] in words and ["凰的"] in words
     assert rare_terms(words, lambda t: docs(t, 0), 400, 5, 0.55) == ["凤凰"]
-    # each pair alone carries under 0.55 of the weight; joined, the name carries it
-    apart = [w for w in words if w != ["凰的"]] + [["凰的"]]
+    apart = [w for w in words if w != ["凰的"]] + [["凰的"]]  # no longer one after another
     assert rare_terms(apart, lambda t: docs(t, 0), 400, 5, 0.55) == []
+
+
+def test_a_common_word_of_a_run_weighs_once_beside_an_identifier() -> None:
+    """E4417の原因は何ですか ("what causes E4417?"): 原因 and the pair across it and
+    the particle before it (の原) are each held by 13 of 211 chunks. Counted as two
+    words they weighed twice what 原因 weighs, and the error code carried 0.48 of the
+    query: the rule kept nothing (the whole question had been one word on main, whose
+    share was always whole). One word, 原因 weighs once: the code carries 0.65."""
+    from memvault.core.rare_words import query_words, rare_terms
+
+    docs = {"e4417": 1, "の原": 13, "原因": 13}.get
+    words = query_words("E4417の原因は何ですか", lambda t: docs(t, 0))
+    assert words[:3] == [["e4417"], ["の原"], ["原因"]]
+    assert rare_terms(words, lambda t: docs(t, 0), 211, 5, 0.55) == ["e4417"]
 
 
 def test_two_rare_words_asked_together_each_keep_their_notes() -> None:

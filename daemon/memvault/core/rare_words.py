@@ -104,9 +104,10 @@ def rare_terms(
     A word counts whole: "CVE-2025-52805" is one thing asked for, though every CVE
     note holds "cve" and "2025". Two identifiers asked together ("did ERR_LEDGER_STALE
     happen on kestrel-db-04?") are two lookups: each would pass alone, though neither
-    carries ``share`` of the two together. A CJK run's pairs that are rare one after
-    another (凤凰 in 关于凤凰项目的决定: 凤凰, 凰项) are the pieces of one rare name
-    written without spaces: one word."""
+    carries ``share`` of the two together. A CJK run's pairs that some chunk holds one
+    after another (凤凰, 凰项 in 关于凤凰项目的决定) are the pieces of one word written
+    without spaces: one word, weighing as its rarest pair (overlapping pairs counted
+    each, a word of two characters in a run, の原因, weighed twice)."""
     if most < 1 or count < 1:
         return []
     terms = list(dict.fromkeys(t for word in words for t in word))
@@ -116,8 +117,14 @@ def rare_terms(
     # a term counted in more chunks than ``total`` (a sync deleted some between the
     # two counts) is at the floor too, not a log of a negative number
     idf = {t: max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
+    joined = _joined_pairs(words, docs)
+    for word in joined:  # a word's overlapping pairs weigh as one term: its rarest pair
+        if len(word) > 1 and all(cjk.has_cjk(t) for t in word):
+            pairs = [t for t in dict.fromkeys(word) if t in idf]
+            scale = max(idf[t] for t in pairs) / sum(idf[t] for t in pairs)
+            idf.update({t: idf[t] * scale for t in pairs})
     rare: dict[str, set[str]] = {}  # each rare word's rarest term: the word's terms
-    for word in _joined_pairs(words, docs, most):
+    for word in joined:
         held = [t for t in word if t in docs]
         if held:
             term = min(held, key=lambda t: (docs[t], terms.index(t)))
@@ -144,15 +151,15 @@ def _alone(
     return sum(idf.get(t, 0.0) for t in word) >= share * rest
 
 
-def _joined_pairs(
-    words: Sequence[Sequence[str]], docs: Mapping[str, int], most: int
-) -> list[list[str]]:
+def _joined_pairs(words: Sequence[Sequence[str]], docs: Mapping[str, int]) -> list[list[str]]:
     """``words`` with each chain of CJK pairs that follow one another in a run (ab, bc)
-    and are each held by at most ``most`` chunks (``docs``) made one word: a rare name
-    in a question written without spaces, whose run was asked for as its pairs."""
+    and are each held by some chunk (``docs``) made one word: a run asked for as its
+    pairs (a question written without spaces) has its words' pairs held and the pairs
+    across two words mostly not (凤凰, 凰项 in 关于凤凰项目的决定; の原, 原因 in
+    E4417の原因は)."""
     out: list[list[str]] = []
     for word in words:
-        if out and _rare_pair(word, docs, most) and _rare_pair(out[-1][-1:], docs, most):
+        if out and _held_pair(word, docs) and _held_pair(out[-1][-1:], docs):
             a, b = cjk.units(out[-1][-1]), cjk.units(word[0])
             if a[-1] == b[0]:
                 out[-1].append(word[0])
@@ -161,10 +168,10 @@ def _joined_pairs(
     return out
 
 
-def _rare_pair(word: Sequence[str], docs: Mapping[str, int], most: int) -> bool:
+def _held_pair(word: Sequence[str], docs: Mapping[str, int]) -> bool:
     return (
         len(word) == 1
-        and 0 < docs.get(word[0], 0) <= most
+        and docs.get(word[0], 0) > 0
         and cjk.has_cjk(word[0])
         and len(cjk.units(word[0])) == 2
     )
