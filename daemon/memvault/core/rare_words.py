@@ -32,7 +32,7 @@ def query_words(query: str, docs_of: Callable[[str], int] | None = None) -> list
     and the run; Chinese and Japanese are written without spaces, so a question was
     one word, its identifier's share of it always whole). A run no chunk holds as
     written (``docs_of``; ``cjk.backoff``, as the keyword side asks for it) is its pairs,
-    each a word of its own (``rare_terms`` joins a rare name's pairs again); without
+    each a word of its own (``rare_terms`` joins the held ones again); without
     ``docs_of`` a run is one word. Read as far as ``query_terms`` reads (to the word
     holding its last term, when it has all it takes): a text pasted whole was read to
     its end twice more (0.5 s a MB)."""
