@@ -5,6 +5,7 @@
     python bench/rare_terms.py --work /tmp/rare/nr --grid g.json     # configs side by side
     python bench/rare_terms.py --work /tmp/rare/nr2 --seed 26 --vault-seed 11   # other probes
     python bench/rare_terms.py --work /tmp/rare/nr --context 1000,2000   # Vault.context
+    python bench/rare_terms.py --work /tmp/rare/nr --pairs               # two words at once
 
 An agent looking up an identifier (a ticket, a host, an error code, a rare surname)
 must find the one note that holds it. The convex fusion scores that note's chunk 1.0
@@ -34,6 +35,13 @@ each miss (the query, the rank or null, the first note). ``--sample`` probes per
 vault, drawn with ``--seed``. With ``--context``, ``Vault.context(query, budget)`` at
 each budget instead: whether a cited source of the note covers a line holding the
 word (``line``), the note is cited (``cited``), the word is in the text (``text``).
+
+With ``--pairs``, two probes of different notes are asked in one query ("PAY-4521 and
+kestrel-db-04", "did ERR_LEDGER_STALE come up with kestrel-db-04?"): the probes drawn
+as above, paired in their drawn order (the next of another note); per pair, whether
+both notes are on the first page (``both@10``), in the first two places (``both@2``),
+and whether one is (``one@10``); with ``--context``, whether the context holds a line
+with each word (``both``) or one of them (``one``).
 """
 
 from __future__ import annotations
@@ -71,6 +79,13 @@ SYNTH_QUESTIONS = {
     "surname": ("who is {t}?", "when did I talk to {t}?", "what did {t} say?"),
     "codename": ("what was {t}?", "what came of the {t} idea?"),
 }
+
+PAIR_FORMS = (
+    ("bare", "{a} and {b}"),
+    ("question", "did {a} come up with {b}?"),
+    ("question", "what links {a} and {b}?"),
+    ("question", "{a} and {b}: what happened?"),
+)
 
 
 # --- the synthetic vault -----------------------------------------------------------------
@@ -410,6 +425,95 @@ def run_probes(vault: Vault, probes: Sequence[dict[str, Any]]) -> dict[str, Any]
     return out
 
 
+def pair_up(probes: Sequence[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """The ``probes`` two by two, in order (a probe whose note is its partner's is put
+    back for the next), each pair asked bare and as one of ``PAIR_FORMS``'s questions."""
+    out: list[dict[str, Any]] = []
+    left = list(probes)
+    while len(left) >= 2:
+        a = left.pop(0)
+        at = next((i for i, b in enumerate(left) if b["note"] != a["note"]), None)
+        if at is None:
+            break
+        b = left.pop(at)
+        form = rng.choice([f for k, f in PAIR_FORMS if k == "question"])
+        out.append(
+            {
+                "a": a,
+                "b": b,
+                "bare": PAIR_FORMS[0][1].format(a=a["term"], b=b["term"]),
+                "question": form.format(a=a["term"], b=b["term"]),
+            }
+        )
+    return out
+
+
+def note_ranks(vault: Vault, query: str, notes: Sequence[str]) -> list[int | None]:
+    seen: list[str] = []
+    for hit in vault.search(query, k=10):
+        if hit.path not in seen:
+            seen.append(hit.path)
+    return [seen.index(n) + 1 if n in seen else None for n in notes]
+
+
+def run_pairs(vault: Vault, pairs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Per query form and fold (A: even pairs, B: odd), the share of pairs with both
+    notes among the first 2 (``both@2``) and 10 (``both@10``), one among 10 (``one@10``)."""
+    out: dict[str, Any] = {"pairs": len(pairs)}
+    misses = []
+    for form in ("bare", "question"):
+        got = []
+        for p in pairs:
+            ranks = note_ranks(vault, p[form], [p["a"]["note"], p["b"]["note"]])
+            got.append(ranks)
+            if not all(r is not None and r <= 2 for r in ranks):
+                misses.append({"form": form, "query": p[form], "ranks": ranks})
+        out[form] = {
+            fold: {
+                "both@2": _share_of(part, lambda r: all(x is not None and x <= 2 for x in r)),
+                "both@10": _share_of(part, lambda r: all(x is not None for x in r)),
+                "one@10": _share_of(part, lambda r: any(x is not None for x in r)),
+            }
+            for fold, part in (("A", got[0::2]), ("B", got[1::2]), ("all", got))
+        }
+    out["misses"] = misses
+    return out
+
+
+def run_pairs_context(
+    vault: Vault, root: Path, pairs: Sequence[dict[str, Any]], budgets: Sequence[int]
+) -> dict[str, Any]:
+    """Per query form, budget and fold, the share of pairs whose context holds a line of
+    each note with its word (``both``), of one of them (``one``)."""
+    out: dict[str, Any] = {"pairs": len(pairs), "mode": "context"}
+    misses = []
+    for form in ("bare", "question"):
+        for budget in budgets:
+            got = []
+            for p in pairs:
+                ctx = vault.context(p[form], budget=budget)
+                found = []
+                for probe in (p["a"], p["b"]):
+                    lines = _holding_lines(root, probe["note"], probe["term"])
+                    mine = [s for s in ctx.sources if s.path == probe["note"]]
+                    found.append(any(s.line_start <= i <= s.line_end for s in mine for i in lines))
+                got.append(found)
+                if not all(found):
+                    misses.append(
+                        {"form": form, "budget": budget, "query": p[form], "found": found}
+                    )
+            out[f"{form}@{budget}"] = {
+                fold: {"both": _share_of(part, all), "one": _share_of(part, any)}
+                for fold, part in (("A", got[0::2]), ("B", got[1::2]), ("all", got))
+            }
+    out["misses"] = misses
+    return out
+
+
+def _share_of(found: Sequence[Any], ok: Callable[[Any], bool]) -> float:
+    return round(sum(ok(f) for f in found) / max(len(found), 1), 3)
+
+
 def _holding_lines(root: Path, note: str, term: str) -> set[int]:
     """The lines (1-based, as a context cites them) of ``note`` that hold ``term`` as a
     word (case aside)."""
@@ -493,6 +597,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="BUDGETS",
         help="probe Vault.context at these budgets (e.g. 1000,2000), not Vault.search",
     )
+    parser.add_argument("--pairs", action="store_true", help="two probes in one query")
     args = parser.parse_args(argv)
     configs = json.loads(args.grid.read_text()) if args.grid else [{"name": "run", "set": args.set}]
     args.work.mkdir(parents=True, exist_ok=True)
@@ -526,8 +631,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                         if which == "help"
                         else synthetic_probes(vault, planted, rng, args.sample)
                     )
-                if args.context:
-                    budgets = [int(b) for b in args.context.split(",")]
+                budgets = [int(b) for b in args.context.split(",")] if args.context else []
+                if args.pairs:
+                    pairs = pair_up(probes, random.Random(args.seed))
+                    result = (
+                        run_pairs_context(vault, root, pairs, budgets)
+                        if budgets
+                        else run_pairs(vault, pairs)
+                    )
+                elif budgets:
                     result = run_context(vault, root, probes, budgets)
                 else:
                     result = run_probes(vault, probes)

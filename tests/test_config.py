@@ -122,6 +122,7 @@ def test_custom_sections(tmp_path: Path) -> None:
         # MEMORY.md over it
         ("[memory]\nmax_lines = -3\n", "memory.max_lines and max_tokens must be positive"),
         ("[memory]\nmax_tokens = 0\n", "memory.max_lines and max_tokens must be positive"),
+        ("[search]\nrare_words = 0\n", "search.rare_words >= 1"),
     ],
 )
 def test_bad_configuration_is_a_clear_error(tmp_path: Path, text: str, message: str) -> None:

@@ -455,6 +455,24 @@ def test_a_context_of_a_ticket_holds_the_line_naming_it(tmp_path: Path, place: i
         assert "PAY-4521" not in ctx.text  # the defect, kept in view
 
 
+def test_a_context_of_two_identifiers_holds_the_line_naming_each(tmp_path: Path) -> None:
+    """Asked "what happened with PAY-4521 and kestrel-db-04?": the ticket's line in one long
+    day log, the host's in another, among sixty notes about payments. Neither word
+    carries 0.55 of the query's weight, so neither line was kept: a 200-token context
+    held neither. Each is a rare word of its own (``search.rare_words`` 2)."""
+    root = tmp_path / "memory"
+    _ticket_vault(root)
+    payment_notes(root, 60)  # each word in one chunk of 50+
+    host_log = "logs/2026-03-02.md"
+    lines = [f"- 1{h % 10}:0{h % 10} Roadmap review, item {h}: onboarding copy." for h in range(30)]
+    lines.insert(10, "- 15:05 Restarted kestrel-db-04 twice overnight.")
+    write(root, host_log, "# 2026-03-02\n\n" + "\n".join(lines) + "\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        ctx = vault.context("what happened with PAY-4521 and kestrel-db-04?", budget=200)
+    assert _cites(ctx, TICKET_LOG, TICKET_LINE) and _cites(ctx, host_log, 13), ctx.text
+
+
 def test_a_rare_word_brings_no_line_the_contexts_folder_leaves_out(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     _ticket_vault(root)

@@ -299,62 +299,6 @@ def test_the_vector_sides_nth_note_ranks_among_the_first_place_times_n_notes() -
     assert nearest_kept(ranked, notes, [2, 6], place=2, depth=1) == ranked
 
 
-def test_the_rare_word_is_the_rarest_term_when_few_chunks_hold_it() -> None:
-    """A ticket number held by one chunk is the query's rare word; "happened", held by
-    many, is not; a term no chunk holds (a typo) is none either."""
-    from memvault.core.ranking import rare_term
-
-    docs = {"happened": 40, "pay": 12, "4521": 1, "typo": 0, "kestrel": 1}.__getitem__
-    assert rare_term([["happened"], ["pay", "4521"]], docs, 2000, 3) == "4521"
-    assert rare_term([["happened"], ["typo"], ["4521"]], docs, 2000, 1) == "4521"
-    assert rare_term([["happened"], ["pay"]], docs, 2000, 3) is None  # none in 3 or fewer
-    assert rare_term([["happened"], ["pay"]], docs, 2000, 12) == "pay"
-    assert rare_term([["kestrel"], ["4521"]], docs, 2000, 3) == "kestrel"  # a tie: the first
-    assert rare_term([["4521"]], docs, 2000, 0) is None  # 0: off
-    assert rare_term([["typo"]], docs, 2000, 3) is None
-    assert rare_term([], docs, 2000, 3) is None
-
-
-def test_a_querys_words_are_the_terms_the_keyword_table_cuts_each_into() -> None:
-    from memvault.core.ranking import query_words
-
-    assert query_words("what happened with PAY-4521?") == [[], ["happened"], [], ["pay", "4521"]]
-    assert query_words("kestrel-db-04") == [["kestrel", "db", "04"]]
-
-
-def test_the_rare_word_must_carry_its_share_of_the_querys_weight() -> None:
-    """The share tells a lookup from a question that happens to use a word few chunks
-    hold: "Tom Rautenbach" is about the surname (its IDF is most of the query's); "How
-    fast was OpenSearch on our catalogue?" held "fast" in one chunk, not the one that
-    answers, beside two other rare words; two words equally rare ("What counts as a
-    SEV2?", the topic set's) are each half of it. A word the tokenizer cuts counts
-    whole: every CVE note holds "cve" and "2025", yet "CVE-2025-52805" is one thing
-    asked for."""
-    import math
-
-    from memvault.core.ranking import rare_term
-
-    total = 2000
-    docs = {"tom": 12, "rautenbach": 1, "fast": 1, "opensearch": 3, "catalogue": 4}
-    docs |= {"counts": 1, "sev2": 1, "cve": 25, "2025": 30, "52805": 1, "affected": 9}
-    idf = {t: math.log((total - n + 0.5) / (n + 0.5)) for t, n in docs.items()}
-    share = idf["rautenbach"] / (idf["tom"] + idf["rautenbach"])
-    assert 0.55 < share < 0.6
-    lookup = [["tom"], ["rautenbach"]]
-    assert rare_term(lookup, docs.__getitem__, total, 5, share - 1e-9) == "rautenbach"
-    assert rare_term(lookup, docs.__getitem__, total, 5, share + 0.01) is None
-    question = [["fast"], ["opensearch"], ["catalogue"]]
-    assert rare_term(question, docs.__getitem__, total, 5, 0.55) is None
-    assert rare_term(question, docs.__getitem__, total, 5, 0.3) == "fast"
-    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.55) is None
-    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.5) == "counts"
-    cve = [["affected"], ["cve", "2025", "52805"]]
-    assert idf["52805"] < 0.55 * sum(idf[t] for t in ("affected", "cve", "2025", "52805"))
-    assert rare_term(cve, docs.__getitem__, total, 5, 0.55) == "52805"
-    # a term in at least half the chunks has FTS5's floor IDF: it weighs nothing
-    assert rare_term([["4521"], ["the"]], {"4521": 1, "the": 1500}.__getitem__, total, 5, 0.99)
-
-
 def test_the_note_holding_the_rare_word_is_kept_first() -> None:
     """The capybara line: the one chunk holding the query's rare word scored 1.0 on the
     keyword side and 0 on the vector side (the pool's least like the query); chunks
@@ -388,37 +332,3 @@ def test_each_note_holding_the_rare_word_keeps_a_place_by_its_best_holding_chunk
     assert [lab for lab, _ in kept] == [4, 6, 1, 2, 3, 5]
     assert rare_kept(ranked, notes, {1}, place=1) == ranked  # first already
     assert [lab for lab, _ in rare_kept(ranked, notes, {2, 6}, place=1)] == [2, 6, 1, 3, 4, 5]
-
-
-def test_a_term_counted_in_more_chunks_than_the_total_weighs_nothing_not_an_error() -> None:
-    """A search counts its terms' chunks, then the chunks (``chunk_count``) a moment
-    later: a sync deleting notes in between (a folder moved out of the vault, the team
-    index's writer) leaves a term in more chunks than the total. Its IDF is FTS5's floor
-    (a term in at least half the chunks); it was ``math domain error``, the search failed."""
-    from memvault.core.ranking import rare_term
-
-    docs = {"standup": 3000, "4521": 1}.__getitem__
-    assert rare_term([["standup"], ["4521"]], docs, 200, 5, 0.55) == "4521"
-    assert rare_term([["standup"], ["4521"]], docs, 0, 5, 0.55) in ("4521", None)
-
-
-def test_a_pasted_text_is_read_as_far_as_its_64_terms() -> None:
-    """A query's words are read as far as ``query_terms`` reads: to the word holding
-    the 64th term. A text pasted whole was cut into words twice more to its end (0.5 s a
-    MB); the terms are the same as ``query_terms``'s, in every script."""
-    from memvault.core.ranking import MAX_QUERY_TERMS, query_terms, query_words
-
-    pasted = " ".join(f"w{i}" for i in range(200_000))
-    words = query_words(pasted)
-    assert words == [[f"w{i}"] for i in range(MAX_QUERY_TERMS)]
-    for query in (
-        "what happened with PAY-4521?",
-        "who is it",
-        "???",
-        "the the a",
-        "Pe\u0301rez İstanbul Straße ＰＡＹ－４５２１ v2.3.1 foo_bar ops@example.com C++",
-        "東京タワーはどこ 田中さんのPAY-4521 김민수는 누구야 ภาษาไทย zero\u200bwidth",
-        "a " * 70 + " ".join(f"t{i}" for i in range(80)),
-    ):
-        got = {t for word in query_words(query) for t in word}
-        assert got == set(query_terms(query)), query

@@ -231,6 +231,44 @@ def test_a_rare_word_keeps_no_place_for_a_note_the_searchs_folder_leaves_out(
         assert hits and all(h.path.startswith("notes/") for h in hits)
 
 
+def test_two_identifiers_in_one_lookup_each_keep_their_note_on_top(tmp_path: Path) -> None:
+    """Asked "did PAY-4521 come up with kestrel-db-04?": two day logs, each naming one
+    of them, among sixty notes about payments. Neither word carries 0.55 of the
+    query's weight, so the rule kept neither; each is a rare word of its own now
+    (``search.rare_words`` 2): both logs are the first two notes."""
+    root = _ticket_vault(tmp_path)
+    payment_notes(root, 60)  # a vault of some size: each word in one chunk of 50+
+    host = "logs/2026-03-02.md"
+    lines = [f"- 1{h}:0{h} Payments sync with finance on invoice batch {h}." for h in range(9)]
+    lines.insert(5, "- 15:05 Restarted kestrel-db-04 twice while chasing slow payments.")
+    write(root, host, "# 2026-03-02\n\n" + "\n".join(lines) + "\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        for query in ("did PAY-4521 come up with kestrel-db-04?", "PAY-4521 and kestrel-db-04"):
+            paths = list(dict.fromkeys(h.path for h in vault.search(query)))
+            assert set(paths[:2]) == {LOG, host}, (query, paths)
+
+
+def test_a_rare_name_in_a_chinese_question_finds_its_note(tmp_path: Path) -> None:
+    """关于凤凰的决定是什么 ("what was decided about Phoenix?"), written without spaces:
+    the rare word's rule asked for the whole run, which no chunk holds, and never saw
+    凤凰, held by one line of a day log among fourteen notes about decisions; the
+    keyword side's pairs and the notes' meaning ranked the log below them. Its pairs are
+    counted as the keyword side asks for them, the rare ones joined: the log first."""
+    root = tmp_path / "memory"
+    lines = [f"- 0{h}:1{h} 和平台团队开会，讨论路线图第{h}项。" for h in range(9)]
+    lines.insert(4, "- 04:44 提出了凤凰方案，一个小试验。")
+    write(root, LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
+    for i in range(14):
+        text = f"# 决定 {i}\n\n关于预算的决定是什么？我们的决定是下周再讨论第{i}项。\n"
+        write(root, f"decisions/d{i}.md", text)
+    with open_vault(root) as vault:
+        vault.sync()
+        for query in ("关于凤凰的决定是什么", "凤凰方案后来怎么样了"):
+            paths = list(dict.fromkeys(h.path for h in vault.search(query)))
+            assert paths[0] == LOG, (query, paths)
+
+
 MEMORY_NOTES = {
     "projects/billing-v2.md": "# Billing v2\n\nA usage-based billing engine: payments, invoices"
     " and proration. What happened last month: payment retries failed twice.\n",

@@ -135,12 +135,18 @@ class SearchSettings:
     # the notes holding the query's rarest term, when at most rare_chunks chunks hold it
     # and its word (PAY-4521 whole) carries at least rare_share of the query's IDF, rank
     # among the first rare_place x n notes (the n-th of them), after the vector side's
-    # (core/ranking rare_term, rare_kept; rare_chunks or rare_place 0 = off; chosen by
+    # (core/ranking rare_terms, rare_kept; rare_chunks or rare_place 0 = off; chosen by
     # cross-validation, bench/RESULTS.md "rare words"); in a context, the lines holding
     # it rank among the first rare_place x n lines (core/excerpts held_first)
     rare_chunks: int = 5
     rare_share: float = 0.55
     rare_place: int = 1
+    # how many of the query's rare words (each its rarest term in at most rare_chunks
+    # chunks) keep their notes first, each carrying rare_share of the query's IDF with
+    # the others taken out of the query (two identifiers in one lookup; core/ranking
+    # rare_terms; chosen by cross-validation, bench/RESULTS.md "stop 49"); 1: the
+    # rarest term's word alone
+    rare_words: int = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -476,8 +482,10 @@ def _validate(section: str, settings: Any, where: str, from_env: Set[str] = froz
             problems.append("search.focus_weight must be >= 0")
         if settings.nearest_place < 0 or settings.nearest_notes < 0:
             problems.append("search.nearest_place and nearest_notes must be >= 0")
-        if settings.rare_chunks < 0 or settings.rare_place < 0:
-            problems.append("search.rare_chunks and rare_place must be >= 0")
+        if settings.rare_chunks < 0 or settings.rare_place < 0 or settings.rare_words < 1:
+            problems.append(
+                "search.rare_chunks and rare_place must be >= 0, search.rare_words >= 1"
+            )
         if not 0.0 <= settings.rare_share <= 1.0:
             problems.append("search.rare_share must be between 0 and 1")
         if settings.note_top < 1:

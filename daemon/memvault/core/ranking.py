@@ -12,7 +12,6 @@ import bisect
 import datetime as dt
 import fnmatch
 import itertools
-import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
@@ -304,62 +303,6 @@ def nearest_kept(
     return out
 
 
-def query_words(query: str) -> list[list[str]]:
-    """The query's words as written (split at spaces), each as the terms the keyword
-    table cuts it into, of ``query_terms``'s only (stopwords dropped, the first
-    ``MAX_QUERY_TERMS``): ``PAY-4521`` is one word of two terms, ``pay`` and ``4521``.
-    Read as far as ``query_terms`` reads (to the word holding its last term, when it
-    has all it takes): a text pasted whole was read to its end twice more (0.5 s a MB)."""
-    words: list[list[str]] = []
-    kept: dict[str, None] = {}  # the terms not stopwords, in order
-    stops: dict[str, None] = {}  # the stopwords: the terms when they are all there is
-    for word in query.split():
-        words.append([t for w in cjk.words(word) for t in cjk.terms(w.lower())])
-        for t in words[-1]:
-            (stops if t in STOPWORDS else kept).setdefault(t, None)
-        if len(kept) >= MAX_QUERY_TERMS:
-            break
-    chosen = set(list(kept or stops)[:MAX_QUERY_TERMS])
-    return [[t for t in word if t in chosen] for word in words]
-
-
-def rare_term(
-    words: Sequence[Sequence[str]],
-    docs_of: Callable[[str], int],
-    total: int,
-    most: int,
-    share: float = 0.0,
-) -> str | None:
-    """The query's rare word, if it has one: the rarest of its terms (``words``: the
-    query's words, each its terms, ``query_words``), held by the fewest of the
-    ``total`` chunks (``docs_of(term)``; the first such on a tie), when at most ``most``
-    chunks hold it and the word it is in carries at least ``share`` of the query's
-    weight: the IDF of that word's terms (FTS5's BM25 IDF, ``log((N - n + 0.5) /
-    (n + 0.5))``) over that of all the query's terms some chunk holds. None otherwise
-    (``most`` 0: never).
-
-    The share tells a lookup ("PAY-4521", "who is Tom Rautenbach?": the query is about
-    the word) from a question that happens to use a word few chunks hold ("How fast
-    was OpenSearch on our catalogue?": "fast" in one chunk, not the one that answers).
-    A word counts whole: "CVE-2025-52805" is one thing asked for, though every CVE
-    note holds "cve" and "2025"."""
-    if most < 1:
-        return None
-    terms = list(dict.fromkeys(t for word in words for t in word))
-    docs = {t: n for t in terms if (n := docs_of(t)) > 0}
-    if not docs:
-        return None
-    term = min(docs, key=lambda t: (docs[t], terms.index(t)))
-    if docs[term] > most:
-        return None
-    # a term counted in more chunks than ``total`` (a sync deleted some between the
-    # two counts) is at the floor too, not a log of a negative number
-    idf = {t: max(math.log((max(total - n, 0) + 0.5) / (n + 0.5)), 1e-6) for t, n in docs.items()}
-    word = next(set(w) for w in words if term in w)
-    mine = sum(idf[t] for t in word if t in idf)
-    return term if mine >= share * sum(idf.values()) else None
-
-
 def rare_kept(
     ranked: Sequence[tuple[int, float]],
     notes: Mapping[int, str],
@@ -367,7 +310,7 @@ def rare_kept(
     place: int = 1,
 ) -> list[tuple[int, float]]:
     """``ranked`` with the notes holding the query's rare word kept first: ``holders``
-    are the chunks that hold it (``rare_term``); the n-th of their notes
+    are the chunks that hold it (``core/rare_words.rare_terms``); the n-th of their notes
     among the candidates (each by its best-ranked holding chunk, in ``ranked``'s order)
     ranks among the first ``place`` x n notes, moved as ``nearest_kept`` moves one. A
     holder that is no candidate (a filter left it out) is passed over; ``place`` 0
