@@ -172,8 +172,17 @@ def test_get_of_no_note_names_the_notes_named_like_it(tmp_path: Path) -> None:
             with pytest.raises(E.NoteNotFound) as caught:
                 v.get(asked, heading=heading)
             assert "named like it" not in str(caught.value), asked
+        # the names spelt once are kept current: a note made, one deleted, one retitled
+        write(root, "people/Anatol.md", "# Anatol\n\nnew\n")
+        (root / "people/ana-pérez.md").unlink()
+        write(root, "people/Bo.md", "---\ntitle: Bo Anand\n---\n# Bo\n\nretitled\n")
+        v.sync()
+        with pytest.raises(E.NoteNotFound) as caught:
+            v.get("ana")
+        assert str(caught.value).endswith("named like it: people/Anatol.md, people/Bo.md")
+        assert v.get("Bo Anand").path == "people/Bo.md"  # by its new title (titled)
     code, _, err = run("get", "ana", "--vault", root)
-    assert code == 4 and "people/ana-pérez.md" in err
+    assert code == 4 and "people/Anatol.md, people/Bo.md" in err
 
 
 def test_two_notes_differing_only_by_case_are_each_read_by_their_spelling(tmp_path: Path) -> None:

@@ -62,6 +62,10 @@ class Catalogue:
         self._links: LinkIndex | None = None
         self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
         self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
+        # each note's title and file name as ``compose.name_key`` spells them (``titled``,
+        # ``named_like``), kept current with the rows from the first read naming no note
+        self._keys: dict[str, tuple[str, str]] = {}
+        self._keys_mark: tuple[int, int] | None = None
 
     def _follow_writer(self) -> None:
         """A read-only store's writer is elsewhere: drop both caches when it has synced
@@ -121,6 +125,7 @@ class Catalogue:
         one go (``Engine.compact_caches``, after bulk work: the module doc)."""
         with self._lock:
             self._rows = None
+            self._keys, self._keys_mark = {}, None
             self._dirty.clear()
             self._links = None
             self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
@@ -299,10 +304,9 @@ class Catalogue:
             return []
         return sorted(
             path
-            for path, row in self.notes().items()
-            if (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
-            and want
-            in (compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3]))
+            for path, keys in self._name_keys()
+            if want in keys
+            and (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
         )
 
     def named_like(self, name: str, most: int = 5) -> list[str]:
@@ -312,18 +316,31 @@ class Catalogue:
         want = compose.name_key(name.removesuffix(".md").rpartition("/")[2])
         if len(want) < 2:  # a letter: every other note
             return []
+        inside = f"-{want}"
         found = sorted(
             path
-            for path, row in self.notes().items()
-            if any(
-                key.startswith(want) or f"-{want}" in key
-                for key in (
-                    compose.name_key(row.title or ""),
-                    compose.name_key(path.rsplit("/", 1)[-1][:-3]),
-                )
-            )
+            for path, keys in self._name_keys()
+            if any(key.startswith(want) or inside in key for key in keys)
         )
         return found[:most]
+
+    def _name_keys(self) -> list[tuple[str, tuple[str, str]]]:
+        """Each note's title and file name as ``compose.name_key`` spells them, from the
+        rows, those changed since the last call spelt again (``changes_since``): a read
+        naming no note, at 10,000 notes, spelt 20,000 names (160 ms) each time. A copy:
+        another thread's call may change them meanwhile."""
+        with self._lock:
+            rows, changed, self._keys_mark = self.changes_since(self._keys_mark)
+            if changed is None:
+                self._keys = {path: _keys_of(path, row) for path, row in rows.items()}
+            else:
+                for path in changed:
+                    row = rows.get(path)
+                    if row is None:
+                        self._keys.pop(path, None)
+                    else:
+                        self._keys[path] = _keys_of(path, row)
+            return list(self._keys.items())
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
@@ -392,6 +409,11 @@ def _kept_value(value: Any, shared: dict[str, str]) -> Any:
     if isinstance(value, list):
         return [_kept_value(v, shared) for v in value]
     return value
+
+
+def _keys_of(path: str, row: NoteRow) -> tuple[str, str]:
+    """A note's title and file name as ``compose.name_key`` spells them."""
+    return compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3])
 
 
 __all__ = ["Catalogue", "kept_row"]
