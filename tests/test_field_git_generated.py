@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 
 from helpers import note, open_vault, write
+from memvault.vault.template import init_vault
 from test_field_git import machines
 from test_memory_git import commit, git
-
-from memvault.vault.template import init_vault
 
 
 def limit_people(root: Path, limit: int) -> None:
