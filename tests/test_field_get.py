@@ -164,7 +164,8 @@ def test_get_of_no_note_names_the_notes_named_like_it(tmp_path: Path) -> None:
     write(root, "people/Bo.md", "# Bo\n\nLooks after Anabel.\n")
     with open_vault(root) as v:
         v.sync()
-        for asked in ("ana", "people/ana", "Perez", "[[ana]]"):
+        # an address pasted from a context, its section or label with it, as linked reads it
+        for asked in ("ana", "people/ana", "Perez", "[[ana]]", "ana#Role", "[[ana#Role|Ana]]"):
             with pytest.raises(E.NoteNotFound) as caught:
                 v.get(asked)
             assert str(caught.value).endswith("; notes named like it: people/ana-pérez.md"), asked
