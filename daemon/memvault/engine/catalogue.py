@@ -62,6 +62,8 @@ class Catalogue:
         self._links: LinkIndex | None = None
         self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
         self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
+        # each note's row and the name keys of its title and file name (``_named``)
+        self._name_keys: dict[str, tuple[NoteRow, str, str]] = {}
 
     def _follow_writer(self) -> None:
         """A read-only store's writer is elsewhere: drop both caches when it has synced
@@ -123,6 +125,7 @@ class Catalogue:
             self._rows = None
             self._dirty.clear()
             self._links = None
+            self._name_keys = {}
             self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
 
     def changes_since(
@@ -299,10 +302,9 @@ class Catalogue:
             return []
         return sorted(
             path
-            for path, row in self.notes().items()
+            for path, title, file in self._named()
             if (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
-            and want
-            in (compose.name_key(row.title or ""), compose.name_key(path.rsplit("/", 1)[-1][:-3]))
+            and want in (title, file)
         )
 
     def named_like(self, name: str, most: int = 5) -> list[str]:
@@ -316,16 +318,26 @@ class Catalogue:
             return []
         found = sorted(
             path
-            for path, row in self.notes().items()
-            if any(
-                key.startswith(want) or f"-{want}" in key
-                for key in (
-                    compose.name_key(row.title or ""),
-                    compose.name_key(path.rsplit("/", 1)[-1][:-3]),
-                )
-            )
+            for path, *keys in self._named()
+            if any(key.startswith(want) or f"-{want}" in key for key in keys)
         )
         return found[:most]
+
+    def _named(self) -> Iterator[tuple[str, str, str]]:
+        """Each note's path and the ``name_key`` of its title and of its file name, each
+        worked out once per row: a ``get`` naming no note asks ``titled`` and
+        ``named_like``, and working them out for every note each time took 0.17 s a
+        call for 10,000 notes."""
+        keys = self._name_keys
+        rows = self.notes()
+        if len(keys) > 2 * len(rows) + 64:  # the keys of notes gone since
+            keys.clear()
+        for path, row in rows.items():
+            kept = keys.get(path)
+            if kept is None or kept[0] is not row:  # a row changed is a new row
+                title, file = row.title or "", path.rsplit("/", 1)[-1][:-3]
+                kept = keys[path] = (row, compose.name_key(title), compose.name_key(file))
+            yield path, kept[1], kept[2]
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
