@@ -294,6 +294,14 @@ def test_log_entries_keep_crlf() -> None:
         ("Build 1.2.2024.5", "2026-12-06"),
         ("2024-03-10 to 2024-03-11", None),  # two days: which?
         ("2024-03-10 (10.03.2024)", "2024-03-10"),
+        # joined to a word by a hyphen, as a file name is (decisions/2024-03-10-x.md):
+        # refused as "no day written YYYY-MM-DD", while 2024-03-10_standup was that day
+        ("standup-2024-03-10", "2024-03-10"),
+        ("2024-03-10-standup", "2024-03-10"),
+        ("2024-03-10_standup", "2024-03-10"),
+        ("2024-03-10-11", None),  # the 10th and 11th, or a number after the day?
+        ("12-2024-03-10", None),
+        ("2024-03-10-2024-03-11", None),
     ],
 )
 def test_log_day_is_the_day_the_title_is_or_today(title: str, day: str | None) -> None:

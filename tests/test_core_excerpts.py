@@ -69,6 +69,13 @@ from memvault.core.excerpts import (
             3,
             [(3, 3, "❤️"), (4, 4, "- 👩‍💻"), (5, 5, "🇫🇷"), (6, 6, "> 👍🏽")],
         ),
+        # by the variation selector, below U+2300 or not a symbol (So): ‼ is punctuation,
+        # ↩ and ↔ arrows (Sm), ™ a letterlike symbol, # a keycap's base; each was markup
+        (
+            "‼️\n- ↩️\n↔️\n™️\n#️⃣\n〰️",
+            1,
+            [(1, 1, "‼️"), (2, 2, "- ↩️"), (3, 3, "↔️"), (4, 4, "™️"), (5, 5, "#️⃣"), (6, 6, "〰️")],
+        ),
         # symbols shown as text stay markup: a box-drawn rule, shapes, a dingbat
         # bullet, an empty ballot box, stars, a check mark without its selector
         ("a\n───────\n■ ■ ■\n➤\n- ☐\n★ ★\n✔\nb", 1, [(1, 1, "a"), (8, 8, "b")]),

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import note, open_vault, write
+from memvault.vault.template import init_vault
 from test_field_git import machines
 from test_memory_git import commit, git
 
@@ -65,3 +66,49 @@ def test_a_folder_note_both_machines_made_does_not_stop_the_second_pull(
         v.sync()
     for rel in ("MEMORY.md", "people/people.md"):
         assert (a / rel).read_bytes() == (b / rel).read_bytes(), rel
+
+
+def test_a_folder_note_of_a_vault_git_does_not_keep_is_not_staged(tmp_path: Path) -> None:
+    """A vault kept as a folder of a project's repository that git does not track (the
+    person never added it: their notes stay on this machine): memvault's folder note was
+    the one file of the vault `git add`ed, and the person's next `git commit` of their
+    own change committed it into the project. Only a vault git keeps (a file of it
+    tracked) shares its folder notes with other clones; another is left untouched."""
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    write(project, "README.md", "An app.\n")
+    commit(project, "app")
+    root = project / "notes" / "memory"
+    init_vault(root)
+    limit_people(root, 2)
+    for name in ("ann", "bea", "cy"):
+        write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert (root / "people" / "people.md").is_file()
+    assert git(project, "diff", "--cached", "--name-only").stdout == ""
+    write(project, "README.md", "An app, changed.\n")
+    git(project, "commit", "-q", "-am", "the person's change")
+    shown = git(project, "show", "--name-only", "--format=", "HEAD").stdout.split()
+    assert shown == ["README.md"]
+
+
+def test_a_folder_note_of_a_vault_in_a_folder_of_the_repository_is_staged(
+    tmp_path: Path,
+) -> None:
+    """A vault git keeps as a folder of a larger repository, its path with a space and
+    an accent: the folder note is staged at its path in the repository."""
+    project = tmp_path / "project"
+    project.mkdir()
+    git(project, "init", "-q", "-b", "main")
+    root = project / "team notes" / "mémoire"
+    init_vault(root)
+    limit_people(root, 2)
+    commit(project, "the vault")
+    for name in ("ann", "bea", "cy"):
+        write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is new."))
+    with open_vault(root) as v:
+        v.sync()
+    staged = git(project, "-c", "core.quotepath=off", "diff", "--cached", "--name-only")
+    assert staged.stdout.splitlines() == ["team notes/mémoire/people/people.md"]

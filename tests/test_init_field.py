@@ -88,6 +88,11 @@ def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
         (PurePosixPath("/mnt/c/Users"), "homes"),
         (PurePosixPath("/mnt/c/Users/ana"), "windows home"),
         (PurePosixPath("/srv/ana"), "home"),  # the home given, wherever it is
+        # where /home and /mnt lead (a path is resolved): Fedora Silverblue's and the
+        # other atomic desktops' links, FreeBSD's /home
+        (PurePosixPath("/var/home"), "homes"),
+        (PurePosixPath("/var/mnt"), "mounts"),
+        (PurePosixPath("/usr/home"), "homes"),
         (PureWindowsPath("C:\\"), "root"),
         (PureWindowsPath("d:/"), "root"),
         (PureWindowsPath("C:\\Users"), "homes"),
@@ -103,6 +108,9 @@ def test_the_file_systems_root_is_no_vault_but_one_made_earlier_still_opens(
         (PurePosixPath("/media/ana/usb"), None),
         (PurePosixPath("/Volumes/USB"), None),
         (PurePosixPath("/srv/ana/memory"), None),
+        (PurePosixPath("/var/home/ana/notes"), None),
+        (PurePosixPath("/var/mnt/data"), None),
+        (PurePosixPath("/var"), None),
         (PureWindowsPath("C:\\Users\\ana\\notes"), None),
         (PureWindowsPath("D:\\notes"), None),
         (PureWindowsPath("C:\\home"), None),

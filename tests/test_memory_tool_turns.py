@@ -366,11 +366,15 @@ def test_a_refused_request_keeps_the_vault_and_a_defects_value_error_lets_it_go(
     root = make_vault(tmp_path)
     door = integration.VaultDoor(root, {"embedder": HashEmbedder()})
     try:
+        write(root, "people/twice.md", note("Twice", body="## Role\nx\n\n## Role\ny"))
         door.run(lambda v: v.sync(), "write")
         for refused, mode in [
             (lambda v: v.search("   "), "query"),
             (lambda v: v.add("people", "Bo", fields={"bad key": "v"}), "write"),
             (lambda v: v.get("people/sarah-chen.md", lines="x"), "read"),
+            # a title with no character a file name can hold, a section named twice
+            (lambda v: v.add("people", "???"), "write"),
+            (lambda v: v.add("people", "Twice", section="Role", body="z"), "write"),
         ]:
             with pytest.raises(BadRequest):
                 door.run(refused, mode)

@@ -156,8 +156,10 @@ _WINDOWS_DEVICE = re.compile(
 
 # A day written YYYY-MM-DD in a title; one written otherwise, which a log's title may
 # mean (2024/03/10, 2024-3-10, 10.03.2024, 3/10/24) but not as one reads it everywhere
-# (10.03 is March or October); a version (v2.3.10) is neither
-_ISO_DAY = re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])")
+# (10.03 is March or October); a version (v2.3.10) is neither. A hyphen joins it to a
+# word as in a file name (standup-2024-03-10, 2024-03-10-standup), not to a number
+# (2024-03-10-11: the 10th and the 11th?)
+_ISO_DAY = re.compile(r"(?<!\d)(?<!\d-)\d{4}-\d{2}-\d{2}(?!-?\d)")
 _DAY_LIKE = re.compile(
     r"(?<![\d.])(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{4}"
     r"|\d{1,2}/\d{1,2}/\d{2})(?![\d.])"

@@ -56,7 +56,6 @@ from __future__ import annotations
 import functools
 import itertools
 import re
-import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -137,7 +136,9 @@ def _says_something(line: str) -> bool:
     them alone (``🎉``, ``✅`` under "## Status") is what the writer said, which a
     context left out, citing the heading over nothing."""
     return any(ch.isalnum() for ch in line) or any(
-        _emoji(ch, line[i + 1 : i + 2]) for i, ch in enumerate(line) if ord(ch) >= 0x2300
+        _emoji(ch, line[i + 1 : i + 2])
+        for i, ch in enumerate(line)
+        if ord(ch) >= 0x2300 or line[i + 1 : i + 2] == "\ufe0f"
     )
 
 
@@ -163,12 +164,14 @@ _EMOJI_BLOCKS: tuple[tuple[int, int], ...] = (
 
 
 def _emoji(ch: str, after: str) -> bool:
-    """Whether ``ch`` (followed by ``after``) is shown as an emoji: by default, or, a
-    symbol, asked to by the variation selector U+FE0F (``❤️``, ``✔️``)."""
+    """Whether ``ch`` (followed by ``after``) is shown as an emoji: by default, or asked
+    to by the variation selector U+FE0F (``❤️``, ``✔️``, ``‼️``, ``↩️``, ``™️``, the
+    ``#️⃣`` keycap), which follows only a character that can be one (emoji-variation-
+    sequences.txt: symbols, arrows, punctuation; a keyboard puts it after no markup)."""
     code = ord(ch)
     if code in _EMOJI_BMP or any(low <= code <= high for low, high in _EMOJI_BLOCKS):
         return True
-    return after == "\ufe0f" and unicodedata.category(ch) == "So"
+    return after == "\ufe0f"
 
 
 def unit_text(text: str) -> str:

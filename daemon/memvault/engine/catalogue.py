@@ -312,8 +312,10 @@ class Catalogue:
     def named_like(self, name: str, most: int = 5) -> list[str]:
         """The notes whose title or file name has a word starting as ``name`` does
         (spelt as ``titled`` spells: ``ana`` finds ``people/ana-pérez.md``; ``perez``
-        too), at most ``most``, sorted: what a read naming no note may have meant."""
-        want = compose.name_key(name.removesuffix(".md").rpartition("/")[2])
+        too), at most ``most``, sorted: what a read naming no note may have meant. An
+        address (``[[ana#Role|Ana]]``) by its note's name, as ``linked`` reads it."""
+        target = parts[0] if (parts := address_parts(name)) is not None else name
+        want = compose.name_key(target.removesuffix(".md").rpartition("/")[2])
         if len(want) < 2:  # a letter: every other note
             return []
         inside = f"-{want}"

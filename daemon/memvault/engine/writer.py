@@ -95,10 +95,10 @@ class Writer:
                 raise BadRequest("a section is replaced by a body: give the body")
         now = self.clock()
         day = now.date().isoformat()
-        if category == "logs":  # that day's log, the title a day; today's, a title not one
-            with checking_request():
+        with checking_request():  # (a title no file name can be made of: "???")
+            if category == "logs":  # that day's log, the title a day; today's, a title not one
                 day = compose.log_day(title, day)
-        path = compose.note_path(category, title, day)
+            path = compose.note_path(category, title, day)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
         path = self._named(category, normalize_rel(path), title)
         values = dict(note.fields or {})
@@ -125,7 +125,8 @@ class Writer:
                 if body is None:
                     return text
                 if section is not None:
-                    return replace_section(text, section, body)
+                    with checking_request():  # a heading the note has twice (NoSuchHeading)
+                        return replace_section(text, section, body)
                 return append_body(text, body)  # every word already there stays
 
             self.fs.update_text(path, change)

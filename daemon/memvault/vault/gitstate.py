@@ -118,12 +118,17 @@ def stage_made(root: Path, rel: str) -> bool:
     ("untracked working tree files would be overwritten by merge"), ``--autostash`` or
     not. Added, it is a change like any other: ``--autostash`` sets it aside and git
     merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
-    or one a rule ignores, is left as it is; nothing is added while git is busy, outside
-    git, or when git cannot be asked."""
+    or one a rule ignores, is left as it is; so is one of a vault git keeps no file of (a
+    folder of a person's project repository they never added: staged, the folder note
+    went into their next commit, the one file of the vault). Nothing is added while git
+    is busy, outside git, or when git cannot be asked."""
     if git_busy(root) is not None:
         return False
     tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
+        return False
+    kept = _git(root, "ls-files", "-z", "--", ".")  # the vault's files git keeps, if any
+    if kept is None or kept.returncode != 0 or not kept.stdout:
         return False
     if ignored_by(root, rel) is not None:
         return False

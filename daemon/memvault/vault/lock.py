@@ -139,8 +139,10 @@ def wide_place(here: PurePath, home: PurePath | None = None) -> str | None:
     """What wide place the resolved folder ``here`` is, by its name alone (pure; by
     ``here``'s own rules, a ``PureWindowsPath``'s too): ``root`` (``/``, ``C:\\``),
     ``home`` (``home`` itself), ``homes`` (``/home``, macOS's ``/Users``, Windows'
-    ``C:\\Users``, WSL's ``/mnt/c/Users``), ``mounts`` (``/mnt``, ``/media``,
-    ``/Volumes``, ``/run/media`` and a user's folder in the last two), ``drive`` (WSL's
+    ``C:\\Users``, WSL's ``/mnt/c/Users``, ``/var/home`` and ``/usr/home`` where
+    ``/home`` leads on Fedora Silverblue and FreeBSD), ``mounts`` (``/mnt``,
+    ``/var/mnt``, ``/media``, ``/Volumes``, ``/run/media`` and a user's folder in the
+    last two), ``drive`` (WSL's
     ``/mnt/c``), ``windows home`` (WSL's ``/mnt/c/Users/ana``); else None. Names are
     compared in any case (macOS's disk and Windows' ignore it)."""
     if here == type(here)(here.anchor):
@@ -150,9 +152,11 @@ def wide_place(here: PurePath, home: PurePath | None = None) -> str | None:
     names = [name.casefold() for name in here.parts[1:]]
     if isinstance(here, PureWindowsPath):
         return "homes" if names == ["users"] else None
-    if names in (["home"], ["users"]):
+    # (a resolved path: Fedora's atomic desktops link /home and /mnt into /var, FreeBSD
+    # /home into /usr; named by the link's target, /home was made a vault there)
+    if names in (["home"], ["users"], ["var", "home"], ["usr", "home"]):
         return "homes"
-    if names in (["mnt"], ["media"], ["volumes"], ["run", "media"]):
+    if names in (["mnt"], ["media"], ["volumes"], ["run", "media"], ["var", "mnt"]):
         return "mounts"
     if (len(names) == 2 and names[0] == "media") or (
         len(names) == 3 and names[:2] == ["run", "media"]
