@@ -168,23 +168,26 @@ _DAY_LIKE = re.compile(
 
 def log_day(title: str, today: str) -> str:
     """The day whose log an ``add`` of category ``logs`` titled ``title`` is: the day the
-    title names, written ``YYYY-MM-DD`` (``2024-03-10``, ``Standup 2024-03-10``: that
-    day's log, past or future); ``today`` for a title naming no day (the log is titled
-    with its date whatever the title). A title naming a day otherwise, two days, or one
-    that is no day (``2024-13-45``) is refused (``ValueError``) naming the form: it was
-    today's log, the title's day lost."""
+    title is, written ``YYYY-MM-DD`` (that day's log, past or future); ``today`` for a
+    title naming no day, or naming today among its words (the log is titled with its
+    date whatever the title). A title naming another day among words (``Follow-up on
+    2024-03-10 incident``: that day's log, or today's about it?), a day written
+    otherwise, two days, or no real day (``2024-13-45``) is refused (``ValueError``)
+    naming the form: it was today's log, the title's day lost."""
     named = set(_ISO_DAY.findall(title))
-    if len(named) == 1:
+    if named == {title.strip()}:
         try:
-            return dt.date.fromisoformat(named.pop()).isoformat()
+            return dt.date.fromisoformat(title.strip()).isoformat()
         except ValueError:
             pass
     elif not named and not _DAY_LIKE.search(title):
         return today
+    elif named == {today} and not _DAY_LIKE.search(_ISO_DAY.sub(" ", title)):
+        return today  # "Standup 2026-12-06" on that day: today's, however it is read
     raise ValueError(
-        f"a day's log is titled with its date as YYYY-MM-DD (e.g. {today}), and {title!r} "
-        "names no one such day: give the day as YYYY-MM-DD for that day's log, or a title "
-        "naming no day for today's"
+        f"a day's log is titled with its date alone, as YYYY-MM-DD (e.g. {today}), and "
+        f"{title!r} is not that: give the day alone as YYYY-MM-DD for that day's log, or a "
+        "title naming no day for today's"
     )
 
 

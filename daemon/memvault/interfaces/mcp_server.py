@@ -361,8 +361,9 @@ def build_server(root: Path) -> MCPServer:
                 min_length=1,
                 max_length=200,
                 description="The note's title; it becomes the file name (logs: a title "
-                "naming a day as YYYY-MM-DD is that day's log, one naming no day today's; a "
-                "day written otherwise, two days, or no real day, is an error).",
+                "that is a day, YYYY-MM-DD, is that day's log; one naming no day, today's; "
+                "another day among words, a day written otherwise, or no real day, is an "
+                "error).",
             ),
         ],
         body: Annotated[
