@@ -292,12 +292,17 @@ def test_a_stopping_daemon_is_said_stopping_and_a_daemon_starting_waits_for_it(
         data = json.loads(as_json.communicate(timeout=60)[0])
         assert data["running"] is False and data["stopping"] is True, data
         assert data["pid"] == first.pid
+        # a second `daemon stop` waits for it to end (it said "no daemon is running")
+        stopper = cli("daemon", "stop", "--vault", str(root), "--timeout", "120")
         second = cli("daemon", "run", "--vault", str(root), "--port", "0")
         waiting = f"waiting for the memvault daemon (pid {first.pid}), which is stopping"
         time.sleep(LETS_GO * 2)  # past the LETS_GO it gave any other holder
         assert second.poll() is None, second.communicate(timeout=30)
+        assert stopper.poll() is None, stopper.communicate(timeout=30)
         first.send_signal(signal.SIGCONT)
         assert first.wait(60) == 0
+        out, err = stopper.communicate(timeout=60)
+        assert stopper.returncode == 0 and f"stopped (pid {first.pid})" in out, out + err
         started = time.monotonic()
         while (info := runfile_pid(root)) != second.pid:
             assert second.poll() is None, second.communicate(timeout=30)

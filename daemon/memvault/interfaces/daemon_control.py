@@ -105,18 +105,22 @@ def start_background(root: Path, timeout: float = 60.0) -> runfile.DaemonInfo:
     return found[0]
 
 
-def stop_daemon(root: Path, timeout: float = 10.0) -> runfile.DaemonInfo | None:
-    """SIGTERM the running daemon and wait for it; None if none was running."""
+def stop_daemon(root: Path, timeout: float = 10.0) -> int | None:
+    """SIGTERM the running daemon and wait for it, or wait for one stopping already (its
+    daemon.json gone, its batch and save to come: a second ``daemon stop``); its pid,
+    None if none was running."""
     info = runfile.running(root)
-    if info is None:
+    pid = info.pid if info is not None else stopping_daemon(root)
+    if pid is None:
         return None
-    try:
-        os.kill(info.pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return info
-    if not _until(lambda: not pid_alive(info.pid), timeout):
-        raise DaemonError(f"the daemon (pid {info.pid}) did not stop within {timeout:.0f} s")
-    return info
+    if info is not None:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            return pid
+    if not _until(lambda: not pid_alive(pid), timeout):
+        raise DaemonError(f"the daemon (pid {pid}) did not stop within {timeout:.0f} s")
+    return pid
 
 
 def daemon_status(root: Path) -> dict[str, Any]:

@@ -155,13 +155,13 @@ def stop(
 
     with common.handled(as_json):
         root = common.resolve_vault(vault)
-        info = stop_daemon(root, timeout)
-    if info is None:
+        pid = stop_daemon(root, timeout)
+    if pid is None:
         common.fail(f"no memvault daemon is running for {root.resolve()}", 1, as_json)
     elif as_json:
-        common.emit_json({"stopped": True, "pid": info.pid})
+        common.emit_json({"stopped": True, "pid": pid})
     else:
-        common.out.print(f"memvault daemon stopped (pid {info.pid})")
+        common.out.print(f"memvault daemon stopped (pid {pid})")
 
 
 def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
