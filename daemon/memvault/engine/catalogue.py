@@ -309,11 +309,11 @@ class Catalogue:
             and (not folder or path.rpartition("/")[0].casefold() == folder.casefold())
         )
 
-    def named_like(self, name: str, most: int = 5) -> list[str]:
+    def named_like(self, name: str) -> list[str]:
         """The notes whose title or file name has a word starting as ``name`` does
         (spelt as ``titled`` spells: ``ana`` finds ``people/ana-pérez.md``; ``perez``
-        too), at most ``most``, sorted: what a read naming no note may have meant. An
-        address (``[[ana#Role|Ana]]``) by its note's name, as ``linked`` reads it."""
+        too), sorted: what a read naming no note may have meant. An address
+        (``[[ana#Role|Ana]]``) by its note's name, as ``linked`` reads it."""
         target = parts[0] if (parts := address_parts(name)) is not None else name
         want = compose.name_key(target.removesuffix(".md").rpartition("/")[2])
         if len(want) < 2:  # a letter: every other note
@@ -324,7 +324,7 @@ class Catalogue:
             for path, keys in self._name_keys()
             if any(key.startswith(want) or inside in key for key in keys)
         )
-        return found[:most]
+        return found
 
     def _name_keys(self) -> list[tuple[str, tuple[str, str]]]:
         """Each note's title and file name as ``compose.name_key`` spells them, from the

@@ -70,6 +70,9 @@ def _whole_within(budget: int, sizes: dict[str, int]) -> dict[str, int]:
     return {p: n if n <= small else max(n, SMALL_NOTE_TOKENS + 1) for p, n in sizes.items()}
 
 
+NEAR = 5  # notes named like a name no note has, said by get
+
+
 class Reader(Lane):
     """Search, context, get and related over one vault's index."""
 
@@ -407,9 +410,9 @@ class Reader(Lane):
         except NoteNotFound as missing:  # no such file: read where [[path]] leads (and its section)
             if not (found := self.catalogue.linked(path)) or (found[1] and heading):
                 if not found and (near := self.catalogue.named_like(path)):  # what was meant
-                    raise NoteNotFound(
-                        f"{missing}; notes named like it: {', '.join(near)}"
-                    ) from None
+                    more = f" and {len(near) - NEAR:,} more" if len(near) > NEAR else ""
+                    said = ", ".join(near[:NEAR])
+                    raise NoteNotFound(f"{missing}; notes named like it: {said}{more}") from None
                 raise
             path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
         rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
