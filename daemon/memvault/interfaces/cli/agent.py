@@ -49,11 +49,11 @@ class Category(StrEnum):
 _SINGULAR = {"person": "people", "project": "projects", "decision": "decisions", "log": "logs"}
 
 
-def _category(value: str) -> Category:
+def _category(value: str) -> str:
     """``add``'s category as typed: any case, singular or plural, a slash after it."""
     word = value.strip().strip("/").casefold()
     try:
-        return Category(_SINGULAR.get(word, word))
+        return Category(_SINGULAR.get(word, word)).value
     except ValueError:
         names = ", ".join(c.value for c in Category)
         raise typer.BadParameter(f"{value!r} is not one of {names}") from None
@@ -257,7 +257,7 @@ def get(
 
 def add(
     category: Annotated[
-        Category,
+        str,
         typer.Argument(
             parser=_category,
             metavar="CATEGORY",
@@ -318,7 +318,7 @@ def add(
         fields = parse_pairs(field, "--field")
         with memory(vault, "write") as m:
             result = m.add(
-                category.value,
+                category,
                 title,
                 summary=summary,
                 fields=fields,
