@@ -473,6 +473,35 @@ def test_a_context_of_two_identifiers_holds_the_line_naming_each(tmp_path: Path)
     assert _cites(ctx, TICKET_LOG, TICKET_LINE) and _cites(ctx, host_log, 13), ctx.text
 
 
+def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines(
+    tmp_path: Path,
+) -> None:
+    """Asked "what happened with PAY-4521 and kestrel-db-04?" where the day log names the
+    ticket on six lines and another log the host on one: the lines holding either word
+    were kept first in the order of their scores, the ticket's six before the host's,
+    and a 100-token context held four of the ticket's lines and not the host's. Each
+    word's best line comes first, then each one's second (``core/excerpts.held_in_turn``)."""
+    root = tmp_path / "memory"
+    lines = [
+        f"- 0{h % 10}:1{h % 10} Standup with the platform team on roadmap item {h}: the new"
+        " onboarding flow and its copy."
+        for h in range(30)
+    ]
+    for j in range(6):
+        lines.insert(15 + j, f"- 04:4{j} PAY-4521 ledger rounding bug, attempt {j}: payments off.")
+    write(root, TICKET_LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
+    payment_notes(root, 150)  # each word in one chunk of 50+ (``RARE_AMONG``)
+    host_log = "logs/2026-03-02.md"
+    host = [f"- 1{h % 10}:0{h % 10} Roadmap review, item {h}: onboarding copy." for h in range(30)]
+    host.insert(10, "- 15:05 Restarted kestrel-db-04 twice overnight.")
+    write(root, host_log, "# 2026-03-02\n\n" + "\n".join(host) + "\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        ctx = vault.context("what happened with PAY-4521 and kestrel-db-04?", budget=100)
+    assert _cites(ctx, host_log, 13), ctx.text
+    assert any(s.path == TICKET_LOG and 17 <= s.line_start <= 22 for s in ctx.sources), ctx.text
+
+
 def test_a_rare_word_brings_no_line_the_contexts_folder_leaves_out(tmp_path: Path) -> None:
     root = tmp_path / "memory"
     _ticket_vault(root)

@@ -326,3 +326,20 @@ def test_held_first(
     order: list[int], ranked: list[int], held: list[bool], place: int, expected: list[int]
 ) -> None:
     assert held_first(order, ranked, held, place) == expected
+
+
+@pytest.mark.parametrize(
+    ("ranked", "held", "expected"),
+    [
+        ([0, 1, 2, 3], [{0}, {0}, {0}, {1}], [0, 3, 1, 2]),  # each word's best, then the rest
+        ([3, 2, 1, 0], [{0}, {0}, {0}, {1}], [3, 2, 1, 0]),  # the second word's is first
+        ([0, 1, 2, 3], [{0}, set(), {1}, {0}], [0, 2, 3]),
+        ([0, 1, 2], [{0, 1}, {0}, {1}], [0, 1, 2]),  # one line holding both: its turn first
+        ([0, 1, 2], [{0}, {0}, {0}], [0, 1, 2]),  # one word: ``ranked``'s order
+        ([0, 1], [set(), set()], []),
+    ],
+)
+def test_held_in_turn(ranked: list[int], held: list[set[int]], expected: list[int]) -> None:
+    from memvault.core.excerpts import held_in_turn
+
+    assert held_in_turn(ranked, held) == expected

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from helpers import make_vault, open_vault, write
-from memvault.core.ranking import informative_terms
+from memvault.core.ranking import MAX_QUERY_TERMS, informative_terms
 from memvault.index import pg_conn
 
 # twelve distinct words, none a stopword, most held by a few chunks
@@ -61,6 +61,28 @@ def test_a_search_counts_each_term_once_and_never_every_chunk(
     assert not every, every
     terms = len(QUESTION.split())
     assert len(counts) <= terms, (len(counts), terms)
+
+
+def test_a_page_pasted_without_spaces_counts_as_many_terms_as_the_search_reads(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page of Japanese pasted as a query (no space in it, its phrases parted by 、):
+    the rare words' rule (core/rare_words.query_words) counted the chunks holding each
+    of its phrases to the page's end, a round trip each (290 for 3,000 characters, 77,084
+    for a MB, where f4d227c counted 128); a search reads its first 64 terms only."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    write(root, "ja/kawasemi.md", "# カワセミ計画\n\n勅使河原さんがカワセミ計画の担当です。\n")
+    phrases = ["".join(chr(0x4E00 + 5 * i + j) for j in range(5)) for i in range(400)]
+    with open_vault(root) as vault:
+        vault.sync()
+        vault.search("kafka", k=5)  # opened, warmed
+        said = _statements(monkeypatch)
+        vault.search("、".join(phrases), k=5)
+    counts = [s for s in said if s.startswith("SELECT count(*) FROM chunks")]
+    # each phrase looked up as written, then its pairs, as far as the first 64 terms
+    assert len(counts) <= 2 * MAX_QUERY_TERMS, len(counts)
 
 
 def test_a_term_counted_in_more_chunks_than_the_total_has_the_floor_idf() -> None:

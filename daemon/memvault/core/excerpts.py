@@ -377,6 +377,23 @@ def held_first(
     return out
 
 
+def held_in_turn(ranked: Sequence[int], held: Sequence[Collection[int]]) -> list[int]:
+    """The units holding one of the query's rare words (``held``: the words each holds,
+    by their number; ``ranked``: every unit, best first), in turns: each word's best
+    unit, then each word's second, and so on, in ``ranked``'s order within a turn:
+    ``held_first``'s ``ranked`` when two words are asked together. A ticket named on six
+    lines of a log had its six kept first, and a 100-token context held four of them and
+    none of the host asked about with it."""
+    turn: dict[int, int] = {}  # each holding unit's turn, in ``ranked``'s order
+    seen: dict[int, int] = {}  # each word's units so far
+    for i in ranked:
+        if held[i]:
+            turn[i] = min(seen.get(w, 0) for w in held[i])
+            for w in held[i]:
+                seen[w] = seen.get(w, 0) + 1
+    return sorted(turn, key=turn.__getitem__)  # stable: ``ranked``'s order in a turn
+
+
 __all__ = [
     "FILLER_SHARE",
     "NOTE_WEIGHT",
@@ -388,6 +405,7 @@ __all__ = [
     "common_terms",
     "focus_query",
     "held_first",
+    "held_in_turn",
     "on_subject",
     "split_units",
     "subject_words",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memvault.core.excerpts import best_first, held_first
+from memvault.core.excerpts import best_first, held_first, held_in_turn
 from memvault.core.rare_words import query_words, rare_terms
 from memvault.index.pg_keywords import TOKENIZER
 
@@ -25,11 +25,16 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class RareWord:
-    """The query's rare words (each its rarest query term) and the chunks holding them
-    (their labels)."""
+    """The query's rare words (each its rarest query term) and the chunks holding each
+    (their labels, in ``terms``' order)."""
 
     terms: tuple[str, ...]
-    holders: frozenset[int]
+    held: tuple[frozenset[int], ...]
+
+    @property
+    def holders(self) -> frozenset[int]:
+        """The chunks holding one of the words."""
+        return frozenset().union(*self.held)
 
 
 def rare_word(
@@ -48,28 +53,34 @@ def rare_word(
     )
     if not terms:
         return None
-    held = {lab for term in terms for lab, _ in store.keywords([term], cfg.rare_chunks, docs)}
-    return RareWord(tuple(terms), frozenset(held))
+    held = (frozenset(lab for lab, _ in store.keywords([t], cfg.rare_chunks, docs)) for t in terms)
+    return RareWord(tuple(terms), tuple(held))
 
 
 def holding(
     rare: RareWord, pieces: Sequence[Piece], labels: Sequence[int], ranked: Sequence[int]
-) -> list[bool]:
-    """Which ``pieces`` (each of the chunk ``labels`` names) hold one of ``rare``'s words:
-    a whole note of a holding chunk; a line of one whose keyword tokens (FTS5's, stemmed
-    as the index stems) hold it. A holding chunk none of whose lines does (the word is
-    in its title or heading only) has its best line in ``ranked`` (best first) held."""
-    out = [labels[i] in rare.holders and pieces[i].whole for i in range(len(pieces))]
+) -> list[frozenset[int]]:
+    """Which of ``rare``'s words (by their number) each of the ``pieces`` (each of the
+    chunk ``labels`` names) holds: a whole note those its chunk holds; a line those its
+    keyword tokens (FTS5's, stemmed as the index stems) hold. A holding chunk none of
+    whose lines holds one (the word is in its title or heading only) has its best line
+    in ``ranked`` (best first) hold those its chunk holds."""
+
+    def words_of(label: int) -> frozenset[int]:
+        return frozenset(j for j, chunks in enumerate(rare.held) if label in chunks)
+
+    out = [words_of(labels[i]) if pieces[i].whole else frozenset() for i in range(len(pieces))]
     lines = [i for i in range(len(pieces)) if labels[i] in rare.holders and not pieces[i].whole]
     if not lines:
         return out
-    wanted = [w for w in (set(TOKENIZER.tokens(term)) for term in rare.terms) if w]
+    wanted = [set(TOKENIZER.tokens(term)) for term in rare.terms]
     tokens = TOKENIZER.columns_many([(pieces[i].text, "", "", "") for i in lines])
     for i, found in zip(lines, tokens, strict=True):
         have = {t for t, _, _ in found}
-        out[i] = any(w <= have for w in wanted)
+        out[i] = frozenset(j for j, w in enumerate(wanted) if w and w <= have)
     for label in {labels[i] for i in lines} - {labels[i] for i in lines if out[i]}:
-        out[next(i for i in ranked if labels[i] == label)] = True
+        best = next(i for i in ranked if labels[i] == label)
+        out[best] = words_of(label)
     return out
 
 
@@ -82,9 +93,12 @@ def rare_first(
     place: int,
 ) -> list[int]:
     """``order`` (the ``pieces`` worth a place, best first; ``scores``: every piece's)
-    with those holding the ``rare`` word among the first (``core/excerpts.held_first``;
-    ``labels``: each piece's chunk). No rare word: ``order`` as it is."""
+    with those holding a ``rare`` word among the first (``core/excerpts.held_first``;
+    ``labels``: each piece's chunk), each word's best before any word's second
+    (``held_in_turn``). No rare word: ``order`` as it is."""
     if rare is None:
         return list(order)
     ranked = best_first(scores)
-    return held_first(order, ranked, holding(rare, pieces, labels, ranked), place)
+    held = holding(rare, pieces, labels, ranked)
+    turns = held_in_turn(ranked, held)
+    return held_first(order, turns, [bool(words) for words in held], place)
