@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from helpers import make_vault, open_vault, write
-from memvault.core.ranking import MAX_QUERY_TERMS, informative_terms
+from memvault.core.ranking import MAX_QUERY_TERMS, informative_terms, query_terms
 from memvault.index import pg_conn
 
 # twelve distinct words, none a stopword, most held by a few chunks
@@ -94,3 +94,26 @@ def test_a_term_counted_in_more_chunks_than_the_total_has_the_floor_idf() -> Non
     assert idf(200, 3000) == 1e-6
     assert idf(0, 1) == 1e-6
     assert idf(2000, 1) > 7
+
+
+def test_a_context_counts_each_term_once_when_it_ranks_again_without_common_words(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A question's word found in most candidates (a name in every note) has the context
+    rank its candidates again without it (``Reader._rescored``), which counted the chunks
+    of each term again, a round trip each to the team's PostgreSQL: 6 counts for this
+    question's 3 terms (a Japanese question's review: 22 for 11)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    for i in range(40):  # the wombat in most of a context's candidates
+        write(root, f"zoo/w{i}.md", f"# W{i}\n\nThe wombat ate carrot {i}.\n\nThe wombat slept.\n")
+    question = "when did the wombat eat the carrot"
+    with open_vault(root) as vault:
+        vault.sync()
+        vault.context("kafka", budget=300)  # opened, warmed
+        said = _statements(monkeypatch)
+        vault.context(question, budget=300)
+    counts = [s for s in said if s.startswith("SELECT count(*) FROM chunks")]
+    terms = len(query_terms(question))  # its words but the stopwords
+    assert 0 < len(counts) <= terms, (len(counts), terms)

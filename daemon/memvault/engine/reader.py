@@ -154,7 +154,7 @@ class Reader(Lane):
         allowed = self._allowed(filters)
         # the query's rare word: its lines kept first (engine/rare_lines)
         rare = rare_word(cfg.search, self.store, query, docs_of) if cfg.context.excerpts else None
-        ctx = self._assemble(query, budget, hits, qv, allowed, rare)
+        ctx = self._assemble(query, budget, hits, qv, allowed, rare, docs_of)
         if len(hits) == k and ctx.tokens < budget * FULL_ENOUGH:
             # The candidates ran out before the budget did — most were near
             # duplicates of what is in (a fact logged on many days): look further,
@@ -164,7 +164,7 @@ class Reader(Lane):
                 query, k=k * WIDEN, filters=filters, qv=qv, evidence=False, docs_of=docs_of
             )
             wider = [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
-            ctx = self._assemble(query, budget, wider, qv, allowed, rare)
+            ctx = self._assemble(query, budget, wider, qv, allowed, rare, docs_of)
         return ctx
 
     def _assemble(
@@ -175,6 +175,7 @@ class Reader(Lane):
         qv: np.ndarray | None,
         ok: Allowed,
         rare: RareWord | None,
+        docs_of: Callable[[str], int],
     ) -> Context:
         cfg = self.config
         count = self.embedding.count_tokens
@@ -186,7 +187,7 @@ class Reader(Lane):
         common = common_terms(terms, [u.text for h in hits for u in split_units(h.text, 1)])
         qv = None if qv is None else self._query_vector(query, common, qv)
         if qv is not None and common:
-            hits = self._rescored(query, hits, qv)
+            hits = self._rescored(query, hits, qv, docs_of)
         linked_hits = (
             self._linked_hits(hit_paths[:3], set(hit_paths), hits) if cfg.context.link_hops else []
         )
@@ -254,10 +255,13 @@ class Reader(Lane):
                 found = ranked(paired)
         return found
 
-    def _rescored(self, query: str, hits: Sequence[Hit], qv: np.ndarray) -> list[Hit]:
-        """The hits with the score search would give them for the vector ``qv``."""
+    def _rescored(
+        self, query: str, hits: Sequence[Hit], qv: np.ndarray, docs_of: Callable[[str], int]
+    ) -> list[Hit]:
+        """The hits with the score search would give them for the vector ``qv`` (each
+        term's chunks counted once a context: ``docs_of``)."""
         pool = len(hits)
-        lexical = self._lexical(query_terms(query), pool)
+        lexical = self._lexical(query_terms(query), pool, docs_of=docs_of)
         vector = self.embedding.vectors.query(qv, pool)
         scores = dict(_fused(self.config.search, lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
