@@ -64,9 +64,9 @@ class Writer:
         end) or ``section`` (the heading whose text ``body`` replaces, added when the
         note has none by that name). ``logs`` is a day's log (logs/<date>.md, titled
         with its date): the day ``title`` is (YYYY-MM-DD), else today's for a title
-        naming no day; a title holding a day in another form, or no real day, is refused
-        (``compose.log_day``). A ``body`` for it is refused, as its entries go in a line
-        at a time (``append_log``)."""
+        naming no day or today among its words; another day among words, a day in
+        another form, or no real day is refused (``compose.log_day``). A ``body`` for it
+        is refused, as its entries go in a line at a time (``append_log``)."""
         category, title, summary, body, section = (
             note.category,
             note.title,
