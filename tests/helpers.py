@@ -81,6 +81,18 @@ def payment_notes(root: Path, count: int = 14) -> None:
         )
 
 
+HOST_LOG = "logs/2026-03-02.md"  # host_log's day log: kestrel-db-04 on its line 13
+
+
+def host_log(root: Path, filler: str = "Roadmap review, item {h}: onboarding copy.") -> str:
+    """A day log of thirty lines (``filler`` each, ``{h}`` its number) naming the host
+    kestrel-db-04 once, on line 13: the second identifier of the rare-word tests."""
+    lines = [f"- 1{h % 10}:0{h % 10} " + filler.format(h=h) for h in range(30)]
+    lines.insert(10, "- 15:05 Restarted kestrel-db-04 twice overnight.")
+    write(root, HOST_LOG, "# 2026-03-02\n\n" + "\n".join(lines) + "\n")
+    return HOST_LOG
+
+
 def note(title: str, summary: str = "", body: str = "", **fields: str) -> str:
     fm = [f"title: {title}"] + ([f"summary: {summary}"] if summary else [])
     fm += [f"{k}: {v}" for k, v in fields.items()]

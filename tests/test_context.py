@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import make_vault, note, open_vault, payment_notes, write
+from helpers import host_log, make_vault, note, open_vault, payment_notes, write
 from memvault.api import Vault
 from memvault.core.context import Piece, assemble, index_part
 
@@ -463,14 +463,11 @@ def test_a_context_of_two_identifiers_holds_the_line_naming_each(tmp_path: Path)
     root = tmp_path / "memory"
     _ticket_vault(root)
     payment_notes(root, 60)  # each word in one chunk of 50+
-    host_log = "logs/2026-03-02.md"
-    lines = [f"- 1{h % 10}:0{h % 10} Roadmap review, item {h}: onboarding copy." for h in range(30)]
-    lines.insert(10, "- 15:05 Restarted kestrel-db-04 twice overnight.")
-    write(root, host_log, "# 2026-03-02\n\n" + "\n".join(lines) + "\n")
+    host = host_log(root)
     with open_vault(root) as vault:
         vault.sync()
         ctx = vault.context("what happened with PAY-4521 and kestrel-db-04?", budget=200)
-    assert _cites(ctx, TICKET_LOG, TICKET_LINE) and _cites(ctx, host_log, 13), ctx.text
+    assert _cites(ctx, TICKET_LOG, TICKET_LINE) and _cites(ctx, host, 13), ctx.text
 
 
 def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines(
@@ -491,14 +488,11 @@ def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines
         lines.insert(15 + j, f"- 04:4{j} PAY-4521 ledger rounding bug, attempt {j}: payments off.")
     write(root, TICKET_LOG, "# 2026-03-01\n\n" + "\n".join(lines) + "\n")
     payment_notes(root, 150)  # each word in one chunk of 50+ (``RARE_AMONG``)
-    host_log = "logs/2026-03-02.md"
-    host = [f"- 1{h % 10}:0{h % 10} Roadmap review, item {h}: onboarding copy." for h in range(30)]
-    host.insert(10, "- 15:05 Restarted kestrel-db-04 twice overnight.")
-    write(root, host_log, "# 2026-03-02\n\n" + "\n".join(host) + "\n")
+    host = host_log(root)
     with open_vault(root) as vault:
         vault.sync()
         ctx = vault.context("what happened with PAY-4521 and kestrel-db-04?", budget=100)
-    assert _cites(ctx, host_log, 13), ctx.text
+    assert _cites(ctx, host, 13), ctx.text
     assert any(s.path == TICKET_LOG and 17 <= s.line_start <= 22 for s in ctx.sources), ctx.text
 
 
