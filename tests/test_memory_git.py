@@ -338,6 +338,10 @@ def test_git_dir_is_found_from_a_worktree_file(tmp_path: Path) -> None:
     assert gdir is not None and gdir.is_dir() and git_busy(wt) is None
     (gdir / "MERGE_HEAD").write_text("0" * 40 + "\n", encoding="utf-8")
     assert git_busy(wt) == "a merge" and git_busy(main) is None
+    (gdir / "MERGE_HEAD").unlink()
+    # a merge's autostash: set aside until the merge is done (git keeps it in this file)
+    (gdir / "MERGE_AUTOSTASH").write_text("0" * 40 + "\n", encoding="utf-8")
+    assert git_busy(wt) == "a merge (its autostash)" and git_busy(main) is None
     assert git_dir(tmp_path / "elsewhere") is None or True  # outside git: None or a parent repo
 
 

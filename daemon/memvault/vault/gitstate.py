@@ -25,6 +25,9 @@ _MARKERS = (
     ("rebase-merge", "a rebase"),
     ("rebase-apply", "a rebase (or git am)"),
     ("MERGE_HEAD", "a merge"),
+    # `git merge --autostash` (and `pull --autostash` merging): the person's changes set
+    # aside until the merge is done; MEMORY.md written meanwhile, their pop would conflict
+    ("MERGE_AUTOSTASH", "a merge (its autostash)"),
     ("CHERRY_PICK_HEAD", "a cherry-pick"),
     ("REVERT_HEAD", "a revert"),
     ("BISECT_LOG", "a bisect"),
