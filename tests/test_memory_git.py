@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from helpers import eventually, note, open_vault, write
 from memvault.config import VaultConfig
@@ -470,3 +471,33 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
                 assert (fresh / fn).read_bytes() == (root / fn).read_bytes(), fn
         shutil.rmtree(fresh)
         assert re.search(r"\[\[debugging\]\]", text)
+
+
+def test_status_says_a_stash_pop_will_stop_over_memory_md_and_the_way_through(
+    tmp_path: Path,
+) -> None:
+    """`git stash` (without -u) takes MEMORY.md's lines for a new note and leaves the
+    note; memvault lists it again, and `git stash pop` is refused over MEMORY.md (the git
+    field test). Status says so, and the way through; before, it said nothing."""
+    from memvault.interfaces.cli import app
+
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "bo")
+    write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
+    write(root, "people/bo.md", note("Bo", "Billing and tax.", updated="2024-01-02"))
+    with open_vault(root) as v:
+        v.sync()  # MEMORY.md lists ana: changed, as bo.md is
+    git(root, "stash", "-q")  # ana.md, untracked, stays
+    with open_vault(root) as v:
+        v.sync()  # listed again
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
+    assert "`git stash pop` will stop over MEMORY.md" in said.stdout, said.stdout
+    assert git(root, "stash", "pop", check=False).returncode != 0  # as said
+    git(root, "checkout", "--", "MEMORY.md")  # the way through it says
+    git(root, "stash", "pop", "-q")
+    assert "Billing and tax." in (root / "people" / "bo.md").read_text(encoding="utf-8")
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
+    assert "git stash pop" not in said.stdout, said.stdout

@@ -36,7 +36,13 @@ from memvault.engine.folders import (
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
-from memvault.vault.gitstate import git_busy, git_removed, ignored_by, settings_ignored
+from memvault.vault.gitstate import (
+    git_busy,
+    git_removed,
+    ignored_by,
+    settings_ignored,
+    stash_stops,
+)
 from memvault.vault.state_dir import load_decisions
 
 log = logging.getLogger("memvault")
@@ -144,6 +150,12 @@ def describe(
         # what git is in the middle of (a rebase, a detached HEAD): memvault writes no
         # tracked file meanwhile (docs/MEMORY.md, "Git")
         "git_busy": git_busy(config.root),
+        # what of memvault's `git stash pop` would stop over (docs/MEMORY.md, "Git")
+        "git_stash_stops": stash_stops(
+            config.root,
+            [config.memory.file]
+            + [p for _, _, there in sections if (p := memory_md.folder_note_path(there))],
+        ),
     }
 
 

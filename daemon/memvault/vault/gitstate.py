@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 
 _MARKERS = (
@@ -137,6 +138,27 @@ def stage_made(root: Path, rel: str) -> bool:
         return False
     done = _git(root, "--literal-pathspecs", "add", "--", rel)
     return done is not None and done.returncode == 0
+
+
+def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
+    """The vault paths among ``rels`` (what memvault writes: MEMORY.md, folder notes)
+    that ``git stash pop`` of the newest stash stops over: the stash changes them, and
+    they changed since it was made (memvault listed notes the stash left, a person's
+    edit). None asked of git without a stash (its reflog: ``.git/logs/refs/stash``)."""
+    gdir = git_dir(root)
+    if gdir is None or not rels or not (gdir / "logs" / "refs" / "stash").exists():
+        return []
+    here = ("--literal-pathspecs",)
+    shown = _git(root, *here, "stash", "show", "--name-only", "-z", "--relative", "stash@{0}")
+    if shown is None or shown.returncode != 0:
+        return []
+    stashed = set(shown.stdout.decode("utf-8", "replace").split("\0")) & set(rels)
+    if not stashed:
+        return []
+    changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "HEAD", "--", *stashed)
+    if changed is None or changed.returncode != 0:
+        return []
+    return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
 
 
 def head_commit(root: Path) -> str | None:
@@ -277,5 +299,6 @@ __all__ = [
     "published",
     "settings_ignored",
     "stage_made",
+    "stash_stops",
     "was_checked_out",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import time
 from typing import Any
 
@@ -217,6 +218,14 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(
             f"git is in the middle of {data['git_busy']}: MEMORY.md, the folder notes and links "
             f"to moved files wait until it is done{back}",
+            markup=False,
+        )
+    if stops := data.get("git_stash_stops"):
+        files = " ".join(shlex.quote(p) for p in stops)
+        console.print(
+            f"git: `git stash pop` will stop over {', '.join(stops)}: changed since the "
+            "stash (memvault listed notes in them, or you edited them). If you did not, "
+            f"`git checkout -- {files} && git stash pop`: memvault writes them again",
             markup=False,
         )
     when = data.get("last_sync_at")
