@@ -7,17 +7,17 @@ from __future__ import annotations
 def test_the_rare_word_is_the_rarest_term_when_few_chunks_hold_it() -> None:
     """A ticket number held by one chunk is the query's rare word; "happened", held by
     many, is not; a term no chunk holds (a typo) is none either."""
-    from memvault.core.rare_words import rare_term
+    from memvault.core.rare_words import rare_terms
 
     docs = {"happened": 40, "pay": 12, "4521": 1, "typo": 0, "kestrel": 1}.__getitem__
-    assert rare_term([["happened"], ["pay", "4521"]], docs, 2000, 3) == "4521"
-    assert rare_term([["happened"], ["typo"], ["4521"]], docs, 2000, 1) == "4521"
-    assert rare_term([["happened"], ["pay"]], docs, 2000, 3) is None  # none in 3 or fewer
-    assert rare_term([["happened"], ["pay"]], docs, 2000, 12) == "pay"
-    assert rare_term([["kestrel"], ["4521"]], docs, 2000, 3) == "kestrel"  # a tie: the first
-    assert rare_term([["4521"]], docs, 2000, 0) is None  # 0: off
-    assert rare_term([["typo"]], docs, 2000, 3) is None
-    assert rare_term([], docs, 2000, 3) is None
+    assert rare_terms([["happened"], ["pay", "4521"]], docs, 2000, 3) == ["4521"]
+    assert rare_terms([["happened"], ["typo"], ["4521"]], docs, 2000, 1) == ["4521"]
+    assert rare_terms([["happened"], ["pay"]], docs, 2000, 3) == []  # none in 3 or fewer
+    assert rare_terms([["happened"], ["pay"]], docs, 2000, 12) == ["pay"]
+    assert rare_terms([["kestrel"], ["4521"]], docs, 2000, 3) == ["kestrel"]  # a tie: the first
+    assert rare_terms([["4521"]], docs, 2000, 0) == []  # 0: off
+    assert rare_terms([["typo"]], docs, 2000, 3) == []
+    assert rare_terms([], docs, 2000, 3) == []
 
 
 def test_a_querys_words_are_the_terms_the_keyword_table_cuts_each_into() -> None:
@@ -121,7 +121,7 @@ def test_the_rare_word_must_carry_its_share_of_the_querys_weight() -> None:
     asked for."""
     import math
 
-    from memvault.core.rare_words import rare_term
+    from memvault.core.rare_words import rare_terms
 
     total = 2000
     docs = {"tom": 12, "rautenbach": 1, "fast": 1, "opensearch": 3, "catalogue": 4}
@@ -130,18 +130,18 @@ def test_the_rare_word_must_carry_its_share_of_the_querys_weight() -> None:
     share = idf["rautenbach"] / (idf["tom"] + idf["rautenbach"])
     assert 0.55 < share < 0.6
     lookup = [["tom"], ["rautenbach"]]
-    assert rare_term(lookup, docs.__getitem__, total, 5, share - 1e-9) == "rautenbach"
-    assert rare_term(lookup, docs.__getitem__, total, 5, share + 0.01) is None
+    assert rare_terms(lookup, docs.__getitem__, total, 5, share - 1e-9) == ["rautenbach"]
+    assert rare_terms(lookup, docs.__getitem__, total, 5, share + 0.01) == []
     question = [["fast"], ["opensearch"], ["catalogue"]]
-    assert rare_term(question, docs.__getitem__, total, 5, 0.55) is None
-    assert rare_term(question, docs.__getitem__, total, 5, 0.3) == "fast"
-    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.55) is None
-    assert rare_term([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.5) == "counts"
+    assert rare_terms(question, docs.__getitem__, total, 5, 0.55) == []
+    assert rare_terms(question, docs.__getitem__, total, 5, 0.3) == ["fast"]
+    assert rare_terms([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.55) == []
+    assert rare_terms([["counts"], ["sev2"]], docs.__getitem__, total, 5, 0.5) == ["counts"]
     cve = [["affected"], ["cve", "2025", "52805"]]
     assert idf["52805"] < 0.55 * sum(idf[t] for t in ("affected", "cve", "2025", "52805"))
-    assert rare_term(cve, docs.__getitem__, total, 5, 0.55) == "52805"
+    assert rare_terms(cve, docs.__getitem__, total, 5, 0.55) == ["52805"]
     # a term in at least half the chunks has FTS5's floor IDF: it weighs nothing
-    assert rare_term([["4521"], ["the"]], {"4521": 1, "the": 1500}.__getitem__, total, 5, 0.99)
+    assert rare_terms([["4521"], ["the"]], {"4521": 1, "the": 1500}.__getitem__, total, 5, 0.99)
 
 
 def test_a_term_counted_in_more_chunks_than_the_total_weighs_nothing_not_an_error() -> None:
@@ -149,11 +149,11 @@ def test_a_term_counted_in_more_chunks_than_the_total_weighs_nothing_not_an_erro
     later: a sync deleting notes in between (a folder moved out of the vault, the team
     index's writer) leaves a term in more chunks than the total. Its IDF is FTS5's floor
     (a term in at least half the chunks); it was ``math domain error``, the search failed."""
-    from memvault.core.rare_words import rare_term
+    from memvault.core.rare_words import rare_terms
 
     docs = {"standup": 3000, "4521": 1}.__getitem__
-    assert rare_term([["standup"], ["4521"]], docs, 200, 5, 0.55) == "4521"
-    assert rare_term([["standup"], ["4521"]], docs, 0, 5, 0.55) in ("4521", None)
+    assert rare_terms([["standup"], ["4521"]], docs, 200, 5, 0.55) == ["4521"]
+    assert rare_terms([["standup"], ["4521"]], docs, 0, 5, 0.55) in (["4521"], [])
 
 
 def test_a_pasted_text_is_read_as_far_as_its_64_terms() -> None:

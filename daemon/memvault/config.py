@@ -135,7 +135,7 @@ class SearchSettings:
     # the notes holding the query's rarest term, when at most rare_chunks chunks hold it
     # and its word (PAY-4521 whole) carries at least rare_share of the query's IDF, rank
     # among the first rare_place x n notes (the n-th of them), after the vector side's
-    # (core/ranking rare_terms, rare_kept; rare_chunks or rare_place 0 = off; chosen by
+    # (core/rare_words rare_terms, core/ranking rare_kept; rare_chunks or rare_place 0 = off; chosen by
     # cross-validation, bench/RESULTS.md "rare words"); in a context, the lines holding
     # it rank among the first rare_place x n lines (core/excerpts held_first)
     rare_chunks: int = 5

@@ -73,18 +73,6 @@ def _split_runs(terms: Sequence[str]) -> list[list[str]]:
     return out
 
 
-def rare_term(
-    words: Sequence[Sequence[str]],
-    docs_of: Callable[[str], int],
-    total: int,
-    most: int,
-    share: float = 0.0,
-) -> str | None:
-    """The query's rare word's rarest term (``rare_terms`` with one word), or None."""
-    found = rare_terms(words, docs_of, total, most, share)
-    return found[0] if found else None
-
-
 def rare_terms(
     words: Sequence[Sequence[str]],
     docs_of: Callable[[str], int],
@@ -187,4 +175,4 @@ def _held_pair(word: Sequence[str], docs: Mapping[str, int]) -> bool:
     )
 
 
-__all__ = ["RARE_AMONG", "query_words", "rare_term", "rare_terms"]
+__all__ = ["RARE_AMONG", "query_words", "rare_terms"]

@@ -319,12 +319,11 @@ class Catalogue:
         if len(want) < 2:  # a letter: every other note
             return []
         inside = f"-{want}"
-        found = sorted(
+        return sorted(
             path
             for path, keys in self._name_keys()
             if any(key.startswith(want) or inside in key for key in keys)
         )
-        return found
 
     def _name_keys(self) -> list[tuple[str, tuple[str, str]]]:
         """Each note's title and file name as ``compose.name_key`` spells them, from the

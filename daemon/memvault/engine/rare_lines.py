@@ -1,6 +1,6 @@
 """A lookup's rare word: which chunks hold it, and which of a context's lines.
 
-Search keeps the notes holding the query's rare words first (``core/ranking.rare_terms``,
+Search keeps the notes holding the query's rare words first (``core/rare_words.rare_terms``,
 ``rare_kept``: engine/evidence); a context ranks lines, not notes, so the lines holding
 it are kept first there (``core/excerpts.held_first``): a line naming a ticket, a host,
 a rare surname, least like the question in meaning, was outranked by lines nearer it,
@@ -42,7 +42,7 @@ def rare_word(
 ) -> RareWord | None:
     """The query's rare words (``search.rare_words`` at most) and the chunks holding
     them (``search.rare_chunks`` at most each), when it has them
-    (``core/ranking.rare_terms``); None when ``rare_chunks`` or ``rare_place`` is 0.
+    (``core/rare_words.rare_terms``); None when ``rare_chunks`` or ``rare_place`` is 0.
     ``docs_of``: the chunks holding a term (counted once a search)."""
     if not (cfg.rare_place and cfg.rare_chunks):
         return None

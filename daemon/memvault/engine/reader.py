@@ -115,7 +115,7 @@ class Reader(Lane):
                 return [], qv
         terms = query_terms(query)
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
-        lexical = self._lexical(terms, pool, label_ok, docs_of)
+        lexical = self._lexical(terms, pool, docs_of, label_ok)
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
             qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
@@ -233,14 +233,13 @@ class Reader(Lane):
         self,
         terms: Sequence[str],
         limit: int,
+        docs_of: Callable[[str], int],
         label_ok: Callable[[int], bool] | None = None,
-        docs_of: Callable[[str], int] | None = None,
     ) -> list[tuple[int, float]]:
         """The keyword ranking of ``terms``, the ``limit`` best (of the chunks ``label_ok``
         allows). A CJK run some chunk holds as written is asked for whole
         (``keyword_terms``); when none the filter allows holds it, its pairs are.
-        ``docs_of``: the chunks holding a term, counted once a search."""
-        docs_of = docs_of or functools.cache(self.store.term_docs)
+        ``docs_of``: the chunks holding a term, counted once a search (or context)."""
 
         def ranked(wanted: list[str]) -> list[tuple[int, float]]:
             keep = informative_terms(wanted, self.store.chunk_count(), docs_of)
@@ -261,7 +260,7 @@ class Reader(Lane):
         """The hits with the score search would give them for the vector ``qv`` (each
         term's chunks counted once a context: ``docs_of``)."""
         pool = len(hits)
-        lexical = self._lexical(query_terms(query), pool, docs_of=docs_of)
+        lexical = self._lexical(query_terms(query), pool, docs_of)
         vector = self.embedding.vectors.query(qv, pool)
         scores = dict(_fused(self.config.search, lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]

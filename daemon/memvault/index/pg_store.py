@@ -460,7 +460,7 @@ class PgStore(Store):
     def chunk_count(self) -> int:
         """The chunks' number as ``chunk_totals`` keeps it (schema 2, triggers): one row.
         ``count(*)`` read every chunk (24-91 ms at 500,000), and each search asked for it
-        twice: its keyword side and the rare word's rule (core/ranking.rare_terms)."""
+        twice: its keyword side and the rare word's rule (core/rare_words.rare_terms)."""
         if not self._totals:  # an older writer's index
             return super().chunk_count()
         with self._lock:
