@@ -287,12 +287,8 @@ class WriterLock:
     def holder_lets_go(self) -> bool:
         """Whether the process holding the lock said it lets go when asked (``lets_go``);
         the file another holder left (killed) names another pid."""
-        try:
-            said = self.path.with_name(LETS_GO_FILE).read_text(encoding="ascii").strip()
-        except (OSError, ValueError):
-            return False
         pid = self.holder_pid()
-        return pid is not None and said == str(pid)
+        return pid is not None and _pid_in(self.path.with_name(LETS_GO_FILE)) == pid
 
     def holder_stopping(self) -> bool:
         """Whether the process holding the lock is a daemon that said it stops
