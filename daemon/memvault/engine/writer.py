@@ -74,38 +74,34 @@ class Writer:
             note.body,
             note.section,
         )
-        if category not in compose.CATEGORIES:
-            raise BadRequest(
-                f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
-            )
-        with checking_request():
+        now = self.clock()
+        with checking_request():  # the request's values (core's checks raise ValueError)
+            if category not in compose.CATEGORIES:
+                raise BadRequest(
+                    f"category must be one of {', '.join(compose.CATEGORIES)}, not {category!r}"
+                )
             title = compose.clean_title(title)
-        if body is not None and len(body) > MAX_TEXT:
-            raise BadRequest(f"the body is longer than {MAX_TEXT} characters")
-        with checking_request():
+            if body is not None and len(body) > MAX_TEXT:
+                raise BadRequest(f"the body is longer than {MAX_TEXT} characters")
             compose.check_text("summary", summary or "")
             compose.check_text("body", body or "")
-        if section is not None:
-            section = " ".join(section.lstrip("#").split())
-            if not section or len(section) > 200:
-                raise BadRequest("a section is a heading of 1 to 200 characters")
-            with checking_request():
+            if section is not None:
+                section = " ".join(section.lstrip("#").split())
+                if not section or len(section) > 200:
+                    raise BadRequest("a section is a heading of 1 to 200 characters")
                 compose.check_text("section", section, controls=True)
-            if body is None:
-                raise BadRequest("a section is replaced by a body: give the body")
-        now = self.clock()
-        day = now.date().isoformat()
-        with checking_request():  # (a title no file name can be made of: "???")
+                if body is None:
+                    raise BadRequest("a section is replaced by a body: give the body")
+            values = dict(note.fields or {})
+            if summary is not None:
+                values["summary"] = " ".join(summary.split())
+            compose.check_fields(values)  # a field's name or value (compose.InvalidField)
+            day = now.date().isoformat()
             if category == "logs":  # that day's log, the title a day; today's, a title not one
                 day = compose.log_day(title, day)
-            path = compose.note_path(category, title, day)
+            path = compose.note_path(category, title, day)  # ("???": no file name)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
         path = self._named(category, normalize_rel(path), title)
-        values = dict(note.fields or {})
-        if summary is not None:
-            values["summary"] = " ".join(summary.split())
-        with checking_request():  # a field's name or value refused (compose.InvalidField)
-            compose.check_fields(values)
         if category == "logs" and body is not None:
             # a day's log is its date and its template's headings, its entries a line at a
             # time under them: a body would take their place (a person's entries among
