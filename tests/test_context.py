@@ -470,6 +470,9 @@ def test_a_context_of_two_identifiers_holds_the_line_naming_each(tmp_path: Path)
     assert _cites(ctx, TICKET_LOG, TICKET_LINE) and _cites(ctx, host, 13), ctx.text
 
 
+QUESTION = "what happened with PAY-4521 and kestrel-db-04?"
+
+
 def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines(
     tmp_path: Path,
 ) -> None:
@@ -477,7 +480,8 @@ def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines
     ticket on six lines and another log the host on one: the lines holding either word
     were kept first in the order of their scores, the ticket's six before the host's,
     and a 100-token context held four of the ticket's lines and not the host's. Each
-    word's best line comes first, then each one's second (``core/excerpts.held_in_turn``)."""
+    word's best line comes first, then each one's second (``core/excerpts.held_in_turn``).
+    Asked as "PAY-4521,kestrel-db-04", the two were one word: the host's line left out."""
     root = tmp_path / "memory"
     lines = [
         f"- 0{h % 10}:1{h % 10} Standup with the platform team on roadmap item {h}: the new"
@@ -491,9 +495,10 @@ def test_a_context_of_two_identifiers_holds_each_when_one_is_named_on_many_lines
     host = host_log(root)
     with open_vault(root) as vault:
         vault.sync()
-        ctx = vault.context("what happened with PAY-4521 and kestrel-db-04?", budget=100)
-    assert _cites(ctx, host, 13), ctx.text
-    assert any(s.path == TICKET_LOG and 17 <= s.line_start <= 22 for s in ctx.sources), ctx.text
+        asked = [vault.context(q, budget=100) for q in (QUESTION, "PAY-4521,kestrel-db-04")]
+    for ctx in asked:  # a list without spaces is two words: the comma parts them
+        assert _cites(ctx, host, 13), ctx.text
+        assert any(s.path == TICKET_LOG and 17 <= s.line_start <= 22 for s in ctx.sources), ctx.text
 
 
 def test_a_rare_word_brings_no_line_the_contexts_folder_leaves_out(tmp_path: Path) -> None:

@@ -25,6 +25,19 @@ def test_a_querys_words_are_the_terms_the_keyword_table_cuts_each_into() -> None
 
     assert query_words("what happened with PAY-4521?") == [[], ["happened"], [], ["pay", "4521"]]
     assert query_words("kestrel-db-04") == [["kestrel", "db", "04"]]
+    # a list's comma or semicolon, a bracket or a double quote parts words as a space
+    # does, in Latin and CJK forms; a slash, dot or colon is inside an identifier
+    two = [["pay", "4521"], ["kestrel", "db", "04"]]
+    for written in ("PAY-4521,kestrel-db-04", "PAY-4521;kestrel-db-04", "(PAY-4521)kestrel-db-04"):
+        assert query_words(written) == two, written
+    for written in (
+        '"PAY-4521"kestrel-db-04',
+        "PAY-4521、kestrel-db-04",
+        "PAY-4521，kestrel-db-04",
+    ):
+        assert query_words(written) == two, written
+    assert query_words("feature/PAY-4521") == [["feature", "pay", "4521"]]
+    assert query_words("db.kestrel:5432") == [["db", "kestrel", "5432"]]
 
 
 def test_a_cjk_run_is_a_word_of_its_own_and_an_unheld_run_its_pairs() -> None:

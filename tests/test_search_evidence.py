@@ -235,7 +235,8 @@ def test_two_identifiers_in_one_lookup_each_keep_their_note_on_top(tmp_path: Pat
     """Asked "did PAY-4521 come up with kestrel-db-04?": two day logs, each naming one
     of them, among sixty notes about payments. Neither word carries 0.55 of the
     query's weight, so the rule kept neither; each is a rare word of its own now
-    (``search.rare_words`` 2): both logs are the first two notes."""
+    (``search.rare_words`` 2): both logs are the first two notes. Written as a list
+    without spaces ("PAY-4521,kestrel-db-04"), they were one word: the same."""
     root = _ticket_vault(tmp_path)
     payment_notes(root, 60)  # a vault of some size: each word in one chunk of 50+
     host = "logs/2026-03-02.md"
@@ -244,7 +245,9 @@ def test_two_identifiers_in_one_lookup_each_keep_their_note_on_top(tmp_path: Pat
     write(root, host, "# 2026-03-02\n\n" + "\n".join(lines) + "\n")
     with open_vault(root) as vault:
         vault.sync()
-        for query in ("did PAY-4521 come up with kestrel-db-04?", "PAY-4521 and kestrel-db-04"):
+        lookups = ("did PAY-4521 come up with kestrel-db-04?", "PAY-4521 and kestrel-db-04")
+        # a list written without spaces is two words too: a comma or a semicolon parts them
+        for query in (*lookups, "PAY-4521,kestrel-db-04", "(PAY-4521;kestrel-db-04)"):
             paths = list(dict.fromkeys(h.path for h in vault.search(query)))
             assert set(paths[:2]) == {LOG, host}, (query, paths)
 

@@ -12,6 +12,7 @@ are two lookups (bench/RESULTS.md "stop 49"). Pure.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 from memvault.core import cjk
@@ -23,21 +24,26 @@ from memvault.core.ranking import MAX_QUERY_TERMS, STOPWORDS
 # chunks), and each then passes the share with the others taken out
 RARE_AMONG = 50
 
+# What parts written words as a space does: a list's commas and semicolons, brackets and
+# double quotes, in their Latin and CJK forms ("PAY-4521,kestrel-db-04" is two things
+# asked for). A hyphen, dot, slash, colon or underscore is inside an identifier.
+_PARTS = re.compile(r"[\s,;()\[\]{}<>\"\u201c\u201d\u3001\u3008-\u3011\uff08\uff09\uff0c\uff1b]+")
+
 
 def query_words(query: str, docs_of: Callable[[str], int] | None = None) -> list[list[str]]:
-    """The query's words as written, each as the terms the keyword table cuts it into,
-    of ``query_terms``'s only (stopwords dropped, the first ``MAX_QUERY_TERMS``):
+    """The query's words as written, each as the terms the keyword table cuts it into, of
+    ``query_terms``'s only (stopwords dropped, the first ``MAX_QUERY_TERMS``):
     ``PAY-4521`` is one word of two terms, ``pay`` and ``4521``. Words are split at
-    spaces and where a CJK run starts or ends (``PAY-4521の担当者は誰ですか``: ``PAY-4521``
-    and the run; Chinese and Japanese are written without spaces, so a question was
-    one word, its identifier's share of it always whole). A run no chunk holds as
-    written (``docs_of``; ``cjk.backoff``, as the keyword side asks for it) is its pairs,
-    each a word of its own (``rare_terms`` joins the held ones again); without
-    ``docs_of`` a run is one word. Read as far as ``query_terms`` reads (to the word
-    holding its last term, when it has all it takes): a text pasted whole was read to
-    its end twice more (0.5 s a MB), and a page of Japanese pasted (no space in it) had
-    each of its runs looked up (``docs_of``: a statement each), 77,084 for a MB where
-    the keyword side looks up 64."""
+    spaces, commas, semicolons, brackets and double quotes (``_PARTS``) and where a CJK
+    run starts or ends (``PAY-4521の担当者は誰ですか``: ``PAY-4521`` and the run; Chinese and
+    Japanese are written without spaces, so a question was one word, its identifier's
+    share of it always whole). A run no chunk holds as written (``docs_of``;
+    ``cjk.backoff``, as the keyword side asks for it) is its pairs, each a word of its
+    own (``rare_terms`` joins the held ones again); without ``docs_of`` a run is one
+    word. Read as far as ``query_terms`` reads (to the word holding its last term, when
+    it has all it takes): a text pasted whole was read to its end twice more (0.5 s a
+    MB), and a page of Japanese pasted (no space in it) had each of its runs looked up
+    (``docs_of``: a statement each), 77,084 for a MB where the keyword side looks up 64."""
     words: list[list[str]] = []
     kept: dict[str, None] = {}  # the terms not stopwords, in order
     stops: dict[str, None] = {}  # the stopwords: the terms when they are all there is
@@ -56,8 +62,8 @@ def query_words(query: str, docs_of: Callable[[str], int] | None = None) -> list
 
 def _written(query: str) -> Iterator[list[str]]:
     """The query's words as written, in order, each its terms (``_split_runs`` of each
-    piece between spaces)."""
-    for piece in query.split():
+    piece between spaces or what parts words as they do: ``_PARTS``)."""
+    for piece in filter(None, _PARTS.split(query)):
         yield from _split_runs([t for w in cjk.words(piece) for t in cjk.terms(w.lower())])
 
 
