@@ -35,6 +35,43 @@ def test_the_core_check_still_folds_plain_spaces() -> None:
     assert compose.clean_title("  Ana   López ") == "Ana López"
 
 
+# "invoice<RLO>fdp.exe" shows as "invoiceexe.pdf": a bidi embedding, override or isolate
+# shows the name after it in another order than it is written (CVE-2021-42574)
+BIDI = [
+    "invoice\u202efdp.exe",
+    "a\u202ab",
+    "a\u202bb",
+    "a\u202cb",
+    "a\u202db",
+    "a\u2066b",
+    "a\u2069b",
+]
+
+
+@pytest.mark.parametrize("title", BIDI)
+def test_a_title_holding_a_bidi_control_is_refused(title: str) -> None:
+    with pytest.raises(ValueError, match="bidi control"):
+        compose.clean_title(title)
+
+
+@pytest.mark.parametrize("title", ["שלום עולם", "مرحبا بالعالم", "Ana\u200dLópez", "x\u200fy"])
+def test_right_to_left_titles_and_joiners_are_not_bidi_controls(title: str) -> None:
+    """Hebrew and Arabic titles, a zero-width joiner and a right-to-left mark (a mark,
+    not an override) are kept."""
+    assert compose.clean_title(title) == title
+
+
+def test_the_cli_refuses_a_title_with_a_bidi_override(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = new_vault(tmp_path)
+    result = CliRunner().invoke(cli_app, ["add", "people", BIDI[0], "--vault", str(root)])
+    assert result.exit_code == 2, result.output
+    assert "bidi control character (U+202E)" in result.stderr
+    assert list((root / "people").iterdir()) == []
+
+
 @pytest.mark.parametrize("title", ["Evil\nName", "Tab\tName"])
 def test_the_cli_refuses_a_title_with_a_line_break_or_tab(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, title: str

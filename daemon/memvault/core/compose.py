@@ -36,7 +36,7 @@ import yaml
 from memvault.core.cjk import fold
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
-from memvault.core.text import grapheme_cut, newline_of, split_lines
+from memvault.core.text import bidi_control, grapheme_cut, newline_of, split_lines
 from memvault.core.wikilinks import mask_code
 
 CATEGORIES = {
@@ -261,7 +261,8 @@ def check_text(what: str, value: str, *, controls: bool = False) -> None:
     file holding one is binary to memvault and to editors, so the note, the day's log or
     MEMORY.md would be lost to the index and to every later write), a lone surrogate
     (not text: it cannot be written as UTF-8), or — ``controls``, for a title, which
-    becomes a heading and a file name — any other control character."""
+    becomes a heading and a file name — any other control character, or a bidi control
+    (``text.BIDI_CONTROLS``: the name would read as another in every listing)."""
     if not controls:  # a note's body: looked at in C (21 MB: 5 s a character at a time)
         if (i := not_text(value)) is None:
             return
@@ -274,6 +275,11 @@ def check_text(what: str, value: str, *, controls: bool = False) -> None:
             raise ValueError(f"the {what} holds a lone surrogate (U+{ord(ch):04X}): not text")
         if controls and kind == "Cc":
             raise ValueError(f"the {what} holds a control character (U+{ord(ch):04X})")
+        if controls and bidi_control(ch):
+            raise ValueError(
+                f"the {what} holds a bidi control character (U+{ord(ch):04X}): it shows "
+                "the name after it in another order than it is written"
+            )
 
 
 def clean_title(title: str) -> str:

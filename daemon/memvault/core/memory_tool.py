@@ -21,6 +21,7 @@ from typing import TypeGuard
 
 from memvault.core.compose import not_text
 from memvault.core.memory_md import MarkerError, parse_blocks
+from memvault.core.text import BIDI_CONTROLS, bidi_control
 from memvault.core.wikilinks import Resolution
 
 ROOT = "/memories"
@@ -155,8 +156,9 @@ def dangling(
 
 # a new note's or folder's name holds none: Obsidian cannot link # | ^ [ ]; Obsidian,
 # Windows (a git clone of the vault there) and macOS' Finder refuse : * ? " < > |; a
-# control character (a line break) breaks every listing of it
-_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f]')
+# control character (a line break) breaks every listing of it; a bidi control
+# (``text.BIDI_CONTROLS``) shows it as another name
+_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f]|' + BIDI_CONTROLS.pattern)
 
 
 def unportable(name: str) -> str | None:
@@ -166,6 +168,12 @@ def unportable(name: str) -> str | None:
 
 
 def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
+    if bidi_control(char):
+        return (
+            f"{start}: {path} would make a name holding the bidi control U+{ord(char):04X}, "
+            "which shows the name after it in another order than it is written (a name "
+            "read as another); name it without it"
+        )
     return (
         f"{start}: {path} would make `{name}`, a name holding {char!r}: Obsidian cannot "
         "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "

@@ -9,6 +9,7 @@ with git, and a file's own line endings can be kept byte for byte.
 from __future__ import annotations
 
 import hashlib
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -134,6 +135,18 @@ def grapheme_cut(text: str, at: int) -> int:
         if _boundary(text, i):
             return i
     return 0 if at <= _GRAPHEME_WALK else at
+
+
+# Unicode's bidirectional embeddings, overrides and isolates (LRE RLE PDF LRO RLO, LRI
+# RLI FSI PDI): invisible, they show the text after them in another order than it is
+# written ("Trojan Source", CVE-2021-42574): a name holding one reads as another name
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def bidi_control(text: str) -> str | None:
+    """The first bidi control character (``BIDI_CONTROLS``) in ``text``, if any."""
+    found = BIDI_CONTROLS.search(text)
+    return found.group() if found else None
 
 
 SHORT_PATH_KEEP = 60  # characters kept at each end of a path too long to print whole
