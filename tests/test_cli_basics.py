@@ -286,6 +286,40 @@ def test_status_says_how_many_chunks_still_wait_for_their_vectors(
     assert "waiting for their vectors" not in result.output
 
 
+def test_status_names_the_notes_grown_long_before_a_write_to_them_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An agent appending to one note every turn: nothing said it grew until a write was
+    refused at vault.max_note_bytes (the memory tool), or, the file written directly (Claude
+    Code's topic files), what it appended past the cap was never indexed. Past a quarter
+    of the cap, status names it (bench/RESULTS.md, "a year of an agent's writes")."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    monkeypatch.setenv("MEMVAULT_VAULT_MAX_NOTE_BYTES", "40000")
+    root = tmp_path / "v"
+    runner.invoke(app, ["init", str(root)])
+    line = "- turn {}: the user asked about the deploy window, ticket PAY-{}\n"
+    (root / "debugging.md").write_text("".join(line.format(i, i) for i in range(200)))
+    (root / "notes.md").write_text("".join(line.format(i, i) for i in range(900)))
+    (root / "short.md").write_text("".join(line.format(i, i) for i in range(100)))
+    assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    result = runner.invoke(app, ["status", "--vault", str(root)])
+    out = " ".join(result.output.split())
+    assert "long notes (2, past 10 KB): notes.md (900 lines, 60 KB, only the first 40 KB" in out
+    assert "debugging.md (200 lines, 13 KB)" in out and "short.md" not in out
+    assert "(vault.max_note_bytes) is refused" in out
+    data = json.loads(runner.invoke(app, ["status", "--vault", str(root), "--json"]).stdout)
+    long = data["long_notes"]
+    assert (long["count"], long["from_bytes"], long["max_note_bytes"]) == (2, 10_000, 40_000)
+    assert [(n["path"], n["lines"]) for n in long["notes"]] == [
+        ("notes.md", 900),
+        ("debugging.md", 200),
+    ]
+    (root / "notes.md").unlink()
+    (root / "debugging.md").write_text("# Debugging\n\nSplit by topic.\n")
+    assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    assert "long notes" not in runner.invoke(app, ["status", "--vault", str(root)]).output
+
+
 # -- progress ---------------------------------------------------------------------------
 
 

@@ -217,6 +217,60 @@ def test_one_tokenizer_a_model_in_a_process(tmp_path: Path) -> None:
     assert Tokenizer.from_folder(copy).window == 128  # the window changed: loaded again
 
 
+class _CountedEncodes:
+    """A loaded ``tokenizers.Tokenizer`` whose ``encode`` calls are counted."""
+
+    def __init__(self, tokenizer: object) -> None:
+        self._tokenizer = tokenizer
+        self.encodes = 0
+
+    def encode(self, *args: object, **kwargs: object) -> object:
+        self.encodes += 1
+        return self._tokenizer.encode(*args, **kwargs)  # type: ignore[attr-defined]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._tokenizer, name)
+
+
+def test_a_line_appended_to_a_long_note_counts_only_what_changed() -> None:
+    """An agent appending to one note every turn: each sync chunks the whole note again,
+    counting every text. With 10,000 lines (more texts than the 4,096 recent counts an
+    LRU kept, which then kept none of them) every append encoded all ~10,700 texts
+    again, 1.2 s of a daemon's CPU (bench/RESULTS.md, "a year of an agent's writes")."""
+    import tokenizers
+
+    from memvault.core.chunks import chunk_note, embed_texts
+    from memvault.core.notes import parse_note
+
+    folder = resolve_model_path(DEFAULT_MODEL, verify=False)
+    counted = _CountedEncodes(tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json")))
+    tokenizer = Tokenizer(counted, 256)  # type: ignore[arg-type]
+    parts = ["title", "headings", "date"]
+
+    def index(text: str) -> list[str]:
+        note = parse_note("notes.md", text)
+        chunks = chunk_note(note, tokenizer.count, target_tokens=128, max_tokens=254, parts=parts)
+        embedded = embed_texts(
+            note, chunks, parts, tokenizer.count, max_tokens=254, overlap_tokens=64
+        )
+        for c in chunks:  # the indexer counts each chunk's text for its row
+            tokenizer.count(c.text)
+        return embedded
+
+    text = "# Notes\n\n" + "".join(
+        f"- turn {i}: the user asked about deploy window {i % 97}, ticket PAY-{i}\n"
+        for i in range(10_000)
+    )
+    first = index(text)
+    assert counted.encodes > 5_000  # a first read counts every text
+    counted.encodes = 0
+    again = index(text + "- turn 10000: the user prefers tabs\n")
+    assert again[:-2] == first[:-2]  # the same cut, but for the end
+    assert counted.encodes < 50, counted.encodes
+    kept = tokenizer.count(first[5])
+    assert kept == len(counted.encode(first[5], add_special_tokens=False).ids)  # and true
+
+
 def test_model_ids_truncate_as_the_tokenizers_truncation_does(tokenizer: Tokenizer) -> None:
     import tokenizers
 

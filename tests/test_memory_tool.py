@@ -801,3 +801,43 @@ def test_a_first_view_while_another_process_writes_reads_the_index_as_it_is(
         holder.wait()
         assert holder.stdout is not None
         holder.stdout.close()
+
+
+def test_an_agent_appending_to_one_note_is_told_once_it_grows_long(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """The memory tool's answers said nothing while a note an agent appends to every
+    turn grew, until a write was refused at vault.max_note_bytes. Past a quarter of it
+    (5,000 of the fixture's 20,000 bytes) each write's answer says so, the answer as the
+    reference gives it first (bench/RESULTS.md, "a year of an agent's writes")."""
+    line = "- turn {}: the user prefers tabs over spaces, ticket PAY-{}"
+    head = "# Notes\n" + "".join(line.format(i, i) + "\n" for i in range(80))  # ~4,700 bytes
+    assert call(tool, command="create", path="/memories/notes.md", file_text=head) == (
+        "File created successfully at: /memories/notes.md"
+    )
+    answers = [
+        call(
+            tool,
+            command="insert",
+            path="/memories/notes.md",
+            insert_line=81 + i,
+            insert_text=line.format(80 + i, 80 + i),
+        )
+        for i in range(8)
+    ]
+    plain = "The file /memories/notes.md has been edited."
+    size = (vault.root / "notes.md").stat().st_size
+    assert answers[0] == plain and size > 5_000
+    assert answers[-1] == (
+        plain + "\nNote: /memories/notes.md is now 89 lines (5 KB). A view shows it in parts, "
+        "and a write that makes it bigger than 20 KB (vault.max_note_bytes) is refused: write "
+        "what comes next in a new note (by topic, or by period: /memories/notes-2.md), and "
+        "keep this one for what it holds."
+    )
+    replaced = call(
+        tool, command="str_replace", path="/memories/notes.md", old_str="PAY-3\n", new_str="PAY-4\n"
+    )
+    assert replaced.endswith(answers[-1][len(plain) :])
+    dump = call(tool, command="create", path="/memories/dump.md", file_text="x\n" * 3_000)
+    assert dump.startswith("File created successfully at: /memories/dump.md\nNote: ")
+    assert "/memories/dump.md is now 3,000 lines (6 KB)" in dump

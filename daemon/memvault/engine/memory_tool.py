@@ -29,8 +29,9 @@ from unicodedata import normalize
 
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
+from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
-from memvault.core.text import NotText
+from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
 from memvault.errors import (
     FileBusy,
@@ -161,15 +162,6 @@ class MemoryCommands:
         T.check_text(name, value)
         return value
 
-    def _fits(self, text: str, path: str) -> None:
-        size = len(text.encode("utf-8"))
-        if size > self.fs.max_note_bytes:
-            raise T.Refusal(
-                f"Nothing was written: {path} would be {size} bytes, more than this vault's "
-                f"notes may be ({self.fs.max_note_bytes} bytes, vault.max_note_bytes); "
-                "split it into several notes"
-            )
-
     def _after(self, paths: Iterable[str]) -> None:
         """MEMORY.md, links and the index brought up to date before the answer."""
         self._sync(list(paths))
@@ -266,7 +258,7 @@ class MemoryCommands:
         text = self._text(command, "file_text")
         _refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
         rel = self._note_rel(path, writing=True)
-        self._fits(text, path)
+        _fits(text, path, self.fs.max_note_bytes)
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         _refuse_other_case(self.fs, rel, path)
@@ -277,9 +269,10 @@ class MemoryCommands:
         except (NotADirectoryError, FileExistsError):
             raise T.Refusal(f"Cannot create {path}: a part of its path is a file") from None
         self._after([rel])
-        return f"File created successfully at: {path}"
+        return f"File created successfully at: {path}{_grown(path, text, self.fs.max_note_bytes)}"
 
-    def _edit(self, path: str, change: Callable[[str], str]) -> None:
+    def _edit(self, path: str, change: Callable[[str], str]) -> str:
+        """The note at ``path`` changed by ``change`` (CAS); the answer's note on its size."""
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
@@ -287,9 +280,12 @@ class MemoryCommands:
         if not disk.is_file():
             raise T.Refusal(f"The path {path} is not a file.")
 
+        news: list[str] = []
+
         def checked(text: str) -> str:
             new = change(text)
-            self._fits(new, path)
+            _fits(new, path, self.fs.max_note_bytes)
+            news[:] = [new]
             return new
 
         gone = f"The file {path} no longer exists (may have been deleted or renamed concurrently)."
@@ -297,6 +293,7 @@ class MemoryCommands:
             written, _ = self.fs.update_text(rel, checked)
         if written:
             self._after([rel])
+        return "".join(_grown(path, new, self.fs.max_note_bytes) for new in news)
 
     def _str_replace(self, command: Mapping[str, Any]) -> str:
         path = self._arg(command, "path")
@@ -315,8 +312,8 @@ class MemoryCommands:
             done[:] = [(result, line)]
             return result
 
-        self._edit(path, change)
-        return T.snippet(*done[-1])
+        grown = self._edit(path, change)
+        return T.snippet(*done[-1]) + grown
 
     def _insert(self, command: Mapping[str, Any]) -> str:
         path = self._arg(command, "path")
@@ -331,8 +328,8 @@ class MemoryCommands:
             self._refuse_unpaired(text, result, path, inserting=True)
             return result
 
-        self._edit(path, change)
-        return f"The file {path} has been edited."
+        grown = self._edit(path, change)
+        return f"The file {path} has been edited.{grown}"
 
     def _refuse_unpaired(self, text: str, result: str, path: str, *, inserting: bool) -> None:
         """MEMORY.md's and a folder note's markers stay paired (memvault keeps those)."""
@@ -573,3 +570,19 @@ def _nothing_changed(command: Mapping[str, Any], exc: Exception) -> str:
 
 
 __all__ = ["COMMANDS", "TRASH", "MemoryCommands"]
+
+
+def _grown(path: str, text: str, cap: int) -> str:
+    """What an answer adds when the note written is long (core/note_size), else ""."""
+    size = len(text.encode("utf-8"))
+    return grown_said(path, size, line_count(text), cap) if is_long(size, cap) else ""
+
+
+def _fits(text: str, path: str, cap: int) -> None:
+    """A note's new text refused past vault.max_note_bytes (``cap``)."""
+    size = len(text.encode("utf-8"))
+    if size > cap:
+        raise T.Refusal(
+            f"Nothing was written: {path} would be {size} bytes, more than this vault's "
+            f"notes may be ({cap} bytes, vault.max_note_bytes); split it into several notes"
+        )

@@ -24,6 +24,7 @@ from typing import Any
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md
 from memvault.core.changes import Known, Seen, suspects
+from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
 from memvault.engine import relink_journal
@@ -51,6 +52,7 @@ CLAUDE_CODE_LINES = 200  # Claude Code's auto memory loads this much of MEMORY.m
 CLAUDE_CODE_BYTES = 25 * 1024
 
 SKIPPED_LISTED = 50
+LONG_LISTED = 5  # long notes named by status (--json: their count too)
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
 
@@ -124,6 +126,7 @@ def describe(
         "skipped_files": skipped[:SKIPPED_LISTED],
         "problems": [p.to_dict() for p in kept],
         "memory": memory,
+        "long_notes": _long_notes(config, fs, seen),
         "links": {
             "unresolved": sum(1 for p in problems if p.verdict == "unresolved"),
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
@@ -157,6 +160,27 @@ def describe(
             + [p for _, _, there in sections if (p := memory_md.folder_note_path(there))],
         ),
     }
+
+
+def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict[str, Any]:
+    """The notes past a quarter of vault.max_note_bytes (core/note_size), biggest first:
+    an agent appending to one every turn meets a refusal at the cap, or, writing the file
+    itself, a tail never indexed; named while there is room to split them. Their lines
+    are counted on disk (the index read a note past the cap only up to it)."""
+    cap = config.vault.max_note_bytes
+    long = sorted(
+        ((s.size, p) for p, s in seen.items() if p != config.memory.file and is_long(s.size, cap)),
+        key=lambda sp: (-sp[0], sp[1]),
+    )
+    notes = []
+    for size, path in long[:LONG_LISTED]:
+        try:
+            data: bytes | None = fs.path(path).read_bytes()
+        except (OSError, MemvaultError):  # gone since the scan, or moved out of reach
+            data = None
+        lines = data.count(b"\n") + (not data.endswith(b"\n")) if data else None
+        notes.append({"path": path, "bytes": size, "lines": lines})
+    return {"from_bytes": long_from(cap), "max_note_bytes": cap, "count": len(long), "notes": notes}
 
 
 def _changed(

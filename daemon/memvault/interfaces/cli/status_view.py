@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from memvault.core.note_size import long_said, megabytes
 from memvault.core.text import short_path
 from memvault.engine.status import CLAUDE_CODE_LINES
 from memvault.service.config_watch import CHANGED
@@ -213,6 +214,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         for item in unlisted:
             console.print(f"  {short_path(item['path'])}: {item['reason']}")
     _problems(console, data)
+    _long_notes(console, data)
     if data.get("git_busy"):
         back = " (`git switch <branch>`)" if "detached HEAD" in data["git_busy"] else ""
         console.print(
@@ -365,3 +367,21 @@ def _problems(console: Console, data: dict[str, Any]) -> None:
             console.print(
                 f"  ... and {len(problems) - SHOWN_PROBLEMS} more (memvault status --json)"
             )
+
+
+def _long_notes(console: Console, data: dict[str, Any]) -> None:
+    """Notes grown past a quarter of vault.max_note_bytes (core/note_size)."""
+    long = data.get("long_notes") or {}
+    if not long.get("count"):
+        return
+    cap = long["max_note_bytes"]
+    named = "; ".join(long_said(n["path"], n["bytes"], n["lines"], cap) for n in long["notes"])
+    more = long["count"] - len(long["notes"])
+    console.print(
+        f"long notes ({long['count']}, past {megabytes(long['from_bytes'])}): {named}"
+        + (f"; and {more} more" if more > 0 else "")
+        + f". An agent reads them in parts, a write past {megabytes(cap)} "
+        "(vault.max_note_bytes) is refused and only that much of a note is indexed: "
+        "split them by topic or by period (notes-2.md)",
+        markup=False,
+    )

@@ -1,0 +1,46 @@
+"""A note grown long: where that starts, and how it is said.
+
+An agent appending to one note every turn grows it until a write is refused
+(``vault.max_note_bytes``, 2 MB by default: ~25,000 lines of a log) or, written
+otherwise (Claude Code writes its topic files itself), until only its head is indexed
+and what it appends is never found. Long before, an agent reads it only in parts (a
+memory-tool view stops at 40,000 characters) and every append costs a parse of the
+whole note. So a note past a quarter of the cap is named, to the agent in the answer
+to its write and to the person in ``memvault status``, while there is room to split it.
+"""
+
+from __future__ import annotations
+
+LONG_SHARE = 4  # a note past max_note_bytes // LONG_SHARE is long
+
+
+def long_from(cap: int) -> int:
+    """The size in bytes past which a note is long, for a cap of ``cap`` bytes."""
+    return cap // LONG_SHARE
+
+
+def is_long(size: int, cap: int) -> bool:
+    return size > long_from(cap)
+
+
+def megabytes(size: int) -> str:
+    """1,048,576 -> "1.0 MB"; below 100 KB in KB ("52 KB")."""
+    return f"{size / 1e6:.1f} MB" if size >= 100_000 else f"{max(1, round(size / 1e3))} KB"
+
+
+def grown_said(path: str, size: int, lines: int, cap: int) -> str:
+    """What the memory tool adds to its answer to a write that leaves ``path`` long."""
+    stem = path[:-3] if path.endswith(".md") else path
+    return (
+        f"\nNote: {path} is now {lines:,} lines ({megabytes(size)}). A view shows it in "
+        f"parts, and a write that makes it bigger than {megabytes(cap)} "
+        "(vault.max_note_bytes) is refused: write what comes next in a new note "
+        f"(by topic, or by period: {stem}-2.md), and keep this one for what it holds."
+    )
+
+
+def long_said(path: str, size: int, lines: int | None, cap: int) -> str:
+    """One long note as ``memvault status`` names it."""
+    counted = f"{lines:,} lines, " if lines else ""
+    cut = f", only the first {megabytes(cap)} indexed" if size > cap else ""
+    return f"{path} ({counted}{megabytes(size)}{cut})"
