@@ -314,6 +314,21 @@ def test_status_names_the_notes_grown_long_before_a_write_to_them_is_refused(
         ("notes.md", 900),
         ("debugging.md", 200),
     ]
+    # a note past LINES_COUNTED_BYTES is named by its size: a 500 MB dump is not read
+    # whole at each status
+    from memvault.engine import status as status_module
+
+    monkeypatch.setattr(status_module, "LINES_COUNTED_BYTES", 20_000)
+    data = json.loads(runner.invoke(app, ["status", "--vault", str(root), "--json"]).stdout)
+    assert [(n["path"], n["lines"]) for n in data["long_notes"]["notes"]] == [
+        ("notes.md", None),
+        ("debugging.md", 200),
+    ]
+    out = " ".join(runner.invoke(app, ["status", "--vault", str(root)]).output.split())
+    assert "notes.md (60 KB, only the first 40 KB indexed)" in out
+    monkeypatch.undo()
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    monkeypatch.setenv("MEMVAULT_VAULT_MAX_NOTE_BYTES", "40000")
     (root / "notes.md").unlink()
     (root / "debugging.md").write_text("# Debugging\n\nSplit by topic.\n")
     assert runner.invoke(app, ["sync", "--vault", str(root)]).exit_code == 0

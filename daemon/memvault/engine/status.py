@@ -14,6 +14,7 @@ looked, so each is logged once.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import logging
 import time
@@ -53,6 +54,7 @@ CLAUDE_CODE_BYTES = 25 * 1024
 
 SKIPPED_LISTED = 50
 LONG_LISTED = 5  # long notes named by status (--json: their count too)
+LINES_COUNTED_BYTES = 16 * 1024 * 1024  # a long note's lines counted up to this size
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
 
@@ -166,7 +168,8 @@ def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict
     """The notes past a quarter of vault.max_note_bytes (core/note_size), biggest first:
     an agent appending to one every turn meets a refusal at the cap, or, writing the file
     itself, a tail never indexed; named while there is room to split them. Their lines
-    are counted on disk (the index read a note past the cap only up to it)."""
+    are counted on disk (the index read a note past the cap only up to it), for a note
+    of at most ``LINES_COUNTED_BYTES`` (its size alone past that)."""
     cap = config.vault.max_note_bytes
     long = sorted(
         ((s.size, p) for p, s in seen.items() if p != config.memory.file and is_long(s.size, cap)),
@@ -174,10 +177,11 @@ def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict
     )
     notes = []
     for size, path in long[:LONG_LISTED]:
-        try:
-            data: bytes | None = fs.path(path).read_bytes()
-        except (OSError, MemvaultError):  # gone since the scan, or moved out of reach
-            data = None
+        data: bytes | None = None
+        # gone since the scan, or moved out of reach: its size alone
+        if size <= LINES_COUNTED_BYTES:  # a 500 MB dump is not read at each status
+            with contextlib.suppress(OSError, MemvaultError):
+                data = fs.path(path).read_bytes()
         lines = data.count(b"\n") + (not data.endswith(b"\n")) if data else None
         notes.append({"path": path, "bytes": size, "lines": lines})
     return {"from_bytes": long_from(cap), "max_note_bytes": cap, "count": len(long), "notes": notes}
