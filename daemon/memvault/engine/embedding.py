@@ -45,6 +45,7 @@ from memvault.index.rows import ChunkRow, NoteRow
 from memvault.index.seam import VectorSearch
 from memvault.index.store import Store
 from memvault.index.vectors import VectorsWanted
+from memvault.index.vectors_cold import cold_search
 
 log = logging.getLogger("memvault")
 
@@ -178,6 +179,7 @@ class Embedding:
         *,
         read_only: bool = False,  # a reader of the vault: it queues nothing
         model_apart: bool = False,  # a daemon's: the model in a process of its own
+        cold_reads: bool = False,  # no daemon's: a search reads the saved graph (``searching``)
     ):
         self.config = config
         self._store = store
@@ -190,6 +192,8 @@ class Embedding:
         # sync that holds the engine's.
         self._open_lock = threading.RLock()
         self._vectors: VectorSearch | None = None
+        self._cold_reads = cold_reads
+        self._cold: VectorSearch | None = None
         self._tokenizer: Callable[[str], int] | None = None
         self._window: int | None = None
         self._model_id: str | None = None
@@ -215,7 +219,7 @@ class Embedding:
                     if expected is not None and expected != emb.model_id:
                         # the configured backend could not run (ONNX fell back to torch):
                         # vectors of the expected model must never meet this one's
-                        self._vectors = None
+                        self._vectors = self._cold = None
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
                     # a reader's index is another's (PostgreSQL's writer elsewhere)
@@ -302,7 +306,7 @@ class Embedding:
         if self._read_only:  # a reader re-queues nothing: the index is the writer's
             raise ModelError(_not_this_model(previous, model))
         with self._open_lock:
-            self._vectors = None
+            self._vectors = self._cold = None
             queued, recut = self._requeue_all(f"{previous} -> {model}")
         message = _model_changed(previous, model, queued, recut)
         log.warning("%s", message)
@@ -447,8 +451,35 @@ class Embedding:
                 self.unsaved.size = len(wanted)
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
-                self._vectors = vi
+                self._vectors, self._cold = vi, None
             return self._vectors
+
+    @property
+    def searching(self) -> VectorSearch:
+        """The vectors a search reads: the index once open; before that, in a process
+        that is no daemon (``cold_reads``: a CLI command), the saved graph read cold,
+        each vector as the walk reaches it (index/vectors_cold.py), the full open left
+        to the writes; the full open when the saved graph cannot be read so."""
+        if self._vectors is not None or not self._cold_reads:
+            return self.vectors
+        with self._open_lock:
+            if self._vectors is None and self._cold is None:
+                self.check_model()
+                vi = self._store.vector_index(
+                    vector_file(self.config.state_dir),
+                    self.dim(),
+                    self.config.index,
+                    self.model_id(),
+                )
+                first = self._store.first_embedded_label()
+                if first is not None and not self._cache_lost(first):
+                    self._cold = cold_search(
+                        vi,
+                        self._store.meta("vectors_sha"),
+                        self._store.embedded_label_array,
+                        self.vectors_for,
+                    )
+            return self._vectors or self._cold or self.vectors
 
     def _cache_lost(self, label: int) -> bool:
         """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):

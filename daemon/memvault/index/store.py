@@ -420,6 +420,22 @@ class Store(PendingQueue, LinkTables):
                 )
             }
 
+    def first_embedded_label(self) -> int | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT MIN(label) FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
+            ).fetchone()
+        return None if row is None or row[0] is None else int(row[0])
+
+    def embedded_label_array(self) -> np.ndarray:
+        """``embedded_labels`` as a sorted int64 array (a cold read's: no set built)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
+                " ORDER BY label"
+            )
+            return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             notes = dict(
