@@ -14,6 +14,11 @@ each step takes a bounded batch off it, embeds what the cache lacks *without*
 the engine's lock, then, briefly under the lock, puts the vectors of the
 chunks still pending into the index. A kill at any point leaves the queue as
 it was: the next step (or the next start) takes it up again.
+
+Size: ~620 lines, past 600 since a search with no daemon reads the saved graph
+cold (``Embedding.searching``, index/vectors_cold.py): the two ways of opening the
+vectors share one lock and one reset (a model change drops both), so they stay
+together; the walk itself is apart.
 """
 
 from __future__ import annotations
@@ -169,7 +174,10 @@ def _model_and_loader(
 
 
 class Embedding:
-    """The model and the vectors of one vault; each opened on first use, thread-safe."""
+    """The model and the vectors of one vault; each opened on first use, thread-safe.
+
+    Size: ~420 lines: the vectors are opened two ways (full for the writes, cold for a
+    search with no daemon), under one lock, dropped together on a model change."""
 
     def __init__(
         self,
@@ -456,30 +464,22 @@ class Embedding:
 
     @property
     def searching(self) -> VectorSearch:
-        """The vectors a search reads: the index once open; before that, in a process
-        that is no daemon (``cold_reads``: a CLI command), the saved graph read cold,
-        each vector as the walk reaches it (index/vectors_cold.py), the full open left
-        to the writes; the full open when the saved graph cannot be read so."""
-        if self._vectors is not None or not self._cold_reads:
-            return self.vectors
-        with self._open_lock:
-            if self._vectors is None and self._cold is None:
-                self.check_model()
-                vi = self._store.vector_index(
-                    vector_file(self.config.state_dir),
-                    self.dim(),
-                    self.config.index,
-                    self.model_id(),
-                )
-                first = self._store.first_embedded_label()
-                if first is not None and not self._cache_lost(first):
-                    self._cold = cold_search(
-                        vi,
-                        self._store.meta("vectors_sha"),
-                        self._store.embedded_label_array,
-                        self.vectors_for,
-                    )
-            return self._vectors or self._cold or self.vectors
+        """What a search reads: the index once open; before, in a process that is no
+        daemon (``cold_reads``), the saved graph read cold (index/vectors_cold.py)."""
+        if self._vectors is None and self._cold_reads and self._cold is None:
+            with self._open_lock:
+                if self._vectors is None and self._cold is None:
+                    self.check_model()
+                    vi = self._store.vector_index(
+                        vector_file(self.config.state_dir),
+                        self.dim(), self.config.index, self.model_id(),
+                    )  # fmt: skip
+                    first = self._store.embedded_label_array(first=True).tolist()
+                    if first and not self._cache_lost(first[0]):  # else: the full open's
+                        sha = self._store.meta("vectors_sha")
+                        labels = self._store.embedded_label_array
+                        self._cold = cold_search(vi, sha, labels, self.vectors_for)
+        return self._vectors or self._cold or self.vectors
 
     def _cache_lost(self, label: int) -> bool:
         """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):

@@ -420,20 +420,11 @@ class Store(PendingQueue, LinkTables):
                 )
             }
 
-    def first_embedded_label(self) -> int | None:
+    def embedded_label_array(self, first: bool = False) -> np.ndarray:
+        """``embedded_labels`` sorted, as int64 (no set built); ``first``: the first only."""
+        q = "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
         with self._lock:
-            row = self._db.execute(
-                "SELECT MIN(label) FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
-            ).fetchone()
-        return None if row is None or row[0] is None else int(row[0])
-
-    def embedded_label_array(self) -> np.ndarray:
-        """``embedded_labels`` as a sorted int64 array (a cold read's: no set built)."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
-                " ORDER BY label"
-            )
+            rows = self._db.execute(q + (" ORDER BY label LIMIT 1" if first else " ORDER BY label"))
             return np.fromiter((r[0] for r in rows), dtype=np.int64)
 
     def counts(self) -> dict[str, int]:

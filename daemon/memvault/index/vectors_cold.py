@@ -32,7 +32,7 @@ import numpy as np
 
 from memvault.errors import IndexCorrupt
 from memvault.index.vectors import OpenReport, VectorIndex, VectorsWanted
-from memvault.index.vectors_file import FOOTER, GRAPH_MAGIC, HEADER, _DELETE_MARK, normalized
+from memvault.index.vectors_file import _DELETE_MARK, FOOTER, GRAPH_MAGIC, HEADER, normalized
 from memvault.index.vectors_projected import ProjectedVectors
 
 if TYPE_CHECKING:
@@ -272,10 +272,11 @@ def cold_search(
     search reads no file)."""
     if isinstance(vi, ProjectedVectors):
         sha, _, ident = (expected_sha or "").partition("+")
-        if not sha or ident != vi.projection.ident:
+        graph = vi.inner
+        if not sha or ident != vi.projection.ident or not isinstance(graph, VectorIndex):
             return None  # built otherwise: the full open rebuilds it
         inner = open_cold(
-            vi.inner.path, vi.inner.dim, vi.inner.m, vi.inner.ef_search,
+            graph.path, graph.dim, graph.m, graph.ef_search,
             sha, labels(), vi.projected(vectors_for),
         )  # fmt: skip
         return None if inner is None else ProjectedVectors(inner, vi.projection, vi.full)
