@@ -16,14 +16,13 @@ a file built under another projection, or none, is rebuilt from the cache on ope
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from memvault.index.projection import Projection
 from memvault.index.vectors import (
     OpenReport,
-    VectorIndex,
     VectorsWanted,
     _checked,
     query_vector,
@@ -33,8 +32,25 @@ from memvault.index.vectors import (
 # (a search's 100 -> 200, a context's 300 -> 600, 10 -> 50; bench/RESULTS.md)
 OVER, EXTRA = 2, 40
 
-if TYPE_CHECKING:  # a cold read's graph (vectors_cold.py) is searched through this too
-    from memvault.index.vectors_cold import ColdGraph
+
+class Graph(Protocol):
+    """What holds the projected vectors: a ``VectorIndex``, or a cold read of its saved
+    graph (vectors_cold.py's ``ColdGraph``, searched through this class too)."""
+
+    dim: int
+
+    def open(self, want: VectorsWanted) -> OpenReport: ...
+    def add(self, labels: Sequence[int], vectors: np.ndarray) -> None: ...
+    def delete(self, labels: Iterable[int]) -> int: ...
+    def query(
+        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> list[tuple[int, float]]: ...
+    def save(self) -> str | None: ...
+    def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None: ...
+    def deleted_ratio(self) -> float: ...
+    def labels(self) -> set[int]: ...
+    @property
+    def dirty(self) -> bool: ...
 
 
 def candidates(k: int) -> int:
@@ -47,7 +63,7 @@ Full = Callable[[Sequence[int]], tuple[list[int], np.ndarray]]
 class ProjectedVectors:
     """A ``VectorSearch`` whose graph holds projected vectors (see the module)."""
 
-    def __init__(self, inner: VectorIndex | ColdGraph, projection: Projection, full: Full) -> None:
+    def __init__(self, inner: Graph, projection: Projection, full: Full) -> None:
         if inner.dim != projection.out:
             raise ValueError(f"a graph of {inner.dim} dimensions for a {projection.ident}")
         self.inner = inner
