@@ -14,6 +14,11 @@ each step takes a bounded batch off it, embeds what the cache lacks *without*
 the engine's lock, then, briefly under the lock, puts the vectors of the
 chunks still pending into the index. A kill at any point leaves the queue as
 it was: the next step (or the next start) takes it up again.
+
+Size: ~620 lines, past 600 since a search with no daemon reads the saved graph
+cold (``Embedding.searching``, index/vectors_cold.py): the two ways of opening the
+vectors share one lock and one reset (a model change drops both), so they stay
+together; the walk itself is apart.
 """
 
 from __future__ import annotations
@@ -45,6 +50,7 @@ from memvault.index.rows import ChunkRow, NoteRow
 from memvault.index.seam import VectorSearch
 from memvault.index.store import Store
 from memvault.index.vectors import VectorsWanted
+from memvault.index.vectors_cold import cold_search
 
 log = logging.getLogger("memvault")
 
@@ -168,7 +174,10 @@ def _model_and_loader(
 
 
 class Embedding:
-    """The model and the vectors of one vault; each opened on first use, thread-safe."""
+    """The model and the vectors of one vault; each opened on first use, thread-safe.
+
+    Size: ~420 lines: the vectors are opened two ways (full for the writes, cold for a
+    search with no daemon), under one lock, dropped together on a model change."""
 
     def __init__(
         self,
@@ -178,6 +187,7 @@ class Embedding:
         *,
         read_only: bool = False,  # a reader of the vault: it queues nothing
         model_apart: bool = False,  # a daemon's: the model in a process of its own
+        cold_reads: bool = False,  # no daemon's: a search reads the saved graph (``searching``)
     ):
         self.config = config
         self._store = store
@@ -190,6 +200,8 @@ class Embedding:
         # sync that holds the engine's.
         self._open_lock = threading.RLock()
         self._vectors: VectorSearch | None = None
+        self._cold_reads = cold_reads
+        self._cold: VectorSearch | None = None
         self._tokenizer: Callable[[str], int] | None = None
         self._window: int | None = None
         self._model_id: str | None = None
@@ -215,7 +227,7 @@ class Embedding:
                     if expected is not None and expected != emb.model_id:
                         # the configured backend could not run (ONNX fell back to torch):
                         # vectors of the expected model must never meet this one's
-                        self._vectors = None
+                        self._vectors = self._cold = None
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
                     # a reader's index is another's (PostgreSQL's writer elsewhere)
@@ -302,7 +314,7 @@ class Embedding:
         if self._read_only:  # a reader re-queues nothing: the index is the writer's
             raise ModelError(_not_this_model(previous, model))
         with self._open_lock:
-            self._vectors = None
+            self._vectors = self._cold = None
             queued, recut = self._requeue_all(f"{previous} -> {model}")
         message = _model_changed(previous, model, queued, recut)
         log.warning("%s", message)
@@ -447,8 +459,27 @@ class Embedding:
                 self.unsaved.size = len(wanted)
                 if report.rebuilt_reason or report.added or report.removed:
                     log.info("vector index: %s", report)
-                self._vectors = vi
+                self._vectors, self._cold = vi, None
             return self._vectors
+
+    @property
+    def searching(self) -> VectorSearch:
+        """What a search reads: the index once open; before, in a process that is no
+        daemon (``cold_reads``), the saved graph read cold (index/vectors_cold.py)."""
+        if self._vectors is None and self._cold_reads and self._cold is None:
+            with self._open_lock:
+                if self._vectors is None and self._cold is None:
+                    self.check_model()
+                    vi = self._store.vector_index(
+                        vector_file(self.config.state_dir),
+                        self.dim(), self.config.index, self.model_id(),
+                    )  # fmt: skip
+                    first = self._store.embedded_label_array(first=True).tolist()
+                    if first and not self._cache_lost(first[0]):  # else: the full open's
+                        sha = self._store.meta("vectors_sha")
+                        labels = self._store.embedded_label_array
+                        self._cold = cold_search(vi, sha, labels, self.vectors_for)
+        return self._vectors or self._cold or self.vectors
 
     def _cache_lost(self, label: int) -> bool:
         """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):

@@ -152,8 +152,9 @@ class Engine:
         self.following = verdicts.Following(self.store)
         self.attachments = Attachments(self.store)
         self.embedding = Embedding(
-            config, self.store, embedder, read_only=read_only, model_apart=daemon
-        )
+            config, self.store, embedder, read_only=read_only, model_apart=daemon,
+            cold_reads=not daemon,
+        )  # fmt: skip
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
         self.linker = Linker(config, self.fs, self.store, self.catalogue)

@@ -119,7 +119,7 @@ class Reader(Lane):
         vector: list[tuple[int, float]] = []
         if self.embedding.indexed_with:
             qv = self.embedding.embedder.embed([query])[0] if qv is None else qv
-            vector = self.embedding.vectors.query(qv, pool, allowed=label_ok)
+            vector = self.embedding.searching.query(qv, pool, allowed=label_ok)
         # no vector yet (the vector lane is behind): found, and ranked, by keywords alone
         waiting = self.store.pending_among(lab for lab, _ in lexical) if vector else set()
         fused = _fused(cfg, lexical, vector, waiting)
@@ -261,7 +261,7 @@ class Reader(Lane):
         term's chunks counted once a context: ``docs_of``)."""
         pool = len(hits)
         lexical = self._lexical(query_terms(query), pool, docs_of)
-        vector = self.embedding.vectors.query(qv, pool)
+        vector = self.embedding.searching.query(qv, pool)
         scores = dict(_fused(self.config.search, lexical, vector))
         return [dataclasses.replace(h, score=scores.get(h.label, 0.0)) for h in hits]
 
@@ -460,7 +460,7 @@ class Reader(Lane):
         if prefixes:
             kept = (p for p in self.catalogue.notes() if not p.startswith(prefixes))
             label_ok = self.store.labels_of(kept).__contains__
-        results = self.embedding.vectors.query(centre, max(k * 8, 40), allowed=label_ok)
+        results = self.embedding.searching.query(centre, max(k * 8, 40), allowed=label_ok)
         rows = self.store.chunk_rows([lab for lab, _ in results])
         others = {lab: row for lab, row in rows.items() if row.path != own}
         found = _first(results, others, k, group=True)  # a chunk a note, the best

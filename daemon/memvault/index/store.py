@@ -420,6 +420,13 @@ class Store(PendingQueue, LinkTables):
                 )
             }
 
+    def embedded_label_array(self, first: bool = False) -> np.ndarray:
+        """``embedded_labels`` sorted, as int64 (no set built); ``first``: the first only."""
+        q = "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
+        with self._lock:
+            rows = self._db.execute(q + (" ORDER BY label LIMIT 1" if first else " ORDER BY label"))
+            return np.fromiter((r[0] for r in rows), dtype=np.int64)
+
     def counts(self) -> dict[str, int]:
         with self._lock:
             notes = dict(

@@ -16,13 +16,13 @@ a file built under another projection, or none, is rebuilt from the cache on ope
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from typing import Protocol
 
 import numpy as np
 
 from memvault.index.projection import Projection
 from memvault.index.vectors import (
     OpenReport,
-    VectorIndex,
     VectorsWanted,
     _checked,
     query_vector,
@@ -31,6 +31,26 @@ from memvault.index.vectors import (
 # candidates taken from the graph for ``k`` hits: twice as many, and at least 40 more
 # (a search's 100 -> 200, a context's 300 -> 600, 10 -> 50; bench/RESULTS.md)
 OVER, EXTRA = 2, 40
+
+
+class Graph(Protocol):
+    """What holds the projected vectors: a ``VectorIndex``, or a cold read of its saved
+    graph (vectors_cold.py's ``ColdGraph``, searched through this class too)."""
+
+    dim: int
+
+    def open(self, want: VectorsWanted) -> OpenReport: ...
+    def add(self, labels: Sequence[int], vectors: np.ndarray) -> None: ...
+    def delete(self, labels: Iterable[int]) -> int: ...
+    def query(
+        self, vector: np.ndarray, k: int, allowed: Callable[[int], bool] | None = None
+    ) -> list[tuple[int, float]]: ...
+    def save(self) -> str | None: ...
+    def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None: ...
+    def deleted_ratio(self) -> float: ...
+    def labels(self) -> set[int]: ...
+    @property
+    def dirty(self) -> bool: ...
 
 
 def candidates(k: int) -> int:
@@ -43,15 +63,15 @@ Full = Callable[[Sequence[int]], tuple[list[int], np.ndarray]]
 class ProjectedVectors:
     """A ``VectorSearch`` whose graph holds projected vectors (see the module)."""
 
-    def __init__(self, inner: VectorIndex, projection: Projection, full: Full) -> None:
+    def __init__(self, inner: Graph, projection: Projection, full: Full) -> None:
         if inner.dim != projection.out:
             raise ValueError(f"a graph of {inner.dim} dimensions for a {projection.ident}")
         self.inner = inner
         self.projection = projection
         self.dim = projection.dim
-        self._full = full
+        self.full = full
 
-    def _projected(
+    def projected(
         self, vectors_for: Callable[[Sequence[int]], np.ndarray]
     ) -> Callable[[Sequence[int]], np.ndarray]:
         return lambda labels: self.projection.apply(
@@ -62,7 +82,7 @@ class ProjectedVectors:
         sha, _, ident = (want.expected_sha or "").partition("+")
         same = sha and ident == self.projection.ident  # else: built otherwise, rebuilt
         return self.inner.open(
-            VectorsWanted(sha if same else None, want.labels, self._projected(want.vectors_for))
+            VectorsWanted(sha if same else None, want.labels, self.projected(want.vectors_for))
         )
 
     def add(self, labels: Sequence[int], vectors: np.ndarray) -> None:
@@ -83,7 +103,7 @@ class ProjectedVectors:
         if not found:
             return []
         labels = [label for label, _ in found]
-        have, rows = self._full(labels)
+        have, rows = self.full(labels)
         norm = float(np.linalg.norm(q)) or 1.0
         scores = dict(found)  # the graph's, for a chunk whose full vector is not cached
         if have:
@@ -100,7 +120,7 @@ class ProjectedVectors:
         return None if sha is None else f"{sha}+{self.projection.ident}"
 
     def compact(self, vectors_for: Callable[[Sequence[int]], np.ndarray]) -> None:
-        self.inner.compact(self._projected(vectors_for))
+        self.inner.compact(self.projected(vectors_for))
 
     def deleted_ratio(self) -> float:
         return self.inner.deleted_ratio()
