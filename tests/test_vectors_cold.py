@@ -9,6 +9,7 @@ of the same saved index."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 
 from helpers import new_vault, note, open_vault, write
+from memvault.index import vectors_cold
 from memvault.index.vectors import VectorIndex, VectorsWanted
 from memvault.index.vectors_cold import ColdGraph, open_cold
 
@@ -149,3 +151,59 @@ def test_a_note_written_then_searched_with_no_daemon_is_found_by_meaning(
         hits = cold.search("kelp farming pier", k=3)
         assert hits[0].path == "projects/kelp.md" and not hits[0].pending
         assert cold.engine.embedding._vectors is None
+
+
+def test_the_vectors_kept_between_searches_stay_within_32_mb(tmp_path: Path) -> None:
+    """A process kept between an agent's calls (the MCP server with no daemon) searches
+    the same cold graph many times: the vectors it keeps are bounded in bytes. A count
+    (200,000 vectors) let them grow to 300 MB at 384 dimensions, 600 MB at 768."""
+    dim, n = 4096, 3000  # 32 MB holds 2,048 such vectors; the searches reach more
+    rng = np.random.default_rng(2)
+    vectors = rng.standard_normal((n, dim)).astype(np.float32)
+    read = lambda labels: vectors[list(labels)]  # noqa: E731
+    path = tmp_path / "vectors.bin"
+    index = VectorIndex(path, dim, m=8, ef_construction=20, ef_search=40)
+    index.open(VectorsWanted(None, range(n), read))
+    sha = index.save()
+    cold = open_cold(path, dim, 8, 40, sha, range(n), read)
+    assert cold is not None
+    reached: set[int] = set()
+    for q in rng.standard_normal((60, dim)).astype(np.float32):
+        hits = cold.query(q, 10)
+        assert hits == sorted(hits, key=lambda hit: -hit[1])
+        kept = cold._kept
+        reached.update(kept)
+        assert sum(v.nbytes for v in kept.values()) <= 32 * 1024 * 1024
+    assert len(reached) * dim * 4 > 32 * 1024 * 1024  # the bound was met, and held
+
+
+def test_searches_on_two_threads_at_once_share_the_kept_vectors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python API's searches may run on several threads. One search letting the kept
+    vectors go while another read them failed the other with a KeyError (seen on main
+    with its count bound set to 50)."""
+    path = tmp_path / "vectors.bin"
+    cache = Cache(3000)
+    sha = _saved(path, cache, range(3000))
+    cold = _cold(path, cache, sha, range(3000))
+    single = _cold(path, cache, sha, range(3000))
+    monkeypatch.setattr(vectors_cold, "KEPT_BYTES", 50 * DIM * 4)  # let go at every step
+    queries = np.random.default_rng(3).standard_normal((2, 300, DIM)).astype(np.float32)
+    answers: dict[int, list[list[tuple[int, float]]]] = {}
+    failures: list[BaseException] = []
+
+    def search(which: int) -> None:
+        try:
+            answers[which] = [cold.query(q, 10) for q in queries[which]]
+        except BaseException as exc:  # reported below
+            failures.append(exc)
+
+    threads = [threading.Thread(target=search, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
+    for which in (0, 1):
+        assert answers[which] == [single.query(q, 10) for q in queries[which]]

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import heapq
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +40,12 @@ if TYPE_CHECKING:
     from memvault.index.seam import VectorSearch
 
 Vectors = Callable[[Sequence[int]], np.ndarray]
-_KEPT = 200_000  # vectors kept between queries (a process's later searches walk near)
+# The vectors read kept between queries, in bytes: a context's second query (and a
+# process's next search) walks near the first. One walk at 100,000 notes reads a few
+# thousand (ef_search 200, 2M = 32 links a node): 32 MB holds several walks of 384
+# dimensions (4 MB each at most), where a count (200,000) let a process kept between an
+# agent's calls grow to 300 MB at 384 dimensions and 600 MB at 768.
+KEPT_BYTES = 32 * 1024 * 1024
 
 
 class ColdGraph:
@@ -85,6 +91,7 @@ class ColdGraph:
         self._words = np.frombuffer(data, "<u4", (start - level0_end) // 4, level0_end)
         self._per_level = max_m + 1  # words
         self._kept: dict[int, np.ndarray] = {}
+        self._kept_lock = threading.Lock()  # searches on several threads share it
         if elements and (entry >= elements or self._level(entry) != max_level):
             raise IndexCorrupt("vectors file entry point is not on the top level")
 
@@ -120,23 +127,32 @@ class ColdGraph:
     # --- the vectors -----------------------------------------------------------------
 
     def _rows(self, elements: Sequence[int]) -> np.ndarray:
-        """The elements' vectors as the full file holds them (normalized), kept."""
-        need = [e for e in elements if e not in self._kept]
+        """The elements' vectors as the full file holds them (normalized), kept (up to
+        ``KEPT_BYTES``). Searches may run on several threads: each reads the kept ones
+        into its own dict under the lock, so one's eviction never takes another's rows."""
+        with self._kept_lock:
+            kept = self._kept
+            got = {e: kept[e] for e in elements if e in kept}
+        need = [e for e in dict.fromkeys(elements) if e not in got]
         if need:
+            fresh: dict[int, np.ndarray] = {}
             ask = [e for e in need if self._in_db[e] and not self._dead(e)]
             if ask:
                 rows = normalized(_exact16(self._vectors_for(self._label[ask].tolist()), self.dim))
-                self._kept.update(zip(ask, rows, strict=True))
+                fresh.update(zip(ask, rows, strict=True))
             for e in need:
-                if e not in self._kept:  # deleted in the file: its own; gone from the db: zeros
-                    self._kept[e] = (
+                if e not in fresh:  # deleted in the file: its own; gone from the db: zeros
+                    fresh[e] = (
                         self._dead_vectors[self._dead_rank[e]].astype(np.float32)
                         if self._dead(e)
                         else np.zeros(self.dim, np.float32)
                     )
-            if len(self._kept) > _KEPT:
-                self._kept = {e: self._kept[e] for e in elements}
-        return np.stack([self._kept[e] for e in elements]) if elements else np.zeros((0, self.dim))
+            got.update(fresh)
+            with self._kept_lock:
+                if (len(self._kept) + len(fresh)) * self.dim * 4 > KEPT_BYTES:
+                    self._kept = {}  # let go of them all: the next walk reads its own
+                self._kept.update(fresh)
+        return np.stack([got[e] for e in elements]) if elements else np.zeros((0, self.dim))
 
     def _dead(self, element: int) -> bool:
         return bool(self._level0[element, 2] & _DELETE_MARK)
