@@ -207,3 +207,38 @@ def test_searches_on_two_threads_at_once_share_the_kept_vectors(
     assert failures == []
     for which in (0, 1):
         assert answers[which] == [single.query(q, 10) for q in queries[which]]
+
+
+def test_a_graph_lacking_many_chunks_is_opened_in_full_and_saved_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon killed before its save left vectors.bin without the chunks it embedded
+    since. Read cold, each search read all of them again and no read ever put them into
+    the graph (the full open did, and the CLI's close saved it). Past ``MISSING_MOST``
+    the full open runs, and the next command walks a graph lacking none."""
+    import sqlite3
+
+    root = _vault(tmp_path)
+    state = root / ".memvault"
+    old_graph = (state / "vectors.bin").read_bytes()
+    with sqlite3.connect(state / "index.db") as db:
+        (old_sha,) = db.execute("SELECT value FROM meta WHERE key = 'vectors_sha'").fetchone()
+    for i in range(12):
+        write(root, f"projects/k{i:02d}.md", note(f"Kelp {i}", "kelp", f"Kelp line {i}.\n"))
+    with open_vault(root) as v:
+        v.sync()
+    # as a daemon killed before its save leaves it: the old graph, its checksum
+    (state / "vectors.bin").write_bytes(old_graph)
+    with sqlite3.connect(state / "index.db") as db:
+        db.execute("UPDATE meta SET value = ? WHERE key = 'vectors_sha'", (old_sha,))
+    monkeypatch.setattr(vectors_cold, "MISSING_MOST", 5)  # 12 notes' chunks lacking
+    with open_vault(root) as v:
+        assert v.search("kelp line 7", k=3)[0].path == "projects/k07.md"
+        assert v.engine.embedding._vectors is not None  # the full open ran
+    assert (state / "vectors.bin").read_bytes() != old_graph  # and its close saved it
+    with open_vault(root) as v:
+        cold = v.engine.embedding.searching
+        graph = getattr(cold, "inner", cold)  # a projected graph's, or itself
+        assert isinstance(graph, ColdGraph) and v.engine.embedding._vectors is None
+        assert len(graph._missing) == 0  # read cold, lacking nothing
+        assert v.search("kelp line 7", k=3)[0].path == "projects/k07.md"

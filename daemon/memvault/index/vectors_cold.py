@@ -17,7 +17,8 @@ hit is the walk's over the saved graph or exact, never worse than the full open'
 
 Anything unusual is left to the full open (``open`` returns None): no checksum or a
 file not the one last saved, a full (older) file, another M, a label the db holds
-deleted in the file (the open rebuilds). Read-only: the writes open the full index.
+deleted in the file (the open rebuilds), more than ``MISSING_MOST`` chunks the saved
+graph lacks (the open adds them, and a writer's close saves the graph). Read-only: the writes open the full index.
 """
 
 from __future__ import annotations
@@ -46,6 +47,11 @@ Vectors = Callable[[Sequence[int]], np.ndarray]
 # dimensions (4 MB each at most), where a count (200,000) let a process kept between an
 # agent's calls grow to 300 MB at 384 dimensions and 600 MB at 768.
 KEPT_BYTES = 32 * 1024 * 1024
+# The chunks the saved graph lacks are read and compared at every search: past this many
+# (a daemon killed before its save, mid-catch-up) the full open runs instead, which puts
+# them into the graph, and the writer's close saves it: the next command walks it whole.
+# (Kept cold, no read ever repaired it, and each search read them all again.)
+MISSING_MOST = 4096
 
 
 class ColdGraph:
@@ -80,6 +86,8 @@ class ColdGraph:
         self._searchable = ~dead & in_db  # an element the walk may return
         self._deletions = bool((~self._searchable).any())
         self._missing = np.setdiff1d(wanted, self._label[~dead], assume_unique=True)
+        if len(self._missing) > MISSING_MOST:
+            raise _Unusual("the saved graph lacks too many chunks")
         self._in_db = in_db
         # the deleted elements' vectors: in the file, in element order, before the footer
         count = int(dead.sum())
