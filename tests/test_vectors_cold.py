@@ -128,10 +128,10 @@ def test_a_search_with_no_daemon_reads_the_saved_graph_and_answers_as_the_full_i
     queries = ("harbour budget crew 3", "plan 12", "reviewed with crew")
     with open_vault(root) as cold:
         answers = [[(h.path, h.score) for h in cold.search(q, k=10)] for q in queries]
-        assert cold.engine.embedding._vectors is None  # the full index never opened
+        assert cold.engine.embedding.held.opened is None  # the full index never opened
         context = cold.context("What is the harbour budget 7?", budget=400).text
         related = [h.path for h in cold.related("projects/n00.md", k=5)]
-        assert cold.engine.embedding._vectors is None
+        assert cold.engine.embedding.held.opened is None
     with open_vault(root) as full:
         assert full.engine.embedding.vectors is not None  # opened first, as a daemon's
         assert [[(h.path, h.score) for h in full.search(q, k=10)] for q in queries] == answers
@@ -150,7 +150,7 @@ def test_a_note_written_then_searched_with_no_daemon_is_found_by_meaning(
     with open_vault(root) as cold:
         hits = cold.search("kelp farming pier", k=3)
         assert hits[0].path == "projects/kelp.md" and not hits[0].pending
-        assert cold.engine.embedding._vectors is None
+        assert cold.engine.embedding.held.opened is None
 
 
 def test_the_vectors_kept_between_searches_stay_within_32_mb(tmp_path: Path) -> None:
@@ -234,11 +234,11 @@ def test_a_graph_lacking_many_chunks_is_opened_in_full_and_saved_whole(
     monkeypatch.setattr(vectors_cold, "MISSING_MOST", 5)  # 12 notes' chunks lacking
     with open_vault(root) as v:
         assert v.search("kelp line 7", k=3)[0].path == "projects/k07.md"
-        assert v.engine.embedding._vectors is not None  # the full open ran
+        assert v.engine.embedding.held.opened is not None  # the full open ran
     assert (state / "vectors.bin").read_bytes() != old_graph  # and its close saved it
     with open_vault(root) as v:
         cold = v.engine.embedding.searching
         graph = getattr(cold, "inner", cold)  # a projected graph's, or itself
-        assert isinstance(graph, ColdGraph) and v.engine.embedding._vectors is None
+        assert isinstance(graph, ColdGraph) and v.engine.embedding.held.opened is None
         assert len(graph._missing) == 0  # read cold, lacking nothing
         assert v.search("kelp line 7", k=3)[0].path == "projects/k07.md"

@@ -15,10 +15,9 @@ the engine's lock, then, briefly under the lock, puts the vectors of the
 chunks still pending into the index. A kill at any point leaves the queue as
 it was: the next step (or the next start) takes it up again.
 
-Size: ~620 lines, past 600 since a search with no daemon reads the saved graph
-cold (``Embedding.searching``, index/vectors_cold.py): the two ways of opening the
-vectors share one lock and one reset (a model change drops both), so they stay
-together; the walk itself is apart.
+The vector index itself, as this process holds it (opened in full, or read cold for a
+search with no daemon), is ``engine/held_vectors.py``'s ``HeldVectors``: ``Embedding``
+owns one (``held``), shares its lock with it and drops it on a model change.
 """
 
 from __future__ import annotations
@@ -29,7 +28,6 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -38,7 +36,8 @@ from memvault.core.chunks import Chunk, embed_texts
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
-from memvault.errors import ModelError, StorageError
+from memvault.engine.held_vectors import HeldVectors, Unsaved, vector_file
+from memvault.errors import ModelError
 from memvault.index.embedder import (
     Embedder,
     make_embedder,
@@ -49,8 +48,6 @@ from memvault.index.embedder import (
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.index.seam import VectorSearch
 from memvault.index.store import Store
-from memvault.index.vectors import VectorsWanted
-from memvault.index.vectors_cold import cold_search
 
 log = logging.getLogger("memvault")
 
@@ -59,14 +56,6 @@ log = logging.getLogger("memvault")
 # so they never go stale.
 LINE_VECTORS_KEPT = 32_768
 PENDING_BATCH = 32  # chunks per vector-lane step: a step is ~0.5 s of model time, not minutes
-# The daemon writes vectors.bin (the whole hnswlib index: ~200 MB at 100,000 notes) once
-# the vectors changed since its last save reach this share of the index, or the oldest
-# such change is SAVE_AGE_SECONDS old (``save_when_due``), not after every save: a save of
-# one note then costs its own vectors, not the vault's. What is not saved yet is never
-# lost: the file on disk is the one whose sha256 the store holds, and opening it adds the
-# chunks it lacks from the embedding cache (VectorIndex.open).
-SAVE_SHARE = 0.01
-SAVE_AGE_SECONDS = 600.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,42 +116,6 @@ class KeptLines:
             self._kept = None
 
 
-class Unsaved:
-    """The vector index's changes since its last save: how many vectors were added or
-    deleted, since when, and the index's size. A save is due when ``SAVE_SHARE`` of the
-    index (at least one vector) changed, or the oldest change is ``SAVE_AGE_SECONDS``
-    old: the daemon's saves when idle."""
-
-    def __init__(self) -> None:
-        self.count = 0
-        self.since: float | None = None
-        self.size = 0
-        self.last_save = time.monotonic()
-
-    def changed(self, count: int, grown: int) -> None:
-        self.count += count
-        self.size = max(0, self.size + grown)
-        if self.since is None:
-            self.since = time.monotonic()
-
-    def due(self) -> bool:
-        old = self.since is None or time.monotonic() - self.since >= SAVE_AGE_SECONDS
-        return old or self.count >= max(1.0, self.size * SAVE_SHARE)
-
-    def saved(self) -> None:
-        self.last_save = time.monotonic()
-        self.count, self.since = 0, None
-
-
-def vector_file(state_dir: Path) -> Path:
-    """vectors.bin's path; a folder there is a StorageError saying so (a field test was
-    told of a temp file's "Is a directory", exit 1)."""
-    path = state_dir / "vectors.bin"
-    if path.is_dir():
-        raise StorageError(f"{path}: a folder is where the vector index goes; move it away")
-    return path
-
-
 def _model_and_loader(
     embedder: Embedder | Callable[[], Embedder] | None, config: VaultConfig, apart: bool
 ) -> tuple[Embedder | None, Callable[[], Embedder]]:
@@ -174,10 +127,8 @@ def _model_and_loader(
 
 
 class Embedding:
-    """The model and the vectors of one vault; each opened on first use, thread-safe.
-
-    Size: ~420 lines: the vectors are opened two ways (full for the writes, cold for a
-    search with no daemon), under one lock, dropped together on a model change."""
+    """The model and the vectors of one vault; each opened on first use, thread-safe
+    (the vectors held by ``held``: engine/held_vectors.py)."""
 
     def __init__(
         self,
@@ -199,17 +150,12 @@ class Embedding:
         # Lazy opening has its own lock, so searches are never stuck behind a long
         # sync that holds the engine's.
         self._open_lock = threading.RLock()
-        self._vectors: VectorSearch | None = None
-        self._cold_reads = cold_reads
-        self._cold: VectorSearch | None = None
         self._tokenizer: Callable[[str], int] | None = None
         self._window: int | None = None
         self._model_id: str | None = None
         self._lines = KeptLines()
-        self._adding_lock = threading.Lock()
-        self._adding: set[int] = set()  # labels off the queue on their way into the index
-        self._forgotten: set[int] = set()  # of those, the ones deleted meanwhile
-        self.unsaved = Unsaved()  # the vector index's changes since its last save
+        self.held = HeldVectors(config, store, self, self._open_lock, cold_reads=cold_reads)
+        self.unsaved: Unsaved = self.held.unsaved  # the vector index's changes since its save
         # told when a model change queued every chunk again (the daemon's vector lane,
         # which may be waiting: the change can come from a search's reload of the model)
         self.on_requeue: Callable[[], None] | None = None
@@ -227,7 +173,7 @@ class Embedding:
                     if expected is not None and expected != emb.model_id:
                         # the configured backend could not run (ONNX fell back to torch):
                         # vectors of the expected model must never meet this one's
-                        self._vectors = self._cold = None
+                        self.held.drop()
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
                     # a reader's index is another's (PostgreSQL's writer elsewhere)
@@ -314,7 +260,7 @@ class Embedding:
         if self._read_only:  # a reader re-queues nothing: the index is the writer's
             raise ModelError(_not_this_model(previous, model))
         with self._open_lock:
-            self._vectors = self._cold = None
+            self.held.drop()
             queued, recut = self._requeue_all(f"{previous} -> {model}")
         message = _model_changed(previous, model, queued, recut)
         log.warning("%s", message)
@@ -398,31 +344,11 @@ class Embedding:
             done = self._store.finish_pending(
                 [p.label for p in batch], {p.label: p.sha for p in batch}
             )
-            if not add_outside:
-                self.add(done)
-            elif done:
-                with self._adding_lock:
-                    self._adding.update(done)
+            self.held.take(done, add_outside=add_outside)
         if add_outside and done:
-            self._add_outside(vi, done)
+            self.held.add_outside(vi, done)
         remaining, _ = self._store.pending_state()
         return VectorStep(embedded, len(done), remaining)
-
-    def _add_outside(self, vi: VectorSearch, labels: list[int]) -> None:
-        """Put chunks off the queue into ``vi`` without the engine's lock; those a sync
-        deleted meanwhile (``forget`` saw them on their way in) are deleted after."""
-        try:
-            found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
-            vi.add(found, matrix)
-            self.unsaved.changed(len(found), len(found))  # what save_when_due counts
-        finally:
-            with self._adding_lock:
-                self._adding.difference_update(labels)
-                gone = self._forgotten.intersection(labels)
-                self._forgotten.difference_update(gone)
-            if gone:
-                done = vi.delete(gone)
-                self.unsaved.changed(done, -done)
 
     def line_vectors(self, shas: Sequence[str]) -> dict[str, np.ndarray]:
         """Vectors of lines by the sha256 of their embedded text: from memory, else from
@@ -437,51 +363,15 @@ class Embedding:
     @property
     def vectors(self) -> VectorSearch:
         """The vector index, opened (and reconciled with the db) on first use."""
-        if self._vectors is not None:
-            return self._vectors
-        with self._open_lock:
-            if self._vectors is None:
-                self.check_model()
-                # the dimension is recorded, so deleting vectors never needs the model
-                vi = self._store.vector_index(  # hnswlib, or pgvector (index/seam.py)
-                    vector_file(self.config.state_dir),
-                    self.dim(),
-                    self.config.index,
-                    self.model_id(),
-                )
-                # pending chunks have no vector yet: the lane adds them, not the reconcile
-                wanted = self._store.embedded_labels()
-                if wanted and self._cache_lost(min(wanted)):
-                    wanted = set()  # every chunk queued; vectors.bin deleted: opened empty
-                report = vi.open(
-                    VectorsWanted(self._store.meta("vectors_sha"), wanted, self.vectors_for)
-                )
-                self.unsaved.size = len(wanted)
-                if report.rebuilt_reason or report.added or report.removed:
-                    log.info("vector index: %s", report)
-                self._vectors, self._cold = vi, None
-            return self._vectors
+        return self.held.full
 
     @property
     def searching(self) -> VectorSearch:
         """What a search reads: the index once open; before, in a process that is no
         daemon (``cold_reads``), the saved graph read cold (index/vectors_cold.py)."""
-        if self._vectors is None and self._cold_reads and self._cold is None:
-            with self._open_lock:
-                if self._vectors is None and self._cold is None:
-                    self.check_model()
-                    vi = self._store.vector_index(
-                        vector_file(self.config.state_dir),
-                        self.dim(), self.config.index, self.model_id(),
-                    )  # fmt: skip
-                    first = self._store.embedded_label_array(first=True).tolist()
-                    if first and not self._cache_lost(first[0]):  # else: the full open's
-                        sha = self._store.meta("vectors_sha")
-                        labels = self._store.embedded_label_array
-                        self._cold = cold_search(vi, sha, labels, self.vectors_for)
-        return self._vectors or self._cold or self.vectors
+        return self.held.searching
 
-    def _cache_lost(self, label: int) -> bool:
+    def cache_lost(self, label: int) -> bool:
         """Whether every cached vector is gone (cache.db deleted, or rebuilt after damage):
         then every chunk is queued for the lane, as for a new model (keyword search
         meanwhile), not re-embedded inside the open while each search waits. One chunk's
@@ -541,24 +431,12 @@ class Embedding:
 
     def add(self, labels: Sequence[int]) -> None:
         """Put these new chunks' cached vectors into the index."""
-        if labels:
-            found, matrix = self._store.vectors_for(self.model_id(), labels, self.dim())
-            self.vectors.add(found, matrix)
-            self.unsaved.changed(len(found), len(found))
+        self.held.add(labels)
 
     def forget(self, labels: Sequence[int]) -> None:
         """Take deleted chunks out of the index (nothing to do before the first embedding)."""
-        if not labels or not self.indexed_with:
-            return
-        with self._adding_lock:  # off the queue, not in the index yet: deleted once in
-            self._forgotten.update(label for label in labels if label in self._adding)
-        if self._vectors is None and not self._store.meta("vectors_sha"):
-            # no vectors saved (a new model's re-embed just began): when the index
-            # opens, it is built from the db, so opening it now (loading the model for
-            # its dimension, in the structure lane) would buy nothing
-            return
-        done = self.vectors.delete(labels)
-        self.unsaved.changed(done, -done)
+        if labels and self.indexed_with:
+            self.held.forget(labels)
 
     @property
     def last_save(self) -> float:
@@ -566,35 +444,15 @@ class Embedding:
 
     def save_when_due(self) -> bool:
         """Save the vector index when a save is due (``Unsaved.due``); True if it saved."""
-        with self._open_lock:
-            vi = self._vectors
-            if vi is None or not vi.dirty or not self.unsaved.due():
-                return False
-            self.save()
-            return True
+        return self.held.save_when_due()
 
     def save(self) -> None:
         """Save the vector index if it changed, recording its hash in the store."""
-        with self._open_lock:
-            if self._vectors is None or not self._vectors.dirty:
-                return
-            if not self.config.state_dir.is_dir():
-                # .memvault/ deleted, or the vault moved away: its index.db (where the
-                # file's hash goes) went with it; a save would only make a stray folder
-                return
-            sha = self._vectors.save()
-            if sha:
-                self._store.set_meta("vectors_sha", sha)
-            self.unsaved.saved()
+        self.held.save()
 
     def maybe_compact(self) -> None:
         """Rebuild the index from the cache once deleted slots pass ``compact_ratio``."""
-        vi = self._vectors
-        if vi is not None and vi.deleted_ratio() > self.config.index.compact_ratio:
-            vi.compact(self.vectors_for)
-            self.save()
-            lines = self.line_texts(self._store.chunk_texts())
-            self._store.prune_cache(self.model_id(), keep=lines.keys())
+        self.held.maybe_compact()
 
 
 def note_of(row: NoteRow) -> Note:
@@ -624,4 +482,4 @@ def _not_this_model(previous: str, model: str) -> str:
     )
 
 
-__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of"]
+__all__ = ["Embedding", "KeptLines", "Unsaved", "note_of", "vector_file"]
