@@ -74,3 +74,16 @@ def test_a_sync_that_finds_nothing_changed_builds_no_link_index(tmp_path: Path) 
         assert not report.changed
         assert again.engine.catalogue._links is None and again.engine.catalogue._rows is None
         assert [(h.path, h.title) for h in again.search("harbour budget", k=5)] == before
+
+
+def test_a_cold_get_reads_its_own_row_alone_and_answers_as_a_warm_one(tmp_path: Path) -> None:
+    """`memvault get` without a daemon read every note's row for the one title it
+    prints (3 s of its 4.5 s at 100,000 notes)."""
+    root = _vault(tmp_path)
+    with open_vault(root) as cold:
+        got = [cold.get(p) for p in ("projects/n00.md", "people/n01.md", "projects/plain.md")]
+        assert cold.engine.catalogue._rows is None  # no read of every row
+    with open_vault(root) as warm:
+        warm.engine.catalogue.notes()
+        assert [warm.get(p) for p in ("projects/n00.md", "people/n01.md", "projects/plain.md")] == got
+    assert [g.title for g in got] == ["Harbour 0", "Harbour 1", "plain"]
