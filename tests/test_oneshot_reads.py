@@ -85,5 +85,7 @@ def test_a_cold_get_reads_its_own_row_alone_and_answers_as_a_warm_one(tmp_path: 
         assert cold.engine.catalogue._rows is None  # no read of every row
     with open_vault(root) as warm:
         warm.engine.catalogue.notes()
-        assert [warm.get(p) for p in ("projects/n00.md", "people/n01.md", "projects/plain.md")] == got
+        assert [
+            warm.get(p) for p in ("projects/n00.md", "people/n01.md", "projects/plain.md")
+        ] == got
     assert [g.title for g in got] == ["Harbour 0", "Harbour 1", "plain"]

@@ -133,6 +133,7 @@ class Engine:
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
+        self._daemon = daemon
         # A vault never indexed, opened to read: nothing is written, not even .memvault/;
         # the index lives in memory and is empty (``indexed`` says so).
         postgres = is_postgres(config)  # the index in PostgreSQL (index/seam.py)
@@ -173,20 +174,21 @@ class Engine:
         once: a second failure is a real error, not a damaged file.
         """
         index, cache = self.config.state_dir / "index.db", self.config.state_dir / "cache.db"
+        trusting = not self._daemon  # a daemon checks at every start (index/integrity.py)
         guard = (lambda: upgrade_guard(self.config.state_dir)) if self.read_only else None
         for _ in range(3):
             try:
-                return Store(index, cache, upgrade_lock=guard)
+                return Store(index, cache, upgrade_lock=guard, trusting=trusting)
             except IndexCorrupt as exc:
                 if exc.path is None:
                     raise
                 log.warning("%s; it is rebuilt from the vault", exc)
                 self.store_rebuilt = exc.path
-                for suffix in ("", "-wal", "-shm"):
+                for suffix in ("", "-wal", "-shm", ".checked"):
                     Path(f"{exc.path}{suffix}").unlink(missing_ok=True)
                 if Path(exc.path) == index:
                     (self.config.state_dir / "vectors.bin").unlink(missing_ok=True)
-        return Store(index, cache, upgrade_lock=guard)
+        return Store(index, cache, upgrade_lock=guard, trusting=trusting)
 
     def close(self) -> None:
         with self._lock:

@@ -40,6 +40,7 @@ from memvault.config import IndexSettings
 from memvault.core.changes import Known
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
+from memvault.index import integrity
 from memvault.index.link_tables import LinkTables
 from memvault.index.pending_queue import PendingQueue
 from memvault.index.projection import projection_for
@@ -90,18 +91,23 @@ class Store(PendingQueue, LinkTables):
         cache_path: Path,
         *,
         upgrade_lock: Callable[[], AbstractContextManager[object]] | None = None,
+        trusting: bool = False,
     ) -> None:
         """``upgrade_lock``: held around an upgrade of an older index's schema, for an
         open that does not hold the vault's writer lock (a reader): a writer of the older
         code, its connection open, would write old SQL into the new shape (schema 6's
-        keyword table is corrupted by it)."""
+        keyword table is corrupted by it). ``trusting``: a file unchanged since a
+        memvault closed it is not checked again (``index/integrity.py``); the
+        databases' own quick_check (``checked``) else."""
         self.index_path = index_path
         self.cache_path = cache_path
         self._upgrade_lock = upgrade_lock
         self._lock = threading.RLock()
+        self.checked = not (trusting and integrity.unchanged(index_path))
         try:
             self._db = _connect(index_path)
-            self._check(self._db)
+            if self.checked:
+                integrity.check(self._db)
             if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
                 # a new index: free pages can be given back without a VACUUM (reclaim)
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
@@ -114,7 +120,7 @@ class Store(PendingQueue, LinkTables):
         except sqlite3.DatabaseError as exc:
             raise opening_error(index_path, exc) from None
         try:
-            self._cache = VectorCache(cache_path)
+            self._cache = VectorCache(cache_path, trusting=trusting)
         except BaseException:
             self._db.close()
             raise
@@ -131,12 +137,6 @@ class Store(PendingQueue, LinkTables):
     def in_memory(cls) -> Store:
         """An empty store that touches no file (a never-indexed vault opened to read)."""
         return cls(Path(":memory:"), Path(":memory:"))
-
-    @staticmethod
-    def _check(conn: sqlite3.Connection) -> None:
-        row = conn.execute("PRAGMA quick_check").fetchone()
-        if row is None or row[0] != "ok":
-            raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else 'no answer'}")
 
     def _migrate(self) -> None:
         version = self.meta("schema_version")
@@ -157,6 +157,7 @@ class Store(PendingQueue, LinkTables):
     def close(self) -> None:
         with self._lock:
             close_optimized(self._db)
+            integrity.record(self.index_path)
             self._cache.close()
 
     @contextmanager

@@ -41,6 +41,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memvault.errors import IndexCorrupt, StorageError
+from memvault.index import integrity
 from memvault.index.sql import close_optimized, parts
 
 log = logging.getLogger("memvault")
@@ -161,10 +162,13 @@ def _key(sha: str) -> bytes:
 class VectorCache:
     """The embedding cache of one vault. Thread-safe: one lock around each call."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, trusting: bool = False) -> None:
+        """``trusting``: a file unchanged since a memvault closed it is not checked
+        again (``index/integrity.py``); SQLite's quick_check (``checked``) else."""
         self.path = path
         self._lock = threading.Lock()
         self._models: dict[str, int] = {}
+        self.checked = not (trusting and integrity.unchanged(path))
         try:
             self._db = sqlite3.connect(
                 path, check_same_thread=False, isolation_level=None, timeout=30
@@ -172,11 +176,8 @@ class VectorCache:
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
-                row = self._db.execute("PRAGMA quick_check").fetchone()
-                if row is None or row[0] != "ok":
-                    raise sqlite3.DatabaseError(
-                        f"integrity check failed: {row[0] if row else 'no answer'}"
-                    )
+                if self.checked:
+                    integrity.check(self._db)
                 self._open()
             except BaseException:
                 self._db.close()
@@ -350,6 +351,7 @@ class VectorCache:
     def close(self) -> None:
         with self._lock:
             close_optimized(self._db)
+            integrity.record(self.path)
 
 
 def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
