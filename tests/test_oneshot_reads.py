@@ -89,3 +89,50 @@ def test_a_cold_get_reads_its_own_row_alone_and_answers_as_a_warm_one(tmp_path: 
             warm.get(p) for p in ("projects/n00.md", "people/n01.md", "projects/plain.md")
         ] == got
     assert [g.title for g in got] == ["Harbour 0", "Harbour 1", "plain"]
+
+
+def _linked_vault(tmp_path: Path) -> Path:
+    root = new_vault(tmp_path)
+    write(root, "topics/ferry.md", note("Ferry", "", "The ferry timetable and its budget.\n"))
+    write(
+        root,
+        "topics/harbour.md",
+        "---\naliases: [Port]\n---\n# Harbour\n\nThe harbour master keeps the quay.\n",
+    )
+    for i in range(12):
+        body = (
+            f"## Plan\n\nThe budget for crossing {i} is reviewed.\n"
+            f"- see [[Ferry]] for the timetable\n- and [[Port|the port]], [[topics/harbour#Harbour]]\n"
+            f"- not yet written: [[Nowhere {i}]]\n"
+        )
+        write(root, f"projects/p{i:02d}.md", note(f"Crossing {i}", "", body))
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
+def test_a_cold_search_reads_the_stored_link_verdicts_and_ranks_as_the_link_index_does(
+    tmp_path: Path,
+) -> None:
+    """A search's evidence (the notes a hit's lines link to, the hop) resolved every link
+    with a link index of every file, built for it (0.2-0.5 s of a command without a
+    daemon at 100,000 notes); the verdicts the index stores are the same answers."""
+    root = _linked_vault(tmp_path)
+    queries = ("ferry timetable budget", "harbour port quay crossing", "the port budget")
+    with open_vault(root) as cold:
+        got = [[(h.path, h.score) for h in cold.search(q, k=10)] for q in queries]
+        assert cold.engine.catalogue._links is None  # no link index built
+    with open_vault(root) as warm:
+        warm.engine.catalogue.link_index()
+        assert [[(h.path, h.score) for h in warm.search(q, k=10)] for q in queries] == got
+    assert all(len(hits) == 10 for hits in got)
+
+
+def test_stored_link_verdicts_not_true_to_the_files_are_not_read(tmp_path: Path) -> None:
+    """Stored verdicts left stale (a sync killed between its changes and their links:
+    meta links_following set) are not evidence: the link index resolves them."""
+    root = _linked_vault(tmp_path)
+    with open_vault(root) as v:
+        v.engine.store.set_meta("links_following", "1")
+        v.engine.search("ferry timetable budget", k=5)
+        assert v.engine.catalogue._links is not None

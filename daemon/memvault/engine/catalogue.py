@@ -252,6 +252,12 @@ class Catalogue:
         paths, aliases = self._store.paths_and_aliases()
         return paths + self._store.attachment_paths(), aliases
 
+    def holds_link_index(self) -> bool:
+        """Whether the link index is built (``link_index`` then costs nothing)."""
+        with self._lock:
+            self._follow_writer()
+            return self._links is not None
+
     def link_index(self) -> LinkIndex:
         """Every file of the vault for link resolution (rebuilt only when files change)."""
         with self._lock:
