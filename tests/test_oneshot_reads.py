@@ -136,3 +136,31 @@ def test_stored_link_verdicts_not_true_to_the_files_are_not_read(tmp_path: Path)
         v.engine.store.set_meta("links_following", "1")
         v.engine.search("ferry timetable budget", k=5)
         assert v.engine.catalogue._links is not None
+
+
+def test_a_command_without_a_daemon_sees_a_persons_edits_adds_removes_and_renames(
+    tmp_path: Path,
+) -> None:
+    """Each command opens the vault anew (as the CLI without a daemon does): what a
+    person did to the files by hand since the last one is in its answers, with the
+    index's check trusted."""
+    root = _linked_vault(tmp_path)
+
+    def paths(query: str) -> list[str]:
+        with open_vault(root, mode="query") as v:  # as `memvault search` opens it
+            hits = [h.path for h in v.search(query, k=3)]
+            assert not v.engine.store.checked  # the last command closed it: trusted
+            return hits
+
+    write(root, "projects/p03.md", note("Crossing 3", "", "The zeppelin hangar is rented.\n"))
+    assert paths("zeppelin hangar")[0] == "projects/p03.md"
+    write(root, "projects/p03.md", note("Crossing 3", "", "The zeppelin hangar is let.\n"))
+    with open_vault(root, mode="read") as v:  # as `memvault get` opens it
+        assert "hangar is let" in v.get("projects/p03.md").text
+        assert [h.path for h in v.search("hangar is let", k=1)] == ["projects/p03.md"]
+    write(root, "topics/kayak.md", note("Kayak", "", "The kayak club meets on Tuesdays.\n"))
+    assert paths("kayak club tuesdays")[0] == "topics/kayak.md"
+    (root / "topics/kayak.md").rename(root / "topics/canoe.md")
+    assert paths("kayak club tuesdays")[0] == "topics/canoe.md"
+    (root / "topics/canoe.md").unlink()
+    assert "topics/canoe.md" not in paths("kayak club tuesdays")
