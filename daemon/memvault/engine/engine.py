@@ -239,6 +239,7 @@ class Engine:
                 )
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
+            self.linker.look_at_git()  # git changing the tree from now on: MEMORY.md waits
             seen, scope, skipped, attachments = observe(
                 self.fs, self.store, self.attachments, paths
             )
@@ -390,7 +391,7 @@ class Engine:
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
         if changes or moves or (not pending and not self.store.meta("memory_synced")):
-            written = self.linker.update_memory(moves, before, after, pending)
+            written = self.linker.update_memory(moves, before, after, pending, whole=full)
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:  # one memvault made (a folder note) is a file that came
                 warnings += verdicts.made(self.following, self.catalogue, self.indexer, reindex)

@@ -94,6 +94,28 @@ def git_busy(root: Path) -> str | None:
     return DETACHED
 
 
+# what git rewrites when it changes the working tree or moves HEAD: its index (a
+# checkout, reset, merge, stash, pull, `git add`), HEAD and HEAD's reflog
+TREE_FILES = ("index", "HEAD", "logs/HEAD")
+
+
+def git_stamp(root: Path, names: Sequence[str] = TREE_FILES) -> tuple[int, ...] | None:
+    """The mtime and size of the files ``names`` of the vault's git directory (0, -1 for
+    one missing): a stamp that changes when git changes them. None outside git."""
+    where = git_dir(root)
+    if where is None:
+        return None
+    stamp: list[int] = []
+    for name in names:
+        try:
+            st = os.stat(where / name)
+        except OSError:
+            stamp += [0, -1]
+        else:
+            stamp += [st.st_mtime_ns, st.st_size]
+    return tuple(stamp)
+
+
 def git_removed(root: Path, rel: str) -> bool:
     """Whether git took away the file at ``rel`` (a vault path, not on disk): a commit
     of the repository (any branch) had it, and a file made there now would be
@@ -290,6 +312,7 @@ __all__ = [
     "git_busy",
     "git_dir",
     "git_removed",
+    "git_stamp",
     "has_commit",
     "head_commit",
     "ignored_by",
