@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from helpers import note, open_vault, write
+from memvault.core.text import LFS_POINTER as POINTER_SAID
+from memvault.core.text import NotText, decode
 from test_memory_git import commit, git, git_vault, status
 
 
@@ -57,3 +61,54 @@ def test_a_batch_that_saw_part_of_a_checkout_writes_nothing_git_finds_changed(
         v.sync(paths=came[8:])  # the rest: the branch's own MEMORY.md is right for all
         assert status(root) == ""
         assert git(root, "checkout", "-q", "main", check=False).returncode == 0
+
+
+LFS_POINTER = (
+    "version https://git-lfs.github.com/spec/v1\n"
+    "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+    "size 12345\n"
+)
+
+
+def test_a_note_git_lfs_keeps_is_not_its_pointer_file(tmp_path: Path) -> None:
+    """Field test: a note kept in git LFS, on a clone without git-lfs (or before `git lfs
+    pull`), is a pointer file; memvault indexed it as the note: people/people.md listed
+    `- [[people/big]] - version https://git-lfs.github.com/spec/v1 oid sha256:4d7a...`
+    and a search found it. It is a file whose text is elsewhere: skipped, said why."""
+    root = git_vault(tmp_path)
+    write(root, "people/ann.md", person(1))
+    write(root, "people/big.md", LFS_POINTER)
+    with open_vault(root) as v:
+        v.sync()
+        text = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert "people/big" not in text and "git-lfs" not in text
+        assert [h.path for h in v.search("oid sha256 spec version")] == ["people/ann.md"]
+        (skipped,) = v.status()["skipped_files"]
+        assert skipped["path"] == "people/big.md" and "git lfs pull" in skipped["reason"]
+        write(root, "people/big.md", person(2))  # `git lfs pull`: the note's text
+        v.sync()
+        text = (root / "MEMORY.md").read_text(encoding="utf-8")
+        assert "- [[people/big]] - Person 02 works here." in text
+        assert v.status()["skipped_files"] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "pointer"),
+    [
+        (LFS_POINTER, True),
+        (LFS_POINTER.rstrip("\n"), True),
+        (LFS_POINTER.replace("oid", "ext-0-foo sha256:" + "0" * 64 + "\noid"), True),
+        (LFS_POINTER.replace("git-lfs", "hawser"), True),  # the spec's first name
+        ("# Git LFS\n\nA pointer reads:\n\n" + LFS_POINTER, False),  # a note about one
+        (LFS_POINTER + "\nMy own words after it.\n", False),
+        (LFS_POINTER.replace("\n", "\r\n"), False),  # git-lfs writes LF only
+        (LFS_POINTER.replace("4d7a", "XYZW"), False),
+    ],
+)
+def test_a_git_lfs_pointer_is_told_from_a_note_about_one(text: str, pointer: bool) -> None:
+    if pointer:
+        with pytest.raises(NotText, match="git lfs pull"):
+            decode(text.encode())
+    else:
+        assert decode(text.encode()).text == text
+    assert "git lfs pull" in POINTER_SAID
