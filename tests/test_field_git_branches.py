@@ -112,3 +112,31 @@ def test_a_git_lfs_pointer_is_told_from_a_note_about_one(text: str, pointer: boo
     else:
         assert decode(text.encode()).text == text
     assert "git lfs pull" in POINTER_SAID
+
+
+def test_status_says_a_stash_pop_will_stop_in_a_worktree_of_the_vault_too(tmp_path: Path) -> None:
+    """Field test: `git worktree add` of the vault (a second checkout, its own index and
+    daemon); there, status never said that `git stash pop` would stop over MEMORY.md:
+    it looked for the stash's reflog in the worktree's git folder, and git keeps it in
+    the repository's common one."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    main = git_vault(tmp_path)
+    write(main, "people/bo.md", person(1))
+    with open_vault(main) as v:
+        v.sync()
+    commit(main, "bo")
+    root = tmp_path / "side"
+    git(main, "worktree", "add", "-q", "-b", "side", str(root))
+    write(root, "people/ana.md", person(2))
+    write(root, "people/bo.md", person(3))
+    with open_vault(root) as v:
+        v.sync()  # MEMORY.md lists ana: changed, as bo.md is
+    git(root, "stash", "-q")  # ana.md, untracked, stays
+    with open_vault(root) as v:
+        v.sync()  # listed again
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
+    assert "`git stash pop` will stop over MEMORY.md" in said.stdout, said.stdout
+    assert git(root, "stash", "pop", check=False).returncode != 0  # as said

@@ -166,9 +166,10 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     """The vault paths among ``rels`` (what memvault writes: MEMORY.md, folder notes)
     that ``git stash pop`` of the newest stash stops over: the stash changes them, and
     they changed since it was made (memvault listed notes the stash left, a person's
-    edit). None asked of git without a stash (its reflog: ``.git/logs/refs/stash``)."""
+    edit). None asked of git without a stash (its reflog: ``.git/logs/refs/stash``, in
+    the repository's common git folder for a worktree)."""
     gdir = git_dir(root)
-    if gdir is None or not rels or not (gdir / "logs" / "refs" / "stash").exists():
+    if gdir is None or not rels or not (_common(gdir) / "logs" / "refs" / "stash").exists():
         return []
     here = ("--literal-pathspecs",)
     shown = _git(root, *here, "stash", "show", "--name-only", "-z", "--relative", "stash@{0}")
@@ -181,6 +182,16 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     if changed is None or changed.returncode != 0:
         return []
     return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+def _common(gdir: Path) -> Path:
+    """The git folder a worktree's shares with the repository (its ``commondir``: refs,
+    the stash), or ``gdir`` itself."""
+    try:
+        shared = (gdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gdir
+    return gdir / shared if shared else gdir
 
 
 def head_commit(root: Path) -> str | None:
