@@ -294,6 +294,8 @@ class Engine:
                 seconds=time.perf_counter() - started,
             )
             tell_problems(self.store, report, skipped if full else None)
+            if self.linker.waits_for_git:  # git changed the tree under it: MEMORY.md by
+                self.unindexed(self.config.memory.file)  # a daemon's next batch, at once
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", pack_report(report.to_dict()))

@@ -89,7 +89,7 @@ class Linker:
         # last MEMORY.md update: git changing the tree in between is found (_git_moved)
         self._git_at: tuple[int, ...] | None = None
         self._git_seen = git_stamp(fs.root)
-        self.waits_for_git = False  # the last update waited: git changed the tree under it
+        self.waits_for_git = False  # this sync's update waited: git changed the tree under it
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -316,6 +316,7 @@ class Linker:
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
         self._git_at = git_stamp(self.fs.root)
+        self.waits_for_git = False
 
     def _git_moved(self, whole: bool) -> bool:
         """Whether git changed the tree (a checkout, a reset, a pull, a stash) since what

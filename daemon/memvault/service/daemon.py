@@ -278,11 +278,7 @@ class Daemon:
         # a batch let through mid-reconcile leaves the reconcile's progress and state
         let_through = self.watcher.lets_through()
         try:  # the structure lane; the vector lane follows in its own thread
-            report = self.vault.sync(paths, progress=progress, vectors=False, moves=moves)
-            if self.vault.engine.linker.waits_for_git:  # git changed the tree under it:
-                # MEMORY.md by the next batch, with the rest of git's changes in it
-                self.watcher.queue.put([self.config.memory.file])
-            return report
+            return self.vault.sync(paths, progress=progress, vectors=False, moves=moves)
         finally:
             if not let_through:
                 self.progress = None
