@@ -28,10 +28,23 @@ class NotText(ValueError):
     """The bytes are not UTF-8 text (binary, or another encoding)."""
 
 
+# a git LFS pointer (git-lfs docs/spec.md: at most 1024 bytes, LF line ends, the version
+# first, the other keys sorted): what git keeps of a file stored in LFS, left in its
+# place by a clone without git-lfs or before `git lfs pull`; the note's text is elsewhere
+_LFS_POINTER = re.compile(
+    rb"version https://(?:git-lfs|hawser)\.github\.com/spec/v1\n"
+    rb"(?:ext-[^\n]*\n)*oid sha256:[0-9a-f]{64}\nsize [0-9]+\n?"
+)
+LFS_POINTER = "a git LFS pointer, not the note: its text is in git LFS (git lfs pull brings it)"
+
+
 def decode(data: bytes) -> Decoded:
-    """Decode UTF-8 bytes, setting a BOM aside; raise NotText for anything else."""
+    """Decode UTF-8 bytes, setting a BOM aside; raise NotText for anything else (a git
+    LFS pointer too: the text it stands for is not in the file)."""
     if b"\x00" in data[:8192]:
         raise NotText("binary file (NUL bytes)")
+    if len(data) <= 1024 and _LFS_POINTER.fullmatch(data):
+        raise NotText(LFS_POINTER)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

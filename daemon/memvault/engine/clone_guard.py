@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import time
 from collections.abc import Callable
@@ -47,7 +46,7 @@ from memvault.index.pg_store import FILES_AT
 from memvault.index.seam import open_postgres
 from memvault.vault.gitstate import (
     commits_lacked,
-    git_dir,
+    git_stamp,
     has_commit,
     head_commit,
     is_ancestor,
@@ -98,18 +97,7 @@ def head_stamp(root: Path) -> tuple[int, ...] | None:
     a commit, a checkout or a pull changes no note the watcher sees, and a writer killed
     before its close would leave the index's record behind the commit its files are at.
     None outside git."""
-    where = git_dir(root)
-    if where is None:
-        return None
-    stamp: list[int] = []
-    for name in ("HEAD", "logs/HEAD"):
-        try:
-            st = os.stat(where / name)
-        except OSError:
-            stamp += [0, -1]
-        else:
-            stamp += [st.st_mtime_ns, st.st_size]
-    return tuple(stamp)
+    return git_stamp(root, ("HEAD", "logs/HEAD"))
 
 
 def _when_moved(store: Any, root: Path) -> Callable[[], None]:

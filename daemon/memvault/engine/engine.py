@@ -242,6 +242,7 @@ class Engine:
                 )
             else:  # let in by a long sync: it owns its journal; it committed notes meanwhile
                 self.catalogue.files_changed()
+            self.linker.look_at_git()  # git changing the tree from now on: MEMORY.md waits
             seen, scope, skipped, attachments = observe(
                 self.fs, self.store, self.attachments, paths
             )
@@ -296,6 +297,8 @@ class Engine:
                 seconds=time.perf_counter() - started,
             )
             tell_problems(self.store, report, skipped if full else None)
+            if self.linker.waits_for_git:  # git changed the tree under it: MEMORY.md by
+                self.unindexed(self.config.memory.file)  # a daemon's next batch, at once
             self.last_sync_at = time.time()
             if report.changed:  # an idle sync writes nothing at all
                 self.store.set_meta("last_sync", pack_report(report.to_dict()))
@@ -393,7 +396,7 @@ class Engine:
         written = MemoryWritten()
         # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
         if changes or moves or (not pending and not self.store.meta("memory_synced")):
-            written = self.linker.update_memory(moves, before, after, pending)
+            written = self.linker.update_memory(moves, before, after, pending, whole=full)
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:  # one memvault made (a folder note) is a file that came
                 warnings += verdicts.made(self.following, self.catalogue, self.indexer, reindex)

@@ -27,7 +27,7 @@ from memvault.engine import link_check
 from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, git_removed, stage_made
+from memvault.vault.gitstate import git_busy, git_removed, git_stamp, stage_made
 from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
@@ -85,6 +85,11 @@ class Linker:
         self._folders_due: set[str] = set()
         self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
         self._seen_rows: tuple[int, int] | None = None  # the catalogue's mark at the last look
+        # git's files (gitstate.git_stamp) when a sync began reading the disk, and at the
+        # last MEMORY.md update: git changing the tree in between is found (_git_moved)
+        self._git_at: tuple[int, ...] | None = None
+        self._git_seen = git_stamp(fs.root)
+        self.waits_for_git = False  # this sync's update waited: git changed the tree under it
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -194,6 +199,8 @@ class Linker:
         before: LinkIndex | None,
         after: LinkIndex | None,
         pending: frozenset[str] = frozenset(),
+        *,
+        whole: bool = True,
     ) -> MemoryWritten:
         """Recompute MEMORY.md and the folder notes; write them (CAS) only if they change.
 
@@ -201,7 +208,9 @@ class Linker:
         update is then provisional (core.memory_md says what it keeps); the folder notes
         of their folders wait, and MEMORY.md is not marked in line with the index.
         While git is mid rebase/merge/cherry-pick/revert nothing is written (the tree is
-        git's): MEMORY.md stays marked out of line, and the next sync brings it up."""
+        git's): MEMORY.md stays marked out of line, and the next sync brings it up.
+        So it does when git changed the tree under the sync (``_git_moved``; ``whole``:
+        the sync read every file, not a batch of paths)."""
         cfg = self.config.memory
         rel = cfg.file
         busy = git_busy(self.fs.root)
@@ -213,6 +222,11 @@ class Linker:
                     "until it is done",
                 )
             )
+        self.waits_for_git = self._git_moved(whole)
+        if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
+            self.store.set_meta("memory_synced", "")
+            log.debug("git changed the files as memvault read them: %s waits", rel)
+            return MemoryWritten()
         refreshed = self._refresh()
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
@@ -299,6 +313,27 @@ class Linker:
         ]
         return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
 
+    def look_at_git(self) -> None:
+        """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
+        self._git_at = git_stamp(self.fs.root)
+        self.waits_for_git = False
+
+    def _git_moved(self, whole: bool) -> bool:
+        """Whether git changed the tree (a checkout, a reset, a pull, a stash) since what
+        this sync read could know of it: while it read, or, for a batch of paths, since
+        the last update. A field test: the watcher's batch, cut while a checkout was
+        still writing, held part of the notes it brought; git done by the time the sync
+        wrote, MEMORY.md and a folder note were written for part of the branch, and the
+        next `git checkout` was refused over them. The rest of git's changes are in the
+        next batch, whose update writes. An update no sync looked before (a relink
+        resumed) is not asked."""
+        now = git_stamp(self.fs.root)
+        at, self._git_at = self._git_at, None
+        if at is None:
+            return False
+        seen, self._git_seen = self._git_seen, now
+        return now is not None and (at != now or (not whole and seen != now))
+
     def warm(self) -> None:
         """Build what a MEMORY.md update keeps between updates (the sorted lists, the
         catalogue's rows, the link index) before the first update needs them."""
@@ -382,7 +417,9 @@ class Linker:
                     written.append(path)
                     # another clone may make the same note: untracked, it would stop
                     # the pull that brings that one (docs/MEMORY.md, "Git")
-                    stage_made(self.fs.root, path)
+                    before = git_stamp(self.fs.root)
+                    if stage_made(self.fs.root, path) and before == self._git_seen:
+                        self._git_seen = git_stamp(self.fs.root)  # (our own `git add`)
                 else:
                     changed_now, _ = self.fs.update_text(
                         path, functools.partial(_render_folder, rule.folder, lines, label)

@@ -94,6 +94,28 @@ def git_busy(root: Path) -> str | None:
     return DETACHED
 
 
+# what git rewrites when it changes the working tree or moves HEAD: its index (a
+# checkout, reset, merge, stash, pull, `git add`), HEAD and HEAD's reflog
+TREE_FILES = ("index", "HEAD", "logs/HEAD")
+
+
+def git_stamp(root: Path, names: Sequence[str] = TREE_FILES) -> tuple[int, ...] | None:
+    """The mtime and size of the files ``names`` of the vault's git directory (0, -1 for
+    one missing): a stamp that changes when git changes them. None outside git."""
+    where = git_dir(root)
+    if where is None:
+        return None
+    stamp: list[int] = []
+    for name in names:
+        try:
+            st = os.stat(where / name)
+        except OSError:
+            stamp += [0, -1]
+        else:
+            stamp += [st.st_mtime_ns, st.st_size]
+    return tuple(stamp)
+
+
 def git_removed(root: Path, rel: str) -> bool:
     """Whether git took away the file at ``rel`` (a vault path, not on disk): a commit
     of the repository (any branch) had it, and a file made there now would be
@@ -144,9 +166,10 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     """The vault paths among ``rels`` (what memvault writes: MEMORY.md, folder notes)
     that ``git stash pop`` of the newest stash stops over: the stash changes them, and
     they changed since it was made (memvault listed notes the stash left, a person's
-    edit). None asked of git without a stash (its reflog: ``.git/logs/refs/stash``)."""
+    edit). None asked of git without a stash (its reflog: ``.git/logs/refs/stash``, in
+    the repository's common git folder for a worktree)."""
     gdir = git_dir(root)
-    if gdir is None or not rels or not (gdir / "logs" / "refs" / "stash").exists():
+    if gdir is None or not rels or not (_common(gdir) / "logs" / "refs" / "stash").exists():
         return []
     here = ("--literal-pathspecs",)
     shown = _git(root, *here, "stash", "show", "--name-only", "-z", "--relative", "stash@{0}")
@@ -159,6 +182,16 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     if changed is None or changed.returncode != 0:
         return []
     return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+def _common(gdir: Path) -> Path:
+    """The git folder a worktree's shares with the repository (its ``commondir``: refs,
+    the stash), or ``gdir`` itself."""
+    try:
+        shared = (gdir / "commondir").read_text(encoding="utf-8").strip()
+    except OSError:
+        return gdir
+    return gdir / shared if shared else gdir
 
 
 def head_commit(root: Path) -> str | None:
@@ -290,6 +323,7 @@ __all__ = [
     "git_busy",
     "git_dir",
     "git_removed",
+    "git_stamp",
     "has_commit",
     "head_commit",
     "ignored_by",
