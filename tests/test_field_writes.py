@@ -7,6 +7,7 @@ SQLite and the HTTP app in-process; the hash embedder (the model is not the poin
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import subprocess
 import sys
@@ -544,3 +545,52 @@ def test_names_that_differ_by_a_symbol_stay_two_notes(tmp_path: Path) -> None:
     with open_vault(root) as v:
         v.sync()
         assert v.add("projects", "C++").path == "projects/c++.md"
+
+
+def test_a_tool_output_logged_whole_is_refused_and_the_day_stays_readable(
+    tmp_path: Path,
+) -> None:
+    """An agent logged a 0.9 MB tool output (11,000 lines): its line breaks joined, it was
+    one line of 940,000 characters in the day's log, the day 1.9 MB. Refused at every
+    door, saying where such a text goes; the day keeps its lines, a line fits."""
+    root = new_vault(tmp_path)
+    dump = "\n".join(f"{i:06d} timeout retry payments ledger frame" for i in range(11_000))
+    with open_vault(root) as v:
+        log = v.log("ran the payments job").path
+        before = (root / log).read_bytes()
+        with pytest.raises(ValueError, match="nothing was logged: a log entry is one line"):
+            v.log(dump)
+        with http(v) as client:
+            r = client.post("/log", json={"text": dump})
+            assert r.status_code == 400, r.text
+            assert "keep a long text in a note" in r.json()["error"]["message"]
+        assert (root / log).read_bytes() == before
+        v.log("x" * 4_000)  # a long line still is one
+    assert max(len(line) for line in (root / log).read_text("utf-8").splitlines()) < 4_010
+
+
+def test_the_same_line_logged_again_in_the_same_minute_is_not_written_twice(
+    tmp_path: Path,
+) -> None:
+    """A loop (or a retried call) logged "deployed payments v2 to staging" 500 times:
+    500 identical lines ``- 15:32 deployed ...`` in one day. The same words at the same
+    minute are written once; the file is not rewritten; another minute or other words
+    are a new entry."""
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        minute = [dt.datetime(2026, 3, 5, 15, 32).astimezone()]
+        v.engine.writer.clock = lambda: minute[0]
+        log = v.log("deployed payments v2 to staging").path
+        stamp = (root / log).stat().st_mtime_ns
+        for _ in range(20):
+            v.log("deployed  payments v2 to staging")
+        assert (root / log).stat().st_mtime_ns == stamp
+        v.log("deployed payments v2 to prod")
+        minute[0] = minute[0] + dt.timedelta(minutes=1)
+        v.log("deployed payments v2 to staging")
+    lines = (root / log).read_text("utf-8").splitlines()
+    assert [line for line in lines if line.startswith("- ")] == [
+        "- 15:32 deployed payments v2 to staging",
+        "- 15:32 deployed payments v2 to prod",
+        "- 15:33 deployed payments v2 to staging",
+    ]

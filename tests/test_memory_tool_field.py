@@ -4,6 +4,7 @@ machines whose disks take names differing only in case for one file (macOS, Wind
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -66,6 +67,28 @@ def test_a_note_or_folder_named_again_in_another_case_is_not_made_beside_it(
     # the folder's own spelling works, and a name new in any case
     call(tool, command="create", path="/memories/People/bob.md", file_text="# Bob\n\nQA.\n")
     assert "/memories/People/bob.md" in call(tool, command="view", path="/memories/People")
+
+
+def test_a_note_named_again_with_other_accents_spaces_or_hyphens_is_not_made_beside_it(
+    vault: Vault,
+) -> None:
+    """An agent that forgot People/ana-pérez.md created ``People/Ana Pérez.md`` and
+    ``People/ana perez.md`` beside it (NFD too): three notes for one person, the facts
+    split between them, MEMORY.md listing three lines a person cannot tell apart. The
+    create is refused naming the note there; a name with other words is made."""
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/People/ana-pérez.md", file_text="# Ana\n")
+    before = files(vault.root)
+    for name in ("Ana Pérez", "ana perez", "ANA_PEREZ", unicodedata.normalize("NFD", "Ana Pérez")):
+        said = refused(
+            tool, command="create", path=f"/memories/People/{name}.md", file_text="Lisbon.\n"
+        )
+        assert said.startswith(f"File /memories/People/{name}.md already exists as ")
+        assert "/memories/People/ana-pérez.md" in said
+    assert files(vault.root) == before
+    call(tool, command="create", path="/memories/People/Ana Pérez 2.md", file_text="QA.\n")
+    call(tool, command="create", path="/memories/People/ana-perez-notes.md", file_text="x\n")
+    assert "People/ana-perez-notes.md" in files(vault.root)
 
 
 def test_a_rename_onto_another_notes_name_in_another_case_is_refused_its_own_is_not(

@@ -397,6 +397,10 @@ _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 def insert_log_entry(text: str, entry: str, template_hints: frozenset[str] = frozenset()) -> str:
     """Put ``entry`` (one line) where a day's entries go (the module docstring's rule).
 
+    An entry the day holds already, the same words at the same minute (an agent's
+    retried call, a loop logging one line), is not written again: ``text`` is
+    returned as it is, and nothing is written.
+
     ``template_hints``: the hint lines of the vault's daily-log template; such a
     line in the part the first entry goes into is removed with it (a hint a
     person wrote themselves is not in the template, and stays).
@@ -414,6 +418,8 @@ def insert_log_entry(text: str, entry: str, template_hints: frozenset[str] = fro
         return bool(plain[i].strip()) and bool(code[i].strip()) and i + 1 not in hints
 
     entries = [i for i in range(start, len(lines)) if text_at(i) and _ENTRY.match(plain[i])]
+    if any(plain[i].strip() == entry.strip() for i in entries):
+        return text  # the same line at the same minute: the day says it already
     if entries:
         at = entries[-1] + 1
         while at < len(lines) and plain[at].strip() and plain[at][:1] in " \t":

@@ -33,6 +33,7 @@ from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
+from memvault.engine.name_twins import NameTwins, twin_refusal
 from memvault.errors import (
     FileBusy,
     MemoryToolError,
@@ -68,6 +69,7 @@ class MemoryCommands:
         self.catalogue = catalogue
         self._sync = sync
         self.memory_file = config.memory.file
+        self.twins = NameTwins()
 
     def run(self, command: Mapping[str, Any]) -> str:
         if not isinstance(command, Mapping):
@@ -262,6 +264,8 @@ class MemoryCommands:
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         _refuse_other_case(self.fs, rel, path)
+        if (twin := self.twins.twin(self.fs.root, rel)) is not None:
+            raise T.Refusal(twin_refusal(path, twin))
         try:
             self.fs.create(rel, text)
         except NoteExists:

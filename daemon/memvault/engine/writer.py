@@ -28,7 +28,11 @@ if TYPE_CHECKING:
     from memvault.engine.catalogue import Catalogue
     from memvault.vault.files import VaultFS
 
-MAX_TEXT = 1_000_000  # characters accepted for a note body or a log line
+MAX_TEXT = 1_000_000  # characters accepted for a note body
+# A log entry is one line of a day's log (its line breaks are joined): a tool's output
+# logged whole was one line of 0.9 MB in the day a person opens in Obsidian, a context
+# budget's worth many times over. Such a text goes in a note; the log names it.
+MAX_LOG_ENTRY = 4_000
 
 
 class Writer:
@@ -178,8 +182,13 @@ class Writer:
         line = " ".join((text or "").split())
         if not line:
             raise BadRequest("nothing to log")
-        if len(line) > MAX_TEXT:
-            raise BadRequest(f"the log entry is longer than {MAX_TEXT} characters")
+        if len(line) > MAX_LOG_ENTRY:
+            raise BadRequest(
+                f"nothing was logged: a log entry is one line of the day's log, and this one "
+                f"is {len(line):,} characters (at most {MAX_LOG_ENTRY:,}); keep a long text "
+                "in a note (`memvault add projects TITLE --body -`, MCP memory_write) and log "
+                "a line naming it"
+            )
         with checking_request():
             compose.check_text("log entry", line)
         now = self.clock()

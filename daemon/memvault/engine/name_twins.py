@@ -1,0 +1,61 @@
+"""The note a memory-tool ``create`` would make beside one of the same name spelt
+otherwise: ``people/ana perez.md`` or ``people/Ana Pérez.md`` beside
+``people/ana-pérez.md`` (case, accents, spaces, hyphens, NFC or NFD: one name to
+``compose.name_key``, as ``memvault add`` matches a title). An agent that forgot the
+note it made made a second one, and MEMORY.md then listed three lines a person could
+not tell apart, the facts about one person split between them. Refused, naming the
+note there, so the agent's next command writes into it; nothing is written."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+from pathlib import Path
+
+from memvault.core import compose
+from memvault.core.memory_tool import shown
+
+KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
+
+
+class NameTwins:
+    """Finds a note's name twin in its folder (one listing, each name keyed once)."""
+
+    def __init__(self) -> None:
+        self._keys: dict[str, str] = {}
+
+    def _key(self, stem: str) -> str:
+        key = self._keys.get(stem)
+        if key is None:
+            if len(self._keys) >= KEPT:
+                self._keys.clear()
+            key = self._keys[stem] = compose.name_key(stem, sharp_s=False)
+        return key
+
+    def twin(self, root: Path, rel: str) -> str | None:
+        """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
+        otherwise; None when there is none (or the name has no words to compare)."""
+        folder, name = posixpath.split(rel)
+        want = self._key(name[:-3])
+        if not want:
+            return None
+        try:
+            entries = list(os.scandir(root / folder if folder else root))
+        except OSError:
+            return None  # no folder yet: no twin
+        for entry in sorted(entries, key=lambda e: e.name):
+            other = entry.name
+            if other == name or not other.lower().endswith(".md") or not entry.is_file():
+                continue
+            if self._key(other[:-3]) == want:
+                return posixpath.join(folder, other)
+        return None
+
+
+def twin_refusal(path: str, other: str) -> str:
+    """Why ``create`` made nothing at ``path``: ``other`` is that name already."""
+    return (
+        f"File {path} already exists as {shown(other)} (the same name spelt otherwise: "
+        f"case, accents, spaces or punctuation; MEMORY.md would list two notes a person "
+        f"cannot tell apart): view or edit {shown(other)}, or give a name with other words"
+    )
