@@ -6,16 +6,20 @@ daemon; any other change, and every daemon start, is checked, and damage is foun
 from __future__ import annotations
 
 import os
+import resource
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from helpers import new_vault, note, open_vault, write
+from helpers import DAEMON_DIR, new_vault, note, open_vault, write
 from memvault.config import VaultConfig
 from memvault.engine import Engine
 from memvault.errors import IndexCorrupt
+from memvault.index import integrity
 from memvault.index.store import Store
 
 
@@ -93,3 +97,94 @@ def test_a_command_without_a_daemon_trusts_what_the_last_one_closed_and_a_daemon
     engine = Engine(VaultConfig.load(root), daemon=True)
     engine.close()
     assert checks == ["index.db", "cache.db"]
+
+
+def _filled(tmp_path: Path) -> Path:
+    """An index.db of ~200 KB that a memvault closed (so stamped)."""
+    store = _store(tmp_path, trusting=True)
+    with store.transaction() as conn:
+        conn.execute("CREATE TABLE filler(x)")
+        conn.executemany("INSERT INTO filler VALUES(?)", [(os.urandom(500),) for _ in range(400)])
+    store.close()
+    return tmp_path / "index.db"
+
+
+def test_damage_put_back_under_the_files_own_size_and_mtime_is_found_on_open(
+    tmp_path: Path,
+) -> None:
+    """A copy over the same file that keeps its size and mtime (`cp -p` of a torn
+    backup, `rsync -a --inplace`, `touch -r`): the stamp's size and mtime are the
+    same, the content is not. The file's ctime, which no program can set, says so."""
+    index = _filled(tmp_path)
+    st = index.stat()
+    with index.open("r+b") as f:
+        f.seek(st.st_size // 2)
+        f.write(b"\xff" * 4096)
+    os.utime(index, ns=(st.st_atime_ns, st.st_mtime_ns))  # as `cp -p` leaves it
+    assert (index.stat().st_size, index.stat().st_mtime_ns) == (st.st_size, st.st_mtime_ns)
+    with pytest.raises(IndexCorrupt):
+        _store(tmp_path, trusting=True)
+
+
+def test_damage_a_stamp_still_vouches_for_is_said_plainly_and_the_next_command_rebuilds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Damage the stamp cannot see (a failing disk: the content changed, not the file's
+    stamp) is met by a command that trusted it: it said `sqlite3.DatabaseError` with a
+    traceback, and so did every command after it (the stamp still matched) until a
+    daemon started. Now it is IndexCorrupt, the stamp is gone, and the next command
+    checks the file, finds the damage and rebuilds the index from the vault."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = new_vault(tmp_path)
+    for i in range(200):
+        body = f"The harbour budget {i} is reviewed. " * 30 + "\n"
+        write(root, f"notes/n{i:03d}.md", note(f"Note {i}", "", body))
+    with open_vault(root) as v:
+        v.sync()
+    index = root / ".memvault" / "index.db"
+    stamp = root / ".memvault" / "index.db.checked"
+    size = index.stat().st_size
+    with index.open("r+b") as f:  # most pages overwritten, the size kept
+        f.seek(size // 8)
+        f.write(b"\xff" * (size * 3 // 4))
+    stamp.write_text(integrity.stamp(index) or "", encoding="ascii")  # as if unchanged
+    with pytest.raises(IndexCorrupt, match=r"index\.db: .*rebuilds it"):  # noqa: SIM117
+        with open_vault(root, mode="query") as v:  # (the open itself may meet it)
+            v.search("harbour budget 7", k=3)
+    assert not stamp.exists()
+    with open_vault(root, mode="query") as v:
+        assert v.engine.store_rebuilt == str(index)
+        assert [h.path for h in v.search("harbour budget 7", k=1)] == ["notes/n007.md"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_stamp_that_is_no_plain_file_is_not_read_and_the_file_is_checked(
+    tmp_path: Path, kind: str
+) -> None:
+    """A FIFO where the stamp goes made every open wait forever for a writer; a link to
+    /dev/zero read without end. Neither is a stamp: the file is checked, the open goes on."""
+    _filled(tmp_path)
+    stamp = tmp_path / "index.db.checked"
+    stamp.unlink()
+    if kind == "fifo":
+        os.mkfifo(stamp)
+    elif kind == "directory":
+        stamp.mkdir()
+    else:
+        stamp.symlink_to("/dev/zero")
+    code = (
+        "import sys; from pathlib import Path; from memvault.index.store import Store; "
+        "p = Path(sys.argv[1]); s = Store(p / 'index.db', p / 'cache.db', trusting=True); "
+        "print(s.checked); s.close()"
+    )
+    env = {**os.environ, "PYTHONPATH": str(DAEMON_DIR)}
+    run = subprocess.run(  # a bound on its memory: /dev/zero read whole is a MemoryError
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30)),
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "True"

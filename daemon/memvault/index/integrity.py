@@ -9,9 +9,16 @@ writes the file's stamp (device, inode, size, mtime in ns) beside it, ``NAME.che
 an open that may trust it (``trusting``: a process that is no daemon) and finds the
 file's stamp the same skips the check. Anything else that writes the file (a copy
 over it, a truncation, another program, a kill mid-write: no stamp written) changes
-its stamp and the next open checks it. What the stamp cannot see is damage that
-leaves the file's size and mtime alone (a failing disk): a daemon checks at every
-start, whatever the stamp says.
+its stamp and the next open checks it: the stamp holds the file's ctime too, which no
+program can set (``cp -p``, ``rsync -a --inplace`` or ``touch -r`` put back a size and
+an mtime: a torn backup copied over the file kept both). What the stamp cannot see is
+damage that leaves the file's metadata alone (a failing disk): a daemon checks at every
+start, whatever the stamp says, and a query that meets damage (SQLite's "malformed",
+"not a database") under a ``Guard`` forgets the stamp and says ``IndexCorrupt``, so the
+next open checks the file and rebuilds it (it said ``sqlite3.DatabaseError``, and so
+did every command after it, until a daemon started). A stamp file that is not a plain
+file (a FIFO waited forever for a writer, a link to /dev/zero read without end) is
+no stamp; at most ``_STAMP_BYTES`` of it are read.
 """
 
 from __future__ import annotations
@@ -19,7 +26,15 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import stat
+import threading
 from pathlib import Path
+from types import TracebackType
+
+from memvault.errors import IndexCorrupt
+
+_STAMP_BYTES = 256  # a stamp is ~80 bytes: what is longer is no stamp
+_NO_WAIT = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 def stamp(path: Path) -> str | None:
@@ -36,22 +51,34 @@ def stamp(path: Path) -> str | None:
         pass
     except OSError:
         return None
-    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns}\n"
+    return f"{st.st_dev} {st.st_ino} {st.st_size} {st.st_mtime_ns} {st.st_ctime_ns}\n"
 
 
 def _stamp_file(path: Path) -> Path:
     return path.with_name(f"{path.name}.checked")
 
 
+def _written(path: Path) -> str | None:
+    """The stamp written beside ``path``; None when there is none, or what is there is
+    no plain file (read without waiting, without following a link) or no stamp."""
+    try:
+        fd = os.open(_stamp_file(path), _NO_WAIT)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, _STAMP_BYTES).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        os.close(fd)
+
+
 def unchanged(path: Path) -> bool:
     """Whether ``path`` is as a memvault closed it last (its stamp the one written)."""
     now = stamp(path) if path.name != ":memory:" else None
-    if now is None:
-        return False
-    try:
-        return _stamp_file(path).read_text(encoding="ascii") == now
-    except (OSError, UnicodeDecodeError):
-        return False
+    return now is not None and _written(path) == now
 
 
 def check(conn: sqlite3.Connection) -> None:
@@ -67,10 +94,9 @@ def record(path: Path) -> None:
     is the database and the stamp differs from the one there (nothing written else)."""
     if path.name == ":memory:" or (now := stamp(path)) is None:
         return
+    if _written(path) == now:
+        return
     target = _stamp_file(path)
-    with contextlib.suppress(OSError):
-        if target.read_text(encoding="ascii") == now:
-            return
     temp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     try:
         temp.write_text(now, encoding="ascii")
@@ -84,3 +110,45 @@ def forget(path: Path) -> None:
     """``path`` is being deleted (damaged): its stamp goes with it."""
     with contextlib.suppress(OSError):
         _stamp_file(path).unlink()
+
+
+def damage(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the file is damaged (not busy, full, read-only)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return (
+        isinstance(exc, sqlite3.DatabaseError)
+        and code is not None
+        and code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    )
+
+
+class Guard:
+    """A database's lock (``with``, as the lock itself), which notes the damage SQLite
+    reports under it: the file's stamp is forgotten and not written again at its close
+    (``damaged``), and the error is ``IndexCorrupt`` naming the file, as an open's. A
+    file trusted on its stamp is read without a check: what damage it holds is met here."""
+
+    def __init__(self, lock: threading.Lock | threading.RLock, path: Path) -> None:
+        self._lock = lock
+        self.path = path
+        self.damaged = False
+
+    def __enter__(self) -> Guard:
+        self._lock.acquire()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._lock.release()
+        if exc is not None and damage(exc):
+            self.damaged = True
+            if self.path.name != ":memory:":
+                forget(self.path)
+            raise IndexCorrupt(
+                f"{self.path}: {exc}; the next open checks it and rebuilds it from the vault",
+                str(self.path),
+            ) from exc

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import threading
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -35,7 +34,7 @@ class LinkTables:
     """Methods over the link tables; ``Store`` supplies the connection and the lock."""
 
     _db: sqlite3.Connection
-    _lock: threading.RLock
+    _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _OWNED_ORDER = "rowid"  # the column memory_owned's lines are ordered by, oldest first
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from typing import Any
 
 from memvault.core.text import sha256_text
 from memvault.index.rows import (
@@ -38,7 +38,7 @@ class PendingQueue:
     """Methods over the pending queue; ``Store`` supplies the connection and the lock."""
 
     _db: sqlite3.Connection
-    _lock: threading.RLock
+    _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:

@@ -155,7 +155,7 @@ class PgStore(Store):
         # one call at a time; when each thread's call began waiting for its turn is kept,
         # so a call that waited behind one finding the server away fails with it (_PgSql)
         self._calls = CallLock()
-        self._lock = self._calls  # type: ignore[assignment]
+        self._lock = self._calls
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
         self._wants_lock = False  # a writer: the lock is taken again whenever it is lost

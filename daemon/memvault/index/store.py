@@ -102,7 +102,8 @@ class Store(PendingQueue, LinkTables):
         self.index_path = index_path
         self.cache_path = cache_path
         self._upgrade_lock = upgrade_lock
-        self._lock = threading.RLock()
+        # damage met under it: IndexCorrupt, and no stamp vouches for the file any more
+        self._lock = self._guard = integrity.Guard(threading.RLock(), index_path)
         self.checked = not (trusting and integrity.unchanged(index_path))
         try:
             self._db = _connect(index_path)
@@ -157,7 +158,8 @@ class Store(PendingQueue, LinkTables):
     def close(self) -> None:
         with self._lock:
             close_optimized(self._db)
-            integrity.record(self.index_path)
+            if not self._guard.damaged:
+                integrity.record(self.index_path)
             self._cache.close()
 
     @contextmanager

@@ -166,7 +166,7 @@ class VectorCache:
         """``trusting``: a file unchanged since a memvault closed it is not checked
         again (``index/integrity.py``); SQLite's quick_check (``checked``) else."""
         self.path = path
-        self._lock = threading.Lock()
+        self._lock = integrity.Guard(threading.Lock(), path)  # damage: IndexCorrupt
         self._models: dict[str, int] = {}
         self.checked = not (trusting and integrity.unchanged(path))
         try:
@@ -351,7 +351,8 @@ class VectorCache:
     def close(self) -> None:
         with self._lock:
             close_optimized(self._db)
-            integrity.record(self.path)
+            if not self._lock.damaged:
+                integrity.record(self.path)
 
 
 def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
