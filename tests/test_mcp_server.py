@@ -193,6 +193,23 @@ def test_log_appends_to_todays_log(server: Server) -> None:
     assert text.index("Deployed v2.3 to staging") < text.index("Rolled back v2.3")
 
 
+def test_a_tool_output_logged_whole_is_refused_saying_where_it_goes(server: Server) -> None:
+    """An agent logged a tool's output whole (20,000 characters): the tool's schema
+    allowed 10,000 and refused it with pydantic's "String should have at most 10000
+    characters" (and let 4,001-10,000 through to a refusal saying 4,000), never saying
+    where such a text goes. Refused saying so; nothing written."""
+    today = server.vault / "logs" / f"{dt.date.today().isoformat()}.md"
+    before = today.read_bytes() if today.exists() else None
+    for size in (4_001, 20_000):
+        said = server.refused("memory_log", text="frame timeout retry " * (size // 20) + "x")
+        assert "nothing was logged" in said and "keep a long text in a note" in said, said
+    assert (today.read_bytes() if today.exists() else None) == before
+    (tool,) = [
+        t for t in server.portal.call(server.session.list_tools).tools if t.name == "memory_log"
+    ]
+    assert "at most 4,000 characters" in tool.input_schema["properties"]["text"]["description"]
+
+
 def test_get_a_note_a_section_and_lines(server: Server) -> None:
     whole = server.ok("memory_get", path="people/sarah-chen.md")
     assert whole["title"] == "Sarah Chen"

@@ -394,6 +394,12 @@ _SUBHEADING = re.compile(r"^ {0,3}#{2,6}(?:[ \t]|$)")
 _HEADING = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 
 
+# A log entry is one line of a day's log (its line breaks are joined): a tool's output
+# logged whole was one line of 0.9 MB in the day a person opens in Obsidian, a context
+# budget's worth many times over. Such a text goes in a note; the log names it.
+MAX_LOG_ENTRY = 4_000
+
+
 def insert_log_entry(text: str, entry: str, template_hints: frozenset[str] = frozenset()) -> str:
     """Put ``entry`` (one line) where a day's entries go (the module docstring's rule).
 

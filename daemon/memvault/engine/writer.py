@@ -29,10 +29,7 @@ if TYPE_CHECKING:
     from memvault.vault.files import VaultFS
 
 MAX_TEXT = 1_000_000  # characters accepted for a note body
-# A log entry is one line of a day's log (its line breaks are joined): a tool's output
-# logged whole was one line of 0.9 MB in the day a person opens in Obsidian, a context
-# budget's worth many times over. Such a text goes in a note; the log names it.
-MAX_LOG_ENTRY = 4_000
+MAX_LOG_ENTRY = compose.MAX_LOG_ENTRY  # (core/compose: the MCP tool's schema says it)
 
 
 class Writer:

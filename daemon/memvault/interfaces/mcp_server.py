@@ -43,6 +43,7 @@ from pydantic import ConfigDict, Field
 from memvault import __version__
 from memvault.api import FilterArgs, Mode, Vault
 from memvault.config import VaultConfig
+from memvault.core.compose import MAX_LOG_ENTRY
 from memvault.core.results import Hit
 from memvault.door import VaultDoor
 from memvault.errors import MemvaultError
@@ -437,8 +438,15 @@ def build_server(root: Path) -> MCPServer:
 
     @tool(WRITES)
     def memory_log(
+        # no max_length: a longer text is refused by the writer, saying where it goes (a
+        # schema's "String should have at most N characters" said nothing of a note)
         text: Annotated[
-            str, Field(min_length=1, max_length=10_000, description="What happened, in one line.")
+            str,
+            Field(
+                min_length=1,
+                description=f"What happened, in one line of at most {MAX_LOG_ENTRY:,} "
+                "characters (a longer text goes in a note: memory_write).",
+            ),
         ],
     ) -> dict[str, Any]:
         """Append a timestamped line to today's log (logs/YYYY-MM-DD.md).
