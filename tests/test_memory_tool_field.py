@@ -91,6 +91,41 @@ def test_a_note_named_again_with_other_accents_spaces_or_hyphens_is_not_made_bes
     assert "People/ana-perez-notes.md" in files(vault.root)
 
 
+def test_a_rename_onto_a_name_twin_is_refused_as_a_create_is_its_own_spelling_is_not(
+    vault: Vault,
+) -> None:
+    """A create beside People/ana-pérez.md as "People/Ana Perez.md" is refused (the same
+    name spelt otherwise); a rename of another note onto that name was let through, and
+    made the two notes MEMORY.md lists as one person twice. Refused as the create is,
+    naming the note there, nothing moved; a note renamed to another spelling of its own
+    name (a person keeping both spellings too) is still renamed."""
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/People/ana-pérez.md", file_text="# Ana\n")
+    call(tool, command="create", path="/memories/Inbox/ana perez.md", file_text="Lisbon.\n")
+    before = files(vault.root)
+    for new in ("/memories/People/Ana Perez.md", "/memories/People/ANA_PEREZ.md"):
+        said = refused(
+            tool, command="rename", old_path="/memories/Inbox/ana perez.md", new_path=new
+        )
+        assert said.startswith(f"The destination {new} already exists as "), said
+        assert "/memories/People/ana-pérez.md" in said
+    assert files(vault.root) == before
+    call(
+        tool,
+        command="rename",
+        old_path="/memories/People/ana-pérez.md",
+        new_path=unicodedata.normalize("NFD", "/memories/People/Ana Pérez.md"),
+    )
+    write(vault.root, "People/ana-perez.md", "# Ana P.\n")  # a person's second spelling
+    call(
+        tool,
+        command="rename",
+        old_path="/memories/People/ana-perez.md",
+        new_path="/memories/People/Ana-Perez.md",
+    )
+    assert "People/Ana-Perez.md" in files(vault.root)
+
+
 def test_a_rename_onto_another_notes_name_in_another_case_is_refused_its_own_is_not(
     vault: Vault,
 ) -> None:

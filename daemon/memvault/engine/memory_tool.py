@@ -433,6 +433,10 @@ class MemoryCommands:
         if not is_dir:
             self._note_rel(old_path)
             self._note_rel(new_path, writing=True)
+            # as a create there would be: a second note of one name (its own respelt is not)
+            twin = None if self.twins.same_name(old, new) else self.twins.twin(self.fs.root, new)
+            if twin is not None:
+                raise T.Refusal(twin_refusal(new_path, twin, destination=True))
         elif new.startswith(old + "/"):
             raise T.Refusal(f"Cannot move {old_path} into itself ({new_path})")
         elif self.fs.is_ignored(new) or new.lower().endswith(".md"):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import unicodedata
 from pathlib import Path
 
 from memvault.core import compose
@@ -32,6 +33,14 @@ class NameTwins:
             key = self._keys[stem] = compose.name_key(stem, sharp_s=False)
         return key
 
+    def same_name(self, rel: str, other: str) -> bool:
+        """Whether ``rel`` and ``other`` are one name spelt two ways in one folder (a
+        rename to another spelling of a note's own name: no second note comes of it)."""
+        (folder, name), (there, named) = posixpath.split(rel), posixpath.split(other)
+        return unicodedata.normalize("NFC", folder) == unicodedata.normalize(
+            "NFC", there
+        ) and self._key(name.removesuffix(".md")) == self._key(named.removesuffix(".md"))
+
     def twin(self, root: Path, rel: str) -> str | None:
         """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
         otherwise; None when there is none (or the name has no words to compare)."""
@@ -52,10 +61,12 @@ class NameTwins:
         return None
 
 
-def twin_refusal(path: str, other: str) -> str:
-    """Why ``create`` made nothing at ``path``: ``other`` is that name already."""
+def twin_refusal(path: str, other: str, *, destination: bool = False) -> str:
+    """Why ``create`` made nothing at ``path`` (``destination``: why ``rename`` moved
+    nothing there): ``other`` is that name already."""
+    said = f"The destination {path}" if destination else f"File {path}"
     return (
-        f"File {path} already exists as {shown(other)} (the same name spelt otherwise: "
+        f"{said} already exists as {shown(other)} (the same name spelt otherwise: "
         f"case, accents, spaces or punctuation; MEMORY.md would list two notes a person "
         f"cannot tell apart): view or edit {shown(other)}, or give a name with other words"
     )
