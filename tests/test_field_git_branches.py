@@ -8,11 +8,15 @@ expect turns the next checkout into "Your local changes ... would be overwritten
 
 from __future__ import annotations
 
+import os
+import re
+import sqlite3
 from pathlib import Path
 
 import pytest
 
 from helpers import note, open_vault, write
+from memvault.core import text as text_module
 from memvault.core.text import LFS_POINTER as POINTER_SAID
 from memvault.core.text import NotText, decode
 from test_memory_git import commit, git, git_vault, status
@@ -90,6 +94,60 @@ def test_a_note_git_lfs_keeps_is_not_its_pointer_file(tmp_path: Path) -> None:
         text = (root / "MEMORY.md").read_text(encoding="utf-8")
         assert "- [[people/big]] - Person 02 works here." in text
         assert v.status()["skipped_files"] == []
+
+
+def _indexed_before_pointers_were_told_apart(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A vault of a note and a git LFS pointer, indexed as a memvault before did: the
+    pointer as a note (listed in MEMORY.md by its first line)."""
+    write(root, "people/ann.md", person(1))
+    write(root, "people/big.md", LFS_POINTER)
+    with monkeypatch.context() as m:
+        m.setattr(text_module, "_LFS_POINTER", re.compile(rb"(?!)"))
+        with open_vault(root) as v:
+            v.sync()
+    assert "[[people/big]] - version https://git-lfs" in (root / "MEMORY.md").read_text("utf-8")
+
+
+def _told_apart_now(root: Path) -> None:
+    with open_vault(root) as v:
+        report = v.sync()
+        assert report.deleted == ("people/big.md",) or "people/big.md" in report.modified
+        assert [h.path for h in v.search("oid sha256 spec version")] == ["people/ann.md"]
+        (skipped,) = v.status()["skipped_files"]
+        assert skipped["path"] == "people/big.md" and "git lfs pull" in skipped["reason"]
+    assert "people/big" not in (root / "MEMORY.md").read_text("utf-8")
+
+
+def test_a_pointer_an_older_memvault_indexed_as_a_note_is_read_again_and_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pointer is skipped since core/text told it apart; in an index made before, it
+    stayed a note for good (its file unchanged, never read again): MEMORY.md listed
+    `[[people/big]] - version https://git-lfs...`, search found it, and status listed no
+    skipped file. Schema 13 reads such notes again: skipped, said why."""
+    root = tmp_path / "vault"
+    _indexed_before_pointers_were_told_apart(root, monkeypatch)
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    with db:  # the version of the index that memvault made
+        db.execute("UPDATE meta SET value = '12' WHERE key = 'schema_version'")
+    db.close()
+    _told_apart_now(root)
+
+
+def test_a_postgres_index_of_a_pointer_as_a_note_reads_it_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on PostgreSQL, version 11 -> 12."""
+    import psycopg
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = tmp_path / "vault"
+    _indexed_before_pointers_were_told_apart(root, monkeypatch)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '11' WHERE key = 'schema_version'")
+    _told_apart_now(root)
 
 
 @pytest.mark.parametrize(

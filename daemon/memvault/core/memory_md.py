@@ -347,8 +347,10 @@ def _daemons(s: _Section, content: str) -> bool:
         ours = content in s.owned or (as_text and "\\" in target)
         return in_folder(guess, s.rule.folder) and guess not in s.waiting and ours
     entry = s.notes.get(path)
-    if entry is None:
-        return False  # a file memvault does not list (or one a reconcile has still to index)
+    if entry is None:  # a file memvault does not list (or one a reconcile has still to
+        # index): memvault's line only when memvault wrote it, for a note it listed then
+        # (a note that is no text now: a git LFS pointer, a binary file)
+        return content in s.owned and in_folder(path, s.rule.folder) and path not in s.waiting
     if not in_folder(path, s.rule.folder):  # memvault's if it wrote it here: a root
         return content in s.owned  # note moved to people/, its [[name]] leading there
     return content == s.line_of(entry) or content in s.owned

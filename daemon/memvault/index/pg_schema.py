@@ -68,6 +68,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    12, ``notes.first_sentence``): the notes whose stored summary may be cut otherwise
    now (``notes.cut_otherwise``) are read again by the next sync.
 
+12. A git LFS pointer file is not its note (the SQLite index's schema 13): the notes an
+   older memvault indexed from one are read again by the next sync, and skipped.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -96,6 +99,7 @@ from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
 from memvault.index.schema import (
     CONFLICTED_STALE,
+    LFS_POINTERS_STALE,
     LINKS_TABLE,
     NOTE_META_COLUMNS,
     RESOLVE_LINKS_AGAIN,
@@ -104,7 +108,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 11
+PG_SCHEMA_VERSION = 12
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -284,6 +288,8 @@ def migrate(conn: Any, schema: str) -> None:
             _keywords_again(conn, f"[{SHARP_S_CHARS}]", stale=False)
         if version is not None and version < 11:
             _summaries_stale(conn)
+        if version is not None and version < 12:
+            conn.execute(LFS_POINTERS_STALE)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

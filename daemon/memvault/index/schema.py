@@ -76,6 +76,10 @@ Versions (meta ``schema_version``):
    ordinal, am 3. März). The notes whose stored summary may be cut otherwise now
    (``notes.cut_otherwise``) are read again by the next sync (``SUMMARIES_STALE``);
    a chunk whose text is the same keeps its label and vector.
+13. A git LFS pointer file is not its note (``core.text.decode``: skipped, said why).
+   The notes an older memvault indexed from one (a summary that is the pointer's first
+   line, at most 1,024 bytes) are read again by the next sync (``LFS_POINTERS_STALE``):
+   skipped then, out of MEMORY.md and search, listed by status with the reason.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -93,7 +97,7 @@ from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # marks (M*) inside a token, not between two (version 9): Hindi's vowel signs, Thai's
 FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
@@ -326,6 +330,15 @@ def link_names(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
 
 
+# schema 13 (PostgreSQL 12): a note an older memvault indexed from a git LFS pointer
+# (its summary the pointer's first line) read again by the next sync, now skipped
+LFS_POINTERS_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND size <= 1024 AND ("
+    "summary LIKE 'version https://git-lfs.github.com/spec/v1%' OR "
+    "summary LIKE 'version https://hawser.github.com/spec/v1%')"
+)
+
+
 def summaries_stale(conn: sqlite3.Connection) -> int:
     """Schema 11 -> 12: the notes whose summary may be cut otherwise now made stale (the
     next sync reads them again). Returns how many."""
@@ -493,6 +506,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info("index schema %d -> 11: the keyword table built again (ß as ss)", version)
     if version < 12 and (stale := summaries_stale(conn)):
         log.info("index schema %d -> 12: %d notes' summaries read again", version, stale)
+    if version < 13 and (stale := conn.execute(LFS_POINTERS_STALE).rowcount):
+        log.info("index schema %d -> 13: %d git LFS pointers read again", version, stale)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -519,6 +534,7 @@ __all__ = [
     "CONFLICTED_STALE",
     "FTS_TABLE",
     "KEYWORDS_FN",
+    "LFS_POINTERS_STALE",
     "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",
