@@ -33,7 +33,7 @@ from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
-from memvault.engine.name_twins import NameTwins, twin_refusal
+from memvault.engine.name_twins import NameTwins
 from memvault.errors import (
     FileBusy,
     MemoryToolError,
@@ -264,8 +264,7 @@ class MemoryCommands:
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         _refuse_other_case(self.fs, rel, path)
-        if (twin := self.twins.twin(self.fs.root, rel)) is not None:
-            raise T.Refusal(twin_refusal(path, twin))
+        self.twins.refuse_create(self.fs.root, rel, path)
         try:
             self.fs.create(rel, text)
         except NoteExists:
@@ -433,10 +432,7 @@ class MemoryCommands:
         if not is_dir:
             self._note_rel(old_path)
             self._note_rel(new_path, writing=True)
-            # as a create there would be: a second note of one name (its own respelt is not)
-            twin = None if self.twins.same_name(old, new) else self.twins.twin(self.fs.root, new)
-            if twin is not None:
-                raise T.Refusal(twin_refusal(new_path, twin, destination=True))
+            self.twins.refuse_rename(self.fs.root, old, new, new_path)
         elif new.startswith(old + "/"):
             raise T.Refusal(f"Cannot move {old_path} into itself ({new_path})")
         elif self.fs.is_ignored(new) or new.lower().endswith(".md"):

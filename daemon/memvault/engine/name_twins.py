@@ -14,7 +14,7 @@ import unicodedata
 from pathlib import Path
 
 from memvault.core import compose
-from memvault.core.memory_tool import shown
+from memvault.core.memory_tool import Refusal, shown
 
 KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
 
@@ -32,6 +32,18 @@ class NameTwins:
                 self._keys.clear()
             key = self._keys[stem] = compose.name_key(stem, sharp_s=False)
         return key
+
+    def refuse_create(self, root: Path, rel: str, path: str) -> None:
+        """Refuse (``Refusal``) a note made at ``rel`` (``path`` as the agent gave it)
+        beside its name twin."""
+        if (twin := self.twin(root, rel)) is not None:
+            raise Refusal(twin_refusal(path, twin))
+
+    def refuse_rename(self, root: Path, old: str, new: str, path: str) -> None:
+        """Refuse a note renamed from ``old`` onto ``new`` (``path``), a name twin's
+        name, as a create there is: a second note of one name (its own respelt is not)."""
+        if not self.same_name(old, new) and (twin := self.twin(root, new)) is not None:
+            raise Refusal(twin_refusal(path, twin, destination=True))
 
     def same_name(self, rel: str, other: str) -> bool:
         """Whether ``rel`` and ``other`` are one name spelt two ways in one folder (a
