@@ -94,17 +94,16 @@ class Reader(Lane):
         evidence: bool = True,
         docs_of: Callable[[str], int] | None = None,
         copies: bool = True,
-        past: frozenset[int] = frozenset(),
+        past: Collection[int] = (),
     ) -> tuple[list[Hit], np.ndarray | None]:
         """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
         with the query's vector (``qv``, else embedded here; None without vectors),
         which context ranks lines with: a value, as reads run on many threads at once.
         ``evidence=False``: context's (it ranks lines by their note and own vectors).
         ``docs_of``: the chunks holding a term, counted once for the caller's searches
-        (else once for this one). ``copies=False``: context's (it drops a repeated
-        passage itself); else a text the candidates hold more than once is one hit
-        (core/copies), and when copies left fewer than ``k``, the candidates past those
-        read (``past``: their labels) are looked at once more."""
+        (else once for this one). ``copies``: a text the candidates hold more than once is
+        one hit (core/copies; off for context, which drops a repeat itself); copies leaving
+        fewer than ``k``, the candidates past those read (``past``) are looked at, once."""
         if not query.strip():
             raise BadRequest("the query is empty")
         cfg = self.config.search
@@ -119,9 +118,7 @@ class Reader(Lane):
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return [], qv
-        if past:  # a further look: none of the candidates read already
-            passes = label_ok
-            label_ok = lambda lab: lab not in past and (passes is None or passes(lab))  # noqa: E731
+        label_ok = _besides(label_ok, past) if past else label_ok  # a further look
         terms = query_terms(query)
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
@@ -146,8 +143,7 @@ class Reader(Lane):
         hits = [_hit(f, meta.get(f.item[1].path), terms, f.item[0] in waiting) for f in found]
         if copies and not past and len(hits) < k and any(h.copies for h in hits):
             # copies of one text filled the candidates: as many again past them, once
-            read = frozenset(rows)
-            more, _ = self.search(query, k, filters, group, qv, evidence, docs_of, True, read)
+            more, _ = self.search(query, k, filters, group, qv, evidence, docs_of, True, set(rows))
             hits = further(hits, more, k, group)
         return hits, qv
 
@@ -162,9 +158,9 @@ class Reader(Lane):
             raise BadRequest("the budget must be at least 1 token")
         k = cfg.context.candidates
         docs_of = functools.cache(self.store.term_docs)  # a term counted once a context
-        hits, qv = self.search(
-            query, k=k, filters=filters, evidence=False, docs_of=docs_of, copies=False
-        )
+        # every candidate, copies too: assemble drops a repeated passage itself
+        ask = functools.partial(self.search, evidence=False, docs_of=docs_of, copies=False)
+        hits, qv = ask(query, k=k, filters=filters)
         allowed = self._allowed(filters)
         # the query's rare word: its lines kept first (engine/rare_lines)
         rare = rare_word(cfg.search, self.store, query, docs_of) if cfg.context.excerpts else None
@@ -174,15 +170,7 @@ class Reader(Lane):
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more, _ = self.search(
-                query,
-                k=k * WIDEN,
-                filters=filters,
-                qv=qv,
-                evidence=False,
-                docs_of=docs_of,
-                copies=False,
-            )
+            more, _ = ask(query, k=k * WIDEN, filters=filters, qv=qv)
             wider = [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
             ctx = self._assemble(query, budget, wider, qv, allowed, rare, docs_of)
         return ctx
@@ -512,6 +500,13 @@ def _fused(
         vector_weight=cfg.vector_weight,
         unembedded=waiting,
     )
+
+
+def _besides(
+    label_ok: Callable[[int], bool] | None, past: Collection[int]
+) -> Callable[[int], bool]:
+    """``label_ok`` (None: every label) without the labels ``past``."""
+    return lambda lab: lab not in past and (label_ok is None or label_ok(lab))
 
 
 Found = tuple[int, ChunkRow, float]  # a candidate's label, chunk row and score
