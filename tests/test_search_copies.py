@@ -202,3 +202,25 @@ def test_mcp_says_copies_only_where_there_are_some() -> None:
     assert "copies" not in hit_for_model(plain) and "copy_paths" not in hit_for_model(plain)
     said = hit_for_model(copied)
     assert (said["copies"], said["copy_paths"]) == (3, ["c.md", "d.md"])
+
+
+def test_a_further_look_never_brings_back_a_hit_or_a_copy_already_read(tmp_path: Path) -> None:
+    """The copies point at one note (a hop: engine/evidence brings a linked note's first
+    chunk in): the further look, pointed at it again, neither shows it twice nor counts
+    a hit as its own copy."""
+    root = tmp_path / "v"
+    linked = "The deploy window is Tuesday 10:00 UTC, as [[ops]] says.\n"
+    for i in range(1, 31):
+        write(root, f"fact-{i}.md", linked)
+    write(root, "ops.md", "# Ops\n\nWho is on call rotates weekly.\n")
+    for i in range(12):
+        write(root, f"deploys/d-{i}.md", f"# D {i}\n\nRelease {i} waits for the deploy window.\n")
+    with open_vault(root, overrides={"search": {"candidates": 20}}) as vault:
+        vault.sync()
+        hits = vault.search("deploy window is Tuesday", 10)
+    labels = [h.label for h in hits]
+    assert len(labels) == len(set(labels)) and len(set(texts(hits))) == len(hits)
+    (ops,) = [h for h in hits if h.path == "ops.md"]
+    assert ops.copies == 0 and ops.copy_paths == ()
+    (fact,) = [h for h in hits if h.path.startswith("fact-")]
+    assert fact.copies == 29 and fact.path not in fact.copy_paths

@@ -138,7 +138,7 @@ class Reader(Lane):
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
-        found = _first(fused, rows, k, group, copies)
+        found = _first(fused, rows, k, group, copies, past)  # (a hop may bring one back)
         meta = self.catalogue.rows_of(f.item[1].path for f in found)
         hits = [_hit(f, meta.get(f.item[1].path), terms, f.item[0] in waiting) for f in found]
         if copies and not past and len(hits) < k and any(h.copies for h in hits):
@@ -518,10 +518,12 @@ def _first(
     k: int,
     group: bool,
     copies: bool,
+    past: Collection[int] = (),
 ) -> list[Kept[Found]]:
     """The first ``k`` of ``fused`` with a chunk row, at most one a note with ``group``;
-    with ``copies``, each text once, its copies among the rows read counted on it."""
-    read = ((lab, rows[lab], s) for lab, s in fused if lab in rows)
+    with ``copies``, each text once, its copies among the rows read counted on it; none
+    of the labels ``past`` (a further look's: read and counted already)."""
+    read = ((lab, rows[lab], s) for lab, s in fused if lab in rows and lab not in past)
     return first_distinct(read, k, lambda f: f[1].text, lambda f: f[1].path, group, copies)
 
 
