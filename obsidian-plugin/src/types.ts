@@ -9,6 +9,10 @@ export interface Hit {
   snippet: string;
   score: number;
   address: string;
+  /** Other places holding this text word for word, kept off the list (0 when none). */
+  copies?: number;
+  /** Their notes, best first, the first 10. */
+  copy_paths?: string[];
 }
 
 export interface Context {

@@ -142,6 +142,10 @@ class Hit(Record):
     ord: int = field(repr=False, default=0)
     # its vector is still being computed: found by keywords only (DESIGN.md, "Two lanes")
     pending: bool = False
+    # the other candidates holding this hit's text word for word (spaces and case aside),
+    # kept off the page as copies of it (core/copies), and their notes, the first 10
+    copies: int = 0
+    copy_paths: tuple[str, ...] = ()
 
     @property
     def address(self) -> str:

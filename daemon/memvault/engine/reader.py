@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core.context import Piece, assemble, index_part, join_spans
+from memvault.core.copies import Kept, first_distinct, further
 from memvault.core.excerpts import (
     common_terms,
     focus_query,
@@ -92,13 +93,17 @@ class Reader(Lane):
         qv: np.ndarray | None = None,
         evidence: bool = True,
         docs_of: Callable[[str], int] | None = None,
+        copies: bool = True,
+        past: Collection[int] = (),
     ) -> tuple[list[Hit], np.ndarray | None]:
         """Hybrid BM25 + vector search, fused (convex combination by default, or RRF);
         with the query's vector (``qv``, else embedded here; None without vectors),
         which context ranks lines with: a value, as reads run on many threads at once.
         ``evidence=False``: context's (it ranks lines by their note and own vectors).
         ``docs_of``: the chunks holding a term, counted once for the caller's searches
-        (else once for this one)."""
+        (else once for this one). ``copies``: a text the candidates hold more than once is
+        one hit (core/copies; off for context, which drops a repeat itself); copies leaving
+        fewer than ``k``, the candidates past those read (``past``) are looked at, once."""
         if not query.strip():
             raise BadRequest("the query is empty")
         cfg = self.config.search
@@ -113,6 +118,7 @@ class Reader(Lane):
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return [], qv
+        label_ok = _besides(label_ok, past) if past else label_ok  # a further look
         terms = query_terms(query)
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
@@ -132,11 +138,13 @@ class Reader(Lane):
                 rows = {**rows, **self.store.chunk_rows(new)}
         if not vector:  # nothing has a vector yet: every hit is keywords-only if pending
             waiting = self.store.pending_among(rows)
-        found = _first(fused, rows, k, group)
-        meta = self.catalogue.rows_of(row.path for _, row, _ in found)
-        hits = [
-            _hit(lab, row, meta.get(row.path), terms, s, lab in waiting) for lab, row, s in found
-        ]
+        found = _first(fused, rows, k, group, copies, past)  # (a hop may bring one back)
+        meta = self.catalogue.rows_of(f.item[1].path for f in found)
+        hits = [_hit(f, meta.get(f.item[1].path), terms, f.item[0] in waiting) for f in found]
+        if copies and not past and len(hits) < k and any(h.copies for h in hits):
+            # copies of one text filled the candidates: as many again past them, once
+            more, _ = self.search(query, k, filters, group, qv, evidence, docs_of, True, set(rows))
+            hits = further(hits, more, k, group)
         return hits, qv
 
     def context(
@@ -150,7 +158,9 @@ class Reader(Lane):
             raise BadRequest("the budget must be at least 1 token")
         k = cfg.context.candidates
         docs_of = functools.cache(self.store.term_docs)  # a term counted once a context
-        hits, qv = self.search(query, k=k, filters=filters, evidence=False, docs_of=docs_of)
+        # every candidate, copies too: assemble drops a repeated passage itself
+        ask = functools.partial(self.search, evidence=False, docs_of=docs_of, copies=False)
+        hits, qv = ask(query, k=k, filters=filters)
         allowed = self._allowed(filters)
         # the query's rare word: its lines kept first (engine/rare_lines)
         rare = rare_word(cfg.search, self.store, query, docs_of) if cfg.context.excerpts else None
@@ -160,9 +170,7 @@ class Reader(Lane):
             # duplicates of what is in (a fact logged on many days): look further,
             # keeping the first ranking and adding what lies beyond it.
             seen = {(h.path, h.ord) for h in hits}
-            more, _ = self.search(
-                query, k=k * WIDEN, filters=filters, qv=qv, evidence=False, docs_of=docs_of
-            )
+            more, _ = ask(query, k=k * WIDEN, filters=filters, qv=qv)
             wider = [*hits, *(h for h in more if (h.path, h.ord) not in seen)]
             ctx = self._assemble(query, budget, wider, qv, allowed, rare, docs_of)
         return ctx
@@ -463,9 +471,9 @@ class Reader(Lane):
         results = self.embedding.searching.query(centre, max(k * 8, 40), allowed=label_ok)
         rows = self.store.chunk_rows([lab for lab, _ in results])
         others = {lab: row for lab, row in rows.items() if row.path != own}
-        found = _first(results, others, k, group=True)  # a chunk a note, the best
-        meta = self.catalogue.rows_of(row.path for _, row, _ in found)
-        return [_hit(lab, row, meta.get(row.path), [], float(s)) for lab, row, s in found]
+        found = _first(results, others, k, True, True)  # a chunk a note, the best; a text once
+        meta = self.catalogue.rows_of(f.item[1].path for f in found)
+        return [_hit(f, meta.get(f.item[1].path), []) for f in found]
 
 
 def _fused(
@@ -494,24 +502,29 @@ def _fused(
     )
 
 
+def _besides(
+    label_ok: Callable[[int], bool] | None, past: Collection[int]
+) -> Callable[[int], bool]:
+    """``label_ok`` (None: every label) without the labels ``past``."""
+    return lambda lab: lab not in past and (label_ok is None or label_ok(lab))
+
+
+Found = tuple[int, ChunkRow, float]  # a candidate's label, chunk row and score
+
+
 def _first(
-    fused: Sequence[tuple[int, float]], rows: dict[int, ChunkRow], k: int, group: bool
-) -> list[tuple[int, ChunkRow, float]]:
-    """The first ``k`` of ``fused`` with a chunk row, at most one a note with ``group``."""
-    found: list[tuple[int, ChunkRow, float]] = []
-    seen_notes: set[str] = set()
-    for label, score in fused:
-        row = rows.get(label)
-        if row is None:
-            continue
-        if group:
-            if row.path in seen_notes:
-                continue
-            seen_notes.add(row.path)
-        found.append((label, row, score))
-        if len(found) >= k:
-            break
-    return found
+    fused: Sequence[tuple[int, float]],
+    rows: dict[int, ChunkRow],
+    k: int,
+    group: bool,
+    copies: bool,
+    past: Collection[int] = (),
+) -> list[Kept[Found]]:
+    """The first ``k`` of ``fused`` with a chunk row, at most one a note with ``group``;
+    with ``copies``, each text once, its copies among the rows read counted on it; none
+    of the labels ``past`` (a further look's: read and counted already)."""
+    read = ((lab, rows[lab], s) for lab, s in fused if lab in rows and lab not in past)
+    return first_distinct(read, k, lambda f: f[1].text, lambda f: f[1].path, group, copies)
 
 
 def _cut(hit: Hit, note: NoteRow | None, ord: int, start: int, end: int, text: str) -> Piece:
@@ -540,14 +553,10 @@ def _lines_in(
 
 
 def _hit(
-    label: int,
-    row: ChunkRow,
-    note: NoteRow | None,
-    terms: Sequence[str],
-    score: float,
-    pending: bool = False,
+    kept: Kept[Found], note: NoteRow | None, terms: Sequence[str], pending: bool = False
 ) -> Hit:
-    """A search or related hit for one chunk row."""
+    """A search or related hit for one chunk row, with the copies of its text."""
+    label, row, score = kept.item
     return Hit(
         row.path,
         note.title if note else row.path,
@@ -555,11 +564,13 @@ def _hit(
         row.line_start,
         row.line_end,
         snippet(row.text, terms),
-        round(score, 6),
+        round(float(score), 6),
         row.text,
         label,
         row.ord,
         pending=pending,
+        copies=kept.copies,
+        copy_paths=tuple(kept.copy_paths),
     )
 
 

@@ -187,6 +187,41 @@ def _params(schema: str) -> list[dict[str, Any]]:
     ]
 
 
+def _hits() -> dict[str, Any]:
+    """The answer of /search and /related: ``{"hits": [Hit.to_dict()]}``."""
+    text = {"type": "string"}
+    count = {"type": "integer", "minimum": 0}
+    hit = {
+        "type": "object",
+        "properties": {
+            "path": text,
+            "title": text,
+            "heading": {"type": "array", "items": text},
+            "line_start": count,
+            "line_end": count,
+            "snippet": text,
+            "score": {"type": "number"},
+            "text": text,
+            "label": {"type": "integer"},
+            "ord": {"type": "integer"},
+            "pending": {"type": "boolean", "description": "found by keywords only: no vector yet"},
+            "copies": {
+                **count,
+                "description": "the other candidates holding this text word for word "
+                "(spaces and case aside), kept off the page: k hits are k texts",
+            },
+            "copy_paths": {
+                "type": "array",
+                "items": text,
+                "description": "the notes of those copies, best first, the first 10",
+            },
+            "address": text,
+        },
+    }
+    schema = {"type": "object", "properties": {"hits": {"type": "array", "items": hit}}}
+    return {"description": "OK", "content": {"application/json": {"schema": schema}}}
+
+
 def openapi_schema() -> dict[str, Any]:
     """An OpenAPI 3.1 description generated from the same schemas the routes check."""
     error = {
@@ -244,6 +279,10 @@ def openapi_schema() -> dict[str, Any]:
     path_param = {"name": "path", "in": "path", "required": True, "schema": {"type": "string"}}
     health = get("liveness; no token needed")
     health["get"]["security"] = []
+    search = post("search", "hybrid search")
+    search["post"]["responses"]["200"] = _hits()
+    related = get("notes most like a given note", _params("related"))
+    related["get"]["responses"] = {**related["get"]["responses"], "200": _hits()}
     return {
         "openapi": "3.1.0",
         "info": {"title": "memvault daemon", "version": __version__},
@@ -254,14 +293,14 @@ def openapi_schema() -> dict[str, Any]:
             "/health": health,
             "/status": get("Vault.status() plus the daemon's own state"),
             "/sync": post("sync", "reconcile the index with the files (all, or some paths)"),
-            "/search": post("search", "hybrid search"),
+            "/search": search,
             "/context": post("context", "a cited context within a token budget"),
             "/notes/{path}": get(
                 "a note, a section or a line range", [path_param, *_params("get")]
             ),
             "/notes": post("add", "create (201) or update (200) a note from its template", True),
             "/log": post("log", "add a timestamped line to today's log, after its last entry"),
-            "/related": get("notes most like a given note", _params("related")),
+            "/related": related,
             "/memory-tool": post(
                 "memory-tool",
                 'one command of Claude\'s memory tool on the vault: {"result": text}; a refused '

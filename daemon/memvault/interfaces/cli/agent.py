@@ -166,6 +166,18 @@ def print_hits(hits: Sequence[Hit]) -> None:
             emoji=False,
         )
         out.print(f"    {' '.join(h.snippet.split())}", markup=False, emoji=False)
+        if h.copies:  # the same text in other places, kept off the page (core/copies)
+            out.print(f"    {copies_line(h)}", markup=False, emoji=False)
+
+
+def copies_line(hit: Hit) -> str:
+    """``+ 3 copies: a.md, b.md`` (the notes named on the hit; ``, …`` when more hold one)."""
+    named = ", ".join(hit.copy_paths)
+    more = ", …" if hit.copies > len(hit.copy_paths) else ""
+    word = "copy" if hit.copies == 1 else "copies"
+    return f"+ {hit.copies} {word} of this text" + (
+        f": {named}{more}" if named else " in this note"
+    )
 
 
 def print_context(ctx: Context) -> None:
