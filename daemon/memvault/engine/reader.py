@@ -115,10 +115,14 @@ class Reader(Lane):
             allowed_labels = self.store.labels_of(
                 p for p in self.catalogue.notes() if allowed_path(p)
             )
+            # a further look's without those read: a set still, which a PostgreSQL
+            # index searches exactly (index/pg_vectors), as it did the first look
+            allowed_labels = allowed_labels - set(past) if past else allowed_labels
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return [], qv
-        label_ok = _besides(label_ok, past) if past else label_ok  # a further look
+        elif past:  # a further look: every label but those read
+            label_ok = _besides(past)
         terms = query_terms(query)
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
@@ -502,11 +506,9 @@ def _fused(
     )
 
 
-def _besides(
-    label_ok: Callable[[int], bool] | None, past: Collection[int]
-) -> Callable[[int], bool]:
-    """``label_ok`` (None: every label) without the labels ``past``."""
-    return lambda lab: lab not in past and (label_ok is None or label_ok(lab))
+def _besides(past: Collection[int]) -> Callable[[int], bool]:
+    """Every label but those ``past``."""
+    return lambda lab: lab not in past
 
 
 Found = tuple[int, ChunkRow, float]  # a candidate's label, chunk row and score
