@@ -114,11 +114,11 @@ class Reader(Lane):
         if allowed_path is not None:
             allowed_labels = self.store.labels_of(
                 p for p in self.catalogue.notes() if allowed_path(p)
-            )
+            ) - set(past)  # a further look's: a set still (_besides says why)
             label_ok = allowed_labels.__contains__
             if not allowed_labels:
                 return [], qv
-        label_ok = _besides(label_ok, past) if past else label_ok  # a further look
+        label_ok = _besides(past) if past and label_ok is None else label_ok  # a further look
         terms = query_terms(query)
         docs_of = docs_of or functools.cache(self.store.term_docs)  # a term counted once
         lexical = self._lexical(terms, pool, docs_of, label_ok)
@@ -502,11 +502,11 @@ def _fused(
     )
 
 
-def _besides(
-    label_ok: Callable[[int], bool] | None, past: Collection[int]
-) -> Callable[[int], bool]:
-    """``label_ok`` (None: every label) without the labels ``past``."""
-    return lambda lab: lab not in past and (label_ok is None or label_ok(lab))
+def _besides(past: Collection[int]) -> Callable[[int], bool]:
+    """Every label but those ``past`` (a further look without a filter; with one, its
+    set less ``past``: a set, which a PostgreSQL index searches exactly in SQL, where
+    it asks any other test of the whole index's nearest chunks, index/pg_vectors)."""
+    return lambda lab: lab not in past
 
 
 Found = tuple[int, ChunkRow, float]  # a candidate's label, chunk row and score

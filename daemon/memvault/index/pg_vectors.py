@@ -54,6 +54,7 @@ from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_ve
 log = logging.getLogger("memvault")
 
 _BATCH = 1000
+EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 BULK_ROWS = 2000  # rows still to come from which a load drops the HNSW index ...
 # ... if they are this share of the rows stored, at least: a rebuild over the rows
 # stored wins from a twentieth on, but readers search without the index meanwhile
@@ -400,7 +401,9 @@ class PgVectors:
             want = k
             while True:
                 with self._db.conn.transaction():
-                    self._db.raw(f"SET LOCAL hnsw.ef_search = {max(self.ef_search, want)}")
+                    # pgvector refuses an ef_search over 1,000 (a wider look: k past 250)
+                    ef = min(max(self.ef_search, want), EF_SEARCH_MAX)
+                    self._db.raw(f"SET LOCAL hnsw.ef_search = {ef}")
                     # the nodes (the partial index's rows), each then its twins, at its
                     # similarity: one statement, so one snapshot of the two
                     rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
@@ -419,7 +422,7 @@ class PgVectors:
                             out.append((int(node), float(sim)))
                     if twin is not None and (allowed is None or allowed(int(twin))):
                         out.append((int(twin), float(sim)))
-                if len(out) >= k or nodes < want or want >= 1000:
+                if len(out) >= k or nodes < want or want >= EF_SEARCH_MAX:
                     return out[:k]
                 want *= 4
 
