@@ -44,3 +44,14 @@ def long_said(path: str, size: int, lines: int | None, cap: int) -> str:
     counted = f"{lines:,} lines, " if lines else ""
     cut = f", only the first {megabytes(cap)} indexed" if size > cap else ""
     return f"{path} ({counted}{megabytes(size)}{cut})"
+
+
+def write_grown_said(path: str, title: str, size: int, lines: int, cap: int) -> str:
+    """What MCP's memory_write adds to its answer (``note``) when ``path`` is now long."""
+    return (
+        f"{path} is now {lines:,} lines ({megabytes(size)}): memory_get with `lines` or "
+        f"`heading` reads a part of it, and a write that makes it bigger than "
+        f"{megabytes(cap)} (vault.max_note_bytes) is refused. Write what comes next in a "
+        f'new note (by topic, or by period: title "{title} 2"), and keep this one for '
+        "what it holds."
+    )

@@ -44,7 +44,9 @@ from memvault import __version__
 from memvault.api import FilterArgs, Mode, Vault
 from memvault.config import VaultConfig
 from memvault.core.compose import MAX_LOG_ENTRY
+from memvault.core.note_size import is_long, write_grown_said
 from memvault.core.results import Hit
+from memvault.core.text import line_count
 from memvault.door import VaultDoor
 from memvault.errors import MemvaultError
 
@@ -201,6 +203,22 @@ def strict(tool: Tool) -> Tool:
     tool.fn_metadata.arg_model = type(loose.__name__, (loose,), {"model_config": config})
     tool.parameters["additionalProperties"] = False
     return tool
+
+
+def grown(vault: Vault, path: str, title: str) -> dict[str, str]:
+    """``{"note": ...}`` when the note just written is past a quarter of
+    vault.max_note_bytes (core/note_size), as the memory tool's answer says it: an agent
+    appending to one note every turn learns it while there is room to split it."""
+    cap = vault.config.vault.max_note_bytes
+    file = vault.root / path  # the vault's folder here, through a daemon too
+    try:
+        size = file.stat().st_size
+        if not is_long(size, cap):
+            return {}
+        lines = line_count(file.read_text(encoding="utf-8", errors="replace"))
+    except OSError:  # gone or unreadable since: the write's answer stands without it
+        return {}
+    return {"note": write_grown_said(path, title, size, lines, cap)}
 
 
 def link_of(path: str) -> str:
@@ -424,10 +442,13 @@ def build_server(root: Path) -> MCPServer:
         section's text is replaced. A day's log takes no body: use memory_log. The
         note is created from the vault's template; MEMORY.md and the search index
         update at once. Returns {path, created, address}; cite the address
-        ([[people/ana-lopez]]) from other notes to link them.
+        ([[people/ana-lopez]]) from other notes to link them. A note grown past a
+        quarter of the vault's largest note size adds `note`, saying so and where
+        to write next: a note past that size is refused.
         """
-        result = run(
-            lambda m: m.add(
+
+        def write(m: Vault) -> dict[str, Any]:
+            result = m.add(
                 category,
                 title,
                 summary=summary,
@@ -435,10 +456,11 @@ def build_server(root: Path) -> MCPServer:
                 body=body,
                 update=update,
                 section=section,
-            ),
-            "write",
-        )
-        return {"path": result.path, "created": result.created, "address": link_of(result.path)}
+            )
+            made = {"path": result.path, "created": result.created}
+            return {**made, "address": link_of(result.path), **grown(m, result.path, title)}
+
+        return run(write, "write")
 
     @tool(WRITES)
     def memory_log(
