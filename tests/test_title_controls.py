@@ -68,7 +68,8 @@ def test_the_cli_refuses_a_title_with_a_bidi_override(
     root = new_vault(tmp_path)
     result = CliRunner().invoke(cli_app, ["add", "people", BIDI[0], "--vault", str(root)])
     assert result.exit_code == 2, result.output
-    assert "bidi control character (U+202E)" in result.stderr
+    said = " ".join(result.stderr.split())
+    assert "bidi control character (U+202E)" in said and "write it without" in said
     assert list((root / "people").iterdir()) == []
 
 

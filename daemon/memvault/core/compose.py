@@ -278,7 +278,7 @@ def check_text(what: str, value: str, *, controls: bool = False) -> None:
         if controls and bidi_control(ch):
             raise ValueError(
                 f"the {what} holds a bidi control character (U+{ord(ch):04X}): it shows "
-                "the name after it in another order than it is written"
+                "the name after it in another order than it is written; write it without"
             )
 
 
