@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import posixpath
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memvault.core.changes import (
     RENAME_LIMIT,
@@ -230,3 +234,48 @@ def test_similarity_counts_shared_words_over_the_longer_text_the_name_aside() ->
     # two notes of one name share it and their title: that is no evidence of a move
     band, storm = "# Zoë\n\nZoë the band.\n", "# Zoë\n\nHurricane Zoë hit the coast.\n"
     assert similarity(band, storm) >= 0.5 > similarity(band, storm, "zoë")
+
+
+def _diff_path_by_path(known, seen, hashes, scope):  # type: ignore[no-untyped-def]
+    """``diff`` as it was written before, a look at each path: the reference."""
+    paths = set(known) | set(seen) if scope is None else set(scope)
+    gone = sorted(p for p in paths if p in known and p not in seen)
+    new = sorted(p for p in paths if p in seen and p not in known)
+    modified, touched = [], []
+    for p in sorted(paths):
+        if p in known and p in seen and p in hashes:
+            (modified if hashes[p] != known[p].sha256 else touched).append(p)
+    by_hash: dict[str, list[str]] = {}
+    for p in gone:
+        by_hash.setdefault(known[p].sha256, []).append(p)
+    moved, created = [], []
+    for p in new:
+        olds = by_hash.get(hashes.get(p), []) if hashes.get(p) else []
+        if not olds:
+            created.append(p)
+            continue
+        name = posixpath.basename(p).casefold()
+        best = next((o for o in olds if posixpath.basename(o).casefold() == name), olds[0])
+        olds.remove(best)
+        moved.append((best, p))
+    deleted = [p for p in gone if p not in {old for old, _ in moved}]
+    return ChangeSet(tuple(created), tuple(modified), tuple(deleted), tuple(moved), tuple(touched))
+
+
+_NAMES = st.sampled_from([f"{d}{n}.md" for d in ("", "a/", "B/") for n in "uvwxyz"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.dictionaries(_NAMES, st.sampled_from(["h1", "h2", "h3"]), max_size=12),
+    st.dictionaries(_NAMES, st.sampled_from(["h1", "h2", "h3", "h4"]), max_size=12),
+    st.sets(_NAMES, max_size=12),
+    st.none() | st.sets(_NAMES, max_size=8),
+)
+def test_diff_by_sets_finds_what_a_look_at_each_path_finds(
+    before: dict[str, str], now: dict[str, str], hashed: set[str], scope: set[str] | None
+) -> None:
+    known = {p: Known(1, 1, h) for p, h in before.items()}
+    seen = {p: Seen(1, 2) for p in now}
+    hashes = {p: h for p, h in now.items() if p in hashed}  # some hashed, some not
+    assert diff(known, seen, hashes, scope) == _diff_path_by_path(known, seen, hashes, scope)

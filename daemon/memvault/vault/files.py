@@ -22,7 +22,6 @@ from pathlib import Path
 
 from memvault.config import QUIET_MS
 from memvault.core.changes import Seen
-from memvault.core.results import SkippedFile
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import (
     FileBusy,
@@ -32,7 +31,6 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.batch_update import update_texts
-from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.odd_names import refused_name
 from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
@@ -40,31 +38,16 @@ from memvault.vault.paths import (
     display_path,
     folds_case,
     glob_regex,
-    is_note,
     is_utf8,
     normalize_rel,
     safe_join,
 )
+from memvault.vault.scan import Scan, Walk, hidden_name, mtime
 from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
-from memvault.vault.sync_copies import conflict_reason, is_conflict_copy
 
 _READ_BLOCK = 1 << 20
 BUSY_WAIT_SECONDS = 1.0  # how long an update waits for a file open for writing elsewhere
 BUSY_POLL = 0.05
-
-
-def _hidden_name(name: str) -> bool:
-    """A conflict copy or one of our temp files (a dot-name is hidden too)."""
-    return is_conflict_copy(name) or TEMP_MARK in name
-
-
-@dataclass(frozen=True, slots=True)
-class Scan:
-    notes: dict[str, Seen]
-    attachments: dict[str, Seen]  # every other file (linked, not indexed): size+mtime
-    skipped: tuple[SkippedFile, ...]
-    unlisted: tuple[str, ...] = ()  # folders there but not listable: their files not gone
-    ignored: dict[str, int] | None = None  # what vault.ignore leaves out -> its .md files
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,113 +131,23 @@ class VaultFS:
     def _hidden(rel: str) -> bool:
         """Dot-files and dot-folders, conflict copies, our temp files: never seen."""
         parts = rel.split("/")
-        return any(p.startswith(".") for p in parts) or _hidden_name(parts[-1])
+        return any(p.startswith(".") for p in parts) or hidden_name(parts[-1])
 
     def _ignored_by_config(self, rel: str) -> bool:
         return self._ignore is not None and self._ignore.match(rel) is not None
 
-    def _ignored_top(self, rel: str) -> str:
-        """The outermost folder (``templates/``) or file ``vault.ignore`` leaves out that
-        holds ``rel``: what ``status`` lists."""
-        parts = rel.split("/")
-        for n in range(1, len(parts)):
-            folder = "/".join(parts[:n])
-            if self._ignored_by_config(folder) or self._ignored_by_config(folder + "/"):
-                return folder + "/"
-        return rel
-
-    def scan(self, folder: str = "") -> Scan:
-        """Every note (and other file) at or below ``folder`` ('' = the whole vault)."""
-        notes: dict[str, Seen] = {}
-        attachments: dict[str, Seen] = {}
-        skipped: list[SkippedFile] = []
-        unlisted: list[str] = []
-        ignored: dict[str, int] = {}
-        twins: list[tuple[str, str]] = []  # (key, a path of that key not indexed)
-        stack = [folder.strip("/")]
-        self.check_root()
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = list(os.scandir(os.path.join(self.root, folder) if folder else self.root))
-            except OSError as exc:
-                if not folder:  # the vault itself: an empty scan would mean "all deleted"
-                    self.check_root()
-                    raise VaultNotFound(
-                        f"cannot list the vault folder {self.root}: {exc.strerror}; nothing was changed"
-                    ) from None
-                skipped.append(SkippedFile(folder, f"cannot list folder: {exc.strerror}"))
-                if not isinstance(exc, (FileNotFoundError, NotADirectoryError)):
-                    unlisted.append(folder)  # there, but closed to us (its permissions)
-                continue
-            for entry in sorted(entries, key=lambda e: e.name):
-                rel = f"{folder}/{entry.name}" if folder else entry.name
-                # its folders were looked at on the way down: the name is what is left
-                if entry.name.startswith(".") or _hidden_name(entry.name):
-                    copy = conflict_reason(rel) if is_utf8(rel) and is_note(rel) else None
-                    if copy and not self._ignored_by_config(rel) and entry.is_file():
-                        skipped.append(SkippedFile(rel, copy))  # a person's words: listed
-                    continue
-                if (refused := refused_name(entry.name)) is not None:
-                    skipped.append(SkippedFile(display_path(rel), refused))
-                    continue
-                if self._ignored_by_config(rel):
-                    # not indexed, but Obsidian sees it: links to it must resolve
-                    top = self._ignored_top(rel)
-                    if top == rel and entry.is_dir(follow_symlinks=False):
-                        top += "/"
-                    ignored.setdefault(top, 0)
-                    if is_note(entry.name):
-                        ignored[top] += 1
-                    if entry.is_dir(follow_symlinks=False):
-                        stack.append(rel)
-                    elif entry.is_file(follow_symlinks=False):
-                        with contextlib.suppress(OSError):
-                            st = entry.stat(follow_symlinks=False)
-                            attachments[unicodedata.normalize("NFC", rel)] = Seen(
-                                st.st_size, _mtime(st), rel
-                            )
-                    continue
-                try:
-                    if entry.is_symlink():
-                        real = os.path.realpath(entry.path)
-                        if os.path.commonpath([self._real_root, real]) != self._real_root:
-                            skipped.append(SkippedFile(rel, "symlink leads outside the vault"))
-                            continue
-                        if os.path.isdir(real):
-                            skipped.append(
-                                SkippedFile(
-                                    rel,
-                                    "symlinked folder (its notes are indexed where they really are)",
-                                )
-                            )
-                            continue
-                    if entry.is_dir():
-                        stack.append(rel)
-                        continue
-                    if not entry.is_file():
-                        continue
-                    st = entry.stat()
-                except OSError as exc:
-                    skipped.append(SkippedFile(rel, f"cannot stat: {exc.strerror}"))
-                    continue
-                key = unicodedata.normalize("NFC", rel)
-                if not is_note(rel):
-                    attachments[key] = Seen(st.st_size, _mtime(st), rel)
-                    continue
-                if key in notes:  # one name in two Unicode forms: one is indexed (name_forms)
-                    keep = preferred(key, rel, notes[key].disk)
-                    twins.append((key, notes[key].disk if keep else rel))
-                    if not keep:
-                        continue
-                notes[key] = Seen(st.st_size, _mtime(st), rel)
-        skipped += [SkippedFile(rel, twin_reason(rel, notes[key].disk)) for key, rel in twins]
-        for key, seen in notes.items():  # the name on disk of each key, as found now
+    def scan(self, folder: str = "", *, fast: bool = True) -> Scan:
+        """Every note (and other file) at or below ``folder`` ('' = the whole vault),
+        classified by ``vault.scan``'s rules (``fast=False``: each rule asked of every
+        name, the plain ``name.md`` too: the same answer, slower)."""
+        walk = Walk(str(self.root), self._real_root, self._ignore)
+        scan = walk.run(folder, self.check_root, fast=fast)
+        for key, seen in scan.notes.items():  # the name on disk of each key, as found now
             if key != seen.disk:
                 self._disk[key] = seen.disk
             else:
                 self._disk.pop(key, None)
-        return Scan(notes, attachments, tuple(skipped), tuple(unlisted), ignored)
+        return scan
 
     def refusal(self, rel: str) -> str | None:
         """Why ``rel`` (a path an event named) is not a note of the vault, by the rules
@@ -287,7 +180,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        return Seen(st.st_size, _mtime(st), disk)
+        return Seen(st.st_size, mtime(st), disk)
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -360,7 +253,7 @@ class VaultFS:
                     if exc.start < len(data) - 4:
                         break
                     data = data[: exc.start]
-        return ReadResult(decode(data), digest.hexdigest(), st.st_size, _mtime(st), truncated)
+        return ReadResult(decode(data), digest.hexdigest(), st.st_size, mtime(st), truncated)
 
     def read_lines(self, rel: str, first: int, last: int | None, cap: int) -> LineWindow:
         """Lines ``first``..``last`` (1-based; None: to the end) of a note, at most ``cap``
@@ -557,16 +450,6 @@ class VaultFS:
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
-
-
-_INT64 = (-(1 << 63), (1 << 63) - 1)
-
-
-def _mtime(st: os.stat_result) -> int:
-    """The modification time in ns, within SQLite's 64-bit integers: past 2262 (a
-    timestamp a broken sync tool or a FAT disk wrote, a mistyped ``touch -d``) it
-    failed every sync of the vault, the one note holding up all the others."""
-    return min(max(st.st_mtime_ns, _INT64[0]), _INT64[1])
 
 
 def _folder_identity(folder: Path) -> tuple[int, int] | None:
