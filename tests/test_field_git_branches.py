@@ -19,7 +19,7 @@ from helpers import note, open_vault, write
 from memvault.core import text as text_module
 from memvault.core.text import LFS_POINTER as POINTER_SAID
 from memvault.core.text import NotText, decode
-from test_memory_git import commit, git, git_vault, status
+from test_memory_git import commit, git, git_vault, stash_pop_stops, status
 
 
 def person(i: int) -> str:
@@ -177,9 +177,6 @@ def test_status_says_a_stash_pop_will_stop_in_a_worktree_of_the_vault_too(tmp_pa
     daemon); there, status never said that `git stash pop` would stop over MEMORY.md:
     it looked for the stash's reflog in the worktree's git folder, and git keeps it in
     the repository's common one."""
-    from typer.testing import CliRunner
-
-    from memvault.interfaces.cli import app
 
     main = git_vault(tmp_path)
     write(main, "people/bo.md", person(1))
@@ -190,11 +187,4 @@ def test_status_says_a_stash_pop_will_stop_in_a_worktree_of_the_vault_too(tmp_pa
     git(main, "worktree", "add", "-q", "-b", "side", str(root))
     write(root, "people/ana.md", person(2))
     write(root, "people/bo.md", person(3))
-    with open_vault(root) as v:
-        v.sync()  # MEMORY.md lists ana: changed, as bo.md is
-    git(root, "stash", "-q")  # ana.md, untracked, stays
-    with open_vault(root) as v:
-        v.sync()  # listed again
-    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
-    assert "`git stash pop` will stop over MEMORY.md" in said.stdout, said.stdout
-    assert git(root, "stash", "pop", check=False).returncode != 0  # as said
+    stash_pop_stops(root)

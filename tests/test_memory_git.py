@@ -473,6 +473,24 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
         assert re.search(r"\[\[debugging\]\]", text)
 
 
+def stash_pop_stops(root: Path) -> None:
+    """A note ana.md written (untracked) and a tracked one changed: synced, MEMORY.md lists
+    ana; `git stash` takes that line and leaves ana.md, the next sync lists her again, so
+    status says `git stash pop` will stop over MEMORY.md, and it does."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    with open_vault(root) as v:
+        v.sync()  # MEMORY.md lists ana: changed, as the tracked note is
+    git(root, "stash", "-q")  # ana.md, untracked, stays
+    with open_vault(root) as v:
+        v.sync()  # listed again
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
+    assert "`git stash pop` will stop over MEMORY.md" in said.stdout, said.stdout
+    assert git(root, "stash", "pop", check=False).returncode != 0  # as said
+
+
 def test_status_says_a_stash_pop_will_stop_over_memory_md_and_the_way_through(
     tmp_path: Path,
 ) -> None:
@@ -488,14 +506,7 @@ def test_status_says_a_stash_pop_will_stop_over_memory_md_and_the_way_through(
     commit(root, "bo")
     write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
     write(root, "people/bo.md", note("Bo", "Billing and tax.", updated="2024-01-02"))
-    with open_vault(root) as v:
-        v.sync()  # MEMORY.md lists ana: changed, as bo.md is
-    git(root, "stash", "-q")  # ana.md, untracked, stays
-    with open_vault(root) as v:
-        v.sync()  # listed again
-    said = CliRunner().invoke(app, ["status", "--vault", str(root)])
-    assert "`git stash pop` will stop over MEMORY.md" in said.stdout, said.stdout
-    assert git(root, "stash", "pop", check=False).returncode != 0  # as said
+    stash_pop_stops(root)
     git(root, "checkout", "--", "MEMORY.md")  # the way through it says
     git(root, "stash", "pop", "-q")
     assert "Billing and tax." in (root / "people" / "bo.md").read_text(encoding="utf-8")
