@@ -188,3 +188,33 @@ def test_a_stamp_that_is_no_plain_file_is_not_read_and_the_file_is_checked(
     )
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True"
+
+
+@pytest.mark.parametrize("name", ["index.db", "cache.db"])
+def test_a_file_put_in_place_of_the_open_one_is_checked_on_the_next_open(
+    tmp_path: Path, checks: list[str], name: str
+) -> None:
+    """A backup restored while a command, an MCP server or a kept Vault had the index
+    open (``rsync -a`` and ``tar`` write a new file and rename it over): at its close
+    the stamp was written for that file, which this process never read, and every
+    command after it trusted it unchecked; a damaged restore was read as good."""
+    _filled(tmp_path)
+    _store(tmp_path, trusting=True).close()
+    target = tmp_path / name
+    restored = tmp_path / f"{name}.restored"
+    conn = sqlite3.connect(restored)  # another database of the same shape, in its place
+    conn.execute("CREATE TABLE filler(x)")
+    conn.executemany("INSERT INTO filler VALUES(?)", [(os.urandom(500),) for _ in range(400)])
+    conn.commit()
+    conn.close()
+    with restored.open("r+b") as f:  # torn: a page in the middle overwritten
+        f.seek(restored.stat().st_size // 2)
+        f.write(b"\xff" * 4096)
+    store = _store(tmp_path, trusting=True)
+    assert not store.checked
+    os.replace(restored, target)
+    store.close()
+    checks.clear()
+    with pytest.raises(IndexCorrupt):
+        _store(tmp_path, trusting=True)
+    assert checks == (["index.db"] if name == "index.db" else ["cache.db"])

@@ -89,10 +89,24 @@ def check(conn: sqlite3.Connection) -> None:
         raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else 'no answer'}")
 
 
-def record(path: Path) -> None:
+def identity(path: Path) -> tuple[int, int] | None:
+    """The file at ``path`` as (device, inode); None when there is none (or in memory)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino
+
+
+def record(path: Path, opened: tuple[int, int] | None) -> None:
     """After the close of ``path``: its stamp written (atomically), when the file alone
-    is the database and the stamp differs from the one there (nothing written else)."""
+    is the database, is the file this process opened (``opened``: its ``identity`` then)
+    and the stamp differs from the one there (nothing written else). A file put in its
+    place meanwhile (a backup restored by a rename, as ``rsync -a`` and ``tar`` do) was
+    never read by this process: stamped at its close, it was trusted unchecked."""
     if path.name == ":memory:" or (now := stamp(path)) is None:
+        return
+    if opened is None or now.split()[:2] != [str(n) for n in opened]:
         return
     if _written(path) == now:
         return

@@ -26,7 +26,6 @@ twice, which is exactly what hnswlib needs (a re-used label corrupts it).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -107,6 +106,7 @@ class Store(PendingQueue, LinkTables):
         self.checked = not (trusting and integrity.unchanged(index_path))
         try:
             self._db = _connect(index_path)
+            self._opened = integrity.identity(index_path)  # the file the stamp may vouch for
             if self.checked:
                 integrity.check(self._db)
             if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
@@ -125,14 +125,13 @@ class Store(PendingQueue, LinkTables):
         except BaseException:
             self._db.close()
             raise
-        self._opened = _file_id(index_path)
 
     def replaced(self) -> bool:
         """Whether index.db was deleted or replaced since this store opened it: its
         writes then go to a file no one opens again (a person's ``rm`` under a running
         daemon); a restart rebuilds it from the notes and the cache."""
         opened = getattr(self, "_opened", None)  # PostgreSQL's: no file
-        return opened is not None and _file_id(self.index_path) != opened
+        return opened is not None and integrity.identity(self.index_path) != opened
 
     @classmethod
     def in_memory(cls) -> Store:
@@ -159,7 +158,7 @@ class Store(PendingQueue, LinkTables):
         with self._lock:
             close_optimized(self._db)
             if not self._guard.damaged:
-                integrity.record(self.index_path)
+                integrity.record(self.index_path, self._opened)
             self._cache.close()
 
     @contextmanager
@@ -582,15 +581,6 @@ class Store(PendingQueue, LinkTables):
 
     def cache_count(self, model: str) -> int:
         return self._cache.count(model)
-
-
-def _file_id(path: Path) -> tuple[int, int] | None:
-    """The file at ``path`` (device, inode); None when there is none (or in memory)."""
-    try:
-        st = os.stat(path)
-    except (OSError, ValueError):
-        return None
-    return st.st_dev, st.st_ino
 
 
 __all__ = ["SCHEMA_VERSION", "ChunkRow", "LinkRow", "NewChunk", "NoteRow", "Store"]

@@ -173,6 +173,7 @@ class VectorCache:
             self._db = sqlite3.connect(
                 path, check_same_thread=False, isolation_level=None, timeout=30
             )
+            self._opened = integrity.identity(path)  # the file the stamp may vouch for
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
@@ -352,7 +353,7 @@ class VectorCache:
         with self._lock:
             close_optimized(self._db)
             if not self._lock.damaged:
-                integrity.record(self.path)
+                integrity.record(self.path, self._opened)
 
 
 def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
