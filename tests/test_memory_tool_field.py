@@ -4,6 +4,7 @@ machines whose disks take names differing only in case for one file (macOS, Wind
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -308,3 +309,41 @@ def test_a_note_with_windows_line_ends_takes_the_lines_its_view_showed(vault: Va
     )
     assert "Multiple occurrences" in said and "in lines: 1, 4" in said
     assert path.read_bytes() == b"a\r\nb\r\nx\r\na\r\nb\r\n"
+
+
+def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> None:
+    """A create beside a file the vault does not take for a note was refused as its
+    "name twin", naming it: a hidden ``.ana.md`` or the ``._Ana Perez.md`` macOS leaves
+    on a shared disk (which the agent cannot view: hidden paths are refused), an ignored
+    template (where its facts would go unsearched); a name that is not UTF-8 in the
+    folder made every create and rename there fail with "'utf-8' codec can't encode".
+    A note of that name spelt otherwise is still a twin."""
+    root = tmp_path / "notes"
+    write(root, ".memvault/config.toml", '[vault]\nignore = ["People/_*"]\n')
+    write(root, "People/Bob.md", "# Bob\n")
+    write(root, "People/.ana.md", "a dotfile\n")
+    write(root, "People/._Ana Perez.md", "\x00\x05\x16\x07 AppleDouble\n")
+    write(root, "People/_carla.md", "# {{title}}\n\na template\n")
+    write(root, "People/dora.sync-conflict-20261205-101010-ABCDEFG.md", "# Dora\n")
+    with open(os.fsencode(root / "People") + b"/Eve\xff.md", "wb") as f:
+        f.write(b"# Eve\n")
+    with open_vault(root) as v:
+        v.sync()
+        tool = VaultMemoryTool(v)
+        for name in ("ana.md", "Ana Perez.md", "carla.md", "eve.md", "Bob Notes.md"):
+            said = call(tool, command="create", path=f"/memories/People/{name}", file_text="x\n")
+            assert said.startswith("File created successfully"), said
+        call(tool, command="create", path="/memories/Inbox/dora.md", file_text="Dora.\n")
+        call(
+            tool,
+            command="rename",
+            old_path="/memories/Inbox/dora.md",
+            new_path="/memories/People/dora.md",
+        )
+        said = refused(tool, command="create", path="/memories/People/BOB.md", file_text="x\n")
+        assert "/memories/People/Bob.md" in said
+        said = refused(tool, command="create", path="/memories/People/eve-.md", file_text="x\n")
+        assert "already exists as /memories/People/eve.md" in said
+    assert {"People/ana.md", "People/Ana Perez.md", "People/carla.md", "People/dora.md"} <= set(
+        files(root)
+    )

@@ -264,7 +264,7 @@ class MemoryCommands:
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         _refuse_other_case(self.fs, rel, path)
-        self.twins.refuse_create(self.fs.root, rel, path)
+        self.twins.refuse_create(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
         except NoteExists:
@@ -432,7 +432,7 @@ class MemoryCommands:
         if not is_dir:
             self._note_rel(old_path)
             self._note_rel(new_path, writing=True)
-            self.twins.refuse_rename(self.fs.root, old, new, new_path)
+            self.twins.refuse_rename(self.fs, old, new, new_path)
         elif new.startswith(old + "/"):
             raise T.Refusal(f"Cannot move {old_path} into itself ({new_path})")
         elif self.fs.is_ignored(new) or new.lower().endswith(".md"):

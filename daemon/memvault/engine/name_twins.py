@@ -4,17 +4,25 @@ otherwise: ``people/ana perez.md`` or ``people/Ana Pérez.md`` beside
 ``compose.name_key``, as ``memvault add`` matches a title). An agent that forgot the
 note it made made a second one, and MEMORY.md then listed three lines a person could
 not tell apart, the facts about one person split between them. Refused, naming the
-note there, so the agent's next command writes into it; nothing is written."""
+note there, so the agent's next command writes into it; nothing is written.
+
+A twin is a file the vault's scan takes for a note (``VaultFS.is_ignored``, ``refusal``):
+a hidden file (``.ana.md``; ``._Ana Perez.md``, what macOS leaves on a shared disk), a
+sync tool's conflict copy, a file ``vault.ignore`` leaves out (a template), a name not
+UTF-8 or a symlink out of the vault is none. MEMORY.md lists no second note for it, and
+the agent could not view or edit it as the refusal said (a hidden one), or would write
+its facts where no search finds them (an ignored one)."""
 
 from __future__ import annotations
 
 import os
 import posixpath
 import unicodedata
-from pathlib import Path
 
 from memvault.core import compose
 from memvault.core.memory_tool import Refusal, shown
+from memvault.vault.files import VaultFS
+from memvault.vault.paths import is_utf8
 
 KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
 
@@ -33,16 +41,16 @@ class NameTwins:
             key = self._keys[stem] = compose.name_key(stem, sharp_s=False)
         return key
 
-    def refuse_create(self, root: Path, rel: str, path: str) -> None:
+    def refuse_create(self, fs: VaultFS, rel: str, path: str) -> None:
         """Refuse (``Refusal``) a note made at ``rel`` (``path`` as the agent gave it)
         beside its name twin."""
-        if (twin := self.twin(root, rel)) is not None:
+        if (twin := self.twin(fs, rel)) is not None:
             raise Refusal(twin_refusal(path, twin))
 
-    def refuse_rename(self, root: Path, old: str, new: str, path: str) -> None:
+    def refuse_rename(self, fs: VaultFS, old: str, new: str, path: str) -> None:
         """Refuse a note renamed from ``old`` onto ``new`` (``path``), a name twin's
         name, as a create there is: a second note of one name (its own respelt is not)."""
-        if not self.same_name(old, new) and (twin := self.twin(root, new)) is not None:
+        if not self.same_name(old, new) and (twin := self.twin(fs, new)) is not None:
             raise Refusal(twin_refusal(path, twin, destination=True))
 
     def same_name(self, rel: str, other: str) -> bool:
@@ -53,7 +61,7 @@ class NameTwins:
             "NFC", there
         ) and self._key(name.removesuffix(".md")) == self._key(named.removesuffix(".md"))
 
-    def twin(self, root: Path, rel: str) -> str | None:
+    def twin(self, fs: VaultFS, rel: str) -> str | None:
         """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
         otherwise; None when there is none (or the name has no words to compare)."""
         folder, name = posixpath.split(rel)
@@ -61,15 +69,18 @@ class NameTwins:
         if not want:
             return None
         try:
-            entries = list(os.scandir(root / folder if folder else root))
+            entries = list(os.scandir(fs.root / folder if folder else fs.root))
         except OSError:
             return None  # no folder yet: no twin
         for entry in sorted(entries, key=lambda e: e.name):
             other = entry.name
-            if other == name or not other.lower().endswith(".md") or not entry.is_file():
+            if other == name or not other.lower().endswith(".md") or not is_utf8(other):
+                continue  # (a name not UTF-8 has no key: the scan lists it to be renamed)
+            if self._key(other[:-3]) != want:
                 continue
-            if self._key(other[:-3]) == want:
-                return posixpath.join(folder, other)
+            there = posixpath.join(folder, other)
+            if entry.is_file() and not fs.is_ignored(there) and fs.refusal(there) is None:
+                return there
         return None
 
 

@@ -5,7 +5,8 @@ Damage to index.db or cache.db (even a page an open never reads) is found on ope
 cache.db at 100,000 notes, paid by every command run without a daemon (issue 27).
 A file memvault itself closed, unchanged since, need not be read again: at its close
 (the last connection's: SQLite has folded the WAL back in and removed it) each open
-writes the file's stamp (device, inode, size, mtime in ns) beside it, ``NAME.checked``;
+writes the file's stamp (device, inode, size, mtime in ns) beside it, ``NAME.checked``,
+when the file there is still the one it opened (``record``);
 an open that may trust it (``trusting``: a process that is no daemon) and finds the
 file's stamp the same skips the check. Anything else that writes the file (a copy
 over it, a truncation, another program, a kill mid-write: no stamp written) changes
