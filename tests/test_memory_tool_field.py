@@ -215,6 +215,8 @@ def test_a_path_not_there_in_its_case_names_the_one_that_is(vault: Vault) -> Non
         "a<b>.md",
         "invoice\u202efdp.exe.md",  # a bidi override: shown as "invoiceexe.pdf.md"
         "a\u2067b.md",  # a right-to-left isolate
+        "a\x85b.md",  # NEXT LINE, a C1 control (add refuses it in a title)
+        "a\u2028b.md",  # LINE SEPARATOR: MEMORY.md listed the note only as text
     ],
 )
 def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(

@@ -156,9 +156,10 @@ def dangling(
 
 # a new note's or folder's name holds none: Obsidian cannot link # | ^ [ ]; Obsidian,
 # Windows (a git clone of the vault there) and macOS' Finder refuse : * ? " < > |; a
-# control character (a line break) breaks every listing of it; a bidi control
+# control character (a line break: U+0085, U+2028 and U+2029 too, as str.splitlines and
+# memory_order.UNWRITABLE take them) breaks every listing of it; a bidi control
 # (``text.BIDI_CONTROLS``) shows it as another name
-_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f]|' + BIDI_CONTROLS.pattern)
+_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BIDI_CONTROLS.pattern)
 
 
 def unportable(name: str) -> str | None:
