@@ -7,7 +7,10 @@ and check on generated names that a name the path takes could be nothing but a n
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -170,3 +173,132 @@ def test_a_name_the_plain_path_takes_could_be_nothing_but_a_note(name: str) -> N
         assert refused_name(name) is None
         assert is_note(name)
         assert unicodedata.normalize("NFC", name) == name
+
+
+# a generated vault: names a person, a Mac, a sync tool or memvault gives, in folders
+# spelt in both Unicode forms, hidden, ignored, not UTF-8, or named as a note
+_NAMES = [
+    "a.md",
+    "A.md",
+    "a.MD",
+    "Kelvin.md",
+    "\u212aelvin.md",
+    "Caf\u00e9.md",
+    "Cafe\u0301.md",
+    "x_conflict-20261205-101010.md",
+    "x_y.md",
+    "a b.md",
+    "a .md",
+    "a.md ",
+    "a.md.",
+    ".a.md",
+    "a.b.md",
+    "a~",
+    "a.memvault-tmp-1.md",
+    "a (conflicted copy 2026-12-05).md",
+    "50%.md",
+    "back\\slash.md",
+    "tab\tname.md",
+    "bidi\u202ename.md",
+    "x" * 251 + ".md",
+    "img.png",
+]
+_FOLDERS = ["", "p", "Caf\u00e9", "Cafe\u0301", "\u212a", "K", ".trash", "tpl", "n.md", "p/q"]
+_KINDS = [
+    "file",
+    "file",
+    "file",
+    "folder",
+    "link_file",
+    "link_folder",
+    "link_out",
+    "dangling",
+    "loop",
+]
+_GLOBS = ["tpl/**", "a.md", "p/*.md", "*.png", "K/", "x_*.md"]
+
+
+def _place(root: Path, rel: str, kind: str, mtime: int) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if kind == "file":
+        path.write_bytes(b"# x\n" * (len(rel) % 7 + 1))
+        os.utime(path, ns=(0, mtime))
+    elif kind == "folder":
+        (path / "in.md").parent.mkdir(parents=True, exist_ok=True)
+        (path / "in.md").write_bytes(b"in\n")
+    else:
+        target = {
+            "link_file": root / "MEMORY.md",
+            "link_folder": root / "p",
+            "link_out": Path("/etc/hostname"),
+            "dangling": root / "nothing.md",
+            "loop": path,
+        }[kind]
+        path.symlink_to(target)
+
+
+_TWIN_FOLDER = {"Caf\u00e9": "Cafe\u0301", "Cafe\u0301": "Caf\u00e9", "K": "\u212a", "\u212a": "K"}
+_ENTRY = st.tuples(
+    st.sampled_from(_FOLDERS),
+    st.sampled_from(_NAMES),
+    st.sampled_from(_KINDS),
+    st.sampled_from(
+        [1_700_000_000 * 10**9, 13_000_000_000 * 10**9, -(10**9), 0]
+    ),  # 2381: past int64 ns
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(_ENTRY, min_size=1, max_size=14),
+    st.lists(st.sampled_from(_GLOBS), max_size=3, unique=True),
+    st.lists(st.integers(0, 13), max_size=3),
+)
+def test_generated_vaults_are_decided_by_the_plain_path_as_by_every_rule(
+    entries: list[tuple[str, str, str, int]], globs: list[str], swaps: list[int]
+) -> None:
+    """Any vault of those names, kinds and ignore globs scans alike both ways, and so
+    again after files became folders of the same name and folders files (a sync that
+    brought one in place of the other between two scans)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "vault"
+        root.mkdir()
+        (root / "MEMORY.md").write_text("# Memory\n", encoding="utf-8")
+        (root / "p").mkdir()
+        with open(os.fsencode(root / "p") + b"/bad\xff.md", "wb") as f:
+            f.write(b"x\n")
+        for folder, name, kind, mtime in entries:
+            for there in (folder, _TWIN_FOLDER.get(folder)):  # its twin folder's too
+                with contextlib.suppress(OSError):  # a name taken, a folder of it a file
+                    if there is not None:
+                        _place(root, f"{there}/{name}" if there else name, kind, mtime)
+        fs = VaultFS(root, globs)
+        assert _as_data(fs.scan()) == _as_data(VaultFS(root, globs).scan(fast=False))
+        for i in swaps:  # a file replaced by a folder of its name, a folder by a file
+            folder, name, _, mtime = entries[i % len(entries)]
+            path = root / folder / name
+            rel = f"{folder}/{name}" if folder else name
+            if path.is_symlink() or path.is_file():
+                path.unlink()
+                _place(root, rel, "folder", mtime)
+            elif path.is_dir():
+                shutil.rmtree(path)
+                _place(root, rel, "file", mtime)
+        assert _as_data(fs.scan()) == _as_data(VaultFS(root, globs).scan(fast=False))
+        for folder in ("p", "Cafe\u0301", "n.md"):
+            assert _as_data(fs.scan(folder)) == _as_data(fs.scan(folder, fast=False))
+
+
+def test_a_conflict_copy_that_is_a_symlink_in_a_loop_fails_no_scan(tmp_path: Path) -> None:
+    """A sync tool's conflict copy of a note that was a symlink, left pointing at itself:
+    the scan asked whether it was a file and the error (ELOOP) failed the scan, so every
+    sync and every search of the vault said "Too many levels of symbolic links"."""
+    root = tmp_path / "vault"
+    (root / "people").mkdir(parents=True)
+    (root / "people" / "ana.md").write_text("# Ana\n", encoding="utf-8")
+    for name in ("ana.sync-conflict-20261205-101010-ABCDEFG.md", "ana_conflict-20261205-101010.md"):
+        (root / "people" / name).symlink_to(name)
+    fast = VaultFS(root).scan()
+    assert _as_data(fast) == _as_data(VaultFS(root).scan(fast=False))
+    assert list(fast.notes) == ["people/ana.md"]
