@@ -318,7 +318,8 @@ def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> No
     "name twin", naming it: a hidden ``.ana.md`` or the ``._Ana Perez.md`` macOS leaves
     on a shared disk (which the agent cannot view: hidden paths are refused), an ignored
     template (where its facts would go unsearched); a name that is not UTF-8 in the
-    folder made every create and rename there fail with "'utf-8' codec can't encode".
+    folder made every create and rename there fail with "'utf-8' codec can't encode", a
+    symlink in a loop with an OSError.
     A note of that name spelt otherwise is still a twin."""
     root = tmp_path / "notes"
     write(root, ".memvault/config.toml", '[vault]\nignore = ["People/_*"]\n')
@@ -329,10 +330,11 @@ def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> No
     write(root, "People/dora.sync-conflict-20261205-101010-ABCDEFG.md", "# Dora\n")
     with open(os.fsencode(root / "People") + b"/Eve\xff.md", "wb") as f:
         f.write(b"# Eve\n")
+    (root / "People" / "Fay Lee.md").symlink_to("Fay Lee.md")  # a loop: OSError, raw
     with open_vault(root) as v:
         v.sync()
         tool = VaultMemoryTool(v)
-        for name in ("ana.md", "Ana Perez.md", "carla.md", "eve.md", "Bob Notes.md"):
+        for name in ("ana.md", "Ana Perez.md", "carla.md", "eve.md", "fay-lee.md", "Bob Notes.md"):
             said = call(tool, command="create", path=f"/memories/People/{name}", file_text="x\n")
             assert said.startswith("File created successfully"), said
         call(tool, command="create", path="/memories/Inbox/dora.md", file_text="Dora.\n")

@@ -23,6 +23,7 @@ from memvault.core import compose
 from memvault.core.memory_tool import Refusal, shown
 from memvault.vault.files import VaultFS
 from memvault.vault.paths import is_utf8
+from memvault.vault.scan import is_file_entry
 
 KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
 
@@ -79,7 +80,7 @@ class NameTwins:
             if self._key(other[:-3]) != want:
                 continue
             there = posixpath.join(folder, other)
-            if entry.is_file() and not fs.is_ignored(there) and fs.refusal(there) is None:
+            if is_file_entry(entry) and not fs.is_ignored(there) and fs.refusal(there) is None:
                 return there
         return None
 

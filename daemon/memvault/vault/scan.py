@@ -150,7 +150,7 @@ class Walk:
         # its folders were looked at on the way down: the name is what is left
         if entry.name.startswith(".") or hidden_name(entry.name):
             copy = conflict_reason(rel) if is_utf8(rel) and is_note(rel) else None
-            if copy and not self._ignored(rel) and _is_file(entry):
+            if copy and not self._ignored(rel) and is_file_entry(entry):
                 self.skipped.append(SkippedFile(rel, copy))  # a person's words: listed
             return
         if (refused := refused_name(entry.name)) is not None:
@@ -211,7 +211,7 @@ class Walk:
         return self.ignore is not None and self.ignore.match(rel) is not None
 
 
-def _is_file(entry: os.DirEntry[str]) -> bool:
+def is_file_entry(entry: os.DirEntry[str]) -> bool:
     """Whether ``entry`` is a file or a symlink to one; False when that cannot be known
     (a symlink in a loop, or into a folder closed to us): such an error failed the scan,
     every sync and every search of the vault with it."""
