@@ -5,9 +5,9 @@ Damage to index.db or cache.db (even a page an open never reads) is found on ope
 cache.db at 100,000 notes, paid by every command run without a daemon (issue 27).
 A file memvault itself closed, unchanged since, need not be read again: at its close
 (the last connection's: SQLite has folded the WAL back in and removed it) each open
-writes the file's stamp (device, inode, size, mtime in ns) beside it, ``NAME.checked``,
-when the file there is still the one it opened (``record``);
-an open that may trust it (``trusting``: a process that is no daemon) and finds the
+writes the file's stamp (device, inode, size, mtime and ctime in ns) beside it,
+``NAME.checked``, when the file there is still the one it opened (``record``: a backup
+restored by a rename meanwhile is no file this process read); an open that may trust it (``trusting``: a process that is no daemon) and finds the
 file's stamp the same skips the check. Anything else that writes the file (a copy
 over it, a truncation, another program, a kill mid-write: no stamp written) changes
 its stamp and the next open checks it: the stamp holds the file's ctime too, which no
@@ -20,6 +20,14 @@ next open checks the file and rebuilds it (it said ``sqlite3.DatabaseError``, an
 did every command after it, until a daemon started). A stamp file that is not a plain
 file (a FIFO waited forever for a writer, a link to /dev/zero read without end) is
 no stamp; at most ``_STAMP_BYTES`` of it are read.
+
+A write the stamp misses needs the same size and a ctime in the same clock tick as the
+close's stat. On Linux 6.13 and later a file's times after a stat are fine-grained (a
+write after ``record``'s stat always changed the ctime here: 2,000 of 2,000, 6.18); on
+an older kernel the tick is 1 to 10 ms, and only a program writing the file in place
+in the very milliseconds memvault closes it could land in it: an outside writer of a
+database memvault has open, which no stamp covers anyway (its writes while memvault
+has the file open are stamped at the close as memvault's own).
 """
 
 from __future__ import annotations
