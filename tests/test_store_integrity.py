@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers import DAEMON_DIR, new_vault, note, open_vault, write
@@ -190,14 +191,16 @@ def test_a_stamp_that_is_no_plain_file_is_not_read_and_the_file_is_checked(
     assert run.stdout.strip() == "True"
 
 
+@pytest.mark.parametrize("how", ["renamed", "in place"])
 @pytest.mark.parametrize("name", ["index.db", "cache.db"])
 def test_a_file_put_in_place_of_the_open_one_is_checked_on_the_next_open(
-    tmp_path: Path, checks: list[str], name: str
+    tmp_path: Path, checks: list[str], name: str, how: str
 ) -> None:
     """A backup restored while a command, an MCP server or a kept Vault had the index
-    open (``rsync -a`` and ``tar`` write a new file and rename it over): at its close
-    the stamp was written for that file, which this process never read, and every
-    command after it trusted it unchecked; a damaged restore was read as good."""
+    open (``rsync -a`` and ``tar`` write a new file and rename it over; ``cp`` writes
+    over the file in place): at its close the stamp was written for that file, which
+    this process never read, and every command after it trusted it unchecked; a damaged
+    restore was read as good."""
     _filled(tmp_path)
     _store(tmp_path, trusting=True).close()
     target = tmp_path / name
@@ -212,9 +215,31 @@ def test_a_file_put_in_place_of_the_open_one_is_checked_on_the_next_open(
         f.write(b"\xff" * 4096)
     store = _store(tmp_path, trusting=True)
     assert not store.checked
-    os.replace(restored, target)
+    if how == "renamed":  # rsync -a, tar: a new file renamed over
+        os.replace(restored, target)
+    else:  # cp, cat >: written over the file in place, its inode kept
+        target.write_bytes(restored.read_bytes())
     store.close()
     checks.clear()
     with pytest.raises(IndexCorrupt):
         _store(tmp_path, trusting=True)
     assert checks == (["index.db"] if name == "index.db" else ["cache.db"])
+
+
+def test_the_files_own_writes_keep_it_stamped_at_close(tmp_path: Path, checks: list[str]) -> None:
+    """A writer's own commits (a checkpoint among them: the WAL past 1,000 pages) are
+    its own: the close stamps the file, the next command trusts it."""
+    _filled(tmp_path)
+    store = _store(tmp_path, trusting=True)
+    index = tmp_path / "index.db"
+    before = index.stat()
+    with store.transaction() as conn:  # ~2,000 pages: SQLite checkpoints at its commit
+        conn.executemany("INSERT INTO filler VALUES(?)", [(os.urandom(3000),) for _ in range(2000)])
+    assert index.stat().st_size > before.st_size  # the checkpoint wrote the file
+    for _ in range(3):
+        store._cache.put("m", {f"{i:064x}": np.ones(8, dtype=np.float32) for i in range(50)})
+    store.close()
+    checks.clear()
+    store = _store(tmp_path, trusting=True)
+    assert checks == [] and not store.checked
+    store.close()

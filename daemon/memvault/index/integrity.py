@@ -6,8 +6,10 @@ cache.db at 100,000 notes, paid by every command run without a daemon (issue 27)
 A file memvault itself closed, unchanged since, need not be read again: at its close
 (the last connection's: SQLite has folded the WAL back in and removed it) each open
 writes the file's stamp (device, inode, size, mtime and ctime in ns) beside it,
-``NAME.checked``, when the file there is still the one it opened (``record``: a backup
-restored by a rename meanwhile is no file this process read); an open that may trust it (``trusting``: a process that is no daemon) and finds the
+``NAME.checked``, when the file there is the one it opened and nothing but its own
+writes changed it meanwhile (``Guard.only_mine``, ``record``: a backup restored by a
+rename or copied over it in place while it was open is no file this process read); an
+open that may trust it (``trusting``: a process that is no daemon) and finds the
 file's stamp the same skips the check. Anything else that writes the file (a copy
 over it, a truncation, another program, a kill mid-write: no stamp written) changes
 its stamp and the next open checks it: the stamp holds the file's ctime too, which no
@@ -21,13 +23,11 @@ did every command after it, until a daemon started). A stamp file that is not a 
 file (a FIFO waited forever for a writer, a link to /dev/zero read without end) is
 no stamp; at most ``_STAMP_BYTES`` of it are read.
 
-A write the stamp misses needs the same size and a ctime in the same clock tick as the
-close's stat. On Linux 6.13 and later a file's times after a stat are fine-grained (a
-write after ``record``'s stat always changed the ctime here: 2,000 of 2,000, 6.18); on
-an older kernel the tick is 1 to 10 ms, and only a program writing the file in place
-in the very milliseconds memvault closes it could land in it: an outside writer of a
-database memvault has open, which no stamp covers anyway (its writes while memvault
-has the file open are stamped at the close as memvault's own).
+A write the stamp misses needs the same size and a ctime in the same clock tick as a
+stat of memvault's (the close's, or ``Guard``'s around a write). On Linux 6.13 and later
+a file's times after a stat are fine-grained (a write after a stat always changed the
+ctime here: 2,000 of 2,000, 6.18); on an older kernel the tick is 1 to 10 ms, and only a
+program writing the file in place in those very milliseconds could land in it.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import os
 import sqlite3
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
@@ -98,6 +99,14 @@ def check(conn: sqlite3.Connection) -> None:
         raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else 'no answer'}")
 
 
+def _file_stat(path: Path) -> tuple[int, int, int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
 def identity(path: Path) -> tuple[int, int] | None:
     """The file at ``path`` as (device, inode); None when there is none (or in memory)."""
     try:
@@ -155,6 +164,46 @@ class Guard:
         self._lock = lock
         self.path = path
         self.damaged = False
+        self._seen: tuple[int, int, int, int, int] | None = None
+        self._foreign = False
+
+    def opened(self) -> None:
+        """The file as this process has it open, the open's own writes done: what its
+        close may stamp while nothing but its own writes (``writing``) changed it."""
+        self._seen, self._foreign = _file_stat(self.path), False
+
+    @contextlib.contextmanager
+    def writing(self) -> Iterator[None]:
+        """Around a write of this process (under the lock). In WAL mode the file itself
+        changes only at a checkpoint, which a commit of this process may run: a change
+        found before the write is another writer's (another memvault's checkpoint, a
+        ``cp`` of a backup over the file in place); the file after it is this process's."""
+        if _file_stat(self.path) != self._seen:
+            self._foreign = True
+        try:
+            yield
+        finally:
+            self._seen = _file_stat(self.path)
+
+    def closed(
+        self, opened: tuple[int, int] | None, mine: bool, failed: sqlite3.Error | None
+    ) -> None:
+        """After the close of the file: its stamp written (``record``) when nothing but
+        this process's writes changed it (``mine``, asked before the close's own
+        checkpoint) and no damage was met; damage the close met (its ``PRAGMA optimize``)
+        forgets the stamp, as a query's does."""
+        if failed is not None and damage(failed):
+            self.damaged = True
+            if self.path.name != ":memory:":
+                forget(self.path)
+        elif mine and not self.damaged:
+            record(self.path, opened)
+
+    def only_mine(self) -> bool:
+        """Whether nothing but this process's writes changed the file since it opened it:
+        what its close may stamp. A backup copied over the file in place while it was
+        open (``cp``, ``cat >``: the inode kept) was stamped at the close, never read."""
+        return not self._foreign and self._seen is not None and _file_stat(self.path) == self._seen
 
     def __enter__(self) -> Guard:
         self._lock.acquire()

@@ -22,10 +22,17 @@ def select_in(db: sqlite3.Connection, query: str, keys: Iterable[Any]) -> Iterat
         yield from db.execute(query.format(",".join("?" * len(part))), part)
 
 
-def close_optimized(db: sqlite3.Connection) -> None:
-    """Close ``db`` after ``PRAGMA optimize``; a database already failing closes quietly."""
+def close_optimized(db: sqlite3.Connection) -> sqlite3.Error | None:
+    """Close ``db`` after ``PRAGMA optimize``; a database already failing closes quietly,
+    the error returned. (A failed optimize left the connection open: its write lock held,
+    the next open of the file in the process waited 30 s and said "database is locked".)"""
+    failed: sqlite3.Error | None = None
     try:
         db.execute("PRAGMA optimize")
+    except sqlite3.Error as exc:
+        failed = exc
+    try:
         db.close()
-    except sqlite3.Error:
-        pass
+    except sqlite3.Error as exc:
+        failed = failed or exc
+    return failed

@@ -125,6 +125,7 @@ class Store(PendingQueue, LinkTables):
         except BaseException:
             self._db.close()
             raise
+        self._guard.opened()
 
     def replaced(self) -> bool:
         """Whether index.db was deleted or replaced since this store opened it: its
@@ -156,14 +157,13 @@ class Store(PendingQueue, LinkTables):
 
     def close(self) -> None:
         with self._lock:
-            close_optimized(self._db)
-            if not self._guard.damaged:
-                integrity.record(self.index_path, self._opened)
+            mine = self._guard.only_mine()  # (before the close's own checkpoint)
+            self._guard.closed(self._opened, mine, close_optimized(self._db))
             self._cache.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        with self._lock, self._guard.writing():
             self._chunks_counted = None  # its writes do not change our data_version
             self._db.execute("BEGIN IMMEDIATE")
             try:

@@ -180,6 +180,7 @@ class VectorCache:
                 if self.checked:
                     integrity.check(self._db)
                 self._open()
+                self._lock.opened()
             except BaseException:
                 self._db.close()
                 raise
@@ -303,7 +304,7 @@ class VectorCache:
         return out
 
     def put(self, model: str, items: Mapping[str, np.ndarray]) -> None:
-        with self._lock:
+        with self._lock, self._lock.writing():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 mid = self._model_id(model)
@@ -325,16 +326,17 @@ class VectorCache:
             rows = self._db.execute("SELECT id, model, sha FROM vectors").fetchall()
             dead = [(i,) for i, m, sha in rows if m != mid or sha.hex() not in live]
             if dead:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    self._db.executemany("DELETE FROM vectors WHERE id = ?", dead)
-                    self._db.execute(
-                        "DELETE FROM models WHERE id NOT IN (SELECT DISTINCT model FROM vectors)"
-                    )
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._db.execute("COMMIT")
+                with self._lock.writing():
+                    self._db.execute("BEGIN IMMEDIATE")
+                    try:
+                        self._db.executemany("DELETE FROM vectors WHERE id = ?", dead)
+                        self._db.execute(
+                            "DELETE FROM models WHERE id NOT IN (SELECT DISTINCT model FROM vectors)"
+                        )
+                    except BaseException:
+                        self._db.execute("ROLLBACK")
+                        raise
+                    self._db.execute("COMMIT")
                 self._models.clear()
         return len(dead)
 
@@ -351,9 +353,8 @@ class VectorCache:
 
     def close(self) -> None:
         with self._lock:
-            close_optimized(self._db)
-            if not self._lock.damaged:
-                integrity.record(self.path, self._opened)
+            mine = self._lock.only_mine()  # (before the close's own checkpoint)
+            self._lock.closed(self._opened, mine, close_optimized(self._db))
 
 
 def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | StorageError:
