@@ -313,6 +313,30 @@ def test_a_note_with_windows_line_ends_takes_the_lines_its_view_showed(vault: Va
     assert path.read_bytes() == b"a\r\nb\r\nx\r\na\r\nb\r\n"
 
 
+def test_a_name_twin_in_a_folder_a_mac_spelt_decomposed_is_refused(tmp_path: Path) -> None:
+    """A folder a Mac wrote (``Cafe\u0301``, NFD) is the agent's ``Café``: the create
+    went into it beside ``Ana Pérez.md`` as ``ana perez.md``, the twin unseen (the
+    folder was looked for spelt in NFC, which ext4 does not have)."""
+    root = tmp_path / "notes"
+    write(root, "Cafe\u0301/Ana Pérez.md", "# Ana\n")
+    write(root, "Inbox.md", "# Inbox\n")
+    with open_vault(root) as v:
+        v.sync()
+        tool = VaultMemoryTool(v)
+        before = files(root)
+        said = refused(tool, command="create", path="/memories/Café/ana perez.md", file_text="x\n")
+        assert said.startswith("File /memories/Café/ana perez.md already exists as "), said
+        assert "Ana Pérez.md" in said
+        said = refused(
+            tool,
+            command="rename",
+            old_path="/memories/Inbox.md",
+            new_path="/memories/Café/ana-perez.md",
+        )
+        assert said.startswith("The destination /memories/Café/ana-perez.md already exists as ")
+        assert files(root) == before
+
+
 def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> None:
     """A create beside a file the vault does not take for a note was refused as its
     "name twin", naming it: a hidden ``.ana.md`` or the ``._Ana Perez.md`` macOS leaves

@@ -22,7 +22,7 @@ import unicodedata
 from memvault.core import compose
 from memvault.core.memory_tool import Refusal, shown
 from memvault.vault.files import VaultFS
-from memvault.vault.paths import is_utf8
+from memvault.vault.paths import disk_spelling, is_utf8
 from memvault.vault.scan import is_file_entry
 
 KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
@@ -69,8 +69,9 @@ class NameTwins:
         want = self._key(name[:-3])
         if not want:
             return None
+        here = disk_spelling(str(fs.root), folder) if folder else ""  # a Mac's NFD folder
         try:
-            entries = list(os.scandir(fs.root / folder if folder else fs.root))
+            entries = list(os.scandir(fs.root / here if here else fs.root))
         except OSError:
             return None  # no folder yet: no twin
         for entry in sorted(entries, key=lambda e: e.name):
