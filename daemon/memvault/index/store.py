@@ -181,7 +181,7 @@ class Store(PendingQueue, LinkTables):
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
-        with self._lock:
+        with self._lock, self._guard.writing():  # (without ``conn``: a write of its own)
             (conn or self._db).execute(
                 "INSERT INTO meta(key, value) VALUES(?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
