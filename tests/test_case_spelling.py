@@ -7,7 +7,7 @@ from __future__ import annotations
 import unicodedata
 from pathlib import Path
 
-from memvault.engine.folders import on_disk
+from memvault.engine.folders import folders_beside_in_another_case, on_disk
 from memvault.vault.paths import case_spelling, spelt_in
 
 
@@ -44,3 +44,17 @@ def test_a_folder_reading_passes_over_files_and_a_dot_name_matches_only_as_spelt
     assert spelt_in(str(tmp_path), ".obsidian") is None
     assert spelt_in(str(tmp_path), ".Obsidian") == ".Obsidian"
     assert spelt_in(str(tmp_path / "gone"), "x") is None
+
+
+def test_a_symlink_in_a_loop_beside_the_folder_hides_it_from_no_reading(tmp_path: Path) -> None:
+    """A folder listing asked each entry whether it was a folder, and a symlink in a
+    loop beside ``People/`` (left by a tool, a sync of a link) raised: the listing
+    failed whole, ``People/`` was not there for the section ``people`` (nor a folder
+    beside it in another case for status)."""
+    (tmp_path / "People").mkdir()
+    (tmp_path / "people").mkdir()
+    (tmp_path / "loop").symlink_to("loop")
+    assert spelt_in(str(tmp_path), "PEOPLE", dirs=True) == "People"
+    assert on_disk(tmp_path, "PEOPLE") == "People"
+    beside = folders_beside_in_another_case(tmp_path, [("Key People", "people", "people")])
+    assert beside == [("Key People", "people", "People")]

@@ -27,7 +27,7 @@ from memvault.core.ranking import Filters
 from memvault.core.wikilinks import key
 from memvault.errors import FolderNotFound
 from memvault.vault.files import VaultFS
-from memvault.vault.paths import spelt_in
+from memvault.vault.paths import is_dir_entry, spelt_in
 
 LISTED = 12  # the vault's top folders a FolderNotFound names
 
@@ -141,7 +141,7 @@ def folders_beside_in_another_case(
         parent, _, name = there.rpartition("/")
         try:
             with os.scandir(os.path.join(root, parent)) as entries:
-                names = sorted(e.name for e in entries if e.is_dir())
+                names = sorted(e.name for e in entries if is_dir_entry(e))
         except OSError:
             continue
         for other in names:

@@ -140,6 +140,16 @@ def case_spelling(root: str, rel: str) -> str | None:
     return spelt if nfc("NFC", spelt) != nfc("NFC", rel) else None
 
 
+def is_dir_entry(entry: os.DirEntry[str]) -> bool:
+    """A folder (or a symlink to one); an entry that cannot be looked at (a symlink in
+    a loop beside the folders) is none, and never hides the folders beside it: its error
+    failed the listing, and ``People/`` was then not there for ``people``."""
+    try:
+        return entry.is_dir()
+    except OSError:
+        return False
+
+
 def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
     """The entry of ``folder`` (a folder only, with ``dirs``) that ``name`` names, as
     the disk spells it: the one spelt so in NFC, else of those whose names differ from
@@ -148,7 +158,7 @@ def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
     None when none is, or the folder cannot be listed."""
     try:
         with os.scandir(folder) as entries:
-            names = sorted(e.name for e in entries if not dirs or e.is_dir())
+            names = sorted(e.name for e in entries if not dirs or is_dir_entry(e))
     except OSError:
         return None
     nfc = unicodedata.normalize
@@ -264,6 +274,7 @@ __all__ = [
     "display_path",
     "folds_case",
     "glob_regex",
+    "is_dir_entry",
     "is_utf8",
     "normalize_rel",
     "safe_join",
