@@ -33,6 +33,7 @@ from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
 from memvault.vault.lock import misplaced, too_wide
+from memvault.vault.paths import is_dir_entry
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 # git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
@@ -191,7 +192,7 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     it is not listed: nothing changes for it."""
     try:
         with os.scandir(root) as entries:
-            top = sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
+            top = sorted(e.name for e in entries if not e.name.startswith(".") and is_dir_entry(e))
     except OSError:
         return {}, None
     found: dict[str, str] = {}
@@ -213,15 +214,6 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     if templates is None:
         templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
     return found, (templates if templates != "templates" else None)
-
-
-def _is_dir(entry: os.DirEntry[str]) -> bool:
-    """A folder; an entry that cannot be looked at (a symlink loop beside the notes) is not
-    one, and never hides the folders beside it."""
-    try:
-        return entry.is_dir()
-    except OSError:
-        return False
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
