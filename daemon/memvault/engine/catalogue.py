@@ -390,17 +390,23 @@ def kept_row(row: NoteRow) -> NoteRow:
     """``row`` as the catalogue keeps it (the module doc): without headings and warnings,
     its shared strings one object each."""
     shared = {v: v for v in (row.title, row.summary, row.date) if v}
-    return dataclasses.replace(
-        row,
+    # the constructor, not dataclasses.replace (which looks the fields up each call)
+    return NoteRow(
+        path=row.path,
+        size=row.size,
+        mtime_ns=row.mtime_ns,
+        sha256=row.sha256,
         kind=sys.intern(row.kind),
+        skip_reason=row.skip_reason,
+        title=row.title,
+        summary=row.summary,
         category=sys.intern(row.category),
         date=_interned(row.date),
         updated=_interned(row.updated),
         tags=tuple(sys.intern(t) for t in row.tags),
         aliases=row.aliases or (),
-        frontmatter=_kept_value(row.frontmatter, shared),
-        headings=(),
-        warnings=(),
+        frontmatter=_kept_value(row.frontmatter, shared) if row.frontmatter else {},
+        lines=row.lines,
     )
 
 
