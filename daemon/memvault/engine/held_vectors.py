@@ -128,7 +128,8 @@ class HeldVectors:
         of the graph (``LEFT_OUT_MOST``; the cold reader and the next full open find
         them by the db)."""
         with self._lock:
-            if self._graph_left() and self._left_out + count <= LEFT_OUT_MOST:
+            saved = self._store.meta("vectors_sha")  # a graph to leave (none: built now)
+            if self._graph_left() and saved and self._left_out + count <= LEFT_OUT_MOST:
                 self._left_out += count
                 return None
             return self.full
