@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from oneshot_bench import run  # noqa: E402
+from oneshot_bench import run
 
 
 def main() -> None:

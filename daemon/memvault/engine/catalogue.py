@@ -27,7 +27,6 @@ released.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import threading
 import time
