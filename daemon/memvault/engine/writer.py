@@ -164,10 +164,10 @@ class Writer:
         inside, want = folder.casefold() + "/", compose.name_key(title, sharp_s=False)
         titled = sorted(
             rel
-            for rel, row in self.catalogue.notes().items()
+            for rel, named in self.catalogue.titles()  # no row made: a path and a title
             if rel.casefold().startswith(inside)
             and want
-            and compose.name_key(row.title or "", sharp_s=False) == want
+            and compose.name_key(named or "", sharp_s=False) == want
             and self.fs.stat(rel) is not None
         )
         return titled[0] if len(titled) == 1 else path
