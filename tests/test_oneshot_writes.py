@@ -142,3 +142,29 @@ def test_writes_with_no_daemon_make_no_row_and_leave_memory_md_as_a_fresh_index(
             with open_vault(copy) as fresh:
                 fresh.sync(vectors=False)
             assert _listings(copy) == _listings(root), f"after step {step}"
+
+
+def test_a_process_kept_open_searches_what_it_wrote_since_its_first_search(
+    tmp_path: Path,
+) -> None:
+    """The MCP server without a daemon keeps the vault open between calls: a search read
+    the saved graph cold, then a write and its catch-up left the graph as saved. The
+    next search reads it cold again with the db's labels of now: the chunk embedded
+    since found by meaning, the one the write deleted no hit."""
+    root = _vault(tmp_path)
+    with open_vault(root) as v:
+        v.log("kelp harvest at the pier")
+        v.sync()  # embedded: out of the graph (saved before)
+        assert v.search("harbour budget 3", k=3)  # the graph read cold
+        old = {h.label for h in v.search("kelp harvest at the pier", k=5)}
+        v.log("seaweed drying racks")  # today's log cut again: its old chunk deleted
+        v.sync()
+        hits = v.search("seaweed drying racks", k=5)
+        assert hits[0].path.startswith("logs/") and not hits[0].pending
+        embedding = v.engine.embedding
+        nearest = embedding.searching.query(embedding.embedder.embed([hits[0].text])[0], 5)
+        assert nearest[0][0] == hits[0].label  # the vector side has it, by meaning
+        gone = old - set(v.engine.store.chunk_rows(sorted(old)))
+        qv = embedding.embedder.embed(["kelp harvest at the pier"])[0]
+        assert gone and not gone & {label for label, _ in embedding.searching.query(qv, 40)}
+        assert embedding.held.opened is None

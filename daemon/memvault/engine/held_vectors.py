@@ -131,6 +131,7 @@ class HeldVectors:
             saved = self._store.meta("vectors_sha")  # a graph to leave (none: built now)
             if self._graph_left() and saved and self._left_out + count <= LEFT_OUT_MOST:
                 self._left_out += count
+                self._cold = None  # read again with the db's labels of now
                 return None
             return self.full
 
@@ -235,7 +236,9 @@ class HeldVectors:
             # its dimension, in the structure lane) would buy nothing
             return
         if self._graph_left():  # a label the db dropped is deleted to the cold reader and
-            return  # to the full open alike: the saved graph is left as it is
+            with self._lock:  # to the full open alike: the saved graph is left as it is,
+                self._cold = None  # and read again with the db's labels of now
+            return
         done = self.full.delete(labels)
         self.unsaved.changed(done, -done)
 
