@@ -168,3 +168,22 @@ def test_a_process_kept_open_searches_what_it_wrote_since_its_first_search(
         qv = embedding.embedder.embed(["kelp harvest at the pier"])[0]
         assert gone and not gone & {label for label, _ in embedding.searching.query(qv, 40)}
         assert embedding.held.opened is None
+
+
+def test_lists_sorted_lean_then_given_every_row_are_sorted_afresh(tmp_path: Path) -> None:
+    """A process that wrote (the lists sorted from the lean columns), then read every row
+    (a search filtered by folder), then deleted a note: the lists follow the rows from
+    scratch, not as moves from the lean ones (which had no rows to tell a note gone)."""
+    root = _vault(tmp_path)
+    with open_vault(root) as v:
+        v.add("projects", "Kelp farm", summary="seaweed")
+        assert v.engine.catalogue._rows is None
+        v.engine.catalogue.notes()  # every row read
+        (root / "people" / "n05.md").unlink()
+        v.sync(paths=["people/n05.md"], vectors=False)
+    copy = tmp_path / "fresh"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    with open_vault(copy) as fresh:
+        fresh.sync(vectors=False)
+    assert "people/n05" not in (root / "people" / "people.md").read_text("utf-8")
+    assert _listings(copy) == _listings(root)

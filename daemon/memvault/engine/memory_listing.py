@@ -138,8 +138,9 @@ class MemoryListing:
     def build(self, entries: Iterable[CatalogueEntry]) -> Refreshed:
         """Sort afresh from ``entries`` alone, no catalogue row (a process holding none:
         ``Store.listing_entries``); the next ``refresh`` given rows finds none of them
-        its own and sorts afresh from those."""
+        its own: it sorts afresh from those (``_built`` unset)."""
         self._rebuild({}, entries)
+        self._built = False  # no row to tell a note gone by: the next refresh sorts afresh
         return Refreshed(self._entries, frozenset(f for f, _ in self._keys))
 
     def _rebuild(
