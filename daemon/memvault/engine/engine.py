@@ -516,9 +516,8 @@ class Engine:
         with self._lock:
             wrote = self.writer.add_note(note)
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
-            return WriteResult(
-                wrote.path, wrote.created, self._index_written(wrote.path), wrote.written
-            )
+            report = self._index_written(wrote.path)
+            return WriteResult(wrote.path, wrote.created, report, wrote.written, wrote.note)
 
     def append_log(self, text: str) -> WriteResult:
         """Add ``- HH:MM text`` to today's log (created from the template, without its

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memvault.core import compose
+from memvault.core import compose, note_size
 from memvault.core.note_update import append_body, replace_section
 from memvault.core.results import NoteRequest
 from memvault.errors import BadRequest, NoteExists, NoteNotFound, checking_request
@@ -41,6 +41,7 @@ class Wrote:
     path: str
     created: bool
     written: bool = True
+    note: str | None = None  # the note is long now (core/note_size.write_said)
 
 
 class Writer:
@@ -125,21 +126,24 @@ class Writer:
                 f"{(title + ': ' + ' '.join(body.split()))[:80]!r}); with category logs, "
                 "add sets only the day's summary and fields"
             )
+        cap = self.config.vault.max_note_bytes
         if self.fs.stat(path) is not None:
             if not note.update and section is None:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
+            now_text = [""]  # the text the swap wrote (its last turn, after a person's save)
 
             def change(text: str) -> str:
                 text = compose.set_fields(text, values)
-                if body is None:
-                    return text
-                if section is not None:
+                if body is not None and section is not None:
                     with checking_request():  # a heading the note has twice (NoSuchHeading)
-                        return replace_section(text, section, body)
-                return append_body(text, body)  # every word already there stays
+                        text = replace_section(text, section, body)
+                elif body is not None:
+                    text = append_body(text, body)  # every word already there stays
+                now_text[0] = text
+                return text
 
             written, _ = self.fs.update_text(path, change)
-            return Wrote(path, False, written)
+            return Wrote(path, False, written, note_size.write_said(path, title, now_text[0], cap))
         kind = compose.CATEGORIES[category]
         named = day if category == "logs" else title  # a day's log is titled as `log` titles it
         text = compose.fill(self._template(kind), named, day, now.strftime("%H:%M"))
@@ -149,7 +153,7 @@ class Writer:
         elif body is not None:
             text = compose.replace_body(text, title, body)
         self.fs.create(path, text)
-        return Wrote(path, True)
+        return Wrote(path, True, note=note_size.write_said(path, title, text, cap))
 
     def _named(self, category: str, path: str, title: str) -> str:
         """The note ``path`` names: in people/ and projects/ (one note per person or

@@ -342,10 +342,12 @@ def add(
         emit_json(result.to_dict())
     elif not result.written:  # (an update whose body the note holds already)
         out.print(f"{result.path} holds this already: nothing written", markup=False)
-        _warn(result.report.warnings)
     else:
         out.print(f"{'created' if result.created else 'updated'} {result.path}", markup=False)
+    if not as_json:
         _warn(result.report.warnings)
+        if result.note:  # a note grown long (core/note_size): said while it can be split
+            err.print(f"note: {result.note}", markup=False, highlight=False)
 
 
 def log(
