@@ -216,3 +216,47 @@ def test_a_root_note_moved_into_a_folder_leaves_no_line_behind(tmp_path: Path) -
     with open_vault(root) as v:
         v.sync()
         assert (root / "MEMORY.md").read_text(encoding="utf-8").count("people/gone") == 1
+
+
+# -- notes that say the same thing (core/memory_copies) -------------------------------------
+
+FACT = "The staging database password rotates every Monday at 09:00.\n"
+
+
+def test_copies_an_agent_saved_are_one_line_kept_as_a_fresh_index_writes_it(
+    tmp_path: Path,
+) -> None:
+    """An agent's memory tool saved one fact as fact-1.md ... fact-10.md: Topics listed
+    six lines of the same words, and a context's MEMORY.md excerpt gave them all. One
+    line counts the copies; as copies come, change and go the daemon's MEMORY.md is the
+    one a fresh index writes, a person's lines kept."""
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        for i in range(1, 11):
+            v.memory_tool(
+                {"command": "create", "path": f"/memories/fact-{i}.md", "file_text": FACT}
+            )
+            if i == 1:  # the section is there: a person's line in it
+                own = mem.read_text(encoding="utf-8").replace(
+                    "<!-- memvault:end topics -->", "> my own line\n<!-- memvault:end topics -->"
+                )
+                mem.write_text(own, encoding="utf-8")
+        said = FACT.strip()
+        lines = section(mem.read_text(encoding="utf-8"), "topics")
+        assert f"- [[fact-1]] - {said} (9 more notes say the same)" in lines
+        assert sum(said in ln for ln in lines) == 1 and "> my own line" in lines
+        context = v.context("when does the staging database password rotate?", 2000).text
+        assert context.count(said) == 2  # the index's line once, the note's text once
+        v.memory_tool({"command": "delete", "path": "/memories/fact-3.md"})
+        (root / "fact-7.md").write_text("The prod password rotates monthly.\n", "utf-8")
+        v.sync()
+        kept = mem.read_text(encoding="utf-8")
+    assert f"- [[fact-1]] - {said} (7 more notes say the same)" in section(kept, "topics")
+    assert "- [[fact-7]] - The prod password rotates monthly." in section(kept, "topics")
+    assert "> my own line" in section(kept, "topics")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept

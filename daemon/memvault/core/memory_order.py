@@ -20,9 +20,11 @@ from __future__ import annotations
 import posixpath
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from memvault.core.memory_copies import description, fold
 
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -77,6 +79,8 @@ class Listing:
     total: int
     # the root's section: the other top-level folders and their notes, biggest first
     folders: tuple[tuple[str, int], ...] = ()
+    # per note of ``top``, the notes saying the same the walk passed (core/memory_copies)
+    alike: tuple[int, ...] = ()
 
 
 def in_folder(path: str, folder: str) -> bool:
@@ -176,6 +180,28 @@ def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
 
 
+_DIGITS = re.compile(r"\d+")
+
+
+def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
+    """What notes listed once share (core/memory_copies): the words of their line, their
+    folder, their title but for its numbers (fact-1, fact-10; two people of one summary
+    are two names) and their date (a day's log is each day's own); None for a line of a
+    link alone."""
+    said = description(entry)
+    if not said:
+        return None
+    title = _DIGITS.sub("#", entry.title).casefold()
+    return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
+
+
+def first_notes(
+    ordered: Iterable[CatalogueEntry], limit: int
+) -> tuple[tuple[CatalogueEntry, ...], tuple[int, ...]]:
+    """The notes a section lists of ``ordered`` (its notes in order), copies folded."""
+    return fold(ordered, limit, copy_key)
+
+
 def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:
     return sorted(entries, key=lambda e: sort_key(e, order))
 
@@ -209,16 +235,11 @@ def listing(
                 if (f := counted_folder(e, rules)) is not None:
                     counts[f] = counts.get(f, 0) + 1
             folders = folder_counts(counts)
-        return Listing(tuple(chosen[: rule.limit]), len(chosen), folders)
-    top: list[CatalogueEntry] = []
-    total = 0
-    for e in ordered:
-        if keeps_out(e) or (rule.filter and not matches(e, rule.filter)):
-            continue
-        total += 1
-        if len(top) < rule.limit:
-            top.append(e)
-    return Listing(tuple(top), total)
+        top, alike = first_notes(chosen, rule.limit)
+        return Listing(top, len(chosen), folders, alike)
+    chosen = [e for e in ordered if not keeps_out(e) and matches(e, rule.filter)]
+    top, alike = first_notes(chosen, rule.limit)
+    return Listing(top, len(chosen), alike=alike)
 
 
 __all__ = [
@@ -229,7 +250,9 @@ __all__ = [
     "CatalogueEntry",
     "Listing",
     "SectionRule",
+    "copy_key",
     "counted_folder",
+    "first_notes",
     "folder_counts",
     "in_folder",
     "keeps_out",
