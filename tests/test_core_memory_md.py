@@ -735,7 +735,8 @@ def test_a_note_name_no_line_can_hold_is_one_line_that_stays() -> None:
     entry line in two, and each update added another."""
     cat = [entry("evil\nname.md", "evil"), entry("Home.md", "Start")]
     first = run("# Memory\n", cat)
-    assert topics_of(first.text) == ["- [[Home]] - Start", "- `evil\\nname.md` - evil"]
+    # (case aside, as Obsidian's file explorer orders names: e before H)
+    assert topics_of(first.text) == ["- `evil\\nname.md` - evil", "- [[Home]] - Start"]
     assert run(first.text, cat, owned=first.owned).text == first.text
     assert run(first.text, cat).text == first.text
 
@@ -869,3 +870,57 @@ def test_a_fresh_index_writes_the_same_memory_md_with_copies(ops: list) -> None:
         more = re.search(r"\|(\d+) more\]\]", text)
         assert len(listed) + counted + (int(more.group(1)) if more else 0) == len(notes)
         assert len(listed) <= 4
+
+
+# -- names with numbers, in the order Obsidian's file explorer shows them ---------------------
+
+
+def test_names_with_numbers_go_in_the_order_of_their_values_as_obsidian_shows_them() -> None:
+    """Topics listed topic-1, topic-10, topic-11, topic-12, topic-2: code point order,
+    where Obsidian's file explorer ("File name (A to Z)": a numeric, case- and
+    accent-blind collator) shows topic-1, topic-2 ... topic-10. Sections now sort as
+    it does, titles too; case aside (alpha before Beta); 007 as 7."""
+    cat = [entry(f"topic-{i}.md", f"Topic {i}") for i in (12, 1, 10, 2, 11, 3, 9)]
+    assert topics(run("# Memory\n", cat, rules=[TOPICS]).text) == [
+        *(f"- [[topic-{i}]] - Topic {i}" for i in (1, 2, 3, 9, 10, 11)),
+        "- 1 more at the vault root",
+    ]
+    by_title = SectionRule("people", "People", "people", {}, "title", 10)
+    names = ["Sprint 10", "sprint 2", "Sprint 1", "Beta", "alpha", "Agent 007", "Agent 8"]
+    cat = [CatalogueEntry(f"people/{n}.md", n, "", {}, 0) for n in names]
+    assert [e.title for e in select(by_title, cat)] == [
+        "Agent 007",
+        "Agent 8",
+        "alpha",
+        "Beta",
+        "Sprint 1",
+        "sprint 2",
+        "Sprint 10",
+    ]
+
+
+def test_the_new_order_moves_memvaults_lines_only_and_a_fresh_index_writes_it_too() -> None:
+    """Upgraded, a MEMORY.md written in the old order changes once: memvault's lines take
+    the new order in their own places; a person's lines among and around them stay where
+    they are, word for word; and an update without history writes the same."""
+    cat = [entry(f"topic-{i}.md", f"Topic {i}") for i in range(1, 13)]
+    old = [f"- [[topic-{i}]] - Topic {i}" for i in (1, 10, 11, 12, 2, 3)]
+    body = [old[0], old[1], "  > mine: 10 is the big one", old[2], old[3], old[4], old[5]]
+    body.append("- 6 more at the vault root")
+    text = "# Memory\n\nmy intro\n\n## Topics\n<!-- memvault:begin topics -->\n"
+    text += "\n".join(body) + "\n<!-- memvault:end topics -->\nmy outro\n"
+    owned = {"topics": (*old, "- 6 more at the vault root")}
+    new = run(text, cat, owned=owned, rules=[TOPICS])
+    assert topics(new.text) == [
+        "- [[topic-1]] - Topic 1",
+        "- [[topic-2]] - Topic 2",
+        "  > mine: 10 is the big one",
+        "- [[topic-3]] - Topic 3",
+        "- [[topic-4]] - Topic 4",
+        "- [[topic-5]] - Topic 5",
+        "- [[topic-6]] - Topic 6",
+        "- 6 more at the vault root",
+    ]
+    assert new.text.startswith("# Memory\n\nmy intro\n\n") and new.text.endswith("my outro\n")
+    assert run(text, cat, rules=[TOPICS]).text == new.text  # the same from no history
+    assert run(new.text, cat, rules=[TOPICS]).text == new.text

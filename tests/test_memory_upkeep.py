@@ -260,3 +260,55 @@ def test_copies_an_agent_saved_are_one_line_kept_as_a_fresh_index_writes_it(
     with open_vault(root) as v:
         v.sync()
     assert mem.read_text(encoding="utf-8") == kept
+
+
+# -- names with numbers in Obsidian's order (core/memory_order.collation) -------------------
+
+
+def test_an_old_order_is_rewritten_once_keeping_a_persons_lines_as_a_fresh_index_does(
+    tmp_path: Path,
+) -> None:
+    """A vault whose MEMORY.md an earlier memvault wrote in code point order (topic-1,
+    topic-10, topic-11, topic-2) meets the new order, Obsidian's file explorer's: the
+    first sync moves memvault's lines alone, a person's lines kept where they were; the
+    notes written one by one after (the daemon's upkeep) and a fresh index of the same
+    files give the same MEMORY.md, byte for byte."""
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    for i in range(1, 13):
+        write(root, f"topic-{i}.md", f"# Topic {i}\n\nWhat we know of area {i}.\n")
+    with open_vault(root) as v:
+        v.sync()
+    lines = section(mem.read_text(encoding="utf-8"), "topics")
+    assert lines[:3] == [
+        "- [[topic-1]] - What we know of area 1.",
+        "- [[topic-2]] - What we know of area 2.",
+        "- [[topic-3]] - What we know of area 3.",
+    ]
+    # the same section as an earlier memvault wrote it, with a person's line in it
+    old = [f"- [[topic-{i}]] - What we know of area {i}." for i in (1, 10, 11, 12, 2, 3)]
+    text = mem.read_text(encoding="utf-8").replace(
+        "\n".join(lines), "\n".join([old[0], "> mine: ask Ana about 10", *old[1:], lines[-1]])
+    )
+    mem.write_text(text, encoding="utf-8")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+        upgraded = section(mem.read_text(encoding="utf-8"), "topics")
+        assert upgraded == [
+            "- [[topic-1]] - What we know of area 1.",
+            "> mine: ask Ana about 10",
+            *(f"- [[topic-{i}]] - What we know of area {i}." for i in range(2, 7)),
+            "- 6 more at the vault root",
+        ]
+        for i in (20, 13, 100):  # the daemon's upkeep, a note at a time
+            v.memory_tool(
+                {"command": "create", "path": f"/memories/topic-{i}.md", "file_text": "x\n"}
+            )
+        v.memory_tool({"command": "delete", "path": "/memories/topic-2.md"})
+        kept = mem.read_text(encoding="utf-8")
+    assert "> mine: ask Ana about 10" in section(kept, "topics")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept

@@ -126,15 +126,36 @@ def bare(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+_RUN = re.compile(r"[0-9]+")
+
+
+def _number(m: re.Match[str]) -> str:
+    digits = m.group().lstrip("0") or "0"
+    return f"{len(digits):03d}{digits}"  # by its length first: 2 before 10, 007 as 7
+
+
+def collation(text: str) -> str:
+    """``text`` as Obsidian's file explorer orders names, for a plain ascending sort: its
+    "File name (A to Z)" compares with ``Intl.Collator(undefined, {numeric: true,
+    sensitivity: "base"})`` (as plugins that sort as it does, custom-sort's
+    ``standardObsidian``, Bartender's ``alphabetical``, write it), so a number in a name
+    is its value (topic-2 before topic-10), and case and accents are set aside (``bare``,
+    casefolded). Code point order otherwise, no locale."""
+    plain = bare(text).casefold()
+    return _RUN.sub(_number, plain) if _RUN.search(plain) else plain
+
+
 def _path_order(path: str) -> str:
-    """A path's place: ``bare``, then the path itself to part the rest (ASCII: itself)."""
-    return path if path.isascii() else bare(path) + "\x00" + path
+    """A path's place: ``collation``, then the path itself to part the rest (a path that
+    is its own collation: itself)."""
+    key = collation(path)
+    return path if key == path else key + "\x00" + path
 
 
 def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The folders holding notes, the biggest first, then by name (``bare``, any case)."""
+    """The folders holding notes, the biggest first, then by name (``collation``)."""
     held = [(f, n) for f, n in counts.items() if n > 0]
-    return tuple(sorted(held, key=lambda fn: (-fn[1], bare(fn[0]).casefold(), fn[0])))
+    return tuple(sorted(held, key=lambda fn: (-fn[1], collation(fn[0]), fn[0])))
 
 
 def keeps_out(entry: CatalogueEntry) -> bool:
@@ -172,9 +193,9 @@ def _date_of(entry: CatalogueEntry, name: str) -> str:
 def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     """The note's place in ``order``, ascending: newest first (by ``date``, or
     ``updated`` then ``date``), then by path; for ``title``: title, then path (titles
-    and paths as their alphabet orders them: ``bare``)."""
+    and paths as Obsidian's file explorer orders names: ``collation``)."""
     if order == "title":
-        return (bare(entry.title).casefold(), _path_order(entry.path))
+        return (collation(entry.title), _path_order(entry.path))
     fallbacks = ("date",) if order == "date" else ("updated", "date")
     stamp = next((d for d in (_date_of(entry, f) for f in fallbacks) if d), "")
     return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
@@ -250,6 +271,7 @@ __all__ = [
     "CatalogueEntry",
     "Listing",
     "SectionRule",
+    "collation",
     "copy_key",
     "counted_folder",
     "first_notes",
