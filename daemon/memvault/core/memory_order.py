@@ -17,6 +17,7 @@ showed an agent 2 of its 173 notes and nothing of where the rest were.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
@@ -126,12 +127,8 @@ def bare(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
-_RUN = re.compile(r"[0-9]+")
-
-
-def _number(m: re.Match[str]) -> str:
-    digits = m.group().lstrip("0") or "0"
-    return f"{len(digits):03d}{digits}"  # by its length first: 2 before 10, 007 as 7
+_RUN = re.compile(r"([0-9]+)")
+_DIGIT = re.compile(r"[0-9]")
 
 
 def collation(text: str) -> str:
@@ -141,8 +138,18 @@ def collation(text: str) -> str:
     ``standardObsidian``, Bartender's ``alphabetical``, write it), so a number in a name
     is its value (topic-2 before topic-10), and case and accents are set aside (``bare``,
     casefolded). Code point order otherwise, no locale."""
-    plain = bare(text).casefold()
-    return _RUN.sub(_number, plain) if _RUN.search(plain) else plain
+    plain = text.lower() if text.isascii() else bare(text).casefold()
+    if _DIGIT.search(plain) is None:
+        return plain
+    parts = _RUN.split(plain)  # text, number, text, ...: a loop, not a callback a match
+    parts[1::2] = map(_number, parts[1::2])
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)  # a vault's numbers repeat: its years, months, days
+def _number(run: str) -> str:
+    digits = run.lstrip("0") or "0"
+    return f"{len(digits):03d}{digits}"  # its length first: 2 before 10, 007 as 7
 
 
 def _path_order(path: str) -> str:
@@ -195,7 +202,7 @@ def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     ``updated`` then ``date``), then by path; for ``title``: title, then path (titles
     and paths as Obsidian's file explorer orders names: ``collation``)."""
     if order == "title":
-        return (collation(entry.title), _path_order(entry.path))
+        return (collation(entry.title), entry.path)  # (the path only parts equal titles)
     fallbacks = ("date",) if order == "date" else ("updated", "date")
     stamp = next((d for d in (_date_of(entry, f) for f in fallbacks) if d), "")
     return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
