@@ -12,7 +12,7 @@ a fresh index of the same files lists the same notes in the same order.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from memvault.core import memory_md
@@ -21,6 +21,7 @@ from memvault.core.memory_order import (
     Listing,
     SectionRule,
     counted_folder,
+    first_notes,
     folder_counts,
     in_folder,
     matches,
@@ -135,12 +136,21 @@ class MemoryListing:
         differ += [p for p in before if p not in self._entries]
         return frozenset(f for f, _ in self._keys if any(in_folder(p, f) for p in differ))
 
-    def _rebuild(self, rows: Mapping[str, NoteRow]) -> None:
+    def build(self, entries: Iterable[CatalogueEntry]) -> Refreshed:
+        """Sort afresh from ``entries`` alone, no catalogue row (a process holding none:
+        ``Store.listing_entries``); the next ``refresh`` given rows finds none of them
+        its own: it sorts afresh from those (``_built`` unset)."""
+        self._rebuild({}, entries)
+        self._built = False  # no row to tell a note gone by: the next refresh sorts afresh
+        return Refreshed(self._entries, frozenset(f for f, _ in self._keys))
+
+    def _rebuild(
+        self, rows: Mapping[str, NoteRow], entries: Iterable[CatalogueEntry] | None = None
+    ) -> None:
         self._rows = dict(rows)
         self._entries, self._lines, self._out = {}, {}, set()
         self._others = {}
-        for row in rows.values():
-            entry = _entry(row)
+        for entry in (_entry(row) for row in rows.values()) if entries is None else entries:
             self._add(entry)
             self._count_other(entry, 1)
         for folder, order in self._keys:
@@ -192,18 +202,16 @@ class MemoryListing:
         and the other top-level folders, ``memory_order.listing``)."""
         items = self._sorted[(rule.folder, _order(rule.order))]
         folders = folder_counts(self._others) if not rule.folder.strip("/") else ()
-        top: list[CatalogueEntry] = []
+        entries = self._entries
         if not rule.filter:
             total = len(items) - sum(1 for p in self._out if in_folder(p, rule.folder))
-            for _, path in items:
-                if len(top) >= rule.limit:
-                    break
-                if path not in self._out:
-                    top.append(self._entries[path])
-            return Listing(tuple(top), total, folders)
+            # read as far as the walk goes: the first notes, and the copies among them
+            listed = (entries[path] for _, path in items if path not in self._out)
+            top, alike = first_notes(listed, rule.limit)
+            return Listing(top, total, folders, alike)
         chosen = self._selected[_selects(rule)]
-        top = [self._entries[path] for _, path in chosen[: rule.limit]]
-        return Listing(tuple(top), len(chosen), folders)
+        top, alike = first_notes((entries[path] for _, path in chosen), rule.limit)
+        return Listing(top, len(chosen), folders, alike)
 
     def folder_lines(self, rule: SectionRule) -> Sequence[str]:
         """Every note of the rule's folder (whatever the filter), in its order: the entry
