@@ -4,7 +4,8 @@ An update keeps every word already in the note unless the agent names the words 
 replaces (issue 21 item 1):
 
 - ``append_body``: the new text goes at the end of the note (nothing is replaced);
-  text already there, as it is, is not added twice (an agent retrying).
+  text already there, as it is and as whole lines, is not added twice (an agent
+  retrying); a part of a line ("Budget: 10" in "Budget: 100") is no copy of it.
 - ``replace_section``: the text under one heading (up to the next heading of the same
   or a higher level) is replaced; the heading is added at the end when there is none.
   Every other line stays byte for byte.
@@ -31,10 +32,16 @@ def append_body(text: str, body: str) -> str:
     """``text`` with ``body`` added at its end, after a blank line."""
     nl = newline_of(text)
     addition = _clean(body, nl)
-    if not addition.strip() or addition in text:
+    if not addition.strip() or _holds_lines(text, addition, nl):
         return text
     head = text.rstrip("\r\n")
     return f"{head}{nl}{nl}{addition}{nl}"
+
+
+def _holds_lines(text: str, addition: str, nl: str) -> bool:
+    """Whether ``text`` holds ``addition`` as whole lines (an agent's retry), not a part
+    of a line: "Budget: 10" is not in "Budget: 100", and must be written."""
+    return f"{nl}{addition}{nl}" in f"{nl}{text}{nl}"
 
 
 def replace_section(text: str, heading: str, body: str, level: int = 2) -> str:
