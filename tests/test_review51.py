@@ -43,3 +43,27 @@ def test_an_update_whose_body_is_part_of_a_line_is_written(tmp_path: Path) -> No
         again = v.add("projects", "Harbour", body="Budget: 10", update=True)
         assert not again.written  # an agent retrying: whole lines the note holds
         assert (root / made.path).read_text("utf-8") == text
+
+
+
+def test_a_write_with_no_daemon_on_postgres_lists_as_a_fresh_index(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """wcold's lean reads (Store.listing_entries, note_titles) are SQL PgStore inherits:
+    a no-daemon add and update on the PostgreSQL index list MEMORY.md as SQLite's does."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    for i, title in enumerate(["Éclair", "alpha", "Beta", "topic-10", "topic-2"]):
+        write(root, f"people/p{i}.md", note(title, f"person {i}", updated="2026-01-01"))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with open_vault(root) as v:
+        v.add("people", "Zoë", summary="new")
+        v.add("people", "alpha", summary="found by title", update=True)
+        assert v.engine.catalogue._rows is None
+    memory = (root / "MEMORY.md").read_text("utf-8")
+    assert "found by title" in (root / "people" / "p1.md").read_text("utf-8")
+    assert "- [[people/zoë]] - new" in memory
+    monkeypatch.delenv("MEMVAULT_INDEX_STORE")
+    assert _fresh(root, tmp_path, "pg") == _listings(root)
