@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, note, open_vault, write
+from memvault.core.memory_own import is_index, pointer
 
 
 def _listings(root: Path) -> dict[str, str]:
@@ -67,3 +68,19 @@ def test_a_write_with_no_daemon_on_postgres_lists_as_a_fresh_index(
     assert "- [[people/zoë]] - new" in memory
     monkeypatch.delenv("MEMVAULT_INDEX_STORE")
     assert _fresh(root, tmp_path, "pg") == _listings(root)
+
+
+def test_a_list_of_web_links_is_no_index_of_notes() -> None:
+    """memory_own.is_index read any markdown link as a pointer to a note: a dump of an
+    agent's events, each line a pull request's or a ticket's link and what happened,
+    was "an index of links ... the notes it links stay as they are" (status, init), so
+    `memvault migrate` was not named for it; it links no note."""
+    events = [
+        f"- [PR {i}](https://github.com/acme/api/pull/{i}) merged: fixes flaky test {i}"
+        for i in range(300)
+    ]
+    assert pointer(events[0]) is None
+    assert pointer("- [Spec](<https://acme.test/spec>) — the spec") is None
+    assert not is_index(events)
+    assert pointer("- [Debugging](debugging.md) — how we bisect") == "debugging.md"
+    assert pointer("- [Setup](./topics/setup.md) — first day") == "./topics/setup.md"

@@ -8,7 +8,8 @@ Claude Code's auto memory writes one line per topic file, ``- [Debugging](debugg
 — how we bisect flaky tests`` — was told the same, and migrate would have moved those
 pointers, every one, into a single inbox note: nothing to split. ``is_index`` tells the
 two apart: nearly every line of text a list item that starts with a link (a wikilink or
-a markdown link) followed by at most a one-line hook.
+a markdown link to a file, not to a web page: a list of those is a dump's events) followed
+by at most a one-line hook.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ HOOK_CHARS = 200  # a pointer's hook after its link: one line an agent reads at 
 # a list item (-, *, +, 1.) opening with a link, bold or not, then a separator and a hook
 _POINTER = re.compile(
     r"[ \t]*(?:[-*+]|\d{1,3}[.)])[ \t]+(?:\*\*|__)?"
-    r"(?:\[\[(?P<name>[^\[\]|#\n]+)[^\[\]\n]*\]\]|\[[^\[\]\n]*\]\((?P<file>[^()\n]+)\))"
+    r"(?:\[\[(?P<name>[^\[\]|#\n]+)[^\[\]\n]*\]\]|\[[^\[\]\n]*\]\((?!<?[A-Za-z][A-Za-z0-9+.-]*:)(?P<file>[^()\n]+)\))"
     r"(?:\*\*|__)?(?:[ \t]*(?:[-:|–—]+|\(|,)?[ \t]*(?P<hook>.*))?"
 )
 _NOT_TEXT = re.compile(r"[ \t]*(?:#{1,6}(?:[ \t]|$)|<!--.*-->[ \t]*$|(?:[-*_][ \t]*){3,}$)")
