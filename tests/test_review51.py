@@ -46,7 +46,6 @@ def test_an_update_whose_body_is_part_of_a_line_is_written(tmp_path: Path) -> No
         assert (root / made.path).read_text("utf-8") == text
 
 
-
 def test_a_write_with_no_daemon_on_postgres_lists_as_a_fresh_index(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
