@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, note, open_vault, write
-from memvault.core.memory_own import is_index, pointer
 
 
 def _listings(root: Path) -> dict[str, str]:
@@ -74,6 +73,8 @@ def test_a_list_of_web_links_is_no_index_of_notes() -> None:
     agent's events, each line a pull request's or a ticket's link and what happened,
     was "an index of links ... the notes it links stay as they are" (status, init), so
     `memvault migrate` was not named for it; it links no note."""
+    from memvault.core.memory_own import is_index, pointer  # (writes51's module)
+
     events = [
         f"- [PR {i}](https://github.com/acme/api/pull/{i}) merged: fixes flaky test {i}"
         for i in range(300)
