@@ -306,14 +306,7 @@ class PgStore(Store):
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
 
     def set_meta(self, key: str, value: str, conn: Any = None) -> None:
-        # Store's own runs under its SQLite file's guard (integrity.Guard.writing), which
-        # a PostgreSQL index has none of: every open of one failed there (AttributeError)
-        with self._lock:
-            (conn or self._db).execute(
-                "INSERT INTO meta(key, value) VALUES(?, ?) "
-                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+        super().set_meta(key, value, conn)
         if key == "last_sync_at":  # a sync changed the index: what its files are at
             self.mark_files()
 
