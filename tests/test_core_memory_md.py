@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import re
 from pathlib import Path
 
 import pytest
@@ -734,6 +735,192 @@ def test_a_note_name_no_line_can_hold_is_one_line_that_stays() -> None:
     entry line in two, and each update added another."""
     cat = [entry("evil\nname.md", "evil"), entry("Home.md", "Start")]
     first = run("# Memory\n", cat)
-    assert topics_of(first.text) == ["- [[Home]] - Start", "- `evil\\nname.md` - evil"]
+    # (case aside, as Obsidian's file explorer orders names: e before H)
+    assert topics_of(first.text) == ["- `evil\\nname.md` - evil", "- [[Home]] - Start"]
     assert run(first.text, cat, owned=first.owned).text == first.text
     assert run(first.text, cat).text == first.text
+
+
+# -- notes that say the same thing (core/memory_copies) ---------------------------------------
+
+TOPICS = next(r for r in DEFAULT_SECTIONS if r.folder == "")
+FACT = "The staging database password rotates every Monday at 09:00."
+
+
+def topics(text: str) -> list[str]:
+    return text.split("<!-- memvault:begin topics -->\n")[1].split("<!--")[0].splitlines()
+
+
+def test_copies_of_one_text_are_one_line_counting_them() -> None:
+    """An agent saved one fact as fact-1.md ... fact-10.md: the Topics section was six
+    lines of the same words and "4 more at the vault root". The copies are one line that
+    counts them, and the section's other notes keep their places."""
+    cat = [entry(f"fact-{i}.md", FACT) for i in range(1, 11)]
+    cat += [entry("api.md", "API rules"), entry("zeta.md", "Zeta notes")]
+    cat += [entry(f"z{i}.md", f"Z {i}") for i in range(5)]
+    update = run("# Memory\n", cat, rules=[TOPICS])
+    assert topics(update.text) == [
+        "- [[api]] - API rules",
+        f"- [[fact-1]] - {FACT} (9 more notes say the same)",
+        "- [[z0]] - Z 0",
+        "- [[z1]] - Z 1",
+        "- [[z2]] - Z 2",
+        "- [[z3]] - Z 3",
+        "- 2 more at the vault root",  # z4 and zeta: 17 notes, 6 lines, 9 copies counted
+    ]
+    assert run(update.text, cat, rules=[TOPICS]).text == update.text
+    assert run(update.text, cat, owned=update.owned, rules=[TOPICS]).text == update.text
+    # one copy is "1 more note says the same"; none left, the plain line again
+    two = run(update.text, [*cat[:2], *cat[10:]], rules=[TOPICS])
+    assert f"- [[fact-1]] - {FACT} (1 more note says the same)" in topics(two.text)
+    one = run(two.text, [cat[0], *cat[10:]], rules=[TOPICS])
+    assert f"- [[fact-1]] - {FACT}" in topics(one.text)
+    assert "say" not in one.text
+
+
+def test_the_lines_an_older_memvault_wrote_for_copies_become_one() -> None:
+    """A MEMORY.md written before (six lines of one fact, by a daemon whose history is
+    lost) is memvault's lines all the same: a fresh index writes the one line."""
+    cat = [entry(f"fact-{i}.md", FACT) for i in range(1, 11)]
+    old = "".join(f"- [[fact-{i}]] - {FACT}\n" for i in (1, 10, 2, 3, 4, 5))
+    text = f"# Memory\n\n## Topics\n<!-- memvault:begin topics -->\n{old}"
+    text += "- 4 more at the vault root\n<!-- memvault:end topics -->\n"
+    assert topics(run(text, cat, rules=[TOPICS]).text) == [
+        f"- [[fact-1]] - {FACT} (9 more notes say the same)"
+    ]
+
+
+def test_a_days_log_is_its_own_whatever_its_first_entry_says() -> None:
+    """Copies share their words and their date: a standup every morning is seven days,
+    seven lines; the same decision saved five times the same day is one."""
+    logs = next(r for r in DEFAULT_SECTIONS if r.name == "logs")
+    days = [entry(f"logs/2026-03-0{d}.md", "09:00 standup") for d in range(1, 10)]
+    assert [ln for ln in section_of(run("# M\n", days, rules=[logs]).text, "logs")] == [
+        *(f"- [[logs/2026-03-0{d}]] - 09:00 standup" for d in range(9, 2, -1)),
+        "- [[logs/logs|2 more]]",
+    ]
+    decisions = next(r for r in DEFAULT_SECTIONS if r.name == "decisions")
+    same = [
+        entry(f"decisions/use-pg-{i}.md", "Use PostgreSQL", date="2026-03-05") for i in range(5)
+    ]
+    later = entry("decisions/use-pg-again.md", "Use PostgreSQL", date="2026-04-01")
+    assert section_of(run("# M\n", [*same, later], rules=[decisions]).text, "decisions") == [
+        "- [[decisions/use-pg-again]] - Use PostgreSQL",
+        "- [[decisions/use-pg-0]] - Use PostgreSQL (4 more notes say the same)",
+    ]
+
+
+def section_of(text: str, name: str) -> list[str]:
+    return text.split(f"<!-- memvault:begin {name} -->\n")[1].split("<!--")[0].splitlines()
+
+
+def test_a_persons_line_for_a_copy_is_kept_and_the_other_copies_are_counted() -> None:
+    """A person's own line linking the first copy stays theirs; the notes saying the same
+    are counted in the "N more" line, never dropped from every count."""
+    cat = [entry(f"fact-{i}.md", FACT) for i in range(1, 5)]
+    mine = "- [[fact-1]] the password fact, see the runbook\n"
+    text = f"# Memory\n\n## Topics\n<!-- memvault:begin topics -->\n{mine}<!-- memvault:end topics -->\n"
+    update = run(text, cat, rules=[TOPICS])
+    assert topics(update.text) == [mine.rstrip("\n"), "- 3 more at the vault root"]
+    assert run(update.text, cat, rules=[TOPICS]).text == update.text
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(
+            st.sampled_from(["add", "copy", "remove", "human_in", "drop_line", "restore"]),
+            st.integers(0, 12),
+        ),
+        max_size=20,
+    )
+)
+def test_a_fresh_index_writes_the_same_memory_md_with_copies(ops: list) -> None:
+    """As above, with notes that say the same thing among them: once updated, MEMORY.md
+    is what an update without history writes, and every note is listed or counted."""
+    rules = [SectionRule("people", "Key People", "people", {}, "title", 4)]
+    text = people_section()
+    notes: dict[str, CatalogueEntry] = {}
+    owned: dict = {}
+    history = [text]
+    for op, n in ops:
+        if op == "add":
+            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", f"Person {n}")
+        elif op == "copy":
+            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", "One and the same")
+        elif op == "remove":
+            notes.pop(f"people/p{n}.md", None)
+        elif op == "human_in":
+            text = text.replace("<!-- memvault:end", f"> mine {len(history)}\n<!-- memvault:end")
+        elif op == "drop_line":
+            lines = text.split("\n")
+            entries = [i for i, ln in enumerate(lines) if ln.startswith("- ")]
+            if entries:
+                del lines[entries[n % len(entries)]]
+            text = "\n".join(lines)
+        elif op == "restore":
+            text = history[n % len(history)]
+        update = run(text, list(notes.values()), owned=owned, rules=rules)
+        text = update.text
+        owned = {k: tuple({*owned.get(k, ()), *v}) for k, v in update.owned.items()}
+        history.append(text)
+        assert run(text, list(notes.values()), owned={}, rules=rules).text == text
+        listed = [ln for ln in text.split("\n") if re.match(r"- \[\[people/p\d", ln)]
+        counted = sum(int(x) for x in re.findall(r"\((\d+) more notes? says? the same\)", text))
+        more = re.search(r"\|(\d+) more\]\]", text)
+        assert len(listed) + counted + (int(more.group(1)) if more else 0) == len(notes)
+        assert len(listed) <= 4
+
+
+# -- names with numbers, in the order Obsidian's file explorer shows them ---------------------
+
+
+def test_names_with_numbers_go_in_the_order_of_their_values_as_obsidian_shows_them() -> None:
+    """Topics listed topic-1, topic-10, topic-11, topic-12, topic-2: code point order,
+    where Obsidian's file explorer ("File name (A to Z)": a numeric, case- and
+    accent-blind collator) shows topic-1, topic-2 ... topic-10. Sections now sort as
+    it does, titles too; case aside (alpha before Beta); 007 as 7."""
+    cat = [entry(f"topic-{i}.md", f"Topic {i}") for i in (12, 1, 10, 2, 11, 3, 9)]
+    assert topics(run("# Memory\n", cat, rules=[TOPICS]).text) == [
+        *(f"- [[topic-{i}]] - Topic {i}" for i in (1, 2, 3, 9, 10, 11)),
+        "- 1 more at the vault root",
+    ]
+    by_title = SectionRule("people", "People", "people", {}, "title", 10)
+    names = ["Sprint 10", "sprint 2", "Sprint 1", "Beta", "alpha", "Agent 007", "Agent 8"]
+    cat = [CatalogueEntry(f"people/{n}.md", n, "", {}, 0) for n in names]
+    assert [e.title for e in select(by_title, cat)] == [
+        "Agent 007",
+        "Agent 8",
+        "alpha",
+        "Beta",
+        "Sprint 1",
+        "sprint 2",
+        "Sprint 10",
+    ]
+
+
+def test_the_new_order_moves_memvaults_lines_only_and_a_fresh_index_writes_it_too() -> None:
+    """Upgraded, a MEMORY.md written in the old order changes once: memvault's lines take
+    the new order in their own places; a person's lines among and around them stay where
+    they are, word for word; and an update without history writes the same."""
+    cat = [entry(f"topic-{i}.md", f"Topic {i}") for i in range(1, 13)]
+    old = [f"- [[topic-{i}]] - Topic {i}" for i in (1, 10, 11, 12, 2, 3)]
+    body = [old[0], old[1], "  > mine: 10 is the big one", old[2], old[3], old[4], old[5]]
+    body.append("- 6 more at the vault root")
+    text = "# Memory\n\nmy intro\n\n## Topics\n<!-- memvault:begin topics -->\n"
+    text += "\n".join(body) + "\n<!-- memvault:end topics -->\nmy outro\n"
+    owned = {"topics": (*old, "- 6 more at the vault root")}
+    new = run(text, cat, owned=owned, rules=[TOPICS])
+    assert topics(new.text) == [
+        "- [[topic-1]] - Topic 1",
+        "- [[topic-2]] - Topic 2",
+        "  > mine: 10 is the big one",
+        "- [[topic-3]] - Topic 3",
+        "- [[topic-4]] - Topic 4",
+        "- [[topic-5]] - Topic 5",
+        "- [[topic-6]] - Topic 6",
+        "- 6 more at the vault root",
+    ]
+    assert new.text.startswith("# Memory\n\nmy intro\n\n") and new.text.endswith("my outro\n")
+    assert run(text, cat, rules=[TOPICS]).text == new.text  # the same from no history
+    assert run(new.text, cat, rules=[TOPICS]).text == new.text

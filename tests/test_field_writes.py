@@ -594,3 +594,85 @@ def test_the_same_line_logged_again_in_the_same_minute_is_not_written_twice(
         "- 15:32 deployed payments v2 to prod",
         "- 15:33 deployed payments v2 to staging",
     ]
+
+
+def test_a_line_the_day_has_already_is_answered_as_not_written_through_every_door(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same line at the same minute is written once, but each door answered the agent
+    as for a line written (``logged to ...``, ``{"path", "created": false}``): it could not
+    tell its retried call changed nothing. The answers say ``written`` (false), the text
+    answer says nothing was written; a line written says ``written`` true."""
+    import json
+
+    from helpers import running_daemon
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = new_vault(tmp_path)
+    minute = dt.datetime(2026, 3, 5, 15, 32).astimezone()
+    with open_vault(root) as v, running_daemon(v):
+        v.engine.writer.clock = lambda: minute
+        first = v.log("deployed payments v2 to staging")
+        assert first.written is True and first.to_dict()["written"] is True
+        again = v.log("deployed payments v2  to staging")  # the Python API, in-process
+        assert (again.path, again.created, again.written) == (first.path, False, False)
+        assert again.to_dict()["written"] is False
+        with http(v) as client:  # HTTP
+            r = client.post("/log", json={"text": "deployed payments v2 to staging"})
+            assert r.status_code == 200 and r.json()["written"] is False, r.text
+            assert r.json()["path"] == first.path and r.json()["created"] is False
+            r = client.post("/log", json={"text": "deployed payments v2 to prod"})
+            assert r.json()["written"] is True
+        with Vault.open(root, embedder=HashEmbedder()) as door:  # the API through the daemon
+            assert door.daemon is not None
+            assert door.log("deployed payments v2 to staging").written is False
+            assert door.log("rolled back payments v2").written is True
+    lines = (root / first.path).read_text("utf-8").splitlines()
+    assert [ln for ln in lines if ln.startswith("- ")] == [
+        "- 15:32 deployed payments v2 to staging",
+        "- 15:32 deployed payments v2 to prod",
+        "- 15:32 rolled back payments v2",
+    ]
+    # The CLI (its own process clock): the line is in its day's log at this minute and
+    # the next, so the call finds it whichever of the two it runs in.
+    now = dt.datetime.now().astimezone()
+    for t in (now, now + dt.timedelta(minutes=1)):
+        day = root / "logs" / f"{t.date().isoformat()}.md"
+        head = day.read_text("utf-8") if day.exists() else f"# {t.date().isoformat()}\n\n"
+        day.write_text(head + f"- {t:%H:%M} checked the backups\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in (root / "logs").glob("*.md")}
+    said = CliRunner().invoke(cli_app, ["log", "checked the backups", "--vault", str(root)])
+    assert said.exit_code == 0, said.output
+    assert "has this line at this minute already: nothing written" in said.stdout
+    assert "logged to" not in said.stdout
+    said = CliRunner().invoke(
+        cli_app, ["log", "checked the backups", "--json", "--vault", str(root)]
+    )
+    answer = json.loads(said.stdout)
+    assert answer["written"] is False and answer["created"] is False
+    assert {p: p.read_bytes() for p in (root / "logs").glob("*.md")} == before
+
+
+def test_an_update_whose_body_the_note_holds_is_answered_as_not_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``add --update`` with a body the note holds already writes nothing (every word
+    stays, none twice), but said "updated projects/x.md" as for a change."""
+    import json
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        made = v.add("projects", "Key rotation", body="Monthly, by the on-call.")
+        assert made.written is True and made.created is True
+        held = v.add("projects", "Key rotation", body="Monthly, by the on-call.", update=True)
+        assert (held.created, held.written) == (False, False)
+        assert v.add("projects", "Key rotation", body="Logged in the ops log.", update=True).written
+    before = (root / made.path).read_bytes()
+    args = ["add", "projects", "Key rotation", "--body", "Monthly, by the on-call.", "--update"]
+    said = CliRunner().invoke(cli_app, [*args, "--vault", str(root)])
+    assert said.exit_code == 0, said.output
+    assert said.stdout.strip() == "projects/key-rotation.md holds this already: nothing written"
+    said = CliRunner().invoke(cli_app, [*args, "--json", "--vault", str(root)])
+    assert json.loads(said.stdout)["written"] is False
+    assert (root / made.path).read_bytes() == before

@@ -68,3 +68,44 @@ def test_status_of_a_memory_md_long_by_its_sections_says_to_lower_their_limits(
     _, out = run("status", "--vault", root)
     assert "lower memory.max_lines or a section's limit" in out
     assert "your own text" not in out and "sections begin at line" not in out
+
+
+AGENT_INDEX = "# Memory\n\n" + "".join(
+    f"- [Topic {i}](topic-{i}.md) — what we learnt about area {i}, in one line\n"
+    for i in range(300)
+)
+DUMP = "# Memory\n\n" + "".join(
+    f"- [Topic {i % 7}](topic-{i % 7}.md) said again: a dump names its notes over and over\n"
+    for i in range(300)
+)
+
+
+@pytest.mark.parametrize(
+    ("own", "migrate"),
+    [(AGENT_INDEX, False), (DUMP, True)],
+    ids=["an agent's index of links", "a dump whose lines open with links"],
+)
+def test_status_names_migrate_for_a_dump_not_for_an_agents_index_of_links(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, own: str, migrate: bool
+) -> None:
+    """An agent that keeps its own index in MEMORY.md (Claude Code's auto memory: a line
+    per topic file, ``- [Title](file.md) — hook``) grew it to 300 lines: status said
+    "`memvault migrate MEMORY.md` splits them into notes", which would move 300 pointers
+    into one inbox note. It says so for a dump only; an index is told to be shortened."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    monkeypatch.setenv("COLUMNS", "400")
+    root = tmp_path / "notes"
+    write(root, "MEMORY.md", own)
+    for i in range(7):
+        write(root, f"topic-{i}.md", f"# Topic {i}\n\nWhat we learnt about area {i}.\n")
+    assert run("init", root)[0] == 0
+    assert run("sync", "--vault", root)[0] == 0
+    assert (root / "MEMORY.md").read_text(encoding="utf-8").startswith(own)
+    _, out = run("status", "--vault", root)
+    said = " ".join(out.split())
+    assert "Claude Code loads only that much" in said
+    assert ("`memvault migrate MEMORY.md` splits them into notes" in said) is migrate
+    assert ("an index of links kept outside memvault's sections" in said) is not migrate
+    assert "memvault's sections begin at line 305" in said  # either way: after the own lines
+    memory = json.loads(run("status", "--vault", root, "--json")[1])["memory"]
+    assert memory["own_index"] is not migrate and memory["own_lines"] == 304

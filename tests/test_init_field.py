@@ -201,3 +201,25 @@ def test_init_on_a_grown_memory_md_says_to_migrate_it(tmp_path: Path) -> None:
     small.mkdir()
     (small / "MEMORY.md").write_text("# Memory\n\n- a line\n", encoding="utf-8")
     assert "migrate" not in CliRunner().invoke(app, ["init", str(small)]).output
+
+
+def test_init_on_an_agents_long_index_of_links_does_not_say_to_migrate_it(
+    tmp_path: Path,
+) -> None:
+    """An agent's own index (a line per topic file, as Claude Code's auto memory keeps
+    one) past memory.max_lines: init said "`memvault migrate MEMORY.md` splits them into
+    notes", which would put every pointer into one inbox note. It says it is long and an
+    index, to be shortened; a dump is still told to migrate (above)."""
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    index = "".join(f"- [[topic-{i}]] - what we learnt about area {i}\n" for i in range(150))
+    (root / "MEMORY.md").write_text("# Memory\n\n" + index, encoding="utf-8")
+    result = CliRunner().invoke(app, ["init", str(root)])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "MEMORY.md has 152 lines" in said and "an index of links" in said
+    assert "migrate" not in said

@@ -128,3 +128,61 @@ def test_the_cut_says_two_different_sizes(vault: Path) -> None:
     with open_vault(vault) as v:
         said = [p["reason"] for p in v.status()["problems"] if p["path"] == "notes/huge.md"]
     assert said == ["6,008 bytes; only the first 2,000 bytes are indexed (vault.max_note_bytes)"]
+
+
+# -- a write that leaves a note long says so through every door ----------------------------
+#
+# MCP's memory_write answered `note` and the memory tool a `Note:` line once a note passed
+# a quarter of vault.max_note_bytes; `memvault add --update` / `--section`, POST /notes and
+# Vault.add said nothing, however long the note an agent added to every turn grew.
+
+BUILDS = "".join(f"- build {i:03} passed on runner {i % 7}\n" for i in range(16))  # 512 bytes
+
+
+def test_an_add_that_leaves_a_note_long_says_so_through_every_door(vault: Path) -> None:
+    from helpers import running_daemon
+    from memvault.api import Vault
+    from memvault.index.embedder import HashEmbedder
+
+    with open_vault(vault) as v:
+        short = v.add("projects", "Build history", body="- build 000 passed")
+        assert short.note is None and "note" not in short.to_dict()
+        grown = v.add("projects", "Build history", body=BUILDS, update=True)  # Python API
+        size = (vault / grown.path).stat().st_size
+        assert CAP // 4 < size < CAP and grown.written
+        assert grown.note is not None
+        assert grown.note.startswith("projects/build-history.md is now ")
+        assert "(vault.max_note_bytes) is refused" in grown.note
+        assert '"Build history 2"' in grown.note and "--lines" in grown.note
+        assert grown.to_dict()["note"] == grown.note
+        app = create_app(v, TOKEN, lambda: {"port": PORT}, port=PORT)
+        try:
+            with TestClient(
+                app,
+                base_url=f"http://127.0.0.1:{PORT}",
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            ) as client:  # HTTP
+                body = {"category": "projects", "title": "Build history", "update": True}
+                r = client.post("/notes", json={**body, "body": "- build 016 passed"})
+                assert r.status_code == 200, r.text
+                assert r.json()["note"].startswith("projects/build-history.md is now ")
+                r = client.post("/notes", json={"category": "people", "title": "Ana"})
+                assert r.status_code == 201 and "note" not in r.json()
+        finally:
+            app.state.close()
+        with running_daemon(v), Vault.open(vault, embedder=HashEmbedder()) as door:
+            assert door.daemon is not None  # the API through the daemon: the client's result
+            through = door.add("projects", "Build history", body="- build 017", update=True)
+            assert through.note is not None and "is now " in through.note
+    # the CLI: --update and --section, text (stderr) and --json
+    args = ["add", "projects", "Build history", "--vault", str(vault)]
+    code, out, err = cli(*args, "--update", "--body", "- build 018 passed")
+    assert code == 0 and out.strip() == "updated projects/build-history.md", err
+    assert err.startswith("note: projects/build-history.md is now "), err
+    code, out, err = cli(*args, "--section", "Status", "--body", "green", "--json")
+    assert code == 0, err
+    assert json.loads(out)["note"].startswith("projects/build-history.md is now ")
+    code, out, err = cli("add", "people", "Bo", "--vault", str(vault))
+    assert code == 0 and out.strip() == "created people/bo.md" and "note" not in err
+    code, out, _ = cli("add", "people", "Cy", "--json", "--vault", str(vault))
+    assert "note" not in json.loads(out)

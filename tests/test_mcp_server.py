@@ -141,6 +141,7 @@ def test_write_then_search_and_context_find_it(server: Server) -> None:
     assert made == {
         "path": "people/zora-quintana.md",
         "created": True,
+        "written": True,
         "address": "[[people/zora-quintana]]",
     }
     text = (server.vault / "people/zora-quintana.md").read_text(encoding="utf-8")
@@ -191,6 +192,31 @@ def test_log_appends_to_todays_log(server: Server) -> None:
     assert first["path"] == again["path"] == f"logs/{today}.md" and again["created"] is False
     text = (server.vault / "logs" / f"{today}.md").read_text(encoding="utf-8")
     assert text.index("Deployed v2.3 to staging") < text.index("Rolled back v2.3")
+
+
+def test_a_line_logged_again_in_the_same_minute_answers_written_false(server: Server) -> None:
+    """memory_log answered {path, created} alike for a line written and for one the day
+    had already at that minute (not written again): a retried call could not tell. The
+    answer's `written` says which."""
+    now = dt.datetime.now().astimezone()
+    for t in (now, now + dt.timedelta(minutes=1)):  # whichever minute the call runs in
+        day = server.vault / "logs" / f"{t.date().isoformat()}.md"
+        head = day.read_text("utf-8") if day.exists() else f"# {t.date().isoformat()}\n\n"
+        day.write_text(head + f"- {t:%H:%M} rotated the API keys\n", encoding="utf-8")
+    again = server.ok("memory_log", text="rotated the API keys")
+    assert again["written"] is False and again["created"] is False
+    day = server.vault / again["path"]
+    assert day.read_text("utf-8").count("rotated the API keys") in (1, 2)  # (2: both minutes)
+    before = day.read_bytes()
+    assert server.ok("memory_log", text="rotated the API keys")["written"] is False
+    assert day.read_bytes() == before
+    assert server.ok("memory_log", text="revoked the old API keys")["written"] is True
+    same = server.ok("memory_write", category="projects", title="Key rotation", body="Monthly.")
+    assert same["written"] is True
+    held = server.ok(
+        "memory_write", category="projects", title="Key rotation", body="Monthly.", update=True
+    )
+    assert held["written"] is False and held["created"] is False
 
 
 def test_a_tool_output_logged_whole_is_refused_saying_where_it_goes(server: Server) -> None:

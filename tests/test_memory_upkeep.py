@@ -216,3 +216,99 @@ def test_a_root_note_moved_into_a_folder_leaves_no_line_behind(tmp_path: Path) -
     with open_vault(root) as v:
         v.sync()
         assert (root / "MEMORY.md").read_text(encoding="utf-8").count("people/gone") == 1
+
+
+# -- notes that say the same thing (core/memory_copies) -------------------------------------
+
+FACT = "The staging database password rotates every Monday at 09:00.\n"
+
+
+def test_copies_an_agent_saved_are_one_line_kept_as_a_fresh_index_writes_it(
+    tmp_path: Path,
+) -> None:
+    """An agent's memory tool saved one fact as fact-1.md ... fact-10.md: Topics listed
+    six lines of the same words, and a context's MEMORY.md excerpt gave them all. One
+    line counts the copies; as copies come, change and go the daemon's MEMORY.md is the
+    one a fresh index writes, a person's lines kept."""
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        for i in range(1, 11):
+            v.memory_tool(
+                {"command": "create", "path": f"/memories/fact-{i}.md", "file_text": FACT}
+            )
+            if i == 1:  # the section is there: a person's line in it
+                own = mem.read_text(encoding="utf-8").replace(
+                    "<!-- memvault:end topics -->", "> my own line\n<!-- memvault:end topics -->"
+                )
+                mem.write_text(own, encoding="utf-8")
+        said = FACT.strip()
+        lines = section(mem.read_text(encoding="utf-8"), "topics")
+        assert f"- [[fact-1]] - {said} (9 more notes say the same)" in lines
+        assert sum(said in ln for ln in lines) == 1 and "> my own line" in lines
+        context = v.context("when does the staging database password rotate?", 2000).text
+        assert context.count(said) == 2  # the index's line once, the note's text once
+        v.memory_tool({"command": "delete", "path": "/memories/fact-3.md"})
+        (root / "fact-7.md").write_text("The prod password rotates monthly.\n", "utf-8")
+        v.sync()
+        kept = mem.read_text(encoding="utf-8")
+    assert f"- [[fact-1]] - {said} (7 more notes say the same)" in section(kept, "topics")
+    assert "- [[fact-7]] - The prod password rotates monthly." in section(kept, "topics")
+    assert "> my own line" in section(kept, "topics")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept
+
+
+# -- names with numbers in Obsidian's order (core/memory_order.collation) -------------------
+
+
+def test_an_old_order_is_rewritten_once_keeping_a_persons_lines_as_a_fresh_index_does(
+    tmp_path: Path,
+) -> None:
+    """A vault whose MEMORY.md an earlier memvault wrote in code point order (topic-1,
+    topic-10, topic-11, topic-2) meets the new order, Obsidian's file explorer's: the
+    first sync moves memvault's lines alone, a person's lines kept where they were; the
+    notes written one by one after (the daemon's upkeep) and a fresh index of the same
+    files give the same MEMORY.md, byte for byte."""
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    for i in range(1, 13):
+        write(root, f"topic-{i}.md", f"# Topic {i}\n\nWhat we know of area {i}.\n")
+    with open_vault(root) as v:
+        v.sync()
+    lines = section(mem.read_text(encoding="utf-8"), "topics")
+    assert lines[:3] == [
+        "- [[topic-1]] - What we know of area 1.",
+        "- [[topic-2]] - What we know of area 2.",
+        "- [[topic-3]] - What we know of area 3.",
+    ]
+    # the same section as an earlier memvault wrote it, with a person's line in it
+    old = [f"- [[topic-{i}]] - What we know of area {i}." for i in (1, 10, 11, 12, 2, 3)]
+    text = mem.read_text(encoding="utf-8").replace(
+        "\n".join(lines), "\n".join([old[0], "> mine: ask Ana about 10", *old[1:], lines[-1]])
+    )
+    mem.write_text(text, encoding="utf-8")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+        upgraded = section(mem.read_text(encoding="utf-8"), "topics")
+        assert upgraded == [
+            "- [[topic-1]] - What we know of area 1.",
+            "> mine: ask Ana about 10",
+            *(f"- [[topic-{i}]] - What we know of area {i}." for i in range(2, 7)),
+            "- 6 more at the vault root",
+        ]
+        for i in (20, 13, 100):  # the daemon's upkeep, a note at a time
+            v.memory_tool(
+                {"command": "create", "path": f"/memories/topic-{i}.md", "file_text": "x\n"}
+            )
+        v.memory_tool({"command": "delete", "path": "/memories/topic-2.md"})
+        kept = mem.read_text(encoding="utf-8")
+    assert "> mine: ask Ana about 10" in section(kept, "topics")
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept

@@ -408,6 +408,8 @@ def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
         path=data["path"],
         created=bool(data["created"]),
         report=sync_report_from_dict(data.get("report") or {}),
+        written=bool(data.get("written", True)),  # (an older daemon says nothing of it)
+        note=data.get("note") or None,
     )
 
 

@@ -49,6 +49,7 @@ import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.memory_copies import alike_said, description, without_alike
 from memvault.core.memory_order import (
     KEEP_OUT_FIELD,
     ORDERS,
@@ -169,17 +170,9 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
     return blocks
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-
-
 def entry_line(entry: CatalogueEntry) -> str:
     """The line the daemon writes for a note (without the line ending)."""
-    description = entry.summary.strip()
-    if not description and entry.title != posixpath.basename(entry.link):
-        description = entry.title
-    # one line of text: a control character from a summary ("\0" in YAML) would make
-    # MEMORY.md a binary file that no one, memvault included, could edit again
-    description = " ".join(_CONTROL.sub(" ", description).split())
+    said = description(entry)  # (core/memory_copies)
     # Obsidian cannot link a name holding # | ^ [ ]: such a note is listed as text; a
     # name no line can hold (a line break: a script's file) as text with it escaped,
     # else the line broke in two and each update added another
@@ -189,7 +182,7 @@ def entry_line(entry: CatalogueEntry) -> str:
         head = f"- [[{entry.link}]]"
     else:
         head = f"- `{entry.path}`"
-    return f"{head} - {description}" if description else head
+    return f"{head} - {said}" if said else head
 
 
 def entry_target(line: str) -> tuple[str, bool] | None:
@@ -353,7 +346,8 @@ def _daemons(s: _Section, content: str) -> bool:
         return content in s.owned and in_folder(path, s.rule.folder) and path not in s.waiting
     if not in_folder(path, s.rule.folder):  # memvault's if it wrote it here: a root
         return content in s.owned  # note moved to people/, its [[name]] leading there
-    return content == s.line_of(entry) or content in s.owned
+    mine = s.line_of(entry)  # (or it, counting the notes saying the same: memory_copies)
+    return content == mine or without_alike(content) == mine or content in s.owned
 
 
 def _section(
@@ -392,13 +386,15 @@ def _section(
         person_links.update(links_on.get(i, ()))
 
     shown = s.listing.top
-    wanted = [s.line_of(e) for e in shown if e.path not in person_links]
+    alike = s.listing.alike or (0,) * len(shown)  # (a person's line lists a note: not these)
+    mine = [(e, n) for e, n in zip(shown, alike, strict=True) if e.path not in person_links]
+    wanted = [s.line_of(e) + alike_said(n) for e, n in mine]
     for e in shown:
         if not link_safe(e.link):
             problems.append(
                 f"{e.path}: Obsidian cannot link a file name holding # | ^ [ ]; listed as text"
             )
-    more = s.listing.total - len(shown)
+    more = s.listing.total - len(shown) - sum(n for _, n in mine)
     tail = [] if s.folder_waits else tail_lines(rule, s.listing, more, s.folder_note)
     nl = s.nl
     slots = [pos for pos, item in enumerate(layout) if item == _ENTRY_SLOT]

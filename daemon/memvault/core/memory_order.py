@@ -17,12 +17,15 @@ showed an agent 2 of its 173 notes and nothing of where the rest were.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from memvault.core.memory_copies import description, fold
 
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -77,6 +80,8 @@ class Listing:
     total: int
     # the root's section: the other top-level folders and their notes, biggest first
     folders: tuple[tuple[str, int], ...] = ()
+    # per note of ``top``, the notes saying the same the walk passed (core/memory_copies)
+    alike: tuple[int, ...] = ()
 
 
 def in_folder(path: str, folder: str) -> bool:
@@ -122,15 +127,42 @@ def bare(text: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
 
 
+_RUN = re.compile(r"([0-9]+)")
+_DIGIT = re.compile(r"[0-9]")
+
+
+def collation(text: str) -> str:
+    """``text`` as Obsidian's file explorer orders names, for a plain ascending sort: its
+    "File name (A to Z)" compares with ``Intl.Collator(undefined, {numeric: true,
+    sensitivity: "base"})`` (as plugins that sort as it does, custom-sort's
+    ``standardObsidian``, Bartender's ``alphabetical``, write it), so a number in a name
+    is its value (topic-2 before topic-10), and case and accents are set aside (``bare``,
+    casefolded). Code point order otherwise, no locale."""
+    plain = text.lower() if text.isascii() else bare(text).casefold()
+    if _DIGIT.search(plain) is None:
+        return plain
+    parts = _RUN.split(plain)  # text, number, text, ...: a loop, not a callback a match
+    parts[1::2] = map(_number, parts[1::2])
+    return "".join(parts)
+
+
+@functools.lru_cache(maxsize=4096)  # a vault's numbers repeat: its years, months, days
+def _number(run: str) -> str:
+    digits = run.lstrip("0") or "0"
+    return f"{len(digits):03d}{digits}"  # its length first: 2 before 10, 007 as 7
+
+
 def _path_order(path: str) -> str:
-    """A path's place: ``bare``, then the path itself to part the rest (ASCII: itself)."""
-    return path if path.isascii() else bare(path) + "\x00" + path
+    """A path's place: ``collation``, then the path itself to part the rest (a path that
+    is its own collation: itself)."""
+    key = collation(path)
+    return path if key == path else key + "\x00" + path
 
 
 def folder_counts(counts: Mapping[str, int]) -> tuple[tuple[str, int], ...]:
-    """The folders holding notes, the biggest first, then by name (``bare``, any case)."""
+    """The folders holding notes, the biggest first, then by name (``collation``)."""
     held = [(f, n) for f, n in counts.items() if n > 0]
-    return tuple(sorted(held, key=lambda fn: (-fn[1], bare(fn[0]).casefold(), fn[0])))
+    return tuple(sorted(held, key=lambda fn: (-fn[1], collation(fn[0]), fn[0])))
 
 
 def keeps_out(entry: CatalogueEntry) -> bool:
@@ -168,12 +200,34 @@ def _date_of(entry: CatalogueEntry, name: str) -> str:
 def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     """The note's place in ``order``, ascending: newest first (by ``date``, or
     ``updated`` then ``date``), then by path; for ``title``: title, then path (titles
-    and paths as their alphabet orders them: ``bare``)."""
+    and paths as Obsidian's file explorer orders names: ``collation``)."""
     if order == "title":
-        return (bare(entry.title).casefold(), _path_order(entry.path))
+        return (collation(entry.title), entry.path)  # (the path only parts equal titles)
     fallbacks = ("date",) if order == "date" else ("updated", "date")
     stamp = next((d for d in (_date_of(entry, f) for f in fallbacks) if d), "")
     return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
+
+
+_DIGITS = re.compile(r"\d+")
+
+
+def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
+    """What notes listed once share (core/memory_copies): the words of their line, their
+    folder, their title but for its numbers (fact-1, fact-10; two people of one summary
+    are two names) and their date (a day's log is each day's own); None for a line of a
+    link alone."""
+    said = description(entry)
+    if not said:
+        return None
+    title = _DIGITS.sub("#", entry.title).casefold()
+    return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
+
+
+def first_notes(
+    ordered: Iterable[CatalogueEntry], limit: int
+) -> tuple[tuple[CatalogueEntry, ...], tuple[int, ...]]:
+    """The notes a section lists of ``ordered`` (its notes in order), copies folded."""
+    return fold(ordered, limit, copy_key)
 
 
 def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:
@@ -209,16 +263,11 @@ def listing(
                 if (f := counted_folder(e, rules)) is not None:
                     counts[f] = counts.get(f, 0) + 1
             folders = folder_counts(counts)
-        return Listing(tuple(chosen[: rule.limit]), len(chosen), folders)
-    top: list[CatalogueEntry] = []
-    total = 0
-    for e in ordered:
-        if keeps_out(e) or (rule.filter and not matches(e, rule.filter)):
-            continue
-        total += 1
-        if len(top) < rule.limit:
-            top.append(e)
-    return Listing(tuple(top), total)
+        top, alike = first_notes(chosen, rule.limit)
+        return Listing(top, len(chosen), folders, alike)
+    chosen = [e for e in ordered if not keeps_out(e) and matches(e, rule.filter)]
+    top, alike = first_notes(chosen, rule.limit)
+    return Listing(top, len(chosen), alike=alike)
 
 
 __all__ = [
@@ -229,7 +278,10 @@ __all__ = [
     "CatalogueEntry",
     "Listing",
     "SectionRule",
+    "collation",
+    "copy_key",
     "counted_folder",
+    "first_notes",
     "folder_counts",
     "in_folder",
     "keeps_out",

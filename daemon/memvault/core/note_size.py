@@ -11,6 +11,8 @@ to its write and to the person in ``memvault status``, while there is room to sp
 
 from __future__ import annotations
 
+from memvault.core.text import line_count
+
 LONG_SHARE = 4  # a note past max_note_bytes // LONG_SHARE is long
 
 
@@ -55,3 +57,22 @@ def write_grown_said(path: str, title: str, size: int, lines: int, cap: int) -> 
         f'new note (by topic, or by period: title "{title} 2"), and keep this one for '
         "what it holds."
     )
+
+
+def add_grown_said(path: str, title: str, size: int, lines: int, cap: int) -> str:
+    """What ``add`` adds to its answer (``note``: CLI ``--json``, HTTP, ``WriteResult``;
+    the CLI prints it as ``note: ...``) when ``path`` is now long: as MCP's, its read of
+    a part said for every door (``memvault get --lines``, ``GET /notes/..?lines=``)."""
+    return (
+        f"{path} is now {lines:,} lines ({megabytes(size)}): `get` with a line range "
+        f"(--lines) or a heading (--heading) reads a part of it, and a write that makes it "
+        f"bigger than {megabytes(cap)} (vault.max_note_bytes) is refused. Write what comes "
+        f'next in a new note (by topic, or by period: title "{title} 2"), and keep this one '
+        "for what it holds."
+    )
+
+
+def write_said(path: str, title: str, text: str, cap: int) -> str | None:
+    """``add_grown_said`` for a note whose text is now ``text``, None while it is short."""
+    size = len(text.encode("utf-8"))
+    return add_grown_said(path, title, size, line_count(text), cap) if is_long(size, cap) else None

@@ -225,12 +225,27 @@ class NoteText(Record):
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
+    """What a write (``add``, ``log``) did. ``written`` is False when the note held what
+    was asked already (the same log line at the same minute, a body ``add --update``
+    found in the note) and nothing was written; ``note`` names a note the write left long
+    (core/note_size), for the agent to write what comes next elsewhere."""
+
     path: str
     created: bool
     report: SyncReport
+    written: bool = True
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "created": self.created, "report": self.report.to_dict()}
+        # `note` only when there is one, as MCP's memory_write answers
+        said = {"note": self.note} if self.note else {}
+        return {
+            "path": self.path,
+            "created": self.created,
+            "written": self.written,
+            "report": self.report.to_dict(),
+            **said,
+        }
 
 
 @dataclass(frozen=True, slots=True)

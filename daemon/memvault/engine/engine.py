@@ -514,16 +514,20 @@ class Engine:
     def add_note(self, note: NoteRequest) -> WriteResult:
         """Create a note from the vault's template (never overwrites unless ``update``)."""
         with self._lock:
-            path, created = self.writer.add_note(note)
+            wrote = self.writer.add_note(note)
             # the structure at once; the vectors are the next sync's (or the daemon's lane)
-            return WriteResult(path, created, self._index_written(path))
+            report = self._index_written(wrote.path)
+            return WriteResult(wrote.path, wrote.created, report, wrote.written, wrote.note)
 
     def append_log(self, text: str) -> WriteResult:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
-        hints), after the day's last entry."""
+        hints), after the day's last entry; the same line at the same minute is not
+        written again (``written`` False)."""
         with self._lock:
-            path, created = self.writer.append_log(text)
-            return WriteResult(path, created, self._index_written(path))
+            wrote = self.writer.append_log(text)
+            return WriteResult(
+                wrote.path, wrote.created, self._index_written(wrote.path), wrote.written
+            )
 
     def memory_tool(self, command: Mapping[str, Any]) -> str:
         """One command of Claude's memory tool (engine.memory_tool): the command and

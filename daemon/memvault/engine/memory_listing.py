@@ -21,6 +21,7 @@ from memvault.core.memory_order import (
     Listing,
     SectionRule,
     counted_folder,
+    first_notes,
     folder_counts,
     in_folder,
     matches,
@@ -192,18 +193,16 @@ class MemoryListing:
         and the other top-level folders, ``memory_order.listing``)."""
         items = self._sorted[(rule.folder, _order(rule.order))]
         folders = folder_counts(self._others) if not rule.folder.strip("/") else ()
-        top: list[CatalogueEntry] = []
+        entries = self._entries
         if not rule.filter:
             total = len(items) - sum(1 for p in self._out if in_folder(p, rule.folder))
-            for _, path in items:
-                if len(top) >= rule.limit:
-                    break
-                if path not in self._out:
-                    top.append(self._entries[path])
-            return Listing(tuple(top), total, folders)
+            # read as far as the walk goes: the first notes, and the copies among them
+            listed = (entries[path] for _, path in items if path not in self._out)
+            top, alike = first_notes(listed, rule.limit)
+            return Listing(top, total, folders, alike)
         chosen = self._selected[_selects(rule)]
-        top = [self._entries[path] for _, path in chosen[: rule.limit]]
-        return Listing(tuple(top), len(chosen), folders)
+        top, alike = first_notes((entries[path] for _, path in chosen), rule.limit)
+        return Listing(top, len(chosen), folders, alike)
 
     def folder_lines(self, rule: SectionRule) -> Sequence[str]:
         """Every note of the rule's folder (whatever the filter), in its order: the entry

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
-from memvault.core import memory_md
+from memvault.core import memory_md, memory_own
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
@@ -308,6 +308,11 @@ def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict
             # sections' (whose limits cannot shorten it), and the sections come after them
             memory["own_lines"] = lines - sum(b.end - b.begin + 1 for b in blocks)
             memory["sections_from_line"] = min((b.begin + 1 for b in blocks), default=None)
+            # those lines an index of links (an agent's, as Claude Code's auto memory
+            # keeps one), not a dump that `memvault migrate` splits (core/memory_own)
+            ours = {i for b in blocks for i in range(b.begin, b.end + 1)}
+            own = (ln for i, ln in enumerate(text.splitlines()) if i not in ours)
+            memory["own_index"] = memory_own.is_index(own)
     return memory
 
 

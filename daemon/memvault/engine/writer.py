@@ -14,9 +14,10 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from memvault.core import compose
+from memvault.core import compose, note_size
 from memvault.core.note_update import append_body, replace_section
 from memvault.core.results import NoteRequest
 from memvault.errors import BadRequest, NoteExists, NoteNotFound, checking_request
@@ -30,6 +31,17 @@ if TYPE_CHECKING:
 
 MAX_TEXT = 1_000_000  # characters accepted for a note body
 MAX_LOG_ENTRY = compose.MAX_LOG_ENTRY  # (core/compose: the MCP tool's schema says it)
+
+
+@dataclass(frozen=True, slots=True)
+class Wrote:
+    """A write's outcome: the note's path, whether it was created, and whether anything
+    was written (False: the note held it already, the file untouched)."""
+
+    path: str
+    created: bool
+    written: bool = True
+    note: str | None = None  # the note is long now (core/note_size.write_said)
 
 
 class Writer:
@@ -59,9 +71,10 @@ class Writer:
             return compose.FALLBACK_TEMPLATES[kind]
         return text
 
-    def add_note(self, note: NoteRequest) -> tuple[str, bool]:
-        """Create a note from the vault's template; return its path and whether it was
-        created. An existing note is changed only with ``update`` (``body`` added at its
+    def add_note(self, note: NoteRequest) -> Wrote:
+        """Create a note from the vault's template; say its path, whether it was created
+        and whether anything was written (an update whose body the note holds already
+        writes nothing). An existing note is changed only with ``update`` (``body`` added at its
         end) or ``section`` (the heading whose text ``body`` replaces, added when the
         note has none by that name). ``logs`` is a day's log (logs/<date>.md, titled
         with its date): the day ``title`` is (YYYY-MM-DD), else today's for a title
@@ -113,21 +126,24 @@ class Writer:
                 f"{(title + ': ' + ' '.join(body.split()))[:80]!r}); with category logs, "
                 "add sets only the day's summary and fields"
             )
+        cap = self.config.vault.max_note_bytes
         if self.fs.stat(path) is not None:
             if not note.update and section is None:
                 raise NoteExists(f"{path} already exists", path, updatable=True)
+            now_text = [""]  # the text the swap wrote (its last turn, after a person's save)
 
             def change(text: str) -> str:
                 text = compose.set_fields(text, values)
-                if body is None:
-                    return text
-                if section is not None:
+                if body is not None and section is not None:
                     with checking_request():  # a heading the note has twice (NoSuchHeading)
-                        return replace_section(text, section, body)
-                return append_body(text, body)  # every word already there stays
+                        text = replace_section(text, section, body)
+                elif body is not None:
+                    text = append_body(text, body)  # every word already there stays
+                now_text[0] = text
+                return text
 
-            self.fs.update_text(path, change)
-            return path, False
+            written, _ = self.fs.update_text(path, change)
+            return Wrote(path, False, written, note_size.write_said(path, title, now_text[0], cap))
         kind = compose.CATEGORIES[category]
         named = day if category == "logs" else title  # a day's log is titled as `log` titles it
         text = compose.fill(self._template(kind), named, day, now.strftime("%H:%M"))
@@ -137,7 +153,7 @@ class Writer:
         elif body is not None:
             text = compose.replace_body(text, title, body)
         self.fs.create(path, text)
-        return path, True
+        return Wrote(path, True, note=note_size.write_said(path, title, text, cap))
 
     def _named(self, category: str, path: str, title: str) -> str:
         """The note ``path`` names: in people/ and projects/ (one note per person or
@@ -172,10 +188,11 @@ class Writer:
         )
         return titled[0] if len(titled) == 1 else path
 
-    def append_log(self, text: str) -> tuple[str, bool]:
+    def append_log(self, text: str) -> Wrote:
         """Add ``- HH:MM text`` to today's log (created from the template, without its
-        hints), after the day's last entry (``compose.insert_log_entry``); return its path
-        and whether it was created."""
+        hints), after the day's last entry (``compose.insert_log_entry``); say its path,
+        whether it was created, and whether the line was written (not when the day holds
+        it already at this minute: an agent's retried call)."""
         line = " ".join((text or "").split())
         if not line:
             raise BadRequest("nothing to log")
@@ -197,12 +214,14 @@ class Writer:
             base = compose.strip_hints(compose.fill(template, day, day, now.strftime("%H:%M")))
             try:
                 self.fs.create(path, compose.insert_log_entry(base, entry))
-                return path, True
+                return Wrote(path, True)
             except NoteExists:
                 pass  # created meanwhile: append below
         hints = compose.hint_texts(compose.fill(template, day, day, now.strftime("%H:%M")))
         try:
-            self.fs.update_text(path, lambda t: compose.insert_log_entry(t, entry, hints))
+            written, _ = self.fs.update_text(
+                path, lambda t: compose.insert_log_entry(t, entry, hints)
+            )
         except NoteNotFound:
             raise NoteNotFound(f"{path} vanished while memvault appended to it") from None
-        return path, False
+        return Wrote(path, False, written)

@@ -441,7 +441,8 @@ def build_server(root: Path) -> MCPServer:
         says, pass `section` (a heading; update=true is not needed): only that
         section's text is replaced. A day's log takes no body: use memory_log. The
         note is created from the vault's template; MEMORY.md and the search index
-        update at once. Returns {path, created, address}; cite the address
+        update at once. Returns {path, created, written, address}; `written` is false
+        when the note held that body already (nothing was written). Cite the address
         ([[people/ana-lopez]]) from other notes to link them. A note grown past a
         quarter of the vault's largest note size adds `note`, saying so and where
         to write next: a note past that size is refused.
@@ -457,7 +458,7 @@ def build_server(root: Path) -> MCPServer:
                 update=update,
                 section=section,
             )
-            made = {"path": result.path, "created": result.created}
+            made = {"path": result.path, "created": result.created, "written": result.written}
             return {**made, "address": link_of(result.path), **grown(m, result.path, title)}
 
         return run(write, "write")
@@ -479,10 +480,12 @@ def build_server(root: Path) -> MCPServer:
 
         Use it for events worth remembering that are not a lasting fact about a
         person, project or decision: "Deployed v2.3 to staging", "Ana agreed to
-        review the schema". Returns {path, created}.
+        review the schema". Returns {path, created, written}; `written` is false when
+        today's log has that line at this minute already (a retried call): nothing was
+        written, and the line is there once.
         """
         result = run(lambda m: m.log(text), "write")
-        return {"path": result.path, "created": result.created}
+        return {"path": result.path, "created": result.created, "written": result.written}
 
     @tool(READ_ONLY)
     def memory_status() -> dict[str, Any]:

@@ -222,6 +222,31 @@ def _hits() -> dict[str, Any]:
     return {"description": "OK", "content": {"application/json": {"schema": schema}}}
 
 
+def _written() -> dict[str, Any]:
+    """The answer of POST /notes and /log: ``WriteResult.to_dict()``."""
+    schema = {
+        "type": "object",
+        "properties": {
+            "path": {"type": "string"},
+            "created": {"type": "boolean"},
+            "written": {
+                "type": "boolean",
+                "description": "false when the note held it already (the same log line at "
+                "the same minute, an update's body): nothing was written",
+            },
+            "note": {
+                "type": "string",
+                "description": "only when the note written is past a quarter of "
+                "vault.max_note_bytes: its size, that a write past the cap is refused, and "
+                "a title for the next note",
+            },
+            "report": {"type": "object", "description": "the sync after the write"},
+        },
+        "required": ["path", "created", "written", "report"],
+    }
+    return {"description": "OK", "content": {"application/json": {"schema": schema}}}
+
+
 def openapi_schema() -> dict[str, Any]:
     """An OpenAPI 3.1 description generated from the same schemas the routes check."""
     error = {
@@ -283,6 +308,10 @@ def openapi_schema() -> dict[str, Any]:
     search["post"]["responses"]["200"] = _hits()
     related = get("notes most like a given note", _params("related"))
     related["get"]["responses"] = {**related["get"]["responses"], "200": _hits()}
+    add = post("add", "create (201) or update (200) a note from its template", True)
+    add["post"]["responses"].update({"200": _written(), "201": _written()})
+    log_entry = post("log", "add a timestamped line to today's log, after its last entry")
+    log_entry["post"]["responses"]["200"] = _written()
     return {
         "openapi": "3.1.0",
         "info": {"title": "memvault daemon", "version": __version__},
@@ -298,8 +327,8 @@ def openapi_schema() -> dict[str, Any]:
             "/notes/{path}": get(
                 "a note, a section or a line range", [path_param, *_params("get")]
             ),
-            "/notes": post("add", "create (201) or update (200) a note from its template", True),
-            "/log": post("log", "add a timestamped line to today's log, after its last entry"),
+            "/notes": add,
+            "/log": log_entry,
             "/related": related,
             "/memory-tool": post(
                 "memory-tool",

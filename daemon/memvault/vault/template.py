@@ -29,6 +29,7 @@ from importlib.abc import Traversable
 from pathlib import Path
 
 from memvault.config import VaultConfig
+from memvault.core import memory_own
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
@@ -86,6 +87,8 @@ class InitReport(Record):
     # lines of the MEMORY.md that was there, when past memory.max_lines: a dump an agent
     # grew, which `memvault migrate` splits into notes (0: none, or a small one)
     memory_lines: int = 0
+    # those lines an index of links (an agent's), not a dump: core/memory_own
+    memory_index: bool = False
 
 
 def _shipped(name: str) -> Traversable:
@@ -364,6 +367,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             (root / folder).mkdir(parents=True)
             created.append(f"{folder}/")
     memory_lines = _grown_memory(root) if "MEMORY.md" in skipped else 0
+    memory_index = memory_lines > 0 and _index_memory(root)
     return InitReport(
         str(root.resolve()),
         tuple(created),
@@ -375,7 +379,17 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         templates,
         ignored_by(root, ".memvault/config.toml"),
         memory_lines,
+        memory_index,
     )
+
+
+def _index_memory(root: Path) -> bool:
+    """The vault's MEMORY.md is an index of links (core/memory_own), not a dump."""
+    try:
+        with open(root / "MEMORY.md", encoding="utf-8", errors="replace") as fh:
+            return memory_own.is_index(fh)
+    except OSError:
+        return False
 
 
 def _grown_memory(root: Path) -> int:

@@ -340,9 +340,14 @@ def add(
             )
     if as_json:
         emit_json(result.to_dict())
+    elif not result.written:  # (an update whose body the note holds already)
+        out.print(f"{result.path} holds this already: nothing written", markup=False)
     else:
         out.print(f"{'created' if result.created else 'updated'} {result.path}", markup=False)
+    if not as_json:
         _warn(result.report.warnings)
+        if result.note:  # a note grown long (core/note_size): said while it can be split
+            err.print(f"note: {result.note}", markup=False, highlight=False)
 
 
 def log(
@@ -355,6 +360,11 @@ def log(
         result = m.log(text)
     if as_json:
         emit_json(result.to_dict())
+    elif not result.written:  # an agent's retried call, a loop: the day says it once
+        out.print(
+            f"{result.path} has this line at this minute already: nothing written", markup=False
+        )
+        _warn(result.report.warnings)
     else:
         out.print(f"logged to {result.path}", markup=False)
         _warn(result.report.warnings)

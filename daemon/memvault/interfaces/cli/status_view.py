@@ -81,12 +81,19 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         console.print(line)
     if mem.get("loaded_limit"):
         own = mem.get("own_lines") or 0
-        fix = (
-            f"{own} lines of it are your own text, not memvault's sections: `memvault migrate "
-            f"{mem['file']}` splits them into notes (docs/MIGRATE.md)"
-            if own > mem["max_lines"]
-            else "lower memory.max_lines or a section's limit"
-        )
+        if own <= mem["max_lines"]:
+            fix = "lower memory.max_lines or a section's limit"
+        elif mem.get("own_index"):  # an agent's index of links: nothing for migrate to split
+            fix = (
+                f"{own} lines of it are an index of links kept outside memvault's sections "
+                "(as Claude Code's auto memory keeps one): shorten it to what an agent needs "
+                "first; the notes it links stay as they are"
+            )
+        else:
+            fix = (
+                f"{own} lines of it are your own text, not memvault's sections: `memvault "
+                f"migrate {mem['file']}` splits them into notes (docs/MIGRATE.md)"
+            )
         console.print(
             f"  {mem['file']} is past 200 lines or 25 KB: Claude Code loads only that much of "
             f"it ({fix})"

@@ -104,7 +104,14 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             out.print(f"  = {rel}")
     if report.kept_obsidian:
         out.print("kept your Obsidian settings (.obsidian/) as they are")
-    if report.memory_lines:
+    if report.memory_lines and report.memory_index:  # an agent's index: nothing to split
+        out.print(
+            f"your MEMORY.md has {report.memory_lines:,} lines, more than an agent can load: "
+            "an index of links (as Claude Code's auto memory keeps one); shorten it to what "
+            "an agent needs first, the notes it links stay as they are",
+            markup=False,
+        )
+    elif report.memory_lines:
         out.print(
             f"your MEMORY.md has {report.memory_lines:,} lines, more than an agent can load: "
             "`memvault migrate MEMORY.md` splits them into notes (--dry-run shows the plan; "
