@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -304,6 +304,9 @@ class PgStore(Store):
                 (key >> 32, key & 0xFFFFFFFF),
             ).fetchone()
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
+
+    def _own_write(self) -> AbstractContextManager[None]:
+        return nullcontext()  # no file to stamp (index/integrity.py)
 
     def set_meta(self, key: str, value: str, conn: Any = None) -> None:
         super().set_meta(key, value, conn)
