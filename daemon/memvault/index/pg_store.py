@@ -328,6 +328,13 @@ class PgStore(Store):
                     self.mark_files()
                 with suppress(Exception):
                     self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
+                with suppress(Exception):  # let go now: a closed session's lock goes only
+                    # once its backend has exited, and a writer opened at once (index
+                    # move's sync after its copy) found it held, "another process"
+                    self._writer.raw(
+                        "SELECT pg_advisory_unlock(%s)",
+                        (pg_schema.lock_key(self.schema, "writer"),),
+                    )
                 with suppress(Exception):
                     self._writer.close()
                 self._writer = None
