@@ -36,6 +36,33 @@ def start_server() -> Any:
         return pgserver.get_server(folder / "data", cleanup_mode="stop")
 
 
+def start_tcp_server() -> tuple[Any, int]:
+    """A server of its own listening on 127.0.0.1 (pgserver's listens on a unix socket
+    only): what a team's machines reach over the network. Its port; ``stop_server``."""
+    server = start_server()  # before pgserver's import (XDG_RUNTIME_DIR)
+    import pgserver
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    user = {"user": "pgserver"} if os.geteuid() == 0 else {}
+    options = f"-h 127.0.0.1 -p {port} -k {socket_dir(server)}"
+    pgserver.pg_ctl(["-w", "restart", "-m", "fast", "-o", options], pgdata=server.pgdata, **user)
+    return server, port
+
+
+def vanish(conn: Any) -> None:
+    """The machine at the client's end of psycopg's ``conn`` is gone (power cut, cable
+    pulled): its socket closes without a word to the server (TCP_REPAIR: no goodbye, no
+    FIN), which hears of it only if it asks (a keepalive probe, answered by a reset)."""
+    sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+    sock.setsockopt(socket.IPPROTO_TCP, 19, 1)  # TCP_REPAIR (Linux, root): sends nothing
+    sock.close()
+    with contextlib.suppress(Exception):
+        conn.close()
+
+
 def stop_server(server: Any) -> None:
     folder = Path(server.pgdata).parent
     server.cleanup()

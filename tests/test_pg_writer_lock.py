@@ -4,14 +4,17 @@ a first day's, a careless and a hostile user meet it (docs/TEAM.md). A real serv
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
-from helpers import make_vault, open_vault
+import pytest
+
+from helpers import make_vault, note, open_vault, write
 from memvault.config import VaultConfig
 from memvault.engine.index_move import move_index, with_store
 from memvault.index.embedder_hash import HashEmbedder
-from pg_helpers import StallProxy
+from pg_helpers import StallProxy, start_tcp_server, stop_server, vanish
 
 
 def test_index_move_is_not_refused_by_its_own_copys_session_still_ending(
@@ -34,3 +37,37 @@ def test_index_move_is_not_refused_by_its_own_copys_session_still_ending(
         assert report.embedded == 0 and report.chunks > 0
     finally:
         proxy.close()
+
+
+def test_a_writer_machine_gone_without_a_word_lets_its_lock_go_within_seconds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: the writer's machine lost its power (or its network) and never said
+    goodbye; the server kept its session, and the lock, until the kernel's keepalive
+    (two hours and more on Linux): `memvault up` on another machine was a reader all
+    that time, every write there refused naming a writer that was gone. Now the
+    server asks each memvault session every few seconds whether its machine is there."""
+    server, port = start_tcp_server()
+    try:
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", f"postgresql://postgres@127.0.0.1:{port}/postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", "memvault_team")
+        root = make_vault(tmp_path / "build-01")
+        clone = tmp_path / "laptop-02" / "vault"
+        shutil.copytree(root, clone)
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
+        writer = open_vault(root)
+        try:
+            writer.sync()
+            store = writer.engine.store
+            vanish(store._writer.conn)  # the machine is gone: both its sessions
+            vanish(store._pg.conn)
+            monkeypatch.setenv("MEMVAULT_HOSTNAME", "laptop-02")
+            with open_vault(clone, wait=25) as other:  # a CLI write waits for a CLI writer
+                assert other.engine.store.writer()[0] == "laptop-02"
+                write(clone, "decisions/after.md", note("After", "", "Written once build-01 died."))
+                assert other.sync().created == ("decisions/after.md",)
+        finally:
+            writer.close()
+    finally:
+        stop_server(server)

@@ -64,6 +64,13 @@ def host_name() -> str:
     return os.environ.get("MEMVAULT_HOSTNAME", "").strip() or socket.gethostname()
 
 
+# The server asks after each session's machine as the client asks after the server's:
+# a writer's machine gone without a word (power, network) held its session, and the
+# vault's writer lock with it, until the server's kernel keepalive (2 h and more on
+# Linux); now ~9 s. TCP only (a unix socket's peer cannot vanish so).
+SERVER_KEEPALIVES = " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+
+
 def connect(
     dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
 ) -> Any:
@@ -83,6 +90,7 @@ def connect(
             autocommit=True,
             connect_timeout=max(1, math.ceil(timeout)),
             options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
+            + SERVER_KEEPALIVES
             + (" -c default_transaction_read_only=on" if read_only else ""),
             application_name=f"memvault {host_name()} {os.getpid()}",
             keepalives=1,
