@@ -13,6 +13,7 @@ import pytest
 from helpers import make_vault, note, open_vault, write
 from memvault.config import VaultConfig
 from memvault.engine.index_move import move_index, with_store
+from memvault.errors import LockHeld
 from memvault.index.embedder_hash import HashEmbedder
 from pg_helpers import StallProxy, start_tcp_server, stop_server, vanish
 
@@ -71,3 +72,36 @@ def test_a_writer_machine_gone_without_a_word_lets_its_lock_go_within_seconds(
             writer.close()
     finally:
         stop_server(server)
+
+
+def test_a_write_through_a_reader_daemon_whose_writer_died_says_to_restart_it(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: the writer daemon killed, a `memvault log` on a reader machine said
+    `it has no writer now; run memvault up (a writer) to write`, and `memvault up` there
+    said `a memvault daemon is already running`: the reader daemon stays a reader until
+    it is restarted, which the refusal now says."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    logs = sorted((copy / "logs").iterdir())
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
+    writer = open_vault(root, through_daemon=False)  # build-01's writer daemon
+    try:
+        writer.sync()
+        monkeypatch.setenv("MEMVAULT_HOSTNAME", "laptop-02")
+        with open_vault(copy, through_daemon=False, reader=True) as r:  # a reader daemon
+            with pytest.raises(LockHeld, match="its writer is build-01"):
+                r.log("while build-01 writes")
+            writer.close()
+            with pytest.raises(LockHeld) as refused:
+                r.log("once build-01 died")
+            said = str(refused.value)
+            assert "no writer now" in said and "restart it" in said, said
+            assert "run `memvault up`" not in said
+        assert sorted((copy / "logs").iterdir()) == logs  # nothing written
+    finally:
+        writer.close()

@@ -161,7 +161,9 @@ class LocalBackend(Backend):
 
     def refusal(self) -> MemvaultError:
         name_writer = getattr(self._engine.store, "refusal", None)  # PostgreSQL's reader
-        return name_writer() if name_writer is not None else super().refusal()
+        if name_writer is None:
+            return super().refusal()
+        return name_writer(daemon=self._lock is not None)  # a reader daemon: its folder's
 
     def sync(
         self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()

@@ -287,10 +287,10 @@ class PgStore(Store):
         """Where this index lives, who writes it (role none: no one), never the password."""
         return location(self)
 
-    def refusal(self) -> LockHeld:
+    def refusal(self, *, daemon: bool = False) -> LockHeld:
         """What a write on a reader is told: the writer that holds the lock (a reader
-        never becomes the writer: docs/TEAM.md)."""
-        return refusal(self)
+        never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
+        return refusal(self, daemon=daemon)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row

@@ -120,12 +120,17 @@ def location(store: Any) -> dict[str, Any]:
     }
 
 
-def refusal(store: Any) -> LockHeld:
-    """What a write on a reader is told: the writer that holds the lock."""
+def refusal(store: Any, *, daemon: bool = False) -> LockHeld:
+    """What a write on a reader is told: the writer that holds the lock. With none, how
+    to make one: ``memvault up``, or, through a reader daemon (``daemon``: it stays a
+    reader, and ``memvault up`` beside it says a daemon runs already), its restart."""
     held = store.writer()
     who = (
         f"its writer is {held[0]} pid {held[1]}; write there"
         if held
+        else "it has no writer now: this reader daemon stays a reader; restart it "
+        "(`memvault daemon stop`, then `memvault up`) to make this machine the writer"
+        if daemon
         else "it has no writer now; run `memvault up` (a writer) to write"
     )
     return LockHeld(
