@@ -105,3 +105,37 @@ def test_a_write_through_a_reader_daemon_whose_writer_died_says_to_restart_it(
         assert sorted((copy / "logs").iterdir()) == logs  # nothing written
     finally:
         writer.close()
+
+
+def test_a_reader_is_told_which_hits_its_copy_lacks_or_holds_otherwise(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: a reader a `git pull` behind searched and got a note it did not
+    have, and its context cited the writer's lines of it as if they were in its files
+    (while `get` said `no note at`); a note edited here was cited with the index's
+    lines too. The hits stay (the team's memory), each saying how this copy stands."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    with (copy / "people" / "sarah-chen.md").open("a", encoding="utf-8") as f:
+        f.write("\nEdited on the laptop, not committed.\n")  # a local edit
+    with open_vault(root) as writer:
+        write(root, "decisions/zephyr.md", note("Zephyr Queue", "", "Zephyr queue retries."))
+        writer.sync()
+        assert all(h.this_copy == "" for h in writer.search("zephyr queue sarah", k=10))
+        with open_vault(copy, mode="read") as reader:
+            hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=10)}
+            assert hits["decisions/zephyr.md"] == "missing"
+            sarah = reader.search("Sarah prefers async communication", k=3)
+            assert sarah[0].path == "people/sarah-chen.md" and sarah[0].this_copy == "differs"
+            db = reader.search("which database did we choose", k=3)[0]
+            assert db.path.startswith("decisions/2024") and db.this_copy == ""
+            ctx = reader.context("zephyr queue retries", budget=400)
+            assert "[[decisions/zephyr]] L" in ctx.text
+            cited = ctx.text.split("[[decisions/zephyr]] L", 1)[1].split("\n", 1)[0]
+            assert "not in this copy of the vault" in cited
+            said = {s.path: s.this_copy for s in ctx.sources}
+            assert said["decisions/zephyr.md"] == "missing"

@@ -68,7 +68,9 @@ def host_name() -> str:
 # a writer's machine gone without a word (power, network) held its session, and the
 # vault's writer lock with it, until the server's kernel keepalive (2 h and more on
 # Linux); now ~9 s. TCP only (a unix socket's peer cannot vanish so).
-SERVER_KEEPALIVES = " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+SERVER_KEEPALIVES = (
+    " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+)
 
 
 def connect(
