@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from memvault.errors import IndexCorrupt, IndexUnavailable
 from memvault.index import pg_schema
@@ -33,28 +33,25 @@ log = logging.getLogger("memvault")
 _SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)+)")
 
 
+# a URI's password: libpq reads its credentials from the scheme to the first '@' before
+# any '/', the password after their first ':' ('#', '?' and ':' in it as they are); hidden
+# up to the last '@' before a '/' (an '@' not written %40 leaves nothing of it shown);
+# and a ``password=`` / ``sslpassword=`` of its query
+_URI_SECRET = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/:]*:)([^/]+)@")
+_QUERY_SECRET = re.compile(r"([?&][^=&]*password=)([^&]*)")
+
+
 def redact(dsn: str) -> str:
     """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
-    one's ``password=`` and ``sslpassword=`` too)."""
+    one's ``password=`` and ``sslpassword=`` too), the rest as written (hosts and ports
+    of a list, an IPv6 address in brackets). A field test: a password holding ``#`` or
+    ``?`` (libpq takes them) was shown whole, and a list of hosts (``h1:5432,h2:5432``,
+    libpq's failover) was a traceback."""
     if "://" not in dsn:
         return _SECRET.sub(r"\1***", dsn)
-    try:
-        parts = urlsplit(dsn)
-    except ValueError:
-        return "postgresql://(unparsable DSN)"
-    if not parts.password and "password" not in (parts.query or ""):
-        return dsn
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    if parts.username:
-        netloc = f"{parts.username}:***@{netloc}"
-    query = "&".join(
-        q.split("=", 1)[0] + "=***" if q.split("=", 1)[0].endswith("password") else q
-        for q in parts.query.split("&")
-        if q
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    shown = _URI_SECRET.sub(r"\1***@", dsn, count=1)
+    head, mark, query = shown.partition("?")
+    return head + mark + _QUERY_SECRET.sub(r"\1***", "?" + query)[1:] if mark else head
 
 
 def host_name() -> str:
