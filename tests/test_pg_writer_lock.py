@@ -4,16 +4,18 @@ a first day's, a careless and a hostile user meet it (docs/TEAM.md). A real serv
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
 from helpers import make_vault, note, open_vault, write
 from memvault.config import VaultConfig
 from memvault.engine.index_move import move_index, with_store
-from memvault.errors import LockHeld
+from memvault.errors import ConfigError, LockHeld
 from memvault.index.embedder_hash import HashEmbedder
 from pg_helpers import StallProxy, start_tcp_server, stop_server, vanish
 
@@ -139,3 +141,72 @@ def test_a_reader_is_told_which_hits_its_copy_lacks_or_holds_otherwise(
             assert "not in this copy of the vault" in cited
             said = {s.path: s.this_copy for s in ctx.sources}
             assert said["decisions/zephyr.md"] == "missing"
+
+
+def test_a_schema_of_the_teams_own_application_is_refused_and_its_tables_kept(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: `[index] schema = "app"`, the team's application's schema, holding
+    its own `notes` table: the writer's open took `app` for an index whose tables were
+    dropped by hand, dropped `app.notes` with its rows and built the index there. Now
+    refused (exit 3), nothing written or dropped; an index memvault made goes on."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    own = os.environ["MEMVAULT_INDEX_SCHEMA"]  # the test's own (pg_dsn)
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", "app51")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS app51 CASCADE")
+        conn.execute("CREATE SCHEMA app51")
+        conn.execute("CREATE TABLE app51.notes(id INT, body TEXT)")
+        conn.execute("INSERT INTO app51.notes VALUES (1, 'a customer''s order')")
+    root = make_vault(tmp_path)
+    try:
+        with pytest.raises(
+            ConfigError, match=r"'app51' holds tables memvault did not make \(notes\)"
+        ):
+            open_vault(root)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT * FROM app51.notes").fetchall() == [
+                (1, "a customer's order")
+            ]
+            tables = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'app51'")
+            assert tables.fetchall() == [("notes",)]
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS app51 CASCADE")
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", own)
+    with open_vault(root) as v:  # memvault's own schema: made, marked, and opened again
+        v.sync()
+    with open_vault(root) as v:
+        assert v.search("which database did we choose", k=1)
+
+
+def test_a_reader_of_an_index_moved_back_to_sqlite_is_told_it_is_kept_no_more(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A field test: the writer moved the index back (`index move --to sqlite`); a reader
+    set to PostgreSQL by MEMVAULT_INDEX_STORE (config.toml's change cannot reach it)
+    searched the index left behind for good, and nothing said that no one kept it. Now
+    its open warns and `status` says so, until a writer takes the index up again."""
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
+    root = make_vault(tmp_path)
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    config = with_store(VaultConfig.load(root), "postgres", pg_dsn)
+    with open_vault(root, overrides={"index": {"store": "postgres"}}) as writer:
+        writer.sync()
+    move_index(config, with_store(config, "sqlite"), HashEmbedder())
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    with caplog.at_level("WARNING", logger="memvault"), open_vault(copy, mode="read") as reader:
+        assert reader.search("which database did we choose", k=1)  # it still answers
+        where = reader.status()["index"]["where"]
+    assert where["moved_away"]["host"] == "build-01"
+    assert "was moved back to SQLite by build-01" in caplog.text
+    caplog.clear()
+    with open_vault(root):  # a writer takes the index up again: kept, not left
+        pass
+    with caplog.at_level("WARNING", logger="memvault"), open_vault(copy, mode="read") as reader:
+        assert reader.status()["index"]["where"]["moved_away"] is None
+    assert "moved back" not in caplog.text

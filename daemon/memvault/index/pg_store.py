@@ -34,7 +34,7 @@ import numpy as np
 
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
-from memvault.index import pg_keywords, pg_schema
+from memvault.index import pg_keywords, pg_schema, pg_writer
 from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
@@ -44,7 +44,14 @@ from memvault.index.pg_conn import (
     redact,
     stirred,
 )
-from memvault.index.pg_writer import _acquire, _holder_kind, _take_again, location, refusal
+from memvault.index.pg_writer import (
+    _acquire,
+    _holder_kind,
+    _take_again,
+    location,
+    moved_away,
+    refusal,
+)
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -56,6 +63,9 @@ INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_s
 MIGRATE_ROWS_PER_S = 20_000  # a floor on a migration's speed over the vectors: its deadline
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 FILES_AT = "vault_commit"  # meta: the writer's git commit, host, time (engine/clone_guard)
+# meta: the index moved back to SQLite (`index move --to sqlite`: host, time), which no one
+# keeps now; a reader still set to it is told so; the next writer's open takes it out
+MOVED_AWAY = pg_writer.MOVED_AWAY
 
 
 class PgCache:
@@ -193,6 +203,7 @@ class PgStore(Store):
                             f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
                             "writer (memvault up) builds it"
                         )
+                    moved_away(conn, dsn, schema)  # `index move --to sqlite` left it
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
@@ -236,6 +247,7 @@ class PgStore(Store):
         self.twins = self.cjk = True
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         with self._writer.committed():
+            conn.execute("DELETE FROM meta WHERE key = %s", (MOVED_AWAY,))  # kept again
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
