@@ -210,3 +210,24 @@ def test_a_reader_of_an_index_moved_back_to_sqlite_is_told_it_is_kept_no_more(
     with caplog.at_level("WARNING", logger="memvault"), open_vault(copy, mode="read") as reader:
         assert reader.status()["index"]["where"]["moved_away"] is None
     assert "moved back" not in caplog.text
+
+
+def test_a_reader_set_to_postgres_while_its_writer_is_on_sqlite_is_told_how_it_moves(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader set to PostgreSQL before its writer moved (still on SQLite): its search
+    writes nothing and says the writer moves its index there (it said `memvault up`
+    alone, which on the writer builds a second index beside its own)."""
+    from memvault.errors import NotIndexed
+
+    root = make_vault(tmp_path)
+    with open_vault(root) as writer:  # the writer, on SQLite
+        writer.sync()
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    with pytest.raises(NotIndexed, match=r"index move --to postgres"):
+        open_vault(copy, mode="read").search("which database did we choose")
+    assert sorted(p.name for p in (copy / ".memvault").iterdir()) == []

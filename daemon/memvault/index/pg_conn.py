@@ -103,8 +103,9 @@ def connect(
             f"cannot reach the index at {redact(dsn)}: {_reason(exc, dsn)}"
         ) from None
     try:
-        ext = pg_schema.ensure_vector_extension(conn)
-        conn.execute(f'SET search_path TO "{schema}", "{ext}"')
+        # a reader cannot create pgvector: without it no index is there yet (NotIndexed)
+        ext = pg_schema.ensure_vector_extension(conn, create=not read_only)
+        conn.execute(f'SET search_path TO "{schema}"' + (f', "{ext}"' if ext else ""))
     except psycopg.Error as exc:
         conn.close()
         raise IndexUnavailable(

@@ -514,13 +514,16 @@ def _newer(schema: str, version: int) -> str:
     )
 
 
-def ensure_vector_extension(conn: Any) -> str:
-    """The schema pgvector lives in; it is created (in ``public``) when missing."""
+def ensure_vector_extension(conn: Any, *, create: bool = True) -> str | None:
+    """The schema pgvector lives in; it is created (in ``public``) when missing, or, not
+    ``create`` (a reader: its session is read-only), None: no index can be there yet."""
     row = conn.execute(
         "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
         "WHERE e.extname = 'vector'"
     ).fetchone()
     if row is None:
+        if not create:
+            return None
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
         return "public"
     return str(row[0])

@@ -201,7 +201,8 @@ class PgStore(Store):
 
                         raise NotIndexed(
                             f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
-                            "writer (memvault up) builds it"
+                            "writer builds it (`memvault index move --to postgres` there, "
+                            "from its index in SQLite; or `memvault up` with these settings)"
                         )
                     moved_away(conn, dsn, schema)  # `index move --to sqlite` left it
                     # a writer of an older memvault has no totals yet: counted per query
