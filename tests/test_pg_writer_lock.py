@@ -231,3 +231,34 @@ def test_a_reader_set_to_postgres_while_its_writer_is_on_sqlite_is_told_how_it_m
     with pytest.raises(NotIndexed, match=r"index move --to postgres"):
         open_vault(copy, mode="read").search("which database did we choose")
     assert sorted(p.name for p in (copy / ".memvault").iterdir()) == []
+
+
+def test_a_search_on_a_copy_with_an_index_db_left_behind_writes_nothing_to_the_team_index(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: the writer's machine after `index move --to postgres` keeps its old
+    `.memvault/index.db`; with its daemon stopped, a `memvault search` there took the
+    shared index's writer lock and synced first: a draft not committed went into the
+    team's index, and a note another machine's writer had indexed (not pulled here) was
+    deleted from it. A read on a PostgreSQL index reads it as it is, on every copy."""
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()  # the local index, as before the team
+    config = VaultConfig.load(root)
+    move_index(config, with_store(config, "postgres", pg_dsn), HashEmbedder())
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    assert (root / ".memvault" / "index.db").exists()  # left as it was
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        before = conn.execute(f'SELECT path, sha256 FROM "{schema}".notes ORDER BY 1').fetchall()
+    with (root / "people" / "sarah-chen.md").open("a", encoding="utf-8") as f:
+        f.write("\nA draft about salaries, not committed.\n")
+    (root / "logs" / "2024-03-15.md").unlink()  # as if another machine's, not pulled here
+    with open_vault(root, mode="query") as v:
+        assert v.search("which database did we choose", k=1)
+    with open_vault(root, mode="read") as v:
+        v.context("salaries", budget=200)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        after = conn.execute(f'SELECT path, sha256 FROM "{schema}".notes ORDER BY 1').fetchall()
+    assert after == before
