@@ -98,19 +98,20 @@ def _left(source: VaultConfig) -> None:
     import logging
     import time
 
-    from memvault.errors import LockHeld
+    from memvault.errors import LockHeld, MemvaultError
     from memvault.index.pg_conn import host_name
     from memvault.index.pg_store import MOVED_AWAY
 
     try:
         old = open_postgres(source, read_only=False)
+        try:
+            old.set_meta(MOVED_AWAY, json.dumps({"host": host_name(), "at": time.time()}))
+        finally:
+            old.close()
     except LockHeld as exc:
         logging.getLogger("memvault").warning("%s: it is still written there", exc)
-        return
-    try:
-        old.set_meta(MOVED_AWAY, json.dumps({"host": host_name(), "at": time.time()}))
-    finally:
-        old.close()
+    except MemvaultError as exc:  # the move is done: its mark alone is missing
+        logging.getLogger("memvault").warning("the index left in PostgreSQL: %s", exc)
 
 
 def _not_anothers(target: VaultConfig, mine: set[str]) -> None:
