@@ -85,3 +85,18 @@ def test_a_list_of_hosts_with_an_odd_password_is_served_and_never_shown(
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert f"postgresql://postgres:***@127.0.0.1:1,{folder}:5432/postgres" in shown.stdout
     assert "se#cr" not in shown.stdout + shown.stderr
+
+
+def test_index_move_refuses_a_dsn_of_neither_form_as_the_settings_do(tmp_path: Path) -> None:
+    """`index move --dsn mysql://...` (a careless paste) reached libpq and said `cannot
+    reach the index at mysql://...: missing "=" after ...` (exit 7); config.toml's and
+    $MEMVAULT_INDEX_DSN's are refused naming the two forms (exit 3): so is the flag's.
+    Nothing written."""
+    root = make_vault(tmp_path, "team")
+    env = memvault_env(tmp_path)
+    before = (root / ".memvault" / "config.toml").read_bytes()
+    got = run_memvault("index", "move", "--to", "postgres", "--dsn", "mysql://u@db/team",
+                       "--vault", str(root), env=env)  # fmt: skip
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "--dsn: a PostgreSQL connection string is needed" in got.stderr
+    assert (root / ".memvault" / "config.toml").read_bytes() == before
