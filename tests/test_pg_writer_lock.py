@@ -262,3 +262,37 @@ def test_a_search_on_a_copy_with_an_index_db_left_behind_writes_nothing_to_the_t
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         after = conn.execute(f'SELECT path, sha256 FROM "{schema}".notes ORDER BY 1').fetchall()
     assert after == before
+
+
+def test_a_role_not_granted_the_index_is_told_what_to_grant(
+    tmp_path: Path, pg_server: Any, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A field test: a colleague's DSN with a role of their own, not granted the team's
+    index: `memvault search` and `index move` printed a 40-line traceback ending in
+    `psycopg.errors.InsufficientPrivilege: permission denied for schema ...`."""
+    from memvault.errors import IndexUnavailable
+    from pg_helpers import socket_dir
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as writer:
+        writer.sync()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS ungranted51")
+        conn.execute("CREATE ROLE ungranted51 LOGIN")
+    try:
+        copy = tmp_path / "laptop-02" / "vault"
+        shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+        (copy / ".memvault").mkdir()
+        dsn = f"postgresql://ungranted51@/postgres?host={socket_dir(pg_server)}"
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
+        with pytest.raises(IndexUnavailable) as refused:
+            open_vault(copy, mode="read").search("which database did we choose")
+        said = str(refused.value)
+        assert "permission denied for schema" in said and "role 'ungranted51'" in said
+        assert "GRANT USAGE ON SCHEMA" in said
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("DROP OWNED BY ungranted51")
+            conn.execute("DROP ROLE IF EXISTS ungranted51")

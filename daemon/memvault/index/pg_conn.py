@@ -115,6 +115,24 @@ def connect(
     return conn
 
 
+def _not_granted(exc: BaseException, dsn: str, conn: Any) -> IndexUnavailable:
+    """A role the schema's owner did not grant it (a field test: a reader's role given
+    to a colleague without `GRANT USAGE`: each search was a traceback,
+    `InsufficientPrivilege`). The server answered: not said to be away."""
+    try:
+        role = f"role {conn.info.user!r}"
+    except Exception:  # a connection closed meanwhile
+        role = "role"
+    said = IndexUnavailable(
+        f"{redact(dsn)}: {_reason(exc, dsn)}: the {role} memvault connects as is not "
+        "granted it. The index's owner grants it: a reader needs GRANT USAGE ON SCHEMA "
+        "and GRANT SELECT ON ALL TABLES IN SCHEMA to that role; the writer owns the "
+        "schema (CREATE on the database makes it)"
+    )
+    setattr(said, "answered", True)  # noqa: B010 (the server answered: not away)
+    return said
+
+
 def _vector_advice(why: str, read_only: bool) -> str:
     """What to do when the ``vector`` extension cannot be had (a field test saw only
     PostgreSQL's words: 'permission denied to create extension "vector"')."""
@@ -415,6 +433,8 @@ class _PgSql:
                 said = f"{redact(self.dsn)}: {_reason(exc, self.dsn)}"
                 self.note_away(said)
                 raise IndexUnavailable(said) from None
+            if isinstance(exc, psycopg.errors.InsufficientPrivilege):  # a role not granted
+                raise _not_granted(exc, self.dsn, self.conn) from None
             if isinstance(exc, psycopg.errors.UndefinedTable):  # a DROP by hand
                 raise IndexCorrupt(
                     f"the index at {redact(self.dsn)} lost a table ({_reason(exc, self.dsn)}; "
