@@ -259,7 +259,7 @@ class Daemon:
         from memvault.index.pg_store import PgStore
 
         store = self.vault.engine.store
-        return str(store.refusal()) if isinstance(store, PgStore) else ""
+        return str(store.refusal(daemon=True)) if isinstance(store, PgStore) else ""
 
     def runfile_info(self) -> runfile.DaemonInfo:
         """What daemon.json says about this daemon (once it listens)."""
