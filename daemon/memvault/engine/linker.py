@@ -27,7 +27,7 @@ from memvault.engine import link_check
 from memvault.engine.folders import on_disk, section_said
 from memvault.engine.memory_listing import MemoryListing, Refreshed
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, git_removed, git_stamp, stage_made
+from memvault.vault.gitstate import git_busy, git_removed, git_stamp, nested_repo, stage_made
 from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
@@ -136,9 +136,20 @@ class Linker:
         lefts: dict[str, list[tuple[str, str]]] = {}
         # the last rewrite made of each note: the one written, when it was written
         edits: dict[str, tuple[str, Relinked]] = {}
+        left_elsewhere: list[str] = []  # notes in a submodule: another repository's
         for source in sorted(candidates):
             if not source.lower().endswith(".md"):
                 continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
+            repo = nested_repo(self.fs.root, source)
+            if repo is not None:
+                src_old = reverse.get(source, source)
+                if self._would_relink(source, src_old, before, after, moves, fmt, moved):
+                    left_elsewhere.append(
+                        f"{source}: its links to moved files were left as they are: "
+                        f"{repo}/ is a git repository of its own (a submodule), and "
+                        "memvault writes nothing in it"
+                    )
+                continue
             left: list[tuple[str, str]] = []
 
             def change(
@@ -155,7 +166,7 @@ class Linker:
             changes[source] = change
             lefts[source] = left
         # one batch of compare-and-swap writes: durable together, not two fsyncs a note
-        changed, problems, waiting = [], [], []
+        changed, problems, waiting = [], left_elsewhere, []
         # a retry does not wait for the notes still busy: they wait for the next one
         outcomes = self.fs.update_texts(changes, wait=None if only is None else 0.0)
         for source in changes:
@@ -185,6 +196,24 @@ class Linker:
             if outcome:
                 changed.append(source)
         return Relinking(changed, problems, {p: edits[p] for p in changed if p in edits}, waiting)
+
+    def _would_relink(
+        self,
+        source: str,
+        src_old: str,
+        before: LinkIndex,
+        after: LinkIndex,
+        moves: Mapping[str, str],
+        fmt: LinkFormat,
+        moved: frozenset[str],
+    ) -> bool:
+        """Whether relinking ``source`` would change it (read, never written)."""
+        try:
+            text = self.fs.read(source).decoded.text
+        except (NoteNotFound, NotText, OSError):
+            return False
+        result = relink_note(text, src_old, source, before, after, moves, fmt, moved)
+        return result.text != text
 
     def link_format(self) -> LinkFormat:
         """How Obsidian writes new links in this vault (``.obsidian/app.json``), read
@@ -231,11 +260,10 @@ class Linker:
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
-        unlinked = {
-            rule.folder: path
-            for rule in cfg.sections
-            if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
-        }
+        paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
+        # a folder note in a submodule would be a change in another repository
+        elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
+        unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
         resolve = self.catalogue.resolver(rel, pending)
         owned = self.store.owned_lines()
 
@@ -309,6 +337,12 @@ class Linker:
             f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
             f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
             for folder, path in sorted(unlinked.items())
+            if folder in update.overflow and folder not in elsewhere
+        ]
+        warnings += [
+            f"{folder}/ is in {repo}/, a git repository of its own (a submodule): memvault "
+            f"makes no folder note there (MEMORY.md says how many more notes {folder}/ has)"
+            for folder, repo in sorted(elsewhere.items())
             if folder in update.overflow
         ]
         return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))

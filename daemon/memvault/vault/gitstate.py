@@ -10,6 +10,9 @@ added. memvault writes no tracked file meanwhile and picks up once git is done.
 The vault may be the repository's top folder or any folder inside it, and ``.git``
 may be a folder or a file pointing at one (a worktree, a submodule).
 
+A folder of the vault holding a git repository of its own (a submodule, a repository
+cloned there) is that repository's: memvault writes no file in it (``nested_repo``).
+
 A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
 file stops the pull or checkout that brings it back (``git_removed``). A
 ``.memvault/config.toml`` git ignores does not reach the other clones (``ignored_by``).
@@ -92,6 +95,24 @@ def git_busy(root: Path) -> str | None:
     if head.startswith(b"ref:") or not head.strip() or _submodule(gdir):
         return None
     return DETACHED
+
+
+def nested_repo(root: Path, rel: str) -> str | None:
+    """The folder (a vault path) holding the vault path ``rel`` that is a git repository
+    of its own, a submodule (``git submodule add``) or a repository cloned inside the
+    vault; None when ``rel`` is in no such folder.
+
+    A file memvault wrote there (a note's links re-targeted, a folder note made) is a
+    change in that repository, which the person's ``git add -A && git commit`` in the
+    vault's does not take: the submodule stays dirty, and the ``git submodule update``
+    (or pull there) that brings a new version of the file is refused ("Your local
+    changes ... would be overwritten by checkout"). One stat a folder level."""
+    folders = rel.split("/")[:-1]
+    for depth in range(1, len(folders) + 1):
+        folder = "/".join(folders[:depth])
+        if os.path.lexists(Path(root) / folder / ".git"):
+            return folder
+    return None
 
 
 # what git rewrites when it changes the working tree or moves HEAD: its index (a
@@ -330,6 +351,7 @@ __all__ = [
     "is_ancestor",
     "is_shallow",
     "merged_here",
+    "nested_repo",
     "published",
     "settings_ignored",
     "stage_made",
