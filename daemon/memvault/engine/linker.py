@@ -10,25 +10,30 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import posixpath
-import unicodedata
+import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core import memory_md
 from memvault.core.linkcheck import link_format
-from memvault.core.memory_order import Listing, SectionRule, in_folder
 from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
-from memvault.engine.folders import on_disk, section_said
-from memvault.engine.memory_listing import MemoryListing, Refreshed
+from memvault.engine.folders import on_disk
+from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, git_removed, git_stamp, nested_repo, stage_made
-from memvault.vault.paths import is_note
+from memvault.vault.gitstate import (
+    STASH_WAIT_SECONDS,
+    git_busy,
+    git_removed,
+    git_stamp,
+    nested_repo,
+    stage_made,
+    stash_waits,
+)
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -46,6 +51,10 @@ GIT_REMOVED = (
     "memvault does not make it again, where it would be an untracked file in the way of "
     "the pull or checkout that brings it back; `memvault init` makes a new one"
 )
+
+
+# what `git stash`, its pop and drop, and a `git checkout -- MEMORY.md` rewrite
+STASH_FILES = ("index", "logs/refs/stash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +99,9 @@ class Linker:
         self._git_at: tuple[int, ...] | None = None
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
+        # git's index and stash when an update left MEMORY.md for `git stash pop`, and
+        # until when: the daemon's catch-up does not queue it again meanwhile
+        self._stash_held: tuple[tuple[int, ...] | None, float] | None = None
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -251,6 +263,18 @@ class Linker:
                     "until it is done",
                 )
             )
+        paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
+        held = stash_waits(self.fs.root, [rel, *paths.values()])
+        if rel in held:  # the person's words in the stash: the pop would be refused
+            self.store.set_meta("memory_synced", "")
+            self._stash_held = (git_stamp(self.fs.root, STASH_FILES), time.time())
+            return MemoryWritten(
+                warnings=(
+                    f"the newest git stash changes {rel}: it and the folder notes wait for "
+                    "`git stash pop` (10 minutes at most), which a write now would stop",
+                )
+            )
+        self._stash_held = None
         self.waits_for_git = self._git_moved(whole)
         if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
             self.store.set_meta("memory_synced", "")
@@ -260,7 +284,6 @@ class Linker:
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
-        paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
         # a folder note in a submodule would be a change in another repository
         elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
         unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
@@ -323,7 +346,7 @@ class Linker:
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
         waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
-        skip = set(unlinked) | waiting
+        skip = set(unlinked) | waiting | {f for f, p in paths.items() if p in held}
         folder_written = self._update_folder_notes(
             update.overflow, frozenset(self._folders_due), skip
         )
@@ -346,6 +369,20 @@ class Linker:
             if folder in update.overflow
         ]
         return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
+
+    def waits_for_stash(self) -> bool:
+        """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
+        and git's index and stash are as they were then, within the wait: nothing for
+        the daemon's catch-up to queue (a pop writes MEMORY.md, which the watcher sees)."""
+        if self._stash_held is None:
+            return False
+        stamp, since = self._stash_held
+        if time.time() - since < STASH_WAIT_SECONDS and stamp == git_stamp(
+            self.fs.root, STASH_FILES
+        ):
+            return True
+        self._stash_held = None
+        return False
 
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
@@ -516,46 +553,3 @@ def _relink_in_style(
         return short.text
     by_path = [any("/" in link.target for link in find_links(line)) for line in old]
     return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))
-
-
-def sections_moved_away(
-    store: Store,
-    sections: Sequence[SectionRule],
-    listings: Mapping[str, Listing],
-    moves: Mapping[str, str],
-    spelt_there: Callable[[str], bool],
-) -> list[str]:
-    """A section whose folder's notes all moved away (the folder renamed, ``People/``
-    to ``Persons/`` or ``people/``) lists none of them while config.toml names the
-    old folder: said on every update (``memvault status``), where they went followed
-    as they move on, until the section lists notes again (its folder set anew, or
-    notes back in it). A folder still there (``spelt_there``: as config.toml spells it)
-    was not renamed: its notes were moved out (a person's only note dragged to the
-    vault root), and config.toml is right as it is."""
-    told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
-    now: dict[str, list[str]] = {}
-    out = []
-    for rule in sections:
-        if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
-            continue  # listed, or its filter selects none of the notes still there
-        if spelt_there(unicodedata.normalize("NFC", rule.folder.strip("/"))):
-            continue  # (spelt so: a Mac finds people/ when it is People/ now)
-        were = told.get(rule.folder, []) or [rule.folder]
-        went = sorted(
-            {
-                posixpath.dirname(new)
-                for old, new in moves.items()
-                if is_note(old) and any(in_folder(old, f) for f in were)
-            }
-        )
-        where = went or told.get(rule.folder, [])
-        if where:
-            now[rule.folder] = where
-            went_to = ", ".join(f"{f}/" if f else "the vault root" for f in where)
-            out.append(
-                f"{section_said(rule.title, rule.folder)}whose notes moved to {went_to}: "
-                "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
-            )
-    if now != told:
-        store.set_meta("memory_folders_moved", json.dumps(now))
-    return out

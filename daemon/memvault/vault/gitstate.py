@@ -20,8 +20,10 @@ file stops the pull or checkout that brings it back (``git_removed``). A
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -193,16 +195,58 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     if gdir is None or not rels or not (_common(gdir) / "logs" / "refs" / "stash").exists():
         return []
     here = ("--literal-pathspecs",)
-    shown = _git(root, *here, "stash", "show", "--name-only", "-z", "--relative", "stash@{0}")
-    if shown is None or shown.returncode != 0:
-        return []
-    stashed = set(shown.stdout.decode("utf-8", "replace").split("\0")) & set(rels)
+    stashed = _stashed(root, rels)
     if not stashed:
         return []
     changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "HEAD", "--", *stashed)
     if changed is None or changed.returncode != 0:
         return []
     return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+# how long after a stash (or git's last write of its index: a `git checkout -- MEMORY.md`)
+# what it changes of memvault's waits for its pop: the usual stash, pull or switch, pop
+STASH_WAIT_SECONDS = 600.0
+
+
+def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> list[str]:
+    """The vault paths among ``rels`` (MEMORY.md, folder notes) that wait for ``git stash
+    pop``: the newest stash changes them, it was made, or git last wrote its index, in
+    the last ``STASH_WAIT_SECONDS``, and they have no unstaged change. memvault writing
+    one now would be that change, and the pop is refused over it ("Your local changes
+    ... would be overwritten by merge"), the person's words in the stash: as a merge's
+    autostash (``MERGE_AUTOSTASH``) is waited for. Past the wait, ``stash_stops`` says."""
+    gdir = git_dir(root)
+    if gdir is None or not rels:
+        return []
+    try:
+        made = (_common(gdir) / "logs" / "refs" / "stash").stat().st_mtime
+    except OSError:
+        return []  # no stash
+    with contextlib.suppress(OSError):  # (no index yet: the stash alone)
+        made = max(made, (gdir / "index").stat().st_mtime)
+    if (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
+        return []
+    stashed = _stashed(root, rels)
+    if not stashed:
+        return []
+    here = ("--literal-pathspecs",)
+    changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "--", *stashed)
+    if changed is None or changed.returncode != 0:
+        return []
+    return sorted(stashed - set(changed.stdout.decode("utf-8", "replace").split("\0")))
+
+
+def _stashed(root: Path, rels: Sequence[str]) -> set[str]:
+    """The vault paths among ``rels`` that the newest stash changes."""
+    shown = _git(
+        root,
+        "--literal-pathspecs",
+        *("stash", "show", "--name-only", "-z", "--relative", "stash@{0}"),
+    )
+    if shown is None or shown.returncode != 0:
+        return set()
+    return set(shown.stdout.decode("utf-8", "replace").split("\0")) & set(rels)
 
 
 def _common(gdir: Path) -> Path:
@@ -356,5 +400,6 @@ __all__ = [
     "settings_ignored",
     "stage_made",
     "stash_stops",
+    "stash_waits",
     "was_checked_out",
 ]
