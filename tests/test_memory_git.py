@@ -518,6 +518,38 @@ def test_a_stash_pop_goes_through_over_a_memory_md_the_daemon_would_have_rewritt
     assert mine in text and "- [[people/ana]] - Data lead." in section(text, "people")
 
 
+def test_asking_git_about_a_stash_never_writes_its_index(tmp_path: Path) -> None:
+    """Field test: `memvault status` (and the daemon's /status, and its MEMORY.md update
+    while a stash waits) asked `git diff` what changed since the stash; finding a
+    file's stat changed, its content not, git wrote its index back, under
+    .git/index.lock, and a person's `git add -A && git commit` at that moment failed
+    ("Unable to create '.git/index.lock': File exists"), as git alone never does
+    (strace: `git diff HEAD -- MEMORY.md` opened .git/index.lock, `--no-optional-locks`
+    or not). Now blob ids are compared (ls-files, ls-tree, hash-object)."""
+    from memvault.vault.gitstate import stash_stops, stash_waits
+
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "bo")
+    mem = root / "MEMORY.md"
+    text = mem.read_text(encoding="utf-8")
+    mem.write_text(text + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    index = root / ".git" / "index"
+    now = int(time.time())
+    for attempt in range(3):
+        os.utime(index, (now - 20, now - 20))  # git's index written 20 s ago
+        for rel in ("MEMORY.md", "people/bo.md"):  # their stat changed since, not their bytes
+            os.utime(root / rel, (now - 10 + attempt, now - 10 + attempt))  # (whole seconds)
+        seen = index.stat()
+        assert stash_waits(root, ["MEMORY.md"]) == ["MEMORY.md"]
+        assert stash_stops(root, ["MEMORY.md"]) == []  # (unchanged since)
+        after = index.stat()
+        assert (after.st_ino, after.st_mtime_ns) == (seen.st_ino, seen.st_mtime_ns), attempt
+
+
 def stash_pop_stops(root: Path) -> None:
     """A note ana.md written (untracked) and a tracked one changed: synced, MEMORY.md lists
     ana; `git stash` takes that line and leaves ana.md, the next sync lists her again, so

@@ -194,14 +194,8 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     gdir = git_dir(root)
     if gdir is None or not rels or not (_common(gdir) / "logs" / "refs" / "stash").exists():
         return []
-    here = ("--literal-pathspecs",)
     stashed = _stashed(root, rels)
-    if not stashed:
-        return []
-    changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "HEAD", "--", *stashed)
-    if changed is None or changed.returncode != 0:
-        return []
-    return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
+    return sorted(stashed - _as_in(root, stashed, "HEAD"))
 
 
 # how long after a stash (or git's last write of its index: a `git checkout -- MEMORY.md`)
@@ -228,13 +222,33 @@ def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> li
     if (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
         return []
     stashed = _stashed(root, rels)
-    if not stashed:
-        return []
+    return sorted(_as_in(root, stashed, None))
+
+
+def _as_in(root: Path, rels: set[str], commit: str | None) -> set[str]:
+    """The vault paths among ``rels`` whose file holds what git's index (``commit``
+    None) or ``commit`` has there, compared by blob id (``git hash-object``, through the
+    file's filters). Plumbing: ``git diff`` wrote the index back, under index.lock,
+    when it found a file's stat changed and not its bytes, ``--no-optional-locks`` or
+    not (git 2.39), and a person's ``git add`` at that moment failed."""
+    there = sorted(r for r in rels if (root / r).is_file())
+    if not there:
+        return set()
     here = ("--literal-pathspecs",)
-    changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "--", *stashed)
-    if changed is None or changed.returncode != 0:
-        return []
-    return sorted(stashed - set(changed.stdout.decode("utf-8", "replace").split("\0")))
+    if commit is None:
+        listed = _git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
+    else:
+        listed = _git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
+    hashed = _git(root, "hash-object", "--", *there)
+    if listed is None or listed.returncode or hashed is None or hashed.returncode:
+        return set()
+    kept: dict[str, str] = {}
+    for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
+        fields, _, path = entry.partition("\t")
+        if path:
+            kept[path] = fields.split()[1 if commit is None else 2]
+    ids = hashed.stdout.decode("ascii", "replace").split()
+    return {r for r, blob in zip(there, ids, strict=False) if kept.get(r) == blob}
 
 
 def _stashed(root: Path, rels: Sequence[str]) -> set[str]:
@@ -367,7 +381,11 @@ def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
     try:
         return subprocess.run(
-            ["git", "-C", str(root), *args],
+            # a question never takes git's index.lock: `git diff` and `git status` write
+            # the index back when they find a file's stat changed (its content not),
+            # and a person's `git add` or `git commit` at that moment failed
+            # ("Unable to create '.git/index.lock': File exists")
+            ["git", "--no-optional-locks", "-C", str(root), *args],
             input=stdin,
             capture_output=True,
             env=env,
