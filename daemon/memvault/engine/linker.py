@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core import memory_md
+from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.results import LinkProblem
@@ -525,6 +526,7 @@ class Linker:
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
+    text = folded(text)  # two clones' lists merged line by line: one again
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now
         raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
