@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core import memory_md
+from memvault.core.conflicts import find_conflicts
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import Relinked, moved_names, relink_note
@@ -150,6 +151,9 @@ class Linker:
         # the last rewrite made of each note: the one written, when it was written
         edits: dict[str, tuple[str, Relinked]] = {}
         left_elsewhere: list[str] = []  # notes in a submodule: another repository's
+        # notes holding git's conflict markers: a link rewritten there is one the side a
+        # person takes (`git checkout --theirs`) lacks; they wait until it is resolved
+        conflicted: set[str] = set()
         for source in sorted(candidates):
             if not source.lower().endswith(".md"):
                 continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
@@ -171,6 +175,10 @@ class Linker:
                 source: str = source,
                 left: list[tuple[str, str]] = left,
             ) -> str:
+                if find_conflicts(text):  # a person resolving it: theirs until resolved
+                    conflicted.add(source)
+                    return text
+                conflicted.discard(source)
                 result = relink_note(text, src_old, source, before, after, moves, fmt, moved)
                 left[:] = result.skipped
                 edits[source] = (text, result)
@@ -184,6 +192,13 @@ class Linker:
         outcomes = self.fs.update_texts(changes, wait=None if only is None else 0.0)
         for source in changes:
             outcome = outcomes[source]
+            if source in conflicted and outcome is False:
+                waiting.append(source)
+                problems.append(
+                    f"{source}: its links to moved files wait: it holds unresolved merge "
+                    "conflict markers (git), and they are re-targeted once it is resolved"
+                )
+                continue
             if isinstance(outcome, NoteNotFound) and (
                 only is not None or self.store.note(source) is not None
             ):  # moved or deleted since the batch looked (its folder renamed meanwhile):
