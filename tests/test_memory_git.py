@@ -476,8 +476,8 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
 
 
 def age_stash(root: Path, seconds: float = STASH_WAIT_SECONDS + 60) -> None:
-    """The stash made, and git's index last written, ``seconds`` ago."""
-    for name in ("logs/refs/stash", "index"):
+    """The stash made ``seconds`` ago."""
+    for name in ("logs/refs/stash",):
         path = Path(git(root, "rev-parse", "--git-path", name).stdout.strip())
         path = path if path.is_absolute() else root / path
         then = path.stat().st_mtime - seconds

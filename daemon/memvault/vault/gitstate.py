@@ -20,7 +20,6 @@ file stops the pull or checkout that brings it back (``git_removed``). A
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import time
@@ -198,15 +197,15 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     return sorted(stashed - _as_in(root, stashed, "HEAD"))
 
 
-# how long after a stash (or git's last write of its index: a `git checkout -- MEMORY.md`)
-# what it changes of memvault's waits for its pop: the usual stash, pull or switch, pop
+# how long after a stash what it changes of memvault's waits for its pop: the usual
+# stash, pull or switch, pop. Not longer: a stash forgotten, MEMORY.md would lag its notes
 STASH_WAIT_SECONDS = 600.0
 
 
 def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> list[str]:
     """The vault paths among ``rels`` (MEMORY.md, folder notes) that wait for ``git stash
-    pop``: the newest stash changes them, it was made, or git last wrote its index, in
-    the last ``STASH_WAIT_SECONDS``, and they have no unstaged change. memvault writing
+    pop``: the newest stash changes them, it was made in the last
+    ``STASH_WAIT_SECONDS``, and they have no unstaged change. memvault writing
     one now would be that change, and the pop is refused over it ("Your local changes
     ... would be overwritten by merge"), the person's words in the stash: as a merge's
     autostash (``MERGE_AUTOSTASH``) is waited for. Past the wait, ``stash_stops`` says."""
@@ -217,8 +216,6 @@ def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> li
         made = (_common(gdir) / "logs" / "refs" / "stash").stat().st_mtime
     except OSError:
         return []  # no stash
-    with contextlib.suppress(OSError):  # (no index yet: the stash alone)
-        made = max(made, (gdir / "index").stat().st_mtime)
     if (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
         return []
     stashed = _stashed(root, rels)
