@@ -313,3 +313,32 @@ def test_log_day_is_the_day_the_title_is_or_today(title: str, day: str | None) -
             compose.log_day(title, "2026-12-06")
     else:
         assert compose.log_day(title, "2026-12-06") == day
+
+
+# -- key_may_be: add's cheap test before spelling a folder's names ------------------------
+
+_NAMES = st.text(alphabet=st.characters(max_codepoint=0x7F), max_size=90) | st.text(max_size=90)
+
+
+@given(name=_NAMES, other=_NAMES)
+def test_key_may_be_is_false_only_for_names_of_another_key(name: str, other: str) -> None:
+    key = compose.name_key(name, sharp_s=False)
+    assert compose.key_may_be(key)(name)  # its own key: always may
+    if not compose.key_may_be(key)(other):
+        assert compose.name_key(other, sharp_s=False) != key
+
+
+@pytest.mark.parametrize(
+    ("name", "key", "may"),
+    [
+        ("Sarah Chen", "sarah-chen", True),
+        ("Con", "con-note", True),  # a device's name: its key is longer
+        ("Con O'Neill", "con-oneill", True),
+        ("n000017", "pamigu-kine", False),  # a letter or digit the key has not
+        ("Pamigu Kine Lisikata", "pamigu-kine", False),
+        ("Ana López", "ana-lopez", True),  # not ASCII: spelt
+        ("x" * 81, "y", True),  # past 80: slug cuts it, spelt
+    ],
+)
+def test_key_may_be_rules_out_ascii_names_by_their_letters(name: str, key: str, may: bool) -> None:
+    assert compose.key_may_be(key)(name) is may

@@ -142,7 +142,8 @@ def test_a_search_with_no_daemon_reads_the_saved_graph_and_answers_as_the_full_i
 def test_a_note_written_then_searched_with_no_daemon_is_found_by_meaning(
     tmp_path: Path,
 ) -> None:
-    """The write opens the full index (and saves it); the next command reads cold again."""
+    """The write leaves the saved graph as it is (tests/test_oneshot_writes.py); the next
+    command reads it cold, the chunks it lacks searched exactly."""
     root = _vault(tmp_path)
     write(root, "projects/kelp.md", note("Kelp farm", "seaweed", "Kelp farming off the pier.\n"))
     with open_vault(root) as v:

@@ -29,7 +29,7 @@ import datetime as dt
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import yaml
 
@@ -144,6 +144,20 @@ def name_key(name: str, sharp_s: bool = True) -> str:
     return "-".join([*words, word] if word else words)
 
 
+def key_may_be(key: str) -> Callable[[str], bool]:
+    """A cheap test of a name against ``key``, false only when ``name_key(name)`` cannot
+    be ``key``: a name of ASCII up to 80 characters (``slug`` cuts none of it) keeps
+    each of its letters and digits, lower-cased, in its key. A folder's thousands of
+    titles are then spelt only when they may match (``add``'s lookup by name)."""
+    allowed = frozenset(key) | _ASCII_OTHER
+
+    def may(name: str) -> bool:
+        return len(name) > 80 or not name.isascii() or set(name.lower()) <= allowed
+
+    return may
+
+
+_ASCII_OTHER = frozenset(chr(c) for c in range(128) if not chr(c).isalnum())
 _DIACRITICS = re.compile("[\u0300-\u036f]")  # what Obsidian's removeDiacritics drops
 _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words are spelt
 

@@ -27,11 +27,10 @@ released.
 
 from __future__ import annotations
 
-import dataclasses
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -106,6 +105,33 @@ class Catalogue:
                     self._log += self._dirty
                 self._dirty.clear()
             return self._rows
+
+    def titles(self) -> list[tuple[str, str]]:
+        """Every note's path and title: from the rows once read, else the store's two
+        columns (a write's name lookup with no daemon makes no row)."""
+        with self._lock:
+            self._follow_writer()
+            if self._rows is not None:
+                return [(p, row.title) for p, row in self.notes().items()]
+        return self._store.note_titles()
+
+    def all_among(self, paths: Collection[str]) -> bool:
+        """Whether every note of the index is one of ``paths`` (a first sync's), counted
+        no further than ``paths`` when no row is read."""
+        with self._lock:
+            self._follow_writer()
+            if self._rows is not None:
+                rows = self.notes()
+                return len(paths) >= len(rows) and all(p in paths for p in rows)
+        if self._store.notes_past(len(paths)):
+            return False
+        return all(p in paths for p in self._store.note_paths())
+
+    def holds_rows(self) -> bool:
+        """Whether every row is read (``notes`` then costs the changed rows alone)."""
+        with self._lock:
+            self._follow_writer()
+            return self._rows is not None
 
     def _read_rows(self) -> dict[str, NoteRow]:
         """Every note's row, kept (``kept_row``); read a page at a time, so what reading
@@ -390,17 +416,23 @@ def kept_row(row: NoteRow) -> NoteRow:
     """``row`` as the catalogue keeps it (the module doc): without headings and warnings,
     its shared strings one object each."""
     shared = {v: v for v in (row.title, row.summary, row.date) if v}
-    return dataclasses.replace(
-        row,
+    # the constructor, not dataclasses.replace (which looks the fields up each call)
+    return NoteRow(
+        path=row.path,
+        size=row.size,
+        mtime_ns=row.mtime_ns,
+        sha256=row.sha256,
         kind=sys.intern(row.kind),
+        skip_reason=row.skip_reason,
+        title=row.title,
+        summary=row.summary,
         category=sys.intern(row.category),
         date=_interned(row.date),
         updated=_interned(row.updated),
         tags=tuple(sys.intern(t) for t in row.tags),
         aliases=row.aliases or (),
-        frontmatter=_kept_value(row.frontmatter, shared),
-        headings=(),
-        warnings=(),
+        frontmatter=_kept_value(row.frontmatter, shared) if row.frontmatter else {},
+        lines=row.lines,
     )
 
 

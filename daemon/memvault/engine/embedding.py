@@ -340,12 +340,14 @@ class Embedding:
         with lock:
             if self.indexed_with != self.model_id():
                 self.check_model()  # a first embedding: the index is for this model now
-            vi = self.vectors  # opened (and reconciled) before the queue changes
+            # opened (and reconciled) before the queue changes; None: left out of the
+            # graph in a process that is no daemon (held_vectors.LEFT_OUT_MOST)
+            vi = self.held.adding(len(batch))
             done = self._store.finish_pending(
                 [p.label for p in batch], {p.label: p.sha for p in batch}
             )
-            self.held.take(done, add_outside=add_outside)
-        if add_outside and done:
+            self.held.take(done, add_outside=add_outside, left_out=vi is None)
+        if add_outside and done and vi is not None:
             self.held.add_outside(vi, done)
         remaining, _ = self._store.pending_state()
         return VectorStep(embedded, len(done), remaining)

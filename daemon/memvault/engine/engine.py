@@ -159,7 +159,7 @@ class Engine:
         )  # fmt: skip
         self.indexer = Indexer(config, self.fs, self.store, self.catalogue, self.embedding)
         self.carry_over = CarryOver(config, self.fs, self.store, self.catalogue, self.embedding)
-        self.linker = Linker(config, self.fs, self.store, self.catalogue)
+        self.linker = Linker(config, self.fs, self.store, self.catalogue, lean=not daemon)
         self.reader = Reader(config, self.fs, self.store, self.catalogue, self.embedding)
         self.folders = FolderNames(config, self.fs, lambda: self.catalogue.notes().keys())
         self.writer = Writer(config, self.fs, self.catalogue, clock)

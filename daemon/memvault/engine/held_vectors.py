@@ -19,7 +19,7 @@ import numpy as np
 
 from memvault.config import VaultConfig
 from memvault.errors import StorageError
-from memvault.index.seam import VectorSearch
+from memvault.index.seam import VectorSearch, is_postgres
 from memvault.index.store import Store
 from memvault.index.vectors import VectorsWanted
 from memvault.index.vectors_cold import cold_search
@@ -34,6 +34,14 @@ log = logging.getLogger("memvault")
 # chunks it lacks from the embedding cache (VectorIndex.open).
 SAVE_SHARE = 0.01
 SAVE_AGE_SECONDS = 600.0
+# A process that is no daemon (a CLI write, the next command's catch-up of a note just
+# written) leaves up to this many chunks it embedded out of the graph while the full
+# index is not open: their vectors are in cache.db, the cold reader searches them exactly
+# beside the saved graph (index/vectors_cold.MISSING_MOST) and the next full open adds
+# them. Opening the whole graph to add a few vectors cost a write or a search ~1 s at
+# 10,000 notes (and its save rewrote vectors.bin); past this (a `memvault sync` of many),
+# the full open, as before.
+LEFT_OUT_MOST = 256
 
 
 class ModelSide(Protocol):
@@ -107,6 +115,25 @@ class HeldVectors:
         self._adding: set[int] = set()  # labels off the queue on their way into the index
         self._forgotten: set[int] = set()  # of those, the ones deleted meanwhile
         self.unsaved = Unsaved()  # the vector index's changes since its last save
+        self._left_out = 0  # chunks this process embedded and left out of the graph
+
+    def _graph_left(self) -> bool:
+        """Whether the graph is this process's to leave as saved: no daemon, the full
+        index not open, hnswlib's file (pgvector's is the store's own table)."""
+        return self._cold_reads and self.opened is None and not is_postgres(self.config)
+
+    def adding(self, count: int) -> VectorSearch | None:
+        """Where ``count`` chunks leaving the queue go (asked before the queue changes:
+        the full open reconciles with it): the full index, opened now; or None, left out
+        of the graph (``LEFT_OUT_MOST``; the cold reader and the next full open find
+        them by the db)."""
+        with self._lock:
+            saved = self._store.meta("vectors_sha")  # a graph to leave (none: built now)
+            if self._graph_left() and saved and self._left_out + count <= LEFT_OUT_MOST:
+                self._left_out += count
+                self._cold = None  # read again with the db's labels of now
+                return None
+            return self.full
 
     def drop(self) -> None:
         """Let both go (a model change: its vectors must never meet the old one's)."""
@@ -160,9 +187,12 @@ class HeldVectors:
                         self._cold = cold_search(vi, sha, labels, self._model.vectors_for)
         return self.opened or self._cold or self.full
 
-    def take(self, done: list[int], *, add_outside: bool) -> None:
+    def take(self, done: list[int], *, add_outside: bool, left_out: bool = False) -> None:
         """Chunks just off the vector lane's queue (under the engine's lock): into the
-        index now, or (``add_outside``) by ``add_outside`` once the lock is let go."""
+        index now, or (``add_outside``) by ``add_outside`` once the lock is let go;
+        ``left_out``: neither (``adding`` said None)."""
+        if left_out:
+            return
         if not add_outside:
             self.add(done)
         elif done:
@@ -204,6 +234,10 @@ class HeldVectors:
             # no vectors saved (a new model's re-embed just began): when the index
             # opens, it is built from the db, so opening it now (loading the model for
             # its dimension, in the structure lane) would buy nothing
+            return
+        if self._graph_left():  # a label the db dropped is deleted to the cold reader and
+            with self._lock:  # to the full open alike: the saved graph is left as it is,
+                self._cold = None  # and read again with the db's labels of now
             return
         done = self.full.delete(labels)
         self.unsaved.changed(done, -done)

@@ -162,10 +162,9 @@ def follow(
     every = bool(store.meta(RESOLVE_ALL))  # schema 7's upgrade, a sync that died: all
     if came_went is None and not every:  # (before the catalogue's rows: a sync in a new
         return ()  # process that finds nothing changed read all: 5 s of 7 at 50,000 notes)
-    notes = catalogue.notes()
     # every note indexed now (a first sync's): none is stale; a save never looks at all
-    # of them (a look at 100,000 rows is ~10 ms: tests/test_save_cost.py)
-    indexed_all = not carried and len(fresh) >= len(notes) and all(p in fresh for p in notes)
+    # of them (a look at 100,000 rows is ~10 ms: tests/test_save_cost.py), nor reads them
+    indexed_all = not carried and catalogue.all_among(fresh)
     if indexed_all or every:  # every stored verdict true to the files after this
         if not indexed_all:
             resolve_all(store, catalogue.link_index_with(coming))

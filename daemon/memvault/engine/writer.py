@@ -168,22 +168,26 @@ class Writer:
             return path
         folder = self.config.folder(category)
         want = compose.name_key(posixpath.basename(path)[:-3], sharp_s=False)
+        may = compose.key_may_be(want)  # spelt only when it may match: a folder's 1,000s
         same = [
             rel
             for rel in sorted(self.fs.scan(folder).notes)
-            if compose.name_key(posixpath.basename(rel)[:-3], sharp_s=False) == want
+            if may(name := posixpath.basename(rel)[:-3])
+            and compose.name_key(name, sharp_s=False) == want
         ]
         if same:
             return same[0]
         # the titles compared as the names above (ß kept apart from ss), the title as a
         # whole ("AC/DC" names no folder; Catalogue.titled would read it as one)
         inside, want = folder.casefold() + "/", compose.name_key(title, sharp_s=False)
+        may = compose.key_may_be(want)
         titled = sorted(
             rel
-            for rel, row in self.catalogue.notes().items()
+            for rel, named in self.catalogue.titles()  # no row made: a path and a title
             if rel.casefold().startswith(inside)
             and want
-            and compose.name_key(row.title or "", sharp_s=False) == want
+            and may(named or "")
+            and compose.name_key(named or "", sharp_s=False) == want
             and self.fs.stat(rel) is not None
         )
         return titled[0] if len(titled) == 1 else path

@@ -112,13 +112,22 @@ def note_row(r: Sequence[Any]) -> NoteRow:
         category=r[8],
         date=r[9],
         updated=r[10],
-        tags=tuple(json.loads(r[11])),
-        aliases=tuple(json.loads(r[12])),
-        frontmatter=json.loads(r[13]),
-        headings=tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
-        warnings=tuple(json.loads(r[15])),
+        tags=_listed(r[11]),
+        aliases=_listed(r[12]),
+        frontmatter={} if r[13] == "{}" else json.loads(r[13]),
+        headings=()
+        if r[14] == "[]"
+        else tuple((int(a), str(b), int(c)) for a, b, c in json.loads(r[14])),
+        warnings=_listed(r[15]),
         lines=r[16],
     )
+
+
+def _listed(value: str) -> tuple[Any, ...]:
+    """A JSON list column as a tuple; the empty one most rows hold without decoding it
+    (every row is read by a command that lists MEMORY.md: five decodes a row were a
+    third of the read)."""
+    return () if value == "[]" else tuple(json.loads(value))
 
 
 def chunk_row(r: Sequence[Any]) -> ChunkRow:

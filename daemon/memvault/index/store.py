@@ -41,6 +41,7 @@ from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index import integrity
 from memvault.index.link_tables import LinkTables
+from memvault.index.note_lists import NoteLists
 from memvault.index.pending_queue import PendingQueue
 from memvault.index.projection import projection_for
 from memvault.index.rows import (
@@ -70,7 +71,7 @@ def _connect(path: Path) -> sqlite3.Connection:
     return conn
 
 
-class Store(PendingQueue, LinkTables):
+class Store(PendingQueue, LinkTables, NoteLists):
     """Both databases of one vault. Thread-safe: one lock around each call.
 
     Size: past ~400 lines as one subject, the SQL of the index: notes, chunks, their
