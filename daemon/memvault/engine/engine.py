@@ -39,7 +39,7 @@ writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
 
-Size: under 600 lines, the one orchestrator: each write path (add, log, the memory
+Size: ~610 lines, the one orchestrator: each write path (add, log, the memory
 tool) is a few lines here around its collaborator, kept with the others. What a sync
 finds on disk is engine.observe's; the problems it logs, engine.status's.
 """
