@@ -36,6 +36,33 @@ def start_server() -> Any:
         return pgserver.get_server(folder / "data", cleanup_mode="stop")
 
 
+def start_tcp_server() -> tuple[Any, int]:
+    """A server of its own listening on 127.0.0.1 (pgserver's listens on a unix socket
+    only): what a team's machines reach over the network. Its port; ``stop_server``."""
+    server = start_server()  # before pgserver's import (XDG_RUNTIME_DIR)
+    import pgserver
+
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()
+    user = {"user": "pgserver"} if os.geteuid() == 0 else {}
+    options = f"-h 127.0.0.1 -p {port} -k {socket_dir(server)}"
+    pgserver.pg_ctl(["-w", "restart", "-m", "fast", "-o", options], pgdata=server.pgdata, **user)
+    return server, port
+
+
+def vanish(conn: Any) -> None:
+    """The machine at the client's end of psycopg's ``conn`` is gone (power cut, cable
+    pulled): its socket closes without a word to the server (TCP_REPAIR: no goodbye, no
+    FIN), which hears of it only if it asks (a keepalive probe, answered by a reset)."""
+    sock = socket.socket(fileno=os.dup(conn.pgconn.socket))
+    sock.setsockopt(socket.IPPROTO_TCP, 19, 1)  # TCP_REPAIR (Linux, root): sends nothing
+    sock.close()
+    with contextlib.suppress(Exception):
+        conn.close()
+
+
 def stop_server(server: Any) -> None:
     folder = Path(server.pgdata).parent
     server.cleanup()
@@ -56,11 +83,17 @@ def socket_dir(server: Any) -> str:
     return str(server.get_uri()).split("host=", 1)[1].split("&")[0]
 
 
+TERMINATE = b"X\x00\x00\x00\x04"  # the wire protocol's goodbye from a client
+
+
 class StallProxy:
     """127.0.0.1:port -> the server's unix socket; ``stall()`` stops forwarding (the
-    connections stay open, nothing moves: a network that stops answering)."""
+    connections stay open, nothing moves: a network that stops answering). ``linger``:
+    a client's goodbye (Terminate) is not passed on and its server session outlives its
+    close, as a backend slow to exit (a loaded server, a far network) does for a while."""
 
-    def __init__(self, server: Any) -> None:
+    def __init__(self, server: Any, *, linger: bool = False) -> None:
+        self.linger = linger
         self.target = os.path.join(socket_dir(server), ".s.PGSQL.5432")
         self.listener = socket.socket()
         self.listener.bind(("127.0.0.1", 0))
@@ -91,10 +124,10 @@ class StallProxy:
             upstream = socket.socket(socket.AF_UNIX)
             upstream.connect(self.target)
             self._socks += [client, upstream]
-            for a, b in ((client, upstream), (upstream, client)):
-                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+            for a, b, ours in ((client, upstream, True), (upstream, client, False)):
+                threading.Thread(target=self._pump, args=(a, b, ours), daemon=True).start()
 
-    def _pump(self, src: socket.socket, dst: socket.socket) -> None:
+    def _pump(self, src: socket.socket, dst: socket.socket, from_client: bool) -> None:
         while not self.closed.is_set():
             try:
                 data = src.recv(65536)
@@ -102,6 +135,10 @@ class StallProxy:
                 return
             if not data:
                 return
+            if self.linger and from_client and data.endswith(TERMINATE):
+                data = data[: -len(TERMINATE)]
+                if not data:
+                    continue
             while self.stalled.is_set() and not self.closed.is_set():
                 self.closed.wait(0.05)  # hold the bytes: nothing moves
             try:

@@ -13,7 +13,7 @@ import pytest
 from helpers import note, open_vault, write
 from memvault.vault.template import init_vault
 from test_field_git import machines
-from test_memory_git import commit, git
+from test_memory_git import commit, git, status
 
 
 def limit_people(root: Path, limit: int) -> None:
@@ -112,3 +112,44 @@ def test_a_folder_note_of_a_vault_in_a_folder_of_the_repository_is_staged(
         v.sync()
     staged = git(project, "-c", "core.quotepath=off", "diff", "--cached", "--name-only")
     assert staged.stdout.splitlines() == ["team notes/mémoire/people/people.md"]
+
+
+@pytest.mark.parametrize("how", ["--no-rebase", "--rebase"])
+def test_a_folder_note_both_machines_made_and_committed_merges_into_one_list(
+    tmp_path: Path, how: str
+) -> None:
+    """Field test: both machines' people/people.md made (and staged) apart, the second
+    machine's plain `git pull` refused over it, as over MEMORY.md; the way through git
+    gives, commit then pull, merged the two added files line by line (no version in
+    common): one side's count line, begin marker and list, then the other's, the one
+    end marker. memvault left that note untouched ("section 'folder' begins inside
+    'folder'"), both lists in it. Now the list is one again, every note in it once."""
+    a, b = machines(tmp_path)
+    limit_people(a, 2)
+    commit(a, "limit 2")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    for root, names in ((a, ["bea", "cy"]), (b, ["di", "ed", "fay"])):
+        for name in names:
+            write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is new."))
+            with open_vault(root) as v:
+                v.sync()  # a note at a time: B's staged folder note changed since (AM)
+    commit(a, "A's people")
+    git(a, "push", "-q")
+    refused = git(b, "pull", "-q", "--no-rebase", check=False)
+    assert refused.returncode != 0 and "people/people.md" in refused.stderr
+    commit(b, "B's people")  # the way through git's message gives
+    git(b, "pull", "-q", how)
+    with open_vault(b) as v:
+        v.sync()
+    folder_note = (b / "people" / "people.md").read_text("utf-8")
+    assert folder_note.count("<!-- memvault:begin folder -->") == 1, folder_note
+    assert folder_note.count("All 6 people in this folder.") == 1, folder_note
+    for name in ("ann", "bea", "cy", "di", "ed", "fay"):
+        assert folder_note.count(f"- [[people/{name}]] - ") == 1, folder_note
+    commit(b, "merged")
+    git(b, "push", "-q")
+    git(a, "pull", "-q")
+    with open_vault(a) as v:
+        v.sync()
+    assert status(a) == "" and status(b) == ""

@@ -25,8 +25,10 @@ from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
+from memvault.vault.gitstate import STASH_WAIT_SECONDS
 from memvault.vault.template import init_vault
 from test_service import Proc, api
+from test_service import settled as daemon_idle
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -473,6 +475,81 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
         assert re.search(r"\[\[debugging\]\]", text)
 
 
+def age_stash(root: Path, seconds: float = STASH_WAIT_SECONDS + 60) -> None:
+    """The stash made ``seconds`` ago."""
+    for name in ("logs/refs/stash",):
+        path = Path(git(root, "rev-parse", "--git-path", name).stdout.strip())
+        path = path if path.is_absolute() else root / path
+        then = path.stat().st_mtime - seconds
+        os.utime(path, (then, then))
+
+
+def test_a_stash_pop_goes_through_over_a_memory_md_the_daemon_would_have_rewritten(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """Field test: a person's words in MEMORY.md stashed (`git stash`), a note written
+    meanwhile: the daemon listed it in MEMORY.md and `git stash pop` was refused ("Your
+    local changes ... would be overwritten by merge"); the way through status gave,
+    `git checkout -- MEMORY.md && git stash pop`, was refused too when the daemon wrote
+    the line again between the two. MEMORY.md now waits for the pop (as for a merge's
+    autostash): the pop goes through, the words are back, and the note is listed."""
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    proc = daemon(root)
+    settled(proc, root)
+    commit(root, "bo")
+    mem = root / "MEMORY.md"
+    mine = "My words: call Bo on Mondays."
+    mem.write_text(
+        mem.read_text(encoding="utf-8").replace("## Key People\n", f"## Key People\n{mine}\n")
+    )
+    git(root, "stash", "-q")
+    write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
+
+    def indexed() -> bool:
+        info = proc.info()
+        hits = api(info, "POST", "/search", json={"query": "Ana data lead"}).json()["hits"]
+        return any(h["path"] == "people/ana.md" for h in hits) and bool(daemon_idle(info))
+
+    eventually(indexed, what="ana indexed")
+    assert status(root) == "?? people/ana.md\n"  # MEMORY.md as committed: nothing in the way
+    git(root, "stash", "pop", "-q")  # refused before: MEMORY.md listed ana meanwhile
+    text = settled(proc, root)
+    assert mine in text and "- [[people/ana]] - Data lead." in section(text, "people")
+
+
+def test_asking_git_about_a_stash_never_writes_its_index(tmp_path: Path) -> None:
+    """Field test: `memvault status` (and the daemon's /status, and its MEMORY.md update
+    while a stash waits) asked `git diff` what changed since the stash; finding a
+    file's stat changed, its content not, git wrote its index back, under
+    .git/index.lock, and a person's `git add -A && git commit` at that moment failed
+    ("Unable to create '.git/index.lock': File exists"), as git alone never does
+    (strace: `git diff HEAD -- MEMORY.md` opened .git/index.lock, `--no-optional-locks`
+    or not). Now blob ids are compared (ls-files, ls-tree, hash-object)."""
+    from memvault.vault.gitstate import stash_stops, stash_waits
+
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "bo")
+    mem = root / "MEMORY.md"
+    text = mem.read_text(encoding="utf-8")
+    mem.write_text(text + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    index = root / ".git" / "index"
+    now = int(time.time())
+    for attempt in range(3):
+        os.utime(index, (now - 20, now - 20))  # git's index written 20 s ago
+        for rel in ("MEMORY.md", "people/bo.md"):  # their stat changed since, not their bytes
+            os.utime(root / rel, (now - 10 + attempt, now - 10 + attempt))  # (whole seconds)
+        seen = index.stat()
+        assert stash_waits(root, ["MEMORY.md"]) == ["MEMORY.md"]
+        assert stash_stops(root, ["MEMORY.md"]) == []  # (unchanged since)
+        after = index.stat()
+        assert (after.st_ino, after.st_mtime_ns) == (seen.st_ino, seen.st_mtime_ns), attempt
+
+
 def stash_pop_stops(root: Path) -> None:
     """A note ana.md written (untracked) and a tracked one changed: synced, MEMORY.md lists
     ana; `git stash` takes that line and leaves ana.md, the next sync lists her again, so
@@ -484,6 +561,7 @@ def stash_pop_stops(root: Path) -> None:
     with open_vault(root) as v:
         v.sync()  # MEMORY.md lists ana: changed, as the tracked note is
     git(root, "stash", "-q")  # ana.md, untracked, stays
+    age_stash(root)  # past the wait for its pop (test_a_stash_pop_...)
     with open_vault(root) as v:
         v.sync()  # listed again
     said = CliRunner().invoke(app, ["status", "--vault", str(root)])

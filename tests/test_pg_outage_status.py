@@ -61,7 +61,8 @@ def test_status_while_the_server_is_away_says_what_the_daemon_does_not_the_error
         env = memvault_env(tmp_path, **settings)
         daemon = DaemonProcess(tmp_path, root, **settings)
         try:
-            daemon.ready(answering=True)
+            daemon.ready(answering=True)  # it answers before its start-up sync is through
+            eventually(lambda: _daemon_status(root)["last_sync_at"], 60, "the start-up sync")
             clone = tmp_path / "clone"
             (clone / ".memvault").mkdir(parents=True)
             (clone / "people").mkdir()

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 from memvault.client import ANSWER_TIMEOUT, DaemonClient
-from memvault.config import STATE_DIR, VaultConfig
+from memvault.config import VaultConfig
 from memvault.core.ranking import Filters
 from memvault.core.results import (
     Context,
@@ -161,7 +161,9 @@ class LocalBackend(Backend):
 
     def refusal(self) -> MemvaultError:
         name_writer = getattr(self._engine.store, "refusal", None)  # PostgreSQL's reader
-        return name_writer() if name_writer is not None else super().refusal()
+        if name_writer is None:
+            return super().refusal()
+        return name_writer(daemon=self._lock is not None)  # a reader daemon: its folder's
 
     def sync(
         self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
@@ -291,10 +293,13 @@ class DaemonBackend(Backend):
                 self._index = None
 
 
-def never_indexed(root: Path) -> bool:
+def never_indexed(config: VaultConfig) -> bool:
     """No index of the vault here (none made yet, or PostgreSQL's): a read reads it as
-    it is, and creates none (nor ``.memvault/``)."""
-    return not (root / STATE_DIR / "index.db").exists()
+    it is, and creates none (nor ``.memvault/``). A field test: the ``index.db`` an `index
+    move --to postgres` leaves behind (or a colleague's from before the team) made a
+    `memvault search` there the shared index's writer while no daemon wrote it, and its
+    sync put that copy's uncommitted drafts in the team's index."""
+    return config.index.store == "postgres" or not (config.state_dir / "index.db").exists()
 
 
 def open_backend(
@@ -330,7 +335,7 @@ def open_backend(
         return DaemonBackend(client, config, embedder)
     # A vault never indexed is read as it is: a read creates no index (nor .memvault/).
     # A daemon that does not answer a read: read here, never competing for its lock.
-    unindexed = never_indexed(root)
+    unindexed = never_indexed(config)
     writable = client is None and (mode == "write" or (mode in ("read", "query") and not unindexed))
     lock = None
     if writable:

@@ -38,6 +38,15 @@ NEAR_DUPLICATE = 0.8
 NEAR_MIN_WORDS = 8
 
 
+# What a reader of a team's index is told of a note cited from the shared index whose
+# file this copy of the vault lacks or holds otherwise (docs/TEAM.md): the lines shown
+# are the index's, which `get` here would not give.
+COPY_SAYS = {
+    "missing": "not in this copy of the vault: the shared index's text; git pull",
+    "differs": "this copy's file differs: the shared index's text",
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Piece:
     """A candidate: one chunk (or a whole small note) of one note."""
@@ -51,6 +60,7 @@ class Piece:
     whole: bool = False  # the whole note (``ord`` is then -1)
     title: str = ""  # the note's title: an anchor to it would be redundant
     date: str | None = None  # the note's date, shown when its path does not hold it
+    this_copy: str = ""  # a reader's copy of the note: "missing", "differs" (results.Hit)
 
 
 @dataclass(slots=True)
@@ -83,10 +93,11 @@ class _Group:
         if first.heading and not first.whole and first.heading != (first.title,):
             anchor = f"#{first.heading[-1]}"
         date = f" ({first.date})" if first.date and first.date not in link else ""
+        said = f" ({COPY_SAYS[first.this_copy]})" if first.this_copy in COPY_SAYS else ""
         lines: list[str] = []
         for i, block in enumerate(blocks):
             where = _lines(block[0].line_start, block[-1].line_end)
-            lines.append(f"[[{link}{anchor}]]{date} {where}" if i == 0 else f"\n{where}")
+            lines.append(f"[[{link}{anchor}]]{date} {where}{said}" if i == 0 else f"\n{where}")
             lines.append(join_spans([(p.line_start, p.line_end, p.text) for p in block]))
         return "\n".join(lines)
 
@@ -281,7 +292,13 @@ def assemble(
         seen_shingles.append(shingles)
         sources.append(
             Source(
-                piece.path, piece.heading, piece.line_start, piece.line_end, count(piece.text), why
+                piece.path,
+                piece.heading,
+                piece.line_start,
+                piece.line_end,
+                count(piece.text),
+                why,
+                piece.this_copy,
             )
         )
 

@@ -146,6 +146,10 @@ class Hit(Record):
     # kept off the page as copies of it (core/copies), and their notes, the first 10
     copies: int = 0
     copy_paths: tuple[str, ...] = ()
+    # a reader of a team's index (docs/TEAM.md): "missing" when this copy of the vault
+    # has no such note, "differs" when its file is not what the index read (the text is
+    # the shared index's, its writer's); "" when they agree, or on the writer
+    this_copy: str = ""
 
     @property
     def address(self) -> str:
@@ -169,6 +173,7 @@ class Source(Record):
     line_end: int
     tokens: int
     why: str  # index | hit | linked
+    this_copy: str = ""  # as Hit's: "missing" or "differs" on a reader of a team's index
 
 
 @dataclass(frozen=True, slots=True)

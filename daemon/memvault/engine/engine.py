@@ -39,7 +39,7 @@ writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
 
-Size: under 600 lines, the one orchestrator: each write path (add, log, the memory
+Size: ~610 lines, the one orchestrator: each write path (add, log, the memory
 tool) is a few lines here around its collaborator, kept with the others. What a sync
 finds on disk is engine.observe's; the problems it logs, engine.status's.
 """
@@ -88,6 +88,7 @@ from memvault.engine.relink_journal import Resumed
 from memvault.engine.status import keep_memory_settings as settings_check
 from memvault.engine.status import pack_report, tell_problems
 from memvault.engine.status_away import describe_or_away
+from memvault.engine.this_copy import marked
 from memvault.engine.turns import TurnLock
 from memvault.engine.writer import Writer
 from memvault.errors import IndexCorrupt, MemvaultError, NotIndexed, VaultNotFound
@@ -554,7 +555,8 @@ class Engine:
         self, query: str, k: int | None = None, filters: Filters = NO_FILTERS, group: bool = False
     ) -> list[Hit]:
         self._needs_index("search")
-        return self.reader.search(query, k, self.folders.resolve(filters), group=group)[0]
+        hits = self.reader.search(query, k, self.folders.resolve(filters), group=group)[0]
+        return marked(self.reader, hits)  # a reader's copy lacking a note (this_copy)
 
     def context(
         self, query: str, budget: int | None = None, filters: Filters = NO_FILTERS
@@ -575,7 +577,7 @@ class Engine:
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:
         self._needs_index("compare")
-        return self.reader.related(path, k, exclude)
+        return marked(self.reader, self.reader.related(path, k, exclude))
 
     def link_problems(self, include_alias: bool = True) -> list[LinkProblem]:
         return self.linker.link_problems(include_alias)

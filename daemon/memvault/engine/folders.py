@@ -124,7 +124,7 @@ def sections_in_another_case(
     config.toml spells it while a folder differing from it only in case is: a clone of a
     vault whose folder another machine renamed (``people/`` to ``People/``), or a hand
     edit. Read from the files, for ``status`` on any copy (the daemon that saw the rename
-    says where the notes went: linker.sections_moved_away)."""
+    says where the notes went: memory_listing.sections_moved_away)."""
     return [s for s in sections if s[2] != unicodedata.normalize("NFC", s[1].strip("/"))]
 
 

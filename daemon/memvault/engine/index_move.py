@@ -85,7 +85,33 @@ def move_index(
         chunks = engine.store.counts()["chunks"]
     finally:
         engine.close()
+    if is_postgres(source) and not is_postgres(target):
+        _left(source)
     return MoveReport(copied, chunks, report.embedded_chunks)
+
+
+def _left(source: VaultConfig) -> None:
+    """The index in PostgreSQL, moved back to SQLite, says so (meta ``MOVED_AWAY``: who,
+    when): a reader still set to it is told it is kept no more (pg_writer.moved_away).
+    Not when another writer holds it (the team still writes it: it is not left)."""
+    import json
+    import logging
+    import time
+
+    from memvault.errors import LockHeld, MemvaultError
+    from memvault.index.pg_conn import host_name
+    from memvault.index.pg_store import MOVED_AWAY
+
+    try:
+        old = open_postgres(source, read_only=False)
+        try:
+            old.set_meta(MOVED_AWAY, json.dumps({"host": host_name(), "at": time.time()}))
+        finally:
+            old.close()
+    except LockHeld as exc:
+        logging.getLogger("memvault").warning("%s: it is still written there", exc)
+    except MemvaultError as exc:  # the move is done: its mark alone is missing
+        logging.getLogger("memvault").warning("the index left in PostgreSQL: %s", exc)
 
 
 def _not_anothers(target: VaultConfig, mine: set[str]) -> None:

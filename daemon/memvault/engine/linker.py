@@ -1,5 +1,5 @@
-"""Links and the index files: relinking after moves, MEMORY.md and folder notes, the
-link check.
+"""Links and the index files: relinking after moves (``relink_notes``), MEMORY.md and
+folder notes, the link check.
 
 ``Linker`` writes only through ``VaultFS``'s compare-and-swap; it reports which
 files it wrote, and the engine has them re-indexed.
@@ -10,25 +10,32 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import posixpath
-import unicodedata
-from collections.abc import Callable, Collection, Mapping, Sequence
+import time
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
+from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
-from memvault.core.memory_order import Listing, SectionRule, in_folder
-from memvault.core.relink import Relinked, moved_names, relink_note
+from memvault.core.relink import relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
-from memvault.engine.folders import on_disk, section_said
-from memvault.engine.memory_listing import MemoryListing, Refreshed
+from memvault.engine.folders import on_disk
+from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
+from memvault.engine.relink_notes import Relinking, relink
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import git_busy, git_removed, git_stamp, stage_made
-from memvault.vault.paths import is_note
+from memvault.vault.gitstate import (
+    STASH_WAIT_SECONDS,
+    git_busy,
+    git_removed,
+    git_stamp,
+    nested_repo,
+    stage_made,
+    stash_waits,
+)
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -48,6 +55,10 @@ GIT_REMOVED = (
 )
 
 
+# what `git stash`, its pop and drop, and a `git checkout -- MEMORY.md` rewrite
+STASH_FILES = ("index", "logs/refs/stash")
+
+
 @dataclass(frozen=True, slots=True)
 class MemoryWritten:
     """What one MEMORY.md update did."""
@@ -56,17 +67,6 @@ class MemoryWritten:
     folder_notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
-
-
-class Relinking(NamedTuple):
-    """What one relink did."""
-
-    written: list[str]  # the notes rewritten
-    problems: list[str]  # a link left as it was, a note that could not be written
-    edits: dict[str, tuple[str, Relinked]]  # a note written: the text read, its rewrite
-    # notes left as they were because they kept changing (or stayed open for writing
-    # elsewhere) while memvault rewrote them: their links are tried again later
-    waiting: list[str]
 
 
 class Linker:
@@ -101,6 +101,9 @@ class Linker:
         self._git_at: tuple[int, ...] | None = None
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
+        # git's index and stash when an update left MEMORY.md for `git stash pop`, and
+        # until when: the daemon's catch-up does not queue it again meanwhile
+        self._stash_held: tuple[tuple[int, ...] | None, float] | None = None
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -113,89 +116,10 @@ class Linker:
         passed: Sequence[tuple[str, str]] = (),
         only: Collection[str] | None = None,
     ) -> Relinking:
-        """Re-target, in every note that may link a moved file (or in the notes
-        ``only``: a retry), the links that no longer lead where they led, in the
-        vault's ``newLinkFormat``. ``changed``: notes new or edited in the same batch,
-        whose links the index does not hold yet (a link written to a name, the name's
-        note renamed a moment later: a pull, a script). ``passed``: (a name a note had
-        only between two looks, where it is now; ``ChangeSet.passed``): a link written
-        to it in ``changed`` follows the note, as if it had been indexed under that
-        name. The notes written carry, for ``CarryOver``, the text each rewrite was
-        made from and the rewrite."""
-        if passed:
-            before = before.with_files(name for name, _ in passed)
-            after = after.with_files({now for _, now in passed if now not in after})
-            moves = {**dict(passed), **moves}
-        fmt = self.link_format()
-        moved = moved_names(moves)  # once, for every note
-        candidates = (
-            self.store.sources_linking(moves, moved) | set(moves.values()) | set(changed)
-            if only is None
-            else set(only)
-        )
-        candidates.discard(self.config.memory.file)  # MEMORY.md: update_memory re-targets it
-        busy = git_busy(self.fs.root)
-        if busy:
-            # the tree is git's (a pull stopped at a conflict): a note rewritten now is an
-            # unstaged change `git rebase --continue` refuses to go on with. The notes
-            # wait, journalled, and are relinked once git is done (Daemon.memory_catch_up)
-            notes = sorted(s for s in candidates if s.lower().endswith(".md"))
-            said = f"git is in the middle of {busy}: links to moved files wait until it is done"
-            return Relinking([], [said] if notes else [], {}, notes)
-        reverse = {new: old for old, new in moves.items()}
-        changes: dict[str, Callable[[str], str]] = {}
-        lefts: dict[str, list[tuple[str, str]]] = {}
-        # the last rewrite made of each note: the one written, when it was written
-        edits: dict[str, tuple[str, Relinked]] = {}
-        for source in sorted(candidates):
-            if not source.lower().endswith(".md"):
-                continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
-            left: list[tuple[str, str]] = []
-
-            def change(
-                text: str,
-                src_old: str = reverse.get(source, source),
-                source: str = source,
-                left: list[tuple[str, str]] = left,
-            ) -> str:
-                result = relink_note(text, src_old, source, before, after, moves, fmt, moved)
-                left[:] = result.skipped
-                edits[source] = (text, result)
-                return result.text
-
-            changes[source] = change
-            lefts[source] = left
-        # one batch of compare-and-swap writes: durable together, not two fsyncs a note
-        changed, problems, waiting = [], [], []
-        # a retry does not wait for the notes still busy: they wait for the next one
-        outcomes = self.fs.update_texts(changes, wait=None if only is None else 0.0)
-        for source in changes:
-            outcome = outcomes[source]
-            if isinstance(outcome, NoteNotFound) and (
-                only is not None or self.store.note(source) is not None
-            ):  # moved or deleted since the batch looked (its folder renamed meanwhile):
-                waiting.append(source)  # a later sync's diff says which, the wait follows
-                continue
-            if isinstance(outcome, (NoteNotFound, NotText)):
-                continue
-            if isinstance(outcome, PermissionError):  # its folder read-only to us
-                problems.append(
-                    f"{source}: its links to moved files were left as they are: it cannot "
-                    f"be written ({outcome.strerror})"
-                )
-                continue
-            if isinstance(outcome, Exception):
-                problems.append(str(outcome))
-                if isinstance(outcome, WriteConflict):  # FileBusy too: tried again later
-                    waiting.append(source)
-                continue
-            problems += [
-                f"{source}: a link to {raw!r} was left as it is: {why}"
-                for raw, why in lefts[source]
-            ]
-            if outcome:
-                changed.append(source)
-        return Relinking(changed, problems, {p: edits[p] for p in changed if p in edits}, waiting)
+        """Re-target the links to moved files (``relink_notes.relink``), in the vault's
+        ``newLinkFormat``."""
+        where = (self.fs, self.store, self.config.memory.file, self.link_format())
+        return relink(*where, moves, before, after, changed, passed, only)
 
     def link_format(self) -> LinkFormat:
         """How Obsidian writes new links in this vault (``.obsidian/app.json``), read
@@ -233,6 +157,18 @@ class Linker:
                     "until it is done",
                 )
             )
+        paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
+        held = stash_waits(self.fs.root, [rel, *paths.values()])
+        if rel in held:  # the person's words in the stash: the pop would be refused
+            self.store.set_meta("memory_synced", "")
+            self._stash_held = (git_stamp(self.fs.root, STASH_FILES), time.time())
+            return MemoryWritten(
+                warnings=(
+                    f"the newest git stash changes {rel}: it and the folder notes wait for "
+                    "`git stash pop` (10 minutes at most), which a write now would stop",
+                )
+            )
+        self._stash_held = None
         self.waits_for_git = self._git_moved(whole)
         if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
             self.store.set_meta("memory_synced", "")
@@ -242,11 +178,9 @@ class Linker:
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
-        unlinked = {
-            rule.folder: path
-            for rule in cfg.sections
-            if (path := memory_md.folder_note_path(rule.folder)) and self._persons_note(path)
-        }
+        # a folder note in a submodule would be a change in another repository
+        elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
+        unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
         resolve = self.catalogue.resolver(rel, pending)
         owned = self.store.owned_lines()
 
@@ -306,7 +240,7 @@ class Linker:
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
         waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
-        skip = set(unlinked) | waiting
+        skip = set(unlinked) | waiting | {f for f, p in paths.items() if p in held}
         folder_written = self._update_folder_notes(
             update.overflow, frozenset(self._folders_due), skip
         )
@@ -320,9 +254,29 @@ class Linker:
             f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
             f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
             for folder, path in sorted(unlinked.items())
+            if folder in update.overflow and folder not in elsewhere
+        ]
+        warnings += [
+            f"{folder}/ is in {repo}/, a git repository of its own (a submodule): memvault "
+            f"makes no folder note there (MEMORY.md says how many more notes {folder}/ has)"
+            for folder, repo in sorted(elsewhere.items())
             if folder in update.overflow
         ]
         return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
+
+    def waits_for_stash(self) -> bool:
+        """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
+        and git's index and stash are as they were then, within the wait: nothing for
+        the daemon's catch-up to queue (a pop writes MEMORY.md, which the watcher sees)."""
+        if self._stash_held is None:
+            return False
+        stamp, since = self._stash_held
+        if time.time() - since < STASH_WAIT_SECONDS and stamp == git_stamp(
+            self.fs.root, STASH_FILES
+        ):
+            return True
+        self._stash_held = None
+        return False
 
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
@@ -470,6 +424,7 @@ class Linker:
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
+    text = folded(text)  # two clones' lists merged line by line: one again
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now
         raise memory_md.MarkerError("no memvault folder markers: a note of yours now")
@@ -498,46 +453,3 @@ def _relink_in_style(
         return short.text
     by_path = [any("/" in link.target for link in find_links(line)) for line in old]
     return "\n".join(y if path else x for x, y, path in zip(a, b, by_path, strict=True))
-
-
-def sections_moved_away(
-    store: Store,
-    sections: Sequence[SectionRule],
-    listings: Mapping[str, Listing],
-    moves: Mapping[str, str],
-    spelt_there: Callable[[str], bool],
-) -> list[str]:
-    """A section whose folder's notes all moved away (the folder renamed, ``People/``
-    to ``Persons/`` or ``people/``) lists none of them while config.toml names the
-    old folder: said on every update (``memvault status``), where they went followed
-    as they move on, until the section lists notes again (its folder set anew, or
-    notes back in it). A folder still there (``spelt_there``: as config.toml spells it)
-    was not renamed: its notes were moved out (a person's only note dragged to the
-    vault root), and config.toml is right as it is."""
-    told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
-    now: dict[str, list[str]] = {}
-    out = []
-    for rule in sections:
-        if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
-            continue  # listed, or its filter selects none of the notes still there
-        if spelt_there(unicodedata.normalize("NFC", rule.folder.strip("/"))):
-            continue  # (spelt so: a Mac finds people/ when it is People/ now)
-        were = told.get(rule.folder, []) or [rule.folder]
-        went = sorted(
-            {
-                posixpath.dirname(new)
-                for old, new in moves.items()
-                if is_note(old) and any(in_folder(old, f) for f in were)
-            }
-        )
-        where = went or told.get(rule.folder, [])
-        if where:
-            now[rule.folder] = where
-            went_to = ", ".join(f"{f}/" if f else "the vault root" for f in where)
-            out.append(
-                f"{section_said(rule.title, rule.folder)}whose notes moved to {went_to}: "
-                "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
-            )
-    if now != told:
-        store.set_meta("memory_folders_moved", json.dumps(now))
-    return out

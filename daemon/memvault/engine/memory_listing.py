@@ -12,8 +12,12 @@ a fresh index of the same files lists the same notes in the same order.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import json
+import posixpath
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
 from memvault.core.memory_order import (
@@ -26,7 +30,12 @@ from memvault.core.memory_order import (
     in_folder,
     matches,
 )
+from memvault.engine.folders import section_said
 from memvault.index.rows import NoteRow
+from memvault.vault.paths import is_note
+
+if TYPE_CHECKING:
+    from memvault.index.store import Store
 
 _REBUILD_AT = 2_000  # changed notes past which sorting afresh is cheaper than moving them
 
@@ -258,4 +267,47 @@ def _entry(row: NoteRow) -> CatalogueEntry:
     return CatalogueEntry(row.path, row.title, row.summary, row.frontmatter, row.mtime_ns)
 
 
-__all__ = ["MemoryListing", "Refreshed"]
+def sections_moved_away(
+    store: Store,
+    sections: Sequence[SectionRule],
+    listings: Mapping[str, Listing],
+    moves: Mapping[str, str],
+    spelt_there: Callable[[str], bool],
+) -> list[str]:
+    """A section whose folder's notes all moved away (the folder renamed, ``People/``
+    to ``Persons/`` or ``people/``) lists none of them while config.toml names the
+    old folder: said on every update (``memvault status``), where they went followed
+    as they move on, until the section lists notes again (its folder set anew, or
+    notes back in it). A folder still there (``spelt_there``: as config.toml spells it)
+    was not renamed: its notes were moved out (a person's only note dragged to the
+    vault root), and config.toml is right as it is."""
+    told: dict[str, list[str]] = json.loads(store.meta("memory_folders_moved") or "{}")
+    now: dict[str, list[str]] = {}
+    out = []
+    for rule in sections:
+        if not rule.folder or listings[rule.name].total or store.has_notes_under(rule.folder):
+            continue  # listed, or its filter selects none of the notes still there
+        if spelt_there(unicodedata.normalize("NFC", rule.folder.strip("/"))):
+            continue  # (spelt so: a Mac finds people/ when it is People/ now)
+        were = told.get(rule.folder, []) or [rule.folder]
+        went = sorted(
+            {
+                posixpath.dirname(new)
+                for old, new in moves.items()
+                if is_note(old) and any(in_folder(old, f) for f in were)
+            }
+        )
+        where = went or told.get(rule.folder, [])
+        if where:
+            now[rule.folder] = where
+            went_to = ", ".join(f"{f}/" if f else "the vault root" for f in where)
+            out.append(
+                f"{section_said(rule.title, rule.folder)}whose notes moved to {went_to}: "
+                "set its folder in .memvault/config.toml (a daemon reads it when restarted)"
+            )
+    if now != told:
+        store.set_meta("memory_folders_moved", json.dumps(now))
+    return out
+
+
+__all__ = ["MemoryListing", "Refreshed", "sections_moved_away"]

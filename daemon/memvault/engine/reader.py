@@ -45,6 +45,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
+from memvault.engine.this_copy import marked
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -225,8 +226,8 @@ class Reader(Lane):
             [t for t in terms if t not in common],
         )
         from_links = {h.path for h in linked_hits}
-        pieces = [p for p in ranked if p.path not in from_links]
-        linked = [p for p in ranked if p.path in from_links]
+        pieces = marked(self, [p for p in ranked if p.path not in from_links])  # this_copy
+        linked = marked(self, [p for p in ranked if p.path in from_links])
         return assemble(query, budget, count, index_text, pieces, linked)
 
     def _query_vector(self, query: str, common: set[str], qv: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from memvault.errors import IndexCorrupt, IndexUnavailable
 from memvault.index import pg_schema
@@ -33,28 +33,25 @@ log = logging.getLogger("memvault")
 _SECRET = re.compile(r"(\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|(?:[^\s\\]|\\.)+)")
 
 
+# a URI's password: libpq reads its credentials from the scheme to the first '@' before
+# any '/', the password after their first ':' ('#', '?' and ':' in it as they are); hidden
+# up to the last '@' before a '/' (an '@' not written %40 leaves nothing of it shown);
+# and a ``password=`` / ``sslpassword=`` of its query
+_URI_SECRET = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^@/:]*:)([^/]+)@")
+_QUERY_SECRET = re.compile(r"([?&][^=&]*password=)([^&]*)")
+
+
 def redact(dsn: str) -> str:
     """The DSN without its password (``postgresql://user:***@host/db``; a ``key=value``
-    one's ``password=`` and ``sslpassword=`` too)."""
+    one's ``password=`` and ``sslpassword=`` too), the rest as written (hosts and ports
+    of a list, an IPv6 address in brackets). A field test: a password holding ``#`` or
+    ``?`` (libpq takes them) was shown whole, and a list of hosts (``h1:5432,h2:5432``,
+    libpq's failover) was a traceback."""
     if "://" not in dsn:
         return _SECRET.sub(r"\1***", dsn)
-    try:
-        parts = urlsplit(dsn)
-    except ValueError:
-        return "postgresql://(unparsable DSN)"
-    if not parts.password and "password" not in (parts.query or ""):
-        return dsn
-    netloc = parts.hostname or ""
-    if parts.port:
-        netloc += f":{parts.port}"
-    if parts.username:
-        netloc = f"{parts.username}:***@{netloc}"
-    query = "&".join(
-        q.split("=", 1)[0] + "=***" if q.split("=", 1)[0].endswith("password") else q
-        for q in parts.query.split("&")
-        if q
-    )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    shown = _URI_SECRET.sub(r"\1***@", dsn, count=1)
+    head, mark, query = shown.partition("?")
+    return head + mark + _QUERY_SECRET.sub(r"\1***", "?" + query)[1:] if mark else head
 
 
 def host_name() -> str:
@@ -62,6 +59,15 @@ def host_name() -> str:
     ``MEMVAULT_HOSTNAME`` (a container whose host name changes on each restart), else
     the host name. A daemon becomes a reader only beside a daemon of another host."""
     return os.environ.get("MEMVAULT_HOSTNAME", "").strip() or socket.gethostname()
+
+
+# The server asks after each session's machine as the client asks after the server's:
+# a writer's machine gone without a word (power, network) held its session, and the
+# vault's writer lock with it, until the server's kernel keepalive (2 h and more on
+# Linux); now ~9 s. TCP only (a unix socket's peer cannot vanish so).
+SERVER_KEEPALIVES = (
+    " -c tcp_keepalives_idle=5 -c tcp_keepalives_interval=2 -c tcp_keepalives_count=2"
+)
 
 
 def connect(
@@ -83,6 +89,7 @@ def connect(
             autocommit=True,
             connect_timeout=max(1, math.ceil(timeout)),
             options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
+            + SERVER_KEEPALIVES
             + (" -c default_transaction_read_only=on" if read_only else ""),
             application_name=f"memvault {host_name()} {os.getpid()}",
             keepalives=1,
@@ -96,8 +103,9 @@ def connect(
             f"cannot reach the index at {redact(dsn)}: {_reason(exc, dsn)}"
         ) from None
     try:
-        ext = pg_schema.ensure_vector_extension(conn)
-        conn.execute(f'SET search_path TO "{schema}", "{ext}"')
+        # a reader cannot create pgvector: without it no index is there yet (NotIndexed)
+        ext = pg_schema.ensure_vector_extension(conn, create=not read_only)
+        conn.execute(f'SET search_path TO "{schema}"' + (f', "{ext}"' if ext else ""))
     except psycopg.Error as exc:
         conn.close()
         raise IndexUnavailable(
@@ -105,6 +113,24 @@ def connect(
             + _vector_advice(str(exc), read_only)
         ) from None
     return conn
+
+
+def _not_granted(exc: BaseException, dsn: str, conn: Any) -> IndexUnavailable:
+    """A role the schema's owner did not grant it (a field test: a reader's role given
+    to a colleague without `GRANT USAGE`: each search was a traceback,
+    `InsufficientPrivilege`). The server answered: not said to be away."""
+    try:
+        role = f"role {conn.info.user!r}"
+    except Exception:  # a connection closed meanwhile
+        role = "role"
+    said = IndexUnavailable(
+        f"{redact(dsn)}: {_reason(exc, dsn)}: the {role} memvault connects as is not "
+        "granted it. The index's owner grants it: a reader needs GRANT USAGE ON SCHEMA "
+        "and GRANT SELECT ON ALL TABLES IN SCHEMA to that role; the writer owns the "
+        "schema (CREATE on the database makes it)"
+    )
+    setattr(said, "answered", True)  # noqa: B010 (the server answered: not away)
+    return said
 
 
 def _vector_advice(why: str, read_only: bool) -> str:
@@ -407,6 +433,8 @@ class _PgSql:
                 said = f"{redact(self.dsn)}: {_reason(exc, self.dsn)}"
                 self.note_away(said)
                 raise IndexUnavailable(said) from None
+            if isinstance(exc, psycopg.errors.InsufficientPrivilege):  # a role not granted
+                raise _not_granted(exc, self.dsn, self.conn) from None
             if isinstance(exc, psycopg.errors.UndefinedTable):  # a DROP by hand
                 raise IndexCorrupt(
                     f"the index at {redact(self.dsn)} lost a table ({_reason(exc, self.dsn)}; "

@@ -247,7 +247,10 @@ def migrate(conn: Any, schema: str) -> None:
 
     ``conn`` is an autocommit psycopg connection whose search_path starts at ``schema``.
     """
+    marked = _not_theirs(conn, schema)
     _mend(conn, schema)
+    if not marked and exists(conn, schema):  # an index of before the comment
+        _mark(conn, schema)
     version = _version(conn, schema)
     if version is not None and version > PG_SCHEMA_VERSION:
         raise IndexCorrupt(_newer(schema, version))
@@ -261,6 +264,7 @@ def migrate(conn: Any, schema: str) -> None:
         if version == PG_SCHEMA_VERSION:
             return
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
+        _mark(conn, schema)
         if version is None or version < 2:
             for statement in (_TABLES if version is None else []) + _TOTALS:
                 # the triggers' functions name their table with its schema: a session of
@@ -302,6 +306,53 @@ def migrate(conn: Any, schema: str) -> None:
 
 _OWN = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", " ".join([*_TABLES, *_TOTALS])))
 _SPARE = {"embeddings", "writer"}  # the cache (by text hash) and who writes: made again alone
+MARK = "memvault: the search index of a vault (docs/TEAM.md)"  # the schema's comment
+
+
+def _not_theirs(conn: Any, schema: str) -> bool:
+    """A field test: `[index] schema` set to a schema of the team's own application
+    (`app`, holding its `notes` table): the writer's open took it for its index with
+    tables dropped by hand and dropped `app.notes`, the application's rows with it.
+    A writer builds or mends an index only in a schema that is new, empty, memvault's
+    (its comment, ``MARK``, or a ``meta`` table holding a schema version) or holding
+    memvault's tables alone with the comment; else ``ConfigError``, nothing touched.
+    Whether the schema bears the comment."""
+    from memvault.errors import ConfigError
+
+    held = [
+        str(r[0])
+        for r in conn.execute(
+            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1",
+            (schema,),
+        ).fetchall()
+    ]
+    row = conn.execute(
+        "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
+        (schema,),
+    ).fetchone()
+    if row is not None and row[0] == MARK:
+        return True
+    if not held:
+        return False  # new, or empty: memvault's to fill
+    if "meta" in held and _version(conn, schema) is not None:
+        return False  # an index of a memvault from before the comment (migrate adds it)
+    raise ConfigError(
+        f"schema {schema!r} holds tables memvault did not make ({', '.join(held[:5])}"
+        f"{', ...' if len(held) > 5 else ''}): nothing was written or dropped. Give "
+        'this vault a schema of its own ([index] schema = "..." in .memvault/config.toml, '
+        "or MEMVAULT_INDEX_SCHEMA): memvault creates it"
+    )
+
+
+def _mark(conn: Any, schema: str) -> None:
+    """The schema's comment says it is memvault's (``_not_theirs``); a role that does not
+    own a schema made for it may not comment on it: its ``meta`` says so then."""
+    try:
+        with conn.transaction():
+            conn.execute(f"COMMENT ON SCHEMA \"{schema}\" IS '{MARK}'")
+    except Exception as exc:  # psycopg's InsufficientPrivilege
+        log.debug("schema %r not marked as memvault's: %s", schema, exc)
 
 
 def _mend(conn: Any, schema: str) -> None:
@@ -463,13 +514,16 @@ def _newer(schema: str, version: int) -> str:
     )
 
 
-def ensure_vector_extension(conn: Any) -> str:
-    """The schema pgvector lives in; it is created (in ``public``) when missing."""
+def ensure_vector_extension(conn: Any, *, create: bool = True) -> str | None:
+    """The schema pgvector lives in; it is created (in ``public``) when missing, or, not
+    ``create`` (a reader: its session is read-only), None: no index can be there yet."""
     row = conn.execute(
         "SELECT n.nspname FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace "
         "WHERE e.extname = 'vector'"
     ).fetchone()
     if row is None:
+        if not create:
+            return None
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector WITH SCHEMA public")
         return "public"
     return str(row[0])

@@ -26,7 +26,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,7 @@ import numpy as np
 
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
-from memvault.index import pg_keywords, pg_schema
+from memvault.index import pg_keywords, pg_schema, pg_writer
 from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
@@ -44,7 +44,14 @@ from memvault.index.pg_conn import (
     redact,
     stirred,
 )
-from memvault.index.pg_writer import _acquire, _holder_kind, _take_again, location, refusal
+from memvault.index.pg_writer import (
+    _acquire,
+    _holder_kind,
+    _take_again,
+    location,
+    moved_away,
+    refusal,
+)
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
 from memvault.index.store import Store
@@ -56,6 +63,9 @@ INT8_SCHEMA = 5  # the schema version from which the cache's rows are int8 (pg_s
 MIGRATE_ROWS_PER_S = 20_000  # a floor on a migration's speed over the vectors: its deadline
 REQUEUE_PER_S = 100  # a floor on requeue_all's speed (chunks a second): its deadline
 FILES_AT = "vault_commit"  # meta: the writer's git commit, host, time (engine/clone_guard)
+# meta: the index moved back to SQLite (`index move --to sqlite`: host, time), which no one
+# keeps now; a reader still set to it is told so; the next writer's open takes it out
+MOVED_AWAY = pg_writer.MOVED_AWAY
 
 
 class PgCache:
@@ -191,8 +201,10 @@ class PgStore(Store):
 
                         raise NotIndexed(
                             f"no index in schema {schema!r} at {redact(dsn)} yet: the vault's "
-                            "writer (memvault up) builds it"
+                            "writer builds it (`memvault index move --to postgres` there, "
+                            "from its index in SQLite; or `memvault up` with these settings)"
                         )
+                    moved_away(conn, dsn, schema)  # `index move --to sqlite` left it
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
@@ -236,6 +248,7 @@ class PgStore(Store):
         self.twins = self.cjk = True
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         with self._writer.committed():
+            conn.execute("DELETE FROM meta WHERE key = %s", (MOVED_AWAY,))  # kept again
             conn.execute("DELETE FROM writer")
             conn.execute(
                 "INSERT INTO writer(host, pid, since) VALUES(%s, %s, %s)",
@@ -287,10 +300,10 @@ class PgStore(Store):
         """Where this index lives, who writes it (role none: no one), never the password."""
         return location(self)
 
-    def refusal(self) -> LockHeld:
+    def refusal(self, *, daemon: bool = False) -> LockHeld:
         """What a write on a reader is told: the writer that holds the lock (a reader
-        never becomes the writer: docs/TEAM.md)."""
-        return refusal(self)
+        never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
+        return refusal(self, daemon=daemon)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row
@@ -304,6 +317,9 @@ class PgStore(Store):
                 (key >> 32, key & 0xFFFFFFFF),
             ).fetchone()
         return (str(row[0]), int(row[1]), float(row[2])) if row else None
+
+    def _own_write(self) -> AbstractContextManager[None]:
+        return nullcontext()  # no file to stamp (index/integrity.py)
 
     def set_meta(self, key: str, value: str, conn: Any = None) -> None:
         super().set_meta(key, value, conn)
@@ -328,6 +344,13 @@ class PgStore(Store):
                     self.mark_files()
                 with suppress(Exception):
                     self._writer.raw("DELETE FROM writer WHERE pid = %s", (os.getpid(),))
+                with suppress(Exception):  # let go now: a closed session's lock goes only
+                    # once its backend has exited, and a writer opened at once (index
+                    # move's sync after its copy) found it held, "another process"
+                    self._writer.raw(
+                        "SELECT pg_advisory_unlock(%s)",
+                        (pg_schema.lock_key(self.schema, "writer"),),
+                    )
                 with suppress(Exception):
                     self._writer.close()
                 self._writer = None

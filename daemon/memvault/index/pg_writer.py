@@ -4,6 +4,7 @@ after a lost session (``_take_again``). Split from pg_store.py (its size)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from contextlib import suppress
@@ -109,7 +110,7 @@ def _holder_kind(conn: Any, key: int) -> str:
 
 def location(store: Any) -> dict[str, Any]:
     """Where ``store`` (a ``PgStore``) lives, who writes it (role none: no one), never the
-    password."""
+    password; ``moved_away``: moved back to SQLite (who, when), kept by no one since."""
     held = store.writer()
     return {
         "store": "postgres",
@@ -117,15 +118,57 @@ def location(store: Any) -> dict[str, Any]:
         "schema": store.schema,
         "role": "writer" if not store.read_only else "reader" if held else "none",
         "writer": None if held is None else {"host": held[0], "pid": held[1], "since": held[2]},
+        "moved_away": _moved(store.meta(MOVED_AWAY)),
     }
 
 
-def refusal(store: Any) -> LockHeld:
-    """What a write on a reader is told: the writer that holds the lock."""
+MOVED_AWAY = "moved_away"  # meta (pg_store.MOVED_AWAY)
+
+
+def _moved(value: str | None) -> dict[str, Any] | None:
+    try:
+        moved = json.loads(value or "null")
+        return {"host": str(moved["host"]), "at": float(moved["at"])}
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
+def moved_away(conn: Any, dsn: str, schema: str) -> None:
+    """A reader's open of an index its writer moved back to SQLite (`memvault index move
+    --to sqlite`): said, once an open, as a warning. A field test: a reader set to the
+    index by ``MEMVAULT_INDEX_STORE`` (which config.toml's change cannot reach) searched
+    the abandoned index for good, its notes never again in step, and nothing said so."""
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = %s", (MOVED_AWAY,)).fetchone()
+    except Exception:  # an index of before: no such row, or no meta (said elsewhere)
+        return
+    moved = _moved(row[0] if row else None)
+    if moved is None:
+        return
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(moved["at"]))
+    log.warning(
+        "the index in schema %r at %s was moved back to SQLite by %s (%s): no one keeps it "
+        "now, and what it answers is as of then. git pull (.memvault/config.toml says "
+        'store = "sqlite") and unset MEMVAULT_INDEX_STORE here; `memvault up` here makes '
+        "this copy's index",
+        schema,
+        redact(dsn),
+        moved["host"],
+        when,
+    )
+
+
+def refusal(store: Any, *, daemon: bool = False) -> LockHeld:
+    """What a write on a reader is told: the writer that holds the lock. With none, how
+    to make one: ``memvault up``, or, through a reader daemon (``daemon``: it stays a
+    reader, and ``memvault up`` beside it says a daemon runs already), its restart."""
     held = store.writer()
     who = (
         f"its writer is {held[0]} pid {held[1]}; write there"
         if held
+        else "it has no writer now: this reader daemon stays a reader; restart it "
+        "(`memvault daemon stop`, then `memvault up`) to make this machine the writer"
+        if daemon
         else "it has no writer now; run `memvault up` (a writer) to write"
     )
     return LockHeld(
@@ -135,4 +178,4 @@ def refusal(store: Any) -> LockHeld:
     )
 
 
-__all__ = ["_acquire", "_holder_kind", "_take_again", "location", "refusal"]
+__all__ = ["_acquire", "_holder_kind", "_take_again", "location", "moved_away", "refusal"]

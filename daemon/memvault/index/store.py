@@ -182,12 +182,17 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
-        with self._lock, self._guard.writing():  # (without ``conn``: a write of its own)
+        with self._lock, self._own_write():  # (without ``conn``: a write of its own)
             (conn or self._db).execute(
                 "INSERT INTO meta(key, value) VALUES(?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
+
+    def _own_write(self) -> AbstractContextManager[None]:
+        """A write of this process's own to index.db, so that its close still stamps the
+        file (``integrity.Guard.writing``); PostgreSQL has no file to stamp."""
+        return self._guard.writing()
 
     # -- notes ---------------------------------------------------------------------
 

@@ -192,6 +192,8 @@ def hit_for_model(hit: Hit) -> dict[str, Any]:
         "snippet": hit.snippet,
         # the same text elsewhere, kept off the page (core/copies): said only when there is
         **({"copies": hit.copies, "copy_paths": list(hit.copy_paths)} if hit.copies else {}),
+        # a reader's copy of the vault lacks the note, or holds it otherwise (docs/TEAM.md)
+        **({"this_copy": hit.this_copy} if hit.this_copy else {}),
     }
 
 

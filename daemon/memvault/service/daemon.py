@@ -259,7 +259,7 @@ class Daemon:
         from memvault.index.pg_store import PgStore
 
         store = self.vault.engine.store
-        return str(store.refusal()) if isinstance(store, PgStore) else ""
+        return str(store.refusal(daemon=True)) if isinstance(store, PgStore) else ""
 
     def runfile_info(self) -> runfile.DaemonInfo:
         """What daemon.json says about this daemon (once it listens)."""
@@ -461,7 +461,7 @@ class Daemon:
         memory_file = self.vault.config.memory.file
         if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
             return
-        if git_busy(self.vault.root) is None:
+        if git_busy(self.vault.root) is None and not self.vault.engine.linker.waits_for_stash():
             self.watcher.queue.put([memory_file])
 
     def check_ground(self) -> None:

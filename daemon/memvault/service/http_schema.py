@@ -215,6 +215,12 @@ def _hits() -> dict[str, Any]:
                 "items": text,
                 "description": "the notes of those copies, best first, the first 10",
             },
+            "this_copy": {
+                "type": "string",
+                "enum": ["", "missing", "differs"],
+                "description": "on a reader of a team's index: this copy of the vault lacks "
+                "the note (missing) or holds other bytes (differs); the text is the index's",
+            },
             "address": text,
         },
     }

@@ -10,6 +10,9 @@ added. memvault writes no tracked file meanwhile and picks up once git is done.
 The vault may be the repository's top folder or any folder inside it, and ``.git``
 may be a folder or a file pointing at one (a worktree, a submodule).
 
+A folder of the vault holding a git repository of its own (a submodule, a repository
+cloned there) is that repository's: memvault writes no file in it (``nested_repo``).
+
 A MEMORY.md git removed (a pull, a checkout, ``git rm``) is not made again: an untracked
 file stops the pull or checkout that brings it back (``git_removed``). A
 ``.memvault/config.toml`` git ignores does not reach the other clones (``ignored_by``).
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -92,6 +96,24 @@ def git_busy(root: Path) -> str | None:
     if head.startswith(b"ref:") or not head.strip() or _submodule(gdir):
         return None
     return DETACHED
+
+
+def nested_repo(root: Path, rel: str) -> str | None:
+    """The folder (a vault path) holding the vault path ``rel`` that is a git repository
+    of its own, a submodule (``git submodule add``) or a repository cloned inside the
+    vault; None when ``rel`` is in no such folder.
+
+    A file memvault wrote there (a note's links re-targeted, a folder note made) is a
+    change in that repository, which the person's ``git add -A && git commit`` in the
+    vault's does not take: the submodule stays dirty, and the ``git submodule update``
+    (or pull there) that brings a new version of the file is refused ("Your local
+    changes ... would be overwritten by checkout"). One stat a folder level."""
+    folders = rel.split("/")[:-1]
+    for depth in range(1, len(folders) + 1):
+        folder = "/".join(folders[:depth])
+        if os.path.lexists(Path(root) / folder / ".git"):
+            return folder
+    return None
 
 
 # what git rewrites when it changes the working tree or moves HEAD: its index (a
@@ -171,17 +193,71 @@ def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
     gdir = git_dir(root)
     if gdir is None or not rels or not (_common(gdir) / "logs" / "refs" / "stash").exists():
         return []
+    stashed = _stashed(root, rels)
+    return sorted(stashed - _as_in(root, stashed, "HEAD"))
+
+
+# how long after a stash what it changes of memvault's waits for its pop: the usual
+# stash, pull or switch, pop. Not longer: a stash forgotten, MEMORY.md would lag its notes
+STASH_WAIT_SECONDS = 600.0
+
+
+def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> list[str]:
+    """The vault paths among ``rels`` (MEMORY.md, folder notes) that wait for ``git stash
+    pop``: the newest stash changes them, it was made in the last
+    ``STASH_WAIT_SECONDS``, and they have no unstaged change. memvault writing
+    one now would be that change, and the pop is refused over it ("Your local changes
+    ... would be overwritten by merge"), the person's words in the stash: as a merge's
+    autostash (``MERGE_AUTOSTASH``) is waited for. Past the wait, ``stash_stops`` says."""
+    gdir = git_dir(root)
+    if gdir is None or not rels:
+        return []
+    try:
+        made = (_common(gdir) / "logs" / "refs" / "stash").stat().st_mtime
+    except OSError:
+        return []  # no stash
+    if (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
+        return []
+    stashed = _stashed(root, rels)
+    return sorted(_as_in(root, stashed, None))
+
+
+def _as_in(root: Path, rels: set[str], commit: str | None) -> set[str]:
+    """The vault paths among ``rels`` whose file holds what git's index (``commit``
+    None) or ``commit`` has there, compared by blob id (``git hash-object``, through the
+    file's filters). Plumbing: ``git diff`` wrote the index back, under index.lock,
+    when it found a file's stat changed and not its bytes, ``--no-optional-locks`` or
+    not (git 2.39), and a person's ``git add`` at that moment failed."""
+    there = sorted(r for r in rels if (root / r).is_file())
+    if not there:
+        return set()
     here = ("--literal-pathspecs",)
-    shown = _git(root, *here, "stash", "show", "--name-only", "-z", "--relative", "stash@{0}")
+    if commit is None:
+        listed = _git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
+    else:
+        listed = _git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
+    hashed = _git(root, "hash-object", "--", *there)
+    if listed is None or listed.returncode or hashed is None or hashed.returncode:
+        return set()
+    kept: dict[str, str] = {}
+    for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
+        fields, _, path = entry.partition("\t")
+        if path:
+            kept[path] = fields.split()[1 if commit is None else 2]
+    ids = hashed.stdout.decode("ascii", "replace").split()
+    return {r for r, blob in zip(there, ids, strict=False) if kept.get(r) == blob}
+
+
+def _stashed(root: Path, rels: Sequence[str]) -> set[str]:
+    """The vault paths among ``rels`` that the newest stash changes."""
+    shown = _git(
+        root,
+        "--literal-pathspecs",
+        *("stash", "show", "--name-only", "-z", "--relative", "stash@{0}"),
+    )
     if shown is None or shown.returncode != 0:
-        return []
-    stashed = set(shown.stdout.decode("utf-8", "replace").split("\0")) & set(rels)
-    if not stashed:
-        return []
-    changed = _git(root, *here, "diff", "--name-only", "-z", "--relative", "HEAD", "--", *stashed)
-    if changed is None or changed.returncode != 0:
-        return []
-    return sorted(p for p in changed.stdout.decode("utf-8", "replace").split("\0") if p)
+        return set()
+    return set(shown.stdout.decode("utf-8", "replace").split("\0")) & set(rels)
 
 
 def _common(gdir: Path) -> Path:
@@ -302,7 +378,11 @@ def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProc
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
     try:
         return subprocess.run(
-            ["git", "-C", str(root), *args],
+            # a question never takes git's index.lock: `git diff` and `git status` write
+            # the index back when they find a file's stat changed (its content not),
+            # and a person's `git add` or `git commit` at that moment failed
+            # ("Unable to create '.git/index.lock': File exists")
+            ["git", "--no-optional-locks", "-C", str(root), *args],
             input=stdin,
             capture_output=True,
             env=env,
@@ -330,9 +410,11 @@ __all__ = [
     "is_ancestor",
     "is_shallow",
     "merged_here",
+    "nested_repo",
     "published",
     "settings_ignored",
     "stage_made",
     "stash_stops",
+    "stash_waits",
     "was_checked_out",
 ]

@@ -156,6 +156,8 @@ def memory(vault: Path | None, mode: Mode) -> Iterator[Vault]:
 
 
 def print_hits(hits: Sequence[Hit]) -> None:
+    from memvault.core.context import COPY_SAYS
+
     if not hits:
         err.print("no matches", markup=False)
         return
@@ -166,6 +168,8 @@ def print_hits(hits: Sequence[Hit]) -> None:
             emoji=False,
         )
         out.print(f"    {' '.join(h.snippet.split())}", markup=False, emoji=False)
+        if h.this_copy in COPY_SAYS:  # a reader's copy lacks the note (docs/TEAM.md)
+            out.print(f"    ({COPY_SAYS[h.this_copy]})", markup=False, emoji=False)
         if h.copies:  # the same text in other places, kept off the page (core/copies)
             out.print(f"    {copies_line(h)}", markup=False, emoji=False)
 

@@ -29,7 +29,7 @@ def move(
     """Build the index in the other store from this one, reusing every stored vector
     (the model runs only for a text the index never held), then switch
     ``[index] store`` in .memvault/config.toml. The old index is left as it was."""
-    from memvault.config import VaultConfig
+    from memvault.config import VaultConfig, is_dsn
     from memvault.engine.index_move import move_index, with_store
     from memvault.index.pg_schema import schema_name
     from memvault.index.pg_store import redact
@@ -45,6 +45,11 @@ def move(
             raise E.ConfigError(f"the index is in {to} already")
         if to == "postgres" and not (dsn or config.index.dsn):
             raise E.ConfigError("--to postgres needs --dsn postgresql://...")
+        if dsn and not is_dsn(dsn):  # as config.toml's and $MEMVAULT_INDEX_DSN's (exit 3)
+            raise E.ConfigError(
+                "--dsn: a PostgreSQL connection string is needed, "
+                '"postgresql://user@host/db" or libpq\'s "host=... dbname=... user=..."'
+            )
         if runfile.running(root) is not None:
             raise E.LockHeld("a daemon serves this vault: stop it first (memvault daemon stop)")
         target = with_store(config, to, dsn)

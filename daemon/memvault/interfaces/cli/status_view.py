@@ -175,6 +175,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"index lives in PostgreSQL: {where['dsn']} schema {where['schema']} "
             f"(this process: {role}; writer: {who})"
         )
+        if moved := where.get("moved_away"):  # `index move --to sqlite` left it
+            console.print(
+                f"moved back to SQLite by {moved['host']} {_ago(time.time() - moved['at'])}: no one keeps "
+                "this index now; git pull (config.toml's store) and unset "
+                "MEMVAULT_INDEX_STORE here",
+                markup=False,
+            )
         console.print(
             "writer's last change: "
             + (f"{behind:.0f} s ago" if behind is not None else "none yet")
