@@ -444,7 +444,7 @@ def build_server(root: Path) -> MCPServer:
         section's text is replaced. A day's log takes no body: use memory_log. The
         note is created from the vault's template; MEMORY.md and the search index
         update at once. Returns {path, created, written, address}; `written` is false
-        when the note held that body already (nothing was written). Cite the address
+        when the note held that body already, as whole lines (nothing was written). Cite the address
         ([[people/ana-lopez]]) from other notes to link them. A note grown past a
         quarter of the vault's largest note size adds `note`, saying so and where
         to write next: a note past that size is refused.
