@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import json
+import random
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,7 @@ from memvault.core.memory_md import (
     select,
     update_memory,
 )
+from memvault.core.memory_order import collation
 from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
 
@@ -897,6 +902,39 @@ def test_names_with_numbers_go_in_the_order_of_their_values_as_obsidian_shows_th
         "sprint 2",
         "Sprint 10",
     ]
+
+
+_COLLATED = r"""
+const c = new Intl.Collator(undefined, {numeric: true, sensitivity: "base"});
+const names = JSON.parse(require("fs").readFileSync(0, "utf8"));
+const out = [];
+for (let i = 1; i < names.length; i++) {
+  if (c.compare(names[i - 1], names[i]) > 0) out.push([names[i - 1], names[i]]);
+}
+console.log(JSON.stringify(out));
+"""
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_names_sort_as_nodes_intl_collator_orders_them(seed: int) -> None:
+    """The order ``collation`` gives is the one Obsidian's explorer takes from
+    ``Intl.Collator(undefined, {numeric: true, sensitivity: "base"})``, asked of Node's
+    (ICU) here: names of letters in both cases, accented ones, digits and every ASCII
+    punctuation mark, sorted by ``collation``, are in the collator's order, pair by
+    pair. Code point order put "note_a" after "note1" and "a~b" after "ab"."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.fail("Node.js is needed: its Intl.Collator is the order compared with")
+    rng = random.Random(seed)
+    pool = "aAbBzZ09 " + "_-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$" + "éÄöñç" + "1234"
+    names = {"".join(rng.choices(pool, k=rng.randint(1, 6))) for _ in range(600)}
+    names |= {"note_a", "note1", "a~b", "ab", "topic-2", "topic-10", "a b", "a-b"}
+    ordered = sorted(names, key=lambda n: (collation(n), n))
+    run = subprocess.run(
+        [node, "-e", _COLLATED], input=json.dumps(ordered), capture_output=True, text=True
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout) == []
 
 
 def test_the_new_order_moves_memvaults_lines_only_and_a_fresh_index_writes_it_too() -> None:
