@@ -296,3 +296,27 @@ def test_a_role_not_granted_the_index_is_told_what_to_grant(
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute("DROP OWNED BY ungranted51")
             conn.execute("DROP ROLE IF EXISTS ungranted51")
+
+
+def test_settings_the_dsn_makes_itself_are_kept(pg_server: Any, pg_dsn: str) -> None:
+    """A DSN's own connection settings win over memvault's: psycopg's keywords overrode
+    them, so `keepalives_idle=60` in the DSN was 5, and its `options` (`-c work_mem=64MB`:
+    a team's server settings for memvault's role) were dropped whole. A reader's session
+    stays read-only whatever the DSN's options say."""
+    from memvault.index.pg_conn import connect
+
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    sep = "&" if "?" in pg_dsn else "?"
+    dsn = (
+        f"{pg_dsn}{sep}keepalives_idle=60&connect_timeout=17"
+        "&options=-c%20work_mem%3D64MB%20-c%20default_transaction_read_only%3Doff"
+    )
+    conn = connect(dsn, schema, timeout=5, statement_ms=5000, read_only=True)
+    try:
+        given = conn.info.get_parameters()
+        assert given["keepalives_idle"] == "60" and given["connect_timeout"] == "17"
+        assert conn.execute("SHOW work_mem").fetchone()[0] == "64MB"  # before: 4MB
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "5s"  # memvault's
+    finally:
+        conn.close()
