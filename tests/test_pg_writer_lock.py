@@ -17,6 +17,7 @@ from memvault.config import VaultConfig
 from memvault.engine.index_move import move_index, with_store
 from memvault.errors import ConfigError, LockHeld
 from memvault.index.embedder_hash import HashEmbedder
+from memvault.index.pg_schema import MARK
 from pg_helpers import StallProxy, start_tcp_server, stop_server, vanish
 
 
@@ -320,3 +321,56 @@ def test_settings_the_dsn_makes_itself_are_kept(pg_server: Any, pg_dsn: str) -> 
         assert conn.execute("SHOW statement_timeout").fetchone()[0] == "5s"  # memvault's
     finally:
         conn.close()
+
+
+def test_an_applications_schema_with_a_meta_table_of_its_own_is_refused_too(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application's schema keeping its own `meta(key, value)` table with a
+    `schema_version` row (a common way to version a schema): taken for an index of a
+    memvault from before the schema's comment, it was marked memvault's, and the
+    writer's open, finding memvault's tables missing, dropped the application's `notes`
+    and `meta` with their rows. Now an unmarked schema is memvault's only when it holds
+    memvault's tables alone; such an index (made before the comment, a table dropped by
+    hand, a view the team added) is still upgraded and marked."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    own = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", "app51m")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS app51m CASCADE")
+        conn.execute("CREATE SCHEMA app51m")
+        conn.execute("CREATE TABLE app51m.meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("INSERT INTO app51m.meta VALUES ('schema_version', '12')")
+        conn.execute("CREATE TABLE app51m.notes(id INT, body TEXT)")
+        conn.execute("INSERT INTO app51m.notes VALUES (1, 'a customer''s order')")
+        conn.execute("CREATE TABLE app51m.users(id INT)")
+    root = make_vault(tmp_path)
+    try:
+        with pytest.raises(ConfigError, match=r"'app51m' holds tables memvault did not make"):
+            open_vault(root)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT * FROM app51m.notes").fetchall() == [
+                (1, "a customer's order")
+            ]
+            assert conn.execute("SELECT * FROM app51m.meta").fetchall() == [
+                ("schema_version", "12")
+            ]
+            said = conn.execute("SELECT obj_description('app51m'::regnamespace, 'pg_namespace')")
+            assert said.fetchone() == (None,)  # not marked memvault's
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS app51m CASCADE")
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", own)
+    with open_vault(root) as v:
+        v.sync()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as a memvault before the mark
+        conn.execute(f'COMMENT ON SCHEMA "{own}" IS NULL')
+        conn.execute(f'CREATE VIEW "{own}".recent AS SELECT path FROM "{own}".notes')
+        conn.execute(f'DROP TABLE "{own}".memory_owned')
+    with open_vault(root) as v:  # memvault's: upgraded, mended, marked
+        v.sync()
+        assert v.search("which database did we choose", k=1)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        said = conn.execute(f"SELECT obj_description('\"{own}\"'::regnamespace, 'pg_namespace')")
+        assert said.fetchone() == (MARK,)
