@@ -374,3 +374,30 @@ def test_an_applications_schema_with_a_meta_table_of_its_own_is_refused_too(
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         said = conn.execute(f"SELECT obj_description('\"{own}\"'::regnamespace, 'pg_namespace')")
         assert said.fetchone() == (MARK,)
+
+
+def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git for Windows checks notes out with CRLF (core.autocrlf, its default), every
+    other machine with LF: the writer on Windows indexed CRLF bytes, and a reader on a
+    Mac said of every hit that its copy "differs" (edited here or a pull behind) while
+    it was the same note. Line ends aside, it is the same; an edit still differs."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    text = note("Zephyr Queue", "", "Zephyr queue retries.\nThree times, then a dead letter.")
+    (root / "decisions").mkdir(exist_ok=True)
+    (root / "decisions" / "zephyr.md").write_bytes(text.replace("\n", "\r\n").encode())
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    (copy / "decisions" / "zephyr.md").write_bytes(text.encode())  # git's LF checkout
+    with open_vault(root) as writer:
+        writer.sync()
+        with open_vault(copy, mode="read") as reader:
+            hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=5)}
+            assert hits["decisions/zephyr.md"] == ""  # before: "differs"
+            (copy / "decisions" / "zephyr.md").write_bytes(text.replace("Three", "Four").encode())
+            hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=5)}
+            assert hits["decisions/zephyr.md"] == "differs"
