@@ -656,3 +656,29 @@ def test_a_stash_made_in_a_worktree_is_seen_by_the_daemons_stamp(tmp_path: Path)
     (wt / "MEMORY.md").write_text("changed\n", encoding="utf-8")
     git(wt, "stash", "-q")
     assert git_stamp(wt, ("logs/refs/stash",)) != before  # before: (0, -1) both times
+
+
+def test_status_without_a_daemon_says_memory_md_waits_for_a_stash_pop(tmp_path: Path) -> None:
+    """MEMORY.md's change stashed, a note written with no daemon (`memvault add`, a
+    sync): MEMORY.md waits for the pop, which the write said once; `memvault status`
+    after it said nothing of it (only a daemon's warnings did), MEMORY.md lagging its
+    notes with no word why. It says what waits, for how long, and what to do."""
+    from memvault.interfaces.cli import app
+
+    root = git_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "vault")
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    write(root, "people/ana.md", note("Ana", "Data lead."))
+    with open_vault(root) as v:
+        v.sync()
+    assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")  # waits
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
+    assert "git: the newest stash changes MEMORY.md" in said, said  # before: nothing
+    assert "`git stash pop`" in said and "10 minutes" in said
+    age_stash(root)
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
+    assert "the newest stash changes" not in said, said  # past the wait
