@@ -682,3 +682,35 @@ def test_status_without_a_daemon_says_memory_md_waits_for_a_stash_pop(tmp_path: 
     age_stash(root)
     said = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
     assert "the newest stash changes" not in said, said  # past the wait
+
+
+def test_a_daemon_lists_the_notes_once_the_stash_wait_is_over_with_nothing_else_changed(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """A stash never popped: once its 10 minutes are over, the daemon brings MEMORY.md
+    up with no further change to the files (its catch-up). It counted those minutes from
+    its own update that held MEMORY.md, so a stash 9 minutes old held it 19."""
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    proc = daemon(root)
+    settled(proc, root)
+    commit(root, "bo")
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    age_stash(root, STASH_WAIT_SECONDS - 120)
+    write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
+
+    def indexed() -> bool:
+        info = proc.info()
+        hits = api(info, "POST", "/search", json={"query": "Ana data lead"}).json()["hits"]
+        return any(h["path"] == "people/ana.md" for h in hits) and bool(daemon_idle(info))
+
+    eventually(indexed, what="ana indexed")
+    assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")  # held for the pop
+    age_stash(root, 180)  # 11 minutes old now; git's files as they were
+
+    def listed() -> bool:
+        return "- [[people/ana]] - Data lead." in mem.read_text(encoding="utf-8")
+
+    eventually(listed, timeout=30, what="MEMORY.md brought up after the wait")
