@@ -59,3 +59,41 @@ def test_links_in_a_conflicted_note_wait_until_it_is_resolved(tmp_path: Path) ->
         assert "<<<<<<<" not in text and "[[bob]]" not in text
     finally:
         proc.stop()
+
+
+def test_a_folder_note_holding_conflict_markers_is_left_as_git_wrote_it(tmp_path: Path) -> None:
+    """A folder note that git could not merge (a `git stash pop` or an add/add merge with
+    no merge=union: no MERGE_HEAD after the pop): the update folded the two lists and
+    rewrote it, the conflict's lines moved ('=======' and '>>>>>>>' left above the list,
+    the other side's count gone) while git still held it unmerged. Left as it is."""
+    from test_field_git_generated import limit_people
+
+    root = git_vault(tmp_path)
+    limit_people(root, 2)
+    for name in ("ann", "bea", "cy"):
+        write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is here."))
+    with open_vault(root) as v:
+        v.sync()
+    folder_note = root / "people" / "people.md"
+    made = folder_note.read_text(encoding="utf-8")
+    begin = made.index("All 3 people")
+    head, tail = made[:begin], made[begin:]
+    other = tail.replace("All 3 people", "All 4 people").replace(
+        "<!-- memvault:end folder -->\n", ""
+    )
+    ours = tail.replace("<!-- memvault:end folder -->\n", "")
+    conflicted = (
+        head
+        + "<<<<<<< Updated upstream\n"
+        + ours
+        + "=======\n"
+        + other
+        + "- [[people/di]] - Di is there.\n"
+        + ">>>>>>> Stashed changes\n"
+        + "<!-- memvault:end folder -->\n"
+    )
+    folder_note.write_text(conflicted, encoding="utf-8")
+    write(root, "people/ed.md", note("Ed", "Ed is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert folder_note.read_text(encoding="utf-8") == conflicted  # before: rewritten

@@ -476,12 +476,17 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
 
 
 def age_stash(root: Path, seconds: float = STASH_WAIT_SECONDS + 60) -> None:
-    """The stash made ``seconds`` ago."""
-    for name in ("logs/refs/stash",):
-        path = Path(git(root, "rev-parse", "--git-path", name).stdout.strip())
-        path = path if path.is_absolute() else root / path
-        then = path.stat().st_mtime - seconds
-        os.utime(path, (then, then))
+    """The stashes made ``seconds`` earlier (their reflog lines' times; the file's
+    stat, which memvault's daemon compares, kept as it was)."""
+    path = Path(git(root, "rev-parse", "--git-path", "logs/refs/stash").stdout.strip())
+    path = path if path.is_absolute() else root / path
+    st = path.stat()
+
+    def older(m: re.Match[str]) -> str:
+        return f"> {int(m.group(1)) - int(seconds)} "
+
+    path.write_text(re.sub(r"> (\d+) ", older, path.read_text("utf-8")), "utf-8")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def test_a_stash_pop_goes_through_over_a_memory_md_the_daemon_would_have_rewritten(
@@ -590,3 +595,122 @@ def test_status_says_a_stash_pop_will_stop_over_memory_md_and_the_way_through(
     assert "Billing and tax." in (root / "people" / "bo.md").read_text(encoding="utf-8")
     said = CliRunner().invoke(app, ["status", "--vault", str(root)])
     assert "git stash pop" not in said.stdout, said.stdout
+
+
+def test_a_stash_dropped_starts_no_wait_for_an_older_one(tmp_path: Path) -> None:
+    """A stash an hour old holding MEMORY.md's changes, a newer one (anything) dropped or
+    popped: git rewrites the stash's reflog without it, and memvault, counting the wait
+    from that file's mtime, took the hour-old stash for one just made: MEMORY.md and the
+    folder notes were held 10 minutes more (after each drop or pop). The wait counts
+    from the newest stash's own reflog line."""
+    from memvault.vault.gitstate import stash_waits
+
+    root = git_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "vault")
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    age_stash(root, 3600)
+    (root / "other.txt").write_text("x\n", encoding="utf-8")
+    git(root, "add", "other.txt")
+    git(root, "stash", "-q")  # a newer stash, then dropped: the hour-old one is the newest
+    assert stash_waits(root, ["MEMORY.md"]) == []  # (other.txt's stash: not MEMORY.md's)
+    git(root, "stash", "drop", "-q")
+    assert stash_waits(root, ["MEMORY.md"]) == []  # before: ['MEMORY.md'] for 10 minutes
+
+
+def test_the_daemons_wait_for_a_stash_ends_10_minutes_after_the_stash(tmp_path: Path) -> None:
+    """MEMORY.md held for a stash 9 minutes old: the daemon's catch-up (waits_for_stash)
+    counted its 10 minutes from that update, so MEMORY.md lagged its notes up to 19
+    minutes after the stash; it ends when the stash's own 10 minutes do."""
+    root = git_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        commit(root, "vault")
+        mem = root / "MEMORY.md"
+        mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", "utf-8")
+        git(root, "stash", "-q")
+        age_stash(root, STASH_WAIT_SECONDS - 60)
+        write(root, "people/ana.md", note("Ana", "Data lead."))
+        v.sync()
+        linker = v.engine.linker
+        assert linker.waits_for_stash()  # held: the stash's wait not over
+        assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")
+        age_stash(root, 120)  # the stash 11 minutes old now, git's files as they were
+        assert not linker.waits_for_stash()  # before: True for 10 minutes more
+
+
+def test_a_stash_made_in_a_worktree_is_seen_by_the_daemons_stamp(tmp_path: Path) -> None:
+    """A vault in a worktree (`git worktree add`): its stash's reflog is in the git
+    folder the worktree shares; git_stamp looked in the worktree's own, where it never
+    is, so a `git stash drop` there was not seen and the daemon's catch-up waited."""
+    from memvault.vault.gitstate import git_stamp
+
+    main = git_vault(tmp_path)
+    commit(main, "vault")
+    wt = tmp_path / "wt"
+    git(main, "worktree", "add", "-q", "-b", "side", str(wt))
+    before = git_stamp(wt, ("logs/refs/stash",))
+    (wt / "MEMORY.md").write_text("changed\n", encoding="utf-8")
+    git(wt, "stash", "-q")
+    assert git_stamp(wt, ("logs/refs/stash",)) != before  # before: (0, -1) both times
+
+
+def test_status_without_a_daemon_says_memory_md_waits_for_a_stash_pop(tmp_path: Path) -> None:
+    """MEMORY.md's change stashed, a note written with no daemon (`memvault add`, a
+    sync): MEMORY.md waits for the pop, which the write said once; `memvault status`
+    after it said nothing of it (only a daemon's warnings did), MEMORY.md lagging its
+    notes with no word why. It says what waits, for how long, and what to do."""
+    from memvault.interfaces.cli import app
+
+    root = git_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "vault")
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    write(root, "people/ana.md", note("Ana", "Data lead."))
+    with open_vault(root) as v:
+        v.sync()
+    assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")  # waits
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
+    assert "git: the newest stash changes MEMORY.md" in said, said  # before: nothing
+    assert "`git stash pop`" in said and "10 minutes" in said
+    age_stash(root)
+    said = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
+    assert "the newest stash changes" not in said, said  # past the wait
+
+
+def test_a_daemon_lists_the_notes_once_the_stash_wait_is_over_with_nothing_else_changed(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """A stash never popped: once its 10 minutes are over, the daemon brings MEMORY.md
+    up with no further change to the files (its catch-up). It counted those minutes from
+    its own update that held MEMORY.md, so a stash 9 minutes old held it 19."""
+    root = git_vault(tmp_path)
+    write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
+    proc = daemon(root)
+    settled(proc, root)
+    commit(root, "bo")
+    mem = root / "MEMORY.md"
+    mem.write_text(mem.read_text(encoding="utf-8") + "A stashed line.\n", encoding="utf-8")
+    git(root, "stash", "-q")
+    age_stash(root, STASH_WAIT_SECONDS - 120)
+    write(root, "people/ana.md", note("Ana", "Data lead.", updated="2024-02-01"))
+
+    def indexed() -> bool:
+        info = proc.info()
+        hits = api(info, "POST", "/search", json={"query": "Ana data lead"}).json()["hits"]
+        return any(h["path"] == "people/ana.md" for h in hits) and bool(daemon_idle(info))
+
+    eventually(indexed, what="ana indexed")
+    assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")  # held for the pop
+    age_stash(root, 180)  # 11 minutes old now; git's files as they were
+
+    def listed() -> bool:
+        return "- [[people/ana]] - Data lead." in mem.read_text(encoding="utf-8")
+
+    eventually(listed, timeout=30, what="MEMORY.md brought up after the wait")

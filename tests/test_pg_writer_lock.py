@@ -17,6 +17,7 @@ from memvault.config import VaultConfig
 from memvault.engine.index_move import move_index, with_store
 from memvault.errors import ConfigError, LockHeld
 from memvault.index.embedder_hash import HashEmbedder
+from memvault.index.pg_schema import MARK
 from pg_helpers import StallProxy, start_tcp_server, stop_server, vanish
 
 
@@ -296,3 +297,107 @@ def test_a_role_not_granted_the_index_is_told_what_to_grant(
         with psycopg.connect(pg_dsn, autocommit=True) as conn:
             conn.execute("DROP OWNED BY ungranted51")
             conn.execute("DROP ROLE IF EXISTS ungranted51")
+
+
+def test_settings_the_dsn_makes_itself_are_kept(pg_server: Any, pg_dsn: str) -> None:
+    """A DSN's own connection settings win over memvault's: psycopg's keywords overrode
+    them, so `keepalives_idle=60` in the DSN was 5, and its `options` (`-c work_mem=64MB`:
+    a team's server settings for memvault's role) were dropped whole. A reader's session
+    stays read-only whatever the DSN's options say."""
+    from memvault.index.pg_conn import connect
+
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    sep = "&" if "?" in pg_dsn else "?"
+    dsn = (
+        f"{pg_dsn}{sep}keepalives_idle=60&connect_timeout=17"
+        "&options=-c%20work_mem%3D64MB%20-c%20default_transaction_read_only%3Doff"
+    )
+    conn = connect(dsn, schema, timeout=5, statement_ms=5000, read_only=True)
+    try:
+        given = conn.info.get_parameters()
+        assert given["keepalives_idle"] == "60" and given["connect_timeout"] == "17"
+        assert conn.execute("SHOW work_mem").fetchone()[0] == "64MB"  # before: 4MB
+        assert conn.execute("SHOW default_transaction_read_only").fetchone()[0] == "on"
+        assert conn.execute("SHOW statement_timeout").fetchone()[0] == "5s"  # memvault's
+    finally:
+        conn.close()
+
+
+def test_an_applications_schema_with_a_meta_table_of_its_own_is_refused_too(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An application's schema keeping its own `meta(key, value)` table with a
+    `schema_version` row (a common way to version a schema): taken for an index of a
+    memvault from before the schema's comment, it was marked memvault's, and the
+    writer's open, finding memvault's tables missing, dropped the application's `notes`
+    and `meta` with their rows. Now an unmarked schema is memvault's only when it holds
+    memvault's tables alone; such an index (made before the comment, a table dropped by
+    hand, a view the team added) is still upgraded and marked."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    own = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", "app51m")
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute("DROP SCHEMA IF EXISTS app51m CASCADE")
+        conn.execute("CREATE SCHEMA app51m")
+        conn.execute("CREATE TABLE app51m.meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("INSERT INTO app51m.meta VALUES ('schema_version', '12')")
+        conn.execute("CREATE TABLE app51m.notes(id INT, body TEXT)")
+        conn.execute("INSERT INTO app51m.notes VALUES (1, 'a customer''s order')")
+        conn.execute("CREATE TABLE app51m.users(id INT)")
+    root = make_vault(tmp_path)
+    try:
+        with pytest.raises(ConfigError, match=r"'app51m' holds tables memvault did not make"):
+            open_vault(root)
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            assert conn.execute("SELECT * FROM app51m.notes").fetchall() == [
+                (1, "a customer's order")
+            ]
+            assert conn.execute("SELECT * FROM app51m.meta").fetchall() == [
+                ("schema_version", "12")
+            ]
+            said = conn.execute("SELECT obj_description('app51m'::regnamespace, 'pg_namespace')")
+            assert said.fetchone() == (None,)  # not marked memvault's
+    finally:
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute("DROP SCHEMA IF EXISTS app51m CASCADE")
+    monkeypatch.setenv("MEMVAULT_INDEX_SCHEMA", own)
+    with open_vault(root) as v:
+        v.sync()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as a memvault before the mark
+        conn.execute(f'COMMENT ON SCHEMA "{own}" IS NULL')
+        conn.execute(f'CREATE VIEW "{own}".recent AS SELECT path FROM "{own}".notes')
+        conn.execute(f'DROP TABLE "{own}".memory_owned')
+    with open_vault(root) as v:  # memvault's: upgraded, mended, marked
+        v.sync()
+        assert v.search("which database did we choose", k=1)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        said = conn.execute(f"SELECT obj_description('\"{own}\"'::regnamespace, 'pg_namespace')")
+        assert said.fetchone() == (MARK,)
+
+
+def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git for Windows checks notes out with CRLF (core.autocrlf, its default), every
+    other machine with LF: the writer on Windows indexed CRLF bytes, and a reader on a
+    Mac said of every hit that its copy "differs" (edited here or a pull behind) while
+    it was the same note. Line ends aside, it is the same; an edit still differs."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    text = note("Zephyr Queue", "", "Zephyr queue retries.\nThree times, then a dead letter.")
+    (root / "decisions").mkdir(exist_ok=True)
+    (root / "decisions" / "zephyr.md").write_bytes(text.replace("\n", "\r\n").encode())
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    (copy / "decisions" / "zephyr.md").write_bytes(text.encode())  # git's LF checkout
+    with open_vault(root) as writer:
+        writer.sync()
+        with open_vault(copy, mode="read") as reader:
+            hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=5)}
+            assert hits["decisions/zephyr.md"] == ""  # before: "differs"
+            (copy / "decisions" / "zephyr.md").write_bytes(text.replace("Three", "Four").encode())
+            hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=5)}
+            assert hits["decisions/zephyr.md"] == "differs"

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
+from memvault.core.conflicts import find_conflicts
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import relink_note
@@ -34,6 +35,7 @@ from memvault.vault.gitstate import (
     git_stamp,
     nested_repo,
     stage_made,
+    stash_made,
     stash_waits,
 )
 
@@ -270,9 +272,12 @@ class Linker:
         the daemon's catch-up to queue (a pop writes MEMORY.md, which the watcher sees)."""
         if self._stash_held is None:
             return False
-        stamp, since = self._stash_held
-        if time.time() - since < STASH_WAIT_SECONDS and stamp == git_stamp(
-            self.fs.root, STASH_FILES
+        stamp, _ = self._stash_held
+        made = stash_made(self.fs.root)  # counted from the stash, as stash_waits does
+        if (
+            made is not None
+            and time.time() - made < STASH_WAIT_SECONDS
+            and stamp == git_stamp(self.fs.root, STASH_FILES)
         ):
             return True
         self._stash_held = None
@@ -424,6 +429,8 @@ class Linker:
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
+    if find_conflicts(text):  # a `git stash pop` that conflicted: theirs to resolve
+        raise memory_md.MarkerError("it holds git's conflict markers: resolve them and save")
     text = folded(text)  # two clones' lists merged line by line: one again
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now

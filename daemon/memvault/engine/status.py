@@ -44,6 +44,7 @@ from memvault.vault.gitstate import (
     ignored_by,
     settings_ignored,
     stash_stops,
+    stash_waits,
 )
 from memvault.vault.state_dir import load_decisions
 
@@ -97,6 +98,10 @@ def describe(
     memory = _memory(config, store, count_tokens)
     kept = [p for p in problems_of(store) if p.kind != "memory"]
     sections = section_folders(config)
+    # what memvault writes that git may hold in a stash: MEMORY.md, the folder notes
+    generated = [config.memory.file] + [
+        p for _, _, there in sections if (p := memory_md.folder_note_path(there))
+    ]
     for title, folder, there in sections_in_another_case(sections):
         said = section_said(title, folder)
         kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
@@ -156,11 +161,10 @@ def describe(
         # tracked file meanwhile (docs/MEMORY.md, "Git")
         "git_busy": git_busy(config.root),
         # what of memvault's `git stash pop` would stop over (docs/MEMORY.md, "Git")
-        "git_stash_stops": stash_stops(
-            config.root,
-            [config.memory.file]
-            + [p for _, _, there in sections if (p := memory_md.folder_note_path(there))],
-        ),
+        "git_stash_stops": stash_stops(config.root, generated),
+        # what waits for `git stash pop` (10 minutes after the stash at most): said
+        # without a daemon too, whose warnings say it otherwise
+        "git_stash_waits": stash_waits(config.root, generated),
     }
 
 

@@ -8,7 +8,8 @@ at ...`. The shared index is the team's memory: its hits stay, each saying how t
 copy stands (``Hit.this_copy``, ``Source.this_copy``, and in a context the citation's
 words, ``core.context.COPY_SAYS``). Only a reader of a PostgreSQL index looks: a writer
 indexes its own files, and the local index is this copy's. A look reads the files of
-the hits alone (a page of them) and compares their bytes with what the index read.
+the hits alone (a page of them) and compares their bytes with what the index read, its
+line ends aside (a Windows copy's CRLF, git's ``core.autocrlf``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
-from memvault.core.text import NotText
+from memvault.core.text import NotText, sha256_bytes
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import NoteRow
 from memvault.vault.files import VaultFS
@@ -47,9 +48,22 @@ def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> di
             continue
         except (OSError, NotText, UnsafePath):
             continue
-        if row.sha256 and digest != row.sha256:
+        if row.sha256 and digest != row.sha256 and not _same_but_line_ends(fs, path, row.sha256):
             out[path] = DIFFERS
     return out
+
+
+def _same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
+    """Whether this copy's file is the bytes the index read but for its line ends: git's
+    ``core.autocrlf`` (Git for Windows' default) checks a note out with CRLF on a
+    Windows machine and LF elsewhere, so every note a Windows writer indexed "differed"
+    on every other reader. Read again only for a file whose bytes differ."""
+    try:
+        data = fs.path(path).read_bytes()
+    except (OSError, UnsafePath):
+        return False
+    lf = data.replace(b"\r\n", b"\n")
+    return indexed in (sha256_bytes(lf), sha256_bytes(lf.replace(b"\n", b"\r\n")))
 
 
 T = TypeVar("T")

@@ -70,6 +70,38 @@ SERVER_KEEPALIVES = (
 )
 
 
+def _settings(dsn: str, timeout: float, statement_ms: int, read_only: bool) -> dict[str, Any]:
+    """memvault's connection settings for ``dsn``: those the DSN sets itself are its own
+    (a keyword given to psycopg overrode the DSN's: ``keepalives_idle=60`` became 5, and
+    ``options=-c work_mem=64MB`` was dropped whole). The server's settings (``options``)
+    are memvault's, then the DSN's (or PGOPTIONS'), which win over them, then a reader's
+    read-only session, which nothing takes away."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        given = conninfo_to_dict(dsn)
+    except psycopg.Error:  # psycopg.connect says what is wrong with it
+        given = {}
+    theirs = str(given.get("options") or os.environ.get("PGOPTIONS", "")).strip()
+    options = (
+        f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
+        + SERVER_KEEPALIVES
+        + (f" {theirs}" if theirs else "")
+        + (" -c default_transaction_read_only=on" if read_only else "")
+    )
+    ours: dict[str, Any] = {
+        "connect_timeout": max(1, math.ceil(timeout)),
+        "application_name": f"memvault {host_name()} {os.getpid()}",
+        "keepalives": 1,
+        "keepalives_idle": 5,
+        "keepalives_interval": 2,
+        "keepalives_count": 2,
+        "tcp_user_timeout": int(timeout * 1000),
+    }
+    return {"options": options, **{k: v for k, v in ours.items() if k not in given}}
+
+
 def connect(
     dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
 ) -> Any:
@@ -85,18 +117,7 @@ def connect(
         ) from None
     try:
         conn = psycopg.connect(
-            dsn,
-            autocommit=True,
-            connect_timeout=max(1, math.ceil(timeout)),
-            options=f"-c statement_timeout={statement_ms} -c lock_timeout={statement_ms}"
-            + SERVER_KEEPALIVES
-            + (" -c default_transaction_read_only=on" if read_only else ""),
-            application_name=f"memvault {host_name()} {os.getpid()}",
-            keepalives=1,
-            keepalives_idle=5,
-            keepalives_interval=2,
-            keepalives_count=2,
-            tcp_user_timeout=int(timeout * 1000),
+            dsn, autocommit=True, **_settings(dsn, timeout, statement_ms, read_only)
         )
     except psycopg.Error as exc:
         raise IndexUnavailable(

@@ -314,19 +314,22 @@ def _not_theirs(conn: Any, schema: str) -> bool:
     (`app`, holding its `notes` table): the writer's open took it for its index with
     tables dropped by hand and dropped `app.notes`, the application's rows with it.
     A writer builds or mends an index only in a schema that is new, empty, memvault's
-    (its comment, ``MARK``, or a ``meta`` table holding a schema version) or holding
-    memvault's tables alone with the comment; else ``ConfigError``, nothing touched.
+    (its comment, ``MARK``), or, unmarked, holding a ``meta`` table with a schema version
+    and no table of another name (an index of before the comment; an application's
+    schema versioned in a ``meta`` table of its own is not one); else ``ConfigError``,
+    nothing touched.
     Whether the schema bears the comment."""
     from memvault.errors import ConfigError
 
-    held = [
-        str(r[0])
-        for r in conn.execute(
-            "SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-            "WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY 1",
-            (schema,),
-        ).fetchall()
-    ]
+    kinds = conn.execute(
+        "SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON "
+        "n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f') "
+        "ORDER BY 1",
+        (schema,),
+    ).fetchall()
+    held = [str(name) for name, _ in kinds]
+    # what holds rows, none memvault's: an application's (a view over memvault's is a team's)
+    others = [str(name) for name, kind in kinds if kind in ("r", "p", "f") and name not in _OWN]
     row = conn.execute(
         "SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = %s",
         (schema,),
@@ -335,11 +338,14 @@ def _not_theirs(conn: Any, schema: str) -> bool:
         return True
     if not held:
         return False  # new, or empty: memvault's to fill
-    if "meta" in held and _version(conn, schema) is not None:
-        return False  # an index of a memvault from before the comment (migrate adds it)
+    if "meta" in held and not others and _version(conn, schema) is not None:
+        # an index of a memvault from before the comment (migrate adds it); not an
+        # application's schema keeping its version in a `meta` table of its own
+        return False
+    named = others or held
     raise ConfigError(
-        f"schema {schema!r} holds tables memvault did not make ({', '.join(held[:5])}"
-        f"{', ...' if len(held) > 5 else ''}): nothing was written or dropped. Give "
+        f"schema {schema!r} holds tables memvault did not make ({', '.join(named[:5])}"
+        f"{', ...' if len(named) > 5 else ''}): nothing was written or dropped. Give "
         'this vault a schema of its own ([index] schema = "..." in .memvault/config.toml, '
         "or MEMVAULT_INDEX_SCHEMA): memvault creates it"
     )

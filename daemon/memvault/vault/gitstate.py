@@ -21,6 +21,7 @@ file stops the pull or checkout that brings it back (``git_removed``). A
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 from collections.abc import Sequence
@@ -129,8 +130,11 @@ def git_stamp(root: Path, names: Sequence[str] = TREE_FILES) -> tuple[int, ...] 
         return None
     stamp: list[int] = []
     for name in names:
+        # a worktree's own: its index, HEAD and HEAD's reflog; the rest (the stash's
+        # reflog) is in the git folder it shares with the repository
+        base = where if name in TREE_FILES else _common(where)
         try:
-            st = os.stat(where / name)
+            st = os.stat(base / name)
         except OSError:
             stamp += [0, -1]
         else:
@@ -209,17 +213,33 @@ def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> li
     one now would be that change, and the pop is refused over it ("Your local changes
     ... would be overwritten by merge"), the person's words in the stash: as a merge's
     autostash (``MERGE_AUTOSTASH``) is waited for. Past the wait, ``stash_stops`` says."""
-    gdir = git_dir(root)
-    if gdir is None or not rels:
-        return []
-    try:
-        made = (_common(gdir) / "logs" / "refs" / "stash").stat().st_mtime
-    except OSError:
-        return []  # no stash
-    if (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
+    made = stash_made(root) if rels else None
+    if made is None or (time.time() if now is None else now) - made > STASH_WAIT_SECONDS:
         return []
     stashed = _stashed(root, rels)
     return sorted(_as_in(root, stashed, None))
+
+
+_STASH_ENTRY = re.compile(rb"> (\d+) [+-]\d{4}\t")
+
+
+def stash_made(root: Path) -> float | None:
+    """When the newest stash was made (its reflog line's time), or None: no stash, outside
+    git. Not the reflog file's mtime: ``git stash drop`` and a ``git stash pop`` that
+    goes through rewrite the file without the stash they take, so a stash made an hour
+    before seemed made that moment, and MEMORY.md waited 10 minutes more for it."""
+    gdir = git_dir(root)
+    if gdir is None:
+        return None
+    try:
+        with open(_common(gdir) / "logs" / "refs" / "stash", "rb") as log:
+            size = log.seek(0, os.SEEK_END)
+            log.seek(max(0, size - 4096))  # the last line: the newest stash
+            tail = log.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+    except OSError:
+        return None  # no stash
+    found = _STASH_ENTRY.search(tail)
+    return float(found.group(1)) if found else None
 
 
 def _as_in(root: Path, rels: set[str], commit: str | None) -> set[str]:
@@ -414,6 +434,7 @@ __all__ = [
     "published",
     "settings_ignored",
     "stage_made",
+    "stash_made",
     "stash_stops",
     "stash_waits",
     "was_checked_out",

@@ -236,6 +236,13 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"to moved files wait until it is done{back}",
             markup=False,
         )
+    if waits := data.get("git_stash_waits"):
+        console.print(
+            f"git: the newest stash changes {', '.join(waits)}: memvault leaves them for "
+            "`git stash pop` (a write now would stop it), 10 minutes after the stash at "
+            "most; pop it, and the notes written meanwhile are listed",
+            markup=False,
+        )
     if stops := data.get("git_stash_stops"):
         files = " ".join(shlex.quote(p) for p in stops)
         console.print(
