@@ -401,3 +401,29 @@ def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
             (copy / "decisions" / "zephyr.md").write_bytes(text.replace("Three", "Four").encode())
             hits = {h.path: h.this_copy for h in reader.search("zephyr queue retries", k=5)}
             assert hits["decisions/zephyr.md"] == "differs"
+
+
+def test_a_readers_status_counts_no_crlf_checkout_as_a_change(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same Windows writer: the reader's status said every note it indexed had
+    changed since the last sync (its size differs by the CRLFs), "the index is behind
+    the files" for a copy that was not. Line ends aside, nothing changed; an edit did."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    text = note("Zephyr Queue", "", "Zephyr queue retries.\nThree times, then a dead letter.")
+    (root / "decisions").mkdir(exist_ok=True)
+    (root / "decisions" / "zephyr.md").write_bytes(text.replace("\n", "\r\n").encode())
+    copy = tmp_path / "laptop-02" / "vault"
+    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    (copy / "decisions" / "zephyr.md").write_bytes(text.encode())  # git's LF checkout
+    with open_vault(root) as writer:
+        writer.sync()
+        with open_vault(copy, mode="read") as reader:
+            index = reader.status()["index"]
+            assert "decisions/zephyr.md" not in index["pending"]  # before: it was there
+            (copy / "decisions" / "zephyr.md").write_bytes(text.replace("Three", "Four").encode())
+            index = reader.status()["index"]
+            assert "decisions/zephyr.md" in index["pending"]

@@ -35,6 +35,7 @@ from memvault.engine.folders import (
     section_said,
     sections_in_another_case,
 )
+from memvault.engine.this_copy import same_but_line_ends, shared_reader
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -74,7 +75,10 @@ def describe(
     problems = link_problems(scan)
     known = store.manifest()
     seen = scan.notes
-    pending = _changed(fs, known, seen, suspects(known, seen)) + sorted(set(known) - set(seen))
+    ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
+    pending = _changed(fs, known, seen, suspects(known, seen), ends) + sorted(
+        set(known) - set(seen)
+    )
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
     # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
@@ -192,17 +196,23 @@ def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict
 
 
 def _changed(
-    fs: VaultFS, known: dict[str, Known], seen: dict[str, Seen], paths: list[str]
+    fs: VaultFS,
+    known: dict[str, Known],
+    seen: dict[str, Seen],
+    paths: list[str],
+    line_ends: bool = False,
 ) -> list[str]:
     """Of the notes whose size or time differ from the index's, those whose content does:
     a note of the same size is read and its hash compared. A reader's files come by git,
     the writer's bytes at other times: every one of them differs by time alone. The
     hashes are remembered by file and stat, so a reader daemon's /status reads a note
-    once, not at every call."""
+    once, not at every call. ``line_ends``: a team's reader, where a note differing
+    from the index's but for its line ends is the same note (``this_copy``: a Windows
+    writer's CRLF checkout), whatever its size."""
     out = []
     for path in paths:
         before, now = known.get(path), seen[path]
-        if before is None or before.size != now.size or not before.sha256:
+        if before is None or not before.sha256 or (before.size != now.size and not line_ends):
             out.append(path)
             continue
         memo = (str(fs.root), path, now.size, now.mtime_ns)
@@ -212,13 +222,26 @@ def _changed(
             if len(_HASHED) >= HASHES_KEPT:
                 _HASHED.clear()
             _HASHED[memo] = sha
-        if sha != before.sha256:
+        if sha != before.sha256 and not (line_ends and _alike(fs, path, memo, before.sha256)):
             out.append(path)
     return out
 
 
+def _alike(fs: VaultFS, path: str, memo: tuple[str, str, int, int], indexed: str) -> bool:
+    """``this_copy.same_but_line_ends``, remembered as ``_changed``'s hashes are."""
+    key = (*memo, indexed)
+    same = _ALIKE.get(key)
+    if same is None:
+        same = same_but_line_ends(fs, path, indexed)
+        if len(_ALIKE) >= HASHES_KEPT:
+            _ALIKE.clear()
+        _ALIKE[key] = same
+    return same
+
+
 HASHES_KEPT = 200_000  # notes whose hash ``_changed`` remembers (then it starts again)
 _HASHED: dict[tuple[str, str, int, int], str] = {}
+_ALIKE: dict[tuple[str, str, int, int, str], bool] = {}
 
 _INDEX_FILE = ".memvault/index.db"
 REPLACED = (

@@ -48,12 +48,12 @@ def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> di
             continue
         except (OSError, NotText, UnsafePath):
             continue
-        if row.sha256 and digest != row.sha256 and not _same_but_line_ends(fs, path, row.sha256):
+        if row.sha256 and digest != row.sha256 and not same_but_line_ends(fs, path, row.sha256):
             out[path] = DIFFERS
     return out
 
 
-def _same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
+def same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
     """Whether this copy's file is the bytes the index read but for its line ends: git's
     ``core.autocrlf`` (Git for Windows' default) checks a note out with CRLF on a
     Windows machine and LF elsewhere, so every note a Windows writer indexed "differed"
