@@ -225,7 +225,12 @@ describe("against a real daemon", () => {
 
   it("a daemon killed with its port then taken by another program: not running, said why", async () => {
     const info = daemon.info!;
-    daemon.proc!.kill("SIGKILL"); // daemon.json stays behind, stale
+    const proc = daemon.proc!;
+    const gone = new Promise<void>((r) => proc.once("exit", () => r()));
+    proc.kill("SIGKILL"); // daemon.json stays behind, stale
+    // its port is free once the process is gone, not when the plugin first sees a
+    // connection dropped: under load the listen below came between the two (EADDRINUSE)
+    await gone;
     await until(() => !m.plugin.connection.connected, 10000, "disconnected");
     const other = http.createServer((_q, r) => r.end("<html>another program</html>"));
     await new Promise<void>((r) => other.listen(info.port, "127.0.0.1", r));
