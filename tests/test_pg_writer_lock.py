@@ -376,13 +376,11 @@ def test_an_applications_schema_with_a_meta_table_of_its_own_is_refused_too(
         assert said.fetchone() == (MARK,)
 
 
-def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
+def _a_windows_writer_and_a_reader(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Git for Windows checks notes out with CRLF (core.autocrlf, its default), every
-    other machine with LF: the writer on Windows indexed CRLF bytes, and a reader on a
-    Mac said of every hit that its copy "differs" (edited here or a pull behind) while
-    it was the same note. Line ends aside, it is the same; an edit still differs."""
+) -> tuple[Path, Path, str]:
+    """A writer's vault holding a note with CRLF (Git for Windows' checkout), a reader's
+    copy holding it with LF, one PostgreSQL index; and the note's text."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
     root = make_vault(tmp_path)
@@ -393,6 +391,17 @@ def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
     shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
     (copy / ".memvault").mkdir()
     (copy / "decisions" / "zephyr.md").write_bytes(text.encode())  # git's LF checkout
+    return root, copy, text
+
+
+def test_a_note_a_windows_writer_checked_out_with_crlf_is_the_same_on_a_reader(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git for Windows checks notes out with CRLF (core.autocrlf, its default), every
+    other machine with LF: the writer on Windows indexed CRLF bytes, and a reader on a
+    Mac said of every hit that its copy "differs" (edited here or a pull behind) while
+    it was the same note. Line ends aside, it is the same; an edit still differs."""
+    root, copy, text = _a_windows_writer_and_a_reader(tmp_path, pg_dsn, monkeypatch)
     with open_vault(root) as writer:
         writer.sync()
         with open_vault(copy, mode="read") as reader:
@@ -409,16 +418,7 @@ def test_a_readers_status_counts_no_crlf_checkout_as_a_change(
     """The same Windows writer: the reader's status said every note it indexed had
     changed since the last sync (its size differs by the CRLFs), "the index is behind
     the files" for a copy that was not. Line ends aside, nothing changed; an edit did."""
-    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
-    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
-    root = make_vault(tmp_path)
-    text = note("Zephyr Queue", "", "Zephyr queue retries.\nThree times, then a dead letter.")
-    (root / "decisions").mkdir(exist_ok=True)
-    (root / "decisions" / "zephyr.md").write_bytes(text.replace("\n", "\r\n").encode())
-    copy = tmp_path / "laptop-02" / "vault"
-    shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
-    (copy / ".memvault").mkdir()
-    (copy / "decisions" / "zephyr.md").write_bytes(text.encode())  # git's LF checkout
+    root, copy, text = _a_windows_writer_and_a_reader(tmp_path, pg_dsn, monkeypatch)
     with open_vault(root) as writer:
         writer.sync()
         with open_vault(copy, mode="read") as reader:
