@@ -43,7 +43,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
-from memvault.vault.paths import case_spelling, disk_spelling
+from memvault.vault.paths import case_spelling, disk_spelling, is_note
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -145,9 +145,11 @@ class MemoryCommands:
         rel = self._rel(path)
         if not rel:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
-        if not rel.lower().endswith(".md"):
+        if not is_note(rel):
             raise T.Refusal(
-                f"{path} is not a note: memvault keeps memory as markdown notes (name it with .md)"
+                f"{path} is not a note: memvault keeps memory as markdown notes (name it "
+                + (f"{rel.rsplit('/', 1)[-1][:-3]}.md: " if rel[-3:].lower() == ".md" else "")
+                + "with .md, in lower case, as Obsidian reads notes)"
             )
         if writing and self.fs.is_ignored(rel):
             raise T.Refusal(
