@@ -843,18 +843,18 @@ def test_a_persons_line_for_a_copy_is_kept_and_the_other_copies_are_counted() ->
 def test_a_fresh_index_writes_the_same_memory_md_with_copies(ops: list) -> None:
     """As above, with notes that say the same thing among them: once updated, MEMORY.md
     is what an update without history writes, and every note is listed or counted."""
-    rules = [SectionRule("people", "Key People", "people", {}, "title", 4)]
-    text = people_section()
+    rules = [SectionRule("facts", "Facts", "facts", {}, "title", 4)]
+    text = "<!-- memvault:begin facts -->\n<!-- memvault:end facts -->\n"
     notes: dict[str, CatalogueEntry] = {}
     owned: dict = {}
     history = [text]
     for op, n in ops:
         if op == "add":
-            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", f"Person {n}")
+            notes[f"facts/p{n}.md"] = entry(f"facts/p{n}.md", f"Person {n}")
         elif op == "copy":
-            notes[f"people/p{n}.md"] = entry(f"people/p{n}.md", "One and the same")
+            notes[f"facts/p{n}.md"] = entry(f"facts/p{n}.md", "One and the same")
         elif op == "remove":
-            notes.pop(f"people/p{n}.md", None)
+            notes.pop(f"facts/p{n}.md", None)
         elif op == "human_in":
             text = text.replace("<!-- memvault:end", f"> mine {len(history)}\n<!-- memvault:end")
         elif op == "drop_line":
@@ -870,11 +870,48 @@ def test_a_fresh_index_writes_the_same_memory_md_with_copies(ops: list) -> None:
         owned = {k: tuple({*owned.get(k, ()), *v}) for k, v in update.owned.items()}
         history.append(text)
         assert run(text, list(notes.values()), owned={}, rules=rules).text == text
-        listed = [ln for ln in text.split("\n") if re.match(r"- \[\[people/p\d", ln)]
+        listed = [ln for ln in text.split("\n") if re.match(r"- \[\[facts/p\d", ln)]
         counted = sum(int(x) for x in re.findall(r"\((\d+) more notes? says? the same\)", text))
         more = re.search(r"\|(\d+) more\]\]", text)
         assert len(listed) + counted + (int(more.group(1)) if more else 0) == len(notes)
         assert len(listed) <= 4
+
+
+def test_people_of_one_summary_and_one_day_are_each_listed() -> None:
+    """Two people are two, whatever their notes say: "Agent 1" and "Agent 2" made the
+    same day from one template's summary, "New 3" and "New 20" of one summary, were one
+    line "(1 more note says the same)", the other person hidden. A people section (by
+    its name, or a folder named people) lists each; a MEMORY.md an older memvault wrote
+    with the count becomes the lines a fresh index writes."""
+    day = "2026-03-05"
+    cat = [entry(f"people/Agent {i}.md", "A coding agent", date=day) for i in (1, 2)]
+    cat += [entry(f"people/New {i}.md", "Met at the offsite", date=day) for i in (3, 20)]
+    want = [
+        "- [[people/Agent 1]] - A coding agent",
+        "- [[people/Agent 2]] - A coding agent",
+        "- [[people/New 3]] - Met at the offsite",
+        "- [[people/New 20]] - Met at the offsite",
+    ]
+    for rule in (
+        SectionRule("people", "Key People", "people", {}, "title", 8),
+        SectionRule("people", "Key People", "Team/Humans", {}, "title", 8),
+        SectionRule("team", "Team", "work/People", {}, "title", 8),
+    ):
+        folder = rule.folder
+        here = [dataclasses.replace(e, path=e.path.replace("people/", f"{folder}/")) for e in cat]
+        mine = [ln.replace("[[people/", f"[[{folder}/") for ln in want]
+        blank = f"<!-- memvault:begin {rule.name} -->\n<!-- memvault:end {rule.name} -->\n"
+        update = run(blank, here, rules=[rule])
+        assert section_of(update.text, rule.name) == mine
+        older = blank.replace("-->\n<", f"-->\n{mine[0]} (1 more note says the same)\n<", 1)
+        assert run(older, here, rules=[rule]).text == update.text
+    # the same notes elsewhere are copies, as an agent's flood of one fact is
+    notes = SectionRule("notes", "Notes", "notes", {}, "title", 8)
+    elsewhere = [dataclasses.replace(e, path=e.path.replace("people/", "notes/")) for e in cat]
+    assert section_of(run("# M\n", elsewhere, rules=[notes]).text, "notes") == [
+        "- [[notes/Agent 1]] - A coding agent (1 more note says the same)",
+        "- [[notes/New 3]] - Met at the offsite (1 more note says the same)",
+    ]
 
 
 # -- names with numbers, in the order Obsidian's file explorer shows them ---------------------

@@ -312,3 +312,27 @@ def test_an_old_order_is_rewritten_once_keeping_a_persons_lines_as_a_fresh_index
     with open_vault(root) as v:
         v.sync()
     assert mem.read_text(encoding="utf-8") == kept
+
+
+def test_people_made_the_same_day_with_one_summary_are_each_listed(tmp_path: Path) -> None:
+    """Two agents a person added from one template the same day ("Agent 1", "Agent 2":
+    one summary, one date) showed in Key People as one line "(1 more note says the
+    same)": the second agent was nowhere in MEMORY.md. Each is listed, by the daemon
+    as a fresh index lists them."""
+    root = make_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        for i in (1, 2, 20):
+            fields = {"updated": "2099-01-01", "date": "2099-01-01"}
+            write(root, f"people/Agent {i}.md", note(f"Agent {i}", "A coding agent", **fields))
+        v.sync()
+        kept = mem.read_text(encoding="utf-8")
+    assert section(kept, "people")[:3] == [
+        f"- [[people/Agent {i}]] - A coding agent" for i in (1, 2, 20)
+    ]
+    assert "say the same" not in kept and "says the same" not in kept
+    lose_the_index(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert mem.read_text(encoding="utf-8") == kept

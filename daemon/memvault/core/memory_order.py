@@ -221,9 +221,9 @@ _DIGITS = re.compile(r"\d+")
 
 def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
     """What notes listed once share (core/memory_copies): the words of their line, their
-    folder, their title but for its numbers (fact-1, fact-10; two people of one summary
-    are two names) and their date (a day's log is each day's own); None for a line of a
-    link alone."""
+    folder, their title but for its numbers (fact-1, fact-10) and their date (a day's log
+    is each day's own); None for a line of a link alone. People are never copies
+    (``folds``)."""
     said = description(entry)
     if not said:
         return None
@@ -231,11 +231,29 @@ def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
     return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
 
 
+PEOPLE = "people"  # the section (and memvault's folder) of notes that each name someone
+
+
+def folds(rule: SectionRule) -> bool:
+    """Whether the section lists copies once. Not the people section, nor a section of a
+    folder named people: a note there names one person or one agent, and two of them
+    are two whatever their notes say ("Agent 1" and "Agent 2" of one template's summary,
+    made the same day; "New 3" and "New 20"). Copies are an agent's one fact saved again
+    and again, which its memory tool writes as topics, decisions, notes of its own."""
+    last = posixpath.basename(rule.folder.strip("/")).casefold()
+    return rule.name.casefold() != PEOPLE and last != PEOPLE
+
+
+def _own(entry: CatalogueEntry) -> None:
+    return None  # a note's own key: listed whatever the notes above it say
+
+
 def first_notes(
-    ordered: Iterable[CatalogueEntry], limit: int
+    rule: SectionRule, ordered: Iterable[CatalogueEntry]
 ) -> tuple[tuple[CatalogueEntry, ...], tuple[int, ...]]:
-    """The notes a section lists of ``ordered`` (its notes in order), copies folded."""
-    return fold(ordered, limit, copy_key)
+    """The notes ``rule``'s section lists of ``ordered`` (its notes in order), copies
+    folded where the section ``folds``."""
+    return fold(ordered, rule.limit, copy_key if folds(rule) else _own)
 
 
 def sort_entries(entries: Sequence[CatalogueEntry], order: str) -> list[CatalogueEntry]:
@@ -271,10 +289,10 @@ def listing(
                 if (f := counted_folder(e, rules)) is not None:
                     counts[f] = counts.get(f, 0) + 1
             folders = folder_counts(counts)
-        top, alike = first_notes(chosen, rule.limit)
+        top, alike = first_notes(rule, chosen)
         return Listing(top, len(chosen), folders, alike)
     chosen = [e for e in ordered if not keeps_out(e) and matches(e, rule.filter)]
-    top, alike = first_notes(chosen, rule.limit)
+    top, alike = first_notes(rule, chosen)
     return Listing(top, len(chosen), alike=alike)
 
 
@@ -282,6 +300,7 @@ __all__ = [
     "FOLDER_LINES",
     "KEEP_OUT_FIELD",
     "ORDERS",
+    "PEOPLE",
     "UNWRITABLE",
     "CatalogueEntry",
     "Listing",
@@ -291,6 +310,7 @@ __all__ = [
     "counted_folder",
     "first_notes",
     "folder_counts",
+    "folds",
     "in_folder",
     "keeps_out",
     "listing",

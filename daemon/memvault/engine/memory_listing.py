@@ -216,10 +216,10 @@ class MemoryListing:
             total = len(items) - sum(1 for p in self._out if in_folder(p, rule.folder))
             # read as far as the walk goes: the first notes, and the copies among them
             listed = (entries[path] for _, path in items if path not in self._out)
-            top, alike = first_notes(listed, rule.limit)
+            top, alike = first_notes(rule, listed)
             return Listing(top, total, folders, alike)
         chosen = self._selected[_selects(rule)]
-        top, alike = first_notes((entries[path] for _, path in chosen), rule.limit)
+        top, alike = first_notes(rule, (entries[path] for _, path in chosen))
         return Listing(top, len(chosen), folders, alike)
 
     def folder_lines(self, rule: SectionRule) -> Sequence[str]:

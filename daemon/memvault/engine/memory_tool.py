@@ -43,7 +43,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
-from memvault.vault.paths import case_spelling, disk_spelling
+from memvault.vault.paths import case_spelling, disk_spelling, is_note, not_a_note_for_obsidian
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -52,6 +52,9 @@ if TYPE_CHECKING:
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 TRASH = ".trash"  # Obsidian's own trash folder ("Move to Obsidian trash")
+
+
+_AS_NOTES = "memory as markdown notes (name it with .md)"
 
 
 class MemoryCommands:
@@ -145,10 +148,9 @@ class MemoryCommands:
         rel = self._rel(path)
         if not rel:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
-        if not rel.lower().endswith(".md"):
-            raise T.Refusal(
-                f"{path} is not a note: memvault keeps memory as markdown notes (name it with .md)"
-            )
+        if not is_note(rel):  # (a NOTE.MD: no note in Obsidian either, its rename said)
+            why = not_a_note_for_obsidian(rel) or f"not a note: memvault keeps {_AS_NOTES}"
+            raise T.Refusal(f"{path} is {why}")
         if writing and self.fs.is_ignored(rel):
             raise T.Refusal(
                 f"{path} is outside what memvault keeps as memory (its settings ignore it: "

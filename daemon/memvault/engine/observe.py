@@ -25,7 +25,7 @@ from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
-from memvault.vault.paths import is_note
+from memvault.vault.paths import is_note, not_a_note_for_obsidian
 
 
 class Observed(NamedTuple):
@@ -89,6 +89,8 @@ def observe(
             st = fs.stat(path)
             if st is not None:
                 att_seen[path] = st
+                if (why := not_a_note_for_obsidian(path)) is not None:
+                    skipped.append(SkippedFile(path, why))  # as the scan says it
             continue
         scope.add(path)
         st = fs.stat(path)

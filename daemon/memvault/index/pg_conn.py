@@ -1,9 +1,9 @@
 """The connection to the index's PostgreSQL: ``connect`` (autocommit, the vault's
-schema on the search path, a reader's session read-only in the server), ``_PgSql``
-(the store's ``?`` SQL spoken to psycopg, a deadline on every statement, a cut or
-lost connection opened again before the next one) and ``redact`` (a DSN as any
-message or ``status`` may name it: never its password). ``pg_store.py`` builds the
-store on it.
+schema and the catalog alone on the search path, a reader's session read-only in the
+server), ``_PgSql`` (the store's ``?`` SQL spoken to psycopg, a deadline on every
+statement, a cut or lost connection opened again before the next one) and ``redact``
+(a DSN as any message or ``status`` may name it: never its password). ``pg_store.py``
+builds the store on it.
 """
 
 from __future__ import annotations
@@ -105,9 +105,10 @@ def _settings(dsn: str, timeout: float, statement_ms: int, read_only: bool) -> d
 def connect(
     dsn: str, schema: str, *, timeout: float, statement_ms: int, read_only: bool = False
 ) -> Any:
-    """An autocommit psycopg connection whose search_path is the vault's schema (then
-    pgvector's); a server that cannot be reached, or refuses us, is ``IndexUnavailable``.
-    A reader's session is read-only in the server itself: a reader can never write the
+    """An autocommit psycopg connection whose search_path is the vault's schema and the
+    catalog alone (``pg_schema.search_path``: never ``public``, where a team's own tables
+    are); a server that cannot be reached, or refuses us, is ``IndexUnavailable``. A
+    reader's session is read-only in the server itself: a reader can never write the
     shared index, whatever path its code takes."""
     try:
         import psycopg
@@ -125,8 +126,8 @@ def connect(
         ) from None
     try:
         # a reader cannot create pgvector: without it no index is there yet (NotIndexed)
-        ext = pg_schema.ensure_vector_extension(conn, create=not read_only)
-        conn.execute(f'SET search_path TO "{schema}"' + (f', "{ext}"' if ext else ""))
+        pg_schema.ensure_vector_extension(conn, create=not read_only)
+        conn.execute(f"SET search_path TO {pg_schema.search_path(schema)}")
     except psycopg.Error as exc:
         conn.close()
         raise IndexUnavailable(

@@ -1,10 +1,13 @@
 """The PostgreSQL index's tables (one schema per vault) and their versioned migrations.
 
 memvault touches only its own schema: every table below is created in it, and the
-connection's ``search_path`` names it first, so the store's SQL (written once, for
-both engines) reads and writes there and nowhere else. pgvector's ``vector`` type
-comes from wherever the extension lives (``public`` by default): created only when
-it is not installed, and only if the role may.
+connection's ``search_path`` is that schema and the catalog alone (``search_path``), so
+the store's SQL (written once, for both engines) reads and writes there and nowhere
+else: a table of the index dropped by hand is an error, never the same name in
+``public`` (a team's application's ``notes``; pgvector's schema was on the path, and
+``public`` is pgvector's by default). pgvector's type, operator and operator class are
+named with the schema the extension lives in (``vector_schema``; pg_vectors.py): created
+only when it is not installed, and only if the role may.
 
 Versions (``meta.schema_version``, the same meaning on every machine):
 
@@ -82,6 +85,7 @@ import hashlib
 import logging
 import re
 import unicodedata
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -266,7 +270,7 @@ def migrate(conn: Any, schema: str) -> None:
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
         _mark(conn, schema)
         if version is None or version < 2:
-            for statement in (_TABLES if version is None else []) + _TOTALS:
+            for statement in (list(_tables(conn)) if version is None else []) + _TOTALS:
                 # the triggers' functions name their table with its schema: a session of
                 # another search_path (a person's psql) deleting chunks keeps the totals
                 conn.execute(
@@ -392,7 +396,7 @@ def _mend(conn: Any, schema: str) -> None:
                 if name != "embeddings":
                     conn.execute(f'DROP TABLE IF EXISTS "{schema}"."{name}" CASCADE')
             return  # migrate then makes them all, as for a new index
-        for statement in _TABLES:
+        for statement in _tables(conn):
             conn.execute(statement)
 
 
@@ -520,6 +524,34 @@ def _newer(schema: str, version: int) -> str:
     )
 
 
+def quoted(name: str) -> str:
+    """``name`` as an SQL identifier: in double quotes, a double quote in it doubled."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def search_path(schema: str) -> str:
+    """Every memvault session's ``search_path``: the vault's schema, then the catalog.
+    Set by a statement once connected, after the DSN's own settings (an ``options=-c
+    search_path=public`` of the DSN or PGOPTIONS): on this one, memvault's wins (the
+    DSN's own keepalives win, which touch no one's tables). A pooler keeping a client's
+    session (pgbouncer's session mode, which the writer's advisory lock needs too)
+    keeps it."""
+    return f"{quoted(schema)}, pg_catalog"
+
+
+def _tables(conn: Any) -> Iterator[str]:
+    """``_TABLES`` with pgvector's type named with its schema (``vector_schema``)."""
+    ext = quoted(vector_schema(conn))
+    for statement in _TABLES:
+        yield statement.replace(" embedding vector NOT NULL", f" embedding {ext}.vector NOT NULL")
+
+
+def vector_schema(conn: Any) -> str:
+    """The schema pgvector lives in (``public`` when it is not installed yet: where
+    ``ensure_vector_extension`` makes it)."""
+    return ensure_vector_extension(conn, create=False) or "public"
+
+
 def ensure_vector_extension(conn: Any, *, create: bool = True) -> str | None:
     """The schema pgvector lives in; it is created (in ``public``) when missing, or, not
     ``create`` (a reader: its session is read-only), None: no index can be there yet."""
@@ -540,6 +572,9 @@ __all__ = [
     "ensure_vector_extension",
     "lock_key",
     "migrate",
+    "quoted",
     "rows",
     "schema_name",
+    "search_path",
+    "vector_schema",
 ]

@@ -192,6 +192,7 @@ class PgStore(Store):
         self._pg.asked = self._calls.since
         try:
             with self._pg.deadline():
+                self.vector_schema = pg_schema.vector_schema(conn)  # pg_vectors names it
                 if read_only:
                     version = pg_schema._version(conn, schema)
                     if version is not None and version > pg_schema.PG_SCHEMA_VERSION:

@@ -120,10 +120,17 @@ class PgVectors:
         self._db = store._pg
         self._lock = store._lock
         self._building: threading.Thread | None = None  # the HNSW build under way
+        # pgvector's type, operator and operator class by their schema: the session's
+        # search_path is the vault's schema and the catalog alone (pg_schema.search_path)
+        ext = pg_schema.quoted(store.vector_schema)
+        self._vec = f"{ext}.vector"
+        self._near = f"OPERATOR({ext}.<=>)"
+        self._ops = f"{ext}.vector_cosine_ops"
+        self._dims = f"{ext}.vector_dims"
 
     @property
     def _expr(self) -> str:
-        return f"embedding::vector({int(self.dim)})"
+        return f"embedding::{self._vec}({int(self.dim)})"
 
     def open(self, want: VectorsWanted) -> OpenReport:
         """Reconcile the table with the store's embedded chunks (a writer only: a reader
@@ -145,7 +152,7 @@ class PgVectors:
             wrong = {
                 int(r[0])
                 for r in self._db.raw(
-                    "SELECT label FROM vectors WHERE vector_dims(embedding) <> %s", (self.dim,)
+                    f"SELECT label FROM vectors WHERE {self._dims}(embedding) <> %s", (self.dim,)
                 ).fetchall()
             }
             if wrong:
@@ -357,7 +364,7 @@ class PgVectors:
                     db.raw(f"DROP INDEX CONCURRENTLY IF EXISTS {self._name}")
                 db.raw(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._name} ON vectors "
-                    f"USING hnsw (({self._expr}) vector_cosine_ops) WITH (m = {int(self.m)}, "
+                    f"USING hnsw (({self._expr}) {self._ops}) WITH (m = {int(self.m)}, "
                     f"ef_construction = {int(self.ef_construction)}) WHERE node IS NULL"
                 )
         finally:
@@ -392,8 +399,8 @@ class PgVectors:
         with self._lock:
             if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
                 rows = self._db.raw(
-                    f"SELECT label, 1 - ({self._expr} <=> %s::vector) FROM vectors "
-                    f"WHERE label = ANY(%s) ORDER BY {self._expr} <=> %s::vector, label LIMIT %s",
+                    f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
+                    f"WHERE label = ANY(%s) ORDER BY {self._expr} {self._near} %s::{self._vec}, label LIMIT %s",
                     (lit, sorted(subset), lit, k),
                 ).fetchall()
                 return [(int(a), float(b)) for a, b in rows]
@@ -408,8 +415,8 @@ class PgVectors:
                     # similarity: one statement, so one snapshot of the two
                     rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
                         (a, b, None) for a, b in self._db.raw(
-                            f"SELECT label, 1 - ({self._expr} <=> %s::vector) FROM vectors "
-                            f"ORDER BY {self._expr} <=> %s::vector LIMIT %s",
+                            f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
+                            f"ORDER BY {self._expr} {self._near} %s::{self._vec} LIMIT %s",
                             (lit, lit, want),
                         ).fetchall()
                     ]  # fmt: skip
@@ -431,7 +438,7 @@ class PgVectors:
         """A search's statement (the query's vector, the nodes wanted): the nearest
         nodes by the HNSW index, each with its twins (label, similarity, twin)."""
         return (
-            f"WITH n AS (SELECT label, {self._expr} <=> %s::vector AS d FROM vectors "
+            f"WITH n AS (SELECT label, {self._expr} {self._near} %s::{self._vec} AS d FROM vectors "
             "WHERE node IS NULL ORDER BY d LIMIT %s) "
             "SELECT n.label, 1 - n.d, t.label FROM n LEFT JOIN vectors t "
             "ON t.node = n.label ORDER BY n.d, n.label, t.label"

@@ -65,9 +65,23 @@ def normalize_rel(rel: str) -> str:
 
 
 def is_note(rel: str) -> bool:
-    """Whether memvault reads this file as a note (``.md``, any case); every other
-    file in the vault is an attachment: linked, not indexed."""
-    return rel.lower().endswith(".md")
+    """Whether memvault reads this file as a note: ``.md``, in lower case, as Obsidian
+    does (a file's ``TFile.extension`` is compared with ``"md"`` as the name spells it:
+    ``NOTE.MD`` is no note there, docs/VAULT.md); every other file in the vault is an
+    attachment: linked, not indexed."""
+    return rel.endswith(".md")
+
+
+def not_a_note_for_obsidian(rel: str) -> str | None:
+    """Why a file named as a note but for its case (``NOTE.MD``, ``a.Md``) is not
+    indexed, for ``status`` to list until it is renamed; None for any other name."""
+    if rel[-3:].lower() != ".md" or rel.endswith(".md") or "/" in rel[-3:]:
+        return None
+    name = rel.rsplit("/", 1)[-1]
+    return (
+        f"not a note: Obsidian reads only .md in lower case as a note, and this is "
+        f".{name[-2:]} (rename it {name[:-3]}.md to have it indexed)"
+    )
 
 
 def is_utf8(name: str) -> bool:

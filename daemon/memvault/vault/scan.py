@@ -30,18 +30,18 @@ from memvault.core.results import SkippedFile
 from memvault.errors import VaultNotFound
 from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.odd_names import refused_name
-from memvault.vault.paths import display_path, is_note, is_utf8
+from memvault.vault.paths import display_path, is_note, is_utf8, not_a_note_for_obsidian
 from memvault.vault.swap import TEMP_MARK
 from memvault.vault.sync_copies import CONFLICT_COPY, conflict_reason, is_conflict_copy
 
 # A name no rule but "a note" applies to: ASCII (valid UTF-8, its own NFC form), no
 # backslash or percent sign (refused_name), not starting with a dot, no dot or bracket
-# before its ``.md`` (any case, as is_note), 255 bytes at most. Of the marks of a
+# before its ``.md`` (lower case, as is_note), 255 bytes at most. Of the marks of a
 # conflict copy (sync_copies) and of our temp files, only ownCloud's ``_conflict-...``
 # can be in such a name (each other one holds a dot or a bracket): one with a ``_`` is
 # asked CONFLICT_COPY too (a search of every name cost as much as its stat).
 # (Not re.IGNORECASE: it takes the Kelvin sign and the long s for ASCII letters.)
-PLAIN_NOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _-]{0,251}\.[mM][dD]", re.ASCII)
+PLAIN_NOTE = re.compile(r"[A-Za-z0-9][A-Za-z0-9 _-]{0,251}\.md", re.ASCII)
 _BY_NAME = attrgetter("name")
 _INT64 = (-(1 << 63), (1 << 63) - 1)
 
@@ -197,7 +197,10 @@ class Walk:
             return
         key = unicodedata.normalize("NFC", rel)
         if not is_note(rel):
+            # a file, and links to it resolve; a NOTE.MD is said too: a person's words
             self.attachments[key] = Seen(st.st_size, mtime(st), rel)
+            if (why := not_a_note_for_obsidian(rel)) is not None:
+                self.skipped.append(SkippedFile(rel, why))
             return
         notes = self.notes
         if key in notes:  # one name in two Unicode forms: one is indexed (name_forms)
