@@ -81,3 +81,42 @@ def test_the_memory_tool_writes_no_note_obsidian_would_not_show(tmp_path: Path) 
     with open_vault(root) as v, pytest.raises(MemoryToolError, match=r"Fact\.md"):
         v.memory_tool({"command": "create", "path": "/memories/Fact.MD", "file_text": "A fact.\n"})
     assert not (root / "Fact.MD").exists()
+
+
+def test_a_moved_upper_case_md_is_a_file_whose_words_are_left_as_they_are(
+    tmp_path: Path,
+) -> None:
+    """`a/Plan.MD` moved to `b/`: its links were rewritten (`[x](x.md)` became
+    `[x](a/x.md)`) as a note's are, though no note of Obsidian's and the docs said
+    nothing is written to it; a `.png` moved is left alone, and so is it now."""
+    root = make_vault(tmp_path)
+    write(root, "a/x.md", note("X", body="one"))
+    write(root, "c/x.md", note("X too", body="two"))
+    text = note("Plan", body="see [x](x.md) and [[x]]")
+    write(root, "a/Plan.MD", text)
+    with open_vault(root) as v:
+        v.sync()
+        (root / "b").mkdir()
+        (root / "a" / "Plan.MD").rename(root / "b" / "Plan.MD")
+        report = v.sync()
+    assert report.attachments_moved == (("a/Plan.MD", "b/Plan.MD"),)
+    assert "b/Plan.MD" not in report.relinked
+    assert (root / "b" / "Plan.MD").read_text(encoding="utf-8") == text
+
+
+def test_a_link_to_a_moved_upper_case_md_keeps_its_spelling(tmp_path: Path) -> None:
+    """A link to a `Plan.MD` that moved was re-targeted as to a note, its extension
+    spelt anew: `[[a/Plan.MD]]` became `[[b/Plan.md]]`, a name no file has on a disk
+    that tells case. Now it names the file as it is (`b/Plan.MD`); `[[a/Plan]]` stays
+    without an extension, as written."""
+    root = make_vault(tmp_path)
+    write(root, "a/Plan.MD", "one\n")
+    write(root, "c/Plan.MD", "the other\n")
+    write(root, "x.md", note("X", body="see [[a/Plan.MD]], [p](a/Plan.MD) and [[a/Plan]]"))
+    with open_vault(root) as v:
+        v.sync()
+        (root / "b").mkdir()
+        (root / "a" / "Plan.MD").rename(root / "b" / "Plan.MD")
+        assert v.sync().relinked == ("x.md",)
+    text = (root / "x.md").read_text(encoding="utf-8")
+    assert "see [[b/Plan.MD]], [p](b/Plan.MD) and [[b/Plan]]" in text
