@@ -120,3 +120,23 @@ def test_a_link_to_a_moved_upper_case_md_keeps_its_spelling(tmp_path: Path) -> N
         assert v.sync().relinked == ("x.md",)
     text = (root / "x.md").read_text(encoding="utf-8")
     assert "see [[b/Plan.MD]], [p](b/Plan.MD) and [[b/Plan]]" in text
+
+
+def test_the_memory_tool_renames_an_upper_case_md_as_its_refusal_says(tmp_path: Path) -> None:
+    """An agent's `Fact.MD` (memvault's memory tool wrote one before it refused them)
+    was refused to every command with 'rename it Fact.md', and `rename` refused too
+    (no note; then the same name in another case): the agent could never reach its
+    memory again. Now the rename it is told to make is made, and the note indexed."""
+    root = make_vault(tmp_path)
+    write(root, "Fact.MD", "The quokka budget review moves to Thursday.\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError, match=r"rename it Fact\.md"):
+            v.memory_tool({"command": "view", "path": "/memories/Fact.MD"})
+        said = v.memory_tool(
+            {"command": "rename", "old_path": "/memories/Fact.MD", "new_path": "/memories/Fact.md"}
+        )
+        assert said.startswith("Successfully renamed /memories/Fact.MD to /memories/Fact.md")
+        assert v.engine.store.note("Fact.md") is not None
+        assert "Fact.MD" not in {s["path"] for s in v.status()["skipped_files"]}
+    assert [p.name for p in root.iterdir() if p.name.lower() == "fact.md"] == ["Fact.md"]
