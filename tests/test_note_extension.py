@@ -140,3 +140,24 @@ def test_the_memory_tool_renames_an_upper_case_md_as_its_refusal_says(tmp_path: 
         assert v.engine.store.note("Fact.md") is not None
         assert "Fact.MD" not in {s["path"] for s in v.status()["skipped_files"]}
     assert [p.name for p in root.iterdir() if p.name.lower() == "fact.md"] == ["Fact.md"]
+
+
+def test_an_upper_case_md_beside_its_note_is_never_told_to_take_its_name(
+    tmp_path: Path,
+) -> None:
+    """`Plan.MD` beside a note `Plan.md` (a disk that tells case: a clone, an export):
+    status said 'rename it Plan.md to have it indexed', and a person doing so (`mv`)
+    replaced the note `Plan.md` and lost its words. Now it says the note is there, and
+    to give the file another name; by the full scan and by a sync of its path."""
+    root = make_vault(tmp_path)
+    write(root, "projects/Plan.md", note("Plan", body="the indexed plan"))
+    write(root, "projects/Plan.MD", note("Plan", body=WORDS))
+    with open_vault(root) as v:
+        for report in (v.sync(), v.sync(["projects/Plan.MD"])):
+            (why,) = [s.reason for s in report.skipped if s.path == "projects/Plan.MD"]
+            assert "rename it Plan.md" not in why
+            assert "Plan.md beside it is another note" in why and "Plan 2.md" in why
+    assert not_a_note_for_obsidian("a/Plan.MD") == (
+        "not a note: Obsidian reads only .md in lower case as a note, and this is .MD "
+        "(rename it Plan.md to have it indexed)"
+    )
