@@ -914,6 +914,24 @@ def test_people_of_one_summary_and_one_day_are_each_listed() -> None:
     ]
 
 
+def test_people_of_a_section_named_otherwise_are_each_listed() -> None:
+    """A team's people section set up in its own words (`name = "team"`, `folder =
+    "Équipe"`: a locale, a rename) is no "people" section by name or folder: its two
+    agents of one summary, made the same day, were one line "(1 more note says the
+    same)". A note of `type: person` (memvault's person template) is its own person in
+    any section; other notes of that section still fold as copies."""
+    day = "2026-03-05"
+    rule = SectionRule("team", "Team", "Équipe", {}, "title", 8)
+    cat = [entry(f"Équipe/Agent {i}.md", "A coding agent", date=day, type="person") for i in (1, 2)]
+    cat += [entry(f"Équipe/fact-{i}.md", "Standup at ten", date=day) for i in (1, 2)]
+    blank = "<!-- memvault:begin team -->\n<!-- memvault:end team -->\n"
+    assert section_of(run(blank, cat, rules=[rule]).text, "team") == [
+        "- [[Équipe/Agent 1]] - A coding agent",
+        "- [[Équipe/Agent 2]] - A coding agent",
+        "- [[Équipe/fact-1]] - Standup at ten (1 more note says the same)",
+    ]
+
+
 # -- names with numbers, in the order Obsidian's file explorer shows them ---------------------
 
 

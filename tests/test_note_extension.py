@@ -81,3 +81,83 @@ def test_the_memory_tool_writes_no_note_obsidian_would_not_show(tmp_path: Path) 
     with open_vault(root) as v, pytest.raises(MemoryToolError, match=r"Fact\.md"):
         v.memory_tool({"command": "create", "path": "/memories/Fact.MD", "file_text": "A fact.\n"})
     assert not (root / "Fact.MD").exists()
+
+
+def test_a_moved_upper_case_md_is_a_file_whose_words_are_left_as_they_are(
+    tmp_path: Path,
+) -> None:
+    """`a/Plan.MD` moved to `b/`: its links were rewritten (`[x](x.md)` became
+    `[x](a/x.md)`) as a note's are, though no note of Obsidian's and the docs said
+    nothing is written to it; a `.png` moved is left alone, and so is it now."""
+    root = make_vault(tmp_path)
+    write(root, "a/x.md", note("X", body="one"))
+    write(root, "c/x.md", note("X too", body="two"))
+    text = note("Plan", body="see [x](x.md) and [[x]]")
+    write(root, "a/Plan.MD", text)
+    with open_vault(root) as v:
+        v.sync()
+        (root / "b").mkdir()
+        (root / "a" / "Plan.MD").rename(root / "b" / "Plan.MD")
+        report = v.sync()
+    assert report.attachments_moved == (("a/Plan.MD", "b/Plan.MD"),)
+    assert "b/Plan.MD" not in report.relinked
+    assert (root / "b" / "Plan.MD").read_text(encoding="utf-8") == text
+
+
+def test_a_link_to_a_moved_upper_case_md_keeps_its_spelling(tmp_path: Path) -> None:
+    """A link to a `Plan.MD` that moved was re-targeted as to a note, its extension
+    spelt anew: `[[a/Plan.MD]]` became `[[b/Plan.md]]`, a name no file has on a disk
+    that tells case. Now it names the file as it is (`b/Plan.MD`); `[[a/Plan]]` stays
+    without an extension, as written."""
+    root = make_vault(tmp_path)
+    write(root, "a/Plan.MD", "one\n")
+    write(root, "c/Plan.MD", "the other\n")
+    write(root, "x.md", note("X", body="see [[a/Plan.MD]], [p](a/Plan.MD) and [[a/Plan]]"))
+    with open_vault(root) as v:
+        v.sync()
+        (root / "b").mkdir()
+        (root / "a" / "Plan.MD").rename(root / "b" / "Plan.MD")
+        assert v.sync().relinked == ("x.md",)
+    text = (root / "x.md").read_text(encoding="utf-8")
+    assert "see [[b/Plan.MD]], [p](b/Plan.MD) and [[b/Plan]]" in text
+
+
+def test_the_memory_tool_renames_an_upper_case_md_as_its_refusal_says(tmp_path: Path) -> None:
+    """An agent's `Fact.MD` (memvault's memory tool wrote one before it refused them)
+    was refused to every command with 'rename it Fact.md', and `rename` refused too
+    (no note; then the same name in another case): the agent could never reach its
+    memory again. Now the rename it is told to make is made, and the note indexed."""
+    root = make_vault(tmp_path)
+    write(root, "Fact.MD", "The quokka budget review moves to Thursday.\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError, match=r"rename it Fact\.md"):
+            v.memory_tool({"command": "view", "path": "/memories/Fact.MD"})
+        said = v.memory_tool(
+            {"command": "rename", "old_path": "/memories/Fact.MD", "new_path": "/memories/Fact.md"}
+        )
+        assert said.startswith("Successfully renamed /memories/Fact.MD to /memories/Fact.md")
+        assert v.engine.store.note("Fact.md") is not None
+        assert "Fact.MD" not in {s["path"] for s in v.status()["skipped_files"]}
+    assert [p.name for p in root.iterdir() if p.name.lower() == "fact.md"] == ["Fact.md"]
+
+
+def test_an_upper_case_md_beside_its_note_is_never_told_to_take_its_name(
+    tmp_path: Path,
+) -> None:
+    """`Plan.MD` beside a note `Plan.md` (a disk that tells case: a clone, an export):
+    status said 'rename it Plan.md to have it indexed', and a person doing so (`mv`)
+    replaced the note `Plan.md` and lost its words. Now it says the note is there, and
+    to give the file another name; by the full scan and by a sync of its path."""
+    root = make_vault(tmp_path)
+    write(root, "projects/Plan.md", note("Plan", body="the indexed plan"))
+    write(root, "projects/Plan.MD", note("Plan", body=WORDS))
+    with open_vault(root) as v:
+        for report in (v.sync(), v.sync(["projects/Plan.MD"])):
+            (why,) = [s.reason for s in report.skipped if s.path == "projects/Plan.MD"]
+            assert "rename it Plan.md" not in why
+            assert "Plan.md beside it is another note" in why and "Plan 2.md" in why
+    assert not_a_note_for_obsidian("a/Plan.MD") == (
+        "not a note: Obsidian reads only .md in lower case as a note, and this is .MD "
+        "(rename it Plan.md to have it indexed)"
+    )

@@ -222,16 +222,25 @@ _DIGITS = re.compile(r"\d+")
 def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
     """What notes listed once share (core/memory_copies): the words of their line, their
     folder, their title but for its numbers (fact-1, fact-10) and their date (a day's log
-    is each day's own); None for a line of a link alone. People are never copies
-    (``folds``)."""
+    is each day's own); None for a line of a link alone, and for a note saying it names
+    someone (``type: person``, templates/person.md) in any section. People are never
+    copies (``folds``)."""
     said = description(entry)
-    if not said:
+    if not said or _names_someone(entry):
         return None
     title = _DIGITS.sub("#", entry.title).casefold()
     return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
 
 
 PEOPLE = "people"  # the section (and memvault's folder) of notes that each name someone
+PERSON = "person"  # the type: of a note that names someone, wherever it is
+
+
+def _names_someone(entry: CatalogueEntry) -> bool:
+    """A note of ``type: person`` (a section of people named otherwise, ``team`` or
+    ``Équipe``, in a folder of its own name: two of them are two people)."""
+    kind = entry.fields.get("type")
+    return isinstance(kind, str) and kind.strip().casefold() == PERSON
 
 
 def folds(rule: SectionRule) -> bool:

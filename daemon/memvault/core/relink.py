@@ -191,11 +191,14 @@ def _new_target(
     link: Link, path: str, source: str, index: LinkIndex, link_format: LinkFormat
 ) -> str:
     """The decoded target a re-targeted link gets (before any encoding)."""
-    is_note = path.lower().endswith(".md")
-    keep_md = link.target.lower().endswith(".md") or not is_note
+    is_note = path.endswith(".md")  # a NOTE.MD is a file: its .MD kept as spelt
+    # a link may name a note, or a NOTE.MD, without its extension ([[Plan]]): it stays so
+    keep_md = link.target.lower().endswith(".md") or not path.lower().endswith(".md")
     target = index.link_text(path, source, link_format, omit_md=True)
     if is_note and keep_md:
         target += ".md"
+    elif not is_note and not keep_md:
+        target = target[:-3]
     if index.resolve(target, source) != Resolution("resolved", path):
         # Obsidian's own form would not lead back here (a relative path that a
         # same-named file at the root shadows): write the full vault path

@@ -496,7 +496,7 @@ class LinkIndex:
         ``absolute``: the full vault path. ``omit_md`` drops a note's ``.md``
         (wikilinks); markdown links keep it.
         """
-        full = path[:-3] if omit_md and path.lower().endswith(".md") else path
+        full = path[:-3] if omit_md and path.endswith(".md") else path  # a NOTE.MD's kept
         if link_format == "absolute":
             return full
         if link_format == "relative":

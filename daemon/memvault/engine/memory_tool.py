@@ -144,11 +144,12 @@ class MemoryCommands:
             raise T.Refusal(f"Path {path} is not a note of this vault: {refusal}")
         return clean
 
-    def _note_rel(self, path: str, *, writing: bool = False) -> str:
+    def _note_rel(self, path: str, *, writing: bool = False, renamed: bool = False) -> str:
         rel = self._rel(path)
         if not rel:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
-        if not is_note(rel):  # (a NOTE.MD: no note in Obsidian either, its rename said)
+        # a NOTE.MD: no note in Obsidian either; renamed (its refusal says to), it is one
+        if not is_note(rel) and not (renamed and not_a_note_for_obsidian(rel)):
             why = not_a_note_for_obsidian(rel) or f"not a note: memvault keeps {_AS_NOTES}"
             raise T.Refusal(f"{path} is {why}")
         if writing and self.fs.is_ignored(rel):
@@ -432,7 +433,7 @@ class MemoryCommands:
         _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
-            self._note_rel(old_path)
+            self._note_rel(old_path, renamed=True)
             self._note_rel(new_path, writing=True)
             self.twins.refuse_rename(self.fs, old, new, new_path)
         elif new.startswith(old + "/"):

@@ -60,7 +60,7 @@ class NameTwins:
         (folder, name), (there, named) = posixpath.split(rel), posixpath.split(other)
         return unicodedata.normalize("NFC", folder) == unicodedata.normalize(
             "NFC", there
-        ) and self._key(name.removesuffix(".md")) == self._key(named.removesuffix(".md"))
+        ) and self._key(_stem(name)) == self._key(_stem(named))
 
     def twin(self, fs: VaultFS, rel: str) -> str | None:
         """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
@@ -84,6 +84,11 @@ class NameTwins:
             if is_file_entry(entry) and not fs.is_ignored(there) and fs.refusal(there) is None:
                 return there
         return None
+
+
+def _stem(name: str) -> str:
+    """A name without its ``.md`` in any case: a NOTE.MD renamed NOTE.md keeps its name."""
+    return name[:-3] if name.lower().endswith(".md") else name
 
 
 def twin_refusal(path: str, other: str, *, destination: bool = False) -> str:

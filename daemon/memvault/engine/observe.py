@@ -89,7 +89,8 @@ def observe(
             st = fs.stat(path)
             if st is not None:
                 att_seen[path] = st
-                if (why := not_a_note_for_obsidian(path)) is not None:
+                beside = path[-3:].lower() == ".md" and fs.stat(path[:-3] + ".md") is not None
+                if (why := not_a_note_for_obsidian(path, beside=beside)) is not None:
                     skipped.append(SkippedFile(path, why))  # as the scan says it
             continue
         scope.add(path)

@@ -18,6 +18,7 @@ from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex
 from memvault.errors import NoteNotFound, WriteConflict
 from memvault.vault.gitstate import git_busy, nested_repo
+from memvault.vault.paths import is_note
 
 if TYPE_CHECKING:
     from memvault.index.store import Store
@@ -72,7 +73,7 @@ def relink(
         # the tree is git's (a pull stopped at a conflict): a note rewritten now is an
         # unstaged change `git rebase --continue` refuses to go on with. The notes
         # wait, journalled, and are relinked once git is done (Daemon.memory_catch_up)
-        notes = sorted(s for s in candidates if s.lower().endswith(".md"))
+        notes = sorted(s for s in candidates if is_note(s))
         said = f"git is in the middle of {busy}: links to moved files wait until it is done"
         return Relinking([], [said] if notes else [], {}, notes)
     reverse = {new: old for old, new in moves.items()}
@@ -85,7 +86,7 @@ def relink(
     # person takes (`git checkout --theirs`) lacks; they wait until it is resolved
     conflicted: set[str] = set()
     for source in sorted(candidates):
-        if not source.lower().endswith(".md"):
+        if not is_note(source):  # nor inside a NOTE.MD, no note (paths.is_note): a file
             continue  # links inside canvases and bases are not rewritten (docs/LINKS.md)
         repo = nested_repo(fs.root, source)
         if repo is not None:

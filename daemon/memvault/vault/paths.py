@@ -72,15 +72,24 @@ def is_note(rel: str) -> bool:
     return rel.endswith(".md")
 
 
-def not_a_note_for_obsidian(rel: str) -> str | None:
+def not_a_note_for_obsidian(rel: str, *, beside: bool = False) -> str | None:
     """Why a file named as a note but for its case (``NOTE.MD``, ``a.Md``) is not
-    indexed, for ``status`` to list until it is renamed; None for any other name."""
+    indexed, for ``status`` to list until it is renamed; None for any other name.
+    ``beside``: a note of the name in lower case is there too (``NOTE.md``, on a disk
+    that tells case), which ``mv NOTE.MD NOTE.md`` would replace: another name is said."""
     if rel[-3:].lower() != ".md" or rel.endswith(".md") or "/" in rel[-3:]:
         return None
     name = rel.rsplit("/", 1)[-1]
+    stem = name[:-3]
+    to = (
+        f"{stem}.md beside it is another note, which a rename onto it would replace: "
+        f"give it another name, {stem} 2.md,"
+        if beside
+        else f"rename it {stem}.md"
+    )
     return (
         f"not a note: Obsidian reads only .md in lower case as a note, and this is "
-        f".{name[-2:]} (rename it {name[:-3]}.md to have it indexed)"
+        f".{name[-2:]} ({to} to have it indexed)"
     )
 
 

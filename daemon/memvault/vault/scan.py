@@ -199,8 +199,10 @@ class Walk:
         if not is_note(rel):
             # a file, and links to it resolve; a NOTE.MD is said too: a person's words
             self.attachments[key] = Seen(st.st_size, mtime(st), rel)
-            if (why := not_a_note_for_obsidian(rel)) is not None:
-                self.skipped.append(SkippedFile(rel, why))
+            if rel[-3:].lower() == ".md":  # (a stat for a NOTE.MD alone: a NOTE.md?)
+                beside = os.path.lexists(entry.path[:-3] + ".md")
+                if (why := not_a_note_for_obsidian(rel, beside=beside)) is not None:
+                    self.skipped.append(SkippedFile(rel, why))
             return
         notes = self.notes
         if key in notes:  # one name in two Unicode forms: one is indexed (name_forms)
