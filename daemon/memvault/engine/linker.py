@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.core.conflicts import find_conflicts
+from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import relink_note
@@ -197,6 +197,8 @@ class Linker:
         results: list[memory_md.MemoryUpdate] = []
 
         def change(text: str | None) -> str:
+            if text is not None and (why := left_as_git_wrote_it(text)):
+                raise memory_md.MarkerError(why)  # a `git stash pop` that conflicted: theirs
             update = memory_md.update_memory(
                 text,
                 notes,
@@ -226,6 +228,10 @@ class Linker:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
+            elif isinstance(exc, memory_md.MarkerError) and not pending:
+                # nothing to do until the person saves it, a change any sync sees: the
+                # daemon's catch-up synced it every 2 s meanwhile
+                self.store.set_meta("memory_synced", "1")
             return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
         update = results[-1]
         problems = [GIT_REMOVED] if removed else list(update.problems)
@@ -429,8 +435,8 @@ class Linker:
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
-    if find_conflicts(text):  # a `git stash pop` that conflicted: theirs to resolve
-        raise memory_md.MarkerError("it holds git's conflict markers: resolve them and save")
+    if why := left_as_git_wrote_it(text):  # a `git stash pop` that conflicted: theirs
+        raise memory_md.MarkerError(why)
     text = folded(text)  # two clones' lists merged line by line: one again
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now

@@ -25,6 +25,7 @@ from typing import Any
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md, memory_own
 from memvault.core.changes import Known, Seen, suspects
+from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
@@ -327,6 +328,8 @@ def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict
             loaded_limit=lines > CLAUDE_CODE_LINES or len(text.encode("utf-8")) > CLAUDE_CODE_BYTES,
         )
         try:
+            if why := left_as_git_wrote_it(text):  # (engine/linker: left so until resolved)
+                raise memory_md.MarkerError(why)
             blocks = memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
             memory["problem"] = f"left untouched: {exc}"
