@@ -44,9 +44,8 @@ from memvault.vault.gitstate import (
     git_busy,
     git_removed,
     ignored_by,
+    newest_stash,
     settings_ignored,
-    stash_stops,
-    stash_waits,
 )
 from memvault.vault.state_dir import load_decisions
 
@@ -127,6 +126,7 @@ def describe(
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
+    stash = newest_stash(config.root, generated)  # (git asked once for both questions)
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
@@ -166,10 +166,10 @@ def describe(
         # tracked file meanwhile (docs/MEMORY.md, "Git")
         "git_busy": git_busy(config.root),
         # what of memvault's `git stash pop` would stop over (docs/MEMORY.md, "Git")
-        "git_stash_stops": stash_stops(config.root, generated),
+        "git_stash_stops": list(stash.stops),
         # what waits for `git stash pop` (10 minutes after the stash at most): said
         # without a daemon too, whose warnings say it otherwise
-        "git_stash_waits": stash_waits(config.root, generated),
+        "git_stash_waits": list(stash.waits),
     }
 
 
