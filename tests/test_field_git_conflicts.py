@@ -106,11 +106,12 @@ def test_a_folder_note_holding_conflict_markers_is_left_as_git_wrote_it(tmp_path
     assert folder_note.read_text(encoding="utf-8") == conflicted  # before: rewritten
 
 
-def _memory_md_conflicted_by_a_stash_pop(root: Path) -> str:
+def _memory_md_conflicted_by_a_stash_pop(root: Path, mine: str = "") -> str:
     """A vault made before memvault wrote a .gitattributes (no merge=union): the daemon
     listed cy in MEMORY.md, the person stashed that change, another clone's MEMORY.md
     listing di was committed, and `git stash pop` conflicted in the people section (no
-    MERGE_HEAD: git is busy with nothing). MEMORY.md's text as git wrote it."""
+    MERGE_HEAD: git is busy with nothing). ``mine``: a line of the person's stashed with
+    cy's, below it. MEMORY.md's text as git wrote it."""
     (root / ".gitattributes").unlink()
     for name, day in (("ann", "01"), ("bea", "02")):
         write(root, f"people/{name}.md", note(name.title(), f"{name} is here.", updated=day))
@@ -122,7 +123,10 @@ def _memory_md_conflicted_by_a_stash_pop(root: Path) -> str:
     write(root, "people/cy.md", note("Cy", "cy is here.", updated="2024-03-03"))
     with open_vault(root) as v:
         v.sync()
-    assert "[[people/cy]]" in mem.read_text(encoding="utf-8")
+    listed = mem.read_text(encoding="utf-8")
+    assert "[[people/cy]]" in listed
+    cy = "- [[people/cy]] - cy is here.\n"
+    mem.write_text(listed.replace(cy, cy + mine), encoding="utf-8")  # (a line of theirs)
     git(root, "stash", "-q")  # MEMORY.md's change set aside; cy.md, untracked, stays
     write(root, "people/di.md", note("Di", "di is here.", updated="2024-04-04"))
     # the other clone's daemon listed di where this one listed cy
@@ -229,3 +233,30 @@ def test_markers_in_a_code_block_of_memory_md_are_no_conflict(tmp_path: Path) ->
         v.sync()
     text = mem.read_text(encoding="utf-8")
     assert "[[people/ann]]" in text and text.endswith(shown)
+
+
+def test_links_in_a_conflicted_memory_md_wait_until_it_is_resolved(tmp_path: Path) -> None:
+    """A note renamed while MEMORY.md holds git's markers: MEMORY.md is left as git wrote
+    it, and its links to the note wait in the relink journal, as a note's do; the side
+    the person takes (`git checkout --theirs`: the stash's, from git's objects) has the
+    old link, re-targeted once it is resolved. Left untouched with nothing waiting, it
+    kept `[[people/bea]]`, a link to nothing, for good."""
+    root = git_vault(tmp_path)
+    mine = "Ask [[people/bea]] about billing.\n"
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root, mine)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        (root / "people" / "bea.md").rename(root / "people" / "beatrice.md")
+        report = v.sync()
+        assert mem.read_text(encoding="utf-8") == conflicted
+        assert "MEMORY.md" in report.relink_waiting
+        assert "MEMORY.md" in v.sync().relink_waiting  # tried again: still conflicted
+        assert mem.read_text(encoding="utf-8") == conflicted
+        git(root, "checkout", "--theirs", "--", "MEMORY.md")  # the stash's side
+        git(root, "reset", "-q")  # (resolved: unstaged, as `git stash pop` leaves it)
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        assert "Ask [[people/beatrice]] about billing." in text, text
+        assert "[[people/bea]]" not in text and not find_conflicts(text)
+        assert v.status()["index"]["relink_pending"] == 0

@@ -69,6 +69,9 @@ class MemoryWritten:
     folder_notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
+    # MEMORY.md, left holding git's conflict markers with links to the files moved: they
+    # wait in the relink journal, as a note's do (relink_notes), until it is resolved
+    waiting: tuple[str, ...] = ()
 
 
 class Linker:
@@ -195,9 +198,12 @@ class Linker:
                 return _relink_in_style(text, rel, before, after, moves, fmt, left)
 
         results: list[memory_md.MemoryUpdate] = []
+        links_wait: list[str] = []
 
         def change(text: str | None) -> str:
             if text is not None and (why := left_as_git_wrote_it(text)):
+                if rewrite is not None and rewrite(text) != text:
+                    links_wait.append(rel)  # the side a person takes has the old links
                 raise memory_md.MarkerError(why)  # a `git stash pop` that conflicted: theirs
             update = memory_md.update_memory(
                 text,
@@ -232,7 +238,12 @@ class Linker:
                 # nothing to do until the person saves it, a change any sync sees: the
                 # daemon's catch-up synced it every 2 s meanwhile
                 self.store.set_meta("memory_synced", "1")
-            return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
+            said = f"{rel}: its links to moved files wait until its conflicts are resolved"
+            return MemoryWritten(
+                problems=(f"{rel} left untouched: {exc}",),
+                warnings=(said,) if links_wait else (),
+                waiting=tuple(links_wait),
+            )
         update = results[-1]
         problems = [GIT_REMOVED] if removed else list(update.problems)
         problems += sections_moved_away(
