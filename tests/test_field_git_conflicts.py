@@ -209,6 +209,9 @@ def test_memory_md_holding_conflict_markers_waits_for_the_cli_too(
     said = json.loads(run(app, ["status", "--json", "--vault", str(root)]).stdout)
     reasons = [p["reason"] for p in said["problems"] if p["path"] == "MEMORY.md"]
     assert any(r.startswith("left untouched: it holds git's conflict markers") for r in reasons)
+    # the pop stopped over it already: no `git checkout -- MEMORY.md && git stash pop`,
+    # which git refuses over an unmerged file, and which would take the resolution back
+    assert said["git_stash_stops"] == [], said["git_stash_stops"]  # before: ['MEMORY.md']
     resolved = "".join(
         ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)
     )

@@ -210,7 +210,7 @@ def newest_stash(
     """The newest stash and the vault paths among ``rels`` (what memvault writes:
     MEMORY.md, folder notes) it concerns, git asked once for both questions (status asks
     both): what it changes (its first parent to it), and the blob ids of those files
-    here, in git's index and in HEAD (``_as_in``).
+    here, in git's index and in HEAD (``_blobs``).
 
     ``stops``: those the stash changes that changed since it was made (memvault listed
     notes the stash left, a person's edit): ``git stash pop`` stops over them.
@@ -240,13 +240,16 @@ def newest_stash(
     stashed = changed & set(rels)
     if not here or not stashed:
         return StashSeen(made, here)
-    there = sorted(r for r in stashed if (root / r).is_file())
-    hashed = _hashed(root, there)
+    hashed = _hashed(root, sorted(r for r in stashed if (root / r).is_file()))
+    # a file unmerged in git's index: a pop (or merge) stopped over it, its conflict to
+    # resolve (status says so of MEMORY.md), not a pop to come over a checkout of it
+    in_index, unmerged = _blobs(root, hashed, None)
+    in_head = _blobs(root, hashed, "HEAD")[0] if stops else {}
     return StashSeen(
         made,
         here,
-        tuple(sorted(stashed - _as_in(root, hashed, "HEAD"))) if stops else (),
-        tuple(sorted(_as_in(root, hashed, None))) if recent else (),
+        tuple(sorted(stashed - _same(hashed, in_head) - unmerged)) if stops else (),
+        tuple(sorted(_same(hashed, in_index))) if recent else (),
     )
 
 
@@ -360,27 +363,38 @@ def _hashed(root: Path, rels: Sequence[str]) -> dict[str, str]:
     return dict(zip(rels, ids, strict=False))
 
 
-def _as_in(root: Path, hashed: dict[str, str], commit: str | None) -> set[str]:
-    """The vault paths of ``hashed`` (path -> its file's blob id) whose file holds what
-    git's index (``commit`` None) or ``commit`` has there, compared by blob id.
-    Plumbing: ``git diff`` wrote the index back, under index.lock, when it found a
-    file's stat changed and not its bytes, ``--no-optional-locks`` or not (git 2.39),
-    and a person's ``git add`` at that moment failed."""
+def _blobs(
+    root: Path, hashed: dict[str, str], commit: str | None
+) -> tuple[dict[str, str], set[str]]:
+    """The blob ids git has at the vault paths of ``hashed``: in git's index (``commit``
+    None; stage 0) or in ``commit``; and those unmerged in the index (a conflict's
+    stages). Plumbing: ``git diff`` wrote the index back, under index.lock, when it
+    found a file's stat changed and not its bytes, ``--no-optional-locks`` or not (git
+    2.39), and a person's ``git add`` at that moment failed."""
     if not hashed:
-        return set()
-    here = ("--literal-pathspecs",)
-    there = sorted(hashed)
+        return {}, set()
+    here, there = ("--literal-pathspecs",), sorted(hashed)
     if commit is None:
         listed = _git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
     else:
         listed = _git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
     if listed is None or listed.returncode:
-        return set()
+        return {}, set()
     kept: dict[str, str] = {}
+    unmerged: set[str] = set()
     for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
         fields, _, path = entry.partition("\t")
-        if path:
+        if not path:
+            continue
+        if commit is None and fields.split()[2] != "0":
+            unmerged.add(path)
+        else:
             kept[path] = fields.split()[1 if commit is None else 2]
+    return kept, unmerged
+
+
+def _same(hashed: dict[str, str], kept: dict[str, str]) -> set[str]:
+    """The paths whose file's blob id (``hashed``) is the one git has there (``kept``)."""
     return {r for r, blob in hashed.items() if kept.get(r) == blob}
 
 
