@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+import json
+import threading
 from pathlib import Path
 
+import pytest
+from typer.testing import CliRunner
+
 from helpers import eventually, note, open_vault, write
+from memvault.core.conflicts import find_conflicts
+from memvault.interfaces.cli import app
 from memvault.vault.gitstate import git_busy
 from test_memory_git import commit, git, git_vault
 from test_service import Proc, api, settled
@@ -97,3 +104,162 @@ def test_a_folder_note_holding_conflict_markers_is_left_as_git_wrote_it(tmp_path
     with open_vault(root) as v:
         v.sync()
     assert folder_note.read_text(encoding="utf-8") == conflicted  # before: rewritten
+
+
+def _memory_md_conflicted_by_a_stash_pop(root: Path, mine: str = "") -> str:
+    """A vault made before memvault wrote a .gitattributes (no merge=union): the daemon
+    listed cy in MEMORY.md, the person stashed that change, another clone's MEMORY.md
+    listing di was committed, and `git stash pop` conflicted in the people section (no
+    MERGE_HEAD: git is busy with nothing). ``mine``: a line of the person's stashed with
+    cy's, below it. MEMORY.md's text as git wrote it."""
+    (root / ".gitattributes").unlink()
+    for name, day in (("ann", "01"), ("bea", "02")):
+        write(root, f"people/{name}.md", note(name.title(), f"{name} is here.", updated=day))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "base")
+    mem = root / "MEMORY.md"
+    base = mem.read_text(encoding="utf-8")
+    write(root, "people/cy.md", note("Cy", "cy is here.", updated="2024-03-03"))
+    with open_vault(root) as v:
+        v.sync()
+    listed = mem.read_text(encoding="utf-8")
+    assert "[[people/cy]]" in listed
+    cy = "- [[people/cy]] - cy is here.\n"
+    mem.write_text(listed.replace(cy, cy + mine), encoding="utf-8")  # (a line of theirs)
+    git(root, "stash", "-q")  # MEMORY.md's change set aside; cy.md, untracked, stays
+    write(root, "people/di.md", note("Di", "di is here.", updated="2024-04-04"))
+    # the other clone's daemon listed di where this one listed cy
+    begin = "<!-- memvault:begin people -->\n"
+    mem.write_text(base.replace(begin, begin + "- [[people/di]] - di is here.\n"), "utf-8")
+    git(root, "add", "MEMORY.md", "people/di.md")
+    git(root, "commit", "-q", "-m", "di, from another clone")
+    assert git(root, "stash", "pop", check=False).returncode != 0  # a conflict
+    assert git_busy(root) is None
+    conflicted = mem.read_text(encoding="utf-8")
+    assert find_conflicts(conflicted)
+    return conflicted
+
+
+def test_memory_md_holding_conflict_markers_is_left_as_git_wrote_it_until_resolved(
+    tmp_path: Path,
+) -> None:
+    """Field test: `git stash pop` conflicted in MEMORY.md's people section; the daemon
+    went on rewriting the section around git's markers, its lines moved from one side
+    to the other. Now MEMORY.md is left as git wrote it while it holds them, status says
+    so (naming the file and what to do), and it is brought up once resolved and saved."""
+    root = git_vault(tmp_path)
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    proc = Proc(tmp_path, root)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="the start-up reconcile")
+        write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+
+        def indexed() -> bool:
+            hits = api(info, "POST", "/search", json={"query": "Ed is new"}).json()["hits"]
+            return any(h["path"] == "people/ed.md" for h in hits) and bool(settled(info))
+
+        eventually(indexed, what="ed indexed")
+        assert mem.read_text(encoding="utf-8") == conflicted  # before: rewritten around them
+        at = api(info, "GET", "/status").json()["last_sync_at"]
+        threading.Event().wait(5)  # the daemon's catch-up looks every 2 s
+        assert api(info, "GET", "/status").json()["last_sync_at"] == at  # before: a sync each
+        problems = api(info, "GET", "/status").json()["problems"]
+        said = [p for p in problems if p["path"] == "MEMORY.md"]
+        assert any("conflict" in p["reason"] and "resolve" in p["reason"] for p in said), said
+        human = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
+        assert "MEMORY.md" in human and "conflict markers" in human, human
+        # resolved: both sides' lines kept, the markers deleted, saved
+        kept = [ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)]
+        mem.write_text("".join(kept), encoding="utf-8")
+
+        def brought_up() -> str | None:
+            text = mem.read_text(encoding="utf-8")
+            return text if "[[people/ed]]" in text and settled(info) else None
+
+        text = eventually(brought_up, what="MEMORY.md brought up once resolved")
+        assert not find_conflicts(text)
+        for name in ("ann", "bea", "cy", "di", "ed"):
+            assert text.count(f"[[people/{name}]]") == 1, (name, text)
+        problems = api(info, "GET", "/status").json()["problems"]
+        assert not [p for p in problems if p["path"] == "MEMORY.md"], problems
+    finally:
+        proc.stop()
+
+
+MARKS = ("<<<<<<<", "=======", ">>>>>>>")
+
+
+def test_memory_md_holding_conflict_markers_waits_for_the_cli_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no daemon: a sync leaves the conflicted MEMORY.md as git wrote it, `status
+    --json` names it with what to do, and the first CLI run after the person resolved
+    it (a search, which syncs first) brings it up."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = git_vault(tmp_path)
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    run = CliRunner().invoke
+    assert run(app, ["sync", "--vault", str(root)]).exit_code == 0
+    assert mem.read_text(encoding="utf-8") == conflicted  # before: rewritten around them
+    said = json.loads(run(app, ["status", "--json", "--vault", str(root)]).stdout)
+    reasons = [p["reason"] for p in said["problems"] if p["path"] == "MEMORY.md"]
+    assert any(r.startswith("left untouched: it holds git's conflict markers") for r in reasons)
+    # the pop stopped over it already: no `git checkout -- MEMORY.md && git stash pop`,
+    # which git refuses over an unmerged file, and which would take the resolution back
+    assert said["git_stash_stops"] == [], said["git_stash_stops"]  # before: ['MEMORY.md']
+    resolved = "".join(
+        ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)
+    )
+    mem.write_text(resolved, encoding="utf-8")
+    assert run(app, ["search", "Ed is new", "--vault", str(root)]).exit_code == 0
+    text = mem.read_text(encoding="utf-8")
+    for name in ("ann", "bea", "cy", "di", "ed"):
+        assert text.count(f"[[people/{name}]]") == 1, (name, text)
+    said = json.loads(run(app, ["status", "--json", "--vault", str(root)]).stdout)
+    assert not [p for p in said["problems"] if p["path"] == "MEMORY.md"], said["problems"]
+
+
+def test_markers_in_a_code_block_of_memory_md_are_no_conflict(tmp_path: Path) -> None:
+    """MEMORY.md showing git's markers in a fenced code block (a note on how to resolve
+    a conflict) is updated as any other."""
+    root = git_vault(tmp_path)
+    mem = root / "MEMORY.md"
+    shown = "```\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\n```\n"
+    mem.write_text(mem.read_text(encoding="utf-8") + shown, encoding="utf-8")
+    write(root, "people/ann.md", note("Ann", "ann is here."))
+    with open_vault(root) as v:
+        v.sync()
+    text = mem.read_text(encoding="utf-8")
+    assert "[[people/ann]]" in text and text.endswith(shown)
+
+
+def test_links_in_a_conflicted_memory_md_wait_until_it_is_resolved(tmp_path: Path) -> None:
+    """A note renamed while MEMORY.md holds git's markers: MEMORY.md is left as git wrote
+    it, and its links to the note wait in the relink journal, as a note's do; the side
+    the person takes (`git checkout --theirs`: the stash's, from git's objects) has the
+    old link, re-targeted once it is resolved. Left untouched with nothing waiting, it
+    kept `[[people/bea]]`, a link to nothing, for good."""
+    root = git_vault(tmp_path)
+    mine = "Ask [[people/bea]] about billing.\n"
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root, mine)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        (root / "people" / "bea.md").rename(root / "people" / "beatrice.md")
+        report = v.sync()
+        assert mem.read_text(encoding="utf-8") == conflicted
+        assert "MEMORY.md" in report.relink_waiting
+        assert "MEMORY.md" in v.sync().relink_waiting  # tried again: still conflicted
+        assert mem.read_text(encoding="utf-8") == conflicted
+        git(root, "checkout", "--theirs", "--", "MEMORY.md")  # the stash's side
+        git(root, "reset", "-q")  # (resolved: unstaged, as `git stash pop` leaves it)
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        assert "Ask [[people/beatrice]] about billing." in text, text
+        assert "[[people/bea]]" not in text and not find_conflicts(text)
+        assert v.status()["index"]["relink_pending"] == 0

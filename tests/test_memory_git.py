@@ -476,17 +476,19 @@ def test_twenty_random_git_sequences_over_300_notes(tmp_path: Path, daemon: Any)
 
 
 def age_stash(root: Path, seconds: float = STASH_WAIT_SECONDS + 60) -> None:
-    """The stashes made ``seconds`` earlier (their reflog lines' times; the file's
-    stat, which memvault's daemon compares, kept as it was)."""
-    path = Path(git(root, "rev-parse", "--git-path", "logs/refs/stash").stdout.strip())
-    path = path if path.is_absolute() else root / path
-    st = path.stat()
+    """The stashes made ``seconds`` earlier, and what HEAD did in this worktree with them
+    (their reflog lines' times: the stash's and HEAD's, which says where HEAD was when
+    it was made; the files' stat, which memvault's daemon compares, kept as it was)."""
+    for log in ("logs/refs/stash", "logs/HEAD"):
+        path = Path(git(root, "rev-parse", "--git-path", log).stdout.strip())
+        path = path if path.is_absolute() else root / path
+        st = path.stat()
 
-    def older(m: re.Match[str]) -> str:
-        return f"> {int(m.group(1)) - int(seconds)} "
+        def older(m: re.Match[str]) -> str:
+            return f"> {int(m.group(1)) - int(seconds)} "
 
-    path.write_text(re.sub(r"> (\d+) ", older, path.read_text("utf-8")), "utf-8")
-    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        path.write_text(re.sub(r"> (\d+) ", older, path.read_text("utf-8")), "utf-8")
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
 
 
 def test_a_stash_pop_goes_through_over_a_memory_md_the_daemon_would_have_rewritten(

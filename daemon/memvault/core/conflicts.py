@@ -82,6 +82,23 @@ def conflict_warning(conflicts: Sequence[Conflict]) -> str | None:
     )
 
 
+def left_as_git_wrote_it(text: str) -> str | None:
+    """Why a file memvault keeps (MEMORY.md, a folder note) is left as git wrote it: the
+    conflicts ``text`` holds and what to do, or None when it holds none. Its lists
+    rewritten around the markers, each side's lines moved to the other (a field test)."""
+    conflicts = find_conflicts(text)
+    if not conflicts:
+        return None
+    lines = [str(c.start) for c in conflicts[:_SHOWN]]
+    more = len(conflicts) - _SHOWN
+    where = ", ".join(lines) + (f" and {more} more" if more > 0 else "")
+    return (
+        f"it holds git's conflict markers (line{'s' if len(conflicts) > 1 else ''} {where}): "
+        "keep either side's lines or both, delete the marker lines and save; memvault "
+        "brings it up to date then"
+    )
+
+
 class _Fences:
     """Whether a line is inside a fenced code block (fence lines included), line by line."""
 

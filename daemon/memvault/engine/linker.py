@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.core.conflicts import find_conflicts
+from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import relink_note
@@ -69,6 +69,9 @@ class MemoryWritten:
     folder_notes: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # links left as they were (a name no link can hold)
+    # MEMORY.md, left holding git's conflict markers with links to the files moved: they
+    # wait in the relink journal, as a note's do (relink_notes), until it is resolved
+    waiting: tuple[str, ...] = ()
 
 
 class Linker:
@@ -195,8 +198,13 @@ class Linker:
                 return _relink_in_style(text, rel, before, after, moves, fmt, left)
 
         results: list[memory_md.MemoryUpdate] = []
+        links_wait: list[str] = []
 
         def change(text: str | None) -> str:
+            if text is not None and (why := left_as_git_wrote_it(text)):
+                if rewrite is not None and rewrite(text) != text:
+                    links_wait.append(rel)  # the side a person takes has the old links
+                raise memory_md.MarkerError(why)  # a `git stash pop` that conflicted: theirs
             update = memory_md.update_memory(
                 text,
                 notes,
@@ -226,7 +234,16 @@ class Linker:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
-            return MemoryWritten(problems=(f"{rel} left untouched: {exc}",))
+            elif isinstance(exc, memory_md.MarkerError) and not pending:
+                # nothing to do until the person saves it, a change any sync sees: the
+                # daemon's catch-up synced it every 2 s meanwhile
+                self.store.set_meta("memory_synced", "1")
+            said = f"{rel}: its links to moved files wait until its conflicts are resolved"
+            return MemoryWritten(
+                problems=(f"{rel} left untouched: {exc}",),
+                warnings=(said,) if links_wait else (),
+                waiting=tuple(links_wait),
+            )
         update = results[-1]
         problems = [GIT_REMOVED] if removed else list(update.problems)
         problems += sections_moved_away(
@@ -429,8 +446,8 @@ class Linker:
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
-    if find_conflicts(text):  # a `git stash pop` that conflicted: theirs to resolve
-        raise memory_md.MarkerError("it holds git's conflict markers: resolve them and save")
+    if why := left_as_git_wrote_it(text):  # a `git stash pop` that conflicted: theirs
+        raise memory_md.MarkerError(why)
     text = folded(text)  # two clones' lists merged line by line: one again
     if not memory_md.is_managed_folder_note(text):
         # its markers were taken out since it was looked at: a person's note now

@@ -8,7 +8,8 @@ behind:
   link the moves, and MEMORY.md);
 - a note that kept changing while memvault rewrote it (saved again and again, or held
   open for writing by another program), or that was no longer where the sync saw it
-  (its folder renamed meanwhile): it was left as it was, with the person's words.
+  (its folder renamed meanwhile), or that holds git's conflict markers (MEMORY.md too,
+  ``Linker.update_memory``): it was left as it was, with the person's words.
   Its links still lead to the old paths. The journal stays, with the notes left
   ("waiting", in meta), and the next sync tries only those notes again (not
   waiting for one still busy); the daemon schedules that sync (``Watcher``), so a
@@ -106,10 +107,16 @@ def resume(store: Store, catalogue: Catalogue, linker: Linker, relinking: bool) 
         written_notes.update(done.written)
         waited.update(done.waiting)
         warnings += tuple(done.problems)
-        if only is None:  # a kill may have come before MEMORY.md was re-targeted
-            # the files written here differ from their rows: the sync's diff indexes them
+        # a kill may have come before MEMORY.md was re-targeted; or it waited, holding
+        # git's conflict markers (Linker.update_memory): its links follow once resolved
+        if only is None or linker.config.memory.file in only:
+            # the files written here differ from their rows: the sync's diff indexes them;
+            # git's files looked at now, not at the last sync's start (a `git checkout
+            # --theirs` since had this update wait for git, the journal then dropped)
+            linker.look_at_git()
             memory = linker.update_memory(dict(layer), before, after)
             warnings += memory.warnings + memory.problems
+            waited.update(memory.waiting)
     # a waiting note gone from disk stays while the index has it (moved or deleted: this
     # sync's diff tells which, and ``follow`` takes it along or drops it)
     left = sorted(n for n in waited if store.note(n) is not None)

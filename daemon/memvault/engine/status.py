@@ -25,6 +25,7 @@ from typing import Any
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md, memory_own
 from memvault.core.changes import Known, Seen, suspects
+from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
@@ -43,9 +44,8 @@ from memvault.vault.gitstate import (
     git_busy,
     git_removed,
     ignored_by,
+    newest_stash,
     settings_ignored,
-    stash_stops,
-    stash_waits,
 )
 from memvault.vault.state_dir import load_decisions
 
@@ -126,6 +126,7 @@ def describe(
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
+    stash = newest_stash(config.root, generated)  # (git asked once for both questions)
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
@@ -165,10 +166,10 @@ def describe(
         # tracked file meanwhile (docs/MEMORY.md, "Git")
         "git_busy": git_busy(config.root),
         # what of memvault's `git stash pop` would stop over (docs/MEMORY.md, "Git")
-        "git_stash_stops": stash_stops(config.root, generated),
+        "git_stash_stops": list(stash.stops),
         # what waits for `git stash pop` (10 minutes after the stash at most): said
         # without a daemon too, whose warnings say it otherwise
-        "git_stash_waits": stash_waits(config.root, generated),
+        "git_stash_waits": list(stash.waits),
     }
 
 
@@ -327,6 +328,8 @@ def memory_file(config: VaultConfig, count_tokens: Callable[[str], int]) -> dict
             loaded_limit=lines > CLAUDE_CODE_LINES or len(text.encode("utf-8")) > CLAUDE_CODE_BYTES,
         )
         try:
+            if why := left_as_git_wrote_it(text):  # (engine/linker: left so until resolved)
+                raise memory_md.MarkerError(why)
             blocks = memory_md.parse_blocks(text.splitlines(keepends=True))
         except memory_md.MarkerError as exc:
             memory["problem"] = f"left untouched: {exc}"
