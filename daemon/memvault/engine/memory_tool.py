@@ -128,7 +128,7 @@ class MemoryCommands:
                     ".git/, .trash/) belong to memvault, Obsidian and git"
                 )
         try:
-            clean = normalize_rel(rel)
+            clean = self.fs.spelt(normalize_rel(rel))  # (a Mac's disk: People/ for people/)
             self.fs.path(clean)  # symlinks leading out
         except UnsafePath as exc:
             if "outside the vault" in str(exc):

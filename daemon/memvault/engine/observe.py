@@ -72,11 +72,11 @@ def observe(
             if known is None:
                 known = set(store.manifest()) | set(store.attachment_paths())
             inside = [p for p in known if p.startswith(path + "/")]
-            full_dir = fs.root / path
-            if inside or full_dir.is_dir():
+            is_dir = fs.is_folder(path)
+            if inside or is_dir:
                 scope |= {p for p in inside if is_note(p)}
                 att_scope |= {p for p in inside if not is_note(p)}
-                if full_dir.is_dir():
+                if is_dir:
                     scan = fs.scan(path)
                     skipped += scan.skipped
                     scope |= scan.notes.keys()

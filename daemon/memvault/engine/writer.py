@@ -115,7 +115,7 @@ class Writer:
                 day = compose.log_day(title, day)
             path = compose.note_path(category, title, day)  # ("???": no file name)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
-        path = self._named(category, normalize_rel(path), title)
+        path = self._named(category, self.fs.spelt(normalize_rel(path)), title)
         if category == "logs" and body is not None:
             # a day's log is its date and its template's headings, its entries a line at a
             # time under them: a body would take their place (a person's entries among

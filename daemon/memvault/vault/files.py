@@ -34,9 +34,11 @@ from memvault.vault.batch_update import update_texts
 from memvault.vault.odd_names import refused_name
 from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
+    case_spelling,
     disk_spelling,
     display_path,
     folds_case,
+    spelt_as_on_disk,
     glob_regex,
     is_utf8,
     normalize_rel,
@@ -89,7 +91,8 @@ class VaultFS:
     ) -> None:
         self.root = Path(root)
         self._real_root = os.path.realpath(self.root)
-        folds = folds_case(self.root)  # an ignore matches case as the disk does
+        # an ignore matches case as the disk does; a name is there only as it spells it
+        self.folds = folds = folds_case(self.root)
         globs = [glob_regex(p, folds) for p in ignore if p.strip()]
         # one pattern for them all: the scan asks it of every file in the vault
         self._ignore = (
@@ -172,7 +175,9 @@ class VaultFS:
         return None  # a symlink to a file inside the vault: indexed, as scan does
 
     def stat(self, rel: str) -> Seen | None:
-        """Stat one note path; None if it is gone or not a regular file."""
+        """Stat one note path; None if it is gone or not a regular file, or, on a disk
+        that folds case, there only in another case (``Ana.md`` renamed ``ana.md``: the
+        old name opens the renamed file, yet is gone)."""
         disk = self._on_disk(rel)
         try:
             st = os.stat(os.path.join(self.root, disk))
@@ -180,7 +185,16 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
+        if self.folds and not spelt_as_on_disk(str(self.root), disk):
+            return None
         return Seen(st.st_size, mtime(st), disk)
+
+    def is_folder(self, rel: str) -> bool:
+        """A folder is at ``rel``, spelt so (on a disk that folds case, ``people/`` is
+        not there once renamed ``People/``, though it opens that folder)."""
+        return os.path.isdir(os.path.join(self.root, rel)) and (
+            not self.folds or spelt_as_on_disk(str(self.root), rel)
+        )
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -196,6 +210,15 @@ class VaultFS:
         given = os.path.relpath(safe, self._real_root).replace(os.sep, "/")
         disk = self._on_disk(given)
         return safe if disk == given else safe_join(self.root, disk, self._real_root)
+
+    def spelt(self, rel: str) -> str:
+        """``rel`` (in NFC) with each folder and the file it names spelt as the disk
+        spells them, on a disk that folds case: there ``people/ana.md`` is the person's
+        ``People/Ana.md``, and an index row must say so (ext4: ``rel`` as given)."""
+        if not self.folds:
+            return rel
+        spelt = case_spelling(str(self.root), rel, folds=True)
+        return rel if spelt is None else unicodedata.normalize("NFC", spelt)
 
     def _on_disk(self, rel: str) -> str:
         """The name on disk of ``rel``: as spelt when a file has that name (never another

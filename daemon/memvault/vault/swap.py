@@ -239,7 +239,7 @@ class Swapper:
             if expected_sha is None:
                 self._expect(path, made, data, None)
                 try:
-                    os.link(tmp, path)  # fails if the name exists: never overwrites
+                    place_new(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
                     return False, None
                 with contextlib.suppress(OSError):  # (else the finally's, below)
@@ -378,6 +378,21 @@ def temp_name(name: str) -> str:
     room = _NAME_MAX - 1 - len(TEMP_MARK) - 8
     head = name.encode("utf-8", "surrogateescape")[:room].decode("utf-8", "ignore")
     return f".{head}{TEMP_MARK}{secrets.token_hex(4)}"
+
+
+def place_new(tmp: Path, path: Path) -> None:
+    """Give the written temp file ``tmp`` the name ``path`` too, never over a file there
+    (FileExistsError): a hard link (``tmp`` is left to unlink); on a disk without hard
+    links (exFAT, FAT32: ``link`` is EPERM), the name is claimed by an exclusive create
+    and ``tmp`` renamed onto that empty claim at once (``tmp`` is then gone)."""
+    try:
+        os.link(tmp, path)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    os.replace(tmp, path)
 
 
 def put_back(tmp: Path, path: Path, ours: bytes) -> None:
@@ -568,6 +583,7 @@ __all__ = [
     "Written",
     "exchange",
     "flush_files",
+    "place_new",
     "put_back",
     "read_settled",
 ]

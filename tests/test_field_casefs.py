@@ -1,0 +1,149 @@
+"""A vault on a disk that takes ``Note.md`` and ``note.md`` for one name, as macOS
+(APFS) and Windows (NTFS) do: a real exFAT file system, through FUSE on a loop device
+(exFAT also has no hard links, no symlinks, no POSIX permissions). The mount needs root
+and Debian's ``exfat-fuse`` and ``exfatprogs`` (``.ci/run`` installs them); without
+them these tests fail, saying what is missing: they are the only ones run on such a
+disk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import open_vault
+from memvault.vault.paths import folds_case
+from memvault.vault.template import init_vault
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        pytest.fail(
+            f"cannot mount an exFAT disk for these tests: {' '.join(args)}: "
+            f"{(done.stderr or done.stdout).strip()}"
+        )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def casefs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh exFAT file system mounted for this module (a folder of it per test)."""
+    missing = [t for t in ("mkfs.exfat", "mount.exfat-fuse", "losetup") if not shutil.which(t)]
+    if missing:
+        pytest.fail(
+            f"cannot mount an exFAT disk for these tests: {', '.join(missing)} missing "
+            "(apt-get install -y exfat-fuse exfatprogs)"
+        )
+    if os.geteuid() != 0:
+        pytest.fail("cannot mount an exFAT disk for these tests: losetup and mount need root")
+    base = tmp_path_factory.mktemp("casefs")
+    image, mnt = base / "exfat.img", base / "mnt"
+    mnt.mkdir()
+    with open(image, "wb") as fh:
+        fh.truncate(64 * 1024 * 1024)
+    _run("mkfs.exfat", str(image))
+    loop = _run("losetup", "-f", "--show", str(image))
+    try:
+        _run("mount.exfat-fuse", loop, str(mnt))
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False, timeout=60)
+    finally:
+        subprocess.run(["losetup", "-d", loop], check=False, timeout=60)
+
+
+@pytest.fixture
+def place(casefs: Path) -> Path:
+    """A folder of this test's own on the exFAT disk."""
+    here = casefs / uuid.uuid4().hex[:8]
+    here.mkdir()
+    return here
+
+
+def test_the_disk_folds_case_and_memvault_knows_it(place: Path) -> None:
+    root = place / "vault"
+    init_vault(root)
+    assert (root / "memory.md").read_bytes() == (root / "MEMORY.md").read_bytes()
+    assert folds_case(root)
+
+
+def _indexed(vault) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(p for p in vault.engine.store.manifest() if p != "MEMORY.md")
+
+
+def test_add_creates_a_note_on_a_disk_without_hard_links(place: Path) -> None:
+    """A new note was linked into place (``link`` never overwrites): exFAT has no hard
+    links, and every ``add`` failed with "Operation not permitted", nothing written."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        made = vault.add("people", "Alice Martin", summary="Payments lead")
+        assert made.path == "people/alice-martin.md"
+        assert "Payments lead" in (root / "people" / "alice-martin.md").read_text()
+        assert _indexed(vault) == ["people/alice-martin.md"]
+        assert "[[people/alice-martin]] - Payments lead" in (root / "MEMORY.md").read_text()
+        with pytest.raises(Exception, match="already exists"):
+            vault.add("people", "Alice Martin")  # still never over a note there
+        assert [p.name for p in (root / "people").iterdir()] == ["alice-martin.md"]
+
+
+def test_a_note_renamed_in_case_only_is_one_note_in_the_index(place: Path) -> None:
+    """``mv alice.md Alice.md``: the old name still opens the file on such a disk, so
+    the watcher's sync kept its row beside the new one: two people in search, status
+    and MEMORY.md ("1 more note says the same")."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        vault.add("people", "Bob", body="Works with [[alice]].")
+        os.rename(root / "people" / "alice.md", root / "people" / "Alice.md")
+        vault.sync(
+            ["people/alice.md", "people/Alice.md"], moves=[("people/alice.md", "people/Alice.md")]
+        )
+        assert _indexed(vault) == ["people/Alice.md", "people/bob.md"]
+        memory = (root / "MEMORY.md").read_text()
+        assert "- [[people/Alice]] - Payments lead\n" in memory
+        assert "more note" not in memory
+        assert [h.path for h in vault.search("Payments lead", group=True)][:1] == [
+            "people/Alice.md"
+        ]
+
+
+def test_a_folder_renamed_in_case_only_moves_its_notes(place: Path) -> None:
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        os.rename(root / "people", root / "People")
+        vault.sync(["people", "People"], moves=[("people", "People")])
+        assert _indexed(vault) == ["People/alice.md"]
+
+
+def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path) -> None:
+    """config.toml says ``people``, the person named the folder ``People/``: one folder
+    on such a disk. ``add`` said "created people/carol.md", the file went into
+    ``People/``, and the index never had it (its sync looked for ``people/carol.md``);
+    ``add --update`` of a note there said it "already exists"."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "people").rmdir()
+    (root / "People").mkdir()
+    (root / "People" / "Bob.md").write_text("# Bob\n\nSRE.\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        made = vault.add("people", "Carol", summary="Designer")
+        assert made.path == "People/carol.md"
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert _indexed(vault) == ["People/Bob.md", "People/carol.md"]
+        changed = vault.add("people", "Bob", body="On call this week.", update=True)
+        assert changed.path == "People/Bob.md"
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
+        assert "On call this week." in vault.get("People/Bob.md").text
