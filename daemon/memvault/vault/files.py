@@ -38,11 +38,11 @@ from memvault.vault.paths import (
     disk_spelling,
     display_path,
     folds_case,
-    spelt_as_on_disk,
     glob_regex,
     is_utf8,
     normalize_rel,
     safe_join,
+    spelt_as_on_disk,
 )
 from memvault.vault.scan import Scan, Walk, hidden_name, mtime
 from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
