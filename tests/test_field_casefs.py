@@ -147,3 +147,47 @@ def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path
         assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
         assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
         assert "On call this week." in vault.get("People/Bob.md").text
+
+
+def test_the_memory_tool_writes_into_the_persons_folder_and_renames_in_case_only(
+    place: Path,
+) -> None:
+    """An agent's ``/memories/people/...`` lands in the person's ``People/``, indexed
+    as the disk spells it; a rename in case only (a note, a folder) was refused: "The
+    destination ... already exists" (the old name is that destination on such a disk)."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "people").rmdir()
+    (root / "People").mkdir()
+    (root / "People" / "Bob.md").write_text("# Bob\n\nSRE.\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        vault.memory_tool(
+            {"command": "create", "path": "/memories/people/carol.md", "file_text": "# Carol\n"}
+        )
+        vault.memory_tool(
+            {
+                "command": "str_replace",
+                "path": "/memories/people/bob.md",
+                "old_str": "SRE.",
+                "new_str": "SRE, on call.",
+            }
+        )
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert _indexed(vault) == ["People/Bob.md", "People/carol.md"]
+        said = vault.memory_tool(
+            {
+                "command": "rename",
+                "old_path": "/memories/People/Bob.md",
+                "new_path": "/memories/People/bob.md",
+            }
+        )
+        assert said.startswith("Successfully renamed")
+        assert sorted(os.listdir(root / "People")) == ["bob.md", "carol.md"]
+        assert (root / "People" / "bob.md").read_text() == "# Bob\n\nSRE, on call.\n"
+        vault.memory_tool(
+            {"command": "rename", "old_path": "/memories/People", "new_path": "/memories/people"}
+        )
+        assert "people" in os.listdir(root) and "People" not in os.listdir(root)
+        assert _indexed(vault) == ["people/bob.md", "people/carol.md"]
+        assert "[[people/bob]]" in (root / "MEMORY.md").read_text()

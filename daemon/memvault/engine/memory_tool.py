@@ -32,7 +32,7 @@ from memvault.core.memory_md import folder_note_path
 from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
-from memvault.core.wikilinks import find_links
+from memvault.core.wikilinks import find_links, key
 from memvault.engine.name_twins import NameTwins
 from memvault.errors import (
     FileBusy,
@@ -417,6 +417,11 @@ class MemoryCommands:
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
+        if self.fs.folds:  # its folder as the disk spells it, its name as asked
+            asked = posixpath.basename(normalize_rel(T.memory_rel(new_path)))
+            new = posixpath.join(posixpath.dirname(new), asked)
+        # on a disk that folds case, the name in another case is this very file
+        case_only = self.fs.folds and new != old and key(new) == key(old)
         if self.memory_file in (old, new):
             raise T.Refusal(
                 f"Cannot rename {shown_of(self.memory_file)}: it is the vault's index, kept by "
@@ -425,7 +430,7 @@ class MemoryCommands:
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
             raise _missing(self.fs, old_path, old, "The path {path} does not exist")
-        if dst.exists() or dst.is_symlink():
+        if (dst.exists() or dst.is_symlink()) and not case_only:
             raise T.Refusal(f"The destination {new_path} already exists")
         _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
@@ -440,7 +445,10 @@ class MemoryCommands:
                 f"{new_path} is not a folder memvault keeps as memory; choose another name"
             )
         dst.parent.mkdir(parents=True, exist_ok=True)
-        _move(src, dst, is_dir, new_path)
+        if case_only:
+            os.rename(src, dst)  # (a link or a check of dst would find the file itself)
+        else:
+            _move(src, dst, is_dir, new_path)
         report = self._sync([old, new])
         answer = f"Successfully renamed {old_path} to {new_path}"
         relinked = [p for p in report.relinked if p != new and not p.startswith(new + "/")]
