@@ -191,3 +191,38 @@ def test_the_memory_tool_writes_into_the_persons_folder_and_renames_in_case_only
         assert "people" in os.listdir(root) and "People" not in os.listdir(root)
         assert _indexed(vault) == ["people/bob.md", "people/carol.md"]
         assert "[[people/bob]]" in (root / "MEMORY.md").read_text()
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+
+def test_notes_git_keeps_in_two_cases_are_named_by_status(place: Path, tmp_path: Path) -> None:
+    """Made on Linux, ``people/Ana.md`` and ``people/ana.md`` pulled here are one file:
+    git checks out one (a pull says nothing), the other's words are in git only, and
+    status said "index matches the files on disk"."""
+    source = tmp_path / "source"
+    init_vault(source)
+    (source / "people" / "Ana.md").write_text("# Ana\n\nAna from sales.\n")
+    (source / "people" / "ana.md").write_text("# ana\n\nana from support.\n")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "two Anas")
+    _git(place, "clone", "-q", str(source), "vault")
+    root = place / "vault"
+    assert len(os.listdir(root / "people")) == 1
+    with open_vault(root) as vault:
+        vault.sync()
+        problems = [p for p in vault.status()["problems"] if p["kind"] == "git"]
+    assert [p["path"] for p in problems] == ["people/Ana.md"]
+    said = problems[0]["reason"]
+    assert "(people/Ana.md, people/ana.md)" in said
+    assert "the one file here is people/" in said
+    assert "git show HEAD:people/" in said

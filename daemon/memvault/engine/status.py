@@ -39,6 +39,7 @@ from memvault.engine.this_copy import same_but_line_ends, shared_reader
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
+from memvault.vault.git_case import case_collisions, collision_said
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
@@ -118,6 +119,11 @@ def describe(
     for title, folder, twin in folders_beside_in_another_case(config.root, sections):
         n = sum(1 for p in seen if p.startswith(twin + "/"))
         kept.append(Problem(f"{twin}/", twin_folder(title, folder, twin, n), "config"))
+    if fs.folds:  # Ana.md and ana.md in git, one file here: the other's words in git only
+        for group in case_collisions(config.root):
+            there = fs.spelt(group[0])
+            said = collision_said(group, there if fs.stat(there) is not None else None)
+            kept.append(Problem(group[0], said, "git"))
     settings = f"{STATE_DIR}/{CONFIG_FILE}"
     rule = ignored_by(config.root, settings)
     if rule is not None:  # a root .gitignore's `.memvault/`: the settings stay on this machine
