@@ -86,12 +86,12 @@ def observe(
                     _keep_unlisted(store, scan.unlisted, seen, att_seen)
                 continue
             att_scope.add(path)
-            st = fs.stat(path)
+            st = fs.stat(path, as_spelt=True)
             if st is not None:
                 att_seen[path] = st
             continue
         scope.add(path)
-        st = fs.stat(path)
+        st = fs.stat(path, as_spelt=True)
         if st is not None:
             seen[path] = st
     return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))

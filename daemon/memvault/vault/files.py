@@ -174,10 +174,11 @@ class VaultFS:
             return "symlinked folder (its notes are indexed where they really are)"
         return None  # a symlink to a file inside the vault: indexed, as scan does
 
-    def stat(self, rel: str) -> Seen | None:
-        """Stat one note path; None if it is gone or not a regular file, or, on a disk
-        that folds case, there only in another case (``Ana.md`` renamed ``ana.md``: the
-        old name opens the renamed file, yet is gone)."""
+    def stat(self, rel: str, *, as_spelt: bool = False) -> Seen | None:
+        """Stat one note path; None if it is gone or not a regular file, or, with
+        ``as_spelt`` on a disk that folds case, there only in another case (``Ana.md``
+        renamed ``ana.md``: the old name opens the renamed file, yet is gone: what a
+        sync of the paths a watcher named asks)."""
         disk = self._on_disk(rel)
         try:
             st = os.stat(os.path.join(self.root, disk))
@@ -185,7 +186,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        if self.folds and not spelt_as_on_disk(str(self.root), disk):
+        if as_spelt and self.folds and not spelt_as_on_disk(str(self.root), disk):
             return None
         return Seen(st.st_size, mtime(st), disk)
 
