@@ -226,3 +226,19 @@ def test_notes_git_keeps_in_two_cases_are_named_by_status(place: Path, tmp_path:
     assert "(people/Ana.md, people/ana.md)" in said
     assert "the one file here is people/" in said
     assert "git show HEAD:people/" in said
+
+
+def test_memory_md_renamed_in_case_only_is_still_the_index_and_named_back(place: Path) -> None:
+    """A person's ``Memory.md`` is memvault's MEMORY.md on such a disk: a sync and an
+    ``add`` go on (none said "MEMORY.md already exists"), and memvault's next write of
+    it gives it back the name config.toml says."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.sync()
+        os.rename(root / "MEMORY.md", root / "Memory.md")
+        vault.sync()
+        vault.add("people", "Zed", summary="Zed of ops")
+        assert "MEMORY.md" in os.listdir(root) and "Memory.md" not in os.listdir(root)
+        assert "[[people/zed]] - Zed of ops" in (root / "MEMORY.md").read_text()
+        assert sorted(vault.engine.store.manifest()) == ["MEMORY.md", "people/zed.md"]

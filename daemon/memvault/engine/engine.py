@@ -245,7 +245,7 @@ class Engine:
                 self.catalogue.files_changed()
             self.linker.look_at_git()  # git changing the tree from now on: MEMORY.md waits
             seen, scope, skipped, attachments = observe(
-                self.fs, self.store, self.attachments, paths
+                self.fs, self.store, self.attachments, paths, self.config.memory.file
             )
             vanished: tuple[str, ...] = ()
             if scope is not None and len(scope) <= BATCH_NOTES:  # a save: its own rows

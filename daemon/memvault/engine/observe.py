@@ -36,14 +36,22 @@ class Observed(NamedTuple):
 
 
 def observe(
-    fs: VaultFS, store: Store, attachments: Attachments, paths: Iterable[str] | None
+    fs: VaultFS,
+    store: Store,
+    attachments: Attachments,
+    paths: Iterable[str] | None,
+    memory: str = "",
 ) -> Observed:
     """What is on disk: everything (``paths`` None), or the named paths (and the files
-    inside any of them that is a folder)."""
+    inside any of them that is a folder). ``memory``: MEMORY.md's path, which on a disk
+    that folds case is the file of that name in any case (``Memory.md``, renamed so by
+    a person): the index, never a note beside it; memvault's next write of it names it
+    back, as config.toml says."""
     if paths is None:
         scan = fs.scan()
         seen, found = dict(scan.notes), dict(scan.attachments)
         _keep_unlisted(store, scan.unlisted, seen, found)
+        _memory_named(fs, seen, memory)
         return Observed(seen, None, list(scan.skipped), attachments.observe(found, None))
     scope: set[str] = set()
     seen = {}
@@ -94,7 +102,21 @@ def observe(
         st = fs.stat(path, as_spelt=True)
         if st is not None:
             seen[path] = st
+    if _memory_named(fs, seen, memory):
+        scope.add(memory)
     return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))
+
+
+def _memory_named(fs: VaultFS, seen: dict[str, Seen], memory: str) -> bool:
+    """MEMORY.md seen under another case of its name (a disk that folds case) keyed by
+    its own: whether it was."""
+    if not fs.folds or not memory or memory in seen:
+        return False
+    other = next((p for p in seen if p.casefold() == memory.casefold()), None)
+    if other is None:
+        return False
+    seen[memory] = seen.pop(other)
+    return True
 
 
 def _keep_unlisted(
