@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import open_vault
+from helpers import DaemonProcess, open_vault
 from memvault.vault.paths import folds_case
 from memvault.vault.template import init_vault
 
@@ -242,3 +242,20 @@ def test_memory_md_renamed_in_case_only_is_still_the_index_and_named_back(place:
         assert "MEMORY.md" in os.listdir(root) and "Memory.md" not in os.listdir(root)
         assert "[[people/zed]] - Zed of ops" in (root / "MEMORY.md").read_text()
         assert sorted(vault.engine.store.manifest()) == ["MEMORY.md", "people/zed.md"]
+
+
+def test_the_daemon_says_its_token_is_open_to_every_user_on_a_disk_without_permissions(
+    place: Path, tmp_path: Path
+) -> None:
+    """exFAT keeps no permissions: daemon.json, made 0600, is 0777 there, and the HTTP
+    API's token in it readable by any user of the machine; nothing said so."""
+    root = place / "vault"
+    init_vault(root)
+    daemon = DaemonProcess(tmp_path, root)
+    try:
+        daemon.ready()
+        assert os.stat(root / ".memvault" / "daemon.json").st_mode & 0o077
+    finally:
+        daemon.stop()
+    assert "daemon.json is readable by every user of this machine" in daemon.stderr
+    assert "keeps no permissions (exFAT, FAT)" in daemon.stderr

@@ -53,6 +53,12 @@ if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon ru
     from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.service")
+# daemon.json on a file system that keeps no permissions (an exFAT or FAT disk)
+OPEN_TOKEN = (
+    "%s is readable by every user of this machine: the file system holding the vault "
+    "keeps no permissions (exFAT, FAT), so the HTTP API's access token in it is open to "
+    "them; keep the vault on a disk that does (APFS, NTFS, ext4) on a shared machine"
+)
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
@@ -236,7 +242,8 @@ class Daemon:
             )
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
-            runfile.write(self.vault.root, self.runfile_info())
+            if not runfile.write(self.vault.root, self.runfile_info()):
+                log.warning(OPEN_TOKEN, runfile.daemon_file(self.vault.root))
             if self.reader:
                 self.state = "reading"  # serving the shared index; nothing to watch
             else:
