@@ -147,6 +147,11 @@ def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path
         assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
         assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
         assert "On call this week." in vault.get("People/Bob.md").text
+        # found by its title, as Obsidian names a file: its path as the disk spells it
+        (root / "People" / "Sarah Chen.md").write_text("# Sarah Chen\n\nCTO.\n")
+        vault.sync()
+        changed = vault.add("people", "Sarah Chen", body="Likes Rust.", update=True)
+        assert changed.path == "People/Sarah Chen.md"
 
 
 def test_the_memory_tool_writes_into_the_persons_folder_and_renames_in_case_only(

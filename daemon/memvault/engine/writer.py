@@ -166,7 +166,7 @@ class Writer:
         Pérez", as the index has it: ``get "Ana Pérez"`` reads that note too)."""
         if category not in ("people", "projects") or self.fs.stat(path) is not None:
             return path
-        folder = self.config.folder(category)
+        folder = self.fs.spelt(self.config.folder(category))  # (People/ on a Mac's disk)
         want = compose.name_key(posixpath.basename(path)[:-3], sharp_s=False)
         may = compose.key_may_be(want)  # spelt only when it may match: a folder's 1,000s
         same = [
