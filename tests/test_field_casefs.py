@@ -264,3 +264,29 @@ def test_the_daemon_says_its_token_is_open_to_every_user_on_a_disk_without_permi
         daemon.stop()
     assert "daemon.json is readable by every user of this machine" in daemon.stderr
     assert "keeps no permissions (exFAT, FAT)" in daemon.stderr
+
+
+def test_an_update_of_a_note_renamed_in_case_meanwhile_keeps_the_persons_name(
+    place: Path,
+) -> None:
+    """A relink writing ``Note1.md`` while the person renamed it ``note1.md`` (a daemon
+    field test: 200 notes renamed during a relink were all named back): the swap onto
+    the old name renamed the file back there. As on ext4, the old name is gone: the
+    note is not found, and the watcher's move brings the relink to its new name."""
+    from memvault.errors import NoteNotFound
+    from memvault.vault.files import VaultFS
+
+    fs = VaultFS(place)
+    for n in (1, 2, 3):
+        (place / f"Note{n}.md").write_text(f"See [[hub]] {n}.\n")
+    os.rename(place / "Note1.md", place / "note1.md")
+    os.rename(place / "Note2.md", place / "note2.md")
+    with pytest.raises(NoteNotFound):
+        fs.update_text("Note1.md", lambda t: t.replace("hub", "center"))
+    done = fs.update_texts(
+        {p: lambda t: t.replace("hub", "center") for p in ("Note2.md", "Note3.md")}
+    )
+    assert isinstance(done["Note2.md"], NoteNotFound) and done["Note3.md"] is True
+    assert sorted(os.listdir(place)) == ["Note3.md", "note1.md", "note2.md"]
+    assert (place / "note1.md").read_text() == "See [[hub]] 1.\n"
+    assert (place / "Note3.md").read_text() == "See [[center]] 3.\n"

@@ -367,8 +367,12 @@ class VaultFS:
                     raise FileBusy(f"{rel} left as it is: {_reason(exc)}") from None
                 time.sleep(BUSY_POLL)
 
-    def _target(self, rel: str, expected_sha: str | None) -> Path:
+    def _target(
+        self, rel: str, expected_sha: str | None, listed: dict[str, list[str]] | None = None
+    ) -> Path:
         path = self.path(rel)
+        if expected_sha is not None and self.folds:
+            self._named_so(rel, path, {} if listed is None else listed)
         if expected_sha is not None and path.is_symlink():
             # a symlinked note (MEMORY.md -> docs/index.md): the write goes to the file it
             # names (inside the vault: ``path`` checked that), and the link stays a link
@@ -447,9 +451,29 @@ class VaultFS:
         """The compare-and-swap writer (vault/swap.py) this vault's writes go through."""
         return self._swapper
 
-    def target(self, rel: str) -> Path:
-        """Where an update of ``rel`` writes: the file a symlinked note names."""
-        return self._target(rel, "")
+    def target(self, rel: str, listed: dict[str, list[str]] | None = None) -> Path:
+        """Where an update of ``rel`` writes: the file a symlinked note names.
+        ``listed``: the folders a batch of updates listed (``_named_so``)."""
+        return self._target(rel, "", listed)
+
+    @staticmethod
+    def _named_so(rel: str, path: Path, listed: dict[str, list[str]]) -> None:
+        """On a disk that folds case, ``NoteNotFound`` when the file is there only in
+        another case (a person renamed ``Ana.md`` ``ana.md``): a swap onto the old
+        name would name it back, as on ext4 the old name is gone. ``listed``: the
+        folders listed already (one listing a folder for a batch, not one a note)."""
+        folder, name = os.path.split(path)
+        names = listed.get(folder)
+        if names is None:
+            try:
+                names = listed[folder] = os.listdir(folder)
+            except OSError:
+                return  # (the read that follows says what is wrong)
+        if name in names:
+            return
+        want = unicodedata.normalize("NFC", name)
+        if all(unicodedata.normalize("NFC", n) != want for n in names):
+            raise NoteNotFound(f"no note at {rel} (it is there in another case only)")
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:
         """Create a new note; never overwrites. Returns its sha256.
