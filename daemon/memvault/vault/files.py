@@ -104,6 +104,9 @@ class VaultFS:
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_ms)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
+        # the files memvault names (MEMORY.md): on a disk that folds case, an update names
+        # them back as config.toml spells them (``_named_so``); a person's notes keep theirs
+        self.own_names: frozenset[str] = frozenset()
         try:  # the folder opened, to tell if it goes
             self._identity: tuple[int, int] | None = _folder_identity(self.root)
         except OSError:
@@ -371,7 +374,7 @@ class VaultFS:
         self, rel: str, expected_sha: str | None, listed: dict[str, list[str]] | None = None
     ) -> Path:
         path = self.path(rel)
-        if expected_sha is not None and self.folds:
+        if expected_sha is not None and self.folds and rel not in self.own_names:
             self._named_so(rel, path, {} if listed is None else listed)
         if expected_sha is not None and path.is_symlink():
             # a symlinked note (MEMORY.md -> docs/index.md): the write goes to the file it
