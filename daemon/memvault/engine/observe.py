@@ -59,6 +59,7 @@ def observe(
     att_seen: dict[str, Seen] = {}
     skipped: list[SkippedFile] = []
     known: set[str] | None = None
+    listed: dict[str, set[str]] = {}  # a disk that folds case: each folder listed once
     for raw in paths:
         path = raw.strip("/")
         if not path or fs.is_ignored(path):
@@ -94,12 +95,12 @@ def observe(
                     _keep_unlisted(store, scan.unlisted, seen, att_seen)
                 continue
             att_scope.add(path)
-            st = fs.stat(path, as_spelt=True)
+            st = fs.stat(path, as_spelt=True, listed=listed)
             if st is not None:
                 att_seen[path] = st
             continue
         scope.add(path)
-        st = fs.stat(path, as_spelt=True)
+        st = fs.stat(path, as_spelt=True, listed=listed)
         if st is not None:
             seen[path] = st
     if _memory_named(fs, seen, memory):

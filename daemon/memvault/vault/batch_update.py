@@ -30,7 +30,7 @@ class VaultFS(Protocol):
     busy_wait: float
 
     def check_root(self) -> None: ...
-    def target(self, rel: str, listed: dict[str, list[str]] | None = None) -> Path: ...
+    def target(self, rel: str, listed: dict[str, set[str]] | None = None) -> Path: ...
     @property
     def swapper(self) -> Swapper: ...
     def update_text(
@@ -72,7 +72,7 @@ def _batch(
     """One batch swapped together; the notes left to be tried alone."""
     ready: list[tuple[str, Path, bytes, bytes]] = []
     alone: list[str] = []
-    listed: dict[str, list[str]] = {}  # (a disk that folds case: each folder listed once)
+    listed: dict[str, set[str]] = {}  # (a disk that folds case: each folder listed once)
     for rel, change in items:
         try:
             path = fs.target(rel, listed)

@@ -177,11 +177,13 @@ class VaultFS:
             return "symlinked folder (its notes are indexed where they really are)"
         return None  # a symlink to a file inside the vault: indexed, as scan does
 
-    def stat(self, rel: str, *, as_spelt: bool = False) -> Seen | None:
+    def stat(
+        self, rel: str, *, as_spelt: bool = False, listed: dict[str, set[str]] | None = None
+    ) -> Seen | None:
         """Stat one note path; None if it is gone or not a regular file, or, with
         ``as_spelt`` on a disk that folds case, there only in another case (``Ana.md``
         renamed ``ana.md``: the old name opens the renamed file, yet is gone: what a
-        sync of the paths a watcher named asks)."""
+        sync of the paths a watcher named asks; ``listed``: the folders it listed)."""
         disk = self._on_disk(rel)
         try:
             st = os.stat(os.path.join(self.root, disk))
@@ -189,7 +191,7 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
-        if as_spelt and self.folds and not spelt_as_on_disk(str(self.root), disk):
+        if as_spelt and self.folds and not spelt_as_on_disk(str(self.root), disk, listed):
             return None
         return Seen(st.st_size, mtime(st), disk)
 
@@ -371,7 +373,7 @@ class VaultFS:
                 time.sleep(BUSY_POLL)
 
     def _target(
-        self, rel: str, expected_sha: str | None, listed: dict[str, list[str]] | None = None
+        self, rel: str, expected_sha: str | None, listed: dict[str, set[str]] | None = None
     ) -> Path:
         path = self.path(rel)
         if expected_sha is not None and self.folds and rel not in self.own_names:
@@ -454,13 +456,13 @@ class VaultFS:
         """The compare-and-swap writer (vault/swap.py) this vault's writes go through."""
         return self._swapper
 
-    def target(self, rel: str, listed: dict[str, list[str]] | None = None) -> Path:
+    def target(self, rel: str, listed: dict[str, set[str]] | None = None) -> Path:
         """Where an update of ``rel`` writes: the file a symlinked note names.
         ``listed``: the folders a batch of updates listed (``_named_so``)."""
         return self._target(rel, "", listed)
 
     @staticmethod
-    def _named_so(rel: str, path: Path, listed: dict[str, list[str]]) -> None:
+    def _named_so(rel: str, path: Path, listed: dict[str, set[str]]) -> None:
         """On a disk that folds case, ``NoteNotFound`` when the file is there only in
         another case (a person renamed ``Ana.md`` ``ana.md``): a swap onto the old
         name would name it back, as on ext4 the old name is gone. ``listed``: the
@@ -469,7 +471,7 @@ class VaultFS:
         names = listed.get(folder)
         if names is None:
             try:
-                names = listed[folder] = os.listdir(folder)
+                names = listed[folder] = set(os.listdir(folder))
             except OSError:
                 return  # (the read that follows says what is wrong)
         if name in names:
