@@ -290,3 +290,18 @@ def test_an_update_of_a_note_renamed_in_case_meanwhile_keeps_the_persons_name(
     assert sorted(os.listdir(place)) == ["Note3.md", "note1.md", "note2.md"]
     assert (place / "note1.md").read_text() == "See [[hub]] 1.\n"
     assert (place / "Note3.md").read_text() == "See [[center]] 3.\n"
+
+
+def test_disconnect_gives_a_changed_file_its_name_back_on_a_disk_without_hard_links(
+    place: Path,
+) -> None:
+    """``disconnect`` takes a file out by renaming it aside, then checks it: one that
+    changed gets its name back by a hard link, which exFAT refused (EPERM), leaving the
+    person's file under a hidden temp name."""
+    from memvault.interfaces.cli.connect import _remove_if
+
+    path = place / "CLAUDE.md"
+    path.write_text("my own words\n")
+    assert _remove_if(path, "0" * 64) is False
+    assert os.listdir(place) == ["CLAUDE.md"]
+    assert path.read_text() == "my own words\n"
