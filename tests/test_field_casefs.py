@@ -62,7 +62,7 @@ def casefs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture
 def place(casefs: Path) -> Path:
     """A folder of this test's own on the exFAT disk."""
-    here = casefs / uuid.uuid4().hex[:8]
+    here = casefs / f"case-{uuid.uuid4().hex[:8]}"  # (a letter: folds_case tries its name)
     here.mkdir()
     return here
 
