@@ -147,6 +147,8 @@ def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path
         assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
         assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
         assert "On call this week." in vault.get("People/Bob.md").text
+        asked = vault.get("people/BOB.md")  # (MCP memory_get said "people/BOB.md", "BOB")
+        assert (asked.path, asked.title) == ("People/Bob.md", "Bob")
         # found by its title, as Obsidian names a file: its path as the disk spells it
         (root / "People" / "Sarah Chen.md").write_text("# Sarah Chen\n\nCTO.\n")
         vault.sync()
