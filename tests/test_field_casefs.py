@@ -147,6 +147,14 @@ def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path
         assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
         assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
         assert "On call this week." in vault.get("People/Bob.md").text
+        config = [p["reason"] for p in vault.status()["problems"] if p["kind"] == "config"]
+        assert config == [
+            "the section 'Key People' lists the folder people/, which the vault "
+            "spells People/ (this disk takes the two for one name, but MEMORY.md lists a "
+            "folder's notes as config.toml spells it, as a clone on Linux must): in "
+            '.memvault/config.toml change folder = "people" to folder = "People" (a daemon '
+            "reads it when restarted)"
+        ]
         asked = vault.get("people/BOB.md")  # (MCP memory_get said "people/BOB.md", "BOB")
         assert (asked.path, asked.title) == ("People/Bob.md", "Bob")
         # found by its title, as Obsidian names a file: its path as the disk spells it

@@ -110,10 +110,16 @@ def describe(
     for title, folder, there in sections_in_another_case(sections):
         said = section_said(title, folder)
         kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
+        not_there = (  # (a Mac's disk opens people/ as People/: yet the names differ)
+            f"which the vault spells {there}/ (this disk takes the two for one name, but "
+            "MEMORY.md lists a folder's notes as config.toml spells it, as a clone on Linux "
+            "must): "
+            if fs.folds
+            else f"which is not in the vault; {there}/ is (its name differs only in case): "
+        )
         reason = (
-            f"{said}which is not in the vault; {there}/ is (its name differs only in case): "
-            f'in .memvault/config.toml change folder = "{folder}" to folder = "{there}" '
-            "(a daemon reads it when restarted)"
+            f'{said}{not_there}in .memvault/config.toml change folder = "{folder}" to '
+            f'folder = "{there}" (a daemon reads it when restarted)'
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
     for title, folder, twin in folders_beside_in_another_case(config.root, sections):
