@@ -315,3 +315,19 @@ def test_disconnect_gives_a_changed_file_its_name_back_on_a_disk_without_hard_li
     assert _remove_if(path, "0" * 64) is False
     assert os.listdir(place) == ["CLAUDE.md"]
     assert path.read_text() == "my own words\n"
+
+
+def test_a_disk_without_the_exchange_leaves_it_to_the_others(place: Path, tmp_path: Path) -> None:
+    """exFAT has no renameat2(RENAME_EXCHANGE): its EINVAL turned the exchange off for the
+    whole process, and a vault on ext4 in it lost what the exchange protects (a save that
+    lands between memvault's check and its swap is swapped straight back; a run of
+    test_memory_race after these tests lost a person's edit)."""
+    from memvault.vault.swap import exchange
+
+    (place / "a").write_text("a")
+    (place / "b").write_text("b")
+    assert exchange(place / "a", place / "b") is False
+    (tmp_path / "a").write_text("a")
+    (tmp_path / "b").write_text("b")
+    assert exchange(tmp_path / "a", tmp_path / "b") is True
+    assert (tmp_path / "a").read_text() == "b"

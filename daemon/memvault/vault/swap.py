@@ -469,8 +469,10 @@ def exchange(a: Path, b: Path) -> bool:
         return True
     err = ctypes.get_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
-        if err != errno.EXDEV:
-            _RENAMEAT2 = None  # this filesystem or kernel cannot: use the fallback from now on
+        if err == errno.ENOSYS:
+            _RENAMEAT2 = None  # this kernel cannot: use the fallback from now on
+        # (a file system that cannot, exFAT: EINVAL for its files only, never a process's
+        # every vault: a vault on ext4 beside it kept losing the exchange's protection)
         return False
     if err == errno.ENOENT:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(b))
