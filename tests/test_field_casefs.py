@@ -273,7 +273,7 @@ def test_the_daemon_says_its_token_is_open_to_every_user_on_a_disk_without_permi
     finally:
         daemon.stop()
     assert "daemon.json is readable by every user of this machine" in daemon.stderr
-    assert "keeps no permissions (exFAT, FAT)" in daemon.stderr
+    assert "keeps no permissions (exFAT, FAT, a Windows drive in WSL" in daemon.stderr
 
 
 def test_an_update_of_a_note_renamed_in_case_meanwhile_keeps_the_persons_name(

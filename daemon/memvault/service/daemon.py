@@ -56,8 +56,9 @@ log = logging.getLogger("memvault.service")
 # daemon.json on a file system that keeps no permissions (an exFAT or FAT disk)
 OPEN_TOKEN = (
     "%s is readable by every user of this machine: the file system holding the vault "
-    "keeps no permissions (exFAT, FAT), so the HTTP API's access token in it is open to "
-    "them; keep the vault on a disk that does (APFS, NTFS, ext4) on a shared machine"
+    "keeps no permissions (exFAT, FAT, a Windows drive in WSL mounted without `metadata`), "
+    "so the HTTP API's access token in it is open to them; on a shared machine keep the "
+    "vault on a disk that does (APFS, NTFS, ext4)"
 )
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
