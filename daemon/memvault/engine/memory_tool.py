@@ -32,7 +32,7 @@ from memvault.core.memory_md import folder_note_path
 from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
-from memvault.core.wikilinks import find_links, key
+from memvault.core.wikilinks import find_links
 from memvault.engine.name_twins import NameTwins
 from memvault.errors import (
     FileBusy,
@@ -417,11 +417,7 @@ class MemoryCommands:
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
-        if self.fs.folds:  # its folder as the disk spells it, its name as asked
-            asked = posixpath.basename(normalize_rel(T.memory_rel(new_path)))
-            new = posixpath.join(posixpath.dirname(new), asked)
-        # on a disk that folds case, the name in another case is this very file
-        case_only = self.fs.folds and new != old and key(new) == key(old)
+        new, case_only = self.fs.renamed_as(old, new, T.memory_rel(new_path))  # (folded case)
         if self.memory_file in (old, new):
             raise T.Refusal(
                 f"Cannot rename {shown_of(self.memory_file)}: it is the vault's index, kept by "
@@ -445,10 +441,7 @@ class MemoryCommands:
                 f"{new_path} is not a folder memvault keeps as memory; choose another name"
             )
         dst.parent.mkdir(parents=True, exist_ok=True)
-        if case_only:
-            os.rename(src, dst)  # (a link or a check of dst would find the file itself)
-        else:
-            _move(src, dst, is_dir, new_path)
+        _move(src, dst, is_dir, new_path, case_only)
         report = self._sync([old, new])
         answer = f"Successfully renamed {old_path} to {new_path}"
         relinked = [p for p in report.relinked if p != new and not p.startswith(new + "/")]
@@ -533,10 +526,12 @@ def shown_of(rel: str) -> str:
     return T.shown(rel)
 
 
-def _move(src: Path, dst: Path, is_dir: bool, new_path: str) -> None:
+def _move(src: Path, dst: Path, is_dir: bool, new_path: str, case_only: bool = False) -> None:
     """Move without ever replacing what is at ``dst``: a file by a hard link (which
     fails if the name exists) then unlink; a folder by rename (which fails onto a
-    folder that is not empty)."""
+    folder that is not empty); in case only by rename (a look at ``dst`` finds ``src``)."""
+    if case_only:
+        return os.rename(src, dst)
     if not is_dir:
         try:
             os.link(src, dst, follow_symlinks=False)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import posixpath
 import re
 import stat
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.config import QUIET_MS
+from memvault.core import wikilinks
 from memvault.core.changes import Seen
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import (
@@ -225,6 +227,15 @@ class VaultFS:
             return rel
         spelt = case_spelling(str(self.root), rel, folds=True)
         return rel if spelt is None else unicodedata.normalize("NFC", spelt)
+
+    def renamed_as(self, old: str, new: str, asked: str) -> tuple[str, bool]:
+        """A rename's destination ``new`` (``spelt``) with its own name as ``asked``, on
+        a disk that folds case; and whether it is ``old`` renamed in case only (there
+        the name in another case is that very file)."""
+        if not self.folds:
+            return new, False
+        new = posixpath.join(posixpath.dirname(new), posixpath.basename(normalize_rel(asked)))
+        return new, new != old and wikilinks.key(new) == wikilinks.key(old)
 
     def _on_disk(self, rel: str) -> str:
         """The name on disk of ``rel``: as spelt when a file has that name (never another
