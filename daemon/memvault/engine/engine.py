@@ -127,6 +127,7 @@ class Engine:
         self.read_only = read_only
         v = config.vault  # quiet_ms: a file saved within it may be a save in progress
         self.fs = VaultFS(config.root, v.ignore, v.max_note_bytes, quiet_ms=v.quiet_ms)
+        self.fs.own_names = frozenset({config.memory.file})  # (named back: VaultFS._named_so)
         self.unindexed: Callable[[str], None] = lambda path: None  # a daemon syncs it again
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
         # per long sync in flight (they may interleave), the notes it has still to index
@@ -245,7 +246,7 @@ class Engine:
                 self.catalogue.files_changed()
             self.linker.look_at_git()  # git changing the tree from now on: MEMORY.md waits
             seen, scope, skipped, attachments = observe(
-                self.fs, self.store, self.attachments, paths
+                self.fs, self.store, self.attachments, paths, self.config.memory.file
             )
             vanished: tuple[str, ...] = ()
             if scope is not None and len(scope) <= BATCH_NOTES:  # a save: its own rows

@@ -131,7 +131,7 @@ class MemoryCommands:
                     ".git/, .trash/) belong to memvault, Obsidian and git"
                 )
         try:
-            clean = normalize_rel(rel)
+            clean = self.fs.spelt(normalize_rel(rel))  # (a Mac's disk: People/ for people/)
             self.fs.path(clean)  # symlinks leading out
         except UnsafePath as exc:
             if "outside the vault" in str(exc):
@@ -420,6 +420,7 @@ class MemoryCommands:
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
+        new, case_only = self.fs.renamed_as(old, new, T.memory_rel(new_path))  # (folded case)
         if self.memory_file in (old, new):
             raise T.Refusal(
                 f"Cannot rename {shown_of(self.memory_file)}: it is the vault's index, kept by "
@@ -428,7 +429,7 @@ class MemoryCommands:
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
             raise _missing(self.fs, old_path, old, "The path {path} does not exist")
-        if dst.exists() or dst.is_symlink():
+        if (dst.exists() or dst.is_symlink()) and not case_only:
             raise T.Refusal(f"The destination {new_path} already exists")
         _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
@@ -443,7 +444,7 @@ class MemoryCommands:
                 f"{new_path} is not a folder memvault keeps as memory; choose another name"
             )
         dst.parent.mkdir(parents=True, exist_ok=True)
-        _move(src, dst, is_dir, new_path)
+        _move(src, dst, is_dir, new_path, case_only)
         report = self._sync([old, new])
         answer = f"Successfully renamed {old_path} to {new_path}"
         relinked = [p for p in report.relinked if p != new and not p.startswith(new + "/")]
@@ -528,10 +529,12 @@ def shown_of(rel: str) -> str:
     return T.shown(rel)
 
 
-def _move(src: Path, dst: Path, is_dir: bool, new_path: str) -> None:
+def _move(src: Path, dst: Path, is_dir: bool, new_path: str, case_only: bool = False) -> None:
     """Move without ever replacing what is at ``dst``: a file by a hard link (which
     fails if the name exists) then unlink; a folder by rename (which fails onto a
-    folder that is not empty)."""
+    folder that is not empty); in case only by rename (a look at ``dst`` finds ``src``)."""
+    if case_only:
+        return os.rename(src, dst)
     if not is_dir:
         try:
             os.link(src, dst, follow_symlinks=False)

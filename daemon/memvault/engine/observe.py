@@ -36,14 +36,22 @@ class Observed(NamedTuple):
 
 
 def observe(
-    fs: VaultFS, store: Store, attachments: Attachments, paths: Iterable[str] | None
+    fs: VaultFS,
+    store: Store,
+    attachments: Attachments,
+    paths: Iterable[str] | None,
+    memory: str = "",
 ) -> Observed:
     """What is on disk: everything (``paths`` None), or the named paths (and the files
-    inside any of them that is a folder)."""
+    inside any of them that is a folder). ``memory``: MEMORY.md's path, which on a disk
+    that folds case is the file of that name in any case (``Memory.md``, renamed so by
+    a person): the index, never a note beside it; memvault's next write of it names it
+    back, as config.toml says."""
     if paths is None:
         scan = fs.scan()
         seen, found = dict(scan.notes), dict(scan.attachments)
         _keep_unlisted(store, scan.unlisted, seen, found)
+        _memory_named(fs, seen, memory)
         return Observed(seen, None, list(scan.skipped), attachments.observe(found, None))
     scope: set[str] = set()
     seen = {}
@@ -51,6 +59,7 @@ def observe(
     att_seen: dict[str, Seen] = {}
     skipped: list[SkippedFile] = []
     known: set[str] | None = None
+    listed: dict[str, set[str]] = {}  # a disk that folds case: each folder listed once
     for raw in paths:
         path = raw.strip("/")
         if not path or fs.is_ignored(path):
@@ -72,11 +81,11 @@ def observe(
             if known is None:
                 known = set(store.manifest()) | set(store.attachment_paths())
             inside = [p for p in known if p.startswith(path + "/")]
-            full_dir = fs.root / path
-            if inside or full_dir.is_dir():
+            is_dir = fs.is_folder(path)
+            if inside or is_dir:
                 scope |= {p for p in inside if is_note(p)}
                 att_scope |= {p for p in inside if not is_note(p)}
-                if full_dir.is_dir():
+                if is_dir:
                     scan = fs.scan(path)
                     skipped += scan.skipped
                     scope |= scan.notes.keys()
@@ -86,7 +95,7 @@ def observe(
                     _keep_unlisted(store, scan.unlisted, seen, att_seen)
                 continue
             att_scope.add(path)
-            st = fs.stat(path)
+            st = fs.stat(path, as_spelt=True, listed=listed)
             if st is not None:
                 att_seen[path] = st
                 beside = path[-3:].lower() == ".md" and fs.stat(path[:-3] + ".md") is not None
@@ -94,10 +103,24 @@ def observe(
                     skipped.append(SkippedFile(path, why))  # as the scan says it
             continue
         scope.add(path)
-        st = fs.stat(path)
+        st = fs.stat(path, as_spelt=True, listed=listed)
         if st is not None:
             seen[path] = st
+    if _memory_named(fs, seen, memory):
+        scope.add(memory)
     return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))
+
+
+def _memory_named(fs: VaultFS, seen: dict[str, Seen], memory: str) -> bool:
+    """MEMORY.md seen under another case of its name (a disk that folds case) keyed by
+    its own: whether it was."""
+    if not fs.folds or not memory or memory in seen:
+        return False
+    other = next((p for p in seen if p.casefold() == memory.casefold()), None)
+    if other is None:
+        return False
+    seen[memory] = seen.pop(other)
+    return True
 
 
 def _keep_unlisted(

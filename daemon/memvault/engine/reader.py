@@ -427,7 +427,7 @@ class Reader(Lane):
                     raise NoteNotFound(f"{missing}; notes named like it: {said}{more}") from None
                 raise
             path, heading, result = found[0], heading or found[1], self.fs.read(found[0])
-        rel = "/".join(p for p in path.split("/") if p not in ("", "."))  # as spelt
+        rel = self.fs.spelt("/".join(p for p in path.split("/") if p not in ("", ".")))
         all_lines = split_lines(result.decoded.text)
         if all_lines and all_lines[-1] == "":
             all_lines.pop()

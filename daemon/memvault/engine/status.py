@@ -40,6 +40,7 @@ from memvault.engine.this_copy import same_but_line_ends, shared_reader
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
+from memvault.vault.git_case import case_collisions, collision_said
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
@@ -109,15 +110,26 @@ def describe(
     for title, folder, there in sections_in_another_case(sections):
         said = section_said(title, folder)
         kept = [p for p in kept if not p.reason.startswith(said)]  # (a sync saw it moved)
+        not_there = (  # (a Mac's disk opens people/ as People/: yet the names differ)
+            f"which the vault spells {there}/ (this disk takes the two for one name, but "
+            "MEMORY.md lists a folder's notes as config.toml spells it, as a clone on Linux "
+            "must): "
+            if fs.folds
+            else f"which is not in the vault; {there}/ is (its name differs only in case): "
+        )
         reason = (
-            f"{said}which is not in the vault; {there}/ is (its name differs only in case): "
-            f'in .memvault/config.toml change folder = "{folder}" to folder = "{there}" '
-            "(a daemon reads it when restarted)"
+            f'{said}{not_there}in .memvault/config.toml change folder = "{folder}" to '
+            f'folder = "{there}" (a daemon reads it when restarted)'
         )
         kept.append(Problem(f"{STATE_DIR}/{CONFIG_FILE}", reason, "config"))
     for title, folder, twin in folders_beside_in_another_case(config.root, sections):
         n = sum(1 for p in seen if p.startswith(twin + "/"))
         kept.append(Problem(f"{twin}/", twin_folder(title, folder, twin, n), "config"))
+    if fs.folds:  # Ana.md and ana.md in git, one file here: the other's words in git only
+        for group in case_collisions(config.root):
+            there = fs.spelt(group[0])
+            said = collision_said(group, there if fs.stat(there) is not None else None)
+            kept.append(Problem(group[0], said, "git"))
     settings = f"{STATE_DIR}/{CONFIG_FILE}"
     rule = ignored_by(config.root, settings)
     if rule is not None:  # a root .gitignore's `.memvault/`: the settings stay on this machine

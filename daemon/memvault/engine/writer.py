@@ -115,7 +115,7 @@ class Writer:
                 day = compose.log_day(title, day)
             path = compose.note_path(category, title, day)  # ("???": no file name)
         path = self.config.folder(category) + path[len(category) :]  # the vault's own folder
-        path = self._named(category, normalize_rel(path), title)
+        path = self._named(category, self.fs.spelt(normalize_rel(path)), title)
         if category == "logs" and body is not None:
             # a day's log is its date and its template's headings, its entries a line at a
             # time under them: a body would take their place (a person's entries among
@@ -166,7 +166,7 @@ class Writer:
         Pérez", as the index has it: ``get "Ana Pérez"`` reads that note too)."""
         if category not in ("people", "projects") or self.fs.stat(path) is not None:
             return path
-        folder = self.config.folder(category)
+        folder = self.fs.spelt(self.config.folder(category))  # (People/ on a Mac's disk)
         want = compose.name_key(posixpath.basename(path)[:-3], sharp_s=False)
         may = compose.key_may_be(want)  # spelt only when it may match: a folder's 1,000s
         same = [

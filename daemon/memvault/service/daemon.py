@@ -53,6 +53,13 @@ if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon ru
     from memvault.index.embedder import Embedder
 
 log = logging.getLogger("memvault.service")
+# daemon.json on a file system that keeps no permissions (an exFAT or FAT disk): _write_runfile
+OPEN_TOKEN = (
+    "%s is readable by every user of this machine: the file system holding the vault "
+    "keeps no permissions (exFAT, FAT, a Windows drive in WSL mounted without `metadata`), "
+    "so the HTTP API's access token in it is open to them; on a shared machine keep the "
+    "vault on a disk that does (APFS, NTFS, ext4)"
+)
 
 STOP_SECONDS = 3.0  # for the batch in flight at SIGTERM (exit within 5 s in all)
 PROGRESS_EVENT_SECONDS = 0.25  # /events gets indexing progress at most this often
@@ -236,7 +243,7 @@ class Daemon:
             )
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
-            runfile.write(self.vault.root, self.runfile_info())
+            _write_runfile(self.vault.root, self.runfile_info())
             if self.reader:
                 self.state = "reading"  # serving the shared index; nothing to watch
             else:
@@ -574,6 +581,12 @@ def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
         logger.setLevel(logging.INFO if name == "memvault" else logging.WARNING)
         logger.propagate = False
     return handler
+
+
+def _write_runfile(root: Path, info: runfile.DaemonInfo) -> None:
+    """daemon.json written, and the log told when its token is open to every user."""
+    if not runfile.write(root, info):
+        log.warning(OPEN_TOKEN, runfile.daemon_file(root))
 
 
 __all__ = ["Daemon", "HttpServer", "SignalWait", "configure_logging"]

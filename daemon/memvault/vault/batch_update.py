@@ -30,7 +30,7 @@ class VaultFS(Protocol):
     busy_wait: float
 
     def check_root(self) -> None: ...
-    def target(self, rel: str) -> Path: ...
+    def target(self, rel: str, listed: dict[str, set[str]] | None = None) -> Path: ...
     @property
     def swapper(self) -> Swapper: ...
     def update_text(
@@ -72,9 +72,10 @@ def _batch(
     """One batch swapped together; the notes left to be tried alone."""
     ready: list[tuple[str, Path, bytes, bytes]] = []
     alone: list[str] = []
+    listed: dict[str, set[str]] = {}  # (a disk that folds case: each folder listed once)
     for rel, change in items:
         try:
-            path = fs.target(rel)
+            path = fs.target(rel, listed)
             base = read_settled(path)
             decoded = decode(base)
             data = encode(Decoded(change(decoded.text), decoded.bom))

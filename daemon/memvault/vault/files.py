@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import posixpath
 import re
 import stat
 import time
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from memvault.config import QUIET_MS
+from memvault.core import wikilinks
 from memvault.core.changes import Seen
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import (
@@ -34,6 +36,7 @@ from memvault.vault.batch_update import update_texts
 from memvault.vault.odd_names import refused_name
 from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
+    case_spelling,
     disk_spelling,
     display_path,
     folds_case,
@@ -41,6 +44,7 @@ from memvault.vault.paths import (
     is_utf8,
     normalize_rel,
     safe_join,
+    spelt_as_on_disk,
 )
 from memvault.vault.scan import Scan, Walk, hidden_name, mtime
 from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
@@ -89,7 +93,8 @@ class VaultFS:
     ) -> None:
         self.root = Path(root)
         self._real_root = os.path.realpath(self.root)
-        folds = folds_case(self.root)  # an ignore matches case as the disk does
+        # an ignore matches case as the disk does; a name is there only as it spells it
+        self.folds = folds = folds_case(self.root)
         globs = [glob_regex(p, folds) for p in ignore if p.strip()]
         # one pattern for them all: the scan asks it of every file in the vault
         self._ignore = (
@@ -101,6 +106,9 @@ class VaultFS:
         self.busy_wait = busy_wait
         self._swapper = Swapper(quiet_ms)  # files saved within this are left alone
         self._disk: dict[str, str] = {}
+        # the files memvault names (MEMORY.md): on a disk that folds case, an update names
+        # them back as config.toml spells them (``_named_so``); a person's notes keep theirs
+        self.own_names: frozenset[str] = frozenset()
         try:  # the folder opened, to tell if it goes
             self._identity: tuple[int, int] | None = _folder_identity(self.root)
         except OSError:
@@ -171,8 +179,13 @@ class VaultFS:
             return "symlinked folder (its notes are indexed where they really are)"
         return None  # a symlink to a file inside the vault: indexed, as scan does
 
-    def stat(self, rel: str) -> Seen | None:
-        """Stat one note path; None if it is gone or not a regular file."""
+    def stat(
+        self, rel: str, *, as_spelt: bool = False, listed: dict[str, set[str]] | None = None
+    ) -> Seen | None:
+        """Stat one note path; None if it is gone or not a regular file, or, with
+        ``as_spelt`` on a disk that folds case, there only in another case (``Ana.md``
+        renamed ``ana.md``: the old name opens the renamed file, yet is gone: what a
+        sync of the paths a watcher named asks; ``listed``: the folders it listed)."""
         disk = self._on_disk(rel)
         try:
             st = os.stat(os.path.join(self.root, disk))
@@ -180,7 +193,16 @@ class VaultFS:
             return None
         if not os.path.isfile(os.path.join(self.root, disk)):
             return None
+        if as_spelt and self.folds and not spelt_as_on_disk(str(self.root), disk, listed):
+            return None
         return Seen(st.st_size, mtime(st), disk)
+
+    def is_folder(self, rel: str) -> bool:
+        """A folder is at ``rel``, spelt so (on a disk that folds case, ``people/`` is
+        not there once renamed ``People/``, though it opens that folder)."""
+        return os.path.isdir(os.path.join(self.root, rel)) and (
+            not self.folds or spelt_as_on_disk(str(self.root), rel)
+        )
 
     def obsidian_app_json(self) -> str | None:
         """The text of ``.obsidian/app.json`` (Obsidian's settings: ``newLinkFormat``), or
@@ -196,6 +218,24 @@ class VaultFS:
         given = os.path.relpath(safe, self._real_root).replace(os.sep, "/")
         disk = self._on_disk(given)
         return safe if disk == given else safe_join(self.root, disk, self._real_root)
+
+    def spelt(self, rel: str) -> str:
+        """``rel`` (in NFC) with each folder and the file it names spelt as the disk
+        spells them, on a disk that folds case: there ``people/ana.md`` is the person's
+        ``People/Ana.md``, and an index row must say so (ext4: ``rel`` as given)."""
+        if not self.folds:
+            return rel
+        spelt = case_spelling(str(self.root), rel, folds=True)
+        return rel if spelt is None else unicodedata.normalize("NFC", spelt)
+
+    def renamed_as(self, old: str, new: str, asked: str) -> tuple[str, bool]:
+        """A rename's destination ``new`` (``spelt``) with its own name as ``asked``, on
+        a disk that folds case; and whether it is ``old`` renamed in case only (there
+        the name in another case is that very file)."""
+        if not self.folds:
+            return new, False
+        new = posixpath.join(posixpath.dirname(new), posixpath.basename(normalize_rel(asked)))
+        return new, new != old and wikilinks.key(new) == wikilinks.key(old)
 
     def _on_disk(self, rel: str) -> str:
         """The name on disk of ``rel``: as spelt when a file has that name (never another
@@ -343,8 +383,12 @@ class VaultFS:
                     raise FileBusy(f"{rel} left as it is: {_reason(exc)}") from None
                 time.sleep(BUSY_POLL)
 
-    def _target(self, rel: str, expected_sha: str | None) -> Path:
+    def _target(
+        self, rel: str, expected_sha: str | None, listed: dict[str, set[str]] | None = None
+    ) -> Path:
         path = self.path(rel)
+        if expected_sha is not None and self.folds and rel not in self.own_names:
+            self._named_so(rel, path, {} if listed is None else listed)
         if expected_sha is not None and path.is_symlink():
             # a symlinked note (MEMORY.md -> docs/index.md): the write goes to the file it
             # names (inside the vault: ``path`` checked that), and the link stays a link
@@ -423,9 +467,29 @@ class VaultFS:
         """The compare-and-swap writer (vault/swap.py) this vault's writes go through."""
         return self._swapper
 
-    def target(self, rel: str) -> Path:
-        """Where an update of ``rel`` writes: the file a symlinked note names."""
-        return self._target(rel, "")
+    def target(self, rel: str, listed: dict[str, set[str]] | None = None) -> Path:
+        """Where an update of ``rel`` writes: the file a symlinked note names.
+        ``listed``: the folders a batch of updates listed (``_named_so``)."""
+        return self._target(rel, "", listed)
+
+    @staticmethod
+    def _named_so(rel: str, path: Path, listed: dict[str, set[str]]) -> None:
+        """On a disk that folds case, ``NoteNotFound`` when the file is there only in
+        another case (a person renamed ``Ana.md`` ``ana.md``): a swap onto the old
+        name would name it back, as on ext4 the old name is gone. ``listed``: the
+        folders listed already (one listing a folder for a batch, not one a note)."""
+        folder, name = os.path.split(path)
+        names = listed.get(folder)
+        if names is None:
+            try:
+                names = listed[folder] = set(os.listdir(folder))
+            except OSError:
+                return  # (the read that follows says what is wrong)
+        if name in names:
+            return
+        want = unicodedata.normalize("NFC", name)
+        if all(unicodedata.normalize("NFC", n) != want for n in names):
+            raise NoteNotFound(f"no note at {rel} (it is there in another case only)")
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:
         """Create a new note; never overwrites. Returns its sha256.

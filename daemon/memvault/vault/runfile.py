@@ -98,9 +98,13 @@ def running(root: Path) -> DaemonInfo | None:
     return info
 
 
-def write(root: Path, info: DaemonInfo) -> None:
-    """Write daemon.json atomically, mode 0600 from creation."""
-    write_private_json(daemon_file(root), info.to_dict())
+def write(root: Path, info: DaemonInfo) -> bool:
+    """Write daemon.json atomically, mode 0600 from creation. False when the file system
+    keeps no permissions (exFAT, FAT: every file is 0777 there): its access token is
+    then readable by every user of this machine."""
+    path = daemon_file(root)
+    write_private_json(path, info.to_dict())
+    return not os.stat(path).st_mode & 0o077
 
 
 def remove_if_ours(root: Path, pid: int, token: str) -> None:

@@ -239,7 +239,7 @@ class Swapper:
             if expected_sha is None:
                 self._expect(path, made, data, None)
                 try:
-                    os.link(tmp, path)  # fails if the name exists: never overwrites
+                    place_new(tmp, path)  # fails if the name exists: never overwrites
                 except FileExistsError:
                     return False, None
                 with contextlib.suppress(OSError):  # (else the finally's, below)
@@ -380,6 +380,21 @@ def temp_name(name: str) -> str:
     return f".{head}{TEMP_MARK}{secrets.token_hex(4)}"
 
 
+def place_new(tmp: Path, path: Path) -> None:
+    """Give the written temp file ``tmp`` the name ``path`` too, never over a file there
+    (FileExistsError): a hard link (``tmp`` is left to unlink); on a disk without hard
+    links (exFAT, FAT32: ``link`` is EPERM), the name is claimed by an exclusive create
+    and ``tmp`` renamed onto that empty claim at once (``tmp`` is then gone)."""
+    try:
+        os.link(tmp, path)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+            raise
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    os.replace(tmp, path)
+
+
 def put_back(tmp: Path, path: Path, ours: bytes) -> None:
     """A person's version was displaced by our swap: give it its place back.
 
@@ -454,8 +469,10 @@ def exchange(a: Path, b: Path) -> bool:
         return True
     err = ctypes.get_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
-        if err != errno.EXDEV:
-            _RENAMEAT2 = None  # this filesystem or kernel cannot: use the fallback from now on
+        if err == errno.ENOSYS:
+            _RENAMEAT2 = None  # this kernel cannot: use the fallback from now on
+        # (a file system that cannot, exFAT: EINVAL for its files only, never a process's
+        # every vault: a vault on ext4 beside it kept losing the exchange's protection)
         return False
     if err == errno.ENOENT:
         raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(b))
@@ -568,6 +585,7 @@ __all__ = [
     "Written",
     "exchange",
     "flush_files",
+    "place_new",
     "put_back",
     "read_settled",
 ]

@@ -210,7 +210,7 @@ def _remove_if(path: Path, sha: str) -> bool:
     leaves its name in one rename, then is checked: a save that came in between gets
     its name back (or, with a newer save there already, is superseded by it)."""
     from memvault.core.text import sha256_bytes
-    from memvault.vault.swap import temp_name
+    from memvault.vault.swap import place_new, temp_name
 
     gone = path.with_name(temp_name(path.name))
     try:
@@ -221,8 +221,8 @@ def _remove_if(path: Path, sha: str) -> bool:
         gone.unlink()
         return True
     with contextlib.suppress(FileExistsError):  # a newer save there: it stays
-        os.link(gone, path)
-    gone.unlink()
+        place_new(gone, path)  # (a disk without hard links: gone is renamed back)
+    gone.unlink(missing_ok=True)
     return False
 
 

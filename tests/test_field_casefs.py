@@ -1,0 +1,333 @@
+"""A vault on a disk that takes ``Note.md`` and ``note.md`` for one name, as macOS
+(APFS) and Windows (NTFS) do: a real exFAT file system, through FUSE on a loop device
+(exFAT also has no hard links, no symlinks, no POSIX permissions). The mount needs root
+and Debian's ``exfat-fuse`` and ``exfatprogs`` (``.ci/run`` installs them); without
+them these tests fail, saying what is missing: they are the only ones run on such a
+disk."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from helpers import DaemonProcess, open_vault
+from memvault.vault.paths import folds_case
+from memvault.vault.template import init_vault
+
+
+def _run(*args: str) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        pytest.fail(
+            f"cannot mount an exFAT disk for these tests: {' '.join(args)}: "
+            f"{(done.stderr or done.stdout).strip()}"
+        )
+    return done.stdout.strip()
+
+
+@pytest.fixture(scope="module")
+def casefs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A fresh exFAT file system mounted for this module (a folder of it per test)."""
+    missing = [t for t in ("mkfs.exfat", "mount.exfat-fuse", "losetup") if not shutil.which(t)]
+    if missing:
+        pytest.fail(
+            f"cannot mount an exFAT disk for these tests: {', '.join(missing)} missing "
+            "(apt-get install -y exfat-fuse exfatprogs)"
+        )
+    if os.geteuid() != 0:
+        pytest.fail("cannot mount an exFAT disk for these tests: losetup and mount need root")
+    base = tmp_path_factory.mktemp("casefs")
+    image, mnt = base / "exfat.img", base / "mnt"
+    mnt.mkdir()
+    with open(image, "wb") as fh:
+        fh.truncate(64 * 1024 * 1024)
+    _run("mkfs.exfat", str(image))
+    loop = _run("losetup", "-f", "--show", str(image))
+    try:
+        _run("mount.exfat-fuse", loop, str(mnt))
+        try:
+            yield mnt
+        finally:
+            subprocess.run(["umount", str(mnt)], check=False, timeout=60)
+    finally:
+        subprocess.run(["losetup", "-d", loop], check=False, timeout=60)
+
+
+@pytest.fixture
+def place(casefs: Path) -> Path:
+    """A folder of this test's own on the exFAT disk."""
+    here = casefs / f"case-{uuid.uuid4().hex[:8]}"  # (a letter: folds_case tries its name)
+    here.mkdir()
+    return here
+
+
+def test_the_disk_folds_case_and_memvault_knows_it(place: Path) -> None:
+    root = place / "vault"
+    init_vault(root)
+    assert (root / "memory.md").read_bytes() == (root / "MEMORY.md").read_bytes()
+    assert folds_case(root)
+
+
+def _indexed(vault) -> list[str]:  # type: ignore[no-untyped-def]
+    return sorted(p for p in vault.engine.store.manifest() if p != "MEMORY.md")
+
+
+def test_add_creates_a_note_on_a_disk_without_hard_links(place: Path) -> None:
+    """A new note was linked into place (``link`` never overwrites): exFAT has no hard
+    links, and every ``add`` failed with "Operation not permitted", nothing written."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        made = vault.add("people", "Alice Martin", summary="Payments lead")
+        assert made.path == "people/alice-martin.md"
+        assert "Payments lead" in (root / "people" / "alice-martin.md").read_text()
+        assert _indexed(vault) == ["people/alice-martin.md"]
+        assert "[[people/alice-martin]] - Payments lead" in (root / "MEMORY.md").read_text()
+        with pytest.raises(Exception, match="already exists"):
+            vault.add("people", "Alice Martin")  # still never over a note there
+        assert [p.name for p in (root / "people").iterdir()] == ["alice-martin.md"]
+
+
+def test_a_note_renamed_in_case_only_is_one_note_in_the_index(place: Path) -> None:
+    """``mv alice.md Alice.md``: the old name still opens the file on such a disk, so
+    the watcher's sync kept its row beside the new one: two people in search, status
+    and MEMORY.md ("1 more note says the same")."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        vault.add("people", "Bob", body="Works with [[alice]].")
+        os.rename(root / "people" / "alice.md", root / "people" / "Alice.md")
+        vault.sync(
+            ["people/alice.md", "people/Alice.md"], moves=[("people/alice.md", "people/Alice.md")]
+        )
+        assert _indexed(vault) == ["people/Alice.md", "people/bob.md"]
+        memory = (root / "MEMORY.md").read_text()
+        assert "- [[people/Alice]] - Payments lead\n" in memory
+        assert "more note" not in memory
+        assert [h.path for h in vault.search("Payments lead", group=True)][:1] == [
+            "people/Alice.md"
+        ]
+
+
+def test_a_folder_renamed_in_case_only_moves_its_notes(place: Path) -> None:
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        os.rename(root / "people", root / "People")
+        vault.sync(["people", "People"], moves=[("people", "People")])
+        assert _indexed(vault) == ["People/alice.md"]
+
+
+def test_add_writes_into_the_persons_folder_spelt_as_the_disk_has_it(place: Path) -> None:
+    """config.toml says ``people``, the person named the folder ``People/``: one folder
+    on such a disk. ``add`` said "created people/carol.md", the file went into
+    ``People/``, and the index never had it (its sync looked for ``people/carol.md``);
+    ``add --update`` of a note there said it "already exists"."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "people").rmdir()
+    (root / "People").mkdir()
+    (root / "People" / "Bob.md").write_text("# Bob\n\nSRE.\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        made = vault.add("people", "Carol", summary="Designer")
+        assert made.path == "People/carol.md"
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert _indexed(vault) == ["People/Bob.md", "People/carol.md"]
+        changed = vault.add("people", "Bob", body="On call this week.", update=True)
+        assert changed.path == "People/Bob.md"
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert (root / "People" / "Bob.md").read_text().endswith("On call this week.\n")
+        assert "On call this week." in vault.get("People/Bob.md").text
+        config = [p["reason"] for p in vault.status()["problems"] if p["kind"] == "config"]
+        assert config == [
+            "the section 'Key People' lists the folder people/, which the vault "
+            "spells People/ (this disk takes the two for one name, but MEMORY.md lists a "
+            "folder's notes as config.toml spells it, as a clone on Linux must): in "
+            '.memvault/config.toml change folder = "people" to folder = "People" (a daemon '
+            "reads it when restarted)"
+        ]
+        asked = vault.get("people/BOB.md")  # (MCP memory_get said "people/BOB.md", "BOB")
+        assert (asked.path, asked.title) == ("People/Bob.md", "Bob")
+        # found by its title, as Obsidian names a file: its path as the disk spells it
+        (root / "People" / "Sarah Chen.md").write_text("# Sarah Chen\n\nCTO.\n")
+        vault.sync()
+        changed = vault.add("people", "Sarah Chen", body="Likes Rust.", update=True)
+        assert changed.path == "People/Sarah Chen.md"
+
+
+def test_the_memory_tool_writes_into_the_persons_folder_and_renames_in_case_only(
+    place: Path,
+) -> None:
+    """An agent's ``/memories/people/...`` lands in the person's ``People/``, indexed
+    as the disk spells it; a rename in case only (a note, a folder) was refused: "The
+    destination ... already exists" (the old name is that destination on such a disk)."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "people").rmdir()
+    (root / "People").mkdir()
+    (root / "People" / "Bob.md").write_text("# Bob\n\nSRE.\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        vault.memory_tool(
+            {"command": "create", "path": "/memories/people/carol.md", "file_text": "# Carol\n"}
+        )
+        vault.memory_tool(
+            {
+                "command": "str_replace",
+                "path": "/memories/people/bob.md",
+                "old_str": "SRE.",
+                "new_str": "SRE, on call.",
+            }
+        )
+        assert sorted(os.listdir(root / "People")) == ["Bob.md", "carol.md"]
+        assert _indexed(vault) == ["People/Bob.md", "People/carol.md"]
+        said = vault.memory_tool(
+            {
+                "command": "rename",
+                "old_path": "/memories/People/Bob.md",
+                "new_path": "/memories/People/bob.md",
+            }
+        )
+        assert said.startswith("Successfully renamed")
+        assert sorted(os.listdir(root / "People")) == ["bob.md", "carol.md"]
+        assert (root / "People" / "bob.md").read_text() == "# Bob\n\nSRE, on call.\n"
+        vault.memory_tool(
+            {"command": "rename", "old_path": "/memories/People", "new_path": "/memories/people"}
+        )
+        assert "people" in os.listdir(root) and "People" not in os.listdir(root)
+        assert _indexed(vault) == ["people/bob.md", "people/carol.md"]
+        assert "[[people/bob]]" in (root / "MEMORY.md").read_text()
+
+
+def _git(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["git", "-c", "user.email=t@t", "-c", "user.name=t", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+
+
+def test_notes_git_keeps_in_two_cases_are_named_by_status(place: Path, tmp_path: Path) -> None:
+    """Made on Linux, ``people/Ana.md`` and ``people/ana.md`` pulled here are one file:
+    git checks out one (a pull says nothing), the other's words are in git only, and
+    status said "index matches the files on disk"."""
+    source = tmp_path / "source"
+    init_vault(source)
+    (source / "people" / "Ana.md").write_text("# Ana\n\nAna from sales.\n")
+    (source / "people" / "ana.md").write_text("# ana\n\nana from support.\n")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "two Anas")
+    _git(place, "clone", "-q", str(source), "vault")
+    root = place / "vault"
+    assert len(os.listdir(root / "people")) == 1
+    with open_vault(root) as vault:
+        vault.sync()
+        problems = [p for p in vault.status()["problems"] if p["kind"] == "git"]
+    assert [p["path"] for p in problems] == ["people/Ana.md"]
+    said = problems[0]["reason"]
+    assert "(people/Ana.md, people/ana.md)" in said
+    assert "the one file here is people/" in said
+    assert "git show HEAD:people/" in said
+
+
+def test_memory_md_renamed_in_case_only_is_still_the_index_and_named_back(place: Path) -> None:
+    """A person's ``Memory.md`` is memvault's MEMORY.md on such a disk: a sync and an
+    ``add`` go on (none said "MEMORY.md already exists"), and memvault's next write of
+    it gives it back the name config.toml says."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.sync()
+        os.rename(root / "MEMORY.md", root / "Memory.md")
+        vault.sync()
+        vault.add("people", "Zed", summary="Zed of ops")
+        assert "MEMORY.md" in os.listdir(root) and "Memory.md" not in os.listdir(root)
+        assert "[[people/zed]] - Zed of ops" in (root / "MEMORY.md").read_text()
+        assert sorted(vault.engine.store.manifest()) == ["MEMORY.md", "people/zed.md"]
+
+
+def test_the_daemon_says_its_token_is_open_to_every_user_on_a_disk_without_permissions(
+    place: Path, tmp_path: Path
+) -> None:
+    """exFAT keeps no permissions: daemon.json, made 0600, is 0777 there, and the HTTP
+    API's token in it readable by any user of the machine; nothing said so."""
+    root = place / "vault"
+    init_vault(root)
+    daemon = DaemonProcess(tmp_path, root)
+    try:
+        daemon.ready()
+        assert os.stat(root / ".memvault" / "daemon.json").st_mode & 0o077
+    finally:
+        daemon.stop()
+    assert "daemon.json is readable by every user of this machine" in daemon.stderr
+    assert "keeps no permissions (exFAT, FAT, a Windows drive in WSL" in daemon.stderr
+
+
+def test_an_update_of_a_note_renamed_in_case_meanwhile_keeps_the_persons_name(
+    place: Path,
+) -> None:
+    """A relink writing ``Note1.md`` while the person renamed it ``note1.md`` (a daemon
+    field test: 200 notes renamed during a relink were all named back): the swap onto
+    the old name renamed the file back there. As on ext4, the old name is gone: the
+    note is not found, and the watcher's move brings the relink to its new name."""
+    from memvault.errors import NoteNotFound
+    from memvault.vault.files import VaultFS
+
+    fs = VaultFS(place)
+    for n in (1, 2, 3):
+        (place / f"Note{n}.md").write_text(f"See [[hub]] {n}.\n")
+    os.rename(place / "Note1.md", place / "note1.md")
+    os.rename(place / "Note2.md", place / "note2.md")
+    with pytest.raises(NoteNotFound):
+        fs.update_text("Note1.md", lambda t: t.replace("hub", "center"))
+    done = fs.update_texts(
+        {p: lambda t: t.replace("hub", "center") for p in ("Note2.md", "Note3.md")}
+    )
+    assert isinstance(done["Note2.md"], NoteNotFound) and done["Note3.md"] is True
+    assert sorted(os.listdir(place)) == ["Note3.md", "note1.md", "note2.md"]
+    assert (place / "note1.md").read_text() == "See [[hub]] 1.\n"
+    assert (place / "Note3.md").read_text() == "See [[center]] 3.\n"
+
+
+def test_disconnect_gives_a_changed_file_its_name_back_on_a_disk_without_hard_links(
+    place: Path,
+) -> None:
+    """``disconnect`` takes a file out by renaming it aside, then checks it: one that
+    changed gets its name back by a hard link, which exFAT refused (EPERM), leaving the
+    person's file under a hidden temp name."""
+    from memvault.interfaces.cli.connect import _remove_if
+
+    path = place / "CLAUDE.md"
+    path.write_text("my own words\n")
+    assert _remove_if(path, "0" * 64) is False
+    assert os.listdir(place) == ["CLAUDE.md"]
+    assert path.read_text() == "my own words\n"
+
+
+def test_a_disk_without_the_exchange_leaves_it_to_the_others(place: Path, tmp_path: Path) -> None:
+    """exFAT has no renameat2(RENAME_EXCHANGE): its EINVAL turned the exchange off for the
+    whole process, and a vault on ext4 in it lost what the exchange protects (a save that
+    lands between memvault's check and its swap is swapped straight back; a run of
+    test_memory_race after these tests lost a person's edit)."""
+    from memvault.vault.swap import exchange
+
+    (place / "a").write_text("a")
+    (place / "b").write_text("b")
+    assert exchange(place / "a", place / "b") is False
+    (tmp_path / "a").write_text("a")
+    (tmp_path / "b").write_text("b")
+    assert exchange(tmp_path / "a", tmp_path / "b") is True
+    assert (tmp_path / "a").read_text() == "b"
