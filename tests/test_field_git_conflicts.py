@@ -297,3 +297,33 @@ def test_memory_md_half_resolved_waits_for_its_last_marker_line(
     text = mem.read_text(encoding="utf-8")
     for name in ("ann", "bea", "cy", "di", "ed"):
         assert text.count(f"[[people/{name}]]") == 1, (name, text)
+
+
+def test_links_in_memory_md_wait_while_the_stash_holds_it_after_a_resolution(
+    tmp_path: Path,
+) -> None:
+    """The conflict resolved as git says to (`git checkout --theirs`, then `git add`):
+    MEMORY.md, now as git has it in its index, waits for `git stash pop` (10 minutes
+    after the stash at most). Its links to the note renamed meanwhile waited in the
+    relink journal until then; the journal was dropped as the update waited for the
+    stash, and the side kept linked `[[people/bea]]`, a note gone, for good."""
+    root = git_vault(tmp_path)
+    mine = "Ask [[people/bea]] about billing.\n"
+    _memory_md_conflicted_by_a_stash_pop(root, mine)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        (root / "people" / "bea.md").rename(root / "people" / "beatrice.md")
+        assert "MEMORY.md" in v.sync().relink_waiting
+        git(root, "checkout", "--theirs", "--", "MEMORY.md")  # the stash's side
+        git(root, "add", "MEMORY.md")  # marked resolved
+        report = v.sync()
+        assert any("git stash pop" in w for w in report.warnings), report.warnings
+        assert "MEMORY.md" in report.relink_waiting  # before: () and the journal dropped
+        assert mine in mem.read_text(encoding="utf-8")  # left for the pop meanwhile
+        git(root, "stash", "drop", "-q")  # the stash's change is in: no pop to come
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        assert "Ask [[people/beatrice]] about billing." in text, text
+        assert "[[people/bea]]" not in text
+        assert v.status()["index"]["relink_pending"] == 0
