@@ -263,3 +263,67 @@ def test_links_in_a_conflicted_memory_md_wait_until_it_is_resolved(tmp_path: Pat
         assert "Ask [[people/beatrice]] about billing." in text, text
         assert "[[people/bea]]" not in text and not find_conflicts(text)
         assert v.status()["index"]["relink_pending"] == 0
+
+
+@pytest.mark.parametrize(
+    "deleted_first",
+    [("<<<<<<<",), ("=======",), (">>>>>>>",), ("<<<<<<<", "=======")],
+    ids=["open", "separator", "close", "open-and-separator"],
+)
+def test_memory_md_half_resolved_waits_for_its_last_marker_line(
+    tmp_path: Path, deleted_first: tuple[str, ...]
+) -> None:
+    """Field test: the person resolving MEMORY.md in their editor deleted one marker line
+    of git's and the editor saved (Obsidian saves as one types): what was left was no
+    conflict in order any more, and a sync rewrote the section under their editor, the
+    new note listed above the `=======` left, di's line moved below it, cy's below the
+    `>>>>>>> Stashed changes` left. A marker line git wrote, with its label, holds it as
+    git wrote it until the last one is gone."""
+    root = git_vault(tmp_path)
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    lines = conflicted.splitlines(keepends=True)
+    half = "".join(ln for ln in lines if not ln.startswith(deleted_first))
+    mem.write_text(half, encoding="utf-8")
+    write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    with open_vault(root) as v:
+        v.sync()
+        assert mem.read_text(encoding="utf-8") == half  # before: rewritten around them
+        reasons = [p["reason"] for p in v.status()["problems"] if p["path"] == "MEMORY.md"]
+        assert any("conflict markers" in r for r in reasons), reasons
+        resolved = "".join(ln for ln in lines if not ln.startswith(MARKS))
+        mem.write_text(resolved, encoding="utf-8")
+        v.sync()
+    text = mem.read_text(encoding="utf-8")
+    for name in ("ann", "bea", "cy", "di", "ed"):
+        assert text.count(f"[[people/{name}]]") == 1, (name, text)
+
+
+def test_links_in_memory_md_wait_while_the_stash_holds_it_after_a_resolution(
+    tmp_path: Path,
+) -> None:
+    """The conflict resolved as git says to (`git checkout --theirs`, then `git add`):
+    MEMORY.md, now as git has it in its index, waits for `git stash pop` (10 minutes
+    after the stash at most). Its links to the note renamed meanwhile waited in the
+    relink journal until then; the journal was dropped as the update waited for the
+    stash, and the side kept linked `[[people/bea]]`, a note gone, for good."""
+    root = git_vault(tmp_path)
+    mine = "Ask [[people/bea]] about billing.\n"
+    _memory_md_conflicted_by_a_stash_pop(root, mine)
+    mem = root / "MEMORY.md"
+    with open_vault(root) as v:
+        v.sync()
+        (root / "people" / "bea.md").rename(root / "people" / "beatrice.md")
+        assert "MEMORY.md" in v.sync().relink_waiting
+        git(root, "checkout", "--theirs", "--", "MEMORY.md")  # the stash's side
+        git(root, "add", "MEMORY.md")  # marked resolved
+        report = v.sync()
+        assert any("git stash pop" in w for w in report.warnings), report.warnings
+        assert "MEMORY.md" in report.relink_waiting  # before: () and the journal dropped
+        assert mine in mem.read_text(encoding="utf-8")  # left for the pop meanwhile
+        git(root, "stash", "drop", "-q")  # the stash's change is in: no pop to come
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        assert "Ask [[people/beatrice]] about billing." in text, text
+        assert "[[people/bea]]" not in text
+        assert v.status()["index"]["relink_pending"] == 0

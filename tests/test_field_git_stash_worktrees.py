@@ -121,3 +121,35 @@ def test_status_reads_the_newest_stash_once(
     assert sum(" hash-object " in f" {c} " for c in ran) == 1, ran  # before: 2
     stash_read = [c for c in ran if " stash show " in f" {c} " or " log " in f" {c} "]
     assert len(stash_read) == 1, ran  # before: 2 (`git stash show`)
+
+
+def test_a_staged_change_kept_by_the_stash_is_no_stop_for_its_pop(tmp_path: Path) -> None:
+    """`git stash --keep-index`: MEMORY.md's staged line stays, in the file and in git's
+    index, its unstaged one goes to the stash. The pop merges the stash over the staged
+    line and goes through; status said it would stop over MEMORY.md (changed since
+    HEAD), with `git checkout -- MEMORY.md && git stash pop` to do, while saying too
+    that MEMORY.md waited for that pop. A pop stops over a change git's index has not."""
+    root = git_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "vault")
+    mem = root / "MEMORY.md"
+    base = mem.read_text(encoding="utf-8")
+    mem.write_text(base + "Staged words.\n", encoding="utf-8")
+    git(root, "add", "MEMORY.md")
+    mem.write_text(base + "Staged words.\n" + MINE, encoding="utf-8")
+    git(root, "stash", "-q", "--keep-index")
+    assert mem.read_text(encoding="utf-8") == base + "Staged words.\n"
+    said = _status(root)
+    assert said["git_stash_waits"] == ["MEMORY.md"]
+    assert said["git_stash_stops"] == [], said["git_stash_stops"]  # before: ['MEMORY.md']
+    assert git(root, "stash", "pop", check=False).returncode == 0  # it goes through
+    assert mem.read_text(encoding="utf-8") == base + "Staged words.\n" + MINE
+    # a change git's index has not (memvault's listing, a person's edit) stops it
+    mem.write_text(base + "Staged words.\n", encoding="utf-8")
+    git(root, "add", "MEMORY.md")
+    mem.write_text(base + "Staged words.\n" + MINE, encoding="utf-8")
+    git(root, "stash", "-q", "--keep-index")
+    mem.write_text(base + "Staged words.\nAn edit since.\n", encoding="utf-8")
+    assert stash_stops(root, ["MEMORY.md"]) == ["MEMORY.md"]
+    assert git(root, "stash", "pop", check=False).returncode != 0  # as said

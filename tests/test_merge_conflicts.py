@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from helpers import new_vault, open_vault, write
-from memvault.core.conflicts import find_conflicts
+from memvault.core.conflicts import find_conflicts, left_as_git_wrote_it
 from memvault.core.folder_parse import parse_outside_listing
 from memvault.core.notes import parse_note
 from memvault.interfaces.cli import app
@@ -248,3 +248,28 @@ def test_a_conflict_in_memory_md_itself_is_listed(tmp_path: Path) -> None:
         assert f"MEMORY.md: {ONE.format(at + 1)}" in report.warnings
         reasons = [(p["path"], p["reason"]) for p in vault.status()["problems"]]
         assert ("MEMORY.md", ONE.format(at + 1)) in reasons
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        (CONFLICT, [1]),
+        # what a person resolving one left: a marker line git wrote, with its label
+        ("- a\n=======\n- b\n>>>>>>> Stashed changes\n", [4]),
+        ("<<<<<<< Updated upstream\n- a\n=======\n- b\n", [1]),
+        ("<<<<<<< HEAD\n- a\n>>>>>>> other\n- b\n", [1, 3]),
+        ("||||||| base\n- a\n", [1]),
+        # not: a Setext heading, a bare quote line, markers shown in a code block
+        ("Big title\n=======\n", []),
+        ("> quote\n>>>>>>>\n", []),
+        ("```\n>>>>>>> other\n<<<<<<< HEAD\n```\n", []),
+    ],
+)
+def test_memory_md_is_left_while_any_marker_line_of_gits_is(text: str, lines: list[int]) -> None:
+    why = left_as_git_wrote_it(text)
+    if not lines:
+        assert why is None
+        return
+    assert why is not None
+    shown = ", ".join(map(str, lines))
+    assert f"(line{'s' if len(lines) > 1 else ''} {shown})" in why, why

@@ -37,6 +37,8 @@ _OPEN = re.compile(r"<{7}(?: .*)?")
 _BASE = re.compile(r"\|{7}(?: .*)?")
 _SEPARATOR = re.compile(r"={7}")
 _CLOSE = re.compile(r">{7}(?: .*)?")
+# a marker line as git writes it, with its label: one left alone (``left_as_git_wrote_it``)
+_LABELLED = re.compile(r"(?:<{7}|\|{7}|>{7}) \S.*")
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _SHOWN = 5  # conflicts named by line in the warning; the rest counted
 
@@ -55,7 +57,7 @@ def find_conflicts(text: str) -> tuple[Conflict, ...]:
     """The unresolved conflicts of ``text`` (the module docstring's rule), in order."""
     if "<<<<<<<" not in text:
         return ()  # most notes: nothing to scan
-    return _scan(split_lines(text))
+    return _scan(split_lines(text))[0]
 
 
 def unread_lines(conflicts: Sequence[Conflict]) -> frozenset[int]:
@@ -85,15 +87,24 @@ def conflict_warning(conflicts: Sequence[Conflict]) -> str | None:
 def left_as_git_wrote_it(text: str) -> str | None:
     """Why a file memvault keeps (MEMORY.md, a folder note) is left as git wrote it: the
     conflicts ``text`` holds and what to do, or None when it holds none. Its lists
-    rewritten around the markers, each side's lines moved to the other (a field test)."""
-    conflicts = find_conflicts(text)
-    if not conflicts:
+    rewritten around the markers, each side's lines moved to the other (a field test).
+
+    A marker line git wrote, with its label (``<<<<<<< Updated upstream``, ``|||||||
+    base``, ``>>>>>>> Stashed changes``), outside a fenced code block, counts alone too:
+    the person is resolving it, one marker line deleted and the file saved (an editor's
+    autosave), the others still to go; it was rewritten then, under their editor, its
+    lines moved around the markers left. A bare ``=======`` (a Setext heading) does not."""
+    if not any(m in text for m in ("<<<<<<<", "|||||||", ">>>>>>>")):
         return None
-    lines = [str(c.start) for c in conflicts[:_SHOWN]]
-    more = len(conflicts) - _SHOWN
+    conflicts, stray = _scan(split_lines(text))
+    starts = sorted({c.start for c in conflicts} | set(stray))
+    if not starts:
+        return None
+    lines = [str(n) for n in starts[:_SHOWN]]
+    more = len(starts) - _SHOWN
     where = ", ".join(lines) + (f" and {more} more" if more > 0 else "")
     return (
-        f"it holds git's conflict markers (line{'s' if len(conflicts) > 1 else ''} {where}): "
+        f"it holds git's conflict markers (line{'s' if len(starts) > 1 else ''} {where}): "
         "keep either side's lines or both, delete the marker lines and save; memvault "
         "brings it up to date then"
     )
@@ -118,8 +129,11 @@ class _Fences:
         return True
 
 
-def _scan(lines: Sequence[str]) -> tuple[Conflict, ...]:
+def _scan(lines: Sequence[str]) -> tuple[tuple[Conflict, ...], tuple[int, ...]]:
+    """The conflicts of ``lines``, and the 1-based lines of git's labelled marker lines
+    (``_LABELLED``) outside them and outside fenced code: what is left of one."""
     found: list[Conflict] = []
+    stray: list[int] = []
     fences = _Fences()
     before: tuple[str, int] | None = None  # the fence state where the open conflict began
     start = base = separator = 0  # 1-based lines of the open conflict's markers (0: none)
@@ -128,7 +142,8 @@ def _scan(lines: Sequence[str]) -> tuple[Conflict, ...]:
         in_code = fences.inside(raw)  # kept up to date inside a conflict too
         if start:
             if _OPEN.fullmatch(line):
-                start, base, separator = i, 0, 0  # the one before never closed: this opens
+                stray += _labelled(lines, start, base)  # the one before never closed
+                start, base, separator = i, 0, 0  # this opens
             elif _BASE.fullmatch(line) and not base and not separator:
                 base = i
             elif _SEPARATOR.fullmatch(line) and not separator:
@@ -138,8 +153,20 @@ def _scan(lines: Sequence[str]) -> tuple[Conflict, ...]:
                 fences.open = before  # each side is an alternative to what came before
                 start = base = separator = 0
             elif _CLOSE.fullmatch(line):
+                stray += _labelled(lines, start, base, i)
                 start = base = 0  # closed before its separator: not git's
             continue
-        if not in_code and _OPEN.fullmatch(line):
+        if in_code:
+            continue
+        if _OPEN.fullmatch(line):
             start, base, separator, before = i, 0, 0, fences.open
-    return tuple(found)
+        elif _LABELLED.fullmatch(line):
+            stray.append(i)
+    if start:
+        stray += _labelled(lines, start, base)  # opened, never closed
+    return tuple(found), tuple(stray)
+
+
+def _labelled(lines: Sequence[str], *at: int) -> list[int]:
+    """Those of the 1-based lines ``at`` (0: none) that are git's labelled marker lines."""
+    return [n for n in at if n and _LABELLED.fullmatch(lines[n - 1].rstrip(" \t\r\n"))]

@@ -153,6 +153,11 @@ class Linker:
         the sync read every file, not a batch of paths)."""
         cfg = self.config.memory
         rel = cfg.file
+        # left for git below: its links to the files moved wait in the relink journal, as
+        # a note's do. Not waiting, the journal was dropped: after a conflicted pop taken
+        # with `git checkout --theirs && git add`, the stash held MEMORY.md and the side
+        # kept linked a renamed note's old name for good
+        relinked = (rel,) if moves and before is not None and after is not None else ()
         busy = git_busy(self.fs.root)
         if busy:
             self.store.set_meta("memory_synced", "")
@@ -160,7 +165,8 @@ class Linker:
                 warnings=(
                     f"git is in the middle of {busy}: {rel} and the folder notes wait "
                     "until it is done",
-                )
+                ),
+                waiting=relinked,
             )
         paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
         held = stash_waits(self.fs.root, [rel, *paths.values()])
@@ -171,14 +177,15 @@ class Linker:
                 warnings=(
                     f"the newest git stash changes {rel}: it and the folder notes wait for "
                     "`git stash pop` (10 minutes at most), which a write now would stop",
-                )
+                ),
+                waiting=relinked,
             )
         self._stash_held = None
         self.waits_for_git = self._git_moved(whole)
         if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
             self.store.set_meta("memory_synced", "")
             log.debug("git changed the files as memvault read them: %s waits", rel)
-            return MemoryWritten()
+            return MemoryWritten(waiting=relinked)
         refreshed = self._refresh(lean=self._lean)
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes

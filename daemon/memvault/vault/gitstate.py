@@ -210,10 +210,11 @@ def newest_stash(
     """The newest stash and the vault paths among ``rels`` (what memvault writes:
     MEMORY.md, folder notes) it concerns, git asked once for both questions (status asks
     both): what it changes (its first parent to it), and the blob ids of those files
-    here, in git's index and in HEAD (``_blobs``).
+    here and in git's index (``_blobs``).
 
-    ``stops``: those the stash changes that changed since it was made (memvault listed
-    notes the stash left, a person's edit): ``git stash pop`` stops over them.
+    ``stops``: those the stash changes that changed since it was made, unlike git's
+    index (memvault listed notes the stash left, a person's edit): ``git stash pop``
+    stops over them.
     ``waits``: within ``STASH_WAIT_SECONDS`` of the stash, those it changes that have
     no unstaged change: memvault writing one now would be that change, and the pop
     is refused over it ("Your local changes ... would be overwritten by merge"), the
@@ -244,11 +245,15 @@ def newest_stash(
     # a file unmerged in git's index: a pop (or merge) stopped over it, its conflict to
     # resolve (status says so of MEMORY.md), not a pop to come over a checkout of it
     in_index, unmerged = _blobs(root, hashed, None)
-    in_head = _blobs(root, hashed, "HEAD")[0] if stops else {}
+    # the pop stops over a local change, a file unlike git's index ("Your local changes
+    # ... would be overwritten by merge"; `git checkout --` takes it back to the index).
+    # Not HEAD: a staged change (`git stash --keep-index`, a conflict resolved and
+    # added) is merged, and status said the pop would stop where it went through
+    unlike_index = stashed - _same(hashed, in_index) - unmerged
     return StashSeen(
         made,
         here,
-        tuple(sorted(stashed - _same(hashed, in_head) - unmerged)) if stops else (),
+        tuple(sorted(unlike_index)) if stops else (),
         tuple(sorted(_same(hashed, in_index))) if recent else (),
     )
 
