@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -241,6 +242,33 @@ def test_notes_git_keeps_in_two_cases_are_named_by_status(place: Path, tmp_path:
     assert "(people/Ana.md, people/ana.md)" in said
     assert "the one file here is people/" in said
     assert "git show HEAD:people/" in said
+
+
+def test_names_this_disk_keeps_apart_are_no_twins_to_status(place: Path, tmp_path: Path) -> None:
+    """``Straße.md`` and ``STRASSE.md`` (ß folds to ss, yet exFAT, NTFS and APFS keep
+    them apart), ``Café.md`` composed and decomposed (exFAT keeps Unicode forms apart),
+    ``People/a.md`` beside ``people/b.md`` (one folder here, both files in it): a clone
+    checks out every one, nothing is in git only, yet status said "git keeps 2 files
+    whose names differ only in case" and told the person to ``git mv`` them."""
+    source = tmp_path / "source"
+    init_vault(source)
+    cafe = "Caf\u00e9.md"
+    names = ["Stra\u00dfe.md", "STRASSE.md", cafe, unicodedata.normalize("NFD", cafe)]
+    for i, name in enumerate(names):
+        (source / "projects" / name).write_text(f"# Note {i}\n\nWords {i}.\n")
+    (source / "People").mkdir()
+    (source / "People" / "a.md").write_text("# a\n")
+    (source / "people" / "b.md").write_text("# b\n")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "notes")
+    _git(place, "clone", "-q", str(source), "vault")
+    root = place / "vault"
+    assert sorted(os.listdir(root / "projects")) == sorted(names)  # four files here
+    assert sorted(os.listdir(root / "people")) == ["a.md", "b.md"]
+    with open_vault(root) as vault:
+        vault.sync()
+        assert [p for p in vault.status()["problems"] if p["kind"] == "git"] == []
 
 
 def test_memory_md_renamed_in_case_only_is_still_the_index_and_named_back(place: Path) -> None:
