@@ -359,3 +359,26 @@ def test_a_disk_without_the_exchange_leaves_it_to_the_others(place: Path, tmp_pa
     (tmp_path / "b").write_text("b")
     assert exchange(tmp_path / "a", tmp_path / "b") is True
     assert (tmp_path / "a").read_text() == "b"
+
+
+def test_a_new_note_killed_between_its_claim_and_its_rename_is_finished(place: Path) -> None:
+    """A new note on a disk without hard links: its name claimed empty, then its temp
+    file renamed onto the claim. Killed in between, the next start deleted the temp
+    file: the words gone, an empty note left, and the agent's retry told "already
+    exists". Now the temp file is renamed onto its claim; a person's empty note, older
+    than a temp file beside it, is left as it is."""
+    root = place / "vault"
+    init_vault(root)
+    people = root / "people"
+    (people / "empty.md").write_text("")
+    old = os.stat(people / "empty.md").st_mtime_ns
+    os.utime(people / "empty.md", ns=(old - 60 * 10**9, old - 60 * 10**9))
+    (people / ".empty.md.memvault-tmp-0badf00d").write_text("# not the person's\n")
+    (people / ".alice.md.memvault-tmp-1234abcd").write_text("# Alice\n\nPayments lead.\n")
+    (people / "alice.md").touch()  # the claim
+    with open_vault(root) as vault:
+        assert sorted(os.listdir(people)) == ["alice.md", "empty.md"]
+        assert (people / "alice.md").read_text() == "# Alice\n\nPayments lead.\n"
+        assert (people / "empty.md").read_text() == ""
+        vault.sync()
+        assert "people/alice.md" in vault.engine.store.manifest()
