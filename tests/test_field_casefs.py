@@ -382,3 +382,20 @@ def test_a_new_note_killed_between_its_claim_and_its_rename_is_finished(place: P
         assert (people / "empty.md").read_text() == ""
         vault.sync()
         assert "people/alice.md" in vault.engine.store.manifest()
+
+
+def test_a_save_through_another_case_of_a_notes_name_is_indexed(place: Path) -> None:
+    """A program that opens ``people/ALICE.md`` writes into the person's
+    ``people/alice.md`` on such a disk, and the watcher names the path as the program
+    spelt it: the sync took it for a file not there (its folder lists no ALICE.md) and
+    the new words stayed out of the index until a full scan."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        with open(root / "people" / "ALICE.md", "a", encoding="utf-8") as fh:
+            fh.write("\nOwns the zanzibar rollout.\n")
+        report = vault.sync(["people/ALICE.md"])
+        assert report.modified == ("people/alice.md",)
+        assert report.vanished == ()  # (a daemon rescans the vault for a note vanished)
+        assert _indexed(vault) == ["people/alice.md"]

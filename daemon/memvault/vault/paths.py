@@ -293,21 +293,34 @@ def spelt_as_on_disk(root: str, rel: str, listed: dict[str, set[str]] | None = N
     ``People/ana.md``, and only a listing tells the two apart. A listing of each folder
     of ``rel``, kept in ``listed`` (a batch's paths list a folder once: 3,000 notes of
     one folder cost 2.7 s listed for each)."""
+    return listed_spelling(root, rel, listed, cased=False) == rel
+
+
+def listed_spelling(
+    root: str, rel: str, listed: dict[str, set[str]] | None = None, *, cased: bool = True
+) -> str | None:
+    """``rel`` as its folders list it: each name as spelt (Unicode form aside), else,
+    with ``cased``, the first listed that differs from it only in case (``spelt_in``);
+    None when a name is in none. Each folder listed once, kept in ``listed``."""
     listed = {} if listed is None else listed
-    here = root
-    for part in rel.split("/"):
+    here, parts, nfc = root, rel.split("/"), unicodedata.normalize
+    for i, part in enumerate(parts):
         names = listed.get(here)
         if names is None:
             try:
                 names = listed[here] = set(os.listdir(here))
             except OSError:
-                return False
+                return None
         if part not in names:
-            want = unicodedata.normalize("NFC", part)
-            if all(unicodedata.normalize("NFC", n) != want for n in names):
-                return False
-        here = os.path.join(here, part)
-    return True
+            want = nfc("NFC", part)
+            if all(nfc("NFC", n) != want for n in names):
+                want = key(part)
+                same = sorted(n for n in names if not n.startswith(".") and key(n) == want)
+                if not cased or not same:
+                    return None
+                parts[i] = same[0]
+        here = os.path.join(here, parts[i])
+    return "/".join(parts)
 
 
 __all__ = [
@@ -320,6 +333,7 @@ __all__ = [
     "glob_regex",
     "is_dir_entry",
     "is_utf8",
+    "listed_spelling",
     "normalize_rel",
     "safe_join",
     "spelt_as_on_disk",
