@@ -61,6 +61,7 @@ def observe(
     skipped: list[SkippedFile] = []
     known: set[str] | None = None
     listed: dict[str, set[str]] = {}  # a disk that folds case: each folder listed once
+    forms: dict[str, dict[str, str]] = {}  # (and its names by their forms, once)
 
     def spelt(path: str, within: set[str]) -> tuple[str, Seen | None]:
         """``path`` (in ``within``) and its stat, or, there only in another case, the
@@ -68,7 +69,7 @@ def observe(
         ``path`` is indexed (then it is gone: a rename in case)."""
         nonlocal known
         st = fs.stat(path, as_spelt=True, listed=listed)
-        if st is not None or (there := _spelt_there(fs, path, listed)) is None:
+        if st is not None or (there := _spelt_there(fs, path, listed, forms)) is None:
             return path, st
         if known is None:
             known = set(store.manifest()) | set(store.attachment_paths())
@@ -128,7 +129,9 @@ def observe(
     return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))
 
 
-def _spelt_there(fs: VaultFS, path: str, listed: dict[str, set[str]]) -> str | None:
+def _spelt_there(
+    fs: VaultFS, path: str, listed: dict[str, set[str]], forms: dict[str, dict[str, str]]
+) -> str | None:
     """A path the watcher named, not there as spelt, that is there in another case on
     a disk that folds case, as the disk spells it (in NFC): a program that opened
     ``people/ALICE.md`` wrote into the person's ``people/alice.md``, and the watcher
@@ -136,7 +139,7 @@ def _spelt_there(fs: VaultFS, path: str, listed: dict[str, set[str]]) -> str | N
     another kind (``x.MD`` for ``x.md``)."""
     if not fs.folds:
         return None
-    there = listed_spelling(str(fs.root), path, listed)
+    there = listed_spelling(str(fs.root), path, listed, forms)
     if there is None or is_note(there) != is_note(path) or fs.is_ignored(there):
         return None
     return unicodedata.normalize("NFC", there)
