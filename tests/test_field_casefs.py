@@ -399,3 +399,25 @@ def test_a_save_through_another_case_of_a_notes_name_is_indexed(place: Path) -> 
         assert report.modified == ("people/alice.md",)
         assert report.vanished == ()  # (a daemon rescans the vault for a note vanished)
         assert _indexed(vault) == ["people/alice.md"]
+
+
+def test_a_vault_named_in_another_case_is_one_vault_with_one_writer(
+    place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/mnt/usb/VAULT`` opens the vault at ``/mnt/usb/vault`` on such a disk, but
+    exFAT through FUSE gives each spelling a file of its own: its lock (and index.db's
+    SQLite locks) held through one spelling did not stop a writer through the other.
+    Two writers opened, both wrote, and the exFAT driver died ("Transport endpoint is
+    not connected"). The vault's folder is named as the disk lists it."""
+    from memvault.config import VaultConfig
+    from memvault.errors import LockHeld
+
+    root = place / "vault"
+    init_vault(root)
+    other = place / "VAULT"
+    assert VaultConfig.load(other).root == root
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "0.2")
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        with pytest.raises(LockHeld):
+            open_vault(other)
