@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import unicodedata
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -243,6 +244,33 @@ def test_notes_git_keeps_in_two_cases_are_named_by_status(place: Path, tmp_path:
     assert "git show HEAD:people/" in said
 
 
+def test_names_this_disk_keeps_apart_are_no_twins_to_status(place: Path, tmp_path: Path) -> None:
+    """``Straße.md`` and ``STRASSE.md`` (ß folds to ss, yet exFAT, NTFS and APFS keep
+    them apart), ``Café.md`` composed and decomposed (exFAT keeps Unicode forms apart),
+    ``People/a.md`` beside ``people/b.md`` (one folder here, both files in it): a clone
+    checks out every one, nothing is in git only, yet status said "git keeps 2 files
+    whose names differ only in case" and told the person to ``git mv`` them."""
+    source = tmp_path / "source"
+    init_vault(source)
+    cafe = "Caf\u00e9.md"
+    names = ["Stra\u00dfe.md", "STRASSE.md", cafe, unicodedata.normalize("NFD", cafe)]
+    for i, name in enumerate(names):
+        (source / "projects" / name).write_text(f"# Note {i}\n\nWords {i}.\n")
+    (source / "People").mkdir()
+    (source / "People" / "a.md").write_text("# a\n")
+    (source / "people" / "b.md").write_text("# b\n")
+    _git(source, "init", "-q")
+    _git(source, "add", "-A")
+    _git(source, "commit", "-qm", "notes")
+    _git(place, "clone", "-q", str(source), "vault")
+    root = place / "vault"
+    assert sorted(os.listdir(root / "projects")) == sorted(names)  # four files here
+    assert sorted(os.listdir(root / "people")) == ["a.md", "b.md"]
+    with open_vault(root) as vault:
+        vault.sync()
+        assert [p for p in vault.status()["problems"] if p["kind"] == "git"] == []
+
+
 def test_memory_md_renamed_in_case_only_is_still_the_index_and_named_back(place: Path) -> None:
     """A person's ``Memory.md`` is memvault's MEMORY.md on such a disk: a sync and an
     ``add`` go on (none said "MEMORY.md already exists"), and memvault's next write of
@@ -331,3 +359,65 @@ def test_a_disk_without_the_exchange_leaves_it_to_the_others(place: Path, tmp_pa
     (tmp_path / "b").write_text("b")
     assert exchange(tmp_path / "a", tmp_path / "b") is True
     assert (tmp_path / "a").read_text() == "b"
+
+
+def test_a_new_note_killed_between_its_claim_and_its_rename_is_finished(place: Path) -> None:
+    """A new note on a disk without hard links: its name claimed empty, then its temp
+    file renamed onto the claim. Killed in between, the next start deleted the temp
+    file: the words gone, an empty note left, and the agent's retry told "already
+    exists". Now the temp file is renamed onto its claim; a person's empty note, older
+    than a temp file beside it, is left as it is."""
+    root = place / "vault"
+    init_vault(root)
+    people = root / "people"
+    (people / "empty.md").write_text("")
+    old = os.stat(people / "empty.md").st_mtime_ns
+    os.utime(people / "empty.md", ns=(old - 60 * 10**9, old - 60 * 10**9))
+    (people / ".empty.md.memvault-tmp-0badf00d").write_text("# not the person's\n")
+    (people / ".alice.md.memvault-tmp-1234abcd").write_text("# Alice\n\nPayments lead.\n")
+    (people / "alice.md").touch()  # the claim
+    with open_vault(root) as vault:
+        assert sorted(os.listdir(people)) == ["alice.md", "empty.md"]
+        assert (people / "alice.md").read_text() == "# Alice\n\nPayments lead.\n"
+        assert (people / "empty.md").read_text() == ""
+        vault.sync()
+        assert "people/alice.md" in vault.engine.store.manifest()
+
+
+def test_a_save_through_another_case_of_a_notes_name_is_indexed(place: Path) -> None:
+    """A program that opens ``people/ALICE.md`` writes into the person's
+    ``people/alice.md`` on such a disk, and the watcher names the path as the program
+    spelt it: the sync took it for a file not there (its folder lists no ALICE.md) and
+    the new words stayed out of the index until a full scan."""
+    root = place / "vault"
+    init_vault(root)
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        with open(root / "people" / "ALICE.md", "a", encoding="utf-8") as fh:
+            fh.write("\nOwns the zanzibar rollout.\n")
+        report = vault.sync(["people/ALICE.md"])
+        assert report.modified == ("people/alice.md",)
+        assert report.vanished == ()  # (a daemon rescans the vault for a note vanished)
+        assert _indexed(vault) == ["people/alice.md"]
+
+
+def test_a_vault_named_in_another_case_is_one_vault_with_one_writer(
+    place: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``/mnt/usb/VAULT`` opens the vault at ``/mnt/usb/vault`` on such a disk, but
+    exFAT through FUSE gives each spelling a file of its own: its lock (and index.db's
+    SQLite locks) held through one spelling did not stop a writer through the other.
+    Two writers opened, both wrote, and the exFAT driver died ("Transport endpoint is
+    not connected"). The vault's folder is named as the disk lists it."""
+    from memvault.config import VaultConfig
+    from memvault.errors import LockHeld
+
+    root = place / "vault"
+    init_vault(root)
+    other = place / "VAULT"
+    assert VaultConfig.load(other).root == root
+    monkeypatch.setenv("MEMVAULT_LOCK_WAIT", "0.2")
+    with open_vault(root) as vault:
+        vault.add("people", "Alice", summary="Payments lead")
+        with pytest.raises(LockHeld):
+            open_vault(other)

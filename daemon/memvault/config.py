@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.memory_order import ORDERS, SectionRule
+from memvault.core.wikilinks import key
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"
@@ -211,7 +212,7 @@ class VaultConfig:
         overrides: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> VaultConfig:
         """Resolve the configuration of the vault at ``root``."""
-        root = Path(root).expanduser().resolve()
+        root = as_listed(Path(root).expanduser().resolve())
         data: dict[str, dict[str, Any]] = {}
         source: bytes | None = None
         path = root / STATE_DIR / CONFIG_FILE
@@ -235,6 +236,28 @@ class VaultConfig:
             data.setdefault(section, {}).update(values)
             from_env -= {f"{section}.{name}" for name in values}
         return cls(root=root, **_build(data, str(path), from_env), source=source)
+
+
+def as_listed(path: Path) -> Path:
+    """``path`` (absolute) with each name as its folder lists it where that name is
+    there only in another case or Unicode form (a disk that folds case: ``/mnt/usb/
+    VAULT`` for ``/mnt/usb/vault``): every process names a vault one way, as its lock
+    must (exFAT through FUSE gives each spelling a file of its own, and a lock held
+    through one spelling stops no writer through the other). A name whose other case
+    is not there (ext4) costs one stat, no listing."""
+    here = Path(path.anchor)
+    for part in path.parts[1:]:
+        other = part.swapcase()
+        if (other != part and os.path.lexists(here / other)) or not os.path.lexists(here / part):
+            try:
+                names = os.listdir(here)
+            except OSError:
+                names = [part]
+            if part not in names:
+                same = sorted(n for n in names if key(n) == key(part))
+                part = same[0] if len(same) == 1 else part
+        here = here / part
+    return here
 
 
 _SECTIONS: dict[str, type] = {

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import posixpath
+import unicodedata
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -25,7 +26,7 @@ from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
-from memvault.vault.paths import is_note, not_a_note_for_obsidian
+from memvault.vault.paths import is_note, listed_spelling, not_a_note_for_obsidian
 
 
 class Observed(NamedTuple):
@@ -60,6 +61,23 @@ def observe(
     skipped: list[SkippedFile] = []
     known: set[str] | None = None
     listed: dict[str, set[str]] = {}  # a disk that folds case: each folder listed once
+    forms: dict[str, dict[str, str]] = {}  # (and its names by their forms, once)
+
+    def spelt(path: str, within: set[str]) -> tuple[str, Seen | None]:
+        """``path`` (in ``within``) and its stat, or, there only in another case, the
+        disk's spelling (``_spelt_there``) put in ``within`` in its place, unless
+        ``path`` is indexed (then it is gone: a rename in case)."""
+        nonlocal known
+        st = fs.stat(path, as_spelt=True, listed=listed)
+        if st is not None or (there := _spelt_there(fs, path, listed, forms)) is None:
+            return path, st
+        if known is None:
+            known = set(store.manifest()) | set(store.attachment_paths())
+        if path not in known:  # the same file: no note vanished (that asks a rescan)
+            within.discard(path)
+        within.add(there)
+        return there, fs.stat(there)
+
     for raw in paths:
         path = raw.strip("/")
         if not path or fs.is_ignored(path):
@@ -95,7 +113,7 @@ def observe(
                     _keep_unlisted(store, scan.unlisted, seen, att_seen)
                 continue
             att_scope.add(path)
-            st = fs.stat(path, as_spelt=True, listed=listed)
+            path, st = spelt(path, att_scope)
             if st is not None:
                 att_seen[path] = st
                 beside = path[-3:].lower() == ".md" and fs.stat(path[:-3] + ".md") is not None
@@ -103,12 +121,28 @@ def observe(
                     skipped.append(SkippedFile(path, why))  # as the scan says it
             continue
         scope.add(path)
-        st = fs.stat(path, as_spelt=True, listed=listed)
+        path, st = spelt(path, scope)
         if st is not None:
             seen[path] = st
     if _memory_named(fs, seen, memory):
         scope.add(memory)
     return Observed(seen, scope, skipped, attachments.observe(att_seen, att_scope))
+
+
+def _spelt_there(
+    fs: VaultFS, path: str, listed: dict[str, set[str]], forms: dict[str, dict[str, str]]
+) -> str | None:
+    """A path the watcher named, not there as spelt, that is there in another case on
+    a disk that folds case, as the disk spells it (in NFC): a program that opened
+    ``people/ALICE.md`` wrote into the person's ``people/alice.md``, and the watcher
+    names the path as the program spelt it. None when it is in no case, or is of
+    another kind (``x.MD`` for ``x.md``)."""
+    if not fs.folds:
+        return None
+    there = listed_spelling(str(fs.root), path, listed, forms)
+    if there is None or is_note(there) != is_note(path) or fs.is_ignored(there):
+        return None
+    return unicodedata.normalize("NFC", there)
 
 
 def _memory_named(fs: VaultFS, seen: dict[str, Seen], memory: str) -> bool:

@@ -52,6 +52,7 @@ from memvault.vault.swap import TEMP_MARK, Swapper, Written, read_settled
 _READ_BLOCK = 1 << 20
 BUSY_WAIT_SECONDS = 1.0  # how long an update waits for a file open for writing elsewhere
 BUSY_POLL = 0.05
+CLAIM_SECONDS = 3  # a new note's claim follows its temp file at once (exFAT: mtime in 1 s)
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,16 +505,41 @@ class VaultFS:
         return sha256_bytes(data)
 
     def remove_temp_files(self) -> list[str]:
-        """Delete temp files left by a write that was killed midway."""
+        """Delete temp files left by a write that was killed midway; a new note's
+        temp file whose name was claimed already (``swap.place_new`` on a disk without
+        hard links: killed between the claim and the rename) is renamed onto its claim,
+        never left an empty note that a retry is told "already exists" of."""
         removed = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             dirnames[:] = [d for d in dirnames if d not in (".git", ".obsidian", ".trash")]
             for name in filenames:
                 if TEMP_MARK in name and name.startswith("."):
                     with contextlib.suppress(OSError):
+                        if _claimed(dirpath, name):
+                            continue
                         os.unlink(os.path.join(dirpath, name))
                         removed.append(os.path.relpath(os.path.join(dirpath, name), self.root))
         return removed
+
+
+def _claimed(folder: str, temp: str) -> bool:
+    """Whether the temp file ``temp`` was a new note's, its name claimed empty after it
+    was written (within ``CLAIM_SECONDS``, a disk's mtime being coarse): then it is
+    renamed onto that claim. A note a person wrote, or emptied long before or after,
+    is left as it is."""
+    note = os.path.join(folder, temp[1 : temp.rindex(TEMP_MARK)])
+    tmp = os.path.join(folder, temp)
+    try:
+        claim, made = os.stat(note, follow_symlinks=False), os.stat(tmp)
+    except OSError:
+        return False
+    late = claim.st_mtime_ns - made.st_mtime_ns
+    if not stat.S_ISREG(claim.st_mode) or claim.st_size or not made.st_size:
+        return False
+    if not 0 <= late <= CLAIM_SECONDS * 1_000_000_000:
+        return False
+    os.replace(tmp, note)
+    return True
 
 
 def _folder_identity(folder: Path) -> tuple[int, int] | None:

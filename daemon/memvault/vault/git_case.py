@@ -20,8 +20,11 @@ _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GI
 
 def case_collisions(root: Path) -> list[tuple[str, ...]]:
     """The groups of files git tracks in the vault (paths from ``root``, sorted) whose
-    names differ only in case or Unicode form; none outside git. Ask it only of a disk
-    that folds case: on ext4 the two are two files, both there."""
+    names differ only in case or Unicode form, and which this disk takes for one file;
+    none outside git. Ask it only of a disk that folds case: on ext4 the two are two
+    files, both there. A group whose every name is listed, as spelt, is held apart
+    (``Straße.md`` and ``STRASSE.md``; exFAT's composed and decomposed ``Café.md``):
+    no twins, whatever case folding says."""
     if git_dir(root) is None:
         return []
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
@@ -42,7 +45,28 @@ def case_collisions(root: Path) -> list[tuple[str, ...]]:
         if raw:
             path = os.fsdecode(raw)
             groups.setdefault(unicodedata.normalize("NFC", path).casefold(), []).append(path)
-    return sorted(tuple(sorted(g)) for g in groups.values() if len(g) > 1)
+    listed: dict[str, set[str]] = {}
+    return sorted(
+        tuple(sorted(g))
+        for g in groups.values()
+        if len(g) > 1 and not all(_listed(str(root), p, listed) for p in g)
+    )
+
+
+def _listed(root: str, rel: str, listed: dict[str, set[str]]) -> bool:
+    """Whether each name of ``rel`` is listed in its folder exactly so (each folder
+    listed once, in ``listed``)."""
+    here = root
+    for part in rel.split("/"):
+        if here not in listed:
+            try:
+                listed[here] = set(os.listdir(here))
+            except OSError:
+                listed[here] = set()
+        if part not in listed[here]:
+            return False
+        here = os.path.join(here, part)
+    return True
 
 
 def collision_said(group: tuple[str, ...], there: str | None) -> str:
