@@ -190,9 +190,16 @@ def test_a_version_1_index_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     assert store.meta("schema_version") == str(SCHEMA_VERSION)
     assert store.meta("model_id") == "old-model"
-    # stale (version 3 cuts notes differently): the next sync reads it again
+    # stale (version 3 cuts notes differently): the next sync reads it again; its category
+    # its top folder (version 14: MEMORY.md's lists read a folder's notes by it)
     assert store.note("projects/x.md") == NoteRow(
-        path="projects/x.md", size=5, mtime_ns=-1, sha256="", kind="note", title="Project X"
+        path="projects/x.md",
+        size=5,
+        mtime_ns=-1,
+        sha256="",
+        kind="note",
+        title="Project X",
+        category="projects",
     )
     assert [(c.label, c.heading, c.text) for c in store.chunks_of("projects/x.md")] == [
         (1, ("Intro",), "postgres migration plan")

@@ -144,15 +144,6 @@ class NoteLists:
             ).fetchone()
         return None if row is None else _entry(*row)
 
-    def listing_entries(self) -> list[CatalogueEntry]:
-        """Every index note as MEMORY.md's lists read it (path, title, summary,
-        frontmatter, mtime): what ``memory_listing`` takes of a catalogue row."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT path, title, summary, frontmatter, mtime_ns FROM notes WHERE kind = 'note'"
-            ).fetchall()
-        return [_entry(*row) for row in rows]
-
     def note_titles(self) -> list[tuple[str, str]]:
         """Every index note's path and title."""
         with self._lock:
