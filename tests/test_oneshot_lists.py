@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, note, open_vault, write
-from memvault.index.note_order import ORDER_COLUMNS, ORDER_INDEXES
 
 SECTIONS = """
 [[memory.sections]]
@@ -207,6 +206,8 @@ def test_a_folder_note_a_person_edited_is_written_again_by_a_write_elsewhere(
 
 def _as_schema_13(index: Path) -> None:
     """The index as memvault of schema 13 left it: no kept keys."""
+    from memvault.index.note_order import ORDER_COLUMNS, ORDER_INDEXES
+
     with sqlite3.connect(index) as db:
         for statement in ORDER_INDEXES:
             db.execute(f"DROP INDEX {statement.split()[5]}")
@@ -218,6 +219,8 @@ def _as_schema_13(index: Path) -> None:
 def test_an_index_of_schema_13_is_given_its_keys_and_lists_as_a_fresh_index(
     tmp_path: Path,
 ) -> None:
+    from memvault.index.note_order import ORDER_INDEXES
+
     root, _ = _vault(tmp_path, random.Random(9))
     index = root / ".memvault" / "index.db"
     _as_schema_13(index)
@@ -241,6 +244,8 @@ def test_postgres_lists_with_no_daemon_as_sqlite_and_upgrades_from_12(
     a title order and a folder two deep list as a fresh SQLite index does; an index of
     version 12 (no kept keys) is given them at its open."""
     import psycopg
+
+    from memvault.index.note_order import ORDER_COLUMNS, ORDER_INDEXES
 
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
@@ -293,3 +298,30 @@ def test_a_note_moved_under_its_own_name_takes_its_place_by_its_new_path(
         "- [[people/d]] - person d",
     ]
     assert _fresh(root, tmp_path, "moved") == _listings(root)
+
+
+def test_a_write_renders_the_folder_note_of_its_own_folder_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write with no daemon renders the folder note of the folder it changed, not every
+    one (each was read in full and rendered again: the vault's notes for one write); a
+    sync that changed nothing renders none."""
+    from memvault.core import memory_md
+
+    root, _ = _vault(tmp_path, random.Random(10))
+    rendered: list[str] = []
+    real = memory_md.render_folder_note
+
+    def render(text, folder, entries, label):  # type: ignore[no-untyped-def]
+        rendered.append(folder)
+        return real(text, folder, entries, label)
+
+    monkeypatch.setattr(memory_md, "render_folder_note", render)
+    with open_vault(root) as v:
+        v.add("people", "Aaron", summary="new")
+    assert rendered == ["people"]  # (Archive/old/old.md, the other one, not)
+    rendered.clear()
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    assert rendered == []
+    assert _fresh(root, tmp_path, "own") == _listings(root)
