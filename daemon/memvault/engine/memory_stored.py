@@ -56,13 +56,13 @@ class StoredListing:
         order = _order(rule.order)
         folders = self._other_folders() if not rule.folder.strip("/") else ()
         if not rule.filter:
-            top, alike = first_notes(self._walk(rule.folder, order), rule.limit)
+            top, alike = first_notes(rule, self._walk(rule.folder, order))
             return Listing(top, self.store.listed_count(rule.folder), folders, alike)
         # the notes naming the filter's first field (a superset), matched as a daemon does
         name = json.dumps(next(iter(rule.filter)), ensure_ascii=False)[1:-1]
         named = self.store.ordered_notes(rule.folder, order, having=name)
         chosen = [e for _, e in named if matches(e, rule.filter)]
-        top, alike = first_notes(chosen, rule.limit)
+        top, alike = first_notes(rule, chosen)
         return Listing(top, len(chosen), folders, alike)
 
     def _walk(self, folder: str, order: str) -> Iterator[CatalogueEntry]:

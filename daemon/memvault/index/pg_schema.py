@@ -75,7 +75,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    older memvault indexed from one are read again by the next sync, and skipped.
 
 13. Each note's place in MEMORY.md's orders kept with its row (the SQLite index's schema
-   14, ``schema.ORDER_COLUMNS``: ``bytea``, ordered byte by byte), ``listed``, and
+   14, ``note_order.ORDER_COLUMNS``: ``bytea``, ordered byte by byte), ``listed``, and
    their indexes; the upgrade computes them for every row.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
