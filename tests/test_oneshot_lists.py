@@ -325,3 +325,26 @@ def test_a_write_renders_the_folder_note_of_its_own_folder_alone(
         v.sync(vectors=False)
     assert rendered == []
     assert _fresh(root, tmp_path, "own") == _listings(root)
+
+
+def test_a_save_after_the_rows_were_read_and_let_go_lists_as_a_fresh_index(
+    tmp_path: Path,
+) -> None:
+    """A process that wrote with no row (the lists from the kept keys), then read every
+    row, then let them go (``Engine.compact_caches``, before it reads them again: a save
+    waiting on its lock may come first) saves a note: the notes changed while rows were
+    read are in no log of the writes made with none, so every folder note is due, not
+    none (the save's people/people.md was left as it was: test_kept_state's compaction
+    beside saves found it)."""
+    root, live = _vault(tmp_path, random.Random(10))
+    with open_vault(root) as v:
+        v.add("decisions", "Settled")  # lean: the writes' log, looked at up to here
+        v.engine.catalogue.notes()  # every row read (a search filtered by folder)
+        v.engine.linker.forget_kept()  # let go, as compact_caches does first
+        v.engine.catalogue.forget()
+        rel = next(p for p in live if p.startswith("people/"))
+        write(root, rel, note("Aaron First", "saved after", updated="2027-01-01"))
+        v.sync(paths=[rel], vectors=False)
+        assert v.engine.catalogue._rows is None
+    assert "saved after" in (root / "people" / "people.md").read_text("utf-8")
+    assert _fresh(root, tmp_path, "let-go") == _listings(root)

@@ -157,7 +157,8 @@ class Catalogue:
             self._keys, self._keys_mark = {}, None
             self._dirty.clear()
             self._links = None
-            self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
+            # changes_since, lean_changes: look at every row
+            self._epoch, self._log, self._lean_log = self._epoch + 1, [], []
 
     def changes_since(
         self, mark: tuple[int, int] | None
@@ -225,11 +226,16 @@ class Catalogue:
             if self._rows is None:
                 self._lean_log += paths
 
-    def lean_changes(self, mark: int) -> tuple[list[str], int]:
-        """The paths marked changed since ``mark`` (0: since the start) while no row was
-        read, and the mark of now."""
+    def lean_changes(
+        self, mark: tuple[int, int] | None
+    ) -> tuple[list[str] | None, tuple[int, int]]:
+        """The paths marked changed since ``mark`` while no row was read (None: not known,
+        rows were read or let go since: a change then is in no log), and the mark of now."""
         with self._lock:
-            return self._lean_log[mark:], len(self._lean_log)
+            now = (self._epoch, len(self._lean_log))
+            if mark is None or mark[0] != self._epoch:
+                return None, now
+            return self._lean_log[mark[1] :], now
 
     @contextmanager
     def changing(self, paths: Iterable[str]) -> Iterator[None]:

@@ -99,7 +99,7 @@ class Linker:
         # with no row read: MEMORY.md's lists read from the index's kept keys (``_refresh``)
         self._stored = StoredListing(store, config.memory.sections)
         self._source: MemoryListing | StoredListing = self._listing
-        self._lean_mark = 0  # the catalogue's lean_changes looked at
+        self._lean_mark = catalogue.lean_changes(None)[1]  # what lean_changes said last
         self._last_owned: dict[str, tuple[str, ...]] | None = None
         self._folder_seen: dict[str, tuple[int, int]] = {}  # folder note -> (size, mtime)
         # folders whose notes changed since their folder note was last brought up to date
@@ -371,7 +371,11 @@ class Linker:
             self._source = self._stored
             paths, self._lean_mark = self.catalogue.lean_changes(self._lean_mark)
             rules = self.config.memory.sections
-            folders = {r.folder for r in rules if any(in_folder(p, r.folder) for p in paths)}
+            folders = {
+                r.folder
+                for r in rules
+                if paths is None or any(in_folder(p, r.folder) for p in paths)
+            }
             return Refreshed(self._stored.notes(), frozenset(folders))
         self._source = self._listing
         rows, changed, self._seen_rows = self.catalogue.changes_since(self._seen_rows)
