@@ -19,7 +19,7 @@ from memvault.core import memory_md
 from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
-from memvault.core.memory_order import in_folder
+from memvault.core.memory_order import SectionRule, in_folder
 from memvault.core.relink import relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
@@ -370,13 +370,8 @@ class Linker:
         if lean and self._seen_rows is None and not self.catalogue.holds_rows():
             self._source = self._stored
             paths, self._lean_mark = self.catalogue.lean_changes(self._lean_mark)
-            rules = self.config.memory.sections
-            folders = {
-                r.folder
-                for r in rules
-                if paths is None or any(in_folder(p, r.folder) for p in paths)
-            }
-            return Refreshed(self._stored.notes(), frozenset(folders))
+            folders = _folders_of(self.config.memory.sections, paths)
+            return Refreshed(self._stored.notes(), folders)
         self._source = self._listing
         rows, changed, self._seen_rows = self.catalogue.changes_since(self._seen_rows)
         return self._listing.refresh(rows, changed)
@@ -477,6 +472,13 @@ class Linker:
         return link_check.link_problems(
             self.fs, self.store, include_alias, scan, as_written=as_written
         )
+
+
+def _folders_of(rules: Sequence[SectionRule], paths: Sequence[str] | None) -> frozenset[str]:
+    """The rules' folders holding one of ``paths`` (None: not known, every one)."""
+    return frozenset(
+        r.folder for r in rules if paths is None or any(in_folder(p, r.folder) for p in paths)
+    )
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:
