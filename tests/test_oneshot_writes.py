@@ -95,10 +95,12 @@ def _listings(root: Path) -> dict[str, str]:
 def test_writes_with_no_daemon_make_no_row_and_leave_memory_md_as_a_fresh_index(
     tmp_path: Path,
 ) -> None:
-    """Each write in a process of its own (`memvault add`, `log`, a save synced by path)
-    sorts MEMORY.md's lists from the store's lean columns, making no note row (every
-    row was read, 2.4 s at 100,000 notes, bench/RESULTS.md); MEMORY.md and the folder
-    notes are byte for byte what a fresh index of the same files writes."""
+    """Each write in a process of its own (`memvault add`, `log`, a save synced by path or
+    found by a whole sync) reads MEMORY.md's lists from the keys kept with the rows,
+    making no note row (every row was read, 2.4 s at 100,000 notes, bench/RESULTS.md);
+    MEMORY.md and the folder notes are byte for byte what a fresh index of the same
+    files writes, its lists sorted from every row as a daemon sorts them
+    (tests/test_oneshot_lists.py: sections of every kind)."""
     rng = random.Random(51)
     root = new_vault(tmp_path)
     folders = ["people", "projects", "decisions", "Plugins", "Archive/old"]
@@ -120,7 +122,7 @@ def test_writes_with_no_daemon_make_no_row_and_leave_memory_md_as_a_fresh_index(
         v.sync(vectors=False)
     for step in range(24):
         with open_vault(root) as v:  # a process of its own, as the CLI's
-            kind = rng.choice(["add", "update", "log", "save", "delete"])
+            kind = rng.choice(["add", "update", "log", "save", "found", "delete"])
             if kind == "add":
                 v.add(rng.choice(["people", "projects"]), f"Person {step}", summary="new")
             elif kind == "update":  # found by its title (Writer._named), not by its file
@@ -131,6 +133,10 @@ def test_writes_with_no_daemon_make_no_row_and_leave_memory_md_as_a_fresh_index(
                 rel = rng.choice(live)
                 write(root, rel, text(100 + step))
                 v.sync(paths=[rel], vectors=False)
+            elif kind == "found":  # saved while no daemon ran, found by a whole sync
+                rel = rng.choice(live)
+                write(root, rel, text(200 + step))
+                v.sync(vectors=False)
             else:
                 rel = live.pop(rng.randrange(len(live)))
                 (root / rel).unlink()
@@ -140,6 +146,7 @@ def test_writes_with_no_daemon_make_no_row_and_leave_memory_md_as_a_fresh_index(
             copy = tmp_path / f"fresh-{step}"
             shutil.copytree(root, copy, ignore=shutil.ignore_patterns(".memvault"))
             with open_vault(copy) as fresh:
+                fresh.engine.catalogue.notes()  # every row read: sorted as a daemon does
                 fresh.sync(vectors=False)
             assert _listings(copy) == _listings(root), f"after step {step}"
 

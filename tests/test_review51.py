@@ -48,7 +48,7 @@ def test_an_update_whose_body_is_part_of_a_line_is_written(tmp_path: Path) -> No
 def test_a_write_with_no_daemon_on_postgres_lists_as_a_fresh_index(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """wcold's lean reads (Store.listing_entries, note_titles) are SQL PgStore inherits:
+    """wcold's lean reads (now the kept keys of note_lists, note_titles) are SQL PgStore inherits:
     a no-daemon add and update on the PostgreSQL index list MEMORY.md as SQLite's does."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)

@@ -190,9 +190,16 @@ def test_a_version_1_index_is_migrated_keeping_its_rows(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     assert store.meta("schema_version") == str(SCHEMA_VERSION)
     assert store.meta("model_id") == "old-model"
-    # stale (version 3 cuts notes differently): the next sync reads it again
+    # stale (version 3 cuts notes differently): the next sync reads it again; its category
+    # its top folder (version 14: MEMORY.md's lists read a folder's notes by it)
     assert store.note("projects/x.md") == NoteRow(
-        path="projects/x.md", size=5, mtime_ns=-1, sha256="", kind="note", title="Project X"
+        path="projects/x.md",
+        size=5,
+        mtime_ns=-1,
+        sha256="",
+        kind="note",
+        title="Project X",
+        category="projects",
     )
     assert [(c.label, c.heading, c.text) for c in store.chunks_of("projects/x.md")] == [
         (1, ("Intro",), "postgres migration plan")
@@ -233,7 +240,7 @@ def test_a_version_2_index_gets_the_about_column_keeping_its_rows_and_its_notes_
         db.execute("INSERT INTO pending VALUES(2, ?, 'E ## Context', 9.0)", (sha("## Context"),))
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "13"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "14"
     with sqlite3.connect(path) as db:
         columns = [r[1] for r in db.execute("PRAGMA table_info(chunks_fts)")]
     db.close()
@@ -879,7 +886,7 @@ def test_a_version_3_index_counts_its_queue_once_and_keeps_the_count(tmp_path: P
             db.execute("INSERT INTO pending VALUES(?, 's', 't', ?)", (label, 50.0 + label))
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "13"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "14"
     assert store.pending_state() == (3, 51.0)
     assert store.manifest() == {"a.md": Known(5, 7, "abc")}  # nothing made stale
     store.finish_pending([1])

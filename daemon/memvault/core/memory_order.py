@@ -216,6 +216,25 @@ def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
     return (stamp.translate(_MIRROR) + _END, _path_order(entry.path))
 
 
+ORDERS_KEPT = ("date", "updated", "title")  # the orders whose keys the index keeps
+
+
+def stored_keys(path: str, title: str, fields: Mapping[str, Any]) -> tuple[bytes, ...]:
+    """The note's ``sort_key`` in each of ``ORDERS_KEPT`` as bytes whose plain byte order
+    is the keys' order (an index keeps them: a write with no daemon reads a section's
+    first notes in order, not every note sorted). Each string of a key in UTF-8 (its
+    byte order is code point order), a NUL escaped as NUL 0xFF and ended by NUL NUL, so
+    a string sorts before any longer one it begins. A change of ``sort_key`` or
+    ``collation`` changes these: the index's schema then takes a new version, whose
+    upgrade computes them again (tests/test_memory_order_stored.py pins them)."""
+    entry = CatalogueEntry(path, title, "", fields)
+    return tuple(_packed(sort_key(entry, order)) for order in ORDERS_KEPT)
+
+
+def _packed(parts: tuple[str, ...]) -> bytes:
+    return b"".join(p.encode("utf-8").replace(b"\x00", b"\x00\xff") + b"\x00\x00" for p in parts)
+
+
 _DIGITS = re.compile(r"\d+")
 
 
@@ -309,6 +328,7 @@ __all__ = [
     "FOLDER_LINES",
     "KEEP_OUT_FIELD",
     "ORDERS",
+    "ORDERS_KEPT",
     "PEOPLE",
     "UNWRITABLE",
     "CatalogueEntry",
@@ -328,4 +348,5 @@ __all__ = [
     "select",
     "sort_entries",
     "sort_key",
+    "stored_keys",
 ]

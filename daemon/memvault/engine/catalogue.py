@@ -58,6 +58,9 @@ class Catalogue:
         # (``_epoch`` counts those reads): what changed since a caller last looked
         self._log: list[str] = []
         self._epoch = 0
+        # every path marked changed while no row is read (a process that is no daemon):
+        # what its MEMORY.md update asks of its writes (``lean_changes``)
+        self._lean_log: list[str] = []
         self._links: LinkIndex | None = None
         self._stamp: str | None = None  # the writer's last_sync_at the caches were read at
         self._checked = -SHARED_CHECK_SECONDS  # when it was last looked at (monotonic)
@@ -91,7 +94,7 @@ class Catalogue:
             if self._rows is None:
                 self._dirty.clear()
                 self._rows = self._read_rows()
-                self._epoch, self._log = self._epoch + 1, []
+                self._epoch, self._log, self._lean_log = self._epoch + 1, [], []
             elif self._dirty:
                 for path in self._dirty:
                     row = self._store.note(path)
@@ -154,7 +157,8 @@ class Catalogue:
             self._keys, self._keys_mark = {}, None
             self._dirty.clear()
             self._links = None
-            self._epoch, self._log = self._epoch + 1, []  # changes_since: look at every row
+            # changes_since, lean_changes: look at every row
+            self._epoch, self._log, self._lean_log = self._epoch + 1, [], []
 
     def changes_since(
         self, mark: tuple[int, int] | None
@@ -217,7 +221,21 @@ class Catalogue:
     def changed(self, paths: Iterable[str]) -> None:
         """These paths' rows were written or deleted: re-read them on the next ``notes``."""
         with self._lock:
+            paths = list(paths)
             self._dirty.update(paths)
+            if self._rows is None:
+                self._lean_log += paths
+
+    def lean_changes(
+        self, mark: tuple[int, int] | None
+    ) -> tuple[list[str] | None, tuple[int, int]]:
+        """The paths marked changed since ``mark`` while no row was read (None: not known,
+        rows were read or let go since: a change then is in no log), and the mark of now."""
+        with self._lock:
+            now = (self._epoch, len(self._lean_log))
+            if mark is None or mark[0] != self._epoch:
+                return None, now
+            return self._lean_log[mark[1] :], now
 
     @contextmanager
     def changing(self, paths: Iterable[str]) -> Iterator[None]:

@@ -333,6 +333,7 @@ class Engine:
         if changes:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed
             self.store.set_meta("memory_synced", "")
+            self.linker.rows_changing()
         before = after = None
         if moves or changes.passed:  # passed: names a note had between two looks
             before = self.catalogue.link_index()

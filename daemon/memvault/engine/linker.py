@@ -19,6 +19,7 @@ from memvault.core import memory_md
 from memvault.core.conflicts import left_as_git_wrote_it
 from memvault.core.folder_merge import folded
 from memvault.core.linkcheck import link_format
+from memvault.core.memory_order import SectionRule, in_folder
 from memvault.core.relink import relink_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
@@ -26,6 +27,7 @@ from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
 from memvault.engine.folders import on_disk
 from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
+from memvault.engine.memory_stored import FolderNotesKept, StoredListing
 from memvault.engine.relink_notes import Relinking, relink
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import (
@@ -94,12 +96,23 @@ class Linker:
         self.store = store
         self.catalogue = catalogue
         self._listing = MemoryListing(config.memory.sections)
+        # with no row read: MEMORY.md's lists read from the index's kept keys (``_refresh``)
+        self._stored = StoredListing(store, config.memory.sections)
+        self._source: MemoryListing | StoredListing = self._listing
+        self._lean_mark = catalogue.lean_changes(None)[1]  # what lean_changes said last
         self._last_owned: dict[str, tuple[str, ...]] | None = None
         self._folder_seen: dict[str, tuple[int, int]] = {}  # folder note -> (size, mtime)
         # folders whose notes changed since their folder note was last brought up to date
         # (an update that stopped early, MEMORY.md busy, leaves them due for the next)
         self._folders_due: set[str] = set()
         self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
+        self._kept = FolderNotesKept(store, config.memory.sections)
+        seen = self._kept.load() if lean else None
+        if lean and seen is None:  # not known to be in line: every folder note is due
+            self._folders_due = {r.folder for r in config.memory.sections}
+        elif seen is not None:  # as memvault wrote them (with their markers)
+            self._folder_seen = dict(seen)
+            self._persons = {p: (stat, False) for p, stat in seen.items()}
         self._seen_rows: tuple[int, int] | None = None  # the catalogue's mark at the last look
         # git's files (gitstate.git_stamp) when a sync began reading the disk, and at the
         # last MEMORY.md update: git changing the tree in between is found (_git_moved)
@@ -189,7 +202,7 @@ class Linker:
         refreshed = self._refresh(lean=self._lean)
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
-        listings = {rule.name: self._listing.listing(rule) for rule in cfg.sections}
+        listings = {rule.name: self._source.listing(rule) for rule in cfg.sections}
         # a folder note in a submodule would be a change in another repository
         elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
         unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
@@ -222,7 +235,7 @@ class Linker:
                 unlinked_folders=set(unlinked),
                 pending=pending,
                 listings=listings,
-                lines=self._listing.lines(),
+                lines=self._source.lines(),
             )
             results.append(update)
             return update.text
@@ -260,7 +273,7 @@ class Linker:
         if not removed and update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
             self._last_owned = update.owned
-        kept_out = json.dumps(self._listing.kept_out())
+        kept_out = json.dumps(self._source.kept_out())
         if (self.store.meta("memory_kept_out") or "[]") != kept_out:
             self.store.set_meta("memory_kept_out", kept_out)
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
@@ -271,6 +284,12 @@ class Linker:
             update.overflow, frozenset(self._folders_due), skip
         )
         self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        if (
+            skip <= set(unlinked)
+            and not pending
+            and self._kept.in_line(self.fs, update, unlinked, self._folder_seen)
+        ):
+            self._kept.save(self._folder_seen)
         warnings = [
             f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
         ]
@@ -351,13 +370,23 @@ class Linker:
     def _refresh(self, *, lean: bool = False) -> Refreshed:
         """The sorted lists brought in line with the rows that changed since the last look
         (the catalogue's log: a save looks at its own notes, not at every row); ``lean``,
-        while the catalogue holds no rows and the lists never followed them: sorted
-        from the store's lean columns (``Store.listing_entries``), no row made (a CLI
-        write: 2.4 s of rows at 100,000 notes, bench/RESULTS.md)."""
+        while the catalogue holds no rows and the lists never followed them: read from
+        the keys the index keeps with the rows (``StoredListing``), no row made (a CLI
+        write: 2.4 s of rows, then 1.4 s sorting them, at 100,000 notes, bench/RESULTS.md),
+        the folders due those of the notes this process changed."""
         if lean and self._seen_rows is None and not self.catalogue.holds_rows():
-            return self._listing.build(self.store.listing_entries())
+            self._source = self._stored
+            paths, self._lean_mark = self.catalogue.lean_changes(self._lean_mark)
+            folders = _folders_of(self.config.memory.sections, paths)
+            return Refreshed(self._stored.notes(), folders)
+        self._source = self._listing
         rows, changed, self._seen_rows = self.catalogue.changes_since(self._seen_rows)
         return self._listing.refresh(rows, changed)
+
+    def rows_changing(self) -> None:
+        """Note rows are about to change (``Engine._apply``): until an update brings the
+        folder notes in line again, no process takes them as in line (a kill between)."""
+        self._kept.clear()
 
     def _persons_note(self, path: str) -> bool:
         """A note at a folder note's path that memvault may not write into: it holds no
@@ -405,7 +434,7 @@ class Linker:
             ):
                 continue
             # the folder note lists every note of the folder, whatever the filter
-            lines = self._listing.folder_lines(rule)
+            lines = self._source.folder_lines(rule)
             name = rule.folder.rsplit("/", 1)[-1]  # "All 9 notes", not "All 9 Tagebuch"
             label = name if name.casefold() == rule.name else "notes"
             try:
@@ -450,6 +479,13 @@ class Linker:
         return link_check.link_problems(
             self.fs, self.store, include_alias, scan, as_written=as_written
         )
+
+
+def _folders_of(rules: Sequence[SectionRule], paths: Sequence[str] | None) -> frozenset[str]:
+    """The rules' folders holding one of ``paths`` (None: not known, every one)."""
+    return frozenset(
+        r.folder for r in rules if paths is None or any(in_folder(p, r.folder) for p in paths)
+    )
 
 
 def _render_folder(folder: str, lines: Sequence[str], label: str, text: str) -> str:

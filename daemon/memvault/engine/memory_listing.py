@@ -15,7 +15,7 @@ import bisect
 import json
 import posixpath
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -145,21 +145,11 @@ class MemoryListing:
         differ += [p for p in before if p not in self._entries]
         return frozenset(f for f, _ in self._keys if any(in_folder(p, f) for p in differ))
 
-    def build(self, entries: Iterable[CatalogueEntry]) -> Refreshed:
-        """Sort afresh from ``entries`` alone, no catalogue row (a process holding none:
-        ``Store.listing_entries``); the next ``refresh`` given rows finds none of them
-        its own: it sorts afresh from those (``_built`` unset)."""
-        self._rebuild({}, entries)
-        self._built = False  # no row to tell a note gone by: the next refresh sorts afresh
-        return Refreshed(self._entries, frozenset(f for f, _ in self._keys))
-
-    def _rebuild(
-        self, rows: Mapping[str, NoteRow], entries: Iterable[CatalogueEntry] | None = None
-    ) -> None:
+    def _rebuild(self, rows: Mapping[str, NoteRow]) -> None:
         self._rows = dict(rows)
         self._entries, self._lines, self._out = {}, {}, set()
         self._others = {}
-        for entry in (_entry(row) for row in rows.values()) if entries is None else entries:
+        for entry in (_entry(row) for row in rows.values()):
             self._add(entry)
             self._count_other(entry, 1)
         for folder, order in self._keys:

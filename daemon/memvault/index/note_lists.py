@@ -1,7 +1,9 @@
-"""Lean reads of the notes table for a process that holds no note rows (the CLI, the
-Python API and the MCP server without a daemon): a write's MEMORY.md lists and its
-name lookups read these columns alone, not every note's whole row (issue 27: a
-`memvault add` at 100,000 notes spent 2.4 s making 100,000 rows it then dropped).
+"""The notes table's rows written, and lean reads of it for a process that holds no
+note rows (the CLI, the Python API and the MCP server without a daemon): a write's name
+lookups read a few columns, not every note's whole row (issue 27: a `memvault add` at
+100,000 notes spent 2.4 s making 100,000 rows it then dropped), and MEMORY.md's lists
+read each section's first notes by the keys kept with the rows (``schema.ORDER_COLUMNS``,
+indexed by folder), and its counts, not every note sorted (``engine/memory_stored.py``).
 ``Store`` inherits these (the SQL of both backends).
 """
 
@@ -9,10 +11,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.memory_order import CatalogueEntry
+from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, order_values
+from memvault.index.rows import NOTE_COLS, NoteRow
+
+ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
+ENTRY_COLS = "path, title, summary, frontmatter, mtime_ns"
 
 
 class NoteLists:
@@ -21,16 +29,120 @@ class NoteLists:
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]
 
-    def listing_entries(self) -> list[CatalogueEntry]:
-        """Every index note as MEMORY.md's lists read it (path, title, summary,
-        frontmatter, mtime): what ``memory_listing`` takes of a catalogue row."""
+    def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
+        frontmatter = json.dumps(row.frontmatter, ensure_ascii=False, default=str)
+        *order, category = order_values(row.path, row.title, frontmatter)
+        conn.execute(
+            f"INSERT OR REPLACE INTO notes({NOTE_COLS}, {ORDER_NAMES}) "
+            f"VALUES({','.join('?' * 21)})",
+            (
+                row.path,
+                row.size,
+                row.mtime_ns,
+                row.sha256,
+                row.kind,
+                row.skip_reason,
+                row.title,
+                row.summary,
+                category,
+                row.date,
+                row.updated,
+                json.dumps(list(row.tags)),
+                json.dumps(list(row.aliases)),
+                frontmatter,
+                json.dumps([list(h) for h in row.headings]),
+                json.dumps(list(row.warnings)),
+                row.lines,
+                *order,
+            ),
+        )
+
+    def move_row(self, conn: sqlite3.Connection, old: str, new: str) -> None:
+        """A note's row under its new path (another row there replaced)."""
+        conn.execute("DELETE FROM notes WHERE path = ?", (new,))
+        row = conn.execute("SELECT title, frontmatter FROM notes WHERE path = ?", (old,)).fetchone()
+        if row is not None:  # its place in MEMORY.md's orders, by its new path
+            conn.execute(
+                f"UPDATE notes SET path = ?, {ORDER_SET} WHERE path = ?",
+                (new, *order_values(new, row[0], row[1]), old),
+            )
+
+    def ordered_notes(
+        self,
+        folder: str,
+        order: str,
+        *,
+        after: bytes | None = None,
+        limit: int | None = None,
+        listed: bool = True,
+        having: str | None = None,
+    ) -> list[tuple[bytes, CatalogueEntry]]:
+        """The notes of ``folder`` (``memory_order.in_folder``) in ``order`` (one of
+        ``ORDERS_KEPT``), with their keys: past the key ``after``, at most ``limit``;
+        ``listed``: only those MEMORY.md may list (not ``keeps_out``); ``having``: only
+        those whose frontmatter's JSON holds this text (what a filter asks, a superset)."""
+        column = f"ord_{order}"
+        where, args = _in_folder(folder, listed)
+        if after is not None:
+            where += f" AND {column} > ?"
+            args.append(after)
+        if having is not None:
+            where += " AND frontmatter LIKE ? ESCAPE '\\'"
+            args.append(f"%{_like(having)}%")
+        query = f"SELECT {column}, {ENTRY_COLS} FROM notes WHERE {where} ORDER BY {column}"
+        if limit is not None:
+            query += f" LIMIT {int(limit)}"
+        with self._lock:
+            rows = self._db.execute(query, args).fetchall()
+        return [(bytes(k), _entry(p, t, s, f, m)) for k, p, t, s, f, m in rows]
+
+    def folder_lines_of(self, folder: str, order: str) -> list[tuple[str, str, str]]:
+        """Every note of ``folder`` (listed or not) in ``order``: path, title, summary."""
+        column = f"ord_{order}"
+        where, args = _in_folder(folder, False)
+        with self._lock:
+            return [
+                (p, t, s)
+                for p, t, s in self._db.execute(
+                    f"SELECT path, title, summary FROM notes WHERE {where} ORDER BY {column}", args
+                )
+            ]
+
+    def listed_count(self, folder: str) -> int:
+        """How many notes of ``folder`` MEMORY.md may list (not ``keeps_out``)."""
+        where, args = _in_folder(folder, True)
+        with self._lock:
+            (n,) = self._db.execute(f"SELECT COUNT(*) FROM notes WHERE {where}", args).fetchone()
+        return int(n)
+
+    def listed_by_folder(self, leaving: Sequence[str] = ()) -> dict[str, int]:
+        """Per top-level folder but ``leaving``, how many of its notes MEMORY.md may list."""
+        marks = "".join(" AND category != ?" for _ in leaving)
         with self._lock:
             rows = self._db.execute(
-                "SELECT path, title, summary, frontmatter, mtime_ns FROM notes WHERE kind = 'note'"
+                "SELECT category, COUNT(*) FROM notes WHERE kind = 'note' AND listed = 1 "
+                f"AND category != ''{marks} GROUP BY category",
+                list(leaving),
             ).fetchall()
-        return [
-            CatalogueEntry(p, t, s, {} if f == "{}" else json.loads(f), m) for p, t, s, f, m in rows
-        ]
+        return {str(c): int(n) for c, n in rows}
+
+    def kept_out_paths(self) -> list[str]:
+        """The notes saying ``memory-index: false`` (``memory_order.keeps_out``)."""
+        with self._lock:
+            return [
+                p
+                for (p,) in self._db.execute(
+                    "SELECT path FROM notes WHERE kind = 'note' AND listed = 0"
+                )
+            ]
+
+    def listing_entry(self, path: str) -> CatalogueEntry | None:
+        """One index note as MEMORY.md's lists read it; None for no such note."""
+        with self._lock:
+            row = self._db.execute(
+                f"SELECT {ENTRY_COLS} FROM notes WHERE path = ? AND kind = 'note'", (path,)
+            ).fetchone()
+        return None if row is None else _entry(*row)
 
     def note_titles(self) -> list[tuple[str, str]]:
         """Every index note's path and title."""
@@ -55,4 +167,26 @@ class NoteLists:
             return [p for (p,) in self._db.execute("SELECT path FROM notes WHERE kind = 'note'")]
 
 
-__all__ = ["NoteLists"]
+def _entry(path: str, title: str, summary: str, frontmatter: str, mtime_ns: int) -> CatalogueEntry:
+    fields = {} if frontmatter == "{}" else json.loads(frontmatter)
+    return CatalogueEntry(path, title, summary, fields, mtime_ns)
+
+
+def _in_folder(folder: str, listed: bool) -> tuple[str, list[Any]]:
+    """The notes of ``folder`` as SQL (``memory_order.in_folder``: "" the vault root's):
+    by their top folder (indexed with their keys), a deeper folder by its path's start."""
+    folder = folder.strip("/")
+    where = "kind = 'note' AND category = ?" + (" AND listed = 1" if listed else "")
+    args: list[Any] = [folder.split("/", 1)[0]]
+    if "/" in folder:
+        where += " AND substr(path, 1, ?) = ?"
+        args += [len(folder) + 1, folder + "/"]
+    return where, args
+
+
+def _like(text: str) -> str:
+    """``text`` for a LIKE pattern, its wildcards escaped (ESCAPE '\\')."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+__all__ = ["ENTRY_COLS", "ORDER_NAMES", "NoteLists"]

@@ -74,6 +74,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 12. A git LFS pointer file is not its note (the SQLite index's schema 13): the notes an
    older memvault indexed from one are read again by the next sync, and skipped.
 
+13. Each note's place in MEMORY.md's orders kept with its row (the SQLite index's schema
+   14, ``note_order.ORDER_COLUMNS``: ``bytea``, ordered byte by byte), ``listed``, and
+   their indexes; the upgrade computes them for every row.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -101,6 +105,7 @@ from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
+from memvault.index.note_order import ORDER_COLUMNS, fill_order
 from memvault.index.schema import (
     CONFLICTED_STALE,
     LFS_POINTERS_STALE,
@@ -112,7 +117,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 12
+PG_SCHEMA_VERSION = 13
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -298,6 +303,16 @@ def migrate(conn: Any, schema: str) -> None:
             _summaries_stale(conn)
         if version is not None and version < 12:
             conn.execute(LFS_POINTERS_STALE)
+        if version is None or version < 13:
+            for column in ORDER_COLUMNS:
+                conn.execute(
+                    f"ALTER TABLE notes ADD COLUMN IF NOT EXISTS {column} BYTEA NOT NULL "
+                    "DEFAULT ''::bytea"
+                )
+            conn.execute(
+                "ALTER TABLE notes ADD COLUMN IF NOT EXISTS listed INTEGER NOT NULL DEFAULT 1"
+            )
+            fill_order(conn, "%s")
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -242,30 +242,6 @@ class Store(PendingQueue, LinkTables, NoteLists):
         aliases = {p: tuple(json.loads(a)) for p, a in rows if a != "[]"}
         return paths, aliases
 
-    def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
-        conn.execute(
-            f"INSERT OR REPLACE INTO notes({NOTE_COLS}) VALUES({','.join('?' * 17)})",
-            (
-                row.path,
-                row.size,
-                row.mtime_ns,
-                row.sha256,
-                row.kind,
-                row.skip_reason,
-                row.title,
-                row.summary,
-                row.category,
-                row.date,
-                row.updated,
-                json.dumps(list(row.tags)),
-                json.dumps(list(row.aliases)),
-                json.dumps(row.frontmatter, ensure_ascii=False, default=str),
-                json.dumps([list(h) for h in row.headings]),
-                json.dumps(list(row.warnings)),
-                row.lines,
-            ),
-        )
-
     def set_note_file(
         self,
         conn: sqlite3.Connection,
@@ -298,8 +274,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return labels
 
     def rename_note(self, conn: sqlite3.Connection, old: str, new: str) -> None:
-        conn.execute("DELETE FROM notes WHERE path = ?", (new,))
-        conn.execute("UPDATE notes SET path = ? WHERE path = ?", (new, old))
+        self.move_row(conn, old, new)
         conn.execute("UPDATE chunks SET path = ? WHERE path = ?", (new, old))
         conn.execute("UPDATE links SET source = ? WHERE source = ?", (new, old))
 
