@@ -290,24 +290,8 @@ class Linker:
             and self._kept.in_line(self.fs, update, unlinked, self._folder_seen)
         ):
             self._kept.save(self._folder_seen)
-        warnings = [
-            f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)
-        ]
-        warnings += [
-            f"{path} is a note of yours, so memvault does not list the {folder}/ folder in "
-            "it (MEMORY.md says how many more there are); put the lines "
-            f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
-            f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
-            for folder, path in sorted(unlinked.items())
-            if folder in update.overflow and folder not in elsewhere
-        ]
-        warnings += [
-            f"{folder}/ is in {repo}/, a git repository of its own (a submodule): memvault "
-            f"makes no folder note there (MEMORY.md says how many more notes {folder}/ has)"
-            for folder, repo in sorted(elsewhere.items())
-            if folder in update.overflow
-        ]
-        return MemoryWritten(written, tuple(folder_written), tuple(problems), tuple(warnings))
+        warnings = _update_warnings(rel, left, unlinked, elsewhere, update.overflow)
+        return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
 
     def waits_for_stash(self) -> bool:
         """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
@@ -479,6 +463,33 @@ class Linker:
         return link_check.link_problems(
             self.fs, self.store, include_alias, scan, as_written=as_written
         )
+
+
+def _update_warnings(
+    rel: str,
+    left: set[tuple[str, str]],
+    unlinked: dict[str, str],
+    elsewhere: dict[str, str],
+    overflow: Collection[str],
+) -> tuple[str, ...]:
+    """What an update of MEMORY.md says it left: links it could not rewrite, folders
+    listed in no folder note (a person's note of that name, a submodule's folder)."""
+    warnings = [f"{rel}: a link to {raw!r} was left as it is: {why}" for raw, why in sorted(left)]
+    warnings += [
+        f"{path} is a note of yours, so memvault does not list the {folder}/ folder in "
+        "it (MEMORY.md says how many more there are); put the lines "
+        f"'<!-- memvault:begin {memory_md.FOLDER_SECTION} -->' and "
+        f"'<!-- memvault:end {memory_md.FOLDER_SECTION} -->' in it to have the list kept there"
+        for folder, path in sorted(unlinked.items())
+        if folder in overflow and folder not in elsewhere
+    ]
+    warnings += [
+        f"{folder}/ is in {repo}/, a git repository of its own (a submodule): memvault "
+        f"makes no folder note there (MEMORY.md says how many more notes {folder}/ has)"
+        for folder, repo in sorted(elsewhere.items())
+        if folder in overflow
+    ]
+    return tuple(warnings)
 
 
 def _folders_of(rules: Sequence[SectionRule], paths: Sequence[str] | None) -> frozenset[str]:
