@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.memory_order import ORDERS, SectionRule
-from memvault.core.wikilinks import key
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"
@@ -254,6 +253,9 @@ def as_listed(path: Path) -> Path:
             except OSError:
                 names = [part]
             if part not in names:
+                # here, not at the top: a CLI call a daemon answers loads no link parser
+                from memvault.core.wikilinks import key
+
                 same = sorted(n for n in names if key(n) == key(part))
                 part = same[0] if len(same) == 1 else part
         here = here / part
