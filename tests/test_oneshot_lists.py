@@ -435,3 +435,33 @@ def test_keys_that_tie_or_collate_oddly_and_copies_past_a_page_list_as_a_fresh_i
         if step % 4 == 3:
             assert _fresh(root, tmp_path, f"{step}") == _listings(root), f"after step {step}"
     assert "decisions" in _listings(root)  # (overflowed)
+
+
+def test_folder_notes_another_memvault_wrote_are_written_again_by_a_write_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder notes saved as in line by a former memvault (meta ``folder_notes``),
+    one written its way (here: a line otherwise, its size and mtime kept): after the
+    upgrade a write with no daemon in another folder renders every folder note again,
+    as a daemon's start does and as a fresh index writes them (they were taken as in
+    line for good: a write renders only the folder notes of the notes it changed)."""
+    import os
+    from importlib import metadata
+
+    installed = metadata.version
+    root, _ = _vault(tmp_path, random.Random(11))
+    monkeypatch.setattr(
+        metadata, "version", lambda name: "0.0.1" if name == "memvault" else installed(name)
+    )
+    with open_vault(root) as v:
+        v.add("decisions", "Settled")
+    folder_note = root / "people" / "people.md"
+    text = folder_note.read_text("utf-8")
+    st = folder_note.stat()
+    folder_note.write_text(text.replace("- [[", "- [(", 1), "utf-8")  # as 0.0.1 wrote it
+    os.utime(folder_note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    monkeypatch.undo()
+    with open_vault(root) as v:
+        v.add("decisions", "Another")
+    assert folder_note.read_text("utf-8") == text
+    assert _fresh(root, tmp_path, "upgraded") == _listings(root)
