@@ -348,3 +348,120 @@ def test_a_save_after_the_rows_were_read_and_let_go_lists_as_a_fresh_index(
         assert v.engine.catalogue._rows is None
     assert "saved after" in (root / "people" / "people.md").read_text("utf-8")
     assert _fresh(root, tmp_path, "let-go") == _listings(root)
+
+
+# titles and dates whose keys tie or collate oddly: a NUL and U+FFFF inside, accents,
+# case, numbers, ICU's punctuation, full width; dates half written, timestamps, a list
+ODD_TITLES = [
+    '"a\\0b"',
+    '"a\\0"',
+    '"a\\uffffb"',
+    '"a"',
+    "Éclair",
+    "eclair",
+    "ECLAIR",
+    "topic-10",
+    "topic-2",
+]
+ODD_TITLES += ["note_a", "note1", "a~b", "ab", "ß", "ss", '"  spaced "', "ｆull", "fact 1"]
+ODD_DATES = ["2025-01-05", "2025-01-05T10:00:00Z", '"2025-01-05 "', '"2025-1-5"', "20250105"]
+ODD_DATES += ['"2025-01-05\\0x"', '"2025-01-05\\uffff"', "[2025-01-01]", '"2025-01"', '""', "null"]
+
+
+def _odd(rng: random.Random, title: str) -> str:
+    fields = [f"title: {title}"]
+    if rng.random() < 0.6:
+        fields.append("summary: " + rng.choice(["the same words", "other words", "x"]))
+    for name, p in (("date", 0.7), ("updated", 0.5)):
+        if rng.random() < p:
+            fields.append(f"{name}: {rng.choice(ODD_DATES)}")
+    if rng.random() < 0.1:
+        fields.append("memory-index: " + rng.choice(["false", "no", "False", "'0'", "true"]))
+    if rng.random() < 0.4:
+        fields.append("status: " + rng.choice(["active", "Active", "done", "[active, x]"]))
+    if rng.random() < 0.15:
+        fields.append("type: person")
+    return "---\n" + "\n".join(fields) + "\n---\n# T\n\nbody\n"
+
+
+@pytest.mark.parametrize("seed", [61, 62])
+def test_keys_that_tie_or_collate_oddly_and_copies_past_a_page_list_as_a_fresh_index(
+    tmp_path: Path, seed: int
+) -> None:
+    """Titles and dates whose keys tie or collate oddly (a NUL or U+FFFF in a title or a
+    date, accents, case, numbers, punctuation, dates in odd forms), notes of ``type:
+    person``, and some 60 copies in decisions/ (the same words, title but its number and
+    date: more than a page of the walk, 32 notes) each write with no daemon lists as a
+    fresh index does, MEMORY.md and the folder notes byte for byte (review of lists52)."""
+    rng = random.Random(seed)
+    root = new_vault(tmp_path)
+    _sections(root)
+    live = []
+    for i, title in enumerate(ODD_TITLES):  # each beside the others: people/ by title
+        write(root, f"people/t{i:02}.md", f"---\ntitle: {title}\n---\nb\n")
+    for i, date in enumerate(ODD_DATES):  # decisions/ by date, Archive/old by updated
+        write(root, f"decisions/d{i:02}.md", f"---\ntitle: d\ndate: {date}\n---\nb\n")
+        write(root, f"Archive/old/u{i:02}.md", f"---\ntitle: u\nupdated: {date}\n---\nb\n")
+    for i in range(120):
+        if rng.random() < 0.5:  # a copy, the newest: the walk folds them past a page
+            rel = f"decisions/c{i:03}.md"
+            text = f"---\ntitle: fact {i}\nsummary: the same words\ndate: 2099-01-05\n---\nb\n"
+        else:
+            folder = rng.choice([*FOLDERS, "decisions/sub"])
+            rel = f"{folder}/n{i:03}.md" if folder else f"n{i:03}.md"
+            text = _odd(rng, rng.choice(ODD_TITLES))
+        write(root, rel, text)
+        live.append(rel)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    for step in range(8):
+        with open_vault(root) as v:
+            kind = rng.choice(["add", "edit", "move"])
+            if kind == "add":
+                folder = rng.choice(["people", "projects", "decisions"])
+                v.add(folder, f"fact {step}", summary="the same words")
+            elif kind == "edit":
+                write(root, rng.choice(live), _odd(rng, rng.choice(ODD_TITLES)))
+                v.sync(vectors=False)
+            else:
+                rel = live.pop(rng.randrange(len(live)))
+                folder = rng.choice(FOLDERS)
+                new = (f"{folder}/" if folder else "") + f"m{step}.md"
+                (root / new).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).rename(root / new)
+                live.append(new)
+                v.sync(vectors=False)
+            assert v.engine.catalogue._rows is None, kind  # no row made
+        if step % 4 == 3:
+            assert _fresh(root, tmp_path, f"{step}") == _listings(root), f"after step {step}"
+    assert "decisions" in _listings(root)  # (overflowed)
+
+
+def test_folder_notes_another_memvault_wrote_are_written_again_by_a_write_elsewhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder notes saved as in line by a former memvault (meta ``folder_notes``),
+    one written its way (here: a line otherwise, its size and mtime kept): after the
+    upgrade a write with no daemon in another folder renders every folder note again,
+    as a daemon's start does and as a fresh index writes them (they were taken as in
+    line for good: a write renders only the folder notes of the notes it changed)."""
+    import os
+    from importlib import metadata
+
+    installed = metadata.version
+    root, _ = _vault(tmp_path, random.Random(11))
+    monkeypatch.setattr(
+        metadata, "version", lambda name: "0.0.1" if name == "memvault" else installed(name)
+    )
+    with open_vault(root) as v:
+        v.add("decisions", "Settled")
+    folder_note = root / "people" / "people.md"
+    text = folder_note.read_text("utf-8")
+    st = folder_note.stat()
+    folder_note.write_text(text.replace("- [[", "- [(", 1), "utf-8")  # as 0.0.1 wrote it
+    os.utime(folder_note, ns=(st.st_atime_ns, st.st_mtime_ns))
+    monkeypatch.undo()
+    with open_vault(root) as v:
+        v.add("decisions", "Another")
+    assert folder_note.read_text("utf-8") == text
+    assert _fresh(root, tmp_path, "upgraded") == _listings(root)

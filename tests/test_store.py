@@ -1125,3 +1125,39 @@ def test_free_pages_go_back_to_the_disk_when_the_queue_empties(
         assert free * 5 < pages
     finally:
         store.close()
+
+
+def test_whether_a_folder_holds_notes_is_sought_by_its_top_folder_not_a_scan(
+    tmp_path: Path,
+) -> None:
+    """``has_notes_under`` (asked on every update of a section that lists no note) reads
+    the notes of the folder's top folder by the category index, not every note: with
+    note_order's indexes SQLite scanned one of them and read each row from the table."""
+    store = open_store(tmp_path)
+    for path in ("people/a.md", "Archive/old/b.md", "Archive/new.md", "root.md", "logs/c.md"):
+        add_note(store, path, "x")
+    asked: list[str] = []
+    store._db.set_trace_callback(asked.append)
+    try:
+        found = {
+            f: store.has_notes_under(f)
+            for f in ("people", "people/", "Archive/old", "Archive/new", "archive", "nothing")
+        }
+    finally:
+        store._db.set_trace_callback(None)
+    assert found == {
+        "people": True,
+        "people/": True,
+        "Archive/old": True,
+        "Archive/new": False,
+        "archive": False,
+        "nothing": False,
+    }
+    with sqlite3.connect(tmp_path / "index.db") as db:
+        plans = {s: [r[3] for r in db.execute("EXPLAIN QUERY PLAN " + s)] for s in set(asked)}
+    assert plans and all(
+        any(step.startswith("SEARCH notes USING") and "category=?" in step for step in plan)
+        and not any(step.startswith("SCAN notes") for step in plan)
+        for plan in plans.values()
+    ), plans
+    store.close()

@@ -144,10 +144,24 @@ def test_damage_a_stamp_still_vouches_for_is_said_plainly_and_the_next_command_r
         v.sync()
     index = root / ".memvault" / "index.db"
     stamp = root / ".memvault" / "index.db.checked"
-    size = index.stat().st_size
-    with index.open("r+b") as f:  # most pages overwritten, the size kept
-        f.seek(size // 8)
-        f.write(b"\xff" * (size * 3 // 4))
+    # the pages a search reads and an open does not (the chunks and their keywords), the
+    # size kept. Most pages of the file, from its eighth on, held the schema's own pages
+    # too once schema 14 added its indexes (pages 33 and 34 of 147; 123-125 of 127
+    # before): the open met the damage and rebuilt the index, and no search met it
+    with sqlite3.connect(index) as db:
+        page = db.execute("PRAGMA page_size").fetchone()[0]
+        pages = [
+            n
+            for (n,) in db.execute(
+                "SELECT pageno FROM dbstat WHERE name IN ('chunks', 'chunks_fts_data')"
+            )
+        ]
+    db.close()
+    assert len(pages) > 20
+    with index.open("r+b") as f:
+        for n in pages:
+            f.seek((n - 1) * page)
+            f.write(b"\xff" * page)
     stamp.write_text(integrity.stamp(index) or "", encoding="ascii")  # as if unchanged
     with pytest.raises(IndexCorrupt, match=r"index\.db: .*rebuilds it"):  # noqa: SIM117
         with open_vault(root, mode="query") as v:  # (the open itself may meet it)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from importlib import metadata
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
@@ -115,16 +116,19 @@ class StoredListing:
 class FolderNotesKept:
     """What an update that brought every folder note in line with the index saved of
     them (meta ``folder_notes``: each one's size and mtime as memvault wrote it, and the
-    sections they follow), for the next process with no row: no folder note is due but
-    those whose notes it changes, or whose file changed since (a person, git). Cleared
+    sections they follow, and which memvault wrote them), for the next process with no
+    row: no folder note is due but those whose notes it changes, or whose file changed
+    since (a person, git), or all of them when another memvault reads them. Cleared
     before note rows change (a kill before the update, an update stopped early: every
     folder note due for the next)."""
 
     def __init__(self, store: Store, rules: Sequence[SectionRule]):
         self.store = store
         self.rules = tuple(rules)
-        # the sections as the folder notes follow them (their folders, orders, names)
-        self._rules = json.dumps([(r.name, r.folder, r.order) for r in rules])
+        # the sections as the folder notes follow them (their folders, orders, names), and
+        # the memvault that wrote them: another renders them its own way (entry_line), as
+        # a fresh index of its own would, so each is due once after an upgrade
+        self._rules = json.dumps([_version(), *((r.name, r.folder, r.order) for r in rules)])
         self._saved: dict[str, tuple[int, int]] | None = None
 
     def load(self) -> dict[str, tuple[int, int]] | None:
@@ -188,6 +192,15 @@ class _Notes(Mapping[str, CatalogueEntry]):
 
     def __len__(self) -> int:
         return len(self._store.note_paths())
+
+
+def _version() -> str:
+    """The installed memvault's version (its package's metadata: memvault's own package
+    would import this module back); "" when it is not installed (run from a checkout)."""
+    try:
+        return metadata.version("memvault")
+    except metadata.PackageNotFoundError:
+        return ""
 
 
 def _order(order: str) -> str:

@@ -434,12 +434,17 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return [(p, k, r, tuple(json.loads(w))) for p, k, r, w in rows]
 
     def has_notes_under(self, folder: str) -> bool:
-        """Whether a note lies under ``folder`` (spelt as given), at any depth."""
+        """Whether a note lies under ``folder`` (spelt as given), at any depth. Sought by
+        its top folder (``category``, indexed): each update asks it of a section listing
+        none (a filter matching no note), and a scan of every note grew with the vault
+        (twice as long once ``note_order``'s indexes came: SQLite scanned one of them,
+        reading each row from the table; bench/daemon_save_path.py)."""
         prefix = folder.rstrip("/") + "/"
         with self._lock:
             row = self._db.execute(
-                "SELECT 1 FROM notes WHERE kind = 'note' AND substr(path, 1, ?) = ? LIMIT 1",
-                (len(prefix), prefix),
+                "SELECT 1 FROM notes WHERE kind = 'note' AND category = ? "
+                "AND substr(path, 1, ?) = ? LIMIT 1",
+                (prefix.split("/", 1)[0], len(prefix), prefix),
             ).fetchone()
         return row is not None
 
