@@ -296,18 +296,26 @@ def spelt_as_on_disk(root: str, rel: str, listed: dict[str, set[str]] | None = N
     listed = {} if listed is None else listed
     here = root
     for part in rel.split("/"):
-        names = listed.get(here)
+        names = _listed(listed, here)
         if names is None:
-            try:
-                names = listed[here] = set(os.listdir(here))
-            except OSError:
-                return False
+            return False
         if part not in names:
             want = unicodedata.normalize("NFC", part)
             if all(unicodedata.normalize("NFC", n) != want for n in names):
                 return False
         here = os.path.join(here, part)
     return True
+
+
+def _listed(listed: dict[str, set[str]], folder: str) -> set[str] | None:
+    """``folder``'s names, listed once and kept in ``listed``; None when it cannot be."""
+    names = listed.get(folder)
+    if names is None:
+        try:
+            names = listed[folder] = set(os.listdir(folder))
+        except OSError:
+            return None
+    return names
 
 
 def listed_spelling(
@@ -320,12 +328,9 @@ def listed_spelling(
     looks each up, never compares it with the 3,000 names left."""
     here, parts = root, rel.split("/")
     for i, part in enumerate(parts):
-        names = listed.get(here)
+        names = _listed(listed, here)
         if names is None:
-            try:
-                names = listed[here] = set(os.listdir(here))
-            except OSError:
-                return None
+            return None
         if part not in names:
             by = forms.get(here)
             if by is None:
