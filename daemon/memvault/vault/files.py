@@ -39,9 +39,11 @@ from memvault.vault.paths import (
     case_spelling,
     disk_spelling,
     display_path,
+    folder_names,
     folds_case,
     glob_regex,
     is_utf8,
+    named_in,
     normalize_rel,
     safe_join,
     spelt_as_on_disk,
@@ -480,16 +482,8 @@ class VaultFS:
         name would name it back, as on ext4 the old name is gone. ``listed``: the
         folders listed already (one listing a folder for a batch, not one a note)."""
         folder, name = os.path.split(path)
-        names = listed.get(folder)
-        if names is None:
-            try:
-                names = listed[folder] = set(os.listdir(folder))
-            except OSError:
-                return  # (the read that follows says what is wrong)
-        if name in names:
-            return
-        want = unicodedata.normalize("NFC", name)
-        if all(unicodedata.normalize("NFC", n) != want for n in names):
+        names = folder_names(listed, folder)  # None: the read that follows says what is wrong
+        if names is not None and not named_in(names, name):
             raise NoteNotFound(f"no note at {rel} (it is there in another case only)")
 
     def create(self, rel: str, text: str, durable: bool = True) -> str:

@@ -8,14 +8,11 @@ commit -a`` would record this file's text under its name. ``status`` says so."""
 from __future__ import annotations
 
 import os
-import subprocess
 import unicodedata
 from pathlib import Path
 
-from memvault.vault.gitstate import git_dir
-
-# what points git at another repository than the one around the vault
-_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX")
+from memvault.vault.gitstate import run_git
+from memvault.vault.paths import folder_names
 
 
 def case_collisions(root: Path) -> list[tuple[str, ...]]:
@@ -25,20 +22,8 @@ def case_collisions(root: Path) -> list[tuple[str, ...]]:
     files, both there. A group whose every name is listed, as spelt, is held apart
     (``Straße.md`` and ``STRASSE.md``; exFAT's composed and decomposed ``Café.md``):
     no twins, whatever case folding says."""
-    if git_dir(root) is None:
-        return []
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
-    try:
-        done = subprocess.run(
-            ["git", "--no-optional-locks", "-C", str(root), "ls-files", "-z", "--", "."],
-            capture_output=True,
-            env=env,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return []
-    if done.returncode != 0:
+    done = run_git(root, "ls-files", "-z", "--", ".")
+    if done is None or done.returncode != 0:
         return []
     groups: dict[str, list[str]] = {}
     for raw in done.stdout.split(b"\0"):
@@ -58,12 +43,8 @@ def _listed(root: str, rel: str, listed: dict[str, set[str]]) -> bool:
     listed once, in ``listed``)."""
     here = root
     for part in rel.split("/"):
-        if here not in listed:
-            try:
-                listed[here] = set(os.listdir(here))
-            except OSError:
-                listed[here] = set()
-        if part not in listed[here]:
+        names = folder_names(listed, here)
+        if names is None or part not in names:
             return False
         here = os.path.join(here, part)
     return True

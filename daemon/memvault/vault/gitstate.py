@@ -153,10 +153,10 @@ def git_removed(root: Path, rel: str) -> bool:
     and ``--autostash`` does not set it aside. A file no commit ever had (a vault's
     first MEMORY.md, in a repository of a person's notes) is not one. False outside
     git, and when git cannot be asked (not installed, a repository it refuses)."""
-    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: in git's index; else no answer
         return False
-    had = _git(root, "--literal-pathspecs", "rev-list", "--all", "-1", "--", rel)
+    had = run_git(root, "--literal-pathspecs", "rev-list", "--all", "-1", "--", rel)
     if had is None or had.returncode != 0 or not had.stdout.strip():
         return False  # never committed (or no commit at all): made as any first one
     return ignored_by(root, rel) is None
@@ -177,15 +177,15 @@ def stage_made(root: Path, rel: str) -> bool:
     is busy, outside git, or when git cannot be asked."""
     if git_busy(root) is not None:
         return False
-    tracked = _git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
+    tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
         return False
-    kept = _git(root, "ls-files", "-z", "--", ".")  # the vault's files git keeps, if any
+    kept = run_git(root, "ls-files", "-z", "--", ".")  # the vault's files git keeps, if any
     if kept is None or kept.returncode != 0 or not kept.stdout:
         return False
     if ignored_by(root, rel) is not None:
         return False
-    done = _git(root, "--literal-pathspecs", "add", "--", rel)
+    done = run_git(root, "--literal-pathspecs", "add", "--", rel)
     return done is not None and done.returncode == 0
 
 
@@ -300,7 +300,7 @@ def _newest_stash(gdir: Path) -> tuple[float, str] | None:
 def _stash_changes(root: Path, commit: str) -> tuple[str, set[str]] | None:
     """The stash ``commit``'s first parent (the HEAD it was made at) and the vault paths
     it changes from there (what ``git stash show`` names), one git process."""
-    shown = _git(
+    shown = run_git(
         root,
         *("log", "-1", "-z", "--format=%P", "-m", "--first-parent", "--name-only"),
         *("--relative", "--no-renames", "--no-color", commit, "--"),
@@ -361,7 +361,7 @@ def _hashed(root: Path, rels: Sequence[str]) -> dict[str, str]:
     hash-object``, through its filters): one process for every question asked of them."""
     if not rels:
         return {}
-    done = _git(root, "hash-object", "--", *rels)
+    done = run_git(root, "hash-object", "--", *rels)
     if done is None or done.returncode:
         return {}
     ids = done.stdout.decode("ascii", "replace").split()
@@ -380,9 +380,9 @@ def _blobs(
         return {}, set()
     here, there = ("--literal-pathspecs",), sorted(hashed)
     if commit is None:
-        listed = _git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
+        listed = run_git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
     else:
-        listed = _git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
+        listed = run_git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
     if listed is None or listed.returncode:
         return {}, set()
     kept: dict[str, str] = {}
@@ -416,7 +416,7 @@ def _common(gdir: Path) -> Path:
 def head_commit(root: Path) -> str | None:
     """The commit checked out in the vault's repository (its id), or None: outside git,
     no commit yet, or git cannot be asked."""
-    done = _git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+    done = run_git(root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
     if done is None or done.returncode != 0:
         return None
     return done.stdout.decode("ascii", "replace").strip() or None
@@ -427,10 +427,10 @@ def published(root: Path, head: str) -> list[str] | None:
     this clone had pushed, or pulled: the commits other clones can fetch), ``[head]`` when
     all of it is there. None when the repository knows no remote branch, or git cannot
     say; ``[]`` when none of its history is on one."""
-    remotes = _git(root, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/remotes")
+    remotes = run_git(root, "for-each-ref", "--count=1", "--format=%(objectname)", "refs/remotes")
     if remotes is None or remotes.returncode != 0 or not remotes.stdout.strip():
         return None
-    done = _git(root, "rev-list", "--boundary", head, "--not", "--remotes")
+    done = run_git(root, "rev-list", "--boundary", head, "--not", "--remotes")
     if done is None or done.returncode != 0:
         return None
     lines = done.stdout.decode("ascii", "replace").split()
@@ -441,20 +441,20 @@ def published(root: Path, head: str) -> list[str] | None:
 
 def has_commit(root: Path, commit: str) -> bool:
     """Whether the vault's repository holds ``commit`` (fetched or made here)."""
-    done = _git(root, "cat-file", "-e", f"{commit}^{{commit}}")
+    done = run_git(root, "cat-file", "-e", f"{commit}^{{commit}}")
     return done is not None and done.returncode == 0
 
 
 def is_ancestor(root: Path, older: str, newer: str) -> bool:
     """Whether ``older`` is ``newer`` or one of its ancestors (both in the repository)."""
-    done = _git(root, "merge-base", "--is-ancestor", older, newer)
+    done = run_git(root, "merge-base", "--is-ancestor", older, newer)
     return done is not None and done.returncode == 0
 
 
 def was_checked_out(root: Path, commit: str) -> bool:
     """Whether ``commit`` was checked out in this clone (HEAD's reflog names it): its files
     were these files then, whatever was made of its history since (an amend, a rebase)."""
-    done = _git(root, "rev-list", "--walk-reflogs", "HEAD")
+    done = run_git(root, "rev-list", "--walk-reflogs", "HEAD")
     if done is None or done.returncode != 0:
         return False
     return commit in done.stdout.decode("ascii", "replace").split()
@@ -463,7 +463,7 @@ def was_checked_out(root: Path, commit: str) -> bool:
 def is_shallow(root: Path) -> bool:
     """Whether the vault's repository is a shallow clone (``git clone --depth``): its
     history stops short, so an older commit is missing from it for good."""
-    done = _git(root, "rev-parse", "--is-shallow-repository")
+    done = run_git(root, "rev-parse", "--is-shallow-repository")
     return done is not None and done.stdout.strip() == b"true"
 
 
@@ -471,7 +471,7 @@ def commits_lacked(root: Path, head: str, commit: str) -> int:
     """How many commits ``commit`` has that ``head`` lacks and that change something in
     the vault's folder (commits to the rest of a repository the vault is a folder of do
     not count)."""
-    done = _git(root, "rev-list", "--count", f"{head}..{commit}", "--", ".")
+    done = run_git(root, "rev-list", "--count", f"{head}..{commit}", "--", ".")
     if done is None or done.returncode != 0:
         return 0
     return int(done.stdout.strip() or 0)
@@ -481,11 +481,11 @@ def merged_here(root: Path, head: str, commit: str) -> bool:
     """Whether merging ``commit`` into ``head`` would change nothing in the vault's folder:
     its changes are here already, under other commits (a squash merge, a rebase, a
     cherry-pick). False when they conflict, or git cannot say (older than 2.38)."""
-    done = _git(root, "merge-tree", "--write-tree", head, commit)
+    done = run_git(root, "merge-tree", "--write-tree", head, commit)
     if done is None or done.returncode != 0:
         return False
     tree = done.stdout.decode("ascii", "replace").split("\n", 1)[0].strip()
-    same = _git(root, "diff", "--quiet", head, tree, "--", ".")
+    same = run_git(root, "diff", "--quiet", head, tree, "--", ".")
     return bool(tree) and same is not None and same.returncode == 0
 
 
@@ -494,7 +494,7 @@ def ignored_by(root: Path, rel: str) -> str | None:
     or None: not ignored, tracked (git ignores no tracked file), outside git, or git
     cannot be asked."""
     # a path, not a pathspec: taken as spelt (NUL-ended both ways: any name)
-    done = _git(root, "check-ignore", "-v", "-z", "--stdin", stdin=rel.encode() + b"\0")
+    done = run_git(root, "check-ignore", "-v", "-z", "--stdin", stdin=rel.encode() + b"\0")
     if done is None or done.returncode != 0:
         return None
     source, line, pattern = done.stdout.decode("utf-8", "replace").split("\0")[:3]
@@ -513,7 +513,9 @@ def settings_ignored(rule: str) -> str:
     )
 
 
-def _git(root: Path, *args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes] | None:
+def run_git(
+    root: Path, *args: str, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes] | None:
     """git run on the repository around the vault, or None (outside git, no git)."""
     if git_dir(root) is None:
         return None
@@ -557,6 +559,7 @@ __all__ = [
     "nested_repo",
     "newest_stash",
     "published",
+    "run_git",
     "settings_ignored",
     "stage_made",
     "stash_made",

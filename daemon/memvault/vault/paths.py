@@ -296,18 +296,22 @@ def spelt_as_on_disk(root: str, rel: str, listed: dict[str, set[str]] | None = N
     listed = {} if listed is None else listed
     here = root
     for part in rel.split("/"):
-        names = _listed(listed, here)
-        if names is None:
+        names = folder_names(listed, here)
+        if names is None or not named_in(names, part):
             return False
-        if part not in names:
-            want = unicodedata.normalize("NFC", part)
-            if all(unicodedata.normalize("NFC", n) != want for n in names):
-                return False
         here = os.path.join(here, part)
     return True
 
 
-def _listed(listed: dict[str, set[str]], folder: str) -> set[str] | None:
+def named_in(names: set[str], name: str) -> bool:
+    """Whether a folder listing ``names`` has ``name`` as spelt (Unicode form aside)."""
+    if name in names:
+        return True
+    want = unicodedata.normalize("NFC", name)
+    return any(unicodedata.normalize("NFC", n) == want for n in names)
+
+
+def folder_names(listed: dict[str, set[str]], folder: str) -> set[str] | None:
     """``folder``'s names, listed once and kept in ``listed``; None when it cannot be."""
     names = listed.get(folder)
     if names is None:
@@ -328,7 +332,7 @@ def listed_spelling(
     looks each up, never compares it with the 3,000 names left."""
     here, parts = root, rel.split("/")
     for i, part in enumerate(parts):
-        names = _listed(listed, here)
+        names = folder_names(listed, here)
         if names is None:
             return None
         if part not in names:
@@ -360,11 +364,13 @@ __all__ = [
     "PATH_MAX",
     "case_spelling",
     "display_path",
+    "folder_names",
     "folds_case",
     "glob_regex",
     "is_dir_entry",
     "is_utf8",
     "listed_spelling",
+    "named_in",
     "normalize_rel",
     "safe_join",
     "spelt_as_on_disk",
