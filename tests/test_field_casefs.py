@@ -421,3 +421,24 @@ def test_a_vault_named_in_another_case_is_one_vault_with_one_writer(
         vault.add("people", "Alice", summary="Payments lead")
         with pytest.raises(LockHeld):
             open_vault(other)
+
+
+def test_a_name_renamed_into_nfd_is_found_though_its_folder_kept_its_mtime(place: Path) -> None:
+    """exFAT leaves a folder's mtime as it was when a name in it is renamed, and the
+    folder's NFD names were kept by that mtime: a note renamed ``Café.md`` decomposed
+    (as a Mac spells it) after memvault had looked in its folder was not found under
+    its name, and a note made there was a second ``Café.md`` beside it, of the same look."""
+    from memvault.errors import NoteExists
+    from memvault.vault.files import VaultFS
+
+    fs = VaultFS(place)
+    cafe = "Caf\u00e9.md"
+    (place / "draft.md").write_text("# Café\n\nThe espresso notes.\n")
+    before = os.stat(place).st_mtime_ns
+    assert fs.path(cafe) == place / cafe  # (not there yet: its folder looked at)
+    os.rename(place / "draft.md", place / unicodedata.normalize("NFD", cafe))
+    assert os.stat(place).st_mtime_ns == before  # what exFAT does
+    assert fs.read(cafe).decoded.text == "# Café\n\nThe espresso notes.\n"
+    with pytest.raises(NoteExists):
+        fs.create(cafe, "# Another Café\n")
+    assert os.listdir(place) == [unicodedata.normalize("NFD", cafe)]

@@ -507,7 +507,7 @@ def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
         char = T.unportable(part)
         if char is None:
             continue
-        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]))
+        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
             raise T.Refusal(T.unportable_refusal(start, path, part, char))
 

@@ -119,12 +119,14 @@ def _clean(rel: str) -> str:
     return clean
 
 
-def disk_spelling(root: str, rel: str) -> str:
+def disk_spelling(root: str, rel: str, *, fresh: bool = False) -> str:
     """``rel`` as spelt on disk when it, or a folder of it, is there only in another
     Unicode form (a name a Mac wrote, decomposed: NFD): a note asked for or written
     there is that file, or goes into that folder, not a twin of the same look beside
     it. A name that is there as spelt, is not there in any form, or is there in two
-    other forms is kept as given."""
+    other forms is kept as given. ``fresh``: each folder listed now, never as kept
+    while its mtime is unchanged (``_decomposed``): for a disk that folds case, as
+    exFAT through FUSE leaves a folder's mtime as it was when a name in it is renamed."""
     if rel.isascii() or os.path.lexists(os.path.join(root, rel)):
         return rel  # (ASCII has one form: no stat for it)
     here, parts = root, rel.split("/")
@@ -135,7 +137,7 @@ def disk_spelling(root: str, rel: str) -> str:
                 break  # a name of one form only (most CJK, Cyrillic, Arabic): no twin
             # asked decomposed, the composed name is one stat away; the others are listed
             composed = want != part and os.path.lexists(os.path.join(here, want))
-            found = ([want] if composed else []) + _decomposed(here).get(want, [])
+            found = ([want] if composed else []) + _decomposed(here, fresh).get(want, [])
             if len(found) != 1:
                 break
             parts[i] = found[0]
@@ -194,14 +196,19 @@ def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
     return same[0] if same else None
 
 
-def _decomposed(folder: str) -> dict[str, list[str]]:
+def _decomposed(folder: str, fresh: bool = False) -> dict[str, list[str]]:
     """The names in ``folder`` not in NFC (a Mac's), by their NFC form: read once while
     the folder is unchanged (its inode and mtime), so a batch of a thousand deleted or
-    renamed notes in a folder of 50,000 lists it once, not a thousand times."""
+    renamed notes in a folder of 50,000 lists it once, not a thousand times; listed
+    each time when ``fresh`` (a folder whose mtime a rename in it may leave as it was:
+    exFAT's, where a name renamed into NFD was not found, and a note made in NFC beside
+    it, a twin of the same look)."""
     try:
         st = os.stat(folder)
     except OSError:
         return {}  # a folder not there: nothing below it is
+    if fresh:
+        return _decomposed_at.__wrapped__(folder, st.st_ino, st.st_mtime_ns)
     return _decomposed_at(folder, st.st_ino, st.st_mtime_ns)
 
 
