@@ -442,3 +442,23 @@ def test_a_name_renamed_into_nfd_is_found_though_its_folder_kept_its_mtime(place
     with pytest.raises(NoteExists):
         fs.create(cafe, "# Another Café\n")
     assert os.listdir(place) == [unicodedata.normalize("NFD", cafe)]
+
+
+def test_an_upper_case_md_alone_is_told_the_name_to_take(place: Path) -> None:
+    """``Fact.MD`` alone in its folder: status (a scan, and a sync of its path) said
+    "Fact.md beside it is another note, which a rename onto it would replace: give it
+    another name, Fact 2.md" (the look-up of ``Fact.md`` opened ``Fact.MD`` itself on
+    such a disk), where ``mv Fact.MD Fact.md`` is the rename that makes it a note."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "Fact.MD").write_text("The quokka budget review moves to Thursday.\n")
+    with open_vault(root) as vault:
+        for report in (vault.sync(), vault.sync(["Fact.MD"])):
+            (why,) = [s.reason for s in report.skipped if s.path == "Fact.MD"]
+            assert why.endswith("(rename it Fact.md to have it indexed)")
+        said = vault.memory_tool(
+            {"command": "rename", "old_path": "/memories/Fact.MD", "new_path": "/memories/Fact.md"}
+        )
+        assert said.startswith("Successfully renamed")
+        assert os.listdir(root).count("Fact.md") == 1 and "Fact.MD" not in os.listdir(root)
+        assert vault.engine.store.note("Fact.md") is not None

@@ -93,6 +93,19 @@ def not_a_note_for_obsidian(rel: str, *, beside: bool = False) -> str | None:
     )
 
 
+def note_beside(path: str) -> bool:
+    """Whether a note of ``path``'s name in lower-case ``.md`` is beside it (``Plan.md``
+    beside ``Plan.MD``: ``not_a_note_for_obsidian``'s ``beside``), as its folder lists
+    it: on a disk that folds case the look-up of ``Plan.md`` opens ``Plan.MD`` itself,
+    and status told the person to give it another name than the one it should have."""
+    other = path[:-3] + ".md"
+    if not os.path.lexists(other):
+        return False
+    folder, name = os.path.split(other)
+    names = folder_names({}, folder)
+    return names is None or named_in(names, name)
+
+
 def is_utf8(name: str) -> bool:
     """Whether a name read from the disk is valid UTF-8 (Python keeps invalid bytes as
     lone surrogates, which SQLite, JSON and terminals refuse)."""
@@ -379,6 +392,7 @@ __all__ = [
     "listed_spelling",
     "named_in",
     "normalize_rel",
+    "note_beside",
     "safe_join",
     "spelt_as_on_disk",
     "spelt_in",
