@@ -462,3 +462,35 @@ def test_an_upper_case_md_alone_is_told_the_name_to_take(place: Path) -> None:
         assert said.startswith("Successfully renamed")
         assert os.listdir(root).count("Fact.md") == 1 and "Fact.MD" not in os.listdir(root)
         assert vault.engine.store.note("Fact.md") is not None
+
+
+def test_a_note_renamed_in_case_while_a_relink_batch_reads_the_others_keeps_its_name(
+    place: Path,
+) -> None:
+    """A relink batch lists each folder once, when it reads the notes, and swaps them
+    all after: ``Note1.md`` renamed ``note1.md`` by a person while the batch read the
+    notes after it was still listed as ``Note1.md``, and its swap named it back (on
+    ext4 the old name is gone: not found, the person's name kept). The names are
+    listed again after the batch's reads, just before its swaps."""
+    from memvault.errors import NoteNotFound
+    from memvault.vault.files import VaultFS
+
+    for n in (1, 2, 3):
+        (place / f"Note{n}.md").write_text(f"See [[hub]] {n}.\n")
+    fs = VaultFS(place)
+
+    def renamed_meanwhile(text: str) -> str:  # the person's rename, mid-batch
+        os.rename(place / "Note1.md", place / "note1.md")
+        return text.replace("hub", "center")
+
+    done = fs.update_texts(
+        {
+            "Note1.md": lambda t: t.replace("hub", "center"),
+            "Note2.md": renamed_meanwhile,
+            "Note3.md": lambda t: t.replace("hub", "center"),
+        }
+    )
+    assert isinstance(done["Note1.md"], NoteNotFound)
+    assert done["Note2.md"] is True and done["Note3.md"] is True
+    assert sorted(os.listdir(place)) == ["Note2.md", "Note3.md", "note1.md"]
+    assert (place / "note1.md").read_text() == "See [[hub]] 1.\n"
