@@ -4,9 +4,8 @@ The Messages API sends commands (``view``, ``create``, ``str_replace``, ``insert
 ``delete``, ``rename``) on paths under ``/memories``; the application answers with
 text. This module holds everything about those answers that needs no disk: the
 path prefix, the edits (one exact match replaced, a line inserted), the numbered
-views, the refusal of an edit inside a section memvault writes, and the bounded
-listings (``view /memories`` is the index, not the dump: MEMORY.md, then each folder
-with its note count). Texts follow the wording of the SDK's reference
+views, the refusal of an edit inside a section memvault writes (the bounded listings
+are ``core.memory_views``). Texts follow the wording of the SDK's reference
 implementation (``anthropic.lib.tools.BetaLocalFilesystemMemoryTool``) wherever it
 has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 """
