@@ -112,6 +112,8 @@ def test_a_note_renamed_in_case_only_is_one_note_in_the_index(place: Path) -> No
         memory = (root / "MEMORY.md").read_text()
         assert "- [[people/Alice]] - Payments lead\n" in memory
         assert "more note" not in memory
+        # Bob's link left as written, as on ext4 and by Obsidian: it still leads there
+        assert (root / "people" / "bob.md").read_text().endswith("Works with [[alice]].\n")
         assert [h.path for h in vault.search("Payments lead", group=True)][:1] == [
             "people/Alice.md"
         ]

@@ -137,8 +137,8 @@ def disk_spelling(root: str, rel: str, *, fresh: bool = False) -> str:
     Unicode form (a name a Mac wrote, decomposed: NFD): a note asked for or written
     there is that file, or goes into that folder, not a twin of the same look beside
     it. A name that is there as spelt, is not there in any form, or is there in two
-    other forms is kept as given. ``fresh``: each folder listed now, never as kept
-    while its mtime is unchanged (``_decomposed``): for a disk that folds case, as
+    other forms is kept as given. ``fresh``: a folder's listing kept while its mtime is
+    unchanged is not taken on trust (``_other_forms``), for a disk that folds case:
     exFAT through FUSE leaves a folder's mtime as it was when a name in it is renamed."""
     if rel.isascii() or os.path.lexists(os.path.join(root, rel)):
         return rel  # (ASCII has one form: no stat for it)
@@ -148,9 +148,7 @@ def disk_spelling(root: str, rel: str, *, fresh: bool = False) -> str:
             want = unicodedata.normalize("NFC", part)
             if want == unicodedata.normalize("NFD", part):
                 break  # a name of one form only (most CJK, Cyrillic, Arabic): no twin
-            # asked decomposed, the composed name is one stat away; the others are listed
-            composed = want != part and os.path.lexists(os.path.join(here, want))
-            found = ([want] if composed else []) + _decomposed(here, fresh).get(want, [])
+            found = _other_forms(here, part, want, fresh)
             if len(found) != 1:
                 break
             parts[i] = found[0]
@@ -209,19 +207,32 @@ def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
     return same[0] if same else None
 
 
-def _decomposed(folder: str, fresh: bool = False) -> dict[str, list[str]]:
+def _other_forms(folder: str, part: str, want: str, fresh: bool) -> list[str]:
+    """The names in ``folder`` of ``want``'s NFC form other than ``part`` (not there):
+    the composed one is a stat away, the decomposed ones are listed (``_decomposed``).
+    ``fresh``: the listing kept may be older than a rename in the folder (exFAT's mtime
+    stays as it was: a note renamed ``Café.md`` in NFD was not found, and one made in
+    NFC beside it was a twin of the same look), so each name it gives is looked at
+    again and the name's NFD form (a Mac's) is looked for: a stat each, not a listing
+    for each name a batch asks."""
+    composed = want != part and os.path.lexists(os.path.join(folder, want))
+    found = ([want] if composed else []) + _decomposed(folder).get(want, [])
+    if fresh:
+        found = [n for n in found if n == want or os.path.lexists(os.path.join(folder, n))]
+        nfd = unicodedata.normalize("NFD", want)
+        if nfd != part and nfd not in found and os.path.lexists(os.path.join(folder, nfd)):
+            found.append(nfd)
+    return found
+
+
+def _decomposed(folder: str) -> dict[str, list[str]]:
     """The names in ``folder`` not in NFC (a Mac's), by their NFC form: read once while
     the folder is unchanged (its inode and mtime), so a batch of a thousand deleted or
-    renamed notes in a folder of 50,000 lists it once, not a thousand times; listed
-    each time when ``fresh`` (a folder whose mtime a rename in it may leave as it was:
-    exFAT's, where a name renamed into NFD was not found, and a note made in NFC beside
-    it, a twin of the same look)."""
+    renamed notes in a folder of 50,000 lists it once, not a thousand times."""
     try:
         st = os.stat(folder)
     except OSError:
         return {}  # a folder not there: nothing below it is
-    if fresh:
-        return _decomposed_at.__wrapped__(folder, st.st_ino, st.st_mtime_ns)
     return _decomposed_at(folder, st.st_ino, st.st_mtime_ns)
 
 
