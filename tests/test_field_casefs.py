@@ -112,6 +112,8 @@ def test_a_note_renamed_in_case_only_is_one_note_in_the_index(place: Path) -> No
         memory = (root / "MEMORY.md").read_text()
         assert "- [[people/Alice]] - Payments lead\n" in memory
         assert "more note" not in memory
+        # Bob's link left as written, as on ext4 and by Obsidian: it still leads there
+        assert (root / "people" / "bob.md").read_text().endswith("Works with [[alice]].\n")
         assert [h.path for h in vault.search("Payments lead", group=True)][:1] == [
             "people/Alice.md"
         ]
@@ -421,3 +423,76 @@ def test_a_vault_named_in_another_case_is_one_vault_with_one_writer(
         vault.add("people", "Alice", summary="Payments lead")
         with pytest.raises(LockHeld):
             open_vault(other)
+
+
+def test_a_name_renamed_into_nfd_is_found_though_its_folder_kept_its_mtime(place: Path) -> None:
+    """exFAT leaves a folder's mtime as it was when a name in it is renamed, and the
+    folder's NFD names were kept by that mtime: a note renamed ``Café.md`` decomposed
+    (as a Mac spells it) after memvault had looked in its folder was not found under
+    its name, and a note made there was a second ``Café.md`` beside it, of the same look."""
+    from memvault.errors import NoteExists
+    from memvault.vault.files import VaultFS
+
+    fs = VaultFS(place)
+    cafe = "Caf\u00e9.md"
+    (place / "draft.md").write_text("# Café\n\nThe espresso notes.\n")
+    before = os.stat(place).st_mtime_ns
+    assert fs.path(cafe) == place / cafe  # (not there yet: its folder looked at)
+    os.rename(place / "draft.md", place / unicodedata.normalize("NFD", cafe))
+    assert os.stat(place).st_mtime_ns == before  # what exFAT does
+    assert fs.read(cafe).decoded.text == "# Café\n\nThe espresso notes.\n"
+    with pytest.raises(NoteExists):
+        fs.create(cafe, "# Another Café\n")
+    assert os.listdir(place) == [unicodedata.normalize("NFD", cafe)]
+
+
+def test_an_upper_case_md_alone_is_told_the_name_to_take(place: Path) -> None:
+    """``Fact.MD`` alone in its folder: status (a scan, and a sync of its path) said
+    "Fact.md beside it is another note, which a rename onto it would replace: give it
+    another name, Fact 2.md" (the look-up of ``Fact.md`` opened ``Fact.MD`` itself on
+    such a disk), where ``mv Fact.MD Fact.md`` is the rename that makes it a note."""
+    root = place / "vault"
+    init_vault(root)
+    (root / "Fact.MD").write_text("The quokka budget review moves to Thursday.\n")
+    with open_vault(root) as vault:
+        for report in (vault.sync(), vault.sync(["Fact.MD"])):
+            (why,) = [s.reason for s in report.skipped if s.path == "Fact.MD"]
+            assert why.endswith("(rename it Fact.md to have it indexed)")
+        said = vault.memory_tool(
+            {"command": "rename", "old_path": "/memories/Fact.MD", "new_path": "/memories/Fact.md"}
+        )
+        assert said.startswith("Successfully renamed")
+        assert os.listdir(root).count("Fact.md") == 1 and "Fact.MD" not in os.listdir(root)
+        assert vault.engine.store.note("Fact.md") is not None
+
+
+def test_a_note_renamed_in_case_while_a_relink_batch_reads_the_others_keeps_its_name(
+    place: Path,
+) -> None:
+    """A relink batch lists each folder once, when it reads the notes, and swaps them
+    all after: ``Note1.md`` renamed ``note1.md`` by a person while the batch read the
+    notes after it was still listed as ``Note1.md``, and its swap named it back (on
+    ext4 the old name is gone: not found, the person's name kept). The names are
+    listed again after the batch's reads, just before its swaps."""
+    from memvault.errors import NoteNotFound
+    from memvault.vault.files import VaultFS
+
+    for n in (1, 2, 3):
+        (place / f"Note{n}.md").write_text(f"See [[hub]] {n}.\n")
+    fs = VaultFS(place)
+
+    def renamed_meanwhile(text: str) -> str:  # the person's rename, mid-batch
+        os.rename(place / "Note1.md", place / "note1.md")
+        return text.replace("hub", "center")
+
+    done = fs.update_texts(
+        {
+            "Note1.md": lambda t: t.replace("hub", "center"),
+            "Note2.md": renamed_meanwhile,
+            "Note3.md": lambda t: t.replace("hub", "center"),
+        }
+    )
+    assert isinstance(done["Note1.md"], NoteNotFound)
+    assert done["Note2.md"] is True and done["Note3.md"] is True
+    assert sorted(os.listdir(place)) == ["Note2.md", "Note3.md", "note1.md"]
+    assert (place / "note1.md").read_text() == "See [[hub]] 1.\n"

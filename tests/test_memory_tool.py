@@ -30,6 +30,7 @@ from helpers import (
 )
 from memvault.api import Vault
 from memvault.core import memory_tool as T
+from memvault.core import memory_views as V
 from memvault.errors import MemoryToolError, VaultNotFound
 from memvault.integrations.anthropic import AsyncVaultMemoryTool, VaultMemoryTool
 
@@ -159,6 +160,8 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
         write(root, f"area-{i % 30:02d}/sub-{i % 7}/note-{i}.md", note(f"Note {i}", f"About {i}."))
     for i in range(120):  # Claude Code's topic files, at the top level
         write(root, f"topic-{i}.md", f"# Topic {i}\n")
+    for i in range(40):  # files not read as notes, listed as files
+        write(root, f"area-{i % 9:02d}/Old {i}.MD", f"# Old {i}\n")
     mem = root / "MEMORY.md"
     mem.write_text(
         mem.read_text(encoding="utf-8") + "".join(f"- a line of my own {i}\n" for i in range(400)),
@@ -166,8 +169,9 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     )
     out = call(tool, command="view", path="/memories")
     lines = out.split("\n")
-    assert len(lines) <= T.INDEX_LINES
-    assert len(out) <= T.INDEX_CHARS
+    assert len(lines) <= V.INDEX_LINES
+    assert len(out) <= V.INDEX_CHARS
+    assert "Files not read as notes (40, newest first)" in out
     assert lines[2] == "     1\t# Memory Index"
     assert any(line.startswith("(… ") and "view /memories/MEMORY.md" in line for line in lines)
     at = lines.index("Folders:")

@@ -161,3 +161,52 @@ def test_an_upper_case_md_beside_its_note_is_never_told_to_take_its_name(
         "not a note: Obsidian reads only .md in lower case as a note, and this is .MD "
         "(rename it Plan.md to have it indexed)"
     )
+
+
+def test_the_memory_tools_listings_show_an_agents_upper_case_md_files_as_files(
+    tmp_path: Path,
+) -> None:
+    """An agent's ``Fact.MD`` (the tool wrote such files before it refused them) was in
+    no listing: ``view /memories`` and a folder's view list notes, and a folder holding
+    only such files was not listed at all. The tool lets the agent rename one to .md,
+    but it could not see one to rename. The SDK's reference lists every file it holds.
+    Now each is listed as a file (its size and path), with the rename to make; the tool
+    still writes into none."""
+    root = make_vault(tmp_path)
+    write(root, "Fact.MD", "The quokka budget review moves to Thursday.\n")
+    write(root, "facts/Old.MD", "An old fact.\n")
+    write(root, "projects/Plan.Md", "A plan.\n")
+    write(root, "templates/Form.MD", "Left out by vault.ignore.\n")
+    with open_vault(root) as v:
+        v.sync()
+        index = v.memory_tool({"command": "view", "path": "/memories"})
+        lines = index.split("\n")
+        for path, size in (("Fact.MD", "44B"), ("facts/Old.MD", "13B"), ("projects/Plan.Md", "8B")):
+            assert f"{size}\t/memories/{path}" in lines
+        assert "13B\t/memories/facts/\t0 notes, 1 file not a note" in lines
+        assert "Form.MD" not in index
+        assert "Files not read as notes (3, newest first)" in index
+        facts = v.memory_tool({"command": "view", "path": "/memories/facts"}).split("\n")
+        assert "13B\t/memories/facts/Old.MD" in facts and "No notes in /memories/facts." in facts
+        projects = v.memory_tool({"command": "view", "path": "/memories/projects"})
+        assert "8B\t/memories/projects/Plan.Md" in projects.split("\n")
+        assert "ai-assistant-refactor.md" in projects  # its notes as before
+        with pytest.raises(MemoryToolError, match=r"rename it Old\.md"):
+            v.memory_tool(
+                {
+                    "command": "str_replace",
+                    "path": "/memories/facts/Old.MD",
+                    "old_str": "old",
+                    "new_str": "new",
+                }
+            )
+        assert (root / "facts" / "Old.MD").read_text() == "An old fact.\n"
+        v.memory_tool(
+            {
+                "command": "rename",
+                "old_path": "/memories/facts/Old.MD",
+                "new_path": "/memories/facts/Old.md",
+            }
+        )
+        facts = v.memory_tool({"command": "view", "path": "/memories/facts"})
+        assert "Files not read as notes" not in facts and "13B\t/memories/facts/Old.md" in facts

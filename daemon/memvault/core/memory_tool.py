@@ -4,9 +4,8 @@ The Messages API sends commands (``view``, ``create``, ``str_replace``, ``insert
 ``delete``, ``rename``) on paths under ``/memories``; the application answers with
 text. This module holds everything about those answers that needs no disk: the
 path prefix, the edits (one exact match replaced, a line inserted), the numbered
-views, the refusal of an edit inside a section memvault writes, and the bounded
-listings (``view /memories`` is the index, not the dump: MEMORY.md, then each folder
-with its note count). Texts follow the wording of the SDK's reference
+views, the refusal of an edit inside a section memvault writes (the bounded listings
+are ``core.memory_views``). Texts follow the wording of the SDK's reference
 implementation (``anthropic.lib.tools.BetaLocalFilesystemMemoryTool``) wherever it
 has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 """
@@ -27,36 +26,10 @@ from memvault.core.wikilinks import Resolution
 ROOT = "/memories"
 LINE_NUMBER_WIDTH = 6  # the reference's width (len("999999"))
 MAX_LINES = 999_999
-# ``view /memories`` stays within these whatever the vault's size: ~1,500-2,000 tokens
-INDEX_LINES = 60
-INDEX_CHARS = 5_000
-INDEX_FOLDERS = 12  # folders listed in the index (the rest counted)
-INDEX_TOP_NOTES = 8  # notes at the vault's top level listed there (newest first)
-FOLDER_PAGE = 40  # notes per page of a folder's view (newest first)
-FOLDER_SUBFOLDERS = 10
-FOLDER_CHARS = 6_000
-SUMMARY_CHARS = 100
 
 
 class Refusal(ValueError):
     """A command refused; its text is the tool's error answer (nothing was changed)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A note in a listing."""
-
-    rel: str
-    size: int
-    mtime_ns: int
-    about: str = ""  # its summary, else its title
-
-
-@dataclass(frozen=True, slots=True)
-class FolderCount:
-    rel: str
-    notes: int  # notes at or below it
-    size: int  # their bytes
 
 
 # -- paths --------------------------------------------------------------------------------
@@ -262,140 +235,6 @@ def whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _entry_line(e: Entry) -> str:
-    about = " ".join(e.about.split())
-    if len(about) > SUMMARY_CHARS:
-        about = about[: SUMMARY_CHARS - 1].rstrip() + "…"
-    return f"{format_size(e.size)}\t{shown(e.rel)}" + (f"\t{about}" if about else "")
-
-
-def _count_line(f: FolderCount) -> str:
-    notes = "1 note" if f.notes == 1 else f"{f.notes} notes"
-    return f"{format_size(f.size)}\t{shown(f.rel)}/\t{notes}"
-
-
-def render_index(
-    memory_file: str,
-    memory_text: str | None,
-    folders: Sequence[FolderCount],
-    top_notes: Sequence[Entry],
-) -> str:
-    """``view /memories``: MEMORY.md (numbered, cut to what fits), each folder with its
-    note count, the notes at the top level (newest first); within ``INDEX_LINES`` lines
-    and ``INDEX_CHARS`` characters however big the vault."""
-    head = (
-        f"Here is the index of {ROOT} (a memvault vault): {memory_file} first, then each folder "
-        "with its note count. View a folder to list its notes, newest first; view a note to "
-        "read it."
-    )
-    tail: list[str] = []
-    if folders:
-        tail.append("Folders:")
-        tail += [_count_line(f) for f in folders[:INDEX_FOLDERS]]
-        if len(folders) > INDEX_FOLDERS:
-            rest = folders[INDEX_FOLDERS:]
-            tail.append(
-                f"… and {len(rest)} more folders ({sum(f.notes for f in rest)} notes): "
-                + ", ".join(f"{shown(f.rel)}/" for f in rest[:5])
-                + (", …" if len(rest) > 5 else "")
-            )
-    if top_notes:
-        tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
-        tail += [_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]]
-        if len(top_notes) > INDEX_TOP_NOTES:
-            tail.append(
-                f"… and {len(top_notes) - INDEX_TOP_NOTES} more: view {ROOT} with view_range "
-                f"[{INDEX_TOP_NOTES + 1}, {INDEX_TOP_NOTES + FOLDER_PAGE}] for the next ones"
-            )
-    memory_path = shown(memory_file)
-    out = [head]
-    if memory_text is None:
-        out.append(f"({memory_path} is not there yet: memvault writes it at its next sync)")
-    else:
-        lines = memory_text.split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        out.append(f"{memory_path}:")
-        room_lines = INDEX_LINES - len(out) - len(tail) - 1  # 1: the "more lines" line
-        room_chars = INDEX_CHARS - sum(len(x) + 1 for x in out + tail) - 80
-        kept = 0
-        for i, line in enumerate(lines):
-            text = f"{str(i + 1).rjust(LINE_NUMBER_WIDTH)}\t{line}"
-            if kept >= room_lines or len(text) + 1 > room_chars:
-                break
-            out.append(text)
-            room_chars -= len(text) + 1
-            kept += 1
-        if kept < len(lines):
-            out.append(f"(… {len(lines) - kept} more lines: view {memory_path})")
-    return "\n".join(out + tail)
-
-
-def render_top_notes(notes: Sequence[Entry], first: int) -> str:
-    """``view /memories`` with a ``view_range``: a page of the notes at the top level."""
-    return _page(ROOT, "the notes at the top level of " + ROOT, notes, first, (), None)
-
-
-def render_folder(
-    rel: str,
-    notes: Sequence[Entry],
-    subfolders: Sequence[FolderCount],
-    first: int = 1,
-    folder_note: str | None = None,
-) -> str:
-    """A folder's view: its subfolders with their counts, then a page of its notes,
-    newest first, each with its summary, ending with how to see the rest."""
-    return _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note)
-
-
-def _page(
-    path: str,
-    what: str,
-    notes: Sequence[Entry],
-    first: int,
-    subfolders: Sequence[FolderCount],
-    folder_note: str | None,
-) -> str:
-    if first < 1 or (notes and first > len(notes)):
-        raise Refusal(
-            f"Invalid `view_range`: its first element `{first}` should be within the range "
-            f"of notes listed: {[1, max(len(notes), 1)]}"
-        )
-    page = list(notes[first - 1 : first - 1 + FOLDER_PAGE])
-    out = []
-    if first == 1 and subfolders:
-        out.append("Folders:")
-        out += [_count_line(f) for f in subfolders[:FOLDER_SUBFOLDERS]]
-        if len(subfolders) > FOLDER_SUBFOLDERS:
-            out.append(f"… and {len(subfolders) - FOLDER_SUBFOLDERS} more folders")
-    if not notes:
-        out.append(f"No notes in {what}.")
-    else:
-        last = first - 1
-        lines: list[str] = []
-        chars = FOLDER_CHARS - sum(len(x) + 1 for x in out)
-        for e in page:
-            line = _entry_line(e)
-            if lines and len(line) + 1 > chars:
-                break
-            lines.append(line)
-            chars -= len(line) + 1
-            last += 1
-        out.append(
-            f"Notes {first}-{last} of {len(notes)} in {what}, newest first (size, path, summary):"
-        )
-        out += lines
-        if last < len(notes):
-            more = (
-                f"({len(notes) - last} more: view {path} with view_range "
-                f"[{last + 1}, {last + FOLDER_PAGE}] for the next ones"
-            )
-            if folder_note:
-                more += f"; {shown(folder_note)} lists every one"
-            out.append(more + ")")
-    return "\n".join(out)
-
-
 # -- edits ----------------------------------------------------------------------------------
 
 
@@ -564,12 +403,7 @@ def managed_refusal(
 
 
 __all__ = [
-    "FOLDER_PAGE",
-    "INDEX_CHARS",
-    "INDEX_LINES",
     "ROOT",
-    "Entry",
-    "FolderCount",
     "Refusal",
     "Section",
     "as_written",
@@ -583,9 +417,6 @@ __all__ = [
     "numbered",
     "other_case_refusal",
     "other_case_there",
-    "render_folder",
-    "render_index",
-    "render_top_notes",
     "replace_once",
     "sections",
     "shown",

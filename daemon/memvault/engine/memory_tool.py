@@ -33,6 +33,7 @@ from memvault.core.note_size import grown_said, is_long
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
+from memvault.engine.memory_views import MemoryViews
 from memvault.engine.name_twins import NameTwins
 from memvault.errors import (
     FileBusy,
@@ -73,6 +74,7 @@ class MemoryCommands:
         self._sync = sync
         self.memory_file = config.memory.file
         self.twins = NameTwins()
+        self.views = MemoryViews(config, fs, catalogue)
 
     def run(self, command: Mapping[str, Any]) -> str:
         if not isinstance(command, Mapping):
@@ -144,8 +146,12 @@ class MemoryCommands:
             raise T.Refusal(f"Path {path} is not a note of this vault: {refusal}")
         return clean
 
-    def _note_rel(self, path: str, *, writing: bool = False, renamed: bool = False) -> str:
-        rel = self._rel(path)
+    def _note_rel(
+        self, path: str, *, writing: bool = False, renamed: bool = False, rel: str | None = None
+    ) -> str:
+        """``path``'s note (``rel``: its vault path, when worked out already), refused
+        when it is no note or (``writing``) one memvault does not keep."""
+        rel = self._rel(path) if rel is None else rel
         if not rel:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
         # a NOTE.MD: no note in Obsidian either; renamed (its refusal says to), it is one
@@ -185,7 +191,7 @@ class MemoryCommands:
         disk = self._disk(rel)
         if disk.is_dir():
             first = _first(view_range)
-            return self._index(first) if not rel else self._folder(rel, first)
+            return self.views.index(first) if not rel else self.views.folder(rel, first)
         if not disk.exists():
             raise _missing(self.fs, path, rel, PLEASE)
         rel = self._note_rel(path)
@@ -197,64 +203,6 @@ class MemoryCommands:
                 f"\n(… cut at {self.fs.max_note_bytes} bytes of {read.size}: vault.max_note_bytes)"
             )
         return text
-
-    def _entries(
-        self, notes: Mapping[str, Any], first: int | None, shown: int = T.FOLDER_PAGE
-    ) -> list[T.Entry]:
-        """``notes`` newest first, the ``shown`` from the ``first`` (1: the newest) with
-        their summaries: only their rows are read (a vault opened for one command, on
-        100,000 notes, does not read every note's row to list forty)."""
-        order = sorted(notes.items(), key=lambda item: (-item[1].mtime_ns, item[0]))
-        start = max(first or 1, 1) - 1
-        rows = self.catalogue.rows_of(rel for rel, _ in order[start : start + shown])
-        out = []
-        for rel, st in order:
-            row = rows.get(rel)
-            about = (row.summary or row.title) if row is not None else ""
-            out.append(T.Entry(rel, st.size, st.mtime_ns, about))
-        return out
-
-    def _index(self, first: int | None) -> str:
-        scan = self.fs.scan()
-        top = {p: s for p, s in scan.notes.items() if "/" not in p and p != self.memory_file}
-        if first is not None:
-            return T.render_top_notes(self._entries(top, first), first)
-        counts: dict[str, list[int]] = {}
-        for rel, st in scan.notes.items():
-            if "/" in rel:
-                c = counts.setdefault(rel.split("/", 1)[0], [0, 0])
-                c[0] += 1
-                c[1] += st.size
-        # the folders MEMORY.md has sections for first, then the biggest
-        mains = [r.folder.split("/", 1)[0] for r in self.config.memory.sections]
-        order = sorted(counts, key=lambda f: (f not in mains, -counts[f][0], f))
-        folders = [T.FolderCount(f, *counts[f]) for f in order]
-        try:
-            memory = self.fs.read(self.memory_file).decoded.text
-        except (NoteNotFound, NotText, OSError):
-            memory = None
-        entries = self._entries(top, 1, T.INDEX_TOP_NOTES)
-        return T.render_index(self.memory_file, memory, folders, entries)
-
-    def _folder(self, rel: str, first: int | None) -> str:
-        scan = self.fs.scan(rel)
-        direct = {p: s for p, s in scan.notes.items() if posixpath.dirname(p) == rel}
-        counts: dict[str, list[int]] = {}
-        for p, st in scan.notes.items():
-            if posixpath.dirname(p) != rel:
-                sub = rel + "/" + p[len(rel) + 1 :].split("/", 1)[0]
-                c = counts.setdefault(sub, [0, 0])
-                c[0] += 1
-                c[1] += st.size
-        subfolders = [T.FolderCount(f, n, size) for f, (n, size) in sorted(counts.items())]
-        note = folder_note_path(rel)
-        return T.render_folder(
-            rel,
-            self._entries(direct, first),
-            subfolders,
-            first or 1,
-            note if note in direct else None,
-        )
 
     # -- create, str_replace, insert ----------------------------------------------------------
 
@@ -435,7 +383,7 @@ class MemoryCommands:
         is_dir = src.is_dir()
         if not is_dir:
             self._note_rel(old_path, renamed=True)
-            self._note_rel(new_path, writing=True)
+            self._note_rel(new_path, writing=True, rel=new)  # (its own name as asked)
             self.twins.refuse_rename(self.fs, old, new, new_path)
         elif new.startswith(old + "/"):
             raise T.Refusal(f"Cannot move {old_path} into itself ({new_path})")
@@ -507,7 +455,7 @@ def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
         char = T.unportable(part)
         if char is None:
             continue
-        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]))
+        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
             raise T.Refusal(T.unportable_refusal(start, path, part, char))
 

@@ -69,7 +69,8 @@ class NameTwins:
         want = self._key(name[:-3])
         if not want:
             return None
-        here = disk_spelling(str(fs.root), folder) if folder else ""  # a Mac's NFD folder
+        # a Mac's NFD folder
+        here = disk_spelling(str(fs.root), folder, fresh=fs.folds) if folder else ""
         try:
             entries = list(os.scandir(fs.root / here if here else fs.root))
         except OSError:

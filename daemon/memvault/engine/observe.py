@@ -26,7 +26,7 @@ from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS, display_path, is_utf8
-from memvault.vault.paths import is_note, listed_spelling, not_a_note_for_obsidian
+from memvault.vault.paths import is_note, listed_spelling, not_a_note_for_obsidian, note_beside
 
 
 class Observed(NamedTuple):
@@ -116,7 +116,7 @@ def observe(
             path, st = spelt(path, att_scope)
             if st is not None:
                 att_seen[path] = st
-                beside = path[-3:].lower() == ".md" and fs.stat(path[:-3] + ".md") is not None
+                beside = path[-3:].lower() == ".md" and note_beside(str(fs.root / path))
                 if (why := not_a_note_for_obsidian(path, beside=beside)) is not None:
                     skipped.append(SkippedFile(path, why))  # as the scan says it
             continue

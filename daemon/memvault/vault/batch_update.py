@@ -12,6 +12,7 @@ is one of those: what it will hold is not known yet.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Protocol
 
 from memvault.core.text import Decoded, NotText, decode, encode, sha256_bytes
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
+from memvault.vault.paths import folder_names, named_in
 from memvault.vault.swap import Swapper, Unlinker, read_settled
 
 Change = Callable[[str], str]
@@ -91,7 +93,9 @@ def _batch(
     displaced: list[Path] = []
     try:
         done = fs.swapper.swap_many(
-            [(path, data, sha256_bytes(base)) for _, path, base, data in ready], displaced
+            [(path, data, sha256_bytes(base)) for _, path, base, data in ready],
+            displaced,
+            _still_spelt() if listed else None,  # (listed: a disk that folds case)
         )
     finally:  # a swap_many that raised after a swap leaves no old version behind
         unlinker.unlink_all(displaced)
@@ -101,3 +105,19 @@ def _batch(
         else:
             alone.append(rel)
     return alone
+
+
+def _still_spelt() -> Callable[[Path], bool]:
+    """Whether a note's name is still listed in its folder as spelt, each folder listed
+    once, when first asked: after the batch's reads and flush, just before its swaps.
+    The listing its reads took is older by the whole batch (a field test: a person's
+    ``mv Note1.md note1.md`` while the batch read the notes after it, and the swap onto
+    ``Note1.md`` named it back, where on ext4 the old name is gone: ``NoteNotFound``)."""
+    listed: dict[str, set[str]] = {}
+
+    def still(path: Path) -> bool:
+        folder, name = os.path.split(path)
+        names = folder_names(listed, folder)
+        return names is None or named_in(names, name)
+
+    return still

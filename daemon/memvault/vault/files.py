@@ -246,7 +246,7 @@ class VaultFS:
         it the last scan found (a note saved on a Mac, its name in NFD)."""
         disk = self._disk.get(unicodedata.normalize("NFC", rel))
         if disk is None:  # not found in another form (new, gone, or never scanned)
-            return disk_spelling(str(self.root), rel)
+            return disk_spelling(str(self.root), rel, fresh=self.folds)
         if disk == rel:
             return rel
         given, found = os.path.join(self.root, rel), os.path.join(self.root, disk)

@@ -93,6 +93,19 @@ def not_a_note_for_obsidian(rel: str, *, beside: bool = False) -> str | None:
     )
 
 
+def note_beside(path: str) -> bool:
+    """Whether a note of ``path``'s name in lower-case ``.md`` is beside it (``Plan.md``
+    beside ``Plan.MD``: ``not_a_note_for_obsidian``'s ``beside``), as its folder lists
+    it: on a disk that folds case the look-up of ``Plan.md`` opens ``Plan.MD`` itself,
+    and status told the person to give it another name than the one it should have."""
+    other = path[:-3] + ".md"
+    if not os.path.lexists(other):
+        return False
+    folder, name = os.path.split(other)
+    names = folder_names({}, folder)
+    return names is None or named_in(names, name)
+
+
 def is_utf8(name: str) -> bool:
     """Whether a name read from the disk is valid UTF-8 (Python keeps invalid bytes as
     lone surrogates, which SQLite, JSON and terminals refuse)."""
@@ -119,12 +132,14 @@ def _clean(rel: str) -> str:
     return clean
 
 
-def disk_spelling(root: str, rel: str) -> str:
+def disk_spelling(root: str, rel: str, *, fresh: bool = False) -> str:
     """``rel`` as spelt on disk when it, or a folder of it, is there only in another
     Unicode form (a name a Mac wrote, decomposed: NFD): a note asked for or written
     there is that file, or goes into that folder, not a twin of the same look beside
     it. A name that is there as spelt, is not there in any form, or is there in two
-    other forms is kept as given."""
+    other forms is kept as given. ``fresh``: a folder's listing kept while its mtime is
+    unchanged is not taken on trust (``_other_forms``), for a disk that folds case:
+    exFAT through FUSE leaves a folder's mtime as it was when a name in it is renamed."""
     if rel.isascii() or os.path.lexists(os.path.join(root, rel)):
         return rel  # (ASCII has one form: no stat for it)
     here, parts = root, rel.split("/")
@@ -133,9 +148,7 @@ def disk_spelling(root: str, rel: str) -> str:
             want = unicodedata.normalize("NFC", part)
             if want == unicodedata.normalize("NFD", part):
                 break  # a name of one form only (most CJK, Cyrillic, Arabic): no twin
-            # asked decomposed, the composed name is one stat away; the others are listed
-            composed = want != part and os.path.lexists(os.path.join(here, want))
-            found = ([want] if composed else []) + _decomposed(here).get(want, [])
+            found = _other_forms(here, part, want, fresh)
             if len(found) != 1:
                 break
             parts[i] = found[0]
@@ -192,6 +205,24 @@ def spelt_in(folder: str, name: str, *, dirs: bool = False) -> str | None:
         want = key(name)
         same = [n for n in names if not n.startswith(".") and key(n) == want]
     return same[0] if same else None
+
+
+def _other_forms(folder: str, part: str, want: str, fresh: bool) -> list[str]:
+    """The names in ``folder`` of ``want``'s NFC form other than ``part`` (not there):
+    the composed one is a stat away, the decomposed ones are listed (``_decomposed``).
+    ``fresh``: the listing kept may be older than a rename in the folder (exFAT's mtime
+    stays as it was: a note renamed ``Café.md`` in NFD was not found, and one made in
+    NFC beside it was a twin of the same look), so each name it gives is looked at
+    again and the name's NFD form (a Mac's) is looked for: a stat each, not a listing
+    for each name a batch asks."""
+    composed = want != part and os.path.lexists(os.path.join(folder, want))
+    found = ([want] if composed else []) + _decomposed(folder).get(want, [])
+    if fresh:
+        found = [n for n in found if n == want or os.path.lexists(os.path.join(folder, n))]
+        nfd = unicodedata.normalize("NFD", want)
+        if nfd != part and nfd not in found and os.path.lexists(os.path.join(folder, nfd)):
+            found.append(nfd)
+    return found
 
 
 def _decomposed(folder: str) -> dict[str, list[str]]:
@@ -372,6 +403,7 @@ __all__ = [
     "listed_spelling",
     "named_in",
     "normalize_rel",
+    "note_beside",
     "safe_join",
     "spelt_as_on_disk",
     "spelt_in",

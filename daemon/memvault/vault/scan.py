@@ -30,7 +30,13 @@ from memvault.core.results import SkippedFile
 from memvault.errors import VaultNotFound
 from memvault.vault.name_forms import preferred, twin_reason
 from memvault.vault.odd_names import refused_name
-from memvault.vault.paths import display_path, is_note, is_utf8, not_a_note_for_obsidian
+from memvault.vault.paths import (
+    display_path,
+    is_note,
+    is_utf8,
+    not_a_note_for_obsidian,
+    note_beside,
+)
 from memvault.vault.swap import TEMP_MARK
 from memvault.vault.sync_copies import CONFLICT_COPY, conflict_reason, is_conflict_copy
 
@@ -200,7 +206,7 @@ class Walk:
             # a file, and links to it resolve; a NOTE.MD is said too: a person's words
             self.attachments[key] = Seen(st.st_size, mtime(st), rel)
             if rel[-3:].lower() == ".md":  # (a stat for a NOTE.MD alone: a NOTE.md?)
-                beside = os.path.lexists(entry.path[:-3] + ".md")
+                beside = note_beside(entry.path)
                 if (why := not_a_note_for_obsidian(rel, beside=beside)) is not None:
                     self.skipped.append(SkippedFile(rel, why))
             return

@@ -151,7 +151,10 @@ class Swapper:
         return self._swap_in(path, tmp, made, data, expected_sha, durable)
 
     def swap_many(
-        self, items: Sequence[tuple[Path, bytes, str]], displaced: list[Path] | None = None
+        self,
+        items: Sequence[tuple[Path, bytes, str]],
+        displaced: list[Path] | None = None,
+        still: Callable[[Path], bool] | None = None,
     ) -> list[tuple[bool, bytes | None] | OSError | WriteConflict]:
         """``swap`` each (path, data, expected_sha), every file as atomic and
         compare-and-swap as one ``swap``, but durable as a batch: the temp files are
@@ -164,7 +167,9 @@ class Swapper:
         versions a swap displaced (each now at its temp name, checked and no longer
         anyone's) are put there for the caller to delete, not deleted here (on a disk
         mounted with ``discard`` each unlink waits ~1 ms for the device: the caller
-        deletes them while it goes on with its work, ``unlink_all``)."""
+        deletes them while it goes on with its work, ``unlink_all``). ``still``: asked of
+        each path after the flush; False leaves it alone, a ``FileNotFoundError`` in its
+        place (renamed in case meanwhile, on a disk that folds case: batch_update)."""
         out: list[tuple[bool, bytes | None] | OSError | WriteConflict | None] = [None] * len(items)
         temps: dict[int, tuple[Path, os.stat_result]] = {}
         try:
@@ -179,6 +184,9 @@ class Swapper:
             folders: set[Path] = set()
             for i, (tmp, made) in temps.items():
                 path, data, sha = items[i]
+                if still is not None and not still(path):
+                    out[i] = FileNotFoundError(errno.ENOENT, "renamed meanwhile", str(path))
+                    continue
                 try:
                     out[i] = self._swap_in(
                         path, tmp, made, data, sha, durable=False, keep=displaced

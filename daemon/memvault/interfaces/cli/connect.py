@@ -242,7 +242,7 @@ def _memory_dir(root: Path, folder: str | None, as_json: bool) -> Path:
         fs = VaultFS(root, VaultConfig.load(root).vault.ignore)
         # the vault's own spelling of a folder there in another case or Unicode form:
         # Claude Code would make a twin of it (People/ and people/, one on a Mac)
-        rel = disk_spelling(str(root), rel)
+        rel = disk_spelling(str(root), rel, fresh=fs.folds)
         if not (root / rel).exists():
             rel = case_spelling(str(root), rel) or rel
         disk = fs.path(rel)  # a symlink leading out of the vault is refused
