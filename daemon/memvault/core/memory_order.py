@@ -217,6 +217,18 @@ def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
 
 
 ORDERS_KEPT = ("date", "updated", "title")  # the orders whose keys the index keeps
+# ``stored_keys``' algorithm: one more when ``sort_key``, ``collation`` or the packing
+# change how any note's key reads (tests/test_memory_order_stored.py pins it)
+KEYS_ALGORITHM = 1
+
+
+def keys_made() -> str:
+    """What this process's ``stored_keys`` are computed under: ``KEYS_ALGORITHM`` and
+    the version of Python's Unicode tables (``collation``'s casefold and NFKD: Python
+    3.11's Unicode 14.0 keeps U+1E030, a Cyrillic modifier letter, as itself, after
+    every Cyrillic letter; 3.12's 15.0 reads it as а, first). An index records it with
+    its keys (``note_order.KEYS_MADE``); a writer of another computes them all again."""
+    return f"{KEYS_ALGORITHM} unicode {unicodedata.unidata_version}"
 
 
 def stored_keys(path: str, title: str, fields: Mapping[str, Any]) -> tuple[bytes, ...]:
@@ -224,9 +236,8 @@ def stored_keys(path: str, title: str, fields: Mapping[str, Any]) -> tuple[bytes
     is the keys' order (an index keeps them: a write with no daemon reads a section's
     first notes in order, not every note sorted). Each string of a key in UTF-8 (its
     byte order is code point order), a NUL escaped as NUL 0xFF and ended by NUL NUL, so
-    a string sorts before any longer one it begins. A change of ``sort_key`` or
-    ``collation`` changes these: the index's schema then takes a new version, whose
-    upgrade computes them again (tests/test_memory_order_stored.py pins them)."""
+    a string sorts before any longer one it begins. They depend on ``KEYS_ALGORITHM``
+    and on Python's Unicode tables (``keys_made``), which the index records with them."""
     entry = CatalogueEntry(path, title, "", fields)
     return tuple(_packed(sort_key(entry, order)) for order in ORDERS_KEPT)
 
@@ -327,6 +338,7 @@ def listing(
 __all__ = [
     "FOLDER_LINES",
     "KEEP_OUT_FIELD",
+    "KEYS_ALGORITHM",
     "ORDERS",
     "ORDERS_KEPT",
     "PEOPLE",
@@ -342,6 +354,7 @@ __all__ = [
     "folds",
     "in_folder",
     "keeps_out",
+    "keys_made",
     "listing",
     "matches",
     "other_folder",

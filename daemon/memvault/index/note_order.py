@@ -4,15 +4,29 @@ may list it (``listed``: not ``keeps_out``), and its top folder (``category``), 
 together, so a section's first notes are read in order and its notes counted by folder
 (``note_lists``). Written with the row (``NoteLists.put_note``, ``move_row``); computed
 for every row by the upgrade (``order_columns``, ``fill_order``: both backends).
+
+The keys depend on the key algorithm and on Python's Unicode tables
+(``memory_order.keys_made``: 3.11 and 3.13 sort a Cyrillic modifier letter apart), so
+``fill_order`` records what they were made under (meta ``KEYS_MADE``), and a writer
+whose own differs (another Python, a later algorithm, an index of before the record)
+computes them all again at its open, holding the writer's lock (``rekey``): only the
+lock's holder writes keys, so an index's keys are never of two Pythons at once. A
+process that finds them another's all the same (a reader; a PostgreSQL writer whose
+lock another machine's writer held meanwhile) sorts every row (``keys_ours``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from typing import Any
 
-from memvault.core.memory_order import CatalogueEntry, keeps_out, stored_keys
+from memvault.core.memory_order import CatalogueEntry, keeps_out, keys_made, stored_keys
+
+log = logging.getLogger("memvault")
+
+KEYS_MADE = "order_keys"  # meta: memory_order.keys_made of the process that computed them
 
 # version 14 (PostgreSQL 13): a note's keys in MEMORY.md's orders (memory_order.ORDERS_KEPT),
 # whether MEMORY.md lists it, and the indexes a section's first notes are read by
@@ -53,8 +67,9 @@ def order_columns(conn: sqlite3.Connection) -> int:
 
 
 def fill_order(conn: Any, mark: str) -> int:
-    """Every row's ``order_values`` written, and ``ORDER_INDEXES`` made (either backend's
-    connection: ``mark``, its placeholder). Returns how many rows."""
+    """Every row's ``order_values`` written, ``ORDER_INDEXES`` made, and what the keys
+    were made under recorded (``KEYS_MADE``), in the caller's transaction (either
+    backend's connection: ``mark``, its placeholder). Returns how many rows."""
     rows = conn.execute("SELECT path, title, frontmatter FROM notes").fetchall()
     values = [(*order_values(p, t, f), p) for p, t, f in rows]
     update = f"UPDATE notes SET {ORDER_SET} WHERE path = ?".replace("?", mark)
@@ -66,14 +81,46 @@ def fill_order(conn: Any, mark: str) -> int:
                 cur.executemany(update, values[start : start + 1000])
     for statement in ORDER_INDEXES:
         conn.execute(statement)
+    conn.execute(
+        f"INSERT INTO meta(key, value) VALUES({mark}, {mark}) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (KEYS_MADE, keys_made()),
+    )
     return len(values)
 
 
+def keys_ours(conn: Any, mark: str) -> bool:
+    """Whether the index's keys are recorded as made as this process makes them."""
+    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
+    return row is not None and row[0] == keys_made()
+
+
+def rekey(conn: Any, mark: str) -> int | None:
+    """The keys computed again (``fill_order``), in the caller's transaction, when the
+    index records them as made otherwise than this process makes them (or records
+    nothing: an index of before the record). Returns how many rows; None when the keys
+    are this process's (one meta read)."""
+    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
+    if row is not None and row[0] == keys_made():
+        return None
+    counted = fill_order(conn, mark)
+    log.info(
+        "MEMORY.md's order keys of %d notes computed again: made under %s, now %s",
+        counted,
+        "an unrecorded version" if row is None else row[0],
+        keys_made(),
+    )
+    return counted
+
+
 __all__ = [
+    "KEYS_MADE",
     "ORDER_COLUMNS",
     "ORDER_INDEXES",
     "ORDER_SET",
     "fill_order",
+    "keys_ours",
     "order_columns",
     "order_values",
+    "rekey",
 ]

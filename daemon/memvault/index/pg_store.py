@@ -44,6 +44,7 @@ from memvault.index.pg_conn import (
     redact,
     stirred,
 )
+from memvault.index.note_order import rekey
 from memvault.index.pg_writer import (
     _acquire,
     _holder_kind,
@@ -242,6 +243,10 @@ class PgStore(Store):
                 + pg_schema.rows(self._pg.raw, self.schema, "vectors") / MIGRATE_ROWS_PER_S
             ):
                 pg_schema.migrate(self._pg.conn, self.schema)
+                # MEMORY.md's keys another Python (or algorithm) made: computed again now
+                # that only this process writes keys (note_order.rekey)
+                with self._pg.conn.transaction():
+                    rekey(self._pg.conn, "%s")
         except BaseException:
             conn.close()
             raise
