@@ -253,10 +253,10 @@ def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
     """What notes listed once share (core/memory_copies): the words of their line, their
     folder, their title but for its numbers (fact-1, fact-10) and their date (a day's log
     is each day's own); None for a line of a link alone, and for a note saying it names
-    someone (``type: person``, templates/person.md) in any section. People are never
-    copies (``folds``)."""
+    one person or one project (``type: person``, ``type: project``: memvault's
+    templates) in any section. People and projects are never copies (``folds``)."""
     said = description(entry)
-    if not said or _names_someone(entry):
+    if not said or _names_one(entry):
         return None
     title = _DIGITS.sub("#", entry.title).casefold()
     return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
@@ -264,23 +264,29 @@ def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
 
 PEOPLE = "people"  # the section (and memvault's folder) of notes that each name someone
 PERSON = "person"  # the type: of a note that names someone, wherever it is
+# the sections (and memvault's folders) whose notes each name one thing, and the type: of
+# such a note wherever it is: people and projects
+ONE_EACH = {PEOPLE: PERSON, "projects": "project"}
+_ONE_TYPES = frozenset(ONE_EACH.values())
 
 
-def _names_someone(entry: CatalogueEntry) -> bool:
-    """A note of ``type: person`` (a section of people named otherwise, ``team`` or
-    ``Équipe``, in a folder of its own name: two of them are two people)."""
+def _names_one(entry: CatalogueEntry) -> bool:
+    """A note of ``type: person`` or ``type: project`` (a section of people or projects
+    named otherwise, ``team`` or ``Équipe``, in a folder of its own name: two of them
+    are two people, two projects)."""
     kind = entry.fields.get("type")
-    return isinstance(kind, str) and kind.strip().casefold() == PERSON
+    return isinstance(kind, str) and kind.strip().casefold() in _ONE_TYPES
 
 
 def folds(rule: SectionRule) -> bool:
-    """Whether the section lists copies once. Not the people section, nor a section of a
-    folder named people: a note there names one person or one agent, and two of them
-    are two whatever their notes say ("Agent 1" and "Agent 2" of one template's summary,
-    made the same day; "New 3" and "New 20"). Copies are an agent's one fact saved again
+    """Whether the section lists copies once. Not the people or projects section, nor a
+    section of a folder so named: a note there names one person, one agent or one
+    project, and two of them are two whatever their notes say ("Agent 1" and "Agent 2"
+    of one template's summary, made the same day; "New 3" and "New 20"; "Sprint 1" and
+    "Sprint 2", each "A two-week sprint"). Copies are an agent's one fact saved again
     and again, which its memory tool writes as topics, decisions, notes of its own."""
     last = posixpath.basename(rule.folder.strip("/")).casefold()
-    return rule.name.casefold() != PEOPLE and last != PEOPLE
+    return rule.name.casefold() not in ONE_EACH and last not in ONE_EACH
 
 
 def _own(entry: CatalogueEntry) -> None:
@@ -340,6 +346,7 @@ __all__ = [
     "KEEP_OUT_FIELD",
     "KEYS_ALGORITHM",
     "ORDERS",
+    "ONE_EACH",
     "ORDERS_KEPT",
     "PEOPLE",
     "UNWRITABLE",
