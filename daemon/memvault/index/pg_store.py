@@ -44,7 +44,7 @@ from memvault.index.pg_conn import (
     redact,
     stirred,
 )
-from memvault.index.note_order import rekey
+from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_writer import (
     _acquire,
     _holder_kind,
@@ -244,9 +244,10 @@ class PgStore(Store):
             ):
                 pg_schema.migrate(self._pg.conn, self.schema)
                 # MEMORY.md's keys another Python (or algorithm) made: computed again now
-                # that only this process writes keys (note_order.rekey)
-                with self._pg.conn.transaction():
-                    rekey(self._pg.conn, "%s")
+                # that only this process writes keys (note_order.rekey); else one read
+                if not keys_ours(self._pg.conn, "%s"):
+                    with self._pg.conn.transaction():
+                        rekey(self._pg.conn, "%s")
         except BaseException:
             conn.close()
             raise
