@@ -103,7 +103,9 @@ def main() -> None:
             f"statements on meta: {sorted(metas[name])}"
         )
     for kind, took in again.items():
-        print(f"open computing the keys again, another {kind}: median {statistics.median(took):.2f} s")
+        print(
+            f"open computing the keys again, another {kind}: median {statistics.median(took):.2f} s"
+        )
     print(f"the open after it: median {statistics.median(after) * 1000:.1f} ms")
 
 

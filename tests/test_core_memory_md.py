@@ -952,7 +952,9 @@ def test_projects_of_one_summary_and_one_day_are_each_listed() -> None:
             w.format(rule.folder) for w in want
         ]
     notes = SectionRule("notes", "Notes", "notes", {}, "date", 8)
-    typed = [entry(f"notes/Sprint {i}.md", "A two-week sprint", date=day, type="project") for i in (1, 2)]
+    typed = [
+        entry(f"notes/Sprint {i}.md", "A two-week sprint", date=day, type="project") for i in (1, 2)
+    ]
     facts = [entry(f"notes/fact-{i}.md", "Standup at ten", date=day) for i in (1, 2)]
     assert section_of(run("# M\n", typed + facts, rules=[notes]).text, "notes") == [
         "- [[notes/fact-1]] - Standup at ten (1 more note says the same)",

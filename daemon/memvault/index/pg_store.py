@@ -35,6 +35,7 @@ import numpy as np
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema, pg_writer
+from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
@@ -44,7 +45,6 @@ from memvault.index.pg_conn import (
     redact,
     stirred,
 )
-from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_writer import (
     _acquire,
     _holder_kind,
