@@ -243,11 +243,7 @@ class PgStore(Store):
                 + pg_schema.rows(self._pg.raw, self.schema, "vectors") / MIGRATE_ROWS_PER_S
             ):
                 pg_schema.migrate(self._pg.conn, self.schema)
-                # MEMORY.md's keys another Python (or algorithm) made: computed again now
-                # that only this process writes keys (note_order.rekey); else one read
-                if not keys_ours(self._pg.conn, "%s"):
-                    with self._pg.conn.transaction():
-                        rekey(self._pg.conn, "%s")
+                _own_keys(self._pg.conn)
         except BaseException:
             conn.close()
             raise
@@ -538,6 +534,15 @@ class PgStore(Store):
             ef_construction=settings.ef_construction,
             ef_search=settings.ef_search,
         )
+
+
+def _own_keys(conn: Any) -> None:
+    """MEMORY.md's keys another Python (or key algorithm) made, computed again once this
+    process holds the writer's lock: only the holder writes keys (``note_order.rekey``).
+    Else one read of meta."""
+    if not keys_ours(conn, "%s"):
+        with conn.transaction():
+            rekey(conn, "%s")
 
 
 class _NoReplace:
