@@ -147,3 +147,21 @@ def test_postgres_keys_another_python_made_are_computed_again_by_the_writer(
         assert row.fetchone() == (keys_made(),)
     monkeypatch.delenv("MEMVAULT_INDEX_STORE")
     assert _fresh(root, tmp_path, "pg") == _listings(root)
+
+
+def test_a_write_that_finds_the_keys_another_pythons_after_its_open_sorts_every_row(
+    tmp_path: Path,
+) -> None:
+    """The keys are read only while they are recorded as this process's: changed under
+    an open writer (as another Python's writer leaves them, a PostgreSQL writer's lock
+    taken by another machine's meanwhile), its write sorts every row instead, and lists
+    as a fresh index."""
+    root = _vault(tmp_path)
+    made, key = _other()
+    with open_vault(root) as v:
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
+            db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+        v.add("decisions", "Another", summary="new")
+        assert v.engine.catalogue._rows is not None  # every row read, not the kept keys
+    assert _fresh(root, tmp_path, "after") == _listings(root)
