@@ -165,3 +165,43 @@ def test_a_write_that_finds_the_keys_another_pythons_after_its_open_sorts_every_
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is not None  # every row read, not the kept keys
     assert _fresh(root, tmp_path, "after") == _listings(root)
+
+
+DECISIONS = """
+[[memory.sections]]
+name = "decisions"
+title = "Recent Decisions"
+folder = "decisions"
+order = "date"
+limit = 3
+
+"""
+# 2024-01-01 in Kawi digits (Unicode 15.0): a date to 3.12+ (``\\d``), none to 3.11
+KAWI_DATE = "".join(chr(0x11F50 + int(c)) if c.isdigit() else c for c in "2024-01-01")
+
+
+def test_a_date_of_digits_only_one_python_reads_is_keyed_again_though_the_names_are_ascii(
+    tmp_path: Path,
+) -> None:
+    """A date field of Kawi digits is a date to 3.12+ (the note first, the others have
+    none) and no date to 3.11 (the note last, by its path): its path and title are
+    ASCII, and its keys are computed again all the same."""
+    root = new_vault(tmp_path)
+    _sections(root, DECISIONS)
+    for name in ("a", "b", "c"):
+        write(root, f"decisions/{name}.md", note(name, f"decided {name}"))
+    write(root, "decisions/z.md", note("z", "decided z", date=KAWI_DATE))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    path = "decisions/z.md"
+    theirs = "" if unicodedata.unidata_version >= "15" else KAWI_DATE  # the other's stamp
+    order = memory_order.sort_key(memory_order.CatalogueEntry(path, "z", ""), "date")
+    key = memory_order._packed((theirs.translate(memory_order._MIRROR) + "\U0010ffff", order[1]))
+    made = _other()[0]
+    with sqlite3.connect(root / ".memvault" / "index.db") as db:
+        db.execute("UPDATE notes SET ord_date = ? WHERE path = ?", (key, path))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    with open_vault(root) as v:
+        v.add("people", "Someone", summary="new")
+        assert v.engine.catalogue._rows is None
+    assert _fresh(root, tmp_path, "kawi") == _listings(root)

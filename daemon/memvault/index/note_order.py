@@ -78,17 +78,17 @@ def fill_order(conn: Any, mark: str, *, every: bool = True) -> int:
     """Every row's ``order_values`` computed and written where they differ,
     ``ORDER_INDEXES`` made, and what the keys were made under recorded (``KEYS_MADE``),
     in the caller's transaction (either backend's connection: ``mark``, its
-    placeholder). ``every=False``: only the rows whose path or title is not ASCII (the
-    keys of another Unicode version alone: ``collation`` reads ASCII without the
+    placeholder). ``every=False``: only the rows whose path, title or frontmatter is
+    not ASCII (the keys of another Unicode version alone: ASCII is read without the
     tables). Returns how many rows were written."""
     rows = conn.execute(f"SELECT path, title, frontmatter, {KEPT} FROM notes").fetchall()
     # written only where they change: all of them at the upgrade (empty), those of the
-    # notes whose title or path holds a letter the two Pythons read apart at a rekey
-    # (100,000 notes: 9.4 s writing every row, its five indexes kept)
+    # notes whose path, title or fields hold a character the two Pythons read apart at
+    # a rekey (100,000 notes: 9.4 s writing every row, its five indexes kept)
     values = [
         (*new, p)
         for p, t, f, *kept in rows
-        if (every or not (p.isascii() and t.isascii()))
+        if (every or not (p.isascii() and t.isascii() and f.isascii()))
         and (new := order_values(p, t, f)) != tuple(kept)
     ]
     update = f"UPDATE notes SET {ORDER_SET} WHERE path = ?".replace("?", mark)
@@ -122,9 +122,10 @@ def rekey(conn: Any, mark: str) -> int | None:
     row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
     if row is not None and row[0] == keys_made():
         return None
-    # the same algorithm, other Unicode tables: what collates otherwise is a character
-    # one of them has not assigned (casefold and NFKD of an assigned one never change:
-    # Unicode's stability policies), never ASCII
+    # the same algorithm, other Unicode tables: what reads otherwise is a character one
+    # of them has not assigned (casefold and NFKD of an assigned one never change:
+    # Unicode's stability policies), never ASCII: a name's letter, a date's digit
+    # (``\d``: Kawi's, Unicode 15.0), a ``memory-index`` value
     same = row is not None and row[0].split(" ", 1)[0] == str(KEYS_ALGORITHM)
     counted = fill_order(conn, mark, every=not same)
     log.info(
