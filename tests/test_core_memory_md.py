@@ -932,6 +932,36 @@ def test_people_of_a_section_named_otherwise_are_each_listed() -> None:
     ]
 
 
+def test_projects_of_one_summary_and_one_day_are_each_listed() -> None:
+    """A project note names one project, as a person's names one person: "Sprint 1" and
+    "Sprint 2" made the same day, each "A two-week sprint" (memvault's project template,
+    its summary filled alike), were one line "(1 more note says the same)", the other
+    sprint hidden from an agent. A projects section (by name or folder) lists each, so
+    does any section a note of ``type: project``; notes of its kind in other folders,
+    an agent's fact saved twice, still fold."""
+    day = "2026-03-05"
+    want = ["- [[{0}/Sprint 1]] - A two-week sprint", "- [[{0}/Sprint 2]] - A two-week sprint"]
+    for rule in (
+        SectionRule("projects", "Active Projects", "projects", {}, "date", 8),
+        SectionRule("work", "Work", "Team/Projects", {}, "date", 8),
+        SectionRule("projects", "Projects", "Arbeit", {}, "date", 8),
+    ):
+        cat = [entry(f"{rule.folder}/Sprint {i}.md", "A two-week sprint", date=day) for i in (1, 2)]
+        blank = f"<!-- memvault:begin {rule.name} -->\n<!-- memvault:end {rule.name} -->\n"
+        assert section_of(run(blank, cat, rules=[rule]).text, rule.name) == [
+            w.format(rule.folder) for w in want
+        ]
+    notes = SectionRule("notes", "Notes", "notes", {}, "date", 8)
+    typed = [
+        entry(f"notes/Sprint {i}.md", "A two-week sprint", date=day, type="project") for i in (1, 2)
+    ]
+    facts = [entry(f"notes/fact-{i}.md", "Standup at ten", date=day) for i in (1, 2)]
+    assert section_of(run("# M\n", typed + facts, rules=[notes]).text, "notes") == [
+        "- [[notes/fact-1]] - Standup at ten (1 more note says the same)",
+        *(w.format("notes") for w in want),
+    ]
+
+
 # -- names with numbers, in the order Obsidian's file explorer shows them ---------------------
 
 

@@ -465,3 +465,30 @@ def test_folder_notes_another_memvault_wrote_are_written_again_by_a_write_elsewh
         v.add("decisions", "Another")
     assert folder_note.read_text("utf-8") == text
     assert _fresh(root, tmp_path, "upgraded") == _listings(root)
+
+
+def test_projects_of_one_summary_are_each_listed_by_a_write_as_by_a_fresh_index(
+    tmp_path: Path,
+) -> None:
+    """Two projects made the same day from one summary (memvault's project template) are
+    two lines, read from the kept keys as from every row: they were one line "(1 more
+    note says the same)"; a note of ``type: project`` elsewhere too. An agent's fact
+    saved twice still folds."""
+    root = new_vault(tmp_path)
+    _sections(root)
+    day = "2026-03-05"
+    for i in (1, 2):
+        said = "A two-week sprint"
+        write(root, f"projects/sprint-{i}.md", note(f"Sprint {i}", said, date=day, status="active"))
+        write(root, f"sprint-{i}.md", note(f"Sprint {i}", said, date=day, type="project"))
+        write(root, f"fact-{i}.md", note(f"fact {i}", "Standup at ten", date=day))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with open_vault(root) as v:
+        v.add("decisions", "Another", summary="new")
+        assert v.engine.catalogue._rows is None  # read from the kept keys
+    text = (root / "MEMORY.md").read_text("utf-8")
+    for link in ("projects/sprint-1", "projects/sprint-2", "sprint-1", "sprint-2"):
+        assert f"- [[{link}]] - A two-week sprint\n" in text, link
+    assert "- [[fact-1]] - Standup at ten (1 more note says the same)\n" in text
+    assert _fresh(root, tmp_path, "projects") == _listings(root)

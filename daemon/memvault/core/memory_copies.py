@@ -6,9 +6,10 @@ whole of what an agent loading MEMORY.md saw of its root notes, and a context's
 excerpt of MEMORY.md six times the same line. Now a section walks its notes in their
 order and lists a note that is a copy of one listed above it (the same description,
 ``description``, in the same folder, a title differing only in its numbers, the same
-date: ``memory_order.copy_key``; each day's log is its own, and a people section never
-folds, ``memory_order.folds``, nor a note of ``type: person`` anywhere: two agents of
-one summary are two) as a count on that note's line instead::
+date: ``memory_order.copy_key``; each day's log is its own, and a people or projects
+section never folds, ``memory_order.folds``, nor a note of ``type: person`` or ``type:
+project`` anywhere: two agents, two sprints of one summary are two) as a count on that
+note's line instead::
 
     - [[fact-1]] - The staging password rotates on Mondays. (9 more notes say the same)
 

@@ -217,6 +217,18 @@ def sort_key(entry: CatalogueEntry, order: str) -> tuple[str, str]:
 
 
 ORDERS_KEPT = ("date", "updated", "title")  # the orders whose keys the index keeps
+# ``stored_keys``' algorithm: one more when ``sort_key``, ``collation`` or the packing
+# change how any note's key reads (tests/test_memory_order_stored.py pins it)
+KEYS_ALGORITHM = 1
+
+
+def keys_made() -> str:
+    """What this process's ``stored_keys`` are computed under: ``KEYS_ALGORITHM`` and
+    the version of Python's Unicode tables (``collation``'s casefold and NFKD: Python
+    3.11's Unicode 14.0 keeps U+1E030, a Cyrillic modifier letter, as itself, after
+    every Cyrillic letter; 3.12's 15.0 reads it as а, first). An index records it with
+    its keys (``note_order.KEYS_MADE``); a writer of another computes them all again."""
+    return f"{KEYS_ALGORITHM} unicode {unicodedata.unidata_version}"
 
 
 def stored_keys(path: str, title: str, fields: Mapping[str, Any]) -> tuple[bytes, ...]:
@@ -224,9 +236,8 @@ def stored_keys(path: str, title: str, fields: Mapping[str, Any]) -> tuple[bytes
     is the keys' order (an index keeps them: a write with no daemon reads a section's
     first notes in order, not every note sorted). Each string of a key in UTF-8 (its
     byte order is code point order), a NUL escaped as NUL 0xFF and ended by NUL NUL, so
-    a string sorts before any longer one it begins. A change of ``sort_key`` or
-    ``collation`` changes these: the index's schema then takes a new version, whose
-    upgrade computes them again (tests/test_memory_order_stored.py pins them)."""
+    a string sorts before any longer one it begins. They depend on ``KEYS_ALGORITHM``
+    and on Python's Unicode tables (``keys_made``), which the index records with them."""
     entry = CatalogueEntry(path, title, "", fields)
     return tuple(_packed(sort_key(entry, order)) for order in ORDERS_KEPT)
 
@@ -242,10 +253,10 @@ def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
     """What notes listed once share (core/memory_copies): the words of their line, their
     folder, their title but for its numbers (fact-1, fact-10) and their date (a day's log
     is each day's own); None for a line of a link alone, and for a note saying it names
-    someone (``type: person``, templates/person.md) in any section. People are never
-    copies (``folds``)."""
+    one person or one project (``type: person``, ``type: project``: memvault's
+    templates) in any section. People and projects are never copies (``folds``)."""
     said = description(entry)
-    if not said or _names_someone(entry):
+    if not said or _names_one(entry):
         return None
     title = _DIGITS.sub("#", entry.title).casefold()
     return (said.casefold(), posixpath.dirname(entry.path), title, _date_of(entry, "date"))
@@ -253,23 +264,29 @@ def copy_key(entry: CatalogueEntry) -> tuple[str, ...] | None:
 
 PEOPLE = "people"  # the section (and memvault's folder) of notes that each name someone
 PERSON = "person"  # the type: of a note that names someone, wherever it is
+# the sections (and memvault's folders) whose notes each name one thing, and the type: of
+# such a note wherever it is: people and projects
+ONE_EACH = {PEOPLE: PERSON, "projects": "project"}
+_ONE_TYPES = frozenset(ONE_EACH.values())
 
 
-def _names_someone(entry: CatalogueEntry) -> bool:
-    """A note of ``type: person`` (a section of people named otherwise, ``team`` or
-    ``Équipe``, in a folder of its own name: two of them are two people)."""
+def _names_one(entry: CatalogueEntry) -> bool:
+    """A note of ``type: person`` or ``type: project`` (a section of people or projects
+    named otherwise, ``team`` or ``Équipe``, in a folder of its own name: two of them
+    are two people, two projects)."""
     kind = entry.fields.get("type")
-    return isinstance(kind, str) and kind.strip().casefold() == PERSON
+    return isinstance(kind, str) and kind.strip().casefold() in _ONE_TYPES
 
 
 def folds(rule: SectionRule) -> bool:
-    """Whether the section lists copies once. Not the people section, nor a section of a
-    folder named people: a note there names one person or one agent, and two of them
-    are two whatever their notes say ("Agent 1" and "Agent 2" of one template's summary,
-    made the same day; "New 3" and "New 20"). Copies are an agent's one fact saved again
+    """Whether the section lists copies once. Not the people or projects section, nor a
+    section of a folder so named: a note there names one person, one agent or one
+    project, and two of them are two whatever their notes say ("Agent 1" and "Agent 2"
+    of one template's summary, made the same day; "New 3" and "New 20"; "Sprint 1" and
+    "Sprint 2", each "A two-week sprint"). Copies are an agent's one fact saved again
     and again, which its memory tool writes as topics, decisions, notes of its own."""
     last = posixpath.basename(rule.folder.strip("/")).casefold()
-    return rule.name.casefold() != PEOPLE and last != PEOPLE
+    return rule.name.casefold() not in ONE_EACH and last not in ONE_EACH
 
 
 def _own(entry: CatalogueEntry) -> None:
@@ -327,6 +344,8 @@ def listing(
 __all__ = [
     "FOLDER_LINES",
     "KEEP_OUT_FIELD",
+    "KEYS_ALGORITHM",
+    "ONE_EACH",
     "ORDERS",
     "ORDERS_KEPT",
     "PEOPLE",
@@ -342,6 +361,7 @@ __all__ = [
     "folds",
     "in_folder",
     "keeps_out",
+    "keys_made",
     "listing",
     "matches",
     "other_folder",

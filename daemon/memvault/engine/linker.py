@@ -358,7 +358,12 @@ class Linker:
         the keys the index keeps with the rows (``StoredListing``), no row made (a CLI
         write: 2.4 s of rows, then 1.4 s sorting them, at 100,000 notes, bench/RESULTS.md),
         the folders due those of the notes this process changed."""
-        if lean and self._seen_rows is None and not self.catalogue.holds_rows():
+        if (
+            lean
+            and self._seen_rows is None
+            and not self.catalogue.holds_rows()
+            and self.store.keys_ours()  # else another Python's keys: every row sorted
+        ):
             self._source = self._stored
             paths, self._lean_mark = self.catalogue.lean_changes(self._lean_mark)
             folders = _folders_of(self.config.memory.sections, paths)

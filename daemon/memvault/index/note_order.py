@@ -4,15 +4,35 @@ may list it (``listed``: not ``keeps_out``), and its top folder (``category``), 
 together, so a section's first notes are read in order and its notes counted by folder
 (``note_lists``). Written with the row (``NoteLists.put_note``, ``move_row``); computed
 for every row by the upgrade (``order_columns``, ``fill_order``: both backends).
+
+The keys depend on the key algorithm and on Python's Unicode tables
+(``memory_order.keys_made``: 3.11 and 3.13 sort a Cyrillic modifier letter apart), so
+``fill_order`` records what they were made under (meta ``KEYS_MADE``), and a writer
+whose own differs (another Python, a later algorithm, an index of before the record)
+computes them all again at its open, holding the writer's lock (``rekey``): only the
+lock's holder writes keys, so an index's keys are never of two Pythons at once. A
+process that finds them another's all the same (a reader; a PostgreSQL writer whose
+lock another machine's writer held meanwhile) sorts every row (``keys_ours``).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 from typing import Any
 
-from memvault.core.memory_order import CatalogueEntry, keeps_out, stored_keys
+from memvault.core.memory_order import (
+    KEYS_ALGORITHM,
+    CatalogueEntry,
+    keeps_out,
+    keys_made,
+    stored_keys,
+)
+
+log = logging.getLogger("memvault")
+
+KEYS_MADE = "order_keys"  # meta: memory_order.keys_made of the process that computed them
 
 # version 14 (PostgreSQL 13): a note's keys in MEMORY.md's orders (memory_order.ORDERS_KEPT),
 # whether MEMORY.md lists it, and the indexes a section's first notes are read by
@@ -37,12 +57,14 @@ def order_values(path: str, title: str, frontmatter: str) -> tuple[Any, ...]:
     return (*stored_keys(path, title, fields), int(listed), category)
 
 
+KEPT = ", ".join((*ORDER_COLUMNS, "listed", "category"))  # order_values' columns
 ORDER_SET = ", ".join(f"{c} = ?" for c in (*ORDER_COLUMNS, "listed", "category"))
 
 
 def order_columns(conn: sqlite3.Connection) -> int:
     """Schema 13 -> 14 (and a new index): ``ORDER_COLUMNS`` and ``listed`` added (when
-    missing), computed for every row (``fill_order``), and indexed. Returns how many rows."""
+    missing), computed for every row (``fill_order``), and indexed. Returns how many rows
+    (every one: none had its keys)."""
     have = {r[1] for r in conn.execute("PRAGMA table_info(notes)")}
     for column in ORDER_COLUMNS:
         if column not in have:
@@ -52,11 +74,23 @@ def order_columns(conn: sqlite3.Connection) -> int:
     return fill_order(conn, "?")
 
 
-def fill_order(conn: Any, mark: str) -> int:
-    """Every row's ``order_values`` written, and ``ORDER_INDEXES`` made (either backend's
-    connection: ``mark``, its placeholder). Returns how many rows."""
-    rows = conn.execute("SELECT path, title, frontmatter FROM notes").fetchall()
-    values = [(*order_values(p, t, f), p) for p, t, f in rows]
+def fill_order(conn: Any, mark: str, *, every: bool = True) -> int:
+    """Every row's ``order_values`` computed and written where they differ,
+    ``ORDER_INDEXES`` made, and what the keys were made under recorded (``KEYS_MADE``),
+    in the caller's transaction (either backend's connection: ``mark``, its
+    placeholder). ``every=False``: only the rows whose path, title or frontmatter is
+    not ASCII (the keys of another Unicode version alone: ASCII is read without the
+    tables). Returns how many rows were written."""
+    rows = conn.execute(f"SELECT path, title, frontmatter, {KEPT} FROM notes").fetchall()
+    # written only where they change: all of them at the upgrade (empty), those of the
+    # notes whose path, title or fields hold a character the two Pythons read apart at
+    # a rekey (100,000 notes: 9.4 s writing every row, its five indexes kept)
+    values = [
+        (*new, p)
+        for p, t, f, *kept in rows
+        if (every or not (p.isascii() and t.isascii() and f.isascii()))
+        and (new := order_values(p, t, f)) != tuple(kept)
+    ]
     update = f"UPDATE notes SET {ORDER_SET} WHERE path = ?".replace("?", mark)
     for start in range(0, len(values), 1000):
         if mark == "?":
@@ -66,14 +100,51 @@ def fill_order(conn: Any, mark: str) -> int:
                 cur.executemany(update, values[start : start + 1000])
     for statement in ORDER_INDEXES:
         conn.execute(statement)
+    conn.execute(
+        f"INSERT INTO meta(key, value) VALUES({mark}, {mark}) "
+        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (KEYS_MADE, keys_made()),
+    )
     return len(values)
 
 
+def keys_ours(conn: Any, mark: str) -> bool:
+    """Whether the index's keys are recorded as made as this process makes them."""
+    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
+    return row is not None and row[0] == keys_made()
+
+
+def rekey(conn: Any, mark: str) -> int | None:
+    """The keys computed again (``fill_order``), in the caller's transaction, when the
+    index records them as made otherwise than this process makes them (or records
+    nothing: an index of before the record). Returns how many rows' keys changed; None
+    when the keys are this process's (one meta read)."""
+    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
+    if row is not None and row[0] == keys_made():
+        return None
+    # the same algorithm, other Unicode tables: what reads otherwise is a character one
+    # of them has not assigned (casefold and NFKD of an assigned one never change:
+    # Unicode's stability policies), never ASCII: a name's letter, a date's digit
+    # (``\d``: Kawi's, Unicode 15.0), a ``memory-index`` value
+    same = row is not None and row[0].split(" ", 1)[0] == str(KEYS_ALGORITHM)
+    counted = fill_order(conn, mark, every=not same)
+    log.info(
+        "MEMORY.md's order keys computed again (%d notes' changed): made under %s, now %s",
+        counted,
+        "an unrecorded version" if row is None else row[0],
+        keys_made(),
+    )
+    return counted
+
+
 __all__ = [
+    "KEYS_MADE",
     "ORDER_COLUMNS",
     "ORDER_INDEXES",
     "ORDER_SET",
     "fill_order",
+    "keys_ours",
     "order_columns",
     "order_values",
+    "rekey",
 ]

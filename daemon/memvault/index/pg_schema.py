@@ -76,7 +76,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 
 13. Each note's place in MEMORY.md's orders kept with its row (the SQLite index's schema
    14, ``note_order.ORDER_COLUMNS``: ``bytea``, ordered byte by byte), ``listed``, and
-   their indexes; the upgrade computes them for every row.
+   their indexes; the upgrade computes them for every row, and records what they were
+   made under (meta ``order_keys``): a writer of another Python or key algorithm
+   computes them again when it takes the writer's lock (``note_order.rekey``).
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not

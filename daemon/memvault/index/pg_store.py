@@ -35,6 +35,7 @@ import numpy as np
 from memvault.config import IndexSettings
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_keywords, pg_schema, pg_writer
+from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_conn import (
     CallLock,
     IndexUnavailable,
@@ -242,6 +243,7 @@ class PgStore(Store):
                 + pg_schema.rows(self._pg.raw, self.schema, "vectors") / MIGRATE_ROWS_PER_S
             ):
                 pg_schema.migrate(self._pg.conn, self.schema)
+                _own_keys(self._pg.conn)
         except BaseException:
             conn.close()
             raise
@@ -532,6 +534,15 @@ class PgStore(Store):
             ef_construction=settings.ef_construction,
             ef_search=settings.ef_search,
         )
+
+
+def _own_keys(conn: Any) -> None:
+    """MEMORY.md's keys another Python (or key algorithm) made, computed again once this
+    process holds the writer's lock: only the holder writes keys (``note_order.rekey``).
+    Else one read of meta."""
+    if not keys_ours(conn, "%s"):
+        with conn.transaction():
+            rekey(conn, "%s")
 
 
 class _NoReplace:

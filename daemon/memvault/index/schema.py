@@ -86,8 +86,10 @@ Versions (meta ``schema_version``):
    reads each section's first notes and counts (``note_lists``), not every note sorted
    (1.4 s of a 2.2 s `memvault add` at 100,000 notes). The upgrade computes them for
    every row (and each row's category from its path again); nothing is read from the
-   vault. Keys computed otherwise by a later memvault (``sort_key`` changed) take a new
-   version whose upgrade computes them again (``order_columns``).
+   vault. What the keys were made under is recorded (meta ``order_keys``:
+   ``memory_order.keys_made``, the key algorithm and Python's Unicode version); a
+   writer whose own differs computes them again at its open (``note_order.rekey``),
+   with no new schema version: a later algorithm, or another Python.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.

@@ -37,11 +37,13 @@ import numpy as np
 
 from memvault.config import IndexSettings
 from memvault.core.changes import Known
+from memvault.core.memory_order import keys_made
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index import integrity
 from memvault.index.link_tables import LinkTables
 from memvault.index.note_lists import NoteLists
+from memvault.index.note_order import KEYS_MADE, rekey
 from memvault.index.pending_queue import PendingQueue
 from memvault.index.projection import projection_for
 from memvault.index.rows import (
@@ -141,7 +143,13 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return cls(Path(":memory:"), Path(":memory:"))
 
     def _migrate(self) -> None:
-        version = self.meta("schema_version")
+        with self._lock:  # one read of meta: the schema's version, what the keys are made under
+            got = dict(
+                self._db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('schema_version', ?)", (KEYS_MADE,)
+                ).fetchall()
+            )
+        version = got.get("schema_version")
         if version is not None and int(version) > SCHEMA_VERSION:
             raise IndexCorrupt(
                 f"index schema {version} is newer than this memvault ({SCHEMA_VERSION}); upgrade memvault"
@@ -155,6 +163,17 @@ class Store(PendingQueue, LinkTables, NoteLists):
                 if current is None or int(current[0]) < SCHEMA_VERSION:
                     upgrade(conn, None if current is None else int(current[0]))
                     self.set_meta("schema_version", str(SCHEMA_VERSION), conn)
+        if got.get(KEYS_MADE) != keys_made() and self._upgrade_lock is None:
+            # the writer (the lock's holder: the only one writing keys): MEMORY.md's keys
+            # made by another Python (its Unicode tables) or algorithm, computed again as
+            # the upgrade does; a reader leaves them (it writes no MEMORY.md)
+            with self.transaction() as conn:
+                rekey(conn, "?")  # (read again under the write lock: an upgrade made them)
+
+    def keys_ours(self) -> bool:
+        """Whether MEMORY.md's kept keys are made as this process makes them
+        (``note_order.KEYS_MADE``): else a process with no note rows sorts every row."""
+        return self.meta(KEYS_MADE) == keys_made()
 
     def close(self) -> None:
         with self._lock:
