@@ -25,7 +25,7 @@ from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
-from memvault.vault.gitstate import STASH_WAIT_SECONDS
+from memvault.vault.git_stash import STASH_WAIT_SECONDS
 from memvault.vault.template import init_vault
 from test_service import Proc, api
 from test_service import settled as daemon_idle
@@ -533,7 +533,7 @@ def test_asking_git_about_a_stash_never_writes_its_index(tmp_path: Path) -> None
     ("Unable to create '.git/index.lock': File exists"), as git alone never does
     (strace: `git diff HEAD -- MEMORY.md` opened .git/index.lock, `--no-optional-locks`
     or not). Now blob ids are compared (ls-files, ls-tree, hash-object)."""
-    from memvault.vault.gitstate import stash_stops, stash_waits
+    from memvault.vault.git_stash import stash_stops, stash_waits
 
     root = git_vault(tmp_path)
     write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
@@ -605,7 +605,7 @@ def test_a_stash_dropped_starts_no_wait_for_an_older_one(tmp_path: Path) -> None
     from that file's mtime, took the hour-old stash for one just made: MEMORY.md and the
     folder notes were held 10 minutes more (after each drop or pop). The wait counts
     from the newest stash's own reflog line."""
-    from memvault.vault.gitstate import stash_waits
+    from memvault.vault.git_stash import stash_waits
 
     root = git_vault(tmp_path)
     with open_vault(root) as v:

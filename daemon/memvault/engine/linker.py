@@ -30,15 +30,18 @@ from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_mo
 from memvault.engine.memory_stored import FolderNotesKept, StoredListing
 from memvault.engine.relink_notes import Relinking, relink
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.gitstate import (
+from memvault.vault.git_stash import (
+    STASH_APPLIED,
     STASH_WAIT_SECONDS,
+    newest_stash,
+    stash_made,
+)
+from memvault.vault.gitstate import (
     git_busy,
     git_removed,
     git_stamp,
     nested_repo,
     stage_made,
-    stash_made,
-    stash_waits,
 )
 
 if TYPE_CHECKING:
@@ -182,7 +185,7 @@ class Linker:
                 waiting=relinked,
             )
         paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
-        held = stash_waits(self.fs.root, [rel, *paths.values()])
+        held = self._stash_waits([rel, *paths.values()])
         if rel in held:  # the person's words in the stash: the pop would be refused
             self.store.set_meta("memory_synced", "")
             self._stash_held = (git_stamp(self.fs.root, STASH_FILES), time.time())
@@ -292,6 +295,18 @@ class Linker:
             self._kept.save(self._folder_seen)
         warnings = _update_warnings(rel, left, unlinked, elsewhere, update.overflow)
         return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
+
+    def _stash_waits(self, rels: Sequence[str]) -> tuple[str, ...]:
+        """Which of ``rels`` wait for ``git stash pop`` (``git_stash.newest_stash``), the
+        newest stash seen applied already (its pop conflicted, its entry kept) kept in
+        the index meta: no pop to come, after a switch of branch too, which clears the
+        index's record of it."""
+        seen = newest_stash(
+            self.fs.root, rels, stops=False, applied=(self.store.meta(STASH_APPLIED) or "",)
+        )
+        if seen.applied and self.store.meta(STASH_APPLIED) != seen.commit:
+            self.store.set_meta(STASH_APPLIED, seen.commit)
+        return seen.waits
 
     def waits_for_stash(self) -> bool:
         """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
