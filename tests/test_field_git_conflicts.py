@@ -337,3 +337,36 @@ def test_links_in_memory_md_wait_while_a_stash_holds_it(tmp_path: Path) -> None:
         assert "Ask [[people/cyrus]] too." in text, text
         assert "[[people/cy]]" not in text
         assert v.status()["index"]["relink_pending"] == 0
+
+
+def test_folder_notes_are_kept_while_memory_md_holds_conflict_markers(tmp_path: Path) -> None:
+    """MEMORY.md holding git's markers (a `git stash pop` that conflicted) was left as
+    git wrote it, and the folder notes with it: a person new in people/ was listed in
+    people/people.md only once MEMORY.md was resolved, a day later if so. A folder note
+    lists its folder whatever MEMORY.md holds: it is brought up to date meanwhile, and
+    MEMORY.md left untouched."""
+    from test_field_git_generated import limit_people
+
+    root = git_vault(tmp_path)
+    limit_people(root, 1)
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    folder_note = root / "people" / "people.md"
+    write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    with open_vault(root) as v:
+        report = v.sync()
+        assert mem.read_text(encoding="utf-8") == conflicted
+        listed = folder_note.read_text(encoding="utf-8")
+        assert "[[people/ed]]" in listed, listed  # before: not listed until resolved
+        assert report.folder_notes_written == ("people/people.md",)  # (indexed as made)
+        write(root, "people/fay.md", note("Fay", "Fay is new.", updated="2024-06-06"))
+        v.sync()
+        assert "[[people/fay]]" in folder_note.read_text(encoding="utf-8")
+        assert mem.read_text(encoding="utf-8") == conflicted
+        resolved = "".join(
+            ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)
+        )
+        mem.write_text(resolved, encoding="utf-8")
+        v.sync()
+    text = mem.read_text(encoding="utf-8")
+    assert not find_conflicts(text) and "people/people" in text  # its overflow line

@@ -10,7 +10,6 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,13 +28,8 @@ from memvault.engine.folders import on_disk
 from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
 from memvault.engine.memory_stored import FolderNotesKept, StoredListing
 from memvault.engine.relink_notes import Relinking, relink
+from memvault.engine.stash_hold import StashHold
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
-from memvault.vault.git_stash import (
-    STASH_APPLIED,
-    STASH_WAIT_SECONDS,
-    newest_stash,
-    stash_made,
-)
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
@@ -60,10 +54,6 @@ GIT_REMOVED = (
     "memvault does not make it again, where it would be an untracked file in the way of "
     "the pull or checkout that brings it back; `memvault init` makes a new one"
 )
-
-
-# what `git stash`, its pop and drop, and a `git checkout -- MEMORY.md` rewrite
-STASH_FILES = ("index", "logs/refs/stash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,9 +112,7 @@ class Linker:
         self._git_at: tuple[int, ...] | None = None
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
-        # git's index and stash when an update left MEMORY.md for `git stash pop`, and
-        # until when: the daemon's catch-up does not queue it again meanwhile
-        self._stash_held: tuple[tuple[int, ...] | None, float] | None = None
+        self.stash = StashHold(fs.root, store)  # what waits for `git stash pop`
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -185,10 +173,10 @@ class Linker:
                 waiting=relinked,
             )
         paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
-        held = self._stash_waits([rel, *paths.values()])
+        held = self.stash.waits([rel, *paths.values()])
         if rel in held:  # the person's words in the stash: the pop would be refused
             self.store.set_meta("memory_synced", "")
-            self._stash_held = (git_stamp(self.fs.root, STASH_FILES), time.time())
+            self.stash.hold(True)
             return MemoryWritten(
                 warnings=(
                     f"the newest git stash changes {rel}: it and the folder notes wait for "
@@ -196,7 +184,7 @@ class Linker:
                 ),
                 waiting=relinked,
             )
-        self._stash_held = None
+        self.stash.hold(False)
         self.waits_for_git = self._git_moved(whole)
         if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
             self.store.set_meta("memory_synced", "")
@@ -255,14 +243,30 @@ class Linker:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath, PermissionError) as exc:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
+            folder_written: list[str] = []
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
-            elif isinstance(exc, memory_md.MarkerError) and not pending:
-                # nothing to do until the person saves it, a change any sync sees: the
-                # daemon's catch-up synced it every 2 s meanwhile
-                self.store.set_meta("memory_synced", "1")
+            elif isinstance(exc, memory_md.MarkerError):
+                if not pending:
+                    # nothing to do until the person saves it, a change any sync sees: the
+                    # daemon's catch-up synced it every 2 s meanwhile
+                    self.store.set_meta("memory_synced", "1")
+                # the folder notes list their folders whatever MEMORY.md holds: brought up
+                # to date as they would be (they lagged their notes until it was resolved)
+                overflow = memory_md.update_memory(
+                    None,
+                    notes,
+                    cfg.sections,
+                    resolve=resolve,
+                    unlinked_folders=set(unlinked),
+                    pending=pending,
+                    listings=listings,
+                    lines=self._source.lines(),
+                ).overflow
+                folder_written, _ = self._folder_notes_due(overflow, unlinked, pending, held)
             said = f"{rel}: its links to moved files wait until its conflicts are resolved"
             return MemoryWritten(
+                folder_notes=tuple(folder_written),
                 problems=(f"{rel} left untouched: {exc}",),
                 warnings=(said,) if links_wait else (),
                 waiting=tuple(links_wait),
@@ -281,12 +285,7 @@ class Linker:
             self.store.set_meta("memory_kept_out", kept_out)
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
-        waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
-        skip = set(unlinked) | waiting | {f for f, p in paths.items() if p in held}
-        folder_written = self._update_folder_notes(
-            update.overflow, frozenset(self._folders_due), skip
-        )
-        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        folder_written, skip = self._folder_notes_due(update.overflow, unlinked, pending, held)
         if (
             skip <= set(unlinked)
             and not pending
@@ -296,34 +295,26 @@ class Linker:
         warnings = _update_warnings(rel, left, unlinked, elsewhere, update.overflow)
         return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
 
-    def _stash_waits(self, rels: Sequence[str]) -> tuple[str, ...]:
-        """Which of ``rels`` wait for ``git stash pop`` (``git_stash.newest_stash``), the
-        newest stash seen applied already (its pop conflicted, its entry kept) kept in
-        the index meta: no pop to come, after a switch of branch too, which clears the
-        index's record of it."""
-        seen = newest_stash(
-            self.fs.root, rels, stops=False, applied=(self.store.meta(STASH_APPLIED) or "",)
-        )
-        if seen.applied and self.store.meta(STASH_APPLIED) != seen.commit:
-            self.store.set_meta(STASH_APPLIED, seen.commit)
-        return seen.waits
-
-    def waits_for_stash(self) -> bool:
-        """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
-        and git's index and stash are as they were then, within the wait: nothing for
-        the daemon's catch-up to queue (a pop writes MEMORY.md, which the watcher sees)."""
-        if self._stash_held is None:
-            return False
-        stamp, _ = self._stash_held
-        made = stash_made(self.fs.root)  # counted from the stash, as stash_waits does
-        if (
-            made is not None
-            and time.time() - made < STASH_WAIT_SECONDS
-            and stamp == git_stamp(self.fs.root, STASH_FILES)
-        ):
-            return True
-        self._stash_held = None
-        return False
+    def _folder_notes_due(
+        self,
+        overflow: Mapping[str, int],
+        unlinked: Mapping[str, str],
+        pending: frozenset[str],
+        held: Collection[str],
+    ) -> tuple[list[str], set[str]]:
+        """Bring the folder notes due up to date (``_update_folder_notes``), but those of
+        a person's note or a submodule (``unlinked``), of a folder a reconcile has not
+        all indexed yet (``pending``) or held for ``git stash pop`` (``held``): what it
+        wrote, and the folders it skipped (each stays due)."""
+        skip = set(unlinked) | {
+            r.folder
+            for r in self.config.memory.sections
+            if memory_md.waits_for(r.folder, pending)
+            or memory_md.folder_note_path(r.folder) in held
+        }
+        written = self._update_folder_notes(overflow, frozenset(self._folders_due), skip)
+        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        return written, skip
 
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""

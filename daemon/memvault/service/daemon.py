@@ -468,7 +468,7 @@ class Daemon:
         memory_file = self.vault.config.memory.file
         if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
             return
-        if git_busy(self.vault.root) is None and not self.vault.engine.linker.waits_for_stash():
+        if git_busy(self.vault.root) is None and not self.vault.engine.linker.stash.quiet():
             self.watcher.queue.put([memory_file])
 
     def check_ground(self) -> None:
