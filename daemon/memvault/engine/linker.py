@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -24,6 +24,7 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
+from memvault.engine.folder_staging import MadeStaging
 from memvault.engine.folders import on_disk
 from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
 from memvault.engine.memory_stored import FolderNotesKept, StoredListing
@@ -35,7 +36,6 @@ from memvault.vault.gitstate import (
     git_removed,
     git_stamp,
     nested_repo,
-    stage_made,
 )
 
 if TYPE_CHECKING:
@@ -113,6 +113,7 @@ class Linker:
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
         self.stash = StashHold(fs.root, store)  # what waits for `git stash pop`
+        self.staging = MadeStaging(fs.root)  # the folder notes made, to `git add`
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -190,13 +191,18 @@ class Linker:
             self.store.set_meta("memory_synced", "")
             log.debug("git changed the files as memvault read them: %s waits", rel)
             return MemoryWritten(waiting=relinked)
+        self._stage(self.staging.retry)  # those kept while the person had theirs staged
         refreshed = self._refresh(lean=self._lean)
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._source.listing(rule) for rule in cfg.sections}
         # a folder note in a submodule would be a change in another repository
         elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
-        unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
+        unlinked = {
+            f: p
+            for f, p in paths.items()
+            if f in elsewhere or _persons_note(self.fs, self._persons, p)
+        }
         resolve = self.catalogue.resolver(rel, pending)
         owned = self.store.owned_lines()
 
@@ -316,6 +322,13 @@ class Linker:
         self._folders_due &= skip  # a folder waiting mid-reconcile stays due
         return written, skip
 
+    def _stage(self, stage: Callable[[], object]) -> None:
+        """Run ``stage`` (a ``git add`` of memvault's own): its change of git's index is
+        no change of git's under the next sync (``_git_moved``)."""
+        before = git_stamp(self.fs.root)
+        if stage() and before == self._git_seen:
+            self._git_seen = git_stamp(self.fs.root)
+
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
         self._git_at = git_stamp(self.fs.root)
@@ -378,23 +391,6 @@ class Linker:
         folder notes in line again, no process takes them as in line (a kill between)."""
         self._kept.clear()
 
-    def _persons_note(self, path: str) -> bool:
-        """A note at a folder note's path that memvault may not write into: it holds no
-        folder markers (a person wrote it; memvault's own always has them)."""
-        st = self.fs.stat(path)
-        if st is None:
-            return False
-        seen = (st.size, st.mtime_ns)
-        known = self._persons.get(path)
-        if known is not None and known[0] == seen:
-            return known[1]
-        try:
-            theirs = not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
-        except (NoteNotFound, NotText, OSError):
-            theirs = True
-        self._persons[path] = (seen, theirs)
-        return theirs
-
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
         """Keep MEMORY.md's problems until the next update (written only when they
         change: an idle sync writes nothing)."""
@@ -435,9 +431,7 @@ class Linker:
                     written.append(path)
                     # another clone may make the same note: untracked, it would stop
                     # the pull that brings that one (docs/MEMORY.md, "Git")
-                    before = git_stamp(self.fs.root)
-                    if stage_made(self.fs.root, path) and before == self._git_seen:
-                        self._git_seen = git_stamp(self.fs.root)  # (our own `git add`)
+                    self._stage(functools.partial(self.staging.made, path))
                 else:
                     changed_now, _ = self.fs.update_text(
                         path, functools.partial(_render_folder, rule.folder, lines, label)
@@ -469,6 +463,25 @@ class Linker:
         return link_check.link_problems(
             self.fs, self.store, include_alias, scan, as_written=as_written
         )
+
+
+def _persons_note(fs: VaultFS, persons: dict[str, tuple[tuple[int, int], bool]], path: str) -> bool:
+    """A note at a folder note's path that memvault may not write into: it holds no
+    folder markers (a person wrote it; memvault's own always has them). ``persons``:
+    what was found, by the file's size and mtime."""
+    st = fs.stat(path)
+    if st is None:
+        return False
+    seen = (st.size, st.mtime_ns)
+    known = persons.get(path)
+    if known is not None and known[0] == seen:
+        return known[1]
+    try:
+        theirs = not memory_md.is_managed_folder_note(fs.read(path).decoded.text)
+    except (NoteNotFound, NotText, OSError):
+        theirs = True
+    persons[path] = (seen, theirs)
+    return theirs
 
 
 def _update_warnings(

@@ -159,9 +159,13 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
-def stage_made(root: Path, rel: str) -> bool:
+# what ``stage_made`` did with a folder note memvault made
+STAGED, LATER, LEFT = "staged", "later", "left"
+
+
+def stage_made(root: Path, rel: str) -> str:
     """Add a file memvault has just made at the vault path ``rel`` to git's index
-    (``git add``) when git does not know it (untracked, not ignored); whether it did.
+    (``git add``) when git does not know it (untracked, not ignored): ``STAGED``.
 
     Two clones' daemons make the same folder note when a section passes its limit on
     both before either pulls; left untracked, the second machine's pull is refused
@@ -170,20 +174,34 @@ def stage_made(root: Path, rel: str) -> bool:
     merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
     or one a rule ignores, is left as it is; so is one of a vault git keeps no file of (a
     folder of a person's project repository they never added: staged, the folder note
-    went into their next commit, the one file of the vault). Nothing is added while git
-    is busy, outside git, or when git cannot be asked."""
+    went into their next commit, the one file of the vault): ``LEFT``. Nothing is added
+    while git is busy, outside git, or when git cannot be asked (``LEFT``); nor while
+    the person has changes of their own staged (``theirs_staged``): ``LATER``, to add
+    once they committed them, as their `git commit` of one note took the folder note
+    along, listing notes they had not added."""
     if git_busy(root) is not None:
-        return False
+        return LEFT
     tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
-        return False
+        return LEFT
     kept = run_git(root, "ls-files", "-z", "--", ".")  # the vault's files git keeps, if any
     if kept is None or kept.returncode != 0 or not kept.stdout:
-        return False
+        return LEFT
     if ignored_by(root, rel) is not None:
-        return False
+        return LEFT
+    if theirs_staged(root):
+        return LATER
     done = run_git(root, "--literal-pathspecs", "add", "--", rel)
-    return done is not None and done.returncode == 0
+    return STAGED if done is not None and done.returncode == 0 else LEFT
+
+
+def theirs_staged(root: Path) -> bool:
+    """Whether git's index holds a change from HEAD anywhere in the repository (a
+    commit being put together; `git diff --cached`). Compared with HEAD's tree alone
+    (``diff-index --cached``): the files are not looked at, so the index is never
+    written back. True when git cannot say (no commit yet)."""
+    done = run_git(root, "diff-index", "--cached", "--quiet", "HEAD", "--", ":/")
+    return done is None or done.returncode != 0
 
 
 def common_dir(gdir: Path) -> Path:
@@ -327,6 +345,9 @@ _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GI
 
 __all__ = [
     "DETACHED",
+    "LATER",
+    "LEFT",
+    "STAGED",
     "commits_lacked",
     "common_dir",
     "git_busy",
@@ -344,5 +365,6 @@ __all__ = [
     "run_git",
     "settings_ignored",
     "stage_made",
+    "theirs_staged",
     "was_checked_out",
 ]
