@@ -171,3 +171,39 @@ def test_a_daemon_lists_new_notes_once_a_conflicted_pop_is_resolved(tmp_path: Pa
         assert not [w for w in said["daemon"]["warnings"] if "stash" in w], said["daemon"]
     finally:
         proc.stop()
+
+
+def test_an_autostash_that_conflicted_once_resolved_is_no_pop_to_come(tmp_path: Path) -> None:
+    """Field test, two clones each with a running daemon, a vault made before memvault
+    wrote its .gitattributes: `git pull --rebase --autostash` on B put its autostash
+    back with a conflict in MEMORY.md ("Your changes are safe in the stash"); the person
+    resolved it and `git add`ed it, and wrote a note: not listed after 40 s (10 minutes
+    after the autostash), status saying MEMORY.md waits for `git stash pop`. The
+    autostash is in the stash list as any stash, and applied as a pop is."""
+    from test_field_git import machines
+
+    a, b = machines(tmp_path)
+    (a / ".gitattributes").unlink()
+    commit(a, "no attributes")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    for root, who in ((a, "alpha"), (b, "beta")):
+        mem = root / "MEMORY.md"
+        first, rest = mem.read_text(encoding="utf-8").split("\n", 1)
+        mem.write_text(f"{first}\nNote to self: {who}.\n{rest}", encoding="utf-8")
+    commit(a, "A's line")
+    git(a, "push", "-q")
+    pulled = git(b, "pull", "-q", "--rebase", "--autostash", check=False)
+    assert "conflict" in pulled.stdout + pulled.stderr
+    mem = b / "MEMORY.md"
+    conflicted = mem.read_text(encoding="utf-8")
+    assert find_conflicts(conflicted) and git(b, "stash", "list").stdout
+    _resolve(b, conflicted, "both-add")
+    write(b, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    with open_vault(b) as v:
+        v.sync()
+    text = mem.read_text(encoding="utf-8")
+    assert ED in text, text  # before: waited for a pop of the autostash
+    assert "Note to self: alpha." in text and "Note to self: beta." in text
+    said = _status(b)
+    assert said["git_stash_waits"] == [] and said["git_stash_stops"] == [], said
