@@ -219,3 +219,25 @@ def test_the_daemon_adds_a_folder_note_once_the_persons_commit_is_made(
         eventually(lambda: _staged(root) == ["people/people.md"], what="people.md staged")
     finally:
         proc.stop()
+
+
+def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path) -> None:
+    """The folder note kept while the person's change was staged, then a rebase (the
+    person committed and ran `git pull --rebase`, stopped at a conflict): tried while git
+    was busy, it was let go for good, and never added. It waits for the rebase too."""
+    root = _people_to_the_limit(tmp_path)
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+        assert _staged(root) == ["people/ann.md"]
+        git(root, "commit", "-q", "-m", "ann moved")
+        rebase_merge = Path(git(root, "rev-parse", "--git-path", "rebase-merge").stdout.strip())
+        rebase_merge = rebase_merge if rebase_merge.is_absolute() else root / rebase_merge
+        rebase_merge.mkdir()  # git mid rebase, as a stopped `git pull --rebase` leaves it
+        assert v.engine.linker.staging.retry() == []
+        rebase_merge.rmdir()  # done
+        assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
+    assert _staged(root) == ["people/people.md"]

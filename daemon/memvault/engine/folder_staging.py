@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from memvault.vault.gitstate import LATER, STAGED, git_stamp, stage_made
+from memvault.vault.gitstate import LATER, STAGED, git_busy, git_stamp, stage_made
 
 
 class MadeStaging:
@@ -36,8 +36,8 @@ class MadeStaging:
         """Stage the folder notes kept for later, once git's index or HEAD changed since
         the last try and the person has nothing of theirs staged: what it staged. A
         note gone, tracked meanwhile (the person's `git add`) or ignored is let go."""
-        if not self._later:
-            return []
+        if not self._later or git_busy(self.root) is not None:
+            return []  # (mid rebase or merge: kept for after)
         with self._lock:
             stamp = git_stamp(self.root)
             if stamp == self._tried:
