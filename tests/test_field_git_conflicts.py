@@ -299,14 +299,13 @@ def test_memory_md_half_resolved_waits_for_its_last_marker_line(
         assert text.count(f"[[people/{name}]]") == 1, (name, text)
 
 
-def test_links_in_memory_md_wait_while_the_stash_holds_it_after_a_resolution(
-    tmp_path: Path,
-) -> None:
+def test_links_in_memory_md_wait_while_a_stash_holds_it(tmp_path: Path) -> None:
     """The conflict resolved as git says to (`git checkout --theirs`, then `git add`):
-    MEMORY.md, now as git has it in its index, waits for `git stash pop` (10 minutes
-    after the stash at most). Its links to the note renamed meanwhile waited in the
-    relink journal until then; the journal was dropped as the update waited for the
-    stash, and the side kept linked `[[people/bea]]`, a note gone, for good."""
+    the stash is applied, no pop to come (test_field_git_stash_applied), and MEMORY.md's
+    links to the note renamed meanwhile are re-targeted at once (before: it waited for a
+    pop, the stash kept in the list). A stash still to pop holding MEMORY.md: its links
+    wait in the relink journal until the pop; the journal was dropped as the update
+    waited for the stash, and the side kept linked `[[people/bea]]`, a note gone."""
     root = git_vault(tmp_path)
     mine = "Ask [[people/bea]] about billing.\n"
     _memory_md_conflicted_by_a_stash_pop(root, mine)
@@ -318,12 +317,56 @@ def test_links_in_memory_md_wait_while_the_stash_holds_it_after_a_resolution(
         git(root, "checkout", "--theirs", "--", "MEMORY.md")  # the stash's side
         git(root, "add", "MEMORY.md")  # marked resolved
         report = v.sync()
-        assert any("git stash pop" in w for w in report.warnings), report.warnings
-        assert "MEMORY.md" in report.relink_waiting  # before: () and the journal dropped
-        assert mine in mem.read_text(encoding="utf-8")  # left for the pop meanwhile
-        git(root, "stash", "drop", "-q")  # the stash's change is in: no pop to come
-        v.sync()
+        assert not [w for w in report.warnings if "git stash pop" in w], report.warnings
         text = mem.read_text(encoding="utf-8")
         assert "Ask [[people/beatrice]] about billing." in text, text
-        assert "[[people/bea]]" not in text
+        assert "[[people/bea]]" not in text and not find_conflicts(text)
         assert v.status()["index"]["relink_pending"] == 0
+        git(root, "stash", "drop", "-q")
+        commit(root, "resolved")
+        # a stash to pop: the person's line naming cy, set aside
+        mem.write_text(text + "Ask [[people/cy]] too.\n", encoding="utf-8")
+        git(root, "stash", "-q")
+        (root / "people" / "cy.md").rename(root / "people" / "cyrus.md")
+        report = v.sync()
+        assert any("git stash pop" in w for w in report.warnings), report.warnings
+        assert "MEMORY.md" in report.relink_waiting  # before: () and the journal dropped
+        git(root, "stash", "pop", "-q")
+        v.sync()
+        text = mem.read_text(encoding="utf-8")
+        assert "Ask [[people/cyrus]] too." in text, text
+        assert "[[people/cy]]" not in text
+        assert v.status()["index"]["relink_pending"] == 0
+
+
+def test_folder_notes_are_kept_while_memory_md_holds_conflict_markers(tmp_path: Path) -> None:
+    """MEMORY.md holding git's markers (a `git stash pop` that conflicted) was left as
+    git wrote it, and the folder notes with it: a person new in people/ was listed in
+    people/people.md only once MEMORY.md was resolved, a day later if so. A folder note
+    lists its folder whatever MEMORY.md holds: it is brought up to date meanwhile, and
+    MEMORY.md left untouched."""
+    from test_field_git_generated import limit_people
+
+    root = git_vault(tmp_path)
+    limit_people(root, 1)
+    conflicted = _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    folder_note = root / "people" / "people.md"
+    write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    with open_vault(root) as v:
+        report = v.sync()
+        assert mem.read_text(encoding="utf-8") == conflicted
+        listed = folder_note.read_text(encoding="utf-8")
+        assert "[[people/ed]]" in listed, listed  # before: not listed until resolved
+        assert report.folder_notes_written == ("people/people.md",)  # (indexed as made)
+        write(root, "people/fay.md", note("Fay", "Fay is new.", updated="2024-06-06"))
+        v.sync()
+        assert "[[people/fay]]" in folder_note.read_text(encoding="utf-8")
+        assert mem.read_text(encoding="utf-8") == conflicted
+        resolved = "".join(
+            ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)
+        )
+        mem.write_text(resolved, encoding="utf-8")
+        v.sync()
+    text = mem.read_text(encoding="utf-8")
+    assert not find_conflicts(text) and "people/people" in text  # its overflow line

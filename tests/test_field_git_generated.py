@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from helpers import note, open_vault, write
+from helpers import eventually, note, open_vault, write
 from memvault.vault.template import init_vault
 from test_field_git import machines
-from test_memory_git import commit, git, status
+from test_memory_git import commit, git, git_vault, status
+from test_service import Proc, settled
 
 
 def limit_people(root: Path, limit: int) -> None:
@@ -153,3 +154,90 @@ def test_a_folder_note_both_machines_made_and_committed_merges_into_one_list(
     with open_vault(a) as v:
         v.sync()
     assert status(a) == "" and status(b) == ""
+
+
+def _staged(root: Path) -> list[str]:
+    return git(root, "diff", "--cached", "--name-only").stdout.split()
+
+
+def _people_to_the_limit(tmp_path: Path) -> Path:
+    """A vault in git, Key People at its limit (2): the next person makes people.md."""
+    root = git_vault(tmp_path)
+    limit_people(root, 2)
+    for name in ("ann", "bea"):
+        write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is here."))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "base")
+    return root
+
+
+def test_a_folder_note_made_while_the_person_has_changes_staged_waits_for_their_commit(
+    tmp_path: Path,
+) -> None:
+    """Found checking as a careful user: the person had staged one note for a commit of
+    its own (`git add people/ann.md`); a folder note memvault made meanwhile was `git
+    add`ed, and their `git commit -m ann` took it along, listing notes they had not
+    added. It now waits while they have changes staged, and is added once they are
+    committed (the next update, or the daemon's tick), for the other clone's pull."""
+    root = _people_to_the_limit(tmp_path)
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+        assert (root / "people" / "people.md").is_file()
+        assert _staged(root) == ["people/ann.md"]  # before: people/people.md too
+        git(root, "commit", "-q", "-m", "ann moved")
+        shown = git(root, "show", "--name-only", "--format=", "HEAD").stdout.split()
+        assert shown == ["people/ann.md"]
+        write(root, "people/di.md", note("Di", "Di is new."))
+        v.sync()  # the next update adds it
+    assert _staged(root) == ["people/people.md"]
+
+
+def test_the_daemon_adds_a_folder_note_once_the_persons_commit_is_made(
+    tmp_path: Path,
+) -> None:
+    """With a real daemon: the folder note made while the person's change was staged
+    is left untracked, and `git add`ed within a tick of their `git commit`, no note
+    changed since."""
+    root = _people_to_the_limit(tmp_path)
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+    proc = Proc(tmp_path, root)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="the start-up reconcile")
+        write(root, "people/cy.md", note("Cy", "Cy is new."))
+        eventually(lambda: (root / "people" / "people.md").is_file(), what="people.md made")
+        eventually(lambda: settled(info), what="the sync")
+        assert _staged(root) == ["people/ann.md"]  # before: people/people.md too
+        git(root, "commit", "-q", "-m", "ann moved")
+        eventually(lambda: _staged(root) == ["people/people.md"], what="people.md staged")
+    finally:
+        proc.stop()
+
+
+def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path) -> None:
+    """The folder note kept while the person's change was staged, then a rebase (the
+    person committed and ran `git pull --rebase`, stopped at a conflict): tried while git
+    was busy, it was let go for good, and never added. It waits for the rebase too."""
+    root = _people_to_the_limit(tmp_path)
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+        assert _staged(root) == ["people/ann.md"]
+        git(root, "commit", "-q", "-m", "ann moved")
+        rebase_merge = Path(git(root, "rev-parse", "--git-path", "rebase-merge").stdout.strip())
+        rebase_merge = rebase_merge if rebase_merge.is_absolute() else root / rebase_merge
+        rebase_merge.mkdir()  # git mid rebase, as a stopped `git pull --rebase` leaves it
+        assert v.engine.linker.staging.retry() == []
+        rebase_merge.rmdir()  # done
+        assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
+    assert _staged(root) == ["people/people.md"]

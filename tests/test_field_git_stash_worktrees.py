@@ -1,6 +1,6 @@
 """A stash belongs to the worktree that made it: the stash list is the repository's,
 shared by every worktree (`git worktree add`), and memvault waits for the pop only where
-it was made (vault/gitstate.newest_stash; a field test's finding)."""
+it was made (vault/git_stash.newest_stash; a field test's finding)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from helpers import eventually, note, open_vault, write
 from memvault.interfaces.cli import app
-from memvault.vault.gitstate import stash_stops, stash_waits
+from memvault.vault.git_stash import stash_stops, stash_waits
 from test_memory_git import commit, git, git_vault
 
 MINE = "My words, stashed.\n"

@@ -25,7 +25,7 @@ from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.notes import parse_note
 from memvault.core.wikilinks import LinkIndex
-from memvault.vault.gitstate import STASH_WAIT_SECONDS
+from memvault.vault.git_stash import STASH_WAIT_SECONDS
 from memvault.vault.template import init_vault
 from test_service import Proc, api
 from test_service import settled as daemon_idle
@@ -533,7 +533,7 @@ def test_asking_git_about_a_stash_never_writes_its_index(tmp_path: Path) -> None
     ("Unable to create '.git/index.lock': File exists"), as git alone never does
     (strace: `git diff HEAD -- MEMORY.md` opened .git/index.lock, `--no-optional-locks`
     or not). Now blob ids are compared (ls-files, ls-tree, hash-object)."""
-    from memvault.vault.gitstate import stash_stops, stash_waits
+    from memvault.vault.git_stash import stash_stops, stash_waits
 
     root = git_vault(tmp_path)
     write(root, "people/bo.md", note("Bo", "Billing.", updated="2024-01-01"))
@@ -605,7 +605,7 @@ def test_a_stash_dropped_starts_no_wait_for_an_older_one(tmp_path: Path) -> None
     from that file's mtime, took the hour-old stash for one just made: MEMORY.md and the
     folder notes were held 10 minutes more (after each drop or pop). The wait counts
     from the newest stash's own reflog line."""
-    from memvault.vault.gitstate import stash_waits
+    from memvault.vault.git_stash import stash_waits
 
     root = git_vault(tmp_path)
     with open_vault(root) as v:
@@ -624,7 +624,7 @@ def test_a_stash_dropped_starts_no_wait_for_an_older_one(tmp_path: Path) -> None
 
 
 def test_the_daemons_wait_for_a_stash_ends_10_minutes_after_the_stash(tmp_path: Path) -> None:
-    """MEMORY.md held for a stash 9 minutes old: the daemon's catch-up (waits_for_stash)
+    """MEMORY.md held for a stash 9 minutes old: the daemon's catch-up (StashHold.quiet)
     counted its 10 minutes from that update, so MEMORY.md lagged its notes up to 19
     minutes after the stash; it ends when the stash's own 10 minutes do."""
     root = git_vault(tmp_path)
@@ -638,10 +638,10 @@ def test_the_daemons_wait_for_a_stash_ends_10_minutes_after_the_stash(tmp_path: 
         write(root, "people/ana.md", note("Ana", "Data lead."))
         v.sync()
         linker = v.engine.linker
-        assert linker.waits_for_stash()  # held: the stash's wait not over
+        assert linker.stash.quiet()  # held: the stash's wait not over
         assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")
         age_stash(root, 120)  # the stash 11 minutes old now, git's files as they were
-        assert not linker.waits_for_stash()  # before: True for 10 minutes more
+        assert not linker.stash.quiet()  # before: True for 10 minutes more
 
 
 def test_a_stash_made_in_a_worktree_is_seen_by_the_daemons_stamp(tmp_path: Path) -> None:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
-import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -25,20 +24,18 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
+from memvault.engine.folder_staging import MadeStaging
 from memvault.engine.folders import on_disk
 from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
 from memvault.engine.memory_stored import FolderNotesKept, StoredListing
 from memvault.engine.relink_notes import Relinking, relink
+from memvault.engine.stash_hold import StashHold
 from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import (
-    STASH_WAIT_SECONDS,
     git_busy,
     git_removed,
     git_stamp,
     nested_repo,
-    stage_made,
-    stash_made,
-    stash_waits,
 )
 
 if TYPE_CHECKING:
@@ -57,10 +54,6 @@ GIT_REMOVED = (
     "memvault does not make it again, where it would be an untracked file in the way of "
     "the pull or checkout that brings it back; `memvault init` makes a new one"
 )
-
-
-# what `git stash`, its pop and drop, and a `git checkout -- MEMORY.md` rewrite
-STASH_FILES = ("index", "logs/refs/stash")
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,9 +112,8 @@ class Linker:
         self._git_at: tuple[int, ...] | None = None
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
-        # git's index and stash when an update left MEMORY.md for `git stash pop`, and
-        # until when: the daemon's catch-up does not queue it again meanwhile
-        self._stash_held: tuple[tuple[int, ...] | None, float] | None = None
+        self.stash = StashHold(fs.root, store)  # what waits for `git stash pop`
+        self.staging = MadeStaging(fs.root)  # the folder notes made, to `git add`
 
     # -- relinking after moves -----------------------------------------------------------------
 
@@ -182,10 +174,10 @@ class Linker:
                 waiting=relinked,
             )
         paths = {r.folder: p for r in cfg.sections if (p := memory_md.folder_note_path(r.folder))}
-        held = stash_waits(self.fs.root, [rel, *paths.values()])
+        held = self.stash.waits([rel, *paths.values()])
         if rel in held:  # the person's words in the stash: the pop would be refused
             self.store.set_meta("memory_synced", "")
-            self._stash_held = (git_stamp(self.fs.root, STASH_FILES), time.time())
+            self.stash.hold(True)
             return MemoryWritten(
                 warnings=(
                     f"the newest git stash changes {rel}: it and the folder notes wait for "
@@ -193,19 +185,24 @@ class Linker:
                 ),
                 waiting=relinked,
             )
-        self._stash_held = None
+        self.stash.hold(False)
         self.waits_for_git = self._git_moved(whole)
         if self.waits_for_git:  # brought up by the next sync (the daemon queues one)
             self.store.set_meta("memory_synced", "")
             log.debug("git changed the files as memvault read them: %s waits", rel)
             return MemoryWritten(waiting=relinked)
+        self._stage(self.staging.retry)  # those kept while the person had theirs staged
         refreshed = self._refresh(lean=self._lean)
         self._folders_due |= refreshed.changed_folders
         notes = refreshed.notes
         listings = {rule.name: self._source.listing(rule) for rule in cfg.sections}
         # a folder note in a submodule would be a change in another repository
         elsewhere = {f: repo for f, p in paths.items() if (repo := nested_repo(self.fs.root, p))}
-        unlinked = {f: p for f, p in paths.items() if f in elsewhere or self._persons_note(p)}
+        unlinked = {
+            f: p
+            for f, p in paths.items()
+            if f in elsewhere or _persons_note(self.fs, self._persons, p)
+        }
         resolve = self.catalogue.resolver(rel, pending)
         owned = self.store.owned_lines()
 
@@ -252,14 +249,30 @@ class Linker:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath, PermissionError) as exc:
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
+            folder_written: list[str] = []
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
-            elif isinstance(exc, memory_md.MarkerError) and not pending:
-                # nothing to do until the person saves it, a change any sync sees: the
-                # daemon's catch-up synced it every 2 s meanwhile
-                self.store.set_meta("memory_synced", "1")
+            elif isinstance(exc, memory_md.MarkerError):
+                if not pending:
+                    # nothing to do until the person saves it, a change any sync sees: the
+                    # daemon's catch-up synced it every 2 s meanwhile
+                    self.store.set_meta("memory_synced", "1")
+                # the folder notes list their folders whatever MEMORY.md holds: brought up
+                # to date as they would be (they lagged their notes until it was resolved)
+                overflow = memory_md.update_memory(
+                    None,
+                    notes,
+                    cfg.sections,
+                    resolve=resolve,
+                    unlinked_folders=set(unlinked),
+                    pending=pending,
+                    listings=listings,
+                    lines=self._source.lines(),
+                ).overflow
+                folder_written, _ = self._folder_notes_due(overflow, unlinked, pending, held)
             said = f"{rel}: its links to moved files wait until its conflicts are resolved"
             return MemoryWritten(
+                folder_notes=tuple(folder_written),
                 problems=(f"{rel} left untouched: {exc}",),
                 warnings=(said,) if links_wait else (),
                 waiting=tuple(links_wait),
@@ -278,12 +291,7 @@ class Linker:
             self.store.set_meta("memory_kept_out", kept_out)
         if not pending:  # a provisional MEMORY.md is not in line with the index yet
             self.store.set_meta("memory_synced", "1")
-        waiting = {r.folder for r in cfg.sections if memory_md.waits_for(r.folder, pending)}
-        skip = set(unlinked) | waiting | {f for f, p in paths.items() if p in held}
-        folder_written = self._update_folder_notes(
-            update.overflow, frozenset(self._folders_due), skip
-        )
-        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        folder_written, skip = self._folder_notes_due(update.overflow, unlinked, pending, held)
         if (
             skip <= set(unlinked)
             and not pending
@@ -293,22 +301,33 @@ class Linker:
         warnings = _update_warnings(rel, left, unlinked, elsewhere, update.overflow)
         return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
 
-    def waits_for_stash(self) -> bool:
-        """Whether the last update left MEMORY.md for ``git stash pop`` (``stash_waits``)
-        and git's index and stash are as they were then, within the wait: nothing for
-        the daemon's catch-up to queue (a pop writes MEMORY.md, which the watcher sees)."""
-        if self._stash_held is None:
-            return False
-        stamp, _ = self._stash_held
-        made = stash_made(self.fs.root)  # counted from the stash, as stash_waits does
-        if (
-            made is not None
-            and time.time() - made < STASH_WAIT_SECONDS
-            and stamp == git_stamp(self.fs.root, STASH_FILES)
-        ):
-            return True
-        self._stash_held = None
-        return False
+    def _folder_notes_due(
+        self,
+        overflow: Mapping[str, int],
+        unlinked: Mapping[str, str],
+        pending: frozenset[str],
+        held: Collection[str],
+    ) -> tuple[list[str], set[str]]:
+        """Bring the folder notes due up to date (``_update_folder_notes``), but those of
+        a person's note or a submodule (``unlinked``), of a folder a reconcile has not
+        all indexed yet (``pending``) or held for ``git stash pop`` (``held``): what it
+        wrote, and the folders it skipped (each stays due)."""
+        skip = set(unlinked) | {
+            r.folder
+            for r in self.config.memory.sections
+            if memory_md.waits_for(r.folder, pending)
+            or memory_md.folder_note_path(r.folder) in held
+        }
+        written = self._update_folder_notes(overflow, frozenset(self._folders_due), skip)
+        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        return written, skip
+
+    def _stage(self, stage: Callable[[], object]) -> None:
+        """Run ``stage`` (a ``git add`` of memvault's own): its change of git's index is
+        no change of git's under the next sync (``_git_moved``)."""
+        before = git_stamp(self.fs.root)
+        if stage() and before == self._git_seen:
+            self._git_seen = git_stamp(self.fs.root)
 
     def look_at_git(self) -> None:
         """What git's files are at (``git_stamp``) as a sync begins to read the disk."""
@@ -377,23 +396,6 @@ class Linker:
         folder notes in line again, no process takes them as in line (a kill between)."""
         self._kept.clear()
 
-    def _persons_note(self, path: str) -> bool:
-        """A note at a folder note's path that memvault may not write into: it holds no
-        folder markers (a person wrote it; memvault's own always has them)."""
-        st = self.fs.stat(path)
-        if st is None:
-            return False
-        seen = (st.size, st.mtime_ns)
-        known = self._persons.get(path)
-        if known is not None and known[0] == seen:
-            return known[1]
-        try:
-            theirs = not memory_md.is_managed_folder_note(self.fs.read(path).decoded.text)
-        except (NoteNotFound, NotText, OSError):
-            theirs = True
-        self._persons[path] = (seen, theirs)
-        return theirs
-
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
         """Keep MEMORY.md's problems until the next update (written only when they
         change: an idle sync writes nothing)."""
@@ -434,9 +436,7 @@ class Linker:
                     written.append(path)
                     # another clone may make the same note: untracked, it would stop
                     # the pull that brings that one (docs/MEMORY.md, "Git")
-                    before = git_stamp(self.fs.root)
-                    if stage_made(self.fs.root, path) and before == self._git_seen:
-                        self._git_seen = git_stamp(self.fs.root)  # (our own `git add`)
+                    self._stage(functools.partial(self.staging.made, path))
                 else:
                     changed_now, _ = self.fs.update_text(
                         path, functools.partial(_render_folder, rule.folder, lines, label)
@@ -468,6 +468,25 @@ class Linker:
         return link_check.link_problems(
             self.fs, self.store, include_alias, scan, as_written=as_written
         )
+
+
+def _persons_note(fs: VaultFS, persons: dict[str, tuple[tuple[int, int], bool]], path: str) -> bool:
+    """A note at a folder note's path that memvault may not write into: it holds no
+    folder markers (a person wrote it; memvault's own always has them). ``persons``:
+    what was found, by the file's size and mtime."""
+    st = fs.stat(path)
+    if st is None:
+        return False
+    seen = (st.size, st.mtime_ns)
+    known = persons.get(path)
+    if known is not None and known[0] == seen:
+        return known[1]
+    try:
+        theirs = not memory_md.is_managed_folder_note(fs.read(path).decoded.text)
+    except (NoteNotFound, NotText, OSError):
+        theirs = True
+    persons[path] = (seen, theirs)
+    return theirs
 
 
 def _update_warnings(

@@ -41,11 +41,11 @@ from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
 from memvault.vault.git_case import case_collisions, collision_said
+from memvault.vault.git_stash import STASH_APPLIED, newest_stash
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
     ignored_by,
-    newest_stash,
     settings_ignored,
 )
 from memvault.vault.state_dir import load_decisions
@@ -138,7 +138,8 @@ def describe(
         kept.insert(0, Problem(_INDEX_FILE, REPLACED, "index"))
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
-    stash = newest_stash(config.root, generated)  # (git asked once for both questions)
+    # (git asked once for both questions; a stash a sync saw applied: no pop to come)
+    stash = newest_stash(config.root, generated, applied=(store.meta(STASH_APPLIED) or "",))
     return {
         "vault": str(config.root),
         "notes": counts["notes"],

@@ -421,14 +421,14 @@ class Daemon:
             self._new_settings()
         if not self.reader:
             try:
-                # PostgreSQL's writer lock, lost with its session alone: taken again
-                # before another machine's daemon starts as the writer (docs/TEAM.md);
-                # and the commit its files are at, once a commit moved git's HEAD (a
-                # commit changes no note: no sync records it; engine/clone_guard)
+                # PostgreSQL's writer lock, lost with its session: taken again before
+                # another machine's daemon is the writer (docs/TEAM.md); the commit its
+                # files are at, once a commit moved HEAD (engine/clone_guard); a folder
+                # note to `git add` once staged changes are committed (folder_staging)
                 store = self.vault.engine.store
                 hold = getattr(store, "hold_writer_lock", None)
                 moved = getattr(store, "mark_files_if_moved", None)
-                for step in (hold, moved):
+                for step in (hold, moved, self.vault.engine.linker.staging.retry):
                     if step is not None:
                         step()
                 self.memory_catch_up()
@@ -468,7 +468,7 @@ class Daemon:
         memory_file = self.vault.config.memory.file
         if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
             return
-        if git_busy(self.vault.root) is None and not self.vault.engine.linker.waits_for_stash():
+        if git_busy(self.vault.root) is None and not self.vault.engine.linker.stash.quiet():
             self.watcher.queue.put([memory_file])
 
     def check_ground(self) -> None:

@@ -21,11 +21,8 @@ file stops the pull or checkout that brings it back (``git_removed``). A
 from __future__ import annotations
 
 import os
-import re
 import subprocess
-import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 _MARKERS = (
@@ -133,7 +130,7 @@ def git_stamp(root: Path, names: Sequence[str] = TREE_FILES) -> tuple[int, ...] 
     for name in names:
         # a worktree's own: its index, HEAD and HEAD's reflog; the rest (the stash's
         # reflog) is in the git folder it shares with the repository
-        base = where if name in TREE_FILES else _common(where)
+        base = where if name in TREE_FILES else common_dir(where)
         try:
             st = os.stat(base / name)
         except OSError:
@@ -162,9 +159,13 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
-def stage_made(root: Path, rel: str) -> bool:
+# what ``stage_made`` did with a folder note memvault made
+STAGED, LATER, LEFT = "staged", "later", "left"
+
+
+def stage_made(root: Path, rel: str) -> str:
     """Add a file memvault has just made at the vault path ``rel`` to git's index
-    (``git add``) when git does not know it (untracked, not ignored); whether it did.
+    (``git add``) when git does not know it (untracked, not ignored): ``STAGED``.
 
     Two clones' daemons make the same folder note when a section passes its limit on
     both before either pulls; left untracked, the second machine's pull is refused
@@ -173,237 +174,37 @@ def stage_made(root: Path, rel: str) -> bool:
     merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
     or one a rule ignores, is left as it is; so is one of a vault git keeps no file of (a
     folder of a person's project repository they never added: staged, the folder note
-    went into their next commit, the one file of the vault). Nothing is added while git
-    is busy, outside git, or when git cannot be asked."""
+    went into their next commit, the one file of the vault): ``LEFT``. Nothing is added
+    while git is busy, outside git, or when git cannot be asked (``LEFT``); nor while
+    the person has changes of their own staged (``theirs_staged``): ``LATER``, to add
+    once they committed them, as their `git commit` of one note took the folder note
+    along, listing notes they had not added."""
     if git_busy(root) is not None:
-        return False
+        return LEFT
     tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
-        return False
+        return LEFT
     kept = run_git(root, "ls-files", "-z", "--", ".")  # the vault's files git keeps, if any
     if kept is None or kept.returncode != 0 or not kept.stdout:
-        return False
+        return LEFT
     if ignored_by(root, rel) is not None:
-        return False
+        return LEFT
+    if theirs_staged(root):
+        return LATER
     done = run_git(root, "--literal-pathspecs", "add", "--", rel)
-    return done is not None and done.returncode == 0
+    return STAGED if done is not None and done.returncode == 0 else LEFT
 
 
-# how long after a stash what it changes of memvault's waits for its pop: the usual
-# stash, pull or switch, pop. Not longer: a stash forgotten, MEMORY.md would lag its notes
-STASH_WAIT_SECONDS = 600.0
+def theirs_staged(root: Path) -> bool:
+    """Whether git's index holds a change from HEAD anywhere in the repository (a
+    commit being put together; `git diff --cached`). Compared with HEAD's tree alone
+    (``diff-index --cached``): the files are not looked at, so the index is never
+    written back. True when git cannot say (no commit yet)."""
+    done = run_git(root, "diff-index", "--cached", "--quiet", "HEAD", "--", ":/")
+    return done is None or done.returncode != 0
 
 
-@dataclass(frozen=True, slots=True)
-class StashSeen:
-    """The newest stash, as it concerns the vault paths asked about (``newest_stash``)."""
-
-    made: float | None = None  # when (its reflog line's time); None: no stash
-    here: bool = False  # made in this worktree, or git cannot say it was not
-    stops: tuple[str, ...] = ()  # what `git stash pop` stops over (``stash_stops``)
-    waits: tuple[str, ...] = ()  # what waits for the pop (``stash_waits``)
-
-
-def newest_stash(
-    root: Path, rels: Sequence[str], now: float | None = None, *, stops: bool = True
-) -> StashSeen:
-    """The newest stash and the vault paths among ``rels`` (what memvault writes:
-    MEMORY.md, folder notes) it concerns, git asked once for both questions (status asks
-    both): what it changes (its first parent to it), and the blob ids of those files
-    here and in git's index (``_blobs``).
-
-    ``stops``: those the stash changes that changed since it was made, unlike git's
-    index (memvault listed notes the stash left, a person's edit): ``git stash pop``
-    stops over them.
-    ``waits``: within ``STASH_WAIT_SECONDS`` of the stash, those it changes that have
-    no unstaged change: memvault writing one now would be that change, and the pop
-    is refused over it ("Your local changes ... would be overwritten by merge"), the
-    person's words in the stash; as a merge's autostash (``MERGE_AUTOSTASH``) is
-    waited for. Past the wait, ``stops`` says.
-
-    Both only for a stash made in this worktree (``_made_here``): the stash list is
-    the repository's, shared by its worktrees, and a stash made in another held this
-    one's MEMORY.md 10 minutes, or had status tell it to pop the other's stash. None
-    asked of git without a stash (its reflog, in the repository's common git folder)."""
-    gdir = git_dir(root) if rels else None
-    newest = _newest_stash(gdir) if gdir is not None else None
-    if gdir is None or newest is None:
-        return StashSeen()
-    made, commit = newest
-    recent = (time.time() if now is None else now) - made <= STASH_WAIT_SECONDS
-    if not (stops or recent):
-        return StashSeen(made)
-    shown = _stash_changes(root, commit)
-    if shown is None:
-        return StashSeen(made)
-    parent, changed = shown
-    here = _made_here(gdir, made, parent)
-    stashed = changed & set(rels)
-    if not here or not stashed:
-        return StashSeen(made, here)
-    hashed = _hashed(root, sorted(r for r in stashed if (root / r).is_file()))
-    # a file unmerged in git's index: a pop (or merge) stopped over it, its conflict to
-    # resolve (status says so of MEMORY.md), not a pop to come over a checkout of it
-    in_index, unmerged = _blobs(root, hashed, None)
-    # the pop stops over a local change, a file unlike git's index ("Your local changes
-    # ... would be overwritten by merge"; `git checkout --` takes it back to the index).
-    # Not HEAD: a staged change (`git stash --keep-index`, a conflict resolved and
-    # added) is merged, and status said the pop would stop where it went through
-    unlike_index = stashed - _same(hashed, in_index) - unmerged
-    return StashSeen(
-        made,
-        here,
-        tuple(sorted(unlike_index)) if stops else (),
-        tuple(sorted(_same(hashed, in_index))) if recent else (),
-    )
-
-
-def stash_stops(root: Path, rels: Sequence[str]) -> list[str]:
-    """The vault paths among ``rels`` that ``git stash pop`` of the newest stash stops
-    over (``newest_stash``: its ``stops``)."""
-    return list(newest_stash(root, rels).stops)
-
-
-def stash_waits(root: Path, rels: Sequence[str], now: float | None = None) -> list[str]:
-    """The vault paths among ``rels`` that wait for ``git stash pop`` (``newest_stash``:
-    its ``waits``)."""
-    return list(newest_stash(root, rels, now, stops=False).waits)
-
-
-# a reflog line: "<old id> <new id> <name> <<email>> <seconds> <zone>\t<message>"
-_REFLOG_LINE = re.compile(rb"([0-9a-f]+) ([0-9a-f]+) .*?> (\d+) [+-]\d{4}(?:\t|$)")
-
-
-def stash_made(root: Path) -> float | None:
-    """When the newest stash was made (its reflog line's time), or None: no stash, outside
-    git. Not the reflog file's mtime: ``git stash drop`` and a ``git stash pop`` that
-    goes through rewrite the file without the stash they take, so a stash made an hour
-    before seemed made that moment, and MEMORY.md waited 10 minutes more for it."""
-    gdir = git_dir(root)
-    newest = _newest_stash(gdir) if gdir is not None else None
-    return None if newest is None else newest[0]
-
-
-def _newest_stash(gdir: Path) -> tuple[float, str] | None:
-    """The newest stash's time and commit (the last line of its reflog), or None."""
-    try:
-        with open(_common(gdir) / "logs" / "refs" / "stash", "rb") as log:
-            size = log.seek(0, os.SEEK_END)
-            log.seek(max(0, size - 4096))  # the last line: the newest stash
-            tail = log.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
-    except OSError:
-        return None  # no stash
-    found = _REFLOG_LINE.match(tail)
-    return (float(found.group(3)), found.group(2).decode("ascii")) if found else None
-
-
-def _stash_changes(root: Path, commit: str) -> tuple[str, set[str]] | None:
-    """The stash ``commit``'s first parent (the HEAD it was made at) and the vault paths
-    it changes from there (what ``git stash show`` names), one git process."""
-    shown = run_git(
-        root,
-        *("log", "-1", "-z", "--format=%P", "-m", "--first-parent", "--name-only"),
-        *("--relative", "--no-renames", "--no-color", commit, "--"),
-    )
-    if shown is None or shown.returncode != 0:
-        return None
-    parents, _, names = shown.stdout.partition(b"\0")
-    if not parents.split():
-        return None
-    changed = names.lstrip(b"\n").decode("utf-8", "replace").split("\0")
-    return parents.split()[0].decode("ascii"), {n for n in changed if n}
-
-
-def _made_here(gdir: Path, made: float, parent: str) -> bool:
-    """Whether a stash made at ``made`` from the commit ``parent`` may have been made in
-    this worktree: its HEAD was at ``parent`` then. git records no worktree in a stash,
-    but its first parent is the HEAD of the worktree that made it, and each worktree's
-    HEAD keeps its own reflog (``logs/HEAD`` in its git folder): the commits HEAD was at
-    during the stash's second are read from it. Two worktrees at that same commit then
-    are not told apart (both wait); a worktree keeping no reflog of HEAD
-    (``core.logAllRefUpdates`` off from the start) cannot say, and waits."""
-    held = _head_during(gdir / "logs" / "HEAD", int(made))
-    return held is None or parent in held
-
-
-def _head_during(log_path: Path, second: int) -> set[str] | None:
-    """The commits a HEAD reflog says HEAD was at during ``second`` (the one before it,
-    those it moved to then), read from the end; None without a reflog."""
-    try:
-        with open(log_path, "rb") as log:
-            size = log.seek(0, os.SEEK_END)
-            want = 1 << 16
-            while True:
-                start = max(0, size - want)
-                log.seek(start)
-                lines = log.read(size - start).split(b"\n")[1 if start else 0 :]
-                entries = [m for line in lines if (m := _REFLOG_LINE.match(line))]
-                if start == 0 or any(int(m.group(3)) < second for m in entries):
-                    break
-                want *= 4
-    except OSError:
-        return None
-    if not entries:
-        return None
-    held: set[str] = set()
-    for m in reversed(entries):
-        if int(m.group(3)) < second:
-            held.add(m.group(2).decode("ascii"))  # where it was as that second began
-            return held
-        if int(m.group(3)) == second:
-            held.add(m.group(2).decode("ascii"))
-    held.add(entries[0].group(1).decode("ascii"))  # before its first move (0s: no HEAD yet)
-    return held
-
-
-def _hashed(root: Path, rels: Sequence[str]) -> dict[str, str]:
-    """The blob id each file at the vault paths ``rels`` would have in git (``git
-    hash-object``, through its filters): one process for every question asked of them."""
-    if not rels:
-        return {}
-    done = run_git(root, "hash-object", "--", *rels)
-    if done is None or done.returncode:
-        return {}
-    ids = done.stdout.decode("ascii", "replace").split()
-    return dict(zip(rels, ids, strict=False))
-
-
-def _blobs(
-    root: Path, hashed: dict[str, str], commit: str | None
-) -> tuple[dict[str, str], set[str]]:
-    """The blob ids git has at the vault paths of ``hashed``: in git's index (``commit``
-    None; stage 0) or in ``commit``; and those unmerged in the index (a conflict's
-    stages). Plumbing: ``git diff`` wrote the index back, under index.lock, when it
-    found a file's stat changed and not its bytes, ``--no-optional-locks`` or not (git
-    2.39), and a person's ``git add`` at that moment failed."""
-    if not hashed:
-        return {}, set()
-    here, there = ("--literal-pathspecs",), sorted(hashed)
-    if commit is None:
-        listed = run_git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
-    else:
-        listed = run_git(root, *here, "ls-tree", "-z", commit, "--", *there)  # mode type id\tpath
-    if listed is None or listed.returncode:
-        return {}, set()
-    kept: dict[str, str] = {}
-    unmerged: set[str] = set()
-    for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
-        fields, _, path = entry.partition("\t")
-        if not path:
-            continue
-        if commit is None and fields.split()[2] != "0":
-            unmerged.add(path)
-        else:
-            kept[path] = fields.split()[1 if commit is None else 2]
-    return kept, unmerged
-
-
-def _same(hashed: dict[str, str], kept: dict[str, str]) -> set[str]:
-    """The paths whose file's blob id (``hashed``) is the one git has there (``kept``)."""
-    return {r for r, blob in hashed.items() if kept.get(r) == blob}
-
-
-def _common(gdir: Path) -> Path:
+def common_dir(gdir: Path) -> Path:
     """The git folder a worktree's shares with the repository (its ``commondir``: refs,
     the stash), or ``gdir`` itself."""
     try:
@@ -544,8 +345,11 @@ _LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GI
 
 __all__ = [
     "DETACHED",
-    "StashSeen",
+    "LATER",
+    "LEFT",
+    "STAGED",
     "commits_lacked",
+    "common_dir",
     "git_busy",
     "git_dir",
     "git_removed",
@@ -557,13 +361,10 @@ __all__ = [
     "is_shallow",
     "merged_here",
     "nested_repo",
-    "newest_stash",
     "published",
     "run_git",
     "settings_ignored",
     "stage_made",
-    "stash_made",
-    "stash_stops",
-    "stash_waits",
+    "theirs_staged",
     "was_checked_out",
 ]
