@@ -1,0 +1,43 @@
+"""Real notes in other languages, used as a person would (field test, stop 53: a Russian
+digital garden and a Chinese PARA vault, both public): what broke, kept from breaking
+again on small vaults of the same kind built here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import new_vault, open_vault, write
+
+RUSSIAN_PEOPLE = (
+    '[[memory.sections]]\nname = "люди"\ntitle = "Люди"\nfolder = "Люди"\n'
+    'order = "updated"\nlimit = 8\n'
+)
+
+
+def _with_section(root: Path, section: str) -> None:
+    config = root / ".memvault" / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + "\n" + section, encoding="utf-8")
+
+
+def test_a_section_named_in_russian_is_written_once_however_often_memory_md_is_written(
+    tmp_path: Path,
+) -> None:
+    # config.toml lets a section's name be letters of any script (`люди`); MEMORY.md's
+    # markers were read as ASCII only, so the section was never found in the file and
+    # each write added it again at the end: three writes, three "## Люди"
+    root = new_vault(tmp_path)
+    _with_section(root, RUSSIAN_PEOPLE)
+    write(root, "Люди/Анна.md", "---\nsummary: Ведёт команду данных.\n---\n# Анна\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        write(root, "Люди/Борис.md", "---\nsummary: Пишет код.\n---\n# Борис\n")
+        vault.sync()
+        vault.log("Переименовал папку gamedev в геймдев")
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.count("## Люди") == 1, text
+    assert text.count("<!-- memvault:begin люди -->") == 1, text
+    block = text.split("<!-- memvault:begin люди -->")[1].split("<!-- memvault:end люди -->")[0]
+    assert block.splitlines()[1:] == [  # no dates: by name
+        "- [[Люди/Анна]] - Ведёт команду данных.",
+        "- [[Люди/Борис]] - Пишет код.",
+    ], block
