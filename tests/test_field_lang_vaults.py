@@ -4,9 +4,19 @@ again on small vaults of the same kind built here."""
 
 from __future__ import annotations
 
+import json
+import unicodedata
 from pathlib import Path
 
-from helpers import new_vault, open_vault, write
+from helpers import (
+    DaemonProcess,
+    eventually,
+    memvault_env,
+    new_vault,
+    open_vault,
+    run_memvault,
+    write,
+)
 
 RUSSIAN_PEOPLE = (
     '[[memory.sections]]\nname = "люди"\ntitle = "Люди"\nfolder = "Люди"\n'
@@ -41,3 +51,34 @@ def test_a_section_named_in_russian_is_written_once_however_often_memory_md_is_w
         "- [[Люди/Анна]] - Ведёт команду данных.",
         "- [[Люди/Борис]] - Пишет код.",
     ], block
+
+
+def _search(tmp_path: Path, root: Path, query: str) -> list[str]:
+    out = run_memvault(
+        "search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path)
+    )
+    assert out.returncode == 0, out.stderr
+    return [h["path"] for h in json.loads(out.stdout)["hits"]]
+
+
+def test_a_note_saved_in_a_folder_a_mac_named_stays_found_under_the_daemon(
+    tmp_path: Path,
+) -> None:
+    # A vault copied from a Mac keeps its names decomposed (NFD: ё is е and a combining
+    # diaeresis). The watcher names the folder of such a note in NFC, for the engine to
+    # learn its names by a scan; the engine looked for that folder as NFC spelt it, did
+    # not find it, and took its notes for deleted: each save of one dropped it from search
+    root = new_vault(tmp_path)
+    folder = unicodedata.normalize("NFD", "forge/Объёмы йогуртов")
+    note = root / folder / unicodedata.normalize("NFD", "Йогурт.md")
+    write(root, f"{folder}/{note.name}", "# Йогурт\n\nЖирность три процента.\n")
+    daemon = DaemonProcess(tmp_path, root)
+    try:
+        daemon.ready(answering=True)
+        eventually(lambda: _search(tmp_path, root, "жирность"), 30, "the note indexed")
+        with open(note, "a", encoding="utf-8") as fh:  # an editor's save, in place
+            fh.write("\nСметана тоже.\n")
+        eventually(lambda: _search(tmp_path, root, "сметана"), 30, "the saved note found")
+        assert _search(tmp_path, root, "жирность") == ["forge/Объёмы йогуртов/Йогурт.md"]
+    finally:
+        assert daemon.stop() == 0
