@@ -54,9 +54,7 @@ def test_a_section_named_in_russian_is_written_once_however_often_memory_md_is_w
 
 
 def _search(tmp_path: Path, root: Path, query: str) -> list[str]:
-    out = run_memvault(
-        "search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path)
-    )
+    out = run_memvault("search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path))
     assert out.returncode == 0, out.stderr
     return [h["path"] for h in json.loads(out.stdout)["hits"]]
 
