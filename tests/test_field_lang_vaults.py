@@ -17,6 +17,7 @@ from helpers import (
     run_memvault,
     write,
 )
+from memvault.vault.template import init_vault
 
 RUSSIAN_PEOPLE = (
     '[[memory.sections]]\nname = "люди"\ntitle = "Люди"\nfolder = "Люди"\n'
@@ -78,5 +79,33 @@ def test_a_note_saved_in_a_folder_a_mac_named_stays_found_under_the_daemon(
             fh.write("\nСметана тоже.\n")
         eventually(lambda: _search(tmp_path, root, "сметана"), 30, "the saved note found")
         assert _search(tmp_path, root, "жирность") == ["forge/Объёмы йогуртов/Йогурт.md"]
+    finally:
+        assert daemon.stop() == 0
+
+
+def test_a_save_in_a_section_folder_a_mac_named_keeps_the_section_in_memory_md(
+    tmp_path: Path,
+) -> None:
+    # A French vault from a Mac: `init` takes its Décisions/ (NFD on disk) for decisions.
+    # One save of one note there, under the daemon, emptied the whole section: every
+    # note of the folder was taken for deleted
+    root = tmp_path / "notes"
+    folder = unicodedata.normalize("NFD", "Décisions")
+    write(root, f"{folder}/Kafka.md", "---\nsummary: Les événements passent par Kafka.\n---\n")
+    write(root, f"{folder}/Postgres.md", "---\nsummary: On garde PostgreSQL.\n---\n")
+    init_vault(root)
+    daemon = DaemonProcess(tmp_path, root)
+    memory = root / "MEMORY.md"
+    lines = [
+        "- [[Décisions/Kafka]] - Les événements passent par Kafka.",
+        "- [[Décisions/Postgres]] - On garde PostgreSQL.",
+    ]
+    try:
+        daemon.ready(answering=True)
+        eventually(lambda: all(line in memory.read_text("utf-8") for line in lines), 30)
+        with open(root / folder / "Kafka.md", "a", encoding="utf-8") as fh:
+            fh.write("\nEt Zookeeper.\n")
+        eventually(lambda: _search(tmp_path, root, "Zookeeper"), 30, "the saved note found")
+        assert all(line in memory.read_text("utf-8") for line in lines)
     finally:
         assert daemon.stop() == 0
