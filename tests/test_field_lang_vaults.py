@@ -5,6 +5,9 @@ again on small vaults of the same kind built here."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import time
 import unicodedata
 from pathlib import Path
 
@@ -109,3 +112,28 @@ def test_a_save_in_a_section_folder_a_mac_named_keeps_the_section_in_memory_md(
         assert all(line in memory.read_text("utf-8") for line in lines)
     finally:
         assert daemon.stop() == 0
+
+
+def test_a_rename_after_a_commit_warns_of_no_note_kept_busy(tmp_path: Path) -> None:
+    # The Chinese vault commits itself (Obsidian Git, every few minutes). The first rename
+    # after a commit found git's files changed since the last sync, so MEMORY.md waited
+    # for the next sync (0.1 s later) — and the daemon warned that it "kept changing,
+    # stayed open for writing in another program or moved meanwhile": it had not
+    root = new_vault(tmp_path)
+    write(root, "笔记/数据库迁移.md", "# 数据库迁移\n\n三月迁移到 PostgreSQL。\n")
+    write(root, "日志.md", "见 [[数据库迁移]]。\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(root)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    daemon = DaemonProcess(tmp_path, root)
+    try:
+        daemon.ready(answering=True)
+        eventually(lambda: "[[日志]]" in (root / "MEMORY.md").read_text("utf-8"), 30)
+        subprocess.run([*git, "add", "-A"], check=True)
+        subprocess.run([*git, "commit", "-qm", "自动备份"], check=True)
+        time.sleep(1)  # the commit's own events synced first, as Obsidian Git's are
+        os.rename(root / "笔记/数据库迁移.md", root / "笔记/PostgreSQL 迁移.md")
+        log = root / "日志.md"
+        eventually(lambda: "[[PostgreSQL 迁移]]" in log.read_text("utf-8"), 30)
+    finally:
+        assert daemon.stop() == 0
+    assert "kept changing" not in daemon.stderr, daemon.stderr[-3000:]
