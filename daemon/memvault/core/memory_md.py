@@ -75,7 +75,10 @@ from memvault.core.memory_tail import (
 from memvault.core.text import lines_with_ends, newline_of
 from memvault.core.wikilinks import find_links, link_safe
 
-_MARKER = re.compile(r"^\s*<!--\s*memvault:(begin|end)\s+([A-Za-z0-9_-]+)\s*-->\s*$")
+# a section's name as config.py lets one be (\w: str.isalnum() and _, any script; - too):
+# read as ASCII only, a section named `люди` was not found, and each write added it again
+_NAME = r"[\w-]+"
+_MARKER = re.compile(rf"^\s*<!--\s*memvault:(begin|end)\s+({_NAME})\s*-->\s*$")
 _ENTRY = re.compile(r"- (?:\[\[([^\[\]|#^\n]+)\]\]|`([^`\n]+)`)(?: - .*)?")
 FOLDER_SECTION = "folder"
 
@@ -530,7 +533,7 @@ def _recounted(head: str, count: int, label: str) -> str:
 # a marker from its "<!--" (a literal the regex engine skips to) to the line's end; the
 # start of its line is checked apart (only blanks before it): one scan of 100,000 lines
 _MARKER_LINE = re.compile(
-    r"<!--[ \t]*memvault:(begin|end)[ \t]+([A-Za-z0-9_-]+)[ \t]*-->[ \t]*\r?$", re.MULTILINE
+    rf"<!--[ \t]*memvault:(begin|end)[ \t]+({_NAME})[ \t]*-->[ \t]*\r?$", re.MULTILINE
 )
 
 

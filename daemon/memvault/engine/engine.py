@@ -407,7 +407,7 @@ class Engine:
             relink_journal.follow(self.store, moves, changes.deleted)
         if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,
             # but in the notes that kept changing
-            relink_journal.settle(self.store, moves, [*kept_changing, *written.waiting])
+            relink_journal.settle(self.store, moves, kept_changing, written.waiting)
         if deleted_labels:
             self.embedding.maybe_compact()
         return SyncReport(  # notes: MEMORY.md is neither created nor modified as a note

@@ -61,9 +61,15 @@ def waiting(store: Store) -> tuple[dict[str, str], tuple[str, ...]]:
         return {}, ()
 
 
-def settle(store: Store, moves: Mapping[str, str], left: Sequence[str]) -> None:
+def settle(
+    store: Store, moves: Mapping[str, str], busy: Sequence[str], waiting_too: Sequence[str] = ()
+) -> None:
     """After a relink of ``moves``: dropped from the journal when every note took its
-    links; kept, with the notes ``left`` to try again, when some did not."""
+    links; kept, with the notes left to try again, when some did not: ``busy``, which
+    kept changing (said here), and ``waiting_too``, MEMORY.md left for git, which says
+    why itself (``Linker.update_memory``) or waits for the next sync, queued at once (git
+    changed the files as this one read them: a commit of Obsidian Git's)."""
+    left = [*busy, *waiting_too]
     if not left:
         store.clear_relink(moves)
         if not store.pending_relink():
@@ -72,12 +78,14 @@ def settle(store: Store, moves: Mapping[str, str], left: Sequence[str]) -> None:
     kept_moves, kept_notes = waiting(store)
     notes = sorted(set(kept_notes) | set(left))
     store.set_meta(WAITING_KEY, json.dumps({"moves": {**kept_moves, **moves}, "notes": notes}))
+    if not busy:
+        return
     log.warning(
         "links to moved files are not re-targeted yet in %d notes that kept changing, "
         "stayed open for writing in another program or moved meanwhile (%s): tried "
         "again at the next sync",
-        len(left),
-        ", ".join(left[:5]) + (", ..." if len(left) > 5 else ""),
+        len(busy),
+        ", ".join(busy[:5]) + (", ..." if len(busy) > 5 else ""),
     )
 
 

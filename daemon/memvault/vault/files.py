@@ -152,7 +152,8 @@ class VaultFS:
         classified by ``vault.scan``'s rules (``fast=False``: each rule asked of every
         name, the plain ``name.md`` too: the same answer, slower)."""
         walk = Walk(str(self.root), self._real_root, self._ignore)
-        scan = walk.run(folder, self.check_root, fast=fast)
+        # a folder a Mac named (NFD) is asked for in NFC (the watcher's word for it)
+        scan = walk.run(disk_spelling(str(self.root), folder), self.check_root, fast=fast)
         for key, seen in scan.notes.items():  # the name on disk of each key, as found now
             if key != seen.disk:
                 self._disk[key] = seen.disk
@@ -202,9 +203,12 @@ class VaultFS:
 
     def is_folder(self, rel: str) -> bool:
         """A folder is at ``rel``, spelt so (on a disk that folds case, ``people/`` is
-        not there once renamed ``People/``, though it opens that folder)."""
-        return os.path.isdir(os.path.join(self.root, rel)) and (
-            not self.folds or spelt_as_on_disk(str(self.root), rel)
+        not there once renamed ``People/``, though it opens that folder) or in another
+        Unicode form only (a Mac's NFD name, which the watcher names in NFC: its notes
+        were taken for deleted)."""
+        disk = disk_spelling(str(self.root), rel)
+        return os.path.isdir(os.path.join(self.root, disk)) and (
+            not self.folds or spelt_as_on_disk(str(self.root), disk)
         )
 
     def obsidian_app_json(self) -> str | None:
