@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from memvault.config import IndexSettings
-from memvault.core.changes import Known
+from memvault.core.changes import Manifest
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
 from memvault.index import integrity
@@ -196,10 +196,11 @@ class Store(PendingQueue, LinkTables, NoteLists):
 
     # -- notes ---------------------------------------------------------------------
 
-    def manifest(self) -> dict[str, Known]:
+    def manifest(self) -> Manifest:
+        """Every note row's (size, mtime_ns, sha256) by path (``Known`` made when asked)."""
         with self._lock:
             rows = self._db.execute("SELECT path, size, mtime_ns, sha256 FROM notes").fetchall()
-        return {p: Known(s, m, h) for p, s, m, h in rows}
+        return Manifest(rows)
 
     def note(self, path: str) -> NoteRow | None:
         with self._lock:
