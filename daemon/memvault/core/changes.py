@@ -20,7 +20,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import itemgetter
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,10 +74,7 @@ class Manifest(Mapping[str, Known]):
     __slots__ = ("rows",)
 
     def __init__(self, rows: Iterable[tuple[str, int, int, str]]) -> None:
-        rows = rows if isinstance(rows, list) else list(rows)
-        self.rows: dict[str, tuple[str, int, int, str]] = dict(
-            zip(map(_PATH, rows), rows, strict=True)
-        )
+        self.rows: dict[str, tuple[str, int, int, str]] = {row[0]: row for row in rows}
 
     @classmethod
     def of(cls, known: Mapping[str, Known]) -> Manifest:
@@ -101,9 +97,6 @@ class Manifest(Mapping[str, Known]):
 
     def keys(self) -> KeysView[str]:
         return self.rows.keys()  # (set operations on it run in C)
-
-
-_PATH = itemgetter(0)
 
 
 def suspects(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:

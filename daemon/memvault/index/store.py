@@ -199,8 +199,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
     def manifest(self) -> Manifest:
         """Every note row's (size, mtime_ns, sha256) by path (``Known`` made when asked)."""
         with self._lock:
-            rows = self._db.execute("SELECT path, size, mtime_ns, sha256 FROM notes").fetchall()
-        return Manifest(rows)
+            return Manifest(self._db.execute("SELECT path, size, mtime_ns, sha256 FROM notes"))
 
     def note(self, path: str) -> NoteRow | None:
         with self._lock:
