@@ -12,6 +12,7 @@ from memvault.core.changes import (
     RENAME_LIMIT,
     ChangeSet,
     Known,
+    Manifest,
     Seen,
     diff,
     edited_moves,
@@ -279,3 +280,34 @@ def test_diff_by_sets_finds_what_a_look_at_each_path_finds(
     seen = {p: Seen(1, 2) for p in now}
     hashes = {p: h for p, h in now.items() if p in hashed}  # some hashed, some not
     assert diff(known, seen, hashes, scope) == _diff_path_by_path(known, seen, hashes, scope)
+
+
+def test_a_manifest_of_rows_is_the_mapping_of_known_it_holds() -> None:
+    rows = [("a.md", 1, 10, "h1"), ("b/c.md", 2, 20, "h2")]
+    manifest = Manifest(rows)
+    as_dict = {"a.md": Known(1, 10, "h1"), "b/c.md": Known(2, 20, "h2")}
+    assert manifest == as_dict and dict(manifest) == as_dict
+    assert len(manifest) == 2 and list(manifest) == ["a.md", "b/c.md"]
+    assert "a.md" in manifest and "x.md" not in manifest and manifest.get("x.md") is None
+    assert manifest.keys() - {"a.md"} == {"b/c.md"}
+    with pytest.raises(KeyError):
+        manifest["x.md"]
+    assert Manifest.of(as_dict).rows == manifest.rows and Manifest.of(manifest) is manifest
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.sampled_from("abcdef"), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+    st.dictionaries(st.sampled_from("abcdef"), st.tuples(st.integers(0, 2), st.integers(0, 2))),
+)
+def test_the_changes_from_a_manifest_are_those_from_its_dict(
+    recorded: dict[str, tuple[int, int]], there: dict[str, tuple[int, int]]
+) -> None:
+    """What a sync reads from the store (rows) finds what a dict of ``Known`` did."""
+    known = {f"{p}.md": Known(s, m, f"h{s}") for p, (s, m) in recorded.items()}
+    seen = {f"{p}.md": Seen(s, m) for p, (s, m) in there.items()}
+    manifest = Manifest((p, k.size, k.mtime_ns, k.sha256) for p, k in known.items())
+    assert suspects(manifest, seen) == suspects(known, seen)
+    assert to_hash(manifest, seen) == to_hash(known, seen)
+    hashes = {p: f"h{seen[p].size}" for p in to_hash(known, seen)}
+    assert diff(manifest, seen, hashes) == diff(known, seen, hashes)

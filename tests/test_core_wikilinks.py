@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from memvault.core.wikilinks import (
     decode_uri,
     find_links,
     heading_key,
+    key,
     link_safe,
     mask_code,
     unfiled_links,
@@ -799,3 +801,19 @@ def test_a_path_given_twice_is_one_file_not_its_own_twin() -> None:
     assert index.resolve("a", "b.md") == Resolution("resolved", "people/a.md")
     assert index.resolve("people/a", "b.md") == Resolution("resolved", "people/a.md")
     assert index.with_files(["people/a.md"]).resolve("a", "b.md").verdict == "resolved"
+
+
+@given(st.text(alphabet=st.characters(max_codepoint=127)))
+def test_an_ascii_path_is_keyed_as_any_path_is(path: str) -> None:
+    """``key``'s ASCII fast path: the NFC form's lower case, the path itself when so."""
+    assert key(path) == unicodedata.normalize("NFC", path).lower()
+    lowered = path.lower()
+    assert key(lowered) is lowered
+
+
+def test_a_link_index_names_each_file_by_its_last_name() -> None:
+    idx = LinkIndex(["People/Ana.md", "Ana.md", "deep/er/Ana.md", "b.md", "Notes/Ωμέγα.md"])
+    assert idx.resolve("ana", "b.md").path == "Ana.md"  # the shortest path of the name
+    assert idx.resolve("deep/er/ana", "b.md").path == "deep/er/Ana.md"
+    assert idx.resolve("ΩΜΈΓΑ", "b.md").path == "Notes/Ωμέγα.md"
+    assert idx.resolve("B", "Ana.md").path == "b.md"

@@ -5,6 +5,7 @@ process that holds every row does."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from helpers import new_vault, note, open_vault, write
@@ -164,3 +165,33 @@ def test_a_command_without_a_daemon_sees_a_persons_edits_adds_removes_and_rename
     assert paths("kayak club tuesdays")[0] == "topics/canoe.md"
     (root / "topics/canoe.md").unlink()
     assert "topics/canoe.md" not in paths("kayak club tuesdays")
+
+
+def test_a_cold_search_sees_an_edit_in_place_of_the_same_size_within_the_second(
+    tmp_path: Path,
+) -> None:
+    """The scan compared with the store's rows (``changes.Manifest``): a note rewritten
+    in place (its inode and its folder's mtime kept), to the same size, its mtime a
+    microsecond on, is read again by the next command with no daemon; a note deleted
+    is never named."""
+    root = _linked_vault(tmp_path)
+    path = root / "projects" / "p03.md"
+    write(root, "projects/p03.md", note("Crossing 3", "", "The zeppelin hangar is rented.\n"))
+    with open_vault(root, mode="query") as v:
+        assert v.search("zeppelin hangar", k=1)[0].path == "projects/p03.md"
+    before = path.stat()
+    folder_mtime = path.parent.stat().st_mtime_ns
+    old = path.read_bytes()
+    new = old.replace(b"hangar is rented", b"quarry is leased")
+    assert len(new) == len(old)
+    with path.open("r+b") as f:  # in place: the same inode, the folder's mtime unchanged
+        f.write(new)
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000))
+    assert path.stat().st_size == before.st_size and path.stat().st_ino == before.st_ino
+    assert path.parent.stat().st_mtime_ns == folder_mtime
+    with open_vault(root, mode="query") as v:
+        hits = v.search("zeppelin quarry leased", k=3)
+        assert hits[0].path == "projects/p03.md" and "quarry is leased" in hits[0].text
+    (root / "projects" / "p05.md").unlink()
+    with open_vault(root, mode="query") as v:
+        assert all(h.path != "projects/p05.md" for h in v.search("crossing", k=50))

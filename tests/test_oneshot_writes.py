@@ -194,3 +194,29 @@ def test_lists_sorted_lean_then_given_every_row_are_sorted_afresh(tmp_path: Path
         fresh.sync(vectors=False)
     assert "people/n05" not in (root / "people" / "people.md").read_text("utf-8")
     assert _listings(copy) == _listings(root)
+
+
+def test_an_add_with_no_daemon_finds_the_note_titled_so_in_its_folder_in_any_case(
+    tmp_path: Path,
+) -> None:
+    """The titles a write's name lookup reads with no daemon are those of its folder's
+    notes alone (the folder index), its top folder taken in any case as before
+    (``People/`` for ``people``), and a note of that title elsewhere is not it."""
+    root = new_vault(tmp_path)
+    write(root, "People/Ana.md", note("Ana Pérez", "a person"))
+    write(root, "people/bo.md", note("Bo", "another"))
+    write(root, "projects/ana-perez-plan.md", note("Ana Pérez", "a project"))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with open_vault(root) as v:
+        assert v.engine.catalogue._rows is None  # no rows: the store's titles
+        assert sorted(v.engine.catalogue.titles("people")) == [
+            ("People/Ana.md", "Ana Pérez"),
+            ("people/bo.md", "Bo"),
+        ]
+        assert v.engine.catalogue.titles("nowhere") == []
+        v.add("people", "Ana Pérez", summary="found by title", update=True)
+        assert v.engine.catalogue._rows is None
+    assert "found by title" in (root / "People" / "Ana.md").read_text("utf-8")
+    assert sorted(p.name for p in (root / "people").iterdir()) == ["bo.md"]  # none made
+    assert "found by title" not in (root / "projects" / "ana-perez-plan.md").read_text("utf-8")

@@ -1161,3 +1161,18 @@ def test_whether_a_folder_holds_notes_is_sought_by_its_top_folder_not_a_scan(
         for plan in plans.values()
     ), plans
     store.close()
+
+
+def test_the_embedded_label_array_is_every_embedded_label_in_order(tmp_path: Path) -> None:
+    """Read off the (path, ord) index, whose order is not the labels': sorted after."""
+    store = open_store(tmp_path)
+    assert store.embedded_label_array().tolist() == []
+    early = add_note(store, "z.md", "one", "two", "three")
+    waiting = add_note(store, "m.md", "four", pending=True)
+    late = add_note(store, "a.md", "five")
+    assert late[0] > waiting[0] > early[-1]
+    got = store.embedded_label_array()
+    assert got.dtype == np.int64
+    assert got.tolist() == [*early, *late] == sorted(store.embedded_labels())
+    assert store.embedded_label_array(first=True).tolist() == [early[0]]
+    store.close()

@@ -241,3 +241,22 @@ def test_a_huge_note_of_one_line_is_cut_inside_it_not_before_it(tmp_path: Path) 
     text = result.decoded.text
     assert 900_000 < len(text.encode("utf-8")) <= 1_000_000  # a character's edge
     assert text.startswith("# Big\n中文 word 中文") and "\ufffd" not in text
+
+
+def test_a_folder_spelt_in_nfd_is_read_through_its_name_until_renamed(tmp_path: Path) -> None:
+    """The plain names' fast path of the scan, in a folder whose name is not NFC: each
+    note's key is the NFC form, read through the disk's name; renamed to NFC, the
+    next scan forgets the old spelling (an old one kept opened a path now gone)."""
+    nfc, nfd = (unicodedata.normalize(form, "Café") for form in ("NFC", "NFD"))
+    (tmp_path / nfd).mkdir()
+    (tmp_path / nfd / "menu.md").write_text("one", encoding="utf-8")
+    (tmp_path / "plain.md").write_text("two", encoding="utf-8")
+    fs = VaultFS(tmp_path)
+    scan = fs.scan()
+    assert sorted(scan.notes) == [f"{nfc}/menu.md", "plain.md"]
+    assert scan.notes[f"{nfc}/menu.md"].disk == f"{nfd}/menu.md"
+    assert fs.read(f"{nfc}/menu.md").decoded.text == "one"
+    (tmp_path / nfd).rename(tmp_path / nfc)
+    assert fs.scan().notes[f"{nfc}/menu.md"].disk == f"{nfc}/menu.md"
+    assert fs.read(f"{nfc}/menu.md").decoded.text == "one"
+    assert fs.path(f"{nfc}/menu.md") == tmp_path / nfc / "menu.md"

@@ -309,7 +309,12 @@ def key(path: str) -> str:
     ``Masse.md`` and ``Maße.md`` are two names. Final sigma is the one fold kept (ς as
     σ): lower case gives Σ as ς only at a word's end, and ``ΟΔΟΣ.md`` ends no word where
     ``[[ΟΔΟΣ]]`` does. A path that is its own key is returned as it is: the link index
-    keys every file by it, and a copy of each path is ~7 MB of a 100,000-note daemon."""
+    keys every file by it, and a copy of each path is ~7 MB of a 100,000-note daemon.
+    (ASCII is its own NFC form and has no sigma: its lower case, no more asked; a link
+    index of 100,000 paths is built in each write with no daemon.)"""
+    if path.isascii():
+        k = path.lower()
+        return path if k == path else k
     k = unicodedata.normalize("NFC", path).lower()
     if "ς" in k:
         k = k.replace("ς", "σ")
@@ -357,12 +362,13 @@ class LinkIndex:
         # keys several files share (``People/Ana.md`` and ``People/ANA.md``: ext4 holds
         # both, a git pull brings both): each spelling of theirs, sorted (rare, so small)
         self._twins: dict[str, tuple[str, ...]] = {}
+        by_path, by_name = self._by_path, self._by_name
         for path in sorted(set(files)):  # a path given twice is one file, not its own twin
             k = key(path)
-            if (had := self._by_path.get(k)) is not None:
+            if (had := by_path.get(k)) is not None:
                 self._twins[k] = (*self._twins.get(k, (had,)), path)
-            self._by_path[k] = path
-            self._by_name[key(posixpath.basename(path))].append(path)
+            by_path[k] = path
+            by_name[key(path.rpartition("/")[2])].append(path)  # (posixpath.basename)
         self._by_alias: dict[str, list[str]] = defaultdict(list)
         self._aliases: dict[str, tuple[str, ...]] = {}  # path -> its aliases, as given
         for path, names in (aliases or {}).items():

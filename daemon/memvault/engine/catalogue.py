@@ -109,14 +109,16 @@ class Catalogue:
                 self._dirty.clear()
             return self._rows
 
-    def titles(self) -> list[tuple[str, str]]:
+    def titles(self, folder: str | None = None) -> list[tuple[str, str]]:
         """Every note's path and title: from the rows once read, else the store's two
-        columns (a write's name lookup with no daemon makes no row)."""
+        columns (a write's name lookup with no daemon makes no row); ``folder``: at
+        least those under it in any case (``Store.note_titles``: the store reads only
+        those of its top folder)."""
         with self._lock:
             self._follow_writer()
             if self._rows is not None:
                 return [(p, row.title) for p, row in self.notes().items()]
-        return self._store.note_titles()
+        return self._store.note_titles(folder)
 
     def all_among(self, paths: Collection[str]) -> bool:
         """Whether every note of the index is one of ``paths`` (a first sync's), counted

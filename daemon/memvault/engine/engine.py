@@ -249,13 +249,14 @@ class Engine:
                 self.fs, self.store, self.attachments, paths, self.config.memory.file
             )
             vanished: tuple[str, ...] = ()
+            known: Mapping[str, Known]
             if scope is not None and len(scope) <= BATCH_NOTES:  # a save: its own rows
                 rows = {p: self.store.note(p) for p in scope}
                 known = {p: Known(r.size, r.mtime_ns, r.sha256) for p, r in rows.items() if r}
             else:
                 known = self.store.manifest()
             if scope is not None:
-                known = {p: k for p, k in known.items() if p in scope}
+                known = {p: known[p] for p in scope if p in known}
                 # named by an event, yet neither on disk nor indexed: created and gone
                 # within one batch, or an event under a stale path (a folder renamed
                 # while the observer caught up) -- the caller may want a full reconcile

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import posixpath
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from memvault.core.changes import ChangeSet, Known, Seen, diff, edited_moves, unlisted_kept
@@ -167,7 +167,7 @@ def _keep_unlisted(
 
 
 def compared(
-    known: dict[str, Known],
+    known: Mapping[str, Known],
     seen: dict[str, Seen],
     hashes: dict[str, str],
     scope: set[str] | None,

@@ -19,7 +19,7 @@ import json
 import logging
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
@@ -211,7 +211,7 @@ def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict
 
 def _changed(
     fs: VaultFS,
-    known: dict[str, Known],
+    known: Mapping[str, Known],
     seen: dict[str, Seen],
     paths: list[str],
     line_ends: bool = False,

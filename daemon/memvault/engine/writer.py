@@ -183,7 +183,7 @@ class Writer:
         may = compose.key_may_be(want)
         titled = sorted(
             rel
-            for rel, named in self.catalogue.titles()  # no row made: a path and a title
+            for rel, named in self.catalogue.titles(folder)  # no row made: path and title
             if rel.casefold().startswith(inside)
             and want
             and may(named or "")

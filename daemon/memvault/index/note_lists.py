@@ -144,13 +144,25 @@ class NoteLists:
             ).fetchone()
         return None if row is None else _entry(*row)
 
-    def note_titles(self) -> list[tuple[str, str]]:
-        """Every index note's path and title."""
+    def note_titles(self, folder: str | None = None) -> list[tuple[str, str]]:
+        """Every index note's path and title; ``folder``: of the notes whose top folder is
+        its first part in any case (as ``casefold`` compares: the caller compares the rest),
+        by the folder index, not every note (a name lookup of ``add`` at 100,000 notes read
+        100,000 titles for a folder's 12,000)."""
+        query = "SELECT path, title FROM notes WHERE kind = 'note'"
         with self._lock:
-            return [
-                (p, t)
-                for p, t in self._db.execute("SELECT path, title FROM notes WHERE kind = 'note'")
+            if folder is None:
+                return [(p, t) for p, t in self._db.execute(query)]
+            top = folder.split("/", 1)[0].casefold()
+            tops = [
+                c
+                for (c,) in self._db.execute("SELECT DISTINCT category FROM notes")
+                if c.casefold() == top
             ]
+            if not tops:
+                return []
+            marks = ", ".join("?" * len(tops))
+            return [(p, t) for p, t in self._db.execute(f"{query} AND category IN ({marks})", tops)]
 
     def notes_past(self, count: int) -> bool:
         """Whether the index holds more than ``count`` notes (counted no further)."""

@@ -154,10 +154,17 @@ class VaultFS:
         walk = Walk(str(self.root), self._real_root, self._ignore)
         # a folder a Mac named (NFD) is asked for in NFC (the watcher's word for it)
         scan = walk.run(disk_spelling(str(self.root), folder), self.check_root, fast=fast)
-        for key, seen in scan.notes.items():  # the name on disk of each key, as found now
-            if key != seen.disk:
-                self._disk[key] = seen.disk
-            else:
+        # the name on disk of each key, as found now: a name spelt otherwise is one the
+        # full rules took (Walk.entry), or one of a folder not in NFC; a key kept from
+        # before and now found as it is spelt is let go (a look at each note's key cost a
+        # search with no daemon 0.04 s at 100,000 notes)
+        notes = scan.notes
+        for key in [k for k in self._disk if k in notes and notes[k].disk == k]:
+            del self._disk[key]
+        for key in walk.spelt_otherwise:
+            if (disk := notes[key].disk) != key:
+                self._disk[key] = disk
+            else:  # a twin spelt as its key took its place
                 self._disk.pop(key, None)
         return scan
 

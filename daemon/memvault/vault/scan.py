@@ -86,6 +86,7 @@ class Walk:
         self.unlisted: list[str] = []
         self.ignored: dict[str, int] = {}
         self.twins: list[tuple[str, str]] = []  # (key, a path of that key not indexed)
+        self.spelt_otherwise: set[str] = set()  # keys whose note is spelt otherwise on disk
         self.stack: list[str] = []
 
     def run(self, folder: str, check_root: Callable[[], None], fast: bool = True) -> Scan:
@@ -125,6 +126,7 @@ class Walk:
         prefix and the prefix's NFC form are made once.)"""
         prefix = f"{folder}/" if folder else ""
         key_prefix = unicodedata.normalize("NFC", prefix)  # "/" never composes: a join
+        as_spelt = key_prefix == prefix  # (most folders: a key is its path, one string)
         plain, copy, notes, ignore = (
             PLAIN_NOTE.fullmatch,
             CONFLICT_COPY.search,
@@ -134,22 +136,23 @@ class Walk:
         low, high = _INT64
         for entry in entries:
             name = entry.name
-            rel = prefix + name
-            if (
-                plain(name) is not None
-                and ("_" not in name or copy(name) is None)
-                and (key := key_prefix + name) not in notes
-                and (ignore is None or ignore.match(rel) is None)
-            ):
-                try:
-                    if entry.is_file(follow_symlinks=False):
-                        st = entry.stat()
-                        ns = st.st_mtime_ns
-                        notes[key] = Seen(st.st_size, ns if low <= ns <= high else mtime(st), rel)
-                        continue
-                except OSError:
-                    pass  # the full rules say what of it
-            self.entry(rel, entry)
+            if plain(name) is not None and ("_" not in name or copy(name) is None):
+                rel = prefix + name
+                key = rel if as_spelt else key_prefix + name
+                if key not in notes and (ignore is None or ignore.match(rel) is None):
+                    try:
+                        if entry.is_file(follow_symlinks=False):
+                            st = entry.stat()
+                            ns = st.st_mtime_ns
+                            notes[key] = Seen(
+                                st.st_size, ns if low <= ns <= high else mtime(st), rel
+                            )
+                            if not as_spelt:
+                                self.spelt_otherwise.add(key)
+                            continue
+                    except OSError:
+                        pass  # the full rules say what of it
+            self.entry(prefix + name, entry)
 
     def entry(self, rel: str, entry: os.DirEntry[str]) -> None:
         """One file or folder, by every rule."""
@@ -217,6 +220,8 @@ class Walk:
             if not keep:
                 return
         notes[key] = Seen(st.st_size, mtime(st), rel)
+        if key != rel:
+            self.spelt_otherwise.add(key)
 
     def _ignored(self, rel: str) -> bool:
         return self.ignore is not None and self.ignore.match(rel) is not None
