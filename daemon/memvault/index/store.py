@@ -171,8 +171,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
                 rekey(conn, "?")  # (read again under the write lock: an upgrade made them)
 
     def keys_ours(self) -> bool:
-        """Whether MEMORY.md's kept keys are made as this process makes them
-        (``note_order.KEYS_MADE``): else a process with no note rows sorts every row."""
+        """MEMORY.md's kept keys made as this process makes them: else it sorts every row."""
         return self.meta(KEYS_MADE) == keys_made()
 
     def close(self) -> None:
@@ -424,10 +423,8 @@ class Store(PendingQueue, LinkTables, NoteLists):
 
     def embedded_label_array(self, first: bool = False) -> np.ndarray:
         """``embedded_labels`` sorted, as int64 (no set built); ``first``: the first only.
-        All of them come as one text, read off the chunks' (path, ord) index, which holds
-        the labels too, and sorted here: in label order SQLite walks the table itself,
-        every chunk's text, and a row each cost Python a tuple (500,000 chunks: 0.28 s
-        of CPU, now 0.09, bench/RESULTS.md "A search and an add with no daemon")."""
+        All as one text off the chunks' (path, ord) index, sorted here: in label order
+        SQLite walks every chunk's text (500,000: 0.28 s of CPU against 0.09)."""
         q = "SELECT label FROM chunks WHERE label NOT IN (SELECT label FROM pending)"
         with self._lock:
             if first:
