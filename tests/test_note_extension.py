@@ -11,6 +11,7 @@ memvault indexed it all the same. Now it is not indexed either, and never hidden
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,41 @@ def test_the_memory_tools_listings_show_an_agents_upper_case_md_files_as_files(
         )
         facts = v.memory_tool({"command": "view", "path": "/memories/facts"})
         assert "Files not read as notes" not in facts and "13B\t/memories/facts/Old.md" in facts
+
+
+def test_an_upper_case_md_is_not_renamed_onto_its_name_beside_a_note_of_it_in_another_case(
+    tmp_path: Path,
+) -> None:
+    """``Fact.MD`` beside a note ``fact.md`` (ext4): the listing says to rename it
+    ``Fact.md``, and the tool did, taking ``fact.md`` for the source's own name in
+    another case: two notes of one name, which a clone on a Mac or Windows cannot hold
+    (one of the two lost there). Refused, naming the note; both files as they were."""
+    root = make_vault(tmp_path)
+    write(root, "facts/Fact.MD", "A person's fact.\n")
+    write(root, "facts/fact.md", "# fact\n\nAnother note.\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError, match=r"already exists as /memories/facts/fact\.md"):
+            v.memory_tool(
+                {
+                    "command": "rename",
+                    "old_path": "/memories/facts/Fact.MD",
+                    "new_path": "/memories/facts/Fact.md",
+                }
+            )
+        assert sorted(os.listdir(root / "facts")) == ["Fact.MD", "fact.md"]
+        v.memory_tool(  # its own name respelt is still a rename
+            {
+                "command": "rename",
+                "old_path": "/memories/facts/fact.md",
+                "new_path": "/memories/facts/The-Fact.md",
+            }
+        )
+        v.memory_tool(
+            {
+                "command": "rename",
+                "old_path": "/memories/facts/The-Fact.md",
+                "new_path": "/memories/facts/the fact.md",
+            }
+        )
+        assert sorted(os.listdir(root / "facts")) == ["Fact.MD", "the fact.md"]
