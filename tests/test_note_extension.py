@@ -249,3 +249,34 @@ def test_an_upper_case_md_is_not_renamed_onto_its_name_beside_a_note_of_it_in_an
             }
         )
         assert sorted(os.listdir(root / "facts")) == ["Fact.MD", "the fact.md"]
+
+
+def test_the_listings_never_tell_an_agent_to_rename_onto_a_note_beside(tmp_path: Path) -> None:
+    """``Plan.MD`` beside the note ``Plan.md``: the listing said "Rename each to .md
+    (rename /memories/Plan.MD to /memories/Plan.md)", a rename the tool refuses (the
+    destination already exists) and status says not to make (another name). The
+    example is a file whose .md name is free; one whose is not says so."""
+    root = make_vault(tmp_path)
+    write(root, "Fact.MD", "A fact.\n")
+    write(root, "Plan.md", "# Plan\n")
+    plan = write(root, "Plan.MD", "An older plan.\n")
+    os.utime(plan, ns=(os.stat(plan).st_mtime_ns + 10**9,) * 2)  # the newest
+    with open_vault(root) as v:
+        v.sync()
+        index = v.memory_tool({"command": "view", "path": "/memories"})
+        assert "(rename /memories/Fact.MD to /memories/Fact.md)" in index
+        assert "rename /memories/Plan.MD to" not in index
+        lines = index.split("\n")
+        assert (
+            "15B\t/memories/Plan.MD\t(Plan.md is another note: rename it another name, Plan 2.md)"
+            in lines
+        )
+        assert "8B\t/memories/Fact.MD" in lines
+        # a folder's view: its folders, its files not notes, its notes (docs/AGENTS.md)
+        write(root, "facts/Old.MD", "An old fact.\n")
+        write(root, "facts/older/Older.md", "# Older\n")
+        write(root, "facts/new.md", "# New\n")
+        view = v.memory_tool({"command": "view", "path": "/memories/facts"}).split("\n")
+        at = [view.index("Folders:"), view.index("13B\t/memories/facts/Old.MD")]
+        at.append(next(i for i, x in enumerate(view) if x.startswith("Notes 1-1 of 1")))
+        assert at == sorted(at), view

@@ -39,6 +39,7 @@ class Entry:
     size: int
     mtime_ns: int
     about: str = ""  # its summary, else its title
+    taken: bool = False  # a file not a note whose .md name a note has (Plan.MD, Plan.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,8 +71,8 @@ def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
     (seven ``.MD`` files twelve folders deep made ``view /memories`` 13,900 characters)."""
     if not files:
         return []
-    first = files[0].rel
-    example = f" (rename {shown(first)} to {shown(first[:-3] + '.md')})"
+    free = [e.rel for e in files if not e.taken]
+    example = f" (rename {shown(free[0])} to {shown(free[0][:-3] + '.md')})" if free else ""
     if len(example) > FILES_CHARS // 4:
         example = ""
     out = [
@@ -83,6 +84,9 @@ def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
     kept = 0
     for e in files[:shown_most]:
         line = f"{format_size(e.size)}\t{shown(e.rel)}"
+        if e.taken:  # the rename would be refused: the note there is not replaced
+            stem = posixpath.basename(e.rel)[:-3]
+            line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
         if len(line) + 1 > room:
             break
         out.append(line)
@@ -181,10 +185,8 @@ def render_folder(
     """A folder's view: its subfolders with their counts, the files in it not read as
     notes (``not_notes``), then a page of its notes, newest first, each with its
     summary, ending with how to see the rest."""
-    page = _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note)
-    if first != 1 or not not_notes:
-        return page
-    return "\n".join([*not_notes_lines(not_notes, FOLDER_SUBFOLDERS), page])
+    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS) if first == 1 else []
+    return _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note, files)
 
 
 def _page(
@@ -194,6 +196,7 @@ def _page(
     first: int,
     subfolders: Sequence[FolderCount],
     folder_note: str | None,
+    files: Sequence[str] = (),
 ) -> str:
     if first < 1 or (notes and first > len(notes)):
         raise Refusal(
@@ -207,6 +210,7 @@ def _page(
         out += [_count_line(f) for f in subfolders[:FOLDER_SUBFOLDERS]]
         if len(subfolders) > FOLDER_SUBFOLDERS:
             out.append(f"… and {len(subfolders) - FOLDER_SUBFOLDERS} more folders")
+    out += files  # (its files not read as notes, after its folders, before its notes)
     if not notes:
         out.append(f"No notes in {what}.")
     else:
