@@ -240,9 +240,9 @@ def _page(
 
 
 __all__ = [
+    "FILES_CHARS",
     "FOLDER_PAGE",
     "INDEX_CHARS",
-    "FILES_CHARS",
     "INDEX_FILES",
     "INDEX_LINES",
     "INDEX_TOP_NOTES",
