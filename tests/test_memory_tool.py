@@ -189,6 +189,27 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     assert "Notes 9-48 of 120 in the notes at the top level of /memories" in page
 
 
+def test_files_not_notes_deep_in_long_folders_keep_the_index_within_its_characters(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """Each ``Fact.MD`` was listed with its whole path, and the first twice more in the
+    rename said: seven such files twelve long folders deep made ``view /memories``
+    13,900 characters (5,000 said, ~3,500 tokens more). The files' lines are kept
+    within their characters; those left out are counted, with where they are."""
+    root = vault.root
+    for j in range(7):
+        folder = "/".join(f"{'é' * 60}-{j}-{k}" for k in range(12))
+        write(root, f"{folder}/{'ü' * 100}-{j}.MD", "A fact.\n")
+    write(root, "short/Fact.MD", "A short fact.\n")
+    out = call(tool, command="view", path="/memories")
+    assert len(out) <= V.INDEX_CHARS
+    assert "Files not read as notes (8, newest first)" in out
+    lines = out.split("\n")
+    assert "14B\t/memories/short/Fact.MD" in lines  # the newest, whole
+    assert "… and 7 more in 7 folders" in lines  # each too long to list within them
+    assert "(rename /memories/short/Fact.MD to /memories/short/Fact.md)" in out
+
+
 def test_view_of_a_folder_lists_its_notes_newest_first_and_says_how_to_see_the_rest(
     tool: VaultMemoryTool, vault: Vault
 ) -> None:

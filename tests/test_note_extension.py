@@ -11,6 +11,7 @@ memvault indexed it all the same. Now it is not indexed either, and never hidden
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -210,3 +211,72 @@ def test_the_memory_tools_listings_show_an_agents_upper_case_md_files_as_files(
         )
         facts = v.memory_tool({"command": "view", "path": "/memories/facts"})
         assert "Files not read as notes" not in facts and "13B\t/memories/facts/Old.md" in facts
+
+
+def test_an_upper_case_md_is_not_renamed_onto_its_name_beside_a_note_of_it_in_another_case(
+    tmp_path: Path,
+) -> None:
+    """``Fact.MD`` beside a note ``fact.md`` (ext4): the listing says to rename it
+    ``Fact.md``, and the tool did, taking ``fact.md`` for the source's own name in
+    another case: two notes of one name, which a clone on a Mac or Windows cannot hold
+    (one of the two lost there). Refused, naming the note; both files as they were."""
+    root = make_vault(tmp_path)
+    write(root, "facts/Fact.MD", "A person's fact.\n")
+    write(root, "facts/fact.md", "# fact\n\nAnother note.\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError, match=r"already exists as /memories/facts/fact\.md"):
+            v.memory_tool(
+                {
+                    "command": "rename",
+                    "old_path": "/memories/facts/Fact.MD",
+                    "new_path": "/memories/facts/Fact.md",
+                }
+            )
+        assert sorted(os.listdir(root / "facts")) == ["Fact.MD", "fact.md"]
+        v.memory_tool(  # its own name respelt is still a rename
+            {
+                "command": "rename",
+                "old_path": "/memories/facts/fact.md",
+                "new_path": "/memories/facts/The-Fact.md",
+            }
+        )
+        v.memory_tool(
+            {
+                "command": "rename",
+                "old_path": "/memories/facts/The-Fact.md",
+                "new_path": "/memories/facts/the fact.md",
+            }
+        )
+        assert sorted(os.listdir(root / "facts")) == ["Fact.MD", "the fact.md"]
+
+
+def test_the_listings_never_tell_an_agent_to_rename_onto_a_note_beside(tmp_path: Path) -> None:
+    """``Plan.MD`` beside the note ``Plan.md``: the listing said "Rename each to .md
+    (rename /memories/Plan.MD to /memories/Plan.md)", a rename the tool refuses (the
+    destination already exists) and status says not to make (another name). The
+    example is a file whose .md name is free; one whose is not says so."""
+    root = make_vault(tmp_path)
+    write(root, "Fact.MD", "A fact.\n")
+    write(root, "Plan.md", "# Plan\n")
+    plan = write(root, "Plan.MD", "An older plan.\n")
+    os.utime(plan, ns=(os.stat(plan).st_mtime_ns + 10**9,) * 2)  # the newest
+    with open_vault(root) as v:
+        v.sync()
+        index = v.memory_tool({"command": "view", "path": "/memories"})
+        assert "(rename /memories/Fact.MD to /memories/Fact.md)" in index
+        assert "rename /memories/Plan.MD to" not in index
+        lines = index.split("\n")
+        assert (
+            "15B\t/memories/Plan.MD\t(Plan.md is another note: rename it another name, Plan 2.md)"
+            in lines
+        )
+        assert "8B\t/memories/Fact.MD" in lines
+        # a folder's view: its folders, its files not notes, its notes (docs/AGENTS.md)
+        write(root, "facts/Old.MD", "An old fact.\n")
+        write(root, "facts/older/Older.md", "# Older\n")
+        write(root, "facts/new.md", "# New\n")
+        view = v.memory_tool({"command": "view", "path": "/memories/facts"}).split("\n")
+        at = [view.index("Folders:"), view.index("13B\t/memories/facts/Old.MD")]
+        at.append(next(i for i, x in enumerate(view) if x.startswith("Notes 1-1 of 1")))
+        assert at == sorted(at), view

@@ -28,6 +28,7 @@ FOLDER_PAGE = 40  # notes per page of a folder's view (newest first)
 FOLDER_SUBFOLDERS = 10
 FOLDER_CHARS = 6_000
 SUMMARY_CHARS = 100
+FILES_CHARS = 1_000  # the files not read as notes, in the index or a folder's view
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ class Entry:
     size: int
     mtime_ns: int
     about: str = ""  # its summary, else its title
+    taken: bool = False  # a file not a note whose .md name a note has (Plan.MD, Plan.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,22 +67,44 @@ def _count_line(f: FolderCount) -> str:
 def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
     """The files not read as notes (``Fact.MD``), newest first, as the reference lists a
     file (its size, its path), with what to do: the first ``shown_most``, then how
-    many more and where."""
+    many more and where; within ``FILES_CHARS`` characters however long their paths
+    (seven ``.MD`` files twelve folders deep made ``view /memories`` 13,900 characters)."""
     if not files:
         return []
-    first = files[0].rel
+    free = [e.rel for e in files if not e.taken]
+    example = f" (rename {shown(free[0])} to {shown(free[0][:-3] + '.md')})" if free else ""
+    if len(example) > FILES_CHARS // 4:
+        example = ""
     out = [
         f"Files not read as notes ({len(files)}, newest first): Obsidian reads only .md in "
-        f"lower case as a note. Rename each to .md to keep it as memory (rename "
-        f"{shown(first)} to {shown(first[:-3] + '.md')}); no other command writes into one:"
+        f"lower case as a note. Rename each to .md to keep it as memory{example}; no other "
+        "command writes into one:"
     ]
-    out += [f"{format_size(e.size)}\t{shown(e.rel)}" for e in files[:shown_most]]
-    if len(files) > shown_most:
-        where = sorted({posixpath.dirname(e.rel) for e in files[shown_most:]})
+    room = FILES_CHARS - len(out[0]) - 1 - 80  # 80: the "more" line's words
+    kept = 0
+    for e in files[:shown_most]:
+        line = f"{format_size(e.size)}\t{shown(e.rel)}"
+        if e.taken:  # the rename would be refused: the note there is not replaced
+            stem = posixpath.basename(e.rel)[:-3]
+            line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
+        if len(line) + 1 > room:
+            break
+        out.append(line)
+        room -= len(line) + 1
+        kept += 1
+    if kept < len(files):
+        where = sorted({posixpath.dirname(e.rel) for e in files[kept:]})
+        said: list[str] = []
+        for w in where[:5]:
+            name = shown(w) + ("/" if w else "")
+            if len(name) + 2 > room:
+                break
+            said.append(name)
+            room -= len(name) + 2
         out.append(
-            f"… and {len(files) - shown_most} more in "
-            + ", ".join(shown(w) + ("/" if w else "") for w in where[:5])
-            + (", …" if len(where) > 5 else "")
+            f"… and {len(files) - kept} more"
+            + (" in " + ", ".join(said) if said else f" in {len(where)} folders")
+            + (", …" if said and len(said) < len(where) else "")
         )
     return out
 
@@ -161,10 +185,8 @@ def render_folder(
     """A folder's view: its subfolders with their counts, the files in it not read as
     notes (``not_notes``), then a page of its notes, newest first, each with its
     summary, ending with how to see the rest."""
-    page = _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note)
-    if first != 1 or not not_notes:
-        return page
-    return "\n".join([*not_notes_lines(not_notes, FOLDER_SUBFOLDERS), page])
+    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS) if first == 1 else []
+    return _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note, files)
 
 
 def _page(
@@ -174,6 +196,7 @@ def _page(
     first: int,
     subfolders: Sequence[FolderCount],
     folder_note: str | None,
+    files: Sequence[str] = (),
 ) -> str:
     if first < 1 or (notes and first > len(notes)):
         raise Refusal(
@@ -187,6 +210,7 @@ def _page(
         out += [_count_line(f) for f in subfolders[:FOLDER_SUBFOLDERS]]
         if len(subfolders) > FOLDER_SUBFOLDERS:
             out.append(f"… and {len(subfolders) - FOLDER_SUBFOLDERS} more folders")
+    out += files  # (its files not read as notes, after its folders, before its notes)
     if not notes:
         out.append(f"No notes in {what}.")
     else:
@@ -216,6 +240,7 @@ def _page(
 
 
 __all__ = [
+    "FILES_CHARS",
     "FOLDER_PAGE",
     "INDEX_CHARS",
     "INDEX_FILES",

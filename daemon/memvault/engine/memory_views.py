@@ -113,7 +113,7 @@ class MemoryViews:
         """The files of ``scan`` named as notes but for their case (``Fact.MD``), newest
         first; those ``vault.ignore`` leaves out are no memory, as its notes are not."""
         found = [
-            V.Entry(rel, st.size, st.mtime_ns)
+            V.Entry(rel, st.size, st.mtime_ns, taken=rel[:-3] + ".md" in scan.notes)
             for rel, st in scan.attachments.items()
             if not_a_note_for_obsidian(rel) is not None and not self.fs.is_ignored(rel)
         ]

@@ -22,7 +22,7 @@ import unicodedata
 from memvault.core import compose
 from memvault.core.memory_tool import Refusal, shown
 from memvault.vault.files import VaultFS
-from memvault.vault.paths import disk_spelling, is_utf8
+from memvault.vault.paths import disk_spelling, is_note, is_utf8
 from memvault.vault.scan import is_file_entry
 
 KEPT = 100_000  # names whose keys are kept: a folder of thousands is listed, not re-keyed
@@ -51,7 +51,9 @@ class NameTwins:
     def refuse_rename(self, fs: VaultFS, old: str, new: str, path: str) -> None:
         """Refuse a note renamed from ``old`` onto ``new`` (``path``), a name twin's
         name, as a create there is: a second note of one name (its own respelt is not)."""
-        if not self.same_name(old, new) and (twin := self.twin(fs, new)) is not None:
+        if self.same_name(old, new) and is_note(old):
+            return  # its own name respelt: no second note comes of it
+        if (twin := self.twin(fs, new, besides=old)) is not None:
             raise Refusal(twin_refusal(path, twin, destination=True))
 
     def same_name(self, rel: str, other: str) -> bool:
@@ -62,10 +64,18 @@ class NameTwins:
             "NFC", there
         ) and self._key(_stem(name)) == self._key(_stem(named))
 
-    def twin(self, fs: VaultFS, rel: str) -> str | None:
+    def twin(self, fs: VaultFS, rel: str, besides: str | None = None) -> str | None:
         """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
-        otherwise; None when there is none (or the name has no words to compare)."""
+        otherwise; None when there is none (or the name has no words to compare).
+        ``besides``: a rename's source, no twin of itself; a file no note till then
+        (``Fact.MD`` renamed ``Fact.md`` beside a ``fact.md``, on ext4) makes a second
+        note of one name, as a create would: two notes MEMORY.md lists alike, and a
+        clone on a Mac or Windows keeps one of the two."""
         folder, name = posixpath.split(rel)
+        source = None
+        if besides is not None and self.same_name(besides, rel):
+            source = unicodedata.normalize("NFC", posixpath.basename(besides))
+            source = source.lower() if fs.folds else source
         want = self._key(name[:-3])
         if not want:
             return None
@@ -81,6 +91,10 @@ class NameTwins:
                 continue  # (a name not UTF-8 has no key: the scan lists it to be renamed)
             if self._key(other[:-3]) != want:
                 continue
+            if source is not None:
+                spelt = unicodedata.normalize("NFC", other)
+                if (spelt.lower() if fs.folds else spelt) == source:
+                    continue  # the note renamed itself
             there = posixpath.join(folder, other)
             if is_file_entry(entry) and not fs.is_ignored(there) and fs.refusal(there) is None:
                 return there

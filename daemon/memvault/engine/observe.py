@@ -116,7 +116,9 @@ def observe(
             path, st = spelt(path, att_scope)
             if st is not None:
                 att_seen[path] = st
-                beside = path[-3:].lower() == ".md" and note_beside(str(fs.root / path))
+                beside = path[-3:].lower() == ".md" and note_beside(
+                    str(fs.root / path), listed, forms
+                )
                 if (why := not_a_note_for_obsidian(path, beside=beside)) is not None:
                     skipped.append(SkippedFile(path, why))  # as the scan says it
             continue

@@ -88,6 +88,9 @@ class Walk:
         self.twins: list[tuple[str, str]] = []  # (key, a path of that key not indexed)
         self.spelt_otherwise: set[str] = set()  # keys whose note is spelt otherwise on disk
         self.stack: list[str] = []
+        # (note_beside's: a folder of NOTE.MD files listed once, its names' forms once)
+        self.listed: dict[str, set[str]] = {}
+        self.forms: dict[str, dict[str, str]] = {}
 
     def run(self, folder: str, check_root: Callable[[], None], fast: bool = True) -> Scan:
         """Walk ``folder`` ('' = the whole vault); ``fast=False`` asks every rule of every
@@ -209,7 +212,7 @@ class Walk:
             # a file, and links to it resolve; a NOTE.MD is said too: a person's words
             self.attachments[key] = Seen(st.st_size, mtime(st), rel)
             if rel[-3:].lower() == ".md":  # (a stat for a NOTE.MD alone: a NOTE.md?)
-                beside = note_beside(entry.path)
+                beside = note_beside(entry.path, self.listed, self.forms)
                 if (why := not_a_note_for_obsidian(rel, beside=beside)) is not None:
                     self.skipped.append(SkippedFile(rel, why))
             return
