@@ -264,7 +264,9 @@ def test_init_on_a_para_vault_lists_its_projects(
     assert done.exit_code == 0, done.output
     assert f"using your folder {projects}/ for projects" in done.output, done.output
     assert not (root / "projects").exists()  # before: an empty projects/ beside it
-    section = next(s for s in VaultConfig.load(root, env={}).memory.sections if s.name == "projects")
+    section = next(
+        s for s in VaultConfig.load(root, env={}).memory.sections if s.name == "projects"
+    )
     assert section.folder == projects and not section.filter
     assert run(app, ["sync", "--vault", str(root)]).exit_code == 0
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")

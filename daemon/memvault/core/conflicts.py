@@ -70,7 +70,9 @@ def unread_lines(conflicts: Sequence[Conflict]) -> frozenset[int]:
     return frozenset(out)
 
 
-_WARNING = re.compile(r"(?:unresolved merge conflict|\d+ unresolved merge conflicts) \(git\) at line")
+_WARNING = re.compile(
+    r"(?:unresolved merge conflict|\d+ unresolved merge conflicts) \(git\) at line"
+)
 
 
 def is_conflict_warning(warning: str) -> bool:

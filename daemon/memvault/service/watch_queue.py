@@ -270,9 +270,7 @@ def _twin(path: str, nfc: str) -> bool:
     """Whether another file than ``path`` (an event's, not NFC) is at ``nfc``, its NFC
     spelling (a disk that ignores the form, a Mac's, opens ``path`` by either)."""
     try:
-        return os.path.lexists(nfc) and not (
-            os.path.lexists(path) and os.path.samefile(path, nfc)
-        )
+        return os.path.lexists(nfc) and not (os.path.lexists(path) and os.path.samefile(path, nfc))
     except OSError:
         return True  # gone meanwhile: the folder's scan says what is there
 

@@ -267,9 +267,7 @@ def _obsidian_folder(root: Path, name: str) -> str | None:
     return folder
 
 
-def _config_for(
-    text: str, roles: dict[str, str], templates: str | None, para: bool = False
-) -> str:
+def _config_for(text: str, roles: dict[str, str], templates: str | None, para: bool = False) -> str:
     """The template's config.toml with the vault's own folders in its sections (and its
     templates folder ignored). ``para``: the projects folder is PARA's, every project in
     it active (its notes rarely say ``status: active``): its section has no filter."""
