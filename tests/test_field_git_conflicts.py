@@ -168,9 +168,15 @@ def test_memory_md_holding_conflict_markers_is_left_as_git_wrote_it_until_resolv
         assert api(info, "GET", "/status").json()["last_sync_at"] == at  # before: a sync each
         problems = api(info, "GET", "/status").json()["problems"]
         said = [p for p in problems if p["path"] == "MEMORY.md"]
-        assert any("conflict" in p["reason"] and "resolve" in p["reason"] for p in said), said
+        # once, with what to do: the index's warning of the note MEMORY.md ("unresolved
+        # merge conflict (git) at line 13: resolve it and save") said it a second time
+        assert len(said) == 1, said
+        assert "conflict markers" in said[0]["reason"], said
+        assert "delete the marker lines and save" in said[0]["reason"], said
         human = CliRunner().invoke(app, ["status", "--vault", str(root)]).stdout
         assert "MEMORY.md" in human and "conflict markers" in human, human
+        listed = human.split("kept until the file is fixed:")[1].split("\nlast sync")[0]
+        assert listed.count("MEMORY.md") == 1, human
         # resolved: both sides' lines kept, the markers deleted, saved
         kept = [ln for ln in conflicted.splitlines(keepends=True) if not ln.startswith(MARKS)]
         mem.write_text("".join(kept), encoding="utf-8")
@@ -209,6 +215,7 @@ def test_memory_md_holding_conflict_markers_waits_for_the_cli_too(
     said = json.loads(run(app, ["status", "--json", "--vault", str(root)]).stdout)
     reasons = [p["reason"] for p in said["problems"] if p["path"] == "MEMORY.md"]
     assert any(r.startswith("left untouched: it holds git's conflict markers") for r in reasons)
+    assert len(reasons) == 1, reasons  # before: the index's "unresolved merge conflict" too
     # the pop stopped over it already: no `git checkout -- MEMORY.md && git stash pop`,
     # which git refuses over an unmerged file, and which would take the resolution back
     assert said["git_stash_stops"] == [], said["git_stash_stops"]  # before: ['MEMORY.md']

@@ -8,7 +8,7 @@ from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
 import pytest
 
-from helpers import run_namespaced
+from helpers import run_namespaced, write
 from memvault.vault.lock import wide_place
 from memvault.vault.template import find_roles, init_vault
 
@@ -223,3 +223,72 @@ def test_init_on_an_agents_long_index_of_links_does_not_say_to_migrate_it(
     said = " ".join(result.output.split())
     assert "MEMORY.md has 152 lines" in said and "an index of links" in said
     assert "migrate" not in said
+
+
+PARA_LAYOUTS = {
+    "dash": ("1-Projects", "2-Areas", "3-Resources", "4-Archive"),
+    "two digits": ("01 Projects", "02 Areas", "03 Resources", "04 Archive"),
+    "dot": ("1. Projects", "2. Areas", "3. Resources", "4. Archive"),
+    "unnumbered": ("Projects", "Areas", "Resources", "Archive"),
+}
+
+
+@pytest.mark.parametrize("layout", PARA_LAYOUTS, ids=list(PARA_LAYOUTS))
+def test_init_on_a_para_vault_lists_its_projects(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, layout: str
+) -> None:
+    """A PARA vault (Projects, Areas, Resources, Archive, numbered as most are: a field
+    test's Chinese vault kept its projects in `1-Projects/`): `init` knew no numbered
+    name, added an empty projects/ beside it, and MEMORY.md's projects section stayed
+    empty. The number is no part of the name; PARA's Projects holds the active ones
+    (the done ones go to Archive), so their notes need no `status: active`; Archive
+    is no section."""
+    from typer.testing import CliRunner
+
+    from memvault.config import VaultConfig
+    from memvault.interfaces.cli import app
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    projects, areas, resources, archive = PARA_LAYOUTS[layout]
+    root = tmp_path / "notes"
+    for rel, text in {
+        f"{projects}/德勤/README.md": "---\ntype: project-readme\n---\n# 德勤 AI-Native\n",
+        f"{projects}/Garden shed.md": "---\nsummary: Build the shed by May.\n---\n# Shed\n",
+        f"{areas}/Health.md": "# Health\n",
+        f"{resources}/Recipes.md": "# Recipes\n",
+        f"{archive}/Old launch.md": "---\nsummary: Shipped in 2024.\n---\n# Old launch\n",
+    }.items():
+        write(root, rel, text)
+    run = CliRunner().invoke
+    done = run(app, ["init", str(root)])
+    assert done.exit_code == 0, done.output
+    assert f"using your folder {projects}/ for projects" in done.output, done.output
+    assert not (root / "projects").exists()  # before: an empty projects/ beside it
+    section = next(
+        s for s in VaultConfig.load(root, env={}).memory.sections if s.name == "projects"
+    )
+    assert section.folder == projects and not section.filter
+    assert run(app, ["sync", "--vault", str(root)]).exit_code == 0
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    block = memory.split("<!-- memvault:begin projects -->")[1].split("<!-- memvault:end")[0]
+    assert f"- [[{projects}/Garden shed]] - Build the shed by May." in block, memory
+    assert f"[[{projects}/德勤/README" in block, memory
+    assert "Old launch" not in memory, memory  # Archive: no section
+
+
+@pytest.mark.parametrize(
+    ("names", "projects"),
+    [
+        (("Projects", "1-Projects"), "Projects"),  # the unnumbered one first
+        (("2024", "3D", "Projects-old"), None),  # a number that is the name, no separator
+        (("1-Projekte", "Leute"), "1-Projekte"),
+    ],
+)
+def test_a_numbered_folder_is_its_name_to_init(
+    tmp_path: Path, names: tuple[str, ...], projects: str | None
+) -> None:
+    for name in names:
+        (tmp_path / name).mkdir()
+    (tmp_path / names[0] / "a.md").write_text("# a\n", encoding="utf-8")
+    roles, _ = find_roles(tmp_path)
+    assert roles.get("projects") == projects, roles

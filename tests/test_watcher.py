@@ -763,14 +763,42 @@ def test_path_mapper(tmp_path: Path) -> None:
         assert m(f"{base}-evil/people/ana.md") is None
         assert m(base) is None
         nfd = unicodedata.normalize("NFD", "José.md")
-        assert m(f"{base}/people/{nfd}") == "people"  # the folder scan learns the disk name
-        assert m(f"{base}/{nfd}") == ""  # at the root: reconcile everything
+        # a Mac's name is synced by its NFC name, the engine finding the disk's spelling
+        assert m(f"{base}/people/{nfd}") == "people/José.md"
+        assert m(f"{base}/{nfd}") == "José.md"  # at the top too (was: everything)
+        write(root, f"people/{nfd}", "# José\n")
+        write(root, "people/José.md", "# José\n")  # its NFC twin beside it: the folder's
+        assert m(f"{base}/people/{nfd}") == "people"  # scan says which is indexed
 
 
 def test_nfd_file_name_is_indexed_under_its_nfc_key(watched: Watched) -> None:
     nfd = unicodedata.normalize("NFD", "Zoë.md")
     (watched.root / "people" / nfd).write_text(note("Zoë", "spelt in NFD"), encoding="utf-8")
     eventually(lambda: "people/Zoë.md" in watched.indexed())
+
+
+def test_a_save_of_a_note_a_mac_named_at_the_top_syncs_that_note_not_the_vault(
+    watched: Watched,
+) -> None:
+    # A Mac names `Café.md` decomposed (NFD); the watcher's event for it named its folder
+    # for a scan to learn the disk name, and at the vault's top that folder is the whole
+    # vault: each save of such a note was a full re-scan (seconds at 100,000 notes)
+    top = unicodedata.normalize("NFD", "Café.md")
+    folder = unicodedata.normalize("NFD", "Décisions")  # a top-level folder a Mac named
+    write(watched.root, top, note("Café", body="Roasted beans."))
+    write(watched.root, f"{folder}/{top}", note("Café", body="Decided on beans."))
+    eventually(lambda: {"Café.md", "Décisions/Café.md"} <= watched.indexed())
+    watched.settle()
+    watched.batches.clear()
+    for rel, word in ((top, "arabica"), (f"{folder}/{top}", "robusta")):
+        with open(watched.root / rel, "a", encoding="utf-8") as fh:  # a save in place
+            fh.write(f"\nNow {word}.\n")
+    eventually(lambda: watched.found("arabica") == {"Café.md"}, what="the top note saved")
+    eventually(lambda: watched.found("robusta") == {"Décisions/Café.md"}, what="the other")
+    watched.settle()
+    assert None not in watched.batches, watched.batches  # no full re-scan
+    looked_at = {p for batch in watched.batches if batch is not None for p in batch}
+    assert looked_at == {"Café.md", "Décisions/Café.md"}, watched.batches  # not the folder
 
 
 # -- randomized sequences ------------------------------------------------------------------------

@@ -70,6 +70,16 @@ def unread_lines(conflicts: Sequence[Conflict]) -> frozenset[int]:
     return frozenset(out)
 
 
+_WARNING = re.compile(
+    r"(?:unresolved merge conflict|\d+ unresolved merge conflicts) \(git\) at line"
+)
+
+
+def is_conflict_warning(warning: str) -> bool:
+    """Whether ``warning`` is one ``conflict_warning`` wrote."""
+    return _WARNING.match(warning) is not None
+
+
 def conflict_warning(conflicts: Sequence[Conflict]) -> str | None:
     """The note's warning naming where its conflicts start (None when it has none)."""
     if not conflicts:

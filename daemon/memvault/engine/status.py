@@ -25,7 +25,7 @@ from typing import Any
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md, memory_own
 from memvault.core.changes import Known, Seen, suspects
-from memvault.core.conflicts import left_as_git_wrote_it
+from memvault.core.conflicts import is_conflict_warning, left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
@@ -101,7 +101,15 @@ def describe(
         {"path": n.path, "reason": n.skip_reason or "not indexed"} for n in store.notes("skipped")
     ]
     memory = _memory(config, store, count_tokens)
-    kept = [p for p in problems_of(store) if p.kind != "memory"]
+    # MEMORY.md's problem is read from the file below, its conflicts among them: the
+    # index's warning of the same conflicts, kept on its row as on any note's, listed
+    # them a second time once a sync (the daemon's) had read the file
+    kept = [
+        p
+        for p in problems_of(store)
+        if p.kind != "memory"
+        and not (p.path == config.memory.file and is_conflict_warning(p.reason))
+    ]
     sections = section_folders(config)
     # what memvault writes that git may hold in a stash: MEMORY.md, the folder notes
     generated = [config.memory.file] + [

@@ -266,6 +266,15 @@ def _folder(path: str) -> str:
     return path.rsplit("/", 1)[0] if "/" in path else ""
 
 
+def _twin(path: str, nfc: str) -> bool:
+    """Whether another file than ``path`` (an event's, not NFC) is at ``nfc``, its NFC
+    spelling (a disk that ignores the form, a Mac's, opens ``path`` by either)."""
+    try:
+        return os.path.lexists(nfc) and not (os.path.lexists(path) and os.path.samefile(path, nfc))
+    except OSError:
+        return True  # gone meanwhile: the folder's scan says what is there
+
+
 class PathMapper:
     """Absolute event paths -> vault-relative posix paths the engine can sync."""
 
@@ -296,8 +305,13 @@ class PathMapper:
             return ""  # a sync tool's conflict copy came or went: a full scan lists it
         if self.is_ignored(nfc):
             return None
-        if nfc != rel:
-            # Not NFC on disk: the engine learns the disk name from a folder scan.
-            parent = nfc.rsplit("/", 1)[0] if "/" in nfc else ""
-            return parent
+        if nfc != rel and _twin(path, os.path.join(self.root, nfc)):
+            # Not NFC on disk, with a file of its NFC name beside it: one name in two
+            # forms, which a scan of the folder sorts out (``name_forms``; at the top,
+            # everything)
+            return nfc.rsplit("/", 1)[0] if "/" in nfc else ""
+        # A name a Mac wrote (NFD) is synced by its NFC name, as any other: the engine
+        # finds the disk's spelling (``VaultFS.stat``). Its folder was scanned instead,
+        # and at the top of the vault everything: each save of a Mac's `Café.md` there
+        # re-scanned the whole vault.
         return nfc

@@ -53,6 +53,14 @@ ROLE_NAMES = {
     "дневник 日記 日记 日志 日誌 일기",
 }
 
+# A PARA vault's number before a folder's name (`1-Projects`, `01 Projects`, `1. Projects`,
+# `01_Projects`, `1) Projects`): the folder's name is what follows it
+_NUMBERED = re.compile(r"\d{1,3}(?:[ \t]*[-_.)][ \t]*|[ \t]+)(?=\S)")
+# PARA's other folders (Tiago Forte's Projects, Areas, Resources, Archive): beside one of
+# them, a Projects folder holds the active projects alone (the done ones go to Archive)
+PARA_NAMES = frozenset({"areas", "area", "resources", "resource", "archive", "archives"})
+ACTIVE_FILTER = 'filter = { status = "active" }\n'
+
 # sha256 of templates memvault shipped before (with italic placeholder lines where a
 # hint now is): the same file, untouched since init, is replaced by today's template.
 PREVIOUS_TEMPLATES: dict[str, frozenset[str]] = {
@@ -199,14 +207,16 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     except OSError:
         return {}, None
     found: dict[str, str] = {}
-    # compared in NFC: a folder a Mac wrote (HFS+, or synced from one) is decomposed
-    said = {name: unicodedata.normalize("NFC", name).casefold() for name in top}
+    # compared in NFC (a folder a Mac wrote, HFS+ or synced from one, is decomposed),
+    # a PARA vault's number before the name left out (`1-Projects` is `Projects`)
+    said = {name: unnumbered(unicodedata.normalize("NFC", name)).casefold() for name in top}
     for category, names in ROLE_NAMES.items():
         if category in top:
             continue  # memvault's own name is there: used as it is
         wanted = names.split()
         match = [name for name in top if said[name] in wanted]
-        match.sort(key=lambda name: wanted.index(said[name]))
+        # the first name of the list first; of one name, the one without a number
+        match.sort(key=lambda name: (wanted.index(said[name]), said[name] != name.casefold()))
         if match:  # named as memvault reads paths, NFC (the disk's spelling is found again)
             found[category] = unicodedata.normalize("NFC", match[0])
     daily = _obsidian_folder(root, "daily-notes.json")
@@ -217,6 +227,26 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     if templates is None:
         templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
     return found, (templates if templates != "templates" else None)
+
+
+def unnumbered(name: str) -> str:
+    """A folder's name without the number a PARA vault puts before it (``1-Projects``:
+    ``Projects``); any other name as it is (``2024``, ``3D``)."""
+    m = _NUMBERED.match(name)
+    return name[m.end() :] if m else name
+
+
+def is_para(root: Path, projects: str) -> bool:
+    """Whether ``projects``, the vault's projects folder at its top, is PARA's: one of
+    Areas, Resources or Archive beside it (numbered or not, any case)."""
+    if "/" in projects or unnumbered(projects).casefold() not in ("projects", "project"):
+        return False
+    try:
+        with os.scandir(root) as entries:
+            names = [e.name for e in entries if not e.name.startswith(".") and is_dir_entry(e)]
+    except OSError:
+        return False
+    return any(unnumbered(n).casefold() in PARA_NAMES for n in names)
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
@@ -237,11 +267,15 @@ def _obsidian_folder(root: Path, name: str) -> str | None:
     return folder
 
 
-def _config_for(text: str, roles: dict[str, str], templates: str | None) -> str:
+def _config_for(text: str, roles: dict[str, str], templates: str | None, para: bool = False) -> str:
     """The template's config.toml with the vault's own folders in its sections (and its
-    templates folder ignored)."""
+    templates folder ignored). ``para``: the projects folder is PARA's, every project in
+    it active (its notes rarely say ``status: active``): its section has no filter."""
     for category, folder in roles.items():
-        text = text.replace(f'folder = "{category}"\n', f'folder = "{folder}"\n', 1)
+        line = f'folder = "{folder}"\n'
+        if category == "projects" and para:
+            text = text.replace(f'folder = "{category}"\n{ACTIVE_FILTER}', line, 1)
+        text = text.replace(f'folder = "{category}"\n', line, 1)
     if templates:
         text = text.replace(
             'ignore = ["templates/**", ', f'ignore = ["templates/**", "{templates}/**", ', 1
@@ -340,7 +374,8 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         target = root.joinpath(*rel.split("/"))
         data = item.read_bytes()
         if rel == ".memvault/config.toml" and (roles or templates):
-            data = _config_for(data.decode("utf-8"), roles, templates).encode("utf-8")
+            para = "projects" in roles and is_para(root, roles["projects"])
+            data = _config_for(data.decode("utf-8"), roles, templates, para).encode("utf-8")
         if rel == "MEMORY.md" and not example:
             data = _memory_for(data.decode("utf-8"), folders).encode("utf-8")
         if rel == GITATTRIBUTES:
