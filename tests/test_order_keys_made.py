@@ -205,3 +205,42 @@ def test_a_date_of_digits_only_one_python_reads_is_keyed_again_though_the_names_
         v.add("people", "Someone", summary="new")
         assert v.engine.catalogue._rows is None
     assert _fresh(root, tmp_path, "kawi") == _listings(root)
+
+
+def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewhere(
+    tmp_path: Path,
+) -> None:
+    """The other Python wrote people/people.md in its order (p4 first, or last) and
+    saved it as in line (meta ``folder_notes``); a write with no daemon in another
+    folder, its keys computed again, writes the folder note in this Python's order too,
+    as a fresh index does: what the folder notes were rendered under names the keys'."""
+    import json
+    import os
+
+    root = _vault(tmp_path)
+    index = root / ".memvault" / "index.db"
+    folder_note = root / "people" / "people.md"
+    made, key = _other()
+    text = folder_note.read_text("utf-8")
+    lines = text.splitlines(keepends=True)
+    odd = next(line for line in lines if "[[people/p4]]" in line)
+    lines.remove(odd)  # the other Python's order: p4 first (3.12+), or last (3.11)
+    mine_first = next(i for i, line in enumerate(lines) if "[[people/p1]]" in line)
+    lines.insert(mine_first if made.endswith("15.1.0") else mine_first + 3, odd)
+    theirs = "".join(lines)
+    assert theirs != text
+    folder_note.write_text(theirs, "utf-8")
+    st = os.stat(folder_note)
+    with sqlite3.connect(index) as db:  # as the other Python leaves the index
+        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+        (saved,) = db.execute("SELECT value FROM meta WHERE key = 'folder_notes'").fetchone()
+        kept = json.loads(saved)
+        kept["rules"] = kept["rules"].replace(keys_made(), made)  # (what it rendered under)
+        kept["seen"]["people/people.md"] = [st.st_size, st.st_mtime_ns]
+        db.execute("UPDATE meta SET value = ? WHERE key = 'folder_notes'", (json.dumps(kept),))
+    with open_vault(root) as v:  # a write with no daemon, in decisions/
+        v.add("decisions", "Another", summary="new")
+        assert v.engine.catalogue._rows is None
+    assert folder_note.read_text("utf-8") == text
+    assert _fresh(root, tmp_path, "folders") == _listings(root)
