@@ -244,3 +244,25 @@ def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewh
         assert v.engine.catalogue._rows is None
     assert folder_note.read_text("utf-8") == text
     assert _fresh(root, tmp_path, "folders") == _listings(root)
+
+
+def test_index_move_leaves_the_sqlite_index_it_reads_as_it_was(tmp_path: Path, pg_dsn: str) -> None:
+    """`memvault index move --to postgres` reads the SQLite index (its vectors) and
+    leaves it as it was: it holds no writer's lock, and keys another Python made are
+    the writer's to compute (a one-shot write of that Python may hold the lock and
+    write its keys meanwhile); its own sync of the target computes its own."""
+    from memvault.config import VaultConfig
+    from memvault.engine.index_move import move_index, with_store
+    from memvault.index.embedder_hash import HashEmbedder
+
+    root = _vault(tmp_path)
+    index = root / ".memvault" / "index.db"
+    made, key = _other()
+    with sqlite3.connect(index) as db:
+        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    config = VaultConfig.load(root)
+    move_index(config, with_store(config, "postgres", pg_dsn), HashEmbedder())
+    with sqlite3.connect(index) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'order_keys'").fetchone() == (made,)
+        assert db.execute("SELECT ord_title FROM notes WHERE path = ?", (ODD,)).fetchone() == (key,)
