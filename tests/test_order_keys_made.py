@@ -55,6 +55,17 @@ def _vault(tmp_path: Path) -> Path:
     return root
 
 
+def _left_by_the_other(index: Path) -> tuple[str, bytes]:
+    """The index as the other Python leaves it: ``ODD``'s title key its own, and its
+    record (``_other``). Returns both."""
+    made, key = _other()
+    with sqlite3.connect(index) as db:
+        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    db.close()
+    return made, key
+
+
 def test_the_modifier_letter_collates_by_the_unicode_tables() -> None:
     """The character the tests below lean on sorts by the running Python's tables."""
     collated = memory_order.collation(ODD_TITLE)
@@ -66,14 +77,7 @@ def test_keys_another_python_made_are_computed_again_and_list_as_a_fresh_index(
 ) -> None:
     root = _vault(tmp_path)
     index = root / ".memvault" / "index.db"
-    made, key = _other()
-    with sqlite3.connect(index) as db:  # as the other Python leaves the index
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute(
-            "INSERT INTO meta(key, value) VALUES('order_keys', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (made,),
-        )
+    _left_by_the_other(index)
     with open_vault(root) as v:  # a write with no daemon
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is None  # no row made: the kept keys were read
@@ -111,10 +115,7 @@ def test_a_reader_leaves_another_pythons_keys_and_knows_them_as_not_its_own(
 
     root = _vault(tmp_path)
     state = root / ".memvault"
-    made, key = _other()
-    with sqlite3.connect(state / "index.db") as db:
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    made, _ = _left_by_the_other(state / "index.db")
     from contextlib import nullcontext
 
     store = Store(state / "index.db", state / "cache.db", upgrade_lock=nullcontext)
@@ -157,11 +158,8 @@ def test_a_write_that_finds_the_keys_another_pythons_after_its_open_sorts_every_
     taken by another machine's meanwhile), its write sorts every row instead, and lists
     as a fresh index."""
     root = _vault(tmp_path)
-    made, key = _other()
     with open_vault(root) as v:
-        with sqlite3.connect(root / ".memvault" / "index.db") as db:
-            db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-            db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+        _left_by_the_other(root / ".memvault" / "index.db")
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is not None  # every row read, not the kept keys
     assert _fresh(root, tmp_path, "after") == _listings(root)
@@ -220,7 +218,7 @@ def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewh
     root = _vault(tmp_path)
     index = root / ".memvault" / "index.db"
     folder_note = root / "people" / "people.md"
-    made, key = _other()
+    made = _other()[0]
     text = folder_note.read_text("utf-8")
     lines = text.splitlines(keepends=True)
     odd = next(line for line in lines if "[[people/p4]]" in line)
@@ -231,9 +229,8 @@ def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewh
     assert theirs != text
     folder_note.write_text(theirs, "utf-8")
     st = os.stat(folder_note)
-    with sqlite3.connect(index) as db:  # as the other Python leaves the index
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    _left_by_the_other(index)
+    with sqlite3.connect(index) as db:  # and the folder note as it wrote it
         (saved,) = db.execute("SELECT value FROM meta WHERE key = 'folder_notes'").fetchone()
         kept = json.loads(saved)
         kept["rules"] = kept["rules"].replace(keys_made(), made)  # (what it rendered under)
@@ -257,10 +254,7 @@ def test_index_move_leaves_the_sqlite_index_it_reads_as_it_was(tmp_path: Path, p
 
     root = _vault(tmp_path)
     index = root / ".memvault" / "index.db"
-    made, key = _other()
-    with sqlite3.connect(index) as db:
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    made, key = _left_by_the_other(index)
     config = VaultConfig.load(root)
     move_index(config, with_store(config, "postgres", pg_dsn), HashEmbedder())
     with sqlite3.connect(index) as db:
