@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -205,8 +206,9 @@ def test_a_date_of_digits_only_one_python_reads_is_keyed_again_though_the_names_
     assert _fresh(root, tmp_path, "kawi") == _listings(root)
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewhere(
-    tmp_path: Path,
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The other Python wrote people/people.md in its order (p4 first, or last) and
     saved it as in line (meta ``folder_notes``); a write with no daemon in another
@@ -214,11 +216,17 @@ def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewh
     as a fresh index does: what the folder notes were rendered under names the keys'."""
     import json
     import os
+    from contextlib import closing
 
+    if backend == "postgres":
+        import psycopg
+
+        dsn = request.getfixturevalue("pg_dsn")
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
     root = _vault(tmp_path)
-    index = root / ".memvault" / "index.db"
     folder_note = root / "people" / "people.md"
-    made = _other()[0]
+    made, key = _other()
     text = folder_note.read_text("utf-8")
     lines = text.splitlines(keepends=True)
     odd = next(line for line in lines if "[[people/p4]]" in line)
@@ -229,17 +237,29 @@ def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewh
     assert theirs != text
     folder_note.write_text(theirs, "utf-8")
     st = os.stat(folder_note)
-    _left_by_the_other(index)
-    with sqlite3.connect(index) as db:  # and the folder note as it wrote it
+    if backend == "postgres":
+        with open_vault(root, mode="read") as v:
+            schema = v.engine.store.schema  # type: ignore[attr-defined]
+        db: Any = psycopg.connect(dsn, autocommit=True)
+        db.execute(f'SET search_path TO "{schema}"')
+        mark = "%s"
+    else:
+        db, mark = sqlite3.connect(root / ".memvault" / "index.db", isolation_level=None), "?"
+    with closing(db):  # the index as the other Python leaves it, its folder note as it wrote it
+        db.execute(f"UPDATE notes SET ord_title = {mark} WHERE path = {mark}", (key, ODD))
+        db.execute(f"UPDATE meta SET value = {mark} WHERE key = 'order_keys'", (made,))
         (saved,) = db.execute("SELECT value FROM meta WHERE key = 'folder_notes'").fetchone()
         kept = json.loads(saved)
         kept["rules"] = kept["rules"].replace(keys_made(), made)  # (what it rendered under)
         kept["seen"]["people/people.md"] = [st.st_size, st.st_mtime_ns]
-        db.execute("UPDATE meta SET value = ? WHERE key = 'folder_notes'", (json.dumps(kept),))
+        db.execute(
+            f"UPDATE meta SET value = {mark} WHERE key = 'folder_notes'", (json.dumps(kept),)
+        )
     with open_vault(root) as v:  # a write with no daemon, in decisions/
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is None
     assert folder_note.read_text("utf-8") == text
+    monkeypatch.delenv("MEMVAULT_INDEX_STORE", raising=False)
     assert _fresh(root, tmp_path, "folders") == _listings(root)
 
 
