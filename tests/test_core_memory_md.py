@@ -962,6 +962,21 @@ def test_projects_of_one_summary_and_one_day_are_each_listed() -> None:
     ]
 
 
+def test_a_note_whose_type_lists_project_or_person_is_its_own_as_a_filter_reads_it() -> None:
+    """``type`` as a list (Obsidian's list property: ``type: [project]``, ``type: [person,
+    lead]``) names a project or a person as a section's filter ``type = "project"``
+    reads it (``matches``: any of its values): two sprints of one summary made the same
+    day, two agents, are each listed, not folded as copies."""
+    day = "2026-03-05"
+    notes = SectionRule("notes", "Notes", "notes", {}, "date", 8)
+    for kind in (["project"], ["Person", "lead"]):
+        cat = [entry(f"notes/Item {i}.md", "One of two", date=day, type=kind) for i in (1, 2)]
+        assert section_of(run("# M\n", cat, rules=[notes]).text, "notes") == [
+            "- [[notes/Item 1]] - One of two",
+            "- [[notes/Item 2]] - One of two",
+        ]
+
+
 # -- names with numbers, in the order Obsidian's file explorer shows them ---------------------
 
 

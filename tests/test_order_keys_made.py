@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import unicodedata
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,6 +56,17 @@ def _vault(tmp_path: Path) -> Path:
     return root
 
 
+def _left_by_the_other(index: Path) -> tuple[str, bytes]:
+    """The index as the other Python leaves it: ``ODD``'s title key its own, and its
+    record (``_other``). Returns both."""
+    made, key = _other()
+    with sqlite3.connect(index) as db:
+        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    db.close()
+    return made, key
+
+
 def test_the_modifier_letter_collates_by_the_unicode_tables() -> None:
     """The character the tests below lean on sorts by the running Python's tables."""
     collated = memory_order.collation(ODD_TITLE)
@@ -66,14 +78,7 @@ def test_keys_another_python_made_are_computed_again_and_list_as_a_fresh_index(
 ) -> None:
     root = _vault(tmp_path)
     index = root / ".memvault" / "index.db"
-    made, key = _other()
-    with sqlite3.connect(index) as db:  # as the other Python leaves the index
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute(
-            "INSERT INTO meta(key, value) VALUES('order_keys', ?) "
-            "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            (made,),
-        )
+    _left_by_the_other(index)
     with open_vault(root) as v:  # a write with no daemon
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is None  # no row made: the kept keys were read
@@ -111,10 +116,7 @@ def test_a_reader_leaves_another_pythons_keys_and_knows_them_as_not_its_own(
 
     root = _vault(tmp_path)
     state = root / ".memvault"
-    made, key = _other()
-    with sqlite3.connect(state / "index.db") as db:
-        db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-        db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+    made, _ = _left_by_the_other(state / "index.db")
     from contextlib import nullcontext
 
     store = Store(state / "index.db", state / "cache.db", upgrade_lock=nullcontext)
@@ -157,11 +159,8 @@ def test_a_write_that_finds_the_keys_another_pythons_after_its_open_sorts_every_
     taken by another machine's meanwhile), its write sorts every row instead, and lists
     as a fresh index."""
     root = _vault(tmp_path)
-    made, key = _other()
     with open_vault(root) as v:
-        with sqlite3.connect(root / ".memvault" / "index.db") as db:
-            db.execute("UPDATE notes SET ord_title = ? WHERE path = ?", (key, ODD))
-            db.execute("UPDATE meta SET value = ? WHERE key = 'order_keys'", (made,))
+        _left_by_the_other(root / ".memvault" / "index.db")
         v.add("decisions", "Another", summary="new")
         assert v.engine.catalogue._rows is not None  # every row read, not the kept keys
     assert _fresh(root, tmp_path, "after") == _listings(root)
@@ -205,3 +204,79 @@ def test_a_date_of_digits_only_one_python_reads_is_keyed_again_though_the_names_
         v.add("people", "Someone", summary="new")
         assert v.engine.catalogue._rows is None
     assert _fresh(root, tmp_path, "kawi") == _listings(root)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_folder_notes_another_python_ordered_are_written_again_by_a_write_elsewhere(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other Python wrote people/people.md in its order (p4 first, or last) and
+    saved it as in line (meta ``folder_notes``); a write with no daemon in another
+    folder, its keys computed again, writes the folder note in this Python's order too,
+    as a fresh index does: what the folder notes were rendered under names the keys'."""
+    import json
+    import os
+    from contextlib import closing
+
+    if backend == "postgres":
+        import psycopg
+
+        dsn = request.getfixturevalue("pg_dsn")
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", dsn)
+    root = _vault(tmp_path)
+    folder_note = root / "people" / "people.md"
+    made, key = _other()
+    text = folder_note.read_text("utf-8")
+    lines = text.splitlines(keepends=True)
+    odd = next(line for line in lines if "[[people/p4]]" in line)
+    lines.remove(odd)  # the other Python's order: p4 first (3.12+), or last (3.11)
+    mine_first = next(i for i, line in enumerate(lines) if "[[people/p1]]" in line)
+    lines.insert(mine_first if made.endswith("15.1.0") else mine_first + 3, odd)
+    theirs = "".join(lines)
+    assert theirs != text
+    folder_note.write_text(theirs, "utf-8")
+    st = os.stat(folder_note)
+    if backend == "postgres":
+        with open_vault(root, mode="read") as v:
+            schema = v.engine.store.schema  # type: ignore[attr-defined]
+        db: Any = psycopg.connect(dsn, autocommit=True)
+        db.execute(f'SET search_path TO "{schema}"')
+        mark = "%s"
+    else:
+        db, mark = sqlite3.connect(root / ".memvault" / "index.db", isolation_level=None), "?"
+    with closing(db):  # the index as the other Python leaves it, its folder note as it wrote it
+        db.execute(f"UPDATE notes SET ord_title = {mark} WHERE path = {mark}", (key, ODD))
+        db.execute(f"UPDATE meta SET value = {mark} WHERE key = 'order_keys'", (made,))
+        (saved,) = db.execute("SELECT value FROM meta WHERE key = 'folder_notes'").fetchone()
+        kept = json.loads(saved)
+        kept["rules"] = kept["rules"].replace(keys_made(), made)  # (what it rendered under)
+        kept["seen"]["people/people.md"] = [st.st_size, st.st_mtime_ns]
+        db.execute(
+            f"UPDATE meta SET value = {mark} WHERE key = 'folder_notes'", (json.dumps(kept),)
+        )
+    with open_vault(root) as v:  # a write with no daemon, in decisions/
+        v.add("decisions", "Another", summary="new")
+        assert v.engine.catalogue._rows is None
+    assert folder_note.read_text("utf-8") == text
+    monkeypatch.delenv("MEMVAULT_INDEX_STORE", raising=False)
+    assert _fresh(root, tmp_path, "folders") == _listings(root)
+
+
+def test_index_move_leaves_the_sqlite_index_it_reads_as_it_was(tmp_path: Path, pg_dsn: str) -> None:
+    """`memvault index move --to postgres` reads the SQLite index (its vectors) and
+    leaves it as it was: it holds no writer's lock, and keys another Python made are
+    the writer's to compute (a one-shot write of that Python may hold the lock and
+    write its keys meanwhile); its own sync of the target computes its own."""
+    from memvault.config import VaultConfig
+    from memvault.engine.index_move import move_index, with_store
+    from memvault.index.embedder_hash import HashEmbedder
+
+    root = _vault(tmp_path)
+    index = root / ".memvault" / "index.db"
+    made, key = _left_by_the_other(index)
+    config = VaultConfig.load(root)
+    move_index(config, with_store(config, "postgres", pg_dsn), HashEmbedder())
+    with sqlite3.connect(index) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'order_keys'").fetchone() == (made,)
+        assert db.execute("SELECT ord_title FROM notes WHERE path = ?", (ODD,)).fetchone() == (key,)

@@ -271,11 +271,12 @@ _ONE_TYPES = frozenset(ONE_EACH.values())
 
 
 def _names_one(entry: CatalogueEntry) -> bool:
-    """A note of ``type: person`` or ``type: project`` (a section of people or projects
-    named otherwise, ``team`` or ``Équipe``, in a folder of its own name: two of them
-    are two people, two projects)."""
+    """A note of ``type: person`` or ``type: project``, or whose list of types holds one
+    (a section of people or projects named otherwise, ``team`` or ``Équipe``, in a
+    folder of its own name: two of them are two people, two projects)."""
     kind = entry.fields.get("type")
-    return isinstance(kind, str) and kind.strip().casefold() in _ONE_TYPES
+    kinds = kind if isinstance(kind, list) else [kind]  # a list property: as ``matches`` reads it
+    return any(isinstance(k, str) and k.strip().casefold() in _ONE_TYPES for k in kinds)
 
 
 def folds(rule: SectionRule) -> bool:

@@ -21,6 +21,7 @@ from memvault.engine.indexer import Progress
 from memvault.index.embedder import Embedder
 from memvault.index.seam import is_postgres, open_postgres, refuse_a_second_index
 from memvault.index.store import Store
+from memvault.vault.lock import upgrade_guard
 
 BATCH = 2000
 
@@ -36,7 +37,11 @@ def _open(config: VaultConfig, *, read_only: bool) -> Store:
     if is_postgres(config):
         store: Store = open_postgres(config, read_only=read_only)
         return store
-    return Store(config.state_dir / "index.db", config.state_dir / "cache.db")
+    # read only: an open without the writer's lock, as a reader's (Engine._open_store):
+    # it writes nothing (MEMORY.md's keys another Python made are the writer's to compute)
+    # and upgrades an older schema only holding that lock (vault/lock.upgrade_guard)
+    guard = (lambda: upgrade_guard(config.state_dir)) if read_only else None
+    return Store(config.state_dir / "index.db", config.state_dir / "cache.db", upgrade_lock=guard)
 
 
 def with_store(config: VaultConfig, store: str, dsn: str = "") -> VaultConfig:

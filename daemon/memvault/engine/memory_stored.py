@@ -29,6 +29,7 @@ from memvault.core.memory_order import (
     SectionRule,
     first_notes,
     folder_counts,
+    keys_made,
     matches,
 )
 
@@ -125,10 +126,13 @@ class FolderNotesKept:
     def __init__(self, store: Store, rules: Sequence[SectionRule]):
         self.store = store
         self.rules = tuple(rules)
-        # the sections as the folder notes follow them (their folders, orders, names), and
-        # the memvault that wrote them: another renders them its own way (entry_line), as
-        # a fresh index of its own would, so each is due once after an upgrade
-        self._rules = json.dumps([_version(), *((r.name, r.folder, r.order) for r in rules)])
+        # the sections as the folder notes follow them (their folders, orders, names), the
+        # memvault that wrote them and the keys it ordered them by: another renders them
+        # its own way (entry_line), another Python orders them by its Unicode tables
+        # (``keys_made``: a name of U+1E030 first or last), as a fresh index of its own
+        # would, so each is due once after an upgrade or a rekey (``note_order.rekey``)
+        made = (_version(), keys_made())
+        self._rules = json.dumps([*made, *((r.name, r.folder, r.order) for r in rules)])
         self._saved: dict[str, tuple[int, int]] | None = None
 
     def load(self) -> dict[str, tuple[int, int]] | None:

@@ -108,10 +108,15 @@ def fill_order(conn: Any, mark: str, *, every: bool = True) -> int:
     return len(values)
 
 
+def _recorded(conn: Any, mark: str) -> str | None:
+    """What the index records its keys as made under (``KEYS_MADE``); None: nothing."""
+    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
+    return None if row is None else str(row[0])
+
+
 def keys_ours(conn: Any, mark: str) -> bool:
     """Whether the index's keys are recorded as made as this process makes them."""
-    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
-    return row is not None and row[0] == keys_made()
+    return _recorded(conn, mark) == keys_made()
 
 
 def rekey(conn: Any, mark: str) -> int | None:
@@ -119,19 +124,19 @@ def rekey(conn: Any, mark: str) -> int | None:
     index records them as made otherwise than this process makes them (or records
     nothing: an index of before the record). Returns how many rows' keys changed; None
     when the keys are this process's (one meta read)."""
-    row = conn.execute(f"SELECT value FROM meta WHERE key = {mark}", (KEYS_MADE,)).fetchone()
-    if row is not None and row[0] == keys_made():
+    made = _recorded(conn, mark)
+    if made == keys_made():
         return None
     # the same algorithm, other Unicode tables: what reads otherwise is a character one
     # of them has not assigned (casefold and NFKD of an assigned one never change:
     # Unicode's stability policies), never ASCII: a name's letter, a date's digit
     # (``\d``: Kawi's, Unicode 15.0), a ``memory-index`` value
-    same = row is not None and row[0].split(" ", 1)[0] == str(KEYS_ALGORITHM)
+    same = made is not None and made.split(" ", 1)[0] == str(KEYS_ALGORITHM)
     counted = fill_order(conn, mark, every=not same)
     log.info(
         "MEMORY.md's order keys computed again (%d notes' changed): made under %s, now %s",
         counted,
-        "an unrecorded version" if row is None else row[0],
+        "an unrecorded version" if made is None else made,
         keys_made(),
     )
     return counted
