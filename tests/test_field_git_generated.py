@@ -241,3 +241,50 @@ def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path
         rebase_merge.rmdir()  # done
         assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
     assert _staged(root) == ["people/people.md"]
+
+
+def test_a_folder_note_kept_for_later_is_added_by_the_next_process(tmp_path: Path) -> None:
+    """Found reviewing: the folder note kept while the person's change was staged was
+    remembered by that process alone. Made by `memvault sync` (or a daemon stopped
+    before the person committed), it was never added: untracked for good, and the
+    other clone's pull that brings its own was refused, as before memvault added its
+    folder notes. The next process's update adds it once the commit is made."""
+    root = _people_to_the_limit(tmp_path)
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert (root / "people" / "people.md").is_file()
+    assert _staged(root) == ["people/ann.md"]
+    git(root, "commit", "-q", "-m", "ann moved")
+    write(root, "people/di.md", note("Di", "Di is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert _staged(root) == ["people/people.md"]  # before: [] (untracked for good)
+
+
+def test_a_folder_note_memvault_staged_is_not_the_persons_change(tmp_path: Path) -> None:
+    """Found reviewing: a folder note memvault added (nothing of the person's staged)
+    counted as the person's change staged: the next folder note memvault made was left
+    untracked until the person's next commit, and the other clone's pull refused."""
+    root = _people_to_the_limit(tmp_path)
+    config = root / ".memvault" / "config.toml"
+    old = 'folder = "decisions"\norder = "date"\nlimit = 8'
+    text = config.read_text("utf-8")
+    assert old in text
+    config.write_text(text.replace(old, old[:-1] + "1"), "utf-8")
+    write(root, "decisions/one.md", note("One", "One.", date="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "one decision")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+        assert _staged(root) == ["people/people.md"]
+        write(root, "decisions/two.md", note("Two", "Two.", date="2024-01-02"))
+        v.sync()
+    assert (root / "decisions" / "decisions.md").is_file()
+    # before: ['people/people.md'] (decisions.md left untracked)
+    assert _staged(root) == ["decisions/decisions.md", "people/people.md"]
