@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Collection
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from memvault.core import memory_md
 from memvault.vault.gitstate import LATER, STAGED, git_busy, git_stamp, stage_made
 
 if TYPE_CHECKING:
+    from memvault.core.memory_order import SectionRule
     from memvault.index.store import Store
 
 # the index meta's key for the folder notes kept to `git add` later (a JSON list)
@@ -26,14 +28,15 @@ TO_STAGE = "folder_notes_to_stage"
 
 class MadeStaging:
     """The folder notes made and not yet staged, for one vault (thread-safe: the
-    Linker's updates and the daemon's tick both call it). ``ours``: every folder note
-    path memvault keeps; one of them staged (memvault's own `git add`) is no change of
-    the person's staged."""
+    Linker's updates and the daemon's tick both call it). The folder notes of
+    ``sections`` (``ours``), one staged (memvault's own `git add`), are no change of the
+    person's staged."""
 
-    def __init__(self, root: Path, store: Store, ours: Collection[str] = ()) -> None:
+    def __init__(self, root: Path, store: Store, sections: Sequence[SectionRule] = ()) -> None:
         self.root = root
         self.store = store
-        self.ours = tuple(sorted(ours))
+        made = (memory_md.folder_note_path(r.folder) for r in sections)
+        self.ours = tuple(sorted(p for p in made if p))
         self._later: set[str] = set(_kept(store.meta(TO_STAGE)))
         self._tried: tuple[int, ...] | None = None  # git's files when last tried
         self._lock = threading.Lock()

@@ -113,9 +113,7 @@ class Linker:
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
         self.stash = StashHold(fs.root, store)  # what waits for `git stash pop`
-        # the folder notes made, to `git add`
-        made = (memory_md.folder_note_path(r.folder) for r in config.memory.sections)
-        self.staging = MadeStaging(fs.root, store, [p for p in made if p])
+        self.staging = MadeStaging(fs.root, store, config.memory.sections)  # to `git add`
 
     # -- relinking after moves -----------------------------------------------------------------
 
