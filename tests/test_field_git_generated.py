@@ -288,3 +288,24 @@ def test_a_folder_note_memvault_staged_is_not_the_persons_change(tmp_path: Path)
     assert (root / "decisions" / "decisions.md").is_file()
     # before: ['people/people.md'] (decisions.md left untracked)
     assert _staged(root) == ["decisions/decisions.md", "people/people.md"]
+
+
+def test_a_folder_note_made_while_another_git_holds_the_index_is_added_after(
+    tmp_path: Path,
+) -> None:
+    """Found reviewing: a `git add` of a folder note tried while another git held the
+    index (index.lock: the person's `git add`, `git commit`, as retries come when git's
+    index changed) let the note go for good, untracked. It is tried again once the
+    index is free."""
+    root = _people_to_the_limit(tmp_path)
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        lock = root / ".git" / "index.lock"
+        lock.write_bytes(b"")  # another git writing the index this moment
+        v.sync()  # (waits: git is busy)
+        folder_note = root / "people" / "people.md"
+        folder_note.write_text((root / "people" / "cy.md").read_text("utf-8"), "utf-8")
+        assert v.engine.linker.staging.made("people/people.md") is False
+        lock.unlink()
+        assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
+    assert _staged(root) == ["people/people.md"]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_md
-from memvault.vault.gitstate import LATER, STAGED, git_busy, git_stamp, stage_made
+from memvault.vault.gitstate import LATER, STAGED, WAIT, git_busy, git_stamp, stage_made
 
 if TYPE_CHECKING:
     from memvault.core.memory_order import SectionRule
@@ -45,9 +45,10 @@ class MadeStaging:
         """``rel`` just made: staged now (True), or kept to stage later."""
         with self._lock:
             got = stage_made(self.root, rel, self.ours)
-            if got == LATER:
+            if got in (LATER, WAIT):
                 self._keep(self._later | {rel})
-                self._tried = git_stamp(self.root)
+                # (git busy: tried again once it is done, git's files changed or not)
+                self._tried = git_stamp(self.root) if got == LATER else None
             return got == STAGED
 
     def retry(self) -> list[str]:
@@ -64,13 +65,14 @@ class MadeStaging:
             staged, later = [], set(self._later)
             for rel in sorted(self._later):
                 got = stage_made(self.root, rel, self.ours) if (self.root / rel).is_file() else ""
-                if got == LATER:
-                    break  # theirs still staged: all wait
+                if got in (LATER, WAIT):  # theirs still staged, or git busy: all wait
+                    self._tried = stamp if got == LATER else None
+                    break
                 later.discard(rel)
                 if got == STAGED:
                     staged.append(rel)
             self._keep(later)
-            if staged:
+            if staged and self._tried is not None:
                 self._tried = git_stamp(self.root)  # (our own `git add`)
             return staged
 

@@ -159,8 +159,8 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
-# what ``stage_made`` did with a folder note memvault made
-STAGED, LATER, LEFT = "staged", "later", "left"
+# what ``stage_made`` did with a folder note memvault made (``WAIT``: git busy, try again)
+STAGED, LATER, LEFT, WAIT = "staged", "later", "left", "wait"
 
 
 def stage_made(root: Path, rel: str, ours: Sequence[str] = ()) -> str:
@@ -174,14 +174,15 @@ def stage_made(root: Path, rel: str, ours: Sequence[str] = ()) -> str:
     merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
     or one a rule ignores, is left as it is; so is one of a vault git keeps no file of (a
     folder of a person's project repository they never added: staged, the folder note
-    went into their next commit, the one file of the vault): ``LEFT``. Nothing is added
-    while git is busy, outside git, or when git cannot be asked (``LEFT``); nor while
-    the person has changes of their own staged (``theirs_staged``; ``ours``, memvault's
-    own files, are not theirs): ``LATER``, to add once they committed them, as their
-    `git commit` of one note took the folder note along, listing notes they had not
-    added."""
+    went into their next commit, the one file of the vault): ``LEFT``; so outside git, or
+    when git cannot be asked. Nothing is added while the person has changes of their
+    own staged (``theirs_staged``; ``ours``, memvault's own files, are not theirs):
+    ``LATER``, to add once they committed them, as their `git commit` of one note took
+    the folder note along, listing notes they had not added; nor while git is busy, or
+    another git holds the index (index.lock): ``WAIT``, to try again once it is done
+    (let go, it stayed untracked for good)."""
     if git_busy(root) is not None:
-        return LEFT
+        return WAIT
     tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
         return LEFT
@@ -193,6 +194,8 @@ def stage_made(root: Path, rel: str, ours: Sequence[str] = ()) -> str:
     if theirs_staged(root, ours):
         return LATER
     done = run_git(root, "--literal-pathspecs", "add", "--", rel)
+    if done is not None and done.returncode != 0 and b"index.lock" in done.stderr:
+        return WAIT  # ("Unable to create '.git/index.lock': File exists")
     return STAGED if done is not None and done.returncode == 0 else LEFT
 
 
@@ -352,6 +355,7 @@ __all__ = [
     "LATER",
     "LEFT",
     "STAGED",
+    "WAIT",
     "commits_lacked",
     "common_dir",
     "git_busy",
