@@ -172,6 +172,13 @@ def _people_to_the_limit(tmp_path: Path) -> Path:
     return root
 
 
+def _stage_a_change_of_theirs(root: Path) -> None:
+    """The person's change to ann.md, staged for a commit of its own (`git add`)."""
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+
+
 def test_a_folder_note_made_while_the_person_has_changes_staged_waits_for_their_commit(
     tmp_path: Path,
 ) -> None:
@@ -181,9 +188,7 @@ def test_a_folder_note_made_while_the_person_has_changes_staged_waits_for_their_
     added. It now waits while they have changes staged, and is added once they are
     committed (the next update, or the daemon's tick), for the other clone's pull."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     write(root, "people/cy.md", note("Cy", "Cy is new."))
     with open_vault(root) as v:
         v.sync()
@@ -204,9 +209,7 @@ def test_the_daemon_adds_a_folder_note_once_the_persons_commit_is_made(
     is left untracked, and `git add`ed within a tick of their `git commit`, no note
     changed since."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     proc = Proc(tmp_path, root)
     try:
         info = proc.info()
@@ -226,9 +229,7 @@ def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path
     person committed and ran `git pull --rebase`, stopped at a conflict): tried while git
     was busy, it was let go for good, and never added. It waits for the rebase too."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     write(root, "people/cy.md", note("Cy", "Cy is new."))
     with open_vault(root) as v:
         v.sync()
@@ -250,9 +251,7 @@ def test_a_folder_note_kept_for_later_is_added_by_the_next_process(tmp_path: Pat
     other clone's pull that brings its own was refused, as before memvault added its
     folder notes. The next process's update adds it once the commit is made."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     write(root, "people/cy.md", note("Cy", "Cy is new."))
     with open_vault(root) as v:
         v.sync()
