@@ -9,7 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memvault.vault.git_stash import STASH_APPLIED, STASH_WAIT_SECONDS, newest_stash, stash_made
+from memvault.vault.git_stash import (
+    STASH_APPLIED,
+    STASH_WAIT_SECONDS,
+    newest_stash,
+    newest_stash_commit,
+    stash_made,
+)
 from memvault.vault.gitstate import git_stamp, head_commit
 
 if TYPE_CHECKING:
@@ -73,9 +79,12 @@ class StashHold:
 def applied_kept(root: Path, store: Store) -> tuple[str, ...]:
     """The stash the index meta keeps as applied (``STASH_APPLIED``: "<stash> <HEAD it
     was seen applied at>"), once HEAD moved from there; before, git's record of the
-    conflict says (``git_stash.newest_stash``). One git process, only with one kept."""
+    conflict says (``git_stash.newest_stash``). One git process, only while the one
+    kept is the newest stash."""
     kept, head = _kept(store.meta(STASH_APPLIED))
-    if not kept or (head and head_commit(root) == head):
+    if not kept or kept != newest_stash_commit(root):
+        return ()
+    if head and head_commit(root) == head:
         return ()
     return (kept,)
 
