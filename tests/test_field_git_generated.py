@@ -172,6 +172,13 @@ def _people_to_the_limit(tmp_path: Path) -> Path:
     return root
 
 
+def _stage_a_change_of_theirs(root: Path) -> None:
+    """The person's change to ann.md, staged for a commit of its own (`git add`)."""
+    ann = root / "people" / "ann.md"
+    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
+    git(root, "add", "people/ann.md")
+
+
 def test_a_folder_note_made_while_the_person_has_changes_staged_waits_for_their_commit(
     tmp_path: Path,
 ) -> None:
@@ -181,9 +188,7 @@ def test_a_folder_note_made_while_the_person_has_changes_staged_waits_for_their_
     added. It now waits while they have changes staged, and is added once they are
     committed (the next update, or the daemon's tick), for the other clone's pull."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     write(root, "people/cy.md", note("Cy", "Cy is new."))
     with open_vault(root) as v:
         v.sync()
@@ -204,9 +209,7 @@ def test_the_daemon_adds_a_folder_note_once_the_persons_commit_is_made(
     is left untracked, and `git add`ed within a tick of their `git commit`, no note
     changed since."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     proc = Proc(tmp_path, root)
     try:
         info = proc.info()
@@ -226,9 +229,7 @@ def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path
     person committed and ran `git pull --rebase`, stopped at a conflict): tried while git
     was busy, it was let go for good, and never added. It waits for the rebase too."""
     root = _people_to_the_limit(tmp_path)
-    ann = root / "people" / "ann.md"
-    ann.write_text(ann.read_text("utf-8") + "Ann moved to Oslo.\n", "utf-8")
-    git(root, "add", "people/ann.md")
+    _stage_a_change_of_theirs(root)
     write(root, "people/cy.md", note("Cy", "Cy is new."))
     with open_vault(root) as v:
         v.sync()
@@ -239,5 +240,71 @@ def test_a_folder_note_kept_for_later_is_added_after_a_rebase_too(tmp_path: Path
         rebase_merge.mkdir()  # git mid rebase, as a stopped `git pull --rebase` leaves it
         assert v.engine.linker.staging.retry() == []
         rebase_merge.rmdir()  # done
+        assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
+    assert _staged(root) == ["people/people.md"]
+
+
+def test_a_folder_note_kept_for_later_is_added_by_the_next_process(tmp_path: Path) -> None:
+    """Found reviewing: the folder note kept while the person's change was staged was
+    remembered by that process alone. Made by `memvault sync` (or a daemon stopped
+    before the person committed), it was never added: untracked for good, and the
+    other clone's pull that brings its own was refused, as before memvault added its
+    folder notes. The next process's update adds it once the commit is made."""
+    root = _people_to_the_limit(tmp_path)
+    _stage_a_change_of_theirs(root)
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert (root / "people" / "people.md").is_file()
+    assert _staged(root) == ["people/ann.md"]
+    git(root, "commit", "-q", "-m", "ann moved")
+    write(root, "people/di.md", note("Di", "Di is new."))
+    with open_vault(root) as v:
+        v.sync()
+    assert _staged(root) == ["people/people.md"]  # before: [] (untracked for good)
+
+
+def test_a_folder_note_memvault_staged_is_not_the_persons_change(tmp_path: Path) -> None:
+    """Found reviewing: a folder note memvault added (nothing of the person's staged)
+    counted as the person's change staged: the next folder note memvault made was left
+    untracked until the person's next commit, and the other clone's pull refused."""
+    root = _people_to_the_limit(tmp_path)
+    config = root / ".memvault" / "config.toml"
+    old = 'folder = "decisions"\norder = "date"\nlimit = 8'
+    text = config.read_text("utf-8")
+    assert old in text
+    config.write_text(text.replace(old, old[:-1] + "1"), "utf-8")
+    write(root, "decisions/one.md", note("One", "One.", date="2024-01-01"))
+    with open_vault(root) as v:
+        v.sync()
+    commit(root, "one decision")
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        v.sync()
+        assert _staged(root) == ["people/people.md"]
+        write(root, "decisions/two.md", note("Two", "Two.", date="2024-01-02"))
+        v.sync()
+    assert (root / "decisions" / "decisions.md").is_file()
+    # before: ['people/people.md'] (decisions.md left untracked)
+    assert _staged(root) == ["decisions/decisions.md", "people/people.md"]
+
+
+def test_a_folder_note_made_while_another_git_holds_the_index_is_added_after(
+    tmp_path: Path,
+) -> None:
+    """Found reviewing: a `git add` of a folder note tried while another git held the
+    index (index.lock: the person's `git add`, `git commit`, as retries come when git's
+    index changed) let the note go for good, untracked. It is tried again once the
+    index is free."""
+    root = _people_to_the_limit(tmp_path)
+    write(root, "people/cy.md", note("Cy", "Cy is new."))
+    with open_vault(root) as v:
+        lock = root / ".git" / "index.lock"
+        lock.write_bytes(b"")  # another git writing the index this moment
+        v.sync()  # (waits: git is busy)
+        folder_note = root / "people" / "people.md"
+        folder_note.write_text((root / "people" / "cy.md").read_text("utf-8"), "utf-8")
+        assert v.engine.linker.staging.made("people/people.md") is False
+        lock.unlink()
         assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
     assert _staged(root) == ["people/people.md"]

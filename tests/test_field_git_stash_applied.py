@@ -207,3 +207,33 @@ def test_an_autostash_that_conflicted_once_resolved_is_no_pop_to_come(tmp_path: 
     assert "Note to self: alpha." in text and "Note to self: beta." in text
     said = _status(b)
     assert said["git_stash_waits"] == [] and said["git_stash_stops"] == [], said
+
+
+def test_a_pop_taken_back_after_a_sync_saw_it_conflicted_is_still_to_come(
+    tmp_path: Path,
+) -> None:
+    """Found reviewing: a daemon syncs as soon as a pop's conflict writes MEMORY.md, and
+    kept the stash as applied in the index meta; the person gave the pop up (`git reset
+    --hard`), and memvault wrote MEMORY.md, its new note listed: the next `git stash
+    pop` was refused ("Your local changes ... would be overwritten"), status silent.
+    The stash kept as applied now counts only once HEAD moved from where it was seen
+    applied (a commit, a switch, a pull); a sync that finds git's record gone at that
+    same HEAD lets it go, so a commit after the reset does not make it applied again."""
+    root = git_vault(tmp_path)
+    _memory_md_conflicted_by_a_stash_pop(root)
+    mem = root / "MEMORY.md"
+    write(root, "people/ed.md", note("Ed", "Ed is new.", updated="2024-05-05"))
+    with open_vault(root) as v:
+        v.sync()  # as the daemon does at once: the pop seen applied (unmerged)
+    git(root, "reset", "-q", "--hard")  # the pop given up
+    with open_vault(root) as v:
+        v.sync()
+    assert ED not in mem.read_text(encoding="utf-8")  # before: written, ed listed
+    assert _status(root)["git_stash_waits"] == ["MEMORY.md"]
+    git(root, "commit", "-q", "--allow-empty", "-m", "something else")
+    with open_vault(root) as v:
+        v.sync()
+    assert ED not in mem.read_text(encoding="utf-8")  # still left for the pop
+    popped = git(root, "stash", "pop", check=False)
+    assert "would be overwritten" not in popped.stderr, popped.stderr
+    assert find_conflicts(mem.read_text(encoding="utf-8"))  # applied again, as before

@@ -3,33 +3,52 @@ or, while the person has changes of their own staged (a commit being put togethe
 once they are committed: their `git commit` of one note took the folder note along
 (listing notes they had not added). The daemon's tick tries again when git's index or
 HEAD changed (``MadeStaging.retry``), so the other clone's `git pull --autostash` goes
-through as before."""
+through as before. The notes kept for later are kept in the index meta too: made by
+`memvault sync`, or by a daemon stopped before the commit, the next process's update
+adds them (remembered by one process, they stayed untracked for good)."""
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from memvault.vault.gitstate import LATER, STAGED, git_busy, git_stamp, stage_made
+from memvault.core import memory_md
+from memvault.vault.gitstate import LATER, STAGED, WAIT, git_busy, git_stamp, stage_made
+
+if TYPE_CHECKING:
+    from memvault.core.memory_order import SectionRule
+    from memvault.index.store import Store
+
+# the index meta's key for the folder notes kept to `git add` later (a JSON list)
+TO_STAGE = "folder_notes_to_stage"
 
 
 class MadeStaging:
     """The folder notes made and not yet staged, for one vault (thread-safe: the
-    Linker's updates and the daemon's tick both call it)."""
+    Linker's updates and the daemon's tick both call it). The folder notes of
+    ``sections`` (``ours``), one staged (memvault's own `git add`), are no change of the
+    person's staged."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, store: Store, sections: Sequence[SectionRule] = ()) -> None:
         self.root = root
-        self._later: set[str] = set()
+        self.store = store
+        made = (memory_md.folder_note_path(r.folder) for r in sections)
+        self.ours = tuple(sorted(p for p in made if p))
+        self._later: set[str] = set(_kept(store.meta(TO_STAGE)))
         self._tried: tuple[int, ...] | None = None  # git's files when last tried
         self._lock = threading.Lock()
 
     def made(self, rel: str) -> bool:
         """``rel`` just made: staged now (True), or kept to stage later."""
         with self._lock:
-            got = stage_made(self.root, rel)
-            if got == LATER:
-                self._later.add(rel)
-                self._tried = git_stamp(self.root)
+            got = stage_made(self.root, rel, self.ours)
+            if got in (LATER, WAIT):
+                self._keep(self._later | {rel})
+                # (git busy: tried again once it is done, git's files changed or not)
+                self._tried = git_stamp(self.root) if got == LATER else None
             return got == STAGED
 
     def retry(self) -> list[str]:
@@ -43,17 +62,34 @@ class MadeStaging:
             if stamp == self._tried:
                 return []
             self._tried = stamp
-            staged = []
+            staged, later = [], set(self._later)
             for rel in sorted(self._later):
-                got = stage_made(self.root, rel) if (self.root / rel).is_file() else ""
-                if got == LATER:
-                    break  # theirs still staged: all wait
-                self._later.discard(rel)
+                got = stage_made(self.root, rel, self.ours) if (self.root / rel).is_file() else ""
+                if got in (LATER, WAIT):  # theirs still staged, or git busy: all wait
+                    self._tried = stamp if got == LATER else None
+                    break
+                later.discard(rel)
                 if got == STAGED:
                     staged.append(rel)
-            if staged:
+            self._keep(later)
+            if staged and self._tried is not None:
                 self._tried = git_stamp(self.root)  # (our own `git add`)
             return staged
 
+    def _keep(self, later: set[str]) -> None:
+        """The notes to stage later, in the index meta too (written when they change)."""
+        if later != self._later:
+            self._later = later
+            self.store.set_meta(TO_STAGE, json.dumps(sorted(later)) if later else "")
 
-__all__ = ["MadeStaging"]
+
+def _kept(value: str | None) -> list[str]:
+    """The folder notes the index meta keeps to stage later (none for what is unreadable)."""
+    try:
+        kept = json.loads(value) if value else []
+    except ValueError:
+        return []
+    return [r for r in kept if isinstance(r, str)] if isinstance(kept, list) else []
+
+
+__all__ = ["TO_STAGE", "MadeStaging"]

@@ -113,7 +113,7 @@ class Linker:
         self._git_seen = git_stamp(fs.root)
         self.waits_for_git = False  # this sync's update waited: git changed the tree under it
         self.stash = StashHold(fs.root, store)  # what waits for `git stash pop`
-        self.staging = MadeStaging(fs.root)  # the folder notes made, to `git add`
+        self.staging = MadeStaging(fs.root, store, config.memory.sections)  # to `git add`
 
     # -- relinking after moves -----------------------------------------------------------------
 

@@ -9,8 +9,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memvault.vault.git_stash import STASH_APPLIED, STASH_WAIT_SECONDS, newest_stash, stash_made
-from memvault.vault.gitstate import git_stamp
+from memvault.vault.git_stash import (
+    STASH_APPLIED,
+    STASH_WAIT_SECONDS,
+    newest_stash,
+    newest_stash_commit,
+    stash_made,
+)
+from memvault.vault.gitstate import git_stamp, head_commit
 
 if TYPE_CHECKING:
     from memvault.index.store import Store
@@ -33,12 +39,19 @@ class StashHold:
     def waits(self, rels: Sequence[str]) -> tuple[str, ...]:
         """Which of ``rels`` wait for ``git stash pop`` (``git_stash.newest_stash``). The
         newest stash seen applied already (its pop conflicted, its entry kept) is kept in
-        the index meta: no pop to come, after a switch of branch or a pull that merges
-        too, which clear git's record of the conflict."""
-        kept = self.store.meta(STASH_APPLIED) or ""
-        seen = newest_stash(self.root, rels, stops=False, applied=(kept,))
+        the index meta with the HEAD it was seen at: no pop to come, after a switch of
+        branch or a pull that merges too, which clear git's record of the conflict. Not
+        at that HEAD still: `git reset --hard` took the pop back (and git's record), and
+        a sync finding so lets it go (it counted, and MEMORY.md written then stopped
+        the next pop: "Your local changes ... would be overwritten")."""
+        kept, head = _kept(self.store.meta(STASH_APPLIED))
+        seen = newest_stash(
+            self.root, rels, stops=False, applied=applied_kept(self.root, self.store)
+        )
         if seen.applied and kept != seen.commit:
-            self.store.set_meta(STASH_APPLIED, seen.commit)
+            self.store.set_meta(STASH_APPLIED, f"{seen.commit} {head_commit(self.root) or ''}")
+        elif kept and kept == seen.commit and seen.waits and head:  # git's record gone
+            self.store.set_meta(STASH_APPLIED, "")  # (asked only where it holds)
         return seen.waits
 
     def hold(self, holding: bool) -> None:
@@ -63,4 +76,24 @@ class StashHold:
         return False
 
 
-__all__ = ["STASH_FILES", "StashHold"]
+def applied_kept(root: Path, store: Store) -> tuple[str, ...]:
+    """The stash the index meta keeps as applied (``STASH_APPLIED``: "<stash> <HEAD it
+    was seen applied at>"), once HEAD moved from there; before, git's record of the
+    conflict says (``git_stash.newest_stash``). One git process, only while the one
+    kept is the newest stash."""
+    kept, head = _kept(store.meta(STASH_APPLIED))
+    if not kept or kept != newest_stash_commit(root):
+        return ()
+    if head and head_commit(root) == head:
+        return ()
+    return (kept,)
+
+
+def _kept(value: str | None) -> tuple[str, str]:
+    """The stash and the HEAD of ``STASH_APPLIED``'s value (no HEAD: kept before one was
+    noted, or no commit yet)."""
+    kept, _, head = (value or "").partition(" ")
+    return kept, head.strip()
+
+
+__all__ = ["STASH_FILES", "StashHold", "applied_kept"]

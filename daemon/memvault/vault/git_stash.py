@@ -141,6 +141,13 @@ def stash_made(root: Path) -> float | None:
     return None if newest is None else newest[0]
 
 
+def newest_stash_commit(root: Path) -> str | None:
+    """The newest stash's commit (its reflog's last line), or None: no stash, outside git."""
+    gdir = git_dir(root)
+    newest = _newest_stash(gdir) if gdir is not None else None
+    return None if newest is None else newest[1]
+
+
 def _newest_stash(gdir: Path) -> tuple[float, str] | None:
     """The newest stash's time and commit (the last line of its reflog), or None."""
     try:
@@ -291,6 +298,7 @@ __all__ = [
     "STASH_WAIT_SECONDS",
     "StashSeen",
     "newest_stash",
+    "newest_stash_commit",
     "stash_made",
     "stash_stops",
     "stash_waits",

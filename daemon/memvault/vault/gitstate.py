@@ -159,11 +159,11 @@ def git_removed(root: Path, rel: str) -> bool:
     return ignored_by(root, rel) is None
 
 
-# what ``stage_made`` did with a folder note memvault made
-STAGED, LATER, LEFT = "staged", "later", "left"
+# what ``stage_made`` did with a folder note memvault made (``WAIT``: git busy, try again)
+STAGED, LATER, LEFT, WAIT = "staged", "later", "left", "wait"
 
 
-def stage_made(root: Path, rel: str) -> str:
+def stage_made(root: Path, rel: str, ours: Sequence[str] = ()) -> str:
     """Add a file memvault has just made at the vault path ``rel`` to git's index
     (``git add``) when git does not know it (untracked, not ignored): ``STAGED``.
 
@@ -174,13 +174,15 @@ def stage_made(root: Path, rel: str) -> str:
     merges both lists (the vault's ``.gitattributes``: merge=union). A file git tracks,
     or one a rule ignores, is left as it is; so is one of a vault git keeps no file of (a
     folder of a person's project repository they never added: staged, the folder note
-    went into their next commit, the one file of the vault): ``LEFT``. Nothing is added
-    while git is busy, outside git, or when git cannot be asked (``LEFT``); nor while
-    the person has changes of their own staged (``theirs_staged``): ``LATER``, to add
-    once they committed them, as their `git commit` of one note took the folder note
-    along, listing notes they had not added."""
+    went into their next commit, the one file of the vault): ``LEFT``; so outside git, or
+    when git cannot be asked. Nothing is added while the person has changes of their
+    own staged (``theirs_staged``; ``ours``, memvault's own files, are not theirs):
+    ``LATER``, to add once they committed them, as their `git commit` of one note took
+    the folder note along, listing notes they had not added; nor while git is busy, or
+    another git holds the index (index.lock): ``WAIT``, to try again once it is done
+    (let go, it stayed untracked for good)."""
     if git_busy(root) is not None:
-        return LEFT
+        return WAIT
     tracked = run_git(root, "--literal-pathspecs", "ls-files", "--error-unmatch", "--", rel)
     if tracked is None or tracked.returncode != 1:  # 0: tracked already; else no answer
         return LEFT
@@ -189,18 +191,23 @@ def stage_made(root: Path, rel: str) -> str:
         return LEFT
     if ignored_by(root, rel) is not None:
         return LEFT
-    if theirs_staged(root):
+    if theirs_staged(root, ours):
         return LATER
     done = run_git(root, "--literal-pathspecs", "add", "--", rel)
+    if done is not None and done.returncode != 0 and b"index.lock" in done.stderr:
+        return WAIT  # ("Unable to create '.git/index.lock': File exists")
     return STAGED if done is not None and done.returncode == 0 else LEFT
 
 
-def theirs_staged(root: Path) -> bool:
+def theirs_staged(root: Path, ours: Sequence[str] = ()) -> bool:
     """Whether git's index holds a change from HEAD anywhere in the repository (a
-    commit being put together; `git diff --cached`). Compared with HEAD's tree alone
+    commit being put together; `git diff --cached`) but at the vault paths ``ours``
+    (memvault's own folder notes: one it added was taken for the person's change, and
+    the next it made was left untracked). Compared with HEAD's tree alone
     (``diff-index --cached``): the files are not looked at, so the index is never
     written back. True when git cannot say (no commit yet)."""
-    done = run_git(root, "diff-index", "--cached", "--quiet", "HEAD", "--", ":/")
+    mine = [f":(exclude,literal){rel}" for rel in ours]  # (relative to the vault's folder)
+    done = run_git(root, "diff-index", "--cached", "--quiet", "HEAD", "--", ":/", *mine)
     return done is None or done.returncode != 0
 
 
@@ -348,6 +355,7 @@ __all__ = [
     "LATER",
     "LEFT",
     "STAGED",
+    "WAIT",
     "commits_lacked",
     "common_dir",
     "git_busy",
