@@ -31,10 +31,22 @@ def _vault(tmp_path: Path) -> Path:
 
 def _answers(v) -> list[list[tuple[str, int, float, bool]]]:  # type: ignore[no-untyped-def]
     queries = ("kelp harvest at the pier", "seaweed drying racks", "harbour budget 3")
-    return [
-        [(h.path, h.line_start, round(h.score, 5), h.pending) for h in v.search(q, k=5)]
-        for q in queries
+    return [[(h.path, h.line_start, h.score, h.pending) for h in v.search(q, k=5)] for q in queries]
+
+
+def _alike(
+    got: list[list[tuple[str, int, float, bool]]], want: list[list[tuple[str, int, float, bool]]]
+) -> None:
+    """The same hits in the same order, each score the same to float32's precision: the
+    full graph (hnswlib's SIMD distance) and the cold reader (numpy's) round the last bit
+    apart, so rounding both to 5 places split one score at a boundary (0.41532 / 0.41533,
+    when the logged minute made that vector)."""
+    assert [[h[:2] + h[3:] for h in hits] for hits in got] == [
+        [h[:2] + h[3:] for h in hits] for hits in want
     ]
+    for hits, wanted in zip(got, want, strict=True):
+        for hit, w in zip(hits, wanted, strict=True):
+            assert abs(hit[2] - w[2]) <= 1e-5, (hit, w)
 
 
 def test_writes_and_the_search_after_them_leave_the_saved_graph_as_it_is(
@@ -58,10 +70,10 @@ def test_writes_and_the_search_after_them_leave_the_saved_graph_as_it_is(
     assert not any(hit[3] for hits in answers for hit in hits)  # none pending: by meaning
     with open_vault(root) as full:  # as a daemon holds it: the chunks put in, and saved
         assert full.engine.embedding.vectors is not None
-        assert _answers(full) == answers
+        _alike(_answers(full), answers)
     assert graph.read_bytes() != saved
     with open_vault(root, mode="query") as cold:  # the graph saved whole, cold: alike
-        assert _answers(cold) == answers
+        _alike(_answers(cold), answers)
         assert cold.engine.embedding.held.opened is None
 
 
