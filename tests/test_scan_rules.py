@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 import unicodedata
+from collections import Counter
 from pathlib import Path
 
 from hypothesis import given, settings
@@ -302,3 +303,57 @@ def test_a_conflict_copy_that_is_a_symlink_in_a_loop_fails_no_scan(tmp_path: Pat
     fast = VaultFS(root).scan()
     assert _as_data(fast) == _as_data(VaultFS(root).scan(fast=False))
     assert list(fast.notes) == ["people/ana.md"]
+
+
+_CAFE = ("Caf\u00e9", "Cafe\u0301")  # one folder's name, NFC and NFD
+_SPOTS = ["", *_CAFE, "p", f"p/{_CAFE[1]}", f"{_CAFE[1]}/q", f"{_CAFE[0]}/q"]
+_STEP = st.one_of(
+    st.tuples(st.just("write"), st.sampled_from(_SPOTS), st.sampled_from(_NAMES[:7])),
+    st.tuples(st.just("delete"), st.sampled_from(_SPOTS), st.sampled_from(_NAMES[:7])),
+    st.tuples(st.just("rename"), st.sampled_from(_SPOTS[1:]), st.sampled_from(_SPOTS[1:])),
+    st.tuples(st.just("scan"), st.sampled_from(_SPOTS), st.booleans()),
+)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(_STEP, max_size=20))
+def test_the_names_on_disk_kept_are_those_a_look_at_each_scanned_note_keeps(
+    steps: list[tuple[str, str, object]],
+) -> None:
+    """``VaultFS`` keeps a key's name on disk from the keys a walk found spelt otherwise
+    (``Walk.spelt_otherwise``), not by a look at every note: after any scans of the
+    vault or a folder, fast or not, between notes written, deleted and folders renamed
+    from NFD to NFC and back, what it keeps is what that look kept (each scanned key:
+    its name on disk when spelt otherwise, else none; the keys not scanned as they were)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        fs, kept = VaultFS(root), {}
+        for what, spot, arg in steps:
+            path = root / spot / str(arg)
+            if what == "write":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(b"# x\n")
+            elif what == "delete":
+                with contextlib.suppress(OSError):
+                    path.unlink()
+            elif what == "rename":
+                src, dst = root / spot, root / str(arg)
+                if src.is_dir() and not dst.exists() and src not in dst.parents:
+                    dst.parent.mkdir(parents=True, exist_ok=True)
+                    src.rename(dst)
+            else:
+                scan = fs.scan(spot, fast=bool(arg))
+                for key, seen in scan.notes.items():
+                    if key != seen.disk:
+                        kept[key] = seen.disk
+                    else:
+                        kept.pop(key, None)
+                assert fs._disk == kept
+                forms = Counter(  # files by key: a key of two files names either
+                    unicodedata.normalize("NFC", os.path.relpath(os.path.join(d, n), root))
+                    for d, _, names in os.walk(root)
+                    for n in names
+                )
+                for key, seen in scan.notes.items():
+                    if forms[key] == 1:  # read through the name the scan found
+                        assert fs.path(key) == root / seen.disk

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
@@ -1175,4 +1177,45 @@ def test_the_embedded_label_array_is_every_embedded_label_in_order(tmp_path: Pat
     assert got.dtype == np.int64
     assert got.tolist() == [*early, *late] == sorted(store.embedded_labels())
     assert store.embedded_label_array(first=True).tolist() == [early[0]]
+    store.close()
+
+
+_TOPS = ["people", "People", "PEOPLE", "peopl\u00e9", "people\u0301", "Stra\u00dfe", "STRASSE"]
+_TOPS += [
+    "\ufb00",
+    "ff",
+    "\u0130x",
+    "i\u0307x",
+    "\u039f\u0394\u039f\u03a3",
+    "\u03bf\u03b4\u03bf\u03c2",
+    "",
+]
+_PATHS = st.builds(
+    lambda parts, name: "/".join([*filter(None, parts), name]),
+    st.lists(st.sampled_from(_TOPS), max_size=3),
+    st.sampled_from(["x.md", "Y.md"]),
+)
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(st.sets(_PATHS, max_size=10), st.lists(st.sampled_from(_TOPS), min_size=1, max_size=2))
+def test_the_titles_of_a_folder_are_those_of_every_note_under_it_in_any_case(
+    tmp_path_factory: pytest.TempPathFactory, paths: set[str], parts: list[str]
+) -> None:
+    """``note_titles(folder)`` reads the notes whose top folder casefolds as the folder's
+    first part (by the folder index): among them every note an add's name lookup takes
+    from all the titles (its path casefolded under the folder's), ß, ﬀ, İ and a final
+    sigma, which casefold into other lengths, and a name in NFD alike."""
+    store = open_store(tmp_path_factory.mktemp("titles"))
+    with store.transaction() as conn:
+        for path in paths:
+            store.put_note(conn, row(path, title=path.upper()))
+    folder = "/".join(parts)
+    inside = folder.casefold() + "/"
+    under = sorted(t for t in store.note_titles() if t[0].casefold().startswith(inside))
+    assert (
+        sorted(t for t in store.note_titles(folder) if t[0].casefold().startswith(inside)) == under
+    )
     store.close()

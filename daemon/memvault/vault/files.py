@@ -161,11 +161,9 @@ class VaultFS:
         notes = scan.notes
         for key in [k for k in self._disk if k in notes and notes[k].disk == k]:
             del self._disk[key]
-        for key in walk.spelt_otherwise:
+        for key in walk.spelt_otherwise:  # (a twin spelt as its key took its place: above)
             if (disk := notes[key].disk) != key:
                 self._disk[key] = disk
-            else:  # a twin spelt as its key took its place
-                self._disk.pop(key, None)
         return scan
 
     def refusal(self, rel: str) -> str | None:
