@@ -137,3 +137,28 @@ def test_a_rename_after_a_commit_warns_of_no_note_kept_busy(tmp_path: Path) -> N
     finally:
         assert daemon.stop() == 0
     assert "kept changing" not in daemon.stderr, daemon.stderr[-3000:]
+
+
+def test_a_folder_in_both_unicode_forms_on_ext4_keeps_the_notes_of_each(tmp_path: Path) -> None:
+    # ext4 keeps `Décisions/` in NFC and in NFD apart: two folders (one made on Linux, one
+    # synced from a Mac), whose notes have the same keys (`Décisions/...`, NFC). A scan of
+    # that folder, as the watcher asks for one (a note there with an NFC twin), walked
+    # the one spelt as asked, and took every note of the other for deleted
+    root = new_vault(tmp_path)
+    nfc, nfd = "Décisions", unicodedata.normalize("NFD", "Décisions")
+    write(root, f"{nfc}/Kafka.md", "# Kafka\n\nEvents go through Kafka.\n")
+    write(root, f"{nfd}/Postgres.md", "# Postgres\n\nWe keep PostgreSQL.\n")
+    vault = open_vault(root)
+    try:
+        vault.sync()
+        both = {"Décisions/Kafka.md", "Décisions/Postgres.md"}
+        assert both <= {n.path for n in vault.engine.store.notes()}
+        write(root, f"{nfd}/Kafka.md", "# Kafka\n\nA twin of another form.\n")
+        vault.sync(["Décisions"])  # the folder's scan, as the watcher asks
+        assert both <= {n.path for n in vault.engine.store.notes()}
+        for folder in (nfc, nfd):  # each spelling's scan is the folder's, both forms
+            vault.sync([folder])
+            assert both <= {n.path for n in vault.engine.store.notes()}
+        assert [h.path for h in vault.search("PostgreSQL", k=3)][0] == "Décisions/Postgres.md"
+    finally:
+        vault.close()
