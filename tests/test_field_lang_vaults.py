@@ -57,6 +57,27 @@ def test_a_section_named_in_russian_is_written_once_however_often_memory_md_is_w
     ], block
 
 
+def test_a_section_named_in_an_indic_script_is_taken_and_written_once(tmp_path: Path) -> None:
+    # "letters of any script": a Hindi name's vowel signs (लोग: ो is a combining mark,
+    # not a letter to str.isalnum) were refused by config.toml's check, and the
+    # markers' pattern (\w) would not have read them; Tamil's, Bengali's alike
+    root = new_vault(tmp_path)
+    _with_section(
+        root,
+        '[[memory.sections]]\nname = "लोग"\ntitle = "लोग"\nfolder = "लोग"\norder = "title"\n',
+    )
+    write(root, "लोग/अनीता.md", "---\nsummary: डेटा टीम चलाती हैं।\n---\n# अनीता\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        write(root, "लोग/बोरिस.md", "---\nsummary: कोड लिखते हैं।\n---\n# बोरिस\n")
+        vault.sync()
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.count("<!-- memvault:begin लोग -->") == 1, text
+    assert text.count("## लोग") == 1, text
+    block = text.split("<!-- memvault:begin लोग -->")[1].split("<!-- memvault:end लोग -->")[0]
+    assert "[[लोग/अनीता]]" in block and "[[लोग/बोरिस]]" in block, text
+
+
 def _search(tmp_path: Path, root: Path, query: str) -> list[str]:
     out = run_memvault("search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path))
     assert out.returncode == 0, out.stderr

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.core.memory_order import ORDERS, SectionRule
+from memvault.core.memory_order import ORDERS, SectionRule, is_section_name
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"
@@ -437,7 +437,7 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
             )
         if not isinstance(rule.limit, int) or rule.limit < 0:
             raise ConfigError(f"{where}: memory.sections[{i}].limit must be a whole number >= 0")
-        if not rule.name.replace("-", "").replace("_", "").isalnum():
+        if not is_section_name(rule.name):
             raise ConfigError(f"{where}: memory.sections[{i}].name must be letters, digits, - or _")
         rules.append(rule)
     names = [r.name for r in rules]
