@@ -180,6 +180,6 @@ def test_a_folder_in_both_unicode_forms_on_ext4_keeps_the_notes_of_each(tmp_path
         for folder in (nfc, nfd):  # each spelling's scan is the folder's, both forms
             vault.sync([folder])
             assert both <= {n.path for n in vault.engine.store.notes()}
-        assert [h.path for h in vault.search("PostgreSQL", k=3)][0] == "Décisions/Postgres.md"
+        assert vault.search("PostgreSQL", k=3)[0].path == "Décisions/Postgres.md"
     finally:
         vault.close()
