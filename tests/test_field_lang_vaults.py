@@ -78,6 +78,27 @@ def test_a_section_named_in_an_indic_script_is_taken_and_written_once(tmp_path: 
     assert "[[लोग/अनीता]]" in block and "[[लोग/बोरिस]]" in block, text
 
 
+def test_a_section_name_typed_decomposed_is_one_section_whatever_form_memory_md_keeps(
+    tmp_path: Path,
+) -> None:
+    # A name pasted from a Mac's file name is decomposed (NFD: e and a combining acute).
+    # MEMORY.md saved by an editor that composes its text (NFC) then held a marker no
+    # longer spelt as config.toml's name: not found, the section added again
+    root = new_vault(tmp_path)
+    name = unicodedata.normalize("NFD", "décisions")
+    _with_section(root, f'[[memory.sections]]\nname = "{name}"\ntitle = "Déc"\nfolder = "Déc"\n')
+    write(root, "Déc/Kafka.md", "---\nsummary: Events through Kafka.\n---\n# Kafka\n")
+    memory = root / "MEMORY.md"
+    with open_vault(root) as vault:
+        vault.sync()
+        memory.write_text(unicodedata.normalize("NFC", memory.read_text("utf-8")), "utf-8")
+        write(root, "Déc/Redis.md", "---\nsummary: A cache.\n---\n# Redis\n")
+        vault.sync()
+    text = unicodedata.normalize("NFC", memory.read_text(encoding="utf-8"))
+    assert text.count("<!-- memvault:begin décisions -->") == 1, text
+    assert "[[Déc/Redis]] - A cache." in text, text
+
+
 def _search(tmp_path: Path, root: Path, query: str) -> list[str]:
     out = run_memvault("search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path))
     assert out.returncode == 0, out.stderr

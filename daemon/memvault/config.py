@@ -13,6 +13,7 @@ import dataclasses
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
@@ -419,7 +420,9 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
                 f"{where}: memory.sections[{i}].filter must be a table of field = value"
             )
         rule = SectionRule(
-            name=str(item["name"]),
+            # NFC: a name pasted from a Mac's file name (NFD) is the word MEMORY.md's
+            # markers keep once an editor composes the file
+            name=unicodedata.normalize("NFC", str(item["name"])),
             title=str(item["title"]),
             folder=str(item["folder"]).strip("/"),
             filter={str(k): str(v) for k, v in flt.items()},
