@@ -277,13 +277,13 @@ def test_init_on_a_para_vault_lists_its_projects(
     assert "Old launch" not in memory, memory  # Archive: no section
 
 
-def test_init_keeps_the_active_filter_where_the_projects_say_their_status(
+def test_init_keeps_the_active_filter_where_the_projects_say_active(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A vault with an Archive/ beside its Projects/ is taken for PARA's, its projects
     section written without `status: active`; but these projects say their status, a
     done one among them: listed under "Active Projects" it misled an agent. The filter
-    is kept where a note of the folder has a status; the person's Archive/ is indexed."""
+    is kept where a note of the folder says `status: active`; Archive/ is indexed."""
     from typer.testing import CliRunner
 
     from memvault.config import VaultConfig
@@ -308,6 +308,12 @@ def test_init_keeps_the_active_filter_where_the_projects_say_their_status(
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     block = memory.split("<!-- memvault:begin projects -->")[1].split("<!-- memvault:end")[0]
     assert "[[Projects/Shed]]" in block and "Fence" not in block, memory
+    other = tmp_path / "other"  # statuses of other words: the filter would list none
+    write(other, "Projects/Shed.md", "---\nstatus: 进行中\n---\n# Shed\n")
+    write(other, "Archive/Old.md", "# Old\n")
+    assert run(app, ["init", str(other)]).exit_code == 0
+    rules = VaultConfig.load(other, env={}).memory.sections
+    assert next(s for s in rules if s.name == "projects").filter == {}
     found = run(app, ["search", "zanzibar", "--json", "--vault", str(root)])
     assert json.loads(found.output)["hits"][0]["path"] == "Archive/Old launch.md"
     kept = config.read_bytes()

@@ -250,10 +250,11 @@ def is_para(root: Path, projects: str) -> bool:
     return any(unnumbered(n).casefold() in PARA_NAMES for n in names)
 
 
-def says_status(root: Path, folder: str, most: int = 500) -> bool:
-    """Whether a note in ``folder`` (the first ``most`` found) has a ``status`` field:
-    the person keeps each project's status (`status: done` beside the active ones),
-    which the projects section's filter then reads, PARA or not."""
+def says_active(root: Path, folder: str, most: int = 500) -> bool:
+    """Whether a note in ``folder`` (the first ``most`` found) says ``status: active``,
+    the value the projects section's filter asks for: the person keeps each project's
+    status (`status: done` beside the active ones), which the filter then reads, PARA
+    or not (a status of other words, `进行中`, would leave the section empty)."""
     seen = 0
     for here, dirs, files in os.walk(root / disk_spelling(str(root), folder)):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
@@ -266,7 +267,8 @@ def says_status(root: Path, folder: str, most: int = 500) -> bool:
                     text = fh.read(65536)
             except OSError:
                 continue
-            if parse_note(name, text).frontmatter.get("status") is not None:
+            said = parse_note(name, text).frontmatter.get("status")
+            if str(said).strip().casefold() == "active":
                 return True
         if seen >= most:
             break
@@ -401,7 +403,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             para = (
                 "projects" in roles
                 and is_para(root, roles["projects"])
-                and not says_status(root, roles["projects"])
+                and not says_active(root, roles["projects"])
             )
             data = _config_for(data.decode("utf-8"), roles, templates, para).encode("utf-8")
         if rel == "MEMORY.md" and not example:
