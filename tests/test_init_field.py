@@ -292,7 +292,7 @@ def test_init_keeps_the_active_filter_where_the_projects_say_active(
     monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
     root = tmp_path / "notes"
     for rel, text in {
-        "Projects/Shed.md": "---\nstatus: active\nsummary: Build the shed.\n---\n# Shed\n",
+        "Projects/Shed.md": "---\nstatus: [active]\nsummary: Build the shed.\n---\n# Shed\n",
         "Projects/Fence.md": "---\nstatus: done\nsummary: The fence went up.\n---\n# Fence\n",
         "Archive/Old launch.md": "# Old launch\n\nThe zanzibar launch, retired.\n",
     }.items():

@@ -268,11 +268,16 @@ def says_active(root: Path, folder: str, most: int = 500) -> bool:
             except OSError:
                 continue
             said = parse_note(name, text).frontmatter.get("status")
-            if str(said).strip().casefold() == "active":
+            if any(str(v).strip().casefold() == "active" for v in _listed(said)):
                 return True
         if seen >= most:
             break
     return False
+
+
+def _listed(value: object) -> list[object]:
+    """A frontmatter field's values (a list's items; ``memory_order.matches`` reads both)."""
+    return value if isinstance(value, list) else [value]
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
