@@ -57,6 +57,48 @@ def test_a_section_named_in_russian_is_written_once_however_often_memory_md_is_w
     ], block
 
 
+def test_a_section_named_in_an_indic_script_is_taken_and_written_once(tmp_path: Path) -> None:
+    # "letters of any script": a Hindi name's vowel signs (लोग: ो is a combining mark,
+    # not a letter to str.isalnum) were refused by config.toml's check, and the
+    # markers' pattern (\w) would not have read them; Tamil's, Bengali's alike
+    root = new_vault(tmp_path)
+    _with_section(
+        root,
+        '[[memory.sections]]\nname = "लोग"\ntitle = "लोग"\nfolder = "लोग"\norder = "title"\n',
+    )
+    write(root, "लोग/अनीता.md", "---\nsummary: डेटा टीम चलाती हैं।\n---\n# अनीता\n")
+    with open_vault(root) as vault:
+        vault.sync()
+        write(root, "लोग/बोरिस.md", "---\nsummary: कोड लिखते हैं।\n---\n# बोरिस\n")
+        vault.sync()
+    text = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert text.count("<!-- memvault:begin लोग -->") == 1, text
+    assert text.count("## लोग") == 1, text
+    block = text.split("<!-- memvault:begin लोग -->")[1].split("<!-- memvault:end लोग -->")[0]
+    assert "[[लोग/अनीता]]" in block and "[[लोग/बोरिस]]" in block, text
+
+
+def test_a_section_name_typed_decomposed_is_one_section_whatever_form_memory_md_keeps(
+    tmp_path: Path,
+) -> None:
+    # A name pasted from a Mac's file name is decomposed (NFD: e and a combining acute).
+    # MEMORY.md saved by an editor that composes its text (NFC) then held a marker no
+    # longer spelt as config.toml's name: not found, the section added again
+    root = new_vault(tmp_path)
+    name = unicodedata.normalize("NFD", "décisions")
+    _with_section(root, f'[[memory.sections]]\nname = "{name}"\ntitle = "Déc"\nfolder = "Déc"\n')
+    write(root, "Déc/Kafka.md", "---\nsummary: Events through Kafka.\n---\n# Kafka\n")
+    memory = root / "MEMORY.md"
+    with open_vault(root) as vault:
+        vault.sync()
+        memory.write_text(unicodedata.normalize("NFC", memory.read_text("utf-8")), "utf-8")
+        write(root, "Déc/Redis.md", "---\nsummary: A cache.\n---\n# Redis\n")
+        vault.sync()
+    text = unicodedata.normalize("NFC", memory.read_text(encoding="utf-8"))
+    assert text.count("<!-- memvault:begin décisions -->") == 1, text
+    assert "[[Déc/Redis]] - A cache." in text, text
+
+
 def _search(tmp_path: Path, root: Path, query: str) -> list[str]:
     out = run_memvault("search", query, "--json", "--vault", str(root), env=memvault_env(tmp_path))
     assert out.returncode == 0, out.stderr
@@ -137,3 +179,28 @@ def test_a_rename_after_a_commit_warns_of_no_note_kept_busy(tmp_path: Path) -> N
     finally:
         assert daemon.stop() == 0
     assert "kept changing" not in daemon.stderr, daemon.stderr[-3000:]
+
+
+def test_a_folder_in_both_unicode_forms_on_ext4_keeps_the_notes_of_each(tmp_path: Path) -> None:
+    # ext4 keeps `Décisions/` in NFC and in NFD apart: two folders (one made on Linux, one
+    # synced from a Mac), whose notes have the same keys (`Décisions/...`, NFC). A scan of
+    # that folder, as the watcher asks for one (a note there with an NFC twin), walked
+    # the one spelt as asked, and took every note of the other for deleted
+    root = new_vault(tmp_path)
+    nfc, nfd = "Décisions", unicodedata.normalize("NFD", "Décisions")
+    write(root, f"{nfc}/Kafka.md", "# Kafka\n\nEvents go through Kafka.\n")
+    write(root, f"{nfd}/Postgres.md", "# Postgres\n\nWe keep PostgreSQL.\n")
+    vault = open_vault(root)
+    try:
+        vault.sync()
+        both = {"Décisions/Kafka.md", "Décisions/Postgres.md"}
+        assert both <= {n.path for n in vault.engine.store.notes()}
+        write(root, f"{nfd}/Kafka.md", "# Kafka\n\nA twin of another form.\n")
+        vault.sync(["Décisions"])  # the folder's scan, as the watcher asks
+        assert both <= {n.path for n in vault.engine.store.notes()}
+        for folder in (nfc, nfd):  # each spelling's scan is the folder's, both forms
+            vault.sync([folder])
+            assert both <= {n.path for n in vault.engine.store.notes()}
+        assert vault.search("PostgreSQL", k=3)[0].path == "Décisions/Postgres.md"
+    finally:
+        vault.close()

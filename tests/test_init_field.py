@@ -3,6 +3,7 @@ home folder or / typed by mistake, examples asked for in a folder of real notes.
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path, PurePath, PurePosixPath, PureWindowsPath
 
@@ -274,6 +275,50 @@ def test_init_on_a_para_vault_lists_its_projects(
     assert f"- [[{projects}/Garden shed]] - Build the shed by May." in block, memory
     assert f"[[{projects}/德勤/README" in block, memory
     assert "Old launch" not in memory, memory  # Archive: no section
+
+
+def test_init_keeps_the_active_filter_where_the_projects_say_active(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A vault with an Archive/ beside its Projects/ is taken for PARA's, its projects
+    section written without `status: active`; but these projects say their status, a
+    done one among them: listed under "Active Projects" it misled an agent. The filter
+    is kept where a note of the folder says `status: active`; Archive/ is indexed."""
+    from typer.testing import CliRunner
+
+    from memvault.config import VaultConfig
+    from memvault.interfaces.cli import app
+
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = tmp_path / "notes"
+    for rel, text in {
+        "Projects/Shed.md": "---\nstatus: [active]\nsummary: Build the shed.\n---\n# Shed\n",
+        "Projects/Fence.md": "---\nstatus: done\nsummary: The fence went up.\n---\n# Fence\n",
+        "Archive/Old launch.md": "# Old launch\n\nThe zanzibar launch, retired.\n",
+    }.items():
+        write(root, rel, text)
+    run = CliRunner().invoke
+    assert run(app, ["init", str(root)]).exit_code == 0
+    config = root / ".memvault" / "config.toml"
+    section = next(
+        s for s in VaultConfig.load(root, env={}).memory.sections if s.name == "projects"
+    )
+    assert section.folder == "Projects" and section.filter == {"status": "active"}
+    assert run(app, ["sync", "--vault", str(root)]).exit_code == 0
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    block = memory.split("<!-- memvault:begin projects -->")[1].split("<!-- memvault:end")[0]
+    assert "[[Projects/Shed]]" in block and "Fence" not in block, memory
+    other = tmp_path / "other"  # statuses of other words: the filter would list none
+    write(other, "Projects/Shed.md", "---\nstatus: 进行中\n---\n# Shed\n")
+    write(other, "Archive/Old.md", "# Old\n")
+    assert run(app, ["init", str(other)]).exit_code == 0
+    rules = VaultConfig.load(other, env={}).memory.sections
+    assert next(s for s in rules if s.name == "projects").filter == {}
+    found = run(app, ["search", "zanzibar", "--json", "--vault", str(root)])
+    assert json.loads(found.output)["hits"][0]["path"] == "Archive/Old launch.md"
+    kept = config.read_bytes()
+    assert run(app, ["init", str(root)]).exit_code == 0  # a second init: nothing rewritten
+    assert config.read_bytes() == kept
 
 
 @pytest.mark.parametrize(

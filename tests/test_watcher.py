@@ -801,6 +801,25 @@ def test_a_save_of_a_note_a_mac_named_at_the_top_syncs_that_note_not_the_vault(
     assert looked_at == {"Café.md", "Décisions/Café.md"}, watched.batches  # not the folder
 
 
+def test_a_note_made_in_one_of_two_folders_of_one_name_in_two_forms_scans_that_folder(
+    watched: Watched,
+) -> None:
+    # ext4 keeps `Décisions/` in NFC (made here) and in NFD (synced from a Mac) apart. A
+    # note made in the NFD one was synced by its NFC key alone, which names a file of
+    # the NFC folder: not there, so the batch asked for a full reconcile of the vault
+    nfc, nfd = "Décisions", unicodedata.normalize("NFD", "Décisions")
+    write(watched.root, f"{nfc}/Kafka.md", note("Kafka", body="Events through Kafka."))
+    write(watched.root, f"{nfd}/Postgres.md", note("Postgres", body="We keep Postgres."))
+    eventually(lambda: {f"{nfc}/Kafka.md", f"{nfc}/Postgres.md"} <= watched.indexed())
+    watched.settle()
+    watched.batches.clear()
+    write(watched.root, f"{nfd}/Redis.md", note("Redis", body="A cache of redwood."))
+    eventually(lambda: watched.found("redwood") == {f"{nfc}/Redis.md"}, what="the new note")
+    watched.settle()
+    assert None not in watched.batches, watched.batches  # no full reconcile
+    assert {f"{nfc}/Kafka.md", f"{nfc}/Postgres.md"} <= watched.indexed()
+
+
 # -- randomized sequences ------------------------------------------------------------------------
 
 

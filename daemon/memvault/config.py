@@ -13,12 +13,13 @@ import dataclasses
 import os
 import re
 import tomllib
+import unicodedata
 from collections.abc import Mapping, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memvault.core.memory_order import ORDERS, SectionRule
+from memvault.core.memory_order import ORDERS, SectionRule, is_section_name
 from memvault.errors import ConfigError
 
 STATE_DIR = ".memvault"
@@ -419,7 +420,9 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
                 f"{where}: memory.sections[{i}].filter must be a table of field = value"
             )
         rule = SectionRule(
-            name=str(item["name"]),
+            # NFC: a name pasted from a Mac's file name (NFD) is the word MEMORY.md's
+            # markers keep once an editor composes the file
+            name=unicodedata.normalize("NFC", str(item["name"])),
             title=str(item["title"]),
             folder=str(item["folder"]).strip("/"),
             filter={str(k): str(v) for k, v in flt.items()},
@@ -437,7 +440,7 @@ def _sections(value: Any, where: str) -> tuple[SectionRule, ...]:
             )
         if not isinstance(rule.limit, int) or rule.limit < 0:
             raise ConfigError(f"{where}: memory.sections[{i}].limit must be a whole number >= 0")
-        if not rule.name.replace("-", "").replace("_", "").isalnum():
+        if not is_section_name(rule.name):
             raise ConfigError(f"{where}: memory.sections[{i}].name must be letters, digits, - or _")
         rules.append(rule)
     names = [r.name for r in rules]

@@ -58,6 +58,7 @@ from memvault.core.memory_order import (
     Listing,
     SectionRule,
     in_folder,
+    is_marker_name,
     keeps_out,
     listing,
     matches,
@@ -75,9 +76,9 @@ from memvault.core.memory_tail import (
 from memvault.core.text import lines_with_ends, newline_of
 from memvault.core.wikilinks import find_links, link_safe
 
-# a section's name as config.py lets one be (\w: str.isalnum() and _, any script; - too):
-# read as ASCII only, a section named `люди` was not found, and each write added it again
-_NAME = r"[\w-]+"
+# a section's name as config.py lets one be, any script (is_marker_name): read as ASCII
+# only, a section named `люди` was not found, and each write added it again
+_NAME = r"[^\s<>]+"
 _MARKER = re.compile(rf"^\s*<!--\s*memvault:(begin|end)\s+({_NAME})\s*-->\s*$")
 _ENTRY = re.compile(r"- (?:\[\[([^\[\]|#^\n]+)\]\]|`([^`\n]+)`)(?: - .*)?")
 FOLDER_SECTION = "folder"
@@ -105,7 +106,7 @@ class _Block:
 
 def has_sections(text: str) -> bool:
     """Whether ``text`` holds a managed-section marker (a MEMORY.md memvault keeps)."""
-    return any(_MARKER.match(line) for line in text.splitlines())
+    return any((m := _MARKER.match(line)) and is_marker_name(m[2]) for line in text.splitlines())
 
 
 def is_managed_folder_note(text: str) -> bool:
@@ -145,7 +146,7 @@ def parse_blocks(lines: Sequence[str]) -> list[_Block]:
         if "memvault:" not in line:
             continue
         m = _MARKER.match(line.rstrip("\r\n"))
-        if not m:
+        if not m or not is_marker_name(m[2]):
             continue
         kind, name = m.groups()
         if kind == "begin":
@@ -541,7 +542,7 @@ def _marker_lines(text: str) -> Iterator[re.Match[str]]:
     """The marker lines of ``text`` (``^[ \t]*<!-- memvault:begin|end name -->[ \t]*$``)."""
     for m in _MARKER_LINE.finditer(text):
         line_start = text.rfind("\n", 0, m.start()) + 1
-        if not text[line_start : m.start()].strip(" \t"):
+        if not text[line_start : m.start()].strip(" \t") and is_marker_name(m[2]):
             yield m
 
 

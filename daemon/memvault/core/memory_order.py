@@ -183,6 +183,20 @@ def keeps_out(entry: CatalogueEntry) -> bool:
     return str(value).strip().casefold() in _KEEP_OUT_VALUES
 
 
+def is_marker_name(name: str) -> bool:
+    """Whether ``name`` is a section's word as MEMORY.md's markers hold it: letters and
+    digits of any script with their combining marks (the vowel signs of a Hindi or a
+    Tamil word, लोग: no letters to ``str.isalnum`` or to a pattern's ``\\w``), - and _."""
+    return bool(name) and all(
+        c.isalnum() or c in "-_" or unicodedata.category(c)[0] == "M" for c in name
+    )
+
+
+def is_section_name(name: str) -> bool:
+    """A section's name config.toml takes: a marker's word with a letter or a digit."""
+    return is_marker_name(name) and any(c.isalnum() for c in name)
+
+
 def matches(entry: CatalogueEntry, wanted: Mapping[str, str]) -> bool:
     for name, value in wanted.items():
         have = entry.fields.get(name)

@@ -268,9 +268,15 @@ def _folder(path: str) -> str:
 
 def _twin(path: str, nfc: str) -> bool:
     """Whether another file than ``path`` (an event's, not NFC) is at ``nfc``, its NFC
-    spelling (a disk that ignores the form, a Mac's, opens ``path`` by either)."""
+    spelling (a disk that ignores the form, a Mac's, opens ``path`` by either), or
+    another folder than its own at its folder's NFC spelling (ext4 holds `Décisions/`
+    in both forms: a new note of the NFD one is not found by its key, and the batch
+    that named it asked for a full reconcile)."""
     try:
-        return os.path.lexists(nfc) and not (os.path.lexists(path) and os.path.samefile(path, nfc))
+        if os.path.lexists(nfc):
+            return not (os.path.lexists(path) and os.path.samefile(path, nfc))
+        here, there = os.path.dirname(path), os.path.dirname(nfc)
+        return here != there and os.path.isdir(there) and not os.path.samefile(here, there)
     except OSError:
         return True  # gone meanwhile: the folder's scan says what is there
 
@@ -306,9 +312,9 @@ class PathMapper:
         if self.is_ignored(nfc):
             return None
         if nfc != rel and _twin(path, os.path.join(self.root, nfc)):
-            # Not NFC on disk, with a file of its NFC name beside it: one name in two
-            # forms, which a scan of the folder sorts out (``name_forms``; at the top,
-            # everything)
+            # Not NFC on disk, with a file of its NFC name beside it (or its folder's
+            # NFC name another folder): one name in two forms, which a scan of the
+            # folder sorts out (``name_forms``, both folders walked; at the top, all)
             return nfc.rsplit("/", 1)[0] if "/" in nfc else ""
         # A name a Mac wrote (NFD) is synced by its NFC name, as any other: the engine
         # finds the disk's spelling (``VaultFS.stat``). Its folder was scanned instead,

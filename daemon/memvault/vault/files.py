@@ -38,6 +38,7 @@ from memvault.vault.open_files import NotAFile, open_to_read
 from memvault.vault.paths import (
     case_spelling,
     disk_spelling,
+    disk_spellings,
     display_path,
     folder_names,
     folds_case,
@@ -152,8 +153,12 @@ class VaultFS:
         classified by ``vault.scan``'s rules (``fast=False``: each rule asked of every
         name, the plain ``name.md`` too: the same answer, slower)."""
         walk = Walk(str(self.root), self._real_root, self._ignore)
-        # a folder a Mac named (NFD) is asked for in NFC (the watcher's word for it)
-        scan = walk.run(disk_spelling(str(self.root), folder), self.check_root, fast=fast)
+        # a folder a Mac named (NFD) is asked for in NFC (the watcher's word for it); on
+        # ext4 both spellings may be folders: each is walked, its twins sorted as the
+        # vault's scan sorts them (name_forms)
+        first, *more = disk_spellings(str(self.root), folder)
+        walk.stack.extend(more)
+        scan = walk.run(first, self.check_root, fast=fast)
         # the name on disk of each key, as found now: a name spelt otherwise is one the
         # full rules took (Walk.entry), or one of a folder not in NFC; a key kept from
         # before and now found as it is spelt is let go (a look at each note's key cost a

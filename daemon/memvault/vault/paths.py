@@ -169,6 +169,30 @@ def disk_spelling(root: str, rel: str, *, fresh: bool = False) -> str:
     return "/".join(parts)
 
 
+def disk_spellings(root: str, rel: str) -> list[str]:
+    """Every path on disk that ``rel`` names in some Unicode form: ``[rel]`` itself when
+    none is (or it is ASCII). One only, but on a disk that keeps the forms apart (ext4)
+    ``Décisions/`` in NFC and in NFD are two folders whose notes have the same keys: a
+    scan of the one name walks both, as a scan of the vault does (a scan of one alone
+    took the other's notes for deleted)."""
+    if rel.isascii():
+        return [rel]
+    found = [""]
+    for part in rel.split("/"):
+        want = unicodedata.normalize("NFC", part)
+        nxt = []
+        for base in found:
+            here = os.path.join(root, base)
+            names = [part] if os.path.lexists(os.path.join(here, part)) else []
+            if want != unicodedata.normalize("NFD", part):  # a name of two forms
+                names += [n for n in _other_forms(here, part, want, False) if n not in names]
+            nxt += [f"{base}/{n}" if base else n for n in names]
+        if not nxt:
+            return [rel]  # not there in any form: as given
+        found = nxt
+    return found
+
+
 def case_spelling(root: str, rel: str, *, folds: bool = False) -> str | None:
     """``rel`` as the vault spells it where a folder or the file it names is there only
     in another case (``people/ana.md``: ``People/Ana.md``), as far as its parts are

@@ -30,11 +30,12 @@ from pathlib import Path
 
 from memvault.config import VaultConfig
 from memvault.core import memory_own
+from memvault.core.notes import parse_note
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
 from memvault.vault.lock import misplaced, too_wide
-from memvault.vault.paths import is_dir_entry
+from memvault.vault.paths import disk_spelling, is_dir_entry
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 # git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
@@ -249,6 +250,36 @@ def is_para(root: Path, projects: str) -> bool:
     return any(unnumbered(n).casefold() in PARA_NAMES for n in names)
 
 
+def says_active(root: Path, folder: str, most: int = 500) -> bool:
+    """Whether a note in ``folder`` (the first ``most`` found) says ``status: active``,
+    the value the projects section's filter asks for: the person keeps each project's
+    status (`status: done` beside the active ones), which the filter then reads, PARA
+    or not (a status of other words, `进行中`, would leave the section empty)."""
+    seen = 0
+    for here, dirs, files in os.walk(root / disk_spelling(str(root), folder)):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.endswith(".md") or seen >= most:
+                continue
+            seen += 1
+            try:
+                with open(os.path.join(here, name), encoding="utf-8", errors="replace") as fh:
+                    text = fh.read(65536)
+            except OSError:
+                continue
+            said = parse_note(name, text).frontmatter.get("status")
+            if any(str(v).strip().casefold() == "active" for v in _listed(said)):
+                return True
+        if seen >= most:
+            break
+    return False
+
+
+def _listed(value: object) -> list[object]:
+    """A frontmatter field's values (a list's items; ``memory_order.matches`` reads both)."""
+    return value if isinstance(value, list) else [value]
+
+
 def _obsidian_folder(root: Path, name: str) -> str | None:
     """The ``folder`` an Obsidian core plugin's settings name (``Daily``, ``Journal/Daily``)."""
     try:
@@ -374,7 +405,11 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         target = root.joinpath(*rel.split("/"))
         data = item.read_bytes()
         if rel == ".memvault/config.toml" and (roles or templates):
-            para = "projects" in roles and is_para(root, roles["projects"])
+            para = (
+                "projects" in roles
+                and is_para(root, roles["projects"])
+                and not says_active(root, roles["projects"])
+            )
             data = _config_for(data.decode("utf-8"), roles, templates, para).encode("utf-8")
         if rel == "MEMORY.md" and not example:
             data = _memory_for(data.decode("utf-8"), folders).encode("utf-8")
