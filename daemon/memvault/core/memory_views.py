@@ -6,7 +6,7 @@ page of its notes newest first, each with its summary. Both stay bounded however
 big the vault. A file named as a note but for its case (``Fact.MD``: Obsidian reads
 only ``.md`` in lower case as a note, ``paths.not_a_note_for_obsidian``) is listed
 too, as a file (its size and path, as the SDK's reference lists every file): an
-agent that cannot see it cannot rename it, the one thing the tool lets it do with it.
+agent that cannot see it cannot view or rename it, all the tool lets it do with it.
 ``engine.memory_views`` does the I/O.
 """
 
@@ -85,7 +85,7 @@ def _fitting(lines: Iterable[str], room: int) -> list[str]:
 def folder_lines(
     folders: Sequence[FolderCount], most: int, chars: int, here: str | None = None
 ) -> list[str]:
-    """"Folders:", the first ``most`` folders with their counts within ``chars``
+    """ "Folders:", the first ``most`` folders with their counts within ``chars``
     characters, then how many more, with as many of their names as fit (``here``: the
     folder they are in, whose view this is: named relative to it)."""
     if not folders:
@@ -119,8 +119,8 @@ def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
         example = ""
     out = [
         f"Files not read as notes ({len(files)}, newest first): Obsidian reads only .md in "
-        f"lower case as a note. Rename each to .md to keep it as memory{example}; no other "
-        "command writes into one:"
+        f"lower case as a note. Rename each to .md to keep it as memory{example}; view "
+        "reads one, no other command writes into one:"
     ]
     room = FILES_CHARS - len(out[0]) - 1 - 80  # 80: the "more" line's words
     kept = 0
