@@ -171,12 +171,13 @@ def render_index(
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
         room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - _MORE
-        kept = _fitting((_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]), room)
-        tail += kept
-        if len(kept) < len(top_notes):
+        listed = _fitting((_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]), room)
+        tail += listed
+        if len(listed) < len(top_notes):
+            n = len(listed)
             tail.append(
-                f"… and {len(top_notes) - len(kept)} more: view {ROOT} with view_range "
-                f"[{len(kept) + 1}, {len(kept) + FOLDER_PAGE}] for the next ones"
+                f"… and {len(top_notes) - n} more: view {ROOT} with view_range "
+                f"[{n + 1}, {n + FOLDER_PAGE}] for the next ones"
             )
     tail += not_notes_lines(not_notes, INDEX_FILES)
     memory_path = shown(memory_file)
