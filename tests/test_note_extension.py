@@ -15,6 +15,7 @@ import os
 from pathlib import Path
 
 import pytest
+from anthropic.lib.tools._beta_builtin_memory_tool import BetaLocalFilesystemMemoryTool
 
 from helpers import make_vault, note, open_vault, write
 from memvault.errors import MemoryToolError
@@ -133,7 +134,8 @@ def test_the_memory_tool_renames_an_upper_case_md_as_its_refusal_says(tmp_path: 
     with open_vault(root) as v:
         v.sync()
         with pytest.raises(MemoryToolError, match=r"rename it Fact\.md"):
-            v.memory_tool({"command": "view", "path": "/memories/Fact.MD"})
+            v.memory_tool({"command": "insert", "path": "/memories/Fact.MD", "insert_line": 0,
+                           "insert_text": "x"})  # fmt: skip
         said = v.memory_tool(
             {"command": "rename", "old_path": "/memories/Fact.MD", "new_path": "/memories/Fact.md"}
         )
@@ -141,6 +143,40 @@ def test_the_memory_tool_renames_an_upper_case_md_as_its_refusal_says(tmp_path: 
         assert v.engine.store.note("Fact.md") is not None
         assert "Fact.MD" not in {s["path"] for s in v.status()["skipped_files"]}
     assert [p.name for p in root.iterdir() if p.name.lower() == "fact.md"] == ["Fact.md"]
+
+
+def test_the_memory_tool_views_an_upper_case_md_as_the_reference_shows_a_file_and_writes_none(
+    tmp_path: Path,
+) -> None:
+    """The listings show an agent's ``Fact.MD`` as a file, saying no command but the
+    rename writes into one, yet ``view`` of it was refused ("rename it Fact.md"): an
+    agent that sees a file listed expects to read it, as the SDK's reference reads any
+    file. Now it is shown as the reference shows it (numbered lines, ``view_range``);
+    every write into it is refused as before, and nothing is written or indexed."""
+    text = "The quokka budget review moves to Thursday.\nBring the slides.\n"
+    reference = BetaLocalFilesystemMemoryTool(str(tmp_path / "reference"))
+    write(tmp_path / "reference" / "memories", "facts/Fact.MD", text)
+    root = make_vault(tmp_path)
+    write(root, "facts/Fact.MD", text)
+    path = "/memories/facts/Fact.MD"
+    with open_vault(root) as v:
+        v.sync()
+        for view_range in (None, [2, -1], [1, 1]):
+            command = {"command": "view", "path": path, "view_range": view_range}
+            said = v.memory_tool(command)
+            assert said == reference.call(command)
+        assert "     1\tThe quokka budget review moves to Thursday." in said
+        writes: list[dict[str, object]] = [
+            {"command": "str_replace", "path": path, "old_str": "Thursday", "new_str": "Friday"},
+            {"command": "insert", "path": path, "insert_line": 2, "insert_text": "More."},
+            {"command": "create", "path": path, "file_text": "Replaced."},
+            {"command": "delete", "path": path},
+        ]
+        for command in writes:
+            with pytest.raises(MemoryToolError, match=r"rename it Fact\.md"):
+                v.memory_tool(command)
+        assert (root / "facts" / "Fact.MD").read_text(encoding="utf-8") == text
+        assert v.engine.store.note("facts/Fact.MD") is None
 
 
 def test_an_upper_case_md_beside_its_note_is_never_told_to_take_its_name(

@@ -6,14 +6,14 @@ page of its notes newest first, each with its summary. Both stay bounded however
 big the vault. A file named as a note but for its case (``Fact.MD``: Obsidian reads
 only ``.md`` in lower case as a note, ``paths.not_a_note_for_obsidian``) is listed
 too, as a file (its size and path, as the SDK's reference lists every file): an
-agent that cannot see it cannot rename it, the one thing the tool lets it do with it.
+agent that cannot see it cannot view or rename it, all the tool lets it do with it.
 ``engine.memory_views`` does the I/O.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
@@ -29,6 +29,13 @@ FOLDER_SUBFOLDERS = 10
 FOLDER_CHARS = 6_000
 SUMMARY_CHARS = 100
 FILES_CHARS = 1_000  # the files not read as notes, in the index or a folder's view
+# names are up to 255 bytes (ext4, Obsidian): twelve folders and eight notes so named
+# made the index 5,747 characters. Each part has its share; the lines past it are
+# counted, as past its count (a folder's name with as many as fit, a note paged).
+INDEX_FOLDERS_CHARS = 2_000  # (a folder not named cannot be reached: the most room)
+INDEX_NOTES_CHARS = 1_200  # (the notes not listed are paged, as MEMORY.md's lines are)
+SAID_PATH = 300  # a folder's path past this is "this folder" in its page's own words
+_MORE = 100  # the words of a "… and N more" line, names aside
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +71,41 @@ def _count_line(f: FolderCount) -> str:
     return f"{format_size(f.size)}\t{shown(f.rel)}/\t{notes}"
 
 
+def _fitting(lines: Iterable[str], room: int) -> list[str]:
+    """The first ``lines`` that fit in ``room`` characters (each with its line end)."""
+    kept: list[str] = []
+    for line in lines:
+        if len(line) + 1 > room:
+            break
+        kept.append(line)
+        room -= len(line) + 1
+    return kept
+
+
+def folder_lines(
+    folders: Sequence[FolderCount], most: int, chars: int, here: str | None = None
+) -> list[str]:
+    """ "Folders:", the first ``most`` folders with their counts within ``chars``
+    characters, then how many more, with as many of their names as fit (``here``: the
+    folder they are in, whose view this is: named relative to it)."""
+    if not folders:
+        return []
+    out = ["Folders:"]
+    room = chars - len(out[0]) - 1 - _MORE
+    out += _fitting((_count_line(f) for f in folders[:most]), room)
+    rest = folders[len(out) - 1 :]
+    if rest:
+        room += _MORE - sum(len(x) + 1 for x in out[1:])
+        line = f"… and {len(rest)} more folders ({sum(f.notes for f in rest)} notes)"
+        line += " here" if here is not None else ""
+        names = [(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
+        said = _fitting(names, room - len(line) - 10)  # ": ", ", …", the ", " between
+        if said:
+            line += ": " + ", ".join(said) + (", …" if len(said) < len(rest) else "")
+        out.append(line)
+    return out
+
+
 def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
     """The files not read as notes (``Fact.MD``), newest first, as the reference lists a
     file (its size, its path), with what to do: the first ``shown_most``, then how
@@ -77,8 +119,8 @@ def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
         example = ""
     out = [
         f"Files not read as notes ({len(files)}, newest first): Obsidian reads only .md in "
-        f"lower case as a note. Rename each to .md to keep it as memory{example}; no other "
-        "command writes into one:"
+        f"lower case as a note. Rename each to .md to keep it as memory{example}; view "
+        "reads one, no other command writes into one:"
     ]
     room = FILES_CHARS - len(out[0]) - 1 - 80  # 80: the "more" line's words
     kept = 0
@@ -125,24 +167,17 @@ def render_index(
         "with its note count. View a folder to list its notes, newest first; view a note to "
         "read it."
     )
-    tail: list[str] = []
-    if folders:
-        tail.append("Folders:")
-        tail += [_count_line(f) for f in folders[:INDEX_FOLDERS]]
-        if len(folders) > INDEX_FOLDERS:
-            rest = folders[INDEX_FOLDERS:]
-            tail.append(
-                f"… and {len(rest)} more folders ({sum(f.notes for f in rest)} notes): "
-                + ", ".join(f"{shown(f.rel)}/" for f in rest[:5])
-                + (", …" if len(rest) > 5 else "")
-            )
+    tail = folder_lines(folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS)
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
-        tail += [_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]]
-        if len(top_notes) > INDEX_TOP_NOTES:
+        room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - _MORE
+        listed = _fitting((_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]), room)
+        tail += listed
+        if len(listed) < len(top_notes):
+            n = len(listed)
             tail.append(
-                f"… and {len(top_notes) - INDEX_TOP_NOTES} more: view {ROOT} with view_range "
-                f"[{INDEX_TOP_NOTES + 1}, {INDEX_TOP_NOTES + FOLDER_PAGE}] for the next ones"
+                f"… and {len(top_notes) - n} more: view {ROOT} with view_range "
+                f"[{n + 1}, {n + FOLDER_PAGE}] for the next ones"
             )
     tail += not_notes_lines(not_notes, INDEX_FILES)
     memory_path = shown(memory_file)
@@ -154,8 +189,9 @@ def render_index(
         if lines and lines[-1] == "":
             lines.pop()
         out.append(f"{memory_path}:")
+        more = f"(… {len(lines)} more lines: view {memory_path})"
         room_lines = INDEX_LINES - len(out) - len(tail) - 1  # 1: the "more lines" line
-        room_chars = INDEX_CHARS - sum(len(x) + 1 for x in out + tail) - 80
+        room_chars = INDEX_CHARS - sum(len(x) + 1 for x in out + tail) - len(more)
         kept = 0
         for i, line in enumerate(lines):
             text = f"{str(i + 1).rjust(LINE_NUMBER_WIDTH)}\t{line}"
@@ -171,7 +207,7 @@ def render_index(
 
 def render_top_notes(notes: Sequence[Entry], first: int) -> str:
     """``view /memories`` with a ``view_range``: a page of the notes at the top level."""
-    return _page(ROOT, "the notes at the top level of " + ROOT, notes, first, (), None)
+    return _page(ROOT, "the notes at the top level of " + ROOT, notes, first)
 
 
 def render_folder(
@@ -184,9 +220,23 @@ def render_folder(
 ) -> str:
     """A folder's view: its subfolders with their counts, the files in it not read as
     notes (``not_notes``), then a page of its notes, newest first, each with its
-    summary, ending with how to see the rest."""
-    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS) if first == 1 else []
-    return _page(shown(rel), f"{shown(rel)}", notes, first, subfolders, folder_note, files)
+    summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
+    whatever its names (a folder's path past ``SAID_PATH`` is "this folder" in the
+    page's own words: the agent has just named it)."""
+    path = shown(rel) if len(shown(rel)) <= SAID_PATH else "this folder"
+    if folder_note and len(shown(folder_note)) > SAID_PATH:
+        folder_note = f"its folder note {posixpath.basename(folder_note)}"
+    elif folder_note:
+        folder_note = shown(folder_note)
+    if first != 1:
+        return _page(path, path, notes, first, folder_note=folder_note)
+    # a page lists at least one note (the next page starts past it): its room is kept first
+    need = _words(path, path, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
+    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS)
+    # its subfolders next (shown on the first page only, where the notes are paged)
+    room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
+    head = folder_lines(subfolders, FOLDER_SUBFOLDERS, room, rel) + files
+    return _page(path, path, notes, first, head, folder_note)
 
 
 def _page(
@@ -194,53 +244,50 @@ def _page(
     what: str,
     notes: Sequence[Entry],
     first: int,
-    subfolders: Sequence[FolderCount],
-    folder_note: str | None,
-    files: Sequence[str] = (),
+    head: Sequence[str] = (),
+    folder_note: str | None = None,
 ) -> str:
+    """``head`` (a folder's subfolders and files not notes), then a page of ``notes``
+    from ``first`` within what is left of ``FOLDER_CHARS``, the first always."""
     if first < 1 or (notes and first > len(notes)):
         raise Refusal(
             f"Invalid `view_range`: its first element `{first}` should be within the range "
             f"of notes listed: {[1, max(len(notes), 1)]}"
         )
-    page = list(notes[first - 1 : first - 1 + FOLDER_PAGE])
-    out = []
-    if first == 1 and subfolders:
-        out.append("Folders:")
-        out += [_count_line(f) for f in subfolders[:FOLDER_SUBFOLDERS]]
-        if len(subfolders) > FOLDER_SUBFOLDERS:
-            out.append(f"… and {len(subfolders) - FOLDER_SUBFOLDERS} more folders")
-    out += files  # (its files not read as notes, after its folders, before its notes)
+    out = list(head)
     if not notes:
-        out.append(f"No notes in {what}.")
-    else:
-        last = first - 1
-        lines: list[str] = []
-        chars = FOLDER_CHARS - sum(len(x) + 1 for x in out)
-        for e in page:
-            line = _entry_line(e)
-            if lines and len(line) + 1 > chars:
-                break
-            lines.append(line)
-            chars -= len(line) + 1
-            last += 1
-        out.append(
-            f"Notes {first}-{last} of {len(notes)} in {what}, newest first (size, path, summary):"
+        return "\n".join([*out, f"No notes in {what}."])
+    room = FOLDER_CHARS - sum(len(x) + 1 for x in out) - _words(path, what, notes, folder_note)
+    page = (_entry_line(e) for e in notes[first - 1 : first - 1 + FOLDER_PAGE])
+    lines = _fitting(page, room)
+    if not lines:  # the first note whatever its length: the page's room was kept for it
+        lines = [_entry_line(notes[first - 1])]
+    last = first - 1 + len(lines)
+    out.append(
+        f"Notes {first}-{last} of {len(notes)} in {what}, newest first (size, path, summary):"
+    )
+    out += lines
+    if last < len(notes):
+        more = (
+            f"({len(notes) - last} more: view {path} with view_range "
+            f"[{last + 1}, {last + FOLDER_PAGE}] for the next ones"
         )
-        out += lines
-        if last < len(notes):
-            more = (
-                f"({len(notes) - last} more: view {path} with view_range "
-                f"[{last + 1}, {last + FOLDER_PAGE}] for the next ones"
-            )
-            if folder_note:
-                more += f"; {shown(folder_note)} lists every one"
-            out.append(more + ")")
+        if folder_note:
+            more += f"; {folder_note} lists every one"
+        out.append(more + ")")
     return "\n".join(out)
+
+
+def _words(path: str, what: str, notes: Sequence[Entry], folder_note: str | None) -> int:
+    """The most characters a page's own lines take (its notes' line, its "more" line)."""
+    big = len(str(len(notes)))  # (each number of the page is at most the count's width)
+    said = f"Notes - of  in {what}, newest first (size, path, summary):"
+    return len(said) + 3 * big + 1 + _MORE + 4 * big + len(path) + len(folder_note or "")
 
 
 __all__ = [
     "FILES_CHARS",
+    "FOLDER_CHARS",
     "FOLDER_PAGE",
     "INDEX_CHARS",
     "INDEX_FILES",
@@ -248,6 +295,7 @@ __all__ = [
     "INDEX_TOP_NOTES",
     "Entry",
     "FolderCount",
+    "folder_lines",
     "not_notes_lines",
     "render_folder",
     "render_index",

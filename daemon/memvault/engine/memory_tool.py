@@ -10,7 +10,8 @@ edit on top of a person's save (``VaultFS.update_text``), then a sync of the pat
 it touched, so MEMORY.md, the links (a rename re-targets them) and the index are
 current when it returns. What it refuses, and why, is in ``core.memory_tool``
 (texts) and here (paths): hidden folders (``.memvault/``, ``.obsidian/``), files
-that are not notes, paths that leave the vault, MEMORY.md's removal, and edits
+that are not notes (a ``Fact.MD``, listed as a file, is viewed and renamed to .md,
+never written), paths that leave the vault, MEMORY.md's removal, and edits
 inside the sections memvault writes. ``delete`` moves to ``.trash/`` (Obsidian's
 trash folder): a note an agent deletes can be brought back.
 """
@@ -147,15 +148,17 @@ class MemoryCommands:
         return clean
 
     def _note_rel(
-        self, path: str, *, writing: bool = False, renamed: bool = False, rel: str | None = None
+        self, path: str, *, writing: bool = False, as_file: bool = False, rel: str | None = None
     ) -> str:
         """``path``'s note (``rel``: its vault path, when worked out already), refused
-        when it is no note or (``writing``) one memvault does not keep."""
+        when it is no note or (``writing``) one memvault does not keep. ``as_file``: a
+        NOTE.MD too, which is no note in Obsidian either, yet is viewed (the listings
+        show it: an agent reads what it sees listed, as the SDK's reference reads any
+        file) and renamed (to .md, which its refusal of every write says to do)."""
         rel = self._rel(path) if rel is None else rel
         if not rel:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
-        # a NOTE.MD: no note in Obsidian either; renamed (its refusal says to), it is one
-        if not is_note(rel) and not (renamed and not_a_note_for_obsidian(rel)):
+        if not is_note(rel) and not (as_file and not_a_note_for_obsidian(rel)):
             why = not_a_note_for_obsidian(rel) or f"not a note: memvault keeps {_AS_NOTES}"
             raise T.Refusal(f"{path} is {why}")
         if writing and self.fs.is_ignored(rel):
@@ -194,7 +197,7 @@ class MemoryCommands:
             return self.views.index(first) if not rel else self.views.folder(rel, first)
         if not disk.exists():
             raise _missing(self.fs, path, rel, PLEASE)
-        rel = self._note_rel(path)
+        rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
         text = T.numbered(read.decoded.text, path, view_range)
@@ -382,7 +385,7 @@ class MemoryCommands:
         _refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
-            self._note_rel(old_path, renamed=True)
+            self._note_rel(old_path, as_file=True)
             self._note_rel(new_path, writing=True, rel=new)  # (its own name as asked)
             self.twins.refuse_rename(self.fs, old, new, new_path)
         elif new.startswith(old + "/"):

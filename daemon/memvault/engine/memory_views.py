@@ -4,8 +4,9 @@ folder (``MemoryCommands`` asks them; ``core.memory_views`` renders them).
 Notes are listed newest first with their summaries, read from the index's rows of the
 page shown only. A file named as a note but for its case (``Fact.MD``) is listed too,
 as a file: Obsidian reads it as no note, memvault indexes and writes none, and the
-tool refuses every command on it but its rename to ``.md`` — which an agent can only
-ask for a file it has seen (the SDK's reference lists every file it holds).
+tool refuses every command on it but its ``view`` (its numbered lines, as the SDK's
+reference shows any file) and its rename to ``.md`` — which an agent can only ask for
+a file it has seen (the reference lists every file it holds).
 """
 
 from __future__ import annotations

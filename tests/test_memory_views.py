@@ -1,0 +1,154 @@
+"""The memory tool's listings stay within their limits whatever the vault's names
+(core.memory_views; engine.memory_views does the I/O).
+
+Names are up to 255 bytes (ext4; Obsidian takes them): twelve top-level folders and
+eight top-level notes named with ~200 characters each made ``view /memories`` 5,747
+characters, the index an agent loads first being documented as at most 5,000. Now each
+part of a listing has its share and the lines past it are counted as those past its
+count are, so every line still names a whole path the agent can ``view``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from helpers import make_vault, note, open_vault, write
+from memvault.core import memory_views as V
+
+# any script, no "/" (a path's separator), no controls or surrogates (no file holds them)
+_CHARS = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="/.")
+
+
+def _cut(name: str) -> str:
+    """A name cut to 255 bytes of UTF-8 (on a character's edge), as a file system allows."""
+    while len(name.encode("utf-8")) > 255:
+        name = name[:-1]
+    return name
+
+
+NAMES = st.one_of(
+    st.text(_CHARS, min_size=1, max_size=20),
+    st.text(_CHARS, min_size=120, max_size=255).map(_cut),
+    st.tuples(_CHARS, st.integers(1, 255)).map(lambda cn: _cut(cn[0] * cn[1])),
+)
+SIZES = st.integers(0, 10**9)
+
+
+def _entries(folder: str, ext: str, most: int) -> st.SearchStrategy[list[V.Entry]]:
+    at = f"{folder}/" if folder else ""
+    entry = st.builds(
+        lambda n, size, about: V.Entry(f"{at}{n}{ext}", size, 0, about),
+        NAMES.map(lambda n: _cut(n + ext)[: -len(ext)] or "x"),
+        SIZES,
+        st.text(max_size=300),
+    )
+    return st.lists(entry, max_size=most, unique_by=lambda e: e.rel)
+
+
+def _folders(under: str, most: int) -> st.SearchStrategy[list[V.FolderCount]]:
+    at = f"{under}/" if under else ""
+    folder = st.builds(
+        lambda n, notes, size, files: V.FolderCount(f"{at}{n}", notes, size, files),
+        NAMES,
+        st.integers(0, 10**6),
+        SIZES,
+        st.integers(0, 10**4),
+    )
+    return st.lists(folder, max_size=most, unique_by=lambda f: f.rel)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    memory=st.one_of(st.none(), st.text(max_size=200).map(lambda t: t * 40)),
+    folders=_folders("", 40),
+    notes=_entries("", ".md", 60),
+    files=st.lists(st.tuples(st.sampled_from(["", "a"]), NAMES), max_size=12),
+)
+def test_view_memories_stays_within_its_lines_and_characters_whatever_the_names(
+    memory: str | None,
+    folders: list[V.FolderCount],
+    notes: list[V.Entry],
+    files: list[tuple[str, str]],
+) -> None:
+    not_notes = [V.Entry(f"{d}/{_cut(n + '.MD')}".lstrip("/"), 1, 0) for d, n in files]
+    out = V.render_index("MEMORY.md", memory, folders, notes, not_notes)
+    assert len(out) <= V.INDEX_CHARS
+    assert len(out.split("\n")) <= V.INDEX_LINES
+    _names_whole(out, {f"/memories/{f.rel}/" for f in folders} | _paths(notes, not_notes))
+    # every folder and note is listed or counted; the notes counted are paged from there
+    listed = [f for f in folders if f"\t/memories/{f.rel}/\t" in out]
+    assert listed == folders[: len(listed)]
+    if len(listed) < len(folders):
+        assert f"… and {len(folders) - len(listed)} more folders" in out
+    shown = [e for e in notes if f"\t/memories/{e.rel}" in out]
+    assert shown == notes[: len(shown)]
+    if len(shown) < len(notes):
+        assert f"view /memories with view_range [{len(shown) + 1}, " in out
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    data=st.data(),
+    rel=st.lists(NAMES, min_size=1, max_size=3).map("/".join),
+    first=st.integers(1, 3),
+    has_folder_note=st.booleans(),
+)
+def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
+    data: st.DataObject, rel: str, first: int, has_folder_note: bool
+) -> None:
+    subfolders = data.draw(_folders(rel, 30))
+    notes = data.draw(_entries(rel, ".md", 90))
+    files = data.draw(_entries(rel, ".MD", 14))
+    first = min(first, max(len(notes), 1))
+    folder_note = f"{rel}/{rel.rsplit('/', 1)[-1]}.md" if has_folder_note else None
+    out = V.render_folder(rel, notes, subfolders, first, folder_note, files)
+    assert len(out) <= V.FOLDER_CHARS
+    _names_whole(out, {f"/memories/{f.rel}/" for f in subfolders} | _paths(notes, files))
+    if notes:  # a page lists at least one note, and says where the next page starts
+        (said,) = re.findall(rf"Notes {first}-(\d+) of {len(notes)} in ", out)
+        last = int(said)
+        assert last >= first
+        assert f"/memories/{notes[first - 1].rel}" in out
+        if last < len(notes):
+            assert f"with view_range [{last + 1}, {last + V.FOLDER_PAGE}]" in out
+
+
+def _paths(*lists: list[V.Entry]) -> set[str]:
+    return {f"/memories/{e.rel}" for entries in lists for e in entries}
+
+
+def _names_whole(out: str, paths: set[str]) -> None:
+    """Each listing line names a whole path (size, tab, path): one the agent can view."""
+    for line in out.split("\n"):
+        cells = line.split("\t")
+        if len(cells) > 1 and re.fullmatch(r"[\d.]+[BKMG]", cells[0]):
+            assert cells[1] in paths, line
+
+
+def test_view_memories_of_long_top_level_names_stays_within_5000_characters(
+    tmp_path: Path,
+) -> None:
+    """The review's vault: twelve folders and eight notes at the top level, each named
+    with 120 to 240 characters (5,747 characters before, 5,000 said). Within 5,000 now,
+    and each note left out is on the page the index names."""
+    root = make_vault(tmp_path)
+    for i in range(12):
+        write(root, f"{'é' * 120}-{i:02d}/note.md", note(f"Note {i}"))
+    tops = [f"{'n' * 240}-{i:02d}.md" for i in range(8)]
+    for name in tops:
+        write(root, name, note(name[-6:-3], "A summary of what this note holds. " * 4))
+    with open_vault(root) as v:
+        v.sync()
+        out = v.memory_tool({"command": "view", "path": "/memories"})
+        assert len(out) <= V.INDEX_CHARS
+        (first,) = re.findall(r"view /memories with view_range \[(\d+), \d+\]", out)
+        page = v.memory_tool(
+            {"command": "view", "path": "/memories", "view_range": [int(first), 48]}
+        )
+    listed = {name for name in tops if f"\t/memories/{name}\t" in out + "\n" + page}
+    assert listed == set(tops)
+    assert "/memories/MEMORY.md:" in out
