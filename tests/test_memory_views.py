@@ -158,7 +158,9 @@ def test_view_memories_of_long_top_level_names_stays_within_5000_characters(
 
 # -- every folder reachable: the listings' commands page what they count -------------------
 
-_PREFIXES = st.sampled_from(["", "10-19 Area ", "Client ", "é" * 60 + " "])
+_PREFIXES = st.sampled_from(
+    ["", "10-19 Area ", "Client ", "é" * 110 + " "]
+)  # (3 deep: past SAID_PATH)
 
 
 @st.composite

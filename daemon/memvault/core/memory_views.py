@@ -7,6 +7,8 @@ big the vault. A file named as a note but for its case (``Fact.MD``: Obsidian re
 only ``.md`` in lower case as a note, ``paths.not_a_note_for_obsidian``) is listed
 too, as a file (its size and path, as the SDK's reference lists every file): an
 agent that cannot see it cannot view or rename it, all the tool lets it do with it.
+Every folder is reachable however many: a ``view_range`` numbers a directory's notes
+first, then its folders, and each "… and N more" line names the page that lists them.
 ``engine.memory_views`` does the I/O.
 """
 
