@@ -182,7 +182,12 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
         "/memories/projects/",
     ]  # the folders MEMORY.md has sections for first, then the biggest
     assert "/memories/area-00/\t100 notes" in out
-    assert "… and 22 more folders (2200 notes)" in out
+    (more,) = [line for line in lines if line.startswith("… and 22 more folders (2200 notes; ")]
+    # paged past the 120 top-level notes (their numbers kept) and the 12 folders listed
+    assert "; view /memories with view_range [133, 172] lists them): " in more
+    folders = call(tool, command="view", path="/memories", view_range=[133, 172]).split("\n")
+    assert folders[0].startswith("Folders 13-34 of 34 in /memories, view_range [133, 154] ")
+    assert len(folders) == 23 and all("/\t100 notes" in line for line in folders[1:])
     assert "Notes at the top level (120, newest first):" in out
     assert "view /memories with view_range [9, 48] for the next ones" in out
     page = call(tool, command="view", path="/memories", view_range=[9, 48])
@@ -240,6 +245,42 @@ def test_view_of_a_folder_lists_its_notes_newest_first_and_says_how_to_see_the_r
     assert "Backend lead" in call(
         tool, command="view", path="/memories/people", view_range=[81, 120]
     )
+
+
+def test_a_folders_subfolders_past_ten_are_paged_past_its_notes(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """A folder per client: 25 subfolders, 10 listed, "… and 15 more folders here" named
+    no command that lists the others. Its view_range numbers its notes first (a page of
+    notes keeps its numbers), then its folders: the counted line says which."""
+    root = vault.root
+    for i in range(50):
+        write(root, f"clients/n{i:02d}.md", note(f"N {i}"))
+    for k in range(25):
+        write(root, f"clients/Client {k:02d}/brief.md", note(f"Brief {k}"))
+    lines = call(tool, command="view", path="/memories/clients").split("\n")
+    assert [line.split("\t")[1] for line in lines[1:11]] == [
+        f"/memories/clients/Client {k:02d}/" for k in range(10)
+    ]
+    assert lines[11].startswith(
+        "… and 15 more folders (15 notes here; view /memories/clients with view_range "
+        "[61, 100] lists them): Client 10/, Client 11/, "
+    )
+    assert lines[12].startswith("Notes 1-40 of 50 in /memories/clients")
+    assert lines[-1].startswith("(10 more: view /memories/clients with view_range [41, 80]")
+    notes = call(tool, command="view", path="/memories/clients", view_range=[41, 80])
+    assert notes.startswith("Notes 41-50 of 50 in /memories/clients")
+    folders = call(tool, command="view", path="/memories/clients", view_range=[61, 100])
+    assert folders.split("\n") == [
+        "Folders 11-25 of 25 in /memories/clients, view_range [61, 75] "
+        "(size, path, notes at or below it):",
+        *(
+            f"{len(note(f'Brief {k}'))}B\t/memories/clients/Client {k}/\t1 note"
+            for k in range(10, 25)
+        ),
+    ]
+    with pytest.raises(ToolError, match=r"`76` should be within .*: \[1, 75\]"):
+        call(tool, command="view", path="/memories/clients", view_range=[76, 100])
 
 
 def test_view_of_a_file_shows_numbered_lines_and_a_range(tool: VaultMemoryTool) -> None:

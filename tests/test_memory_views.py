@@ -11,6 +11,8 @@ count are, so every line still names a whole path the agent can ``view``.
 from __future__ import annotations
 
 import re
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -145,10 +147,98 @@ def test_view_memories_of_long_top_level_names_stays_within_5000_characters(
         v.sync()
         out = v.memory_tool({"command": "view", "path": "/memories"})
         assert len(out) <= V.INDEX_CHARS
-        (first,) = re.findall(r"view /memories with view_range \[(\d+), \d+\]", out)
+        (first,) = re.findall(r"more: view /memories with view_range \[(\d+), \d+\]", out)
         page = v.memory_tool(
             {"command": "view", "path": "/memories", "view_range": [int(first), 48]}
         )
     listed = {name for name in tops if f"\t/memories/{name}\t" in out + "\n" + page}
     assert listed == set(tops)
     assert "/memories/MEMORY.md:" in out
+
+
+# -- every folder reachable: the listings' commands page what they count -------------------
+
+_PREFIXES = st.sampled_from(
+    ["", "10-19 Area ", "Client ", "é" * 110 + " "]
+)  # (3 deep: past SAID_PATH)
+
+
+@st.composite
+def _vaults(draw: st.DrawFn) -> list[str]:
+    """The notes of a vault (their paths): up to 200 top-level folders (PARA, a
+    Johnny.Decimal ``10-19 Area/``, a folder per client), some with subfolders, one
+    with up to 30 subfolders two deep and notes enough to be paged, notes at the top."""
+    prefix = draw(_PREFIXES)
+    notes = [f"top-{i}.md" for i in range(draw(st.integers(0, 45)))]
+    many = draw(st.one_of(st.integers(0, 200), st.just(200)))  # (lists are drawn short)
+    top = st.tuples(st.integers(0, 2), st.lists(st.integers(1, 2), max_size=2))
+    tops = draw(st.lists(top, min_size=many, max_size=many))
+    for i, (own, subs) in enumerate(tops):
+        folder = f"{prefix}{i:03d}"
+        notes += [f"{folder}/n{j}.md" for j in range(own or (0 if subs else 1))]
+        notes += [f"{folder}/s{k}/n{j}.md" for k, n in enumerate(subs) for j in range(n)]
+    many = draw(st.one_of(st.integers(0, 30), st.just(30)))
+    own, subs = draw(
+        st.tuples(st.integers(0, 60), st.lists(st.integers(1, 2), min_size=many, max_size=many))
+    )
+    wide = f"{prefix}wide/{prefix}inner"
+    notes += [f"{wide}/n{j}.md" for j in range(own or (0 if subs else 1))]
+    notes += [f"{wide}/{prefix}{k}/n{j}.md" for k, n in enumerate(subs) for j in range(n)]
+    return notes
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(notes=_vaults())
+def test_following_the_listings_commands_reaches_every_folder_and_note(
+    notes: list[str],
+) -> None:
+    """``… and 30 more folders`` named no command that lists them: a vault of more than
+    12 top-level folders (or 10 subfolders in one) had folders an agent could not reach
+    from the listings. Following only the commands the listings name (a folder listed,
+    a ``view_range`` said) now reaches each folder and note, every page within its
+    limits."""
+    with tempfile.TemporaryDirectory(prefix="mt53b-") as tmp:
+        root = Path(tmp) / "vault"
+        root.mkdir()
+        for rel in notes:
+            write(root, rel, f"# {rel}\n")
+        with open_vault(root) as v:
+            seen = _follow(lambda c: v.memory_tool({"command": "view", **c}))
+    folders = {f"/memories/{d}/" for rel in notes for d in _parents(rel)}
+    assert seen == folders | {f"/memories/{rel}" for rel in notes}
+
+
+def _parents(rel: str) -> list[str]:
+    parts = rel.split("/")[:-1]
+    return ["/".join(parts[: i + 1]) for i in range(len(parts))]
+
+
+def _follow(view: Callable[[dict[str, object]], str]) -> set[str]:
+    """Every path listed, from ``view /memories``, following the commands said only."""
+    todo: list[tuple[str, tuple[int, int] | None]] = [("/memories", None)]
+    done: set[tuple[str, tuple[int, int] | None]] = set()
+    seen: set[str] = set()
+    while todo:
+        path, view_range = todo.pop()
+        if (path, view_range) in done:
+            continue
+        done.add((path, view_range))
+        out = view({"path": path} | ({"view_range": list(view_range)} if view_range else {}))
+        if path == "/memories" and view_range is None:
+            assert len(out) <= V.INDEX_CHARS
+            assert len(out.split("\n")) <= V.INDEX_LINES
+        else:
+            assert len(out) <= V.FOLDER_CHARS
+        for line in out.split("\n"):
+            cells = line.split("\t")
+            if len(cells) > 1 and re.fullmatch(r"[\d.]+[BKMG]", cells[0]):
+                seen.add(cells[1])
+                if cells[1].endswith("/"):
+                    todo.append((cells[1][:-1], None))
+        for said, a, b in re.findall(r"view (.+?) with view_range \[(\d+), (-?\d+)\]", out):
+            todo.append((path if said == "this folder" else said, (int(a), int(b))))
+    return seen

@@ -7,6 +7,8 @@ big the vault. A file named as a note but for its case (``Fact.MD``: Obsidian re
 only ``.md`` in lower case as a note, ``paths.not_a_note_for_obsidian``) is listed
 too, as a file (its size and path, as the SDK's reference lists every file): an
 agent that cannot see it cannot view or rename it, all the tool lets it do with it.
+Every folder is reachable however many: a ``view_range`` numbers a directory's notes
+first, then its folders, and each "… and N more" line names the page that lists them.
 ``engine.memory_views`` does the I/O.
 """
 
@@ -83,27 +85,83 @@ def _fitting(lines: Iterable[str], room: int) -> list[str]:
 
 
 def folder_lines(
-    folders: Sequence[FolderCount], most: int, chars: int, here: str | None = None
+    folders: Sequence[FolderCount],
+    most: int,
+    chars: int,
+    here: str | None = None,
+    path: str = ROOT,
+    notes: int = 0,
 ) -> list[str]:
     """ "Folders:", the first ``most`` folders with their counts within ``chars``
-    characters, then how many more, with as many of their names as fit (``here``: the
-    folder they are in, whose view this is: named relative to it)."""
+    characters, then how many more with the command that pages them (``view {path}``
+    with the ``view_range`` past the ``notes`` it pages first) and as many of their
+    names as fit (``here``: the folder they are in, whose view this is: named relative
+    to it). Every folder is so reachable however many (a vault of 40 top-level folders,
+    a Johnny.Decimal ``10-19 Area/``, a folder per client)."""
     if not folders:
         return []
     out = ["Folders:"]
-    room = chars - len(out[0]) - 1 - _MORE
+    biggest = _more_folders(folders, path, here, notes + len(folders))  # its widest numbers
+    room = chars - len(out[0]) - 1 - len(biggest) - 1
     out += _fitting((_count_line(f) for f in folders[:most]), room)
     rest = folders[len(out) - 1 :]
     if rest:
-        room += _MORE - sum(len(x) + 1 for x in out[1:])
-        line = f"… and {len(rest)} more folders ({sum(f.notes for f in rest)} notes)"
-        line += " here" if here is not None else ""
+        room += len(biggest) + 1 - sum(len(x) + 1 for x in out[1:])
+        line = _more_folders(rest, path, here, notes + len(out))
         names = [(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
-        said = _fitting(names, room - len(line) - 10)  # ": ", ", …", the ", " between
+        said = _fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
         if said:
             line += ": " + ", ".join(said) + (", …" if len(said) < len(rest) else "")
         out.append(line)
     return out
+
+
+def _more_folders(rest: Sequence[FolderCount], path: str, here: str | None, at: int) -> str:
+    """ "… and N more folders", with the command listing them from the ``at``-th entry."""
+    notes = sum(f.notes for f in rest)
+    return (
+        f"… and {len(rest)} more folders ({notes} notes{' here' if here is not None else ''}; "
+        f"view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] lists them)"
+    )
+
+
+def render_folders(path: str, folders: Sequence[FolderCount], first: int, notes: int) -> str:
+    """A page of a directory's folders (``view`` of it with a ``view_range`` past its
+    ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
+    ``first``-th entry, within ``FOLDER_CHARS``, the first folder always."""
+    start = first - notes  # from 1, among the folders
+    if not 1 <= start <= len(folders):
+        raise _out_of_range(first, notes + len(folders))
+    end = notes + len(folders)
+    said = (
+        f"Folders {start}- of {len(folders)} in {path}, view_range [{first}, {end}] "
+        f"(size, path, notes at or below it):"
+    )
+    more = f"( more: view {path} with view_range [{end}, {end + FOLDER_PAGE}] for the next ones)"
+    room = FOLDER_CHARS - len(said) - len(more) - 2 - 6 * len(str(end + FOLDER_PAGE))
+    lines = _fitting((_count_line(f) for f in folders[start - 1 : start - 1 + FOLDER_PAGE]), room)
+    if not lines:  # the first whatever its length: the page's room is kept for it
+        lines = [_count_line(folders[start - 1])]
+    last = start - 1 + len(lines)
+    out = [
+        f"Folders {start}-{last} of {len(folders)} in {path}, view_range [{first}, "
+        f"{notes + last}] (size, path, notes at or below it):",
+        *lines,
+    ]
+    if last < len(folders):
+        at = notes + last + 1
+        out.append(
+            f"({len(folders) - last} more: view {path} with view_range "
+            f"[{at}, {at + FOLDER_PAGE - 1}] for the next ones)"
+        )
+    return "\n".join(out)
+
+
+def _out_of_range(first: int, entries: int) -> Refusal:
+    return Refusal(
+        f"Invalid `view_range`: its first element `{first}` should be within the range "
+        f"of entries listed (its notes, then its folders): {[1, max(entries, 1)]}"
+    )
 
 
 def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
@@ -167,7 +225,7 @@ def render_index(
         "with its note count. View a folder to list its notes, newest first; view a note to "
         "read it."
     )
-    tail = folder_lines(folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS)
+    tail = folder_lines(folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS, notes=len(top_notes))
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
         room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - _MORE
@@ -205,9 +263,15 @@ def render_index(
     return "\n".join(out + tail)
 
 
-def render_top_notes(notes: Sequence[Entry], first: int) -> str:
-    """``view /memories`` with a ``view_range``: a page of the notes at the top level."""
-    return _page(ROOT, "the notes at the top level of " + ROOT, notes, first)
+def render_top_notes(
+    notes: Sequence[Entry], first: int, folders: Sequence[FolderCount] = ()
+) -> str:
+    """``view /memories`` with a ``view_range``: a page of the notes at the top level,
+    numbered first, then past them a page of the top-level ``folders``."""
+    if first > len(notes) and folders:
+        return render_folders(ROOT, folders, first, len(notes))
+    what = "the notes at the top level of " + ROOT
+    return _page(ROOT, what, notes, first, entries=len(notes) + len(folders))
 
 
 def render_folder(
@@ -228,15 +292,18 @@ def render_folder(
         folder_note = f"its folder note {posixpath.basename(folder_note)}"
     elif folder_note:
         folder_note = shown(folder_note)
+    entries = len(notes) + len(subfolders)
+    if first > len(notes) and first > 1 and subfolders:  # (past its notes: its folders)
+        return render_folders(path, subfolders, first, len(notes))
     if first != 1:
-        return _page(path, path, notes, first, folder_note=folder_note)
+        return _page(path, path, notes, first, folder_note=folder_note, entries=entries)
     # a page lists at least one note (the next page starts past it): its room is kept first
     need = _words(path, path, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
     files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS)
     # its subfolders next (shown on the first page only, where the notes are paged)
     room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
-    head = folder_lines(subfolders, FOLDER_SUBFOLDERS, room, rel) + files
-    return _page(path, path, notes, first, head, folder_note)
+    head = folder_lines(subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes)) + files
+    return _page(path, path, notes, first, head, folder_note, entries)
 
 
 def _page(
@@ -246,14 +313,13 @@ def _page(
     first: int,
     head: Sequence[str] = (),
     folder_note: str | None = None,
+    entries: int = 0,
 ) -> str:
     """``head`` (a folder's subfolders and files not notes), then a page of ``notes``
-    from ``first`` within what is left of ``FOLDER_CHARS``, the first always."""
+    from ``first`` within what is left of ``FOLDER_CHARS``, the first always
+    (``entries``: its notes and folders, which a ``view_range`` numbers)."""
     if first < 1 or (notes and first > len(notes)):
-        raise Refusal(
-            f"Invalid `view_range`: its first element `{first}` should be within the range "
-            f"of notes listed: {[1, max(len(notes), 1)]}"
-        )
+        raise _out_of_range(first, max(entries, len(notes)))
     out = list(head)
     if not notes:
         return "\n".join([*out, f"No notes in {what}."])
@@ -298,6 +364,7 @@ __all__ = [
     "folder_lines",
     "not_notes_lines",
     "render_folder",
+    "render_folders",
     "render_index",
     "render_top_notes",
 ]

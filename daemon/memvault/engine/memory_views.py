@@ -38,11 +38,10 @@ class MemoryViews:
         self.memory_file = config.memory.file
 
     def index(self, first: int | None) -> str:
-        """``view /memories`` (``first``: a page of the notes at the top level)."""
+        """``view /memories`` (``first``: a page of the notes at the top level, or past
+        them of its folders)."""
         scan = self.fs.scan()
         top = {p: s for p, s in scan.notes.items() if "/" not in p and p != self.memory_file}
-        if first is not None:
-            return V.render_top_notes(self._entries(top, first), first)
         not_notes = self._not_notes(scan)
         counts: dict[str, list[int]] = {}
         for rel, st in scan.notes.items():
@@ -59,6 +58,8 @@ class MemoryViews:
         mains = [r.folder.split("/", 1)[0] for r in self.config.memory.sections]
         order = sorted(counts, key=lambda f: (f not in mains, -counts[f][0], f))
         folders = [V.FolderCount(f, *counts[f]) for f in order]
+        if first is not None:
+            return V.render_top_notes(self._entries(top, first), first, folders)
         try:
             memory = self.fs.read(self.memory_file).decoded.text
         except (NoteNotFound, NotText, OSError):
