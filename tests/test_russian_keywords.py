@@ -194,3 +194,29 @@ def test_a_postgres_index_of_schema_13_gets_its_cyrillic_rows_keyed_again(
     touched = {p for p, o in before if before[p, o][1] != after[p, o][1]}  # rewritten
     assert touched == {"people/ivan.md", "projects/games.md", "logs/river.md", "logs/mixed.md"}
     assert all(before[k] == after[k] for k in before if k[0] == "logs/english.md")
+
+
+def test_an_index_rebuilt_by_an_older_step_is_not_given_its_rows_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Schema 10 -> 15 with ß in a chunk: the table is built again from the rows (ß as
+    ss), stemmed already: they are not taken out as unstemmed and put in again."""
+    root = new_vault(tmp_path)
+    for rel, text in {**NOTES, "logs/strasse.md": "# Straße\n\nDie Straße ist lang.\n"}.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    db.create_function(
+        "memvault_keywords", 1, lambda v: keyword_form(v, stems=False), deterministic=True
+    )
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+        db.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    db.close()
+    with caplog.at_level("INFO", logger="memvault"), open_vault(root) as v:
+        assert by_keywords(v, "Москва") == ["people/ivan.md"]
+        assert by_keywords(v, "Strasse") == ["logs/strasse.md"]
+    integrity(root)
+    assert "-> 11: the keyword table built again" in caplog.text
+    assert "-> 15" not in caplog.text
