@@ -85,7 +85,8 @@ def test_arabic_and_hebrew_points_are_left_out_of_the_keyword_form() -> None:
     assert unpointed("عـــربي") == "عربي"  # the tatweel
     assert unpointed("שָׁלוֹם") == "שלום"
     text = "Ana, café, naïve, русский, українська, हिन्दी, தமிழ்"
-    assert keyword_form(text) == text  # nothing else changes (the tokenizer keeps marks)
+    # nothing else changes (the tokenizer keeps marks; a Cyrillic word's stem follows it)
+    assert keyword_form(text, stems=False) == text
 
 
 @pytest.mark.parametrize(
@@ -103,7 +104,7 @@ def test_arabic_and_hebrew_points_are_left_out_of_the_keyword_form() -> None:
     ],
 )
 def test_what_no_one_types_alike_is_left_out_of_the_keywords(text: str, want: str) -> None:
-    assert plain(text) == want == keyword_form(text)
+    assert plain(text) == want == keyword_form(text, stems=False)
     assert words("data\u200bbase") == ["database"]  # a query's word is not cut there
 
 

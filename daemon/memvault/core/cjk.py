@@ -34,16 +34,19 @@ and the invisible characters pasted inside words (zero-width space and joiner, w
 joiner, byte order mark, soft hyphen: data\u200bbase is database; variation selectors
 and enclosing marks, so an emoji is still no keyword).
 
-A word in Cyrillic letters is given as its stem (``stemmed``: Snowball's Russian
-stemmer; index schema 15): Москве, Москвой and Москва are each москв, so a query in
-another case or number finds the note, as porter's stems do for English. The word is
-replaced, not joined by its stem: one token for one, so positions, phrases and BM25's
-lengths stay as they were. What is stemmed is one of FTS5's tokens (letters, digits,
-marks) all of whose letters are Cyrillic, lowered and without its marks (which FTS5
-drops or keeps: an accent of stress, мо́сква, is no part of the word): two tokens FTS5
-held equal are stemmed alike, so a query finds every chunk its exact form found before
-(Ukrainian, Bulgarian or Serbian through a stemmer made for Russian: two words may
-share a stem, never one word get two). A word mixing scripts (XMLфайл) is as written.
+A word in Cyrillic letters is given with its stem beside it (``stemmed``: Snowball's
+Russian stemmer, the stem marked by ``STEM_MARK``; index schema 15): Москве is
+``москве москв\ue000``, and a query's word asks for itself or its stem (``stem_term``,
+``ranking.keyword_terms``), so Москва finds it, and a note holding the word as asked
+scores both and ranks above one holding another form (the stem in place of the word
+put those level: a word as written found first 0.93 -> 0.52 on a Russian vault,
+bench/RESULTS.md). What is stemmed is one of FTS5's tokens (letters, digits, marks)
+all of whose letters are Cyrillic, lowered and without its marks (which FTS5 drops or
+keeps: an accent of stress, мо́сква, is no part of the word): two tokens FTS5 held
+equal get one stem, and both sides are given the same tokens, so a query finds every
+chunk its exact form found before (Ukrainian, Bulgarian or Serbian through a stemmer
+made for Russian: two words may share a stem, never one word get two). A word mixing
+scripts (XMLфайл) is as written.
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
@@ -212,6 +215,7 @@ def keyword_form(text: str, *, stems: bool = True) -> str:
 # Cyrillic, its supplement and extensions A-D (letters, and a few combining marks)
 CYRILLIC_CHARS = "\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f\U0001e030-\U0001e08f"
 _CYRILLIC = re.compile(f"[{CYRILLIC_CHARS}]")
+STEM_MARK = "\ue000"  # a private-use character: no word typed ends in it
 _STEMMING = threading.Lock()  # a Snowball stemmer keeps its word in itself
 
 
@@ -244,8 +248,9 @@ def _russian() -> Any:
 
 
 def stemmed(text: str) -> str:
-    """``text`` with each keyword token whose letters are all Cyrillic as its ``stem``
-    (lowered, its marks left out first); the same string when it has none."""
+    """``text`` with each keyword token whose letters are all Cyrillic followed by its
+    ``stem`` (of it lowered, its marks left out) and ``STEM_MARK``: a token of its own;
+    the same string when it has none."""
     if _CYRILLIC.search(text) is None:
         return text
     token, cyrillic, mark = _tokens()
@@ -255,16 +260,24 @@ def stemmed(text: str) -> str:
         if cyrillic.fullmatch(word) is None:
             return word
         bare = mark.sub("", word.lower())
-        return stem(bare) if bare else word
+        return f"{word} {stem(bare)}{STEM_MARK}" if bare else word
 
     return token.sub(one, text)
 
 
+def stem_term(term: str) -> str | None:
+    """The keyword term of a query term's stem when the term is one Cyrillic word (its
+    ``stemmed`` token: a chunk holding any form of the word holds it), else None."""
+    if _CYRILLIC.search(term) is None:
+        return None
+    found = _tokens()[0].findall(keyword_form(term))
+    return found[1] if len(found) == 2 and found[1].endswith(STEM_MARK) else None
+
+
 def spaced(text: str) -> str:
     """``text`` with a space either side of each unit (a CJK character, a Thai letter
-    and its marks: ``units``; the same string when it has none), ``keyword_form``'s last
-    step: each is then a token of its own, for a chunk's columns and a query's term
-    alike."""
+    and its marks: ``units``; the same string when it has none), in ``keyword_form``:
+    each is then a token of its own, for a chunk's columns and a query's term alike."""
     if _CHAR.search(text) is None:
         return text
     return _UNIT.sub(r" \g<0> ", text)
@@ -329,6 +342,7 @@ __all__ = [
     "LONGEST_RUN",
     "PLAIN_CHARS",
     "SHARP_S_CHARS",
+    "STEM_MARK",
     "WIDE_CHARS",
     "backoff",
     "fold",
@@ -340,6 +354,7 @@ __all__ = [
     "plain",
     "spaced",
     "stem",
+    "stem_term",
     "stemmed",
     "terms",
     "units",

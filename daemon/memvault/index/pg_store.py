@@ -174,9 +174,8 @@ class PgStore(Store):
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
-        # vectors' twins (schema 6), each CJK character a keyword token (7), a Cyrillic
-        # word its stem (14): a reader of an older writer's index asks for none of them
-        self.twins = self.cjk = self.stems = True
+        # vectors' twins (schema 6), CJK characters a token each (7), Cyrillic stems (14)
+        self.twins = self.cjk = self.stems = True  # a reader of an older writer's: not all
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -211,8 +210,7 @@ class PgStore(Store):
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
-                    self.cjk = version is None or version >= 7  # else a CJK run: one token
-                    self.stems = version is None or version >= 14  # else words as written
+                    self.cjk, self.stems = (version is None or version >= v for v in (7, 14))
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
