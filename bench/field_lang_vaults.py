@@ -23,7 +23,10 @@ are those holding the first form and not the asked one: found only through the f
 meaning. Both: ``name``, a note's file name without a leading date (the name Obsidian
 shows and a person remembers), a hit being that note (several notes of one name, as
 ``SKILL`` or a day's report, make some of these questions ambiguous). Per kind: how many,
-hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time.
+hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time;
+and of the keyword lane alone (``keywords``: the store's BM25 ranking of the query's
+keyword terms, as search asks it, ranks of notes cut at 10), which shows what the
+keyword index finds before fusion with the model's ranking.
 """
 
 from __future__ import annotations
@@ -114,16 +117,28 @@ def main() -> int:
     qs = chinese(args.vault, args.seed, args.opencc) if args.lang == "zh" else []
     qs += russian(notes, args.seed) if args.lang == "ru" else []
     qs += names(notes)
+    from memvault.core.ranking import keyword_terms, query_terms
+
     ranks: list[list[Any]] = []
+    lane: list[list[Any]] = []  # the keyword lane alone
     ms: dict[str, list[float]] = {}
     with Vault.open(args.vault) as v:
+        store = v.engine.store
         for kind, query, holders in qs:
             t0 = time.perf_counter()
             paths = list(dict.fromkeys(h.path for h in v.search(query, k=10)))
             ms.setdefault(kind, []).append((time.perf_counter() - t0) * 1000)
             ranks.append([kind, next((i for i, p in enumerate(paths) if p in holders), None)])
+            found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 100)
+            rows = store.chunk_rows([label for label, _ in found])
+            kw = list(dict.fromkeys(rows[label].path for label, _ in found))[:10]
+            lane.append([kind, next((i for i, p in enumerate(kw) if p in holders), None)])
     report = {
-        kind: {**summary(ranks, kind), "ms_p50": round(statistics.median(ms[kind]), 1)}
+        kind: {
+            **summary(ranks, kind),
+            "ms_p50": round(statistics.median(ms[kind]), 1),
+            "keywords": summary(lane, kind),
+        }
         for kind in dict.fromkeys(k for k, _ in ranks)
     }
     print(json.dumps({"notes": len(notes), "by_kind": report}, ensure_ascii=False, indent=1))

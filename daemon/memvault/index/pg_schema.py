@@ -292,8 +292,8 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 7:
             _keywords_again(conn, f"[{cjk.CJK_CHARS}{cjk.WIDE_CHARS}]", stale=True)
         if version is not None and version < 8:
-            marked = f"[{cjk.marks()}{cjk.CLUSTER_CHARS}{cjk.PLAIN_CHARS}\u0640]"
-            _keywords_again(conn, marked, stale=False)
+            with_marks = f"[{cjk.marks()}{cjk.CLUSTER_CHARS}{cjk.PLAIN_CHARS}\u0640]"
+            _keywords_again(conn, with_marks, stale=False)
             conn.execute(CONFLICTED_STALE)
         if version is not None and version < 9 and _folded_apart(conn):
             _link_names(conn)
