@@ -204,12 +204,47 @@ def fold(text: str) -> str:
 
 def keyword_form(text: str, *, stems: bool = True) -> str:
     """What the keyword table is given for ``text``: ``fold``, ``plain``, ``unpointed``,
-    ``spaced``, then ``stemmed`` (a text of ASCII only: itself, at once). ``stems``
-    False: as index schema 14 (PostgreSQL 13) gave it, unstemmed."""
+    ``simplified``, ``spaced``, then ``stemmed`` (a text of ASCII only: itself, at once).
+    ``stems`` False: as index schema 14 (PostgreSQL 13) gave it, neither stemmed nor
+    simplified."""
     if text.isascii():
         return text
-    text = spaced(unpointed(plain(fold(text))))
-    return stemmed(text) if stems else text
+    text = unpointed(plain(fold(text)))
+    return stemmed(spaced(simplified(text))) if stems else spaced(text)
+
+
+@functools.cache
+def _simplified() -> tuple[dict[int, str], re.Pattern[str]]:
+    """Each traditional Chinese character's simplified one (hanziconv's table, from
+    CUHK's: 2,702 characters; a chain, 諮 谘 咨, followed to its end), and a pattern of
+    the characters it changes."""
+    from hanziconv import charmap  # (imported once a CJK text is met)
+
+    table: dict[str, str] = {}
+    for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap, strict=True):
+        if t != s:
+            table.setdefault(t, s)
+    for t in list(table):
+        seen = {t}
+        while table[t] in table and table[t] not in seen:
+            seen.add(table[t])
+            table[t] = table[table[t]]
+    return {ord(t): s for t, s in table.items()}, re.compile(f"[{''.join(sorted(table))}]")
+
+
+def simplified(text: str) -> str:
+    """``text`` with each traditional Chinese character as its simplified one, character
+    by character (學習 as 学习; a Japanese kanji of the table too: 國 as 国, 後 as 后);
+    the same string when it has none."""
+    if _CHAR.search(text) is None:
+        return text
+    table, changed = _simplified()
+    return text.translate(table) if changed.search(text) else text
+
+
+def han_changed() -> str:
+    """A character class's body for the characters ``simplified`` changes."""
+    return _simplified()[1].pattern[1:-1]
 
 
 # Cyrillic, its supplement and extensions A-D (letters, and a few combining marks)
@@ -346,12 +381,14 @@ __all__ = [
     "WIDE_CHARS",
     "backoff",
     "fold",
+    "han_changed",
     "has_cjk",
     "keyed",
     "keyword_form",
     "marks",
     "pairs",
     "plain",
+    "simplified",
     "spaced",
     "stem",
     "stem_term",

@@ -80,9 +80,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    made under (meta ``order_keys``): a writer of another Python or key algorithm
    computes them again when it takes the writer's lock (``note_order.rekey``).
 
-14. A word of Cyrillic letters keyed by its Snowball stem (the SQLite index's schema 15,
-   ``cjk.stemmed``): the chunks holding a Cyrillic letter are given their keywords
-   again; other rows are not touched. A reader of an older writer asks unstemmed.
+14. A Cyrillic word keyed with its stem, traditional Chinese as simplified (the SQLite
+   index's 15, ``cjk.stemmed``, ``cjk.simplified``): the chunks holding either are given
+   their keywords again, no other row. A reader of an older writer asks as before.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -314,7 +314,7 @@ def migrate(conn: Any, schema: str) -> None:
             )
             fill_order(conn, "%s")
         if version is not None and version < 14:
-            _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}]", stale=False)
+            _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

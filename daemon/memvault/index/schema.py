@@ -91,10 +91,11 @@ Versions (meta ``schema_version``):
    writer whose own differs computes them again at its open (``note_order.rekey``),
    with no new schema version: a later algorithm, or another Python.
 15. Russian (any word of Cyrillic letters) found in another case or number by keywords:
-   the keyword table is given such a word as its Snowball stem (``cjk.stemmed``). The
-   upgrade takes the keyword rows of the chunks holding one out, with the values schema
-   14 gave them, and puts them in again stemmed (``stemmed_keywords``); other rows are
-   not touched, nothing is read again or embedded.
+   the keyword table is given such a word with its Snowball stem beside it
+   (``cjk.stemmed``), and traditional Chinese characters as simplified ones
+   (``cjk.simplified``). The upgrade takes the keyword rows of the chunks holding one out,
+   with the values schema 14 gave them, and puts them in again (``stemmed_keywords``);
+   other rows are not touched, nothing is read again or embedded.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -108,7 +109,7 @@ import sqlite3
 from collections.abc import Callable
 from functools import partial
 
-from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, keyed, keyword_form
+from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, han_changed, keyed, keyword_form
 from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.fts import (
@@ -126,7 +127,6 @@ from memvault.index.sql import parts
 log = logging.getLogger("memvault")
 
 SCHEMA_VERSION = 15
-_CYRILLIC = re.compile(f"[{CYRILLIC_CHARS}]")
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -401,10 +401,14 @@ def _keyed_again(
 
 def stemmed_keywords(conn: sqlite3.Connection) -> int:
     """Schema 14 -> 15: the keyword rows of the chunks holding a word of Cyrillic letters
-    (``cjk.stemmed``) given again as ``keyword_form`` gives them now (Москве as москв),
-    taken out with the values schema 14 gave (``stems=False``); other rows are not
+    (``cjk.stemmed``: Москве with москв) or a traditional Chinese character
+    (``cjk.simplified``) given again as ``keyword_form`` gives them now, taken out
+    with the values schema 14 gave (``stems=False``); other rows are not
     touched, nothing is read again or embedded. Returns how many rows."""
-    conn.create_function("memvault_cyrillic", 1, _cyrillic, deterministic=True)
+    changed = re.compile(f"[{CYRILLIC_CHARS}{han_changed()}]")
+    conn.create_function(
+        "memvault_cyrillic", 1, lambda t: not t.isascii() and bool(changed.search(t))
+    )
     labels = [
         r[0]
         for r in conn.execute(
@@ -413,10 +417,6 @@ def stemmed_keywords(conn: sqlite3.Connection) -> int:
         )
     ]
     return _keyed_again(conn, labels, partial(keyword_form, stems=False), stale=False)
-
-
-def _cyrillic(text: str) -> bool:
-    return not text.isascii() and _CYRILLIC.search(text) is not None
 
 
 def marks_keywords(conn: sqlite3.Connection) -> None:
@@ -503,7 +503,11 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
     if version < 13 and (stale := conn.execute(LFS_POINTERS_STALE).rowcount):
         log.info("index schema %d -> 13: %d git LFS pointers read again", version, stale)
     if version < 15 and not rebuilt and (stemmed := stemmed_keywords(conn)):
-        log.info("index schema %d -> 15: %d chunks' Cyrillic words keyed by stem", version, stemmed)
+        log.info(
+            "index schema %d -> 15: %d chunks' Cyrillic stems, simplified Han keyed",
+            version,
+            stemmed,
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
