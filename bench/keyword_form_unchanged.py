@@ -1,5 +1,5 @@
 """Whether a data set's keyword rows and keyword queries are the same with Cyrillic
-stemming (index schema 15) as before it: every string of a JSON file given to
+stems and simplified Han characters (index schema 15) as before them: every string of a JSON file given to
 ``keyword_form`` with and without stems, and each as a query's keyword terms.
 
     python bench/keyword_form_unchanged.py ../shared/bench/locomo/locomo10_dev.json

@@ -46,7 +46,10 @@ keeps: an accent of stress, мо́сква, is no part of the word): two tokens 
 equal get one stem, and both sides are given the same tokens, so a query finds every
 chunk its exact form found before (Ukrainian, Bulgarian or Serbian through a stemmer
 made for Russian: two words may share a stem, never one word get two). A word mixing
-scripts (XMLфайл) is as written.
+scripts (XMLфайл) is as written. A traditional Chinese character is given as its
+simplified one (``simplified``, character by character, hanziconv's table): 東京 and
+东京 are one keyword, and a Japanese kanji of the table meets its simplified form too
+(國 国; 後 and 后, which Japanese keeps apart: a match more, never one less).
 
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """

@@ -6,9 +6,9 @@ each chunk's columns are tokenized by an in-memory SQLite FTS5 table with the in
 tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the token
 instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each position
 weighted by its column (A title, B headings, C about, D text), with the chunk's token
-count (``ntok``). A Chinese or Japanese character is a token of its own, a Cyrillic
-word its stem (``core/cjk.keyword_form``, as the SQLite index's keyword table is given
-it). The GIN index
+count (``ntok``). A Chinese or Japanese character is a token of its own (a traditional
+one as simplified), a Cyrillic word has its stem beside it (``core/cjk.keyword_form``,
+as the SQLite index's keyword table is given it). The GIN index
 finds the candidates; BM25 is computed here, above the database, from what it returns:
 each term's document count, the candidates' per-column term frequencies (the weights of
 a lexeme's positions) and lengths, the table's row count and total length — FTS5's
@@ -56,7 +56,7 @@ class Tokenizer:
     ) -> list[tuple[str, str, int]]:
         """(token, column, offset) of each token instance of a chunk's four columns
         (``cjk``: each CJK character a token, else a run of them one, as before schema 7;
-        ``stems``: a Cyrillic word its stem, else as written, as before schema 14)."""
+        ``stems``: a Cyrillic word with its stem, Han simplified; else as before 14)."""
         put = partial(keyword_form, stems=stems) if cjk else str
         with self._lock:
             self._db.execute(
