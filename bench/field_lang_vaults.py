@@ -15,12 +15,13 @@ characters found in at most 5 notes (``cjk_bench.make_questions``); ``hant``, th
 word in traditional characters where that differs (OpenCC's ``s2t``, from
 opencc-purepy on ``--opencc``: not a memvault dependency), whose notes are the same:
 what a reader writing traditional characters finds (index schema 15 keys a traditional
-character as its simplified one, from another table: hanziconv's). Russian: ``word``, a body word of 6+
-letters found in at most 5 notes, as written; ``inflected``, another form of it found in
-the vault (the same letters but the last two, ``заметок`` for ``заметки``), whose notes
-are those holding the first form and not the asked one: found through its stem (index
-schema 15 keys a Cyrillic word with its Snowball stem beside it) or by meaning. Both: ``name``, a note's file name without a leading date (the name Obsidian
-shows and a person remembers), a hit being that note (several notes of one name, as
+character as its simplified one, from another table: hanziconv's). Russian: ``word``,
+a body word of 6+ letters found in at most 5 notes, as written; ``inflected``, another
+form of it found in the vault (the same letters but the last two, ``заметок`` for
+``заметки``), whose notes are those holding the first form and not the asked one: found
+through its stem (index schema 15 keys a Cyrillic word with its Snowball stem beside
+it) or by meaning. Both: ``name``, a note's file name without a leading date (the name
+Obsidian shows and a person remembers), a hit being that note (several notes of one name, as
 ``SKILL`` or a day's report, make some of these questions ambiguous). Per kind: how many,
 hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time;
 and of the keyword lane alone (``keywords``: the store's BM25 ranking of the query's
