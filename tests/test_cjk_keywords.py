@@ -89,8 +89,9 @@ def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_st
     assert spaced("住む、東京") == " 住  む 、 東  京 "
     assert fold("ＰＣ２０２４ﾃﾞｰﾀ") == "PC2024データ" and fold(text) is text
     assert query_terms("東京の天気は? iPhone用") == ["東京の天気は", "iphone", "用"]
-    # a run is a phrase of its characters; a quote in a term cannot break out of it
-    assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
+    # a run is a phrase of its characters (traditional ones as simplified: 東 as 东); a
+    # quote in a term cannot break out of it
+    assert fts_query(["東京", 'a"b']) == '" 东  京 " OR "a""b"'
 
 
 def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:

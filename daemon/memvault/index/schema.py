@@ -504,7 +504,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info("index schema %d -> 13: %d git LFS pointers read again", version, stale)
     if version < 15 and not rebuilt and (stemmed := stemmed_keywords(conn)):
         log.info(
-            "index schema %d -> 15: %d chunks' Cyrillic stems, simplified Han keyed",
+            "index schema %d -> 15: %d chunks keyed again (Cyrillic stems, Han simplified)",
             version,
             stemmed,
         )
