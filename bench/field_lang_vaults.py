@@ -13,17 +13,20 @@ The questions, seeded, from the notes' own text (known-item questions, not ones 
 asked). Chinese: ``inside``, a 2-4 character window inside a body line's run of CJK
 characters found in at most 5 notes (``cjk_bench.make_questions``); ``hant``, the same
 word in traditional characters where that differs (OpenCC's ``s2t``, from
-opencc-purepy on ``--opencc``: not a memvault dependency), whose notes are the same;
-simplified and traditional are not folded (docs/VAULT.md), so this measures what a
-reader writing traditional characters loses. Russian: ``word``, a body word of 6+
-letters found in at most 5 notes, as written; ``inflected``, another form of it found in
-the vault (the same letters but the last two, ``заметок`` for ``заметки``), whose notes
-are those holding the first form and not the asked one: found only through the form
-(the keyword index keeps words as written; FTS5's porter stemmer is English) or by
-meaning. Both: ``name``, a note's file name without a leading date (the name Obsidian
-shows and a person remembers), a hit being that note (several notes of one name, as
+opencc-purepy on ``--opencc``: not a memvault dependency), whose notes are the same:
+what a reader writing traditional characters finds (index schema 15 keys a traditional
+character as its simplified one, from another table: hanziconv's). Russian: ``word``,
+a body word of 6+ letters found in at most 5 notes, as written; ``inflected``, another
+form of it found in the vault (the same letters but the last two, ``заметок`` for
+``заметки``), whose notes are those holding the first form and not the asked one: found
+through its stem (index schema 15 keys a Cyrillic word with its Snowball stem beside
+it) or by meaning. Both: ``name``, a note's file name without a leading date (the name
+Obsidian shows and a person remembers), a hit being that note (several notes of one name, as
 ``SKILL`` or a day's report, make some of these questions ambiguous). Per kind: how many,
-hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time.
+hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time;
+and of the keyword lane alone (``keywords``: the store's BM25 ranking of the query's
+keyword terms, as search asks it, ranks of notes cut at 10), which shows what the
+keyword index finds before fusion with the model's ranking.
 """
 
 from __future__ import annotations
@@ -114,16 +117,28 @@ def main() -> int:
     qs = chinese(args.vault, args.seed, args.opencc) if args.lang == "zh" else []
     qs += russian(notes, args.seed) if args.lang == "ru" else []
     qs += names(notes)
+    from memvault.core.ranking import keyword_terms, query_terms
+
     ranks: list[list[Any]] = []
+    lane: list[list[Any]] = []  # the keyword lane alone
     ms: dict[str, list[float]] = {}
     with Vault.open(args.vault) as v:
+        store = v.engine.store
         for kind, query, holders in qs:
             t0 = time.perf_counter()
             paths = list(dict.fromkeys(h.path for h in v.search(query, k=10)))
             ms.setdefault(kind, []).append((time.perf_counter() - t0) * 1000)
             ranks.append([kind, next((i for i, p in enumerate(paths) if p in holders), None)])
+            found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 100)
+            rows = store.chunk_rows([label for label, _ in found])
+            kw = list(dict.fromkeys(rows[label].path for label, _ in found))[:10]
+            lane.append([kind, next((i for i, p in enumerate(kw) if p in holders), None)])
     report = {
-        kind: {**summary(ranks, kind), "ms_p50": round(statistics.median(ms[kind]), 1)}
+        kind: {
+            **summary(ranks, kind),
+            "ms_p50": round(statistics.median(ms[kind]), 1),
+            "keywords": summary(lane, kind),
+        }
         for kind in dict.fromkeys(k for k, _ in ranks)
     }
     print(json.dumps({"notes": len(notes), "by_kind": report}, ensure_ascii=False, indent=1))

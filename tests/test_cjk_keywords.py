@@ -25,7 +25,7 @@ from memvault.core.excerpts import common_terms, on_subject, subject_words
 from memvault.core.ranking import fts_query, keyword_terms, query_terms, snippet
 from memvault.index import pg_keywords
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
-from memvault.index.schema import _HEADINGS, SCHEMA_VERSION, register
+from memvault.index.schema import HEADINGS_SQL, SCHEMA_VERSION, register
 
 NOTES = {
     "people/tanaka.md": "# 田中さん\n\n田中さんは東京都に住んでいます。毎朝コーヒーを飲みます。\n",
@@ -89,8 +89,9 @@ def test_only_these_characters_are_spaced_and_a_text_without_them_is_the_same_st
     assert spaced("住む、東京") == " 住  む 、 東  京 "
     assert fold("ＰＣ２０２４ﾃﾞｰﾀ") == "PC2024データ" and fold(text) is text
     assert query_terms("東京の天気は? iPhone用") == ["東京の天気は", "iphone", "用"]
-    # a run is a phrase of its characters; a quote in a term cannot break out of it
-    assert fts_query(["東京", 'a"b']) == '" 東  京 " OR "a""b"'
+    # a run is a phrase of its characters (traditional ones as simplified: 東 as 东); a
+    # quote in a term cannot break out of it
+    assert fts_query(["東京", 'a"b']) == '" 东  京 " OR "a""b"'
 
 
 def test_a_word_inside_a_run_is_found_in_every_script(vault_root: Path) -> None:
@@ -157,18 +158,18 @@ V7_FTS = (
     "DROP TRIGGER chunks_fts_changed",
     "DROP VIEW chunks_fts_source",
     f"""CREATE VIEW chunks_fts_source(label, text, title, headings, about) AS
-    SELECT label, text, title, {_HEADINGS.format("chunks")}, about FROM chunks""",
+    SELECT label, text, title, {HEADINGS_SQL.format("chunks")}, about FROM chunks""",
     f"""CREATE TRIGGER chunks_fts_removed AFTER DELETE ON chunks BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    VALUES('delete', old.label, old.text, old.title, {HEADINGS_SQL.format("old")}, old.about);
 END""",
     f"""CREATE TRIGGER chunks_fts_changed AFTER UPDATE OF text, title, heading, about
 ON chunks WHEN old.text IS NOT new.text OR old.title IS NOT new.title
     OR old.heading IS NOT new.heading OR old.about IS NOT new.about BEGIN
     INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, old.text, old.title, {_HEADINGS.format("old")}, old.about);
+    VALUES('delete', old.label, old.text, old.title, {HEADINGS_SQL.format("old")}, old.about);
     INSERT INTO chunks_fts(rowid, text, title, headings, about)
-    VALUES(new.label, new.text, new.title, {_HEADINGS.format("new")}, new.about);
+    VALUES(new.label, new.text, new.title, {HEADINGS_SQL.format("new")}, new.about);
 END""",
 )
 
@@ -211,7 +212,7 @@ def test_an_index_of_schema_7_has_its_cjk_rows_keyed_again_and_their_notes_read_
     ).fetchone() == (0,)
     db.close()
     with open_vault(vault_root) as v:
-        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "14"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "15"
         integrity(vault_root)
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "ledger") == ["people/ana.md"]
@@ -285,7 +286,7 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         assert r.engine.store.meta("schema_version") == "6" and not r.engine.store.cjk
         assert by_keywords(r, "会议记录") == ["projects/meeting.md"]  # a run, one token
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "13"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "14"
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "서울") == ["people/kim.md"]
         assert by_keywords(v, "wide") == ["logs/wide.md"]

@@ -34,6 +34,23 @@ and the invisible characters pasted inside words (zero-width space and joiner, w
 joiner, byte order mark, soft hyphen: data\u200bbase is database; variation selectors
 and enclosing marks, so an emoji is still no keyword).
 
+A word in Cyrillic letters is given with its stem beside it (``stemmed``: Snowball's
+Russian stemmer, the stem marked by ``STEM_MARK``; index schema 15): Москве is
+``москве москв\ue000``, and a query's word asks for itself or its stem (``stem_term``,
+``ranking.keyword_terms``), so Москва finds it, and a note holding the word as asked
+scores both and ranks above one holding another form (the stem in place of the word
+put those level: a word as written found first 0.93 -> 0.52 on a Russian vault,
+bench/RESULTS.md). What is stemmed is one of FTS5's tokens (letters, digits, marks)
+all of whose letters are Cyrillic, lowered and without its marks (which FTS5 drops or
+keeps: an accent of stress, мо́сква, is no part of the word): two tokens FTS5 held
+equal get one stem, and both sides are given the same tokens, so a query finds every
+chunk its exact form found before (Ukrainian, Bulgarian or Serbian through a stemmer
+made for Russian: two words may share a stem, never one word get two). A word mixing
+scripts (XMLфайл) is as written. A traditional Chinese character is given as its
+simplified one (``simplified``, character by character, hanziconv's table): 東京 and
+东京 are one keyword, and a Japanese kanji of the table meets its simplified form too
+(國 国; 後 and 后, which Japanese keeps apart: a match more, never one less).
+
 Pure; the same text on both backends (``index/pg_keywords`` tokenizes through FTS5).
 """
 
@@ -41,8 +58,10 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Sequence
+from typing import Any
 
 # Han (with its radicals, compatibility forms and extensions B-G), hiragana, katakana
 # (half-width too), bopomofo, Hangul (syllables and jamo), and the ideographic marks
@@ -186,17 +205,117 @@ def fold(text: str) -> str:
     return _WIDE.sub(lambda m: unicodedata.normalize("NFKC", m.group()), text)
 
 
-def keyword_form(text: str) -> str:
+def keyword_form(text: str, *, stems: bool = True) -> str:
     """What the keyword table is given for ``text``: ``fold``, ``plain``, ``unpointed``,
-    then ``spaced`` (a text of ASCII only: itself, at once)."""
-    return text if text.isascii() else spaced(unpointed(plain(fold(text))))
+    ``simplified``, ``spaced``, then ``stemmed`` (a text of ASCII only: itself, at once).
+    ``stems`` False: as index schema 14 (PostgreSQL 13) gave it, neither stemmed nor
+    simplified."""
+    if text.isascii():
+        return text
+    text = unpointed(plain(fold(text)))
+    return stemmed(spaced(simplified(text))) if stems else spaced(text)
+
+
+@functools.cache
+def _simplified() -> tuple[dict[int, str], re.Pattern[str]]:
+    """Each traditional Chinese character's simplified one (hanziconv's table, from
+    CUHK's: 2,702 characters; a chain, 諮 谘 咨, followed to its end), and a pattern of
+    the characters it changes."""
+    from hanziconv import charmap  # (imported once a CJK text is met)
+
+    table: dict[str, str] = {}
+    for t, s in zip(charmap.traditional_charmap, charmap.simplified_charmap, strict=True):
+        if t != s:
+            table.setdefault(t, s)
+    for t in list(table):
+        seen = {t}
+        while table[t] in table and table[t] not in seen:
+            seen.add(table[t])
+            table[t] = table[table[t]]
+    return {ord(t): s for t, s in table.items()}, re.compile(f"[{''.join(sorted(table))}]")
+
+
+def simplified(text: str) -> str:
+    """``text`` with each traditional Chinese character as its simplified one, character
+    by character (學習 as 学习; a Japanese kanji of the table too: 國 as 国, 後 as 后);
+    the same string when it has none."""
+    if _CHAR.search(text) is None:
+        return text
+    table, changed = _simplified()
+    return text.translate(table) if changed.search(text) else text
+
+
+def han_changed() -> str:
+    """A character class's body for the characters ``simplified`` changes."""
+    return _simplified()[1].pattern[1:-1]
+
+
+# Cyrillic, its supplement and extensions A-D (letters, and a few combining marks)
+CYRILLIC_CHARS = "\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f\U0001e030-\U0001e08f"
+_CYRILLIC = re.compile(f"[{CYRILLIC_CHARS}]")
+STEM_MARK = "\ue000"  # a private-use character: no word typed ends in it
+_STEMMING = threading.Lock()  # a Snowball stemmer keeps its word in itself
+
+
+@functools.cache
+def _tokens() -> tuple[re.Pattern[str], re.Pattern[str], re.Pattern[str]]:
+    """A keyword token as FTS5 cuts one (categories L* N* Co M*: ``\\w`` without ``_``,
+    the marks, private use), a word of Cyrillic letters and marks, and a mark."""
+    m = marks()
+    return (
+        re.compile(f"(?:[^\\W_]|[{m}\ue000-\uf8ff\U000f0000-\U0010fffd])+"),
+        re.compile(f"[{m}]*[{CYRILLIC_CHARS}][{CYRILLIC_CHARS}{m}]*"),
+        re.compile(f"[{m}]+"),
+    )
+
+
+@functools.lru_cache(maxsize=1 << 16)  # words repeat: ~25 us a word stemmed, ~0.1 kept
+def stem(word: str) -> str:
+    """The Snowball Russian stem of a word of Cyrillic letters (lower case, no mark):
+    never empty (the letters up to its first vowel stay)."""
+    with _STEMMING:
+        got = str(_russian().stemWord(word))
+    return got or word
+
+
+@functools.cache
+def _russian() -> Any:
+    import snowballstemmer  # (its ~30 languages' modules: imported once Cyrillic is met)
+
+    return snowballstemmer.stemmer("russian")
+
+
+def stemmed(text: str) -> str:
+    """``text`` with each keyword token whose letters are all Cyrillic followed by its
+    ``stem`` (of it lowered, its marks left out) and ``STEM_MARK``: a token of its own;
+    the same string when it has none."""
+    if _CYRILLIC.search(text) is None:
+        return text
+    token, cyrillic, mark = _tokens()
+
+    def one(m: re.Match[str]) -> str:
+        word = m.group()
+        if cyrillic.fullmatch(word) is None:
+            return word
+        bare = mark.sub("", word.lower())
+        return f"{word} {stem(bare)}{STEM_MARK}" if bare else word
+
+    return token.sub(one, text)
+
+
+def stem_term(term: str) -> str | None:
+    """The keyword term of a query term's stem when the term is one Cyrillic word (its
+    ``stemmed`` token: a chunk holding any form of the word holds it), else None."""
+    if _CYRILLIC.search(term) is None:
+        return None
+    found = _tokens()[0].findall(keyword_form(term))
+    return found[1] if len(found) == 2 and found[1].endswith(STEM_MARK) else None
 
 
 def spaced(text: str) -> str:
     """``text`` with a space either side of each unit (a CJK character, a Thai letter
-    and its marks: ``units``; the same string when it has none), ``keyword_form``'s last
-    step: each is then a token of its own, for a chunk's columns and a query's term
-    alike."""
+    and its marks: ``units``; the same string when it has none), in ``keyword_form``:
+    each is then a token of its own, for a chunk's columns and a query's term alike."""
     if _CHAR.search(text) is None:
         return text
     return _UNIT.sub(r" \g<0> ", text)
@@ -257,19 +376,26 @@ def backoff(
 __all__ = [
     "CJK_CHARS",
     "CLUSTER_CHARS",
+    "CYRILLIC_CHARS",
     "LONGEST_RUN",
     "PLAIN_CHARS",
     "SHARP_S_CHARS",
+    "STEM_MARK",
     "WIDE_CHARS",
     "backoff",
     "fold",
+    "han_changed",
     "has_cjk",
     "keyed",
     "keyword_form",
     "marks",
     "pairs",
     "plain",
+    "simplified",
     "spaced",
+    "stem",
+    "stem_term",
+    "stemmed",
     "terms",
     "units",
     "unpointed",

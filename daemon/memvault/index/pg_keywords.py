@@ -6,8 +6,9 @@ each chunk's columns are tokenized by an in-memory SQLite FTS5 table with the in
 tokenizer (``porter unicode61 remove_diacritics 2``; ``fts5vocab`` lists the token
 instances) — and stored as a ``tsvector`` whose lexemes are those tokens, each position
 weighted by its column (A title, B headings, C about, D text), with the chunk's token
-count (``ntok``). A Chinese or Japanese character is a token of its own
-(``core/cjk.keyword_form``, as the SQLite index's keyword table is given it). The GIN index
+count (``ntok``). A Chinese or Japanese character is a token of its own (a traditional
+one as simplified), a Cyrillic word has its stem beside it (``core/cjk.keyword_form``,
+as the SQLite index's keyword table is given it). The GIN index
 finds the candidates; BM25 is computed here, above the database, from what it returns:
 each term's document count, the candidates' per-column term frequencies (the weights of
 a lexeme's positions) and lengths, the table's row count and total length — FTS5's
@@ -21,10 +22,11 @@ import math
 import sqlite3
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from memvault.core.cjk import keyword_form
-from memvault.index.schema import FTS_TABLE
+from memvault.index.fts import FTS_TABLE
 
 K1 = 1.2
 B = 0.75
@@ -43,11 +45,19 @@ class Tokenizer:
         self._lock = threading.Lock()
 
     def columns(
-        self, text: str, title: str, headings: str, about: str, *, cjk: bool = True
+        self,
+        text: str,
+        title: str,
+        headings: str,
+        about: str,
+        *,
+        cjk: bool = True,
+        stems: bool = True,
     ) -> list[tuple[str, str, int]]:
         """(token, column, offset) of each token instance of a chunk's four columns
-        (``cjk``: each CJK character a token; else a run of them one, as before schema 7)."""
-        put = keyword_form if cjk else str
+        (``cjk``: each CJK character a token, else a run of them one, as before schema 7;
+        ``stems``: a Cyrillic word with its stem, Han simplified; else as before 14)."""
+        put = partial(keyword_form, stems=stems) if cjk else str
         with self._lock:
             self._db.execute(
                 "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, ?, ?, ?)",
@@ -77,9 +87,9 @@ class Tokenizer:
             out[int(doc) - 1].append((str(term), str(col), int(offset)))
         return out
 
-    def tokens(self, text: str, *, cjk: bool = True) -> list[str]:
-        """The tokens of a query term, in order (``cjk``: as ``columns``)."""
-        found = self.columns(text, "", "", "", cjk=cjk)
+    def tokens(self, text: str, *, cjk: bool = True, stems: bool = True) -> list[str]:
+        """The tokens of a query term, in order (``cjk``, ``stems``: as ``columns``)."""
+        found = self.columns(text, "", "", "", cjk=cjk, stems=stems)
         return [t for t, _, _ in sorted(found, key=lambda r: r[2])]
 
 
@@ -125,10 +135,10 @@ def _literal(instances: list[tuple[str, str, int]]) -> tuple[str, int]:
     return literal, len(instances)
 
 
-def term_query(term: str, *, cjk: bool = True) -> str | None:
+def term_query(term: str, *, cjk: bool = True, stems: bool = True) -> str | None:
     """A ``tsquery`` literal matching what FTS5's ``"term"`` matches (its tokens as a
-    phrase; ``cjk``: as ``Tokenizer.columns``); None when the term has no token."""
-    tokens = TOKENIZER.tokens(term, cjk=cjk)
+    phrase; ``cjk``, ``stems``: as ``Tokenizer.columns``); None when it has no token."""
+    tokens = TOKENIZER.tokens(term, cjk=cjk, stems=stems)
     if not tokens:
         return None
     return " <-> ".join(quote(t) for t in tokens)
@@ -183,13 +193,15 @@ def phrase_freq(tokens: Sequence[str], lexemes: dict[str, dict[int, str]]) -> fl
     return freq
 
 
-def phrases(terms: Sequence[str], *, cjk: bool) -> tuple[list[list[str]], list[str]]:
+def phrases(
+    terms: Sequence[str], *, cjk: bool, stems: bool = True
+) -> tuple[list[list[str]], list[str]]:
     """Each distinct term's lexemes (a phrase; a term with none, or the same as another's,
     left out), and the term of each."""
     out: list[list[str]] = []
     named: list[str] = []
     for term in dict.fromkeys(t.replace("\x00", "") for t in terms):
-        tokens = TOKENIZER.tokens(term, cjk=cjk)
+        tokens = TOKENIZER.tokens(term, cjk=cjk, stems=stems)
         if tokens and tokens not in out:
             out.append(tokens)
             named.append(term)

@@ -80,6 +80,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    made under (meta ``order_keys``): a writer of another Python or key algorithm
    computes them again when it takes the writer's lock (``note_order.rekey``).
 
+14. A Cyrillic word keyed with its stem, traditional Chinese as simplified (the SQLite
+   index's 15, ``cjk.stemmed``, ``cjk.simplified``): the chunks holding either are given
+   their keywords again, no other row. A reader of an older writer asks as before.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -95,14 +99,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from memvault.core.cjk import (
-    CJK_CHARS,
-    CLUSTER_CHARS,
-    PLAIN_CHARS,
-    SHARP_S_CHARS,
-    WIDE_CHARS,
-    marks,
-)
+from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
@@ -119,7 +116,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 13
+PG_SCHEMA_VERSION = 14
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -293,14 +290,15 @@ def migrate(conn: Any, schema: str) -> None:
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS node BIGINT")
             conn.execute("ALTER TABLE vectors ADD COLUMN IF NOT EXISTS digest BIGINT")
         if version is not None and version < 7:
-            _keywords_again(conn, f"[{CJK_CHARS}{WIDE_CHARS}]", stale=True)
+            _keywords_again(conn, f"[{cjk.CJK_CHARS}{cjk.WIDE_CHARS}]", stale=True)
         if version is not None and version < 8:
-            _keywords_again(conn, f"[{marks()}{CLUSTER_CHARS}{PLAIN_CHARS}\u0640]", stale=False)
+            with_marks = f"[{cjk.marks()}{cjk.CLUSTER_CHARS}{cjk.PLAIN_CHARS}\u0640]"
+            _keywords_again(conn, with_marks, stale=False)
             conn.execute(CONFLICTED_STALE)
         if version is not None and version < 9 and _folded_apart(conn):
             _link_names(conn)
         if version is not None and version < 10:
-            _keywords_again(conn, f"[{SHARP_S_CHARS}]", stale=False)
+            _keywords_again(conn, f"[{cjk.SHARP_S_CHARS}]", stale=False)
         if version is not None and version < 11:
             _summaries_stale(conn)
         if version is not None and version < 12:
@@ -315,6 +313,8 @@ def migrate(conn: Any, schema: str) -> None:
                 "ALTER TABLE notes ADD COLUMN IF NOT EXISTS listed INTEGER NOT NULL DEFAULT 1"
             )
             fill_order(conn, "%s")
+        if version is not None and version < 14:
+            _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

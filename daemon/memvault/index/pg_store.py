@@ -174,8 +174,8 @@ class PgStore(Store):
         self.builds: list[threading.Thread] = []  # HNSW builds (PgVectors): close waits
         self.closing = threading.Event()  # set by close: a build stops trying again
         self._totals = True  # chunk_totals kept (schema 2), else counted
-        # vectors' twins (schema 6), each CJK character a keyword token (7): a reader of
-        self.twins = self.cjk = True  # an older writer's index asks for neither
+        # vectors' twins (schema 6), CJK characters a token each (7), Cyrillic stems (14)
+        self.twins = self.cjk = self.stems = True  # a reader of an older writer's: not all
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -210,7 +210,7 @@ class PgStore(Store):
                     # a writer of an older memvault has no totals yet: counted per query
                     self._totals = version is None or version >= 2
                     self.twins = version is None or version >= 6  # else: no node column
-                    self.cjk = version is None or version >= 7  # else a CJK run: one token
+                    self.cjk, self.stems = (version is None or version >= v for v in (7, 14))
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
@@ -248,7 +248,7 @@ class PgStore(Store):
             conn.close()
             raise
         self._totals = True
-        self.twins = self.cjk = True
+        self.twins = self.cjk = self.stems = True
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         with self._writer.committed():
             conn.execute("DELETE FROM meta WHERE key = %s", (MOVED_AWAY,))  # kept again
@@ -494,7 +494,7 @@ class PgStore(Store):
         return int(row[0]) if row is not None else super().chunk_count()
 
     def term_docs(self, term: str) -> int:
-        query = pg_keywords.term_query(term, cjk=self.cjk)
+        query = pg_keywords.term_query(term, cjk=self.cjk, stems=self.stems)
         if query is None:
             return 0
         with self._lock:
@@ -510,7 +510,7 @@ class PgStore(Store):
         index finds the chunks, BM25 is computed here (``pg_keywords.ranked_by``).
         ``docs_of``: the chunks holding a term, as the search counted them (``term_docs``,
         once a search: counting them again was a round trip a term)."""
-        phrases, named = pg_keywords.phrases(terms, cjk=self.cjk)
+        phrases, named = pg_keywords.phrases(terms, cjk=self.cjk, stems=self.stems)
         if not phrases or limit <= 0:
             return []
         counted = [docs_of(t) for t in named] if docs_of is not None else None

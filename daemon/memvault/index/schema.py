@@ -90,6 +90,12 @@ Versions (meta ``schema_version``):
    ``memory_order.keys_made``, the key algorithm and Python's Unicode version); a
    writer whose own differs computes them again at its open (``note_order.rekey``),
    with no new schema version: a later algorithm, or another Python.
+15. Russian (any word of Cyrillic letters) found in another case or number by keywords:
+   the keyword table is given such a word with its Snowball stem beside it
+   (``cjk.stemmed``), and traditional Chinese characters as simplified ones
+   (``cjk.simplified``). The upgrade takes the keyword rows of the chunks holding one out,
+   with the values schema 14 gave them, and puts them in again (``stemmed_keywords``);
+   other rows are not touched, nothing is read again or embedded.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -98,101 +104,29 @@ the version's update: a kill leaves the old index, and the next open upgrades it
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
+from collections.abc import Callable
+from functools import partial
 
-from memvault.core.cjk import SHARP_S_CHARS, keyed, keyword_form
+from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, han_changed, keyed, keyword_form
 from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
+from memvault.index.fts import (
+    FTS_EXTERNAL,
+    FTS_TABLE,
+    FTS_TOKENIZE,
+    HEADINGS_SQL,
+    KEYWORDS_FN,
+    keywords,
+    register,
+)
 from memvault.index.note_order import order_columns
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 14
-
-# marks (M*) inside a token, not between two (version 9): Hindi's vowel signs, Thai's
-FTS_TOKENIZE = "tokenize = 'porter unicode61 remove_diacritics 2 categories ''L* N* Co M*'''"
-# a keyword table with its own content: the shape before version 6, and PostgreSQL's
-# tokenizer (pg_keywords: an in-memory table only to read FTS5's tokens)
-FTS_TABLE = f"""
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, headings, about, {FTS_TOKENIZE}
-)"""
-
-# a chunk's heading path (a JSON list) as its keyword column holds it: the names, a
-# space between (" ".join). Not json_each: a table-valued function in the view makes
-# FTS5's 'rebuild' and 'integrity-check' fail (SQLite 3.40: "SQL logic error")
-_HEADINGS = (
-    "coalesce((WITH RECURSIVE k(i, s) AS (SELECT 0, NULL UNION ALL SELECT i + 1, "
-    "coalesce(s || ' ', '') || json_extract({0}.heading, '$[' || i || ']') FROM k "
-    "WHERE i < json_array_length({0}.heading)) SELECT s FROM k ORDER BY i DESC LIMIT 1), '')"
-)
-
-# version 5: the keyword table reads its columns from chunks (external content). A new
-# chunk's keyword row is written by Store.insert_chunks (the only insert into chunks:
-# an insert trigger, the heading path joined in SQL, cost ~70 us a chunk); the triggers
-# keep it true on every other path that writes chunks (move, rename, delete, the sha
-# update of a requeue): a keyword row is rewritten only when a column it indexes
-# changed, and FTS5 is given the exact old values to take out
-# version 8: each column as the keyword table is given it (``core/cjk.keyword_form``: a
-# Chinese or Japanese character is a token of its own), through this SQL function; every
-# connection of the store registers it (``register``), and nothing else writes chunks
-KEYWORDS_FN = "memvault_keywords"
-
-
-# a text of ASCII only is given as it is (``keyword_form`` changes none), without the
-# call: as many characters as bytes (a NUL stops ``length``: then it is called). A
-# call a column cost a delete ~10 us a chunk; a GLOB for a character past U+007F, as
-# much; this, none measurable (bench/RESULTS.md)
-_ASCII = "length({0}) = length(CAST({0} AS BLOB))"
-
-
-def _row(t: str) -> str:
-    """A keyword row's four columns from the chunk row ``t`` (chunks, old, new)."""
-    text, title, about = (
-        f"CASE WHEN {_ASCII.format(col)} THEN {col} ELSE {KEYWORDS_FN}({col}) END"
-        for col in (f"{t}.text", f"{t}.title", f"{t}.about")
-    )
-    # the heading path's JSON: ASCII and no \u escape, so are its names
-    heading, joined = f"{t}.heading", _HEADINGS.format(t)
-    headings = (
-        f"CASE WHEN {_ASCII.format(heading)} AND instr({heading}, '\\u') = 0 "
-        f"THEN {joined} ELSE {KEYWORDS_FN}({joined}) END"
-    )
-    return f"{text}, {title}, {headings}, {about}"
-
-
-FTS_EXTERNAL = (
-    f"""CREATE VIEW IF NOT EXISTS chunks_fts_source(label, text, title, headings, about) AS
-    SELECT label, {_row("chunks")} FROM chunks""",
-    f"""CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    text, title, headings, about, content = 'chunks_fts_source', content_rowid = 'label',
-    {FTS_TOKENIZE}
-)""",
-    f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_removed AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, {_row("old")});
-END""",
-    f"""CREATE TRIGGER IF NOT EXISTS chunks_fts_changed AFTER UPDATE OF text, title, heading, about
-ON chunks WHEN old.text IS NOT new.text OR old.title IS NOT new.title
-    OR old.heading IS NOT new.heading OR old.about IS NOT new.about BEGIN
-    INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about)
-    VALUES('delete', old.label, {_row("old")});
-    INSERT INTO chunks_fts(rowid, text, title, headings, about)
-    VALUES(new.label, {_row("new")});
-END""",
-)
-
-
-def keywords(value: str | None) -> str | None:
-    """A keyword column's value as the keyword table is given it (``KEYWORDS_FN``)."""
-    return value if value is None else keyword_form(value)
-
-
-def register(conn: sqlite3.Connection) -> None:
-    """``KEYWORDS_FN`` on ``conn``: the view and the triggers of the keyword table call it."""
-    conn.create_function(KEYWORDS_FN, 1, keywords, deterministic=True)
-
+SCHEMA_VERSION = 15
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -419,30 +353,70 @@ def cjk_keywords(conn: sqlite3.Connection) -> int:
             "WHERE memvault_keyed(text || ' ' || title || ' ' || heading || ' ' || about)"
         )
     ]
+    # their long paragraphs are cut at CJK full stops now (core/chunks): read again by
+    # the next sync, a chunk whose text is the same keeps its label and vector
+    return _keyed_again(conn, labels, lambda value: value, stale=True)
+
+
+def _keyed_again(
+    conn: sqlite3.Connection,
+    labels: list[int],
+    given: Callable[[str], str],
+    *,
+    stale: bool,
+) -> int:
+    """The keyword rows of the chunks ``labels`` whose columns ``keywords`` gives
+    otherwise than ``given`` (what the older schema gave) taken out with the values they
+    were given and put in again as ``keywords`` gives them, a page at a time; ``stale``:
+    their notes read again by the next sync. Returns how many rows."""
+    done = 0
     for part in parts(labels):
-        marks = ", ".join("?" * len(part))
-        rows = conn.execute(
-            f"SELECT label, text, title, {_HEADINGS.format('chunks')}, about FROM chunks "
-            f"WHERE label IN ({marks})",
-            part,
-        ).fetchall()
+        rows = [
+            (label, old, new)
+            for label, *columns in conn.execute(
+                f"SELECT label, text, title, {HEADINGS_SQL.format('chunks')}, about FROM chunks "
+                f"WHERE label IN ({', '.join('?' * len(part))})",
+                part,
+            )
+            if (old := [given(c) for c in columns]) != (new := [keywords(c) for c in columns])
+        ]
         conn.executemany(
             "INSERT INTO chunks_fts(chunks_fts, rowid, text, title, headings, about) "
             "VALUES('delete', ?, ?, ?, ?, ?)",
-            rows,
+            [(label, *old) for label, old, _ in rows],
         )
         conn.executemany(
             "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(?, ?, ?, ?, ?)",
-            [(label, *map(keywords, columns)) for label, *columns in rows],
+            [(label, *new) for label, _, new in rows],
         )
-        # their long paragraphs are cut at CJK full stops now (core/chunks): read again
-        # by the next sync, a chunk whose text is the same keeps its label and vector
-        conn.execute(
-            "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-            f"(SELECT path FROM chunks WHERE label IN ({marks}))",
-            part,
+        if stale:
+            conn.executemany(
+                "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+                "(SELECT path FROM chunks WHERE label = ?)",
+                [(label,) for label, _, _ in rows],
+            )
+        done += len(rows)
+    return done
+
+
+def stemmed_keywords(conn: sqlite3.Connection) -> int:
+    """Schema 14 -> 15: the keyword rows of the chunks holding a word of Cyrillic letters
+    (``cjk.stemmed``: Москве with москв) or a traditional Chinese character
+    (``cjk.simplified``) given again as ``keyword_form`` gives them now, taken out
+    with the values schema 14 gave (``stems=False``); other rows are not
+    touched, nothing is read again or embedded. Returns how many rows."""
+    changed = re.compile(f"[{CYRILLIC_CHARS}{han_changed()}]")
+    conn.create_function(
+        "memvault_cyrillic", 1, lambda t: not t.isascii() and bool(changed.search(t))
+    )
+    labels = [
+        r[0]
+        for r in conn.execute(
+            "SELECT label FROM chunks "
+            "WHERE memvault_cyrillic(text || ' ' || title || ' ' || heading || ' ' || about)"
         )
-    return len(labels)
+    ]
+    return _keyed_again(conn, labels, partial(keyword_form, stems=False), stale=False)
 
 
 def marks_keywords(conn: sqlite3.Connection) -> None:
@@ -502,6 +476,9 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             marks_keywords(conn)
             conn.execute(CONFLICTED_STALE)
         return
+    # the keyword table built from the rows as ``keyword_form`` gives them now: no row is
+    # of an older form (``stemmed_keywords`` takes rows out with schema 14's values)
+    rebuilt = version < 6
     if version < 6:
         # a table of version 2 and before has no ``about`` column: the rebuild adds it
         external_content_fts(conn)
@@ -512,17 +489,25 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         )
     if version < 9 and _old_tokenizer(conn):  # (version < 6: made anew above)
         marks_keywords(conn)
+        rebuilt = True
         log.info("index schema %d -> 9: the keyword table built again (marks in words)", version)
     if version < 9:
         conn.execute(CONFLICTED_STALE)
     if version < 10 and lower_case_links(conn):
         log.info("index schema %d -> 10: links compared in lower case, resolved again", version)
     if version < 11 and sharp_s_keywords(conn):
+        rebuilt = True
         log.info("index schema %d -> 11: the keyword table built again (ß as ss)", version)
     if version < 12 and (stale := summaries_stale(conn)):
         log.info("index schema %d -> 12: %d notes' summaries read again", version, stale)
     if version < 13 and (stale := conn.execute(LFS_POINTERS_STALE).rowcount):
         log.info("index schema %d -> 13: %d git LFS pointers read again", version, stale)
+    if version < 15 and not rebuilt and (stemmed := stemmed_keywords(conn)):
+        log.info(
+            "index schema %d -> 15: %d chunks keyed again (Cyrillic stems, Han simplified)",
+            version,
+            stemmed,
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -547,7 +532,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
 
 __all__ = [
     "CONFLICTED_STALE",
+    "FTS_EXTERNAL",
     "FTS_TABLE",
+    "FTS_TOKENIZE",
+    "HEADINGS_SQL",
     "KEYWORDS_FN",
     "LFS_POINTERS_STALE",
     "RESOLVE_LINKS_AGAIN",
@@ -562,6 +550,7 @@ __all__ = [
     "marks_keywords",
     "register",
     "sharp_s_keywords",
+    "stemmed_keywords",
     "summaries_stale",
     "upgrade",
 ]

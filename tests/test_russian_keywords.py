@@ -1,0 +1,230 @@
+"""Russian found by keywords in another case or number: a word of Cyrillic letters is
+keyed by its Snowball stem (``core/cjk.stemmed``), the note's and the query's alike, on
+both backends; an index of the schema before is given those rows again, and only those.
+"""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import unicodedata
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from helpers import new_vault, open_vault, write
+from keyword_helpers import by_keywords, integrity, keyword_answers
+from memvault.core.cjk import STEM_MARK, keyword_form, simplified
+from memvault.index import pg_keywords
+from memvault.index.fts import FTS_TABLE
+from memvault.index.pg_schema import PG_SCHEMA_VERSION
+from memvault.index.schema import SCHEMA_VERSION
+
+NOTES = {
+    "people/ivan.md": "# Иван\n\nИван живёт в Москве и работает программистом.\n",
+    "projects/games.md": "# Настольные игры\n\nНа выходные: каркассон и билет на поезд.\n",
+    "logs/river.md": "# Река\n\nВода́ в реке холодная, купались утром.\n",
+    "logs/english.md": "# Running notes\n\nThe runner ran quickly through the park.\n",
+    "logs/mixed.md": "# Formats\n\nA talk in Berlin about XMLфайл and 学习 trips.\n",
+}
+# a query in another form than the note's: (query, the note it finds)
+FORMS = [
+    ("Москва", "people/ivan.md"),
+    ("МОСКВОЙ", "people/ivan.md"),
+    ("программисты", "people/ivan.md"),
+    ("настольная", "projects/games.md"),
+    ("игра", "projects/games.md"),
+    ("воды", "logs/river.md"),
+]
+
+
+def _vault(tmp_path: Path, name: str = "vault") -> Path:
+    root = new_vault(tmp_path, name)
+    for rel, text in NOTES.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    return root
+
+
+@pytest.mark.parametrize(("query", "path"), FORMS)
+def test_a_russian_word_in_another_case_or_number_finds_the_note(
+    tmp_path: Path, query: str, path: str
+) -> None:
+    with open_vault(_vault(tmp_path)) as v:
+        assert by_keywords(v, query) == [path]
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("Москве", "people/ivan.md"),  # as written
+        ("вода", "logs/river.md"),  # the note's stress mark is no part of the word
+        ("XMLфайл", "logs/mixed.md"),  # a word mixing scripts: as written
+        ("runners", "logs/english.md"),  # English: porter's, as before
+    ],
+)
+def test_a_word_as_written_still_finds_its_note(tmp_path: Path, query: str, path: str) -> None:
+    with open_vault(_vault(tmp_path)) as v:
+        assert by_keywords(v, query) == [path]
+
+
+def _tokens(db: sqlite3.Connection, text: str) -> list[str]:
+    db.execute(
+        "INSERT INTO chunks_fts(rowid, text, title, headings, about) VALUES(1, ?, '', '', '')",
+        (text,),
+    )
+    got = [t for (t,) in db.execute("SELECT term FROM vocab ORDER BY offset")]
+    db.execute("DELETE FROM chunks_fts")
+    return got
+
+
+def test_stemming_never_parts_two_tokens_fts5_held_equal() -> None:
+    """Token by token: each token FTS5 kept before is kept, followed by one stem for
+    each token FTS5 held equal (case, NFD, stress and other marks, ё, Ukrainian letters,
+    words mixing scripts, CJK beside), on a note's side and a query's alike: so a query
+    finds every chunk its exact form found, as the same phrase."""
+    db = sqlite3.connect(":memory:")
+    db.execute(FTS_TABLE)
+    db.execute("CREATE VIRTUAL TABLE vocab USING fts5vocab(chunks_fts, 'instance')")
+    letters = [*"абвгдеёжзийклмнопрстуфхцчшщъыьэюяЁЙЯіїєґўђ", "\u0301", "\u0306", "\u0483"]
+    letters += [*"abX9_-.東α", "\u200b", "ы", "о", "а"]
+    endings = ["", "а", "ы", "ой", "ами", "ов", "ого", "ая", "ение", "ться", "ешь", "нн", "ь"]
+    rng = random.Random(53)
+    stems: dict[str | None, str | None] = {}  # (None: a token of a lone mark)
+    for _ in range(3000):
+        words = []
+        for _ in range(rng.randint(1, 5)):
+            w = "".join(rng.choice(letters) for _ in range(rng.randint(1, 6)))
+            w += rng.choice(endings)
+            w = unicodedata.normalize("NFD", w) if rng.random() < 0.2 else w
+            words.append(w.upper() if rng.random() < 0.2 else w)
+        text = " ".join(words)
+        before = _tokens(db, keyword_form(text, stems=False))
+        after = _tokens(db, keyword_form(text))
+        i = 0
+        for old in before:
+            assert after[i] == (old and simplified(old)), text  # the word as FTS5 kept it
+            i += 1
+            new = None
+            if i < len(after) and (after[i] or "").endswith(STEM_MARK):
+                new, i = after[i], i + 1
+            assert stems.setdefault(old, new) == new, (text, old)
+        assert i == len(after), text
+    kept = [s for s in stems.values() if s is not None]
+    assert len(set(kept)) < len(kept)  # some forms share a stem: that is the point
+
+
+def _keyword_rows(root: Path) -> dict[str, list[tuple[str, str, int]]]:
+    """Each chunk's keyword tokens (term, column, offset), by its note and place."""
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    db.execute("CREATE VIRTUAL TABLE temp.v USING fts5vocab(main, chunks_fts, 'instance')")
+    rows: dict[str, list[tuple[str, str, int]]] = {}
+    for path, ord_, term, col, offset in db.execute(
+        "SELECT c.path, c.ord, v.term, v.col, v.offset FROM temp.v AS v "
+        "JOIN chunks AS c ON c.label = v.doc ORDER BY c.path, c.ord, v.col, v.offset"
+    ):
+        rows.setdefault(f"{path}#{ord_}", []).append((term, col, offset))
+    db.close()
+    return rows
+
+
+def test_an_index_of_schema_14_gives_only_its_stemmed_rows_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    root = _vault(tmp_path)
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    # as schema 14 gave them: unstemmed
+    db.create_function(
+        "memvault_keywords", 1, lambda v: keyword_form(v, stems=False), deterministic=True
+    )
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+        db.execute("UPDATE meta SET value = '14' WHERE key = 'schema_version'")
+    db.close()
+    before = _keyword_rows(root)
+    with caplog.at_level("INFO", logger="memvault"), open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "15"
+        assert by_keywords(v, "Москва") == ["people/ivan.md"]
+    after = _keyword_rows(root)
+    integrity(root)  # taken out with the values they were given
+    changed = sorted(k for k in before if before[k] != after[k])
+    # the chunks holding a Cyrillic word: Иван's, the games', the river's (not XMLфайл's)
+    assert {k.split("#")[0] for k in changed} == {
+        "people/ivan.md",
+        "projects/games.md",
+        "logs/river.md",
+    }
+    assert f"index schema 14 -> 15: {len(changed)} chunks keyed again" in caplog.text
+    english = [k for k in before if k.startswith(("logs/english.md", "logs/mixed.md"))]
+    assert english and all(before[k] == after[k] for k in english)  # byte for byte
+    assert after == _keyword_rows(_vault(tmp_path, "fresh"))  # as a fresh index keys them
+
+
+def test_both_backends_give_the_same_keyword_hits_for_russian(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = [q for q, _ in FORMS]
+    local = keyword_answers(tmp_path / "local", NOTES, queries)
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    assert keyword_answers(tmp_path / "pg", NOTES, queries) == local
+    assert [local[q][0][0] for q, _ in FORMS] == [p for _, p in FORMS]
+
+
+def test_a_postgres_index_of_schema_13_gets_its_cyrillic_rows_keyed_again(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = _vault(tmp_path)
+    with open_vault(root) as v:
+        schema = v.engine.store.schema
+    tok = pg_keywords.Tokenizer()
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        for label, *columns in conn.execute(
+            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
+        ).fetchall():
+            old = pg_keywords._literal(tok.columns(*columns, stems=False))  # as 13 keyed it
+            conn.execute(
+                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
+                (*old, label),
+            )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '13' WHERE key = 'schema_version'")
+        rows = f'SELECT path, ord, keywords::text, xmin::text FROM "{schema}".chunks'
+        before = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "14"
+        assert by_keywords(v, "Москва") == ["people/ivan.md"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        after = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    touched = {p for p, o in before if before[p, o][1] != after[p, o][1]}  # rewritten
+    assert touched == {"people/ivan.md", "projects/games.md", "logs/river.md", "logs/mixed.md"}
+    assert all(before[k] == after[k] for k in before if k[0] == "logs/english.md")
+
+
+def test_an_index_rebuilt_by_an_older_step_is_not_given_its_rows_again(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Schema 10 -> 15 with ß in a chunk: the table is built again from the rows (ß as
+    ss), stemmed already: they are not taken out as unstemmed and put in again."""
+    root = new_vault(tmp_path)
+    for rel, text in {**NOTES, "logs/strasse.md": "# Straße\n\nDie Straße ist lang.\n"}.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    db = sqlite3.connect(root / ".memvault" / "index.db")
+    db.create_function(
+        "memvault_keywords", 1, lambda v: keyword_form(v, stems=False), deterministic=True
+    )
+    with db:
+        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES('rebuild')")
+        db.execute("UPDATE meta SET value = '10' WHERE key = 'schema_version'")
+    db.close()
+    with caplog.at_level("INFO", logger="memvault"), open_vault(root) as v:
+        assert by_keywords(v, "Москва") == ["people/ivan.md"]
+        assert by_keywords(v, "Strasse") == ["logs/strasse.md"]
+    integrity(root)
+    assert "-> 11: the keyword table built again" in caplog.text
+    assert "-> 15" not in caplog.text
