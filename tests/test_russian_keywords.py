@@ -15,7 +15,8 @@ import pytest
 
 from helpers import new_vault, open_vault, write
 from keyword_helpers import by_keywords, integrity, keyword_answers
-from memvault.core.cjk import STEM_MARK, keyword_form, simplified
+from memvault.core.cjk import STEM_MARK, keyword_form, simplified, stem
+from memvault.core.ranking import MAX_QUERY_TERMS
 from memvault.index import pg_keywords
 from memvault.index.fts import FTS_TABLE
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
@@ -228,3 +229,69 @@ def test_an_index_rebuilt_by_an_older_step_is_not_given_its_rows_again(
     integrity(root)
     assert "-> 11: the keyword table built again" in caplog.text
     assert "-> 15" not in caplog.text
+
+
+def test_words_stemmed_at_once_by_several_threads_get_their_own_stems() -> None:
+    """The daemon's search threads and its indexer stem at once: Snowball's stemmer
+    keeps the word it works on in itself (``cjk.stem`` shares one), so each word must
+    still get its own stem, the one a stemmer of its own gives."""
+    import sys
+    import threading
+
+    import snowballstemmer
+
+    rng = random.Random(7)
+    letters = "абвгдежзийклмнопрстуфхцчшщыьэюя"
+    endings = ["ами", "ого", "ейший", "ость", "ение", "ировали", "ться", "ов", "ая"]
+    words = [
+        [
+            "".join(rng.choice(letters) for _ in range(rng.randint(3, 9))) + rng.choice(endings)
+            for _ in range(4000)
+        ]
+        for _ in range(4)
+    ]
+    alone = snowballstemmer.stemmer("russian")
+    want = [[alone.stemWord(w) or w for w in ws] for ws in words]
+    got: list[list[str]] = [[] for _ in words]
+    stem.cache_clear()
+    start = threading.Barrier(len(words))
+
+    def run(i: int) -> None:
+        start.wait()
+        got[i] = [stem(w) for w in words[i]]
+
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads swap often, as a busy daemon's may
+    try:
+        threads = [threading.Thread(target=run, args=(i,)) for i in range(len(words))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+        stem.cache_clear()
+    assert got == want
+
+
+def test_a_long_russian_query_asks_for_each_of_its_words(tmp_path: Path) -> None:
+    """A query's stems take no word's place: a query of as many Russian words as an
+    English one may ask for (``MAX_QUERY_TERMS``) finds a note holding only its last,
+    as the English one does."""
+    rng = random.Random(11)
+    words = list(
+        dict.fromkeys(
+            "".join(rng.choice("бвгдклмнпрст") + rng.choice("аоуиэ") for _ in range(4))
+            for _ in range(MAX_QUERY_TERMS + 20)
+        )
+    )[:MAX_QUERY_TERMS]
+    notes = {"logs/last.md": f"# Заметка\n\nСегодня {words[-1]}.\n"}
+    english = [f"word{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(MAX_QUERY_TERMS)]
+    notes["logs/english.md"] = f"# Note\n\nToday {english[-1]}.\n"
+    root = new_vault(tmp_path)
+    for rel, text in notes.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+        assert by_keywords(v, " ".join(english)) == ["logs/english.md"]
+        assert by_keywords(v, " ".join(words)) == ["logs/last.md"]

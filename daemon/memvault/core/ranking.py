@@ -53,15 +53,15 @@ def query_terms(query: str) -> list[str]:
 def keyword_terms(terms: Sequence[str], docs_of: Callable[[str], int]) -> list[str]:
     """The terms a keyword ranking asks for: ``terms`` (``query_terms``) with each CJK run
     no chunk holds as written replaced by its pairs of characters (``cjk.backoff``;
-    ``docs_of(term)``: the chunks holding it), a Cyrillic word followed by its stem
-    (``cjk.stem_term``: its other forms found, the form asked ranked above them), the
-    first ``MAX_QUERY_TERMS``."""
+    ``docs_of(term)``: the chunks holding it), the first ``MAX_QUERY_TERMS``, each
+    Cyrillic word followed by its stem (``cjk.stem_term``: its other forms found, the
+    form asked ranked above them; a stem takes no word's place, so at most twice as many)."""
     out: dict[str, None] = {}
-    for term in cjk.backoff(terms, docs_of, MAX_QUERY_TERMS):
+    for term in cjk.backoff(terms, docs_of, MAX_QUERY_TERMS)[:MAX_QUERY_TERMS]:
         out[term] = None
         if (stem := cjk.stem_term(term)) is not None:
             out[stem] = None
-    return list(out)[:MAX_QUERY_TERMS]
+    return list(out)
 
 
 def fts_query(terms: Sequence[str]) -> str:
