@@ -1,6 +1,7 @@
-"""What the keyword tests share (tests/test_cjk_keywords.py, tests/test_marked_scripts.py):
-a vault's keyword hits alone, the same questions asked of a vault of given notes, FTS5's
-integrity check, and a chunk's keywords as an older PostgreSQL schema held them."""
+"""What the keyword tests share (tests/test_cjk_keywords.py, tests/test_marked_scripts.py,
+tests/test_russian_keywords.py, tests/test_han_keywords.py): a vault's keyword hits alone,
+the same questions asked of a vault of given notes, FTS5's integrity check, and a chunk's
+keywords as an older PostgreSQL schema held them."""
 
 from __future__ import annotations
 
@@ -69,3 +70,35 @@ def old_tsvector(text: str, title: str, headings: str, about: str) -> tuple[str,
     ]
     db.close()
     return pg_keywords._literal(instances)
+
+
+PG_ROWS = 'SELECT path, ord, keywords::text, xmin::text FROM "{schema}".chunks'
+
+
+def pg_as_schema_13(dsn: str, schema: str) -> dict[tuple[str, int], tuple[str, str]]:
+    """A PostgreSQL index's keywords put back as its schema 13 keyed them (no stems, no
+    Han folding) and its version set to 13; each chunk's (keywords, xmin) by (path, ord)
+    then, to tell the rows an upgrade rewrites (``pg_rows``)."""
+    import psycopg
+
+    tok = pg_keywords.Tokenizer()
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for label, *columns in conn.execute(
+            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
+        ).fetchall():
+            old = pg_keywords._literal(tok.columns(*columns, stems=False))  # as 13 keyed it
+            conn.execute(
+                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
+                (*old, label),
+            )
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '13' WHERE key = 'schema_version'")
+    return pg_rows(dsn, schema)
+
+
+def pg_rows(dsn: str, schema: str) -> dict[tuple[str, int], tuple[str, str]]:
+    """Each chunk's (keywords, xmin) by (path, ord)."""
+    import psycopg
+
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        rows = conn.execute(PG_ROWS.format(schema=schema)).fetchall()
+    return {(p, o): (k, x) for p, o, k, x in rows}

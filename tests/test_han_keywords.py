@@ -9,13 +9,11 @@ import logging
 import sqlite3
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from helpers import new_vault, open_vault, write
-from keyword_helpers import by_keywords, integrity, keyword_answers
+from keyword_helpers import by_keywords, integrity, keyword_answers, pg_as_schema_13, pg_rows
 from memvault.core.cjk import keyword_form
-from memvault.index import pg_keywords
 
 NOTES = {
     "notes/simplified.md": "# 读书\n\n今天整理了学习笔记和数据库迁移计划。\n",
@@ -119,23 +117,10 @@ def test_a_postgres_index_of_schema_13_gets_its_traditional_rows_keyed_again(
     root = _vault(tmp_path)
     with open_vault(root) as v:
         schema = v.engine.store.schema
-    tok = pg_keywords.Tokenizer()
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        for label, *columns in conn.execute(
-            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
-        ).fetchall():
-            old = pg_keywords._literal(tok.columns(*columns, stems=False))  # as 13 keyed it
-            conn.execute(
-                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
-                (*old, label),
-            )
-        conn.execute(f"UPDATE \"{schema}\".meta SET value = '13' WHERE key = 'schema_version'")
-        rows = f'SELECT path, ord, keywords::text, xmin::text FROM "{schema}".chunks'
-        before = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    before = pg_as_schema_13(pg_dsn, schema)
     with open_vault(root) as v:
         assert by_keywords(v, "台湾") == ["notes/traditional.md"]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        after = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    after = pg_rows(pg_dsn, schema)
     touched = {p for p, o in before if before[p, o][1] != after[p, o][1]}  # rewritten
     assert touched == {"notes/traditional.md", "notes/japanese.md"}
     assert all(before[k] == after[k] for k in before if k[0] not in touched)

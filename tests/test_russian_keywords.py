@@ -10,14 +10,12 @@ import sqlite3
 import unicodedata
 from pathlib import Path
 
-import psycopg
 import pytest
 
 from helpers import new_vault, open_vault, write
-from keyword_helpers import by_keywords, integrity, keyword_answers
+from keyword_helpers import by_keywords, integrity, keyword_answers, pg_as_schema_13, pg_rows
 from memvault.core.cjk import STEM_MARK, keyword_form, simplified, stem
 from memvault.core.ranking import MAX_QUERY_TERMS
-from memvault.index import pg_keywords
 from memvault.index.fts import FTS_TABLE
 from memvault.index.pg_schema import PG_SCHEMA_VERSION
 from memvault.index.schema import SCHEMA_VERSION
@@ -182,24 +180,11 @@ def test_a_postgres_index_of_schema_13_gets_its_cyrillic_rows_keyed_again(
     root = _vault(tmp_path)
     with open_vault(root) as v:
         schema = v.engine.store.schema
-    tok = pg_keywords.Tokenizer()
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        for label, *columns in conn.execute(
-            f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
-        ).fetchall():
-            old = pg_keywords._literal(tok.columns(*columns, stems=False))  # as 13 keyed it
-            conn.execute(
-                f'UPDATE "{schema}".chunks SET keywords = %s::tsvector, ntok = %s WHERE label = %s',
-                (*old, label),
-            )
-        conn.execute(f"UPDATE \"{schema}\".meta SET value = '13' WHERE key = 'schema_version'")
-        rows = f'SELECT path, ord, keywords::text, xmin::text FROM "{schema}".chunks'
-        before = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    before = pg_as_schema_13(pg_dsn, schema)
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "14"
         assert by_keywords(v, "Москва") == ["people/ivan.md"]
-    with psycopg.connect(pg_dsn, autocommit=True) as conn:
-        after = {(p, o): (k, x) for p, o, k, x in conn.execute(rows).fetchall()}
+    after = pg_rows(pg_dsn, schema)
     touched = {p for p, o in before if before[p, o][1] != after[p, o][1]}  # rewritten
     assert touched == {"people/ivan.md", "projects/games.md", "logs/river.md", "logs/mixed.md"}
     assert all(before[k] == after[k] for k in before if k[0] == "logs/english.md")
