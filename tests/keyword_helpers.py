@@ -9,7 +9,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from helpers import open_vault, write
+from helpers import new_vault, open_vault, write
 from memvault.api import Vault
 from memvault.core.ranking import keyword_terms, query_terms
 from memvault.index import pg_keywords
@@ -25,6 +25,16 @@ def by_keywords(vault: Vault, query: str) -> list[str]:
     found = store.keywords(keyword_terms(query_terms(query), store.term_docs), 50)
     rows = store.chunk_rows([label for label, _ in found])
     return list(dict.fromkeys(rows[label].path for label, _ in found))
+
+
+def synced_vault(tmp_path: Path, notes: Mapping[str, str], name: str = "vault") -> Path:
+    """A new vault at ``tmp_path/name`` holding ``notes``, synced."""
+    root = new_vault(tmp_path, name)
+    for rel, text in notes.items():
+        write(root, rel, text)
+    with open_vault(root) as v:
+        v.sync()
+    return root
 
 
 def keyword_answers(

@@ -11,8 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from helpers import new_vault, open_vault, write
-from keyword_helpers import by_keywords, integrity, keyword_answers, pg_as_schema_13, pg_rows
+from helpers import open_vault
+from keyword_helpers import (
+    by_keywords,
+    integrity,
+    keyword_answers,
+    pg_as_schema_13,
+    pg_rows,
+    synced_vault,
+)
 from memvault.core.cjk import keyword_form
 
 NOTES = {
@@ -33,12 +40,7 @@ FORMS = [
 
 
 def _vault(tmp_path: Path, name: str = "vault") -> Path:
-    root = new_vault(tmp_path, name)
-    for rel, text in NOTES.items():
-        write(root, rel, text)
-    with open_vault(root) as v:
-        v.sync()
-    return root
+    return synced_vault(tmp_path, NOTES, name)
 
 
 @pytest.mark.parametrize(("query", "path"), FORMS)

@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, open_vault, write
-from keyword_helpers import by_keywords, integrity, keyword_answers, pg_as_schema_13, pg_rows
+from keyword_helpers import (
+    by_keywords,
+    integrity,
+    keyword_answers,
+    pg_as_schema_13,
+    pg_rows,
+    synced_vault,
+)
 from memvault.core.cjk import STEM_MARK, keyword_form, simplified, stem
 from memvault.core.ranking import MAX_QUERY_TERMS
 from memvault.index.fts import FTS_TABLE
@@ -39,12 +46,7 @@ FORMS = [
 
 
 def _vault(tmp_path: Path, name: str = "vault") -> Path:
-    root = new_vault(tmp_path, name)
-    for rel, text in NOTES.items():
-        write(root, rel, text)
-    with open_vault(root) as v:
-        v.sync()
-    return root
+    return synced_vault(tmp_path, NOTES, name)
 
 
 @pytest.mark.parametrize(("query", "path"), FORMS)
