@@ -198,12 +198,15 @@ def is_section_name(name: str) -> bool:
 
 
 def matches(entry: CatalogueEntry, wanted: Mapping[str, str]) -> bool:
-    for name, value in wanted.items():
-        have = entry.fields.get(name)
-        values = have if isinstance(have, list) else [have]
-        if not any(v is not None and str(v).strip().casefold() == value.casefold() for v in values):
-            return False
-    return True
+    return all(field_says(entry.fields, name, value) for name, value in wanted.items())
+
+
+def field_says(fields: Mapping[str, Any], name: str, value: str) -> bool:
+    """Whether the frontmatter field ``name`` says ``value``, as a section's filter reads
+    it: case and spaces aside, or one item of a list property so."""
+    have = fields.get(name)
+    values = have if isinstance(have, list) else [have]
+    return any(v is not None and str(v).strip().casefold() == value.casefold() for v in values)
 
 
 def _date_of(entry: CatalogueEntry, name: str) -> str:

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from memvault.config import VaultConfig
 from memvault.core import memory_own
+from memvault.core.memory_order import field_says
 from memvault.core.notes import parse_note
 from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
@@ -267,17 +268,11 @@ def says_active(root: Path, folder: str, most: int = 500) -> bool:
                     text = fh.read(65536)
             except OSError:
                 continue
-            said = parse_note(name, text).frontmatter.get("status")
-            if any(str(v).strip().casefold() == "active" for v in _listed(said)):
+            if field_says(parse_note(name, text).frontmatter, "status", "active"):
                 return True
         if seen >= most:
             break
     return False
-
-
-def _listed(value: object) -> list[object]:
-    """A frontmatter field's values (a list's items; ``memory_order.matches`` reads both)."""
-    return value if isinstance(value, list) else [value]
 
 
 def _obsidian_folder(root: Path, name: str) -> str | None:
