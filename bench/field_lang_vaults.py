@@ -26,12 +26,15 @@ Obsidian shows and a person remembers), a hit being that note (several notes of 
 hit@1, hit@10, MRR@10 of ``search`` (k 10, one rank per note) and its median wall time;
 and of the keyword lane alone (``keywords``: the store's BM25 ranking of the query's
 keyword terms, as search asks it, ranks of notes cut at 10), which shows what the
-keyword index finds before fusion with the model's ranking.
+keyword index finds before fusion with the model's ranking. Each kind is given for two
+folds of its questions too (``folds``: by a hash of the path of the first note counted a
+hit), so a change chosen on one can be read on the other.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import random
 import re
@@ -133,11 +136,16 @@ def main() -> int:
             rows = store.chunk_rows([label for label, _ in found])
             kw = list(dict.fromkeys(rows[label].path for label, _ in found))[:10]
             lane.append([kind, next((i for i, p in enumerate(kw) if p in holders), None)])
+    folds = [int(hashlib.sha256(h[0].encode()).hexdigest(), 16) % 2 for _, _, h in qs]
     report = {
         kind: {
             **summary(ranks, kind),
             "ms_p50": round(statistics.median(ms[kind]), 1),
             "keywords": summary(lane, kind),
+            "folds": [
+                summary([r for r, f in zip(ranks, folds, strict=True) if f == i], kind)
+                for i in (0, 1)
+            ],
         }
         for kind in dict.fromkeys(k for k, _ in ranks)
     }

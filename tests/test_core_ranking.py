@@ -332,3 +332,23 @@ def test_each_note_holding_the_rare_word_keeps_a_place_by_its_best_holding_chunk
     assert [lab for lab, _ in kept] == [4, 6, 1, 2, 3, 5]
     assert rare_kept(ranked, notes, {1}, place=1) == ranked  # first already
     assert [lab for lab, _ in rare_kept(ranked, notes, {2, 6}, place=1)] == [2, 6, 1, 3, 4, 5]
+
+
+def test_notes_holding_another_form_of_the_rare_word_come_after_those_holding_it() -> None:
+    """A Russian word asked as ``программистом``: the note holding that form keeps the
+    first place, though the note holding only ``программисты`` ranked above it; that
+    note comes second, and the notes holding the form asked are where they would be
+    without it (the first place x m notes, m of them)."""
+    from memvault.core.ranking import rare_kept
+
+    ranked = [(1, 0.9), (2, 0.8), (3, 0.7), (4, 0.6), (5, 0.5), (6, 0.4)]
+    notes = {1: "a.md", 2: "b.md", 3: "c.md", 4: "asked.md", 5: "other-form.md", 6: "d.md"}
+    alone = rare_kept(ranked, notes, {4}, place=1)
+    both = rare_kept(ranked, notes, {4}, place=1, other_forms={5})
+    assert [lab for lab, _ in both] == [4, 5, 1, 2, 3, 6]
+    assert both[:1] == alone[:1]
+    # ranked above the form asked: the form asked still first, the other form kept second
+    assert [lab for lab, _ in rare_kept(ranked, notes, {4}, 1, other_forms={2})][:3] == [4, 2, 1]
+    # a chunk holding both is counted with the form asked; no holder: as it is
+    assert rare_kept(ranked, notes, {4}, 1, other_forms={4}) == alone
+    assert rare_kept(ranked, notes, set(), 1, other_forms={5}) == ranked

@@ -282,3 +282,40 @@ def test_a_long_russian_query_asks_for_each_of_its_words(tmp_path: Path) -> None
         v.sync()
         assert by_keywords(v, " ".join(english)) == ["logs/english.md"]
         assert by_keywords(v, " ".join(words)) == ["logs/last.md"]
+
+
+# The note holding the word as asked, the note holding only another form of it, and
+# notes near the query in the embedder's space that hold neither (a program, programs,
+# a grammar: the trigrams of программистом without its stem)
+SEARCHED = {
+    "people/ivan.md": "# Иван\n\nИван работает программистом.\n",
+    "team/hiring.md": (
+        "# Найм\n\nВ этом году нам нужны программисты, дизайнер и бухгалтер; собеседования"
+        " по вторникам, тестовое задание на неделю, решение через месяц.\n"
+    ),
+    **{
+        f"misc/program-{i}.md": f"# Программа {i}\n\nПрограмма и программой, грамматика {i}.\n"
+        for i in range(8)
+    },
+}
+
+
+def test_a_note_holding_only_another_form_of_a_rare_word_comes_in_the_first_hits(
+    tmp_path: Path,
+) -> None:
+    """A rare Russian word asked in one form keeps the notes holding it in another form on
+    the first page, after those holding the form asked (``rare_lines.forms``): its
+    keyword score, its stem's alone, was a fraction of the note's holding the form asked,
+    and notes nearer in the vectors ranked above it."""
+    with open_vault(synced_vault(tmp_path, SEARCHED)) as v:
+        found = list(dict.fromkeys(h.path for h in v.search("программистом", k=3)))
+        assert by_keywords(v, "программистом") == ["people/ivan.md", "team/hiring.md"]
+        assert found[:2] == ["people/ivan.md", "team/hiring.md"]
+
+
+def test_postgres_keeps_the_note_holding_another_form_in_the_first_hits(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    test_a_note_holding_only_another_form_of_a_rare_word_comes_in_the_first_hits(tmp_path)

@@ -315,13 +315,17 @@ def rare_kept(
     notes: Mapping[int, str],
     holders: Collection[int],
     place: int = 1,
+    other_forms: Collection[int] = (),
 ) -> list[tuple[int, float]]:
     """``ranked`` with the notes holding the query's rare word kept first: ``holders``
     are the chunks that hold it (``core/rare_words.rare_terms``); the n-th of their notes
     among the candidates (each by its best-ranked holding chunk, in ``ranked``'s order)
     ranks among the first ``place`` x n notes, moved as ``nearest_kept`` moves one. A
     holder that is no candidate (a filter left it out) is passed over; ``place`` 0
-    leaves the ranking as it is.
+    leaves the ranking as it is. The notes holding only another form of the word
+    (``other_forms``: the chunks holding its stem and not the form asked,
+    ``engine/rare_lines``) come after those holding it as asked, each counted on from
+    them: the first ``place`` x m notes, m those holding it as asked, are as without them.
 
     The convex fusion scores the one chunk holding an identifier the question names
     (a ticket, a host, an error code, a rare surname) 1.0 on the keyword side but, when
@@ -334,11 +338,12 @@ def rare_kept(
         return out
     wanted: list[int] = []  # the best-ranked holding chunk of each holding note
     taken: set[str] = set()
-    for label, _ in out:
-        note = notes.get(label)
-        if label in holders and note is not None and note not in taken:
-            taken.add(note)
-            wanted.append(label)
+    for held in (holders, other_forms):  # the form asked first, then its other forms
+        for label, _ in out:
+            note = notes.get(label)
+            if label in held and note is not None and note not in taken:
+                taken.add(note)
+                wanted.append(label)
     for n, label in enumerate(wanted, start=1):
         out = _kept_among(out, notes, label, place * n)
     return out

@@ -81,7 +81,11 @@ def joined(
     notes = {lab: row.path for lab, row in rows.items()}
     ranked = nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
     rare = rare_word(cfg, reader.store, query, docs_of)
-    return ranked if rare is None else rare_kept(ranked, notes, rare.holders, cfg.rare_place)
+    return (
+        ranked
+        if rare is None
+        else rare_kept(ranked, notes, rare.holders, cfg.rare_place, rare.other_forms)
+    )
 
 
 def _with_evidence(
