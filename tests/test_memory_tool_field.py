@@ -244,9 +244,7 @@ def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(
 
 
 @pytest.mark.parametrize("folder", ["people ", "people.", "people. ", "Archive  "])
-def test_a_folder_named_with_a_trailing_space_or_dot_is_not_made(
-    vault: Vault, folder: str
-) -> None:
+def test_a_folder_named_with_a_trailing_space_or_dot_is_not_made(vault: Vault, folder: str) -> None:
     """A careless agent's ``create /memories/people /Sarah Chen.md`` made a second
     ``people`` folder beside the person's, listed as the same name (the index, Obsidian's
     file tree), with a second Sarah Chen a person could not tell from theirs; Windows

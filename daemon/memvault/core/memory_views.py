@@ -134,7 +134,12 @@ def _more_folders(rest: Sequence[FolderCount], path: str, here: str | None, at: 
 
 
 def render_folders(
-    path: str, folders: Sequence[FolderCount], first: int, notes: int, what: str = "", files: int = 0
+    path: str,
+    folders: Sequence[FolderCount],
+    first: int,
+    notes: int,
+    what: str = "",
+    files: int = 0,
 ) -> str:
     """A page of a directory's folders (``view`` of it with a ``view_range`` past its
     ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
@@ -451,8 +456,8 @@ __all__ = [
     "FolderCount",
     "folder_lines",
     "not_notes_lines",
-    "render_folder",
     "render_files",
+    "render_folder",
     "render_folders",
     "render_index",
     "render_top_notes",
