@@ -331,3 +331,26 @@ def _follow_from(path: str, view: Callable[[dict[str, object]], str]) -> set[str
             assert said in (path, V.VIEWED), said
             todo.append((int(a), int(b)))
     return seen
+
+
+def test_every_fact_md_of_a_folder_and_of_the_top_is_reached_from_the_index(
+    tmp_path: Path,
+) -> None:
+    """Fourteen ``Fact.MD`` files in a folder and fourteen at the top: the index listed
+    five, the folder ten, and said "… and 4 more in /memories/F/" of the folder itself,
+    no command listing them. Each "… and N more" names the ``view_range`` that pages them
+    now (numbered past the notes and folders, whose numbers stay)."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(14):
+        write(root, f"F/Fact{i:02d}.MD", f"fact {i}\n")
+        write(root, f"Top{i:02d}.MD", f"top {i}\n")
+    write(root, "F/n.md", "# n\n")
+    with open_vault(root) as v:
+        v.sync()
+        folder = v.memory_tool({"command": "view", "path": "/memories/F"})
+        seen = _follow(lambda c: v.memory_tool({"command": "view", **c}))
+    assert "view /memories/F with view_range [12, 51] lists the 4 left here" in folder
+    assert "Notes 1-1 of 1 in /memories/F" in folder  # (the note is still entry 1)
+    assert seen >= {f"/memories/F/Fact{i:02d}.MD" for i in range(14)}
+    assert seen >= {f"/memories/Top{i:02d}.MD" for i in range(14)}

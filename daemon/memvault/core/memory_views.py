@@ -245,7 +245,7 @@ def not_notes_lines(
         room += len(widest) - len(line) - sum(len(x) + 1 for x in listed)
         where = sorted({posixpath.dirname(e.rel) for e in rest} - {here})
         if where:  # (in the index: those in folders, each listed in its folder's view)
-            others = ("; " if own_rest else ": ") + f"{len(rest) - own_rest} in "
+            others = f"; {len(rest) - own_rest} in " if own_rest else " in "
             line += others
             room -= len(others) + 3  # (", …")
             said: list[str] = []
