@@ -243,6 +243,26 @@ def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(
     assert files(vault.root) == before
 
 
+@pytest.mark.parametrize("folder", ["people ", "people.", "people. ", "Archive  "])
+def test_a_folder_named_with_a_trailing_space_or_dot_is_not_made(vault: Vault, folder: str) -> None:
+    """A careless agent's ``create /memories/people /Sarah Chen.md`` made a second
+    ``people`` folder beside the person's, listed as the same name (the index, Obsidian's
+    file tree), with a second Sarah Chen a person could not tell from theirs; Windows
+    drops a name's trailing spaces and dots, so a clone there holds one folder for both
+    (git cannot check it out). Refused as the names Windows cannot hold are."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{folder}/Sarah Chen.md"
+    said = refused(tool, command="create", path=path, file_text="# Sarah\n\nnew\n")
+    assert said.startswith(f"Nothing was written: {path} would make `{folder}`"), said
+    assert "a name ending in" in said
+    said = refused(
+        tool, command="rename", old_path="/memories/people", new_path=f"/memories/{folder}"
+    )
+    assert said.startswith("Nothing was changed"), said
+    assert files(vault.root) == before
+
+
 def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:
     write(vault.root, "Meeting #3.md", "# Meeting 3\n\nWe chose Kafka.\n")
     vault.sync()
@@ -258,6 +278,9 @@ def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:
     write(vault.root, "Notes #1/old.md", "# old\n")
     call(tool, command="create", path="/memories/Notes #1/new.md", file_text="# new\n")
     assert (vault.root / "Notes #1" / "new.md").exists()
+    write(vault.root, "Drafts /old.md", "# old\n")  # (a person's, made on a Mac)
+    call(tool, command="create", path="/memories/Drafts /new.md", file_text="# new\n")
+    assert (vault.root / "Drafts " / "new.md").exists()
 
 
 def test_a_folder_that_is_no_vault_is_the_developers_error_at_once_not_the_models(

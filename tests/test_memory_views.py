@@ -15,6 +15,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +96,7 @@ def test_view_memories_stays_within_its_lines_and_characters_whatever_the_names(
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     data=st.data(),
-    rel=st.lists(NAMES, min_size=1, max_size=3).map("/".join),
+    rel=st.lists(NAMES, min_size=1, max_size=6).map("/".join),
     first=st.integers(1, 3),
     has_folder_note=st.booleans(),
 )
@@ -117,6 +118,17 @@ def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
         assert f"/memories/{notes[first - 1].rel}" in out
         if last < len(notes):
             assert f"with view_range [{last + 1}, {last + V.FOLDER_PAGE}]" in out
+    # each command names the folder exactly (or, a path too long to, the path viewed)
+    for said in re.findall(r"view (.+?) with view_range", out):
+        assert said in (f"/memories/{rel}", V.VIEWED), said
+        if said == V.VIEWED:
+            assert len(f"/memories/{rel}") > V.SAID_PATH
+    # every file is listed, or paged from the command its "… and N more" line names
+    listed = [e for e in files if f"\t/memories/{e.rel}" in out]
+    assert listed == files[: len(listed)]
+    if first == 1 and len(listed) < len(files):
+        at = len(notes) + len(subfolders) + len(listed) + 1
+        assert f"with view_range [{at}, {at + V.FOLDER_PAGE - 1}] lists the" in out
 
 
 def _paths(*lists: list[V.Entry]) -> set[str]:
@@ -159,8 +171,8 @@ def test_view_memories_of_long_top_level_names_stays_within_5000_characters(
 # -- every folder reachable: the listings' commands page what they count -------------------
 
 _PREFIXES = st.sampled_from(
-    ["", "10-19 Area ", "Client ", "é" * 110 + " "]
-)  # (3 deep: past SAID_PATH)
+    ["", "10-19 Area ", "Client ", "é" * 110 + " ", "Ж" * 120 + " ", "漢" * 80 + " "]
+)  # (3 deep: past SAID_PATH; names of 240 bytes in Cyrillic, CJK)
 
 
 @st.composite
@@ -184,6 +196,12 @@ def _vaults(draw: st.DrawFn) -> list[str]:
     wide = f"{prefix}wide/{prefix}inner"
     notes += [f"{wide}/n{j}.md" for j in range(own or (0 if subs else 1))]
     notes += [f"{wide}/{prefix}{k}/n{j}.md" for k, n in enumerate(subs) for j in range(n)]
+    # files not read as notes (Fact.MD): at the top, in the wide folder, in a folder of
+    # their own, more than a listing shows (the index 5, a folder's page 10)
+    where = st.sampled_from(["", wide, f"{prefix}files", f"{prefix}000"])
+    for folder, n in draw(st.lists(st.tuples(where, st.integers(1, 25)), max_size=3)):
+        at = f"{folder}/" if folder else ""
+        notes += [f"{at}Fact{j}.MD" for j in range(n) if f"{at}Fact{j}.MD" not in notes]
     return notes
 
 
@@ -198,8 +216,11 @@ def test_following_the_listings_commands_reaches_every_folder_and_note(
 ) -> None:
     """``… and 30 more folders`` named no command that lists them: a vault of more than
     12 top-level folders (or 10 subfolders in one) had folders an agent could not reach
-    from the listings. Following only the commands the listings name (a folder listed,
-    a ``view_range`` said) now reaches each folder and note, every page within its
+    from the listings; nor were the ``Fact.MD`` files past the 10th of a folder (or the
+    5th of the vault), counted as "… and N more in <folder>", and a folder's page past
+    300 characters said "view this folder with view_range ...", no path. Following only
+    the commands the listings name (a folder listed, a ``view_range`` said, the path
+    exactly as said) now reaches each folder, note and file, every page within its
     limits."""
     with tempfile.TemporaryDirectory(prefix="mt53b-") as tmp:
         root = Path(tmp) / "vault"
@@ -240,5 +261,96 @@ def _follow(view: Callable[[dict[str, object]], str]) -> set[str]:
                 if cells[1].endswith("/"):
                     todo.append((cells[1][:-1], None))
         for said, a, b in re.findall(r"view (.+?) with view_range \[(\d+), (-?\d+)\]", out):
-            todo.append((path if said == "this folder" else said, (int(a), int(b))))
+            if said == V.VIEWED:  # (a path too long to name in each command)
+                assert len(path) > V.SAID_PATH, out
+                said = path
+            todo.append((said, (int(a), int(b))))
     return seen
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Ж" * 127, "漢" * 85, "a" * 255, "Ω" * 60 + "漢" * 40 + "x" * 15],
+    ids=["cyrillic", "cjk", "ascii", "mixed"],
+)
+def test_a_long_folders_commands_name_its_path_exactly(tmp_path: Path, name: str) -> None:
+    """A folder's path past 300 characters (three names of 255 bytes) said "view this
+    folder with view_range [41, 80]": no path, the agent left to guess that it meant the
+    one it viewed. Each command names the path now, and following it lists the rest."""
+    assert len(name.encode("utf-8")) <= 255
+    deep = "/".join([name, name[:-1] + "2", name[:-1] + "3"])
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"{deep}/n{i}.md", f"# n{i}\n")
+    for i in range(12):
+        write(root, f"{deep}/Fact{i}.MD", f"fact {i}\n")
+        write(root, f"{deep}/sub {i}/n.md", "# n\n")
+    path = f"/memories/{deep}"
+    with open_vault(root) as v:
+        v.sync()
+        seen = _follow_from(path, lambda c: v.memory_tool({"command": "view", **c}))
+    assert seen >= {f"{path}/n{i}.md" for i in range(45)}
+    assert seen >= {f"{path}/Fact{i}.MD" for i in range(12)}
+    assert seen >= {f"{path}/sub {i}/" for i in range(12)}
+
+
+def test_a_folder_too_deep_to_name_in_each_command_says_the_path_viewed(tmp_path: Path) -> None:
+    """Twelve names of 250 letters: a path of 3,000 characters, in each note's path too,
+    cannot be named in each command of a 6,000-character page; the commands say to view
+    the path viewed (which the agent gave: it views the folder again)."""
+    deep = "/".join(f"{i:02d}" + "a" * 248 for i in range(12))
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"{deep}/n{i}.md", f"# n{i}\n")
+    path = f"/memories/{deep}"
+    with open_vault(root) as v:
+        v.sync()
+        out = v.memory_tool({"command": "view", "path": path})
+        seen = _follow_from(path, lambda c: v.memory_tool({"command": "view", **c}))
+    assert f"view {V.VIEWED} with view_range [" in out
+    assert seen == {f"{path}/n{i}.md" for i in range(45)}
+
+
+def _follow_from(path: str, view: Callable[[dict[str, object]], str]) -> set[str]:
+    """The paths listed in ``path``'s pages, following the ``view_range`` commands they
+    name as said (the path viewed only where they say ``VIEWED``), each within its limit."""
+    todo: list[tuple[int, int] | None] = [None]
+    done: set[tuple[int, int] | None] = set()
+    seen: set[str] = set()
+    while todo:
+        view_range = todo.pop()
+        if view_range in done:
+            continue
+        done.add(view_range)
+        out = view({"path": path} | ({"view_range": list(view_range)} if view_range else {}))
+        assert len(out) <= V.FOLDER_CHARS
+        seen |= {line.split("\t")[1] for line in out.split("\n") if "\t" in line}
+        for said, a, b in re.findall(r"view (.+?) with view_range \[(\d+), (-?\d+)\]", out):
+            assert said in (path, V.VIEWED), said
+            todo.append((int(a), int(b)))
+    return seen
+
+
+def test_every_fact_md_of_a_folder_and_of_the_top_is_reached_from_the_index(
+    tmp_path: Path,
+) -> None:
+    """Fourteen ``Fact.MD`` files in a folder and fourteen at the top: the index listed
+    five, the folder ten, and said "… and 4 more in /memories/F/" of the folder itself,
+    no command listing them. Each "… and N more" names the ``view_range`` that pages them
+    now (numbered past the notes and folders, whose numbers stay)."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(14):
+        write(root, f"F/Fact{i:02d}.MD", f"fact {i}\n")
+        write(root, f"Top{i:02d}.MD", f"top {i}\n")
+    write(root, "F/n.md", "# n\n")
+    with open_vault(root) as v:
+        v.sync()
+        folder = v.memory_tool({"command": "view", "path": "/memories/F"})
+        seen = _follow(lambda c: v.memory_tool({"command": "view", **c}))
+    assert "view /memories/F with view_range [12, 51] lists the 4 left here" in folder
+    assert "Notes 1-1 of 1 in /memories/F" in folder  # (the note is still entry 1)
+    assert seen >= {f"/memories/F/Fact{i:02d}.MD" for i in range(14)}
+    assert seen >= {f"/memories/Top{i:02d}.MD" for i in range(14)}

@@ -136,12 +136,23 @@ _UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BID
 
 
 def unportable(name: str) -> str | None:
-    """The first character of ``name`` a new note or folder may not hold, if any."""
+    """The first character of ``name`` a new note or folder may not hold, if any: or its
+    last, a space or a dot, which Windows drops (``people /``, ``people./`` beside
+    ``people/``: one folder to a clone there, two a person cannot tell apart here)."""
     found = _UNPORTABLE.search(name)
-    return found.group() if found else None
+    if found:
+        return found.group()
+    return name[-1] if name.endswith((" ", ".")) else None
 
 
 def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
+    if char in " ." and name.endswith(char):
+        return (
+            f"{start}: {path} would make `{name}`, a name ending in "
+            f"{'a space' if char == ' ' else 'a dot'}: it reads as `{name.rstrip(' .')}`, "
+            "and Windows (a clone of the vault there) drops it, making it that name; name "
+            "it without"
+        )
     if bidi_control(char):
         return (
             f"{start}: {path} would make a name holding the bidi control U+{ord(char):04X}, "

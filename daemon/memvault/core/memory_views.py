@@ -7,16 +7,19 @@ big the vault. A file named as a note but for its case (``Fact.MD``: Obsidian re
 only ``.md`` in lower case as a note, ``paths.not_a_note_for_obsidian``) is listed
 too, as a file (its size and path, as the SDK's reference lists every file): an
 agent that cannot see it cannot view or rename it, all the tool lets it do with it.
-Every folder is reachable however many: a ``view_range`` numbers a directory's notes
-first, then its folders, and each "… and N more" line names the page that lists them.
+Every folder and file is reachable however many: a ``view_range`` numbers a directory's
+notes first, then its folders, then its files not read as notes (so a page of notes keeps
+its numbers), and each "… and N more" line names the command that lists them: the
+folder's path exactly (``command_path``).
 ``engine.memory_views`` does the I/O.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
 
@@ -37,6 +40,11 @@ FILES_CHARS = 1_000  # the files not read as notes, in the index or a folder's v
 INDEX_FOLDERS_CHARS = 2_000  # (a folder not named cannot be reached: the most room)
 INDEX_NOTES_CHARS = 1_200  # (the notes not listed are paged, as MEMORY.md's lines are)
 SAID_PATH = 300  # a folder's path past this is "this folder" in its page's own words
+# a command names a folder's path exactly; a page that cannot so name it in each of its
+# commands and keep its first note within FOLDER_CHARS (a path of thousands of characters:
+# it is in each note's path too) says ``VIEWED`` instead: the path the agent gave to view
+# it, which views it again
+VIEWED = "the path you viewed"
 _MORE = 100  # the words of a "… and N more" line, names aside
 
 
@@ -125,33 +133,64 @@ def _more_folders(rest: Sequence[FolderCount], path: str, here: str | None, at: 
     )
 
 
-def render_folders(path: str, folders: Sequence[FolderCount], first: int, notes: int) -> str:
+def render_folders(
+    path: str,
+    folders: Sequence[FolderCount],
+    first: int,
+    notes: int,
+    what: str = "",
+    files: int = 0,
+) -> str:
     """A page of a directory's folders (``view`` of it with a ``view_range`` past its
     ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
-    ``first``-th entry, within ``FOLDER_CHARS``, the first folder always."""
-    start = first - notes  # from 1, among the folders
-    if not 1 <= start <= len(folders):
-        raise _out_of_range(first, notes + len(folders))
-    end = notes + len(folders)
+    ``first``-th entry, within ``FOLDER_CHARS``, the first folder always (``what``: the
+    directory in the page's own words; ``files``: its files not notes, numbered next)."""
+    said = "Folders {} of {} in {}, view_range [{}, {}] (size, path, notes at or below it):"
+    return _numbered(said, _count_line, folders, path, what or path, first, notes, files)
+
+
+def render_files(path: str, files: Sequence[Entry], first: int, before: int, what: str = "") -> str:
+    """A page of a directory's files not read as notes (``view`` of it with a ``view_range``
+    past its notes and folders, ``before``: numbered last, so those keep their numbers),
+    from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
     said = (
-        f"Folders {start}- of {len(folders)} in {path}, view_range [{first}, {end}] "
-        f"(size, path, notes at or below it):"
+        "Files not read as notes {} of {} in {}, view_range [{}, {}] (size, path; rename "
+        "each to .md to keep it as memory, view reads one):"
     )
-    more = f"( more: view {path} with view_range [{end}, {end + FOLDER_PAGE}] for the next ones)"
-    room = FOLDER_CHARS - len(said) - len(more) - 2 - 6 * len(str(end + FOLDER_PAGE))
-    lines = _fitting((_count_line(f) for f in folders[start - 1 : start - 1 + FOLDER_PAGE]), room)
+    return _numbered(said, _file_line, files, path, what or path, first, before)
+
+
+def _numbered(
+    said: str,
+    line: Callable[[Any], str],
+    items: Sequence[Any],
+    path: str,
+    what: str,
+    first: int,
+    before: int,
+    after: int = 0,
+) -> str:
+    """A page of a directory's ``items`` (its folders or its files), numbered past the
+    ``before`` entries ahead of them (``after``: those past them): ``said`` (its range,
+    count, ``what``, the view_range), the items from the ``first``-th that fit, the next
+    page's command on ``path``."""
+    start = first - before  # from 1, among the items
+    if not 1 <= start <= len(items):
+        raise _out_of_range(first, before + len(items) + after)
+    end = before + len(items)
+    big = FOLDER_PAGE + end
+    words = said.format(f"{start}-{end}", len(items), what, first, end)
+    more = f"({len(items)} more: view {path} with view_range [{big}, {big}] for the next ones)"
+    room = FOLDER_CHARS - len(words) - len(more) - 2
+    lines = _fitting((line(x) for x in items[start - 1 : start - 1 + FOLDER_PAGE]), room)
     if not lines:  # the first whatever its length: the page's room is kept for it
-        lines = [_count_line(folders[start - 1])]
+        lines = [line(items[start - 1])]
     last = start - 1 + len(lines)
-    out = [
-        f"Folders {start}-{last} of {len(folders)} in {path}, view_range [{first}, "
-        f"{notes + last}] (size, path, notes at or below it):",
-        *lines,
-    ]
-    if last < len(folders):
-        at = notes + last + 1
+    out = [said.format(f"{start}-{last}", len(items), what, first, before + last), *lines]
+    if last < len(items):
+        at = before + last + 1
         out.append(
-            f"({len(folders) - last} more: view {path} with view_range "
+            f"({len(items) - last} more: view {path} with view_range "
             f"[{at}, {at + FOLDER_PAGE - 1}] for the next ones)"
         )
     return "\n".join(out)
@@ -160,15 +199,28 @@ def render_folders(path: str, folders: Sequence[FolderCount], first: int, notes:
 def _out_of_range(first: int, entries: int) -> Refusal:
     return Refusal(
         f"Invalid `view_range`: its first element `{first}` should be within the range "
-        f"of entries listed (its notes, then its folders): {[1, max(entries, 1)]}"
+        f"of entries listed (its notes, then its folders, then its files not notes): "
+        f"{[1, max(entries, 1)]}"
     )
 
 
-def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
+def _file_line(e: Entry) -> str:
+    line = f"{format_size(e.size)}\t{shown(e.rel)}"
+    if e.taken:  # the rename would be refused: the note there is not replaced
+        stem = posixpath.basename(e.rel)[:-3]
+        line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
+    return line
+
+
+def not_notes_lines(
+    files: Sequence[Entry], shown_most: int, path: str = ROOT, here: str = "", at: int = 0
+) -> list[str]:
     """The files not read as notes (``Fact.MD``), newest first, as the reference lists a
     file (its size, its path), with what to do: the first ``shown_most``, then how
     many more and where; within ``FILES_CHARS`` characters however long their paths
-    (seven ``.MD`` files twelve folders deep made ``view /memories`` 13,900 characters)."""
+    (seven ``.MD`` files twelve folders deep made ``view /memories`` 13,900 characters)
+    but for the command on ``path``. Those of the directory viewed (``here``) left out
+    are paged by that command: numbered past its ``at`` notes and folders."""
     if not files:
         return []
     free = [e.rel for e in files if not e.taken]
@@ -180,33 +232,46 @@ def not_notes_lines(files: Sequence[Entry], shown_most: int) -> list[str]:
         f"lower case as a note. Rename each to .md to keep it as memory{example}; view "
         "reads one, no other command writes into one:"
     ]
-    room = FILES_CHARS - len(out[0]) - 1 - 80  # 80: the "more" line's words
-    kept = 0
-    for e in files[:shown_most]:
-        line = f"{format_size(e.size)}\t{shown(e.rel)}"
-        if e.taken:  # the rename would be refused: the note there is not replaced
-            stem = posixpath.basename(e.rel)[:-3]
-            line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
-        if len(line) + 1 > room:
-            break
-        out.append(line)
-        room -= len(line) + 1
-        kept += 1
+    own = sum(1 for e in files if posixpath.dirname(e.rel) == here)
+    widest = _more_files(len(files), own, own, path, at + own)
+    room = FILES_CHARS - len(out[0]) - 1 - len(widest) - 1 - 30  # 30: "; N in M folders"
+    listed = _fitting((_file_line(e) for e in files[:shown_most]), room)
+    out += listed
+    kept = len(listed)
     if kept < len(files):
-        where = sorted({posixpath.dirname(e.rel) for e in files[kept:]})
-        said: list[str] = []
-        for w in where[:5]:
-            name = shown(w) + ("/" if w else "")
-            if len(name) + 2 > room:
-                break
-            said.append(name)
-            room -= len(name) + 2
-        out.append(
-            f"… and {len(files) - kept} more"
-            + (" in " + ", ".join(said) if said else f" in {len(where)} folders")
-            + (", …" if said and len(said) < len(where) else "")
-        )
+        rest = files[kept:]
+        own_rest = sum(1 for e in rest if posixpath.dirname(e.rel) == here)
+        line = _more_files(len(rest), own_rest, own, path, at + own - own_rest + 1)
+        room += len(widest) - len(line) - sum(len(x) + 1 for x in listed)
+        where = sorted({posixpath.dirname(e.rel) for e in rest} - {here})
+        if where:  # (in the index: those in folders, each listed in its folder's view)
+            others = f"; {len(rest) - own_rest} in " if own_rest else " in "
+            line += others
+            room -= len(others) + 3  # (", …")
+            said: list[str] = []
+            for w in where[:5]:
+                name = shown(w) + "/"
+                if len(name) + 2 > room:
+                    break
+                said.append(name)
+                room -= len(name) + 2
+            line += (
+                ", ".join(said) + (", …" if len(said) < len(where) else "")
+                if said
+                else f"{len(where)} folders"
+            )
+        out.append(line)
     return out
+
+
+def _more_files(rest: int, own_rest: int, own: int, path: str, at: int) -> str:
+    """ "… and N more", with the command listing those of the directory viewed."""
+    if not own_rest:
+        return f"… and {rest} more"
+    return (
+        f"… and {rest} more: view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] "
+        f"lists the {own_rest} {'here' if own_rest == own else 'left here'}"
+    )
 
 
 def render_index(
@@ -237,7 +302,7 @@ def render_index(
                 f"… and {len(top_notes) - n} more: view {ROOT} with view_range "
                 f"[{n + 1}, {n + FOLDER_PAGE}] for the next ones"
             )
-    tail += not_notes_lines(not_notes, INDEX_FILES)
+    tail += not_notes_lines(not_notes, INDEX_FILES, at=len(top_notes) + len(folders))
     memory_path = shown(memory_file)
     out = [head]
     if memory_text is None:
@@ -264,14 +329,21 @@ def render_index(
 
 
 def render_top_notes(
-    notes: Sequence[Entry], first: int, folders: Sequence[FolderCount] = ()
+    notes: Sequence[Entry],
+    first: int,
+    folders: Sequence[FolderCount] = (),
+    files: Sequence[Entry] = (),
 ) -> str:
     """``view /memories`` with a ``view_range``: a page of the notes at the top level,
-    numbered first, then past them a page of the top-level ``folders``."""
+    numbered first, then past them a page of the top-level ``folders``, then of the
+    ``files`` at the top level not read as notes."""
+    before = len(notes) + len(folders)
+    if first > before and files:
+        return render_files(ROOT, files, first, before)
     if first > len(notes) and folders:
-        return render_folders(ROOT, folders, first, len(notes))
+        return render_folders(ROOT, folders, first, len(notes), files=len(files))
     what = "the notes at the top level of " + ROOT
-    return _page(ROOT, what, notes, first, entries=len(notes) + len(folders))
+    return _page(ROOT, what, notes, first, entries=before + len(files))
 
 
 def render_folder(
@@ -285,25 +357,45 @@ def render_folder(
     """A folder's view: its subfolders with their counts, the files in it not read as
     notes (``not_notes``), then a page of its notes, newest first, each with its
     summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
-    whatever its names (a folder's path past ``SAID_PATH`` is "this folder" in the
-    page's own words: the agent has just named it)."""
-    path = shown(rel) if len(shown(rel)) <= SAID_PATH else "this folder"
+    whatever its names. A folder's path past ``SAID_PATH`` is "this folder" in the
+    page's own words (the agent has just named it); its commands name it exactly, or,
+    a path too long to name in each and keep the page's first note, ``VIEWED``."""
+    what = shown(rel) if len(shown(rel)) <= SAID_PATH else "this folder"
     if folder_note and len(shown(folder_note)) > SAID_PATH:
         folder_note = f"its folder note {posixpath.basename(folder_note)}"
     elif folder_note:
         folder_note = shown(folder_note)
-    entries = len(notes) + len(subfolders)
+    page = (rel, what, notes, subfolders, first, folder_note, not_notes)
+    out = _folder_page(shown(rel), *page)
+    return out if len(out) <= FOLDER_CHARS else _folder_page(VIEWED, *page)
+
+
+def _folder_page(
+    path: str,
+    rel: str,
+    what: str,
+    notes: Sequence[Entry],
+    subfolders: Sequence[FolderCount],
+    first: int,
+    folder_note: str | None,
+    not_notes: Sequence[Entry],
+) -> str:
+    """``render_folder``'s page, its commands naming the folder ``path``."""
+    before = len(notes) + len(subfolders)
+    entries = before + len(not_notes)
+    if first > before and first > 1 and not_notes:  # (past its notes and folders: files)
+        return render_files(path, not_notes, first, before, what)
     if first > len(notes) and first > 1 and subfolders:  # (past its notes: its folders)
-        return render_folders(path, subfolders, first, len(notes))
+        return render_folders(path, subfolders, first, len(notes), what, len(not_notes))
     if first != 1:
-        return _page(path, path, notes, first, folder_note=folder_note, entries=entries)
+        return _page(path, what, notes, first, folder_note=folder_note, entries=entries)
     # a page lists at least one note (the next page starts past it): its room is kept first
-    need = _words(path, path, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
-    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS)
+    need = _words(path, what, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
+    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS, path, rel, before)
     # its subfolders next (shown on the first page only, where the notes are paged)
     room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
     head = folder_lines(subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes)) + files
-    return _page(path, path, notes, first, head, folder_note, entries)
+    return _page(path, what, notes, first, head, folder_note, entries)
 
 
 def _page(
@@ -359,10 +451,12 @@ __all__ = [
     "INDEX_FILES",
     "INDEX_LINES",
     "INDEX_TOP_NOTES",
+    "VIEWED",
     "Entry",
     "FolderCount",
     "folder_lines",
     "not_notes_lines",
+    "render_files",
     "render_folder",
     "render_folders",
     "render_index",

@@ -59,7 +59,8 @@ class MemoryViews:
         order = sorted(counts, key=lambda f: (f not in mains, -counts[f][0], f))
         folders = [V.FolderCount(f, *counts[f]) for f in order]
         if first is not None:
-            return V.render_top_notes(self._entries(top, first), first, folders)
+            here = [e for e in not_notes if "/" not in e.rel]  # (numbered past the folders)
+            return V.render_top_notes(self._entries(top, first), first, folders, here)
         try:
             memory = self.fs.read(self.memory_file).decoded.text
         except (NoteNotFound, NotText, OSError):
