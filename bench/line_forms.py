@@ -8,7 +8,13 @@ smaller stored form gives back, the chunk vectors untouched:
 - ``none``: as stored (int8), the baseline of the same run;
 - ``pca192``: the graph's projection (index/projection.py), int8: 196 bytes a line;
 - ``bin``: one bit a dimension and one scale (the mean magnitude): 52 bytes;
-- ``bin4``: two bits a dimension (sign; above or below the median magnitude): 100 bytes.
+- ``bin4``: two bits a dimension (sign; above or below the median magnitude): 100 bytes;
+- ``int4``: four bits a dimension, 16 levels between the vector's own min and max
+  (two float32 and 192 bytes: 200 bytes);
+- ``int6``: six bits a dimension, 64 levels between min and max: 296 bytes.
+
+The smaller forms are made from the int8 row as stored (what an upgrade converting the
+rows of cache.db would give), not from the model's float32 vector.
 
     python bench/line_forms.py --lines bin --script locomo --convs 0,1,2 --memo M
     python bench/line_forms.py --lines bin --script note --work W --grid G --only help
@@ -45,6 +51,14 @@ def _int8(z: np.ndarray) -> np.ndarray:
     return np.round(z / scale) * scale
 
 
+def _levels(x: np.ndarray, levels: int) -> np.ndarray:
+    """``levels`` evenly spaced values from the vector's min to its max, each dimension
+    rounded to the nearest."""
+    lo, hi = float(x.min()), float(x.max())
+    step = (hi - lo) / (levels - 1) or 1.0
+    return (lo + np.round((x - lo) / step) * step).astype(np.float32)
+
+
 def degrade(x: np.ndarray, form: str) -> np.ndarray:
     """What ``form`` gives back for the line vector ``x``."""
     x = np.asarray(x, dtype=np.float64)
@@ -62,6 +76,8 @@ def degrade(x: np.ndarray, form: str) -> np.ndarray:
         med = np.median(a)
         lo, hi = a[a <= med].mean(), a[a > med].mean()
         return (np.sign(x) * np.where(a > med, hi, lo)).astype(np.float32)
+    if form in ("int4", "int6"):
+        return _levels(x, 2 ** int(form[3:]))
     raise SystemExit(f"unknown form {form!r}")
 
 
