@@ -134,11 +134,9 @@ def main() -> int:
             "rest_cpu_ms": ms([x[2] for x in rest]),
             "context_cpu_ms": ms([x[2] for x in ctx]),
             "context_wall_ms": ms([x[3] for x in ctx]),
-            "keywords_per_rare_search": statistics.mean(x[4]["keywords"] for x in rare[:n]),
-            "term_docs_per_rare_search": statistics.mean(x[4]["term_docs"] for x in rare[:n]),
-            "keywords_per_context": statistics.mean(
-                x[4]["keywords"] for x in ctx[: len(ctx) // args.rounds]
-            ),
+            "keywords_per_rare_search": statistics.mean(x[4]["keywords"] for x in rare),
+            "term_docs_per_rare_search": statistics.mean(x[4]["term_docs"] for x in rare),
+            "keywords_per_context": statistics.mean(x[4]["keywords"] for x in ctx),
         }
     base, code = report["base"], report["code"]
     report["ratio"] = {
