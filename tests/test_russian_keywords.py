@@ -8,7 +8,9 @@ from __future__ import annotations
 import random
 import sqlite3
 import unicodedata
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -319,3 +321,73 @@ def test_postgres_keeps_the_note_holding_another_form_in_the_first_hits(
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
     test_a_note_holding_only_another_form_of_a_rare_word_comes_in_the_first_hits(tmp_path)
+
+
+def _stem_alone_asked(v: Any, stem: str, ask: Callable[[], object]) -> list[str]:
+    """The keyword rankings asking for ``stem`` alone (``rare_lines.forms``'s) while
+    ``ask`` runs: the statements SQLite runs, as it runs them."""
+    ran: list[str] = []
+    db = v.engine.store._db
+    db.set_trace_callback(ran.append)
+    try:
+        ask()
+    finally:
+        db.set_trace_callback(None)
+    return [s for s in ran if "bm25(" in s and f"MATCH '\"{stem}{STEM_MARK}\"' " in s]
+
+
+def test_a_rare_word_held_in_one_form_only_asks_for_no_other_forms(tmp_path: Path) -> None:
+    """The stem of a rare word no note holds in another form is held by the chunks
+    holding the word, and only them (its term is the phrase of the word and its stem):
+    search asked for them again, a keyword ranking each search (a round trip to a team's
+    PostgreSQL); when another form is held it still asks, and keeps that note."""
+    notes = {**SEARCHED, "team/hiring.md": "# Найм\n\nСобеседования по вторникам.\n"}
+    with open_vault(synced_vault(tmp_path, notes)) as v:
+        assert _stem_alone_asked(v, "программист", lambda: v.search("программистом", k=3)) == []
+    with open_vault(synced_vault(tmp_path, SEARCHED, "forms")) as v:
+        asked = _stem_alone_asked(v, "программист", lambda: v.search("программистом", k=3))
+        assert len(asked) == 1
+
+
+def test_a_context_asks_for_no_other_forms_of_its_rare_word(tmp_path: Path) -> None:
+    """A context keeps the lines holding the form asked first (``rare_lines.holding``)
+    and asks search without the evidence: it never reads the other forms, which
+    ``rare_word`` asked for on each context all the same."""
+    with open_vault(synced_vault(tmp_path, SEARCHED)) as v:
+        got: list[Any] = []
+        asked = _stem_alone_asked(v, "программист", lambda: got.append(v.context("программистом")))
+        assert asked == []
+        assert "программистом" in got[0].text
+
+
+def test_a_reader_of_a_postgres_index_before_stems_asks_for_no_other_forms(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A newer reader of a schema 13 index (a team's writer not upgraded yet) asks for a
+    stem no chunk of it holds: the other forms' keyword ranking found nothing, two round
+    trips each search. The search is the one before stems."""
+    from memvault.index import pg_conn
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = synced_vault(tmp_path, SEARCHED)
+    with open_vault(root) as v:
+        schema = v.engine.store.schema
+    pg_as_schema_13(pg_dsn, schema)
+    said: list[Any] = []
+    raw = pg_conn._PgSql._raw
+
+    def recorded(self: Any, sql: str, args: Any = None) -> Any:
+        said.append((sql, args))
+        return raw(self, sql, args)
+
+    with open_vault(root, read_only=True) as v:
+        assert not v.engine.store.stems
+        v.search("программистом", k=3)  # opened, warmed
+        monkeypatch.setattr(pg_conn._PgSql, "_raw", recorded)
+        found = list(dict.fromkeys(h.path for h in v.search("программистом", k=3)))
+    alone = [f"программист{STEM_MARK}"]  # the lexemes a ranking of the stem alone reads
+    rankings = [a for s, a in said if "u.lexeme = ANY" in s]
+    assert rankings  # (the keyword side's, the form asked's)
+    assert [a for a in rankings if a[1] == alone] == []
+    assert found[0] == "people/ivan.md"

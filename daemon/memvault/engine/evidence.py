@@ -80,7 +80,7 @@ def joined(
         ranked = _hopped(reader, ranked, rows, qv, cfg.hop_weight, allowed)
     notes = {lab: row.path for lab, row in rows.items()}
     ranked = nearest_kept(ranked, notes, nearest, cfg.nearest_place, cfg.nearest_notes)
-    rare = rare_word(cfg, reader.store, query, docs_of)
+    rare = rare_word(cfg, reader.store, query, docs_of, other_forms=True)
     return (
         ranked
         if rare is None

@@ -46,12 +46,19 @@ class RareWord:
 
 
 def rare_word(
-    cfg: SearchSettings, store: Store, query: str, docs_of: Callable[[str], int] | None = None
+    cfg: SearchSettings,
+    store: Store,
+    query: str,
+    docs_of: Callable[[str], int] | None = None,
+    *,
+    other_forms: bool = False,
 ) -> RareWord | None:
     """The query's rare words (``search.rare_words`` at most) and the chunks holding
     them (``search.rare_chunks`` at most each), when it has them
     (``core/rare_words.rare_terms``); None when ``rare_chunks`` or ``rare_place`` is 0.
-    ``docs_of``: the chunks holding a term (counted once a search)."""
+    ``docs_of``: the chunks holding a term (counted once a search). ``other_forms``:
+    the chunks holding another form of a word too (``forms``: search's rule; a
+    context's lines keep to the form asked, ``holding``, so a context asks for none)."""
     if not (cfg.rare_place and cfg.rare_chunks):
         return None
     docs = docs_of or store.term_docs
@@ -62,7 +69,8 @@ def rare_word(
     if not terms:
         return None
     held = (frozenset(lab for lab, _ in store.keywords([t], cfg.rare_chunks, docs)) for t in terms)
-    return RareWord(tuple(terms), tuple(held), forms(store, terms, cfg.rare_chunks, docs))
+    others = forms(store, terms, cfg.rare_chunks, docs) if other_forms else frozenset()
+    return RareWord(tuple(terms), tuple(held), others)
 
 
 def forms(
@@ -78,9 +86,16 @@ def forms(
     asked, and the vectors of a model that knows little Russian put it off the first
     page: found in the keyword lane's first 10 for 0.88 of such questions, by search for
     0.27 (bench/RESULTS.md "stop 54"). Such a note holds the rare word as much as the
-    keyword side counts it held."""
-    stems = [s for t in terms if (s := cjk.stem_term(t)) is not None]
-    found = (store.keywords([s], most, docs_of) for s in stems if docs_of(s) <= most)
+    keyword side counts it held.
+
+    A stem held by no more chunks than its word (counted already: ``rare_terms``) is
+    asked for no further: each chunk holding the word holds its stem (the word's term is
+    the phrase of the two), so none holds another form; nor is one no chunk holds (a
+    PostgreSQL index of schema 13, before stems, read by a newer reader)."""
+    stems = [(t, s) for t in terms if (s := cjk.stem_term(t)) is not None]
+    found = (
+        store.keywords([s], most, docs_of) for t, s in stems if docs_of(t) < docs_of(s) <= most
+    )
     return frozenset(lab for labs in found for lab, _ in labs)
 
 
