@@ -368,7 +368,8 @@ def open_backend(
             on_wait = on_wait or log.debug  # no news: a read's answer comes either way
 
             def give_up() -> bool:
-                return runfile.running(root) is not None or not held.holder_lets_go()
+                # (not a holder letting go as this process looks: its lock file emptied)
+                return runfile.running(root) is not None or held.holds_and_keeps()
 
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
             lock.acquire(
