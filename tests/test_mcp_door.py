@@ -190,6 +190,35 @@ def test_a_cli_log_and_a_cli_search_get_their_turn_while_the_server_keeps_the_va
         assert "people/tamsin.md" in paths(server, "clocks")  # the server takes it back
 
 
+def test_a_cli_search_beside_a_server_that_does_not_let_go_in_time_says_what_it_misses(
+    vault: Path, tmp_path: Path
+) -> None:
+    # The server keeping the vault stopped (SIGSTOP: as starved, or in a long call, it
+    # does not let go within LETS_GO): a read does not wait longer, it answers from the
+    # index as it was. It said nothing, and the note saved since the server's last call
+    # was silently missing; now its warning names it (and says nothing when the files
+    # are as the index has them).
+    env = memvault_env(tmp_path)
+    with mcp_server(vault) as server:
+        server.ok("memory_search", query="Sarah")
+        kept_by = other_holder(vault)
+        assert kept_by is not None
+        os.kill(kept_by, signal.SIGSTOP)
+        try:
+            same = run_memvault("search", "--vault", str(vault), "--json", "Sarah", env=env)
+            write(vault, "people/tamsin.md", note("Tamsin Rook", body="Tamsin restores clocks."))
+            found = run_memvault("search", "--vault", str(vault), "--json", "clocks", env=env)
+        finally:
+            os.kill(kept_by, signal.SIGCONT)
+        assert same.returncode == 0 and "people/sarah-chen.md" in same.stdout, same.stderr
+        assert "misses" not in same.stderr, same.stderr  # nothing changed: no news
+        assert found.returncode == 0, found.stderr
+        assert "people/tamsin.md" not in found.stdout  # the index as it was: not waited on
+        assert "misses 1 note changed since (people/tamsin.md)" in found.stderr, found.stderr
+        assert f"process {kept_by} keeps this vault" in found.stderr
+        assert "people/tamsin.md" in paths(server, "clocks")  # the server takes it back
+
+
 def test_a_daemon_started_while_the_server_keeps_the_vault_serves_the_next_calls(
     vault: Path, tmp_path: Path
 ) -> None:

@@ -338,6 +338,7 @@ def open_backend(
     unindexed = never_indexed(config)
     writable = client is None and (mode == "write" or (mode in ("read", "query") and not unindexed))
     lock = None
+    kept_by: int | None = None  # a read's holder that lets go when asked, and did not
     if writable:
         lock = WriterLock(config.state_dir / "lock")
         held = lock  # (for the lambdas: ``lock`` is None once refused)
@@ -368,7 +369,8 @@ def open_backend(
             on_wait = on_wait or log.debug  # no news: a read's answer comes either way
 
             def give_up() -> bool:
-                return runfile.running(root) is not None or not held.holder_lets_go()
+                # (not a holder letting go as this process looks: its lock file emptied)
+                return runfile.running(root) is not None or held.holds_and_keeps()
 
         try:  # another short-lived writer: wait for it (bounded); a daemon: go through it
             lock.acquire(
@@ -379,6 +381,8 @@ def open_backend(
             )
         except LockHeld:
             lock = None
+            if mode != "write" and held.holder_lets_go():  # it said so, and kept it
+                kept_by = held.holder_pid()
             info = runfile.running(root) if through_daemon else None
             if info is not None:  # a daemon took the lock meanwhile: it serves the calls
                 return DaemonBackend(DaemonClient.of(info), config, embedder)
@@ -427,10 +431,37 @@ def open_backend(
     backend = LocalBackend(engine, lock)
     try:
         backend.freshen(mode, progress)
+        if kept_by is not None:
+            say_missed(engine, kept_by)
     except BaseException:
         backend.close()
         raise
     return backend
+
+
+MISSED_NAMED = 5  # notes a read's warning names (then: "and N more")
+
+
+def say_missed(engine: Engine, pid: int) -> None:
+    """A read answering from the index as it is because the holder keeping the vault
+    between its calls (an MCP server, the memory tool: memvault/door.py) did not let go
+    within ``LETS_GO`` — stopped, starved, or in a long call — says which notes its
+    answer misses (a warning: stderr in the CLI), when the files differ from the index;
+    nothing when they do not. It said nothing: the note saved since the holder's last
+    call was silently missing from the answer."""
+    from memvault.engine.status import behind
+
+    missed = behind(engine.config, engine.fs, engine.store)
+    if not missed:
+        return
+    named = ", ".join(missed[:MISSED_NAMED])
+    more = f" and {len(missed) - MISSED_NAMED} more" if len(missed) > MISSED_NAMED else ""
+    log.warning(
+        f"this answer is from the index as it was, which misses {len(missed)} "
+        f"note{'s' if len(missed) != 1 else ''} changed since ({named}{more}): process "
+        f"{pid} keeps this vault between its calls (an MCP server or an agent's memory "
+        f"tool) and did not let go of it within {LETS_GO:g} s; ask again"
+    )
 
 
 __all__ = [

@@ -75,12 +75,8 @@ def describe(
     scan of 100,000 notes is a second)."""
     scan = fs.scan()
     problems = link_problems(scan)
-    known = store.manifest()
     seen = scan.notes
-    ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
-    pending = _changed(fs, known, seen, suspects(known, seen), ends) + sorted(
-        set(known) - set(seen)
-    )
+    pending = _pending(config, fs, store, scan)
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
     # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
@@ -193,6 +189,20 @@ def describe(
         # without a daemon too, whose warnings say it otherwise
         "git_stash_waits": list(stash.waits),
     }
+
+
+def behind(config: VaultConfig, fs: VaultFS, store: Store) -> list[str]:
+    """The notes whose files differ from the index (new, changed, deleted), as status
+    counts them (``pending_count``); reads only: a read answering from the index as it
+    is says what its answer misses (backends.open_backend)."""
+    return _pending(config, fs, store, fs.scan())
+
+
+def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list[str]:
+    known = store.manifest()
+    seen = scan.notes
+    ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
+    return _changed(fs, known, seen, suspects(known, seen), ends) + sorted(set(known) - set(seen))
 
 
 def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict[str, Any]:

@@ -198,7 +198,7 @@ class WriterLock:
         try again for up to ``wait`` seconds, saying so once (``on_wait``, else a
         warning on the ``memvault`` log: stderr in the CLI) — unless ``give_up()`` says
         there is no point (the holder is a daemon, which serves writes itself; for a
-        read, a holder that does not let go when asked: ``holder_lets_go``). ``lets_go``:
+        read, a holder that does not let go when asked: ``holds_and_keeps``). ``lets_go``:
         this holder lets go when another process asks (``LETS_GO_FILE``). This
         process holding it already is refused at once (it would wait for itself). A
         waiter takes its turn after those that came before it, and an opener that does
@@ -271,24 +271,42 @@ class WriterLock:
                 "stop it or use it (the CLI talks to a running daemon)",
                 pid,
             ) from None
-        # the pid is only there to name the holder: a full disk must not refuse the lock
+        self._fd = fd
+        # said before the pid names this holder (``holds_and_keeps``): a read looking
+        # between the two would take it for one that does not let go (nor a killed
+        # predecessor's pid left in the file named meanwhile)
         with contextlib.suppress(OSError):
             os.ftruncate(fd, 0)
-            os.write(fd, f"{os.getpid()}\n".encode())
-            os.fsync(fd)
-        self._fd = fd
-        with contextlib.suppress(OSError):  # a stopping holder's word: it has let go
-            self.path.with_name(STOPPING_FILE).unlink(missing_ok=True)
         if lets_go:  # unsaid (a read-only .memvault/): a read does not wait for it
             with contextlib.suppress(OSError):
                 self.path.with_name(LETS_GO_FILE).write_text(f"{os.getpid()}\n", "ascii")
                 self._lets_go = True
+        # the pid is only there to name the holder: a full disk must not refuse the lock
+        with contextlib.suppress(OSError):
+            os.write(fd, f"{os.getpid()}\n".encode())
+            os.fsync(fd)
+        with contextlib.suppress(OSError):  # a stopping holder's word: it has let go
+            self.path.with_name(STOPPING_FILE).unlink(missing_ok=True)
 
     def holder_lets_go(self) -> bool:
         """Whether the process holding the lock said it lets go when asked (``lets_go``);
         the file another holder left (killed) names another pid."""
+        said = _pid_in(self.path.with_name(LETS_GO_FILE))  # (first: ``holds_and_keeps``)
         pid = self.holder_pid()
-        return pid is not None and _pid_in(self.path.with_name(LETS_GO_FILE)) == pid
+        return pid is not None and said == pid
+
+    def holds_and_keeps(self) -> bool:
+        """Whether a holder that does not let go when asked is named in the lock file: a
+        read gives up on it at once. Not a holder that said it lets go (``lets_go``),
+        nor none named: the lock let go since this process tried it (a holder letting go
+        empties the lock file first, then unsays ``LETS_GO_FILE``, then lets go; one
+        taking it says ``LETS_GO_FILE`` before naming itself), or a holder that could
+        not write its pid (a full disk), waited for as long as for one that lets go. A
+        read that took the empty lock file for a holder that keeps gave up with the lock
+        free, and answered without the notes saved since its holder's last sync."""
+        said = _pid_in(self.path.with_name(LETS_GO_FILE))  # read before the lock file
+        pid = self.holder_pid()
+        return pid is not None and said != pid
 
     def holder_stopping(self) -> bool:
         """Whether the process holding the lock is a daemon that said it stops
@@ -318,6 +336,10 @@ class WriterLock:
             return
         import fcntl
 
+        # the pid first (``holds_and_keeps``): a read looking while this one lets go sees
+        # no holder named, and tries again, never a holder that no longer says it lets go
+        with contextlib.suppress(OSError):
+            os.ftruncate(self._fd, 0)
         if self._lets_go:  # while still held: never the next holder's word
             self._lets_go = False
             with contextlib.suppress(OSError):
@@ -326,8 +348,6 @@ class WriterLock:
         if _pid_in(stopping) == os.getpid():  # (the same: while still held)
             with contextlib.suppress(OSError):
                 stopping.unlink()
-        with contextlib.suppress(OSError):
-            os.ftruncate(self._fd, 0)
         fcntl.flock(self._fd, fcntl.LOCK_UN)
         os.close(self._fd)
         self._fd = None
