@@ -36,13 +36,12 @@ from memvault.engine.folders import (
     section_said,
     sections_in_another_case,
 )
-from memvault.engine.stash_hold import applied_kept
+from memvault.engine.stash_hold import seen_stash
 from memvault.engine.this_copy import same_but_line_ends, shared_reader
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
 from memvault.vault.git_case import case_collisions, collision_said
-from memvault.vault.git_stash import newest_stash
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
@@ -148,7 +147,7 @@ def describe(
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
     # (git asked once for both questions; a stash a sync saw applied: no pop to come)
-    stash = newest_stash(config.root, generated, applied=applied_kept(config.root, store))
+    stash = seen_stash(config.root, store, generated)
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
