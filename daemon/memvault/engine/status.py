@@ -30,6 +30,7 @@ from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
 from memvault.engine import relink_journal
+from memvault.engine.folder_staging import kept_to_stage
 from memvault.engine.folders import (
     folders_beside_in_another_case,
     section_folders,
@@ -47,6 +48,7 @@ from memvault.vault.gitstate import (
     git_removed,
     ignored_by,
     settings_ignored,
+    untracked,
 )
 from memvault.vault.state_dir import load_decisions
 
@@ -191,6 +193,10 @@ def describe(
         # what waits for `git stash pop` (10 minutes after the stash at most): said
         # without a daemon too, whose warnings say it otherwise
         "git_stash_waits": list(stash.waits),
+        # folder notes memvault made while the person had changes staged, not yet added
+        # to git: a pull bringing another clone's is refused ("untracked working tree
+        # files would be overwritten by merge"), said with the command that goes through
+        "git_folder_notes_unadded": untracked(config.root, kept_to_stage(store)),
     }
 
 
