@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import note, open_vault, write
+from helpers import eventually, note, open_vault, write
 from memvault.interfaces.cli import app
 from memvault.vault.git_stash import stash_stops, stash_waits
 from test_field_git_conflicts import MARKS
 from test_memory_git import age_stash, commit, git, git_vault
+from test_service import Proc, api, settled
 
 ED = "[[people/ed]]"
 
@@ -79,6 +80,35 @@ def test_a_stash_applied_cleanly_is_no_pop_to_come(tmp_path: Path, with_note: bo
     assert "stash pop" not in _human(root)
     git(root, "stash", "drop", "-q")  # what the person does once sure: nothing lost
     assert "My words." in mem.read_text(encoding="utf-8")
+
+
+def test_a_daemon_lists_notes_in_a_cleanly_applied_memory_md_and_advises_no_pop(
+    tmp_path: Path,
+) -> None:
+    """With a real daemon: MEMORY.md's change alone stashed (memvault's line and the
+    person's words; new notes are untracked and stay), applied cleanly, a note written:
+    the daemon lists it, and its /status advised `git checkout -- MEMORY.md && git
+    stash pop` (a checkout that threw the applied words away, for the same pop)."""
+    root = _vault_with_a_stash(tmp_path, with_note=False)
+    mem = root / "MEMORY.md"
+    proc = Proc(tmp_path, root)
+    try:
+        info = proc.info()
+        eventually(lambda: settled(info), what="the start-up reconcile")
+        git(root, "stash", "apply", "-q")
+        write(root, "people/ed.md", note("Ed", "Ed is new."))
+
+        def listed() -> str | None:
+            text = mem.read_text(encoding="utf-8")
+            return text if ED in text and settled(info) else None
+
+        text = eventually(listed, timeout=30, what="ed listed")
+        assert "My words." in text and "[[people/cy]]" in text
+        said = api(info, "GET", "/status").json()
+        assert said["git_stash_waits"] == [] and said["git_stash_stops"] == [], said
+    finally:
+        proc.stop()
+    assert _status(root) == {"git_stash_waits": [], "git_stash_stops": []}
 
 
 def test_a_stash_applied_then_added_does_not_hold_memory_md(tmp_path: Path) -> None:
