@@ -308,3 +308,50 @@ def test_a_folder_note_made_while_another_git_holds_the_index_is_added_after(
         lock.unlink()
         assert v.engine.linker.staging.retry() == ["people/people.md"]  # before: []
     assert _staged(root) == ["people/people.md"]
+
+
+def test_status_says_how_to_pull_over_a_folder_note_left_unadded(tmp_path: Path) -> None:
+    """Found reproducing with two clones: B had a change staged, so the folder note its
+    daemon made was left untracked; A made the same one and pushed, and B's `git pull
+    --autostash` was refused ("untracked working tree files would be overwritten by
+    merge: people/people.md"), status silent. Status now names the note and the command
+    that goes through; run, the pull merges both machines' lists."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from memvault.interfaces.cli import app
+
+    a, b = machines(tmp_path)
+    limit_people(a, 2)
+    commit(a, "limit 2")
+    git(a, "push", "-q")
+    git(b, "pull", "-q")
+    for root, names in ((a, ["bea", "cy"]), (b, ["di", "ed"])):
+        for name in names:
+            write(root, f"people/{name}.md", note(name.title(), f"{name.title()} is new."))
+    _stage_a_change_of_theirs(b)
+    for root in (a, b):
+        with open_vault(root) as v:
+            v.sync()
+    assert _staged(b) == ["people/ann.md"]  # people.md left for after their commit
+    commit(a, "A's people")
+    git(a, "push", "-q")
+    pulled = git(b, "pull", "-q", "--autostash", check=False)
+    assert pulled.returncode != 0 and "people/people.md" in pulled.stderr, pulled.stderr
+    run = CliRunner().invoke
+    said = json.loads(run(app, ["status", "--json", "--vault", str(b)]).stdout)
+    assert said.get("git_folder_notes_unadded") == ["people/people.md"]
+    human = " ".join(run(app, ["status", "--vault", str(b)]).stdout.split())
+    command = "git add people/people.md && git pull --autostash"
+    assert command in human, human  # before: nothing said
+    git(b, "add", "people/people.md")
+    assert git(b, "pull", "-q", "--autostash", check=False).returncode == 0
+    with open_vault(b) as v:
+        v.sync()
+    folder_note = (b / "people" / "people.md").read_text("utf-8")
+    for name in ("ann", "bea", "cy", "di", "ed"):
+        assert f"- [[people/{name}]] - " in folder_note, folder_note
+    assert "Ann moved to Oslo." in (b / "people" / "ann.md").read_text("utf-8")
+    said = json.loads(run(app, ["status", "--json", "--vault", str(b)]).stdout)
+    assert said["git_folder_notes_unadded"] == []

@@ -11,7 +11,7 @@ import pytest
 
 from helpers import run_namespaced, write
 from memvault.vault.lock import wide_place
-from memvault.vault.template import find_roles, init_vault
+from memvault.vault.template import find_roles, init_vault, is_para
 
 
 @pytest.mark.parametrize("odd", ["loop", "no-access"])
@@ -231,6 +231,13 @@ PARA_LAYOUTS = {
     "two digits": ("01 Projects", "02 Areas", "03 Resources", "04 Archive"),
     "dot": ("1. Projects", "2. Areas", "3. Resources", "4. Archive"),
     "unnumbered": ("Projects", "Areas", "Resources", "Archive"),
+    # PARA told by its numbers, in any language (before: only by English names, and
+    # these kept the projects section's `status: active` filter, which left it empty)
+    "chinese": ("1-项目", "2-领域", "3-资源", "4-归档"),
+    "russian": ("1 Проекты", "2 Сферы", "3 Ресурсы", "4 Архив"),
+    "german": ("01_Projekte", "02_Bereiche", "03_Ressourcen", "04_Archiv"),
+    # names init knows in no language: folder 1 is the projects one by its number
+    "polish": ("1. Projekty", "2. Obszary", "3. Zasoby", "4. Archiwum"),
 }
 
 
@@ -337,3 +344,55 @@ def test_a_numbered_folder_is_its_name_to_init(
     (tmp_path / names[0] / "a.md").write_text("# a\n", encoding="utf-8")
     roles, _ = find_roles(tmp_path)
     assert roles.get("projects") == projects, roles
+
+
+@pytest.mark.parametrize(
+    ("names", "projects"),
+    [
+        (("0-收件箱", "1-项目", "2-领域", "3-资源", "4-归档", "模板"), "1-项目"),  # an inbox 0
+        (("00 Входящие", "01 Проекты", "02 Сферы", "03 Ресурсы", "04 Архив"), "01 Проекты"),
+        (("1 Aktiv", "2 Bereiche", "3 Ressourcen", "4 Archiv", "Leute"), "1 Aktiv"),
+    ],
+)
+def test_a_para_layout_is_told_by_its_numbers(
+    tmp_path: Path, names: tuple[str, ...], projects: str
+) -> None:
+    """Four top folders numbered 1 to 4 (0 to 4 with an inbox), any language: PARA's,
+    the one numbered 1 its projects folder (Tiago Forte's order), folders without a
+    number beside them or not."""
+    for name in names:
+        (tmp_path / name).mkdir()
+    (tmp_path / projects / "a.md").write_text("# a\n", encoding="utf-8")
+    roles, _ = find_roles(tmp_path)
+    assert roles.get("projects") == projects, roles
+    assert is_para(tmp_path, projects)
+
+
+MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        tuple(f"{i}-{m}" for i, m in enumerate(MONTHS, 1)),  # twelve months
+        tuple(f"{i:02d} {m}" for i, m in enumerate(MONTHS, 1)),
+        ("1-项目", "2-领域"),  # only two numbered folders
+        ("1-项目", "2-领域", "3-资源"),  # three
+        ("1-项目", "2-领域", "3-资源", "4-归档", "5-其他"),  # a fifth
+        ("2-领域", "3-资源", "4-归档", "5-其他"),  # no 1
+        ("1-项目", "2-领域", "2-人物", "3-资源", "4-归档"),  # a number twice
+        ("1-2021", "2-2022", "3-2023", "4-2024"),  # numbers, no names
+        ("0-收件箱", "1-项目", "3-资源", "4-归档"),  # a gap
+    ],
+)
+def test_numbered_folders_of_another_kind_are_no_para(
+    tmp_path: Path, names: tuple[str, ...]
+) -> None:
+    """Numbered folders that are no PARA layout: no projects folder taken from their
+    numbers (one named for projects still is, by its name: `1-项目`), no PARA."""
+    for name in names:
+        (tmp_path / name).mkdir()
+    (tmp_path / names[0] / "a.md").write_text("# a\n", encoding="utf-8")
+    roles, _ = find_roles(tmp_path)
+    assert roles.get("projects") in (None, "1-项目"), roles
+    assert not any(is_para(tmp_path, name) for name in names)

@@ -83,6 +83,12 @@ class MadeStaging:
             self.store.set_meta(TO_STAGE, json.dumps(sorted(later)) if later else "")
 
 
+def kept_to_stage(store: Store) -> list[str]:
+    """The folder notes the index meta keeps to `git add` once the person's staged
+    changes are committed (status: a pull that brings another clone's is refused)."""
+    return _kept(store.meta(TO_STAGE))
+
+
 def _kept(value: str | None) -> list[str]:
     """The folder notes the index meta keeps to stage later (none for what is unreadable)."""
     try:
@@ -92,4 +98,4 @@ def _kept(value: str | None) -> list[str]:
     return [r for r in kept if isinstance(r, str)] if isinstance(kept, list) else []
 
 
-__all__ = ["TO_STAGE", "MadeStaging"]
+__all__ = ["TO_STAGE", "MadeStaging", "kept_to_stage"]

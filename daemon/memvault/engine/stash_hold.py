@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from memvault.vault.git_stash import (
     STASH_APPLIED,
     STASH_WAIT_SECONDS,
+    StashSeen,
     newest_stash,
     newest_stash_commit,
     stash_made,
@@ -38,20 +39,20 @@ class StashHold:
 
     def waits(self, rels: Sequence[str]) -> tuple[str, ...]:
         """Which of ``rels`` wait for ``git stash pop`` (``git_stash.newest_stash``). The
-        newest stash seen applied already (its pop conflicted, its entry kept) is kept in
-        the index meta with the HEAD it was seen at: no pop to come, after a switch of
-        branch or a pull that merges too, which clear git's record of the conflict. Not
-        at that HEAD still: `git reset --hard` took the pop back (and git's record), and
-        a sync finding so lets it go (it counted, and MEMORY.md written then stopped
-        the next pop: "Your local changes ... would be overwritten")."""
-        kept, head = _kept(self.store.meta(STASH_APPLIED))
-        seen = newest_stash(
-            self.root, rels, stops=False, applied=applied_kept(self.root, self.store)
-        )
+        newest stash seen applied already (its pop conflicted, or it was applied cleanly,
+        its entry kept) is kept in the index meta with the HEAD it was seen at: no pop to
+        come, after a switch of branch or a pull that merges too, which clear git's
+        record of the conflict, or once memvault listed a note in the MEMORY.md a clean
+        apply left. At that HEAD still, until no path the stash changes holds a change:
+        `git reset --hard` took the pop back (and git's record), and a sync finding so
+        lets it go (it counted, and MEMORY.md written then stopped the next pop: "Your
+        local changes ... would be overwritten")."""
+        kept, _ = _kept(self.store.meta(STASH_APPLIED))
+        seen = seen_stash(self.root, self.store, rels, stops=False)
         if seen.applied and kept != seen.commit:
             self.store.set_meta(STASH_APPLIED, f"{seen.commit} {head_commit(self.root) or ''}")
-        elif kept and kept == seen.commit and seen.waits and head:  # git's record gone
-            self.store.set_meta(STASH_APPLIED, "")  # (asked only where it holds)
+        elif seen.undone:  # taken back, at the HEAD it was seen applied at
+            self.store.set_meta(STASH_APPLIED, "")
         return seen.waits
 
     def hold(self, holding: bool) -> None:
@@ -76,17 +77,18 @@ class StashHold:
         return False
 
 
-def applied_kept(root: Path, store: Store) -> tuple[str, ...]:
-    """The stash the index meta keeps as applied (``STASH_APPLIED``: "<stash> <HEAD it
-    was seen applied at>"), once HEAD moved from there; before, git's record of the
-    conflict says (``git_stash.newest_stash``). One git process, only while the one
-    kept is the newest stash."""
+def seen_stash(root: Path, store: Store, rels: Sequence[str], *, stops: bool = True) -> StashSeen:
+    """The newest stash as it concerns ``rels`` (``git_stash.newest_stash``), the one the
+    index meta keeps as applied (``STASH_APPLIED``: "<stash> <HEAD it was seen applied
+    at>") counted so: once HEAD moved from there, whatever git's files say; at that HEAD
+    still, unless taken back (``unless_undone``). One git process more, only while the
+    one kept is the newest stash."""
     kept, head = _kept(store.meta(STASH_APPLIED))
     if not kept or kept != newest_stash_commit(root):
-        return ()
+        return newest_stash(root, rels, stops=stops)
     if head and head_commit(root) == head:
-        return ()
-    return (kept,)
+        return newest_stash(root, rels, stops=stops, unless_undone=(kept,))
+    return newest_stash(root, rels, stops=stops, applied=(kept,))
 
 
 def _kept(value: str | None) -> tuple[str, str]:
@@ -96,4 +98,4 @@ def _kept(value: str | None) -> tuple[str, str]:
     return kept, head.strip()
 
 
-__all__ = ["STASH_FILES", "StashHold", "applied_kept"]
+__all__ = ["STASH_FILES", "StashHold", "seen_stash"]

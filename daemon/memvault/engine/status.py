@@ -30,24 +30,25 @@ from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
 from memvault.core.text import line_count, short_path
 from memvault.engine import relink_journal
+from memvault.engine.folder_staging import kept_to_stage
 from memvault.engine.folders import (
     folders_beside_in_another_case,
     section_folders,
     section_said,
     sections_in_another_case,
 )
-from memvault.engine.stash_hold import applied_kept
+from memvault.engine.stash_hold import seen_stash
 from memvault.engine.this_copy import same_but_line_ends, shared_reader
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
 from memvault.vault.git_case import case_collisions, collision_said
-from memvault.vault.git_stash import newest_stash
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
     ignored_by,
     settings_ignored,
+    untracked,
 )
 from memvault.vault.state_dir import load_decisions
 
@@ -144,7 +145,7 @@ def describe(
     if memory.get("problem"):  # read from the file now: true whether or not a sync ran
         kept.insert(0, Problem(config.memory.file, memory["problem"], "memory"))
     # (git asked once for both questions; a stash a sync saw applied: no pop to come)
-    stash = newest_stash(config.root, generated, applied=applied_kept(config.root, store))
+    stash = seen_stash(config.root, store, generated)
     return {
         "vault": str(config.root),
         "notes": counts["notes"],
@@ -188,6 +189,10 @@ def describe(
         # what waits for `git stash pop` (10 minutes after the stash at most): said
         # without a daemon too, whose warnings say it otherwise
         "git_stash_waits": list(stash.waits),
+        # folder notes memvault made while the person had changes staged, not yet added
+        # to git: a pull bringing another clone's is refused ("untracked working tree
+        # files would be overwritten by merge"), said with the command that goes through
+        "git_folder_notes_unadded": untracked(config.root, kept_to_stage(store)),
     }
 
 

@@ -10,10 +10,17 @@ already applied when git's index holds, at a path it changes, its version as the
 conflict's third stage ("Stashed changes"): unmerged still, or, once resolved, in the
 index's resolve-undo record (``git ls-files --resolve-undo``; kept by `git add`, `git
 commit`, `git reset`; cleared by `git reset --hard`, which takes the pop back, and by a
-switch of branch). The caller may also pass the stashes it saw so (``applied``): the
-index meta keeps the last one, for after such a switch. Held for such a stash, MEMORY.md
-lagged its notes, and status told the person to pop it again, a pop that conflicted
-again over their resolution.
+switch of branch), and only while none of the paths it changes is as it was before it
+(two stashes may hold the same MEMORY.md: the record of one's conflicted pop, the other
+still to pop, its note untouched, was taken for the other's). One applied cleanly (`git
+stash apply`, the entry kept; `--index`; or its changes since added or committed) holds
+its version at every path it changes, in the file or in git's index. The caller may also
+pass the stashes it saw so (``applied``): the index meta keeps the last one, for after
+such a switch, or after memvault listed a note in the MEMORY.md a clean apply left
+(``unless_undone``: kept at the HEAD it was seen at, until no path it changes holds a
+change: `git reset --hard` took the apply back). Held for such a stash, MEMORY.md lagged
+its notes, and status told the person to pop it again, a pop that conflicted again over
+their resolution, or that a clean apply's changes stopped.
 """
 
 from __future__ import annotations
@@ -44,8 +51,10 @@ class StashSeen:
     stops: tuple[str, ...] = ()  # what `git stash pop` stops over (``stash_stops``)
     waits: tuple[str, ...] = ()  # what waits for the pop (``stash_waits``)
     commit: str = ""  # its commit id
-    # popped (or applied) already, with a conflict, its entry kept: no pop to come
+    # popped (or applied) already, its entry kept: no pop to come
     applied: bool = False
+    # one of ``unless_undone``, taken back: no path it changes holds a change
+    undone: bool = False
 
 
 def newest_stash(
@@ -55,6 +64,7 @@ def newest_stash(
     *,
     stops: bool = True,
     applied: Collection[str] = (),
+    unless_undone: Collection[str] = (),
 ) -> StashSeen:
     """The newest stash and the vault paths among ``rels`` (what memvault writes:
     MEMORY.md, folder notes) it concerns, git asked once for both questions (status asks
@@ -75,8 +85,9 @@ def newest_stash(
     one's MEMORY.md 10 minutes, or had status tell it to pop the other's stash. None
     asked of git without a stash (its reflog, in the repository's common git folder).
 
-    Neither for a stash applied already (``_applied``; or one of ``applied``, the
-    stashes the caller saw so): its pop conflicted, and the stash stays in the list."""
+    Neither for a stash applied already, the stash kept in the list (``_applied_now``:
+    its pop conflicted, or it was applied cleanly; or one of ``applied``, the stashes
+    the caller saw so; or one of ``unless_undone`` not taken back since, ``undone``)."""
     gdir = git_dir(root) if rels else None
     newest = _newest_stash(gdir) if gdir is not None else None
     if gdir is None or newest is None:
@@ -85,7 +96,7 @@ def newest_stash(
     recent = (time.time() if now is None else now) - made <= STASH_WAIT_SECONDS
     if commit in applied:
         return StashSeen(made, commit=commit, applied=True)
-    if not (stops or recent):
+    if not (stops or recent or commit in unless_undone):
         return StashSeen(made, commit=commit)
     shown = _stash_changes(root, commit)
     if shown is None:
@@ -95,12 +106,16 @@ def newest_stash(
     stashed = set(changed) & set(rels)
     if not here or not stashed:
         return StashSeen(made, here, commit=commit)
-    if _applied(root, changed):
-        return StashSeen(made, here, commit=commit, applied=True)
-    hashed = _hashed(root, sorted(r for r in stashed if (root / r).is_file()))
+    # every path it changes, asked once: the file's blob id, git's index's, HEAD's
+    hashed = _hashed(root, sorted(r for r in changed if (root / r).is_file()))
     # a file unmerged in git's index: a pop (or merge) stopped over it, its conflict to
     # resolve (status says so of MEMORY.md), not a pop to come over a checkout of it
-    in_index, unmerged = _blobs(root, hashed, None)
+    in_index, unmerged = _blobs(root, sorted(changed), None)
+    trees = _Trees(changed, hashed, in_index, unmerged, _blobs(root, sorted(changed), "HEAD")[0])
+    undone = commit in unless_undone and trees.undone()  # a stash to pop again
+    if (commit in unless_undone and not undone) or _applied_now(root, trees):
+        return StashSeen(made, here, commit=commit, applied=True)
+    hashed = {r: blob for r, blob in hashed.items() if r in stashed}
     # the pop stops over a local change, a file unlike git's index ("Your local changes
     # ... would be overwritten by merge"; `git checkout --` takes it back to the index).
     # Not HEAD: a staged change (`git stash --keep-index`, a conflict resolved and
@@ -112,6 +127,7 @@ def newest_stash(
         tuple(sorted(unlike_index)) if stops else (),
         tuple(sorted(_same(hashed, in_index))) if recent else (),
         commit,
+        undone=undone,
     )
 
 
@@ -185,21 +201,63 @@ def _stash_changes(root: Path, commit: str) -> tuple[str, dict[str, str]] | None
     return parents.split()[0].decode("ascii"), changed
 
 
-def _applied(root: Path, changed: dict[str, str]) -> bool:
-    """Whether git's index holds, at a path the stash changes, the stash's version
-    (``changed``: path -> its blob id) as a conflict's third stage, "Stashed changes":
+@dataclass(frozen=True, slots=True)
+class _Trees:
+    """The paths a stash changes (``changed``: path -> its blob id there, the zero id: a
+    file it deletes) and their blob ids in the files, git's index and HEAD (absent: no
+    file, or not in the index or HEAD)."""
+
+    changed: dict[str, str]
+    files: dict[str, str]
+    index: dict[str, str]
+    unmerged: set[str]
+    head: dict[str, str]
+
+    def holds(self, rel: str) -> bool:
+        """Whether the file or git's index holds the stash's version of ``rel``."""
+        blob = self.changed[rel]
+        if not blob.strip("0"):  # the stash deletes it
+            return rel not in self.files and rel not in self.unmerged
+        return blob in (self.files.get(rel), self.index.get(rel))
+
+    def untouched(self, rel: str) -> bool:
+        """Whether ``rel`` is as HEAD has it, in the file and git's index, and not as
+        the stash has it: none of the stash's change there."""
+        if rel in self.unmerged or self.holds(rel):
+            return False
+        return self.files.get(rel) == self.index.get(rel) == self.head.get(rel)
+
+    def applied_cleanly(self) -> bool:
+        """Whether every path the stash changes holds its version: `git stash apply`
+        went through (or `--index`, or its changes added or committed since)."""
+        return all(self.holds(rel) for rel in self.changed)
+
+    def undone(self) -> bool:
+        """Whether no path the stash changes holds a change: an apply taken back."""
+        return all(self.untouched(rel) for rel in self.changed)
+
+
+def _applied_now(root: Path, trees: _Trees) -> bool:
+    """Whether the stash was applied already, its entry kept: cleanly (``_Trees.
+    applied_cleanly``), or with a conflict: git's index holds, at a path the stash
+    changes, the stash's version as a conflict's third stage, "Stashed changes":
     unmerged (the pop stopped over it), or in the resolve-undo record of a conflict
-    resolved since (``git add``, ``git checkout --theirs``, ``git reset``). Its pop
-    applied it, with a conflict; the stash kept in the list is no pop to come. One git
-    process; the whole index's conflicts and records, few (paths relative to the vault's
-    folder, as ``changed``'s)."""
+    resolved since (``git add``, ``git checkout --theirs``, ``git reset``), and every
+    other path it changes holds a change (its pop applied them; a stash of the same
+    MEMORY.md still to pop, its note untouched, was taken for applied by the record of
+    another's pop). One git process for the record; the whole index's conflicts and
+    records, few (paths relative to the vault's folder, as ``changed``'s)."""
+    if trees.applied_cleanly():
+        return True
+    if any(trees.untouched(rel) for rel in trees.changed):
+        return False
     listed = run_git(root, "ls-files", "-u", "--resolve-undo", "-z")  # mode id stage\tpath
     if listed is None or listed.returncode:
         return False
     for entry in listed.stdout.decode("utf-8", "replace").split("\0"):
         fields, _, path = entry.partition("\t")
         meta = fields.split()
-        if len(meta) == 3 and meta[2] == "3" and changed.get(path) == meta[1]:
+        if len(meta) == 3 and meta[2] == "3" and trees.changed.get(path) == meta[1]:
             return True
     return False
 
@@ -259,16 +317,16 @@ def _hashed(root: Path, rels: Sequence[str]) -> dict[str, str]:
 
 
 def _blobs(
-    root: Path, hashed: dict[str, str], commit: str | None
+    root: Path, paths: Collection[str], commit: str | None
 ) -> tuple[dict[str, str], set[str]]:
-    """The blob ids git has at the vault paths of ``hashed``: in git's index (``commit``
+    """The blob ids git has at the vault paths ``paths``: in git's index (``commit``
     None; stage 0) or in ``commit``; and those unmerged in the index (a conflict's
     stages). Plumbing: ``git diff`` wrote the index back, under index.lock, when it
     found a file's stat changed and not its bytes, ``--no-optional-locks`` or not (git
     2.39), and a person's ``git add`` at that moment failed."""
-    if not hashed:
+    if not paths:
         return {}, set()
-    here, there = ("--literal-pathspecs",), sorted(hashed)
+    here, there = ("--literal-pathspecs",), sorted(paths)
     if commit is None:
         listed = run_git(root, *here, "ls-files", "-s", "-z", "--", *there)  # mode id stage\tpath
     else:

@@ -211,6 +211,19 @@ def theirs_staged(root: Path, ours: Sequence[str] = ()) -> bool:
     return done is None or done.returncode != 0
 
 
+def untracked(root: Path, rels: Sequence[str]) -> list[str]:
+    """The vault paths among ``rels`` holding a file that git's index has no entry for
+    (one ``git ls-files``); [] outside git, or when git cannot be asked."""
+    there = [rel for rel in rels if (root / rel).is_file()]
+    if not there:
+        return []
+    done = run_git(root, "--literal-pathspecs", "ls-files", "-z", "--", *there)
+    if done is None or done.returncode != 0:
+        return []
+    kept = set(done.stdout.decode("utf-8", "replace").split("\0"))
+    return [rel for rel in there if rel not in kept]
+
+
 def common_dir(gdir: Path) -> Path:
     """The git folder a worktree's shares with the repository (its ``commondir``: refs,
     the stash), or ``gdir`` itself."""

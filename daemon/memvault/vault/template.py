@@ -22,7 +22,7 @@ import os
 import posixpath
 import re
 import unicodedata
-from collections.abc import Collection
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from importlib import resources
 from importlib.abc import Traversable
@@ -57,7 +57,11 @@ ROLE_NAMES = {
 
 # A PARA vault's number before a folder's name (`1-Projects`, `01 Projects`, `1. Projects`,
 # `01_Projects`, `1) Projects`): the folder's name is what follows it
-_NUMBERED = re.compile(r"\d{1,3}(?:[ \t]*[-_.)][ \t]*|[ \t]+)(?=\S)")
+_NUMBERED = re.compile(r"(\d{1,3})(?:[ \t]*[-_.)][ \t]*|[ \t]+)(?=\S)")
+# PARA told by its numbers, in any language (`1-项目`, `2-领域`, `3-资源`, `4-归档`; `1
+# Проекты`, `2 Сферы`...): the numbers of the vault's numbered top folders, an inbox 0
+# or not. Tiago Forte's order, Projects first: the folder numbered 1 is the projects one
+PARA_NUMBERS = ((1, 2, 3, 4), (0, 1, 2, 3, 4))
 # PARA's other folders (Tiago Forte's Projects, Areas, Resources, Archive): beside one of
 # them, a Projects folder holds the active projects alone (the done ones go to Archive)
 PARA_NAMES = frozenset({"areas", "area", "resources", "resource", "archive", "archives"})
@@ -221,6 +225,9 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
         match.sort(key=lambda name: (wanted.index(said[name]), said[name] != name.casefold()))
         if match:  # named as memvault reads paths, NFC (the disk's spelling is found again)
             found[category] = unicodedata.normalize("NFC", match[0])
+    # a PARA layout told by its numbers, in a language of names not listed: its folder 1
+    if "projects" not in top and "projects" not in found and (first := numbered_para(top)):
+        found["projects"] = first
     daily = _obsidian_folder(root, "daily-notes.json")
     if daily and daily != "logs" and (root / daily).is_dir():
         found["logs"] = daily
@@ -238,15 +245,38 @@ def unnumbered(name: str) -> str:
     return name[m.end() :] if m else name
 
 
+def numbered_para(names: Iterable[str]) -> str | None:
+    """The projects folder of a PARA layout told by its numbers alone, whatever the
+    language of its names (``names``: the vault's top folders): the one numbered 1, when
+    the numbered ones are numbered exactly 1 to 4 (or 0 to 4: an inbox first), each
+    number once, each with a name holding a letter after it; else None. Twelve months
+    (`1-Jan` ... `12-Dec`), two numbered folders, a number twice, or a 5 are no PARA."""
+    numbered: dict[int, list[str]] = {}
+    for name in names:
+        m = _NUMBERED.match(name)
+        if m:
+            numbered.setdefault(int(m.group(1)), []).append(name)
+    if tuple(sorted(numbered)) not in PARA_NUMBERS or any(len(n) > 1 for n in numbered.values()):
+        return None
+    if not all(any(c.isalpha() for c in unnumbered(n[0])) for n in numbered.values()):
+        return None
+    return unicodedata.normalize("NFC", numbered[1][0])
+
+
 def is_para(root: Path, projects: str) -> bool:
     """Whether ``projects``, the vault's projects folder at its top, is PARA's: one of
-    Areas, Resources or Archive beside it (numbered or not, any case)."""
-    if "/" in projects or unnumbered(projects).casefold() not in ("projects", "project"):
+    Areas, Resources or Archive beside it (numbered or not, any case), or the folder
+    numbered 1 of a PARA layout told by its numbers (``numbered_para``)."""
+    if "/" in projects:
         return False
     try:
         with os.scandir(root) as entries:
             names = [e.name for e in entries if not e.name.startswith(".") and is_dir_entry(e)]
     except OSError:
+        return False
+    if numbered_para(names) == unicodedata.normalize("NFC", projects):
+        return True
+    if unnumbered(projects).casefold() not in ("projects", "project"):
         return False
     return any(unnumbered(n).casefold() in PARA_NAMES for n in names)
 

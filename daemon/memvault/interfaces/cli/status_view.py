@@ -251,6 +251,15 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             f"`git checkout -- {files} && git stash pop`: memvault writes them again",
             markup=False,
         )
+    if unadded := data.get("git_folder_notes_unadded"):
+        files = " ".join(shlex.quote(p) for p in unadded)
+        console.print(
+            f"git: {', '.join(unadded)}, made by memvault, is not added to git while you "
+            "have changes staged (memvault adds it once you commit them); a `git pull` "
+            "that brings another clone's is refused over it (\"untracked working tree "
+            f'files would be overwritten"): `git add {files} && git pull --autostash`',
+            markup=False,
+        )
     when = data.get("last_sync_at")
     last = data.get("last_sync")
     if when:
