@@ -65,7 +65,10 @@ from memvault.index.vectors_projected import ProjectedVectors
 
 
 def _connect(path: Path) -> sqlite3.Connection:
+    new = not path.exists() or path.stat().st_size == 0
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    if new:  # before WAL: the switch writes the header, and the mode can change no more
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
@@ -112,9 +115,6 @@ class Store(PendingQueue, LinkTables, NoteLists):
             self._opened = integrity.identity(index_path)  # the file the stamp may vouch for
             if self.checked:
                 integrity.check(self._db)
-            if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
-                # a new index: free pages can be given back without a VACUUM (reclaim)
-                self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             create(self._db)
             try:
                 self._migrate()
