@@ -59,17 +59,17 @@ from memvault.index.rows import (
 )
 from memvault.index.schema import SCHEMA_VERSION, create, keywords, register, upgrade
 from memvault.index.sql import close_optimized, parts, select_in
-from memvault.index.vector_cache import VectorCache, opening_error
+from memvault.index.vector_cache import WAL_KEPT, VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
 from memvault.index.vectors_projected import ProjectedVectors
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    new = not path.exists() or path.stat().st_size == 0
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-    if new:  # before WAL: the switch writes the header, and the mode can change no more
+    if path.stat().st_size == 0:  # new: before WAL, whose switch fixes the mode for good
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
     register(conn)  # the keyword table's view and triggers call it (schema 8)
