@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from helpers import new_vault, open_vault, write
+from memvault.index import integrity
 from memvault.index.store import Store
 
 
@@ -58,6 +59,30 @@ def test_the_wal_of_a_large_transaction_is_cut_back_at_the_next_write(tmp_path: 
         assert wal.stat().st_size <= 16 << 20, wal.stat().st_size
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("made_before", [False, True])
+def test_an_index_that_gave_its_pages_back_is_trusted_by_the_next_open(
+    tmp_path: Path, made_before: bool
+) -> None:
+    """The pages given back are this process's own writes: its close stamps the file,
+    so the next command with no daemon opens it without reading it whole (quick_check)."""
+    index = tmp_path / "index.db"
+    if made_before:  # as an older memvault made it: no auto_vacuum, converted by VACUUM
+        sqlite3.connect(index).execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        labels = list(range(1, 1001))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
+        store.finish_pending(labels)
+        assert _pages(index)[1] * 4096 < 256 << 10  # given back
+    finally:
+        store.close()
+    assert integrity.unchanged(index)
+    trusted = Store(index, tmp_path / "cache.db", trusting=True)
+    assert not trusted.checked
+    trusted.close()
 
 
 def _short_notes(root: Path, folder: str, count: int) -> None:

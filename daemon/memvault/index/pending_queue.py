@@ -51,6 +51,9 @@ class PendingQueue:
     def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
         raise NotImplementedError
 
+    def _own_write(self) -> AbstractContextManager[None]:
+        raise NotImplementedError
+
     def add_pending(
         self, conn: sqlite3.Connection, items: Iterable[tuple[int, str, str]], since: float
     ) -> None:
@@ -128,7 +131,7 @@ class PendingQueue:
                 return self._converted(int(free))
         given = 0
         while free:
-            with self._lock:
+            with self._lock, self._own_write():  # its close still stamps the file
                 try:
                     step = min(int(free), _STEP_PAGES)
                     self._db.execute(f"PRAGMA incremental_vacuum({step})").fetchall()
@@ -146,7 +149,8 @@ class PendingQueue:
             self._db.execute("PRAGMA busy_timeout = 0")
             try:
                 self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                self._db.execute("VACUUM")
+                with self._own_write():
+                    self._db.execute("VACUUM")
             finally:
                 self._db.execute("PRAGMA busy_timeout = 30000")
         except sqlite3.OperationalError as exc:  # busy, read-only: the next time
