@@ -66,7 +66,7 @@ from memvault.index.vectors_projected import ProjectedVectors
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
-    if path.stat().st_size == 0:  # new: before WAL, whose switch fixes the mode for good
+    if not path.exists() or not path.stat().st_size:  # new: before WAL fixes it for good
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
