@@ -11,8 +11,10 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -159,6 +161,38 @@ def test_the_daemon_gives_a_deleted_folders_pages_back_after_its_bulk_work(
         v.engine.compact_caches()
         pages, free = _pages(index)
         assert free * 4096 < 256 << 10 and pages < before, (before, pages, free)
+
+
+def test_the_vector_lane_gives_the_queues_pages_back_outside_the_engines_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lane took the queue's last chunks off under the engine's lock, and the
+    reclaim ran inside that: a save waited for all of it (25 s at 100,000 notes), not
+    one step. Now it runs once the lock is let go."""
+    root = new_vault(tmp_path)
+    _short_notes(root, "notes", 30)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        assert v.engine.pending_vectors()[0] > 0
+        store, lock = v.engine.store, v.engine._lock
+        reclaim, free_then = store.reclaim, []
+
+        def watched() -> int:  # the real reclaim, and whether a save could go on meanwhile
+            other = threading.Thread(target=_take, args=(lock,))
+            other.start()
+            other.join(timeout=2)  # a save's turn: taken at once, or not while we wait
+            free_then.append(not other.is_alive())
+            return reclaim()
+
+        monkeypatch.setattr(store, "reclaim", watched)
+        v.engine.embed_pending()
+        assert v.engine.pending_vectors()[0] == 0
+        assert free_then and all(free_then), free_then
+
+
+def _take(lock: Any) -> None:
+    with lock:
+        pass
 
 
 _CHILD = textwrap.dedent(

@@ -80,12 +80,13 @@ class PendingQueue:
         return [PendingChunk(*r) for r in rows]
 
     def finish_pending(
-        self, labels: Sequence[int], shas: Mapping[int, str] | None = None
+        self, labels: Sequence[int], shas: Mapping[int, str] | None = None, *, reclaim: bool = True
     ) -> list[int]:
         """Take these labels off the queue; return those that were still on it (a chunk
         deleted meanwhile is not). With ``shas`` (label -> the embedded text's sha the
         step embedded), a label queued again meanwhile with another text (a new model:
-        ``requeue_all``) stays on the queue."""
+        ``requeue_all``) stays on the queue. The queue emptied, its pages go back
+        (``reclaim``), unless the caller does that itself (outside a lock of its own)."""
         done: list[int] = []
         with self.transaction() as conn:
             for part in parts(list(labels)):
@@ -99,7 +100,7 @@ class PendingQueue:
                     conn.execute(
                         f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
                     )
-        if done and self.pending_state()[0] == 0:
+        if reclaim and done and self.pending_state()[0] == 0:
             self.reclaim()
         return sorted(done)
 
