@@ -163,17 +163,20 @@ def test_the_daemon_gives_a_deleted_folders_pages_back_after_its_bulk_work(
         assert free * 4096 < 256 << 10 and pages < before, (before, pages, free)
 
 
-def test_the_vector_lane_gives_the_queues_pages_back_outside_the_engines_lock(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("by", ["the vector lane", "a full sync"])
+def test_the_pages_go_back_outside_the_engines_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, by: str
 ) -> None:
     """The lane took the queue's last chunks off under the engine's lock, and the
-    reclaim ran inside that: a save waited for all of it (25 s at 100,000 notes), not
-    one step. Now it runs once the lock is let go."""
+    reclaim ran inside that (a full sync's too): a save waited for all of it (25 s at
+    100,000 notes), not one step. Now it runs once the lock is let go."""
     root = new_vault(tmp_path)
     _short_notes(root, "notes", 30)
     with open_vault(root) as v:
         v.sync(vectors=False)
         assert v.engine.pending_vectors()[0] > 0
+        if by == "a full sync":
+            v.engine.embed_pending()
         store, lock = v.engine.store, v.engine._lock
         reclaim, free_then = store.reclaim, []
 
@@ -185,7 +188,7 @@ def test_the_vector_lane_gives_the_queues_pages_back_outside_the_engines_lock(
             return reclaim()
 
         monkeypatch.setattr(store, "reclaim", watched)
-        v.engine.embed_pending()
+        v.sync() if by == "a full sync" else v.engine.embed_pending()
         assert v.engine.pending_vectors()[0] == 0
         assert free_then and all(free_then), free_then
 

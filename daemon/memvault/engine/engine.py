@@ -310,10 +310,11 @@ class Engine:
                     listener(report)
             if full:
                 self.embedding.save()
-                self.store.reclaim()  # after bulk work: a folder deleted frees pages
             elif time.monotonic() - self.embedding.last_save >= self.config.daemon.save_seconds:
                 self.embedding.save_when_due()  # not the whole vector index for one note
-            return report
+        if full:  # after bulk work (a deleted folder frees pages), the lock let go
+            self.store.reclaim()
+        return report
 
     def _apply(
         self,
