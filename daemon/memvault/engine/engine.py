@@ -39,7 +39,7 @@ writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
 
-Size: ~610 lines, the one orchestrator: each write path (add, log, the memory
+Size: ~620 lines, the one orchestrator: each write path (add, log, the memory
 tool) is a few lines here around its collaborator, kept with the others. What a sync
 finds on disk is engine.observe's; the problems it logs, engine.status's.
 """
@@ -312,7 +312,9 @@ class Engine:
                 self.embedding.save()
             elif time.monotonic() - self.embedding.last_save >= self.config.daemon.save_seconds:
                 self.embedding.save_when_due()  # not the whole vector index for one note
-            return report
+        if full:  # after bulk work (a deleted folder frees pages), the lock let go
+            self.store.reclaim()
+        return report
 
     def _apply(
         self,
@@ -495,7 +497,8 @@ class Engine:
         MEMORY.md's lists), then read it again in the room it left: after bulk work, before
         the daemon hands freed memory back. Read beside the old state, the new one filled
         its holes and pymalloc kept every arena (100,000 notes: 634 MB idle after a rename,
-        524 MB let go first; docs/ARCHITECTURE.md). A search or a save meanwhile waits."""
+        524 MB let go first; docs/ARCHITECTURE.md). A search or a save meanwhile waits.
+        Then index.db's free pages go back to the disk (``Store.reclaim``)."""
         if self.read_only:
             return
         started = time.perf_counter()
@@ -507,6 +510,7 @@ class Engine:
         self.catalogue.link_index()
         with self._lock:
             self.linker.rebuild_kept()
+        self.store.reclaim()  # and index.db's free pages back to the disk, in steps
         log.info("kept state read again in %.1f s", time.perf_counter() - started)
 
     def pending_vectors(self) -> tuple[int, float | None]:

@@ -29,9 +29,13 @@ from memvault.index.sql import parts, select_in
 
 log = logging.getLogger("memvault")
 # free pages below this are not worth giving back (was 4 MB: a short-note index of
-# 3,000 notes kept 1.2 MB free, a fifth of its 6 MB, for good)
+# 3,000 notes kept 1.2 MB free, a fifth of its 6 MB, for good); a save's few stay
 _RECLAIM_BYTES = 256 << 10
-_RECLAIM_SHARE = 0.2  # nor below this share of the file (so not after every save)
+_STEP_PAGES = 2048  # pages given back a transaction (8 MB): the store's lock let go between
+# an index made before auto_vacuum: its conversion rewrites the whole file, so only past
+# this share of free pages, or for a file this small (a rewrite well under a second)
+_RECLAIM_SHARE = 0.2
+_CONVERT_SMALL = 64 << 20
 
 
 class PendingQueue:
@@ -45,6 +49,9 @@ class PendingQueue:
         raise NotImplementedError
 
     def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
+        raise NotImplementedError
+
+    def _own_write(self) -> AbstractContextManager[None]:
         raise NotImplementedError
 
     def add_pending(
@@ -73,12 +80,13 @@ class PendingQueue:
         return [PendingChunk(*r) for r in rows]
 
     def finish_pending(
-        self, labels: Sequence[int], shas: Mapping[int, str] | None = None
+        self, labels: Sequence[int], shas: Mapping[int, str] | None = None, *, reclaim: bool = True
     ) -> list[int]:
         """Take these labels off the queue; return those that were still on it (a chunk
         deleted meanwhile is not). With ``shas`` (label -> the embedded text's sha the
         step embedded), a label queued again meanwhile with another text (a new model:
-        ``requeue_all``) stays on the queue."""
+        ``requeue_all``) stays on the queue. The queue emptied, its pages go back
+        (``reclaim``), unless the caller does that itself (outside a lock of its own)."""
         done: list[int] = []
         with self.transaction() as conn:
             for part in parts(list(labels)):
@@ -92,39 +100,64 @@ class PendingQueue:
                     conn.execute(
                         f"DELETE FROM pending WHERE label IN ({','.join('?' * len(few))})", few
                     )
-        if done and self.pending_state()[0] == 0:
+        if reclaim and done and self.pending_state()[0] == 0:
             self.reclaim()
         return sorted(done)
 
     def reclaim(self) -> int:
         """Give the index's free pages back to the disk; returns how many. The pending
         queue keeps every new chunk's embedded text until its vector is made: after a
-        first index a third of index.db was free pages (54 MB at 10k notes). Done
-        when the queue empties, if free pages are past a fifth of the file and 256 KB:
-        ``incremental_vacuum`` (a new index is made with ``auto_vacuum``); an index
-        made before is converted once by a ``VACUUM``, skipped while another process
-        reads it (tried again the next time)."""
+        first index with the real model its texts were a fifth of a short-note
+        index.db (1.26 of 6.48 MB at 3,000 notes), a third at 10k notes of 100-600
+        words. Done when the queue empties and after bulk work (a full sync, the
+        daemon's quiet after a large batch), once free pages pass 256 KB: an index
+        made with ``auto_vacuum = INCREMENTAL`` (every new one) gives them back by
+        ``incremental_vacuum`` in steps of ``_STEP_PAGES``, each its own transaction,
+        the lock let go between them (a search or a save waits one step at most;
+        readers in other processes never wait: WAL). An index made before is
+        converted once by a ``VACUUM`` (a rewrite of the whole file) when its free
+        pages pass a fifth of it or it is small (``_CONVERT_SMALL``), skipped while
+        another process reads it (tried again the next time). A kill between steps
+        leaves the pages given back so far, a kill inside one none of them: each is a
+        transaction."""
         with self._lock:
             free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
             pages = self._db.execute("PRAGMA page_count").fetchone()[0]
             size = self._db.execute("PRAGMA page_size").fetchone()[0]
-            if free * size < _RECLAIM_BYTES or free < _RECLAIM_SHARE * pages:
+            if free * size < _RECLAIM_BYTES:
                 return 0
-            mode = self._db.execute("PRAGMA auto_vacuum").fetchone()[0]
+            if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                if free < _RECLAIM_SHARE * pages and pages * size > _CONVERT_SMALL:
+                    return 0
+                return self._converted(int(free))
+        given = 0
+        while free:
+            with self._lock, self._own_write():  # its close still stamps the file
+                try:
+                    step = min(int(free), _STEP_PAGES)
+                    self._db.execute(f"PRAGMA incremental_vacuum({step})").fetchall()
+                    left = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+                except sqlite3.OperationalError as exc:  # busy, read-only: the next time
+                    log.info("index.db free pages kept for now: %s", exc)
+                    return given
+            given, free = given + int(free) - int(left), (left if left < free else 0)
+        return given
+
+    def _converted(self, free: int) -> int:
+        """An index made without ``auto_vacuum``: one ``VACUUM`` with the mode set
+        gives its free pages back and makes it incremental from then on."""
+        try:
+            self._db.execute("PRAGMA busy_timeout = 0")
             try:
-                if mode == 2:
-                    self._db.execute("PRAGMA incremental_vacuum").fetchall()
-                else:
-                    self._db.execute("PRAGMA busy_timeout = 0")
-                    try:
-                        self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                        self._db.execute("VACUUM")
-                    finally:
-                        self._db.execute("PRAGMA busy_timeout = 30000")
-            except sqlite3.OperationalError as exc:  # busy, read-only: the next time
-                log.info("index.db free pages kept for now: %s", exc)
-                return 0
-            return int(free)
+                self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                with self._own_write():
+                    self._db.execute("VACUUM")
+            finally:
+                self._db.execute("PRAGMA busy_timeout = 30000")
+        except sqlite3.OperationalError as exc:  # busy, read-only: the next time
+            log.info("index.db free pages kept for now: %s", exc)
+            return 0
+        return free
 
     def pending_state(self) -> tuple[int, float | None]:
         """How many chunks wait for their vector, and since when the oldest has: O(1)

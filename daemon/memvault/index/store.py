@@ -59,14 +59,17 @@ from memvault.index.rows import (
 )
 from memvault.index.schema import SCHEMA_VERSION, create, keywords, register, upgrade
 from memvault.index.sql import close_optimized, parts, select_in
-from memvault.index.vector_cache import VectorCache, opening_error
+from memvault.index.vector_cache import WAL_KEPT, VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
 from memvault.index.vectors_projected import ProjectedVectors
 
 
 def _connect(path: Path) -> sqlite3.Connection:
     conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    if not path.exists() or not path.stat().st_size:  # new: before WAL fixes it for good
+        conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
     register(conn)  # the keyword table's view and triggers call it (schema 8)
@@ -112,9 +115,6 @@ class Store(PendingQueue, LinkTables, NoteLists):
             self._opened = integrity.identity(index_path)  # the file the stamp may vouch for
             if self.checked:
                 integrity.check(self._db)
-            if self._db.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone() is None:
-                # a new index: free pages can be given back without a VACUUM (reclaim)
-                self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
             create(self._db)
             try:
                 self._migrate()

@@ -49,6 +49,10 @@ log = logging.getLogger("memvault")
 CACHE_VERSION = 3
 _SCALE = struct.Struct("<f")  # an int8 row's scale, before its bytes
 K = TypeVar("K")  # a row's key: cache.db's id, PostgreSQL's (model, sha)
+# the WAL a checkpoint left is cut to this at the next write (index.db's too); else it
+# stays as large as the largest transaction (a VACUUM, a new model's re-queue) until
+# the daemon stops
+WAL_KEPT = 16 << 20
 _VACUUM_SHARE = 0.5  # free pages past this share of the file (and 1 MB): VACUUM on open
 
 _SCHEMA = (
@@ -176,6 +180,7 @@ class VectorCache:
             self._opened = integrity.identity(path)  # the file the stamp may vouch for
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 if self.checked:
                     integrity.check(self._db)
