@@ -186,7 +186,9 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     # paged past the 120 top-level notes (their numbers kept) and the 12 folders listed
     assert "; view /memories with view_range [133, 172] lists them): " in more
     folders = call(tool, command="view", path="/memories", view_range=[133, 172]).split("\n")
-    assert folders[0].startswith("Folders 13-34 of 34 in /memories, view_range [133, 154] ")
+    assert folders[0].startswith(
+        "Folders 13-34 of 34 in /memories, view_range [133, 154], numbered past its 120 notes "
+    )
     assert len(folders) == 23 and all("/\t100 notes" in line for line in folders[1:])
     assert "Notes at the top level (120, newest first):" in out
     assert "view /memories with view_range [9, 48] for the next ones" in out
@@ -272,8 +274,8 @@ def test_a_folders_subfolders_past_ten_are_paged_past_its_notes(
     assert notes.startswith("Notes 41-50 of 50 in /memories/clients")
     folders = call(tool, command="view", path="/memories/clients", view_range=[61, 100])
     assert folders.split("\n") == [
-        "Folders 11-25 of 25 in /memories/clients, view_range [61, 75] "
-        "(size, path, notes at or below it):",
+        "Folders 11-25 of 25 in /memories/clients, view_range [61, 75], numbered past its "
+        "50 notes (size, path, notes at or below it):",
         *(
             f"{len(note(f'Brief {k}'))}B\t/memories/clients/Client {k}/\t1 note"
             for k in range(10, 25)

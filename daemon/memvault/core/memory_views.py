@@ -144,20 +144,33 @@ def render_folders(
     """A page of a directory's folders (``view`` of it with a ``view_range`` past its
     ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
     ``first``-th entry, within ``FOLDER_CHARS``, the first folder always (``what``: the
-    directory in the page's own words; ``files``: its files not notes, numbered next)."""
-    said = "Folders {} of {} in {}, view_range [{}, {}] (size, path, notes at or below it):"
+    directory in the page's own words; ``files``: its files not notes, numbered next). It
+    says the notes numbered ahead (a note moved or deleted since the command was given
+    shifts the numbers: the agent sees by how much)."""
+    said = (
+        "Folders {} of {} in {}, view_range [{}, {}], numbered past its "
+        + _count(notes, "note")
+        + " (size, path, notes at or below it):"
+    )
     return _numbered(said, _count_line, folders, path, what or path, first, notes, files)
 
 
-def render_files(path: str, files: Sequence[Entry], first: int, before: int, what: str = "") -> str:
+def render_files(
+    path: str, files: Sequence[Entry], first: int, notes: int, folders: int, what: str = ""
+) -> str:
     """A page of a directory's files not read as notes (``view`` of it with a ``view_range``
-    past its notes and folders, ``before``: numbered last, so those keep their numbers),
-    from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
+    past its ``notes`` and ``folders``: numbered last, so those keep their numbers, and
+    said), from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
     said = (
-        "Files not read as notes {} of {} in {}, view_range [{}, {}] (size, path; rename "
-        "each to .md to keep it as memory, view reads one):"
+        "Files not read as notes {} of {} in {}, view_range [{}, {}], numbered past its "
+        + f"{_count(notes, 'note')} and {_count(folders, 'folder')}"
+        + " (size, path; rename each to .md to keep it as memory, view reads one):"
     )
-    return _numbered(said, _file_line, files, path, what or path, first, before)
+    return _numbered(said, _file_line, files, path, what or path, first, notes + folders)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _numbered(
@@ -339,7 +352,7 @@ def render_top_notes(
     ``files`` at the top level not read as notes."""
     before = len(notes) + len(folders)
     if first > before and files:
-        return render_files(ROOT, files, first, before)
+        return render_files(ROOT, files, first, len(notes), len(folders))
     if first > len(notes) and folders:
         return render_folders(ROOT, folders, first, len(notes), files=len(files))
     what = "the notes at the top level of " + ROOT
@@ -384,7 +397,7 @@ def _folder_page(
     before = len(notes) + len(subfolders)
     entries = before + len(not_notes)
     if first > before and first > 1 and not_notes:  # (past its notes and folders: files)
-        return render_files(path, not_notes, first, before, what)
+        return render_files(path, not_notes, first, len(notes), len(subfolders), what)
     if first > len(notes) and first > 1 and subfolders:  # (past its notes: its folders)
         return render_folders(path, subfolders, first, len(notes), what, len(not_notes))
     if first != 1:
