@@ -389,3 +389,27 @@ def test_a_page_past_the_notes_says_how_many_notes_it_is_numbered_past(tmp_path:
         "Files not read as notes 1-1 of 1 in /memories/F, view_range [46, 46], numbered past "
         "its 25 notes and 20 folders "
     ), files
+
+
+def test_a_folder_grown_while_an_agent_pages_the_index_is_still_listed(tmp_path: Path) -> None:
+    """The index lists the biggest folders first; its "… and 4 more folders" named the
+    entries past the twelve listed in that order. A note written into F14 meanwhile (by a
+    person, the daemon, the agent itself) moved F14 ahead of the page, which then listed
+    F11 again and never F14. The pages number the folders by name now, which no note
+    written changes, and the command pages every one."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(16):
+        write(root, f"F{i:02d}/n.md", "# n\n")
+    with open_vault(root) as v:
+        v.sync()
+        out = v.memory_tool({"command": "view", "path": "/memories"})
+        write(root, "F14/m.md", "# m\n")
+        v.sync()
+        seen = set(re.findall(r"\t(/memories/F\d\d/)\t", out))
+        for a, b in re.findall(r"view /memories with view_range \[(\d+), (\d+)\]", out):
+            page = v.memory_tool(
+                {"command": "view", "path": "/memories", "view_range": [int(a), int(b)]}
+            )
+            seen |= set(re.findall(r"\t(/memories/F\d\d/)\t", page))
+    assert seen == {f"/memories/F{i:02d}/" for i in range(16)}
