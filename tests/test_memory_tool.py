@@ -183,11 +183,16 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     ]  # the folders MEMORY.md has sections for first, then the biggest
     assert "/memories/area-00/\t100 notes" in out
     (more,) = [line for line in lines if line.startswith("… and 22 more folders (2200 notes; ")]
-    # paged past the 120 top-level notes (their numbers kept) and the 12 folders listed
-    assert "; view /memories with view_range [133, 172] lists them): " in more
-    folders = call(tool, command="view", path="/memories", view_range=[133, 172]).split("\n")
-    assert folders[0].startswith("Folders 13-34 of 34 in /memories, view_range [133, 154] ")
-    assert len(folders) == 23 and all("/\t100 notes" in line for line in folders[1:])
+    # paged past the 120 top-level notes (their numbers kept), every folder by name (an
+    # order no note written meanwhile changes, as it does the index's, biggest first)
+    assert "; view /memories with view_range [121, 160] lists all 34, by name): " in more
+    folders = call(tool, command="view", path="/memories", view_range=[121, 160]).split("\n")
+    assert folders[0].startswith(
+        "Folders 1-34 of 34 in /memories, view_range [121, 154], numbered past its 120 notes "
+    )
+    names = [line.split("\t")[1] for line in folders[1:]]
+    assert len(folders) == 35 and names == sorted(names)
+    assert sum("/\t100 notes" in line for line in folders[1:]) == 30
     assert "Notes at the top level (120, newest first):" in out
     assert "view /memories with view_range [9, 48] for the next ones" in out
     page = call(tool, command="view", path="/memories", view_range=[9, 48])
@@ -272,8 +277,8 @@ def test_a_folders_subfolders_past_ten_are_paged_past_its_notes(
     assert notes.startswith("Notes 41-50 of 50 in /memories/clients")
     folders = call(tool, command="view", path="/memories/clients", view_range=[61, 100])
     assert folders.split("\n") == [
-        "Folders 11-25 of 25 in /memories/clients, view_range [61, 75] "
-        "(size, path, notes at or below it):",
+        "Folders 11-25 of 25 in /memories/clients, view_range [61, 75], numbered past its "
+        "50 notes (size, path, notes at or below it):",
         *(
             f"{len(note(f'Brief {k}'))}B\t/memories/clients/Client {k}/\t1 note"
             for k in range(10, 25)

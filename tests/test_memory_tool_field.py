@@ -256,11 +256,46 @@ def test_a_folder_named_with_a_trailing_space_or_dot_is_not_made(vault: Vault, f
     said = refused(tool, command="create", path=path, file_text="# Sarah\n\nnew\n")
     assert said.startswith(f"Nothing was written: {path} would make `{folder}`"), said
     assert "a name ending in" in said
+    assert said.endswith(f"name it `{folder.rstrip(' .')}` (or another name not ending so)")
     said = refused(
-        tool, command="rename", old_path="/memories/people", new_path=f"/memories/{folder}"
+        tool, command="rename", old_path="/memories/People", new_path=f"/memories/{folder}"
     )
-    assert said.startswith("Nothing was changed"), said
+    assert said.startswith(f"Nothing was changed: /memories/{folder} would make `"), said
     assert files(vault.root) == before
+
+
+@pytest.mark.parametrize("folder", [" ", "...", ". .", "  "])
+def test_a_folder_named_with_spaces_and_dots_only_is_refused_in_words_that_say_so(
+    vault: Vault, folder: str
+) -> None:
+    """``create /memories/ /x.md`` was refused as "a name ending in a space: it reads as
+    ``, and Windows drops it, making it that name; name it without": an empty name to
+    read it as, and "without" what. It says the name is of spaces and dots only now."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{folder}/x.md"
+    said = refused(tool, command="create", path=path, file_text="# x\n")
+    assert said.startswith(f"Nothing was written: {path} would make `{folder}`, a name of "), said
+    assert "spaces and dots only" in said and "``" not in said, said
+    assert files(vault.root) == before
+
+
+def test_a_persons_folder_ending_in_a_space_or_dot_is_moved_into_and_renamed(
+    vault: Vault,
+) -> None:
+    """The refusal is of a new folder so named: a person's (made on a Mac or Linux) is
+    still a destination of a rename, and is renamed away from its name."""
+    write(vault.root, "Drafts /old.md", "# old\n")
+    write(vault.root, "Archive./older.md", "# older\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    call(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path="/memories/Drafts /Inbox.md"
+    )
+    assert (vault.root / "Drafts " / "Inbox.md").exists()
+    call(tool, command="rename", old_path="/memories/Archive.", new_path="/memories/Archive")
+    assert (vault.root / "Archive" / "older.md").exists()
+    assert not (vault.root / "Archive.").exists()
 
 
 def test_a_persons_note_so_named_is_still_read_and_edited(vault: Vault) -> None:

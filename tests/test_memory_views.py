@@ -10,6 +10,7 @@ count are, so every line still names a whole path the agent can ``view``.
 
 from __future__ import annotations
 
+import os
 import re
 import tempfile
 from collections.abc import Callable
@@ -354,3 +355,61 @@ def test_every_fact_md_of_a_folder_and_of_the_top_is_reached_from_the_index(
     assert "Notes 1-1 of 1 in /memories/F" in folder  # (the note is still entry 1)
     assert seen >= {f"/memories/F/Fact{i:02d}.MD" for i in range(14)}
     assert seen >= {f"/memories/Top{i:02d}.MD" for i in range(14)}
+
+
+def test_a_page_past_the_notes_says_how_many_notes_it_is_numbered_past(tmp_path: Path) -> None:
+    """An agent reorganising a folder while it pages: it views 45 notes and 20 subfolders
+    (``… 5 more: view /memories/F with view_range [41, 80]``), moves the 20 notes it read
+    first into a subfolder, then follows the command: entry 41 is a subfolder now, and the
+    page said "Folders 16-20 of 20 in /memories/F, view_range [41, 45]", no word that the
+    notes it asked for (now 21-25) were numbered ahead. The page says its notes' count
+    now (a files page its notes' and folders'), so the shift is seen."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    for k in range(20):
+        write(root, f"F/sub{k:02d}/n.md", "# n\n")
+    write(root, "F/Fact.MD", "fact\n")
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        assert "(5 more: view /memories/F with view_range [41, 80] for the next ones)" in first
+        listed = re.findall(r"\t(/memories/F/n\d\d\.md)\t", first)
+        for p in listed[:20]:
+            new = p.replace("/F/", "/F/sub00/")
+            v.memory_tool({"command": "rename", "old_path": p, "new_path": new})
+        page = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [41, 80]})
+        files = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [46, 85]})
+    assert page.startswith(
+        "Folders 16-20 of 20 in /memories/F, view_range [41, 45], numbered past its 25 notes "
+    ), page
+    assert files.startswith(
+        "Files not read as notes 1-1 of 1 in /memories/F, view_range [46, 46], numbered past "
+        "its 25 notes and 20 folders "
+    ), files
+
+
+def test_a_folder_grown_while_an_agent_pages_the_index_is_still_listed(tmp_path: Path) -> None:
+    """The index lists the biggest folders first; its "… and 4 more folders" named the
+    entries past the twelve listed in that order. A note written into F14 meanwhile (by a
+    person, the daemon, the agent itself) moved F14 ahead of the page, which then listed
+    F11 again and never F14. The pages number the folders by name now, which no note
+    written changes, and the command pages every one."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(16):
+        write(root, f"F{i:02d}/n.md", "# n\n")
+    with open_vault(root) as v:
+        v.sync()
+        out = v.memory_tool({"command": "view", "path": "/memories"})
+        write(root, "F14/m.md", "# m\n")
+        v.sync()
+        seen = set(re.findall(r"\t(/memories/F\d\d/)\t", out))
+        for a, b in re.findall(r"view /memories with view_range \[(\d+), (\d+)\]", out):
+            page = v.memory_tool(
+                {"command": "view", "path": "/memories", "view_range": [int(a), int(b)]}
+            )
+            seen |= set(re.findall(r"\t(/memories/F\d\d/)\t", page))
+    assert seen == {f"/memories/F{i:02d}/" for i in range(16)}

@@ -147,11 +147,18 @@ def unportable(name: str) -> str | None:
 
 def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
     if char in " ." and name.endswith(char):
+        kept = name.rstrip(" .")
+        if not kept:  # (" ", "...": nothing left to read it as, nor for Windows to keep)
+            return (
+                f"{start}: {path} would make `{name}`, a name of spaces and dots only: "
+                "Windows (a clone of the vault there) cannot hold it; name it with a letter "
+                "or a digit in it"
+            )
         return (
             f"{start}: {path} would make `{name}`, a name ending in "
-            f"{'a space' if char == ' ' else 'a dot'}: it reads as `{name.rstrip(' .')}`, "
-            "and Windows (a clone of the vault there) drops it, making it that name; name "
-            "it without"
+            f"{'a space' if char == ' ' else 'a dot'}: it reads as `{kept}`, and Windows "
+            "(a clone of the vault there) drops its trailing spaces and dots, making it "
+            f"that name; name it `{kept}` (or another name not ending so)"
         )
     if bidi_control(char):
         return (

@@ -99,23 +99,27 @@ def folder_lines(
     here: str | None = None,
     path: str = ROOT,
     notes: int = 0,
+    by_name: bool = False,
 ) -> list[str]:
     """ "Folders:", the first ``most`` folders with their counts within ``chars``
     characters, then how many more with the command that pages them (``view {path}``
     with the ``view_range`` past the ``notes`` it pages first) and as many of their
     names as fit (``here``: the folder they are in, whose view this is: named relative
     to it). Every folder is so reachable however many (a vault of 40 top-level folders,
-    a Johnny.Decimal ``10-19 Area/``, a folder per client)."""
+    a Johnny.Decimal ``10-19 Area/``, a folder per client). ``by_name``: ``folders`` are
+    in another order than the pages' (the index's, biggest first, which a note written
+    meanwhile changes), so the command pages every folder, by name, from the first."""
     if not folders:
         return []
     out = ["Folders:"]
-    biggest = _more_folders(folders, path, here, notes + len(folders))  # its widest numbers
+    every = len(folders) if by_name else 0
+    biggest = _more_folders(folders, path, here, notes + len(folders), every)  # widest
     room = chars - len(out[0]) - 1 - len(biggest) - 1
     out += _fitting((_count_line(f) for f in folders[:most]), room)
     rest = folders[len(out) - 1 :]
     if rest:
         room += len(biggest) + 1 - sum(len(x) + 1 for x in out[1:])
-        line = _more_folders(rest, path, here, notes + len(out))
+        line = _more_folders(rest, path, here, notes + (1 if by_name else len(out)), every)
         names = [(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
         said = _fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
         if said:
@@ -124,12 +128,16 @@ def folder_lines(
     return out
 
 
-def _more_folders(rest: Sequence[FolderCount], path: str, here: str | None, at: int) -> str:
-    """ "… and N more folders", with the command listing them from the ``at``-th entry."""
+def _more_folders(
+    rest: Sequence[FolderCount], path: str, here: str | None, at: int, every: int = 0
+) -> str:
+    """ "… and N more folders", with the command listing them from the ``at``-th entry
+    (``every``: all of the ``every`` folders, by name)."""
     notes = sum(f.notes for f in rest)
     return (
         f"… and {len(rest)} more folders ({notes} notes{' here' if here is not None else ''}; "
-        f"view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] lists them)"
+        f"view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] lists "
+        + (f"all {every}, by name)" if every else "them)")
     )
 
 
@@ -144,20 +152,34 @@ def render_folders(
     """A page of a directory's folders (``view`` of it with a ``view_range`` past its
     ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
     ``first``-th entry, within ``FOLDER_CHARS``, the first folder always (``what``: the
-    directory in the page's own words; ``files``: its files not notes, numbered next)."""
-    said = "Folders {} of {} in {}, view_range [{}, {}] (size, path, notes at or below it):"
+    directory in the page's own words; ``files``: its files not notes, numbered next). It
+    says the notes numbered ahead (a note moved or deleted since the command was given
+    shifts the numbers: the agent sees by how much)."""
+    said = (
+        "Folders {} of {} in {}, view_range [{}, {}]"
+        + (f", numbered past its {_count(notes, 'note')}" if notes else "")
+        + " (size, path, notes at or below it):"
+    )
     return _numbered(said, _count_line, folders, path, what or path, first, notes, files)
 
 
-def render_files(path: str, files: Sequence[Entry], first: int, before: int, what: str = "") -> str:
+def render_files(
+    path: str, files: Sequence[Entry], first: int, notes: int, folders: int, what: str = ""
+) -> str:
     """A page of a directory's files not read as notes (``view`` of it with a ``view_range``
-    past its notes and folders, ``before``: numbered last, so those keep their numbers),
-    from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
+    past its ``notes`` and ``folders``: numbered last, so those keep their numbers, and
+    said), from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
+    ahead = [_count(n, w) for n, w in ((notes, "note"), (folders, "folder")) if n]
     said = (
-        "Files not read as notes {} of {} in {}, view_range [{}, {}] (size, path; rename "
-        "each to .md to keep it as memory, view reads one):"
+        "Files not read as notes {} of {} in {}, view_range [{}, {}]"
+        + (f", numbered past its {' and '.join(ahead)}" if ahead else "")
+        + " (size, path; rename each to .md to keep it as memory, view reads one):"
     )
-    return _numbered(said, _file_line, files, path, what or path, first, before)
+    return _numbered(said, _file_line, files, path, what or path, first, notes + folders)
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def _numbered(
@@ -290,7 +312,9 @@ def render_index(
         "with its note count. View a folder to list its notes, newest first; view a note to "
         "read it."
     )
-    tail = folder_lines(folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS, notes=len(top_notes))
+    tail = folder_lines(
+        folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS, notes=len(top_notes), by_name=True
+    )
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
         room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - _MORE
@@ -336,10 +360,13 @@ def render_top_notes(
 ) -> str:
     """``view /memories`` with a ``view_range``: a page of the notes at the top level,
     numbered first, then past them a page of the top-level ``folders``, then of the
-    ``files`` at the top level not read as notes."""
+    ``files`` at the top level not read as notes. The folders are numbered by name: the
+    index lists the biggest first, an order a note written while an agent pages changes
+    (a folder grown past the page it was on was never listed), their names do not."""
+    folders = sorted(folders, key=lambda f: f.rel)
     before = len(notes) + len(folders)
     if first > before and files:
-        return render_files(ROOT, files, first, before)
+        return render_files(ROOT, files, first, len(notes), len(folders))
     if first > len(notes) and folders:
         return render_folders(ROOT, folders, first, len(notes), files=len(files))
     what = "the notes at the top level of " + ROOT
@@ -384,7 +411,7 @@ def _folder_page(
     before = len(notes) + len(subfolders)
     entries = before + len(not_notes)
     if first > before and first > 1 and not_notes:  # (past its notes and folders: files)
-        return render_files(path, not_notes, first, before, what)
+        return render_files(path, not_notes, first, len(notes), len(subfolders), what)
     if first > len(notes) and first > 1 and subfolders:  # (past its notes: its folders)
         return render_folders(path, subfolders, first, len(notes), what, len(not_notes))
     if first != 1:
