@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helpers import new_vault, open_vault, write
+from helpers import new_vault, open_vault, run_namespaced, write
 from memvault.index import integrity
 from memvault.index.store import Store
 
@@ -347,3 +347,50 @@ def test_an_older_large_index_says_it_is_rewritten_before_searches_wait(
     said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert len(said) == 1 and "rewriting" in said[0], said
     assert "(5 MB)" in said[0] and "its 2 MB of free pages" in said[0], said
+
+
+_READ_ONLY = textwrap.dedent(
+    """
+    import json, logging, sys
+    from pathlib import Path
+    from memvault.index import pending_queue
+    from memvault.index.store import Store
+    pending_queue._CONVERT_SMALL = 2 << 20  # else 64 MB to write
+    said = []
+    logging.getLogger("memvault").addHandler(logging.Handler())
+    logging.getLogger("memvault").handlers[-1].emit = lambda r: said.append(r.getMessage())
+    index = Path(sys.argv[1])
+    store = Store(index, index.with_name("cache.db"), trusting=True)
+    given = store.reclaim()
+    store.close()
+    print(json.dumps({"given": given, "said": said}))
+    """
+)
+
+
+def test_an_older_index_that_cannot_be_written_is_left_as_it_is_and_says_nothing(
+    tmp_path: Path,
+) -> None:
+    """index.db of mode 0444 (its owner's, read by another user): a full sync that
+    changed nothing writes nothing, and the reclaim after it cannot convert the file.
+    Nothing is written and no warning of a rewrite that will not happen is given at
+    every command (the VACUUM fails; ``log.info`` only)."""
+    index = tmp_path / "state" / "index.db"
+    index.parent.mkdir()
+    _made_before(index, kept=6000)
+    store = Store(index, index.with_name("cache.db"))
+    try:
+        labels = list(range(1, 601))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
+            conn.execute("DELETE FROM pending")
+    finally:
+        store.close()
+    before = index.read_bytes()
+    index.chmod(0o444)
+    for path in (tmp_path, index.parent):  # the user may make -shm beside it, not write it
+        path.chmod(0o777)
+    as_a_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+    out = run_namespaced(as_a_user, _READ_ONLY, str(index))
+    assert out == {"given": 0, "said": []}, out
+    assert index.read_bytes() == before

@@ -10,9 +10,11 @@ rest of the schema there.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
 from memvault.core.text import sha256_text
@@ -41,6 +43,7 @@ _CONVERT_SMALL = 64 << 20
 class PendingQueue:
     """Methods over the pending queue; ``Store`` supplies the connection and the lock."""
 
+    index_path: Path
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
@@ -149,9 +152,10 @@ class PendingQueue:
         store's lock throughout: a search in this process waits for all of it (572 MB:
         5 s on an idle machine, a 1.2 GB one 47-61 s loaded; a daemon's client gives up
         after 30 s), so a file past ``_CONVERT_SMALL`` says so first (a command's
-        stderr, the daemon's log). Readers in other processes never wait (WAL: they
+        stderr, the daemon's log), unless it cannot be written (a file of mode 0444: the
+        VACUUM fails, nothing said). Readers in other processes never wait (WAL: they
         keep their snapshot); another process's write makes it wait for the next time."""
-        if file_bytes > _CONVERT_SMALL:
+        if file_bytes > _CONVERT_SMALL and os.access(self.index_path, os.W_OK):
             log.warning(
                 "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
                 "of free pages back; searches wait until it is done",
