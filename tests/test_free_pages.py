@@ -326,7 +326,7 @@ def test_an_older_large_index_says_it_is_rewritten_before_searches_wait(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Converting an older index is one VACUUM under the store's lock: a search waits for
-    all of it (572 MB: 5 s idle; 1.2 GB: ~50 s loaded, past a daemon client's 30 s),
+    all of it (519 MB: 3.3 s idle; 1.2 GB: ~50 s loaded, past a daemon client's 30 s),
     silently before. Past ``_CONVERT_SMALL`` it is said first (stderr, the daemon's log);
     a small one's rewrite, well under a second, is not."""
     from memvault.index import pending_queue

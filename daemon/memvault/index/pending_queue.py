@@ -149,9 +149,9 @@ class PendingQueue:
     def _converted(self, free: int, file_bytes: int, free_bytes: int) -> int:
         """An index made without ``auto_vacuum``: one ``VACUUM`` with the mode set
         gives its free pages back and makes it incremental from then on. It holds the
-        store's lock throughout: a search in this process waits for all of it (572 MB:
-        5 s on an idle machine, a 1.2 GB one 47-61 s loaded; a daemon's client gives up
-        after 30 s), so a file past ``_CONVERT_SMALL`` says so first (a command's
+        store's lock throughout: a search in this process waits for all of it (519 MB:
+        3.3 s on an idle machine, bench/convert_wait.py; 1.2 GB loaded 47-61 s; a
+        daemon's client gives up after 30 s), so a file past ``_CONVERT_SMALL`` says so first (a command's
         stderr, the daemon's log), unless it cannot be written (a file of mode 0444: the
         VACUUM fails, nothing said). Readers in other processes never wait (WAL: they
         keep their snapshot); another process's write makes it wait for the next time."""
