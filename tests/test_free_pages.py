@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from helpers import new_vault, open_vault, write
+from helpers import new_vault, open_vault, run_namespaced, write
 from memvault.index import integrity
 from memvault.index.store import Store
 
@@ -71,7 +71,7 @@ def test_an_index_that_gave_its_pages_back_is_trusted_by_the_next_open(
     so the next command with no daemon opens it without reading it whole (quick_check)."""
     index = tmp_path / "index.db"
     if made_before:  # as an older memvault made it: no auto_vacuum, converted by VACUUM
-        sqlite3.connect(index).execute("CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT)")
+        _made_before(index, kept=12_000)  # past 1,000 pages: the VACUUM's commit checkpoints
     store = Store(index, tmp_path / "cache.db")
     try:
         labels = list(range(1, 1001))
@@ -85,6 +85,25 @@ def test_an_index_that_gave_its_pages_back_is_trusted_by_the_next_open(
     trusted = Store(index, tmp_path / "cache.db", trusting=True)
     assert not trusted.checked
     trusted.close()
+
+
+def _made_before(index: Path, kept: int) -> None:
+    """index.db as an older memvault made it (no ``auto_vacuum``), ``kept`` rows of
+    ~500 bytes in meta."""
+    Store(index, index.with_name("cache.db")).close()
+    conn = sqlite3.connect(index, isolation_level=None)
+    try:
+        with conn:
+            conn.execute("BEGIN")
+            conn.executemany(
+                "INSERT INTO meta(key, value) VALUES(?, ?)",
+                [(f"kept {n}", f"value {n} " * 50) for n in range(kept)],
+            )
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("VACUUM")
+        assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    finally:
+        conn.close()
 
 
 def _short_notes(root: Path, folder: str, count: int) -> None:
@@ -259,3 +278,119 @@ def test_a_kill_during_the_reclaim_leaves_a_valid_index_with_the_same_rows(
         store.close()
     pages, free = _pages(index)
     assert free * 4096 < 256 << 10 and pages < full / 2, (full, pages, free)
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.2, 0.6])
+def test_a_kill_during_an_older_indexs_conversion_leaves_it_valid_with_the_same_rows(
+    tmp_path: Path, delay: float
+) -> None:
+    """kill -9 of a process converting an older index (no ``auto_vacuum``) by its one
+    ``VACUUM``: the rewrite is one transaction, so the next open finds the old file or
+    the new one, whole, with every row; the next reclaim converts what a kill left."""
+    index, cache = tmp_path / "index.db", tmp_path / "cache.db"
+    _made_before(index, kept=60_000)  # ~35 MB kept: the rewrite takes a while
+    store = Store(index, cache)
+    try:
+        with store.transaction() as conn:
+            store.add_pending(
+                conn, ((n, f"{n:064x}", f"text {n} " * 800) for n in range(1, 3001)), 1.0
+            )
+        kept = store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
+    finally:
+        store.close()
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    with subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(index), str(cache)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "reclaiming"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    store = Store(index, cache)  # checked on open (quick_check)
+    try:
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall() == kept
+        assert store.pending_state()[0] == 0
+        store.reclaim()
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        store.close()
+    assert _pages(index)[1] * 4096 < 256 << 10
+
+
+def test_an_older_large_index_says_it_is_rewritten_before_searches_wait(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Converting an older index is one VACUUM under the store's lock: a search waits for
+    all of it (519 MB: 3.3 s idle; 1.2 GB: ~50 s loaded, past a daemon client's 30 s),
+    silently before. Past ``_CONVERT_SMALL`` it is said first (stderr, the daemon's log);
+    a small one's rewrite, well under a second, is not."""
+    from memvault.index import pending_queue
+
+    monkeypatch.setattr(pending_queue, "_CONVERT_SMALL", 2 << 20)  # else 64 MB to write
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)  # ~3.5 MB
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        labels = list(range(1, 601))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
+        with caplog.at_level("WARNING", logger="memvault"):
+            store.finish_pending(labels)
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        store.close()
+    said = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(said) == 1 and "rewriting" in said[0], said
+    assert "(5 MB)" in said[0] and "its 2 MB of free pages" in said[0], said
+
+
+_READ_ONLY = textwrap.dedent(
+    """
+    import json, logging, sys
+    from pathlib import Path
+    from memvault.index import pending_queue
+    from memvault.index.store import Store
+    pending_queue._CONVERT_SMALL = 2 << 20  # else 64 MB to write
+    said = []
+    logging.getLogger("memvault").addHandler(logging.Handler())
+    logging.getLogger("memvault").handlers[-1].emit = lambda r: said.append(r.getMessage())
+    index = Path(sys.argv[1])
+    store = Store(index, index.with_name("cache.db"), trusting=True)
+    given = store.reclaim()
+    store.close()
+    print(json.dumps({"given": given, "said": said}))
+    """
+)
+
+
+def test_an_older_index_that_cannot_be_written_is_left_as_it_is_and_says_nothing(
+    tmp_path: Path,
+) -> None:
+    """index.db of mode 0444 (its owner's, read by another user): a full sync that
+    changed nothing writes nothing, and the reclaim after it cannot convert the file.
+    Nothing is written and no warning of a rewrite that will not happen is given at
+    every command (the VACUUM fails; ``log.info`` only)."""
+    index = tmp_path / "state" / "index.db"
+    index.parent.mkdir()
+    _made_before(index, kept=6000)
+    store = Store(index, index.with_name("cache.db"))
+    try:
+        labels = list(range(1, 601))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
+            conn.execute("DELETE FROM pending")
+    finally:
+        store.close()
+    before = index.read_bytes()
+    index.chmod(0o444)
+    for path in (tmp_path, index.parent):  # the user may make -shm beside it, not write it
+        path.chmod(0o777)
+    as_a_user = ["unshare", "--user", "--map-user=1000", "--map-group=1000"]
+    out = run_namespaced(as_a_user, _READ_ONLY, str(index))
+    assert out == {"given": 0, "said": []}, out
+    assert index.read_bytes() == before

@@ -10,9 +10,11 @@ rest of the schema there.
 from __future__ import annotations
 
 import logging
+import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
 from memvault.core.text import sha256_text
@@ -41,6 +43,7 @@ _CONVERT_SMALL = 64 << 20
 class PendingQueue:
     """Methods over the pending queue; ``Store`` supplies the connection and the lock."""
 
+    index_path: Path
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
@@ -117,7 +120,7 @@ class PendingQueue:
         readers in other processes never wait: WAL). An index made before is
         converted once by a ``VACUUM`` (a rewrite of the whole file) when its free
         pages pass a fifth of it or it is small (``_CONVERT_SMALL``), skipped while
-        another process reads it (tried again the next time). A kill between steps
+        another process writes it (tried again the next time). A kill between steps
         leaves the pages given back so far, a kill inside one none of them: each is a
         transaction."""
         with self._lock:
@@ -129,7 +132,7 @@ class PendingQueue:
             if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
                 if free < _RECLAIM_SHARE * pages and pages * size > _CONVERT_SMALL:
                     return 0
-                return self._converted(int(free))
+                return self._converted(int(free), int(pages) * int(size), int(free) * int(size))
         given = 0
         while free:
             with self._lock, self._own_write():  # its close still stamps the file
@@ -143,9 +146,22 @@ class PendingQueue:
             given, free = given + int(free) - int(left), (left if left < free else 0)
         return given
 
-    def _converted(self, free: int) -> int:
+    def _converted(self, free: int, file_bytes: int, free_bytes: int) -> int:
         """An index made without ``auto_vacuum``: one ``VACUUM`` with the mode set
-        gives its free pages back and makes it incremental from then on."""
+        gives its free pages back and makes it incremental from then on. It holds the
+        store's lock throughout: a search in this process waits for all of it (519 MB:
+        3.3 s on an idle machine, bench/convert_wait.py; 1.2 GB loaded 47-61 s; a
+        daemon's client gives up after 30 s), so a file past ``_CONVERT_SMALL`` says so first (a command's
+        stderr, the daemon's log), unless it cannot be written (a file of mode 0444: the
+        VACUUM fails, nothing said). Readers in other processes never wait (WAL: they
+        keep their snapshot); another process's write makes it wait for the next time."""
+        if file_bytes > _CONVERT_SMALL and os.access(self.index_path, os.W_OK):
+            log.warning(
+                "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
+                "of free pages back; searches wait until it is done",
+                file_bytes >> 20,
+                free_bytes >> 20,
+            )
         try:
             self._db.execute("PRAGMA busy_timeout = 0")
             try:
