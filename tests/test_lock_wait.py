@@ -264,6 +264,34 @@ def test_a_read_finding_the_lock_file_emptied_waits_for_the_holder_letting_go(
         holder.communicate(timeout=30)
 
 
+def test_a_read_beside_a_kept_vault_not_let_go_in_time_says_what_it_misses_to_the_api(
+    tmp_path: Path,
+) -> None:
+    # A holder that said it lets go and does not (stopped, starved): a read answers from
+    # the index as it was after LETS_GO. Its warning went to the log only: an agent using
+    # the Python API (or the MCP server's tools, which use it) was not told; Vault.stale.
+    root = new_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    kept = subprocess.Popen(
+        [sys.executable, "-c", HOLD_KEPT, str(root / ".memvault" / "lock"), "60"],
+        env=env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert kept.stdout is not None and kept.stdout.readline().strip() == "held"
+        with Vault.open(root, mode="read", embedder=HashEmbedder()) as v:  # type: ignore[arg-type]
+            assert v.engine.read_only and v.stale is None  # nothing changed: no news
+        (root / "people" / "tamsin.md").write_text("# Tamsin\n\nRestores clocks.\n", "utf-8")
+        with Vault.open(root, mode="query", embedder=HashEmbedder()) as v:  # type: ignore[arg-type]
+            assert v.engine.read_only and v.search("clocks") == []
+            assert v.stale is not None
+            assert "misses 1 note changed since (people/tamsin.md)" in v.stale, v.stale
+            assert f"process {kept.pid} keeps this vault" in v.stale
+    finally:
+        kept.kill()
+        kept.communicate(timeout=30)
+
+
 def test_a_daemon_starting_waits_for_a_kept_vault_past_lets_go_but_not_for_a_sync(
     tmp_path: Path,
 ) -> None:
