@@ -219,6 +219,35 @@ def test_a_cli_search_beside_a_server_that_does_not_let_go_in_time_says_what_it_
         assert "people/tamsin.md" in paths(server, "clocks")  # the server takes it back
 
 
+def test_a_server_beside_one_that_does_not_let_go_in_time_tells_the_model_what_it_misses(
+    vault: Path,
+) -> None:
+    # Two agents' servers on one vault; the one keeping it stopped (as starved, or in a
+    # long call). The other's search and context answer from the index as it was: the
+    # warning naming the note they miss went to the server's stderr only, which no
+    # model reads; the tool result says it (a `note`; after the context's text).
+    with mcp_server(vault, "keeper") as keeper, mcp_server(vault, "other") as other:
+        keeper.ok("memory_search", query="Sarah")
+        kept_by = other_holder(vault)
+        assert kept_by is not None
+        os.kill(kept_by, signal.SIGSTOP)
+        try:
+            same = other.ok("memory_search", query="Sarah")
+            write(vault, "people/tamsin.md", note("Tamsin Rook", body="Tamsin restores clocks."))
+            found = other.ok("memory_search", query="clocks")
+            context = other.ok("memory_context", query="Who restores clocks?")
+        finally:
+            os.kill(kept_by, signal.SIGCONT)
+        assert "note" not in same  # nothing changed: no news
+        assert "people/tamsin.md" not in [h["path"] for h in found["hits"]]
+        assert "misses 1 note changed since (people/tamsin.md)" in found["note"], found
+        assert f"process {kept_by} keeps this vault" in found["note"]
+        assert "restores clocks" not in context
+        assert "misses 1 note changed since (people/tamsin.md)" in context, context
+        assert "people/tamsin.md" in paths(other, "clocks")  # its turn once let go
+        assert "note" not in other.ok("memory_search", query="clocks")
+
+
 def test_a_daemon_started_while_the_server_keeps_the_vault_serves_the_next_calls(
     vault: Path, tmp_path: Path
 ) -> None:

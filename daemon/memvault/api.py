@@ -185,6 +185,15 @@ class Vault(Closes):
         backend = self._backend
         return backend.client if isinstance(backend, DaemonBackend) else None
 
+    @property
+    def stale(self) -> str | None:
+        """Which notes this vault's answers miss, said when a read (``"read"``,
+        ``"query"``) answers from the index as it is because the process keeping the
+        vault between its calls did not let go of it within ``backends.LETS_GO`` while
+        the files differ from the index (also a warning on the ``memvault`` log); None
+        otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
+        return self._backend.stale
+
     def lock_wanted(self, since_ns: int) -> bool:
         """Whether another process waits for this vault's writer lock (vault/lock_queue.py),
         or found it held after ``since_ns`` (``time.time_ns()``; vault/lock.py

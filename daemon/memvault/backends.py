@@ -90,6 +90,9 @@ class Backend:
     root: Path
     config: VaultConfig
     writable: bool  # a write can go here (the lock held, or the daemon that holds it)
+    # a read answering from the index as it is, beside a holder that did not let go in
+    # time, while the files differ from it: which notes its answers miss (``say_missed``)
+    stale: str | None = None
     _target: Engine | DaemonClient  # what answers the reads
 
     @property
@@ -432,7 +435,7 @@ def open_backend(
     try:
         backend.freshen(mode, progress)
         if kept_by is not None:
-            say_missed(engine, kept_by)
+            backend.stale = say_missed(engine, kept_by)
     except BaseException:
         backend.close()
         raise
@@ -442,26 +445,30 @@ def open_backend(
 MISSED_NAMED = 5  # notes a read's warning names (then: "and N more")
 
 
-def say_missed(engine: Engine, pid: int) -> None:
+def say_missed(engine: Engine, pid: int) -> str | None:
     """A read answering from the index as it is because the holder keeping the vault
     between its calls (an MCP server, the memory tool: memvault/door.py) did not let go
     within ``LETS_GO`` — stopped, starved, or in a long call — says which notes its
     answer misses (a warning: stderr in the CLI), when the files differ from the index;
     nothing when they do not. It said nothing: the note saved since the holder's last
-    call was silently missing from the answer."""
+    call was silently missing from the answer. Returned too (``Backend.stale``: the
+    Python API's ``Vault.stale``, an MCP tool result's ``note``): an agent reads no
+    server's stderr."""
     from memvault.engine.status import behind
 
     missed = behind(engine.config, engine.fs, engine.store)
     if not missed:
-        return
+        return None
     named = ", ".join(missed[:MISSED_NAMED])
     more = f" and {len(missed) - MISSED_NAMED} more" if len(missed) > MISSED_NAMED else ""
-    log.warning(
+    said = (
         f"this answer is from the index as it was, which misses {len(missed)} "
         f"note{'s' if len(missed) != 1 else ''} changed since ({named}{more}): process "
         f"{pid} keeps this vault between its calls (an MCP server or an agent's memory "
         f"tool) and did not let go of it within {LETS_GO:g} s; ask again"
     )
+    log.warning(said)
+    return said
 
 
 __all__ = [
