@@ -14,7 +14,8 @@ switch of branch), and only while none of the paths it changes is as it was befo
 (two stashes may hold the same MEMORY.md: the record of one's conflicted pop, the other
 still to pop, its note untouched, was taken for the other's). One applied cleanly (`git
 stash apply`, the entry kept; `--index`; or its changes since added or committed) holds
-its version at every path it changes, in the file or in git's index. The caller may also
+its version at every path it changes, in the file or in git's index (or, edited further
+since, a change at each and its version at one). The caller may also
 pass the stashes it saw so (``applied``): the index meta keeps the last one, for after
 such a switch, or after memvault listed a note in the MEMORY.md a clean apply left
 (``unless_undone``: kept at the HEAD it was seen at, until no path it changes holds a
@@ -239,7 +240,10 @@ class _Trees:
 
 def _applied_now(root: Path, trees: _Trees) -> bool:
     """Whether the stash was applied already, its entry kept: cleanly (``_Trees.
-    applied_cleanly``), or with a conflict: git's index holds, at a path the stash
+    applied_cleanly``); or every path it changes holds a change and one its version (a
+    clean apply, then a note of it edited further by hand: status told the person to
+    `git checkout -- MEMORY.md && git stash pop`, a pop refused over that note); or with
+    a conflict: git's index holds, at a path the stash
     changes, the stash's version as a conflict's third stage, "Stashed changes":
     unmerged (the pop stopped over it), or in the resolve-undo record of a conflict
     resolved since (``git add``, ``git checkout --theirs``, ``git reset``), and every
@@ -251,6 +255,8 @@ def _applied_now(root: Path, trees: _Trees) -> bool:
         return True
     if any(trees.untouched(rel) for rel in trees.changed):
         return False
+    if any(trees.holds(rel) for rel in trees.changed):  # applied, then edited further
+        return True
     listed = run_git(root, "ls-files", "-u", "--resolve-undo", "-z")  # mode id stage\tpath
     if listed is None or listed.returncode:
         return False
