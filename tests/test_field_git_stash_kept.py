@@ -247,3 +247,26 @@ def test_a_clean_pop_of_one_of_two_stashes_of_one_memory_md_applies_only_it(
     git(root, "stash", "pop", "-q")
     assert mem.read_text(encoding="utf-8") == stashed
     assert _status(root)["git_stash_stops"] == ["MEMORY.md"]
+
+
+def test_a_stash_applied_then_its_note_edited_further_is_no_pop_to_come(
+    tmp_path: Path,
+) -> None:
+    """Found reviewing (rev54d): `git stash apply` went through, then the person went on
+    editing the note it brought back, no sync between (no daemon running). ann.md no
+    longer held the stash's version: the stash counted still to pop, and status said
+    `git checkout -- MEMORY.md && git stash pop`, whose checkout took the applied words
+    out of MEMORY.md and whose pop was refused over ann.md ("Your local changes ...
+    would be overwritten")."""
+    root = _vault_with_a_stash(tmp_path, with_note=True)
+    git(root, "stash", "apply", "-q")
+    write(root, "people/ann.md", note("Ann", "ann is here.", body="Phone: 2. Mobile: 3."))
+    assert stash_stops(root, ["MEMORY.md"]) == []  # before: ['MEMORY.md']
+    assert _status(root) == {"git_stash_waits": [], "git_stash_stops": []}
+    assert "stash pop" not in _human(root)
+    age_stash(root)
+    assert _status(root) == {"git_stash_waits": [], "git_stash_stops": []}
+    git(root, "reset", "-q", "--hard")  # taken back: a pop to come again
+    assert _status(root)["git_stash_waits"] == [] and stash_stops(root, ["MEMORY.md"]) == []
+    git(root, "stash", "pop", "-q")
+    assert "My words." in (root / "MEMORY.md").read_text(encoding="utf-8")

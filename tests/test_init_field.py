@@ -376,6 +376,8 @@ MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", 
     [
         tuple(f"{i}-{m}" for i, m in enumerate(MONTHS, 1)),  # twelve months
         tuple(f"{i:02d} {m}" for i, m in enumerate(MONTHS, 1)),
+        ("1-Jan", "2-Feb", "3-Mar", "4-Apr"),  # a year's first months (rev54d: was PARA)
+        ("01 January", "02 February", "03 march", "04 April", "Inbox"),
         ("1-项目", "2-领域"),  # only two numbered folders
         ("1-项目", "2-领域", "3-资源"),  # three
         ("1-项目", "2-领域", "3-资源", "4-归档", "5-其他"),  # a fifth

@@ -14,7 +14,8 @@ switch of branch), and only while none of the paths it changes is as it was befo
 (two stashes may hold the same MEMORY.md: the record of one's conflicted pop, the other
 still to pop, its note untouched, was taken for the other's). One applied cleanly (`git
 stash apply`, the entry kept; `--index`; or its changes since added or committed) holds
-its version at every path it changes, in the file or in git's index. The caller may also
+its version at every path it changes, in the file or in git's index (or, edited further
+since, a change at each and its version at one). The caller may also
 pass the stashes it saw so (``applied``): the index meta keeps the last one, for after
 such a switch, or after memvault listed a note in the MEMORY.md a clean apply left
 (``unless_undone``: kept at the HEAD it was seen at, until no path it changes holds a
@@ -106,12 +107,12 @@ def newest_stash(
     stashed = set(changed) & set(rels)
     if not here or not stashed:
         return StashSeen(made, here, commit=commit)
-    # every path it changes, asked once: the file's blob id, git's index's, HEAD's
+    # every path it changes, asked once: the file's blob id, git's index's (HEAD's: _Trees)
     hashed = _hashed(root, sorted(r for r in changed if (root / r).is_file()))
     # a file unmerged in git's index: a pop (or merge) stopped over it, its conflict to
     # resolve (status says so of MEMORY.md), not a pop to come over a checkout of it
     in_index, unmerged = _blobs(root, sorted(changed), None)
-    trees = _Trees(changed, hashed, in_index, unmerged, _blobs(root, sorted(changed), "HEAD")[0])
+    trees = _Trees(root, changed, hashed, in_index, unmerged)
     undone = commit in unless_undone and trees.undone()  # a stash to pop again
     if (commit in unless_undone and not undone) or _applied_now(root, trees):
         return StashSeen(made, here, commit=commit, applied=True)
@@ -177,10 +178,17 @@ def _newest_stash(gdir: Path) -> tuple[float, str] | None:
     return (float(found.group(3)), found.group(2).decode("ascii")) if found else None
 
 
+# a stash's changes, by vault folder and commit (a commit never changes): one kept applied
+# is asked again at every update of MEMORY.md while it is the newest stash
+_CHANGES: dict[tuple[Path, str], tuple[str, dict[str, str]]] = {}
+
+
 def _stash_changes(root: Path, commit: str) -> tuple[str, dict[str, str]] | None:
     """The stash ``commit``'s first parent (the HEAD it was made at) and the vault paths
     it changes from there (what ``git stash show`` names), each with its blob id in the
-    stash (the zero id: a file it deletes), one git process."""
+    stash (the zero id: a file it deletes), one git process the first time."""
+    if (known := _CHANGES.get((root, commit))) is not None:
+        return known[0], dict(known[1])
     shown = run_git(
         root,
         *("log", "-1", "-z", "--format=%P", "-m", "--first-parent", "--raw", "--no-abbrev"),
@@ -198,20 +206,31 @@ def _stash_changes(root: Path, commit: str) -> tuple[str, dict[str, str]] | None
         for meta, path in zip(fields[::2], fields[1::2], strict=False)
         if path and meta.startswith(":") and len(meta.split()) > 3
     }
+    if len(_CHANGES) >= 16:
+        _CHANGES.clear()
+    _CHANGES[(root, commit)] = (parents.split()[0].decode("ascii"), dict(changed))
     return parents.split()[0].decode("ascii"), changed
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Trees:
     """The paths a stash changes (``changed``: path -> its blob id there, the zero id: a
     file it deletes) and their blob ids in the files, git's index and HEAD (absent: no
-    file, or not in the index or HEAD)."""
+    file, or not in the index or HEAD; HEAD's asked of git once, when a file is as git's
+    index has it: memvault's MEMORY.md, as it wrote it, is not)."""
 
+    root: Path
     changed: dict[str, str]
     files: dict[str, str]
     index: dict[str, str]
     unmerged: set[str]
-    head: dict[str, str]
+    _head: dict[str, str] | None = None
+
+    def head(self) -> dict[str, str]:
+        """The blob ids HEAD has at the paths the stash changes (one git process)."""
+        if self._head is None:
+            self._head = _blobs(self.root, sorted(self.changed), "HEAD")[0]
+        return self._head
 
     def holds(self, rel: str) -> bool:
         """Whether the file or git's index holds the stash's version of ``rel``."""
@@ -225,7 +244,9 @@ class _Trees:
         the stash has it: none of the stash's change there."""
         if rel in self.unmerged or self.holds(rel):
             return False
-        return self.files.get(rel) == self.index.get(rel) == self.head.get(rel)
+        if self.files.get(rel) != self.index.get(rel):
+            return False
+        return self.index.get(rel) == self.head().get(rel)
 
     def applied_cleanly(self) -> bool:
         """Whether every path the stash changes holds its version: `git stash apply`
@@ -239,7 +260,10 @@ class _Trees:
 
 def _applied_now(root: Path, trees: _Trees) -> bool:
     """Whether the stash was applied already, its entry kept: cleanly (``_Trees.
-    applied_cleanly``), or with a conflict: git's index holds, at a path the stash
+    applied_cleanly``); or every path it changes holds a change and one its version (a
+    clean apply, then a note of it edited further by hand: status told the person to
+    `git checkout -- MEMORY.md && git stash pop`, a pop refused over that note); or with
+    a conflict: git's index holds, at a path the stash
     changes, the stash's version as a conflict's third stage, "Stashed changes":
     unmerged (the pop stopped over it), or in the resolve-undo record of a conflict
     resolved since (``git add``, ``git checkout --theirs``, ``git reset``), and every
@@ -251,6 +275,8 @@ def _applied_now(root: Path, trees: _Trees) -> bool:
         return True
     if any(trees.untouched(rel) for rel in trees.changed):
         return False
+    if any(trees.holds(rel) for rel in trees.changed):  # applied, then edited further
+        return True
     listed = run_git(root, "ls-files", "-u", "--resolve-undo", "-z")  # mode id stage\tpath
     if listed is None or listed.returncode:
         return False

@@ -62,6 +62,11 @@ _NUMBERED = re.compile(r"(\d{1,3})(?:[ \t]*[-_.)][ \t]*|[ \t]+)(?=\S)")
 # Проекты`, `2 Сферы`...): the numbers of the vault's numbered top folders, an inbox 0
 # or not. Tiago Forte's order, Projects first: the folder numbered 1 is the projects one
 PARA_NUMBERS = ((1, 2, 3, 4), (0, 1, 2, 3, 4))
+# ...unless each is named for the month of its number, in English (`1-Jan` ... `4-Apr`, `01
+# January`): a year's first months. Other languages' months are not told (no locale data
+# offline): four folders `1-Januar` ... `4-April` are taken for PARA, init says so, and
+# config.toml's projects folder is the person's to change
+_MONTHS = ("jan", "feb", "mar", "apr")
 # PARA's other folders (Tiago Forte's Projects, Areas, Resources, Archive): beside one of
 # them, a Projects folder holds the active projects alone (the done ones go to Archive)
 PARA_NAMES = frozenset({"areas", "area", "resources", "resource", "archive", "archives"})
@@ -260,7 +265,17 @@ def numbered_para(names: Iterable[str]) -> str | None:
         return None
     if not all(any(c.isalpha() for c in unnumbered(n[0])) for n in numbered.values()):
         return None
+    if all(_month_of(numbered[k][0], k) for k in (1, 2, 3, 4)):
+        return None
     return unicodedata.normalize("NFC", numbered[1][0])
+
+
+def _month_of(name: str, number: int) -> bool:
+    """Whether the numbered folder ``name`` is named for month ``number`` in English
+    (`Jan`, `jan.`, `January`; not `Jane`)."""
+    word = unnumbered(name).strip().rstrip(".").casefold()
+    month = ("january", "february", "march", "april")[number - 1]
+    return len(word) >= 3 and month.startswith(word) and word.startswith(_MONTHS[number - 1])
 
 
 def is_para(root: Path, projects: str) -> bool:
