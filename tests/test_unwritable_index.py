@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import sqlite3
 import textwrap
 from pathlib import Path
 
@@ -134,3 +135,28 @@ def test_a_state_folder_closed_to_this_user_is_one_line_naming_it_and_the_fix(
         assert f"chmod u+wx {state}" in err and len(err.strip().splitlines()) == 1, err
     assert "nothing was written" in log[2]
     assert files(vault) == notes
+
+
+def test_a_reader_without_the_writers_lock_writes_no_meta(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock file cannot be opened (a folder in its place): the search reads the index
+    as it is, as a reader, and the model's first load wrote its dimension into it all
+    the same (``Embedding.embedder`` asked the store, not the engine, whether it reads)."""
+    monkeypatch.setenv("MEMVAULT_INDEX_MODEL", "hash")
+    root = tmp_path / "vault"
+    shutil.copytree(FIXTURE, root)
+    init_vault(root)
+    assert CliRunner().invoke(app, ["sync", "--vault", str(root)]).exit_code == 0
+    index = root / ".memvault" / "index.db"
+    with sqlite3.connect(index) as db:  # an index whose dimension no model load recorded
+        db.execute("DELETE FROM meta WHERE key = 'dim'")
+    db.close()
+    lock = root / ".memvault" / "lock"
+    lock.unlink()
+    lock.mkdir()
+    result = CliRunner().invoke(app, ["search", "hasTag", "--vault", str(root)])
+    assert result.exit_code == 0, result.output
+    with sqlite3.connect(index) as db:
+        assert db.execute("SELECT value FROM meta WHERE key = 'dim'").fetchall() == []
+    db.close()
