@@ -160,3 +160,39 @@ def test_a_reader_without_the_writers_lock_writes_no_meta(
     with sqlite3.connect(index) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'dim'").fetchall() == []
     db.close()
+
+
+_DOOR = textwrap.dedent(
+    """
+    import json, os, sys
+    os.environ["MEMVAULT_INDEX_MODEL"] = "hash"
+    from memvault.door import VaultDoor
+    from memvault.errors import StorageError
+    door = VaultDoor(sys.argv[1], {})
+    status = door.run(lambda v: v.status(), "peek")
+    hits = door.run(lambda v: [h.path for h in v.search("hasTag")], "query")
+    try:
+        door.run(lambda v: v.log("a line for today"), "write")
+        refused = None
+    except StorageError as exc:
+        refused = str(exc)
+    door.close()
+    print(json.dumps({"chunks": status["index"]["chunks"], "hits": hits, "refused": refused}))
+    """
+)
+
+
+def test_the_door_of_an_index_this_user_cannot_write_peeks_reads_and_refuses_writes(
+    vault: Path,
+) -> None:
+    """The MCP server's and the memory tool's way in (memvault/door.py): a peek opens
+    with the writer's lock when it is free, and met the index's refusal; it reads the
+    index as it is, as a query does, and a write is refused, nothing written."""
+    db = vault / ".memvault" / "index.db"
+    another_users(db)
+    before, notes = db.read_bytes(), files(vault)
+    out = run_namespaced(AS_A_USER, _DOOR, str(vault), home=vault.parent / "home")
+    assert out["chunks"] > 0 and "Functions.md" in out["hits"], out
+    assert out["refused"] is not None and "cannot be written by this user" in out["refused"]
+    assert db.read_bytes() == before
+    assert files(vault) == notes

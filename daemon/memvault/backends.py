@@ -396,7 +396,9 @@ def open_backend(
                     "nothing was written"
                 ) from None
             lock = None  # a read reads the index as it is
-    closed = None if not writable or config.index.store == "postgres" else unwritable(config.state_dir)
+    closed = (
+        None if not writable or config.index.store == "postgres" else unwritable(config.state_dir)
+    )
     if closed is not None:  # another user's index (0444): read as it is, never written
         if lock is not None:
             lock.release()
