@@ -56,6 +56,7 @@ from memvault.core.results import (
 from memvault.errors import DaemonError, LockHeld, MemvaultError, StorageError
 from memvault.vault import runfile
 from memvault.vault.lock import WriterLock, lock_wait
+from memvault.vault.state_dir import cannot_write, unwritable
 
 if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to open one here:
     # a CLI call answered by the daemon never loads it
@@ -398,6 +399,15 @@ def open_backend(
                     "nothing was written"
                 ) from None
             lock = None  # a read reads the index as it is
+    closed = (
+        None if not writable or config.index.store == "postgres" else unwritable(config.state_dir)
+    )
+    if closed is not None:  # another user's index (0444): read as it is, never written
+        if lock is not None:
+            lock.release()
+            lock = None
+        if mode == "write":
+            raise StorageError(f"{cannot_write(closed)}; nothing was written")
     from memvault.engine import Engine
 
     try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule
@@ -431,6 +441,8 @@ def open_backend(
         if lock is not None:
             lock.release()
         raise
+    if closed is not None:  # (said once the index opened: else its open says why not)
+        log.warning("%s; this answer is from the index as it is", cannot_write(closed))
     backend = LocalBackend(engine, lock)
     try:
         backend.freshen(mode, progress)

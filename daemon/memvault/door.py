@@ -29,7 +29,8 @@ by refusing the request (``REFUSALS``) is let go too.
 The first write or ``"peek"`` opened here syncs the structure lane once, so listings
 and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
 (the memory tool's ``view``, MCP's ``memory_status``) never waits for another process's
-lock, nor for another tool's turn in this process: it reads the index as it is.
+lock, nor for another tool's turn in this process: it reads the index as it is (one
+this user cannot write too: its writer's open is refused, ``StorageError``).
 
 The tools on one folder in one process share its turn (``_Turn``): one call at a time,
 and one vault kept (another tool's open would find this process holding the lock). The
@@ -60,6 +61,7 @@ from memvault.errors import (
     MemvaultError,
     NoteExists,
     NoteNotFound,
+    StorageError,
     UnsafePath,
     WriteConflict,
 )
@@ -74,6 +76,7 @@ REFUSALS = (
     BadRequest,
     UnsafePath,
     NoteNotFound,
+    StorageError,
     FolderNotFound,
     NoteExists,
     WriteConflict,
@@ -251,7 +254,7 @@ class VaultDoor:
         opening = options.pop("mode", "write" if taking else mode)
         try:
             opened = Vault.open(self._path, mode=opening, **options)
-        except LockHeld:
+        except (LockHeld, StorageError):  # (an index this user cannot write: a peek reads it)
             if mode != "peek":
                 raise
             return Vault.open(self._path, **{**self._options, "mode": "peek"})

@@ -176,8 +176,9 @@ class Embedding:
                         self.held.drop()
                         self._tokenizer = self._window = None  # this model's, from now
                         self.check_model()
-                    # a reader's index is another's (PostgreSQL's writer elsewhere)
-                    if not self._store.read_only and self._store.meta("dim") != str(emb.dim):
+                    # a reader's index is another's (PostgreSQL's writer elsewhere, a
+                    # file this user cannot write: backends.open_backend)
+                    if not self._read_only and self._store.meta("dim") != str(emb.dim):
                         self._store.set_meta("dim", str(emb.dim))
         self._used = time.monotonic()
         return self._embedder

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import os
 import sqlite3
 import struct
 import threading
@@ -370,6 +371,14 @@ def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | Stor
     code = getattr(exc, "sqlite_errorcode", None)  # None: our own integrity check failed
     if code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
         return IndexCorrupt(f"{path}: {exc}", str(path))
+    folder = path.parent
+    if code & 0xFF == sqlite3.SQLITE_READONLY and not os.access(folder, os.W_OK | os.X_OK):
+        # its file writable or not, a WAL database is read only beside a -shm made there
+        return StorageError(
+            f"cannot open {path}: its folder {folder} cannot be written by this user, and "
+            f"SQLite makes {path.name}-shm there to read it: run memvault as the folder's "
+            f"owner, or make it writable (chmod u+wx {folder}) (nothing was deleted)"
+        )
     return StorageError(f"cannot open {path}: {exc} (nothing was deleted)")
 
 

@@ -81,3 +81,34 @@ __all__ = [
     "load_decisions",
     "state_dir_of",
 ]
+
+
+def unwritable(state: Path) -> Path | None:
+    """The first of ``.memvault/``'s databases, or the folder itself (where SQLite makes
+    their ``-wal`` and ``-shm``), that this process cannot write: a vault indexed by
+    another user (``index.db`` of mode 0444, not ours), a folder closed to us. Such an
+    index is read as it is and never written (``backends.open_backend``): each write
+    into it failed midway, a search's with a traceback. ``os.access`` is the kernel's
+    rule for this user (root writes a 0444 file, and is answered so)."""
+    for path in (state / "index.db", state / "cache.db"):
+        if path.exists() and not os.access(path, os.W_OK):
+            return path
+    if state.is_dir() and not os.access(state, os.W_OK | os.X_OK):
+        return state
+    return None
+
+
+def cannot_write(path: Path) -> str:
+    """One line on ``path`` (``unwritable``'s): what it is and what to do."""
+    fix = f"chmod u+w{'' if path.is_file() else 'x'} {path}"
+    try:
+        st = path.stat()
+    except OSError as exc:
+        return f"{path} cannot be written by this user ({exc.strerror or exc})"
+    mode = f"mode {st.st_mode & 0o777:o}"
+    if st.st_uid == os.geteuid():
+        return f"{path} cannot be written by this user ({mode}): make it writable ({fix})"
+    return (
+        f"{path} cannot be written by this user ({mode}, owner uid {st.st_uid}): run "
+        f"memvault as its owner, or make it this user's (chown, then {fix})"
+    )
