@@ -107,7 +107,7 @@ Listener = Callable[[SyncReport], None]
 class Engine:
     """Everything memvault does to one vault. Thread-safe; one writer per vault.
 
-    Size: ~480 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
+    Size: ~510 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
     the vector lane and the write paths, each step a call to a collaborator; the
     reads are one-line delegations kept here so adapters see one object.
     """
