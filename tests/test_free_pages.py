@@ -233,6 +233,33 @@ _CHILD = textwrap.dedent(
 )
 
 
+def _killed_while_reclaiming(index: Path, cache: Path, delay: float, kept: list[Any]) -> Store:
+    """Run ``_CHILD`` (empty the queue, reclaim) in a real process, kill -9 it ``delay``
+    seconds into its reclaim, and open the index again: whole (integrity_check), its
+    meta rows as ``kept``, the queue empty. The caller closes the store returned."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    with subprocess.Popen(
+        [sys.executable, "-c", _CHILD, str(index), str(cache)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "reclaiming"
+        time.sleep(delay)
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    store = Store(index, cache)  # checked on open (quick_check)
+    try:
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall() == kept
+        assert store.pending_state()[0] == 0
+    except BaseException:
+        store.close()
+        raise
+    return store
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.3, 1.0])
 def test_a_kill_during_the_reclaim_leaves_a_valid_index_with_the_same_rows(
     tmp_path: Path, delay: float
@@ -256,23 +283,8 @@ def test_a_kill_during_the_reclaim_leaves_a_valid_index_with_the_same_rows(
     finally:
         store.close()
     full, _ = _pages(index)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    with subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(index), str(cache)],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as child:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "reclaiming"
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    store = Store(index, cache)  # checked on open (quick_check)
+    store = _killed_while_reclaiming(index, cache, delay, kept)
     try:
-        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall() == kept
-        assert store.pending_state()[0] == 0
         store.reclaim()  # what the kill left is given back by the next one
     finally:
         store.close()
@@ -298,23 +310,8 @@ def test_a_kill_during_an_older_indexs_conversion_leaves_it_valid_with_the_same_
         kept = store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
     finally:
         store.close()
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    with subprocess.Popen(
-        [sys.executable, "-c", _CHILD, str(index), str(cache)],
-        env=env,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as child:
-        assert child.stdout is not None
-        assert child.stdout.readline().strip() == "reclaiming"
-        time.sleep(delay)
-        child.send_signal(signal.SIGKILL)
-        child.wait()
-    store = Store(index, cache)  # checked on open (quick_check)
+    store = _killed_while_reclaiming(index, cache, delay, kept)
     try:
-        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        assert store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall() == kept
-        assert store.pending_state()[0] == 0
         store.reclaim()
         assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     finally:
