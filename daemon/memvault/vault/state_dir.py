@@ -73,16 +73,6 @@ def load_decisions(state: Path) -> MemoryDecisions | None:
     return MemoryDecisions(seen, hidden)
 
 
-__all__ = [
-    "DECISIONS_FILE",
-    "GITIGNORE_TEXT",
-    "MemoryDecisions",
-    "ensure_state_dir",
-    "load_decisions",
-    "state_dir_of",
-]
-
-
 def unwritable(state: Path) -> Path | None:
     """The first of ``.memvault/``'s databases, or the folder itself (where SQLite makes
     their ``-wal`` and ``-shm``), that this process cannot write: a vault indexed by
@@ -112,3 +102,15 @@ def cannot_write(path: Path) -> str:
         f"{path} cannot be written by this user ({mode}, owner uid {st.st_uid}): run "
         f"memvault as its owner, or make it this user's (chown, then {fix})"
     )
+
+
+__all__ = [
+    "DECISIONS_FILE",
+    "GITIGNORE_TEXT",
+    "MemoryDecisions",
+    "cannot_write",
+    "ensure_state_dir",
+    "load_decisions",
+    "state_dir_of",
+    "unwritable",
+]
