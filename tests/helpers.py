@@ -352,3 +352,17 @@ def running_daemon(vault: Vault, token: str = TOKEN) -> Iterator[int]:
         thread.join(10)
         app.state.close()
         sock.close()
+
+
+def sqlite_pages(path: Path) -> tuple[int, int]:
+    """A SQLite file's (pages, free pages among them), read by a connection of its own."""
+    import sqlite3
+
+    conn = sqlite3.connect(path)
+    try:
+        return (
+            conn.execute("PRAGMA page_count").fetchone()[0],
+            conn.execute("PRAGMA freelist_count").fetchone()[0],
+        )
+    finally:
+        conn.close()

@@ -18,21 +18,9 @@ from typing import Any
 
 import pytest
 
-from helpers import new_vault, open_vault, run_namespaced, write
+from helpers import new_vault, open_vault, run_namespaced, sqlite_pages, write
 from memvault.index import integrity
 from memvault.index.store import Store
-
-
-def _pages(path: Path) -> tuple[int, int]:
-    """(pages in the file, free pages among them)."""
-    conn = sqlite3.connect(path)
-    try:
-        return (
-            conn.execute("PRAGMA page_count").fetchone()[0],
-            conn.execute("PRAGMA freelist_count").fetchone()[0],
-        )
-    finally:
-        conn.close()
 
 
 def test_a_new_index_is_made_incremental_so_no_vacuum_rewrites_it(tmp_path: Path) -> None:
@@ -78,7 +66,7 @@ def test_an_index_that_gave_its_pages_back_is_trusted_by_the_next_open(
         with store.transaction() as conn:
             store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
         store.finish_pending(labels)
-        assert _pages(index)[1] * 4096 < 256 << 10  # given back
+        assert sqlite_pages(index)[1] * 4096 < 256 << 10  # given back
     finally:
         store.close()
     assert integrity.unchanged(index)
@@ -130,9 +118,9 @@ def test_a_short_note_index_gives_back_the_queue_it_held_under_a_fifth_of_the_fi
         labels = list(range(1, 201))
         with store.transaction() as conn:
             store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
-        full, _ = _pages(index)
+        full, _ = sqlite_pages(index)
         store.finish_pending(labels)
-        pages, free = _pages(index)
+        pages, free = sqlite_pages(index)
         assert store.pending_state()[0] == 0
         assert pages <= full - 140 and free < 64, (full, pages, free)  # ~150 pages back
     finally:
@@ -148,12 +136,12 @@ def test_a_full_sync_after_a_folder_is_deleted_gives_its_pages_back(tmp_path: Pa
     index = root / ".memvault" / "index.db"
     with open_vault(root) as v:
         v.sync()
-        before, _ = _pages(index)
+        before, _ = sqlite_pages(index)
         for path in (root / "gone").iterdir():
             path.unlink()
         (root / "gone").rmdir()
         v.sync()
-        pages, free = _pages(index)
+        pages, free = sqlite_pages(index)
         assert free * 4096 < 256 << 10, free
         assert pages < before * 0.6, (before, pages)
         found = {h.path for h in v.search("w3 w10", k=100)}
@@ -175,10 +163,10 @@ def test_the_daemon_gives_a_deleted_folders_pages_back_after_its_bulk_work(
             path.unlink()
         (root / "gone").rmdir()
         v.sync(["gone"], vectors=False)
-        before, free = _pages(index)
+        before, free = sqlite_pages(index)
         assert free * 4096 >= 256 << 10  # the batch's own sync keeps them, for now
         v.engine.compact_caches()
-        pages, free = _pages(index)
+        pages, free = sqlite_pages(index)
         assert free * 4096 < 256 << 10 and pages < before, (before, pages, free)
 
 
@@ -282,13 +270,13 @@ def test_a_kill_during_the_reclaim_leaves_a_valid_index_with_the_same_rows(
         kept = store._db.execute("SELECT key, value FROM meta ORDER BY key").fetchall()
     finally:
         store.close()
-    full, _ = _pages(index)
+    full, _ = sqlite_pages(index)
     store = _killed_while_reclaiming(index, cache, delay, kept)
     try:
         store.reclaim()  # what the kill left is given back by the next one
     finally:
         store.close()
-    pages, free = _pages(index)
+    pages, free = sqlite_pages(index)
     assert free * 4096 < 256 << 10 and pages < full / 2, (full, pages, free)
 
 
@@ -316,7 +304,7 @@ def test_a_kill_during_an_older_indexs_conversion_leaves_it_valid_with_the_same_
         assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     finally:
         store.close()
-    assert _pages(index)[1] * 4096 < 256 << 10
+    assert sqlite_pages(index)[1] * 4096 < 256 << 10
 
 
 def test_an_older_large_index_says_it_is_rewritten_before_searches_wait(

@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from helpers import sqlite_pages
 from memvault.core.changes import Known, Seen
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
@@ -1091,17 +1092,6 @@ def test_prune_keeps_live_chunks_and_the_given_shas_only(tmp_path: Path) -> None
     store.close()
 
 
-def _file_pages(path: Path) -> tuple[int, int]:
-    conn = sqlite3.connect(path)
-    try:
-        return (
-            conn.execute("PRAGMA page_count").fetchone()[0],
-            conn.execute("PRAGMA freelist_count").fetchone()[0],
-        )
-    finally:
-        conn.close()
-
-
 @pytest.mark.parametrize("made_before", [False, True])
 def test_free_pages_go_back_to_the_disk_when_the_queue_empties(
     tmp_path: Path, made_before: bool
@@ -1117,11 +1107,11 @@ def test_free_pages_go_back_to_the_disk_when_the_queue_empties(
         labels = list(range(1, 3001))
         with store.transaction() as conn:
             store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
-        full, _ = _file_pages(index)
+        full, _ = sqlite_pages(index)
         store.finish_pending(labels[:1500])
-        assert _file_pages(index)[0] >= full  # half still queued: nothing given back yet
+        assert sqlite_pages(index)[0] >= full  # half still queued: nothing given back yet
         store.finish_pending(labels[1500:])
-        pages, free = _file_pages(index)
+        pages, free = sqlite_pages(index)
         assert store.pending_state()[0] == 0
         assert pages < full / 2, (pages, full)
         assert free * 5 < pages

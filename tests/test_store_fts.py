@@ -13,6 +13,7 @@ import random
 import sqlite3
 from pathlib import Path
 
+from helpers import sqlite_pages
 from memvault.core.ranking import fts_query
 from memvault.index.rows import ChunkRow, NewChunk, NoteRow
 from memvault.index.schema import FTS_TABLE, SCHEMA, register
@@ -288,17 +289,6 @@ def test_syncing_editing_renaming_and_deleting_notes_keeps_the_keyword_table_exa
             store.close()
 
 
-def _pages(path: Path) -> tuple[int, int]:
-    conn = sqlite3.connect(path)
-    try:
-        return (
-            conn.execute("PRAGMA page_count").fetchone()[0],
-            conn.execute("PRAGMA freelist_count").fetchone()[0],
-        )
-    finally:
-        conn.close()
-
-
 def test_a_small_index_gives_its_free_pages_back_too_but_not_after_every_save(
     tmp_path: Path,
 ) -> None:
@@ -315,15 +305,15 @@ def test_a_small_index_gives_its_free_pages_back_too_but_not_after_every_save(
         labels = list(range(1, 201))
         with store.transaction() as conn:
             store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in labels), 1.0)
-        full, _ = _pages(index)
+        full, _ = sqlite_pages(index)
         store.finish_pending(labels)
-        pages, free = _pages(index)
+        pages, free = sqlite_pages(index)
         assert store.pending_state()[0] == 0
         assert pages < full * 0.6 and free * 5 < pages, (pages, free, full)
         with store.transaction() as conn:  # a save's worth: queued, then embedded
             store.add_pending(conn, ((n, "a" * 64, "y" * 3000) for n in labels[:20]), 2.0)
         store.finish_pending(labels[:20])
-        after, free = _pages(index)
+        after, free = sqlite_pages(index)
         assert free > 0 and after >= pages  # kept: not a vacuum after every save
     finally:
         store.close()
