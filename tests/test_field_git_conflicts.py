@@ -106,23 +106,31 @@ def test_a_folder_note_holding_conflict_markers_is_left_as_git_wrote_it(tmp_path
     assert folder_note.read_text(encoding="utf-8") == conflicted  # before: rewritten
 
 
-def _memory_md_conflicted_by_a_stash_pop(root: Path, mine: str = "") -> str:
-    """A vault made before memvault wrote a .gitattributes (no merge=union): the daemon
-    listed cy in MEMORY.md, the person stashed that change, another clone's MEMORY.md
-    listing di was committed, and `git stash pop` conflicted in the people section (no
-    MERGE_HEAD: git is busy with nothing). ``mine``: a line of the person's stashed with
-    cy's, below it. MEMORY.md's text as git wrote it."""
+def cy_listed_after_a_base(root: Path) -> str:
+    """A vault made before memvault wrote a .gitattributes (no merge=union): ann and
+    bea listed and committed, then cy written and listed by a sync (uncommitted).
+    MEMORY.md as committed."""
     (root / ".gitattributes").unlink()
     for name, day in (("ann", "01"), ("bea", "02")):
         write(root, f"people/{name}.md", note(name.title(), f"{name} is here.", updated=day))
     with open_vault(root) as v:
         v.sync()
     commit(root, "base")
-    mem = root / "MEMORY.md"
-    base = mem.read_text(encoding="utf-8")
+    base = (root / "MEMORY.md").read_text(encoding="utf-8")
     write(root, "people/cy.md", note("Cy", "cy is here.", updated="2024-03-03"))
     with open_vault(root) as v:
         v.sync()
+    return base
+
+
+def _memory_md_conflicted_by_a_stash_pop(root: Path, mine: str = "") -> str:
+    """A vault made before memvault wrote a .gitattributes (no merge=union): the daemon
+    listed cy in MEMORY.md, the person stashed that change, another clone's MEMORY.md
+    listing di was committed, and `git stash pop` conflicted in the people section (no
+    MERGE_HEAD: git is busy with nothing). ``mine``: a line of the person's stashed with
+    cy's, below it. MEMORY.md's text as git wrote it."""
+    base = cy_listed_after_a_base(root)
+    mem = root / "MEMORY.md"
     listed = mem.read_text(encoding="utf-8")
     assert "[[people/cy]]" in listed
     cy = "- [[people/cy]] - cy is here.\n"

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from helpers import eventually, note, open_vault, write
 from memvault.interfaces.cli import app
 from memvault.vault.git_stash import stash_stops, stash_waits
-from test_field_git_conflicts import MARKS
+from test_field_git_conflicts import MARKS, cy_listed_after_a_base
 from test_memory_git import age_stash, commit, git, git_vault
 from test_service import Proc, api, settled
 
@@ -157,17 +157,8 @@ def _two_stashes_of_one_memory_md(root: Path) -> tuple[str, str]:
     with ann.md's edit, the newer with bea.md's; another clone's MEMORY.md committed;
     the newer popped, conflicting in MEMORY.md, resolved (both sides), added, dropped.
     The older's commit, and MEMORY.md as resolved."""
-    (root / ".gitattributes").unlink()
-    for name, day in (("ann", "01"), ("bea", "02")):
-        write(root, f"people/{name}.md", note(name.title(), f"{name} is here.", updated=day))
-    with open_vault(root) as v:
-        v.sync()
-    commit(root, "base")
+    base = cy_listed_after_a_base(root)  # cy listed first, where the other clone lists di
     mem = root / "MEMORY.md"
-    base = mem.read_text(encoding="utf-8")
-    write(root, "people/cy.md", note("Cy", "cy is here.", updated="2024-03-03"))
-    with open_vault(root) as v:
-        v.sync()  # cy listed first, where the other clone lists di
     stashed = mem.read_text(encoding="utf-8") + "My words.\n"
     mem.write_text(stashed, encoding="utf-8")
     write(root, "people/ann.md", note("Ann", "ann is here.", body="Phone: 2.", updated="01"))
