@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import nearest
 from memvault.errors import IndexCorrupt, StorageError
 from memvault.index.vectors import HEADER, VectorIndex, VectorsWanted, inspect_index_file
 
@@ -71,7 +72,7 @@ def test_query_returns_the_nearest_first(path: Path, store: Store) -> None:
 def test_added_vectors_are_found(path: Path, store: Store) -> None:
     index = opened(path, store)
     index.add([300, 301], store.vectors[300:302])
-    assert index.query(store.vectors[301], 1)[0][0] == 301
+    assert nearest(index, store.vectors[301])[0] == 301
     assert len(index.labels()) == 202 and {300, 301} <= index.labels()
 
 
@@ -89,7 +90,7 @@ def test_the_index_grows_past_its_capacity(path: Path, store: Store) -> None:
     for start in range(10, 4010, 500):
         index.add(range(start, start + 500), store.vectors[start : start + 500])
     assert len(index.labels()) == 4010
-    assert index.query(store.vectors[3999], 1)[0][0] == 3999
+    assert nearest(index, store.vectors[3999])[0] == 3999
 
 
 @pytest.mark.parametrize(
@@ -168,7 +169,7 @@ def test_a_file_that_is_not_the_one_saved_is_rebuilt(
     report = index.open(VectorsWanted(sha, range(100), store))
     assert not report.loaded and reason in (report.rebuilt_reason or "")
     assert report.added == 100 and len(index.labels()) == 100
-    assert index.query(store.vectors[3], 1)[0][0] == 3
+    assert nearest(index, store.vectors[3])[0] == 3
     assert index.dirty
 
 
@@ -244,7 +245,7 @@ def test_a_damaged_file_with_a_matching_checksum_is_rebuilt_not_loaded(
         VectorsWanted(sha_of(path), range(200), store)
     )  # the checksum cannot save us here
     assert not report.loaded and report.rebuilt_reason
-    assert index.query(store.vectors[17], 1)[0][0] == 17
+    assert nearest(index, store.vectors[17])[0] == 17
 
 
 def test_a_file_of_another_dimension_is_rebuilt(path: Path, store: Store) -> None:
@@ -279,7 +280,7 @@ def test_open_reconciles_with_the_db(path: Path, store: Store) -> None:
     report = index.open(VectorsWanted(sha, wanted, store))
     assert (report.loaded, report.added, report.removed) == (True, 2, 10)
     assert index.labels() == wanted
-    assert index.query(store.vectors[300], 1)[0][0] == 300
+    assert nearest(index, store.vectors[300])[0] == 300
     assert all(label >= 10 for label, _ in index.query(store.vectors[5], 50))
     assert index.dirty
     with pytest.raises(ValueError, match="never reused"):
@@ -562,4 +563,4 @@ def test_no_temp_folder_to_load_the_graph_in_builds_it_from_the_cache(
     stored = np.asarray(again._index.get_items(list(range(200))), dtype=np.float32)  # type: ignore[union-attr]
     rounded = store.vectors[:200].astype(np.float16).astype(np.float32)
     assert np.allclose(stored, rounded / np.linalg.norm(rounded, axis=1, keepdims=True), atol=1e-7)
-    assert again.query(store.vectors[10], 1)[0][1] > 0.999  # and it answers
+    assert nearest(again, store.vectors[10])[0] == 10  # and it answers

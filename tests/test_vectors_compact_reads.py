@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import nearest
 from memvault.index.vectors import VectorIndex, VectorsWanted
 
 DIM = 16
@@ -83,12 +84,12 @@ def test_adds_and_deletes_made_during_a_compaction_are_in_the_compacted_index(
     expected = (set(range(1, 2000, 2)) | set(range(2000, 2100))) - {1, 3, 2001}
     assert index.labels() == expected
     assert index.deleted_ratio() == 3 / (len(expected) + 3)  # only those replayed
-    assert index.query(vectors[2050], 1)[0][0] == 2050
+    assert nearest(index, vectors[2050])[0] == 2050
     assert {label for label, _ in index.query(vectors[1], 50)}.isdisjoint({1, 3, 2001})
     with pytest.raises(ValueError, match="used before"):
         index.add([2001], vectors[2001:2002])  # never reused, compaction or not
     index.save()
     again = VectorIndex(tmp_path / "vectors.bin", DIM, m=8, ef_construction=50, ef_search=50)
     report = again.open(VectorsWanted(None, sorted(expected), lambda labels: vectors[list(labels)]))
-    assert again.labels() == expected and again.query(vectors[2050], 1)[0][0] == 2050
+    assert again.labels() == expected and nearest(again, vectors[2050])[0] == 2050
     assert report is not None
