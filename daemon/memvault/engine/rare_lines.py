@@ -76,9 +76,10 @@ def rare_word(
 def forms(
     store: Store, terms: Sequence[str], most: int, docs_of: Callable[[str], int]
 ) -> frozenset[int]:
-    """The chunks holding a rare word of ``terms`` in any form: its stem's
-    (``cjk.stem_term``, a Cyrillic word's), when at most ``most`` chunks hold it, as
-    the word is rare when at most ``most`` hold it as asked; none for any other word.
+    """The chunks holding a rare word of ``terms`` in another form: its stem's
+    (``cjk.stem_term``, a Cyrillic word's) best ``most`` chunks not holding the word, by
+    the keyword side's BM25 of the stem alone (as many as the word may have: it is rare
+    when at most ``most`` chunks hold it); none for any other word.
 
     The keyword side asks for a Cyrillic word or its stem, the form asked scoring both
     and another form its stem alone (``ranking.keyword_terms``); the convex fusion then
@@ -86,7 +87,13 @@ def forms(
     asked, and the vectors of a model that knows little Russian put it off the first
     page: found in the keyword lane's first 10 for 0.88 of such questions, by search for
     0.27 (bench/RESULTS.md "stop 54"). Such a note holds the rare word as much as the
-    keyword side counts it held.
+    keyword side counts it held. A stem more chunks hold than ``most`` (a common stem
+    of a rare form: 6 to 39 of 911 chunks on the Russian field vault) was skipped, and
+    those questions stayed lost (0.55 / 0.43 on two folds); its best ``most`` are the
+    keyword lane's own first other forms (0.79 / 0.68, bench/RESULTS.md "stop 55"). The
+    word's chunks (at most ``most``, each holding the stem) are asked for beside them and
+    left out by ``RareWord.other_forms``. The ranking reads the stem's chunks as the
+    keyword side read them this search already (the word or its stem).
 
     A stem held by no more chunks than its word (counted already: ``rare_terms``) is
     asked for no further: each chunk holding the word holds its stem (the word's term is
@@ -94,7 +101,7 @@ def forms(
     PostgreSQL index of schema 13, before stems, read by a newer reader)."""
     stems = [(t, s) for t in terms if (s := cjk.stem_term(t)) is not None]
     found = (
-        store.keywords([s], most, docs_of) for t, s in stems if docs_of(t) < docs_of(s) <= most
+        store.keywords([s], most + docs_of(t), docs_of) for t, s in stems if docs_of(t) < docs_of(s)
     )
     return frozenset(lab for labs in found for lab, _ in labs)
 
