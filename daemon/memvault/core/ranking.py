@@ -323,8 +323,8 @@ def rare_kept(
     ranks among the first ``place`` x n notes, moved as ``nearest_kept`` moves one. A
     holder that is no candidate (a filter left it out) is passed over; ``place`` 0
     leaves the ranking as it is. The notes holding only another form of the word
-    (``other_forms``: the chunks holding its stem and not the form asked,
-    ``engine/rare_lines``) come after those holding it as asked, each counted on from
+    (``other_forms``: the stem's best chunks not holding the form asked,
+    ``engine/rare_lines.forms``) come after those holding it as asked, each counted on from
     them: the first ``place`` x m notes, m those holding it as asked, are as without them.
 
     The convex fusion scores the one chunk holding an identifier the question names
