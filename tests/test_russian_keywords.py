@@ -366,6 +366,53 @@ def test_postgres_keeps_the_best_other_form_of_a_common_stem_in_the_first_hits(
     test_a_rare_word_whose_stem_is_common_keeps_its_best_other_form_in_the_first_hits(tmp_path)
 
 
+# a rare word whose chunks rank low on its stem alone: three long notes say программистом
+# once each, ten short team notes say программисты (the stem held by 13 chunks)
+LOW_HOLDERS = {
+    **{
+        f"logs/week-{i}.md": (
+            f"# Неделя {i}\n\nУтром разбирали почту, потом планировали спринт, обсуждали"
+            f" бюджет, отпуск и ремонт офиса; вечером звонил знакомый, он работает"
+            f" программистом {i}, долго говорили о погоде, о поездах и о книгах.\n"
+        )
+        for i in range(3)
+    },
+    **{f"team/crew-{i}.md": f"# Команда {i}\n\nПрограммисты команды {i}.\n" for i in range(10)},
+    **{k: v for k, v in SEARCHED.items() if k.startswith("misc/")},
+}
+
+
+def test_a_common_stem_keeps_at_most_rare_chunks_other_forms(tmp_path: Path) -> None:
+    """The chunks kept for a rare word's other forms are its stem's best
+    ``search.rare_chunks`` chunks not holding the word (``rare_lines.forms``), however
+    the word's own chunks rank on the stem: asking the stem's best rare_chunks + the
+    word's count and leaving the word's out kept 8 here (the word's three chunks, long,
+    rank below the ten short ones), up to 2 x rare_chunks notes put on the first page
+    after those holding the form asked."""
+    from memvault.engine.rare_lines import rare_word
+
+    with open_vault(synced_vault(tmp_path, LOW_HOLDERS)) as v:
+        store, cfg = v.engine.store, v.engine.config.search
+        stem_term = f"программист{STEM_MARK}"
+        assert store.term_docs(stem_term) == 13
+        rare = rare_word(cfg, store, "программистом", other_forms=True)
+        assert rare is not None
+        rows = store.chunk_rows(list(rare.holders))
+        assert sorted(r.path for r in rows.values()) == [f"logs/week-{i}.md" for i in range(3)]
+        ranked = [lab for lab, _ in store.keywords([stem_term], 50)]
+        best = [lab for lab in ranked if lab not in rare.holders][: cfg.rare_chunks]
+        assert cfg.rare_chunks == 5
+        assert rare.other_forms == frozenset(best)
+
+
+def test_postgres_keeps_at_most_rare_chunks_other_forms(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    test_a_common_stem_keeps_at_most_rare_chunks_other_forms(tmp_path)
+
+
 def _stem_alone_asked(v: Any, stem: str, ask: Callable[[], object]) -> list[str]:
     """The keyword rankings asking for ``stem`` alone (``rare_lines.forms``'s) while
     ``ask`` runs: the statements SQLite runs, as it runs them."""

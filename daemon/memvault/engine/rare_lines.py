@@ -68,18 +68,25 @@ def rare_word(
     )
     if not terms:
         return None
-    held = (frozenset(lab for lab, _ in store.keywords([t], cfg.rare_chunks, docs)) for t in terms)
-    others = forms(store, terms, cfg.rare_chunks, docs) if other_forms else frozenset()
+    held = tuple(
+        frozenset(lab for lab, _ in store.keywords([t], cfg.rare_chunks, docs)) for t in terms
+    )
+    others = forms(store, terms, cfg.rare_chunks, docs, held) if other_forms else frozenset()
     return RareWord(tuple(terms), tuple(held), others)
 
 
 def forms(
-    store: Store, terms: Sequence[str], most: int, docs_of: Callable[[str], int]
+    store: Store,
+    terms: Sequence[str],
+    most: int,
+    docs_of: Callable[[str], int],
+    held: Sequence[frozenset[int]],
 ) -> frozenset[int]:
     """The chunks holding a rare word of ``terms`` in another form: its stem's
-    (``cjk.stem_term``, a Cyrillic word's) best ``most`` chunks not holding the word, by
-    the keyword side's BM25 of the stem alone (as many as the word may have: it is rare
-    when at most ``most`` chunks hold it); none for any other word.
+    (``cjk.stem_term``, a Cyrillic word's) best ``most`` chunks not holding the words
+    (``held``: the chunks holding each, ``RareWord.held``), by the keyword side's BM25 of
+    the stem alone (as many as the word may have: it is rare when at most ``most`` chunks
+    hold it); none for any other word.
 
     The keyword side asks for a Cyrillic word or its stem, the form asked scoring both
     and another form its stem alone (``ranking.keyword_terms``); the convex fusion then
@@ -90,20 +97,25 @@ def forms(
     keyword side counts it held. A stem more chunks hold than ``most`` (a common stem
     of a rare form: 6 to 39 of 911 chunks on the Russian field vault) was skipped, and
     those questions stayed lost (0.55 / 0.43 on two folds); its best ``most`` are the
-    keyword lane's own first other forms (0.79 / 0.68, bench/RESULTS.md "stop 55"). The
-    word's chunks (at most ``most``, each holding the stem) are asked for beside them and
-    left out by ``RareWord.other_forms``. The ranking reads the stem's chunks as the
-    keyword side read them this search already (the word or its stem).
+    keyword lane's own first other forms (0.83 / 0.68, bench/RESULTS.md "stop 55",
+    "review of stop 55"). The words' chunks (at most ``most`` each, each holding the stem)
+    are asked for beside them and left out: leaving them out of the stem's best ``most``
+    + the word's count, as first written, kept up to twice ``most`` when the word's
+    chunks ranked low on the stem. The ranking reads the stem's chunks as the keyword
+    side read them this search already (the word or its stem).
 
     A stem held by no more chunks than its word (counted already: ``rare_terms``) is
     asked for no further: each chunk holding the word holds its stem (the word's term is
     the phrase of the two), so none holds another form; nor is one no chunk holds (a
     PostgreSQL index of schema 13, before stems, read by a newer reader)."""
+    taken = frozenset().union(*held)
     stems = [(t, s) for t in terms if (s := cjk.stem_term(t)) is not None]
     found = (
-        store.keywords([s], most + docs_of(t), docs_of) for t, s in stems if docs_of(t) < docs_of(s)
+        store.keywords([s], most + len(taken), docs_of) for t, s in stems if docs_of(t) < docs_of(s)
     )
-    return frozenset(lab for labs in found for lab, _ in labs)
+    return frozenset(
+        lab for labs in found for lab in [lab for lab, _ in labs if lab not in taken][:most]
+    )
 
 
 def holding(
