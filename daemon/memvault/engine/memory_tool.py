@@ -367,7 +367,8 @@ class MemoryCommands:
         old = self._rel(old_path)
         if not old:
             raise T.Refusal("Cannot rename the /memories directory itself")
-        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, "Nothing was changed")
+        start = "Nothing was changed"
+        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, start, source=old)
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
@@ -449,10 +450,13 @@ def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None =
     raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
 
 
-def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
+def _refuse_unportable(
+    fs: VaultFS, rel: str, path: str, start: str, *, source: str | None = None
+) -> None:
     """A note or folder ``rel`` would make, named as Obsidian cannot link or a clone on
     Windows cannot hold (``T.unportable``), refused; one there already (a person's) is
-    read, edited and written into as any other."""
+    read, edited and written into as any other (``source``: a rename's, not said to be
+    there to edit when it is the name to use)."""
     parts = rel.split("/")
     for i, part in enumerate(parts):
         char = T.unportable(part)
@@ -460,7 +464,17 @@ def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
             continue
         there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
-            raise T.Refusal(T.unportable_refusal(start, path, part, char))
+            kept = "/".join([*parts[:i], part[:-3].strip() + ".md"])
+            taken = T.untrimmed_note(part) and kept != source and _exists(fs, kept)
+            raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
+
+
+def _exists(fs: VaultFS, rel: str) -> bool:
+    """Whether a file or folder is at ``rel`` as spelt or in another case."""
+    if os.path.lexists(fs.root / disk_spelling(str(fs.root), rel, fresh=fs.folds)):
+        return True
+    other = case_spelling(str(fs.root), rel)
+    return other is not None and os.path.lexists(fs.root / other)
 
 
 def _first(view_range: Any) -> int | None:
