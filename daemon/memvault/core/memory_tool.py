@@ -161,9 +161,7 @@ def untrimmed_note(name: str) -> bool:
     return stem != stem.strip()
 
 
-def unportable_refusal(
-    start: str, path: str, name: str, char: str, *, taken: bool = False
-) -> str:
+def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bool = False) -> str:
     """Why a new note or folder is not named ``name`` (``char``: ``unportable``'s), with
     the name to use (``taken``: a note of the trimmed name is there, to view or edit)."""
     if untrimmed_note(name) and char.isspace():

@@ -31,6 +31,7 @@ from unicodedata import normalize
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
 from memvault.core.note_size import grown_said, is_long
+from memvault.core.page_marks import MARKS
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
@@ -193,8 +194,8 @@ class MemoryCommands:
         rel = self._rel(path)
         disk = self._disk(rel)
         if disk.is_dir():
-            first = _first(view_range)
-            return self.views.index(first) if not rel else self.views.folder(rel, first)
+            first, mark = _first(view_range), _mark(view_range)
+            return self.views.index(first, mark) if not rel else self.views.folder(rel, first, mark)
         if not disk.exists():
             raise _missing(self.fs, path, rel, PLEASE)
         rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
@@ -488,6 +489,15 @@ def _first(view_range: Any) -> int | None:
             "[first, last] of the notes listed."
         )
     return max(1, int(view_range[0]))
+
+
+def _mark(view_range: Any) -> int | None:
+    """A folder's page: view_range [first, mark], the mark its command carries of the
+    entries numbered before it (``core.page_marks``); None when the second number is
+    none (a range the agent wrote: ``[41, 80]``)."""
+    if view_range is None or len(view_range) != 2:
+        return None
+    return int(view_range[1]) if int(view_range[1]) in MARKS else None
 
 
 def shown_of(rel: str) -> str:
