@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from helpers import make_vault, note, open_vault, unmarked, write
 from memvault.core import memory_views as V
 from memvault.core.page_marks import MARKS, Marks
+from memvault.errors import MemoryToolError
 
 # any script, no "/" (a path's separator), no controls or surrogates (no file holds them)
 _CHARS = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="/.")
@@ -432,7 +433,7 @@ def _listed(out: str) -> list[str]:
     return re.findall(r"\t(/memories/\S+\.md)", out)
 
 
-SHIFTED = "(The entries numbered before 41 are not those listed when this command was given"
+SHIFTED = "(The entries numbered before 41 are not those this command's mark ("
 
 
 def test_a_page_says_when_a_note_moved_or_edited_since_shifted_its_numbers(
@@ -503,7 +504,7 @@ def test_the_index_says_when_its_top_level_notes_shifted(tmp_path: Path) -> None
         assert "(The entries" not in v.memory_tool(command)
         v.memory_tool({"command": "delete", "path": _listed(index)[-1]})
         page = v.memory_tool(command)
-    assert page.startswith("(The entries numbered before 9 are not those listed"), page
+    assert page.startswith("(The entries numbered before 9 are not those this command's"), page
     assert "view /memories with view_range [1, 40] lists them from the first again" in page
 
 
@@ -534,3 +535,55 @@ def test_a_page_of_folders_and_of_files_says_when_the_notes_before_it_shifted(
         for vr in pages:
             out = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": vr})
             assert out.startswith(f"(The entries numbered before {vr[0]} are not"), out
+
+
+def test_a_command_past_the_last_entry_now_says_the_numbers_shifted(tmp_path: Path) -> None:
+    """45 notes, the first page read (``… view_range [41, M]``), ten of the forty read
+    deleted meanwhile: the command was refused as past the last entry, "[1, 35]" and no
+    more, so an agent took the listing for done while the five notes it had not read
+    (41st-45th, now 31st-35th) were never listed. Its mark says the entries before it
+    changed: the refusal says so, and how to list them again."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        command = {"command": "view", "path": "/memories/F", "view_range": _next(first)}
+        for i in range(35, 45):  # ten of those read (the newest)
+            v.memory_tool({"command": "delete", "path": f"/memories/F/n{i:02d}.md"})
+        with pytest.raises(MemoryToolError) as refused:
+            v.memory_tool(command)
+        said = str(refused.value)
+        assert said.startswith("Invalid `view_range`: its first element `41` should be within"), (
+            said
+        )
+        assert "[1, 35]. (The entries numbered before 41 are not those" in said, said
+        assert "view /memories/F with view_range [1, 40] lists them from the first again" in said
+        with pytest.raises(MemoryToolError) as plain:  # (the agent's own range: not checked)
+            v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [41, 80]})
+        assert "(The entries" not in str(plain.value)
+
+
+def test_a_mark_kept_with_another_first_number_is_not_called_a_change(tmp_path: Path) -> None:
+    """An agent that keeps a page's command's second number and changes the first
+    (``[41, M]`` to ``[81, M]``, a jump ahead) was told "a note was written, moved or
+    deleted since": nothing was. The page says the mark is not that of the entries before
+    it and names both causes, the other page's mark among them."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(90):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        _, mark = _next(first)
+        page = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [81, mark]})
+    assert page.startswith(
+        f"(The entries numbered before 81 are not those this command's mark ({mark}, its "
+        "second number) was given for: a note was written, moved or deleted since, or the "
+        "mark is another page's."
+    ), page
+    assert "Notes 81-90 of 90 in /memories/F" in page

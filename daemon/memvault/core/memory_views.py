@@ -24,7 +24,8 @@ a stateless range can name no note to start from.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -414,15 +415,31 @@ def render_top_notes(
     before = len(notes) + len(folders)
     marks = Marks.of(_numbering(notes, [f.rel for f in folders], files))
     head = marks.shifted(ROOT, first, mark, FOLDER_PAGE)
-    if first > before and files:
-        return render_files(ROOT, files, first, len(notes), len(folders), marks=marks, head=head)
-    if first > len(notes) and folders:
-        return render_folders(
-            ROOT, folders, first, len(notes), files=len(files), marks=marks, head=head
-        )
-    what = "the notes at the top level of " + ROOT
-    said = [head] if head else []
-    return _page(ROOT, what, notes, first, said, entries=before + len(files), marks=marks)
+    with _shift_said(head):
+        if first > before and files:
+            counts = (len(notes), len(folders))
+            return render_files(ROOT, files, first, *counts, marks=marks, head=head)
+        if first > len(notes) and folders:
+            return render_folders(
+                ROOT, folders, first, len(notes), files=len(files), marks=marks, head=head
+            )
+        what = "the notes at the top level of " + ROOT
+        said = [head] if head else []
+        return _page(ROOT, what, notes, first, said, entries=before + len(files), marks=marks)
+
+
+@contextmanager
+def _shift_said(head: str) -> Iterator[None]:
+    """A command past the last entry refused, saying too that the numbers shifted when its
+    mark says so (``head``): 45 notes, ten of the forty read deleted, ``[41, …]`` is past
+    the 35 left, and the five not read yet are 31st-35th now (its range alone, ``[1, 35]``,
+    read as "no more", left them unread)."""
+    try:
+        yield
+    except Refusal as refused:
+        if not head:
+            raise
+        raise Refusal(f"{refused}. {head}") from None
 
 
 def _numbering(notes: Sequence[Entry], folders: Iterable[str], files: Sequence[Entry]) -> list[str]:
@@ -455,7 +472,8 @@ def render_folder(
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
     page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
-    out = _folder_page(shown(rel), *page)
+    with _shift_said(marks.shifted(shown(rel), first, mark, FOLDER_PAGE)):
+        out = _folder_page(shown(rel), *page)
     return out if len(out) <= FOLDER_CHARS else _folder_page(VIEWED, *page)
 
 

@@ -8,9 +8,10 @@ newest, on page one, never listed). The command for a next page carries, as its 
 number (which a directory's page does not otherwise read), the mark of the entries
 numbered before it: a 7-digit checksum of their paths, whatever their order among
 themselves. The page checks it against the entries before it now and says at its top
-when they differ. Detected, not prevented: a range of two numbers can name no note to
-start from, and the SDK's command has no other field. A range an agent writes itself
-(``[41, 80]``: no mark) is not checked.
+when they differ (a command now past the last entry says it in its refusal); it names
+both causes, as a mark kept with another first number differs too. Detected, not
+prevented: a range of two numbers can name no note to start from, and the SDK's command
+has no other field. A range an agent writes itself (``[41, 80]``: no mark) is not checked.
 """
 
 from __future__ import annotations
@@ -44,15 +45,19 @@ class Marks:
         return MARKS.start + (self.sums[n] * 1_000_003 + n) % len(MARKS)
 
     def shifted(self, path: str, first: int, mark: int | None, page: int) -> str:
-        """What a page from ``first`` says at its top when ``mark``, its command's, is not
-        the mark of the entries before it now; "" when it is, or no mark was given
-        (``page``: the entries a page lists, for the command that lists them again)."""
+        """What a page from ``first`` says at its top, or its refusal past the last entry
+        at its end, when ``mark``, its command's, is not the mark of the entries before it
+        now; "" when it is, or no mark was given (``page``: the entries a page lists, for
+        the command that lists them again). It names both causes: the entries changed
+        since the page that gave the command, or the mark is another page's (an agent
+        that kept ``5598068`` and changed the first number: no entry moved)."""
         if mark is None or mark not in MARKS or first <= 1 or self(first) == mark:
             return ""
         return (
-            f"(The entries numbered before {first} are not those listed when this command "
-            "was given: a note was written, moved or deleted since, so the numbers shifted "
-            f"and this page may repeat or skip some. view {path} with view_range [1, {page}] "
+            f"(The entries numbered before {first} are not those this command's mark "
+            f"({mark}, its second number) was given for: a note was written, moved or "
+            "deleted since, or the mark is another page's. The numbers may have shifted, "
+            f"repeating or skipping an entry: view {path} with view_range [1, {page}] "
             "lists them from the first again.)"
         )
 
