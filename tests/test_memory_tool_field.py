@@ -332,6 +332,49 @@ def test_a_spaced_name_of_a_note_there_says_to_view_or_edit_it(vault: Vault) -> 
     assert "name it `Ana.md`" not in said
 
 
+_NFD_ZOE = unicodedata.normalize("NFD", "Zoë")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kept"),
+    [
+        ("Ana.md", " ana.md", "ana.md"),  # (its own name, in another case)
+        ("Zoë.md", _NFD_ZOE + " .md", _NFD_ZOE + ".md"),  # (in NFD, as a Mac types it)
+    ],
+)
+def test_a_rename_to_its_own_name_spaced_says_to_name_it_so(
+    vault: Vault, old: str, new: str, kept: str
+) -> None:
+    """A rename of People/Ana.md to `` ana.md`` was told "`ana.md` is there: view or edit
+    it, or give another name": the note there is the one renamed (its name in another
+    case, or in another Unicode form, as a Mac's keyboard spells it), and ``ana.md`` is
+    the name to give it. The refusal names it."""
+    write(vault.root, "People/Zoë.md", "# Zoë\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(
+        tool,
+        command="rename",
+        old_path=f"/memories/People/{old}",
+        new_path=f"/memories/People/{new}",
+    )
+    assert "is there: view or edit it" not in said, said
+    assert f"name it `{kept}`" in said, said
+    assert files(vault.root) == before
+
+
+def test_a_folder_named_as_a_note_with_a_space_is_not_refused_as_a_note(vault: Vault) -> None:
+    """``create /memories/Drafts v2 .md/Plan.md`` was refused as "a note name ending in a
+    space ... name it `Drafts v2.md`": ``Drafts v2 .md`` is a folder, which no link names
+    by itself (links name the note, ``[[Plan]]``), and folders are refused only a last
+    space or dot, as before."""
+    tool = VaultMemoryTool(vault)
+    out = call(tool, command="create", path="/memories/Drafts v2 .md/Plan.md", file_text="# P\n")
+    assert out == "File created successfully at: /memories/Drafts v2 .md/Plan.md"
+    assert (vault.root / "Drafts v2 .md" / "Plan.md").read_text(encoding="utf-8") == "# P\n"
+
+
 def test_a_persons_note_with_a_space_before_md_is_read_edited_and_renamed(vault: Vault) -> None:
     """The refusal is of a new name: a person's ``Plan .md`` (made in a file manager,
     an importer that kept a title's trailing space) is viewed, edited, and renamed to a

@@ -135,15 +135,16 @@ def dangling(
 _UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BIDI_CONTROLS.pattern)
 
 
-def unportable(name: str) -> str | None:
+def unportable(name: str, *, note: bool = True) -> str | None:
     """The first character of ``name`` a new note or folder may not hold, if any: or its
     last, a space or a dot, which Windows drops (``people /``, ``people./`` beside
-    ``people/``: one folder to a clone there, two a person cannot tell apart here); or a
-    space around a note's name before ``.md`` (``foo .md``: ``untrimmed_note``)."""
+    ``people/``: one folder to a clone there, two a person cannot tell apart here); or,
+    a ``note``'s (not a folder's, ``x .md/``), a space around its name before ``.md``
+    (``foo .md``: ``untrimmed_note``)."""
     found = _UNPORTABLE.search(name)
     if found:
         return found.group()
-    if untrimmed_note(name):
+    if note and untrimmed_note(name):
         stem = name[:-3]
         return stem[-1] if stem[-1:].isspace() else stem[0]
     return name[-1] if name.endswith((" ", ".")) else None

@@ -460,22 +460,33 @@ def _refuse_unportable(
     there to edit when it is the name to use)."""
     parts = rel.split("/")
     for i, part in enumerate(parts):
-        char = T.unportable(part)
+        char = T.unportable(part, note=i == len(parts) - 1)
         if char is None:
             continue
         there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
             kept = "/".join([*parts[:i], part[:-3].strip() + ".md"])
-            taken = T.untrimmed_note(part) and kept != source and _exists(fs, kept)
+            taken = T.untrimmed_note(part) and _taken(fs, kept, source)
             raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
 
 
-def _exists(fs: VaultFS, rel: str) -> bool:
-    """Whether a file or folder is at ``rel`` as spelt or in another case."""
-    if os.path.lexists(fs.root / disk_spelling(str(fs.root), rel, fresh=fs.folds)):
-        return True
+def _taken(fs: VaultFS, rel: str, source: str | None) -> bool:
+    """Whether a file or folder is at ``rel`` (as spelt, in another Unicode form or case)
+    other than ``source``, a rename's (``Foo.md`` to `` foo.md``: the name to use is its
+    own, in another case, not a note to view or edit)."""
+    there, mine = _there(fs, rel), _there(fs, source) if source else None
+    if there is None or mine is None:
+        return there is not None
+    return not os.path.samestat(os.lstat(fs.root / there), os.lstat(fs.root / mine))
+
+
+def _there(fs: VaultFS, rel: str) -> str | None:
+    """``rel`` as spelt on disk (in another Unicode form or case), None if not there."""
+    spelt = disk_spelling(str(fs.root), rel, fresh=fs.folds)
+    if os.path.lexists(fs.root / spelt):
+        return spelt
     other = case_spelling(str(fs.root), rel)
-    return other is not None and os.path.lexists(fs.root / other)
+    return other if other is not None and os.path.lexists(fs.root / other) else None
 
 
 def _first(view_range: Any) -> int | None:
