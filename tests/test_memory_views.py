@@ -587,3 +587,22 @@ def test_a_mark_kept_with_another_first_number_is_not_called_a_change(tmp_path: 
         "mark is another page's."
     ), page
     assert "Notes 81-90 of 90 in /memories/F" in page
+
+
+def test_a_folders_view_range_not_of_whole_numbers_says_what_its_numbers_are(
+    tmp_path: Path,
+) -> None:
+    """``[1.5, 3]`` on a folder was told "two whole numbers, [first, last] of the notes
+    listed": its second number is the mark its page's command gives, not a last note (an
+    agent told "last" writes ``[41, 80]``, which nothing checks)."""
+    root = tmp_path / "vault"
+    for i in range(3):
+        write(root, f"F/n{i}.md", f"# n{i}\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError) as refused:
+            v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [1.5, 3]})
+    assert str(refused.value) == (
+        "Invalid `view_range`: [1.5, 3]. On a folder it should be two whole numbers: the "
+        "first entry listed, then the second number its page's command gives (its mark)."
+    )

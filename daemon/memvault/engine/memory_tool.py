@@ -490,14 +490,15 @@ def _there(fs: VaultFS, rel: str) -> str | None:
 
 
 def _first(view_range: Any) -> int | None:
-    """A folder's page: view_range [first, last] names the first note listed (from 1);
+    """A folder's page: view_range [first, mark] names the first entry listed (from 1);
     any other length is no range, as a file's view reads it."""
     if view_range is None or len(view_range) != 2:
         return None
     if not all(T.whole(i) for i in view_range):
         raise T.Refusal(
-            f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
-            "[first, last] of the notes listed."
+            f"Invalid `view_range`: {list(view_range)}. On a folder it should be two whole "
+            "numbers: the first entry listed, then the second number its page's command "
+            "gives (its mark)."
         )
     return max(1, int(view_range[0]))
 
