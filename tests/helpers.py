@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -99,6 +100,12 @@ def note(title: str, summary: str = "", body: str = "", **fields: str) -> str:
     return (
         "---\n" + "\n".join(fm) + "\n---\n# " + title + "\n\n" + (body or f"About {title}.") + "\n"
     )
+
+
+def unmarked(text: str) -> str:
+    """A listing with each next page's mark (core.page_marks: a command's second number,
+    seven digits) written ``M``: ``view_range [41, M]``."""
+    return re.sub(r"(with view_range \[\d+, )\d{7}\]", r"\1M]", text)
 
 
 def snapshot(vault: Vault) -> dict[str, Any]:

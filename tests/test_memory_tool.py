@@ -26,6 +26,7 @@ from helpers import (
     make_vault,
     note,
     open_vault,
+    unmarked,
     write,
 )
 from memvault.api import Vault
@@ -185,7 +186,7 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     (more,) = [line for line in lines if line.startswith("… and 22 more folders (2200 notes; ")]
     # paged past the 120 top-level notes (their numbers kept), every folder by name (an
     # order no note written meanwhile changes, as it does the index's, biggest first)
-    assert "; view /memories with view_range [121, 160] lists all 34, by name): " in more
+    assert "; view /memories with view_range [121, M] lists all 34, by name): " in unmarked(more)
     folders = call(tool, command="view", path="/memories", view_range=[121, 160]).split("\n")
     assert folders[0].startswith(
         "Folders 1-34 of 34 in /memories, view_range [121, 154], numbered past its 120 notes "
@@ -194,7 +195,7 @@ def test_view_memories_stays_within_60_lines_and_its_characters_on_a_big_vault(
     assert len(folders) == 35 and names == sorted(names)
     assert sum("/\t100 notes" in line for line in folders[1:]) == 30
     assert "Notes at the top level (120, newest first):" in out
-    assert "view /memories with view_range [9, 48] for the next ones" in out
+    assert "view /memories with view_range [9, M] for the next ones" in unmarked(out)
     page = call(tool, command="view", path="/memories", view_range=[9, 48])
     assert "Notes 9-48 of 120 in the notes at the top level of /memories" in page
 
@@ -240,8 +241,8 @@ def test_view_of_a_folder_lists_its_notes_newest_first_and_says_how_to_see_the_r
     listed = [line.split("\t")[1] for line in lines[3:-1]]
     assert listed == [f"/memories/people/p{i:03d}.md" for i in range(99, 59, -1)]
     assert lines[3].endswith("\tAbout Person 99.")  # its summary (here its first line)
-    assert lines[-1] == (
-        "(62 more: view /memories/people with view_range [41, 80] for the next ones; "
+    assert unmarked(lines[-1]) == (
+        "(62 more: view /memories/people with view_range [41, M] for the next ones; "
         "/memories/people/people.md lists every one)"
     )
     nxt = call(tool, command="view", path="/memories/people", view_range=[41, 80]).split("\n")
@@ -267,12 +268,14 @@ def test_a_folders_subfolders_past_ten_are_paged_past_its_notes(
     assert [line.split("\t")[1] for line in lines[1:11]] == [
         f"/memories/clients/Client {k:02d}/" for k in range(10)
     ]
-    assert lines[11].startswith(
+    assert unmarked(lines[11]).startswith(
         "… and 15 more folders (15 notes here; view /memories/clients with view_range "
-        "[61, 100] lists them): Client 10/, Client 11/, "
+        "[61, M] lists them): Client 10/, Client 11/, "
     )
     assert lines[12].startswith("Notes 1-40 of 50 in /memories/clients")
-    assert lines[-1].startswith("(10 more: view /memories/clients with view_range [41, 80]")
+    assert unmarked(lines[-1]).startswith(
+        "(10 more: view /memories/clients with view_range [41, M]"
+    )
     notes = call(tool, command="view", path="/memories/clients", view_range=[41, 80])
     assert notes.startswith("Notes 41-50 of 50 in /memories/clients")
     folders = call(tool, command="view", path="/memories/clients", view_range=[61, 100])

@@ -280,6 +280,133 @@ def test_a_folder_named_with_spaces_and_dots_only_is_refused_in_words_that_say_s
     assert files(vault.root) == before
 
 
+@pytest.mark.parametrize(
+    ("name", "kept"),
+    [
+        ("Plan .md", "Plan.md"),
+        ("Plan  .md", "Plan.md"),
+        (" Plan.md", "Plan.md"),
+        ("Plan\u00a0.md", "Plan.md"),  # (a no-break space: str.strip and JS trim take it)
+        ("People/Bea .md", "Bea.md"),
+    ],
+)
+def test_a_note_named_with_a_space_before_md_is_not_made(
+    vault: Vault, name: str, kept: str
+) -> None:
+    """``create /memories/Plan .md`` was "File created successfully", and a rename of
+    Inbox.md to ``Plan .md`` re-targeted the links to it as ``[[Plan ]]``: Obsidian reads
+    a link's name trimmed (as memvault's parser does), so ``[[Plan ]]``, MEMORY.md's line
+    for the note too, led to no note (a rename broke the links it re-targeted). Refused
+    as the names of new folders ending in a space are, naming the name to use; nothing
+    written. (The SDK's reference makes any name the disk takes: no rule to follow.)"""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    inbox = (vault.root / "Inbox.md").read_text(encoding="utf-8")
+    path = f"/memories/{name}"
+    said = refused(tool, command="create", path=path, file_text="# Plan\n\nship it\n")
+    leaf = name.rsplit("/", 1)[-1]
+    assert said.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), said
+    assert f"name it `{kept}`" in said and "Obsidian reads a link's name trimmed" in said
+    said = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
+    assert said.startswith(f"Nothing was changed: {path} would make `{leaf}`"), said
+    assert f"name it `{kept}`" in said
+    assert files(vault.root) == before
+    assert (vault.root / "Inbox.md").read_text(encoding="utf-8") == inbox
+
+
+def test_a_note_named_of_spaces_only_is_refused_in_words_that_say_so(vault: Vault) -> None:
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path="/memories/  .md", file_text="# x\n")
+    assert said.startswith("Nothing was written: /memories/  .md would make `  .md`, a note "), said
+    assert "spaces only" in said and "with a letter or a digit" in said
+    assert files(vault.root) == before
+
+
+def test_a_spaced_name_of_a_note_there_says_to_view_or_edit_it(vault: Vault) -> None:
+    """``create /memories/People/Ana .md`` beside People/Ana.md: the name to use is
+    taken, so the refusal says to view or edit that note, not to make it."""
+    tool = VaultMemoryTool(vault)
+    said = refused(tool, command="create", path="/memories/People/Ana .md", file_text="# A\n")
+    assert "`Ana.md` is there: view or edit it, or give another name" in said, said
+    assert "name it `Ana.md`" not in said
+
+
+_NFD_ZOE = unicodedata.normalize("NFD", "Zoë")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "kept"),
+    [
+        ("Ana.md", " ana.md", "ana.md"),  # (its own name, in another case)
+        ("Zoë.md", _NFD_ZOE + " .md", _NFD_ZOE + ".md"),  # (in NFD, as a Mac types it)
+    ],
+)
+def test_a_rename_to_its_own_name_spaced_says_to_name_it_so(
+    vault: Vault, old: str, new: str, kept: str
+) -> None:
+    """A rename of People/Ana.md to `` ana.md`` was told "`ana.md` is there: view or edit
+    it, or give another name": the note there is the one renamed (its name in another
+    case, or in another Unicode form, as a Mac's keyboard spells it), and ``ana.md`` is
+    the name to give it. The refusal names it."""
+    write(vault.root, "People/Zoë.md", "# Zoë\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(
+        tool,
+        command="rename",
+        old_path=f"/memories/People/{old}",
+        new_path=f"/memories/People/{new}",
+    )
+    assert "is there: view or edit it" not in said, said
+    assert f"name it `{kept}`" in said, said
+    assert files(vault.root) == before
+
+
+def test_a_folder_named_as_a_note_with_a_space_is_not_refused_as_a_note(vault: Vault) -> None:
+    """``create /memories/Drafts v2 .md/Plan.md`` was refused as "a note name ending in a
+    space ... name it `Drafts v2.md`": ``Drafts v2 .md`` is a folder, which no link names
+    by itself (links name the note, ``[[Plan]]``), and folders are refused only a last
+    space or dot, as before."""
+    tool = VaultMemoryTool(vault)
+    out = call(tool, command="create", path="/memories/Drafts v2 .md/Plan.md", file_text="# P\n")
+    assert out == "File created successfully at: /memories/Drafts v2 .md/Plan.md"
+    assert (vault.root / "Drafts v2 .md" / "Plan.md").read_text(encoding="utf-8") == "# P\n"
+
+
+def test_a_persons_note_with_a_space_before_md_is_read_edited_and_renamed(vault: Vault) -> None:
+    """The refusal is of a new name: a person's ``Plan .md`` (made in a file manager,
+    an importer that kept a title's trailing space) is viewed, edited, and renamed to a
+    name its links can reach; a rename onto it is "already exists", as onto any file."""
+    write(vault.root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    write(vault.root, "Drafts/Old .md", "# Old\n\nold\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    assert "Friday" in call(tool, command="view", path="/memories/Plan .md")
+    call(
+        tool,
+        command="str_replace",
+        path="/memories/Plan .md",
+        old_str="Friday",
+        new_str="Monday",
+    )
+    call(tool, command="insert", path="/memories/Plan .md", insert_line=3, insert_text="- QA\n")
+    text = (vault.root / "Plan .md").read_text(encoding="utf-8")
+    assert text == "# Plan\n\nWe ship Monday.\n- QA\n", text
+    said = refused(tool, command="create", path="/memories/Plan .md", file_text="# x\n")
+    assert said == "File /memories/Plan .md already exists", said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path="/memories/Plan .md"
+    )
+    assert said.startswith("The destination /memories/Plan .md already exists"), said
+    call(tool, command="rename", old_path="/memories/Plan .md", new_path="/memories/Plan.md")
+    assert (vault.root / "Plan.md").read_text(encoding="utf-8") == text
+    assert not (vault.root / "Plan .md").exists()
+    call(tool, command="rename", old_path="/memories/Drafts/Old .md", new_path="/memories/Old.md")
+    assert (vault.root / "Old.md").exists() and not (vault.root / "Drafts" / "Old .md").exists()
+
+
 def test_a_persons_folder_ending_in_a_space_or_dot_is_moved_into_and_renamed(
     vault: Vault,
 ) -> None:

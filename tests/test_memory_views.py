@@ -20,8 +20,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import make_vault, note, open_vault, write
+from helpers import make_vault, note, open_vault, unmarked, write
 from memvault.core import memory_views as V
+from memvault.core.page_marks import MARKS, Marks
+from memvault.errors import MemoryToolError
 
 # any script, no "/" (a path's separator), no controls or surrogates (no file holds them)
 _CHARS = st.characters(blacklist_categories=("Cc", "Cs", "Zl", "Zp"), blacklist_characters="/.")
@@ -109,8 +111,11 @@ def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
     files = data.draw(_entries(rel, ".MD", 14))
     first = min(first, max(len(notes), 1))
     folder_note = f"{rel}/{rel.rsplit('/', 1)[-1]}.md" if has_folder_note else None
-    out = V.render_folder(rel, notes, subfolders, first, folder_note, files)
-    assert len(out) <= V.FOLDER_CHARS
+    mark = data.draw(st.one_of(st.none(), st.integers(MARKS.start, MARKS.stop - 1)))
+    out = V.render_folder(rel, notes, subfolders, first, folder_note, files, mark)
+    assert len(out) <= V.FOLDER_CHARS  # (that the numbers shifted said too)
+    # a next page's command carries the mark of the entries numbered before it
+    marks = Marks.of([e.rel for e in notes] + [f.rel for f in subfolders] + [e.rel for e in files])
     _names_whole(out, {f"/memories/{f.rel}/" for f in subfolders} | _paths(notes, files))
     if notes:  # a page lists at least one note, and says where the next page starts
         (said,) = re.findall(rf"Notes {first}-(\d+) of {len(notes)} in ", out)
@@ -118,7 +123,7 @@ def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
         assert last >= first
         assert f"/memories/{notes[first - 1].rel}" in out
         if last < len(notes):
-            assert f"with view_range [{last + 1}, {last + V.FOLDER_PAGE}]" in out
+            assert f"with view_range [{last + 1}, {marks(last + 1)}]" in out
     # each command names the folder exactly (or, a path too long to, the path viewed)
     for said in re.findall(r"view (.+?) with view_range", out):
         assert said in (f"/memories/{rel}", V.VIEWED), said
@@ -129,7 +134,7 @@ def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
     assert listed == files[: len(listed)]
     if first == 1 and len(listed) < len(files):
         at = len(notes) + len(subfolders) + len(listed) + 1
-        assert f"with view_range [{at}, {at + V.FOLDER_PAGE - 1}] lists the" in out
+        assert f"with view_range [{at}, {marks(at)}] lists the" in out
 
 
 def _paths(*lists: list[V.Entry]) -> set[str]:
@@ -255,6 +260,7 @@ def _follow(view: Callable[[dict[str, object]], str]) -> set[str]:
             assert len(out.split("\n")) <= V.INDEX_LINES
         else:
             assert len(out) <= V.FOLDER_CHARS
+        assert "(The entries numbered before" not in out  # (nothing changed: marks agree)
         for line in out.split("\n"):
             cells = line.split("\t")
             if len(cells) > 1 and re.fullmatch(r"[\d.]+[BKMG]", cells[0]):
@@ -327,6 +333,7 @@ def _follow_from(path: str, view: Callable[[dict[str, object]], str]) -> set[str
         done.add(view_range)
         out = view({"path": path} | ({"view_range": list(view_range)} if view_range else {}))
         assert len(out) <= V.FOLDER_CHARS
+        assert "(The entries numbered before" not in out  # (nothing changed: marks agree)
         seen |= {line.split("\t")[1] for line in out.split("\n") if "\t" in line}
         for said, a, b in re.findall(r"view (.+?) with view_range \[(\d+), (-?\d+)\]", out):
             assert said in (path, V.VIEWED), said
@@ -351,7 +358,7 @@ def test_every_fact_md_of_a_folder_and_of_the_top_is_reached_from_the_index(
         v.sync()
         folder = v.memory_tool({"command": "view", "path": "/memories/F"})
         seen = _follow(lambda c: v.memory_tool({"command": "view", **c}))
-    assert "view /memories/F with view_range [12, 51] lists the 4 left here" in folder
+    assert "view /memories/F with view_range [12, M] lists the 4 left here" in unmarked(folder)
     assert "Notes 1-1 of 1 in /memories/F" in folder  # (the note is still entry 1)
     assert seen >= {f"/memories/F/Fact{i:02d}.MD" for i in range(14)}
     assert seen >= {f"/memories/Top{i:02d}.MD" for i in range(14)}
@@ -375,7 +382,8 @@ def test_a_page_past_the_notes_says_how_many_notes_it_is_numbered_past(tmp_path:
     with open_vault(root) as v:
         v.sync()
         first = v.memory_tool({"command": "view", "path": "/memories/F"})
-        assert "(5 more: view /memories/F with view_range [41, 80] for the next ones)" in first
+        more = "(5 more: view /memories/F with view_range [41, M] for the next ones)"
+        assert more in unmarked(first)
         listed = re.findall(r"\t(/memories/F/n\d\d\.md)\t", first)
         for p in listed[:20]:
             new = p.replace("/F/", "/F/sub00/")
@@ -413,3 +421,188 @@ def test_a_folder_grown_while_an_agent_pages_the_index_is_still_listed(tmp_path:
             )
             seen |= set(re.findall(r"\t(/memories/F\d\d/)\t", page))
     assert seen == {f"/memories/F{i:02d}/" for i in range(16)}
+
+
+def _next(out: str) -> list[int]:
+    """The view_range of a listing's command for the next page of notes."""
+    (a, b) = re.findall(r"with view_range \[(\d+), (\d+)\] for the next ones", out)[-1]
+    return [int(a), int(b)]
+
+
+def _listed(out: str) -> list[str]:
+    return re.findall(r"\t(/memories/\S+\.md)", out)
+
+
+SHIFTED = "(The entries numbered before 41 are not those this command's mark ("
+
+
+def test_a_page_says_when_a_note_moved_or_edited_since_shifted_its_numbers(
+    tmp_path: Path,
+) -> None:
+    """An agent pages 45 notes (``… view_range [41, 80]``); meanwhile a note it read on the
+    first page is moved out (by itself, a person, a sync), or a note it has not read yet
+    is edited (the newest now: the first page's). The next page listed notes 41-44 of the
+    44, silently: the note that was 41st (now 40th), or the edited one, was never listed,
+    and a stateless range has no cursor to prevent it. The command carries the mark of
+    the entries before its page now, and the page says when they are not those: the skip
+    is seen. A note it read, edited since, shifts nothing (its page is exact); a range it
+    wrote itself (``[41, 80]``) is not checked."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    with open_vault(root) as v:
+        v.sync()
+
+        def view(**kw: object) -> str:
+            return v.memory_tool({"command": "view", "path": "/memories/F", **kw})
+
+        first = view()
+        read = _listed(first)
+        assert len(read) == 40 and _next(first)[0] == 41
+        page = view(view_range=_next(first))  # nothing changed: exact, no word
+        assert SHIFTED not in page
+        assert _listed(page) == [f"/memories/F/n{i:02d}.md" for i in range(4, -1, -1)]
+
+        write(root, "F/n44.md", "# n44\n\nedited\n")  # a note read: no shift
+        v.sync()
+        page = view(view_range=_next(first))
+        assert SHIFTED not in page, page
+        assert set(_listed(page)) | set(read) == {f"/memories/F/n{i:02d}.md" for i in range(45)}
+
+        write(root, "F/n02.md", "# n2\n\nedited\n")  # a note not read: the newest now
+        v.sync()
+        page = view(view_range=_next(first))
+        assert page.startswith(SHIFTED), page
+        assert "/memories/F/n02.md" not in _listed(page)  # (what the word is for)
+        assert "view /memories/F with view_range [1, 40] lists them from the first" in page
+        assert SHIFTED not in view(view_range=[41, 80])  # (the agent's own range)
+
+        again = view()  # listed again: exact from there
+        os.replace(root / "F/n30.md", root / "n30.md")  # a note read, moved out
+        v.sync()
+        page = view(view_range=_next(again))
+        assert page.startswith(SHIFTED), page
+        assert "Notes 41-44 of 44" in page
+
+
+def test_the_index_says_when_its_top_level_notes_shifted(tmp_path: Path) -> None:
+    """``view /memories`` lists the 8 newest top-level notes and the command for the
+    rest (``view_range [9, …]``): a listed note deleted before the agent follows it is
+    said on that page, as a folder's."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(20):
+        write(root, f"t{i:02d}.md", f"# t{i}\n")
+        os.utime(root / f"t{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    with open_vault(root) as v:
+        v.sync()
+        index = v.memory_tool({"command": "view", "path": "/memories"})
+        command = {"command": "view", "path": "/memories", "view_range": _next(index)}
+        assert _next(index)[0] == 9
+        assert "(The entries" not in v.memory_tool(command)
+        v.memory_tool({"command": "delete", "path": _listed(index)[-1]})
+        page = v.memory_tool(command)
+    assert page.startswith("(The entries numbered before 9 are not those this command's"), page
+    assert "view /memories with view_range [1, 40] lists them from the first again" in page
+
+
+def test_a_page_of_folders_and_of_files_says_when_the_notes_before_it_shifted(
+    tmp_path: Path,
+) -> None:
+    """The commands paging a folder's subfolders and its files not notes (numbered past
+    its notes) carry the mark too: a note deleted meanwhile is said on their pages."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    write(root, "F/a.md", "# a\n")
+    write(root, "F/b.md", "# b\n")
+    for k in range(12):
+        write(root, f"F/sub{k:02d}/n.md", "# n\n")
+    for k in range(12):
+        write(root, f"F/Fact{k:02d}.MD", "fact\n")
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        commands = re.findall(r"view /memories/F with view_range \[(\d+), (\d+)\] lists", first)
+        assert len(commands) == 2, first  # (its folders past 10, its files past 10)
+        pages = [[int(a), int(b)] for a, b in commands]
+        for vr in pages:
+            out = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": vr})
+            assert "(The entries" not in out
+        (root / "F/a.md").unlink()
+        v.sync()
+        for vr in pages:
+            out = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": vr})
+            assert out.startswith(f"(The entries numbered before {vr[0]} are not"), out
+
+
+def test_a_command_past_the_last_entry_now_says_the_numbers_shifted(tmp_path: Path) -> None:
+    """45 notes, the first page read (``… view_range [41, M]``), ten of the forty read
+    deleted meanwhile: the command was refused as past the last entry, "[1, 35]" and no
+    more, so an agent took the listing for done while the five notes it had not read
+    (41st-45th, now 31st-35th) were never listed. Its mark says the entries before it
+    changed: the refusal says so, and how to list them again."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(45):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        command = {"command": "view", "path": "/memories/F", "view_range": _next(first)}
+        for i in range(35, 45):  # ten of those read (the newest)
+            v.memory_tool({"command": "delete", "path": f"/memories/F/n{i:02d}.md"})
+        with pytest.raises(MemoryToolError) as refused:
+            v.memory_tool(command)
+        said = str(refused.value)
+        assert said.startswith("Invalid `view_range`: its first element `41` should be within"), (
+            said
+        )
+        assert "[1, 35]. (The entries numbered before 41 are not those" in said, said
+        assert "view /memories/F with view_range [1, 40] lists them from the first again" in said
+        with pytest.raises(MemoryToolError) as plain:  # (the agent's own range: not checked)
+            v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [41, 80]})
+        assert "(The entries" not in str(plain.value)
+
+
+def test_a_mark_kept_with_another_first_number_is_not_called_a_change(tmp_path: Path) -> None:
+    """An agent that keeps a page's command's second number and changes the first
+    (``[41, M]`` to ``[81, M]``, a jump ahead) was told "a note was written, moved or
+    deleted since": nothing was. The page says the mark is not that of the entries before
+    it and names both causes, the other page's mark among them."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(90):
+        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
+    with open_vault(root) as v:
+        v.sync()
+        first = v.memory_tool({"command": "view", "path": "/memories/F"})
+        _, mark = _next(first)
+        page = v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [81, mark]})
+    assert page.startswith(
+        f"(The entries numbered before 81 are not those this command's mark ({mark}, its "
+        "second number) was given for: a note was written, moved or deleted since, or the "
+        "mark is another page's."
+    ), page
+    assert "Notes 81-90 of 90 in /memories/F" in page
+
+
+def test_a_folders_view_range_not_of_whole_numbers_says_what_its_numbers_are(
+    tmp_path: Path,
+) -> None:
+    """``[1.5, 3]`` on a folder was told "two whole numbers, [first, last] of the notes
+    listed": its second number is the mark its page's command gives, not a last note (an
+    agent told "last" writes ``[41, 80]``, which nothing checks)."""
+    root = tmp_path / "vault"
+    for i in range(3):
+        write(root, f"F/n{i}.md", f"# n{i}\n")
+    with open_vault(root) as v:
+        v.sync()
+        with pytest.raises(MemoryToolError) as refused:
+            v.memory_tool({"command": "view", "path": "/memories/F", "view_range": [1.5, 3]})
+    assert str(refused.value) == (
+        "Invalid `view_range`: [1.5, 3]. On a folder it should be two whole numbers: the "
+        "first entry listed, then the second number its page's command gives (its mark)."
+    )

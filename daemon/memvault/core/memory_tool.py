@@ -135,17 +135,57 @@ def dangling(
 _UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BIDI_CONTROLS.pattern)
 
 
-def unportable(name: str) -> str | None:
+def unportable(name: str, *, note: bool = True) -> str | None:
     """The first character of ``name`` a new note or folder may not hold, if any: or its
     last, a space or a dot, which Windows drops (``people /``, ``people./`` beside
-    ``people/``: one folder to a clone there, two a person cannot tell apart here)."""
+    ``people/``: one folder to a clone there, two a person cannot tell apart here); or,
+    a ``note``'s (not a folder's, ``x .md/``), a space around its name before ``.md``
+    (``foo .md``: ``untrimmed_note``)."""
     found = _UNPORTABLE.search(name)
     if found:
         return found.group()
+    if note and untrimmed_note(name):
+        stem = name[:-3]
+        return stem[-1] if stem[-1:].isspace() else stem[0]
     return name[-1] if name.endswith((" ", ".")) else None
 
 
-def unportable_refusal(start: str, path: str, name: str, char: str) -> str:
+def untrimmed_note(name: str) -> bool:
+    """Whether a note's name has a space (any white space) at the start or the end of
+    what precedes ``.md`` (``foo .md``, `` foo.md``, ``  .md``): Obsidian reads a link's
+    name trimmed (``[[foo ]]`` is ``[[foo]]``, as ``wikilinks.find_links`` reads it), so
+    no link by its name leads to it: not MEMORY.md's line for it, nor a link a rename
+    re-targets to it (Windows keeps the name: only a name's own last spaces it drops)."""
+    if not name.endswith(".md"):
+        return False
+    stem = name[:-3]
+    return stem != stem.strip()
+
+
+def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bool = False) -> str:
+    """Why a new note or folder is not named ``name`` (``char``: ``unportable``'s), with
+    the name to use (``taken``: a note of the trimmed name is there, to view or edit)."""
+    if untrimmed_note(name) and char.isspace():
+        kept = name[:-3].strip()
+        if not kept:
+            return (
+                f"{start}: {path} would make `{name}`, a note named of spaces only: no link "
+                "can name it (Obsidian reads a link's name trimmed); name it with a letter "
+                "or a digit in it"
+            )
+        space = "a space" if char == " " else f"a space (U+{ord(char):04X})"
+        at = "ending in" if name[:-3].endswith(char) else "beginning with"
+        use = (
+            f"`{kept}.md` is there: view or edit it, or give another name"
+            if taken
+            else f"name it `{kept}.md` (or another name"
+        )
+        return (
+            f"{start}: {path} would make `{name}`, a note name {at} {space}: Obsidian reads "
+            f"a link's name trimmed, so [[{name[:-3]}]] (MEMORY.md's line for it, a link "
+            f"to it) leads to `{kept}.md`, never to it; {use} without spaces around it"
+            + ("" if taken else ")")
+        )
     if char in " ." and name.endswith(char):
         kept = name.rstrip(" .")
         if not kept:  # (" ", "...": nothing left to read it as, nor for Windows to keep)
@@ -444,5 +484,6 @@ __all__ = [
     "unpaired",
     "unportable",
     "unportable_refusal",
+    "untrimmed_note",
     "whole",
 ]

@@ -11,17 +11,26 @@ Every folder and file is reachable however many: a ``view_range`` numbers a dire
 notes first, then its folders, then its files not read as notes (so a page of notes keeps
 its numbers), and each "… and N more" line names the command that lists them: the
 folder's path exactly (``command_path``).
+A view_range is stateless: a note written, moved or deleted between two pages shifts the
+numbers, and the next page would repeat or skip one. So each command for a next page
+carries, as its second number, a mark of the entries numbered before it (``Marks``: a
+7-digit checksum of their paths, whatever their order); that page checks the mark
+against the entries before it now and says at its top when they differ (a range the
+agent wrote itself, ``[41, 80]``, is not checked: no mark). Detected, not prevented:
+a stateless range can name no note to start from.
 ``engine.memory_views`` does the I/O.
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
+from memvault.core.page_marks import MARKS, Marks
 
 # ``view /memories`` stays within these whatever the vault's size: ~1,500-2,000 tokens
 INDEX_LINES = 60
@@ -100,6 +109,8 @@ def folder_lines(
     path: str = ROOT,
     notes: int = 0,
     by_name: bool = False,
+    *,
+    marks: Marks,
 ) -> list[str]:
     """ "Folders:", the first ``most`` folders with their counts within ``chars``
     characters, then how many more with the command that pages them (``view {path}``
@@ -113,13 +124,14 @@ def folder_lines(
         return []
     out = ["Folders:"]
     every = len(folders) if by_name else 0
-    biggest = _more_folders(folders, path, here, notes + len(folders), every)  # widest
+    biggest = _more_folders(folders, path, here, notes + len(folders), marks, every)  # widest
     room = chars - len(out[0]) - 1 - len(biggest) - 1
     out += _fitting((_count_line(f) for f in folders[:most]), room)
     rest = folders[len(out) - 1 :]
     if rest:
         room += len(biggest) + 1 - sum(len(x) + 1 for x in out[1:])
-        line = _more_folders(rest, path, here, notes + (1 if by_name else len(out)), every)
+        at = notes + (1 if by_name else len(out))
+        line = _more_folders(rest, path, here, at, marks, every)
         names = [(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
         said = _fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
         if said:
@@ -129,14 +141,19 @@ def folder_lines(
 
 
 def _more_folders(
-    rest: Sequence[FolderCount], path: str, here: str | None, at: int, every: int = 0
+    rest: Sequence[FolderCount],
+    path: str,
+    here: str | None,
+    at: int,
+    marks: Marks,
+    every: int = 0,
 ) -> str:
     """ "… and N more folders", with the command listing them from the ``at``-th entry
     (``every``: all of the ``every`` folders, by name)."""
     notes = sum(f.notes for f in rest)
     return (
         f"… and {len(rest)} more folders ({notes} notes{' here' if here is not None else ''}; "
-        f"view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] lists "
+        f"view {path} with view_range [{at}, {marks(at)}] lists "
         + (f"all {every}, by name)" if every else "them)")
     )
 
@@ -148,6 +165,9 @@ def render_folders(
     notes: int,
     what: str = "",
     files: int = 0,
+    *,
+    marks: Marks,
+    head: str = "",
 ) -> str:
     """A page of a directory's folders (``view`` of it with a ``view_range`` past its
     ``notes``: they are numbered first, so a page of notes keeps its numbers), from the
@@ -160,11 +180,20 @@ def render_folders(
         + (f", numbered past its {_count(notes, 'note')}" if notes else "")
         + " (size, path, notes at or below it):"
     )
-    return _numbered(said, _count_line, folders, path, what or path, first, notes, files)
+    page = (said, _count_line, folders, path, what or path, first, notes, files)
+    return _numbered(*page, marks=marks, head=head)
 
 
 def render_files(
-    path: str, files: Sequence[Entry], first: int, notes: int, folders: int, what: str = ""
+    path: str,
+    files: Sequence[Entry],
+    first: int,
+    notes: int,
+    folders: int,
+    what: str = "",
+    *,
+    marks: Marks,
+    head: str = "",
 ) -> str:
     """A page of a directory's files not read as notes (``view`` of it with a ``view_range``
     past its ``notes`` and ``folders``: numbered last, so those keep their numbers, and
@@ -175,7 +204,8 @@ def render_files(
         + (f", numbered past its {' and '.join(ahead)}" if ahead else "")
         + " (size, path; rename each to .md to keep it as memory, view reads one):"
     )
-    return _numbered(said, _file_line, files, path, what or path, first, notes + folders)
+    page = (said, _file_line, files, path, what or path, first, notes + folders)
+    return _numbered(*page, marks=marks, head=head)
 
 
 def _count(n: int, what: str) -> str:
@@ -191,29 +221,36 @@ def _numbered(
     first: int,
     before: int,
     after: int = 0,
+    *,
+    marks: Marks,
+    head: str = "",
 ) -> str:
     """A page of a directory's ``items`` (its folders or its files), numbered past the
-    ``before`` entries ahead of them (``after``: those past them): ``said`` (its range,
-    count, ``what``, the view_range), the items from the ``first``-th that fit, the next
-    page's command on ``path``."""
+    ``before`` entries ahead of them (``after``: those past them): ``head`` (that the
+    numbers shifted), ``said`` (its range, count, ``what``, the view_range), the items
+    from the ``first``-th that fit, the next page's command on ``path``."""
     start = first - before  # from 1, among the items
     if not 1 <= start <= len(items):
         raise _out_of_range(first, before + len(items) + after)
     end = before + len(items)
     big = FOLDER_PAGE + end
     words = said.format(f"{start}-{end}", len(items), what, first, end)
-    more = f"({len(items)} more: view {path} with view_range [{big}, {big}] for the next ones)"
-    room = FOLDER_CHARS - len(words) - len(more) - 2
+    more = (
+        f"({len(items)} more: view {path} with view_range [{big}, {MARKS[-1]}] for the next ones)"
+    )
+    room = FOLDER_CHARS - len(words) - len(more) - 2 - (len(head) + 1 if head else 0)
     lines = _fitting((line(x) for x in items[start - 1 : start - 1 + FOLDER_PAGE]), room)
     if not lines:  # the first whatever its length: the page's room is kept for it
         lines = [line(items[start - 1])]
     last = start - 1 + len(lines)
     out = [said.format(f"{start}-{last}", len(items), what, first, before + last), *lines]
+    if head:
+        out.insert(0, head)
     if last < len(items):
         at = before + last + 1
         out.append(
             f"({len(items) - last} more: view {path} with view_range "
-            f"[{at}, {at + FOLDER_PAGE - 1}] for the next ones)"
+            f"[{at}, {marks(at)}] for the next ones)"
         )
     return "\n".join(out)
 
@@ -235,7 +272,13 @@ def _file_line(e: Entry) -> str:
 
 
 def not_notes_lines(
-    files: Sequence[Entry], shown_most: int, path: str = ROOT, here: str = "", at: int = 0
+    files: Sequence[Entry],
+    shown_most: int,
+    path: str = ROOT,
+    here: str = "",
+    at: int = 0,
+    *,
+    marks: Marks,
 ) -> list[str]:
     """The files not read as notes (``Fact.MD``), newest first, as the reference lists a
     file (its size, its path), with what to do: the first ``shown_most``, then how
@@ -255,7 +298,7 @@ def not_notes_lines(
         "reads one, no other command writes into one:"
     ]
     own = sum(1 for e in files if posixpath.dirname(e.rel) == here)
-    widest = _more_files(len(files), own, own, path, at + own)
+    widest = _more_files(len(files), own, own, path, at + own, marks)
     room = FILES_CHARS - len(out[0]) - 1 - len(widest) - 1 - 30  # 30: "; N in M folders"
     listed = _fitting((_file_line(e) for e in files[:shown_most]), room)
     out += listed
@@ -263,7 +306,7 @@ def not_notes_lines(
     if kept < len(files):
         rest = files[kept:]
         own_rest = sum(1 for e in rest if posixpath.dirname(e.rel) == here)
-        line = _more_files(len(rest), own_rest, own, path, at + own - own_rest + 1)
+        line = _more_files(len(rest), own_rest, own, path, at + own - own_rest + 1, marks)
         room += len(widest) - len(line) - sum(len(x) + 1 for x in listed)
         where = sorted({posixpath.dirname(e.rel) for e in rest} - {here})
         if where:  # (in the index: those in folders, each listed in its folder's view)
@@ -286,12 +329,12 @@ def not_notes_lines(
     return out
 
 
-def _more_files(rest: int, own_rest: int, own: int, path: str, at: int) -> str:
+def _more_files(rest: int, own_rest: int, own: int, path: str, at: int, marks: Marks) -> str:
     """ "… and N more", with the command listing those of the directory viewed."""
     if not own_rest:
         return f"… and {rest} more"
     return (
-        f"… and {rest} more: view {path} with view_range [{at}, {at + FOLDER_PAGE - 1}] "
+        f"… and {rest} more: view {path} with view_range [{at}, {marks(at)}] "
         f"lists the {own_rest} {'here' if own_rest == own else 'left here'}"
     )
 
@@ -312,8 +355,10 @@ def render_index(
         "with its note count. View a folder to list its notes, newest first; view a note to "
         "read it."
     )
+    here = [e for e in not_notes if "/" not in e.rel]  # (numbered past the folders)
+    marks = Marks.of(_numbering(top_notes, sorted(f.rel for f in folders), here))
     tail = folder_lines(
-        folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS, notes=len(top_notes), by_name=True
+        folders, INDEX_FOLDERS, INDEX_FOLDERS_CHARS, notes=len(top_notes), by_name=True, marks=marks
     )
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
@@ -324,9 +369,10 @@ def render_index(
             n = len(listed)
             tail.append(
                 f"… and {len(top_notes) - n} more: view {ROOT} with view_range "
-                f"[{n + 1}, {n + FOLDER_PAGE}] for the next ones"
+                f"[{n + 1}, {marks(n + 1)}] for the next ones"
             )
-    tail += not_notes_lines(not_notes, INDEX_FILES, at=len(top_notes) + len(folders))
+    at = len(top_notes) + len(folders)
+    tail += not_notes_lines(not_notes, INDEX_FILES, at=at, marks=marks)
     memory_path = shown(memory_file)
     out = [head]
     if memory_text is None:
@@ -357,20 +403,49 @@ def render_top_notes(
     first: int,
     folders: Sequence[FolderCount] = (),
     files: Sequence[Entry] = (),
+    mark: int | None = None,
 ) -> str:
     """``view /memories`` with a ``view_range``: a page of the notes at the top level,
     numbered first, then past them a page of the top-level ``folders``, then of the
     ``files`` at the top level not read as notes. The folders are numbered by name: the
     index lists the biggest first, an order a note written while an agent pages changes
-    (a folder grown past the page it was on was never listed), their names do not."""
+    (a folder grown past the page it was on was never listed), their names do not.
+    ``mark``: the second number of the ``view_range`` (``Marks``)."""
     folders = sorted(folders, key=lambda f: f.rel)
     before = len(notes) + len(folders)
-    if first > before and files:
-        return render_files(ROOT, files, first, len(notes), len(folders))
-    if first > len(notes) and folders:
-        return render_folders(ROOT, folders, first, len(notes), files=len(files))
-    what = "the notes at the top level of " + ROOT
-    return _page(ROOT, what, notes, first, entries=before + len(files))
+    marks = Marks.of(_numbering(notes, [f.rel for f in folders], files))
+    head = marks.shifted(ROOT, first, mark, FOLDER_PAGE)
+    with _shift_said(head):
+        if first > before and files:
+            counts = (len(notes), len(folders))
+            return render_files(ROOT, files, first, *counts, marks=marks, head=head)
+        if first > len(notes) and folders:
+            return render_folders(
+                ROOT, folders, first, len(notes), files=len(files), marks=marks, head=head
+            )
+        what = "the notes at the top level of " + ROOT
+        said = [head] if head else []
+        return _page(ROOT, what, notes, first, said, entries=before + len(files), marks=marks)
+
+
+@contextmanager
+def _shift_said(head: str) -> Iterator[None]:
+    """A command past the last entry refused, saying too that the numbers shifted when its
+    mark says so (``head``): 45 notes, ten of the forty read deleted, ``[41, …]`` is past
+    the 35 left, and the five not read yet are 31st-35th now (its range alone, ``[1, 35]``,
+    read as "no more", left them unread)."""
+    try:
+        yield
+    except Refusal as refused:
+        if not head:
+            raise
+        raise Refusal(f"{refused}. {head}") from None
+
+
+def _numbering(notes: Sequence[Entry], folders: Iterable[str], files: Sequence[Entry]) -> list[str]:
+    """A directory's entries as a ``view_range`` numbers them: its notes, its folders,
+    its files not notes."""
+    return [*(e.rel for e in notes), *folders, *(e.rel for e in files)]
 
 
 def render_folder(
@@ -380,20 +455,25 @@ def render_folder(
     first: int = 1,
     folder_note: str | None = None,
     not_notes: Sequence[Entry] = (),
+    mark: int | None = None,
 ) -> str:
     """A folder's view: its subfolders with their counts, the files in it not read as
     notes (``not_notes``), then a page of its notes, newest first, each with its
     summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
     whatever its names. A folder's path past ``SAID_PATH`` is "this folder" in the
     page's own words (the agent has just named it); its commands name it exactly, or,
-    a path too long to name in each and keep the page's first note, ``VIEWED``."""
+    a path too long to name in each and keep the page's first note, ``VIEWED``.
+    ``mark``: the second number of the ``view_range`` (``Marks``)."""
     what = shown(rel) if len(shown(rel)) <= SAID_PATH else "this folder"
     if folder_note and len(shown(folder_note)) > SAID_PATH:
         folder_note = f"its folder note {posixpath.basename(folder_note)}"
     elif folder_note:
         folder_note = shown(folder_note)
-    page = (rel, what, notes, subfolders, first, folder_note, not_notes)
-    out = _folder_page(shown(rel), *page)
+    own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
+    marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
+    page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
+    with _shift_said(marks.shifted(shown(rel), first, mark, FOLDER_PAGE)):
+        out = _folder_page(shown(rel), *page)
     return out if len(out) <= FOLDER_CHARS else _folder_page(VIEWED, *page)
 
 
@@ -406,23 +486,32 @@ def _folder_page(
     first: int,
     folder_note: str | None,
     not_notes: Sequence[Entry],
+    marks: Marks,
+    mark: int | None,
 ) -> str:
     """``render_folder``'s page, its commands naming the folder ``path``."""
     before = len(notes) + len(subfolders)
     entries = before + len(not_notes)
+    head = marks.shifted(path, first, mark, FOLDER_PAGE)
     if first > before and first > 1 and not_notes:  # (past its notes and folders: files)
-        return render_files(path, not_notes, first, len(notes), len(subfolders), what)
+        counts = (len(notes), len(subfolders))
+        return render_files(path, not_notes, first, *counts, what, marks=marks, head=head)
     if first > len(notes) and first > 1 and subfolders:  # (past its notes: its folders)
-        return render_folders(path, subfolders, first, len(notes), what, len(not_notes))
+        counts = (len(notes), len(not_notes))
+        return render_folders(
+            path, subfolders, first, counts[0], what, counts[1], marks=marks, head=head
+        )
     if first != 1:
-        return _page(path, what, notes, first, folder_note=folder_note, entries=entries)
+        said = [head] if head else []
+        return _page(path, what, notes, first, said, folder_note, entries, marks=marks)
     # a page lists at least one note (the next page starts past it): its room is kept first
     need = _words(path, what, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
-    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS, path, rel, before)
+    files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS, path, rel, before, marks=marks)
     # its subfolders next (shown on the first page only, where the notes are paged)
     room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
-    head = folder_lines(subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes)) + files
-    return _page(path, what, notes, first, head, folder_note, entries)
+    shown_folders = (subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes))
+    lines = folder_lines(*shown_folders, marks=marks) + files
+    return _page(path, what, notes, first, lines, folder_note, entries, marks=marks)
 
 
 def _page(
@@ -433,8 +522,11 @@ def _page(
     head: Sequence[str] = (),
     folder_note: str | None = None,
     entries: int = 0,
+    *,
+    marks: Marks,
 ) -> str:
-    """``head`` (a folder's subfolders and files not notes), then a page of ``notes``
+    """``head`` (a folder's subfolders and files not notes, or that the numbers
+    shifted), then a page of ``notes``
     from ``first`` within what is left of ``FOLDER_CHARS``, the first always
     (``entries``: its notes and folders, which a ``view_range`` numbers)."""
     if first < 1 or (notes and first > len(notes)):
@@ -455,7 +547,7 @@ def _page(
     if last < len(notes):
         more = (
             f"({len(notes) - last} more: view {path} with view_range "
-            f"[{last + 1}, {last + FOLDER_PAGE}] for the next ones"
+            f"[{last + 1}, {marks(last + 1)}] for the next ones"
         )
         if folder_note:
             more += f"; {folder_note} lists every one"
@@ -467,7 +559,8 @@ def _words(path: str, what: str, notes: Sequence[Entry], folder_note: str | None
     """The most characters a page's own lines take (its notes' line, its "more" line)."""
     big = len(str(len(notes)))  # (each number of the page is at most the count's width)
     said = f"Notes - of  in {what}, newest first (size, path, summary):"
-    return len(said) + 3 * big + 1 + _MORE + 4 * big + len(path) + len(folder_note or "")
+    mark = len(str(MARKS[-1]))
+    return len(said) + 3 * big + 1 + _MORE + 2 * big + mark + len(path) + len(folder_note or "")
 
 
 __all__ = [

@@ -31,6 +31,7 @@ from unicodedata import normalize
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
 from memvault.core.note_size import grown_said, is_long
+from memvault.core.page_marks import MARKS
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
@@ -193,8 +194,8 @@ class MemoryCommands:
         rel = self._rel(path)
         disk = self._disk(rel)
         if disk.is_dir():
-            first = _first(view_range)
-            return self.views.index(first) if not rel else self.views.folder(rel, first)
+            first, mark = _first(view_range), _mark(view_range)
+            return self.views.index(first, mark) if not rel else self.views.folder(rel, first, mark)
         if not disk.exists():
             raise _missing(self.fs, path, rel, PLEASE)
         rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
@@ -367,7 +368,8 @@ class MemoryCommands:
         old = self._rel(old_path)
         if not old:
             raise T.Refusal("Cannot rename the /memories directory itself")
-        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, "Nothing was changed")
+        start = "Nothing was changed"
+        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, start, source=old)
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
@@ -449,31 +451,65 @@ def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None =
     raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
 
 
-def _refuse_unportable(fs: VaultFS, rel: str, path: str, start: str) -> None:
+def _refuse_unportable(
+    fs: VaultFS, rel: str, path: str, start: str, *, source: str | None = None
+) -> None:
     """A note or folder ``rel`` would make, named as Obsidian cannot link or a clone on
     Windows cannot hold (``T.unportable``), refused; one there already (a person's) is
-    read, edited and written into as any other."""
+    read, edited and written into as any other (``source``: a rename's, not said to be
+    there to edit when it is the name to use)."""
     parts = rel.split("/")
     for i, part in enumerate(parts):
-        char = T.unportable(part)
+        char = T.unportable(part, note=i == len(parts) - 1)
         if char is None:
             continue
         there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
-            raise T.Refusal(T.unportable_refusal(start, path, part, char))
+            kept = "/".join([*parts[:i], part[:-3].strip() + ".md"])
+            taken = T.untrimmed_note(part) and _taken(fs, kept, source)
+            raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
+
+
+def _taken(fs: VaultFS, rel: str, source: str | None) -> bool:
+    """Whether a file or folder is at ``rel`` (as spelt, in another Unicode form or case)
+    other than ``source``, a rename's (``Foo.md`` to `` foo.md``: the name to use is its
+    own, in another case, not a note to view or edit)."""
+    there, mine = _there(fs, rel), _there(fs, source) if source else None
+    if there is None or mine is None:
+        return there is not None
+    return not os.path.samestat(os.lstat(fs.root / there), os.lstat(fs.root / mine))
+
+
+def _there(fs: VaultFS, rel: str) -> str | None:
+    """``rel`` as spelt on disk (in another Unicode form or case), None if not there."""
+    spelt = disk_spelling(str(fs.root), rel, fresh=fs.folds)
+    if os.path.lexists(fs.root / spelt):
+        return spelt
+    other = case_spelling(str(fs.root), rel)
+    return other if other is not None and os.path.lexists(fs.root / other) else None
 
 
 def _first(view_range: Any) -> int | None:
-    """A folder's page: view_range [first, last] names the first note listed (from 1);
+    """A folder's page: view_range [first, mark] names the first entry listed (from 1);
     any other length is no range, as a file's view reads it."""
     if view_range is None or len(view_range) != 2:
         return None
     if not all(T.whole(i) for i in view_range):
         raise T.Refusal(
-            f"Invalid `view_range`: {list(view_range)}. It should be two whole numbers, "
-            "[first, last] of the notes listed."
+            f"Invalid `view_range`: {list(view_range)}. On a folder it should be two whole "
+            "numbers: the first entry listed, then the second number its page's command "
+            "gives (its mark)."
         )
     return max(1, int(view_range[0]))
+
+
+def _mark(view_range: Any) -> int | None:
+    """A folder's page: view_range [first, mark], the mark its command carries of the
+    entries numbered before it (``core.page_marks``); None when the second number is
+    none (a range the agent wrote: ``[41, 80]``)."""
+    if view_range is None or len(view_range) != 2:
+        return None
+    return int(view_range[1]) if int(view_range[1]) in MARKS else None
 
 
 def shown_of(rel: str) -> str:

@@ -37,9 +37,9 @@ class MemoryViews:
         self.catalogue = catalogue
         self.memory_file = config.memory.file
 
-    def index(self, first: int | None) -> str:
+    def index(self, first: int | None, mark: int | None = None) -> str:
         """``view /memories`` (``first``: a page of the notes at the top level, or past
-        them of its folders)."""
+        them of its folders; ``mark``: its command's, ``core.page_marks``)."""
         scan = self.fs.scan()
         top = {p: s for p, s in scan.notes.items() if "/" not in p and p != self.memory_file}
         not_notes = self._not_notes(scan)
@@ -60,7 +60,7 @@ class MemoryViews:
         folders = [V.FolderCount(f, *counts[f]) for f in order]
         if first is not None:
             here = [e for e in not_notes if "/" not in e.rel]  # (numbered past the folders)
-            return V.render_top_notes(self._entries(top, first), first, folders, here)
+            return V.render_top_notes(self._entries(top, first), first, folders, here, mark)
         try:
             memory = self.fs.read(self.memory_file).decoded.text
         except (NoteNotFound, NotText, OSError):
@@ -68,9 +68,10 @@ class MemoryViews:
         entries = self._entries(top, 1, V.INDEX_TOP_NOTES)
         return V.render_index(self.memory_file, memory, folders, entries, not_notes)
 
-    def folder(self, rel: str, first: int | None) -> str:
+    def folder(self, rel: str, first: int | None, mark: int | None = None) -> str:
         """``view /memories/<folder>``: its subfolders, its files not read as notes, a
-        page of its notes (``first``: the first of the page, from 1)."""
+        page of its notes (``first``: the first of the page, from 1; ``mark``: its
+        command's, ``core.page_marks``)."""
         scan = self.fs.scan(rel)
         direct = {p: s for p, s in scan.notes.items() if posixpath.dirname(p) == rel}
         not_notes = self._not_notes(scan)
@@ -94,6 +95,7 @@ class MemoryViews:
             first or 1,
             note if note in direct else None,
             [e for e in not_notes if posixpath.dirname(e.rel) == rel],
+            mark,
         )
 
     def _entries(

@@ -79,7 +79,10 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "path": Field("str", doc="under /memories (the vault's root); all but rename", loose=True),
         "view_range": Field(
             "intlist",
-            doc="view: [first, last] line (-1 or null: the end); of a folder, its notes",
+            doc=(
+                "view: [first, last] line (-1 or null: the end); of a folder, [first entry, "
+                "the mark its page's command gives]"
+            ),
             loose=True,
         ),
         "file_text": Field("str", doc="create", loose=True),
