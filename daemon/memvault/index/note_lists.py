@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.memory_order import CatalogueEntry
-from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, order_values
+from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN_UPDATED, order_values
 from memvault.index.rows import NOTE_COLS, NoteRow
 
 ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
@@ -81,15 +81,11 @@ class NoteLists:
         ``ORDERS_KEPT``), with their keys: past the key ``after``, at most ``limit``;
         ``listed``: only those MEMORY.md may list (not ``keeps_out``); ``having``: only
         those whose frontmatter's JSON holds this text (what a filter asks, a superset)."""
-        column = f"ord_{order}"
         where, args = _in_folder(folder, listed)
-        if after is not None:
-            where += f" AND {column} > ?"
-            args.append(after)
         if having is not None:
             where += " AND frontmatter LIKE ? ESCAPE '\\'"
             args.append(f"%{_like(having)}%")
-        query = f"SELECT {column}, {ENTRY_COLS} FROM notes WHERE {where} ORDER BY {column}"
+        query, args = _keyed(order, ENTRY_COLS, where, args, after)
         if limit is not None:
             query += f" LIMIT {int(limit)}"
         with self._lock:
@@ -98,15 +94,9 @@ class NoteLists:
 
     def folder_lines_of(self, folder: str, order: str) -> list[tuple[str, str, str]]:
         """Every note of ``folder`` (listed or not) in ``order``: path, title, summary."""
-        column = f"ord_{order}"
-        where, args = _in_folder(folder, False)
+        query, args = _keyed(order, "path, title, summary", *_in_folder(folder, False), None)
         with self._lock:
-            return [
-                (p, t, s)
-                for p, t, s in self._db.execute(
-                    f"SELECT path, title, summary FROM notes WHERE {where} ORDER BY {column}", args
-                )
-            ]
+            return [(p, t, s) for _, p, t, s in self._db.execute(query, args)]
 
     def listed_count(self, folder: str) -> int:
         """How many notes of ``folder`` MEMORY.md may list (not ``keeps_out``)."""
@@ -194,6 +184,25 @@ def _in_folder(folder: str, listed: bool) -> tuple[str, list[Any]]:
         where += " AND substr(path, 1, ?) = ?"
         args += [len(folder) + 1, folder + "/"]
     return where, args
+
+
+def _keyed(
+    order: str, columns: str, where: str, args: list[Any], after: bytes | None
+) -> tuple[str, list[Any]]:
+    """SQL of the notes ``where`` as their key in ``order`` (``k``) and ``columns``, past
+    ``after``, in that order, and its arguments. A note's key by ``updated`` is its key by
+    date where it keeps none of its own (``note_order.OWN_UPDATED``): the notes of each
+    kind are read in order by their own index and merged (no sort of the folder's notes)."""
+    if order == "updated":
+        arms = [("ord_updated", f" AND {OWN_UPDATED}"), ("ord_date", f" AND NOT {OWN_UPDATED}")]
+    else:
+        arms = [(f"ord_{order}", "")]
+    selects, out = [], []
+    for column, only in arms:
+        past = "" if after is None else f" AND {column} > ?"
+        selects.append(f"SELECT {column} AS k, {columns} FROM notes WHERE {where}{only}{past}")
+        out += [*args] if after is None else [*args, after]
+    return f"SELECT * FROM ({' UNION ALL '.join(selects)}) AS n ORDER BY k", out
 
 
 def _like(text: str) -> str:
