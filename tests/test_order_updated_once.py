@@ -11,6 +11,7 @@ import shutil
 import sqlite3
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,16 @@ def _as_schema_15(index: Path) -> None:
         db.execute("UPDATE meta SET value = '15' WHERE key = 'schema_version'")
 
 
+def _paths(store: Any, folder: str) -> list[str]:
+    """The notes of ``folder`` by updated, read a page of 3 at a time past the last key."""
+    out: list[str] = []
+    after = None
+    while page := store.ordered_notes(folder, "updated", after=after, limit=3):
+        out += [e.path for _, e in page]
+        after = page[-1][0]
+    return out
+
+
 def _bytes(index: Path, *names: str) -> int:
     with closing(sqlite3.connect(index)) as db:
         marks = ", ".join("?" * len(names))
@@ -193,8 +204,9 @@ def test_postgres_upgrades_from_14_and_lists_as_sqlite(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """PgStore shares the SQL (bytea keys): an index of version 14 (every key by updated
-    kept, indexed whole) is given the new form at its open and lists as a fresh SQLite
-    index does."""
+    kept, indexed whole) is read in the same order by a reader (its writer not upgraded
+    yet), is given the new form at the writer's open and lists as a fresh SQLite index
+    does."""
     import psycopg
 
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
@@ -211,7 +223,12 @@ def test_postgres_upgrades_from_14_and_lists_as_sqlite(
             "WHERE kind = 'note'"
         )
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '14' WHERE key = 'schema_version'")
+    with open_vault(root, mode="read") as reader:  # a reader of a writer still at 14
+        assert reader.engine.store.meta("schema_version") == "14"
+        read = {f: _paths(reader.engine.store, f) for f in FOLDERS}
+        assert all(len(paths) > 5 for paths in read.values())
     with open_vault(root) as v:
+        assert {f: _paths(v.engine.store, f) for f in FOLDERS} == read  # upgraded: the same
         v.add("projects", "Harbour", summary="active one")
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         row = conn.execute(f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'")
