@@ -245,3 +245,105 @@ def test_postgres_upgrades_from_14_and_lists_as_sqlite(
         assert "length(ord_updated) > 0" in sql
     monkeypatch.delenv("MEMVAULT_INDEX_STORE")
     assert _fresh(root, tmp_path) == _listings(root)
+
+
+def _steps(store: Any, folder: str, order: str) -> int:
+    """SQLite's virtual machine steps of one page of 3 of ``folder`` in ``order`` (the
+    work of the query: a seek and three rows, or every note of the folder read)."""
+    counted = [0]
+
+    def step() -> int:
+        counted[0] += 1
+        return 0
+
+    db = store._db
+    db.set_progress_handler(step, 1)
+    try:
+        page = store.ordered_notes(folder, order, limit=3)
+    finally:
+        db.set_progress_handler(None, 1)
+    assert len(page) == 3
+    return counted[0]
+
+
+@pytest.mark.parametrize("order", ["updated", "date"])
+def test_a_page_reads_no_more_notes_in_a_folder_ten_times_bigger(
+    tmp_path: Path, order: str
+) -> None:
+    """Two folders, every note with an ``updated`` of its own (an Obsidian plugin that
+    stamps each edit): the notes of the other kind, none here, are found at a seek of the
+    date index, not by reading every note of the folder in date order to learn it has its
+    own key (the merge asks that arm for its first row before the first row is out). A
+    page of 3 costs the same in a folder of 300 notes as in one of 30."""
+    root = new_vault(tmp_path)
+    for folder, count in (("big", 300), ("small", 30)):
+        for i in range(count):
+            day = f"2025-{1 + i % 12:02}-{1 + i % 28:02}"
+            write(
+                root,
+                f"{folder}/n{i:03}.md",
+                note(f"N {i}", "x", date=day, updated="2026-" + day[5:]),
+            )
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    with open_vault(root) as v:
+        store = v.engine.store
+        small, big = _steps(store, "small", order), _steps(store, "big", order)
+    assert big < 1.5 * small, (small, big)
+
+
+def _rows_read(plan: dict[str, Any]) -> int:
+    """The rows the scans of a plan (EXPLAIN ANALYZE's JSON) read from the notes table."""
+    own = plan.get("Actual Rows", 0) * plan.get("Actual Loops", 1)
+    read = own if plan.get("Relation Name") == "notes" else 0
+    return read + sum(_rows_read(p) for p in plan.get("Plans", []))
+
+
+@pytest.mark.parametrize("order", ["updated", "date"])
+def test_postgres_reads_a_page_not_the_folder(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, order: str
+) -> None:
+    """On PostgreSQL a union's order is not a merge unless each part is limited: a page
+    of 3 of a folder of 3,000 notes, a third with an ``updated`` of their own, read only
+    the notes the page needs (an Append and a top-N sort read all 3,000, each page)."""
+    import psycopg
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    write(root, "big/n0.md", note("N 0", "x", date="2025-01-01", updated="2026-01-01"))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        store = v.engine.store
+        schema = store.schema  # type: ignore[attr-defined]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(f'SET search_path TO "{schema}"')
+            # 3,000 more rows of the note, each its own path and keys (a third with an
+            # updated of its own): the planner picks by the table's size
+            conn.execute(
+                "INSERT INTO notes SELECT (jsonb_populate_record(NULL::notes, to_jsonb(n) || "
+                "jsonb_build_object('path', 'big/g' || i || '.md', 'ord_date', "
+                "ord_date || int4send(i), 'ord_updated', CASE WHEN i % 3 = 0 THEN "
+                "ord_updated || int4send(i) ELSE ''::bytea END))).* "
+                "FROM notes n, generate_series(1, 3000) i WHERE n.path = 'big/n0.md'"
+            )
+            conn.execute("ANALYZE notes")
+            asked: list[tuple[str, Any]] = []
+            execute = store._db.execute
+
+            def spy(sql: str, args: Any = ()) -> Any:
+                asked.append((sql, args))
+                return execute(sql, args)
+
+            setattr(store._db, "execute", spy)  # noqa: B010  (the store's own, recorded)
+            try:
+                page = store.ordered_notes("big", order, limit=3)
+            finally:
+                delattr(store._db, "execute")
+            assert len(page) == 3 and len(asked) == 1
+            sql, args = asked[0]
+            (plan,) = conn.execute(
+                "EXPLAIN (ANALYZE, FORMAT JSON) " + sql.replace("?", "%s"), args
+            ).fetchone()
+    read = _rows_read(plan[0]["Plan"])
+    assert 3 <= read <= 6, read

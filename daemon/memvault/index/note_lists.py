@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.memory_order import CatalogueEntry
-from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN_UPDATED, order_values
+from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN, OWN_UPDATED, order_values
 from memvault.index.rows import NOTE_COLS, NoteRow
 
 ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
@@ -85,16 +85,14 @@ class NoteLists:
         if having is not None:
             where += " AND frontmatter LIKE ? ESCAPE '\\'"
             args.append(f"%{_like(having)}%")
-        query, args = _keyed(order, ENTRY_COLS, where, args, after)
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
+        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit)
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
         return [(bytes(k), _entry(p, t, s, f, m)) for k, p, t, s, f, m in rows]
 
     def folder_lines_of(self, folder: str, order: str) -> list[tuple[str, str, str]]:
         """Every note of ``folder`` (listed or not) in ``order``: path, title, summary."""
-        query, args = _keyed(order, "path, title, summary", *_in_folder(folder, False), None)
+        query, args = _keyed(order, "path, title, summary", *_in_folder(folder, False))
         with self._lock:
             return [(p, t, s) for _, p, t, s in self._db.execute(query, args)]
 
@@ -187,22 +185,40 @@ def _in_folder(folder: str, listed: bool) -> tuple[str, list[Any]]:
 
 
 def _keyed(
-    order: str, columns: str, where: str, args: list[Any], after: bytes | None
+    order: str,
+    columns: str,
+    where: str,
+    args: list[Any],
+    after: bytes | None = None,
+    limit: int | None = None,
 ) -> tuple[str, list[Any]]:
     """SQL of the notes ``where`` as their key in ``order`` (``k``) and ``columns``, past
-    ``after``, in that order, and its arguments. A note's key by ``updated`` is its key by
-    date where it keeps none of its own (``note_order.OWN_UPDATED``): the notes of each
-    kind are read in order by their own index and merged (no sort of the folder's notes)."""
+    ``after``, in that order, at most ``limit``, and its arguments. A note's key by
+    ``updated`` is its key by date where it keeps none of its own
+    (``note_order.OWN_UPDATED``): the notes of each kind are read in order, each at a seek
+    of an index (the date index holds ``OWN`` before the key: an order by date reads the
+    two kinds apart too), at most ``limit`` of each, and those sorted: no note of the
+    folder read past the page, whatever the engine's planner makes of a union (SQLite
+    merges it; PostgreSQL sorted every note of the folder, an Append and a top-N sort)."""
     if order == "updated":
-        arms = [("ord_updated", f" AND {OWN_UPDATED}"), ("ord_date", f" AND NOT {OWN_UPDATED}")]
+        arms = [("ord_updated", f" AND {OWN_UPDATED}"), ("ord_date", f" AND {OWN} = 0")]
+    elif order == "date":
+        arms = [("ord_date", f" AND {OWN} = 1"), ("ord_date", f" AND {OWN} = 0")]
     else:
         arms = [(f"ord_{order}", "")]
-    selects, out = [], []
+    cap = "" if limit is None else f" LIMIT {int(limit)}"
+    selects: list[str] = []
+    out: list[Any] = []
     for column, only in arms:
         past = "" if after is None else f" AND {column} > ?"
-        selects.append(f"SELECT {column} AS k, {columns} FROM notes WHERE {where}{only}{past}")
+        select = f"SELECT {column} AS k, {columns} FROM notes WHERE {where}{only}{past}"
+        if len(arms) > 1 and cap:  # each kind's first notes, read by its index in order
+            select = f"SELECT * FROM ({select} ORDER BY {column}{cap}) AS a{len(selects)}"
+        selects.append(select)
         out += [*args] if after is None else [*args, after]
-    return f"SELECT * FROM ({' UNION ALL '.join(selects)}) AS n ORDER BY k", out
+    if len(selects) == 1:
+        return f"{selects[0]} ORDER BY k{cap}", out
+    return f"SELECT * FROM ({' UNION ALL '.join(selects)}) AS n ORDER BY k{cap}", out
 
 
 def _like(text: str) -> str:
