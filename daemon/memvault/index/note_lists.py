@@ -28,6 +28,10 @@ class NoteLists:
 
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]
+    # each part of a union limited to the page (``_keyed``): PostgreSQL's plan of a union
+    # ordered and limited is otherwise every row of each part sorted; SQLite merges the
+    # parts as its indexes read them, and a part limited costs it a sort of its rows
+    _EACH_LIMITED = False
 
     def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
         frontmatter = json.dumps(row.frontmatter, ensure_ascii=False, default=str)
@@ -85,7 +89,7 @@ class NoteLists:
         if having is not None:
             where += " AND frontmatter LIKE ? ESCAPE '\\'"
             args.append(f"%{_like(having)}%")
-        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit)
+        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit, self._EACH_LIMITED)
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
         return [(bytes(k), _entry(p, t, s, f, m)) for k, p, t, s, f, m in rows]
@@ -191,15 +195,17 @@ def _keyed(
     args: list[Any],
     after: bytes | None = None,
     limit: int | None = None,
+    each: bool = False,
 ) -> tuple[str, list[Any]]:
     """SQL of the notes ``where`` as their key in ``order`` (``k``) and ``columns``, past
     ``after``, in that order, at most ``limit``, and its arguments. A note's key by
     ``updated`` is its key by date where it keeps none of its own
     (``note_order.OWN_UPDATED``): the notes of each kind are read in order, each at a seek
     of an index (the date index holds ``OWN`` before the key: an order by date reads the
-    two kinds apart too), at most ``limit`` of each, and those sorted: no note of the
-    folder read past the page, whatever the engine's planner makes of a union (SQLite
-    merges it; PostgreSQL sorted every note of the folder, an Append and a top-N sort)."""
+    two kinds apart too), and merged: no note of the folder read past the page. ``each``:
+    each kind's first ``limit`` read by a query of its own, and those merged (PostgreSQL:
+    a union ordered and limited is otherwise an Append of every row and a top-N sort;
+    with it, a Merge Append of two index scans)."""
     if order == "updated":
         arms = [("ord_updated", f" AND {OWN_UPDATED}"), ("ord_date", f" AND {OWN} = 0")]
     elif order == "date":
@@ -212,7 +218,7 @@ def _keyed(
     for column, only in arms:
         past = "" if after is None else f" AND {column} > ?"
         select = f"SELECT {column} AS k, {columns} FROM notes WHERE {where}{only}{past}"
-        if len(arms) > 1 and cap:  # each kind's first notes, read by its index in order
+        if len(arms) > 1 and cap and each:  # each kind's first notes, by its index
             select = f"SELECT * FROM ({select} ORDER BY {column}{cap}) AS a{len(selects)}"
         selects.append(select)
         out += [*args] if after is None else [*args, after]
