@@ -266,6 +266,19 @@ def _steps(store: Any, folder: str, order: str) -> int:
     return counted[0]
 
 
+def _folders_of_own(tmp_path: Path) -> Path:
+    """A vault of two folders, 300 and 30 notes, each note with an ``updated`` of its own."""
+    root = new_vault(tmp_path)
+    for folder, count in (("big", 300), ("small", 30)):
+        for i in range(count):
+            day = f"2025-{1 + i % 12:02}-{1 + i % 28:02}"
+            fields = {"date": day, "updated": "2026-" + day[5:]}
+            write(root, f"{folder}/n{i:03}.md", note(f"N {i}", "x", **fields))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    return root
+
+
 @pytest.mark.parametrize("order", ["updated", "date"])
 def test_a_page_reads_no_more_notes_in_a_folder_ten_times_bigger(
     tmp_path: Path, order: str
@@ -275,17 +288,7 @@ def test_a_page_reads_no_more_notes_in_a_folder_ten_times_bigger(
     date index, not by reading every note of the folder in date order to learn it has its
     own key (the merge asks that arm for its first row before the first row is out). A
     page of 3 costs the same in a folder of 300 notes as in one of 30."""
-    root = new_vault(tmp_path)
-    for folder, count in (("big", 300), ("small", 30)):
-        for i in range(count):
-            day = f"2025-{1 + i % 12:02}-{1 + i % 28:02}"
-            write(
-                root,
-                f"{folder}/n{i:03}.md",
-                note(f"N {i}", "x", date=day, updated="2026-" + day[5:]),
-            )
-    with open_vault(root) as v:
-        v.sync(vectors=False)
+    root = _folders_of_own(tmp_path)
     with open_vault(root) as v:
         store = v.engine.store
         small, big = _steps(store, "small", order), _steps(store, "big", order)

@@ -28,10 +28,6 @@ class NoteLists:
 
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]
-    # each part of a union limited to the page (``_keyed``): PostgreSQL's plan of a union
-    # ordered and limited is otherwise every row of each part sorted; SQLite merges the
-    # parts as its indexes read them, and a part limited costs it a sort of its rows
-    _EACH_LIMITED = False
 
     def put_note(self, conn: sqlite3.Connection, row: NoteRow) -> None:
         frontmatter = json.dumps(row.frontmatter, ensure_ascii=False, default=str)
@@ -89,7 +85,11 @@ class NoteLists:
         if having is not None:
             where += " AND frontmatter LIKE ? ESCAPE '\\'"
             args.append(f"%{_like(having)}%")
-        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit, self._EACH_LIMITED)
+        # each part of the union limited to the page on PostgreSQL (``PgStore``'s
+        # connection), whose plan of it is otherwise every row of each part sorted; SQLite
+        # merges the parts as its indexes read them (a part limited costs it a sort)
+        each = not isinstance(self._db, sqlite3.Connection)
+        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit, each)
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
         return [(bytes(k), _entry(p, t, s, f, m)) for k, p, t, s, f, m in rows]

@@ -5,7 +5,8 @@ together, so a section's first notes are read in order and its notes counted by 
 (``note_lists``). Written with the row (``NoteLists.put_note``, ``move_row``); computed
 for every row by the upgrade (``order_columns``, ``fill_order``: both backends). A key by
 ``updated`` equal to the key by date (no ``updated`` of the note's own) is kept empty and
-out of its index (schema 16, PostgreSQL 15: ``updated_apart``).
+out of its index, and the date index holds whether a note has one (``OWN``) before the
+key: each kind is read in order at a seek (schema 16, PostgreSQL 15: ``updated_apart``).
 
 The keys depend on the key algorithm and on Python's Unicode tables
 (``memory_order.keys_made``: 3.11 and 3.13 sort a Cyrillic modifier letter apart), so
@@ -127,9 +128,10 @@ def fill_order(conn: Any, mark: str, *, every: bool = True) -> int:
 
 def updated_apart(conn: Any, mark: str) -> int:
     """Schema 15 -> 16 (PostgreSQL 14 -> 15): ``ord_updated`` emptied where it equals
-    ``ord_date``, and its index made again over the others (``OWN_UPDATED``), in the
-    caller's transaction (either backend: ``mark``). Nothing is read from the vault and no
-    key computed. Returns how many rows were emptied."""
+    ``ord_date``, and its index made again over the others (``OWN_UPDATED``), the date
+    index with ``OWN`` before the key, in the caller's transaction (either backend:
+    ``mark``). Nothing is read from the vault and no key computed. Returns how many rows
+    were emptied."""
     emptied = conn.execute(
         f"UPDATE notes SET ord_updated = {mark} WHERE ord_updated = ord_date", (b"",)
     ).rowcount
@@ -137,14 +139,6 @@ def updated_apart(conn: Any, mark: str) -> int:
     conn.execute("DROP INDEX IF EXISTS notes_ord_date")
     for statement in ORDER_INDEXES:
         conn.execute(statement)
-    if (
-        mark == "?"
-        and conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'").fetchone()
-    ):
-        # the old indexes' statistics without the new ones' lead SQLite's planner to read
-        # the notes with a key by updated of their own by the date index and sort them;
-        # none at all: the indexes as made for it, until the next ``PRAGMA optimize``
-        conn.execute("DELETE FROM sqlite_stat1 WHERE tbl = 'notes'")
     return int(emptied)
 
 

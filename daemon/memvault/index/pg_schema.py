@@ -85,7 +85,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    their keywords again, no other row. A reader of an older writer asks as before.
 
 15. A note's key by updated kept only when it is not its key by date (the SQLite index's
-   16, ``note_order.updated_apart``: the equal keys emptied, their index made again).
+   16, ``note_order.updated_apart``; a page reads each kind by a limited query: ``_keyed``).
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not

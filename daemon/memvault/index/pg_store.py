@@ -140,7 +140,6 @@ class PgStore(Store):
 
     _OWNED_ORDER = "id"  # no rowid: memory_owned's serial id keeps the lines' order
     _PENDING_JOIN = "JOIN"  # PostgreSQL has no CROSS JOIN ... ON (its planner needs no hint)
-    _EACH_LIMITED = True  # a union of a section's two kinds of key: note_lists._keyed
     # a bulk load drops the HNSW index and builds it after (pg_vectors): a lane inserting
     # beside it would undo that; and a server lost mid-sync must fail the sync itself
     vectors_beside = False

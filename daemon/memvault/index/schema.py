@@ -98,10 +98,12 @@ Versions (meta ``schema_version``):
    other rows are not touched, nothing is read again or embedded.
 16. A note's key by updated kept only when it is not its key by date
    (``note_order.OWN_UPDATED``: a note with no ``updated`` of its own keeps it empty,
-   out of ``notes_ord_updated``; a section by updated merges the two indexes): the key
-   was kept and indexed twice, 7 % of a short-note index.db. The upgrade empties the
-   equal keys and makes that index again (``note_order.updated_apart``); nothing is read
-   from the vault. The pages it frees are given back as any are (``PendingQueue.reclaim``).
+   out of ``notes_ord_updated``; ``notes_ord_date`` holds whether a note has one,
+   ``note_order.OWN``, before its key, so a section by updated or date reads each kind
+   at a seek and merges them): the key was kept and indexed twice, 7 % of a short-note
+   index.db. The upgrade empties the equal keys and makes both indexes again
+   (``note_order.updated_apart``); nothing is read from the vault. The pages it frees
+   are given back as any are (``PendingQueue.reclaim``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
