@@ -3,6 +3,7 @@ index by ``dbstat`` (its pages; free pages apart), against the notes' own bytes.
 
     python bench/store_bytes.py VAULT [VAULT ...]      # one block per vault
     python bench/store_bytes.py --json VAULT           # one JSON line per vault
+    python bench/store_bytes.py --compare BEFORE AFTER # side by side: file, table, index
 
 Reads only (the databases opened read-only, ``immutable`` not assumed: run it on a
 vault no daemon is writing).
@@ -38,7 +39,13 @@ def tables(db: Path) -> dict[str, int]:
 
 def measure(root: Path) -> dict[str, object]:
     state = root / ".memvault"
-    files = {p.name: p.stat().st_size for p in sorted(state.iterdir()) if p.is_file()}
+    # not a -shm file: WAL's shared memory, there while a connection is open (this
+    # script's read-only one leaves it: the second measure of a vault counted 66 KB more)
+    files = {
+        p.name: p.stat().st_size
+        for p in sorted(state.iterdir())
+        if p.is_file() and not p.name.endswith("-shm")
+    }
     notes = notes_bytes(root)
     total = sum(files.values())
     out: dict[str, object] = {
@@ -54,11 +61,39 @@ def measure(root: Path) -> dict[str, object]:
     return out
 
 
+def compare(before: dict[str, object], after: dict[str, object]) -> None:
+    """Each file and each table or index of index.db and cache.db in both vaults (KB),
+    and the ratio to the notes' bytes, as a Markdown table."""
+
+    def rows(m: dict[str, object]) -> dict[str, int]:
+        out = {f"{name}": size for name, size in m["files"].items()}  # type: ignore[union-attr]
+        for db in ("index.db", "cache.db"):
+            out.update({f"{db}: {t}": n for t, n in (m.get(db) or {}).items()})  # type: ignore[union-attr]
+        return out
+
+    a, b = rows(before), rows(after)
+    print(f"| | {before['vault']} | {after['vault']} | saved |\n|---|---|---|---|")
+    for name in sorted(a.keys() | b.keys(), key=lambda k: -max(a.get(k, 0), b.get(k, 0))):
+        x, y = a.get(name, 0), b.get(name, 0)
+        if max(x, y) >= 4096:
+            print(f"| {name} | {x / 1e3:,.0f} KB | {y / 1e3:,.0f} KB | {(x - y) / 1e3:,.0f} KB |")
+    x, y = before["memvault_bytes"], after["memvault_bytes"]
+    print(
+        f"| `.memvault/` (notes {before['notes_bytes']:,} / {after['notes_bytes']:,} B) | "
+        f"{x / 1e6:.2f} MB = {before['memvault_x']}x | {y / 1e6:.2f} MB = {after['memvault_x']}x | "  # type: ignore[operator]
+        f"{(x - y) / 1e3:,.0f} KB |"  # type: ignore[operator]
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("vaults", nargs="+", type=Path)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--compare", action="store_true", help="two vaults, side by side")
     args = ap.parse_args()
+    if args.compare:
+        compare(*(measure(root) for root in args.vaults))
+        return
     for root in args.vaults:
         m = measure(root)
         if args.json:

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.memory_order import CatalogueEntry
-from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, order_values
+from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN, OWN_UPDATED, order_values
 from memvault.index.rows import NOTE_COLS, NoteRow
 
 ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
@@ -81,32 +81,24 @@ class NoteLists:
         ``ORDERS_KEPT``), with their keys: past the key ``after``, at most ``limit``;
         ``listed``: only those MEMORY.md may list (not ``keeps_out``); ``having``: only
         those whose frontmatter's JSON holds this text (what a filter asks, a superset)."""
-        column = f"ord_{order}"
         where, args = _in_folder(folder, listed)
-        if after is not None:
-            where += f" AND {column} > ?"
-            args.append(after)
         if having is not None:
             where += " AND frontmatter LIKE ? ESCAPE '\\'"
             args.append(f"%{_like(having)}%")
-        query = f"SELECT {column}, {ENTRY_COLS} FROM notes WHERE {where} ORDER BY {column}"
-        if limit is not None:
-            query += f" LIMIT {int(limit)}"
+        # each part of the union limited to the page on PostgreSQL (``PgStore``'s
+        # connection), whose plan of it is otherwise every row of each part sorted; SQLite
+        # merges the parts as its indexes read them (a part limited costs it a sort)
+        each = not isinstance(self._db, sqlite3.Connection)
+        query, args = _keyed(order, ENTRY_COLS, where, args, after, limit, each)
         with self._lock:
             rows = self._db.execute(query, args).fetchall()
         return [(bytes(k), _entry(p, t, s, f, m)) for k, p, t, s, f, m in rows]
 
     def folder_lines_of(self, folder: str, order: str) -> list[tuple[str, str, str]]:
         """Every note of ``folder`` (listed or not) in ``order``: path, title, summary."""
-        column = f"ord_{order}"
-        where, args = _in_folder(folder, False)
+        query, args = _keyed(order, "path, title, summary", *_in_folder(folder, False))
         with self._lock:
-            return [
-                (p, t, s)
-                for p, t, s in self._db.execute(
-                    f"SELECT path, title, summary FROM notes WHERE {where} ORDER BY {column}", args
-                )
-            ]
+            return [(p, t, s) for _, p, t, s in self._db.execute(query, args)]
 
     def listed_count(self, folder: str) -> int:
         """How many notes of ``folder`` MEMORY.md may list (not ``keeps_out``)."""
@@ -194,6 +186,45 @@ def _in_folder(folder: str, listed: bool) -> tuple[str, list[Any]]:
         where += " AND substr(path, 1, ?) = ?"
         args += [len(folder) + 1, folder + "/"]
     return where, args
+
+
+def _keyed(
+    order: str,
+    columns: str,
+    where: str,
+    args: list[Any],
+    after: bytes | None = None,
+    limit: int | None = None,
+    each: bool = False,
+) -> tuple[str, list[Any]]:
+    """SQL of the notes ``where`` as their key in ``order`` (``k``) and ``columns``, past
+    ``after``, in that order, at most ``limit``, and its arguments. A note's key by
+    ``updated`` is its key by date where it keeps none of its own
+    (``note_order.OWN_UPDATED``): the notes of each kind are read in order, each at a seek
+    of an index (the date index holds ``OWN`` before the key: an order by date reads the
+    two kinds apart too), and merged: no note of the folder read past the page. ``each``:
+    each kind's first ``limit`` read by a query of its own, and those merged (PostgreSQL:
+    a union ordered and limited is otherwise an Append of every row and a top-N sort;
+    with it, a Merge Append of two index scans)."""
+    if order == "updated":
+        arms = [("ord_updated", f" AND {OWN_UPDATED}"), ("ord_date", f" AND {OWN} = 0")]
+    elif order == "date":
+        arms = [("ord_date", f" AND {OWN} = 1"), ("ord_date", f" AND {OWN} = 0")]
+    else:
+        arms = [(f"ord_{order}", "")]
+    cap = "" if limit is None else f" LIMIT {int(limit)}"
+    selects: list[str] = []
+    out: list[Any] = []
+    for column, only in arms:
+        past = "" if after is None else f" AND {column} > ?"
+        select = f"SELECT {column} AS k, {columns} FROM notes WHERE {where}{only}{past}"
+        if len(arms) > 1 and cap and each:  # each kind's first notes, by its index
+            select = f"SELECT * FROM ({select} ORDER BY {column}{cap}) AS a{len(selects)}"
+        selects.append(select)
+        out += [*args] if after is None else [*args, after]
+    if len(selects) == 1:
+        return f"{selects[0]} ORDER BY k{cap}", out
+    return f"SELECT * FROM ({' UNION ALL '.join(selects)}) AS n ORDER BY k{cap}", out
 
 
 def _like(text: str) -> str:

@@ -84,6 +84,9 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    index's 15, ``cjk.stemmed``, ``cjk.simplified``): the chunks holding either are given
    their keywords again, no other row. A reader of an older writer asks as before.
 
+15. A note's key by updated kept only when it is not its key by date (the SQLite index's
+   16, ``note_order.updated_apart``; a page reads each kind by a limited query: ``_keyed``).
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -104,7 +107,7 @@ from memvault.core.notes import cut_otherwise
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
-from memvault.index.note_order import ORDER_COLUMNS, fill_order
+from memvault.index.note_order import ORDER_COLUMNS, fill_order, updated_apart
 from memvault.index.schema import (
     CONFLICTED_STALE,
     LFS_POINTERS_STALE,
@@ -116,7 +119,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 14
+PG_SCHEMA_VERSION = 15
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -175,7 +178,6 @@ _TABLES = [
     "since DOUBLE PRECISION NOT NULL)",
 ]
 
-
 # version 2: the chunks' totals, kept exact by statement triggers (transition tables)
 _TOTALS = [
     "CREATE TABLE IF NOT EXISTS chunk_totals(n BIGINT NOT NULL, ntok BIGINT NOT NULL)",
@@ -211,8 +213,7 @@ END $$""",
 ]
 
 
-# version 3: the notes whose chunks hold a link and two "/" (a link two folders deep),
-# stale (sha256 '') for the next sync
+# version 3: the notes whose chunks hold a link two folders deep, stale for the next sync
 _LINKED_STALE = (
     "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
     "(SELECT path FROM chunks WHERE (text LIKE '%[[%' OR text LIKE '%](%') AND text LIKE '%/%/%')"
@@ -315,6 +316,8 @@ def migrate(conn: Any, schema: str) -> None:
             fill_order(conn, "%s")
         if version is not None and version < 14:
             _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
+        if version is not None and 13 <= version < 15:  # (before 13: made so by fill_order)
+            updated_apart(conn, "%s")
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -96,6 +96,14 @@ Versions (meta ``schema_version``):
    (``cjk.simplified``). The upgrade takes the keyword rows of the chunks holding one out,
    with the values schema 14 gave them, and puts them in again (``stemmed_keywords``);
    other rows are not touched, nothing is read again or embedded.
+16. A note's key by updated kept only when it is not its key by date
+   (``note_order.OWN_UPDATED``: a note with no ``updated`` of its own keeps it empty,
+   out of ``notes_ord_updated``; ``notes_ord_date`` holds whether a note has one,
+   ``note_order.OWN``, before its key, so a section by updated or date reads each kind
+   at a seek and merges them): the key was kept and indexed twice, 7 % of a short-note
+   index.db. The upgrade empties the equal keys and makes both indexes again
+   (``note_order.updated_apart``); nothing is read from the vault. The pages it frees
+   are given back as any are (``PendingQueue.reclaim``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -121,12 +129,12 @@ from memvault.index.fts import (
     keywords,
     register,
 )
-from memvault.index.note_order import order_columns
+from memvault.index.note_order import order_columns, updated_apart
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 15
+SCHEMA_VERSION = 16
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -461,6 +469,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         counted = order_columns(conn)
         if version is not None:
             log.info("index schema %d -> 14: %d notes' places in MEMORY.md kept", version, counted)
+    if version is None or 14 <= version < 16:  # (before 14: made so by order_columns)
+        emptied = updated_apart(conn, "?")
+        if version is not None:
+            log.info("index schema %d -> 16: %d notes' keys by updated kept once", version, emptied)
     if version is not None and version < 7:
         # verdicts stored before: those of notes unchanged since files came and went
         # are stale; the next sync resolves every link once
