@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 from pathlib import Path
@@ -98,9 +99,7 @@ def test_a_stale_copy_saved_between_memvaults_write_and_its_index_read_hides_no_
             os.replace(swap, mem)  # as most editors save
             saved[:] = ["saved"]
 
-        import sys
-
-        sys.addaudithook(hook)
+        sys.addaudithook(hook)  # (for the process: it does nothing once it saved)
         v.sync()
         assert saved == ["saved"] and "[[people/zoe]]" not in mem.read_text("utf-8")
         v.sync(["MEMORY.md"])  # the stale copy's event, as the watcher queues it
