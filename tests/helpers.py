@@ -334,9 +334,13 @@ def running_daemon(vault: Vault, token: str = TOKEN) -> Iterator[int]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, name="test-daemon")
     thread.start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60  # (its start, waited for: a loaded machine)
     while not server.started and thread.is_alive() and time.monotonic() < deadline:
         time.sleep(0.01)
+    if not server.started:
+        server.should_exit = True
+        thread.join()
+        raise AssertionError("the test daemon's server did not start")
     info = vault.root / ".memvault" / "daemon.json"
     info.write_text(
         json.dumps(

@@ -116,7 +116,7 @@ def converge(root: Path, tmp_path: Path) -> None:
 
         eventually(settled, what="the restarted daemon to settle")
     finally:
-        assert proc.stop(10) == 0
+        assert proc.stop(60) == 0  # (its exit, waited for: a loaded machine's final save)
     # a killed write's temp file is gone (removed at start); looked for once the daemon
     # stopped: while it runs, its own save of vectors.bin has one for a moment (seen at
     # a merge: the restarted daemon saving the vectors it caught up on, right at ready)

@@ -101,14 +101,20 @@ def from_files(root: Path) -> str:
 
 def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
     """Wait until the daemon is idle and MEMORY.md has stopped changing (1 s), then check
-    that it is what the files alone say (an update without any history)."""
+    that it is what the files alone say (an update without any history). Idle: nothing
+    queued and no batch in flight (``lag_seconds``): a batch's sync leaves the queue
+    empty and the state "watching", and MEMORY.md as it was until the sync writes it."""
     info = proc.info()
     mem = root / "MEMORY.md"
     seen: list[str] = []
 
     def quiet() -> str | None:
         d = api(info, "GET", "/status").json()["daemon"]
-        busy = d.get("queue") or d.get("state") not in ("watching", None)
+        busy = (
+            d.get("queue")
+            or d.get("lag_seconds") is not None
+            or d.get("state") not in ("watching", None)
+        )
         text = mem.read_text(encoding="utf-8") if mem.exists() else ""
         seen.append("" if busy else text)
         recent = seen[-5:]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 import threading
 import time
 from pathlib import Path
@@ -65,3 +66,41 @@ def test_no_human_edit_is_lost_to_concurrent_syncs(tmp_path: Path) -> None:
     assert lost == [], f"{len(lost)} human edits lost (first: {lost[:5]})"
     assert writes > 50, f"the race was hardly exercised ({writes} MEMORY.md writes)"
     assert "Backend lead, version" in text
+
+
+def test_a_stale_copy_saved_between_memvaults_write_and_its_index_read_hides_no_note(
+    tmp_path: Path,
+) -> None:
+    """The editor-in-a-loop test's flake (test_memory_git): an editor's stale copy of
+    MEMORY.md saved over memvault's write before the index read the file back. The index
+    then held the stale copy as MEMORY.md, the copy's own event found it unchanged, and
+    the daemon went idle with the new note missing, for good (seen under load: idle 15 s
+    after, the note still missing). The save lands at the index's read (an audit hook on
+    the open of MEMORY.md once it lists the note), the sync itself unchanged."""
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+        mem = root / "MEMORY.md"
+        stale = mem.read_bytes()
+        write(root, "people/zoe.md", note("Zoe", "Runs the lab."))
+        saved: list[str] = []  # "looking" while the hook reads, then "saved"
+
+        def hook(event: str, args: tuple[object, ...]) -> None:
+            if saved or event != "open" or not isinstance(args[0], (str, os.PathLike)):
+                return
+            if Path(os.fspath(args[0])) != mem:
+                return
+            saved.append("looking")  # (the hook's own opens pass)
+            if "[[people/zoe]]" not in mem.read_text("utf-8"):
+                saved.clear()
+                return
+            swap = root / ".MEMORY.md.swp"
+            swap.write_bytes(stale)
+            os.replace(swap, mem)  # as most editors save
+            saved[:] = ["saved"]
+
+        sys.addaudithook(hook)  # (for the process: it does nothing once it saved)
+        v.sync()
+        assert saved == ["saved"] and "[[people/zoe]]" not in mem.read_text("utf-8")
+        v.sync(["MEMORY.md"])  # the stale copy's event, as the watcher queues it
+        assert "[[people/zoe]]" in mem.read_text("utf-8")

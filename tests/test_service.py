@@ -60,7 +60,7 @@ class Proc(DaemonProcess):
     def __init__(self, tmp_path: Path, root: Path, *args: str, model: str | None = "hash") -> None:
         super().__init__(tmp_path, root, *args, model=model, stdout=True)
 
-    def info(self, timeout: float = 30) -> dict[str, Any]:
+    def info(self, timeout: float = 60) -> dict[str, Any]:  # (a start on a loaded machine)
         return self.ready(timeout, answering=True)
 
 

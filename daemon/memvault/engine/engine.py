@@ -406,6 +406,10 @@ class Engine:
             reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
             if reindex:  # one memvault made (a folder note) is a file that came
                 warnings += verdicts.made(self.following, self.catalogue, self.indexer, reindex)
+            if written.memory and self.fs.written(memory_file) is None:
+                # saved over (an editor's stale copy) before the index read it back: the
+                # copy is the index's now, and its event finds nothing changed; brought up
+                self.store.set_meta("memory_synced", "")
         if moves or changes.deleted:  # notes waiting for their links: moved, deleted
             relink_journal.follow(self.store, moves, changes.deleted)
         if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,

@@ -282,9 +282,12 @@ class WriterLock:
                 self.path.with_name(LETS_GO_FILE).write_text(f"{os.getpid()}\n", "ascii")
                 self._lets_go = True
         # the pid is only there to name the holder: a full disk must not refuse the lock
-        with contextlib.suppress(OSError):
+        try:
             os.write(fd, f"{os.getpid()}\n".encode())
             os.fsync(fd)
+        except OSError:  # no room for it: named by the file's time, which takes none
+            with contextlib.suppress(OSError):
+                os.utime(fd, ns=(-os.getpid() * 10**9,) * 2)
         with contextlib.suppress(OSError):  # a stopping holder's word: it has let go
             self.path.with_name(STOPPING_FILE).unlink(missing_ok=True)
 
@@ -300,8 +303,8 @@ class WriterLock:
         read gives up on it at once. Not a holder that said it lets go (``lets_go``),
         nor none named: the lock let go since this process tried it (a holder letting go
         empties the lock file first, then unsays ``LETS_GO_FILE``, then lets go; one
-        taking it says ``LETS_GO_FILE`` before naming itself), or a holder that could
-        not write its pid (a full disk), waited for as long as for one that lets go. A
+        taking it says ``LETS_GO_FILE`` before naming itself). A holder with no room to
+        write its pid (a full disk) is named by the lock file's time (``named_pid``). A
         read that took the empty lock file for a holder that keeps gave up with the lock
         free, and answered without the notes saved since its holder's last sync. The
         holder is named on both sides of its word: one taking the lock between a look at
@@ -331,11 +334,21 @@ class WriterLock:
             return False
 
     def holder_pid(self) -> int | None:
+        """The pid the lock file names (``named_pid``): its holder's, a predecessor's
+        killed before it let go, or None (no holder named: none, or one letting go)."""
         try:
-            text = self.path.read_text(encoding="ascii").strip()
-            return int(text) if text else None
-        except (OSError, ValueError):
+            fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError:
             return None
+        try:
+            st = os.fstat(fd)  # (the time of the file read, not of one put there since)
+            if not stat.S_ISREG(st.st_mode):
+                return None
+            return named_pid(os.read(fd, 64), st.st_mtime_ns)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
 
     def release(self) -> None:
         if self._fd is None:
@@ -391,6 +404,20 @@ def stopping_daemon(root: Path) -> int | None:
     return said if said is not None and lock_holder(root) == said else None
 
 
+def named_pid(text: bytes, mtime_ns: int) -> int | None:
+    """The pid a lock file holding ``text``, last modified at ``mtime_ns``, names: the
+    number it holds; empty, the number its time was set to before 1970 (``-pid`` s), by
+    a holder with no room to write its pid (a full disk: a time takes no block; any
+    write, the next holder's emptying included, puts the time back to now); else None.
+    Unnamed, a holder was waited for as for one that lets go: every read beside it
+    waited ``LETS_GO`` (2 s)."""
+    body = text.strip()
+    if body:
+        return int(body) if body.isdigit() else None
+    seconds, rest = divmod(mtime_ns, 10**9)
+    return -seconds if seconds < 0 and rest == 0 else None
+
+
 def _pid_in(path: Path) -> int | None:
     try:
         text = path.read_text(encoding="ascii").strip()
@@ -433,13 +460,13 @@ def lock_holder(root: Path) -> int | None:
         st = os.stat(lock)
         if not stat.S_ISREG(st.st_mode):  # a FIFO's read would block forever (a field test)
             return None
-        named = lock.read_text(encoding="ascii", errors="replace").strip()
+        named = named_pid(lock.read_bytes(), st.st_mtime_ns)
     except OSError:
         return None
     try:
         table = Path("/proc/locks").read_text(encoding="ascii", errors="replace")
     except OSError:
-        return int(named) if named.isdigit() and pid_alive(int(named)) else None
+        return named if named is not None and pid_alive(named) else None
     key = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
     for line in table.splitlines():  # "1: FLOCK  ADVISORY  WRITE 4242 fe:00:2147128 0 EOF"
         parts = line.split()
@@ -487,6 +514,7 @@ __all__ = [
     "is_vault",
     "lock_holder",
     "lock_wait",
+    "named_pid",
     "pid_alive",
     "say_stopping",
     "stopping_daemon",
