@@ -364,6 +364,18 @@ def test_every_fact_md_of_a_folder_and_of_the_top_is_reached_from_the_index(
     assert seen >= {f"/memories/Top{i:02d}.MD" for i in range(14)}
 
 
+def _dated_notes(tmp_path: Path, stem: str, count: int) -> Path:
+    """A new vault of ``count`` notes ``{stem}00.md`` ... (a folder in ``stem`` too), each
+    a second newer than the one before: listed newest first, in a known order."""
+    root = tmp_path / "vault"
+    root.mkdir()
+    for i in range(count):
+        rel = f"{stem}{i:02d}.md"
+        write(root, rel, f"# {Path(rel).stem}\n")
+        os.utime(root / rel, ns=(10**18 + i * 10**9,) * 2)
+    return root
+
+
 def test_a_page_past_the_notes_says_how_many_notes_it_is_numbered_past(tmp_path: Path) -> None:
     """An agent reorganising a folder while it pages: it views 45 notes and 20 subfolders
     (``… 5 more: view /memories/F with view_range [41, 80]``), moves the 20 notes it read
@@ -371,11 +383,7 @@ def test_a_page_past_the_notes_says_how_many_notes_it_is_numbered_past(tmp_path:
     page said "Folders 16-20 of 20 in /memories/F, view_range [41, 45]", no word that the
     notes it asked for (now 21-25) were numbered ahead. The page says its notes' count
     now (a files page its notes' and folders'), so the shift is seen."""
-    root = tmp_path / "vault"
-    root.mkdir()
-    for i in range(45):
-        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
-        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    root = _dated_notes(tmp_path, "F/n", 45)
     for k in range(20):
         write(root, f"F/sub{k:02d}/n.md", "# n\n")
     write(root, "F/Fact.MD", "fact\n")
@@ -447,11 +455,7 @@ def test_a_page_says_when_a_note_moved_or_edited_since_shifted_its_numbers(
     the entries before its page now, and the page says when they are not those: the skip
     is seen. A note it read, edited since, shifts nothing (its page is exact); a range it
     wrote itself (``[41, 80]``) is not checked."""
-    root = tmp_path / "vault"
-    root.mkdir()
-    for i in range(45):
-        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
-        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    root = _dated_notes(tmp_path, "F/n", 45)
     with open_vault(root) as v:
         v.sync()
 
@@ -491,11 +495,7 @@ def test_the_index_says_when_its_top_level_notes_shifted(tmp_path: Path) -> None
     """``view /memories`` lists the 8 newest top-level notes and the command for the
     rest (``view_range [9, …]``): a listed note deleted before the agent follows it is
     said on that page, as a folder's."""
-    root = tmp_path / "vault"
-    root.mkdir()
-    for i in range(20):
-        write(root, f"t{i:02d}.md", f"# t{i}\n")
-        os.utime(root / f"t{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    root = _dated_notes(tmp_path, "t", 20)
     with open_vault(root) as v:
         v.sync()
         index = v.memory_tool({"command": "view", "path": "/memories"})
@@ -543,11 +543,7 @@ def test_a_command_past_the_last_entry_now_says_the_numbers_shifted(tmp_path: Pa
     more, so an agent took the listing for done while the five notes it had not read
     (41st-45th, now 31st-35th) were never listed. Its mark says the entries before it
     changed: the refusal says so, and how to list them again."""
-    root = tmp_path / "vault"
-    root.mkdir()
-    for i in range(45):
-        write(root, f"F/n{i:02d}.md", f"# n{i}\n")
-        os.utime(root / f"F/n{i:02d}.md", ns=(10**18 + i * 10**9,) * 2)
+    root = _dated_notes(tmp_path, "F/n", 45)
     with open_vault(root) as v:
         v.sync()
         first = v.memory_tool({"command": "view", "path": "/memories/F"})
