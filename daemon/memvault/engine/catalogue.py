@@ -244,22 +244,25 @@ class Catalogue:
             return self._lean_log[mark[1] :], now
 
     @contextmanager
-    def changing(self, paths: Iterable[str]) -> Iterator[None]:
+    def changing(self, paths: Iterable[str], *, written: bool = False) -> Iterator[None]:
         """These paths' rows are being written or deleted (a transaction in the block):
         marked changed before it and again once it is over. A reader in between (a
         search re-reading a marked row, every row read again after ``forget``) may read
         a row before its commit lands; the second mark has it read again after (review
         of stop 32: the catalogue kept a note's old title until the note changed again).
 
-        While no row is read (a process that is no daemon), the lean log gets, once the
-        block is over, only the paths whose row changed in what a folder note shows of it
-        (``Store.listing_keys``: listed or not, its line, its place): a `memvault log`
-        appending to the day's note rendered the logs folder note's every line again to
-        find it unchanged (12,439 lines, 0.06 s of CPU at 100,000 notes). A block that
-        fails marks them all."""
+        ``written``: the block writes these rows whole (the indexer's ``put_note``), no row
+        of them changed before it. While no row is read (a process that is no daemon), the
+        lean log then gets, once the block is over, only the paths whose row changed in
+        what a folder note shows of it (``Store.listing_keys``: listed or not, its line,
+        its place): a `memvault log` appending to the day's note rendered the logs folder
+        note's every line again to find it unchanged (12,439 lines, 0.06 s of CPU at
+        100,000 notes). A block that fails marks them all, as does one not ``written`` (a
+        rename's rows are moved before the block that marks them: engine._apply)."""
         paths = set(paths)
         with self._lock:
-            before = self._store.listing_keys(sorted(paths)) if self._rows is None else None
+            lean = written and self._rows is None
+            before = self._store.listing_keys(sorted(paths)) if lean else None
         self._mark(paths, () if before is not None else paths)
         listed: Collection[str] = paths
         done = False
