@@ -370,6 +370,37 @@ def test_an_edit_that_leaves_its_line_and_place_renders_no_folder_note(
     assert _fresh(root, tmp_path, "place") == _listings(root)
 
 
+def test_a_date_alone_changed_moves_its_note_in_its_folder_note(tmp_path: Path) -> None:
+    """An edit with no daemon of a note's ``date`` or ``updated`` alone (its title and
+    summary kept) moves its line in the folder note of a folder ordered by it: its keys
+    by date and by updated are what a folder note shows of it (``Store.listing_keys``;
+    review 55: with them left out, every other test of this file passed)."""
+    root = new_vault(tmp_path)
+    _sections(root)
+    for i in range(5):
+        write(root, f"decisions/d{i}.md", note(f"D{i}", f"decided {i}", date=f"2025-01-0{i + 1}"))
+        fields = {"date": "2025-01-01", "updated": f"2026-01-0{i + 1}", "status": "active"}
+        write(root, f"projects/p{i}.md", note(f"P{i}", f"project {i}", **fields))
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+
+    def first(folder: str) -> str:
+        text = (root / folder / f"{folder}.md").read_text("utf-8")
+        return next(line for line in text.splitlines() if line.startswith("- [["))
+
+    assert first("decisions") == "- [[decisions/d4]] - decided 4"
+    assert first("projects") == "- [[projects/p4]] - project 4"
+    write(root, "decisions/d0.md", note("D0", "decided 0", date="2025-02-01"))
+    fields = {"date": "2025-01-01", "updated": "2026-02-01", "status": "active"}
+    write(root, "projects/p0.md", note("P0", "project 0", **fields))
+    with open_vault(root) as v:
+        v.sync(paths=["decisions/d0.md", "projects/p0.md"], vectors=False)
+        assert v.engine.catalogue._rows is None  # (no row made)
+    assert first("decisions") == "- [[decisions/d0]] - decided 0"
+    assert first("projects") == "- [[projects/p0]] - project 0"
+    assert _fresh(root, tmp_path, "dates") == _listings(root)
+
+
 def test_a_save_after_the_rows_were_read_and_let_go_lists_as_a_fresh_index(
     tmp_path: Path,
 ) -> None:
