@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from helpers import eventually, open_vault, write
+from helpers import eventually, make_vault, open_vault, write
 from test_memory_git import git
 from test_watcher import start_watching
 
@@ -281,3 +281,21 @@ def test_a_sections_notes_moved_out_of_its_folder_still_there_are_no_folder_move
         v.sync()
         assert [p for p in v.status()["problems"] if "section" in p["reason"]] == []
         assert "- [[ana]] - Ana leads the team." in (root / "MEMORY.md").read_text("utf-8")
+
+
+def test_a_note_gone_as_a_binary_md_file_came_is_synced_not_a_crash(tmp_path: Path) -> None:
+    """A sync that finds a note gone and a new ``.md`` file that is not text (NUL bytes)
+    pairs them no more than it would two notes of other words: the new file is skipped,
+    the gone note's row goes. The pairing read the new file as text and the sync failed
+    on its NotText (found by review 55: a note deleted beside a binary export)."""
+    root = make_vault(tmp_path)
+    write(root, "Team/Ana.md", ANA)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        (root / "Team" / "Ana.md").unlink()
+        (root / "Team" / "dump.md").write_bytes(b"\x00\x01binary\xff" * 20)
+        report = v.sync(vectors=False)
+        assert report.deleted == ("Team/Ana.md",)
+        assert v.engine.store.note("Team/Ana.md") is None
+        skipped = v.engine.store.note("Team/dump.md")
+        assert skipped is not None and skipped.kind == "skipped"

@@ -222,11 +222,15 @@ class Catalogue:
 
     def changed(self, paths: Iterable[str]) -> None:
         """These paths' rows were written or deleted: re-read them on the next ``notes``."""
+        paths = list(paths)
+        self._mark(paths, paths)
+
+    def _mark(self, paths: Collection[str], listed: Iterable[str]) -> None:
+        """``paths`` to re-read; of them, ``listed`` in the lean log (while no row is read)."""
         with self._lock:
-            paths = list(paths)
             self._dirty.update(paths)
             if self._rows is None:
-                self._lean_log += paths
+                self._lean_log += listed
 
     def lean_changes(
         self, mark: tuple[int, int] | None
@@ -240,18 +244,38 @@ class Catalogue:
             return self._lean_log[mark[1] :], now
 
     @contextmanager
-    def changing(self, paths: Iterable[str]) -> Iterator[None]:
+    def changing(self, paths: Iterable[str], *, written: bool = False) -> Iterator[None]:
         """These paths' rows are being written or deleted (a transaction in the block):
         marked changed before it and again once it is over. A reader in between (a
         search re-reading a marked row, every row read again after ``forget``) may read
         a row before its commit lands; the second mark has it read again after (review
-        of stop 32: the catalogue kept a note's old title until the note changed again)."""
+        of stop 32: the catalogue kept a note's old title until the note changed again).
+
+        ``written``: the block writes these rows whole (the indexer's ``put_note``), no row
+        of them changed before it. While no row is read (a process that is no daemon), the
+        lean log then gets, once the block is over, only the paths whose row changed in
+        what a folder note shows of it (``Store.listing_keys``: listed or not, its line,
+        its place): a `memvault log` appending to the day's note rendered the logs folder
+        note's every line again to find it unchanged (12,439 lines, 0.06 s of CPU at
+        100,000 notes). A block that fails marks them all, as does one not ``written`` (a
+        rename's rows are moved before the block that marks them: engine._apply)."""
         paths = set(paths)
-        self.changed(paths)
+        with self._lock:
+            lean = written and self._rows is None
+            before = self._store.listing_keys(sorted(paths)) if lean else None
+        self._mark(paths, () if before is not None else paths)
+        listed: Collection[str] = paths
+        done = False
         try:
             yield
+            done = True
         finally:
-            self.changed(paths)
+            try:
+                if before is not None and done:
+                    after = self._store.listing_keys(sorted(paths))
+                    listed = [p for p in sorted(paths) if before.get(p) != after.get(p)]
+            finally:
+                self._mark(paths, listed)
 
     # -- files and links ------------------------------------------------------------------
 

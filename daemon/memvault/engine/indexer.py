@@ -315,7 +315,10 @@ class Indexer(Lane):
         removed: list[int] = []
         self.catalogue.aliases_written(p.row for p in batch)
         now = time.time()
-        with self.catalogue.changing(p.path for p in batch), self.store.transaction() as conn:
+        with (
+            self.catalogue.changing((p.path for p in batch), written=True),
+            self.store.transaction() as conn,
+        ):
             for p in batch:
                 old = self.store.chunk_labels_by_sha(conn, p.path)
                 fresh = []

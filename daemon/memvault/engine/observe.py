@@ -22,6 +22,7 @@ from memvault.core.changes import ChangeSet, Known, Seen, diff, edited_moves, un
 from memvault.core.chunks import chunk_note
 from memvault.core.notes import parse_note
 from memvault.core.results import SkippedFile
+from memvault.core.text import NotText
 from memvault.engine.attachments import AttachmentChanges, Attachments
 from memvault.errors import MemvaultError
 from memvault.index.store import Store
@@ -217,7 +218,7 @@ def moved_and_edited(changes: ChangeSet, fs: VaultFS, store: Store, memory: str)
             return None
         try:
             note = parse_note(path, fs.read(path).decoded.text)
-        except (OSError, MemvaultError):  # gone again, or not text: no pair
+        except (OSError, MemvaultError, NotText):  # gone again, or not text: no pair
             return None
         words = _UNCUT  # cut by sections only: the words are compared, not the pieces
         chunks = chunk_note(note, lambda t: len(t.split()), target_tokens=words, max_tokens=words)

@@ -18,6 +18,7 @@ from typing import Any
 from memvault.core.memory_order import CatalogueEntry
 from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN, OWN_UPDATED, order_values
 from memvault.index.rows import NOTE_COLS, NoteRow
+from memvault.index.sql import parts
 
 ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
 ENTRY_COLS = "path, title, summary, frontmatter, mtime_ns"
@@ -99,6 +100,20 @@ class NoteLists:
         query, args = _keyed(order, "path, title, summary", *_in_folder(folder, False))
         with self._lock:
             return [(p, t, s) for _, p, t, s in self._db.execute(query, args)]
+
+    def listing_keys(self, paths: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """What a folder note shows of each of ``paths`` that has a row: its kind and top
+        folder (whether it is listed), title and summary (its line) and its keys in each
+        order (its place: ``folder_lines_of``). A write whose notes keep these leaves
+        every folder note as it was (``Catalogue.changing``)."""
+        cols = ", ".join(("path", "kind", "category", "title", "summary", *ORDER_COLUMNS))
+        out: dict[str, tuple[Any, ...]] = {}
+        with self._lock:
+            for part in parts(list(paths)):
+                q = f"SELECT {cols} FROM notes WHERE path IN ({','.join('?' * len(part))})"
+                for row in self._db.execute(q, part):
+                    out[row[0]] = tuple(row[1:])
+        return out
 
     def listed_count(self, folder: str) -> int:
         """How many notes of ``folder`` MEMORY.md may list (not ``keeps_out``)."""
