@@ -469,10 +469,9 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         counted = order_columns(conn)
         if version is not None:
             log.info("index schema %d -> 14: %d notes' places in MEMORY.md kept", version, counted)
-    if version is None or 14 <= version < 16:  # (before 14: made so by order_columns)
+    if version is not None and 14 <= version < 16:  # (before 14, or new: by order_columns)
         emptied = updated_apart(conn, "?")
-        if version is not None:
-            log.info("index schema %d -> 16: %d notes' keys by updated kept once", version, emptied)
+        log.info("index schema %d -> 16: %d notes' keys by updated kept once", version, emptied)
     if version is not None and version < 7:
         # verdicts stored before: those of notes unchanged since files came and went
         # are stale; the next sync resolves every link once

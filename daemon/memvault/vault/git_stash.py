@@ -208,8 +208,9 @@ def _stash_changes(root: Path, commit: str) -> tuple[str, dict[str, str]] | None
     }
     if len(_CHANGES) >= 16:
         _CHANGES.clear()
-    _CHANGES[(root, commit)] = (parents.split()[0].decode("ascii"), dict(changed))
-    return parents.split()[0].decode("ascii"), changed
+    made_at = parents.split()[0].decode("ascii")
+    _CHANGES[(root, commit)] = (made_at, dict(changed))
+    return made_at, changed
 
 
 @dataclass(slots=True)

@@ -66,7 +66,7 @@ PARA_NUMBERS = ((1, 2, 3, 4), (0, 1, 2, 3, 4))
 # January`): a year's first months. Other languages' months are not told (no locale data
 # offline): four folders `1-Januar` ... `4-April` are taken for PARA, init says so, and
 # config.toml's projects folder is the person's to change
-_MONTHS = ("jan", "feb", "mar", "apr")
+_MONTHS = ("january", "february", "march", "april")
 # PARA's other folders (Tiago Forte's Projects, Areas, Resources, Archive): beside one of
 # them, a Projects folder holds the active projects alone (the done ones go to Archive)
 PARA_NAMES = frozenset({"areas", "area", "resources", "resource", "archive", "archives"})
@@ -274,8 +274,7 @@ def _month_of(name: str, number: int) -> bool:
     """Whether the numbered folder ``name`` is named for month ``number`` in English
     (`Jan`, `jan.`, `January`; not `Jane`)."""
     word = unnumbered(name).strip().rstrip(".").casefold()
-    month = ("january", "february", "march", "april")[number - 1]
-    return len(word) >= 3 and month.startswith(word) and word.startswith(_MONTHS[number - 1])
+    return len(word) >= 3 and _MONTHS[number - 1].startswith(word)
 
 
 def is_para(root: Path, projects: str) -> bool:
