@@ -72,6 +72,22 @@ def test_the_parent_of_the_child_never_loads_onnxruntime(built: Path) -> None:
     assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr
 
 
+def test_the_child_loads_only_what_running_the_model_needs(built: Path) -> None:
+    """The child imports onnx_session, not onnx_run and through it onnx_cache, config,
+    model_files: their libraries (hashlib's OpenSSL, subprocess, unicodedata) cost it
+    1-2 MiB for as long as it ran (bench/RESULTS.md)."""
+    emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
+    try:
+        emb.embed(TEXTS[:3])
+        pid = _child_of(emb).pid
+        with open(f"/proc/{pid}/maps") as fh:
+            loaded = {line.rsplit("/", 1)[-1].split(".")[0] for line in fh if ".so" in line}
+        assert "onnxruntime_pybind11_state" in loaded  # the model runs there
+        assert not loaded & {"_hashlib", "_posixsubprocess", "unicodedata", "select"}
+    finally:
+        emb.close()
+
+
 def test_close_ends_the_child_and_the_next_call_starts_another(built: Path) -> None:
     emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
     run = _child_of(emb)

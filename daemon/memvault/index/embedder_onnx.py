@@ -44,14 +44,14 @@ from memvault.index.model_files import (
 )
 from memvault.index.onnx_cache import (
     ModelSpec,
-    OnnxUnavailable,
     cache_dir,
     ensure_built,
     likely_usable,
     look,
     recipe,
 )
-from memvault.index.onnx_run import import_onnxruntime, open_run
+from memvault.index.onnx_run import open_run
+from memvault.index.onnx_session import OnnxUnavailable, import_onnxruntime
 from memvault.index.tokenizer import Tokenizer
 
 log = logging.getLogger("memvault")

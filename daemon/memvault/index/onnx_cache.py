@@ -40,8 +40,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from memvault.config import ONNX_PRECISIONS as PRECISIONS
-from memvault.errors import ModelError
 from memvault.index.model_files import file_sha256
+from memvault.index.onnx_session import OnnxUnavailable
 
 log = logging.getLogger("memvault")
 
@@ -62,10 +62,6 @@ BUILD_TIMEOUT = 900.0  # seconds; a build takes ~20-60 s on two busy cores
 LOCK_TIMEOUT = 1200.0  # waiting for another process's build
 
 
-class OnnxUnavailable(ModelError):
-    """The ONNX backend cannot be used here; the message names the cause and the fix."""
-
-
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
     """What to build: the model folder, its identity, and the file stem in the cache."""
@@ -83,24 +79,6 @@ class ModelSpec:
         name, _, digest = self.base_id.rpartition("@")
         name = re.sub(r"[^A-Za-z0-9._-]+", "-", name.rsplit("/", 1)[-1]).strip("-") or "model"
         return f"{name}-{digest}-{self.recipe}"
-
-
-def no_telemetry() -> None:
-    """Turn onnxruntime's telemetry off; call before anything imports onnxruntime.
-
-    The Linux wheel's 1DS telemetry writes ``$XDG_CACHE_HOME/Microsoft/DeveloperTools/
-    .onnxruntime/{deviceid,onnxruntime.db}`` (a device id, queued "ProcessInfo" events:
-    the executable, the OS, the CPU) as soon as the module loads, before any session:
-    ``onnxruntime.disable_telemetry_events()`` comes too late to stop those files. Its
-    own switch read at load, ``ORT_DISABLE_TELEMETRY=1``, does (onnxruntime 1.32, checked
-    with HOME and XDG_CACHE_HOME in a temporary folder). Set for this process and the
-    build's child; a module a host program loaded before us is told to send no events."""
-    os.environ["ORT_DISABLE_TELEMETRY"] = "1"
-    loaded = sys.modules.get("onnxruntime")
-    disable = getattr(loaded, "disable_telemetry_events", None)
-    if disable is not None:
-        with suppress(Exception):
-            disable()
 
 
 def default_cache_dir(env: Mapping[str, str] | None = None) -> Path:
