@@ -9,7 +9,9 @@ interleaved ``--runs`` times, and reports: RSS idle after start (the vector lane
 loaded the model and caught up), after ``--edits`` saves became searchable, and idle
 again after ``projects/alpha`` was renamed (links rewritten, linking chunks embedded
 again), then VmHWM (the peak); beside each RSS, its child processes' (``children_*_mb``:
-the model's own process, when the daemon runs one) and their largest peak seen. Without
+the model's own process, when the daemon runs one), the two summed (``both_*_mb``), their
+PSS summed (``pss_both_*_mb``: a page the two share, a library's, counted once) and the
+children's largest peak seen. Without
 ``--model`` the vault's own model runs (the real int8 model for a vault made by
 ``memvault init``): the first index with it is the slow part, which is why it is made
 once and copied.
@@ -44,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from daemon_bench import Daemon, children_kb, cpu_ticks
+from daemon_bench import Daemon, children, children_kb, cpu_ticks
 from scale_bench import RENAMED, RENAMED_TO, idle, links_into, save_to_searchable
 
 
@@ -52,10 +54,27 @@ def rss_mb(d: Daemon, key: str = "VmRSS") -> int:
     return round(d.status_kb(key) / 1024)
 
 
+def rollup_kb(pid: int, key: str) -> int:
+    """``key`` of /proc/PID/smaps_rollup (kB): ``Pss`` counts a page shared by n
+    processes (a library's file pages, the daemon's and its child's) 1/n in each."""
+    with open(f"/proc/{pid}/smaps_rollup") as fh:
+        for line in fh:
+            if line.startswith(key + ":"):
+                return int(line.split()[1])
+    raise KeyError(key)
+
+
 def read_rss(d: Daemon, row: dict[str, Any], name: str) -> None:
-    """The daemon's RSS and its children's (the model's process), and their peak so far."""
+    """The daemon's RSS and its children's (the model's process), their sum (``both``),
+    the same in PSS (shared pages counted once over the two), and their peak so far."""
     row[f"rss_{name}_mb"] = rss_mb(d)
     row[f"children_{name}_mb"] = round(sum(children_kb(d.proc.pid, "VmRSS")) / 1024)
+    row[f"both_{name}_mb"] = row[f"rss_{name}_mb"] + row[f"children_{name}_mb"]
+    pss = [rollup_kb(d.proc.pid, "Pss")]
+    for kid in children(d.proc.pid):
+        with contextlib.suppress(OSError, KeyError):  # ended meanwhile
+            pss.append(rollup_kb(kid, "Pss"))
+    row[f"pss_both_{name}_mb"] = round(sum(pss) / 1024)
     peaks = children_kb(d.proc.pid, "VmHWM")
     row["children_peak_mb"] = max(
         [row.get("children_peak_mb", 0), *[round(k / 1024) for k in peaks]]
