@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +23,51 @@ ROOT = Path(__file__).resolve().parents[1]
 def test_version() -> None:
     result = runner.invoke(app, ["--version"])
     assert result.exit_code == 0 and __version__ in result.output
+
+
+# A daemon's own modules, written where asked: a thread of the daemon (sitecustomize).
+_MODULES_SEEN = """\
+import os, sys, threading, time
+def _watch(ask=os.environ["MODULES_ASK"], said=os.environ["MODULES_SAID"]):
+    while not os.path.exists(ask):
+        time.sleep(0.05)
+    with open(said + ".part", "w") as fh:
+        fh.write("\\n".join(sorted(sys.modules)))
+    os.replace(said + ".part", said)
+threading.Thread(target=_watch, daemon=True).start()
+"""
+
+
+def test_a_running_daemon_holds_no_rich(tmp_path: Path) -> None:
+    """``memvault daemon run`` prints its start as plain lines and makes the CLI's
+    consoles only when something is printed: rich's 41 modules (1.4 MiB) stayed for the
+    daemon's life (bench/RESULTS.md, "byte by byte")."""
+    from helpers import DAEMON_DIR, DaemonProcess, new_vault
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(_MODULES_SEEN)
+    root = new_vault(tmp_path)
+    ask, said = tmp_path / "ask", tmp_path / "said"
+    daemon = DaemonProcess(
+        tmp_path,
+        root,
+        PYTHONPATH=f"{site}{os.pathsep}{DAEMON_DIR}",
+        MODULES_ASK=str(ask),
+        MODULES_SAID=str(said),
+    )
+    try:
+        daemon.ready(answering=True)
+        ask.write_text("")
+        deadline = time.monotonic() + 30
+        while not said.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        modules = said.read_text().split()
+    finally:
+        assert daemon.stop() == 0
+    assert "memvault.service.daemon" in modules and "uvicorn" in modules  # it served
+    assert "memvault daemon serving" in daemon.stderr  # its start, said
+    assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []
 
 
 def test_help_does_not_import_torch_or_the_model() -> None:

@@ -28,20 +28,47 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from memvault import errors as E
 
 if TYPE_CHECKING:
+    from rich.console import Console
+
     from memvault.api import Mode
 
 T = TypeVar("T")
 
+
+class LazyConsole:
+    """A rich ``Console`` made when first used, with the options given: rich is 41
+    modules, 1.4 MiB that a daemon started as ``memvault daemon run`` held for its life
+    and never printed with (bench/RESULTS.md, "byte by byte")."""
+
+    def __init__(self, **options: Any) -> None:
+        self._options = options
+        self._made: Console | None = None
+
+    @property
+    def console(self) -> Console:
+        if self._made is None:
+            from rich.console import Console
+
+            self._made = Console(**self._options)
+        return self._made
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.console, name)
+
+
+def real(console: LazyConsole | Console) -> Console:
+    """The ``Console`` itself (a test may have put one in place of a lazy one)."""
+    return console.console if isinstance(console, LazyConsole) else console
+
+
 # No markup or emoji codes by default: note titles, paths and links (``[[...]]``) are
 # printed as they are; the few styled messages ask for markup and escape what they embed.
-out = Console(soft_wrap=True, highlight=False, markup=False, emoji=False)
-err = Console(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
+out = LazyConsole(soft_wrap=True, highlight=False, markup=False, emoji=False)
+err = LazyConsole(stderr=True, soft_wrap=True, highlight=False, markup=False, emoji=False)
 
 # a path argument the system refuses as such: a usage error (exit 2), not a failure
 BAD_PATH_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.ENOTDIR, errno.EINVAL})
@@ -71,6 +98,8 @@ def fail(message: str, code: int, as_json: bool = False, **details: Any) -> NoRe
     """Say what went wrong and exit with ``code``; with ``--json`` the error is also JSON
     on stdout, ``{"error": message, "code": code}`` (and its ``details``: an ambiguous
     name's ``candidates``), so a program reads every outcome from one place."""
+    from rich.markup import escape
+
     if as_json:
         emit_json({"error": message, "code": code, **details})
     err.print(f"[red]error:[/red] {escape(message)}", markup=True, highlight=False)
@@ -252,7 +281,7 @@ def progress_bar(label: str) -> Iterator[Callable[[Any], None]]:
                     if stage == "vectors"
                     else "notes, {task.fields[embedded]} chunks, {task.fields[left]}"
                 ),
-                console=err,
+                console=real(err),
                 transient=True,
             )
             bar.start()

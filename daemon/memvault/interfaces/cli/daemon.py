@@ -64,12 +64,16 @@ def _open_writable(root: Path) -> Any:
 
 
 def _announce(daemon: Daemon) -> None:
-    common.err.print(
+    """Plain lines on stderr: rich, loaded for them, would stay for the daemon's life
+    (1.4 MiB, bench/RESULTS.md "byte by byte")."""
+    print(
         f"memvault daemon serving {daemon.vault.root} at {daemon.runfile_info().url} "
-        f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it"
+        f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it",
+        file=sys.stderr,
+        flush=True,
     )
     if daemon.reader:
-        common.err.print(f"read-only: {daemon.writer_elsewhere()}")
+        print(f"read-only: {daemon.writer_elsewhere()}", file=sys.stderr, flush=True)
 
 
 def _serve(

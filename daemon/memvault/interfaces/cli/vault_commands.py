@@ -26,6 +26,7 @@ from memvault.interfaces.cli.common import (
     open_vault,
     out,
     progress_bar,
+    real,
     resolve_vault,
     said_if_stopped,
 )
@@ -179,7 +180,7 @@ def status(vault: VaultOpt = None, as_json: JsonOpt = False) -> None:
     if as_json:
         emit_json(data)
     else:
-        render_status(out, data)
+        render_status(real(out), data)
     raise typer.Exit(status_exit_code(data))
 
 
@@ -310,7 +311,7 @@ def migrate(
     if as_json:
         emit_json(report.to_dict())
         return
-    render_migration(out, report)
+    render_migration(real(out), report)
 
 
 def _token_counter() -> Callable[[str], int] | None:
