@@ -75,7 +75,7 @@ def test_the_parent_of_the_child_never_loads_onnxruntime(built: Path) -> None:
 def test_the_child_loads_only_what_running_the_model_needs(built: Path) -> None:
     """The child imports onnx_session, not onnx_run and through it onnx_cache, config,
     model_files: their libraries (hashlib's OpenSSL, subprocess, unicodedata) cost it
-    1-2 MiB for as long as it ran (bench/RESULTS.md)."""
+    4-5 MiB for as long as it ran (bench/RESULTS.md)."""
     emb = load_onnx_embedder(IndexSettings(model_cache=str(built)), apart=True)
     try:
         emb.embed(TEXTS[:3])

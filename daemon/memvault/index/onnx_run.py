@@ -155,7 +155,7 @@ class _Ended(Exception):
 
 
 def _spawn() -> subprocess.Popen[bytes]:
-    """A child running ``main``, memvault imported from where this process has it (and
+    """A child running ``onnx_session.main``, memvault imported from where this process has it (and
     nothing else put before the standard library), unbuffered pipes; _Ended(lasting)
     when no process can be started."""
     env = {**os.environ, **CHILD_ENV, "ORT_DISABLE_TELEMETRY": "1"}

@@ -4,7 +4,7 @@ as the model's process (``serve``: ``onnx_run.ChildRun``'s child runs ``main``).
 It imports nothing of memvault but ``errors`` (and the standard library's few, numpy,
 onnxruntime), so the model's process holds only what running the model needs: the child
 that imported ``onnx_run`` (and through it ``onnx_cache``, ``config``, ``model_files``:
-hashlib's OpenSSL, tomllib, subprocess, logging) held 1-2 MiB more for as long as it ran
+hashlib's OpenSSL, tomllib, subprocess, logging) held 4-5 MiB more for as long as it ran
 (bench/RESULTS.md, "The model's process and the daemon, byte by byte").
 
 The protocol (``onnx_run``'s module doc): the start line (model path, threads) as JSON,
