@@ -318,6 +318,39 @@ def test_link_text_is_obsidians_file_to_linktext(
 
 
 @pytest.mark.parametrize(
+    ("path", "link_format", "expected"),
+    [
+        ("Plan .md", "shortest", "Plan .md"),
+        ("Plan .md", "absolute", "Plan .md"),
+        ("Plan\ufeff.md", "shortest", "Plan\ufeff.md"),
+        ("Plan\u00a0.md", "relative", "Plan\u00a0.md"),
+        (" Lead.md", "shortest", "/ Lead.md"),
+        (" Space/Lead.md", "absolute", "/ Space/Lead.md"),
+        (" Space/Lead.md", "shortest", "Lead"),  # (its name alone is trimmed of nothing)
+        ("Drafts /Plan.md", "absolute", "Drafts /Plan"),  # (inside: nothing trims it)
+    ],
+)
+def test_a_link_to_a_name_obsidian_would_read_trimmed_leads_to_it(
+    path: str, link_format: str, expected: str
+) -> None:
+    """Obsidian writes ``[[Plan ]]`` for ``Plan .md`` (its ``fileToLinktext``) and reads it
+    trimmed, ``[[Plan]]``: a link leading nowhere, or to Plan.md. memvault writes one that
+    leads there: the ``.md`` kept, or the path from the root with a ``/`` ahead."""
+    idx = LinkIndex([path, "Other.md"])
+    link = idx.link_text(path, "Other.md", link_format)  # type: ignore[arg-type]
+    assert link == expected
+    (found,) = find_links(f"[[{link}]]")
+    assert idx.resolve(found.target, "Other.md") == Resolution("resolved", path)
+
+
+def test_a_wikilinks_name_is_trimmed_as_javascript_trims_it() -> None:
+    """U+FEFF and no-break spaces are white space to JavaScript's ``trim`` (not to
+    Python's ``strip``): ``[[Plan<U+FEFF>]]`` is ``[[Plan]]`` to Obsidian."""
+    targets = [link.target for link in find_links("[[Plan\ufeff]] [[\u00a0Plan|x]] [[Plan\u200b]]")]
+    assert targets == ["Plan", "Plan", "Plan\u200b"]
+
+
+@pytest.mark.parametrize(
     ("app_json", "expected"),
     [
         (None, "shortest"),

@@ -13,6 +13,7 @@ import pytest
 
 from helpers import open_vault, write
 from memvault.api import Vault
+from memvault.core.wikilinks import LinkIndex, find_links
 from memvault.integrations.anthropic import VaultMemoryTool
 from test_memory_tool import call, refused
 
@@ -405,6 +406,91 @@ def test_a_persons_note_with_a_space_before_md_is_read_edited_and_renamed(vault:
     assert not (vault.root / "Plan .md").exists()
     call(tool, command="rename", old_path="/memories/Drafts/Old .md", new_path="/memories/Old.md")
     assert (vault.root / "Old.md").exists() and not (vault.root / "Drafts" / "Old .md").exists()
+
+
+def test_a_persons_note_spaced_around_its_name_is_listed_by_a_link_that_leads_to_it(
+    vault: Vault,
+) -> None:
+    """MEMORY.md listed a person's ``Plan .md`` as ``[[Plan ]]``, `` Lead.md`` as
+    ``[[ Lead]]`` and ``Zed<U+FEFF>.md`` as ``[[Zed<U+FEFF>]]``: Obsidian reads a link's
+    name trimmed (JavaScript's trim: U+FEFF too), so each led nowhere (``links check``
+    said so of memvault's own lines). Each is listed by a link that leads to it: its
+    ``.md`` kept, or its path from the root behind a ``/``."""
+    write(vault.root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    write(vault.root, " Lead.md", "# Lead\n\nThe lead.\n")
+    write(vault.root, "Zed\ufeff.md", "# Zed\n\nZed notes.\n")
+    vault.sync()
+    text = (vault.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "- [[Plan .md]] - We ship Friday." in text, text
+    assert "- [[/ Lead.md]] - The lead." in text, text
+    assert "- [[Zed\ufeff.md]] - Zed notes." in text, text
+    files_now = [p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*.md")]
+    index = LinkIndex(files_now)
+    led = {index.resolve(link.target, "MEMORY.md").path for link in find_links(text)}
+    assert {"Plan .md", " Lead.md", "Zed\ufeff.md"} <= led, led
+
+
+@pytest.mark.parametrize(
+    ("name", "kept", "said"),
+    [
+        ("Plan\ufeff.md", "Plan.md", "a space (U+FEFF ZERO WIDTH NO-BREAK SPACE)"),
+        ("\ufeffPlan.md", "Plan.md", "a space (U+FEFF ZERO WIDTH NO-BREAK SPACE)"),
+        ("Plan\u200b.md", "Plan.md", "an invisible character (U+200B ZERO WIDTH SPACE)"),
+        ("People/\u2060Bea.md", "Bea.md", "an invisible character (U+2060 WORD JOINER)"),
+    ],
+)
+def test_a_note_named_with_an_invisible_character_at_an_end_is_not_made(
+    vault: Vault, name: str, kept: str, said: str
+) -> None:
+    """``create /memories/Plan<U+FEFF>.md`` (a byte-order mark pasted with a title) was
+    "File created successfully": a name a person reads as Plan.md, and MEMORY.md's
+    ``[[Plan<U+FEFF>]]``, trimmed by Obsidian, led nowhere. Refused as a space there is,
+    naming the character and the name to use; nothing written."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{name}"
+    leaf = name.rsplit("/", 1)[-1]
+    answer = refused(tool, command="create", path=path, file_text="# Plan\n")
+    assert answer.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), answer
+    assert said in answer and f"name it `{kept}`" in answer, answer
+    answer = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
+    assert answer.startswith(f"Nothing was changed: {path} would make `{leaf}`"), answer
+    assert files(vault.root) == before
+
+
+@pytest.mark.parametrize(
+    ("folder", "kept", "there"),
+    [(" People", "People", True), (" Archive", "Archive", False), ("Arch\ufeff", "Arch", False)],
+)
+def test_a_new_folder_beginning_with_a_space_or_ending_in_an_invisible_one_is_not_made(
+    vault: Vault, folder: str, kept: str, there: bool
+) -> None:
+    """``create /memories/ People/Bob.md`` made a second folder, `` People``, beside the
+    person's People/: the same name in the index and Obsidian's file tree, and a note a
+    person could not find where it seemed. Refused, naming the folder to give (and that it
+    is there); a person's own folder so named stays usable."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{folder}/Bob.md"
+    said = refused(tool, command="create", path=path, file_text="# Bob\n")
+    assert said.startswith(f"Nothing was written: {path} would make `{folder}`, a name "), said
+    assert f"it reads as `{kept}`" in said, said
+    assert (f"`{kept}` is there: give it" in said) == there, said
+    said = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
+    assert said.startswith(f"Nothing was changed: {path} would make `{folder}`"), said
+    assert files(vault.root) == before
+
+
+def test_a_persons_folder_beginning_with_a_space_is_written_into_and_renamed(
+    vault: Vault,
+) -> None:
+    write(vault.root, " Drafts/old.md", "# old\n\nold words\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/ Drafts/new.md", file_text="# new\n")
+    assert "/memories/ Drafts/new.md" in call(tool, command="view", path="/memories/ Drafts")
+    call(tool, command="rename", old_path="/memories/ Drafts", new_path="/memories/Drafts")
+    assert files(vault.root)[:3] == ["Drafts", "Drafts/new.md", "Drafts/old.md"]
 
 
 def test_a_persons_folder_ending_in_a_space_or_dot_is_moved_into_and_renamed(

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core.memory_copies import description, fold
+from memvault.core.wikilinks import trim_proof
 
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -68,7 +69,9 @@ class CatalogueEntry:
 
     @property
     def link(self) -> str:
-        return self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        """The target of MEMORY.md's link to it: its path, ``.md`` left out unless
+        Obsidian would read the link as another name (``Plan .md``: ``trim_proof``)."""
+        return trim_proof(self.path[:-3] if self.path.lower().endswith(".md") else self.path, self.path)
 
 
 @dataclass(frozen=True, slots=True)
