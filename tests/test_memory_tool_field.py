@@ -93,6 +93,34 @@ def test_a_note_named_again_with_other_accents_spaces_or_hyphens_is_not_made_bes
     assert "People/ana-perez-notes.md" in files(vault.root)
 
 
+_LONG = "Meeting notes on the quarterly planning session with the data and design teams"
+
+
+def test_two_long_names_alike_in_their_first_80_characters_are_two_notes(vault: Vault) -> None:
+    """``create /memories/People/<_LONG>, part 2.md`` beside ``…, part 1.md`` was refused
+    as "already exists as …part 1.md (the same name spelt otherwise): view or edit it":
+    the names' keys were their slugs', cut at 80 characters. The agent wrote part 2's
+    notes into part 1, or gave up. Made now; a slug's cut of a long title (the name
+    ``memvault migrate`` gives it) is still that title's name twin."""
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path=f"/memories/People/{_LONG}, part 1.md", file_text="# 1\n")
+    out = call(tool, command="create", path=f"/memories/People/{_LONG}, part 2.md", file_text="# 2\n")
+    assert out == f"File created successfully at: /memories/People/{_LONG}, part 2.md"
+    call(
+        tool,
+        command="rename",
+        old_path=f"/memories/People/{_LONG}, part 2.md",
+        new_path=f"/memories/People/{_LONG}, part 3.md",
+    )
+    cut = "meeting-notes-on-the-quarterly-planning-session-with-the-data-and-design-teams"
+    said = refused(tool, command="create", path=f"/memories/People/{cut}.md", file_text="# x\n")
+    assert said.startswith(f"File /memories/People/{cut}.md already exists as "), said
+    assert [f for f in files(vault.root) if "Meeting" in f] == [
+        f"People/{_LONG}, part 1.md",
+        f"People/{_LONG}, part 3.md",
+    ]
+
+
 def test_a_rename_onto_a_name_twin_is_refused_as_a_create_is_its_own_spelling_is_not(
     vault: Vault,
 ) -> None:
