@@ -343,6 +343,17 @@ def test_a_link_to_a_name_obsidian_would_read_trimmed_leads_to_it(
     assert idx.resolve(found.target, "Other.md") == Resolution("resolved", path)
 
 
+def test_a_link_to_a_note_named_md_md_keeps_its_md() -> None:
+    """A careless ``create /memories/new.md.md`` was listed in MEMORY.md as
+    ``[[new.md]]``: Obsidian finds it at its second look-up (the name with ``.md``), but
+    memvault reads a link ending in ``.md`` as that name (``links check`` flagged
+    MEMORY.md's own line). ``[[new.md.md]]`` leads there in both."""
+    idx = LinkIndex(["new.md.md", "Other.md"])
+    assert idx.resolve("new.md", "Other.md").verdict == "unresolved"
+    assert idx.link_text("new.md.md", "Other.md") == "new.md.md"
+    assert idx.resolve("new.md.md", "Other.md") == Resolution("resolved", "new.md.md")
+
+
 def test_a_wikilinks_name_is_trimmed_as_javascript_trims_it() -> None:
     """U+FEFF and no-break spaces are white space to JavaScript's ``trim`` (not to
     Python's ``strip``): ``[[Plan<U+FEFF>]]`` is ``[[Plan]]`` to Obsidian."""

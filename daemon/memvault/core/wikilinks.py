@@ -349,7 +349,11 @@ def trim_proof(link: str, path: str) -> str:
     left, so ``Plan .md``'s ``[[Plan ]]`` is ``[[Plan]]`` (Obsidian's own link to it is
     so: Vinzent03/find-unlinked-files#21); its ``.md`` kept, ``[[Plan .md]]``, ends in
     no space and names it (``getLinkpathDest`` looks a name up with its extension
-    first); `` Lead.md``'s path from the root, ``[[/ Lead.md]]``, starts with none."""
+    first); `` Lead.md``'s path from the root, ``[[/ Lead.md]]``, starts with none. So
+    ``new.md.md``'s ``.md`` is kept: ``[[new.md]]`` leads there only as Obsidian's second
+    look-up (``link_name`` and ``LinkIndex.resolve`` take it as ``new``'s link)."""
+    if path.lower().endswith(".md.md") and not link.lower().endswith(".md.md"):
+        link += path[-3:]
     if js_trim(link) == link:
         return link
     return path if js_trim(path) == path else "/" + path
