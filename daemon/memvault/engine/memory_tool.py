@@ -396,7 +396,12 @@ class MemoryCommands:
             raise T.Refusal(
                 f"{new_path} is not a folder memvault keeps as memory; choose another name"
             )
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+        except (NotADirectoryError, FileExistsError):
+            raise T.Refusal(
+                f"Cannot rename {old_path} to {new_path}: a part of its path is a file"
+            ) from None
         _move(src, dst, is_dir, new_path, case_only)
         report = self._sync([old, new])
         answer = f"Successfully renamed {old_path} to {new_path}"
