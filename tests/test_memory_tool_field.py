@@ -104,7 +104,9 @@ def test_two_long_names_alike_in_their_first_80_characters_are_two_notes(vault: 
     ``memvault migrate`` gives it) is still that title's name twin."""
     tool = VaultMemoryTool(vault)
     call(tool, command="create", path=f"/memories/People/{_LONG}, part 1.md", file_text="# 1\n")
-    out = call(tool, command="create", path=f"/memories/People/{_LONG}, part 2.md", file_text="# 2\n")
+    out = call(
+        tool, command="create", path=f"/memories/People/{_LONG}, part 2.md", file_text="# 2\n"
+    )
     assert out == f"File created successfully at: /memories/People/{_LONG}, part 2.md"
     call(
         tool,
@@ -479,7 +481,9 @@ def test_a_note_named_with_an_invisible_character_at_an_end_is_not_made(
     path = f"/memories/{name}"
     leaf = name.rsplit("/", 1)[-1]
     answer = refused(tool, command="create", path=path, file_text="# Plan\n")
-    assert answer.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), answer
+    assert answer.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), (
+        answer
+    )
     assert said in answer and f"name it `{kept}`" in answer, answer
     answer = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
     assert answer.startswith(f"Nothing was changed: {path} would make `{leaf}`"), answer
@@ -674,3 +678,30 @@ def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> No
     assert {"People/ana.md", "People/Ana Perez.md", "People/carla.md", "People/dora.md"} <= set(
         files(root)
     )
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [("CON.md", "CON"), ("aux/x.md", "aux"), ("nul.txt.md", "nul"), ("People/Lpt1.md", "Lpt1")],
+)
+def test_a_name_windows_keeps_for_a_device_is_not_made(vault: Vault, path: str, name: str) -> None:
+    """``create /memories/CON.md`` (a careless agent's note on a "con" of a plan) was made:
+    git on Windows cannot check out CON.md or aux/ ("invalid path"), so a clone of the
+    person's git-synced vault there fails. Refused, naming the reserved name; names that
+    only begin so are made, and a person's own CON.md stays editable."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{path}", file_text="# x\n")
+    assert said.startswith(f"Nothing was written: /memories/{path} would make `"), said
+    assert f"a name Windows keeps for a device (`{name}`" in said, said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path=f"/memories/{path}"
+    )
+    assert said.startswith(f"Nothing was changed: /memories/{path} would make `"), said
+    assert files(vault.root) == before
+    call(tool, command="create", path="/memories/Console.md", file_text="# c\n")
+    call(tool, command="create", path="/memories/auxiliary/x.md", file_text="# x\n")
+    write(vault.root, "CON.md", "# con\n\nold\n")
+    vault.sync()
+    call(tool, command="str_replace", path="/memories/CON.md", old_str="old", new_str="new")
+    assert (vault.root / "CON.md").read_text(encoding="utf-8") == "# con\n\nnew\n"

@@ -136,14 +136,22 @@ def dangling(
 _UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BIDI_CONTROLS.pattern)
 
 
+# the names Windows keeps for its devices, with any extension (``CON.md``, ``aux/``): git
+# there cannot check one out ("invalid path"), so a clone of the vault fails whole
+_DEVICE = re.compile(
+    r"(?i)(?:con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
+)
+
+
 def unportable(name: str, *, note: bool = True) -> str | None:
-    """The first character of ``name`` a new note or folder may not hold, if any: or its
+    """The first character of ``name`` a new note or folder may not hold, if any (or the
+    device name Windows keeps that it begins with, ``CON``: ``_DEVICE``): or its
     last, a space or a dot, which Windows drops (``people /``, ``people./`` beside
     ``people/``: one folder to a clone there, two a person cannot tell apart here); or one
     at either end of it (of a ``note``'s name, of what precedes ``.md``) that a person
     cannot see or Obsidian's links trim (``invisible``: `` projects/`` beside
     ``projects/``, ``Plan .md``, ``Plan<U+FEFF>.md``: ``untrimmed_note``)."""
-    found = _UNPORTABLE.search(name)
+    found = _UNPORTABLE.search(name) or _DEVICE.match(name)
     if found:
         return found.group()
     if note and untrimmed_note(name):
@@ -187,6 +195,12 @@ def untrimmed_note(name: str) -> bool:
 def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bool = False) -> str:
     """Why a new note or folder is not named ``name`` (``char``: ``unportable``'s), with
     the name to use (``taken``: a note of the trimmed name is there, to view or edit)."""
+    if len(char) > 1:  # (a device name: ``unportable``)
+        return (
+            f"{start}: {path} would make `{name}`, a name Windows keeps for a device "
+            f"(`{char}`, with any extension): git cannot check it out there, and a clone of "
+            f"the vault on Windows fails; name it otherwise (`{char}-notes`, say)"
+        )
     if untrimmed_note(name) and invisible(char):
         kept = kept_name(name)[:-3]
         if not kept:
