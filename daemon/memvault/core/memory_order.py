@@ -71,7 +71,9 @@ class CatalogueEntry:
     def link(self) -> str:
         """The target of MEMORY.md's link to it: its path, ``.md`` left out unless
         Obsidian would read the link as another name (``Plan .md``: ``trim_proof``)."""
-        return trim_proof(self.path[:-3] if self.path.lower().endswith(".md") else self.path, self.path)
+        return trim_proof(
+            self.path[:-3] if self.path.lower().endswith(".md") else self.path, self.path
+        )
 
 
 @dataclass(frozen=True, slots=True)
