@@ -705,3 +705,37 @@ def test_a_name_windows_keeps_for_a_device_is_not_made(vault: Vault, path: str, 
     vault.sync()
     call(tool, command="str_replace", path="/memories/CON.md", old_str="old", new_str="new")
     assert (vault.root / "CON.md").read_text(encoding="utf-8") == "# con\n\nnew\n"
+
+
+def test_a_path_given_without_the_spaces_around_a_persons_name_says_which_is_there(
+    vault: Vault,
+) -> None:
+    """An agent copying ``/memories/Plan .md`` from a listing as ``/memories/Plan.md`` (or
+    whose tokens dropped a name's U+FEFF) was told only "does not exist", and made a
+    second Plan.md. The answer names the note or folder there, as it names one there in
+    another case."""
+    write(vault.root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    write(vault.root, "Zed\ufeff.md", "# Zed\n\nzed\n")
+    write(vault.root, " Drafts/y.md", "# y\n\ny\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    said = "is there: its name holds a space or an invisible character at its start or end"
+    for given, there in [
+        ("/memories/Plan.md", "/memories/Plan .md"),
+        ("/memories/Zed.md", "/memories/Zed\ufeff.md"),
+        ("/memories/Drafts/y.md", "/memories/ Drafts/y.md"),
+    ]:
+        answer = refused(tool, command="view", path=given)
+        assert answer.startswith(f"The path {given} does not exist. "), answer
+        assert f"({there} {said}" in answer, answer
+    answer = refused(tool, command="delete", path="/memories/Drafts")
+    assert answer.startswith("The path /memories/Drafts does not exist (/memories/ Drafts is"), (
+        answer
+    )
+    answer = refused(
+        tool, command="str_replace", path="/memories/Plan.md", old_str="a", new_str="b"
+    )
+    assert f"(/memories/Plan .md {said}" in answer, answer
+    assert refused(tool, command="view", path="/memories/Nope.md") == (
+        "The path /memories/Nope.md does not exist. Please provide a valid path."
+    )

@@ -286,6 +286,15 @@ def other_case_there(other: str) -> str:
     return f" ({shown(other)} is there: a path names a note in its exact case)"
 
 
+def spaced_there(other: str) -> str:
+    """Added to "does not exist": the note or folder there whose name has a space or an
+    invisible character at its start or end (``kept_name``)."""
+    return (
+        f" ({shown(other)} is there: its name holds a space or an invisible character at "
+        "its start or end, which a path gives as the name is)"
+    )
+
+
 def other_case_refusal(path: str, other: str, there: bool, destination: bool) -> str:
     """Why a note or folder is not made at ``path``: the vault spells it ``other``
     (``there``: a file or folder of that name is; else only its folder)."""
@@ -544,6 +553,7 @@ __all__ = [
     "sections",
     "shown",
     "snippet",
+    "spaced_there",
     "stepped_out_of",
     "touched",
     "unpaired",

@@ -37,8 +37,36 @@ def missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
     command finds it."""
     said = said.replace("{path}", path)
     other = _other_case(fs, rel)
-    there = other is not None and os.path.lexists(fs.root / other)
-    return T.Refusal(said + (T.other_case_there(other) if other and there else ""))
+    if other is not None and os.path.lexists(fs.root / other):
+        return T.Refusal(said + T.other_case_there(other))
+    spaced = _spaced(fs, rel)
+    return T.Refusal(said + (T.spaced_there(spaced) if spaced else ""))
+
+
+def _spaced(fs: VaultFS, rel: str) -> str | None:
+    """``rel`` as the vault names it when its names there hold a space or an invisible
+    character at their start or end that ``rel``'s do not (``T.kept_name``: a person's
+    ``Plan .md``, `` Space/``, ``Zed<U+FEFF>.md``, which an agent copying the listing
+    gives as ``Plan.md``, a model's tokens dropping the U+FEFF); None when there is none.
+    Each folder of the path is read once, on the way to a refusal only."""
+    parts, found = rel.split("/"), []
+    for i, part in enumerate(parts):
+        here = fs.root.joinpath(*found)
+        if os.path.lexists(here / part):
+            found.append(part)
+            continue
+        note = i == len(parts) - 1
+        want = normalize("NFC", T.kept_name(part, note=note))
+        try:
+            names = sorted(e.name for e in os.scandir(here) if not e.name.startswith("."))
+        except OSError:
+            return None
+        match = [n for n in names if normalize("NFC", T.kept_name(n, note=note)) == want]
+        if not match:
+            return None
+        found.append(match[0])
+    spelt = "/".join(found)
+    return spelt if spelt != rel else None
 
 
 def refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None = None) -> None:
