@@ -49,7 +49,7 @@ def _spaced(fs: VaultFS, rel: str) -> str | None:
     ``Plan .md``, `` Space/``, ``Zed<U+FEFF>.md``, which an agent copying the listing
     gives as ``Plan.md``, a model's tokens dropping the U+FEFF); None when there is none.
     Each folder of the path is read once, on the way to a refusal only."""
-    parts, found = rel.split("/"), []
+    parts, found = rel.split("/"), list[str]()
     for i, part in enumerate(parts):
         here = fs.root.joinpath(*found)
         if os.path.lexists(here / part):
