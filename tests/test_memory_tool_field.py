@@ -739,3 +739,25 @@ def test_a_path_given_without_the_spaces_around_a_persons_name_says_which_is_the
     assert refused(tool, command="view", path="/memories/Nope.md") == (
         "The path /memories/Nope.md does not exist. Please provide a valid path."
     )
+
+
+def test_a_notes_path_given_without_its_md_names_the_note(vault: Vault) -> None:
+    """A first-day agent naming a note as a link names it (``/memories/People/Ana``) was
+    told "does not exist", or, editing it, "not a note ... (name it with .md)": words
+    about making a note, which would have made a second one. The answer names the note."""
+    tool = VaultMemoryTool(vault)
+    assert refused(tool, command="view", path="/memories/People/Ana") == (
+        "The path /memories/People/Ana does not exist. Please provide a valid path. "
+        "(/memories/People/Ana.md is there: a note's path ends in .md)"
+    )
+    said = refused(
+        tool, command="str_replace", path="/memories/People/Ana", old_str="a", new_str="b"
+    )
+    assert said.endswith("; /memories/People/Ana.md is there"), said
+    said = refused(tool, command="insert", path="/memories/Inbox", insert_line=0, insert_text="x")
+    assert said.endswith("; /memories/Inbox.md is there"), said
+    said = refused(tool, command="delete", path="/memories/Inbox")
+    assert (
+        said
+        == "The path /memories/Inbox does not exist (/memories/Inbox.md is there: a note's path ends in .md)"
+    )

@@ -39,6 +39,8 @@ def missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
     other = _other_case(fs, rel)
     if other is not None and os.path.lexists(fs.root / other):
         return T.Refusal(said + T.other_case_there(other))
+    if rel and not rel.endswith(".md") and os.path.lexists(fs.root / f"{rel}.md"):
+        return T.Refusal(f"{said} ({T.shown(rel + '.md')} is there: a note's path ends in .md)")
     spaced = _spaced(fs, rel)
     return T.Refusal(said + (T.spaced_there(spaced) if spaced else ""))
 

@@ -161,6 +161,8 @@ class MemoryCommands:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
         if not is_note(rel) and not (as_file and not_a_note_for_obsidian(rel)):
             why = not_a_note_for_obsidian(rel) or f"not a note: memvault keeps {_AS_NOTES}"
+            if os.path.lexists(self.fs.root / f"{rel}.md"):  # (its .md left out)
+                why += f"; {T.shown(rel + '.md')} is there"
             raise T.Refusal(f"{path} is {why}")
         if writing and self.fs.is_ignored(rel):
             raise T.Refusal(
