@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import relink_note, rewrite_links
+from memvault.core.results import Hit
 from memvault.core.wikilinks import (
     LinkIndex,
     Resolution,
@@ -352,6 +353,25 @@ def test_a_link_to_a_note_named_md_md_keeps_its_md() -> None:
     assert idx.resolve("new.md", "Other.md").verdict == "unresolved"
     assert idx.link_text("new.md.md", "Other.md") == "new.md.md"
     assert idx.resolve("new.md.md", "Other.md") == Resolution("resolved", "new.md.md")
+
+
+@pytest.mark.parametrize(
+    ("path", "address"),
+    [
+        ("Plan .md", "[[Plan .md#Goal]]"),
+        (" Lead.md", "[[/ Lead.md#Goal]]"),
+        ("a/b.md", "[[a/b#Goal]]"),
+    ],
+)
+def test_a_hits_address_leads_to_its_note_whatever_spaces_its_name_has(
+    path: str, address: str
+) -> None:
+    """A search hit's address (``get`` reads it; a person pastes it into a note) was
+    ``[[Plan #Goal]]`` for ``Plan .md``: a link to nothing once pasted."""
+    hit = Hit(path, "Plan", ("Goal",), 1, 2, "", 1.0)
+    assert hit.address == address
+    (link,) = find_links(address)
+    assert LinkIndex([path]).resolve(link.target, "x.md") == Resolution("resolved", path)
 
 
 def test_a_wikilinks_name_is_trimmed_as_javascript_trims_it() -> None:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Collection
 
 from memvault.core.memory_order import FOLDER_LINES, Listing, SectionRule
+from memvault.core.wikilinks import trim_proof
 
 
 def folder_note_path(folder: str) -> str:
@@ -27,7 +28,8 @@ def overflow_line(folder: str, count: int, linked: bool = True) -> str:
         return f"- {count} more at the vault root"
     if not linked:
         return f"- {count} more in {folder}/"
-    return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
+    note = folder_note_path(folder)  # (`` Drafts/``: ``[[/ Drafts/ Drafts.md|…]]``)
+    return f"- [[{trim_proof(note[:-3], note)}|{count} more]]"
 
 
 def folder_line(folder: str, count: int) -> str:
