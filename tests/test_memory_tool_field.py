@@ -488,6 +488,8 @@ def test_a_note_named_with_an_invisible_character_at_an_end_is_not_made(
     answer = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
     assert answer.startswith(f"Nothing was changed: {path} would make `{leaf}`"), answer
     assert files(vault.root) == before
+    flag = "Trip \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f.md"
+    call(tool, command="create", path=f"/memories/{flag}", file_text="# Trip\n")  # (a flag: seen)
 
 
 @pytest.mark.parametrize(

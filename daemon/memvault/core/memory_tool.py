@@ -164,9 +164,12 @@ def unportable(name: str, *, note: bool = True) -> str | None:
 
 def invisible(char: str) -> bool:
     """White space as JavaScript's ``trim`` takes it (``text.JS_SPACES``: no-break
-    spaces and U+FEFF too), or a format character (Unicode Cf: U+200B, U+2060, U+00AD):
+    spaces and U+FEFF too), or a format character (Unicode Cf: U+200B, U+2060, U+00AD; not
+    the tag characters that end a flag emoji, 🏴 England's, which a person sees):
     at a name's start or end, a person reads the name without it, and a link to it by
     its name (which Obsidian trims so) leads elsewhere."""
+    if "\U000e0020" <= char <= "\U000e007f":  # (the tags ending a flag: 🏴 + gbsct + U+E007F)
+        return False
     return char in JS_SPACES or unicodedata.category(char) == "Cf"
 
 
