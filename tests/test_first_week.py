@@ -366,6 +366,31 @@ def test_a_change_to_memory_settings_takes_effect_on_restart(tmp_path: Path) -> 
         assert not v.sync().memory_written
 
 
+def test_memory_md_written_with_links_of_an_earlier_form_is_rewritten_on_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memvault before LINKS_FORM 2 listed a person's ``Plan .md`` as ``[[Plan ]]``
+    (Obsidian reads it ``[[Plan]]``: nowhere). Upgraded, it kept that line until a note of
+    the section changed; it is rewritten on the first start now, as a settings change is."""
+    from memvault.core import memory_order
+    from memvault.engine import status
+
+    root = new_vault(tmp_path)
+    write(root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    earlier = property(lambda e: e.path[:-3] if e.path.endswith(".md") else e.path)
+    monkeypatch.setattr(memory_order.CatalogueEntry, "link", earlier)
+    monkeypatch.setattr(status, "LINKS_FORM", 1, raising=False)
+    with open_vault(root) as v:  # the earlier memvault
+        v.sync()
+    assert "- [[Plan ]] - We ship Friday." in (root / "MEMORY.md").read_text(encoding="utf-8")
+    monkeypatch.undo()
+    with open_vault(root) as v:  # upgraded: no note changed
+        assert v.sync().memory_written
+    assert "- [[Plan .md]] - We ship Friday." in (root / "MEMORY.md").read_text(encoding="utf-8")
+    with open_vault(root) as v:  # and nothing more on the next start
+        assert not v.sync().memory_written
+
+
 def test_migrate_into_a_vault_with_its_own_folders_writes_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

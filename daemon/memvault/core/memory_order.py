@@ -57,6 +57,12 @@ class SectionRule:
 FOLDER_LINES = 8  # the other top-level folders the root's section names (+ "N more folders")
 
 
+# the form of MEMORY.md's links to notes (``CatalogueEntry.link``), changed when a link it
+# wrote led elsewhere: 2, ``[[Plan ]]`` for ``Plan .md`` (Obsidian reads it trimmed) is
+# ``[[Plan .md]]``. A vault's MEMORY.md is rewritten once on the next start after a change
+LINKS_FORM = 2
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogueEntry:
     """What MEMORY.md needs to know of one note."""
