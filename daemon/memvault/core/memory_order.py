@@ -57,9 +57,11 @@ class SectionRule:
 FOLDER_LINES = 8  # the other top-level folders the root's section names (+ "N more folders")
 
 
-# the form of MEMORY.md's links to notes (``CatalogueEntry.link``), changed when a link it
-# wrote led elsewhere: 2, ``[[Plan ]]`` for ``Plan .md`` (Obsidian reads it trimmed) is
-# ``[[Plan .md]]``. A vault's MEMORY.md is rewritten once on the next start after a change
+# the form of MEMORY.md's and the folder notes' links to notes (``CatalogueEntry.link``),
+# changed when a link they wrote led elsewhere: 2, ``[[Plan ]]`` for ``Plan .md`` (Obsidian
+# reads it trimmed) is ``[[Plan .md]]``. After a change, MEMORY.md is rewritten once on the
+# next start (``status.keep_memory_settings``) and every folder note is due once
+# (``memory_stored.FolderNotesKept``: a process with no daemon kept them as they were)
 LINKS_FORM = 2
 
 
