@@ -87,6 +87,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 15. A note's key by updated kept only when it is not its key by date (the SQLite index's
    16, ``note_order.updated_apart``; a page reads each kind by a limited query: ``_keyed``).
 
+16. A wikilink's name read trimmed as JavaScript trims it (the SQLite index's 17,
+   ``schema.UNTRIMMED_STALE``: U+FEFF too): the notes holding a wikilink whose stored
+   target begins or ends so are read again by the next sync; no other row is touched.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -114,12 +118,13 @@ from memvault.index.schema import (
     LINKS_TABLE,
     NOTE_META_COLUMNS,
     RESOLVE_LINKS_AGAIN,
+    UNTRIMMED_STALE,
 )
 from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 15
+PG_SCHEMA_VERSION = 16
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -318,6 +323,8 @@ def migrate(conn: Any, schema: str) -> None:
             _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
         if version is not None and 13 <= version < 15:  # (before 13: made so by fill_order)
             updated_apart(conn, "%s")
+        if version is not None and version < 16:
+            conn.execute(UNTRIMMED_STALE)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

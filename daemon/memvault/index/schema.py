@@ -104,6 +104,12 @@ Versions (meta ``schema_version``):
    index.db. The upgrade empties the equal keys and makes both indexes again
    (``note_order.updated_apart``); nothing is read from the vault. The pages it frees
    are given back as any are (``PendingQueue.reclaim``).
+17. A wikilink's name read trimmed as JavaScript's ``trim`` trims it, as Obsidian reads
+   it (``wikilinks.find_links``): U+FEFF too, which Python's ``strip`` kept, so
+   ``[[Zed<U+FEFF>]]`` was stored as a link to ``Zed<U+FEFF>.md`` where a fresh index
+   stores one to ``Zed.md``. The notes holding a wikilink whose stored target begins or
+   ends so (``UNTRIMMED_STALE``) are read again by the next sync, their links found and
+   resolved anew; nothing else changes (no such link: nothing is read again).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -119,6 +125,7 @@ from functools import partial
 
 from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, han_changed, keyed, keyword_form
 from memvault.core.notes import cut_otherwise
+from memvault.core.text import JS_SPACES
 from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.fts import (
     FTS_EXTERNAL,
@@ -134,7 +141,7 @@ from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -289,6 +296,17 @@ LFS_POINTERS_STALE = (
     "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND size <= 1024 AND ("
     "summary LIKE 'version https://git-lfs.github.com/spec/v1%' OR "
     "summary LIKE 'version https://hawser.github.com/spec/v1%')"
+)
+
+
+# schema 17 (PostgreSQL 16): the notes holding a wikilink whose stored target starts or
+# ends in what JavaScript's trim takes and Python's strip kept (U+FEFF), read again by the
+# next sync (``wikilinks.find_links`` trims it now: the link leads elsewhere)
+UNTRIMMED_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT source FROM links WHERE kind = 'wiki' AND ("
+    + " OR ".join(f"target LIKE '{c}%' OR target LIKE '%{c}'" for c in JS_SPACES if not c.isspace())
+    + "))"
 )
 
 
@@ -519,6 +537,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             version,
             stemmed,
         )
+    if version < 17 and (stale := conn.execute(UNTRIMMED_STALE).rowcount):
+        log.info(
+            "index schema %d -> 17: %d notes' links read again (trimmed as JS)", version, stale
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -552,6 +574,7 @@ __all__ = [
     "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",
+    "UNTRIMMED_STALE",
     "cjk_keywords",
     "create",
     "external_content_fts",
