@@ -5,6 +5,7 @@ machines whose disks take names differing only in case for one file (macOS, Wind
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -707,6 +708,26 @@ def test_a_name_windows_keeps_for_a_device_is_not_made(vault: Vault, path: str, 
     vault.sync()
     call(tool, command="str_replace", path="/memories/CON.md", old_str="old", new_str="new")
     assert (vault.root / "CON.md").read_text(encoding="utf-8") == "# con\n\nnew\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["CON.md", "nul.txt.md", "CON .md", " aux/x.md", "aux /x.md", "LPT1\u200b.md", "Zed\ufeff.md"],
+)
+def test_the_name_a_refusal_gives_to_use_is_made(vault: Vault, path: str) -> None:
+    """An agent takes the name a refusal gives: ``CON.md`` was told `CON-notes` (no
+    ``.md``: "not a note"), ``CON .md`` `CON.md` and `` aux/`` `aux` (each a name Windows
+    keeps for a device: refused in turn). The name given is made."""
+    tool = VaultMemoryTool(vault)
+    said = refused(tool, command="create", path=f"/memories/{path}", file_text="# x\n")
+    bad = re.search(r"would make `([^`]+)`", said)
+    use = re.search(r"name it (?:otherwise \()?`([^`]+)`", said)
+    assert bad is not None and use is not None, said
+    parts = path.split("/")
+    parts[parts.index(bad.group(1))] = use.group(1)
+    call(tool, command="create", path="/memories/" + "/".join(parts), file_text="# x\n")
+    assert (vault.root / "/".join(parts)).read_text(encoding="utf-8") == "# x\n"
+    assert "/".join(parts).endswith(".md")
 
 
 def test_a_path_given_without_the_spaces_around_a_persons_name_says_which_is_there(

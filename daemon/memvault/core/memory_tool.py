@@ -202,7 +202,7 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         return (
             f"{start}: {path} would make `{name}`, a name Windows keeps for a device "
             f"(`{char}`, with any extension): git cannot check it out there, and a clone of "
-            f"the vault on Windows fails; name it otherwise (`{char}-notes`, say)"
+            f"the vault on Windows fails; name it otherwise (`{_portable(name)}`, say)"
         )
     if untrimmed_note(name) and invisible(char):
         kept = kept_name(name)[:-3]
@@ -216,7 +216,7 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         use = (
             f"`{kept}.md` is there: view or edit it, or give another name"
             if taken
-            else f"name it `{kept}.md` (or another name"
+            else f"name it `{_portable(kept)}.md` (or another name"
         )
         why = (
             f"Obsidian reads a link's name trimmed, so [[{name[:-3]}]] (MEMORY.md's line for "
@@ -234,7 +234,7 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         there = (
             f"`{kept}` is there: give it, or another name"
             if taken
-            else f"name it `{kept}` (or another name without it)"
+            else f"name it `{_portable(kept)}` (or another name without it)"
         )
         return (
             f"{start}: {path} would make `{name}`, a name {at} {_said(char)}: it reads as "
@@ -255,7 +255,7 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
             f"{start}: {path} would make `{name}`, a name ending in "
             f"{'a space' if char == ' ' else 'a dot'}: it reads as `{kept}`, and Windows "
             "(a clone of the vault there) drops its trailing spaces and dots, making it "
-            f"that name; name it `{kept}` (or another name not ending so)"
+            f"that name; name it `{_portable(kept)}` (or another name not ending so)"
         )
     if bidi_control(char):
         return (
@@ -268,6 +268,14 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "
         'there) cannot hold one holding : * ? " < > | or a line break; name it without them'
     )
+
+
+def _portable(name: str) -> str:
+    """``name`` as a refusal gives it to use: as it is, or, when Windows keeps it for a
+    device (``CON .md`` trimmed is ``CON.md``), ``-notes`` after the device's name (its
+    extension kept): a name the next command may make."""
+    device = _DEVICE.match(name)
+    return name if device is None else f"{name[: device.end()]}-notes{name[device.end() :]}"
 
 
 def _said(char: str) -> str:
