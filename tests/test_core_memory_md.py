@@ -203,6 +203,29 @@ def test_a_section_of_a_folder_spaced_at_an_end_links_its_notes_and_folder_note_
     assert led == [f"{folder}/a.md", f"{folder}/{folder}.md"], lines
 
 
+@pytest.mark.parametrize("folder", [" Drafts", "Drafts "])
+def test_a_section_of_a_folder_spaced_at_an_end_is_updated_in_place(folder: str) -> None:
+    """Its overflow line written ``[[/ Drafts/ Drafts.md|1 more]]`` was not known for
+    memvault's when read again (a person's line: kept, and another added below at each
+    count), nor the line of a note since deleted (``[[/ Drafts/a.md]]``: not in the
+    folder, read as written): MEMORY.md grew at every change. Updated, the section is
+    what a fresh one of the same notes is; so is one an earlier memvault wrote
+    (``[[ Drafts/a]]``, ``[[ Drafts/ Drafts|1 more]]``)."""
+    rule = SectionRule("drafts", "Drafts", folder, {}, "title", 1)
+    empty = "<!-- memvault:begin drafts -->\n<!-- memvault:end drafts -->\n"
+    names = ["a", "b", "c"]
+    first = run(empty, [entry(f"{folder}/{n}.md", n.upper()) for n in names], rules=[rule])
+    for now in (["a", "b", "c", "d"], ["b", "c", "d"]):  # one more, then one deleted
+        cat = [entry(f"{folder}/{n}.md", n.upper()) for n in now]
+        again = run(first.text, cat, owned=first.owned, rules=[rule])
+        assert again.text == run(empty, cat, rules=[rule]).text, again.text
+        first = again
+    earlier = empty.replace("\n", f"\n- [[{folder}/a]] - A\n- [[{folder}/{folder}|2 more]]\n", 1)
+    cat = [entry(f"{folder}/{n}.md", n.upper()) for n in ["a", "b", "c"]]
+    owned = {"drafts": (f"- [[{folder}/a]] - A",)}
+    assert run(earlier, cat, owned=owned, rules=[rule]).text == run(empty, cat, rules=[rule]).text
+
+
 def test_filter_and_order_rules() -> None:
     rule = DEFAULT_SECTIONS[0]  # projects with status = active, newest updated first
     cat = [

@@ -340,7 +340,10 @@ def _daemons(s: _Section, content: str) -> bool:
         # deleted). A person writes a line for a note still to come, in memvault's form
         # too (Obsidian creates the note when its link is clicked): that line is theirs.
         # (A name written escaped, `a\nb.md`, is memvault's alone: no note has it as is.)
-        guess = path or (target if target.lower().endswith(".md") else target + ".md")
+        # (a link by a path from the root, ``[[/ Lead.md]]``: ``trim_proof``, read as
+        # ``LinkIndex.resolve`` reads it: else not in its folder, a person's line, kept)
+        named = target.lstrip("/")
+        guess = path or (named if named.lower().endswith(".md") else named + ".md")
         ours = content in s.owned or (as_text and "\\" in target)
         return in_folder(guess, s.rule.folder) and guess not in s.waiting and ours
     entry = s.notes.get(path)
