@@ -476,3 +476,45 @@ def test_an_index_storing_a_link_untrimmed_of_a_feff_finds_it_again_as_a_fresh_i
         assert not [p for p in v.links_check() if p.source == "a.md"]
         report = v.sync()
         assert not report.changed  # once
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_index_that_kept_a_link_into_a_gone_spaced_root_note_resolves_it_again(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: Any
+) -> None:
+    """Before schema 17 (PostgreSQL 16) `` Lead.md`` at the vault root was named ``lead``
+    when it came or went (its path trimmed as a link's target is), so its going left
+    ``[[/ Lead.md]]`` stored ``resolved`` into it for good, and links check silent. The
+    upgrade has the next sync resolve every stored link once when such a file is there."""
+    if backend == "postgres":
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[/ Lead.md]].\n")
+    write(root, " Lead.md", "# Lead\n\nText.\n")
+    write(root, " Other.md", "# Other\n\nText.\n")  # (a name so spelt still there)
+    with open_vault(root) as v:
+        v.sync()
+        (root / " Lead.md").unlink()
+        v.sync()
+        assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
+        schema = getattr(v.engine.store, "schema", None)
+    stale = (
+        "UPDATE links SET verdict = 'resolved', resolved = ' Lead.md' WHERE source = 'a.md'",
+        "UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
+    )
+    if backend == "sqlite":
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            db.execute(stale[0])
+            db.execute(stale[1].format(16))
+    else:
+        import psycopg
+
+        with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
+            db.execute(f'SET search_path TO "{schema}"')
+            db.execute(stale[0])
+            db.execute(stale[1].format(15))
+    with open_vault(root) as v:
+        v.sync()
+        assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
+        assert [(p.source, p.target) for p in v.links_check()] == [("a.md", "/ Lead.md")]

@@ -342,6 +342,16 @@ def link_name(target: str) -> str:
     return k[:-3] if k.endswith(".md") else k
 
 
+def file_link_name(path: str) -> str:
+    """``link_name`` of the file at ``path``: its last name as it is, not trimmed (a link's
+    target is read trimmed, a file's name is not). `` Lead.md`` at the vault root is
+    `` lead``, the name of ``[[/ Lead.md]]`` (``trim_proof``), the one link leading there;
+    taken as a target, its path trimmed, it was ``lead``, so its rename or its going
+    never followed that link (``moved_names``, ``link_verdicts``)."""
+    k = key(posixpath.basename(unicodedata.normalize("NFC", path)))
+    return k[:-3] if k.endswith(".md") else k
+
+
 def trim_proof(link: str, path: str) -> str:
     """``link`` (written to lead to the file at ``path``), or, when Obsidian would read it
     as another name, a link that leads there. Obsidian trims a wikilink's name (as

@@ -89,7 +89,8 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 
 16. A wikilink's name read trimmed as JavaScript trims it (the SQLite index's 17,
    ``schema.UNTRIMMED_STALE``: U+FEFF too): the notes holding a wikilink whose stored
-   target begins or ends so are read again by the next sync; no other row is touched.
+   target begins or ends so are read again by the next sync; when a file's path begins in
+   a space (``schema.name_trimmed``), every link is resolved again by the next sync.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -119,6 +120,7 @@ from memvault.index.schema import (
     NOTE_META_COLUMNS,
     RESOLVE_LINKS_AGAIN,
     UNTRIMMED_STALE,
+    name_trimmed,
 )
 from memvault.index.vector_cache import half_to_int8
 
@@ -325,6 +327,8 @@ def migrate(conn: Any, schema: str) -> None:
             updated_apart(conn, "%s")
         if version is not None and version < 16:
             conn.execute(UNTRIMMED_STALE)
+            if _spaced_files(conn):
+                conn.execute(RESOLVE_LINKS_AGAIN)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -466,6 +470,15 @@ def _folded_apart(conn: Any) -> bool:
         if any(folds_apart(r[0]) for r in conn.execute(sql) if not r[0].isascii()):
             return True
     return False
+
+
+def _spaced_files(conn: Any) -> bool:
+    """Version 15 -> 16: whether a file's name was taken trimmed (``schema.name_trimmed``)."""
+    return any(
+        name_trimmed(r[0])
+        for sql in ("SELECT path FROM notes", "SELECT path FROM attachments")
+        for r in conn.execute(sql)
+    )
 
 
 def _link_names(conn: Any) -> None:

@@ -109,7 +109,11 @@ Versions (meta ``schema_version``):
    ``[[Zed<U+FEFF>]]`` was stored as a link to ``Zed<U+FEFF>.md`` where a fresh index
    stores one to ``Zed.md``. The notes holding a wikilink whose stored target begins or
    ends so (``UNTRIMMED_STALE``) are read again by the next sync, their links found and
-   resolved anew; nothing else changes (no such link: nothing is read again).
+   resolved anew. And a file whose path begins in a space (`` Lead.md`` at the root,
+   linked ``[[/ Lead.md]]``) had its name taken trimmed when it came, went or moved
+   (``wikilinks.file_link_name``): the links to it kept their verdicts; when there is
+   such a file, the next sync resolves every stored link once (``spaced_files``).
+   Nothing else changes.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -126,7 +130,7 @@ from functools import partial
 from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, han_changed, keyed, keyword_form
 from memvault.core.notes import cut_otherwise
 from memvault.core.text import JS_SPACES
-from memvault.core.wikilinks import folds_apart, link_name
+from memvault.core.wikilinks import file_link_name, folds_apart, link_name
 from memvault.index.fts import (
     FTS_EXTERNAL,
     FTS_TABLE,
@@ -308,6 +312,25 @@ UNTRIMMED_STALE = (
     + " OR ".join(f"target LIKE '{c}%' OR target LIKE '%{c}'" for c in JS_SPACES if not c.isspace())
     + "))"
 )
+
+
+def name_trimmed(path: str) -> bool:
+    """Whether a memvault before schema 17 (PostgreSQL 16) took the file at ``path`` for
+    another name than its own (``wikilinks.file_link_name``: a path beginning in a space)."""
+    return link_name(path) != file_link_name(path)
+
+
+def spaced_files(conn: sqlite3.Connection) -> bool:
+    """Schema 16 -> 17: when a file's name was taken trimmed (``name_trimmed``), every link
+    resolved again by the next sync. Returns whether there was one."""
+    conn.create_function("memvault_name_trimmed", 1, name_trimmed, deterministic=True)
+    found = conn.execute(
+        "SELECT 1 FROM notes WHERE memvault_name_trimmed(path) UNION ALL "
+        "SELECT 1 FROM attachments WHERE memvault_name_trimmed(path) LIMIT 1"
+    ).fetchone()
+    if found is not None:
+        conn.execute(RESOLVE_LINKS_AGAIN)
+    return found is not None
 
 
 def summaries_stale(conn: sqlite3.Connection) -> int:
@@ -541,6 +564,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info(
             "index schema %d -> 17: %d notes' links read again (trimmed as JS)", version, stale
         )
+    if version < 17 and spaced_files(conn):
+        log.info("index schema %d -> 17: a name begins in a space: links resolved again", version)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -582,8 +607,10 @@ __all__ = [
     "link_names",
     "lower_case_links",
     "marks_keywords",
+    "name_trimmed",
     "register",
     "sharp_s_keywords",
+    "spaced_files",
     "stemmed_keywords",
     "summaries_stale",
     "upgrade",
