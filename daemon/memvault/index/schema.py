@@ -108,12 +108,11 @@ Versions (meta ``schema_version``):
    it (``wikilinks.find_links``): U+FEFF too, which Python's ``strip`` kept, so
    ``[[Zed<U+FEFF>]]`` was stored as a link to ``Zed<U+FEFF>.md`` where a fresh index
    stores one to ``Zed.md``. The notes holding a wikilink whose stored target begins or
-   ends so (``UNTRIMMED_STALE``) are read again by the next sync, their links found and
-   resolved anew. And a file whose path begins in a space (`` Lead.md`` at the root,
-   linked ``[[/ Lead.md]]``) had its name taken trimmed when it came, went or moved
-   (``wikilinks.file_link_name``): the links to it kept their verdicts; when there is
-   such a file, the next sync resolves every stored link once (``spaced_files``).
-   Nothing else changes.
+   ends so are read again by the next sync. And a file whose path begins in a space
+   (`` Lead.md`` at the root, linked ``[[/ Lead.md]]``) had its name taken trimmed when
+   it came, went or moved (``wikilinks.file_link_name``), the verdicts of the links to it
+   not followed: when there is one, the next sync resolves every stored link once
+   (``link_upgrades``). Nothing else changes.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -129,8 +128,7 @@ from functools import partial
 
 from memvault.core.cjk import CYRILLIC_CHARS, SHARP_S_CHARS, han_changed, keyed, keyword_form
 from memvault.core.notes import cut_otherwise
-from memvault.core.text import JS_SPACES
-from memvault.core.wikilinks import file_link_name, folds_apart, link_name
+from memvault.core.wikilinks import folds_apart, link_name
 from memvault.index.fts import (
     FTS_EXTERNAL,
     FTS_TABLE,
@@ -140,6 +138,7 @@ from memvault.index.fts import (
     keywords,
     register,
 )
+from memvault.index.link_upgrades import RESOLVE_LINKS_AGAIN, UNTRIMMED_STALE, spaced_files
 from memvault.index.note_order import order_columns, updated_apart
 from memvault.index.sql import parts
 
@@ -276,12 +275,6 @@ CONFLICTED_STALE = (
     "(SELECT path FROM chunks WHERE text LIKE '%<<<<<<<%')"
 )
 
-# the next sync resolves every stored link once (engine/link_verdicts.follow); both backends
-RESOLVE_LINKS_AGAIN = (
-    "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
-    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-)
-
 
 def link_names(conn: sqlite3.Connection) -> None:
     """Schema 6 -> 7: the links' ``name`` column, filled from their targets, and its
@@ -301,36 +294,6 @@ LFS_POINTERS_STALE = (
     "summary LIKE 'version https://git-lfs.github.com/spec/v1%' OR "
     "summary LIKE 'version https://hawser.github.com/spec/v1%')"
 )
-
-
-# schema 17 (PostgreSQL 16): the notes holding a wikilink whose stored target starts or
-# ends in what JavaScript's trim takes and Python's strip kept (U+FEFF), read again by the
-# next sync (``wikilinks.find_links`` trims it now: the link leads elsewhere)
-UNTRIMMED_STALE = (
-    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-    "(SELECT source FROM links WHERE kind = 'wiki' AND ("
-    + " OR ".join(f"target LIKE '{c}%' OR target LIKE '%{c}'" for c in JS_SPACES if not c.isspace())
-    + "))"
-)
-
-
-def name_trimmed(path: str) -> bool:
-    """Whether a memvault before schema 17 (PostgreSQL 16) took the file at ``path`` for
-    another name than its own (``wikilinks.file_link_name``: a path beginning in a space)."""
-    return link_name(path) != file_link_name(path)
-
-
-def spaced_files(conn: sqlite3.Connection) -> bool:
-    """Schema 16 -> 17: when a file's name was taken trimmed (``name_trimmed``), every link
-    resolved again by the next sync. Returns whether there was one."""
-    conn.create_function("memvault_name_trimmed", 1, name_trimmed, deterministic=True)
-    found = conn.execute(
-        "SELECT 1 FROM notes WHERE memvault_name_trimmed(path) UNION ALL "
-        "SELECT 1 FROM attachments WHERE memvault_name_trimmed(path) LIMIT 1"
-    ).fetchone()
-    if found is not None:
-        conn.execute(RESOLVE_LINKS_AGAIN)
-    return found is not None
 
 
 def summaries_stale(conn: sqlite3.Connection) -> int:
@@ -599,7 +562,6 @@ __all__ = [
     "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",
-    "UNTRIMMED_STALE",
     "cjk_keywords",
     "create",
     "external_content_fts",
@@ -607,10 +569,8 @@ __all__ = [
     "link_names",
     "lower_case_links",
     "marks_keywords",
-    "name_trimmed",
     "register",
     "sharp_s_keywords",
-    "spaced_files",
     "stemmed_keywords",
     "summaries_stale",
     "upgrade",
