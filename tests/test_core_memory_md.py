@@ -27,7 +27,7 @@ from memvault.core.memory_md import (
 )
 from memvault.core.memory_order import collation
 from memvault.core.notes import parse_note
-from memvault.core.wikilinks import LinkIndex
+from memvault.core.wikilinks import LinkIndex, find_links
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "vault-template"
 EXAMPLE = Path(__file__).resolve().parents[1] / "vault-example"
@@ -183,6 +183,47 @@ def test_without_a_folder_note_to_keep_the_overflow_line_links_nothing() -> None
     assert update.text.splitlines()[1:3] == ["- [[people/ana]] - Ana", "- 1 more in people/"]
     again = run(update.text, cat, rules=[rule], unlinked_folders={"people"})
     assert again.text == update.text
+
+
+@pytest.mark.parametrize("folder", [" Drafts", "Drafts "])
+def test_a_section_of_a_folder_spaced_at_an_end_links_its_notes_and_folder_note_there(
+    folder: str,
+) -> None:
+    """A section of a person's `` Drafts/`` listed ``[[ Drafts/a]]`` and overflowed to
+    ``[[ Drafts/ Drafts|1 more]]``; of ``Drafts /``, ``[[Drafts /Drafts |1 more]]``:
+    Obsidian reads a link's name trimmed, so each led nowhere. Each leads there now."""
+    rule = SectionRule("drafts", "Drafts", folder, {}, "title", 1)
+    cat = [entry(f"{folder}/a.md", "A"), entry(f"{folder}/b.md", "B")]
+    update = run(
+        "<!-- memvault:begin drafts -->\n<!-- memvault:end drafts -->\n", cat, rules=[rule]
+    )
+    lines = update.text.splitlines()[1:3]
+    index = LinkIndex([f"{folder}/a.md", f"{folder}/b.md", f"{folder}/{folder}.md"])
+    led = [index.resolve(link.target, "MEMORY.md").path for link in find_links("\n".join(lines))]
+    assert led == [f"{folder}/a.md", f"{folder}/{folder}.md"], lines
+
+
+@pytest.mark.parametrize("folder", [" Drafts", "Drafts "])
+def test_a_section_of_a_folder_spaced_at_an_end_is_updated_in_place(folder: str) -> None:
+    """Its overflow line written ``[[/ Drafts/ Drafts.md|1 more]]`` was not known for
+    memvault's when read again (a person's line: kept, and another added below at each
+    count), nor the line of a note since deleted (``[[/ Drafts/a.md]]``: not in the
+    folder, read as written): MEMORY.md grew at every change. Updated, the section is
+    what a fresh one of the same notes is; so is one an earlier memvault wrote
+    (``[[ Drafts/a]]``, ``[[ Drafts/ Drafts|1 more]]``)."""
+    rule = SectionRule("drafts", "Drafts", folder, {}, "title", 1)
+    empty = "<!-- memvault:begin drafts -->\n<!-- memvault:end drafts -->\n"
+    names = ["a", "b", "c"]
+    first = run(empty, [entry(f"{folder}/{n}.md", n.upper()) for n in names], rules=[rule])
+    for now in (["a", "b", "c", "d"], ["b", "c", "d"]):  # one more, then one deleted
+        cat = [entry(f"{folder}/{n}.md", n.upper()) for n in now]
+        again = run(first.text, cat, owned=first.owned, rules=[rule])
+        assert again.text == run(empty, cat, rules=[rule]).text, again.text
+        first = again
+    earlier = empty.replace("\n", f"\n- [[{folder}/a]] - A\n- [[{folder}/{folder}|2 more]]\n", 1)
+    cat = [entry(f"{folder}/{n}.md", n.upper()) for n in ["a", "b", "c"]]
+    owned = {"drafts": (f"- [[{folder}/a]] - A",)}
+    assert run(earlier, cat, owned=owned, rules=[rule]).text == run(empty, cat, rules=[rule]).text
 
 
 def test_filter_and_order_rules() -> None:

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from memvault.core.linkcheck import link_format
 from memvault.core.relink import relink_note, rewrite_links
+from memvault.core.results import Hit
 from memvault.core.wikilinks import (
     LinkIndex,
     Resolution,
@@ -315,6 +316,69 @@ def test_link_text_is_obsidians_file_to_linktext(
 ) -> None:
     idx = LinkIndex(HELP)
     assert idx.link_text(path, source, link_format, omit_md=omit_md) == expected  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("path", "link_format", "expected"),
+    [
+        ("Plan .md", "shortest", "Plan .md"),
+        ("Plan .md", "absolute", "Plan .md"),
+        ("Plan\ufeff.md", "shortest", "Plan\ufeff.md"),
+        ("Plan\u00a0.md", "relative", "Plan\u00a0.md"),
+        (" Lead.md", "shortest", "/ Lead.md"),
+        (" Space/Lead.md", "absolute", "/ Space/Lead.md"),
+        (" Space/Lead.md", "shortest", "Lead"),  # (its name alone is trimmed of nothing)
+        ("Drafts /Plan.md", "absolute", "Drafts /Plan"),  # (inside: nothing trims it)
+    ],
+)
+def test_a_link_to_a_name_obsidian_would_read_trimmed_leads_to_it(
+    path: str, link_format: str, expected: str
+) -> None:
+    """Obsidian writes ``[[Plan ]]`` for ``Plan .md`` (its ``fileToLinktext``) and reads it
+    trimmed, ``[[Plan]]``: a link leading nowhere, or to Plan.md. memvault writes one that
+    leads there: the ``.md`` kept, or the path from the root with a ``/`` ahead."""
+    idx = LinkIndex([path, "Other.md"])
+    link = idx.link_text(path, "Other.md", link_format)  # type: ignore[arg-type]
+    assert link == expected
+    (found,) = find_links(f"[[{link}]]")
+    assert idx.resolve(found.target, "Other.md") == Resolution("resolved", path)
+
+
+def test_a_link_to_a_note_named_md_md_keeps_its_md() -> None:
+    """A careless ``create /memories/new.md.md`` was listed in MEMORY.md as
+    ``[[new.md]]``: Obsidian finds it at its second look-up (the name with ``.md``), but
+    memvault reads a link ending in ``.md`` as that name (``links check`` flagged
+    MEMORY.md's own line). ``[[new.md.md]]`` leads there in both."""
+    idx = LinkIndex(["new.md.md", "Other.md"])
+    assert idx.resolve("new.md", "Other.md").verdict == "unresolved"
+    assert idx.link_text("new.md.md", "Other.md") == "new.md.md"
+    assert idx.resolve("new.md.md", "Other.md") == Resolution("resolved", "new.md.md")
+
+
+@pytest.mark.parametrize(
+    ("path", "address"),
+    [
+        ("Plan .md", "[[Plan .md#Goal]]"),
+        (" Lead.md", "[[/ Lead.md#Goal]]"),
+        ("a/b.md", "[[a/b#Goal]]"),
+    ],
+)
+def test_a_hits_address_leads_to_its_note_whatever_spaces_its_name_has(
+    path: str, address: str
+) -> None:
+    """A search hit's address (``get`` reads it; a person pastes it into a note) was
+    ``[[Plan #Goal]]`` for ``Plan .md``: a link to nothing once pasted."""
+    hit = Hit(path, "Plan", ("Goal",), 1, 2, "", 1.0)
+    assert hit.address == address
+    (link,) = find_links(address)
+    assert LinkIndex([path]).resolve(link.target, "x.md") == Resolution("resolved", path)
+
+
+def test_a_wikilinks_name_is_trimmed_as_javascript_trims_it() -> None:
+    """U+FEFF and no-break spaces are white space to JavaScript's ``trim`` (not to
+    Python's ``strip``): ``[[Plan<U+FEFF>]]`` is ``[[Plan]]`` to Obsidian."""
+    targets = [link.target for link in find_links("[[Plan\ufeff]] [[\u00a0Plan|x]] [[Plan\u200b]]")]
+    assert targets == ["Plan", "Plan", "Plan\u200b"]
 
 
 @pytest.mark.parametrize(

@@ -366,6 +366,57 @@ def test_a_change_to_memory_settings_takes_effect_on_restart(tmp_path: Path) -> 
         assert not v.sync().memory_written
 
 
+def _links_before_form_2(entry: object) -> str:
+    """``CatalogueEntry.link`` of memvault before ``LINKS_FORM`` 2 (main at 55de0ac), as it
+    was: the path, its ``.md`` dropped."""
+    path = str(getattr(entry, "path"))  # noqa: B009 (a property's getter, not typed)
+    return path[:-3] if path.lower().endswith(".md") else path
+
+
+def test_memory_md_and_folder_notes_of_an_earlier_links_form_are_rewritten_on_the_next_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memvault before LINKS_FORM 2 listed a person's ``Plan .md`` as ``[[Plan ]]``
+    (Obsidian reads it ``[[Plan]]``: nowhere), in MEMORY.md and in the folder note of its
+    folder. Upgraded, each kept that line until a note of its section changed. Both are
+    rewritten on the first start now, as a fresh index of the same files writes them, and
+    nothing is written on the start after. The earlier memvault is its link (patched to
+    its code) and another links form: what an index it wrote keeps is another form than
+    today's, whatever number it has (its MEMORY.md fingerprint had none, its folder notes'
+    key held its version, which a checkout and an install from git do not change; the
+    lines it wrote are those checked below, as main's own code wrote them)."""
+    from memvault.core import memory_order
+
+    root = new_vault(tmp_path)
+    write(root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    for i in range(9):  # more than the section lists: its folder note is written
+        write(root, f"people/P{i}.md", f"# P{i}\n\nPerson {i}.\n")
+    write(root, "people/Lead .md", "# Lead\n\nLeads the launch.\n")
+    memory, folder_note = root / "MEMORY.md", root / "people/people.md"
+    monkeypatch.setattr(memory_order.CatalogueEntry, "link", property(_links_before_form_2))
+    monkeypatch.setattr(memory_order, "LINKS_FORM", 1)
+    with open_vault(root) as v:  # the earlier memvault
+        v.sync()
+    assert "- [[Plan ]] - We ship Friday." in memory.read_text(encoding="utf-8")
+    assert "- [[people/Lead ]] - Leads the launch." in folder_note.read_text(encoding="utf-8")
+    monkeypatch.undo()
+    with open_vault(root) as v:  # upgraded, with no daemon: no note changed
+        report = v.sync()
+    assert report.memory_written
+    assert report.folder_notes_written == ("people/people.md",)
+    upgraded = memory.read_text(encoding="utf-8"), folder_note.read_text(encoding="utf-8")
+    assert "- [[Plan .md]] - We ship Friday." in upgraded[0]
+    assert "- [[people/Lead .md]] - Leads the launch." in upgraded[1]
+    with open_vault(root) as v:  # and nothing more on the next start
+        report = v.sync()
+    assert not report.memory_written and not report.folder_notes_written
+    for name in ("index.db", "index.db-wal", "index.db-shm", "vectors.bin"):
+        (root / ".memvault" / name).unlink(missing_ok=True)
+    with open_vault(root) as v:  # a fresh index of the same files
+        v.sync()
+    assert (memory.read_text(encoding="utf-8"), folder_note.read_text(encoding="utf-8")) == upgraded
+
+
 def test_migrate_into_a_vault_with_its_own_folders_writes_there(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -420,3 +420,101 @@ def test_aliases_memory_md_has_on_a_first_sync_reach_every_notes_links(tmp_path:
     with open_vault(root) as v:
         v.sync()
         assert _kept(v, "b.md") == [(3, "zed", "alias", "MEMORY.md", ())]
+
+
+def _as_main_stored_it(db: Any, upgrade_from: str) -> None:
+    """The rows of ``[[Zed<U+FEFF>]]`` as memvault before schema 17 (PostgreSQL 16) stored
+    them, its target stripped as Python strips (U+FEFF kept): a link to ``Zed<U+FEFF>.md``
+    (as main at 55de0ac stores them: checked by hand on a vault it indexed), and that
+    version. ``db``: a DB-API connection to the index, its tables on its search path."""
+    mark = "?" if isinstance(db, sqlite3.Connection) else "%s"
+    db.execute(
+        f"UPDATE links SET target = {mark}, name = {mark}, resolved = {mark} "
+        f"WHERE source = 'a.md' AND target = 'Zed'",
+        ("Zed\ufeff", "zed\ufeff", "Zed\ufeff.md"),
+    )
+    db.execute(f"UPDATE meta SET value = {mark} WHERE key = 'schema_version'", (upgrade_from,))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_index_storing_a_link_untrimmed_of_a_feff_finds_it_again_as_a_fresh_index_does(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: Any
+) -> None:
+    """``find_links`` reads a wikilink's name trimmed as JavaScript trims it (Obsidian's
+    reading): ``[[Zed<U+FEFF>]]`` is a link to ``Zed.md``. An index of before stored it
+    as a link to ``Zed<U+FEFF>.md``, and kept it so (the note unchanged): links check
+    and the verdicts a rename or a deletion follows said otherwise than a fresh index of
+    the same files, until the note changed. The upgrade reads such notes again."""
+    if backend == "postgres":
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[Zed\ufeff]] and [[Other]].\n")
+    write(root, "Zed.md", "# Zed\n\nText.\n")
+    write(root, "Zed\ufeff.md", "# Zed too\n\nText.\n")
+    write(root, "Other.md", "# Other\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+        fresh = _kept(v, "a.md")
+        assert ("Zed", "resolved", "Zed.md") in {(t, vd, r) for _, t, vd, r, _ in fresh}
+        if backend == "sqlite":
+            v.close()
+            with sqlite3.connect(root / ".memvault" / "index.db") as db:
+                _as_main_stored_it(db, "16")
+        else:
+            import psycopg
+
+            schema = v.engine.store.schema  # type: ignore[attr-defined]
+            v.close()
+            with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
+                db.execute(f'SET search_path TO "{schema}"')
+                _as_main_stored_it(db, "15")
+    with open_vault(root) as v:
+        report = v.sync()
+        assert "a.md" in report.modified  # read again: its links found anew
+        assert _kept(v, "a.md") == fresh
+        assert not [p for p in v.links_check() if p.source == "a.md"]
+        report = v.sync()
+        assert not report.changed  # once
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_index_that_kept_a_link_into_a_gone_spaced_root_note_resolves_it_again(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: Any
+) -> None:
+    """Before schema 17 (PostgreSQL 16) `` Lead.md`` at the vault root was named ``lead``
+    when it came or went (its path trimmed as a link's target is), so its going left
+    ``[[/ Lead.md]]`` stored ``resolved`` into it for good, and links check silent. The
+    upgrade has the next sync resolve every stored link once when such a file is there."""
+    if backend == "postgres":
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[/ Lead.md]].\n")
+    write(root, " Lead.md", "# Lead\n\nText.\n")
+    write(root, " Other.md", "# Other\n\nText.\n")  # (a name so spelt still there)
+    with open_vault(root) as v:
+        v.sync()
+        (root / " Lead.md").unlink()
+        v.sync()
+        assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
+        schema = getattr(v.engine.store, "schema", None)
+    stale = (
+        "UPDATE links SET verdict = 'resolved', resolved = ' Lead.md' WHERE source = 'a.md'",
+        "UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
+    )
+    if backend == "sqlite":
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            db.execute(stale[0])
+            db.execute(stale[1].format(16))
+    else:
+        import psycopg
+
+        with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
+            db.execute(f'SET search_path TO "{schema}"')
+            db.execute(stale[0])
+            db.execute(stale[1].format(15))
+    with open_vault(root) as v:
+        v.sync()
+        assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
+        assert [(p.source, p.target) for p in v.links_check()] == [("a.md", "/ Lead.md")]

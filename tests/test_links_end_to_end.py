@@ -403,3 +403,39 @@ def test_the_watcher_follows_an_attachment_renamed_and_a_folder_of_them_moved(
     finally:
         w.watcher.stop()
         w.vault.close()
+
+
+@pytest.mark.parametrize("how", ["renamed", "deleted"])
+def test_a_link_to_a_root_note_named_with_a_leading_space_follows_it(
+    tmp_path: Path, how: str
+) -> None:
+    """`` Lead.md`` at the vault root is linked ``[[/ Lead.md]]`` (the form memvault
+    writes: MEMORY.md's line, a hit's address, a relinked link; ``trim_proof``). Its
+    name as a file was taken trimmed, ``lead``, the link's `` lead``: renamed, the link
+    was not rewritten; deleted, its stored verdict stayed ``resolved`` into the gone
+    note and ``links check`` said nothing of a link leading nowhere."""
+    from memvault.core.wikilinks import LinkIndex
+
+    root = tmp_path / "vault"
+    init_vault(root)
+    (root / " Lead.md").write_text("# Lead\n\nLeads the launch.\n", encoding="utf-8")
+    (root / "a.md").write_text("# A\n\nAsk [[/ Lead.md|the lead]].\n", encoding="utf-8")
+    with open_vault(root) as v:
+        v.sync()
+        assert not [p for p in v.links_check() if p.source == "a.md"]
+        if how == "renamed":
+            os.rename(root / " Lead.md", root / "Leader.md")
+        else:
+            (root / " Lead.md").unlink()
+        v.sync()
+        text = (root / "a.md").read_text(encoding="utf-8")
+        problems = [(p.source, p.target) for p in v.links_check() if p.source == "a.md"]
+        kept = [(r.target, r.verdict, r.resolved) for r in v.engine.store.links("a.md")]
+    (link,) = find_links(text)
+    if how == "renamed":
+        assert text == "# A\n\nAsk [[Leader.md|the lead]].\n"  # (its .md kept, as written)
+        assert LinkIndex(["Leader.md", "a.md"]).resolve(link.target, "a.md").path == "Leader.md"
+        assert not problems and kept == [("Leader.md", "resolved", "Leader.md")]
+    else:
+        assert problems == [("a.md", "/ Lead.md")]
+        assert kept == [("/ Lead.md", "unresolved", None)]

@@ -461,6 +461,27 @@ def test_rename_onto_an_existing_note_or_into_a_hidden_folder_is_refused(
     assert not (vault.root / ".obsidian/sarah.md").exists()
 
 
+@pytest.mark.parametrize(
+    "new_path",
+    ["/memories/people/sarah-chen.md/old.md", "/memories/people/sarah-chen.md/a/b.md"],
+)
+def test_rename_into_a_path_through_a_note_says_a_part_of_it_is_a_file(
+    tool: VaultMemoryTool, vault: Vault, new_path: str
+) -> None:
+    """A careless agent's rename to ``.../sarah-chen.md/old.md`` (a note taken for a
+    folder) was answered "[Errno 17] File exists: '/home/…/people/sarah-chen.md'": the
+    disk's path, which the model cannot use, and no word of what was wrong. Refused as
+    ``create`` refuses it; nothing moved, no folder made."""
+    before = sorted(p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*"))
+    said = refused(
+        tool, command="rename", old_path="/memories/logs/2024-03-15.md", new_path=new_path
+    )
+    assert said == (
+        f"Cannot rename /memories/logs/2024-03-15.md to {new_path}: a part of its path is a file"
+    ), said
+    assert sorted(p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*")) == before
+
+
 def test_delete_moves_to_the_trash_and_refuses_the_root_and_memory_md(
     tool: VaultMemoryTool, vault: Vault
 ) -> None:

@@ -5,6 +5,7 @@ machines whose disks take names differing only in case for one file (macOS, Wind
 from __future__ import annotations
 
 import os
+import re
 import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 
 from helpers import open_vault, write
 from memvault.api import Vault
+from memvault.core.wikilinks import LinkIndex, find_links
 from memvault.integrations.anthropic import VaultMemoryTool
 from test_memory_tool import call, refused
 
@@ -90,6 +92,36 @@ def test_a_note_named_again_with_other_accents_spaces_or_hyphens_is_not_made_bes
     call(tool, command="create", path="/memories/People/Ana Pérez 2.md", file_text="QA.\n")
     call(tool, command="create", path="/memories/People/ana-perez-notes.md", file_text="x\n")
     assert "People/ana-perez-notes.md" in files(vault.root)
+
+
+_LONG = "Meeting notes on the quarterly planning session with the data and design teams"
+
+
+def test_two_long_names_alike_in_their_first_80_characters_are_two_notes(vault: Vault) -> None:
+    """``create /memories/People/<_LONG>, part 2.md`` beside ``…, part 1.md`` was refused
+    as "already exists as …part 1.md (the same name spelt otherwise): view or edit it":
+    the names' keys were their slugs', cut at 80 characters. The agent wrote part 2's
+    notes into part 1, or gave up. Made now; a slug's cut of a long title (the name
+    ``memvault migrate`` gives it) is still that title's name twin."""
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path=f"/memories/People/{_LONG}, part 1.md", file_text="# 1\n")
+    out = call(
+        tool, command="create", path=f"/memories/People/{_LONG}, part 2.md", file_text="# 2\n"
+    )
+    assert out == f"File created successfully at: /memories/People/{_LONG}, part 2.md"
+    call(
+        tool,
+        command="rename",
+        old_path=f"/memories/People/{_LONG}, part 2.md",
+        new_path=f"/memories/People/{_LONG}, part 3.md",
+    )
+    cut = "meeting-notes-on-the-quarterly-planning-session-with-the-data-and-design-teams"
+    said = refused(tool, command="create", path=f"/memories/People/{cut}.md", file_text="# x\n")
+    assert said.startswith(f"File /memories/People/{cut}.md already exists as "), said
+    assert [f for f in files(vault.root) if "Meeting" in f] == [
+        f"People/{_LONG}, part 1.md",
+        f"People/{_LONG}, part 3.md",
+    ]
 
 
 def test_a_rename_onto_a_name_twin_is_refused_as_a_create_is_its_own_spelling_is_not(
@@ -407,6 +439,95 @@ def test_a_persons_note_with_a_space_before_md_is_read_edited_and_renamed(vault:
     assert (vault.root / "Old.md").exists() and not (vault.root / "Drafts" / "Old .md").exists()
 
 
+def test_a_persons_note_spaced_around_its_name_is_listed_by_a_link_that_leads_to_it(
+    vault: Vault,
+) -> None:
+    """MEMORY.md listed a person's ``Plan .md`` as ``[[Plan ]]``, `` Lead.md`` as
+    ``[[ Lead]]`` and ``Zed<U+FEFF>.md`` as ``[[Zed<U+FEFF>]]``: Obsidian reads a link's
+    name trimmed (JavaScript's trim: U+FEFF too), so each led nowhere (``links check``
+    said so of memvault's own lines). Each is listed by a link that leads to it: its
+    ``.md`` kept, or its path from the root behind a ``/``."""
+    write(vault.root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    write(vault.root, " Lead.md", "# Lead\n\nThe lead.\n")
+    write(vault.root, "Zed\ufeff.md", "# Zed\n\nZed notes.\n")
+    vault.sync()
+    text = (vault.root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "- [[Plan .md]] - We ship Friday." in text, text
+    assert "- [[/ Lead.md]] - The lead." in text, text
+    assert "- [[Zed\ufeff.md]] - Zed notes." in text, text
+    files_now = [p.relative_to(vault.root).as_posix() for p in vault.root.rglob("*.md")]
+    index = LinkIndex(files_now)
+    led = {index.resolve(link.target, "MEMORY.md").path for link in find_links(text)}
+    assert {"Plan .md", " Lead.md", "Zed\ufeff.md"} <= led, led
+
+
+@pytest.mark.parametrize(
+    ("name", "kept", "said"),
+    [
+        ("Plan\ufeff.md", "Plan.md", "a space (U+FEFF ZERO WIDTH NO-BREAK SPACE)"),
+        ("\ufeffPlan.md", "Plan.md", "a space (U+FEFF ZERO WIDTH NO-BREAK SPACE)"),
+        ("Plan\u200b.md", "Plan.md", "an invisible character (U+200B ZERO WIDTH SPACE)"),
+        ("People/\u2060Bea.md", "Bea.md", "an invisible character (U+2060 WORD JOINER)"),
+    ],
+)
+def test_a_note_named_with_an_invisible_character_at_an_end_is_not_made(
+    vault: Vault, name: str, kept: str, said: str
+) -> None:
+    """``create /memories/Plan<U+FEFF>.md`` (a byte-order mark pasted with a title) was
+    "File created successfully": a name a person reads as Plan.md, and MEMORY.md's
+    ``[[Plan<U+FEFF>]]``, trimmed by Obsidian, led nowhere. Refused as a space there is,
+    naming the character and the name to use; nothing written."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{name}"
+    leaf = name.rsplit("/", 1)[-1]
+    answer = refused(tool, command="create", path=path, file_text="# Plan\n")
+    assert answer.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), (
+        answer
+    )
+    assert said in answer and f"name it `{kept}`" in answer, answer
+    answer = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
+    assert answer.startswith(f"Nothing was changed: {path} would make `{leaf}`"), answer
+    assert files(vault.root) == before
+    flag = "Trip \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f.md"
+    call(tool, command="create", path=f"/memories/{flag}", file_text="# Trip\n")  # (a flag: seen)
+
+
+@pytest.mark.parametrize(
+    ("folder", "kept", "there"),
+    [(" People", "People", True), (" Archive", "Archive", False), ("Arch\ufeff", "Arch", False)],
+)
+def test_a_new_folder_beginning_with_a_space_or_ending_in_an_invisible_one_is_not_made(
+    vault: Vault, folder: str, kept: str, there: bool
+) -> None:
+    """``create /memories/ People/Bob.md`` made a second folder, `` People``, beside the
+    person's People/: the same name in the index and Obsidian's file tree, and a note a
+    person could not find where it seemed. Refused, naming the folder to give (and that it
+    is there); a person's own folder so named stays usable."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    path = f"/memories/{folder}/Bob.md"
+    said = refused(tool, command="create", path=path, file_text="# Bob\n")
+    assert said.startswith(f"Nothing was written: {path} would make `{folder}`, a name "), said
+    assert f"it reads as `{kept}`" in said, said
+    assert (f"`{kept}` is there: give it" in said) == there, said
+    said = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
+    assert said.startswith(f"Nothing was changed: {path} would make `{folder}`"), said
+    assert files(vault.root) == before
+
+
+def test_a_persons_folder_beginning_with_a_space_is_written_into_and_renamed(
+    vault: Vault,
+) -> None:
+    write(vault.root, " Drafts/old.md", "# old\n\nold words\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path="/memories/ Drafts/new.md", file_text="# new\n")
+    assert "/memories/ Drafts/new.md" in call(tool, command="view", path="/memories/ Drafts")
+    call(tool, command="rename", old_path="/memories/ Drafts", new_path="/memories/Drafts")
+    assert files(vault.root)[:3] == ["Drafts", "Drafts/new.md", "Drafts/old.md"]
+
+
 def test_a_persons_folder_ending_in_a_space_or_dot_is_moved_into_and_renamed(
     vault: Vault,
 ) -> None:
@@ -559,4 +680,107 @@ def test_a_file_the_scan_takes_for_no_note_is_no_name_twin(tmp_path: Path) -> No
         assert "already exists as /memories/People/eve.md" in said
     assert {"People/ana.md", "People/Ana Perez.md", "People/carla.md", "People/dora.md"} <= set(
         files(root)
+    )
+
+
+@pytest.mark.parametrize(
+    ("path", "name"),
+    [("CON.md", "CON"), ("aux/x.md", "aux"), ("nul.txt.md", "nul"), ("People/Lpt1.md", "Lpt1")],
+)
+def test_a_name_windows_keeps_for_a_device_is_not_made(vault: Vault, path: str, name: str) -> None:
+    """``create /memories/CON.md`` (a careless agent's note on a "con" of a plan) was made:
+    git on Windows cannot check out CON.md or aux/ ("invalid path"), so a clone of the
+    person's git-synced vault there fails. Refused, naming the reserved name; names that
+    only begin so are made, and a person's own CON.md stays editable."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{path}", file_text="# x\n")
+    assert said.startswith(f"Nothing was written: /memories/{path} would make `"), said
+    assert f"a name Windows keeps for a device (`{name}`" in said, said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path=f"/memories/{path}"
+    )
+    assert said.startswith(f"Nothing was changed: /memories/{path} would make `"), said
+    assert files(vault.root) == before
+    call(tool, command="create", path="/memories/Console.md", file_text="# c\n")
+    call(tool, command="create", path="/memories/auxiliary/x.md", file_text="# x\n")
+    write(vault.root, "CON.md", "# con\n\nold\n")
+    vault.sync()
+    call(tool, command="str_replace", path="/memories/CON.md", old_str="old", new_str="new")
+    assert (vault.root / "CON.md").read_text(encoding="utf-8") == "# con\n\nnew\n"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["CON.md", "nul.txt.md", "CON .md", " aux/x.md", "aux /x.md", "LPT1\u200b.md", "Zed\ufeff.md"],
+)
+def test_the_name_a_refusal_gives_to_use_is_made(vault: Vault, path: str) -> None:
+    """An agent takes the name a refusal gives: ``CON.md`` was told `CON-notes` (no
+    ``.md``: "not a note"), ``CON .md`` `CON.md` and `` aux/`` `aux` (each a name Windows
+    keeps for a device: refused in turn). The name given is made."""
+    tool = VaultMemoryTool(vault)
+    said = refused(tool, command="create", path=f"/memories/{path}", file_text="# x\n")
+    bad = re.search(r"would make `([^`]+)`", said)
+    use = re.search(r"name it (?:otherwise \()?`([^`]+)`", said)
+    assert bad is not None and use is not None, said
+    parts = path.split("/")
+    parts[parts.index(bad.group(1))] = use.group(1)
+    call(tool, command="create", path="/memories/" + "/".join(parts), file_text="# x\n")
+    assert (vault.root / "/".join(parts)).read_text(encoding="utf-8") == "# x\n"
+    assert "/".join(parts).endswith(".md")
+
+
+def test_a_path_given_without_the_spaces_around_a_persons_name_says_which_is_there(
+    vault: Vault,
+) -> None:
+    """An agent copying ``/memories/Plan .md`` from a listing as ``/memories/Plan.md`` (or
+    whose tokens dropped a name's U+FEFF) was told only "does not exist", and made a
+    second Plan.md. The answer names the note or folder there, as it names one there in
+    another case."""
+    write(vault.root, "Plan .md", "# Plan\n\nWe ship Friday.\n")
+    write(vault.root, "Zed\ufeff.md", "# Zed\n\nzed\n")
+    write(vault.root, " Drafts/y.md", "# y\n\ny\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    said = "is there: its name holds a space or an invisible character at its start or end"
+    for given, there in [
+        ("/memories/Plan.md", "/memories/Plan .md"),
+        ("/memories/Zed.md", "/memories/Zed\ufeff.md"),
+        ("/memories/Drafts/y.md", "/memories/ Drafts/y.md"),
+    ]:
+        answer = refused(tool, command="view", path=given)
+        assert answer.startswith(f"The path {given} does not exist. "), answer
+        assert f"({there} {said}" in answer, answer
+    answer = refused(tool, command="delete", path="/memories/Drafts")
+    assert answer.startswith("The path /memories/Drafts does not exist (/memories/ Drafts is"), (
+        answer
+    )
+    answer = refused(
+        tool, command="str_replace", path="/memories/Plan.md", old_str="a", new_str="b"
+    )
+    assert f"(/memories/Plan .md {said}" in answer, answer
+    assert refused(tool, command="view", path="/memories/Nope.md") == (
+        "The path /memories/Nope.md does not exist. Please provide a valid path."
+    )
+
+
+def test_a_notes_path_given_without_its_md_names_the_note(vault: Vault) -> None:
+    """A first-day agent naming a note as a link names it (``/memories/People/Ana``) was
+    told "does not exist", or, editing it, "not a note ... (name it with .md)": words
+    about making a note, which would have made a second one. The answer names the note."""
+    tool = VaultMemoryTool(vault)
+    assert refused(tool, command="view", path="/memories/People/Ana") == (
+        "The path /memories/People/Ana does not exist. Please provide a valid path. "
+        "(/memories/People/Ana.md is there: a note's path ends in .md)"
+    )
+    said = refused(
+        tool, command="str_replace", path="/memories/People/Ana", old_str="a", new_str="b"
+    )
+    assert said.endswith("; /memories/People/Ana.md is there"), said
+    said = refused(tool, command="insert", path="/memories/Inbox", insert_line=0, insert_text="x")
+    assert said.endswith("; /memories/Inbox.md is there"), said
+    said = refused(tool, command="delete", path="/memories/Inbox")
+    assert (
+        said
+        == "The path /memories/Inbox does not exist (/memories/Inbox.md is there: a note's path ends in .md)"
     )

@@ -28,16 +28,11 @@ from dataclasses import dataclass
 from typing import Literal
 
 from memvault.core.markup import frontmatter_end, mask_inert
-from memvault.core.text import split_lines
+from memvault.core.text import JS_SPACES, split_lines
 
 # JavaScript's \s and trim(): what Obsidian's regexes collapse and trim.
 _JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _SPACES = re.compile(f"[{_JS_SPACE}]+")
-_JS_SPACE_CHARS = (
-    "\t\n\v\f\r \u00a0\u1680"
-    + "".join(map(chr, range(0x2000, 0x200B)))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _STRIP = re.compile(r"[!\"#$%&()*+,.:;<=>?@^`{|}~/\[\]\\\r\n]")
 
 _QUOTE = re.compile(r"(?: {0,3}>[ \t]?)+")
@@ -54,7 +49,7 @@ AnchorKind = Literal["heading", "block"]
 
 def strip_heading(text: str) -> str:
     """Obsidian's ``stripHeading``: how a heading and a link's heading are compared."""
-    return _SPACES.sub(" ", _STRIP.sub(" ", text)).strip(_JS_SPACE_CHARS)
+    return _SPACES.sub(" ", _STRIP.sub(" ", text)).strip(JS_SPACES)
 
 
 def heading_key(text: str) -> str:

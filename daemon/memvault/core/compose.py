@@ -116,7 +116,7 @@ def _joins(text: str, i: int) -> bool:
     return 0 < i < len(text) - 1 and min(ord(text[i - 1]), ord(text[i + 1])) >= 0x0590
 
 
-def name_key(name: str, sharp_s: bool = True) -> str:
+def name_key(name: str, sharp_s: bool = True, *, whole: bool = False) -> str:
     """What two spellings of one note's name share: the slug's runs of letters, digits
     and symbols, apostrophes dropped — so ``Con O'Neill`` (``con-o'neill``) and the
     ``con-oneill`` that ``memvault migrate`` makes, or ``Dr. Smith`` and ``dr-smith``,
@@ -128,9 +128,11 @@ def name_key(name: str, sharp_s: bool = True) -> str:
     name). The spellings a keyboard gives are one name too, as search reads them
     (``cjk.fold``, ß as ss): ``Strasse`` is ``Straße``, ``Fullwidth`` is ``Ｆｕｌｌｗｉｄｔｈ``.
     ``sharp_s=False`` keeps ß apart from ss (``add``: ``Masse`` and ``Maße`` are two
-    words, and an update must not go into the other's note)."""
+    words, and an update must not go into the other's note). ``whole``: of all of the
+    name (a slug is cut past 80 characters: two long names alike in those are one)."""
     words, word = [], ""
-    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", fold(slug(name))))
+    cut = slug(name, len(name) + 1, 4 * len(name) + 4) if whole else slug(name)
+    folded = _DIACRITICS.sub("", unicodedata.normalize("NFD", fold(cut)))
     text = unicodedata.normalize("NFC", folded)
     text = text.replace("ß", "ss") if sharp_s else text
     for ch in text.replace("'", "").replace("\u2019", ""):

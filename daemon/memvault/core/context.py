@@ -30,6 +30,7 @@ from memvault.core.cjk import words as cjk_words
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.results import Context, Source
+from memvault.core.wikilinks import trim_proof
 
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
 # the same fact recorded again — a dump's decision re-logged on another day —
@@ -89,6 +90,7 @@ class _Group:
         blocks = self.blocks()
         first = blocks[0][0]
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        link = trim_proof(link, self.path)  # (``Plan .md``: ``[[Plan .md]]``)
         anchor = ""
         if first.heading and not first.whole and first.heading != (first.title,):
             anchor = f"#{first.heading[-1]}"

@@ -15,18 +15,17 @@ an editor's stale buffer) can hide a note:
 
 - Every byte outside the markers is kept (links in it are only re-targeted
   when a note they point at moved, through the ``rewrite`` callable).
-- Inside a section, memvault's lines are recognised from the file: the overflow
-  line, and *entry lines* — ``- [[target]]`` or ``- [[target]] - description``
-  (`` - `path` `` for a name no link can hold) — for a note of the section's
-  folder when the line is exactly what memvault writes for it now, or is a line
-  memvault wrote before (``owned``: so a summary's change, a stale buffer's old line,
-  the line of a note since deleted or moved to another folder (its ``[[name]]`` may
-  still lead to it) is updated or dropped, not frozen; losing that
-  history only makes such a line count as the person's). A line naming a note that
-  is not there and that memvault never wrote is a person's (a note still to come:
-  its words are never dropped; ``links check`` reports the link). Every other line
-  is a person's: it stays where it is, and a note it links is not listed a second
-  time.
+- Inside a section, memvault's lines are recognised from the file: the overflow line,
+  and *entry lines* — ``- [[target]]`` or ``- [[target]] - description`` (`` - `path` ``
+  for a name no link can hold) — for a note of the section's folder when the line is
+  exactly what memvault writes for it now, or is a line memvault wrote before
+  (``owned``: so a summary's change, a stale buffer's old line, the line of a note since
+  deleted or moved to another folder (its ``[[name]]`` may still lead to it) is updated
+  or dropped, not frozen; losing that history only makes such a line count as the
+  person's). A line naming a note that is not there and that memvault never wrote is a
+  person's (a note still to come: its words are never dropped; ``links check`` reports
+  the link). Every other line is a person's: it stays where it is, and a note it links
+  is not listed a second time.
 - The daemon's lines are the top ``limit`` notes of the rule (folder, filter,
   order: ``core.memory_order``), then one overflow line linking the folder note
   when more exist (plain text when the folder note's path is a person's own note).
@@ -339,8 +338,9 @@ def _daemons(s: _Section, content: str) -> bool:
         # a note not there: memvault's line only when memvault wrote it (a note since
         # deleted). A person writes a line for a note still to come, in memvault's form
         # too (Obsidian creates the note when its link is clicked): that line is theirs.
-        # (A name written escaped, `a\nb.md`, is memvault's alone: no note has it as is.)
-        guess = path or (target if target.lower().endswith(".md") else target + ".md")
+        # (A name written escaped, `a\nb.md`, is memvault's alone: no note has it as is;
+        # ``[[/ Lead.md]]``, trim_proof's, is read as LinkIndex.resolve reads it.)
+        guess = path or (t if (t := target.lstrip("/")).lower().endswith(".md") else t + ".md")
         ours = content in s.owned or (as_text and "\\" in target)
         return in_folder(guess, s.rule.folder) and guess not in s.waiting and ours
     entry = s.notes.get(path)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core.memory_copies import description, fold
+from memvault.core.wikilinks import trim_proof
 
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")
@@ -56,6 +57,14 @@ class SectionRule:
 FOLDER_LINES = 8  # the other top-level folders the root's section names (+ "N more folders")
 
 
+# the form of MEMORY.md's and the folder notes' links to notes (``CatalogueEntry.link``),
+# changed when a link they wrote led elsewhere: 2, ``[[Plan ]]`` for ``Plan .md`` (Obsidian
+# reads it trimmed) is ``[[Plan .md]]``. After a change, MEMORY.md is rewritten once on the
+# next start (``status.keep_memory_settings``) and every folder note is due once
+# (``memory_stored.FolderNotesKept``: a process with no daemon kept them as they were)
+LINKS_FORM = 2
+
+
 @dataclass(frozen=True, slots=True)
 class CatalogueEntry:
     """What MEMORY.md needs to know of one note."""
@@ -68,7 +77,11 @@ class CatalogueEntry:
 
     @property
     def link(self) -> str:
-        return self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        """The target of MEMORY.md's link to it: its path, ``.md`` left out unless
+        Obsidian would read the link as another name (``Plan .md``: ``trim_proof``)."""
+        return trim_proof(
+            self.path[:-3] if self.path.lower().endswith(".md") else self.path, self.path
+        )
 
 
 @dataclass(frozen=True, slots=True)

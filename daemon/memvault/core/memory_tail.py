@@ -11,6 +11,7 @@ import re
 from collections.abc import Collection
 
 from memvault.core.memory_order import FOLDER_LINES, Listing, SectionRule
+from memvault.core.wikilinks import trim_proof
 
 
 def folder_note_path(folder: str) -> str:
@@ -27,7 +28,8 @@ def overflow_line(folder: str, count: int, linked: bool = True) -> str:
         return f"- {count} more at the vault root"
     if not linked:
         return f"- {count} more in {folder}/"
-    return f"- [[{folder_note_path(folder)[:-3]}|{count} more]]"
+    note = folder_note_path(folder)  # (`` Drafts/``: ``[[/ Drafts/ Drafts.md|…]]``)
+    return f"- [[{trim_proof(note[:-3], note)}|{count} more]]"
 
 
 def folder_line(folder: str, count: int) -> str:
@@ -79,9 +81,12 @@ def is_tail_line(
         if _MORE_FOLDERS.fullmatch(line) is None:
             return False
         return line in owned or (listing is not None and line == _more_folders(listing))
-    link = re.escape(folder_note_path(folder)[:-3])
-    # "N more <label>" is how earlier versions wrote it: still the daemon's line
-    linked = rf"- \[\[{link}\|\d+ more(?: [^\]]*)?\]\]"
+    note = folder_note_path(folder)
+    # as written now (`` Drafts/``'s ``[[/ Drafts/ Drafts.md|…]]``: ``trim_proof``) or
+    # before (``[[ Drafts/ Drafts|…]]``); "N more <label>" is how earlier versions wrote
+    # it: each still the daemon's line, else kept as a person's and another added below
+    link = "|".join(re.escape(form) for form in {trim_proof(note[:-3], note), note[:-3]})
+    linked = rf"- \[\[(?:{link})\|\d+ more(?: [^\]]*)?\]\]"
     return re.fullmatch(rf"{linked}|- \d+ more in {re.escape(folder)}/", line) is not None
 
 

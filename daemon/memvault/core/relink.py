@@ -22,6 +22,7 @@ from memvault.core.wikilinks import (
     LinkIndex,
     Resolution,
     decode_uri,
+    file_link_name,
     find_links,
     link_name,
     link_safe,
@@ -176,7 +177,7 @@ def relink_note(
 def moved_names(moves: Mapping[str, str]) -> frozenset[str]:
     """The last names (``.md`` dropped, compared as Obsidian compares) of every moved
     file, before and after: what ``relink_note``'s ``names`` takes."""
-    return frozenset(link_name(p) for pair in moves.items() for p in pair)
+    return frozenset(file_link_name(p) for pair in moves.items() for p in pair)
 
 
 def _still_one_link(text: str, link: Link, raw: str) -> bool:

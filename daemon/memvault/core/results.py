@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from memvault.core.wikilinks import trim_proof
+
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -156,6 +158,7 @@ class Hit(Record):
     def address(self) -> str:
         """``[[path#heading]]``: paste it into a note or feed it to ``get``."""
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
+        link = trim_proof(link, self.path)  # (``Plan .md``: ``[[Plan .md]]``)
         return f"[[{link}#{self.heading[-1]}]]" if self.heading else f"[[{link}]]"
 
     def to_dict(self) -> dict[str, Any]:

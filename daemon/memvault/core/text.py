@@ -162,6 +162,21 @@ def bidi_control(text: str) -> str | None:
     return found.group() if found else None
 
 
+# JavaScript's White_Space and line ends (what ``trim()`` takes off and ``\s`` matches):
+# no-break spaces and U+FEFF too, which Python's ``str.strip`` keeps. Obsidian reads a
+# wikilink's name trimmed so: ``[[Plan ]]`` and ``[[Plan<U+FEFF>]]`` are ``[[Plan]]``
+JS_SPACES = (
+    "\t\n\v\f\r \u00a0\u1680"
+    + "".join(map(chr, range(0x2000, 0x200B)))
+    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
+)
+
+
+def js_trim(text: str) -> str:
+    """``text`` as JavaScript's ``String.prototype.trim`` leaves it."""
+    return text.strip(JS_SPACES)
+
+
 SHORT_PATH_KEEP = 60  # characters kept at each end of a path too long to print whole
 
 

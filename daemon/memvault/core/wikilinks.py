@@ -37,6 +37,7 @@ from typing import Literal
 
 from memvault.core.anchors import heading_key as heading_key
 from memvault.core.markup import mask_inert
+from memvault.core.text import js_trim
 
 Verdict = Literal["resolved", "alias", "ambiguous", "unresolved"]
 LinkFormat = Literal["shortest", "relative", "absolute"]
@@ -219,7 +220,7 @@ def _wiki_link(text: str, m: re.Match[str], line_starts: list[int]) -> Link:
         path_part, anchor = target_part[:hash_at], target_part[hash_at + 1 :].strip()
     return Link(
         kind="wiki",
-        target=path_part.strip(),
+        target=js_trim(path_part),
         anchor=anchor,
         alias=alias,
         embed=m.group(1) == "!",
@@ -339,6 +340,33 @@ def link_name(target: str) -> str:
     name = posixpath.basename(unicodedata.normalize("NFC", target).strip().rstrip("/"))
     k = key(name)
     return k[:-3] if k.endswith(".md") else k
+
+
+def file_link_name(path: str) -> str:
+    """``link_name`` of the file at ``path``: its last name as it is, not trimmed (a link's
+    target is read trimmed, a file's name is not). `` Lead.md`` at the vault root is
+    `` lead``, the name of ``[[/ Lead.md]]`` (``trim_proof``), the one link leading there;
+    taken as a target, its path trimmed, it was ``lead``, so its rename or its going
+    never followed that link (``moved_names``, ``link_verdicts``)."""
+    k = key(posixpath.basename(unicodedata.normalize("NFC", path)))
+    return k[:-3] if k.endswith(".md") else k
+
+
+def trim_proof(link: str, path: str) -> str:
+    """``link`` (written to lead to the file at ``path``), or, when Obsidian would read it
+    as another name, a link that leads there. Obsidian trims a wikilink's name (as
+    JavaScript's ``trim`` does: no-break spaces and U+FEFF too) and looks up what is
+    left, so ``Plan .md``'s ``[[Plan ]]`` is ``[[Plan]]`` (Obsidian's own link to it is
+    so: Vinzent03/find-unlinked-files#21); its ``.md`` kept, ``[[Plan .md]]``, ends in
+    no space and names it (``getLinkpathDest`` looks a name up with its extension
+    first); `` Lead.md``'s path from the root, ``[[/ Lead.md]]``, starts with none. So
+    ``new.md.md``'s ``.md`` is kept: ``[[new.md]]`` leads there only as Obsidian's second
+    look-up (``link_name`` and ``LinkIndex.resolve`` take it as ``new``'s link)."""
+    if path.lower().endswith(".md.md") and not link.lower().endswith(".md.md"):
+        link += path[-3:]
+    if js_trim(link) == link:
+        return link
+    return path if js_trim(path) == path else "/" + path
 
 
 def link_safe(path: str) -> bool:
@@ -504,11 +532,11 @@ class LinkIndex:
         """
         full = path[:-3] if omit_md and path.endswith(".md") else path  # a NOTE.MD's kept
         if link_format == "absolute":
-            return full
+            return trim_proof(full, path)
         if link_format == "relative":
             prefix, folder = "", posixpath.dirname(source)
             while folder and not full.startswith(folder + "/"):
                 prefix, folder = "../" + prefix, posixpath.dirname(folder)
-            return prefix + (full[len(folder) + 1 :] if folder else full)
+            return trim_proof(prefix + (full[len(folder) + 1 :] if folder else full), path)
         name = posixpath.basename(full)
-        return name if self.name_matches(name) == [path] else full
+        return trim_proof(name if self.name_matches(name) == [path] else full, path)

@@ -27,7 +27,7 @@ from memvault.core.linkcheck import link_problem
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
-from memvault.core.wikilinks import LinkIndex, link_name
+from memvault.core.wikilinks import LinkIndex, file_link_name
 from memvault.engine import link_verdicts as verdicts
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow
@@ -125,7 +125,7 @@ def _came_or_went(store: Store, scan: Scan, indexed: list[str]) -> set[str]:
     ``unresolved``, judged again anyway.)"""
     paths = set(scan.notes).symmetric_difference(indexed)
     paths |= set(scan.attachments).symmetric_difference(store.attachment_paths())
-    return {link_name(p) for p in paths}
+    return {file_link_name(p) for p in paths}
 
 
 def _parse(fs: VaultFS, path: str) -> tuple[str, Note] | None:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from memvault.core.changes import ChangeSet
-from memvault.core.wikilinks import LinkIndex, Resolution, link_name
+from memvault.core.wikilinks import LinkIndex, Resolution, file_link_name, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import Catalogue
 from memvault.index.store import Store
@@ -204,7 +204,7 @@ def made(
         return ()
     links = catalogue.link_index()
     store = following.store
-    return taken(resolve_named(store, links, {link_name(p) for p in came}, paths), links)
+    return taken(resolve_named(store, links, {file_link_name(p) for p in came}, paths), links)
 
 
 TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
@@ -261,7 +261,7 @@ def names(
     came, went or moved), and the aliases given or taken away (``before`` and ``after``
     the sync, by note path: a moved note's are under its old path before, its new one
     after, so they count: they lead to its new path)."""
-    return {link_name(p) for p in paths} | alias_names(before, after)
+    return {file_link_name(p) for p in paths} | alias_names(before, after)
 
 
 def alias_names(before: dict[str, tuple[str, ...]], after: dict[str, tuple[str, ...]]) -> set[str]:

@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from importlib import metadata
 from typing import TYPE_CHECKING
 
-from memvault.core import memory_md
+from memvault.core import memory_md, memory_order
 from memvault.core.memory_order import (
     ROLE_FOLDERS,
     UNWRITABLE,
@@ -130,8 +130,11 @@ class FolderNotesKept:
         # memvault that wrote them and the keys it ordered them by: another renders them
         # its own way (entry_line), another Python orders them by its Unicode tables
         # (``keys_made``: a name of U+1E030 first or last), as a fresh index of its own
-        # would, so each is due once after an upgrade or a rekey (``note_order.rekey``)
-        made = (_version(), keys_made())
+        # would, so each is due once after an upgrade or a rekey (``note_order.rekey``);
+        # and the form of their links (``memory_order.LINKS_FORM``: ``[[Plan ]]`` for a
+        # person's ``Plan .md`` became ``[[Plan .md]]``), which no version number follows
+        # (a checkout's is "", an install from git keeps pyproject's)
+        made = (_version(), keys_made(), memory_order.LINKS_FORM)
         self._rules = json.dumps([*made, *((r.name, r.folder, r.order) for r in rules)])
         self._saved: dict[str, tuple[int, int]] | None = None
 

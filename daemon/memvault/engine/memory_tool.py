@@ -26,7 +26,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from unicodedata import normalize
 
 from memvault.core import memory_tool as T
 from memvault.core.memory_md import folder_note_path
@@ -35,6 +34,7 @@ from memvault.core.page_marks import MARKS
 from memvault.core.results import SyncReport
 from memvault.core.text import NotText, line_count
 from memvault.core.wikilinks import find_links
+from memvault.engine import memory_names as N
 from memvault.engine.memory_views import MemoryViews
 from memvault.engine.name_twins import NameTwins
 from memvault.errors import (
@@ -46,7 +46,7 @@ from memvault.errors import (
     WriteConflict,
 )
 from memvault.vault.files import normalize_rel
-from memvault.vault.paths import case_spelling, disk_spelling, is_note, not_a_note_for_obsidian
+from memvault.vault.paths import is_note, not_a_note_for_obsidian
 
 if TYPE_CHECKING:
     from memvault.config import VaultConfig
@@ -161,6 +161,8 @@ class MemoryCommands:
             raise T.Refusal(f"The path {path} is a directory, not a file.")
         if not is_note(rel) and not (as_file and not_a_note_for_obsidian(rel)):
             why = not_a_note_for_obsidian(rel) or f"not a note: memvault keeps {_AS_NOTES}"
+            if os.path.lexists(self.fs.root / f"{rel}.md"):  # (its .md left out)
+                why += f"; {T.shown(rel + '.md')} is there"
             raise T.Refusal(f"{path} is {why}")
         if writing and self.fs.is_ignored(rel):
             raise T.Refusal(
@@ -197,7 +199,7 @@ class MemoryCommands:
             first, mark = _first(view_range), _mark(view_range)
             return self.views.index(first, mark) if not rel else self.views.folder(rel, first, mark)
         if not disk.exists():
-            raise _missing(self.fs, path, rel, PLEASE)
+            raise N.missing(self.fs, path, rel, N.PLEASE)
         rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
@@ -213,12 +215,12 @@ class MemoryCommands:
     def _create(self, command: Mapping[str, Any]) -> str:
         path = self._arg(command, "path")
         text = self._text(command, "file_text")
-        _refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
+        N.refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
         rel = self._note_rel(path, writing=True)
         _fits(text, path, self.fs.max_note_bytes)
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
-        _refuse_other_case(self.fs, rel, path)
+        N.refuse_other_case(self.fs, rel, path)
         self.twins.refuse_create(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
@@ -234,7 +236,7 @@ class MemoryCommands:
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
-            raise _missing(self.fs, path, rel, PLEASE)
+            raise N.missing(self.fs, path, rel, N.PLEASE)
         if not disk.is_file():
             raise T.Refusal(f"The path {path} is not a file.")
 
@@ -333,7 +335,7 @@ class MemoryCommands:
             )
         disk = self._disk(rel)
         if not disk.exists() and not disk.is_symlink():
-            raise _missing(self.fs, path, rel, "The path {path} does not exist")
+            raise N.missing(self.fs, path, rel, "The path {path} does not exist")
         is_dir = disk.is_dir()
         if not is_dir:
             rel = self._note_rel(path)
@@ -369,7 +371,7 @@ class MemoryCommands:
         if not old:
             raise T.Refusal("Cannot rename the /memories directory itself")
         start = "Nothing was changed"
-        _refuse_unportable(self.fs, T.memory_rel(new_path), new_path, start, source=old)
+        N.refuse_unportable(self.fs, T.memory_rel(new_path), new_path, start, source=old)
         new = self._rel(new_path)
         if not new:
             raise T.Refusal(f"The destination {new_path} already exists")
@@ -381,10 +383,10 @@ class MemoryCommands:
             )
         src, dst = self._disk(old), self._disk(new)
         if not src.exists():
-            raise _missing(self.fs, old_path, old, "The path {path} does not exist")
+            raise N.missing(self.fs, old_path, old, "The path {path} does not exist")
         if (dst.exists() or dst.is_symlink()) and not case_only:
             raise T.Refusal(f"The destination {new_path} already exists")
-        _refuse_other_case(self.fs, new, new_path, source=old)
+        N.refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
             self._note_rel(old_path, as_file=True)
@@ -396,7 +398,12 @@ class MemoryCommands:
             raise T.Refusal(
                 f"{new_path} is not a folder memvault keeps as memory; choose another name"
             )
-        dst.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+        except (NotADirectoryError, FileExistsError):
+            raise T.Refusal(
+                f"Cannot rename {old_path} to {new_path}: a part of its path is a file"
+            ) from None
         _move(src, dst, is_dir, new_path, case_only)
         report = self._sync([old, new])
         answer = f"Successfully renamed {old_path} to {new_path}"
@@ -410,83 +417,6 @@ class MemoryCommands:
                 f"\n{shown_of(self.memory_file)} was updated too: view it again before editing it"
             )
         return answer
-
-
-def _other_case(fs: VaultFS, rel: str) -> str | None:
-    """``rel`` as the vault spells it when it is there only in another case
-    (``paths.case_spelling``); None when it is there as spelt, or in no case."""
-    if not rel or (fs.path(rel)).exists():
-        return None
-    return case_spelling(str(fs.root), rel)
-
-
-PLEASE = "The path {path} does not exist. Please provide a valid path."
-
-
-def _missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
-    """The refusal of a path not there (``said``: the reference's words, ``{path}`` in
-    them the path), naming the note or folder there in another case: the agent's next
-    command finds it."""
-    said = said.replace("{path}", path)
-    other = _other_case(fs, rel)
-    there = other is not None and os.path.lexists(fs.root / other)
-    return T.Refusal(said + (T.other_case_there(other) if other and there else ""))
-
-
-def _refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None = None) -> None:
-    """A note or folder made at ``rel`` would be a case twin of one there, which a clone
-    on a Mac cannot hold and Obsidian's links and MCP's memory_get take for it: refused,
-    naming the vault's spelling. ``source``: a rename's, which may take its own name in
-    another case (in its folder's spelling)."""
-    other = _other_case(fs, rel)
-    if other is None:
-        return
-    folder = posixpath.dirname(rel)
-    there = os.path.lexists(fs.root / other)
-    if source is not None and normalize("NFC", other) == normalize("NFC", source):
-        spelt = _other_case(fs, folder) if folder else None
-        if spelt is None:
-            return  # its own name in another case
-        other, there = f"{spelt}/{posixpath.basename(rel)}", False
-    raise T.Refusal(T.other_case_refusal(path, other, there, destination=source is not None))
-
-
-def _refuse_unportable(
-    fs: VaultFS, rel: str, path: str, start: str, *, source: str | None = None
-) -> None:
-    """A note or folder ``rel`` would make, named as Obsidian cannot link or a clone on
-    Windows cannot hold (``T.unportable``), refused; one there already (a person's) is
-    read, edited and written into as any other (``source``: a rename's, not said to be
-    there to edit when it is the name to use)."""
-    parts = rel.split("/")
-    for i, part in enumerate(parts):
-        char = T.unportable(part, note=i == len(parts) - 1)
-        if char is None:
-            continue
-        there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
-        if not os.path.lexists(os.path.join(fs.root, there)):
-            kept = "/".join([*parts[:i], part[:-3].strip() + ".md"])
-            taken = T.untrimmed_note(part) and _taken(fs, kept, source)
-            raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
-
-
-def _taken(fs: VaultFS, rel: str, source: str | None) -> bool:
-    """Whether a file or folder is at ``rel`` (as spelt, in another Unicode form or case)
-    other than ``source``, a rename's (``Foo.md`` to `` foo.md``: the name to use is its
-    own, in another case, not a note to view or edit)."""
-    there, mine = _there(fs, rel), _there(fs, source) if source else None
-    if there is None or mine is None:
-        return there is not None
-    return not os.path.samestat(os.lstat(fs.root / there), os.lstat(fs.root / mine))
-
-
-def _there(fs: VaultFS, rel: str) -> str | None:
-    """``rel`` as spelt on disk (in another Unicode form or case), None if not there."""
-    spelt = disk_spelling(str(fs.root), rel, fresh=fs.folds)
-    if os.path.lexists(fs.root / spelt):
-        return spelt
-    other = case_spelling(str(fs.root), rel)
-    return other if other is not None and os.path.lexists(fs.root / other) else None
 
 
 def _first(view_range: Any) -> int | None:

@@ -32,14 +32,18 @@ class NameTwins:
     """Finds a note's name twin in its folder (one listing, each name keyed once)."""
 
     def __init__(self) -> None:
-        self._keys: dict[str, str] = {}
+        self._keys: dict[str, tuple[str, str]] = {}
 
-    def _key(self, stem: str) -> str:
+    def _key(self, stem: str) -> tuple[str, str]:
+        """The name's key as a slug cuts it (past 80 characters), and whole."""
         key = self._keys.get(stem)
         if key is None:
             if len(self._keys) >= KEPT:
                 self._keys.clear()
-            key = self._keys[stem] = compose.name_key(stem, sharp_s=False)
+            key = self._keys[stem] = (
+                compose.name_key(stem, sharp_s=False),
+                compose.name_key(stem, sharp_s=False, whole=True),
+            )
         return key
 
     def refuse_create(self, fs: VaultFS, rel: str, path: str) -> None:
@@ -62,7 +66,7 @@ class NameTwins:
         (folder, name), (there, named) = posixpath.split(rel), posixpath.split(other)
         return unicodedata.normalize("NFC", folder) == unicodedata.normalize(
             "NFC", there
-        ) and self._key(_stem(name)) == self._key(_stem(named))
+        ) and _alike(self._key(_stem(name)), self._key(_stem(named)))
 
     def twin(self, fs: VaultFS, rel: str, besides: str | None = None) -> str | None:
         """The vault path of a note in ``rel``'s folder named as ``rel`` but spelt
@@ -77,7 +81,7 @@ class NameTwins:
             source = unicodedata.normalize("NFC", posixpath.basename(besides))
             source = source.lower() if fs.folds else source
         want = self._key(name[:-3])
-        if not want:
+        if not want[1]:
             return None
         # a Mac's NFD folder
         here = disk_spelling(str(fs.root), folder, fresh=fs.folds) if folder else ""
@@ -89,7 +93,7 @@ class NameTwins:
             other = entry.name
             if other == name or not other.lower().endswith(".md") or not is_utf8(other):
                 continue  # (a name not UTF-8 has no key: the scan lists it to be renamed)
-            if self._key(other[:-3]) != want:
+            if not _alike(self._key(other[:-3]), want):
                 continue
             if source is not None:
                 spelt = unicodedata.normalize("NFC", other)
@@ -99,6 +103,16 @@ class NameTwins:
             if is_file_entry(entry) and not fs.is_ignored(there) and fs.refusal(there) is None:
                 return there
         return None
+
+
+def _alike(key: tuple[str, str], other: tuple[str, str]) -> bool:
+    """Whether two names' keys (``NameTwins._key``) are one name's: the same whole, or
+    one a slug's cut of the other (``memvault migrate`` names a note by its title's first
+    80 characters). Two long names alike in their first 80 and no more ("Planning
+    session with the data and design teams, part 1" and "…, part 2") are two notes."""
+    if key[1] == other[1]:
+        return True
+    return key[0] == other[0] and (key[0] == key[1] or other[0] == other[1])
 
 
 def _stem(name: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
-from memvault.core import memory_md, memory_own
+from memvault.core import memory_md, memory_order, memory_own
 from memvault.core.changes import Known, Seen, suspects
 from memvault.core.conflicts import is_conflict_warning, left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
@@ -440,7 +440,9 @@ def tell_problems(store: Store, report: SyncReport, scanned: Sequence[SkippedFil
 def keep_memory_settings(store: Store, fingerprint: str) -> bool:
     """A change to the settings that shape MEMORY.md (``folder = "People"``, a filter, a
     limit) takes effect on the next start: ``memory_synced`` is cleared, so the next sync
-    recomputes MEMORY.md though no note changed. True when they changed."""
+    recomputes MEMORY.md though no note changed. True when they changed. So does a change
+    of the form of its links (``memory_order.LINKS_FORM``): an upgrade's is written once."""
+    fingerprint = f"{fingerprint} {memory_order.LINKS_FORM}"
     if store.meta("memory_settings") == fingerprint:
         return False
     store.set_meta("memory_synced", "")

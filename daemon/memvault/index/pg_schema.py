@@ -87,6 +87,11 @@ Versions (``meta.schema_version``, the same meaning on every machine):
 15. A note's key by updated kept only when it is not its key by date (the SQLite index's
    16, ``note_order.updated_apart``; a page reads each kind by a limited query: ``_keyed``).
 
+16. A wikilink's name read trimmed as JavaScript trims it (the SQLite index's 17,
+   ``link_upgrades``: U+FEFF too): the notes holding a wikilink whose stored
+   target begins or ends so are read again by the next sync; when a file's path begins in
+   a space (``link_upgrades.name_trimmed``), every link is resolved again by the next sync.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -104,22 +109,21 @@ from typing import Any
 
 from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
-from memvault.core.wikilinks import folds_apart, link_name
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
+from memvault.index.link_upgrades import pg_folded_apart, pg_link_names, pg_trimmed_links
 from memvault.index.note_order import ORDER_COLUMNS, fill_order, updated_apart
 from memvault.index.schema import (
     CONFLICTED_STALE,
     LFS_POINTERS_STALE,
     LINKS_TABLE,
     NOTE_META_COLUMNS,
-    RESOLVE_LINKS_AGAIN,
 )
 from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 15
+PG_SCHEMA_VERSION = 16
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -284,7 +288,7 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 3:
             conn.execute(_LINKED_STALE)
         if version is not None and version < 4:
-            _link_names(conn)
+            pg_link_names(conn)
         if version is not None and version < 5:
             _int8_vectors(conn)
         if version is not None and version < 6:
@@ -296,8 +300,8 @@ def migrate(conn: Any, schema: str) -> None:
             with_marks = f"[{cjk.marks()}{cjk.CLUSTER_CHARS}{cjk.PLAIN_CHARS}\u0640]"
             _keywords_again(conn, with_marks, stale=False)
             conn.execute(CONFLICTED_STALE)
-        if version is not None and version < 9 and _folded_apart(conn):
-            _link_names(conn)
+        if version is not None and version < 9 and pg_folded_apart(conn):
+            pg_link_names(conn)
         if version is not None and version < 10:
             _keywords_again(conn, f"[{cjk.SHARP_S_CHARS}]", stale=False)
         if version is not None and version < 11:
@@ -318,6 +322,8 @@ def migrate(conn: Any, schema: str) -> None:
             _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
         if version is not None and 13 <= version < 15:  # (before 13: made so by fill_order)
             updated_apart(conn, "%s")
+        if version is not None and version < 16:
+            pg_trimmed_links(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -446,35 +452,6 @@ def _summaries_stale(conn: Any) -> None:
     stale = [(path,) for path, summary in rows if cut_otherwise(summary)]
     with conn.cursor() as cur:
         cur.executemany("UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE path = %s", stale)
-
-
-def _folded_apart(conn: Any) -> bool:
-    """Version 8 -> 9: whether a link's target or a file's path is one case folding and
-    lower case tell apart (``wikilinks.folds_apart``): then ``_link_names``."""
-    for sql in (
-        "SELECT DISTINCT target FROM links",
-        "SELECT path FROM notes",
-        "SELECT path FROM attachments",
-    ):
-        if any(folds_apart(r[0]) for r in conn.execute(sql) if not r[0].isascii()):
-            return True
-    return False
-
-
-def _link_names(conn: Any) -> None:
-    """Version 3 -> 4: the links' ``name`` column, from their targets (computed here, as
-    the SQLite index's: ``wikilinks.link_name``), and every link resolved again next."""
-    conn.execute("ALTER TABLE links ADD COLUMN IF NOT EXISTS name TEXT NOT NULL DEFAULT ''")
-    targets = [r[0] for r in conn.execute("SELECT DISTINCT target FROM links")]
-    if targets:
-        conn.execute("CREATE TEMP TABLE link_names(target TEXT, name TEXT) ON COMMIT DROP")
-        with conn.cursor().copy("COPY link_names(target, name) FROM STDIN") as copy:
-            for target in targets:
-                copy.write_row((target, link_name(target)))
-        conn.execute(
-            "UPDATE links SET name = n.name FROM link_names n WHERE links.target = n.target"
-        )
-    conn.execute(RESOLVE_LINKS_AGAIN)
 
 
 def _int8_vectors(conn: Any) -> None:

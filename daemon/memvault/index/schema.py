@@ -104,6 +104,15 @@ Versions (meta ``schema_version``):
    index.db. The upgrade empties the equal keys and makes both indexes again
    (``note_order.updated_apart``); nothing is read from the vault. The pages it frees
    are given back as any are (``PendingQueue.reclaim``).
+17. A wikilink's name read trimmed as JavaScript's ``trim`` trims it, as Obsidian reads
+   it (``wikilinks.find_links``): U+FEFF too, which Python's ``strip`` kept, so
+   ``[[Zed<U+FEFF>]]`` was stored as a link to ``Zed<U+FEFF>.md`` where a fresh index
+   stores one to ``Zed.md``. The notes holding a wikilink whose stored target begins or
+   ends so are read again by the next sync. And a file whose path begins in a space
+   (`` Lead.md`` at the root, linked ``[[/ Lead.md]]``) had its name taken trimmed when
+   it came, went or moved (``wikilinks.file_link_name``), the verdicts of the links to it
+   not followed: when there is one, the next sync resolves every stored link once
+   (``link_upgrades``). Nothing else changes.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -129,12 +138,13 @@ from memvault.index.fts import (
     keywords,
     register,
 )
+from memvault.index.link_upgrades import RESOLVE_LINKS_AGAIN, UNTRIMMED_STALE, spaced_files
 from memvault.index.note_order import order_columns, updated_apart
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -263,12 +273,6 @@ def external_content_fts(conn: sqlite3.Connection) -> None:
 CONFLICTED_STALE = (
     "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
     "(SELECT path FROM chunks WHERE text LIKE '%<<<<<<<%')"
-)
-
-# the next sync resolves every stored link once (engine/link_verdicts.follow); both backends
-RESOLVE_LINKS_AGAIN = (
-    "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
-    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
 )
 
 
@@ -519,6 +523,12 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
             version,
             stemmed,
         )
+    if version < 17 and (stale := conn.execute(UNTRIMMED_STALE).rowcount):
+        log.info(
+            "index schema %d -> 17: %d notes' links read again (trimmed as JS)", version, stale
+        )
+    if version < 17 and spaced_files(conn):
+        log.info("index schema %d -> 17: a name begins in a space: links resolved again", version)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"

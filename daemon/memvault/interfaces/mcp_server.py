@@ -47,6 +47,7 @@ from memvault.core.compose import MAX_LOG_ENTRY
 from memvault.core.note_size import is_long, write_grown_said
 from memvault.core.results import Hit
 from memvault.core.text import line_count
+from memvault.core.wikilinks import trim_proof
 from memvault.door import VaultDoor
 from memvault.errors import MemvaultError
 
@@ -224,7 +225,7 @@ def grown(vault: Vault, path: str, title: str) -> dict[str, str]:
 
 
 def link_of(path: str) -> str:
-    return f"[[{path[:-3] if path.lower().endswith('.md') else path}]]"
+    return f"[[{trim_proof(path[:-3] if path.lower().endswith('.md') else path, path)}]]"
 
 
 def build_server(root: Path) -> MCPServer:

@@ -1,0 +1,110 @@
+"""The links table's upgrades that read or write link names (both backends): what a
+schema version changed in how a link's target or a file's name is read, brought to the
+rows an older memvault stored (``schema.upgrade``, ``pg_schema.migrate``).
+
+- SQLite 17, PostgreSQL 16: a wikilink's name read trimmed as JavaScript trims it
+  (``wikilinks.find_links``: U+FEFF too, which Python's ``strip`` kept): the notes holding
+  a wikilink whose stored target begins or ends so are read again by the next sync
+  (``UNTRIMMED_STALE``); and a file's name taken as it is (``wikilinks.file_link_name``:
+  `` Lead.md`` at the root was ``lead`` when it came, went or moved, so the verdicts of
+  ``[[/ Lead.md]]`` were never followed): when there is such a file, every stored link is
+  resolved once by the next sync (``spaced_files``, ``pg_trimmed_links``).
+- PostgreSQL 4 and 9 (the SQLite index's 7 and 10, ``schema.link_names``,
+  ``schema.lower_case_links``): the links' names written from their targets
+  (``pg_link_names``), when a name case folding and lower case tell apart is there
+  (``pg_folded_apart``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from memvault.core.text import JS_SPACES
+from memvault.core.wikilinks import file_link_name, folds_apart, link_name
+
+# the next sync resolves every stored link once (engine/link_verdicts.follow); both backends
+RESOLVE_LINKS_AGAIN = (
+    "INSERT INTO meta(key, value) VALUES('links_resolve', '1') "
+    "ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+)
+
+# the notes holding a wikilink whose stored target starts or ends in what JavaScript's trim
+# takes and Python's strip kept (U+FEFF), read again by the next sync; both backends
+UNTRIMMED_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT source FROM links WHERE kind = 'wiki' AND ("
+    + " OR ".join(f"target LIKE '{c}%' OR target LIKE '%{c}'" for c in JS_SPACES if not c.isspace())
+    + "))"
+)
+
+
+def name_trimmed(path: str) -> bool:
+    """Whether a memvault before SQLite 17 (PostgreSQL 16) took the file at ``path`` for
+    another name than its own (``wikilinks.file_link_name``: a path beginning in a space)."""
+    return link_name(path) != file_link_name(path)
+
+
+def spaced_files(conn: sqlite3.Connection) -> bool:
+    """SQLite 16 -> 17: when a file's name was taken trimmed (``name_trimmed``), every link
+    resolved again by the next sync. Returns whether there was one."""
+    conn.create_function("memvault_name_trimmed", 1, name_trimmed, deterministic=True)
+    found = conn.execute(
+        "SELECT 1 FROM notes WHERE memvault_name_trimmed(path) UNION ALL "
+        "SELECT 1 FROM attachments WHERE memvault_name_trimmed(path) LIMIT 1"
+    ).fetchone()
+    if found is not None:
+        conn.execute(RESOLVE_LINKS_AGAIN)
+    return found is not None
+
+
+def pg_trimmed_links(conn: Any) -> None:
+    """PostgreSQL 15 -> 16: ``UNTRIMMED_STALE``, and every link resolved again by the next
+    sync when a file's name was taken trimmed (``name_trimmed``)."""
+    conn.execute(UNTRIMMED_STALE)
+    if any(
+        name_trimmed(r[0])
+        for sql in ("SELECT path FROM notes", "SELECT path FROM attachments")
+        for r in conn.execute(sql)
+    ):
+        conn.execute(RESOLVE_LINKS_AGAIN)
+
+
+def pg_folded_apart(conn: Any) -> bool:
+    """PostgreSQL 8 -> 9: whether a link's target or a file's path is one case folding and
+    lower case tell apart (``wikilinks.folds_apart``): then ``pg_link_names``."""
+    for sql in (
+        "SELECT DISTINCT target FROM links",
+        "SELECT path FROM notes",
+        "SELECT path FROM attachments",
+    ):
+        if any(folds_apart(r[0]) for r in conn.execute(sql) if not r[0].isascii()):
+            return True
+    return False
+
+
+def pg_link_names(conn: Any) -> None:
+    """PostgreSQL 3 -> 4: the links' ``name`` column, from their targets (computed here, as
+    the SQLite index's: ``wikilinks.link_name``), and every link resolved again next."""
+    conn.execute("ALTER TABLE links ADD COLUMN IF NOT EXISTS name TEXT NOT NULL DEFAULT ''")
+    targets = [r[0] for r in conn.execute("SELECT DISTINCT target FROM links")]
+    if targets:
+        conn.execute("CREATE TEMP TABLE link_names(target TEXT, name TEXT) ON COMMIT DROP")
+        with conn.cursor().copy("COPY link_names(target, name) FROM STDIN") as copy:
+            for target in targets:
+                copy.write_row((target, link_name(target)))
+        conn.execute(
+            "UPDATE links SET name = n.name FROM link_names n WHERE links.target = n.target"
+        )
+    conn.execute(RESOLVE_LINKS_AGAIN)
+
+
+__all__ = [
+    "RESOLVE_LINKS_AGAIN",
+    "UNTRIMMED_STALE",
+    "name_trimmed",
+    "pg_folded_apart",
+    "pg_link_names",
+    "pg_trimmed_links",
+    "spaced_files",
+]
