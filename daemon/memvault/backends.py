@@ -17,7 +17,9 @@
   it is (read-only). ``"peek"`` reads the index as it is, without the
   lock and without a sync. A vault that was never indexed is only ever peeked at
   by a read: nothing is written into it (``get`` and the link check read the
-  files; ``search`` and ``context`` say that it is not indexed yet).
+  files; ``search`` and ``context`` say that it is not indexed yet). A team's index
+  in PostgreSQL is never synced by a read; with no writer holding it, a ``"query"``
+  says which notes of this copy its answer misses (``say_unkept``).
 
 The sync before a read is the structure lane only: MEMORY.md, links and keyword
 search are current, and the model is never loaded for it. New chunks' vectors
@@ -448,6 +450,8 @@ def open_backend(
         backend.freshen(mode, progress)
         if kept_by is not None:
             backend.stale = say_missed(engine, kept_by)
+        elif mode == "query" and lock is None and engine.read_only:
+            backend.stale = say_unkept(engine)
     except BaseException:
         backend.close()
         raise
@@ -478,6 +482,35 @@ def say_missed(engine: Engine, pid: int) -> str | None:
         f"note{'s' if len(missed) != 1 else ''} changed since ({named}{more}): process "
         f"{pid} keeps this vault between its calls (an MCP server or an agent's memory "
         f"tool) and did not let go of it within {LETS_GO:g} s; ask again"
+    )
+    log.warning(said)
+    return said
+
+
+def say_unkept(engine: Engine) -> str | None:
+    """A search or context with no daemon over a team's index in PostgreSQL that no
+    writer holds now (its daemon stopped, on the writer's machine as on a clone): it
+    answers from the index as the last writer left it, and no one indexes this copy's
+    notes meanwhile. Says which of them differ from it (new, edited, deleted here), as
+    ``say_missed`` does, and what indexes them; nothing when none does, or while a writer
+    runs (a clone a pull behind that writer's index is marked per hit, ``this_copy``).
+    It said nothing: a note the person had just written was missing from the answer,
+    where the same search on a vault of its own syncs first (a field test, stop 56)."""
+    who = getattr(engine.store, "writer", None)
+    if who is None or who() is not None:  # SQLite's index, or a writer keeps it
+        return None
+    from memvault.engine.status import behind
+
+    missed = behind(engine.config, engine.fs, engine.store)
+    if not missed:
+        return None
+    named = ", ".join(missed[:MISSED_NAMED])
+    more = f" and {len(missed) - MISSED_NAMED} more" if len(missed) > MISSED_NAMED else ""
+    said = (
+        f"this answer is from the team's index as its last writer left it, which misses "
+        f"{len(missed)} note{'s' if len(missed) != 1 else ''} of this copy changed since "
+        f"({named}{more}): no writer runs to index them; `memvault up` on the writer's "
+        "machine does (here, if this copy is the writer's)"
     )
     log.warning(said)
     return said

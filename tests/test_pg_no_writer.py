@@ -1,0 +1,70 @@
+"""A team's index in PostgreSQL with no writer running (docs/TEAM.md): the writer's
+machine with its daemon stopped, or a clone while none runs. A search or context with no
+daemon reads the index as its last writer left it and syncs nothing (a read never makes
+this copy the writer); what it misses of this copy's notes is said, not left out
+silently. A real server (pgserver), the CLI as a process, the Python API."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+import pytest
+
+from helpers import make_vault, memvault_env, note, open_vault, run_memvault, write
+
+NEW = "people/zoe-quark.md"
+
+
+@pytest.fixture
+def team_vault(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The example vault indexed in PostgreSQL by a writer that has stopped since."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path, "team")
+    with open_vault(root) as writer:
+        writer.sync()
+    return root
+
+
+def _new_note(root: Path) -> None:
+    write(root, NEW, note("Zoe Quark", body="Zoe owns the zanzibar billing pipeline."))
+
+
+def test_a_search_with_no_writer_running_names_the_notes_its_answer_misses(
+    tmp_path: Path, team_vault: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person writes a note on the writer's machine, its daemon stopped, and asks:
+    the answer, from the index as it was, lacks the note, and exit 0 said nothing (on a
+    vault of its own the same search syncs first and finds it)."""
+    _new_note(team_vault)
+    env = memvault_env(
+        tmp_path,
+        MEMVAULT_INDEX_STORE="postgres",
+        MEMVAULT_INDEX_DSN=pg_dsn,
+        MEMVAULT_INDEX_SCHEMA=os.environ["MEMVAULT_INDEX_SCHEMA"],
+    )
+    for command in ("search", "context"):
+        asked = run_memvault(command, "zanzibar billing", "--vault", str(team_vault), env=env)
+        assert asked.returncode == 0, asked.stderr
+        assert "misses 1 note of this copy changed since (people/zoe-quark.md)" in (
+            asked.stderr
+        ), asked.stderr
+        assert "no writer runs to index them; `memvault up`" in asked.stderr, asked.stderr
+    # the Python API (and so the MCP server's `note`) has it too
+    with open_vault(team_vault, mode="query") as reader:
+        assert reader.engine.read_only  # nothing was synced: the read wrote nothing
+        assert reader.stale is not None and NEW in reader.stale
+
+
+def test_a_search_says_nothing_when_the_files_are_the_index_or_a_writer_keeps_it(
+    team_vault: Path,
+) -> None:
+    with open_vault(team_vault, mode="query") as reader:
+        assert reader.engine.read_only and reader.stale is None  # nothing changed
+    _new_note(team_vault)
+    with open_vault(team_vault) as writer:  # a writer holds the lock (and indexed it)
+        writer.sync()
+        with open_vault(team_vault, mode="query") as reader:
+            assert reader.engine.read_only
+            assert reader.stale is None
+            assert any(h.path == NEW for h in reader.search("zanzibar billing", k=3))
