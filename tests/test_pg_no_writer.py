@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+
 import pytest
 
 from helpers import make_vault, memvault_env, note, open_vault, run_memvault, write
@@ -46,9 +47,9 @@ def test_a_search_with_no_writer_running_names_the_notes_its_answer_misses(
     for command in ("search", "context"):
         asked = run_memvault(command, "zanzibar billing", "--vault", str(team_vault), env=env)
         assert asked.returncode == 0, asked.stderr
-        assert "misses 1 note of this copy changed since (people/zoe-quark.md)" in (
+        assert "misses 1 note of this copy changed since (people/zoe-quark.md)" in (asked.stderr), (
             asked.stderr
-        ), asked.stderr
+        )
         assert "no writer runs to index them; `memvault up`" in asked.stderr, asked.stderr
     # the Python API (and so the MCP server's `note`) has it too
     with open_vault(team_vault, mode="query") as reader:
