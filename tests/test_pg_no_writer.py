@@ -7,9 +7,15 @@ silently. A real server (pgserver), the CLI as a process, the Python API."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
+from typing import Any
 
+import mcp_types as types
 import pytest
+from anyio.from_thread import start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import make_vault, memvault_env, note, open_vault, run_memvault, write
 
@@ -69,3 +75,44 @@ def test_a_search_says_nothing_when_the_files_are_the_index_or_a_writer_keeps_it
             assert reader.engine.read_only
             assert reader.stale is None
             assert any(h.path == NEW for h in reader.search("zanzibar billing", k=3))
+
+
+def test_the_mcp_server_with_no_writer_running_notes_what_its_answer_misses(
+    team_vault: Path, pg_dsn: str
+) -> None:
+    """An agent reads no server's stderr: the tool result's `note` names the note (the
+    real MCP client, the server a process over stdio)."""
+    _new_note(team_vault)
+    env = {
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "daemon"),
+        "MEMVAULT_INDEX_MODEL": "hash",
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+        "HF_HUB_OFFLINE": "1",
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memvault", "mcp", "--vault", str(team_vault)],
+        env=env,
+        cwd=str(team_vault.parent),
+    )
+
+    async def ask() -> tuple[dict[str, Any], str]:
+        with (team_vault.parent / "mcp-stderr.log").open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                found = await s.call_tool("memory_search", {"query": "zanzibar billing"})
+                context = await s.call_tool("memory_context", {"query": "zanzibar billing"})
+                text = "".join(c.text for c in context.content if isinstance(c, types.TextContent))
+                assert not found.is_error and not context.is_error
+                return found.structured_content or {}, text
+
+    with start_blocking_portal() as portal:
+        found, context = portal.call(ask)
+    assert NEW in found.get("note", ""), found.get("note")
+    assert "no writer runs to index them" in found["note"]
+    assert "(Note: this answer is from the team's index" in context and NEW in context
