@@ -304,9 +304,9 @@ class PgStore(Store):
         never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
         return refusal(self, daemon=daemon)
 
-    def follow_writer(self) -> None:
+    def follow_writer(self) -> str | None:
         """A reader's: asks as the writer's schema is now (``pg_writer.follow_writer``)."""
-        follow_writer(self)
+        return follow_writer(self)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row

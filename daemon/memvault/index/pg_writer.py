@@ -31,19 +31,24 @@ def keyed_as(store: Any, version: int | None) -> None:
     store.cjk, store.stems = (version is None or version >= v for v in (7, 14))
 
 
-def follow_writer(store: Any) -> None:
+def follow_writer(store: Any) -> str | None:
     """A reader's: the schema's version read again, and asked as it is now (``keyed_as``).
     The reader daemon looks every 2 s (service/daemon.py): it read the version once, at
     its start, and a writer upgraded since (another machine's memvault, newer) had keyed
     its rows anew while this one still asked as before: a note in traditional Chinese
     characters, keyed as simplified by schema 14, was no longer found by its words, nor
     a Russian word's other forms, until the reader was restarted (a field test, stop
-    56). A version newer than this code's: ``IndexCorrupt``, as at an open."""
+    56). A version newer than this code's: what an open is refused with, returned (the
+    daemon stops on it; a table dropped by hand raises, and is waited out)."""
     if not store.read_only:
-        return
+        return None
     with store._lock:
         row = store._pg.raw("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    keyed_as(store, int(row[0]) if row and row[0] else None)
+    try:
+        keyed_as(store, int(row[0]) if row and row[0] else None)
+    except IndexCorrupt as newer:
+        return str(newer)
+    return None
 
 
 def _take_again(store: Any, *, now: bool = True) -> None:

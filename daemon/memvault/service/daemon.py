@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
-from memvault.errors import IndexCorrupt, MemvaultError
+from memvault.errors import MemvaultError
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.http_server import HttpServer
@@ -423,21 +423,18 @@ class Daemon:
         # its files' commit once HEAD moved (engine/clone_guard), a folder note to `git add`
         # (folder_staging), MEMORY.md after git; a reader: its writer's schema version, which
         # another machine's upgrade changes (pg_writer.follow_writer)
-        store, kept = self.vault.engine.store, ("hold_writer_lock", "mark_files_if_moved")
-        steps = [getattr(store, n, None) for n in (("follow_writer",) if self.reader else kept)]
-        if not self.reader:
-            steps += [self.vault.engine.linker.staging.retry, self.memory_catch_up]
+        store, newer = self.vault.engine.store, None
+        held, moved = (getattr(store, n, None) for n in ("hold_writer_lock", "mark_files_if_moved"))
+        steps = [held, moved, self.vault.engine.linker.staging.retry, self.memory_catch_up]
         try:
-            for step in steps:
+            if self.reader:
+                newer = getattr(store, "follow_writer", lambda: None)()
+            for step in [] if self.reader else steps:
                 if step is not None:
                     step()
         except MemvaultError as exc:  # the server down or restarting, the lock another's:
             # no end (a writer exited at pg_ctl stop); said once, the next tick looks again
-            if self.reader and isinstance(exc, IndexCorrupt):  # its writer's is newer:
-                log.error("memvault daemon stopping: %s", exc)  # refused, as at a start
-                self.exit_code = 7
-                self.request_stop()
-            elif str(exc) != self._tick_error:
+            if str(exc) != self._tick_error:
                 log.warning("the index: %s", exc)
             self._tick_error = str(exc)
         else:
@@ -447,6 +444,13 @@ class Daemon:
                 self.watcher.queue.retry_after(0)
                 self.watcher.queue.wake()
             self._tick_error = ""
+        if newer:  # its writer's schema is newer than this code: refused, as at a start
+            self._exit(7, newer)
+
+    def _exit(self, code: int, why: str) -> None:
+        log.error("memvault daemon stopping: %s", why)
+        self.exit_code = code
+        self.request_stop()
 
     def _new_settings(self) -> None:
         """config.toml's settings changed under the daemon (config_watch): start again
@@ -487,13 +491,7 @@ class Daemon:
             return  # only when lost at two checks in a row (2 s apart), not a moment
         # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds
         reason, self.restart = lost
-        log.error(
-            "memvault daemon stopping: %s%s",
-            reason,
-            "; starting afresh" if self.restart else "",
-        )
-        self.exit_code = EXIT_GROUND_LOST
-        self.request_stop()
+        self._exit(EXIT_GROUND_LOST, reason + ("; starting afresh" if self.restart else ""))
 
     def shutdown(self) -> bool:
         """Remove daemon.json, stop serving and watching, save, release the lock.
