@@ -53,7 +53,7 @@ def test_a_search_with_no_writer_running_names_the_notes_its_answer_misses(
     for command in ("search", "context"):
         asked = run_memvault(command, "zanzibar billing", "--vault", str(team_vault), env=env)
         assert asked.returncode == 0, asked.stderr
-        assert "misses 1 note of this copy changed since (people/zoe-quark.md)" in (asked.stderr), (
+        assert "which lacks 1 note of this copy (people/zoe-quark.md)" in (asked.stderr), (
             asked.stderr
         )
         assert "no writer runs to index them; `memvault up`" in asked.stderr, asked.stderr
