@@ -56,6 +56,10 @@ def _moved_to_postgres(
         "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
     )
     assert moved.returncode == 0, moved.stderr
+    # a person's file changed is said, and what to do with it (it said nothing)
+    said = " ".join(moved.stdout.split())
+    written = f'store = "postgres", its dsn and schema = "memvault_{folder_name}" written'
+    assert f".memvault/config.toml: {written} under [index]; commit it" in said, said
     return writer, env
 
 

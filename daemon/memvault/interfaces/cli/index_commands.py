@@ -69,7 +69,13 @@ def move(
         f"index moved to {to} ({shown}): {report.chunks} chunks, {report.vectors_copied} "
         f"stored vectors reused, {report.embedded} texts embedded"
     )
-    if not written:
+    if written:  # a person's file changed: said, with what git is to do with it
+        what = f'store = "{to}"' + (f', its dsn and schema = "{schema}"' if schema else "")
+        out.print(
+            f".memvault/config.toml: {what} written under [index]; commit it, so each clone "
+            "of the vault reads this index (git carries it)"
+        )
+    else:
         out.print(
             "the DSN holds a password, so it is not written to config.toml (git carries "
             "that file to every clone): set MEMVAULT_INDEX_STORE=postgres, MEMVAULT_INDEX_DSN "
