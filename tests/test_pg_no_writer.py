@@ -116,3 +116,31 @@ def test_the_mcp_server_with_no_writer_running_notes_what_its_answer_misses(
     assert NEW in found.get("note", ""), found.get("note")
     assert "no writer runs to index them" in found["note"]
     assert "(Note: this answer is from the team's index" in context and NEW in context
+
+
+def test_a_search_with_no_writer_running_names_a_note_edited_here(team_vault: Path) -> None:
+    """A review (rev56b): the person edits a note on the writer's machine, its daemon
+    stopped, and asks for the words just written: no hit (the index has the note as it
+    was), so no hit marked `this_copy`, and the names compared alike: nothing said."""
+    sarah = team_vault / "people" / "sarah-chen.md"
+    sarah.write_text(
+        sarah.read_text(encoding="utf-8") + "\nSarah now owns the zanzibar billing pipeline.\n",
+        encoding="utf-8",
+    )
+    with open_vault(team_vault, mode="query") as reader:
+        assert reader.engine.read_only
+        assert not any(h.path == "people/sarah-chen.md" for h in reader.search("zanzibar", k=3))
+        assert reader.stale is not None, "an edit here said nothing"
+        assert "1 note changed here (people/sarah-chen.md)" in reader.stale, reader.stale
+
+
+def test_a_clone_whose_every_time_is_gits_is_no_note_changed(team_vault: Path) -> None:
+    """A clone: every note's time is git's, none as indexed, its words the index's; nor is
+    a note whose line ends alone differ (a Windows writer's checkout). Nothing said."""
+    for path in team_vault.rglob("*.md"):
+        if ".memvault" not in path.parts:
+            os.utime(path, (1_700_000_000, 1_700_000_000))
+    log = team_vault / "logs" / "2024-03-15.md"
+    log.write_bytes(log.read_bytes().replace(b"\n", b"\r\n"))
+    with open_vault(team_vault, mode="query") as reader:
+        assert reader.engine.read_only and reader.stale is None, reader.stale

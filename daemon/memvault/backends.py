@@ -491,28 +491,40 @@ def say_unkept(engine: Engine) -> str | None:
     """A search or context with no daemon over a team's index in PostgreSQL that no
     writer holds now (its daemon stopped, on the writer's machine as on a clone): it
     answers from the index as the last writer left it, and no one indexes this copy's
-    notes meanwhile. Says which notes of this copy the index lacks, and what indexes
-    them; nothing when none, or while a writer runs. A note edited or deleted here is
-    marked in its hits already (``this_copy``): no file is read (a clone's every note,
-    its times git's, was read for a hash: +0.6-0.8 s a search at 10,000 notes). It said
-    nothing: a note just written was missing from the answer, where the same search on
-    a vault of its own syncs first (a field test, stop 56)."""
+    notes meanwhile. Says which notes of this copy the index lacks, and which it holds
+    otherwise than this copy (``status.changed_here``: read and hashed only while at most
+    ``CHANGED_READ`` differ from it by size or time, as on the writer's own copy; on a
+    clone, every time git's, no file is read: +0.6-0.8 s a search at 10,000 notes), and
+    what indexes them; nothing when none, or while a writer runs. It said nothing: a
+    note just written was missing from the answer, where the same search on a vault of
+    its own syncs first (a field test, stop 56); a note edited there too (a review)."""
+    from memvault.engine.status import changed_here
+
     who = getattr(engine.store, "writer", None)
     if who is None or who() is not None:  # SQLite's index, or a writer keeps it
         return None
-    missed = sorted(set(engine.fs.scan().notes) - set(engine.store.manifest()))
-    if not missed:
+    known, seen = engine.store.manifest(), engine.fs.scan().notes
+    missed = sorted(set(seen) - set(known))
+    changed = changed_here(engine.config, engine.fs, engine.store, known, seen, CHANGED_READ)
+    lacks = [
+        f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:MISSED_NAMED])}"
+        + (f" and {len(paths) - MISSED_NAMED} more" if len(paths) > MISSED_NAMED else "")
+        + ")"
+        for what, paths in (("of this copy", missed), ("changed here", changed or []))
+        if paths
+    ]
+    if not lacks:
         return None
-    named = ", ".join(missed[:MISSED_NAMED])
-    more = f" and {len(missed) - MISSED_NAMED} more" if len(missed) > MISSED_NAMED else ""
     said = (
         f"this answer is from the team's index as its last writer left it, which lacks "
-        f"{len(missed)} note{'s' if len(missed) != 1 else ''} of this copy ({named}{more}): "
-        "no writer runs to index them; `memvault up` on the writer's machine does (here, "
-        "if this copy is the writer's)"
+        f"{' and '.join(lacks)}: no writer runs to index them; `memvault up` on the "
+        "writer's machine does (here, if this copy is the writer's)"
     )
     log.warning(said)
     return said
+
+
+CHANGED_READ = 200  # notes say_unkept reads at most to tell an edit (else: names only)
 
 
 __all__ = [
