@@ -144,3 +144,39 @@ def test_a_clone_whose_every_time_is_gits_is_no_note_changed(team_vault: Path) -
     log.write_bytes(log.read_bytes().replace(b"\n", b"\r\n"))
     with open_vault(team_vault, mode="query") as reader:
         assert reader.engine.read_only and reader.stale is None, reader.stale
+
+
+def test_a_clone_with_no_writer_running_is_told_its_notes_reach_the_index_by_git(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review (rev56b): on a clone, its own new note missing from the team's index, it
+    was told "`memvault up` on the writer's machine does (here, if this copy is the
+    writer's)": the writer indexes its own copy, which lacks the note until it is
+    committed, pushed and pulled there; and this copy is not the writer's. The index
+    keeps its last writer's host (meta vault_commit, in git)."""
+    import subprocess
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    writer = make_vault(tmp_path / "machine-a", "team")
+    git = ["git", "-c", "user.email=a@x", "-c", "user.name=a"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "vault"]):
+        subprocess.run([*git, "-C", str(writer), *args], check=True, capture_output=True)
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(writer) as kept:
+        kept.sync()
+    clone = tmp_path / "machine-b" / "team"
+    subprocess.run([*git, "clone", "-q", str(writer), str(clone)], check=True, capture_output=True)
+    _new_note(clone)
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-b")
+    with open_vault(clone, mode="query") as reader:
+        assert reader.engine.read_only
+        said = reader.stale or ""
+        assert f"which lacks 1 note of this copy ({NEW})" in said, said
+        assert "the writer's machine (machine-a) indexes them once its copy has them" in said
+        assert "commit and push here, pull there" in said, said
+    _new_note(writer)  # on the writer's own machine, its daemon stopped
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "machine-a")
+    with open_vault(writer, mode="query") as reader:
+        said = reader.stale or ""
+        assert "no writer runs to index them; `memvault up` here does" in said, said

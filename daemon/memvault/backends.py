@@ -495,10 +495,13 @@ def say_unkept(engine: Engine) -> str | None:
     otherwise than this copy (``status.changed_here``: read and hashed only while at most
     ``CHANGED_READ`` differ from it by size or time, as on the writer's own copy; on a
     clone, every time git's, no file is read: +0.6-0.8 s a search at 10,000 notes), and
-    what indexes them; nothing when none, or while a writer runs. It said nothing: a
+    what indexes them (on a clone: the writer, once its copy has them by git; the last
+    writer's host is in meta ``vault_commit``); nothing when none, or while a writer runs. It said nothing: a
     note just written was missing from the answer, where the same search on a vault of
     its own syncs first (a field test, stop 56); a note edited there too (a review)."""
+    from memvault.engine.clone_guard import last_writer
     from memvault.engine.status import changed_here
+    from memvault.index.pg_conn import host_name
 
     who = getattr(engine.store, "writer", None)
     if who is None or who() is not None:  # SQLite's index, or a writer keeps it
@@ -515,10 +518,18 @@ def say_unkept(engine: Engine) -> str | None:
     ]
     if not lacks:
         return None
+    host = last_writer(engine.store)  # a clone's notes reach the index by git
+    does = (
+        "`memvault up` here does"
+        if host == host_name()
+        else f"`memvault up` on the writer's machine ({host}) indexes them once its copy "
+        "has them (git: commit and push here, pull there)"
+        if host
+        else "`memvault up` on the writer's machine does (here, if this copy is the writer's)"
+    )
     said = (
         f"this answer is from the team's index as its last writer left it, which lacks "
-        f"{' and '.join(lacks)}: no writer runs to index them; `memvault up` on the "
-        "writer's machine does (here, if this copy is the writer's)"
+        f"{' and '.join(lacks)}: no writer runs to index them; {does}"
     )
     log.warning(said)
     return said
