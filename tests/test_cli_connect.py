@@ -448,3 +448,28 @@ def test_disconnect_claude_desktop_removes_the_config_connect_made_from_nothing(
     off = memvault(home, "disconnect", "claude-desktop")
     assert off.returncode == 0, off.stderr
     assert json.loads(config.read_text(encoding="utf-8")) == {"globalShortcut": "Alt+Space"}
+
+
+def test_connect_to_a_teams_vault_says_its_writer_keeps_it_not_up_here(
+    home: Path, tmp_path: Path
+) -> None:
+    """On a reader's machine of a team's index `memvault up` is a read-only daemon: it
+    keeps neither MEMORY.md nor the index, and Claude Code's notes written there are
+    found once they reach the writer. Connect said `memvault up` keeps them current."""
+    vault = new_vault(tmp_path, "team")
+    config = vault / ".memvault" / "config.toml"
+    text = config.read_text(encoding="utf-8").replace(
+        'store = "sqlite"\ndsn = ""', 'store = "postgres"\ndsn = "postgresql://m@db.internal/team"'
+    )
+    assert 'store = "postgres"' in text
+    config.write_text(text, encoding="utf-8")
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    done = memvault(
+        home, "connect", "claude-code", "--project", str(project), "--vault", str(vault)
+    )
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert "the index is the team's, in PostgreSQL: its writer" in said, said
+    assert "found once the writer has it" in said, said
+    assert "`memvault up` keeps MEMORY.md and the index current" not in said, said

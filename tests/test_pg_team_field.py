@@ -56,6 +56,10 @@ def _moved_to_postgres(
         "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
     )
     assert moved.returncode == 0, moved.stderr
+    # a person's file changed is said, and what to do with it (it said nothing)
+    said = " ".join(moved.stdout.split())
+    written = f'store = "postgres", its dsn and schema = "memvault_{folder_name}" written'
+    assert f".memvault/config.toml: {written} under [index]; commit it" in said, said
     return writer, env
 
 
@@ -491,3 +495,33 @@ def test_a_key_value_dsn_in_the_environment_is_taken_and_its_password_never_show
     refused = run_memvault("status", "--vault", str(root), env=typo)
     assert refused.returncode == 3, refused.stdout + refused.stderr
     assert "$MEMVAULT_INDEX_DSN" in refused.stderr and "config.toml" not in refused.stderr
+
+
+def test_index_move_never_writes_over_a_save_of_config_toml_in_progress(
+    tmp_path: Path, pg_server: Any, folder_name: str
+) -> None:
+    """A review (rev56b): `index move` read config.toml and put its own version in place
+    with no compare-and-swap, over an editor saving the file in place (truncated, then
+    written in pieces): the rest of the person's save went into the file replaced, and
+    their words were lost. Now the save is waited for, then given up on: nothing
+    written over it, the settings to write said (exit 1)."""
+    dsn = str(pg_server.get_uri())
+    env = memvault_env(tmp_path)
+    writer = make_vault(tmp_path / "build-01", folder_name)
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    config = writer / ".memvault" / "config.toml"
+    theirs = config.read_text(encoding="utf-8") + "\n# the person's note on the settings\n"
+    half = len(theirs) // 2
+    with config.open("r+", encoding="utf-8") as saving:  # an editor's save in place
+        saving.truncate(0)
+        saving.write(theirs[:half])
+        saving.flush()
+        moved = run_memvault(
+            "index", "move", "--to", "postgres", "--dsn", dsn, "--vault", str(writer), env=env
+        )
+        saving.write(theirs[half:])
+    assert config.read_text(encoding="utf-8") == theirs  # every word of the person's save
+    assert moved.returncode == 1, moved.stdout + moved.stderr
+    said = " ".join(moved.stderr.split())
+    assert "config.toml" in said and "open for writing" in said, said
+    assert f'schema = "memvault_{folder_name}"' in said, said

@@ -427,3 +427,79 @@ def test_a_readers_status_counts_no_crlf_checkout_as_a_change(
             (copy / "decisions" / "zephyr.md").write_bytes(text.replace("Three", "Four").encode())
             index = reader.status()["index"]
             assert "decisions/zephyr.md" in index["pending"]
+
+
+def test_the_mcp_server_with_no_daemon_lets_the_teams_writer_lock_go_soon_after_a_write(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A review (rev56b): the MCP server on the writer's machine with no daemon kept the
+    vault it wrote in, and with it PostgreSQL's writer lock, 15 s after each call (door's
+    LINGER): no other machine's process can ask it to let go (a local lock file is
+    asked, not the server), so another machine's `memvault up` waited those 15 s
+    ("waiting for a pid ..., which is writing this vault's index"), a colleague's CLI
+    write too. Kept ``door.LINGER_TEAM`` for a team's index (the real MCP client, the
+    server a process over stdio)."""
+    import sys
+
+    from anyio.from_thread import start_blocking_portal
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    from memvault.index.pg_store import PgStore
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    root = make_vault(tmp_path, "team")
+    with open_vault(root) as writer:
+        writer.sync()
+    env = {
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "daemon"),
+        "MEMVAULT_INDEX_MODEL": "hash",
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": schema,
+        "HF_HUB_OFFLINE": "1",
+        "MEMVAULT_HOSTNAME": "mcp-host",
+    }
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memvault", "mcp", "--vault", str(root)],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    probe = PgStore(pg_dsn, schema, read_only=True, timeout=10, statement_ms=10_000)
+
+    async def write_then_wait() -> None:
+        with (tmp_path / "mcp-stderr.log").open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, send),
+                ClientSession(read, send) as session,
+            ):
+                await session.initialize()
+                done = await session.call_tool(
+                    "memory_write",
+                    {"category": "people", "title": "Zed Quark", "body": "Zed owns billing."},
+                )
+                assert not done.is_error, done
+                held = probe.writer()
+                assert held is not None and held[0] == "mcp-host"  # the write took it
+                # let go well before the 15 s it was kept (the server still running)
+                await _until(lambda: probe.writer() is None, 6.0)
+
+    try:
+        with start_blocking_portal() as portal:
+            portal.call(write_then_wait)
+    finally:
+        probe.close()
+
+
+async def _until(check: Any, seconds: float) -> None:
+    import time
+
+    import anyio
+
+    ends = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < ends, f"still held after {seconds:g} s"
+        await anyio.sleep(0.2)

@@ -5,7 +5,8 @@ server without a daemon (interfaces/mcp_server.py) both go through it.
 A folder is opened for a call as ``Vault.open(path, mode=...)`` opens it: through the
 running daemon when there is one, else here, holding the vault's writer lock while a
 call runs, and kept open after it for the next, until ``LINGER`` seconds pass without
-one or another process finds the lock held (it touches ``lock.wanted``) or waits in
+one (``LINGER_TEAM`` over a team's index in PostgreSQL, whose writer's lock another
+machine cannot ask for) or another process finds the lock held (it touches ``lock.wanted``) or waits in
 line for it (``Vault.lock_wanted``), then let go within ``LOOK``, or as its call ends;
 those waiting take the lock in the order they came (vault/lock_queue.py), so three or
 more agents take turns. So an agent's calls (the tool uses of one model turn, and its
@@ -67,6 +68,10 @@ from memvault.errors import (
 )
 
 LINGER = 15.0  # seconds a vault opened here stays open without a call
+# ... a team's index in PostgreSQL: its writer's lock there is held as long, and another
+# machine's process waiting for it (a daemon starting, a CLI write) cannot ask for it as
+# one of this machine asks for the lock file: it waited the 15 s (a review, rev56b)
+LINGER_TEAM = 2.0
 LOOK = 0.2  # how often a kept vault looks whether another process wants the lock
 YIELD = 0.3  # let go for another process: this long before this one opens it again
 # A call failing so refused the request, not the vault: the vault is kept for the next
@@ -128,7 +133,8 @@ class _Turn:
     def keep(self, door: VaultDoor, vault: Vault, opened: int) -> None:
         """Keep ``vault`` for ``door``'s next command. Under ``lock``."""
         self.kept = (door, vault, opened)
-        self._until = time.monotonic() + LINGER
+        team = vault.engine.config.index.store == "postgres"
+        self._until = time.monotonic() + (LINGER_TEAM if team else LINGER)
         self.armed += 1
         self._arm(self.armed)
 

@@ -91,6 +91,15 @@ def files_at(config: VaultConfig) -> str | None:
     return json.dumps(at)
 
 
+def last_writer(store: Any) -> str | None:
+    """The host of the index's last writer, as meta ``vault_commit`` keeps it (None:
+    written outside git, or by a memvault of before the record)."""
+    try:
+        return str(json.loads(store.meta(FILES_AT) or "null")["host"])
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def head_stamp(root: Path) -> tuple[int, ...] | None:
     """When and how far the vault's git HEAD last moved: its file's and its reflog's
     (``logs/HEAD``) mtime and size, read each daemon tick (``_when_moved``):

@@ -203,6 +203,24 @@ def behind(config: VaultConfig, fs: VaultFS, store: Store) -> list[str]:
     return _pending(config, fs, store, fs.scan())
 
 
+def changed_here(
+    config: VaultConfig,
+    fs: VaultFS,
+    store: Store,
+    known: Mapping[str, Known],
+    seen: dict[str, Seen],
+    most: int,
+) -> list[str] | None:
+    """Of the notes the index has, those whose files here differ from it (``_changed``:
+    each one of another size or time read and hashed), when at most ``most`` differ by
+    size or time; None past that, nothing read (a clone: every time git's, each note
+    would be read)."""
+    paths = [p for p in suspects(known, seen) if p in known]
+    if len(paths) > most:
+        return None
+    return _changed(fs, known, seen, paths, shared_reader(config, store))
+
+
 def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list[str]:
     known = store.manifest()
     seen = scan.notes

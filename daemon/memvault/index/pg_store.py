@@ -33,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from memvault.config import IndexSettings
-from memvault.errors import IndexCorrupt, LockHeld
+from memvault.errors import LockHeld
 from memvault.index import pg_keywords, pg_schema, pg_writer
 from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_conn import (
@@ -49,6 +49,8 @@ from memvault.index.pg_writer import (
     _acquire,
     _holder_kind,
     _take_again,
+    follow_writer,
+    keyed_as,
     location,
     moved_away,
     refusal,
@@ -196,8 +198,6 @@ class PgStore(Store):
                 self.vector_schema = pg_schema.vector_schema(conn)  # pg_vectors names it
                 if read_only:
                     version = pg_schema._version(conn, schema)
-                    if version is not None and version > pg_schema.PG_SCHEMA_VERSION:
-                        raise IndexCorrupt(pg_schema._newer(schema, version))
                     if version is None:
                         from memvault.errors import NotIndexed
 
@@ -206,11 +206,8 @@ class PgStore(Store):
                             "writer builds it (`memvault index move --to postgres` there, "
                             "from its index in SQLite; or `memvault up` with these settings)"
                         )
+                    keyed_as(self, version)  # a newer one's refused; an older one's asked
                     moved_away(conn, dsn, schema)  # `index move --to sqlite` left it
-                    # a writer of an older memvault has no totals yet: counted per query
-                    self._totals = version is None or version >= 2
-                    self.twins = version is None or version >= 6  # else: no node column
-                    self.cjk, self.stems = (version is None or version >= v for v in (7, 14))
                 # a writer migrates only once it holds the writer's lock
                 # (take_writer_lock): another machine's writer may be on older code
         except BaseException:
@@ -247,8 +244,7 @@ class PgStore(Store):
         except BaseException:
             conn.close()
             raise
-        self._totals = True
-        self.twins = self.cjk = self.stems = True
+        keyed_as(self, None)
         self._writer = _PgSql(conn, self.dsn, self._pg.timeout)
         with self._writer.committed():
             conn.execute("DELETE FROM meta WHERE key = %s", (MOVED_AWAY,))  # kept again
@@ -307,6 +303,10 @@ class PgStore(Store):
         """What a write on a reader is told: the writer that holds the lock (a reader
         never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
         return refusal(self, daemon=daemon)
+
+    def follow_writer(self) -> str | None:
+        """A reader's: asks as the writer's schema is now (``pg_writer.follow_writer``)."""
+        return follow_writer(self)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row

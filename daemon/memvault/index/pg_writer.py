@@ -1,6 +1,8 @@
 """The writer's advisory lock on PostgreSQL (``PgStore.take_writer_lock``): taken, waited
 for (a short-lived writer) or refused naming its holder (a daemon), and taken again
-after a lost session (``_take_again``). Split from pg_store.py (its size)."""
+after a lost session (``_take_again``); what a reader asks of its writer's schema
+(``keyed_as``), followed while it runs (``follow_writer``). Split from pg_store.py (its
+size)."""
 
 from __future__ import annotations
 
@@ -10,10 +12,43 @@ import time
 from contextlib import suppress
 from typing import Any
 
-from memvault.errors import LockHeld
+from memvault.errors import IndexCorrupt, LockHeld
+from memvault.index import pg_schema
 from memvault.index.pg_conn import host_name, redact
 
 log = logging.getLogger("memvault")
+
+
+def keyed_as(store: Any, version: int | None) -> None:
+    """What a ``PgStore`` asks of an index its writer keeps at schema ``version`` (None:
+    this code's, a writer's own): a reader of an older writer's asks as that one keyed
+    (no totals before 2, no twins' node column before 6, a CJK run one token before 7,
+    no stems nor Han folding before 14); a newer one's is ``IndexCorrupt``, refused."""
+    if version is not None and version > pg_schema.PG_SCHEMA_VERSION:
+        raise IndexCorrupt(pg_schema._newer(store.schema, version))
+    store._totals = version is None or version >= 2
+    store.twins = version is None or version >= 6
+    store.cjk, store.stems = (version is None or version >= v for v in (7, 14))
+
+
+def follow_writer(store: Any) -> str | None:
+    """A reader's: the schema's version read again, and asked as it is now (``keyed_as``).
+    The reader daemon looks every 2 s (service/daemon.py): it read the version once, at
+    its start, and a writer upgraded since (another machine's memvault, newer) had keyed
+    its rows anew while this one still asked as before: a note in traditional Chinese
+    characters, keyed as simplified by schema 14, was no longer found by its words, nor
+    a Russian word's other forms, until the reader was restarted (a field test, stop
+    56). A version newer than this code's: what an open is refused with, returned (the
+    daemon stops on it; a table dropped by hand raises, and is waited out)."""
+    if not store.read_only:
+        return None
+    with store._lock:
+        row = store._pg.raw("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    try:
+        keyed_as(store, int(row[0]) if row and row[0] else None)
+    except IndexCorrupt as newer:
+        return str(newer)
+    return None
 
 
 def _take_again(store: Any, *, now: bool = True) -> None:
@@ -178,4 +213,13 @@ def refusal(store: Any, *, daemon: bool = False) -> LockHeld:
     )
 
 
-__all__ = ["_acquire", "_holder_kind", "_take_again", "location", "moved_away", "refusal"]
+__all__ = [
+    "_acquire",
+    "_holder_kind",
+    "_take_again",
+    "follow_writer",
+    "keyed_as",
+    "location",
+    "moved_away",
+    "refusal",
+]

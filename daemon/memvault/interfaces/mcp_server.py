@@ -11,7 +11,8 @@ decides):
   while an agent session runs;
 - without one, the vault is opened in this process and kept between calls (the
   open costs ~0.6 s at 10,000 notes; a call on the vault kept, ~0.02-0.1 s), sharing
-  one loaded embedding model across them. It is let go after 15 s without a call,
+  one loaded embedding model across them. It is let go after 15 s without a call (2 s
+  over a team's index in PostgreSQL, whose writer's lock another machine cannot ask for),
   or within 0.2 s when another process asks for the writer lock (a CLI write,
   another agent, ``memvault up``): the call after that opens it again, or goes
   through the daemon that took it. A search, context or get on the vault kept first

@@ -419,32 +419,38 @@ class Daemon:
             log.warning(CONFIG_CHANGED)
         elif self.config_watch.due() and not self._stop.is_set():
             self._new_settings()
-        if not self.reader:
-            try:
-                # PostgreSQL's writer lock, lost with its session: taken again before
-                # another machine's daemon is the writer (docs/TEAM.md); the commit its
-                # files are at, once a commit moved HEAD (engine/clone_guard); a folder
-                # note to `git add` once staged changes are committed (folder_staging)
-                store = self.vault.engine.store
-                hold = getattr(store, "hold_writer_lock", None)
-                moved = getattr(store, "mark_files_if_moved", None)
-                for step in (hold, moved, self.vault.engine.linker.staging.retry):
-                    if step is not None:
-                        step()
-                self.memory_catch_up()
-            except MemvaultError as exc:  # PostgreSQL's server down or restarting, or
-                # the lock another's now: not this daemon's end (a field test saw a writer
-                # exit at pg_ctl stop); said once, and the next tick looks again
-                if str(exc) != self._tick_error:
-                    log.warning("the index: %s", exc)
-                self._tick_error = str(exc)
-            else:
-                if self._tick_error and self.watcher.batches_failed:
-                    # the server back: the syncs that failed meanwhile now, not after the
-                    # rest of their back-off (up to 60 s; a field test waited 45 s)
-                    self.watcher.queue.retry_after(0)
-                    self.watcher.queue.wake()
-                self._tick_error = ""
+        # a writer: PostgreSQL's lock taken again when lost with its session (docs/TEAM.md),
+        # its files' commit once HEAD moved (engine/clone_guard), a folder note to `git add`
+        # (folder_staging), MEMORY.md after git; a reader: its writer's schema version, which
+        # another machine's upgrade changes (pg_writer.follow_writer)
+        store, newer = self.vault.engine.store, None
+        held, moved = (getattr(store, n, None) for n in ("hold_writer_lock", "mark_files_if_moved"))
+        steps = [held, moved, self.vault.engine.linker.staging.retry, self.memory_catch_up]
+        try:
+            if self.reader:
+                newer = getattr(store, "follow_writer", lambda: None)()
+            for step in [] if self.reader else steps:
+                if step is not None:
+                    step()
+        except MemvaultError as exc:  # the server down or restarting, the lock another's:
+            # no end (a writer exited at pg_ctl stop); said once, the next tick looks again
+            if str(exc) != self._tick_error:
+                log.warning("the index: %s", exc)
+            self._tick_error = str(exc)
+        else:
+            if self._tick_error and self.watcher.batches_failed:
+                # the server back: the syncs that failed meanwhile now, not after the
+                # rest of their back-off (up to 60 s; a field test waited 45 s)
+                self.watcher.queue.retry_after(0)
+                self.watcher.queue.wake()
+            self._tick_error = ""
+        if newer:  # its writer's schema is newer than this code: refused, as at a start
+            self._exit(7, newer)
+
+    def _exit(self, code: int, why: str) -> None:
+        log.error("memvault daemon stopping: %s", why)
+        self.exit_code = code
+        self.request_stop()
 
     def _new_settings(self) -> None:
         """config.toml's settings changed under the daemon (config_watch): start again
@@ -465,11 +471,10 @@ class Daemon:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
         once git is done, queue it, so it is brought up even when finishing the rebase
         changed no note the watcher would see (issue 21 item 10)."""
-        memory_file = self.vault.config.memory.file
         if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
             return
         if git_busy(self.vault.root) is None and not self.vault.engine.linker.stash.quiet():
-            self.watcher.queue.put([memory_file])
+            self.watcher.queue.put([self.vault.config.memory.file])
 
     def check_ground(self) -> None:
         """Stop when the vault folder or the writer lock is gone from under the daemon.
@@ -477,9 +482,8 @@ class Daemon:
         A vault folder renamed (Obsidian's "Manage vaults"), moved or deleted, or
         ``.memvault/`` deleted: the daemon would go on answering for an index of files
         it cannot see, and, its lock gone with the folder, a second daemon could start
-        on the vault beside it. It says why and exits ``EXIT_GROUND_LOST``; with
-        ``restart`` set when the vault folder is still there (the CLI then starts the
-        daemon again in this process, which rebuilds ``.memvault/``).
+        on the vault beside it. It says why and exits ``EXIT_GROUND_LOST``; ``restart``
+        when the folder is still there (the CLI starts it again, rebuilding ``.memvault/``).
         """
         lost = self.vault.ground_lost()
         was_lost, self._ground_lost = self._ground_lost, lost is not None
@@ -487,13 +491,7 @@ class Daemon:
             return  # only when lost at two checks in a row (2 s apart), not a moment
         # only the lock (and .memvault/) went: a fresh start (``restart``) rebuilds
         reason, self.restart = lost
-        log.error(
-            "memvault daemon stopping: %s%s",
-            reason,
-            "; starting afresh" if self.restart else "",
-        )
-        self.exit_code = EXIT_GROUND_LOST
-        self.request_stop()
+        self._exit(EXIT_GROUND_LOST, reason + ("; starting afresh" if self.restart else ""))
 
     def shutdown(self) -> bool:
         """Remove daemon.json, stop serving and watching, save, release the lock.

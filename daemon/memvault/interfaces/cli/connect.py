@@ -277,6 +277,25 @@ def _project(given: Path | None, as_json: bool) -> Path:
     return project
 
 
+def _kept_by(root: Path) -> str:
+    """What keeps the vault's MEMORY.md and index current, as `connect` says it. A team's
+    index in PostgreSQL is its writer's (docs/TEAM.md): on a reader's machine `memvault
+    up` keeps neither, and what Claude Code writes there is found once the writer has
+    it. It said `memvault up` keeps them, on every machine."""
+    from memvault.config import VaultConfig
+    from memvault.errors import MemvaultError
+
+    with contextlib.suppress(MemvaultError):
+        if VaultConfig.load(root).index.store == "postgres":
+            return (
+                "the index is the team's, in PostgreSQL: its writer (`memvault up` on the "
+                "writer's machine) keeps MEMORY.md and the index current; what Claude Code "
+                "writes on another machine is found once the writer has it (git: commit and "
+                "push here, pull there)"
+            )
+    return "`memvault up` keeps MEMORY.md and the index current"
+
+
 def claude_code(
     project: ProjectOpt = None,
     folder: FolderOpt = None,
@@ -306,7 +325,7 @@ def claude_code(
     if not as_json and not dry_run:
         common.out.print(
             f"Claude Code in {project} now keeps its auto memory in {memory} and has the "
-            "memvault MCP tools; `memvault up` keeps MEMORY.md and the index current"
+            f"memvault MCP tools; {_kept_by(root)}"
         )
     if replaced is not None and not as_json:
         common.out.print(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Annotated
@@ -69,7 +68,13 @@ def move(
         f"index moved to {to} ({shown}): {report.chunks} chunks, {report.vectors_copied} "
         f"stored vectors reused, {report.embedded} texts embedded"
     )
-    if not written:
+    if written:  # a person's file changed: said, with what git is to do with it
+        what = f'store = "{to}"' + (f', its dsn and schema = "{schema}"' if schema else "")
+        out.print(
+            f".memvault/config.toml: {what} written under [index]; commit it, so each clone "
+            "of the vault reads this index (git carries it)"
+        )
+    else:
         out.print(
             "the DSN holds a password, so it is not written to config.toml (git carries "
             "that file to every clone): set MEMVAULT_INDEX_STORE=postgres, MEMVAULT_INDEX_DSN "
@@ -79,24 +84,66 @@ def move(
         )
 
 
+CONFIG_TRIES = 20  # config.toml's saves (open for writing, just saved) waited for, 0.25 s apart
+
+
 def _set_store(path: Path, store: str, dsn: str, schema: str = "") -> bool:
     """``[index] store`` (and ``dsn`` and ``schema`` for postgres, unless the DSN holds a
-    password) in config.toml, the rest of the file byte for byte; False when not written."""
+    password) in config.toml, the rest of the file byte for byte; False when not written.
+    Atomic and compare-and-swap (``Swapper``), as every write of a person's file: a save
+    in progress (the file open for writing, or saved within the quiet period) is waited
+    for, up to ``CONFIG_TRIES`` looks, then ``WriteConflict`` naming the settings; a save
+    between the read and the swap is read again. It put its own version in place over
+    such a save (a review, rev56b: the rest of the person's save went into the file
+    replaced)."""
+    import time
+
+    from memvault.core.text import sha256_bytes
     from memvault.index.pg_conn import has_password
+    from memvault.vault.swap import Swapper
 
     if store == "postgres" and has_password(dsn):  # either form (key=value too)
         return False
-    text = path.read_text(encoding="utf-8") if path.exists() else ""
-    lines = text.splitlines(keepends=True)
     schema = schema if store == "postgres" else ""
     new = [f'store = "{store}"\n']
     if store == "postgres":
         new += [f"dsn = {json.dumps(dsn)}\n"] + ([f'schema = "{schema}"\n'] if schema else [])
+    swapper, why = Swapper(), "it kept changing"
+    for _ in range(CONFIG_TRIES):
+        try:
+            raw: bytes | None = path.read_bytes()
+        except FileNotFoundError:
+            raw = None
+        text = (raw or b"").decode("utf-8")
+        after = _with_store(text, new, bool(schema))
+        if after == text:
+            return True  # the file says so already: nothing written
+        try:
+            done, _ = swapper.swap(
+                path, after.encode("utf-8"), None if raw is None else sha256_bytes(raw)
+            )
+        except E.FileBusy as exc:
+            why = str(exc).split(": ", 1)[-1]
+            time.sleep(0.25)
+            continue
+        if done:
+            return True
+    settings = ", ".join(line.strip() for line in new)
+    raise E.WriteConflict(
+        f"the index was built in {store}, but .memvault/config.toml was not switched to it "
+        f"({why}; nothing was written over it): put {settings} under [index] in it, or "
+        "run `memvault index move` again once it is saved"
+    )
+
+
+def _with_store(text: str, new: list[str], schema: bool) -> str:
+    """``text`` (config.toml) with ``new`` (its ``[index]`` settings' lines) in place of
+    those settings (``schema`` too when set), the rest byte for byte."""
     replaced = r"\s*(store|dsn|schema)\s*=" if schema else r"\s*(store|dsn)\s*="
     out_lines: list[str] = []
     section = None
     placed = False
-    for line in lines:
+    for line in text.splitlines(keepends=True):
         header = re.match(r"\s*\[([^\]]+)\]", line)
         if header:
             section = header.group(1).strip()
@@ -110,10 +157,7 @@ def _set_store(path: Path, store: str, dsn: str, schema: str = "") -> bool:
         out_lines.append(line)
     if not placed:
         out_lines += ["\n[index]\n", *new]
-    tmp = path.with_name(f".{path.name}.memvault-tmp")
-    tmp.write_text("".join(out_lines), encoding="utf-8")
-    os.replace(tmp, path)
-    return True
+    return "".join(out_lines)
 
 
 index_app.command("move")(move)

@@ -1,0 +1,104 @@
+"""A team's writer upgraded while a reader runs (docs/TEAM.md): the reader read the
+index's schema version once, at its open, and asked as that version keyed its rows ever
+after. Another machine's newer memvault keys them anew (schema 14: a word in traditional
+Chinese characters as simplified, Russian words with their stems): the reader asks as
+the writer keys now; a schema newer than its code stops a reader daemon, as its start is
+refused. A real server (pgserver), a real reader daemon."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+
+from helpers import DaemonProcess, eventually, make_vault, open_vault, write
+from keyword_helpers import by_keywords, pg_as_schema_13
+from memvault.index import pg_schema
+
+MANUAL = "people/lin.md"
+TEXT = "---\ntitle: Lin\n---\n# Lin\n\n林先生負責這本說明書的翻譯。\n"
+
+
+@pytest.fixture
+def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The writer's vault, indexed in PostgreSQL, its index as a schema-13 writer left it."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path / "machine-a", "team")
+    write(root, MANUAL, TEXT)
+    with open_vault(root) as writer:
+        writer.sync()
+    pg_as_schema_13(pg_dsn, os.environ["MEMVAULT_INDEX_SCHEMA"])
+    return root
+
+
+def test_a_reader_asks_as_its_writer_keys_once_the_writer_upgraded(team: Path) -> None:
+    """The reader opened on schema 13 finds 說明書 by its words; the writer's upgrade
+    keys it 说明书, and the reader, asking 說明書 as written, found it no more."""
+    with open_vault(team, read_only=True) as reader:
+        assert not reader.engine.store.stems
+        assert by_keywords(reader, "說明書") == [MANUAL]
+        with open_vault(team) as writer:  # a newer memvault's writer: schema 15
+            assert writer.engine.store.meta("schema_version") == str(pg_schema.PG_SCHEMA_VERSION)
+        assert by_keywords(reader, "說明書") == []  # asked as schema 13 keyed it
+        reader.engine.store.follow_writer()  # (the reader daemon's look, every 2 s)
+        assert reader.engine.store.stems
+        assert by_keywords(reader, "說明書") == [MANUAL]
+        assert by_keywords(reader, "说明书") == [MANUAL]
+
+
+def _old_writer_daemon(dsn: str, schema: str) -> Any:
+    """Another machine's writer daemon holding the index's lock (its session, as
+    ``PgStore.take_writer_lock`` leaves it), of a memvault that does not upgrade it."""
+    conn = psycopg.connect(dsn, autocommit=True)
+    conn.execute("SELECT set_config('application_name', 'memvault daemon machine-a 4242', false)")
+    conn.execute("SELECT pg_advisory_lock(%s)", (pg_schema.lock_key(schema, "writer"),))
+    conn.execute(f'DELETE FROM "{schema}".writer')
+    conn.execute(
+        f'INSERT INTO "{schema}".writer(host, pid, since) VALUES(%s, %s, %s)',
+        ("machine-a", 4242, time.time()),
+    )
+    return conn
+
+
+def test_a_reader_daemon_stops_once_its_writer_is_newer_than_its_code(
+    tmp_path: Path, team: Path, pg_dsn: str
+) -> None:
+    """Its start is refused on such an index (exit 7, `upgrade memvault on this
+    machine`); it went on answering from tables a newer memvault shapes. A table dropped
+    by hand meanwhile is no such end: the writer's next start builds it again."""
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": schema,
+    }
+    copy = tmp_path / "machine-b" / "team"
+    shutil.copytree(team, copy, ignore=shutil.ignore_patterns(".memvault"))
+    (copy / ".memvault").mkdir()
+    held = _old_writer_daemon(pg_dsn, schema)
+    reader = DaemonProcess(tmp_path, copy, "up", str(copy), **settings, MEMVAULT_HOSTNAME="b")
+    try:
+        reader.ready(answering=True)
+        assert "read-only: this is a reader of the index" in reader.stderr
+        # a table dropped by hand is waited out (the writer builds it again), not an end
+        held.execute(f'ALTER TABLE "{schema}".meta RENAME TO meta_gone')
+        eventually(lambda: "lost a table" in reader.stderr, 30, "the reader to look")
+        held.execute(f'ALTER TABLE "{schema}".meta_gone RENAME TO meta')
+        assert reader.proc.poll() is None
+        newer = pg_schema.PG_SCHEMA_VERSION + 1
+        held.execute(
+            f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'schema_version'", (str(newer),)
+        )
+        eventually(lambda: reader.proc.poll() is not None, 30, "the reader daemon to stop")
+        assert reader.proc.returncode == 7
+        assert f"is version {newer}, newer than this memvault's" in reader.stderr
+        assert "upgrade memvault on this machine" in reader.stderr
+    finally:
+        reader.stop()
+        held.close()
