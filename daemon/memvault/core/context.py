@@ -30,7 +30,7 @@ from memvault.core.cjk import words as cjk_words
 from memvault.core.excerpts import split_units
 from memvault.core.markup import mask_inert
 from memvault.core.results import Context, Source
-from memvault.core.wikilinks import trim_proof
+from memvault.core.text import trim_proof
 
 # A piece sharing this share of its word 3-grams with one already in (Jaccard) is
 # the same fact recorded again — a dump's decision re-logged on another day —

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memvault.core.memory_copies import description, fold
-from memvault.core.wikilinks import trim_proof
+from memvault.core.text import trim_proof
 
 _ISO_DATE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 _NAME_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})")

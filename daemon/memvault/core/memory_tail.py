@@ -11,7 +11,7 @@ import re
 from collections.abc import Collection
 
 from memvault.core.memory_order import FOLDER_LINES, Listing, SectionRule
-from memvault.core.wikilinks import trim_proof
+from memvault.core.text import trim_proof
 
 
 def folder_note_path(folder: str) -> str:

@@ -190,7 +190,7 @@ def untrimmed_note(name: str) -> bool:
     character at the start or the end of what precedes ``.md`` (``foo .md``, `` foo.md``,
     ``  .md``): Obsidian reads a link's name trimmed (``[[foo ]]`` is ``[[foo]]``, as
     ``wikilinks.find_links`` reads it), so no link by its name leads to it (MEMORY.md's
-    is its path, ``wikilinks.trim_proof``), and a person reads it as another name
+    is its path, ``text.trim_proof``), and a person reads it as another name
     (Windows keeps the name: only a name's own last spaces it drops)."""
     return name.endswith(".md") and kept_name(name) != name
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from memvault.core.wikilinks import trim_proof
+from memvault.core.text import trim_proof
 
 
 def _plain(value: Any) -> Any:

@@ -177,6 +177,23 @@ def js_trim(text: str) -> str:
     return text.strip(JS_SPACES)
 
 
+def trim_proof(link: str, path: str) -> str:
+    """``link`` (written to lead to the file at ``path``), or, when Obsidian would read it
+    as another name, a link that leads there. Obsidian trims a wikilink's name (as
+    JavaScript's ``trim`` does: no-break spaces and U+FEFF too) and looks up what is
+    left, so ``Plan .md``'s ``[[Plan ]]`` is ``[[Plan]]`` (Obsidian's own link to it is
+    so: Vinzent03/find-unlinked-files#21); its ``.md`` kept, ``[[Plan .md]]``, ends in
+    no space and names it (``getLinkpathDest`` looks a name up with its extension
+    first); `` Lead.md``'s path from the root, ``[[/ Lead.md]]``, starts with none. So
+    ``new.md.md``'s ``.md`` is kept: ``[[new.md]]`` leads there only as Obsidian's second
+    look-up (``link_name`` and ``LinkIndex.resolve`` take it as ``new``'s link)."""
+    if path.lower().endswith(".md.md") and not link.lower().endswith(".md.md"):
+        link += path[-3:]
+    if js_trim(link) == link:
+        return link
+    return path if js_trim(path) == path else "/" + path
+
+
 SHORT_PATH_KEEP = 60  # characters kept at each end of a path too long to print whole
 
 

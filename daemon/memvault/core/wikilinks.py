@@ -37,7 +37,7 @@ from typing import Literal
 
 from memvault.core.anchors import heading_key as heading_key
 from memvault.core.markup import mask_inert
-from memvault.core.text import js_trim
+from memvault.core.text import js_trim, trim_proof
 
 Verdict = Literal["resolved", "alias", "ambiguous", "unresolved"]
 LinkFormat = Literal["shortest", "relative", "absolute"]
@@ -350,23 +350,6 @@ def file_link_name(path: str) -> str:
     never followed that link (``moved_names``, ``link_verdicts``)."""
     k = key(posixpath.basename(unicodedata.normalize("NFC", path)))
     return k[:-3] if k.endswith(".md") else k
-
-
-def trim_proof(link: str, path: str) -> str:
-    """``link`` (written to lead to the file at ``path``), or, when Obsidian would read it
-    as another name, a link that leads there. Obsidian trims a wikilink's name (as
-    JavaScript's ``trim`` does: no-break spaces and U+FEFF too) and looks up what is
-    left, so ``Plan .md``'s ``[[Plan ]]`` is ``[[Plan]]`` (Obsidian's own link to it is
-    so: Vinzent03/find-unlinked-files#21); its ``.md`` kept, ``[[Plan .md]]``, ends in
-    no space and names it (``getLinkpathDest`` looks a name up with its extension
-    first); `` Lead.md``'s path from the root, ``[[/ Lead.md]]``, starts with none. So
-    ``new.md.md``'s ``.md`` is kept: ``[[new.md]]`` leads there only as Obsidian's second
-    look-up (``link_name`` and ``LinkIndex.resolve`` take it as ``new``'s link)."""
-    if path.lower().endswith(".md.md") and not link.lower().endswith(".md.md"):
-        link += path[-3:]
-    if js_trim(link) == link:
-        return link
-    return path if js_trim(path) == path else "/" + path
 
 
 def link_safe(path: str) -> bool:

@@ -47,8 +47,7 @@ from memvault.config import VaultConfig
 from memvault.core.compose import MAX_LOG_ENTRY
 from memvault.core.note_size import is_long, write_grown_said
 from memvault.core.results import Hit
-from memvault.core.text import line_count
-from memvault.core.wikilinks import trim_proof
+from memvault.core.text import line_count, trim_proof
 from memvault.door import VaultDoor
 from memvault.errors import MemvaultError
 
