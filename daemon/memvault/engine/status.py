@@ -101,12 +101,13 @@ def describe(
     memory = _memory(config, store, count_tokens)
     # MEMORY.md's problem is read from the file below, its conflicts among them: the
     # index's warning of the same conflicts, kept on its row as on any note's, listed
-    # them a second time once a sync (the daemon's) had read the file
+    # them a second time once a sync (the daemon's) had read the file; a folder note
+    # the disk refused (engine/folder_failures) is kept as the sync found it
     kept = [
         p
         for p in problems_of(store)
-        if p.kind != "memory"
-        and not (p.path == config.memory.file and is_conflict_warning(p.reason))
+        if p.path != config.memory.file
+        or (p.kind != "memory" and not is_conflict_warning(p.reason))
     ]
     sections = section_folders(config)
     # what memvault writes that git may hold in a stash: MEMORY.md, the folder notes
