@@ -73,6 +73,13 @@ def as_a_user(root: Path, *commands: list[str]) -> list[tuple[int, str, str]]:
     return [tuple(each) for each in out]  # type: ignore[misc]
 
 
+def state_files(root: Path) -> list[str]:
+    """``.memvault/``'s files by name: a read that leaves an empty ``-wal`` and a
+    ``-shm`` of its own beside another user's database is seen. (A database this user
+    can write is written as it is read, and stamped: ``index.db.checked`` made again.)"""
+    return sorted(p.name for p in (root / ".memvault").iterdir())
+
+
 def another_users(path: Path) -> None:
     os.chown(path, OTHER_UID, OTHER_UID)
     path.chmod(0o444)
@@ -87,7 +94,8 @@ def test_reads_of_an_index_this_user_cannot_write_answer_from_it_as_it_is(
 ) -> None:
     db = vault / ".memvault" / name
     another_users(db)
-    before, notes = db.read_bytes(), files(vault)
+    Path(f"{db}.checked").unlink()  # its stamp is its owner's to make, not this user's
+    before, notes, state = db.read_bytes(), files(vault), state_files(vault)
     (search, context, get, status) = as_a_user(vault, *READS, ["status"])
     for code, out, err in (search, context, get, status):
         assert code == 0 and "Traceback" not in err, (code, out, err)
@@ -98,6 +106,9 @@ def test_reads_of_an_index_this_user_cannot_write_answer_from_it_as_it_is(
     assert "index is behind the files: 1 notes changed" in status[1], status
     assert db.read_bytes() == before
     assert files(vault) == notes
+    # no index.db-wal, no index.db-shm of this user's left beside the owner's file: the
+    # owner's memvault could not write that -shm, and failed each write and search after
+    assert state_files(vault) == state
 
 
 @pytest.mark.parametrize("name", ["index.db", "cache.db"])
@@ -118,23 +129,69 @@ def test_a_write_into_an_index_this_user_cannot_write_is_refused_whole(
     assert files(vault) == notes  # no note written and left out of the index
 
 
-def test_a_state_folder_closed_to_this_user_is_one_line_naming_it_and_the_fix(
+def test_a_state_folder_closed_to_this_user_is_read_and_a_write_refused_in_one_line(
     vault: Path,
 ) -> None:
-    """Its files writable, ``.memvault/`` not: SQLite cannot read a WAL index without
-    its -shm beside it, so a read is refused too, in one line, not a traceback."""
+    """Its files writable, ``.memvault/`` not: SQLite makes a WAL index's -shm beside it
+    to read it, so a read was refused too (exit 7). No writer has it open (no -wal
+    there): it is read as an immutable file, with no -shm (index/sqlite_open.py); a
+    write is refused in one line naming the folder and the fix, not a traceback."""
     state = vault / ".memvault"
-    notes = files(vault)
+    notes, kept = files(vault), state_files(vault)
     state.chmod(0o555)
     try:
         (search, status, log) = as_a_user(vault, READS[0], ["status"], ["log", "a line"])
     finally:
         state.chmod(0o777)
-    for code, out, err in (search, status, log):
-        assert code == 7 and "Traceback" not in err, (code, out, err)
-        assert f"chmod u+wx {state}" in err and len(err.strip().splitlines()) == 1, err
-    assert "nothing was written" in log[2]
+    for code, out, err in (search, status):
+        assert code == 0 and "Traceback" not in err, (code, out, err)
+    assert "Functions.md" in search[1]
+    said = f"{state} cannot be written by this user (mode 555)"
+    assert search[2].count(said) == 1 and f"chmod u+wx {state}" in search[2], search[2]
+    code, out, err = log
+    assert code == 7 and "Traceback" not in err, (code, out, err)
+    assert f"chmod u+wx {state}" in err and len(err.strip().splitlines()) == 1, err
+    assert "nothing was written" in err
     assert files(vault) == notes
+    assert state_files(vault) == kept
+
+
+_READ_ONLY_MOUNT = textwrap.dedent(
+    """
+    import json, os, subprocess, sys
+    root, home = sys.argv[1], sys.argv[2]
+    state = os.path.join(root, ".memvault")
+    subprocess.run(["mount", "--bind", state, state], check=True)
+    subprocess.run(["mount", "-o", "remount,bind,ro", state], check=True)
+    env = dict(os.environ, MEMVAULT_INDEX_MODEL="hash", HOME=home)
+    out = []
+    for args in (["search", "hasTag"], ["context", "what does hasTag do"], ["log", "a line"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "memvault", *args, "--vault", root],
+            env=env, capture_output=True, text=True, timeout=60,
+        )
+        out.append([run.returncode, run.stdout, run.stderr])
+    print(json.dumps(out))
+    """
+)
+
+
+def test_an_index_on_a_read_only_mount_is_read_and_a_write_refused(vault: Path) -> None:
+    """``.memvault/`` bind-mounted read-only (a container's volume, a backup mounted to
+    look at): no -shm can be made there, and a read was refused, exit 7, its advice a
+    chmod that cannot help. It is read as it is (no writer can have it open)."""
+    notes, kept = files(vault), state_files(vault)
+    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
+    home = str(vault.parent / "home")
+    (search, context, log) = run_namespaced(namespace, _READ_ONLY_MOUNT, str(vault), home)
+    for code, out, err in (search, context):
+        assert code == 0 and "Traceback" not in err, (code, out, err)
+        assert "this answer is from the index as it is" in err, err
+    assert "Functions.md" in search[1] and "hasTag" in context[1]
+    code, out, err = log
+    assert code == 7 and "nothing was written" in err and "Traceback" not in err, err
+    assert files(vault) == notes
+    assert state_files(vault) == kept
 
 
 def test_a_reader_without_the_writers_lock_writes_no_meta(
@@ -196,3 +253,22 @@ def test_the_door_of_an_index_this_user_cannot_write_peeks_reads_and_refuses_wri
     assert out["refused"] is not None and "cannot be written by this user" in out["refused"]
     assert db.read_bytes() == before
     assert files(vault) == notes
+
+
+def test_a_damaged_index_of_another_user_is_left_to_its_owner(vault: Path) -> None:
+    """Damage found at the open of another user's index.db (its folder open to us):
+    the read deleted it and made a new one, this user's, which its owner's memvault
+    could not write. Now: exit 7 naming the file, nothing deleted or made."""
+    db = vault / ".memvault" / "index.db"
+    with db.open("r+b") as fh:  # pages past the first, torn: quick_check finds it
+        fh.seek(4096)
+        fh.write(b"\xa5" * 8192)
+    another_users(db)
+    before, kept = db.read_bytes(), state_files(vault)
+    (search,) = as_a_user(vault, READS[0])
+    code, out, err = search
+    assert code == 7 and "Traceback" not in err, (code, out, err)
+    assert f"cannot open {db}" in err and "its owner's next memvault" in err, err
+    assert "nothing was deleted" in err
+    assert db.read_bytes() == before and db.stat().st_uid == OTHER_UID
+    assert state_files(vault) == kept

@@ -124,6 +124,8 @@ def record(path: Path, opened: tuple[int, int] | None) -> None:
     never read by this process: stamped at its close, it was trusted unchecked."""
     if path.name == ":memory:" or (now := stamp(path)) is None:
         return
+    if not os.access(path, os.W_OK):  # another user's (read, never written): theirs to stamp
+        return
     if opened is None or now.split()[:2] != [str(n) for n in opened]:
         return
     if _written(path) == now:

@@ -40,7 +40,7 @@ from memvault.core.changes import Manifest
 from memvault.core.memory_order import keys_made
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
-from memvault.index import integrity
+from memvault.index import integrity, sqlite_open
 from memvault.index.link_tables import LinkTables
 from memvault.index.note_lists import NoteLists
 from memvault.index.note_order import KEYS_MADE, rekey
@@ -65,7 +65,7 @@ from memvault.index.vectors_projected import ProjectedVectors
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+    conn = sqlite_open.connect(path)  # (one this user cannot write: leaving nothing)
     if not path.exists() or not path.stat().st_size:  # new: before WAL fixes it for good
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")

@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memvault.errors import IndexCorrupt, StorageError
-from memvault.index import integrity
+from memvault.index import integrity, sqlite_open
 from memvault.index.sql import close_optimized, parts
 
 log = logging.getLogger("memvault")
@@ -175,9 +175,7 @@ class VectorCache:
         self._models: dict[str, int] = {}
         self.checked = not (trusting and integrity.unchanged(path))
         try:
-            self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=30
-            )
+            self._db = sqlite_open.connect(path)  # (one this user cannot write: read so)
             self._opened = integrity.identity(path)  # the file the stamp may vouch for
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -369,7 +367,13 @@ def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | Stor
     (``StorageError``: left alone). A full disk fails the open too (the -shm file, the
     WAL's recovery): taken for damage, it deleted the whole index."""
     code = getattr(exc, "sqlite_errorcode", None)  # None: our own integrity check failed
-    if code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+    damaged = code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
+    if damaged and not sqlite_open.writable(path):  # not ours to delete, nor to make again
+        return StorageError(
+            f"cannot open {path}: {exc}; this user cannot write it: its owner's next "
+            "memvault checks it and rebuilds it (nothing was deleted)"
+        )
+    if damaged:
         return IndexCorrupt(f"{path}: {exc}", str(path))
     folder = path.parent
     if code & 0xFF == sqlite3.SQLITE_READONLY and not os.access(folder, os.W_OK | os.X_OK):
