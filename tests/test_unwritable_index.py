@@ -272,3 +272,55 @@ def test_a_damaged_index_of_another_user_is_left_to_its_owner(vault: Path) -> No
     assert "nothing was deleted" in err
     assert db.read_bytes() == before and db.stat().st_uid == OTHER_UID
     assert state_files(vault) == kept
+
+
+def test_another_users_wal_and_shm_beside_our_index_refuse_a_write_in_one_line(
+    vault: Path,
+) -> None:
+    """An empty ``index.db-wal`` and a ``-shm`` another user's read left beside our
+    index (an older memvault's, as that user): SQLite could not write through them, so
+    `log` wrote its line and left it unindexed, and each search after it was a
+    traceback ("attempt to write a readonly database"). A write is refused before
+    anything is written, naming the file and the fix; a read answers from the index."""
+    state = vault / ".memvault"
+    wal, shm = state / "index.db-wal", state / "index.db-shm"
+    wal.write_bytes(b"")
+    shm.write_bytes(bytes(32768))
+    for path in (wal, shm):
+        another_users(path)
+    notes, kept = files(vault), state_files(vault)
+    (log, search) = as_a_user(vault, ["log", "a line for today"], READS[0])
+    code, out, err = log
+    assert code == 7 and "Traceback" not in err, (code, out, err)
+    assert f"error: {wal} cannot be written by this user" in err and "chown" in err, err
+    assert "nothing was written" in err and len(err.strip().splitlines()) == 1, err
+    code, out, err = search
+    assert code == 0 and "Traceback" not in err, (code, out, err)
+    assert "Functions.md" in out and err.count(f"{wal} cannot be written") == 1, err
+    assert files(vault) == notes
+    assert state_files(vault) == kept
+
+
+def test_a_write_beside_a_read_only_cache_is_refused_whole_then_done_once_fixed(
+    vault: Path,
+) -> None:
+    """cache.db alone read-only to its owner (index.db and the folder writable): a note
+    is the person's words, but a write is refused all the same, before anything is
+    written, naming cache.db and the fix; done as asked once fixed. Taking it would
+    leave an index whose new notes no search by meaning finds, and every embedding
+    path (the daemon's lane, `memvault sync`, a query's catch-up) failing on it."""
+    cache = vault / ".memvault" / "cache.db"
+    cache.chmod(0o444)
+    notes = files(vault)
+    add = ["add", "people", "Ana Perez", "--body", "Leads payments."]
+    (refused,) = as_a_user(vault, add)
+    code, out, err = refused
+    assert code == 7 and "Traceback" not in err, (code, out, err)
+    said = f"error: {cache} cannot be written by this user (mode 444): make it writable"
+    assert said in err and f"(chmod u+w {cache})" in err, err
+    assert "nothing was written" in err and len(err.strip().splitlines()) == 1, err
+    assert files(vault) == notes
+    cache.chmod(0o666)
+    (done, found) = as_a_user(vault, add, ["search", "payments"])
+    assert done[0] == 0 and found[0] == 0, (done, found)
+    assert "people/ana-perez" in found[1]

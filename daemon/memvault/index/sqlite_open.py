@@ -35,11 +35,17 @@ from pathlib import Path
 
 
 def writable(path: Path) -> bool:
-    """Whether this user may write ``path`` (a database) and make its ``-wal`` and
-    ``-shm`` beside it; a database not there yet is made as usual."""
+    """Whether this user may write ``path`` (a database) and its ``-wal`` and ``-shm``
+    beside it (made there, or there already); a database not there yet is made as
+    usual."""
     if path.name == ":memory:" or not path.exists():
         return True
-    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK | os.X_OK)
+    beside = (Path(f"{path}{end}") for end in ("-wal", "-shm"))  # another user's left there
+    return (
+        os.access(path, os.W_OK)
+        and os.access(path.parent, os.W_OK | os.X_OK)
+        and all(os.access(p, os.W_OK) for p in beside if p.exists())
+    )
 
 
 def connect(path: Path) -> sqlite3.Connection:
