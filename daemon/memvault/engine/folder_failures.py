@@ -6,9 +6,12 @@ A person's concurrent edit, git's conflict markers, a file that is not text are 
 person's: their next save changes the file, which makes its folder note due again. A
 failure of the disk's changes nothing memvault looks at, so its folder was dropped from
 the due list and the folder note stayed stale for good once the cause was fixed (review
-55). Each failed folder stays due, is retried at the next update (the next sync, the
-daemon's catch-up, backing off to a minute: ``RETRY_FIRST``), and is a problem of kind ``memory``
-in ``status`` until a write of it succeeds.
+55), and the disk full or a folder in its place failed the whole sync. Each failed
+folder stays due and is retried at the next update: meta ``memory_synced`` is left
+cleared, so the next sync updates even when no note changed (a CLI read's, the
+daemon's catch-up, which backs off from ``RETRY_FIRST`` to ``RETRY_MOST``), and meta
+``folder_notes`` is not saved, so the next process takes every folder note as due. It
+is a problem of kind ``memory`` in ``status`` until a write of it succeeds.
 """
 
 from __future__ import annotations
@@ -33,25 +36,37 @@ class FolderFailures:
 
     def __init__(self) -> None:
         self._failed: dict[str, tuple[str, str]] = {}
+        self._said: dict[str, tuple[str, str]] = {}  # what the log said of each, once
         self._at = 0.0  # time.monotonic() of the last failure
-        self._delay = 0.0  # how long the daemon's catch-up waits after it
+        self._delay = 0.0  # how long the daemon's catch-up waits after it (0: none failed)
 
     def failed(self, folder: str, path: str, exc: OSError | NoteExists) -> None:
         """``path``, ``folder``'s note, could not be written: said once a reason.
         ``NoteExists``: a folder (or a file that is no note) is where it goes."""
         cause = getattr(exc, "strerror", None) or "a folder or another file is where it goes"
         why = f"left as it was, not brought up to date: {cause}"
-        if self._failed.get(folder) != (path, why):
+        if self._said.get(folder) != (path, why):
             log.warning("%s %s; retried at the next sync", path, why)
-        self._delay = min(self._delay * 2, RETRY_MOST) if self._failed else RETRY_FIRST
+        self._said[folder] = (path, why)
+        self._delay = min(self._delay * 2, RETRY_MOST) if self._delay else RETRY_FIRST
         self._failed[folder] = (path, why)
         self._at = time.monotonic()
 
     def done(self, folder: str) -> None:
-        """``folder``'s note was written (or found in line)."""
+        """``folder``'s note is looked at again (an update: ``failed`` again, if it fails
+        again; skipped, a person's note now or mid-reconcile, it is no failure now)."""
         self._failed.pop(folder, None)
 
     def folders(self) -> set[str]:
+        return set(self._failed)
+
+    def left(self) -> set[str]:
+        """After an update: the folders whose note failed (one skipped, a person's note
+        now or mid-reconcile, is no failure now). None left, the next failure is
+        retried after ``RETRY_FIRST`` again."""
+        if not self._failed:
+            self._delay = 0.0
+        self._said = {f: said for f, said in self._said.items() if f in self._failed}
         return set(self._failed)
 
     def problems(self) -> list[tuple[str, str, str]]:
@@ -64,7 +79,7 @@ class FolderFailures:
 
     def wait(self) -> bool:
         """Whether the daemon's catch-up waits: a folder note failed within the delay
-        (``RETRY_FIRST``, doubled at each failure since none was left, ``RETRY_MOST`` at
+        (``RETRY_FIRST``, doubled at each failure until none is left, ``RETRY_MOST`` at
         most; none failed: nothing to wait for)."""
         return bool(self._failed) and time.monotonic() - self._at < self._delay
 

@@ -292,13 +292,11 @@ class Linker:
             self.store.set_meta("memory_kept_out", kept_out)
         folder_written, skip = self._folder_notes_due(update.overflow, unlinked, pending, held)
         self._keep_problems([(rel, p, "note") for p in problems])
-        if not pending:  # a provisional MEMORY.md is not in line with the index yet; a
-            # folder note the disk refused: the next sync tries it again (FolderFailures)
+        if not pending:  # provisional: not in line; a folder note refused: the next tries
             self.store.set_meta("memory_synced", "" if self.failures.folders() else "1")
         if (
-            skip <= set(unlinked)
+            skip <= set(unlinked)  # none skipped, none refused (FolderFailures)
             and not pending
-            and not self.failures.folders()
             and self._kept.in_line(self.fs, update, unlinked, self._folder_seen)
         ):
             self._kept.save(self._folder_seen)
@@ -316,7 +314,7 @@ class Linker:
         """Bring the folder notes due up to date (``_update_folder_notes``), but those of
         a person's note or a submodule (``unlinked``), of a folder a reconcile has not
         all indexed yet (``pending``) or held for ``git stash pop`` (``held``): what it
-        wrote, and the folders it skipped (each stays due)."""
+        wrote, and the folders it skipped or failed to write (each stays due)."""
         skip = set(unlinked) | {
             r.folder
             for r in self.config.memory.sections
@@ -324,12 +322,8 @@ class Linker:
             or memory_md.folder_note_path(r.folder) in held
         }
         written = self._update_folder_notes(overflow, frozenset(self._folders_due), skip)
-        for folder in unlinked:  # a person's note now, or in a submodule: not memvault's
-            self.failures.done(folder)
-        # a folder waiting mid-reconcile stays due, and one whose note the disk refused
-        self._folders_due &= skip | self.failures.folders()
-        if self.failures.folders():  # (the next process: every folder note due)
-            self._kept.clear()
+        skip |= self.failures.left()  # one whose note the disk refused stays due
+        self._folders_due &= skip  # and so does a folder waiting mid-reconcile
         return written, skip
 
     def _stage(self, stage: Callable[[], object]) -> None:
@@ -426,9 +420,8 @@ class Linker:
             if not path:
                 continue  # the vault root has no folder note
             st = self.fs.stat(path)
+            self.failures.done(rule.folder)  # (failed again below, if it fails again)
             if rule.folder in skip or (rule.folder not in overflow and st is None):
-                if st is None and rule.folder not in skip:  # none to make now
-                    self.failures.done(rule.folder)
                 continue
             if (
                 st is not None
@@ -461,7 +454,6 @@ class Linker:
             except (OSError, NoteExists) as exc:  # the disk full, EACCES, EIO, a folder
                 self.failures.failed(rule.folder, path, exc)  # stays due (review 55)
                 continue
-            self.failures.done(rule.folder)
             now = self.fs.stat(path)
             if now is not None:
                 self._folder_seen[path] = (now.size, now.mtime_ns)

@@ -367,13 +367,12 @@ def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | Stor
     (``StorageError``: left alone). A full disk fails the open too (the -shm file, the
     WAL's recovery): taken for damage, it deleted the whole index."""
     code = getattr(exc, "sqlite_errorcode", None)  # None: our own integrity check failed
-    damaged = code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)
-    if damaged and not sqlite_open.writable(path):  # not ours to delete, nor to make again
-        return StorageError(
-            f"cannot open {path}: {exc}; this user cannot write it: its owner's next "
-            "memvault checks it and rebuilds it (nothing was deleted)"
-        )
-    if damaged:
+    if code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        if not sqlite_open.writable(path):  # not ours to delete, nor to make again
+            return StorageError(
+                f"cannot open {path}: {exc}; this user cannot write it: its owner's next "
+                "memvault checks it and rebuilds it (nothing was deleted)"
+            )
         return IndexCorrupt(f"{path}: {exc}", str(path))
     folder = path.parent
     if code & 0xFF == sqlite3.SQLITE_READONLY and not os.access(folder, os.W_OK | os.X_OK):

@@ -464,16 +464,12 @@ class Daemon:
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
         once git is done, queue it, so it is brought up even when finishing the rebase
-        changed no note the watcher would see (issue 21 item 10). A folder note the disk
-        refused (full, EACCES) is tried again so, backing off to once a minute
-        (``FolderFailures.wait``)."""
-        memory_file = self.vault.config.memory.file
-        if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
-            return
-        if self.vault.engine.linker.failures.wait():
+        changed no note the watcher would see (issue 21 item 10); a refused folder note too."""
+        waits = self.vault.engine.linker.failures.wait()  # (backing off: FolderFailures)
+        if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling or waits:
             return
         if git_busy(self.vault.root) is None and not self.vault.engine.linker.stash.quiet():
-            self.watcher.queue.put([memory_file])
+            self.watcher.queue.put([self.vault.config.memory.file])
 
     def check_ground(self) -> None:
         """Stop when the vault folder or the writer lock is gone from under the daemon.
