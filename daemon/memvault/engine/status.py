@@ -4,9 +4,9 @@ the engine hands it what it needs.
 
 Problems are state, not events: each is kept where its cause is — a note's row
 (a skipped file's reason, a note's warnings: bad frontmatter, a note cut at
-``max_note_bytes``), meta ``memory_problems`` (MEMORY.md left untouched),
-meta ``scan_skipped`` (files the last full scan could not take) — until a sync
-finds the file changed so that the problem is gone. ``status`` lists them all;
+``max_note_bytes``), meta ``memory_problems`` (MEMORY.md left untouched, a folder
+note the disk refused), meta ``scan_skipped`` (files the last full scan could not
+take) — until a sync finds the file changed so that the problem is gone. ``status`` lists them all;
 ``changed_problems`` tells the engine which appeared or went away since it last
 looked, so each is logged once.
 """
