@@ -11,6 +11,8 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 import textwrap
 from pathlib import Path
 
@@ -324,3 +326,66 @@ def test_a_write_beside_a_read_only_cache_is_refused_whole_then_done_once_fixed(
     (done, found) = as_a_user(vault, add, ["search", "payments"])
     assert done[0] == 0 and found[0] == 0, (done, found)
     assert "people/ana-perez" in found[1]
+
+
+_HELD_READ = textwrap.dedent(
+    """
+    import json, sys
+    from memvault.api import Vault
+    from memvault.index.embedder import HashEmbedder
+    with Vault.open(sys.argv[1], mode="query", embedder=HashEmbedder()) as vault:
+        print(json.dumps([h.path for h in vault.search("hasTag")]), flush=True)
+        sys.stdin.readline()  # its owner's memvault writes the index meanwhile
+        try:
+            said = {"hits": [h.path for h in vault.search("Zanzibar harbour")]}
+        except Exception as exc:
+            said = {"error": type(exc).__name__, "said": str(exc)}
+    print(json.dumps(said), flush=True)
+    """
+)
+
+
+def test_an_index_its_owner_writes_under_a_held_read_is_refused_not_read_torn(
+    vault: Path,
+) -> None:
+    """Another user's index.db with no writer open (no -wal): read as an immutable file
+    (index/sqlite_open.py), whose pages SQLite keeps, trusting they never change. Its
+    owner's memvault wrote it while a read held it open (a program's Vault kept open):
+    the read answered from its old pages mixed with the new ones (a torn b-tree: wrong
+    hits, or "malformed", said as damage to rebuild, the owner's stamp deleted). Now
+    the read that finds the file changed under it is refused (exit 7: run it again);
+    nothing of the owner's touched, and the next read sees the owner's notes."""
+    db = vault / ".memvault" / "index.db"
+    for path in (db, db.parent / "cache.db"):
+        os.chown(path, OTHER_UID, OTHER_UID)
+        path.chmod(0o644)  # its owner writes it: this user cannot
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
+    env.update(PYTHONPATH=str(Path(__file__).resolve().parents[1] / "daemon"))
+    env["HOME"] = str(vault.parent / "home")
+    reader = subprocess.Popen(
+        [*AS_A_USER, sys.executable, "-c", _HELD_READ, str(vault)],
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert reader.stdout is not None and reader.stdin is not None
+        assert "Functions.md" in json.loads(reader.stdout.readline())
+        assert not Path(f"{db}-wal").exists()  # no writer: read as a file no one writes
+        for i in range(40):  # the owner's memvault (root: writes a file of mode 644)
+            body = f"Zanzibar harbour {i}. " + "A long line of words. " * 40
+            (vault / f"zanzibar-{i}.md").write_text(f"# Zanzibar {i}\n\n{body}\n", "utf-8")
+        assert CliRunner().invoke(app, ["sync", "--vault", str(vault)]).exit_code == 0
+        stamp = Path(f"{db}.checked").read_bytes()
+        out, err = reader.communicate("\n", timeout=60)
+    finally:
+        if reader.poll() is None:
+            reader.kill()
+    said = json.loads(out.strip().splitlines()[-1])
+    assert said.get("error") == "StorageError", (said, err)
+    assert f"{db} changed under this read" in said["said"] and "again" in said["said"], said
+    assert Path(f"{db}.checked").read_bytes() == stamp  # the owner's, as it wrote it
+    (search,) = as_a_user(vault, ["search", "Zanzibar harbour"])
+    assert search[0] == 0 and "zanzibar-" in search[1], search

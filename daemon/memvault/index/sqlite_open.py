@@ -20,11 +20,14 @@ So a database this user cannot write is opened
   back and removed both), and SQLite reads the file alone, with no lock and no
   ``-shm``. A WAL a crashed writer left without its ``-shm`` is not read (the file as
   of its last checkpoint: a consistent index, older). A writer that opens it while the
-  read runs may checkpoint into the file under it: SQLite may then answer from a torn
-  page or say "malformed" (a query's ``IndexCorrupt``, exit 7: the next command opens it
-  afresh); damage found at the open of a file that is not this user's is no
-  ``IndexCorrupt`` (``vector_cache.opening_error``): nothing of another user's is
-  deleted, nor made again as this user's.
+  read runs makes a -wal and checkpoints into the file: SQLite, which keeps the pages
+  of a file it trusts never to change, answered from old pages mixed with new ones
+  (wrong hits, or "malformed"), so a use of the connection after the file or its -wal
+  changed is refused (``integrity.Guard.frozen``: ``StorageError``, run it again; the
+  next open reads through the writer's -shm); damage met on such a file, or found at
+  the open of a file that is not this user's (``vector_cache.opening_error``), is no
+  ``IndexCorrupt``: nothing of another user's is deleted (its stamp neither), nor made
+  again as this user's.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
+
+from memvault.index import integrity
 
 
 def writable(path: Path) -> bool:
@@ -48,11 +53,14 @@ def writable(path: Path) -> bool:
     )
 
 
-def connect(path: Path) -> sqlite3.Connection:
-    """A connection to ``path`` (the module docstring says how)."""
+def connect(path: Path, guard: integrity.Guard) -> sqlite3.Connection:
+    """A connection to ``path`` (the module docstring says how), used under ``guard``
+    (told of an ``immutable=1`` open: a use after the file changed is refused)."""
     where, uri = str(path), False
     if not writable(path):
         live = Path(f"{path}-wal").exists() and Path(f"{path}-shm").exists()
+        if not live:
+            guard.frozen()  # (before the open: a change from here on is seen)
         where = f"{path.absolute().as_uri()}?{'mode=ro' if live else 'immutable=1'}"
         uri = True
     return sqlite3.connect(

@@ -175,7 +175,7 @@ class VectorCache:
         self._models: dict[str, int] = {}
         self.checked = not (trusting and integrity.unchanged(path))
         try:
-            self._db = sqlite_open.connect(path)  # (one this user cannot write: read so)
+            self._db = sqlite_open.connect(path, self._lock)  # (one this user cannot write)
             self._opened = integrity.identity(path)  # the file the stamp may vouch for
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -356,7 +356,7 @@ class VectorCache:
             )
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock.closing():
             mine = self._lock.only_mine()  # (before the close's own checkpoint)
             self._lock.closed(self._opened, mine, close_optimized(self._db))
 
