@@ -227,3 +227,41 @@ def test_a_full_disk_fails_no_sync_and_its_folder_note_is_written_once_there_is_
     assert not out["listed_full"]
     assert out["written"] == [FOLDER_NOTE] and out["listed"]
     assert out["status_after"] == []
+
+
+def test_a_refused_folder_note_beside_a_conflicted_memory_md_is_caught_up_by_the_daemon(
+    tmp_path: Path,
+) -> None:
+    """MEMORY.md left untouched (markers that do not pair: a person's conflict), its
+    folder notes brought up all the same: one refused there was marked in line with the
+    index (meta ``memory_synced``, set before the folder notes' turn), so the daemon's
+    catch-up never retried it, and it stayed stale once the cause was gone, until a
+    save. Now the catch-up writes it, MEMORY.md still left as the person has it."""
+    root = new_vault(tmp_path)
+    _people(root)
+    env = memvault_env(tmp_path)
+    vault = ("--vault", str(root))
+    listing, memory = root / FOLDER_NOTE, root / "MEMORY.md"
+    proc = DaemonProcess(tmp_path, root)
+    try:
+        proc.ready(answering=True)
+        eventually(lambda: listing.exists() and "[[people/p9]]" in listing.read_text("utf-8"))
+        with memory.open("a", encoding="utf-8") as fh:
+            fh.write("\n<!-- memvault:begin people -->\nA person's half-resolved conflict.\n")
+        conflicted = memory.read_bytes()
+        with frozen(listing):
+            added = run_memvault("add", "people", "Person 10", "--summary", "p", *vault, env=env)
+            assert added.returncode == 0, added.stderr
+
+            def refused() -> bool:
+                status = run_memvault("status", "--json", *vault, env=env)
+                return FOLDER_NOTE in _kept(root, json.loads(status.stdout))
+
+            eventually(refused, what="the daemon's status to name the folder note")
+        eventually(
+            lambda: "[[people/person-10]]" in listing.read_text("utf-8"),
+            what="the daemon's catch-up to write the folder note",
+        )
+        assert memory.read_bytes() == conflicted  # the person's, left as it is
+    finally:
+        assert proc.stop() == 0, proc.stderr

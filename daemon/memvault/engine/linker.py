@@ -254,10 +254,6 @@ class Linker:
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
             elif isinstance(exc, memory_md.MarkerError):
-                if not pending:
-                    # nothing to do until the person saves it, a change any sync sees: the
-                    # daemon's catch-up synced it every 2 s meanwhile
-                    self.store.set_meta("memory_synced", "1")
                 # the folder notes list their folders whatever MEMORY.md holds: brought up
                 # to date as they would be (they lagged their notes until it was resolved)
                 overflow = memory_md.update_memory(
@@ -271,6 +267,9 @@ class Linker:
                     lines=self._source.lines(),
                 ).overflow
                 folder_written, _ = self._folder_notes_due(overflow, unlinked, pending, held)
+                if not pending:  # nothing to do until the person saves it, a change any
+                    # sync sees (the catch-up synced it every 2 s), but a refused folder note
+                    self.store.set_meta("memory_synced", "" if self.failures.folders() else "1")
             self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             said = f"{rel}: its links to moved files wait until its conflicts are resolved"
             return MemoryWritten(
