@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import run_namespaced
+from helpers import open_vault, run_namespaced
 from memvault.interfaces.cli import app
 from memvault.vault.template import init_vault
 
@@ -389,3 +389,47 @@ def test_an_index_its_owner_writes_under_a_held_read_is_refused_not_read_torn(
     assert Path(f"{db}.checked").read_bytes() == stamp  # the owner's, as it wrote it
     (search,) = as_a_user(vault, ["search", "Zanzibar harbour"])
     assert search[0] == 0 and "zanzibar-" in search[1], search
+
+
+_SEARCH = textwrap.dedent(
+    """
+    import json, sys
+    from memvault.api import Vault
+    from memvault.index.embedder import HashEmbedder
+    with Vault.open(sys.argv[1], mode="query", embedder=HashEmbedder()) as vault:
+        hits = [h.path for h in vault.search("Zanzibar harbour")]
+    print(json.dumps(hits))
+    """
+)
+
+
+def test_a_read_goes_through_the_live_writers_shm_it_cannot_write(vault: Path) -> None:
+    """Another user's index open in its owner's memvault: its -wal holds a commit not
+    yet folded back, and its -shm (mode 644) is not ours to write. The read opens it
+    ``mode=ro`` through them (SQLite reads a -shm it cannot write: 3.22), sees the
+    commit, and leaves nothing: it touched ``lock.wanted`` (the owner held the lock), a
+    file of this user's there after it, which the owner's memvault could not touch
+    again to ask its own holder (an MCP server keeping the vault) to let go. The
+    owner's next write goes on after it."""
+    db = vault / ".memvault" / "index.db"
+    for path in (db, db.parent / "cache.db"):
+        os.chown(path, OTHER_UID, OTHER_UID)
+        path.chmod(0o644)
+    wal, shm = Path(f"{db}-wal"), Path(f"{db}-shm")
+    home = vault.parent / "home"
+    with open_vault(vault) as owner:  # root: the owner, its connection open throughout
+        (vault / "zanzibar.md").write_text("# Zanzibar\n\nZanzibar harbour.\n", "utf-8")
+        owner.sync()
+        assert wal.stat().st_size > 0 and shm.exists()  # the commit in the WAL alone
+        for path in (wal, shm):
+            os.chown(path, OTHER_UID, OTHER_UID)
+            path.chmod(0o644)
+        kept = state_files(vault)
+        hits = run_namespaced(AS_A_USER, _SEARCH, str(vault), home=home)
+        assert "zanzibar.md" in hits, hits
+        assert state_files(vault) == kept
+        (vault / "zanzibar-2.md").write_text("# Zanzibar 2\n\nZanzibar harbour.\n", "utf-8")
+        owner.sync()
+        assert {"zanzibar.md", "zanzibar-2.md"} <= {h.path for h in owner.search("Zanzibar")}
+    hits = run_namespaced(AS_A_USER, _SEARCH, str(vault), home=home)
+    assert "zanzibar-2.md" in hits, hits
