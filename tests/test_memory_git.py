@@ -103,7 +103,9 @@ def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
     """Wait until the daemon is idle and MEMORY.md has stopped changing (1 s), then check
     that it is what the files alone say (an update without any history). Idle: nothing
     queued and no batch in flight (``lag_seconds``): a batch's sync leaves the queue
-    empty and the state "watching", and MEMORY.md as it was until the sync writes it."""
+    empty and the state "watching", and MEMORY.md as it was until the sync writes it;
+    and no MEMORY.md due at the daemon's next tick (``memory_due``: git done with no
+    file event, a 2 s tick, longer than the 1 s this waits for it to stop changing)."""
     info = proc.info()
     mem = root / "MEMORY.md"
     seen: list[str] = []
@@ -114,6 +116,7 @@ def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
             d.get("queue")
             or d.get("lag_seconds") is not None
             or d.get("state") not in ("watching", None)
+            or d.get("memory_due")
         )
         text = mem.read_text(encoding="utf-8") if mem.exists() else ""
         seen.append("" if busy else text)
@@ -333,6 +336,48 @@ def test_nothing_tracked_is_written_mid_rebase_and_memory_md_catches_up(
     text = settled(proc, root)  # picked up after
     for name in ("base", "topic", "mainline", "during"):
         assert f"[[people/{name}]]" in text
+
+
+def test_status_is_not_idle_while_memory_md_waits_for_the_daemons_catch_up(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """Git done with no file event (a checkout of the same commit, a rebase's
+    ``--continue`` that only commits): MEMORY.md waited for git, and the daemon's
+    catch-up brings it up at its next tick (2 s). /status said idle meanwhile, so a wait
+    for idle (``settled`` here, an agent's) took the stale MEMORY.md for the settled one:
+    the 20-sequence test failed so once under load ("74 more" where the files said 75).
+    Now /status says ``memory_due`` until the catch-up has run."""
+    root = git_vault(tmp_path)
+    for i in range(10):
+        write(root, f"people/p{i}.md", note(f"P{i}", f"Person {i}.", updated="2024-01-01"))
+    proc = daemon(root)
+    settled(proc, root)
+    commit(root, "people")
+    info = proc.info()
+    git(root, "checkout", "-q", "--detach")  # nothing tracked is written on a detached HEAD
+    write(root, "people/during.md", note("During", "Saved meanwhile.", updated="2024-02-01"))
+
+    def waited() -> bool:
+        d = api(info, "GET", "/status").json()["daemon"]
+        said = any("folder notes wait until it is done" in w for w in d["warnings"])
+        return said and daemon_idle(info) is not None
+
+    eventually(waited, what="the save's sync, MEMORY.md left for git")
+    assert (root / "MEMORY.md").read_text("utf-8") != from_files(root)
+    git(root, "checkout", "-q", "main")  # the same commit: git done, no file changed
+    idle_but_stale: list[str] = []
+
+    def caught_up() -> bool:
+        d = api(info, "GET", "/status").json()["daemon"]
+        text = (root / "MEMORY.md").read_text("utf-8")  # (read after the status said idle)
+        busy = d["queue"] or d["lag_seconds"] is not None or d.get("memory_due")
+        idle = d["state"] == "watching" and not busy
+        if idle and text != from_files(root):
+            idle_but_stale.append(text)
+        return idle and text == from_files(root)
+
+    eventually(caught_up, what="the daemon's catch-up of MEMORY.md", every=0.1)
+    assert not idle_but_stale, "/status said idle while MEMORY.md waited for its catch-up"
 
 
 def test_git_dir_is_found_from_a_worktree_file(tmp_path: Path) -> None:

@@ -343,9 +343,16 @@ def open_backend(
     # A daemon that does not answer a read: read here, never competing for its lock.
     unindexed = never_indexed(config)
     writable = client is None and (mode == "write" or (mode in ("read", "query") and not unindexed))
+    # another user's index (0444): read as it is, never written, and its lock not asked
+    # for: a read touched lock.wanted while the owner held it, a file of this user's there
+    # that the owner's memvault could not touch again to ask its own holder to let go
+    postgres = config.index.store == "postgres"
+    closed = None if not writable or postgres else unwritable(config.state_dir)
+    if closed is not None and mode == "write":
+        raise StorageError(f"{cannot_write(closed)}; nothing was written")
     lock = None
     kept_by: int | None = None  # a read's holder that lets go when asked, and did not
-    if writable:
+    if writable and closed is None:
         lock = WriterLock(config.state_dir / "lock")
         held = lock  # (for the lambdas: ``lock`` is None once refused)
 
@@ -401,15 +408,6 @@ def open_backend(
                     "nothing was written"
                 ) from None
             lock = None  # a read reads the index as it is
-    closed = (
-        None if not writable or config.index.store == "postgres" else unwritable(config.state_dir)
-    )
-    if closed is not None:  # another user's index (0444): read as it is, never written
-        if lock is not None:
-            lock.release()
-            lock = None
-        if mode == "write":
-            raise StorageError(f"{cannot_write(closed)}; nothing was written")
     from memvault.engine import Engine
 
     try:  # the index in PostgreSQL has a writer's lock of its own: the same wait rule

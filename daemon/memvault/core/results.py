@@ -59,7 +59,8 @@ class Problem(Record):
     path: str
     reason: str
     # index: index.db was deleted or replaced under the open index (restart to rebuild) |
-    # memory: MEMORY.md is left untouched (``status`` exits 1) | skipped: the file is not
+    # memory: MEMORY.md is left untouched (``status`` exits 1), or a folder note the disk
+    # refused (engine/folder_failures.py; written once it can) | skipped: the file is not
     # indexed | note: the note is indexed, but not all of it as written | config: a
     # setting of .memvault/config.toml that does not fit the files (status reads it now) |
     # git: git keeps files this disk cannot hold apart (status reads it now)

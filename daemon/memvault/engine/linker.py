@@ -24,13 +24,14 @@ from memvault.core.results import LinkProblem
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex, find_links
 from memvault.engine import link_check
+from memvault.engine.folder_failures import FolderFailures
 from memvault.engine.folder_staging import MadeStaging
 from memvault.engine.folders import on_disk
 from memvault.engine.memory_listing import MemoryListing, Refreshed, sections_moved_away
 from memvault.engine.memory_stored import FolderNotesKept, StoredListing
 from memvault.engine.relink_notes import Relinking, relink
 from memvault.engine.stash_hold import StashHold
-from memvault.errors import NoteNotFound, UnsafePath, WriteConflict
+from memvault.errors import NoteExists, NoteNotFound, UnsafePath, WriteConflict
 from memvault.vault.gitstate import (
     git_busy,
     git_removed,
@@ -98,6 +99,7 @@ class Linker:
         # folders whose notes changed since their folder note was last brought up to date
         # (an update that stopped early, MEMORY.md busy, leaves them due for the next)
         self._folders_due: set[str] = set()
+        self.failures = FolderFailures()  # folder notes the disk refused: due, retried
         self._persons: dict[str, tuple[tuple[int, int], bool]] = {}
         self._kept = FolderNotesKept(store, config.memory.sections)
         seen = self._kept.load() if lean else None
@@ -248,15 +250,10 @@ class Linker:
             else:
                 written, _ = self.fs.update_text(rel, change)
         except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath, PermissionError) as exc:
-            self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             folder_written: list[str] = []
             if isinstance(exc, WriteConflict):  # busy (a program holds it open): redo soon
                 self.store.set_meta("memory_synced", "")
             elif isinstance(exc, memory_md.MarkerError):
-                if not pending:
-                    # nothing to do until the person saves it, a change any sync sees: the
-                    # daemon's catch-up synced it every 2 s meanwhile
-                    self.store.set_meta("memory_synced", "1")
                 # the folder notes list their folders whatever MEMORY.md holds: brought up
                 # to date as they would be (they lagged their notes until it was resolved)
                 overflow = memory_md.update_memory(
@@ -270,10 +267,14 @@ class Linker:
                     lines=self._source.lines(),
                 ).overflow
                 folder_written, _ = self._folder_notes_due(overflow, unlinked, pending, held)
+                if not pending:  # nothing to do until the person saves it, a change any
+                    # sync sees (the catch-up synced it every 2 s), but a refused folder note
+                    self.store.set_meta("memory_synced", "" if self.failures.folders() else "1")
+            self._keep_problems([(rel, f"left untouched: {exc}", "memory")])
             said = f"{rel}: its links to moved files wait until its conflicts are resolved"
             return MemoryWritten(
                 folder_notes=tuple(folder_written),
-                problems=(f"{rel} left untouched: {exc}",),
+                problems=(f"{rel} left untouched: {exc}", *self.failures.said()),
                 warnings=(said,) if links_wait else (),
                 waiting=tuple(links_wait),
             )
@@ -282,23 +283,24 @@ class Linker:
         problems += sections_moved_away(
             self.store, cfg.sections, listings, moves, lambda f: on_disk(self.fs.root, f) == f
         )
-        self._keep_problems([(rel, p, "note") for p in problems])
         if not removed and update.owned != self._last_owned:
             self.store.add_owned_lines(update.owned)
             self._last_owned = update.owned
         kept_out = json.dumps(self._source.kept_out())
         if (self.store.meta("memory_kept_out") or "[]") != kept_out:
             self.store.set_meta("memory_kept_out", kept_out)
-        if not pending:  # a provisional MEMORY.md is not in line with the index yet
-            self.store.set_meta("memory_synced", "1")
         folder_written, skip = self._folder_notes_due(update.overflow, unlinked, pending, held)
+        self._keep_problems([(rel, p, "note") for p in problems])
+        if not pending:  # provisional: not in line; a folder note refused: the next tries
+            self.store.set_meta("memory_synced", "" if self.failures.folders() else "1")
         if (
-            skip <= set(unlinked)
+            skip <= set(unlinked)  # none skipped, none refused (FolderFailures)
             and not pending
             and self._kept.in_line(self.fs, update, unlinked, self._folder_seen)
         ):
             self._kept.save(self._folder_seen)
         warnings = _update_warnings(rel, left, unlinked, elsewhere, update.overflow)
+        problems += self.failures.said()
         return MemoryWritten(written, tuple(folder_written), tuple(problems), warnings)
 
     def _folder_notes_due(
@@ -311,7 +313,7 @@ class Linker:
         """Bring the folder notes due up to date (``_update_folder_notes``), but those of
         a person's note or a submodule (``unlinked``), of a folder a reconcile has not
         all indexed yet (``pending``) or held for ``git stash pop`` (``held``): what it
-        wrote, and the folders it skipped (each stays due)."""
+        wrote, and the folders it skipped or failed to write (each stays due)."""
         skip = set(unlinked) | {
             r.folder
             for r in self.config.memory.sections
@@ -319,7 +321,8 @@ class Linker:
             or memory_md.folder_note_path(r.folder) in held
         }
         written = self._update_folder_notes(overflow, frozenset(self._folders_due), skip)
-        self._folders_due &= skip  # a folder waiting mid-reconcile stays due
+        skip |= self.failures.left()  # one whose note the disk refused stays due
+        self._folders_due &= skip  # and so does a folder waiting mid-reconcile
         return written, skip
 
     def _stage(self, stage: Callable[[], object]) -> None:
@@ -397,9 +400,9 @@ class Linker:
         self._kept.clear()
 
     def _keep_problems(self, problems: list[tuple[str, str, str]]) -> None:
-        """Keep MEMORY.md's problems until the next update (written only when they
-        change: an idle sync writes nothing)."""
-        value = json.dumps(problems)
+        """Keep MEMORY.md's problems, and the folder notes the disk refused, until the
+        next update (written only when they change: an idle sync writes nothing)."""
+        value = json.dumps(problems + self.failures.problems())
         if (self.store.meta("memory_problems") or "[]") != value:
             self.store.set_meta("memory_problems", value)
 
@@ -416,6 +419,7 @@ class Linker:
             if not path:
                 continue  # the vault root has no folder note
             st = self.fs.stat(path)
+            self.failures.done(rule.folder)  # (failed again below, if it fails again)
             if rule.folder in skip or (rule.folder not in overflow and st is None):
                 continue
             if (
@@ -443,14 +447,11 @@ class Linker:
                     )
                     if changed_now:
                         written.append(path)
-            except (
-                memory_md.MarkerError,
-                WriteConflict,
-                NotText,
-                UnsafePath,
-                PermissionError,
-            ) as exc:
-                log.warning("%s left untouched: %s", path, exc)  # (its folder read-only to us)
+            except (memory_md.MarkerError, WriteConflict, NotText, UnsafePath) as exc:
+                log.warning("%s left untouched: %s", path, exc)  # a person's save: due again
+                continue
+            except (OSError, NoteExists) as exc:  # the disk full, EACCES, EIO, a folder
+                self.failures.failed(rule.folder, path, exc)  # stays due (review 55)
                 continue
             now = self.fs.stat(path)
             if now is not None:

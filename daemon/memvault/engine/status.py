@@ -4,9 +4,9 @@ the engine hands it what it needs.
 
 Problems are state, not events: each is kept where its cause is — a note's row
 (a skipped file's reason, a note's warnings: bad frontmatter, a note cut at
-``max_note_bytes``), meta ``memory_problems`` (MEMORY.md left untouched),
-meta ``scan_skipped`` (files the last full scan could not take) — until a sync
-finds the file changed so that the problem is gone. ``status`` lists them all;
+``max_note_bytes``), meta ``memory_problems`` (MEMORY.md left untouched, a folder
+note the disk refused), meta ``scan_skipped`` (files the last full scan could not
+take) — until a sync finds the file changed so that the problem is gone. ``status`` lists them all;
 ``changed_problems`` tells the engine which appeared or went away since it last
 looked, so each is logged once.
 """
@@ -101,12 +101,13 @@ def describe(
     memory = _memory(config, store, count_tokens)
     # MEMORY.md's problem is read from the file below, its conflicts among them: the
     # index's warning of the same conflicts, kept on its row as on any note's, listed
-    # them a second time once a sync (the daemon's) had read the file
+    # them a second time once a sync (the daemon's) had read the file; a folder note
+    # the disk refused (engine/folder_failures) is kept as the sync found it
     kept = [
         p
         for p in problems_of(store)
-        if p.kind != "memory"
-        and not (p.path == config.memory.file and is_conflict_warning(p.reason))
+        if p.path != config.memory.file
+        or (p.kind != "memory" and not is_conflict_warning(p.reason))
     ]
     sections = section_folders(config)
     # what memvault writes that git may hold in a stash: MEMORY.md, the folder notes

@@ -41,7 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, StorageError
 
 _STAMP_BYTES = 256  # a stamp is ~80 bytes: what is longer is no stamp
 _NO_WAIT = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
@@ -124,6 +124,8 @@ def record(path: Path, opened: tuple[int, int] | None) -> None:
     never read by this process: stamped at its close, it was trusted unchecked."""
     if path.name == ":memory:" or (now := stamp(path)) is None:
         return
+    if not os.access(path, os.W_OK):  # another user's (read, never written): theirs to stamp
+        return
     if opened is None or now.split()[:2] != [str(n) for n in opened]:
         return
     if _written(path) == now:
@@ -166,6 +168,31 @@ class Guard:
         self.damaged = False
         self._seen: tuple[int, int, int, int, int] | None = None
         self._foreign = False
+        self._frozen: tuple[object, ...] | None = None  # read as a file no one writes
+
+    def frozen(self) -> None:
+        """Before an ``immutable=1`` open (index/sqlite_open.py: another user's file, no
+        writer had it open): the file and its -wal as found. SQLite trusts such a file
+        never to change and keeps its pages; its owner's memvault writing it meanwhile
+        (a -wal made, a checkpoint into the file) left it answering from old pages mixed
+        with new ones: wrong hits, or "malformed". Each use after such a change is
+        refused (``__enter__``); damage met on it is no damage of the file's."""
+        self._frozen = (_file_stat(self.path), _file_stat(Path(f"{self.path}-wal")))
+
+    def _changed_under(self) -> StorageError | None:
+        now = (_file_stat(self.path), _file_stat(Path(f"{self.path}-wal")))
+        if self._frozen is None or now == self._frozen:
+            return None
+        return StorageError(
+            f"{self.path} changed under this read (its owner's memvault wrote it; this "
+            "user reads it as a file no one writes): run it again (nothing was deleted)"
+        )
+
+    @contextlib.contextmanager
+    def closing(self) -> Iterator[Guard]:
+        """The lock, for the close (an index changed under a read is closed all the same)."""
+        with self._lock:
+            yield self
 
     def opened(self) -> None:
         """The file as this process has it open, the open's own writes done: what its
@@ -192,6 +219,8 @@ class Guard:
         this process's writes changed it (``mine``, asked before the close's own
         checkpoint) and no damage was met; damage the close met (its ``PRAGMA optimize``)
         forgets the stamp, as a query's does."""
+        if self._frozen is not None:
+            return  # another user's file: neither its stamp written nor forgotten here
         if failed is not None and damage(failed):
             self.damaged = True
             if self.path.name != ":memory:":
@@ -207,6 +236,9 @@ class Guard:
 
     def __enter__(self) -> Guard:
         self._lock.acquire()
+        if self._frozen is not None and (changed := self._changed_under()) is not None:
+            self._lock.release()
+            raise changed
         return self
 
     def __exit__(
@@ -216,6 +248,11 @@ class Guard:
         tb: TracebackType | None,
     ) -> None:
         self._lock.release()
+        if exc is not None and damage(exc) and self._frozen is not None:
+            raise self._changed_under() or StorageError(
+                f"{self.path}: {exc}; this user cannot write it: its owner's next memvault "
+                "checks it (nothing was deleted)"
+            ) from exc
         if exc is not None and damage(exc):
             self.damaged = True
             if self.path.name != ":memory:":

@@ -40,7 +40,7 @@ from memvault.core.changes import Manifest
 from memvault.core.memory_order import keys_made
 from memvault.core.ranking import fts_query
 from memvault.errors import IndexCorrupt
-from memvault.index import integrity
+from memvault.index import integrity, sqlite_open
 from memvault.index.link_tables import LinkTables
 from memvault.index.note_lists import NoteLists
 from memvault.index.note_order import KEYS_MADE, rekey
@@ -64,8 +64,8 @@ from memvault.index.vectors import VectorIndex
 from memvault.index.vectors_projected import ProjectedVectors
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(path, check_same_thread=False, isolation_level=None, timeout=30)
+def _connect(path: Path, guard: integrity.Guard) -> sqlite3.Connection:
+    conn = sqlite_open.connect(path, guard)  # (one this user cannot write: leaving nothing)
     if not path.exists() or not path.stat().st_size:  # new: before WAL fixes it for good
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
@@ -111,7 +111,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
         self._lock = self._guard = integrity.Guard(threading.RLock(), index_path)
         self.checked = not (trusting and integrity.unchanged(index_path))
         try:
-            self._db = _connect(index_path)
+            self._db = _connect(index_path, self._guard)
             self._opened = integrity.identity(index_path)  # the file the stamp may vouch for
             if self.checked:
                 integrity.check(self._db)
@@ -175,7 +175,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return self.meta(KEYS_MADE) == keys_made()
 
     def close(self) -> None:
-        with self._lock:
+        with self._guard.closing():
             mine = self._guard.only_mine()  # (before the close's own checkpoint)
             self._guard.closed(self._opened, mine, close_optimized(self._db))
             self._cache.close()

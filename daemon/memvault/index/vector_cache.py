@@ -42,7 +42,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from memvault.errors import IndexCorrupt, StorageError
-from memvault.index import integrity
+from memvault.index import integrity, sqlite_open
 from memvault.index.sql import close_optimized, parts
 
 log = logging.getLogger("memvault")
@@ -175,9 +175,7 @@ class VectorCache:
         self._models: dict[str, int] = {}
         self.checked = not (trusting and integrity.unchanged(path))
         try:
-            self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=30
-            )
+            self._db = sqlite_open.connect(path, self._lock)  # (one this user cannot write)
             self._opened = integrity.identity(path)  # the file the stamp may vouch for
             try:
                 self._db.execute("PRAGMA journal_mode=WAL")
@@ -358,7 +356,7 @@ class VectorCache:
             )
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock.closing():
             mine = self._lock.only_mine()  # (before the close's own checkpoint)
             self._lock.closed(self._opened, mine, close_optimized(self._db))
 
@@ -370,6 +368,11 @@ def opening_error(path: Path, exc: sqlite3.DatabaseError) -> IndexCorrupt | Stor
     WAL's recovery): taken for damage, it deleted the whole index."""
     code = getattr(exc, "sqlite_errorcode", None)  # None: our own integrity check failed
     if code is None or code & 0xFF in (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB):
+        if not sqlite_open.writable(path):  # not ours to delete, nor to make again
+            return StorageError(
+                f"cannot open {path}: {exc}; this user cannot write it: its owner's next "
+                "memvault checks it and rebuilds it (nothing was deleted)"
+            )
         return IndexCorrupt(f"{path}: {exc}", str(path))
     folder = path.parent
     if code & 0xFF == sqlite3.SQLITE_READONLY and not os.access(folder, os.W_OK | os.X_OK):

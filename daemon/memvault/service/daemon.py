@@ -359,6 +359,7 @@ class Daemon:
             state = "indexing"
         server = self.server
         hub = getattr(getattr(self.app, "state", None), "hub", None)
+        due = state == "watching" and self.watcher.lag_seconds() is None and memory_due(self)
         return {
             "state": state,
             "role": "reader" if self.reader else "writer",
@@ -373,6 +374,7 @@ class Daemon:
             "vectors": vectors,
             "events_clients": hub.clients if hub is not None else 0,
             "config_changed": self.config_watch.changed,  # not yet started again on
+            "memory_due": due,  # idle, but MEMORY.md not in line: the next tick queues it
             **self.watcher.info(),
         }
 
@@ -469,11 +471,9 @@ class Daemon:
 
     def memory_catch_up(self) -> None:
         """MEMORY.md waited for git (mid rebase/merge: nothing tracked is written then):
-        once git is done, queue it, so it is brought up even when finishing the rebase
-        changed no note the watcher would see (issue 21 item 10)."""
-        if self.vault.engine.store.meta("memory_synced") or self.watcher.reconciling:
-            return
-        if git_busy(self.vault.root) is None and not self.vault.engine.linker.stash.quiet():
+        once git is done (``memory_due``), queue it, so it is brought up even when
+        finishing the rebase changed no note the watcher would see (issue 21 item 10)."""
+        if memory_due(self):
             self.watcher.queue.put([self.vault.config.memory.file])
 
     def check_ground(self) -> None:
@@ -523,6 +523,14 @@ class Daemon:
         self.vault.close()
         log.info("memvault daemon stopped")
         return True
+
+
+def memory_due(d: Daemon) -> bool:
+    """Whether MEMORY.md is out of line with the index, due at the catch-up's next tick: not
+    while git or its stash holds it, a reconcile runs or a refused folder note's retry waits."""
+    linker, store = d.vault.engine.linker, d.vault.engine.store
+    synced = store.meta("memory_synced") or d.watcher.reconciling or linker.failures.wait()
+    return not synced and git_busy(d.vault.root) is None and not linker.stash.quiet()
 
 
 AFRESH_ENV = "_MEMVAULT_STARTED_AFRESH"  # why, for the new process's log (the old went)

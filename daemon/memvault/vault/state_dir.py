@@ -79,10 +79,14 @@ def unwritable(state: Path) -> Path | None:
     another user (``index.db`` of mode 0444, not ours), a folder closed to us. Such an
     index is read as it is and never written (``backends.open_backend``): each write
     into it failed midway, a search's with a traceback. ``os.access`` is the kernel's
-    rule for this user (root writes a 0444 file, and is answered so)."""
-    for path in (state / "index.db", state / "cache.db"):
-        if path.exists() and not os.access(path, os.W_OK):
-            return path
+    rule for this user (root writes a 0444 file, and is answered so). A ``-wal`` or
+    ``-shm`` of another user's beside our database (an older memvault's read of it as
+    that user left them) is one too: SQLite wrote nothing through it, and a write
+    failed midway, its note left unindexed (index/sqlite_open.py reads past it)."""
+    for name in ("index.db", "cache.db"):
+        for path in (state / name, state / f"{name}-wal", state / f"{name}-shm"):
+            if path.exists() and not os.access(path, os.W_OK):
+                return path
     if state.is_dir() and not os.access(state, os.W_OK | os.X_OK):
         return state
     return None
