@@ -103,7 +103,7 @@ def refuse_unportable(
             continue
         there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
-            kept = "/".join([*parts[:i], T.kept_name(part, note=i == len(parts) - 1)])
+            kept = "/".join([*parts[:i], T.suggested(part, note=i == len(parts) - 1)])
             taken = kept != "/".join(parts[: i + 1]) and _taken(fs, kept, source)
             raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
 
