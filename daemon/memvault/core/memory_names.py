@@ -273,6 +273,8 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         i is not None and name[i] == char and 0 < i < len(name) - 1 and not untrimmed_note(name)
     ):
         return _hidden_refusal(start, p, name, name.index(char), taken=taken)
+    if len(char) == 1 and _UNPORTABLE.match(char):  # (a line break: no space at an end)
+        return _unlinkable(start, p, n, char)
     if len(char) > 1:  # (a device name: ``unportable``)
         return (
             f"{start}: {p} would make `{n}`, a name Windows keeps for a device "
@@ -332,6 +334,10 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
             "(a clone of the vault there) drops its trailing spaces and dots, making it "
             f"that name; name it `{_portable(kept)}` (or another name not ending so)"
         )
+    return _unlinkable(start, p, n, char)
+
+
+def _unlinkable(start: str, p: str, n: str, char: str) -> str:
     return (
         f"{start}: {p} would make `{n}`, a name holding {char!r}: Obsidian cannot "
         "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "

@@ -146,10 +146,18 @@ def other_case_there(other: str) -> str:
 
 def spaced_there(other: str) -> str:
     """Added to "does not exist": the note or folder there whose name has a space or an
-    invisible character at its start or end (``kept_name``)."""
+    invisible character at its start or end (``kept_name``), or one a person cannot see
+    inside it (``hidden_at``: then spelt out, ``spelt``)."""
+    parts = other.split("/")
+    note = [i == len(parts) - 1 for i in range(len(parts))]
+    if all(suggested(p, note=n) == kept_name(p, note=n) for p, n in zip(parts, note, strict=True)):
+        return (
+            f" ({shown(other)} is there: its name holds a space or an invisible character "
+            "at its start or end, which a path gives as the name is)"
+        )
     return (
-        f" ({shown(other)} is there: its name holds a space or an invisible character at "
-        "its start or end, which a path gives as the name is)"
+        f" ({shown(other)} is there, spelt {spelt(shown(other))}: its name holds a "
+        "character a person cannot see, which a path gives as the name is)"
     )
 
 
