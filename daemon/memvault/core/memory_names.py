@@ -222,10 +222,10 @@ def unportable(name: str, *, note: bool = True) -> str | None:
         return found.group()
     if note and untrimmed_note(name):
         stem = name[:-3]
-        return stem[-1] if invisible(stem[-1]) else stem[0]
+        return stem[-1] if _trimmed_last(stem) else stem[0]
     if name.endswith((" ", ".")):
         return name[-1]
-    end = next((c for c in (name[-1:], name[:1]) if c and invisible(c)), None)
+    end = name[-1] if _trimmed_last(name) else name[0] if name and invisible(name[0]) else None
     i = hidden_at(name) if end is None else None
     return end if i is None else name[i]
 
@@ -243,14 +243,24 @@ def invisible(char: str) -> bool:
 
 def kept_name(name: str, *, note: bool = True) -> str:
     """``name`` without the ``invisible`` characters at its ends (a ``note``'s: of what
-    precedes its ``.md``): the name a person reads."""
+    precedes its ``.md``; a joiner that joins kept, ``_trimmed_last``): the name a person
+    reads."""
     stem = name[:-3] if note and name.endswith(".md") else name
     start, end = 0, len(stem)
     while start < end and invisible(stem[start]):
         start += 1
-    while end > start and invisible(stem[end - 1]):
+    while end > start and _trimmed_last(stem[:end]):
         end -= 1
     return stem[start:end] + name[len(stem) :]
+
+
+def _trimmed_last(name: str) -> bool:
+    """Whether the last character of ``name`` is ``invisible``, and no joiner that joins
+    there (``joins``: after a virama, Malayalam's ``ന്<U+200D>``, a chillu written the
+    old way, which a person sees)."""
+    if not name or not invisible(name[-1]):
+        return False
+    return not (name[-1] in _JOINERS and joins(name, len(name) - 1))
 
 
 def untrimmed_note(name: str) -> bool:
