@@ -135,6 +135,64 @@ def test_a_name_holding_an_invisible_character_inside_is_refused(vault: Vault, c
 
 
 @pytest.mark.parametrize(
+    ("name", "char", "at"),
+    [
+        ("Ana\u3164.md", "\u3164", "at its character 4, after `Ana`"),  # HANGUL FILLER
+        ("\u3164Ana.md", "\u3164", "at its character 1"),
+        ("A\uffa0na.md", "\uffa0", "at its character 2, after `A`"),  # HALFWIDTH HANGUL FILLER
+        ("A\u115fna.md", "\u115f", "at its character 2, after `A`"),  # CHOSEONG FILLER
+        ("An\u034fa.md", "\u034f", "at its character 3, after `An`"),  # CGJ
+        ("An\u17b4a.md", "\u17b4", "at its character 3, after `An`"),  # KHMER VOWEL INHERENT AQ
+        ("An\ufe00a.md", "\ufe00", "at its character 3, after `An`"),  # VS1 after a Latin letter
+        ("Ana\ufe0f.md", "\ufe0f", "at its character 4, after `Ana`"),  # VS16 after a letter
+        ("An\U000e0100a.md", "\U000e0100", "at its character 3, after `An`"),  # VS17
+    ],
+)
+def test_a_default_ignorable_character_drawn_as_nothing_is_refused(
+    vault: Vault, name: str, char: str, at: str
+) -> None:
+    """Unicode's default-ignorable characters that are no format character (Cf) are drawn
+    as nothing too: ``create /memories/People/Ana<U+3164>.md`` (a Hangul filler, the
+    "invisible name" of chat apps) made a second Ana beside People/Ana.md, and
+    ``<U+3164>Ana.md`` was refused as holding a character Obsidian cannot link. Refused
+    naming the character and its place, the note there named (no raw character in the
+    answer); the name a person reads is made in another folder."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    code = f"U+{ord(char):04X} {unicodedata.name(char)}"
+    said = refused(tool, command="create", path=f"/memories/People/{name}", file_text="x\n")
+    assert f"an invisible character {code} {at}" in said, said
+    assert "`Ana.md` is there: view or edit it" in said, said
+    assert f"`{by_hand(name).replace(char, f'<U+{ord(char):04X}>')}`" in said, said
+    assert char not in said, said
+    said = refused(
+        tool, command="rename", old_path="/memories/Inbox.md", new_path=f"/memories/{name}"
+    )
+    assert f"an invisible character {code} {at}" in said and given_name(said) == "Ana.md", said
+    assert files(vault.root) == before
+    call(tool, command="create", path="/memories/Ana.md", file_text="# x\n")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\u2615\ufe0f tea.md",  # ☕️: an emoji's variation selector
+        "1\ufe0f\u20e3 one.md",  # 1️⃣: a keycap
+        "\u4e00\U000e0100.md",  # an ideographic variation sequence
+        "\u182d\u180b.md",  # Mongolian: a free variation selector after its letter
+        "\u115f\u1161.md",  # an old Hangul syllable: the choseong filler before a vowel
+        "\u1100\u1160.md",  # the jungseong filler after a consonant
+    ],
+)
+def test_variation_selectors_and_fillers_where_they_are_seen_are_made(
+    vault: Vault, name: str
+) -> None:
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path=f"/memories/{name}", file_text="# x\n")
+    assert (vault.root / name).read_text(encoding="utf-8") == "# x\n"
+
+
+@pytest.mark.parametrize(
     "name",
     [
         "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.md",  # Persian می‌خواهم: ZWNJ between joining letters
@@ -307,6 +365,7 @@ def test_mcp_writes_no_device_name_nor_a_name_with_unseen_characters(tmp_path: P
                 "a\u200eb",
                 "Pl\u200ban",
                 "Lo\u200dpez",
+                "Dr\u3164afts",
                 PERSIAN,
             ]
         }
@@ -316,5 +375,6 @@ def test_mcp_writes_no_device_name_nor_a_name_with_unseen_characters(tmp_path: P
         "a\u200eb": "people/ab.md",
         "Pl\u200ban": "people/plan.md",
         "Lo\u200dpez": "people/lopez.md",
+        "Dr\u3164afts": "people/drafts.md",
         PERSIAN: f"people/{PERSIAN}.md",
     }

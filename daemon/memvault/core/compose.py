@@ -35,7 +35,7 @@ import yaml
 
 from memvault.core.cjk import fold
 from memvault.core.frontmatter_yaml import FrontmatterRejected
-from memvault.core.memory_names import joins
+from memvault.core.memory_names import ignorable, joins
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
 from memvault.core.text import bidi_control, grapheme_cut, newline_of, split_lines
 from memvault.core.wikilinks import mask_code
@@ -85,13 +85,16 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     Unicode says they join (``memory_names.joins``: UAX #31's contexts, Persian's ZWNJ, a
     half form after a virama, an emoji ZWJ sequence), the names the memory tool takes, and
     go elsewhere, where no word needs them (``Lo\u200dpez`` made a ``lo?pez`` file beside
-    ``lopez``).
+    ``lopez``); so are the default-ignorable characters drawn as nothing where they stand
+    (``memory_names.ignorable``: a Hangul filler, CGJ, a variation selector after a
+    Latin letter: ``Ana<U+3164>`` made a second ``ana``).
     A name with no letter, digit or symbol left is ``""`` (the caller refuses it)."""
     text = unicodedata.normalize("NFC", title)
     text = "".join(
         c
         for i, c in enumerate(text)
-        if unicodedata.category(c) != "Cf" or (c in _JOINERS and joins(text, i))
+        if (unicodedata.category(c) != "Cf" or (c in _JOINERS and joins(text, i)))
+        and not ignorable(text, i)
     )
     text = text.strip().lower()
     text = _UNSAFE.sub("-", text)

@@ -36,13 +36,51 @@ def hidden_at(name: str) -> int | None:
     """Where ``name`` holds a character a person cannot see and no word needs, if it does:
     a bidi control (``BIDI``), or a format character (Unicode Cf: U+200B, U+2060, U+FEFF,
     U+00AD, U+180E, U+2061-U+2064...) but a joiner where it joins (``joins``), the tags of
-    a flag (🏴 England's) and the marks that are drawn (``_DRAWN``)."""
+    a flag (🏴 England's) and the marks that are drawn (``_DRAWN``); or another
+    default-ignorable character drawn as nothing there (``ignorable``: U+3164, CGJ)."""
     for i, c in enumerate(name):
         if c in _JOINERS and joins(name, i):
             continue
-        if _BIDI.match(c) or (unicodedata.category(c) == "Cf" and not _seen(name, i)):
+        if (
+            _BIDI.match(c)
+            or (unicodedata.category(c) == "Cf" and not _seen(name, i))
+            or ignorable(name, i)
+        ):
             return i
     return None
+
+
+# Unicode's default-ignorable characters that are no format character (U+034F CGJ,
+# Khmer's inherent vowels, the Hangul fillers: DerivedCoreProperties.txt's
+# Default_Ignorable_Code_Point): drawn as nothing, ``Ana<U+3164>.md`` beside ``Ana.md``
+_BLANK = frozenset("\u034f\u17b4\u17b5\u3164\uffa0")
+_VARIATION = re.compile("[\u180b-\u180d\u180f\ufe00-\ufe0f\U000e0100-\U000e01ef]")
+
+
+def ignorable(text: str, i: int) -> bool:
+    """Whether ``text[i]``, a default-ignorable character not of category Cf, is drawn as
+    nothing where it stands: CGJ, Khmer's inherent vowels, the Hangul fillers (but the
+    choseong filler before a vowel, the jungseong filler after a consonant: an old
+    Hangul syllable), a variation selector where it varies nothing (first, after a
+    space, a mark, a control, a cased letter or a path's ``/``: no variation sequence of Unicode's or
+    of UTS #51's has such a base; after an emoji, a CJK ideograph, a digit it is seen)."""
+    c = text[i]
+    if c in _BLANK:
+        return True
+    if c == "\u115f":
+        nxt = text[i + 1] if i + 1 < len(text) else ""
+        return not ("\u1160" <= nxt <= "\u11a7" or "\ud7b0" <= nxt <= "\ud7c6")
+    if c == "\u1160":
+        prev = text[i - 1] if i else ""
+        return not ("\u1100" <= prev <= "\u115f" or "\ua960" <= prev <= "\ua97c")
+    if not _VARIATION.match(c):
+        return False
+    return i == 0 or text[i - 1] == "/" or unicodedata.category(text[i - 1]) in _NO_BASE
+
+
+# what no variation sequence takes for its base: a cased letter, a mark (another
+# selector), a control or format character, white space
+_NO_BASE = frozenset(("Lu", "Ll", "Lt", "Mn", "Mc", "Me", "Cc", "Cf", "Co", "Cn", "Zs", "Zl", "Zp"))
 
 
 def _seen(name: str, i: int) -> bool:
@@ -174,7 +212,11 @@ def unseen(text: str, i: int) -> bool:
         return True
     if c in _JOINERS:
         return not joins(text, i)
-    return bool(_BIDI.match(c)) or (unicodedata.category(c) == "Cf" and not _seen(text, i))
+    return (
+        bool(_BIDI.match(c))
+        or (unicodedata.category(c) == "Cf" and not _seen(text, i))
+        or ignorable(text, i)
+    )
 
 
 def shows_unseen(text: str) -> bool:
@@ -280,7 +322,9 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
     n, p = spelt(name), spelt(path)
     i = hidden_at(name)
     if _BIDI.match(char) or (
-        i is not None and name[i] == char and 0 < i < len(name) - 1 and not untrimmed_note(name)
+        i is not None
+        and name[i] == char
+        and (not invisible(char) or (0 < i < len(name) - 1 and not untrimmed_note(name)))
     ):
         return _hidden_refusal(start, p, name, name.index(char), taken=taken)
     if len(char) == 1 and _UNPORTABLE.match(char):  # (a line break: no space at an end)
@@ -406,6 +450,7 @@ def _said(char: str) -> str:
 __all__ = [
     "BIDI",
     "hidden_at",
+    "ignorable",
     "invisible",
     "joins",
     "kept_name",
