@@ -288,7 +288,8 @@ def test_a_persons_names_with_unseen_characters_are_listed_as_the_reference_and_
     for name in names:
         assert f"\t/memories/{name}\n" in listed_by_reference + "\n"  # (raw: the reference's form)
         line = next(li for li in top.splitlines() if f"\t/memories/{name}\t" in li)
-        assert f"\t(spelt /memories/{by_hand(name)}: give the path as listed)" in line, line
+        ends = "\u202c" if "\u202e" in name else ""  # (the override ended: ``test_..._order``)
+        assert f"\t{ends}(spelt /memories/{by_hand(name)}: give the path as listed)" in line, line
     line = next(li for li in top.splitlines() if "/memories/Dr\u2060afts/\t" in li)
     assert "(spelt /memories/Dr<U+2060>afts/: give the path as listed)" in line, line
     folder = call(tool, command="view", path="/memories/Dr\u2060afts")
@@ -319,6 +320,66 @@ def test_a_persons_names_with_unseen_characters_are_listed_as_the_reference_and_
     )
     said = refused(tool, command="view", path="/memories/Drafts/y.md")
     assert "(/memories/Dr\u2060afts/y.md is there, spelt /memories/Dr<U+2060>afts/y.md" in said
+
+
+def still_open(text: str) -> int:
+    """How many bidi isolates, embeddings and overrides are open at the end of ``text``
+    (UAX #9's X1-X8, written apart from memvault's code): an override open reverses the
+    text after it, to the end of its line."""
+    stack: list[str] = []
+    for c in text:
+        if c in "\u202a\u202b\u202d\u202e":
+            stack.append("embedding")
+        elif c in "\u2066\u2067\u2068":
+            stack.append("isolate")
+        elif c == "\u202c" and stack and stack[-1] == "embedding":
+            stack.pop()
+        elif c == "\u2069" and "isolate" in stack:
+            while stack.pop() != "isolate":
+                pass
+        elif c in "\n\u2029":
+            stack.clear()
+    return len(stack)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "invoice\u202edm.md",  # RLO: "invoice(spelt ...)" read backwards
+        "a\u202bb\u202dc\u202ed.md",  # RLE, LRO, RLO open at once
+        "x\u2067y\u202ez.md",  # an override inside an isolate
+        "p\u202eq\u2066r.md",  # an isolate inside an override
+        "Dr\u202eafts/x.md",  # a folder's
+    ],
+)
+def test_a_listing_and_an_answer_spell_a_name_in_its_order_past_its_overrides(
+    vault: Vault, name: str
+) -> None:
+    """A person's ``invoice<U+202E>dm.md``: the override runs to the end of the line, so
+    the listing's ``(spelt /memories/invoice<U+202E>dm.md: ...)`` beside the name, and
+    the note's summary after it, showed backwards to a person reading the transcript
+    (``(detsil sa htap eht evig :dm.md<E202+U>eciovni/seiromem/ tleps)``, as fribidi lays
+    it out), as did the answer naming it to an agent that gave ``invoicedm.md``. The
+    spelling is read after every override and isolate of the name ended; the path stays
+    as the reference lists it, the name the tool takes back."""
+    write(vault.root, name, "# Invoice\n\nold\n")
+    vault.sync()
+    tool = VaultMemoryTool(vault)
+    listing = call(tool, command="view", path="/memories")
+    if "/" in name:
+        listing = call(tool, command="view", path=f"/memories/{name.split('/')[0]}")
+    line = next(li for li in listing.splitlines() if f"\t/memories/{name}\t" in li)
+    assert still_open(line[: line.index("(spelt ")]) == 0, ascii(line)
+    assert f"(spelt /memories/{by_hand(name)}: give the path as listed)" in line, ascii(line)
+    said = refused(tool, command="view", path=f"/memories/{raw_unseen_dropped(name)}")
+    assert f"(/memories/{name} " in said, ascii(said)
+    assert still_open(said[: said.index(", spelt ")]) == 0, ascii(said)
+    assert f"spelt /memories/{by_hand(name)}:" in said, ascii(said)
+    assert "old" in call(tool, command="view", path=f"/memories/{name}")
+
+
+def raw_unseen_dropped(text: str) -> str:
+    return "".join(c for c in text if not raw_unseen(c))
 
 
 @pytest.mark.parametrize(

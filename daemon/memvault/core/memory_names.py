@@ -201,6 +201,18 @@ def spelt(text: str) -> str:
     return "".join(f"<U+{ord(c):04X}>" if unseen(text, i) else c for i, c in enumerate(text))
 
 
+def closed(text: str) -> str:
+    """What ends the isolates, embeddings and overrides ``text`` opens: a U+2069 (PDI) for
+    each isolate, then a U+202C (PDF) for each embedding or override (one with none open
+    does nothing: UAX #9's X6a, X7), put after a name holding them (in the column after a
+    listing's path) so that what follows on its line reads in its order: an override
+    (``invoice<U+202E>dm.md``) runs to the end of its line, and showed the spelling
+    beside the name, there to be read, backwards, as its summary."""
+    isolates = sum(text.count(c) for c in "\u2066\u2067\u2068")
+    embeddings = sum(text.count(c) for c in "\u202a\u202b\u202d\u202e")
+    return "\u2069" * isolates + "\u202c" * embeddings
+
+
 def unseen(text: str, i: int) -> bool:
     """Whether ``text[i]`` is not seen as what it is: a control character, a line or
     paragraph separator, white space other than the space (a no-break space reads as
@@ -449,6 +461,7 @@ def _said(char: str) -> str:
 
 __all__ = [
     "BIDI",
+    "closed",
     "hidden_at",
     "ignorable",
     "invisible",

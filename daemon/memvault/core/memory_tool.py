@@ -20,6 +20,7 @@ from typing import TypeGuard
 from memvault.core.compose import not_text
 from memvault.core.memory_md import MarkerError, parse_blocks
 from memvault.core.memory_names import (
+    closed,
     invisible,
     kept_name,
     spelt,
@@ -147,7 +148,8 @@ def other_case_there(other: str) -> str:
 def spaced_there(other: str) -> str:
     """Added to "does not exist": the note or folder there whose name has a space or an
     invisible character at its start or end (``kept_name``), or one a person cannot see
-    inside it (``hidden_at``: then spelt out, ``spelt``)."""
+    inside it (``hidden_at``: then spelt out, ``spelt``, after what ends the reach of its
+    bidi controls, ``closed``, so that the spelling reads in its order)."""
     parts = other.split("/")
     note = [i == len(parts) - 1 for i in range(len(parts))]
     if all(suggested(p, note=n) == kept_name(p, note=n) for p, n in zip(parts, note, strict=True)):
@@ -156,8 +158,8 @@ def spaced_there(other: str) -> str:
             "at its start or end, which a path gives as the name is)"
         )
     return (
-        f" ({shown(other)} is there, spelt {spelt(shown(other))}: its name holds a "
-        "character a person cannot see, which a path gives as the name is)"
+        f" ({shown(other)} {closed(other)}is there, spelt {spelt(shown(other))}: its name "
+        "holds a character a person cannot see, which a path gives as the name is)"
     )
 
 

@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from memvault.core.memory_names import shows_unseen, spelt
+from memvault.core.memory_names import closed, shows_unseen, spelt
 from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
 from memvault.core.page_marks import MARKS, Marks
 
@@ -86,10 +86,12 @@ def _entry_line(e: Entry) -> str:
 
 def _path(rel: str, end: str = "") -> str:
     """A listing's path as the SDK's reference lists it (as it is: the name the tool takes
-    back), and, when it holds characters a person cannot see, spelt out beside it."""
+    back), and, when it holds characters a person cannot see, spelt out beside it, after
+    what ends its bidi controls' reach (``closed``: the spelling read in its order)."""
     if not shows_unseen(rel):
         return shown(rel) + end
-    return f"{shown(rel)}{end}\t(spelt {spelt(shown(rel))}{end}: give the path as listed)"
+    note = f"(spelt {spelt(shown(rel))}{end}: give the path as listed)"
+    return f"{shown(rel)}{end}\t{closed(rel)}{note}"
 
 
 def _count_line(f: FolderCount) -> str:
