@@ -17,6 +17,7 @@ from anyio.from_thread import start_blocking_portal
 
 from helpers import open_vault, write
 from memvault.api import Vault
+from memvault.core.compose import slug
 from memvault.core.wikilinks import LinkIndex, address_parts, find_links, link_name
 from memvault.integrations.anthropic import VaultMemoryTool
 from memvault.vault.template import init_vault
@@ -232,6 +233,32 @@ def test_joiners_where_they_join_nothing_are_refused(vault: Vault, name: str, us
     said = refused(tool, command="create", path=f"/memories/{name}", file_text="# x\n")
     assert "an invisible character U+200" in said and given_name(said) == use, said
     call(tool, command="create", path=f"/memories/{use}", file_text="# x\n")
+
+
+ANIL = "\u0905\u0928\u093f\u0932\u094d"  # अनिल्: its last consonant with a virama
+
+
+def test_a_zwnj_after_a_virama_before_no_letter_is_refused(vault: Vault) -> None:
+    """UAX #31 takes a ZWNJ after a virama for the conjunct it keeps apart; last in a
+    name, or before a space, there is none, and a person sees nothing: ``अनिल्<U+200C>/``
+    was made beside ``अनिल्/`` (main refused a name ending so), and MCP's slug kept it.
+    Refused as a name ending in, or holding, an invisible character; before a letter
+    (``क्<U+200C>ष``, ``test_joiners_where_unicode_says_they_join_are_made``) it is made."""
+    tool = VaultMemoryTool(vault)
+    call(tool, command="create", path=f"/memories/{ANIL}/a.md", file_text="# a\n")
+    call(tool, command="create", path=f"/memories/People/{ANIL}.md", file_text="# a\n")
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{ANIL}\u200c/b.md", file_text="x\n")
+    assert "a name ending in an invisible character (U+200C ZERO WIDTH NON-JOINER)" in said, said
+    assert f"`{ANIL}` is there: give it" in said, said
+    said = refused(tool, command="create", path=f"/memories/{ANIL}\u200c.md", file_text="x\n")
+    assert "a note name ending in an invisible character (U+200C" in said, said
+    assert given_name(said) == f"{ANIL}.md", said
+    said = refused(tool, command="create", path=f"/memories/{ANIL}\u200c x.md", file_text="x\n")
+    assert "an invisible character U+200C ZERO WIDTH NON-JOINER at its character 6" in said
+    assert given_name(said) == f"{ANIL} x.md", said
+    assert files(vault.root) == before
+    assert slug(f"{ANIL}\u200c") == ANIL and slug(f"{ANIL}\u200d") == f"{ANIL}\u200d"
 
 
 @pytest.mark.parametrize(

@@ -99,7 +99,9 @@ def joins(name: str, i: int) -> bool:
     says it joins: UAX #31 section 2.3 (A1: a ZWNJ between a letter joining to the next and
     one joining to the one before, transparent marks between, ``$LJ $T* ZWNJ $T* $RJ``, as
     Persian's می‌خواهم; A2 and B: either joiner after a virama, ``$L $M* $V $M1* ZWJ``,
-    as Devanagari's half forms) or UTS #51 (a ZWJ between two emoji: 👩‍💻). Python has no
+    as Devanagari's half forms, a ZWNJ there only before a letter, whose conjunct it
+    keeps apart: last, or before a space, it changes nothing a person sees, and
+    ``अनिल्<U+200C>/`` was made beside ``अनिल्/``) or UTS #51 (a ZWJ between two emoji: 👩‍💻). Python has no
     Joining_Type table: a letter's is read from its Arabic presentation forms (an initial
     or medial form: it joins to the next; a final or medial one: to the one before), and a
     letter of another joining script without them (Syriac, N'Ko, Mongolian...) is taken as
@@ -108,8 +110,8 @@ def joins(name: str, i: int) -> bool:
     before = i - 1
     while before >= 0 and _transparent(name[before]):
         before -= 1
-    if _after_virama(name, i):
-        return True
+    if _after_virama(name, i):  # (a ZWNJ before no letter keeps apart no conjunct: unseen)
+        return c == "\u200d" or (i + 1 < len(name) and unicodedata.category(name[i + 1])[0] == "L")
     if c == "\u200c":
         after = i + 1
         while after < len(name) and _transparent(name[after]):
