@@ -235,6 +235,19 @@ def test_joiners_where_they_join_nothing_are_refused(vault: Vault, name: str, us
     call(tool, command="create", path=f"/memories/{use}", file_text="# x\n")
 
 
+def test_a_name_ending_in_a_space_says_where_its_link_leads_as_obsidian_reads_it(
+    vault: Vault,
+) -> None:
+    """``Pl<U+200B>an .md``: Obsidian reads ``[[Pl<U+200B>an ]]`` trimmed, as
+    ``Pl<U+200B>an``, whose ZWSP it keeps: the link leads to ``Pl<U+200B>an.md``. The
+    refusal said ``Plan.md`` (the name it gives to use, which the link never names)."""
+    tool = VaultMemoryTool(vault)
+    said = refused(tool, command="create", path="/memories/Pl\u200ban .md", file_text="x\n")
+    assert "[[Pl<U+200B>an ]] (MEMORY.md's line for it, a link to it) leads to " in said, said
+    assert "leads to `Pl<U+200B>an.md`, never to it" in said, said
+    assert given_name(said) == "Plan.md" and raw_unseen(said) == [], said
+
+
 ANIL = "\u0905\u0928\u093f\u0932\u094d"  # अनिल्: its last consonant with a virama
 
 

@@ -365,7 +365,7 @@ def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bo
         )
         why = (
             f"Obsidian reads a link's name trimmed, so [[{n[:-3]}]] (MEMORY.md's line for "
-            f"it, a link to it) leads to `{kept}.md`, never to it"
+            f"it, a link to it) leads to `{spelt(kept_name(name))}`, never to it"
             if char in JS_SPACES
             else f"a person reads it as `{kept}.md` (in MEMORY.md, a listing, a link to it)"
         )
