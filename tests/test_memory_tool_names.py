@@ -250,6 +250,31 @@ def test_a_name_ending_in_a_space_says_where_its_link_leads_as_obsidian_reads_it
     assert given_name(said) == "Plan.md" and raw_unseen(said) == [], said
 
 
+@pytest.mark.parametrize(
+    ("path", "char"),
+    [
+        ("\u202e/x.md", "the bidi control U+202E RIGHT-TO-LEFT OVERRIDE"),
+        ("\u2067\u2069.md", "the bidi control U+2067 RIGHT-TO-LEFT ISOLATE"),
+        ("\u3164/x.md", "an invisible character U+3164 HANGUL FILLER"),
+        ("People/\ufe0f.md", "an invisible character U+FE0F VARIATION SELECTOR-16"),
+    ],
+)
+def test_a_name_of_unseen_characters_only_is_refused_asking_for_a_letter(
+    vault: Vault, path: str, char: str
+) -> None:
+    """``create /memories/<U+202E>/x.md`` answered "`` is there: view or edit it" (the
+    name left without the override is empty: the vault's root, there), and a note named
+    of a filler only "a person reads it as `.md`". Refused asking for a letter or a
+    digit, nothing said to be there."""
+    tool = VaultMemoryTool(vault)
+    before = files(vault.root)
+    said = refused(tool, command="create", path=f"/memories/{path}", file_text="x\n")
+    assert f"a name holding {char} at its character 1 and no character a person sees; " in said
+    assert said.endswith("name it with a letter or a digit in it"), said
+    assert "``" not in said and raw_unseen(said) == [], said
+    assert files(vault.root) == before
+
+
 ANIL = "\u0905\u0928\u093f\u0932\u094d"  # अनिल्: its last consonant with a virama
 
 

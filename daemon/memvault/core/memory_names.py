@@ -419,6 +419,12 @@ def _hidden_refusal(start: str, p: str, name: str, i: int, *, taken: bool) -> st
     char, n = name[i], spelt(name)
     at = f"at its character {i + 1}" + (f", after `{spelt(name[:i])}`" if i else "")
     note = name.endswith(".md")
+    if not suggested(name, note=note).removesuffix(".md" if note else ""):
+        what = "the bidi control" if _BIDI.match(char) else "an invisible character"
+        return (
+            f"{start}: {p} would make `{n}`, a name holding {what} {_named(char)} {at} and "
+            "no character a person sees; name it with a letter or a digit in it"
+        )
     use = _portable(suggested(name, note=note))
     if taken:
         there = f"`{use}` is there: view or edit it, or give another name"
