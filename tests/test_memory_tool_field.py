@@ -30,6 +30,23 @@ def vault(tmp_path: Path) -> Iterator[Vault]:
         yield v
 
 
+def by_hand(text: str) -> str:
+    """``text`` with its controls, format characters, line separators and white space
+    other than the space written
+    ``<U+XXXX>``, as a refusal shows a name (spelt here apart from memvault's code)."""
+    return "".join(
+        f"<U+{ord(c):04X}>"
+        if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") or (c.isspace() and c != " ")
+        else c
+        for c in text
+    )
+
+
+def unseen_in(text: str) -> list[str]:
+    """The controls, format characters and line separators ``text`` holds raw."""
+    return [c for c in text if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")]
+
+
 def files(root: Path) -> list[str]:
     return sorted(
         p.relative_to(root).as_posix()
@@ -262,8 +279,9 @@ def test_a_name_obsidian_cannot_link_or_windows_cannot_hold_is_not_made(
     tool = VaultMemoryTool(vault)
     before = files(vault.root)
     said = refused(tool, command="create", path=f"/memories/{name}", file_text="# x\n\ny\n")
-    assert said.startswith(f"Nothing was written: /memories/{name}"), said
+    assert said.startswith(f"Nothing was written: /memories/{by_hand(name)}"), said
     assert "absolute" not in said
+    assert unseen_in(said) == [], said  # (written out: a line break, an override raw broke it)
     said = refused(
         tool, command="create", path=f"/memories/{name[:-3]}/n.md", file_text="# x\n\ny\n"
     )
@@ -337,10 +355,14 @@ def test_a_note_named_with_a_space_before_md_is_not_made(
     path = f"/memories/{name}"
     said = refused(tool, command="create", path=path, file_text="# Plan\n\nship it\n")
     leaf = name.rsplit("/", 1)[-1]
-    assert said.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), said
+    assert said.startswith(
+        f"Nothing was written: {by_hand(path)} would make `{by_hand(leaf)}`, a note name "
+    ), said
     assert f"name it `{kept}`" in said and "Obsidian reads a link's name trimmed" in said
     said = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
-    assert said.startswith(f"Nothing was changed: {path} would make `{leaf}`"), said
+    assert said.startswith(f"Nothing was changed: {by_hand(path)} would make `{by_hand(leaf)}`"), (
+        said
+    )
     assert f"name it `{kept}`" in said
     assert files(vault.root) == before
     assert (vault.root / "Inbox.md").read_text(encoding="utf-8") == inbox
@@ -482,12 +504,14 @@ def test_a_note_named_with_an_invisible_character_at_an_end_is_not_made(
     path = f"/memories/{name}"
     leaf = name.rsplit("/", 1)[-1]
     answer = refused(tool, command="create", path=path, file_text="# Plan\n")
-    assert answer.startswith(f"Nothing was written: {path} would make `{leaf}`, a note name "), (
-        answer
-    )
+    assert answer.startswith(
+        f"Nothing was written: {by_hand(path)} would make `{by_hand(leaf)}`, a note name "
+    ), answer
     assert said in answer and f"name it `{kept}`" in answer, answer
     answer = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
-    assert answer.startswith(f"Nothing was changed: {path} would make `{leaf}`"), answer
+    assert answer.startswith(
+        f"Nothing was changed: {by_hand(path)} would make `{by_hand(leaf)}`"
+    ), answer
     assert files(vault.root) == before
     flag = "Trip \U0001f3f4\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f.md"
     call(tool, command="create", path=f"/memories/{flag}", file_text="# Trip\n")  # (a flag: seen)
@@ -508,11 +532,15 @@ def test_a_new_folder_beginning_with_a_space_or_ending_in_an_invisible_one_is_no
     before = files(vault.root)
     path = f"/memories/{folder}/Bob.md"
     said = refused(tool, command="create", path=path, file_text="# Bob\n")
-    assert said.startswith(f"Nothing was written: {path} would make `{folder}`, a name "), said
+    assert said.startswith(
+        f"Nothing was written: {by_hand(path)} would make `{by_hand(folder)}`, a name "
+    ), said
     assert f"it reads as `{kept}`" in said, said
     assert (f"`{kept}` is there: give it" in said) == there, said
     said = refused(tool, command="rename", old_path="/memories/Inbox.md", new_path=path)
-    assert said.startswith(f"Nothing was changed: {path} would make `{folder}`"), said
+    assert said.startswith(
+        f"Nothing was changed: {by_hand(path)} would make `{by_hand(folder)}`"
+    ), said
     assert files(vault.root) == before
 
 
@@ -724,7 +752,7 @@ def test_the_name_a_refusal_gives_to_use_is_made(vault: Vault, path: str) -> Non
     use = re.search(r"name it (?:otherwise \()?`([^`]+)`", said)
     assert bad is not None and use is not None, said
     parts = path.split("/")
-    parts[parts.index(bad.group(1))] = use.group(1)
+    parts[[by_hand(part) for part in parts].index(bad.group(1))] = use.group(1)
     call(tool, command="create", path="/memories/" + "/".join(parts), file_text="# x\n")
     assert (vault.root / "/".join(parts)).read_text(encoding="utf-8") == "# x\n"
     assert "/".join(parts).endswith(".md")

@@ -35,6 +35,7 @@ import yaml
 
 from memvault.core.cjk import fold
 from memvault.core.frontmatter_yaml import FrontmatterRejected
+from memvault.core.memory_names import ignorable, joins
 from memvault.core.notes import hint_lines, load_yaml, split_frontmatter
 from memvault.core.text import bidi_control, grapheme_cut, newline_of, split_lines
 from memvault.core.wikilinks import mask_code
@@ -80,16 +81,20 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     be checked out or synced there.
     Invisible format characters (a zero-width space pasted from the web, bidi marks
     and overrides) are left out — kept, they made names that look empty, or like
-    another note's, or read backwards; the joiners words need (U+200C, U+200D, between
-    two letters of Persian, the Indic scripts, an emoji sequence) stay, and go beside a
-    Latin, Greek or Cyrillic letter, where no word needs them (``Lo\u200dpez`` made a
-    ``lo?pez`` file beside ``lopez``).
+    another note's, or read backwards; the joiners words need (U+200C, U+200D) stay where
+    Unicode says they join (``memory_names.joins``: UAX #31's contexts, Persian's ZWNJ, a
+    half form after a virama, an emoji ZWJ sequence), the names the memory tool takes, and
+    go elsewhere, where no word needs them (``Lo\u200dpez`` made a ``lo?pez`` file beside
+    ``lopez``); so are the default-ignorable characters drawn as nothing where they stand
+    (``memory_names.ignorable``: a Hangul filler, CGJ, a variation selector after a
+    Latin letter: ``Ana<U+3164>`` made a second ``ana``).
     A name with no letter, digit or symbol left is ``""`` (the caller refuses it)."""
     text = unicodedata.normalize("NFC", title)
     text = "".join(
         c
         for i, c in enumerate(text)
-        if unicodedata.category(c) != "Cf" or (c in _JOINERS and _joins(text, i))
+        if (unicodedata.category(c) != "Cf" or (c in _JOINERS and joins(text, i)))
+        and not ignorable(text, i)
     )
     text = text.strip().lower()
     text = _UNSAFE.sub("-", text)
@@ -107,13 +112,6 @@ def slug(title: str, max_len: int = 80, max_bytes: int = 200) -> str:
     if not any(unicodedata.category(c)[0] in "LNS" for c in text):
         return ""
     return _WINDOWS_DEVICE.sub(r"\1-note", text)
-
-
-def _joins(text: str, i: int) -> bool:
-    """Whether the joiner at ``text[i]`` stands between two characters of the scripts
-    that spell words with one (from Hebrew's block on: Arabic, Persian, the Indic
-    scripts, emoji)."""
-    return 0 < i < len(text) - 1 and min(ord(text[i - 1]), ord(text[i + 1])) >= 0x0590
 
 
 def name_key(name: str, sharp_s: bool = True, *, whole: bool = False) -> str:
@@ -166,7 +164,7 @@ _JOINERS = "\u200c\u200d"  # zero-width non-joiner and joiner: part of how words
 
 # names Windows keeps for devices, alone or before an extension (git for Windows refuses them)
 _WINDOWS_DEVICE = re.compile(
-    r"^(con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
+    r"^(con|prn|aux|nul|conin\$|conout\$|clock\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
 )
 
 

@@ -13,15 +13,22 @@ has one: models are trained on it. ``engine.memory_tool`` does the I/O.
 from __future__ import annotations
 
 import posixpath
-import re
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeGuard
 
 from memvault.core.compose import not_text
 from memvault.core.memory_md import MarkerError, parse_blocks
-from memvault.core.text import BIDI_CONTROLS, JS_SPACES, bidi_control
+from memvault.core.memory_names import (
+    closed,
+    invisible,
+    kept_name,
+    spelt,
+    suggested,
+    unportable,
+    unportable_refusal,
+    untrimmed_note,
+)
 from memvault.core.wikilinks import Resolution
 
 ROOT = "/memories"
@@ -128,165 +135,6 @@ def dangling(
     return said
 
 
-# a new note's or folder's name holds none: Obsidian cannot link # | ^ [ ]; Obsidian,
-# Windows (a git clone of the vault there) and macOS' Finder refuse : * ? " < > |; a
-# control character (a line break: U+0085, U+2028 and U+2029 too, as str.splitlines and
-# memory_order.UNWRITABLE take them) breaks every listing of it; a bidi control
-# (``text.BIDI_CONTROLS``) shows it as another name
-_UNPORTABLE = re.compile(r'[#|^\[\]:*?"<>\x00-\x1f\x7f-\x9f\u2028\u2029]|' + BIDI_CONTROLS.pattern)
-
-
-# the names Windows keeps for its devices, with any extension (``CON.md``, ``aux/``): git
-# there cannot check one out ("invalid path"), so a clone of the vault fails whole
-_DEVICE = re.compile(
-    r"(?i)(?:con|prn|aux|nul|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])(?=\.|$)"
-)
-
-
-def unportable(name: str, *, note: bool = True) -> str | None:
-    """The first character of ``name`` a new note or folder may not hold, if any (or the
-    device name Windows keeps that it begins with, ``CON``: ``_DEVICE``): or its
-    last, a space or a dot, which Windows drops (``people /``, ``people./`` beside
-    ``people/``: one folder to a clone there, two a person cannot tell apart here); or one
-    at either end of it (of a ``note``'s name, of what precedes ``.md``) that a person
-    cannot see or Obsidian's links trim (``invisible``: `` projects/`` beside
-    ``projects/``, ``Plan .md``, ``Plan<U+FEFF>.md``: ``untrimmed_note``)."""
-    found = _UNPORTABLE.search(name) or _DEVICE.match(name)
-    if found:
-        return found.group()
-    if note and untrimmed_note(name):
-        stem = name[:-3]
-        return stem[-1] if invisible(stem[-1]) else stem[0]
-    if name.endswith((" ", ".")):
-        return name[-1]
-    return next((c for c in (name[-1:], name[:1]) if c and invisible(c)), None)
-
-
-def invisible(char: str) -> bool:
-    """White space as JavaScript's ``trim`` takes it (``text.JS_SPACES``: no-break
-    spaces and U+FEFF too), or a format character (Unicode Cf: U+200B, U+2060, U+00AD; not
-    the tag characters that end a flag emoji, 🏴 England's, which a person sees):
-    at a name's start or end, a person reads the name without it, and a link to it by
-    its name (which Obsidian trims so) leads elsewhere."""
-    if "\U000e0020" <= char <= "\U000e007f":  # (the tags ending a flag: 🏴 + gbsct + U+E007F)
-        return False
-    return char in JS_SPACES or unicodedata.category(char) == "Cf"
-
-
-def kept_name(name: str, *, note: bool = True) -> str:
-    """``name`` without the ``invisible`` characters at its ends (a ``note``'s: of what
-    precedes its ``.md``): the name a person reads."""
-    stem = name[:-3] if note and name.endswith(".md") else name
-    start, end = 0, len(stem)
-    while start < end and invisible(stem[start]):
-        start += 1
-    while end > start and invisible(stem[end - 1]):
-        end -= 1
-    return stem[start:end] + name[len(stem) :]
-
-
-def untrimmed_note(name: str) -> bool:
-    """Whether a note's name has a space (any white space, U+FEFF) or an invisible format
-    character at the start or the end of what precedes ``.md`` (``foo .md``, `` foo.md``,
-    ``  .md``): Obsidian reads a link's name trimmed (``[[foo ]]`` is ``[[foo]]``, as
-    ``wikilinks.find_links`` reads it), so no link by its name leads to it (MEMORY.md's
-    is its path, ``text.trim_proof``), and a person reads it as another name
-    (Windows keeps the name: only a name's own last spaces it drops)."""
-    return name.endswith(".md") and kept_name(name) != name
-
-
-def unportable_refusal(start: str, path: str, name: str, char: str, *, taken: bool = False) -> str:
-    """Why a new note or folder is not named ``name`` (``char``: ``unportable``'s), with
-    the name to use (``taken``: a note of the trimmed name is there, to view or edit)."""
-    if len(char) > 1:  # (a device name: ``unportable``)
-        return (
-            f"{start}: {path} would make `{name}`, a name Windows keeps for a device "
-            f"(`{char}`, with any extension): git cannot check it out there, and a clone of "
-            f"the vault on Windows fails; name it otherwise (`{_portable(name)}`, say)"
-        )
-    if untrimmed_note(name) and invisible(char):
-        kept = kept_name(name)[:-3]
-        if not kept:
-            return (
-                f"{start}: {path} would make `{name}`, a note named of spaces only: no link "
-                "can name it (Obsidian reads a link's name trimmed); name it with a letter "
-                "or a digit in it"
-            )
-        at = "ending in" if name[:-3].endswith(char) else "beginning with"
-        use = (
-            f"`{kept}.md` is there: view or edit it, or give another name"
-            if taken
-            else f"name it `{_portable(kept)}.md` (or another name"
-        )
-        why = (
-            f"Obsidian reads a link's name trimmed, so [[{name[:-3]}]] (MEMORY.md's line for "
-            f"it, a link to it) leads to `{kept}.md`, never to it"
-            if char in JS_SPACES
-            else f"a person reads it as `{kept}.md` (in MEMORY.md, a listing, a link to it)"
-        )
-        return (
-            f"{start}: {path} would make `{name}`, a note name {at} {_said(char)}: {why}; "
-            f"{use} without it" + ("" if taken else ")")
-        )
-    if invisible(char) and not (char == " " and name.endswith(char)):
-        kept = kept_name(name, note=False)
-        at = "ending in" if name.endswith(char) else "beginning with"
-        there = (
-            f"`{kept}` is there: give it, or another name"
-            if taken
-            else f"name it `{_portable(kept)}` (or another name without it)"
-        )
-        return (
-            f"{start}: {path} would make `{name}`, a name {at} {_said(char)}: it reads as "
-            f"`{kept}`, a name a person cannot tell from it in a listing; {there}"
-            if kept
-            else f"{start}: {path} would make `{name}`, a name of spaces only; name it with "
-            "a letter or a digit in it"
-        )
-    if char in " ." and name.endswith(char):
-        kept = name.rstrip(" .")
-        if not kept:  # (" ", "...": nothing left to read it as, nor for Windows to keep)
-            return (
-                f"{start}: {path} would make `{name}`, a name of spaces and dots only: "
-                "Windows (a clone of the vault there) cannot hold it; name it with a letter "
-                "or a digit in it"
-            )
-        return (
-            f"{start}: {path} would make `{name}`, a name ending in "
-            f"{'a space' if char == ' ' else 'a dot'}: it reads as `{kept}`, and Windows "
-            "(a clone of the vault there) drops its trailing spaces and dots, making it "
-            f"that name; name it `{_portable(kept)}` (or another name not ending so)"
-        )
-    if bidi_control(char):
-        return (
-            f"{start}: {path} would make a name holding the bidi control U+{ord(char):04X}, "
-            "which shows the name after it in another order than it is written (a name "
-            "read as another); name it without it"
-        )
-    return (
-        f"{start}: {path} would make `{name}`, a name holding {char!r}: Obsidian cannot "
-        "link a name holding # | ^ [ ], and Obsidian and Windows (a clone of the vault "
-        'there) cannot hold one holding : * ? " < > | or a line break; name it without them'
-    )
-
-
-def _portable(name: str) -> str:
-    """``name`` as a refusal gives it to use: as it is, or, when Windows keeps it for a
-    device (``CON .md`` trimmed is ``CON.md``), ``-notes`` after the device's name (its
-    extension kept): a name the next command may make."""
-    device = _DEVICE.match(name)
-    return name if device is None else f"{name[: device.end()]}-notes{name[device.end() :]}"
-
-
-def _said(char: str) -> str:
-    """A character ``invisible`` names as a person can find it."""
-    if char == " ":
-        return "a space"
-    name = unicodedata.name(char, "")
-    kind = "a space" if char in JS_SPACES else "an invisible character"
-    return f"{kind} (U+{ord(char):04X}{' ' + name if name else ''})"
-
-
 OTHER_CASE = (
     "names differing only in case are one name on macOS and Windows, and to Obsidian's links"
 )
@@ -299,10 +147,19 @@ def other_case_there(other: str) -> str:
 
 def spaced_there(other: str) -> str:
     """Added to "does not exist": the note or folder there whose name has a space or an
-    invisible character at its start or end (``kept_name``)."""
+    invisible character at its start or end (``kept_name``), or one a person cannot see
+    inside it (``hidden_at``: then spelt out, ``spelt``, after what ends the reach of its
+    bidi controls, ``closed``, so that the spelling reads in its order)."""
+    parts = other.split("/")
+    note = [i == len(parts) - 1 for i in range(len(parts))]
+    if all(suggested(p, note=n) == kept_name(p, note=n) for p, n in zip(parts, note, strict=True)):
+        return (
+            f" ({shown(other)} is there: its name holds a space or an invisible character "
+            "at its start or end, which a path gives as the name is)"
+        )
     return (
-        f" ({shown(other)} is there: its name holds a space or an invisible character at "
-        "its start or end, which a path gives as the name is)"
+        f" ({shown(other)} {closed(other)}is there, spelt {spelt(shown(other))}: its name "
+        "holds a character a person cannot see, which a path gives as the name is)"
     )
 
 
@@ -565,7 +422,9 @@ __all__ = [
     "shown",
     "snippet",
     "spaced_there",
+    "spelt",
     "stepped_out_of",
+    "suggested",
     "touched",
     "unpaired",
     "unportable",

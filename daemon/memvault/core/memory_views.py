@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
+from memvault.core.memory_names import closed, shows_unseen, spelt
 from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
 from memvault.core.page_marks import MARKS, Marks
 
@@ -80,14 +81,24 @@ def _entry_line(e: Entry) -> str:
     about = " ".join(e.about.split())
     if len(about) > SUMMARY_CHARS:
         about = about[: SUMMARY_CHARS - 1].rstrip() + "…"
-    return f"{format_size(e.size)}\t{shown(e.rel)}" + (f"\t{about}" if about else "")
+    return f"{format_size(e.size)}\t{_path(e.rel)}" + (f"\t{about}" if about else "")
+
+
+def _path(rel: str, end: str = "") -> str:
+    """A listing's path as the SDK's reference lists it (as it is: the name the tool takes
+    back), and, when it holds characters a person cannot see, spelt out beside it, after
+    what ends its bidi controls' reach (``closed``: the spelling read in its order)."""
+    if not shows_unseen(rel):
+        return shown(rel) + end
+    note = f"(spelt {spelt(shown(rel))}{end}: give the path as listed)"
+    return f"{shown(rel)}{end}\t{closed(rel)}{note}"
 
 
 def _count_line(f: FolderCount) -> str:
     notes = "1 note" if f.notes == 1 else f"{f.notes} notes"
     if f.files:
         notes += ", 1 file not a note" if f.files == 1 else f", {f.files} files not notes"
-    return f"{format_size(f.size)}\t{shown(f.rel)}/\t{notes}"
+    return f"{format_size(f.size)}\t{_path(f.rel, '/')}\t{notes}"
 
 
 def _fitting(lines: Iterable[str], room: int) -> list[str]:
@@ -264,7 +275,7 @@ def _out_of_range(first: int, entries: int) -> Refusal:
 
 
 def _file_line(e: Entry) -> str:
-    line = f"{format_size(e.size)}\t{shown(e.rel)}"
+    line = f"{format_size(e.size)}\t{_path(e.rel)}"
     if e.taken:  # the rename would be refused: the note there is not replaced
         stem = posixpath.basename(e.rel)[:-3]
         line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"

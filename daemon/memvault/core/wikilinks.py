@@ -173,7 +173,7 @@ def address_parts(address: str) -> tuple[str, str | None] | None:
     """A note's address as an agent pastes it from a context or MEMORY.md —
     ``[[people/ana#Role|Ana]]``, ``![[...]]``, ``people/ana#Role`` — as (target, anchor),
     read by the same parser as links in notes; None when it is not one link."""
-    text = address.strip().removeprefix("!")
+    text = js_trim(address).removeprefix("!")
     if not (text.startswith("[[") and text.endswith("]]")):
         text = f"[[{text}]]"
     links = find_links(text)
@@ -337,7 +337,7 @@ def link_name(target: str) -> str:
     (``key``), ``.md`` dropped: a link can lead to a file only when their names are
     the same (``LinkIndex.resolve``), so a file coming or going changes where the links
     of its name lead, and no other (the links table's ``name`` column)."""
-    name = posixpath.basename(unicodedata.normalize("NFC", target).strip().rstrip("/"))
+    name = posixpath.basename(js_trim(unicodedata.normalize("NFC", target)).rstrip("/"))
     k = key(name)
     return k[:-3] if k.endswith(".md") else k
 
@@ -386,7 +386,7 @@ class LinkIndex:
             if names:
                 self._aliases[path] = tuple(names)
             for name in names:
-                self._by_alias[key(name.strip())].append(path)
+                self._by_alias[key(js_trim(name))].append(path)
 
     def aliases_of(self, path: str) -> tuple[str, ...]:
         """The aliases this index was built with for ``path`` (none: ``()``)."""
@@ -462,7 +462,7 @@ class LinkIndex:
 
     def resolve(self, target: str, source: str) -> Resolution:
         """Where a link written in ``source`` leads (see the module docstring)."""
-        t = unicodedata.normalize("NFC", target).strip()
+        t = js_trim(unicodedata.normalize("NFC", target))
         if not t:
             return Resolution("resolved", source)
         t = t.lstrip("/")

@@ -47,9 +47,10 @@ def missing(fs: VaultFS, path: str, rel: str, said: str) -> T.Refusal:
 
 def _spaced(fs: VaultFS, rel: str) -> str | None:
     """``rel`` as the vault names it when its names there hold a space or an invisible
-    character at their start or end that ``rel``'s do not (``T.kept_name``: a person's
-    ``Plan .md``, `` Space/``, ``Zed<U+FEFF>.md``, which an agent copying the listing
-    gives as ``Plan.md``, a model's tokens dropping the U+FEFF); None when there is none.
+    character at their start or end, or an invisible one inside, that ``rel``'s do not
+    (``T.suggested``: a person's ``Plan .md``, `` Space/``, ``Zed<U+FEFF>.md``,
+    ``Pl<U+200B>an.md``, which an agent copying the listing gives as ``Plan.md``, a
+    model's tokens dropping the U+FEFF); None when there is none.
     Each folder of the path is read once, on the way to a refusal only."""
     parts, found = rel.split("/"), list[str]()
     for i, part in enumerate(parts):
@@ -58,12 +59,12 @@ def _spaced(fs: VaultFS, rel: str) -> str | None:
             found.append(part)
             continue
         note = i == len(parts) - 1
-        want = normalize("NFC", T.kept_name(part, note=note))
+        want = normalize("NFC", T.suggested(part, note=note))
         try:
             names = sorted(e.name for e in os.scandir(here) if not e.name.startswith("."))
         except OSError:
             return None
-        match = [n for n in names if normalize("NFC", T.kept_name(n, note=note)) == want]
+        match = [n for n in names if normalize("NFC", T.suggested(n, note=note)) == want]
         if not match:
             return None
         found.append(match[0])
@@ -103,7 +104,7 @@ def refuse_unportable(
             continue
         there = disk_spelling(str(fs.root), "/".join(parts[: i + 1]), fresh=fs.folds)
         if not os.path.lexists(os.path.join(fs.root, there)):
-            kept = "/".join([*parts[:i], T.kept_name(part, note=i == len(parts) - 1)])
+            kept = "/".join([*parts[:i], T.suggested(part, note=i == len(parts) - 1)])
             taken = kept != "/".join(parts[: i + 1]) and _taken(fs, kept, source)
             raise T.Refusal(T.unportable_refusal(start, path, part, char, taken=taken))
 
