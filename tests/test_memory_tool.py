@@ -563,6 +563,39 @@ def test_a_folders_delete_names_the_links_to_its_attachments_and_folder_note(
     ]
 
 
+def test_a_delete_names_memory_md_when_its_own_index_line_is_left_leading_nowhere(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """Claude Code's auto memory keeps its own index in MEMORY.md, outside the markers
+    (``- [调试笔记](调试笔记.md) — hook``): those lines are the agent's words, kept as
+    written when the note goes, so the answer names MEMORY.md among the files whose links
+    now lead nowhere (it said nothing: the agent's index kept a line to a note gone). The
+    line memvault wrote for the note in its Topics section goes with it and is not said."""
+    call(
+        tool,
+        command="create",
+        path="/memories/调试笔记.md",
+        file_text="# 调试\n\nGradle 先清缓存。\n",
+    )
+    call(tool, command="create", path="/memories/api.md", file_text="# API\n\nPages are 1-based.\n")
+    text = memory_md(vault) + "\n## Claude Code\n- [调试笔记](调试笔记.md) — Gradle 排错\n"
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    vault.sync()
+    assert "[[api]]" in memory_md(vault) and "[[调试笔记]]" in memory_md(vault)
+    assert call(tool, command="delete", path="/memories/调试笔记.md").splitlines() == [
+        "Successfully deleted /memories/调试笔记.md",
+        "Links to it now lead nowhere in 1 note: /memories/MEMORY.md "
+        "(edit them, or restore it from .trash/调试笔记.md)",
+    ]
+    assert "[[调试笔记]]" not in memory_md(vault)
+    assert "- [调试笔记](调试笔记.md) — Gradle 排错\n" in memory_md(vault)
+    # only memvault's own line linked it: nothing dangles, nothing said
+    assert call(tool, command="delete", path="/memories/api.md") == (
+        "Successfully deleted /memories/api.md"
+    )
+    assert "[[api]]" not in memory_md(vault)
+
+
 def test_a_long_notes_view_stops_at_a_bound_and_says_how_to_read_on(tmp_path: Path) -> None:
     """A 50,000-line log given whole would not fit a model's context (the reference
     gives it whole): a view stops at ``VIEW_CHARS`` on a line's end and names the

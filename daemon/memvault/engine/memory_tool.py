@@ -340,7 +340,7 @@ class MemoryCommands:
         if not is_dir:
             rel = self._note_rel(path)
         gone = self.catalogue.files_under(rel) if is_dir else [rel]  # attachments too
-        linking = self.catalogue.linking(gone)
+        linking = self.catalogue.linking(gone, also=(self.memory_file,))
         trash = self._trash_path(rel)
         trash.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -348,9 +348,27 @@ class MemoryCommands:
         except FileNotFoundError:
             raise T.Refusal(f"The path {path} does not exist") from None
         self._after([rel])
+        if self.memory_file in linking:  # its own lines for what went are gone now; the
+            # agent's (an auto-memory index line, outside the markers) are kept and dangle
+            linking = self._still_in_memory(linking)
         restore = trash.relative_to(self.fs.root).as_posix()
         resolve = self.catalogue.link_index().resolve if linking else None
         return f"Successfully deleted {path}" + T.dangling(linking, resolve, restore)
+
+    def _still_in_memory(
+        self, linking: Mapping[str, list[tuple[str, str]]]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """``linking`` with MEMORY.md's links cut to those still written in it once its
+        sections were updated (memvault's own line for a deleted note went)."""
+        try:
+            text = self.fs.read(self.memory_file).decoded.text
+        except (OSError, NotText, NoteNotFound):  # gone or not text: nothing to name there
+            text = ""
+        written = {(link.target, link.kind) for link in find_links(text)}
+        out = {s: links for s, links in linking.items() if s != self.memory_file}
+        if kept := [pair for pair in linking[self.memory_file] if pair in written]:
+            out[self.memory_file] = kept
+        return out
 
     def _trash_path(self, rel: str) -> Path:
         base = self.fs.root / TRASH / rel
