@@ -802,6 +802,34 @@ def test_text_past_max_note_bytes_is_refused(tool: VaultMemoryTool, vault: Vault
     assert "word word" not in (vault.root / "people/sarah-chen.md").read_text(encoding="utf-8")
 
 
+def test_a_memory_md_past_max_note_bytes_can_be_cut_down_but_not_grown(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """An agent's own index grown past the cap (Claude Code's auto memory, a line a topic
+    for months): ``memvault status`` says to shorten it, and every str_replace doing so was
+    refused ("would be N bytes, more than this vault's notes may be"), MEMORY.md being the
+    one file the agent may neither delete nor split: it was stuck. An edit that leaves a
+    note smaller is taken; one that grows a note past the cap is still refused."""
+    lines = "".join(f"- [Topic {i}](topic-{i}.md) — lesson {i} on caches\n" for i in range(600))
+    text = memory_md(vault) + "\n## Claude Code\n" + lines
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    assert len(text.encode("utf-8")) > 20_000  # this vault's cap
+    vault.sync()
+    cut = "- [Topic 7](topic-7.md) — lesson 7 on caches\n"
+    assert call(tool, command="str_replace", path="/memories/MEMORY.md", old_str=cut, new_str="")
+    assert cut not in memory_md(vault) and "- [Topic 8](topic-8.md)" in memory_md(vault)
+    before = memory_md(vault)
+    grow = "- [Topic 9](topic-9.md) — lesson 9 on caches\n"
+    assert "vault.max_note_bytes" in refused(
+        tool, command="str_replace", path="/memories/MEMORY.md", old_str=grow,
+        new_str=grow + "- [More](more.md) — more\n",
+    )  # fmt: skip
+    assert "vault.max_note_bytes" in refused(
+        tool, command="insert", path="/memories/MEMORY.md", insert_line=3, insert_text="x\n"
+    )
+    assert memory_md(vault) == before
+
+
 def test_malformed_commands_are_refused(tool: VaultMemoryTool) -> None:
     assert refused(tool, command="view") == (
         "Missing or invalid `path` parameter: it must be a string"

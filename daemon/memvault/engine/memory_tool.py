@@ -244,7 +244,7 @@ class MemoryCommands:
 
         def checked(text: str) -> str:
             new = change(text)
-            _fits(new, path, self.fs.max_note_bytes)
+            _fits(new, path, self.fs.max_note_bytes, was=text)
             news[:] = [new]
             return new
 
@@ -523,10 +523,12 @@ def _grown(path: str, text: str, cap: int) -> str:
     return grown_said(path, size, line_count(text), cap) if is_long(size, cap) else ""
 
 
-def _fits(text: str, path: str, cap: int) -> None:
-    """A note's new text refused past vault.max_note_bytes (``cap``)."""
+def _fits(text: str, path: str, cap: int, was: str | None = None) -> None:
+    """A note's new text refused past vault.max_note_bytes (``cap``), unless it is an
+    edit leaving a note already past it smaller (``was``: its text before): an agent's
+    MEMORY.md grown past the cap, which it may neither delete nor split, is cut down."""
     size = len(text.encode("utf-8"))
-    if size > cap:
+    if size > cap and (was is None or size >= len(was.encode("utf-8"))):
         raise T.Refusal(
             f"Nothing was written: {path} would be {size} bytes, more than this vault's "
             f"notes may be ({cap} bytes, vault.max_note_bytes); split it into several notes"
