@@ -830,6 +830,22 @@ def test_a_memory_md_past_max_note_bytes_can_be_cut_down_but_not_grown(
     assert memory_md(vault) == before
 
 
+def test_view_memories_counts_every_line_of_a_memory_md_past_max_note_bytes(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """The index view's "(… N more lines: view /memories/MEMORY.md)" counted the lines of
+    the part read (the first vault.max_note_bytes): a 50,000-line MEMORY.md said 23,898
+    more. The agent deciding whether to shorten its index is told the true number."""
+    lines = "".join(f"- [Topic {i}](topic-{i}.md) — lesson {i} on caches\n" for i in range(2000))
+    text = memory_md(vault) + "\n## Claude Code\n" + lines
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    assert len(text.encode("utf-8")) > 20_000  # this vault's cap
+    answer = call(tool, command="view", path="/memories")
+    shown = sum(1 for line in answer.splitlines() if line[:6].strip().isdigit())
+    total = text.count("\n")
+    assert f"(… {total - shown} more lines: view /memories/MEMORY.md)" in answer
+
+
 def test_malformed_commands_are_refused(tool: VaultMemoryTool) -> None:
     assert refused(tool, command="view") == (
         "Missing or invalid `path` parameter: it must be a string"
