@@ -846,6 +846,27 @@ def test_view_memories_counts_every_line_of_a_memory_md_past_max_note_bytes(
     assert f"(… {total - shown} more lines: view /memories/MEMORY.md)" in answer
 
 
+def test_a_view_range_reads_the_lines_of_a_note_past_max_note_bytes(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """A log grown past vault.max_note_bytes (a 23 MB one in the field test) was viewed
+    as its first part only: `view_range` past it showed no line, only "(… cut at 20000
+    bytes of 33890: vault.max_note_bytes)", so its newest entries could not be read at
+    all, and the count of lines a long view gives was that of the part. A view reads the
+    whole file, as the reference tool does, its 40,000-character bound kept."""
+    lines = [f"entry {i} of the long log" for i in range(1, 1501)]
+    write(vault.root, "logs/long.md", "\n".join(lines) + "\n")
+    assert (vault.root / "logs/long.md").stat().st_size > 20_000  # this vault's cap
+    answer = call(tool, command="view", path="/memories/logs/long.md", view_range=[1499, -1])
+    assert answer.splitlines()[1:] == [
+        "  1499\tentry 1499 of the long log",
+        "  1500\tentry 1500 of the long log",
+        "  1501\t",
+    ]
+    whole = call(tool, command="view", path="/memories/logs/long.md")
+    assert "of 1501 shown" in whole.splitlines()[-1] and "cut at" not in whole
+
+
 def test_malformed_commands_are_refused(tool: VaultMemoryTool) -> None:
     assert refused(tool, command="view") == (
         "Missing or invalid `path` parameter: it must be a string"

@@ -203,6 +203,8 @@ class MemoryCommands:
         rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
+            if read.truncated and read.size <= _VIEW_WHOLE_BYTES:  # past max_note_bytes:
+                read = self.fs.read(rel, cap=read.size)  # its lines past the cut viewed too
         text = T.numbered(read.decoded.text, path, view_range)
         if read.truncated:
             text += (
@@ -515,6 +517,12 @@ def _nothing_changed(command: Mapping[str, Any], exc: Exception) -> str:
 
 
 __all__ = ["COMMANDS", "TRASH", "MemoryCommands"]
+
+
+# a note past vault.max_note_bytes is read whole for a view up to this size (a log of
+# months, 23 MB in a field test: its newest lines are the ones asked for); past it, the
+# view is of its first max_note_bytes and says so
+_VIEW_WHOLE_BYTES = 64 << 20
 
 
 def _grown(path: str, text: str, cap: int) -> str:
