@@ -289,6 +289,27 @@ def test_set_then_remove_gives_back_the_original_bytes(text: str) -> None:
         assert json_edit.remove_key(edited, key) == text, (text, key)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\r\n\t"permissions": {\r\n\t\t"allow": ["Bash(ls:*)"]\r\n\t}\r\n}\r\n',
+        '{\r\n  "mcpServers": {\r\n    "x": {}\r\n  }\r\n}\r\n',
+        "{}\r\n",
+    ],
+)
+def test_a_key_set_in_a_crlf_file_is_written_with_crlf_line_ends(text: str) -> None:
+    """A settings file saved on Windows (CRLF; the field test's Claude Code settings.local.json)
+    got its new key after a lone LF (`\t},\n\t"autoMemoryDirectory"...\r\n`): a file of
+    mixed line ends, which git and editors there show as changed on every line."""
+    for key in (("autoMemoryDirectory",), ("mcpServers", "memvault")):
+        value: Any = {"command": "/usr/bin/python3", "args": ["-m", "memvault"]}
+        edited = json_edit.set_key(text, key, value)
+        assert "\n" not in edited.replace("\r\n", ""), edited
+        assert json_edit.remove_key(edited, key) == text
+        again = json_edit.set_key(edited, key, {"command": "/usr/bin/python3.12", "args": []})
+        assert "\n" not in again.replace("\r\n", ""), again  # a value replaced in place
+
+
 def test_set_key_replaces_a_value_in_place_and_refuses_what_is_not_an_object() -> None:
     text = '{"a": 1, "b": "old", "c": 3}'
     assert json_edit.set_key(text, ("b",), "new") == '{"a": 1, "b": "new", "c": 3}'
