@@ -85,7 +85,10 @@ def unwritable(state: Path) -> Path | None:
     failed midway, its note left unindexed (index/sqlite_open.py reads past it)."""
     for name in ("index.db", "cache.db"):
         for path in (state / name, state / f"{name}-wal", state / f"{name}-shm"):
-            if path.exists() and not os.access(path, os.W_OK):
+            # (asked again when refused: a -wal another connection's close deleted
+            # between the two calls is no file of another user's, and was reported as
+            # "cannot be written by this user (No such file or directory)")
+            if path.exists() and not os.access(path, os.W_OK) and path.exists():
                 return path
     if state.is_dir() and not os.access(state, os.W_OK | os.X_OK):
         return state
