@@ -366,8 +366,8 @@ class MemoryCommands:
             text = self.fs.read(self.memory_file).decoded.text
         except (OSError, NotText, NoteNotFound):  # gone or not text: nothing to name there
             text = ""
-        written = {(link.target, link.kind) for link in find_links(text)}
-        out = {s: links for s, links in linking.items() if s != self.memory_file}
+        written: set[tuple[str, str]] = {(lk.target, lk.kind) for lk in find_links(text)}
+        out = {s: list(links) for s, links in linking.items() if s != self.memory_file}
         if kept := [pair for pair in linking[self.memory_file] if pair in written]:
             out[self.memory_file] = kept
         return out
