@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -89,6 +90,38 @@ def test_connect_claude_code_keeps_every_other_setting_byte_for_byte(
     assert off.returncode == 0, off.stderr
     assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == SETTINGS
     assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP
+
+
+def test_connect_says_where_claude_codes_auto_memory_so_far_stays(
+    home: Path, tmp_path: Path
+) -> None:
+    """A project Claude Code has worked in keeps its auto memory in
+    ~/.claude/projects/<the project's path, each other character a dash>/memory/ when
+    no setting names a folder: `connect` points Claude Code at the vault, which no longer
+    reads that folder, and said nothing of it (months of notes out of the agent's sight,
+    the first day). It names the folder, its files, and how to bring them over."""
+    vault = new_vault(tmp_path)
+    project = home / "code" / "my_app.v2"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    old = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    (old / "build.md").write_text("# Build\n\nUse gradle 8.\n", encoding="utf-8")
+    # in a folder of the repository, as `connect` is run there: the repository's memory
+    run = memvault(home, "connect", "claude-code", "--project", str(project / "src"),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    assert f"Claude Code's auto memory of this project so far, 2 files in {old}" in said, said
+    assert "Claude Code no longer reads it" in said
+    assert f"cp -n {old}/*.md" in said
+    assert sorted(p.name for p in old.iterdir()) == ["MEMORY.md", "build.md"]  # untouched
+    # none there: nothing said
+    other = home / "code" / "new"
+    other.mkdir()
+    run = memvault(home, "connect", "claude-code", "--project", str(other), "--vault", str(vault))
+    assert run.returncode == 0 and "so far" not in run.stdout
 
 
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(

@@ -23,6 +23,7 @@ import contextlib
 import difflib
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -310,7 +311,8 @@ def claude_code(
     project = _project(project, as_json)
     memory = _memory_dir(root, folder, as_json)
     settings = project / ".claude" / "settings.local.json"
-    replaced = _replaced(root, settings, _auto_memory(settings, as_json), memory)
+    current = _auto_memory(settings, as_json)
+    replaced = _replaced(root, settings, current, memory)
     folder_there = os.path.lexists(settings.parent)
     done = _apply(
         [
@@ -332,6 +334,31 @@ def claude_code(
             f"Its auto memory was in {replaced}: `memvault disconnect claude-code` gives "
             "that folder back (its files stay there)"
         )
+    if current is None and not as_json and (was := _default_memory(project)) is not None:
+        old, n = was
+        common.out.print(
+            f"Claude Code's auto memory of this project so far, {n} files in {old}, stays "
+            f"there: Claude Code no longer reads it. To keep it, copy it into the vault: "
+            f"cp -n {old}/*.md {memory}/ (-n keeps the vault's MEMORY.md: add the lines of "
+            f"{old}/MEMORY.md to it yourself)"
+        )
+
+
+def _default_memory(project: Path) -> tuple[Path, int] | None:
+    """The folder Claude Code keeps a project's auto memory in when no setting names one,
+    ~/.claude/projects/<the path, each character not a letter or digit a dash>/memory/
+    (of the git repository holding ``project``, or of ``project``), with its notes' count;
+    None when there is none holding a note."""
+    top = next((p for p in (project, *project.parents) if (p / ".git").exists()), None)
+    where = [project] if top in (None, project) else [top, project]
+    for folder in where:
+        name = re.sub(r"[^A-Za-z0-9]", "-", str(folder))
+        old = Path.home() / ".claude" / "projects" / name / "memory"
+        with contextlib.suppress(OSError):
+            n = sum(1 for p in old.iterdir() if p.name.endswith(".md") and p.is_file())
+            if n:
+                return old, n
+    return None
 
 
 def claude_desktop(
