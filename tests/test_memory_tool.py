@@ -816,7 +816,14 @@ def test_a_memory_md_past_max_note_bytes_can_be_cut_down_but_not_grown(
     assert len(text.encode("utf-8")) > 20_000  # this vault's cap
     vault.sync()
     cut = "- [Topic 7](topic-7.md) — lesson 7 on caches\n"
-    assert call(tool, command="str_replace", path="/memories/MEMORY.md", old_str=cut, new_str="")
+    answer = call(tool, command="str_replace", path="/memories/MEMORY.md", old_str=cut, new_str="")
+    assert answer.splitlines()[-1] == (  # (it said "a write that makes it bigger than
+        # 20 KB is refused" of a file of 32 KB, and to write on in /memories/MEMORY-2.md)
+        "Note: /memories/MEMORY.md is 626 lines (33 KB), past the 20 KB a note may be "
+        "(vault.max_note_bytes): only its first 20 KB is indexed, a write that makes it "
+        "bigger is refused, and one that makes it smaller is taken: shorten it, moving "
+        "what it holds into notes by topic."
+    )
     assert cut not in memory_md(vault) and "- [Topic 8](topic-8.md)" in memory_md(vault)
     before = memory_md(vault)
     grow = "- [Topic 9](topic-9.md) — lesson 9 on caches\n"
