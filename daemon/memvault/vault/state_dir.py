@@ -85,14 +85,29 @@ def unwritable(state: Path) -> Path | None:
     failed midway, its note left unindexed (index/sqlite_open.py reads past it)."""
     for name in ("index.db", "cache.db"):
         for path in (state / name, state / f"{name}-wal", state / f"{name}-shm"):
-            # (asked again when refused: a -wal another connection's close deleted
-            # between the two calls is no file of another user's, and was reported as
-            # "cannot be written by this user (No such file or directory)")
-            if path.exists() and not os.access(path, os.W_OK) and path.exists():
+            if _refused(path):
                 return path
     if state.is_dir() and not os.access(state, os.W_OK | os.X_OK):
         return state
     return None
+
+
+def _refused(path: Path) -> bool:
+    """Whether ``path`` is there and this user cannot write it: the same file before and
+    after ``os.access`` said no. A -wal another connection's close deleted (and a next
+    one made again) between the calls is no file of another user's: it was reported as
+    "cannot be written by this user (No such file or directory)", the write refused."""
+    try:
+        before = os.stat(path)
+    except OSError:
+        return False
+    if os.access(path, os.W_OK):
+        return False
+    try:
+        after = os.stat(path)
+    except OSError:
+        return False
+    return (after.st_ino, after.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
 
 
 def cannot_write(path: Path) -> str:
