@@ -15,6 +15,7 @@ import pytest
 
 from helpers import new_vault, run_memvault
 from memvault.core import json_edit
+from memvault.core.claude_slug import project_dir_name
 from memvault.interfaces.cli.connect import desktop_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,6 +123,51 @@ def test_connect_says_where_claude_codes_auto_memory_so_far_stays(
     other.mkdir()
     run = memvault(home, "connect", "claude-code", "--project", str(other), "--vault", str(vault))
     assert run.returncode == 0 and "so far" not in run.stdout
+
+
+def test_claude_codes_project_folder_name_counts_utf16_units_and_cuts_a_long_path() -> None:
+    """Claude Code's name for a project's folder: each UTF-16 code unit not an ASCII
+    letter or digit a dash (an emoji two: it was one here, so a project with one in its
+    path was never found), and past 200 characters the first 200 and a hash of the
+    path (it was the whole name, so a deep project's folder was never found). The
+    expected names are those Claude Code's function, as its CLI bundle has it (run in
+    node), gives."""
+    assert project_dir_name("/home/u/代码/my_app.v2") == "-home-u----my-app-v2"
+    assert project_dir_name("/home/u/notes 😀/app") == "-home-u-notes----app"
+    deep = "/Users/me/" + "project-folder/" * 15 + "app"
+    assert project_dir_name(deep) == "-Users-me-" + "project-folder-" * 12 + "project-fo-d7rmyz"
+
+
+def test_connect_finds_claude_codes_auto_memory_from_a_worktree_and_an_emoji_path(
+    home: Path, tmp_path: Path
+) -> None:
+    """Claude Code keeps one auto memory for a repository, its main worktree's: `connect`
+    run in a worktree `git worktree add` made looked for the worktree's own folder and
+    said nothing of the repository's months of notes; and a project whose path holds an
+    emoji has its folder named with two dashes for it, not one."""
+    vault = new_vault(tmp_path)
+    repo = home / "code" / "repo"
+    repo.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"],
+                   check=True)  # fmt: skip
+    tree = home / "code" / "repo-fix"
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", str(tree)], check=True)
+    (tree / "src").mkdir()
+    emoji = home / "code" / "notes 😀"
+    emoji.mkdir()
+    for project in (repo, emoji):
+        old = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+        old.mkdir(parents=True)
+        (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    for project, name in ((tree / "src", repo), (emoji, emoji)):
+        old = home / ".claude" / "projects" / project_dir_name(str(name)) / "memory"
+        run = memvault(home, "connect", "claude-code", "--project", str(project),
+                       "--vault", str(vault))  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        said = " ".join(run.stdout.split())
+        assert f"so far, 1 files in {old}" in said, said
 
 
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(

@@ -23,7 +23,6 @@ import contextlib
 import difflib
 import json
 import os
-import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +31,7 @@ from typing import Annotated, Any
 import typer
 
 from memvault.core import json_edit
+from memvault.core.claude_slug import project_dir_name
 from memvault.interfaces.cli import common
 from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 
@@ -346,19 +346,33 @@ def claude_code(
 
 def _default_memory(project: Path) -> tuple[Path, int] | None:
     """The folder Claude Code keeps a project's auto memory in when no setting names one,
-    ~/.claude/projects/<the path, each character not a letter or digit a dash>/memory/
-    (of the git repository holding ``project``, or of ``project``), with its notes' count;
-    None when there is none holding a note."""
+    ~/.claude/projects/<the path, core/claude_slug>/memory/ (of the git repository
+    holding ``project`` — its main worktree's, which every worktree shares — or of
+    ``project``), with its notes' count; None when there is none holding a note."""
     top = next((p for p in (project, *project.parents) if (p / ".git").exists()), None)
+    if top is not None:
+        top = _main_worktree(top)
     where = [project] if top in (None, project) else [top, project]
     for folder in where:
-        name = re.sub(r"[^A-Za-z0-9]", "-", str(folder))
-        old = Path.home() / ".claude" / "projects" / name / "memory"
+        old = Path.home() / ".claude" / "projects" / project_dir_name(str(folder)) / "memory"
         with contextlib.suppress(OSError):
             n = sum(1 for p in old.iterdir() if p.name.endswith(".md") and p.is_file())
             if n:
                 return old, n
     return None
+
+
+def _main_worktree(top: Path) -> Path:
+    """The main worktree of the repository whose worktree is ``top``: ``top`` itself,
+    or for one `git worktree add` made (a `.git` file, ``gitdir: <main>/.git/worktrees/
+    <name>``) the folder of the repository's own `.git` (its ``commondir``)."""
+    try:
+        line = (top / ".git").read_text(encoding="utf-8").strip()
+        gitdir = (top / line.removeprefix("gitdir:").strip()).resolve()
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):  # a .git folder: the main worktree itself
+        return top
+    return common.parent if common.name == ".git" else top
 
 
 def claude_desktop(
