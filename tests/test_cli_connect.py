@@ -170,6 +170,32 @@ def test_connect_finds_claude_codes_auto_memory_from_a_worktree_and_an_emoji_pat
         assert f"so far, 1 files in {old}" in said, said
 
 
+def test_the_cp_connect_prints_for_the_auto_memory_left_behind_copies_it(
+    home: Path, tmp_path: Path
+) -> None:
+    """The `cp -n` that `connect` prints, run as it is printed: a vault whose path holds a
+    space (iCloud's ~/Library/Mobile Documents/…, "My Vault") had its path printed bare,
+    and the command a person pasted failed (`cp: target 'Vault/': No such file or
+    directory`), or with a folder of that name there, copied into another one."""
+    vault = new_vault(tmp_path / "Mobile Documents", "My Vault")
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    old = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    (old / "build.md").write_text("# Build\n\nUse gradle 8.\n", encoding="utf-8")
+    memory = (vault / "MEMORY.md").read_bytes()
+    run = memvault(home, "connect", "claude-code", "--project", str(project),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    command = said[said.index("cp -n ") : said.index(" (-n keeps")]
+    copied = subprocess.run(["sh", "-c", command], cwd=home, capture_output=True, text=True)
+    assert copied.returncode == 0, (command, copied.stderr)
+    assert (vault / "build.md").read_text(encoding="utf-8") == "# Build\n\nUse gradle 8.\n"
+    assert (vault / "MEMORY.md").read_bytes() == memory  # -n: the vault's own kept
+
+
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(
     home: Path, tmp_path: Path
 ) -> None:

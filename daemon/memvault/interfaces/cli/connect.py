@@ -23,6 +23,7 @@ import contextlib
 import difflib
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -339,8 +340,8 @@ def claude_code(
         common.out.print(
             f"Claude Code's auto memory of this project so far, {n} files in {old}, stays "
             f"there: Claude Code no longer reads it. To keep it, copy it into the vault: "
-            f"cp -n {old}/*.md {memory}/ (-n keeps the vault's MEMORY.md: add the lines of "
-            f"{old}/MEMORY.md to it yourself)"
+            f"cp -n {shlex.quote(str(old))}/*.md {shlex.quote(str(memory))}/ (-n keeps the "
+            f"vault's MEMORY.md: add the lines of {old}/MEMORY.md to it yourself)"
         )
 
 
