@@ -196,6 +196,27 @@ def test_the_cp_connect_prints_for_the_auto_memory_left_behind_copies_it(
     assert (vault / "MEMORY.md").read_bytes() == memory  # -n: the vault's own kept
 
 
+def test_connect_looks_for_the_auto_memory_left_behind_in_claude_config_dir(
+    home: Path, tmp_path: Path
+) -> None:
+    """Claude Code keeps its ~/.claude where CLAUDE_CONFIG_DIR says when it is set (two
+    accounts side by side, a dotfiles setup): `connect` looked in ~/.claude only and
+    said nothing of the project's auto memory there."""
+    vault = new_vault(tmp_path)
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    config = home / ".config" / "claude-work"
+    old = config / "projects" / project_dir_name(str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "XDG_"))}
+    env |= {"HOME": str(home), "PYTHONPATH": str(ROOT / "daemon"), "CLAUDE_CONFIG_DIR": str(config)}
+    run = run_memvault("connect", "claude-code", "--project", str(project),
+                       "--vault", str(vault), env=env, cwd=home, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert f"so far, 1 files in {old}" in " ".join(run.stdout.split()), run.stdout
+
+
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(
     home: Path, tmp_path: Path
 ) -> None:

@@ -347,15 +347,18 @@ def claude_code(
 
 def _default_memory(project: Path) -> tuple[Path, int] | None:
     """The folder Claude Code keeps a project's auto memory in when no setting names one,
-    ~/.claude/projects/<the path, core/claude_slug>/memory/ (of the git repository
+    ~/.claude/projects/<the path, core/claude_slug>/memory/ ($CLAUDE_CONFIG_DIR for
+    ~/.claude when it is set; of the git repository
     holding ``project`` — its main worktree's, which every worktree shares — or of
     ``project``), with its notes' count; None when there is none holding a note."""
     top = next((p for p in (project, *project.parents) if (p / ".git").exists()), None)
     if top is not None:
         top = _main_worktree(top)
     where = [project] if top in (None, project) else [top, project]
+    config = os.environ.get("CLAUDE_CONFIG_DIR")  # Claude Code's own ~/.claude moved
+    projects = (Path(config).expanduser() if config else Path.home() / ".claude") / "projects"
     for folder in where:
-        old = Path.home() / ".claude" / "projects" / project_dir_name(str(folder)) / "memory"
+        old = projects / project_dir_name(str(folder)) / "memory"
         with contextlib.suppress(OSError):
             n = sum(1 for p in old.iterdir() if p.name.endswith(".md") and p.is_file())
             if n:
