@@ -217,6 +217,25 @@ def test_connect_looks_for_the_auto_memory_left_behind_in_claude_config_dir(
     assert f"so far, 1 files in {old}" in " ".join(run.stdout.split()), run.stdout
 
 
+def test_connect_says_nothing_stays_behind_of_a_memory_folder_linked_into_the_vault(
+    home: Path, tmp_path: Path
+) -> None:
+    """Before autoMemoryDirectory, people linked Claude Code's memory folder into their
+    vault: `connect` told them their notes "stay there" and to copy the vault onto itself
+    and add its MEMORY.md's lines to that same MEMORY.md (every line twice)."""
+    vault = new_vault(tmp_path)
+    (vault / "build.md").write_text("# Build\n", encoding="utf-8")
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    linked = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(vault, target_is_directory=True)
+    run = memvault(home, "connect", "claude-code", "--project", str(project),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "so far" not in run.stdout and "cp -n" not in run.stdout, run.stdout
+
+
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(
     home: Path, tmp_path: Path
 ) -> None:

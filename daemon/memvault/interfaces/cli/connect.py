@@ -335,7 +335,10 @@ def claude_code(
             f"Its auto memory was in {replaced}: `memvault disconnect claude-code` gives "
             "that folder back (its files stay there)"
         )
-    if current is None and not as_json and (was := _default_memory(project)) is not None:
+    was = _default_memory(project) if current is None and not as_json else None
+    if was is not None and not was[0].resolve().is_relative_to(root.resolve()):
+        # (a memory folder linked into the vault, as some did before autoMemoryDirectory,
+        # is the vault's own notes: nothing stays behind)
         old, n = was
         common.out.print(
             f"Claude Code's auto memory of this project so far, {n} files in {old}, stays "
