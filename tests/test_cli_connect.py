@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 
 from helpers import new_vault, run_memvault
 from memvault.core import json_edit
+from memvault.core.claude_slug import project_dir_name
 from memvault.interfaces.cli.connect import desktop_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -89,6 +91,149 @@ def test_connect_claude_code_keeps_every_other_setting_byte_for_byte(
     assert off.returncode == 0, off.stderr
     assert (project / ".claude" / "settings.local.json").read_text(encoding="utf-8") == SETTINGS
     assert (project / ".mcp.json").read_text(encoding="utf-8") == MCP
+
+
+def test_connect_says_where_claude_codes_auto_memory_so_far_stays(
+    home: Path, tmp_path: Path
+) -> None:
+    """A project Claude Code has worked in keeps its auto memory in
+    ~/.claude/projects/<the project's path, each other character a dash>/memory/ when
+    no setting names a folder: `connect` points Claude Code at the vault, which no longer
+    reads that folder, and said nothing of it (months of notes out of the agent's sight,
+    the first day). It names the folder, its files, and how to bring them over."""
+    vault = new_vault(tmp_path)
+    project = home / "code" / "my_app.v2"
+    (project / ".git").mkdir(parents=True)
+    (project / "src").mkdir()
+    old = home / ".claude" / "projects" / re.sub(r"[^A-Za-z0-9]", "-", str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    (old / "build.md").write_text("# Build\n\nUse gradle 8.\n", encoding="utf-8")
+    # in a folder of the repository, as `connect` is run there: the repository's memory
+    run = memvault(home, "connect", "claude-code", "--project", str(project / "src"),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    assert f"Claude Code's auto memory of this project so far, 2 files in {old}" in said, said
+    assert "Claude Code no longer reads it" in said
+    assert f"cp -n {old}/*.md" in said
+    assert sorted(p.name for p in old.iterdir()) == ["MEMORY.md", "build.md"]  # untouched
+    # none there: nothing said
+    other = home / "code" / "new"
+    other.mkdir()
+    run = memvault(home, "connect", "claude-code", "--project", str(other), "--vault", str(vault))
+    assert run.returncode == 0 and "so far" not in run.stdout
+
+
+def test_claude_codes_project_folder_name_counts_utf16_units_and_cuts_a_long_path() -> None:
+    """Claude Code's name for a project's folder: each UTF-16 code unit not an ASCII
+    letter or digit a dash (an emoji two: it was one here, so a project with one in its
+    path was never found), and past 200 characters the first 200 and a hash of the
+    path (it was the whole name, so a deep project's folder was never found). The
+    expected names are those Claude Code's function, as its CLI bundle has it (run in
+    node), gives."""
+    assert project_dir_name("/home/u/代码/my_app.v2") == "-home-u----my-app-v2"
+    assert project_dir_name("/home/u/notes 😀/app") == "-home-u-notes----app"
+    deep = "/Users/me/" + "project-folder/" * 15 + "app"
+    assert project_dir_name(deep) == "-Users-me-" + "project-folder-" * 12 + "project-fo-d7rmyz"
+
+
+def test_connect_finds_claude_codes_auto_memory_from_a_worktree_and_an_emoji_path(
+    home: Path, tmp_path: Path
+) -> None:
+    """Claude Code keeps one auto memory for a repository, its main worktree's: `connect`
+    run in a worktree `git worktree add` made looked for the worktree's own folder and
+    said nothing of the repository's months of notes; and a project whose path holds an
+    emoji has its folder named with two dashes for it, not one."""
+    vault = new_vault(tmp_path)
+    repo = home / "code" / "repo"
+    repo.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", str(repo)], check=True)
+    subprocess.run([*git, "-C", str(repo), "commit", "-q", "--allow-empty", "-m", "x"],
+                   check=True)  # fmt: skip
+    tree = home / "code" / "repo-fix"
+    subprocess.run([*git, "-C", str(repo), "worktree", "add", "-q", str(tree)], check=True)
+    (tree / "src").mkdir()
+    emoji = home / "code" / "notes 😀"
+    emoji.mkdir()
+    for project in (repo, emoji):
+        old = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+        old.mkdir(parents=True)
+        (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    for project, name in ((tree / "src", repo), (emoji, emoji)):
+        old = home / ".claude" / "projects" / project_dir_name(str(name)) / "memory"
+        run = memvault(home, "connect", "claude-code", "--project", str(project),
+                       "--vault", str(vault))  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        said = " ".join(run.stdout.split())
+        assert f"so far, 1 files in {old}" in said, said
+
+
+def test_the_cp_connect_prints_for_the_auto_memory_left_behind_copies_it(
+    home: Path, tmp_path: Path
+) -> None:
+    """The `cp -n` that `connect` prints, run as it is printed: a vault whose path holds a
+    space (iCloud's ~/Library/Mobile Documents/…, "My Vault") had its path printed bare,
+    and the command a person pasted failed (`cp: target 'Vault/': No such file or
+    directory`), or with a folder of that name there, copied into another one."""
+    vault = new_vault(tmp_path / "Mobile Documents", "My Vault")
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    old = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    (old / "build.md").write_text("# Build\n\nUse gradle 8.\n", encoding="utf-8")
+    memory = (vault / "MEMORY.md").read_bytes()
+    run = memvault(home, "connect", "claude-code", "--project", str(project),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    said = " ".join(run.stdout.split())
+    command = said[said.index("cp -n ") : said.index(" (-n keeps")]
+    copied = subprocess.run(["sh", "-c", command], cwd=home, capture_output=True, text=True)
+    assert copied.returncode == 0, (command, copied.stderr)
+    assert (vault / "build.md").read_text(encoding="utf-8") == "# Build\n\nUse gradle 8.\n"
+    assert (vault / "MEMORY.md").read_bytes() == memory  # -n: the vault's own kept
+
+
+def test_connect_looks_for_the_auto_memory_left_behind_in_claude_config_dir(
+    home: Path, tmp_path: Path
+) -> None:
+    """Claude Code keeps its ~/.claude where CLAUDE_CONFIG_DIR says when it is set (two
+    accounts side by side, a dotfiles setup): `connect` looked in ~/.claude only and
+    said nothing of the project's auto memory there."""
+    vault = new_vault(tmp_path)
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    config = home / ".config" / "claude-work"
+    old = config / "projects" / project_dir_name(str(project)) / "memory"
+    old.mkdir(parents=True)
+    (old / "MEMORY.md").write_text("- [Build](build.md) — gradle 8\n", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MEMVAULT_", "XDG_"))}
+    env |= {"HOME": str(home), "PYTHONPATH": str(ROOT / "daemon"), "CLAUDE_CONFIG_DIR": str(config)}
+    run = run_memvault("connect", "claude-code", "--project", str(project),
+                       "--vault", str(vault), env=env, cwd=home, timeout=60)  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert f"so far, 1 files in {old}" in " ".join(run.stdout.split()), run.stdout
+
+
+def test_connect_says_nothing_stays_behind_of_a_memory_folder_linked_into_the_vault(
+    home: Path, tmp_path: Path
+) -> None:
+    """Before autoMemoryDirectory, people linked Claude Code's memory folder into their
+    vault: `connect` told them their notes "stay there" and to copy the vault onto itself
+    and add its MEMORY.md's lines to that same MEMORY.md (every line twice)."""
+    vault = new_vault(tmp_path)
+    (vault / "build.md").write_text("# Build\n", encoding="utf-8")
+    project = home / "code" / "app"
+    project.mkdir(parents=True)
+    linked = home / ".claude" / "projects" / project_dir_name(str(project)) / "memory"
+    linked.parent.mkdir(parents=True)
+    linked.symlink_to(vault, target_is_directory=True)
+    run = memvault(home, "connect", "claude-code", "--project", str(project),
+                   "--vault", str(vault))  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "so far" not in run.stdout and "cp -n" not in run.stdout, run.stdout
 
 
 def test_connect_claude_code_to_a_folder_of_the_vault_in_a_project_without_settings(
@@ -287,6 +432,27 @@ def test_set_then_remove_gives_back_the_original_bytes(text: str) -> None:
             got = got[k]
         assert got[key[-1]] == value
         assert json_edit.remove_key(edited, key) == text, (text, key)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{\r\n\t"permissions": {\r\n\t\t"allow": ["Bash(ls:*)"]\r\n\t}\r\n}\r\n',
+        '{\r\n  "mcpServers": {\r\n    "x": {}\r\n  }\r\n}\r\n',
+        "{}\r\n",
+    ],
+)
+def test_a_key_set_in_a_crlf_file_is_written_with_crlf_line_ends(text: str) -> None:
+    """A settings file saved on Windows (CRLF; the field test's Claude Code settings.local.json)
+    got its new key after a lone LF (`\t},\n\t"autoMemoryDirectory"...\r\n`): a file of
+    mixed line ends, which git and editors there show as changed on every line."""
+    for key in (("autoMemoryDirectory",), ("mcpServers", "memvault")):
+        value: Any = {"command": "/usr/bin/python3", "args": ["-m", "memvault"]}
+        edited = json_edit.set_key(text, key, value)
+        assert "\n" not in edited.replace("\r\n", ""), edited
+        assert json_edit.remove_key(edited, key) == text
+        again = json_edit.set_key(edited, key, {"command": "/usr/bin/python3.12", "args": []})
+        assert "\n" not in again.replace("\r\n", ""), again  # a value replaced in place
 
 
 def test_set_key_replaces_a_value_in_place_and_refuses_what_is_not_an_object() -> None:

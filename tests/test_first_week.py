@@ -338,6 +338,36 @@ def test_a_daily_notes_folder_from_obsidian_settings_plays_logs(tmp_path: Path) 
         assert "[[Journal/Daily/2024-03-01]]" in (root / "MEMORY.md").read_text(encoding="utf-8")
 
 
+def test_init_lays_its_templates_into_the_vaults_templates_folder_of_another_case(
+    tmp_path: Path,
+) -> None:
+    """A vault whose Obsidian templates folder is `Templates/` (a Chinese vault of 738
+    notes in the field test) got memvault's templates in a `templates/` beside it: two
+    folders in Obsidian's file explorer whose names differ only by case, which a clone
+    on macOS or Windows holds as one, and templates the Templates plugin never offered.
+    They go into `Templates/`, and `add` and `log` take their headings from there."""
+    root = tmp_path / "notes"
+    write(root, "Templates/Diary.md", "# {{date}}\n")
+    write(root, ".obsidian/templates.json", '{"folder": "Templates"}')
+    write(root, "Inbox/idea.md", note("Idea"))
+    from memvault.vault.template import init_vault
+
+    report = init_vault(root)
+    assert report.templates_ignored == "Templates"
+    assert not (root / "templates").exists()
+    assert sorted(p.name for p in (root / "Templates").iterdir()) == [
+        "Diary.md", "daily-log.md", "decision.md", "person.md", "project.md",
+    ]  # fmt: skip
+    assert "Templates/person.md" in report.created
+    person = root / "Templates/person.md"
+    person.write_text(person.read_text(encoding="utf-8") + "\n## Birthday\n", encoding="utf-8")
+    with open_vault(root) as v:
+        v.add("people", title="Ana", summary="Runs the data team")
+        assert "## Birthday" in (root / "people/ana.md").read_text(encoding="utf-8")
+        assert "Templates/" in v.status()["ignored"]
+    assert init_vault(root).created == ()  # a second init adds nothing
+
+
 def test_init_with_lowercase_folders_changes_nothing(tmp_path: Path) -> None:
     root = tmp_path / "notes"
     write(root, "people/ana.md", note("Ana"))

@@ -563,6 +563,39 @@ def test_a_folders_delete_names_the_links_to_its_attachments_and_folder_note(
     ]
 
 
+def test_a_delete_names_memory_md_when_its_own_index_line_is_left_leading_nowhere(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """Claude Code's auto memory keeps its own index in MEMORY.md, outside the markers
+    (``- [调试笔记](调试笔记.md) — hook``): those lines are the agent's words, kept as
+    written when the note goes, so the answer names MEMORY.md among the files whose links
+    now lead nowhere (it said nothing: the agent's index kept a line to a note gone). The
+    line memvault wrote for the note in its Topics section goes with it and is not said."""
+    call(
+        tool,
+        command="create",
+        path="/memories/调试笔记.md",
+        file_text="# 调试\n\nGradle 先清缓存。\n",
+    )
+    call(tool, command="create", path="/memories/api.md", file_text="# API\n\nPages are 1-based.\n")
+    text = memory_md(vault) + "\n## Claude Code\n- [调试笔记](调试笔记.md) — Gradle 排错\n"
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    vault.sync()
+    assert "[[api]]" in memory_md(vault) and "[[调试笔记]]" in memory_md(vault)
+    assert call(tool, command="delete", path="/memories/调试笔记.md").splitlines() == [
+        "Successfully deleted /memories/调试笔记.md",
+        "Links to it now lead nowhere in 1 note: /memories/MEMORY.md "
+        "(edit them, or restore it from .trash/调试笔记.md)",
+    ]
+    assert "[[调试笔记]]" not in memory_md(vault)
+    assert "- [调试笔记](调试笔记.md) — Gradle 排错\n" in memory_md(vault)
+    # only memvault's own line linked it: nothing dangles, nothing said
+    assert call(tool, command="delete", path="/memories/api.md") == (
+        "Successfully deleted /memories/api.md"
+    )
+    assert "[[api]]" not in memory_md(vault)
+
+
 def test_a_long_notes_view_stops_at_a_bound_and_says_how_to_read_on(tmp_path: Path) -> None:
     """A 50,000-line log given whole would not fit a model's context (the reference
     gives it whole): a view stops at ``VIEW_CHARS`` on a line's end and names the
@@ -767,6 +800,78 @@ def test_text_past_max_note_bytes_is_refused(tool: VaultMemoryTool, vault: Vault
                                              new_str="title: " + big)  # fmt: skip
     assert not (vault.root / "big.md").exists()
     assert "word word" not in (vault.root / "people/sarah-chen.md").read_text(encoding="utf-8")
+
+
+def test_a_memory_md_past_max_note_bytes_can_be_cut_down_but_not_grown(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """An agent's own index grown past the cap (Claude Code's auto memory, a line a topic
+    for months): ``memvault status`` says to shorten it, and every str_replace doing so was
+    refused ("would be N bytes, more than this vault's notes may be"), MEMORY.md being the
+    one file the agent may neither delete nor split: it was stuck. An edit that leaves a
+    note smaller is taken; one that grows a note past the cap is still refused."""
+    lines = "".join(f"- [Topic {i}](topic-{i}.md) — lesson {i} on caches\n" for i in range(600))
+    text = memory_md(vault) + "\n## Claude Code\n" + lines
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    assert len(text.encode("utf-8")) > 20_000  # this vault's cap
+    vault.sync()
+    cut = "- [Topic 7](topic-7.md) — lesson 7 on caches\n"
+    answer = call(tool, command="str_replace", path="/memories/MEMORY.md", old_str=cut, new_str="")
+    assert answer.splitlines()[-1] == (  # (it said "a write that makes it bigger than
+        # 20 KB is refused" of a file of 32 KB, and to write on in /memories/MEMORY-2.md)
+        "Note: /memories/MEMORY.md is 626 lines (33 KB), past the 20 KB a note may be "
+        "(vault.max_note_bytes): only its first 20 KB is indexed, a write that makes it "
+        "bigger is refused, and one that makes it smaller is taken: shorten it, moving "
+        "what it holds into notes by topic."
+    )
+    assert cut not in memory_md(vault) and "- [Topic 8](topic-8.md)" in memory_md(vault)
+    before = memory_md(vault)
+    grow = "- [Topic 9](topic-9.md) — lesson 9 on caches\n"
+    assert "vault.max_note_bytes" in refused(
+        tool, command="str_replace", path="/memories/MEMORY.md", old_str=grow,
+        new_str=grow + "- [More](more.md) — more\n",
+    )  # fmt: skip
+    assert "vault.max_note_bytes" in refused(
+        tool, command="insert", path="/memories/MEMORY.md", insert_line=3, insert_text="x\n"
+    )
+    assert memory_md(vault) == before
+
+
+def test_view_memories_counts_every_line_of_a_memory_md_past_max_note_bytes(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """The index view's "(… N more lines: view /memories/MEMORY.md)" counted the lines of
+    the part read (the first vault.max_note_bytes): a 50,000-line MEMORY.md said 23,898
+    more. The agent deciding whether to shorten its index is told the true number."""
+    lines = "".join(f"- [Topic {i}](topic-{i}.md) — lesson {i} on caches\n" for i in range(2000))
+    text = memory_md(vault) + "\n## Claude Code\n" + lines
+    (vault.root / "MEMORY.md").write_text(text, encoding="utf-8")
+    assert len(text.encode("utf-8")) > 20_000  # this vault's cap
+    answer = call(tool, command="view", path="/memories")
+    shown = sum(1 for line in answer.splitlines() if line[:6].strip().isdigit())
+    total = text.count("\n")
+    assert f"(… {total - shown} more lines: view /memories/MEMORY.md)" in answer
+
+
+def test_a_view_range_reads_the_lines_of_a_note_past_max_note_bytes(
+    tool: VaultMemoryTool, vault: Vault
+) -> None:
+    """A log grown past vault.max_note_bytes (a 23 MB one in the field test) was viewed
+    as its first part only: `view_range` past it showed no line, only "(… cut at 20000
+    bytes of 33890: vault.max_note_bytes)", so its newest entries could not be read at
+    all, and the count of lines a long view gives was that of the part. A view reads the
+    whole file, as the reference tool does, its 40,000-character bound kept."""
+    lines = [f"entry {i} of the long log" for i in range(1, 1501)]
+    write(vault.root, "logs/long.md", "\n".join(lines) + "\n")
+    assert (vault.root / "logs/long.md").stat().st_size > 20_000  # this vault's cap
+    answer = call(tool, command="view", path="/memories/logs/long.md", view_range=[1499, -1])
+    assert answer.splitlines()[1:] == [
+        "  1499\tentry 1499 of the long log",
+        "  1500\tentry 1500 of the long log",
+        "  1501\t",
+    ]
+    whole = call(tool, command="view", path="/memories/logs/long.md")
+    assert "of 1501 shown" in whole.splitlines()[-1] and "cut at" not in whole
 
 
 def test_malformed_commands_are_refused(tool: VaultMemoryTool) -> None:

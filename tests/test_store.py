@@ -994,6 +994,42 @@ def test_putting_links_again_writes_only_the_lines_that_change(tmp_path: Path) -
     store.close()
 
 
+def test_a_note_whose_lines_all_shift_has_its_links_written_again_in_one_pass(
+    tmp_path: Path,
+) -> None:
+    """A line added at the top of a note of many links (an agent's 50,000-line MEMORY.md
+    of ``- [Topic](topic.md) — hook``, memvault's section growing by one line above it)
+    moves every link to another line: each line's rows were deleted one line at a time,
+    each DELETE reading the note's rows again (the links table has no index on a line),
+    so the work grew with the square of the note's links (20,000 of them: 14 s of a
+    `memvault add`, 35-53 s through the daemon). Counted here in SQLite's own steps
+    (its progress handler), not timed: the rewrite reads the note's rows a few times,
+    not once per line."""
+    n = 3000
+    store = open_store(tmp_path)
+    lines = [link(i, f"t{i}", f"t{i}.md", source="MEMORY.md") for i in range(1, n + 1)]
+    with store.transaction() as conn:
+        store.put_links(conn, "MEMORY.md", lines)
+        store.put_links(conn, "b.md", [link(1, "t1", "t1.md", source="b.md")])
+    shifted = [link(lk.line + 1, lk.target, lk.resolved, source="MEMORY.md") for lk in lines]
+    steps = [0]
+
+    def count() -> int:
+        steps[0] += 1
+        return 0
+
+    with store.transaction() as conn:
+        conn.set_progress_handler(count, 1000)  # once per 1,000 of SQLite's VM steps
+        store.put_links(conn, "MEMORY.md", [link(1, "new", None, source="MEMORY.md"), *shifted])
+        conn.set_progress_handler(None, 0)
+    assert store.links("MEMORY.md") == [link(1, "new", None, source="MEMORY.md"), *shifted]
+    assert [lk.source for lk in store.links("b.md")] == ["b.md"]
+    # linear: ~n rows read, deleted and inserted with their three indexes' entries
+    # (before: ~n * n / 2 rows read, 4.5 million here, 25,000+ thousand steps)
+    assert steps[0] * 1000 < 400 * n, steps[0]
+    store.close()
+
+
 def test_sources_linking_by_resolved_path_or_by_name(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     with store.transaction() as conn:

@@ -433,3 +433,35 @@ def test_a_read_goes_through_the_live_writers_shm_it_cannot_write(vault: Path) -
         assert {"zanzibar.md", "zanzibar-2.md"} <= {h.path for h in owner.search("Zanzibar")}
     hits = run_namespaced(AS_A_USER, _SEARCH, str(vault), home=home)
     assert "zanzibar-2.md" in hits, hits
+
+
+def test_a_wal_deleted_while_it_is_looked_at_is_not_called_unwritable(tmp_path: Path) -> None:
+    """Two memory tools on one folder in one process (or a CLI write beside an agent):
+    one's close checkpoints and deletes ``index.db-wal`` between the other's
+    ``exists()`` and ``os.access`` of it, and the other's write was refused, "…/index.db-wal
+    cannot be written by this user (No such file or directory); nothing was written"
+    (seen once in six runs of test_memory_tool.py). A -wal made and deleted as fast as
+    a thread can, looked at 20,000 times: never said unwritable (before: 5-7 times)."""
+    import threading
+
+    from memvault.vault.state_dir import unwritable
+
+    state = tmp_path / ".memvault"
+    state.mkdir()
+    (state / "index.db").write_bytes(b"")
+    wal = state / "index.db-wal"
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            wal.write_bytes(b"x")
+            wal.unlink(missing_ok=True)
+
+    thread = threading.Thread(target=churn)
+    thread.start()
+    try:
+        said = [p for _ in range(20_000) if (p := unwritable(state)) is not None]
+    finally:
+        stop.set()
+        thread.join()
+    assert said == []

@@ -83,7 +83,7 @@ def set_key(text: str, path: Sequence[str], value: Any, name: str = "the file") 
             return _insert(text, obj, key, value)
         if not rest:
             indent = _indent_of(text, member.start)
-            new = _dumps(value, indent)
+            new = _dumps(value, indent, "\r\n" if "\r\n" in text else "\n")
             return text[: member.value_start] + new + text[member.value_end :]
         if text[member.value_start] != "{":
             shown = ".".join(path[: depth + 1])
@@ -127,20 +127,21 @@ def _has(data: Any, path: Sequence[str]) -> bool:
 
 
 def _insert(text: str, obj: _Object, key: str, value: Any) -> str:
+    nl = "\r\n" if "\r\n" in text else "\n"  # a file saved on Windows keeps its CRLF
     if obj.members:
         last = obj.members[-1]
         indent = _indent_of(text, obj.members[0].start)
-        member = f"{json.dumps(key, ensure_ascii=False)}: {_dumps(value, indent)}"
-        sep = "," + ("\n" + indent if "\n" in text[obj.open : obj.members[0].start] else " ")
+        member = f"{json.dumps(key, ensure_ascii=False)}: {_dumps(value, indent, nl)}"
+        sep = "," + (nl + indent if "\n" in text[obj.open : obj.members[0].start] else " ")
         return text[: last.value_end] + sep + member + text[last.value_end :]
     outer = _indent_of(text, obj.open)
     indent = outer + "  "
-    member = f"{json.dumps(key, ensure_ascii=False)}: {_dumps(value, indent)}"
-    return text[: obj.open + 1] + f"\n{indent}{member}\n{outer}" + text[obj.close :]
+    member = f"{json.dumps(key, ensure_ascii=False)}: {_dumps(value, indent, nl)}"
+    return text[: obj.open + 1] + f"{nl}{indent}{member}{nl}{outer}" + text[obj.close :]
 
 
-def _dumps(value: Any, indent: str) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+def _dumps(value: Any, indent: str, nl: str = "\n") -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", nl + indent)
 
 
 def _indent_of(text: str, at: int) -> str:

@@ -356,11 +356,13 @@ def render_index(
     folders: Sequence[FolderCount],
     top_notes: Sequence[Entry],
     not_notes: Sequence[Entry] = (),
+    memory_lines: int | None = None,
 ) -> str:
     """``view /memories``: MEMORY.md (numbered, cut to what fits), each folder with its
     note count, the notes at the top level (newest first), the files of the vault not
     read as notes (``not_notes``, newest first); within ``INDEX_LINES`` lines and
-    ``INDEX_CHARS`` characters however big the vault."""
+    ``INDEX_CHARS`` characters however big the vault. ``memory_lines``: the lines of the
+    whole MEMORY.md when ``memory_text`` is only its first part (past max_note_bytes)."""
     head = (
         f"Here is the index of {ROOT} (a memvault vault): {memory_file} first, then each folder "
         "with its note count. View a folder to list its notes, newest first; view a note to "
@@ -392,8 +394,9 @@ def render_index(
         lines = memory_text.split("\n")
         if lines and lines[-1] == "":
             lines.pop()
+        total = max(memory_lines or 0, len(lines))
         out.append(f"{memory_path}:")
-        more = f"(… {len(lines)} more lines: view {memory_path})"
+        more = f"(… {total} more lines: view {memory_path})"
         room_lines = INDEX_LINES - len(out) - len(tail) - 1  # 1: the "more lines" line
         room_chars = INDEX_CHARS - sum(len(x) + 1 for x in out + tail) - len(more)
         kept = 0
@@ -404,8 +407,8 @@ def render_index(
             out.append(text)
             room_chars -= len(text) + 1
             kept += 1
-        if kept < len(lines):
-            out.append(f"(… {len(lines) - kept} more lines: view {memory_path})")
+        if kept < total:
+            out.append(f"(… {total - kept} more lines: view {memory_path})")
     return "\n".join(out + tail)
 
 

@@ -33,6 +33,14 @@ def megabytes(size: int) -> str:
 def grown_said(path: str, size: int, lines: int, cap: int) -> str:
     """What the memory tool adds to its answer to a write that leaves ``path`` long."""
     stem = path[:-3] if path.endswith(".md") else path
+    if size > cap:  # (an edit that shortens a note past the cap is taken)
+        return (
+            f"\nNote: {path} is {lines:,} lines ({megabytes(size)}), past the "
+            f"{megabytes(cap)} a note may be (vault.max_note_bytes): only its first "
+            f"{megabytes(cap)} is indexed, a write that makes it bigger is refused, and one "
+            "that makes it smaller is taken: shorten it, moving what it holds into notes by "
+            "topic."
+        )
     return (
         f"\nNote: {path} is now {lines:,} lines ({megabytes(size)}). A view shows it in "
         f"parts, and a write that makes it bigger than {megabytes(cap)} "

@@ -195,11 +195,15 @@ class Catalogue:
         notes, skipped files and attachments (paths only: no note's row is read)."""
         return [p for p in self._files()[0] if p.startswith(f"{folder}/")]
 
-    def linking(self, paths: Iterable[str]) -> dict[str, list[tuple[str, str]]]:
-        """The notes (index notes, none of ``paths``) with a link stored as leading to
-        one of ``paths``, and those links' (target, kind: ``wiki`` or ``markdown``)."""
+    def linking(
+        self, paths: Iterable[str], also: Collection[str] = ()
+    ) -> dict[str, list[tuple[str, str]]]:
+        """The notes (index notes, none of ``paths``; and the files ``also`` names, such
+        as MEMORY.md) with a link stored as leading to one of ``paths``, and those links'
+        (target, kind: ``wiki`` or ``markdown``)."""
         gone = set(paths)
-        sources = self.rows_of(sorted(self._store.sources_linking(gone, ()) - gone))
+        found = self._store.sources_linking(gone, ()) - gone
+        sources = [*self.rows_of(sorted(found)), *sorted(found & set(also))]
         return {
             s: list(
                 dict.fromkeys(

@@ -203,6 +203,8 @@ class MemoryCommands:
         rel = self._note_rel(path, as_file=True)  # (a Fact.MD read as it is, never written)
         with _refused(path, f"The path {path} does not exist. Please provide a valid path."):
             read = self.fs.read(rel)
+            if read.truncated and read.size <= _VIEW_WHOLE_BYTES:  # past max_note_bytes:
+                read = self.fs.read(rel, cap=read.size)  # its lines past the cut viewed too
         text = T.numbered(read.decoded.text, path, view_range)
         if read.truncated:
             text += (
@@ -244,7 +246,7 @@ class MemoryCommands:
 
         def checked(text: str) -> str:
             new = change(text)
-            _fits(new, path, self.fs.max_note_bytes)
+            _fits(new, path, self.fs.max_note_bytes, was=text)
             news[:] = [new]
             return new
 
@@ -340,7 +342,7 @@ class MemoryCommands:
         if not is_dir:
             rel = self._note_rel(path)
         gone = self.catalogue.files_under(rel) if is_dir else [rel]  # attachments too
-        linking = self.catalogue.linking(gone)
+        linking = self.catalogue.linking(gone, also=(self.memory_file,))
         trash = self._trash_path(rel)
         trash.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -348,9 +350,27 @@ class MemoryCommands:
         except FileNotFoundError:
             raise T.Refusal(f"The path {path} does not exist") from None
         self._after([rel])
+        if self.memory_file in linking:  # its own lines for what went are gone now; the
+            # agent's (an auto-memory index line, outside the markers) are kept and dangle
+            linking = self._still_in_memory(linking)
         restore = trash.relative_to(self.fs.root).as_posix()
         resolve = self.catalogue.link_index().resolve if linking else None
         return f"Successfully deleted {path}" + T.dangling(linking, resolve, restore)
+
+    def _still_in_memory(
+        self, linking: Mapping[str, list[tuple[str, str]]]
+    ) -> dict[str, list[tuple[str, str]]]:
+        """``linking`` with MEMORY.md's links cut to those still written in it once its
+        sections were updated (memvault's own line for a deleted note went)."""
+        try:
+            text = self.fs.read(self.memory_file).decoded.text
+        except (OSError, NotText, NoteNotFound):  # gone or not text: nothing to name there
+            text = ""
+        written: set[tuple[str, str]] = {(lk.target, lk.kind) for lk in find_links(text)}
+        out = {s: list(links) for s, links in linking.items() if s != self.memory_file}
+        if kept := [pair for pair in linking[self.memory_file] if pair in written]:
+            out[self.memory_file] = kept
+        return out
 
     def _trash_path(self, rel: str) -> Path:
         base = self.fs.root / TRASH / rel
@@ -499,16 +519,24 @@ def _nothing_changed(command: Mapping[str, Any], exc: Exception) -> str:
 __all__ = ["COMMANDS", "TRASH", "MemoryCommands"]
 
 
+# a note past vault.max_note_bytes is read whole for a view up to this size (a log of
+# months, 23 MB in a field test: its newest lines are the ones asked for); past it, the
+# view is of its first max_note_bytes and says so
+_VIEW_WHOLE_BYTES = 64 << 20
+
+
 def _grown(path: str, text: str, cap: int) -> str:
     """What an answer adds when the note written is long (core/note_size), else ""."""
     size = len(text.encode("utf-8"))
     return grown_said(path, size, line_count(text), cap) if is_long(size, cap) else ""
 
 
-def _fits(text: str, path: str, cap: int) -> None:
-    """A note's new text refused past vault.max_note_bytes (``cap``)."""
+def _fits(text: str, path: str, cap: int, was: str | None = None) -> None:
+    """A note's new text refused past vault.max_note_bytes (``cap``), unless it is an
+    edit leaving a note already past it smaller (``was``: its text before): an agent's
+    MEMORY.md grown past the cap, which it may neither delete nor split, is cut down."""
     size = len(text.encode("utf-8"))
-    if size > cap:
+    if size > cap and (was is None or size >= len(was.encode("utf-8"))):
         raise T.Refusal(
             f"Nothing was written: {path} would be {size} bytes, more than this vault's "
             f"notes may be ({cap} bytes, vault.max_note_bytes); split it into several notes"

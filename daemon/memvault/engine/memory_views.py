@@ -61,12 +61,16 @@ class MemoryViews:
         if first is not None:
             here = [e for e in not_notes if "/" not in e.rel]  # (numbered past the folders)
             return V.render_top_notes(self._entries(top, first), first, folders, here, mark)
+        lines = None
         try:
-            memory = self.fs.read(self.memory_file).decoded.text
+            read = self.fs.read(self.memory_file)
+            memory = read.decoded.text
+            if read.truncated:  # past max_note_bytes: its lines counted to its end
+                lines = self.fs.read_lines(self.memory_file, 1, 1, 1).total_lines
         except (NoteNotFound, NotText, OSError):
             memory = None
         entries = self._entries(top, 1, V.INDEX_TOP_NOTES)
-        return V.render_index(self.memory_file, memory, folders, entries, not_notes)
+        return V.render_index(self.memory_file, memory, folders, entries, not_notes, lines)
 
     def folder(self, rel: str, first: int | None, mark: int | None = None) -> str:
         """``view /memories/<folder>``: its subfolders, its files not read as notes, a

@@ -12,9 +12,11 @@ at the note's end; with ``section`` only the text under that heading is replaced
 from __future__ import annotations
 
 import datetime as dt
+import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from memvault.core import compose, note_size
@@ -63,13 +65,26 @@ class Writer:
         """The vault's template for ``kind`` (memvault's own when the vault's is one
         memvault shipped before, unchanged, or is missing)."""
         try:
-            data = (self.fs.root / "templates" / f"{kind}.md").read_bytes()
+            data = (self._templates() / f"{kind}.md").read_bytes()
         except OSError:
             data = None
         text = shipped_template(f"templates/{kind}.md", data)
         if text is None:
             return compose.FALLBACK_TEMPLATES[kind]
         return text
+
+    def _templates(self) -> Path:
+        """``templates/``, or the vault's own folder of that name in another case
+        (`Templates/`: ``init`` lays memvault's templates there, never in a twin)."""
+        base = self.fs.root / "templates"
+        if base.is_dir():
+            return base
+        try:
+            with os.scandir(self.fs.root) as entries:
+                names = sorted(e.name for e in entries if e.name.casefold() == "templates")
+        except OSError:
+            return base
+        return self.fs.root / names[0] if names else base
 
     def add_note(self, note: NoteRequest) -> Wrote:
         """Create a note from the vault's template; say its path, whether it was created

@@ -20,6 +20,8 @@ from memvault.index.rows import LinkRow
 from memvault.index.sql import parts
 
 _LINK_COLS = "source, line, target, anchor, kind, embed, verdict, resolved, candidates"
+# the lines of a source whose rows are deleted one line at a time; past it, all at once
+_LINES_ONE_BY_ONE = 16
 
 
 def _link_rows(rows: Iterable[tuple[Any, ...]]) -> list[LinkRow]:
@@ -74,7 +76,12 @@ class LinkTables:
         # line read back in another order is written again: its links keep their order)
         changed = [line for line in have.keys() | want.keys() if have.get(line) != want.get(line)]
         gone = [(source, line) for line in changed if line in have]
-        if gone:
+        if len(gone) > _LINES_ONE_BY_ONE:  # (a line added above them all: every line moved)
+            # each line's DELETE reads the source's rows again (no index on a line): past
+            # a few lines, the source's rows go in one statement and all are put again
+            conn.execute("DELETE FROM links WHERE source = ?", (source,))
+            changed = list(want)
+        elif gone:
             conn.executemany("DELETE FROM links WHERE source = ? AND line = ?", gone)
         rows = [(source, *row) for line in sorted(changed) for row in want.get(line, ())]
         if rows:

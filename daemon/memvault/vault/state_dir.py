@@ -17,9 +17,10 @@ derived from the notes.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -85,11 +86,55 @@ def unwritable(state: Path) -> Path | None:
     failed midway, its note left unindexed (index/sqlite_open.py reads past it)."""
     for name in ("index.db", "cache.db"):
         for path in (state / name, state / f"{name}-wal", state / f"{name}-shm"):
-            if path.exists() and not os.access(path, os.W_OK):
+            if _refused(path):
                 return path
     if state.is_dir() and not os.access(state, os.W_OK | os.X_OK):
         return state
     return None
+
+
+def _refused(path: Path) -> bool:
+    """Whether ``path`` is there and this user cannot write it. A -wal another
+    connection's close deleted between two looks is no file of another user's: it was
+    reported as "cannot be written by this user (No such file or directory)", the write
+    refused. On POSIX access(2)'s own errno says why it refused, one look: a file not
+    there (ENOENT) is not refused. Elsewhere (os.access gives no errno) the same file,
+    by inode and ctime, must be there before and after ``os.access`` said no: a -wal
+    deleted and made again between the looks on the inode freed (ext4 gives it again at
+    once) and within one tick of a coarse clock passes that check (3 of 60,000 looks
+    against a deleting thread, Linux 6.18 ext4), so it is not used where errno is."""
+    if _ACCESS is not None:
+        import ctypes
+
+        if _ACCESS(os.fsencode(path), os.W_OK) == 0:
+            return False
+        return ctypes.get_errno() in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY)
+    try:
+        before = os.stat(path)
+    except OSError:
+        return False
+    if os.access(path, os.W_OK):
+        return False
+    try:
+        after = os.stat(path)
+    except OSError:
+        return False
+    return (after.st_ino, after.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
+
+
+def _load_access() -> Callable[[bytes, int], int] | None:
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(None, use_errno=True).access
+    except (OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+_ACCESS = _load_access() if os.name == "posix" else None
 
 
 def cannot_write(path: Path) -> str:

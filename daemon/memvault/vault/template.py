@@ -436,11 +436,15 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     files = {k: v for k, v in files.items() if k != GITATTRIBUTES} | {
         GITATTRIBUTES: files[GITATTRIBUTES]
     }
-    for rel, item in files.items():
-        if rel == "MEMORY.md" and not memory:
+    # the vault's templates folder named so in another case (`Templates/`): memvault's
+    # templates go in it, not in a twin a Mac or Windows clone would hold as one folder
+    twin = templates if templates and templates.casefold() == "templates" else None
+    for shipped, item in files.items():
+        if shipped == "MEMORY.md" and not memory:
             continue
-        if kept_obsidian and rel.startswith(".obsidian/"):
+        if kept_obsidian and shipped.startswith(".obsidian/"):
             continue
+        rel = f"{twin}{shipped[9:]}" if twin and shipped.startswith("templates/") else shipped
         target = root.joinpath(*rel.split("/"))
         data = item.read_bytes()
         if rel == ".memvault/config.toml" and (roles or templates):
@@ -463,7 +467,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
             old = target.read_bytes() if target.is_file() else None
         except OSError:
             old = None
-        previous = PREVIOUS_TEMPLATES.get(rel, frozenset())
+        previous = PREVIOUS_TEMPLATES.get(shipped, frozenset())
         if old is not None and _sha(old) in previous and _replace_if_unchanged(target, old, data):
             updated.append(rel)
         else:

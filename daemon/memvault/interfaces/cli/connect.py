@@ -23,6 +23,7 @@ import contextlib
 import difflib
 import json
 import os
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +32,7 @@ from typing import Annotated, Any
 import typer
 
 from memvault.core import json_edit
+from memvault.core.claude_slug import project_dir_name
 from memvault.interfaces.cli import common
 from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 
@@ -310,7 +312,8 @@ def claude_code(
     project = _project(project, as_json)
     memory = _memory_dir(root, folder, as_json)
     settings = project / ".claude" / "settings.local.json"
-    replaced = _replaced(root, settings, _auto_memory(settings, as_json), memory)
+    current = _auto_memory(settings, as_json)
+    replaced = _replaced(root, settings, current, memory)
     folder_there = os.path.lexists(settings.parent)
     done = _apply(
         [
@@ -332,6 +335,51 @@ def claude_code(
             f"Its auto memory was in {replaced}: `memvault disconnect claude-code` gives "
             "that folder back (its files stay there)"
         )
+    was = _default_memory(project) if current is None and not as_json else None
+    if was is not None and not was[0].resolve().is_relative_to(root.resolve()):
+        # (a memory folder linked into the vault, as some did before autoMemoryDirectory,
+        # is the vault's own notes: nothing stays behind)
+        old, n = was
+        common.out.print(
+            f"Claude Code's auto memory of this project so far, {n} files in {old}, stays "
+            f"there: Claude Code no longer reads it. To keep it, copy it into the vault: "
+            f"cp -n {shlex.quote(str(old))}/*.md {shlex.quote(str(memory))}/ (-n keeps the "
+            f"vault's MEMORY.md: add the lines of {old}/MEMORY.md to it yourself)"
+        )
+
+
+def _default_memory(project: Path) -> tuple[Path, int] | None:
+    """The folder Claude Code keeps a project's auto memory in when no setting names one,
+    ~/.claude/projects/<the path, core/claude_slug>/memory/ ($CLAUDE_CONFIG_DIR for
+    ~/.claude when it is set; of the git repository
+    holding ``project`` — its main worktree's, which every worktree shares — or of
+    ``project``), with its notes' count; None when there is none holding a note."""
+    top = next((p for p in (project, *project.parents) if (p / ".git").exists()), None)
+    if top is not None:
+        top = _main_worktree(top)
+    where = [project] if top in (None, project) else [top, project]
+    config = os.environ.get("CLAUDE_CONFIG_DIR")  # Claude Code's own ~/.claude moved
+    projects = (Path(config).expanduser() if config else Path.home() / ".claude") / "projects"
+    for folder in where:
+        old = projects / project_dir_name(str(folder)) / "memory"
+        with contextlib.suppress(OSError):
+            n = sum(1 for p in old.iterdir() if p.name.endswith(".md") and p.is_file())
+            if n:
+                return old, n
+    return None
+
+
+def _main_worktree(top: Path) -> Path:
+    """The main worktree of the repository whose worktree is ``top``: ``top`` itself,
+    or for one `git worktree add` made (a `.git` file, ``gitdir: <main>/.git/worktrees/
+    <name>``) the folder of the repository's own `.git` (its ``commondir``)."""
+    try:
+        line = (top / ".git").read_text(encoding="utf-8").strip()
+        gitdir = (top / line.removeprefix("gitdir:").strip()).resolve()
+        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
+    except (OSError, UnicodeDecodeError):  # a .git folder: the main worktree itself
+        return top
+    return common.parent if common.name == ".git" else top
 
 
 def claude_desktop(
