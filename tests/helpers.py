@@ -301,6 +301,22 @@ class DaemonProcess:
         return code
 
 
+def daemon_idle(d: dict[str, Any]) -> bool:
+    """Whether a daemon's part of /status (``Daemon.info()``) says it is idle, the one
+    test of it for every wait that then reads what the daemon writes: watching, nothing
+    queued, no batch in flight (``lag_seconds``: a batch's sync leaves the queue empty and
+    MEMORY.md as it was until it writes it), and no MEMORY.md due at the daemon's next
+    catch-up tick (``memory_due``: git done with no file event, a checkout of the same
+    commit, a rebase's last commit; the tick is 2 s away, and a wait that took the daemon
+    for idle meanwhile read the stale MEMORY.md or folder note)."""
+    return bool(
+        d.get("state") == "watching"
+        and not d.get("queue")
+        and d.get("lag_seconds") is None
+        and not d.get("memory_due")
+    )
+
+
 def daemon_json(root: Path) -> dict[str, Any] | None:
     """The daemon file's JSON as written, if ``runfile.read`` finds it well formed."""
     if runfile.read(root) is None:

@@ -204,10 +204,13 @@ def test_error_types_map_back_to_exceptions(status: int, body: bytes, kind: type
 
 def test_an_unreachable_daemon_is_a_daemon_error() -> None:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]  # closed again: nothing listens there
-    with DaemonClient(f"http://127.0.0.1:{port}", TOKEN) as c, pytest.raises(DaemonError) as caught:
-        c.search("anything")
+        s.bind(("127.0.0.1", 0))  # held, not listening: no other program can take it
+        port = s.getsockname()[1]
+        with (
+            DaemonClient(f"http://127.0.0.1:{port}", TOKEN) as c,
+            pytest.raises(DaemonError) as caught,
+        ):
+            c.search("anything")
     assert "cannot reach the daemon" in str(caught.value) and caught.value.status is None
 
 
@@ -241,16 +244,16 @@ def test_find_is_none_without_a_well_formed_daemon_file(
 
 def test_find_is_none_for_a_dead_pid_or_a_silent_port(tmp_path: Path) -> None:
     with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
+        s.bind(("127.0.0.1", 0))  # held, not listening: no other program can take it
         port = s.getsockname()[1]
-    info = {"pid": dead_pid(), "host": "127.0.0.1", "port": port, "token": TOKEN}
-    write(tmp_path, ".memvault/daemon.json", json.dumps(info))
-    assert DaemonClient.find(tmp_path) is None
-    info["pid"] = os.getpid()  # alive, but nothing answers /health
-    write(tmp_path, ".memvault/daemon.json", json.dumps(info))
-    started = time.monotonic()
-    assert DaemonClient.find(tmp_path) is None
-    assert time.monotonic() - started < 2
+        info = {"pid": dead_pid(), "host": "127.0.0.1", "port": port, "token": TOKEN}
+        write(tmp_path, ".memvault/daemon.json", json.dumps(info))
+        assert DaemonClient.find(tmp_path) is None
+        info["pid"] = os.getpid()  # alive, but nothing answers /health
+        write(tmp_path, ".memvault/daemon.json", json.dumps(info))
+        started = time.monotonic()
+        assert DaemonClient.find(tmp_path) is None
+        assert time.monotonic() - started < 2
 
 
 def test_find_a_real_daemon_on_loopback(vault: Vault) -> None:

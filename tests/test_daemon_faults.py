@@ -19,6 +19,7 @@ import pytest
 
 from helpers import (
     DaemonProcess,
+    daemon_idle,
     eventually,
     make_vault,
     note,
@@ -108,11 +109,7 @@ def converge(root: Path, tmp_path: Path) -> None:
 
         def settled() -> bool:
             d = status(info)
-            return bool(
-                d["daemon"]["state"] == "watching"
-                and d["daemon"]["lag_seconds"] is None
-                and d["index"]["matches_disk"]
-            )
+            return daemon_idle(d["daemon"]) and bool(d["index"]["matches_disk"])
 
         eventually(settled, what="the restarted daemon to settle")
     finally:

@@ -24,7 +24,16 @@ import pytest
 from starlette.testclient import TestClient
 from typer.testing import CliRunner
 
-from helpers import DaemonProcess, eventually, make_vault, note, open_vault, run_memvault, write
+from helpers import (
+    DaemonProcess,
+    daemon_idle,
+    eventually,
+    make_vault,
+    note,
+    open_vault,
+    run_memvault,
+    write,
+)
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.interfaces.cli import app as cli_app
@@ -99,8 +108,7 @@ class Daemon(DaemonProcess):
         return r.status_code == 200 and self.status()["index"]["matches_disk"]
 
     def settled(self) -> bool:
-        daemon = self.status()["daemon"]
-        return daemon["state"] == "watching" and daemon["lag_seconds"] is None
+        return daemon_idle(self.status()["daemon"])
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import eventually, note, open_vault, write
+from helpers import daemon_idle, eventually, note, open_vault, write
 from memvault.config import VaultConfig
 from memvault.core import memory_md
 from memvault.core.notes import parse_note
@@ -28,7 +28,7 @@ from memvault.core.wikilinks import LinkIndex
 from memvault.vault.git_stash import STASH_WAIT_SECONDS
 from memvault.vault.template import init_vault
 from test_service import Proc, api
-from test_service import settled as daemon_idle
+from test_service import settled as idle_status
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "t",
@@ -112,14 +112,8 @@ def settled(proc: Proc, root: Path, timeout: float = 60) -> str:
 
     def quiet() -> str | None:
         d = api(info, "GET", "/status").json()["daemon"]
-        busy = (
-            d.get("queue")
-            or d.get("lag_seconds") is not None
-            or d.get("state") not in ("watching", None)
-            or d.get("memory_due")
-        )
         text = mem.read_text(encoding="utf-8") if mem.exists() else ""
-        seen.append("" if busy else text)
+        seen.append(text if daemon_idle(d) else "")
         recent = seen[-5:]
         return text if len(recent) == 5 and text and all(t == text for t in recent) else None
 
@@ -338,15 +332,10 @@ def test_nothing_tracked_is_written_mid_rebase_and_memory_md_catches_up(
         assert f"[[people/{name}]]" in text
 
 
-def test_status_is_not_idle_while_memory_md_waits_for_the_daemons_catch_up(
-    tmp_path: Path, daemon: Any
-) -> None:
-    """Git done with no file event (a checkout of the same commit, a rebase's
-    ``--continue`` that only commits): MEMORY.md waited for git, and the daemon's
-    catch-up brings it up at its next tick (2 s). /status said idle meanwhile, so a wait
-    for idle (``settled`` here, an agent's) took the stale MEMORY.md for the settled one:
-    the 20-sequence test failed so once under load ("74 more" where the files said 75).
-    Now /status says ``memory_due`` until the catch-up has run."""
+def memory_left_for_git(tmp_path: Path, daemon: Any) -> tuple[Path, dict[str, Any]]:
+    """A daemon whose MEMORY.md waited for git, git then done with no file event: a save
+    on a detached HEAD (nothing tracked is written there), then a checkout of the same
+    commit back. The daemon's catch-up brings MEMORY.md up at its next tick (2 s)."""
     root = git_vault(tmp_path)
     for i in range(10):
         write(root, f"people/p{i}.md", note(f"P{i}", f"Person {i}.", updated="2024-01-01"))
@@ -360,24 +349,49 @@ def test_status_is_not_idle_while_memory_md_waits_for_the_daemons_catch_up(
     def waited() -> bool:
         d = api(info, "GET", "/status").json()["daemon"]
         said = any("folder notes wait until it is done" in w for w in d["warnings"])
-        return said and daemon_idle(info) is not None
+        return said and idle_status(info) is not None
 
     eventually(waited, what="the save's sync, MEMORY.md left for git")
     assert (root / "MEMORY.md").read_text("utf-8") != from_files(root)
     git(root, "checkout", "-q", "main")  # the same commit: git done, no file changed
+    return root, info
+
+
+def test_status_is_not_idle_while_memory_md_waits_for_the_daemons_catch_up(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """Git done with no file event (a checkout of the same commit, a rebase's
+    ``--continue`` that only commits): MEMORY.md waited for git, and the daemon's
+    catch-up brings it up at its next tick (2 s). /status said idle meanwhile, so a wait
+    for idle (``settled`` here, an agent's) took the stale MEMORY.md for the settled one:
+    the 20-sequence test failed so once under load ("74 more" where the files said 75).
+    Now /status says ``memory_due`` until the catch-up has run."""
+    root, info = memory_left_for_git(tmp_path, daemon)
     idle_but_stale: list[str] = []
 
     def caught_up() -> bool:
         d = api(info, "GET", "/status").json()["daemon"]
         text = (root / "MEMORY.md").read_text("utf-8")  # (read after the status said idle)
-        busy = d["queue"] or d["lag_seconds"] is not None or d.get("memory_due")
-        idle = d["state"] == "watching" and not busy
+        idle = daemon_idle(d)
         if idle and text != from_files(root):
             idle_but_stale.append(text)
         return idle and text == from_files(root)
 
     eventually(caught_up, what="the daemon's catch-up of MEMORY.md", every=0.1)
     assert not idle_but_stale, "/status said idle while MEMORY.md waited for its catch-up"
+
+
+def test_the_field_tests_wait_for_idle_waits_for_the_catch_up_of_memory_md(
+    tmp_path: Path, daemon: Any
+) -> None:
+    """The wait for an idle daemon the field tests share (test_service's ``settled``, by
+    ``helpers.daemon_idle``), then a read of MEMORY.md: it counted ``memory_due`` as idle,
+    so right after git finished with no file event it returned before the daemon's 2 s
+    catch-up, and the test read the stale MEMORY.md (a field test's flake under load)."""
+    root, info = memory_left_for_git(tmp_path, daemon)
+    eventually(lambda: idle_status(info), what="the daemon idle")
+    text = (root / "MEMORY.md").read_text("utf-8")
+    assert text == from_files(root), "the wait for idle returned before the catch-up"
 
 
 def test_git_dir_is_found_from_a_worktree_file(tmp_path: Path) -> None:
@@ -567,7 +581,7 @@ def test_a_stash_pop_goes_through_over_a_memory_md_the_daemon_would_have_rewritt
     def indexed() -> bool:
         info = proc.info()
         hits = api(info, "POST", "/search", json={"query": "Ana data lead"}).json()["hits"]
-        return any(h["path"] == "people/ana.md" for h in hits) and bool(daemon_idle(info))
+        return any(h["path"] == "people/ana.md" for h in hits) and bool(idle_status(info))
 
     eventually(indexed, what="ana indexed")
     assert status(root) == "?? people/ana.md\n"  # MEMORY.md as committed: nothing in the way
@@ -757,7 +771,7 @@ def test_a_daemon_lists_the_notes_once_the_stash_wait_is_over_with_nothing_else_
     def indexed() -> bool:
         info = proc.info()
         hits = api(info, "POST", "/search", json={"query": "Ana data lead"}).json()["hits"]
-        return any(h["path"] == "people/ana.md" for h in hits) and bool(daemon_idle(info))
+        return any(h["path"] == "people/ana.md" for h in hits) and bool(idle_status(info))
 
     eventually(indexed, what="ana indexed")
     assert "[[people/ana]]" not in mem.read_text(encoding="utf-8")  # held for the pop

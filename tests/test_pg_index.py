@@ -235,13 +235,13 @@ def _cli(root: Path, *args: str, env: dict[str, str]) -> subprocess.CompletedPro
 
 def test_postgres_not_running_is_a_clear_error_and_writes_nothing(tmp_path: Path) -> None:
     root = make_vault(tmp_path)
-    free = socket.socket()
-    free.bind(("127.0.0.1", 0))
-    port = free.getsockname()[1]
-    free.close()  # nothing listens there
     before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
-    dsn = f"postgresql://memvault:s3cret-pw@127.0.0.1:{port}/team"
-    run = _cli(root, "sync", env={"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": dsn})
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))  # held, not listening: nothing there, and no program
+        port = free.getsockname()[1]  # can start listening there meanwhile
+        dsn = f"postgresql://memvault:s3cret-pw@127.0.0.1:{port}/team"
+        env = {"MEMVAULT_INDEX_STORE": "postgres", "MEMVAULT_INDEX_DSN": dsn}
+        run = _cli(root, "sync", env=env)
     assert run.returncode == 7, run.stderr
     assert f"127.0.0.1:{port}" in run.stderr and "cannot reach the index" in run.stderr
     assert "s3cret-pw" not in run.stderr + run.stdout

@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from helpers import (
     DaemonProcess,
+    daemon_idle,
     daemon_json,
     eventually,
     make_vault,
@@ -80,9 +81,9 @@ def api(info: dict[str, Any], method: str, path: str, **kw: Any) -> httpx.Respon
 
 
 def settled(info: dict[str, Any]) -> dict[str, Any] | None:
-    d = api(info, "GET", "/status").json()["daemon"]
-    ok = d["state"] == "watching" and d["lag_seconds"] is None and d["queue"] == 0
-    return d if ok else None
+    """The daemon's part of /status once it is idle (``helpers.daemon_idle``), else None."""
+    d: dict[str, Any] = api(info, "GET", "/status").json()["daemon"]
+    return d if daemon_idle(d) else None
 
 
 @pytest.fixture

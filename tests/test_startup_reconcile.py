@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from helpers import eventually, new_vault, note, open_vault, write
+from helpers import daemon_idle, eventually, new_vault, note, open_vault, write
 from memvault.index.embedder import HashEmbedder
 from memvault.interfaces.cli import app
 from memvault.service.daemon import Daemon
@@ -158,7 +158,8 @@ def test_a_note_saved_during_the_start_up_reconcile_is_in_memory_md_and_found_be
             120,
             "the reconcile to end",
         )
-        eventually(lambda: daemon.watcher.lag_seconds() is None, 30, "the last batches")
+        # the last batches, and MEMORY.md not left to the catch-up's tick (memory_due)
+        eventually(lambda: daemon_idle(daemon.info()), 30, "the last batches")
         assert daemon.vault.status()["index"]["matches_disk"]
     finally:
         daemon.release.set()
@@ -320,11 +321,7 @@ def test_kill_9_mid_reconcile_after_a_pull_is_finished_by_the_next_start(tmp_pat
     daemon.start()
     try:
         eventually(
-            lambda: (
-                not daemon.watcher.reconciling
-                and daemon.info()["state"] == "watching"
-                and daemon.watcher.lag_seconds() is None
-            ),
+            lambda: not daemon.watcher.reconciling and daemon_idle(daemon.info()),
             120,
             "the next start's reconcile",
         )

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import eventually, note, write
+from helpers import daemon_idle, eventually, note, write
 
 DAEMON_DIR = Path(__file__).resolve().parents[1] / "daemon"
 NOTES = 6000  # a first index that takes a while even on a quick machine
@@ -80,9 +80,8 @@ def test_a_log_during_ups_first_index_lands_while_the_index_goes_on(tmp_path: Pa
             daemon = data.get("daemon") or {}
             return bool(
                 data["index"]["matches_disk"]
-                and daemon.get("state") == "watching"
+                and daemon_idle(daemon)
                 and not daemon.get("reconciling")
-                and daemon.get("lag_seconds") is None
             )
 
         eventually(settled, 300, "the daemon to settle", 0.5)
