@@ -114,7 +114,7 @@ def test_connect_says_where_claude_codes_auto_memory_so_far_stays(
                    "--vault", str(vault))  # fmt: skip
     assert run.returncode == 0, run.stderr
     said = " ".join(run.stdout.split())
-    assert f"Claude Code's auto memory of this project so far, 2 files in {old}" in said, said
+    assert f"Claude Code's auto memory of this project so far, 2 notes in {old}" in said, said
     assert "Claude Code no longer reads it" in said
     assert f"cp -n {old}/*.md" in said
     assert sorted(p.name for p in old.iterdir()) == ["MEMORY.md", "build.md"]  # untouched
@@ -167,7 +167,7 @@ def test_connect_finds_claude_codes_auto_memory_from_a_worktree_and_an_emoji_pat
                        "--vault", str(vault))  # fmt: skip
         assert run.returncode == 0, run.stderr
         said = " ".join(run.stdout.split())
-        assert f"so far, 1 files in {old}" in said, said
+        assert f"so far, 1 note in {old}" in said, said
 
 
 def test_the_cp_connect_prints_for_the_auto_memory_left_behind_copies_it(
@@ -214,7 +214,7 @@ def test_connect_looks_for_the_auto_memory_left_behind_in_claude_config_dir(
     run = run_memvault("connect", "claude-code", "--project", str(project),
                        "--vault", str(vault), env=env, cwd=home, timeout=60)  # fmt: skip
     assert run.returncode == 0, run.stderr
-    assert f"so far, 1 files in {old}" in " ".join(run.stdout.split()), run.stdout
+    assert f"so far, 1 note in {old}" in " ".join(run.stdout.split()), run.stdout
 
 
 def test_connect_says_nothing_stays_behind_of_a_memory_folder_linked_into_the_vault(

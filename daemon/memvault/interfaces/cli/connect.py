@@ -341,7 +341,8 @@ def claude_code(
         # is the vault's own notes: nothing stays behind)
         old, n = was
         common.out.print(
-            f"Claude Code's auto memory of this project so far, {n} files in {old}, stays "
+            f"Claude Code's auto memory of this project so far, {n} note{'s' if n != 1 else ''} "
+            f"in {old}, stays "
             f"there: Claude Code no longer reads it. To keep it, copy it into the vault: "
             f"cp -n {shlex.quote(str(old))}/*.md {shlex.quote(str(memory))}/ (-n keeps the "
             f"vault's MEMORY.md: add the lines of {old}/MEMORY.md to it yourself)"
