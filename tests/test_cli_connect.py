@@ -118,11 +118,19 @@ def test_connect_says_where_claude_codes_auto_memory_so_far_stays(
     assert "Claude Code no longer reads it" in said
     assert f"cp -n {old}/*.md" in said
     assert sorted(p.name for p in old.iterdir()) == ["MEMORY.md", "build.md"]  # untouched
+    # --json says it too (an agent running connect for its person)
+    run = memvault(home, "connect", "claude-code", "--project", str(project), "--vault",
+                   str(vault), "--json", "--dry-run")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert json.loads(run.stdout)["auto_memory_left"] == {"path": str(old), "notes": 2}
     # none there: nothing said
     other = home / "code" / "new"
     other.mkdir()
     run = memvault(home, "connect", "claude-code", "--project", str(other), "--vault", str(vault))
     assert run.returncode == 0 and "so far" not in run.stdout
+    run = memvault(home, "connect", "claude-code", "--project", str(other), "--vault",
+                   str(vault), "--json")  # fmt: skip
+    assert json.loads(run.stdout)["auto_memory_left"] is None, run.stdout
 
 
 def test_claude_codes_project_folder_name_counts_utf16_units_and_cuts_a_long_path() -> None:

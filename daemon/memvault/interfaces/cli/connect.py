@@ -128,12 +128,17 @@ def _planned(edits: list[Edit]) -> list[tuple[Path, str | None, str | None]]:
 
 
 def _apply(
-    edits: list[Edit], dry_run: bool, as_json: bool, made: dict[str, str] | None = None
+    edits: list[Edit],
+    dry_run: bool,
+    as_json: bool,
+    made: dict[str, str] | None = None,
+    said: dict[str, Any] | None = None,
 ) -> dict[Path, tuple[str | None, str | None]]:
     """Every edit made (or, with ``dry_run``, shown); exits on a file it cannot edit.
     ``made``: {real path: sha256} of files connect made from nothing and nobody wrote
     in since (``_record_of``): one of those holding nothing but memvault's is removed.
-    Returns {file: (its text before, after)}: after None when it is removed."""
+    ``said``: more keys of the --json answer. Returns {file: (its text before,
+    after)}: after None when it is removed."""
     from memvault.core.text import sha256_bytes
     from memvault.errors import WriteConflict
     from memvault.vault.swap import Swapper
@@ -194,7 +199,7 @@ def _apply(
     else:
         common.fail("a config file kept changing while memvault edited it; left as is", 1, as_json)
     if as_json:
-        common.emit_json({"dry_run": dry_run, "files": shown})
+        common.emit_json({"dry_run": dry_run, "files": shown, **(said or {})})
         return {path: (before, after) for path, before, after in plan}
     for f in shown:
         if f.get("removed"):
@@ -315,6 +320,12 @@ def claude_code(
     current = _auto_memory(settings, as_json)
     replaced = _replaced(root, settings, current, memory)
     folder_there = os.path.lexists(settings.parent)
+    was = _default_memory(project) if current is None else None
+    if was is not None and was[0].resolve().is_relative_to(root.resolve()):
+        # a memory folder linked into the vault, as some did before autoMemoryDirectory,
+        # is the vault's own notes: nothing stays behind
+        was = None
+    left = {"path": str(was[0]), "notes": was[1]} if was is not None else None
     done = _apply(
         [
             Edit(settings, (AUTO_MEMORY,), str(memory)),
@@ -322,6 +333,7 @@ def claude_code(
         ],
         dry_run,
         as_json,
+        said={"auto_memory_left": left},
     )
     if not dry_run:
         _record(root, settings, replaced, done, None if folder_there else settings.parent)
@@ -335,10 +347,7 @@ def claude_code(
             f"Its auto memory was in {replaced}: `memvault disconnect claude-code` gives "
             "that folder back (its files stay there)"
         )
-    was = _default_memory(project) if current is None and not as_json else None
-    if was is not None and not was[0].resolve().is_relative_to(root.resolve()):
-        # (a memory folder linked into the vault, as some did before autoMemoryDirectory,
-        # is the vault's own notes: nothing stays behind)
+    if was is not None and not as_json:
         old, n = was
         common.out.print(
             f"Claude Code's auto memory of this project so far, {n} note{'s' if n != 1 else ''} "
