@@ -51,6 +51,40 @@ def follow_writer(store: Any) -> str | None:
     return None
 
 
+# A reader with no daemon (a ``Vault`` opened in a process, the HTTP app beside no
+# daemon) reads its writer's schema version again at most this often, before a read
+FOLLOW_SECONDS = 2.0
+
+
+def follow_when_due(store: Any) -> None:
+    """Before each read of a read-only store (``_PgSql.before_read``): its writer's
+    schema version read again once ``FOLLOW_SECONDS`` passed since the last look
+    (``follow_writer``), and ``IndexCorrupt`` (``upgrade memvault on this machine``)
+    while it is newer than this code's, for every read. An in-process reader read it
+    once, at its open: a long-lived Python process holding a ``Vault`` after another
+    machine upgraded the writer asked as the old version keyed (a word in traditional
+    characters found no more), or answered from tables a newer memvault shapes, without
+    a word. One query every 2 s at most, none at all between (bench/pg_follow.py)."""
+    if not store.read_only or store._following:
+        return
+    if time.monotonic() - store._followed_at >= FOLLOW_SECONDS:
+        look_now(store)
+    if store._newer:
+        raise IndexCorrupt(store._newer)
+
+
+def look_now(store: Any) -> str | None:
+    """``follow_writer`` now (a reader daemon's tick, or ``follow_when_due``), what it
+    said kept for the reads until the next look. A server away: the read fails anyway."""
+    store._followed_at = time.monotonic()
+    store._following = True  # its own query is a read too
+    try:
+        store._newer = follow_writer(store)
+    finally:
+        store._following = False
+    return store._newer
+
+
 def _take_again(store: Any, *, now: bool = True) -> None:
     """After a lost connection a writer's lock session is gone too (the server let
     the lock go): take it again, or ``LockHeld`` if another writer took it meanwhile
@@ -217,9 +251,11 @@ __all__ = [
     "_acquire",
     "_holder_kind",
     "_take_again",
+    "follow_when_due",
     "follow_writer",
     "keyed_as",
     "location",
+    "look_now",
     "moved_away",
     "refusal",
 ]
