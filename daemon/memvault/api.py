@@ -61,6 +61,7 @@ from memvault.vault.lock import LOCK_FILE, WriterLock, is_vault, misplaced
 if TYPE_CHECKING:
     from memvault.client import DaemonClient
     from memvault.engine import Engine, Progress
+    from memvault.engine.changed_here import ChangedHere
     from memvault.index.embedder import Embedder
 
 
@@ -193,6 +194,16 @@ class Vault(Closes):
         the files differ from the index (also a warning on the ``memvault`` log); None
         otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
         return self._backend.stale
+
+    def check_changes_here(self) -> ChangedHere:
+        """A reader daemon's: the notes its watcher sees change in this copy (returned, for
+        the watcher to fill: ``ChangedHere.noted``), which each search and context then
+        checks against the team's index, saying in ``stale`` (and the log) those it lacks
+        or holds older (engine/changed_here)."""
+        from memvault.engine.changed_here import ChangedHere
+
+        changed = self._backend.changed_here = ChangedHere()
+        return changed
 
     def lock_wanted(self, since_ns: int) -> bool:
         """Whether another process waits for this vault's writer lock (vault/lock_queue.py),

@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from memvault.config import IndexSettings
-from memvault.errors import LockHeld
 from memvault.index import pg_keywords, pg_schema, pg_writer
 from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_conn import (
@@ -51,6 +50,7 @@ from memvault.index.pg_writer import (
     _take_again,
     follow_when_due,
     keyed_as,
+    known,
     location,
     look_now,
     moved_away,
@@ -299,19 +299,12 @@ class PgStore(Store):
         conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
         return _PgSql(conn, self.dsn, self._pg.timeout)
 
-    def location(self) -> dict[str, Any]:
-        """Where this index lives, who writes it (role none: no one), never the password."""
-        return location(self)
-
-    def refusal(self, *, daemon: bool = False) -> LockHeld:
-        """What a write on a reader is told: the writer that holds the lock (a reader
-        never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
-        return refusal(self, daemon=daemon)
-
-    def follow_writer(self) -> str | None:
-        """A reader's: asks as the writer's schema is now (``pg_writer.follow_writer``);
-        its reads refused while that is newer than this code (``follow_when_due``)."""
-        return look_now(self)
+    # where this index lives, who writes it (role none: no one), never the password
+    location = location
+    # what a write on a reader is told: the writer holding the lock (docs/TEAM.md)
+    refusal = refusal
+    follow_writer = look_now  # a reader's: asks as its writer keys now (follow_when_due)
+    known = known  # ``manifest`` of some paths alone, one query (engine/changed_here)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
+from memvault.core.changes import Manifest
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_schema
 from memvault.index.pg_conn import host_name, redact
@@ -83,6 +85,18 @@ def look_now(store: Any) -> str | None:
     finally:
         store._following = False
     return store._newer
+
+
+def known(store: Any, paths: Sequence[str]) -> Manifest:
+    """``manifest`` of ``paths`` alone, in one query: a reader daemon's look at the notes
+    its clone changed (engine/changed_here)."""
+    with store._lock:
+        return Manifest(
+            store._pg.raw(
+                "SELECT path, size, mtime_ns, sha256 FROM notes WHERE path = ANY(%s)",
+                (list(paths),),
+            )
+        )
 
 
 def _take_again(store: Any, *, now: bool = True) -> None:
@@ -254,6 +268,7 @@ __all__ = [
     "follow_when_due",
     "follow_writer",
     "keyed_as",
+    "known",
     "location",
     "look_now",
     "moved_away",

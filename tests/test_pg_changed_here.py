@@ -1,0 +1,129 @@
+"""A clone's note saved while a writer runs elsewhere (docs/TEAM.md): the team's index
+has it only once the writer's machine does (git: commit and push here, pull there), and a
+search on the clone missed it and said nothing. The clone's reader daemon notes the paths
+that change here; its searches and contexts name those the index lacks or holds older,
+with what brings them there. A real server (pgserver), real git with a remote, a real
+writer daemon and a real reader daemon, the CLI as a process, the Python API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import httpx
+import pytest
+
+from helpers import DaemonProcess, eventually, make_vault, memvault_env, note, run_memvault, write
+from memvault.api import Vault
+
+ANA = "people/ana-quill.md"
+SARAH = "people/sarah-chen.md"
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=t@x", "-c", "user.name=t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    """Machine a: the writer's clone and its daemon; machine b: a clone of the same
+    remote and its reader daemon. Yields (a, b, b's settings)."""
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
+    a = make_vault(tmp_path / "machine-a", "team")
+    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
+    _git(a, "init", "-q", "-b", "main")
+    _git(a, "add", "-A")
+    _git(a, "commit", "-qm", "the vault")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    _git(a, "remote", "add", "origin", str(remote))
+    _git(a, "fetch", "-q", "origin")
+    _git(a, "branch", "-q", "--set-upstream-to=origin/main")
+    b = tmp_path / "machine-b" / "team"
+    b.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
+    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
+    reader = None
+    try:
+        writer.ready(answering=True)
+        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+        reader.ready(answering=True)
+        assert "read-only: this is a reader of the index" in reader.stderr
+        yield a, b, memvault_env(tmp_path, **settings, MEMVAULT_HOSTNAME="b")
+    finally:
+        if reader is not None:
+            reader.stop()
+        writer.stop()
+
+
+def _indexed(root: Path, path: str) -> bool:
+    with Vault.open(root, mode="peek") as v:
+        return v.engine.store.note(path) is not None
+
+
+def _asked(b: Path) -> tuple[list[str], str | None]:
+    """A search on b through its reader daemon: the hits' paths and the note."""
+    with Vault.open(b, mode="query") as v:
+        assert v.daemon is not None  # through the reader daemon
+        hits = v.search("quill harpsichord tuning", k=5)
+        return [h.path for h in hits], v.stale
+
+
+def test_a_clones_note_saved_while_the_writer_runs_is_named_until_the_index_has_it(
+    team: tuple[Path, Path, dict[str, str]],
+) -> None:
+    a, b, env = team
+    assert _asked(b)[1] is None  # nothing changed here: nothing said
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    sarah = (b / SARAH).read_text(encoding="utf-8")
+    write(b, SARAH, sarah + "\nSarah tunes the quill harpsichord on Fridays.\n")
+
+    def said() -> str | None:
+        note = _asked(b)[1]
+        return note if note and ANA in note and SARAH in note else None
+
+    stale = eventually(said, 30, "the clone's notes named")
+    assert "lacks 1 note of this copy (people/ana-quill.md)" in stale, stale
+    assert "1 note changed here (it holds an older copy) (people/sarah-chen.md)" in stale
+    assert "its writer (a) indexes them once its copy has them" in stale
+    assert "commit and push here, pull there" in stale
+    # the CLI through the reader daemon says it (stderr); the HTTP answer carries it
+    for command in ("search", "context"):
+        asked = run_memvault(command, "quill harpsichord", "--vault", str(b), env=env)
+        assert asked.returncode == 0, asked.stderr
+        assert "lacks 1 note of this copy (people/ana-quill.md)" in asked.stderr, asked.stderr
+    with Vault.open(b, mode="query") as v:
+        assert v.daemon is not None
+        http = httpx.post(
+            f"{v.daemon.base_url}/search",
+            json={"query": "quill harpsichord"},
+            headers={"Authorization": f"Bearer {v.daemon._token}"},
+            trust_env=False,
+        )
+        assert ANA in http.json()["note"]
+    # committed and pushed here, pulled there: the writer indexes them, nothing is said
+    _git(b, "add", "-A")
+    _git(b, "commit", "-qm", "Ana")
+    _git(b, "push", "-q", "origin", "main")
+    _git(a, "pull", "-q", "--ff-only")
+    eventually(lambda: _indexed(a, ANA), 60, "the writer to index the pulled note")
+
+    def quiet() -> bool:
+        paths, note = _asked(b)
+        return note is None and ANA in paths
+
+    eventually(quiet, 60, "the clone's search to find Ana and say nothing")
