@@ -42,19 +42,7 @@ def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch):  # type:
     }
     for key, value in settings.items():
         monkeypatch.setenv(key, value)
-    a = make_vault(tmp_path / "machine-a", "team")
-    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    _git(a, "init", "-q", "-b", "main")
-    _git(a, "add", "-A")
-    _git(a, "commit", "-qm", "the vault")
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
-    _git(a, "remote", "add", "origin", str(remote))
-    _git(a, "fetch", "-q", "origin")
-    _git(a, "branch", "-q", "--set-upstream-to=origin/main")
-    b = tmp_path / "machine-b" / "team"
-    b.parent.mkdir()
-    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
+    a, b = _clones(tmp_path)
     writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
     reader = None
     try:
@@ -68,6 +56,24 @@ def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch):  # type:
         if reader is not None:
             reader.stop()
         writer.stop()
+
+
+def _clones(tmp_path: Path) -> tuple[Path, Path]:
+    """Machine a's clone (the writer's), a bare remote, and machine b's clone of it."""
+    a = make_vault(tmp_path / "machine-a", "team")
+    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
+    _git(a, "init", "-q", "-b", "main")
+    _git(a, "add", "-A")
+    _git(a, "commit", "-qm", "the vault")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    _git(a, "remote", "add", "origin", str(remote))
+    _git(a, "fetch", "-q", "origin")
+    _git(a, "branch", "-q", "--set-upstream-to=origin/main")
+    b = tmp_path / "machine-b" / "team"
+    b.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
+    return a, b
 
 
 def _indexed(root: Path, path: str) -> bool:
@@ -127,3 +133,37 @@ def test_a_clones_note_saved_while_the_writer_runs_is_named_until_the_index_has_
         return note is None and ANA in paths
 
     eventually(quiet, 60, "the clone's search to find Ana and say nothing")
+
+
+def test_a_note_saved_or_committed_before_the_reader_daemon_started_is_named_too(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person writes a note and commits it without pushing, writes another, then
+    starts the reader daemon (a laptop's login): its watcher never saw those saves; git
+    knows them."""
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
+    a, b = _clones(tmp_path)
+    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
+    reader = None
+    try:
+        writer.ready(answering=True)
+        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
+        write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+        _git(b, "add", "-A")
+        _git(b, "commit", "-qm", "Ana, not pushed")
+        write(b, "people/bo.md", note("Bo", body="Bo fixes the quill harpsichord."))
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+        reader.ready(answering=True)
+        stale = _asked(b)[1]
+        assert stale is not None
+        assert "lacks 2 notes of this copy (people/ana-quill.md, people/bo.md)" in stale, stale
+    finally:
+        if reader is not None:
+            reader.stop()
+        writer.stop()

@@ -197,12 +197,15 @@ class Vault(Closes):
 
     def check_changes_here(self) -> ChangedHere:
         """A reader daemon's: the notes its watcher sees change in this copy (returned, for
-        the watcher to fill: ``ChangedHere.noted``), which each search and context then
+        the watcher to fill: ``ChangedHere.noted``), and those git says its upstream lacks
+        as they are here (``gitstate.not_pushed``), which each search and context then
         checks against the team's index, saying in ``stale`` (and the log) those it lacks
         or holds older (engine/changed_here)."""
         from memvault.engine.changed_here import ChangedHere
+        from memvault.vault.gitstate import not_pushed
 
         changed = self._backend.changed_here = ChangedHere()
+        changed.noted(not_pushed(self.root))  # before it started: git knows them
         return changed
 
     def lock_wanted(self, since_ns: int) -> bool:
