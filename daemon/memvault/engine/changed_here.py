@@ -10,7 +10,8 @@ context looks up just those in the index (one query) and hashes those of another
 or time (``status._changed``): a cost that follows the changes, not the vault. A path
 the index holds as this copy does, or one deleted here (its hits are marked already:
 ``this_copy``), is forgotten; it is named again when it changes again. Edits made
-before the daemon started are known by git (``gitstate.not_pushed``, read once at its start).
+before the daemon started are known by git (``gitstate.not_pushed``, once, at its
+start).
 """
 
 from __future__ import annotations
