@@ -9,10 +9,15 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
+from anyio.from_thread import start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import DaemonProcess, eventually, make_vault, memvault_env, note, run_memvault, write
 from memvault.api import Vault
@@ -76,6 +81,30 @@ def _clones(tmp_path: Path) -> tuple[Path, Path]:
     return a, b
 
 
+def _mcp_search(root: Path, env: dict[str, str]) -> dict[str, Any]:
+    """memory_search through the MCP server (a process over stdio, the real client)."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memvault", "mcp", "--vault", str(root)],
+        env=env,
+        cwd=str(root.parent),
+    )
+
+    async def ask() -> dict[str, Any]:
+        with (root.parent / "mcp-stderr.log").open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                found = await s.call_tool("memory_search", {"query": "quill harpsichord"})
+                assert not found.is_error
+                return found.structured_content or {}
+
+    with start_blocking_portal() as portal:
+        return portal.call(ask)
+
+
 def _indexed(root: Path, path: str) -> bool:
     with Vault.open(root, mode="peek") as v:
         return v.engine.store.note(path) is not None
@@ -112,6 +141,7 @@ def test_a_clones_note_saved_while_the_writer_runs_is_named_until_the_index_has_
         asked = run_memvault(command, "quill harpsichord", "--vault", str(b), env=env)
         assert asked.returncode == 0, asked.stderr
         assert "lacks 1 note of this copy (people/ana-quill.md)" in asked.stderr, asked.stderr
+    assert ANA in _mcp_search(b, env).get("note", "")  # an agent reads no stderr
     with Vault.open(b, mode="query") as v:
         assert v.daemon is not None
         http = httpx.post(
