@@ -227,7 +227,16 @@ def _hits() -> dict[str, Any]:
             "address": text,
         },
     }
-    schema = {"type": "object", "properties": {"hits": {"type": "array", "items": hit}}}
+    note = {
+        "type": "string",
+        "description": "/search only, when the answer misses notes of this copy: a reader "
+        "daemon's notes changed here that the team's index lacks or holds older "
+        "(docs/TEAM.md), or notes changed since a holder kept the index",
+    }
+    schema = {
+        "type": "object",
+        "properties": {"hits": {"type": "array", "items": hit}, "note": note},
+    }
     return {"description": "OK", "content": {"application/json": {"schema": schema}}}
 
 
