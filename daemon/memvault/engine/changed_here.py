@@ -106,11 +106,12 @@ def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float
         )
         if paths
     ]
+    them, has = ("it", "has it") if len(missed) + len(changed) == 1 else ("them", "has them")
     who = (
-        f"its writer ({writer[0]}) indexes them once its copy has them"
+        f"its writer ({writer[0]}) indexes {them} once its copy {has}"
         if writer is not None
-        else "no writer runs now; `memvault up` on the writer's machine indexes them once "
-        "its copy has them"
+        else f"no writer runs now; `memvault up` on the writer's machine indexes {them} once "
+        f"its copy {has}"
     )
     return (
         f"this answer is from the team's index, which lacks {' and '.join(lacks)}: {who} "
