@@ -197,3 +197,41 @@ def test_a_note_saved_or_committed_before_the_reader_daemon_started_is_named_too
         if reader is not None:
             reader.stop()
         writer.stop()
+
+
+def test_notes_memvault_ignores_are_not_named_at_the_reader_daemons_start(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first day on a clone: the person edits a template (``templates/**``, which
+    memvault ignores by default), Obsidian moves a deleted note to its ``.trash/``, a
+    sync tool leaves a conflict copy; none of them is a note the team's index would
+    ever hold. Git lists them as edited or untracked at the reader daemon's start: they
+    were named on every search as notes the index lacks, for as long as it ran, with
+    the advice to commit and push them."""
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
+    a, b = _clones(tmp_path)
+    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
+    reader = None
+    try:
+        writer.ready(answering=True)
+        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
+        template = b / "templates" / "person.md"
+        template.write_text(template.read_text(encoding="utf-8") + "\n## Tuning\n", "utf-8")
+        write(b, ".trash/old-quill.md", note("Old", body="The quill harpsichord, once."))
+        write(b, "people/ana (conflicted copy).md", note("Ana", body="A quill harpsichord."))
+        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+        reader.ready(answering=True)
+        assert _asked(b)[1] is None
+        write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+        stale = eventually(lambda: _asked(b)[1], 30, "the clone's new note named")
+        assert "lacks 1 note of this copy (people/ana-quill.md)" in stale, stale
+    finally:
+        if reader is not None:
+            reader.stop()
+        writer.stop()
