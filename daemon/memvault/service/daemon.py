@@ -12,8 +12,10 @@ process is ``interfaces.daemon_control``'s.
 A reader daemon (docs/TEAM.md): on a vault whose index is in PostgreSQL and whose
 writer (its advisory lock) is another machine's, the vault opens read-only
 (``Vault.open(reader=True)``: this folder's lock held, so it is the daemon that runs
-here) and the daemon only serves: no watcher, no vector lane, no local index; a
-write through it is ``LockHeld`` naming the writer. It stays a reader when the
+here) and the daemon only serves: no vector lane, no local index, a watcher on native
+file events that syncs nothing, noting the notes saved here (engine/changed_here; none
+where those events are not to be had: ``Watcher.watch_changes_here``); a write through
+it is ``LockHeld`` naming the writer. It stays a reader when the
 writer leaves (a restart finds the lock free and is the writer).
 """
 
@@ -245,7 +247,7 @@ class Daemon:
             _write_runfile(self.vault.root, self.runfile_info())
             if self.reader:  # serving the shared index; the paths changed here noted
                 self.state = "reading"
-                self.watcher.start(initial_reconcile=False)
+                self.watcher.watch_changes_here()  # native events only, never fatal
             else:
                 self.state = "indexing" if self.initial_reconcile else "watching"
                 self.watcher.start(initial_reconcile=self.initial_reconcile)
