@@ -200,15 +200,16 @@ def test_a_note_saved_or_committed_before_the_reader_daemon_started_is_named_too
         writer.stop()
 
 
-def test_notes_memvault_ignores_are_not_named_at_the_reader_daemons_start(
+def test_notes_no_index_holds_are_not_named_by_a_reader_daemon(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A first day on a clone: the person edits a template (``templates/**``, which
     memvault ignores by default), Obsidian moves a deleted note to its ``.trash/``, a
-    sync tool leaves a conflict copy; none of them is a note the team's index would
-    ever hold. Git lists them as edited or untracked at the reader daemon's start: they
-    were named on every search as notes the index lacks, for as long as it ran, with
-    the advice to commit and push them."""
+    sync tool leaves a conflict copy, a symlinked note leads out of the vault (the scan
+    skips it); none of them is a note the team's index would ever hold. Git lists them
+    as edited or untracked at the reader daemon's start (the watcher, a symlink saved):
+    they were named on every search as notes the index lacks, for as long as it ran,
+    with the advice to commit and push them."""
     settings = {
         "MEMVAULT_INDEX_STORE": "postgres",
         "MEMVAULT_INDEX_DSN": pg_dsn,
@@ -226,6 +227,9 @@ def test_notes_memvault_ignores_are_not_named_at_the_reader_daemons_start(
         template.write_text(template.read_text(encoding="utf-8") + "\n## Tuning\n", "utf-8")
         write(b, ".trash/old-quill.md", note("Old", body="The quill harpsichord, once."))
         write(b, "people/ana (conflicted copy).md", note("Ana", body="A quill harpsichord."))
+        outside = tmp_path / "machine-b" / "inbox.md"  # a symlink out of the vault: skipped
+        outside.write_text(note("Inbox", body="The quill harpsichord inbox."), "utf-8")
+        (b / "inbox.md").symlink_to(outside)
         reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
         reader.ready(answering=True)
         assert _asked(b)[1] is None

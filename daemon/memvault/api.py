@@ -191,7 +191,9 @@ class Vault(Closes):
         """Which notes this vault's answers miss, said when a read (``"read"``,
         ``"query"``) answers from the index as it is because the process keeping the
         vault between its calls did not let go of it within ``backends.LETS_GO`` while
-        the files differ from the index (also a warning on the ``memvault`` log); None
+        the files differ from the index (also a warning on the ``memvault`` log); after
+        each search or context, through a reader daemon (or in it), the notes saved in this
+        copy that the team's index lacks or holds otherwise (engine/changed_here); None
         otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
         return self._backend.stale
 

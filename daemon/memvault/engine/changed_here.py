@@ -71,7 +71,8 @@ class ChangedHere:
         fs, store = engine.fs, engine.store
         seen: dict[str, Seen] = {}
         for path in paths:
-            try:
+            try:  # a symlink leading out of the vault: no note (the scan skips it)
+                fs.path(path)
                 now = fs.stat(path)
             except (UnsafePath, OSError):
                 now = None
