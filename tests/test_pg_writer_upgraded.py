@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,44 @@ def test_an_open_vault_refuses_every_call_once_its_writer_is_newer_than_its_code
         after = conn.execute(f'SELECT key, value FROM "{schema}".meta ORDER BY key').fetchall()
     assert after == before
     assert {p: p.read_bytes() for p in team.rglob("*") if p.is_file()} == files
+
+
+def test_a_read_beside_another_threads_look_at_the_writer_is_refused_too(
+    team: Path, pg_dsn: str
+) -> None:
+    """The HTTP app beside no daemon answers requests in threads. One request's look at
+    the writer's version (due every 2 s) waits for the store while another request
+    reads: that read was let through unrefused (the look's own flag, shared by every
+    thread, said "a look is under way, don't ask"), answering from tables a newer
+    memvault shapes. Each read but the look's own is refused."""
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with open_vault(team, read_only=True) as reader:
+        store = reader.engine.store
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'schema_version'",
+                (str(pg_schema.PG_SCHEMA_VERSION + 1),),
+            )
+        time.sleep(FOLLOW_SECONDS)
+        with pytest.raises(IndexCorrupt):
+            reader.search("說明書", k=5)  # the look: newer, refused
+        time.sleep(FOLLOW_SECONDS)  # the next look due
+        looked: list[BaseException] = []
+
+        def look() -> None:  # another request's read, whose look waits for the store
+            try:
+                store.chunk_count()
+            except BaseException as exc:
+                looked.append(exc)
+
+        with store._lock:  # this request's read holds the store meanwhile
+            other = threading.Thread(target=look)
+            other.start()
+            eventually(lambda: len(store._lock._queue) == 1, 10)  # its look waits
+            with pytest.raises(IndexCorrupt):
+                reader.search("說明書", k=5)
+        other.join(10)
+        assert [type(e) for e in looked] == [IndexCorrupt]
 
 
 def _old_writer_daemon(dsn: str, schema: str) -> Any:

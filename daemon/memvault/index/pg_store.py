@@ -179,8 +179,9 @@ class PgStore(Store):
         self._totals = True  # chunk_totals kept (schema 2), else counted
         # vectors' twins (schema 6), CJK characters a token each (7), Cyrillic stems (14)
         self.twins = self.cjk = self.stems = True  # a reader of an older writer's: not all
-        # a reader's last look at its writer's version, and what it said (follow_when_due)
-        self._followed_at, self._following, self._newer = time.monotonic(), False, None
+        # a reader's last look at its writer's version, what it said, and (this thread's)
+        # a look under way (follow_when_due)
+        self._followed_at, self._following, self._newer = time.monotonic(), threading.local(), None
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,

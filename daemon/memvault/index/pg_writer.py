@@ -67,7 +67,7 @@ def follow_when_due(store: Any) -> None:
     machine upgraded the writer asked as the old version keyed (a word in traditional
     characters found no more), or answered from tables a newer memvault shapes, without
     a word. One query every 2 s at most, none at all between (bench/pg_follow.py)."""
-    if not store.read_only or store._following:
+    if not store.read_only or getattr(store._following, "on", False):  # the look's own
         return
     if time.monotonic() - store._followed_at >= FOLLOW_SECONDS:
         look_now(store)
@@ -79,11 +79,13 @@ def look_now(store: Any) -> str | None:
     """``follow_writer`` now (a reader daemon's tick, or ``follow_when_due``), what it
     said kept for the reads until the next look. A server away: the read fails anyway."""
     store._followed_at = time.monotonic()
-    store._following = True  # its own query is a read too
+    # its own query is a read too; this thread's alone: another thread's read meanwhile
+    # (the HTTP app's requests) is refused while the last look said newer
+    store._following.on = True
     try:
         store._newer = follow_writer(store)
     finally:
-        store._following = False
+        store._following.on = False
     return store._newer
 
 
