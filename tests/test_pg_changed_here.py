@@ -276,8 +276,8 @@ def test_a_reader_daemon_with_no_inotify_watch_to_be_had_serves_and_does_not_pol
     """A clone's reader daemon serves the team's index; its watcher, new, only names
     the notes saved here. Where inotify's watches are used up, it failed to start at
     all with ``observer = "native"`` (it served before its watcher ran), and with
-    ``auto`` it polled the whole vault every 2 s (0.11 s of CPU each at 10,000 notes,
-    ~1 s at 100,000) where it used none. It serves, says once why saves here are not
+    ``auto`` it polled the whole vault every 2 s (9 % of a core at 10,000 notes, 41 % at
+    50,000: bench/reader_idle_watch.py) where it used none. It serves, says once why saves here are not
     named, and polls nothing."""
     settings = {
         "MEMVAULT_INDEX_STORE": "postgres",
