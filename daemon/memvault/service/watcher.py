@@ -186,9 +186,9 @@ class Watcher:
         such events are not to be had (a network or FUSE mount, inotify's limits used up,
         an observer that fails to start), it neither polls the whole vault every 2 s (9 % of
         a core at 10,000 notes, 41 % at 50,000, where a reader used none:
-        bench/reader_idle_watch.py) nor stops the daemon (with
-        ``observer = "native"``, it exited 1): it says once why the notes saved here are not
-        named, and serves without. ``observer = "polling"`` set: it polls, as asked."""
+        bench/reader_idle_watch.py) nor stops the daemon (with ``observer = "native"``, it
+        exited 1): it says once why the notes saved here are not named, and serves
+        without. ``observer = "polling"`` set: it polls, as asked."""
         kind = mount_fs_type(self.root)
         if self.settings.observer == "auto" and is_network_fs(kind):
             why = f"the vault is on a {kind} filesystem, where native file events miss changes"
