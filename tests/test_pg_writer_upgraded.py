@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,9 @@ import pytest
 
 from helpers import DaemonProcess, eventually, make_vault, open_vault, write
 from keyword_helpers import by_keywords, pg_as_schema_13
+from memvault.errors import IndexCorrupt
 from memvault.index import pg_schema
+from memvault.index.pg_writer import FOLLOW_SECONDS
 
 MANUAL = "people/lin.md"
 TEXT = "---\ntitle: Lin\n---\n# Lin\n\n林先生負責這本說明書的翻譯。\n"
@@ -39,17 +42,92 @@ def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_a_reader_asks_as_its_writer_keys_once_the_writer_upgraded(team: Path) -> None:
     """The reader opened on schema 13 finds 說明書 by its words; the writer's upgrade
-    keys it 说明书, and the reader, asking 說明書 as written, found it no more."""
+    keys it 说明书. A ``Vault`` opened read-only in a process with no daemon (an agent's
+    Python, the HTTP app) read the version once: asking 說明書 as written, it found the
+    note no more, for as long as it lived. It looks again before a read once
+    ``FOLLOW_SECONDS`` passed, as a reader daemon's tick does."""
     with open_vault(team, read_only=True) as reader:
         assert not reader.engine.store.stems
         assert by_keywords(reader, "說明書") == [MANUAL]
         with open_vault(team) as writer:  # a newer memvault's writer: schema 15
             assert writer.engine.store.meta("schema_version") == str(pg_schema.PG_SCHEMA_VERSION)
-        assert by_keywords(reader, "說明書") == []  # asked as schema 13 keyed it
-        reader.engine.store.follow_writer()  # (the reader daemon's look, every 2 s)
-        assert reader.engine.store.stems
+        time.sleep(FOLLOW_SECONDS)
         assert by_keywords(reader, "說明書") == [MANUAL]
+        assert reader.engine.store.stems
         assert by_keywords(reader, "说明书") == [MANUAL]
+        assert MANUAL in [h.path for h in reader.search("說明書", k=5)]
+
+
+def test_an_open_vault_refuses_every_call_once_its_writer_is_newer_than_its_code(
+    team: Path, pg_dsn: str
+) -> None:
+    """Another machine's writer upgraded past this memvault while a process holds a
+    read-only ``Vault``: it answered from tables a newer memvault shapes, silently. Each
+    call that reads the index is refused now, saying what to do; nothing is written."""
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    newer = pg_schema.PG_SCHEMA_VERSION + 1
+    files = {p: p.read_bytes() for p in team.rglob("*") if p.is_file()}
+    with open_vault(team, read_only=True) as reader:
+        assert MANUAL in [h.path for h in reader.search("說明書", k=5)]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'schema_version'",
+                (str(newer),),
+            )
+            before = conn.execute(f'SELECT key, value FROM "{schema}".meta ORDER BY key').fetchall()
+        time.sleep(FOLLOW_SECONDS)
+        for call in (
+            lambda: reader.search("說明書", k=5),
+            lambda: reader.context("說明書"),
+            lambda: reader.search("translation", k=5),  # each call, not the first alone
+            lambda: reader.related(MANUAL),
+        ):
+            with pytest.raises(IndexCorrupt) as refused:
+                call()
+            assert f"is version {newer}, newer than this memvault's" in str(refused.value)
+            assert "upgrade memvault on this machine" in str(refused.value)
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        after = conn.execute(f'SELECT key, value FROM "{schema}".meta ORDER BY key').fetchall()
+    assert after == before
+    assert {p: p.read_bytes() for p in team.rglob("*") if p.is_file()} == files
+
+
+def test_a_read_beside_another_threads_look_at_the_writer_is_refused_too(
+    team: Path, pg_dsn: str
+) -> None:
+    """The HTTP app beside no daemon answers requests in threads. One request's look at
+    the writer's version (due every 2 s) waits for the store while another request
+    reads: that read was let through unrefused (the look's own flag, shared by every
+    thread, said "a look is under way, don't ask"), answering from tables a newer
+    memvault shapes. Each read but the look's own is refused."""
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with open_vault(team, read_only=True) as reader:
+        store = reader.engine.store
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'schema_version'",
+                (str(pg_schema.PG_SCHEMA_VERSION + 1),),
+            )
+        time.sleep(FOLLOW_SECONDS)
+        with pytest.raises(IndexCorrupt):
+            reader.search("說明書", k=5)  # the look: newer, refused
+        time.sleep(FOLLOW_SECONDS)  # the next look due
+        looked: list[BaseException] = []
+
+        def look() -> None:  # another request's read, whose look waits for the store
+            try:
+                store.chunk_count()
+            except BaseException as exc:
+                looked.append(exc)
+
+        with store._lock:  # this request's read holds the store meanwhile
+            other = threading.Thread(target=look)
+            other.start()
+            eventually(lambda: len(store._lock._queue) == 1, 10)  # its look waits
+            with pytest.raises(IndexCorrupt):
+                reader.search("說明書", k=5)
+        other.join(10)
+        assert [type(e) for e in looked] == [IndexCorrupt]
 
 
 def _old_writer_daemon(dsn: str, schema: str) -> Any:

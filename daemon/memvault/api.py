@@ -61,6 +61,7 @@ from memvault.vault.lock import LOCK_FILE, WriterLock, is_vault, misplaced
 if TYPE_CHECKING:
     from memvault.client import DaemonClient
     from memvault.engine import Engine, Progress
+    from memvault.engine.changed_here import ChangedHere
     from memvault.index.embedder import Embedder
 
 
@@ -190,9 +191,27 @@ class Vault(Closes):
         """Which notes this vault's answers miss, said when a read (``"read"``,
         ``"query"``) answers from the index as it is because the process keeping the
         vault between its calls did not let go of it within ``backends.LETS_GO`` while
-        the files differ from the index (also a warning on the ``memvault`` log); None
+        the files differ from the index (also a warning on the ``memvault`` log); after
+        each search or context, through a reader daemon (or in it), the notes saved in this
+        copy that the team's index lacks or holds otherwise (engine/changed_here); None
         otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
         return self._backend.stale
+
+    def check_changes_here(self) -> ChangedHere:
+        """A reader daemon's: the notes its watcher sees change in this copy (returned, for
+        the watcher to fill: ``ChangedHere.noted``), and those git says its upstream lacks
+        as they are here (``gitstate.not_pushed``), which each search and context then
+        checks against the team's index, saying in ``stale`` (and the log) those it lacks
+        or holds older (engine/changed_here)."""
+        from memvault.engine.changed_here import ChangedHere
+        from memvault.vault.gitstate import not_pushed
+
+        changed = self._backend.changed_here = ChangedHere()
+        # before it started: git knows them; not those memvault ignores (a template,
+        # Obsidian's .trash/, a conflict copy), which no index ever holds: the watcher's
+        # mapper drops them, and git's were named at every search
+        changed.noted(p for p in not_pushed(self.root) if not self.is_ignored(p))
+        return changed
 
     def lock_wanted(self, since_ns: int) -> bool:
         """Whether another process waits for this vault's writer lock (vault/lock_queue.py),

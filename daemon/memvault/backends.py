@@ -63,6 +63,7 @@ from memvault.vault.state_dir import cannot_write, unwritable
 if TYPE_CHECKING:  # the engine (numpy, SQLite, hnswlib) is imported only to open one here:
     # a CLI call answered by the daemon never loads it
     from memvault.engine import Engine, Progress
+    from memvault.engine.changed_here import ChangedHere
     from memvault.index.embedder import Embedder
 
 Mode = Literal["write", "read", "query", "peek"]
@@ -116,11 +117,23 @@ class Backend:
     def close(self) -> None:
         raise NotImplementedError
 
+    # a reader daemon's: the notes its clone changed, which a search or context checks
+    # against the team's index and names in ``stale`` when it lacks them (changed_here)
+    changed_here: ChangedHere | None = None
+
     def search(self, query: str, k: int | None, filters: Filters, group: bool) -> list[Hit]:
-        return self._target.search(query, k, filters, group)
+        hits = self._target.search(query, k, filters, group)
+        self._check_changes()
+        return hits
 
     def context(self, query: str, budget: int | None, filters: Filters) -> Context:
-        return self._target.context(query, budget, filters)
+        found = self._target.context(query, budget, filters)
+        self._check_changes()
+        return found
+
+    def _check_changes(self) -> None:
+        if self.changed_here is not None:
+            self.stale = self.changed_here.say(self.engine)
 
     def get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         return self._target.get(path, lines, heading)
@@ -285,6 +298,12 @@ class DaemonBackend(Backend):
         if failure:
             raise failure[0]
         return answer[0]
+
+    def _check_changes(self) -> None:
+        """What the daemon said its answer misses (a reader daemon's ``note``)."""
+        self.stale = self.client.note
+        if self.stale:
+            log.warning(self.stale)
 
     def add(self, note: NoteRequest) -> WriteResult:
         return self.client.add(note)

@@ -89,6 +89,8 @@ class DaemonClient(Closes):
         caller's to close."""
         self.base_url = base_url.rstrip("/")
         self.pid = pid
+        # the last search's or context's ``note`` (a reader daemon's: what it misses)
+        self.note: str | None = None
         self._token = token
         self._send: Send = _send_stdlib if http is None else _httpx_sender(http)
         # the vault's folder, when found by its daemon.json (``running``): a daemon that
@@ -161,6 +163,7 @@ class DaemonClient(Closes):
         """Hybrid search, answered by the daemon."""
         body = {"query": query, "k": k, "group": group or None, **_filters(filters)}
         data = self._request("POST", "/search", body=body)
+        self.note = data.get("note")
         return [Hit.from_dict(h) for h in data["hits"]]
 
     def context(
@@ -168,7 +171,9 @@ class DaemonClient(Closes):
     ) -> Context:
         """MEMORY.md plus the best sections, cited, within ``budget`` tokens."""
         body = {"query": query, "budget": budget, **_filters(filters)}
-        return context_from_dict(self._request("POST", "/context", body=body))
+        data = self._request("POST", "/context", body=body)
+        self.note = data.get("note")
+        return context_from_dict(data)
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
         """A note, one section of it, or a line range."""

@@ -283,6 +283,8 @@ class _PgSql:
         self.after_reopen = after_reopen
         self.reopen_read_only = reopen_read_only  # for a writer that lost its lock
         self.before_write: Callable[[], None] | None = None  # a writer's lock looked at
+        # a reader's look at its writer's schema version (pg_writer.follow_when_due)
+        self.before_read: Callable[[], None] | None = None
         self._reopening = threading.Lock()
         self._sql: dict[str, str] = {}
         self._guard = threading.Lock()
@@ -387,6 +389,8 @@ class _PgSql:
         reads = _reads(sql)
         if not reads and self.before_write is not None and self._idle():
             self.before_write()
+        if reads and self.before_read is not None:
+            self.before_read()
         again = self.reopen is not None and reads and self._idle()
         try:
             with self.deadline():

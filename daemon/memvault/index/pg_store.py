@@ -33,7 +33,6 @@ from typing import Any
 import numpy as np
 
 from memvault.config import IndexSettings
-from memvault.errors import LockHeld
 from memvault.index import pg_keywords, pg_schema, pg_writer
 from memvault.index.note_order import keys_ours, rekey
 from memvault.index.pg_conn import (
@@ -49,9 +48,11 @@ from memvault.index.pg_writer import (
     _acquire,
     _holder_kind,
     _take_again,
-    follow_writer,
+    follow_when_due,
     keyed_as,
+    known,
     location,
+    look_now,
     moved_away,
     refusal,
 )
@@ -178,6 +179,9 @@ class PgStore(Store):
         self._totals = True  # chunk_totals kept (schema 2), else counted
         # vectors' twins (schema 6), CJK characters a token each (7), Cyrillic stems (14)
         self.twins = self.cjk = self.stems = True  # a reader of an older writer's: not all
+        # a reader's last look at its writer's version, what it said, and (this thread's)
+        # a look under way (follow_when_due)
+        self._followed_at, self._following, self._newer = time.monotonic(), threading.local(), None
         conn = connect(dsn, schema, timeout=timeout, statement_ms=statement_ms, read_only=read_only)
         self._pg = _PgSql(
             conn,
@@ -192,6 +196,7 @@ class PgStore(Store):
             after_reopen=self._writer_again,
         )
         self._db = self._pg  # type: ignore[assignment]  # Store's SQL, spoken to PostgreSQL
+        self._pg.before_read = lambda: follow_when_due(self)
         self._pg.asked = self._calls.since
         try:
             with self._pg.deadline():
@@ -295,18 +300,12 @@ class PgStore(Store):
         conn = connect(self.dsn, self.schema, timeout=self._pg.timeout, statement_ms=30_000)
         return _PgSql(conn, self.dsn, self._pg.timeout)
 
-    def location(self) -> dict[str, Any]:
-        """Where this index lives, who writes it (role none: no one), never the password."""
-        return location(self)
-
-    def refusal(self, *, daemon: bool = False) -> LockHeld:
-        """What a write on a reader is told: the writer that holds the lock (a reader
-        never becomes the writer: docs/TEAM.md); ``daemon``: a reader daemon's."""
-        return refusal(self, daemon=daemon)
-
-    def follow_writer(self) -> str | None:
-        """A reader's: asks as the writer's schema is now (``pg_writer.follow_writer``)."""
-        return follow_writer(self)
+    # where this index lives, who writes it (role none: no one), never the password
+    location = location
+    # what a write on a reader is told: the writer holding the lock (docs/TEAM.md)
+    refusal = refusal
+    follow_writer = look_now  # a reader's: asks as its writer keys now (follow_when_due)
+    known = known  # ``manifest`` of some paths alone, one query (engine/changed_here)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row
@@ -487,6 +486,7 @@ class PgStore(Store):
         """The chunks' number as ``chunk_totals`` keeps it (schema 2, triggers): one row.
         ``count(*)`` read every chunk (24-91 ms at 500,000), and each search asked for it
         twice: its keyword side and the rare word's rule (core/rare_words.rare_terms)."""
+        follow_when_due(self)  # (a reader: asked as its writer keeps the index now)
         if not self._totals:  # an older writer's index
             return super().chunk_count()
         with self._lock:
@@ -494,6 +494,7 @@ class PgStore(Store):
         return int(row[0]) if row is not None else super().chunk_count()
 
     def term_docs(self, term: str) -> int:
+        follow_when_due(self)  # before the flags below ask as its writer keys
         query = pg_keywords.term_query(term, cjk=self.cjk, stems=self.stems)
         if query is None:
             return 0
@@ -510,6 +511,7 @@ class PgStore(Store):
         index finds the chunks, BM25 is computed here (``pg_keywords.ranked_by``).
         ``docs_of``: the chunks holding a term, as the search counted them (``term_docs``,
         once a search: counting them again was a round trip a term)."""
+        follow_when_due(self)
         phrases, named = pg_keywords.phrases(terms, cjk=self.cjk, stems=self.stems)
         if not phrases or limit <= 0:
             return []

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from contextlib import suppress
 from typing import Any
 
+from memvault.core.changes import Manifest
 from memvault.errors import IndexCorrupt, LockHeld
 from memvault.index import pg_schema
 from memvault.index.pg_conn import host_name, redact
@@ -49,6 +51,54 @@ def follow_writer(store: Any) -> str | None:
     except IndexCorrupt as newer:
         return str(newer)
     return None
+
+
+# A reader with no daemon (a ``Vault`` opened in a process, the HTTP app beside no
+# daemon) reads its writer's schema version again at most this often, before a read
+FOLLOW_SECONDS = 2.0
+
+
+def follow_when_due(store: Any) -> None:
+    """Before each read of a read-only store (``_PgSql.before_read``): its writer's
+    schema version read again once ``FOLLOW_SECONDS`` passed since the last look
+    (``follow_writer``), and ``IndexCorrupt`` (``upgrade memvault on this machine``)
+    while it is newer than this code's, for every read. An in-process reader read it
+    once, at its open: a long-lived Python process holding a ``Vault`` after another
+    machine upgraded the writer asked as the old version keyed (a word in traditional
+    characters found no more), or answered from tables a newer memvault shapes, without
+    a word. One query every 2 s at most, none at all between (bench/pg_follow.py)."""
+    if not store.read_only or getattr(store._following, "on", False):  # the look's own
+        return
+    if time.monotonic() - store._followed_at >= FOLLOW_SECONDS:
+        look_now(store)
+    if store._newer:
+        raise IndexCorrupt(store._newer)
+
+
+def look_now(store: Any) -> str | None:
+    """``follow_writer`` now (a reader daemon's tick, or ``follow_when_due``), what it
+    said kept for the reads until the next look. A server away: the read fails anyway."""
+    store._followed_at = time.monotonic()
+    # its own query is a read too; this thread's alone: another thread's read meanwhile
+    # (the HTTP app's requests) is refused while the last look said newer
+    store._following.on = True
+    try:
+        store._newer = follow_writer(store)
+    finally:
+        store._following.on = False
+    return store._newer
+
+
+def known(store: Any, paths: Sequence[str]) -> Manifest:
+    """``manifest`` of ``paths`` alone, in one query: a reader daemon's look at the notes
+    its clone changed (engine/changed_here)."""
+    with store._lock:
+        return Manifest(
+            store._pg.raw(
+                "SELECT path, size, mtime_ns, sha256 FROM notes WHERE path = ANY(%s)",
+                (list(paths),),
+            )
+        )
 
 
 def _take_again(store: Any, *, now: bool = True) -> None:
@@ -217,9 +267,12 @@ __all__ = [
     "_acquire",
     "_holder_kind",
     "_take_again",
+    "follow_when_due",
     "follow_writer",
     "keyed_as",
+    "known",
     "location",
+    "look_now",
     "moved_away",
     "refusal",
 ]

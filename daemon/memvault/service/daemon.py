@@ -12,8 +12,10 @@ process is ``interfaces.daemon_control``'s.
 A reader daemon (docs/TEAM.md): on a vault whose index is in PostgreSQL and whose
 writer (its advisory lock) is another machine's, the vault opens read-only
 (``Vault.open(reader=True)``: this folder's lock held, so it is the daemon that runs
-here) and the daemon only serves: no watcher, no vector lane, no local index; a
-write through it is ``LockHeld`` naming the writer. It stays a reader when the
+here) and the daemon only serves: no vector lane, no local index, a watcher on native
+file events that syncs nothing, noting the notes saved here (engine/changed_here; none
+where those events are not to be had: ``Watcher.watch_changes_here``); a write through
+it is ``LockHeld`` naming the writer. It stays a reader when the
 writer leaves (a restart finds the lock free and is the writer).
 """
 
@@ -21,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import logging.handlers
 import os
 import secrets
 import selectors
@@ -30,7 +31,6 @@ import socket
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -40,11 +40,11 @@ from memvault.config import CONFIG_FILE, VaultConfig
 from memvault.errors import MemvaultError
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
+from memvault.service.daemon_log import configure_logging
 from memvault.service.http_server import HttpServer
 from memvault.vault import runfile
 from memvault.vault.gitstate import git_busy
 from memvault.vault.lock import say_stopping
-from memvault.vault.runfile import LOG_FILE
 
 if TYPE_CHECKING:  # the engine, watchdog and uvicorn load only when a daemon runs
     from memvault.api import Vault
@@ -140,9 +140,10 @@ class Daemon:
         # config.toml's text: a change said, and started again on (_new_settings); put
         # back if .memvault/ is deleted under the daemon (start_afresh)
         self.config_watch = ConfigWatch(self.config.state_dir / CONFIG_FILE, self.config.source)
-        # the index's writer is elsewhere: serve reads only (the watcher and the vector
-        # lane are made but never started)
+        # the index's writer is elsewhere: serve reads only (the vector lane is made but
+        # never started; the watcher notes the paths changed here: engine/changed_here)
         self.reader = vault.engine.read_only
+        self.changed_here = vault.check_changes_here() if self.reader else None
         settings = self.config.daemon
         self.port_setting = settings.port if port is None else port
         self.initial_reconcile = initial_reconcile
@@ -174,7 +175,7 @@ class Daemon:
         self.app: Any = None
         self.watcher = Watcher(
             vault.root,
-            self._sync,
+            self._sync if self.changed_here is None else self.changed_here.noted,
             is_ignored=vault.is_ignored,
             is_ours=vault.is_ours,
             settings=WatchSettings(
@@ -186,7 +187,7 @@ class Daemon:
             hooks=WatchHooks(
                 save=vault.engine.save_when_due,  # not the whole vector index per save
                 on_progress=self._on_progress,
-                after_first=self._start_vectors,
+                after_first=None if self.reader else self._start_vectors,
                 on_change=self._nudge,
                 after_bulk=self._after_bulk,
             ),
@@ -244,8 +245,9 @@ class Daemon:
             self.server = HttpServer(self.app, self.config.daemon.host, self.port_setting)
             self.server.start()
             _write_runfile(self.vault.root, self.runfile_info())
-            if self.reader:
-                self.state = "reading"  # serving the shared index; nothing to watch
+            if self.reader:  # serving the shared index; the paths changed here noted
+                self.state = "reading"
+                self.watcher.watch_changes_here()  # native events only, never fatal
             else:
                 self.state = "indexing" if self.initial_reconcile else "watching"
                 self.watcher.start(initial_reconcile=self.initial_reconcile)
@@ -564,29 +566,6 @@ def said_afresh() -> None:
     reason = os.environ.pop(AFRESH_ENV, None)
     if reason:
         log.warning("memvault daemon started afresh: %s", reason)
-
-
-def configure_logging(config: VaultConfig, to_file: bool) -> logging.Handler:
-    """Log the ``memvault`` (and watchdog) loggers to stderr, or to a rotated daemon.log."""
-    handler: logging.Handler
-    if to_file:
-        handler = logging.handlers.RotatingFileHandler(
-            config.state_dir / LOG_FILE,
-            maxBytes=config.daemon.log_max_bytes,
-            backupCount=config.daemon.log_backups,
-            encoding="utf-8",
-        )
-    else:
-        handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    # watchdog warns when a folder moved away and back is watched again: harmless noise
-    warnings.filterwarnings("ignore", "Callback with id", RuntimeWarning)
-    for name in ("memvault", "watchdog", "uvicorn"):
-        logger = logging.getLogger(name)
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO if name == "memvault" else logging.WARNING)
-        logger.propagate = False
-    return handler
 
 
 def _write_runfile(root: Path, info: runfile.DaemonInfo) -> None:

@@ -39,14 +39,8 @@ from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.core.results import SyncReport
-from memvault.service.http_schema import (
-    CATEGORIES,
-    FILTERS,
-    SCHEMAS,
-    ApiError,
-    openapi_schema,
-    validate,
-)
+from memvault.service import http_schema
+from memvault.service.http_schema import CATEGORIES, FILTERS, SCHEMAS, ApiError, openapi_schema
 from memvault.vault.files import normalize_rel, safe_join
 
 log = logging.getLogger("memvault.http")
@@ -95,7 +89,7 @@ def _query(request: Request, schema: str) -> dict[str, Any]:
                 data[name] = int(value)
             except ValueError:
                 raise ApiError(400, "BadRequest", f"'{name}' must be a whole number") from None
-    return validate(data, schema)
+    return http_schema.validate(data, schema)
 
 
 async def _body(request: Request, schema: str) -> dict[str, Any]:
@@ -107,7 +101,7 @@ async def _body(request: Request, schema: str) -> dict[str, Any]:
             data = json.loads(raw, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
             raise ApiError(400, "BadRequest", f"the body is not valid JSON: {exc}") from None
-    return validate(data, schema)
+    return http_schema.validate(data, schema)
 
 
 def _no_constant(name: str) -> Any:
@@ -462,14 +456,14 @@ def create_app(
                 data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
             )
         )
-        return JSONResponse({"hits": [h.to_dict() for h in hits]})
+        return JSONResponse(http_schema.noted({"hits": [h.to_dict() for h in hits]}, vault))
 
     async def context(request: Request) -> Response:
         data = await _body(request, "context")
         ctx = await run_in_threadpool(
             lambda: vault.context(data["query"], data.get("budget"), **_filters(data))
         )
-        return JSONResponse(ctx.to_dict())
+        return JSONResponse(http_schema.noted(ctx.to_dict(), vault))
 
     async def get_note(request: Request) -> Response:
         path = request.path_params["path"]

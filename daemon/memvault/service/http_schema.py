@@ -227,7 +227,16 @@ def _hits() -> dict[str, Any]:
             "address": text,
         },
     }
-    schema = {"type": "object", "properties": {"hits": {"type": "array", "items": hit}}}
+    note = {
+        "type": "string",
+        "description": "/search only, when the answer misses notes of this copy: a reader "
+        "daemon's notes changed here that the team's index lacks or holds older "
+        "(docs/TEAM.md), or notes changed since a holder kept the index",
+    }
+    schema = {
+        "type": "object",
+        "properties": {"hits": {"type": "array", "items": hit}, "note": note},
+    }
     return {"description": "OK", "content": {"application/json": {"schema": schema}}}
 
 
@@ -362,4 +371,21 @@ def openapi_schema() -> dict[str, Any]:
     }
 
 
-__all__ = ["CATEGORIES", "FILTERS", "SCHEMAS", "ApiError", "Field", "openapi_schema", "validate"]
+def noted(body: dict[str, Any], vault: Any) -> dict[str, Any]:
+    """A search's or context's answer, with ``note`` when the vault says what it misses
+    (``Vault.stale``: a reader daemon's notes changed here that the team's index lacks,
+    engine/changed_here; a read beside a holder that did not let go)."""
+    note = vault.stale
+    return {**body, "note": note} if note else body
+
+
+__all__ = [
+    "CATEGORIES",
+    "FILTERS",
+    "SCHEMAS",
+    "ApiError",
+    "Field",
+    "noted",
+    "openapi_schema",
+    "validate",
+]

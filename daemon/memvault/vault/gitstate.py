@@ -224,6 +224,25 @@ def untracked(root: Path, rels: Sequence[str]) -> list[str]:
     return [rel for rel in there if rel not in kept]
 
 
+def not_pushed(root: Path) -> list[str]:
+    """The vault's files (paths under it) that this clone holds otherwise than its
+    upstream branch had them when last fetched: committed and not pushed (since the
+    merge base, so a change only upstream has is not one), staged, edited, or untracked
+    and not ignored (``git diff`` and ``git ls-files``); HEAD stands for the upstream
+    when there is none. [] outside git, or when git cannot be asked."""
+    base = run_git(root, "merge-base", "HEAD", "@{upstream}")
+    since = base.stdout.decode().strip() if base is not None and base.returncode == 0 else "HEAD"
+    out: list[str] = []
+    for args in (
+        ("diff", "--name-only", "-z", "--relative", "--no-renames", since, "--", "."),
+        ("ls-files", "-z", "--others", "--exclude-standard", "--", "."),
+    ):
+        done = run_git(root, "-c", "core.quotePath=false", *args)
+        if done is not None and done.returncode == 0:
+            out += [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
+    return out
+
+
 def common_dir(gdir: Path) -> Path:
     """The git folder a worktree's shares with the repository (its ``commondir``: refs,
     the stash), or ``gdir`` itself."""
@@ -382,6 +401,7 @@ __all__ = [
     "is_shallow",
     "merged_here",
     "nested_repo",
+    "not_pushed",
     "published",
     "run_git",
     "settings_ignored",

@@ -1,0 +1,123 @@
+"""The notes a reader daemon's clone changed since it started, against the team's index
+(docs/TEAM.md).
+
+A clone's note saved here reaches the shared index only once the writer's machine has it
+(git: commit and push here, pull there). While a writer runs, a search on the clone
+missed such a note and said nothing (``backends.say_unkept`` names them only while no
+writer runs: its scan of the whole vault costs ~0.8 s a search at 100,000 notes). A
+reader daemon's watcher names the paths that changed here (``noted``); a search or
+context looks up just those in the index (one query) and hashes those of another size
+or time (``status._changed``): a cost that follows the changes, not the vault. A path
+the index holds as this copy does, or one deleted here (its hits are marked already:
+``this_copy``), is forgotten; it is named again when it changes again. Edits made
+before the daemon started are known by git (``gitstate.not_pushed``, once, at its
+start).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from memvault.core.changes import Seen
+from memvault.core.results import SyncReport
+from memvault.engine.status import _changed
+from memvault.errors import UnsafePath
+from memvault.vault.paths import is_note
+
+log = logging.getLogger("memvault")
+Moves = Sequence[tuple[str, str]]
+
+NAMED = 5  # notes the note names (then: "and N more")
+KEPT = 10_000  # paths kept at most (a bulk copy past that: the oldest forgotten first)
+
+
+class ChangedHere:
+    """Paths of notes changed in this copy since the daemon started, thread-safe."""
+
+    def __init__(self) -> None:
+        self._paths: dict[str, None] = {}  # insertion-ordered: the oldest dropped first
+        self._lock = threading.Lock()
+        self._said: str | None = None  # the last note logged (said again once it changes)
+
+    def noted(
+        self, paths: Iterable[str] | None, progress: Any = None, *, moves: Moves = ()
+    ) -> SyncReport:
+        """A reader daemon watcher's batch, in place of a sync (``Watcher``'s ``sync``):
+        vault-relative paths and renames (a folder's stands for its notes, which are not
+        looked for: a pull or a bulk move, not a person's save; None, the watcher's full
+        reconcile: nothing named)."""
+        with self._lock:
+            for path in [*(paths or ()), *(new for _, new in moves)]:
+                if is_note(path):
+                    self._paths.pop(path, None)
+                    self._paths[path] = None
+            while len(self._paths) > KEPT:
+                del self._paths[next(iter(self._paths))]
+        return SyncReport()
+
+    def __len__(self) -> int:
+        return len(self._paths)
+
+    def say(self, engine: Any) -> str | None:
+        """What a search's answer misses of this copy's changes (None: nothing), and
+        the advice; logged once for each new note."""
+        with self._lock:
+            paths = list(self._paths)
+        if not paths:
+            return None
+        fs, store = engine.fs, engine.store
+        seen: dict[str, Seen] = {}
+        for path in paths:
+            try:  # a symlink leading out of the vault: no note (the scan skips it)
+                fs.path(path)
+                now = fs.stat(path)
+            except (UnsafePath, OSError):
+                now = None
+            if now is not None:
+                seen[path] = now
+        known = store.known(list(seen))
+        missed = [p for p in seen if p not in known]
+        changed = _changed(fs, known, seen, [p for p in seen if p in known], True)
+        kept = set(missed) | set(changed)
+        with self._lock:  # the index holds them as here, or gone here: forgotten
+            for path in paths:
+                if path not in kept:
+                    self._paths.pop(path, None)
+        if not kept:
+            return None
+        said = lacking(sorted(missed), sorted(changed), store.writer())
+        if said != self._said:
+            log.warning(said)
+            self._said = said
+        return said
+
+
+def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float] | None) -> str:
+    """The note: which notes the index lacks or holds older, and what brings them there."""
+    lacks = [
+        f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:NAMED])}"
+        + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
+        + ")"
+        for what, paths in (
+            ("of this copy", missed),
+            ("changed here (it holds an older copy)", changed),
+        )
+        if paths
+    ]
+    them, has = ("it", "has it") if len(missed) + len(changed) == 1 else ("them", "has them")
+    who = (
+        f"its writer ({writer[0]}) indexes {them} once its copy {has}"
+        if writer is not None
+        else f"no writer runs now; `memvault up` on the writer's machine indexes {them} once "
+        f"its copy {has}"
+    )
+    return (
+        f"this answer is from the team's index, which lacks {' and '.join(lacks)}: {who} "
+        "(git: commit and push here, pull there)"
+    )
+
+
+__all__ = ["ChangedHere", "lacking"]
