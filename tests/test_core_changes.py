@@ -14,6 +14,7 @@ from memvault.core.changes import (
     Known,
     Manifest,
     Seen,
+    as_indexed,
     diff,
     edited_moves,
     similarity,
@@ -311,3 +312,24 @@ def test_the_changes_from_a_manifest_are_those_from_its_dict(
     assert to_hash(manifest, seen) == to_hash(known, seen)
     hashes = {p: f"h{seen[p].size}" for p in to_hash(known, seen)}
     assert diff(manifest, seen, hashes) == diff(known, seen, hashes)
+
+
+@pytest.mark.parametrize(
+    ("seen", "known", "keyed"),
+    [
+        # a rename of case alone: the index's spelling (git's) for the file here
+        (["people/ana.md", "b.md"], ["People/Ana.md", "b.md"], ["People/Ana.md", "b.md"]),
+        (["Café/Zoë.md"], ["café/zoë.md"], ["café/zoë.md"]),  # (NFC, any letters)
+        (["people/ana.md"], ["People/Ana.md", "people/ana.md"], ["people/ana.md"]),  # as spelt
+        (["people/ana.md"], ["People/Bob.md"], ["people/ana.md"]),  # another note
+        # two of one key (ext4's twins, copied): which is which is not guessed
+        (["a/X.md", "a/x.md"], ["A/x.md"], ["a/X.md", "a/x.md"]),
+        (["a/x.md"], ["A/x.md", "A/X.md"], ["a/x.md"]),
+    ],
+)
+def test_as_indexed_keys_a_file_as_the_index_spells_it_in_another_case(
+    seen: list[str], known: list[str], keyed: list[str]
+) -> None:
+    got = as_indexed({p: Seen(i, i) for i, p in enumerate(seen)}, known)
+    assert sorted(got) == sorted(keyed)
+    assert sorted(s.size for s in got.values()) == list(range(len(seen)))  # each file once

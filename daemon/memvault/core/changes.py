@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.wikilinks import key
+
 
 @dataclass(frozen=True, slots=True)
 class Known:
@@ -119,6 +121,31 @@ def to_hash(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
     if not known.keys() <= seen.keys():  # a known path is gone
         return out
     return [p for p in out if p in known]
+
+
+def as_indexed(seen: Mapping[str, Seen], known: Collection[str]) -> dict[str, Seen]:
+    """``seen`` (a scan of a disk that folds case) with each path the index lacks, when it
+    holds a path missing here that differs from it only in case (``wikilinks.key``),
+    keyed as the index spells it: on such a disk ``People/Ana.md`` opens
+    ``people/ana.md``, and a clone's rename of case alone (Obsidian on a Mac; git there,
+    ``core.ignorecase``, keeps the old case and carries nothing) is the same note for a
+    reader of a team's index, which its writer keeps under git's spelling. Each path
+    of the index is given one file at most; two of one key are left as they are."""
+    gone: dict[str, list[str]] = {}
+    for path in known:
+        if path not in seen:
+            gone.setdefault(key(path), []).append(path)
+    if not gone:
+        return dict(seen)
+    new: dict[str, list[str]] = {}
+    for path in seen:
+        if path not in known and key(path) in gone:
+            new.setdefault(key(path), []).append(path)
+    out = dict(seen)
+    for k, paths in new.items():
+        if len(paths) == 1 and len(gone[k]) == 1:
+            out[gone[k][0]] = out.pop(paths[0])
+    return out
 
 
 def unlisted_kept(

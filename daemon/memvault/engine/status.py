@@ -24,7 +24,7 @@ from typing import Any
 
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md, memory_order, memory_own
-from memvault.core.changes import Known, Seen, suspects
+from memvault.core.changes import Known, Seen, as_indexed, suspects
 from memvault.core.conflicts import is_conflict_warning, left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
@@ -226,6 +226,8 @@ def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list
     known = store.manifest()
     seen = scan.notes
     ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
+    if ends and fs.folds:  # nor is a Mac's rename of case alone, which git does not carry
+        seen = as_indexed(seen, known)
     return _changed(fs, known, seen, suspects(known, seen), ends) + sorted(set(known) - set(seen))
 
 

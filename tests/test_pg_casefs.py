@@ -1,0 +1,85 @@
+"""A team's clone on a disk that folds case (docs/TEAM.md): the writer on Linux indexed
+``People/Ana.md``; a colleague on a Mac renamed it ``people/ana.md`` in Obsidian, a
+rename of case alone, which git there (``core.ignorecase``) does not see, commits and
+pushes nothing of: the team's index keeps git's spelling, and the clone's file is the
+same note. A real exFAT disk through FUSE (tests/casefs.py), a real server (pgserver),
+real git with a remote, the Python API."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import make_vault, note, open_vault, write
+
+ANA = "People/Ana.md"  # as the writer's clone (ext4) and git spell it
+HERE = "people/ana.md"  # as the Mac's Obsidian renamed it
+
+
+def _git(root: Path, *args: str) -> str:
+    done = subprocess.run(
+        ["git", "-C", str(root), "-c", "user.email=t@x", "-c", "user.name=t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return done.stdout
+
+
+@pytest.fixture
+def clone(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The writer's clone on ext4 indexed People/ (its daemon stopped since); a clone of
+    it on the exFAT disk whose People/Ana.md was renamed people/ana.md there."""
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    a = make_vault(tmp_path / "build-01", "team")
+    os.rename(a / "people", a / "People")
+    write(a, ANA, note("Ana Quill", body="Ana tunes the quill harpsichord every spring."))
+    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
+    _git(a, "init", "-q", "-b", "main")
+    _git(a, "add", "-A")
+    _git(a, "commit", "-qm", "the vault")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
+    with open_vault(a) as writer:
+        writer.sync()
+        assert ANA in writer.engine.store.manifest()
+    b = place / "team"
+    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
+    os.rename(b / "People", b / "people")  # Obsidian's rename: the folder, then the note
+    os.rename(b / "people" / "Ana.md", b / HERE)
+    assert "ana.md" in os.listdir(b / "people")
+    assert _git(b, "config", "core.ignorecase").strip() == "true"
+    assert _git(b, "status", "--porcelain") == ""  # git sees nothing to carry
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "mac-02")
+    return b
+
+
+def test_a_clone_renamed_in_case_only_is_not_said_to_lack_the_note(clone: Path) -> None:
+    """No writer runs: the search named people/ana.md as a note of this copy the index
+    lacks, which `memvault up` on the writer's machine would never index (git brings it
+    nothing), and status counted 2 notes differing from the index (the same one)."""
+    with open_vault(clone, mode="query") as reader:
+        assert reader.engine.read_only
+        hits = reader.search("quill harpsichord", k=3)
+        assert reader.stale is None, reader.stale
+        assert (hits[0].path, hits[0].this_copy) == (ANA, "")
+        assert reader.status()["index"]["pending_count"] == 0
+
+
+def test_an_edit_of_a_note_renamed_in_case_only_is_named_as_git_spells_it(clone: Path) -> None:
+    """Edited here: the note the index holds older, under the index's (git's) name, not a
+    note it lacks."""
+    text = (clone / HERE).read_text(encoding="utf-8")
+    (clone / HERE).write_text(text + "\nShe moved to Lyon.\n", encoding="utf-8")
+    assert _git(clone, "status", "--porcelain").strip() == f"M {ANA}"
+    with open_vault(clone, mode="query") as reader:
+        reader.search("quill harpsichord", k=3)
+        assert reader.stale is not None
+        assert f"which lacks 1 note changed here ({ANA})" in reader.stale, reader.stale
+        assert "of this copy" not in reader.stale
+        assert reader.status()["index"]["pending_count"] == 1
