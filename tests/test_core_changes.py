@@ -15,6 +15,7 @@ from memvault.core.changes import (
     Manifest,
     Seen,
     as_indexed,
+    case_pairs,
     diff,
     edited_moves,
     similarity,
@@ -315,21 +316,23 @@ def test_the_changes_from_a_manifest_are_those_from_its_dict(
 
 
 @pytest.mark.parametrize(
-    ("seen", "known", "keyed"),
+    ("seen", "known", "pairs"),
     [
-        # a rename of case alone: the index's spelling (git's) for the file here
-        (["people/ana.md", "b.md"], ["People/Ana.md", "b.md"], ["People/Ana.md", "b.md"]),
-        (["Café/Zoë.md"], ["café/zoë.md"], ["café/zoë.md"]),  # (NFC, any letters)
-        (["people/ana.md"], ["People/Ana.md", "people/ana.md"], ["people/ana.md"]),  # as spelt
-        (["people/ana.md"], ["People/Bob.md"], ["people/ana.md"]),  # another note
-        # two of one key (ext4's twins, copied): which is which is not guessed
-        (["a/X.md", "a/x.md"], ["A/x.md"], ["a/X.md", "a/x.md"]),
-        (["a/x.md"], ["A/x.md", "A/X.md"], ["a/x.md"]),
+        # a rename of case alone: the index's path -> the file here
+        (["people/ana.md", "b.md"], ["People/Ana.md", "b.md"], {"People/Ana.md": "people/ana.md"}),
+        (["Café/Zoë.md"], ["café/zoë.md"], {"café/zoë.md": "Café/Zoë.md"}),  # any letters
+        (["people/ana.md"], ["People/Ana.md", "people/ana.md"], {}),  # there as spelt
+        (["people/ana.md"], ["People/Bob.md"], {}),  # another note
+        # two of one key (ext4's twins): which is which is not guessed
+        (["a/X.md", "a/x.md"], ["A/x.md"], {}),
+        (["a/x.md"], ["A/x.md", "A/X.md"], {}),
     ],
 )
-def test_as_indexed_keys_a_file_as_the_index_spells_it_in_another_case(
-    seen: list[str], known: list[str], keyed: list[str]
+def test_case_pairs_finds_the_index_s_notes_here_in_another_case(
+    seen: list[str], known: list[str], pairs: dict[str, str]
 ) -> None:
-    got = as_indexed({p: Seen(i, i) for i, p in enumerate(seen)}, known)
-    assert sorted(got) == sorted(keyed)
-    assert sorted(s.size for s in got.values()) == list(range(len(seen)))  # each file once
+    assert case_pairs(seen, known) == pairs
+    files = {p: Seen(i, i) for i, p in enumerate(seen)}
+    keyed = as_indexed(files, pairs)
+    assert {p: keyed[p] for p in pairs} == {p: files[h] for p, h in pairs.items()}
+    assert len(keyed) == len(files)

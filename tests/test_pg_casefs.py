@@ -83,3 +83,40 @@ def test_an_edit_of_a_note_renamed_in_case_only_is_named_as_git_spells_it(clone:
         assert f"which lacks 1 note changed here ({ANA})" in reader.stale, reader.stale
         assert "of this copy" not in reader.stale
         assert reader.status()["index"]["pending_count"] == 1
+
+
+def test_a_writer_on_a_mac_s_disk_leaves_linux_readers_their_notes(
+    clone: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Mac's clone writes the index (no writer ran): its sync follows the rename of
+    case, so the index says people/ana.md where git and every Linux copy say
+    People/Ana.md. A Linux reader's hits were "not in this copy of the vault ... git
+    pull", its `get` of the hit said "no note ... pull, then get it again", and its
+    search named People/Ana.md as a note the index lacks: git pull brings nothing."""
+    with open_vault(clone) as writer:
+        moved = writer.sync().moved
+        assert (ANA, HERE) in moved
+    _git(clone, "commit", "-qam", "MEMORY.md as the writer here wrote it")
+    _git(clone, "push", "-q", "origin", "main")
+    linux = tmp_path / "build-01" / "team"
+    _git(linux, "pull", "-q", str(tmp_path / "remote.git"), "main")
+    assert (linux / ANA).is_file() and not (linux / HERE).exists()
+    monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
+    with open_vault(linux, mode="query") as reader:
+        hits = reader.search("quill harpsichord", k=3)
+        assert (hits[0].path, hits[0].this_copy) == (HERE, "")
+        assert reader.stale is None, reader.stale
+        context = reader.context("quill harpsichord")
+        assert "[[people/ana]]" in context.text
+        assert "not in this copy" not in context.text
+        got = reader.get(HERE)
+        assert (got.path, "every spring" in got.text) == (ANA, True)
+        assert reader.get("people/ana").path == ANA  # as MEMORY.md's link names it
+        assert reader.status()["index"]["pending_count"] == 0
+        # an edit here is the index's note changed here, under the index's name
+        (linux / ANA).write_text(got.text + "\nShe moved to Lyon.\n", encoding="utf-8")
+        assert reader.search("quill harpsichord", k=3)[0].this_copy == "differs"
+    with open_vault(linux, mode="query") as reader:
+        reader.search("quill harpsichord", k=3)
+        assert reader.stale is not None
+        assert f"which lacks 1 note changed here ({HERE})" in reader.stale, reader.stale

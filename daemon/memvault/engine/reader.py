@@ -45,7 +45,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
-from memvault.engine.this_copy import marked
+from memvault.engine.this_copy import in_another_case, marked, not_pulled
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -413,7 +413,9 @@ class Reader(Lane):
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
         except NoteNotFound:
-            _not_pulled(self, path)
+            if (here := in_another_case(self, path)) is not None:  # a team's reader
+                return self._get(here[0], lines, heading or here[1])
+            not_pulled(self, path)
             raise
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
@@ -572,20 +574,4 @@ def _hit(
         pending=pending,
         copies=kept.copies,
         copy_paths=tuple(kept.copy_paths),
-    )
-
-
-def _not_pulled(reader: Reader, path: str) -> None:
-    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
-    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
-    if reader.config.index.store != "postgres" or not getattr(reader.store, "read_only", False):
-        return
-    linked = reader.catalogue.linked(path)
-    key = linked[0] if linked else normalize_rel(path)
-    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
-        return
-    raise NoteNotFound(
-        f"no note at {key} in this copy of the vault, but the shared index has it: its "
-        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
-        "pull, then get it again"
     )

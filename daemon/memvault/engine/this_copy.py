@@ -22,6 +22,7 @@ from memvault.core.text import NotText, sha256_bytes
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import NoteRow
 from memvault.vault.files import VaultFS
+from memvault.vault.paths import case_spelling, normalize_rel
 
 MISSING = "missing"  # this copy of the vault has no file at the note's path
 DIFFERS = "differs"  # its file is not the bytes the index read
@@ -41,14 +42,23 @@ def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> di
         row = rows.get(path)
         if row is None:
             continue
+        file = path
         try:
             digest = fs.read(path, cap=0).sha256
         except (NoteNotFound, FileNotFoundError, NotADirectoryError):
-            out[path] = MISSING
-            continue
+            # here in another case alone: a rename of case git never carried (a writer on
+            # a Mac's disk keeps people/ana.md, git and this copy People/Ana.md)
+            file = case_spelling(str(fs.root), path) or ""
+            try:
+                digest = fs.read(file, cap=0).sha256 if file else ""
+            except (OSError, NotText, UnsafePath, NoteNotFound):
+                digest = ""
+            if not digest:
+                out[path] = MISSING
+                continue
         except (OSError, NotText, UnsafePath):
             continue
-        if row.sha256 and digest != row.sha256 and not same_but_line_ends(fs, path, row.sha256):
+        if row.sha256 and digest != row.sha256 and not same_but_line_ends(fs, file, row.sha256):
             out[path] = DIFFERS
     return out
 
@@ -64,6 +74,39 @@ def same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
         return False
     lf = data.replace(b"\r\n", b"\n")
     return indexed in (sha256_bytes(lf), sha256_bytes(lf.replace(b"\n", b"\r\n")))
+
+
+def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
+    """The file of this copy that a reader of a team's index reads for ``path``, a note
+    of the index not here as spelt but in another case alone (``People/Ana.md`` here,
+    ``people/ana.md`` indexed by a writer on a Mac's disk, where a rename of case is one
+    git never sees), and the section ``path`` names; None when it is not so."""
+    if not shared_reader(reader.config, reader.store):
+        return None
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return None
+    spelt = case_spelling(str(reader.fs.root), key)
+    if spelt is None or not reader.fs.path(spelt).is_file():
+        return None
+    return spelt, linked[1] if linked else None
+
+
+def not_pulled(reader: Any, path: str) -> None:
+    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
+    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
+    if not shared_reader(reader.config, reader.store):
+        return
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return
+    raise NoteNotFound(
+        f"no note at {key} in this copy of the vault, but the shared index has it: its "
+        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
+        "pull, then get it again"
+    )
 
 
 T = TypeVar("T")
@@ -85,4 +128,12 @@ def marked(reader: Any, items: Sequence[T]) -> list[T]:
     ]
 
 
-__all__ = ["DIFFERS", "MISSING", "marked", "shared_reader", "states"]
+__all__ = [
+    "DIFFERS",
+    "MISSING",
+    "in_another_case",
+    "marked",
+    "not_pulled",
+    "shared_reader",
+    "states",
+]
