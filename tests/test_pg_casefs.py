@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from helpers import make_vault, note, open_vault, write
+from helpers import DaemonProcess, eventually, make_vault, note, open_vault, write
+from memvault.api import Vault
 
 ANA = "People/Ana.md"  # as the writer's clone (ext4) and git spell it
 HERE = "people/ana.md"  # as the Mac's Obsidian renamed it
@@ -33,6 +34,16 @@ def _git(root: Path, *args: str) -> str:
 def clone(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The writer's clone on ext4 indexed People/ (its daemon stopped since); a clone of
     it on the exFAT disk whose People/Ana.md was renamed people/ana.md there."""
+    b = _clones(tmp_path, place, pg_dsn, monkeypatch)
+    os.rename(b / "People", b / "people")  # Obsidian's rename: the folder, then the note
+    os.rename(b / "people" / "Ana.md", b / HERE)
+    assert "ana.md" in os.listdir(b / "people")
+    assert _git(b, "status", "--porcelain") == ""  # git sees nothing to carry
+    return b
+
+
+def _clones(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """build-01's clone (ext4) and its index; the Mac's clone of it (exFAT)."""
     monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
     monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
     a = make_vault(tmp_path / "build-01", "team")
@@ -50,11 +61,7 @@ def clone(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPa
         assert ANA in writer.engine.store.manifest()
     b = place / "team"
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
-    os.rename(b / "People", b / "people")  # Obsidian's rename: the folder, then the note
-    os.rename(b / "people" / "Ana.md", b / HERE)
-    assert "ana.md" in os.listdir(b / "people")
     assert _git(b, "config", "core.ignorecase").strip() == "true"
-    assert _git(b, "status", "--porcelain") == ""  # git sees nothing to carry
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "mac-02")
     return b
 
@@ -120,3 +127,52 @@ def test_a_writer_on_a_mac_s_disk_leaves_linux_readers_their_notes(
         reader.search("quill harpsichord", k=3)
         assert reader.stale is not None
         assert f"which lacks 1 note changed here ({HERE})" in reader.stale, reader.stale
+
+
+def test_a_reader_daemon_does_not_name_a_note_renamed_in_case_only_as_one_the_index_lacks(
+    tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer's daemon runs on build-01; the Mac's reader daemon watches its clone
+    (polling: FUSE gives no inotify; a Mac's watcher is native) as Obsidian renames two
+    notes in case only and the person edits one. Its searches said the index lacks 2
+    notes of this copy (the new names): git carries neither rename, so no writer would
+    ever index them; the edit is the index's People/Ana.md changed here."""
+    b = _clones(tmp_path, place, pg_dsn, monkeypatch)
+    a = tmp_path / "build-01" / "team"
+    settings = {k: os.environ[k] for k in ("MEMVAULT_INDEX_STORE", "MEMVAULT_INDEX_DSN")}
+    settings["MEMVAULT_INDEX_SCHEMA"] = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="build-01")
+    reader = None
+    try:
+        writer.ready(answering=True)
+        reader = DaemonProcess(
+            tmp_path,
+            b,
+            "up",
+            str(b),
+            **settings,
+            MEMVAULT_HOSTNAME="mac-02",
+            MEMVAULT_DAEMON_OBSERVER="polling",
+        )
+        reader.ready(answering=True)
+        assert "read-only: this is a reader of the index" in reader.stderr
+        os.rename(b / "People" / "sarah-chen.md", b / "People" / "Sarah-Chen.md")
+        os.rename(b / ANA, b / "People" / "ana.md")
+        with (b / "People" / "ana.md").open("a", encoding="utf-8") as fh:
+            fh.write("\nShe moved to Lyon.\n")
+
+        def said() -> str | None:
+            with Vault.open(b, mode="query") as v:
+                assert v.daemon is not None  # through the reader daemon
+                v.search("quill harpsichord", k=3)
+                return v.stale
+
+        eventually(lambda: said() is not None, 30, "the reader daemon's note")
+        stale = said()
+        assert stale is not None
+        assert f"which lacks 1 note changed here (it holds an older copy) ({ANA})" in stale, stale
+        assert "of this copy" not in stale, stale
+    finally:
+        if reader is not None:
+            reader.stop()
+        writer.stop()
