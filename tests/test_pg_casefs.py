@@ -76,6 +76,8 @@ def test_a_clone_renamed_in_case_only_is_not_said_to_lack_the_note(clone: Path) 
         assert reader.stale is None, reader.stale
         assert (hits[0].path, hits[0].this_copy) == (ANA, "")
         assert reader.status()["index"]["pending_count"] == 0
+        got = reader.get(ANA)  # the hit, read here: the index's title (it said "ana")
+        assert (got.path, got.title) == (HERE, "Ana Quill")
 
 
 def test_an_edit_of_a_note_renamed_in_case_only_is_named_as_git_spells_it(clone: Path) -> None:
@@ -117,7 +119,7 @@ def test_a_writer_on_a_mac_s_disk_leaves_linux_readers_their_notes(
         assert "[[people/ana]]" in context.text
         assert "not in this copy" not in context.text
         got = reader.get(HERE)
-        assert (got.path, "every spring" in got.text) == (ANA, True)
+        assert (got.path, got.title, "every spring" in got.text) == (ANA, "Ana Quill", True)
         assert reader.get("people/ana").path == ANA  # as MEMORY.md's link names it
         assert reader.status()["index"]["pending_count"] == 0
         # an edit here is the index's note changed here, under the index's name

@@ -45,7 +45,12 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
-from memvault.engine.this_copy import in_another_case, marked, not_pulled
+from memvault.engine.this_copy import (
+    in_another_case,
+    indexed_in_another_case,
+    marked,
+    not_pulled,
+)
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -436,6 +441,7 @@ class Reader(Lane):
         key = normalize_rel(rel)  # the index's row, when it is this very file's
         same = key == rel or self.fs.path(key) == self.fs.path(rel)
         row = self.catalogue.note(key) if same else None
+        row = row or indexed_in_another_case(self, key, result.sha256)  # a team's clone
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memvault.core.text import NotText, sha256_bytes
-from memvault.errors import NoteNotFound, UnsafePath
+from memvault.core.wikilinks import key
+from memvault.errors import MemvaultError, NoteNotFound, UnsafePath
 from memvault.index.rows import NoteRow
 from memvault.vault.files import VaultFS
 from memvault.vault.paths import case_spelling, normalize_rel
@@ -93,6 +94,23 @@ def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
     return spelt, linked[1] if linked else None
 
 
+def indexed_in_another_case(reader: Any, path: str, sha256: str) -> NoteRow | None:
+    """The index's row of this copy's file ``path`` (its bytes ``sha256``), which a reader
+    of a team's index holds under another case alone (its title: ``get`` gave a clone's
+    ``people/ana.md`` the title ``ana``, the index's ``People/Ana.md`` being "Ana
+    Quill"); None when it holds none, or another text there."""
+    if not shared_reader(reader.config, reader.store):
+        return None
+    try:
+        found = reader.catalogue.linked(path)
+    except MemvaultError:  # a name several notes have: none is guessed
+        return None
+    if not found or found[0] == path or key(found[0]) != key(path):
+        return None
+    row: NoteRow | None = reader.catalogue.note(found[0])
+    return row if row is not None and row.sha256 == sha256 else None
+
+
 def not_pulled(reader: Any, path: str) -> None:
     """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
     this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
@@ -132,6 +150,7 @@ __all__ = [
     "DIFFERS",
     "MISSING",
     "in_another_case",
+    "indexed_in_another_case",
     "marked",
     "not_pulled",
     "shared_reader",
