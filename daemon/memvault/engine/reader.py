@@ -45,12 +45,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
-from memvault.engine.this_copy import (
-    in_another_case,
-    indexed_in_another_case,
-    marked,
-    not_pulled,
-)
+from memvault.engine.this_copy import elsewhere, marked, row_of
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -417,11 +412,8 @@ class Reader(Lane):
             raise NoteNotFound(
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
-        except NoteNotFound:
-            if (here := in_another_case(self, path)) is not None:  # a team's reader
-                return self._get(here[0], lines, heading or here[1])
-            not_pulled(self, path)
-            raise
+        except NoteNotFound as missing:  # a team's reader: here in another case, or not pulled
+            return self._get(*elsewhere(self, path, lines, heading, missing))
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
@@ -440,8 +432,7 @@ class Reader(Lane):
             all_lines.pop()
         key = normalize_rel(rel)  # the index's row, when it is this very file's
         same = key == rel or self.fs.path(key) == self.fs.path(rel)
-        row = self.catalogue.note(key) if same else None
-        row = row or indexed_in_another_case(self, key, result.sha256)  # a team's clone
+        row = row_of(self, key, same, result.sha256)  # (a team's: in another case, too)
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None

@@ -77,6 +77,28 @@ def same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
     return indexed in (sha256_bytes(lf), sha256_bytes(lf.replace(b"\n", b"\r\n")))
 
 
+def elsewhere(
+    reader: Any, path: str, lines: str | None, heading: str | None, missing: NoteNotFound
+) -> tuple[str, str | None, str | None]:
+    """What ``Reader.get`` reads for ``path``, not in this copy as spelt (``missing``):
+    on a reader of a team's index, the file here in another case alone
+    (``in_another_case``); else ``not_pulled`` says so, or ``missing`` is raised."""
+    if (here := in_another_case(reader, path)) is not None:
+        return here[0], lines, heading or here[1]
+    not_pulled(reader, path)
+    raise missing
+
+
+def row_of(reader: Any, path: str, same: bool, sha256: str) -> NoteRow | None:
+    """The index's row of this copy's file ``path`` for ``get`` (its title): its own when
+    ``same`` (``path`` is the very file), else on a reader of a team's index the one it
+    holds in another case alone (``indexed_in_another_case``)."""
+    if not same:
+        return None
+    row: NoteRow | None = reader.catalogue.note(path)
+    return row or indexed_in_another_case(reader, path, sha256)
+
+
 def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
     """The file of this copy that a reader of a team's index reads for ``path``, a note
     of the index not here as spelt but in another case alone (``People/Ana.md`` here,
@@ -149,10 +171,12 @@ def marked(reader: Any, items: Sequence[T]) -> list[T]:
 __all__ = [
     "DIFFERS",
     "MISSING",
+    "elsewhere",
     "in_another_case",
     "indexed_in_another_case",
     "marked",
     "not_pulled",
+    "row_of",
     "shared_reader",
     "states",
 ]
