@@ -15,7 +15,7 @@ line ends aside (a Windows copy's CRLF, git's ``core.autocrlf``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memvault.core.text import NotText, sha256_bytes
@@ -34,7 +34,12 @@ def shared_reader(config: Any, store: Any) -> bool:
     return config.index.store == "postgres" and bool(getattr(store, "read_only", False))
 
 
-def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> dict[str, str]:
+def states(
+    fs: VaultFS,
+    rows: Mapping[str, NoteRow],
+    paths: Iterable[str],
+    indexed: Callable[[str], bool] = lambda path: False,
+) -> dict[str, str]:
     """``MISSING`` or ``DIFFERS`` for each of ``paths`` that this copy lacks or holds
     otherwise than the index read it (its ``rows``); the others are left out (a file
     unreadable here too: nothing can be said of it)."""
@@ -48,8 +53,10 @@ def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> di
             digest = fs.read(path, cap=0).sha256
         except (NoteNotFound, FileNotFoundError, NotADirectoryError):
             # here in another case alone: a rename of case git never carried (a writer on
-            # a Mac's disk keeps people/ana.md, git and this copy People/Ana.md)
+            # a Mac's disk keeps people/ana.md, git and this copy People/Ana.md); not a
+            # note of the index itself (``indexed``: its twin in case on ext4)
             file = case_spelling(str(fs.root), path) or ""
+            file = "" if file and indexed(file) else file
             try:
                 digest = fs.read(file, cap=0).sha256 if file else ""
             except (OSError, NotText, UnsafePath, NoteNotFound):
@@ -111,8 +118,8 @@ def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
     if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
         return None
     spelt = case_spelling(str(reader.fs.root), key)
-    if spelt is None or not reader.fs.path(spelt).is_file():
-        return None
+    if spelt is None or not reader.fs.path(spelt).is_file() or _indexed(reader)(spelt):
+        return None  # (a note of the index itself: its twin in case on ext4, not pulled)
     return spelt, linked[1] if linked else None
 
 
@@ -149,6 +156,11 @@ def not_pulled(reader: Any, path: str) -> None:
     )
 
 
+def _indexed(reader: Any) -> Callable[[str], bool]:
+    """Whether a path is a note of the index as spelt."""
+    return lambda path: reader.catalogue.note(path) is not None
+
+
 T = TypeVar("T")
 
 
@@ -159,7 +171,7 @@ def marked(reader: Any, items: Sequence[T]) -> list[T]:
     if not items or not shared_reader(reader.config, reader.store):
         return list(items)
     paths = [getattr(i, "path") for i in items]  # noqa: B009 (any record with a path)
-    said = states(reader.fs, reader.catalogue.rows_of(paths), paths)
+    said = states(reader.fs, reader.catalogue.rows_of(paths), paths, _indexed(reader))
     if not said:
         return list(items)
     return [
