@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from helpers import make_vault, note, open_vault, write
+from memvault.engine.changed_here import ChangedHere
 from memvault.errors import NoteNotFound
 
 ANA = "People/Ana.md"  # a teammate's new note, indexed by the writer, not pulled here
@@ -64,3 +65,23 @@ def test_a_note_not_pulled_is_not_its_twin_in_another_case(behind: Path) -> None
             reader.get(ANA)
         got = reader.get(CAT)
         assert (got.path, got.title) == (CAT, "Ana the cat")
+
+
+def test_a_reader_daemon_names_a_new_note_beside_its_twin_in_case_as_one_the_index_lacks(
+    behind: Path,
+) -> None:
+    """On ext4 a note written beside one of another case alone is a new note: the
+    reader daemon's note named it as the index's people/sarah-chen.md "changed here"
+    (its text differs), or named nothing at all when it was a copy: the writer never
+    indexes it (no one commits it)."""
+    sarah = "people/sarah-chen.md"
+    write(behind, "people/Sarah-Chen.md", "Another Sarah Chen, new here: she runs the kiln.\n")
+    write(behind, "PEOPLE/sarah-chen.md", (behind / sarah).read_text(encoding="utf-8"))
+    with open_vault(behind, mode="query") as reader:
+        assert sarah in reader.engine.store.manifest()
+        changed = ChangedHere()
+        changed.noted(["people/Sarah-Chen.md", "PEOPLE/sarah-chen.md"])
+        said = changed.say(reader.engine)
+        assert said is not None
+        assert "lacks 2 notes of this copy (PEOPLE/sarah-chen.md, people/Sarah-Chen.md)" in said
+        assert "changed here" not in said, said

@@ -17,6 +17,7 @@ start).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -113,8 +114,24 @@ def in_another_case(engine: Any, paths: list[str]) -> dict[str, str]:
         except MemvaultError:  # a name several notes have: none is guessed
             continue
         if found and found[0] != path and key(found[0]) == key(path):
+            if not _one_file(engine.fs, found[0]):  # ext4: two notes, the new one here
+                continue
             out[found[0]] = path
     return out
+
+
+def _one_file(fs: Any, indexed: str) -> bool:
+    """Whether the index's ``indexed`` is not here as spelt (its folder's listing: a disk
+    that folds case opens a file under any case, and FUSE's exFAT gives each name an
+    inode of its own): on ext4 ``People/Ana.md`` beside ``people/ana.md`` is a note of
+    its own, even a copy of it."""
+    try:
+        there = fs.path(indexed)
+        return there.name not in os.listdir(there.parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return True  # its folder not here as spelt either
+    except (OSError, UnsafePath):
+        return False
 
 
 def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float] | None) -> str:
