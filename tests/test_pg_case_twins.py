@@ -85,3 +85,16 @@ def test_a_reader_daemon_names_a_new_note_beside_its_twin_in_case_as_one_the_ind
         assert said is not None
         assert "lacks 2 notes of this copy (PEOPLE/sarah-chen.md, people/Sarah-Chen.md)" in said
         assert "changed here" not in said, said
+
+
+def test_a_note_here_in_another_case_that_is_not_text_is_said_so(behind: Path) -> None:
+    """`get` of the index's name read the file here in another case alone, and one not
+    UTF-8 (a Windows editor's Latin-1) raised Python's own ValueError, not the note
+    memvault gives for any file not text."""
+    (behind / CAT).rename(behind / "people" / "ANA.md")  # renamed in case here
+    (behind / "people" / "ANA.md").write_bytes("Ana, la chatte de Zoé.\n".encode("latin-1"))
+    with (
+        open_vault(behind, mode="query") as reader,
+        pytest.raises(NoteNotFound, match=r"people/ana\.md is not a text note"),
+    ):
+        reader.get(CAT)

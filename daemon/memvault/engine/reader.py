@@ -407,13 +407,14 @@ class Reader(Lane):
         A file there that is not text (NUL bytes, not UTF-8) is no note: NoteNotFound
         saying so, as for a folder (the path was fine: not a usage error)."""
         try:
-            return self._get(path, lines, heading)
-        except NotText as exc:
+            try:
+                return self._get(path, lines, heading)
+            except NoteNotFound as missing:  # a team's reader: in another case, or not pulled
+                return self._get(*elsewhere(self, path, lines, heading, missing))
+        except NotText as exc:  # (the file here in another case, too)
             raise NoteNotFound(
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
-        except NoteNotFound as missing:  # a team's reader: here in another case, or not pulled
-            return self._get(*elsewhere(self, path, lines, heading, missing))
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
