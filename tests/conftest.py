@@ -11,6 +11,8 @@ from typing import Any
 
 import pytest
 
+from casefs import casefs, place  # noqa: F401 (fixtures: a disk that folds case)
+
 # Threads that libraries keep for the life of the process (torch, asyncio pools).
 _LIBRARY_THREADS = ("ThreadPoolExecutor", "asyncio_", "AnyIO", "Dummy-", "pydevd")
 

@@ -14,6 +14,8 @@ from memvault.core.changes import (
     Known,
     Manifest,
     Seen,
+    as_indexed,
+    case_pairs,
     diff,
     edited_moves,
     similarity,
@@ -311,3 +313,26 @@ def test_the_changes_from_a_manifest_are_those_from_its_dict(
     assert to_hash(manifest, seen) == to_hash(known, seen)
     hashes = {p: f"h{seen[p].size}" for p in to_hash(known, seen)}
     assert diff(manifest, seen, hashes) == diff(known, seen, hashes)
+
+
+@pytest.mark.parametrize(
+    ("seen", "known", "pairs"),
+    [
+        # a rename of case alone: the index's path -> the file here
+        (["people/ana.md", "b.md"], ["People/Ana.md", "b.md"], {"People/Ana.md": "people/ana.md"}),
+        (["Café/Zoë.md"], ["café/zoë.md"], {"café/zoë.md": "Café/Zoë.md"}),  # any letters
+        (["people/ana.md"], ["People/Ana.md", "people/ana.md"], {}),  # there as spelt
+        (["people/ana.md"], ["People/Bob.md"], {}),  # another note
+        # two of one key (ext4's twins): which is which is not guessed
+        (["a/X.md", "a/x.md"], ["A/x.md"], {}),
+        (["a/x.md"], ["A/x.md", "A/X.md"], {}),
+    ],
+)
+def test_case_pairs_finds_the_index_s_notes_here_in_another_case(
+    seen: list[str], known: list[str], pairs: dict[str, str]
+) -> None:
+    assert case_pairs(seen, known) == pairs
+    files = {p: Seen(i, i) for i, p in enumerate(seen)}
+    keyed = as_indexed(files, pairs)
+    assert {p: keyed[p] for p in pairs} == {p: files[h] for p, h in pairs.items()}
+    assert len(keyed) == len(files)

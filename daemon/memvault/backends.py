@@ -516,6 +516,7 @@ def say_unkept(engine: Engine) -> str | None:
     writer's host is in meta ``vault_commit``); nothing when none, or while a writer runs. It said nothing: a
     note just written was missing from the answer, where the same search on a vault of
     its own syncs first (a field test, stop 56); a note edited there too (a review)."""
+    from memvault.core.changes import as_indexed, case_pairs
     from memvault.engine.clone_guard import last_writer
     from memvault.engine.status import changed_here
     from memvault.index.pg_conn import host_name
@@ -524,8 +525,10 @@ def say_unkept(engine: Engine) -> str | None:
     if who is None or who() is not None:  # SQLite's index, or a writer keeps it
         return None
     known, seen = engine.store.manifest(), engine.fs.scan().notes
+    here = case_pairs(seen, known)  # People/Ana.md indexed, people/ana.md here: one note
+    seen = as_indexed(seen, here)
     missed = sorted(set(seen) - set(known))
-    changed = changed_here(engine.config, engine.fs, engine.store, known, seen, CHANGED_READ)
+    changed = changed_here(engine.config, engine.fs, engine.store, known, seen, CHANGED_READ, here)
     lacks = [
         f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:MISSED_NAMED])}"
         + (f" and {len(paths) - MISSED_NAMED} more" if len(paths) > MISSED_NAMED else "")

@@ -21,6 +21,8 @@ from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, KeysView, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.wikilinks import key
+
 
 @dataclass(frozen=True, slots=True)
 class Known:
@@ -119,6 +121,37 @@ def to_hash(known: Mapping[str, Known], seen: Mapping[str, Seen]) -> list[str]:
     if not known.keys() <= seen.keys():  # a known path is gone
         return out
     return [p for p in out if p in known]
+
+
+def case_pairs(seen: Collection[str], known: Collection[str]) -> dict[str, str]:
+    """Each path of the index missing here (``known`` not in ``seen``) whose note is here
+    in another case alone (``wikilinks.key``): index path -> path here. A team's reader
+    takes it for the index's note: a rename of case alone on a disk that folds case
+    (Obsidian on a Mac) is one git there (``core.ignorecase``) never sees nor carries,
+    so a writer on such a disk keeps ``people/ana.md`` where git and every other clone
+    keep ``People/Ana.md``, and the other way round. One file for each path at most:
+    two of one key (twins on ext4) are left as they are."""
+    gone: dict[str, list[str]] = {}
+    for path in known:
+        if path not in seen:
+            gone.setdefault(key(path), []).append(path)
+    if not gone:
+        return {}
+    new: dict[str, list[str]] = {}
+    for path in seen:
+        if path not in known and key(path) in gone:
+            new.setdefault(key(path), []).append(path)
+    return {
+        gone[k][0]: paths[0] for k, paths in new.items() if len(paths) == 1 and len(gone[k]) == 1
+    }
+
+
+def as_indexed(seen: Mapping[str, Seen], pairs: Mapping[str, str]) -> dict[str, Seen]:
+    """``seen`` with each file of ``case_pairs`` keyed as the index spells it."""
+    out = dict(seen)
+    for indexed, here in pairs.items():
+        out[indexed] = out.pop(here)
+    return out
 
 
 def unlisted_kept(

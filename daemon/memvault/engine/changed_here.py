@@ -17,14 +17,16 @@ start).
 from __future__ import annotations
 
 import logging
+import os
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.core.results import SyncReport
+from memvault.core.wikilinks import key
 from memvault.engine.status import _changed
-from memvault.errors import UnsafePath
+from memvault.errors import MemvaultError, UnsafePath
 from memvault.vault.paths import is_note
 
 log = logging.getLogger("memvault")
@@ -79,9 +81,14 @@ class ChangedHere:
             if now is not None:
                 seen[path] = now
         known = store.known(list(seen))
+        here = in_another_case(engine, [p for p in seen if p not in known])
+        if here:  # the index's note, here in another case alone: as the index names it
+            known = {**known, **store.known(list(here))}
+            indexed = {h: i for i, h in here.items()}
+            seen = {indexed.get(p, p): now for p, now in seen.items()}
         missed = [p for p in seen if p not in known]
-        changed = _changed(fs, known, seen, [p for p in seen if p in known], True)
-        kept = set(missed) | set(changed)
+        changed = _changed(fs, known, seen, [p for p in seen if p in known], True, here)
+        kept = {here.get(p, p) for p in [*missed, *changed]}  # (as noted)
         with self._lock:  # the index holds them as here, or gone here: forgotten
             for path in paths:
                 if path not in kept:
@@ -93,6 +100,38 @@ class ChangedHere:
             log.warning(said)
             self._said = said
         return said
+
+
+def in_another_case(engine: Any, paths: list[str]) -> dict[str, str]:
+    """Of ``paths`` (notes here the index lacks as spelt), those it holds in another
+    case alone (``wikilinks.key``): index path -> path here. A rename of case alone on a
+    Mac's disk (Obsidian's; the watcher names the new name) is one git there never sees
+    nor carries: the writer keeps git's spelling, and the file here is that note."""
+    out: dict[str, str] = {}
+    for path in paths:
+        try:
+            found = engine.catalogue.linked(path)
+        except MemvaultError:  # a name several notes have: none is guessed
+            continue
+        if found and found[0] != path and key(found[0]) == key(path):
+            if not _one_file(engine.fs, found[0]):  # ext4: two notes, the new one here
+                continue
+            out[found[0]] = path
+    return out
+
+
+def _one_file(fs: Any, indexed: str) -> bool:
+    """Whether the index's ``indexed`` is not here as spelt (its folder's listing: a disk
+    that folds case opens a file under any case, and FUSE's exFAT gives each name an
+    inode of its own): on ext4 ``People/Ana.md`` beside ``people/ana.md`` is a note of
+    its own, even a copy of it."""
+    try:
+        there = fs.path(indexed)
+        return there.name not in os.listdir(there.parent)
+    except (FileNotFoundError, NotADirectoryError):
+        return True  # its folder not here as spelt either
+    except (OSError, UnsafePath):
+        return False
 
 
 def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float] | None) -> str:
@@ -120,4 +159,4 @@ def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float
     )
 
 
-__all__ = ["ChangedHere", "lacking"]
+__all__ = ["ChangedHere", "in_another_case", "lacking"]

@@ -45,7 +45,7 @@ from memvault.engine.long_notes import line_range as _line_range
 from memvault.engine.long_notes import past_cap
 from memvault.engine.long_notes import section as _section
 from memvault.engine.rare_lines import RareWord, rare_first, rare_word
-from memvault.engine.this_copy import marked
+from memvault.engine.this_copy import elsewhere, marked, row_of
 from memvault.errors import BadRequest, NoteNotFound
 from memvault.index.rows import ChunkRow, NoteRow
 from memvault.vault.files import normalize_rel
@@ -407,14 +407,14 @@ class Reader(Lane):
         A file there that is not text (NUL bytes, not UTF-8) is no note: NoteNotFound
         saying so, as for a folder (the path was fine: not a usage error)."""
         try:
-            return self._get(path, lines, heading)
-        except NotText as exc:
+            try:
+                return self._get(path, lines, heading)
+            except NoteNotFound as missing:  # a team's reader: in another case, or not pulled
+                return self._get(*elsewhere(self, path, lines, heading, missing))
+        except NotText as exc:  # (the file here in another case, too)
             raise NoteNotFound(
                 f"{path.strip('/')} is not a text note: {exc}; memvault reads notes as UTF-8 text"
             ) from None
-        except NoteNotFound:
-            _not_pulled(self, path)
-            raise
 
     def _get(self, path: str, lines: str | None, heading: str | None) -> NoteText:
         try:
@@ -433,7 +433,7 @@ class Reader(Lane):
             all_lines.pop()
         key = normalize_rel(rel)  # the index's row, when it is this very file's
         same = key == rel or self.fs.path(key) == self.fs.path(rel)
-        row = self.catalogue.note(key) if same else None
+        row = row_of(self, key, same, result.sha256)  # (a team's: in another case, too)
         title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
         start, end = 1, len(all_lines)
         found_heading = None
@@ -572,20 +572,4 @@ def _hit(
         pending=pending,
         copies=kept.copies,
         copy_paths=tuple(kept.copy_paths),
-    )
-
-
-def _not_pulled(reader: Reader, path: str) -> None:
-    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
-    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
-    if reader.config.index.store != "postgres" or not getattr(reader.store, "read_only", False):
-        return
-    linked = reader.catalogue.linked(path)
-    key = linked[0] if linked else normalize_rel(path)
-    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
-        return
-    raise NoteNotFound(
-        f"no note at {key} in this copy of the vault, but the shared index has it: its "
-        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
-        "pull, then get it again"
     )

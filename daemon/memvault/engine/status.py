@@ -24,7 +24,7 @@ from typing import Any
 
 from memvault.config import CONFIG_FILE, STATE_DIR, VaultConfig
 from memvault.core import memory_md, memory_order, memory_own
-from memvault.core.changes import Known, Seen, suspects
+from memvault.core.changes import Known, Seen, as_indexed, case_pairs, suspects
 from memvault.core.conflicts import is_conflict_warning, left_as_git_wrote_it
 from memvault.core.note_size import is_long, long_from
 from memvault.core.results import LinkProblem, Problem, SkippedFile, SyncReport
@@ -211,22 +211,26 @@ def changed_here(
     known: Mapping[str, Known],
     seen: dict[str, Seen],
     most: int,
+    here: Mapping[str, str] | None = None,
 ) -> list[str] | None:
     """Of the notes the index has, those whose files here differ from it (``_changed``:
     each one of another size or time read and hashed), when at most ``most`` differ by
     size or time; None past that, nothing read (a clone: every time git's, each note
-    would be read)."""
+    would be read). ``here``: as ``_changed`` takes it."""
     paths = [p for p in suspects(known, seen) if p in known]
     if len(paths) > most:
         return None
-    return _changed(fs, known, seen, paths, shared_reader(config, store))
+    return _changed(fs, known, seen, paths, shared_reader(config, store), here)
 
 
 def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list[str]:
     known = store.manifest()
     seen = scan.notes
     ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
-    return _changed(fs, known, seen, suspects(known, seen), ends) + sorted(set(known) - set(seen))
+    here = case_pairs(seen, known) if ends else {}  # nor a rename of case git never carries
+    seen = as_indexed(seen, here)
+    changed = _changed(fs, known, seen, suspects(known, seen), ends, here)
+    return changed + sorted(set(known) - set(seen))
 
 
 def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict[str, Any]:
@@ -258,6 +262,7 @@ def _changed(
     seen: dict[str, Seen],
     paths: list[str],
     line_ends: bool = False,
+    here: Mapping[str, str] | None = None,
 ) -> list[str]:
     """Of the notes whose size or time differ from the index's, those whose content does:
     a note of the same size is read and its hash compared. A reader's files come by git,
@@ -265,21 +270,23 @@ def _changed(
     hashes are remembered by file and stat, so a reader daemon's /status reads a note
     once, not at every call. ``line_ends``: a team's reader, where a note differing
     from the index's but for its line ends is the same note (``this_copy``: a Windows
-    writer's CRLF checkout), whatever its size."""
+    writer's CRLF checkout), whatever its size. ``here``: a path of the index -> its
+    file here, where the two differ in case alone (``changes.case_pairs``)."""
     out = []
     for path in paths:
         before, now = known.get(path), seen[path]
+        file = here.get(path, path) if here else path
         if before is None or not before.sha256 or (before.size != now.size and not line_ends):
             out.append(path)
             continue
-        memo = (str(fs.root), path, now.size, now.mtime_ns)
+        memo = (str(fs.root), file, now.size, now.mtime_ns)
         sha = _HASHED.get(memo)
         if sha is None:
-            sha = fs.hashes([path]).get(path, "")
+            sha = fs.hashes([file]).get(file, "")
             if len(_HASHED) >= HASHES_KEPT:
                 _HASHED.clear()
             _HASHED[memo] = sha
-        if sha != before.sha256 and not (line_ends and _alike(fs, path, memo, before.sha256)):
+        if sha != before.sha256 and not (line_ends and _alike(fs, file, memo, before.sha256)):
             out.append(path)
     return out
 

@@ -15,13 +15,15 @@ line ends aside (a Windows copy's CRLF, git's ``core.autocrlf``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from memvault.core.text import NotText, sha256_bytes
-from memvault.errors import NoteNotFound, UnsafePath
+from memvault.core.wikilinks import key
+from memvault.errors import MemvaultError, NoteNotFound, UnsafePath
 from memvault.index.rows import NoteRow
 from memvault.vault.files import VaultFS
+from memvault.vault.paths import case_spelling, normalize_rel
 
 MISSING = "missing"  # this copy of the vault has no file at the note's path
 DIFFERS = "differs"  # its file is not the bytes the index read
@@ -32,7 +34,12 @@ def shared_reader(config: Any, store: Any) -> bool:
     return config.index.store == "postgres" and bool(getattr(store, "read_only", False))
 
 
-def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> dict[str, str]:
+def states(
+    fs: VaultFS,
+    rows: Mapping[str, NoteRow],
+    paths: Iterable[str],
+    indexed: Callable[[str], bool] = lambda path: False,
+) -> dict[str, str]:
     """``MISSING`` or ``DIFFERS`` for each of ``paths`` that this copy lacks or holds
     otherwise than the index read it (its ``rows``); the others are left out (a file
     unreadable here too: nothing can be said of it)."""
@@ -41,14 +48,25 @@ def states(fs: VaultFS, rows: Mapping[str, NoteRow], paths: Iterable[str]) -> di
         row = rows.get(path)
         if row is None:
             continue
+        file = path
         try:
             digest = fs.read(path, cap=0).sha256
         except (NoteNotFound, FileNotFoundError, NotADirectoryError):
-            out[path] = MISSING
-            continue
+            # here in another case alone: a rename of case git never carried (a writer on
+            # a Mac's disk keeps people/ana.md, git and this copy People/Ana.md); not a
+            # note of the index itself (``indexed``: its twin in case on ext4)
+            file = case_spelling(str(fs.root), path) or ""
+            file = "" if file and indexed(file) else file
+            try:
+                digest = fs.read(file, cap=0).sha256 if file else ""
+            except (OSError, NotText, UnsafePath, NoteNotFound):
+                digest = ""
+            if not digest:
+                out[path] = MISSING
+                continue
         except (OSError, NotText, UnsafePath):
             continue
-        if row.sha256 and digest != row.sha256 and not same_but_line_ends(fs, path, row.sha256):
+        if row.sha256 and digest != row.sha256 and not same_but_line_ends(fs, file, row.sha256):
             out[path] = DIFFERS
     return out
 
@@ -66,6 +84,83 @@ def same_but_line_ends(fs: VaultFS, path: str, indexed: str) -> bool:
     return indexed in (sha256_bytes(lf), sha256_bytes(lf.replace(b"\n", b"\r\n")))
 
 
+def elsewhere(
+    reader: Any, path: str, lines: str | None, heading: str | None, missing: NoteNotFound
+) -> tuple[str, str | None, str | None]:
+    """What ``Reader.get`` reads for ``path``, not in this copy as spelt (``missing``):
+    on a reader of a team's index, the file here in another case alone
+    (``in_another_case``); else ``not_pulled`` says so, or ``missing`` is raised."""
+    if (here := in_another_case(reader, path)) is not None:
+        return here[0], lines, heading or here[1]
+    not_pulled(reader, path)
+    raise missing
+
+
+def row_of(reader: Any, path: str, same: bool, sha256: str) -> NoteRow | None:
+    """The index's row of this copy's file ``path`` for ``get`` (its title): its own when
+    ``same`` (``path`` is the very file), else on a reader of a team's index the one it
+    holds in another case alone (``indexed_in_another_case``)."""
+    if not same:
+        return None
+    row: NoteRow | None = reader.catalogue.note(path)
+    return row or indexed_in_another_case(reader, path, sha256)
+
+
+def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
+    """The file of this copy that a reader of a team's index reads for ``path``, a note
+    of the index not here as spelt but in another case alone (``People/Ana.md`` here,
+    ``people/ana.md`` indexed by a writer on a Mac's disk, where a rename of case is one
+    git never sees), and the section ``path`` names; None when it is not so."""
+    if not shared_reader(reader.config, reader.store):
+        return None
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return None
+    spelt = case_spelling(str(reader.fs.root), key)
+    if spelt is None or not reader.fs.path(spelt).is_file() or _indexed(reader)(spelt):
+        return None  # (a note of the index itself: its twin in case on ext4, not pulled)
+    return spelt, linked[1] if linked else None
+
+
+def indexed_in_another_case(reader: Any, path: str, sha256: str) -> NoteRow | None:
+    """The index's row of this copy's file ``path`` (its bytes ``sha256``), which a reader
+    of a team's index holds under another case alone (its title: ``get`` gave a clone's
+    ``people/ana.md`` the title ``ana``, the index's ``People/Ana.md`` being "Ana
+    Quill"); None when it holds none, or another text there."""
+    if not shared_reader(reader.config, reader.store):
+        return None
+    try:
+        found = reader.catalogue.linked(path)
+    except MemvaultError:  # a name several notes have: none is guessed
+        return None
+    if not found or found[0] == path or key(found[0]) != key(path):
+        return None
+    row: NoteRow | None = reader.catalogue.note(found[0])
+    return row if row is not None and row.sha256 == sha256 else None
+
+
+def not_pulled(reader: Any, path: str) -> None:
+    """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
+    this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
+    if not shared_reader(reader.config, reader.store):
+        return
+    linked = reader.catalogue.linked(path)
+    key = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+        return
+    raise NoteNotFound(
+        f"no note at {key} in this copy of the vault, but the shared index has it: its "
+        "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
+        "pull, then get it again"
+    )
+
+
+def _indexed(reader: Any) -> Callable[[str], bool]:
+    """Whether a path is a note of the index as spelt."""
+    return lambda path: reader.catalogue.note(path) is not None
+
+
 T = TypeVar("T")
 
 
@@ -76,7 +171,7 @@ def marked(reader: Any, items: Sequence[T]) -> list[T]:
     if not items or not shared_reader(reader.config, reader.store):
         return list(items)
     paths = [getattr(i, "path") for i in items]  # noqa: B009 (any record with a path)
-    said = states(reader.fs, reader.catalogue.rows_of(paths), paths)
+    said = states(reader.fs, reader.catalogue.rows_of(paths), paths, _indexed(reader))
     if not said:
         return list(items)
     return [
@@ -85,4 +180,15 @@ def marked(reader: Any, items: Sequence[T]) -> list[T]:
     ]
 
 
-__all__ = ["DIFFERS", "MISSING", "marked", "shared_reader", "states"]
+__all__ = [
+    "DIFFERS",
+    "MISSING",
+    "elsewhere",
+    "in_another_case",
+    "indexed_in_another_case",
+    "marked",
+    "not_pulled",
+    "row_of",
+    "shared_reader",
+    "states",
+]
