@@ -284,3 +284,49 @@ def test_a_write_the_system_refused_through_the_daemon_is_the_os_error_it_was(
     exc = error_from_response(status, body)
     assert isinstance(exc, OSError) and not isinstance(exc, DaemonError)
     assert (exc.filename, exc.strerror) == (name, why)
+
+
+# -- a daemon started again in another process ---------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("port", ["0", "fixed"])
+def test_a_vault_opened_through_a_daemon_goes_on_through_the_next_one(
+    tmp_path: Path, port: str
+) -> None:
+    """A long-lived agent's ``Vault`` outlives its daemon: ``memvault up`` run again, or
+    a service manager's restart, is another process on another port (or the same port,
+    ``daemon.port`` set, with another token). Before, every call raised "cannot reach
+    the daemon" (or 401 "wrong bearer token") for good, a daemon serving the vault."""
+    from helpers import DaemonProcess
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Owns the billing pipeline"))
+    if port == "fixed":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
+    first = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+    try:
+        first.ready(answering=True)
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            assert v.search("billing pipeline", k=1)[0].path == "people/ana.md"
+            assert first.stop() == 0
+            with pytest.raises(DaemonError) as caught:
+                v.search("billing pipeline", k=1)
+            said = str(caught.value)
+            assert f"no daemon serves {root} now" in said and "memvault up" in said
+            second = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+            try:
+                info = second.ready(answering=True)
+                assert info["pid"] != first.proc.pid
+                assert v.search("billing pipeline", k=1)[0].path == "people/ana.md"
+                assert v.log("met Ana about invoices").path.startswith("logs/")
+            finally:
+                assert second.stop() == 0
+        day = next((root / "logs").glob("*.md")).read_text(encoding="utf-8")
+        assert "met Ana about invoices" in day
+    finally:
+        first.stop()
