@@ -330,3 +330,38 @@ def test_a_vault_opened_through_a_daemon_goes_on_through_the_next_one(
         assert "met Ana about invoices" in day
     finally:
         first.stop()
+
+
+@pytest.mark.slow
+def test_a_write_the_next_daemon_refuses_is_its_error_not_no_daemon(tmp_path: Path) -> None:
+    """The next daemon on the same port (``daemon.port`` set) answers the old token 401;
+    the request is sent again and that daemon refuses the write itself (a read-only
+    note): the caller is told so (its OSError), not "cannot reach the daemon: no
+    daemon serves ... now; start one" while one serves it and answered."""
+    from helpers import DaemonProcess
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    first = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+    try:
+        first.ready(answering=True)
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            day = root / v.log("met Ana about invoices").path
+            day.chmod(0o444)  # the person's "leave it as it is"
+            before = day.read_bytes()
+            assert first.stop() == 0
+            second = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+            try:
+                second.ready(answering=True)
+                with pytest.raises(OSError, match="read-only") as refused:
+                    v.log("met Bob about refunds")
+                assert not isinstance(refused.value, DaemonError)
+            finally:
+                assert second.stop() == 0
+            assert day.read_bytes() == before
+    finally:
+        first.stop()

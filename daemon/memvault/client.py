@@ -273,8 +273,6 @@ class DaemonClient(Closes):
             headers["Content-Type"] = "application/json"
         try:
             status, content = self._send(method, url, headers, data, timeout)
-            if status == 401 and self._found_again():  # the port given to the new one
-                return self._request(method, route, body=body, params=params, timeout=timeout)
         except TimeoutError:
             maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
@@ -287,6 +285,10 @@ class DaemonClient(Closes):
             if again and self._found_again():  # asked again of the new one
                 return self._request(method, route, body=body, params=params, timeout=timeout)
             raise E.DaemonError(self._gone(exc)) from None
+        if status == 401 and self._found_again():  # the port given to the new one
+            # (out of the ``try``: what the new one answers, a refused write's OSError
+            # too, is the caller's, not "cannot reach the daemon")
+            return self._request(method, route, body=body, params=params, timeout=timeout)
         if status >= 400:
             raise error_from_response(status, content)
         try:
