@@ -365,3 +365,55 @@ def test_a_write_the_next_daemon_refuses_is_its_error_not_no_daemon(tmp_path: Pa
             assert day.read_bytes() == before
     finally:
         first.stop()
+
+
+@pytest.mark.slow
+def test_a_write_cut_off_by_its_daemon_dying_says_look_before_sending_it_again(
+    tmp_path: Path,
+) -> None:
+    """A write the daemon may have made before its connection dropped (the daemon killed
+    mid-request) is never sent again, and the caller is told to look first, as after a
+    timeout; it said "no daemon serves <vault> now; start one ... and this Vault goes on
+    through it" (no daemon had been looked for), and an agent that did so and sent it
+    again logged the line twice."""
+    import signal
+    import threading
+
+    import psutil
+
+    from helpers import DaemonProcess, eventually
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    first = DaemonProcess(tmp_path, root)
+    try:
+        port = first.ready(answering=True)["port"]
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            os.kill(first.proc.pid, signal.SIGSTOP)  # it takes the request, says nothing
+            caught: list[BaseException] = []
+
+            def log() -> None:
+                try:
+                    v.log("met Ana about invoices")
+                except BaseException as exc:
+                    caught.append(exc)
+
+            sending = threading.Thread(target=log)
+            sending.start()
+            eventually(
+                lambda: any(
+                    c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+                    for c in psutil.Process().net_connections("tcp")
+                ),
+                30,
+                "the request to be sent",
+            )
+            first.kill()  # the connection drops mid-request
+            sending.join(60)
+            assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
+            said = str(caught[0])
+            assert "POST /log" in said and "look before sending it again" in said
+            assert "no daemon serves" not in said and "goes on through it" not in said
+    finally:
+        first.stop()

@@ -281,8 +281,19 @@ class DaemonClient(Closes):
             ) from None
         except OSError as exc:
             # refused: nothing was sent (a request cut off may have been made: only a GET)
-            again = isinstance(exc, ConnectionRefusedError) or method == "GET"
-            if again and self._found_again():  # asked again of the new one
+            if not isinstance(exc, ConnectionRefusedError) and method != "GET":
+                # not looked for a daemon, and not "start one and go on": sent again, a
+                # write made before the connection dropped would be made twice
+                raise E.DaemonError(
+                    f"the connection to the daemon at {self.base_url} was lost during"
+                    f" {method} {route}: {exc}"
+                    + (
+                        " (it may have made the change: look before sending it again)"
+                        if route != "/search"
+                        else ""
+                    )
+                ) from None
+            if self._found_again():  # asked again of the new one
                 return self._request(method, route, body=body, params=params, timeout=timeout)
             raise E.DaemonError(self._gone(exc)) from None
         if status == 401 and self._found_again():  # the port given to the new one
