@@ -284,3 +284,134 @@ def test_a_write_the_system_refused_through_the_daemon_is_the_os_error_it_was(
     exc = error_from_response(status, body)
     assert isinstance(exc, OSError) and not isinstance(exc, DaemonError)
     assert (exc.filename, exc.strerror) == (name, why)
+
+
+# -- a daemon started again in another process ---------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("port", ["0", "fixed"])
+def test_a_vault_opened_through_a_daemon_goes_on_through_the_next_one(
+    tmp_path: Path, port: str
+) -> None:
+    """A long-lived agent's ``Vault`` outlives its daemon: ``memvault up`` run again, or
+    a service manager's restart, is another process on another port (or the same port,
+    ``daemon.port`` set, with another token). Before, every call raised "cannot reach
+    the daemon" (or 401 "wrong bearer token") for good, a daemon serving the vault."""
+    from helpers import DaemonProcess
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Owns the billing pipeline"))
+    if port == "fixed":
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = str(s.getsockname()[1])
+    first = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+    try:
+        first.ready(answering=True)
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            assert v.search("billing pipeline", k=1)[0].path == "people/ana.md"
+            assert first.stop() == 0
+            with pytest.raises(DaemonError) as caught:
+                v.search("billing pipeline", k=1)
+            said = str(caught.value)
+            assert f"no daemon serves {root} now" in said and "memvault up" in said
+            second = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+            try:
+                info = second.ready(answering=True)
+                assert info["pid"] != first.proc.pid
+                assert v.search("billing pipeline", k=1)[0].path == "people/ana.md"
+                assert v.log("met Ana about invoices").path.startswith("logs/")
+            finally:
+                assert second.stop() == 0
+        day = next((root / "logs").glob("*.md")).read_text(encoding="utf-8")
+        assert "met Ana about invoices" in day
+    finally:
+        first.stop()
+
+
+@pytest.mark.slow
+def test_a_write_the_next_daemon_refuses_is_its_error_not_no_daemon(tmp_path: Path) -> None:
+    """The next daemon on the same port (``daemon.port`` set) answers the old token 401;
+    the request is sent again and that daemon refuses the write itself (a read-only
+    note): the caller is told so (its OSError), not "cannot reach the daemon: no
+    daemon serves ... now; start one" while one serves it and answered."""
+    from helpers import DaemonProcess
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = str(s.getsockname()[1])
+    first = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+    try:
+        first.ready(answering=True)
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            day = root / v.log("met Ana about invoices").path
+            day.chmod(0o444)  # the person's "leave it as it is"
+            before = day.read_bytes()
+            assert first.stop() == 0
+            second = DaemonProcess(tmp_path, root, MEMVAULT_DAEMON_PORT=port)
+            try:
+                second.ready(answering=True)
+                with pytest.raises(OSError, match="read-only") as refused:
+                    v.log("met Bob about refunds")
+                assert not isinstance(refused.value, DaemonError)
+            finally:
+                assert second.stop() == 0
+            assert day.read_bytes() == before
+    finally:
+        first.stop()
+
+
+@pytest.mark.slow
+def test_a_write_cut_off_by_its_daemon_dying_says_look_before_sending_it_again(
+    tmp_path: Path,
+) -> None:
+    """A write the daemon may have made before its connection dropped (the daemon killed
+    mid-request) is never sent again, and the caller is told to look first, as after a
+    timeout; it said "no daemon serves <vault> now; start one ... and this Vault goes on
+    through it" (no daemon had been looked for), and an agent that did so and sent it
+    again logged the line twice."""
+    import signal
+    import threading
+
+    from helpers import DaemonProcess, eventually
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    first = DaemonProcess(tmp_path, root)
+    try:
+        port = first.ready(answering=True)["port"]
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            os.kill(first.proc.pid, signal.SIGSTOP)  # it takes the request, says nothing
+            caught: list[BaseException] = []
+
+            def log() -> None:
+                try:
+                    v.log("met Ana about invoices")
+                except BaseException as exc:
+                    caught.append(exc)
+
+            sending = threading.Thread(target=log)
+            sending.start()
+            eventually(lambda: _connected_to(port), 30, "the request to be sent")
+            first.kill()  # the connection drops mid-request
+            sending.join(60)
+            assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
+            said = str(caught[0])
+            assert "POST /log" in said and "look before sending it again" in said
+            assert "no daemon serves" not in said and "goes on through it" not in said
+    finally:
+        first.stop()
+
+
+def _connected_to(port: int) -> bool:
+    """Whether a TCP connection to loopback ``port`` is established (/proc/net/tcp: the
+    remote address's port in hex, state 01)."""
+    table = Path("/proc/net/tcp").read_text(encoding="ascii").splitlines()[1:]
+    return any(row.split()[2].endswith(f":{port:04X}") and row.split()[3] == "01" for row in table)

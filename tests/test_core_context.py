@@ -149,3 +149,41 @@ def test_each_block_of_a_note_opens_with_its_own_lines() -> None:
         "[[logs/d]] L7-9\n**Ann**: one\n\n**Bob**: three\n\nL40-41\n**Bob**: two\nmore"
     )
     assert [(s.line_start, s.line_end) for s in ctx.sources] == [(7, 7), (40, 41), (9, 9)]
+
+
+def test_a_long_note_of_many_lines_is_counted_once_a_line_not_once_a_piece() -> None:
+    """A 10 MB log gives a big budget thousands of its lines: the group was rendered
+    and counted whole again for each line that joined it (quadratic: 40,000 tokens of
+    one log took 70 s through the daemon, past its clients' 30 s). Each line and each
+    block's range line is counted a bounded number of times; the text is the same."""
+    import random
+
+    pieces = [
+        Piece(
+            "logs/big.md",
+            chunk * 10_000 + seq,
+            (),
+            chunk * 20 + seq + 1,
+            chunk * 20 + seq + 1,
+            f"line {chunk}.{seq} says item{chunk}x{seq} went well with code c{chunk * 7 + seq}",
+        )
+        for chunk in range(150)
+        for seq in range(10)
+    ]
+    random.Random(7).shuffle(pieces)
+    calls = 0
+
+    def counting(text: str) -> int:
+        nonlocal calls
+        calls += 1
+        return count(text)
+
+    ctx = assemble("q", 100_000, counting, "", pieces)
+    assert len(ctx.sources) == len(pieces)  # every line in
+    assert calls < 12 * len(pieces)  # was ~ len(pieces) ** 2 / 2
+    assert ctx.tokens == count(ctx.text) <= 100_000
+    blocks = ctx.text.split("\n\n")
+    assert blocks[0].startswith("[[logs/big]] L1-10\nline 0.0 says") and len(blocks) == 150
+    assert blocks[1] == "L21-30\n" + "\n".join(
+        f"line 1.{s} says item1x{s} went well with code c{7 + s}" for s in range(10)
+    )

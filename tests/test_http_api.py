@@ -781,3 +781,24 @@ def test_status_serves_the_problems_kept_until_fixed(client: TestClient, vault: 
     assert problems["notes/binary.md"]["kind"] == "skipped"
     assert "binary" in problems["notes/binary.md"]["reason"]
     assert problems["escape-file.md"]["reason"] == "symlink leads outside the vault"
+
+
+def test_a_query_parameter_given_twice_is_400_not_the_last_one_alone(vault: Vault) -> None:
+    """``?lines=1:2&lines=5:6`` answered lines 5-6 alone, as if the first were not
+    asked; a list parameter (``exclude``) still takes every one."""
+    from helpers import TOKEN, running_daemon
+
+    with running_daemon(vault) as port:
+        base, auth = f"http://127.0.0.1:{port}", {"Authorization": f"Bearer {TOKEN}"}
+        r = httpx.get(f"{base}/notes/people/ana.md?lines=1:2&lines=5:6", headers=auth)
+        assert r.status_code == 400, r.text
+        assert r.json()["error"] == {
+            "type": "BadRequest",
+            "message": "'lines' given more than once: give it once",
+        }
+        r = httpx.get(f"{base}/related?path=people/ana.md&k=1&k=5", headers=auth)
+        assert r.status_code == 400 and "'k' given more than once" in r.text
+        r = httpx.get(f"{base}/notes/people/ana.md?lines=1:2", headers=auth)
+        assert r.status_code == 200 and r.json()["line_end"] == 2
+        r = httpx.get(f"{base}/related?path=people/ana.md&exclude=a&exclude=b", headers=auth)
+        assert r.status_code == 200, r.text

@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import http.client
 import json
+import shlex
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,9 +120,11 @@ class DaemonClient(Closes):
 
     def _found_again(self) -> bool:
         """After a request the daemon did not take (refused, or its token unknown): the
-        daemon of this process, started again (``daemon.start_afresh``: config.toml's
-        new settings) on another port and token, waited for up to ``AGAIN_WAIT`` s and
-        taken as this client's. False when there is none: another process's, or none."""
+        daemon serving the vault now, on another port and token, taken as this client's
+        — the same process started again (``daemon.start_afresh``: config.toml's new
+        settings), waited for up to ``AGAIN_WAIT`` s, or another process (``memvault up``
+        run again, a service manager's restart: a long-lived agent's ``Vault`` went dead
+        for good without it). False when none serves it."""
         import time
 
         if self.root is None or self.pid is None:
@@ -129,14 +132,26 @@ class DaemonClient(Closes):
         until = time.monotonic() + AGAIN_WAIT
         while True:
             info = runfile.running(self.root)
-            if info is not None and info.pid == self.pid:
+            if info is not None:
                 if info.url == self.base_url and info.token == self._token:
                     return False  # the same daemon: not a restart
-                self.base_url, self._token = info.url, info.token
+                self.base_url, self._token, self.pid = info.url, info.token, info.pid
                 return True
             if time.monotonic() > until or not runfile.pid_alive(self.pid):
                 return False
             time.sleep(0.1)
+
+    def _gone(self, exc: OSError) -> str:
+        """Why a request found no daemon, and what brings one back."""
+        said = f"cannot reach the daemon at {self.base_url}: {exc}"
+        if self.root is None:
+            return said
+        return (
+            f"{said}: no daemon serves {self.root} now; start one (`memvault up"
+            f" {shlex.quote(str(self.root))}`)"
+            " and this Vault goes on through it, or close it and open it again (opened"
+            " without a daemon, it works in this process)"
+        )
 
     @classmethod
     def find(cls, root: str | Path, timeout: float = HEALTH_TIMEOUT) -> DaemonClient | None:
@@ -263,8 +278,6 @@ class DaemonClient(Closes):
             headers["Content-Type"] = "application/json"
         try:
             status, content = self._send(method, url, headers, data, timeout)
-            if status == 401 and self._found_again():  # the port given to the new one
-                return self._request(method, route, body=body, params=params, timeout=timeout)
         except TimeoutError:
             maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
@@ -273,10 +286,25 @@ class DaemonClient(Closes):
             ) from None
         except OSError as exc:
             # refused: nothing was sent (a request cut off may have been made: only a GET)
-            again = isinstance(exc, ConnectionRefusedError) or method == "GET"
-            if again and self._found_again():  # asked again of the new one
+            if not isinstance(exc, ConnectionRefusedError) and method != "GET":
+                # not looked for a daemon, and not "start one and go on": sent again, a
+                # write made before the connection dropped would be made twice
+                raise E.DaemonError(
+                    f"the connection to the daemon at {self.base_url} was lost during"
+                    f" {method} {route}: {exc}"
+                    + (
+                        " (it may have made the change: look before sending it again)"
+                        if route != "/search"
+                        else ""
+                    )
+                ) from None
+            if self._found_again():  # asked again of the new one
                 return self._request(method, route, body=body, params=params, timeout=timeout)
-            raise E.DaemonError(f"cannot reach the daemon at {self.base_url}: {exc}") from None
+            raise E.DaemonError(self._gone(exc)) from None
+        if status == 401 and self._found_again():  # the port given to the new one
+            # (out of the ``try``: what the new one answers, a refused write's OSError
+            # too, is the caller's, not "cannot reach the daemon")
+            return self._request(method, route, body=body, params=params, timeout=timeout)
         if status >= 400:
             raise error_from_response(status, content)
         try:

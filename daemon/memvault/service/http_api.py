@@ -40,7 +40,13 @@ from memvault import errors as E
 from memvault.api import Vault
 from memvault.core.results import SyncReport
 from memvault.service import http_schema
-from memvault.service.http_schema import CATEGORIES, FILTERS, SCHEMAS, ApiError, openapi_schema
+from memvault.service.http_schema import (
+    CATEGORIES,
+    FILTERS,
+    ApiError,
+    from_query,
+    openapi_schema,
+)
 from memvault.vault.files import normalize_rel, safe_join
 
 log = logging.getLogger("memvault.http")
@@ -79,17 +85,7 @@ def error_response(
 
 
 def _query(request: Request, schema: str) -> dict[str, Any]:
-    spec = SCHEMAS[schema]
-    data: dict[str, Any] = dict(request.query_params)
-    for name, value in list(data.items()):
-        if name in spec and spec[name].kind == "strlist":
-            data[name] = request.query_params.getlist(name)  # ?exclude=a&exclude=b
-        elif name in spec and spec[name].kind == "int":
-            try:
-                data[name] = int(value)
-            except ValueError:
-                raise ApiError(400, "BadRequest", f"'{name}' must be a whole number") from None
-    return http_schema.validate(data, schema)
+    return from_query(request.query_params.multi_items(), schema)
 
 
 async def _body(request: Request, schema: str) -> dict[str, Any]:
