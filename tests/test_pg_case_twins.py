@@ -13,19 +13,10 @@ import pytest
 from helpers import make_vault, note, open_vault, write
 from memvault.engine.changed_here import ChangedHere
 from memvault.errors import NoteNotFound
+from pg_helpers import git_out
 
 ANA = "People/Ana.md"  # a teammate's new note, indexed by the writer, not pulled here
 CAT = "people/ana.md"  # the note here, another one: the office cat
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=t@x", "-c", "user.name=t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture
@@ -37,14 +28,14 @@ def behind(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Path
     a = make_vault(tmp_path / "build-01", "team")
     write(a, CAT, note("Ana the cat", body="Ana the office cat sleeps on the radiator."))
     (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    _git(a, "init", "-q", "-b", "main")
-    _git(a, "add", "-A")
-    _git(a, "commit", "-qm", "the vault")
+    git_out(a, "init", "-q", "-b", "main")
+    git_out(a, "add", "-A")
+    git_out(a, "commit", "-qm", "the vault")
     b = tmp_path / "laptop" / "team"
     subprocess.run(["git", "clone", "-q", str(a), str(b)], check=True)
     write(a, ANA, note("Ana Quill", body="Ana tunes the quill harpsichord every spring."))
-    _git(a, "add", "-A")
-    _git(a, "commit", "-qm", "Ana Quill")
+    git_out(a, "add", "-A")
+    git_out(a, "commit", "-qm", "Ana Quill")
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
     with open_vault(a) as writer:
         writer.sync()

@@ -15,19 +15,10 @@ import pytest
 
 from helpers import DaemonProcess, eventually, make_vault, note, open_vault, write
 from memvault.api import Vault
+from pg_helpers import git_out
 
 ANA = "People/Ana.md"  # as the writer's clone (ext4) and git spell it
 HERE = "people/ana.md"  # as the Mac's Obsidian renamed it
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=t@x", "-c", "user.name=t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture
@@ -38,7 +29,7 @@ def clone(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPa
     os.rename(b / "People", b / "people")  # Obsidian's rename: the folder, then the note
     os.rename(b / "people" / "Ana.md", b / HERE)
     assert "ana.md" in os.listdir(b / "people")
-    assert _git(b, "status", "--porcelain") == ""  # git sees nothing to carry
+    assert git_out(b, "status", "--porcelain") == ""  # git sees nothing to carry
     return b
 
 
@@ -50,9 +41,9 @@ def _clones(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.Monkey
     os.rename(a / "people", a / "People")
     write(a, ANA, note("Ana Quill", body="Ana tunes the quill harpsichord every spring."))
     (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    _git(a, "init", "-q", "-b", "main")
-    _git(a, "add", "-A")
-    _git(a, "commit", "-qm", "the vault")
+    git_out(a, "init", "-q", "-b", "main")
+    git_out(a, "add", "-A")
+    git_out(a, "commit", "-qm", "the vault")
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
@@ -61,7 +52,7 @@ def _clones(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.Monkey
         assert ANA in writer.engine.store.manifest()
     b = place / "team"
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
-    assert _git(b, "config", "core.ignorecase").strip() == "true"
+    assert git_out(b, "config", "core.ignorecase").strip() == "true"
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "mac-02")
     return b
 
@@ -85,7 +76,7 @@ def test_an_edit_of_a_note_renamed_in_case_only_is_named_as_git_spells_it(clone:
     note it lacks."""
     text = (clone / HERE).read_text(encoding="utf-8")
     (clone / HERE).write_text(text + "\nShe moved to Lyon.\n", encoding="utf-8")
-    assert _git(clone, "status", "--porcelain").strip() == f"M {ANA}"
+    assert git_out(clone, "status", "--porcelain").strip() == f"M {ANA}"
     with open_vault(clone, mode="query") as reader:
         reader.search("quill harpsichord", k=3)
         assert reader.stale is not None
@@ -105,10 +96,10 @@ def test_a_writer_on_a_mac_s_disk_leaves_linux_readers_their_notes(
     with open_vault(clone) as writer:
         moved = writer.sync().moved
         assert (ANA, HERE) in moved
-    _git(clone, "commit", "-qam", "MEMORY.md as the writer here wrote it")
-    _git(clone, "push", "-q", "origin", "main")
+    git_out(clone, "commit", "-qam", "MEMORY.md as the writer here wrote it")
+    git_out(clone, "push", "-q", "origin", "main")
     linux = tmp_path / "build-01" / "team"
-    _git(linux, "pull", "-q", str(tmp_path / "remote.git"), "main")
+    git_out(linux, "pull", "-q", str(tmp_path / "remote.git"), "main")
     assert (linux / ANA).is_file() and not (linux / HERE).exists()
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
     with open_vault(linux, mode="query") as reader:

@@ -22,19 +22,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import DaemonProcess, eventually, make_vault, memvault_env, note, run_memvault, write
 from memvault.api import Vault
+from pg_helpers import git_out
 
 ANA = "people/ana-quill.md"
 SARAH = "people/sarah-chen.md"
-
-
-def _git(root: Path, *args: str) -> str:
-    done = subprocess.run(
-        ["git", "-C", str(root), "-c", "user.email=t@x", "-c", "user.name=t", *args],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return done.stdout
 
 
 @pytest.fixture
@@ -68,14 +59,14 @@ def _clones(tmp_path: Path) -> tuple[Path, Path]:
     """Machine a's clone (the writer's), a bare remote, and machine b's clone of it."""
     a = make_vault(tmp_path / "machine-a", "team")
     (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    _git(a, "init", "-q", "-b", "main")
-    _git(a, "add", "-A")
-    _git(a, "commit", "-qm", "the vault")
+    git_out(a, "init", "-q", "-b", "main")
+    git_out(a, "add", "-A")
+    git_out(a, "commit", "-qm", "the vault")
     remote = tmp_path / "remote.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
-    _git(a, "remote", "add", "origin", str(remote))
-    _git(a, "fetch", "-q", "origin")
-    _git(a, "branch", "-q", "--set-upstream-to=origin/main")
+    git_out(a, "remote", "add", "origin", str(remote))
+    git_out(a, "fetch", "-q", "origin")
+    git_out(a, "branch", "-q", "--set-upstream-to=origin/main")
     b = tmp_path / "machine-b" / "team"
     b.parent.mkdir()
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
@@ -153,10 +144,10 @@ def test_a_clones_note_saved_while_the_writer_runs_is_named_until_the_index_has_
         )
         assert ANA in http.json()["note"]
     # committed and pushed here, pulled there: the writer indexes them, nothing is said
-    _git(b, "add", "-A")
-    _git(b, "commit", "-qm", "Ana")
-    _git(b, "push", "-q", "origin", "main")
-    _git(a, "pull", "-q", "--ff-only")
+    git_out(b, "add", "-A")
+    git_out(b, "commit", "-qm", "Ana")
+    git_out(b, "push", "-q", "origin", "main")
+    git_out(a, "pull", "-q", "--ff-only")
     eventually(lambda: _indexed(a, ANA), 60, "the writer to index the pulled note")
 
     def quiet() -> bool:
@@ -186,8 +177,8 @@ def test_a_note_saved_or_committed_before_the_reader_daemon_started_is_named_too
         writer.ready(answering=True)
         eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
         write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
-        _git(b, "add", "-A")
-        _git(b, "commit", "-qm", "Ana, not pushed")
+        git_out(b, "add", "-A")
+        git_out(b, "commit", "-qm", "Ana, not pushed")
         write(b, "people/bo.md", note("Bo", body="Bo fixes the quill harpsichord."))
         reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
         reader.ready(answering=True)
