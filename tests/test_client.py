@@ -410,6 +410,47 @@ def test_a_write_cut_off_by_its_daemon_dying_says_look_before_sending_it_again(
         first.stop()
 
 
+@pytest.mark.slow
+def test_a_context_cut_off_by_its_daemon_dying_is_a_read_not_a_change(tmp_path: Path) -> None:
+    """POST /context changes nothing (as /search): cut off by its daemon dying, it is a
+    read, looked for at the daemon serving the vault now and said as one finding none
+    ("start one ... goes on through it"); it said "it may have made the change: look
+    before sending it again" of a context, and never looked for the next daemon."""
+    import signal
+    import threading
+
+    from helpers import DaemonProcess, eventually
+    from memvault.index.embedder import HashEmbedder
+
+    root = make_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Owns the billing pipeline"))
+    first = DaemonProcess(tmp_path, root)
+    try:
+        port = first.ready(answering=True)["port"]
+        with Vault.open(root, embedder=HashEmbedder()) as v:
+            assert v.daemon is not None
+            os.kill(first.proc.pid, signal.SIGSTOP)  # it takes the request, says nothing
+            caught: list[BaseException] = []
+
+            def ask() -> None:
+                try:
+                    v.context("billing pipeline", budget=500)
+                except BaseException as exc:
+                    caught.append(exc)
+
+            asking = threading.Thread(target=ask)
+            asking.start()
+            eventually(lambda: _connected_to(port), 30, "the request to be sent")
+            first.kill()  # the connection drops mid-request
+            asking.join(60)
+            assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
+            said = str(caught[0])
+            assert f"no daemon serves {root} now" in said and "goes on through it" in said
+            assert "may have made the change" not in said
+    finally:
+        first.stop()
+
+
 def _connected_to(port: int) -> bool:
     """Whether a TCP connection to loopback ``port`` is established (/proc/net/tcp: the
     remote address's port in hex, state 01)."""

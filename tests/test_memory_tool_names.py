@@ -506,3 +506,26 @@ def test_mcp_writes_no_device_name_nor_a_name_with_unseen_characters(tmp_path: P
         "Dr\u3164afts": "people/drafts.md",
         PERSIAN: f"people/{PERSIAN}.md",
     }
+
+
+def test_the_next_note_a_long_note_names_is_one_the_tool_creates(tmp_path: Path) -> None:
+    """A long note's answer says where to write what comes next (``{stem}-2.md``): of a
+    person's note holding an unseen character (Pl<U+200B>an.md, Re<U+202E>port/), the
+    name it gave kept it, and the create the answer asked for was refused ("a name
+    holding an invisible character")."""
+    root = tmp_path / "notes"
+    write(root, "Pl\u200ban.md", "# Plan\n\nshort\n")
+    write(root, "Re\u202eport/Q\u200b3.md", "# Q3\n\nshort\n")
+    with open_vault(root, overrides={"vault": {"max_note_bytes": 20_000}}) as v:
+        tool = VaultMemoryTool(v)
+        for path, want in [
+            ("/memories/Pl\u200ban.md", "/memories/Plan-2.md"),
+            ("/memories/Re\u202eport/Q\u200b3.md", "/memories/Re\u202eport/Q3-2.md"),
+        ]:
+            long = "x" * 6_000 + "\n"  # past a quarter of max_note_bytes: long
+            said = call(tool, command="insert", path=path, insert_line=3, insert_text=long)
+            named = re.search(r"by period: (.+?)\), and keep", said)
+            assert named is not None, said
+            assert named.group(1) == want
+            made = call(tool, command="create", path=named.group(1), file_text="# Next\n")
+            assert made == f"File created successfully at: {want}"

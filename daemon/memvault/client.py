@@ -66,6 +66,10 @@ Send = Callable[[str, str, dict[str, str], bytes | None, float], tuple[int, byte
 # started again (config.toml changed): its vault opened anew, its model not yet loaded
 AGAIN_WAIT = 15.0
 
+# the routes POSTed that change nothing (a body too big for a query string): a read cut
+# off is sent again, as a GET, to the daemon serving the vault now
+READS = frozenset({"/search", "/context"})
+
 # error.type -> the exception the library raises for it
 _ERRORS: dict[str, type[E.MemvaultError]] = {
     name: kind
@@ -282,21 +286,22 @@ class DaemonClient(Closes):
             maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
                 f"the daemon at {self.base_url} did not answer {method} {route} "
-                f"within {timeout:g} s{maybe if method == 'POST' and route != '/search' else ''}"
+                f"within {timeout:g} s{maybe if method == 'POST' and route not in READS else ''}"
             ) from None
         except OSError as exc:
-            # refused: nothing was sent (a request cut off may have been made: only a GET)
-            if not isinstance(exc, ConnectionRefusedError) and method != "GET":
+            # refused: nothing was sent (a request cut off may have been made: only a read
+            # is sent again)
+            if (
+                not isinstance(exc, ConnectionRefusedError)
+                and method != "GET"
+                and route not in READS
+            ):
                 # not looked for a daemon, and not "start one and go on": sent again, a
                 # write made before the connection dropped would be made twice
                 raise E.DaemonError(
                     f"the connection to the daemon at {self.base_url} was lost during"
-                    f" {method} {route}: {exc}"
-                    + (
-                        " (it may have made the change: look before sending it again)"
-                        if route != "/search"
-                        else ""
-                    )
+                    f" {method} {route}: {exc} (it may have made the change: look before"
+                    " sending it again)"
                 ) from None
             if self._found_again():  # asked again of the new one
                 return self._request(method, route, body=body, params=params, timeout=timeout)

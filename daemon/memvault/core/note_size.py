@@ -11,6 +11,7 @@ to its write and to the person in ``memvault status``, while there is room to sp
 
 from __future__ import annotations
 
+from memvault.core.memory_names import suggested
 from memvault.core.text import line_count
 
 LONG_SHARE = 4  # a note past max_note_bytes // LONG_SHARE is long
@@ -33,6 +34,10 @@ def megabytes(size: int) -> str:
 def grown_said(path: str, size: int, lines: int, cap: int) -> str:
     """What the memory tool adds to its answer to a write that leaves ``path`` long."""
     stem = path[:-3] if path.endswith(".md") else path
+    folder, _, name = stem.rpartition("/")
+    # the name a new note may have (``memory_names.suggested``): a person's Pl<U+200B>an.md
+    # gave Pl<U+200B>an-2.md, which the memory tool then refused to create
+    after = (f"{folder}/" if folder else "") + suggested(f"{name}-2.md")
     if size > cap:  # (an edit that shortens a note past the cap is taken)
         return (
             f"\nNote: {path} is {lines:,} lines ({megabytes(size)}), past the "
@@ -45,7 +50,7 @@ def grown_said(path: str, size: int, lines: int, cap: int) -> str:
         f"\nNote: {path} is now {lines:,} lines ({megabytes(size)}). A view shows it in "
         f"parts, and a write that makes it bigger than {megabytes(cap)} "
         "(vault.max_note_bytes) is refused: write what comes next in a new note "
-        f"(by topic, or by period: {stem}-2.md), and keep this one for what it holds."
+        f"(by topic, or by period: {after}), and keep this one for what it holds."
     )
 
 
