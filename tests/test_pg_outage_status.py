@@ -203,9 +203,11 @@ def test_an_idle_daemon_keeps_its_event_stream_and_status_once_the_server_is_awa
         try:
             info = daemon.ready(answering=True)
             eventually(
-                lambda: (d := _daemon_status(root))["last_sync_at"]
-                and d["daemon"]["state"] == "watching"
-                and d["daemon"]["lag_seconds"] is None,
+                lambda: (
+                    (d := _daemon_status(root))["last_sync_at"]
+                    and d["daemon"]["state"] == "watching"
+                    and d["daemon"]["lag_seconds"] is None
+                ),
                 60,
                 "the start-up sync, and nothing waiting",
             )
