@@ -673,6 +673,35 @@ def test_events_resend_the_status_while_the_daemon_is_busy(vault: Vault) -> None
     assert lags[:4] == [1.0, 2.0, 3.0, 4.0]
 
 
+def test_events_stay_open_when_the_daemons_state_cannot_be_read(vault: Vault) -> None:
+    """A status that raised (the index asked, its server gone) ended the stream mid-body:
+    the client's read failed (`incomplete chunked read`) and the status bar lost it. It
+    stays open, and the next nudge reads the state again."""
+    away = [True]
+
+    def info() -> dict[str, Any]:
+        if away[0]:
+            raise E.IndexUnavailable("cannot reach the index at postgresql://db/x")
+        return {"state": "watching", "queue": 0, "lag_seconds": None, "port": PORT}
+
+    app = create_app(vault, TOKEN, info, port=PORT, keepalive_seconds=0.05)
+    hub = app.state.hub
+
+    def on_text(text: str) -> bool:
+        if text.count(": keep-alive") == 2 and away[0]:  # two looks failed: back
+            away[0] = False
+            hub.nudge()
+        return "event: status" in text
+
+    try:
+        text = asyncio.run(_drive(app, on_text))
+    finally:
+        app.state.close()
+    assert text.startswith(": connected\n\n: keep-alive\n\n: keep-alive\n\n"), text
+    [status] = _events(text, "status")
+    assert status["state"] == "watching" and hub.clients == 0
+
+
 # -- one real server ------------------------------------------------------------------------------
 
 

@@ -186,6 +186,69 @@ def test_the_event_stream_stays_open_while_the_server_is_away(tmp_path: Path) ->
         stop_server(own)
 
 
+def test_an_idle_daemon_keeps_its_event_stream_and_status_once_the_server_is_away(
+    tmp_path: Path,
+) -> None:
+    """The flaky cut of the test above, made certain: once an idle daemon (its start-up
+    sync done, nothing waiting) lost its server, every status it made asked the index
+    whether MEMORY.md was due (``memory_due``: meta ``memory_synced``) and raised, so a
+    stream opened or nudged then was cut (`peer closed connection without sending
+    complete message body`) and /status was HTTP 503. The test above hit it when a
+    loaded machine's watcher was slower than a status."""
+    own = start_server()
+    try:
+        settings = _settings(own, "events-idle-away")
+        root = make_vault(tmp_path, "team")
+        daemon = DaemonProcess(tmp_path, root, **settings)
+        try:
+            info = daemon.ready(answering=True)
+            eventually(
+                lambda: (
+                    (d := _daemon_status(root))["last_sync_at"]
+                    and d["daemon"]["state"] == "watching"
+                    and d["daemon"]["lag_seconds"] is None
+                ),
+                60,
+                "the start-up sync, and nothing waiting",
+            )
+            kill_server(own)
+            lines: list[str] = []
+            with httpx.stream(
+                "GET",
+                f"http://127.0.0.1:{info['port']}/events",
+                headers={"Authorization": f"Bearer {info['token']}"},
+                timeout=30,
+                trust_env=False,
+            ) as stream:
+                feed = stream.iter_lines()
+                lines.append(next(feed))  # ": connected", then the status as it is now
+                first = time.monotonic() + 20  # (a keep-alive each 15 s meanwhile)
+                while not lines[-1].startswith("data: {") and time.monotonic() < first:
+                    lines.append(next(feed))  # raises if the stream is cut
+                assert lines[-1].startswith("data: {"), lines  # the status as it is now
+                data = _daemon_status(root)  # HTTP 200 (asserted there), not 503
+                assert data["index"]["unreachable"], data["index"]
+                assert data["daemon"]["memory_due"] is False
+                write(root, "people/during.md", note("During", "", "ibex written while away"))
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    lines.append(next(feed))  # raises if the stream is cut
+                    if "cannot reach the index" in lines[-1]:
+                        break
+            said = [json.loads(x[6:]) for x in lines if x.startswith("data: {")]
+            assert said[0]["state"] == "watching", said
+            assert "cannot reach the index" in (said[-1].get("last_error") or ""), said
+            assert daemon.proc.poll() is None
+            log = daemon.stderr
+            assert "Exception in ASGI application" not in log, log[-3000:]
+            assert "state could not be read" not in log, log[-3000:]
+        finally:
+            own.ensure_postgres_running()
+            assert daemon.stop() == 0, daemon.stderr[-3000:]
+    finally:
+        stop_server(own)
+
+
 def test_status_in_a_stalled_network_answers_at_once_that_the_index_does_not(
     tmp_path: Path,
 ) -> None:

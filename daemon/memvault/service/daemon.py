@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any
 from memvault import __version__
 from memvault.config import CONFIG_FILE, VaultConfig
 from memvault.errors import MemvaultError
+from memvault.index.seam import recently_away
 from memvault.service.config_watch import CHANGED as CONFIG_CHANGED
 from memvault.service.config_watch import ConfigWatch
 from memvault.service.daemon_log import configure_logging
@@ -361,7 +362,7 @@ class Daemon:
             state = "indexing"
         server = self.server
         hub = getattr(getattr(self.app, "state", None), "hub", None)
-        due = state == "watching" and self.watcher.lag_seconds() is None and memory_due(self)
+        due = state == "watching" and self.watcher.lag_seconds() is None and memory_due_now(self)
         return {
             "state": state,
             "role": "reader" if self.reader else "writer",
@@ -533,6 +534,19 @@ def memory_due(d: Daemon) -> bool:
     linker, store = d.vault.engine.linker, d.vault.engine.store
     synced = store.meta("memory_synced") or d.watcher.reconciling or linker.failures.wait()
     return not synced and git_busy(d.vault.root) is None and not linker.stash.quiet()
+
+
+def memory_due_now(d: Daemon) -> bool:
+    """``memory_due`` as /status and /events say it, which never raise: while the index
+    does not answer (found away a moment ago: not asked again, as the vector lane's info)
+    not due, as the catch-up cannot run then either. It raised into ``info``: an idle
+    daemon's /events was cut and /status was HTTP 503 once PostgreSQL went away."""
+    if recently_away(d.vault.engine.store) is not None:
+        return False
+    try:
+        return memory_due(d)
+    except MemvaultError:
+        return False
 
 
 AFRESH_ENV = "_MEMVAULT_STARTED_AFRESH"  # why, for the new process's log (the old went)

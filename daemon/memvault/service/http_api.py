@@ -505,10 +505,16 @@ def create_app(
         async def stream() -> Any:
             q = hub.subscribe()
             sent: dict[str, Any] | None = None
+            failed = ""  # why the daemon's state could not be read, said once in the log
 
             def status_if_changed() -> str:
-                nonlocal sent
-                now = status_event(daemon_info())
+                nonlocal sent, failed
+                try:  # never the stream's end (its client's status bar): the next look reads it
+                    now, failed = status_event(daemon_info()), ""
+                except Exception as exc:
+                    if failed != (failed := repr(exc)):  # said once a reason
+                        log.exception("/events: the daemon's state could not be read")
+                    return ""
                 if now == sent:
                     return ""
                 sent = now
