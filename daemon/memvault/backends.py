@@ -517,6 +517,7 @@ def say_unkept(engine: Engine) -> str | None:
     note just written was missing from the answer, where the same search on a vault of
     its own syncs first (a field test, stop 56); a note edited there too (a review)."""
     from memvault.core.changes import as_indexed, case_pairs
+    from memvault.engine.changed_here import notes_said
     from memvault.engine.clone_guard import last_writer
     from memvault.engine.status import changed_here
     from memvault.index.pg_conn import host_name
@@ -529,13 +530,7 @@ def say_unkept(engine: Engine) -> str | None:
     seen = as_indexed(seen, here)
     missed = sorted(set(seen) - set(known))
     changed = changed_here(engine.config, engine.fs, engine.store, known, seen, CHANGED_READ, here)
-    lacks = [
-        f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:MISSED_NAMED])}"
-        + (f" and {len(paths) - MISSED_NAMED} more" if len(paths) > MISSED_NAMED else "")
-        + ")"
-        for what, paths in (("of this copy", missed), ("changed here", changed or []))
-        if paths
-    ]
+    lacks = notes_said((("of this copy", missed), ("changed here", changed or [])))
     if not lacks:
         return None
     host = last_writer(engine.store)  # a clone's notes reach the index by git

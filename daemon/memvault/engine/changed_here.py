@@ -7,7 +7,7 @@ missed such a note and said nothing (``backends.say_unkept`` names them only whi
 writer runs: its scan of the whole vault costs ~0.8 s a search at 100,000 notes). A
 reader daemon's watcher names the paths that changed here (``noted``); a search or
 context looks up just those in the index (one query) and hashes those of another size
-or time (``status._changed``): a cost that follows the changes, not the vault. A path
+or time (``status.differing``): a cost that follows the changes, not the vault. A path
 the index holds as this copy does, or one deleted here (its hits are marked already:
 ``this_copy``), is forgotten; it is named again when it changes again. Edits made
 before the daemon started are known by git (``gitstate.not_pushed``, once, at its
@@ -24,9 +24,9 @@ from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.core.results import SyncReport
-from memvault.core.wikilinks import key
-from memvault.engine.status import _changed
-from memvault.errors import MemvaultError, UnsafePath
+from memvault.engine.status import differing
+from memvault.engine.this_copy import indexed_as
+from memvault.errors import UnsafePath
 from memvault.vault.paths import is_note
 
 log = logging.getLogger("memvault")
@@ -87,7 +87,7 @@ class ChangedHere:
             indexed = {h: i for i, h in here.items()}
             seen = {indexed.get(p, p): now for p, now in seen.items()}
         missed = [p for p in seen if p not in known]
-        changed = _changed(fs, known, seen, [p for p in seen if p in known], True, here)
+        changed = differing(fs, known, seen, [p for p in seen if p in known], True, here)
         kept = {here.get(p, p) for p in [*missed, *changed]}  # (as noted)
         with self._lock:  # the index holds them as here, or gone here: forgotten
             for path in paths:
@@ -109,14 +109,10 @@ def in_another_case(engine: Any, paths: list[str]) -> dict[str, str]:
     nor carries: the writer keeps git's spelling, and the file here is that note."""
     out: dict[str, str] = {}
     for path in paths:
-        try:
-            found = engine.catalogue.linked(path)
-        except MemvaultError:  # a name several notes have: none is guessed
-            continue
-        if found and found[0] != path and key(found[0]) == key(path):
-            if not _one_file(engine.fs, found[0]):  # ext4: two notes, the new one here
-                continue
-            out[found[0]] = path
+        indexed = indexed_as(engine.catalogue, path)
+        # (on ext4 two notes, the new one here, when the index's is here as spelt too)
+        if indexed is not None and _one_file(engine.fs, indexed):
+            out[indexed] = path
     return out
 
 
@@ -134,18 +130,24 @@ def _one_file(fs: Any, indexed: str) -> bool:
         return False
 
 
-def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float] | None) -> str:
-    """The note: which notes the index lacks or holds older, and what brings them there."""
-    lacks = [
+def notes_said(groups: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
+    """Each group of notes (what they are, their paths) as a note names it, ``2 notes of
+    this copy (a.md, b.md)``, the first ``NAMED`` then "and N more"; none for an empty
+    one (here and ``backends.say_unkept``)."""
+    return [
         f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:NAMED])}"
         + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
         + ")"
-        for what, paths in (
-            ("of this copy", missed),
-            ("changed here (it holds an older copy)", changed),
-        )
+        for what, paths in groups
         if paths
     ]
+
+
+def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float] | None) -> str:
+    """The note: which notes the index lacks or holds older, and what brings them there."""
+    lacks = notes_said(
+        (("of this copy", missed), ("changed here (it holds an older copy)", changed))
+    )
     them, has = ("it", "has it") if len(missed) + len(changed) == 1 else ("them", "has them")
     who = (
         f"its writer ({writer[0]}) indexes {them} once its copy {has}"
@@ -159,4 +161,4 @@ def lacking(missed: list[str], changed: list[str], writer: tuple[str, int, float
     )
 
 
-__all__ = ["ChangedHere", "in_another_case", "lacking"]
+__all__ = ["ChangedHere", "in_another_case", "lacking", "notes_said"]

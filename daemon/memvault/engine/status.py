@@ -213,14 +213,14 @@ def changed_here(
     most: int,
     here: Mapping[str, str] | None = None,
 ) -> list[str] | None:
-    """Of the notes the index has, those whose files here differ from it (``_changed``:
+    """Of the notes the index has, those whose files here differ from it (``differing``:
     each one of another size or time read and hashed), when at most ``most`` differ by
     size or time; None past that, nothing read (a clone: every time git's, each note
-    would be read). ``here``: as ``_changed`` takes it."""
+    would be read). ``here``: as ``differing`` takes it."""
     paths = [p for p in suspects(known, seen) if p in known]
     if len(paths) > most:
         return None
-    return _changed(fs, known, seen, paths, shared_reader(config, store), here)
+    return differing(fs, known, seen, paths, shared_reader(config, store), here)
 
 
 def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list[str]:
@@ -229,7 +229,7 @@ def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list
     ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
     here = case_pairs(seen, known) if ends else {}  # nor a rename of case git never carries
     seen = as_indexed(seen, here)
-    changed = _changed(fs, known, seen, suspects(known, seen), ends, here)
+    changed = differing(fs, known, seen, suspects(known, seen), ends, here)
     return changed + sorted(set(known) - set(seen))
 
 
@@ -256,7 +256,7 @@ def _long_notes(config: VaultConfig, fs: VaultFS, seen: dict[str, Seen]) -> dict
     return {"from_bytes": long_from(cap), "max_note_bytes": cap, "count": len(long), "notes": notes}
 
 
-def _changed(
+def differing(
     fs: VaultFS,
     known: Mapping[str, Known],
     seen: dict[str, Seen],
@@ -292,7 +292,7 @@ def _changed(
 
 
 def _alike(fs: VaultFS, path: str, memo: tuple[str, str, int, int], indexed: str) -> bool:
-    """``this_copy.same_but_line_ends``, remembered as ``_changed``'s hashes are."""
+    """``this_copy.same_but_line_ends``, remembered as ``differing``'s hashes are."""
     key = (*memo, indexed)
     same = _ALIKE.get(key)
     if same is None:
@@ -303,7 +303,7 @@ def _alike(fs: VaultFS, path: str, memo: tuple[str, str, int, int], indexed: str
     return same
 
 
-HASHES_KEPT = 200_000  # notes whose hash ``_changed`` remembers (then it starts again)
+HASHES_KEPT = 200_000  # notes whose hash ``differing`` remembers (then it starts again)
 _HASHED: dict[tuple[str, str, int, int], str] = {}
 _ALIKE: dict[tuple[str, str, int, int, str], bool] = {}
 

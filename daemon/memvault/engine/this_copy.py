@@ -111,16 +111,13 @@ def in_another_case(reader: Any, path: str) -> tuple[str, str | None] | None:
     of the index not here as spelt but in another case alone (``People/Ana.md`` here,
     ``people/ana.md`` indexed by a writer on a Mac's disk, where a rename of case is one
     git never sees), and the section ``path`` names; None when it is not so."""
-    if not shared_reader(reader.config, reader.store):
+    if (found := _not_here(reader, path)) is None:
         return None
-    linked = reader.catalogue.linked(path)
-    key = linked[0] if linked else normalize_rel(path)
-    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
-        return None
-    spelt = case_spelling(str(reader.fs.root), key)
+    indexed, section = found
+    spelt = case_spelling(str(reader.fs.root), indexed)
     if spelt is None or not reader.fs.path(spelt).is_file() or _indexed(reader)(spelt):
         return None  # (a note of the index itself: its twin in case on ext4, not pulled)
-    return spelt, linked[1] if linked else None
+    return spelt, section
 
 
 def indexed_in_another_case(reader: Any, path: str, sha256: str) -> NoteRow | None:
@@ -130,30 +127,47 @@ def indexed_in_another_case(reader: Any, path: str, sha256: str) -> NoteRow | No
     Quill"); None when it holds none, or another text there."""
     if not shared_reader(reader.config, reader.store):
         return None
+    indexed = indexed_as(reader.catalogue, path)
+    row: NoteRow | None = reader.catalogue.note(indexed) if indexed is not None else None
+    return row if row is not None and row.sha256 == sha256 else None
+
+
+def indexed_as(catalogue: Any, path: str) -> str | None:
+    """The path the index holds the note of ``path`` at, when the two differ in case
+    alone (``wikilinks.key``); None when it holds it as spelt, or none, or the name is
+    several notes' (none is guessed)."""
     try:
-        found = reader.catalogue.linked(path)
-    except MemvaultError:  # a name several notes have: none is guessed
+        found = catalogue.linked(path)
+    except MemvaultError:
         return None
     if not found or found[0] == path or key(found[0]) != key(path):
         return None
-    row: NoteRow | None = reader.catalogue.note(found[0])
-    return row if row is not None and row.sha256 == sha256 else None
+    return str(found[0])
 
 
 def not_pulled(reader: Any, path: str) -> None:
     """A reader of a team's index (docs/TEAM.md) asked for a note its writer indexed and
     this copy's files lack (a `git pull` behind): say so, not only "no note at"."""
-    if not shared_reader(reader.config, reader.store):
-        return
-    linked = reader.catalogue.linked(path)
-    key = linked[0] if linked else normalize_rel(path)
-    if reader.catalogue.note(key) is None or reader.fs.path(key).exists():
+    if (found := _not_here(reader, path)) is None:
         return
     raise NoteNotFound(
-        f"no note at {key} in this copy of the vault, but the shared index has it: its "
+        f"no note at {found[0]} in this copy of the vault, but the shared index has it: its "
         "writer indexed it after this copy's last `git pull` (or the shared folder's sync); "
         "pull, then get it again"
     )
+
+
+def _not_here(reader: Any, path: str) -> tuple[str, str | None] | None:
+    """On a reader of a team's index, the note of the index ``path`` names (its link's
+    target, or the path itself) when this copy has no file there as spelt, and the
+    section the link names; None otherwise."""
+    if not shared_reader(reader.config, reader.store):
+        return None
+    linked = reader.catalogue.linked(path)
+    indexed = linked[0] if linked else normalize_rel(path)
+    if reader.catalogue.note(indexed) is None or reader.fs.path(indexed).exists():
+        return None
+    return indexed, linked[1] if linked else None
 
 
 def _indexed(reader: Any) -> Callable[[str], bool]:
@@ -185,6 +199,7 @@ __all__ = [
     "MISSING",
     "elsewhere",
     "in_another_case",
+    "indexed_as",
     "indexed_in_another_case",
     "marked",
     "not_pulled",
