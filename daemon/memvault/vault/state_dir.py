@@ -20,11 +20,12 @@ import contextlib
 import errno
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from memvault.config import STATE_DIR
+from memvault.vault import libc
 
 GITIGNORE = ".gitignore"
 DECISIONS_FILE = "memory-decisions.json"
@@ -104,11 +105,9 @@ def _refused(path: Path) -> bool:
     once) and within one tick of a coarse clock passes that check (3 of 60,000 looks
     against a deleting thread, Linux 6.18 ext4), so it is not used where errno is."""
     if _ACCESS is not None:
-        import ctypes
-
         if _ACCESS(os.fsencode(path), os.W_OK) == 0:
             return False
-        return ctypes.get_errno() in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY)
+        return libc.last_errno() in (errno.EACCES, errno.EPERM, errno.EROFS, errno.ETXTBSY)
     try:
         before = os.stat(path)
     except OSError:
@@ -122,19 +121,7 @@ def _refused(path: Path) -> bool:
     return (after.st_ino, after.st_ctime_ns) == (before.st_ino, before.st_ctime_ns)
 
 
-def _load_access() -> Callable[[bytes, int], int] | None:
-    try:
-        import ctypes
-
-        fn = ctypes.CDLL(None, use_errno=True).access
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_ACCESS = _load_access() if os.name == "posix" else None
+_ACCESS = libc.function("access", "char_p", "int")
 
 
 def cannot_write(path: Path) -> str:

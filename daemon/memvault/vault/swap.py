@@ -37,6 +37,7 @@ from pathlib import Path
 from memvault.config import QUIET_MS
 from memvault.core.text import sha256_bytes
 from memvault.errors import FileBusy, WriteConflict
+from memvault.vault import libc
 from memvault.vault.open_files import open_for_writing
 
 TEMP_MARK = ".memvault-tmp-"
@@ -447,20 +448,7 @@ def read_settled(path: Path, tries: int = 100) -> bytes:
     return data
 
 
-def _load_renameat2() -> Callable[..., int] | None:
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        fn = libc.renameat2
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_RENAMEAT2 = _load_renameat2() if os.name == "posix" else None
+_RENAMEAT2 = libc.function("renameat2", "int", "char_p", "int", "char_p", "uint")
 _AT_FDCWD = -100
 _RENAME_EXCHANGE = 2
 
@@ -470,12 +458,10 @@ def exchange(a: Path, b: Path) -> bool:
     global _RENAMEAT2
     if _RENAMEAT2 is None:
         return False
-    import ctypes
-
     rc = _RENAMEAT2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if rc == 0:
         return True
-    err = ctypes.get_errno()
+    err = libc.last_errno()
     if err in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.EXDEV):
         if err == errno.ENOSYS:
             _RENAMEAT2 = None  # this kernel cannot: use the fallback from now on
@@ -487,19 +473,7 @@ def exchange(a: Path, b: Path) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def _load_syncfs() -> Callable[[int], int] | None:
-    try:
-        import ctypes
-
-        fn = ctypes.CDLL(None, use_errno=True).syncfs
-    except (OSError, AttributeError):
-        return None
-    fn.argtypes = [ctypes.c_int]
-    fn.restype = ctypes.c_int
-    return fn
-
-
-_SYNCFS = _load_syncfs() if os.name == "posix" else None
+_SYNCFS = libc.function("syncfs", "int")
 
 
 def flush_files(paths: Sequence[Path]) -> None:
