@@ -280,22 +280,19 @@ class DaemonClient(Closes):
         if payload is not None:
             data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
+        changes = method != "GET" and route not in READS  # a write: never sent twice
         try:
             status, content = self._send(method, url, headers, data, timeout)
         except TimeoutError:
             maybe = " (it may still make the change: look before sending it again)"
             raise E.DaemonError(
                 f"the daemon at {self.base_url} did not answer {method} {route} "
-                f"within {timeout:g} s{maybe if method == 'POST' and route not in READS else ''}"
+                f"within {timeout:g} s{maybe if changes else ''}"
             ) from None
         except OSError as exc:
             # refused: nothing was sent (a request cut off may have been made: only a read
             # is sent again)
-            if (
-                not isinstance(exc, ConnectionRefusedError)
-                and method != "GET"
-                and route not in READS
-            ):
+            if changes and not isinstance(exc, ConnectionRefusedError):
                 # not looked for a daemon, and not "start one and go on": sent again, a
                 # write made before the connection dropped would be made twice
                 raise E.DaemonError(

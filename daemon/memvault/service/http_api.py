@@ -39,13 +39,14 @@ from memvault import __version__
 from memvault import errors as E
 from memvault.api import Vault
 from memvault.core.results import SyncReport
-from memvault.service import http_schema
 from memvault.service.http_schema import (
     CATEGORIES,
     FILTERS,
     ApiError,
     from_query,
+    noted,
     openapi_schema,
+    validate,
 )
 from memvault.vault.files import normalize_rel, safe_join
 
@@ -97,7 +98,7 @@ async def _body(request: Request, schema: str) -> dict[str, Any]:
             data = json.loads(raw, parse_constant=_no_constant)
         except (ValueError, RecursionError) as exc:
             raise ApiError(400, "BadRequest", f"the body is not valid JSON: {exc}") from None
-    return http_schema.validate(data, schema)
+    return validate(data, schema)
 
 
 def _no_constant(name: str) -> Any:
@@ -452,14 +453,14 @@ def create_app(
                 data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
             )
         )
-        return JSONResponse(http_schema.noted({"hits": [h.to_dict() for h in hits]}, vault))
+        return JSONResponse(noted({"hits": [h.to_dict() for h in hits]}, vault))
 
     async def context(request: Request) -> Response:
         data = await _body(request, "context")
         ctx = await run_in_threadpool(
             lambda: vault.context(data["query"], data.get("budget"), **_filters(data))
         )
-        return JSONResponse(http_schema.noted(ctx.to_dict(), vault))
+        return JSONResponse(noted(ctx.to_dict(), vault))
 
     async def get_note(request: Request) -> Response:
         path = request.path_params["path"]
