@@ -38,16 +38,19 @@ def hidden_at(name: str) -> int | None:
     U+00AD, U+180E, U+2061-U+2064...) but a joiner where it joins (``joins``), the tags of
     a flag (🏴 England's) and the marks that are drawn (``_DRAWN``); or another
     default-ignorable character drawn as nothing there (``ignorable``: U+3164, CGJ)."""
-    for i, c in enumerate(name):
-        if c in _JOINERS and joins(name, i):
-            continue
-        if (
-            _BIDI.match(c)
-            or (unicodedata.category(c) == "Cf" and not _seen(name, i))
-            or ignorable(name, i)
-        ):
-            return i
-    return None
+    return next((i for i in range(len(name)) if _hidden(name, i)), None)
+
+
+def _hidden(name: str, i: int) -> bool:
+    """Whether ``name[i]`` is one ``hidden_at`` finds (and ``unseen`` spells)."""
+    c = name[i]
+    if c in _JOINERS:
+        return not joins(name, i)
+    return (
+        bool(_BIDI.match(c))
+        or (unicodedata.category(c) == "Cf" and not _seen(name, i))
+        or ignorable(name, i)
+    )
 
 
 # Unicode's default-ignorable characters that are no format character (U+034F CGJ,
@@ -224,13 +227,7 @@ def unseen(text: str, i: int) -> bool:
         return False
     if c in JS_SPACES or c in "\x85\u2028\u2029" or unicodedata.category(c) == "Cc":
         return True
-    if c in _JOINERS:
-        return not joins(text, i)
-    return (
-        bool(_BIDI.match(c))
-        or (unicodedata.category(c) == "Cf" and not _seen(text, i))
-        or ignorable(text, i)
-    )
+    return _hidden(text, i)
 
 
 def shows_unseen(text: str) -> bool:
