@@ -12,7 +12,6 @@ at the note's end; with ``section`` only the text under that heading is replaced
 from __future__ import annotations
 
 import datetime as dt
-import os
 import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from memvault.core.note_update import append_body, replace_section
 from memvault.core.results import NoteRequest
 from memvault.errors import BadRequest, NoteExists, NoteNotFound, checking_request
 from memvault.vault.files import normalize_rel
+from memvault.vault.paths import spelt_in
 from memvault.vault.template import shipped_template
 
 if TYPE_CHECKING:
@@ -76,15 +76,7 @@ class Writer:
     def _templates(self) -> Path:
         """``templates/``, or the vault's own folder of that name in another case
         (`Templates/`: ``init`` lays memvault's templates there, never in a twin)."""
-        base = self.fs.root / "templates"
-        if base.is_dir():
-            return base
-        try:
-            with os.scandir(self.fs.root) as entries:
-                names = sorted(e.name for e in entries if e.name.casefold() == "templates")
-        except OSError:
-            return base
-        return self.fs.root / names[0] if names else base
+        return self.fs.root / (spelt_in(str(self.fs.root), "templates", dirs=True) or "templates")
 
     def add_note(self, note: NoteRequest) -> Wrote:
         """Create a note from the vault's template; say its path, whether it was created
