@@ -382,14 +382,15 @@ def _default_memory(project: Path) -> tuple[Path, int] | None:
 def _main_worktree(top: Path) -> Path:
     """The main worktree of the repository whose worktree is ``top``: ``top`` itself,
     or for one `git worktree add` made (a `.git` file, ``gitdir: <main>/.git/worktrees/
-    <name>``) the folder of the repository's own `.git` (its ``commondir``)."""
-    try:
-        line = (top / ".git").read_text(encoding="utf-8").strip()
-        gitdir = (top / line.removeprefix("gitdir:").strip()).resolve()
-        common = (gitdir / (gitdir / "commondir").read_text(encoding="utf-8").strip()).resolve()
-    except (OSError, UnicodeDecodeError):  # a .git folder: the main worktree itself
-        return top
-    return common.parent if common.name == ".git" else top
+    <name>``) the folder of the repository's own `.git` (its ``commondir``); a
+    submodule's (its git folder under the parent's `.git/modules/`): ``top``."""
+    from memvault.vault.gitstate import common_dir, git_dir
+
+    if (top / ".git").is_dir():
+        return top  # a .git folder: the main worktree itself
+    gdir = git_dir(top)
+    common = common_dir(gdir).resolve() if gdir is not None else None
+    return common.parent if common is not None and common.name == ".git" else top
 
 
 def claude_desktop(
