@@ -11,6 +11,7 @@ import ctypes
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +29,14 @@ ANA = "people/ana-quill.md"
 SARAH = "people/sarah-chen.md"
 
 
+Machines = tuple[Path, Path, dict[str, str], list[DaemonProcess]]
+
+
 @pytest.fixture
-def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
-    """Machine a: the writer's clone and its daemon; machine b: a clone of the same
-    remote and its reader daemon. Yields (a, b, b's settings)."""
+def machines(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[Machines]:
+    """Machine a: the writer's clone and its daemon, its first index done; machine b: a
+    clone of the same remote. Yields (a, b, the team's settings, b's daemons: a test
+    puts there the ones it starts, each stopped before the writer)."""
     settings = {
         "MEMVAULT_INDEX_STORE": "postgres",
         "MEMVAULT_INDEX_DSN": pg_dsn,
@@ -41,18 +46,26 @@ def team(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch):  # type:
         monkeypatch.setenv(key, value)
     a, b = _clones(tmp_path)
     writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
-    reader = None
+    readers: list[DaemonProcess] = []
     try:
         writer.ready(answering=True)
         eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
-        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
-        reader.ready(answering=True)
-        assert "read-only: this is a reader of the index" in reader.stderr
-        yield a, b, memvault_env(tmp_path, **settings, MEMVAULT_HOSTNAME="b")
+        yield a, b, settings, readers
     finally:
-        if reader is not None:
+        for reader in readers:
             reader.stop()
         writer.stop()
+
+
+@pytest.fixture
+def team(tmp_path: Path, machines: Machines) -> tuple[Path, Path, dict[str, str]]:
+    """``machines``, and machine b's reader daemon. Returns (a, b, b's settings)."""
+    a, b, settings, readers = machines
+    reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+    readers.append(reader)
+    reader.ready(answering=True)
+    assert "read-only: this is a reader of the index" in reader.stderr
+    return a, b, memvault_env(tmp_path, **settings, MEMVAULT_HOSTNAME="b")
 
 
 def _clones(tmp_path: Path) -> tuple[Path, Path]:
@@ -158,41 +171,26 @@ def test_a_clones_note_saved_while_the_writer_runs_is_named_until_the_index_has_
 
 
 def test_a_note_saved_or_committed_before_the_reader_daemon_started_is_named_too(
-    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, machines: Machines
 ) -> None:
     """The person writes a note and commits it without pushing, writes another, then
     starts the reader daemon (a laptop's login): its watcher never saw those saves; git
     knows them."""
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
-    a, b = _clones(tmp_path)
-    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
-    reader = None
-    try:
-        writer.ready(answering=True)
-        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
-        write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
-        git_out(b, "add", "-A")
-        git_out(b, "commit", "-qm", "Ana, not pushed")
-        write(b, "people/bo.md", note("Bo", body="Bo fixes the quill harpsichord."))
-        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
-        reader.ready(answering=True)
-        stale = _asked(b)[1]
-        assert stale is not None
-        assert "lacks 2 notes of this copy (people/ana-quill.md, people/bo.md)" in stale, stale
-    finally:
-        if reader is not None:
-            reader.stop()
-        writer.stop()
+    _, b, settings, readers = machines
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    git_out(b, "add", "-A")
+    git_out(b, "commit", "-qm", "Ana, not pushed")
+    write(b, "people/bo.md", note("Bo", body="Bo fixes the quill harpsichord."))
+    reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+    readers.append(reader)
+    reader.ready(answering=True)
+    stale = _asked(b)[1]
+    assert stale is not None
+    assert "lacks 2 notes of this copy (people/ana-quill.md, people/bo.md)" in stale, stale
 
 
 def test_notes_no_index_holds_are_not_named_by_a_reader_daemon(
-    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, machines: Machines
 ) -> None:
     """A first day on a clone: the person edits a template (``templates/**``, which
     memvault ignores by default), Obsidian moves a deleted note to its ``.trash/``, a
@@ -201,36 +199,21 @@ def test_notes_no_index_holds_are_not_named_by_a_reader_daemon(
     as edited or untracked at the reader daemon's start (the watcher, a symlink saved):
     they were named on every search as notes the index lacks, for as long as it ran,
     with the advice to commit and push them."""
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
-    a, b = _clones(tmp_path)
-    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
-    reader = None
-    try:
-        writer.ready(answering=True)
-        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
-        template = b / "templates" / "person.md"
-        template.write_text(template.read_text(encoding="utf-8") + "\n## Tuning\n", "utf-8")
-        write(b, ".trash/old-quill.md", note("Old", body="The quill harpsichord, once."))
-        write(b, "people/ana (conflicted copy).md", note("Ana", body="A quill harpsichord."))
-        outside = tmp_path / "machine-b" / "inbox.md"  # a symlink out of the vault: skipped
-        outside.write_text(note("Inbox", body="The quill harpsichord inbox."), "utf-8")
-        (b / "inbox.md").symlink_to(outside)
-        reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
-        reader.ready(answering=True)
-        assert _asked(b)[1] is None
-        write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
-        stale = eventually(lambda: _asked(b)[1], 30, "the clone's new note named")
-        assert "lacks 1 note of this copy (people/ana-quill.md)" in stale, stale
-    finally:
-        if reader is not None:
-            reader.stop()
-        writer.stop()
+    _, b, settings, readers = machines
+    template = b / "templates" / "person.md"
+    template.write_text(template.read_text(encoding="utf-8") + "\n## Tuning\n", "utf-8")
+    write(b, ".trash/old-quill.md", note("Old", body="The quill harpsichord, once."))
+    write(b, "people/ana (conflicted copy).md", note("Ana", body="A quill harpsichord."))
+    outside = tmp_path / "machine-b" / "inbox.md"  # a symlink out of the vault: skipped
+    outside.write_text(note("Inbox", body="The quill harpsichord inbox."), "utf-8")
+    (b / "inbox.md").symlink_to(outside)
+    reader = DaemonProcess(tmp_path, b, "up", str(b), **settings, MEMVAULT_HOSTNAME="b")
+    readers.append(reader)
+    reader.ready(answering=True)
+    assert _asked(b)[1] is None
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    stale = eventually(lambda: _asked(b)[1], 30, "the clone's new note named")
+    assert "lacks 1 note of this copy (people/ana-quill.md)" in stale, stale
 
 
 def _one_inotify_watch() -> None:
@@ -263,7 +246,7 @@ def _one_inotify_watch() -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="ids mapped into a user namespace: root's")
 @pytest.mark.parametrize("observer", ["native", "auto"])
 def test_a_reader_daemon_with_no_inotify_watch_to_be_had_serves_and_does_not_poll(
-    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch, observer: str
+    tmp_path: Path, machines: Machines, observer: str
 ) -> None:
     """A clone's reader daemon serves the team's index; its watcher, new, only names
     the notes saved here. Where inotify's watches are used up, it failed to start at
@@ -271,39 +254,24 @@ def test_a_reader_daemon_with_no_inotify_watch_to_be_had_serves_and_does_not_pol
     ``auto`` it polled the whole vault every 2 s (9 % of a core at 10,000 notes, 41 % at
     50,000: bench/reader_idle_watch.py) where it used none. It serves, says once why saves here are not
     named, and polls nothing."""
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
-    a, b = _clones(tmp_path)
-    writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
-    reader = None
-    try:
-        writer.ready(answering=True)
-        eventually(lambda: _indexed(a, SARAH), 60, "the writer's first index")
-        reader = DaemonProcess(
-            tmp_path,
-            b,
-            "daemon",
-            "run",
-            "--vault",
-            str(b),
-            preexec=_one_inotify_watch,
-            **settings,
-            MEMVAULT_HOSTNAME="b",
-            MEMVAULT_DAEMON_OBSERVER=observer,
-        )
-        reader.ready(answering=True)
-        with Vault.open(b, mode="query") as v:
-            assert v.daemon is not None
-            assert SARAH in [h.path for h in v.search("Sarah Chen", k=5)]
-            assert v.status()["daemon"]["observer"] != "polling"
-        assert "the inotify watch limit is reached" in reader.stderr, reader.stderr
-        assert "does not name the notes saved here" in reader.stderr, reader.stderr
-    finally:
-        if reader is not None:
-            reader.stop()
-        writer.stop()
+    _, b, settings, readers = machines
+    reader = DaemonProcess(
+        tmp_path,
+        b,
+        "daemon",
+        "run",
+        "--vault",
+        str(b),
+        preexec=_one_inotify_watch,
+        **settings,
+        MEMVAULT_HOSTNAME="b",
+        MEMVAULT_DAEMON_OBSERVER=observer,
+    )
+    readers.append(reader)
+    reader.ready(answering=True)
+    with Vault.open(b, mode="query") as v:
+        assert v.daemon is not None
+        assert SARAH in [h.path for h in v.search("Sarah Chen", k=5)]
+        assert v.status()["daemon"]["observer"] != "polling"
+    assert "the inotify watch limit is reached" in reader.stderr, reader.stderr
+    assert "does not name the notes saved here" in reader.stderr, reader.stderr
