@@ -9,7 +9,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -376,38 +376,9 @@ def test_a_write_cut_off_by_its_daemon_dying_says_look_before_sending_it_again(
     timeout; it said "no daemon serves <vault> now; start one ... and this Vault goes on
     through it" (no daemon had been looked for), and an agent that did so and sent it
     again logged the line twice."""
-    import signal
-    import threading
-
-    from helpers import DaemonProcess, eventually
-    from memvault.index.embedder import HashEmbedder
-
-    root = make_vault(tmp_path)
-    first = DaemonProcess(tmp_path, root)
-    try:
-        port = first.ready(answering=True)["port"]
-        with Vault.open(root, embedder=HashEmbedder()) as v:
-            assert v.daemon is not None
-            os.kill(first.proc.pid, signal.SIGSTOP)  # it takes the request, says nothing
-            caught: list[BaseException] = []
-
-            def log() -> None:
-                try:
-                    v.log("met Ana about invoices")
-                except BaseException as exc:
-                    caught.append(exc)
-
-            sending = threading.Thread(target=log)
-            sending.start()
-            eventually(lambda: _connected_to(port), 30, "the request to be sent")
-            first.kill()  # the connection drops mid-request
-            sending.join(60)
-            assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
-            said = str(caught[0])
-            assert "POST /log" in said and "look before sending it again" in said
-            assert "no daemon serves" not in said and "goes on through it" not in said
-    finally:
-        first.stop()
+    said = _cut_off(tmp_path, make_vault(tmp_path), lambda v: v.log("met Ana about invoices"))
+    assert "POST /log" in said and "look before sending it again" in said
+    assert "no daemon serves" not in said and "goes on through it" not in said
 
 
 @pytest.mark.slow
@@ -416,39 +387,46 @@ def test_a_context_cut_off_by_its_daemon_dying_is_a_read_not_a_change(tmp_path: 
     read, looked for at the daemon serving the vault now and said as one finding none
     ("start one ... goes on through it"); it said "it may have made the change: look
     before sending it again" of a context, and never looked for the next daemon."""
+    root = make_vault(tmp_path)
+    write(root, "people/ana.md", note("Ana", "Owns the billing pipeline"))
+    said = _cut_off(tmp_path, root, lambda v: v.context("billing pipeline", budget=500))
+    assert f"no daemon serves {root} now" in said and "goes on through it" in said
+    assert "may have made the change" not in said
+
+
+def _cut_off(tmp_path: Path, root: Path, call: Callable[[Vault], object]) -> str:
+    """What ``call``, on a Vault opened through a daemon, raises when its daemon is
+    killed with the request in flight (stopped first: it takes the request, says
+    nothing): one DaemonError, its message."""
     import signal
     import threading
 
     from helpers import DaemonProcess, eventually
     from memvault.index.embedder import HashEmbedder
 
-    root = make_vault(tmp_path)
-    write(root, "people/ana.md", note("Ana", "Owns the billing pipeline"))
     first = DaemonProcess(tmp_path, root)
     try:
         port = first.ready(answering=True)["port"]
         with Vault.open(root, embedder=HashEmbedder()) as v:
             assert v.daemon is not None
-            os.kill(first.proc.pid, signal.SIGSTOP)  # it takes the request, says nothing
+            os.kill(first.proc.pid, signal.SIGSTOP)
             caught: list[BaseException] = []
 
-            def ask() -> None:
+            def send() -> None:
                 try:
-                    v.context("billing pipeline", budget=500)
+                    call(v)
                 except BaseException as exc:
                     caught.append(exc)
 
-            asking = threading.Thread(target=ask)
-            asking.start()
+            sending = threading.Thread(target=send)
+            sending.start()
             eventually(lambda: _connected_to(port), 30, "the request to be sent")
             first.kill()  # the connection drops mid-request
-            asking.join(60)
-            assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
-            said = str(caught[0])
-            assert f"no daemon serves {root} now" in said and "goes on through it" in said
-            assert "may have made the change" not in said
+            sending.join(60)
     finally:
         first.stop()
+    assert len(caught) == 1 and isinstance(caught[0], DaemonError), caught
+    return str(caught[0])
 
 
 def _connected_to(port: int) -> bool:
