@@ -14,6 +14,7 @@ import httpx
 
 from helpers import (
     DaemonProcess,
+    daemon_idle,
     eventually,
     make_vault,
     memvault_env,
@@ -44,6 +45,17 @@ def _daemon_status(root: Path) -> dict[str, Any]:
     assert got.status_code == 200, got.text
     data: dict[str, Any] = got.json()
     return data
+
+
+def _events(info: dict[str, Any]) -> Any:
+    """The daemon's ``GET /events`` stream (httpx's, a context manager)."""
+    return httpx.stream(
+        "GET",
+        f"http://127.0.0.1:{info['port']}/events",
+        headers={"Authorization": f"Bearer {info['token']}"},
+        timeout=30,
+        trust_env=False,
+    )
 
 
 def test_status_while_the_server_is_away_says_what_the_daemon_does_not_the_error_alone(
@@ -162,13 +174,7 @@ def test_the_event_stream_stays_open_while_the_server_is_away(tmp_path: Path) ->
         try:
             info = daemon.ready(answering=True)
             lines: list[str] = []
-            with httpx.stream(
-                "GET",
-                f"http://127.0.0.1:{info['port']}/events",
-                headers={"Authorization": f"Bearer {info['token']}"},
-                timeout=30,
-                trust_env=False,
-            ) as stream:
+            with _events(info) as stream:
                 feed = stream.iter_lines()
                 lines.append(next(feed))  # ": connected"
                 kill_server(own)
@@ -203,23 +209,13 @@ def test_an_idle_daemon_keeps_its_event_stream_and_status_once_the_server_is_awa
         try:
             info = daemon.ready(answering=True)
             eventually(
-                lambda: (
-                    (d := _daemon_status(root))["last_sync_at"]
-                    and d["daemon"]["state"] == "watching"
-                    and d["daemon"]["lag_seconds"] is None
-                ),
+                lambda: (d := _daemon_status(root))["last_sync_at"] and daemon_idle(d["daemon"]),
                 60,
                 "the start-up sync, and nothing waiting",
             )
             kill_server(own)
             lines: list[str] = []
-            with httpx.stream(
-                "GET",
-                f"http://127.0.0.1:{info['port']}/events",
-                headers={"Authorization": f"Bearer {info['token']}"},
-                timeout=30,
-                trust_env=False,
-            ) as stream:
+            with _events(info) as stream:
                 feed = stream.iter_lines()
                 lines.append(next(feed))  # ": connected", then the status as it is now
                 first = time.monotonic() + 20  # (a keep-alive each 15 s meanwhile)
