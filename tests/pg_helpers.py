@@ -10,6 +10,7 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import warnings
@@ -31,7 +32,14 @@ def start_server() -> Any:
         os.environ["XDG_RUNTIME_DIR"] = runtime
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*XDG_RUNTIME_DIR.*")
-        import pgserver
+        try:
+            import pgserver
+        except ModuleNotFoundError as e:
+            raise RuntimeError(
+                f"the team tests need pgserver (a PostgreSQL with pgvector), which has wheels "
+                f"for Python 3.9-3.12 only (this is {sys.version.split()[0]}): run them under "
+                f"3.11 or 3.12 (pyproject.toml's test extra)"
+            ) from e
 
         return pgserver.get_server(folder / "data", cleanup_mode="stop")
 
