@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Mapping
+from contextlib import closing
 from pathlib import Path
 
 from helpers import new_vault, open_vault, write
@@ -91,8 +92,7 @@ def pg_as_schema_13(dsn: str, schema: str) -> dict[tuple[str, int], tuple[str, s
     then, to tell the rows an upgrade rewrites (``pg_rows``)."""
     import psycopg
 
-    tok = pg_keywords.Tokenizer()
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    with closing(pg_keywords.Tokenizer()) as tok, psycopg.connect(dsn, autocommit=True) as conn:
         for label, *columns in conn.execute(
             f'SELECT label, text, title, headings, about FROM "{schema}".chunks'
         ).fetchall():

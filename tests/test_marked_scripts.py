@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 import unicodedata
+from contextlib import closing
 from pathlib import Path
 
 import psycopg
@@ -269,6 +270,6 @@ def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
 def test_nfc_and_nfd_notes_tokenize_alike() -> None:
     """The tokenizer keeps marks in a token and folds Latin diacritics: é composed or
     decomposed is one token, e."""
-    tok = pg_keywords.Tokenizer()
     nfd = unicodedata.normalize("NFD", "café naïve")
-    assert tok.tokens(nfd) == tok.tokens("café naïve") == ["cafe", "naiv"]
+    with closing(pg_keywords.Tokenizer()) as tok:
+        assert tok.tokens(nfd) == tok.tokens("café naïve") == ["cafe", "naiv"]

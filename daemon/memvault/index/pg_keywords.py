@@ -18,6 +18,7 @@ title 2, headings 1.5, about 1).
 
 from __future__ import annotations
 
+import atexit
 import math
 import sqlite3
 import threading
@@ -87,6 +88,9 @@ class Tokenizer:
             out[int(doc) - 1].append((str(term), str(col), int(offset)))
         return out
 
+    def close(self) -> None:
+        self._db.close()
+
     def tokens(self, text: str, *, cjk: bool = True, stems: bool = True) -> list[str]:
         """The tokens of a query term, in order (``cjk``, ``stems``: as ``columns``)."""
         found = self.columns(text, "", "", "", cjk=cjk, stems=stems)
@@ -94,6 +98,8 @@ class Tokenizer:
 
 
 TOKENIZER = Tokenizer()
+# closed as Python ends: 3.13 warns of a connection never closed (ResourceWarning)
+atexit.register(TOKENIZER.close)
 
 
 def quote(lexeme: str) -> str:

@@ -23,7 +23,7 @@ import os
 import secrets
 from dataclasses import dataclass
 from importlib import resources
-from importlib.abc import Traversable
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memvault.core.results import Record

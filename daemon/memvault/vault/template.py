@@ -25,7 +25,7 @@ import unicodedata
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from importlib import resources
-from importlib.abc import Traversable
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from memvault.config import VaultConfig
