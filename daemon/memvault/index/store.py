@@ -64,8 +64,7 @@ from memvault.index.vectors import VectorIndex
 from memvault.index.vectors_projected import ProjectedVectors
 
 
-def _connect(path: Path, guard: integrity.Guard) -> sqlite3.Connection:
-    conn = sqlite_open.connect(path, guard)  # (one this user cannot write: leaving nothing)
+def _set_up(conn: sqlite3.Connection, path: Path) -> None:
     if not path.exists() or not path.stat().st_size:  # new: before WAL fixes it for good
         conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # reclaim: no VACUUM needed
     conn.execute("PRAGMA journal_mode=WAL")
@@ -73,7 +72,6 @@ def _connect(path: Path, guard: integrity.Guard) -> sqlite3.Connection:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=OFF")
     register(conn)  # the keyword table's view and triggers call it (schema 8)
-    return conn
 
 
 class Store(PendingQueue, LinkTables, NoteLists):
@@ -110,16 +108,17 @@ class Store(PendingQueue, LinkTables, NoteLists):
         # damage met under it: IndexCorrupt, and no stamp vouches for the file any more
         self._lock = self._guard = integrity.Guard(threading.RLock(), index_path)
         self.checked = not (trusting and integrity.unchanged(index_path))
-        try:
-            self._db = _connect(index_path, self._guard)
-            self._opened = integrity.identity(index_path)  # the file the stamp may vouch for
-            if self.checked:
-                integrity.check(self._db)
-            create(self._db)
+        try:  # (a file this user cannot write: opened leaving nothing, sqlite_open.py)
+            self._db = sqlite_open.connect(index_path, self._guard)
             try:
+                _set_up(self._db, index_path)
+                self._opened = integrity.identity(index_path)  # the file the stamp vouches for
+                if self.checked:
+                    integrity.check(self._db)
+                create(self._db)
                 self._migrate()
-            except BaseException:  # a reader refused the upgrade (LockHeld), a kill
-                self._db.close()
+            except BaseException:  # damage, a reader refused the upgrade (LockHeld), a kill
+                self._db.close()  # (not left to the collector: Python 3.13 warns of that)
                 raise
         except sqlite3.DatabaseError as exc:
             raise opening_error(index_path, exc) from None
