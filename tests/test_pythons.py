@@ -9,7 +9,6 @@ import subprocess
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
 
 from packaging.requirements import Requirement
 
