@@ -1,0 +1,85 @@
+"""A heavy Obsidian user's vault: the files its plugins write among the notes.
+
+Found by the field test of such a vault (Excalidraw, Kanban, Dataview, Templater,
+Canvas, Obsidian Git; 2,000 daily notes, a .trash, attachments):
+
+- every Excalidraw drawing had a chunk of the plugin's banner (`==⚠ Switch to
+  EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠== You can decompress
+  Drawing data with the command palette...`), embedded and keyed: a search for
+  "settings", "menu", "decompress data" found drawings (their banner, 20 copies folded
+  under one hit), and a chunk of the ids of the images it embeds (`<sha1>: [[Pasted
+  Image ….png]]`). Neither is the drawing's words; its text elements are searched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from helpers import new_vault, open_vault, write
+
+BANNER = (
+    "==⚠  Switch to EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠== You can "
+    "decompress Drawing data with the command palette: 'Decompress current Excalidraw file'. "
+    "For more info check in plugin settings under 'Saving'"
+)
+FILE_ID = "5cffcea1b1530f23778adac158b699666d75bfcc"
+
+
+def drawing(words: str, image: str) -> str:
+    """A drawing as the plugin saves it (compressed): its text elements, an element's
+    link, the images it embeds by file id, the scene in a comment."""
+    scene = "\n\n".join(
+        "N4KAkARALgngDgUwgLgAQQQDwMYEMA2AlgCYBOuA7hADTgQBuCpAzoQPYB" * 4 for _ in range(3)
+    )
+    return (
+        "---\n\nexcalidraw-plugin: parsed\ntags: [excalidraw]\n\n---\n"
+        f"{BANNER}\n\n\n# Excalidraw Data\n\n## Text Elements\n{words} ^iWFQyN0b\n\n"
+        "Formula on the side ^AoCDpWg1\n\n"
+        "## Element Links\nAoCDpWg1: [[carla]]\n\n"
+        f"## Embedded Files\n{FILE_ID}: [[{image}]]\n\n"
+        "a1b2c3d4e5f6a1b2c3d4e5f6a1b2c3d4e5f6a1b2: $$E = mc^2$$\n\n"
+        f"%%\n## Drawing\n```compressed-json\n{scene}\n```\n%%"
+    )
+
+
+def chunk_texts(root: Path) -> dict[str, list[str]]:
+    con = sqlite3.connect(root / ".memvault/index.db")
+    try:
+        rows = con.execute("SELECT path, text FROM chunks ORDER BY path, ord").fetchall()
+    finally:
+        con.close()
+    out: dict[str, list[str]] = {}
+    for path, text in rows:
+        out.setdefault(path, []).append(text)
+    return out
+
+
+def test_a_drawings_banner_and_file_ids_are_not_indexed_its_words_are(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    for i in range(3):
+        write(
+            root, f"Excalidraw/sketch-{i}.excalidraw.md", drawing(f"Billing flow {i}", f"p{i}.png")
+        )
+        write(root, f"attachments/p{i}.png", "\x89PNG")
+    write(root, "notes/settings.md", "# Settings\n\nThe plugin settings menu of the app.\n")
+    with open_vault(root) as v:
+        v.sync()
+        texts = chunk_texts(root)
+        drawn = [t for p, ts in texts.items() if p.startswith("Excalidraw/") for t in ts]
+        assert drawn and not any("EXCALIDRAW VIEW" in t or FILE_ID in t for t in drawn), drawn
+        # the drawing's own words: its text elements, an element's link, a formula
+        assert any("Billing flow 0" in t for t in drawn)
+        assert any("[[carla]]" in t for t in drawn)
+        assert any("E = mc^2" in t for t in drawn)
+        hits = v.search("decompress drawing data command palette plugin settings menu", k=10)
+        assert hits[0].path == "notes/settings.md", hits
+        assert not any("ecompress" in h.text or "MORE OPTIONS" in h.text for h in hits), hits
+        assert v.search("billing flow 2", k=1)[0].path == "Excalidraw/sketch-2.excalidraw.md"
+        # the image is still a link of the drawing: renamed, the plugin's line follows
+        (root / "attachments/p1.png").rename(root / "attachments/q1.png")
+        v.sync()
+        text = (root / "Excalidraw/sketch-1.excalidraw.md").read_text(encoding="utf-8")
+        assert f"{FILE_ID}: [[q1.png]]" in text
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "EXCALIDRAW VIEW" not in memory and FILE_ID not in memory
