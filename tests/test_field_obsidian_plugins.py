@@ -9,14 +9,22 @@ Canvas, Obsidian Git; 2,000 daily notes, a .trash, attachments):
   "settings", "menu", "decompress data" found drawings (their banner, 20 copies folded
   under one hit), and a chunk of the ids of the images it embeds (`<sha1>: [[Pasted
   Image ….png]]`). Neither is the drawing's words; its text elements are searched.
+- `memvault init` left out of the index the folder of Obsidian's core Templates plugin
+  (`.obsidian/templates.json`) or a top-level `Templates/`, not the folder of Templater
+  (`.obsidian/plugins/templater-obsidian/data.json`, `templates_folder`), the plugin
+  most vaults make their notes with (`_templates/`, `Meta/Templater/`): its templates
+  were notes, `<% tp.file.title %>` a title in search and `- 6 notes in Meta/` in
+  MEMORY.md's topics, `<% tp.date.now() %>` a description.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
 from helpers import new_vault, open_vault, write
+from memvault.vault.template import find_roles, init_vault
 
 BANNER = (
     "==⚠  Switch to EXCALIDRAW VIEW in the MORE OPTIONS menu of this document. ⚠== You can "
@@ -83,3 +91,61 @@ def test_a_drawings_banner_and_file_ids_are_not_indexed_its_words_are(tmp_path: 
         assert f"{FILE_ID}: [[q1.png]]" in text
     memory = (root / "MEMORY.md").read_text(encoding="utf-8")
     assert "EXCALIDRAW VIEW" not in memory and FILE_ID not in memory
+
+
+TEMPLATER = """---
+created: <% tp.file.creation_date() %>
+---
+# <% tp.file.title %>
+
+<% tp.date.now("YYYY-MM-DD") %> standup of the billing team.
+
+<%* const t = await tp.system.prompt("Title") %>
+## Notes
+
+<% tp.file.cursor() %>
+"""
+
+
+def test_init_leaves_templaters_templates_folder_out_of_the_index(tmp_path: Path) -> None:
+    root = tmp_path / "notes"
+    write(root, "Meta/Templater/Standup.md", TEMPLATER)
+    write(root, "Meta/Templater/Person.md", TEMPLATER.replace("standup", "person"))
+    write(
+        root, "Meta/Templates/Snippet.md", "# {{title}}\n\nA core template of the billing team.\n"
+    )
+    write(root, "Meta/Reading.md", "# Reading\n\nBooks about the billing team.\n")
+    write(root, "Inbox/idea.md", "# Idea\n\nA standup for the billing team.\n")
+    write(root, ".obsidian/templates.json", '{"folder": "Meta/Templates"}')
+    write(
+        root,
+        ".obsidian/plugins/templater-obsidian/data.json",
+        '{"command_timeout": 5, "templates_folder": "/Meta/Templater/", "trigger_on_file_creation": false}',
+    )
+    report = init_vault(root)
+    assert report.templates_ignored == ("Meta/Templates", "Meta/Templater")
+    with open_vault(root) as v:
+        v.sync()
+        ignored = v.status()["ignored"]
+        assert ignored["Meta/Templater/"] == 2 and ignored["Meta/Templates/"] == 1, ignored
+        hits = v.search("standup billing team", k=10)
+        assert hits and not any(
+            h.path.startswith(("Meta/Templater/", "Meta/Templates/")) for h in hits
+        )
+    memory = (root / "MEMORY.md").read_text(encoding="utf-8")
+    assert "tp." not in memory and "- 1 note in Meta/" in memory, memory
+
+
+def test_a_templater_folder_that_is_no_folder_of_the_vault_is_not_written(tmp_path: Path) -> None:
+    """Templater's setting naming a folder that is not there (or one outside the vault,
+    a dot-folder) changes nothing: the vault's own top-level Templates/ still is."""
+    root = tmp_path / "notes"
+    write(root, "Templates/Daily.md", TEMPLATER)
+    write(root, "Inbox/idea.md", "# Idea\n\nA standup.\n")
+    for folder in ("Gone", "../outside", ".hidden"):
+        write(
+            root,
+            ".obsidian/plugins/templater-obsidian/data.json",
+            json.dumps({"templates_folder": folder}),
+        )
+        assert find_roles(root) == ({}, ("Templates",))
