@@ -15,6 +15,12 @@ Canvas, Obsidian Git; 2,000 daily notes, a .trash, attachments):
   most vaults make their notes with (`_templates/`, `Meta/Templater/`): its templates
   were notes, `<% tp.file.title %>` a title in search and `- 6 notes in Meta/` in
   MEMORY.md's topics, `<% tp.date.now() %>` a description.
+- the block ids Obsidian hides in its reading view (`^iWFQyN0b`, one on each of a
+  drawing's text elements, `- [ ] task ^abc123` in any note) were embedded: four to eight
+  word pieces of random letters each, 76 % of what the model read of a drawing's short
+  labels (89 word pieces for 21 of words), 47 % of the field vault's drawings, which
+  took twice the chunks. The model reads a chunk without them; the chunk's text, its
+  citation and `[[note#^id]]` are the file's as before.
 """
 
 from __future__ import annotations
@@ -149,3 +155,50 @@ def test_a_templater_folder_that_is_no_folder_of_the_vault_is_not_written(tmp_pa
             json.dumps({"templates_folder": folder}),
         )
         assert find_roles(root) == ({}, ("Templates",))
+
+
+def embedded(root: Path, path: str) -> list[str]:
+    """The texts queued for the model (a sync without vectors leaves them queued)."""
+    con = sqlite3.connect(root / ".memvault/index.db")
+    try:
+        rows = con.execute(
+            "SELECT p.text FROM pending p JOIN chunks c ON c.label = p.label "
+            "WHERE c.path = ? ORDER BY c.ord",
+            (path,),
+        ).fetchall()
+    finally:
+        con.close()
+    return [r[0] for r in rows]
+
+
+def test_block_ids_are_not_read_by_the_model_but_stay_in_the_note(tmp_path: Path) -> None:
+    root = new_vault(tmp_path)
+    labels = ["Okta", "CRM", "Payments", "Loyalty Engine", "Register", "Order History"] * 40
+    ids = [f"{i:04d}{w[:2]}Zq" for i, w in enumerate(labels)]
+    elements = "\n\n".join(f"{w} ^{i}" for w, i in zip(labels, ids, strict=True)) + "\n\nEnd"
+    write(root, "Excalidraw/systems.excalidraw.md", drawing(elements, "p.png"))
+    write(root, "Excalidraw/labels.excalidraw.md", drawing("\n\n".join([*labels, "End"]), "q.png"))
+    write(root, "notes/plan.md", "# Plan\n\n- [ ] Ship the ledger ^ship-1\n- [ ] Tell ops\n")
+    write(
+        root,
+        "notes/links.md",
+        "# Links\n\nSee [[plan#^ship-1]] and [[systems.excalidraw#^0002PaZq]].\n",
+    )
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        texts = embedded(root, "Excalidraw/systems.excalidraw.md")
+        drawn = chunk_texts(root)["Excalidraw/systems.excalidraw.md"]
+        assert sum(t.count("Okta ^") for t in drawn) == 40  # the chunks: the file's lines
+        ids_read = [i for i in [*ids, "iWFQyN0b", "AoCDpWg1"] if any(f"^{i}" in t for t in texts)]
+        assert texts and ids_read == [], ids_read
+        # the ids take no room in the model's window: as many chunks as the labels alone
+        assert len(texts) == len(embedded(root, "Excalidraw/labels.excalidraw.md"))
+        (plan,) = embedded(root, "notes/plan.md")
+        assert "Ship the ledger\n- [ ] Tell ops" in plan and "ship-1" not in plan
+        # the file's words as they are: the hit's text, the block's anchor
+        hit = v.search("ship the ledger", k=1)[0]
+        assert hit.path == "notes/plan.md" and "Ship the ledger ^ship-1" in hit.text
+        assert [p for p in v.links_check() if p.source == "notes/links.md"] == []
+        v.sync()  # and embedded, by the model's window
+        found = {h.path for h in v.search("loyalty engine", k=2, group=True)}
+        assert found == {"Excalidraw/systems.excalidraw.md", "Excalidraw/labels.excalidraw.md"}
