@@ -26,8 +26,11 @@ Canvas, Obsidian Git; 2,000 daily notes, a .trash, attachments):
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from helpers import new_vault, open_vault, write
 from memvault.vault.template import find_roles, init_vault
@@ -202,3 +205,78 @@ def test_block_ids_are_not_read_by_the_model_but_stay_in_the_note(tmp_path: Path
         v.sync()  # and embedded, by the model's window
         found = {h.path for h in v.search("loyalty engine", k=2, group=True)}
         assert found == {"Excalidraw/systems.excalidraw.md", "Excalidraw/labels.excalidraw.md"}
+
+
+def _rows(root: Path) -> dict[str, list[tuple[int, str, str]]]:
+    """Each note's chunks as the index holds them: (label, sha, text)."""
+    con = sqlite3.connect(root / ".memvault/index.db")
+    try:
+        rows = con.execute("SELECT path, label, sha, text FROM chunks ORDER BY path, ord")
+        out: dict[str, list[tuple[int, str, str]]] = {}
+        for path, label, sha, text in rows:
+            out.setdefault(path, []).append((label, sha, text))
+        return out
+    finally:
+        con.close()
+
+
+def test_an_index_of_schema_17_reads_again_its_drawings_and_block_ids(tmp_path: Path) -> None:
+    """An index an older memvault made holds each drawing's banner chunk and the block
+    ids' embedded texts; with no schema step an unchanged drawing kept its banner in
+    search until it was saved again (most never are), and a chunk's stored sha was no
+    longer the one its text gives (a lost vector re-embedded under another key). The
+    upgrade reads those notes again, as a fresh index would; others stay as they are."""
+    from memvault.index.schema import SCHEMA_VERSION, register
+
+    root = new_vault(tmp_path)
+    write(root, "Excalidraw/sketch.excalidraw.md", drawing("Billing flow", "p.png"))
+    write(root, "notes/plan.md", "# Plan\n\n- [ ] Ship the ledger ^ship-1\n- [ ] Tell ops\n")
+    write(root, "notes/plain.md", "# Plain\n\nThe ledger ships on Monday, x^2 aside.\n")
+    with open_vault(root) as v:
+        v.sync()
+    fresh = _rows(root)
+    drawn = "Excalidraw/sketch.excalidraw.md"
+    db = sqlite3.connect(root / ".memvault/index.db")
+    register(db)  # (the keyword table's triggers call it)
+    with db:  # as schema 17 left them: a banner chunk, a sha of the text with its block id
+        db.execute(
+            "UPDATE chunks SET text = ? || char(10) || text WHERE path = ? AND ord = 0",
+            (BANNER, drawn),
+        )
+        db.execute("UPDATE chunks SET sha = 'with-its-block-id' WHERE path = 'notes/plan.md'")
+        db.execute("UPDATE meta SET value = '17' WHERE key = 'schema_version'")
+    db.close()
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION)
+        report = v.sync()
+        assert set(report.modified) == {drawn, "notes/plan.md"}, report
+        assert not any("ecompress" in h.text for h in v.search("decompress drawing data", k=5))
+    now = _rows(root)
+    assert [t for _, _, t in now[drawn]] == [t for _, _, t in fresh[drawn]]
+    assert [s for _, s, _ in now["notes/plan.md"]] == [s for _, s, _ in fresh["notes/plan.md"]]
+    assert now["notes/plain.md"] == fresh["notes/plain.md"]  # not read: label and vector kept
+
+
+def test_a_postgres_schema_16_reads_again_its_drawings_and_block_ids(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same on PostgreSQL, version 16 -> 17."""
+    import psycopg
+
+    from memvault.index.pg_schema import PG_SCHEMA_VERSION
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = new_vault(tmp_path)
+    drawn = "Excalidraw/sketch.excalidraw.md"
+    write(root, drawn, drawing("Billing flow", "p.png"))
+    write(root, "notes/plan.md", "# Plan\n\n- [ ] Ship the ledger ^ship-1\n- [ ] Tell ops\n")
+    write(root, "notes/plain.md", "# Plain\n\nThe ledger ships on Monday, x^2 aside.\n")
+    with open_vault(root) as v:
+        v.sync()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:  # as version 16 left it
+        conn.execute(f"UPDATE \"{schema}\".meta SET value = '16' WHERE key = 'schema_version'")
+    with open_vault(root) as v:
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION)
+        assert set(v.sync().modified) == {drawn, "notes/plan.md"}
