@@ -280,3 +280,29 @@ def test_a_postgres_schema_16_reads_again_its_drawings_and_block_ids(
     with open_vault(root) as v:
         assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION)
         assert set(v.sync().modified) == {drawn, "notes/plan.md"}
+
+
+def test_a_new_model_does_not_cut_again_a_drawing_whose_block_ids_it_never_reads(
+    tmp_path: Path,
+) -> None:
+    """A new model (same tokenizer, same window) re-embeds a drawing's chunks as they are:
+    its chunks were sized by the text the model reads, without the block ids, so the text
+    as written (ids and all) may pass the window; it counted as past it, and the drawing
+    was read and cut again at every change of model (said as "1 notes cut again")."""
+    from memvault.index.embedder import HashEmbedder
+
+    root = new_vault(tmp_path)
+    labels = ["Okta", "CRM", "Payments", "Loyalty Engine", "Register", "Order History"] * 40
+    ids = [f"{i:04d}{w[:2]}Zq" for i, w in enumerate(labels)]
+    elements = "\n\n".join(f"{w} ^{i}" for w, i in zip(labels, ids, strict=True)) + "\n\nEnd"
+    drawn = "Excalidraw/systems.excalidraw.md"
+    write(root, drawn, drawing(elements, "p.png"))
+    with open_vault(root) as v:
+        v.sync()
+        kept = v.engine.store.labels_of([drawn])
+        window = min(v.engine.config.index.max_chunk_tokens, v.engine.embedding.max_tokens)
+        assert any(c.tokens > window for c in v.engine.store.chunks_of(drawn))  # as written
+    with open_vault(root, embedder=HashEmbedder(dim=32)) as v:
+        report = v.sync()
+        assert not any("cut again" in w for w in report.warnings), report.warnings
+        assert v.engine.store.labels_of([drawn]) == kept
