@@ -306,3 +306,24 @@ def test_a_new_model_does_not_cut_again_a_drawing_whose_block_ids_it_never_reads
         report = v.sync()
         assert not any("cut again" in w for w in report.warnings), report.warnings
         assert v.engine.store.labels_of([drawn]) == kept
+
+
+def test_a_block_id_obsidian_adds_to_a_line_leaves_it_its_line_vector(tmp_path: Path) -> None:
+    """Obsidian's "Copy link to block" appends `^id` to the line. The chunk's embedded
+    text is the same (the model reads no block id): it keeps its vector, and the line
+    must keep its own (context ranks lines by them). The line's embedded text held the
+    id: a text never embedded, the line left with no vector."""
+    from memvault.core.excerpts import unit_texts
+    from memvault.core.text import sha256_text
+
+    root = new_vault(tmp_path)
+    write(root, "notes/plan.md", "# Plan\n\n- [ ] Ship the ledger\n- [ ] Tell ops\n")
+    with open_vault(root) as v:
+        v.sync()
+        write(root, "notes/plan.md", "# Plan\n\n- [ ] Ship the ledger ^ship-1\n- [ ] Tell ops\n")
+        report = v.sync()
+        assert report.modified == ("notes/plan.md",) and report.embedded_chunks == 0
+        store, model = v.engine.store, v.engine.embedding.model_id()
+        lines = [t for c in store.chunks_of("notes/plan.md") for t in unit_texts(c.text)]
+        assert "- [ ] Ship the ledger" in lines, lines
+        assert all(store.cached(model, [sha256_text(t)]) for t in lines), lines
