@@ -327,3 +327,33 @@ def test_a_block_id_obsidian_adds_to_a_line_leaves_it_its_line_vector(tmp_path: 
         lines = [t for c in store.chunks_of("notes/plan.md") for t in unit_texts(c.text)]
         assert "- [ ] Ship the ledger" in lines, lines
         assert all(store.cached(model, [sha256_text(t)]) for t in lines), lines
+
+
+def test_a_drawing_of_the_plugins_2x_is_searched_by_its_words_kept_inside_its_comment(
+    tmp_path: Path,
+) -> None:
+    """The plugin (2.x) keeps its whole data section inside `%%` (`%%` then `# Excalidraw
+    Data`): a comment, never indexed, the drawing's text elements with it. Such a
+    drawing was found by nothing of its own (its only chunk `tags: [excalidraw]` once
+    the banner went); now by its text elements, described by the first; the scene, the
+    banner and the file ids stay out."""
+    root = new_vault(tmp_path)
+    old = drawing("Billing flow", "p.png")  # the plugin's 1.x layout, the data outside %%
+    new = old.replace("\n\n\n# Excalidraw Data\n", "\n\n\n%%\n# Excalidraw Data\n").replace(
+        "\n\n%%\n## Drawing\n", "\n\n## Drawing\n"
+    )
+    assert new.count("%%") == 2 and new != old
+    write(root, "Excalidraw/ledger.excalidraw.md", new.replace("Billing flow", "Ledger reconciler"))
+    write(root, "notes/other.md", "# Other\n\nNothing of ledgers here.\n")
+    with open_vault(root) as v:
+        v.sync()
+        (hit,) = v.search("ledger reconciler", k=1)
+        assert hit.path == "Excalidraw/ledger.excalidraw.md" and "Ledger reconciler" in hit.text
+        drawn = chunk_texts(root)["Excalidraw/ledger.excalidraw.md"]
+        assert not any(
+            "EXCALIDRAW VIEW" in t or FILE_ID in t or "N4KAkAR" in t or "excalidraw]" in t
+            for t in drawn
+        ), drawn
+        assert v.engine.store.note("Excalidraw/ledger.excalidraw.md").summary == (
+            "Ledger reconciler"
+        )

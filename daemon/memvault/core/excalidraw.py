@@ -62,3 +62,24 @@ def plugin_lines(text: str, first: int) -> frozenset[int]:
         for n, line in enumerate(split_lines(text)[first - 1 :], start=first)
         if _EMBEDDED_FILE.match(line)
     )
+
+
+# the plugin's sections of a drawing's own words: its text elements, its elements' links
+_WORDS = frozenset({"## Text Elements", "# Text Elements", "## Element Links"})
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+
+
+def drawing_words(text: str, first: int) -> frozenset[int]:
+    """The 1-based numbers of the lines of a drawing's text elements and element links
+    (from line ``first`` on), up to the plugin's next heading or a ``%%``. The plugin
+    (2.x) keeps its whole data section inside a ``%%`` comment (``%%`` then ``# Excalidraw
+    Data``): a hint to ``notes``, never indexed, the drawing's words with it."""
+    out: set[int] = set()
+    inside = False
+    for n, line in enumerate(split_lines(text)[first - 1 :], start=first):
+        bare = line.strip()
+        if _HEADING.match(bare) or bare.startswith("%%") or bare.endswith("%%"):
+            inside = bare in _WORDS
+        elif inside and bare:
+            out.add(n)
+    return frozenset(out)

@@ -31,7 +31,7 @@ import yaml
 from memvault.core import frontmatter_yaml
 from memvault.core.anchors import Outline, outline
 from memvault.core.conflicts import conflict_warning, find_conflicts, unread_lines
-from memvault.core.excalidraw import SCAFFOLD, is_drawing, plugin_lines
+from memvault.core.excalidraw import SCAFFOLD, drawing_words, is_drawing, plugin_lines
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
@@ -140,8 +140,9 @@ def parse_note(path: str, text: str) -> Note:
     unsaid = hints | unread
     own = [h for h in body_headings if h.line not in unread]
     if is_drawing(fm):  # an Excalidraw drawing: the plugin's own lines and headings
-        hints |= plugin_lines(text, body_line)  # never indexed (chunks), nor a summary
-        unsaid |= hints
+        # its words are read inside the plugin's %% too; its banner, file ids never
+        hints = (hints - drawing_words(text, body_line)) | plugin_lines(text, body_line)
+        unsaid = hints | unread
         own = [h for h in own if h.text not in SCAFFOLD]
     title = _title(path, fm, own)
     return Note(
