@@ -330,7 +330,7 @@ def test_a_daily_notes_folder_from_obsidian_settings_plays_logs(tmp_path: Path) 
 
     report = init_vault(root)
     assert report.roles == {"logs": "Journal/Daily"}
-    assert report.templates_ignored == "Meta/Templates"
+    assert report.templates_ignored == ("Meta/Templates",)
     assert not (root / "logs").exists()
     with open_vault(root) as v:
         v.sync()
@@ -353,7 +353,7 @@ def test_init_lays_its_templates_into_the_vaults_templates_folder_of_another_cas
     from memvault.vault.template import init_vault
 
     report = init_vault(root)
-    assert report.templates_ignored == "Templates"
+    assert report.templates_ignored == ("Templates",)
     assert not (root / "templates").exists()
     assert sorted(p.name for p in (root / "Templates").iterdir()) == [
         "Diary.md", "daily-log.md", "decision.md", "person.md", "project.md",

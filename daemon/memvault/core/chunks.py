@@ -58,6 +58,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from memvault.core.about import about_text, describing_lines
+from memvault.core.anchors import unmarked
 from memvault.core.notes import Heading, Note, blank_lines
 from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import unfiled_links
@@ -111,8 +112,15 @@ def embed_text(note: Note, chunk: Chunk, parts: Sequence[str], before: str = "")
     before the chunk (``before``, already cut to size), then the chunk text with its
     links' folders dropped (``wikilinks.unfiled_links``: ``[[plan#Risks|the risks]]``
     for ``[[projects/alpha/plan#Risks|the risks]]``; a folder rename leaves it as it
-    was; never more word pieces than the text as written)."""
-    return _join(_prefix(note, chunk.heading_path, parts), _join(before, unfiled_links(chunk.text)))
+    was) and its lines' block ids (``anchors.unmarked``): ``model_text``; never more
+    word pieces than the text as written."""
+    return _join(_prefix(note, chunk.heading_path, parts), _join(before, model_text(chunk.text)))
+
+
+def model_text(text: str) -> str:
+    """A chunk's text as the model reads it: links without their inner folders, no
+    block ids (``embed_text``)."""
+    return unmarked(unfiled_links(text))
 
 
 def embed_texts(
@@ -143,7 +151,7 @@ def embed_texts(
             room = min(
                 overlap_tokens, max_tokens - count_tokens(embed_text(note, chunk, parts)) - 1
             )
-            before = _tail(unfiled_links(chunks[i - 1].text), room, count_tokens)
+            before = _tail(model_text(chunks[i - 1].text), room, count_tokens)
         out.append(embed_text(note, chunk, parts, before))
     return out
 
@@ -428,9 +436,9 @@ class _SectionCutter:
 
     def measure(self, start: int, end: int) -> int:
         """Tokens of the embedded text (header included) of body[start:end]: its links
-        without their folders, as ``embed_text`` gives them (so a folder rename that lengthens
-        every link into it moves no chunk's boundary)."""
-        return self.count(_join(self.prefix, unfiled_links(self.body[start:end])))
+        without their folders and no block ids, as ``embed_text`` gives them (so a folder
+        rename that lengthens every link into it moves no chunk's boundary)."""
+        return self.count(_join(self.prefix, model_text(self.body[start:end])))
 
     def units(self, start: int, end: int) -> list[_Unit]:
         """One paragraph as one unit, or as pieces when it does not fit the window."""

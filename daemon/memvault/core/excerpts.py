@@ -27,8 +27,9 @@ units are compared with the mean of the question's vector and the vector of
 the question without those terms (``focus_query``); the plain question
 alone, when no term is that common.
 
-A unit's vector is the embedding of ``unit_text(unit)``: the line with its
-whitespace collapsed, cut to ``UNIT_MAX_CHARS``. Indexing embeds it next to
+A unit's vector is the embedding of ``unit_text(unit)``: the line as the model reads
+a chunk (``chunks.model_text``) with its whitespace collapsed, cut to
+``UNIT_MAX_CHARS``. Indexing embeds it next to
 the chunk's own text and keeps it in the same cache, keyed by the sha256 of
 that text.
 
@@ -59,8 +60,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from memvault.core.chunks import model_text
 from memvault.core.cjk import has_cjk, words
-from memvault.core.wikilinks import unfiled_links
 
 # A unit scoring under this share of the best unit's score is filler, not evidence: it
 # stays out even when the budget has room (1/3: the largest share of 0.25, 1/3, 0.4, 0.5
@@ -175,9 +176,11 @@ def _emoji(ch: str, after: str) -> bool:
 
 
 def unit_text(text: str) -> str:
-    """What gets embedded for a unit: its text on one line, its links without their
-    folders (``wikilinks.unfiled_links``), cut to ``UNIT_MAX_CHARS``."""
-    flat = " ".join(unfiled_links(text).split())
+    """What gets embedded for a unit: its text on one line as the model reads a chunk's
+    (``chunks.model_text``: links without their folders, no block id), cut to
+    ``UNIT_MAX_CHARS``. A block id Obsidian appends to a line changes neither its
+    chunk's embedded text nor this: the line keeps its vector with its chunk's."""
+    flat = " ".join(model_text(text).split())
     return flat[:UNIT_MAX_CHARS]
 
 

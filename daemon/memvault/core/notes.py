@@ -31,7 +31,7 @@ import yaml
 from memvault.core import frontmatter_yaml
 from memvault.core.anchors import Outline, outline
 from memvault.core.conflicts import conflict_warning, find_conflicts, unread_lines
-from memvault.core.excalidraw import SCAFFOLD, banner_lines, is_drawing
+from memvault.core.excalidraw import SCAFFOLD, drawing_words, is_drawing, plugin_lines
 from memvault.core.frontmatter_yaml import FrontmatterRejected
 from memvault.core.text import grapheme_cut, split_lines
 from memvault.core.wikilinks import Link, find_links, mask_code
@@ -73,7 +73,9 @@ class Note:
     body_line: int  # 1-based line where the body starts
     warnings: tuple[str, ...] = field(default=())
     outline: Outline | None = None  # headings and block ids, for #anchors (anchors.outline)
-    hints: frozenset[int] = frozenset()  # 1-based lines that are template hints (module doc)
+    # 1-based lines no one wrote to be read, never indexed: template hints (module doc),
+    # an Excalidraw drawing's banner and embedded files' ids (core/excalidraw)
+    hints: frozenset[int] = frozenset()
     # the frontmatter's YAML as written (file lines 2 on; '' when there is none or it was
     # ignored): a note that is only its properties is searched by their lines (chunks)
     raw_frontmatter: str = ""
@@ -137,8 +139,10 @@ def parse_note(path: str, text: str) -> Note:
     body_headings = [h for h in headings if h.line >= body_line and h.line not in hints]
     unsaid = hints | unread
     own = [h for h in body_headings if h.line not in unread]
-    if is_drawing(fm):  # an Excalidraw drawing: its banner and the plugin's headings
-        unsaid |= banner_lines(text, body_line)
+    if is_drawing(fm):  # an Excalidraw drawing: the plugin's own lines and headings
+        # its words are read inside the plugin's %% too; its banner, file ids never
+        hints = (hints - drawing_words(text, body_line)) | plugin_lines(text, body_line)
+        unsaid = hints | unread
         own = [h for h in own if h.text not in SCAFFOLD]
     title = _title(path, fm, own)
     return Note(

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memvault.config import VaultConfig
-from memvault.core.chunks import Chunk, embed_texts
+from memvault.core.chunks import Chunk, embed_texts, model_text
 from memvault.core.excerpts import unit_texts
 from memvault.core.notes import Note
 from memvault.core.text import sha256_text
@@ -279,10 +279,14 @@ class Embedding:
     def _requeue_texts(self, row: NoteRow, chunks: list[ChunkRow]) -> tuple[list[str], bool]:
         """The texts the current model embeds for a note's stored chunks, and whether its
         tokenizer cuts the note differently (a chunk of another size in its word pieces,
-        or past its window): then the note is cut again."""
+        or what the model reads of it past its window, ``chunks.model_text``: a drawing's
+        chunk with its block ids may pass it as written): then the note is cut again."""
         window = min(self.config.index.max_chunk_tokens, self.max_tokens)
         sizes = [self.count_tokens(c.text) for c in chunks]
-        again = any(n != c.tokens or n > window for n, c in zip(sizes, chunks, strict=True))
+        again = any(
+            n != c.tokens or (n > window and self.count_tokens(model_text(c.text)) > window)
+            for n, c in zip(sizes, chunks, strict=True)
+        )
         return self._stored_texts(row, chunks), again
 
     def texts_for(self, note: Note, chunks: Sequence[Chunk]) -> list[str]:

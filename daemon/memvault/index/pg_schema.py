@@ -92,6 +92,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    target begins or ends so are read again by the next sync; when a file's path begins in
    a space (``link_upgrades.name_trimmed``), every link is resolved again by the next sync.
 
+17. No block id read by the model, no drawing's banner indexed (the SQLite index's 18,
+   ``MARKED_STALE``): the notes with a chunk that may hold either are read again by the
+   next sync; a chunk whose embedded text did not change keeps its vector.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -117,13 +121,14 @@ from memvault.index.schema import (
     CONFLICTED_STALE,
     LFS_POINTERS_STALE,
     LINKS_TABLE,
+    MARKED_STALE,
     NOTE_META_COLUMNS,
 )
 from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 16
+PG_SCHEMA_VERSION = 17
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -324,6 +329,8 @@ def migrate(conn: Any, schema: str) -> None:
             updated_apart(conn, "%s")
         if version is not None and version < 16:
             pg_trimmed_links(conn)
+        if version is not None and version < 17:
+            conn.execute(MARKED_STALE)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -113,6 +113,10 @@ Versions (meta ``schema_version``):
    it came, went or moved (``wikilinks.file_link_name``), the verdicts of the links to it
    not followed: when there is one, the next sync resolves every stored link once
    (``link_upgrades``). Nothing else changes.
+18. The model reads no block id (``chunks.model_text``), a drawing's banner and file ids
+   are not indexed (``excalidraw.plugin_lines``): the notes with a chunk that may hold
+   either are read again by the next sync (``MARKED_STALE``), as a fresh index reads them;
+   a chunk whose embedded text is the same keeps its vector. No other note is read.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -144,7 +148,7 @@ from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -285,6 +289,16 @@ def link_names(conn: sqlite3.Connection) -> None:
         conn.create_function("memvault_link_name", 1, link_name, deterministic=True)
         conn.execute("UPDATE links SET name = memvault_link_name(target)")
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
+
+
+# schema 18 (PostgreSQL 17): a chunk with a `^` after a space, tab, `]]` or at a line's
+# start (a block id, or `x ^2`: a read for nothing), or a drawing's banner
+MARKED_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT path FROM chunks WHERE text LIKE '% ^%' OR text LIKE '%\t^%' OR "
+    "text LIKE '%\n^%' OR text LIKE '^%' OR text LIKE '%]]^%' OR "
+    "text LIKE '%EXCALIDRAW VIEW%')"
+)
 
 
 # schema 13 (PostgreSQL 12): a note an older memvault indexed from a git LFS pointer
@@ -529,6 +543,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         )
     if version < 17 and spaced_files(conn):
         log.info("index schema %d -> 17: a name begins in a space: links resolved again", version)
+    if version < 18 and (stale := conn.execute(MARKED_STALE).rowcount):
+        log.info("index schema %d -> 18: %d notes with a block id read again", version, stale)
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
@@ -559,6 +575,7 @@ __all__ = [
     "HEADINGS_SQL",
     "KEYWORDS_FN",
     "LFS_POINTERS_STALE",
+    "MARKED_STALE",
     "RESOLVE_LINKS_AGAIN",
     "SCHEMA",
     "SCHEMA_VERSION",

@@ -99,7 +99,8 @@ class InitReport(Record):
     notes: int = 0  # notes the folder held already (kept as they are)
     kept_obsidian: bool = False  # .obsidian/ was there: nothing added into it
     roles: dict[str, str] | None = None  # category -> the vault's own folder, used for it
-    templates_ignored: str | None = None  # the vault's Obsidian templates folder, ignored
+    # the vault's templates folders (the Templates plugin's, Templater's), ignored
+    templates_ignored: tuple[str, ...] = ()
     # the git rule that keeps .memvault/config.toml out of the repository (a root
     # .gitignore's `.memvault/`): the other clones get no settings
     settings_ignored: str | None = None
@@ -206,9 +207,10 @@ def count_notes(root: Path, besides: Collection[str] = ()) -> int:
     return n
 
 
-def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
-    """({category: the vault's own folder playing its role}, the Obsidian templates folder
-    when it is not ``templates``). A daily-notes folder named in
+def find_roles(root: Path) -> tuple[dict[str, str], tuple[str, ...]]:
+    """({category: the vault's own folder playing its role}, the vault's templates
+    folders but ``templates``: the core Templates plugin's, else a top-level
+    ``Templates/`` in any case; then Templater's). A daily-notes folder named in
     ``.obsidian/daily-notes.json`` plays ``logs``; else a top-level folder named for a
     role in any case (``People/``, ``Daily/``). A folder named exactly as memvault names
     it is not listed: nothing changes for it."""
@@ -216,7 +218,7 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
         with os.scandir(root) as entries:
             top = sorted(e.name for e in entries if not e.name.startswith(".") and is_dir_entry(e))
     except OSError:
-        return {}, None
+        return {}, ()
     found: dict[str, str] = {}
     # compared in NFC (a folder a Mac wrote, HFS+ or synced from one, is decomposed),
     # a PARA vault's number before the name left out (`1-Projects` is `Projects`)
@@ -236,11 +238,16 @@ def find_roles(root: Path) -> tuple[dict[str, str], str | None]:
     daily = _obsidian_folder(root, "daily-notes.json")
     if daily and daily != "logs" and (root / daily).is_dir():
         found["logs"] = daily
-    templates = _obsidian_folder(root, "templates.json")
-    templates = templates if templates and (root / templates).is_dir() else None
-    if templates is None:
-        templates = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
-    return found, (templates if templates != "templates" else None)
+    core = _obsidian_folder(root, "templates.json")
+    core = core if core and (root / core).is_dir() else None
+    if core is None:
+        core = next((n for n in top if n.casefold() == "templates" and n != "templates"), None)
+    # Templater's own folder (its settings: the plugin's data.json), where the notes of
+    # most vaults are made from: `<% tp.file.title %>` is no note's title
+    templater = _obsidian_folder(root, TEMPLATER_SETTINGS, "templates_folder")
+    templater = templater if templater and (root / templater).is_dir() else None
+    folders = dict.fromkeys(f for f in (core, templater) if f and f != "templates")
+    return found, tuple(folders)
 
 
 def unnumbered(name: str) -> str:
@@ -319,13 +326,18 @@ def says_active(root: Path, folder: str, most: int = 500) -> bool:
     return False
 
 
-def _obsidian_folder(root: Path, name: str) -> str | None:
-    """The ``folder`` an Obsidian core plugin's settings name (``Daily``, ``Journal/Daily``)."""
+# Templater's settings (obsidian-templater: `templates_folder`, "Template folder location")
+TEMPLATER_SETTINGS = "plugins/templater-obsidian/data.json"
+
+
+def _obsidian_folder(root: Path, name: str, key: str = "folder") -> str | None:
+    """The folder an Obsidian plugin's settings in ``.obsidian/NAME`` name at ``key``
+    (a core plugin's ``folder``: ``Daily``, ``Journal/Daily``)."""
     try:
         data = json.loads((root / ".obsidian" / name).read_text(encoding="utf-8-sig"))
     except (OSError, ValueError):
         return None
-    folder = data.get("folder") if isinstance(data, dict) else None
+    folder = data.get(key) if isinstance(data, dict) else None
     if not isinstance(folder, str):
         return None
     folder = folder.strip().strip("/")
@@ -337,7 +349,9 @@ def _obsidian_folder(root: Path, name: str) -> str | None:
     return folder
 
 
-def _config_for(text: str, roles: dict[str, str], templates: str | None, para: bool = False) -> str:
+def _config_for(
+    text: str, roles: dict[str, str], templates: tuple[str, ...], para: bool = False
+) -> str:
     """The template's config.toml with the vault's own folders in its sections (and its
     templates folder ignored). ``para``: the projects folder is PARA's, every project in
     it active (its notes rarely say ``status: active``): its section has no filter."""
@@ -347,9 +361,8 @@ def _config_for(text: str, roles: dict[str, str], templates: str | None, para: b
             text = text.replace(f'folder = "{category}"\n{ACTIVE_FILTER}', line, 1)
         text = text.replace(f'folder = "{category}"\n', line, 1)
     if templates:
-        text = text.replace(
-            'ignore = ["templates/**", ', f'ignore = ["templates/**", "{templates}/**", ', 1
-        )
+        theirs = "".join(f'"{folder}/**", ' for folder in templates)
+        text = text.replace('ignore = ["templates/**", ', f'ignore = ["templates/**", {theirs}', 1)
     return text
 
 
@@ -423,7 +436,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     root.mkdir(parents=True, exist_ok=True)
     notes = count_notes(root)
     kept_obsidian = (root / ".obsidian").is_dir()
-    roles, templates = find_roles(root) if notes and not example else ({}, None)
+    roles, templates = find_roles(root) if notes and not example else ({}, ())
     created: list[str] = []
     skipped: list[str] = []
     updated: list[str] = []
@@ -438,7 +451,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
     }
     # the vault's templates folder named so in another case (`Templates/`): memvault's
     # templates go in it, not in a twin a Mac or Windows clone would hold as one folder
-    twin = templates if templates and templates.casefold() == "templates" else None
+    twin = next((f for f in templates if f.casefold() == "templates"), None)
     for shipped, item in files.items():
         if shipped == "MEMORY.md" and not memory:
             continue
@@ -473,7 +486,7 @@ def init_vault(path: str | Path, *, example: bool = False, memory: bool = True) 
         else:
             skipped.append(rel)
     if ".memvault/config.toml" not in created:
-        roles, templates = {}, None  # the vault's own settings say which folders are which
+        roles, templates = {}, ()  # the vault's own settings say which folders are which
     for category in CATEGORY_FOLDERS:
         folder = folders[category]
         if category not in roles and not (root / folder).exists():

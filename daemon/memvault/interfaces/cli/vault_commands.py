@@ -125,11 +125,8 @@ def print_init(report: InitReport, next_step: bool = True) -> None:
             "set in .memvault/config.toml)",
             markup=False,
         )
-    if report.templates_ignored:
-        out.print(
-            f"your templates folder {report.templates_ignored}/ is not indexed (vault.ignore)",
-            markup=False,
-        )
+    for folder in report.templates_ignored:
+        out.print(f"your templates folder {folder}/ is not indexed (vault.ignore)", markup=False)
     if report.settings_ignored:
         from memvault.vault.gitstate import settings_ignored
 
