@@ -230,3 +230,31 @@ def test_an_empty_old_str_changes_nothing_and_says_why(pair: Pair) -> None:
     assert not mine[0] and mine[1].startswith("No replacement was performed, old_str is empty")
     assert (pair.vault.root / "n.md").read_text(encoding="utf-8") == "ab\ncd\n"
     assert (pair.vault.root / "e.md").read_text(encoding="utf-8") == ""
+
+
+# -- str_replace with many occurrences -----------------------------------------------------------
+
+
+def test_many_occurrences_are_listed_as_the_reference_lists_them_up_to_a_hundred(pair: Pair) -> None:
+    """Up to 100 occurrences, the reference's words exactly (overlapping ones counted as
+    it counts them); past that, the first 100 line numbers and how many there are. The
+    reference (and memvault before) counted the lines before each occurrence from the
+    start again: a common word in a 2 MB note held the vault's writer minutes, and the
+    answer listed every one of 450,000 line numbers."""
+    text = "".join(f"aaa {i}\n" for i in range(40))  # "aa" twice a line, overlapping
+    pair.both({"command": "create", "path": "/memories/few.md", "file_text": text})
+    command = {"command": "str_replace", "path": "/memories/few.md", "old_str": "aa",
+               "new_str": "b"}  # fmt: skip
+    reference, mine = pair.both(command)
+    assert not reference[0] and mine == reference
+    assert reference[1].count(", ") == 79  # 80 occurrences: 1, 1, 2, 2, ...
+    big = "".join(f"line {i} www\n" for i in range(20_000))
+    pair.vault.memory_tool({"command": "create", "path": "/memories/big.md", "file_text": big})
+    ok, why = answer(pair.tool, {"command": "str_replace", "path": "/memories/big.md",
+                                 "old_str": "w", "new_str": "x"})  # fmt: skip
+    assert not ok
+    assert why.startswith("No replacement was performed. Multiple occurrences of old_str `w` in "
+                          "lines: 1, 1, 1, 2, 2, 2, 3,")  # fmt: skip
+    assert why.endswith(", 34 (the first 100 of 60000 occurrences). Please ensure it is unique")
+    assert len(why) < 1_000
+    assert (pair.vault.root / "big.md").read_text(encoding="utf-8") == big
