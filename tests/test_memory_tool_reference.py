@@ -258,3 +258,33 @@ def test_many_occurrences_are_listed_as_the_reference_lists_them_up_to_a_hundred
     assert why.endswith(", 34 (the first 100 of 60000 occurrences). Please ensure it is unique")
     assert len(why) < 1_000
     assert (pair.vault.root / "big.md").read_text(encoding="utf-8") == big
+
+
+# -- which error first -------------------------------------------------------------------------
+
+
+ORDER: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/a/x.md", "file_text": "x\n"},
+    {"command": "create", "path": "/memories/b.md", "file_text": "b\n"},
+    # the source missing and the destination there: the reference names the destination
+    {"command": "rename", "old_path": "/memories/gone.md", "new_path": "/memories/b.md"},
+    {"command": "rename", "old_path": "/memories/gone.md", "new_path": "/memories/a"},
+    {"command": "rename", "old_path": "/memories/gone/", "new_path": "/memories/a/x.md"},
+    # a create onto a folder: the reference's O_EXCL open fails, "already exists"
+    {"command": "create", "path": "/memories/a", "file_text": "x"},
+    {"command": "create", "path": "/memories/a/", "file_text": "x"},
+    {"command": "create", "path": "/memories/", "file_text": "x"},
+    {"command": "create", "path": "/memories", "file_text": "x"},
+]  # fmt: skip
+
+
+def test_of_two_errors_the_reference_says_the_one_it_says(pair: Pair) -> None:
+    """A fuzzer's finds (bench/memory_tool_diff.py): a rename from a path not there onto
+    one there was "The path ... does not exist" (the reference: "The destination ...
+    already exists"), a create onto a folder "is a directory, not a file" or "is not a
+    note" (the reference: "File ... already exists")."""
+    for command in ORDER:
+        reference, mine = pair.both(command)
+        assert mine == reference, command
+    assert (pair.vault.root / "b.md").read_text(encoding="utf-8") == "b\n"
+    assert (pair.vault.root / "a" / "x.md").read_text(encoding="utf-8") == "x\n"

@@ -218,6 +218,8 @@ class MemoryCommands:
         path = self._arg(command, "path")
         text = self._text(command, "file_text")
         N.refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
+        if self._disk(self._rel(path)).is_dir():  # (the reference's words: its O_EXCL fails)
+            raise T.Refusal(f"File {path} already exists")
         rel = self._note_rel(path, writing=True)
         _fits(text, path, self.fs.max_note_bytes)
         if self._disk(rel).exists():
@@ -402,10 +404,10 @@ class MemoryCommands:
                 "memvault under that name"
             )
         src, dst = self._disk(old), self._disk(new)
+        if (dst.exists() or dst.is_symlink()) and not case_only:  # (first, as the reference)
+            raise T.Refusal(f"The destination {new_path} already exists")
         if not src.exists():
             raise N.missing(self.fs, old_path, old, "The path {path} does not exist")
-        if (dst.exists() or dst.is_symlink()) and not case_only:
-            raise T.Refusal(f"The destination {new_path} already exists")
         N.refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
         if not is_dir:
