@@ -383,7 +383,7 @@ def test_a_persons_names_with_unseen_characters_are_listed_as_the_reference_and_
     assert said == (
         "The path /memories/Plan.md does not exist. Please provide a valid path. "
         "(/memories/Pl\u200ban.md is there, spelt /memories/Pl<U+200B>an.md: its name holds a "
-        "character a person cannot see, which a path gives as the name is)"
+        "character a person cannot see or tell from a space, which a path gives as the name is)"
     )
     said = refused(tool, command="view", path="/memories/Drafts/y.md")
     assert "(/memories/Dr\u2060afts/y.md is there, spelt /memories/Dr<U+2060>afts/y.md" in said
@@ -529,3 +529,49 @@ def test_the_next_note_a_long_note_names_is_one_the_tool_creates(tmp_path: Path)
             assert named.group(1) == want
             made = call(tool, command="create", path=named.group(1), file_text="# Next\n")
             assert made == f"File created successfully at: {want}"
+
+
+# -- no-break spaces: names a person reads as spaced ---------------------------------------------
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f"])
+def test_a_folder_named_with_a_no_break_space_has_no_look_alike_twin(
+    vault: Vault, space: str
+) -> None:
+    """A name pasted from a web page or a French text holds a no-break space where a
+    person (and a model, typing) reads a space. Before: `Ana Lee/` was made beside
+    `Ana<U+00A0>Lee/`, two folders no one tells apart, and `view /memories/Ana Lee/x.md`
+    said only "does not exist" of the note that was there."""
+    tool = VaultMemoryTool(vault)
+    root = vault.root
+    odd = f"Ana{space}Lee"
+    call(tool, command="create", path=f"/memories/{odd}/x.md", file_text="# X\n")
+    call(tool, command="create", path=f"/memories/People/Bo{space}Li.md", file_text="# Bo\n")
+    before = files(root)
+    said = refused(tool, command="create", path="/memories/Ana Lee/y.md", file_text="y\n")
+    spelling = f"/memories/Ana<U+{ord(space):04X}>Lee"
+    assert said == (
+        f"Nothing was changed: /memories/Ana Lee/y.md is /memories/{odd} in this vault's "
+        f"spelling (spelt {spelling}: a folder a person cannot tell apart from it would be "
+        f"made beside it); give /memories/{odd}"
+    )
+    call(tool, command="create", path="/memories/Elsewhere/z.md", file_text="z\n")
+    said = refused(tool, command="rename", old_path="/memories/Elsewhere",
+                   new_path="/memories/Ana Lee")  # fmt: skip
+    assert said.startswith(f"Nothing was changed: /memories/Ana Lee is /memories/{odd} in")
+    assert files(root) == sorted([*before, "Elsewhere", "Elsewhere/z.md"])
+    for command in ("view", "str_replace"):
+        extra = {"old_str": "X", "new_str": "Y"} if command == "str_replace" else {}
+        said = refused(tool, command=command, path="/memories/Ana Lee/x.md", **extra)
+        assert said == (
+            "The path /memories/Ana Lee/x.md does not exist. Please provide a valid path. "
+            f"(/memories/{odd}/x.md is there, spelt {spelling}/x.md: its name holds a "
+            "character a person cannot see or tell from a space, which a path gives as the "
+            "name is)"
+        )
+    said = refused(tool, command="view", path="/memories/People/Bo Li.md")
+    assert f"(/memories/People/Bo{space}Li.md is there, spelt /memories/People/Bo<U+" in said
+    # the name as given works, and its own folder takes notes
+    call(tool, command="create", path=f"/memories/{odd}/y.md", file_text="y\n")
+    assert (root / odd / "y.md").read_text(encoding="utf-8") == "y\n"
+    assert not (root / "Ana Lee").exists()

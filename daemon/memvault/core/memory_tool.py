@@ -23,6 +23,7 @@ from memvault.core.memory_names import (
     closed,
     invisible,
     kept_name,
+    shows_unseen,
     spelt,
     suggested,
     unportable,
@@ -152,14 +153,28 @@ def spaced_there(other: str) -> str:
     bidi controls, ``closed``, so that the spelling reads in its order)."""
     parts = other.split("/")
     note = [i == len(parts) - 1 for i in range(len(parts))]
-    if all(suggested(p, note=n) == kept_name(p, note=n) for p, n in zip(parts, note, strict=True)):
+    if all(
+        suggested(p, note=n) == kept_name(p, note=n) and not shows_unseen(kept_name(p, note=n))
+        for p, n in zip(parts, note, strict=True)
+    ):
         return (
             f" ({shown(other)} is there: its name holds a space or an invisible character "
             "at its start or end, which a path gives as the name is)"
         )
     return (
         f" ({shown(other)} {closed(other)}is there, spelt {spelt(shown(other))}: its name "
-        "holds a character a person cannot see, which a path gives as the name is)"
+        "holds a character a person cannot see or tell from a space, which a path gives as the "
+        "name is)"
+    )
+
+
+def look_alike_refusal(path: str, other: str) -> str:
+    """Why a folder is not made at ``path``: one named alike to a person is there,
+    ``other`` (a no-break space where the path has a space, an invisible character)."""
+    return (
+        f"Nothing was changed: {path} is {shown(other)} {closed(other)}in this vault's "
+        f"spelling (spelt {spelt(shown(other))}: a folder a person cannot tell apart from it "
+        f"would be made beside it); give {shown(other)}"
     )
 
 
@@ -428,6 +443,7 @@ __all__ = [
     "invisible",
     "kept_name",
     "line_ends",
+    "look_alike_refusal",
     "managed_refusal",
     "match_lines",
     "memory_rel",

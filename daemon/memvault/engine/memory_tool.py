@@ -225,6 +225,7 @@ class MemoryCommands:
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         N.refuse_other_case(self.fs, rel, path)
+        N.refuse_look_alike(self.fs, rel, path)
         self.twins.refuse_create(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
@@ -410,6 +411,7 @@ class MemoryCommands:
             raise N.missing(self.fs, old_path, old, "The path {path} does not exist")
         N.refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
+        N.refuse_look_alike(self.fs, new, new_path, folder=is_dir, source=old)
         if not is_dir:
             self._note_rel(old_path, as_file=True)
             self._note_rel(new_path, writing=True, rel=new)  # (its own name as asked)
