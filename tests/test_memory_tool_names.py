@@ -575,3 +575,49 @@ def test_a_folder_named_with_a_no_break_space_has_no_look_alike_twin(
     call(tool, command="create", path=f"/memories/{odd}/y.md", file_text="y\n")
     assert (root / odd / "y.md").read_text(encoding="utf-8") == "y\n"
     assert not (root / "Ana Lee").exists()
+
+
+def test_a_listings_words_spell_the_names_they_hold(tmp_path: Path) -> None:
+    """A listing gives each path as it is (the name the tool takes back, in its path
+    column and its commands) with its spelling beside it; the names in its words were
+    left raw: the folders past a page (`… and 4 more folders (...): Sub<U+200B>10/`), a
+    folder's name in "Notes 1-40 of 45 in …" and "No notes in …", the folders other files
+    not notes are in, a `.MD` file's twin note, and the example rename (now only of a
+    name a person reads right)."""
+    root = tmp_path / "notes"
+    z = "\u200b"
+    for i in range(14):
+        write(root, f"Zo{z}ne/Sub{z}{i:02}/n.md", "# t\n")
+    for i in range(45):
+        write(root, f"Zo{z}ne/note{i}.md", "# t\n")
+    for i in range(8):
+        write(root, f"F{z}old/Fa{z}ct{i}.MD", "x\n")
+    write(root, f"Ta{z}ken.MD", "x\n")
+    write(root, f"Ta{z}ken.md", "# t\n")
+    raw_paths = sorted(
+        {"/memories/" + p.relative_to(root).as_posix() for p in root.rglob("*")}, key=len
+    )
+    with open_vault(root) as v:
+        v.sync()
+        views = {
+            p: v.memory_tool({"command": "view", "path": p})
+            for p in ("/memories", f"/memories/Zo{z}ne", f"/memories/F{z}old")
+        }
+    for path, out in views.items():
+        for line in out.split("\n"):
+            if re.match(r" *\d+\t", line):
+                continue  # MEMORY.md's own lines, as the file holds them
+            words = line
+            for raw in reversed(raw_paths):  # the paths as they are: the names to give back
+                words = words.replace(raw, "")
+            assert not raw_unseen(words.replace("\t", " ")), (path, line)
+    assert (
+        ": Sub<U+200B>10/, Sub<U+200B>11/, Sub<U+200B>12/, Sub<U+200B>13/"
+        in views[f"/memories/Zo{z}ne"]
+    )
+    assert "Notes 1-40 of 45 in /memories/Zo<U+200B>ne, newest first" in views[f"/memories/Zo{z}ne"]
+    assert "No notes in /memories/F<U+200B>old." in views[f"/memories/F{z}old"]
+    assert "… and 4 more in /memories/F<U+200B>old/" in views["/memories"]
+    assert "(Ta<U+200B>ken.md is another note: rename it another name, Ta<U+200B>ken 2.md)" in (
+        views["/memories"]
+    )
