@@ -275,6 +275,11 @@ ORDER: list[dict[str, Any]] = [
     {"command": "create", "path": "/memories/a/", "file_text": "x"},
     {"command": "create", "path": "/memories/", "file_text": "x"},
     {"command": "create", "path": "/memories", "file_text": "x"},
+    # an edit of a folder: "is not a file"
+    {"command": "str_replace", "path": "/memories/", "old_str": "a", "new_str": "b"},
+    {"command": "str_replace", "path": "/memories/a", "old_str": "a", "new_str": "b"},
+    {"command": "insert", "path": "/memories/a/", "insert_line": 0, "insert_text": "b"},
+    {"command": "insert", "path": "/memories", "insert_line": 0, "insert_text": "b"},
 ]  # fmt: skip
 
 
@@ -282,7 +287,8 @@ def test_of_two_errors_the_reference_says_the_one_it_says(pair: Pair) -> None:
     """A fuzzer's finds (bench/memory_tool_diff.py): a rename from a path not there onto
     one there was "The path ... does not exist" (the reference: "The destination ...
     already exists"), a create onto a folder "is a directory, not a file" or "is not a
-    note" (the reference: "File ... already exists")."""
+    note" (the reference: "File ... already exists"), and so was an edit of a folder (the
+    reference: "The path ... is not a file.")."""
     for command in ORDER:
         reference, mine = pair.both(command)
         assert mine == reference, command

@@ -238,6 +238,8 @@ class MemoryCommands:
 
     def _edit(self, path: str, change: Callable[[str], str]) -> str:
         """The note at ``path`` changed by ``change`` (CAS); the answer's note on its size."""
+        if self._disk(self._rel(path)).is_dir():  # (the reference's words)
+            raise T.Refusal(f"The path {path} is not a file.")
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
