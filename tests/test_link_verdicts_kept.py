@@ -518,3 +518,79 @@ def test_an_index_that_kept_a_link_into_a_gone_spaced_root_note_resolves_it_agai
         v.sync()
         assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
         assert [(p.source, p.target) for p in v.links_check()] == [("a.md", "/ Lead.md")]
+
+
+def test_strip_only_is_what_pythons_strip_takes_and_javascripts_trim_keeps() -> None:
+    from memvault.core.text import JS_SPACES
+    from memvault.index.link_upgrades import STRIP_ONLY
+
+    chars = [chr(c) for c in range(0x110000)]
+    assert STRIP_ONLY == "".join(c for c in chars if c.isspace() and c not in JS_SPACES)
+    assert [c for c in JS_SPACES if not c.isspace()] == ["\ufeff"]  # (schema 17's)
+
+
+def _as_before_stored_it(db: Any, upgrade_from: str) -> None:
+    """The rows of ``[[Plan<U+001C>]]`` as a memvault before schema 17 stored them (its
+    target stripped by Python's strip: a link to ``Plan``, resolved to ``Plan.md``), and
+    of ``[[Zed<U+0085>]]`` as one of schema 17 before ``link_name`` trimmed as JavaScript
+    does (its target kept, its name ``zed``), and that version."""
+    mark = "?" if isinstance(db, sqlite3.Connection) else "%s"
+    db.execute(
+        f"UPDATE links SET target = {mark}, name = {mark}, verdict = 'resolved', "
+        f"resolved = {mark} WHERE source = 'a.md' AND target = {mark}",
+        ("Plan", "plan", "Plan.md", "Plan\x1c"),
+    )
+    db.execute(
+        f"UPDATE links SET name = {mark} WHERE source = 'b.md' AND target = {mark}",
+        ("zed", "Zed\x85"),
+    )
+    db.execute(f"UPDATE meta SET value = {mark} WHERE key = 'schema_version'", (upgrade_from,))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_index_that_stripped_a_links_name_as_python_does_reads_it_again(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: Any
+) -> None:
+    """Python's ``strip`` takes U+001C-U+001F and U+0085 off, JavaScript's ``trim`` (and
+    so Obsidian, and ``find_links`` and ``link_name`` now) keeps them. An index of before
+    kept ``[[Plan<U+001C>]]`` as a link resolved to ``Plan.md`` and ``[[Zed<U+0085>]]``'s
+    name as ``zed`` while the notes were unchanged, where a fresh index of the same files
+    has neither: the stored verdicts (a rename's relink, links check's stored side) and
+    the names a file's coming or going looks up said otherwise. The upgrade reads those
+    notes again and writes the names again."""
+    if backend == "postgres":
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[Plan\x1c]] and [[Other]].\n")
+    write(root, "b.md", "# B\n\nSee [[Zed\x85]].\n")
+    write(root, "Plan.md", "# Plan\n\nText.\n")
+    write(root, "Other.md", "# Other\n\nText.\n")
+    with open_vault(root) as v:
+        v.sync()
+        fresh = {s: _kept(v, s) for s in ("a.md", "b.md")}
+        assert ("Plan\x1c", "unresolved", None) in {(t, d, r) for _, t, d, r, _ in fresh["a.md"]}
+        if backend == "sqlite":
+            v.close()
+            with sqlite3.connect(root / ".memvault" / "index.db") as db:
+                _as_before_stored_it(db, "17")
+                names = db.execute("SELECT target, name FROM links ORDER BY target").fetchall()
+        else:
+            import psycopg
+
+            schema = v.engine.store.schema  # type: ignore[attr-defined]
+            v.close()
+            with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
+                db.execute(f'SET search_path TO "{schema}"')
+                _as_before_stored_it(db, "16")
+    with open_vault(root) as v:
+        report = v.sync()
+        assert "a.md" in report.modified  # read again: its links found anew
+        assert {s: _kept(v, s) for s in ("a.md", "b.md")} == fresh
+        report = v.sync()
+        assert not report.changed  # once
+    if backend == "sqlite":
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            now = db.execute("SELECT target, name FROM links ORDER BY target").fetchall()
+        assert ("Zed\x85", "zed\x85") in now and ("Zed\x85", "zed") in names
+        assert ("Plan\x1c", "plan\x1c") in now

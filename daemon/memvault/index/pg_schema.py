@@ -92,6 +92,10 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    target begins or ends so are read again by the next sync; when a file's path begins in
    a space (``link_upgrades.name_trimmed``), every link is resolved again by the next sync.
 
+17. What Python's ``strip`` takes off a wikilink's name and JavaScript's ``trim`` keeps
+   (the SQLite index's 18, ``link_upgrades.pg_names_again``): those notes read again, the
+   links' names written again.
+
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
 both create it. A schema written by a newer memvault is refused, saying which.
@@ -111,7 +115,12 @@ from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
-from memvault.index.link_upgrades import pg_folded_apart, pg_link_names, pg_trimmed_links
+from memvault.index.link_upgrades import (
+    pg_folded_apart,
+    pg_link_names,
+    pg_names_again,
+    pg_trimmed_links,
+)
 from memvault.index.note_order import ORDER_COLUMNS, fill_order, updated_apart
 from memvault.index.schema import (
     CONFLICTED_STALE,
@@ -123,7 +132,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 16
+PG_SCHEMA_VERSION = 17
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -324,6 +333,8 @@ def migrate(conn: Any, schema: str) -> None:
             updated_apart(conn, "%s")
         if version is not None and version < 16:
             pg_trimmed_links(conn)
+        if version is not None and version < 17:
+            pg_names_again(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

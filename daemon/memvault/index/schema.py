@@ -113,6 +113,10 @@ Versions (meta ``schema_version``):
    it came, went or moved (``wikilinks.file_link_name``), the verdicts of the links to it
    not followed: when there is one, the next sync resolves every stored link once
    (``link_upgrades``). Nothing else changes.
+18. A wikilink's name kept as JavaScript's ``trim`` keeps it where Python's ``strip``
+   took a character off (U+001C-U+001F, U+0085: ``link_upgrades.STRIP_ONLY``): the notes
+   holding one beside a ``[[`` read again by the next sync, and the links' names written
+   before ``link_name`` trimmed so written again (``link_upgrades.names_again``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -138,13 +142,18 @@ from memvault.index.fts import (
     keywords,
     register,
 )
-from memvault.index.link_upgrades import RESOLVE_LINKS_AGAIN, UNTRIMMED_STALE, spaced_files
+from memvault.index.link_upgrades import (
+    RESOLVE_LINKS_AGAIN,
+    UNTRIMMED_STALE,
+    names_again,
+    spaced_files,
+)
 from memvault.index.note_order import order_columns, updated_apart
 from memvault.index.sql import parts
 
 log = logging.getLogger("memvault")
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 
 # a note's metadata columns and the links table: the same text on PostgreSQL (pg_schema)
 NOTE_META_COLUMNS = """\
@@ -529,6 +538,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         )
     if version < 17 and spaced_files(conn):
         log.info("index schema %d -> 17: a name begins in a space: links resolved again", version)
+    if version < 18 and (changed := names_again(conn)):
+        log.info(
+            "index schema %d -> 18: %d notes or links read again (strip vs JS)", version, changed
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
