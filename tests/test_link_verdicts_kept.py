@@ -525,7 +525,7 @@ def test_strip_only_is_what_pythons_strip_takes_and_javascripts_trim_keeps() -> 
     from memvault.index.link_upgrades import STRIP_ONLY
 
     chars = [chr(c) for c in range(0x110000)]
-    assert STRIP_ONLY == "".join(c for c in chars if c.isspace() and c not in JS_SPACES)
+    assert "".join(c for c in chars if c.isspace() and c not in JS_SPACES) == STRIP_ONLY
     assert [c for c in JS_SPACES if not c.isspace()] == ["\ufeff"]  # (schema 17's)
 
 

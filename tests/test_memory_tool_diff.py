@@ -12,7 +12,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 
-import memory_tool_diff as diff  # noqa: E402
+import memory_tool_diff as diff
 
 
 @pytest.mark.parametrize("seed", [0, 1, 4])

@@ -618,6 +618,7 @@ def test_a_listings_words_spell_the_names_they_hold(tmp_path: Path) -> None:
     assert "Notes 1-40 of 45 in /memories/Zo<U+200B>ne, newest first" in views[f"/memories/Zo{z}ne"]
     assert "No notes in /memories/F<U+200B>old." in views[f"/memories/F{z}old"]
     assert "… and 4 more in /memories/F<U+200B>old/" in views["/memories"]
-    assert "(Ta<U+200B>ken.md is another note: rename it another name, Ta<U+200B>ken 2.md)" in (
-        views["/memories"]
+    assert (
+        "(Ta<U+200B>ken.md is another note: rename it another name, Ta<U+200B>ken 2.md)"
+        in (views["/memories"])
     )

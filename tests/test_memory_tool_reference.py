@@ -235,7 +235,9 @@ def test_an_empty_old_str_changes_nothing_and_says_why(pair: Pair) -> None:
 # -- str_replace with many occurrences -----------------------------------------------------------
 
 
-def test_many_occurrences_are_listed_as_the_reference_lists_them_up_to_a_hundred(pair: Pair) -> None:
+def test_many_occurrences_are_listed_as_the_reference_lists_them_up_to_a_hundred(
+    pair: Pair,
+) -> None:
     """Up to 100 occurrences, the reference's words exactly (overlapping ones counted as
     it counts them); past that, the first 100 line numbers and how many there are. The
     reference (and memvault before) counted the lines before each occurrence from the
