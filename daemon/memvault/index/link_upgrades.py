@@ -14,7 +14,9 @@ rows an older memvault stored (``schema.upgrade``, ``pg_schema.migrate``).
   stored ``[[Plan<U+001C>]]`` as a link to ``Plan`` (``find_links`` stripped it), and one
   before ``link_name`` trimmed as JavaScript does kept its name ``plan``, where a fresh index
   has ``Plan<U+001C>`` / ``plan<U+001C>``: the notes whose text holds one of them beside a
-  ``[[`` are read again by the next sync (``STRIPPED_STALE``), and the links' names that
+  ``[[`` are read again by the next sync (``STRIPPED_STALE``: by their chunks; MEMORY.md and
+  the folder notes holding a wikilink, which have none; a note whose stored frontmatter
+  holds a ``[[`` and what YAML made of a U+0085 beside it), and the links' names that
   differ from ``link_name``'s are written again, every link then resolved once
   (``names_again``, ``pg_names_again``).
 - PostgreSQL 4 and 9 (the SQLite index's 7 and 10, ``schema.link_names``,
@@ -52,12 +54,21 @@ UNTRIMMED_STALE = (
 STRIP_ONLY = "\x1c\x1d\x1e\x1f\x85"
 
 # the notes a memvault before SQLite 18 (PostgreSQL 17) may have read a link of otherwise
-# (its name stripped of a STRIP_ONLY character), read again by the next sync; both backends
+# (its name stripped of a STRIP_ONLY character), read again by the next sync; both backends.
+# A link no chunk holds is looked for otherwise: MEMORY.md and the folder notes (kind
+# 'index') have no chunks, so each holding a wikilink is read again (a few files); and a
+# note's frontmatter is not in its chunks, where YAML reads U+0085 as a line break, stored
+# as a space or a \n beside the name ("[[Plan ]]", "[[ Plan|A]]", "[[Plan\n]]"), and an
+# unquoted [[Plan]] as a list in a list ([["Plan"]]): the frontmatters so are (a U+001C-F
+# makes the YAML invalid: the note's whole text is its body, in its chunks)
+_FOLDED = ("[[ ", " ]]", " |", " #", " ^", "\\n", '[["', "\x85")
 STRIPPED_STALE = (
-    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE (kind = 'note' AND (path IN "
     "(SELECT path FROM chunks WHERE text LIKE '%[[%' AND ("
     + " OR ".join(f"text LIKE '%{c}%'" for c in STRIP_ONLY)
-    + "))"
+    + ")) OR (frontmatter LIKE '%[[%' AND ("
+    + " OR ".join(f"frontmatter LIKE '%{c}%' ESCAPE '!'" for c in _FOLDED)
+    + ")))) OR (kind = 'index' AND path IN (SELECT source FROM links WHERE kind = 'wiki'))"
 )
 # the links whose name may be other than link_name's now (their target holds a character
 # Python's strip and JavaScript's trim take apart)

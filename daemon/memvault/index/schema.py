@@ -115,7 +115,8 @@ Versions (meta ``schema_version``):
    (``link_upgrades``). Nothing else changes.
 18. A wikilink's name kept as JavaScript's ``trim`` keeps it where Python's ``strip``
    took a character off (U+001C-U+001F, U+0085: ``link_upgrades.STRIP_ONLY``): the notes
-   holding one beside a ``[[`` read again by the next sync, and the links' names written
+   holding one beside a ``[[`` read again by the next sync (MEMORY.md and the folder
+   notes, unchunked, holding a wikilink; a frontmatter's link), and the links' names written
    before ``link_name`` trimmed so written again (``link_upgrades.names_again``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
