@@ -264,12 +264,17 @@ REFUSALS: list[tuple[str, str]] = [
 
 
 def classify(command: dict[str, Any], ref: tuple[bool, str], mine: tuple[bool, str],
-             ref_files: dict[str, bytes], my_files: dict[str, bytes]) -> str | None:  # fmt: skip
-    """None when the two agree; else the documented choice the difference is, or DEFECT."""
+             ref_files: dict[str, bytes], my_files: dict[str, bytes],
+             before: dict[str, bytes] | None = None) -> str | None:  # fmt: skip
+    """None when the two agree; else the documented choice the difference is, or DEFECT.
+    ``before``: the vault's files before the command; a refusal that changed them is a
+    DEFECT, whatever it says ("Refused ... and nothing changed")."""
     name = command["command"]
     same_files = ref_files == my_files
     if ref == mine and same_files:
         return None
+    if not mine[0] and before is not None and my_files != before:
+        return DEFECT
     if name == "view" and mine[0] and ref[0] and _is_dir_view(ref[1]):
         return "a folder's view is memvault's bounded listing"
     if (not mine[0] and ref[0]) or (not mine[0] and not ref[0] and mine[1] != ref[1]):
@@ -396,7 +401,7 @@ def run_seed(seed: int, steps: int, tmp: Path,
             ref = answer(reference, command)
             mine = answer(tool, command)
             ref_files, my_files = files(ref_root), files(root)
-            label = classify(command, ref, mine, ref_files, my_files)
+            label = classify(command, ref, mine, ref_files, my_files, mine_now)
             if label is not None:
                 d = Difference(label, command, ref, mine, files_said(ref_files, my_files))
                 found.append(d)

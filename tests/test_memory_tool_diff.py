@@ -42,3 +42,20 @@ def test_the_classifier_calls_an_unexplained_difference_a_defect() -> None:
     said = (False, "The path /memories/a.md does not exist. Please provide a valid path.")
     assert diff.classify(view, said, (False, "something else"), {}, {}) == diff.DEFECT
     assert diff.classify(view, (True, shown), said, {}, {}) == diff.DEFECT
+
+
+def test_a_refusal_that_changed_the_vaults_files_is_a_defect() -> None:
+    """A refusal is "Refused ... and nothing changed" (docs/AGENTS.md): one in a
+    documented refusal's words that changed the vault's files anyway (a person's words
+    lost, or a note half made) was classed by its words alone, as that choice."""
+    create = {"command": "create", "path": "/memories/x y/Fact.MD", "file_text": "x"}
+    done = (True, "File created successfully at: /memories/x y/Fact.MD")
+    refused = (False, "/memories/x y/Fact.MD is not a note: Obsidian reads only .md in "
+               "lower case as a note, and this is .MD (rename it Fact.md to have it indexed)")  # fmt: skip
+    ref_files = {"a.md": b"mine", "x y/Fact.MD": b"x"}
+    before = {"a.md": b"mine"}
+    assert diff.classify(create, done, refused, ref_files, before, before) == (
+        "refused: not a note for Obsidian (.MD)"
+    )
+    assert diff.classify(create, done, refused, ref_files, {}, before) == diff.DEFECT
+    assert diff.classify(create, done, refused, ref_files, {"a.md": b""}, before) == diff.DEFECT
