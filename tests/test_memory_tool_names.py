@@ -622,3 +622,25 @@ def test_a_listings_words_spell_the_names_they_hold(tmp_path: Path) -> None:
         "(Ta<U+200B>ken.md is another note: rename it another name, Ta<U+200B>ken 2.md)"
         in (views["/memories"])
     )
+
+
+def test_a_folder_note_said_to_list_every_note_is_named_as_the_tool_takes_it(
+    tmp_path: Path,
+) -> None:
+    """A folder's page past its 40 notes ends "<the folder note> lists every one": a path
+    to view. It was given only spelt (``Zo<U+200B>ne.md``), which the tool answers "does
+    not exist"; now as it is, its spelling beside it."""
+    root = tmp_path / "notes"
+    z = "\u200b"
+    for i in range(45):
+        write(root, f"Zo{z}ne/note{i}.md", f"# t{i}\n")
+    write(root, f"Zo{z}ne/Zo{z}ne.md", "# Zone\n\n[[note1]]\n")
+    with open_vault(root) as v:
+        v.sync()
+        page = v.memory_tool({"command": "view", "path": f"/memories/Zo{z}ne"})
+        last = page.split("\n")[-1]
+        named = f"/memories/Zo{z}ne/Zo{z}ne.md"
+        assert last.endswith(
+            f"; {named} (spelt /memories/Zo<U+200B>ne/Zo<U+200B>ne.md) lists every one)"
+        ), last
+        assert v.memory_tool({"command": "view", "path": named}).startswith("Here's the content")

@@ -480,10 +480,13 @@ def render_folder(
     a path too long to name in each and keep the page's first note, ``VIEWED``.
     ``mark``: the second number of the ``view_range`` (``Marks``)."""
     what = spelt(shown(rel)) if len(spelt(shown(rel))) <= SAID_PATH else "this folder"
-    if folder_note and len(spelt(shown(folder_note))) > SAID_PATH:
-        folder_note = f"its folder note {spelt(posixpath.basename(folder_note))}"
-    elif folder_note:
-        folder_note = spelt(shown(folder_note))
+    if folder_note:  # (a path to view: as it is, the name the tool takes, and spelt)
+        said = shown(folder_note)
+        if shows_unseen(said):
+            said += f" {closed(said)}(spelt {spelt(said)})"
+        if len(said) > SAID_PATH:
+            said = f"its folder note {spelt(posixpath.basename(folder_note))}"
+        folder_note = said
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
     page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
