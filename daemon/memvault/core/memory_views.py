@@ -481,12 +481,10 @@ def render_folder(
     ``mark``: the second number of the ``view_range`` (``Marks``)."""
     what = spelt(shown(rel)) if len(spelt(shown(rel))) <= SAID_PATH else "this folder"
     if folder_note:  # (a path to view: as it is, the name the tool takes, and spelt)
-        said = shown(folder_note)
-        if shows_unseen(said):
-            said += f" {closed(said)}(spelt {spelt(said)})"
-        if len(said) > SAID_PATH:
-            said = f"its folder note {spelt(posixpath.basename(folder_note))}"
-        folder_note = said
+        given, spelling = shown(folder_note), spelt(shown(folder_note))
+        said = given if given == spelling else f"{given} {closed(given)}(spelt {spelling})"
+        base = spelt(posixpath.basename(folder_note))
+        folder_note = said if len(said) <= SAID_PATH else f"its folder note {base}"
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
     page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
