@@ -13,12 +13,14 @@ from __future__ import annotations
 import os
 import shutil
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import new_vault, open_vault, write
+from memvault.api import Vault
 
 
 def _kept(v: Any, source: str) -> list[tuple[int, str, str, str | None, tuple[str, ...]]]:
@@ -422,6 +424,32 @@ def test_aliases_memory_md_has_on_a_first_sync_reach_every_notes_links(tmp_path:
         assert _kept(v, "b.md") == [(3, "zed", "alias", "MEMORY.md", ())]
 
 
+def _on(backend: str, request: pytest.FixtureRequest, monkeypatch: Any) -> None:
+    """The vaults opened from here index into ``backend`` (PostgreSQL: the test's server)."""
+    if backend == "postgres":
+        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+
+
+def _rows_rewritten(
+    v: Vault, backend: str, rewrite: Callable[[Any, str], None], versions: tuple[str, str]
+) -> None:
+    """``v`` closed, and its index's rows rewritten as an older memvault left them:
+    ``rewrite(db, version)``, ``db`` a DB-API connection on the index's tables,
+    ``version`` SQLite's or PostgreSQL's of ``versions``."""
+    root, schema = v.root, getattr(v.engine.store, "schema", None)
+    v.close()
+    if backend == "sqlite":
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            rewrite(db, versions[0])
+        return
+    import psycopg
+
+    with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
+        db.execute(f'SET search_path TO "{schema}"')
+        rewrite(db, versions[1])
+
+
 def _as_main_stored_it(db: Any, upgrade_from: str) -> None:
     """The rows of ``[[Zed<U+FEFF>]]`` as memvault before schema 17 (PostgreSQL 16) stored
     them, its target stripped as Python strips (U+FEFF kept): a link to ``Zed<U+FEFF>.md``
@@ -445,9 +473,7 @@ def test_an_index_storing_a_link_untrimmed_of_a_feff_finds_it_again_as_a_fresh_i
     as a link to ``Zed<U+FEFF>.md``, and kept it so (the note unchanged): links check
     and the verdicts a rename or a deletion follows said otherwise than a fresh index of
     the same files, until the note changed. The upgrade reads such notes again."""
-    if backend == "postgres":
-        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
-        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    _on(backend, request, monkeypatch)
     root = tmp_path / "vault"
     write(root, "a.md", "# A\n\nSee [[Zed\ufeff]] and [[Other]].\n")
     write(root, "Zed.md", "# Zed\n\nText.\n")
@@ -457,18 +483,7 @@ def test_an_index_storing_a_link_untrimmed_of_a_feff_finds_it_again_as_a_fresh_i
         v.sync()
         fresh = _kept(v, "a.md")
         assert ("Zed", "resolved", "Zed.md") in {(t, vd, r) for _, t, vd, r, _ in fresh}
-        if backend == "sqlite":
-            v.close()
-            with sqlite3.connect(root / ".memvault" / "index.db") as db:
-                _as_main_stored_it(db, "16")
-        else:
-            import psycopg
-
-            schema = v.engine.store.schema  # type: ignore[attr-defined]
-            v.close()
-            with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
-                db.execute(f'SET search_path TO "{schema}"')
-                _as_main_stored_it(db, "15")
+        _rows_rewritten(v, backend, _as_main_stored_it, ("16", "15"))
     with open_vault(root) as v:
         report = v.sync()
         assert "a.md" in report.modified  # read again: its links found anew
@@ -486,9 +501,7 @@ def test_an_index_that_kept_a_link_into_a_gone_spaced_root_note_resolves_it_agai
     when it came or went (its path trimmed as a link's target is), so its going left
     ``[[/ Lead.md]]`` stored ``resolved`` into it for good, and links check silent. The
     upgrade has the next sync resolve every stored link once when such a file is there."""
-    if backend == "postgres":
-        monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
-        monkeypatch.setenv("MEMVAULT_INDEX_DSN", request.getfixturevalue("pg_dsn"))
+    _on(backend, request, monkeypatch)
     root = tmp_path / "vault"
     write(root, "a.md", "# A\n\nSee [[/ Lead.md]].\n")
     write(root, " Lead.md", "# Lead\n\nText.\n")
@@ -498,23 +511,86 @@ def test_an_index_that_kept_a_link_into_a_gone_spaced_root_note_resolves_it_agai
         (root / " Lead.md").unlink()
         v.sync()
         assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
-        schema = getattr(v.engine.store, "schema", None)
-    stale = (
-        "UPDATE links SET verdict = 'resolved', resolved = ' Lead.md' WHERE source = 'a.md'",
-        "UPDATE meta SET value = '{}' WHERE key = 'schema_version'",
-    )
-    if backend == "sqlite":
-        with sqlite3.connect(root / ".memvault" / "index.db") as db:
-            db.execute(stale[0])
-            db.execute(stale[1].format(16))
-    else:
-        import psycopg
 
-        with psycopg.connect(os.environ["MEMVAULT_INDEX_DSN"], autocommit=True) as db:
-            db.execute(f'SET search_path TO "{schema}"')
-            db.execute(stale[0])
-            db.execute(stale[1].format(15))
+        def stale(db: Any, version: str) -> None:
+            db.execute(
+                "UPDATE links SET verdict = 'resolved', resolved = ' Lead.md' WHERE source = 'a.md'"
+            )
+            db.execute(f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'")
+
+        _rows_rewritten(v, backend, stale, ("16", "15"))
     with open_vault(root) as v:
         v.sync()
         assert _kept(v, "a.md") == [(3, "/ Lead.md", "unresolved", None, ())]
         assert [(p.source, p.target) for p in v.links_check()] == [("a.md", "/ Lead.md")]
+
+
+def test_strip_only_is_what_pythons_strip_takes_and_javascripts_trim_keeps() -> None:
+    from memvault.core.text import JS_SPACES
+    from memvault.index.link_upgrades import STRIP_ONLY
+
+    chars = [chr(c) for c in range(0x110000)]
+    assert "".join(c for c in chars if c.isspace() and c not in JS_SPACES) == STRIP_ONLY
+    assert [c for c in JS_SPACES if not c.isspace()] == ["\ufeff"]  # (schema 17's)
+
+
+def _as_before_stored_it(db: Any, upgrade_from: str) -> None:
+    """The rows of ``[[Plan<U+001C>]]`` as a memvault before schema 17 stored them (its
+    target stripped by Python's strip: a link to ``Plan``, resolved to ``Plan.md``), and
+    of ``[[Zed<U+0085>]]`` as one of schema 17 before ``link_name`` trimmed as JavaScript
+    does (its target kept, its name ``zed``), and that version."""
+    mark = "?" if isinstance(db, sqlite3.Connection) else "%s"
+    for target in ("Plan\x1c", "Plan\x85", "\x85Plan"):  # (MEMORY.md's, frontmatters' too)
+        db.execute(
+            f"UPDATE links SET target = {mark}, name = {mark}, verdict = 'resolved', "
+            f"resolved = {mark} WHERE target = {mark}",
+            ("Plan", "plan", "Plan.md", target),
+        )
+    db.execute(
+        f"UPDATE links SET name = {mark} WHERE source = 'b.md' AND target = {mark}",
+        ("zed", "Zed\x85"),
+    )
+    db.execute(f"UPDATE meta SET value = {mark} WHERE key = 'schema_version'", (upgrade_from,))
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_index_that_stripped_a_links_name_as_python_does_reads_it_again(
+    tmp_path: Path, backend: str, request: pytest.FixtureRequest, monkeypatch: Any
+) -> None:
+    """Python's ``strip`` takes U+001C-U+001F and U+0085 off, JavaScript's ``trim`` (and
+    so Obsidian, and ``find_links`` and ``link_name`` now) keeps them. An index of before
+    kept ``[[Plan<U+001C>]]`` as a link resolved to ``Plan.md`` and ``[[Zed<U+0085>]]``'s
+    name as ``zed`` while the notes were unchanged, where a fresh index of the same files
+    has neither: the stored verdicts (a rename's relink, links check's stored side) and
+    the names a file's coming or going looks up said otherwise. The upgrade reads those
+    notes again and writes the names again: those whose chunks hold one, and MEMORY.md
+    and the folder notes (no chunks) and frontmatters (not in the chunks; YAML stores a
+    U+0085 as a space or a line break), which it missed at first."""
+    _on(backend, request, monkeypatch)
+    root = tmp_path / "vault"
+    write(root, "a.md", "# A\n\nSee [[Plan\x1c]] and [[Other]].\n")
+    write(root, "b.md", "# B\n\nSee [[Zed\x85]].\n")
+    write(root, "MEMORY.md", "# Memory\n\n- [[Plan\x1c]] the plan\n")
+    write(root, "c.md", '---\nrelated: "[[Plan\x85]]"\n---\n# C\n\nText.\n')
+    write(root, "d.md", "---\nrelated: [[\x85Plan]]\n---\n# D\n\nText.\n")  # [["Plan"]]
+    write(root, "e.md", '---\nrelated: "[[Plan]]"\n---\n# E\n\nText.\n')
+    write(root, "Plan.md", "# Plan\n\nText.\n")
+    write(root, "Other.md", "# Other\n\nText.\n")
+    sources = ("a.md", "b.md", "MEMORY.md", "c.md", "d.md", "e.md")
+    with open_vault(root) as v:
+        v.sync()
+        fresh = {s: _kept(v, s) for s in sources}
+        assert ("Plan\x1c", "unresolved", None) in {(t, d, r) for _, t, d, r, _ in fresh["a.md"]}
+        assert ("Plan\x85", "unresolved", None) in {(t, d, r) for _, t, d, r, _ in fresh["c.md"]}
+        _rows_rewritten(v, backend, _as_before_stored_it, ("17", "16"))
+    with open_vault(root) as v:
+        report = v.sync()
+        assert "a.md" in report.modified  # read again: its links found anew
+        assert "e.md" not in report.modified  # a frontmatter's link of nothing stripped
+        assert {s: _kept(v, s) for s in sources} == fresh
+        report = v.sync()
+        assert not report.changed  # once
+    if backend == "sqlite":
+        with sqlite3.connect(root / ".memvault" / "index.db") as db:
+            now = db.execute("SELECT target, name FROM links ORDER BY target").fetchall()
+        assert ("Zed\x85", "zed\x85") in now and ("Plan\x1c", "plan\x1c") in now

@@ -383,7 +383,7 @@ def test_a_persons_names_with_unseen_characters_are_listed_as_the_reference_and_
     assert said == (
         "The path /memories/Plan.md does not exist. Please provide a valid path. "
         "(/memories/Pl\u200ban.md is there, spelt /memories/Pl<U+200B>an.md: its name holds a "
-        "character a person cannot see, which a path gives as the name is)"
+        "character a person cannot see or tell from a space, which a path gives as the name is)"
     )
     said = refused(tool, command="view", path="/memories/Drafts/y.md")
     assert "(/memories/Dr\u2060afts/y.md is there, spelt /memories/Dr<U+2060>afts/y.md" in said
@@ -529,3 +529,118 @@ def test_the_next_note_a_long_note_names_is_one_the_tool_creates(tmp_path: Path)
             assert named.group(1) == want
             made = call(tool, command="create", path=named.group(1), file_text="# Next\n")
             assert made == f"File created successfully at: {want}"
+
+
+# -- no-break spaces: names a person reads as spaced ---------------------------------------------
+
+
+@pytest.mark.parametrize("space", ["\u00a0", "\u202f"])
+def test_a_folder_named_with_a_no_break_space_has_no_look_alike_twin(
+    vault: Vault, space: str
+) -> None:
+    """A name pasted from a web page or a French text holds a no-break space where a
+    person (and a model, typing) reads a space. Before: `Ana Lee/` was made beside
+    `Ana<U+00A0>Lee/`, two folders no one tells apart, and `view /memories/Ana Lee/x.md`
+    said only "does not exist" of the note that was there."""
+    tool = VaultMemoryTool(vault)
+    root = vault.root
+    odd = f"Ana{space}Lee"
+    call(tool, command="create", path=f"/memories/{odd}/x.md", file_text="# X\n")
+    call(tool, command="create", path=f"/memories/People/Bo{space}Li.md", file_text="# Bo\n")
+    before = files(root)
+    said = refused(tool, command="create", path="/memories/Ana Lee/y.md", file_text="y\n")
+    spelling = f"/memories/Ana<U+{ord(space):04X}>Lee"
+    assert said == (
+        f"Nothing was changed: /memories/Ana Lee/y.md is /memories/{odd} in this vault's "
+        f"spelling (spelt {spelling}: a folder a person cannot tell apart from it would be "
+        f"made beside it); give /memories/{odd}"
+    )
+    call(tool, command="create", path="/memories/Elsewhere/z.md", file_text="z\n")
+    said = refused(tool, command="rename", old_path="/memories/Elsewhere",
+                   new_path="/memories/Ana Lee")  # fmt: skip
+    assert said.startswith(f"Nothing was changed: /memories/Ana Lee is /memories/{odd} in")
+    assert files(root) == sorted([*before, "Elsewhere", "Elsewhere/z.md"])
+    for command in ("view", "str_replace"):
+        extra = {"old_str": "X", "new_str": "Y"} if command == "str_replace" else {}
+        said = refused(tool, command=command, path="/memories/Ana Lee/x.md", **extra)
+        assert said == (
+            "The path /memories/Ana Lee/x.md does not exist. Please provide a valid path. "
+            f"(/memories/{odd}/x.md is there, spelt {spelling}/x.md: its name holds a "
+            "character a person cannot see or tell from a space, which a path gives as the "
+            "name is)"
+        )
+    said = refused(tool, command="view", path="/memories/People/Bo Li.md")
+    assert f"(/memories/People/Bo{space}Li.md is there, spelt /memories/People/Bo<U+" in said
+    # the name as given works, and its own folder takes notes
+    call(tool, command="create", path=f"/memories/{odd}/y.md", file_text="y\n")
+    assert (root / odd / "y.md").read_text(encoding="utf-8") == "y\n"
+    assert not (root / "Ana Lee").exists()
+
+
+def test_a_listings_words_spell_the_names_they_hold(tmp_path: Path) -> None:
+    """A listing gives each path as it is (the name the tool takes back, in its path
+    column and its commands) with its spelling beside it; the names in its words were
+    left raw: the folders past a page (`… and 4 more folders (...): Sub<U+200B>10/`), a
+    folder's name in "Notes 1-40 of 45 in …" and "No notes in …", the folders other files
+    not notes are in, a `.MD` file's twin note, and the example rename (now only of a
+    name a person reads right)."""
+    root = tmp_path / "notes"
+    z = "\u200b"
+    for i in range(14):
+        write(root, f"Zo{z}ne/Sub{z}{i:02}/n.md", "# t\n")
+    for i in range(45):
+        write(root, f"Zo{z}ne/note{i}.md", "# t\n")
+    for i in range(8):
+        write(root, f"F{z}old/Fa{z}ct{i}.MD", "x\n")
+    write(root, f"Ta{z}ken.MD", "x\n")
+    write(root, f"Ta{z}ken.md", "# t\n")
+    raw_paths = sorted(
+        {"/memories/" + p.relative_to(root).as_posix() for p in root.rglob("*")}, key=len
+    )
+    with open_vault(root) as v:
+        v.sync()
+        views = {
+            p: v.memory_tool({"command": "view", "path": p})
+            for p in ("/memories", f"/memories/Zo{z}ne", f"/memories/F{z}old")
+        }
+    for path, out in views.items():
+        for line in out.split("\n"):
+            if re.match(r" *\d+\t", line):
+                continue  # MEMORY.md's own lines, as the file holds them
+            words = line
+            for raw in reversed(raw_paths):  # the paths as they are: the names to give back
+                words = words.replace(raw, "")
+            assert not raw_unseen(words.replace("\t", " ")), (path, line)
+    assert (
+        ": Sub<U+200B>10/, Sub<U+200B>11/, Sub<U+200B>12/, Sub<U+200B>13/"
+        in views[f"/memories/Zo{z}ne"]
+    )
+    assert "Notes 1-40 of 45 in /memories/Zo<U+200B>ne, newest first" in views[f"/memories/Zo{z}ne"]
+    assert "No notes in /memories/F<U+200B>old." in views[f"/memories/F{z}old"]
+    assert "… and 4 more in /memories/F<U+200B>old/" in views["/memories"]
+    assert (
+        "(Ta<U+200B>ken.md is another note: rename it another name, Ta<U+200B>ken 2.md)"
+        in (views["/memories"])
+    )
+
+
+def test_a_folder_note_said_to_list_every_note_is_named_as_the_tool_takes_it(
+    tmp_path: Path,
+) -> None:
+    """A folder's page past its 40 notes ends "<the folder note> lists every one": a path
+    to view. It was given only spelt (``Zo<U+200B>ne.md``), which the tool answers "does
+    not exist"; now as it is, its spelling beside it."""
+    root = tmp_path / "notes"
+    z = "\u200b"
+    for i in range(45):
+        write(root, f"Zo{z}ne/note{i}.md", f"# t{i}\n")
+    write(root, f"Zo{z}ne/Zo{z}ne.md", "# Zone\n\n[[note1]]\n")
+    with open_vault(root) as v:
+        v.sync()
+        page = v.memory_tool({"command": "view", "path": f"/memories/Zo{z}ne"})
+        last = page.split("\n")[-1]
+        named = f"/memories/Zo{z}ne/Zo{z}ne.md"
+        assert last.endswith(
+            f"; {named} (spelt /memories/Zo<U+200B>ne/Zo<U+200B>ne.md) lists every one)"
+        ), last
+        assert v.memory_tool({"command": "view", "path": named}).startswith("Here's the content")

@@ -230,3 +230,112 @@ def test_an_empty_old_str_changes_nothing_and_says_why(pair: Pair) -> None:
     assert not mine[0] and mine[1].startswith("No replacement was performed, old_str is empty")
     assert (pair.vault.root / "n.md").read_text(encoding="utf-8") == "ab\ncd\n"
     assert (pair.vault.root / "e.md").read_text(encoding="utf-8") == ""
+
+
+# -- str_replace with many occurrences -----------------------------------------------------------
+
+
+def test_many_occurrences_are_listed_as_the_reference_lists_them_up_to_a_hundred(
+    pair: Pair,
+) -> None:
+    """Up to 100 occurrences, the reference's words exactly (overlapping ones counted as
+    it counts them); past that, the first 100 line numbers and how many there are. The
+    reference (and memvault before) counted the lines before each occurrence from the
+    start again: a common word in a 2 MB note held the vault's writer minutes, and the
+    answer listed every one of 450,000 line numbers."""
+    text = "".join(f"aaa {i}\n" for i in range(40))  # "aa" twice a line, overlapping
+    pair.both({"command": "create", "path": "/memories/few.md", "file_text": text})
+    command = {"command": "str_replace", "path": "/memories/few.md", "old_str": "aa",
+               "new_str": "b"}  # fmt: skip
+    reference, mine = pair.both(command)
+    assert not reference[0] and mine == reference
+    assert reference[1].count(", ") == 79  # 80 occurrences: 1, 1, 2, 2, ...
+    big = "".join(f"line {i} www\n" for i in range(20_000))
+    pair.vault.memory_tool({"command": "create", "path": "/memories/big.md", "file_text": big})
+    ok, why = answer(pair.tool, {"command": "str_replace", "path": "/memories/big.md",
+                                 "old_str": "w", "new_str": "x"})  # fmt: skip
+    assert not ok
+    assert why.startswith("No replacement was performed. Multiple occurrences of old_str `w` in "
+                          "lines: 1, 1, 1, 2, 2, 2, 3,")  # fmt: skip
+    assert why.endswith(", 34 (the first 100 of 60000 occurrences). Please ensure it is unique")
+    assert len(why) < 1_000
+    assert (pair.vault.root / "big.md").read_text(encoding="utf-8") == big
+
+
+class _Searched(str):
+    """A note's text that counts the characters its searches go through: a ``find``'s
+    needle and the text it passes over, a ``startswith``'s prefix."""
+
+    work = 0
+
+    def find(self, sub: Any, start: Any = None, end: Any = None) -> int:
+        pos = super().find(sub, start, end)
+        _Searched.work += len(sub) + ((pos if pos != -1 else len(self)) - (start or 0))
+        return pos
+
+    def startswith(self, prefix: Any, start: Any = None, end: Any = None) -> bool:
+        _Searched.work += len(prefix)
+        return super().startswith(prefix, start, end)
+
+
+def test_overlapping_occurrences_of_a_long_old_str_are_counted_in_one_pass() -> None:
+    """``occurrence_lines`` searched for ``old_str`` again one character past each
+    occurrence: where occurrences overlap (``old_str`` repeats itself) each search went
+    through all of ``old_str`` again, an ``old_str`` of 10,000 ``a`` in a note of a
+    million took 76 s holding the writer's lock. The searches' work is now the text's
+    length; the lines and count are the reference's loop's (every overlapping one)."""
+    from memvault.core.memory_tool import MATCHES_SAID, occurrence_lines
+
+    text = _Searched("a" * 20_000 + "\nb" + "a" * 3_000)
+    _Searched.work = 0
+    assert occurrence_lines(text, "a" * 2_000) == ([1] * MATCHES_SAID, 18_001 + 1_001)
+    assert _Searched.work < 4 * len(text)  # (before: 38 million)
+
+    def theirs(text: str, old: str) -> tuple[list[int], int]:
+        lines, start = [], 0
+        while (pos := text.find(old, start)) != -1:
+            lines.append(text[:pos].count("\n") + 1)
+            start = pos + 1
+        return lines[:MATCHES_SAID], len(lines)
+
+    for i in range(3_000):  # periodic runs broken off, borders (aabaa), line ends in old
+        unit = ("ab", "aab", "aabaa", "a", "a\na")[i % 5]
+        text = ("ab\n" * (i % 7)) + unit * (i % 130) + "b" + unit * (i % 11) + "\n"
+        for old in ("a", "aa", "aba", "aabaa", "abab", "a\na", unit * 3, unit * 2 + "a"):
+            assert occurrence_lines(text, old) == theirs(text, old), (text, old)
+
+
+# -- which error first -------------------------------------------------------------------------
+
+
+ORDER: list[dict[str, Any]] = [
+    {"command": "create", "path": "/memories/a/x.md", "file_text": "x\n"},
+    {"command": "create", "path": "/memories/b.md", "file_text": "b\n"},
+    # the source missing and the destination there: the reference names the destination
+    {"command": "rename", "old_path": "/memories/gone.md", "new_path": "/memories/b.md"},
+    {"command": "rename", "old_path": "/memories/gone.md", "new_path": "/memories/a"},
+    {"command": "rename", "old_path": "/memories/gone/", "new_path": "/memories/a/x.md"},
+    # a create onto a folder: the reference's O_EXCL open fails, "already exists"
+    {"command": "create", "path": "/memories/a", "file_text": "x"},
+    {"command": "create", "path": "/memories/a/", "file_text": "x"},
+    {"command": "create", "path": "/memories/", "file_text": "x"},
+    {"command": "create", "path": "/memories", "file_text": "x"},
+    # an edit of a folder: "is not a file"
+    {"command": "str_replace", "path": "/memories/", "old_str": "a", "new_str": "b"},
+    {"command": "str_replace", "path": "/memories/a", "old_str": "a", "new_str": "b"},
+    {"command": "insert", "path": "/memories/a/", "insert_line": 0, "insert_text": "b"},
+    {"command": "insert", "path": "/memories", "insert_line": 0, "insert_text": "b"},
+]  # fmt: skip
+
+
+def test_of_two_errors_the_reference_says_the_one_it_says(pair: Pair) -> None:
+    """A fuzzer's finds (bench/memory_tool_diff.py): a rename from a path not there onto
+    one there was "The path ... does not exist" (the reference: "The destination ...
+    already exists"), a create onto a folder "is a directory, not a file" or "is not a
+    note" (the reference: "File ... already exists"), and so was an edit of a folder (the
+    reference: "The path ... is not a file.")."""
+    for command in ORDER:
+        reference, mine = pair.both(command)
+        assert mine == reference, command
+    assert (pair.vault.root / "b.md").read_text(encoding="utf-8") == "b\n"
+    assert (pair.vault.root / "a" / "x.md").read_text(encoding="utf-8") == "x\n"

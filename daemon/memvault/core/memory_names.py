@@ -261,6 +261,15 @@ _DEVICE = re.compile(
 )
 
 
+def looks(name: str, *, note: bool = True) -> str:
+    """``name`` as a person reads it (``suggested``), each space of another kind (a
+    no-break space U+00A0, U+202F, an en space...: ``text.JS_SPACES``) read as a space, in
+    NFC: ``Ana<U+00A0>Lee`` looks as ``Ana Lee`` does, and a model copying it types the
+    space."""
+    seen = suggested(name, note=note)
+    return unicodedata.normalize("NFC", "".join(" " if c in JS_SPACES else c for c in seen))
+
+
 def unportable(name: str, *, note: bool = True) -> str | None:
     """The first character of ``name`` a new note or folder may not hold, if any (or the
     device name Windows keeps that it begins with, ``CON``: ``_DEVICE``): or its

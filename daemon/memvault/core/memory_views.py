@@ -143,7 +143,7 @@ def folder_lines(
         room += len(biggest) + 1 - sum(len(x) + 1 for x in out[1:])
         at = notes + (1 if by_name else len(out))
         line = _more_folders(rest, path, here, at, marks, every)
-        names = [(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
+        names = [spelt(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
         said = _fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
         if said:
             line += ": " + ", ".join(said) + (", …" if len(said) < len(rest) else "")
@@ -277,7 +277,7 @@ def _out_of_range(first: int, entries: int) -> Refusal:
 def _file_line(e: Entry) -> str:
     line = f"{format_size(e.size)}\t{_path(e.rel)}"
     if e.taken:  # the rename would be refused: the note there is not replaced
-        stem = posixpath.basename(e.rel)[:-3]
+        stem = spelt(posixpath.basename(e.rel)[:-3])  # (prose: a name's unseen spelt)
         line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
     return line
 
@@ -299,7 +299,8 @@ def not_notes_lines(
     are paged by that command: numbered past its ``at`` notes and folders."""
     if not files:
         return []
-    free = [e.rel for e in files if not e.taken]
+    free = [e.rel for e in files if not e.taken and not shows_unseen(e.rel)]  # (its path
+    # is to be typed back: one a person cannot read right is no example)
     example = f" (rename {shown(free[0])} to {shown(free[0][:-3] + '.md')})" if free else ""
     if len(example) > FILES_CHARS // 4:
         example = ""
@@ -326,7 +327,7 @@ def not_notes_lines(
             room -= len(others) + 3  # (", …")
             said: list[str] = []
             for w in where[:5]:
-                name = shown(w) + "/"
+                name = spelt(shown(w)) + "/"
                 if len(name) + 2 > room:
                     break
                 said.append(name)
@@ -478,11 +479,12 @@ def render_folder(
     page's own words (the agent has just named it); its commands name it exactly, or,
     a path too long to name in each and keep the page's first note, ``VIEWED``.
     ``mark``: the second number of the ``view_range`` (``Marks``)."""
-    what = shown(rel) if len(shown(rel)) <= SAID_PATH else "this folder"
-    if folder_note and len(shown(folder_note)) > SAID_PATH:
-        folder_note = f"its folder note {posixpath.basename(folder_note)}"
-    elif folder_note:
-        folder_note = shown(folder_note)
+    what = spelt(shown(rel)) if len(spelt(shown(rel))) <= SAID_PATH else "this folder"
+    if folder_note:  # (a path to view: as it is, the name the tool takes, and spelt)
+        given, spelling = shown(folder_note), spelt(shown(folder_note))
+        said = given if given == spelling else f"{given} {closed(given)}(spelt {spelling})"
+        base = spelt(posixpath.basename(folder_note))
+        folder_note = said if len(said) <= SAID_PATH else f"its folder note {base}"
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
     page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import os
 import posixpath
+from pathlib import Path
 from typing import TYPE_CHECKING
 from unicodedata import normalize
 
 from memvault.core import memory_tool as T
+from memvault.core.memory_names import looks
 from memvault.vault.paths import case_spelling, disk_spelling
 
 if TYPE_CHECKING:
@@ -58,18 +60,51 @@ def _spaced(fs: VaultFS, rel: str) -> str | None:
         if os.path.lexists(here / part):
             found.append(part)
             continue
-        note = i == len(parts) - 1
-        want = normalize("NFC", T.suggested(part, note=note))
-        try:
-            names = sorted(e.name for e in os.scandir(here) if not e.name.startswith("."))
-        except OSError:
+        match = _alike(here, part, note=i == len(parts) - 1)
+        if match is None:
             return None
-        match = [n for n in names if normalize("NFC", T.suggested(n, note=note)) == want]
-        if not match:
-            return None
-        found.append(match[0])
+        found.append(match)
     spelt = "/".join(found)
     return spelt if spelt != rel else None
+
+
+def _alike(here: Path, part: str, *, note: bool, folders: bool = False) -> str | None:
+    """The first name in ``here`` a person reads as ``part`` (``T.looks``), if any
+    (``folders``: of a folder only)."""
+    want = looks(part, note=note)
+    try:
+        names = sorted(
+            e.name
+            for e in os.scandir(here)
+            if not e.name.startswith(".") and (not folders or e.is_dir(follow_symlinks=False))
+        )
+    except OSError:
+        return None
+    return next((n for n in names if looks(n, note=note) == want), None)
+
+
+def refuse_look_alike(
+    fs: VaultFS, rel: str, path: str, *, folder: bool = False, source: str | None = None
+) -> None:
+    """A folder ``rel`` would make (its folders; ``folder``: itself too, a folder
+    renamed) beside one a person reads as the same name (``T.looks``: ``Ana Lee/``
+    beside ``Ana<U+00A0>Lee/``, ``Plan/`` beside ``Pl<U+200B>an/``) refused, naming it:
+    two folders in a listing no one tells apart, the notes of one topic split between
+    them (``source``: a rename's, which may take its own name respelt: `` Drafts/`` to
+    ``Drafts/``). A note's name is compared by ``NameTwins``."""
+    parts = rel.split("/")
+    made = parts if folder else parts[:-1]
+    for i, part in enumerate(made):
+        here = fs.root.joinpath(*parts[:i])
+        if os.path.lexists(here / part):
+            continue
+        other = _alike(here, part, note=False, folders=True)
+        mine = "/".join([*parts[:i], other or ""])
+        if source is not None and normalize("NFC", mine) == normalize("NFC", source):
+            return  # its own name respelt
+        if other is not None and normalize("NFC", other) != normalize("NFC", part):
+            raise T.Refusal(T.look_alike_refusal(path, "/".join([*parts[:i], other])))
+        return  # (its folders past it are new too)
 
 
 def refuse_other_case(fs: VaultFS, rel: str, path: str, *, source: str | None = None) -> None:
@@ -128,4 +163,4 @@ def _there(fs: VaultFS, rel: str) -> str | None:
     return other if other is not None and os.path.lexists(fs.root / other) else None
 
 
-__all__ = ["PLEASE", "missing", "refuse_other_case", "refuse_unportable"]
+__all__ = ["PLEASE", "missing", "refuse_look_alike", "refuse_other_case", "refuse_unportable"]

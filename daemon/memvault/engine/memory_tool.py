@@ -218,11 +218,14 @@ class MemoryCommands:
         path = self._arg(command, "path")
         text = self._text(command, "file_text")
         N.refuse_unportable(self.fs, T.memory_rel(path), path, "Nothing was written")
+        if self._disk(self._rel(path)).is_dir():  # (the reference's words: its O_EXCL fails)
+            raise T.Refusal(f"File {path} already exists")
         rel = self._note_rel(path, writing=True)
         _fits(text, path, self.fs.max_note_bytes)
         if self._disk(rel).exists():
             raise T.Refusal(f"File {path} already exists")
         N.refuse_other_case(self.fs, rel, path)
+        N.refuse_look_alike(self.fs, rel, path)
         self.twins.refuse_create(self.fs, rel, path)
         try:
             self.fs.create(rel, text)
@@ -235,6 +238,8 @@ class MemoryCommands:
 
     def _edit(self, path: str, change: Callable[[str], str]) -> str:
         """The note at ``path`` changed by ``change`` (CAS); the answer's note on its size."""
+        if self._disk(self._rel(path)).is_dir():  # (the reference's words)
+            raise T.Refusal(f"The path {path} is not a file.")
         rel = self._note_rel(path, writing=True)
         disk = self._disk(rel)
         if not disk.exists():
@@ -402,12 +407,13 @@ class MemoryCommands:
                 "memvault under that name"
             )
         src, dst = self._disk(old), self._disk(new)
+        if (dst.exists() or dst.is_symlink()) and not case_only:  # (first, as the reference)
+            raise T.Refusal(f"The destination {new_path} already exists")
         if not src.exists():
             raise N.missing(self.fs, old_path, old, "The path {path} does not exist")
-        if (dst.exists() or dst.is_symlink()) and not case_only:
-            raise T.Refusal(f"The destination {new_path} already exists")
         N.refuse_other_case(self.fs, new, new_path, source=old)
         is_dir = src.is_dir()
+        N.refuse_look_alike(self.fs, new, new_path, folder=is_dir, source=old)
         if not is_dir:
             self._note_rel(old_path, as_file=True)
             self._note_rel(new_path, writing=True, rel=new)  # (its own name as asked)

@@ -92,9 +92,12 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    target begins or ends so are read again by the next sync; when a file's path begins in
    a space (``link_upgrades.name_trimmed``), every link is resolved again by the next sync.
 
-17. No block id read by the model, no drawing's banner indexed (the SQLite index's 18,
-   ``MARKED_STALE``): the notes with a chunk that may hold either are read again by the
-   next sync; a chunk whose embedded text did not change keeps its vector.
+17. The SQLite index's 18, both of its changes: no block id read by the model, no
+   drawing's banner indexed (``MARKED_STALE``: the notes with a chunk that may hold either
+   read again by the next sync; a chunk whose embedded text did not change keeps its
+   vector); what Python's ``strip`` takes off a wikilink's name and JavaScript's ``trim``
+   keeps (``link_upgrades.pg_names_again``): those notes read again, the links' names
+   written again.
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -115,7 +118,12 @@ from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
 from memvault.errors import IndexCorrupt
 from memvault.index import pg_keywords
-from memvault.index.link_upgrades import pg_folded_apart, pg_link_names, pg_trimmed_links
+from memvault.index.link_upgrades import (
+    pg_folded_apart,
+    pg_link_names,
+    pg_names_again,
+    pg_trimmed_links,
+)
 from memvault.index.note_order import ORDER_COLUMNS, fill_order, updated_apart
 from memvault.index.schema import (
     CONFLICTED_STALE,
@@ -331,6 +339,7 @@ def migrate(conn: Any, schema: str) -> None:
             pg_trimmed_links(conn)
         if version is not None and version < 17:
             conn.execute(MARKED_STALE)
+            pg_names_again(conn)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -113,10 +113,17 @@ Versions (meta ``schema_version``):
    it came, went or moved (``wikilinks.file_link_name``), the verdicts of the links to it
    not followed: when there is one, the next sync resolves every stored link once
    (``link_upgrades``). Nothing else changes.
-18. The model reads no block id (``chunks.model_text``), a drawing's banner and file ids
-   are not indexed (``excalidraw.plugin_lines``): the notes with a chunk that may hold
-   either are read again by the next sync (``MARKED_STALE``), as a fresh index reads them;
-   a chunk whose embedded text is the same keeps its vector. No other note is read.
+18. Two changes of what a fresh index reads, one step:
+   - The model reads no block id (``chunks.model_text``), a drawing's banner and file ids
+     are not indexed (``excalidraw.plugin_lines``): the notes with a chunk that may hold
+     either are read again by the next sync (``MARKED_STALE``), as a fresh index reads
+     them; a chunk whose embedded text is the same keeps its vector.
+   - A wikilink's name kept as JavaScript's ``trim`` keeps it where Python's ``strip``
+     took a character off (U+001C-U+001F, U+0085: ``link_upgrades.STRIP_ONLY``): the notes
+     holding one beside a ``[[`` read again by the next sync (MEMORY.md and the folder
+     notes, unchunked, holding a wikilink; a frontmatter's link), and the links' names
+     written before ``link_name`` trimmed so written again (``link_upgrades.names_again``).
+   No other note is read.
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -142,7 +149,12 @@ from memvault.index.fts import (
     keywords,
     register,
 )
-from memvault.index.link_upgrades import RESOLVE_LINKS_AGAIN, UNTRIMMED_STALE, spaced_files
+from memvault.index.link_upgrades import (
+    RESOLVE_LINKS_AGAIN,
+    UNTRIMMED_STALE,
+    names_again,
+    spaced_files,
+)
 from memvault.index.note_order import order_columns, updated_apart
 from memvault.index.sql import parts
 
@@ -545,6 +557,10 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         log.info("index schema %d -> 17: a name begins in a space: links resolved again", version)
     if version < 18 and (stale := conn.execute(MARKED_STALE).rowcount):
         log.info("index schema %d -> 18: %d notes with a block id read again", version, stale)
+    if version < 18 and (changed := names_again(conn)):
+        log.info(
+            "index schema %d -> 18: %d notes or links read again (strip vs JS)", version, changed
+        )
     if version < 3:
         stale = conn.execute(
             "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note'"
