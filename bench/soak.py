@@ -60,7 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daemon_bench import ROOT, Daemon, children_kb
 from memvault.vault import runfile
 from scale_bench import idle
-from soak_months import Churn, Sampler, build, compare
+from soak_months import QUERIES, Churn, Sampler, build, compare
 
 FOLDERS = ["people", "projects", "decisions", "Archive/2024", "topics/ops", "Notizen"]
 NAMES = ["Ana López", "Björn", "Zoë Park", "東京 plan", "Ωmega", "deploy notes", "Q3 review"]
@@ -668,6 +668,18 @@ def main() -> None:
     d.stop()
     if world.churn is not None:  # the long-run index against the last check's fresh one
         end.update(compare(lambda *argv: run(code, model, *argv), root, a.work / "fresh"))
+        # the same vault under a daemon just started, after the same queries: what the
+        # long-run daemon holds beyond it is what the run left behind
+        last_rss = report.get("rss_mb")
+        d = start(root, model, code)
+        for q in QUERIES:
+            d.call("POST", "/search", {"query": q, "k": 10})
+            d.call("POST", "/context", {"query": q, "budget": 1500})
+        wait_idle(d)
+        end["rss_long_mb"] = last_rss
+        end["rss_restarted_mb"] = round(d.status_kb("VmRSS") / 1024, 1)
+        end["fds_restarted"] = len(os.listdir(f"/proc/{d.proc.pid}/fd"))
+        d.stop()
         (a.work / "compare.json").write_text(json.dumps(end, indent=1, ensure_ascii=False))
     summary = {"summary": True, "checks": checks, "failed_checks": failed, "ops": world.counts}
     summary.update({k: v for k, v in end.items() if k != "searches"})

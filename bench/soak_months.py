@@ -209,6 +209,10 @@ class Churn:
         if at < 0:
             return
         m = self.mark("mem")
+        if len(self.memory_marks) >= 3:  # a person's list stays short: the oldest line goes
+            old = self.memory_marks.pop(0)
+            text = text.replace(f"- remember {old}\n", "", 1)
+            at = text.find("<!-- memvault:begin")
         head = text[:at].rstrip("\n").rsplit("\n## ", 1)[0]  # before the section's heading
         new = head + f"\n- remember {m}\n" + text[len(head) :]
         atomic_save(path, new)
