@@ -1,0 +1,83 @@
+"""memvault's temp files kept out of git: one line in the repository's ``info/exclude``.
+
+Every write swaps a note through a temp file beside it (``.<name>.memvault-tmp-<hex>``,
+vault/swap.py); a relink after a rename holds hundreds of them at once, and the
+versions its swaps displaced wait under those names until a thread deletes them. A
+person's ``git add -A`` (an Obsidian git plugin commits so on a timer) meanwhile
+committed them: the soak (bench/soak.py, 20 minutes, a second clone pulling) found 6
+in the history, pulled by the other clone. The pattern goes into git's own per-clone
+ignore list (``info/exclude`` of the repository's common folder, which a worktree
+shares): no file of the person's changes and nothing is committed; each clone's
+memvault adds it when it opens the vault to write. Written once (temp file and
+rename, the file read again first: a person's edit meanwhile is kept and the line
+added again on it), nothing written when the line is there; a git folder this user
+cannot write is left alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+from pathlib import Path
+
+from memvault.vault.gitstate import common_dir, git_dir
+from memvault.vault.swap import TEMP_MARK
+
+log = logging.getLogger(__name__)
+
+PATTERN = f"*{TEMP_MARK}*"  # no slash: at any depth; `*` takes a leading dot in git
+COMMENT = "# memvault: a note's write in progress (its temp file)"
+
+
+def exclude_file(root: Path) -> Path | None:
+    """The ``info/exclude`` of the repository the vault is in (None outside git)."""
+    gdir = git_dir(root)
+    return None if gdir is None else common_dir(gdir) / "info" / "exclude"
+
+
+def keep_temps_out(root: Path) -> bool:
+    """Add ``PATTERN`` to the repository's ``info/exclude`` unless it is there; True if
+    it was written."""
+    path = exclude_file(root)
+    if path is None:
+        return False
+    try:
+        for _ in range(3):  # the file changed between the read and the rename: again
+            before = _read(path)
+            if before is not None and PATTERN in before.splitlines():
+                return False
+            text = before or ""
+            if text and not text.endswith("\n"):
+                text += "\n"
+            if _swap(path, before, f"{text}{COMMENT}\n{PATTERN}\n"):
+                return True
+    except OSError as exc:  # a git folder closed to us, a read-only disk: git as it is
+        log.debug("cannot keep memvault's temp files out of git (%s): %s", path, exc)
+    return False
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return None
+
+
+def _swap(path: Path, before: str | None, text: str) -> bool:
+    """``text`` in place of ``path`` if it still holds ``before`` (None: no file)."""
+    path.parent.mkdir(exist_ok=True)
+    tmp = path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}")
+    try:
+        tmp.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+        if _read(path) != before:
+            return False
+        os.replace(tmp, path)
+        return True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+__all__ = ["PATTERN", "exclude_file", "keep_temps_out"]

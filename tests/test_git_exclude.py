@@ -1,0 +1,90 @@
+"""memvault's temp files are kept out of git (vault/git_exclude.py).
+
+The soak (bench/soak.py --clone) found memvault's temp files in the history: a person's
+``git add -A`` while a relink swapped notes through them committed them, and the
+other clone pulled them. Real git, a real vault opened to write.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from helpers import note, open_vault, write
+from memvault.vault.git_exclude import PATTERN, keep_temps_out
+from memvault.vault.template import init_vault
+
+
+def git(root: Path, *argv: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), *argv], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def repo_vault(tmp_path: Path) -> Path:
+    root = tmp_path / "vault"
+    init_vault(root)
+    git(root, "init", "-q", "-b", "main")
+    write(root, "people/ann.md", note("Ann", "Ann leads the data team."))
+    return root
+
+
+def temp_files_of(root: Path) -> list[str]:
+    """Temp files as a write leaves them for a moment (vault/swap.py's names)."""
+    made = ["people/.ann.md.memvault-tmp-3f7966d4", ".MEMORY.md.memvault-tmp-0a1b2c3d"]
+    for rel in made:
+        (root / rel).write_text("a version in flight\n", encoding="utf-8")
+    return made
+
+
+def test_git_add_all_leaves_memvaults_temp_files_out(tmp_path: Path) -> None:
+    root = repo_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    made = temp_files_of(root)
+    git(root, "add", "-A")
+    staged = git(root, "diff", "--cached", "--name-only", "-z").split("\0")
+    assert "people/ann.md" in staged  # the person's note is committed as ever
+    assert not set(made) & set(staged), staged
+    untracked = git(root, "status", "--porcelain", "--untracked-files=all", "--ignored")
+    assert all(f"!! {rel}" in untracked for rel in made), untracked
+
+
+def test_the_line_is_added_once_after_the_persons_own(tmp_path: Path) -> None:
+    root = repo_vault(tmp_path)
+    exclude = root / ".git" / "info" / "exclude"
+    mine = "# mine\n*.log"  # no line break at the end: kept as written, then ours
+    exclude.write_text(mine, encoding="utf-8")
+    with open_vault(root) as v:
+        v.sync()
+    text = exclude.read_text(encoding="utf-8")
+    assert text.startswith(mine + "\n") and text.endswith(f"\n{PATTERN}\n")
+    stamp = exclude.stat()
+    assert keep_temps_out(root) is False  # there already: nothing written
+    with open_vault(root) as v:
+        v.sync()
+    assert exclude.read_text(encoding="utf-8") == text
+    assert (exclude.stat().st_ino, exclude.stat().st_mtime_ns) == (stamp.st_ino, stamp.st_mtime_ns)
+    assert [p.name for p in exclude.parent.iterdir()] == ["exclude"]  # no temp file left
+
+
+def test_a_worktree_shares_the_repositorys_exclude(tmp_path: Path) -> None:
+    main = repo_vault(tmp_path)
+    git(main, "add", "-A")
+    git(main, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "vault")
+    other = tmp_path / "other"
+    git(main, "worktree", "add", "-q", str(other))
+    with open_vault(other) as v:
+        v.sync()
+    assert PATTERN in (main / ".git" / "info" / "exclude").read_text(encoding="utf-8").splitlines()
+    made = temp_files_of(other)
+    assert not set(made) & set(git(other, "status", "--porcelain", "-uall").split())
+
+
+def test_a_vault_outside_git_gets_no_git_folder(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    init_vault(root)
+    with open_vault(root) as v:
+        v.sync()
+    assert keep_temps_out(root) is False
+    assert not (root / ".git").exists()
