@@ -545,6 +545,7 @@ def main() -> None:
         world.create()
     if a.realistic:
         world.churn = Churn(root, a.work, rng, world.said)
+        world.churn.tracked = lambda: {n["path"] for n in world.notes.values()}
         build(root, a.realistic, random.Random(a.seed + 1000))
         WEIGHTS.update(MONTHS_WEIGHTS)
     started = time.monotonic()

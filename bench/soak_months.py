@@ -168,6 +168,9 @@ class Churn:
         self._vault: Any = None  # the Python API's Vault, through the daemon
         self._listed: list[str] = []
         self._listed_at = 0.0
+        # soak.World's notes (their paths now): the clone leaves them alone, as an agent's
+        # note named as a slug (people/björn-1952.md) looks like one of build's
+        self.tracked: Callable[[], set[str]] = set
 
     def base_notes(self, root: Path | None = None) -> list[str]:
         here = root or self.root
@@ -341,7 +344,10 @@ class Churn:
             git(self.root, "push", "-q", "origin", "main")
         c = self.clone
         git(c, "pull", "-q", "--no-rebase", "--no-edit")
-        notes = [n for n in self.base_notes(c) if n.lower()[:-3] not in self.dead]
+        theirs = self.tracked()
+        notes = [
+            n for n in self.base_notes(c) if n.lower()[:-3] not in self.dead and n not in theirs
+        ]
         done = []
         for _ in range(self.rng.randint(1, 6)):
             if not notes:
