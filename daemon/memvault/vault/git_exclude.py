@@ -4,8 +4,8 @@ Every write swaps a note through a temp file beside it (``.<name>.memvault-tmp-<
 vault/swap.py); a relink after a rename holds hundreds of them at once, and the
 versions its swaps displaced wait under those names until a thread deletes them. A
 person's ``git add -A`` (an Obsidian git plugin commits so on a timer) meanwhile
-committed them: the soak (bench/soak.py, 20 minutes, a second clone pulling) found 6
-in the history, pulled by the other clone. The pattern goes into git's own per-clone
+committed them: the soak (bench/soak.py, 20 minutes, a second clone pulling) found 3
+in the history (each added by one commit, removed by a later one), pulled by the other clone. The pattern goes into git's own per-clone
 ignore list (``info/exclude`` of the repository's common folder, which a worktree
 shares): no file of the person's changes and nothing is committed; each clone's
 memvault adds it when it opens the vault to write. Written once (temp file and
