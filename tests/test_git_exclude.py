@@ -7,24 +7,21 @@ other clone pulled them. Real git, a real vault opened to write.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from helpers import note, open_vault, write
 from memvault.vault.git_exclude import PATTERN, keep_temps_out
 from memvault.vault.template import init_vault
+from test_memory_git import commit, git_vault
+from test_memory_git import git as run_git
 
 
 def git(root: Path, *argv: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(root), *argv], check=True, capture_output=True, text=True
-    ).stdout
+    return run_git(root, *argv).stdout
 
 
 def repo_vault(tmp_path: Path) -> Path:
-    root = tmp_path / "vault"
-    init_vault(root)
-    git(root, "init", "-q", "-b", "main")
+    root = git_vault(tmp_path)
     write(root, "people/ann.md", note("Ann", "Ann leads the data team."))
     return root
 
@@ -70,8 +67,7 @@ def test_the_line_is_added_once_after_the_persons_own(tmp_path: Path) -> None:
 
 def test_a_worktree_shares_the_repositorys_exclude(tmp_path: Path) -> None:
     main = repo_vault(tmp_path)
-    git(main, "add", "-A")
-    git(main, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "-m", "vault")
+    commit(main, "vault")
     other = tmp_path / "other"
     git(main, "worktree", "add", "-q", str(other))
     with open_vault(other) as v:

@@ -4,14 +4,14 @@ Every write swaps a note through a temp file beside it (``.<name>.memvault-tmp-<
 vault/swap.py); a relink after a rename holds hundreds of them at once, and the
 versions its swaps displaced wait under those names until a thread deletes them. A
 person's ``git add -A`` (an Obsidian git plugin commits so on a timer) meanwhile
-committed them: the soak (bench/soak.py, 20 minutes, a second clone pulling) found 3
-in the history (each added by one commit, removed by a later one), pulled by the other clone. The pattern goes into git's own per-clone
-ignore list (``info/exclude`` of the repository's common folder, which a worktree
-shares): no file of the person's changes and nothing is committed; each clone's
-memvault adds it when it opens the vault to write. Written once (temp file and
-rename, the file read again first: a person's edit meanwhile is kept and the line
-added again on it), nothing written when the line is there; a git folder this user
-cannot write is left alone.
+committed them: the soak (bench/soak.py --clone, 35 minutes) found 3 in the history,
+each added by a commit and removed by a later one, and pulled by the other clone. The
+pattern goes into git's own per-clone ignore list (``info/exclude`` of the
+repository's common folder, which a worktree shares): no file of the person's
+changes and nothing is committed; each clone's memvault adds it when it opens the
+vault to write. Written once (temp file and rename, the file read again first: a
+person's edit meanwhile is kept and the line added again on it), nothing written when
+the line is there; a git folder this user cannot write is left alone.
 """
 
 from __future__ import annotations
