@@ -7,10 +7,12 @@ other clone pulled them. Real git, a real vault opened to write.
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from helpers import note, open_vault, write
-from memvault.vault.git_exclude import PATTERN, keep_temps_out
+from memvault.vault.git_exclude import COMMENT, PATTERN, keep_temps_out
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git_vault
 from test_memory_git import git as run_git
@@ -84,3 +86,53 @@ def test_a_vault_outside_git_gets_no_git_folder(tmp_path: Path) -> None:
         v.sync()
     assert keep_temps_out(root) is False
     assert not (root / ".git").exists()
+
+
+def test_a_symlinked_exclude_is_written_through_its_link_with_its_mode(tmp_path: Path) -> None:
+    """A dotfiles manager links ``.git/info/exclude`` to a file of its own: the line goes
+    into that file, the link stays a link, and the file keeps its mode."""
+    root = repo_vault(tmp_path)
+    shared = tmp_path / "dotfiles" / "git-exclude"
+    shared.parent.mkdir()
+    shared.write_text("# mine\n*.swp\n", encoding="utf-8")
+    shared.chmod(0o600)
+    link = root / ".git" / "info" / "exclude"
+    link.unlink()
+    link.symlink_to(shared)
+    assert keep_temps_out(root) is True
+    assert link.is_symlink() and link.resolve() == shared.resolve()
+    assert shared.read_text(encoding="utf-8") == f"# mine\n*.swp\n{COMMENT}\n{PATTERN}\n"
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o600
+    assert sorted(p.name for p in shared.parent.iterdir()) == ["git-exclude"]  # no temp file
+
+
+def test_a_read_only_exclude_is_left_as_the_person_made_it(tmp_path: Path) -> None:
+    root = repo_vault(tmp_path)
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.write_text("# mine, kept as is\n", encoding="utf-8")
+    exclude.chmod(0o444)  # (the mode says so, for root too)
+    with open_vault(root) as v:
+        v.sync()  # the vault opens and writes as ever
+    assert exclude.read_text(encoding="utf-8") == "# mine, kept as is\n"
+    assert stat.S_IMODE(exclude.stat().st_mode) == 0o444
+
+
+def test_a_repository_made_while_memvault_runs_gets_the_line_at_the_next_relink(
+    tmp_path: Path,
+) -> None:
+    """``git init`` (the Obsidian git plugin's "initialize a new repo") while a daemon
+    runs: its relinks hold hundreds of temp files, so the line is added there too, not
+    only when the vault is next opened."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    write(root, "target.md", note("Target", "What we aim at."))
+    write(root, "notes/a.md", "See [[target]].\n")
+    with open_vault(root) as v:
+        v.sync()
+        run_git(root, "init", "-q", "-b", "main")
+        exclude = root / ".git" / "info" / "exclude"
+        assert PATTERN not in exclude.read_text(encoding="utf-8").splitlines()
+        os.rename(root / "target.md", root / "goal.md")
+        assert v.sync().relinked == ("notes/a.md",)
+    assert (root / "notes" / "a.md").read_text(encoding="utf-8") == "See [[goal]].\n"
+    assert PATTERN in exclude.read_text(encoding="utf-8").splitlines()

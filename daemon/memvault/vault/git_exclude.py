@@ -11,7 +11,10 @@ repository's common folder, which a worktree shares): no file of the person's
 changes and nothing is committed; each clone's memvault adds it when it opens the
 vault to write. Written once (temp file and rename, the file read again first: a
 person's edit meanwhile is kept and the line added again on it), nothing written when
-the line is there; a git folder this user cannot write is left alone.
+the line is there; a git folder this user cannot write, and an exclude file the person
+made read-only, are left alone. A symlinked exclude (a dotfiles manager's) is written
+where it leads, the link kept, and the file keeps its mode. A relink calls it again (a
+``git init`` while the daemon runs: the Obsidian git plugin's "initialize a new repo").
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import contextlib
 import logging
 import os
 import secrets
+import stat
 from pathlib import Path
 
 from memvault.vault.gitstate import common_dir, git_dir
@@ -44,10 +48,15 @@ def keep_temps_out(root: Path) -> bool:
     if path is None:
         return False
     try:
+        # a symlink (a dotfiles manager's shared exclude): its file written, the link kept
+        path = Path(os.path.realpath(path))
         for _ in range(3):  # the file changed between the read and the rename: again
             before = _read(path)
             if before is not None and PATTERN in before.splitlines():
                 return False
+            if before is not None and not os.stat(path).st_mode & 0o222:
+                log.debug("%s is read-only: memvault's temp files not kept out of git", path)
+                return False  # made read-only by the person: theirs as it is
             text = before or ""
             if text and not text.endswith("\n"):
                 text += "\n"
@@ -67,10 +76,13 @@ def _read(path: Path) -> str | None:
 
 def _swap(path: Path, before: str | None, text: str) -> bool:
     """``text`` in place of ``path`` if it still holds ``before`` (None: no file)."""
+    mode = None if before is None else stat.S_IMODE(os.stat(path).st_mode)
     path.parent.mkdir(exist_ok=True)
     tmp = path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}")
     try:
         tmp.write_bytes(text.encode("utf-8", errors="surrogateescape"))
+        if mode is not None:
+            os.chmod(tmp, mode)  # its mode kept (0600: the person's own)
         if _read(path) != before:
             return False
         os.replace(tmp, path)
