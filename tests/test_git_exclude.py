@@ -11,6 +11,8 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from helpers import note, open_vault, write
 from memvault.vault.git_exclude import COMMENT, PATTERN, keep_temps_out
 from memvault.vault.template import init_vault
@@ -136,3 +138,23 @@ def test_a_repository_made_while_memvault_runs_gets_the_line_at_the_next_relink(
         assert v.sync().relinked == ("notes/a.md",)
     assert (root / "notes" / "a.md").read_text(encoding="utf-8") == "See [[goal]].\n"
     assert PATTERN in exclude.read_text(encoding="utf-8").splitlines()
+
+
+@pytest.mark.parametrize("broken", ["gitdir", "commondir"])
+def test_a_broken_git_file_is_no_repository_and_stops_no_write(tmp_path: Path, broken: str) -> None:
+    """A ``.git`` file whose ``gitdir:``, or a worktree's ``commondir``, holds a NUL
+    byte (a disk error, a careless tool): every open of the vault failed ("embedded
+    null byte")."""
+    root = tmp_path / "vault"
+    init_vault(root)
+    if broken == "gitdir":
+        (root / ".git").write_bytes(b"gitdir: ../x\0y\n")
+    else:
+        (tmp_path / "gd").mkdir()
+        (tmp_path / "gd" / "commondir").write_bytes(b"x\0y\n")
+        (root / ".git").write_text("gitdir: ../gd\n", encoding="utf-8")
+    keep_temps_out(root)  # raises nothing
+    with open_vault(root) as v:
+        v.sync()
+        assert v.add("people", "Bo", summary="Bo runs the lab.").created
+    assert (root / "people" / "bo.md").is_file()

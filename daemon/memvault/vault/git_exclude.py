@@ -44,10 +44,10 @@ def exclude_file(root: Path) -> Path | None:
 def keep_temps_out(root: Path) -> bool:
     """Add ``PATTERN`` to the repository's ``info/exclude`` unless it is there; True if
     it was written."""
-    path = exclude_file(root)
-    if path is None:
-        return False
     try:
+        path = exclude_file(root)
+        if path is None:
+            return False
         # a symlink (a dotfiles manager's shared exclude): its file written, the link kept
         path = Path(os.path.realpath(path))
         for _ in range(3):  # the file changed between the read and the rename: again
@@ -62,8 +62,9 @@ def keep_temps_out(root: Path) -> bool:
                 text += "\n"
             if _swap(path, before, f"{text}{COMMENT}\n{PATTERN}\n"):
                 return True
-    except OSError as exc:  # a git folder closed to us, a read-only disk: git as it is
-        log.debug("cannot keep memvault's temp files out of git (%s): %s", path, exc)
+    except (OSError, ValueError) as exc:  # a git folder closed to us, a read-only disk,
+        # a broken one (a NUL in its commondir): git as it is, the write goes on
+        log.debug("cannot keep memvault's temp files out of git (%s): %s", root, exc)
     return False
 
 
