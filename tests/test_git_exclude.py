@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from helpers import note, open_vault, write
+from memvault.vault import swap
 from memvault.vault.git_exclude import COMMENT, PATTERN, keep_temps_out
 from memvault.vault.template import init_vault
 from test_memory_git import commit, git_vault
@@ -158,3 +159,36 @@ def test_a_broken_git_file_is_no_repository_and_stops_no_write(tmp_path: Path, b
         v.sync()
         assert v.add("people", "Bo", summary="Bo runs the lab.").created
     assert (root / "people" / "bo.md").is_file()
+
+
+def test_a_save_of_the_persons_as_the_line_goes_in_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The person's editor saves ``info/exclude`` the moment memvault puts its version
+    in place (after memvault read it): the person's line stays, and memvault's is added
+    to it. A read, a compare and an ``os.replace`` lost it: vault/swap.py's exchange,
+    checked after, puts it back."""
+    root = repo_vault(tmp_path)
+    exclude = root / ".git" / "info" / "exclude"
+    exclude.write_text("# mine\n", encoding="utf-8")
+    real_exchange, real_replace = swap.exchange, os.replace
+    saved: list[bool] = []
+
+    def save_first() -> None:
+        if not saved:
+            saved.append(True)
+            exclude.write_text("# mine\n*.log\n", encoding="utf-8")  # their editor, now
+
+    def exchange(a: Path, b: Path) -> bool:
+        save_first()
+        return real_exchange(a, b)
+
+    def replace(a: str | Path, b: str | Path) -> None:
+        save_first()
+        real_replace(a, b)
+
+    monkeypatch.setattr(swap, "exchange", exchange)
+    monkeypatch.setattr(os, "replace", replace)
+    assert keep_temps_out(root) is True
+    assert saved
+    assert exclude.read_text(encoding="utf-8") == f"# mine\n*.log\n{COMMENT}\n{PATTERN}\n"

@@ -9,7 +9,7 @@ each added by a commit and removed by a later one, and pulled by the other clone
 pattern goes into git's own per-clone ignore list (``info/exclude`` of the
 repository's common folder, which a worktree shares): no file of the person's
 changes and nothing is committed; each clone's memvault adds it when it opens the
-vault to write. Written once (temp file and rename, the file read again first: a
+vault to write. Written once (``Swapper.swap``, the compare-and-swap of a note: a
 person's edit meanwhile is kept and the line added again on it), nothing written when
 the line is there; a git folder this user cannot write, and an exclude file the person
 made read-only, are left alone. A symlinked exclude (a dotfiles manager's) is written
@@ -19,15 +19,14 @@ where it leads, the link kept, and the file keeps its mode. A relink calls it ag
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
-import secrets
-import stat
 from pathlib import Path
 
+from memvault.core.text import sha256_bytes
+from memvault.errors import WriteConflict
 from memvault.vault.gitstate import common_dir, git_dir
-from memvault.vault.swap import TEMP_MARK
+from memvault.vault.swap import TEMP_MARK, Swapper
 
 log = logging.getLogger(__name__)
 
@@ -43,54 +42,34 @@ def exclude_file(root: Path) -> Path | None:
 
 def keep_temps_out(root: Path) -> bool:
     """Add ``PATTERN`` to the repository's ``info/exclude`` unless it is there; True if
-    it was written."""
+    it was written. Never raises: a note's write goes on whatever git's folder is."""
     try:
         path = exclude_file(root)
         if path is None:
             return False
         # a symlink (a dotfiles manager's shared exclude): its file written, the link kept
         path = Path(os.path.realpath(path))
-        for _ in range(3):  # the file changed between the read and the rename: again
-            before = _read(path)
-            if before is not None and PATTERN in before.splitlines():
+        path.parent.mkdir(exist_ok=True)  # (info/ alone: never a git folder that is not)
+        swapper = Swapper(quiet_ms=0)  # vault/swap.py's compare-and-swap, its mode kept
+        for _ in range(3):  # the person's edit landed between the read and the swap: again
+            try:
+                before: bytes | None = path.read_bytes()
+            except FileNotFoundError:
+                before = None
+            text = before or b""
+            # git's reading: lines split at \n, a \r and trailing spaces dropped
+            if PATTERN.encode() in (line.rstrip(b"\r ") for line in text.split(b"\n")):
                 return False
-            if before is not None and not os.stat(path).st_mode & 0o222:
-                log.debug("%s is read-only: memvault's temp files not kept out of git", path)
-                return False  # made read-only by the person: theirs as it is
-            text = before or ""
-            if text and not text.endswith("\n"):
-                text += "\n"
-            if _swap(path, before, f"{text}{COMMENT}\n{PATTERN}\n"):
+            if text and not text.endswith(b"\n"):
+                text += b"\n"
+            ours = f"{COMMENT}\n{PATTERN}\n".encode()
+            expected = None if before is None else sha256_bytes(before)
+            if swapper.swap(path, text + ours, expected)[0]:  # read-only: PermissionError
                 return True
-    except (OSError, ValueError) as exc:  # a git folder closed to us, a read-only disk,
-        # a broken one (a NUL in its commondir): git as it is, the write goes on
+    except (OSError, ValueError, WriteConflict) as exc:  # a git folder closed to us, a
+        # read-only disk or file, one being saved, a broken one (a NUL in its commondir)
         log.debug("cannot keep memvault's temp files out of git (%s): %s", root, exc)
     return False
-
-
-def _read(path: Path) -> str | None:
-    try:
-        return path.read_bytes().decode("utf-8", errors="surrogateescape")
-    except FileNotFoundError:
-        return None
-
-
-def _swap(path: Path, before: str | None, text: str) -> bool:
-    """``text`` in place of ``path`` if it still holds ``before`` (None: no file)."""
-    mode = None if before is None else stat.S_IMODE(os.stat(path).st_mode)
-    path.parent.mkdir(exist_ok=True)
-    tmp = path.with_name(f".{path.name}{TEMP_MARK}{secrets.token_hex(4)}")
-    try:
-        tmp.write_bytes(text.encode("utf-8", errors="surrogateescape"))
-        if mode is not None:
-            os.chmod(tmp, mode)  # its mode kept (0600: the person's own)
-        if _read(path) != before:
-            return False
-        os.replace(tmp, path)
-        return True
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
 
 
 __all__ = ["PATTERN", "exclude_file", "keep_temps_out"]
