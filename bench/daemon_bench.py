@@ -99,6 +99,7 @@ class Daemon:
         debounce_ms: int | None = None,
         code: Path | None = None,  # a checkout whose daemon/ runs (another branch's, say)
         extra_env: dict[str, str] | None = None,  # PYTHONPATH here goes after the code's
+        args: tuple[str, ...] = (),  # more of `daemon run`'s options (--log-file)
     ) -> None:
         env = {k: v for k, v in os.environ.items() if not k.startswith("MEMVAULT_")}
         extra = dict(extra_env or {})
@@ -117,7 +118,7 @@ class Daemon:
         self.log.flush()
         self.started = time.perf_counter()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root)],
+            [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(root), *args],
             env=env,
             stdout=subprocess.DEVNULL,
             stderr=self.log,

@@ -60,6 +60,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from daemon_bench import ROOT, Daemon, children_kb
 from memvault.vault import runfile
 from scale_bench import idle
+from soak_months import QUERIES, Churn, Sampler, build, compare
 
 FOLDERS = ["people", "projects", "decisions", "Archive/2024", "topics/ops", "Notizen"]
 NAMES = ["Ana López", "Björn", "Zoë Park", "東京 plan", "Ωmega", "deploy notes", "Q3 review"]
@@ -80,6 +81,16 @@ WEIGHTS = {
     "kill": 1,
 }
 GIT_WEIGHTS = {"git_commit": 3, "git_back": 1}  # with --git
+# with --realistic: a person's saves, MEMORY.md by hand, the day's log, the memory tool,
+# searches and context; with --clone, a second machine's commits pulled
+MONTHS_WEIGHTS = {
+    "person_save": 20,
+    "memory_edit": 2,
+    "daily_log": 4,
+    "memory_tool": 4,
+    "query": 8,
+}
+CLONE_WEIGHTS = {"pull": 1, "git_commit": 2}
 CONFIG_WEIGHTS = {"config": 1}  # with --config-edits
 QUIET_AFTER_RENAME = 5.0  # a whole-file replace waits this long after a rename (see _replace)
 
@@ -109,6 +120,7 @@ class World:
         self.orphans: list[str] = []  # a daemon's child process that outlived it
         self.failures: list[str] = []  # git refused to check out main again, a config not taken
         self.commits = 0
+        self.churn: Churn | None = None  # --realistic's changes beside these
 
     def said(self, kind: str, **what: Any) -> None:
         what.update(kind=kind, t=round(time.time(), 3), up=self.daemon_up)
@@ -391,8 +403,9 @@ def check_links(world: World, files: dict[str, str], problems: list[dict[str, An
             stem, rel = world.stem(t).lower(), world.notes[t]["path"][:-3].lower()
             if f"[[{stem}" not in text and f"[[{rel}" not in text:
                 bad.append(f"{note['path']}: no link to {world.notes[t]['path']}")
+    dead = world.dead_names | (world.churn.dead if world.churn else set())
     for p in problems:
-        if p["target"].lower() not in world.dead_names:
+        if p["target"].lower() not in dead and p["target"].lower().rsplit("/", 1)[-1] not in dead:
             bad.append(f"links check: {p['source']}:{p['line']} {p['text']} ({p['verdict']})")
     return bad
 
@@ -465,6 +478,9 @@ def check(world: World, d: Daemon, code: Path, model: str | None, work: Path) ->
     problems = json.loads(run(code, model, "links", "check", "--vault", str(root), "--json").stdout)
     h = health(d, root)
     fails = check_words(world, files) + check_links(world, files, problems["problems"])
+    if world.churn is not None:
+        memory = files.get("MEMORY.md", "")
+        fails += [f"MEMORY.md lost {m}" for m in world.churn.memory_marks if m not in memory]
     fresh_bad, fresh = check_fresh(code, model, root, work / "fresh")
     fails += fresh_bad
     if fresh is not None:
@@ -483,8 +499,11 @@ def check(world: World, d: Daemon, code: Path, model: str | None, work: Path) ->
     return {"idle_after_s": round(waited, 1), "alive": len(world.notes), **h, "failures": fails}
 
 
+LOG_FILE: tuple[str, ...] = ()  # ("--log-file",) with --log-file
+
+
 def start(root: Path, model: str | None, code: Path) -> Daemon:
-    d = SoakDaemon(root, model, code=code)
+    d = SoakDaemon(root, model, code=code, args=LOG_FILE)
     wait_idle(d)
     return d
 
@@ -504,7 +523,14 @@ def main() -> None:
     ap.add_argument("--work", type=Path, default=Path("/tmp/memvault-soak"))
     ap.add_argument("--git", action="store_true", help="a git repository: commits, checkouts")
     ap.add_argument("--config-edits", action="store_true", help="config.toml edited now and then")
+    ap.add_argument("--realistic", type=int, default=0, help="this many real-ish notes more")
+    ap.add_argument("--clone", action="store_true", help="--git, a bare remote, a clone's pulls")
+    ap.add_argument("--sample-every", type=float, default=0, help="seconds between samples")
+    ap.add_argument("--log-file", action="store_true", help="the daemon logs to daemon.log")
     a = ap.parse_args()
+    global LOG_FILE
+    LOG_FILE = ("--log-file",) if a.log_file else ()
+    a.git = a.git or a.clone
     model = None if a.model == "default" else a.model
     code = a.code.resolve()
     shutil.rmtree(a.work, ignore_errors=True)
@@ -517,18 +543,40 @@ def main() -> None:
     world = World(root, rng)
     for _ in range(a.notes):
         world.create()
+    if a.realistic:
+        world.churn = Churn(root, a.work, rng, world.said)
+        world.churn.tracked = lambda: {n["path"] for n in world.notes.values()}
+        build(root, a.realistic, random.Random(a.seed + 1000))
+        WEIGHTS.update(MONTHS_WEIGHTS)
+    started = time.monotonic()
     run(code, model, "sync", "--vault", str(root))
+    print(f"first index: {time.monotonic() - started:.0f} s", flush=True)
     if a.git:
         git(root, "init", "-q", "-b", "main")
         git(root, "config", "user.email", "soak@example.com")
         git(root, "config", "user.name", "soak")
         git_commit(world)
         WEIGHTS.update(GIT_WEIGHTS)
+    if a.clone:
+        assert world.churn is not None, "--clone needs --realistic"
+        world.churn.make_clone()
+        WEIGHTS.update(CLONE_WEIGHTS)
+        WEIGHTS.pop("git_back")
     if a.config_edits:
         WEIGHTS.update(CONFIG_WEIGHTS)
     out = open(a.work / "soak.jsonl", "w")  # noqa: SIM115
     d = start(root, model, code)
     world.daemon_up = True
+    current = [d]
+    sampler = None
+    if a.sample_every:
+        log = root / ".memvault" / "daemon.log" if a.log_file else root.parent / "daemon-bench.log"
+        churn = world.churn or Churn(root, a.work, rng, world.said)
+        sampler = Sampler(
+            a.sample_every, a.work / "samples.jsonl", root, lambda: current[0].proc.pid, log, churn
+        )
+        sampler.start()
+    next_probe = time.monotonic() + (a.sample_every or 1e9)
     if a.no_restarts:
         WEIGHTS.update(restart=0, kill=0)
     kinds, weights = zip(*WEIGHTS.items(), strict=True)
@@ -568,7 +616,10 @@ def main() -> None:
             world.orphans += [f"pid {k} after a {kind}" for k in outlived(kids)]
             for _ in range(rng.randint(0, 20)):  # changes while no daemon runs
                 step(world, d, rng.choices(kinds[:6], weights[:6])[0])
+            if world.churn is not None:
+                world.churn.close()
             d = start(root, model, code)
+            current[0] = d
             world.daemon_up = True
             world.down_renamed.clear()
             world.down_edited.clear()
@@ -579,14 +630,60 @@ def main() -> None:
             git_back(world, d)
         elif kind == "config":
             config_edit(world, d)
+        elif kind in MONTHS_WEIGHTS or kind == "pull":
+            c = world.churn
+            assert c is not None
+            if kind == "query":
+                c.query(d)
+            elif kind == "pull":
+                c.pull()
+            else:
+                getattr(c, kind)()
+            world.counts[kind] = world.counts.get(kind, 0) + 1
         else:
             step(world, d, kind)
         world.counts[kind] = world.counts.get(kind, 0) + (
             kind in ("burst", "restart", "kill", "git_commit", "git_back", "config")
         )
+        if world.churn is not None and time.monotonic() >= next_probe:
+            world.churn.probe(d)
+            next_probe = time.monotonic() + a.sample_every
         time.sleep(rng.expovariate(1 / a.pause))
+    if sampler is not None:
+        sampler.stop.set()
+    end: dict[str, Any] = {}
+    if world.churn is not None:
+        c = world.churn
+        world.churn.close()
+        lat = sorted(c.latencies)
+        qs = sorted(c.query_seconds)
+        end = {
+            "probe_s": [round(lat[int(q * (len(lat) - 1))], 3) for q in (0.5, 0.95, 1)]
+            if lat
+            else None,
+            "query_s": [round(qs[int(q * (len(qs) - 1))], 3) for q in (0.5, 0.95, 1)]
+            if qs
+            else None,
+            "pulls": c.pulls,
+        }
     d.stop()
+    if world.churn is not None:  # the long-run index against the last check's fresh one
+        end.update(compare(lambda *argv: run(code, model, *argv), root, a.work / "fresh"))
+        # the same vault under a daemon just started, after the same queries: what the
+        # long-run daemon holds beyond it is what the run left behind
+        last_rss = report.get("rss_mb")
+        d = start(root, model, code)
+        for q in QUERIES:
+            d.call("POST", "/search", {"query": q, "k": 10})
+            d.call("POST", "/context", {"query": q, "budget": 1500})
+        wait_idle(d)
+        end["rss_long_mb"] = last_rss
+        end["rss_restarted_mb"] = round(d.status_kb("VmRSS") / 1024, 1)
+        end["fds_restarted"] = len(os.listdir(f"/proc/{d.proc.pid}/fd"))
+        d.stop()
+        (a.work / "compare.json").write_text(json.dumps(end, indent=1, ensure_ascii=False))
     summary = {"summary": True, "checks": checks, "failed_checks": failed, "ops": world.counts}
+    summary.update({k: v for k, v in end.items() if k != "searches"})
     print(json.dumps(summary), flush=True)
     out.write(json.dumps(summary) + "\n")
     out.close()

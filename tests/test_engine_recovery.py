@@ -404,3 +404,30 @@ def test_a_write_whose_indexing_fails_is_reported_written_so_it_is_never_sent_tw
         report = v.sync()
         assert {result.path, added.path} <= set(report.created) | set(report.modified)
         assert {h.path for h in v.search("quokka", k=5)} >= {result.path, added.path}
+
+
+def test_a_chunk_deleted_while_a_rebuild_reads_is_no_lost_vector(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A graph rebuild (a compaction) reads its labels' vectors a batch at a time, for
+    minutes at 100,000 notes, while syncs go on: a note deleted meanwhile leaves labels
+    with neither a chunk nor a vector. The log said "re-embedding 1 chunks whose cached
+    vectors are gone" (the soak's first compaction), though no vector was lost and none
+    re-embedded; a live chunk whose vector is gone is still said, and embedded again."""
+    root = indexed(tmp_path)
+    write(root, "people/ann.md", note("Ann", "Ann leads the data team."))
+    with open_vault(root) as v:
+        v.sync()
+        store, embedding = v.engine.store, v.engine.embedding
+        labels = sorted(store.label_shas())  # what a rebuild's build reads, in batches
+        (root / "decisions" / "zebra.md").unlink()
+        v.sync()  # a sync while it builds
+        with caplog.at_level("WARNING", logger="memvault"):
+            assert len(embedding.vectors_for(labels)) == len(labels)  # placeholders
+        assert "cached vectors are gone" not in caplog.text
+        live = sorted(store.label_shas())
+        store._cache.prune(embedding.model_id(), set())  # the cache lost under a live one
+        with caplog.at_level("WARNING", logger="memvault"):
+            embedding.vectors_for(live)
+        assert f"re-embedding {len(live)} chunks whose cached vectors are gone" in caplog.text
+        assert len(store.vectors_for(embedding.model_id(), live, embedding.dim())[0]) == len(live)

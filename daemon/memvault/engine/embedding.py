@@ -406,10 +406,11 @@ class Embedding:
         found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
         if len(found) != len(labels):
             missing = sorted(set(labels) - set(found))
-            rows = self._store.chunk_rows(missing)
-            log.warning("re-embedding %d chunks whose cached vectors are gone", len(missing))
-            self._embed_notes({r.path for r in rows.values()})
-            found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
+            # (a chunk a sync deleted meanwhile has no row: nothing lost, nothing said)
+            if rows := self._store.chunk_rows(missing):
+                log.warning("re-embedding %d chunks whose cached vectors are gone", len(rows))
+                self._embed_notes({r.path for r in rows.values()})
+                found, matrix = self._store.vectors_for(self.model_id(), labels, dim)
         if len(found) == len(labels):
             return matrix
         out = np.zeros((len(labels), dim), dtype=np.float32)

@@ -96,6 +96,7 @@ from memvault.index.embedder import Embedder
 from memvault.index.seam import is_postgres
 from memvault.index.store import Store
 from memvault.vault.files import VaultFS
+from memvault.vault.git_exclude import keep_temps_out
 from memvault.vault.lock import upgrade_guard
 from memvault.vault.state_dir import ensure_state_dir
 
@@ -143,6 +144,7 @@ class Engine:
         if not read_only:
             ensure_state_dir(config.state_dir)
             self.fs.remove_temp_files()  # left by a write that was killed midway
+            keep_temps_out(config.root)  # and kept out of git (its info/exclude)
             self.indexed = True
         self.store: Store = (
             open_team_index(config, read_only=read_only, wait=writer_wait, daemon=daemon)

@@ -17,6 +17,7 @@ from memvault.core.relink import Relinked, moved_names, relink_note
 from memvault.core.text import NotText
 from memvault.core.wikilinks import LinkFormat, LinkIndex
 from memvault.errors import NoteNotFound, WriteConflict
+from memvault.vault.git_exclude import keep_temps_out
 from memvault.vault.gitstate import git_busy, nested_repo
 from memvault.vault.paths import is_note
 
@@ -120,6 +121,8 @@ def relink(
     # one batch of compare-and-swap writes: durable together, not two fsyncs a note
     changed, problems, waiting = [], left_elsewhere, []
     # a retry does not wait for the notes still busy: they wait for the next one
+    if changes:  # a repository made since the vault was opened (a `git init`): its
+        keep_temps_out(fs.root)  # `git add -A` takes none of the relink's temp files
     outcomes = fs.update_texts(changes, wait=None if only is None else 0.0)
     for source in changes:
         outcome = outcomes[source]

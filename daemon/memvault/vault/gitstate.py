@@ -51,7 +51,7 @@ def git_dir(root: Path) -> Path | None:
                 return dot
             if dot.is_file():
                 text = dot.read_text(encoding="utf-8", errors="replace").strip()
-                if text.startswith("gitdir:"):
+                if text.startswith("gitdir:") and "\0" not in text:  # (NUL: no path)
                     target = Path(text[len("gitdir:") :].strip())
                     return target if target.is_absolute() else (folder / target).resolve()
                 return None
@@ -248,9 +248,9 @@ def common_dir(gdir: Path) -> Path:
     the stash), or ``gdir`` itself."""
     try:
         shared = (gdir / "commondir").read_text(encoding="utf-8").strip()
-    except OSError:
+    except (OSError, UnicodeDecodeError):
         return gdir
-    return gdir / shared if shared else gdir
+    return gdir / shared if shared and "\0" not in shared else gdir  # (NUL: no path)
 
 
 def head_commit(root: Path) -> str | None:
