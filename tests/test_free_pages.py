@@ -379,3 +379,118 @@ def test_an_older_index_that_cannot_be_written_is_left_as_it_is_and_says_nothing
     out = run_namespaced(as_a_user, _READ_ONLY, str(index))
     assert out == {"given": 0, "said": []}, out
     assert index.read_bytes() == before
+
+
+class _Paused(sqlite3.Connection):
+    """A real SQLite connection whose first ``VACUUM`` of index.db stops midway (SQLite's
+    own progress handler) until ``release`` is set; ``inside`` says it stopped."""
+
+    inside = threading.Event()
+    release = threading.Event()
+
+    def __init__(self, database: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(database, *args, **kwargs)
+        self._index = str(database).endswith("index.db")
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if sql == "VACUUM" and self._index and not _Paused.inside.is_set():
+            self.set_progress_handler(self._hold, 1000)
+        return super().execute(sql, *args)
+
+    def _hold(self) -> int:
+        if not _Paused.inside.is_set():
+            _Paused.inside.set()
+            _Paused.release.wait(30)
+        return 0
+
+
+def _within(seconds: float, call: Any) -> list[Any]:
+    """``call()`` in a thread: what it returned within ``seconds`` ([]: still waiting)."""
+    got: list[Any] = []
+    thread = threading.Thread(target=lambda: got.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return got
+
+
+def test_a_search_does_not_wait_for_an_older_indexs_conversion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conversion of an older index (its one VACUUM: ~50 s for 1.2 GB on a loaded
+    machine) held the store's lock: a search in the same process (a daemon's, after its
+    start-up reconcile) waited for all of it, past the daemon client's 30 s. Now it runs
+    on a connection of its own: a read meanwhile answers from the index as it was (the
+    same rows), while a write of this process waits for it and then lands."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    real = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=_Paused))
+    _Paused.inside.clear()
+    _Paused.release.clear()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+            conn.execute("DELETE FROM pending")
+        converting = threading.Thread(target=store.reclaim, daemon=True)
+        converting.start()
+        assert _Paused.inside.wait(10), "the VACUUM never ran"
+        try:
+            read = _within(5, lambda: store.meta("kept 7"))
+            assert read == ["value 7 " * 50], "a read waited for the conversion"
+            written = _within(0.5, lambda: store.set_meta("during", "a save's row"))
+            assert written == []  # a write waits for it (SQLite's lock is the VACUUM's)
+        finally:
+            _Paused.release.set()
+        converting.join(30)
+        assert not converting.is_alive()
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        deadline = time.monotonic() + 10
+        while store.meta("during") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.meta("during") == "a save's row"
+        assert store.meta("kept 5999") == "value 5999 " * 50
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        _Paused.release.set()
+        store.close()
+    assert sqlite_pages(index)[1] * 4096 < 256 << 10
+
+
+def test_a_command_with_no_daemon_answers_without_converting_an_older_index(
+    tmp_path: Path,
+) -> None:
+    """A search with no daemon syncs first, and the sync's reclaim converted an older
+    index there and then: the answer waited for a rewrite of the whole file (a minute
+    at 1.2 GB loaded). A read's open leaves it to a daemon or a whole sync asked for
+    (``memvault sync``), which converts it."""
+    root = new_vault(tmp_path)
+    _short_notes(root, "notes", 40)
+    index = root / ".memvault" / "index.db"
+    with open_vault(root) as v:
+        v.sync()
+    conn = sqlite3.connect(index, isolation_level=None)
+    try:  # as an older memvault left it: no auto_vacuum, a third of it free
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("VACUUM")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO meta(key, value) VALUES(?, ?)",
+            [(f"x {n}", "x" * 3000) for n in range(800)],
+        )
+        conn.execute("COMMIT")
+        conn.execute("DELETE FROM meta WHERE key LIKE 'x %'")
+    finally:
+        conn.close()
+    pages, free = sqlite_pages(index)
+    assert free > 0.2 * pages
+    with open_vault(root, mode="query") as v:
+        assert v.search("w3 w10", k=5)
+    with sqlite3.connect(index) as check:
+        assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    assert sqlite_pages(index)[1] >= free
+    with open_vault(root) as v:
+        v.sync()
+    with sqlite3.connect(index) as check:
+        assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    assert sqlite_pages(index)[1] * 4096 < 256 << 10
