@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.text import sha256_text
+from memvault.index.integrity import Guard
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -49,6 +50,7 @@ class PendingQueue:
     _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
     _writes: AbstractContextManager[Any]  # the write gate: this process's writes (Store)
+    _guard: Guard  # the lock's damage notes (a conversion's, without the lock: ``apart``)
     _converting: sqlite3.Connection | None = None  # an older index's VACUUM, while it runs
     # whether an older index may be converted here: a vault opened by backends converts it
     # in a daemon (beside its searches) or a whole sync asked for, never before an answer
@@ -190,8 +192,8 @@ class PendingQueue:
             try:
                 conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
                 conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                with self._own_write():  # (its close still stamps the file)
-                    conn.execute("VACUUM")
+                with self._own_write(), self._guard.apart():  # (its close still stamps
+                    conn.execute("VACUUM")  # the file; damage met is IndexCorrupt)
             except sqlite3.OperationalError as exc:  # busy, read-only, interrupted
                 log.info("index.db free pages kept for now: %s", exc)
                 return 0
