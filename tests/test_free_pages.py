@@ -641,3 +641,45 @@ def test_a_close_while_an_older_index_converts_rolls_it_back_whole(tmp_path: Pat
         assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
     finally:
         store.close()
+
+
+def test_two_reclaims_at_once_convert_an_older_index_once(tmp_path: Path) -> None:
+    """The daemon's vector lane (its queue emptied) and its quiet after bulk work both
+    reclaim: the second, having found the file not converted yet, waited for the first's
+    VACUUM and then ran a second one, the whole file rewritten again while every write
+    waited (a minute more at 1.2 GB). Under the write gate it looks again."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    real = sqlite3.connect
+    vacuums: list[str] = []
+
+    class Counted(_Paused):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql == "VACUUM":
+                vacuums.append(sql)
+            return super().execute(sql, *args)
+
+    _Paused.inside.clear()
+    _Paused.release.clear()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=Counted))
+            with store.transaction() as conn:
+                store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+                conn.execute("DELETE FROM pending")
+            first = threading.Thread(target=store.reclaim, daemon=True)
+            first.start()
+            assert _Paused.inside.wait(10), "the VACUUM never ran"
+            second = threading.Thread(target=store.reclaim, daemon=True)
+            second.start()
+            second.join(0.5)  # it found the file as it was and waits for the gate
+            _Paused.release.set()
+            first.join(30)
+            second.join(30)
+        assert not first.is_alive() and not second.is_alive()
+        assert vacuums == ["VACUUM"]
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        _Paused.release.set()
+        store.close()

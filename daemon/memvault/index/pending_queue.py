@@ -181,6 +181,12 @@ class PendingQueue:
                 free_bytes >> 20,
             )
         with self._writes:
+            try:  # looked at again under the gate: another thread's reclaim (the vector
+                with self._lock:  # lane's, the quiet after bulk work) converted it meanwhile
+                    if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+                        return 0
+            except sqlite3.ProgrammingError:  # or the store closed while this one waited
+                return 0
             try:  # timeout 0: another process writing it is not waited for
                 conn = sqlite3.connect(
                     self.index_path, isolation_level=None, timeout=0, check_same_thread=False
