@@ -173,13 +173,6 @@ class PendingQueue:
         wait for the next time; ``close`` interrupts it (rolled back: the next time)."""
         if not writable(self.index_path):  # another user's: a connection of ours would
             return 0  # leave a -wal and -shm the owner cannot write (index/sqlite_open.py)
-        if file_bytes > _CONVERT_SMALL:
-            log.warning(
-                "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
-                "of free pages back; writes wait until it is done, searches do not",
-                file_bytes >> 20,
-                free_bytes >> 20,
-            )
         with self._writes:
             try:  # looked at again under the gate: another thread's reclaim (the vector
                 with self._lock:  # lane's, the quiet after bulk work) converted it meanwhile
@@ -187,6 +180,13 @@ class PendingQueue:
                         return 0
             except sqlite3.ProgrammingError:  # or the store closed while this one waited
                 return 0
+            if file_bytes > _CONVERT_SMALL:
+                log.warning(
+                    "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
+                    "of free pages back; writes wait until it is done, searches do not",
+                    file_bytes >> 20,
+                    free_bytes >> 20,
+                )
             try:  # timeout 0: another process writing it is not waited for
                 conn = sqlite3.connect(
                     self.index_path, isolation_level=None, timeout=0, check_same_thread=False
