@@ -379,3 +379,307 @@ def test_an_older_index_that_cannot_be_written_is_left_as_it_is_and_says_nothing
     out = run_namespaced(as_a_user, _READ_ONLY, str(index))
     assert out == {"given": 0, "said": []}, out
     assert index.read_bytes() == before
+
+
+class _Paused(sqlite3.Connection):
+    """A real SQLite connection whose first ``VACUUM`` of index.db stops midway (SQLite's
+    own progress handler) until ``release`` is set; ``inside`` says it stopped."""
+
+    inside = threading.Event()
+    release = threading.Event()
+
+    def __init__(self, database: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(database, *args, **kwargs)
+        self._index = str(database).endswith("index.db")
+
+    def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+        if sql == "VACUUM" and self._index and not _Paused.inside.is_set():
+            self.set_progress_handler(self._hold, 1000)
+        return super().execute(sql, *args)
+
+    def _hold(self) -> int:
+        if not _Paused.inside.is_set():
+            _Paused.inside.set()
+            _Paused.release.wait(30)
+        return 0
+
+
+def _within(seconds: float, call: Any) -> list[Any]:
+    """``call()`` in a thread: what it returned within ``seconds`` ([]: still waiting)."""
+    got: list[Any] = []
+    thread = threading.Thread(target=lambda: got.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return got
+
+
+def test_a_search_does_not_wait_for_an_older_indexs_conversion(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The conversion of an older index (its one VACUUM: ~50 s for 1.2 GB on a loaded
+    machine) held the store's lock: a search in the same process (a daemon's, after its
+    start-up reconcile) waited for all of it, past the daemon client's 30 s. Now it runs
+    on a connection of its own: a read meanwhile answers from the index as it was (the
+    same rows), while a write of this process waits for it and then lands."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    real = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=_Paused))
+    _Paused.inside.clear()
+    _Paused.release.clear()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+            conn.execute("DELETE FROM pending")
+        converting = threading.Thread(target=store.reclaim, daemon=True)
+        converting.start()
+        assert _Paused.inside.wait(10), "the VACUUM never ran"
+        try:
+            read = _within(5, lambda: store.meta("kept 7"))
+            assert read == ["value 7 " * 50], "a read waited for the conversion"
+            written = _within(0.5, lambda: store.set_meta("during", "a save's row"))
+            assert written == []  # a write waits for it (SQLite's lock is the VACUUM's)
+        finally:
+            _Paused.release.set()
+        converting.join(30)
+        assert not converting.is_alive()
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        deadline = time.monotonic() + 10
+        while store.meta("during") is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert store.meta("during") == "a save's row"
+        assert store.meta("kept 5999") == "value 5999 " * 50
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        _Paused.release.set()
+        store.close()
+    assert sqlite_pages(index)[1] * 4096 < 256 << 10
+
+
+def test_a_command_with_no_daemon_answers_without_converting_an_older_index(
+    tmp_path: Path,
+) -> None:
+    """A search with no daemon syncs first, and the sync's reclaim converted an older
+    index there and then: the answer waited for a rewrite of the whole file (a minute
+    at 1.2 GB loaded). A read's open leaves it to a daemon or a whole sync asked for
+    (``memvault sync``), which converts it."""
+    root = new_vault(tmp_path)
+    _short_notes(root, "notes", 40)
+    index = root / ".memvault" / "index.db"
+    with open_vault(root) as v:
+        v.sync()
+    conn = sqlite3.connect(index, isolation_level=None)
+    try:  # as an older memvault left it: no auto_vacuum, a third of it free
+        conn.execute("PRAGMA auto_vacuum = NONE")
+        conn.execute("VACUUM")
+        conn.execute("BEGIN")
+        conn.executemany(
+            "INSERT INTO meta(key, value) VALUES(?, ?)",
+            [(f"x {n}", "x" * 3000) for n in range(800)],
+        )
+        conn.execute("COMMIT")
+        conn.execute("DELETE FROM meta WHERE key LIKE 'x %'")
+    finally:
+        conn.close()
+    pages, free = sqlite_pages(index)
+    assert free > 0.2 * pages
+    with open_vault(root, mode="query") as v:
+        assert v.search("w3 w10", k=5)
+    with sqlite3.connect(index) as check:
+        assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 0
+    assert sqlite_pages(index)[1] >= free
+    with open_vault(root) as v:
+        v.sync()
+    with sqlite3.connect(index) as check:
+        assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    assert sqlite_pages(index)[1] * 4096 < 256 << 10
+
+
+def test_damage_an_older_indexs_conversion_meets_is_said_as_damage(tmp_path: Path) -> None:
+    """The conversion's VACUUM reads every page: damage an open trusting the file's
+    stamp never read is met there. Held under the store's lock it was ``IndexCorrupt``
+    (the next open checks and rebuilds) and the file's stamp forgotten; on a connection
+    of its own it must be the same, not a bare ``sqlite3.DatabaseError`` with the stamp
+    still vouching for the file."""
+    from memvault.errors import IndexCorrupt
+
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    with sqlite3.connect(index) as conn:
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'meta'").fetchone()
+        (size,) = conn.execute("PRAGMA page_size").fetchone()
+    conn.close()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+            conn.execute("DELETE FROM pending")
+        with store._lock:
+            store._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        with open(index, "r+b") as raw:  # meta's root page: no b-tree page type
+            raw.seek((root - 1) * size)
+            raw.write(b"\x00" * 8)
+        with pytest.raises(IndexCorrupt):
+            store.reclaim()
+        assert store._guard.damaged
+    finally:
+        store.close()
+    assert not integrity.unchanged(index)  # no stamp vouches for it: the next open checks
+
+
+def test_searches_and_writes_from_many_threads_beside_a_real_conversion(tmp_path: Path) -> None:
+    """Threads reading and writing the store while an older index's real VACUUM runs
+    (slowed by SQLite's progress handler, not paused): no read waits for it, no write is
+    lost or fails (they wait for it: SQLite's lock is the VACUUM's), nothing deadlocks,
+    and the file is whole and incremental after."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    store = Store(index, tmp_path / "cache.db")
+    slow = threading.Event()
+    real = sqlite3.connect
+
+    def slowed(*args: Any, **kwargs: Any) -> sqlite3.Connection:
+        conn = real(*args, **kwargs)
+        if str(args[0]).endswith("index.db"):  # the conversion's own connection
+            conn.set_progress_handler(lambda: bool(slow.set()) or time.sleep(0.01), 2000)
+        return conn
+
+    errors: list[BaseException] = []
+    reads: list[float] = []
+    done = threading.Event()
+
+    def reader(n: int) -> None:
+        while not done.is_set():
+            started = time.monotonic()
+            try:
+                assert store.meta(f"kept {n * 97}") == f"value {n * 97} " * 50
+                store.pending_state()
+            except BaseException as exc:
+                errors.append(exc)
+                return
+            reads.append(time.monotonic() - started)
+
+    def writer(n: int) -> None:
+        try:
+            for i in range(20):
+                store.set_meta(f"w {n} {i}", "a save")
+                with store.transaction() as conn:
+                    store.add_pending(conn, [(10_000 * (n + 1) + i, f"{i:064x}", "t")], 1.0)
+        except BaseException as exc:
+            errors.append(exc)
+
+    try:
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+            conn.execute("DELETE FROM pending")
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sqlite3, "connect", slowed)
+            converting = threading.Thread(target=store.reclaim, daemon=True)
+            converting.start()
+            assert slow.wait(10), "the VACUUM never ran"
+        threads = [threading.Thread(target=reader, args=(n,), daemon=True) for n in range(3)]
+        threads += [threading.Thread(target=writer, args=(n,), daemon=True) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        converting.join(120)
+        assert not converting.is_alive(), "the conversion never ended (a deadlock?)"
+        for thread in threads[3:]:
+            thread.join(60)
+            assert not thread.is_alive(), "a write never landed (a deadlock?)"
+        done.set()
+        for thread in threads[:3]:
+            thread.join(10)
+        assert not errors, errors
+        assert reads
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        for n in range(3):
+            for i in range(20):
+                assert store.meta(f"w {n} {i}") == "a save"
+        assert store.pending_state()[0] == 60
+        assert store.meta("kept 5999") == "value 5999 " * 50
+        assert store._db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    finally:
+        done.set()
+        store.close()
+
+
+def test_a_close_while_an_older_index_converts_rolls_it_back_whole(tmp_path: Path) -> None:
+    """The daemon stopping mid-conversion: its close interrupts the VACUUM (rolled back,
+    converted the next time), waits for nothing more, and the file keeps every row."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    real = sqlite3.connect
+    _Paused.inside.clear()
+    _Paused.release.clear()
+    store = Store(index, tmp_path / "cache.db")
+    converting = threading.Thread(target=store.reclaim, daemon=True)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=_Paused))
+        with store.transaction() as conn:
+            store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+            conn.execute("DELETE FROM pending")
+        converting.start()
+        assert _Paused.inside.wait(10), "the VACUUM never ran"
+    closing = threading.Thread(target=store.close, daemon=True)
+    closing.start()
+    time.sleep(0.2)
+    _Paused.release.set()  # the handler returns: the interrupt is seen at its next call
+    closing.join(30)
+    converting.join(30)
+    assert not closing.is_alive() and not converting.is_alive()
+    with sqlite3.connect(index) as check:
+        assert check.execute("PRAGMA auto_vacuum").fetchone()[0] == 0  # the next time
+        assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        assert (
+            check.execute("SELECT COUNT(*) FROM meta WHERE key LIKE 'kept %'").fetchone()[0] == 6000
+        )
+    check.close()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        assert store.reclaim() > 0
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        store.close()
+
+
+def test_two_reclaims_at_once_convert_an_older_index_once(tmp_path: Path) -> None:
+    """The daemon's vector lane (its queue emptied) and its quiet after bulk work both
+    reclaim: the second, having found the file not converted yet, waited for the first's
+    VACUUM and then ran a second one, the whole file rewritten again while every write
+    waited (a minute more at 1.2 GB). Under the write gate it looks again."""
+    index = tmp_path / "index.db"
+    _made_before(index, kept=6000)
+    real = sqlite3.connect
+    vacuums: list[str] = []
+
+    class Counted(_Paused):
+        def execute(self, sql: str, *args: Any) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql == "VACUUM":
+                vacuums.append(sql)
+            return super().execute(sql, *args)
+
+    _Paused.inside.clear()
+    _Paused.release.clear()
+    store = Store(index, tmp_path / "cache.db")
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(sqlite3, "connect", lambda *a, **k: real(*a, **k, factory=Counted))
+            with store.transaction() as conn:
+                store.add_pending(conn, ((n, f"{n:064x}", "x" * 3000) for n in range(1, 601)), 1.0)
+                conn.execute("DELETE FROM pending")
+            first = threading.Thread(target=store.reclaim, daemon=True)
+            first.start()
+            assert _Paused.inside.wait(10), "the VACUUM never ran"
+            second = threading.Thread(target=store.reclaim, daemon=True)
+            second.start()
+            second.join(0.5)  # it found the file as it was and waits for the gate
+            _Paused.release.set()
+            first.join(30)
+            second.join(30)
+        assert not first.is_alive() and not second.is_alive()
+        assert vacuums == ["VACUUM"]
+        assert store._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    finally:
+        _Paused.release.set()
+        store.close()

@@ -187,6 +187,8 @@ class LocalBackend(Backend):
     def sync(
         self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
     ) -> SyncReport:
+        if paths is None and vectors:  # bulk work asked for (`memvault sync`): an older
+            self._engine.store.convert_old = True  # index's one VACUUM is its time too
         return self._engine.sync(paths, progress, vectors=vectors, moves=moves)
 
     def add(self, note: NoteRequest) -> WriteResult:
@@ -460,6 +462,8 @@ def open_backend(
         if lock is not None:
             lock.release()
         raise
+    # a daemon converts an older index (one VACUUM) beside its searches, which do not wait
+    engine.store.convert_old = mode == "write" and not through_daemon and not engine.read_only
     if closed is not None:  # (said once the index opened: else its open says why not)
         log.warning("%s; this answer is from the index as it is", cannot_write(closed))
     backend = LocalBackend(engine, lock)

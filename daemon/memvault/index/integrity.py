@@ -248,12 +248,29 @@ class Guard:
         tb: TracebackType | None,
     ) -> None:
         self._lock.release()
-        if exc is not None and damage(exc) and self._frozen is not None:
+        if exc is not None:
+            self.met(exc)
+
+    @contextlib.contextmanager
+    def apart(self) -> Iterator[None]:
+        """Around a use of the file on a connection of its own, without the lock (an older
+        index's conversion, ``PendingQueue._converted``): damage met there is said as
+        under the lock (``met``)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            self.met(exc)
+            raise
+
+    def met(self, exc: BaseException) -> None:
+        """Damage met in the file: ``IndexCorrupt``, its stamp forgotten (another user's
+        file read as no one writes it: ``StorageError``); other errors go on as they are."""
+        if damage(exc) and self._frozen is not None:
             raise self._changed_under() or StorageError(
                 f"{self.path}: {exc}; this user cannot write it: its owner's next memvault "
                 "checks it (nothing was deleted)"
             ) from exc
-        if exc is not None and damage(exc):
+        if damage(exc):
             self.damaged = True
             if self.path.name != ":memory:":
                 forget(self.path)

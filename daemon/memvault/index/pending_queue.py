@@ -10,7 +10,6 @@ rest of the schema there.
 from __future__ import annotations
 
 import logging
-import os
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.text import sha256_text
+from memvault.index.integrity import Guard
 from memvault.index.rows import (
     CHUNK_COLS,
     NOTE_COLS,
@@ -28,6 +28,8 @@ from memvault.index.rows import (
     note_row,
 )
 from memvault.index.sql import parts, select_in
+from memvault.index.sqlite_open import writable
+from memvault.index.vector_cache import WAL_KEPT
 
 log = logging.getLogger("memvault")
 # free pages below this are not worth giving back (was 4 MB: a short-note index of
@@ -47,6 +49,12 @@ class PendingQueue:
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]  # the store's lock (integrity.Guard; PostgreSQL's calls)
     _PENDING_JOIN = "CROSS JOIN"  # SQLite's way to make pending drive the join (below)
+    _writes: AbstractContextManager[Any]  # the write gate: this process's writes (Store)
+    _guard: Guard  # the lock's damage notes (a conversion's, without the lock: ``apart``)
+    _converting: sqlite3.Connection | None = None  # an older index's VACUUM, while it runs
+    # whether an older index may be converted here: a vault opened by backends converts it
+    # in a daemon (beside its searches) or a whole sync asked for, never before an answer
+    convert_old = True
 
     def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
         raise NotImplementedError
@@ -118,24 +126,28 @@ class PendingQueue:
         ``incremental_vacuum`` in steps of ``_STEP_PAGES``, each its own transaction,
         the lock let go between them (a search or a save waits one step at most;
         readers in other processes never wait: WAL). An index made before is
-        converted once by a ``VACUUM`` (a rewrite of the whole file) when its free
-        pages pass a fifth of it or it is small (``_CONVERT_SMALL``), skipped while
-        another process writes it (tried again the next time). A kill between steps
-        leaves the pages given back so far, a kill inside one none of them: each is a
-        transaction."""
+        converted once by a ``VACUUM`` (a rewrite of the whole file, ``_converted``)
+        when its free pages pass a fifth of it or it is small (``_CONVERT_SMALL``),
+        skipped while another process writes it (tried again the next time), and only
+        where ``convert_old`` (a daemon, a whole sync: never before an answer). A
+        kill between steps leaves the pages given back so far, a kill inside one none
+        of them: each is a transaction."""
         with self._lock:
             free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
             pages = self._db.execute("PRAGMA page_count").fetchone()[0]
             size = self._db.execute("PRAGMA page_size").fetchone()[0]
             if free * size < _RECLAIM_BYTES:
                 return 0
-            if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
-                if free < _RECLAIM_SHARE * pages and pages * size > _CONVERT_SMALL:
-                    return 0
-                return self._converted(int(free), int(pages) * int(size), int(free) * int(size))
+            incremental = self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+        if not incremental:
+            if not self.convert_old or (
+                free < _RECLAIM_SHARE * pages and pages * size > _CONVERT_SMALL
+            ):
+                return 0
+            return self._converted(int(free), int(pages) * int(size), int(free) * int(size))
         given = 0
         while free:
-            with self._lock, self._own_write():  # its close still stamps the file
+            with self._writes, self._lock, self._own_write():  # its close still stamps the file
                 try:
                     step = min(int(free), _STEP_PAGES)
                     self._db.execute(f"PRAGMA incremental_vacuum({step})").fetchall()
@@ -148,32 +160,62 @@ class PendingQueue:
 
     def _converted(self, free: int, file_bytes: int, free_bytes: int) -> int:
         """An index made without ``auto_vacuum``: one ``VACUUM`` with the mode set
-        gives its free pages back and makes it incremental from then on. It holds the
-        store's lock throughout: a search in this process waits for all of it (519 MB:
-        3.3 s on an idle machine, bench/convert_wait.py; 1.2 GB loaded 47-61 s; a
-        daemon's client gives up after 30 s), so a file past ``_CONVERT_SMALL`` says so first (a command's
-        stderr, the daemon's log), unless it cannot be written (a file of mode 0444: the
-        VACUUM fails, nothing said). Readers in other processes never wait (WAL: they
-        keep their snapshot); another process's write makes it wait for the next time."""
-        if file_bytes > _CONVERT_SMALL and os.access(self.index_path, os.W_OK):
-            log.warning(
-                "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
-                "of free pages back; searches wait until it is done",
-                file_bytes >> 20,
-                free_bytes >> 20,
-            )
-        try:
-            self._db.execute("PRAGMA busy_timeout = 0")
+        gives its free pages back and makes it incremental from then on. It runs on a
+        connection of its own, holding this store's write gate (``_writes``: this
+        process's writes wait for it, as they would for SQLite's lock) but not the
+        store's lock: a search meanwhile reads the index as it was (WAL: the rows are
+        the same, a VACUUM changes none) and does not wait. Before, it held the lock:
+        a search waited for all of it (519 MB: 3.3 s on an idle machine; 1.2 GB loaded
+        47-61 s, past a daemon client's 30 s; bench/convert_wait.py). A file past
+        ``_CONVERT_SMALL`` says so first (a command's stderr, the daemon's log); a file
+        this user cannot write (mode 0444, another user's) is left alone, nothing said.
+        Readers in other processes never wait either; another process's write makes it
+        wait for the next time; ``close`` interrupts it (rolled back: the next time)."""
+        if not writable(self.index_path):  # another user's: a connection of ours would
+            return 0  # leave a -wal and -shm the owner cannot write (index/sqlite_open.py)
+        with self._writes:
+            try:  # looked at again under the gate: another thread's reclaim (the vector
+                with self._lock:  # lane's, the quiet after bulk work) converted it meanwhile
+                    if self._db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:
+                        return 0
+            except sqlite3.ProgrammingError:  # or the store closed while this one waited
+                return 0
+            if file_bytes > _CONVERT_SMALL:
+                log.warning(
+                    "index.db: rewriting an older memvault's index once (%d MB) to give its %d MB "
+                    "of free pages back; writes wait until it is done, searches do not",
+                    file_bytes >> 20,
+                    free_bytes >> 20,
+                )
+            try:  # timeout 0: another process writing it is not waited for
+                conn = sqlite3.connect(
+                    self.index_path, isolation_level=None, timeout=0, check_same_thread=False
+                )
+            except sqlite3.Error as exc:
+                log.info("index.db free pages kept for now: %s", exc)
+                return 0
+            self._converting = conn
             try:
-                self._db.execute("PRAGMA auto_vacuum = INCREMENTAL")
-                with self._own_write():
-                    self._db.execute("VACUUM")
+                conn.execute(f"PRAGMA journal_size_limit = {WAL_KEPT}")
+                conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
+                with self._own_write(), self._guard.apart():  # (its close still stamps
+                    conn.execute("VACUUM")  # the file; damage met is IndexCorrupt)
+            except sqlite3.OperationalError as exc:  # busy, read-only, interrupted
+                log.info("index.db free pages kept for now: %s", exc)
+                return 0
             finally:
-                self._db.execute("PRAGMA busy_timeout = 30000")
-        except sqlite3.OperationalError as exc:  # busy, read-only: the next time
-            log.info("index.db free pages kept for now: %s", exc)
-            return 0
+                self._converting = None
+                conn.close()
+            with self._lock:  # this connection reads the header again (SQLite's cached mode)
+                self._db.execute("PRAGMA page_count").fetchone()
         return free
+
+    def _conversion_stopped(self) -> AbstractContextManager[Any]:
+        """The write gate, a conversion running in another thread interrupted first (a
+        close: its VACUUM rolled back, done the next time)."""
+        if (converting := self._converting) is not None:
+            converting.interrupt()
+        return self._writes
 
     def pending_state(self) -> tuple[int, float | None]:
         """How many chunks wait for their vector, and since when the oldest has: O(1)
@@ -184,14 +226,19 @@ class PendingQueue:
             row = self._db.execute("SELECT n FROM pending_count").fetchone()
             (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()
             count = None if row is None else int(row[0])
-            if count is None or count < 0 or (count == 0) != (since is None):
+            if count is not None and count >= 0 and (count == 0) == (since is None):
+                return count, since
+        # (the write outside the lock: the write gate is taken before it, never after)
+        try:
+            with self.transaction() as conn:
+                conn.execute("DELETE FROM pending_count")
+                conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
+                (count,) = conn.execute("SELECT n FROM pending_count").fetchone()
+                (since,) = conn.execute("SELECT MIN(since) FROM pending").fetchone()
+        except sqlite3.OperationalError:  # a read-only index: counted, not kept
+            with self._lock:
                 (count,) = self._db.execute("SELECT COUNT(*) FROM pending").fetchone()
-                try:
-                    with self.transaction() as conn:
-                        conn.execute("DELETE FROM pending_count")
-                        conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
-                except sqlite3.OperationalError:  # a read-only index: counted, not kept
-                    pass
+                (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()
         return int(count), since
 
     def pending_among(self, labels: Iterable[int]) -> set[int]:

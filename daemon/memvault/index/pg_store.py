@@ -170,6 +170,7 @@ class PgStore(Store):
         # so a call that waited behind one finding the server away fails with it (_PgSql)
         self._calls = CallLock()
         self._lock = self._calls
+        self._writes = nullcontext()  # Store's write gate: no VACUUM here (reclaim: nothing)
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
         self._wants_lock = False  # a writer: the lock is taken again whenever it is lost

@@ -102,11 +102,11 @@ class Store(PendingQueue, LinkTables, NoteLists):
         keyword table is corrupted by it). ``trusting``: a file unchanged since a
         memvault closed it is not checked again (``index/integrity.py``); the
         databases' own quick_check (``checked``) else."""
-        self.index_path = index_path
-        self.cache_path = cache_path
+        self.index_path, self.cache_path = index_path, cache_path
         self._upgrade_lock = upgrade_lock
         # damage met under it: IndexCorrupt, and no stamp vouches for the file any more
         self._lock = self._guard = integrity.Guard(threading.RLock(), index_path)
+        self._writes = threading.RLock()  # taken before the lock (PendingQueue._converted)
         self.checked = not (trusting and integrity.unchanged(index_path))
         try:  # (a file this user cannot write: opened leaving nothing, sqlite_open.py)
             self._db = sqlite_open.connect(index_path, self._guard)
@@ -174,14 +174,14 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return self.meta(KEYS_MADE) == keys_made()
 
     def close(self) -> None:
-        with self._guard.closing():
+        with self._conversion_stopped(), self._guard.closing():
             mine = self._guard.only_mine()  # (before the close's own checkpoint)
             self._guard.closed(self._opened, mine, close_optimized(self._db))
             self._cache.close()
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock, self._guard.writing():
+        with self._writes, self._lock, self._guard.writing():
             self._chunks_counted = None  # its writes do not change our data_version
             self._db.execute("BEGIN IMMEDIATE")
             try:
@@ -199,7 +199,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
         return row[0] if row else None
 
     def set_meta(self, key: str, value: str, conn: sqlite3.Connection | None = None) -> None:
-        with self._lock, self._own_write():  # (without ``conn``: a write of its own)
+        with self._writes, self._lock, self._own_write():  # (without ``conn``: its own)
             (conn or self._db).execute(
                 "INSERT INTO meta(key, value) VALUES(?, ?) "
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
