@@ -194,7 +194,9 @@ class Vault(Closes):
         the files differ from the index (also a warning on the ``memvault`` log); after
         each search or context, through a reader daemon (or in it), the notes saved in this
         copy that the team's index lacks or holds otherwise (engine/changed_here); None
-        otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
+        otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it.
+        Each thread reads the note of its own last search or context (the open's before
+        one): two threads searching at once read each other's no more."""
         return self._backend.stale
 
     def check_changes_here(self) -> ChangedHere:

@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from memvault.client import ANSWER_TIMEOUT, DaemonClient
+from memvault.client import ANSWER_TIMEOUT, DaemonClient, PerThread
 from memvault.config import VaultConfig
 from memvault.core.ranking import Filters
 from memvault.core.results import (
@@ -95,8 +95,13 @@ class Backend:
     config: VaultConfig
     writable: bool  # a write can go here (the lock held, or the daemon that holds it)
     # a read answering from the index as it is, beside a holder that did not let go in
-    # time, while the files differ from it: which notes its answers miss (``say_missed``)
-    stale: str | None = None
+    # time, while the files differ from it: which notes its answers miss (``say_missed``,
+    # ``say_unkept``: said at the open, for every thread)
+    opened_note: str | None = None
+    # which notes this thread's last search or context misses (a reader daemon's
+    # ``changed_here``, a daemon's ``note``); the open's note before one. Per thread: two
+    # searches at once read each other's note (``PerThread``)
+    stale = PerThread(fallback="opened_note")
     _target: Engine | DaemonClient  # what answers the reads
 
     @property
@@ -466,9 +471,9 @@ def open_backend(
     try:
         backend.freshen(mode, progress)
         if kept_by is not None:
-            backend.stale = say_missed(engine, kept_by)
+            backend.opened_note = say_missed(engine, kept_by)
         elif mode == "query" and lock is None and engine.read_only:
-            backend.stale = say_unkept(engine)
+            backend.opened_note = say_unkept(engine)
     except BaseException:
         backend.close()
         raise

@@ -448,19 +448,25 @@ def create_app(
 
     async def search(request: Request) -> Response:
         data = await _body(request, "search")
-        hits = await run_in_threadpool(
-            lambda: vault.search(
-                data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
+        hits, note = await run_in_threadpool(
+            lambda: (
+                vault.search(
+                    data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
+                ),
+                vault.stale,  # this thread's (another request's search runs beside it)
             )
         )
-        return JSONResponse(noted({"hits": [h.to_dict() for h in hits]}, vault))
+        return JSONResponse(noted({"hits": [h.to_dict() for h in hits]}, note))
 
     async def context(request: Request) -> Response:
         data = await _body(request, "context")
-        ctx = await run_in_threadpool(
-            lambda: vault.context(data["query"], data.get("budget"), **_filters(data))
+        ctx, note = await run_in_threadpool(
+            lambda: (
+                vault.context(data["query"], data.get("budget"), **_filters(data)),
+                vault.stale,
+            )
         )
-        return JSONResponse(noted(ctx.to_dict(), vault))
+        return JSONResponse(noted(ctx.to_dict(), note))
 
     async def get_note(request: Request) -> Response:
         path = request.path_params["path"]

@@ -394,11 +394,11 @@ def openapi_schema() -> dict[str, Any]:
     }
 
 
-def noted(body: dict[str, Any], vault: Any) -> dict[str, Any]:
-    """A search's or context's answer, with ``note`` when the vault says what it misses
-    (``Vault.stale``: a reader daemon's notes changed here that the team's index lacks,
-    engine/changed_here; a read beside a holder that did not let go)."""
-    note = vault.stale
+def noted(body: dict[str, Any], note: str | None) -> dict[str, Any]:
+    """A search's or context's answer, with ``note`` when the vault said what it misses
+    (``Vault.stale`` read in the thread that searched: a reader daemon's notes changed
+    here that the team's index lacks, engine/changed_here; a read beside a holder that
+    did not let go)."""
     return {**body, "note": note} if note else body
 
 
