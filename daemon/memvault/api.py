@@ -41,6 +41,7 @@ from memvault.backends import (
     Moves,
     OnProgress,
     Paths,
+    TooNewBackend,
     open_backend,
 )
 from memvault.config import CONFIG_FILE, VaultConfig
@@ -185,6 +186,13 @@ class Vault(Closes):
         """The running daemon this vault's operations go to, if any."""
         backend = self._backend
         return backend.client if isinstance(backend, DaemonBackend) else None
+
+    @property
+    def writes_here(self) -> bool:
+        """Whether this process writes the vault's index (it holds its writer lock):
+        opened here, not read-only (nor a reader of a team's index, nor one of a newer
+        memvault's)."""
+        return isinstance(self._backend, LocalBackend) and self._backend.writable
 
     @property
     def stale(self) -> str | None:
@@ -390,6 +398,8 @@ class Vault(Closes):
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
+        if isinstance(self._backend, TooNewBackend):  # nothing syncs here: none to hear
+            return
         self._here().subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:

@@ -3,7 +3,7 @@
 
 A clone's note saved here reaches the shared index only once the writer's machine has it
 (git: commit and push here, pull there). While a writer runs, a search on the clone
-missed such a note and said nothing (``backends.say_unkept`` names them only while no
+missed such a note and said nothing (``unkept.say_unkept`` names them only while no
 writer runs: its scan of the whole vault costs ~0.8 s a search at 100,000 notes). A
 reader daemon's watcher names the paths that changed here (``noted``); a search or
 context looks up just those in the index (one query) and hashes those of another size
@@ -133,7 +133,7 @@ def _one_file(fs: Any, indexed: str) -> bool:
 def notes_said(groups: Iterable[tuple[str, Sequence[str]]]) -> list[str]:
     """Each group of notes (what they are, their paths) as a note names it, ``2 notes of
     this copy (a.md, b.md)``, the first ``NAMED`` then "and N more"; none for an empty
-    one (here and ``backends.say_unkept``)."""
+    one (here and ``unkept.say_unkept``)."""
     return [
         f"{len(paths)} note{'s' if len(paths) != 1 else ''} {what} ({', '.join(paths[:NAMED])}"
         + (f" and {len(paths) - NAMED} more" if len(paths) > NAMED else "")
