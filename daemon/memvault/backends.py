@@ -19,7 +19,9 @@
   by a read: nothing is written into it (``get`` and the link check read the
   files; ``search`` and ``context`` say that it is not indexed yet). A team's index
   in PostgreSQL is never synced by a read; with no writer holding it, a ``"query"``
-  says which notes of this copy its answer misses (``say_unkept``).
+  says which notes of this copy its answer misses (``say_unkept``); with one, each
+  search and context names this clone's notes git says it changed that the index lacks
+  or holds otherwise (``changed_by_git``).
 
 The sync before a read is the structure lane only: MEMORY.md, links and keyword
 search are current, and the model is never loaded for it. New chunks' vectors
@@ -532,9 +534,9 @@ def open_backend(
 
             backend.opened_note = say_missed(engine, kept_by, LETS_GO)
         elif mode == "query" and lock is None and engine.read_only:
-            from memvault.engine.unkept import say_unkept
+            from memvault.engine.unkept import unkept_here
 
-            backend.opened_note = say_unkept(engine)
+            backend.opened_note, backend.changed_here = unkept_here(engine)
     except BaseException:
         backend.close()
         raise

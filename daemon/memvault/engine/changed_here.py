@@ -24,6 +24,7 @@ from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.core.results import SyncReport
+from memvault.core.wikilinks import key
 from memvault.engine.status import differing
 from memvault.engine.this_copy import indexed_as
 from memvault.errors import UnsafePath
@@ -106,8 +107,21 @@ def in_another_case(engine: Any, paths: list[str]) -> dict[str, str]:
     """Of ``paths`` (notes here the index lacks as spelt), those it holds in another
     case alone (``wikilinks.key``): index path -> path here. A rename of case alone on a
     Mac's disk (Obsidian's; the watcher names the new name) is one git there never sees
-    nor carries: the writer keeps git's spelling, and the file here is that note."""
+    nor carries: the writer keeps git's spelling, and the file here is that note. Paths
+    in ASCII are looked up in the index by one query (``spelt_otherwise``), others in the
+    catalogue (which loads every note's name once)."""
     out: dict[str, str] = {}
+    lookup = getattr(engine.store, "spelt_otherwise", None)
+    if lookup is not None and paths and all(p.isascii() for p in paths):
+        keyed: dict[str, list[str]] = {}
+        for indexed in lookup(paths):
+            keyed.setdefault(key(indexed), []).append(indexed)
+        for path in paths:
+            found = keyed.get(key(path), [])
+            # (several: twins of one name but for case; none is guessed, as indexed_as)
+            if len(found) == 1 and found[0] != path and _one_file(engine.fs, found[0]):
+                out[found[0]] = path
+        return out
     for path in paths:
         indexed = indexed_as(engine.catalogue, path)
         # (on ext4 two notes, the new one here, when the index's is here as spelt too)

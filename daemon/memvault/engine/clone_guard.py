@@ -100,6 +100,15 @@ def last_writer(store: Any) -> str | None:
         return None
 
 
+def writer_commit(store: Any) -> str | None:
+    """The git commit the index's last writer's files were at (meta ``vault_commit``),
+    or None."""
+    try:
+        return str(json.loads(store.meta(FILES_AT) or "null")["commit"])
+    except (ValueError, TypeError, KeyError):
+        return None
+
+
 def head_stamp(root: Path) -> tuple[int, ...] | None:
     """When and how far the vault's git HEAD last moved: its file's and its reflog's
     (``logs/HEAD``) mtime and size, read each daemon tick (``_when_moved``):

@@ -7,9 +7,44 @@ backends.py, which decides where a call goes; these read the engine's index and 
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memvault.engine.changed_here import ChangedHere
 
 log = logging.getLogger("memvault")
+
+
+def unkept_here(engine: Any) -> tuple[str | None, ChangedHere | None]:
+    """A query's open with no daemon over a team's index in PostgreSQL: with no writer
+    running, what its answers miss (``say_unkept``, said now); with one, the notes this
+    clone changed, for each search and context to check (``changed_by_git``). Neither
+    over SQLite's index."""
+    who = getattr(engine.store, "writer", None)
+    if who is None:
+        return None, None
+    if who() is None:
+        return say_unkept(engine), None
+    return None, changed_by_git(engine)
+
+
+def changed_by_git(engine: Any) -> ChangedHere:
+    """The notes this clone holds otherwise than the commit the team's index was written
+    from (meta ``vault_commit``; its upstream when this clone lacks that commit): changed
+    since their merge base, staged, edited or untracked (``gitstate.not_pushed``), which a
+    search or context looks up in the index (``ChangedHere.say``: one query; a note of
+    another size or time hashed) and names when it lacks them or holds them otherwise. A
+    search with no daemon while a writer ran elsewhere named nothing: a look at every
+    note costs ~1 s a search at 100,000 notes; git's look costs what git's own status
+    does (bench/RESULTS.md, team58). Notes git ignores (.gitignore) are not looked at."""
+    from memvault.engine.changed_here import ChangedHere
+    from memvault.engine.clone_guard import writer_commit
+    from memvault.vault.gitstate import not_pushed
+
+    changed = ChangedHere()
+    paths = not_pushed(engine.root, writer_commit(engine.store))
+    changed.noted(p for p in paths if not engine.fs.is_ignored(p))
+    return changed
 
 
 MISSED_NAMED = 5  # notes a read's warning names (then: "and N more")
@@ -93,6 +128,8 @@ CHANGED_READ = 200  # notes say_unkept reads at most to tell an edit (else: name
 __all__ = [
     "CHANGED_READ",
     "MISSED_NAMED",
+    "changed_by_git",
     "say_missed",
     "say_unkept",
+    "unkept_here",
 ]

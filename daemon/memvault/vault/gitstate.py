@@ -224,14 +224,20 @@ def untracked(root: Path, rels: Sequence[str]) -> list[str]:
     return [rel for rel in there if rel not in kept]
 
 
-def not_pushed(root: Path) -> list[str]:
+def not_pushed(root: Path, against: str | None = None) -> list[str]:
     """The vault's files (paths under it) that this clone holds otherwise than its
     upstream branch had them when last fetched: committed and not pushed (since the
     merge base, so a change only upstream has is not one), staged, edited, or untracked
     and not ignored (``git diff`` and ``git ls-files``); HEAD stands for the upstream
-    when there is none. [] outside git, or when git cannot be asked."""
-    base = run_git(root, "merge-base", "HEAD", "@{upstream}")
-    since = base.stdout.decode().strip() if base is not None and base.returncode == 0 else "HEAD"
+    when there is none. ``against``: a commit to take in the upstream's place when this
+    clone has it (the team's writer's: what its index was written from). [] outside git,
+    or when git cannot be asked."""
+    since = "HEAD"
+    for other in (*((against,) if against else ()), "@{upstream}"):
+        base = run_git(root, "merge-base", "HEAD", other)
+        if base is not None and base.returncode == 0:
+            since = base.stdout.decode().strip()
+            break
     out: list[str] = []
     for args in (
         ("diff", "--name-only", "-z", "--relative", "--no-renames", since, "--", "."),

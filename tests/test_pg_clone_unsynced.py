@@ -1,0 +1,93 @@
+"""A search with no daemon on a clone (the CLI, a ``Vault`` opened to query) while the
+team's writer runs on another machine: the clone's own notes, new or edited here and not
+yet on the writer's machine, are missing from the team's index, and the search said
+nothing (only a reader daemon's watcher, or a search while no writer ran, named them).
+It names them now, as git lists them against the commit the index was written from
+(docs/TEAM.md). A real server (pgserver), real git clones with a remote, the CLI as a
+process, the Python API."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers import memvault_env, note, open_vault, run_memvault, write
+from pg_helpers import git_out, team_clones
+
+ANA = "people/ana-quill.md"  # new on the clone
+SARAH = "people/sarah-chen.md"  # edited on the clone
+DECISION = "decisions/2024-03-12-why-postgresql.md"  # edited on the writer's machine
+
+
+@pytest.fixture
+def clones(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[Path, Path, dict[str, str]]:
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
+    a, b = team_clones(tmp_path)
+    return a, b, memvault_env(tmp_path, **settings)
+
+
+def _cli_search(b: Path, env: dict[str, str]) -> tuple[list[str], str]:
+    done = run_memvault("search", "quill harpsichord tuning", "--json", "--vault", str(b), env=env)
+    assert done.returncode == 0, done.stderr
+    import json
+
+    return [h["path"] for h in json.loads(done.stdout)["hits"]], " ".join(done.stderr.split())
+
+
+def test_a_clones_own_notes_are_named_by_a_search_with_no_daemon_while_a_writer_runs(
+    clones: tuple[Path, Path, dict[str, str]],
+) -> None:
+    a, b, env = clones
+    # the writer's machine moves on: a commit of its own, not pulled by the clone yet
+    decision = (a / DECISION).read_text(encoding="utf-8")
+    write(a, DECISION, decision + "\nRevisited: PostgreSQL stays.\n")
+    git_out(a, "commit", "-qam", "revisited")
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    sarah = (b / SARAH).read_text(encoding="utf-8")
+    write(b, SARAH, sarah + "\nSarah tunes the quill harpsichord on Fridays.\n")
+    with open_vault(a) as writer:  # the writer runs (holds the team's lock) meanwhile
+        writer.sync()
+        hits, said = _cli_search(b, env)
+        assert ANA not in hits
+        assert f"lacks 1 note of this copy ({ANA})" in said, said
+        assert f"1 note changed here (it holds an older copy) ({SARAH})" in said, said
+        assert "its writer (" in said and "pull there" in said, said
+        assert DECISION not in said, said  # the writer's change, not this clone's
+        with open_vault(b, mode="query") as v:  # the Python API, no daemon
+            assert v.daemon is None
+            v.search("quill harpsichord", k=5)
+            assert v.stale is not None and ANA in v.stale and SARAH in v.stale, v.stale
+            assert DECISION not in v.stale
+        # the writer's machine gets the clone's notes (git: push here, pull there)
+        shutil.copyfile(b / ANA, a / ANA)
+        shutil.copyfile(b / SARAH, a / SARAH)
+        writer.sync([ANA, SARAH])
+        hits, said = _cli_search(b, env)
+        assert ANA in hits
+        assert "lacks" not in said, said  # the index holds them as here: nothing said
+
+
+def test_a_note_committed_here_and_not_pushed_is_named_and_ignored_ones_are_not(
+    clones: tuple[Path, Path, dict[str, str]],
+) -> None:
+    a, b, env = clones
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    git_out(b, "add", ANA)
+    git_out(b, "commit", "-qm", "ana")  # committed here, never pushed
+    write(b, "templates/quill.md", "# Quill harpsichord tuning template\n")  # memvault's own
+    with open_vault(a) as writer:
+        writer.sync()
+        _, said = _cli_search(b, env)
+    assert f"lacks 1 note of this copy ({ANA})" in said, said
+    assert "templates/" not in said, said
