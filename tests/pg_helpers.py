@@ -196,3 +196,16 @@ def team_clones(tmp_path: Path) -> tuple[Path, Path]:
     b.parent.mkdir()
     subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
     return a, b
+
+
+def team_settings(dsn: str, monkeypatch: Any) -> dict[str, str]:
+    """The team's index settings (store, DSN, the test's schema), set in this process's
+    environment by ``monkeypatch`` and returned, for a subprocess's."""
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    return settings

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from helpers import DaemonProcess, eventually, memvault_env, note, run_memvault, write
 from memvault.api import Vault
-from pg_helpers import git_out, team_clones
+from pg_helpers import git_out, team_clones, team_settings
 
 ANA = "people/ana-quill.md"
 SARAH = "people/sarah-chen.md"
@@ -36,13 +36,7 @@ def machines(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> It
     """Machine a: the writer's clone and its daemon, its first index done; machine b: a
     clone of the same remote. Yields (a, b, the team's settings, b's daemons: a test
     puts there the ones it starts, each stopped before the writer)."""
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
+    settings = team_settings(pg_dsn, monkeypatch)
     a, b = team_clones(tmp_path)
     writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
     readers: list[DaemonProcess] = []

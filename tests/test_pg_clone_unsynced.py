@@ -8,14 +8,13 @@ process, the Python API."""
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
 import pytest
 
 from helpers import memvault_env, note, open_vault, run_memvault, write
-from pg_helpers import git_out, team_clones
+from pg_helpers import git_out, team_clones, team_settings
 
 ANA = "people/ana-quill.md"  # new on the clone
 SARAH = "people/sarah-chen.md"  # edited on the clone
@@ -26,13 +25,7 @@ DECISION = "decisions/2024-03-12-why-postgresql.md"  # edited on the writer's ma
 def clones(
     tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> tuple[Path, Path, dict[str, str]]:
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
+    settings = team_settings(pg_dsn, monkeypatch)
     a, b = team_clones(tmp_path)
     return a, b, memvault_env(tmp_path, **settings)
 
