@@ -8,9 +8,11 @@ process, the Python API."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from helpers import memvault_env, note, open_vault, run_memvault, write
@@ -33,8 +35,6 @@ def clones(
 def _cli_search(b: Path, env: dict[str, str]) -> tuple[list[str], str]:
     done = run_memvault("search", "quill harpsichord tuning", "--json", "--vault", str(b), env=env)
     assert done.returncode == 0, done.stderr
-    import json
-
     return [h["path"] for h in json.loads(done.stdout)["hits"]], " ".join(done.stderr.split())
 
 
@@ -84,3 +84,26 @@ def test_a_note_committed_here_and_not_pushed_is_named_and_ignored_ones_are_not(
         _, said = _cli_search(b, env)
     assert f"lacks 1 note of this copy ({ANA})" in said, said
     assert "templates/" not in said, said
+
+
+def test_a_writers_commit_that_is_no_commit_id_is_not_handed_to_git(
+    clones: tuple[Path, Path, dict[str, str]], pg_dsn: str
+) -> None:
+    """The shared index's meta ``vault_commit`` names the writer's commit, and git is
+    asked from it; a row holding a ref (``HEAD``: a hand-edited or foreign row) made git
+    take the clone's own HEAD for the writer's, and the clone's commit never pushed went
+    unnamed. Only a commit id is taken (else the upstream, as for a clone lacking it)."""
+    a, b, env = clones
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    git_out(b, "add", ANA)
+    git_out(b, "commit", "-qm", "ana")  # committed here, never pushed
+    with open_vault(a) as writer:
+        writer.sync()
+        schema = env["MEMVAULT_INDEX_SCHEMA"]
+        with psycopg.connect(pg_dsn, autocommit=True) as conn:
+            conn.execute(
+                f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'vault_commit'",
+                (json.dumps({"commit": "HEAD", "host": "build-01", "at": 0}),),
+            )
+        _, said = _cli_search(b, env)
+    assert f"lacks 1 note of this copy ({ANA})" in said, said
