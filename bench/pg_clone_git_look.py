@@ -85,7 +85,7 @@ def main() -> None:
 
             def look() -> tuple[float, float, str | None]:
                 t0 = time.perf_counter()
-                paths = not_pushed(root)
+                paths = not_pushed(root) or []
                 git = time.perf_counter() - t0
                 with Vault.open(root, mode="peek", embedder=HashEmbedder()) as vault:
                     changed = ChangedHere()

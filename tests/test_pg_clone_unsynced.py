@@ -9,6 +9,7 @@ process, the Python API."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -107,3 +108,28 @@ def test_a_writers_commit_that_is_no_commit_id_is_not_handed_to_git(
             )
         _, said = _cli_search(b, env)
     assert f"lacks 1 note of this copy ({ANA})" in said, said
+
+
+def test_a_git_that_does_not_answer_holds_the_search_no_longer_than_its_bound(
+    clones: tuple[Path, Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """Git's look at a clone's changes walks every file (a slow network disk, a huge
+    folder git does not ignore): a git that did not answer held a search with no daemon
+    30 s a call, and the answer said nothing of what it had not checked. Git is given
+    ``unkept.LOOK_WITHIN`` in all now, then killed, and the answer says this copy's notes
+    were not checked. A git on PATH that hangs listing untracked files (real git else)."""
+    a, b, env = clones
+    write(b, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    real = shutil.which("git")
+    fake = tmp_path / "slow-git"
+    fake.mkdir()
+    (fake / "git").write_text(
+        f'#!/bin/sh\ncase " $* " in *" --others "*) exec sleep 300 ;; esac\nexec {real} "$@"\n',
+        encoding="utf-8",
+    )
+    (fake / "git").chmod(0o755)
+    env = {**env, "PATH": f"{fake}{os.pathsep}{env.get('PATH', os.environ['PATH'])}"}
+    with open_vault(a) as writer:
+        writer.sync()
+        _, said = _cli_search(b, env)
+    assert "git did not list this copy's changes within" in said, said

@@ -220,7 +220,7 @@ class Vault(Closes):
         # before it started: git knows them; not those memvault ignores (a template,
         # Obsidian's .trash/, a conflict copy), which no index ever holds: the watcher's
         # mapper drops them, and git's were named at every search
-        changed.noted(p for p in not_pushed(self.root) if not self.is_ignored(p))
+        changed.noted(p for p in not_pushed(self.root) or () if not self.is_ignored(p))
         return changed
 
     def lock_wanted(self, since_ns: int) -> bool:

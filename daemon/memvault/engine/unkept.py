@@ -36,15 +36,32 @@ def changed_by_git(engine: Any) -> ChangedHere:
     another size or time hashed) and names when it lacks them or holds them otherwise. A
     search with no daemon while a writer ran elsewhere named nothing: a look at every
     note costs ~1 s a search at 100,000 notes; git's look costs what git's own status
-    does (bench/RESULTS.md, team58). Notes git ignores (.gitignore) are not looked at."""
+    does (bench/RESULTS.md, team58). Notes git ignores (.gitignore) are not looked at.
+    Git looks beside the search (``ChangedHere.noted_by``: it was paid before the search
+    began), given ``LOOK_WITHIN`` seconds in all: a git that does not answer by then (a
+    slow disk, a huge folder it walks) is killed and the answer says that this copy's
+    notes were not checked; it held the search up to 30 s a call, four calls."""
     from memvault.engine.changed_here import ChangedHere
     from memvault.engine.clone_guard import writer_commit
     from memvault.vault.gitstate import not_pushed
 
     changed = ChangedHere()
-    paths = not_pushed(engine.root, writer_commit(engine.store))
-    changed.noted(p for p in paths if not engine.fs.is_ignored(p))
+    root, fs, against = engine.root, engine.fs, writer_commit(engine.store)
+
+    def look() -> list[str] | None:
+        paths = not_pushed(root, against, LOOK_WITHIN)
+        return None if paths is None else [p for p in paths if not fs.is_ignored(p)]
+
+    changed.noted_by(
+        look,
+        late=f"this answer does not say which notes of this copy the team's index lacks: "
+        f"git did not list this copy's changes within {LOOK_WITHIN:g} s; a reader daemon "
+        "here (`memvault up`) names them at every search",
+    )
     return changed
+
+
+LOOK_WITHIN = 10.0  # seconds git is given to list a clone's changes (changed_by_git)
 
 
 MISSED_NAMED = 5  # notes a read's warning names (then: "and N more")
@@ -127,6 +144,7 @@ CHANGED_READ = 200  # notes say_unkept reads at most to tell an edit (else: name
 
 __all__ = [
     "CHANGED_READ",
+    "LOOK_WITHIN",
     "MISSED_NAMED",
     "changed_by_git",
     "say_missed",
