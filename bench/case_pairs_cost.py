@@ -1,6 +1,6 @@
 """What pairing an index path missing here with its file here in another case alone
 (core/changes.case_pairs, as_indexed) adds to a team reader's search with no writer
-(backends.say_unkept) and to status's count, at 100,000 notes of which none is renamed:
+(engine/unkept.say_unkept) and to status's count, at 100,000 notes of which none is renamed:
 timed against the set difference the note already makes (``set(seen) - set(known)``).
 Pure functions on real Seen records; run: PYTHONPATH=daemon python bench/case_pairs_cost.py"""
 

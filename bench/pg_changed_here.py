@@ -3,7 +3,7 @@
 notes changed here (half new, half edited), on a real server (pgserver): wall and CPU
 time, the first call (the edited notes hashed) and the next ones (hashes remembered by
 file and stat), median of ``--runs``. Beside it, in the same run, the baseline it avoids:
-``backends.say_unkept``'s look at the whole vault (a scan and the index's manifest), the
+``engine.unkept.say_unkept``'s look at the whole vault (a scan and the index's manifest), the
 check that speaks while no writer runs. The index's ``notes`` rows are put as a writer's
 sync leaves them (size, time, hash of each file; no chunks: neither reads a chunk), every
 time as on a clone (git's, none as indexed).
@@ -46,8 +46,8 @@ def main() -> None:
     import logging
 
     logging.getLogger("memvault").setLevel(logging.ERROR)
-    from memvault import backends
     from memvault.api import Vault
+    from memvault.engine import unkept
     from memvault.engine.changed_here import ChangedHere
     from memvault.index.embedder_hash import HashEmbedder
     from pg_helpers import fresh_schema, start_server, stop_server
@@ -68,7 +68,7 @@ def main() -> None:
             _index(dsn, schema, rows, -(10**9))  # a clone: no time as indexed
             with Vault.open(root, mode="peek", embedder=HashEmbedder()) as vault:
                 engine = vault.engine
-                base = _timed(lambda: backends.say_unkept(engine), args.runs)
+                base = _timed(lambda: unkept.say_unkept(engine), args.runs)
                 print(
                     f"{args.notes} notes: baseline say_unkept {base[0]:.4f} s "
                     f"(CPU {base[1]:.4f} s)",

@@ -1,4 +1,4 @@
-"""What ``backends.say_unkept`` costs a search with no daemon over a team's index in
+"""What ``engine.unkept.say_unkept`` costs a search with no daemon over a team's index in
 PostgreSQL that no writer holds, at ``--notes`` notes (a real server, pgserver): the
 function alone (its scan of the vault and the index's manifest; wall and CPU time),
 and the open of the vault in query mode around it, median of ``--runs``. The index's ``notes`` rows are
@@ -70,8 +70,8 @@ def main() -> None:
     import logging
 
     logging.getLogger("memvault").setLevel(logging.ERROR)  # what it says: printed once
-    from memvault import backends
     from memvault.api import Vault
+    from memvault.engine import unkept
     from memvault.index.embedder_hash import HashEmbedder
     from pg_helpers import fresh_schema, start_server, stop_server
 
@@ -96,7 +96,7 @@ def main() -> None:
                     with Vault.open(root, mode="query", embedder=HashEmbedder()) as vault:
                         opened.append(time.perf_counter() - started)
                         t0, c0 = time.perf_counter(), time.process_time()
-                        said = backends.say_unkept(vault.engine)
+                        said = unkept.say_unkept(vault.engine)
                         alone.append(time.perf_counter() - t0)
                         cpu.append(time.process_time() - c0)
                 print(

@@ -183,3 +183,37 @@ def git_out(root: Path, *args: str) -> str:
         text=True,
     )
     return done.stdout
+
+
+def team_clones(tmp_path: Path) -> tuple[Path, Path]:
+    """Machine a's clone (the writer's: the example vault, committed, its upstream a bare
+    remote) and machine b's clone of that remote."""
+    from helpers import make_vault
+
+    a = make_vault(tmp_path / "machine-a", "team")
+    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
+    git_out(a, "init", "-q", "-b", "main")
+    git_out(a, "add", "-A")
+    git_out(a, "commit", "-qm", "the vault")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    git_out(a, "remote", "add", "origin", str(remote))
+    git_out(a, "fetch", "-q", "origin")
+    git_out(a, "branch", "-q", "--set-upstream-to=origin/main")
+    b = tmp_path / "machine-b" / "team"
+    b.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
+    return a, b
+
+
+def team_settings(dsn: str, monkeypatch: Any) -> dict[str, str]:
+    """The team's index settings (store, DSN, the test's schema), set in this process's
+    environment by ``monkeypatch`` and returned, for a subprocess's."""
+    settings = {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+    for name, value in settings.items():
+        monkeypatch.setenv(name, value)
+    return settings

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +20,9 @@ from anyio.from_thread import start_blocking_portal
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import DaemonProcess, eventually, make_vault, memvault_env, note, run_memvault, write
+from helpers import DaemonProcess, eventually, memvault_env, note, run_memvault, write
 from memvault.api import Vault
-from pg_helpers import git_out
+from pg_helpers import git_out, team_clones, team_settings
 
 ANA = "people/ana-quill.md"
 SARAH = "people/sarah-chen.md"
@@ -37,14 +36,8 @@ def machines(tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch) -> It
     """Machine a: the writer's clone and its daemon, its first index done; machine b: a
     clone of the same remote. Yields (a, b, the team's settings, b's daemons: a test
     puts there the ones it starts, each stopped before the writer)."""
-    settings = {
-        "MEMVAULT_INDEX_STORE": "postgres",
-        "MEMVAULT_INDEX_DSN": pg_dsn,
-        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
-    }
-    for key, value in settings.items():
-        monkeypatch.setenv(key, value)
-    a, b = _clones(tmp_path)
+    settings = team_settings(pg_dsn, monkeypatch)
+    a, b = team_clones(tmp_path)
     writer = DaemonProcess(tmp_path, a, "up", str(a), **settings, MEMVAULT_HOSTNAME="a")
     readers: list[DaemonProcess] = []
     try:
@@ -66,24 +59,6 @@ def team(tmp_path: Path, machines: Machines) -> tuple[Path, Path, dict[str, str]
     reader.ready(answering=True)
     assert "read-only: this is a reader of the index" in reader.stderr
     return a, b, memvault_env(tmp_path, **settings, MEMVAULT_HOSTNAME="b")
-
-
-def _clones(tmp_path: Path) -> tuple[Path, Path]:
-    """Machine a's clone (the writer's), a bare remote, and machine b's clone of it."""
-    a = make_vault(tmp_path / "machine-a", "team")
-    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    git_out(a, "init", "-q", "-b", "main")
-    git_out(a, "add", "-A")
-    git_out(a, "commit", "-qm", "the vault")
-    remote = tmp_path / "remote.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
-    git_out(a, "remote", "add", "origin", str(remote))
-    git_out(a, "fetch", "-q", "origin")
-    git_out(a, "branch", "-q", "--set-upstream-to=origin/main")
-    b = tmp_path / "machine-b" / "team"
-    b.parent.mkdir()
-    subprocess.run(["git", "clone", "-q", str(remote), str(b)], check=True)
-    return a, b
 
 
 def _mcp_search(root: Path, env: dict[str, str]) -> dict[str, Any]:

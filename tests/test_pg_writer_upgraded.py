@@ -7,19 +7,35 @@ refused. A real server (pgserver), a real reader daemon."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import psycopg
 import pytest
+from anyio.from_thread import start_blocking_portal
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from helpers import DaemonProcess, eventually, make_vault, open_vault, write
+from helpers import (
+    TOKEN,
+    DaemonProcess,
+    eventually,
+    make_vault,
+    memvault_env,
+    open_vault,
+    run_memvault,
+    running_daemon,
+    write,
+)
 from keyword_helpers import by_keywords, pg_as_schema_13
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, IndexTooNew
 from memvault.index import pg_schema
 from memvault.index.pg_writer import FOLLOW_SECONDS
 
@@ -127,7 +143,7 @@ def test_a_read_beside_another_threads_look_at_the_writer_is_refused_too(
             with pytest.raises(IndexCorrupt):
                 reader.search("說明書", k=5)
         other.join(10)
-        assert [type(e) for e in looked] == [IndexCorrupt]
+        assert [type(e) for e in looked] == [IndexTooNew]
 
 
 def _old_writer_daemon(dsn: str, schema: str) -> Any:
@@ -180,3 +196,128 @@ def test_a_reader_daemon_stops_once_its_writer_is_newer_than_its_code(
     finally:
         reader.stop()
         held.close()
+
+
+def _writer_upgraded(pg_dsn: str) -> int:
+    """Another machine's newer memvault wrote the index: its schema version past ours."""
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    newer = pg_schema.PG_SCHEMA_VERSION + 1
+    with psycopg.connect(pg_dsn, autocommit=True) as conn:
+        conn.execute(
+            f"UPDATE \"{schema}\".meta SET value = %s WHERE key = 'schema_version'", (str(newer),)
+        )
+    return newer
+
+
+def _said_newer(message: str, newer: int) -> None:
+    assert f"is version {newer}, newer than this memvault's" in message, message
+    assert "upgrade memvault on this machine" in message, message
+
+
+def test_status_answers_naming_the_versions_while_reads_are_refused(
+    team: Path, pg_dsn: str, tmp_path: Path
+) -> None:
+    """A writer of a newer memvault on the team's index: opening a ``Vault`` here was
+    refused, and so was `memvault status` (the error alone): nothing said what the
+    vault holds or that this machine's memvault is the one behind. The open goes on now:
+    status answers (the files, the versions, to upgrade; exit 7), each read and write is
+    refused with the versions, and nothing is written."""
+    newer = _writer_upgraded(pg_dsn)
+    files = {p: p.read_bytes() for p in team.rglob("*") if p.is_file()}
+    with open_vault(team, read_only=True) as reader:
+        index = reader.status()["index"]
+        assert index["too_new"]["version"] == newer
+        assert index["too_new"]["ours"] == pg_schema.PG_SCHEMA_VERSION
+        _said_newer(index["too_new"]["error"], newer)
+        assert index["where"]["role"] == "reader"
+        for call in (
+            lambda: reader.search("說明書", k=5),
+            lambda: reader.context("說明書"),
+            lambda: reader.get(MANUAL),
+            lambda: reader.related(MANUAL),
+            lambda: reader.add("people", "Zed", body="Zed."),
+            lambda: reader.sync(),
+        ):
+            with pytest.raises(IndexTooNew) as refused:
+                call()
+            _said_newer(str(refused.value), newer)
+    env = memvault_env(tmp_path, **_team_env(pg_dsn))
+    shown = run_memvault("status", "--vault", str(team), env=env)
+    assert shown.returncode == 7, shown.stdout + shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert f"written by a newer memvault (schema version {newer}" in said, said
+    assert "upgrade memvault on this machine" in said, said
+    assert "notes on disk: 6" in said, said  # the example notes and Lin
+    data = json.loads(run_memvault("status", "--json", "--vault", str(team), env=env).stdout)
+    assert data["index"]["too_new"]["version"] == newer
+    searched = run_memvault("search", "說明書", "--vault", str(team), env=env)
+    assert searched.returncode == 7
+    _said_newer(" ".join(searched.stderr.split()), newer)
+    assert {p: p.read_bytes() for p in team.rglob("*") if p.is_file()} == files
+
+
+def test_the_http_app_beside_no_daemon_answers_status_once_its_writer_is_newer(
+    team: Path, pg_dsn: str
+) -> None:
+    """The HTTP app over a ``Vault`` opened read-only (no daemon) while another machine's
+    writer upgraded past it: every call was refused, `/status` included (HTTP 503).
+    `/status` answers now (200, ``index.too_new``); a search is refused, 503, saying to
+    upgrade. So does one opened after the upgrade."""
+    with open_vault(team, read_only=True) as reader, running_daemon(reader) as port:
+        newer = _writer_upgraded(pg_dsn)
+        time.sleep(FOLLOW_SECONDS)  # its next look at the writer
+        _http_says_newer(port, newer)
+    with open_vault(team, read_only=True) as reader, running_daemon(reader) as port:
+        _http_says_newer(port, newer)
+
+
+def _http_says_newer(port: int, newer: int) -> None:
+    headers = {"Authorization": f"Bearer {TOKEN}", "Host": f"127.0.0.1:{port}"}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as http:
+        status = http.get("/status", timeout=30)
+        assert status.status_code == 200, status.text
+        assert status.json()["index"]["too_new"]["version"] == newer
+        found = http.post("/search", json={"query": "說明書"}, timeout=30)
+        assert found.status_code == 503, found.text
+        _said_newer(found.json()["error"]["message"], newer)
+
+
+def _team_env(pg_dsn: str) -> dict[str, str]:
+    return {
+        "MEMVAULT_INDEX_STORE": "postgres",
+        "MEMVAULT_INDEX_DSN": pg_dsn,
+        "MEMVAULT_INDEX_SCHEMA": os.environ["MEMVAULT_INDEX_SCHEMA"],
+    }
+
+
+def test_mcp_memory_status_answers_once_its_writer_is_newer(
+    team: Path, pg_dsn: str, tmp_path: Path
+) -> None:
+    """The MCP server beside no daemon (the real client, the server a process): its
+    memory_status was an error like every tool; it answers now, saying to upgrade, and
+    memory_search is an error saying so."""
+    newer = _writer_upgraded(pg_dsn)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memvault", "mcp", "--vault", str(team)],
+        env=memvault_env(tmp_path, **_team_env(pg_dsn)),
+        cwd=str(team.parent),
+    )
+
+    async def ask() -> tuple[Any, Any]:
+        with (tmp_path / "mcp-stderr.log").open("w", encoding="utf-8") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                status = await s.call_tool("memory_status", {})
+                found = await s.call_tool("memory_search", {"query": "說明書"})
+                return status, found
+
+    with start_blocking_portal() as portal:
+        status, found = portal.call(ask)
+    assert not status.is_error, status.content
+    assert (status.structured_content or {})["index"]["too_new"]["version"] == newer
+    assert found.is_error
+    _said_newer(" ".join(c.text for c in found.content if hasattr(c, "text")), newer)

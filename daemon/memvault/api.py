@@ -41,6 +41,7 @@ from memvault.backends import (
     Moves,
     OnProgress,
     Paths,
+    TooNewBackend,
     open_backend,
 )
 from memvault.config import CONFIG_FILE, VaultConfig
@@ -187,6 +188,13 @@ class Vault(Closes):
         return backend.client if isinstance(backend, DaemonBackend) else None
 
     @property
+    def writes_here(self) -> bool:
+        """Whether this process writes the vault's index (it holds its writer lock):
+        opened here, not read-only (nor a reader of a team's index, nor one of a newer
+        memvault's)."""
+        return isinstance(self._backend, LocalBackend) and self._backend.writable
+
+    @property
     def stale(self) -> str | None:
         """Which notes this vault's answers miss, said when a read (``"read"``,
         ``"query"``) answers from the index as it is because the process keeping the
@@ -194,7 +202,9 @@ class Vault(Closes):
         the files differ from the index (also a warning on the ``memvault`` log); after
         each search or context, through a reader daemon (or in it), the notes saved in this
         copy that the team's index lacks or holds otherwise (engine/changed_here); None
-        otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it."""
+        otherwise. An agent is told it (an MCP tool result's ``note``): no stderr reaches it.
+        Each thread reads the note of its own last search or context (the open's before
+        one): two threads searching at once read each other's no more."""
         return self._backend.stale
 
     def check_changes_here(self) -> ChangedHere:
@@ -210,7 +220,7 @@ class Vault(Closes):
         # before it started: git knows them; not those memvault ignores (a template,
         # Obsidian's .trash/, a conflict copy), which no index ever holds: the watcher's
         # mapper drops them, and git's were named at every search
-        changed.noted(p for p in not_pushed(self.root) if not self.is_ignored(p))
+        changed.noted(p for p in not_pushed(self.root) or () if not self.is_ignored(p))
         return changed
 
     def lock_wanted(self, since_ns: int) -> bool:
@@ -388,6 +398,8 @@ class Vault(Closes):
 
     def subscribe(self, listener: Callable[[SyncReport], None]) -> None:
         """Call ``listener`` with the report of every sync that changed something."""
+        if isinstance(self._backend, TooNewBackend):  # nothing syncs here: none to hear
+            return
         self._here().subscribe(listener)
 
     def unsubscribe(self, listener: Callable[[SyncReport], None]) -> None:

@@ -19,7 +19,9 @@
   by a read: nothing is written into it (``get`` and the link check read the
   files; ``search`` and ``context`` say that it is not indexed yet). A team's index
   in PostgreSQL is never synced by a read; with no writer holding it, a ``"query"``
-  says which notes of this copy its answer misses (``say_unkept``).
+  says which notes of this copy its answer misses (``say_unkept``); with one, each
+  search and context names this clone's notes git says it changed that the index lacks
+  or holds otherwise (``changed_by_git``).
 
 The sync before a read is the structure lane only: MEMORY.md, links and keyword
 search are current, and the model is never loaded for it. New chunks' vectors
@@ -43,7 +45,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
-from memvault.client import ANSWER_TIMEOUT, DaemonClient
+from memvault.client import ANSWER_TIMEOUT, DaemonClient, PerThread
 from memvault.config import VaultConfig
 from memvault.core.ranking import Filters
 from memvault.core.results import (
@@ -55,7 +57,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.errors import DaemonError, LockHeld, MemvaultError, StorageError
+from memvault.errors import DaemonError, IndexTooNew, LockHeld, MemvaultError, StorageError
 from memvault.vault import runfile
 from memvault.vault.lock import WriterLock, lock_wait
 from memvault.vault.state_dir import cannot_write, unwritable
@@ -95,8 +97,13 @@ class Backend:
     config: VaultConfig
     writable: bool  # a write can go here (the lock held, or the daemon that holds it)
     # a read answering from the index as it is, beside a holder that did not let go in
-    # time, while the files differ from it: which notes its answers miss (``say_missed``)
-    stale: str | None = None
+    # time, while the files differ from it: which notes its answers miss (``say_missed``,
+    # ``say_unkept``: said at the open, for every thread)
+    opened_note: str | None = None
+    # which notes this thread's last search or context misses (a reader daemon's
+    # ``changed_here``, a daemon's ``note``); the open's note before one. Per thread: two
+    # searches at once read each other's note (``PerThread``)
+    stale = PerThread(fallback="opened_note")
     _target: Engine | DaemonClient  # what answers the reads
 
     @property
@@ -320,6 +327,51 @@ class DaemonBackend(Backend):
                 self._index = None
 
 
+class TooNewBackend(Backend):
+    """A team's index of a newer memvault's schema (its writer upgraded), opened to read
+    here: ``status`` answers what the files say and the versions (``status_away``); each
+    other call is refused with ``IndexTooNew`` (upgrade memvault on this machine). The
+    open was refused, and a process with no daemon (the CLI, a ``Vault``, the HTTP app)
+    could not show even its status."""
+
+    writable = False
+
+    def __init__(self, config: VaultConfig, newer: IndexTooNew) -> None:
+        self.root, self.config, self._newer = config.root, config, newer
+        self._target = _Refusing(self.refusal)  # type: ignore[assignment]
+
+    def refusal(self) -> IndexTooNew:
+        return IndexTooNew(str(self._newer), self._newer.version, self._newer.ours)
+
+    @property
+    def engine(self) -> Engine:
+        raise self.refusal()
+
+    def status(self) -> dict[str, Any]:
+        from memvault.engine.status_away import unopened_status
+
+        return unopened_status(self.config, self._newer)
+
+    def sync(
+        self, paths: Paths, progress: OnProgress, vectors: bool, moves: Moves = ()
+    ) -> SyncReport:
+        raise self.refusal()
+
+    def close(self) -> None:
+        pass
+
+
+class _Refusing:
+    """What answers a ``TooNewBackend``'s reads (search, context, get, related, the
+    memory tool): each refused with its error."""
+
+    def __init__(self, refusal: Callable[[], MemvaultError]) -> None:
+        self._refusal = refusal
+
+    def __getattr__(self, name: str) -> Any:
+        raise self._refusal()
+
+
 def never_indexed(config: VaultConfig) -> bool:
     """No index of the vault here (none made yet, or PostgreSQL's): a read reads it as
     it is, and creates none (nor ``.memvault/``). A field test: the ``index.db`` an `index
@@ -454,10 +506,22 @@ def open_backend(
         # the index in PostgreSQL has its writer on another machine: read it as it is
         try:
             engine = Engine(config, embedder, read_only=True)
+        except IndexTooNew as newer:
+            if lock is not None:
+                lock.release()
+            if keep:  # a reader daemon does not start (exit 7)
+                raise
+            return TooNewBackend(config, newer)
         except BaseException:
             if lock is not None:
                 lock.release()
             raise
+    except IndexTooNew as newer:  # a read's (a writer's open refused: migrate says why)
+        if lock is not None:
+            lock.release()
+        if mode == "write":
+            raise
+        return TooNewBackend(config, newer)
     except BaseException:
         if lock is not None:
             lock.release()
@@ -470,91 +534,17 @@ def open_backend(
     try:
         backend.freshen(mode, progress)
         if kept_by is not None:
-            backend.stale = say_missed(engine, kept_by)
+            from memvault.engine.unkept import say_missed
+
+            backend.opened_note = say_missed(engine, kept_by, LETS_GO)
         elif mode == "query" and lock is None and engine.read_only:
-            backend.stale = say_unkept(engine)
+            from memvault.engine.unkept import unkept_here
+
+            backend.opened_note, backend.changed_here = unkept_here(engine)
     except BaseException:
         backend.close()
         raise
     return backend
-
-
-MISSED_NAMED = 5  # notes a read's warning names (then: "and N more")
-
-
-def say_missed(engine: Engine, pid: int) -> str | None:
-    """A read answering from the index as it is because the holder keeping the vault
-    between its calls (an MCP server, the memory tool: memvault/door.py) did not let go
-    within ``LETS_GO`` — stopped, starved, or in a long call — says which notes its
-    answer misses (a warning: stderr in the CLI), when the files differ from the index;
-    nothing when they do not. It said nothing: the note saved since the holder's last
-    call was silently missing from the answer. Returned too (``Backend.stale``: the
-    Python API's ``Vault.stale``, an MCP tool result's ``note``): an agent reads no
-    server's stderr."""
-    from memvault.engine.status import behind
-
-    missed = behind(engine.config, engine.fs, engine.store)
-    if not missed:
-        return None
-    named = ", ".join(missed[:MISSED_NAMED])
-    more = f" and {len(missed) - MISSED_NAMED} more" if len(missed) > MISSED_NAMED else ""
-    said = (
-        f"this answer is from the index as it was, which misses {len(missed)} "
-        f"note{'s' if len(missed) != 1 else ''} changed since ({named}{more}): process "
-        f"{pid} keeps this vault between its calls (an MCP server or an agent's memory "
-        f"tool) and did not let go of it within {LETS_GO:g} s; ask again"
-    )
-    log.warning(said)
-    return said
-
-
-def say_unkept(engine: Engine) -> str | None:
-    """A search or context with no daemon over a team's index in PostgreSQL that no
-    writer holds now (its daemon stopped, on the writer's machine as on a clone): it
-    answers from the index as the last writer left it, and no one indexes this copy's
-    notes meanwhile. Says which notes of this copy the index lacks, and which it holds
-    otherwise than this copy (``status.changed_here``: read and hashed only while at most
-    ``CHANGED_READ`` differ from it by size or time, as on the writer's own copy; on a
-    clone, every time git's, no file is read: +0.6-0.8 s a search at 10,000 notes), and
-    what indexes them (on a clone: the writer, once its copy has them by git; the last
-    writer's host is in meta ``vault_commit``); nothing when none, or while a writer runs. It said nothing: a
-    note just written was missing from the answer, where the same search on a vault of
-    its own syncs first (a field test, stop 56); a note edited there too (a review)."""
-    from memvault.core.changes import as_indexed, case_pairs
-    from memvault.engine.changed_here import notes_said
-    from memvault.engine.clone_guard import last_writer
-    from memvault.engine.status import changed_here
-    from memvault.index.pg_conn import host_name
-
-    who = getattr(engine.store, "writer", None)
-    if who is None or who() is not None:  # SQLite's index, or a writer keeps it
-        return None
-    known, seen = engine.store.manifest(), engine.fs.scan().notes
-    here = case_pairs(seen, known)  # People/Ana.md indexed, people/ana.md here: one note
-    seen = as_indexed(seen, here)
-    missed = sorted(set(seen) - set(known))
-    changed = changed_here(engine.config, engine.fs, engine.store, known, seen, CHANGED_READ, here)
-    lacks = notes_said((("of this copy", missed), ("changed here", changed or [])))
-    if not lacks:
-        return None
-    host = last_writer(engine.store)  # a clone's notes reach the index by git
-    does = (
-        "`memvault up` here does"
-        if host == host_name()
-        else f"`memvault up` on the writer's machine ({host}) indexes them once its copy "
-        "has them (git: commit and push here, pull there)"
-        if host
-        else "`memvault up` on the writer's machine does (here, if this copy is the writer's)"
-    )
-    said = (
-        f"this answer is from the team's index as its last writer left it, which lacks "
-        f"{' and '.join(lacks)}: no writer runs to index them; {does}"
-    )
-    log.warning(said)
-    return said
-
-
-CHANGED_READ = 200  # notes say_unkept reads at most to tell an edit (else: names only)
 
 
 __all__ = [

@@ -28,6 +28,7 @@ import dataclasses
 import http.client
 import json
 import shlex
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -70,6 +71,41 @@ AGAIN_WAIT = 15.0
 # off is sent again, as a GET, to the daemon serving the vault now
 READS = frozenset({"/search", "/context"})
 
+
+class PerThread:
+    """An attribute whose value each thread sets and reads as its own (``default`` until
+    that thread sets one, or the instance's ``fallback`` attribute, when named): the note
+    of a call, which another thread's call at the same moment must not replace. Two
+    threads searching at once through one ``Vault`` (the HTTP app's worker threads, an
+    agent's) read each other's note: one answer missing a note went unsaid, another
+    carried a note its hits contradicted."""
+
+    def __init__(self, fallback: str | None = None) -> None:
+        self._fallback = fallback
+        self._name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = f"_per_thread_{name}"
+
+    def _local(self, obj: Any) -> threading.local:
+        # (dict.setdefault is one step under the GIL: two threads get one local)
+        local: threading.local = obj.__dict__.setdefault(self._name, threading.local())
+        return local
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = getattr(self._local(obj), "value", _UNSET)
+        if value is not _UNSET:
+            return value
+        return getattr(obj, self._fallback) if self._fallback else None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self._local(obj).value = value
+
+
+_UNSET = object()
+
 # error.type -> the exception the library raises for it
 _ERRORS: dict[str, type[E.MemvaultError]] = {
     name: kind
@@ -80,6 +116,10 @@ _ERRORS: dict[str, type[E.MemvaultError]] = {
 
 class DaemonClient(Closes):
     """A running daemon's HTTP API, with ``Vault``'s methods and result types."""
+
+    # the ``note`` of this thread's last search or context (a reader daemon's: what it
+    # misses); None before one
+    note = PerThread()
 
     def __init__(
         self,
@@ -94,8 +134,6 @@ class DaemonClient(Closes):
         caller's to close."""
         self.base_url = base_url.rstrip("/")
         self.pid = pid
-        # the last search's or context's ``note`` (a reader daemon's: what it misses)
-        self.note: str | None = None
         self._token = token
         self._send: Send = _send_stdlib if http is None else _httpx_sender(http)
         # the vault's folder, when found by its daemon.json (``running``): a daemon that
@@ -448,4 +486,4 @@ def write_result_from_dict(data: Mapping[str, Any]) -> WriteResult:
     )
 
 
-__all__ = ["DaemonClient"]
+__all__ = ["DaemonClient", "PerThread"]

@@ -264,7 +264,7 @@ class VaultDoor:
             if mode != "peek":
                 raise
             return Vault.open(self._path, **{**self._options, "mode": "peek"})
-        if opened.daemon is None and not opened.engine.read_only:
+        if opened.writes_here:
             if opening not in ("read", "query") and not self._synced:
                 try:
                     opened.sync(vectors=False)
@@ -337,12 +337,7 @@ class VaultDoor:
                     # kept: a vault opened here with the lock (through a daemon, opening
                     # costs nothing; a peek is beside another process's writing), unless
                     # another process waits for it already: its turn now, not at a LOOK
-                    if (
-                        keep
-                        and vault.daemon is None
-                        and not vault.engine.read_only
-                        and not vault.lock_wanted(opened)
-                    ):
+                    if keep and vault.writes_here and not vault.lock_wanted(opened):
                         turn.keep(self, vault, opened)
                     else:
                         vault.close()

@@ -17,6 +17,7 @@
     ├── MemoryFileError           MEMORY.md cannot be parsed (e.g. an unclosed section)
     ├── ModelError                the embedding model cannot be loaded
     ├── IndexCorrupt              the index files are damaged (rebuilt, never trusted)
+    │   └── IndexTooNew           the team's index was written by a newer memvault (upgrade)
     ├── StorageError              the index files cannot be opened: the disk is full, read-only
     │   │                         or failing (nothing deleted; it works again once it can)
     │   └── IndexUnavailable      the index's PostgreSQL cannot be reached or refused us
@@ -129,6 +130,17 @@ class IndexCorrupt(MemvaultError):
     def __init__(self, message: str, path: str | None = None) -> None:
         super().__init__(message)
         self.path = path
+
+
+class IndexTooNew(IndexCorrupt):
+    """The team's index (PostgreSQL) is of a schema version newer than this memvault's:
+    its writer runs a newer memvault. Never rebuilt nor written here: upgrade memvault on
+    this machine. ``version``: the index's; ``ours``: this memvault's."""
+
+    def __init__(self, message: str, version: int = 0, ours: int = 0) -> None:
+        super().__init__(message)
+        self.version = version
+        self.ours = ours
 
 
 class StorageError(MemvaultError):

@@ -100,6 +100,19 @@ def last_writer(store: Any) -> str | None:
         return None
 
 
+def writer_commit(store: Any) -> str | None:
+    """The git commit the index's last writer's files were at (meta ``vault_commit``),
+    or None: a commit id alone (``_COMMIT``), as ``refuse_a_clone_behind`` takes it. The
+    row is the shared index's, which git is handed: a ref or an option there (``HEAD``,
+    ``main``, ``--all``) was git's to read, and ``HEAD`` hid this clone's commits not
+    pushed."""
+    try:
+        commit = json.loads(store.meta(FILES_AT) or "null")["commit"]
+    except (ValueError, TypeError, KeyError):
+        return None
+    return commit if isinstance(commit, str) and _COMMIT.fullmatch(commit) else None
+
+
 def head_stamp(root: Path) -> tuple[int, ...] | None:
     """When and how far the vault's git HEAD last moved: its file's and its reflog's
     (``logs/HEAD``) mtime and size, read each daemon tick (``_when_moved``):

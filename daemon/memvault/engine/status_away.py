@@ -7,7 +7,9 @@ and exited 6 through the daemon (HTTP 503), 7 without one: nothing of what the d
 was doing, that it would retry, or what it had indexed.
 
 The dict has the keys ``describe`` gives (a program reading ``/status`` finds each one),
-``None`` where only the index knows (chunks, links), and ``index.unreachable``: why.
+``None`` where only the index knows (chunks, links), and ``index.unreachable``: why. The
+same for a team's index a newer memvault writes (``index.too_new``): its tables are not
+read here, and status names the versions instead of refusing as every read does.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Any
 from memvault.config import VaultConfig
 from memvault.core.results import LinkProblem
 from memvault.engine.status import SKIPPED_LISTED, describe, memory_file
-from memvault.errors import IndexUnavailable, MemvaultError
+from memvault.errors import IndexTooNew, IndexUnavailable, MemvaultError
 from memvault.index.seam import recently_away
 from memvault.index.store import Store
 from memvault.vault.files import Scan, VaultFS
@@ -44,6 +46,8 @@ def describe_or_away(
         return describe(config, fs, store, count_tokens, link_problems, last_sync_at)
     except IndexUnavailable as exc:
         return describe_away(config, fs, count_tokens, where, str(exc), last_sync_at)
+    except IndexTooNew as exc:  # its writer upgraded past this memvault
+        return describe_away(config, fs, count_tokens, where, exc, last_sync_at)
 
 
 def describe_away(
@@ -51,11 +55,14 @@ def describe_away(
     fs: VaultFS,
     count_tokens: Callable[[str], int],
     where: dict[str, Any],
-    error: str,
+    error: str | IndexTooNew,
     last_sync_at: float | None,
 ) -> dict[str, Any]:
     """The status dict of a vault whose index does not answer: ``error`` says why,
-    ``where`` where it lives (``where_away``)."""
+    ``where`` where it lives (``where_away``). An ``IndexTooNew``: the index answers, but
+    a newer memvault writes it, whose tables this one does not read (``index.too_new``:
+    the message, the index's schema version and this memvault's; ``unreachable`` None)."""
+    newer = error if isinstance(error, IndexTooNew) else None
     scan = fs.scan()
     folders = Counter(p.split("/", 1)[0] if "/" in p else "(root)" for p in scan.notes)
     skipped = [{"path": s.path, "reason": s.reason} for s in scan.skipped]
@@ -78,7 +85,12 @@ def describe_away(
             "missing_anchor": None,
         },
         "index": {
-            "unreachable": error,
+            "unreachable": None if newer else error,
+            **(
+                {"too_new": {"error": str(newer), "version": newer.version, "ours": newer.ours}}
+                if newer
+                else {}
+            ),
             "chunks": None,
             "embedded": None,
             "model": None,
@@ -112,17 +124,19 @@ def where_away(config: VaultConfig, writer: bool) -> dict[str, Any]:
     }
 
 
-def unopened_status(root: Path, error: MemvaultError) -> dict[str, Any]:
+def unopened_status(root: Path | VaultConfig, error: MemvaultError) -> dict[str, Any]:
     """``status`` of a vault opened by no process here (no daemon) whose index does not
-    answer: what the files say, and why the index is not read."""
+    answer (or is a newer memvault's, ``IndexTooNew``): what the files say, and why the
+    index is not read."""
 
     def no_tokenizer(text: str) -> int:
         raise MemvaultError("the model's tokenizer is not loaded for this")
 
-    config = VaultConfig.load(root)
+    config = VaultConfig.load(root) if isinstance(root, Path) else root
     v = config.vault
     fs = VaultFS(config.root, v.ignore, v.max_note_bytes, quiet_ms=v.quiet_ms)
-    return describe_away(config, fs, no_tokenizer, where_away(config, False), str(error), None)
+    why = error if isinstance(error, IndexTooNew) else str(error)
+    return describe_away(config, fs, no_tokenizer, where_away(config, False), why, None)
 
 
 __all__ = ["describe_away", "describe_or_away", "unopened_status", "where_away"]

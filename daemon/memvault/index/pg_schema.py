@@ -116,7 +116,7 @@ from typing import Any
 
 from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
-from memvault.errors import IndexCorrupt
+from memvault.errors import IndexCorrupt, IndexTooNew
 from memvault.index import pg_keywords
 from memvault.index.link_upgrades import (
     pg_folded_apart,
@@ -279,14 +279,14 @@ def migrate(conn: Any, schema: str) -> None:
         _mark(conn, schema)
     version = _version(conn, schema)
     if version is not None and version > PG_SCHEMA_VERSION:
-        raise IndexCorrupt(_newer(schema, version))
+        raise too_new(schema, version)
     if version == PG_SCHEMA_VERSION:
         return
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(schema, "migrate"),))
         version = _version(conn, schema)  # again, under the lock: another may have done it
         if version is not None and version > PG_SCHEMA_VERSION:
-            raise IndexCorrupt(_newer(schema, version))
+            raise too_new(schema, version)
         if version == PG_SCHEMA_VERSION:
             return
         conn.execute(f'CREATE SCHEMA IF NOT EXISTS "{schema}"')
@@ -530,10 +530,13 @@ def _version(conn: Any, schema: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def _newer(schema: str, version: int) -> str:
-    return (
+def too_new(schema: str, version: int) -> IndexTooNew:
+    """What a process of this memvault gets from an index a newer one writes."""
+    return IndexTooNew(
         f"index schema {schema!r} is version {version}, newer than this memvault's "
-        f"({PG_SCHEMA_VERSION}); upgrade memvault on this machine"
+        f"({PG_SCHEMA_VERSION}); upgrade memvault on this machine",
+        version,
+        PG_SCHEMA_VERSION,
     )
 
 

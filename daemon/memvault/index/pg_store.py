@@ -55,6 +55,7 @@ from memvault.index.pg_writer import (
     look_now,
     moved_away,
     refusal,
+    spelt_otherwise,
 )
 from memvault.index.rows import NewChunk, NoteRow
 from memvault.index.sql import parts
@@ -307,6 +308,7 @@ class PgStore(Store):
     refusal = refusal
     follow_writer = look_now  # a reader's: asks as its writer keys now (follow_when_due)
     known = known  # ``manifest`` of some paths alone, one query (engine/changed_here)
+    spelt_otherwise = spelt_otherwise  # of some paths in another case (changed_here)
 
     def writer(self) -> tuple[str, int, float] | None:
         """The writer (host, pid, since) while it holds the lock (a killed one's row

@@ -47,6 +47,7 @@ from memvault.service.http_schema import (
     noted,
     openapi_schema,
     validate,
+    with_note,
 )
 from memvault.vault.files import normalize_rel, safe_join
 
@@ -448,19 +449,16 @@ def create_app(
 
     async def search(request: Request) -> Response:
         data = await _body(request, "search")
-        hits = await run_in_threadpool(
-            lambda: vault.search(
-                data["query"], data.get("k"), group=data.get("group", False), **_filters(data)
-            )
-        )
-        return JSONResponse(noted({"hits": [h.to_dict() for h in hits]}, vault))
+        k, group = data.get("k"), data.get("group", False)
+        find = lambda: vault.search(data["query"], k, group=group, **_filters(data))  # noqa: E731
+        hits, note = await run_in_threadpool(with_note, vault, find)
+        return JSONResponse(noted({"hits": [h.to_dict() for h in hits]}, note))
 
     async def context(request: Request) -> Response:
         data = await _body(request, "context")
-        ctx = await run_in_threadpool(
-            lambda: vault.context(data["query"], data.get("budget"), **_filters(data))
-        )
-        return JSONResponse(noted(ctx.to_dict(), vault))
+        ask = lambda: vault.context(data["query"], data.get("budget"), **_filters(data))  # noqa: E731
+        ctx, note = await run_in_threadpool(with_note, vault, ask)
+        return JSONResponse(noted(ctx.to_dict(), note))
 
     async def get_note(request: Request) -> Response:
         path = request.path_params["path"]

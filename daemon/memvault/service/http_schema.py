@@ -9,11 +9,13 @@ from what the routes accept. Pure: no Starlette, no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from memvault import __version__
+
+T = TypeVar("T")
 
 CATEGORIES = ("people", "projects", "decisions", "logs")
 
@@ -394,12 +396,18 @@ def openapi_schema() -> dict[str, Any]:
     }
 
 
-def noted(body: dict[str, Any], vault: Any) -> dict[str, Any]:
-    """A search's or context's answer, with ``note`` when the vault says what it misses
-    (``Vault.stale``: a reader daemon's notes changed here that the team's index lacks,
-    engine/changed_here; a read beside a holder that did not let go)."""
-    note = vault.stale
+def noted(body: dict[str, Any], note: str | None) -> dict[str, Any]:
+    """A search's or context's answer, with ``note`` when the vault said what it misses
+    (``Vault.stale`` read in the thread that searched: a reader daemon's notes changed
+    here that the team's index lacks, engine/changed_here; a read beside a holder that
+    did not let go)."""
     return {**body, "note": note} if note else body
+
+
+def with_note(vault: Any, call: Callable[[], T]) -> tuple[T, str | None]:
+    """``call()``'s answer and its note (``Vault.stale``), read in the thread that asked
+    (a worker thread: another request's search runs beside it, with a note of its own)."""
+    return call(), vault.stale
 
 
 __all__ = [
@@ -412,4 +420,5 @@ __all__ = [
     "noted",
     "openapi_schema",
     "validate",
+    "with_note",
 ]

@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from collections.abc import Sequence
 from pathlib import Path
+
+GIT_TIMEOUT = 30.0  # seconds a git call is given (then killed: as if git were absent)
 
 _MARKERS = (
     ("rebase-merge", "a rebase"),
@@ -224,23 +227,39 @@ def untracked(root: Path, rels: Sequence[str]) -> list[str]:
     return [rel for rel in there if rel not in kept]
 
 
-def not_pushed(root: Path) -> list[str]:
+def not_pushed(
+    root: Path, against: str | None = None, within: float | None = None
+) -> list[str] | None:
     """The vault's files (paths under it) that this clone holds otherwise than its
     upstream branch had them when last fetched: committed and not pushed (since the
     merge base, so a change only upstream has is not one), staged, edited, or untracked
     and not ignored (``git diff`` and ``git ls-files``); HEAD stands for the upstream
-    when there is none. [] outside git, or when git cannot be asked."""
-    base = run_git(root, "merge-base", "HEAD", "@{upstream}")
-    since = base.stdout.decode().strip() if base is not None and base.returncode == 0 else "HEAD"
+    when there is none. ``against``: a commit to take in the upstream's place when this
+    clone has it (the team's writer's: what its index was written from). [] outside git,
+    or when git cannot be asked. ``within``: seconds git is given in all (each call
+    killed past them), None when it did not answer in time (a search waits for it:
+    a slow disk, a huge folder git walks)."""
+    end = None if within is None else time.monotonic() + within
+
+    def ask(*args: str) -> subprocess.CompletedProcess[bytes] | None:
+        left = GIT_TIMEOUT if end is None else min(GIT_TIMEOUT, end - time.monotonic())
+        return run_git(root, *args, timeout=max(left, 0.01))
+
+    since = "HEAD"
+    for other in (*((against,) if against else ()), "@{upstream}"):
+        base = ask("merge-base", "HEAD", other)
+        if base is not None and base.returncode == 0:
+            since = base.stdout.decode().strip()
+            break
     out: list[str] = []
     for args in (
         ("diff", "--name-only", "-z", "--relative", "--no-renames", since, "--", "."),
         ("ls-files", "-z", "--others", "--exclude-standard", "--", "."),
     ):
-        done = run_git(root, "-c", "core.quotePath=false", *args)
+        done = ask("-c", "core.quotePath=false", *args)
         if done is not None and done.returncode == 0:
             out += [p for p in done.stdout.decode("utf-8", "replace").split("\0") if p]
-    return out
+    return None if end is not None and time.monotonic() >= end else out
 
 
 def common_dir(gdir: Path) -> Path:
@@ -354,9 +373,10 @@ def settings_ignored(rule: str) -> str:
 
 
 def run_git(
-    root: Path, *args: str, stdin: bytes = b""
+    root: Path, *args: str, stdin: bytes = b"", timeout: float = GIT_TIMEOUT
 ) -> subprocess.CompletedProcess[bytes] | None:
-    """git run on the repository around the vault, or None (outside git, no git)."""
+    """git run on the repository around the vault, or None (outside git, no git, or
+    killed after ``timeout`` seconds)."""
     if git_dir(root) is None:
         return None
     # the repository is the one around the vault, whatever a git hook's environment says
@@ -371,7 +391,7 @@ def run_git(
             input=stdin,
             capture_output=True,
             env=env,
-            timeout=30,
+            timeout=timeout,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):

@@ -31,16 +31,17 @@ def _ago(seconds: float) -> str:
 
 
 def status_exit_code(data: dict[str, Any]) -> int:
-    """7 when the index does not answer (as every command that reads it then exits); 1
-    when MEMORY.md needs a person (a section left unclosed, or over its budget)."""
-    if data["index"].get("unreachable"):
+    """7 when the index does not answer, or a newer memvault writes it (as every command
+    that reads it then exits); 1 when MEMORY.md needs a person (a section left unclosed,
+    or over its budget)."""
+    if data["index"].get("unreachable") or data["index"].get("too_new"):
         return 7
     mem = data["memory"]
     return 1 if mem.get("over_budget") or mem.get("problem") else 0
 
 
 def render_status(console: Console, data: dict[str, Any]) -> None:
-    if data["index"].get("unreachable"):
+    if data["index"].get("unreachable") or data["index"].get("too_new"):
         render_away(console, data)
         return
     console.print(f"vault: {data['vault']}")
@@ -322,7 +323,8 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
 
 def render_away(console: Console, data: dict[str, Any]) -> None:
     """The index does not answer (its server stopped, the network stalled): what the
-    files say, why, and what the daemon does meanwhile (engine/status_away.py)."""
+    files say, why, and what the daemon does meanwhile (engine/status_away.py); or a newer
+    memvault writes it (``too_new``): the versions, and to upgrade."""
     idx = data["index"]
     where = idx.get("where") or {}
     daemon = data.get("daemon") or {}
@@ -332,6 +334,15 @@ def render_away(console: Console, data: dict[str, Any]) -> None:
     if mem.get("exists"):
         tokens = f", {mem['tokens']} tokens (budget {mem['max_tokens']})" if mem["tokens"] else ""
         console.print(f"{mem['file']}: {mem['lines']} lines (budget {mem['max_lines']}){tokens}")
+    newer = idx.get("too_new")
+    if newer:  # it answers, but a newer memvault writes it: nothing here reads it
+        console.print(
+            f"index: written by a newer memvault (schema version {newer['version']}, this "
+            f"memvault's {newer['ours']}): upgrade memvault on this machine; until then "
+            "search, context, get and writes are refused"
+        )
+        console.print(f"  it lives in PostgreSQL: {where.get('dsn')} schema {where.get('schema')}")
+        return
     console.print(f"index: does not answer: {escape(idx['unreachable'])}")
     console.print(
         f"  it lives in PostgreSQL: {where.get('dsn')} schema {where.get('schema')}; "
