@@ -133,3 +133,18 @@ def test_a_git_that_does_not_answer_holds_the_search_no_longer_than_its_bound(
         writer.sync()
         _, said = _cli_search(b, env)
     assert "git did not list this copy's changes within" in said, said
+
+
+def test_a_search_on_the_writers_own_copy_gives_no_push_and_pull_advice(
+    clones: tuple[Path, Path, dict[str, str]],
+) -> None:
+    """The team's writer runs on this very copy (a ``memvault sync`` holding its lock, a
+    ``Vault`` here): a search with no daemon in the same folder must not tell its person
+    to "commit and push here, pull there" of a note new here: the writer here indexes it.
+    (rev58team: it did, where main said nothing.)"""
+    a, _b, env = clones
+    write(a, ANA, note("Ana Quill", body="Ana owns the quill harpsichord tuning."))
+    with open_vault(a):  # the writer, holding this copy's lock and the team's
+        _hits, said = _cli_search(a, env)
+    assert "pull there" not in said, said
+    assert "lacks" not in said, said

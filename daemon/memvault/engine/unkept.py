@@ -18,13 +18,18 @@ log = logging.getLogger("memvault")
 def unkept_here(engine: Any) -> tuple[str | None, ChangedHere | None]:
     """A query's open with no daemon over a team's index in PostgreSQL: with no writer
     running, what its answers miss (``say_unkept``, said now); with one, the notes this
-    clone changed, for each search and context to check (``changed_by_git``). Neither
-    over SQLite's index."""
+    clone changed, for each search and context to check (``changed_by_git``), unless this
+    copy's own lock is held (the writer runs here: a ``memvault sync``; git's "push here,
+    pull there" would be wrong advice). Neither over SQLite's index."""
+    from memvault.vault.lock import lock_holder
+
     who = getattr(engine.store, "writer", None)
     if who is None:
         return None, None
     if who() is None:
         return say_unkept(engine), None
+    if lock_holder(engine.root) is not None:  # the writer is on this copy (a sync here)
+        return None, None  # its notes are this copy's: nothing waits for a push and pull
     return None, changed_by_git(engine)
 
 
