@@ -41,10 +41,10 @@ def _serve(vault: Vault) -> Iterator[int]:
         server.stop()
 
 
-def exchange(port: int, request: bytes, *, piece: int = 0) -> bytes:
+def exchange(port: int, request: bytes, *, piece: int = 0, half_close: bool = True) -> bytes:
     """Send ``request`` (in pieces of ``piece`` bytes with a pause between, or at once),
-    then read the answer until the server closes; a reset before the answer is read
-    raises, as it would for any client."""
+    say it is all (``half_close``), then read the answer until the server closes; a
+    reset before the answer is read raises, as it would for any client."""
     with socket.create_connection(("127.0.0.1", port)) as s:
         s.settimeout(15)
         if piece:
@@ -53,7 +53,8 @@ def exchange(port: int, request: bytes, *, piece: int = 0) -> bytes:
                 time.sleep(0.001)
         else:
             s.sendall(request)
-        s.shutdown(socket.SHUT_WR)
+        if half_close:
+            s.shutdown(socket.SHUT_WR)
         answer = b""
         while chunk := s.recv(65536):
             answer += chunk
@@ -102,3 +103,41 @@ def test_a_pipelined_request_past_the_limit_is_431_after_the_first_is_answered(
     first, _, rest = answer.partition(b'{"ok":true,"version"')
     assert first.startswith(b"HTTP/1.1 200 ")
     assert b"HTTP/1.1 431 " in rest and rest.count(b"HTTP/1.1 ") == 1
+
+
+# -- a request with no Host header ----------------------------------------------------------------
+
+
+def test_http_1_0_without_a_host_is_served_and_still_needs_the_token(port: int) -> None:
+    """HTTP/1.0 has no Host (curl -0, old probes): it got 403 even on /health. A browser
+    always sends Host (DNS rebinding comes through one), so its absence is no attack;
+    the token is still asked for."""
+    health = exchange(port, b"GET /health HTTP/1.0\r\n\r\n")
+    assert health.startswith(b"HTTP/1.1 200 ") and health.endswith(b'{"ok":true,"version":"0.1.0"}')
+    status = exchange(port, b"GET /status HTTP/1.0\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 401 ") and b'"Unauthorized"' in status
+    auth = f"GET /status HTTP/1.0\r\nAuthorization: Bearer {TOKEN}\r\n\r\n".encode()
+    answer = exchange(port, auth, half_close=False)
+    assert answer.startswith(b"HTTP/1.1 200 ") and b'"daemon"' in answer
+
+
+@pytest.mark.parametrize(
+    "request_",
+    [
+        b"GET /health HTTP/1.0\r\nHost: evil.com\r\n\r\n",  # a Host given must be ours
+        b"GET /health HTTP/1.0\r\nHost: \r\n\r\n",
+        b"GET /health HTTP/1.0\r\nHost: 127.0.0.1:1\r\n\r\n",
+        b"GET /health HTTP/1.1\r\nHost: evil.com\r\n\r\n",
+    ],
+)
+def test_a_foreign_or_empty_host_is_still_403(port: int, request_: bytes) -> None:
+    answer = exchange(port, request_)
+    assert answer.startswith(b"HTTP/1.1 403 ") and b'"Forbidden"' in answer, answer[:200]
+
+
+def test_http_1_1_without_a_host_is_400(port: int) -> None:
+    """HTTP/1.1 requires Host (RFC 9112 3.2): the server refuses it before the API."""
+    answer = exchange(port, b"GET /health HTTP/1.1\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 400 ") and answer.endswith(
+        b"Invalid HTTP request received."
+    )

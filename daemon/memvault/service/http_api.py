@@ -301,7 +301,7 @@ class Guard:
         async def refuse(status: int, kind: str, message: str, **extra: str) -> None:
             await error_response(status, kind, message, extra or None)(scope, receive, send)
 
-        if not self._host_ok(headers.get("host", "")):
+        if not self._host_ok(headers.get("host"), scope.get("http_version")):
             return await refuse(
                 403,
                 "Forbidden",
@@ -363,7 +363,13 @@ class Guard:
                 break
         await self.app(scope, _replay(bytes(body), receive), send)
 
-    def _host_ok(self, host: str) -> bool:
+    def _host_ok(self, host: str | None, version: str | None) -> bool:
+        """The Host header names this daemon on loopback (DNS rebinding: a page of
+        evil.com resolved to 127.0.0.1 sends ``Host: evil.com``). An HTTP/1.0 request
+        with no Host at all passes: a browser always sends one (scripts cannot drop
+        it), and the connection came in on loopback."""
+        if host is None:
+            return version == "1.0"
         port = self.port()
         host = host.lower()
         names = ("127.0.0.1", "localhost", "[::1]")
