@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import socket
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from helpers import note, open_vault, write
@@ -20,10 +23,16 @@ TOKEN = "t0k3n-for-edges-" + "x" * 27
 
 
 @pytest.fixture(scope="module")
-def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+def edges_vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root: Path = tmp_path_factory.mktemp("edges")
-    write(root, "people/ana.md", note("Ana Lopez", "our designer", "## Work\n\nDraws kiwis."))
-    with open_vault(root) as vault:
+    body = "## Work\n\nDraws kiwis.\n\n## 工作 安排\n\n中文"
+    write(root, "people/ana.md", note("Ana Lopez", "our designer", body))
+    return root
+
+
+@pytest.fixture(scope="module")
+def port(edges_vault: Path) -> Iterator[int]:
+    with open_vault(edges_vault) as vault:
         vault.sync()
         yield from _serve(vault)
 
@@ -141,3 +150,53 @@ def test_http_1_1_without_a_host_is_400(port: int) -> None:
     assert answer.startswith(b"HTTP/1.1 400 ") and answer.endswith(
         b"Invalid HTTP request received."
     )
+
+
+# -- an empty heading= ----------------------------------------------------------------------------
+
+
+def _get(port: int, query: str) -> tuple[int, dict[str, Any]]:
+    r = httpx.get(
+        f"http://127.0.0.1:{port}/notes/people/ana.md?{query}",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+        trust_env=False,
+        timeout=30,
+    )
+    return r.status_code, r.json()
+
+
+@pytest.mark.parametrize("query", ["heading=", "heading=%20%20", "lines=", "lines=&heading=Work"])
+def test_an_empty_heading_or_lines_is_400_not_the_whole_note(port: int, query: str) -> None:
+    """``heading=`` (a client's variable left empty) answered the whole note, as if
+    asked for it: a caller reading one section got every other too."""
+    status, body = _get(port, query)
+    name = query.split("=")[0]
+    assert (status, body["error"]["type"]) == (400, "BadRequest"), body
+    assert body["error"]["message"] == (
+        f"{name} is empty: give the {name} to read, or leave {name} out for the whole note"
+    )
+
+
+def test_a_heading_is_still_read_in_any_script(port: int) -> None:
+    status, body = _get(port, "heading=" + urllib.parse.quote("工作 安排"))
+    assert status == 200 and body["heading"] == "工作 安排" and body["text"].endswith("中文")
+    status, body = _get(port, "heading=Work")
+    assert status == 200 and body["text"] == "## Work\n\nDraws kiwis.\n"
+
+
+def test_the_python_api_and_the_cli_refuse_an_empty_heading_alike(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from memvault import errors as E
+    from memvault.interfaces.cli.app import app
+
+    write(tmp_path, "people/ana.md", note("Ana Lopez", "our designer", "## Work\n\nDraws."))
+    with open_vault(tmp_path) as vault:
+        vault.sync()
+        with pytest.raises(E.BadRequest, match="heading is empty"):
+            vault.get("people/ana.md", heading="")
+    result = CliRunner().invoke(
+        app, ["get", "people/ana.md", "--heading", "", "--vault", str(tmp_path), "--json"]
+    )
+    assert result.exit_code == 2, result.output
+    assert "heading is empty" in result.output
