@@ -593,6 +593,10 @@ function cleanSnippet(hit) {
   }
   return s.trim() || hit.snippet.trim();
 }
+function linkHeading(heading) {
+  if (!/[#|[\]^%\r\n]/.test(heading)) return heading;
+  return heading.replace(/[#|[\]^%\r\n]+/g, " ").replace(/ {2,}/g, " ").replace(/^ +| +$/g, "");
+}
 
 // src/navigation.ts
 var import_obsidian2 = require("obsidian");
@@ -601,7 +605,7 @@ function fileOf(app, path) {
   return f instanceof import_obsidian2.TFile ? f : null;
 }
 function linkTo(app, hit, sourcePath) {
-  const heading = hit.heading.length ? hit.heading[hit.heading.length - 1] : "";
+  const heading = hit.heading.length ? linkHeading(hit.heading[hit.heading.length - 1]) : "";
   const file = fileOf(app, hit.path);
   if (!file) {
     const target = hit.path.replace(/\.md$/i, "");

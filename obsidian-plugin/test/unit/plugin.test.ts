@@ -247,6 +247,23 @@ describe("the search modal", () => {
     assert.equal(mm.adapter.writes, 0);
   });
 
+  it("inserts a link to a heading in Chinese with a # that Obsidian reads back to it", async () => {
+    fake.routes["POST /search"] = () => ({ status: 200, json: { hits: [hit("projects/kiwi.md", ["项目计划", "风险 & 问题 #1"], 9)] } });
+    const mm = await start();
+    await until(() => mm.plugin.connection.connected, 5000, "connected");
+    await mm.open("people/ana.md");
+    const editor = markdownEditor(mm.editorLeaf);
+    editor.setCursor({ line: 0, ch: 0 });
+    const modal = mm.plugin.openSearch();
+    modal.inputEl.value = "风险";
+    modal.inputEl.dispatchEvent(new Event("input"));
+    await modal.updated;
+    modal.modalEl.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true }));
+    // not [[kiwi#风险 & 问题 #1]]: the heading "1" under "风险 & 问题", which no note has
+    assert.equal(editor.getValue().split("\n")[0], "[[kiwi#风险 & 问题 1]]# Note");
+    assert.equal(mm.adapter.writes, 0);
+  });
+
   it("a newer query's answer is the one shown, however the answers arrive", async () => {
     let calls = 0;
     fake.routes["POST /search"] = (s) => ({ status: 200, json: { hits: [hit(`q/${JSON.parse(s.body).query}-${++calls}.md`)] } });
