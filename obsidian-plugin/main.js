@@ -41,8 +41,9 @@ function search(c, query, k, filters, signal) {
 function context(c, query, budget, timeoutMs) {
   return c.request("POST", "/context", { body: { query, budget }, timeoutMs });
 }
-function status(c) {
-  return c.request("GET", "/status");
+var STATUS_WAIT_MS = 3e4;
+function status(c, timeoutMs) {
+  return c.request("GET", "/status", { timeoutMs: Math.max(timeoutMs, STATUS_WAIT_MS) });
 }
 
 // src/sse.ts
@@ -1063,11 +1064,14 @@ var StatusModal = class extends import_obsidian6.Modal {
     el.createDiv({ cls: "memvault-muted", text: "Loading\u2026" });
     let s;
     try {
-      s = await status(this.host.connection);
+      s = await status(this.host.connection, this.host.settings.timeoutMs);
     } catch (err) {
       const e = err instanceof DaemonError ? err : new DaemonError("server", String(err));
       el.empty();
-      return this.notRunning(e.message);
+      if (e.kind === "not-running" || e.kind === "unauthorized" || e.kind === "foreign") {
+        return this.notRunning(e.message);
+      }
+      return this.busy(e.message);
     }
     el.empty();
     el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
@@ -1099,6 +1103,15 @@ var StatusModal = class extends import_obsidian6.Modal {
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
     const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    refresh.addEventListener("click", () => void this.load());
+  }
+  busy(detail) {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
+    box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
+    box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
   }
   notRunning(detail) {

@@ -30,11 +30,14 @@ export class StatusModal extends Modal {
     el.createDiv({ cls: "memvault-muted", text: "Loading…" });
     let s: VaultStatus;
     try {
-      s = await status(this.host.connection);
+      s = await status(this.host.connection, this.host.settings.timeoutMs);
     } catch (err) {
       const e = err instanceof DaemonError ? err : new DaemonError("server", String(err));
       el.empty();
-      return this.notRunning(e.message);
+      if (e.kind === "not-running" || e.kind === "unauthorized" || e.kind === "foreign") {
+        return this.notRunning(e.message);
+      }
+      return this.busy(e.message); // it runs: telling how to start it would mislead
     }
     el.empty();
     el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
@@ -66,6 +69,16 @@ export class StatusModal extends Modal {
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
     const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    refresh.addEventListener("click", () => void this.load());
+  }
+
+  private busy(detail: string): void {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
+    box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
+    box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
   }
 

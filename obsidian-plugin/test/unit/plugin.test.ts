@@ -38,6 +38,14 @@ async function start(settings = {}): Promise<Mounted> {
   return m;
 }
 
+const STATUS = {
+  notes: 6000,
+  index: { chunks: 24000, embedded: 1200, pending_count: 4800 },
+  memory: { exists: true, file: "MEMORY.md", lines: 40, max_lines: 200, tokens: null, max_tokens: null, over_budget: false },
+  links: { unresolved: 0, ambiguous: 0 },
+  daemon: { state: "indexing", pid: 1, uptime_seconds: 30, model: "ready", last_error: null },
+};
+
 beforeEach(async () => {
   resetDom();
   shownNotices.length = 0;
@@ -262,6 +270,23 @@ describe("the search modal", () => {
     // not [[kiwi#风险 & 问题 #1]]: the heading "1" under "风险 & 问题", which no note has
     assert.equal(editor.getValue().split("\n")[0], "[[kiwi#风险 & 问题 1]]# Note");
     assert.equal(mm.adapter.writes, 0);
+  });
+
+  it("the status view waits for a daemon slow to count a vault it indexes, and never says to start it", async () => {
+    // a first index of 6,000 notes: /status took 5-20 s, past the 5 s of every request
+    fake.routes["GET /status"] = () => ({ status: 200, json: STATUS });
+    fake.delayMs = 1500;
+    const mm = await start({ timeoutMs: 500 });
+    await until(() => mm.plugin.connection.connected, 5000, "connected");
+    const modal = mm.plugin.openStatus();
+    await until(() => modal.contentEl.querySelector(".memvault-status-table") !== null, 8000, "the table");
+    assert.match(modal.contentEl.textContent ?? "", /Notes6,000/);
+    fake.delayMs = 0;
+    fake.routes["GET /status"] = () => ({ status: 500, json: { error: { type: "InternalError", message: "a bug" } } });
+    await modal.load();
+    const text = modal.contentEl.textContent ?? "";
+    assert.match(text, /The daemon runs, but did not give its status: a bug/);
+    assert.doesNotMatch(text, /Start the daemon|memvault up/);
   });
 
   it("a newer query's answer is the one shown, however the answers arrive", async () => {
