@@ -1058,8 +1058,7 @@ var StatusModal = class extends import_obsidian6.Modal {
   async load() {
     const el = this.contentEl;
     el.empty();
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const health = this.health();
     if (!this.host.connection.connected) return this.notRunning(health.tooltip);
     el.createDiv({ cls: "memvault-muted", text: "Loading\u2026" });
     let s;
@@ -1074,7 +1073,7 @@ var StatusModal = class extends import_obsidian6.Modal {
       return this.busy(e.message);
     }
     el.empty();
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const table = el.createEl("table", { cls: "memvault-status-table" });
     const row = (name, value, cls = "") => {
       const tr = table.createEl("tr", { cls });
@@ -1102,17 +1101,24 @@ var StatusModal = class extends import_obsidian6.Modal {
       row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
-    const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    this.refreshButton();
+  }
+  /** The status bar's words, as the view's first line. */
+  health() {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    return health;
+  }
+  refreshButton() {
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
   }
   busy(detail) {
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
     box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
     box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
-    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
-    refresh.addEventListener("click", () => void this.load());
+    this.refreshButton();
   }
   notRunning(detail) {
     const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });

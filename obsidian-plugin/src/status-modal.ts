@@ -24,8 +24,7 @@ export class StatusModal extends Modal {
   async load(): Promise<void> {
     const el = this.contentEl;
     el.empty();
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const health = this.health();
     if (!this.host.connection.connected) return this.notRunning(health.tooltip);
     el.createDiv({ cls: "memvault-muted", text: "Loading…" });
     let s: VaultStatus;
@@ -40,7 +39,7 @@ export class StatusModal extends Modal {
       return this.busy(e.message); // it runs: telling how to start it would mislead
     }
     el.empty();
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const table = el.createEl("table", { cls: "memvault-status-table" });
     const row = (name: string, value: string, cls = "") => {
       const tr = table.createEl("tr", { cls });
@@ -68,18 +67,27 @@ export class StatusModal extends Modal {
       row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
-    const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    this.refreshButton();
+  }
+
+  /** The status bar's words, as the view's first line. */
+  private health(): ReturnType<typeof describeHealth> {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    return health;
+  }
+
+  private refreshButton(): void {
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
   }
 
   private busy(detail: string): void {
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
     box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
     box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
-    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
-    refresh.addEventListener("click", () => void this.load());
+    this.refreshButton();
   }
 
   private notRunning(detail: string): void {

@@ -364,10 +364,7 @@ class Guard:
         await self.app(scope, _replay(bytes(body), receive), send)
 
     def _host_ok(self, host: str | None, version: str | None) -> bool:
-        """The Host header names this daemon on loopback (DNS rebinding: a page of
-        evil.com resolved to 127.0.0.1 sends ``Host: evil.com``). An HTTP/1.0 request
-        with no Host at all passes: a browser always sends one (scripts cannot drop
-        it), and the connection came in on loopback."""
+        """Host names us on loopback (DNS rebinding); HTTP/1.0 may have none (browsers send it)."""
         if host is None:
             return version == "1.0"
         port = self.port()

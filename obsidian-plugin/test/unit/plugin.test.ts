@@ -46,6 +46,20 @@ const STATUS = {
   daemon: { state: "indexing", pid: 1, uptime_seconds: 30, model: "ready", last_error: null },
 };
 
+/** The search modal over people/ana.md (cursor at its start), ``query`` typed and answered. */
+async function searchInAna(query: string) {
+  const mm = await start();
+  await until(() => mm.plugin.connection.connected, 5000, "connected");
+  await mm.open("people/ana.md");
+  const editor = markdownEditor(mm.editorLeaf);
+  editor.setCursor({ line: 0, ch: 0 });
+  const modal = mm.plugin.openSearch();
+  modal.inputEl.value = query;
+  modal.inputEl.dispatchEvent(new Event("input"));
+  await modal.updated;
+  return { mm, editor, modal };
+}
+
 beforeEach(async () => {
   resetDom();
   shownNotices.length = 0;
@@ -230,15 +244,7 @@ describe("the search modal", () => {
       const b = JSON.parse(s.body);
       return { status: 200, json: { hits: [hit("projects/kiwi.md", ["Kiwi"], 3), hit(`people/${b.query}.md`)] } };
     };
-    const mm = await start();
-    await until(() => mm.plugin.connection.connected, 5000, "connected");
-    await mm.open("people/ana.md");
-    const editor = markdownEditor(mm.editorLeaf);
-    editor.setCursor({ line: 0, ch: 0 });
-    const modal = mm.plugin.openSearch();
-    modal.inputEl.value = "schema folder:decisions tag:#db since:2024-01-01";
-    modal.inputEl.dispatchEvent(new Event("input"));
-    await modal.updated;
+    const { mm, editor, modal } = await searchInAna("schema folder:decisions tag:#db since:2024-01-01");
     const body = JSON.parse(fake.seen.filter((s) => s.path === "/search").pop()!.body);
     assert.deepEqual(body, { query: "schema", k: 10, folder: "decisions", tags: ["db"], since: "2024-01-01" });
     assert.equal(modal.resultContainerEl.querySelectorAll(".suggestion-item").length, 2);
@@ -257,15 +263,7 @@ describe("the search modal", () => {
 
   it("inserts a link to a heading in Chinese with a # that Obsidian reads back to it", async () => {
     fake.routes["POST /search"] = () => ({ status: 200, json: { hits: [hit("projects/kiwi.md", ["项目计划", "风险 & 问题 #1"], 9)] } });
-    const mm = await start();
-    await until(() => mm.plugin.connection.connected, 5000, "connected");
-    await mm.open("people/ana.md");
-    const editor = markdownEditor(mm.editorLeaf);
-    editor.setCursor({ line: 0, ch: 0 });
-    const modal = mm.plugin.openSearch();
-    modal.inputEl.value = "风险";
-    modal.inputEl.dispatchEvent(new Event("input"));
-    await modal.updated;
+    const { mm, editor, modal } = await searchInAna("风险");
     modal.modalEl.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true }));
     // not [[kiwi#风险 & 问题 #1]]: the heading "1" under "风险 & 问题", which no note has
     assert.equal(editor.getValue().split("\n")[0], "[[kiwi#风险 & 问题 1]]# Note");
