@@ -613,7 +613,7 @@ class Engine:
             self.fs,
             self.store,
             self.embedding.count_tokens,
-            lambda scan: self.linker.link_problems(scan=scan, as_written=False),
+            lambda scan, read: self.linker.link_problems(scan=scan, as_written=False, read=read),
             self.last_sync_at,
         )
         data["indexed"] = self.indexed

@@ -463,11 +463,16 @@ class Linker:
     # -- links -----------------------------------------------------------------------------------
 
     def link_problems(
-        self, include_alias: bool = True, scan: Scan | None = None, *, as_written: bool = True
+        self,
+        include_alias: bool = True,
+        scan: Scan | None = None,
+        *,
+        as_written: bool = True,
+        read: bool = True,
     ) -> list[LinkProblem]:
-        """The vault's link problems (``engine/link_check.py``)."""
+        """The vault's link problems (``engine/link_check.py``; ``read``: its ``read_changed``)."""
         return link_check.link_problems(
-            self.fs, self.store, include_alias, scan, as_written=as_written
+            self.fs, self.store, include_alias, scan, as_written=as_written, read_changed=read
         )
 
 
