@@ -114,6 +114,28 @@ def test_a_pipelined_request_past_the_limit_is_431_after_the_first_is_answered(
     assert b"HTTP/1.1 431 " in rest and rest.count(b"HTTP/1.1 ") == 1
 
 
+def test_a_request_past_the_limit_sent_with_the_body_of_one_already_answered_is_431(
+    port: int,
+) -> None:
+    """A 401 is sent before the body is read; the next head came with that body, and
+    h11 read it on within one call: 40 KB of headers were served (200)."""
+    with socket.create_connection(("127.0.0.1", port)) as s:
+        s.settimeout(15)
+        s.sendall(
+            f"POST /sync HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Length: 5\r\n\r\n".encode()
+        )
+        first = b""
+        while b"\r\n\r\n" not in first or not first.rstrip().endswith(b"}"):
+            first += s.recv(65536)
+        assert first.startswith(b"HTTP/1.1 401 "), first[:200]
+        s.sendall(b"hello" + head(port, 40_000))
+        s.shutdown(socket.SHUT_WR)
+        answer = b""
+        while chunk := s.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 431 "), answer[:200]
+
+
 # -- a request with no Host header ----------------------------------------------------------------
 
 

@@ -97,9 +97,19 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
             if self._in_request():
                 self._disarm()  # the headers are complete: the app has it now
 
-        def handle_events(self) -> None:  # (on new data, and for a pipelined request)
-            if not self._refused and not self._head_too_large():
-                super().handle_events()
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # each event h11 reads goes by the check: new data, a pipelined request, and
+            # one read on within handle_events' loop (the answer sent before the body
+            # was read, a 401: the next head came with the body, past the limit)
+            read = self.conn.next_event
+
+            def next_event() -> Any:
+                if self._refused or self._head_too_large():
+                    return h11.NEED_DATA  # (handle_events stops)
+                return read()
+
+            self.conn.next_event = next_event
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
