@@ -84,6 +84,20 @@ def test_headers_within_the_limit_are_served(port: int, piece: int) -> None:
     assert answer.startswith(b"HTTP/1.1 200 "), answer[:200]
 
 
+@pytest.mark.parametrize("piece", [0, 1000], ids=["at once", "in pieces"])
+@pytest.mark.parametrize("extra", [0, 1, 2, 3])
+def test_the_limit_is_16384_bytes_to_the_blank_line_however_they_arrive(
+    port: int, piece: int, extra: int
+) -> None:
+    """A head of 16,385 to 16,387 bytes was served (its end searched 3 bytes past the
+    limit), at once or in pieces."""
+    at_limit = head(port, MAX_HEADER_BYTES - len(head(port, 1)) + 1)
+    assert len(at_limit) == MAX_HEADER_BYTES
+    request = head(port, MAX_HEADER_BYTES - len(head(port, 1)) + 1 + extra)
+    answer = exchange(port, request, piece=piece)
+    assert answer.startswith(b"HTTP/1.1 431 " if extra else b"HTTP/1.1 200 "), answer[:100]
+
+
 @pytest.mark.parametrize(
     ("pad", "piece"),
     [

@@ -144,7 +144,7 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
             if self.conn.their_state is not h11.IDLE:
                 return False  # a body, or a connection done: not a head
             buf = self.conn.trailing_data[0].lstrip(b"\r\n")
-            end = _BLANK_LINE.search(buf, 0, MAX_HEADER_BYTES + 3)
+            end = _BLANK_LINE.search(buf, 0, MAX_HEADER_BYTES)  # (it ends within)
             if end is not None or len(buf) <= MAX_HEADER_BYTES:
                 return False
             self._refused = True
