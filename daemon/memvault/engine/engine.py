@@ -613,7 +613,9 @@ class Engine:
             self.fs,
             self.store,
             self.embedding.count_tokens,
-            lambda scan, read: self.linker.link_problems(scan=scan, as_written=False, read=read),
+            lambda scan, read: self.linker.link_problems(
+                scan=scan, as_written=False, read_changed=read
+            ),
             self.last_sync_at,
         )
         data["indexed"] = self.indexed

@@ -463,17 +463,10 @@ class Linker:
     # -- links -----------------------------------------------------------------------------------
 
     def link_problems(
-        self,
-        include_alias: bool = True,
-        scan: Scan | None = None,
-        *,
-        as_written: bool = True,
-        read: bool = True,
+        self, include_alias: bool = True, scan: Scan | None = None, **how: bool
     ) -> list[LinkProblem]:
-        """The vault's link problems (``engine/link_check.py``; ``read``: its ``read_changed``)."""
-        return link_check.link_problems(
-            self.fs, self.store, include_alias, scan, as_written=as_written, read_changed=read
-        )
+        """The vault's link problems (``engine/link_check.py``; ``how``: its keywords)."""
+        return link_check.link_problems(self.fs, self.store, include_alias, scan, **how)
 
 
 def _persons_note(fs: VaultFS, persons: dict[str, tuple[tuple[int, int], bool]], path: str) -> bool:
