@@ -307,3 +307,7 @@ def test_status_during_a_first_index_reads_no_note_the_index_has_not_reached(
         v.sync()
         links = v.status()["links"]
         assert (links["unresolved"], links["unchecked"]) == (5, 0)
+        for path in (root / "people").glob("*.md"):  # a checkout: new times, same words
+            os.utime(path, (1_900_000_000, 1_900_000_000))
+        links = v.status()["links"]
+        assert (links["unresolved"], links["unchecked"]) == (5, 0)

@@ -613,8 +613,8 @@ class Engine:
             self.fs,
             self.store,
             self.embedding.count_tokens,
-            lambda scan, read: self.linker.link_problems(
-                scan=scan, as_written=False, read_changed=read
+            lambda scan, unread: self.linker.link_problems(
+                scan=scan, as_written=False, unread=unread
             ),
             self.last_sync_at,
         )

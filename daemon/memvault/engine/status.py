@@ -72,21 +72,21 @@ def describe(
     fs: VaultFS,
     store: Store,
     count_tokens: Callable[[str], int],
-    link_problems: Callable[[Scan, bool], Sequence[LinkProblem]],
+    link_problems: Callable[[Scan, frozenset[str]], Sequence[LinkProblem]],
     last_sync_at: float | None,
 ) -> dict[str, Any]:
     """The status dict that ``memvault status``, ``/status`` and MCP report.
-    ``link_problems(scan, read)``: the vault's link problems, judged on the same one scan
-    (a scan of 100,000 notes is a second), ``read``: the notes changed since the index
-    too. Past ``LINKS_READ_MOST`` of those (a daemon's first index of thousands of
-    notes, a pull), they are not read: their links are counted once indexed, and
-    ``links.unchecked`` says how many notes that leaves out."""
+    ``link_problems(scan, unread)``: the vault's link problems, judged on the same one
+    scan (a scan of 100,000 notes is a second), the notes in ``unread`` not read. Past
+    ``LINKS_READ_MOST`` notes whose words differ from the index's (a daemon's first
+    index of thousands of notes, a pull), those are not read: their links are counted
+    once indexed, and ``links.unchecked`` says how many notes that leaves out (a team
+    reader's clone, every note's time git's but its words the writer's, is read)."""
     scan = fs.scan()
     seen = scan.notes
-    changed = len(suspects(store.manifest(), seen))
-    unchecked = changed if changed > LINKS_READ_MOST else 0
-    problems = link_problems(scan, not unchecked)
     pending = _pending(config, fs, store, scan)
+    unread = frozenset(pending) if len(pending) > LINKS_READ_MOST else frozenset()
+    problems = link_problems(scan, unread)
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
     # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
@@ -173,7 +173,7 @@ def describe(
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
             "alias_only": sum(1 for p in problems if p.verdict == "alias"),
             "missing_anchor": sum(1 for p in problems if p.verdict == "anchor"),
-            "unchecked": unchecked,
+            "unchecked": len(unread),
         },
         "index": {
             "chunks": counts["chunks"],

@@ -31,7 +31,7 @@ def describe_or_away(
     fs: VaultFS,
     store: Store,
     count_tokens: Callable[[str], int],
-    link_problems: Callable[[Scan, bool], Sequence[LinkProblem]],
+    link_problems: Callable[[Scan, frozenset[str]], Sequence[LinkProblem]],
     last_sync_at: float | None,
 ) -> dict[str, Any]:
     """``status.describe``; while the index's server does not answer, ``describe_away``
