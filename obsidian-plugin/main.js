@@ -41,8 +41,9 @@ function search(c, query, k, filters, signal) {
 function context(c, query, budget, timeoutMs) {
   return c.request("POST", "/context", { body: { query, budget }, timeoutMs });
 }
-function status(c) {
-  return c.request("GET", "/status");
+var STATUS_WAIT_MS = 3e4;
+function status(c, timeoutMs) {
+  return c.request("GET", "/status", { timeoutMs: Math.max(timeoutMs, STATUS_WAIT_MS) });
 }
 
 // src/sse.ts
@@ -593,6 +594,10 @@ function cleanSnippet(hit) {
   }
   return s.trim() || hit.snippet.trim();
 }
+function linkHeading(heading) {
+  if (!/[#|[\]^%\r\n]/.test(heading)) return heading;
+  return heading.replace(/[#|[\]^%\r\n]+/g, " ").replace(/ {2,}/g, " ").replace(/^ +| +$/g, "");
+}
 
 // src/navigation.ts
 var import_obsidian2 = require("obsidian");
@@ -601,7 +606,7 @@ function fileOf(app, path) {
   return f instanceof import_obsidian2.TFile ? f : null;
 }
 function linkTo(app, hit, sourcePath) {
-  const heading = hit.heading.length ? hit.heading[hit.heading.length - 1] : "";
+  const heading = hit.heading.length ? linkHeading(hit.heading[hit.heading.length - 1]) : "";
   const file = fileOf(app, hit.path);
   if (!file) {
     const target = hit.path.replace(/\.md$/i, "");
@@ -1053,20 +1058,22 @@ var StatusModal = class extends import_obsidian6.Modal {
   async load() {
     const el = this.contentEl;
     el.empty();
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const health = this.health();
     if (!this.host.connection.connected) return this.notRunning(health.tooltip);
     el.createDiv({ cls: "memvault-muted", text: "Loading\u2026" });
     let s;
     try {
-      s = await status(this.host.connection);
+      s = await status(this.host.connection, this.host.settings.timeoutMs);
     } catch (err) {
       const e = err instanceof DaemonError ? err : new DaemonError("server", String(err));
       el.empty();
-      return this.notRunning(e.message);
+      if (e.kind === "not-running" || e.kind === "unauthorized" || e.kind === "foreign") {
+        return this.notRunning(e.message);
+      }
+      return this.busy(e.message);
     }
     el.empty();
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const table = el.createEl("table", { cls: "memvault-status-table" });
     const row = (name, value, cls = "") => {
       const tr = table.createEl("tr", { cls });
@@ -1094,8 +1101,24 @@ var StatusModal = class extends import_obsidian6.Modal {
       row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
-    const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    this.refreshButton();
+  }
+  /** The status bar's words, as the view's first line. */
+  health() {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    return health;
+  }
+  refreshButton() {
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
+  }
+  busy(detail) {
+    this.health();
+    const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
+    box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
+    box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
+    this.refreshButton();
   }
   notRunning(detail) {
     const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });

@@ -270,3 +270,44 @@ def test_a_file_name_memvault_refuses_leaves_status_and_links_check_working(
     assert status.exit_code in (0, 1) and "people" in status.output, status.output
     check = runner.invoke(app, ["links", "check", "--vault", str(root)])
     assert check.exit_code == 1 and "[[nobody]]" in check.output, check.output
+
+
+def test_status_during_a_first_index_reads_no_note_the_index_has_not_reached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon's first index of 6,000 notes: each ``/status`` parsed every note not
+    indexed yet for its links, 10-20 s, and the plugin's status view said to start the
+    daemon. Past ``LINKS_READ_MOST`` changed notes they are left to the index, and
+    ``links.unchecked`` says how many."""
+    from memvault.engine import status as status_module
+
+    monkeypatch.setattr(status_module, "LINKS_READ_MOST", 3, raising=False)
+    root = tmp_path / "v"
+    write(root, "people/q.md", "# Q\n\n[[nobody]]\n")
+    with open_vault(root) as v:
+        v.sync()
+        read: list[str] = []
+        real = link_check._parse
+
+        def counted(fs: Any, path: str) -> Any:
+            read.append(path)
+            return real(fs, path)
+
+        monkeypatch.setattr(link_check, "_parse", counted)
+        for i in range(3):  # as many as it reads: read and counted
+            write(root, f"people/n{i}.md", f"# N{i}\n\n[[nobody{i}]]\n")
+        links = v.status()["links"]
+        assert (links["unresolved"], links.get("unchecked", 0)) == (4, 0)
+        assert sorted(read) == ["people/n0.md", "people/n1.md", "people/n2.md"]
+        read.clear()
+        write(root, "people/n3.md", "# N3\n\n[[nobody3]]\n")  # one more: none is read
+        links = v.status()["links"]
+        assert read == [] and (links["unresolved"], links["unchecked"]) == (1, 4)
+        assert len([p for p in v.links_check() if p.verdict == "unresolved"]) == 5
+        v.sync()
+        links = v.status()["links"]
+        assert (links["unresolved"], links["unchecked"]) == (5, 0)
+        for path in (root / "people").glob("*.md"):  # a checkout: new times, same words
+            os.utime(path, (1_900_000_000, 1_900_000_000))
+        links = v.status()["links"]
+        assert (links["unresolved"], links["unchecked"]) == (5, 0)

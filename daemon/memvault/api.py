@@ -56,7 +56,7 @@ from memvault.core.results import (
     SyncReport,
     WriteResult,
 )
-from memvault.errors import MemvaultError, VaultNotFound, checking_request
+from memvault.errors import BadRequest, MemvaultError, VaultNotFound, checking_request
 from memvault.vault.lock import LOCK_FILE, WriterLock, is_vault, misplaced
 
 if TYPE_CHECKING:
@@ -329,8 +329,16 @@ class Vault(Closes):
         return self._backend.context(query, budget, make_filters(**filters))
 
     def get(self, path: str, lines: str | None = None, heading: str | None = None) -> NoteText:
-        """A note, one section of it, or a line range (``lines="10:20"``)."""
+        """A note, one section of it, or a line range (``lines="10:20"``). An empty
+        ``heading`` or ``lines`` is a caller's mistake (``BadRequest``), never the
+        whole note."""
         self._not_closed()
+        for name, value in (("heading", heading), ("lines", lines)):
+            if value is not None and not value.strip():
+                raise BadRequest(
+                    f"{name} is empty: give the {name} to read, or leave {name} out "
+                    "for the whole note"
+                )
         return self._backend.get(path, lines, heading)
 
     def related(self, path: str, k: int = 10, exclude: Sequence[str] = ()) -> list[Hit]:

@@ -28,6 +28,10 @@ export function context(c: Connection, query: string, budget: number, timeoutMs:
   return c.request("POST", "/context", { body: { query, budget }, timeoutMs });
 }
 
-export function status(c: Connection): Promise<VaultStatus> {
-  return c.request("GET", "/status");
+/** /status counts the whole vault; under a first index of thousands of notes it waits for
+ *  the batch in flight, which can take 20 s: it gets that long at least. */
+export const STATUS_WAIT_MS = 30000;
+
+export function status(c: Connection, timeoutMs: number): Promise<VaultStatus> {
+  return c.request("GET", "/status", { timeoutMs: Math.max(timeoutMs, STATUS_WAIT_MS) });
 }

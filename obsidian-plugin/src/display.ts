@@ -19,3 +19,12 @@ export function cleanSnippet(hit: Hit): string {
   }
   return s.trim() || hit.snippet.trim();
 }
+
+/** A heading as a link's anchor can hold it: what would end or split the link (`#` a
+ *  nested heading, `|` an alias, `]]`, `^` a block, `%%` a comment) as one space, as the
+ *  daemon writes a hit's address. Obsidian compares a link's heading with the note's
+ *  after `stripHeading`, which makes them spaces: the link still finds the section. Pure. */
+export function linkHeading(heading: string): string {
+  if (!/[#|[\]^%\r\n]/.test(heading)) return heading;
+  return heading.replace(/[#|[\]^%\r\n]+/g, " ").replace(/ {2,}/g, " ").replace(/^ +| +$/g, "");
+}

@@ -1,6 +1,7 @@
 /** Opening a hit at its line, and the [[link]] to it. Reads only; never writes a note. */
 
 import { type App, type Editor, MarkdownView, Notice, TFile } from "obsidian";
+import { linkHeading } from "./display";
 import type { Hit } from "./types";
 
 export function fileOf(app: App, path: string): TFile | null {
@@ -11,7 +12,7 @@ export function fileOf(app: App, path: string): TFile | null {
 /** The link to a hit's section, in the user's link style (wikilink or markdown, shortest
  *  path or not: Obsidian's own `generateMarkdownLink` decides). */
 export function linkTo(app: App, hit: Hit, sourcePath: string): string {
-  const heading = hit.heading.length ? hit.heading[hit.heading.length - 1] : "";
+  const heading = hit.heading.length ? linkHeading(hit.heading[hit.heading.length - 1]) : "";
   const file = fileOf(app, hit.path);
   if (!file) {
     const target = hit.path.replace(/\.md$/i, "");

@@ -24,20 +24,22 @@ export class StatusModal extends Modal {
   async load(): Promise<void> {
     const el = this.contentEl;
     el.empty();
-    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    const health = this.health();
     if (!this.host.connection.connected) return this.notRunning(health.tooltip);
     el.createDiv({ cls: "memvault-muted", text: "Loading…" });
     let s: VaultStatus;
     try {
-      s = await status(this.host.connection);
+      s = await status(this.host.connection, this.host.settings.timeoutMs);
     } catch (err) {
       const e = err instanceof DaemonError ? err : new DaemonError("server", String(err));
       el.empty();
-      return this.notRunning(e.message);
+      if (e.kind === "not-running" || e.kind === "unauthorized" || e.kind === "foreign") {
+        return this.notRunning(e.message);
+      }
+      return this.busy(e.message); // it runs: telling how to start it would mislead
     }
     el.empty();
-    el.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    this.health();
     const table = el.createEl("table", { cls: "memvault-status-table" });
     const row = (name: string, value: string, cls = "") => {
       const tr = table.createEl("tr", { cls });
@@ -65,8 +67,27 @@ export class StatusModal extends Modal {
       row("Vectors", v.pending ? `${n(v.pending)} chunks waiting${waited}${lane}` : "all embedded", v.last_error ? "memvault-problem" : "");
     }
     row("Last error", d.last_error ?? "none", d.last_error ? "memvault-problem" : "");
-    const refresh = el.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
+    this.refreshButton();
+  }
+
+  /** The status bar's words, as the view's first line. */
+  private health(): ReturnType<typeof describeHealth> {
+    const health = describeHealth(this.host.connection.state, this.host.connection.daemon);
+    this.contentEl.createDiv({ cls: `memvault-health memvault-health-${health.kind}`, text: health.text.replace(/^memvault: /, "") });
+    return health;
+  }
+
+  private refreshButton(): void {
+    const refresh = this.contentEl.createEl("button", { text: "Refresh", cls: "memvault-refresh" });
     refresh.addEventListener("click", () => void this.load());
+  }
+
+  private busy(detail: string): void {
+    this.health();
+    const box = this.contentEl.createDiv({ cls: "memvault-message memvault-problem" });
+    box.createDiv({ text: `The daemon runs, but did not give its status: ${detail}.` });
+    box.createDiv({ text: "It may be busy indexing (the status bar follows its progress)." });
+    this.refreshButton();
   }
 
   private notRunning(detail: string): void {

@@ -63,6 +63,20 @@ def strip_heading(text: str) -> str:
     return _SPACES.sub(" ", _STRIP.sub(" ", text)).strip(JS_SPACES)
 
 
+_LINK_BREAKERS = re.compile(r"[#|\[\]^%\r\n]+")
+_RUN_OF_SPACES = re.compile(r" {2,}")
+
+
+def link_heading(text: str) -> str:
+    """A heading as a link's anchor can hold it: the characters that would end or split
+    the link (``#`` a nested heading, ``|`` an alias, ``]]``, ``^`` a block, ``%%`` a
+    comment) as one space. The anchor still finds the heading: Obsidian compares a
+    link's heading with the note's after ``stripHeading``, which makes them spaces."""
+    if not _LINK_BREAKERS.search(text):
+        return text
+    return _RUN_OF_SPACES.sub(" ", _LINK_BREAKERS.sub(" ", text)).strip(" ")
+
+
 def heading_key(text: str) -> str:
     """A heading (or a link's heading) as Obsidian compares it: stripped, lower case."""
     return strip_heading(text).lower()

@@ -27,6 +27,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from memvault.core.anchors import link_heading
 from memvault.core.cjk import has_cjk
 from memvault.core.cjk import words as cjk_words
 from memvault.core.excerpts import split_units
@@ -106,7 +107,7 @@ class _Group:
         link = trim_proof(link, self.path)  # (``Plan .md``: ``[[Plan .md]]``)
         anchor = ""
         if first.heading and not first.whole and first.heading != (first.title,):
-            anchor = f"#{first.heading[-1]}"
+            anchor = f"#{link_heading(first.heading[-1])}"
         date = f" ({first.date})" if first.date and first.date not in link else ""
         said = f" ({COPY_SAYS[first.this_copy]})" if first.this_copy in COPY_SAYS else ""
         return f"[[{link}{anchor}]]{date} {where}{said}"

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Self
 
+from memvault.core.anchors import link_heading
 from memvault.core.text import trim_proof
 
 
@@ -160,7 +161,7 @@ class Hit(Record):
         """``[[path#heading]]``: paste it into a note or feed it to ``get``."""
         link = self.path[:-3] if self.path.lower().endswith(".md") else self.path
         link = trim_proof(link, self.path)  # (``Plan .md``: ``[[Plan .md]]``)
-        return f"[[{link}#{self.heading[-1]}]]" if self.heading else f"[[{link}]]"
+        return f"[[{link}#{link_heading(self.heading[-1])}]]" if self.heading else f"[[{link}]]"
 
     def to_dict(self) -> dict[str, Any]:
         out = _plain(self)

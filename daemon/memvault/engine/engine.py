@@ -615,7 +615,9 @@ class Engine:
             self.fs,
             self.store,
             self.embedding.count_tokens,
-            lambda scan: self.linker.link_problems(scan=scan, as_written=False),
+            lambda scan, unread: self.linker.link_problems(
+                scan=scan, as_written=False, unread=unread
+            ),
             self.last_sync_at,
         )
         data["indexed"] = self.indexed

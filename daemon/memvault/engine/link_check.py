@@ -19,7 +19,7 @@ wrote (``links_trusted``: ``link_verdicts.trusted``). At 10,000 notes a ``status
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 from memvault.core.anchors import Outline, outline
 from memvault.core.changes import suspects
@@ -43,6 +43,7 @@ def link_problems(
     *,
     as_written: bool = True,
     every_link: bool = False,
+    unread: Collection[str] = (),
 ) -> list[LinkProblem]:
     """Unresolved, ambiguous and alias-only links and anchors that find nothing, each
     with its line, column and text as written. ``scan``: the vault's scan taken just now
@@ -51,7 +52,9 @@ def link_problems(
     table rows, without the column and the text, and it is not read (a vault of 20,000
     notes that each link a note not yet written had every note parsed on every
     ``status``). ``every_link``: judge every stored link (what the stored verdicts
-    save is checked against it in the tests)."""
+    save is checked against it in the tests). ``unread``: changed notes not read, their
+    links not judged (``status`` while a sync has thousands of notes to index; it says
+    so)."""
     scan = scan if scan is not None else fs.scan()
     known = store.manifest()
     seen = scan.notes
@@ -60,7 +63,7 @@ def link_problems(
     indexed = store.paths_and_aliases()
     aliases = {p: a for p, a in indexed[1].items() if p in rows}
     parsed: dict[str, tuple[str, Note]] = {}
-    for path in sorted(stale):
+    for path in sorted(stale.difference(unread)):
         note = _parse(fs, path)
         if note is not None:
             parsed[path] = note

@@ -12,7 +12,7 @@ import json
 import logging
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from memvault.core import memory_md
 from memvault.core.conflicts import left_as_git_wrote_it
@@ -463,12 +463,10 @@ class Linker:
     # -- links -----------------------------------------------------------------------------------
 
     def link_problems(
-        self, include_alias: bool = True, scan: Scan | None = None, *, as_written: bool = True
+        self, include_alias: bool = True, scan: Scan | None = None, **how: Any
     ) -> list[LinkProblem]:
-        """The vault's link problems (``engine/link_check.py``)."""
-        return link_check.link_problems(
-            self.fs, self.store, include_alias, scan, as_written=as_written
-        )
+        """The vault's link problems (``engine/link_check.py``; ``how``: its keywords)."""
+        return link_check.link_problems(self.fs, self.store, include_alias, scan, **how)
 
 
 def _persons_note(fs: VaultFS, persons: dict[str, tuple[tuple[int, int], bool]], path: str) -> bool:

@@ -60,6 +60,10 @@ CLAUDE_CODE_BYTES = 25 * 1024
 SKIPPED_LISTED = 50
 LONG_LISTED = 5  # long notes named by status (--json: their count too)
 LINES_COUNTED_BYTES = 16 * 1024 * 1024  # a long note's lines counted up to this size
+# changed notes read for their links at each status, at most: a daemon's first index of
+# 6,000 notes had each status parse every note not indexed yet, 10-20 s (the plugin's
+# status view gave up and said to start the daemon)
+LINKS_READ_MOST = 300
 STATE_FILES = ("index.db", "index.db-wal", "cache.db", "cache.db-wal", "vectors.bin")
 
 
@@ -68,16 +72,21 @@ def describe(
     fs: VaultFS,
     store: Store,
     count_tokens: Callable[[str], int],
-    link_problems: Callable[[Scan], Sequence[LinkProblem]],
+    link_problems: Callable[[Scan, frozenset[str]], Sequence[LinkProblem]],
     last_sync_at: float | None,
 ) -> dict[str, Any]:
     """The status dict that ``memvault status``, ``/status`` and MCP report.
-    ``link_problems(scan)``: the vault's link problems, judged on the same one scan (a
-    scan of 100,000 notes is a second)."""
+    ``link_problems(scan, unread)``: the vault's link problems, judged on the same one
+    scan (a scan of 100,000 notes is a second), the notes in ``unread`` not read. Past
+    ``LINKS_READ_MOST`` notes whose words differ from the index's (a daemon's first
+    index of thousands of notes, a pull), those are not read: their links are counted
+    once indexed, and ``links.unchecked`` says how many notes that leaves out (a team
+    reader's clone, every note's time git's but its words the writer's, is read)."""
     scan = fs.scan()
-    problems = link_problems(scan)
     seen = scan.notes
     pending = _pending(config, fs, store, scan)
+    unread = frozenset(pending) if len(pending) > LINKS_READ_MOST else frozenset()
+    problems = link_problems(scan, unread)
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
     # or notes that kept changing while their links were re-targeted (tried again)
     relinking = store.pending_relink()
@@ -164,6 +173,7 @@ def describe(
             "ambiguous": sum(1 for p in problems if p.verdict == "ambiguous"),
             "alias_only": sum(1 for p in problems if p.verdict == "alias"),
             "missing_anchor": sum(1 for p in problems if p.verdict == "anchor"),
+            "unchecked": len(unread),
         },
         "index": {
             "chunks": counts["chunks"],

@@ -33,7 +33,7 @@ def describe_or_away(
     fs: VaultFS,
     store: Store,
     count_tokens: Callable[[str], int],
-    link_problems: Callable[[Scan], Sequence[LinkProblem]],
+    link_problems: Callable[[Scan, frozenset[str]], Sequence[LinkProblem]],
     last_sync_at: float | None,
 ) -> dict[str, Any]:
     """``status.describe``; while the index's server does not answer, ``describe_away``
@@ -83,6 +83,7 @@ def describe_away(
             "ambiguous": None,
             "alias_only": None,
             "missing_anchor": None,
+            "unchecked": None,
         },
         "index": {
             "unreachable": None if newer else error,

@@ -302,7 +302,7 @@ class Guard:
         async def refuse(status: int, kind: str, message: str, **extra: str) -> None:
             await error_response(status, kind, message, extra or None)(scope, receive, send)
 
-        if not self._host_ok(headers.get("host", "")):
+        if not self._host_ok(headers.get("host"), scope.get("http_version")):
             return await refuse(
                 403,
                 "Forbidden",
@@ -364,7 +364,10 @@ class Guard:
                 break
         await self.app(scope, _replay(bytes(body), receive), send)
 
-    def _host_ok(self, host: str) -> bool:
+    def _host_ok(self, host: str | None, version: str | None) -> bool:
+        """Host names us on loopback (DNS rebinding); HTTP/1.0 may have none (browsers send it)."""
+        if host is None:
+            return version == "1.0"
         port = self.port()
         host = host.lower()
         names = ("127.0.0.1", "localhost", "[::1]")

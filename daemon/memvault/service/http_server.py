@@ -11,7 +11,11 @@ So the server:
 - closes a connection whose request headers are not complete ``header_seconds``
   after it opened, or after its previous response (uvicorn itself has no such
   limit); the body has its own limit in ``http_api.Guard``;
-- caps the headers' size (h11's incomplete-event limit) and idle keep-alive time;
+- caps a request's headers at ``MAX_HEADER_BYTES`` however they arrive (h11's own
+  limit applies only to headers still incomplete after a read, so up to a read's
+  worth, 256 KB, went through in one piece): past it a 431, the connection then
+  drained for up to ``LINGER_SECONDS`` before it closes, so that the client reads the
+  answer rather than a reset; and caps idle keep-alive time;
 - accepts at most ``BACKLOG`` connections per wake-up (asyncio accepts that many
   before any is handled), so a burst cannot use up the files before the cap acts;
 - raises the process's soft limit on open files to its hard limit at start.
@@ -25,7 +29,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import json
 import logging
+import re
 import resource
 import socket
 import threading
@@ -40,6 +46,8 @@ MAX_CONNECTIONS = 256
 HEADER_SECONDS = 10.0  # to send a request's headers, from connect or the last response
 KEEPALIVE_SECONDS = 5  # an idle connection between requests
 MAX_HEADER_BYTES = 16_384
+LINGER_SECONDS = 2.0  # a refused request's rest read and dropped, so the answer arrives
+_BLANK_LINE = re.compile(rb"\n\r?\n")  # the end of a head, as h11 finds it
 # asyncio accepts up to ``backlog`` connections per wake-up before any is handled (or
 # pushed out): the listen queue is kept short so that a burst cannot run out the files
 BACKLOG = 128
@@ -65,7 +73,9 @@ def connection_cap(open_files: int, wanted: int = MAX_CONNECTIONS) -> int:
 
 
 def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> type:
-    """uvicorn's HTTP protocol with the connection cap and the header deadline."""
+    """uvicorn's HTTP protocol with the connection cap, the header deadline and the
+    headers' size limit."""
+    import h11
 
     class Guarded(base):  # type: ignore[valid-type, misc]
         _deadline: asyncio.TimerHandle | None = None
@@ -78,10 +88,28 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
             if len(self.connections) > cap:
                 self._make_room()
 
+        _refused = False
+
         def data_received(self, data: bytes) -> None:
+            if self._refused:
+                return  # read and dropped: the 431 is sent, the connection closing
             super().data_received(data)
             if self._in_request():
                 self._disarm()  # the headers are complete: the app has it now
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            # each event h11 reads goes by the check: new data, a pipelined request, and
+            # one read on within handle_events' loop (the answer sent before the body
+            # was read, a 401: the next head came with the body, past the limit)
+            read = self.conn.next_event
+
+            def next_event() -> Any:
+                if self._refused or self._head_too_large():
+                    return h11.NEED_DATA  # (handle_events stops)
+                return read()
+
+            self.conn.next_event = next_event
 
         def on_response_complete(self) -> None:
             super().on_response_complete()
@@ -109,6 +137,42 @@ def guarded(base: type[asyncio.Protocol], cap: int, header_seconds: float) -> ty
             self._deadline = None
             if not self._in_request() and not self.transport.is_closing():
                 self.transport.close()
+
+        def _head_too_large(self) -> bool:
+            """Whether the request head h11 is reading is past ``MAX_HEADER_BYTES``,
+            complete or not; if so, answer 431 and close, reading the rest meanwhile."""
+            if self.conn.their_state is not h11.IDLE:
+                return False  # a body, or a connection done: not a head
+            buf = self.conn.trailing_data[0].lstrip(b"\r\n")
+            end = _BLANK_LINE.search(buf, 0, MAX_HEADER_BYTES)  # (it ends within)
+            if end is not None or len(buf) <= MAX_HEADER_BYTES:
+                return False
+            self._refused = True
+            self._disarm()
+            body = json.dumps(
+                {
+                    "error": {
+                        "type": "HeadersTooLarge",
+                        "message": f"the request's headers are past {MAX_HEADER_BYTES} bytes",
+                    }
+                }
+            ).encode()
+            self.transport.write(
+                b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+                b"content-type: application/json\r\nconnection: close\r\n"
+                b"content-length: %d\r\n\r\n%s" % (len(body), body)
+            )
+            with contextlib.suppress(OSError, RuntimeError, NotImplementedError):
+                self.transport.write_eof()  # answered; the rest read and dropped meanwhile
+            self.loop.call_later(LINGER_SECONDS, self.transport.close)
+            if self.flow is not None:
+                self.flow.resume_reading()  # (a pipelined request paused reading)
+            return True
+
+        def eof_received(self) -> bool | None:
+            if self._refused:
+                self.transport.close()  # the client is done sending: no reset to fear
+            return super().eof_received()
 
         def _make_room(self) -> None:
             """Past the cap: close the oldest connection with no request in flight

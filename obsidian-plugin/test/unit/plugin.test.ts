@@ -38,6 +38,28 @@ async function start(settings = {}): Promise<Mounted> {
   return m;
 }
 
+const STATUS = {
+  notes: 6000,
+  index: { chunks: 24000, embedded: 1200, pending_count: 4800 },
+  memory: { exists: true, file: "MEMORY.md", lines: 40, max_lines: 200, tokens: null, max_tokens: null, over_budget: false },
+  links: { unresolved: 0, ambiguous: 0 },
+  daemon: { state: "indexing", pid: 1, uptime_seconds: 30, model: "ready", last_error: null },
+};
+
+/** The search modal over people/ana.md (cursor at its start), ``query`` typed and answered. */
+async function searchInAna(query: string) {
+  const mm = await start();
+  await until(() => mm.plugin.connection.connected, 5000, "connected");
+  await mm.open("people/ana.md");
+  const editor = markdownEditor(mm.editorLeaf);
+  editor.setCursor({ line: 0, ch: 0 });
+  const modal = mm.plugin.openSearch();
+  modal.inputEl.value = query;
+  modal.inputEl.dispatchEvent(new Event("input"));
+  await modal.updated;
+  return { mm, editor, modal };
+}
+
 beforeEach(async () => {
   resetDom();
   shownNotices.length = 0;
@@ -222,15 +244,7 @@ describe("the search modal", () => {
       const b = JSON.parse(s.body);
       return { status: 200, json: { hits: [hit("projects/kiwi.md", ["Kiwi"], 3), hit(`people/${b.query}.md`)] } };
     };
-    const mm = await start();
-    await until(() => mm.plugin.connection.connected, 5000, "connected");
-    await mm.open("people/ana.md");
-    const editor = markdownEditor(mm.editorLeaf);
-    editor.setCursor({ line: 0, ch: 0 });
-    const modal = mm.plugin.openSearch();
-    modal.inputEl.value = "schema folder:decisions tag:#db since:2024-01-01";
-    modal.inputEl.dispatchEvent(new Event("input"));
-    await modal.updated;
+    const { mm, editor, modal } = await searchInAna("schema folder:decisions tag:#db since:2024-01-01");
     const body = JSON.parse(fake.seen.filter((s) => s.path === "/search").pop()!.body);
     assert.deepEqual(body, { query: "schema", k: 10, folder: "decisions", tags: ["db"], since: "2024-01-01" });
     assert.equal(modal.resultContainerEl.querySelectorAll(".suggestion-item").length, 2);
@@ -245,6 +259,32 @@ describe("the search modal", () => {
     again.modalEl.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", bubbles: true }));
     await until(() => mm.app.workspace.getActiveFile()?.path === "projects/kiwi.md", 2000, "opened");
     assert.equal(mm.adapter.writes, 0);
+  });
+
+  it("inserts a link to a heading in Chinese with a # that Obsidian reads back to it", async () => {
+    fake.routes["POST /search"] = () => ({ status: 200, json: { hits: [hit("projects/kiwi.md", ["项目计划", "风险 & 问题 #1"], 9)] } });
+    const { mm, editor, modal } = await searchInAna("风险");
+    modal.modalEl.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter", ctrlKey: true, bubbles: true }));
+    // not [[kiwi#风险 & 问题 #1]]: the heading "1" under "风险 & 问题", which no note has
+    assert.equal(editor.getValue().split("\n")[0], "[[kiwi#风险 & 问题 1]]# Note");
+    assert.equal(mm.adapter.writes, 0);
+  });
+
+  it("the status view waits for a daemon slow to count a vault it indexes, and never says to start it", async () => {
+    // a first index of 6,000 notes: /status took 5-20 s, past the 5 s of every request
+    fake.routes["GET /status"] = () => ({ status: 200, json: STATUS });
+    fake.delayMs = 1500;
+    const mm = await start({ timeoutMs: 500 });
+    await until(() => mm.plugin.connection.connected, 5000, "connected");
+    const modal = mm.plugin.openStatus();
+    await until(() => modal.contentEl.querySelector(".memvault-status-table") !== null, 8000, "the table");
+    assert.match(modal.contentEl.textContent ?? "", /Notes6,000/);
+    fake.delayMs = 0;
+    fake.routes["GET /status"] = () => ({ status: 500, json: { error: { type: "InternalError", message: "a bug" } } });
+    await modal.load();
+    const text = modal.contentEl.textContent ?? "";
+    assert.match(text, /The daemon runs, but did not give its status: a bug/);
+    assert.doesNotMatch(text, /Start the daemon|memvault up/);
   });
 
   it("a newer query's answer is the one shown, however the answers arrive", async () => {

@@ -8,7 +8,7 @@ import { checkDaemonUrl, normalizeSettings, parseFolders } from "../../src/setti
 import { SseParser } from "../../src/sse";
 import { formatUptime } from "../../src/status-modal";
 import { leadingDebounce } from "../../src/timing";
-import { cleanSnippet, headingTrail } from "../../src/display";
+import { cleanSnippet, headingTrail, linkHeading } from "../../src/display";
 import type { DaemonState } from "../../src/types";
 
 describe("SseParser", () => {
@@ -213,5 +213,13 @@ describe("how a hit reads", () => {
     assert.equal(headingTrail(other), "Plan › Risks");
     assert.equal(cleanSnippet(other), "…middle of a section");
     assert.equal(cleanSnippet({ ...base, heading: ["Garden app"], snippet: "# Garden app" }), "# Garden app");
+  });
+  it("writes a heading's link-breaking characters as spaces in a link, as the daemon's address", () => {
+    assert.equal(linkHeading("数据库 设计"), "数据库 设计");
+    assert.equal(linkHeading("风险 & 问题 #1"), "风险 & 问题 1");
+    assert.equal(linkHeading("Owners | backups"), "Owners backups");
+    assert.equal(linkHeading("See [[other]] notes"), "See other notes");
+    assert.equal(linkHeading("Done 50%% so far"), "Done 50 so far");
+    assert.equal(linkHeading("^block"), "block");
   });
 });

@@ -126,6 +126,11 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
         f"{links.get('missing_anchor', 0)} missing anchors, "
         f"{links['alias_only']} alias-only  (details: memvault links check)"
     )
+    if links.get("unchecked"):  # a daemon's first index (or a pull) under way
+        console.print(
+            f"  the links of {links['unchecked']} notes not indexed yet are not counted "
+            "(they are once indexed; `memvault links check` reads them now)"
+        )
 
     idx = data["index"]
     if data.get("indexed") is False:
