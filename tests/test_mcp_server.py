@@ -248,6 +248,10 @@ def test_get_a_note_a_section_and_lines(server: Server) -> None:
     assert section["heading"] == "Decision" and section["text"].startswith("## Decision")
     lines = server.ok("memory_get", path="people/sarah-chen.md", lines="2:3")
     assert lines["text"] == "title: Sarah Chen\ntype: person"
+    # a model that fills every optional field with "" reads the whole note, as left out
+    # (the HTTP API and the CLI refuse an empty heading: a caller's mistake there)
+    empty = server.ok("memory_get", path="people/sarah-chen.md", heading="", lines="")
+    assert empty["text"] == whole["text"]
 
 
 def test_a_write_that_leaves_a_note_long_says_so_while_there_is_room_to_split_it(
