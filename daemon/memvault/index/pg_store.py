@@ -169,8 +169,7 @@ class PgStore(Store):
         self.read_only = read_only
         # one call at a time; when each thread's call began waiting for its turn is kept,
         # so a call that waited behind one finding the server away fails with it (_PgSql)
-        self._calls = CallLock()
-        self._lock = self._calls
+        self._lock = self._calls = CallLock()
         self._writes = nullcontext()  # Store's write gate: no VACUUM here (reclaim: nothing)
         self._writer: Any = None  # the session holding the writer's advisory lock
         self._daemon = False  # that session says it is a daemon's (taken again so)
