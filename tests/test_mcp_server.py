@@ -254,6 +254,20 @@ def test_get_a_note_a_section_and_lines(server: Server) -> None:
     assert empty["text"] == whole["text"]
 
 
+def test_a_note_newer_than_the_index_is_read_with_its_own_title(server: Server) -> None:
+    """A note written beside the server (a person's save, another agent) and read before
+    any sync indexed it: its title is its own (frontmatter, else first heading), as the
+    index will have it, not its file's name (it was ``zoe-quist``)."""
+    (server.vault / "people" / "zoe-quist.md").write_text(
+        "---\ntitle: Zoë Quist\ntype: person\n---\n\nZoë tunes harpsichords.\n", encoding="utf-8"
+    )
+    (server.vault / "people" / "ivo-lind.md").write_text(
+        "# Ivo Lind\n\nIvo keeps the ledger.\n", encoding="utf-8"
+    )
+    assert server.ok("memory_get", path="people/zoe-quist.md")["title"] == "Zoë Quist"
+    assert server.ok("memory_get", path="people/ivo-lind.md")["title"] == "Ivo Lind"
+
+
 def test_a_write_that_leaves_a_note_long_says_so_while_there_is_room_to_split_it(
     server: Server,
 ) -> None:

@@ -25,6 +25,7 @@ from memvault.core.excerpts import (
     windows,
     worth_a_place,
 )
+from memvault.core.notes import parse_note
 from memvault.core.ranking import (
     Filters,
     allows,
@@ -434,7 +435,7 @@ class Reader(Lane):
         key = normalize_rel(rel)  # the index's row, when it is this very file's
         same = key == rel or self.fs.path(key) == self.fs.path(rel)
         row = row_of(self, key, same, result.sha256)  # (a team's: in another case, too)
-        title = row.title if row else rel.rsplit("/", 1)[-1].removesuffix(".md")
+        title = row.title if row else parse_note(rel, result.decoded.text).title
         start, end = 1, len(all_lines)
         found_heading = None
         if result.truncated:  # past max_note_bytes: say so, and read on by lines
