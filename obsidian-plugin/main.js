@@ -1091,7 +1091,8 @@ var StatusModal = class extends import_obsidian6.Modal {
     } else {
       row(m.file, "missing");
     }
-    row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)`);
+    const unread = s.links.unchecked ? `; ${n(s.links.unchecked)} changed notes not read yet (memvault links check reads all)` : "";
+    row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)${unread}`);
     const d = s.daemon;
     row("Daemon", `${d.state}, pid ${d.pid ?? "?"}, up ${formatUptime(d.uptime_seconds ?? 0)}, model ${d.model ?? "?"}`);
     const v = d.vectors;

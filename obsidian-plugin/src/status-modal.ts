@@ -57,7 +57,10 @@ export class StatusModal extends Modal {
     } else {
       row(m.file, "missing");
     }
-    row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)`);
+    // during a first index or a large pull the daemon does not read every changed note for
+    // links (so that a status answers at once): the count is of the others
+    const unread = s.links.unchecked ? `; ${n(s.links.unchecked)} changed notes not read yet (memvault links check reads all)` : "";
+    row("Unresolved links", `${n(s.links.unresolved)} (${n(s.links.ambiguous)} ambiguous)${unread}`);
     const d = s.daemon;
     row("Daemon", `${d.state}, pid ${d.pid ?? "?"}, up ${formatUptime(d.uptime_seconds ?? 0)}, model ${d.model ?? "?"}`);
     const v = d.vectors;

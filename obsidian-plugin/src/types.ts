@@ -65,7 +65,8 @@ export interface VaultStatus {
     max_tokens?: number;
     over_budget?: boolean;
   };
-  links: { unresolved: number; ambiguous: number; alias_only: number };
+  /** unchecked: notes not read for links while many differ from the index (a first index) */
+  links: { unresolved: number; ambiguous: number; alias_only: number; unchecked?: number };
   index: { chunks: number; embedded: number; model: string | null; pending_count: number; matches_disk: boolean };
   daemon: DaemonState & { pid?: number; uptime_seconds?: number; port?: number };
 }

@@ -42,7 +42,7 @@ const STATUS = {
   notes: 6000,
   index: { chunks: 24000, embedded: 1200, pending_count: 4800 },
   memory: { exists: true, file: "MEMORY.md", lines: 40, max_lines: 200, tokens: null, max_tokens: null, over_budget: false },
-  links: { unresolved: 0, ambiguous: 0 },
+  links: { unresolved: 0, ambiguous: 0, unchecked: 4800 },
   daemon: { state: "indexing", pid: 1, uptime_seconds: 30, model: "ready", last_error: null },
 };
 
@@ -279,6 +279,8 @@ describe("the search modal", () => {
     const modal = mm.plugin.openStatus();
     await until(() => modal.contentEl.querySelector(".memvault-status-table") !== null, 8000, "the table");
     assert.match(modal.contentEl.textContent ?? "", /Notes6,000/);
+    // 4,800 notes not indexed yet: their links not read, said beside the count
+    assert.match(modal.contentEl.textContent ?? "", /0 \(0 ambiguous\); 4,800 changed notes not read yet \(memvault links check reads all\)/);
     fake.delayMs = 0;
     fake.routes["GET /status"] = () => ({ status: 500, json: { error: { type: "InternalError", message: "a bug" } } });
     await modal.load();
