@@ -88,8 +88,9 @@ class PerThread:
         self._name = f"_per_thread_{name}"
 
     def _local(self, obj: Any) -> threading.local:
-        # (dict.setdefault is one step under the GIL: two threads get one local)
-        local: threading.local = obj.__dict__.setdefault(self._name, threading.local())
+        local: threading.local | None = obj.__dict__.get(self._name)
+        if local is None:  # (dict.setdefault is one step under the GIL: two threads get one)
+            local = obj.__dict__.setdefault(self._name, threading.local())
         return local
 
     def __get__(self, obj: Any, owner: type | None = None) -> Any:
