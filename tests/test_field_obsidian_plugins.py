@@ -145,6 +145,35 @@ def test_init_leaves_templaters_templates_folder_out_of_the_index(tmp_path: Path
     assert "tp." not in memory and "- 1 note in Meta/" in memory, memory
 
 
+@pytest.mark.parametrize(
+    ("folder", "beside"),
+    [("Drafts*", "Drafts-2024"), ("T?", "TX"), ("[T] templates", "T templates")],
+)
+def test_a_templater_folder_named_with_glob_characters_is_ignored_alone(
+    tmp_path: Path, folder: str, beside: str
+) -> None:
+    """Templater's folder was written into `vault.ignore` as it is named: `Drafts*/**`
+    left `Drafts-2024/` out of the index too, `T?/**` every folder of two letters. Its
+    `*` and `?` escaped (`Drafts\\*/**`), it is that folder alone; `[` and `]` are
+    themselves in memvault's globs (`paths.glob_regex`)."""
+    root = tmp_path / "notes"
+    write(root, f"{folder}/Standup.md", TEMPLATER)
+    write(root, f"{beside}/retro.md", "# Retro\n\nThe billing team's retro went well.\n")
+    write(
+        root,
+        ".obsidian/plugins/templater-obsidian/data.json",
+        json.dumps({"templates_folder": folder}),
+    )
+    report = init_vault(root)
+    assert report.templates_ignored == (folder,)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        ignored = v.status()["ignored"]
+        assert ignored[f"{folder}/"] == 1 and set(ignored) == {f"{folder}/", "templates/"}
+        assert v.engine.store.note(f"{beside}/retro.md") is not None
+        assert v.engine.store.note(f"{folder}/Standup.md") is None
+
+
 def test_a_templater_folder_that_is_no_folder_of_the_vault_is_not_written(tmp_path: Path) -> None:
     """Templater's setting naming a folder that is not there (or one outside the vault,
     a dot-folder) changes nothing: the vault's own top-level Templates/ still is."""
