@@ -122,6 +122,32 @@ def test_daemon_run_the_cli_reads_is_answered_as_before(
     assert list(tmp_path.iterdir()) == []
 
 
+def test_ctrl_c_before_the_daemon_runs_ends_daemon_run_as_the_cli_did(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ctrl-C while ``daemon run`` opens the vault (its own handlers not yet set) ends it
+    as the CLI ends it: typer's silent exit 130, the shell's code for it; not click's
+    "Aborted!" and exit 1."""
+    from memvault.interfaces import daemon_run
+    from memvault.interfaces.cli import common
+
+    def interrupted(vault: Path | None) -> Path:
+        raise KeyboardInterrupt
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")  # main sets it when unset
+    argv = ["daemon", "run", "--vault", str(tmp_path)]
+    monkeypatch.setattr(common, "resolve_vault", interrupted)
+    with pytest.raises(SystemExit) as cli:
+        app(argv, prog_name="memvault")
+    cli_said = capsys.readouterr()
+    monkeypatch.setattr(daemon_run, "resolve_vault", interrupted)
+    monkeypatch.setattr(sys, "argv", ["memvault", *argv])
+    with pytest.raises(SystemExit) as served:
+        daemon_run.main()
+    assert (served.value.code, capsys.readouterr()) == (cli.value.code, cli_said)
+    assert served.value.code == 130 and cli_said.err == ""
+
+
 def test_help_does_not_import_torch_or_the_model() -> None:
     code = (
         "import sys; from memvault.interfaces.cli import app\n"

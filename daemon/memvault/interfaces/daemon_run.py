@@ -90,9 +90,8 @@ def main() -> None:
         return
     try:
         run(args)
-    except KeyboardInterrupt:  # before the daemon's own handlers: as the CLI says it
-        print("\nAborted!", file=sys.stderr, flush=True)
-        raise SystemExit(1) from None
+    except KeyboardInterrupt:  # before the daemon's own handlers: as the CLI ends it
+        raise SystemExit(130) from None  # (typer's: silent, the shell's code for Ctrl-C)
 
 
 def run(args: RunArgs) -> NoReturn:
