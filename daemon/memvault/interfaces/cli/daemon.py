@@ -50,12 +50,16 @@ def _refuse_if_running(root: Path, as_json: bool = False) -> None:
         )
 
 
-def _open_writable(root: Path) -> Any:
+def _open_writable(root: Path, log_file: bool = False) -> Any:
     """Open the vault for the daemon; an already running daemon is exit 1, another holder 6
-    (the index in PostgreSQL written from another machine: a reader daemon, docs/TEAM.md)."""
+    (the index in PostgreSQL written from another machine: a reader daemon, docs/TEAM.md).
+    Its log is set up first: what the open does (an older index's upgrade) is logged."""
     from memvault.api import Vault
+    from memvault.config import VaultConfig
     from memvault.errors import LockHeld
+    from memvault.service.daemon_log import configure_logging
 
+    configure_logging(VaultConfig.load(root), to_file=log_file)
     try:
         return Vault.open(root, through_daemon=False, reader=True)
     except LockHeld:
@@ -76,12 +80,9 @@ def _announce(daemon: Daemon) -> None:
         print(f"read-only: {daemon.writer_elsewhere()}", file=sys.stderr, flush=True)
 
 
-def _serve(
-    vault: Any, port: int | None, log_file: bool, announce: bool, stop: _StopRequest | None = None
-) -> None:
-    from memvault.service.daemon import Daemon, configure_logging, said_afresh
+def _serve(vault: Any, port: int | None, announce: bool, stop: _StopRequest | None = None) -> None:
+    from memvault.service.daemon import Daemon, said_afresh
 
-    configure_logging(vault.config, to_file=log_file)
     said_afresh()
     daemon = Daemon(vault, port=port)
     if stop is None:
@@ -118,9 +119,9 @@ def run(
     """Run the daemon in the foreground until SIGTERM or Ctrl-C."""
     with common.handled():
         root = common.resolve_vault(vault)
-        opened = _open_writable(root)
+        opened = _open_writable(root, log_file)
     with common.handled():
-        _serve(opened, port, log_file, announce=not log_file)
+        _serve(opened, port, announce=not log_file)
 
 
 def start(
@@ -275,7 +276,7 @@ def up(
             print_init(init_vault(root), next_step=False)
         opened = _open_writable(root)
     with common.handled():
-        _serve(opened, port, log_file=False, announce=True, stop=stop)
+        _serve(opened, port, announce=True, stop=stop)
 
 
 def _said_stopped(root: Path, stop: _StopRequest, first_index_done: bool) -> None:
