@@ -8,6 +8,7 @@ daemon's open, before its log was set up: the upgrade's lines ("index schema 15 
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from contextlib import closing
 from pathlib import Path
@@ -50,3 +51,32 @@ def test_the_daemon_logs_the_upgrade_of_an_older_index(tmp_path: Path, how: str)
     log = (root / ".memvault" / "daemon.log") if "--log-file" in how else None
     said = log.read_text("utf-8") if log is not None else daemon.stderr
     assert "index schema 15 -> 16:" in said and "keys by updated kept once" in said, said
+
+
+def test_a_postgres_writer_logs_the_upgrade_of_its_schema(
+    tmp_path: Path, pg_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A team's writer upgraded over an index an older writer left (schema 13): the
+    SQLite steps say what they do; the PostgreSQL upgrade said nothing, on any log."""
+    from keyword_helpers import pg_as_schema_13
+    from memvault.index.pg_schema import PG_SCHEMA_VERSION
+
+    monkeypatch.setenv("MEMVAULT_INDEX_STORE", "postgres")
+    monkeypatch.setenv("MEMVAULT_INDEX_DSN", pg_dsn)
+    root = make_vault(tmp_path)
+    with open_vault(root) as v:
+        v.sync()
+    schema = os.environ["MEMVAULT_INDEX_SCHEMA"]
+    pg_as_schema_13(pg_dsn, schema)
+    daemon = DaemonProcess(
+        tmp_path,
+        root,
+        MEMVAULT_INDEX_STORE="postgres",
+        MEMVAULT_INDEX_DSN=pg_dsn,
+        MEMVAULT_INDEX_SCHEMA=schema,
+    )
+    try:
+        daemon.ready(answering=True)
+    finally:
+        assert daemon.stop() == 0
+    assert f"index schema '{schema}' 13 -> {PG_SCHEMA_VERSION}: upgraded" in daemon.stderr
