@@ -62,4 +62,5 @@ def test_a_search_catching_up_on_a_full_disk_says_so_and_loses_nothing(tmp_path:
     assert "Traceback" not in out["stderr"], out["stderr"]
     assert "the disk is full" in out["stderr"] and "nothing was deleted" in out["stderr"]
     assert out["kept"]  # the person's notes as they were
-    assert out["again"] == 0 and "projects/p7" in out["hits"], out["hits"]  # with room: indexed, found
+    # with room again: indexed, found
+    assert out["again"] == 0 and "projects/p7" in out["hits"], out["hits"]
