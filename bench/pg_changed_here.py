@@ -13,18 +13,14 @@ time as on a clone (git's, none as indexed).
 
 from __future__ import annotations
 
-import argparse
-import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from pg_unkept import _index, _vault  # the same vault and rows
+from pg_team import clone_args, team_clone
 
 
 def _timed(fn, runs: int) -> tuple[float, float, object]:  # type: ignore[no-untyped-def]
@@ -38,75 +34,52 @@ def _timed(fn, runs: int) -> tuple[float, float, object]:  # type: ignore[no-unt
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--notes", type=int, default=100_000)
-    parser.add_argument("--changes", type=int, default=50)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-    import logging
-
-    logging.getLogger("memvault").setLevel(logging.ERROR)
+    args = clone_args()
     from memvault.api import Vault
     from memvault.engine import unkept
     from memvault.engine.changed_here import ChangedHere
     from memvault.index.embedder_hash import HashEmbedder
-    from pg_helpers import fresh_schema, start_server, stop_server
 
-    server = start_server()
-    try:
-        dsn = str(server.get_uri())
-        schema = fresh_schema(server, "changedhere")
-        os.environ.update(
-            MEMVAULT_INDEX_STORE="postgres",
-            MEMVAULT_INDEX_DSN=dsn,
-            MEMVAULT_INDEX_SCHEMA=schema,
-            MEMVAULT_INDEX_MODEL="hash",
-        )
-        with tempfile.TemporaryDirectory(prefix="team57-changed-") as tmp:
-            root = Path(tmp) / "team"
-            rows = _vault(root, args.notes)
-            _index(dsn, schema, rows, -(10**9))  # a clone: no time as indexed
-            with Vault.open(root, mode="peek", embedder=HashEmbedder()) as vault:
-                engine = vault.engine
-                base = _timed(lambda: unkept.say_unkept(engine), args.runs)
-                print(
-                    f"{args.notes} notes: baseline say_unkept {base[0]:.4f} s "
-                    f"(CPU {base[1]:.4f} s)",
-                    flush=True,
-                )
-                changed = ChangedHere()
-                none = _timed(lambda: changed.say(engine), args.runs)
-                print(
-                    f"{args.notes} notes, 0 changed here: {none[0] * 1000:.3f} ms "
-                    f"(CPU {none[1] * 1000:.3f} ms), ratio to the baseline "
-                    f"{none[1] / base[1]:.6f} (CPU)",
-                    flush=True,
-                )
-                half = args.changes // 2
-                paths = []
-                for n in range(half):  # edited here: the index holds the older copy
-                    rel = f"notes/{n // 1000:03d}/n{n}.md"
-                    with (root / rel).open("a", encoding="utf-8") as fh:
-                        fh.write("\nedited on the clone\n")
-                    paths.append(rel)
-                for n in range(args.changes - half):  # new here: the index lacks them
-                    rel = f"people/new{n}.md"
-                    (root / rel).parent.mkdir(parents=True, exist_ok=True)
-                    (root / rel).write_text(f"# New {n}\n\nsaved on the clone\n", encoding="utf-8")
-                    paths.append(rel)
-                changed.noted(paths)
-                first = _timed(lambda: changed.say(engine), 1)
-                steady = _timed(lambda: changed.say(engine), args.runs)
-                said = str(steady[2])
-                print(
-                    f"{args.notes} notes, {args.changes} changed here: first "
-                    f"{first[0] * 1000:.2f} ms (CPU {first[1] * 1000:.2f} ms), then "
-                    f"{steady[0] * 1000:.2f} ms (CPU {steady[1] * 1000:.2f} ms), ratio to "
-                    f"the baseline {steady[1] / base[1]:.4f} (CPU); said: {said[:160]!r}",
-                    flush=True,
-                )
-    finally:
-        stop_server(server)
+    with team_clone("changedhere", args.notes) as team:
+        root = team.root
+        with Vault.open(root, mode="peek", embedder=HashEmbedder()) as vault:
+            engine = vault.engine
+            base = _timed(lambda: unkept.say_unkept(engine), args.runs)
+            print(
+                f"{args.notes} notes: baseline say_unkept {base[0]:.4f} s (CPU {base[1]:.4f} s)",
+                flush=True,
+            )
+            changed = ChangedHere()
+            none = _timed(lambda: changed.say(engine), args.runs)
+            print(
+                f"{args.notes} notes, 0 changed here: {none[0] * 1000:.3f} ms "
+                f"(CPU {none[1] * 1000:.3f} ms), ratio to the baseline "
+                f"{none[1] / base[1]:.6f} (CPU)",
+                flush=True,
+            )
+            half = args.changes // 2
+            paths = []
+            for n in range(half):  # edited here: the index holds the older copy
+                rel = f"notes/{n // 1000:03d}/n{n}.md"
+                with (root / rel).open("a", encoding="utf-8") as fh:
+                    fh.write("\nedited on the clone\n")
+                paths.append(rel)
+            for n in range(args.changes - half):  # new here: the index lacks them
+                rel = f"people/new{n}.md"
+                (root / rel).parent.mkdir(parents=True, exist_ok=True)
+                (root / rel).write_text(f"# New {n}\n\nsaved on the clone\n", encoding="utf-8")
+                paths.append(rel)
+            changed.noted(paths)
+            first = _timed(lambda: changed.say(engine), 1)
+            steady = _timed(lambda: changed.say(engine), args.runs)
+            said = str(steady[2])
+            print(
+                f"{args.notes} notes, {args.changes} changed here: first "
+                f"{first[0] * 1000:.2f} ms (CPU {first[1] * 1000:.2f} ms), then "
+                f"{steady[0] * 1000:.2f} ms (CPU {steady[1] * 1000:.2f} ms), ratio to "
+                f"the baseline {steady[1] / base[1]:.4f} (CPU); said: {said[:160]!r}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -68,6 +68,7 @@ def read_rss(d: Daemon, row: dict[str, Any], name: str) -> None:
     """The daemon's RSS and its children's (the model's process), their sum (``both``),
     the same in PSS (shared pages counted once over the two), and their peak so far."""
     row[f"rss_{name}_mb"] = rss_mb(d)
+    row[f"rss_{name}_kb"] = d.status_kb("VmRSS")  # (a few MiB apart: MB rounds them away)
     row[f"children_{name}_mb"] = round(sum(children_kb(d.proc.pid, "VmRSS")) / 1024)
     row[f"both_{name}_mb"] = row[f"rss_{name}_mb"] + row[f"children_{name}_mb"]
     pss = [rollup_kb(d.proc.pid, "Pss")]

@@ -185,18 +185,26 @@ def git_out(root: Path, *args: str) -> str:
     return done.stdout
 
 
+def committed(root: Path, remote: Path | None = None) -> None:
+    """The vault at ``root`` made a git repository of one commit on ``main``, as a team
+    keeps it (``.memvault/`` out but its config.toml); ``remote``: a bare clone of it made
+    there (not yet ``root``'s upstream)."""
+    (root / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
+    git_out(root, "init", "-q", "-b", "main")
+    git_out(root, "add", "-A")
+    git_out(root, "commit", "-qm", "the vault")
+    if remote is not None:
+        subprocess.run(["git", "clone", "-q", "--bare", str(root), str(remote)], check=True)
+
+
 def team_clones(tmp_path: Path) -> tuple[Path, Path]:
     """Machine a's clone (the writer's: the example vault, committed, its upstream a bare
     remote) and machine b's clone of that remote."""
     from helpers import make_vault
 
     a = make_vault(tmp_path / "machine-a", "team")
-    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    git_out(a, "init", "-q", "-b", "main")
-    git_out(a, "add", "-A")
-    git_out(a, "commit", "-qm", "the vault")
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    committed(a, remote)
     git_out(a, "remote", "add", "origin", str(remote))
     git_out(a, "fetch", "-q", "origin")
     git_out(a, "branch", "-q", "--set-upstream-to=origin/main")

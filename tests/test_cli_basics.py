@@ -38,10 +38,11 @@ threading.Thread(target=_watch, daemon=True).start()
 """
 
 
-def test_a_running_daemon_holds_no_rich(tmp_path: Path) -> None:
+def test_a_running_daemon_holds_no_rich_and_no_cli(tmp_path: Path) -> None:
     """``memvault daemon run`` prints its start as plain lines and makes the CLI's
     consoles only when something is printed: rich's 41 modules (1.4 MiB) stayed for the
-    daemon's life (bench/RESULTS.md, "byte by byte")."""
+    daemon's life (bench/RESULTS.md, "byte by byte"); and it enters the daemon without the
+    CLI (interfaces/daemon_run): typer and the CLI's modules stayed too."""
     from helpers import DAEMON_DIR, DaemonProcess, new_vault
 
     site = tmp_path / "site"
@@ -68,6 +69,57 @@ def test_a_running_daemon_holds_no_rich(tmp_path: Path) -> None:
     assert "memvault.service.daemon" in modules and "uvicorn" in modules  # it served
     assert "memvault daemon serving" in daemon.stderr  # its start, said
     assert [m for m in modules if m == "rich" or m.startswith("rich.")] == []
+    framework = ("typer", "memvault.interfaces.cli")  # (click stays: uvicorn's own import)
+    assert [m for m in modules if m in framework or m.startswith(framework)] == []
+
+
+def test_daemon_run_is_read_without_the_cli_only_as_the_cli_reads_it() -> None:
+    """``daemon run`` and its three options, as the CLI reads them, are served without the
+    CLI; anything else is the CLI's to read and answer (None), as before."""
+    from memvault.interfaces.daemon_run import RunArgs, parse
+
+    assert parse(["daemon", "run"]) == RunArgs()
+    assert parse(["daemon", "run", "--vault", "/v", "--log-file"]) == RunArgs(
+        Path("/v"), None, True
+    )
+    assert parse(["daemon", "run", "--port=0", "--vault=a b"]) == RunArgs(Path("a b"), 0, False)
+    for other in (
+        ["daemon", "start", "--vault", "/v"],
+        ["daemon", "run", "--help"],
+        ["daemon", "run", "--vault"],  # its value missing
+        ["daemon", "run", "--vault", "/v", "--vault", "/w"],
+        ["daemon", "run", "--port", "x"],
+        ["daemon", "run", "--port", "-1"],
+        ["daemon", "run", "--log-file", "--log-file"],
+        ["daemon", "run", "--log-file=1"],
+        ["daemon", "run", "--json"],
+        ["daemon", "run", "extra"],
+        ["up", "/v"],
+        [],
+    ):
+        assert parse(other) is None, other
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "said"),
+    [
+        (["--help"], 0, "Run the daemon in the foreground"),
+        (["--port", "x"], 2, "'x' is not a valid int"),
+        (["--nope"], 2, "No such option: --nope"),
+    ],
+)
+def test_daemon_run_the_cli_reads_is_answered_as_before(
+    tmp_path: Path, args: list[str], code: int, said: str
+) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "memvault", "daemon", "run", "--vault", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(ROOT / "daemon"), "PATH": "/usr/bin:/bin"},
+    )
+    assert out.returncode == code and said in out.stdout + out.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_help_does_not_import_torch_or_the_model() -> None:

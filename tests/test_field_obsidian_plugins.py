@@ -145,6 +145,35 @@ def test_init_leaves_templaters_templates_folder_out_of_the_index(tmp_path: Path
     assert "tp." not in memory and "- 1 note in Meta/" in memory, memory
 
 
+@pytest.mark.parametrize(
+    ("folder", "beside"),
+    [("Drafts*", "Drafts-2024"), ("T?", "TX"), ("[T] templates", "T templates")],
+)
+def test_a_templater_folder_named_with_glob_characters_is_ignored_alone(
+    tmp_path: Path, folder: str, beside: str
+) -> None:
+    """Templater's folder was written into `vault.ignore` as it is named: `Drafts*/**`
+    left `Drafts-2024/` out of the index too, `T?/**` every folder of two letters. Its
+    `*` and `?` escaped (`Drafts\\*/**`), it is that folder alone; `[` and `]` are
+    themselves in memvault's globs (`paths.glob_regex`)."""
+    root = tmp_path / "notes"
+    write(root, f"{folder}/Standup.md", TEMPLATER)
+    write(root, f"{beside}/retro.md", "# Retro\n\nThe billing team's retro went well.\n")
+    write(
+        root,
+        ".obsidian/plugins/templater-obsidian/data.json",
+        json.dumps({"templates_folder": folder}),
+    )
+    report = init_vault(root)
+    assert report.templates_ignored == (folder,)
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        ignored = v.status()["ignored"]
+        assert ignored[f"{folder}/"] == 1 and set(ignored) == {f"{folder}/", "templates/"}
+        assert v.engine.store.note(f"{beside}/retro.md") is not None
+        assert v.engine.store.note(f"{folder}/Standup.md") is None
+
+
 def test_a_templater_folder_that_is_no_folder_of_the_vault_is_not_written(tmp_path: Path) -> None:
     """Templater's setting naming a folder that is not there (or one outside the vault,
     a dot-folder) changes nothing: the vault's own top-level Templates/ still is."""
@@ -327,6 +356,48 @@ def test_a_block_id_obsidian_adds_to_a_line_leaves_it_its_line_vector(tmp_path: 
         lines = [t for c in store.chunks_of("notes/plan.md") for t in unit_texts(c.text)]
         assert "- [ ] Ship the ledger" in lines, lines
         assert all(store.cached(model, [sha256_text(t)]) for t in lines), lines
+
+
+CODE_CARETS = (
+    "# Git\n\nList what the branch adds ^adds\n\n"
+    "```sh\ngit log feature ^main\n```\n\n"
+    "~~~~\ngit rev-list HEAD ^origin\n~~~~\n\n"
+    "Or inline: `git log topic ^dev\n--oneline` prints one line each.\n\n"
+    "Indented, after a blank line:\n\n    git log fix ^release\n"
+)
+
+
+def test_a_caret_word_ending_a_line_of_code_is_read_by_the_model(tmp_path: Path) -> None:
+    """``^word`` ending a line of code is code, not a block id: Obsidian shows it (its own
+    help writes a manual block id inside a fence as the example it shows), and
+    ``[[note#^word]]`` finds no block there. The model read it dropped, as an id: `git log
+    feature ^main` embedded as `git log feature`, the opposite command. Now kept in a
+    fence of backticks or tildes (any length), a code span running over a line's end and
+    indented code; the id ending the prose beside them is still dropped; the chunks' text
+    and the anchors resolve as before."""
+    from memvault.core.excerpts import unit_texts
+
+    root = new_vault(tmp_path)
+    write(root, "notes/git.md", CODE_CARETS)
+    write(root, "notes/links.md", "# Links\n\nSee [[git#^adds]] and [[git#^main]].\n")
+    code = ("feature ^main", "HEAD ^origin", "topic ^dev", "fix ^release")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+        texts = "\n".join(embedded(root, "notes/git.md"))
+        assert [c for c in code if c not in texts] == [], texts
+        assert "what the branch adds\n" in texts and "^adds" not in texts
+        stored = "\n".join(chunk_texts(root)["notes/git.md"])
+        assert "branch adds ^adds" in stored and all(c in stored for c in code)
+        lines = [t for c in v.engine.store.chunks_of("notes/git.md") for t in unit_texts(c.text)]
+        assert "List what the branch adds" in lines, lines
+        # a line's own text (context's ranking): a fence is one unit, an indented line
+        # is code alone; a line of a span running over its end is read alone (left open)
+        assert [c for c in code if not any(c in t for t in lines)] == ["topic ^dev"], lines
+        broken = [(p.anchor, p.verdict) for p in v.links_check() if p.source == "notes/links.md"]
+        assert broken == [("^main", "anchor")]  # ^adds is a block; ^main in a fence is not
+        assert (
+            v.get("notes/git.md", heading="^adds").text.strip() == "List what the branch adds ^adds"
+        )
 
 
 def test_a_drawing_of_the_plugins_2x_is_searched_by_its_words_kept_inside_its_comment(

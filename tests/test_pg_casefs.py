@@ -15,7 +15,7 @@ import pytest
 
 from helpers import DaemonProcess, eventually, make_vault, note, open_vault, write
 from memvault.api import Vault
-from pg_helpers import git_out
+from pg_helpers import committed, git_out
 
 ANA = "People/Ana.md"  # as the writer's clone (ext4) and git spell it
 HERE = "people/ana.md"  # as the Mac's Obsidian renamed it
@@ -40,12 +40,8 @@ def _clones(tmp_path: Path, place: Path, pg_dsn: str, monkeypatch: pytest.Monkey
     a = make_vault(tmp_path / "build-01", "team")
     os.rename(a / "people", a / "People")
     write(a, ANA, note("Ana Quill", body="Ana tunes the quill harpsichord every spring."))
-    (a / ".gitignore").write_text(".memvault/*\n!.memvault/config.toml\n", encoding="utf-8")
-    git_out(a, "init", "-q", "-b", "main")
-    git_out(a, "add", "-A")
-    git_out(a, "commit", "-qm", "the vault")
     remote = tmp_path / "remote.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(a), str(remote)], check=True)
+    committed(a, remote)
     monkeypatch.setenv("MEMVAULT_HOSTNAME", "build-01")
     with open_vault(a) as writer:
         writer.sync()

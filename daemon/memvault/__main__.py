@@ -1,3 +1,3 @@
-from memvault.interfaces.cli import main
+from memvault.interfaces.daemon_run import main
 
 main()

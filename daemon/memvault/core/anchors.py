@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from memvault.core.markup import frontmatter_end, mask_inert
+from memvault.core.markup import frontmatter_end, mask_inert, may_be_inert
 from memvault.core.text import JS_SPACES, split_lines
 
 # JavaScript's \s and trim(): what Obsidian's regexes collapse and trim.
@@ -54,8 +54,20 @@ def unmarked(text: str) -> str:
     the embedding model: Obsidian shows no block id in its reading view, and to the
     model it is a random word of four to eight word pieces (an Excalidraw drawing gives
     each of its text elements one: 89 word pieces of its labels were 21 of words).
+    A ``^word`` ending a line of code (a fenced block, ``~~~`` or backticks of any
+    length; an inline code span; indented code), math or an HTML comment is no block id
+    (the outline reads none there either: ``mask_inert``) and is kept: Obsidian shows it.
     Never longer than ``text``."""
-    return _LINE_BLOCK_ID.sub("", text) if "^" in text else text
+    if "^" not in text:
+        return text
+    if not may_be_inert(text):
+        return _LINE_BLOCK_ID.sub("", text)
+    masked = mask_inert(text)  # same length: an offset in it is one in ``text``
+
+    def dropped(m: re.Match[str]) -> str:  # an id the mask kept is prose: dropped
+        return "" if masked[m.start() + m.group().index("^")] == "^" else m.group()
+
+    return _LINE_BLOCK_ID.sub(dropped, text)
 
 
 def strip_heading(text: str) -> str:

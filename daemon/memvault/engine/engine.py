@@ -8,6 +8,7 @@ others only through the arguments they are given:
     Embedding   the model, the text it embeds, the vector index
     Indexer     files -> rows, chunks, vectors
     Linker      relinking after moves, MEMORY.md and folder notes, link check
+    Applier     a sync's steps 3 to 6: a ChangeSet made true in the index and vault
     Reader      search, context, get, related (writes nothing, takes no lock)
     Writer      add a note, append to today's log
     MemoryCommands  Claude's memory tool: view, create, str_replace, insert, delete, rename
@@ -29,19 +30,22 @@ of paths and the periodic timer:
    embedded text is new (the cache answers the rest), commit per batch;
 6. MEMORY.md and folder notes, compare-and-swap, only when something changed.
 
+Steps 1 and 2 are here (with engine.observe); 3 to 6 are ``Applier.apply``
+(engine/applier.py), which the engine makes over its collaborators and its lock.
+
 A long sync (a full reconcile, or more notes than one batch) steps aside
 between its batches (``TurnLock``): a sync or a write waiting for the lock (a
 person's save) goes first, with the long sync's moves, deletes and relinks
-already done and only notes left to index (``_long_syncs``). Such a sync writes
-MEMORY.md provisionally: what is indexed so far plus its own change, never
+already done and only notes left to index (``Applier.long_syncs``). Such a
+sync writes MEMORY.md provisionally: what is indexed so far plus its own change, never
 dropping a line for a pending note (core.memory_md); the long sync's last step
 writes it whole. It leaves the relink journal to the sync that wrote it. A kill
 meanwhile leaves committed batches, the journal and ``memory_synced`` cleared:
 the next sync's diff finds the rest.
 
-Size: ~620 lines, the one orchestrator: each write path (add, log, the memory
-tool) is a few lines here around its collaborator, kept with the others. What a sync
-finds on disk is engine.observe's; the problems it logs, engine.status's.
+Each write path (add, log, the memory tool) is a few lines here around its
+collaborator, kept with the others. What a sync finds on disk is engine.observe's;
+what it changes, engine.applier's; the problems it logs, engine.status's.
 """
 
 from __future__ import annotations
@@ -58,9 +62,8 @@ from pathlib import Path
 from typing import Any
 
 from memvault.config import VaultConfig
-from memvault.core.changes import ChangeSet, Known, moved_on, reported_moves, to_hash
+from memvault.core.changes import Known, moved_on, reported_moves, to_hash
 from memvault.core.ranking import Filters
-from memvault.core.relink import Relinked as Rewrite
 from memvault.core.results import (
     Context,
     Hit,
@@ -72,15 +75,16 @@ from memvault.core.results import (
 )
 from memvault.engine import link_verdicts as verdicts
 from memvault.engine import relink_journal
-from memvault.engine.attachments import AttachmentChanges, Attachments
+from memvault.engine.applier import Applier
+from memvault.engine.attachments import Attachments
 from memvault.engine.beside import VectorsBeside
 from memvault.engine.carry_over import CarryOver
 from memvault.engine.catalogue import Catalogue
 from memvault.engine.clone_guard import open_team_index
 from memvault.engine.embedding import Embedding
 from memvault.engine.folders import FolderNames
-from memvault.engine.indexer import BATCH_NOTES, Indexed, Indexer, Progress
-from memvault.engine.linker import Linker, MemoryWritten
+from memvault.engine.indexer import BATCH_NOTES, Indexer, Progress
+from memvault.engine.linker import Linker
 from memvault.engine.memory_tool import MemoryCommands
 from memvault.engine.observe import compared, moved_and_edited, observe
 from memvault.engine.reader import NO_FILTERS, Reader
@@ -108,9 +112,9 @@ Listener = Callable[[SyncReport], None]
 class Engine:
     """Everything memvault does to one vault. Thread-safe; one writer per vault.
 
-    Size: ~510 lines, the one orchestrator: sync (observe, apply, relink, MEMORY.md),
-    the vector lane and the write paths, each step a call to a collaborator; the
-    reads are one-line delegations kept here so adapters see one object.
+    The one orchestrator: sync (observe here, the rest ``Applier.apply``), the vector
+    lane and the write paths, each step a call to a collaborator; the reads are
+    one-line delegations kept here so adapters see one object.
     """
 
     def __init__(
@@ -131,8 +135,6 @@ class Engine:
         self.fs.own_names = frozenset({config.memory.file})  # (named back: VaultFS._named_so)
         self.unindexed: Callable[[str], None] = lambda path: None  # a daemon syncs it again
         self._lock = TurnLock()  # one sync or write at a time; a reconcile steps aside
-        # per long sync in flight (they may interleave), the notes it has still to index
-        self._long_syncs: list[set[str]] = []
         self._listeners: list[Listener] = []
         self.last_sync_at: float | None = None
         self.store_rebuilt: str | None = None  # a damaged database found on open
@@ -168,6 +170,10 @@ class Engine:
         self.writer = Writer(config, self.fs, self.catalogue, clock)
         sync = lambda paths: self.sync(paths, vectors=False)  # noqa: E731
         self.memory_commands = MemoryCommands(config, self.fs, self.catalogue, sync)
+        self.applier = Applier(
+            config, self.fs, self.store, self.catalogue, self.following, self.attachments,
+            self.embedding, self.indexer, self.carry_over, self.linker, self._lock,
+        )  # fmt: skip
         read_only or settings_check(self.store, config.memory_fingerprint())  # MEMORY.md config
 
     def _open_store(self) -> Store:
@@ -237,7 +243,9 @@ class Engine:
             if self.embedding.indexed_with is not None:
                 model_note = self.embedding.check_model()  # a new model: re-embed everything
             resumed = Resumed()
-            if not self._long_syncs:  # a kill's, or notes that kept changing (relink_journal)
+            if (
+                not self.applier.long_syncs
+            ):  # a kill's, or notes that kept changing (relink_journal)
                 resumed = relink_journal.resume(
                     self.store,
                     self.catalogue,
@@ -279,7 +287,7 @@ class Engine:
                 VectorsBeside(self.embedding, self._lock, enabled=beside_on) as beside,
                 self.following.sync(),  # a sync that dies before its links follow: healed
             ):
-                report = self._apply(changes, progress, attachments, full=full)
+                report = self.applier.apply(changes, progress, attachments, full=full)
             if vectors:
                 embedded, indexed = self.embed_pending(progress)
                 embedded, indexed = embedded + beside.embedded, indexed + beside.indexed
@@ -317,141 +325,6 @@ class Engine:
         if full:  # after bulk work (a deleted folder frees pages), the lock let go
             self.store.reclaim()
         return report
-
-    def _apply(
-        self,
-        changes: ChangeSet,
-        progress: Callable[[Progress], None] | None,
-        attachments: AttachmentChanges | None = None,
-        *,
-        full: bool = False,
-    ) -> SyncReport:
-        memory_file = self.config.memory.file
-        relinked: list[str] = []
-        kept_changing: list[str] = []  # notes that kept changing: their links are tried again
-        edits: dict[str, tuple[str, Rewrite]] = {}  # relinked notes: the text read, the rewrite
-        warnings: list[str] = []
-        attachments = attachments or AttachmentChanges()
-        moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
-        came_went = verdicts.before(self.catalogue.link_index, changes, attachments)
-        self.following.changing(came_went)
-        if changes:
-            # cleared until MEMORY.md is brought up to date: a kill in between is healed
-            self.store.set_meta("memory_synced", "")
-            self.linker.rows_changing()
-        before = after = None
-        if moves or changes.passed:  # passed: names a note had between two looks
-            before = self.catalogue.link_index()
-            relinking = self.config.vault.update_links_on_rename
-            with self.store.transaction() as conn:
-                for old, new in changes.moved:
-                    self.store.rename_note(conn, old, new)
-                self.attachments.record(conn, attachments)
-                if relinking:  # journalled with the renames, before the first rewrite
-                    self.store.journal_relink(conn, moves)
-            if moves or attachments:  # (a name that only passed moved no file it holds)
-                self.catalogue.files_changed()
-            after = self.catalogue.link_index()
-            if relinking:
-                relinked, problems, edits, kept_changing = self.linker.relink(
-                    moves, before, after, changes.created + changes.modified, changes.passed
-                )
-                warnings += problems
-        elif attachments:
-            with self.store.transaction() as conn:
-                self.attachments.record(conn, attachments)
-            self.catalogue.files_changed()
-        deleted_labels: list[int] = []
-        with self.catalogue.changing(set(changes.deleted) | set(moves) | set(moves.values())):
-            if changes.deleted:
-                with self.store.transaction() as conn:
-                    for path in changes.deleted:
-                        deleted_labels += self.store.delete_note(conn, path)
-        if changes.deleted:
-            self.catalogue.files_changed()
-        self.embedding.forget(deleted_labels)
-        # a sync let in by a reconcile stepping aside sees the notes it has still to index
-        pending = frozenset().union(*self._long_syncs) if not full else frozenset()
-        # a note whose only change is its links' targets, a note moved under its own name:
-        # rows carried over (engine.carry_over), not parsed and chunked again; after the
-        # deletes, their links resolved as the indexer's are (with the notes still to come)
-        carried = (
-            self.carry_over.index(edits, changes.moved, coming=set(changes.created) | pending)
-            if edits or changes.moved
-            else set()
-        )
-        touched = {*changes.created, *changes.modified, *(new for _, new in changes.moved)}
-        todo = sorted(touched.union(relinked) - carried)
-        # a long one (a full reconcile, a pull's batch) steps aside between its batches
-        long = full or len(todo) > BATCH_NOTES
-        notes = [p for p in todo if p != memory_file]  # progress counts notes, not MEMORY.md
-        indexed = (
-            self._index(notes, progress)
-            if long
-            else self.indexer.index(notes, progress, coming=pending)  # links into those too
-        )
-        for waiting in self._long_syncs:  # a long sync stepped aside: these are done
-            waiting.difference_update(notes)
-        indexed = indexed.plus(self.indexer.index([memory_file] if len(notes) < len(todo) else []))
-        warnings += indexed.warnings
-        if changes.deleted or moves:
-            self.catalogue.files_changed()
-        elif changes.created:  # a save of new notes: they join the link index
-            self.catalogue.files_added(changes.created)
-        warnings += verdicts.follow(  # stored links that files which came and went lead on
-            self.catalogue, self.store, came_went, set(todo), pending, carried
-        )
-        written = MemoryWritten()
-        # mid-reconcile only a change is written (MEMORY.md's own event changes nothing)
-        if changes or moves or (not pending and not self.store.meta("memory_synced")):
-            written = self.linker.update_memory(moves, before, after, pending, whole=full)
-            reindex = ([memory_file] if written.memory else []) + list(written.folder_notes)
-            if reindex:  # one memvault made (a folder note) is a file that came
-                warnings += verdicts.made(self.following, self.catalogue, self.indexer, reindex)
-            if written.memory and self.fs.written(memory_file) is None:
-                # saved over (an editor's stale copy) before the index read it back: the
-                # copy is the index's now, and its event finds nothing changed; brought up
-                self.store.set_meta("memory_synced", "")
-        if moves or changes.deleted:  # notes waiting for their links: moved, deleted
-            relink_journal.follow(self.store, moves, changes.deleted)
-        if moves and self.store.pending_relink():  # every link follows, MEMORY.md's too,
-            # but in the notes that kept changing
-            relink_journal.settle(self.store, moves, kept_changing, written.waiting)
-        if deleted_labels:
-            self.embedding.maybe_compact()
-        return SyncReport(  # notes: MEMORY.md is neither created nor modified as a note
-            created=tuple(p for p in changes.created if p != memory_file),
-            modified=tuple(p for p in changes.modified if p != memory_file),
-            deleted=changes.deleted,
-            moved=changes.moved,
-            attachments_moved=tuple(sorted(attachments.moves.items())),
-            embedded_chunks=0,
-            reused_chunks=indexed.kept,
-            relinked=tuple(relinked),
-            memory_written=written.memory,
-            folder_notes_written=written.folder_notes,
-            skipped=indexed.skipped,
-            warnings=tuple(warnings) + written.warnings,
-            problems=written.problems,
-        )
-
-    def _index(self, todo: list[str], progress: Callable[[Progress], None] | None) -> Indexed:
-        """A long sync's indexing: batch by batch, stepping aside between batches
-        (progress is reported there, outside the lock) for the syncs and writes waiting."""
-        mine = set(todo)
-        self._long_syncs.append(mine)
-
-        def pause(done: Sequence[str], p: Progress) -> None:
-            for waiting in self._long_syncs:  # mine, and any other long one waiting
-                waiting.difference_update(done)
-            self._lock.step_aside(None if progress is None else lambda: progress(p))
-
-        try:
-            # a note a sync let in meanwhile indexed (its own change, a relinked note's
-            # event) has left ``mine``: not read and parsed twice
-            return self.indexer.index(todo, progress, pause=pause, wanted=mine.__contains__)
-        finally:
-            self._long_syncs = [s for s in self._long_syncs if s is not mine]  # not by value
 
     # -- the vector lane -------------------------------------------------------------
 

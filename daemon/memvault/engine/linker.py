@@ -395,7 +395,7 @@ class Linker:
         return self._listing.refresh(rows, changed)
 
     def rows_changing(self) -> None:
-        """Note rows are about to change (``Engine._apply``): until an update brings the
+        """Note rows are about to change (``Applier.apply``): until an update brings the
         folder notes in line again, no process takes them as in line (a kill between)."""
         self._kept.clear()
 

@@ -304,7 +304,10 @@ def safe_join(root: Path, rel: str, real_root: str | None = None) -> Path:
 
 def glob_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
     """gitignore-like globs: ``**`` crosses folders, a pattern without ``/``
-    matches a name anywhere, a trailing ``/`` means the folder and below. Case
+    matches a name anywhere, a trailing ``/`` means the folder and below; ``*`` and
+    ``?`` stop at a ``/``; ``[`` and ``]`` are themselves (no character classes); a
+    backslash makes the character after it itself, as in gitignore (``\\*``: a ``*``;
+    ``glob_literal`` writes a name so; a vault path holds no backslash). Case
     matters as it does on the vault's filesystem (``ignore_case`` on a disk that
     folds case, as macOS and Windows do): on Linux ``archive/**`` is memvault's
     ``archive/``, not a person's ``Archive/``."""
@@ -328,12 +331,22 @@ def glob_regex(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
         elif c == "?":
             out.append("[^/]")
             i += 1
+        elif c == "\\" and i + 1 < len(pat):  # the next character as itself
+            out.append(re.escape(pat[i + 1]))
+            i += 2
         else:
             out.append(re.escape(c))
             i += 1
     body = "".join(out)
     prefix = "(?:.*/)?" if anywhere else ""
     return re.compile(f"^{prefix}{body}(?:/.*)?$", re.IGNORECASE if ignore_case else 0)
+
+
+def glob_literal(name: str) -> str:
+    """``name`` as a ``glob_regex`` pattern matching exactly it: its ``*``, ``?`` and
+    backslashes escaped (a Templater folder named ``Drafts*`` ignored without
+    ``Drafts-2024/``)."""
+    return re.sub(r"([\\*?])", r"\\\1", name)
 
 
 def folds_case(root: Path) -> bool:
@@ -434,6 +447,7 @@ __all__ = [
     "display_path",
     "folder_names",
     "folds_case",
+    "glob_literal",
     "glob_regex",
     "is_dir_entry",
     "is_utf8",

@@ -36,7 +36,7 @@ from memvault.core.results import Record
 from memvault.errors import ConfigError, VaultInside
 from memvault.vault.gitstate import ignored_by
 from memvault.vault.lock import misplaced, too_wide
-from memvault.vault.paths import disk_spelling, is_dir_entry
+from memvault.vault.paths import disk_spelling, glob_literal, is_dir_entry
 
 CATEGORY_FOLDERS = ("people", "projects", "decisions", "logs")
 # git merges MEMORY.md, the folder notes and the day's logs of two clones line by line
@@ -360,10 +360,15 @@ def _config_for(
         if category == "projects" and para:
             text = text.replace(f'folder = "{category}"\n{ACTIVE_FILTER}', line, 1)
         text = text.replace(f'folder = "{category}"\n', line, 1)
-    if templates:
-        theirs = "".join(f'"{folder}/**", ' for folder in templates)
+    if templates:  # each exactly that folder (its name's `*`, `?` escaped: a TOML `\\`)
+        theirs = "".join(f'"{_toml(glob_literal(folder))}/**", ' for folder in templates)
         text = text.replace('ignore = ["templates/**", ', f'ignore = ["templates/**", {theirs}', 1)
     return text
+
+
+def _toml(text: str) -> str:
+    """``text`` inside a TOML basic string (``_obsidian_folder`` let no ``"`` through)."""
+    return text.replace("\\", "\\\\")
 
 
 # MEMORY.md's intro line naming the note folders (vault-template/MEMORY.md)

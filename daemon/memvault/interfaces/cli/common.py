@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import errno
 import json
-import os
-import shlex
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -30,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
 import typer
 
 from memvault import errors as E
+from memvault.interfaces.vault_choice import resolve_vault
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -140,51 +139,6 @@ def handled(as_json: bool = False) -> Iterator[None]:
         fail(
             f"{shown}: {exc.strerror or exc}" if shown else str(exc.strerror or exc), code, as_json
         )
-
-
-def resolve_vault(vault: Path | None) -> Path:
-    """--vault, else $MEMVAULT_VAULT, else the nearest vault at or above here.
-
-    Only ``init``, ``up`` and ``migrate`` make a folder a vault; every other command
-    on a folder that is not one is ``VaultNotFound`` (exit 3), saying which command
-    would make it one, and leaves the folder exactly as it was.
-    """
-    from memvault.vault.lock import find_vault, is_vault, misplaced  # light: no engine, no numpy
-
-    env = os.environ.get("MEMVAULT_VAULT")
-    if vault is not None or env:
-        found = vault if vault is not None else Path(env or "").expanduser()
-        how = "--vault" if vault is not None else "MEMVAULT_VAULT"
-        try:
-            is_dir = found.is_dir()
-        except OSError as exc:  # a name too long, a symlink loop
-            shown = str(found) if len(str(found)) <= 80 else f"{str(found)[:60]}..."
-            raise E.VaultNotFound(f"no vault at {shown} ({how}): {exc.strerror}") from None
-        wrong = None if is_vault(found) else misplaced(found)  # a file, a folder of a vault
-        if wrong:
-            raise E.VaultNotFound(f"{wrong} ({how})")
-        if not is_dir:
-            raise E.VaultNotFound(
-                f"no vault at {found} ({how}): not a folder; `memvault init {shlex.quote(str(found))}` makes one"
-            )
-        if not is_vault(found):
-            raise E.VaultNotFound(not_a_vault(found, how))
-        return found
-    here = find_vault(Path.cwd())
-    if here is None:
-        raise E.VaultNotFound(
-            "no vault here: pass --vault PATH, set MEMVAULT_VAULT, or run inside a vault "
-            "(a folder with .memvault/); `memvault init PATH` creates one"
-        )
-    return here
-
-
-def not_a_vault(folder: Path, how: str = "--vault") -> str:
-    """Why ``folder`` is refused, and the command that would make it a vault."""
-    hint = f"`memvault init {shlex.quote(str(folder))}` makes it one (no notes are changed)"
-    if (folder / "MEMORY.md").is_file():
-        hint += f", or `memvault migrate {shlex.quote(str(folder / 'MEMORY.md'))}` splits a long MEMORY.md into notes"
-    return f"{folder} ({how}) is not a memvault vault (no .memvault/ folder): {hint}"
 
 
 def emit_json(data: Any) -> None:

@@ -4,6 +4,9 @@ Thin: parse, call ``memvault.service.daemon``, print, map errors. The service (a
 watchdog, uvicorn, the engine) is imported inside each command, so
 ``memvault --help`` stays light. ``daemon install``'s unit files are rendered beside
 the service (``service/units.py``), and so is its restart (``service/daemon.start_afresh``).
+``daemon run`` as ``python -m memvault`` or the console script runs it is served by
+``interfaces/daemon_run`` without this CLI (typer stayed for the daemon's life); ``run``
+here serves a line the CLI read, with ``up``, over the same ``interfaces/daemon_serve``.
 
 Exit codes: 0 ok; 1 a daemon is already running (run, start, up) or none is
 running (stop, status); 3 no vault; 6 another process holds the vault's lock
@@ -12,8 +15,6 @@ or the daemon cannot be reached.
 
 from __future__ import annotations
 
-import logging
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -25,7 +26,7 @@ from memvault.interfaces.cli import common
 from memvault.interfaces.cli.common import JsonOpt, VaultOpt
 
 if TYPE_CHECKING:
-    from memvault.service.daemon import Daemon
+    pass
 
 PortOpt = Annotated[
     int | None,
@@ -38,74 +39,28 @@ PortOpt = Annotated[
 
 
 def _refuse_if_running(root: Path, as_json: bool = False) -> None:
-    from memvault.vault import runfile
+    from memvault.interfaces.daemon_serve import running_here
 
-    info = runfile.running(root)
-    if info is not None:
-        common.fail(
-            f"a memvault daemon is already running for {root.resolve()} "
-            f"(pid {info.pid}, {info.url})",
-            1,
-            as_json,
-        )
+    running = running_here(root)
+    if running is not None:
+        common.fail(running, 1, as_json)
 
 
-def _open_writable(root: Path, log_file: bool = False) -> Any:
-    """Open the vault for the daemon; an already running daemon is exit 1, another holder 6
-    (the index in PostgreSQL written from another machine: a reader daemon, docs/TEAM.md).
-    Its log is set up first: what the open does (an older index's upgrade) is logged."""
-    from memvault.api import Vault
-    from memvault.config import VaultConfig
-    from memvault.errors import LockHeld
-    from memvault.service.daemon_log import configure_logging
+def _serve(vault: Any, port: int | None, stop: _StopRequest) -> NoReturn:
+    """``up``'s daemon, its first index shown by the CLI's progress bar."""
+    from memvault.interfaces.daemon_serve import announce, finish, made
 
-    configure_logging(VaultConfig.load(root), to_file=log_file)
-    try:
-        return Vault.open(root, through_daemon=False, reader=True)
-    except LockHeld:
-        _refuse_if_running(root)
-        raise
-
-
-def _announce(daemon: Daemon) -> None:
-    """Plain lines on stderr: rich, loaded for them, would stay for the daemon's life
-    (1.4 MiB, bench/RESULTS.md "byte by byte")."""
-    print(
-        f"memvault daemon serving {daemon.vault.root} at {daemon.runfile_info().url} "
-        f"(pid {daemon.pid}); token and port in {daemon.json_path}; Ctrl-C stops it",
-        file=sys.stderr,
-        flush=True,
-    )
-    if daemon.reader:
-        print(f"read-only: {daemon.writer_elsewhere()}", file=sys.stderr, flush=True)
-
-
-def _serve(vault: Any, port: int | None, announce: bool, stop: _StopRequest | None = None) -> None:
-    from memvault.service.daemon import Daemon, said_afresh
-
-    said_afresh()
-    daemon = Daemon(vault, port=port)
-    if stop is None:
-        code = daemon.run(on_started=_announce if announce else None)
-    else:  # up: a signal from here on stops the daemon (run handles later ones)
-        stop.forward = daemon.request_stop
-        if stop.signal_name is not None:
-            daemon.request_stop()
-        with common.progress_bar("indexing") as bar:  # the first index, served meanwhile
-            daemon.progress_listeners.append(stop.checked(bar))
-            code = daemon.run(on_started=_announce if announce else None)
-        stop.signal_name = stop.signal_name or daemon.stop_signal
-        if stop.signal_name is not None and code == 0 and not daemon.restart and not daemon.reader:
-            _said_stopped(vault.root, stop, daemon.first_index_done)
-    # Everything is saved and closed (or, past the deadline, as safe as a kill -9).
-    if daemon.restart:
-        from memvault.service.daemon import start_afresh
-
-        try:
-            start_afresh(vault.root, daemon.config_watch, daemon.afresh)
-        except OSError as exc:
-            common.err.print(f"memvault daemon: cannot start again: {exc}")
-    _exit(code)
+    daemon = made(vault, port)
+    stop.forward = daemon.request_stop  # a signal from here on stops the daemon
+    if stop.signal_name is not None:
+        daemon.request_stop()
+    with common.progress_bar("indexing") as bar:  # the first index, served meanwhile
+        daemon.progress_listeners.append(stop.checked(bar))
+        code = daemon.run(on_started=announce)
+    stop.signal_name = stop.signal_name or daemon.stop_signal
+    if stop.signal_name is not None and code == 0 and not daemon.restart and not daemon.reader:
+        _said_stopped(vault.root, stop, daemon.first_index_done)
+    finish(daemon, code)
 
 
 def run(
@@ -117,11 +72,24 @@ def run(
     ] = False,
 ) -> None:
     """Run the daemon in the foreground until SIGTERM or Ctrl-C."""
+    # (``python -m memvault daemon run`` is served without the CLI: interfaces/daemon_run)
+    from memvault.interfaces.daemon_serve import announce, finish, made
+
     with common.handled():
-        root = common.resolve_vault(vault)
-        opened = _open_writable(root, log_file)
+        opened = _open_writable(common.resolve_vault(vault), log_file)
     with common.handled():
-        _serve(opened, port, announce=not log_file)
+        daemon = made(opened, port)
+        finish(daemon, daemon.run(on_started=None if log_file else announce))
+
+
+def _open_writable(root: Path, log_file: bool = False) -> Any:
+    """``daemon_serve.open_writable``, a daemon running already said as exit 1."""
+    from memvault.interfaces.daemon_serve import AlreadyRunning, open_writable
+
+    try:
+        return open_writable(root, log_file)
+    except AlreadyRunning as exc:
+        common.fail(str(exc), 1)
 
 
 def start(
@@ -276,7 +244,7 @@ def up(
             print_init(init_vault(root), next_step=False)
         opened = _open_writable(root)
     with common.handled():
-        _serve(opened, port, announce=True, stop=stop)
+        _serve(opened, port, stop)
 
 
 def _said_stopped(root: Path, stop: _StopRequest, first_index_done: bool) -> None:
@@ -337,11 +305,3 @@ class _StopRequest:
             bar(p)
 
         return progress
-
-
-def _exit(code: int) -> NoReturn:
-    """Exit now: everything is closed; skip the interpreter's teardown (seconds with torch)."""
-    logging.shutdown()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(code)
