@@ -84,7 +84,11 @@ def describe(
     reader's clone, every note's time git's but its words the writer's, is read)."""
     scan = fs.scan()
     seen = scan.notes
-    pending = _pending(config, fs, store, scan)
+    known = store.manifest()
+    pending = _pending(config, fs, store, scan, known)
+    # of those, the notes memvault itself marked to read again (an upgrade's step, a new
+    # model: size and time -1), their files unchanged: no person's change to sync
+    marked = sum(1 for p in pending if p in seen and p in known and known[p].mtime_ns == -1)
     unread = frozenset(pending) if len(pending) > LINKS_READ_MOST else frozenset()
     problems = link_problems(scan, unread)
     # moves whose links a killed sync had not finished re-targeting (the next sync does),
@@ -185,6 +189,7 @@ def describe(
             "relink_waiting": list(waiting),
             "pending": pending[:50],
             "pending_count": len(pending),
+            "marked_count": marked,
             **vectors,
             "where": where_of(config, store),
         },
@@ -211,7 +216,7 @@ def behind(config: VaultConfig, fs: VaultFS, store: Store) -> list[str]:
     """The notes whose files differ from the index (new, changed, deleted), as status
     counts them (``pending_count``); reads only: a read answering from the index as it
     is says what its answer misses (backends.open_backend)."""
-    return _pending(config, fs, store, fs.scan())
+    return _pending(config, fs, store, fs.scan(), store.manifest())
 
 
 def changed_here(
@@ -233,8 +238,9 @@ def changed_here(
     return differing(fs, known, seen, paths, shared_reader(config, store), here)
 
 
-def _pending(config: VaultConfig, fs: VaultFS, store: Store, scan: Scan) -> list[str]:
-    known = store.manifest()
+def _pending(
+    config: VaultConfig, fs: VaultFS, store: Store, scan: Scan, known: Mapping[str, Known]
+) -> list[str]:
     seen = scan.notes
     ends = shared_reader(config, store)  # a team's reader: a Windows writer's CRLF is no edit
     here = case_pairs(seen, known) if ends else {}  # nor a rename of case git never carries

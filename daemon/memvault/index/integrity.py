@@ -156,6 +156,12 @@ def damage(exc: BaseException) -> bool:
     )
 
 
+def full(exc: BaseException) -> bool:
+    """Whether ``exc`` is SQLite saying the disk is full (SQLITE_FULL)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(exc, sqlite3.OperationalError) and code == sqlite3.SQLITE_FULL
+
+
 class Guard:
     """A database's lock (``with``, as the lock itself), which notes the damage SQLite
     reports under it: the file's stamp is forgotten and not written again at its close
@@ -250,6 +256,11 @@ class Guard:
         self._lock.release()
         if exc is not None:
             self.met(exc)
+            if full(exc):  # a write under the lock: SQLite rolled it back, nothing kept
+                raise StorageError(
+                    f"{self.path}: the disk is full ({exc}); this write was not kept, "
+                    "nothing was deleted: free some space and run it again"
+                ) from exc
 
     @contextlib.contextmanager
     def apart(self) -> Iterator[None]:

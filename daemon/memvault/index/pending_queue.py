@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memvault.core.text import sha256_text
+from memvault.errors import StorageError
 from memvault.index.integrity import Guard
 from memvault.index.rows import (
     CHUNK_COLS,
@@ -235,7 +236,7 @@ class PendingQueue:
                 conn.execute("INSERT INTO pending_count(n) SELECT COUNT(*) FROM pending")
                 (count,) = conn.execute("SELECT n FROM pending_count").fetchone()
                 (since,) = conn.execute("SELECT MIN(since) FROM pending").fetchone()
-        except sqlite3.OperationalError:  # a read-only index: counted, not kept
+        except (sqlite3.OperationalError, StorageError):  # read-only, full: counted, not kept
             with self._lock:
                 (count,) = self._db.execute("SELECT COUNT(*) FROM pending").fetchone()
                 (since,) = self._db.execute("SELECT MIN(since) FROM pending").fetchone()

@@ -348,6 +348,8 @@ def migrate(conn: Any, schema: str) -> None:
             "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
             (str(PG_SCHEMA_VERSION),),
         )
+    if version is not None:  # said, as SQLite's steps are: a daemon's log, a status
+        log.info("index schema %r %d -> %d: upgraded", schema, version, PG_SCHEMA_VERSION)
 
 
 _OWN = tuple(re.findall(r"CREATE TABLE IF NOT EXISTS (\w+)", " ".join([*_TABLES, *_TOTALS])))

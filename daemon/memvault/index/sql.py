@@ -36,3 +36,12 @@ def close_optimized(db: sqlite3.Connection) -> sqlite3.Error | None:
     except sqlite3.Error as exc:
         failed = failed or exc
     return failed
+
+
+def rollback(db: sqlite3.Connection) -> None:
+    """The open transaction rolled back, if SQLite has not already done so: an error in
+    the middle of one (SQLITE_FULL, an I/O error: a transaction larger than the page
+    cache writes to the WAL before its commit) rolls it back whole, and a second
+    ROLLBACK's "no transaction is active" took the place of the error that said why."""
+    if db.in_transaction:
+        db.execute("ROLLBACK")

@@ -58,7 +58,7 @@ from memvault.index.rows import (
     note_row,
 )
 from memvault.index.schema import SCHEMA_VERSION, create, keywords, register, upgrade
-from memvault.index.sql import close_optimized, parts, select_in
+from memvault.index.sql import close_optimized, parts, rollback, select_in
 from memvault.index.vector_cache import WAL_KEPT, VectorCache, opening_error
 from memvault.index.vectors import VectorIndex
 from memvault.index.vectors_projected import ProjectedVectors
@@ -187,7 +187,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)  # (SQLite's own at a full disk: the error kept)
                 raise
             self._db.execute("COMMIT")
 

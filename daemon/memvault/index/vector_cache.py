@@ -43,7 +43,7 @@ import numpy as np
 
 from memvault.errors import IndexCorrupt, StorageError
 from memvault.index import integrity, sqlite_open
-from memvault.index.sql import close_optimized, parts
+from memvault.index.sql import close_optimized, parts, rollback
 
 log = logging.getLogger("memvault")
 
@@ -225,7 +225,7 @@ class VectorCache:
                 self._db.execute("DROP TABLE embeddings")
             self._db.execute(f"PRAGMA user_version = {CACHE_VERSION}")
         except BaseException:
-            self._db.execute("ROLLBACK")
+            rollback(self._db)
             raise
         self._db.execute("COMMIT")
         if moved:
@@ -317,11 +317,11 @@ class VectorCache:
                     "ON CONFLICT(model, sha) DO UPDATE SET vector = excluded.vector",
                     zip(itertools.repeat(mid), map(_key, items), encoded(items.values())),
                 )
+                self._db.execute("COMMIT")  # (a full disk there rolls the model row back too)
             except BaseException:
-                self._db.execute("ROLLBACK")
+                rollback(self._db)
                 self._models.clear()  # a model row created in the rolled-back transaction
                 raise
-            self._db.execute("COMMIT")
 
     def prune(self, model: str, live: set[str]) -> int:
         """Drop vectors of other models and of texts not in ``live``; return how many."""
@@ -338,7 +338,7 @@ class VectorCache:
                             "DELETE FROM models WHERE id NOT IN (SELECT DISTINCT model FROM vectors)"
                         )
                     except BaseException:
-                        self._db.execute("ROLLBACK")
+                        rollback(self._db)
                         raise
                     self._db.execute("COMMIT")
                 self._models.clear()

@@ -98,11 +98,11 @@ def run(args: RunArgs) -> NoReturn:
     """Open the vault for the daemon and serve until SIGTERM or Ctrl-C."""
     with handled():
         try:
-            opened = open_writable(resolve_vault(args.vault))
+            opened = open_writable(resolve_vault(args.vault), args.log_file)
         except AlreadyRunning as exc:
             fail(str(exc), 1)
     with handled():
-        daemon = made(opened, args.port, args.log_file)
+        daemon = made(opened, args.port)
         finish(daemon, daemon.run(on_started=None if args.log_file else announce))
 
 

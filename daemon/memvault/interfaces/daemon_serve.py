@@ -1,5 +1,5 @@
 """The daemon's start and end, as ``memvault daemon run`` and ``memvault up`` share them:
-the vault opened for it, the daemon made (its logging set up), its start said in plain
+the vault opened for it (its logging set up first), the daemon made, its start said in plain
 lines, and its end (started again when ``.memvault/`` was deleted under it, else exit).
 
 No CLI framework here: ``interfaces/daemon_run`` serves ``daemon run`` with these
@@ -36,12 +36,17 @@ def running_here(root: Path) -> str | None:
     return f"a memvault daemon is already running for {root.resolve()} (pid {info.pid}, {info.url})"
 
 
-def open_writable(root: Path) -> Any:
+def open_writable(root: Path, log_file: bool) -> Any:
     """Open the vault for the daemon; an already running daemon is ``AlreadyRunning`` (exit
     1), another holder ``LockHeld`` (6; the index in PostgreSQL written from another
-    machine: a reader daemon, docs/TEAM.md)."""
+    machine: a reader daemon, docs/TEAM.md). Its logging is set up first (to
+    .memvault/daemon.log, or stderr): what the open does, an older index's upgrade, is
+    logged (set up after it, the upgrade's lines went nowhere)."""
     from memvault.api import Vault
+    from memvault.config import VaultConfig
+    from memvault.service.daemon_log import configure_logging
 
+    configure_logging(VaultConfig.load(root), to_file=log_file)
     try:
         return Vault.open(root, through_daemon=False, reader=True)
     except LockHeld:
@@ -51,11 +56,10 @@ def open_writable(root: Path) -> Any:
         raise
 
 
-def made(vault: Any, port: int | None, log_file: bool) -> Daemon:
-    """The daemon over ``vault``, its logging set up (to .memvault/daemon.log, or stderr)."""
-    from memvault.service.daemon import Daemon, configure_logging, said_afresh
+def made(vault: Any, port: int | None) -> Daemon:
+    """The daemon over ``vault`` (opened by ``open_writable``, its logging set up)."""
+    from memvault.service.daemon import Daemon, said_afresh
 
-    configure_logging(vault.config, to_file=log_file)
     said_afresh()
     return Daemon(vault, port=port)
 

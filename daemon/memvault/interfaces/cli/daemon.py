@@ -50,7 +50,7 @@ def _serve(vault: Any, port: int | None, stop: _StopRequest) -> NoReturn:
     """``up``'s daemon, its first index shown by the CLI's progress bar."""
     from memvault.interfaces.daemon_serve import announce, finish, made
 
-    daemon = made(vault, port, log_file=False)
+    daemon = made(vault, port)
     stop.forward = daemon.request_stop  # a signal from here on stops the daemon
     if stop.signal_name is not None:
         daemon.request_stop()
@@ -76,18 +76,18 @@ def run(
     from memvault.interfaces.daemon_serve import announce, finish, made
 
     with common.handled():
-        opened = _open_writable(common.resolve_vault(vault))
+        opened = _open_writable(common.resolve_vault(vault), log_file)
     with common.handled():
-        daemon = made(opened, port, log_file)
+        daemon = made(opened, port)
         finish(daemon, daemon.run(on_started=None if log_file else announce))
 
 
-def _open_writable(root: Path) -> Any:
+def _open_writable(root: Path, log_file: bool = False) -> Any:
     """``daemon_serve.open_writable``, a daemon running already said as exit 1."""
     from memvault.interfaces.daemon_serve import AlreadyRunning, open_writable
 
     try:
-        return open_writable(root)
+        return open_writable(root, log_file)
     except AlreadyRunning as exc:
         common.fail(str(exc), 1)
 

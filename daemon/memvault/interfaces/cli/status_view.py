@@ -223,9 +223,7 @@ def render_status(console: Console, data: dict[str, Any]) -> None:
             "get from these files)"
         )
     elif idx["pending_count"] or not idx.get("relink_pending"):  # (a relink: said above)
-        console.print(
-            f"index is behind the files: {idx['pending_count']} notes changed since the last sync"
-        )
+        _behind(console, idx["pending_count"], idx.get("marked_count") or 0)
     problems = data.get("problems") or []
     listed = {p["path"] for p in problems if p.get("kind") == "skipped"}
     unlisted = [s for s in data.get("skipped_files", []) if s["path"] not in listed]
@@ -389,6 +387,22 @@ def render_away(console: Console, data: dict[str, Any]) -> None:
         console.print(
             "  its last sync that went through: "
             + (_ago(time.time() - when) if when else "none since it started")
+        )
+
+
+def _behind(console: Console, pending: int, marked: int) -> None:
+    """The index behind the files: the notes changed since the last sync, and apart
+    those memvault marked to read again itself (an upgrade's step, a new model), whose
+    files no one changed: after an upgrade they were said as changed by someone."""
+    changed = pending - marked
+    again = f"{marked} notes to read again for memvault's upgrade (or a new model)"
+    if not marked:
+        console.print(f"index is behind the files: {changed} notes changed since the last sync")
+    elif not changed:
+        console.print(f"index is behind: {again}: the daemon, the next sync or search reads them")
+    else:
+        console.print(
+            f"index is behind the files: {changed} notes changed since the last sync, and {again}"
         )
 
 
