@@ -16,6 +16,7 @@ from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.core.wikilinks import link_name
+from memvault.index.link_keys import LinkKeys
 from memvault.index.rows import LinkRow
 from memvault.index.sql import parts
 
@@ -32,7 +33,7 @@ def _link_rows(rows: Iterable[tuple[Any, ...]]) -> list[LinkRow]:
     ]
 
 
-class LinkTables:
+class LinkTables(LinkKeys):
     """Methods over the link tables; ``Store`` supplies the connection and the lock."""
 
     _db: sqlite3.Connection
@@ -213,6 +214,8 @@ class LinkTables:
             "INSERT OR REPLACE INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?)",
             [(p, s.size, s.mtime_ns) for p, s in seen.items()],
         )
+        self.keys_drop(conn, gone, 0)
+        self.keys_put(conn, [(p, ()) for p in seen], 0)
 
     # -- the relink journal ----------------------------------------------------------
 

@@ -470,6 +470,8 @@ class PgStore(Store):
             "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
             [(p, s.size, s.mtime_ns) for p, s in seen.items()],
         )
+        self.keys_drop(conn, gone, 0)
+        self.keys_put(conn, [(p, ()) for p in seen], 0)
 
     def journal_relink(self, conn: Any, moves: Mapping[str, str]) -> None:
         conn.executemany(  # an older move's file moved again: where it is now (Store's)
@@ -558,6 +560,9 @@ class _NoReplace:
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("INSERT OR REPLACE", "INSERT"), args)
+
+    def executemany(self, sql: str, rows: Sequence[Any]) -> Any:  # (its link keys)
+        return self._conn.executemany(sql, rows)
 
 
 __all__ = [
