@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from memvault.core.changes import ChangeSet
 from memvault.core.wikilinks import LinkIndex, Resolution, file_link_name, link_name
 from memvault.engine.attachments import AttachmentChanges
-from memvault.engine.catalogue import Catalogue
+from memvault.engine.catalogue import ADD_ONE_BY_ONE, Catalogue
+from memvault.engine.stored_links import LinkLookup
 from memvault.index.store import Store
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class CameWent:
 
 
 def before(
-    link_index: Callable[[], LinkIndex], changes: ChangeSet, attachments: AttachmentChanges
+    link_index: Callable[[], LinkLookup], changes: ChangeSet, attachments: AttachmentChanges
 ) -> CameWent | None:
     """What ``changes`` can lead elsewhere, read before the sync applies them (None:
     nothing: a sync of only touched files)."""
@@ -174,7 +175,9 @@ def follow(
             store.set_meta(TRUSTED, KEPT)
         return ()
     assert came_went is not None  # (None with ``every`` returned above)
-    links = catalogue.link_index_with(coming)
+    coming = list(coming)
+    # a few files came or went: the stored links of their names by the store's link keys
+    links = catalogue.link_lookup(coming, many=len(came_went.paths) > ADD_ONE_BY_ONE)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
     given = alias_names(came_went.aliases, after)
@@ -195,14 +198,14 @@ def made(
     ``other/people.md`` beside a new ``people/people.md``, which ``links check`` said
     nothing of once it no longer judged again every name two files share. The
     warnings for the links they took (``taken``)."""
-    known = catalogue.link_index()
+    known = catalogue.link_lookup()
     came = [p for p in paths if p not in known]
     if came:  # a kill before they follow: every link is resolved by the next sync
         following.changing(CameWent(frozenset(came), {}, ()))
     indexer.index(paths)
     if not came:
         return ()
-    links = catalogue.link_index()
+    links = catalogue.link_lookup()
     store = following.store
     return taken(resolve_named(store, links, {file_link_name(p) for p in came}, paths), links)
 
@@ -211,7 +214,7 @@ TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
 TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
-def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
+def taken(changed: Iterable[Changed], links: LinkLookup) -> tuple[str, ...]:
     """Warnings for the links that led to a note still there and lead elsewhere now,
     or are ambiguous: a note of the same name came (``add`` in another folder, a note
     made in the linking note's folder, which Obsidian prefers too). Nothing in the note
@@ -249,7 +252,7 @@ def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     return tuple(out)
 
 
-def aliases_of(links: LinkIndex, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def aliases_of(links: LinkLookup, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """The aliases ``links`` holds for ``paths`` (those that have any)."""
     return {p: a for p in paths if (a := links.aliases_of(p))}
 
@@ -275,7 +278,7 @@ def alias_names(before: dict[str, tuple[str, ...]], after: dict[str, tuple[str, 
 
 
 def resolve_named(
-    store: Store, links: LinkIndex, named: Iterable[str], fresh: Collection[str] = ()
+    store: Store, links: LinkLookup, named: Iterable[str], fresh: Collection[str] = ()
 ) -> list[Changed]:
     """Resolve again against ``links`` every stored link of the ``named`` names but
     those of ``fresh`` (notes this sync indexed, against the same files) and write the
@@ -299,7 +302,7 @@ def resolve_all(store: Store, links: LinkIndex) -> int:
 
 
 def _write_changed(
-    store: Store, links: LinkIndex, rows: Iterable[tuple[str, str, str, str | None, str]]
+    store: Store, links: LinkLookup, rows: Iterable[tuple[str, str, str, str | None, str]]
 ) -> list[Changed]:
     out: list[Changed] = []
     for source, target, verdict, resolved, candidates in rows:
