@@ -36,7 +36,7 @@ from typing import Any
 
 from memvault.core import compose
 from memvault.core.wikilinks import LinkIndex, address_parts, link_name
-from memvault.engine.stored_links import LinkLookup, StoredLinks
+from memvault.engine.stored_links import LinkLookup, StoredLinks, resolver_of
 from memvault.errors import AmbiguousNote
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
@@ -342,16 +342,10 @@ class Catalogue:
             return self._links
 
     def link_lookup(self, extra: Iterable[str] = (), *, many: bool = False) -> LinkLookup:
-        """What resolves the links of a sync (``resolve``, membership, ``aliases_of``), with
-        ``extra`` among the files (``link_index_with``): the link index when this process
-        holds it (a daemon) or ``many`` (a sync of more than ``ADD_ONE_BY_ONE`` notes:
-        one map is cheaper than a few queries a link), else the store's indexed link keys
-        (``StoredLinks``: a `memvault add` with no daemon built a map of every file for
-        its note's links, 0.28 s at 100,000 notes)."""
-        with self._lock:
-            self._follow_writer()
-            held = self._links is not None
-        if held or many:
+        """What resolves a sync's links, ``extra`` among the files: the link index when held
+        (a daemon) or ``many`` (one map is cheaper than a query a link), else the store's
+        link keys (``StoredLinks``: no map of every file for a `memvault add`'s links)."""
+        if many or self.holds_link_index():
             return self.link_index_with(extra)
         return StoredLinks(self._store, extra)
 
@@ -446,19 +440,9 @@ class Catalogue:
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
-        ``extra``: files on disk not in the store yet (a reconcile in flight). The link
-        index when held or ``extra`` holds many, else the store's keys (``link_lookup``)."""
+        ``extra``: files on disk not in the store yet (a reconcile in flight)."""
         extra = list(extra)
-        idx = self.link_lookup(extra, many=len(extra) > ADD_ONE_BY_ONE)
-        seen: dict[str, str | None] = {}  # a target asked again (MEMORY.md's lines)
-
-        def resolve(target: str) -> str | None:
-            if target not in seen:
-                res = idx.resolve(target, source)
-                seen[target] = res.path if res.verdict in ("resolved", "alias") else None
-            return seen[target]
-
-        return resolve
+        return resolver_of(self.link_lookup(extra, many=len(extra) > ADD_ONE_BY_ONE), source)
 
 
 SHOWN_CANDIDATES = 10  # an ambiguous name's message lists this many of its notes

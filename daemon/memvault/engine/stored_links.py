@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from memvault.core.text import js_trim
@@ -110,9 +110,23 @@ class StoredLinks:
         return StoredLinks(self._store, (*self._more, *files))
 
 
+def resolver_of(links: LinkLookup, source: str) -> Callable[[str], str | None]:
+    """``target -> path`` for links written in ``source`` (aliases count; None if not),
+    each target asked once (MEMORY.md's lines are read twice, each link a query)."""
+    seen: dict[str, str | None] = {}
+
+    def resolve(target: str) -> str | None:
+        if target not in seen:
+            res = links.resolve(target, source)
+            seen[target] = res.path if res.verdict in ("resolved", "alias") else None
+        return seen[target]
+
+    return resolve
+
+
 def _spelt_among(path: str, by_key: dict[str, set[str]]) -> bool:
     nfc = unicodedata.normalize("NFC", path)
     return any(unicodedata.normalize("NFC", p) == nfc for p in by_key.get(key(path), ()))
 
 
-__all__ = ["LinkLookup", "StoredLinks", "wanted_keys"]
+__all__ = ["LinkLookup", "StoredLinks", "resolver_of", "wanted_keys"]

@@ -210,8 +210,9 @@ class LinkTables(LinkKeys):
         self, conn: sqlite3.Connection, seen: Mapping[str, Seen], gone: Iterable[str]
     ) -> None:
         conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
-        conn.executemany(
-            "INSERT OR REPLACE INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?)",
+        conn.executemany(  # (an upsert both backends speak; their link keys kept with them)
+            "INSERT INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?) ON CONFLICT(path) "
+            "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
             [(p, s.size, s.mtime_ns) for p, s in seen.items()],
         )
         self.keys_drop(conn, gone, 0)
