@@ -291,3 +291,22 @@ def test_a_write_with_no_daemon_reads_no_map_of_every_file(
     assert by_target["Annie"].verdict == "alias"
     assert by_target["diagram.png"].resolved == "Attachments/diagram.png"
     assert by_target["people/ANA"].resolved == "people/ana.md"
+
+
+def test_keys_made_by_another_python_are_made_again(tmp_path: Path) -> None:
+    """``wikilinks.key`` reads Python's Unicode tables (NFC, lower case), as MEMORY.md's
+    order keys do: a writer finding them made under others (meta ``order_keys``) keys every
+    file again with its own (``note_order.rekey``)."""
+    root = new_vault(tmp_path)
+    _vault(root, 6)
+    with open_vault(root) as v:
+        v.sync()
+        before, _ = _kept_rows(v)
+    db = sqlite3.connect(root / ".memvault" / "index.db", isolation_level=None)
+    db.execute("UPDATE link_keys SET key = key || '?' WHERE path NOT GLOB '*[a-z]*'")
+    db.execute("DELETE FROM link_keys WHERE kind = 1")  # keys another Python made otherwise
+    db.execute("UPDATE meta SET value = '1 Unicode 9.0.0' WHERE key = 'order_keys'")
+    db.close()
+    with open_vault(root) as v:
+        kept, fresh = _kept_rows(v)
+        assert kept == fresh == before
