@@ -310,3 +310,24 @@ def test_keys_made_by_another_python_are_made_again(tmp_path: Path) -> None:
     with open_vault(root) as v:
         kept, fresh = _kept_rows(v)
         assert kept == fresh == before
+
+
+@pytest.mark.parametrize("alias", ["\u03aa\u0301", "ΠΡΩ\u03aa\u0301", "\u1fbc\u0301"])
+def test_an_alias_whose_key_is_not_its_own_key_resolves(tmp_path: Path, alias: str) -> None:
+    """``wikilinks.key`` lower-cases after NFC, so a key is not always its own key (Ϊ́:
+    ϊ and an acute, which NFC makes ΐ). The stored alias keys gave ``LinkIndex`` the
+    key as the alias, keyed again: a `memvault add` with no daemon stored ``[[Ϊ́]]``
+    unresolved where the link index (a daemon) resolves it to the note of that alias."""
+    root = new_vault(tmp_path)
+    write(root, "people/iota.md", f'---\naliases: ["{alias}"]\n---\n# Iota\n')
+    with open_vault(root) as v:
+        v.sync()
+    with open_vault(root) as v:  # a new process: no link index held
+        added = v.add("decisions", "Pick", body=f"See [[{alias}]].").path
+        store = v.engine.store
+        paths, aliases = store.paths_and_aliases()
+        full = LinkIndex(paths + store.attachment_paths(), aliases)
+        assert full.resolve(alias, added).path == "people/iota.md"
+        assert StoredLinks(store).resolve(alias, added) == full.resolve(alias, added)
+        (row,) = [r for r in store.links(added) if r.target == alias]
+        assert (row.verdict, row.resolved) == ("alias", "people/iota.md")

@@ -83,12 +83,13 @@ class StoredLinks:
         for target, source in pairs:
             keys |= wanted_keys(target, source)
         files: set[str] = set(self._more)
-        aliases: dict[str, list[str]] = {}
-        for k, kind, path in self._store.keyed(keys) if keys else ():
+        owners: set[str] = set()  # of an alias under one of ``keys``
+        for _, kind, path in self._store.keyed(keys) if keys else ():
             files.add(path)
             if kind == ALIAS:
-                aliases.setdefault(path, []).append(k)
-        return LinkIndex(files, aliases)
+                owners.add(path)
+        # their aliases as written (``LinkIndex`` keys them): a key is not always its own
+        return LinkIndex(files, self._store.aliases_held(owners) if owners else {})
 
     def resolve(self, target: str, source: str) -> Resolution:
         """Where a link written in ``source`` leads (``LinkIndex.resolve``)."""

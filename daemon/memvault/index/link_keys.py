@@ -121,6 +121,20 @@ class LinkKeys:
                 out += [(k, int(kind), p) for k, kind, p in self._db.execute(q, part).fetchall()]
         return out
 
+    def aliases_held(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+        """The aliases of the notes at ``paths`` as their rows hold them (those that have
+        any): an alias key is no alias to give ``LinkIndex``, which keys it again, and
+        ``wikilinks.key`` is not always its own key (Ϊ́: lower case after NFC gives ϊ and
+        an acute, which NFC makes ΐ)."""
+        out: dict[str, tuple[str, ...]] = {}
+        with self._lock:
+            for part in parts(sorted(set(paths))):
+                q = f"SELECT path, aliases FROM notes WHERE path IN ({','.join('?' * len(part))})"
+                for path, aliases in self._db.execute(q, part).fetchall():
+                    if aliases != "[]":
+                        out[path] = tuple(json.loads(aliases))
+        return out
+
 
 __all__ = [
     "ALIAS",
