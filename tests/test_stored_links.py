@@ -331,3 +331,20 @@ def test_an_alias_whose_key_is_not_its_own_key_resolves(tmp_path: Path, alias: s
         assert StoredLinks(store).resolve(alias, added) == full.resolve(alias, added)
         (row,) = [r for r in store.links(added) if r.target == alias]
         assert (row.verdict, row.resolved) == ("alias", "people/iota.md")
+
+
+def test_files_not_in_the_store_yet_of_one_key_are_each_a_file(tmp_path: Path) -> None:
+    """``extra`` (a long sync's notes still to index, a git pull's) holding two files whose
+    paths differ only by case: each is a file, as in ``LinkIndex.with_files`` (membership:
+    ``taken`` asks it of a link's old target); the one-spelling-a-key map kept the last."""
+    root = new_vault(tmp_path)
+    write(root, "people/bob.md", "# Bob\n")
+    with open_vault(root) as v:
+        v.sync()
+        twins = ["People/Ana.md", "people/ana.md", "people/ANA.md"]
+        stored = StoredLinks(v.engine.store, twins)
+        full = LinkIndex(v.engine.store.paths_and_aliases()[0]).with_files(twins)
+        for path in [*twins, "PEOPLE/ana.md", "people/bob.md"]:
+            assert (path in stored) == (path in full), path
+        assert all(p in stored for p in twins)
+        assert stored.resolve("ana", "people/bob.md") == full.resolve("ana", "people/bob.md")

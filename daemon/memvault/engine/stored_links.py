@@ -68,6 +68,9 @@ class StoredLinks:
         # those the store holds already (spelt so, NFC aside: ``LinkIndex.with_files``'s)
         found = self._by_key({key(p) for p in extra})
         self._more = tuple(p for p in extra if not _spelt_among(p, found))
+        self._more_by_key: dict[str, set[str]] = {}  # (twins of one key: each a file)
+        for p in self._more:
+            self._more_by_key.setdefault(key(p), set()).add(p)
 
     def _by_key(self, keys: set[str]) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -97,7 +100,7 @@ class StoredLinks:
 
     def __contains__(self, path: str) -> bool:
         """``LinkIndex.__contains__``: whether ``path``, spelt so (NFC aside), is a file."""
-        if _spelt_among(path, {key(p): {p} for p in self._more}):
+        if _spelt_among(path, self._more_by_key):
             return True
         return _spelt_among(path, self._by_key({key(path)}))
 
