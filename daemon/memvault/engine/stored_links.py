@@ -114,14 +114,23 @@ class StoredLinks:
         return StoredLinks(self._store, (*self._more, *files))
 
 
-def resolver_of(links: LinkLookup, source: str) -> Callable[[str], str | None]:
+def resolver_of(
+    links: LinkLookup, source: str, likely: Iterable[str] = ()
+) -> Callable[[str], str | None]:
     """``target -> path`` for links written in ``source`` (aliases count; None if not),
-    each target asked once (MEMORY.md's lines are read twice, each link a query)."""
+    each target asked once (MEMORY.md's lines are read twice). ``likely``: targets
+    ``source`` is known to hold (its links as indexed), looked up at once by
+    ``StoredLinks`` (one query, not one a link: a round trip each on PostgreSQL)."""
     seen: dict[str, str | None] = {}
+    ahead: LinkIndex | None = None
+    asked: set[str] = set()
+    if isinstance(links, StoredLinks) and (asked := set(likely)):
+        ahead = links.index_for((t, source) for t in asked)
 
     def resolve(target: str) -> str | None:
         if target not in seen:
-            res = links.resolve(target, source)
+            on = ahead if ahead is not None and target in asked else links
+            res = on.resolve(target, source)
             seen[target] = res.path if res.verdict in ("resolved", "alias") else None
         return seen[target]
 
