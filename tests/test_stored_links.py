@@ -387,3 +387,48 @@ def test_memory_md_links_resolved_by_one_lookup(
             want = full.resolve(target, "MEMORY.md")
             assert path == (want.path if want.verdict in ("resolved", "alias") else None)
         assert resolve("nowhere") is None and resolve("p03") == "people/p03.md"
+
+
+def test_the_links_of_a_name_that_went_resolved_by_one_lookup(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A note linked from many went (deleted, renamed) with no link index held: every
+    stored link of its name is resolved again (``follow``), one query a link before (a
+    round trip each on PostgreSQL: 2,000 daily logs linking a person, ~2 s on a local
+    server). They are looked up at once; the verdicts are the link index's."""
+    from memvault.index.store import Store
+
+    root = new_vault(tmp_path)
+    write(root, "people/hub.md", "# Hub\n")
+    write(root, "projects/hub.md", "# Another hub\n")
+    for i in range(30):
+        folder = "logs" if i % 3 else "people"
+        write(root, f"{folder}/n{i:02}.md", f"# N{i}\n\nmet [[hub]] and [[people/hub]]\n")
+    with open_vault(root) as v:
+        v.sync()
+    calls: list[int] = []
+    real = Store.keyed
+
+    def spied(self: Any, keys: Any) -> Any:
+        calls.append(1)
+        return real(self, keys)
+
+    (root / "people" / "hub.md").unlink()
+    with open_vault(root) as v:
+        monkeypatch.setattr(Store, "keyed", spied)
+        v.sync()
+        monkeypatch.undo()
+        assert len(calls) < 20, len(calls)  # a few a step of the sync, none a link (118 before)
+        store = v.engine.store
+        paths, aliases = store.paths_and_aliases()
+        full = LinkIndex(paths + store.attachment_paths(), aliases)
+        rows = [r for r in store.links() if r.target in ("hub", "people/hub")]
+        assert len(rows) == 60
+        for r in rows:
+            want = full.resolve(r.target, r.source)
+            assert (r.verdict, r.resolved, tuple(r.candidates)) == (
+                want.verdict,
+                want.path,
+                want.candidates,
+            ), r
+        assert {r.resolved for r in rows if r.target == "hub"} == {"projects/hub.md"}

@@ -26,7 +26,7 @@ from memvault.core.text import NotText, sha256_text
 from memvault.core.wikilinks import link_name
 from memvault.engine.catalogue import ADD_ONE_BY_ONE
 from memvault.engine.lane import Lane
-from memvault.engine.stored_links import LinkLookup
+from memvault.engine.stored_links import LinkLookup, answering
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
 
@@ -185,7 +185,9 @@ class Indexer(Lane):
         rows = []
         pairs = self.store.unresolved_targets(paths)
         pairs += [(s, t) for s, t, *_ in self.store.links_named(named)]
-        for source, target in dict.fromkeys(pairs):
+        pairs = list(dict.fromkeys(pairs))
+        links = answering(links, ((t, s) for s, t in pairs))  # (one lookup for them all)
+        for source, target in pairs:
             res = links.resolve(target, source)
             rows.append((source, target, res.verdict, res.path, res.candidates))
         if rows:
@@ -239,6 +241,7 @@ class Indexer(Lane):
             warnings=tuple(kept),
             lines=text.count("\n") + 1,  # len(split_lines(text)), without the list
         )
+        links = answering(links, ((k.target, path) for k in note.links))  # (one lookup)
         rows = [
             link_row(path, k.line, k.target, k.anchor, k.kind, k.embed, links) for k in note.links
         ]

@@ -29,7 +29,7 @@ from memvault.core.changes import ChangeSet
 from memvault.core.wikilinks import LinkIndex, Resolution, file_link_name, link_name
 from memvault.engine.attachments import AttachmentChanges
 from memvault.engine.catalogue import ADD_ONE_BY_ONE, Catalogue
-from memvault.engine.stored_links import LinkLookup
+from memvault.engine.stored_links import LinkLookup, answering
 from memvault.index.store import Store
 
 if TYPE_CHECKING:
@@ -223,9 +223,14 @@ def taken(changed: Iterable[Changed], links: LinkLookup) -> tuple[str, ...]:
     membership): a note renamed in case only, or gone beside its case twin, is not, and
     takes nothing; a twin that came beside it takes the links spelt as the twin."""
     groups: dict[tuple[str, str, str], list[str]] = {}
+    there: dict[str, bool] = {}  # a note's membership asked once (a query: StoredLinks)
     for source, target, verdict, resolved, now in changed:
-        if verdict != "resolved" or resolved is None or resolved not in links:
-            continue  # it was no link to a note, or that note moved or went
+        if verdict != "resolved" or resolved is None:
+            continue  # it was no link to a note
+        if resolved not in there:
+            there[resolved] = resolved in links
+        if not there[resolved]:
+            continue  # that note moved or went
         if now.verdict == "resolved" and now.path == resolved:
             continue  # (only the candidates it was chosen among changed)
         said = (
@@ -305,6 +310,8 @@ def _write_changed(
     store: Store, links: LinkLookup, rows: Iterable[tuple[str, str, str, str | None, str]]
 ) -> list[Changed]:
     out: list[Changed] = []
+    rows = list(rows)
+    links = answering(links, ((r[1], r[0]) for r in rows))  # (one lookup for them all)
     for source, target, verdict, resolved, candidates in rows:
         res = links.resolve(target, source)
         if (res.verdict, res.path, list(res.candidates)) != (

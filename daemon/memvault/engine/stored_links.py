@@ -114,6 +114,12 @@ class StoredLinks:
         return StoredLinks(self._store, (*self._more, *files))
 
 
+def answering(links: LinkLookup, pairs: Iterable[tuple[str, str]]) -> LinkLookup:
+    """What resolves these (target, source) ``pairs``: ``StoredLinks``' index of them all
+    (one query, not one a link: a round trip each on PostgreSQL), else ``links``."""
+    return links.index_for(pairs) if isinstance(links, StoredLinks) else links
+
+
 def resolver_of(
     links: LinkLookup, source: str, likely: Iterable[str] = ()
 ) -> Callable[[str], str | None]:
@@ -142,4 +148,4 @@ def _spelt_among(path: str, by_key: dict[str, set[str]]) -> bool:
     return any(unicodedata.normalize("NFC", p) == nfc for p in by_key.get(key(path), ()))
 
 
-__all__ = ["LinkLookup", "StoredLinks", "resolver_of", "wanted_keys"]
+__all__ = ["LinkLookup", "StoredLinks", "answering", "resolver_of", "wanted_keys"]
