@@ -440,14 +440,9 @@ class Catalogue:
 
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
-        ``extra``: files on disk not in the store yet (a reconcile in flight). The store's
-        link keys answer the links ``source`` holds as indexed in one query."""
+        ``extra``: files on disk not in the store yet (a reconcile in flight)."""
         extra = list(extra)
-        links = self.link_lookup(extra, many=len(extra) > ADD_ONE_BY_ONE)
-        likely = (
-            [r.target for r in self._store.links(source)] if isinstance(links, StoredLinks) else ()
-        )
-        return resolver_of(links, source, likely)
+        return resolver_of(self.link_lookup(extra, many=len(extra) > ADD_ONE_BY_ONE), source)
 
 
 SHOWN_CANDIDATES = 10  # an ambiguous name's message lists this many of its notes

@@ -109,6 +109,10 @@ class StoredLinks:
         row = self._store.note(path)
         return tuple(row.aliases) if row is not None and row.aliases else ()
 
+    def targets_of(self, source: str) -> set[str]:
+        """The targets of the links ``source`` holds as indexed."""
+        return {r.target for r in self._store.links(source)}
+
     def with_files(self, files: Iterable[str]) -> StoredLinks:
         """These answers with ``files`` (no aliases) among the files (``LinkIndex``'s)."""
         return StoredLinks(self._store, (*self._more, *files))
@@ -120,17 +124,15 @@ def answering(links: LinkLookup, pairs: Iterable[tuple[str, str]]) -> LinkLookup
     return links.index_for(pairs) if isinstance(links, StoredLinks) else links
 
 
-def resolver_of(
-    links: LinkLookup, source: str, likely: Iterable[str] = ()
-) -> Callable[[str], str | None]:
+def resolver_of(links: LinkLookup, source: str) -> Callable[[str], str | None]:
     """``target -> path`` for links written in ``source`` (aliases count; None if not),
-    each target asked once (MEMORY.md's lines are read twice). ``likely``: targets
-    ``source`` is known to hold (its links as indexed), looked up at once by
-    ``StoredLinks`` (one query, not one a link: a round trip each on PostgreSQL)."""
+    each target asked once (MEMORY.md's lines are read twice). ``StoredLinks`` looks up
+    the links ``source`` holds as indexed at once (one query, not one a link: a round
+    trip each on PostgreSQL); another target, alone."""
     seen: dict[str, str | None] = {}
     ahead: LinkIndex | None = None
     asked: set[str] = set()
-    if isinstance(links, StoredLinks) and (asked := set(likely)):
+    if isinstance(links, StoredLinks) and (asked := links.targets_of(source)):
         ahead = links.index_for((t, source) for t in asked)
 
     def resolve(target: str) -> str | None:
