@@ -212,7 +212,7 @@ def test_an_index_of_schema_7_has_its_cjk_rows_keyed_again_and_their_notes_read_
     ).fetchone() == (0,)
     db.close()
     with open_vault(vault_root) as v:
-        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
         integrity(vault_root)
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "ledger") == ["people/ana.md"]
@@ -286,7 +286,7 @@ def test_a_postgres_index_of_schema_6_gets_its_cjk_keywords_again(
         assert r.engine.store.meta("schema_version") == "6" and not r.engine.store.cjk
         assert by_keywords(r, "会议记录") == ["projects/meeting.md"]  # a run, one token
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         assert by_keywords(v, "東京") == ["projects/weather.md", "people/tanaka.md"]
         assert by_keywords(v, "서울") == ["people/kim.md"]
         assert by_keywords(v, "wide") == ["logs/wide.md"]

@@ -196,7 +196,7 @@ def test_an_index_of_schema_8_is_given_its_keywords_again(
     assert pieces != (0,)  # schema 8: हिन्दी's pieces were tokens
     db.close()
     with open_vault(vault_root) as v:
-        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
         integrity(vault_root)
         assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
         assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
@@ -252,7 +252,7 @@ def test_a_postgres_index_of_schema_7_gets_these_keywords_again(
             f"SELECT label, keywords::text FROM \"{schema}\".chunks WHERE path = 'people/ana.md'"
         ).fetchall()
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         assert by_keywords(v, "हिन्दी") == ["people/priya.md"]
         assert by_keywords(v, "ข้าวผัด") == ["projects/rice.md"]
         assert by_keywords(v, "كتب") == ["logs/lesson.md"]

@@ -229,7 +229,7 @@ def test_an_index_of_schema_13_is_given_its_keys_and_lists_as_a_fresh_index(
         v.add("projects", "Harbour", summary="active one")
     with sqlite3.connect(index) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "18",
+            "19",
         )
         assert not db.execute("SELECT 1 FROM notes WHERE ord_title = x'' LIMIT 1").fetchall()
         names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
@@ -268,7 +268,7 @@ def test_postgres_lists_with_no_daemon_as_sqlite_and_upgrades_from_12(
             assert v.engine.catalogue._rows is None
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         row = conn.execute(f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'")
-        assert row.fetchone() == ("17",)
+        assert row.fetchone() == ("18",)
     monkeypatch.delenv("MEMVAULT_INDEX_STORE")
     assert _fresh(root, tmp_path, "pg") == _listings(root)
 

@@ -181,7 +181,7 @@ def test_an_index_of_schema_15_is_kept_once_and_lists_as_a_fresh_index(tmp_path:
         v.add("projects", "Harbour", summary="active one")
     with closing(sqlite3.connect(index)) as db:
         assert db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
-            "18",
+            "19",
         )
         assert not db.execute(
             "SELECT 1 FROM notes WHERE ord_updated = ord_date AND kind = 'note'"
@@ -232,7 +232,7 @@ def test_postgres_upgrades_from_14_and_lists_as_sqlite(
         v.add("projects", "Harbour", summary="active one")
     with psycopg.connect(pg_dsn, autocommit=True) as conn:
         row = conn.execute(f"SELECT value FROM \"{schema}\".meta WHERE key = 'schema_version'")
-        assert row.fetchone() == ("17",)
+        assert row.fetchone() == ("18",)
         same = conn.execute(
             f"SELECT COUNT(*) FROM {notes} WHERE ord_updated = ord_date AND kind = 'note'"
         )

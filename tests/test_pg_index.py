@@ -735,7 +735,7 @@ def test_a_schema_1_index_is_migrated_to_keep_the_chunk_totals(
     with open_vault(copy, mode="read") as r:  # a reader of schema 1: counts per query
         assert [(h.path, round(h.score, 4)) for h in r.search("database schema", k=5)] == expected
     with open_vault(root) as v:  # the writer migrates it
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         assert _totals(v) == _counted(v)
         write(root, "people/new.md", note("New Person", "joined", "Works on the database."))
         v.sync()
@@ -768,7 +768,7 @@ def test_a_schema_3_index_gets_link_names_and_its_stale_verdicts_resolved(
         conn.execute(f"UPDATE \"{schema}\".meta SET value = '3' WHERE key = 'schema_version'")
     with open_vault(root) as v:  # the writer migrates it
         store = v.engine.store
-        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         names = dict(store._pg.raw("SELECT target, name FROM links").fetchall())
         assert names["Über Plan"] == "über plan" and names["sarah-chen"] == "sarah-chen"
         assert store.meta("links_resolve") == "1"
@@ -963,7 +963,7 @@ def test_a_schema_4_index_keeps_its_cache_as_int8_and_embeds_nothing_again(
         reader.close()
     with open_vault(root) as v:
         store = v.engine.store
-        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         kept = {
             (m, bytes(s)): bytes(b)
             for m, s, b in store._pg.raw("SELECT model, sha, vector FROM embeddings").fetchall()

@@ -149,7 +149,7 @@ def test_a_schema_5_index_gets_twins_and_a_partial_hnsw_index(
     root, schema, dim, before = _as_schema_5(tmp_path, pg_dsn, monkeypatch, old_index=True)
     assert _indexes(pg_dsn, schema) == [f"vectors_hnsw_{dim} whole"]
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         assert v.sync().embedded_chunks == 0
         assert _hits(v) == before  # the vectors opened: the old index dropped, the new built
         eventually(

@@ -148,7 +148,7 @@ def test_an_index_of_schema_14_gives_only_its_stemmed_rows_again(
     db.close()
     before = _keyword_rows(root)
     with caplog.at_level("INFO", logger="memvault"), open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+        assert v.engine.store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
         assert by_keywords(v, "Москва") == ["people/ivan.md"]
     after = _keyword_rows(root)
     integrity(root)  # taken out with the values they were given
@@ -186,7 +186,7 @@ def test_a_postgres_index_of_schema_13_gets_its_cyrillic_rows_keyed_again(
         schema = v.engine.store.schema
     before = pg_as_schema_13(pg_dsn, schema)
     with open_vault(root) as v:
-        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "17"
+        assert v.engine.store.meta("schema_version") == str(PG_SCHEMA_VERSION) == "18"
         assert by_keywords(v, "Москва") == ["people/ivan.md"]
     after = pg_rows(pg_dsn, schema)
     touched = {p for p, o in before if before[p, o][1] != after[p, o][1]}  # rewritten

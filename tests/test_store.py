@@ -243,7 +243,7 @@ def test_a_version_2_index_gets_the_about_column_keeping_its_rows_and_its_notes_
         db.execute("INSERT INTO pending VALUES(2, ?, 'E ## Context', 9.0)", (sha("## Context"),))
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
     with sqlite3.connect(path) as db:
         columns = [r[1] for r in db.execute("PRAGMA table_info(chunks_fts)")]
     db.close()
@@ -889,7 +889,7 @@ def test_a_version_3_index_counts_its_queue_once_and_keeps_the_count(tmp_path: P
             db.execute("INSERT INTO pending VALUES(?, 's', 't', ?)", (label, 50.0 + label))
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
     assert store.pending_state() == (3, 51.0)
     assert store.manifest() == {"a.md": Known(5, 7, "abc")}  # nothing made stale
     store.finish_pending([1])

@@ -221,7 +221,7 @@ def test_a_version_4_index_drops_its_copy_and_keeps_every_keyword_row(tmp_path: 
         db.execute("INSERT INTO pending VALUES(3, 's', 't', 9.0)")
     db.close()
     store = open_store(tmp_path)
-    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "18"
+    assert store.meta("schema_version") == str(SCHEMA_VERSION) == "19"
     truth = sqlite3.connect(path, isolation_level=None)
     register(truth)  # the view calls it (schema 8)
     assert "chunks_fts_content" not in {

@@ -72,7 +72,7 @@ class Applier:
         warnings: list[str] = []
         attachments = attachments or AttachmentChanges()
         moves = {**dict(changes.moved), **attachments.moves}  # notes and attachments
-        came_went = verdicts.before(self.catalogue.link_index, changes, attachments)
+        came_went = verdicts.before(self.catalogue.link_lookup, changes, attachments)
         self.following.changing(came_went)
         if changes:
             # cleared until MEMORY.md is brought up to date: a kill in between is healed

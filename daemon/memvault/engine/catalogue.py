@@ -36,6 +36,7 @@ from typing import Any
 
 from memvault.core import compose
 from memvault.core.wikilinks import LinkIndex, address_parts, link_name
+from memvault.engine.stored_links import LinkLookup, StoredLinks, resolver_of
 from memvault.errors import AmbiguousNote
 from memvault.index.rows import NoteRow
 from memvault.index.store import Store
@@ -340,6 +341,14 @@ class Catalogue:
                 self._links = LinkIndex(*self._files())
             return self._links
 
+    def link_lookup(self, extra: Iterable[str] = (), *, many: bool = False) -> LinkLookup:
+        """What resolves a sync's links, ``extra`` among the files: the link index when held
+        (a daemon) or ``many`` (one map is cheaper than a query a link), else the store's
+        link keys (``StoredLinks``: no map of every file for a `memvault add`'s links)."""
+        if many or self.holds_link_index():
+            return self.link_index_with(extra)
+        return StoredLinks(self._store, extra)
+
     def link_index_with(self, extra: Iterable[str]) -> LinkIndex:
         """The link index with ``extra`` among its files (notes not in the store yet: a
         sync's, about to be indexed): the cached one grown by a few, else built anew (a
@@ -432,17 +441,8 @@ class Catalogue:
     def resolver(self, source: str, extra: Iterable[str] = ()) -> Callable[[str], str | None]:
         """``target -> path`` for links written in ``source`` (aliases count; None if not).
         ``extra``: files on disk not in the store yet (a reconcile in flight)."""
-        idx = self.link_index()
-        more = [p for p in extra if p not in idx]
-        if more:
-            files, aliases = self._files()
-            idx = LinkIndex(files + more, aliases)
-
-        def resolve(target: str) -> str | None:
-            res = idx.resolve(target, source)
-            return res.path if res.verdict in ("resolved", "alias") else None
-
-        return resolve
+        extra = list(extra)
+        return resolver_of(self.link_lookup(extra, many=len(extra) > ADD_ONE_BY_ONE), source)
 
 
 SHOWN_CANDIDATES = 10  # an ambiguous name's message lists this many of its notes

@@ -23,8 +23,10 @@ from memvault.core.folder_parse import parse_outside_listing
 from memvault.core.notes import Note, parse_note
 from memvault.core.results import SkippedFile
 from memvault.core.text import NotText, sha256_text
-from memvault.core.wikilinks import LinkIndex, link_name
+from memvault.core.wikilinks import link_name
+from memvault.engine.catalogue import ADD_ONE_BY_ONE
 from memvault.engine.lane import Lane
+from memvault.engine.stored_links import LinkLookup, answering
 from memvault.errors import NoteNotFound, UnsafePath
 from memvault.index.rows import LinkRow, NewChunk, NoteRow
 
@@ -39,7 +41,7 @@ def link_row(
     anchor: str | None,
     kind: str,
     embed: bool,
-    links: LinkIndex,
+    links: LinkLookup,
 ) -> LinkRow:
     """A link's row, resolved against ``links`` (the indexer's and the carry-over's)."""
     res = links.resolve(target, source)
@@ -132,9 +134,11 @@ class Indexer(Lane):
         # time comes at the commit, so a count of notes read runs ahead of the work
         committed = 0
         start = 0  # index in ``paths`` of the batch being read
-        known = self.catalogue.link_index()
+        coming = list(coming)
+        many = len(paths) + len(coming) > ADD_ONE_BY_ONE  # else by the store's link keys
+        known = self.catalogue.link_lookup(many=many)
         new = [p for p in paths if p not in known]
-        links = self._link_index(paths, coming)
+        links = self.catalogue.link_lookup(itertools.chain(paths, coming), many=many)
         aliased: set[str] = set()  # link names of aliases ``links`` does not know
         for done, path in enumerate(paths, 1):
             if wanted is not None and not wanted(path):
@@ -163,27 +167,27 @@ class Indexer(Lane):
         if new:  # notes came: the catalogue's link index has them from now on
             self.catalogue.files_added(new)
         if aliased:
-            self._resolve_again(paths, coming, aliased)
+            self._resolve_again(paths, coming, aliased, many)
         if progress is not None and paths:
             progress(Progress(len(paths), len(paths), 0))
         return Indexed(kept, queued, tuple(skipped), tuple(warnings))
 
-    def _link_index(self, paths: Sequence[str], coming: Iterable[str]) -> LinkIndex:
-        """The catalogue's link index, with the notes about to be indexed among its files."""
-        return self.catalogue.link_index_with(itertools.chain(paths, coming))
-
-    def _resolve_again(self, paths: Sequence[str], coming: Iterable[str], named: set[str]) -> None:
+    def _resolve_again(
+        self, paths: Sequence[str], coming: Iterable[str], named: set[str], many: bool
+    ) -> None:
         """Resolve again, against the rows as committed (every alias known now), the
         links of ``paths`` that an alias can change (those not resolved by path or name)
         and every note's links of the ``named`` aliases (given or taken away: a note
         indexed before, in another call, resolved them without: MEMORY.md's own
         aliases, indexed after the notes, left ``[[zed]]`` unresolved on a first sync)."""
         self.catalogue.files_changed()
-        links = self._link_index((), coming)
+        links = self.catalogue.link_lookup(coming, many=many)
         rows = []
         pairs = self.store.unresolved_targets(paths)
         pairs += [(s, t) for s, t, *_ in self.store.links_named(named)]
-        for source, target in dict.fromkeys(pairs):
+        pairs = list(dict.fromkeys(pairs))
+        links = answering(links, ((t, s) for s, t in pairs))  # (one lookup for them all)
+        for source, target in pairs:
             res = links.resolve(target, source)
             rows.append((source, target, res.verdict, res.path, res.candidates))
         if rows:
@@ -191,7 +195,7 @@ class Indexer(Lane):
                 self.store.set_link_verdicts(conn, rows)
 
     def _prepare(
-        self, path: str, links: LinkIndex
+        self, path: str, links: LinkLookup
     ) -> tuple[_Prepared | None, SkippedFile | None, list[str]]:
         try:
             result = self.fs.read(path)
@@ -237,6 +241,7 @@ class Indexer(Lane):
             warnings=tuple(kept),
             lines=text.count("\n") + 1,  # len(split_lines(text)), without the list
         )
+        links = answering(links, ((k.target, path) for k in note.links))  # (one lookup)
         rows = [
             link_row(path, k.line, k.target, k.anchor, k.kind, k.embed, links) for k in note.links
         ]

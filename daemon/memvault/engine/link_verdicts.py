@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, NamedTuple
 from memvault.core.changes import ChangeSet
 from memvault.core.wikilinks import LinkIndex, Resolution, file_link_name, link_name
 from memvault.engine.attachments import AttachmentChanges
-from memvault.engine.catalogue import Catalogue
+from memvault.engine.catalogue import ADD_ONE_BY_ONE, Catalogue
+from memvault.engine.stored_links import LinkLookup, answering
 from memvault.index.store import Store
 
 if TYPE_CHECKING:
@@ -55,7 +56,7 @@ class CameWent:
 
 
 def before(
-    link_index: Callable[[], LinkIndex], changes: ChangeSet, attachments: AttachmentChanges
+    link_index: Callable[[], LinkLookup], changes: ChangeSet, attachments: AttachmentChanges
 ) -> CameWent | None:
     """What ``changes`` can lead elsewhere, read before the sync applies them (None:
     nothing: a sync of only touched files)."""
@@ -174,7 +175,9 @@ def follow(
             store.set_meta(TRUSTED, KEPT)
         return ()
     assert came_went is not None  # (None with ``every`` returned above)
-    links = catalogue.link_index_with(coming)
+    coming = list(coming)
+    # a few files came or went: the stored links of their names by the store's link keys
+    links = catalogue.link_lookup(coming, many=len(came_went.paths) > ADD_ONE_BY_ONE)
     after = aliases_of(links, came_went.later)
     named = names(came_went.paths, came_went.aliases, after)
     given = alias_names(came_went.aliases, after)
@@ -195,14 +198,14 @@ def made(
     ``other/people.md`` beside a new ``people/people.md``, which ``links check`` said
     nothing of once it no longer judged again every name two files share. The
     warnings for the links they took (``taken``)."""
-    known = catalogue.link_index()
+    known = catalogue.link_lookup()
     came = [p for p in paths if p not in known]
     if came:  # a kill before they follow: every link is resolved by the next sync
         following.changing(CameWent(frozenset(came), {}, ()))
     indexer.index(paths)
     if not came:
         return ()
-    links = catalogue.link_index()
+    links = catalogue.link_lookup()
     store = following.store
     return taken(resolve_named(store, links, {file_link_name(p) for p in came}, paths), links)
 
@@ -211,7 +214,7 @@ TAKEN_SOURCES = 3  # the linking notes a warning names (then "and N more")
 TAKEN_SAID = 20  # warnings a sync gives of them, then one for the rest
 
 
-def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
+def taken(changed: Iterable[Changed], links: LinkLookup) -> tuple[str, ...]:
     """Warnings for the links that led to a note still there and lead elsewhere now,
     or are ambiguous: a note of the same name came (``add`` in another folder, a note
     made in the linking note's folder, which Obsidian prefers too). Nothing in the note
@@ -220,9 +223,14 @@ def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     membership): a note renamed in case only, or gone beside its case twin, is not, and
     takes nothing; a twin that came beside it takes the links spelt as the twin."""
     groups: dict[tuple[str, str, str], list[str]] = {}
+    there: dict[str, bool] = {}  # a note's membership asked once (a query: StoredLinks)
     for source, target, verdict, resolved, now in changed:
-        if verdict != "resolved" or resolved is None or resolved not in links:
-            continue  # it was no link to a note, or that note moved or went
+        if verdict != "resolved" or resolved is None:
+            continue  # it was no link to a note
+        if resolved not in there:
+            there[resolved] = resolved in links
+        if not there[resolved]:
+            continue  # that note moved or went
         if now.verdict == "resolved" and now.path == resolved:
             continue  # (only the candidates it was chosen among changed)
         said = (
@@ -249,7 +257,7 @@ def taken(changed: Iterable[Changed], links: LinkIndex) -> tuple[str, ...]:
     return tuple(out)
 
 
-def aliases_of(links: LinkIndex, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
+def aliases_of(links: LinkLookup, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
     """The aliases ``links`` holds for ``paths`` (those that have any)."""
     return {p: a for p in paths if (a := links.aliases_of(p))}
 
@@ -275,7 +283,7 @@ def alias_names(before: dict[str, tuple[str, ...]], after: dict[str, tuple[str, 
 
 
 def resolve_named(
-    store: Store, links: LinkIndex, named: Iterable[str], fresh: Collection[str] = ()
+    store: Store, links: LinkLookup, named: Iterable[str], fresh: Collection[str] = ()
 ) -> list[Changed]:
     """Resolve again against ``links`` every stored link of the ``named`` names but
     those of ``fresh`` (notes this sync indexed, against the same files) and write the
@@ -299,9 +307,11 @@ def resolve_all(store: Store, links: LinkIndex) -> int:
 
 
 def _write_changed(
-    store: Store, links: LinkIndex, rows: Iterable[tuple[str, str, str, str | None, str]]
+    store: Store, links: LinkLookup, rows: Iterable[tuple[str, str, str, str | None, str]]
 ) -> list[Changed]:
     out: list[Changed] = []
+    rows = list(rows)
+    links = answering(links, ((r[1], r[0]) for r in rows))  # (one lookup for them all)
     for source, target, verdict, resolved, candidates in rows:
         res = links.resolve(target, source)
         if (res.verdict, res.path, list(res.candidates)) != (

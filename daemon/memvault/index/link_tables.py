@@ -16,6 +16,7 @@ from typing import Any
 
 from memvault.core.changes import Seen
 from memvault.core.wikilinks import link_name
+from memvault.index.link_keys import LinkKeys
 from memvault.index.rows import LinkRow
 from memvault.index.sql import parts
 
@@ -32,7 +33,7 @@ def _link_rows(rows: Iterable[tuple[Any, ...]]) -> list[LinkRow]:
     ]
 
 
-class LinkTables:
+class LinkTables(LinkKeys):
     """Methods over the link tables; ``Store`` supplies the connection and the lock."""
 
     _db: sqlite3.Connection
@@ -209,10 +210,13 @@ class LinkTables:
         self, conn: sqlite3.Connection, seen: Mapping[str, Seen], gone: Iterable[str]
     ) -> None:
         conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
-        conn.executemany(
-            "INSERT OR REPLACE INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?)",
+        conn.executemany(  # (an upsert both backends speak; their link keys kept with them)
+            "INSERT INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?) ON CONFLICT(path) "
+            "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
             [(p, s.size, s.mtime_ns) for p, s in seen.items()],
         )
+        self.keys_drop(conn, gone, 0)
+        self.keys_put(conn, [(p, ()) for p in seen], 0)
 
     # -- the relink journal ----------------------------------------------------------
 

@@ -16,6 +16,7 @@ from contextlib import AbstractContextManager
 from typing import Any
 
 from memvault.core.memory_order import CatalogueEntry
+from memvault.index.link_keys import LinkKeys
 from memvault.index.note_order import ORDER_COLUMNS, ORDER_SET, OWN, OWN_UPDATED, order_values
 from memvault.index.rows import NOTE_COLS, NoteRow
 from memvault.index.sql import parts
@@ -24,8 +25,9 @@ ORDER_NAMES = ", ".join((*ORDER_COLUMNS, "listed"))
 ENTRY_COLS = "path, title, summary, frontmatter, mtime_ns"
 
 
-class NoteLists:
-    """Methods over the notes table; ``Store`` supplies the connection and the lock."""
+class NoteLists(LinkKeys):
+    """Methods over the notes table (its rows' link keys kept with them: ``link_keys``);
+    ``Store`` supplies the connection and the lock."""
 
     _db: sqlite3.Connection
     _lock: AbstractContextManager[Any]
@@ -57,16 +59,23 @@ class NoteLists:
                 *order,
             ),
         )
+        self.keys_put(conn, [(row.path, row.aliases)], 1)
 
     def move_row(self, conn: sqlite3.Connection, old: str, new: str) -> None:
         """A note's row under its new path (another row there replaced)."""
-        conn.execute("DELETE FROM notes WHERE path = ?", (new,))
+        self.drop_note_row(conn, new)
         row = conn.execute("SELECT title, frontmatter FROM notes WHERE path = ?", (old,)).fetchone()
         if row is not None:  # its place in MEMORY.md's orders, by its new path
             conn.execute(
                 f"UPDATE notes SET path = ?, {ORDER_SET} WHERE path = ?",
                 (new, *order_values(new, row[0], row[1]), old),
             )
+            self.keys_move(conn, old, new)
+
+    def drop_note_row(self, conn: sqlite3.Connection, path: str) -> None:
+        """A note's row deleted, its link keys with it."""
+        conn.execute("DELETE FROM notes WHERE path = ?", (path,))
+        self.keys_drop(conn, [path], 1)
 
     def ordered_notes(
         self,

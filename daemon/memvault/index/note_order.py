@@ -32,6 +32,7 @@ from memvault.core.memory_order import (
     keys_made,
     stored_keys,
 )
+from memvault.index.link_keys import fill_link_keys
 
 log = logging.getLogger("memvault")
 
@@ -167,6 +168,7 @@ def rekey(conn: Any, mark: str) -> int | None:
     # (``\d``: Kawi's, Unicode 15.0), a ``memory-index`` value
     same = made is not None and made.split(" ", 1)[0] == str(KEYS_ALGORITHM)
     counted = fill_order(conn, mark, every=not same)
+    fill_link_keys(conn, mark)  # ``wikilinks.key`` (NFC, lower case) reads the tables too
     log.info(
         "MEMORY.md's order keys computed again (%d notes' changed): made under %s, now %s",
         counted,

@@ -98,6 +98,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    vector); what Python's ``strip`` takes off a wikilink's name and JavaScript's ``trim``
    keeps (``link_upgrades.pg_names_again``): those notes read again, the links' names
    written again.
+18. The SQLite index's 19: every file's link keys, indexed (``link_keys.fill_link_keys``).
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -117,7 +118,7 @@ from typing import Any
 from memvault.core import cjk
 from memvault.core.notes import cut_otherwise
 from memvault.errors import IndexCorrupt, IndexTooNew
-from memvault.index import pg_keywords
+from memvault.index import link_keys, pg_keywords
 from memvault.index.link_upgrades import (
     pg_folded_apart,
     pg_link_names,
@@ -136,7 +137,7 @@ from memvault.index.vector_cache import half_to_int8
 
 log = logging.getLogger("memvault")
 
-PG_SCHEMA_VERSION = 17
+PG_SCHEMA_VERSION = 18
 
 _TABLES = [
     "CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -193,6 +194,7 @@ _TABLES = [
     # who writes: one row, the holder of the writer's advisory lock (host, pid, since)
     "CREATE TABLE IF NOT EXISTS writer(host TEXT NOT NULL, pid INTEGER NOT NULL, "
     "since DOUBLE PRECISION NOT NULL)",
+    link_keys.LINK_KEYS_TABLE,  # version 18 (its indexes: fill_link_keys)
 ]
 
 # version 2: the chunks' totals, kept exact by statement triggers (transition tables)
@@ -340,6 +342,8 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 17:
             conn.execute(MARKED_STALE)
             pg_names_again(conn)
+        if version is None or version < 18:
+            link_keys.fill_link_keys(conn, "%s")
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")

@@ -463,14 +463,6 @@ class PgStore(Store):
             count, since = self._pg.execute("SELECT COUNT(*), MIN(since) FROM pending").fetchone()
         return int(count), (None if since is None else float(since))
 
-    def put_attachments(self, conn: Any, seen: Mapping[str, Any], gone: Iterable[str]) -> None:
-        conn.executemany("DELETE FROM attachments WHERE path = ?", [(p,) for p in gone])
-        conn.executemany(
-            "INSERT INTO attachments(path, size, mtime_ns) VALUES(?, ?, ?) ON CONFLICT(path) "
-            "DO UPDATE SET size = excluded.size, mtime_ns = excluded.mtime_ns",
-            [(p, s.size, s.mtime_ns) for p, s in seen.items()],
-        )
-
     def journal_relink(self, conn: Any, moves: Mapping[str, str]) -> None:
         conn.executemany(  # an older move's file moved again: where it is now (Store's)
             "UPDATE relink_pending SET new = ? WHERE new = ?",
@@ -558,6 +550,9 @@ class _NoReplace:
 
     def execute(self, sql: str, args: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("INSERT OR REPLACE", "INSERT"), args)
+
+    def executemany(self, sql: str, rows: Sequence[Any]) -> Any:  # (its link keys)
+        return self._conn.executemany(sql, rows)
 
 
 __all__ = [

@@ -287,7 +287,7 @@ class Store(PendingQueue, LinkTables, NoteLists):
         labels = [r[0] for r in conn.execute("SELECT label FROM chunks WHERE path = ?", (path,))]
         self.delete_chunks(conn, labels)
         conn.execute("DELETE FROM links WHERE source = ?", (path,))
-        conn.execute("DELETE FROM notes WHERE path = ?", (path,))
+        self.drop_note_row(conn, path)
         return labels
 
     def rename_note(self, conn: sqlite3.Connection, old: str, new: str) -> None:
