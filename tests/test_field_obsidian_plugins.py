@@ -400,6 +400,33 @@ def test_a_caret_word_ending_a_line_of_code_is_read_by_the_model(tmp_path: Path)
         )
 
 
+def test_an_index_of_schema_18_reads_its_notes_with_a_caret_in_code_again(tmp_path: Path) -> None:
+    """Schema 18 dropped a `^word` ending a line of code from what the model reads; a note
+    rarely saved again kept that text for good. The 18 -> 19 step has the notes with a
+    `^` where 18 looked and a sign of code read again (the model reads `feature ^main`),
+    and only those: a note whose block id ends prose is left as it is."""
+    root = new_vault(tmp_path)
+    write(root, "notes/git.md", CODE_CARETS)
+    write(root, "notes/plain.md", "# Plain\n\nA paragraph with an id ^para\n")
+    with open_vault(root) as v:
+        v.sync(vectors=False)
+    db = sqlite3.connect(root / ".memvault" / "index.db", isolation_level=None)
+    # what schema 18 queued: the model's text without the `^word` ending a line of code
+    db.execute("UPDATE pending SET text = replace(text, ' ^main', '')")
+    db.execute("UPDATE chunks SET sha = 'of 18' WHERE text LIKE '%feature ^main%'")
+    db.execute("DROP TABLE link_keys")  # schema 18 had none
+    db.execute("UPDATE meta SET value = '18' WHERE key = 'schema_version'")
+    db.close()
+    assert not any("feature ^main" in t for t in embedded(root, "notes/git.md"))
+    with open_vault(root) as v:
+        db = sqlite3.connect(root / ".memvault" / "index.db")
+        marked = db.execute("SELECT path FROM notes WHERE mtime_ns = -1").fetchall()
+        db.close()
+        assert marked == [("notes/git.md",)]
+        v.sync(vectors=False)
+    assert any("feature ^main" in t for t in embedded(root, "notes/git.md"))
+
+
 def test_a_drawing_of_the_plugins_2x_is_searched_by_its_words_kept_inside_its_comment(
     tmp_path: Path,
 ) -> None:

@@ -98,7 +98,7 @@ Versions (``meta.schema_version``, the same meaning on every machine):
    vector); what Python's ``strip`` takes off a wikilink's name and JavaScript's ``trim``
    keeps (``link_upgrades.pg_names_again``): those notes read again, the links' names
    written again.
-18. The SQLite index's 19: every file's link keys, indexed (``link_keys.fill_link_keys``).
+18. The SQLite index's 19 (``link_keys.fill_link_keys``, ``CODE_CARETS_STALE``).
 
 Migrations run once, in one transaction, under a transaction-scoped advisory lock
 keyed by the schema's name: two processes opening a fresh schema at once do not
@@ -127,6 +127,7 @@ from memvault.index.link_upgrades import (
 )
 from memvault.index.note_order import ORDER_COLUMNS, fill_order, updated_apart
 from memvault.index.schema import (
+    CODE_CARETS_STALE,
     CONFLICTED_STALE,
     LFS_POINTERS_STALE,
     LINKS_TABLE,
@@ -324,14 +325,10 @@ def migrate(conn: Any, schema: str) -> None:
         if version is not None and version < 12:
             conn.execute(LFS_POINTERS_STALE)
         if version is None or version < 13:
+            add = "ALTER TABLE notes ADD COLUMN IF NOT EXISTS"
             for column in ORDER_COLUMNS:
-                conn.execute(
-                    f"ALTER TABLE notes ADD COLUMN IF NOT EXISTS {column} BYTEA NOT NULL "
-                    "DEFAULT ''::bytea"
-                )
-            conn.execute(
-                "ALTER TABLE notes ADD COLUMN IF NOT EXISTS listed INTEGER NOT NULL DEFAULT 1"
-            )
+                conn.execute(f"{add} {column} BYTEA NOT NULL DEFAULT ''::bytea")
+            conn.execute(f"{add} listed INTEGER NOT NULL DEFAULT 1")
             fill_order(conn, "%s")
         if version is not None and version < 14:
             _keywords_again(conn, f"[{cjk.CYRILLIC_CHARS}{cjk.han_changed()}]", stale=False)
@@ -344,6 +341,8 @@ def migrate(conn: Any, schema: str) -> None:
             pg_names_again(conn)
         if version is None or version < 18:
             link_keys.fill_link_keys(conn, "%s")
+        if version is not None and version < 18:
+            conn.execute(CODE_CARETS_STALE)
         for statement in _TWINS:
             conn.execute(statement)
         conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
@@ -369,8 +368,7 @@ def _not_theirs(conn: Any, schema: str) -> bool:
     (its comment, ``MARK``), or, unmarked, holding a ``meta`` table with a schema version
     and no table of another name (an index of before the comment; an application's
     schema versioned in a ``meta`` table of its own is not one); else ``ConfigError``,
-    nothing touched.
-    Whether the schema bears the comment."""
+    nothing touched. Whether the schema bears the comment."""
     from memvault.errors import ConfigError
 
     kinds = conn.execute(

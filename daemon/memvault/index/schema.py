@@ -128,8 +128,11 @@ Versions (meta ``schema_version``):
    name as ``wikilinks.key`` gives them, and its aliases): a write with no daemon resolves
    its note's links by a few indexed lookups (``engine/stored_links.py``), not a map of
    every file built for them (0.28 s at 100,000 notes). The upgrade keys every row of
-   ``notes`` and ``attachments`` (``link_keys.fill_link_keys``); nothing is read from the
-   vault, no verdict changes.
+   ``notes`` and ``attachments`` (``link_keys.fill_link_keys``); no verdict changes. A
+   ``^word`` ending a line of code, math or a comment is no block id (``anchors.unmarked``
+   reads it now; 18 took it off what the model reads): the notes with a chunk holding a
+   ``^`` where 18 looked and a sign of code (a backtick, ``~~~``, ``$``, ``%%``, ``<!--``,
+   an indented line) are read again by the next sync (``CODE_CARETS_STALE``).
 
 An upgrade ("migration" is ``memvault migrate``'s word) runs in one transaction with
 the version's update: a kill leaves the old index, and the next open upgrades it again.
@@ -327,6 +330,17 @@ MARKED_STALE = (
 )
 
 
+# schema 19 (PostgreSQL 18): of those, a chunk with a sign of code, math or a comment,
+# where a `^word` ending a line is no block id (core/anchors.unmarked)
+CODE_CARETS_STALE = (
+    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+    "(SELECT path FROM chunks WHERE (text LIKE '% ^%' OR text LIKE '%\t^%' OR "
+    "text LIKE '%\n^%' OR text LIKE '^%' OR text LIKE '%]]^%') AND (text LIKE '%`%' OR "
+    "text LIKE '%~~~%' OR text LIKE '%$%' OR text LIKE '%<!--%' OR "
+    "text LIKE '%!%!%%' ESCAPE '!' OR text LIKE '%\n    %' OR text LIKE '%\n\t%'))"
+)
+
+
 # schema 13 (PostgreSQL 12): a note an older memvault indexed from a git LFS pointer
 # (its summary the pointer's first line) read again by the next sync, now skipped
 LFS_POINTERS_STALE = (
@@ -382,6 +396,8 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
         files = fill_link_keys(conn, "?")
         if version is not None:
             log.info("index schema %d -> 19: %d files' link keys kept", version, files)
+    if version is not None and version < 19 and (stale := conn.execute(CODE_CARETS_STALE).rowcount):
+        log.info("index schema %d -> 19: %d notes with a ^ in code read again", version, stale)
     if version is None or version < 14:
         counted = order_columns(conn)
         if version is not None:
@@ -471,6 +487,7 @@ def upgrade(conn: sqlite3.Connection, version: int | None) -> None:
 
 
 __all__ = [
+    "CODE_CARETS_STALE",
     "CONFLICTED_STALE",
     "FTS_EXTERNAL",
     "FTS_TABLE",
