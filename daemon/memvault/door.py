@@ -49,7 +49,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memvault.api import Vault
 from memvault.backends import Mode
@@ -91,6 +91,9 @@ REFUSALS = (
 
 log = logging.getLogger("memvault")
 
+if TYPE_CHECKING:
+    from memvault.service.door_watch import DoorWatch
+
 
 def _team_index(root: Path, options: dict[str, Any]) -> bool:
     """Whether the vault's index is the team's, in PostgreSQL (its settings as now, with
@@ -112,6 +115,8 @@ class _Turn:
         self.users = 0  # threads in ``_turn`` for it (under ``_TURNS_LOCK``)
         self.lock = threading.Lock()
         self.kept: tuple[VaultDoor, Vault, int] | None = None
+        # the watcher held on the kept vault (service/door_watch.py), while it is kept
+        self.watch: tuple[Vault, DoorWatch] | None = None
         self.timer: threading.Timer | None = None
         self.armed = 0  # which arming of the timer is the live one
         self._until = 0.0  # monotonic: let go then
@@ -119,7 +124,29 @@ class _Turn:
     def let_go(self, door: VaultDoor | None = None) -> None:
         """Close the kept vault (``door``'s only, when given). Under ``lock``."""
         if self.kept is not None and door in (None, self.kept[0]):
-            self.take()[0].close()
+            self.close(self.take()[0])
+
+    def close(self, vault: Vault) -> None:
+        """Close ``vault``, taken from this turn (or never kept), and stop its watcher.
+        Under ``lock``."""
+        if self.watch is not None and self.watch[0] is vault:
+            self.watch[1].stop()
+            self.watch = None
+        vault.close()
+
+    def freshen(self, vault: Vault, mode: Mode) -> None:
+        """``vault.freshen(mode)``: only the paths its watcher saw change, when the
+        watcher vouches for them (service/door_watch.py), else everything."""
+        watch = self.watch[1] if self.watch is not None and self.watch[0] is vault else None
+        if watch is None or mode not in ("read", "query"):
+            vault.freshen(mode)
+            return
+        changes = watch.changes()
+        if changes is None:
+            watch.full_sync_begins()
+            vault.freshen(mode)
+        else:
+            vault.freshen(mode, *changes)
 
     def take(self) -> tuple[Vault, int]:
         """The kept vault and when it was opened, no longer kept. Under ``lock``."""
@@ -134,9 +161,22 @@ class _Turn:
         """Keep ``vault`` for ``door``'s next command. Under ``lock``."""
         self.kept = (door, vault, opened)
         team = vault.engine.config.index.store == "postgres"
+        if self.watch is None or self.watch[0] is not vault:
+            self._watch(vault)
         self._until = time.monotonic() + (LINGER_TEAM if team else LINGER)
         self.armed += 1
         self._arm(self.armed)
+
+    def _watch(self, vault: Vault) -> None:
+        """Hold a watcher on ``vault`` while it is kept (none: each call syncs all)."""
+        from memvault.service.door_watch import DoorWatch
+
+        if self.watch is not None:
+            self.watch[1].stop()
+            self.watch = None
+        watch = DoorWatch(vault)
+        if watch.start():
+            self.watch = (vault, watch)
 
     def _arm(self, armed: int) -> None:
         self.timer = threading.Timer(LOOK, self._look, (armed,))
@@ -282,7 +322,7 @@ class VaultDoor:
             return None
         vault, opened = turn.take()
         if vault.lock_wanted(opened):  # another process asked meanwhile
-            vault.close()
+            turn.close(vault)
             time.sleep(YIELD)  # its next try (every 50 ms) takes the lock
             return None
         # the folder or its lock went, config.toml changed, or index.db was deleted or
@@ -294,13 +334,13 @@ class VaultDoor:
             or vault.settings_changed()
             or vault.engine.store.replaced()
         ):
-            vault.close()
+            turn.close(vault)
             self._synced = False  # what the notes are, read again into the new one
             return None
         try:
-            vault.freshen(mode)
+            turn.freshen(vault, mode)
         except BaseException:
-            vault.close()
+            turn.close(vault)
             raise
         return vault, opened
 
@@ -340,7 +380,7 @@ class VaultDoor:
                     if keep and vault.writes_here and not vault.lock_wanted(opened):
                         turn.keep(self, vault, opened)
                     else:
-                        vault.close()
+                        turn.close(vault)
 
     def close(self) -> None:
         with self._lock:

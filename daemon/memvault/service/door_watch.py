@@ -1,0 +1,151 @@
+"""What changed under a vault kept open between an adapter's calls (memvault/door.py).
+
+A kept vault answers each ``"read"`` or ``"query"`` as a vault opened for the call would:
+its structure synced first. Without a watcher that is a full sync (every note stat'ed,
+the manifest compared: ~1 s of CPU a call at 100,000 notes). ``DoorWatch`` holds the
+daemon's observer (``observers.Observers``: native events, its handler, its queue's
+folding and overflow) on the vault while it is kept, so a call syncs only the paths seen
+changed since the last one, with the renames as the file system reported them, as the
+daemon's watcher passes them.
+
+A call must see every change made before it began, and a kernel event may not yet have
+reached the observer's thread when the call comes 1 ms after a save. So each call first
+puts a barrier through the event stream (watchman's "cookie"): it creates a file of a
+name of its own in ``.memvault/`` (watched with the rest) and waits until the observer's
+thread has handled that file's event. inotify gives one instance's events in the order
+they happened and watchdog hands them on in that order, so every change before the
+cookie has been queued by then.
+
+It cannot vouch, and the call syncs everything as before (``changes`` returns None),
+when: no full sync has run since the observer started (the first call after the vault
+was opened here), the observer could not start (inotify's limits, no native events: a
+network mount, where it is not started), died, or the cookie did not come back within
+``BARRIER_SECONDS``; when the queue overflowed (past ``watch_queue.DEFAULT_LIMIT``
+paths that do not fold into folders, or the kernel's own queue: watchdog's overflow
+warning) or folders arrived (the daemon's rule: watches renewed, then a full sync covers
+what the old ones may have missed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Sequence
+
+from memvault.api import Vault
+from memvault.service.mounts import is_network_fs, mount_fs_type
+from memvault.service.observers import Observers
+from memvault.service.watch_queue import DEFAULT_LIMIT, ChangeQueue, PathMapper
+
+log = logging.getLogger("memvault.service.watcher")
+
+BARRIER_SECONDS = 2.0  # a cookie's event later than this: the call syncs everything
+COOKIE = "door-cookie-"  # .memvault/door-cookie-<pid>-<n>: a barrier file's name
+_COUNT = itertools.count()
+
+Changes = tuple[list[str], Sequence[tuple[str, str]]]
+
+
+class DoorWatch:
+    """A native observer on a kept vault's folder and the changes it queued (module doc).
+    ``start`` may fail quietly (then every call syncs everything); ``stop`` lets its
+    threads and inotify descriptor go."""
+
+    def __init__(self, vault: Vault, limit: int = DEFAULT_LIMIT) -> None:
+        self.root = vault.root
+        self.state_dir = vault.config.state_dir
+        # quiet 0, max_wait 0: whatever is queued is due at the next call
+        self.queue = ChangeQueue(0, 0.0, limit)
+        mapper = PathMapper(self.root, vault.is_ignored)
+        self.observers = Observers(
+            mapper.root, mapper, self.queue, "native", self._error, vault.is_ours
+        )
+        self.observers.on_raw = self._raw
+        self._prefix = os.path.join(os.path.realpath(self.state_dir), COOKIE)
+        self._wanted = ""  # the cookie the call waits for
+        self._arrived = threading.Event()
+        self.vouched = False  # a full sync began after the observer started
+        self.started = False
+        self.error: str | None = None  # the last the observer said
+
+    def start(self) -> bool:
+        """Start observing; False (said in the debug log) when it cannot."""
+        if is_network_fs(mount_fs_type(self.root)):
+            return False  # native events miss other machines' changes there
+        try:
+            self.observers.start()
+        except OSError as exc:
+            why = "inotify's limits" if exc.errno in (errno.ENOSPC, errno.EMFILE) else str(exc)
+            log.debug("door: no watcher on %s (%s): each call syncs everything", self.root, why)
+            self.observers.detach()
+            return False
+        self.started = True
+        return True
+
+    def stop(self) -> None:
+        if self.started:
+            self.observers.detach()
+            self.started = False
+
+    def _error(self, message: str) -> None:
+        self.error = message
+
+    def _raw(self, raw: str | bytes) -> bool:
+        path = os.fsdecode(raw)
+        if not path.startswith(self._prefix):
+            return False
+        if path == self._wanted:
+            self._arrived.set()
+        return True
+
+    def changes(self) -> Changes | None:
+        """The vault paths changed since the last call and the renames among them, or
+        None when this watch cannot vouch for them (the module doc): sync everything,
+        after ``full_sync_begins``."""
+        if not (self.started and self.vouched and self.observers.alive()):
+            return None
+        if self.observers.folders_arrived.is_set() or not self._barrier():
+            return None
+        batch = self.queue.take()
+        if batch is None:
+            return [], ()
+        if batch.paths is None:  # overflowed, or asked for (watchdog's overflow)
+            return None
+        return sorted(batch.paths), batch.moves
+
+    def full_sync_begins(self) -> None:
+        """A full sync of the structure begins now: what was queued before is covered by
+        it (and what comes from now on is queued for the next call)."""
+        if not self.started:
+            return
+        if not self.observers.alive():
+            self.observers.supervise()  # a dead observer restarted (or tried again later)
+        elif self.observers.folders_arrived.is_set():
+            self.observers.renew()  # the tree's watches afresh, the daemon's way
+        while self.queue.take() is not None:
+            pass
+        self.vouched = self.observers.alive()
+
+    def _barrier(self) -> bool:
+        """Whether the observer has handled every event of what happened before now."""
+        name = f"{self._prefix}{os.getpid()}-{next(_COUNT)}"
+        self._arrived.clear()
+        self._wanted = name
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except OSError:
+            return False
+        try:
+            os.close(fd)
+            return self._arrived.wait(BARRIER_SECONDS)
+        finally:
+            self._wanted = ""
+            with contextlib.suppress(OSError):
+                os.unlink(name)
+
+
+__all__ = ["BARRIER_SECONDS", "DoorWatch"]
