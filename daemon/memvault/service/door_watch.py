@@ -71,6 +71,7 @@ class DoorWatch:
         self.vouched = False  # a full sync began after the observer started
         self.started = False
         self.error: str | None = None  # the last the observer said
+        self.synced = {"paths": 0, "everything": 0}  # the calls' syncs, each kind
 
     def start(self) -> bool:
         """Start observing; False (said in the debug log) when it cannot."""
@@ -108,18 +109,19 @@ class DoorWatch:
         after ``full_sync_begins``."""
         if not (self.started and self.vouched and self.observers.alive()):
             return None
-        if self.observers.folders_arrived.is_set() or not self._barrier():
+        # the barrier first: a folder's arrival is known once its event has been handled
+        if not self._barrier() or self.observers.folders_arrived.is_set():
             return None
         batch = self.queue.take()
-        if batch is None:
-            return [], ()
-        if batch.paths is None:  # overflowed, or asked for (watchdog's overflow)
+        if batch is not None and batch.paths is None:  # overflowed (or watchdog's overflow)
             return None
-        return sorted(batch.paths), batch.moves
+        self.synced["paths"] += 1
+        return ([], ()) if batch is None else (sorted(batch.paths), batch.moves)
 
     def full_sync_begins(self) -> None:
         """A full sync of the structure begins now: what was queued before is covered by
         it (and what comes from now on is queued for the next call)."""
+        self.synced["everything"] += 1
         if not self.started:
             return
         if not self.observers.alive():
