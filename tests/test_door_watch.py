@@ -122,7 +122,11 @@ def test_an_atomic_save_create_and_delete(door: VaultDoor, vault: Path, tmp_path
     tmp.write_text(note("Beta", body="Beta now says quokka, links [[alpha]]."), encoding="utf-8")
     os.replace(tmp, vault / "projects/beta.md")  # an editor's atomic save
     assert same_as_fresh(door, vault, tmp_path, "quokka")["hits"] == ["projects/beta.md"]
-    write(vault, "projects/gamma.md", note("Gamma", body="Gamma mentions quokka too.", type="project", status="active"))
+    write(
+        vault,
+        "projects/gamma.md",
+        note("Gamma", body="Gamma mentions quokka too.", type="project", status="active"),
+    )
     got = same_as_fresh(door, vault, tmp_path, "quokka")
     assert got["hits"] == ["projects/beta.md", "projects/gamma.md"]
     assert "[[projects/gamma]]" in got["memory"]
@@ -307,7 +311,5 @@ def test_a_kept_vaults_call_does_not_scan_every_note(
     door.run(lambda v: v.search("alpha"), "query")
     with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
         f.write("\nquoll\n")
-    assert door.run(lambda v: found(v, "quoll"), "query") == [
-        "projects/alpha.md"
-    ]
+    assert door.run(lambda v: found(v, "quoll"), "query") == ["projects/alpha.md"]
     assert walks == []

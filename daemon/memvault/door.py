@@ -19,7 +19,15 @@ serves the next.
 A kept vault answers as one opened for the call would (``Vault.freshen``): a ``"read"``
 or ``"query"`` syncs the structure lane first, so a note a person saved since is found
 (keywords at once; by meaning after a query embeds it, up to
-``backends.QUERY_CATCH_UP`` pending chunks). A kept vault whose folder was moved,
+``backends.QUERY_CATCH_UP`` pending chunks). While a vault is kept, a watcher is held on
+it (service/door_watch.py: the daemon's native observer): a call syncs only the paths it
+saw change since the last call (the renames as the daemon passes them), after a barrier
+through the event stream that makes every change before the call count; everything (each
+note stat'ed, ~1 s of CPU at 100,000 notes) only when the watcher cannot vouch: the first
+kept call, no native events (inotify's limits, a network mount), an overflow, a folder
+arrived, its observer died, its barrier late. It is stopped as the vault is let go (its
+threads and inotify descriptor with it; a forked child neither uses nor stops the
+parent's). A kept vault whose folder was moved,
 renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or its
 ``index.db`` (deleted or replaced: ``Store.replaced``), or whose ``config.toml`` changed
 (``Vault.settings_changed``: a person's edit, a ``git pull``), is let go and the call

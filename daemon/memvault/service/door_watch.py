@@ -113,10 +113,13 @@ class DoorWatch:
         if not self._barrier() or self.observers.folders_arrived.is_set():
             return None
         batch = self.queue.take()
-        if batch is not None and batch.paths is None:  # overflowed (or watchdog's overflow)
+        if batch is None:
+            self.synced["paths"] += 1
+            return [], ()
+        if batch.paths is None:  # overflowed (or watchdog's overflow)
             return None
         self.synced["paths"] += 1
-        return ([], ()) if batch is None else (sorted(batch.paths), batch.moves)
+        return sorted(batch.paths), batch.moves
 
     def full_sync_begins(self) -> None:
         """A full sync of the structure begins now: what was queued before is covered by
