@@ -313,3 +313,14 @@ def test_a_kept_vaults_call_does_not_scan_every_note(
         f.write("\nquoll\n")
     assert door.run(lambda v: found(v, "quoll"), "query") == ["projects/alpha.md"]
     assert walks == []
+
+
+def test_a_note_named_by_events_and_gone_makes_the_next_call_sync_everything(
+    door: VaultDoor, vault: Path, tmp_path: Path
+) -> None:
+    """The daemon's rule for a batch naming notes neither there nor indexed (a folder
+    renamed and its old name reused before the observer caught up): reconcile all."""
+    write(vault, "projects/brief.md", note("Brief", body="here and gone"))
+    (vault / "projects/brief.md").unlink()
+    same_as_fresh(door, vault, tmp_path, "payments")  # its paths: the note vanished
+    same_as_fresh(door, vault, tmp_path, "payments", how="everything")

@@ -162,9 +162,10 @@ class Backend:
 
     def freshen(
         self, mode: Mode, progress: OnProgress = None, paths: Paths = None, moves: Moves = ()
-    ) -> None:
-        """What a ``mode`` call needs first here (``LocalBackend``); a daemon keeps its
-        index current itself."""
+    ) -> SyncReport | None:
+        """What a ``mode`` call needs first here (``LocalBackend``), and the report of the
+        sync it ran (None: none); a daemon keeps its index current itself."""
+        return None
 
     def refusal(self) -> MemvaultError:
         """The error a write gets when this backend is not ``writable``."""
@@ -208,7 +209,7 @@ class LocalBackend(Backend):
 
     def freshen(
         self, mode: Mode, progress: OnProgress = None, paths: Paths = None, moves: Moves = ()
-    ) -> None:
+    ) -> SyncReport | None:
         """A ``"read"`` or ``"query"`` with the writer lock: the structure synced first
         (MEMORY.md, links, keyword search; never the model), and a query's few pending
         chunks embedded (``QUERY_CATCH_UP``): what each open for one does, and each call
@@ -216,11 +217,13 @@ class LocalBackend(Backend):
         changed since the index was last true to the files (a kept vault's watcher says
         so, ``moves`` the renames among them; ``[]``: none), else everything is synced."""
         if self._lock is None or mode not in ("read", "query"):
-            return
+            return None
+        report = None
         if paths is None or paths:
-            self._engine.sync(paths, progress, vectors=False, moves=moves)
+            report = self._engine.sync(paths, progress, vectors=False, moves=moves)
         if mode == "query" and 0 < self._engine.pending_vectors()[0] <= QUERY_CATCH_UP:
             self._engine.embed_pending()
+        return report
 
     def ground_lost(self) -> tuple[str, bool] | None:
         from memvault.errors import VaultNotFound

@@ -154,7 +154,7 @@ class _Turn:
             watch.full_sync_begins()
             vault.freshen(mode)
         else:
-            vault.freshen(mode, *changes)
+            watch.synced_paths(vault.freshen(mode, *changes))
 
     def take(self) -> tuple[Vault, int]:
         """The kept vault and when it was opened, no longer kept. Under ``lock``."""

@@ -37,6 +37,7 @@ import threading
 from collections.abc import Sequence
 
 from memvault.api import Vault
+from memvault.core.results import SyncReport
 from memvault.service.mounts import is_network_fs, mount_fs_type
 from memvault.service.observers import Observers
 from memvault.service.watch_queue import DEFAULT_LIMIT, ChangeQueue, PathMapper
@@ -120,6 +121,19 @@ class DoorWatch:
             return None
         self.synced["paths"] += 1
         return sorted(batch.paths), batch.moves
+
+    def synced_paths(self, report: SyncReport | None) -> None:
+        """What a sync of the paths ``changes`` gave left for the next call, as the
+        daemon's watcher reads its batch's report: a note renamed and moved on before
+        the sync is followed next time, and a path named that is neither there nor
+        indexed (a folder renamed and its old name reused before the observer caught
+        up: later events named under the old path) makes the next call sync everything."""
+        if report is None:
+            return
+        if report.moved_on:
+            self.queue.put([old for old, _ in report.moved_on], moves=report.moved_on, earlier=True)
+        if report.vanished:
+            self.vouched = False
 
     def full_sync_begins(self) -> None:
         """A full sync of the structure begins now: what was queued before is covered by
