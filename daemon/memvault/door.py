@@ -246,6 +246,9 @@ def _forget_the_parents_turns() -> None:
     processes would write), their timers did not come along, and a lock may have been
     held by another thread. The child starts with none; the parent's are kept, unclosed."""
     global _TURNS, _TURNS_LOCK
+    for turn in _TURNS.values():
+        if turn.watch is not None:
+            turn.watch[1].forget_in_child()  # its inotify descriptors' copies
     _PARENTS.extend(_TURNS.values())
     _TURNS, _TURNS_LOCK = {}, threading.Lock()
 

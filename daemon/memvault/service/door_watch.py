@@ -93,6 +93,19 @@ class DoorWatch:
             self.observers.detach()
             self.started = False
 
+    def forget_in_child(self) -> None:
+        """In a forked child: close this process's copies of the parent's inotify
+        descriptors (watchdog opens them without close-on-exec), which would keep the
+        kernel's watches and queue alive as long as the child lives; the parent's observer
+        (its threads are not in the child) is not stopped."""
+        inner = getattr(self.observers.observer, "_inotify_fd", None)
+        for name in ("_inotify_fd", "_kill_r", "_kill_w"):
+            fd = getattr(inner, name, None)
+            if isinstance(fd, int):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self.started = False
+
     def _error(self, message: str) -> None:
         self.error = message
 
