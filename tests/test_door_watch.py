@@ -348,3 +348,14 @@ def test_a_forked_child_holds_no_copy_of_the_parents_inotify_descriptor(door: Va
     assert inotify_fds() >= 1  # the parent's watcher kept
     assert door.run(lambda v: found(v, "payments"), "query") == ["projects/alpha.md"]
     assert watch_of(door._path or Path()).synced["paths"] >= 1
+
+
+def test_a_case_only_rename_and_a_change_in_an_ignored_folder(
+    door: VaultDoor, vault: Path, tmp_path: Path
+) -> None:
+    os.rename(vault / "projects/beta.md", vault / "projects/Beta.md")
+    got = same_as_fresh(door, vault, tmp_path, "ships")
+    assert "projects/Beta.md" in got["hits"] and "projects/beta.md" not in got["hits"]
+    (vault / ".trash").mkdir()
+    write(vault, ".trash/old.md", note("Old", body="kinkajou in the bin"))
+    assert same_as_fresh(door, vault, tmp_path, "kinkajou")["hits"] == []
