@@ -210,19 +210,26 @@ def test_an_overflow_syncs_everything(vault: Path, tmp_path: Path, monkeypatch: 
 def test_a_watcher_that_cannot_start_leaves_each_call_a_full_sync(
     vault: Path, tmp_path: Path, monkeypatch: Any
 ) -> None:
+    tries = []
+
     def no_watches() -> Any:
+        tries.append(1)
         raise OSError(28, "inotify watch limit reached")  # ENOSPC, as inotify says it
 
     monkeypatch.setattr(observers, "_native_observer", no_watches)
     d = VaultDoor(vault, {"embedder": HashEmbedder()})
     try:
         d.run(lambda v: v.search("alpha"), "query")
-        assert door_module._TURNS[vault.resolve()].watch is None
-        with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
-            f.write("\npangolin\n")
-        got = kept_answer(d, "pangolin")
-        assert got == fresh(vault, tmp_path, "pangolin")
-        assert got["hits"] == ["projects/alpha.md"]
+        assert not watch_of(vault).started
+        for word in ("pangolin", "aardvark", "caracal"):
+            with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
+                f.write(f"\n{word}\n")
+            got = kept_answer(d, word)
+            assert got == fresh(vault, tmp_path, word)
+            assert got["hits"] == ["projects/alpha.md"]
+        # tried once while the vault is kept, not at each call (each try walks every
+        # folder, adding watches up to inotify's limit, to remove them all again)
+        assert len(tries) == 1
     finally:
         d.close()
 

@@ -176,15 +176,18 @@ class _Turn:
         self._arm(self.armed)
 
     def _watch(self, vault: Vault) -> None:
-        """Hold a watcher on ``vault`` while it is kept (none: each call syncs all)."""
+        """Hold a watcher on ``vault`` while it is kept; one that could not start is held
+        too, not started (each call syncs all), so that it is not tried again at each
+        call (a walk of every folder up to inotify's limit) until the vault is opened
+        again."""
         from memvault.service.door_watch import DoorWatch
 
         if self.watch is not None:
             self.watch[1].stop()
             self.watch = None
         watch = DoorWatch(vault)
-        if watch.start():
-            self.watch = (vault, watch)
+        watch.start()
+        self.watch = (vault, watch)
 
     def _arm(self, armed: int) -> None:
         self.timer = threading.Timer(LOOK, self._look, (armed,))
