@@ -179,6 +179,27 @@ def test_a_change_made_just_before_a_call_is_seen_the_barrier(
     same_as_fresh(door, vault, tmp_path, "marker3x")
 
 
+def test_a_change_whose_event_is_still_on_its_way_is_waited_for(
+    door: VaultDoor, vault: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The barrier itself: the observer's thread slow to hand on a note's event (a
+    busy machine, a burst of events before it), the call made at once after the save
+    waits for it rather than syncing a queue that does not hold it yet."""
+    real = observers._Handler.dispatch
+
+    def slow(self: Any, event: Any) -> None:
+        if os.fsdecode(event.src_path).endswith(".md"):
+            threading.Event().wait(0.4)
+        real(self, event)
+
+    monkeypatch.setattr(observers._Handler, "dispatch", slow)
+    watch = watch_of(vault)
+    with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
+        f.write("\nmanatee\n")
+    assert door.run(lambda v: found(v, "manatee"), "query") == ["projects/alpha.md"]
+    assert watch.synced == {"paths": 1, "everything": 1}
+
+
 def test_memory_md_edited_by_hand_is_put_right(
     door: VaultDoor, vault: Path, tmp_path: Path
 ) -> None:
@@ -232,6 +253,68 @@ def test_a_watcher_that_cannot_start_leaves_each_call_a_full_sync(
         assert len(tries) == 1
     finally:
         d.close()
+
+
+def barriers(monkeypatch: Any) -> list[int]:
+    """The barriers the kept vaults' watchers put through their events from now on."""
+    tried: list[int] = []
+    real = DoorWatch._barrier
+
+    def counted(self: DoorWatch) -> bool:
+        tried.append(1)
+        return real(self)
+
+    monkeypatch.setattr(DoorWatch, "_barrier", counted)
+    return tried
+
+
+def test_a_memvault_folder_linked_elsewhere_is_not_waited_for(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``.memvault/`` a symlink out of the vault (the index kept off a synced folder):
+    watchdog does not follow it, so a cookie there never comes back; a call must not
+    wait for it (it waited BARRIER_SECONDS, each call)."""
+    monkeypatch.setattr(door_watch, "BARRIER_SECONDS", 0.3)
+    root = tmp_path / "vault"
+    init_vault(root, example=True)
+    write(root, "projects/alpha.md", note("Alpha", body="Alpha is the payments rewrite."))
+    (root / ".memvault").rename(tmp_path / "state")
+    (root / ".memvault").symlink_to(tmp_path / "state")
+    with Vault.open(root, embedder=HashEmbedder()) as v:
+        v.sync()
+    tried = barriers(monkeypatch)
+    d = VaultDoor(root, {"embedder": HashEmbedder()})
+    try:
+        d.run(lambda v: v.search("alpha"), "query")
+        for word in ("serval", "margay"):
+            with (root / "projects/alpha.md").open("a", encoding="utf-8") as f:
+                f.write(f"\n{word}\n")
+            got = kept_answer(d, word)
+            assert got["hits"] == ["projects/alpha.md"]
+            assert got == fresh(root, tmp_path, word)
+        assert tried == []
+    finally:
+        d.close()
+
+
+def test_a_barrier_that_does_not_come_back_is_not_waited_for_again(
+    door: VaultDoor, vault: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Whatever keeps a cookie's event from coming back would again: after one late
+    barrier, the kept vault's calls sync everything without waiting for another."""
+    monkeypatch.setattr(door_watch, "BARRIER_SECONDS", 0.3)
+    watch = watch_of(vault)
+    watch.observers.on_raw = lambda raw: False  # the cookies' events lost (as ignored)
+    tried = barriers(monkeypatch)
+    for word in ("jerboa", "tarsier", "fossa"):
+        with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
+            f.write(f"\n{word}\n")
+        got = kept_answer(door, word)
+        assert got["hits"] == ["projects/alpha.md"]
+        assert got == fresh(vault, tmp_path, word)
+    assert len(tried) == 1
+    assert watch.synced["everything"] == 4  # the fixture's first kept call, and these
+    assert not watch.observers.alive()  # its threads and descriptor let go
 
 
 def test_a_dead_observer_is_not_trusted(door: VaultDoor, vault: Path, tmp_path: Path) -> None:

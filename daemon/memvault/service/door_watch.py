@@ -19,8 +19,10 @@ cookie has been queued by then.
 It cannot vouch, and the call syncs everything as before (``changes`` returns None),
 when: no full sync has run since the observer started (the first call after the vault
 was opened here), the observer could not start (inotify's limits, no native events: a
-network mount, where it is not started), died, or the cookie did not come back within
-``BARRIER_SECONDS``; when the queue overflowed (past ``watch_queue.DEFAULT_LIMIT``
+network mount, where it is not started; a ``.memvault/`` that is a symlink out of the
+watched tree, where no cookie's event would come), died, or the cookie could not be made
+or did not come back within ``BARRIER_SECONDS`` (then the watcher is stopped: each call
+after syncs everything, no longer waiting for a barrier); when the queue overflowed (past ``watch_queue.DEFAULT_LIMIT``
 paths that do not fold into folders, or the kernel's own queue: watchdog's overflow
 warning) or folders arrived (the daemon's rule: watches renewed, then a full sync covers
 what the old ones may have missed).
@@ -66,7 +68,9 @@ class DoorWatch:
             mapper.root, mapper, self.queue, "native", self._error, vault.is_ours
         )
         self.observers.on_raw = self._raw
-        self._prefix = os.path.join(os.path.realpath(self.state_dir), COOKIE)
+        state = os.path.realpath(self.state_dir)
+        self._prefix = os.path.join(state, COOKIE)
+        self._cookies_seen = os.path.dirname(state) == mapper.root  # (in the watched tree)
         self._wanted = ""  # the cookie the call waits for
         self._arrived = threading.Event()
         self.vouched = False  # a full sync began after the observer started
@@ -78,6 +82,11 @@ class DoorWatch:
         """Start observing; False (said in the debug log) when it cannot."""
         if is_network_fs(mount_fs_type(self.root)):
             return False  # native events miss other machines' changes there
+        if not self._cookies_seen:
+            # .memvault/ a symlink to elsewhere: not in the watched tree (watchdog does not
+            # follow symlinks), so no cookie's event would ever come: each call 2 s late
+            log.debug("door: %s's .memvault/ is not in its folder: no watcher", self.root)
+            return False
         try:
             self.observers.start()
         except OSError as exc:
@@ -124,7 +133,14 @@ class DoorWatch:
         if not (self.started and self.vouched and self.observers.alive()):
             return None
         # the barrier first: a folder's arrival is known once its event has been handled
-        if not self._barrier() or self.observers.folders_arrived.is_set():
+        if not self._barrier():
+            # the cookie unwritable, or its event late: whatever the cause, it would be
+            # again, each call waiting BARRIER_SECONDS for nothing; watched no more while
+            # the vault is kept (each call syncs everything, as with no watcher)
+            log.debug("door: no barrier through %s's events: its watcher stopped", self.root)
+            self.stop()
+            return None
+        if self.observers.folders_arrived.is_set():
             return None
         batch = self.queue.take()
         if batch is None:
