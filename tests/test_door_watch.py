@@ -6,6 +6,8 @@ SQLite, git where a pull is the change."""
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import gc
 import os
 import shutil
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from watchdog.observers import inotify_c
 
 from helpers import note, write
 from memvault import door as door_module
@@ -315,6 +318,30 @@ def test_a_barrier_that_does_not_come_back_is_not_waited_for_again(
     assert len(tried) == 1
     assert watch.synced["everything"] == 4  # the fixture's first kept call, and these
     assert not watch.observers.alive()  # its threads and descriptor let go
+
+
+def test_a_folder_that_came_at_inotifys_limit_is_not_left_unwatched(
+    door: VaultDoor, vault: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """inotify's watches all taken (by this vault or any other program) after the
+    watcher started: a folder that comes cannot be watched (watchdog says so only in its
+    log). A note saved in it later must still be found by a kept call."""
+
+    def no_more_watches(fd: int, path: bytes, mask: int) -> int:
+        ctypes.set_errno(errno.ENOSPC)  # as the kernel says it
+        return -1
+
+    monkeypatch.setattr(inotify_c, "inotify_add_watch", no_more_watches)
+    (vault / "inbox").mkdir()
+    write(vault, "inbox/idea.md", note("Idea", body="An idea, first words."))
+    assert same_as_fresh(door, vault, tmp_path, "first", how="everything")["hits"] == [
+        "inbox/idea.md"
+    ]
+    with (vault / "inbox/idea.md").open("a", encoding="utf-8") as f:
+        f.write("\nsitatunga\n")
+    got = kept_answer(door, "sitatunga")
+    assert got["hits"] == ["inbox/idea.md"]
+    assert got == fresh(vault, tmp_path, "sitatunga")
 
 
 def test_a_dead_observer_is_not_trusted(door: VaultDoor, vault: Path, tmp_path: Path) -> None:

@@ -22,10 +22,11 @@ was opened here), the observer could not start (inotify's limits, no native even
 network mount, where it is not started; a ``.memvault/`` that is a symlink out of the
 watched tree, where no cookie's event would come), died, or the cookie could not be made
 or did not come back within ``BARRIER_SECONDS`` (then the watcher is stopped: each call
-after syncs everything, no longer waiting for a barrier); when the queue overflowed (past ``watch_queue.DEFAULT_LIMIT``
-paths that do not fold into folders, or the kernel's own queue: watchdog's overflow
-warning) or folders arrived (the daemon's rule: watches renewed, then a full sync covers
-what the old ones may have missed).
+after syncs everything, no longer waiting for a barrier); when the queue overflowed
+(past ``watch_queue.DEFAULT_LIMIT`` paths that do not fold into folders, or the kernel's
+own queue: watchdog's overflow warning) or folders arrived (the daemon's rule: watches
+renewed, then a full sync covers what the old ones may have missed; here the old let go
+first, and watches that cannot start again leave no watcher: ``_watch_afresh``).
 """
 
 from __future__ import annotations
@@ -173,9 +174,26 @@ class DoorWatch:
         if not self.observers.alive():
             self.observers.supervise()  # a dead observer restarted (or tried again later)
         elif self.observers.folders_arrived.is_set():
-            self.observers.renew()  # the tree's watches afresh, the daemon's way
+            self._watch_afresh()
         self.queue.take()  # (what comes after: queued for the next call, synced twice at worst)
         self.vouched = self.observers.alive()
+
+    def _watch_afresh(self) -> None:
+        """Folders arrived: the tree's watches afresh (watchdog may have left one
+        unwatched: a folder renamed while it was walked, or inotify's limit reached as it
+        came, said only in watchdog's log). Unlike the daemon's ``Observers.renew`` (the
+        new watches first, the old kept when they cannot start) the old are let go first:
+        the full sync that follows covers the moment without any, a vault near inotify's
+        limit needs one set of watches, not two, and a set with a hole is never kept (a
+        note saved later in the unwatched folder went unseen by every kept call). Watches
+        that cannot start: no watcher (each call syncs everything)."""
+        self.observers.folders_arrived.clear()
+        self.observers.stop()
+        try:
+            self.observers.start()
+        except OSError as exc:
+            log.debug("door: %s watched no more (%s): each call syncs everything", self.root, exc)
+            self.stop()
 
     def _barrier(self) -> bool:
         """Whether the observer has handled every event of what happened before now."""
