@@ -203,6 +203,26 @@ def test_a_change_whose_event_is_still_on_its_way_is_waited_for(
     assert watch.synced == {"paths": 1, "everything": 1}
 
 
+def test_a_cookie_left_by_a_killed_process_of_the_same_pid(
+    door: VaultDoor, vault: Path, tmp_path: Path
+) -> None:
+    """A process killed during its barrier leaves its cookie; one of the same pid later
+    (a container's server has the same pid each run) comes to that name: its barrier
+    still holds (the file reused, removed after)."""
+    watch = watch_of(vault)
+    state = vault / ".memvault"
+    n = int(next(door_watch._COUNT))
+    left = [state / f"{door_watch.COOKIE}{os.getpid()}-{n + i}" for i in range(1, 4)]
+    for path in left:
+        path.write_bytes(b"")
+    for word in ("dhole", "tayra", "zorilla"):
+        with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
+            f.write(f"\n{word}\n")
+        assert same_as_fresh(door, vault, tmp_path, word)["hits"] == ["projects/alpha.md"]
+    assert watch.started
+    assert [p for p in left if p.exists()] == []
+
+
 def test_memory_md_edited_by_hand_is_put_right(
     door: VaultDoor, vault: Path, tmp_path: Path
 ) -> None:

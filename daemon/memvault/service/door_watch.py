@@ -201,7 +201,10 @@ class DoorWatch:
         self._arrived.clear()
         self._wanted = name
         try:
-            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            # not O_EXCL: a cookie of this name left by a process killed in its barrier
+            # (its pid reused: a container's server has the same pid each run) is
+            # reused, its close an event as well, and removed below
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
         except OSError:
             return False
         try:
