@@ -364,6 +364,28 @@ def test_a_folder_that_came_at_inotifys_limit_is_not_left_unwatched(
     assert got == fresh(vault, tmp_path, "sitatunga")
 
 
+def test_an_event_lost_is_found_by_the_periodic_reconcile(
+    door: VaultDoor, vault: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Whatever loses an event (a write through mmap, a kernel or watchdog fault), a
+    vault kept in constant use looks over every note again after the daemon's
+    ``reconcile_seconds``, as the daemon does, not never."""
+    real = observers._Handler.dispatch
+
+    def lossy(self: Any, event: Any) -> None:
+        if not os.fsdecode(event.src_path).endswith("alpha.md"):
+            real(self, event)
+
+    monkeypatch.setattr(observers._Handler, "dispatch", lossy)
+    watch = watch_of(vault)
+    with (vault / "projects/alpha.md").open("a", encoding="utf-8") as f:
+        f.write("\nbilby\n")
+    assert door.run(lambda v: found(v, "bilby"), "query") == []  # the event was lost
+    watch.reconcile_seconds = 0.0  # (300 s of use, by default)
+    got = same_as_fresh(door, vault, tmp_path, "bilby", how="everything")
+    assert got["hits"] == ["projects/alpha.md"]
+
+
 def test_a_dead_observer_is_not_trusted(door: VaultDoor, vault: Path, tmp_path: Path) -> None:
     watch = watch_of(vault)
     observer = watch.observers.observer

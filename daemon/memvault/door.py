@@ -24,7 +24,7 @@ it (service/door_watch.py: the daemon's native observer): a call syncs only the 
 saw change since the last call (the renames as the daemon passes them), after a barrier
 through the event stream that makes every change before the call count; everything (each
 note stat'ed, ~1 s of CPU at 100,000 notes) only when the watcher cannot vouch: the first
-kept call, no native events (inotify's limits, a network mount), an overflow, a folder
+kept call, every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an overflow, a folder
 arrived, its observer died, its barrier late. It is stopped as the vault is let go (its
 threads and inotify descriptor with it; a forked child neither uses nor stops the
 parent's). A kept vault whose folder was moved,

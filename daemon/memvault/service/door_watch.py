@@ -18,13 +18,15 @@ cookie has been queued by then.
 
 It cannot vouch, and the call syncs everything as before (``changes`` returns None),
 when: no full sync has run since the observer started (the first call after the vault
-was opened here), the observer could not start (inotify's limits, no native events: a
-network mount, where it is not started; a ``.memvault/`` that is a symlink out of the
-watched tree, where no cookie's event would come), died, or the cookie could not be made
-or did not come back within ``BARRIER_SECONDS`` (then the watcher is stopped: each call
-after syncs everything, no longer waiting for a barrier); when the queue overflowed
-(past ``watch_queue.DEFAULT_LIMIT`` paths that do not fold into folders, or the kernel's
-own queue: watchdog's overflow warning) or folders arrived (the daemon's rule: watches
+was opened here) or for ``daemon.reconcile_seconds`` (the daemon's periodic reconcile:
+an event lost whatever the cause is found within it), the observer could not start
+(inotify's limits, no native events: a network mount, where it is not started; a
+``.memvault/`` that is a symlink out of the watched tree, where no cookie's event would
+come), died, or the cookie could not be made or did not come back within
+``BARRIER_SECONDS`` (then the watcher is stopped: each call after syncs everything, no
+longer waiting for a barrier); when the queue overflowed (past
+``watch_queue.DEFAULT_LIMIT`` paths that do not fold into folders, or the kernel's own
+queue: watchdog's overflow warning) or folders arrived (the daemon's rule: watches
 renewed, then a full sync covers what the old ones may have missed; here the old let go
 first, and watches that cannot start again leave no watcher: ``_watch_afresh``).
 """
@@ -37,6 +39,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 from collections.abc import Sequence
 
 from memvault.api import Vault
@@ -75,6 +78,10 @@ class DoorWatch:
         self._wanted = ""  # the cookie the call waits for
         self._arrived = threading.Event()
         self.vouched = False  # a full sync began after the observer started
+        # the daemon's periodic reconcile, for an event lost whatever the cause: a kept
+        # vault in constant use would otherwise never look over every note again
+        self.reconcile_seconds = float(vault.config.daemon.reconcile_seconds)
+        self._full_at = 0.0  # monotonic: when the last full sync began
         self.started = False
         self.error: str | None = None  # the last the observer said
         self.synced = {"paths": 0, "everything": 0}  # the calls' syncs, each kind
@@ -133,6 +140,8 @@ class DoorWatch:
         after ``full_sync_begins``."""
         if not (self.started and self.vouched and self.observers.alive()):
             return None
+        if time.monotonic() - self._full_at >= self.reconcile_seconds:
+            return None
         # the barrier first: a folder's arrival is known once its event has been handled
         if not self._barrier():
             # the cookie unwritable, or its event late: whatever the cause, it would be
@@ -169,6 +178,7 @@ class DoorWatch:
         """A full sync of the structure begins now: what was queued before is covered by
         it (and what comes from now on is queued for the next call)."""
         self.synced["everything"] += 1
+        self._full_at = time.monotonic()
         if not self.started:
             return
         if not self.observers.alive():
