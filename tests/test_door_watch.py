@@ -278,6 +278,38 @@ def test_a_watcher_that_cannot_start_leaves_each_call_a_full_sync(
         d.close()
 
 
+@pytest.mark.parametrize("when", ["at the open", "as a folder came"])
+def test_a_watcher_failing_otherwise_never_fails_the_call(
+    when: str, vault: Path, tmp_path: Path, monkeypatch: Any
+) -> None:
+    """Not only inotify's limits: a thread that cannot start (RuntimeError), at the
+    watcher's start or as it watches afresh, leaves the call answered (everything
+    synced), not failed."""
+    real = observers._native_observer
+    starts = [0]
+
+    def fails_when() -> Any:
+        starts[0] += 1
+        if when == "at the open" or starts[0] > 1:
+            raise RuntimeError("can't start new thread")
+        return real()
+
+    monkeypatch.setattr(observers, "_native_observer", fails_when)
+    d = VaultDoor(vault, {"embedder": HashEmbedder()})
+    try:
+        d.run(lambda v: v.search("alpha"), "query")
+        d.run(lambda v: v.search("alpha"), "query")
+        (vault / "inbox").mkdir()
+        write(vault, "inbox/idea.md", note("Idea", body="hyrax"))
+        for word in ("hyrax", "hyrax"):
+            got = kept_answer(d, word)
+            assert got["hits"] == ["inbox/idea.md"]
+            assert got == fresh(vault, tmp_path, word)
+        assert not watch_of(vault).started
+    finally:
+        d.close()
+
+
 def barriers(monkeypatch: Any) -> list[int]:
     """The barriers the kept vaults' watchers put through their events from now on."""
     tried: list[int] = []

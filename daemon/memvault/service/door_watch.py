@@ -97,8 +97,9 @@ class DoorWatch:
             return False
         try:
             self.observers.start()
-        except OSError as exc:
-            why = "inotify's limits" if exc.errno in (errno.ENOSPC, errno.EMFILE) else str(exc)
+        except Exception as exc:  # (a thread that cannot start: RuntimeError) never the call's
+            limits = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EMFILE)
+            why = "inotify's limits" if limits else repr(exc)
             log.debug("door: no watcher on %s (%s): each call syncs everything", self.root, why)
             self.observers.detach()
             return False
@@ -201,7 +202,7 @@ class DoorWatch:
         self.observers.stop()
         try:
             self.observers.start()
-        except OSError as exc:
+        except Exception as exc:
             log.debug("door: %s watched no more (%s): each call syncs everything", self.root, exc)
             self.stop()
 
