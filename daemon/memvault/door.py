@@ -18,22 +18,22 @@ serves the next.
 
 A kept vault answers as one opened for the call would (``Vault.freshen``): a ``"read"``
 or ``"query"`` syncs the structure lane first, so a note a person saved since is found
-(keywords at once; by meaning after a query embeds it, up to
-``backends.QUERY_CATCH_UP`` pending chunks). While a vault is kept, a watcher is held on
-it (service/door_watch.py: the daemon's native observer): a call syncs only the paths it
-saw change since the last call (the renames as the daemon passes them), after a barrier
-through the event stream that makes every change before the call count; everything (each
-note stat'ed, ~1 s of CPU at 100,000 notes) only when the watcher cannot vouch: the first
-kept call, every daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an overflow, a folder
-arrived, its observer died, its barrier late. It is stopped as the vault is let go (its
-threads and inotify descriptor with it; a forked child neither uses nor stops the
-parent's). A kept vault whose folder was moved,
-renamed or deleted, or whose ``.memvault/`` went (``Vault.ground_lost``), or its
-``index.db`` (deleted or replaced: ``Store.replaced``), or whose ``config.toml`` changed
+(keywords at once; by meaning after a query embeds it, up to ``backends.QUERY_CATCH_UP``
+pending chunks). While a vault is kept, a watcher is held on it (service/door_watch.py:
+the daemon's native observer): a call syncs only the paths it saw change since the last
+call (the renames as the daemon passes them), after a barrier through the event stream
+that makes every change before the call count; everything (each note stat'ed, ~1 s of
+CPU at 100,000 notes) only when the watcher cannot vouch: the first kept call, every
+daemon.reconcile_seconds, no native events (inotify's limits, a network mount), an
+overflow, a folder arrived, its observer died, its barrier late. It is stopped as the
+vault is let go (its threads and inotify descriptor with it; a forked child neither uses
+nor stops the parent's). A kept vault whose folder was moved, renamed or deleted, or
+whose ``.memvault/`` went (``Vault.ground_lost``), or its ``index.db`` (deleted or
+replaced: ``Store.replaced``), or whose ``config.toml`` changed
 (``Vault.settings_changed``: a person's edit, a ``git pull``), is let go and the call
-opens the folder again, synced first (``VaultNotFound`` or ``ConfigError``, said,
-when it is no vault or its settings do not load now); one whose call failed other than
-by refusing the request (``REFUSALS``) is let go too.
+opens the folder again, synced first (``VaultNotFound`` or ``ConfigError``, said, when
+it is no vault or its settings do not load now); one whose call failed other than by
+refusing the request (``REFUSALS``) is let go too.
 
 The first write or ``"peek"`` opened here syncs the structure lane once, so listings
 and MEMORY.md are true to the files (a read or query syncs at each open). A ``"peek"``
