@@ -245,13 +245,16 @@ class Vault(Closes):
                 "(a `with Vault.open(...)` block closes it at its end)"
             )
 
-    def freshen(self, mode: Mode) -> None:
+    def freshen(self, mode: Mode, paths: Paths = None, moves: Moves = ()) -> SyncReport | None:
         """Make a vault kept open between calls answer a ``mode`` call as one opened for
         it would (``Vault.open(path, mode=mode)``): here with the writer lock, a
         ``"read"`` or ``"query"`` first syncs the structure (a person's edit since is
-        found), and a query embeds a few pending chunks; anything else: nothing."""
+        found), and a query embeds a few pending chunks; anything else: nothing.
+        ``paths``: all that changed since the index was last true to the files, as a
+        watcher saw (``moves``: the renames among them; ``[]``: nothing), else all. The
+        report of the sync run, if one ran."""
         self._not_closed()
-        self._backend.freshen(mode)
+        return self._backend.freshen(mode, None, paths, moves)
 
     def ground_lost(self) -> tuple[str, bool] | None:
         """Why this writer can no longer go on, and whether the vault folder is still there

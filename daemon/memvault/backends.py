@@ -160,9 +160,12 @@ class Backend:
     def ground_lost(self) -> tuple[str, bool] | None:
         return None  # a daemon watches its own ground
 
-    def freshen(self, mode: Mode, progress: OnProgress = None) -> None:
-        """What a ``mode`` call needs first here (``LocalBackend``); a daemon keeps its
-        index current itself."""
+    def freshen(
+        self, mode: Mode, progress: OnProgress = None, paths: Paths = None, moves: Moves = ()
+    ) -> SyncReport | None:
+        """What a ``mode`` call needs first here (``LocalBackend``), and the report of the
+        sync it ran (None: none); a daemon keeps its index current itself."""
+        return None
 
     def refusal(self) -> MemvaultError:
         """The error a write gets when this backend is not ``writable``."""
@@ -204,16 +207,23 @@ class LocalBackend(Backend):
     def log(self, text: str) -> WriteResult:
         return self._engine.append_log(text)
 
-    def freshen(self, mode: Mode, progress: OnProgress = None) -> None:
+    def freshen(
+        self, mode: Mode, progress: OnProgress = None, paths: Paths = None, moves: Moves = ()
+    ) -> SyncReport | None:
         """A ``"read"`` or ``"query"`` with the writer lock: the structure synced first
         (MEMORY.md, links, keyword search; never the model), and a query's few pending
         chunks embedded (``QUERY_CATCH_UP``): what each open for one does, and each call
-        on a vault kept open between calls (vault/door.py)."""
+        on a vault kept open between calls (memvault/door.py). ``paths``: only these
+        changed since the index was last true to the files (a kept vault's watcher says
+        so, ``moves`` the renames among them; ``[]``: none), else everything is synced."""
         if self._lock is None or mode not in ("read", "query"):
-            return
-        self._engine.sync(None, progress, vectors=False)
+            return None
+        report = None
+        if paths is None or paths:
+            report = self._engine.sync(paths, progress, vectors=False, moves=moves)
         if mode == "query" and 0 < self._engine.pending_vectors()[0] <= QUERY_CATCH_UP:
             self._engine.embed_pending()
+        return report
 
     def ground_lost(self) -> tuple[str, bool] | None:
         from memvault.errors import VaultNotFound

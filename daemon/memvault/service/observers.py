@@ -80,6 +80,8 @@ class _Handler(FileSystemEventHandler):
     def dispatch(self, event: FileSystemEvent) -> None:
         owner = self.owner
         try:
+            if owner.on_raw is not None and owner.on_raw(event.src_path):
+                return  # its owner's own mark (a door's barrier: service/door_watch.py)
             if event.is_directory and event.event_type == "modified":
                 return  # a folder's listing changed: the entry's own event says what
             raws = [event.src_path]
@@ -157,6 +159,9 @@ class Observers:
             raise ValueError(f"observer must be auto, native or polling, not {setting!r}")
         self.mapper = mapper
         self.is_ours = is_ours  # a note path: still exactly the file memvault wrote there
+        # an event's raw path its owner takes itself, before any mapping (True: taken, not
+        # queued): a kept vault's barrier files (service/door_watch.py); cheap, never raises
+        self.on_raw: Callable[[str | bytes], bool] | None = None
         self.queue = queue
         self.setting = setting
         self.record_error = record_error
