@@ -44,12 +44,15 @@ sys.path.insert(0, str(KIT))
 
 import locomo_kit  # noqa: E402
 
+from memvault.config import IndexSettings  # noqa: E402
 from memvault.index.embedder_hash import HashEmbedder  # noqa: E402
 from memvault.index.projection import projection_for  # noqa: E402
 from memvault.index.vectors import VectorIndex, VectorsWanted  # noqa: E402
 from memvault.index.vectors_projected import ProjectedVectors  # noqa: E402
 
 K = 10
+_SETTINGS = IndexSettings()  # the graph as the daemon builds it (config.index's defaults)
+GRAPH = {"m": _SETTINGS.hnsw_m, "ef_construction": _SETTINGS.ef_construction}
 CACHE = Path(tempfile.gettempdir()) / "drift59-emb"
 
 
@@ -115,9 +118,9 @@ class Bench:
         path = self.tmp / f"{name}.bin"
         ef = ef or self.ef
         if self.projection is None:
-            return VectorIndex(path, self.dim, ef_search=ef)
+            return VectorIndex(path, self.dim, **GRAPH, ef_search=ef)
         return ProjectedVectors(
-            VectorIndex(path, self.projection.out, ef_search=ef),
+            VectorIndex(path, self.projection.out, **GRAPH, ef_search=ef),
             self.projection,
             lambda labels: (list(labels), self.rows(labels)),
         )
@@ -165,7 +168,11 @@ def latency(indexes: dict[str, object], queries: np.ndarray, rounds: int = 5) ->
 
 
 def run_recall(args: argparse.Namespace) -> dict:
-    tv, qv, model_id = embedded(args.model)
+    if args.vectors:  # a vault's cached vectors (e.g. a soak's cache.db), no questions
+        tv = np.load(args.vectors)
+        qv, model_id = np.zeros((0, tv.shape[1]), np.float32), args.vectors_model
+    else:
+        tv, qv, model_id = embedded(args.model)
     rng = np.random.default_rng(args.seed)
     n = len(tv)
     live_n = min(args.live, n * 2 // 3)
@@ -188,7 +195,12 @@ def run_recall(args: argparse.Namespace) -> dict:
         started = time.perf_counter()
         while marks:
             steps += 1
-            out_idx = rng.choice(len(live), size=args.per_step, replace=False)
+            if args.clustered:  # a topic goes: the live chunks nearest one of them
+                rows_live = bench.rows(live)
+                centre = rows_live[rng.integers(len(live))]
+                out_idx = np.argsort(-(rows_live @ centre), kind="stable")[: args.per_step]
+            else:
+                out_idx = rng.choice(len(live), size=args.per_step, replace=False)
             gone = [live[i] for i in out_idx]
             free = np.array(sorted(set(range(n)) - live_rows))
             new_rows = rng.choice(free, size=args.per_step, replace=False).tolist()
@@ -240,7 +252,14 @@ def measure(bench: Bench, churned, live: list[int], qv: np.ndarray, rng, args) -
     a, b = queries[half[: len(half) // 2]], queries[half[len(half) // 2 :]]
     fresh = bench.index(f"fresh-{time.monotonic_ns()}")
     fresh.open(bench.wanted(live))
-    indexes: dict[str, object] = {"churned": churned, "fresh": fresh}
+    # a second fresh graph, its labels inserted in another order: two approximations
+    # of exact search on the same vectors, as the soak compared (ties, insert order)
+    other = bench.index(f"other-{time.monotonic_ns()}")
+    shuffled = [live[i] for i in np.random.default_rng(args.seed + 3).permutation(len(live))]
+    other.open(VectorsWanted(None, [], bench.rows))
+    for start in range(0, len(shuffled), 4096):
+        other.add(shuffled[start : start + 4096], bench.rows(shuffled[start : start + 4096]))
+    indexes: dict[str, object] = {"churned": churned, "fresh": fresh, "fresh_shuffled": other}
     for ef in args.more_ef:
         inner = churned.inner if isinstance(churned, ProjectedVectors) else churned
         other = inner.ef_search
@@ -255,6 +274,13 @@ def measure(bench: Bench, churned, live: list[int], qv: np.ndarray, rng, args) -
         rb, per_b = recall(index, live, bench, b)
         out[name] = {"recall_a": round(ra, 4), "recall_b": round(rb, 4)}
         out[name]["below_1_b"] = int(sum(1 for x in per_b if x < 1.0))
+        if name != "fresh":  # top-10 labels shared with the fresh graph's, half B
+            shared = [
+                len({x for x, _ in index.query(q, K)} & {x for x, _ in fresh.query(q, K)})
+                for q in b
+            ]
+            out[name]["overlap_fresh_b"] = round(float(np.mean(shared)), 3)
+            out[name]["overlap_fresh_b_min"] = int(min(shared))
     lat = latency(indexes, b[:200])
     for name, s in lat.items():
         out[name]["query_ms"] = round(s * 1000, 3)
@@ -338,12 +364,15 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--model", default="hash", choices=["hash", "default"])
     r.add_argument("--live", type=int, default=5000)
     r.add_argument("--per-step", type=int, default=40)
-    r.add_argument("--compact-ratio", type=float, default=0.25)
-    r.add_argument("--ef", type=int, default=200)  # config.IndexSettings.ef_search
+    r.add_argument("--compact-ratio", type=float, default=IndexSettings().compact_ratio)
+    r.add_argument("--ef", type=int, default=IndexSettings().ef_search)
+    r.add_argument("--clustered", action="store_true", help="delete a topic at a time")
     r.add_argument("--marks", type=float, nargs="+", default=[0.17, 0.24])
     r.add_argument("--more-ef", type=int, nargs="*", default=[])
     r.add_argument("--chunk-queries", type=int, default=400)
     r.add_argument("--seed", type=int, default=59)
+    r.add_argument("--vectors", help="a .npy of vectors to churn instead of LoCoMo's texts")
+    r.add_argument("--vectors-model", default="hash-64", help="their model id (projection)")
     b = sub.add_parser("batch")
     b.add_argument("--texts", type=int, default=1500)
     s = sub.add_parser("speed")
