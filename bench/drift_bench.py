@@ -31,7 +31,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -74,7 +74,7 @@ def texts_and_questions() -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(texts + chunks)), questions
 
 
-def embedder(model: str):  # noqa: ANN201
+def embedder(model: str):
     if model == "hash":
         return HashEmbedder()
     from embed_bench import onnx_embedder
@@ -114,7 +114,7 @@ class Bench:
     def rows(self, labels: Sequence[int]) -> np.ndarray:
         return self.vectors[[self.of[int(x)] for x in labels]]
 
-    def index(self, name: str, ef: int | None = None):  # noqa: ANN201
+    def index(self, name: str, ef: int | None = None):
         path = self.tmp / f"{name}.bin"
         ef = ef or self.ef
         if self.projection is None:
@@ -140,7 +140,7 @@ def exact(vectors: np.ndarray, queries: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 def recall(
     index, labels: list[int], bench: Bench, queries: np.ndarray
-) -> tuple[float, list[float]]:  # noqa: ANN001
+) -> tuple[float, list[float]]:
     """Mean recall@K of ``index`` against exact search over ``labels``; per query too."""
     live = bench.rows(labels)
     unit = live / np.linalg.norm(live, axis=1, keepdims=True)
@@ -190,6 +190,7 @@ def run_recall(args: argparse.Namespace) -> dict:
         churned.open(bench.wanted(labels))
         live = list(labels)
         compactions: list[float] = []
+        results: list[dict] = []
         marks = sorted(args.marks)
         steps = 0
         started = time.perf_counter()
@@ -226,23 +227,20 @@ def run_recall(args: argparse.Namespace) -> dict:
                     f"step {steps}: deleted {break_at:.3f}, compactions {len(compactions)}",
                     flush=True,
                 )
-                yield_result = measure(bench, churned, live_sorted, qv, rng, args)
-                yield_result.update(
+                result = measure(bench, churned, live_sorted, qv, args)
+                result.update(
                     deleted_ratio=round(break_at, 3),
                     steps=steps,
                     compactions=len(compactions),
                     compaction_s_median=round(statistics.median(compactions), 3),
                     churn_s=round(time.perf_counter() - started, 1),
                 )
-                print(json.dumps(yield_result), flush=True)
-                results.append(yield_result)
+                print(json.dumps(result), flush=True)
+                results.append(result)
     return {"model": args.model, "texts": n, "live": live_n, "results": results}
 
 
-results: list[dict] = []
-
-
-def measure(bench: Bench, churned, live: list[int], qv: np.ndarray, rng, args) -> dict:  # noqa: ANN001
+def measure(bench: Bench, churned, live: list[int], qv: np.ndarray, args) -> dict:
     """recall@K of the churned graph, a fresh one, and the candidates, on halves A and B."""
     sample = np.random.default_rng(args.seed + 1).choice(
         len(live), size=min(args.chunk_queries, len(live)), replace=False
@@ -270,7 +268,7 @@ def measure(bench: Bench, churned, live: list[int], qv: np.ndarray, rng, args) -
         print(f"  churned at ef {ef}: A {ra:.4f} B {rb:.4f}", flush=True)
     out: dict = {"queries_a": len(a), "queries_b": len(b)}
     for name, index in indexes.items():
-        ra, per_a = recall(index, live, bench, a)
+        ra, _ = recall(index, live, bench, a)
         rb, per_b = recall(index, live, bench, b)
         out[name] = {"recall_a": round(ra, 4), "recall_b": round(rb, 4)}
         out[name]["below_1_b"] = int(sum(1 for x in per_b if x < 1.0))
