@@ -178,7 +178,6 @@ def run_recall(args: argparse.Namespace) -> dict:
     live_n = min(args.live, n * 2 // 3)
     with tempfile.TemporaryDirectory(prefix="drift59-") as tmp:
         bench = Bench(tv, model_id, Path(tmp), args.ef)
-        next_label = 0
         rows = rng.permutation(n)
         first = rows[:live_n].tolist()
         labels = list(range(live_n))
