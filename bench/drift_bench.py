@@ -321,7 +321,9 @@ def run_batch(args: argparse.Namespace) -> dict:
 def run_speed(args: argparse.Namespace) -> dict:
     """texts/s of the texts memvault embeds for the LoCoMo dev vaults: bare PyTorch, the
     int8 model in its batches (``index.batch_size`` 32), the int8 model a text at a time
-    (batch 1: a vector independent of its batch). Rounds alternate the order; medians."""
+    (batch 1: a vector independent of its batch). Rounds alternate the order; medians.
+    Since batch59 the ONNX embedder runs every text alone whatever ``batch_size`` is:
+    ``batch`` and ``speed`` compare batched runs only on drift59's code or before."""
     from embed_bench import chunk_texts, onnx_embedder, timed, torch_embedder
 
     texts, _ = chunk_texts()

@@ -9,7 +9,7 @@
     python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
     python bench/locomo_eval.py --onnx-precision fp32   # the float32 ONNX model (default: int8)
     python bench/locomo_eval.py --onnx-model x.onnx     # another ONNX graph of the model (a variant)
-    python bench/locomo_eval.py --batch-size 1          # each text embedded alone (index.batch_size)
+    python bench/locomo_eval.py --batch-size 1          # index.batch_size (torch: its batch)
     python bench/locomo_eval.py --per-conv              # also each conversation on its own
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
     parser.add_argument("--onnx-precision", choices=("int8", "fp32"), default="int8")
     parser.add_argument(
-        "--batch-size", type=int, default=32, help="index.batch_size of the embedder (1: alone)"
+        "--batch-size", type=int, default=32, help="index.batch_size of the embedder (onnx: texts per message, each run alone)"
     )
     parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
     parser.add_argument(
