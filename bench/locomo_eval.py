@@ -197,7 +197,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
     parser.add_argument("--onnx-precision", choices=("int8", "fp32"), default="int8")
     parser.add_argument(
-        "--batch-size", type=int, default=32, help="index.batch_size of the embedder (onnx: texts per message, each run alone)"
+        "--batch-size",
+        type=int,
+        default=32,
+        help="index.batch_size (onnx: texts a message, each run alone)",
     )
     parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
     parser.add_argument(
