@@ -149,9 +149,9 @@ def test_a_batch_onnxruntime_refuses_is_an_error_and_the_child_lives_on(built: P
     run = _child_of(emb)
     try:
         pid = run.pid
-        bad = [np.full(4, 10**9, dtype=np.int64)]  # word pieces past the vocabulary
+        bad = np.full((1, 4), 10**9, dtype=np.int64)  # word pieces past the vocabulary
         with pytest.raises(ModelError, match="onnxruntime failed on a batch"):
-            run.run(bad, last=True)
+            run.run(bad, np.ones_like(bad), last=True)
         assert run.pid == pid
         assert emb.embed(["still fine"]).shape == (1, 384)
     finally:

@@ -26,8 +26,8 @@ vector set by the largest activation among them (cosine 0.974-0.999 to itself al
 bench/RESULTS.md, drift59): a note saved alone and the same note in a first index
 differed. Each text is one session run, unpadded, so its vector is the same alone, in
 any batch, in any order, here or in the model's process. ``index.batch_size`` is how
-many texts go to the session (one message to the model's process) at a time; it no
-longer changes a vector. It cost no speed (one run a text: 41.4 texts/s against
+many texts go to the session (one message to the model's process) at a time, padded
+to travel; it no longer changes a vector. It cost no speed (one run a text: 41.4 texts/s against
 38.7 in batches of 32, drift59; this branch's figures in bench/RESULTS.md, batch59).
 """
 
@@ -114,8 +114,15 @@ class OnnxEmbedder:
         with self._lock:
             pieces = self.token_ids(texts)
             for start in range(0, len(pieces), self.batch_size):
-                end = start + self.batch_size
-                out[start:end] = self._run.run(pieces[start:end], last=end >= len(pieces))
+                rows = pieces[start : start + self.batch_size]
+                width = max(len(p) for p in rows)
+                ids = np.zeros((len(rows), width), dtype=np.int64)
+                mask = np.zeros((len(rows), width), dtype=np.int64)
+                for i, p in enumerate(rows):  # padded to travel; each row runs cut to its mask
+                    ids[i, : len(p)] = p
+                    mask[i, : len(p)] = 1
+                last = start + len(rows) == len(pieces)
+                out[start : start + len(rows)] = self._run.run(ids, mask, last=last)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
         return out

@@ -16,17 +16,18 @@
   be started, Python fails in it before it answers) leaves the model to this process
   (``open_run``, said in the log).
 
-Both take the same batches (``run``: each text's word pieces, unpadded) and run each
-text alone (``LocalRun.run``), giving the pooled rows, so a vector is the same
-whichever ran it and whatever was sent with it. The child (``_BOOT``:
+Both take the same batches (``run``: word pieces and mask, int64, rows x width) and
+give the pooled rows, each row run alone (``LocalRun.run``), so a vector is the same
+whichever ran it and whatever rows came with it. (The wire format is the one batched
+runs had: a daemon of an older memvault whose files an upgrade replaced starts a child
+of the new code, and the two still agree.) The child (``_BOOT``:
 this very memvault, imported by its folder, nothing put before the standard library;
 it runs ``onnx_session.main`` and imports only that module, not this one or
 ``onnx_cache``: what it holds is what running the model needs)
 reads the model's path and threads as one JSON line on its stdin and answers its
 vectors' width (or why it cannot load) on a line of its own; then, per batch, a
-header (texts, word pieces in all, last of its call), each text's count and the
-pieces one text after another (int64) in, (rows, dim) and float32 rows out, or an
-error frame. Its replies have a descriptor of their own:
+header (rows, width, last of its call) and the two int64 arrays in, (rows, dim) and
+float32 rows out, or an error frame. Its replies have a descriptor of their own:
 anything else written to its stdout goes to stderr. It ends when its stdin closes:
 the parent let it go, or died.
 """
@@ -44,7 +45,6 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -90,14 +90,12 @@ class ChildRun:
         """The child's process id; None while none runs."""
         return self._held[0].pid if self._held else None
 
-    def run(self, pieces: Sequence[Sequence[int] | np.ndarray], last: bool) -> np.ndarray:
-        rows = len(pieces)
-        lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=rows)
-        flat = np.concatenate([np.asarray(p, dtype=np.int64) for p in pieces]) if rows else ()
+    def run(self, ids: np.ndarray, mask: np.ndarray, last: bool) -> np.ndarray:
+        rows, width = ids.shape
         request = (
-            REQUEST.pack(rows, int(lengths.sum()), last)
-            + lengths.tobytes()
-            + np.asarray(flat, dtype=np.int64).tobytes()
+            REQUEST.pack(rows, width, last)
+            + np.ascontiguousarray(ids, dtype=np.int64).tobytes()
+            + np.ascontiguousarray(mask, dtype=np.int64).tobytes()
         )
         with self._lock:
             for attempt in (1, 2):

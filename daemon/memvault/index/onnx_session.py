@@ -9,9 +9,9 @@ hashlib's OpenSSL, tomllib, subprocess, logging) held 4-5 MiB more for as long a
 
 The protocol (``onnx_run``'s module doc): the start line (model path, threads) as JSON,
 the answer (the width, or why it cannot load) on a line of its own; then per batch a
-``REQUEST`` header, each text's count of word pieces and the pieces one text after
-another (int64, unpadded), a ``REPLY`` header and the pooled float32 rows, or
-``FAILED`` and an error message. Each text is one session run (``LocalRun.run``).
+``REQUEST`` header and the word pieces and mask (int64, rows x width), a ``REPLY``
+header and the pooled float32 rows, or ``FAILED`` and an error message. The model runs
+each row alone, cut to its mask (``LocalRun.run``): the batch is only how rows travel.
 """
 
 from __future__ import annotations
@@ -30,11 +30,9 @@ import numpy as np
 from memvault.errors import ModelError
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     import onnxruntime
 
-REQUEST = struct.Struct("<IIB")  # rows (texts), word pieces in all, last batch of an embed call
+REQUEST = struct.Struct("<IIB")  # rows, width, last batch of an embed call
 REPLY = struct.Struct("<II")  # rows, dim; rows == FAILED: an error message of dim bytes
 FAILED = 0xFFFFFFFF
 
@@ -71,20 +69,21 @@ class LocalRun:
         self._output = self.session.get_outputs()[0].name
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
-    def run(self, pieces: Sequence[Sequence[int] | np.ndarray], last: bool) -> np.ndarray:
-        """Pooled float32 rows of a batch of texts' word pieces, each text a run of its own:
-        the int8 graph quantizes a run's activations with one scale, so a text run with
-        others would get a vector set by them. ``last``: the end of an embed call, after
-        which onnxruntime gives back what its arena grew by (``_shrink_options``)."""
-        out = np.empty((len(pieces), self.dim), dtype=np.float32)
-        for row, text in enumerate(pieces):
-            ids = np.asarray(text, dtype=np.int64).reshape(1, -1)
-            mask = np.ones_like(ids)
-            feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+    def run(self, ids: np.ndarray, mask: np.ndarray, last: bool) -> np.ndarray:
+        """Pooled float32 rows of one batch, each row a session run of its own, cut to its
+        mask (its word pieces come first): the int8 graph quantizes a run's activations
+        with one scale, so a row run beside others, or padded, would get a vector set by
+        them. ``last``: the end of an embed call, after which onnxruntime gives back what
+        its arena grew by (``_shrink_options``)."""
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        for row, n in enumerate(mask.sum(axis=1)):
+            one = np.ascontiguousarray(ids[row : row + 1, :n])
+            feed = {"input_ids": one, "attention_mask": np.ones_like(one)}
+            feed["token_type_ids"] = np.zeros_like(one)
             (pooled,) = self.session.run(
                 [self._output],
                 {k: v for k, v in feed.items() if k in self._inputs},
-                self._shrink if last and row == len(pieces) - 1 else None,
+                self._shrink if last and row == len(ids) - 1 else None,
             )
             out[row] = pooled[0]
         return out
@@ -171,16 +170,17 @@ def serve(inp: IO[bytes], out: IO[bytes]) -> int:
         head = inp.read(REQUEST.size)
         if len(head) < REQUEST.size:
             return 0
-        rows, total, last = REQUEST.unpack(head)
-        lengths, ids = inp.read(rows * 8), inp.read(total * 8)
-        if len(lengths) < rows * 8 or len(ids) < total * 8:
+        rows, width, last = REQUEST.unpack(head)
+        size = rows * width * 8
+        ids, mask = inp.read(size), inp.read(size)
+        if len(mask) < size:
             return 0
-        ends = np.cumsum(np.frombuffer(lengths, dtype=np.int64))
         try:
-            if rows and ends[-1] != total:
-                raise ValueError(f"{int(ends[-1])} word pieces counted, {total} sent")
-            flat = np.frombuffer(ids, dtype=np.int64)
-            pooled = local.run(np.split(flat, ends[:-1]) if rows else [], bool(last))
+            pooled = local.run(
+                np.frombuffer(ids, dtype=np.int64).reshape(rows, width),
+                np.frombuffer(mask, dtype=np.int64).reshape(rows, width),
+                bool(last),
+            )
         except Exception as exc:  # onnxruntime's error on this batch: the caller's to raise
             message = f"onnxruntime failed on a batch: {exc}".encode()
             out.write(REPLY.pack(FAILED, len(message)) + message)
