@@ -27,8 +27,9 @@ bench/RESULTS.md, drift59): a note saved alone and the same note in a first inde
 differed. Each text is one session run, unpadded, so its vector is the same alone, in
 any batch, in any order, here or in the model's process. ``index.batch_size`` is how
 many texts go to the session (one message to the model's process) at a time, padded
-to travel; it no longer changes a vector. It cost no speed (one run a text: 41.4 texts/s against
-38.7 in batches of 32, drift59; this branch's figures in bench/RESULTS.md, batch59).
+to travel; it no longer changes a vector. Its cost is a session run's overhead
+(~0.7 ms): short texts embed ~1.8x slower than batched, chunk-sized ones about as fast
+(bench/RESULTS.md, drift59 and batch59; a cold index's CPU: 1.01x).
 """
 
 from __future__ import annotations
