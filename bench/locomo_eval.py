@@ -9,6 +9,7 @@
     python bench/locomo_eval.py --backend torch         # the PyTorch backend (default: onnx)
     python bench/locomo_eval.py --onnx-precision fp32   # the float32 ONNX model (default: int8)
     python bench/locomo_eval.py --onnx-model x.onnx     # another ONNX graph of the model (a variant)
+    python bench/locomo_eval.py --batch-size 1          # index.batch_size (torch: its batch)
     python bench/locomo_eval.py --per-conv              # also each conversation on its own
 
 The data and the scorer are read from ../shared/bench/locomo (never copied
@@ -195,6 +196,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--backend", choices=("onnx", "torch"), default="onnx")
     parser.add_argument("--onnx-precision", choices=("int8", "fp32"), default="int8")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        default=32,
+        help="index.batch_size (onnx: texts a message, each run alone)",
+    )
     parser.add_argument("--onnx-model", type=Path, help="run this ONNX graph (mean-pooled output)")
     parser.add_argument(
         "--per-conv", action="store_true", help="also score each conversation on its own"
@@ -213,7 +220,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         inner: Embedder = OnnxEmbedder(args.onnx_model, folder, f"variant:{args.onnx_model.name}")
     else:
         inner = make_embedder(
-            IndexSettings(backend=args.backend, onnx_precision=args.onnx_precision)
+            IndexSettings(
+                backend=args.backend, onnx_precision=args.onnx_precision, batch_size=args.batch_size
+            )
         )
     embedder = MemoEmbedder(inner)
     if args.memo and args.memo.is_file():  # one memo per model: backends never mix

@@ -69,3 +69,58 @@ def test_the_default_graph_loses_nothing_against_the_one_before(tmp_path: Path) 
     # same neighbours, within hnswlib's run-to-run spread (its inserts run on threads)
     before = _recall(tmp_path / "b.bin", 200, 100)
     assert _shipped(tmp_path / "a.bin") >= before - 0.003
+
+
+def test_a_graph_churned_to_its_compaction_finds_what_a_fresh_one_finds(tmp_path: Path) -> None:
+    # the daemon's months (soak58, finding 2): chunks deleted and new ones added under
+    # fresh labels until just under index.compact_ratio of the slots are deleted; the
+    # deleted nodes stay in the graph as hnswlib's waypoints. Measured in
+    # bench/drift_bench.py (branch drift59): no recall lost against a fresh graph.
+    rng = np.random.default_rng(59)
+    pool = rng.standard_normal((2 * N + QUERIES, DIM)).astype(np.float32)
+    pool /= np.linalg.norm(pool, axis=1, keepdims=True)
+    queries, pool = pool[:QUERIES], pool[QUERIES:]
+    settings = IndexSettings()
+    row_of: dict[int, int] = {}
+
+    def rows(labels: Sequence[int]) -> np.ndarray:
+        return pool[[row_of[int(label)] for label in labels]]
+
+    def graph(name: str) -> VectorIndex:
+        return VectorIndex(
+            tmp_path / name,
+            DIM,
+            m=settings.hnsw_m,
+            ef_construction=settings.ef_construction,
+            ef_search=settings.ef_search,
+        )
+
+    live = list(range(N))
+    row_of.update((label, label) for label in live)
+    churned = graph("churned.bin")
+    churned.open(VectorsWanted(None, live, rows))
+    unused, label = list(range(N, 2 * N)), N
+    while churned.deleted_ratio() < settings.compact_ratio - 0.02:
+        gone = [int(x) for x in rng.choice(live, size=BATCH // 4, replace=False)]
+        new = list(range(label, label + len(gone)))
+        label += len(gone)
+        for fresh_label in new:
+            row_of[fresh_label] = unused.pop()
+        churned.delete(gone)
+        churned.add(new, rows(new))
+        live = sorted(set(live) - set(gone)) + new
+    assert churned.deleted_ratio() < settings.compact_ratio  # never compacted meanwhile
+    fresh = graph("fresh.bin")
+    fresh.open(VectorsWanted(None, live, rows))
+    exact = np.argsort(-(queries @ rows(live).T), axis=1)[:, :K]
+
+    def recall(index: VectorIndex) -> float:
+        found = 0
+        for q, truth in zip(queries, exact, strict=True):
+            got = {label for label, _ in index.query(q, K)}
+            found += len(got & {live[int(t)] for t in truth})
+        return found / (QUERIES * K)
+
+    assert churned.labels() == set(live)
+    assert recall(churned) >= 0.99
+    assert recall(churned) >= recall(fresh) - 0.005

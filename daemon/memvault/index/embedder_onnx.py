@@ -5,8 +5,8 @@
 
 - ``OnnxEmbedder``: the same pipeline as sentence-transformers (word pieces
   truncated at the model's window of 256, mean pooling over the attention
-  mask inside the graph, L2 normalisation here), texts sorted by length and
-  padded per batch.
+  mask inside the graph, L2 normalisation here), each text run through the
+  session alone (below).
 - ``make_onnx_embedder``: the built model from the user cache (``onnx_cache``),
   built on first use from the weights the torch backend would load. When the
   ONNX backend cannot be used here — onnxruntime missing or failing to load, a
@@ -19,6 +19,17 @@ Model identity: ``<weights identity>+onnx-<precision>-v1`` (``index.onnx_precisi
 int8 or fp32). int8 vectors differ from fp32 ones (cosine ~0.99), so the
 backend and the precision are part of the identity: switching re-embeds the
 vault, and the cache keys never mix them.
+
+A text at a time: the int8 graph quantizes its activations with one scale per run
+(``DynamicQuantizeLinear``, ``QAttention``), so a text batched with others got a
+vector set by the largest activation among them (cosine 0.974-0.999 to itself alone,
+bench/RESULTS.md, drift59): a note saved alone and the same note in a first index
+differed. Each text is one session run, unpadded, so its vector is the same alone, in
+any batch, in any order, here or in the model's process. ``index.batch_size`` is how
+many texts go to the session (one message to the model's process) at a time, padded
+to travel; it no longer changes a vector. Its cost is a session run's overhead
+(~0.7 ms): short texts embed ~1.8x slower than batched, chunk-sized ones about as fast
+(bench/RESULTS.md, drift59 and batch59; a cold index's CPU: 1.01x).
 """
 
 from __future__ import annotations
@@ -27,7 +38,7 @@ import importlib.util
 import json
 import logging
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -56,12 +67,6 @@ from memvault.index.tokenizer import Tokenizer
 
 log = logging.getLogger("memvault")
 
-# Padded word pieces per run. onnxruntime keeps the memory of its largest run for
-# the session's life (attention grows with batch x length^2): after 600 LoCoMo chunks
-# a process held 458 MB with batches of 32 texts, 185 MB with 1,024 pieces a run.
-# Runs this small were no slower on LoCoMo chunks (1.1-1.2x faster than 32 texts);
-# short texts still share a run (questions: 1.5x faster than one text a run).
-BATCH_TOKENS = 512
 FALLBACK = (
     "using the PyTorch backend (sentence-transformers) instead; its vectors are another model's, "
     "so the index is re-embedded with it"
@@ -73,7 +78,8 @@ class OnnxEmbedder:
 
     ``threads`` sets onnxruntime's intra-op threads (None or 0: one per
     physical core). ``embed`` holds a lock: one run at a time, so a query and
-    a sync never oversubscribe the cores.
+    a sync never oversubscribe the cores. Each text is a run of its own (the
+    module doc), ``batch_size`` texts handed to the session at a time.
     """
 
     backend = "onnx"
@@ -93,7 +99,6 @@ class OnnxEmbedder:
         self.model_file = model_file
         self.model_id = model_id
         self.batch_size = batch_size
-        self.batch_tokens = BATCH_TOKENS
         self._run = open_run(model_file, threads or 0, apart=apart)
         self.dim = self._run.dim
         # the process's one tokenizer of the model (the engine counts with it too): the
@@ -109,18 +114,16 @@ class OnnxEmbedder:
             return out
         with self._lock:
             pieces = self.token_ids(texts)
-            lengths = np.fromiter((len(p) for p in pieces), dtype=np.int64, count=len(pieces))
-            order = np.argsort(lengths, kind="stable")  # similar lengths share a batch
-            batches = list(_batches(order, lengths, self.batch_size, self.batch_tokens))
-            for n, rows in enumerate(batches, 1):
-                width = int(lengths[rows].max())
+            for start in range(0, len(pieces), self.batch_size):
+                rows = pieces[start : start + self.batch_size]
+                width = max(len(p) for p in rows)
                 ids = np.zeros((len(rows), width), dtype=np.int64)
                 mask = np.zeros((len(rows), width), dtype=np.int64)
-                for i, row in enumerate(rows):
-                    ids[i, : lengths[row]] = pieces[row]
-                    mask[i, : lengths[row]] = 1
-                pooled = self._run.run(ids, mask, last=n == len(batches))
-                out[rows] = pooled
+                for i, p in enumerate(rows):  # padded to travel; each row runs cut to its mask
+                    ids[i, : len(p)] = p
+                    mask[i, : len(p)] = 1
+                last = start + len(rows) == len(pieces)
+                out[start : start + len(rows)] = self._run.run(ids, mask, last=last)
         norms = np.linalg.norm(out, axis=1, keepdims=True)
         out /= np.maximum(norms, 1e-12)  # torch.nn.functional.normalize's eps
         return out
@@ -138,23 +141,6 @@ class OnnxEmbedder:
         """Let the model go now: a child running it ends (the next ``embed`` starts one)."""
         with self._lock:
             self._run.close()
-
-
-def _batches(
-    order: np.ndarray, lengths: np.ndarray, size: int, tokens: int
-) -> Iterator[np.ndarray]:
-    """Rows in ``order`` (shortest first), at most ``size`` a batch and ``tokens`` padded pieces."""
-    start = 0
-    while start < len(order):
-        end = start + 1
-        while (
-            end < len(order)
-            and end - start < size
-            and (end - start + 1) * lengths[order[end]] <= tokens
-        ):
-            end += 1
-        yield order[start:end]
-        start = end
 
 
 # --- which model, which identity --------------------------------------------------------------

@@ -17,7 +17,10 @@
   (``open_run``, said in the log).
 
 Both take the same batches (``run``: word pieces and mask, int64, rows x width) and
-give the pooled rows, so a vector is the same whichever ran it. The child (``_BOOT``:
+give the pooled rows, each row run alone (``LocalRun.run``), so a vector is the same
+whichever ran it and whatever rows came with it. (The wire format is the one batched
+runs had: a daemon of an older memvault whose files an upgrade replaced starts a child
+of the new code, and the two still agree.) The child (``_BOOT``:
 this very memvault, imported by its folder, nothing put before the standard library;
 it runs ``onnx_session.main`` and imports only that module, not this one or
 ``onnx_cache``: what it holds is what running the model needs)

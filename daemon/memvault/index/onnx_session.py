@@ -10,7 +10,8 @@ hashlib's OpenSSL, tomllib, subprocess, logging) held 4-5 MiB more for as long a
 The protocol (``onnx_run``'s module doc): the start line (model path, threads) as JSON,
 the answer (the width, or why it cannot load) on a line of its own; then per batch a
 ``REQUEST`` header and the word pieces and mask (int64, rows x width), a ``REPLY``
-header and the pooled float32 rows, or ``FAILED`` and an error message.
+header and the pooled float32 rows, or ``FAILED`` and an error message. The model runs
+each row alone, cut to its mask (``LocalRun.run``): the batch is only how rows travel.
 """
 
 from __future__ import annotations
@@ -69,15 +70,23 @@ class LocalRun:
         self.dim = int(self.session.get_outputs()[0].shape[-1])
 
     def run(self, ids: np.ndarray, mask: np.ndarray, last: bool) -> np.ndarray:
-        """Pooled float32 rows of one batch; ``last``: the end of an embed call, after
-        which onnxruntime gives back what its arena grew by (``_shrink_options``)."""
-        feed = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        (pooled,) = self.session.run(
-            [self._output],
-            {k: v for k, v in feed.items() if k in self._inputs},
-            self._shrink if last else None,
-        )
-        return np.asarray(pooled, dtype=np.float32)
+        """Pooled float32 rows of one batch, each row a session run of its own, cut to its
+        mask (its word pieces come first): the int8 graph quantizes a run's activations
+        with one scale, so a row run beside others, or padded, would get a vector set by
+        them. ``last``: the end of an embed call, after which onnxruntime gives back what
+        its arena grew by (``_shrink_options``)."""
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        for row, n in enumerate(mask.sum(axis=1)):
+            one = np.ascontiguousarray(ids[row : row + 1, :n])
+            feed = {"input_ids": one, "attention_mask": np.ones_like(one)}
+            feed["token_type_ids"] = np.zeros_like(one)
+            (pooled,) = self.session.run(
+                [self._output],
+                {k: v for k, v in feed.items() if k in self._inputs},
+                self._shrink if last and row == len(ids) - 1 else None,
+            )
+            out[row] = pooled[0]
+        return out
 
     def close(self) -> None:
         """Nothing to end: the session goes with this object."""
