@@ -112,3 +112,16 @@ def pg_rows(dsn: str, schema: str) -> dict[tuple[str, int], tuple[str, str]]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         rows = conn.execute(PG_ROWS.format(schema=schema)).fetchall()
     return {(p, o): (k, x) for p, o, k, x in rows}
+
+
+def as_schema_15(index: Path) -> None:
+    """The index as memvault of schema 15 left it: every note's key by updated kept, and
+    indexed whole (tests/test_order_updated_once.py, tests/test_upgrade_said.py)."""
+    with closing(sqlite3.connect(index)) as db, db:
+        db.execute("UPDATE notes SET ord_updated = ord_date WHERE length(ord_updated) = 0")
+        db.execute("DROP INDEX notes_ord_updated")
+        db.execute(
+            "CREATE INDEX notes_ord_updated ON notes(category, listed, ord_updated) "
+            "WHERE kind = 'note'"
+        )
+        db.execute("UPDATE meta SET value = '15' WHERE key = 'schema_version'")

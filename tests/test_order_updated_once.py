@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from helpers import new_vault, note, open_vault, sqlite_pages, write
+from keyword_helpers import as_schema_15
 from memvault.core.memory_order import sort_key
 
 SECTIONS = """
@@ -99,19 +100,6 @@ def _fresh(root: Path, tmp_path: Path) -> dict[str, str]:
     return _listings(copy)
 
 
-def _as_schema_15(index: Path) -> None:
-    """The index as memvault of schema 15 left it: every note's key by updated kept, and
-    indexed whole."""
-    with closing(sqlite3.connect(index)) as db, db:
-        db.execute("UPDATE notes SET ord_updated = ord_date WHERE length(ord_updated) = 0")
-        db.execute("DROP INDEX notes_ord_updated")
-        db.execute(
-            "CREATE INDEX notes_ord_updated ON notes(category, listed, ord_updated) "
-            "WHERE kind = 'note'"
-        )
-        db.execute("UPDATE meta SET value = '15' WHERE key = 'schema_version'")
-
-
 def _paths(store: Any, folder: str) -> list[str]:
     """The notes of ``folder`` by updated, read a page of 3 at a time past the last key."""
     out: list[str] = []
@@ -171,7 +159,7 @@ def test_an_index_of_schema_15_is_kept_once_and_lists_as_a_fresh_index(tmp_path:
         (keyed,) = db.execute(
             "SELECT SUM(length(ord_date)) FROM notes WHERE length(ord_updated) = 0"
         ).fetchone()
-    _as_schema_15(index)
+    as_schema_15(index)
     old_bytes = _bytes(index, "notes", "notes_ord_updated")
     # each such key was kept twice: in its row and in the index (its length and more)
     assert old_bytes - new_bytes >= 1.5 * keyed

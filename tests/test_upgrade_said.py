@@ -16,20 +16,8 @@ from pathlib import Path
 import pytest
 
 from helpers import DaemonProcess, make_vault, open_vault
+from keyword_helpers import as_schema_15
 from memvault.index.schema import SCHEMA_VERSION
-
-
-def _as_schema_15(index: Path) -> None:
-    """The index as memvault of schema 15 left it: every note's key by updated kept, and
-    indexed whole (tests/test_order_updated_once.py)."""
-    with closing(sqlite3.connect(index)) as db, db:
-        db.execute("UPDATE notes SET ord_updated = ord_date WHERE length(ord_updated) = 0")
-        db.execute("DROP INDEX notes_ord_updated")
-        db.execute(
-            "CREATE INDEX notes_ord_updated ON notes(category, listed, ord_updated) "
-            "WHERE kind = 'note'"
-        )
-        db.execute("UPDATE meta SET value = '15' WHERE key = 'schema_version'")
 
 
 @pytest.mark.parametrize("how", ["run", "run --log-file", "up"])
@@ -38,7 +26,7 @@ def test_the_daemon_logs_the_upgrade_of_an_older_index(tmp_path: Path, how: str)
     with open_vault(root) as v:
         v.sync()
     index = root / ".memvault" / "index.db"
-    _as_schema_15(index)
+    as_schema_15(index)
     args = ("up", str(root)) if how == "up" else ("daemon", *how.split(), "--vault", str(root))
     daemon = DaemonProcess(tmp_path, root, *args)
     try:
