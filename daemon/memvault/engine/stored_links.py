@@ -106,8 +106,7 @@ class StoredLinks:
 
     def aliases_of(self, path: str) -> tuple[str, ...]:
         """The aliases of the note at ``path`` as its row holds them (none: ``()``)."""
-        row = self._store.note(path)
-        return tuple(row.aliases) if row is not None and row.aliases else ()
+        return self._store.aliases_held([path]).get(path, ())
 
     def targets_of(self, source: str) -> set[str]:
         """The targets of the links ``source`` holds as indexed."""

@@ -24,7 +24,7 @@ from typing import Any
 
 from memvault.core.text import js_trim
 from memvault.core.wikilinks import key
-from memvault.index.sql import parts
+from memvault.index.sql import parts, select_in
 
 PATH, NAME, ALIAS = 0, 1, 2  # the kinds of key
 
@@ -113,27 +113,19 @@ class LinkKeys:
 
     def keyed(self, keys: Iterable[str]) -> list[tuple[str, int, str]]:
         """The (key, kind, path) of every file filed under one of ``keys`` (indexed)."""
-        wanted = sorted(set(keys))
-        out: list[tuple[str, int, str]] = []
+        q = "SELECT key, kind, path FROM link_keys WHERE key IN ({})"
         with self._lock:
-            for part in parts(wanted):
-                q = f"SELECT key, kind, path FROM link_keys WHERE key IN ({','.join('?' * len(part))})"
-                out += [(k, int(kind), p) for k, kind, p in self._db.execute(q, part).fetchall()]
-        return out
+            return [(k, int(kind), p) for k, kind, p in select_in(self._db, q, sorted(set(keys)))]
 
     def aliases_held(self, paths: Iterable[str]) -> dict[str, tuple[str, ...]]:
         """The aliases of the notes at ``paths`` as their rows hold them (those that have
         any): an alias key is no alias to give ``LinkIndex``, which keys it again, and
         ``wikilinks.key`` is not always its own key (Ϊ́: lower case after NFC gives ϊ and
         an acute, which NFC makes ΐ)."""
-        out: dict[str, tuple[str, ...]] = {}
+        q = "SELECT path, aliases FROM notes WHERE path IN ({})"
         with self._lock:
-            for part in parts(sorted(set(paths))):
-                q = f"SELECT path, aliases FROM notes WHERE path IN ({','.join('?' * len(part))})"
-                for path, aliases in self._db.execute(q, part).fetchall():
-                    if aliases != "[]":
-                        out[path] = tuple(json.loads(aliases))
-        return out
+            rows = list(select_in(self._db, q, sorted(set(paths))))
+        return {path: tuple(json.loads(a)) for path, a in rows if a != "[]"}
 
 
 __all__ = [
