@@ -320,22 +320,21 @@ def link_names(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX IF NOT EXISTS links_name ON links(name)")
 
 
-# schema 18 (PostgreSQL 17): a chunk with a `^` after a space, tab, `]]` or at a line's
-# start (a block id, or `x ^2`: a read for nothing), or a drawing's banner
-MARKED_STALE = (
-    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-    "(SELECT path FROM chunks WHERE text LIKE '% ^%' OR text LIKE '%\t^%' OR "
-    "text LIKE '%\n^%' OR text LIKE '^%' OR text LIKE '%]]^%' OR "
-    "text LIKE '%EXCALIDRAW VIEW%')"
+# a note read again by the next sync, of its chunks those that hold ...
+_READ_AGAIN = "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
+# ... a `^` after a space, tab, `]]` or at a line's start (a block id, or `x ^2`)
+_CARET = (
+    "text LIKE '% ^%' OR text LIKE '%\t^%' OR text LIKE '%\n^%' OR text LIKE '^%' OR "
+    "text LIKE '%]]^%'"
 )
-
-
-# schema 19 (PostgreSQL 18): of those, a chunk with a sign of code, math or a comment,
-# where a `^word` ending a line is no block id (core/anchors.unmarked)
+# schema 18 (PostgreSQL 17): a `^` (a read for nothing if no block id), a drawing's banner
+MARKED_STALE = (
+    f"{_READ_AGAIN}(SELECT path FROM chunks WHERE {_CARET} OR text LIKE '%EXCALIDRAW VIEW%')"
+)
+# schema 19 (PostgreSQL 18): a `^` and a sign of code, math or a comment, where a `^word`
+# ending a line is no block id (core/anchors.unmarked)
 CODE_CARETS_STALE = (
-    "UPDATE notes SET sha256 = '', mtime_ns = -1 WHERE kind = 'note' AND path IN "
-    "(SELECT path FROM chunks WHERE (text LIKE '% ^%' OR text LIKE '%\t^%' OR "
-    "text LIKE '%\n^%' OR text LIKE '^%' OR text LIKE '%]]^%') AND (text LIKE '%`%' OR "
+    f"{_READ_AGAIN}(SELECT path FROM chunks WHERE ({_CARET}) AND (text LIKE '%`%' OR "
     "text LIKE '%~~~%' OR text LIKE '%$%' OR text LIKE '%<!--%' OR "
     "text LIKE '%!%!%%' ESCAPE '!' OR text LIKE '%\n    %' OR text LIKE '%\n\t%'))"
 )
