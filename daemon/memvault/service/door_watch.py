@@ -83,7 +83,6 @@ class DoorWatch:
         self.reconcile_seconds = float(vault.config.daemon.reconcile_seconds)
         self._full_at = 0.0  # monotonic: when the last full sync began
         self.started = False
-        self.error: str | None = None  # the last the observer said
         self.synced = {"paths": 0, "everything": 0}  # the calls' syncs, each kind
 
     def start(self) -> bool:
@@ -125,7 +124,8 @@ class DoorWatch:
         self.started = False
 
     def _error(self, message: str) -> None:
-        self.error = message
+        """What the observer says went wrong (each call syncs everything meanwhile)."""
+        log.debug("door: %s: %s", self.root, message)
 
     def _raw(self, raw: str | bytes) -> bool:
         path = os.fsdecode(raw)
