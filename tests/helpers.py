@@ -190,6 +190,20 @@ def run_namespaced(
     return out
 
 
+def run_on_tmpfs(tmp_path: Path, size: str, script: str, *args: str) -> dict[str, Any]:
+    """``script`` run as ``run_namespaced`` does, in a user and mount namespace of its own
+    where ``sys.argv[1]`` (``tmp_path/disk``) is a fresh tmpfs of ``size`` (``"4m"``): a
+    real full disk with no root outside it. Its last line of output read as JSON."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    mount = (
+        "import subprocess as _sp, sys as _sys\n"
+        f"_sp.run(['mount', '-t', 'tmpfs', '-o', 'size={size}', 'tmpfs', _sys.argv[1]], check=True)\n"
+    )
+    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
+    return run_namespaced(namespace, mount + script, str(disk), *args, home=tmp_path / "home")
+
+
 def memvault_env(tmp_path: Path, model: str | None = "hash", **settings: str) -> dict[str, str]:
     """The environment of a memvault subprocess: this checkout's code, a home of its own
     under ``tmp_path``, no MEMVAULT_ settings but ``settings`` (and the ``model``)."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_namespaced, snapshot, write
+from helpers import make_vault, note, open_vault, rebuilt_snapshot, run_on_tmpfs, snapshot, write
 from memvault.api import Vault
 from memvault.interfaces.cli import app
 
@@ -301,7 +301,6 @@ from memvault.index.embedder import HashEmbedder
 from memvault.vault.template import init_vault
 
 disk = Path(sys.argv[1])
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
 root = disk / "vault"
 init_vault(root, example=True)
 with Vault.open(root, embedder=HashEmbedder()) as v:
@@ -360,10 +359,7 @@ def test_a_full_disk_never_deletes_the_index_and_it_works_again_with_space(
     index, index.db and vectors.bin were deleted -- by any command, even a search -- and
     the rebuild failed on the same full disk. A real 4 MB tmpfs (a mount namespace of
     its own, so no root is needed outside it)."""
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
-    out = run_namespaced(namespace, FULL_DISK, str(disk), home=tmp_path / "home")
+    out = run_on_tmpfs(tmp_path, "4m", FULL_DISK)
     for what in ("sync", "search"):
         assert out[what] is not None and out[what][0] == "StorageError", out
         assert "nothing was deleted" in out[what][1]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_namespaced
+from helpers import run_on_tmpfs
 
 FULL_DISK_SEARCH = r"""
 import errno, json, os, sqlite3, subprocess, sys
@@ -25,7 +25,6 @@ from memvault.index.embedder import HashEmbedder
 from memvault.vault.template import init_vault
 
 disk = Path(sys.argv[1])
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)], check=True)
 root = disk / "vault"
 init_vault(root)
 (root / "people" / "ana.md").write_text("# Ana\n\nRuns ops.\n", "utf-8")
@@ -73,11 +72,7 @@ print(json.dumps({
 def test_a_search_catching_up_on_a_full_disk_says_so_and_loses_nothing(
     tmp_path: Path, count: int, size: int
 ) -> None:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
-    args = (str(disk), str(count), str(size))
-    out = run_namespaced(namespace, FULL_DISK_SEARCH, *args, home=tmp_path / "home")
+    out = run_on_tmpfs(tmp_path, "64m", FULL_DISK_SEARCH, str(count), str(size))
     assert out["code"] == 7, out["stderr"]  # StorageError's exit, as an open on a full disk
     assert "Traceback" not in out["stderr"], out["stderr"]
     assert "the disk is full" in out["stderr"] and "nothing was deleted" in out["stderr"]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_namespaced
+from helpers import run_on_tmpfs
 from memvault.vault.lock import named_pid
 
 NOW_NS = time.time_ns()
@@ -48,7 +48,6 @@ from memvault.vault.lock import WriterLock, lock_holder
 from memvault.vault.template import init_vault
 
 disk = Path(sys.argv[1])
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)], check=True)
 root = disk / "vault"
 init_vault(root)
 (root / "people" / "ana.md").write_text("# Ana\n\nRuns ops.\n", "utf-8")
@@ -101,10 +100,7 @@ lock.release()
 def test_a_read_beside_a_holder_that_had_no_room_for_its_pid_does_not_wait(
     tmp_path: Path,
 ) -> None:
-    disk = tmp_path / "disk"
-    disk.mkdir()
-    namespace = ["unshare", "--user", "--map-root-user", "--mount"]
-    out = run_namespaced(namespace, FULL_DISK_HOLDER, str(disk), HOLD, home=tmp_path / "home")
+    out = run_on_tmpfs(tmp_path, "4m", FULL_DISK_HOLDER, HOLD)
     assert out["kernel"] == out["holder"]  # it holds the lock ...
     assert out["text"] == ""  # ... with no room for its pid
     assert out["named"] == out["holder"] and out["keeps"]
