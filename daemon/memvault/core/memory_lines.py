@@ -157,6 +157,19 @@ def file_line(e: Entry) -> str:
     return line
 
 
+def others_line(others: int) -> str:
+    """A folder's first page saying the ``others`` files at or below it that are no notes
+    and not listed (images, PDFs: the attachments its notes link). The SDK's reference
+    lists every file; a page of notes alone said "No notes in /memories/Attachments." of
+    a folder of 113 images, read as empty, and its ``delete`` took them all to .trash/."""
+    files = "1 file" if others == 1 else f"{others} files"
+    return (
+        f"Not listed: {files} in it or below it that are no notes (images, PDFs, other "
+        "attachments notes link); this tool lists notes only, and deleting the folder "
+        "moves them to .trash/ with it."
+    )
+
+
 __all__ = [
     "FILES_CHARS",
     "FOLDER_CHARS",
@@ -182,5 +195,6 @@ __all__ = [
     "fitting",
     "listed_path",
     "numbered",
+    "others_line",
     "out_of_range",
 ]

@@ -51,6 +51,7 @@ from memvault.core.memory_lines import (
     file_line,
     fitting,
     numbered,
+    others_line,
     out_of_range,
 )
 from memvault.core.memory_names import closed, shows_unseen, spelt
@@ -354,10 +355,12 @@ def render_folder(
     folder_note: str | None = None,
     not_notes: Sequence[Entry] = (),
     mark: int | None = None,
+    others: int = 0,
 ) -> str:
     """A folder's view: its subfolders with their counts, the files in it not read as
-    notes (``not_notes``), then a page of its notes, newest first, each with its
-    summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
+    notes (``not_notes``), how many other files it holds (``others``: attachments, on
+    the first page, ``others_line``), then a page of its notes, newest first, each with
+    its summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
     whatever its names. A folder's path past ``SAID_PATH`` is "this folder" in the
     page's own words (the agent has just named it); its commands name it exactly, or,
     a path too long to name in each and keep the page's first note, ``VIEWED``.
@@ -370,7 +373,7 @@ def render_folder(
         folder_note = said if len(said) <= SAID_PATH else f"its folder note {base}"
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
-    page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
+    page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark, others)
     with _shift_said(marks.shifted(shown(rel), first, mark, FOLDER_PAGE)):
         out = _folder_page(shown(rel), *page)
     return out if len(out) <= FOLDER_CHARS else _folder_page(VIEWED, *page)
@@ -387,6 +390,7 @@ def _folder_page(
     not_notes: Sequence[Entry],
     marks: Marks,
     mark: int | None,
+    others: int,
 ) -> str:
     """``render_folder``'s page, its commands naming the folder ``path``."""
     before = len(notes) + len(subfolders)
@@ -406,6 +410,7 @@ def _folder_page(
     # a page lists at least one note (the next page starts past it): its room is kept first
     need = _words(path, what, notes, folder_note) + (len(entry_line(notes[0])) if notes else 0)
     files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS, path, rel, before, marks=marks)
+    files += [others_line(others)] if others else []
     # its subfolders next (shown on the first page only, where the notes are paged)
     room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
     shown_folders = (subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes))

@@ -100,6 +100,7 @@ class MemoryViews:
             note if note in direct else None,
             [e for e in not_notes if posixpath.dirname(e.rel) == rel],
             mark,
+            self._others(scan),
         )
 
     def _entries(
@@ -117,6 +118,15 @@ class MemoryViews:
             about = (row.summary or row.title) if row is not None else ""
             out.append(V.Entry(rel, st.size, st.mtime_ns, about))
         return out
+
+    def _others(self, scan: Scan) -> int:
+        """The files of ``scan`` that are no notes nor named as one (images, PDFs: its
+        attachments), those ``vault.ignore`` leaves out aside: counted, not listed."""
+        return sum(
+            1
+            for rel in scan.attachments
+            if not_a_note_for_obsidian(rel) is None and not self.fs.is_ignored(rel)
+        )
 
     def _not_notes(self, scan: Scan) -> list[V.Entry]:
         """The files of ``scan`` named as notes but for their case (``Fact.MD``), newest
