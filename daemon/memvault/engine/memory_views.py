@@ -119,14 +119,12 @@ class MemoryViews:
             out.append(V.Entry(rel, st.size, st.mtime_ns, about))
         return out
 
-    def _others(self, scan: Scan) -> int:
+    @staticmethod
+    def _others(scan: Scan) -> int:
         """The files of ``scan`` that are no notes nor named as one (images, PDFs: its
-        attachments), those ``vault.ignore`` leaves out aside: counted, not listed."""
-        return sum(
-            1
-            for rel in scan.attachments
-            if not_a_note_for_obsidian(rel) is None and not self.fs.is_ignored(rel)
-        )
+        attachments; those ``vault.ignore`` leaves out too, which a delete moves as
+        well): counted, not listed."""
+        return sum(1 for rel in scan.attachments if not_a_note_for_obsidian(rel) is None)
 
     def _not_notes(self, scan: Scan) -> list[V.Entry]:
         """The files of ``scan`` named as notes but for their case (``Fact.MD``), newest
