@@ -45,14 +45,15 @@ def test_a_folder_of_attachments_is_not_said_to_hold_nothing(tmp_path: Path) -> 
         tool = VaultMemoryTool(vault)
         page = call(tool, command="view", path="/memories/Attachments")
         assert page == (
-            "Not listed: 3 files in it or below it that are no notes (images, PDFs, other "
-            "attachments notes link); this tool lists notes only, and deleting the folder "
-            "moves them to .trash/ with it.\n"
+            "Not listed: 3 files in it or below it that are not notes (attachments notes "
+            "link, images, PDFs; files memvault does not index: vault.ignore's, sync conflict "
+            "copies); this tool lists notes only, and deleting the folder moves them to "
+            ".trash/ with it.\n"
             "No notes in /memories/Attachments."
         )
         # a folder of notes and an image says it too; one of notes alone says nothing more
         projects = call(tool, command="view", path="/memories/Projects")
-        assert "Not listed: 1 file in it or below it that are no notes" in projects
+        assert "Not listed: 1 file in it or below it that are not notes" in projects
         assert "/memories/Projects/Alpha.md" in projects
         people = call(tool, command="view", path="/memories/People")
         assert "Not listed" not in people
@@ -68,3 +69,35 @@ def test_a_folder_of_attachments_is_not_said_to_hold_nothing(tmp_path: Path) -> 
         )
         assert second.startswith("Notes 41-46 of 46 in /memories/Projects")
         assert "Not listed" not in second
+
+
+def test_the_count_is_of_every_file_a_delete_moves_that_the_view_does_not_list(
+    tmp_path: Path,
+) -> None:
+    """The line says what a `delete` of the folder takes with it. A sync tool's conflict
+    copy of a note (another machine's words) and a file of a name memvault refuses are
+    no notes it indexes, and were not counted: a folder of one note and an image was
+    "1 file" while its delete moved three. Notes ``vault.ignore`` leaves out (templates)
+    were counted as "images, PDFs, other attachments"; an ignored ``Draft.MD`` not at
+    all. Hidden files (``.DS_Store``) are not counted, as the reference lists none."""
+    root = tmp_path / "notes"
+    write(root, "Projects/Alpha.md", "# Alpha\n")
+    (root / "Projects/diagram.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    write(root, "Projects/Alpha.sync-conflict-20240101-101010-ABCDEFG.md", "# Alpha, theirs\n")
+    (root / "Projects/back\\slash.png").write_bytes(b"x")
+    (root / "Projects/.DS_Store").write_bytes(b"x")
+    write(root, "Projects/templates/daily.md", "# {{date}}\n")
+    write(root, "Projects/templates/Draft.MD", "# draft\n")
+    (root / ".memvault").mkdir()
+    (root / ".memvault/config.toml").write_text(
+        '[vault]\nignore = ["Projects/templates/**"]\n', encoding="utf-8"
+    )
+    with open_vault(root) as vault:
+        vault.sync()
+        page = call(VaultMemoryTool(vault), command="view", path="/memories/Projects")
+        assert "Not listed: 5 files in it or below it that are not notes" in page
+        assert "conflict copies" in page and "vault.ignore" in page
+        assert "/memories/Projects/Alpha.md" in page
+        call(VaultMemoryTool(vault), command="delete", path="/memories/Projects")
+    moved = {p.name for p in (root / ".trash/Projects").rglob("*") if p.is_file()}
+    assert len(moved - {"Alpha.md", ".DS_Store"}) == 5  # what the line counted

@@ -159,14 +159,16 @@ def file_line(e: Entry) -> str:
 
 def others_line(others: int) -> str:
     """A folder's first page saying the ``others`` files at or below it that are no notes
-    and not listed (images, PDFs: the attachments its notes link). The SDK's reference
+    and not listed (images, PDFs: the attachments its notes link; what ``vault.ignore``
+    leaves out; a sync tool's conflict copy of a note): what a ``delete`` of the folder
+    moves with its notes. The SDK's reference
     lists every file; a page of notes alone said "No notes in /memories/Attachments." of
     a folder of 113 images, read as empty, and its ``delete`` took them all to .trash/."""
     files = "1 file" if others == 1 else f"{others} files"
     return (
-        f"Not listed: {files} in it or below it that are no notes (images, PDFs, other "
-        "attachments notes link); this tool lists notes only, and deleting the folder "
-        "moves them to .trash/ with it."
+        f"Not listed: {files} in it or below it that are not notes (attachments notes link, "
+        "images, PDFs; files memvault does not index: vault.ignore's, sync conflict copies); "
+        "this tool lists notes only, and deleting the folder moves them to .trash/ with it."
     )
 
 
