@@ -53,7 +53,7 @@ def test_a_folder_of_attachments_is_not_said_to_hold_nothing(tmp_path: Path) -> 
         )
         # a folder of notes and an image says it too; one of notes alone says nothing more
         projects = call(tool, command="view", path="/memories/Projects")
-        assert "Not listed: 1 file in it or below it that are not notes" in projects
+        assert "Not listed: 1 file in it or below it that is not a note (" in projects
         assert "/memories/Projects/Alpha.md" in projects
         people = call(tool, command="view", path="/memories/People")
         assert "Not listed" not in people

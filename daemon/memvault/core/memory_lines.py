@@ -165,8 +165,9 @@ def others_line(others: int) -> str:
     lists every file; a page of notes alone said "No notes in /memories/Attachments." of
     a folder of 113 images, read as empty, and its ``delete`` took them all to .trash/."""
     files = "1 file" if others == 1 else f"{others} files"
+    are = "is not a note" if others == 1 else "are not notes"
     return (
-        f"Not listed: {files} in it or below it that are not notes (attachments notes link, "
+        f"Not listed: {files} in it or below it that {are} (attachments notes link, "
         "images, PDFs; files memvault does not index: vault.ignore's, sync conflict copies); "
         "this tool lists notes only, and deleting the folder moves them to .trash/ with it."
     )
