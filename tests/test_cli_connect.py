@@ -146,6 +146,30 @@ def test_claude_codes_project_folder_name_counts_utf16_units_and_cuts_a_long_pat
     assert project_dir_name(deep) == "-Users-me-" + "project-folder-" * 12 + "project-fo-d7rmyz"
 
 
+LONG_PATHS_2_1_224 = [  # (a project's path, the hash ending its folder's name)
+    ("/home/u/" + "代码/" * 70, "moj76t"),
+    ("/home/u/" + "a😀b/" * 60, "xucq0r"),
+    ("/home/u/" + "x" * 193, "f3o52b"),
+    ("/home/ana/" + "Ärger " * 40, "fjzyus"),
+    ("C:\\Users\\me\\" + "deep\\" * 50, "7p7zn9"),
+    ("/w/" + "é" * 300, "fdbxvr"),
+]
+
+
+@pytest.mark.parametrize(("path", "hashed"), LONG_PATHS_2_1_224)
+def test_a_long_projects_folder_is_named_as_claude_code_2_1_224_names_it(
+    path: str, hashed: str
+) -> None:
+    """Past 200 characters, the names Claude Code 2.1.224 gives (its native build's
+    bundle: `Gw`, its 200, its 32-bit hash in base 36, run in node on these paths; the
+    same in 2.1.223). What 2.1.224 changed is how it lists a project's session folders
+    past 200 characters (the folders sharing the first 200 kept only when a transcript
+    there was of this path), not the name of the folder its auto memory is in."""
+    name = project_dir_name(path)
+    assert name[200:] == "-" + hashed
+    assert re.fullmatch("[A-Za-z0-9-]{200}", name[:200])
+
+
 def test_connect_finds_claude_codes_auto_memory_from_a_worktree_and_an_emoji_path(
     home: Path, tmp_path: Path
 ) -> None:

@@ -112,8 +112,10 @@ def test_a_folders_page_stays_within_its_characters_and_pages_every_note(
     first = min(first, max(len(notes), 1))
     folder_note = f"{rel}/{rel.rsplit('/', 1)[-1]}.md" if has_folder_note else None
     mark = data.draw(st.one_of(st.none(), st.integers(MARKS.start, MARKS.stop - 1)))
-    out = V.render_folder(rel, notes, subfolders, first, folder_note, files, mark)
+    others = data.draw(st.sampled_from([0, 1, 113, 10**9]))  # its attachments, counted
+    out = V.render_folder(rel, notes, subfolders, first, folder_note, files, mark, others)
     assert len(out) <= V.FOLDER_CHARS  # (that the numbers shifted said too)
+    assert ("Not listed: " in out) == bool(others and first == 1)  # its first page only
     # a next page's command carries the mark of the entries numbered before it
     marks = Marks.of([e.rel for e in notes] + [f.rel for f in subfolders] + [e.rel for e in files])
     _names_whole(out, {f"/memories/{f.rel}/" for f in subfolders} | _paths(notes, files))

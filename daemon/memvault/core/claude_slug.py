@@ -5,9 +5,11 @@ folder, in ``~/.claude/projects/<name>/memory/``, ``<name>`` made from the proje
 path: each UTF-16 code unit not an ASCII letter or digit a dash (a character past
 U+FFFF, an emoji, is two), and past 200 characters the first 200, a dash and a hash of
 the whole path (JavaScript's ``(h << 5) - h + code unit`` on 32 bits, its absolute
-value in base 36). Read from Claude Code's CLI bundle by others (it is not documented);
-Claude Code 2.1.224 changed how a long path is told apart, so past 200 characters the
-name may be another.
+value in base 36). Read from Claude Code's CLI bundle (it is not documented): the same
+in the native builds of 2.1.223 and 2.1.224 (``Gw``, run in node on long paths:
+tests/test_cli_connect.py). What 2.1.224 changed is how it lists a project's session
+folders past 200 characters (of the folders sharing the first 200, only those where a
+transcript was of this path), not the name of the folder its auto memory is in.
 """
 
 from __future__ import annotations

@@ -18,98 +18,45 @@ carries, as its second number, a mark of the entries numbered before it (``Marks
 against the entries before it now and says at its top when they differ (a range the
 agent wrote itself, ``[41, 80]``, is not checked: no mark). Detected, not prevented:
 a stateless range can name no note to start from.
-``engine.memory_views`` does the I/O.
+``engine.memory_views`` does the I/O; ``core.memory_lines`` holds the lines they are made
+of (the bounds, a note's line, a numbered page of folders or files).
 """
 
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 
+from memvault.core.memory_lines import (
+    FILES_CHARS,
+    FOLDER_CHARS,
+    FOLDER_PAGE,
+    FOLDER_SUBFOLDERS,
+    INDEX_CHARS,
+    INDEX_FILES,
+    INDEX_FOLDERS,
+    INDEX_FOLDERS_CHARS,
+    INDEX_LINES,
+    INDEX_NOTES_CHARS,
+    INDEX_TOP_NOTES,
+    MORE,
+    SAID_PATH,
+    VIEWED,
+    Entry,
+    FolderCount,
+    count_line,
+    counted,
+    entry_line,
+    file_line,
+    fitting,
+    numbered,
+    others_line,
+    out_of_range,
+)
 from memvault.core.memory_names import closed, shows_unseen, spelt
-from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, format_size, shown
+from memvault.core.memory_tool import LINE_NUMBER_WIDTH, ROOT, Refusal, shown
 from memvault.core.page_marks import MARKS, Marks
-
-# ``view /memories`` stays within these whatever the vault's size: ~1,500-2,000 tokens
-INDEX_LINES = 60
-INDEX_CHARS = 5_000
-INDEX_FOLDERS = 12  # folders listed in the index (the rest counted)
-INDEX_TOP_NOTES = 8  # notes at the vault's top level listed there (newest first)
-INDEX_FILES = 5  # files not read as notes listed there (the rest counted)
-FOLDER_PAGE = 40  # notes per page of a folder's view (newest first)
-FOLDER_SUBFOLDERS = 10
-FOLDER_CHARS = 6_000
-SUMMARY_CHARS = 100
-FILES_CHARS = 1_000  # the files not read as notes, in the index or a folder's view
-# names are up to 255 bytes (ext4, Obsidian): twelve folders and eight notes so named
-# made the index 5,747 characters. Each part has its share; the lines past it are
-# counted, as past its count (a folder's name with as many as fit, a note paged).
-INDEX_FOLDERS_CHARS = 2_000  # (a folder not named cannot be reached: the most room)
-INDEX_NOTES_CHARS = 1_200  # (the notes not listed are paged, as MEMORY.md's lines are)
-SAID_PATH = 300  # a folder's path past this is "this folder" in its page's own words
-# a command names a folder's path exactly; a page that cannot so name it in each of its
-# commands and keep its first note within FOLDER_CHARS (a path of thousands of characters:
-# it is in each note's path too) says ``VIEWED`` instead: the path the agent gave to view
-# it, which views it again
-VIEWED = "the path you viewed"
-_MORE = 100  # the words of a "… and N more" line, names aside
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """A note in a listing."""
-
-    rel: str
-    size: int
-    mtime_ns: int
-    about: str = ""  # its summary, else its title
-    taken: bool = False  # a file not a note whose .md name a note has (Plan.MD, Plan.md)
-
-
-@dataclass(frozen=True, slots=True)
-class FolderCount:
-    rel: str
-    notes: int  # notes at or below it
-    size: int  # their bytes (and the files')
-    files: int = 0  # files at or below it not read as notes (``Fact.MD``)
-
-
-def _entry_line(e: Entry) -> str:
-    about = " ".join(e.about.split())
-    if len(about) > SUMMARY_CHARS:
-        about = about[: SUMMARY_CHARS - 1].rstrip() + "…"
-    return f"{format_size(e.size)}\t{_path(e.rel)}" + (f"\t{about}" if about else "")
-
-
-def _path(rel: str, end: str = "") -> str:
-    """A listing's path as the SDK's reference lists it (as it is: the name the tool takes
-    back), and, when it holds characters a person cannot see, spelt out beside it, after
-    what ends its bidi controls' reach (``closed``: the spelling read in its order)."""
-    if not shows_unseen(rel):
-        return shown(rel) + end
-    note = f"(spelt {spelt(shown(rel))}{end}: give the path as listed)"
-    return f"{shown(rel)}{end}\t{closed(rel)}{note}"
-
-
-def _count_line(f: FolderCount) -> str:
-    notes = "1 note" if f.notes == 1 else f"{f.notes} notes"
-    if f.files:
-        notes += ", 1 file not a note" if f.files == 1 else f", {f.files} files not notes"
-    return f"{format_size(f.size)}\t{_path(f.rel, '/')}\t{notes}"
-
-
-def _fitting(lines: Iterable[str], room: int) -> list[str]:
-    """The first ``lines`` that fit in ``room`` characters (each with its line end)."""
-    kept: list[str] = []
-    for line in lines:
-        if len(line) + 1 > room:
-            break
-        kept.append(line)
-        room -= len(line) + 1
-    return kept
 
 
 def folder_lines(
@@ -137,14 +84,14 @@ def folder_lines(
     every = len(folders) if by_name else 0
     biggest = _more_folders(folders, path, here, notes + len(folders), marks, every)  # widest
     room = chars - len(out[0]) - 1 - len(biggest) - 1
-    out += _fitting((_count_line(f) for f in folders[:most]), room)
+    out += fitting((count_line(f) for f in folders[:most]), room)
     rest = folders[len(out) - 1 :]
     if rest:
         room += len(biggest) + 1 - sum(len(x) + 1 for x in out[1:])
         at = notes + (1 if by_name else len(out))
         line = _more_folders(rest, path, here, at, marks, every)
         names = [spelt(f.rel[len(here) + 1 :] if here else shown(f.rel)) + "/" for f in rest[:5]]
-        said = _fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
+        said = fitting(names, room - len(line) - 6)  # ": ", ", …", the ", " between
         if said:
             line += ": " + ", ".join(said) + (", …" if len(said) < len(rest) else "")
         out.append(line)
@@ -188,11 +135,11 @@ def render_folders(
     shifts the numbers: the agent sees by how much)."""
     said = (
         "Folders {} of {} in {}, view_range [{}, {}]"
-        + (f", numbered past its {_count(notes, 'note')}" if notes else "")
+        + (f", numbered past its {counted(notes, 'note')}" if notes else "")
         + " (size, path, notes at or below it):"
     )
-    page = (said, _count_line, folders, path, what or path, first, notes, files)
-    return _numbered(*page, marks=marks, head=head)
+    page = (said, count_line, folders, path, what or path, first, notes, files)
+    return numbered(*page, marks=marks, head=head)
 
 
 def render_files(
@@ -209,77 +156,14 @@ def render_files(
     """A page of a directory's files not read as notes (``view`` of it with a ``view_range``
     past its ``notes`` and ``folders``: numbered last, so those keep their numbers, and
     said), from the ``first``-th entry, within ``FOLDER_CHARS``, the first file always."""
-    ahead = [_count(n, w) for n, w in ((notes, "note"), (folders, "folder")) if n]
+    ahead = [counted(n, w) for n, w in ((notes, "note"), (folders, "folder")) if n]
     said = (
         "Files not read as notes {} of {} in {}, view_range [{}, {}]"
         + (f", numbered past its {' and '.join(ahead)}" if ahead else "")
         + " (size, path; rename each to .md to keep it as memory, view reads one):"
     )
-    page = (said, _file_line, files, path, what or path, first, notes + folders)
-    return _numbered(*page, marks=marks, head=head)
-
-
-def _count(n: int, what: str) -> str:
-    return f"{n} {what}" + ("" if n == 1 else "s")
-
-
-def _numbered(
-    said: str,
-    line: Callable[[Any], str],
-    items: Sequence[Any],
-    path: str,
-    what: str,
-    first: int,
-    before: int,
-    after: int = 0,
-    *,
-    marks: Marks,
-    head: str = "",
-) -> str:
-    """A page of a directory's ``items`` (its folders or its files), numbered past the
-    ``before`` entries ahead of them (``after``: those past them): ``head`` (that the
-    numbers shifted), ``said`` (its range, count, ``what``, the view_range), the items
-    from the ``first``-th that fit, the next page's command on ``path``."""
-    start = first - before  # from 1, among the items
-    if not 1 <= start <= len(items):
-        raise _out_of_range(first, before + len(items) + after)
-    end = before + len(items)
-    big = FOLDER_PAGE + end
-    words = said.format(f"{start}-{end}", len(items), what, first, end)
-    more = (
-        f"({len(items)} more: view {path} with view_range [{big}, {MARKS[-1]}] for the next ones)"
-    )
-    room = FOLDER_CHARS - len(words) - len(more) - 2 - (len(head) + 1 if head else 0)
-    lines = _fitting((line(x) for x in items[start - 1 : start - 1 + FOLDER_PAGE]), room)
-    if not lines:  # the first whatever its length: the page's room is kept for it
-        lines = [line(items[start - 1])]
-    last = start - 1 + len(lines)
-    out = [said.format(f"{start}-{last}", len(items), what, first, before + last), *lines]
-    if head:
-        out.insert(0, head)
-    if last < len(items):
-        at = before + last + 1
-        out.append(
-            f"({len(items) - last} more: view {path} with view_range "
-            f"[{at}, {marks(at)}] for the next ones)"
-        )
-    return "\n".join(out)
-
-
-def _out_of_range(first: int, entries: int) -> Refusal:
-    return Refusal(
-        f"Invalid `view_range`: its first element `{first}` should be within the range "
-        f"of entries listed (its notes, then its folders, then its files not notes): "
-        f"{[1, max(entries, 1)]}"
-    )
-
-
-def _file_line(e: Entry) -> str:
-    line = f"{format_size(e.size)}\t{_path(e.rel)}"
-    if e.taken:  # the rename would be refused: the note there is not replaced
-        stem = spelt(posixpath.basename(e.rel)[:-3])  # (prose: a name's unseen spelt)
-        line += f"\t({stem}.md is another note: rename it another name, {stem} 2.md)"
-    return line
+    page = (said, file_line, files, path, what or path, first, notes + folders)
+    return numbered(*page, marks=marks, head=head)
 
 
 def not_notes_lines(
@@ -312,7 +196,7 @@ def not_notes_lines(
     own = sum(1 for e in files if posixpath.dirname(e.rel) == here)
     widest = _more_files(len(files), own, own, path, at + own, marks)
     room = FILES_CHARS - len(out[0]) - 1 - len(widest) - 1 - 30  # 30: "; N in M folders"
-    listed = _fitting((_file_line(e) for e in files[:shown_most]), room)
+    listed = fitting((file_line(e) for e in files[:shown_most]), room)
     out += listed
     kept = len(listed)
     if kept < len(files):
@@ -376,8 +260,8 @@ def render_index(
     )
     if top_notes:
         tail.append(f"Notes at the top level ({len(top_notes)}, newest first):")
-        room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - _MORE
-        listed = _fitting((_entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]), room)
+        room = INDEX_NOTES_CHARS - len(tail[-1]) - 1 - MORE
+        listed = fitting((entry_line(e) for e in top_notes[:INDEX_TOP_NOTES]), room)
         tail += listed
         if len(listed) < len(top_notes):
             n = len(listed)
@@ -471,10 +355,12 @@ def render_folder(
     folder_note: str | None = None,
     not_notes: Sequence[Entry] = (),
     mark: int | None = None,
+    others: int = 0,
 ) -> str:
     """A folder's view: its subfolders with their counts, the files in it not read as
-    notes (``not_notes``), then a page of its notes, newest first, each with its
-    summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
+    notes (``not_notes``), how many other files it holds (``others``: attachments, on
+    the first page, ``others_line``), then a page of its notes, newest first, each with
+    its summary, ending with how to see the rest; within ``FOLDER_CHARS`` characters
     whatever its names. A folder's path past ``SAID_PATH`` is "this folder" in the
     page's own words (the agent has just named it); its commands name it exactly, or,
     a path too long to name in each and keep the page's first note, ``VIEWED``.
@@ -487,7 +373,7 @@ def render_folder(
         folder_note = said if len(said) <= SAID_PATH else f"its folder note {base}"
     own = [e for e in not_notes if posixpath.dirname(e.rel) == rel]
     marks = Marks.of(_numbering(notes, [f.rel for f in subfolders], own))
-    page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark)
+    page = (rel, what, notes, subfolders, first, folder_note, not_notes, marks, mark, others)
     with _shift_said(marks.shifted(shown(rel), first, mark, FOLDER_PAGE)):
         out = _folder_page(shown(rel), *page)
     return out if len(out) <= FOLDER_CHARS else _folder_page(VIEWED, *page)
@@ -504,6 +390,7 @@ def _folder_page(
     not_notes: Sequence[Entry],
     marks: Marks,
     mark: int | None,
+    others: int,
 ) -> str:
     """``render_folder``'s page, its commands naming the folder ``path``."""
     before = len(notes) + len(subfolders)
@@ -521,8 +408,9 @@ def _folder_page(
         said = [head] if head else []
         return _page(path, what, notes, first, said, folder_note, entries, marks=marks)
     # a page lists at least one note (the next page starts past it): its room is kept first
-    need = _words(path, what, notes, folder_note) + (len(_entry_line(notes[0])) if notes else 0)
+    need = _words(path, what, notes, folder_note) + (len(entry_line(notes[0])) if notes else 0)
     files = not_notes_lines(not_notes, FOLDER_SUBFOLDERS, path, rel, before, marks=marks)
+    files += [others_line(others)] if others else []
     # its subfolders next (shown on the first page only, where the notes are paged)
     room = FOLDER_CHARS - need - sum(len(x) + 1 for x in files)
     shown_folders = (subfolders, FOLDER_SUBFOLDERS, room, rel, path, len(notes))
@@ -546,15 +434,15 @@ def _page(
     from ``first`` within what is left of ``FOLDER_CHARS``, the first always
     (``entries``: its notes and folders, which a ``view_range`` numbers)."""
     if first < 1 or (notes and first > len(notes)):
-        raise _out_of_range(first, max(entries, len(notes)))
+        raise out_of_range(first, max(entries, len(notes)))
     out = list(head)
     if not notes:
         return "\n".join([*out, f"No notes in {what}."])
     room = FOLDER_CHARS - sum(len(x) + 1 for x in out) - _words(path, what, notes, folder_note)
-    page = (_entry_line(e) for e in notes[first - 1 : first - 1 + FOLDER_PAGE])
-    lines = _fitting(page, room)
+    page = (entry_line(e) for e in notes[first - 1 : first - 1 + FOLDER_PAGE])
+    lines = fitting(page, room)
     if not lines:  # the first note whatever its length: the page's room was kept for it
-        lines = [_entry_line(notes[first - 1])]
+        lines = [entry_line(notes[first - 1])]
     last = first - 1 + len(lines)
     out.append(
         f"Notes {first}-{last} of {len(notes)} in {what}, newest first (size, path, summary):"
@@ -576,7 +464,7 @@ def _words(path: str, what: str, notes: Sequence[Entry], folder_note: str | None
     big = len(str(len(notes)))  # (each number of the page is at most the count's width)
     said = f"Notes - of  in {what}, newest first (size, path, summary):"
     mark = len(str(MARKS[-1]))
-    return len(said) + 3 * big + 1 + _MORE + 2 * big + mark + len(path) + len(folder_note or "")
+    return len(said) + 3 * big + 1 + MORE + 2 * big + mark + len(path) + len(folder_note or "")
 
 
 __all__ = [

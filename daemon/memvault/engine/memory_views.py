@@ -11,8 +11,11 @@ a file it has seen (the reference lists every file it holds).
 
 from __future__ import annotations
 
+import os
 import posixpath
-from collections.abc import Mapping
+import stat
+import unicodedata
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from memvault.core import memory_views as V
@@ -100,6 +103,7 @@ class MemoryViews:
             note if note in direct else None,
             [e for e in not_notes if posixpath.dirname(e.rel) == rel],
             mark,
+            self._others(scan, not_notes),
         )
 
     def _entries(
@@ -117,6 +121,25 @@ class MemoryViews:
             about = (row.summary or row.title) if row is not None else ""
             out.append(V.Entry(rel, st.size, st.mtime_ns, about))
         return out
+
+    def _others(self, scan: Scan, listed: Sequence[V.Entry]) -> int:
+        """The files at or below a folder (its ``scan``) that a ``delete`` of it moves and
+        its view does not list (``listed``: its files named as notes but for their case):
+        its attachments (images, PDFs), what ``vault.ignore`` leaves out (a template, a
+        ``Draft.MD`` there), and the files memvault does not index (a sync tool's conflict
+        copy of a note, a name it refuses, a note's twin in another Unicode form): counted.
+        Hidden files (``.DS_Store``) are not, as the SDK's reference lists none."""
+        shown = {e.rel for e in listed}
+        count = sum(1 for rel in scan.attachments if rel not in shown)
+        for skipped in scan.skipped:  # (few: an lstat each)
+            rel = unicodedata.normalize("NFC", skipped.path)
+            if rel in scan.attachments:  # a NOTE.MD is said there too: counted above
+                continue
+            try:
+                count += not stat.S_ISDIR(os.lstat(self.fs.root / skipped.path).st_mode)
+            except OSError:  # a name not UTF-8 (escaped), or gone since: a file it was
+                count += 1
+        return count
 
     def _not_notes(self, scan: Scan) -> list[V.Entry]:
         """The files of ``scan`` named as notes but for their case (``Fact.MD``), newest

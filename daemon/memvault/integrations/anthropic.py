@@ -25,7 +25,7 @@ the model with ``is_error``.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from anthropic.lib.tools import (
     BetaAbstractMemoryTool,
@@ -127,7 +127,8 @@ class VaultMemoryTool(_OnVault, BetaAbstractMemoryTool):
 
 
 class AsyncVaultMemoryTool(_OnVault, BetaAsyncAbstractMemoryTool):
-    """``VaultMemoryTool`` for the async client: each command runs in a worker thread."""
+    """``VaultMemoryTool`` for the async client: each command runs in a worker thread;
+    ``async with`` (or ``with``) closes what it opened."""
 
     async def _run(self, command: Any) -> BetaFunctionToolResultType:
         return await run_sync(self._through_door, command)
@@ -139,6 +140,14 @@ class AsyncVaultMemoryTool(_OnVault, BetaAsyncAbstractMemoryTool):
 
     async def aclose(self) -> None:
         await run_sync(self._door.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        """``async with AsyncVaultMemoryTool(path) as memory:`` (the async client's way):
+        the vault it opened is let go at the block's end, in a worker thread."""
+        await self.aclose()
 
 
 __all__ = ["AsyncVaultMemoryTool", "VaultMemoryTool"]
