@@ -429,9 +429,19 @@ class PgVectors:
                             out.append((int(node), float(sim)))
                     if twin is not None and (allowed is None or allowed(int(twin))):
                         out.append((int(twin), float(sim)))
-                if len(out) >= k or nodes < want or want >= EF_SEARCH_MAX:
+                if len(out) >= k or want >= EF_SEARCH_MAX:
+                    return out[:k]
+                # fewer nodes than asked: all there are, or rows deleted or replaced (a
+                # note edited) still in the graph until a vacuum, which pgvector's scan
+                # looks at within its ef_search and drops after: then a wider look
+                if nodes < want and nodes >= self._node_count():
                     return out[:k]
                 want *= 4
+
+    def _node_count(self) -> int:
+        """The nodes stored (the rows of the HNSW index): asked only when a search came
+        back short of them."""
+        return int(self._db.raw("SELECT count(*) FROM vectors WHERE node IS NULL").fetchone()[0])
 
     @property
     def search_sql(self) -> str:
