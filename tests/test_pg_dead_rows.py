@@ -42,7 +42,8 @@ def test_rows_deleted_and_not_vacuumed_leave_the_k_nearest_whole(pg: Any) -> Non
     gone = range(BASE, BASE + 300, 2)
     vi.delete(gone)  # half of them: dead rows, still in the HNSW graph
     hnsw = (
-        "SELECT count(*) FROM pg_indexes WHERE tablename = 'vectors' AND indexdef LIKE '%%hnsw%%'"
+        "SELECT count(*) FROM pg_indexes WHERE schemaname = current_schema() "
+        "AND tablename = 'vectors' AND indexdef LIKE '%%hnsw%%'"
     )
     assert db.raw(hnsw).fetchone()[0] == 1  # searches go through the graph
     query = vectors[1] + 0.1 * rng.standard_normal(vi.dim).astype(np.float32)

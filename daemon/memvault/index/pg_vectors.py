@@ -434,14 +434,15 @@ class PgVectors:
                 # fewer nodes than asked: all there are, or rows deleted or replaced (a
                 # note edited) still in the graph until a vacuum, which pgvector's scan
                 # looks at within its ef_search and drops after: then a wider look
-                if nodes < want and nodes >= self._node_count():
+                if nodes < want and nodes >= self._node_count(twins):
                     return out[:k]
                 want *= 4
 
-    def _node_count(self) -> int:
-        """The nodes stored (the rows of the HNSW index): asked only when a search came
-        back short of them."""
-        return int(self._db.raw("SELECT count(*) FROM vectors WHERE node IS NULL").fetchone()[0])
+    def _node_count(self, twins: bool) -> int:
+        """The nodes stored (the rows of the HNSW index; every row before twins, schema
+        5): asked only when a search came back short of them."""
+        where = " WHERE node IS NULL" if twins else ""
+        return int(self._db.raw(f"SELECT count(*) FROM vectors{where}").fetchone()[0])
 
     @property
     def search_sql(self) -> str:
