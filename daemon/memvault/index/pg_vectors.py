@@ -43,7 +43,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -54,6 +54,7 @@ from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_ve
 log = logging.getLogger("memvault")
 
 _BATCH = 1000
+_T = TypeVar("_T")
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 BULK_ROWS = 2000  # rows still to come from which a load drops the HNSW index ...
 # ... if they are this share of the rows stored, at least: a rebuild over the rows
@@ -120,13 +121,48 @@ class PgVectors:
         self._db = store._pg
         self._lock = store._lock
         self._building: threading.Thread | None = None  # the HNSW build under way
-        # pgvector's type, operator and operator class by their schema: the session's
-        # search_path is the vault's schema and the catalog alone (pg_schema.search_path)
-        ext = pg_schema.quoted(store.vector_schema)
-        self._vec = f"{ext}.vector"
-        self._near = f"OPERATOR({ext}.<=>)"
-        self._ops = f"{ext}.vector_cosine_ops"
-        self._dims = f"{ext}.vector_dims"
+
+    # pgvector's type, operator and operator class by their schema: the session's
+    # search_path is the vault's schema and the catalog alone (pg_schema.search_path);
+    # the schema as last read (``_named``: read again once a name is not found)
+
+    @property
+    def _vec(self) -> str:
+        return f"{pg_schema.quoted(self.store.vector_schema)}.vector"
+
+    @property
+    def _near(self) -> str:
+        return f"OPERATOR({pg_schema.quoted(self.store.vector_schema)}.<=>)"
+
+    @property
+    def _ops(self) -> str:
+        return f"{pg_schema.quoted(self.store.vector_schema)}.vector_cosine_ops"
+
+    @property
+    def _dims(self) -> str:
+        return f"{pg_schema.quoted(self.store.vector_schema)}.vector_dims"
+
+    def _named(self, run: Callable[[], _T]) -> _T:
+        """``run``, and once more when pgvector's names were not found because the
+        extension moved since this process read its schema (``ALTER EXTENSION vector
+        SET SCHEMA``, a DBA's tidying): its schema read again first. Every search of a
+        daemon failed (HTTP 500, UndefinedObject) until it was restarted."""
+        import psycopg
+
+        try:
+            return run()
+        except (
+            psycopg.errors.UndefinedObject,
+            psycopg.errors.UndefinedFunction,
+            psycopg.errors.InvalidSchemaName,
+        ):
+            with self._lock, self._db.deadline():
+                now = pg_schema.vector_schema(self._db.conn)
+            if now == self.store.vector_schema:
+                raise
+            log.info("pgvector lives in schema %r now (was %r)", now, self.store.vector_schema)
+            self.store.vector_schema = now
+        return run()
 
     @property
     def _expr(self) -> str:
@@ -329,7 +365,7 @@ class PgVectors:
         said = False
         while not self.store.closing.is_set():
             try:
-                self._build_once(rows)
+                self._named(lambda: self._build_once(rows))
                 return
             except Exception as exc:
                 if not said:
@@ -395,48 +431,53 @@ class PgVectors:
         if k <= 0:
             return []
         lit = _literal(q)
-        subset = getattr(allowed, "__self__", None)
         with self._lock:
-            if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
-                rows = self._db.raw(
-                    f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                    f"WHERE label = ANY(%s) ORDER BY {self._expr} {self._near} %s::{self._vec}, label LIMIT %s",
-                    (lit, sorted(subset), lit, k),
-                ).fetchall()
-                return [(int(a), float(b)) for a, b in rows]
-            twins = getattr(self.store, "twins", True)  # a reader of a schema-5 writer: none
-            want = k
-            while True:
-                with self._db.conn.transaction():
-                    # pgvector refuses an ef_search over 1,000 (a wider look: k past 250)
-                    ef = min(max(self.ef_search, want), EF_SEARCH_MAX)
-                    self._db.raw(f"SET LOCAL hnsw.ef_search = {ef}")
-                    # the nodes (the partial index's rows), each then its twins, at its
-                    # similarity: one statement, so one snapshot of the two
-                    rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
-                        (a, b, None) for a, b in self._db.raw(
-                            f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                            f"ORDER BY {self._expr} {self._near} %s::{self._vec} LIMIT %s",
-                            (lit, lit, want),
-                        ).fetchall()
-                    ]  # fmt: skip
-                out: list[tuple[int, float]] = []
-                nodes, last = 0, None
-                for node, sim, twin in rows:  # a node's rows in a run, its twins by label
-                    if node != last:
-                        nodes, last = nodes + 1, node
-                        if allowed is None or allowed(int(node)):
-                            out.append((int(node), float(sim)))
-                    if twin is not None and (allowed is None or allowed(int(twin))):
-                        out.append((int(twin), float(sim)))
-                if len(out) >= k or want >= EF_SEARCH_MAX:
-                    return out[:k]
-                # fewer nodes than asked: all there are, or rows deleted or replaced (a
-                # note edited) still in the graph until a vacuum, which pgvector's scan
-                # looks at within its ef_search and drops after: then a wider look
-                if nodes < want and nodes >= self._node_count(twins):
-                    return out[:k]
-                want *= 4
+            return self._named(lambda: self._nearest(lit, k, allowed))
+
+    def _nearest(
+        self, lit: str, k: int, allowed: Callable[[int], bool] | None
+    ) -> list[tuple[int, float]]:
+        subset = getattr(allowed, "__self__", None)
+        if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
+            rows = self._db.raw(
+                f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
+                f"WHERE label = ANY(%s) ORDER BY {self._expr} {self._near} %s::{self._vec}, label LIMIT %s",
+                (lit, sorted(subset), lit, k),
+            ).fetchall()
+            return [(int(a), float(b)) for a, b in rows]
+        twins = getattr(self.store, "twins", True)  # a reader of a schema-5 writer: none
+        want = k
+        while True:
+            with self._db.conn.transaction():
+                # pgvector refuses an ef_search over 1,000 (a wider look: k past 250)
+                ef = min(max(self.ef_search, want), EF_SEARCH_MAX)
+                self._db.raw(f"SET LOCAL hnsw.ef_search = {ef}")
+                # the nodes (the partial index's rows), each then its twins, at its
+                # similarity: one statement, so one snapshot of the two
+                rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
+                    (a, b, None) for a, b in self._db.raw(
+                        f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
+                        f"ORDER BY {self._expr} {self._near} %s::{self._vec} LIMIT %s",
+                        (lit, lit, want),
+                    ).fetchall()
+                ]  # fmt: skip
+            out: list[tuple[int, float]] = []
+            nodes, last = 0, None
+            for node, sim, twin in rows:  # a node's rows in a run, its twins by label
+                if node != last:
+                    nodes, last = nodes + 1, node
+                    if allowed is None or allowed(int(node)):
+                        out.append((int(node), float(sim)))
+                if twin is not None and (allowed is None or allowed(int(twin))):
+                    out.append((int(twin), float(sim)))
+            if len(out) >= k or want >= EF_SEARCH_MAX:
+                return out[:k]
+            # fewer nodes than asked: all there are, or rows deleted or replaced (a
+            # note edited) still in the graph until a vacuum, which pgvector's scan
+            # looks at within its ef_search and drops after: then a wider look
+            if nodes < want and nodes >= self._node_count(twins):
+                return out[:k]
+            want *= 4
 
     def _node_count(self, twins: bool) -> int:
         """The nodes stored (the rows of the HNSW index; every row before twins, schema
