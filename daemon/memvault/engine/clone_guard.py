@@ -52,6 +52,7 @@ from memvault.vault.gitstate import (
     is_ancestor,
     is_shallow,
     merged_here,
+    on_a_remote,
     published,
     was_checked_out,
 )
@@ -150,9 +151,12 @@ def refuse_a_clone_behind(store: Any, config: VaultConfig) -> None:
         return  # outside git here (the sample guard stands), or at that commit
     todo = f"git pull first (a commit {host} never pushed: push it there first)"
     if has_commit(root, commit):
-        if is_ancestor(root, commit, head) or was_checked_out(root, commit):
+        if is_ancestor(root, commit, head) or (
+            was_checked_out(root, commit) and not on_a_remote(root, commit)
+        ):
             return  # every commit the index was written from is here, or its files were
-            # (checked out here: an amend or a rebase since is a change made here)
+            # (checked out here: an amend or a rebase since is a change made here; not
+            # one a remote branch holds, which a reset here dropped: the team has it)
         lacked = commits_lacked(root, head, commit)
         if lacked == 0 or merged_here(root, head, commit):
             return  # what this clone lacks changes nothing in the vault's folder, or its

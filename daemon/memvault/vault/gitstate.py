@@ -319,6 +319,13 @@ def was_checked_out(root: Path, commit: str) -> bool:
     return commit in done.stdout.decode("ascii", "replace").split()
 
 
+def on_a_remote(root: Path, commit: str) -> bool:
+    """Whether a remote-tracking branch holds ``commit`` (the team has it: a clone that
+    lacks it is behind, whatever it had checked out before)."""
+    done = run_git(root, "for-each-ref", "--count=1", "--contains", commit, "refs/remotes")
+    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
+
+
 def is_shallow(root: Path) -> bool:
     """Whether the vault's repository is a shallow clone (``git clone --depth``): its
     history stops short, so an older commit is missing from it for good."""
@@ -422,6 +429,7 @@ __all__ = [
     "merged_here",
     "nested_repo",
     "not_pushed",
+    "on_a_remote",
     "published",
     "run_git",
     "settings_ignored",

@@ -1,0 +1,73 @@
+"""A clone that pulled the writer's commit and then dropped it here (`git reset --hard
+HEAD~1`: a look at yesterday's notes, an undo of a pull), run as the writer while the
+real one is stopped (engine/clone_guard.py). HEAD's reflog names that commit, which let
+it in as a history rewritten here (an amend, a rebase of its own commits): its sync
+deleted from the team's index the note the commit added, which the remote still holds.
+A real server (pgserver), real git with a remote, the CLI as a process."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from helpers import make_vault, memvault_env, run_memvault
+from pg_helpers import fresh_schema
+from pg_helpers import git_out as _git
+
+QUEUES = "decisions/2024-04-02-queues.md"
+
+
+def _indexed(pg_server: Any, schema: str) -> set[str]:
+    with psycopg.connect(pg_server.get_uri(), autocommit=True) as conn:
+        return {str(p) for (p,) in conn.execute(f'SELECT path FROM "{schema}".notes')}
+
+
+def test_a_clone_that_reset_away_a_pushed_commit_is_refused_until_it_pulls(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    schema = fresh_schema(pg_server, "clone-reset")
+    env = memvault_env(
+        tmp_path,
+        MEMVAULT_INDEX_STORE="postgres",
+        MEMVAULT_INDEX_DSN=str(pg_server.get_uri()),
+        MEMVAULT_INDEX_SCHEMA=schema,
+    )
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    writer = make_vault(tmp_path / "build-01", "team")
+    _git(writer, "init", "-q", "-b", "main")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "the vault")
+    _git(writer, "remote", "add", "origin", str(remote))
+    _git(writer, "push", "-q", "-u", "origin", "main")
+    laptop = tmp_path / "laptop" / "team"
+    laptop.parent.mkdir()
+    subprocess.run(["git", "clone", "-q", str(remote), str(laptop)], check=True)
+
+    (writer / QUEUES).write_text("# Queues\n\nA queue table in PostgreSQL.\n", encoding="utf-8")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    _git(writer, "push", "-q")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(writer, "add", "-A")  # MEMORY.md as the sync wrote it, pushed too
+    _git(writer, "commit", "-qm", "MEMORY.md")
+    _git(writer, "push", "-q")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    before = _indexed(pg_server, schema)
+    assert QUEUES in before
+
+    _git(laptop, "pull", "-q")
+    _git(laptop, "reset", "-q", "--hard", "HEAD~2")  # the pulled commits dropped here
+    assert not (laptop / QUEUES).exists()
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 3, got.stdout + got.stderr
+    assert "git pull first" in got.stderr and "nothing was written" in got.stderr, got.stderr
+    assert _indexed(pg_server, schema) == before
+
+    _git(laptop, "pull", "-q")
+    got = run_memvault("sync", "--vault", str(laptop), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert _indexed(pg_server, schema) == before
