@@ -43,18 +43,18 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any
 
 import numpy as np
 
 from memvault.index import pg_schema
+from memvault.index.pg_vector_names import PgvectorNames
 from memvault.index.vector_twins import SAME
 from memvault.index.vectors import OpenReport, VectorsWanted, _checked, query_vector
 
 log = logging.getLogger("memvault")
 
 _BATCH = 1000
-_T = TypeVar("_T")
 EF_SEARCH_MAX = 1000  # pgvector's bound on hnsw.ef_search
 BULK_ROWS = 2000  # rows still to come from which a load drops the HNSW index ...
 # ... if they are this share of the rows stored, at least: a rebuild over the rows
@@ -121,52 +121,13 @@ class PgVectors:
         self._db = store._pg
         self._lock = store._lock
         self._building: threading.Thread | None = None  # the HNSW build under way
-
-    # pgvector's type, operator and operator class by their schema: the session's
-    # search_path is the vault's schema and the catalog alone (pg_schema.search_path);
-    # the schema as last read (``_named``: read again once a name is not found)
-
-    @property
-    def _vec(self) -> str:
-        return f"{pg_schema.quoted(self.store.vector_schema)}.vector"
-
-    @property
-    def _near(self) -> str:
-        return f"OPERATOR({pg_schema.quoted(self.store.vector_schema)}.<=>)"
-
-    @property
-    def _ops(self) -> str:
-        return f"{pg_schema.quoted(self.store.vector_schema)}.vector_cosine_ops"
-
-    @property
-    def _dims(self) -> str:
-        return f"{pg_schema.quoted(self.store.vector_schema)}.vector_dims"
-
-    def _named(self, run: Callable[[], _T]) -> _T:
-        """``run``, and once more when pgvector's names were not found because the
-        extension moved since this process read its schema (``ALTER EXTENSION vector
-        SET SCHEMA``, a DBA's tidying): its schema read again first. Every search of a
-        daemon failed (HTTP 500, UndefinedObject) until it was restarted."""
-        import psycopg
-
-        try:
-            return run()
-        except (
-            psycopg.errors.UndefinedObject,
-            psycopg.errors.UndefinedFunction,
-            psycopg.errors.InvalidSchemaName,
-        ):
-            with self._lock, self._db.deadline():
-                now = pg_schema.vector_schema(self._db.conn)
-            if now == self.store.vector_schema:
-                raise
-            log.info("pgvector lives in schema %r now (was %r)", now, self.store.vector_schema)
-            self.store.vector_schema = now
-        return run()
+        # pgvector's type, operator and operator class by their schema, read again
+        # once a name is not found (pg_vector_names.py)
+        self.names = PgvectorNames(store)
 
     @property
     def _expr(self) -> str:
-        return f"embedding::{self._vec}({int(self.dim)})"
+        return f"embedding::{self.names.vec}({int(self.dim)})"
 
     def open(self, want: VectorsWanted) -> OpenReport:
         """Reconcile the table with the store's embedded chunks (a writer only: a reader
@@ -188,7 +149,8 @@ class PgVectors:
             wrong = {
                 int(r[0])
                 for r in self._db.raw(
-                    f"SELECT label FROM vectors WHERE {self._dims}(embedding) <> %s", (self.dim,)
+                    f"SELECT label FROM vectors WHERE {self.names.dims}(embedding) <> %s",
+                    (self.dim,),
                 ).fetchall()
             }
             if wrong:
@@ -365,7 +327,7 @@ class PgVectors:
         said = False
         while not self.store.closing.is_set():
             try:
-                self._named(lambda: self._build_once(rows))
+                self.names.named(lambda: self._build_once(rows))
                 return
             except Exception as exc:
                 if not said:
@@ -400,7 +362,7 @@ class PgVectors:
                     db.raw(f"DROP INDEX CONCURRENTLY IF EXISTS {self._name}")
                 db.raw(
                     f"CREATE INDEX CONCURRENTLY IF NOT EXISTS {self._name} ON vectors "
-                    f"USING hnsw (({self._expr}) {self._ops}) WITH (m = {int(self.m)}, "
+                    f"USING hnsw (({self._expr}) {self.names.ops}) WITH (m = {int(self.m)}, "
                     f"ef_construction = {int(self.ef_construction)}) WHERE node IS NULL"
                 )
         finally:
@@ -432,7 +394,7 @@ class PgVectors:
             return []
         lit = _literal(q)
         with self._lock:
-            return self._named(lambda: self._nearest(lit, k, allowed))
+            return self.names.named(lambda: self._nearest(lit, k, allowed))
 
     def _nearest(
         self, lit: str, k: int, allowed: Callable[[int], bool] | None
@@ -440,8 +402,8 @@ class PgVectors:
         subset = getattr(allowed, "__self__", None)
         if isinstance(subset, (set, frozenset)):  # a set's membership test: in the SQL
             rows = self._db.raw(
-                f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                f"WHERE label = ANY(%s) ORDER BY {self._expr} {self._near} %s::{self._vec}, label LIMIT %s",
+                f"SELECT label, 1 - ({self._expr} {self.names.near} %s::{self.names.vec}) FROM vectors "
+                f"WHERE label = ANY(%s) ORDER BY {self._expr} {self.names.near} %s::{self.names.vec}, label LIMIT %s",
                 (lit, sorted(subset), lit, k),
             ).fetchall()
             return [(int(a), float(b)) for a, b in rows]
@@ -456,8 +418,8 @@ class PgVectors:
                 # similarity: one statement, so one snapshot of the two
                 rows = self._db.raw(self.search_sql, (lit, want)).fetchall() if twins else [
                     (a, b, None) for a, b in self._db.raw(
-                        f"SELECT label, 1 - ({self._expr} {self._near} %s::{self._vec}) FROM vectors "
-                        f"ORDER BY {self._expr} {self._near} %s::{self._vec} LIMIT %s",
+                        f"SELECT label, 1 - ({self._expr} {self.names.near} %s::{self.names.vec}) FROM vectors "
+                        f"ORDER BY {self._expr} {self.names.near} %s::{self.names.vec} LIMIT %s",
                         (lit, lit, want),
                     ).fetchall()
                 ]  # fmt: skip
@@ -490,7 +452,7 @@ class PgVectors:
         """A search's statement (the query's vector, the nodes wanted): the nearest
         nodes by the HNSW index, each with its twins (label, similarity, twin)."""
         return (
-            f"WITH n AS (SELECT label, {self._expr} {self._near} %s::{self._vec} AS d FROM vectors "
+            f"WITH n AS (SELECT label, {self._expr} {self.names.near} %s::{self.names.vec} AS d FROM vectors "
             "WHERE node IS NULL ORDER BY d LIMIT %s) "
             "SELECT n.label, 1 - n.d, t.label FROM n LEFT JOIN vectors t "
             "ON t.node = n.label ORDER BY n.d, n.label, t.label"
