@@ -65,9 +65,53 @@ def test_a_clone_that_reset_away_a_pushed_commit_is_refused_until_it_pulls(
     got = run_memvault("sync", "--vault", str(laptop), env=env)
     assert got.returncode == 3, got.stdout + got.stderr
     assert "git pull first" in got.stderr and "nothing was written" in got.stderr, got.stderr
+    assert "origin/main holds that commit" in got.stderr, got.stderr  # (not "never pushed")
     assert _indexed(pg_server, schema) == before
 
     _git(laptop, "pull", "-q")
     got = run_memvault("sync", "--vault", str(laptop), env=env)
     assert got.returncode == 0, got.stdout + got.stderr
     assert _indexed(pg_server, schema) == before
+
+
+def test_a_branch_squash_merged_and_edited_on_main_after_is_not_refused(
+    tmp_path: Path, pg_server: Any
+) -> None:
+    """The writer indexed from its branch's commit and pushed the branch; it was
+    squash-merged into main, and that note edited on main after. The writer, on main
+    and up to date with it, had that commit checked out (its own): a remote branch
+    (origin/queues, stale, merged) still holding it refused it as a clone that dropped
+    what the team has, though no pull brings that branch to main ("git pull first", and
+    a pull changed nothing). The branch main pulls from does not hold it: it writes."""
+    schema = fresh_schema(pg_server, "clone-squash-edit")
+    env = memvault_env(
+        tmp_path,
+        MEMVAULT_INDEX_STORE="postgres",
+        MEMVAULT_INDEX_DSN=str(pg_server.get_uri()),
+        MEMVAULT_INDEX_SCHEMA=schema,
+    )
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(remote)], check=True)
+    writer = make_vault(tmp_path / "build-01", "team")
+    _git(writer, "init", "-q", "-b", "main")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "the vault")
+    _git(writer, "remote", "add", "origin", str(remote))
+    _git(writer, "push", "-q", "-u", "origin", "main")
+
+    _git(writer, "checkout", "-q", "-b", "queues")
+    (writer / QUEUES).write_text("# Queues\n\nA queue tabel.\n", encoding="utf-8")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues")
+    _git(writer, "push", "-q", "-u", "origin", "queues")
+    assert run_memvault("sync", "--vault", str(writer), env=env).returncode == 0
+    _git(writer, "checkout", "-q", "-f", "main")
+    _git(writer, "merge", "-q", "--squash", "queues")
+    _git(writer, "commit", "-qm", "queues (squashed)")
+    (writer / QUEUES).write_text("# Queues\n\nA queue table in PostgreSQL.\n", encoding="utf-8")
+    _git(writer, "add", "-A")
+    _git(writer, "commit", "-qm", "queues: the table named")
+    _git(writer, "push", "-q")
+    got = run_memvault("sync", "--vault", str(writer), env=env)
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert QUEUES in _indexed(pg_server, schema)
