@@ -437,15 +437,18 @@ class PgVectors:
             # fewer nodes than asked: all there are, or rows deleted or replaced (a
             # note edited) still in the graph until a vacuum, which pgvector's scan
             # looks at within its ef_search and drops after: then a wider look
-            if nodes < want and nodes >= self._node_count(twins):
+            if nodes < want and not self._more_nodes(nodes, twins):
                 return out[:k]
             want *= 4
 
-    def _node_count(self, twins: bool) -> int:
-        """The nodes stored (the rows of the HNSW index; every row before twins, schema
-        5): asked only when a search came back short of them."""
+    def _more_nodes(self, nodes: int, twins: bool) -> bool:
+        """Whether more than ``nodes`` nodes are stored (the rows of the HNSW index; every
+        row before twins, schema 5): asked only when a search came back short of them,
+        reading ``nodes`` + 1 rows at most (a count of them all read the whole table, ~30
+        ms at 100,000 chunks, at each short search of a vault with rows not vacuumed)."""
         where = " WHERE node IS NULL" if twins else ""
-        return int(self._db.raw(f"SELECT count(*) FROM vectors{where}").fetchone()[0])
+        sql = f"SELECT count(*) FROM (SELECT 1 FROM vectors{where} LIMIT %s) n"
+        return int(self._db.raw(sql, (nodes + 1,)).fetchone()[0]) > nodes
 
     @property
     def search_sql(self) -> str:
